@@ -33,3 +33,66 @@ pub struct PositionBounds {
     /// Size along each axis, `>= 0`.
     pub extent: [f32; 3],
 }
+
+/// The GPU format of one texture of a vertex format. Names follow WebGPU's (`Rg32Uint` is
+/// `rg32uint`); every channel is little-endian.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TexelFormat {
+    /// Two u32 channels, 8 bytes.
+    Rg32Uint,
+    /// Four u16 channels, 8 bytes.
+    Rgba16Uint,
+    /// Two u16 channels, 4 bytes.
+    Rg16Uint,
+    /// Four binary16 channels, 8 bytes.
+    Rgba16Float,
+    /// Two binary16 channels, 4 bytes.
+    Rg16Float,
+    /// Four f32 channels, 16 bytes.
+    Rgba32Float,
+    /// Two f32 channels, 8 bytes.
+    Rg32Float,
+    /// Four u8 channels, 4 bytes.
+    Rgba8Uint,
+    /// Two u8 channels, 2 bytes.
+    Rg8Uint,
+}
+
+impl TexelFormat {
+    /// Bytes per texel.
+    pub const fn bytes_per_texel(self) -> u32 {
+        match self {
+            TexelFormat::Rgba32Float => 16,
+            TexelFormat::Rg32Uint | TexelFormat::Rgba16Uint | TexelFormat::Rgba16Float | TexelFormat::Rg32Float => 8,
+            TexelFormat::Rg16Uint | TexelFormat::Rg16Float | TexelFormat::Rgba8Uint => 4,
+            TexelFormat::Rg8Uint => 2,
+        }
+    }
+}
+
+impl VertexFormat {
+    /// The textures this format uses, in order (positions first, then normals). Every texture has the
+    /// same [`crate::layout::VertexTextureLayout`]: one texel per vertex per frame.
+    pub const fn texel_formats(self) -> &'static [TexelFormat] {
+        match self {
+            VertexFormat::Packed64 => &[TexelFormat::Rg32Uint],
+            VertexFormat::Unorm16 => &[TexelFormat::Rgba16Uint, TexelFormat::Rg16Uint],
+            VertexFormat::F16 => &[TexelFormat::Rgba16Float, TexelFormat::Rg16Float],
+            VertexFormat::F32 => &[TexelFormat::Rgba32Float, TexelFormat::Rg32Float],
+            VertexFormat::Unorm8 => &[TexelFormat::Rgba8Uint, TexelFormat::Rg8Uint],
+            VertexFormat::Split8 => &[TexelFormat::Rgba8Uint, TexelFormat::Rgba8Uint, TexelFormat::Rgba8Uint],
+        }
+    }
+
+    /// Bytes stored per vertex per frame, all textures together.
+    pub const fn bytes_per_vertex_frame(self) -> u32 {
+        let formats = self.texel_formats();
+        let mut sum = 0;
+        let mut i = 0;
+        while i < formats.len() {
+            sum += formats[i].bytes_per_texel();
+            i += 1;
+        }
+        sum
+    }
+}
