@@ -21,6 +21,23 @@ pub enum Error {
         /// The largest width or height allowed.
         max_dimension: u32,
     },
+    /// `bone_count * frame_count * 3` texels (three per bone per frame) cannot fit in a texture of at
+    /// most `max_dimension` texels on each side. Bake fewer frames or bones, or use a device with a
+    /// larger texture limit.
+    #[error(
+        "{bone_count} bones x {frame_count} frames x 3 = {texels} texels do not fit in a \
+         {max_dimension} x {max_dimension} texture; bake fewer frames or bones"
+    )]
+    BoneTextureTooLarge {
+        /// Bones per frame.
+        bone_count: u32,
+        /// Frames in the whole texture (all clips).
+        frame_count: u32,
+        /// Texels needed, saturated at `u64::MAX`.
+        texels: u64,
+        /// The largest width or height allowed.
+        max_dimension: u32,
+    },
     /// A count that must be at least one was zero.
     #[error("{what} must be at least 1")]
     ZeroCount {
