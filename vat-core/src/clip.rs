@@ -169,7 +169,11 @@ impl ClipRowMap {
                 return Err(Error::ZeroCount { what: "clip frame count" });
             }
             if !(c.fps.is_finite() && c.fps > 0.0) {
-                return Err(Error::OutOfRange { what: "clip fps", value: c.fps.to_string(), expected: "> 0" });
+                return Err(Error::OutOfRange {
+                    what: "clip fps",
+                    value: c.fps.to_string(),
+                    expected: "> 0",
+                });
             }
             if !(c.duration.is_finite() && c.duration >= 0.0 && c.stride.is_finite() && c.stride >= 0.0) {
                 return Err(Error::OutOfRange {

@@ -15,7 +15,7 @@
 //! | [`lod`] | LOD selection and the chunk-grid math of the crowd |
 //! | [`container`] | the `.vat` file: writer and validating, zero-copy reader |
 //! | [`gpu`] | the one WGSL source, GPU-visible structs and the binding table both backends build from |
-//! | [`reference`] | a CPU reference decoder that computes exactly what the vertex shader computes |
+//! | [`reference`](mod@reference) | a CPU reference decoder that computes exactly what the vertex shader computes |
 //!
 //! ## Conventions
 //!

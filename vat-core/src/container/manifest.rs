@@ -1,0 +1,282 @@
+//! The manifest: everything about a baked asset except the bulk data, which lives in blobs.
+
+use serde::{Deserialize, Serialize};
+
+use crate::clip::Clip;
+use crate::encoding::{PositionBounds, VertexFormat};
+use crate::layout::{BoneTextureLayout, MorphTextureLayout, VertexTextureLayout};
+
+/// Index of a blob in [`Manifest::blobs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct BlobId(pub u32);
+
+/// Where a blob lies in the file and its checksum. Filled in by [`super::ContainerWriter::finish`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct BlobEntry {
+    /// File offset of the first byte, a multiple of [`super::BLOB_ALIGNMENT`].
+    pub offset: u64,
+    /// Length in bytes.
+    pub length: u64,
+    /// CRC-32 (IEEE) of the blob's bytes.
+    pub crc32: u32,
+}
+
+/// The description of a baked asset stored at the start of a `.vat` file.
+///
+/// Every blob it refers to is listed in [`Manifest::blobs`]; [`super::Asset::parse`] checks that all of
+/// it is consistent (see the module docs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Asset name, as authored (e.g. the source file's stem).
+    pub name: String,
+    /// Vertices of the mesh, `>= 1`. Every texture, stream and index refers to these vertex ids.
+    pub vertex_count: u32,
+    /// Clips in texture order; they tile frames `0..frame_count` of every animation texture
+    /// (see [`crate::clip::ClipRowMap::from_clips`]). Names are unique.
+    pub clips: Vec<Clip>,
+    /// Baked per-vertex animation (the VAT proper), if baked.
+    pub vertex_animation: Option<VertexAnimation>,
+    /// Baked bone matrices and per-vertex skinning data (bone mode and sockets), if baked.
+    pub bone_animation: Option<BoneAnimation>,
+    /// Live morph targets, if any.
+    pub morph: Option<MorphTargets>,
+    /// One blob of `u32` little-endian vertex indices (triangle lists) shared by all LODs; each LOD is
+    /// a range of it. Present exactly when [`Manifest::lods`] is non-empty.
+    pub indices: Option<BlobId>,
+    /// Levels of detail, most detailed first. Every LOD indexes the original vertex ids, so one
+    /// animation texture serves all of them.
+    pub lods: Vec<Lod>,
+    /// Static per-vertex data (rest pose, UVs, material ids...), at most one stream per kind.
+    pub streams: Vec<VertexStream>,
+    /// The skeleton, parents before children. May be non-empty without bone animation (sockets and
+    /// captures only need bone ids).
+    pub bones: Vec<Bone>,
+    /// Attachment points on bones (e.g. `"hand_r"` for a held item). Names are unique.
+    pub sockets: Vec<Socket>,
+    /// Per-frame world transforms of selected bones, for attaching things on the CPU.
+    pub captures: Vec<CaptureTrack>,
+    /// Every blob of the file, in file order. Written by [`super::ContainerWriter::finish`]; any
+    /// value a caller puts here before `finish` is replaced.
+    pub blobs: Vec<BlobEntry>,
+}
+
+impl Manifest {
+    /// An empty manifest for an asset of `vertex_count` vertices: no clips, no animation, no blobs.
+    pub fn new(name: impl Into<String>, vertex_count: u32) -> Self {
+        Self {
+            name: name.into(),
+            vertex_count,
+            clips: Vec::new(),
+            vertex_animation: None,
+            bone_animation: None,
+            morph: None,
+            indices: None,
+            lods: Vec::new(),
+            streams: Vec::new(),
+            bones: Vec::new(),
+            sockets: Vec::new(),
+            captures: Vec::new(),
+            blobs: Vec::new(),
+        }
+    }
+}
+
+/// The vertex animation textures of [`Manifest::vertex_animation`].
+///
+/// Every texture has the same [`VertexTextureLayout`]: one texel per vertex per frame, texel
+/// `t = frame * vertex_count + vertex` at `(t % width, t / width)`, rows tightly packed, so texture `i`
+/// is exactly `width * height * format.texel_formats()[i].bytes_per_texel()` bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VertexAnimation {
+    /// Texture size and the vertex and frame counts it holds. `vertex_count` equals
+    /// [`Manifest::vertex_count`], `frame_count` the frames of all clips together, and
+    /// `height == ceil(vertex_count * frame_count / width)`.
+    pub layout: VertexTextureLayout,
+    /// How positions and normals are encoded.
+    pub format: VertexFormat,
+    /// The box positions are normalised into, in metres, object space. Finite, extent `>= 0`.
+    pub bounds: PositionBounds,
+    /// Bits of position per axis (x, y, z) of [`VertexFormat::Packed64`]: the allocation by extent,
+    /// each in `0..=20`, summing to 40 (e.g. `[13, 14, 13]`; see
+    /// [`crate::encoding::allocate_position_bits`]). `[0, 0, 0]` for the other formats, whose
+    /// precision is fixed by their channels.
+    pub position_bits: [u32; 3],
+    /// One blob per entry of `format.texel_formats()`, in that order (positions first).
+    pub textures: Vec<BlobId>,
+    /// Optional per-frame tangent frames: one `Rgba16Float` unit quaternion per vertex per frame, same
+    /// layout, so `width * height * 8` bytes.
+    pub tangents: Option<BlobId>,
+}
+
+/// Baked bone matrices and skinning data of [`Manifest::bone_animation`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BoneAnimation {
+    /// Bone texture size; `bone_count == bones.len()`, `frame_count` the frames of all clips together,
+    /// `height == ceil(frame_count * bone_count * 3 / width)`.
+    pub layout: BoneTextureLayout,
+    /// `Rgba32Float`, 3 texels (rows of the 3x4 affine `joint_world * inverse_bind`, metres) per bone
+    /// per frame: `width * height * 16` bytes.
+    pub texture: BlobId,
+    /// Bone influences per vertex: 4, or 8 (glTF `JOINTS_1`/`WEIGHTS_1`).
+    pub influences: u32,
+    /// `u16` little-endian bone index per influence per vertex (`vertex_count * influences * 2`
+    /// bytes), each `< bone_count`.
+    pub joints: BlobId,
+    /// `f32` little-endian weight per influence per vertex (`vertex_count * influences * 4` bytes).
+    pub weights: BlobId,
+}
+
+/// Live morph targets of [`Manifest::morph`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MorphTargets {
+    /// The tiled delta texture layout: `width == min(vertex_count, 2048)`,
+    /// `rows_per_band == ceil(vertex_count / width)`, `height == target_count * 2 * rows_per_band`.
+    pub layout: MorphTextureLayout,
+    /// `Rgba16Float` deltas (position deltas in metres, normal deltas unitless):
+    /// `width * height * 8` bytes.
+    pub texture: BlobId,
+    /// One unique name per target; `target_names.len() == target_count`.
+    pub target_names: Vec<String>,
+}
+
+/// One level of detail: a range of the shared index blob.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Lod {
+    /// First index (counted in indices, not bytes) of this LOD in the index blob.
+    pub first_index: u32,
+    /// Indices in this LOD: `triangle_count * 3`, `>= 3`.
+    pub index_count: u32,
+    /// Triangles in this LOD.
+    pub triangle_count: u32,
+    /// Largest deviation of this LOD's surface from LOD 0, in metres (object space). Finite, `>= 0`.
+    pub screen_error: f32,
+    /// Camera distance in metres up to which this LOD is used; `> 0`, non-decreasing from one LOD to
+    /// the next, `f32::INFINITY` allowed (for the last).
+    pub max_distance: f32,
+}
+
+/// What a [`VertexStream`] holds. Each kind accepts only some [`ElementFormat`]s (see
+/// [`StreamKind::accepts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StreamKind {
+    /// Bind-pose position in metres: `F32x3`.
+    RestPosition,
+    /// Bind-pose unit normal: `F32x3`.
+    RestNormal,
+    /// Bind-pose tangent, xyz unit vector and w the bitangent sign (glTF): `F32x4`.
+    RestTangent,
+    /// First texture coordinate set: `F32x2` or `Unorm16x2`.
+    Uv0,
+    /// Second texture coordinate set: `F32x2` or `Unorm16x2`.
+    Uv1,
+    /// Vertex colour, linear RGBA: `Unorm8x4`, `Unorm16x4` or `F32x4`.
+    Color0,
+    /// Material (or material slot) index: `U8`, `U16` or `U32`.
+    MaterialId,
+}
+
+impl StreamKind {
+    /// Whether a stream of this kind may be stored as `element`.
+    pub fn accepts(self, element: ElementFormat) -> bool {
+        use ElementFormat as E;
+        match self {
+            StreamKind::RestPosition | StreamKind::RestNormal => element == E::F32x3,
+            StreamKind::RestTangent => element == E::F32x4,
+            StreamKind::Uv0 | StreamKind::Uv1 => matches!(element, E::F32x2 | E::Unorm16x2),
+            StreamKind::Color0 => matches!(element, E::Unorm8x4 | E::Unorm16x4 | E::F32x4),
+            StreamKind::MaterialId => matches!(element, E::U8 | E::U16 | E::U32),
+        }
+    }
+
+    /// The accepted element formats, in words (for error messages).
+    pub fn accepted_formats(self) -> &'static str {
+        match self {
+            StreamKind::RestPosition | StreamKind::RestNormal => "F32x3",
+            StreamKind::RestTangent => "F32x4",
+            StreamKind::Uv0 | StreamKind::Uv1 => "F32x2 or Unorm16x2",
+            StreamKind::Color0 => "Unorm8x4, Unorm16x4 or F32x4",
+            StreamKind::MaterialId => "U8, U16 or U32",
+        }
+    }
+}
+
+/// The element type of a [`VertexStream`]: one element per vertex, little-endian, tightly packed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ElementFormat {
+    /// Two f32, 8 bytes.
+    F32x2,
+    /// Three f32, 12 bytes.
+    F32x3,
+    /// Four f32, 16 bytes.
+    F32x4,
+    /// Four u8 read as `[0, 1]`, 4 bytes.
+    Unorm8x4,
+    /// Two u16 read as `[0, 1]`, 4 bytes.
+    Unorm16x2,
+    /// Four u16 read as `[0, 1]`, 8 bytes.
+    Unorm16x4,
+    /// One u8, 1 byte.
+    U8,
+    /// One u16, 2 bytes.
+    U16,
+    /// One u32, 4 bytes.
+    U32,
+}
+
+impl ElementFormat {
+    /// Bytes per element.
+    pub const fn byte_size(self) -> u32 {
+        match self {
+            ElementFormat::F32x2 => 8,
+            ElementFormat::F32x3 => 12,
+            ElementFormat::F32x4 => 16,
+            ElementFormat::Unorm8x4 | ElementFormat::Unorm16x2 | ElementFormat::U32 => 4,
+            ElementFormat::Unorm16x4 => 8,
+            ElementFormat::U8 => 1,
+            ElementFormat::U16 => 2,
+        }
+    }
+}
+
+/// Static per-vertex data: `vertex_count` elements of `element`, i.e.
+/// `vertex_count * element.byte_size()` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct VertexStream {
+    /// What the stream holds.
+    pub kind: StreamKind,
+    /// How each element is stored; must be one `kind` accepts.
+    pub element: ElementFormat,
+    /// The data.
+    pub blob: BlobId,
+}
+
+/// A bone of the skeleton.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Bone {
+    /// Name, as authored (not necessarily unique: glTF does not require it).
+    pub name: String,
+    /// Index of the parent bone, which is always smaller than this bone's own index; `None` for a root.
+    pub parent: Option<u32>,
+}
+
+/// An attachment point fixed to a bone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Socket {
+    /// Unique name (e.g. `"hand_r"`).
+    pub name: String,
+    /// Index of the bone it is attached to.
+    pub bone: u32,
+    /// Transform from socket space to bone space: a 3x4 affine, column-major (four columns of
+    /// three: x axis, y axis, z axis, translation in metres). Finite.
+    pub local: [f32; 12],
+}
+
+/// Per-frame world transforms of one bone, for attaching things on the CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CaptureTrack {
+    /// Index of the captured bone; each bone is captured at most once.
+    pub bone: u32,
+    /// One 3x4 column-major affine of 12 `f32` (bone to object space, metres) per frame of all clips:
+    /// `frame_count * 48` bytes.
+    pub blob: BlobId,
+}

@@ -1,0 +1,70 @@
+//! The `.vat` container: one file holding a baked asset, written by [`ContainerWriter`] and read back,
+//! validated and zero-copy, by [`Asset`].
+//!
+//! # Byte layout (format version 1)
+//!
+//! All integers are little-endian. Offsets are from the start of the file.
+//!
+//! ```text
+//!  offset  size  field
+//!       0     4  magic b"VAT\0"
+//!       4     4  format version, u32 (= FORMAT_VERSION = 1)
+//!       8     4  manifest length M in bytes, u32
+//!      12     4  CRC-32 (IEEE, as crc32fast computes it) of the M manifest bytes, u32
+//!      16     M  manifest, postcard-encoded `Manifest`
+//!  16 + M     p  zero padding to the next multiple of 16 (p in 0..16)
+//!     ...        blobs, each at a 16-byte-aligned offset, in the order of `Manifest::blobs`,
+//!                separated only by the zero padding that aligns the next one
+//! ```
+//!
+//! The file ends exactly where its last blob ends (with no blobs: where the manifest ends); any byte
+//! after that is an error. Each blob's offset, length and CRC-32 are listed in [`Manifest::blobs`]; the
+//! rest of the manifest refers to blobs by [`BlobId`], an index into that list. Because blob
+//! positions are fully determined by their lengths and the manifest length, a file has exactly one
+//! valid byte representation, and writing is deterministic.
+//!
+//! Blob contents are raw little-endian texel or element data, tightly packed (rows of `width` texels,
+//! no row padding); what each blob holds and its exact length follow from the manifest (see the
+//! documentation of each manifest type).
+//!
+//! # Validation
+//!
+//! [`Asset::parse`] checks everything before it hands anything out: header, version, manifest
+//! checksum, manifest decoding, the blob table (alignment, order, overlaps, padding, exact file end),
+//! every blob checksum, every [`BlobId`], every size implied by a layout or stream, clip frames against
+//! the layouts, LOD ranges, every stored vertex index and joint, the bone hierarchy, and every count
+//! against [`Limits`]. Size arithmetic is checked `u64` arithmetic; nothing is allocated in proportion
+//! to a count read from the file before that count has been checked. Every failure is a typed
+//! [`crate::Error`]. The writer runs the same validation on what it produced, so it never writes a file
+//! the reader would refuse (under the same limits).
+
+mod manifest;
+mod reader;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+pub use manifest::{
+    BlobEntry, BlobId, Bone, BoneAnimation, CaptureTrack, ElementFormat, Lod, Manifest, MorphTargets, Socket,
+    StreamKind, VertexAnimation, VertexStream,
+};
+pub use reader::{Asset, Limits};
+pub use writer::{ContainerWriter, write_file_atomically};
+
+/// The first four bytes of every `.vat` file.
+pub const MAGIC: [u8; 4] = *b"VAT\0";
+
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Bytes in the fixed header: magic, version, manifest length, manifest CRC-32.
+pub const HEADER_LEN: u64 = 16;
+
+/// Every blob starts at a file offset that is a multiple of this many bytes.
+pub const BLOB_ALIGNMENT: u64 = 16;
+
+/// `offset` rounded up to the next multiple of [`BLOB_ALIGNMENT`], or `None` on overflow.
+fn align_up(offset: u64) -> Option<u64> {
+    offset.checked_add(BLOB_ALIGNMENT - 1).map(|v| v / BLOB_ALIGNMENT * BLOB_ALIGNMENT)
+}

@@ -1,0 +1,652 @@
+//! The validating, zero-copy reader.
+
+use std::collections::HashSet;
+
+use crate::clip::ClipRowMap;
+use crate::encoding::{TexelFormat, VertexFormat};
+use crate::{Error, Result};
+
+use super::manifest::{BlobId, ElementFormat, Manifest, StreamKind};
+use super::{FORMAT_VERSION, HEADER_LEN, MAGIC, align_up};
+
+/// Upper bounds the reader enforces before it uses any count or size read from a file, so that a
+/// corrupt or hostile file yields [`Error::LimitExceeded`] instead of a huge allocation or loop.
+///
+/// The defaults admit any asset the baker makes for real devices (16384 is the largest texture
+/// dimension of current desktop GPUs) while keeping the reader's own memory small: the decoded
+/// manifest takes at most about 64 bytes of memory per manifest byte (a 2-byte [`super::Bone`] decodes
+/// to 32 bytes, doubled by vector growth), so at most ~64 MiB for the default 1 MiB manifest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Limits {
+    /// Largest file, in bytes. Default 4 GiB (`1 << 32`).
+    pub max_total_bytes: u64,
+    /// Largest manifest, in bytes. Default 1 MiB (a 200-bone, 50-clip asset needs a few KiB).
+    pub max_manifest_bytes: u32,
+    /// Most blobs. Default 4096.
+    pub max_blobs: u32,
+    /// Most vertices. Default `1 << 24` (16.7 M).
+    pub max_vertices: u32,
+    /// Most frames of all clips together. Default `1 << 20` (9.7 hours at 30 fps).
+    pub max_frames: u32,
+    /// Largest texture width or height, in texels. Default 16384.
+    pub max_texture_dimension: u32,
+    /// Most clips. Default 4096.
+    pub max_clips: u32,
+    /// Most bones. Default 4096 (joints are `u16`, so never more than 65536).
+    pub max_bones: u32,
+    /// Most LODs. Default 16.
+    pub max_lods: u32,
+    /// Most vertex streams. Default 16 (there are 7 kinds).
+    pub max_streams: u32,
+    /// Most sockets. Default 4096.
+    pub max_sockets: u32,
+    /// Most morph targets. Default 1024.
+    pub max_morph_targets: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_total_bytes: 1 << 32,
+            max_manifest_bytes: 1 << 20,
+            max_blobs: 4096,
+            max_vertices: 1 << 24,
+            max_frames: 1 << 20,
+            max_texture_dimension: 16384,
+            max_clips: 4096,
+            max_bones: 4096,
+            max_lods: 16,
+            max_streams: 16,
+            max_sockets: 4096,
+            max_morph_targets: 1024,
+        }
+    }
+}
+
+/// A validated `.vat` file. Borrows the file's bytes; every blob accessor returns a sub-slice of
+/// them (no copy). Construct with [`Asset::parse`].
+#[derive(Clone)]
+pub struct Asset<'a> {
+    bytes: &'a [u8],
+    manifest: Manifest,
+    clip_map: ClipRowMap,
+}
+
+// By hand: the derived impl would print every byte of the file.
+impl std::fmt::Debug for Asset<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Asset")
+            .field("file_len", &self.bytes.len())
+            .field("manifest", &self.manifest)
+            .finish()
+    }
+}
+
+impl<'a> Asset<'a> {
+    /// Parses and validates `bytes` under the default [`Limits`].
+    ///
+    /// # Errors
+    /// Any of the container errors of [`Error`] (see [`Asset::parse_with_limits`]).
+    pub fn parse(bytes: &'a [u8]) -> Result<Self> {
+        Self::parse_with_limits(bytes, &Limits::default())
+    }
+
+    /// Parses and validates `bytes`; nothing is handed out unless all of the file is valid.
+    ///
+    /// # Errors
+    /// - [`Error::BadMagic`], [`Error::UnsupportedVersion`], [`Error::Truncated`] for a bad header or a
+    ///   file shorter than its header, manifest or blob table say;
+    /// - [`Error::ManifestChecksumMismatch`], [`Error::ManifestDecode`] for a bad manifest;
+    /// - [`Error::BlobMisaligned`], [`Error::BlobsOutOfOrder`], [`Error::BlobsOverlap`],
+    ///   [`Error::BadPadding`], [`Error::TrailingBytes`], [`Error::BlobChecksumMismatch`] for a bad blob
+    ///   table or blob;
+    /// - [`Error::LimitExceeded`] for a count or size above `limits` (or overflowing `u64`);
+    /// - [`Error::BlobIdOutOfRange`], [`Error::BlobSizeMismatch`], [`Error::ManifestMismatch`],
+    ///   [`Error::IndexOutOfRange`], [`Error::LodRangeOutOfBounds`], [`Error::BadBoneParent`],
+    ///   [`Error::MissingSection`], [`Error::DuplicateName`], [`Error::ZeroCount`],
+    ///   [`Error::OutOfRange`], [`Error::NotFinite`] for an inconsistent manifest.
+    pub fn parse_with_limits(bytes: &'a [u8], limits: &Limits) -> Result<Self> {
+        let file_len = bytes.len() as u64;
+        within("file size in bytes", file_len, limits.max_total_bytes)?;
+        if let Some(magic) = bytes.get(..4)
+            && magic != MAGIC
+        {
+            return Err(Error::BadMagic { found: [magic[0], magic[1], magic[2], magic[3]] });
+        }
+        let header = bytes.get(..HEADER_LEN as usize).ok_or(Error::Truncated {
+            section: "header",
+            needed: HEADER_LEN,
+            available: file_len,
+        })?;
+        let word = |i: usize| u32::from_le_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
+        let version = word(4);
+        if version != FORMAT_VERSION {
+            return Err(Error::UnsupportedVersion { found: version, supported: FORMAT_VERSION });
+        }
+        let manifest_len = word(8);
+        let stored_crc = word(12);
+        within("manifest length in bytes", manifest_len.into(), limits.max_manifest_bytes.into())?;
+        let manifest_end = HEADER_LEN + u64::from(manifest_len);
+        let manifest_bytes = usize::try_from(manifest_end)
+            .ok()
+            .and_then(|end| bytes.get(HEADER_LEN as usize..end))
+            .ok_or(Error::Truncated { section: "manifest", needed: manifest_end, available: file_len })?;
+        let computed_crc = crc32fast::hash(manifest_bytes);
+        if computed_crc != stored_crc {
+            return Err(Error::ManifestChecksumMismatch { stored: stored_crc, computed: computed_crc });
+        }
+        let manifest = decode_manifest(manifest_bytes)?;
+        check_blob_table(&manifest, bytes, manifest_end, limits)?;
+        let clip_map = validate_manifest(&manifest, bytes, limits)?;
+        Ok(Self { bytes, manifest, clip_map })
+    }
+
+    /// The manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// The whole file, as passed to [`Asset::parse`].
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The clips as a row map (validated: they tile `0..frame_count`).
+    pub fn clip_map(&self) -> &ClipRowMap {
+        &self.clip_map
+    }
+
+    /// Frames of all clips together.
+    pub fn frame_count(&self) -> u32 {
+        self.clip_map.total_frames()
+    }
+
+    /// The bytes of blob `id`, borrowed from the file (a sub-slice of [`Asset::bytes`], no copy).
+    ///
+    /// # Panics
+    /// If `id` is not an index of [`Manifest::blobs`]. Every [`BlobId`] in a parsed manifest is
+    /// (parse checked them), so this only panics for an id made up by the caller; use
+    /// [`Asset::get_blob`] for those.
+    pub fn blob(&self, id: BlobId) -> &'a [u8] {
+        match self.get_blob(id) {
+            Some(data) => data,
+            None => {
+                panic!("BlobId({}) is not one of the {} blobs of this asset", id.0, self.manifest.blobs.len())
+            }
+        }
+    }
+
+    /// The bytes of blob `id`, or `None` if `id` is not an index of [`Manifest::blobs`].
+    pub fn get_blob(&self, id: BlobId) -> Option<&'a [u8]> {
+        blob_bytes(self.bytes, &self.manifest, id, "requested blob").ok()
+    }
+
+    /// Vertex animation texture `index` (0 = positions) with its texel format, or `None` without
+    /// vertex animation or past the format's texture count.
+    pub fn vertex_texture(&self, index: usize) -> Option<(TexelFormat, &'a [u8])> {
+        let va = self.manifest.vertex_animation.as_ref()?;
+        let format = *va.format.texel_formats().get(index)?;
+        Some((format, self.get_blob(*va.textures.get(index)?)?))
+    }
+
+    /// The per-frame tangent texture (`Rgba16Float` quaternions), if baked.
+    pub fn tangent_texture(&self) -> Option<&'a [u8]> {
+        self.get_blob(self.manifest.vertex_animation.as_ref()?.tangents?)
+    }
+
+    /// The bone texture (`Rgba32Float`), if baked.
+    pub fn bone_texture(&self) -> Option<&'a [u8]> {
+        self.get_blob(self.manifest.bone_animation.as_ref()?.texture)
+    }
+
+    /// The `u16` joint indices (little-endian, `influences` per vertex), if bone animation was baked.
+    pub fn joint_bytes(&self) -> Option<&'a [u8]> {
+        self.get_blob(self.manifest.bone_animation.as_ref()?.joints)
+    }
+
+    /// The `f32` skin weights (little-endian, `influences` per vertex), if bone animation was baked.
+    pub fn weight_bytes(&self) -> Option<&'a [u8]> {
+        self.get_blob(self.manifest.bone_animation.as_ref()?.weights)
+    }
+
+    /// The morph delta texture (`Rgba16Float`), if the asset has morph targets.
+    pub fn morph_texture(&self) -> Option<&'a [u8]> {
+        self.get_blob(self.manifest.morph.as_ref()?.texture)
+    }
+
+    /// The whole shared index blob (`u32` little-endian), if the asset has LODs.
+    pub fn index_bytes(&self) -> Option<&'a [u8]> {
+        self.get_blob(self.manifest.indices?)
+    }
+
+    /// The indices of LOD `lod` (`u32` little-endian, `index_count * 4` bytes), or `None` past the
+    /// last LOD.
+    pub fn lod_index_bytes(&self, lod: usize) -> Option<&'a [u8]> {
+        let l = self.manifest.lods.get(lod)?;
+        let start = usize::try_from(l.first_index).ok()?.checked_mul(4)?;
+        let end = start.checked_add(usize::try_from(l.index_count).ok()?.checked_mul(4)?)?;
+        self.index_bytes()?.get(start..end)
+    }
+
+    /// The stream of `kind` with its element format, if stored.
+    pub fn stream(&self, kind: StreamKind) -> Option<(ElementFormat, &'a [u8])> {
+        let s = self.manifest.streams.iter().find(|s| s.kind == kind)?;
+        Some((s.element, self.get_blob(s.blob)?))
+    }
+
+    /// The per-frame transforms (12 `f32` per frame) captured for `bone`, if captured.
+    pub fn capture_bytes(&self, bone: u32) -> Option<&'a [u8]> {
+        self.get_blob(self.manifest.captures.iter().find(|c| c.bone == bone)?.blob)
+    }
+}
+
+fn decode_manifest(manifest_bytes: &[u8]) -> Result<Manifest> {
+    // postcard caps pre-allocation by the bytes left (a length prefix larger than the input gives no
+    // capacity hint, and serde caps hints at 1 MiB), so an absurd prefix fails at end of input instead
+    // of allocating; tested in `absurd_vec_length_prefix_fails_without_allocating`.
+    let (manifest, rest) = postcard::take_from_bytes::<Manifest>(manifest_bytes)
+        .map_err(|e| Error::ManifestDecode { message: e.to_string() })?;
+    if !rest.is_empty() {
+        return Err(Error::ManifestDecode {
+            message: format!("{} bytes follow the manifest inside its declared length", rest.len()),
+        });
+    }
+    Ok(manifest)
+}
+
+/// `value <= limit`, else [`Error::LimitExceeded`].
+fn within(what: &'static str, value: u64, limit: u64) -> Result<()> {
+    if value > limit { Err(Error::LimitExceeded { what, value, limit }) } else { Ok(()) }
+}
+
+/// The product of `factors`, or [`Error::LimitExceeded`] when it overflows `u64` (nothing that large
+/// can be in a file).
+fn product(what: &'static str, factors: &[u64], limits: &Limits) -> Result<u64> {
+    factors.iter().try_fold(1u64, |acc, &f| acc.checked_mul(f)).ok_or(Error::LimitExceeded {
+        what,
+        value: u64::MAX,
+        limit: limits.max_total_bytes,
+    })
+}
+
+/// Checks the blob table against the file: alignment, order, overlaps, exact padding, exact end,
+/// zero padding bytes and checksums.
+fn check_blob_table(m: &Manifest, bytes: &[u8], manifest_end: u64, limits: &Limits) -> Result<()> {
+    within("blob count", m.blobs.len() as u64, limits.max_blobs.into())?;
+    let file_len = bytes.len() as u64;
+    let mut previous_offset: Option<u64> = None;
+    let mut previous_end = manifest_end;
+    for (i, b) in m.blobs.iter().enumerate() {
+        let blob = i as u32;
+        if b.offset % super::BLOB_ALIGNMENT != 0 {
+            return Err(Error::BlobMisaligned { blob, offset: b.offset });
+        }
+        if let Some(p) = previous_offset
+            && b.offset < p
+        {
+            return Err(Error::BlobsOutOfOrder { blob, offset: b.offset, previous_offset: p });
+        }
+        if b.offset < previous_end {
+            return Err(Error::BlobsOverlap { blob, offset: b.offset, previous_end });
+        }
+        previous_offset = Some(b.offset);
+        previous_end = b.offset.checked_add(b.length).ok_or(Error::LimitExceeded {
+            what: "blob end offset",
+            value: u64::MAX,
+            limit: limits.max_total_bytes,
+        })?;
+    }
+    // Offsets are fully determined by the lengths: a gap wider than the padding to the next boundary
+    // is refused (checked after order and overlaps, so those get their own errors).
+    let mut gap_start = manifest_end;
+    for b in &m.blobs {
+        if Some(b.offset) != align_up(gap_start) {
+            return Err(Error::BadPadding { offset: gap_start });
+        }
+        gap_start = b.offset + b.length;
+    }
+    if file_len < previous_end {
+        return Err(Error::Truncated { section: "blobs", needed: previous_end, available: file_len });
+    }
+    if file_len > previous_end {
+        return Err(Error::TrailingBytes { expected_len: previous_end, actual_len: file_len });
+    }
+    // Every range below is inside the file: each blob ends at or before `previous_end == file_len`.
+    let mut gap_start = manifest_end;
+    for (i, b) in m.blobs.iter().enumerate() {
+        let gap = range(bytes, gap_start, b.offset)?;
+        if let Some(k) = gap.iter().position(|&v| v != 0) {
+            return Err(Error::BadPadding { offset: gap_start + k as u64 });
+        }
+        let end = b.offset + b.length;
+        let computed = crc32fast::hash(range(bytes, b.offset, end)?);
+        if computed != b.crc32 {
+            return Err(Error::BlobChecksumMismatch { blob: i as u32, stored: b.crc32, computed });
+        }
+        gap_start = end;
+    }
+    Ok(())
+}
+
+/// `bytes[start..end]`, or [`Error::Truncated`] (unreachable after [`check_blob_table`]).
+fn range(bytes: &[u8], start: u64, end: u64) -> Result<&[u8]> {
+    usize::try_from(start)
+        .ok()
+        .zip(usize::try_from(end).ok())
+        .and_then(|(s, e)| bytes.get(s..e))
+        .ok_or(Error::Truncated { section: "blobs", needed: end, available: bytes.len() as u64 })
+}
+
+/// The bytes of blob `id`, or [`Error::BlobIdOutOfRange`] naming `what` referred to it.
+fn blob_bytes<'a>(bytes: &'a [u8], m: &Manifest, id: BlobId, what: &'static str) -> Result<&'a [u8]> {
+    let entry = m.blobs.get(id.0 as usize).ok_or(Error::BlobIdOutOfRange {
+        what,
+        blob: id.0,
+        blob_count: m.blobs.len() as u32,
+    })?;
+    let end = entry.offset.checked_add(entry.length).ok_or(Error::LimitExceeded {
+        what: "blob end offset",
+        value: u64::MAX,
+        limit: u64::MAX,
+    })?;
+    range(bytes, entry.offset, end)
+}
+
+/// Blob `id`'s bytes, checked to be exactly `expected` long.
+fn sized_blob<'a>(
+    bytes: &'a [u8],
+    m: &Manifest,
+    id: BlobId,
+    what: &'static str,
+    expected: u64,
+) -> Result<&'a [u8]> {
+    let data = blob_bytes(bytes, m, id, what)?;
+    if data.len() as u64 != expected {
+        return Err(Error::BlobSizeMismatch { what, blob: id.0, expected, actual: data.len() as u64 });
+    }
+    Ok(data)
+}
+
+/// Names of the checks of one linearised texture, for error messages.
+struct Grid {
+    width: &'static str,
+    height: &'static str,
+}
+
+/// A linearised texture of `texels` texels: `width` and `height` in `1..=max_texture_dimension` and
+/// `height == ceil(texels / width)` (enough rows, no empty row). Returns `width * height`.
+fn check_grid(names: &Grid, width: u32, height: u32, texels: u64, limits: &Limits) -> Result<u64> {
+    if width == 0 {
+        return Err(Error::ZeroCount { what: names.width });
+    }
+    if height == 0 {
+        return Err(Error::ZeroCount { what: names.height });
+    }
+    within(names.width, width.into(), limits.max_texture_dimension.into())?;
+    within(names.height, height.into(), limits.max_texture_dimension.into())?;
+    let expected = texels.div_ceil(u64::from(width));
+    if u64::from(height) != expected {
+        return Err(Error::ManifestMismatch { what: names.height, expected, actual: height.into() });
+    }
+    Ok(u64::from(width) * u64::from(height))
+}
+
+fn expect_equal(what: &'static str, expected: u64, actual: u64) -> Result<()> {
+    if expected != actual { Err(Error::ManifestMismatch { what, expected, actual }) } else { Ok(()) }
+}
+
+fn check_finite(what: &'static str, values: &[f32]) -> Result<()> {
+    if values.iter().all(|v| v.is_finite()) { Ok(()) } else { Err(Error::NotFinite { what }) }
+}
+
+/// Checks that `names` has no repeats.
+fn unique<'n>(what: &'static str, names: impl Iterator<Item = &'n str>) -> Result<()> {
+    let mut seen = HashSet::new();
+    for n in names {
+        if !seen.insert(n) {
+            return Err(Error::DuplicateName { what, name: n.to_owned() });
+        }
+    }
+    Ok(())
+}
+
+/// Everything about the manifest beyond the blob table. Returns the clip row map.
+fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> Result<ClipRowMap> {
+    // Counts first, so nothing below loops or multiplies over an absurd count.
+    if m.vertex_count == 0 {
+        return Err(Error::ZeroCount { what: "vertex count" });
+    }
+    within("vertex count", m.vertex_count.into(), limits.max_vertices.into())?;
+    within("clip count", m.clips.len() as u64, limits.max_clips.into())?;
+    within("bone count", m.bones.len() as u64, limits.max_bones.into())?;
+    within("LOD count", m.lods.len() as u64, limits.max_lods.into())?;
+    within("vertex stream count", m.streams.len() as u64, limits.max_streams.into())?;
+    within("socket count", m.sockets.len() as u64, limits.max_sockets.into())?;
+    let vertex_count = u64::from(m.vertex_count);
+    let bone_count = m.bones.len() as u64;
+
+    let clip_map = ClipRowMap::from_clips(m.clips.clone())?;
+    let frame_count = u64::from(clip_map.total_frames());
+    within("frame count", frame_count, limits.max_frames.into())?;
+    unique("clip", m.clips.iter().map(|c| c.name.as_str()))?;
+
+    if let Some(va) = &m.vertex_animation {
+        let l = &va.layout;
+        expect_equal("vertex texture vertex count", vertex_count, l.vertex_count.into())?;
+        expect_equal("vertex texture frame count (frames of all clips)", frame_count, l.frame_count.into())?;
+        if l.frame_count == 0 {
+            return Err(Error::ZeroCount { what: "vertex texture frame count" });
+        }
+        let names = Grid { width: "vertex texture width", height: "vertex texture height" };
+        let texels = check_grid(&names, l.width, l.height, vertex_count * frame_count, limits)?;
+        let formats = va.format.texel_formats();
+        expect_equal("vertex texture count", formats.len() as u64, va.textures.len() as u64)?;
+        for (&id, &format) in va.textures.iter().zip(formats) {
+            let len = product("vertex texture bytes", &[texels, format.bytes_per_texel().into()], limits)?;
+            sized_blob(bytes, m, id, "vertex texture", len)?;
+        }
+        if let Some(id) = va.tangents {
+            let len = product("tangent texture bytes", &[texels, 8], limits)?;
+            sized_blob(bytes, m, id, "tangent texture", len)?;
+        }
+        check_finite("position bounds min", &va.bounds.min)?;
+        check_finite("position bounds extent", &va.bounds.extent)?;
+        if va.bounds.extent.iter().any(|&e| e < 0.0) {
+            return Err(Error::OutOfRange {
+                what: "position bounds extent",
+                value: format!("{:?}", va.bounds.extent),
+                expected: ">= 0 metres on each axis",
+            });
+        }
+        // Packed64 allocates 40 bits over the axes, at most 20 each (an axis of zero extent may get
+        // none); the other formats store fixed-size channels and leave the field zeroed.
+        let bits = va.position_bits;
+        if va.format == VertexFormat::Packed64 {
+            if bits.iter().any(|&b| b > 20) || bits.iter().sum::<u32>() != 40 {
+                return Err(Error::OutOfRange {
+                    what: "packed64 position bits",
+                    value: format!("{bits:?}"),
+                    expected: "each in 0..=20, summing to 40",
+                });
+            }
+        } else if bits != [0; 3] {
+            return Err(Error::OutOfRange {
+                what: "position bits",
+                value: format!("{bits:?}"),
+                expected: "[0, 0, 0] for formats other than packed64",
+            });
+        }
+    }
+
+    if let Some(ba) = &m.bone_animation {
+        let l = &ba.layout;
+        expect_equal("bone texture bone count (bones in the skeleton)", bone_count, l.bone_count.into())?;
+        expect_equal("bone texture frame count (frames of all clips)", frame_count, l.frame_count.into())?;
+        if l.bone_count == 0 {
+            return Err(Error::ZeroCount { what: "bone texture bone count" });
+        }
+        if l.frame_count == 0 {
+            return Err(Error::ZeroCount { what: "bone texture frame count" });
+        }
+        let names = Grid { width: "bone texture width", height: "bone texture height" };
+        let needed = product("bone texture texels", &[frame_count, bone_count, 3], limits)?;
+        let texels = check_grid(&names, l.width, l.height, needed, limits)?;
+        let len = product("bone texture bytes", &[texels, 16], limits)?;
+        sized_blob(bytes, m, ba.texture, "bone texture", len)?;
+        if !matches!(ba.influences, 4 | 8) {
+            return Err(Error::OutOfRange {
+                what: "bone influences per vertex",
+                value: ba.influences.to_string(),
+                expected: "4 or 8",
+            });
+        }
+        let slots = vertex_count * u64::from(ba.influences);
+        let joints = sized_blob(bytes, m, ba.joints, "joint indices", slots * 2)?;
+        for c in joints.chunks_exact(2) {
+            let joint = u16::from_le_bytes([c[0], c[1]]);
+            if u64::from(joint) >= bone_count {
+                return Err(Error::IndexOutOfRange { what: "joint", index: joint.into(), count: bone_count });
+            }
+        }
+        let weights = sized_blob(bytes, m, ba.weights, "skin weights", slots * 4)?;
+        for c in weights.chunks_exact(4) {
+            let w = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            if !(0.0..=1.0).contains(&w) {
+                return Err(Error::OutOfRange {
+                    what: "skin weight",
+                    value: w.to_string(),
+                    expected: "in [0, 1]",
+                });
+            }
+        }
+    }
+
+    if let Some(mt) = &m.morph {
+        let l = &mt.layout;
+        within("morph target count", l.target_count.into(), limits.max_morph_targets.into())?;
+        if l.target_count == 0 {
+            return Err(Error::ZeroCount { what: "morph target count" });
+        }
+        expect_equal("morph target names", l.target_count.into(), mt.target_names.len() as u64)?;
+        unique("morph target", mt.target_names.iter().map(String::as_str))?;
+        expect_equal("morph texture vertex count", vertex_count, l.vertex_count.into())?;
+        let width = vertex_count.min(2048);
+        expect_equal("morph texture width (min(vertex count, 2048))", width, l.width.into())?;
+        let rows = vertex_count.div_ceil(width);
+        expect_equal("morph texture rows per band", rows, l.rows_per_band.into())?;
+        let height = u64::from(l.target_count) * 2 * rows;
+        expect_equal("morph texture height", height, l.height.into())?;
+        within("morph texture height", height, limits.max_texture_dimension.into())?;
+        within("morph texture width", width, limits.max_texture_dimension.into())?;
+        sized_blob(bytes, m, mt.texture, "morph texture", width * height * 8)?;
+    }
+
+    match (m.indices, m.lods.is_empty()) {
+        (None, true) => {}
+        (None, false) => return Err(Error::MissingSection { what: "the index blob its LODs refer to" }),
+        (Some(_), true) => return Err(Error::MissingSection { what: "LODs for its index blob" }),
+        (Some(id), false) => {
+            let data = blob_bytes(bytes, m, id, "index blob")?;
+            expect_equal("index blob length modulo 4", 0, data.len() as u64 % 4)?;
+            let available = data.len() as u64 / 4;
+            for c in data.chunks_exact(4) {
+                let index = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                if u64::from(index) >= vertex_count {
+                    return Err(Error::IndexOutOfRange {
+                        what: "vertex index",
+                        index: index.into(),
+                        count: vertex_count,
+                    });
+                }
+            }
+            let mut previous_distance = 0.0f32;
+            for (i, lod) in m.lods.iter().enumerate() {
+                let end = u64::from(lod.first_index) + u64::from(lod.index_count);
+                if end > available {
+                    return Err(Error::LodRangeOutOfBounds {
+                        lod: i as u32,
+                        first_index: lod.first_index,
+                        index_count: lod.index_count,
+                        available,
+                    });
+                }
+                if lod.triangle_count == 0 {
+                    return Err(Error::ZeroCount { what: "LOD triangle count" });
+                }
+                expect_equal(
+                    "LOD index count (3 x triangle count)",
+                    u64::from(lod.triangle_count) * 3,
+                    lod.index_count.into(),
+                )?;
+                if !(lod.screen_error.is_finite() && lod.screen_error >= 0.0) {
+                    return Err(Error::OutOfRange {
+                        what: "LOD screen error",
+                        value: lod.screen_error.to_string(),
+                        expected: "finite and >= 0 metres",
+                    });
+                }
+                // NaN fails both comparisons' negation below, so it is refused too.
+                if !(lod.max_distance > 0.0 && lod.max_distance >= previous_distance) {
+                    return Err(Error::OutOfRange {
+                        what: "LOD max distance",
+                        value: lod.max_distance.to_string(),
+                        expected: "> 0 metres and not less than the previous LOD's",
+                    });
+                }
+                previous_distance = lod.max_distance;
+            }
+        }
+    }
+
+    let mut kinds = HashSet::new();
+    for s in &m.streams {
+        if !kinds.insert(s.kind) {
+            return Err(Error::DuplicateName { what: "vertex stream kind", name: format!("{:?}", s.kind) });
+        }
+        if !s.kind.accepts(s.element) {
+            return Err(Error::OutOfRange {
+                what: "vertex stream element format",
+                value: format!("{:?} for {:?}", s.element, s.kind),
+                expected: s.kind.accepted_formats(),
+            });
+        }
+        sized_blob(bytes, m, s.blob, "vertex stream", vertex_count * u64::from(s.element.byte_size()))?;
+    }
+
+    for (i, b) in m.bones.iter().enumerate() {
+        if let Some(parent) = b.parent
+            && parent as usize >= i
+        {
+            return Err(Error::BadBoneParent { bone: i as u32, parent });
+        }
+    }
+
+    for s in &m.sockets {
+        if u64::from(s.bone) >= bone_count {
+            return Err(Error::IndexOutOfRange {
+                what: "socket bone",
+                index: s.bone.into(),
+                count: bone_count,
+            });
+        }
+        check_finite("socket transform", &s.local)?;
+    }
+    unique("socket", m.sockets.iter().map(|s| s.name.as_str()))?;
+
+    let mut captured = HashSet::new();
+    for c in &m.captures {
+        if u64::from(c.bone) >= bone_count {
+            return Err(Error::IndexOutOfRange {
+                what: "capture bone",
+                index: c.bone.into(),
+                count: bone_count,
+            });
+        }
+        if !captured.insert(c.bone) {
+            return Err(Error::DuplicateName { what: "capture track for bone", name: c.bone.to_string() });
+        }
+        sized_blob(bytes, m, c.blob, "capture track", frame_count * 48)?;
+    }
+
+    Ok(clip_map)
+}

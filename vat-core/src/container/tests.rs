@@ -1,0 +1,711 @@
+//! Tests of the container: round trips, zero copy, corruption (one typed error per case), fuzzing.
+
+use proptest::prelude::*;
+
+use super::writer::assemble;
+use super::*;
+use crate::Error;
+use crate::clip::{ClipMode, ClipRowMap};
+use crate::encoding::{PositionBounds, TexelFormat, VertexFormat};
+use crate::layout::{BoneTextureLayout, MorphTextureLayout, VertexTextureLayout};
+
+/// Deterministic filler bytes (a 32-bit LCG), so blobs are not all zeros and checksums differ.
+fn filler(len: usize, seed: u32) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    (0..len)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+fn u32_bytes(values: impl IntoIterator<Item = u32>) -> Vec<u8> {
+    values.into_iter().flat_map(u32::to_le_bytes).collect()
+}
+
+/// A manifest and its blobs, before layout: corrupt either, then [`assemble`] (which does not
+/// validate) to get a file whose blob table is still consistent.
+#[derive(Clone)]
+struct Fixture {
+    manifest: Manifest,
+    blobs: Vec<Vec<u8>>,
+}
+
+impl Fixture {
+    fn add(&mut self, bytes: Vec<u8>) -> BlobId {
+        self.blobs.push(bytes);
+        BlobId(self.blobs.len() as u32 - 1)
+    }
+
+    /// The file, laid out without validation.
+    fn bytes(&self) -> Vec<u8> {
+        assemble(self.manifest.clone(), &self.blobs).unwrap()
+    }
+
+    /// The file through the validating writer.
+    fn write(&self) -> Result<Vec<u8>, Error> {
+        let mut w = ContainerWriter::new();
+        for b in &self.blobs {
+            w.add_blob(b.as_slice());
+        }
+        w.finish(self.manifest.clone())
+    }
+}
+
+const VERTICES: u32 = 24;
+
+/// Two clips (idle: 0.2 s at 30 fps looping = 6 frames; wave: 0.1 s at 30 fps one-shot = 3 + 1 = 4
+/// frames), 10 frames in all.
+fn clips() -> ClipRowMap {
+    let mut m = ClipRowMap::new();
+    m.push("idle", 0.2, 30.0, ClipMode::Looping, 0.0).unwrap();
+    m.push("wave", 0.1, 30.0, ClipMode::OneShot, 0.0).unwrap();
+    assert_eq!(m.total_frames(), 10);
+    m
+}
+
+/// Vertex texture only: 24 vertices x 10 frames = 240 texels, width 64 -> height ceil(240/64) = 4.
+fn minimal() -> Fixture {
+    let mut fx = Fixture { manifest: Manifest::new("minimal", VERTICES), blobs: Vec::new() };
+    fx.manifest.clips = clips().clips().to_vec();
+    let layout = VertexTextureLayout { vertex_count: VERTICES, frame_count: 10, width: 64, height: 4 };
+    let positions = fx.add(filler(64 * 4 * 8, 1));
+    fx.manifest.vertex_animation = Some(VertexAnimation {
+        layout,
+        format: VertexFormat::Packed64,
+        bounds: PositionBounds { min: [-0.8, 0.0, -0.7], extent: [1.65, 2.19, 1.35] },
+        position_bits: [13, 14, 13],
+        textures: vec![positions],
+        tangents: None,
+    });
+    fx
+}
+
+/// Everything: packed64 + tangents, bones (3) with a bone texture, morph target, two LODs, three
+/// streams, a socket and a capture track.
+fn realistic() -> Fixture {
+    let mut fx = minimal();
+    fx.manifest.name = "realistic".to_owned();
+    let tangents = fx.add(filler(64 * 4 * 8, 2));
+    fx.manifest.vertex_animation.as_mut().unwrap().tangents = Some(tangents);
+
+    fx.manifest.bones = vec![
+        Bone { name: "root".into(), parent: None },
+        Bone { name: "spine".into(), parent: Some(0) },
+        Bone { name: "hand_r".into(), parent: Some(1) },
+    ];
+    // 10 frames x 3 bones x 3 rows = 90 texels, width 32 -> height ceil(90/32) = 3.
+    let bone_texture = fx.add(filler(32 * 3 * 16, 3));
+    let joints: Vec<u8> = (0..VERTICES * 4).flat_map(|i| ((i % 3) as u16).to_le_bytes()).collect();
+    let joints = fx.add(joints);
+    let weights: Vec<u8> =
+        (0..VERTICES).flat_map(|_| [0.5f32, 0.25, 0.25, 0.0]).flat_map(f32::to_le_bytes).collect();
+    let weights = fx.add(weights);
+    fx.manifest.bone_animation = Some(BoneAnimation {
+        layout: BoneTextureLayout { bone_count: 3, frame_count: 10, width: 32, height: 3 },
+        texture: bone_texture,
+        influences: 4,
+        joints,
+        weights,
+    });
+
+    // 24 vertices -> width 24, 1 row per band, 1 target x 2 bands = height 2.
+    let morph = fx.add(filler(24 * 2 * 8, 4));
+    fx.manifest.morph = Some(MorphTargets {
+        layout: MorphTextureLayout {
+            vertex_count: VERTICES,
+            target_count: 1,
+            width: 24,
+            rows_per_band: 1,
+            height: 2,
+        },
+        texture: morph,
+        target_names: vec!["smile".into()],
+    });
+
+    // LOD 0: 12 triangles (indices 0..36), LOD 1: 4 triangles (36..48).
+    let indices = fx.add(u32_bytes((0..48).map(|i| (i * 7) % VERTICES)));
+    fx.manifest.indices = Some(indices);
+    fx.manifest.lods = vec![
+        Lod { first_index: 0, index_count: 36, triangle_count: 12, screen_error: 0.0, max_distance: 20.0 },
+        Lod {
+            first_index: 36,
+            index_count: 12,
+            triangle_count: 4,
+            screen_error: 0.004,
+            max_distance: f32::INFINITY,
+        },
+    ];
+
+    let rest = fx.add(filler(VERTICES as usize * 12, 5));
+    let uv = fx.add(filler(VERTICES as usize * 4, 6));
+    // 24 bytes: the blob after it starts 8 bytes of zero padding later.
+    let material = fx.add(vec![1; VERTICES as usize]);
+    fx.manifest.streams = vec![
+        VertexStream { kind: StreamKind::RestPosition, element: ElementFormat::F32x3, blob: rest },
+        VertexStream { kind: StreamKind::Uv0, element: ElementFormat::Unorm16x2, blob: uv },
+        VertexStream { kind: StreamKind::MaterialId, element: ElementFormat::U8, blob: material },
+    ];
+    fx.manifest.sockets = vec![Socket {
+        name: "weapon".into(),
+        bone: 2,
+        local: [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.1, 0.02],
+    }];
+    let capture = fx.add(filler(10 * 48, 7));
+    fx.manifest.captures = vec![CaptureTrack { bone: 2, blob: capture }];
+    fx
+}
+
+/// The manifest length and the offset where blob 0 starts, read from a valid file.
+fn manifest_len(file: &[u8]) -> usize {
+    u32::from_le_bytes(file[8..12].try_into().unwrap()) as usize
+}
+
+fn parsed_manifest(file: &[u8]) -> Manifest {
+    Asset::parse(file).unwrap().manifest().clone()
+}
+
+/// `file` with its manifest replaced by `manifest` (header length and CRC fixed), blob bytes kept in
+/// place. Panics if the new manifest would move the blob area (keep varint sizes equal).
+fn with_manifest(file: &[u8], manifest: &Manifest) -> Vec<u8> {
+    let old_end = (HEADER_LEN as usize + manifest_len(file)).div_ceil(16) * 16;
+    let encoded = postcard::to_stdvec(manifest).unwrap();
+    let new_end = (HEADER_LEN as usize + encoded.len()).div_ceil(16) * 16;
+    assert_eq!(old_end, new_end, "test helper: the edited manifest moved the blob area");
+    let mut out = file[..4].to_vec();
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&(encoded.len() as u32).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&encoded).to_le_bytes());
+    out.extend_from_slice(&encoded);
+    out.resize(new_end, 0);
+    out.extend_from_slice(&file[old_end..]);
+    out
+}
+
+/// `file` with its blob table edited by `edit`.
+fn with_table(file: &[u8], edit: impl FnOnce(&mut Vec<BlobEntry>)) -> Vec<u8> {
+    let mut m = parsed_manifest(file);
+    edit(&mut m.blobs);
+    with_manifest(file, &m)
+}
+
+/// A fixture corrupted by `edit`, laid out with a consistent blob table.
+fn corrupt(edit: impl FnOnce(&mut Fixture)) -> Vec<u8> {
+    let mut fx = realistic();
+    edit(&mut fx);
+    fx.bytes()
+}
+
+#[test]
+fn realistic_round_trip_keeps_manifest_and_blobs() {
+    let fx = realistic();
+    let bytes = fx.write().unwrap();
+    let asset = Asset::parse(&bytes).unwrap();
+    let m = asset.manifest();
+    // Everything but the blob table (which the writer fills in) comes back as given.
+    let mut expected = fx.manifest.clone();
+    expected.blobs = m.blobs.clone();
+    assert_eq!(*m, expected);
+    assert_eq!(m.blobs.len(), fx.blobs.len());
+    for (i, data) in fx.blobs.iter().enumerate() {
+        assert_eq!(asset.blob(BlobId(i as u32)), data.as_slice(), "blob {i}");
+    }
+    assert_eq!(asset.frame_count(), 10);
+    assert_eq!(asset.clip_map().find("wave"), Some(1));
+    assert_eq!(asset.vertex_texture(0).unwrap(), (TexelFormat::Rg32Uint, fx.blobs[0].as_slice()));
+    assert!(asset.vertex_texture(1).is_none());
+    assert_eq!(asset.tangent_texture().unwrap(), fx.blobs[1].as_slice());
+    assert_eq!(asset.bone_texture().unwrap().len(), 32 * 3 * 16);
+    assert_eq!(asset.joint_bytes().unwrap().len(), 24 * 4 * 2);
+    assert_eq!(asset.weight_bytes().unwrap().len(), 24 * 4 * 4);
+    assert_eq!(asset.morph_texture().unwrap().len(), 24 * 2 * 8);
+    assert_eq!(asset.index_bytes().unwrap().len(), 48 * 4);
+    assert_eq!(asset.lod_index_bytes(1).unwrap(), &asset.index_bytes().unwrap()[36 * 4..48 * 4]);
+    assert!(asset.lod_index_bytes(2).is_none());
+    assert_eq!(asset.stream(StreamKind::MaterialId).unwrap(), (ElementFormat::U8, &[1u8; 24][..]));
+    assert!(asset.stream(StreamKind::Color0).is_none());
+    assert_eq!(asset.capture_bytes(2).unwrap().len(), 480);
+    assert!(asset.capture_bytes(0).is_none());
+    assert!(asset.get_blob(BlobId(fx.blobs.len() as u32)).is_none());
+    assert!(format!("{asset:?}").starts_with(&format!("Asset {{ file_len: {}, manifest:", bytes.len())));
+}
+
+#[test]
+fn minimal_round_trip_and_layout_bytes() {
+    let fx = minimal();
+    let bytes = fx.write().unwrap();
+    assert_eq!(&bytes[..4], b"VAT\0");
+    assert_eq!(u32::from_le_bytes(bytes[4..8].try_into().unwrap()), FORMAT_VERSION);
+    let asset = Asset::parse(&bytes).unwrap();
+    let entry = asset.manifest().blobs[0];
+    // Blob 0 starts at the first 16-byte boundary after the manifest, and the file ends with it.
+    assert_eq!(entry.offset, (16 + manifest_len(&bytes) as u64).div_ceil(16) * 16);
+    assert_eq!(entry.offset + entry.length, bytes.len() as u64);
+    assert_eq!(entry.crc32, crc32fast::hash(&fx.blobs[0]));
+    assert!(asset.manifest().bone_animation.is_none() && asset.bone_texture().is_none());
+    assert!(asset.index_bytes().is_none() && asset.lod_index_bytes(0).is_none());
+    assert_eq!(asset.vertex_texture(0).unwrap().1, fx.blobs[0].as_slice());
+}
+
+#[test]
+fn empty_asset_round_trips() {
+    let bytes = ContainerWriter::new().finish(Manifest::new("empty", 1)).unwrap();
+    // Without blobs the file ends where the manifest ends.
+    assert_eq!(bytes.len(), 16 + manifest_len(&bytes));
+    assert_eq!(Asset::parse(&bytes).unwrap().manifest().name, "empty");
+}
+
+#[test]
+fn writing_is_deterministic() {
+    let a = realistic().write().unwrap();
+    let b = realistic().write().unwrap();
+    assert_eq!(a, b);
+    assert_ne!(a, minimal().write().unwrap());
+}
+
+#[test]
+fn blobs_are_borrowed_from_the_input_not_copied() {
+    let bytes = realistic().write().unwrap();
+    let asset = Asset::parse(&bytes).unwrap();
+    let base = bytes.as_ptr() as usize;
+    for (i, entry) in asset.manifest().blobs.iter().enumerate() {
+        let blob = asset.blob(BlobId(i as u32));
+        // Same address as the blob's bytes inside the input buffer.
+        assert_eq!(blob.as_ptr() as usize, base + entry.offset as usize, "blob {i}");
+        assert_eq!(blob.len() as u64, entry.length);
+    }
+    assert_eq!(asset.bytes().as_ptr(), bytes.as_ptr());
+}
+
+#[test]
+#[should_panic(expected = "is not one of the")]
+fn blob_with_a_made_up_id_panics() {
+    let bytes = minimal().write().unwrap();
+    let asset = Asset::parse(&bytes).unwrap();
+    let _ = asset.blob(BlobId(7));
+}
+
+#[test]
+fn writer_refuses_what_the_reader_refuses() {
+    let mut fx = realistic();
+    fx.manifest.lods[0].triangle_count = 11;
+    assert!(matches!(fx.write(), Err(Error::ManifestMismatch { .. })));
+    // The same manifest with tighter limits than the default is refused by `finish_with_limits`.
+    let fx = realistic();
+    let mut w = ContainerWriter::new();
+    for b in &fx.blobs {
+        w.add_blob(b.clone());
+    }
+    assert_eq!(w.blob_count(), fx.blobs.len());
+    let limits = Limits { max_bones: 2, ..Limits::default() };
+    assert!(matches!(w.finish_with_limits(fx.manifest, &limits), Err(Error::LimitExceeded { .. })));
+}
+
+#[test]
+fn the_writer_ignores_a_caller_supplied_blob_table() {
+    let mut fx = minimal();
+    fx.manifest.blobs = vec![BlobEntry { offset: 3, length: 99, crc32: 1 }];
+    let bytes = fx.write().unwrap();
+    assert_eq!(parsed_manifest(&bytes).blobs[0].length, 64 * 4 * 8);
+}
+
+#[test]
+fn limits_apply_to_file_and_manifest_size() {
+    let bytes = realistic().write().unwrap();
+    let tight = Limits { max_total_bytes: 100, ..Limits::default() };
+    assert!(matches!(
+        Asset::parse_with_limits(&bytes, &tight),
+        Err(Error::LimitExceeded { what: "file size in bytes", .. })
+    ));
+    let tight = Limits { max_manifest_bytes: 10, ..Limits::default() };
+    assert!(matches!(
+        Asset::parse_with_limits(&bytes, &tight),
+        Err(Error::LimitExceeded { what: "manifest length in bytes", .. })
+    ));
+}
+
+/// postcard reads a `Vec` length prefix lazily: with more elements announced than bytes left it
+/// gives no capacity hint (and serde caps hints at 1 MiB), so decoding fails at the end of the input.
+/// If it pre-allocated, 2^31 clips of 48+ bytes would abort on allocation and 2^60 would panic with a
+/// capacity overflow, failing this test.
+#[test]
+fn absurd_vec_length_prefix_fails_without_allocating() {
+    for len in [1u64 << 31, 1 << 60, u64::MAX] {
+        // name "" (len 0), vertex_count 1, then the clips Vec's varint length prefix.
+        let mut manifest = vec![0u8, 1];
+        let mut v = len;
+        loop {
+            let byte = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                manifest.push(byte);
+                break;
+            }
+            manifest.push(byte | 0x80);
+        }
+        let mut file = MAGIC.to_vec();
+        file.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        file.extend_from_slice(&(manifest.len() as u32).to_le_bytes());
+        file.extend_from_slice(&crc32fast::hash(&manifest).to_le_bytes());
+        file.extend_from_slice(&manifest);
+        assert!(matches!(Asset::parse(&file), Err(Error::ManifestDecode { .. })), "length {len}");
+    }
+    // A string announcing 2^40 bytes is refused before reading (postcard checks what is left).
+    let manifest = [0x80u8, 0x80, 0x80, 0x80, 0x80, 0x20];
+    assert!(postcard::from_bytes::<Manifest>(&manifest).is_err());
+}
+
+type Check = fn(&Error) -> bool;
+
+/// Every case: a name, the corrupted file, and the error variant it must produce.
+fn corruption_cases() -> Vec<(String, Vec<u8>, Check)> {
+    let good = realistic().bytes();
+    let table = parsed_manifest(&good).blobs;
+    let m_end = HEADER_LEN as usize + manifest_len(&good);
+    let mut cases: Vec<(String, Vec<u8>, Check)> = Vec::new();
+    macro_rules! case {
+        ($name:expr, $bytes:expr, $pat:pat) => {
+            cases.push(($name.into(), $bytes, |e: &Error| matches!(e, $pat)))
+        };
+    }
+
+    // Truncation at and inside every section.
+    case!("empty file", Vec::new(), Error::Truncated { section: "header", .. });
+    case!("inside magic", good[..3].to_vec(), Error::Truncated { section: "header", .. });
+    case!("inside header", good[..10].to_vec(), Error::Truncated { section: "header", .. });
+    case!("header only", good[..16].to_vec(), Error::Truncated { section: "manifest", .. });
+    case!("inside manifest", good[..m_end - 5].to_vec(), Error::Truncated { section: "manifest", .. });
+    case!("at manifest end", good[..m_end].to_vec(), Error::Truncated { section: "blobs", .. });
+    // The material stream (blob 9, 24 bytes) is followed by 8 bytes of padding.
+    let gap_start = (table[9].offset + table[9].length) as usize;
+    assert_eq!(table[10].offset as usize, gap_start + 8, "fixture: padding after blob 9");
+    case!("inside padding", good[..gap_start + 4].to_vec(), Error::Truncated { section: "blobs", .. });
+    if table[0].offset as usize > m_end {
+        let b = good[..m_end + 1].to_vec();
+        case!("inside padding after the manifest", b, Error::Truncated { section: "blobs", .. });
+        let mut b = good.clone();
+        b[m_end] = 1;
+        case!("non-zero padding after the manifest", b, Error::BadPadding { .. });
+    }
+    for (i, b) in table.iter().enumerate() {
+        let (start, mid) = (b.offset as usize, (b.offset + b.length / 2) as usize);
+        case!(
+            format!("at blob {i} start"),
+            good[..start].to_vec(),
+            Error::Truncated { section: "blobs", .. }
+        );
+        case!(format!("inside blob {i}"), good[..mid].to_vec(), Error::Truncated { section: "blobs", .. });
+    }
+    let last_end = good.len() - 1;
+    case!("last byte missing", good[..last_end].to_vec(), Error::Truncated { section: "blobs", .. });
+
+    // Header.
+    let mut b = good.clone();
+    b[0] = b'W';
+    case!("flipped magic", b, Error::BadMagic { found: [b'W', b'A', b'T', 0] });
+    let mut b = good.clone();
+    b[4..8].copy_from_slice(&2u32.to_le_bytes());
+    case!("future version", b, Error::UnsupportedVersion { found: 2, supported: 1 });
+    let mut b = good.clone();
+    b[8..12].copy_from_slice(&(1u32 << 31).to_le_bytes());
+    case!("absurd manifest length", b, Error::LimitExceeded { what: "manifest length in bytes", .. });
+
+    // Manifest.
+    let mut b = good.clone();
+    b[20] ^= 0x40;
+    case!("manifest byte flipped", b, Error::ManifestChecksumMismatch { .. });
+    let mut b = good.clone();
+    b[12] ^= 1;
+    case!("manifest crc flipped", b, Error::ManifestChecksumMismatch { .. });
+    let mut b = good.clone();
+    b[16..m_end].fill(0xff);
+    let crc = crc32fast::hash(&b[16..m_end]);
+    b[12..16].copy_from_slice(&crc.to_le_bytes());
+    case!("garbage manifest with a valid crc", b, Error::ManifestDecode { .. });
+    let mut b = good[..m_end].to_vec();
+    b.push(0);
+    b[8..12].copy_from_slice(&((m_end - 16 + 1) as u32).to_le_bytes());
+    let crc = crc32fast::hash(&b[16..]);
+    b[12..16].copy_from_slice(&crc.to_le_bytes());
+    case!("byte after the manifest inside its length", b, Error::ManifestDecode { .. });
+
+    // Blob table.
+    let n = table.len();
+    case!(
+        "blob past the end",
+        with_table(&good, |t| t[n - 1].length += 16),
+        Error::Truncated { section: "blobs", .. }
+    );
+    case!("blob misaligned", with_table(&good, |t| t[n - 1].offset += 1), Error::BlobMisaligned { .. });
+    case!("blobs overlap", with_table(&good, |t| t[1].offset = t[0].offset + 16), Error::BlobsOverlap { .. });
+    case!("blob overlaps the manifest", with_table(&good, |t| t[0].offset -= 16), Error::BlobsOverlap { .. });
+    case!("blobs out of order", with_table(&good, |t| t.swap(0, 1)), Error::BlobsOutOfOrder { .. });
+    case!("gap before a blob", with_table(&good, |t| t[n - 1].offset += 16), Error::BadPadding { .. });
+    let mut b = good.clone();
+    b[gap_start + 7] = 1;
+    case!("non-zero padding between blobs", b, Error::BadPadding { .. });
+    let mut b = good.clone();
+    b.extend_from_slice(&[0; 16]);
+    case!("trailing bytes", b, Error::TrailingBytes { .. });
+    let mut b = good.clone();
+    b[table[3].offset as usize + 5] ^= 0x10;
+    case!("blob byte flipped", b, Error::BlobChecksumMismatch { blob: 3, .. });
+    case!(
+        "blob crc wrong",
+        with_table(&good, |t| t[2].crc32 ^= 1),
+        Error::BlobChecksumMismatch { blob: 2, .. }
+    );
+
+    // Manifest contents.
+    case!(
+        "stream blob id out of range",
+        corrupt(|f| f.manifest.streams[0].blob = BlobId(99)),
+        Error::BlobIdOutOfRange { blob: 99, .. }
+    );
+    case!(
+        "vertex texture shorter than its layout",
+        corrupt(|f| {
+            f.blobs[0].truncate(64 * 4 * 8 - 8);
+        }),
+        Error::BlobSizeMismatch { what: "vertex texture", .. }
+    );
+    case!(
+        "vertex texture height not ceil(texels / width)",
+        corrupt(|f| f.manifest.vertex_animation.as_mut().unwrap().layout.height = 5),
+        Error::ManifestMismatch { what: "vertex texture height", .. }
+    );
+    case!(
+        "vertex texture wider than the limit",
+        corrupt(|f| f.manifest.vertex_animation.as_mut().unwrap().layout.width = 32768),
+        Error::LimitExceeded { what: "vertex texture width", .. }
+    );
+    case!(
+        "clip frames do not match the layout",
+        corrupt(|f| f.manifest.clips[1].frame_count += 1),
+        Error::ManifestMismatch { what: "vertex texture frame count (frames of all clips)", .. }
+    );
+    case!(
+        "clips do not tile the frames",
+        corrupt(|f| f.manifest.clips[1].first_frame += 1),
+        Error::OutOfRange { what: "clip first frame", .. }
+    );
+    case!(
+        "duplicate clip name",
+        corrupt(|f| f.manifest.clips[1].name = "idle".into()),
+        Error::DuplicateName { what: "clip", .. }
+    );
+    case!(
+        "absurd vertex count with a tiny file",
+        corrupt(|f| f.manifest.vertex_count = 1 << 31),
+        Error::LimitExceeded { what: "vertex count", .. }
+    );
+    case!(
+        "absurd frame count",
+        corrupt(|f| f.manifest.clips[1].frame_count = 1 << 30),
+        Error::LimitExceeded { what: "frame count", .. }
+    );
+    case!(
+        "zero vertices",
+        corrupt(|f| f.manifest.vertex_count = 0),
+        Error::ZeroCount { what: "vertex count" }
+    );
+    case!(
+        "too many textures for the format",
+        corrupt(|f| f.manifest.vertex_animation.as_mut().unwrap().textures.push(BlobId(0))),
+        Error::ManifestMismatch { what: "vertex texture count", .. }
+    );
+    case!(
+        "packed64 bits not summing to 40",
+        corrupt(|f| f.manifest.vertex_animation.as_mut().unwrap().position_bits = [13, 14, 14]),
+        Error::OutOfRange { what: "packed64 position bits", .. }
+    );
+    case!(
+        "non-finite bounds",
+        corrupt(|f| f.manifest.vertex_animation.as_mut().unwrap().bounds.min[1] = f32::NAN),
+        Error::NotFinite { what: "position bounds min" }
+    );
+    case!(
+        "LOD range past the index blob",
+        corrupt(|f| f.manifest.lods[1].first_index = 40),
+        Error::LodRangeOutOfBounds { lod: 1, first_index: 40, index_count: 12, available: 48 }
+    );
+    case!(
+        "LOD triangle count not a third of its index count",
+        corrupt(|f| f.manifest.lods[0].triangle_count = 11),
+        Error::ManifestMismatch { what: "LOD index count (3 x triangle count)", .. }
+    );
+    case!(
+        "LOD distances decreasing",
+        corrupt(|f| f.manifest.lods[1].max_distance = 10.0),
+        Error::OutOfRange { what: "LOD max distance", .. }
+    );
+    case!(
+        "index >= vertex count",
+        corrupt(|f| f.blobs[6][4..8].copy_from_slice(&VERTICES.to_le_bytes())),
+        Error::IndexOutOfRange { what: "vertex index", index: 24, count: 24 }
+    );
+    case!("LODs without an index blob", corrupt(|f| f.manifest.indices = None), Error::MissingSection { .. });
+    case!(
+        "bad influence count",
+        corrupt(|f| f.manifest.bone_animation.as_mut().unwrap().influences = 5),
+        Error::OutOfRange { what: "bone influences per vertex", .. }
+    );
+    case!(
+        "joint >= bone count",
+        corrupt(|f| f.blobs[3][0..2].copy_from_slice(&3u16.to_le_bytes())),
+        Error::IndexOutOfRange { what: "joint", index: 3, count: 3 }
+    );
+    case!(
+        "skin weight NaN",
+        corrupt(|f| f.blobs[4][0..4].copy_from_slice(&f32::NAN.to_le_bytes())),
+        Error::OutOfRange { what: "skin weight", .. }
+    );
+    case!(
+        "bone texture bone count differs from the skeleton",
+        corrupt(|f| f.manifest.bones.push(Bone { name: "extra".into(), parent: Some(0) })),
+        Error::ManifestMismatch { what: "bone texture bone count (bones in the skeleton)", .. }
+    );
+    case!(
+        "bone parent forward reference",
+        corrupt(|f| f.manifest.bones[0].parent = Some(2)),
+        Error::BadBoneParent { bone: 0, parent: 2 }
+    );
+    case!(
+        "bone parent cycle (own parent)",
+        corrupt(|f| f.manifest.bones[1].parent = Some(1)),
+        Error::BadBoneParent { bone: 1, parent: 1 }
+    );
+    case!(
+        "socket on a missing bone",
+        corrupt(|f| f.manifest.sockets[0].bone = 3),
+        Error::IndexOutOfRange { what: "socket bone", .. }
+    );
+    case!(
+        "socket transform not finite",
+        corrupt(|f| f.manifest.sockets[0].local[9] = f32::INFINITY),
+        Error::NotFinite { what: "socket transform" }
+    );
+    case!(
+        "capture of a missing bone",
+        corrupt(|f| f.manifest.captures[0].bone = 9),
+        Error::IndexOutOfRange { what: "capture bone", .. }
+    );
+    case!(
+        "capture shorter than the frames",
+        corrupt(|f| {
+            f.blobs[10].truncate(9 * 48);
+        }),
+        Error::BlobSizeMismatch { what: "capture track", .. }
+    );
+    case!(
+        "stream element not accepted by its kind",
+        corrupt(|f| f.manifest.streams[0].element = ElementFormat::F32x4),
+        Error::OutOfRange { what: "vertex stream element format", .. }
+    );
+    case!(
+        "duplicate stream kind",
+        corrupt(|f| f.manifest.streams[1] = f.manifest.streams[0]),
+        Error::DuplicateName { what: "vertex stream kind", .. }
+    );
+    case!(
+        "morph width not min(vertex count, 2048)",
+        corrupt(|f| f.manifest.morph.as_mut().unwrap().layout.width = 12),
+        Error::ManifestMismatch { what: "morph texture width (min(vertex count, 2048))", .. }
+    );
+    case!(
+        "morph target names missing",
+        corrupt(|f| f.manifest.morph.as_mut().unwrap().target_names.clear()),
+        Error::ManifestMismatch { what: "morph target names", .. }
+    );
+    cases
+}
+
+#[test]
+fn every_corruption_gives_its_own_typed_error() {
+    assert!(Asset::parse(&realistic().bytes()).is_ok(), "the uncorrupted fixture parses");
+    let cases = corruption_cases();
+    assert!(cases.len() >= 20);
+    for (name, bytes, check) in &cases {
+        match Asset::parse(bytes) {
+            Err(e) => {
+                assert!(check(&e), "{name}: unexpected error {e:?}");
+                assert!(!e.to_string().is_empty());
+            }
+            Ok(_) => panic!("{name}: parsed"),
+        }
+    }
+}
+
+#[test]
+fn every_prefix_of_a_valid_file_is_refused() {
+    let bytes = realistic().bytes();
+    for len in 0..bytes.len() {
+        assert!(Asset::parse(&bytes[..len]).is_err(), "prefix of {len} bytes parsed");
+    }
+}
+
+/// Any single flipped bit is detected: header fields are checked, the manifest and each blob have a
+/// CRC-32 (which detects every burst of up to 32 bits), and padding must be zero.
+#[test]
+fn every_single_bit_flip_is_refused() {
+    let bytes = realistic().bytes();
+    let mut copy = bytes.clone();
+    for i in 0..bytes.len() {
+        let bit = 1u8 << (i % 8);
+        copy[i] ^= bit;
+        assert!(Asset::parse(&copy).is_err(), "flip of bit {} of byte {i} parsed", i % 8);
+        copy[i] ^= bit;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Random byte changes and a random truncation never panic.
+    #[test]
+    fn random_flips_and_truncations_never_panic(
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), 1u8..=255), 0..8),
+        cut in any::<prop::sample::Index>(),
+        truncate in any::<bool>(),
+    ) {
+        let mut bytes = realistic().bytes();
+        for (at, xor) in &flips {
+            let i = at.index(bytes.len());
+            bytes[i] ^= xor;
+        }
+        if truncate {
+            bytes.truncate(cut.index(bytes.len()));
+        }
+        let result = Asset::parse(&bytes);
+        if truncate {
+            prop_assert!(result.is_err());
+        }
+    }
+}
+
+#[test]
+fn atomic_write_replaces_the_file_and_leaves_no_temporary() {
+    let dir = std::env::temp_dir().join(format!("vat-container-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("asset.vat");
+    let bytes = realistic().write().unwrap();
+    write_file_atomically(&path, b"old").unwrap();
+    write_file_atomically(&path, &bytes).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("asset.vat")]);
+
+    // Renaming over a directory fails: the error names it and the temporary file is gone.
+    let blocked = dir.join("blocked");
+    std::fs::create_dir(&blocked).unwrap();
+    let err = write_file_atomically(&blocked, &bytes).unwrap_err();
+    assert!(matches!(&err, Error::Io { path, .. } if path.ends_with("blocked")), "{err:?}");
+    let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, vec![std::ffi::OsString::from("asset.vat"), std::ffi::OsString::from("blocked")]);
+
+    let missing = dir.join("no-such-dir").join("x.vat");
+    assert!(matches!(write_file_atomically(&missing, &bytes), Err(Error::Io { .. })));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

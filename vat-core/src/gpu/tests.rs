@@ -1,0 +1,540 @@
+//! The Rust side of the GPU interface checked against naga's reading of vat.wgsl: struct layouts,
+//! bindings, entry points, stages and constants. Each check returns the list of mismatches so that a
+//! failure names every problem at once, and so that the checks themselves can be shown to fail on a
+//! deliberately broken shader.
+
+// Tests may unwrap: the panic is the failure report (the lint guards library code).
+#![allow(clippy::unwrap_used)]
+
+use std::mem::{offset_of, size_of};
+
+use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
+use naga::{
+    AddressSpace, ArraySize, Expression, ImageClass, ImageDimension, Literal, Module, ScalarKind,
+    StorageAccess, TypeInner,
+};
+
+use super::*;
+use crate::clip::ClipRowMap;
+
+/// Parses and validates `source`, or returns naga's report with source excerpts.
+fn parse_and_validate(source: &str) -> Result<(Module, ModuleInfo), String> {
+    let module = naga::front::wgsl::parse_str(source)
+        .map_err(|e| format!("WGSL parse error:\n{}", e.emit_to_string(source)))?;
+    // Only the capabilities every target has, so that validation proves the shader asks for nothing
+    // more: SHADER_FLOAT16_IN_FLOAT32 (unpack2x16float) is core in Vulkan (GLSL.std.450
+    // UnpackHalf2x16) and wgpu grants it wherever DownlevelFlags::SHADER_F16_IN_F32 holds, which every
+    // WebGPU-compliant adapter has.
+    let mut validator = Validator::new(ValidationFlags::all(), Capabilities::SHADER_FLOAT16_IN_FLOAT32);
+    let info = validator.validate(&module).map_err(|e| {
+        // emit_to_string shows the outermost error with its source excerpt; the cause chain says why.
+        let mut report = format!("WGSL validation error:\n{}", e.emit_to_string(source));
+        let mut cause = std::error::Error::source(e.as_inner());
+        while let Some(c) = cause {
+            report.push_str(&format!("\n  caused by: {c}"));
+            cause = c.source();
+        }
+        report
+    })?;
+    Ok((module, info))
+}
+
+fn shader() -> (Module, ModuleInfo) {
+    match parse_and_validate(SHADER_SOURCE) {
+        Ok(parsed) => parsed,
+        Err(report) => panic!("vat.wgsl is invalid:\n{report}"),
+    }
+}
+
+fn fail_if_any(what: &str, problems: &[String]) {
+    assert!(problems.is_empty(), "{what}: {} problem(s):\n  {}", problems.len(), problems.join("\n  "));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Struct layouts
+// ---------------------------------------------------------------------------------------------------
+
+/// The scalar type a Rust field is made of, to catch an `f32` declared `u32` on the other side.
+trait GpuScalar {
+    const KIND: ScalarKind;
+}
+impl GpuScalar for f32 {
+    const KIND: ScalarKind = ScalarKind::Float;
+}
+impl GpuScalar for u32 {
+    const KIND: ScalarKind = ScalarKind::Uint;
+}
+impl<T: GpuScalar, const N: usize> GpuScalar for [T; N] {
+    const KIND: ScalarKind = T::KIND;
+}
+
+struct RustField {
+    name: &'static str,
+    offset: usize,
+    size: usize,
+    kind: ScalarKind,
+}
+
+struct RustStruct {
+    name: &'static str,
+    size: usize,
+    fields: Vec<RustField>,
+}
+
+fn field<S, T: GpuScalar>(name: &'static str, offset: usize, _get: fn(&S) -> &T) -> RustField {
+    RustField { name, offset, size: size_of::<T>(), kind: T::KIND }
+}
+
+/// Describes a Rust struct from a list of all its fields. The destructuring pattern has no `..`, so
+/// leaving a field out of the list does not compile.
+macro_rules! rust_struct {
+    ($t:ident { $($f:ident),* $(,)? }) => {{
+        fn _every_field_is_listed(v: $t) {
+            let $t { $($f: _),* } = v;
+        }
+        RustStruct {
+            name: stringify!($t),
+            size: size_of::<$t>(),
+            fields: vec![$(field(stringify!($f), offset_of!($t, $f), |s: &$t| &s.$f)),*],
+        }
+    }};
+}
+
+fn rust_structs() -> Vec<RustStruct> {
+    vec![
+        rust_struct!(FrameUniforms {
+            view_proj,
+            light_view_proj,
+            camera_position,
+            time,
+            sun_direction,
+            ambient,
+            frustum_planes,
+            lod_distances,
+            lod_bias,
+            lod_count,
+            cross_fade_max_lod,
+            shadow_max_lod,
+        }),
+        rust_struct!(AssetConstants {
+            bounds_min,
+            vertex_count,
+            bounds_extent,
+            frame_count,
+            position_bits,
+            texture_width,
+            clip_count,
+            bone_count,
+            vertex_format,
+        }),
+        rust_struct!(ClipRecord { first_frame, frame_count, flags, fps, duration, stride, _pad }),
+        rust_struct!(InstanceRecord {
+            position,
+            yaw,
+            clip_a,
+            phase_offset_a,
+            rate_a,
+            scale,
+            clip_b,
+            phase_offset_b,
+            rate_b,
+            fade_start,
+            tint,
+            variant_bits,
+        }),
+        rust_struct!(DecodeParams { first_instance, instance_count, _pad }),
+        rust_struct!(DecodedVertex { position, normal }),
+    ]
+}
+
+/// Padding members are named `_pad...` on both sides and are not matched by name (only the total size
+/// covers them).
+fn is_pad(name: &str) -> bool {
+    name.starts_with("_pad")
+}
+
+/// The scalar kind of a WGSL type, looking through arrays.
+fn wgsl_scalar_kind(module: &Module, inner: &TypeInner) -> Option<ScalarKind> {
+    match *inner {
+        TypeInner::Array { base, .. } => wgsl_scalar_kind(module, &module.types[base].inner),
+        ref other => other.scalar_kind(),
+    }
+}
+
+fn check_struct_layouts(module: &Module, structs: &[RustStruct]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for rust in structs {
+        let Some((_, ty)) = module.types.iter().find(|(_, t)| t.name.as_deref() == Some(rust.name)) else {
+            problems.push(format!("struct {} is not declared in the WGSL", rust.name));
+            continue;
+        };
+        let TypeInner::Struct { ref members, span } = ty.inner else {
+            problems.push(format!("WGSL type {} is not a struct", rust.name));
+            continue;
+        };
+        if span as usize != rust.size {
+            problems.push(format!("{}: WGSL size {span} != Rust size {}", rust.name, rust.size));
+        }
+        for member in members {
+            let Some(name) = member.name.as_deref() else { continue };
+            if is_pad(name) {
+                continue;
+            }
+            let Some(f) = rust.fields.iter().find(|f| f.name == name) else {
+                problems.push(format!("{}.{name} is in the WGSL but not in Rust", rust.name));
+                continue;
+            };
+            let inner = &module.types[member.ty].inner;
+            let size = inner.size(module.to_ctx()) as usize;
+            let kind = wgsl_scalar_kind(module, inner);
+            if member.offset as usize != f.offset {
+                problems.push(format!(
+                    "{}.{name}: WGSL offset {} != Rust offset {}",
+                    rust.name, member.offset, f.offset
+                ));
+            }
+            if size != f.size {
+                problems.push(format!("{}.{name}: WGSL size {size} != Rust size {}", rust.name, f.size));
+            }
+            if kind != Some(f.kind) {
+                problems
+                    .push(format!("{}.{name}: WGSL scalar {kind:?} != Rust scalar {:?}", rust.name, f.kind));
+            }
+        }
+        for f in rust.fields.iter().filter(|f| !is_pad(f.name)) {
+            if !members.iter().any(|m| m.name.as_deref() == Some(f.name)) {
+                problems.push(format!("{}.{} is in Rust but not in the WGSL", rust.name, f.name));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn shader_parses_and_validates_with_baseline_capabilities() {
+    let (module, _) = shader();
+    assert!(!module.entry_points.is_empty());
+}
+
+#[test]
+fn struct_sizes_and_offsets_match_the_wgsl() {
+    let (module, _) = shader();
+    fail_if_any("struct layouts", &check_struct_layouts(&module, &rust_structs()));
+}
+
+#[test]
+fn layout_check_catches_a_moved_member() {
+    // Swapping two u32 members of AssetConstants keeps the size but moves both offsets.
+    let broken = SHADER_SOURCE
+        .replacen("    clip_count: u32,", "    swapped: u32,", 1)
+        .replacen("    bone_count: u32,", "    clip_count: u32,", 1)
+        .replacen("    swapped: u32,", "    bone_count: u32,", 1);
+    assert!(broken != SHADER_SOURCE, "the replaced text is no longer in vat.wgsl");
+    let (module, _) = parse_and_validate(&broken).unwrap();
+    let problems = check_struct_layouts(&module, &rust_structs());
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    // A member of the wrong scalar type at the right offset is caught too.
+    let broken = SHADER_SOURCE.replacen("    fps: f32,", "    fps: u32,", 1);
+    let (module, _) = parse_and_validate(&broken).unwrap();
+    let problems = check_struct_layouts(&module, &rust_structs());
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].contains("ClipRecord.fps"), "{problems:?}");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Bindings
+// ---------------------------------------------------------------------------------------------------
+
+/// Size in bytes the shader needs at least for a buffer variable: the struct's span, or one element
+/// of a runtime-sized array.
+fn min_binding_size(module: &Module, inner: &TypeInner) -> u64 {
+    match *inner {
+        TypeInner::Array { size: ArraySize::Dynamic, stride, .. } => u64::from(stride),
+        ref other => u64::from(other.size(module.to_ctx())),
+    }
+}
+
+fn check_bindings(module: &Module, table: &[Binding]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (_, var) in module.global_variables.iter() {
+        let Some(rb) = var.binding else { continue };
+        let name = var.name.as_deref().unwrap_or("<unnamed>");
+        let Some(b) = table.iter().find(|b| b.group == rb.group && b.binding == rb.binding) else {
+            problems.push(format!("@group({}) @binding({}) {name} is not in BINDINGS", rb.group, rb.binding));
+            continue;
+        };
+        if b.name != name {
+            problems.push(format!(
+                "@group({}) @binding({}): WGSL name {name} != BINDINGS name {}",
+                rb.group, rb.binding, b.name
+            ));
+        }
+        let inner = &module.types[var.ty].inner;
+        let found = match (var.space, b.kind) {
+            (AddressSpace::Uniform, BindingKind::UniformBuffer { min_size }) => {
+                let wgsl = min_binding_size(module, inner);
+                (wgsl != min_size)
+                    .then(|| format!("{name}: uniform of {wgsl} bytes, BINDINGS min_size {min_size}"))
+            }
+            (AddressSpace::Storage { access }, BindingKind::StorageBuffer { read_only, min_size }) => {
+                let wgsl = min_binding_size(module, inner);
+                let wgsl_read_only = !access.contains(StorageAccess::STORE);
+                if wgsl_read_only != read_only {
+                    Some(format!("{name}: WGSL storage access {access:?}, BINDINGS read_only {read_only}"))
+                } else {
+                    (wgsl != min_size).then(|| {
+                        format!("{name}: storage element of {wgsl} bytes, BINDINGS min_size {min_size}")
+                    })
+                }
+            }
+            (AddressSpace::Handle, BindingKind::Texture { sample_type }) => match *inner {
+                TypeInner::Image { dim: ImageDimension::D2, arrayed: false, class } => {
+                    let compatible = matches!(
+                        (class, sample_type),
+                        (
+                            ImageClass::Sampled { kind: ScalarKind::Float, multi: false },
+                            TextureSampleType::Float { .. },
+                        ) | (
+                            ImageClass::Sampled { kind: ScalarKind::Uint, multi: false },
+                            TextureSampleType::Uint
+                        ) | (
+                            ImageClass::Sampled { kind: ScalarKind::Sint, multi: false },
+                            TextureSampleType::Sint
+                        ) | (ImageClass::Depth { multi: false }, TextureSampleType::Depth)
+                    );
+                    (!compatible)
+                        .then(|| format!("{name}: WGSL image class {class:?}, BINDINGS {sample_type:?}"))
+                }
+                ref other => Some(format!("{name}: WGSL type {other:?} is not a plain 2D texture")),
+            },
+            (space, kind) => Some(format!("{name}: WGSL address space {space:?}, BINDINGS kind {kind:?}")),
+        };
+        problems.extend(found);
+    }
+    for b in table {
+        let declared = module.global_variables.iter().any(|(_, v)| {
+            v.binding.is_some_and(|rb| rb.group == b.group && rb.binding == b.binding)
+                && v.name.as_deref() == Some(b.name)
+        });
+        if !declared {
+            problems.push(format!(
+                "BINDINGS {} (group {}, binding {}) is not declared in the WGSL",
+                b.name, b.group, b.binding
+            ));
+        }
+    }
+    problems
+}
+
+#[test]
+fn every_wgsl_binding_is_in_the_table_and_back() {
+    let (module, _) = shader();
+    fail_if_any("bindings", &check_bindings(&module, BINDINGS));
+}
+
+#[test]
+fn binding_check_catches_a_wrong_access_kind_or_number() {
+    let (module, _) = shader();
+    let mut table = BINDINGS.to_vec();
+    let decoded = table.iter().position(|b| b.name == "decoded").unwrap();
+    table[decoded].kind = storage::<DecodedVertex>(true);
+    let texture = table.iter().position(|b| b.name == "vat_texture").unwrap();
+    table[texture].kind =
+        BindingKind::Texture { sample_type: TextureSampleType::Float { filterable: false } };
+    let asset = table.iter().position(|b| b.name == "asset").unwrap();
+    table[asset].binding = 3;
+    let problems = check_bindings(&module, &table);
+    // read_only, sample type, and "asset" both missing from the table at 1/2 and undeclared at 1/3
+    assert_eq!(problems.len(), 4, "{problems:?}");
+}
+
+#[test]
+fn binding_table_is_sorted_dense_and_grouped() {
+    for pair in BINDINGS.windows(2) {
+        assert!((pair[0].group, pair[0].binding) < (pair[1].group, pair[1].binding), "{pair:?}");
+    }
+    assert_eq!(group_count(), 3);
+    for g in 0..group_count() {
+        let numbers: Vec<u32> = bindings_in_group(g).map(|b| b.binding).collect();
+        assert_eq!(numbers, (0..numbers.len() as u32).collect::<Vec<_>>(), "group {g}");
+    }
+    assert_eq!(bindings_in_group(9).count(), 0);
+    let render: Vec<&str> =
+        bindings_for_stages(GROUP_CROWD, ShaderStages::VERTEX_FRAGMENT).map(|b| b.name).collect();
+    assert_eq!(render, ["instances"]);
+    let decode: Vec<&str> = bindings_for_stages(GROUP_CROWD, ShaderStages::COMPUTE).map(|b| b.name).collect();
+    assert_eq!(decode, ["instances", "decode_params", "decoded"]);
+}
+
+#[test]
+fn shader_stages_set_operations() {
+    let vc = ShaderStages::VERTEX | ShaderStages::COMPUTE;
+    assert_eq!(vc.bits(), 0b101);
+    assert!(vc.contains(ShaderStages::VERTEX) && vc.contains(ShaderStages::COMPUTE));
+    assert!(!vc.contains(ShaderStages::FRAGMENT) && !vc.contains(ShaderStages::ALL));
+    assert!(vc.contains(ShaderStages::NONE));
+    assert!(vc.intersects(ShaderStages::VERTEX_FRAGMENT) && !vc.intersects(ShaderStages::FRAGMENT));
+    assert_eq!(ShaderStage::Fragment.stages(), ShaderStages::FRAGMENT);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Entry points and stages
+// ---------------------------------------------------------------------------------------------------
+
+fn stage_of(stage: naga::ShaderStage) -> Option<ShaderStage> {
+    match stage {
+        naga::ShaderStage::Vertex => Some(ShaderStage::Vertex),
+        naga::ShaderStage::Fragment => Some(ShaderStage::Fragment),
+        naga::ShaderStage::Compute => Some(ShaderStage::Compute),
+        _ => None,
+    }
+}
+
+#[test]
+fn entry_points_match_the_table() {
+    let (module, _) = shader();
+    let wgsl: Vec<(String, Option<ShaderStage>)> =
+        module.entry_points.iter().map(|ep| (ep.name.clone(), stage_of(ep.stage))).collect();
+    let table: Vec<(String, Option<ShaderStage>)> =
+        ENTRY_POINTS.iter().map(|ep| (ep.name.to_owned(), Some(ep.stage))).collect();
+    assert_eq!(wgsl, table);
+    let decode = module.entry_points.iter().find(|ep| ep.name == ENTRY_POINT_DECODE).unwrap();
+    assert_eq!(decode.workgroup_size, [DECODE_WORKGROUP_SIZE, 1, 1]);
+}
+
+/// For each entry point, naga's analysis (`ModuleInfo::get_entry_point(i)[global]`, a `GlobalUse`
+/// that is empty when the entry point and everything it calls never touch the global) says which
+/// bindings it uses; each must be visible to the entry point's stage. Also every binding must be used
+/// by some entry point, so the table carries no dead entries.
+fn check_stages(module: &Module, info: &ModuleInfo, table: &[Binding]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut used = vec![false; table.len()];
+    for (i, ep) in module.entry_points.iter().enumerate() {
+        let Some(stage) = stage_of(ep.stage) else {
+            problems.push(format!("entry point {} has unsupported stage {:?}", ep.name, ep.stage));
+            continue;
+        };
+        let uses = info.get_entry_point(i);
+        for (handle, var) in module.global_variables.iter() {
+            let Some(rb) = var.binding else { continue };
+            if uses[handle].is_empty() {
+                continue;
+            }
+            let Some(k) = table.iter().position(|b| b.group == rb.group && b.binding == rb.binding) else {
+                continue; // reported by check_bindings
+            };
+            used[k] = true;
+            if !table[k].stages.contains(stage.stages()) {
+                problems.push(format!(
+                    "{} ({stage:?}) uses {} but its stages are {:?}",
+                    ep.name, table[k].name, table[k].stages
+                ));
+            }
+        }
+    }
+    for (b, used) in table.iter().zip(used) {
+        if !used {
+            problems.push(format!("{} is used by no entry point", b.name));
+        }
+    }
+    problems
+}
+
+#[test]
+fn every_binding_an_entry_point_uses_is_visible_to_its_stage() {
+    let (module, info) = shader();
+    fail_if_any("stages", &check_stages(&module, &info, BINDINGS));
+}
+
+#[test]
+fn stage_check_catches_a_binding_hidden_from_its_user() {
+    let (module, info) = shader();
+    let mut table = BINDINGS.to_vec();
+    let clips = table.iter().position(|b| b.name == "clips").unwrap();
+    table[clips].stages = ShaderStages::VERTEX;
+    let problems = check_stages(&module, &info, &table);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].contains("cs_decode (Compute) uses clips"), "{problems:?}");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Constants shared by name
+// ---------------------------------------------------------------------------------------------------
+
+fn literal_u32(module: &Module, init: naga::Handle<Expression>) -> Option<u32> {
+    match module.global_expressions[init] {
+        Expression::Literal(Literal::U32(v)) => Some(v),
+        _ => None,
+    }
+}
+
+fn wgsl_const(module: &Module, name: &str) -> Option<u32> {
+    let (_, c) = module.constants.iter().find(|(_, c)| c.name.as_deref() == Some(name))?;
+    literal_u32(module, c.init)
+}
+
+#[test]
+fn override_and_constants_match_rust() {
+    let (module, _) = shader();
+    let (_, o) =
+        module.overrides.iter().find(|(_, o)| o.name.as_deref() == Some(OVERRIDE_INTERPOLATION)).unwrap();
+    assert_eq!(o.init.and_then(|init| literal_u32(&module, init)), Some(INTERPOLATION_LINEAR));
+    assert_eq!(module.overrides.len(), 1, "every override needs a Rust name");
+    for (name, value) in [
+        ("INTERPOLATION_POINT", INTERPOLATION_POINT),
+        ("INTERPOLATION_LINEAR", INTERPOLATION_LINEAR),
+        ("INTERPOLATION_CUBIC", INTERPOLATION_CUBIC),
+        ("CLIP_FLAG_LOOPING", CLIP_FLAG_LOOPING),
+        ("CLIP_INDEX_MASK", crate::instance::CLIP_INDEX_MASK),
+        ("DECODE_WORKGROUP_SIZE", DECODE_WORKGROUP_SIZE),
+    ] {
+        assert_eq!(wgsl_const(&module, name), Some(value), "{name}");
+    }
+    // The mode values are the spec's (Point 0, Linear 1, Cubic 2) and playback's.
+    assert_eq!([INTERPOLATION_POINT, INTERPOLATION_LINEAR, INTERPOLATION_CUBIC], [0, 1, 2]);
+    use crate::playback::Interpolation;
+    assert_eq!(Interpolation::Point.as_u32(), INTERPOLATION_POINT);
+    assert_eq!(Interpolation::Linear.as_u32(), INTERPOLATION_LINEAR);
+    assert_eq!(Interpolation::Cubic.as_u32(), INTERPOLATION_CUBIC);
+    assert_eq!(Interpolation::default().as_u32(), INTERPOLATION_LINEAR, "the shader's default");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Rust-side conversions
+// ---------------------------------------------------------------------------------------------------
+
+#[test]
+fn clip_record_from_clip() {
+    let mut map = ClipRowMap::new();
+    map.push("walk", 1.0, 30.0, ClipMode::Looping, 1.48).unwrap();
+    map.push("wave", 1.5, 30.0, ClipMode::OneShot, 0.0).unwrap();
+    let walk = ClipRecord::from(&map.clips()[0]);
+    let wave = ClipRecord::from(&map.clips()[1]);
+    assert_eq!(
+        walk,
+        ClipRecord {
+            first_frame: 0,
+            frame_count: 30,
+            flags: CLIP_FLAG_LOOPING,
+            fps: 30.0,
+            duration: 1.0,
+            stride: 1.48,
+            _pad: [0; 2]
+        }
+    );
+    assert_eq!((wave.first_frame, wave.frame_count, wave.flags, wave.duration), (30, 46, 0, 1.5));
+}
+
+#[test]
+fn vertex_format_codes_are_distinct_and_packed64_is_zero() {
+    let formats = [
+        VertexFormat::Packed64,
+        VertexFormat::Unorm16,
+        VertexFormat::F16,
+        VertexFormat::F32,
+        VertexFormat::Unorm8,
+        VertexFormat::Split8,
+    ];
+    let codes: Vec<u32> = formats.iter().map(|&f| vertex_format_code(f)).collect();
+    assert_eq!(codes, [0, 1, 2, 3, 4, 5]);
+}
