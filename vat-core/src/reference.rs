@@ -198,3 +198,239 @@ fn normalize3(v: [f32; 3]) -> [f32; 3] {
         [0.0, 0.0, 1.0]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clip::{ClipMode, ClipRowMap};
+    use crate::container::{ContainerWriter, Manifest, VertexAnimation};
+    use crate::encoding::{allocate_position_bits, encode_vertex_texture, position_error_bound};
+
+    const VERTICES: u32 = 5;
+
+    /// The analytic animation baked by these tests: smooth in vertex and frame, ~1 m across.
+    fn truth(vertex: u32, frame: u32) -> ([f32; 3], [f32; 3]) {
+        let (v, f) = (vertex as f32, frame as f32);
+        let p = [(v + f * 0.7).sin() * 0.5, v * 0.3 + f * 0.05, (v * 1.3 + f).cos() * 0.4];
+        let n = [(v + f).cos(), 0.5, (v * 2.0 + f).sin()];
+        let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+        (p, [n[0] / len, n[1] / len, n[2] / len])
+    }
+
+    /// A `.vat` with a looping clip "loop" (4 frames at 4 fps) and a one-shot clip "once" (3 frames
+    /// at 2 fps), 5 vertices, in `format`.
+    fn bake(format: VertexFormat) -> Vec<u8> {
+        let mut clips = ClipRowMap::new();
+        clips.push("loop", 1.0, 4.0, ClipMode::Looping, 0.0).unwrap();
+        clips.push("once", 1.0, 2.0, ClipMode::OneShot, 0.0).unwrap();
+        let frames = clips.total_frames();
+        let layout = VertexTextureLayout::new(VERTICES, frames, 16384).unwrap();
+        let (mut positions, mut normals) = (Vec::new(), Vec::new());
+        for f in 0..frames {
+            for v in 0..VERTICES {
+                let (p, n) = truth(v, f);
+                positions.push(p);
+                normals.push(n);
+            }
+        }
+        let bounds = PositionBounds::from_points(positions.iter().copied()).unwrap();
+        let bits =
+            if format == VertexFormat::Packed64 { allocate_position_bits(bounds.extent) } else { [0; 3] };
+        let textures = encode_vertex_texture(&layout, format, &bounds, bits, &positions, &normals).unwrap();
+        let mut writer = ContainerWriter::new();
+        let textures = textures.into_iter().map(|t| writer.add_blob(t)).collect();
+        let mut manifest = Manifest::new("reference-test", VERTICES);
+        manifest.clips = clips.clips().to_vec();
+        manifest.vertex_animation =
+            Some(VertexAnimation { layout, format, bounds, position_bits: bits, textures, tangents: None });
+        writer.finish(manifest).unwrap()
+    }
+
+    const FORMATS: [VertexFormat; 6] = [
+        VertexFormat::Packed64,
+        VertexFormat::Unorm16,
+        VertexFormat::F16,
+        VertexFormat::F32,
+        VertexFormat::Unorm8,
+        VertexFormat::Split8,
+    ];
+
+    fn angle_deg(a: [f32; 3], b: [f32; 3]) -> f64 {
+        let dot: f64 = (0..3).map(|i| f64::from(a[i]) * f64::from(b[i])).sum();
+        let la: f64 = (0..3).map(|i| f64::from(a[i]).powi(2)).sum::<f64>().sqrt();
+        let lb: f64 = (0..3).map(|i| f64::from(b[i]).powi(2)).sum::<f64>().sqrt();
+        (dot / (la * lb)).clamp(-1.0, 1.0).acos().to_degrees()
+    }
+
+    fn playing(clip: u32, rate: f32) -> InstanceRecord {
+        InstanceRecord { clip_a: clip, rate_a: rate, ..Default::default() }
+    }
+
+    #[test]
+    fn on_frame_times_decode_every_format_within_its_bound() {
+        for format in FORMATS {
+            let bytes = bake(format);
+            let asset = Asset::parse(&bytes).unwrap();
+            let view = VertexAnimationView::from_asset(&asset).unwrap();
+            let bound = position_error_bound(format, view.position_bits, &view.bounds);
+            // The normal passes the texel's unit vector through one more normalisation (a sum with
+            // weight 1): at most a few f32 roundings, far below 1e-4 degrees.
+            let normal_bound = f64::from(encoding::normal_error_bound_degrees(format)) + 1e-4;
+            for interp in [Interpolation::Point, Interpolation::Linear, Interpolation::Cubic] {
+                // rate 1 cycle/s over 4 frames: time k/4 is exactly frame k (t = 0).
+                for k in 0..4u32 {
+                    for v in 0..VERTICES {
+                        let d = decode_vertex(&view, &playing(0, 1.0), k as f32 / 4.0, v, interp).unwrap();
+                        let (p, n) = truth(v, k);
+                        for a in 0..3 {
+                            let err = (d.object_position[a] - p[a]).abs();
+                            assert!(
+                                err <= bound[a],
+                                "{format:?} {interp:?} frame {k} vertex {v}: {err} > {}",
+                                bound[a]
+                            );
+                        }
+                        let ang = angle_deg(d.object_normal, n);
+                        assert!(ang <= normal_bound, "{format:?} frame {k} vertex {v}: normal {ang} deg");
+                        // Identity instance: world == object.
+                        assert_eq!(d.world_position, d.object_position);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn linear_midpoints_blend_the_frame_pair_and_wrap_to_frame_zero() {
+        let bytes = bake(VertexFormat::Packed64);
+        let asset = Asset::parse(&bytes).unwrap();
+        let view = VertexAnimationView::from_asset(&asset).unwrap();
+        for k in 0..4u32 {
+            let next = (k + 1) % 4; // the looping clip wraps: no duplicated end frame
+            for v in 0..VERTICES {
+                let time = (k as f32 + 0.5) / 4.0;
+                let d = decode_vertex(&view, &playing(0, 1.0), time, v, Interpolation::Linear).unwrap();
+                let a = encoding::decode_vertex_texel(
+                    view.format,
+                    view.position_bits,
+                    &view.textures,
+                    view.layout.texel_index(k, v),
+                )
+                .unwrap();
+                let b = encoding::decode_vertex_texel(
+                    view.format,
+                    view.position_bits,
+                    &view.textures,
+                    view.layout.texel_index(next, v),
+                )
+                .unwrap();
+                let mid: [f32; 3] = std::array::from_fn(|i| 0.5 * a.position[i] + 0.5 * b.position[i]);
+                assert_eq!(d.object_position, view.bounds.denormalize(mid), "frame {k} vertex {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn one_shot_clips_clamp_to_their_last_frame() {
+        let bytes = bake(VertexFormat::F32);
+        let asset = Asset::parse(&bytes).unwrap();
+        let view = VertexAnimationView::from_asset(&asset).unwrap();
+        let once = &view.clips[1];
+        let last = once.first_frame + once.frame_count - 1;
+        for time in [1.0f32, 5.0, 1000.0] {
+            let d = decode_vertex(&view, &playing(1, 1.0), time, 2, Interpolation::Cubic).unwrap();
+            let t = encoding::decode_vertex_texel(
+                view.format,
+                view.position_bits,
+                &view.textures,
+                view.layout.texel_index(last, 2),
+            )
+            .unwrap();
+            assert_eq!(d.object_position, view.bounds.denormalize(t.position));
+        }
+        // Before the start it holds the first frame.
+        let d = decode_vertex(&view, &playing(1, 1.0), -3.0, 2, Interpolation::Linear).unwrap();
+        let t = encoding::decode_vertex_texel(
+            view.format,
+            view.position_bits,
+            &view.textures,
+            view.layout.texel_index(once.first_frame, 2),
+        )
+        .unwrap();
+        assert_eq!(d.object_position, view.bounds.denormalize(t.position));
+    }
+
+    #[test]
+    fn cross_fade_blends_clip_b_in_over_the_fade() {
+        let bytes = bake(VertexFormat::Packed64);
+        let asset = Asset::parse(&bytes).unwrap();
+        let view = VertexAnimationView::from_asset(&asset).unwrap();
+        let mut inst = playing(0, 0.75);
+        inst.rate_b = 0.5;
+        inst.fade_start = 2.0;
+        inst.set_clip_b(1, 0.5);
+        let only_b = InstanceRecord { clip_a: 1, rate_a: 0.5, ..Default::default() };
+        let only_a = playing(0, 0.75);
+        let scale =
+            view.bounds.min.iter().zip(view.bounds.extent).map(|(m, e)| m.abs() + e).fold(0.0, f32::max);
+        for (time, w) in [(1.9f32, 0.0f32), (2.0, 0.0), (2.125, 0.25), (2.25, 0.5), (2.5, 1.0), (9.0, 1.0)] {
+            for v in 0..VERTICES {
+                let d = decode_vertex(&view, &inst, time, v, Interpolation::Linear).unwrap();
+                let a = decode_vertex(&view, &only_a, time, v, Interpolation::Linear).unwrap();
+                let b = decode_vertex(&view, &only_b, time, v, Interpolation::Linear).unwrap();
+                // The shader mixes normalised positions, then decodes (affine): mixing decoded positions
+                // instead differs by the rounding of the mix and the decode, a few ulps of the box.
+                let tol = 8.0 * f32::EPSILON * scale;
+                for i in 0..3 {
+                    let expected = a.object_position[i] * (1.0 - w) + b.object_position[i] * w;
+                    assert!(
+                        (d.object_position[i] - expected).abs() <= tol,
+                        "t {time} v {v}: {d:?} vs {expected}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn instance_transform_is_translate_rotate_y_scale() {
+        let bytes = bake(VertexFormat::F32);
+        let asset = Asset::parse(&bytes).unwrap();
+        let view = VertexAnimationView::from_asset(&asset).unwrap();
+        let base = decode_vertex(&view, &playing(0, 1.0), 0.3, 3, Interpolation::Linear).unwrap();
+        let inst = InstanceRecord {
+            position: [10.0, 1.0, -4.0],
+            yaw: std::f32::consts::FRAC_PI_2,
+            scale: 2.0,
+            ..playing(0, 1.0)
+        };
+        let d = decode_vertex(&view, &inst, 0.3, 3, Interpolation::Linear).unwrap();
+        let [x, y, z] = base.object_position;
+        // Yaw +90 degrees about +Y turns +Z into +X and +X into -Z.
+        let expected = [10.0 + 2.0 * z, 1.0 + 2.0 * y, -4.0 - 2.0 * x];
+        // f32 cos(pi/2) is -4.4e-8, not 0: that term and the roundings stay below 1e-6 m here.
+        for i in 0..3 {
+            assert!((d.world_position[i] - expected[i]).abs() < 1e-6, "{d:?} vs {expected:?}");
+        }
+        let n = base.object_normal;
+        assert!(angle_deg(d.world_normal, [n[2], n[1], -n[0]]) < 1e-4);
+        assert_eq!(d.object_position, base.object_position);
+    }
+
+    #[test]
+    fn bad_indices_are_errors_and_clip_indices_clamp_like_the_shader() {
+        let bytes = bake(VertexFormat::Unorm16);
+        let asset = Asset::parse(&bytes).unwrap();
+        let view = VertexAnimationView::from_asset(&asset).unwrap();
+        assert!(matches!(
+            decode_vertex(&view, &playing(0, 1.0), 0.0, VERTICES, Interpolation::Linear),
+            Err(Error::OutOfRange { what: "vertex index", .. })
+        ));
+        let past = decode_vertex(&view, &playing(7, 1.0), 0.2, 1, Interpolation::Linear).unwrap();
+        let last = decode_vertex(&view, &playing(1, 1.0), 0.2, 1, Interpolation::Linear).unwrap();
+        assert_eq!(past, last);
+        let mut no_clips = view.clone();
+        no_clips.clips = &[];
+        assert!(decode_vertex(&no_clips, &playing(0, 1.0), 0.0, 0, Interpolation::Linear).is_err());
+    }
+}
