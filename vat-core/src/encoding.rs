@@ -901,6 +901,49 @@ pub fn f16_bits_to_f32(bits: u16) -> f32 {
     half::f16::from_bits(bits).to_f32()
 }
 
+/// Encodes a whole vertex animation texture: `positions[t]` and `normals[t]` of texel
+/// `t = frame * vertex_count + vertex` (frame-major, object space, metres) for every texel of `layout`.
+/// Returns one byte vector per texture of `format`, each `layout.byte_len(bytes_per_texel)` long (the
+/// unused texels of the last row are zero).
+///
+/// `bits` is the Packed64 allocation (see [`allocate_position_bits`]); other formats ignore it.
+///
+/// # Errors
+/// [`Error::OutOfRange`] if `positions` or `normals` does not hold exactly `layout.texel_count()`
+/// entries, or for an invalid Packed64 `bits`.
+pub fn encode_vertex_texture(
+    layout: &crate::layout::VertexTextureLayout,
+    format: VertexFormat,
+    bounds: &PositionBounds,
+    bits: [u32; 3],
+    positions: &[[f32; 3]],
+    normals: &[[f32; 3]],
+) -> Result<Vec<Vec<u8>>> {
+    let texels = layout.texel_count();
+    for (what, len) in [("position count", positions.len()), ("normal count", normals.len())] {
+        if len as u64 != texels {
+            return Err(Error::OutOfRange {
+                what,
+                value: len.to_string(),
+                expected: "vertex_count * frame_count of the layout",
+            });
+        }
+    }
+    let mut textures: Vec<Vec<u8>> = format
+        .texel_formats()
+        .iter()
+        .map(|f| Vec::with_capacity(usize::try_from(layout.byte_len(f.bytes_per_texel())).unwrap_or(0)))
+        .collect();
+    for (p, n) in positions.iter().zip(normals) {
+        encode_vertex_texel(format, bits, bounds.normalize(*p), *n, &mut textures)?;
+    }
+    for (tex, f) in textures.iter_mut().zip(format.texel_formats()) {
+        let full = usize::try_from(layout.byte_len(f.bytes_per_texel())).unwrap_or(tex.len());
+        tex.resize(full.max(tex.len()), 0);
+    }
+    Ok(textures)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1454,47 +1497,4 @@ mod tests {
         assert_eq!(f32_to_f16_bits(-0.0), 0x8000);
         assert!(f16_bits_to_f32(f32_to_f16_bits(f32::NAN)).is_nan());
     }
-}
-
-/// Encodes a whole vertex animation texture: `positions[t]` and `normals[t]` of texel
-/// `t = frame * vertex_count + vertex` (frame-major, object space, metres) for every texel of `layout`.
-/// Returns one byte vector per texture of `format`, each `layout.byte_len(bytes_per_texel)` long (the
-/// unused texels of the last row are zero).
-///
-/// `bits` is the Packed64 allocation (see [`allocate_position_bits`]); other formats ignore it.
-///
-/// # Errors
-/// [`Error::OutOfRange`] if `positions` or `normals` does not hold exactly `layout.texel_count()`
-/// entries, or for an invalid Packed64 `bits`.
-pub fn encode_vertex_texture(
-    layout: &crate::layout::VertexTextureLayout,
-    format: VertexFormat,
-    bounds: &PositionBounds,
-    bits: [u32; 3],
-    positions: &[[f32; 3]],
-    normals: &[[f32; 3]],
-) -> Result<Vec<Vec<u8>>> {
-    let texels = layout.texel_count();
-    for (what, len) in [("position count", positions.len()), ("normal count", normals.len())] {
-        if len as u64 != texels {
-            return Err(Error::OutOfRange {
-                what,
-                value: len.to_string(),
-                expected: "vertex_count * frame_count of the layout",
-            });
-        }
-    }
-    let mut textures: Vec<Vec<u8>> = format
-        .texel_formats()
-        .iter()
-        .map(|f| Vec::with_capacity(usize::try_from(layout.byte_len(f.bytes_per_texel())).unwrap_or(0)))
-        .collect();
-    for (p, n) in positions.iter().zip(normals) {
-        encode_vertex_texel(format, bits, bounds.normalize(*p), *n, &mut textures)?;
-    }
-    for (tex, f) in textures.iter_mut().zip(format.texel_formats()) {
-        let full = usize::try_from(layout.byte_len(f.bytes_per_texel())).unwrap_or(tex.len());
-        tex.resize(full.max(tex.len()), 0);
-    }
-    Ok(textures)
 }

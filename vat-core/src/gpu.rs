@@ -141,6 +141,31 @@ pub struct AssetConstants {
 
 const _: () = assert!(std::mem::size_of::<AssetConstants>() == 64);
 
+impl AssetConstants {
+    /// The constants of a validated asset's vertex animation; `None` if it was baked without a vertex
+    /// animation texture. Backends upload this as is: they never re-derive it.
+    pub fn from_manifest(manifest: &crate::container::Manifest) -> Option<Self> {
+        let va = manifest.vertex_animation.as_ref()?;
+        let [bx, by, bz] = va.position_bits;
+        Some(Self {
+            bounds_min: va.bounds.min,
+            vertex_count: va.layout.vertex_count,
+            bounds_extent: va.bounds.extent,
+            frame_count: va.layout.frame_count,
+            position_bits: [bx, by, bz, 0],
+            texture_width: va.layout.width,
+            clip_count: manifest.clips.len() as u32,
+            bone_count: manifest.bone_animation.as_ref().map_or(0, |b| b.layout.bone_count),
+            vertex_format: vertex_format_code(va.format),
+        })
+    }
+}
+
+/// The clip table of an asset, in texture order, as the shader reads it.
+pub fn clip_records(clips: &[Clip]) -> Vec<ClipRecord> {
+    clips.iter().map(ClipRecord::from).collect()
+}
+
 /// One clip of an asset as the shader reads it (group 1, binding 1: an array of these; 32 bytes).
 ///
 /// Kept in sync with `struct ClipRecord` in vat.wgsl.

@@ -1,0 +1,153 @@
+//! Pure mappings from vat-core's GPU interface to wgpu types. No device needed.
+//!
+//! The backend never re-derives a layout: every bind-group layout entry comes from
+//! [`vat_core::gpu::BINDINGS`] through these functions.
+
+use vat_core::encoding::TexelFormat;
+use vat_core::gpu::{self, Binding, BindingKind, ShaderStages, TextureSampleType};
+
+/// wgpu visibility of a set of vat shader stages.
+pub fn map_stages(stages: ShaderStages) -> wgpu::ShaderStages {
+    let mut out = wgpu::ShaderStages::NONE;
+    if stages.contains(ShaderStages::VERTEX) {
+        out |= wgpu::ShaderStages::VERTEX;
+    }
+    if stages.contains(ShaderStages::FRAGMENT) {
+        out |= wgpu::ShaderStages::FRAGMENT;
+    }
+    if stages.contains(ShaderStages::COMPUTE) {
+        out |= wgpu::ShaderStages::COMPUTE;
+    }
+    out
+}
+
+/// wgpu binding type of one entry of the binding table.
+pub fn map_binding_type(kind: &BindingKind) -> wgpu::BindingType {
+    match *kind {
+        BindingKind::UniformBuffer { min_size } => wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: wgpu::BufferSize::new(min_size),
+        },
+        BindingKind::StorageBuffer { read_only, min_size } => wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: wgpu::BufferSize::new(min_size),
+        },
+        BindingKind::Texture { sample_type } => wgpu::BindingType::Texture {
+            sample_type: map_sample_type(sample_type),
+            view_dimension: wgpu::TextureViewDimension::D2,
+            multisampled: false,
+        },
+    }
+}
+
+/// wgpu sample type of a vat texture binding.
+pub fn map_sample_type(sample_type: TextureSampleType) -> wgpu::TextureSampleType {
+    match sample_type {
+        TextureSampleType::Float { filterable } => wgpu::TextureSampleType::Float { filterable },
+        TextureSampleType::Uint => wgpu::TextureSampleType::Uint,
+        TextureSampleType::Sint => wgpu::TextureSampleType::Sint,
+        TextureSampleType::Depth => wgpu::TextureSampleType::Depth,
+    }
+}
+
+/// One bind-group layout entry of the binding table.
+pub fn map_binding(binding: &Binding) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding: binding.binding,
+        visibility: map_stages(binding.stages),
+        ty: map_binding_type(&binding.kind),
+        count: None,
+    }
+}
+
+/// The layout entries of bind group `group` that a pipeline of `stages` uses
+/// (see [`vat_core::gpu::bindings_for_stages`]).
+pub fn bind_group_layout_entries(group: u32, stages: ShaderStages) -> Vec<wgpu::BindGroupLayoutEntry> {
+    gpu::bindings_for_stages(group, stages).map(map_binding).collect()
+}
+
+/// wgpu texture format of a vat texel format.
+pub fn map_texel_format(format: TexelFormat) -> wgpu::TextureFormat {
+    match format {
+        TexelFormat::Rg32Uint => wgpu::TextureFormat::Rg32Uint,
+        TexelFormat::Rgba16Uint => wgpu::TextureFormat::Rgba16Uint,
+        TexelFormat::Rg16Uint => wgpu::TextureFormat::Rg16Uint,
+        TexelFormat::Rgba16Float => wgpu::TextureFormat::Rgba16Float,
+        TexelFormat::Rg16Float => wgpu::TextureFormat::Rg16Float,
+        TexelFormat::Rgba32Float => wgpu::TextureFormat::Rgba32Float,
+        TexelFormat::Rg32Float => wgpu::TextureFormat::Rg32Float,
+        TexelFormat::Rgba8Uint => wgpu::TextureFormat::Rgba8Uint,
+        TexelFormat::Rg8Uint => wgpu::TextureFormat::Rg8Uint,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL_TEXEL_FORMATS: [TexelFormat; 9] = [
+        TexelFormat::Rg32Uint,
+        TexelFormat::Rgba16Uint,
+        TexelFormat::Rg16Uint,
+        TexelFormat::Rgba16Float,
+        TexelFormat::Rg16Float,
+        TexelFormat::Rgba32Float,
+        TexelFormat::Rg32Float,
+        TexelFormat::Rgba8Uint,
+        TexelFormat::Rg8Uint,
+    ];
+
+    #[test]
+    fn texel_formats_keep_their_size() {
+        for f in ALL_TEXEL_FORMATS {
+            let w = map_texel_format(f);
+            assert_eq!(w.block_copy_size(None), Some(f.bytes_per_texel()), "{f:?} -> {w:?}");
+        }
+    }
+
+    #[test]
+    fn every_binding_maps_with_its_number_and_stages() {
+        for b in gpu::BINDINGS {
+            let e = map_binding(b);
+            assert_eq!(e.binding, b.binding);
+            assert!(!e.visibility.is_empty(), "{} is visible to no stage", b.name);
+            match (b.kind, e.ty) {
+                (
+                    BindingKind::UniformBuffer { min_size },
+                    wgpu::BindingType::Buffer { ty, min_binding_size, .. },
+                ) => {
+                    assert_eq!(ty, wgpu::BufferBindingType::Uniform);
+                    assert_eq!(min_binding_size.map(|s| s.get()), Some(min_size).filter(|&s| s > 0));
+                }
+                (BindingKind::StorageBuffer { read_only, .. }, wgpu::BindingType::Buffer { ty, .. }) => {
+                    assert_eq!(ty, wgpu::BufferBindingType::Storage { read_only });
+                }
+                (BindingKind::Texture { .. }, wgpu::BindingType::Texture { view_dimension, .. }) => {
+                    assert_eq!(view_dimension, wgpu::TextureViewDimension::D2);
+                }
+                (k, t) => panic!("{}: {k:?} mapped to {t:?}", b.name),
+            }
+        }
+    }
+
+    #[test]
+    fn stages_map_bit_for_bit() {
+        assert_eq!(
+            map_stages(ShaderStages::VERTEX | ShaderStages::COMPUTE),
+            wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::COMPUTE
+        );
+        assert_eq!(map_stages(ShaderStages::FRAGMENT), wgpu::ShaderStages::FRAGMENT);
+        assert_eq!(map_stages(ShaderStages::NONE), wgpu::ShaderStages::NONE);
+    }
+
+    #[test]
+    fn compute_pipelines_see_the_decode_bindings_and_render_pipelines_do_not() {
+        let compute = bind_group_layout_entries(gpu::GROUP_CROWD, ShaderStages::COMPUTE);
+        let render =
+            bind_group_layout_entries(gpu::GROUP_CROWD, ShaderStages::VERTEX | ShaderStages::FRAGMENT);
+        assert!(compute.len() > render.len());
+        assert!(!render.is_empty());
+    }
+}
