@@ -1,8 +1,19 @@
 //! # vat-bake
 //!
-//! Not filled in yet. This crate will hold the baker: glTF import (through the `gltf` crate) and the
-//! built-in procedural rigged humanoid, CPU linear-blend skinning as ground truth, sampling of clips,
-//! encoding through `vat_core`'s encodings into an in-memory prepared payload, and writing verified
-//! `.vat` files through `vat_core`'s container writer.
+//! Bakes animated characters into `.vat` assets:
 //!
-//! It deliberately exports nothing until that work lands, so that no caller builds on a stand-in API.
+//! ```text
+//! glTF .gltf/.glb ─┐
+//! procedural rig ──┴─> Rig ─ sample clips ─> CPU skinning (ground truth) ─> encode ─> PreparedBake ─> .vat
+//! ```
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`rig`] | the in-memory rig every source produces |
+//!
+//! Errors at this crate's boundary are one enum, [`BakeError`].
+
+mod error;
+pub mod rig;
+
+pub use error::{BakeError, Result};

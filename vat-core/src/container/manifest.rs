@@ -55,6 +55,8 @@ pub struct Manifest {
     pub sockets: Vec<Socket>,
     /// Per-frame world transforms of selected bones, for attaching things on the CPU.
     pub captures: Vec<CaptureTrack>,
+    /// Rigid meshes drawn at sockets (e.g. a cap on the head socket), instanced with the body.
+    pub attachments: Vec<Attachment>,
     /// Every blob of the file, in file order. Written by [`super::ContainerWriter::finish`]; any
     /// value a caller puts here before `finish` is replaced.
     pub blobs: Vec<BlobEntry>,
@@ -76,6 +78,7 @@ impl Manifest {
             bones: Vec::new(),
             sockets: Vec::new(),
             captures: Vec::new(),
+            attachments: Vec::new(),
             blobs: Vec::new(),
         }
     }
@@ -279,4 +282,25 @@ pub struct CaptureTrack {
     /// One 3x4 column-major affine of 12 `f32` (bone to object space, metres) per frame of all clips:
     /// `frame_count * 48` bytes.
     pub blob: BlobId,
+}
+
+/// A rigid mesh drawn at a socket, instanced over the same instance records as the body (culled and
+/// LOD-limited with it, shown per instance by `VARIANT_ACCESSORY`). Its own small vertex buffer: it is
+/// not in the animation texture; the socket's capture track (or the bone texture) places it per frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attachment {
+    /// Unique name (e.g. `"cap"`).
+    pub name: String,
+    /// Index into [`Manifest::sockets`].
+    pub socket: u32,
+    /// Vertices of the mesh.
+    pub vertex_count: u32,
+    /// Positions in socket space, metres: `vertex_count` x 3 `f32`.
+    pub positions: BlobId,
+    /// Unit normals in socket space: `vertex_count` x 3 `f32`.
+    pub normals: BlobId,
+    /// Material id per vertex: `vertex_count` `u8`.
+    pub material_ids: BlobId,
+    /// Triangle list: `u32` indices `< vertex_count`, a multiple of 3.
+    pub indices: BlobId,
 }

@@ -46,8 +46,8 @@ mod writer;
 mod tests;
 
 pub use manifest::{
-    BlobEntry, BlobId, Bone, BoneAnimation, CaptureTrack, ElementFormat, Lod, Manifest, MorphTargets, Socket,
-    StreamKind, VertexAnimation, VertexStream,
+    Attachment, BlobEntry, BlobId, Bone, BoneAnimation, CaptureTrack, ElementFormat, Lod, Manifest,
+    MorphTargets, Socket, StreamKind, VertexAnimation, VertexStream,
 };
 pub use reader::{Asset, Limits};
 pub use writer::{ContainerWriter, write_file_atomically};

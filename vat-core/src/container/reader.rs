@@ -648,5 +648,39 @@ fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> Result<Clip
         sized_blob(bytes, m, c.blob, "capture track", frame_count * 48)?;
     }
 
+    for a in &m.attachments {
+        if a.socket as usize >= m.sockets.len() {
+            return Err(Error::IndexOutOfRange {
+                what: "attachment socket",
+                index: a.socket.into(),
+                count: m.sockets.len() as u64,
+            });
+        }
+        if a.vertex_count == 0 {
+            return Err(Error::ZeroCount { what: "attachment vertex count" });
+        }
+        within("attachment vertex count", a.vertex_count.into(), limits.max_vertices.into())?;
+        let n = u64::from(a.vertex_count);
+        sized_blob(bytes, m, a.positions, "attachment positions", n * 12)?;
+        sized_blob(bytes, m, a.normals, "attachment normals", n * 12)?;
+        sized_blob(bytes, m, a.material_ids, "attachment material ids", n)?;
+        let indices = blob_bytes(bytes, m, a.indices, "attachment indices")?;
+        if indices.is_empty() || indices.len() % 12 != 0 {
+            return Err(Error::BlobSizeMismatch {
+                what: "attachment indices (whole triangles of u32)",
+                blob: a.indices.0,
+                expected: 12 * (indices.len() as u64 / 12).max(1),
+                actual: indices.len() as u64,
+            });
+        }
+        for (k, chunk) in indices.chunks_exact(4).enumerate() {
+            let index = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+            if index >= a.vertex_count {
+                return Err(Error::IndexOutOfRange { what: "attachment index", index: k as u64, count: n });
+            }
+        }
+    }
+    unique("attachment", m.attachments.iter().map(|a| a.name.as_str()))?;
+
     Ok(clip_map)
 }

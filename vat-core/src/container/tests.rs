@@ -154,6 +154,20 @@ fn realistic() -> Fixture {
     }];
     let capture = fx.add(filler(10 * 48, 7));
     fx.manifest.captures = vec![CaptureTrack { bone: 2, blob: capture }];
+    // A one-triangle cap on the socket.
+    let cap_positions = fx.add(filler(3 * 12, 8));
+    let cap_normals = fx.add(filler(3 * 12, 9));
+    let cap_materials = fx.add(vec![3; 3]);
+    let cap_indices = fx.add([0u32, 1, 2].iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<u8>>());
+    fx.manifest.attachments = vec![Attachment {
+        name: "cap".into(),
+        socket: 0,
+        vertex_count: 3,
+        positions: cap_positions,
+        normals: cap_normals,
+        material_ids: cap_materials,
+        indices: cap_indices,
+    }];
     fx
 }
 
@@ -585,6 +599,32 @@ fn corruption_cases() -> Vec<(String, Vec<u8>, Check)> {
         "socket transform not finite",
         corrupt(|f| f.manifest.sockets[0].local[9] = f32::INFINITY),
         Error::NotFinite { what: "socket transform" }
+    );
+    case!(
+        "attachment on a missing socket",
+        corrupt(|f| f.manifest.attachments[0].socket = 1),
+        Error::IndexOutOfRange { what: "attachment socket", .. }
+    );
+    case!(
+        "attachment index past its vertices",
+        corrupt(|f| f.manifest.attachments[0].vertex_count = 2),
+        Error::BlobSizeMismatch { what: "attachment positions", .. }
+    );
+    case!(
+        "attachment index out of range",
+        corrupt(|f| {
+            let last = f.blobs.len() - 1;
+            f.blobs[last] = [0u32, 1, 7].iter().flat_map(|i| i.to_le_bytes()).collect();
+        }),
+        Error::IndexOutOfRange { what: "attachment index", .. }
+    );
+    case!(
+        "attachment indices not whole triangles",
+        corrupt(|f| {
+            let last = f.blobs.len() - 1;
+            f.blobs[last].truncate(8);
+        }),
+        Error::BlobSizeMismatch { what: "attachment indices (whole triangles of u32)", .. }
     );
     case!(
         "capture of a missing bone",

@@ -1,0 +1,52 @@
+//! The error type at vat-bake's boundary.
+
+use std::path::PathBuf;
+
+/// Every failure of import, bake, verify or export. Messages name the file and the part at fault.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BakeError {
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The glTF is malformed or uses something vat does not support.
+    #[error("{path}: {part}: {problem}")]
+    Gltf {
+        /// The file.
+        path: PathBuf,
+        /// Which part (e.g. "mesh 2 primitive 0 POSITION", "animation \"walk\" channel 3").
+        part: String,
+        /// What is wrong, and what to do about it where possible.
+        problem: String,
+    },
+    /// Input data is unusable (NaN keyframe, weights summing to 0, joint out of range, ...).
+    #[error("{part}: {problem}")]
+    InvalidInput {
+        /// Which part of the input.
+        part: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// An option is out of range or contradicts another.
+    #[error("invalid option {option}: {problem}")]
+    InvalidOption {
+        /// The option (as on the command line, e.g. "--fps").
+        option: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The bake does not reproduce the source within its format's bound.
+    #[error("verification failed: {0}")]
+    Verification(String),
+    /// vat-core refused something (layout, encoding, container).
+    #[error(transparent)]
+    Core(#[from] vat_core::Error),
+}
+
+/// `Result` with [`BakeError`].
+pub type Result<T, E = BakeError> = std::result::Result<T, E>;

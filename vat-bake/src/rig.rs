@@ -1,0 +1,283 @@
+//! The rig: the one in-memory description of an animated character that every source produces
+//! (glTF import, the procedural humanoid) and every later stage consumes (sampling, skinning, baking,
+//! glTF export).
+//!
+//! Conventions (those of glTF and vat-core): right-handed, +Y up, metres, seconds; a character faces +Z.
+//! Quaternions are unit `(x, y, z, w)`. Node transforms are local to the parent node; a node's global
+//! transform is `parent_global * local`.
+
+use glam::{Mat4, Quat, Vec2, Vec3, Vec4};
+
+/// A node's local transform: `T * R * S`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Transform {
+    /// Translation, metres.
+    pub translation: Vec3,
+    /// Rotation, unit quaternion.
+    pub rotation: Quat,
+    /// Scale (non-zero per axis).
+    pub scale: Vec3,
+}
+
+impl Transform {
+    /// The identity transform.
+    pub const IDENTITY: Self = Self { translation: Vec3::ZERO, rotation: Quat::IDENTITY, scale: Vec3::ONE };
+
+    /// `T * R * S` as a matrix.
+    pub fn to_mat4(&self) -> Mat4 {
+        Mat4::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
+    }
+}
+
+impl Default for Transform {
+    fn default() -> Self {
+        Self::IDENTITY
+    }
+}
+
+/// One node of the hierarchy (a joint, a non-joint ancestor of the skeleton, or a node carrying a mesh).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// Name, as authored (may be empty).
+    pub name: String,
+    /// Parent node index. Parents always come before their children (`parent < own index`).
+    pub parent: Option<usize>,
+    /// Local transform at rest (when no animation channel drives it).
+    pub rest: Transform,
+}
+
+/// A skin: which nodes are its joints and their inverse bind matrices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skin {
+    /// Node index of each joint. A mesh's joint index `j` means node `joints[j]`.
+    pub joints: Vec<usize>,
+    /// Inverse bind matrix of each joint (same length as `joints`).
+    pub inverse_bind: Vec<Mat4>,
+}
+
+/// How a mesh follows the hierarchy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MeshBinding {
+    /// Linear-blend skinned by skin `skin` with the mesh's joints/weights. Vertices are in the bind
+    /// space of the skin (glTF: the mesh node's transform is ignored for skinned meshes).
+    Skinned {
+        /// Index into [`Rig::skins`].
+        skin: usize,
+    },
+    /// Rigidly carried by node `node` (an unskinned mesh, a prop parented to a joint): vertex positions
+    /// are local to that node and follow its global transform.
+    Rigid {
+        /// Index into [`Rig::nodes`].
+        node: usize,
+    },
+}
+
+/// What a mesh is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MeshRole {
+    /// Part of the character's body: baked into the shared vertex set.
+    Body,
+    /// An attachment drawn at a socket (e.g. a cap on the head socket), baked separately from the body
+    /// and instanced with it. Its vertices are in the socket's space.
+    Attachment {
+        /// Index into [`Rig::sockets`].
+        socket: usize,
+    },
+}
+
+/// A morph target: per-vertex deltas added before skinning, scaled by the target's weight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MorphTarget {
+    /// Name (from glTF `mesh.extras.targetNames` when valid), if any.
+    pub name: Option<String>,
+    /// Position deltas, metres, one per vertex.
+    pub positions: Vec<Vec3>,
+    /// Normal deltas, one per vertex, if authored.
+    pub normals: Option<Vec<Vec3>>,
+    /// Tangent deltas (xyz), one per vertex, if authored.
+    pub tangents: Option<Vec<Vec3>>,
+}
+
+/// Maximum influences per vertex (JOINTS_0/WEIGHTS_0 and JOINTS_1/WEIGHTS_1).
+pub const MAX_INFLUENCES: usize = 8;
+
+/// One triangle mesh (one glTF primitive).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mesh {
+    /// Name, for messages.
+    pub name: String,
+    /// How it follows the hierarchy.
+    pub binding: MeshBinding,
+    /// Body or attachment.
+    pub role: MeshRole,
+    /// Rest positions, metres.
+    pub positions: Vec<Vec3>,
+    /// Rest unit normals (generated flat-shaded by the importer when absent).
+    pub normals: Vec<Vec3>,
+    /// Rest tangents (xyz unit, w = bitangent sign ±1), if authored.
+    pub tangents: Option<Vec<Vec4>>,
+    /// Texture coordinates, if authored.
+    pub uvs: Option<Vec<Vec2>>,
+    /// Material id per vertex (e.g. shirt, pants, skin; 0 when the source has none).
+    pub material_ids: Vec<u8>,
+    /// Triangle list, three indices per triangle into this mesh's vertices.
+    pub indices: Vec<u32>,
+    /// Influences per vertex used: 4 or 8 (0 for rigid meshes).
+    pub influence_count: usize,
+    /// Joint indices (into the skin's `joints`) per vertex; unused slots 0 with weight 0.
+    pub joints: Vec<[u16; MAX_INFLUENCES]>,
+    /// Weights per vertex, summing to 1 (renormalised by the importer); unused slots 0.
+    pub weights: Vec<[f32; MAX_INFLUENCES]>,
+    /// Morph targets.
+    pub morph_targets: Vec<MorphTarget>,
+    /// Weights of the morph targets when no animation drives them (glTF `mesh.weights`).
+    pub default_morph_weights: Vec<f32>,
+}
+
+impl Mesh {
+    /// Number of vertices.
+    pub fn vertex_count(&self) -> usize {
+        self.positions.len()
+    }
+}
+
+/// How a keyframe sampler interpolates (glTF `sampler.interpolation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyInterpolation {
+    /// Holds each key until the next.
+    Step,
+    /// Linear (rotations: shortest-path slerp).
+    Linear,
+    /// Cubic Hermite with in/out tangents (glTF CUBICSPLINE); rotations normalised after.
+    CubicSpline,
+}
+
+/// What a channel drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChannelTarget {
+    /// A node's translation (3 components per key).
+    Translation(usize),
+    /// A node's rotation (4 components per key, xyzw).
+    Rotation(usize),
+    /// A node's scale (3 components per key).
+    Scale(usize),
+    /// A mesh's morph weights (one component per target per key); the index is into [`Rig::meshes`].
+    MorphWeights(usize),
+}
+
+impl ChannelTarget {
+    /// Components per key value, given the morph target count of the driven mesh.
+    pub fn components(&self, morph_targets: usize) -> usize {
+        match self {
+            ChannelTarget::Translation(_) | ChannelTarget::Scale(_) => 3,
+            ChannelTarget::Rotation(_) => 4,
+            ChannelTarget::MorphWeights(_) => morph_targets,
+        }
+    }
+}
+
+/// A keyframe track.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Channel {
+    /// What it drives.
+    pub target: ChannelTarget,
+    /// Interpolation between keys.
+    pub interpolation: KeyInterpolation,
+    /// Key times, seconds, strictly increasing, finite.
+    pub times: Vec<f32>,
+    /// Key values, flat: `components` per key, or for `CubicSpline` `3 * components` per key laid out
+    /// as glTF does (in-tangent, value, out-tangent).
+    pub values: Vec<f32>,
+}
+
+/// An animation clip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnimationClip {
+    /// Name (unique within the rig).
+    pub name: String,
+    /// Its tracks.
+    pub channels: Vec<Channel>,
+    /// First key time of any channel, seconds (exporters often start at 0.04 s, not 0).
+    pub start: f32,
+    /// Last key time of any channel, seconds. `end - start` is the clip's duration.
+    pub end: f32,
+    /// Whether the clip loops (locomotion cycles, idle) or plays once.
+    pub looping: bool,
+    /// The exact stride in metres per cycle when the source knows it (the procedural humanoid);
+    /// `None` means "extract it from the feet" for locomotion clips, or not locomotion.
+    pub known_stride: Option<f32>,
+    /// Whether this clip moves the character (walk, jog, run): its stride is baked.
+    pub locomotion: bool,
+}
+
+impl AnimationClip {
+    /// Duration in seconds (`end - start`, `>= 0`).
+    pub fn duration(&self) -> f32 {
+        (self.end - self.start).max(0.0)
+    }
+}
+
+/// A named attachment point: a node plus a local offset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Socket {
+    /// Name (e.g. "head").
+    pub name: String,
+    /// The node it follows.
+    pub node: usize,
+    /// Offset from the node, local to it.
+    pub local: Mat4,
+}
+
+/// The feet of a biped, for stride extraction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Feet {
+    /// Node index of the left foot (ankle) joint.
+    pub left: usize,
+    /// Node index of the right foot (ankle) joint.
+    pub right: usize,
+}
+
+/// An animated character, from any source.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Rig {
+    /// Name (file stem or "humanoid").
+    pub name: String,
+    /// The node hierarchy, parents before children.
+    pub nodes: Vec<Node>,
+    /// Skins.
+    pub skins: Vec<Skin>,
+    /// Meshes (several on one skin bake into one vertex set).
+    pub meshes: Vec<Mesh>,
+    /// Clips.
+    pub clips: Vec<AnimationClip>,
+    /// Sockets.
+    pub sockets: Vec<Socket>,
+    /// The feet, when known (the procedural humanoid, or found by name in glTF).
+    pub feet: Option<Feet>,
+}
+
+impl Rig {
+    /// Global (model-space) rest transforms of every node.
+    pub fn rest_globals(&self) -> Vec<Mat4> {
+        let locals: Vec<Mat4> = self.nodes.iter().map(|n| n.rest.to_mat4()).collect();
+        self.globals_from_locals(&locals)
+    }
+
+    /// Global transforms from local ones (`parent_global * local`, parents first).
+    pub fn globals_from_locals(&self, locals: &[Mat4]) -> Vec<Mat4> {
+        let mut globals: Vec<Mat4> = Vec::with_capacity(locals.len());
+        for (i, node) in self.nodes.iter().enumerate() {
+            let g = match node.parent {
+                Some(p) if p < i => globals[p] * locals[i],
+                _ => locals[i],
+            };
+            globals.push(g);
+        }
+        globals
+    }
+
+    /// Vertices of all body meshes together (the baked vertex set, before reordering).
+    pub fn body_vertex_count(&self) -> usize {
+        self.meshes.iter().filter(|m| m.role == MeshRole::Body).map(Mesh::vertex_count).sum()
+    }
+}
