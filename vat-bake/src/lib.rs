@@ -10,10 +10,28 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`rig`] | the in-memory rig every source produces |
+//! | [`gltf_import`] | glTF 2.0 (.gltf, .glb) -> [`rig::Rig`] |
+//! | [`procgen`] | the built-in procedural humanoid (no assets needed), with exact strides |
+//! | [`export`] | [`rig::Rig`] -> animated .glb |
+//! | [`sample`] | evaluating clips: keyframe interpolation, poses, joint matrices |
+//! | [`skin`] | the merged vertex set and CPU linear-blend skinning (the ground truth) |
+//! | [`prepare`] | bake options and the in-memory [`prepare::PreparedBake`]; writing `.vat` |
+//! | [`lods`] | the LOD chain (index buffers over the one vertex set) and vertex reordering |
+//! | [`stride`] | stride extraction from planted feet |
+//! | [`verify`] | decoded bake vs fresh skinning, with error figures |
 //!
 //! Errors at this crate's boundary are one enum, [`BakeError`].
 
 mod error;
+pub mod export;
+pub mod gltf_import;
+pub mod lods;
+pub mod prepare;
+pub mod procgen;
 pub mod rig;
+pub mod sample;
+pub mod skin;
+pub mod stride;
+pub mod verify;
 
 pub use error::{BakeError, Result};
