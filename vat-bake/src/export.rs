@@ -1,1 +1,1065 @@
-//! Not yet written.
+//! [`Rig`] -> animated glTF 2.0 binary (`.glb`), readable by any viewer and re-importable by
+//! [`crate::gltf_import`] without loss.
+//!
+//! Layout of the file:
+//! - glTF node `i` is rig node `i` (translation, rotation and scale from its rest transform;
+//!   parents become `children` lists; roots form the scene). Extra nodes follow the rig's nodes:
+//!   one per mesh (skinned meshes at the scene root with their `skin`, rigid body meshes as
+//!   children of their carrier node, attachments as children of their socket's node with the
+//!   socket's transform), then one per socket without an attachment.
+//! - Vertex data: `POSITION` (with min/max), `NORMAL`, `TANGENT` and `TEXCOORD_0` when present,
+//!   `JOINTS_0`/`WEIGHTS_0` (unsigned short / float; plus `JOINTS_1`/`WEIGHTS_1` for 8 influences)
+//!   for skinned meshes, and the application attribute [`MATERIAL_ID_ATTRIBUTE`]; indices as
+//!   unsigned int; morph targets with `mesh.weights` and, when every target is named,
+//!   `mesh.extras.targetNames`.
+//! - One animation per clip, one sampler per channel (identical key times share one input
+//!   accessor); morph weight channels target the mesh's node.
+//! - vat's own metadata as `extras` (the keys are the `EXTRAS_*` constants of this module):
+//!   sockets, attachments and feet on nodes; looping, locomotion and stride on animations.
+//!
+//! Every float goes into the BIN chunk (or the JSON, for node transforms and accessor bounds) bit
+//! for bit, so importing the file gives back the same numbers. Every accessor's data starts on a
+//! 4-byte boundary and needs no byte stride (all element sizes are multiples of 4).
+
+use std::path::Path;
+
+use glam::{Mat4, Vec3};
+use serde_json::{Map, Value, json};
+
+use crate::rig::{ChannelTarget, KeyInterpolation, Mesh, MeshBinding, MeshRole, Rig};
+use crate::{BakeError, Result};
+
+/// The per-vertex material id attribute: SCALAR float accessor holding whole numbers 0-255 (a
+/// float keeps every element 4-byte aligned with no byte stride, which validators require of vertex
+/// attributes; ids are exact in f32).
+pub const MATERIAL_ID_ATTRIBUTE: &str = "_MATERIAL_ID";
+/// Node extras key naming the socket the node stands for (its transform is the socket's).
+pub const EXTRAS_SOCKET: &str = "vat_socket";
+/// Node extras key naming the attachment mesh the (socket) node carries.
+pub const EXTRAS_ATTACHMENT: &str = "vat_attachment";
+/// Node extras key marking a foot joint: `"left"` or `"right"`.
+pub const EXTRAS_FOOT: &str = "vat_foot";
+/// Animation extras key: whether the clip loops (bool).
+pub const EXTRAS_LOOPING: &str = "vat_looping";
+/// Animation extras key: whether the clip is locomotion (bool).
+pub const EXTRAS_LOCOMOTION: &str = "vat_locomotion";
+/// Animation extras key: the clip's known stride, metres per cycle (number; absent when unknown).
+pub const EXTRAS_STRIDE: &str = "vat_stride";
+
+/// glTF component types.
+const FLOAT: u32 = 5126;
+const UNSIGNED_SHORT: u32 = 5123;
+const UNSIGNED_INT: u32 = 5125;
+/// glTF buffer view targets.
+const ARRAY_BUFFER: u32 = 34962;
+const ELEMENT_ARRAY_BUFFER: u32 = 34963;
+
+/// The rig as a `.glb` file's bytes.
+///
+/// Errors: [`BakeError::InvalidInput`] naming the part when the rig cannot be written as valid
+/// glTF: a non-finite node transform, socket or vertex value, stream lengths that disagree, an
+/// index, joint, node, skin or socket reference out of range, a skinned mesh without 4 or 8
+/// influences, an attachment not rigidly carried by its socket's node, a clip that
+/// [`crate::sample::validate_clip`] rejects, or a file over 4 GiB.
+pub fn export_glb(rig: &Rig) -> Result<Vec<u8>> {
+    validate(rig)?;
+    let mut doc = Document::default();
+    doc.write(rig);
+    doc.into_glb(rig)
+}
+
+/// Writes the rig as a `.glb` file at `path`, atomically (a temporary file renamed into place; on
+/// failure no file is left at `path`).
+///
+/// Errors: those of [`export_glb`], and [`BakeError::Core`] (vat-core's I/O error, naming the
+/// file) when it cannot be written.
+pub fn write_glb(rig: &Rig, path: &Path) -> Result<()> {
+    let bytes = export_glb(rig)?;
+    vat_core::container::write_file_atomically(path, &bytes)?;
+    Ok(())
+}
+
+fn invalid(rig: &Rig, part: impl std::fmt::Display, problem: impl Into<String>) -> BakeError {
+    BakeError::InvalidInput { part: format!("rig \"{}\" {part}", rig.name), problem: problem.into() }
+}
+
+fn all_finite(values: impl IntoIterator<Item = f32>) -> bool {
+    values.into_iter().all(f32::is_finite)
+}
+
+/// Checks everything the document needs, so that writing it cannot fail or produce invalid glTF.
+fn validate(rig: &Rig) -> Result<()> {
+    let nodes = rig.nodes.len();
+    for (i, n) in rig.nodes.iter().enumerate() {
+        if n.parent.is_some_and(|p| p >= i) {
+            return Err(invalid(
+                rig,
+                format!("node {i} \"{}\"", n.name),
+                "its parent does not come before it",
+            ));
+        }
+        let r = n.rest;
+        if !all_finite(
+            r.translation.to_array().into_iter().chain(r.rotation.to_array()).chain(r.scale.to_array()),
+        ) {
+            return Err(invalid(rig, format!("node {i} \"{}\"", n.name), "rest transform is not finite"));
+        }
+    }
+    for (s, skin) in rig.skins.iter().enumerate() {
+        if skin.joints.is_empty() || skin.joints.len() != skin.inverse_bind.len() {
+            return Err(invalid(
+                rig,
+                format!("skin {s}"),
+                format!("{} joints and {} inverse bind matrices", skin.joints.len(), skin.inverse_bind.len()),
+            ));
+        }
+        let mut seen = vec![false; nodes];
+        for &j in &skin.joints {
+            match seen.get_mut(j) {
+                Some(flag) if !*flag => *flag = true,
+                Some(_) => {
+                    return Err(invalid(rig, format!("skin {s}"), format!("node {j} is a joint twice")));
+                }
+                None => {
+                    return Err(invalid(
+                        rig,
+                        format!("skin {s}"),
+                        format!("joint node {j} of {nodes} nodes"),
+                    ));
+                }
+            }
+        }
+        if !all_finite(skin.inverse_bind.iter().flat_map(Mat4::to_cols_array)) {
+            return Err(invalid(rig, format!("skin {s}"), "an inverse bind matrix is not finite"));
+        }
+    }
+    for (i, socket) in rig.sockets.iter().enumerate() {
+        if socket.node >= nodes || !all_finite(socket.local.to_cols_array()) {
+            return Err(invalid(
+                rig,
+                format!("socket {i} \"{}\"", socket.name),
+                "node out of range or transform not finite",
+            ));
+        }
+    }
+    if let Some(feet) = rig.feet
+        && (feet.left >= nodes || feet.right >= nodes)
+    {
+        return Err(invalid(rig, "feet", format!("nodes {} and {} of {nodes}", feet.left, feet.right)));
+    }
+    for (m, mesh) in rig.meshes.iter().enumerate() {
+        validate_mesh(rig, m, mesh)?;
+    }
+    for c in 0..rig.clips.len() {
+        crate::sample::validate_clip(rig, c)?;
+    }
+    Ok(())
+}
+
+fn validate_mesh(rig: &Rig, m: usize, mesh: &Mesh) -> Result<()> {
+    let part = || format!("mesh {m} \"{}\"", mesh.name);
+    let n = mesh.vertex_count();
+    let bad_len = |what: &str, len: usize| invalid(rig, part(), format!("{len} {what} for {n} vertices"));
+    if n == 0 {
+        return Err(invalid(rig, part(), "has no vertices"));
+    }
+    if mesh.normals.len() != n {
+        return Err(bad_len("normals", mesh.normals.len()));
+    }
+    if mesh.material_ids.len() != n {
+        return Err(bad_len("material ids", mesh.material_ids.len()));
+    }
+    if let Some(t) = &mesh.tangents
+        && t.len() != n
+    {
+        return Err(bad_len("tangents", t.len()));
+    }
+    if let Some(uv) = &mesh.uvs
+        && uv.len() != n
+    {
+        return Err(bad_len("uvs", uv.len()));
+    }
+    let floats = mesh
+        .positions
+        .iter()
+        .chain(&mesh.normals)
+        .flat_map(|v| v.to_array())
+        .chain(mesh.tangents.iter().flatten().flat_map(|t| t.to_array()))
+        .chain(mesh.uvs.iter().flatten().flat_map(|t| t.to_array()));
+    if !all_finite(floats) {
+        return Err(invalid(rig, part(), "a vertex attribute is not finite"));
+    }
+    if !mesh.indices.len().is_multiple_of(3) {
+        return Err(invalid(
+            rig,
+            part(),
+            format!("{} indices is not a whole number of triangles", mesh.indices.len()),
+        ));
+    }
+    if let Some(i) = mesh.indices.iter().find(|&&i| i as usize >= n) {
+        return Err(invalid(rig, part(), format!("index {i} out of range for {n} vertices")));
+    }
+    match mesh.binding {
+        MeshBinding::Skinned { skin } => {
+            let Some(s) = rig.skins.get(skin) else {
+                return Err(invalid(rig, part(), format!("skin {skin} of {}", rig.skins.len())));
+            };
+            if mesh.influence_count != 4 && mesh.influence_count != 8 {
+                return Err(invalid(
+                    rig,
+                    part(),
+                    format!("{} influences; glTF skins take 4 or 8", mesh.influence_count),
+                ));
+            }
+            if mesh.joints.len() != n {
+                return Err(bad_len("joint rows", mesh.joints.len()));
+            }
+            if mesh.weights.len() != n {
+                return Err(bad_len("weight rows", mesh.weights.len()));
+            }
+            let used = mesh.influence_count;
+            if let Some(v) =
+                mesh.joints.iter().position(|j| j[..used].iter().any(|&j| j as usize >= s.joints.len()))
+            {
+                return Err(invalid(
+                    rig,
+                    part(),
+                    format!("vertex {v} uses a joint beyond the skin's {}", s.joints.len()),
+                ));
+            }
+            if !all_finite(mesh.weights.iter().flat_map(|w| w[..used].to_vec())) {
+                return Err(invalid(rig, part(), "a weight is not finite"));
+            }
+        }
+        MeshBinding::Rigid { node } => {
+            if node >= rig.nodes.len() {
+                return Err(invalid(rig, part(), format!("carried by node {node} of {}", rig.nodes.len())));
+            }
+        }
+    }
+    if let MeshRole::Attachment { socket } = mesh.role {
+        let Some(s) = rig.sockets.get(socket) else {
+            return Err(invalid(
+                rig,
+                part(),
+                format!("attached to socket {socket} of {}", rig.sockets.len()),
+            ));
+        };
+        if mesh.binding != (MeshBinding::Rigid { node: s.node }) {
+            return Err(invalid(
+                rig,
+                part(),
+                format!("an attachment must be rigidly carried by its socket's node {}", s.node),
+            ));
+        }
+    }
+    for (t, target) in mesh.morph_targets.iter().enumerate() {
+        let lens = [
+            Some(target.positions.len()),
+            target.normals.as_ref().map(Vec::len),
+            target.tangents.as_ref().map(Vec::len),
+        ];
+        if lens.iter().flatten().any(|&l| l != n) {
+            return Err(invalid(
+                rig,
+                format!("{} morph target {t}", part()),
+                format!("deltas are not one per vertex ({n})"),
+            ));
+        }
+        let deltas = target
+            .positions
+            .iter()
+            .chain(target.normals.iter().flatten())
+            .chain(target.tangents.iter().flatten())
+            .flat_map(|v| v.to_array());
+        if !all_finite(deltas) {
+            return Err(invalid(rig, format!("{} morph target {t}", part()), "a delta is not finite"));
+        }
+    }
+    if mesh.default_morph_weights.len() > mesh.morph_targets.len()
+        || !all_finite(mesh.default_morph_weights.iter().copied())
+    {
+        return Err(invalid(rig, part(), "default morph weights: more than targets, or not finite"));
+    }
+    Ok(())
+}
+
+/// The glTF document under construction: JSON arrays and the BIN chunk.
+#[derive(Default)]
+struct Document {
+    bin: Vec<u8>,
+    buffer_views: Vec<Value>,
+    accessors: Vec<Value>,
+    nodes: Vec<Map<String, Value>>,
+    meshes: Vec<Value>,
+    skins: Vec<Value>,
+    animations: Vec<Value>,
+    scene_roots: Vec<usize>,
+}
+
+/// A JSON number holding exactly the f32 (printed as the shortest f64 that reads back as it).
+fn num(x: f32) -> Value {
+    Value::from(f64::from(x))
+}
+
+fn nums(xs: &[f32]) -> Value {
+    Value::Array(xs.iter().copied().map(num).collect())
+}
+
+impl Document {
+    /// Appends `bytes` as a buffer view starting on a 4-byte boundary; returns its index.
+    fn view(&mut self, bytes: &[u8], target: Option<u32>) -> usize {
+        while !self.bin.len().is_multiple_of(4) {
+            self.bin.push(0);
+        }
+        let mut view = json!({ "buffer": 0, "byteOffset": self.bin.len(), "byteLength": bytes.len() });
+        if let Some(t) = target {
+            view["target"] = json!(t);
+        }
+        self.bin.extend_from_slice(bytes);
+        self.buffer_views.push(view);
+        self.buffer_views.len() - 1
+    }
+
+    /// A float accessor of `kind` ("SCALAR", "VEC2", ...) with `width` components per element;
+    /// `bounds` adds per-component min and max.
+    fn floats(
+        &mut self,
+        values: &[f32],
+        kind: &str,
+        width: usize,
+        target: Option<u32>,
+        bounds: bool,
+    ) -> usize {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let view = self.view(&bytes, target);
+        let mut acc = json!({
+            "bufferView": view, "componentType": FLOAT, "count": values.len() / width, "type": kind,
+        });
+        if bounds {
+            let mut lo = vec![f32::INFINITY; width];
+            let mut hi = vec![f32::NEG_INFINITY; width];
+            for element in values.chunks(width) {
+                for (c, &v) in element.iter().enumerate() {
+                    lo[c] = lo[c].min(v);
+                    hi[c] = hi[c].max(v);
+                }
+            }
+            acc["min"] = nums(&lo);
+            acc["max"] = nums(&hi);
+        }
+        self.accessors.push(acc);
+        self.accessors.len() - 1
+    }
+
+    fn vec3s(&mut self, values: &[Vec3], target: Option<u32>, bounds: bool) -> usize {
+        let flat: Vec<f32> = values.iter().flat_map(|v| v.to_array()).collect();
+        self.floats(&flat, "VEC3", 3, target, bounds)
+    }
+
+    fn joints(&mut self, rows: &[[u16; 4]]) -> usize {
+        let bytes: Vec<u8> = rows.iter().flatten().flat_map(|j| j.to_le_bytes()).collect();
+        let view = self.view(&bytes, Some(ARRAY_BUFFER));
+        self.accessors.push(json!({
+            "bufferView": view, "componentType": UNSIGNED_SHORT, "count": rows.len(), "type": "VEC4",
+        }));
+        self.accessors.len() - 1
+    }
+
+    fn indices(&mut self, indices: &[u32]) -> usize {
+        let bytes: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
+        let view = self.view(&bytes, Some(ELEMENT_ARRAY_BUFFER));
+        self.accessors.push(json!({
+            "bufferView": view, "componentType": UNSIGNED_INT, "count": indices.len(), "type": "SCALAR",
+        }));
+        self.accessors.len() - 1
+    }
+
+    fn push_node(&mut self, node: Map<String, Value>, parent: Option<usize>) -> usize {
+        let index = self.nodes.len();
+        self.nodes.push(node);
+        match parent {
+            Some(p) => self.add_child(p, index),
+            None => self.scene_roots.push(index),
+        }
+        index
+    }
+
+    fn add_child(&mut self, parent: usize, child: usize) {
+        if let Some(p) = self.nodes.get_mut(parent) {
+            match p.get_mut("children") {
+                Some(Value::Array(children)) => children.push(json!(child)),
+                _ => {
+                    p.insert("children".into(), json!([child]));
+                }
+            }
+        }
+    }
+
+    fn write(&mut self, rig: &Rig) {
+        for (i, n) in rig.nodes.iter().enumerate() {
+            let mut node = Map::new();
+            if !n.name.is_empty() {
+                node.insert("name".into(), json!(n.name));
+            }
+            node.insert("translation".into(), nums(&n.rest.translation.to_array()));
+            node.insert("rotation".into(), nums(&n.rest.rotation.to_array()));
+            node.insert("scale".into(), nums(&n.rest.scale.to_array()));
+            let foot = rig.feet.and_then(|f| {
+                if f.left == i {
+                    Some("left")
+                } else if f.right == i {
+                    Some("right")
+                } else {
+                    None
+                }
+            });
+            if let Some(side) = foot {
+                node.insert("extras".into(), json!({ EXTRAS_FOOT: side }));
+            }
+            self.push_node(node, n.parent);
+        }
+        for skin in &rig.skins {
+            let flat: Vec<f32> = skin.inverse_bind.iter().flat_map(Mat4::to_cols_array).collect();
+            let ibm = self.floats(&flat, "MAT4", 16, None, false);
+            self.skins.push(json!({ "joints": skin.joints, "inverseBindMatrices": ibm }));
+        }
+        let mut carrier = Vec::with_capacity(rig.meshes.len());
+        for (m, mesh) in rig.meshes.iter().enumerate() {
+            let value = self.mesh(mesh);
+            self.meshes.push(value);
+            let mut node = Map::new();
+            node.insert("name".into(), json!(mesh.name));
+            node.insert("mesh".into(), json!(m));
+            let parent = match (mesh.role.clone(), mesh.binding) {
+                (MeshRole::Attachment { socket }, _) => {
+                    let s = &rig.sockets[socket];
+                    insert_transform(&mut node, &s.local);
+                    node.insert(
+                        "extras".into(),
+                        json!({ EXTRAS_SOCKET: s.name, EXTRAS_ATTACHMENT: mesh.name }),
+                    );
+                    Some(s.node)
+                }
+                (MeshRole::Body, MeshBinding::Skinned { skin }) => {
+                    node.insert("skin".into(), json!(skin));
+                    None
+                }
+                (MeshRole::Body, MeshBinding::Rigid { node }) => Some(node),
+            };
+            carrier.push(self.push_node(node, parent));
+        }
+        for (i, socket) in rig.sockets.iter().enumerate() {
+            let attached = rig.meshes.iter().any(|m| m.role == MeshRole::Attachment { socket: i });
+            if !attached {
+                let mut node = Map::new();
+                node.insert("name".into(), json!(socket.name));
+                insert_transform(&mut node, &socket.local);
+                node.insert("extras".into(), json!({ EXTRAS_SOCKET: socket.name }));
+                self.push_node(node, Some(socket.node));
+            }
+        }
+        for clip in &rig.clips {
+            let mut inputs: Vec<(&[f32], usize)> = Vec::new();
+            let mut samplers = Vec::new();
+            let mut channels = Vec::new();
+            for ch in &clip.channels {
+                let input = match inputs.iter().find(|(t, _)| bits_equal(t, &ch.times)) {
+                    Some(&(_, accessor)) => accessor,
+                    None => {
+                        let accessor = self.floats(&ch.times, "SCALAR", 1, None, true);
+                        inputs.push((&ch.times, accessor));
+                        accessor
+                    }
+                };
+                let (node, path, kind, width) = match ch.target {
+                    ChannelTarget::Translation(n) => (n, "translation", "VEC3", 3),
+                    ChannelTarget::Rotation(n) => (n, "rotation", "VEC4", 4),
+                    ChannelTarget::Scale(n) => (n, "scale", "VEC3", 3),
+                    ChannelTarget::MorphWeights(m) => (carrier[m], "weights", "SCALAR", 1),
+                };
+                let output = self.floats(&ch.values, kind, width, None, false);
+                let interpolation = match ch.interpolation {
+                    KeyInterpolation::Step => "STEP",
+                    KeyInterpolation::Linear => "LINEAR",
+                    KeyInterpolation::CubicSpline => "CUBICSPLINE",
+                };
+                channels.push(json!({ "sampler": samplers.len(), "target": { "node": node, "path": path } }));
+                samplers.push(json!({ "input": input, "output": output, "interpolation": interpolation }));
+            }
+            let mut extras = json!({ EXTRAS_LOOPING: clip.looping, EXTRAS_LOCOMOTION: clip.locomotion });
+            if let Some(stride) = clip.known_stride {
+                extras[EXTRAS_STRIDE] = num(stride);
+            }
+            self.animations.push(json!({
+                "name": clip.name, "channels": channels, "samplers": samplers, "extras": extras,
+            }));
+        }
+    }
+
+    /// One glTF mesh with one triangle primitive.
+    fn mesh(&mut self, mesh: &Mesh) -> Value {
+        let mut attributes = Map::new();
+        let position = self.vec3s(&mesh.positions, Some(ARRAY_BUFFER), true);
+        attributes.insert("POSITION".into(), json!(position));
+        attributes.insert("NORMAL".into(), json!(self.vec3s(&mesh.normals, Some(ARRAY_BUFFER), false)));
+        if let Some(t) = &mesh.tangents {
+            let flat: Vec<f32> = t.iter().flat_map(|v| v.to_array()).collect();
+            attributes
+                .insert("TANGENT".into(), json!(self.floats(&flat, "VEC4", 4, Some(ARRAY_BUFFER), false)));
+        }
+        if let Some(uv) = &mesh.uvs {
+            let flat: Vec<f32> = uv.iter().flat_map(|v| v.to_array()).collect();
+            attributes
+                .insert("TEXCOORD_0".into(), json!(self.floats(&flat, "VEC2", 2, Some(ARRAY_BUFFER), false)));
+        }
+        if let MeshBinding::Skinned { .. } = mesh.binding {
+            for set in 0..mesh.influence_count / 4 {
+                let slots = set * 4..set * 4 + 4;
+                let joints: Vec<[u16; 4]> = mesh
+                    .joints
+                    .iter()
+                    .map(|j| [j[slots.start], j[slots.start + 1], j[slots.start + 2], j[slots.start + 3]])
+                    .collect();
+                let weights: Vec<f32> = mesh.weights.iter().flat_map(|w| w[slots.clone()].to_vec()).collect();
+                attributes.insert(format!("JOINTS_{set}"), json!(self.joints(&joints)));
+                let w = self.floats(&weights, "VEC4", 4, Some(ARRAY_BUFFER), false);
+                attributes.insert(format!("WEIGHTS_{set}"), json!(w));
+            }
+        }
+        let ids: Vec<f32> = mesh.material_ids.iter().map(|&m| f32::from(m)).collect();
+        let ids = self.floats(&ids, "SCALAR", 1, Some(ARRAY_BUFFER), false);
+        attributes.insert(MATERIAL_ID_ATTRIBUTE.into(), json!(ids));
+        let indices = self.indices(&mesh.indices);
+        let mut primitive = json!({ "attributes": attributes, "indices": indices, "mode": 4 });
+        let mut out = json!({ "name": mesh.name });
+        if !mesh.morph_targets.is_empty() {
+            let mut targets = Vec::new();
+            for t in &mesh.morph_targets {
+                let mut target = Map::new();
+                // Morph POSITION accessors need bounds like the base attribute.
+                target.insert("POSITION".into(), json!(self.vec3s(&t.positions, Some(ARRAY_BUFFER), true)));
+                if let Some(n) = &t.normals {
+                    target.insert("NORMAL".into(), json!(self.vec3s(n, Some(ARRAY_BUFFER), false)));
+                }
+                if let Some(tn) = &t.tangents {
+                    target.insert("TANGENT".into(), json!(self.vec3s(tn, Some(ARRAY_BUFFER), false)));
+                }
+                targets.push(Value::Object(target));
+            }
+            primitive["targets"] = Value::Array(targets);
+            let weights: Vec<f32> = (0..mesh.morph_targets.len())
+                .map(|t| mesh.default_morph_weights.get(t).copied().unwrap_or(0.0))
+                .collect();
+            out["weights"] = nums(&weights);
+            let names: Option<Vec<&str>> = mesh.morph_targets.iter().map(|t| t.name.as_deref()).collect();
+            if let Some(names) = names {
+                out["extras"] = json!({ "targetNames": names });
+            }
+        }
+        out["primitives"] = json!([primitive]);
+        out
+    }
+
+    fn into_glb(self, rig: &Rig) -> Result<Vec<u8>> {
+        let mut root = json!({
+            "asset": { "version": "2.0", "generator": concat!("vat-bake ", env!("CARGO_PKG_VERSION")) },
+            "scene": 0,
+            "scenes": [{ "name": rig.name, "nodes": self.scene_roots }],
+            "nodes": self.nodes,
+        });
+        let arrays = [
+            ("meshes", self.meshes),
+            ("skins", self.skins),
+            ("animations", self.animations),
+            ("accessors", self.accessors),
+            ("bufferViews", self.buffer_views),
+        ];
+        for (key, array) in arrays {
+            if !array.is_empty() {
+                root[key] = Value::Array(array);
+            }
+        }
+        if !self.bin.is_empty() {
+            root["buffers"] = json!([{ "byteLength": self.bin.len() }]);
+        }
+        let mut json_chunk = serde_json::to_vec(&root)
+            .map_err(|e| invalid(rig, "glTF JSON", format!("could not serialise: {e}")))?;
+        while !json_chunk.len().is_multiple_of(4) {
+            json_chunk.push(b' ');
+        }
+        let mut bin = self.bin;
+        while !bin.len().is_multiple_of(4) {
+            bin.push(0);
+        }
+        let bin_chunk_len = if bin.is_empty() { 0 } else { 8 + bin.len() };
+        let total = 12 + 8 + json_chunk.len() + bin_chunk_len;
+        let too_big = || invalid(rig, "glTF binary", format!("{total} bytes exceed the format's 4 GiB"));
+        let total32 = u32::try_from(total).map_err(|_| too_big())?;
+        let json_len = u32::try_from(json_chunk.len()).map_err(|_| too_big())?;
+        let bin_len = u32::try_from(bin.len()).map_err(|_| too_big())?;
+        let mut glb = Vec::with_capacity(total);
+        glb.extend_from_slice(b"glTF");
+        glb.extend_from_slice(&2u32.to_le_bytes());
+        glb.extend_from_slice(&total32.to_le_bytes());
+        glb.extend_from_slice(&json_len.to_le_bytes());
+        glb.extend_from_slice(b"JSON");
+        glb.extend_from_slice(&json_chunk);
+        if !bin.is_empty() {
+            glb.extend_from_slice(&bin_len.to_le_bytes());
+            glb.extend_from_slice(b"BIN\0");
+            glb.extend_from_slice(&bin);
+        }
+        Ok(glb)
+    }
+}
+
+fn bits_equal(a: &[f32], b: &[f32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
+/// Sets a non-animated node's transform: `translation` when the matrix is a pure translation (exact
+/// and what most tools expect), the full column-major `matrix` otherwise (also exact).
+fn insert_transform(node: &mut Map<String, Value>, m: &Mat4) {
+    let translation_only = Mat4::from_translation(m.w_axis.truncate());
+    if translation_only.to_cols_array().map(f32::to_bits) == m.to_cols_array().map(f32::to_bits) {
+        node.insert("translation".into(), nums(&m.w_axis.truncate().to_array()));
+    } else {
+        node.insert("matrix".into(), nums(&m.to_cols_array()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Quat, Vec2, Vec4};
+    use gltf::animation::util::{MorphTargetWeights, ReadOutputs, Rotations};
+    use gltf::mesh::Semantic;
+
+    use super::*;
+    use crate::procgen;
+    use crate::rig::{AnimationClip, Channel, Feet, MorphTarget, Node, Skin, Socket, Transform};
+
+    fn bits(v: impl IntoIterator<Item = f32>) -> Vec<u32> {
+        v.into_iter().map(f32::to_bits).collect()
+    }
+
+    fn u32_at(bytes: &[u8], at: usize) -> u32 {
+        u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
+    }
+
+    fn extras(raw: &gltf::json::Extras) -> Value {
+        raw.as_ref().map_or(Value::Null, |r| serde_json::from_str(r.get()).unwrap())
+    }
+
+    /// Parses with validation and checks the container: header, chunk lengths and types, 4-byte
+    /// alignment of the chunks and of every buffer view.
+    fn parse(glb: &[u8]) -> (gltf::Gltf, Vec<u8>) {
+        assert_eq!(&glb[0..4], b"glTF");
+        assert_eq!(u32_at(glb, 4), 2);
+        assert_eq!(u32_at(glb, 8) as usize, glb.len());
+        let json_len = u32_at(glb, 12) as usize;
+        assert_eq!(&glb[16..20], b"JSON");
+        assert_eq!(json_len % 4, 0);
+        let bin_at = 20 + json_len;
+        let bin_len = u32_at(glb, bin_at) as usize;
+        assert_eq!(&glb[bin_at + 4..bin_at + 8], b"BIN\0");
+        assert_eq!(bin_len % 4, 0);
+        assert_eq!(bin_at + 8 + bin_len, glb.len());
+        let gltf = gltf::Gltf::from_slice(glb).expect("valid glTF");
+        let blob = gltf.blob.clone().expect("a BIN chunk");
+        assert_eq!(gltf.buffers().next().unwrap().length(), blob.len());
+        for view in gltf.views() {
+            assert_eq!(view.offset() % 4, 0, "buffer view {} misaligned", view.index());
+            assert!(view.offset() + view.length() <= blob.len());
+            assert_eq!(view.stride(), None);
+        }
+        (gltf, blob)
+    }
+
+    #[test]
+    fn the_humanoid_exports_as_valid_gltf_with_every_value_bit_exact() {
+        let rig = procgen::humanoid();
+        let (gltf, blob) = parse(&export_glb(&rig).unwrap());
+        let buffers = |_: gltf::Buffer<'_>| Some(blob.as_slice());
+
+        // Nodes: rig nodes first, then one carrier per mesh (the socket has its attachment).
+        let nodes: Vec<gltf::Node<'_>> = gltf.nodes().collect();
+        assert_eq!(nodes.len(), rig.nodes.len() + rig.meshes.len());
+        for (i, n) in rig.nodes.iter().enumerate() {
+            let (t, r, s) = nodes[i].transform().decomposed();
+            assert_eq!(bits(t), bits(n.rest.translation.to_array()), "node {i}");
+            assert_eq!(bits(r), bits(n.rest.rotation.to_array()), "node {i}");
+            assert_eq!(bits(s), bits(n.rest.scale.to_array()), "node {i}");
+            assert_eq!(nodes[i].name(), Some(n.name.as_str()));
+            for child in nodes[i].children() {
+                if child.index() < rig.nodes.len() {
+                    assert_eq!(rig.nodes[child.index()].parent, Some(i));
+                }
+            }
+        }
+        let roots: Vec<usize> = gltf.scenes().next().unwrap().nodes().map(|n| n.index()).collect();
+        assert_eq!(roots, [0, rig.nodes.len()], "the root joint and the skinned body");
+        let feet = rig.feet.unwrap();
+        assert_eq!(extras(nodes[feet.left].extras()), json!({ "vat_foot": "left" }));
+        assert_eq!(extras(nodes[feet.right].extras()), json!({ "vat_foot": "right" }));
+
+        // The skin.
+        let skin = gltf.skins().next().unwrap();
+        assert_eq!(skin.joints().map(|j| j.index()).collect::<Vec<_>>(), rig.skins[0].joints);
+        let ibm: Vec<[[f32; 4]; 4]> = skin.reader(buffers).read_inverse_bind_matrices().unwrap().collect();
+        assert_eq!(
+            bits(ibm.iter().flatten().flatten().copied()),
+            bits(rig.skins[0].inverse_bind.iter().flat_map(Mat4::to_cols_array))
+        );
+
+        // Meshes: every stream bit for bit.
+        for (m, mesh) in rig.meshes.iter().enumerate() {
+            let g = gltf.meshes().nth(m).unwrap();
+            assert_eq!(g.name(), Some(mesh.name.as_str()));
+            let prim = g.primitives().next().unwrap();
+            assert_eq!(prim.mode(), gltf::mesh::Mode::Triangles);
+            let reader = prim.reader(buffers);
+            let positions: Vec<[f32; 3]> = reader.read_positions().unwrap().collect();
+            assert_eq!(bits(positions.concat()), bits(mesh.positions.iter().flat_map(|p| p.to_array())));
+            let bb = prim.bounding_box();
+            let (lo, hi) =
+                mesh.positions.iter().fold((Vec3::MAX, Vec3::MIN), |(a, b), p| (a.min(*p), b.max(*p)));
+            assert_eq!((bits(bb.min), bits(bb.max)), (bits(lo.to_array()), bits(hi.to_array())));
+            let normals: Vec<[f32; 3]> = reader.read_normals().unwrap().collect();
+            assert_eq!(bits(normals.concat()), bits(mesh.normals.iter().flat_map(|p| p.to_array())));
+            let tangents: Vec<[f32; 4]> = reader.read_tangents().unwrap().collect();
+            let rig_tangents = mesh.tangents.as_ref().unwrap();
+            assert_eq!(bits(tangents.concat()), bits(rig_tangents.iter().flat_map(|t| t.to_array())));
+            let uvs: Vec<[f32; 2]> = reader.read_tex_coords(0).unwrap().into_f32().collect();
+            assert_eq!(
+                bits(uvs.concat()),
+                bits(mesh.uvs.as_ref().unwrap().iter().flat_map(|t| t.to_array()))
+            );
+            let indices: Vec<u32> = reader.read_indices().unwrap().into_u32().collect();
+            assert_eq!(indices, mesh.indices);
+            let ids = prim.get(&Semantic::Extras("MATERIAL_ID".into())).unwrap();
+            assert_eq!(
+                (ids.data_type(), ids.dimensions()),
+                (gltf::accessor::DataType::F32, gltf::accessor::Dimensions::Scalar)
+            );
+            let ids: Vec<f32> = gltf::accessor::Iter::<f32>::new(ids, buffers).unwrap().collect();
+            assert_eq!(ids, mesh.material_ids.iter().map(|&i| f32::from(i)).collect::<Vec<_>>());
+            let carrier = &nodes[rig.nodes.len() + m];
+            assert_eq!(carrier.mesh().map(|x| x.index()), Some(m));
+            match mesh.role {
+                MeshRole::Body => {
+                    assert_eq!(carrier.skin().map(|s| s.index()), Some(0));
+                    let joints: Vec<[u16; 4]> = reader.read_joints(0).unwrap().into_u16().collect();
+                    let rig_joints: Vec<[u16; 4]> =
+                        mesh.joints.iter().map(|j| [j[0], j[1], j[2], j[3]]).collect();
+                    assert_eq!(joints, rig_joints);
+                    let weights: Vec<[f32; 4]> = reader.read_weights(0).unwrap().into_f32().collect();
+                    assert_eq!(
+                        bits(weights.concat()),
+                        bits(mesh.weights.iter().flat_map(|w| w[..4].to_vec()))
+                    );
+                    assert!(reader.read_joints(1).is_none());
+                }
+                MeshRole::Attachment { socket } => {
+                    let s = &rig.sockets[socket];
+                    assert!(reader.read_joints(0).is_none() && carrier.skin().is_none());
+                    assert!(nodes[s.node].children().any(|c| c.index() == carrier.index()));
+                    assert_eq!(bits(carrier.transform().matrix().concat()), bits(s.local.to_cols_array()));
+                    assert_eq!(
+                        extras(carrier.extras()),
+                        json!({ "vat_socket": "head", "vat_attachment": "cap" })
+                    );
+                }
+            }
+        }
+
+        // Animations: names, extras, targets, interpolation, and every key bit for bit.
+        assert_eq!(gltf.animations().count(), rig.clips.len());
+        for (anim, clip) in gltf.animations().zip(&rig.clips) {
+            assert_eq!(anim.name(), Some(clip.name.as_str()));
+            let mut expect = json!({ "vat_looping": clip.looping, "vat_locomotion": clip.locomotion });
+            if let Some(s) = clip.known_stride {
+                expect["vat_stride"] = json!(f64::from(s));
+            }
+            assert_eq!(extras(anim.extras()), expect, "{}", clip.name);
+            let channels: Vec<_> = anim.channels().collect();
+            assert_eq!(channels.len(), clip.channels.len());
+            // One shared input accessor: every channel has the same key times.
+            let inputs: std::collections::BTreeSet<usize> =
+                channels.iter().map(|c| c.sampler().input().index()).collect();
+            assert_eq!(inputs.len(), 1, "{}", clip.name);
+            let input = channels[0].sampler().input();
+            assert_eq!(input.min(), Some(json!([f64::from(clip.start)])));
+            assert_eq!(input.max(), Some(json!([f64::from(clip.end)])));
+            for (c, ch) in channels.iter().zip(&clip.channels) {
+                assert_eq!(c.sampler().interpolation(), gltf::animation::Interpolation::Linear);
+                let reader = c.reader(buffers);
+                let times: Vec<f32> = reader.read_inputs().unwrap().collect();
+                assert_eq!(bits(times), bits(ch.times.iter().copied()));
+                let values: Vec<f32> = match (reader.read_outputs().unwrap(), ch.target) {
+                    (ReadOutputs::Translations(t), ChannelTarget::Translation(n)) => {
+                        assert_eq!(c.target().node().index(), n);
+                        t.flatten().collect()
+                    }
+                    (ReadOutputs::Rotations(Rotations::F32(r)), ChannelTarget::Rotation(n)) => {
+                        assert_eq!(c.target().node().index(), n);
+                        r.flatten().collect()
+                    }
+                    (other, target) => panic!("{target:?} read back as {:?}", std::mem::discriminant(&other)),
+                };
+                assert_eq!(bits(values), bits(ch.values.iter().copied()), "{} {:?}", clip.name, ch.target);
+            }
+        }
+    }
+
+    /// A small rig using what the humanoid does not: 8 influences, morph targets with names and
+    /// default weights, a morph-weights channel, STEP and CUBICSPLINE samplers, a scale channel, a
+    /// rigid body mesh on a joint, a socket without attachment and with a rotation.
+    fn feature_rig() -> Rig {
+        let tri = |i: u32| [i, i + 1, i + 2];
+        let n = 4;
+        let positions = vec![Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::new(0.1, 0.2, 1.0 / 3.0)];
+        let body = Mesh {
+            name: "body".into(),
+            binding: MeshBinding::Skinned { skin: 0 },
+            role: MeshRole::Body,
+            positions: positions.clone(),
+            normals: vec![Vec3::Z; n],
+            tangents: None,
+            uvs: Some(vec![Vec2::new(0.25, 0.5); n]),
+            material_ids: vec![0, 1, 2, 255],
+            indices: [tri(0), tri(1)].concat(),
+            influence_count: 8,
+            // Eight distinct joints per vertex, dyadic weights summing to exactly 1.
+            joints: (0..n as u16).map(|v| std::array::from_fn(|i| (v + i as u16) % 8)).collect(),
+            weights: vec![[0.25, 0.25, 0.125, 0.125, 0.125, 0.0625, 0.03125, 0.03125]; n],
+            morph_targets: vec![
+                MorphTarget {
+                    name: Some("smile".into()),
+                    positions: vec![Vec3::Y * 0.1; n],
+                    normals: Some(vec![Vec3::X * 0.01; n]),
+                    tangents: None,
+                },
+                MorphTarget {
+                    name: Some("blink".into()),
+                    positions: vec![Vec3::NEG_X * 0.2; n],
+                    normals: None,
+                    tangents: None,
+                },
+            ],
+            default_morph_weights: vec![0.5],
+        };
+        let prop = Mesh {
+            name: "prop".into(),
+            binding: MeshBinding::Rigid { node: 1 },
+            role: MeshRole::Body,
+            positions,
+            normals: vec![Vec3::Y; n],
+            tangents: Some(vec![Vec4::new(1.0, 0.0, 0.0, -1.0); n]),
+            uvs: None,
+            material_ids: vec![3; n],
+            indices: tri(1).to_vec(),
+            influence_count: 0,
+            joints: Vec::new(),
+            weights: Vec::new(),
+            morph_targets: Vec::new(),
+            default_morph_weights: Vec::new(),
+        };
+        let rest = Transform {
+            translation: Vec3::new(0.0, 1.1, 0.0),
+            rotation: Quat::from_rotation_z(0.3),
+            scale: Vec3::splat(1.5),
+        };
+        let channel = |target, interpolation, times: &[f32], values: &[f32]| Channel {
+            target,
+            interpolation,
+            times: times.to_vec(),
+            values: values.to_vec(),
+        };
+        Rig {
+            name: "features".into(),
+            nodes: [
+                Node { name: "root".into(), parent: None, rest: Transform::IDENTITY },
+                Node { name: "bone".into(), parent: Some(0), rest },
+                Node { name: String::new(), parent: Some(1), rest: Transform::IDENTITY },
+            ]
+            .into_iter()
+            .chain((3..8).map(|i| Node {
+                name: format!("leaf{i}"),
+                parent: Some(0),
+                rest: Transform::IDENTITY,
+            }))
+            .collect(),
+            skins: vec![Skin {
+                joints: (0..8).collect(),
+                inverse_bind: (0..8)
+                    .map(|j| if j == 1 { rest.to_mat4().inverse() } else { Mat4::IDENTITY })
+                    .collect(),
+            }],
+            meshes: vec![body, prop],
+            clips: vec![AnimationClip {
+                name: "mixed".into(),
+                channels: vec![
+                    channel(
+                        ChannelTarget::Scale(1),
+                        KeyInterpolation::Step,
+                        &[0.04, 0.5],
+                        &[1.0, 1.0, 1.0, 2.0, 2.0, 2.0],
+                    ),
+                    channel(
+                        ChannelTarget::Rotation(1),
+                        KeyInterpolation::CubicSpline,
+                        &[0.04, 1.0],
+                        &[[0.0; 4], [0.0, 0.0, 0.0, 1.0], [0.1; 4], [0.0; 4], [0.0, 0.6, 0.0, 0.8], [0.0; 4]]
+                            .concat(),
+                    ),
+                    channel(
+                        ChannelTarget::MorphWeights(0),
+                        KeyInterpolation::Linear,
+                        &[0.04, 1.0],
+                        &[0.0, 1.0, 1.0, 0.0],
+                    ),
+                ],
+                start: 0.04,
+                end: 1.0,
+                looping: false,
+                known_stride: None,
+                locomotion: false,
+            }],
+            sockets: vec![Socket { name: "hand".into(), node: 2, local: Mat4::from_rotation_y(0.5) }],
+            feet: Some(Feet { left: 1, right: 2 }),
+        }
+    }
+
+    #[test]
+    fn morphs_eight_influences_every_interpolation_and_a_bare_socket_export() {
+        let rig = feature_rig();
+        let (gltf, blob) = parse(&export_glb(&rig).unwrap());
+        let buffers = |_: gltf::Buffer<'_>| Some(blob.as_slice());
+        let nodes: Vec<gltf::Node<'_>> = gltf.nodes().collect();
+        // 8 rig nodes, 2 mesh carriers, 1 socket.
+        assert_eq!(nodes.len(), 11);
+        let body = gltf.meshes().next().unwrap();
+        assert_eq!(body.weights(), Some(&[0.5, 0.0][..]));
+        assert_eq!(extras(body.extras()), json!({ "targetNames": ["smile", "blink"] }));
+        let prim = body.primitives().next().unwrap();
+        let reader = prim.reader(buffers);
+        for set in 0..2 {
+            let joints: Vec<[u16; 4]> = reader.read_joints(set).unwrap().into_u16().collect();
+            let want: Vec<[u16; 4]> = rig.meshes[0]
+                .joints
+                .iter()
+                .map(|j| std::array::from_fn(|i| j[4 * set as usize + i]))
+                .collect();
+            assert_eq!(joints, want, "JOINTS_{set}");
+            let weights: Vec<[f32; 4]> = reader.read_weights(set).unwrap().into_f32().collect();
+            let want: Vec<f32> = rig.meshes[0]
+                .weights
+                .iter()
+                .flat_map(|w| w[4 * set as usize..4 * set as usize + 4].to_vec())
+                .collect();
+            assert_eq!(bits(weights.concat()), bits(want), "WEIGHTS_{set}");
+        }
+        let targets: Vec<_> = reader.read_morph_targets().collect();
+        assert_eq!(targets.len(), 2);
+        let (p, nrm, t) = &targets[0];
+        assert_eq!(p.clone().unwrap().next(), Some([0.0, 0.1, 0.0]));
+        assert_eq!(nrm.clone().unwrap().next(), Some([0.01, 0.0, 0.0]));
+        assert!(t.is_none() && targets[1].1.is_none());
+        // Bounds on the morph POSITION accessors too.
+        assert!(
+            prim.morph_targets()
+                .all(|m| m.positions().is_some_and(|a| a.min().is_some() && a.max().is_some()))
+        );
+        // The rigid prop hangs under its joint; the bare socket is a child of its node with its
+        // (rotated) transform as a matrix.
+        assert!(nodes[1].children().any(|c| c.mesh().map(|m| m.index()) == Some(1)));
+        let socket = nodes[2].children().next().unwrap();
+        assert_eq!(extras(socket.extras()), json!({ "vat_socket": "hand" }));
+        assert_eq!(bits(socket.transform().matrix().concat()), bits(rig.sockets[0].local.to_cols_array()));
+        assert_eq!(nodes[2].name(), None);
+
+        let anim = gltf.animations().next().unwrap();
+        assert_eq!(extras(anim.extras()), json!({ "vat_looping": false, "vat_locomotion": false }));
+        let kinds: Vec<_> =
+            anim.channels().map(|c| (c.sampler().interpolation(), c.target().property())).collect();
+        use gltf::animation::{Interpolation as I, Property as P};
+        assert_eq!(
+            kinds,
+            [(I::Step, P::Scale), (I::CubicSpline, P::Rotation), (I::Linear, P::MorphTargetWeights)]
+        );
+        let channels: Vec<_> = anim.channels().collect();
+        // Cubic outputs hold in-tangent, value, out-tangent per key; weights target the body's node.
+        let cubic = channels[1].sampler().output();
+        assert_eq!(cubic.count(), 6);
+        assert_eq!(channels[2].target().node().index(), 8);
+        match channels[2].reader(buffers).read_outputs().unwrap() {
+            ReadOutputs::MorphTargetWeights(MorphTargetWeights::F32(w)) => {
+                assert_eq!(w.collect::<Vec<_>>(), rig.clips[0].channels[2].values);
+            }
+            _ => panic!("weights read back as another kind"),
+        }
+        // Key times 0.04..1.0 and 0.04..0.5 differ: two input accessors, bounds per input.
+        let input = channels[0].sampler().input();
+        assert_eq!((input.min(), input.max()), (Some(json!([f64::from(0.04f32)])), Some(json!([0.5]))));
+    }
+
+    #[test]
+    fn unexportable_rigs_are_typed_errors_naming_the_part() {
+        type Break = fn(&mut Rig);
+        let cases: [(&str, Break); 10] = [
+            ("node 1 \"bone\"", |r| r.nodes[1].rest.translation.x = f32::NAN),
+            ("mesh 0 \"body\"", |r| r.meshes[0].indices[2] = 4),
+            ("mesh 0 \"body\"", |r| r.meshes[0].joints[1][6] = 8),
+            ("mesh 0 \"body\"", |r| r.meshes[0].influence_count = 5),
+            ("mesh 0 \"body\"", |r| {
+                r.meshes[0].normals.pop();
+            }),
+            ("mesh 1 \"prop\"", |r| r.meshes[1].binding = MeshBinding::Rigid { node: 9 }),
+            ("morph target 1", |r| {
+                r.meshes[0].morph_targets[1].positions.pop();
+            }),
+            ("skin 0", |r| r.skins[0].joints[1] = 0),
+            ("socket 0", |r| r.sockets[0].node = 11),
+            ("\"mixed\" channel 2", |r| r.clips[0].channels[2].values[0] = f32::INFINITY),
+        ];
+        for (part, break_it) in cases {
+            let mut rig = feature_rig();
+            break_it(&mut rig);
+            let err = export_glb(&rig).unwrap_err();
+            assert!(matches!(err, BakeError::InvalidInput { .. }), "{part}: {err:?}");
+            assert!(err.to_string().contains(part), "{part}: {err}");
+        }
+        // An attachment must ride on its socket's node.
+        let mut rig = procgen::humanoid();
+        rig.meshes[1].binding = MeshBinding::Rigid { node: 0 };
+        assert!(export_glb(&rig).unwrap_err().to_string().contains("socket's node"));
+    }
+
+    #[test]
+    fn write_glb_is_atomic_and_writes_the_exported_bytes() {
+        let dir = std::env::temp_dir().join(format!("vat-export-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rig = feature_rig();
+        let path = dir.join("features.glb");
+        write_glb(&rig, &path).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), export_glb(&rig).unwrap());
+        // A bad rig writes nothing; an unwritable path is an error naming it.
+        let mut bad = rig.clone();
+        bad.nodes[0].rest.scale.y = f32::NAN;
+        let bad_path = dir.join("bad.glb");
+        assert!(write_glb(&bad, &bad_path).is_err());
+        assert!(!bad_path.exists());
+        let missing = dir.join("no-such-dir").join("x.glb");
+        let err = write_glb(&rig, &missing).unwrap_err();
+        assert!(err.to_string().contains("no-such-dir"), "{err}");
+        assert!(std::fs::read_dir(&dir).unwrap().count() == 1, "temporary files left behind");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn export_is_deterministic() {
+        let rig = procgen::humanoid();
+        assert_eq!(export_glb(&rig).unwrap(), export_glb(&rig).unwrap());
+    }
+}

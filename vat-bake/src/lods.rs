@@ -1,1 +1,572 @@
-//! Not yet written.
+//! The LOD chain and the vertex order of a bake.
+//!
+//! Every LOD is an index buffer over the one baked vertex set: a LOD never adds or moves vertices,
+//! it only drops triangles, so every LOD index is an original vertex id and one animation texture
+//! serves every LOD.
+//!
+//! # How the chain is built, and why limbs do not weld
+//!
+//! Each LOD after the first simplifies the previous one with meshoptimizer's edge-collapse
+//! simplifier ([`meshopt::simplify_with_attributes_and_locks`], no vertex locks), never with its
+//! "sloppy" clustering simplifier: an edge collapse only merges two vertices that already share an
+//! edge, so parts that are not connected (an arm hanging by the hip, fingers) can never be joined,
+//! whatever the triangle budget. To keep collapses from merging vertices that are connected but
+//! move apart when animated (an armpit edge between the arm and the torso), the collapse cost also
+//! measures each vertex's position in a few animated *reference poses* (passed as attributes, in the
+//! same metric as the rest position): an edge whose ends move apart costs as much as the distance
+//! they reach in any reference pose. When a level cannot reach its triangle budget by collapses, it
+//! is retried with meshoptimizer's pruning of small disconnected components; if it still makes no
+//! progress the level repeats the previous one and is marked `stalled`.
+//!
+//! Targets are triangle counts (`ratio * LOD0 triangles`); the error is not limited (a budget of
+//! 1 % of the triangles cannot stay within a few % of the extent), it is measured and stored per
+//! LOD ([`LodLevel::error`], metres) so that the runtime picks a LOD by projected error.
+
+use glam::Vec3;
+use meshopt::{SimplifyOptions, VertexDataAdapter};
+
+use crate::skin::VertexSet;
+use crate::{BakeError, Result};
+
+/// The most LODs a chain may have (vat-core's [`vat_core::lod::MAX_LODS`]).
+pub const MAX_LODS: usize = vat_core::lod::MAX_LODS;
+
+/// The last ratio of a chain built from [`LodOptions::Count`]: about 1 % of LOD 0's triangles.
+pub const DEFAULT_LAST_RATIO: f64 = 0.01;
+
+/// Most reference poses used as simplification attributes (3 coordinates each; meshoptimizer takes
+/// at most 32 attributes).
+pub const MAX_REFERENCE_POSES: usize = 8;
+
+/// How many LODs to build and how small each is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LodOptions {
+    /// `n` levels (`1..=8`, default 5) with geometric triangle ratios from 1 down to
+    /// [`DEFAULT_LAST_RATIO`]: ratio `i` is `0.01^(i / (n - 1))` (5 levels: 1, 0.316, 0.1, 0.0316,
+    /// 0.01).
+    Count(u32),
+    /// Explicit ratios of LOD 0's triangle count, one per level (`1..=8` of them): the first must be
+    /// exactly 1 (LOD 0 is the full mesh), the others in `(0, 1)` and strictly decreasing, e.g.
+    /// `[1, 0.38, 0.1, 0.03, 0.01]`.
+    Ratios(Vec<f32>),
+}
+
+impl Default for LodOptions {
+    fn default() -> Self {
+        LodOptions::Count(5)
+    }
+}
+
+impl LodOptions {
+    /// The triangle ratio of each level, LOD 0 first (always 1).
+    ///
+    /// # Errors
+    /// [`BakeError::InvalidOption`] (`--lods` / `--lod-ratios`) for a count outside `1..=8`, or
+    /// ratios that are empty, more than 8, not starting at 1, not finite, outside `(0, 1]` or not
+    /// strictly decreasing.
+    pub fn ratios(&self) -> Result<Vec<f32>> {
+        match self {
+            LodOptions::Count(n) => {
+                let n = *n as usize;
+                if !(1..=MAX_LODS).contains(&n) {
+                    return Err(BakeError::InvalidOption {
+                        option: "--lods",
+                        problem: format!("{n} levels; expected 1 to {MAX_LODS}"),
+                    });
+                }
+                let last = (n - 1).max(1) as f64;
+                Ok((0..n).map(|i| DEFAULT_LAST_RATIO.powf(i as f64 / last) as f32).collect())
+            }
+            LodOptions::Ratios(r) => {
+                let bad = |problem: String| BakeError::InvalidOption { option: "--lod-ratios", problem };
+                if r.is_empty() || r.len() > MAX_LODS {
+                    return Err(bad(format!("{} ratios; expected 1 to {MAX_LODS}", r.len())));
+                }
+                if r[0] != 1.0 {
+                    return Err(bad(format!("the first ratio is {}; LOD 0 is the full mesh, ratio 1", r[0])));
+                }
+                for (i, w) in r.windows(2).enumerate() {
+                    if !(w[1].is_finite() && w[1] > 0.0 && w[1] < w[0]) {
+                        return Err(bad(format!(
+                            "ratio {} is {}; ratios must be in (0, 1] and strictly decreasing (previous {})",
+                            i + 1,
+                            w[1],
+                            w[0]
+                        )));
+                    }
+                }
+                Ok(r.clone())
+            }
+        }
+    }
+}
+
+/// One level of a [`LodChain`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct LodLevel {
+    /// Triangle list over the original vertex ids (three indices per triangle, at least one
+    /// triangle).
+    pub indices: Vec<u32>,
+    /// The requested share of LOD 0's triangles (`1` for LOD 0).
+    pub target_ratio: f32,
+    /// Largest deviation from LOD 0 in metres as meshoptimizer estimates it, accumulated along the
+    /// chain (a sum of the per-step errors, so an upper estimate); includes the reference poses.
+    /// `0` for LOD 0.
+    pub error: f32,
+    /// Whether this level could not simplify its predecessor any further: it then repeats the
+    /// previous level's triangles (equal count).
+    pub stalled: bool,
+}
+
+impl LodLevel {
+    /// Triangles in this level.
+    pub fn triangle_count(&self) -> usize {
+        self.indices.len() / 3
+    }
+}
+
+/// The levels of detail of one mesh, most detailed first. Triangle counts are strictly decreasing
+/// except where a level is `stalled` (equal to its predecessor).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LodChain {
+    /// The levels; `levels[0]` holds every triangle of the input.
+    pub levels: Vec<LodLevel>,
+}
+
+impl LodChain {
+    /// The index lists of every level.
+    pub fn index_lists(&self) -> Vec<Vec<u32>> {
+        self.levels.iter().map(|l| l.indices.clone()).collect()
+    }
+
+    /// Triangle counts of every level.
+    pub fn triangle_counts(&self) -> Vec<usize> {
+        self.levels.iter().map(LodLevel::triangle_count).collect()
+    }
+}
+
+/// Builds the LOD chain of `set` from its rest positions only (no reference poses); see
+/// [`build_lod_chain_posed`]. Returns the index list of every level, LOD 0 first (= `set.indices`).
+///
+/// # Errors
+/// As [`build_lod_chain_posed`].
+pub fn build_lod_chain(set: &VertexSet, options: &LodOptions) -> Result<Vec<Vec<u32>>> {
+    Ok(build_lod_chain_posed(&set.positions, &set.indices, &[], options)?.index_lists())
+}
+
+/// Builds the LOD chain of the triangle list `indices` over `positions` (rest pose, metres), with
+/// `poses` the same vertices in up to [`MAX_REFERENCE_POSES`] animated reference poses (each
+/// `positions.len()` long; may be empty). See the module docs for the method.
+///
+/// LOD 0 is `indices` unchanged. Each later level targets `max(1, round(ratio * LOD0 triangles))`
+/// triangles; meshoptimizer may stop a little above the target where the topology requires it.
+///
+/// # Errors
+/// [`BakeError::InvalidInput`] for an empty triangle list, a length not a multiple of 3, an index
+/// `>= positions.len()`, a non-finite position or a pose of the wrong length;
+/// [`BakeError::InvalidOption`] from [`LodOptions::ratios`].
+pub fn build_lod_chain_posed(
+    positions: &[Vec3],
+    indices: &[u32],
+    poses: &[&[Vec3]],
+    options: &LodOptions,
+) -> Result<LodChain> {
+    let ratios = options.ratios()?;
+    let bad = |problem: String| BakeError::InvalidInput { part: "LOD chain input".into(), problem };
+    let n = positions.len();
+    if indices.is_empty() || !indices.len().is_multiple_of(3) {
+        return Err(bad(format!("{} indices; need whole triangles, at least one", indices.len())));
+    }
+    // meshoptimizer reads out of bounds on a bad index instead of reporting it: check first.
+    if let Some(&i) = indices.iter().find(|&&i| i as usize >= n) {
+        return Err(bad(format!("index {i} >= vertex count {n}")));
+    }
+    if positions.iter().any(|p| !p.is_finite()) {
+        return Err(bad("a position is not finite".into()));
+    }
+    let poses = &poses[..poses.len().min(MAX_REFERENCE_POSES)];
+    if let Some(p) = poses.iter().find(|p| p.len() != n || p.iter().any(|v| !v.is_finite())) {
+        return Err(bad(format!("a reference pose has {} positions (need {n}, all finite)", p.len())));
+    }
+
+    let rest: Vec<[f32; 3]> = positions.iter().map(|p| p.to_array()).collect();
+    let rest_bytes: &[u8] = bytemuck::cast_slice(&rest);
+    let adapter = VertexDataAdapter::new(rest_bytes, 12, 0)
+        .map_err(|e| bad(format!("vertex data rejected by meshopt: {e}")))?;
+    // meshoptimizer normalises positions by this scale internally but not attributes, so the
+    // attributes are divided by it: a pose coordinate then weighs exactly as a rest coordinate.
+    let scale = meshopt::simplify_scale(&adapter);
+    let inv_scale = if scale > 0.0 { 1.0 / scale } else { 1.0 };
+    let stride = poses.len() * 3;
+    let mut attributes = Vec::with_capacity(n * stride);
+    for v in 0..n {
+        for p in poses {
+            attributes.extend_from_slice(&(p[v] * inv_scale).to_array());
+        }
+    }
+    let weights = vec![1.0f32; stride];
+    let locks = vec![false; n];
+
+    let lod0_triangles = indices.len() / 3;
+    let mut levels =
+        vec![LodLevel { indices: indices.to_vec(), target_ratio: 1.0, error: 0.0, stalled: false }];
+    for &ratio in &ratios[1..] {
+        let previous = &levels[levels.len() - 1];
+        let target_triangles = ((f64::from(ratio) * lod0_triangles as f64).round() as usize).max(1);
+        let simplify = |options: SimplifyOptions| {
+            let mut error = 0.0f32;
+            let out = meshopt::simplify_with_attributes_and_locks(
+                &previous.indices,
+                &adapter,
+                &attributes,
+                &weights,
+                stride * 4,
+                &locks,
+                target_triangles * 3,
+                f32::MAX,
+                options | SimplifyOptions::ErrorAbsolute,
+                Some(&mut error),
+            );
+            (out, error)
+        };
+        let (mut out, mut error) = simplify(SimplifyOptions::None);
+        if out.len() / 3 > target_triangles {
+            // Topology stopped the collapses early: also remove small disconnected components.
+            let (pruned, pruned_error) = simplify(SimplifyOptions::Prune);
+            if !pruned.is_empty() && pruned.len() < out.len() {
+                (out, error) = (pruned, pruned_error);
+            }
+        }
+        let level = if out.is_empty() || out.len() >= previous.indices.len() {
+            LodLevel {
+                indices: previous.indices.clone(),
+                target_ratio: ratio,
+                error: previous.error,
+                stalled: true,
+            }
+        } else {
+            meshopt::optimize_vertex_cache_in_place(&mut out, n);
+            let error = if error.is_finite() { previous.error + error.max(0.0) } else { previous.error };
+            LodLevel { indices: out, target_ratio: ratio, error, stalled: false }
+        };
+        levels.push(level);
+    }
+    Ok(LodChain { levels })
+}
+
+/// The vertex order that makes texture neighbours mesh neighbours: `order[new] = old`.
+///
+/// The triangles of `indices` are first ordered for the post-transform cache
+/// ([`meshopt::optimize_vertex_cache`]), then vertices are numbered in the order those triangles
+/// first reference them (what `meshopt_optimizeVertexFetchRemap` computes; done here because the
+/// Rust wrapper truncates its remap table when some vertex is unreferenced); unreferenced vertices
+/// follow, in their original order. Deterministic: the same input always gives the same order.
+/// Indices `>= vertex_count` are ignored (callers validate them).
+pub fn locality_order(indices: &[u32], vertex_count: usize) -> Vec<u32> {
+    let valid: Vec<u32>;
+    let indices = if indices.iter().all(|&i| (i as usize) < vertex_count) && indices.len().is_multiple_of(3) {
+        indices
+    } else {
+        valid = indices
+            .chunks_exact(3)
+            .filter(|t| t.iter().all(|&i| (i as usize) < vertex_count))
+            .flatten()
+            .copied()
+            .collect();
+        &valid
+    };
+    let cached = meshopt::optimize_vertex_cache(indices, vertex_count);
+    let mut seen = vec![false; vertex_count];
+    let mut order = Vec::with_capacity(vertex_count);
+    for &i in &cached {
+        let s = &mut seen[i as usize];
+        if !*s {
+            *s = true;
+            order.push(i);
+        }
+    }
+    order.extend((0..vertex_count as u32).filter(|&v| !seen[v as usize]));
+    order
+}
+
+/// `inverse[old] = new` of an order `order[new] = old` (a permutation).
+pub(crate) fn inverse_order(order: &[u32]) -> Vec<u32> {
+    let mut inverse = vec![0u32; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        if let Some(slot) = inverse.get_mut(old as usize) {
+            *slot = new as u32;
+        }
+    }
+    inverse
+}
+
+/// Reorders `set`'s vertices for texture locality ([`locality_order`] of `lods[0]`, which must be a
+/// triangle list over `set`, normally `set.indices`) and rewrites every LOD's indices to the new
+/// ids; LOD 0 becomes its cache-optimised triangle order. Returns the order (`order[new] = old`).
+///
+/// # Errors
+/// [`BakeError::InvalidInput`] if `lods` is empty or an index is out of range.
+pub fn reorder_for_locality(set: &mut VertexSet, lods: &mut [Vec<u32>]) -> Result<Vec<u32>> {
+    let n = set.vertex_count();
+    let Some(lod0) = lods.first() else {
+        return Err(BakeError::InvalidInput { part: "LOD chain".into(), problem: "has no levels".into() });
+    };
+    if lods.iter().flatten().any(|&i| i as usize >= n) {
+        return Err(BakeError::InvalidInput {
+            part: "LOD chain".into(),
+            problem: format!("an index is >= the vertex count {n}"),
+        });
+    }
+    let cached0 = meshopt::optimize_vertex_cache(lod0, n);
+    let order = locality_order(lod0, n);
+    set.remap(&order)?;
+    let inverse = inverse_order(&order);
+    lods[0] = cached0;
+    for lod in lods.iter_mut() {
+        for i in lod.iter_mut() {
+            *i = inverse[*i as usize];
+        }
+    }
+    Ok(order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// A closed UV sphere of `rings x segments` quads (poles as triangle fans): a connected surface
+    /// that simplifies all the way down.
+    fn sphere(rings: u32, segments: u32) -> (Vec<Vec3>, Vec<u32>) {
+        let mut p = vec![Vec3::Y];
+        for r in 1..rings {
+            let theta = std::f32::consts::PI * r as f32 / rings as f32;
+            for s in 0..segments {
+                let phi = std::f32::consts::TAU * s as f32 / segments as f32;
+                p.push(Vec3::new(theta.sin() * phi.cos(), theta.cos(), theta.sin() * phi.sin()));
+            }
+        }
+        p.push(-Vec3::Y);
+        let ring = |r: u32, s: u32| 1 + (r - 1) * segments + s % segments;
+        let mut idx = Vec::new();
+        for s in 0..segments {
+            idx.extend([0, ring(1, s + 1), ring(1, s)]);
+        }
+        for r in 1..rings - 1 {
+            for s in 0..segments {
+                let (a, b, c, d) = (ring(r, s), ring(r, s + 1), ring(r + 1, s), ring(r + 1, s + 1));
+                idx.extend([a, b, c, b, d, c]);
+            }
+        }
+        let south = p.len() as u32 - 1;
+        for s in 0..segments {
+            idx.extend([south, ring(rings - 1, s), ring(rings - 1, s + 1)]);
+        }
+        (p, idx)
+    }
+
+    fn triangles(idx: &[u32]) -> BTreeSet<[u32; 3]> {
+        // A triangle as a set member: rotate so the smallest id comes first (keeps the winding).
+        idx.chunks_exact(3)
+            .map(|t| {
+                let k = (0..3).min_by_key(|&k| t[k]).unwrap_or(0);
+                [t[k], t[(k + 1) % 3], t[(k + 2) % 3]]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn default_ratios_are_geometric_to_one_percent() {
+        let r = LodOptions::default().ratios().unwrap();
+        assert_eq!(r.len(), 5);
+        assert_eq!(r[0], 1.0);
+        assert!((r[2] - 0.1).abs() < 1e-6 && (r[4] - 0.01).abs() < 1e-7, "{r:?}");
+        assert_eq!(LodOptions::Count(1).ratios().unwrap(), vec![1.0]);
+        assert!(LodOptions::Count(0).ratios().is_err());
+        assert!(LodOptions::Count(9).ratios().is_err());
+        assert!(LodOptions::Ratios(vec![]).ratios().is_err());
+        assert!(LodOptions::Ratios(vec![0.5]).ratios().is_err());
+        assert!(LodOptions::Ratios(vec![1.0, 0.5, 0.5]).ratios().is_err());
+        assert!(LodOptions::Ratios(vec![1.0, f32::NAN]).ratios().is_err());
+        assert!(LodOptions::Ratios(vec![1.0, 0.0]).ratios().is_err());
+    }
+
+    #[test]
+    fn lod_triangle_counts_strictly_decrease_and_keep_vertex_ids() {
+        let (p, idx) = sphere(24, 48);
+        let chain = build_lod_chain_posed(&p, &idx, &[], &LodOptions::default()).unwrap();
+        let counts = chain.triangle_counts();
+        assert_eq!(counts[0], idx.len() / 3);
+        assert_eq!(chain.levels[0].indices, idx, "LOD 0 is the input");
+        for w in counts.windows(2) {
+            assert!(w[1] < w[0], "not strictly decreasing: {counts:?}");
+        }
+        for level in &chain.levels {
+            assert!(level.triangle_count() >= 1 && !level.stalled);
+            assert!(level.indices.iter().all(|&i| (i as usize) < p.len()), "vertex id out of range");
+            assert!(level.error.is_finite() && level.error >= 0.0);
+        }
+        for w in chain.levels.windows(2) {
+            assert!(w[1].error >= w[0].error, "accumulated error must not shrink");
+        }
+    }
+
+    #[test]
+    fn ratios_are_met_within_meshopt_tolerance() {
+        // A closed sphere has no topological obstacle: meshoptimizer stops at or just below the
+        // target (it removes whole edge collapses, 2 triangles each, and may overshoot by the last
+        // batch), so each level lands within 10 % of its target.
+        let (p, idx) = sphere(32, 64);
+        let ratios = vec![1.0, 0.38, 0.1, 0.03];
+        let chain = build_lod_chain_posed(&p, &idx, &[], &LodOptions::Ratios(ratios.clone())).unwrap();
+        let tri0 = (idx.len() / 3) as f64;
+        for (level, r) in chain.levels.iter().zip(&ratios) {
+            let target = f64::from(*r) * tri0;
+            let got = level.triangle_count() as f64;
+            assert!(
+                (got - target).abs() <= 0.1 * target + 2.0,
+                "ratio {r}: {got} triangles for target {target}"
+            );
+        }
+    }
+
+    #[test]
+    fn disconnected_parts_never_share_a_triangle() {
+        // Two spheres 1 cm apart: an edge-collapse chain may shrink each but never joins them.
+        let (p, idx) = sphere(12, 24);
+        let n = p.len() as u32;
+        let mut positions = p.clone();
+        positions.extend(p.iter().map(|v| *v + Vec3::new(2.01, 0.0, 0.0)));
+        let mut indices = idx.clone();
+        indices.extend(idx.iter().map(|i| i + n));
+        let chain = build_lod_chain_posed(&positions, &indices, &[], &LodOptions::Count(4)).unwrap();
+        for level in &chain.levels {
+            for t in level.indices.chunks_exact(3) {
+                let sides: BTreeSet<bool> = t.iter().map(|&i| i < n).collect();
+                assert_eq!(sides.len(), 1, "triangle {t:?} joins the two parts");
+            }
+        }
+    }
+
+    #[test]
+    fn reference_poses_keep_apart_what_moves_apart() {
+        // A strip of quads bent at its middle row in the reference pose: with the pose, the chain
+        // keeps the fold's vertices longer, so its error (measured in the pose) is larger than the
+        // rest-only chain's estimate for the same budget. Without the pose the strip is flat and
+        // collapses at almost no cost.
+        let (w, h) = (20u32, 20u32);
+        let mut rest = Vec::new();
+        let mut posed = Vec::new();
+        for y in 0..=h {
+            for x in 0..=w {
+                let v = Vec3::new(x as f32 * 0.05, y as f32 * 0.05, 0.0);
+                rest.push(v);
+                let fold =
+                    if y > h / 2 { Vec3::new(0.0, 0.0, (y - h / 2) as f32 * 0.05) } else { Vec3::ZERO };
+                posed.push(v + fold);
+            }
+        }
+        let id = |x: u32, y: u32| y * (w + 1) + x;
+        let mut idx = Vec::new();
+        for y in 0..h {
+            for x in 0..w {
+                idx.extend([
+                    id(x, y),
+                    id(x + 1, y),
+                    id(x, y + 1),
+                    id(x + 1, y),
+                    id(x + 1, y + 1),
+                    id(x, y + 1),
+                ]);
+            }
+        }
+        let options = LodOptions::Ratios(vec![1.0, 0.05]);
+        let flat = build_lod_chain_posed(&rest, &idx, &[], &options).unwrap();
+        let bent = build_lod_chain_posed(&rest, &idx, &[&posed], &options).unwrap();
+        assert!(flat.levels[1].error < 1e-4, "a flat strip simplifies for free: {}", flat.levels[1].error);
+        assert!(bent.levels[1].error > flat.levels[1].error, "the pose must count: {}", bent.levels[1].error);
+        assert!(build_lod_chain_posed(&rest, &idx, &[&posed[1..]], &options).is_err());
+    }
+
+    #[test]
+    fn bad_input_is_a_typed_error() {
+        let (p, _) = sphere(4, 8);
+        for idx in [vec![], vec![0, 1], vec![0, 1, p.len() as u32]] {
+            assert!(matches!(
+                build_lod_chain_posed(&p, &idx, &[], &LodOptions::default()),
+                Err(BakeError::InvalidInput { .. })
+            ));
+        }
+        let mut nan = p.clone();
+        nan[0].x = f32::NAN;
+        assert!(build_lod_chain_posed(&nan, &[0, 1, 2], &[], &LodOptions::default()).is_err());
+    }
+
+    fn vertex_set(positions: Vec<Vec3>, indices: Vec<u32>) -> VertexSet {
+        let n = positions.len();
+        VertexSet {
+            normals: positions.iter().map(|p| p.normalize_or(Vec3::Y)).collect(),
+            positions,
+            tangents: None,
+            uvs: None,
+            material_ids: (0..n).map(|v| (v % 3) as u8).collect(),
+            indices,
+            influence_count: 4,
+            joints: vec![[0; crate::rig::MAX_INFLUENCES]; n],
+            weights: vec![[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]; n],
+            bones: vec![crate::skin::Bone { node: 0, inverse_bind: glam::Mat4::IDENTITY }],
+            sources: (0..n as u32).map(|v| crate::skin::VertexSource { mesh: 0, vertex: v }).collect(),
+            morph_targets: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn reorder_preserves_every_lods_triangles() {
+        let (p, idx) = sphere(16, 32);
+        let mut set = vertex_set(p.clone(), idx.clone());
+        let mut lods = build_lod_chain(&set, &LodOptions::default()).unwrap();
+        let before: Vec<BTreeSet<[u32; 3]>> = lods.iter().map(|l| triangles(l)).collect();
+        let order = reorder_for_locality(&mut set, &mut lods).unwrap();
+        assert_ne!(order, (0..p.len() as u32).collect::<Vec<_>>(), "the test must actually reorder");
+        for (v, &old) in order.iter().enumerate() {
+            assert_eq!(set.positions[v], p[old as usize], "vertex data follows the order");
+            assert_eq!(set.sources[v].vertex, old);
+        }
+        for (lod, want) in lods.iter().zip(&before) {
+            // Back to original ids, the triangles (with their winding) are the same set.
+            let original: Vec<u32> = lod.iter().map(|&i| order[i as usize]).collect();
+            assert_eq!(&triangles(&original), want);
+        }
+        assert_eq!(triangles(&set.indices), triangles(&lods[0]), "the set's own list matches LOD 0");
+        // Texture locality: LOD 0 walks the vertices almost in order (first touch).
+        let mut next = 0u32;
+        for &i in &lods[0] {
+            assert!(i <= next, "vertex {i} used before {next}");
+            next = next.max(i + 1);
+        }
+    }
+
+    #[test]
+    fn locality_order_is_a_permutation_in_first_touch_order() {
+        let (p, idx) = sphere(10, 20);
+        // Add an unreferenced vertex in the middle of the numbering.
+        let n = p.len() + 1;
+        let idx: Vec<u32> = idx.iter().map(|&i| if i >= 5 { i + 1 } else { i }).collect();
+        let order = locality_order(&idx, n);
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..n as u32).collect::<Vec<_>>());
+        assert_eq!(*order.last().unwrap(), 5, "the unreferenced vertex comes last");
+        assert_eq!(order, locality_order(&idx, n), "deterministic");
+        // First-touch: walking the cache-optimised triangles, new ids appear in increasing order.
+        let inverse = inverse_order(&order);
+        let mut next = 0;
+        for &i in &meshopt::optimize_vertex_cache(&idx, n) {
+            let new = inverse[i as usize];
+            assert!(new <= next, "vertex {i} numbered {new} before {next}");
+            if new == next {
+                next += 1;
+            }
+        }
+    }
+}

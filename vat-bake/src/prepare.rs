@@ -1,1 +1,1579 @@
-//! Not yet written.
+//! Bake options, the in-memory bake ([`PreparedBake`]) and writing it as a `.vat` file.
+//!
+//! [`prepare`] does all the work on the CPU and no I/O:
+//!
+//! 1. validate the options and plan the clips: each clip samples `round(d * fps)` frames at
+//!    `start + k / fps` when looping (the end frame would repeat the first), `round(d * fps) + 1`
+//!    frames ending exactly at `end` when one-shot ([`vat_core::clip::ClipRowMap`]); locomotion clips
+//!    get their stride (known, or measured by [`crate::stride`]);
+//! 2. merge the body meshes ([`VertexSet::from_rig`]), build the LOD chain on the original topology
+//!    ([`crate::lods`]), then renumber the vertices so that texture neighbours are mesh neighbours
+//!    ([`lods::locality_order`]) and rewrite every LOD's indices, before any texture is encoded;
+//! 3. skin every frame ([`skin::skin_frames_into`], the ground truth) and encode the vertex texture
+//!    in the chosen format (positions normalised into the box over every vertex of every frame);
+//! 4. optionally the bone texture (`global(node) * inverse_bind` per bone per frame) with joints and
+//!    weights, per-frame tangent frames, and always the sockets, capture tracks, attachments, LODs
+//!    and rest-pose vertex streams.
+//!
+//! [`PreparedBake::to_vat_bytes`] lays the result out with [`ContainerWriter`];
+//! [`PreparedBake::write`] writes it atomically. Byte-identical blobs are stored once. Identical
+//! inputs give identical bytes, whatever the number of threads.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use glam::{Mat4, Vec3, Vec4};
+use rayon::prelude::*;
+use serde::Serialize;
+use vat_core::clip::{Clip, ClipMode, ClipRowMap};
+use vat_core::container::{
+    Attachment, BlobId, Bone as ManifestBone, BoneAnimation, CaptureTrack, ContainerWriter, ElementFormat,
+    Lod, Manifest, Socket as ManifestSocket, StreamKind, VertexAnimation, VertexStream,
+    write_file_atomically,
+};
+use vat_core::encoding::{self, PositionBounds, VertexFormat};
+use vat_core::layout::{BoneTextureLayout, VertexTextureLayout};
+
+use crate::lods::{self, LodOptions};
+use crate::rig::{AnimationClip, ChannelTarget, MeshRole, Rig};
+use crate::sample::{global_matrices, sample_pose, validate_clip};
+use crate::skin::{self, VertexSet};
+use crate::stride::extract_stride;
+use crate::{BakeError, Result};
+
+/// The largest `--max-texture-dim` accepted: the largest texture dimension the `.vat` reader admits
+/// by default ([`vat_core::container::Limits`]), that of current desktop GPUs.
+pub const MAX_TEXTURE_DIM: u32 = 16384;
+
+/// Reference poses the LOD simplifier measures collapses in (see [`crate::lods`]).
+const LOD_REFERENCE_POSES: usize = 4;
+
+/// Vertical field of view (radians) and viewport height (pixels) the default LOD switch distances
+/// assume: 60 degrees at 1080 rows, so one pixel spans `2 tan(30 deg) / 1080` radians.
+const LOD_PIXEL_ANGLE: f64 = 2.0 * 0.577_350_269_189_625_8 / 1080.0;
+
+/// Smallest LOD switch distance written, metres (the container needs `> 0`).
+const LOD_MIN_DISTANCE: f32 = 0.01;
+
+/// What to bake and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BakeOptions {
+    /// Samples per second of every clip (`--fps`, default 30). Finite, `> 0`. Ignored when `frames`
+    /// is set.
+    pub fps: f32,
+    /// `--frames N`: `N` samples per clip instead of a rate (`N >= 1`; one-shot clips need
+    /// `N >= 2`, their first and last pose). A looping clip of duration `d` is then sampled at
+    /// `fps = N / d`, a one-shot clip at `(N - 1) / d`.
+    pub frames: Option<u32>,
+    /// `--clips a,b`: bake only these clips (by name, in the rig's order); `None` bakes every clip.
+    pub clips: Option<Vec<String>>,
+    /// The LOD chain (`--lods N` or `--lod-ratios ...`; default 5 levels).
+    pub lods: LodOptions,
+    /// `--bones`: also bake the bone texture and the joints/weights streams.
+    pub bones: bool,
+    /// `--tangents`: also bake per-frame tangent frames (needs a mesh with tangents).
+    pub tangents: bool,
+    /// The vertex texture format (`--format`, default [`VertexFormat::Packed64`]).
+    pub format: VertexFormat,
+    /// Largest texture width or height in texels (`--max-texture-dim`, default and maximum
+    /// [`MAX_TEXTURE_DIM`]).
+    pub max_texture_dim: u32,
+    /// Names of nodes whose per-frame transforms are captured (`--capture`); sockets' nodes are
+    /// always captured. A name matching several nodes means the first.
+    pub captures: Vec<String>,
+    /// Renumber vertices so texture neighbours are mesh neighbours (default `true`).
+    pub optimize_vertex_order: bool,
+}
+
+impl Default for BakeOptions {
+    fn default() -> Self {
+        Self {
+            fps: 30.0,
+            frames: None,
+            clips: None,
+            lods: LodOptions::default(),
+            bones: false,
+            tangents: false,
+            format: VertexFormat::Packed64,
+            max_texture_dim: MAX_TEXTURE_DIM,
+            captures: Vec::new(),
+            optimize_vertex_order: true,
+        }
+    }
+}
+
+/// Seconds one stage of [`prepare`] took.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageTiming {
+    /// The stage ("plan", "lods", "skin", "encode", "bones", "assemble").
+    pub stage: &'static str,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// Figures about a bake, for the CLI and benchmarks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BakeStats {
+    /// Vertices of the baked vertex set.
+    pub vertex_count: u32,
+    /// Triangles of each LOD, LOD 0 first.
+    pub triangle_counts: Vec<u32>,
+    /// Each LOD's estimated deviation from LOD 0, metres.
+    pub lod_errors_m: Vec<f32>,
+    /// LODs that could not simplify their predecessor further (they repeat it).
+    pub stalled_lods: Vec<u32>,
+    /// Clips baked.
+    pub clips: u32,
+    /// Frames of all clips together.
+    pub frames: u32,
+    /// Vertex texture width, texels.
+    pub texture_width: u32,
+    /// Vertex texture height, texels.
+    pub texture_height: u32,
+    /// Bytes stored per vertex per frame by the vertex format (tangents add 8 more when baked).
+    pub bytes_per_vertex_frame: u32,
+    /// Bytes of the vertex animation textures (tangents included).
+    pub vertex_texture_bytes: u64,
+    /// Bytes of the bone texture (0 without `--bones`).
+    pub bone_texture_bytes: u64,
+    /// Bytes of all distinct blobs.
+    pub blob_bytes: u64,
+    /// Blobs that were byte-identical to an earlier one and stored once.
+    pub deduplicated_blobs: u32,
+    /// Things the user should know (e.g. a locomotion clip whose stride could not be measured).
+    pub warnings: Vec<String>,
+    /// Time per stage.
+    pub timings: Vec<StageTiming>,
+}
+
+/// Progress of a long bake, reported to [`prepare_with_progress`]'s callback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// The stage running ("skin" reports once per clip).
+    pub stage: &'static str,
+    /// Work done in that stage (frames for "skin").
+    pub done: u64,
+    /// Work of the whole stage.
+    pub total: u64,
+}
+
+/// A finished bake in memory: the manifest and its blobs, ready to be written.
+#[derive(Debug, Clone)]
+pub struct PreparedBake {
+    manifest: Manifest,
+    blobs: Vec<Arc<Vec<u8>>>,
+    vertex_order: Vec<u32>,
+    /// Figures about the bake.
+    pub stats: BakeStats,
+}
+
+impl PreparedBake {
+    /// The manifest (its blob table is filled in only when written).
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// The bytes of blob `id`, if it exists.
+    pub fn blob(&self, id: BlobId) -> Option<&[u8]> {
+        self.blobs.get(id.0 as usize).map(|b| b.as_slice())
+    }
+
+    /// Number of distinct blobs (ids `0..blob_count()`).
+    pub fn blob_count(&self) -> usize {
+        self.blobs.len()
+    }
+
+    /// The vertex animation textures (positions first), as stored.
+    pub fn vertex_textures(&self) -> Vec<&[u8]> {
+        let ids = self.manifest.vertex_animation.as_ref().map(|va| va.textures.as_slice()).unwrap_or(&[]);
+        ids.iter().filter_map(|&id| self.blob(id)).collect()
+    }
+
+    /// The vertex order of the bake: baked vertex `i` is vertex `vertex_order()[i]` of
+    /// [`VertexSet::from_rig`].
+    pub fn vertex_order(&self) -> &[u32] {
+        &self.vertex_order
+    }
+
+    /// The `.vat` file image. Identical bakes give identical bytes.
+    ///
+    /// # Errors
+    /// [`BakeError::Core`] if vat-core's writer refuses the result (e.g. a count above the reader's
+    /// limits).
+    pub fn to_vat_bytes(&self) -> Result<Vec<u8>> {
+        let mut writer = ContainerWriter::new();
+        for blob in &self.blobs {
+            writer.add_blob(blob.as_slice());
+        }
+        Ok(writer.finish(self.manifest.clone())?)
+    }
+
+    /// Writes the `.vat` file atomically: `path` holds either its old contents or the whole new
+    /// file, never a partial one (nothing is written if the file image cannot be built).
+    ///
+    /// # Errors
+    /// As [`PreparedBake::to_vat_bytes`]; [`BakeError::Core`] with the path for an I/O failure.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let bytes = self.to_vat_bytes()?;
+        Ok(write_file_atomically(path, &bytes)?)
+    }
+}
+
+/// Blobs collected for one container; byte-identical blobs are stored once.
+#[derive(Default)]
+struct BlobTable {
+    blobs: Vec<Arc<Vec<u8>>>,
+    deduplicated: u32,
+}
+
+impl BlobTable {
+    fn add(&mut self, bytes: Vec<u8>) -> BlobId {
+        self.add_shared(Arc::new(bytes))
+    }
+
+    fn add_shared(&mut self, bytes: Arc<Vec<u8>>) -> BlobId {
+        // Few blobs per asset: a length check then a byte comparison beats hashing megabytes.
+        if let Some(i) = self.blobs.iter().position(|b| b.len() == bytes.len() && **b == *bytes) {
+            self.deduplicated += 1;
+            return BlobId(i as u32);
+        }
+        self.blobs.push(bytes);
+        BlobId((self.blobs.len() - 1) as u32)
+    }
+}
+
+/// The clips to bake and where their frames are sampled.
+#[derive(Debug, Clone)]
+struct ClipPlan {
+    /// Rig clip index of each baked clip, in texture order.
+    sources: Vec<usize>,
+    /// Frames of each baked clip.
+    row_map: ClipRowMap,
+    warnings: Vec<String>,
+}
+
+impl ClipPlan {
+    /// `(rig clip, absolute time)` of every frame, in texture order.
+    fn samples(&self, rig: &Rig) -> Vec<(usize, f32)> {
+        let mut out = Vec::with_capacity(self.row_map.total_frames() as usize);
+        for (clip, &source) in self.row_map.clips().iter().zip(&self.sources) {
+            for k in 0..clip.frame_count {
+                out.push((source, frame_time(&rig.clips[source], clip, k)));
+            }
+        }
+        out
+    }
+}
+
+/// The absolute time (seconds) at which frame `k` of baked clip `clip`, taken from `source`, is
+/// sampled: `start + k / fps`, computed in f64 and rounded once (so it hits a key exactly when the
+/// key rate is a multiple of `fps`); a one-shot clip's frames at or past the duration sample
+/// exactly `source.end`.
+pub(crate) fn frame_time(source: &AnimationClip, clip: &Clip, k: u32) -> f32 {
+    let t = f64::from(k) / f64::from(clip.fps);
+    if clip.mode == ClipMode::OneShot && t >= f64::from(source.duration()) {
+        return source.end;
+    }
+    (f64::from(source.start) + t) as f32
+}
+
+fn invalid_option(option: &'static str, problem: impl Into<String>) -> BakeError {
+    BakeError::InvalidOption { option, problem: problem.into() }
+}
+
+fn invalid_input(part: impl Into<String>, problem: impl Into<String>) -> BakeError {
+    BakeError::InvalidInput { part: part.into(), problem: problem.into() }
+}
+
+/// Checks the options that do not depend on the rig.
+fn validate_options(options: &BakeOptions) -> Result<()> {
+    if !(options.fps.is_finite() && options.fps > 0.0) {
+        return Err(invalid_option("--fps", format!("{}; expected a finite number > 0", options.fps)));
+    }
+    if options.frames == Some(0) {
+        return Err(invalid_option("--frames", "0; expected at least 1 sample per clip"));
+    }
+    if !(1..=MAX_TEXTURE_DIM).contains(&options.max_texture_dim) {
+        return Err(invalid_option(
+            "--max-texture-dim",
+            format!("{}; expected 1 to {MAX_TEXTURE_DIM}", options.max_texture_dim),
+        ));
+    }
+    if options.clips.as_ref().is_some_and(Vec::is_empty) {
+        return Err(invalid_option("--clips", "an empty list; name at least one clip"));
+    }
+    options.lods.ratios()?;
+    Ok(())
+}
+
+/// Chooses, validates and lays out the clips to bake, with their strides.
+fn plan_clips(rig: &Rig, options: &BakeOptions) -> Result<ClipPlan> {
+    if rig.clips.is_empty() {
+        return Err(invalid_input(format!("rig \"{}\"", rig.name), "no animation to bake: it has no clips"));
+    }
+    let sources: Vec<usize> = match &options.clips {
+        None => (0..rig.clips.len()).collect(),
+        Some(names) => {
+            if let Some(unknown) = names.iter().find(|n| !rig.clips.iter().any(|c| &c.name == *n)) {
+                let available: Vec<&str> = rig.clips.iter().map(|c| c.name.as_str()).collect();
+                return Err(invalid_option(
+                    "--clips",
+                    format!(
+                        "rig \"{}\" has no clip named \"{unknown}\"; it has: {}",
+                        rig.name,
+                        available.join(", ")
+                    ),
+                ));
+            }
+            (0..rig.clips.len()).filter(|&i| names.iter().any(|n| *n == rig.clips[i].name)).collect()
+        }
+    };
+    let mut row_map = ClipRowMap::new();
+    let mut warnings = Vec::new();
+    for &ci in &sources {
+        validate_clip(rig, ci)?;
+        let clip = &rig.clips[ci];
+        let part = || format!("rig \"{}\" clip \"{}\"", rig.name, clip.name);
+        let duration = clip.duration();
+        if !(duration > 0.0 && duration.is_finite()) {
+            return Err(invalid_input(
+                part(),
+                format!("zero-length clip ({} s to {} s): nothing to animate", clip.start, clip.end),
+            ));
+        }
+        let mode = if clip.looping { ClipMode::Looping } else { ClipMode::OneShot };
+        let fps = match options.frames {
+            None => options.fps,
+            Some(n) => {
+                let intervals = match mode {
+                    ClipMode::Looping => n,
+                    ClipMode::OneShot if n >= 2 => n - 1,
+                    ClipMode::OneShot => {
+                        return Err(invalid_option(
+                            "--frames",
+                            format!(
+                                "1 cannot sample one-shot clip \"{}\": it needs its first and last pose",
+                                clip.name
+                            ),
+                        ));
+                    }
+                };
+                (f64::from(intervals) / f64::from(duration)) as f32
+            }
+        };
+        if !(fps.is_finite() && fps > 0.0) {
+            return Err(invalid_option(
+                "--frames",
+                format!("gives {fps} samples per second for clip \"{}\"", clip.name),
+            ));
+        }
+        let stride = if clip.locomotion {
+            match clip.known_stride {
+                Some(s) if s.is_finite() && s >= 0.0 => s,
+                Some(s) => {
+                    return Err(invalid_input(part(), format!("known stride {s} is not finite and >= 0")));
+                }
+                None => match extract_stride(rig, clip)? {
+                    Some(s) => s,
+                    None => {
+                        warnings.push(format!(
+                            "clip \"{}\" is locomotion but no stride could be measured (no feet, or no planted \
+                             foot moving backwards); baked with stride 0",
+                            clip.name
+                        ));
+                        0.0
+                    }
+                },
+            }
+        } else {
+            0.0
+        };
+        row_map.push(clip.name.clone(), duration, fps, mode, stride)?;
+    }
+    Ok(ClipPlan { sources, row_map, warnings })
+}
+
+/// The baked vertex set of `rig` in its baked order, and that order (`order[new] = old`): what
+/// [`prepare`] encodes and [`crate::verify`] compares against. `optimize` selects the locality order
+/// (else the identity).
+///
+/// # Errors
+/// As [`VertexSet::from_rig`].
+pub(crate) fn baked_vertex_set(rig: &Rig, optimize: bool) -> Result<(VertexSet, Vec<u32>)> {
+    let mut set = VertexSet::from_rig(rig)?;
+    let n = set.vertex_count();
+    let order = if optimize { lods::locality_order(&set.indices, n) } else { (0..n as u32).collect() };
+    set.remap(&order)?;
+    Ok((set, order))
+}
+
+/// Bakes `rig` with `options` in memory (no I/O). See the module docs for the steps.
+///
+/// # Errors
+/// - [`BakeError::InvalidOption`] for an option out of range (fps, frames, LODs, texture size), an
+///   unknown clip or capture name, or `--tangents` on a mesh without tangents;
+/// - [`BakeError::InvalidInput`] for a rig with no clips ("no animation to bake"), a zero-length or
+///   malformed clip, bad mesh data (from [`VertexSet::from_rig`]), a socket on a missing node or with
+///   a non-finite transform, duplicate socket names, a malformed attachment;
+/// - [`BakeError::Core`] when the frames do not fit a texture of `max_texture_dim` or a skinned
+///   position is not finite.
+pub fn prepare(rig: &Rig, options: &BakeOptions) -> Result<PreparedBake> {
+    prepare_with_progress(rig, options, &mut |_| {})
+}
+
+/// [`prepare`], reporting progress (once per stage, and once per clip while skinning).
+///
+/// # Errors
+/// As [`prepare`].
+pub fn prepare_with_progress(
+    rig: &Rig,
+    options: &BakeOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<PreparedBake> {
+    let start = Instant::now();
+    validate_options(options)?;
+    let plan = plan_clips(rig, options)?;
+    let plan_time = start.elapsed().as_secs_f64();
+    let mut bake = prepare_planned(rig, options, &plan, None, progress)?;
+    bake.stats.timings.insert(0, StageTiming { stage: "plan", seconds: plan_time });
+    Ok(bake)
+}
+
+/// Bakes several meshes that share one skeleton and clip set (e.g. body variants), sampling the
+/// skeleton once: the clip plan, strides and per-frame node transforms are computed from the first
+/// rig and reused, and a bone texture identical to an earlier rig's is shared, not rebuilt.
+///
+/// # Errors
+/// [`BakeError::InvalidInput`] when `rigs` is empty or a rig's skeleton (node names, parents, rest
+/// transforms, feet) or clips (names, spans, looping, locomotion, strides and node channels)
+/// differ from the first rig's; otherwise as [`prepare`].
+pub fn prepare_batch(rigs: &[Rig], options: &BakeOptions) -> Result<Vec<PreparedBake>> {
+    let Some(first) = rigs.first() else {
+        return Err(invalid_input("batch bake", "no rigs to bake"));
+    };
+    validate_options(options)?;
+    for rig in &rigs[1..] {
+        check_same_skeleton_and_clips(first, rig)?;
+    }
+    let plan = plan_clips(first, options)?;
+    // Node channels are equal across the batch, but morph channels may differ: check every rig's.
+    for rig in &rigs[1..] {
+        for &ci in &plan.sources {
+            validate_clip(rig, ci)?;
+        }
+    }
+    let samples = plan.samples(first);
+    let globals = Arc::new(sample_globals(first, &samples));
+    let mut shared = SharedSampling { globals, bone_textures: Vec::new() };
+    rigs.iter().map(|rig| prepare_planned(rig, options, &plan, Some(&mut shared), &mut |_| {})).collect()
+}
+
+/// `(node, inverse bind)` of each bone of a skeleton.
+type BoneList = Vec<(usize, Mat4)>;
+
+/// What a batch computes once for all its rigs.
+struct SharedSampling {
+    /// Global node matrices per frame.
+    globals: Arc<Vec<Vec<Mat4>>>,
+    /// Bone textures built so far, keyed by their bone list.
+    bone_textures: Vec<(BoneList, Arc<Vec<u8>>)>,
+}
+
+fn check_same_skeleton_and_clips(a: &Rig, b: &Rig) -> Result<()> {
+    let part = || format!("batch: rig \"{}\" against rig \"{}\"", b.name, a.name);
+    if a.nodes.len() != b.nodes.len() {
+        return Err(invalid_input(part(), format!("{} nodes against {}", b.nodes.len(), a.nodes.len())));
+    }
+    for (i, (x, y)) in a.nodes.iter().zip(&b.nodes).enumerate() {
+        if x != y {
+            return Err(invalid_input(
+                part(),
+                format!("node {i} (\"{}\") differs in name, parent or rest", y.name),
+            ));
+        }
+    }
+    if a.feet != b.feet {
+        return Err(invalid_input(part(), "the feet differ"));
+    }
+    if a.clips.len() != b.clips.len() {
+        return Err(invalid_input(part(), format!("{} clips against {}", b.clips.len(), a.clips.len())));
+    }
+    let node_channels = |c: &AnimationClip| -> Vec<crate::rig::Channel> {
+        c.channels.iter().filter(|ch| !matches!(ch.target, ChannelTarget::MorphWeights(_))).cloned().collect()
+    };
+    for (x, y) in a.clips.iter().zip(&b.clips) {
+        let same = x.name == y.name
+            && x.start == y.start
+            && x.end == y.end
+            && x.looping == y.looping
+            && x.locomotion == y.locomotion
+            && x.known_stride == y.known_stride
+            && node_channels(x) == node_channels(y);
+        if !same {
+            return Err(invalid_input(part(), format!("clip \"{}\" differs", y.name)));
+        }
+    }
+    Ok(())
+}
+
+/// Global node matrices at every sample (sequential: a few hundred poses of a few dozen nodes).
+fn sample_globals(rig: &Rig, samples: &[(usize, f32)]) -> Vec<Vec<Mat4>> {
+    samples.iter().map(|&(c, t)| global_matrices(rig, &sample_pose(rig, &rig.clips[c], t))).collect()
+}
+
+fn timed<T>(timings: &mut Vec<StageTiming>, stage: &'static str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    let start = Instant::now();
+    let out = f()?;
+    timings.push(StageTiming { stage, seconds: start.elapsed().as_secs_f64() });
+    Ok(out)
+}
+
+/// The skeleton written to the manifest: every bone of the vertex set plus one per socket or
+/// captured node that is not a bone yet, sorted by node (so parents come first).
+struct Skeleton {
+    /// `(node, inverse bind)` per manifest bone. Added bones have the identity inverse bind, so
+    /// their bone-texture matrix is the node's global transform.
+    bones: BoneList,
+    /// Manifest bone index of each vertex-set bone.
+    from_set: Vec<u16>,
+    /// Manifest bone index of each node's first bone, if it has one.
+    of_node: Vec<Option<u32>>,
+}
+
+impl Skeleton {
+    fn new(rig: &Rig, set: &VertexSet, extra_nodes: &[usize]) -> Result<Self> {
+        let mut entries: Vec<(usize, usize, Mat4)> =
+            set.bones.iter().enumerate().map(|(i, b)| (b.node, i, b.inverse_bind)).collect();
+        for &node in extra_nodes {
+            if !entries.iter().any(|e| e.0 == node) {
+                entries.push((node, usize::MAX - entries.len(), Mat4::IDENTITY));
+            }
+        }
+        // Stable by (node, original index): set bones keep their relative order, added bones last.
+        entries.sort_by_key(|e| (e.0, e.1));
+        if entries.len() > usize::from(u16::MAX) + 1 {
+            return Err(invalid_input(
+                format!("rig \"{}\"", rig.name),
+                format!("needs {} bones; joints are u16, at most 65,536", entries.len()),
+            ));
+        }
+        let mut from_set = vec![0u16; set.bones.len()];
+        let mut of_node = vec![None; rig.nodes.len()];
+        for (new, e) in entries.iter().enumerate() {
+            if e.1 < set.bones.len() {
+                from_set[e.1] = new as u16;
+            }
+            if let Some(slot) = of_node.get_mut(e.0)
+                && slot.is_none()
+            {
+                *slot = Some(new as u32);
+            }
+        }
+        Ok(Self { bones: entries.into_iter().map(|e| (e.0, e.2)).collect(), from_set, of_node })
+    }
+
+    /// Manifest bones: node names, parent = the first bone of the nearest ancestor node that has one.
+    fn manifest_bones(&self, rig: &Rig) -> Vec<ManifestBone> {
+        self.bones
+            .iter()
+            .map(|&(node, _)| {
+                let mut parent = None;
+                let mut at = rig.nodes.get(node).and_then(|n| n.parent);
+                while let Some(p) = at {
+                    if let Some(b) = self.of_node.get(p).copied().flatten() {
+                        parent = Some(b);
+                        break;
+                    }
+                    at = rig.nodes.get(p).and_then(|n| n.parent).filter(|&q| q < p);
+                }
+                ManifestBone { name: rig.nodes.get(node).map(|n| n.name.clone()).unwrap_or_default(), parent }
+            })
+            .collect()
+    }
+}
+
+/// Column-major 3x4 of an affine matrix: x axis, y axis, z axis, translation (xyz each).
+fn affine_3x4(m: &Mat4) -> [f32; 12] {
+    let c = m.to_cols_array();
+    [c[0], c[1], c[2], c[4], c[5], c[6], c[8], c[9], c[10], c[12], c[13], c[14]]
+}
+
+fn f32_bytes(values: impl IntoIterator<Item = f32>) -> Vec<u8> {
+    values.into_iter().flat_map(f32::to_le_bytes).collect()
+}
+
+fn vec3_bytes(v: &[Vec3]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() * 12);
+    for p in v {
+        for c in p.to_array() {
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+    }
+    out
+}
+
+/// The nodes whose per-frame transforms are captured: every socket's node and every node named in
+/// `options.captures` (the first node of that name), sorted, each once. Also validates the sockets.
+fn captured_nodes(rig: &Rig, options: &BakeOptions) -> Result<Vec<usize>> {
+    let mut nodes = Vec::new();
+    for (i, s) in rig.sockets.iter().enumerate() {
+        let part = || format!("rig \"{}\" socket {i} \"{}\"", rig.name, s.name);
+        if s.node >= rig.nodes.len() {
+            return Err(invalid_input(
+                part(),
+                format!("is on node {}; the rig has {} nodes", s.node, rig.nodes.len()),
+            ));
+        }
+        if !s.local.is_finite() {
+            return Err(invalid_input(part(), "transform is not finite"));
+        }
+        if rig.sockets[..i].iter().any(|o| o.name == s.name) {
+            return Err(invalid_input(part(), "the name is used by an earlier socket"));
+        }
+        nodes.push(s.node);
+    }
+    for name in &options.captures {
+        let node = rig.nodes.iter().position(|nd| &nd.name == name).ok_or_else(|| {
+            invalid_option("--capture", format!("rig \"{}\" has no node named \"{name}\"", rig.name))
+        })?;
+        nodes.push(node);
+    }
+    nodes.sort_unstable();
+    nodes.dedup();
+    Ok(nodes)
+}
+
+/// The attachment meshes (index into `rig.meshes`) with unique names (`"name#mesh"` for a repeat,
+/// `"attachment{mesh}"` for an empty name), validated.
+fn attachment_meshes(rig: &Rig) -> Result<Vec<(usize, String)>> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    for (mi, m) in rig.meshes.iter().enumerate() {
+        let MeshRole::Attachment { socket } = m.role else { continue };
+        let part = || format!("rig \"{}\" attachment mesh {mi} \"{}\"", rig.name, m.name);
+        let count = m.vertex_count();
+        if socket >= rig.sockets.len() {
+            return Err(invalid_input(
+                part(),
+                format!("is on socket {socket}; the rig has {}", rig.sockets.len()),
+            ));
+        }
+        if count == 0
+            || u32::try_from(count).is_err()
+            || m.indices.is_empty()
+            || !m.indices.len().is_multiple_of(3)
+        {
+            return Err(invalid_input(part(), "needs vertices and whole triangles"));
+        }
+        if m.normals.len() != count || m.material_ids.len() != count {
+            return Err(invalid_input(part(), "normals and material ids must have one entry per vertex"));
+        }
+        if let Some(i) = m.indices.iter().find(|&&i| i as usize >= count) {
+            return Err(invalid_input(part(), format!("index {i} is out of range ({count} vertices)")));
+        }
+        if m.positions.iter().chain(&m.normals).any(|v| !v.is_finite()) {
+            return Err(invalid_input(part(), "a position or normal is not finite"));
+        }
+        let mut name = if m.name.is_empty() { format!("attachment{mi}") } else { m.name.clone() };
+        if out.iter().any(|(_, n)| *n == name) {
+            name = format!("{name}#{mi}");
+        }
+        out.push((mi, name));
+    }
+    Ok(out)
+}
+
+/// Texels encoded per parallel task: enough to amortise a task, few enough to balance two cores.
+const ENCODE_CHUNK_TEXELS: usize = 1 << 15;
+
+/// [`encoding::encode_vertex_texture`], in parallel over chunks of texels: the same per-texel calls
+/// ([`encoding::encode_vertex_texel`] of [`PositionBounds::normalize`]) in the same texel order, so
+/// the bytes are identical to it, whatever the thread count (tested).
+fn encode_vertex_textures(
+    layout: &VertexTextureLayout,
+    format: VertexFormat,
+    bounds: &PositionBounds,
+    bits: [u32; 3],
+    positions: &[[f32; 3]],
+    normals: &[[f32; 3]],
+) -> Result<Vec<Vec<u8>>> {
+    let texel_formats = format.texel_formats();
+    if positions.len() as u64 != layout.texel_count() || normals.len() != positions.len() {
+        // Let vat-core report the mismatch in its own words.
+        return Ok(encoding::encode_vertex_texture(layout, format, bounds, bits, positions, normals)?);
+    }
+    let parts: Vec<Vec<Vec<u8>>> = positions
+        .par_chunks(ENCODE_CHUNK_TEXELS)
+        .zip(normals.par_chunks(ENCODE_CHUNK_TEXELS))
+        .map(|(p, n)| {
+            let mut out: Vec<Vec<u8>> = texel_formats
+                .iter()
+                .map(|f| Vec::with_capacity(p.len() * f.bytes_per_texel() as usize))
+                .collect();
+            for (p, n) in p.iter().zip(n) {
+                encoding::encode_vertex_texel(format, bits, bounds.normalize(*p), *n, &mut out)?;
+            }
+            Ok(out)
+        })
+        .collect::<Result<_>>()?;
+    Ok(texel_formats
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let mut texture = Vec::with_capacity(layout.byte_len(f.bytes_per_texel()) as usize);
+            for part in &parts {
+                texture.extend_from_slice(&part[i]);
+            }
+            texture.resize(layout.byte_len(f.bytes_per_texel()) as usize, 0);
+            texture
+        })
+        .collect())
+}
+
+/// The tangent texture: per texel the `Rgba16Float` tangent-frame quaternion
+/// ([`encoding::tangent_frame_to_quat`] of the skinned normal and tangent), in parallel chunks
+/// (byte-identical for any thread count), padded to the layout's rectangle.
+fn encode_tangent_texture(
+    layout: &VertexTextureLayout,
+    tangents: &[[f32; 4]],
+    normals: &[[f32; 3]],
+) -> Vec<u8> {
+    let parts: Vec<Vec<u8>> = tangents
+        .par_chunks(ENCODE_CHUNK_TEXELS)
+        .zip(normals.par_chunks(ENCODE_CHUNK_TEXELS))
+        .map(|(t, n)| {
+            let mut out = Vec::with_capacity(t.len() * 8);
+            for (t, n) in t.iter().zip(n) {
+                for c in encoding::tangent_frame_to_quat(*n, *t) {
+                    out.extend_from_slice(&encoding::f32_to_f16_bits(c).to_le_bytes());
+                }
+            }
+            out
+        })
+        .collect();
+    let mut texture = parts.concat();
+    texture.resize(layout.byte_len(8) as usize, 0);
+    texture
+}
+
+/// The bake proper, given a validated plan (and, in a batch, the shared per-frame transforms).
+fn prepare_planned(
+    rig: &Rig,
+    options: &BakeOptions,
+    plan: &ClipPlan,
+    mut shared: Option<&mut SharedSampling>,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<PreparedBake> {
+    let mut timings = Vec::new();
+    let total_frames = plan.row_map.total_frames();
+    // Fail on an impossible texture before allocating anything per frame. (An empty rig fails in
+    // VertexSet::from_rig with its own message.)
+    let max_frames = vat_core::container::Limits::default().max_frames;
+    if total_frames > max_frames {
+        return Err(invalid_option(
+            "--fps",
+            format!("gives {total_frames} frames in all; a .vat file holds at most {max_frames}"),
+        ));
+    }
+    let body_vertices = u32::try_from(rig.body_vertex_count()).unwrap_or(u32::MAX);
+    if body_vertices > 0 {
+        VertexTextureLayout::new(body_vertices, total_frames, options.max_texture_dim)?;
+    }
+    let capture_nodes = captured_nodes(rig, options)?;
+    let attachment_meshes = attachment_meshes(rig)?;
+    let samples = plan.samples(rig);
+
+    // Vertex set, LODs on the original topology, then the locality order.
+    let (set, lod_chain, vertex_order) = timed(&mut timings, "lods", || {
+        let mut set = VertexSet::from_rig(rig)?;
+        if options.tangents && set.tangents.is_none() {
+            return Err(invalid_option(
+                "--tangents",
+                format!("rig \"{}\" has no tangents on its body meshes", rig.name),
+            ));
+        }
+        let n = set.vertex_count();
+        let picked: Vec<(usize, f32)> = (0..LOD_REFERENCE_POSES.min(samples.len()))
+            .map(|j| samples[(2 * j + 1) * samples.len() / (2 * LOD_REFERENCE_POSES.min(samples.len()))])
+            .collect();
+        let poses = skin::skin_clip_frames(rig, &set, &picked, false);
+        let pose_refs: Vec<&[Vec3]> = poses.iter().map(|f| f.positions.as_slice()).collect();
+        let chain = lods::build_lod_chain_posed(&set.positions, &set.indices, &pose_refs, &options.lods)?;
+        let mut lists = chain.index_lists();
+        let order = if options.optimize_vertex_order {
+            lods::reorder_for_locality(&mut set, &mut lists)?
+        } else {
+            (0..n as u32).collect()
+        };
+        Ok((set, (chain, lists), order))
+    })?;
+    progress(Progress { stage: "lods", done: 1, total: 1 });
+    let (chain, lod_lists) = lod_chain;
+    let n = set.vertex_count();
+    let n32 = n as u32;
+
+    // Skin every frame, frame-major, one clip at a time (for progress).
+    let texels = samples.len() * n;
+    let mut positions = vec![[0.0f32; 3]; texels];
+    let mut normals = vec![[0.0f32; 3]; texels];
+    let mut tangents = options.tangents.then(|| vec![[0.0f32; 4]; texels]);
+    timed(&mut timings, "skin", || {
+        for clip in plan.row_map.clips() {
+            let frames = clip.first_frame as usize..clip.end_frame() as usize;
+            let range = frames.start * n..frames.end * n;
+            skin::skin_frames_into(
+                rig,
+                &set,
+                &samples[frames.clone()],
+                &mut positions[range.clone()],
+                &mut normals[range.clone()],
+                tangents.as_mut().map(|t| &mut t[range]),
+            )?;
+            progress(Progress {
+                stage: "skin",
+                done: u64::from(clip.end_frame()),
+                total: u64::from(total_frames),
+            });
+        }
+        Ok(())
+    })?;
+
+    let mut blobs = BlobTable::default();
+    let format = options.format;
+    let layout = VertexTextureLayout::new(n32, total_frames, options.max_texture_dim)?;
+    let (vertex_animation, vertex_texture_bytes) = timed(&mut timings, "encode", || {
+        let bounds = PositionBounds::from_points(positions.iter().copied())?;
+        let bits = if format == VertexFormat::Packed64 {
+            encoding::allocate_position_bits(bounds.extent)
+        } else {
+            [0; 3]
+        };
+        let textures = encode_vertex_textures(&layout, format, &bounds, bits, &positions, &normals)?;
+        let mut bytes: u64 = textures.iter().map(|t| t.len() as u64).sum();
+        let texture_ids = textures.into_iter().map(|t| blobs.add(t)).collect();
+        let tangent_id = tangents.as_ref().map(|t| {
+            let out = encode_tangent_texture(&layout, t, &normals);
+            bytes += out.len() as u64;
+            blobs.add(out)
+        });
+        let va = VertexAnimation {
+            layout,
+            format,
+            bounds,
+            position_bits: bits,
+            textures: texture_ids,
+            tangents: tangent_id,
+        };
+        Ok((va, bytes))
+    })?;
+    progress(Progress { stage: "encode", done: 1, total: 1 });
+    drop((positions, normals, tangents));
+
+    // Skeleton, bone texture, sockets, captures.
+    let skeleton = Skeleton::new(rig, &set, &capture_nodes)?;
+    let (bone_animation, bone_texture_bytes, captures) = timed(&mut timings, "bones", || {
+        let needs_globals = options.bones || !capture_nodes.is_empty();
+        let globals: Option<Arc<Vec<Vec<Mat4>>>> = match (&shared, needs_globals) {
+            (_, false) => None,
+            (Some(s), true) => Some(Arc::clone(&s.globals)),
+            (None, true) => Some(Arc::new(sample_globals(rig, &samples))),
+        };
+        let mut bone_animation = None;
+        let mut bone_bytes = 0u64;
+        if let (true, Some(globals)) = (options.bones, &globals) {
+            let bone_count = skeleton.bones.len() as u32;
+            let layout = BoneTextureLayout::new(bone_count, total_frames, options.max_texture_dim)?;
+            let reused = shared.as_ref().and_then(|s| {
+                s.bone_textures.iter().find(|(k, _)| *k == skeleton.bones).map(|(_, t)| Arc::clone(t))
+            });
+            let texture = match reused {
+                Some(t) => t,
+                None => {
+                    let len = layout.byte_len(16) as usize;
+                    let mut out = Vec::with_capacity(len);
+                    for frame in globals.iter() {
+                        for &(node, inverse_bind) in &skeleton.bones {
+                            let m = frame.get(node).copied().unwrap_or(Mat4::IDENTITY) * inverse_bind;
+                            let c = m.to_cols_array();
+                            // Row r of the affine: (m[0][r], m[1][r], m[2][r], m[3][r]).
+                            for r in 0..3 {
+                                for col in 0..4 {
+                                    out.extend_from_slice(&c[col * 4 + r].to_le_bytes());
+                                }
+                            }
+                        }
+                    }
+                    out.resize(len, 0);
+                    let t = Arc::new(out);
+                    if let Some(s) = shared.as_mut() {
+                        s.bone_textures.push((skeleton.bones.clone(), Arc::clone(&t)));
+                    }
+                    t
+                }
+            };
+            bone_bytes = texture.len() as u64;
+            let influences = if set.influence_count <= 4 { 4 } else { 8 };
+            let mut joints = Vec::with_capacity(n * influences * 2);
+            let mut weights = Vec::with_capacity(n * influences * 4);
+            for (j, w) in set.joints.iter().zip(&set.weights) {
+                for s in 0..influences {
+                    let bone = skeleton.from_set.get(usize::from(j[s])).copied().unwrap_or(0);
+                    joints.extend_from_slice(&bone.to_le_bytes());
+                    weights.extend_from_slice(&w[s].to_le_bytes());
+                }
+            }
+            bone_animation = Some(BoneAnimation {
+                layout,
+                texture: blobs.add_shared(texture),
+                influences: influences as u32,
+                joints: blobs.add(joints),
+                weights: blobs.add(weights),
+            });
+        }
+        let mut captures = Vec::new();
+        if let Some(globals) = &globals {
+            for &node in &capture_nodes {
+                let bone = skeleton.of_node[node].unwrap_or(0);
+                let bytes = f32_bytes(globals.iter().flat_map(|frame| affine_3x4(&frame[node])));
+                captures.push(CaptureTrack { bone, blob: blobs.add(bytes) });
+            }
+        }
+        Ok((bone_animation, bone_bytes, captures))
+    })?;
+    progress(Progress { stage: "bones", done: 1, total: 1 });
+
+    // LODs, streams, sockets, attachments, manifest.
+    let manifest = timed(&mut timings, "assemble", || {
+        let mut index_bytes = Vec::with_capacity(lod_lists.iter().map(Vec::len).sum::<usize>() * 4);
+        let mut lod_entries = Vec::with_capacity(lod_lists.len());
+        for (i, (list, level)) in lod_lists.iter().zip(&chain.levels).enumerate() {
+            let first_index = (index_bytes.len() / 4) as u32;
+            for &v in list {
+                index_bytes.extend_from_slice(&v.to_le_bytes());
+            }
+            // LOD i serves until the next LOD's error shrinks to a pixel (see LOD_PIXEL_ANGLE).
+            let max_distance = match chain.levels.get(i + 1) {
+                Some(next) => ((f64::from(next.error) / LOD_PIXEL_ANGLE) as f32).max(LOD_MIN_DISTANCE),
+                None => f32::INFINITY,
+            };
+            lod_entries.push(Lod {
+                first_index,
+                index_count: list.len() as u32,
+                triangle_count: (list.len() / 3) as u32,
+                screen_error: level.error,
+                max_distance,
+            });
+        }
+        // Non-decreasing distances (accumulated errors already are; stalled levels repeat).
+        for i in 1..lod_entries.len() {
+            lod_entries[i].max_distance = lod_entries[i].max_distance.max(lod_entries[i - 1].max_distance);
+        }
+
+        let mut streams = vec![
+            VertexStream {
+                kind: StreamKind::RestPosition,
+                element: ElementFormat::F32x3,
+                blob: blobs.add(vec3_bytes(&set.positions)),
+            },
+            VertexStream {
+                kind: StreamKind::RestNormal,
+                element: ElementFormat::F32x3,
+                blob: blobs.add(vec3_bytes(&set.normals)),
+            },
+        ];
+        if let Some(t) = &set.tangents {
+            let bytes = f32_bytes(t.iter().flat_map(|v: &Vec4| v.to_array()));
+            streams.push(VertexStream {
+                kind: StreamKind::RestTangent,
+                element: ElementFormat::F32x4,
+                blob: blobs.add(bytes),
+            });
+        }
+        if let Some(uv) = &set.uvs {
+            let bytes = f32_bytes(uv.iter().flat_map(|v| v.to_array()));
+            streams.push(VertexStream {
+                kind: StreamKind::Uv0,
+                element: ElementFormat::F32x2,
+                blob: blobs.add(bytes),
+            });
+        }
+        streams.push(VertexStream {
+            kind: StreamKind::MaterialId,
+            element: ElementFormat::U8,
+            blob: blobs.add(set.material_ids.clone()),
+        });
+
+        let sockets = rig
+            .sockets
+            .iter()
+            .map(|s| ManifestSocket {
+                name: s.name.clone(),
+                bone: skeleton.of_node[s.node].unwrap_or(0),
+                local: affine_3x4(&s.local),
+            })
+            .collect();
+
+        let attachments: Vec<Attachment> = attachment_meshes
+            .iter()
+            .map(|(mi, name)| {
+                let m = &rig.meshes[*mi];
+                let socket = match m.role {
+                    MeshRole::Attachment { socket } => socket as u32,
+                    MeshRole::Body => 0,
+                };
+                Attachment {
+                    name: name.clone(),
+                    socket,
+                    vertex_count: m.vertex_count() as u32,
+                    positions: blobs.add(vec3_bytes(&m.positions)),
+                    normals: blobs.add(vec3_bytes(&m.normals)),
+                    material_ids: blobs.add(m.material_ids.clone()),
+                    indices: blobs.add(m.indices.iter().flat_map(|i| i.to_le_bytes()).collect()),
+                }
+            })
+            .collect();
+
+        let mut manifest = Manifest::new(rig.name.clone(), n32);
+        manifest.clips = plan.row_map.clips().to_vec();
+        manifest.vertex_animation = Some(vertex_animation);
+        manifest.bone_animation = bone_animation;
+        manifest.indices = Some(blobs.add(index_bytes));
+        manifest.lods = lod_entries;
+        manifest.streams = streams;
+        manifest.bones = skeleton.manifest_bones(rig);
+        manifest.sockets = sockets;
+        manifest.captures = captures;
+        manifest.attachments = attachments;
+        Ok(manifest)
+    })?;
+
+    let va = manifest.vertex_animation.as_ref();
+    let stats = BakeStats {
+        vertex_count: n32,
+        triangle_counts: chain.levels.iter().map(|l| l.triangle_count() as u32).collect(),
+        lod_errors_m: chain.levels.iter().map(|l| l.error).collect(),
+        stalled_lods: chain
+            .levels
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.stalled)
+            .map(|(i, _)| i as u32)
+            .collect(),
+        clips: plan.row_map.len() as u32,
+        frames: total_frames,
+        texture_width: va.map_or(0, |v| v.layout.width),
+        texture_height: va.map_or(0, |v| v.layout.height),
+        bytes_per_vertex_frame: format.bytes_per_vertex_frame(),
+        vertex_texture_bytes,
+        bone_texture_bytes,
+        blob_bytes: blobs.blobs.iter().map(|b| b.len() as u64).sum(),
+        deduplicated_blobs: blobs.deduplicated,
+        warnings: plan.warnings.clone(),
+        timings,
+    };
+    Ok(PreparedBake { manifest, blobs: blobs.blobs, vertex_order, stats })
+}
+
+/// Small hand-built rigs for the tests of this crate's bake stages.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use glam::{Mat4, Quat, Vec2, Vec3, Vec4};
+
+    use crate::rig::{
+        AnimationClip, Channel, ChannelTarget, KeyInterpolation, MAX_INFLUENCES, Mesh, MeshBinding, MeshRole,
+        MorphTarget, Node, Rig, Skin, Socket, Transform,
+    };
+
+    /// Rings and segments of the tube.
+    pub(crate) const RINGS: usize = 10;
+    pub(crate) const SEGMENTS: usize = 16;
+
+    fn rotation_track(node: usize, times: &[f32], axis: Vec3, angles: &[f32]) -> Channel {
+        Channel {
+            target: ChannelTarget::Rotation(node),
+            interpolation: KeyInterpolation::Linear,
+            times: times.to_vec(),
+            values: angles.iter().flat_map(|&a| Quat::from_axis_angle(axis, a).to_array()).collect(),
+        }
+    }
+
+    /// A 1.8 m tube of radius `radius` (RINGS x SEGMENTS vertices, open ends) skinned to a chain
+    /// hips -> spine -> head under a root, with tangents, uvs, two materials and a bulge morph
+    /// target; a head socket carrying a small tetrahedron "cap"; clips "sway" (looping 1 s,
+    /// locomotion with a known 1.25 m stride) and "nod" (one-shot 0.5 s, animates the morph).
+    pub(crate) fn tube_rig(radius: f32) -> Rig {
+        let node = |name: &str, parent: Option<usize>, y: f32| Node {
+            name: name.into(),
+            parent,
+            rest: Transform { translation: Vec3::new(0.0, y, 0.0), ..Transform::IDENTITY },
+        };
+        let nodes = vec![
+            node("root", None, 0.0),
+            node("hips", Some(0), 0.0),
+            node("spine", Some(1), 0.6),
+            node("head", Some(2), 0.6),
+        ];
+        let joint_heights = [0.0f32, 0.6, 1.2];
+        let mut mesh = Mesh {
+            name: "tube".into(),
+            binding: MeshBinding::Skinned { skin: 0 },
+            role: MeshRole::Body,
+            positions: Vec::new(),
+            normals: Vec::new(),
+            tangents: Some(Vec::new()),
+            uvs: Some(Vec::new()),
+            material_ids: Vec::new(),
+            indices: Vec::new(),
+            influence_count: 4,
+            joints: Vec::new(),
+            weights: Vec::new(),
+            morph_targets: Vec::new(),
+            default_morph_weights: vec![0.0],
+        };
+        let mut bulge = Vec::new();
+        for r in 0..RINGS {
+            let y = 1.8 * r as f32 / (RINGS - 1) as f32;
+            for s in 0..SEGMENTS {
+                let phi = std::f32::consts::TAU * s as f32 / SEGMENTS as f32;
+                let radial = Vec3::new(phi.cos(), 0.0, phi.sin());
+                mesh.positions.push(radial * radius + Vec3::Y * y);
+                mesh.normals.push(radial);
+                if let Some(t) = &mut mesh.tangents {
+                    t.push(Vec4::new(-phi.sin(), 0.0, phi.cos(), if s % 2 == 0 { 1.0 } else { -1.0 }));
+                }
+                if let Some(uv) = &mut mesh.uvs {
+                    uv.push(Vec2::new(s as f32 / SEGMENTS as f32, r as f32 / RINGS as f32));
+                }
+                mesh.material_ids.push(if y < 0.9 { 1 } else { 2 });
+                // Piecewise-linear weights between the joints around height y.
+                let mut w = [0.0f32; MAX_INFLUENCES];
+                let mut j = [0u16; MAX_INFLUENCES];
+                if y >= joint_heights[2] {
+                    (j[0], w[0]) = (2, 1.0);
+                } else {
+                    let k = if y < joint_heights[1] { 0 } else { 1 };
+                    let t = (y - joint_heights[k]) / 0.6;
+                    (j[0], w[0], j[1], w[1]) = (k as u16, 1.0 - t, k as u16 + 1, t);
+                }
+                mesh.joints.push(j);
+                mesh.weights.push(w);
+                bulge.push(if (3..7).contains(&r) { radial * 0.03 } else { Vec3::ZERO });
+            }
+        }
+        let id = |r: usize, s: usize| (r * SEGMENTS + s % SEGMENTS) as u32;
+        for r in 0..RINGS - 1 {
+            for s in 0..SEGMENTS {
+                mesh.indices.extend([
+                    id(r, s),
+                    id(r + 1, s),
+                    id(r, s + 1),
+                    id(r, s + 1),
+                    id(r + 1, s),
+                    id(r + 1, s + 1),
+                ]);
+            }
+        }
+        mesh.morph_targets.push(MorphTarget {
+            name: Some("bulge".into()),
+            positions: bulge,
+            normals: None,
+            tangents: None,
+        });
+        let cap = Mesh {
+            name: "cap".into(),
+            binding: MeshBinding::Rigid { node: 3 },
+            role: MeshRole::Attachment { socket: 0 },
+            positions: vec![Vec3::ZERO, Vec3::X * 0.1, Vec3::Z * 0.1, Vec3::Y * 0.1],
+            normals: vec![-Vec3::ONE.normalize(), Vec3::X, Vec3::Z, Vec3::Y],
+            tangents: None,
+            uvs: None,
+            material_ids: vec![3; 4],
+            indices: vec![0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3],
+            influence_count: 0,
+            joints: Vec::new(),
+            weights: Vec::new(),
+            morph_targets: Vec::new(),
+            default_morph_weights: Vec::new(),
+        };
+        let rest = |y: f32| Mat4::from_translation(Vec3::new(0.0, y, 0.0)).inverse();
+        let sway_times = [0.0, 0.25, 0.5, 0.75, 1.0];
+        let sway = AnimationClip {
+            name: "sway".into(),
+            channels: vec![
+                rotation_track(2, &sway_times, Vec3::Z, &[0.0, 0.3, 0.0, -0.3, 0.0]),
+                rotation_track(3, &sway_times, Vec3::X, &[0.0, 0.2, 0.0, -0.2, 0.0]),
+                Channel {
+                    target: ChannelTarget::Translation(1),
+                    interpolation: KeyInterpolation::Linear,
+                    times: vec![0.0, 0.5, 1.0],
+                    values: vec![0.0, 0.0, 0.0, 0.0, 0.05, 0.0, 0.0, 0.0, 0.0],
+                },
+            ],
+            start: 0.0,
+            end: 1.0,
+            looping: true,
+            known_stride: Some(1.25),
+            locomotion: true,
+        };
+        let nod = AnimationClip {
+            name: "nod".into(),
+            channels: vec![
+                rotation_track(3, &[0.04, 0.3, 0.54], Vec3::X, &[0.0, 0.5, 0.2]),
+                Channel {
+                    target: ChannelTarget::MorphWeights(0),
+                    interpolation: KeyInterpolation::Linear,
+                    times: vec![0.04, 0.54],
+                    values: vec![0.0, 1.0],
+                },
+            ],
+            start: 0.04,
+            end: 0.54,
+            looping: false,
+            known_stride: None,
+            locomotion: false,
+        };
+        Rig {
+            name: "tube".into(),
+            nodes,
+            skins: vec![Skin { joints: vec![1, 2, 3], inverse_bind: vec![rest(0.0), rest(0.6), rest(1.2)] }],
+            meshes: vec![mesh, cap],
+            clips: vec![sway, nod],
+            sockets: vec![Socket {
+                name: "head".into(),
+                node: 3,
+                local: Mat4::from_translation(Vec3::Y * 0.5),
+            }],
+            feet: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_out_of_range_are_typed_errors() {
+        let bad = [
+            BakeOptions { fps: 0.0, ..Default::default() },
+            BakeOptions { fps: f32::NAN, ..Default::default() },
+            BakeOptions { frames: Some(0), ..Default::default() },
+            BakeOptions { max_texture_dim: 0, ..Default::default() },
+            BakeOptions { max_texture_dim: MAX_TEXTURE_DIM + 1, ..Default::default() },
+            BakeOptions { clips: Some(vec![]), ..Default::default() },
+            BakeOptions { lods: LodOptions::Count(0), ..Default::default() },
+        ];
+        for o in bad {
+            assert!(matches!(validate_options(&o), Err(BakeError::InvalidOption { .. })), "{o:?}");
+        }
+        assert!(validate_options(&BakeOptions::default()).is_ok());
+    }
+
+    #[test]
+    fn blob_table_stores_identical_bytes_once() {
+        let mut t = BlobTable::default();
+        let a = t.add(vec![1, 2, 3]);
+        let b = t.add(vec![1, 2, 4]);
+        let c = t.add(vec![1, 2, 3]);
+        assert_eq!((a, b, c), (BlobId(0), BlobId(1), BlobId(0)));
+        assert_eq!((t.blobs.len(), t.deduplicated), (2, 1));
+    }
+
+    use super::fixtures::{RINGS, SEGMENTS, tube_rig};
+    use vat_core::container::Asset;
+
+    fn bones_options() -> BakeOptions {
+        BakeOptions { bones: true, tangents: true, captures: vec!["spine".into()], ..Default::default() }
+    }
+
+    #[test]
+    fn tube_bake_has_every_section() {
+        let rig = tube_rig(0.15);
+        let bake = prepare(&rig, &bones_options()).unwrap();
+        let bytes = bake.to_vat_bytes().unwrap();
+        let asset = Asset::parse(&bytes).unwrap();
+        let m = asset.manifest();
+        let n = (RINGS * SEGMENTS) as u32;
+        assert_eq!(m.vertex_count, n);
+        // sway: looping 1 s at 30 fps -> 30 frames; nod: one-shot 0.5 s -> 16 frames.
+        let frames: Vec<(&str, u32, u32)> =
+            m.clips.iter().map(|c| (c.name.as_str(), c.first_frame, c.frame_count)).collect();
+        assert_eq!(frames, vec![("sway", 0, 30), ("nod", 30, 16)]);
+        assert_eq!((m.clips[0].stride, m.clips[1].stride), (1.25, 0.0));
+        assert_eq!(bake.stats.frames, 46);
+        assert_eq!(bake.stats.bytes_per_vertex_frame, 8);
+        let va = m.vertex_animation.as_ref().unwrap();
+        assert_eq!((va.layout.vertex_count, va.layout.frame_count), (n, 46));
+        assert!(va.tangents.is_some());
+        // LODs: 5 levels over the one vertex set, never more triangles than the previous level.
+        assert_eq!(m.lods.len(), 5);
+        assert_eq!(m.lods[0].triangle_count as usize, (RINGS - 1) * SEGMENTS * 2);
+        for w in m.lods.windows(2) {
+            assert!(w[1].triangle_count <= w[0].triangle_count && w[1].max_distance >= w[0].max_distance);
+        }
+        for (i, lod) in m.lods.iter().enumerate() {
+            let stalled = bake.stats.stalled_lods.contains(&(i as u32));
+            assert!(i == 0 || stalled || lod.triangle_count < m.lods[i - 1].triangle_count);
+        }
+        assert_eq!(m.lods.last().unwrap().max_distance, f32::INFINITY);
+        // Skeleton: root is not a joint; hips, spine, head are (sorted by node, parents first).
+        let names: Vec<(&str, Option<u32>)> = m.bones.iter().map(|b| (b.name.as_str(), b.parent)).collect();
+        assert_eq!(names, vec![("hips", None), ("spine", Some(0)), ("head", Some(1))]);
+        assert_eq!(m.sockets.len(), 1);
+        assert_eq!(m.sockets[0].bone, 2);
+        assert_eq!(m.sockets[0].local[10], 0.5, "socket offset, column-major translation y");
+        let captured: Vec<u32> = m.captures.iter().map(|c| c.bone).collect();
+        assert_eq!(captured, vec![1, 2], "the spine (asked) and the head (socket)");
+        assert_eq!(m.attachments.len(), 1);
+        assert_eq!(
+            (m.attachments[0].name.as_str(), m.attachments[0].socket, m.attachments[0].vertex_count),
+            ("cap", 0, 4)
+        );
+        let kinds: Vec<StreamKind> = m.streams.iter().map(|s| s.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                StreamKind::RestPosition,
+                StreamKind::RestNormal,
+                StreamKind::RestTangent,
+                StreamKind::Uv0,
+                StreamKind::MaterialId
+            ]
+        );
+        let ba = m.bone_animation.as_ref().unwrap();
+        assert_eq!((ba.layout.bone_count, ba.influences), (3, 4));
+    }
+
+    #[test]
+    fn bone_texture_and_captures_hold_fresh_matrices() {
+        let rig = tube_rig(0.15);
+        let bake = prepare(&rig, &bones_options()).unwrap();
+        let bytes = bake.to_vat_bytes().unwrap();
+        let asset = Asset::parse(&bytes).unwrap();
+        let m = asset.manifest();
+        let bone_texture = asset.bone_texture().unwrap();
+        let layout = m.bone_animation.as_ref().unwrap().layout;
+        let float =
+            |b: &[u8], i: usize| f32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
+        let nod = &m.clips[1];
+        for k in [0, 7, nod.frame_count - 1] {
+            let frame = nod.first_frame + k;
+            let globals =
+                global_matrices(&rig, &sample_pose(&rig, &rig.clips[1], frame_time(&rig.clips[1], nod, k)));
+            // Bone 2 is the head joint: node 3, inverse bind of its rest at y = 1.2.
+            let expected = globals[3] * Mat4::from_translation(Vec3::new(0.0, 1.2, 0.0)).inverse();
+            for r in 0..3u32 {
+                let t = layout.texel_index(frame, 2, r) as usize * 4;
+                for c in 0..4 {
+                    assert_eq!(
+                        float(bone_texture, t + c),
+                        expected.col(c)[r as usize],
+                        "frame {frame} row {r} col {c}"
+                    );
+                }
+            }
+            let capture = asset.capture_bytes(2).unwrap();
+            let want = affine_3x4(&globals[3]);
+            for (i, w) in want.iter().enumerate() {
+                assert_eq!(float(capture, frame as usize * 12 + i), *w);
+            }
+        }
+        let joints = asset.joint_bytes().unwrap();
+        let weights = asset.weight_bytes().unwrap();
+        for v in 0..m.vertex_count as usize {
+            let sum: f32 = (0..4).map(|s| float(weights, v * 4 + s)).sum();
+            assert!((sum - 1.0).abs() <= 4.0 * f32::EPSILON, "vertex {v} weights sum to {sum}");
+            assert!(
+                (0..4)
+                    .all(|s| u16::from_le_bytes([joints[(v * 4 + s) * 2], joints[(v * 4 + s) * 2 + 1]]) < 3)
+            );
+        }
+    }
+
+    #[test]
+    fn one_shot_frames_end_exactly_at_the_clip_end() {
+        let rig = tube_rig(0.15);
+        let plan = plan_clips(&rig, &BakeOptions::default()).unwrap();
+        let nod = &plan.row_map.clips()[1];
+        assert_eq!(frame_time(&rig.clips[1], nod, 0), 0.04);
+        assert_eq!(frame_time(&rig.clips[1], nod, nod.frame_count - 1), 0.54);
+        // k / fps in f64, added to the start once: frame 3 of sway is exactly 0.1 s.
+        assert_eq!(frame_time(&rig.clips[0], &plan.row_map.clips()[0], 3), 0.1);
+        let frames = plan_clips(&rig, &BakeOptions { frames: Some(8), ..Default::default() }).unwrap();
+        let counts: Vec<u32> = frames.row_map.clips().iter().map(|c| c.frame_count).collect();
+        assert_eq!(counts, vec![8, 8]);
+        assert!((frames.row_map.clips()[1].fps - 14.0).abs() < 1e-4, "(8 - 1) / 0.5 s");
+    }
+
+    #[test]
+    fn bad_rigs_and_options_are_typed_errors() {
+        let rig = tube_rig(0.15);
+        let mut no_clips = rig.clone();
+        no_clips.clips.clear();
+        match prepare(&no_clips, &BakeOptions::default()) {
+            Err(BakeError::InvalidInput { part, problem }) => {
+                assert!(
+                    part.contains("tube") && problem.contains("no animation to bake"),
+                    "{part}: {problem}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut zero = rig.clone();
+        zero.clips[0].end = zero.clips[0].start;
+        zero.clips[0].channels.iter_mut().for_each(|c| {
+            let per_key = c.values.len() / c.times.len();
+            c.times.truncate(1);
+            c.values.truncate(per_key);
+        });
+        assert!(matches!(prepare(&zero, &BakeOptions::default()), Err(BakeError::InvalidInput { .. })));
+        let unknown = BakeOptions { clips: Some(vec!["dance".into()]), ..Default::default() };
+        assert!(matches!(prepare(&rig, &unknown), Err(BakeError::InvalidOption { option: "--clips", .. })));
+        let capture = BakeOptions { captures: vec!["tail".into()], ..Default::default() };
+        assert!(matches!(prepare(&rig, &capture), Err(BakeError::InvalidOption { option: "--capture", .. })));
+        let one = BakeOptions { frames: Some(1), ..Default::default() };
+        assert!(matches!(prepare(&rig, &one), Err(BakeError::InvalidOption { option: "--frames", .. })));
+        let mut no_tangents = rig.clone();
+        no_tangents.meshes[0].tangents = None;
+        let tangents = BakeOptions { tangents: true, ..Default::default() };
+        assert!(matches!(
+            prepare(&no_tangents, &tangents),
+            Err(BakeError::InvalidOption { option: "--tangents", .. })
+        ));
+        let mut nan = rig.clone();
+        nan.clips[0].channels[0].values[5] = f32::NAN;
+        assert!(matches!(prepare(&nan, &BakeOptions::default()), Err(BakeError::InvalidInput { .. })));
+        let mut sockets = rig.clone();
+        sockets.sockets.push(sockets.sockets[0].clone());
+        assert!(matches!(prepare(&sockets, &BakeOptions::default()), Err(BakeError::InvalidInput { .. })));
+        sockets.sockets[1].name = "tail".into();
+        sockets.sockets[1].node = 99;
+        assert!(matches!(prepare(&sockets, &BakeOptions::default()), Err(BakeError::InvalidInput { .. })));
+        let mut cap = rig.clone();
+        cap.meshes[1].role = MeshRole::Attachment { socket: 5 };
+        assert!(matches!(prepare(&cap, &BakeOptions::default()), Err(BakeError::InvalidInput { .. })));
+        cap.meshes[1].role = MeshRole::Attachment { socket: 0 };
+        cap.meshes[1].indices.push(7);
+        assert!(matches!(prepare(&cap, &BakeOptions::default()), Err(BakeError::InvalidInput { .. })));
+        let absurd = BakeOptions { fps: 4e8, ..Default::default() };
+        assert!(matches!(prepare(&rig, &absurd), Err(BakeError::InvalidOption { option: "--fps", .. })));
+        let tiny = BakeOptions { max_texture_dim: 16, ..Default::default() };
+        assert!(
+            matches!(prepare(&rig, &tiny), Err(BakeError::Core(_))),
+            "160 x 46 texels do not fit 16 x 16"
+        );
+        // A subset bakes only the named clips.
+        let subset =
+            prepare(&rig, &BakeOptions { clips: Some(vec!["nod".into()]), ..Default::default() }).unwrap();
+        assert_eq!(subset.manifest().clips.len(), 1);
+    }
+
+    #[test]
+    fn batch_shares_the_sampled_skeleton_and_refuses_mismatches() {
+        let (a, b) = (tube_rig(0.15), tube_rig(0.2));
+        let options = bones_options();
+        let bakes = prepare_batch(&[a.clone(), b.clone()], &options).unwrap();
+        let texture = |bake: &PreparedBake| {
+            let id = bake.manifest.bone_animation.as_ref().unwrap().texture;
+            Arc::clone(&bake.blobs[id.0 as usize])
+        };
+        assert!(Arc::ptr_eq(&texture(&bakes[0]), &texture(&bakes[1])), "one bone texture for both");
+        // The batch gives the same bytes as baking each rig alone.
+        assert_eq!(bakes[1].to_vat_bytes().unwrap(), prepare(&b, &options).unwrap().to_vat_bytes().unwrap());
+        let mut other = b.clone();
+        other.nodes[2].rest.translation.y = 0.7;
+        assert!(matches!(prepare_batch(&[a.clone(), other], &options), Err(BakeError::InvalidInput { .. })));
+        let mut morph = b.clone();
+        morph.clips[1].channels[1].values[1] = f32::NAN;
+        assert!(matches!(prepare_batch(&[a.clone(), morph], &options), Err(BakeError::InvalidInput { .. })));
+        let mut clips = b;
+        clips.clips[0].end = 1.1;
+        assert!(matches!(prepare_batch(&[a, clips], &options), Err(BakeError::InvalidInput { .. })));
+        assert!(prepare_batch(&[], &options).is_err());
+    }
+
+    #[test]
+    fn write_is_atomic_and_readable() {
+        let rig = tube_rig(0.15);
+        let bake = prepare(&rig, &BakeOptions::default()).unwrap();
+        let dir = std::env::temp_dir().join(format!("vat-bake-prepare-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tube.vat");
+        bake.write(&path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes, bake.to_vat_bytes().unwrap());
+        assert!(Asset::parse(&bytes).is_ok());
+        let missing = dir.join("no-such-dir").join("tube.vat");
+        assert!(bake.write(&missing).is_err());
+        assert!(!missing.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn parallel_encode_equals_vat_cores_encoder() {
+        // 3 chunks and a partial one, every format.
+        let n = 3 * ENCODE_CHUNK_TEXELS + 123;
+        let layout = VertexTextureLayout::new(n as u32, 1, MAX_TEXTURE_DIM).unwrap();
+        let positions: Vec<[f32; 3]> =
+            (0..n).map(|i| [(i % 97) as f32 * 0.01, (i % 89) as f32 * 0.02, 0.5]).collect();
+        let normals: Vec<[f32; 3]> =
+            (0..n).map(|i| [(i % 7) as f32 - 3.0, (i % 5) as f32 - 2.0, 1.0]).collect();
+        let bounds = PositionBounds::from_points(positions.iter().copied()).unwrap();
+        let formats = [
+            VertexFormat::Packed64,
+            VertexFormat::Unorm16,
+            VertexFormat::F16,
+            VertexFormat::F32,
+            VertexFormat::Unorm8,
+            VertexFormat::Split8,
+        ];
+        for format in formats {
+            let bits = if format == VertexFormat::Packed64 {
+                encoding::allocate_position_bits(bounds.extent)
+            } else {
+                [0; 3]
+            };
+            let ours = encode_vertex_textures(&layout, format, &bounds, bits, &positions, &normals).unwrap();
+            let core = encoding::encode_vertex_texture(&layout, format, &bounds, bits, &positions, &normals)
+                .unwrap();
+            assert!(ours == core, "{format:?}");
+        }
+    }
+
+    #[test]
+    fn humanoid_lods_strictly_decrease_over_the_one_vertex_set() {
+        let rig = crate::procgen::humanoid();
+        // Two frames per clip: the LOD chain depends on the mesh (and four reference poses) only.
+        let bake = prepare(&rig, &BakeOptions { frames: Some(2), ..Default::default() }).unwrap();
+        let counts = &bake.stats.triangle_counts;
+        assert_eq!(counts.len(), 5);
+        assert_eq!(counts[0] as usize, VertexSet::from_rig(&rig).unwrap().indices.len() / 3);
+        for w in counts.windows(2) {
+            assert!(w[1] < w[0], "not strictly decreasing: {counts:?}");
+        }
+        assert!(bake.stats.stalled_lods.is_empty(), "{:?}", bake.stats.stalled_lods);
+        // Within meshopt's tolerance of the default ratios 1, 0.316, 0.1, 0.0316, 0.01 (its last
+        // collapses may overshoot a little; closed tubes never stop it early).
+        let ratios = LodOptions::default().ratios().unwrap();
+        for (c, r) in counts.iter().zip(&ratios) {
+            let target = f64::from(*r) * f64::from(counts[0]);
+            assert!(
+                (f64::from(*c) - target).abs() <= 0.1 * target + 2.0,
+                "{c} triangles for target {target}"
+            );
+        }
+        let m = bake.manifest();
+        let indices = bake.blob(m.indices.unwrap()).unwrap();
+        assert!(
+            indices.chunks_exact(4).all(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) < m.vertex_count)
+        );
+        assert_eq!(m.attachments.len(), 1, "the cap");
+        assert_eq!(m.sockets[0].name, "head");
+        // Strides of the gaits come through to the clip table.
+        for clip in &m.clips {
+            let source = rig.clips.iter().find(|c| c.name == clip.name).unwrap();
+            let want = if source.locomotion { source.known_stride.unwrap() } else { 0.0 };
+            assert_eq!(clip.stride, want, "{}", clip.name);
+        }
+    }
+}

@@ -1,1 +1,1502 @@
-//! Not yet written.
+//! The merged vertex set and CPU linear-blend skinning: the ground truth every bake is encoded from
+//! and verified against.
+//!
+//! All body meshes of a rig merge into one [`VertexSet`] in the skin's bind space (metres). Rigid
+//! meshes (unskinned, carried by a node) are moved to bind space and bound to one bone with weight 1,
+//! so skinning, the bone texture and bone-mode shaders treat every vertex alike.
+//!
+//! Skinning a vertex: morph deltas first (in bind space, before skinning), then
+//! `M = Σ w_i * bone_matrix(j_i)` summed over slots `0..influence_count` in order (zero weights
+//! skipped), `p' = M p`, `n' = normalize(sign(det M3) * cof(M3) n)` and tangent `t' = M3 t`
+//! orthonormalised against `n'` (w kept). The cofactor matrix `cof(M3) = det(M3) * M3^-T` gives the
+//! inverse-transpose direction without a division, so it stays defined for singular blends; the
+//! sign restores the orientation when `M3` mirrors. Every frame is computed by one thread in a fixed
+//! operation order, so results are bit-identical whatever the thread count.
+
+use glam::{Mat4, Vec2, Vec3, Vec3A, Vec4};
+use rayon::prelude::*;
+
+use crate::rig::{MAX_INFLUENCES, Mesh, MeshBinding, MeshRole, Rig};
+use crate::sample::{Pose, global_matrices, rest_pose, sample_pose};
+use crate::{BakeError, Result};
+
+/// One bone of the vertex set: a node and the matrix taking bind space to that node's space.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bone {
+    /// Index into [`Rig::nodes`].
+    pub node: usize,
+    /// Bind space -> node space (the skin's inverse bind matrix, or the inverse rest global transform
+    /// of a node carrying a rigid mesh).
+    pub inverse_bind: Mat4,
+}
+
+/// Where a vertex of the set came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VertexSource {
+    /// Index into [`Rig::meshes`].
+    pub mesh: u32,
+    /// Vertex index within that mesh.
+    pub vertex: u32,
+}
+
+/// One morph target of one body mesh, with its deltas moved to bind space and stored sparsely (only
+/// vertices with a non-zero delta).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetMorphTarget {
+    /// Index into [`Rig::meshes`]: the pose's weights for this target are
+    /// `pose.morph_weights[mesh][target]`.
+    pub mesh: usize,
+    /// Index into that mesh's morph targets.
+    pub target: usize,
+    /// Vertex indices into the set (kept up to date by [`VertexSet::remap`]).
+    pub vertices: Vec<u32>,
+    /// Bind-space position deltas, metres, parallel to `vertices`.
+    pub positions: Vec<Vec3>,
+    /// Bind-space normal deltas, parallel to `vertices`, if authored.
+    pub normals: Option<Vec<Vec3>>,
+    /// Bind-space tangent deltas (xyz), parallel to `vertices`, if authored.
+    pub tangents: Option<Vec<Vec3>>,
+}
+
+/// Every body mesh of a rig merged into one vertex set, in the skin's bind space.
+///
+/// Per-vertex arrays all have [`VertexSet::vertex_count`] entries. The vertex order is that of
+/// [`VertexSet::from_rig`] (meshes in rig order, each mesh's vertices in order) until
+/// [`VertexSet::remap`] reorders it; `sources` records each vertex's origin in either case, so it
+/// replaces per-mesh vertex ranges (which stop being contiguous once the baker reorders vertices
+/// for texture locality).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VertexSet {
+    /// Bind-space positions, metres.
+    pub positions: Vec<Vec3>,
+    /// Bind-space unit normals.
+    pub normals: Vec<Vec3>,
+    /// Bind-space unit tangents (w = bitangent sign) when any body mesh has tangents; vertices of
+    /// meshes without get an arbitrary unit vector perpendicular to the normal, w = 1.
+    pub tangents: Option<Vec<Vec4>>,
+    /// Texture coordinates when any body mesh has them; (0, 0) for meshes without.
+    pub uvs: Option<Vec<Vec2>>,
+    /// Material id per vertex.
+    pub material_ids: Vec<u8>,
+    /// Merged triangle list, three indices per triangle into this set.
+    pub indices: Vec<u32>,
+    /// Influences used per vertex: 4, or 8 when any vertex has a non-zero weight in slots 4..8.
+    pub influence_count: usize,
+    /// Bone indices (into `bones`) per vertex; slots with weight 0 hold 0.
+    pub joints: Vec<[u16; MAX_INFLUENCES]>,
+    /// Weights per vertex, non-negative, summing to 1 (renormalised); slots past `influence_count`
+    /// are 0.
+    pub weights: Vec<[f32; MAX_INFLUENCES]>,
+    /// Bones: the skin's joints in skin order, then one per node carrying a rigid body mesh that is
+    /// not already a joint.
+    pub bones: Vec<Bone>,
+    /// Origin (rig mesh, vertex within it) of each vertex.
+    pub sources: Vec<VertexSource>,
+    /// Morph targets of the body meshes, in (mesh, target) order.
+    pub morph_targets: Vec<SetMorphTarget>,
+}
+
+/// One skinned frame: every vertex of a [`VertexSet`], posed, in model space.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkinnedFrame {
+    /// Positions, metres.
+    pub positions: Vec<Vec3>,
+    /// Unit normals.
+    pub normals: Vec<Vec3>,
+    /// Unit tangents (w = bitangent sign), when requested and the set has tangents.
+    pub tangents: Option<Vec<Vec4>>,
+}
+
+fn invalid(part: impl Into<String>, problem: impl Into<String>) -> BakeError {
+    BakeError::InvalidInput { part: part.into(), problem: problem.into() }
+}
+
+fn finite3(v: Vec3) -> bool {
+    v.is_finite()
+}
+
+/// Bind-space transform of a rigid carrier: `bind` takes mesh-local space to bind space.
+#[derive(Clone, Copy)]
+struct Carrier {
+    node: usize,
+    bone: u16,
+    bind: Mat4,
+}
+
+/// `sign(det) * cof(m3)`: the inverse transpose of `m`'s linear part up to a positive factor.
+fn normal_matrix_columns(m: &Mat4) -> [Vec3A; 3] {
+    let a = Vec3A::from_vec4(m.x_axis);
+    let b = Vec3A::from_vec4(m.y_axis);
+    let c = Vec3A::from_vec4(m.z_axis);
+    let bc = b.cross(c);
+    let ca = c.cross(a);
+    let ab = a.cross(b);
+    if a.dot(bc) < 0.0 { [-bc, -ca, -ab] } else { [bc, ca, ab] }
+}
+
+#[inline]
+fn apply_columns(cols: &[Vec3A; 3], n: Vec3A) -> Vec3A {
+    cols[0] * n.x + cols[1] * n.y + cols[2] * n.z
+}
+
+impl VertexSet {
+    /// Number of vertices.
+    pub fn vertex_count(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Merges every [`MeshRole::Body`] mesh of `rig` (attachments are baked separately).
+    ///
+    /// Errors ([`BakeError::InvalidInput`], naming the mesh and vertex): no body mesh or no vertices;
+    /// skinned body meshes on different skins, or on a skin that does not exist; a skin whose joint
+    /// and inverse-bind counts differ or that references a missing node; a rigid carrier node that
+    /// does not exist or has a singular rest transform; per-vertex arrays of the wrong length;
+    /// non-finite positions, normals, tangents, uvs, morph deltas or inverse bind matrices; a
+    /// non-zero weight on a joint index `>=` the skin's joint count; weights that are negative, not
+    /// finite, or do not sum to more than 0; an index out of range or a triangle list whose length
+    /// is not a multiple of 3; more than `u32::MAX` vertices or 65,536 bones.
+    pub fn from_rig(rig: &Rig) -> Result<VertexSet> {
+        let body: Vec<(usize, &Mesh)> =
+            rig.meshes.iter().enumerate().filter(|(_, m)| m.role == MeshRole::Body).collect();
+        let rig_part = || format!("rig \"{}\"", rig.name);
+        if body.is_empty() {
+            return Err(invalid(rig_part(), "has no body mesh to bake"));
+        }
+
+        // The one skin of the skinned body meshes.
+        let mut skin: Option<(usize, &Mesh)> = None;
+        for &(mi, m) in &body {
+            if let MeshBinding::Skinned { skin: s } = m.binding {
+                if s >= rig.skins.len() {
+                    return Err(invalid(
+                        format!("mesh {mi} \"{}\"", m.name),
+                        format!("uses skin {s}; the rig has {} skins", rig.skins.len()),
+                    ));
+                }
+                match skin {
+                    None => skin = Some((s, m)),
+                    Some((s0, m0)) if s0 != s => {
+                        return Err(invalid(
+                            rig_part(),
+                            format!(
+                                "body meshes \"{}\" (skin {s0}) and \"{}\" (skin {s}) use different skins; choose one skin",
+                                m0.name, m.name
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+
+        let mut bones: Vec<Bone> = Vec::new();
+        let skin = skin.map(|(s, _)| (s, &rig.skins[s]));
+        if let Some((s, sk)) = skin {
+            if sk.joints.len() != sk.inverse_bind.len() {
+                return Err(invalid(
+                    format!("skin {s}"),
+                    format!(
+                        "has {} joints but {} inverse bind matrices",
+                        sk.joints.len(),
+                        sk.inverse_bind.len()
+                    ),
+                ));
+            }
+            for (j, (&node, ibm)) in sk.joints.iter().zip(&sk.inverse_bind).enumerate() {
+                if node >= rig.nodes.len() {
+                    return Err(invalid(
+                        format!("skin {s} joint {j}"),
+                        format!("is node {node}; the rig has {} nodes", rig.nodes.len()),
+                    ));
+                }
+                if !ibm.is_finite() {
+                    return Err(invalid(format!("skin {s} joint {j}"), "inverse bind matrix is not finite"));
+                }
+                bones.push(Bone { node, inverse_bind: *ibm });
+            }
+        }
+        let joint_count = bones.len();
+
+        // One bone per rigid carrier node (reusing the joint's bone when the node is a joint).
+        let rest_globals = rig.rest_globals();
+        let mut carriers: Vec<Carrier> = Vec::new();
+        for &(mi, m) in &body {
+            let MeshBinding::Rigid { node } = m.binding else { continue };
+            if carriers.iter().any(|c| c.node == node) {
+                continue;
+            }
+            let Some(rest) = rest_globals.get(node).copied() else {
+                return Err(invalid(
+                    format!("mesh {mi} \"{}\"", m.name),
+                    format!("is carried by node {node}; the rig has {} nodes", rig.nodes.len()),
+                ));
+            };
+            let joint = bones[..joint_count].iter().position(|b| b.node == node);
+            let reused = joint.and_then(|j| {
+                let bind = bones[j].inverse_bind.inverse();
+                (bind.is_finite() && bones[j].inverse_bind.determinant() != 0.0).then_some((j, bind))
+            });
+            let (bone, bind) = match reused {
+                Some(found) => found,
+                None => {
+                    let inverse = rest.inverse();
+                    if !rest.is_finite() || rest.determinant() == 0.0 || !inverse.is_finite() {
+                        return Err(invalid(
+                            format!("node {node} \"{}\"", rig.nodes[node].name),
+                            format!(
+                                "carries mesh \"{}\" but its rest transform is singular or not finite",
+                                m.name
+                            ),
+                        ));
+                    }
+                    bones.push(Bone { node, inverse_bind: inverse });
+                    (bones.len() - 1, rest)
+                }
+            };
+            let bone = u16::try_from(bone)
+                .map_err(|_| invalid(rig_part(), format!("needs {} bones; at most 65,536 fit", bone + 1)))?;
+            carriers.push(Carrier { node, bone, bind });
+        }
+        if bones.len() > usize::from(u16::MAX) + 1 {
+            return Err(invalid(rig_part(), format!("needs {} bones; at most 65,536 fit", bones.len())));
+        }
+
+        let total: usize = body.iter().map(|(_, m)| m.vertex_count()).sum();
+        if total == 0 {
+            return Err(invalid(rig_part(), "its body meshes have no vertices"));
+        }
+        if u32::try_from(total).is_err() {
+            return Err(invalid(rig_part(), format!("has {total} body vertices; at most {} fit", u32::MAX)));
+        }
+        let any_tangents = body.iter().any(|(_, m)| m.tangents.is_some());
+        let any_uvs = body.iter().any(|(_, m)| m.uvs.is_some());
+
+        let mut set = VertexSet {
+            positions: Vec::with_capacity(total),
+            normals: Vec::with_capacity(total),
+            tangents: any_tangents.then(|| Vec::with_capacity(total)),
+            uvs: any_uvs.then(|| Vec::with_capacity(total)),
+            material_ids: Vec::with_capacity(total),
+            indices: Vec::new(),
+            influence_count: 4,
+            joints: Vec::with_capacity(total),
+            weights: Vec::with_capacity(total),
+            bones,
+            sources: Vec::with_capacity(total),
+            morph_targets: Vec::new(),
+        };
+
+        for &(mi, m) in &body {
+            let base = set.positions.len();
+            let carrier = match m.binding {
+                MeshBinding::Rigid { node } => carriers.iter().find(|c| c.node == node).copied(),
+                MeshBinding::Skinned { .. } => None,
+            };
+            let kinds = set.push_mesh(mi, m, carrier, joint_count)?;
+            set.push_morphs(mi, m, carrier, &kinds)?;
+            set.push_indices(mi, m, base)?;
+        }
+        set.influence_count =
+            if set.weights.iter().any(|w| w[4..].iter().any(|&x| x != 0.0)) { MAX_INFLUENCES } else { 4 };
+        Ok(set)
+    }
+
+    /// Appends mesh `mi`'s vertices; returns the per-vertex lengths `(|normal|, |tangent|)` that the
+    /// bind transform scaled by (1 for skinned meshes), which its morph deltas must share.
+    fn push_mesh(
+        &mut self,
+        mi: usize,
+        m: &Mesh,
+        carrier: Option<Carrier>,
+        joint_count: usize,
+    ) -> Result<Vec<(f32, f32)>> {
+        let part = || format!("mesh {mi} \"{}\"", m.name);
+        let n = m.vertex_count();
+        let check_len = |what: &str, len: usize| {
+            if len == n {
+                Ok(())
+            } else {
+                Err(invalid(part(), format!("has {n} positions but {len} {what}")))
+            }
+        };
+        check_len("normals", m.normals.len())?;
+        check_len("material ids", m.material_ids.len())?;
+        if let Some(t) = &m.tangents {
+            check_len("tangents", t.len())?;
+        }
+        if let Some(uv) = &m.uvs {
+            check_len("uvs", uv.len())?;
+        }
+        let influences = match (m.binding, carrier) {
+            (MeshBinding::Skinned { .. }, _) => {
+                check_len("joint sets", m.joints.len())?;
+                check_len("weight sets", m.weights.len())?;
+                if m.influence_count == 0 {
+                    return Err(invalid(part(), "is skinned but uses 0 influences per vertex"));
+                }
+                m.influence_count.min(MAX_INFLUENCES)
+            }
+            (MeshBinding::Rigid { .. }, _) => 0,
+        };
+        let mut scales = Vec::with_capacity(n);
+        let normal_cols = carrier.map(|c| normal_matrix_columns(&c.bind));
+        for v in 0..n {
+            let vpart = || format!("{} vertex {v}", part());
+            let p = m.positions[v];
+            let nrm = m.normals[v];
+            if !finite3(p) {
+                return Err(invalid(vpart(), format!("position {p} is not finite")));
+            }
+            if !finite3(nrm) {
+                return Err(invalid(vpart(), format!("normal {nrm} is not finite")));
+            }
+            let tangent = m.tangents.as_ref().map(|t| t[v]);
+            if let Some(t) = tangent
+                && !t.is_finite()
+            {
+                return Err(invalid(vpart(), format!("tangent {t} is not finite")));
+            }
+            let uv = m.uvs.as_ref().map_or(Vec2::ZERO, |uv| uv[v]);
+            if !uv.is_finite() {
+                return Err(invalid(vpart(), format!("uv {uv} is not finite")));
+            }
+            let mut joints = [0u16; MAX_INFLUENCES];
+            let mut weights = [0.0f32; MAX_INFLUENCES];
+            let (pb, nb, tb, scale) = match (carrier, normal_cols) {
+                (Some(c), Some(cols)) => {
+                    joints[0] = c.bone;
+                    weights[0] = 1.0;
+                    let pb = c.bind.transform_point3(p);
+                    let nb = Vec3::from(apply_columns(&cols, Vec3A::from(nrm)));
+                    let kn = nb.length();
+                    let nb = if kn > 0.0 { nb / kn } else { nrm };
+                    let (tb, kt) = match tangent {
+                        Some(t) => {
+                            let tb = c.bind.transform_vector3(t.truncate());
+                            let kt = tb.length();
+                            (if kt > 0.0 { (tb / kt).extend(t.w) } else { t }, kt)
+                        }
+                        None => (nb.any_orthonormal_vector().extend(1.0), 1.0),
+                    };
+                    if !finite3(pb) || !finite3(nb) || !tb.is_finite() {
+                        return Err(invalid(vpart(), "is not finite once moved to bind space"));
+                    }
+                    (pb, nb, tb, (if kn > 0.0 { kn } else { 1.0 }, if kt > 0.0 { kt } else { 1.0 }))
+                }
+                _ => {
+                    let mut sum = 0.0f32;
+                    for s in 0..influences {
+                        let w = m.weights[v][s];
+                        if !w.is_finite() || w < 0.0 {
+                            return Err(invalid(
+                                vpart(),
+                                format!("weight {s} is {w}; weights must be finite and >= 0"),
+                            ));
+                        }
+                        if w > 0.0 {
+                            let j = m.joints[v][s];
+                            if usize::from(j) >= joint_count {
+                                return Err(invalid(
+                                    vpart(),
+                                    format!(
+                                        "joint index {j} (slot {s}) is out of range; the skin has {joint_count} joints"
+                                    ),
+                                ));
+                            }
+                            joints[s] = j;
+                            weights[s] = w;
+                            sum += w;
+                        }
+                    }
+                    if !(sum > 0.0 && sum.is_finite()) {
+                        return Err(invalid(
+                            vpart(),
+                            format!("weights sum to {sum}; they must sum to more than 0"),
+                        ));
+                    }
+                    for w in &mut weights[..influences] {
+                        *w /= sum;
+                    }
+                    let tb = tangent.unwrap_or_else(|| nrm.any_orthonormal_vector().extend(1.0));
+                    (p, nrm, tb, (1.0, 1.0))
+                }
+            };
+            self.positions.push(pb);
+            self.normals.push(nb);
+            if let Some(t) = &mut self.tangents {
+                t.push(tb);
+            }
+            if let Some(u) = &mut self.uvs {
+                u.push(uv);
+            }
+            self.material_ids.push(m.material_ids[v]);
+            self.joints.push(joints);
+            self.weights.push(weights);
+            // Both fit: the total vertex count was checked against u32 before.
+            self.sources.push(VertexSource { mesh: mi as u32, vertex: v as u32 });
+            scales.push(scale);
+        }
+        Ok(scales)
+    }
+
+    /// Appends mesh `mi`'s morph targets, moved to bind space like its vertices (position deltas by
+    /// the linear part of the bind transform; normal and tangent deltas by the same transform as the
+    /// normal or tangent they perturb, divided by the same length, so `base + Σ w d` stays exactly
+    /// proportional to the transformed morphed attribute).
+    fn push_morphs(
+        &mut self,
+        mi: usize,
+        m: &Mesh,
+        carrier: Option<Carrier>,
+        scales: &[(f32, f32)],
+    ) -> Result<()> {
+        let n = m.vertex_count();
+        let base = (self.positions.len() - n) as u32;
+        let normal_cols = carrier.map(|c| normal_matrix_columns(&c.bind));
+        for (ti, target) in m.morph_targets.iter().enumerate() {
+            let part = || format!("mesh {mi} \"{}\" morph target {ti}", m.name);
+            let lens = [
+                Some(target.positions.len()),
+                target.normals.as_ref().map(Vec::len),
+                target.tangents.as_ref().map(Vec::len),
+            ];
+            if lens.iter().flatten().any(|&l| l != n) {
+                return Err(invalid(part(), format!("delta arrays must have one entry per vertex ({n})")));
+            }
+            let mut out = SetMorphTarget {
+                mesh: mi,
+                target: ti,
+                vertices: Vec::new(),
+                positions: Vec::new(),
+                normals: target.normals.as_ref().map(|_| Vec::new()),
+                tangents: target.tangents.as_ref().map(|_| Vec::new()),
+            };
+            for v in 0..n {
+                let dp = target.positions[v];
+                let dn = target.normals.as_ref().map_or(Vec3::ZERO, |d| d[v]);
+                let dt = target.tangents.as_ref().map_or(Vec3::ZERO, |d| d[v]);
+                if !finite3(dp) || !finite3(dn) || !finite3(dt) {
+                    return Err(invalid(format!("{} vertex {v}", part()), "delta is not finite"));
+                }
+                if dp == Vec3::ZERO && dn == Vec3::ZERO && dt == Vec3::ZERO {
+                    continue;
+                }
+                let (dp, dn, dt) = match (carrier, normal_cols) {
+                    (Some(c), Some(cols)) => {
+                        let (kn, kt) = scales[v];
+                        (
+                            c.bind.transform_vector3(dp),
+                            Vec3::from(apply_columns(&cols, Vec3A::from(dn))) / kn,
+                            c.bind.transform_vector3(dt) / kt,
+                        )
+                    }
+                    _ => (dp, dn, dt),
+                };
+                out.vertices.push(base + v as u32);
+                out.positions.push(dp);
+                if let Some(d) = &mut out.normals {
+                    d.push(dn);
+                }
+                if let Some(d) = &mut out.tangents {
+                    d.push(dt);
+                }
+            }
+            self.morph_targets.push(out);
+        }
+        Ok(())
+    }
+
+    fn push_indices(&mut self, mi: usize, m: &Mesh, base: usize) -> Result<()> {
+        let part = || format!("mesh {mi} \"{}\"", m.name);
+        if !m.indices.len().is_multiple_of(3) {
+            return Err(invalid(part(), format!("has {} indices, not a multiple of 3", m.indices.len())));
+        }
+        let n = m.vertex_count();
+        let base = base as u32;
+        for (k, &i) in m.indices.iter().enumerate() {
+            if i as usize >= n {
+                return Err(invalid(part(), format!("index {k} is {i}; the mesh has {n} vertices")));
+            }
+            self.indices.push(base + i);
+        }
+        Ok(())
+    }
+
+    /// Reorders the vertices: new vertex `i` is old vertex `new_order[i]`. Every per-vertex array,
+    /// `sources`, the triangle list and the morph targets' vertex lists follow, so skinning the
+    /// remapped set gives every vertex's old result bit for bit, at its new index.
+    ///
+    /// Errors: [`BakeError::InvalidInput`] when `new_order` is not a permutation of
+    /// `0..vertex_count`.
+    pub fn remap(&mut self, new_order: &[u32]) -> Result<()> {
+        let n = self.vertex_count();
+        let part = "vertex order";
+        if new_order.len() != n {
+            return Err(invalid(part, format!("has {} entries for {n} vertices", new_order.len())));
+        }
+        let mut inverse = vec![u32::MAX; n];
+        for (new, &old) in new_order.iter().enumerate() {
+            match inverse.get_mut(old as usize) {
+                Some(slot) if *slot == u32::MAX => *slot = new as u32,
+                Some(_) => return Err(invalid(part, format!("lists vertex {old} twice"))),
+                None => return Err(invalid(part, format!("entry {new} is {old}; there are {n} vertices"))),
+            }
+        }
+        fn permute<T: Copy>(v: &mut Vec<T>, order: &[u32]) {
+            *v = order.iter().map(|&o| v[o as usize]).collect();
+        }
+        permute(&mut self.positions, new_order);
+        permute(&mut self.normals, new_order);
+        if let Some(t) = &mut self.tangents {
+            permute(t, new_order);
+        }
+        if let Some(uv) = &mut self.uvs {
+            permute(uv, new_order);
+        }
+        permute(&mut self.material_ids, new_order);
+        permute(&mut self.joints, new_order);
+        permute(&mut self.weights, new_order);
+        permute(&mut self.sources, new_order);
+        // Every index was checked < n when the set was built, so `inverse` covers it.
+        for i in &mut self.indices {
+            *i = inverse[*i as usize];
+        }
+        for t in &mut self.morph_targets {
+            for v in &mut t.vertices {
+                *v = inverse[*v as usize];
+            }
+        }
+        Ok(())
+    }
+
+    /// Vertices of rig mesh `mesh`, in set order (after any [`VertexSet::remap`]).
+    pub fn mesh_vertices(&self, mesh: usize) -> impl Iterator<Item = usize> + '_ {
+        self.sources.iter().enumerate().filter(move |(_, s)| s.mesh as usize == mesh).map(|(i, _)| i)
+    }
+}
+
+/// Skinning matrices, one per bone: `globals[bone.node] * bone.inverse_bind` (bind space -> model
+/// space). `globals` are the pose's global node matrices ([`crate::sample::global_matrices`]); a
+/// bone whose node is missing from `globals` gets the identity.
+pub fn bone_matrices(_rig: &Rig, set: &VertexSet, globals: &[Mat4]) -> Vec<Mat4> {
+    set.bones.iter().map(|b| globals.get(b.node).map_or(Mat4::IDENTITY, |g| *g * b.inverse_bind)).collect()
+}
+
+/// Skins every vertex of `set` in `pose`: morph deltas (weights `pose.morph_weights`), then linear
+/// blend skinning (see the module docs). Tangents are produced when the set has them.
+pub fn skin_pose(rig: &Rig, set: &VertexSet, pose: &Pose) -> SkinnedFrame {
+    let bones = bone_matrices(rig, set, &global_matrices(rig, pose));
+    skin_frame(set, &bones, &pose.morph_weights, set.tangents.is_some())
+}
+
+fn pose_at(rig: &Rig, clip: usize, time: f32) -> Pose {
+    match rig.clips.get(clip) {
+        Some(c) => sample_pose(rig, c, time),
+        None => {
+            debug_assert!(false, "clip {clip} out of range ({} clips)", rig.clips.len());
+            rest_pose(rig)
+        }
+    }
+}
+
+fn skin_frame(
+    set: &VertexSet,
+    bones: &[Mat4],
+    morph_weights: &[Vec<f32>],
+    with_tangents: bool,
+) -> SkinnedFrame {
+    let n = set.vertex_count();
+    // Filled by pushing, in vertex order: no zeroing pass.
+    let mut positions = Vec::with_capacity(n);
+    let mut normals = Vec::with_capacity(n);
+    let mut tangents = (with_tangents && set.tangents.is_some()).then(|| Vec::with_capacity(n));
+    skin_into(set, bones, morph_weights, &mut positions, Some(&mut normals), tangents.as_mut());
+    SkinnedFrame { positions, normals, tangents }
+}
+
+/// Skins one frame per sample: `samples` are `(clip index, absolute time in seconds)` (the bake uses
+/// `clip.start + k / fps`). Tangents are produced when `with_tangents` and the set has tangents.
+/// Frames are computed in parallel (rayon), each by one thread in a fixed order, so the output is
+/// bit-identical whatever the thread count. A clip index out of range is a caller bug: it panics in
+/// debug builds and skins the rest pose in release builds.
+pub fn skin_clip_frames(
+    rig: &Rig,
+    set: &VertexSet,
+    samples: &[(usize, f32)],
+    with_tangents: bool,
+) -> Vec<SkinnedFrame> {
+    samples
+        .par_iter()
+        .map(|&(clip, time)| {
+            let pose = pose_at(rig, clip, time);
+            let bones = bone_matrices(rig, set, &global_matrices(rig, &pose));
+            skin_frame(set, &bones, &pose.morph_weights, with_tangents)
+        })
+        .collect()
+}
+
+/// [`skin_clip_frames`] into frame-major flat arrays, the layout vat-core's
+/// `encoding::encode_vertex_texture` takes: vertex `v` of sample `f` at
+/// `positions[f * vertex_count + v]`, likewise `normals` and `tangents` (xyz unit, w = bitangent
+/// sign). Saves the baker a copy of every frame. Bit-identical to [`skin_clip_frames`].
+///
+/// Errors: [`BakeError::InvalidInput`] when an array's length is not `samples.len() * vertex_count`,
+/// a clip index is out of range, or tangents are requested from a set without them.
+pub fn skin_frames_into(
+    rig: &Rig,
+    set: &VertexSet,
+    samples: &[(usize, f32)],
+    positions: &mut [[f32; 3]],
+    normals: &mut [[f32; 3]],
+    tangents: Option<&mut [[f32; 4]]>,
+) -> Result<()> {
+    let n = set.vertex_count();
+    let expected = samples.len() * n;
+    let lens = [Some(positions.len()), Some(normals.len()), tangents.as_ref().map(|t| t.len())];
+    if lens.iter().flatten().any(|&l| l != expected) {
+        return Err(invalid(
+            "skinned frame arrays",
+            format!("need {expected} entries each ({} samples x {n} vertices)", samples.len()),
+        ));
+    }
+    if tangents.is_some() && set.tangents.is_none() {
+        return Err(invalid("skinned frame arrays", "tangents requested from a vertex set without tangents"));
+    }
+    if let Some(&(clip, _)) = samples.iter().find(|(c, _)| *c >= rig.clips.len()) {
+        return Err(invalid(
+            format!("sample of clip {clip}"),
+            format!("the rig has {} clips", rig.clips.len()),
+        ));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let frame =
+        |(clip, time): (usize, f32), p: &mut [[f32; 3]], nrm: &mut [[f32; 3]], t: Option<&mut [[f32; 4]]>| {
+            let pose = pose_at(rig, clip, time);
+            let bones = bone_matrices(rig, set, &global_matrices(rig, &pose));
+            skin_into(set, &bones, &pose.morph_weights, p, Some(nrm), t);
+        };
+    let pn = positions.par_chunks_mut(n).zip(normals.par_chunks_mut(n));
+    match tangents {
+        Some(t) => pn
+            .zip(t.par_chunks_mut(n))
+            .zip(samples.par_iter())
+            .for_each(|(((p, nrm), t), &s)| frame(s, p, nrm, Some(t))),
+        None => pn.zip(samples.par_iter()).for_each(|((p, nrm), &s)| frame(s, p, nrm, None)),
+    }
+    Ok(())
+}
+
+/// Axis-aligned bounds `(min, max)` in metres of every skinned vertex position over `samples`
+/// (`(clip index, absolute time in seconds)`), equal (`==`) to the min/max of the positions
+/// [`skin_frames_into`] and [`skin_clip_frames`] produce, but computed without normals and without
+/// storing frames: a baker can fix its quantisation box first and then skin and encode a few frames
+/// at a time into reused buffers, instead of materialising every frame (touching 16 MB of fresh
+/// memory costs about as much as skinning it). Parallel over samples, reduced in sample order.
+///
+/// Errors: [`BakeError::InvalidInput`] when `samples` is empty, the set has no vertices, or a clip
+/// index is out of range.
+pub fn skinned_bounds(rig: &Rig, set: &VertexSet, samples: &[(usize, f32)]) -> Result<(Vec3, Vec3)> {
+    if samples.is_empty() || set.vertex_count() == 0 {
+        return Err(invalid("skinned bounds", "need at least one sample and one vertex"));
+    }
+    if let Some(&(clip, _)) = samples.iter().find(|(c, _)| *c >= rig.clips.len()) {
+        return Err(invalid(
+            format!("sample of clip {clip}"),
+            format!("the rig has {} clips", rig.clips.len()),
+        ));
+    }
+    let per_frame: Vec<(Vec3, Vec3)> = samples
+        .par_iter()
+        .map(|&(clip, time)| {
+            let pose = pose_at(rig, clip, time);
+            let bones = bone_matrices(rig, set, &global_matrices(rig, &pose));
+            let mut bounds = BoundsSink { lo: Vec3A::INFINITY, hi: Vec3A::NEG_INFINITY };
+            skin_into(
+                set,
+                &bones,
+                &pose.morph_weights,
+                &mut bounds,
+                None::<&mut Vec<Vec3>>,
+                None::<&mut Vec<Vec4>>,
+            );
+            (Vec3::from(bounds.lo), Vec3::from(bounds.hi))
+        })
+        .collect();
+    Ok(per_frame
+        .into_iter()
+        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), (l, h)| (lo.min(l), hi.max(h))))
+}
+
+/// The skinning kernel: morphs (into scratch copies, only when a target has a non-zero weight),
+/// then skins every vertex, putting results into the sinks in vertex order.
+fn skin_into(
+    set: &VertexSet,
+    bones: &[Mat4],
+    morph_weights: &[Vec<f32>],
+    pos: &mut (impl Sink<Vec3> + ?Sized),
+    mut nrm: Option<&mut (impl Sink<Vec3> + ?Sized)>,
+    tan: Option<&mut (impl Sink<Vec4> + ?Sized)>,
+) {
+    let morphed = morph(set, morph_weights);
+    let (src_p, src_n, src_t) = match &morphed {
+        Some(m) => (&m.positions[..], &m.normals[..], m.tangents.as_deref()),
+        None => (&set.positions[..], &set.normals[..], set.tangents.as_deref()),
+    };
+    let mut tan = tan.zip(src_t);
+    let influences = set.influence_count.clamp(1, MAX_INFLUENCES);
+    let rows: Vec<Rows> = bones.iter().map(rows_of).collect();
+    let n = [src_p.len(), src_n.len(), set.joints.len(), set.weights.len()].into_iter().min().unwrap_or(0);
+    let mut first = 0;
+    while first < n {
+        let r = first..n.min(first + LANES);
+        let lanes = LaneInput {
+            joints: &set.joints[r.clone()],
+            weights: &set.weights[r.clone()],
+            positions: &src_p[r.clone()],
+            normals: &src_n[r.clone()],
+        };
+        let tangents = tan.as_mut().and_then(|(out, src)| Some((&mut **out, src.get(r.clone())?)));
+        skin_lanes(&rows, influences, &lanes, first, pos, nrm.as_deref_mut(), tangents);
+        first = r.end;
+    }
+}
+
+/// Where skinned values go: vertex `i`'s value is put at `i`, in increasing `i` (so a `Vec` is
+/// filled by pushing, without a zeroing pass).
+trait Sink<V> {
+    fn put(&mut self, i: usize, v: V);
+}
+
+impl<V> Sink<V> for Vec<V> {
+    #[inline]
+    fn put(&mut self, _i: usize, v: V) {
+        self.push(v);
+    }
+}
+
+impl Sink<Vec3> for [[f32; 3]] {
+    #[inline]
+    fn put(&mut self, i: usize, v: Vec3) {
+        if let Some(o) = self.get_mut(i) {
+            *o = v.to_array();
+        }
+    }
+}
+
+impl Sink<Vec4> for [[f32; 4]] {
+    #[inline]
+    fn put(&mut self, i: usize, v: Vec4) {
+        if let Some(o) = self.get_mut(i) {
+            *o = v.to_array();
+        }
+    }
+}
+
+/// Bind-space attributes with the pose's morph deltas added.
+struct Morphed {
+    positions: Vec<Vec3>,
+    normals: Vec<Vec3>,
+    tangents: Option<Vec<Vec4>>,
+}
+
+/// Adds `Σ weight * delta` of every morph target with a non-zero weight (targets in set order) to
+/// copies of the set's attributes; `None` when no target is active.
+fn morph(set: &VertexSet, morph_weights: &[Vec<f32>]) -> Option<Morphed> {
+    let weight =
+        |t: &SetMorphTarget| morph_weights.get(t.mesh).and_then(|w| w.get(t.target)).copied().unwrap_or(0.0);
+    if set.morph_targets.iter().all(|t| weight(t) == 0.0 || t.vertices.is_empty()) {
+        return None;
+    }
+    let mut out = Morphed {
+        positions: set.positions.clone(),
+        normals: set.normals.clone(),
+        tangents: set.tangents.clone(),
+    };
+    fn add(out: &mut [Vec3], vertices: &[u32], deltas: &[Vec3], w: f32) {
+        for (&v, d) in vertices.iter().zip(deltas) {
+            if let Some(o) = out.get_mut(v as usize) {
+                *o += *d * w;
+            }
+        }
+    }
+    for target in &set.morph_targets {
+        let w = weight(target);
+        if w == 0.0 {
+            continue;
+        }
+        add(&mut out.positions, &target.vertices, &target.positions, w);
+        if let Some(d) = &target.normals {
+            add(&mut out.normals, &target.vertices, d, w);
+        }
+        if let (Some(d), Some(t)) = (&target.tangents, &mut out.tangents) {
+            for (&v, d) in target.vertices.iter().zip(d) {
+                if let Some(o) = t.get_mut(v as usize) {
+                    *o = (o.truncate() + *d * w).extend(o.w);
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Keeps the running min/max of the positions put into it (one SIMD min/max per vertex).
+struct BoundsSink {
+    lo: Vec3A,
+    hi: Vec3A,
+}
+
+impl Sink<Vec3> for BoundsSink {
+    #[inline]
+    fn put(&mut self, _i: usize, v: Vec3) {
+        let v = Vec3A::from(v);
+        self.lo = self.lo.min(v);
+        self.hi = self.hi.max(v);
+    }
+}
+
+/// Vertices skinned together, one per lane of a `Vec4`: the per-vertex math runs on four vertices
+/// at once (transposed in registers), instead of on one vertex's xyz with horizontal sums.
+const LANES: usize = 4;
+
+/// Up to [`LANES`] consecutive vertices' inputs (all slices the same, non-zero length).
+struct LaneInput<'a> {
+    joints: &'a [[u16; MAX_INFLUENCES]],
+    weights: &'a [[f32; MAX_INFLUENCES]],
+    positions: &'a [Vec3],
+    normals: &'a [Vec3],
+}
+
+/// The affine part of a skinning matrix as its three rows `(m_r0, m_r1, m_r2, translation_r)`:
+/// blending rows costs three vector operations per influence instead of four, and transposing the
+/// rows of four vertices gives each matrix entry across the four lanes.
+type Rows = [Vec4; 3];
+
+fn rows_of(m: &Mat4) -> Rows {
+    [m.row(0), m.row(1), m.row(2)]
+}
+
+/// `Σ w_i * bone(j_i)` over slots `0..influences` in order, zero weights skipped; a vertex wholly on
+/// one bone takes that bone's rows as they are. A missing bone counts as the identity.
+#[inline(always)]
+fn blend(
+    rows: &[Rows],
+    joints: &[u16; MAX_INFLUENCES],
+    weights: &[f32; MAX_INFLUENCES],
+    influences: usize,
+) -> Rows {
+    const IDENTITY: Rows = [Vec4::X, Vec4::Y, Vec4::Z];
+    let bone = |j: u16| rows.get(usize::from(j)).copied().unwrap_or(IDENTITY);
+    if weights[0] == 1.0 && weights[1..influences].iter().all(|&w| w == 0.0) {
+        return bone(joints[0]);
+    }
+    let mut m = [Vec4::ZERO; 3];
+    for s in 0..influences {
+        let w = weights[s];
+        if w != 0.0 {
+            let b = bone(joints[s]);
+            m[0] += b[0] * w;
+            m[1] += b[1] * w;
+            m[2] += b[2] * w;
+        }
+    }
+    m
+}
+
+/// Skins up to [`LANES`] vertices (see the module docs for the math). Lanes past the input's length
+/// repeat its last vertex, so every lane holds real data, and are not written back. Every lane does
+/// the same IEEE operations as every other, so a vertex's result does not depend on its lane.
+fn skin_lanes(
+    rows: &[Rows],
+    influences: usize,
+    input: &LaneInput<'_>,
+    first: usize,
+    pos: &mut (impl Sink<Vec3> + ?Sized),
+    nrm: Option<&mut (impl Sink<Vec3> + ?Sized)>,
+    tan: Option<(&mut (impl Sink<Vec4> + ?Sized), &[Vec4])>,
+) {
+    let len = [input.positions.len(), input.normals.len(), input.joints.len(), input.weights.len(), LANES]
+        .into_iter()
+        .min()
+        .unwrap_or(0);
+    let Some(last) = len.checked_sub(1) else { return };
+    let lane = [0, 1.min(last), 2.min(last), 3.min(last)];
+    // Written out rather than `lane.map(..)` or closures, which the compiler does not reliably
+    // inline here.
+    let (j, wt) = (input.joints, input.weights);
+    let m = [
+        blend(rows, &j[lane[0]], &wt[lane[0]], influences),
+        blend(rows, &j[lane[1]], &wt[lane[1]], influences),
+        blend(rows, &j[lane[2]], &wt[lane[2]], influences),
+        blend(rows, &j[lane[3]], &wt[lane[3]], influences),
+    ];
+    // Row r of the four lanes, transposed: entries (r, 0), (r, 1), (r, 2) and translation r, each
+    // across the lanes. Columns of M3: a = (a0, a1, a2), b, c; translation (w0, w1, w2).
+    let row = |r: usize| Mat4::from_cols(m[0][r], m[1][r], m[2][r], m[3][r]).transpose();
+    let (r0, r1, r2) = (row(0), row(1), row(2));
+    let (a0, b0, c0, w0) = (r0.x_axis, r0.y_axis, r0.z_axis, r0.w_axis);
+    let (a1, b1, c1, w1) = (r1.x_axis, r1.y_axis, r1.z_axis, r1.w_axis);
+    let (a2, b2, c2, w2) = (r2.x_axis, r2.y_axis, r2.z_axis, r2.w_axis);
+    let ps = input.positions;
+    let p = transposed([ps[lane[0]], ps[lane[1]], ps[lane[2]], ps[lane[3]]]);
+    let (px, py, pz) = (p.x_axis, p.y_axis, p.z_axis);
+    let ox = a0 * px + b0 * py + c0 * pz + w0;
+    let oy = a1 * px + b1 * py + c1 * pz + w1;
+    let oz = a2 * px + b2 * py + c2 * pz + w2;
+    let out = Mat4::from_cols(ox, oy, oz, Vec4::ZERO).transpose();
+    for l in 0..len {
+        pos.put(first + l, out.col(l).truncate());
+    }
+    let Some(nrm) = nrm else { return };
+    let ns = input.normals;
+    let n = transposed([ns[lane[0]], ns[lane[1]], ns[lane[2]], ns[lane[3]]]);
+    let (nx, ny, nz) = (n.x_axis, n.y_axis, n.z_axis);
+    // cof(M3) has columns b x c, c x a, a x b; det = a . (b x c).
+    let (bc0, bc1, bc2) = (b1 * c2 - b2 * c1, b2 * c0 - b0 * c2, b0 * c1 - b1 * c0);
+    let (ca0, ca1, ca2) = (c1 * a2 - c2 * a1, c2 * a0 - c0 * a2, c0 * a1 - c1 * a0);
+    let (ab0, ab1, ab2) = (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0);
+    let det = a0 * bc0 + a1 * bc1 + a2 * bc2;
+    let sign = Vec4::select(det.cmplt(Vec4::ZERO), Vec4::NEG_ONE, Vec4::ONE);
+    let tx = sign * (bc0 * nx + ca0 * ny + ab0 * nz);
+    let ty = sign * (bc1 * nx + ca1 * ny + ab1 * nz);
+    let tz = sign * (bc2 * nx + ca2 * ny + ab2 * nz);
+    let recip = (tx * tx + ty * ty + tz * tz).sqrt().recip();
+    let (ux, uy, uz) = (tx * recip, ty * recip, tz * recip);
+    let unit = Mat4::from_cols(ux, uy, uz, recip).transpose();
+    let normal_ok = |l: usize| unit.col(l).w.is_finite() && unit.col(l).w > 0.0;
+    // A blend of rank <= 1 has no normal direction: keep the bind-space one.
+    let fallback_normal = |l: usize| unit_or(Vec3A::from_vec4(n.row(l)), || Vec3A::Y);
+    for l in 0..len {
+        let normal = if normal_ok(l) { unit.col(l).truncate() } else { Vec3::from(fallback_normal(l)) };
+        nrm.put(first + l, normal);
+    }
+    let Some((out, src)) = tan else { return };
+    if src.len() < len {
+        return;
+    }
+    // Tangents: t' = M3 t, made orthogonal to the skinned normal and unit (Gram-Schmidt).
+    let t = Mat4::from_cols(src[lane[0]], src[lane[1]], src[lane[2]], src[lane[3]]).transpose();
+    let (tx, ty, tz, tw) = (t.x_axis, t.y_axis, t.z_axis, t.w_axis);
+    let mx = a0 * tx + b0 * ty + c0 * tz;
+    let my = a1 * tx + b1 * ty + c1 * tz;
+    let mz = a2 * tx + b2 * ty + c2 * tz;
+    let d = ux * mx + uy * my + uz * mz;
+    let (ox, oy, oz) = (mx - ux * d, my - uy * d, mz - uz * d);
+    let recip_t = (ox * ox + oy * oy + oz * oz).sqrt().recip();
+    let unit_t = Mat4::from_cols(ox * recip_t, oy * recip_t, oz * recip_t, recip_t).transpose();
+    for l in 0..len {
+        let col = unit_t.col(l);
+        // Each lane's choice depends on its own vertex only, so results stay lane-independent.
+        let tangent = if normal_ok(l) && col.w.is_finite() && col.w > 0.0 {
+            col.truncate()
+        } else {
+            let normal = if normal_ok(l) { Vec3A::from_vec4(unit.col(l)) } else { fallback_normal(l) };
+            let tm = Vec3A::new(mx[l], my[l], mz[l]);
+            Vec3::from(unit_or(tm - normal * normal.dot(tm), || normal.any_orthonormal_vector()))
+        };
+        out.put(first + l, tangent.extend(tw[l]));
+    }
+}
+
+/// Four vectors as the rows of a matrix whose columns are their x, y and z across the lanes.
+#[inline(always)]
+fn transposed(v: [Vec3; LANES]) -> Mat4 {
+    Mat4::from_cols(v[0].extend(0.0), v[1].extend(0.0), v[2].extend(0.0), v[3].extend(0.0)).transpose()
+}
+
+/// `v` scaled to unit length, or `fallback()` when `v` has no direction (zero, subnormal or not
+/// finite). The fallback is evaluated only when needed.
+#[inline]
+fn unit_or(v: Vec3A, fallback: impl FnOnce() -> Vec3A) -> Vec3A {
+    let recip = v.length_recip();
+    if recip.is_finite() && recip > 0.0 { v * recip } else { fallback() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rig::{
+        AnimationClip, Channel, ChannelTarget, KeyInterpolation, MorphTarget, Node, Skin, Transform,
+    };
+    use glam::Quat;
+
+    fn node(name: &str, parent: Option<usize>, rest: Transform) -> Node {
+        Node { name: name.into(), parent, rest }
+    }
+
+    fn at(translation: Vec3) -> Transform {
+        Transform { translation, ..Transform::IDENTITY }
+    }
+
+    fn mesh(name: &str, binding: MeshBinding, positions: Vec<Vec3>, normals: Vec<Vec3>) -> Mesh {
+        let n = positions.len();
+        Mesh {
+            name: name.into(),
+            binding,
+            role: MeshRole::Body,
+            positions,
+            normals,
+            tangents: None,
+            uvs: None,
+            material_ids: vec![0; n],
+            indices: vec![],
+            influence_count: if matches!(binding, MeshBinding::Skinned { .. }) { 8 } else { 0 },
+            joints: vec![[0; 8]; n],
+            weights: vec![[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]; n],
+            morph_targets: vec![],
+            default_morph_weights: vec![],
+        }
+    }
+
+    /// Two root joints with identity inverse binds, so a pose's locals are the bone matrices.
+    fn two_bone_rig(skinned: Mesh) -> Rig {
+        Rig {
+            name: "two bones".into(),
+            nodes: vec![node("a", None, Transform::IDENTITY), node("b", None, Transform::IDENTITY)],
+            skins: vec![Skin { joints: vec![0, 1], inverse_bind: vec![Mat4::IDENTITY; 2] }],
+            meshes: vec![skinned],
+            ..Rig::default()
+        }
+    }
+
+    /// Bone 0 translates by +X, bone 1 turns 90 deg about +Z (x -> y).
+    fn translate_and_turn_pose(rig: &Rig) -> Pose {
+        let mut pose = rest_pose(rig);
+        pose.locals[0] = at(Vec3::X);
+        pose.locals[1] =
+            Transform { rotation: Quat::from_rotation_z(std::f32::consts::FRAC_PI_2), ..Transform::IDENTITY };
+        pose
+    }
+
+    /// Bound for a blend of two bones with entries <= 1 from renormalised f32 weights over up to 8
+    /// slots: weight rounding and renormalisation (<= 9 roundings), matrix accumulation (<= 8 per
+    /// entry) and the transform (3) stay under 24 roundings of 2^-24 relative to values <= 2:
+    /// 24 * 2 * 2^-24 < 3e-6.
+    const BLEND_BOUND: f32 = 24.0 * 2.0 * f32::EPSILON / 2.0;
+
+    fn assert_vec_near(got: Vec3, want: Vec3, bound: f32, what: &str) {
+        assert!((got - want).abs().max_element() <= bound, "{what}: {got} vs {want} (bound {bound})");
+    }
+
+    #[test]
+    fn eight_influences_blend_two_bones_by_their_summed_weights() {
+        let mut m = mesh("body", MeshBinding::Skinned { skin: 0 }, vec![Vec3::X], vec![Vec3::X]);
+        m.tangents = Some(vec![Vec4::new(0.0, 0.0, 1.0, -1.0)]);
+        m.joints = vec![[0, 1, 0, 1, 0, 1, 0, 1]];
+        m.weights = vec![[0.1, 0.2, 0.05, 0.15, 0.1, 0.1, 0.2, 0.1]];
+        let rig = two_bone_rig(m);
+        let set = VertexSet::from_rig(&rig).unwrap();
+        assert_eq!(set.influence_count, 8);
+        let frame = skin_pose(&rig, &set, &translate_and_turn_pose(&rig));
+        // Bone 0 gets 0.1 + 0.05 + 0.1 + 0.2 = 0.45, bone 1 0.55: M = 0.45 T + 0.55 R.
+        // p = (1, 0, 0): 0.45 * (2, 0, 0) + 0.55 * (0, 1, 0).
+        assert_vec_near(frame.positions[0], Vec3::new(0.9, 0.55, 0.0), BLEND_BOUND, "position");
+        // M3 = [[0.45, -0.55], [0.55, 0.45]] (+ z = 1) is a scaled rotation: n = x turns to
+        // (0.45, 0.55) / |.|, and a z tangent stays z, sign kept.
+        let n = Vec3::new(0.45, 0.55, 0.0).normalize();
+        assert_vec_near(frame.normals[0], n, BLEND_BOUND, "normal");
+        assert_eq!(frame.tangents.unwrap()[0], Vec4::new(0.0, 0.0, 1.0, -1.0));
+    }
+
+    #[test]
+    fn four_influences() {
+        let mut m =
+            mesh("body", MeshBinding::Skinned { skin: 0 }, vec![Vec3::X, Vec3::ZERO], vec![Vec3::Z; 2]);
+        m.influence_count = 4;
+        m.joints = vec![[0, 1, 0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0, 0, 0]];
+        // Slots past influence_count are ignored, whatever they hold.
+        m.weights =
+            vec![[0.25, 0.75, 0.0, 0.0, 9.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]];
+        let rig = two_bone_rig(m);
+        let set = VertexSet::from_rig(&rig).unwrap();
+        assert_eq!(set.influence_count, 4);
+        assert_eq!(set.weights[0], [0.25, 0.75, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        let frame = skin_pose(&rig, &set, &translate_and_turn_pose(&rig));
+        // 0.25 * (2, 0, 0) + 0.75 * (0, 1, 0); the second vertex sits at the turn's centre.
+        assert_vec_near(frame.positions[0], Vec3::new(0.5, 0.75, 0.0), BLEND_BOUND, "blend");
+        assert_eq!(frame.positions[1], Vec3::ZERO);
+        assert_vec_near(frame.normals[0], Vec3::Z, BLEND_BOUND, "normal");
+    }
+
+    /// Root, a joint one metre up, and a non-joint node carried by the joint.
+    fn prop_rig() -> Rig {
+        let body = mesh("body", MeshBinding::Skinned { skin: 0 }, vec![Vec3::Y], vec![Vec3::X]);
+        let on_joint =
+            mesh("hat", MeshBinding::Rigid { node: 1 }, vec![Vec3::new(0.0, 0.5, 0.0)], vec![Vec3::Y]);
+        let on_node =
+            mesh("sword", MeshBinding::Rigid { node: 2 }, vec![Vec3::new(0.0, 0.0, 0.5)], vec![Vec3::Z]);
+        Rig {
+            name: "prop".into(),
+            nodes: vec![
+                node("root", None, Transform::IDENTITY),
+                node("joint", Some(0), at(Vec3::Y)),
+                node("holder", Some(1), at(Vec3::X)),
+            ],
+            skins: vec![Skin { joints: vec![1], inverse_bind: vec![Mat4::from_translation(-Vec3::Y)] }],
+            meshes: vec![body, on_joint, on_node],
+            ..Rig::default()
+        }
+    }
+
+    #[test]
+    fn rigid_meshes_follow_their_carrier_node() {
+        let rig = prop_rig();
+        let set = VertexSet::from_rig(&rig).unwrap();
+        // The hat reuses joint 1's bone; the sword's node gets an extra bone.
+        assert_eq!(set.bones.len(), 2);
+        assert_eq!(set.bones[1].node, 2);
+        assert_eq!(set.joints[1][0], 0);
+        assert_eq!(set.joints[2][0], 1);
+        // Bind space: hat at joint (0, 1, 0) + (0, 0.5, 0); sword at (1, 1, 0) + (0, 0, 0.5).
+        assert_eq!(set.positions[1], Vec3::new(0.0, 1.5, 0.0));
+        assert_eq!(set.positions[2], Vec3::new(1.0, 1.0, 0.5));
+        // Turn the joint 90 deg about Z and lift the root by 2: local x -> y, y -> -x.
+        let mut pose = rest_pose(&rig);
+        pose.locals[0] = at(Vec3::new(0.0, 2.0, 0.0));
+        pose.locals[1].rotation = Quat::from_rotation_z(std::f32::consts::FRAC_PI_2);
+        let frame = skin_pose(&rig, &set, &pose);
+        // Rotation of sin/cos(pi/2) in f32 and two matrix products: a few roundings of values <= 3.
+        let bound = 8.0 * 3.0 * f32::EPSILON;
+        assert_vec_near(frame.positions[1], Vec3::new(-0.5, 3.0, 0.0), bound, "hat");
+        assert_vec_near(frame.normals[1], -Vec3::X, bound, "hat normal");
+        // Sword: holder at joint + (0, 1, 0) after the turn, then its offset (0, 0, 0.5).
+        assert_vec_near(frame.positions[2], Vec3::new(0.0, 4.0, 0.5), bound, "sword");
+        assert_vec_near(frame.normals[2], Vec3::Z, bound, "sword normal");
+        // The skinned body vertex at the joint stays there.
+        assert_vec_near(frame.positions[0], Vec3::new(0.0, 3.0, 0.0), bound, "body");
+    }
+
+    #[test]
+    fn weights_are_renormalised() {
+        let mut m = mesh("body", MeshBinding::Skinned { skin: 0 }, vec![Vec3::X], vec![Vec3::X]);
+        m.joints = vec![[0, 1, 0, 0, 0, 0, 0, 0]];
+        m.weights = vec![[1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]];
+        let set = VertexSet::from_rig(&two_bone_rig(m)).unwrap();
+        assert_eq!(set.weights[0], [0.5, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    }
+
+    fn expect_invalid(rig: &Rig, needles: &[&str]) {
+        match VertexSet::from_rig(rig) {
+            Err(e @ BakeError::InvalidInput { .. }) => {
+                let msg = e.to_string();
+                for n in needles {
+                    assert!(msg.contains(n), "{msg:?} lacks {n:?}");
+                }
+            }
+            other => panic!("expected InvalidInput, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_skinning_data_are_typed_errors_naming_mesh_and_vertex() {
+        let base =
+            || mesh("body", MeshBinding::Skinned { skin: 0 }, vec![Vec3::X, Vec3::Y], vec![Vec3::X; 2]);
+        let mut m = base();
+        m.weights[1] = [0.0; 8];
+        expect_invalid(&two_bone_rig(m), &["\"body\" vertex 1", "sum to 0"]);
+        let mut m = base();
+        m.joints[1][0] = 2;
+        expect_invalid(&two_bone_rig(m), &["\"body\" vertex 1", "joint index 2", "2 joints"]);
+        let mut m = base();
+        m.weights[0][3] = -0.5;
+        expect_invalid(&two_bone_rig(m), &["vertex 0", "weight 3"]);
+        let mut m = base();
+        m.weights[0][0] = f32::INFINITY;
+        expect_invalid(&two_bone_rig(m), &["vertex 0", "finite"]);
+        let mut m = base();
+        m.positions[1].y = f32::NAN;
+        expect_invalid(&two_bone_rig(m), &["\"body\" vertex 1", "position"]);
+        let mut m = base();
+        m.indices = vec![0, 1, 2];
+        expect_invalid(&two_bone_rig(m), &["\"body\"", "index 2"]);
+        let mut m = base();
+        m.normals.pop();
+        expect_invalid(&two_bone_rig(m), &["\"body\"", "1 normals"]);
+        // Two skins among the body meshes.
+        let mut rig = two_bone_rig(base());
+        rig.skins.push(rig.skins[0].clone());
+        let mut other = base();
+        other.name = "cape".into();
+        other.binding = MeshBinding::Skinned { skin: 1 };
+        rig.meshes.push(other);
+        expect_invalid(&rig, &["\"body\"", "\"cape\"", "different skins"]);
+        // No body mesh at all.
+        let mut rig = two_bone_rig(base());
+        rig.meshes[0].role = MeshRole::Attachment { socket: 0 };
+        expect_invalid(&rig, &["no body mesh"]);
+    }
+
+    #[test]
+    fn zero_weight_slots_with_out_of_range_joints_are_cleared() {
+        let mut m = mesh("body", MeshBinding::Skinned { skin: 0 }, vec![Vec3::X], vec![Vec3::X]);
+        m.joints = vec![[1, 900, 0, 0, 0, 0, 0, 0]];
+        let set = VertexSet::from_rig(&two_bone_rig(m)).unwrap();
+        assert_eq!(set.joints[0], [1, 0, 0, 0, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn morph_targets_on_a_skinned_mesh_apply_before_skinning() {
+        let mut m =
+            mesh("body", MeshBinding::Skinned { skin: 0 }, vec![Vec3::ZERO, Vec3::X], vec![Vec3::Z; 2]);
+        m.morph_targets = vec![MorphTarget {
+            name: None,
+            positions: vec![Vec3::new(0.0, 2.0, 0.0), Vec3::ZERO],
+            normals: Some(vec![Vec3::new(1.0, 0.0, -1.0), Vec3::ZERO]),
+            tangents: None,
+        }];
+        m.default_morph_weights = vec![0.5];
+        let rig = two_bone_rig(m);
+        let set = VertexSet::from_rig(&rig).unwrap();
+        // Only the vertex with a delta is stored.
+        assert_eq!(set.morph_targets[0].vertices, vec![0]);
+        let mut pose = translate_and_turn_pose(&rig);
+        let frame = skin_pose(&rig, &set, &pose);
+        // (0, 0, 0) + 0.5 * (0, 2, 0) = (0, 1, 0), then bone 0 moves it +X. Exact binary fractions.
+        assert_eq!(frame.positions[0], Vec3::new(1.0, 1.0, 0.0));
+        assert_eq!(frame.positions[1], Vec3::new(2.0, 0.0, 0.0));
+        // n = (0, 0, 1) + 0.5 * (1, 0, -1) = (0.5, 0, 0.5) -> (1, 0, 1) / sqrt 2.
+        assert_vec_near(frame.normals[0], Vec3::new(1.0, 0.0, 1.0).normalize(), f32::EPSILON, "normal");
+        pose.morph_weights[0][0] = 1.0;
+        let frame = skin_pose(&rig, &set, &pose);
+        assert_eq!(frame.positions[0], Vec3::new(1.0, 2.0, 0.0));
+        assert_eq!(frame.normals[0], Vec3::X);
+    }
+
+    #[test]
+    fn morph_targets_on_a_rigid_mesh_apply_in_mesh_space() {
+        // The carrier scales x by 2 and sits at z = 2: positions and normal deltas must be moved to
+        // bind space consistently with the base vertex.
+        let rest = Transform {
+            translation: Vec3::new(0.0, 0.0, 2.0),
+            rotation: Quat::IDENTITY,
+            scale: Vec3::new(2.0, 1.0, 1.0),
+        };
+        let mut m = mesh("face", MeshBinding::Rigid { node: 0 }, vec![Vec3::X], vec![Vec3::X]);
+        m.tangents = Some(vec![Vec4::new(0.0, 1.0, 0.0, 1.0)]);
+        m.morph_targets = vec![MorphTarget {
+            name: None,
+            positions: vec![Vec3::new(0.0, 2.0, 0.0)],
+            normals: Some(vec![Vec3::new(-1.0, 1.0, 0.0)]),
+            tangents: Some(vec![Vec3::new(1.0, 0.0, 0.0)]),
+        }];
+        let rig = Rig {
+            name: "rigid morph".into(),
+            nodes: vec![node("head", None, rest)],
+            meshes: vec![m],
+            ..Rig::default()
+        };
+        let set = VertexSet::from_rig(&rig).unwrap();
+        assert_eq!(set.positions[0], Vec3::new(2.0, 0.0, 2.0));
+        let mut pose = rest_pose(&rig);
+        pose.morph_weights[0] = vec![0.5];
+        pose.locals[0].translation.y = 1.0;
+        let frame = skin_pose(&rig, &set, &pose);
+        // Mesh space: p = (1, 0, 0) + 0.5 (0, 2, 0) = (1, 1, 0) -> scale (2, 1, 0) -> + (0, 1, 2).
+        assert_eq!(frame.positions[0], Vec3::new(2.0, 2.0, 2.0));
+        // n = (1, 0, 0) + 0.5 (-1, 1, 0) = (0.5, 0.5, 0); inverse transpose diag(0.5, 1, 1) ->
+        // (0.25, 0.5, 0) -> (1, 2, 0) / sqrt 5. Exact binary inputs; normalisation rounds.
+        assert_vec_near(frame.normals[0], Vec3::new(1.0, 2.0, 0.0).normalize(), 2.0 * f32::EPSILON, "normal");
+        // t = (0, 1, 0) + 0.5 (1, 0, 0) = (0.5, 1, 0) -> scale -> (1, 1, 0), then made orthogonal to
+        // n: (1, 1, 0) - n (n . (1, 1, 0)) = (1, 1, 0) - (1, 2, 0) 3/5 = (0.4, -0.2, 0) -> (2, -1, 0) / sqrt 5.
+        let t = frame.tangents.unwrap()[0];
+        assert_vec_near(t.truncate(), Vec3::new(2.0, -1.0, 0.0).normalize(), 4.0 * f32::EPSILON, "tangent");
+        assert_eq!(t.w, 1.0);
+    }
+
+    /// A rig with two chained joints, non-uniform scale, a morph target, 8 influences and a
+    /// two-clip animation, for the determinism, tangent and remap tests.
+    fn animated_rig() -> Rig {
+        let count = 64;
+        let positions: Vec<Vec3> = (0..count)
+            .map(|i| Vec3::new((i % 4) as f32 * 0.1, (i / 4) as f32 * 0.13, ((i * 7) % 5) as f32 * 0.05))
+            .collect();
+        let normals: Vec<Vec3> = (0..count)
+            .map(|i| Vec3::new(1.0, (i % 3) as f32 - 1.0, 0.5 * (i % 2) as f32).normalize())
+            .collect();
+        let tangents: Vec<Vec4> = normals.iter().map(|n| n.any_orthonormal_vector().extend(1.0)).collect();
+        let mut m = mesh("body", MeshBinding::Skinned { skin: 0 }, positions, normals);
+        m.tangents = Some(tangents);
+        m.indices = (0..count as u32 - 2).flat_map(|i| [i, i + 1, i + 2]).collect();
+        m.joints = (0..count).map(|i| [0, 1, 2, 0, 1, 2, 0, (i % 3) as u16]).collect();
+        m.weights =
+            (0..count).map(|i| [0.3, 0.2, 0.1, 0.1, 0.1, 0.05, 0.05, 0.01 * (i % 7) as f32]).collect();
+        m.morph_targets = vec![MorphTarget {
+            name: None,
+            positions: (0..count).map(|i| Vec3::new(0.0, 0.01 * (i % 5) as f32, 0.0)).collect(),
+            normals: Some(vec![Vec3::new(0.1, 0.0, 0.0); count]),
+            tangents: Some(vec![Vec3::new(0.0, 0.0, 0.1); count]),
+        }];
+        m.default_morph_weights = vec![0.2];
+        let prop =
+            mesh("prop", MeshBinding::Rigid { node: 2 }, vec![Vec3::Z, Vec3::X], vec![Vec3::Y, Vec3::Z]);
+        let lin = |target, times: &[f32], values: &[f32]| Channel {
+            target,
+            interpolation: KeyInterpolation::Linear,
+            times: times.to_vec(),
+            values: values.to_vec(),
+        };
+        let turn = |deg: f32| Quat::from_rotation_x(deg.to_radians()).to_array();
+        let clip = |name: &str, scale: f32| AnimationClip {
+            name: name.into(),
+            channels: vec![
+                lin(ChannelTarget::Rotation(1), &[0.0, 1.0], &[turn(0.0), turn(170.0 * scale)].concat()),
+                lin(ChannelTarget::Scale(2), &[0.0, 1.0], &[1.0, 1.0, 1.0, 1.5, 0.5 * scale, 1.0]),
+                lin(ChannelTarget::Translation(0), &[0.0, 1.0], &[0.0, 0.0, 0.0, 0.3, 0.1, scale]),
+                lin(ChannelTarget::MorphWeights(0), &[0.0, 1.0], &[0.0, scale]),
+            ],
+            start: 0.0,
+            end: 1.0,
+            looping: true,
+            known_stride: None,
+            locomotion: false,
+        };
+        Rig {
+            name: "animated".into(),
+            nodes: vec![
+                node("hips", None, at(Vec3::new(0.0, 1.0, 0.0))),
+                node("spine", Some(0), at(Vec3::new(0.0, 0.2, 0.0))),
+                node(
+                    "chest",
+                    Some(1),
+                    Transform { scale: Vec3::new(1.2, 0.9, 1.0), ..at(Vec3::new(0.0, 0.3, 0.0)) },
+                ),
+            ],
+            skins: vec![Skin {
+                joints: vec![0, 1, 2],
+                inverse_bind: vec![
+                    Mat4::from_translation(Vec3::new(0.0, -1.0, 0.0)),
+                    Mat4::from_translation(Vec3::new(0.0, -1.2, 0.0)),
+                    Mat4::from_scale(Vec3::new(1.0 / 1.2, 1.0 / 0.9, 1.0))
+                        * Mat4::from_translation(Vec3::new(0.0, -1.5, 0.0)),
+                ],
+            }],
+            meshes: vec![m, prop],
+            clips: vec![clip("bend", 1.0), clip("wave", -0.7)],
+            ..Rig::default()
+        }
+    }
+
+    fn samples() -> Vec<(usize, f32)> {
+        (0..2).flat_map(|c| (0..24).map(move |k| (c, k as f32 / 23.0))).collect()
+    }
+
+    fn frame_bits(frames: &[SkinnedFrame]) -> Vec<u32> {
+        let mut out = Vec::new();
+        for f in frames {
+            out.extend(f.positions.iter().chain(&f.normals).flat_map(|v| v.to_array().map(f32::to_bits)));
+            out.extend(f.tangents.iter().flatten().flat_map(|v| v.to_array().map(f32::to_bits)));
+        }
+        out
+    }
+
+    #[test]
+    fn frames_are_bit_identical_on_one_thread_and_four() {
+        let rig = animated_rig();
+        let set = VertexSet::from_rig(&rig).unwrap();
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| skin_clip_frames(&rig, &set, &samples(), true))
+        };
+        let one = run(1);
+        let four = run(4);
+        assert_eq!(one.len(), 48);
+        assert!(one[5].tangents.is_some());
+        assert_eq!(frame_bits(&one), frame_bits(&four));
+        // And the frames differ from each other, so the comparison sees the animation.
+        assert_ne!(one[0].positions, one[5].positions);
+    }
+
+    #[test]
+    fn flat_output_matches_per_frame_output_bitwise() {
+        let rig = animated_rig();
+        let set = VertexSet::from_rig(&rig).unwrap();
+        let samples = samples();
+        let frames = skin_clip_frames(&rig, &set, &samples, true);
+        let len = samples.len() * set.vertex_count();
+        let (mut p, mut n, mut t) = (vec![[0.0f32; 3]; len], vec![[0.0f32; 3]; len], vec![[0.0f32; 4]; len]);
+        skin_frames_into(&rig, &set, &samples, &mut p, &mut n, Some(&mut t)).unwrap();
+        let flat: Vec<SkinnedFrame> = (0..samples.len())
+            .map(|f| {
+                let r = f * set.vertex_count()..(f + 1) * set.vertex_count();
+                SkinnedFrame {
+                    positions: p[r.clone()].iter().map(|&v| Vec3::from(v)).collect(),
+                    normals: n[r.clone()].iter().map(|&v| Vec3::from(v)).collect(),
+                    tangents: Some(t[r].iter().map(|&v| Vec4::from(v)).collect()),
+                }
+            })
+            .collect();
+        assert_eq!(frame_bits(&frames), frame_bits(&flat));
+        // Wrong lengths and bad clips are typed errors.
+        assert!(skin_frames_into(&rig, &set, &samples, &mut p[1..], &mut n, None).is_err());
+        assert!(
+            skin_frames_into(&rig, &set, &[(9, 0.0)], &mut p[..len / 48], &mut n[..len / 48], None).is_err()
+        );
+    }
+
+    #[test]
+    fn skinned_bounds_equal_the_extremes_of_the_skinned_frames() {
+        let rig = animated_rig();
+        let set = VertexSet::from_rig(&rig).unwrap();
+        let (lo, hi) = skinned_bounds(&rig, &set, &samples()).unwrap();
+        let mut want = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+        for f in skin_clip_frames(&rig, &set, &samples(), false) {
+            for p in f.positions {
+                want = (want.0.min(p), want.1.max(p));
+            }
+        }
+        assert_eq!(
+            (lo.to_array().map(f32::to_bits), hi.to_array().map(f32::to_bits)),
+            (want.0.to_array().map(f32::to_bits), want.1.to_array().map(f32::to_bits))
+        );
+        assert!(skinned_bounds(&rig, &set, &[]).is_err());
+        assert!(skinned_bounds(&rig, &set, &[(2, 0.0)]).is_err());
+    }
+
+    #[test]
+    fn tangents_are_unit_and_orthogonal_to_normals() {
+        let rig = animated_rig();
+        let set = VertexSet::from_rig(&rig).unwrap();
+        // After Gram-Schmidt in f32 the residual dot product and the length error are a few
+        // roundings (2^-24 each) of unit quantities: the subtraction, the dot and the normalisation.
+        let bound = 8.0 * f32::EPSILON;
+        for frame in skin_clip_frames(&rig, &set, &samples(), true) {
+            for (n, t) in frame.normals.iter().zip(frame.tangents.unwrap()) {
+                assert!(n.dot(t.truncate()).abs() <= bound, "{n} . {t}");
+                assert!((t.truncate().length() - 1.0).abs() <= bound && (n.length() - 1.0).abs() <= bound);
+                assert_eq!(t.w, 1.0);
+            }
+        }
+    }
+
+    #[test]
+    fn remap_permutes_every_result_bit_for_bit() {
+        let rig = animated_rig();
+        let set = VertexSet::from_rig(&rig).unwrap();
+        let n = set.vertex_count();
+        // A scramble: 37 is coprime with 66 vertices.
+        assert_eq!(n, 66);
+        let order: Vec<u32> = (0..n).map(|i| ((i * 37 + 5) % n) as u32).collect();
+        let mut remapped = set.clone();
+        remapped.remap(&order).unwrap();
+        let before = skin_clip_frames(&rig, &set, &samples(), true);
+        let after = skin_clip_frames(&rig, &remapped, &samples(), true);
+        for (b, a) in before.iter().zip(&after) {
+            let permuted = SkinnedFrame {
+                positions: order.iter().map(|&o| b.positions[o as usize]).collect(),
+                normals: order.iter().map(|&o| b.normals[o as usize]).collect(),
+                tangents: b.tangents.as_ref().map(|t| order.iter().map(|&o| t[o as usize]).collect()),
+            };
+            assert_eq!(frame_bits(&[permuted]), frame_bits(std::slice::from_ref(a)));
+        }
+        // Triangles still join the same source vertices.
+        for (old, new) in set.indices.iter().zip(&remapped.indices) {
+            assert_eq!(set.sources[*old as usize], remapped.sources[*new as usize]);
+        }
+        assert_eq!(remapped.mesh_vertices(1).count(), 2);
+        assert!(remapped.clone().remap(&order[1..]).is_err());
+        let mut twice = order.clone();
+        twice[1] = twice[0];
+        assert!(remapped.remap(&twice).is_err());
+    }
+}

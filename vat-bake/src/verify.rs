@@ -1,1 +1,705 @@
-//! Not yet written.
+//! Verification: a bake decoded by vat-core's CPU reference decoder (exactly what the vertex shader
+//! computes) against fresh CPU skinning of its source rig, at every baked frame and every vertex.
+//!
+//! - **Baked frames.** For frame `k` of a clip the decoder is driven with rate 0, point
+//!   interpolation and a phase offset for which vat-core's playback selects frame `k` alone
+//!   ([`exact_frame_offset`]), so the decoded value is the stored texel, not an interpolation. The
+//!   fresh skin is taken at the same time the bake sampled. Each axis of each position must be within
+//!   [`vat_core::encoding::position_error_bound`] of the format and the bake's box, each normal within
+//!   [`vat_core::encoding::normal_error_bound_degrees`], each baked tangent (if any) within
+//!   [`tangent_error_bound_degrees`]: otherwise the report says `passed: false`.
+//! - **Mid-frames** (reported, never failed). Halfway between frames `k` and `k + 1` the decoder
+//!   interpolates linearly; the fresh skin is taken at the time that interpolation weight stands for.
+//!   The difference is the interpolation error of the frame rate, not a defect of the encoding.
+//!
+//! The baked vertex order is recovered from the source: the bake renumbers [`VertexSet::from_rig`]'s
+//! vertices with [`crate::lods::locality_order`] (or keeps them), and the asset's rest-position stream
+//! tells which.
+
+use rayon::prelude::*;
+use serde::Serialize;
+use vat_core::clip::{Clip, ClipMode};
+use vat_core::container::{Asset, StreamKind};
+use vat_core::encoding;
+use vat_core::instance::InstanceRecord;
+use vat_core::playback::{self, Interpolation};
+use vat_core::reference::{VertexAnimationView, decode_vertex};
+
+use crate::prepare::{PreparedBake, baked_vertex_set, frame_time};
+use crate::rig::Rig;
+use crate::skin::{self, VertexSet};
+use crate::{BakeError, Result};
+
+/// Where the largest position error of a verification was found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorstSample {
+    /// Clip name.
+    pub clip: String,
+    /// Frame within the clip.
+    pub frame: u32,
+    /// Baked vertex index.
+    pub vertex: u32,
+}
+
+/// The outcome of [`verify`]. Positions in millimetres, angles in degrees. Position errors are
+/// per axis: the error of a vertex at a frame is `max over x, y, z of |decoded - fresh|`, the measure
+/// the format's bound is stated in.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VerifyReport {
+    /// The vertex format verified (e.g. `"Packed64"`).
+    pub format: String,
+    /// Largest per-axis position error over every vertex at every baked frame, mm.
+    pub position_max_error_mm: f64,
+    /// Mean over vertex-frames of the per-axis position error, mm.
+    pub position_mean_error_mm: f64,
+    /// Largest Euclidean position error, mm.
+    pub position_max_euclidean_error_mm: f64,
+    /// Largest angle between a decoded and a fresh normal, degrees.
+    pub normal_max_error_deg: f64,
+    /// Mean normal angle error, degrees.
+    pub normal_mean_error_deg: f64,
+    /// The format's position bound in this bake's box, largest over the axes, mm.
+    pub quantum_mm: f64,
+    /// The position bound per axis (x, y, z), mm.
+    pub position_bound_mm: [f64; 3],
+    /// The format's normal bound, degrees.
+    pub normal_bound_deg: f64,
+    /// Largest tangent direction error (or 180 for a flipped bitangent sign), degrees, when the
+    /// bake has tangent frames.
+    pub tangent_max_error_deg: Option<f64>,
+    /// The tangent bound, degrees, when the bake has tangent frames.
+    pub tangent_bound_deg: Option<f64>,
+    /// Largest per-axis error, mm, of positions skinned on the CPU from the baked bone texture,
+    /// joints, weights and rest positions (bone mode) against fresh skinning, when the bake has
+    /// bones. Informational: bone mode has no morph targets, so a rig with animated morphs differs
+    /// by its morph deltas; otherwise only f32 rounding separates the two (micrometres).
+    pub bone_max_error_mm: Option<f64>,
+    /// Vertex-frames compared (vertices x baked frames).
+    pub vertex_frames: u64,
+    /// Vertex-frames outside a bound.
+    pub failed_vertex_frames: u64,
+    /// Where the largest position error is.
+    pub worst: Option<WorstSample>,
+    /// Largest per-axis position error halfway between frames (interpolation error; informational).
+    pub mid_frame_position_max_error_mm: f64,
+    /// Mean per-axis position error halfway between frames, mm.
+    pub mid_frame_position_mean_error_mm: f64,
+    /// Largest normal error halfway between frames, degrees.
+    pub mid_frame_normal_max_error_deg: f64,
+    /// Vertex-samples compared between frames.
+    pub mid_frame_vertex_samples: u64,
+    /// Whether every vertex-frame is within the bounds.
+    pub passed: bool,
+}
+
+/// Worst-case angle, degrees, between a skinned tangent and the tangent decoded from its
+/// `Rgba16Float` tangent-frame quaternion ([`encoding::tangent_frame_to_quat`] /
+/// [`encoding::quat_to_tangent_frame`]).
+///
+/// Derivation: binary16 rounds each quaternion component in `[-1, 1]` by at most `2^-12`, moving the
+/// unit quaternion by at most `2 * 2^-12 = 2^-11` (4 components, Euclidean `sqrt(4) * 2^-12`), i.e.
+/// the rotation by at most `2 asin(2^-11)` (rotation angle is twice the quaternion angle); the
+/// encode's `|w| >= 2^-14` clamp adds `2 * 2^-14` rad; the f32 arithmetic of encode, decode and the
+/// skin's own orthonormalisation stays below `1e-6` rad. The tangent direction moves by at most
+/// the rotation angle. Total about 0.0630 degrees.
+pub fn tangent_error_bound_degrees() -> f64 {
+    let quaternion = 2.0 * (2.0f64.powi(-11)).asin();
+    (quaternion + 2.0 * 2.0f64.powi(-14) + 1e-6).to_degrees()
+}
+
+/// A phase offset (cycles) at which vat-core's playback of `clip` with rate 0 and time 0, with
+/// [`Interpolation::Point`], reads clip-local frame `k` alone (weight exactly 1): the texel itself,
+/// uninterpolated. A quarter frame past `k` (`(k + 1/4) / intervals`), so f32 rounding of the phase
+/// cannot reach a neighbour; the last frame of a one-shot clip is phase 1. Checked against
+/// [`playback::clip_sample`]; `None` if that does not select `k` (not expected for any real clip).
+///
+/// (Linear interpolation at the frame itself would not do: for most frame counts no f32 phase `p`
+/// gives `p * frame_count == k` exactly, so a weight of about `1e-7` would leak to the next frame.)
+pub fn exact_frame_offset(clip: &Clip, k: u32) -> Option<f32> {
+    let intervals = match clip.mode {
+        ClipMode::Looping => clip.frame_count,
+        ClipMode::OneShot => clip.frame_count.saturating_sub(1),
+    };
+    let offset = if intervals == 0 || k >= intervals {
+        if k == intervals { 1.0 } else { 0.0 }
+    } else {
+        ((f64::from(k) + 0.25) / f64::from(intervals)) as f32
+    };
+    let s = playback::clip_sample(clip, offset, 0.0, 0.0, Interpolation::Point);
+    let selected = if s.weights == [0.0, 1.0, 0.0, 0.0] {
+        s.frames[1]
+    } else if s.weights == [0.0, 0.0, 1.0, 0.0] {
+        s.frames[2]
+    } else {
+        return None;
+    };
+    (selected == k && k < clip.frame_count.max(1)).then_some(offset)
+}
+
+/// Largest per-axis difference and Euclidean distance, metres.
+fn position_errors(decoded: [f32; 3], fresh: [f32; 3]) -> ([f64; 3], f64) {
+    let d: [f64; 3] = std::array::from_fn(|a| (f64::from(decoded[a]) - f64::from(fresh[a])).abs());
+    (d, (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt())
+}
+
+/// Angle between two non-zero vectors, radians: `atan2(|a x b|, a . b)` in f64 (accurate for tiny
+/// angles, unlike `acos`).
+fn angle(a: [f32; 3], b: [f32; 3]) -> f64 {
+    let a = a.map(f64::from);
+    let b = b.map(f64::from);
+    let c = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+    (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt().atan2(a[0] * b[0] + a[1] * b[1] + a[2] * b[2])
+}
+
+/// Error figures of one frame (summed sequentially afterwards, so means do not depend on threads).
+#[derive(Debug, Clone, Copy, Default)]
+struct FrameErrors {
+    max_axis: f64,
+    sum_axis: f64,
+    max_euclid: f64,
+    max_normal: f64,
+    sum_normal: f64,
+    max_tangent: f64,
+    max_bone: f64,
+    failed: u64,
+    worst_vertex: u32,
+}
+
+/// Everything [`compare_frame`] needs that is the same for every frame.
+struct Context<'a> {
+    view: &'a VertexAnimationView<'a>,
+    bones: Option<BoneData<'a>>,
+    tangent_texture: Option<&'a [u8]>,
+    bound_m: [f64; 3],
+    normal_bound_rad: f64,
+    tangent_bound_rad: f64,
+    vertex_count: usize,
+}
+
+/// The baked bone mode of an asset, borrowed.
+struct BoneData<'a> {
+    texture: &'a [u8],
+    bone_count: usize,
+    influences: usize,
+    joints: &'a [u8],
+    weights: &'a [u8],
+    rest: &'a [u8],
+}
+
+impl BoneData<'_> {
+    /// Vertex `v` skinned at absolute `frame` from the baked data: `sum of w * (M [p, 1])` over its
+    /// influences, with `M` read as three rows of `(x, y, z, translation)`.
+    fn skin(&self, frame: u32, v: usize) -> [f32; 3] {
+        let f32_at =
+            |b: &[u8], i: usize| f32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
+        let p = [f32_at(self.rest, 3 * v), f32_at(self.rest, 3 * v + 1), f32_at(self.rest, 3 * v + 2)];
+        let mut out = [0.0f32; 3];
+        for s in 0..self.influences {
+            let slot = v * self.influences + s;
+            let w = f32_at(self.weights, slot);
+            if w == 0.0 {
+                continue;
+            }
+            let bone = usize::from(u16::from_le_bytes([self.joints[2 * slot], self.joints[2 * slot + 1]]));
+            let base = (frame as usize * self.bone_count + bone) * 3 * 4;
+            for (r, o) in out.iter_mut().enumerate() {
+                let row = |c: usize| f32_at(self.texture, base + 4 * r + c);
+                *o += w * (row(0) * p[0] + row(1) * p[1] + row(2) * p[2] + row(3));
+            }
+        }
+        out
+    }
+}
+
+/// Where the decoder reads: a clip at a phase, and the baked frame that is when it is one.
+#[derive(Debug, Clone, Copy)]
+struct Probe {
+    clip: u32,
+    offset: f32,
+    interpolation: Interpolation,
+    /// The absolute frame read alone (baked frames), for the tangent texture.
+    frame: Option<u32>,
+}
+
+/// One freshly skinned frame.
+struct Fresh<'a> {
+    positions: &'a [[f32; 3]],
+    normals: &'a [[f32; 3]],
+    tangents: Option<&'a [[f32; 4]]>,
+}
+
+/// Decodes every vertex at `probe` and compares it with a fresh frame.
+fn compare_frame(ctx: &Context<'_>, probe: Probe, fresh: Fresh<'_>) -> Result<FrameErrors> {
+    let Fresh { positions, normals, tangents } = fresh;
+    let instance = InstanceRecord {
+        clip_a: probe.clip,
+        phase_offset_a: probe.offset,
+        rate_a: 0.0,
+        ..Default::default()
+    };
+    let mut e = FrameErrors::default();
+    for v in 0..ctx.vertex_count {
+        let d = decode_vertex(ctx.view, &instance, 0.0, v as u32, probe.interpolation)?;
+        let (axes, euclid) = position_errors(d.object_position, positions[v]);
+        let axis = axes[0].max(axes[1]).max(axes[2]);
+        let normal = angle(d.object_normal, normals[v]);
+        // NaN errors fail too.
+        let outside = |error: f64, bound: f64| error > bound || error.is_nan();
+        let mut bad =
+            (0..3).any(|a| outside(axes[a], ctx.bound_m[a])) || outside(normal, ctx.normal_bound_rad);
+        if let (Some(texture), Some(t), Some(frame)) = (ctx.tangent_texture, tangents, probe.frame) {
+            let texel = ctx.view.layout.texel_index(frame, v as u32) as usize * 8;
+            let q: [f32; 4] = std::array::from_fn(|c| {
+                let i = texel + 2 * c;
+                encoding::f16_bits_to_f32(u16::from_le_bytes([texture[i], texture[i + 1]]))
+            });
+            let (_, decoded) = encoding::quat_to_tangent_frame(q);
+            let fresh = t[v];
+            let error = if (decoded[3] < 0.0) != (fresh[3] < 0.0) {
+                std::f64::consts::PI
+            } else {
+                angle([decoded[0], decoded[1], decoded[2]], [fresh[0], fresh[1], fresh[2]])
+            };
+            e.max_tangent = e.max_tangent.max(error);
+            bad |= outside(error, ctx.tangent_bound_rad);
+        }
+        if let (Some(bones), Some(frame)) = (&ctx.bones, probe.frame) {
+            let (bone_axes, _) = position_errors(bones.skin(frame, v), positions[v]);
+            e.max_bone = e.max_bone.max(bone_axes[0].max(bone_axes[1]).max(bone_axes[2]));
+        }
+        if axis > e.max_axis {
+            e.worst_vertex = v as u32;
+        }
+        e.max_axis = e.max_axis.max(axis);
+        e.sum_axis += axis;
+        e.max_euclid = e.max_euclid.max(euclid);
+        e.max_normal = e.max_normal.max(normal);
+        e.sum_normal += normal;
+        e.failed += u64::from(bad);
+    }
+    Ok(e)
+}
+
+/// Finds the vertex order the asset was baked in, by its rest-position stream.
+fn baked_set_for(asset: &Asset<'_>, rig: &Rig) -> Result<VertexSet> {
+    let manifest = asset.manifest();
+    let rest = asset.stream(StreamKind::RestPosition).map(|(_, bytes)| bytes);
+    for optimize in [true, false] {
+        let (set, _) = baked_vertex_set(rig, optimize)?;
+        if set.vertex_count() != manifest.vertex_count as usize {
+            break;
+        }
+        let matches = match rest {
+            None => true,
+            Some(bytes) => bytes
+                .chunks_exact(4)
+                .zip(set.positions.iter().flat_map(|p| p.to_array()))
+                .all(|(b, c)| f32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_bits() == c.to_bits()),
+        };
+        if matches {
+            return Ok(set);
+        }
+    }
+    Err(BakeError::InvalidInput {
+        part: format!("asset \"{}\"", manifest.name),
+        problem: format!(
+            "its {} vertices do not match rig \"{}\" (vertex count or rest positions differ): it was not baked \
+             from this source",
+            manifest.vertex_count, rig.name
+        ),
+    })
+}
+
+/// Verifies `asset` against fresh skinning of `rig`, its source (see the module docs). Sample times
+/// and formats come from the asset itself, so no bake options are needed.
+///
+/// A bake outside its bounds is `Ok` with `passed == false`.
+///
+/// # Errors
+/// [`BakeError::Core`] if the asset has no vertex animation texture; [`BakeError::InvalidInput`]
+/// if its vertices or clips do not match the rig (a clip name the rig lacks), or the rig is unusable
+/// (from [`VertexSet::from_rig`]).
+pub fn verify(asset: &Asset<'_>, rig: &Rig) -> Result<VerifyReport> {
+    let view = VertexAnimationView::from_asset(asset)?;
+    let manifest = asset.manifest();
+    let set = baked_set_for(asset, rig)?;
+    let n = set.vertex_count();
+    let format = view.format;
+    let bound = encoding::position_error_bound(format, view.position_bits, &view.bounds);
+    let bound_m = bound.map(f64::from);
+    let tangent_texture = asset.tangent_texture().filter(|_| set.tangents.is_some());
+    let bones = match (&manifest.bone_animation, asset.stream(StreamKind::RestPosition)) {
+        (Some(ba), Some((_, rest))) => Some(BoneData {
+            texture: asset.blob(ba.texture),
+            bone_count: ba.layout.bone_count as usize,
+            influences: ba.influences as usize,
+            joints: asset.blob(ba.joints),
+            weights: asset.blob(ba.weights),
+            rest,
+        }),
+        _ => None,
+    };
+    let has_bones = bones.is_some();
+    let ctx = Context {
+        view: &view,
+        bones,
+        tangent_texture,
+        bound_m,
+        normal_bound_rad: f64::from(encoding::normal_error_bound_degrees(format)).to_radians(),
+        tangent_bound_rad: tangent_error_bound_degrees().to_radians(),
+        vertex_count: n,
+    };
+
+    let mut frames_total = FrameErrors::default();
+    let mut mid_total = FrameErrors::default();
+    let (mut vertex_frames, mut mid_samples) = (0u64, 0u64);
+    let mut worst: Option<(f64, WorstSample)> = None;
+    for (ci, clip) in manifest.clips.iter().enumerate() {
+        let source_index =
+            rig.clips.iter().position(|c| c.name == clip.name).ok_or_else(|| BakeError::InvalidInput {
+                part: format!("asset \"{}\" clip \"{}\"", manifest.name, clip.name),
+                problem: format!("rig \"{}\" has no clip of that name", rig.name),
+            })?;
+        let source = &rig.clips[source_index];
+        let frames = clip.frame_count as usize;
+
+        // Baked frames.
+        let samples: Vec<(usize, f32)> =
+            (0..clip.frame_count).map(|k| (source_index, frame_time(source, clip, k))).collect();
+        let (positions, normals, tangents) = skin_samples(rig, &set, &samples, tangent_texture.is_some())?;
+        let offsets: Vec<f32> = (0..clip.frame_count)
+            .map(|k| {
+                exact_frame_offset(clip, k).ok_or_else(|| {
+                    BakeError::Verification(format!(
+                        "no phase selects frame {k} of clip \"{}\" exactly",
+                        clip.name
+                    ))
+                })
+            })
+            .collect::<Result<_>>()?;
+        let per_frame: Vec<FrameErrors> = (0..frames)
+            .into_par_iter()
+            .map(|k| {
+                let r = k * n..(k + 1) * n;
+                let probe = Probe {
+                    clip: ci as u32,
+                    offset: offsets[k],
+                    interpolation: Interpolation::Point,
+                    frame: Some(clip.first_frame + k as u32),
+                };
+                let fresh = Fresh {
+                    positions: &positions[r.clone()],
+                    normals: &normals[r.clone()],
+                    tangents: tangents.as_ref().map(|t| &t[r]),
+                };
+                compare_frame(&ctx, probe, fresh)
+            })
+            .collect::<Result<_>>()?;
+        for (k, e) in per_frame.iter().enumerate() {
+            if worst.as_ref().is_none_or(|(w, _)| e.max_axis > *w) {
+                let sample = WorstSample { clip: clip.name.clone(), frame: k as u32, vertex: e.worst_vertex };
+                worst = Some((e.max_axis, sample));
+            }
+            accumulate(&mut frames_total, e);
+        }
+        vertex_frames += (frames * n) as u64;
+
+        // Mid-frames: halfway to the next frame (looping clips wrap to the clip's end time).
+        let intervals = match clip.mode {
+            ClipMode::Looping => clip.frame_count,
+            ClipMode::OneShot => clip.frame_count - 1,
+        };
+        let mut mid_offsets = Vec::with_capacity(intervals as usize);
+        let mut mid_samples_t = Vec::with_capacity(intervals as usize);
+        for k in 0..intervals {
+            let offset = ((f64::from(k) + 0.5) / f64::from(intervals)) as f32;
+            let s = playback::clip_sample(clip, offset, 0.0, 0.0, Interpolation::Linear);
+            let (f0, f1, w) = (s.frames[1], s.frames[2], f64::from(s.weights[2]));
+            let t0 = f64::from(frame_time(source, clip, f0));
+            let t1 = if f1 > f0 { f64::from(frame_time(source, clip, f1)) } else { f64::from(source.end) };
+            mid_offsets.push(offset);
+            mid_samples_t.push((source_index, (t0 + w * (t1 - t0)) as f32));
+        }
+        if !mid_samples_t.is_empty() {
+            let (positions, normals, _) = skin_samples(rig, &set, &mid_samples_t, false)?;
+            let per_mid: Vec<FrameErrors> = (0..mid_offsets.len())
+                .into_par_iter()
+                .map(|k| {
+                    let r = k * n..(k + 1) * n;
+                    let probe = Probe {
+                        clip: ci as u32,
+                        offset: mid_offsets[k],
+                        interpolation: Interpolation::Linear,
+                        frame: None,
+                    };
+                    compare_frame(
+                        &ctx,
+                        probe,
+                        Fresh { positions: &positions[r.clone()], normals: &normals[r], tangents: None },
+                    )
+                })
+                .collect::<Result<_>>()?;
+            for e in &per_mid {
+                accumulate(&mut mid_total, e);
+            }
+            mid_samples += (mid_offsets.len() * n) as u64;
+        }
+    }
+
+    let mm = 1000.0;
+    let mean = |sum: f64, count: u64| if count > 0 { sum / count as f64 } else { 0.0 };
+    let has_tangents = tangent_texture.is_some();
+    Ok(VerifyReport {
+        format: format!("{format:?}"),
+        position_max_error_mm: frames_total.max_axis * mm,
+        position_mean_error_mm: mean(frames_total.sum_axis, vertex_frames) * mm,
+        position_max_euclidean_error_mm: frames_total.max_euclid * mm,
+        normal_max_error_deg: frames_total.max_normal.to_degrees(),
+        normal_mean_error_deg: mean(frames_total.sum_normal, vertex_frames).to_degrees(),
+        quantum_mm: bound_m[0].max(bound_m[1]).max(bound_m[2]) * mm,
+        position_bound_mm: bound_m.map(|b| b * mm),
+        normal_bound_deg: f64::from(encoding::normal_error_bound_degrees(format)),
+        tangent_max_error_deg: has_tangents.then(|| frames_total.max_tangent.to_degrees()),
+        tangent_bound_deg: has_tangents.then(tangent_error_bound_degrees),
+        bone_max_error_mm: has_bones.then_some(frames_total.max_bone * mm),
+        vertex_frames,
+        failed_vertex_frames: frames_total.failed,
+        worst: worst.map(|(_, w)| w),
+        mid_frame_position_max_error_mm: mid_total.max_axis * mm,
+        mid_frame_position_mean_error_mm: mean(mid_total.sum_axis, mid_samples) * mm,
+        mid_frame_normal_max_error_deg: mid_total.max_normal.to_degrees(),
+        mid_frame_vertex_samples: mid_samples,
+        passed: frames_total.failed == 0 && vertex_frames > 0,
+    })
+}
+
+/// Sums per-frame figures in frame order (deterministic whatever the thread count).
+fn accumulate(total: &mut FrameErrors, e: &FrameErrors) {
+    total.max_axis = total.max_axis.max(e.max_axis);
+    total.sum_axis += e.sum_axis;
+    total.max_euclid = total.max_euclid.max(e.max_euclid);
+    total.max_normal = total.max_normal.max(e.max_normal);
+    total.sum_normal += e.sum_normal;
+    total.max_tangent = total.max_tangent.max(e.max_tangent);
+    total.max_bone = total.max_bone.max(e.max_bone);
+    total.failed += e.failed;
+}
+
+type Skinned = (Vec<[f32; 3]>, Vec<[f32; 3]>, Option<Vec<[f32; 4]>>);
+
+/// Fresh skinning of `samples`, frame-major.
+fn skin_samples(rig: &Rig, set: &VertexSet, samples: &[(usize, f32)], tangents: bool) -> Result<Skinned> {
+    let len = samples.len() * set.vertex_count();
+    let mut p = vec![[0.0f32; 3]; len];
+    let mut nrm = vec![[0.0f32; 3]; len];
+    let mut t = tangents.then(|| vec![[0.0f32; 4]; len]);
+    skin::skin_frames_into(rig, set, samples, &mut p, &mut nrm, t.as_deref_mut())?;
+    Ok((p, nrm, t))
+}
+
+/// [`verify`] of a bake still in memory (through its `.vat` bytes, exactly as a file would be read).
+///
+/// # Errors
+/// As [`PreparedBake::to_vat_bytes`], [`vat_core::container::Asset::parse`] and [`verify`].
+pub fn verify_prepared(bake: &PreparedBake, rig: &Rig) -> Result<VerifyReport> {
+    let bytes = bake.to_vat_bytes()?;
+    let asset = Asset::parse(&bytes)?;
+    verify(&asset, rig)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prepare::fixtures::{RINGS, SEGMENTS, tube_rig};
+    use crate::prepare::{BakeOptions, prepare};
+    use vat_core::container::ContainerWriter;
+    use vat_core::encoding::VertexFormat;
+
+    const FORMATS: [VertexFormat; 6] = [
+        VertexFormat::Packed64,
+        VertexFormat::Unorm16,
+        VertexFormat::F16,
+        VertexFormat::F32,
+        VertexFormat::Unorm8,
+        VertexFormat::Split8,
+    ];
+
+    #[test]
+    fn exact_frame_offsets_select_each_frame_alone() {
+        for (mode, count) in [
+            (ClipMode::Looping, 30),
+            (ClipMode::Looping, 90),
+            (ClipMode::Looping, 7),
+            (ClipMode::OneShot, 61),
+            (ClipMode::OneShot, 16),
+            (ClipMode::OneShot, 1),
+        ] {
+            let clip = Clip {
+                name: "c".into(),
+                first_frame: 0,
+                frame_count: count,
+                fps: 30.0,
+                mode,
+                duration: 1.0,
+                stride: 0.0,
+            };
+            for k in 0..count {
+                let offset = exact_frame_offset(&clip, k).unwrap();
+                let s = playback::clip_sample(&clip, offset, 0.0, 0.0, Interpolation::Point);
+                let alone = (s.frames[1], s.weights) == (k, [0.0, 1.0, 0.0, 0.0])
+                    || (s.frames[2], s.weights) == (k, [0.0, 0.0, 1.0, 0.0]);
+                assert!(alone, "{mode:?} {count} frame {k}: {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn tube_bakes_and_verifies_in_every_format() {
+        let rig = tube_rig(0.15);
+        for format in FORMATS {
+            let options = BakeOptions { format, tangents: true, ..Default::default() };
+            let report = verify_prepared(&prepare(&rig, &options).unwrap(), &rig).unwrap();
+            assert!(report.passed, "{format:?}: {report:#?}");
+            assert_eq!(report.vertex_frames, (RINGS * SEGMENTS * 46) as u64);
+            assert_eq!(report.failed_vertex_frames, 0);
+            assert!(report.position_max_error_mm <= report.quantum_mm, "{format:?}");
+            assert!(report.normal_max_error_deg <= report.normal_bound_deg, "{format:?}");
+            assert!(report.tangent_max_error_deg.unwrap() <= report.tangent_bound_deg.unwrap(), "{format:?}");
+            assert!(report.position_mean_error_mm <= report.position_max_error_mm);
+            // Something was actually compared: the quantised formats cannot be exact everywhere.
+            if format != VertexFormat::F32 {
+                assert!(
+                    report.position_max_error_mm > 0.0 && report.normal_max_error_deg > 0.0,
+                    "{format:?}"
+                );
+            }
+            // Interpolating a rotating chain between frames errs more than the quantum of the fine
+            // formats; reported, not failed.
+            assert!(report.mid_frame_vertex_samples > 0);
+            assert!(report.mid_frame_position_max_error_mm > 0.0);
+        }
+    }
+
+    #[test]
+    fn unoptimised_vertex_order_verifies_too() {
+        let rig = tube_rig(0.15);
+        let options = BakeOptions { optimize_vertex_order: false, frames: Some(4), ..Default::default() };
+        let bake = prepare(&rig, &options).unwrap();
+        assert!(bake.vertex_order().iter().enumerate().all(|(i, &v)| v as usize == i));
+        assert!(verify_prepared(&bake, &rig).unwrap().passed);
+    }
+
+    /// Rebuilds `bake`'s container with `edit` applied to a copy of blob `id`.
+    fn with_blob_edited(bake: &PreparedBake, id: u32, edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut writer = ContainerWriter::new();
+        let mut edit = Some(edit);
+        for i in 0..bake.blob_count() as u32 {
+            let mut bytes = bake.blob(vat_core::container::BlobId(i)).unwrap().to_vec();
+            if i == id
+                && let Some(f) = edit.take()
+            {
+                f(&mut bytes);
+            }
+            writer.add_blob(bytes);
+        }
+        writer.finish(bake.manifest().clone()).unwrap()
+    }
+
+    #[test]
+    fn a_corrupted_texture_fails_verification() {
+        let rig = tube_rig(0.15);
+        let bake = prepare(&rig, &BakeOptions { frames: Some(6), ..Default::default() }).unwrap();
+        let id = bake.manifest().vertex_animation.as_ref().unwrap().textures[0].0;
+        let clean = with_blob_edited(&bake, id, |_| {});
+        assert!(verify(&Asset::parse(&clean).unwrap(), &rig).unwrap().passed);
+        // Flip the top bit of vertex 37's y quantum at frame 2 (texel bits 13 + 12 of w0 for a
+        // 13/14/13 split, or thereabouts: any high position bit moves it by far more than the bound).
+        let texel = 2 * (RINGS * SEGMENTS) + 37;
+        let corrupt = with_blob_edited(&bake, id, |b| b[texel * 8 + 3] ^= 0x08);
+        let report = verify(&Asset::parse(&corrupt).unwrap(), &rig).unwrap();
+        assert!(!report.passed);
+        assert_eq!(report.failed_vertex_frames, 1);
+        let worst = report.worst.unwrap();
+        assert_eq!((worst.frame, worst.vertex), (2, 37));
+        // A flipped normal bit alone also fails (w1 bits 8.. hold the octahedral normal).
+        let normal = with_blob_edited(&bake, id, |b| b[texel * 8 + 7] ^= 0x80);
+        let report = verify(&Asset::parse(&normal).unwrap(), &rig).unwrap();
+        assert!(!report.passed && report.normal_max_error_deg > report.normal_bound_deg);
+    }
+
+    #[test]
+    fn the_wrong_source_is_a_typed_error() {
+        let rig = tube_rig(0.15);
+        let bytes = prepare(&rig, &BakeOptions { frames: Some(3), ..Default::default() })
+            .unwrap()
+            .to_vat_bytes()
+            .unwrap();
+        let asset = Asset::parse(&bytes).unwrap();
+        assert!(matches!(verify(&asset, &tube_rig(0.2)), Err(BakeError::InvalidInput { .. })));
+        let mut renamed = rig.clone();
+        renamed.clips[1].name = "shake".into();
+        assert!(matches!(verify(&asset, &renamed), Err(BakeError::InvalidInput { .. })));
+    }
+
+    #[test]
+    fn bakes_are_byte_identical_across_runs_and_thread_counts() {
+        let rig = tube_rig(0.15);
+        let options = BakeOptions { bones: true, tangents: true, ..Default::default() };
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| prepare(&rig, &options).unwrap().to_vat_bytes().unwrap())
+        };
+        let one = run(1);
+        assert_eq!(one, run(1), "two runs");
+        assert_eq!(one, run(4), "1 thread vs 4");
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let bytes = prepare(&rig, &options).unwrap().to_vat_bytes().unwrap();
+        let asset = Asset::parse(&bytes).unwrap();
+        let serial = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+            .install(|| verify(&asset, &rig).unwrap());
+        assert_eq!(
+            serial,
+            pool.install(|| verify(&asset, &rig).unwrap()),
+            "verify figures do not depend on threads"
+        );
+    }
+
+    #[test]
+    fn humanoid_bakes_and_verifies_in_every_format() {
+        let rig = crate::procgen::humanoid();
+        for format in FORMATS {
+            // Four frames per clip keeps the test fast; every vertex of every frame is checked.
+            let options =
+                BakeOptions { format, frames: Some(4), tangents: true, bones: true, ..Default::default() };
+            let report = verify_prepared(&prepare(&rig, &options).unwrap(), &rig).unwrap();
+            assert!(report.passed, "{format:?}: {report:#?}");
+            assert_eq!(report.vertex_frames, 2438 * 24);
+            // No morphs on the humanoid: bone mode reproduces the skin up to f32 rounding, a few
+            // units of 2^-24 of coordinates under 2 m summed over two influences (~1e-4 mm).
+            assert!(report.bone_max_error_mm.unwrap() < 1e-3, "{report:#?}");
+            if format == VertexFormat::Packed64 {
+                // The issue's targets for the default format: <= 0.1 mm per axis, <= 0.06 deg.
+                assert!(
+                    report.position_max_error_mm <= 0.1 && report.normal_max_error_deg <= 0.06,
+                    "{report:#?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn humanoid_bake_is_byte_identical_for_any_thread_count() {
+        let rig = crate::procgen::humanoid();
+        let options = BakeOptions { frames: Some(3), bones: true, tangents: true, ..Default::default() };
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| prepare(&rig, &options).unwrap().to_vat_bytes().unwrap())
+        };
+        let one = run(1);
+        assert!(one == run(4), "1 thread vs 4");
+        assert!(one == run(1), "two runs");
+    }
+}

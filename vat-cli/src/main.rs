@@ -1,10 +1,67 @@
 //! # vat
 //!
-//! Not filled in yet. This binary will be the `vat` command line: `vat bake`, `inspect`, `verify`,
-//! `render`, `bench` and `export-glb`, built on vat-core, vat-bake and the backends. Until the baker
-//! lands it only says so and exits with status 2, so no script can mistake it for a working tool.
+//! The `vat` command line:
+//!
+//! - `vat bake [INPUT.gltf|.glb] [--procgen] --out X.vat [options]`: bake a glTF rig, or the built-in
+//!   procedural humanoid when no input is given, into a verified `.vat` file (written atomically).
+//! - `vat inspect X.vat [--json]`: what a `.vat` holds.
+//! - `vat verify X.vat [--source INPUT] [--json]`: decode the bake with the CPU reference decoder and
+//!   compare it with fresh CPU skinning of the source; non-zero exit when it exceeds the format's bound.
+//! - `vat export-glb OUT.glb`: write the procedural humanoid as an animated glTF binary.
+//!
+//! Every failure exits non-zero with one line on stderr naming the file and the problem.
 
-fn main() {
-    eprintln!("vat: no subcommands yet (the baker and renderer are not built); see README.md");
-    std::process::exit(2);
+mod bake;
+mod inspect;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "vat", version, about = "Bake and inspect vertex animation textures for GPU crowds")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Bake a glTF rig (or the procedural humanoid) into a .vat file.
+    Bake(bake::BakeArgs),
+    /// Print what a .vat file holds.
+    Inspect {
+        /// The .vat file.
+        file: PathBuf,
+        /// Print JSON (keys: clips, lods, bytes_per_vertex_frame, ...).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compare a .vat with fresh CPU skinning of its source.
+    Verify(bake::VerifyArgs),
+    /// Write the procedural humanoid as an animated .glb.
+    ExportGlb {
+        /// Output path.
+        out: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Bake(args) => bake::bake(&args),
+        Command::Inspect { file, json } => inspect::run(&file, json),
+        Command::Verify(args) => bake::verify(&args),
+        Command::ExportGlb { out } => bake::export_glb(&out),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line: the context chain joined, no backtrace.
+            let msg: Vec<String> = e.chain().map(ToString::to_string).collect();
+            eprintln!("vat: error: {}", msg.join(": "));
+            ExitCode::FAILURE
+        }
+    }
 }

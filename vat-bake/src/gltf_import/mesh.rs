@@ -1,0 +1,503 @@
+//! One glTF primitive -> one rig [`Mesh`].
+
+use std::borrow::Cow;
+
+use glam::{Mat3, Mat4, Vec2, Vec3};
+use gltf::Semantic;
+use gltf::mesh::Mode;
+use serde_json::Value;
+
+use super::accessors::{self, F32_VEC3, F32_VEC4, INDICES, JOINTS, MATERIAL_IDS, TEXCOORDS, WEIGHTS};
+use super::{Ctx, extras_object, unit_or_keep};
+use crate::Result;
+use crate::rig::{MAX_INFLUENCES, Mesh, MeshBinding, MeshRole, MorphTarget};
+
+/// Where a primitive sits.
+pub(super) struct Primitive<'p, 'a> {
+    /// The node instancing the mesh.
+    pub(super) node: &'p gltf::Node<'a>,
+    /// The mesh.
+    pub(super) mesh: &'p gltf::Mesh<'a>,
+    /// The primitive.
+    pub(super) primitive: &'p gltf::Primitive<'a>,
+    /// `mesh "Body" primitive 0`, for messages.
+    pub(super) part: &'p str,
+    /// The skin's joint count when the primitive is skinned.
+    pub(super) joint_count: Option<usize>,
+}
+
+/// Reads a triangle primitive into a rig mesh (see the module docs for the rules).
+pub(super) fn read(
+    ctx: &Ctx<'_>,
+    buffers: &[Cow<'_, [u8]>],
+    src: &Primitive<'_, '_>,
+    name: String,
+    binding: MeshBinding,
+    role: MeshRole,
+) -> Result<Mesh> {
+    let prim = src.primitive;
+    let part = src.part;
+    let label = |attribute: &str| format!("{part} {attribute}");
+    let mode = prim.mode();
+    if !matches!(mode, Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan) {
+        return Err(ctx.err(
+            part,
+            format!(
+                "mode {mode:?} is not supported; only TRIANGLES, TRIANGLE_STRIP and TRIANGLE_FAN can be baked"
+            ),
+        ));
+    }
+    let get = accessors::source(buffers);
+    let reader = prim.reader(get.clone());
+
+    let accessor = prim.get(&Semantic::Positions).ok_or_else(|| ctx.err(part, "missing POSITION"))?;
+    let positions: Vec<Vec3> =
+        accessors::read(ctx, &accessor, F32_VEC3, buffers, &label("POSITION"), || reader.read_positions())?
+            .into_iter()
+            .map(Vec3::from)
+            .collect();
+    if let Some(v) = positions.iter().position(|p| !p.is_finite()) {
+        return Err(ctx.err(label("POSITION"), format!("vertex {v} is not finite")));
+    }
+    let n = positions.len();
+    let same_count = |attribute: &str, len: usize| {
+        if len == n {
+            Ok(())
+        } else {
+            Err(ctx.err(label(attribute), format!("has {len} elements, POSITION has {n}")))
+        }
+    };
+
+    let normals = match prim.get(&Semantic::Normals) {
+        None => None,
+        Some(accessor) => {
+            let raw = accessors::read(ctx, &accessor, F32_VEC3, buffers, &label("NORMAL"), || {
+                reader.read_normals()
+            })?;
+            same_count("NORMAL", raw.len())?;
+            let mut normals = Vec::with_capacity(n);
+            for (v, normal) in raw.into_iter().enumerate() {
+                let normal = unit_or_keep(Vec3::from(normal)).ok_or_else(|| {
+                    ctx.err(label("NORMAL"), format!("normal of vertex {v} is zero-length or not finite"))
+                })?;
+                normals.push(normal);
+            }
+            Some(normals)
+        }
+    };
+
+    let tangents = match prim.get(&Semantic::Tangents) {
+        None => None,
+        Some(accessor) => {
+            let raw = accessors::read(ctx, &accessor, F32_VEC4, buffers, &label("TANGENT"), || {
+                reader.read_tangents()
+            })?;
+            same_count("TANGENT", raw.len())?;
+            let mut tangents = Vec::with_capacity(n);
+            for (v, [x, y, z, w]) in raw.into_iter().enumerate() {
+                let xyz = unit_or_keep(Vec3::new(x, y, z)).filter(|_| w.is_finite()).ok_or_else(|| {
+                    ctx.err(label("TANGENT"), format!("tangent of vertex {v} is zero-length or not finite"))
+                })?;
+                tangents.push(xyz.extend(if w < 0.0 { -1.0 } else { 1.0 }));
+            }
+            Some(tangents)
+        }
+    };
+
+    let uvs = match prim.get(&Semantic::TexCoords(0)) {
+        None => None,
+        Some(accessor) => {
+            let raw = accessors::read(ctx, &accessor, TEXCOORDS, buffers, &label("TEXCOORD_0"), || {
+                reader.read_tex_coords(0).map(|t| t.into_f32())
+            })?;
+            same_count("TEXCOORD_0", raw.len())?;
+            let uvs: Vec<Vec2> = raw.into_iter().map(Vec2::from).collect();
+            if let Some(v) = uvs.iter().position(|uv| !uv.is_finite()) {
+                return Err(ctx.err(label("TEXCOORD_0"), format!("vertex {v} is not finite")));
+            }
+            Some(uvs)
+        }
+    };
+
+    let indices = triangle_list(ctx, buffers, src, &reader, n)?;
+    let (influence_count, joints, weights) = match src.joint_count {
+        None => (0, Vec::new(), Vec::new()),
+        Some(joint_count) => influences(ctx, buffers, src, &reader, n, joint_count)?,
+    };
+    let material_ids = material_ids(ctx, buffers, src, n)?;
+    let morph_targets = morph_targets(ctx, buffers, src, &reader, n)?;
+    let default_morph_weights = default_morph_weights(ctx, src, morph_targets.len())?;
+
+    let mut mesh = Mesh {
+        name,
+        binding,
+        role,
+        positions,
+        normals: Vec::new(),
+        tangents,
+        uvs,
+        material_ids,
+        indices,
+        influence_count,
+        joints,
+        weights,
+        morph_targets,
+        default_morph_weights,
+    };
+    match normals {
+        Some(normals) => mesh.normals = normals,
+        None => flat_shade(&mut mesh),
+    }
+    Ok(mesh)
+}
+
+/// The primitive's triangles as a list: indices read (or `0..n` when absent), strips and fans
+/// converted per the glTF spec's vertex order, every index below `n`.
+fn triangle_list<'a, 's, F>(
+    ctx: &Ctx<'_>,
+    buffers: &[Cow<'_, [u8]>],
+    src: &Primitive<'_, 'a>,
+    reader: &gltf::mesh::Reader<'a, 's, F>,
+    n: usize,
+) -> Result<Vec<u32>>
+where
+    F: Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
+{
+    let part = format!("{} indices", src.part);
+    let raw: Vec<u32> = match src.primitive.indices() {
+        Some(accessor) => accessors::read(ctx, &accessor, INDICES, buffers, &part, || {
+            reader.read_indices().map(|i| i.into_u32())
+        })?,
+        None => (0..n as u32).collect(),
+    };
+    if let Some(k) = raw.iter().position(|&i| i as usize >= n) {
+        return Err(ctx.err(part, format!("index {k} is {}, past the {n} vertices", raw[k])));
+    }
+    let list = match src.primitive.mode() {
+        Mode::TriangleStrip => (0..raw.len().saturating_sub(2))
+            // The spec's order: p_i, p_(i + 1 + i % 2), p_(i + 2 - i % 2) (odd triangles keep the winding).
+            .flat_map(|i| [raw[i], raw[i + 1 + i % 2], raw[i + 2 - i % 2]])
+            .collect(),
+        Mode::TriangleFan => {
+            (1..raw.len().saturating_sub(1)).flat_map(|i| [raw[i], raw[i + 1], raw[0]]).collect()
+        }
+        _ => {
+            if !raw.len().is_multiple_of(3) {
+                return Err(
+                    ctx.err(part, format!("{} indices is not a whole number of triangles", raw.len()))
+                );
+            }
+            raw
+        }
+    };
+    if list.is_empty() {
+        return Err(ctx.err(part, "the primitive has no triangles"));
+    }
+    Ok(list)
+}
+
+/// JOINTS_0/WEIGHTS_0 (and JOINTS_1/WEIGHTS_1): `(influence_count, joints, weights)`, weights
+/// renormalised to sum 1.
+#[expect(clippy::type_complexity, reason = "a private helper's tuple, named by the caller's bindings")]
+fn influences<'a, 's, F>(
+    ctx: &Ctx<'_>,
+    buffers: &[Cow<'_, [u8]>],
+    src: &Primitive<'_, 'a>,
+    reader: &gltf::mesh::Reader<'a, 's, F>,
+    n: usize,
+    joint_count: usize,
+) -> Result<(usize, Vec<[u16; MAX_INFLUENCES]>, Vec<[f32; MAX_INFLUENCES]>)>
+where
+    F: Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
+{
+    let prim = src.primitive;
+    let part = src.part;
+    let mut joints = vec![[0u16; MAX_INFLUENCES]; n];
+    let mut weights = vec![[0f32; MAX_INFLUENCES]; n];
+    let mut sets = 0;
+    for set in 0..2u32 {
+        let (j_name, w_name) = (format!("JOINTS_{set}"), format!("WEIGHTS_{set}"));
+        let (j_acc, w_acc) = match (prim.get(&Semantic::Joints(set)), prim.get(&Semantic::Weights(set))) {
+            (None, None) => break,
+            (Some(j), Some(w)) => (j, w),
+            (Some(_), None) => return Err(ctx.err(part, format!("has {j_name} but no {w_name}"))),
+            (None, Some(_)) => return Err(ctx.err(part, format!("has {w_name} but no {j_name}"))),
+        };
+        let j_part = format!("{part} {j_name}");
+        let w_part = format!("{part} {w_name}");
+        let set_joints = accessors::read(ctx, &j_acc, JOINTS, buffers, &j_part, || {
+            reader.read_joints(set).map(|j| j.into_u16())
+        })?;
+        let set_weights = accessors::read(ctx, &w_acc, WEIGHTS, buffers, &w_part, || {
+            reader.read_weights(set).map(|w| w.into_f32())
+        })?;
+        if set_joints.len() != n || set_weights.len() != n {
+            return Err(ctx.err(
+                part,
+                format!(
+                    "{j_name}/{w_name} have {}/{} elements, POSITION has {n}",
+                    set_joints.len(),
+                    set_weights.len()
+                ),
+            ));
+        }
+        let base = set as usize * 4;
+        for v in 0..n {
+            for k in 0..4 {
+                let (joint, weight) = (set_joints[v][k], set_weights[v][k]);
+                if usize::from(joint) >= joint_count {
+                    return Err(ctx.err(
+                        &j_part,
+                        format!("vertex {v} uses joint {joint}, but the skin has {joint_count} joints"),
+                    ));
+                }
+                if !(weight.is_finite() && weight >= 0.0) {
+                    return Err(ctx.err(&w_part, format!("vertex {v} has weight {weight}")));
+                }
+                joints[v][base + k] = joint;
+                weights[v][base + k] = weight;
+            }
+        }
+        sets += 1;
+    }
+    for (v, w) in weights.iter_mut().enumerate() {
+        let sum: f32 = w.iter().sum();
+        if !(sum > 0.0 && sum.is_finite()) {
+            return Err(ctx.err(
+                part,
+                format!("the weights of vertex {v} sum to {sum}; a skinned vertex needs weight"),
+            ));
+        }
+        for x in w.iter_mut() {
+            *x /= sum;
+        }
+    }
+    Ok((sets * 4, joints, weights))
+}
+
+/// `_MATERIAL_ID` when present, else the primitive's material index (clamped to 255), else 0.
+fn material_ids(
+    ctx: &Ctx<'_>,
+    buffers: &[Cow<'_, [u8]>],
+    src: &Primitive<'_, '_>,
+    n: usize,
+) -> Result<Vec<u8>> {
+    let Some(accessor) = src.primitive.get(&Semantic::Extras("MATERIAL_ID".to_owned())) else {
+        let id = src.primitive.material().index().map_or(0, |m| m.min(255) as u8);
+        return Ok(vec![id; n]);
+    };
+    let part = format!("{} _MATERIAL_ID", src.part);
+    let get = accessors::source(buffers);
+    let values: Vec<f64> = match accessor.data_type() {
+        gltf::accessor::DataType::U8 => {
+            accessors::read(ctx, &accessor, MATERIAL_IDS, buffers, &part, || {
+                gltf::accessor::Iter::<u8>::new(accessor.clone(), get.clone())
+            })?
+            .into_iter()
+            .map(f64::from)
+            .collect()
+        }
+        gltf::accessor::DataType::U16 => {
+            accessors::read(ctx, &accessor, MATERIAL_IDS, buffers, &part, || {
+                gltf::accessor::Iter::<u16>::new(accessor.clone(), get.clone())
+            })?
+            .into_iter()
+            .map(f64::from)
+            .collect()
+        }
+        gltf::accessor::DataType::U32 => {
+            accessors::read(ctx, &accessor, MATERIAL_IDS, buffers, &part, || {
+                gltf::accessor::Iter::<u32>::new(accessor.clone(), get.clone())
+            })?
+            .into_iter()
+            .map(f64::from)
+            .collect()
+        }
+        _ => accessors::read(ctx, &accessor, MATERIAL_IDS, buffers, &part, || {
+            gltf::accessor::Iter::<f32>::new(accessor.clone(), get.clone())
+        })?
+        .into_iter()
+        .map(f64::from)
+        .collect(),
+    };
+    if values.len() != n {
+        return Err(ctx.err(part, format!("has {} elements, POSITION has {n}", values.len())));
+    }
+    let mut ids = Vec::with_capacity(n);
+    for (v, value) in values.into_iter().enumerate() {
+        let id = value.round();
+        if !(0.0..=255.0).contains(&id) {
+            return Err(ctx.err(&part, format!("vertex {v} has material id {value}, outside 0..=255")));
+        }
+        ids.push(id as u8);
+    }
+    Ok(ids)
+}
+
+/// Morph targets with their deltas and (valid) names.
+fn morph_targets<'a, 's, F>(
+    ctx: &Ctx<'_>,
+    buffers: &[Cow<'_, [u8]>],
+    src: &Primitive<'_, 'a>,
+    reader: &gltf::mesh::Reader<'a, 's, F>,
+    n: usize,
+) -> Result<Vec<MorphTarget>>
+where
+    F: Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
+{
+    let targets: Vec<gltf::mesh::MorphTarget<'_>> = src.primitive.morph_targets().collect();
+    let target_part = |t: usize, attribute: &str| format!("{} target {t} {attribute}", src.part);
+    // Check every accessor first: the reader builds its iterators as soon as it is advanced.
+    for (t, target) in targets.iter().enumerate() {
+        for (accessor, attribute) in
+            [(target.positions(), "POSITION"), (target.normals(), "NORMAL"), (target.tangents(), "TANGENT")]
+        {
+            if let Some(accessor) = accessor {
+                let count = accessors::check(ctx, &accessor, F32_VEC3, buffers, &target_part(t, attribute))?;
+                if count != n {
+                    return Err(
+                        ctx.err(target_part(t, attribute), format!("has {count} elements, POSITION has {n}"))
+                    );
+                }
+            }
+        }
+    }
+    let names = target_names(src.mesh, targets.len());
+    let mut out = Vec::with_capacity(targets.len());
+    for (t, (positions, normals, tangents)) in reader.read_morph_targets().enumerate() {
+        let deltas = |iter: Option<gltf::accessor::Iter<'s, [f32; 3]>>,
+                      attribute: &str|
+         -> Result<Option<Vec<Vec3>>> {
+            let Some(iter) = iter else { return Ok(None) };
+            let deltas: Vec<Vec3> = iter.map(Vec3::from).collect();
+            if deltas.len() != n {
+                return Err(ctx.err(
+                    target_part(t, attribute),
+                    format!("yields {} elements, expected {n}", deltas.len()),
+                ));
+            }
+            if let Some(v) = deltas.iter().position(|d| !d.is_finite()) {
+                return Err(ctx.err(target_part(t, attribute), format!("vertex {v} is not finite")));
+            }
+            Ok(Some(deltas))
+        };
+        let target = &targets[t];
+        let present = |a: Option<gltf::Accessor<'_>>, read: &Option<Vec<Vec3>>, attribute: &str| {
+            if a.is_some() && read.is_none() {
+                Err(ctx.err(target_part(t, attribute), "cannot be read"))
+            } else {
+                Ok(())
+            }
+        };
+        let positions = deltas(positions, "POSITION")?;
+        let normals = deltas(normals, "NORMAL")?;
+        let tangents = deltas(tangents, "TANGENT")?;
+        present(target.positions(), &positions, "POSITION")?;
+        present(target.normals(), &normals, "NORMAL")?;
+        present(target.tangents(), &tangents, "TANGENT")?;
+        out.push(MorphTarget {
+            name: names.as_ref().map(|names| names[t].clone()),
+            positions: positions.unwrap_or_else(|| vec![Vec3::ZERO; n]),
+            normals,
+            tangents,
+        });
+    }
+    Ok(out)
+}
+
+/// `mesh.extras.targetNames` when it is an array of exactly `count` strings, else `None`.
+fn target_names(mesh: &gltf::Mesh<'_>, count: usize) -> Option<Vec<String>> {
+    let extras = extras_object(mesh.extras())?;
+    let Value::Array(names) = extras.get("targetNames")? else { return None };
+    if names.len() != count {
+        return None;
+    }
+    names.iter().map(|v| v.as_str().map(str::to_owned)).collect()
+}
+
+/// `node.weights`, else `mesh.weights`, else zeros; one per target.
+fn default_morph_weights(ctx: &Ctx<'_>, src: &Primitive<'_, '_>, targets: usize) -> Result<Vec<f32>> {
+    let (weights, whose) = match (src.node.weights(), src.mesh.weights()) {
+        (Some(w), _) => (w, "node weights"),
+        (None, Some(w)) => (w, "mesh weights"),
+        (None, None) => return Ok(vec![0.0; targets]),
+    };
+    if weights.len() != targets {
+        return Err(
+            ctx.err(src.part, format!("{whose} has {} values for {targets} morph targets", weights.len()))
+        );
+    }
+    if weights.iter().any(|w| !w.is_finite()) {
+        return Err(ctx.err(src.part, format!("{whose} are not finite")));
+    }
+    Ok(weights.to_vec())
+}
+
+/// Unwelds the mesh (one vertex per index) and gives each triangle its face normal; a zero-area
+/// triangle gets +Y.
+fn flat_shade(mesh: &mut Mesh) {
+    fn unweld<T: Copy>(values: &mut Vec<T>, indices: &[u32]) {
+        if !values.is_empty() {
+            *values = indices.iter().map(|&i| values[i as usize]).collect();
+        }
+    }
+    let indices = std::mem::take(&mut mesh.indices);
+    unweld(&mut mesh.positions, &indices);
+    if let Some(t) = mesh.tangents.as_mut() {
+        unweld(t, &indices);
+    }
+    if let Some(uv) = mesh.uvs.as_mut() {
+        unweld(uv, &indices);
+    }
+    unweld(&mut mesh.material_ids, &indices);
+    unweld(&mut mesh.joints, &indices);
+    unweld(&mut mesh.weights, &indices);
+    for target in &mut mesh.morph_targets {
+        unweld(&mut target.positions, &indices);
+        if let Some(n) = target.normals.as_mut() {
+            unweld(n, &indices);
+        }
+        if let Some(t) = target.tangents.as_mut() {
+            unweld(t, &indices);
+        }
+    }
+    mesh.normals = mesh
+        .positions
+        .chunks_exact(3)
+        .flat_map(|tri| {
+            let normal = (tri[1] - tri[0]).cross(tri[2] - tri[0]).try_normalize().unwrap_or(Vec3::Y);
+            [normal; 3]
+        })
+        .collect();
+    mesh.indices = (0..mesh.positions.len() as u32).collect();
+}
+
+/// Applies the affine `m` to a rigid mesh: points by `m`, directions and normals by its linear part and
+/// inverse transpose (renormalised), morph deltas likewise.
+pub(super) fn transform(mesh: &mut Mesh, m: Mat4) {
+    let linear = Mat3::from_mat4(m);
+    let normal_matrix = linear.inverse().transpose();
+    let unit = |v: Vec3| v.try_normalize().unwrap_or(v);
+    for p in &mut mesh.positions {
+        *p = m.transform_point3(*p);
+    }
+    for n in &mut mesh.normals {
+        *n = unit(normal_matrix * *n);
+    }
+    if let Some(tangents) = mesh.tangents.as_mut() {
+        for t in tangents {
+            *t = unit(linear * t.truncate()).extend(t.w);
+        }
+    }
+    for target in &mut mesh.morph_targets {
+        for d in &mut target.positions {
+            *d = linear * *d;
+        }
+        for d in target.normals.iter_mut().flatten() {
+            *d = normal_matrix * *d;
+        }
+        for d in target.tangents.iter_mut().flatten() {
+            *d = linear * *d;
+        }
+    }
+}

@@ -1,0 +1,597 @@
+//! glTF 2.0 import: `.gltf` (JSON with `data:` URI or external buffers) and `.glb` -> [`Rig`].
+//!
+//! What is read, and how it maps to the rig:
+//!
+//! - **Nodes**: every node of the default scene (else scene 0; else every node that is nobody's child),
+//!   reordered depth-first so parents come before children. Rest transforms from TRS or from a matrix
+//!   decomposed into TRS. Non-joint ancestors of the skeleton stay ordinary nodes, so joint globals
+//!   include them. A node reached twice (two parents, or a cycle) is an error.
+//! - **Skin**: one skin is imported, the one chosen with [`ImportOptions::skin`] or else the first skin
+//!   (in node order) used by a mesh; it becomes `rig.skins[0]`. Inverse bind matrices are identity when
+//!   absent. Primitives skinned by *other* skins are skipped.
+//! - **Meshes**: one rig mesh per triangle primitive. A primitive with `JOINTS_0` on a node with the
+//!   chosen skin is [`MeshBinding::Skinned`] (its node transform ignored, per spec); any other primitive
+//!   is [`MeshBinding::Rigid`] on its node (props on joints, rigid node animation, morph-only meshes).
+//!   Rigid meshes have `influence_count == 0` and empty `joints`/`weights`.
+//!   - Triangle strips and fans are converted to lists; points and lines are an error.
+//!   - Missing normals: flat normals, per spec. The vertices are unwelded (one vertex per index, all
+//!     attributes and morph deltas copied) so each triangle gets its own face normal; a zero-area
+//!     triangle gets +Y.
+//!   - Unit vectors (normals, tangents, rotations) already unit within [`UNIT_TOLERANCE`] are kept
+//!     bit-exact; others are normalised; zero-length ones are an error.
+//!   - `JOINTS_0/WEIGHTS_0` (4 influences) plus `JOINTS_1/WEIGHTS_1` (8); weights renormalised to sum 1.
+//!     A joint index at or past the skin's joint count (any slot, whatever its weight), a negative or
+//!     non-finite weight, or weights summing to 0 is an error.
+//!   - Material id per vertex: the custom attribute `_MATERIAL_ID` (u8/u16/u32/float scalar, raw values
+//!     in 0..=255), else the primitive's material index clamped to 255, else 0.
+//!   - Morph targets: POSITION/NORMAL/TANGENT deltas (absent POSITION deltas are zeros); default weights
+//!     from `node.weights`, else `mesh.weights`, else zeros; names from `mesh.extras.targetNames` only
+//!     when it is an array of exactly one string per target.
+//! - **Animations**: one clip per glTF animation, `start`/`end` = first/last key over its channels.
+//!   A `weights` channel targets every rig mesh made from the node's mesh (the channel is duplicated per
+//!   primitive). Channels on nodes outside the imported scene, and weights channels whose primitives
+//!   were skipped, are dropped; an animation left with no channel is an error. NaN/infinite times or
+//!   values, times not strictly increasing, and a clip whose keys all sit at one instant
+//!   ("zero-length clip") are errors. A file with no animation imports with no clips.
+//!
+//! vat conventions read from `extras` (the vat exporter writes them):
+//!
+//! | on | extras | effect |
+//! |---|---|---|
+//! | node | `{"vat_socket": "head"}` | a [`Socket`] named `head` on the node's parent, offset = the node's local matrix (a root node: on itself, identity) |
+//! | node with a mesh | `{"vat_attachment": "head"}` | its primitives become [`MeshRole::Attachment`] on socket `head`: vertices are moved into the socket's space (unchanged when the mesh sits on the socket node itself), binding `Rigid { node: socket.node }` |
+//! | socket node with a mesh | `{"vat_socket": "head", "vat_attachment": "cap"}` | as above on its own socket `head`; `cap` is the mesh's name (what [`crate::export`] writes) |
+//! | node | `{"vat_foot": "left"}` / `"right"` | [`Rig::feet`]; without it feet are found by name (`foot`/`ankle` with `left`, `l_`, `_l`, `.l` or the right equivalents), among skin joints when there is a skin |
+//! | animation | `{"vat_looping": false}` | one-shot clip (default: looping) |
+//! | animation | `{"vat_locomotion": true, "vat_stride": 1.48}` | locomotion flag and exact stride in metres per cycle (default: locomotion when the name contains walk, jog, run or sprint; stride unknown) |
+//!
+//! Not supported, each a [`BakeError::Gltf`] naming the file and the part: Draco and meshopt
+//! compression (`KHR_draco_mesh_compression`, `EXT_meshopt_compression`, `KHR_meshopt_compression`),
+//! quantised attributes (`KHR_mesh_quantization`: non-float POSITION/NORMAL/TANGENT), remote URIs.
+//!
+//! Every accessor is checked (layout, count, byte ranges, sparse indices) before the `gltf` crate's
+//! readers touch it, so malformed or truncated files are typed errors, never panics.
+
+mod accessors;
+mod anim;
+mod container;
+mod mesh;
+
+#[cfg(test)]
+mod fixture;
+#[cfg(test)]
+mod tests;
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use glam::{Mat4, Quat, Vec3};
+use serde_json::{Map, Value};
+
+use crate::rig::{Feet, MeshBinding, MeshRole, Node, Rig, Skin, Socket, Transform};
+use crate::{BakeError, Result};
+
+/// A vector whose length is within this of 1 is kept bit-exact rather than renormalised: 8 ulp of 1.0
+/// (2^-23 each), where any vector normalised in f32 or f64 and rounded to f32 lands. Keeping such values
+/// exact keeps rig -> .glb -> rig round trips exact.
+pub const UNIT_TOLERANCE: f32 = 8.0 * f32::EPSILON;
+
+/// Import options.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Which glTF skin to import (`--skin N`, an index into the file's `skins`). `None`: the first skin,
+    /// in node order, used by a mesh. Choosing a skin that does not exist or that no mesh of the scene
+    /// uses is a [`BakeError::InvalidOption`].
+    pub skin: Option<usize>,
+}
+
+/// Imports a `.gltf` or `.glb` file. External buffers are resolved relative to the file's directory.
+/// The rig is named after the file stem.
+///
+/// # Errors
+/// [`BakeError::Io`] if the file cannot be read; [`BakeError::Gltf`] (naming the file and the part) for
+/// malformed or unsupported content (see the module docs); [`BakeError::InvalidOption`] for a bad
+/// [`ImportOptions::skin`].
+pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Rig> {
+    let bytes = std::fs::read(path).map_err(|source| BakeError::Io { path: path.to_path_buf(), source })?;
+    let name = path.file_stem().map_or_else(|| "model".to_owned(), |s| s.to_string_lossy().into_owned());
+    let base_dir = path.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
+    import_bytes(&bytes, base_dir, path, &name, options)
+}
+
+/// Imports glTF or GLB bytes with default options (for tests and fuzzing). External buffers are
+/// resolved against `base_dir`; needing one with `base_dir == None` is an error. `name` names the rig
+/// and stands for the file in error messages.
+///
+/// # Errors
+/// As [`import_file`], except that nothing is read from disk but external buffers.
+pub fn import_slice(bytes: &[u8], base_dir: Option<&Path>, name: &str) -> Result<Rig> {
+    import_slice_with(bytes, base_dir, name, &ImportOptions::default())
+}
+
+/// [`import_slice`] with options.
+///
+/// # Errors
+/// As [`import_slice`].
+pub fn import_slice_with(
+    bytes: &[u8],
+    base_dir: Option<&Path>,
+    name: &str,
+    options: &ImportOptions,
+) -> Result<Rig> {
+    import_bytes(bytes, base_dir, Path::new(name), name, options)
+}
+
+fn import_bytes(
+    bytes: &[u8],
+    base_dir: Option<&Path>,
+    file: &Path,
+    name: &str,
+    options: &ImportOptions,
+) -> Result<Rig> {
+    let ctx = Ctx { file };
+    let (json_bytes, bin) = container::split_glb(&ctx, bytes)?;
+    let root = container::parse_json(&ctx, json_bytes)?;
+    container::check_extensions(&ctx, &root)?;
+    container::check_positions(&ctx, &root)?;
+    container::validate(&ctx, &root)?;
+    let doc = gltf::Document::from_json_without_validation(root);
+    let buffers = container::load_buffers(&ctx, &doc, bin, base_dir)?;
+    let mut importer = Importer::new(ctx, &doc, &buffers, name);
+    importer.nodes()?;
+    importer.skin(options)?;
+    importer.sockets()?;
+    importer.meshes()?;
+    importer.feet()?;
+    importer.rig.clips = anim::clips(&importer)?;
+    Ok(importer.rig)
+}
+
+/// The file being imported, for error messages.
+pub(super) struct Ctx<'p> {
+    file: &'p Path,
+}
+
+impl Ctx<'_> {
+    /// A [`BakeError::Gltf`] naming this file.
+    pub(super) fn err(&self, part: impl Into<String>, problem: impl Into<String>) -> BakeError {
+        BakeError::Gltf { path: PathBuf::from(self.file), part: part.into(), problem: problem.into() }
+    }
+}
+
+/// The `extras` of a glTF object as a JSON object (`None` when absent or not an object).
+pub(super) fn extras_object(extras: &gltf::json::Extras) -> Option<Map<String, Value>> {
+    match serde_json::from_str::<Value>(extras.as_ref()?.get()).ok()? {
+        Value::Object(map) => Some(map),
+        _ => None,
+    }
+}
+
+/// `v` unchanged when its length is within [`UNIT_TOLERANCE`] of 1, else normalised; `None` when its
+/// length is zero or not finite.
+pub(super) fn unit_or_keep(v: Vec3) -> Option<Vec3> {
+    let len = v.length();
+    if !(len.is_finite() && len > 0.0) {
+        None
+    } else if (len - 1.0).abs() <= UNIT_TOLERANCE {
+        Some(v)
+    } else {
+        Some(v / len)
+    }
+}
+
+/// `"node \"Hips\""` or `"node 3"`.
+pub(super) fn node_part(node: &gltf::Node<'_>) -> String {
+    match node.name() {
+        Some(n) if !n.is_empty() => format!("node {n:?}"),
+        _ => format!("node {}", node.index()),
+    }
+}
+
+/// Import state, filled stage by stage.
+pub(super) struct Importer<'a, 'b> {
+    pub(super) ctx: Ctx<'a>,
+    pub(super) doc: &'a gltf::Document,
+    pub(super) buffers: &'a [Cow<'b, [u8]>],
+    /// glTF node index -> rig node index (`None`: not in the imported scene).
+    pub(super) node_map: Vec<Option<usize>>,
+    /// Rig node index -> glTF node index.
+    gltf_node: Vec<usize>,
+    /// `extras` objects by glTF node index.
+    node_extras: Vec<Option<Map<String, Value>>>,
+    /// The imported glTF skin and its joint count.
+    skin: Option<(usize, usize)>,
+    /// glTF node index -> indices of the rig meshes made from its mesh.
+    pub(super) node_meshes: Vec<Vec<usize>>,
+    pub(super) rig: Rig,
+}
+
+impl<'a, 'b> Importer<'a, 'b> {
+    fn new(ctx: Ctx<'a>, doc: &'a gltf::Document, buffers: &'a [Cow<'b, [u8]>], name: &str) -> Self {
+        let n = doc.nodes().len();
+        Self {
+            ctx,
+            doc,
+            buffers,
+            node_map: vec![None; n],
+            gltf_node: Vec::new(),
+            node_extras: doc.nodes().map(|node| extras_object(node.extras())).collect(),
+            skin: None,
+            node_meshes: vec![Vec::new(); n],
+            rig: Rig { name: name.to_owned(), ..Rig::default() },
+        }
+    }
+
+    fn gltf_nodes(&self) -> Vec<gltf::Node<'a>> {
+        self.doc.nodes().collect()
+    }
+
+    /// The scene's nodes, parents first.
+    fn nodes(&mut self) -> Result<()> {
+        let nodes = self.gltf_nodes();
+        let roots: Vec<usize> = match self.doc.default_scene().or_else(|| self.doc.scenes().next()) {
+            Some(scene) => scene.nodes().map(|n| n.index()).collect(),
+            None => {
+                let mut is_child = vec![false; nodes.len()];
+                for node in &nodes {
+                    for child in node.children() {
+                        is_child[child.index()] = true;
+                    }
+                }
+                (0..nodes.len()).filter(|&i| !is_child[i]).collect()
+            }
+        };
+        let mut stack: Vec<(usize, Option<usize>)> = roots.iter().rev().map(|&r| (r, None)).collect();
+        while let Some((g, parent)) = stack.pop() {
+            let node = &nodes[g];
+            if self.node_map[g].is_some() {
+                return Err(self.ctx.err(
+                    node_part(node),
+                    "is reached twice from the scene: it has two parents or the hierarchy has a cycle",
+                ));
+            }
+            let rest = self.rest_transform(node)?;
+            let r = self.rig.nodes.len();
+            self.node_map[g] = Some(r);
+            self.gltf_node.push(g);
+            self.rig.nodes.push(Node { name: node.name().unwrap_or_default().to_owned(), parent, rest });
+            let children: Vec<usize> = node.children().map(|c| c.index()).collect();
+            stack.extend(children.iter().rev().map(|&c| (c, Some(r))));
+        }
+        Ok(())
+    }
+
+    fn rest_transform(&self, node: &gltf::Node<'_>) -> Result<Transform> {
+        let part = node_part(node);
+        match node.transform() {
+            gltf::scene::Transform::Decomposed { translation, rotation, scale } => {
+                let translation = Vec3::from(translation);
+                let scale = Vec3::from(scale);
+                if !(translation.is_finite() && scale.is_finite()) {
+                    return Err(self.ctx.err(part, "translation or scale is not finite"));
+                }
+                let rotation = unit_quat(Quat::from_array(rotation))
+                    .ok_or_else(|| self.ctx.err(&part, "rotation is zero-length or not finite"))?;
+                Ok(Transform { translation, rotation, scale })
+            }
+            gltf::scene::Transform::Matrix { matrix } => {
+                let m = Mat4::from_cols_array_2d(&matrix);
+                if !m.is_finite() {
+                    return Err(self.ctx.err(part, "matrix is not finite"));
+                }
+                if m.row(3) != glam::Vec4::W {
+                    return Err(self.ctx.err(part, "matrix is not affine (last row must be 0, 0, 0, 1)"));
+                }
+                if m.determinant() == 0.0 {
+                    return Err(self.ctx.err(part, "matrix is singular (a zero scale cannot be decomposed)"));
+                }
+                let (scale, rotation, translation) = m.to_scale_rotation_translation();
+                let rotation = unit_quat(rotation)
+                    .filter(|_| scale.is_finite())
+                    .ok_or_else(|| self.ctx.err(&part, "matrix cannot be decomposed into TRS"))?;
+                Ok(Transform { translation, rotation, scale })
+            }
+        }
+    }
+
+    /// Chooses and imports the skin.
+    fn skin(&mut self, options: &ImportOptions) -> Result<()> {
+        let nodes = self.gltf_nodes();
+        let skinned_mesh_uses = |skin: usize| {
+            self.gltf_node.iter().any(|&g| {
+                let node = &nodes[g];
+                node.skin().is_some_and(|s| s.index() == skin)
+                    && node
+                        .mesh()
+                        .is_some_and(|m| m.primitives().any(|p| p.get(&gltf::Semantic::Joints(0)).is_some()))
+            })
+        };
+        let skin_count = self.doc.skins().len();
+        let chosen = match options.skin {
+            Some(i) if i >= skin_count => {
+                return Err(BakeError::InvalidOption {
+                    option: "--skin",
+                    problem: format!(
+                        "skin {i} does not exist in {} ({skin_count} skins)",
+                        self.ctx.file.display()
+                    ),
+                });
+            }
+            Some(i) if !skinned_mesh_uses(i) => {
+                return Err(BakeError::InvalidOption {
+                    option: "--skin",
+                    problem: format!(
+                        "no mesh of the scene in {} is skinned by skin {i}",
+                        self.ctx.file.display()
+                    ),
+                });
+            }
+            Some(i) => Some(i),
+            None => self.gltf_node.iter().find_map(|&g| {
+                let skin = nodes[g].skin()?.index();
+                skinned_mesh_uses(skin).then_some(skin)
+            }),
+        };
+        let Some(index) = chosen else { return Ok(()) };
+        let Some(skin) = self.doc.skins().nth(index) else { return Ok(()) };
+        let part = match skin.name() {
+            Some(n) if !n.is_empty() => format!("skin {n:?}"),
+            _ => format!("skin {index}"),
+        };
+        let mut joints = Vec::new();
+        for joint in skin.joints() {
+            let r = self.node_map[joint.index()].ok_or_else(|| {
+                self.ctx.err(&part, format!("joint {} is not in the imported scene", node_part(&joint)))
+            })?;
+            joints.push(r);
+        }
+        if joints.is_empty() {
+            return Err(self.ctx.err(part, "has no joints"));
+        }
+        let inverse_bind = match skin.inverse_bind_matrices() {
+            None => vec![Mat4::IDENTITY; joints.len()],
+            Some(accessor) => {
+                let reader = skin.reader(accessors::source(self.buffers));
+                let ibm_part = format!("{part} inverseBindMatrices");
+                let matrices = accessors::read(
+                    &self.ctx,
+                    &accessor,
+                    accessors::F32_MAT4,
+                    self.buffers,
+                    &ibm_part,
+                    || reader.read_inverse_bind_matrices(),
+                )?;
+                if matrices.len() < joints.len() {
+                    return Err(self.ctx.err(
+                        ibm_part,
+                        format!("has {} matrices for {} joints", matrices.len(), joints.len()),
+                    ));
+                }
+                let matrices: Vec<Mat4> =
+                    matrices.iter().take(joints.len()).map(Mat4::from_cols_array_2d).collect();
+                if let Some(j) = matrices.iter().position(|m| !m.is_finite()) {
+                    return Err(self.ctx.err(ibm_part, format!("matrix {j} is not finite")));
+                }
+                matrices
+            }
+        };
+        self.skin = Some((index, joints.len()));
+        self.rig.skins.push(Skin { joints, inverse_bind });
+        Ok(())
+    }
+
+    /// A string-valued vat extras key of glTF node `g`.
+    fn node_extra_str(&self, g: usize, key: &str) -> Result<Option<String>> {
+        match self.node_extras[g].as_ref().and_then(|m| m.get(key)) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(self.ctx.err(
+                node_part(&self.gltf_nodes()[g]),
+                format!("extras.{key} must be a string, found {other}"),
+            )),
+        }
+    }
+
+    fn sockets(&mut self) -> Result<()> {
+        for r in 0..self.rig.nodes.len() {
+            let g = self.gltf_node[r];
+            let Some(name) = self.node_extra_str(g, "vat_socket")? else { continue };
+            if self.rig.sockets.iter().any(|s| s.name == name) {
+                return Err(self
+                    .ctx
+                    .err(node_part(&self.gltf_nodes()[g]), format!("a second socket is named {name:?}")));
+            }
+            let node = &self.rig.nodes[r];
+            let (node, local) = match node.parent {
+                Some(parent) => (parent, node.rest.to_mat4()),
+                None => (r, Mat4::IDENTITY),
+            };
+            self.rig.sockets.push(Socket { name, node, local });
+        }
+        Ok(())
+    }
+
+    fn meshes(&mut self) -> Result<()> {
+        let nodes = self.gltf_nodes();
+        let mut skipped = 0usize;
+        let rest_globals = self.rig.rest_globals();
+        for r in 0..self.rig.nodes.len() {
+            let g = self.gltf_node[r];
+            let node = &nodes[g];
+            let Some(gmesh) = node.mesh() else { continue };
+            let attachment = self.node_extra_str(g, "vat_attachment")?;
+            let own_socket = self.node_extra_str(g, "vat_socket")?;
+            // An attachment node that is itself a socket (`{"vat_socket": s, "vat_attachment": mesh}`, as
+            // the exporter writes it) sits on its own socket, and vat_attachment names the mesh; otherwise
+            // vat_attachment names the socket.
+            let socket_name = match (&attachment, &own_socket) {
+                (Some(_), Some(socket)) => Some(socket),
+                (Some(socket), None) => Some(socket),
+                (None, _) => None,
+            };
+            let role = match socket_name {
+                None => MeshRole::Body,
+                Some(name) => {
+                    let socket = self.rig.sockets.iter().position(|s| &s.name == name).ok_or_else(|| {
+                        self.ctx.err(
+                            node_part(node),
+                            format!("extras.vat_attachment names socket {name:?}, which does not exist"),
+                        )
+                    })?;
+                    MeshRole::Attachment { socket }
+                }
+            };
+            let primitive_count = gmesh.primitives().len();
+            for prim in gmesh.primitives() {
+                let label = container::mesh_label(gmesh.name(), gmesh.index());
+                let part = format!("mesh {label} primitive {}", prim.index());
+                let has_joints = prim.get(&gltf::Semantic::Joints(0)).is_some();
+                let binding = match (node.skin(), self.skin) {
+                    (Some(skin), Some((chosen, joint_count))) if has_joints => {
+                        if skin.index() != chosen {
+                            skipped += 1;
+                            continue;
+                        }
+                        if attachment.is_some() {
+                            return Err(self
+                                .ctx
+                                .err(part, "an attachment (extras.vat_attachment) cannot be skinned"));
+                        }
+                        (MeshBinding::Skinned { skin: 0 }, Some(joint_count))
+                    }
+                    _ => (MeshBinding::Rigid { node: r }, None),
+                };
+                let name = if primitive_count > 1 {
+                    format!("{}.{}", gmesh.name().unwrap_or("mesh"), prim.index())
+                } else {
+                    gmesh.name().map_or_else(|| format!("mesh{}", gmesh.index()), str::to_owned)
+                };
+                let source = mesh::Primitive {
+                    node,
+                    mesh: &gmesh,
+                    primitive: &prim,
+                    part: &part,
+                    joint_count: binding.1,
+                };
+                let mut rig_mesh =
+                    mesh::read(&self.ctx, self.buffers, &source, name, binding.0, role.clone())?;
+                if let MeshRole::Attachment { socket } = role {
+                    let socket = &self.rig.sockets[socket];
+                    // The attachment's vertices go into the socket's space; unchanged (bit-exact) when the
+                    // mesh sits on the socket node itself.
+                    if own_socket.as_ref() != Some(&socket.name) {
+                        let socket_global = rest_globals[socket.node] * socket.local;
+                        let to_socket = socket_global.inverse() * rest_globals[r];
+                        if socket_global.determinant() == 0.0 || !to_socket.is_finite() {
+                            return Err(self.ctx.err(
+                                part,
+                                format!("socket {:?} has a singular rest transform; the attachment cannot be placed in it", socket.name),
+                            ));
+                        }
+                        mesh::transform(&mut rig_mesh, to_socket);
+                    }
+                    rig_mesh.binding = MeshBinding::Rigid { node: socket.node };
+                }
+                if let Some(&first) = self.node_meshes[g].first() {
+                    let expected = self.rig.meshes[first].morph_targets.len();
+                    if rig_mesh.morph_targets.len() != expected {
+                        return Err(self.ctx.err(
+                            part,
+                            format!(
+                                "has {} morph targets, an earlier primitive of the mesh has {expected}",
+                                rig_mesh.morph_targets.len()
+                            ),
+                        ));
+                    }
+                }
+                self.node_meshes[g].push(self.rig.meshes.len());
+                self.rig.meshes.push(rig_mesh);
+            }
+        }
+        if self.rig.meshes.is_empty() {
+            let why = if skipped > 0 {
+                format!(
+                    "has no mesh to bake: {skipped} primitives are skinned by other skins (choose one with --skin)"
+                )
+            } else {
+                "has no triangle mesh to bake".to_owned()
+            };
+            return Err(self.ctx.err("scene", why));
+        }
+        Ok(())
+    }
+
+    fn feet(&mut self) -> Result<()> {
+        let mut tagged = [None, None];
+        for r in 0..self.rig.nodes.len() {
+            let g = self.gltf_node[r];
+            let side = match self.node_extra_str(g, "vat_foot")?.as_deref() {
+                None => continue,
+                Some("left") => 0,
+                Some("right") => 1,
+                Some(other) => {
+                    return Err(self.ctx.err(
+                        node_part(&self.gltf_nodes()[g]),
+                        format!("extras.vat_foot must be \"left\" or \"right\", found {other:?}"),
+                    ));
+                }
+            };
+            if tagged[side].is_some() {
+                return Err(self
+                    .ctx
+                    .err(node_part(&self.gltf_nodes()[g]), "a second foot is tagged on the same side"));
+            }
+            tagged[side] = Some(r);
+        }
+        let candidates: Vec<usize> = match self.rig.skins.first() {
+            Some(skin) => {
+                let mut joints = skin.joints.clone();
+                joints.sort_unstable(); // rig order: ancestors (ankles) before descendants (toes)
+                joints
+            }
+            None => (0..self.rig.nodes.len()).collect(),
+        };
+        let by_name = |side: usize| {
+            candidates.iter().copied().find(|&r| foot_side(&self.rig.nodes[r].name) == Some(side))
+        };
+        let left = tagged[0].or_else(|| by_name(0));
+        let right = tagged[1].or_else(|| by_name(1));
+        self.rig.feet = match (left, right) {
+            (Some(left), Some(right)) if left != right => Some(Feet { left, right }),
+            _ => None,
+        };
+        Ok(())
+    }
+}
+
+/// `q` kept when unit within [`UNIT_TOLERANCE`], else normalised; `None` when zero or not finite.
+pub(super) fn unit_quat(q: Quat) -> Option<Quat> {
+    let len = q.length();
+    if !(len.is_finite() && len > 0.0) {
+        None
+    } else if (len - 1.0).abs() <= UNIT_TOLERANCE {
+        Some(q)
+    } else {
+        Some(q / len)
+    }
+}
+
+/// 0 for a left foot, 1 for a right foot, by name: `foot` or `ankle` plus a side marker.
+fn foot_side(name: &str) -> Option<usize> {
+    let n = name.to_lowercase();
+    if !(n.contains("foot") || n.contains("ankle")) {
+        return None;
+    }
+    let marks = |word: &str, c: char| {
+        n.contains(word)
+            || n.starts_with(&format!("{c}_"))
+            || n.ends_with(&format!("_{c}"))
+            || n.ends_with(&format!(".{c}"))
+            || n.contains(&format!("_{c}_"))
+    };
+    match (marks("left", 'l'), marks("right", 'r')) {
+        (true, false) => Some(0),
+        (false, true) => Some(1),
+        _ => None,
+    }
+}

@@ -1,0 +1,190 @@
+//! `vat inspect X.vat [--json]`: what a `.vat` file holds.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::{Value, json};
+use vat_core::container::{Asset, Manifest};
+use vat_core::layout::TEXELS_PER_BONE;
+
+/// Reads and validates `path`, then prints its summary (human-readable, or JSON with `--json`).
+pub(crate) fn run(path: &Path, as_json: bool) -> Result<()> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let asset = Asset::parse(&bytes).with_context(|| format!("{}: not a valid .vat file", path.display()))?;
+    let summary = summarize(&asset, bytes.len() as u64);
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print_human(path, &summary);
+    }
+    Ok(())
+}
+
+/// The summary as JSON. Fixed keys (a scripting interface): `clips` (array), `lods` (array),
+/// `bytes_per_vertex_frame` (number); more are present.
+pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
+    let m: &Manifest = asset.manifest();
+    let clips: Vec<Value> = m
+        .clips
+        .iter()
+        .map(|c| {
+            json!({
+                "name": c.name,
+                "first_frame": c.first_frame,
+                "frames": c.frame_count,
+                "fps": c.fps,
+                "duration_s": c.duration,
+                "looping": c.is_looping(),
+                "stride_m": c.stride,
+            })
+        })
+        .collect();
+    let lods: Vec<Value> = m
+        .lods
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            json!({
+                "lod": i,
+                "triangles": l.triangle_count,
+                "first_index": l.first_index,
+                "screen_error_m": l.screen_error,
+                "max_distance_m": if l.max_distance.is_finite() { json!(l.max_distance) } else { Value::Null },
+            })
+        })
+        .collect();
+    let mut textures = Vec::new();
+    let mut bytes_per_vertex_frame = 0u32;
+    let mut bounds = Value::Null;
+    let mut format = Value::Null;
+    if let Some(va) = &m.vertex_animation {
+        bytes_per_vertex_frame += va.format.bytes_per_vertex_frame();
+        format = json!(format!("{:?}", va.format));
+        bounds = json!({ "min_m": va.bounds.min, "extent_m": va.bounds.extent, "position_bits": va.position_bits });
+        for (i, f) in va.format.texel_formats().iter().enumerate() {
+            textures.push(json!({
+                "role": if i == 0 { "positions" } else { "normals / positions" },
+                "format": format!("{f:?}"),
+                "width": va.layout.width,
+                "height": va.layout.height,
+                "bytes": asset.blob(va.textures[i]).len(),
+            }));
+        }
+        if let Some(t) = va.tangents {
+            bytes_per_vertex_frame += 8;
+            textures.push(json!({
+                "role": "tangents",
+                "format": "Rgba16Float",
+                "width": va.layout.width,
+                "height": va.layout.height,
+                "bytes": asset.blob(t).len(),
+            }));
+        }
+    }
+    if let Some(ba) = &m.bone_animation {
+        textures.push(json!({
+            "role": "bones",
+            "format": "Rgba32Float",
+            "width": ba.layout.width,
+            "height": ba.layout.height,
+            "bytes": asset.blob(ba.texture).len(),
+            "texels_per_bone": TEXELS_PER_BONE,
+            "influences": ba.influences,
+        }));
+    }
+    let sockets: Vec<Value> = m
+        .sockets
+        .iter()
+        .map(|s| {
+            json!({
+                "name": s.name,
+                "bone": m.bones.get(s.bone as usize).map_or("?", |b| b.name.as_str()),
+                "offset_m": [s.local[9], s.local[10], s.local[11]],
+            })
+        })
+        .collect();
+    let attachments: Vec<Value> = m
+        .attachments
+        .iter()
+        .map(|a| {
+            json!({
+                "name": a.name,
+                "socket": m.sockets.get(a.socket as usize).map(|s| s.name.clone()),
+                "vertices": a.vertex_count,
+                "triangles": asset.blob(a.indices).len() / 12,
+            })
+        })
+        .collect();
+    json!({
+        "name": m.name,
+        "file_bytes": file_bytes,
+        "vertex_count": m.vertex_count,
+        "frame_count": asset.frame_count(),
+        "format": format,
+        "bytes_per_vertex_frame": bytes_per_vertex_frame,
+        "bounds": bounds,
+        "clips": clips,
+        "lods": lods,
+        "textures": textures,
+        "bones": m.bones.len(),
+        "sockets": sockets,
+        "captures": m.captures.iter().map(|c| m.bones.get(c.bone as usize).map_or("?", |b| b.name.as_str())).collect::<Vec<_>>(),
+        "attachments": attachments,
+        "streams": m.streams.iter().map(|s| format!("{:?} ({:?})", s.kind, s.element)).collect::<Vec<_>>(),
+        "morph_targets": m.morph.as_ref().map(|mt| mt.target_names.clone()),
+    })
+}
+
+fn print_human(path: &Path, s: &Value) {
+    println!("{}: \"{}\", {} bytes", path.display(), s["name"].as_str().unwrap_or(""), s["file_bytes"]);
+    println!(
+        "  {} vertices x {} frames, format {}, {} bytes per vertex per frame",
+        s["vertex_count"],
+        s["frame_count"],
+        s["format"].as_str().unwrap_or("none"),
+        s["bytes_per_vertex_frame"]
+    );
+    if !s["bounds"].is_null() {
+        println!(
+            "  bounds: min {} m, extent {} m, position bits {}",
+            s["bounds"]["min_m"], s["bounds"]["extent_m"], s["bounds"]["position_bits"]
+        );
+    }
+    println!("  clips:");
+    for c in s["clips"].as_array().into_iter().flatten() {
+        println!(
+            "    {:<14} {:>4} frames from {:>5} at {} fps, {:.3} s, {}, stride {:.3} m",
+            c["name"].as_str().unwrap_or(""),
+            c["frames"],
+            c["first_frame"],
+            c["fps"],
+            c["duration_s"].as_f64().unwrap_or(0.0),
+            if c["looping"].as_bool().unwrap_or(false) { "looping" } else { "one-shot" },
+            c["stride_m"].as_f64().unwrap_or(0.0)
+        );
+    }
+    let tris: Vec<String> =
+        s["lods"].as_array().into_iter().flatten().map(|l| l["triangles"].to_string()).collect();
+    println!("  LOD triangles: {}", if tris.is_empty() { "none".into() } else { tris.join(" / ") });
+    println!("  textures:");
+    for t in s["textures"].as_array().into_iter().flatten() {
+        println!(
+            "    {:<20} {:<12} {} x {}, {} bytes",
+            t["role"].as_str().unwrap_or(""),
+            t["format"].as_str().unwrap_or(""),
+            t["width"],
+            t["height"],
+            t["bytes"]
+        );
+    }
+    println!("  bones: {}", s["bones"]);
+    for so in s["sockets"].as_array().into_iter().flatten() {
+        println!("  socket {} on {} at {} m", so["name"], so["bone"], so["offset_m"]);
+    }
+    for a in s["attachments"].as_array().into_iter().flatten() {
+        println!(
+            "  attachment {} on socket {}: {} vertices, {} triangles",
+            a["name"], a["socket"], a["vertices"], a["triangles"]
+        );
+    }
+}

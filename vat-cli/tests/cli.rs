@@ -1,0 +1,117 @@
+//! The `vat` binary end to end: bake, inspect, verify and export-glb, and bad input giving one line on
+//! stderr, a non-zero exit and no output file.
+
+// Integration tests report failure by panicking.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn vat(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vat")).args(args).output().unwrap()
+}
+
+/// A fresh empty directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vat-cli-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A failure: non-zero exit, exactly one line on stderr naming `names`, no panic or backtrace.
+fn assert_clean_failure(out: &Output, names: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "expected failure, got success; stderr: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "stderr is not one line:\n{stderr}");
+    assert!(stderr.contains(names), "stderr does not name {names:?}: {stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
+}
+
+#[test]
+fn bake_inspect_verify_the_procedural_humanoid() {
+    let dir = scratch("procgen");
+    let out = dir.join("humanoid.vat");
+    let bake = vat(&["bake", "--out", s(&out), "--clips", "walk,wave", "--bones"]);
+    assert!(bake.status.success(), "{}", String::from_utf8_lossy(&bake.stderr));
+    assert!(out.is_file());
+
+    let inspect = vat(&["inspect", s(&out), "--json"]);
+    assert!(inspect.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
+    let clips = json["clips"].as_array().unwrap();
+    assert_eq!(clips.len(), 2);
+    assert_eq!(clips[0]["name"], "walk");
+    assert!(clips[0]["stride_m"].as_f64().unwrap() > 1.0);
+    assert_eq!(json["lods"].as_array().unwrap().len(), 5);
+    assert_eq!(json["bytes_per_vertex_frame"], 8);
+
+    let verify = vat(&["verify", s(&out), "--json"]);
+    assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&verify.stdout).unwrap();
+    for key in ["position_max_error_mm", "position_mean_error_mm", "normal_max_error_deg", "quantum_mm"] {
+        assert!(report[key].is_number(), "verify --json lacks {key}");
+    }
+    assert!(report["position_max_error_mm"].as_f64().unwrap() <= report["quantum_mm"].as_f64().unwrap());
+    let human = vat(&["inspect", s(&out)]);
+    assert!(String::from_utf8_lossy(&human.stdout).contains("walk"));
+}
+
+#[test]
+fn export_glb_then_bake_it() {
+    let dir = scratch("glb");
+    let glb = dir.join("humanoid.glb");
+    let export = vat(&["export-glb", s(&glb)]);
+    assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
+    let out = dir.join("from-glb.vat");
+    let bake = vat(&["bake", s(&glb), "--out", s(&out), "--clips", "run", "--format", "f16", "--lods", "2"]);
+    assert!(bake.status.success(), "{}", String::from_utf8_lossy(&bake.stderr));
+    let verify = vat(&["verify", s(&out), "--source", s(&glb)]);
+    assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stderr));
+}
+
+#[test]
+fn bad_input_fails_with_one_line_and_leaves_no_file() {
+    let dir = scratch("bad");
+    let out = dir.join("out.vat");
+    // A truncated .glb.
+    let glb = dir.join("humanoid.glb");
+    assert!(vat(&["export-glb", s(&glb)]).status.success());
+    let bytes = std::fs::read(&glb).unwrap();
+    let truncated = dir.join("truncated.glb");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 3]).unwrap();
+    assert_clean_failure(&vat(&["bake", s(&truncated), "--out", s(&out)]), "truncated.glb");
+    // A .gltf whose buffer file is missing.
+    let gltf = dir.join("missing-buffer.gltf");
+    std::fs::write(
+        &gltf,
+        r#"{"asset":{"version":"2.0"},"buffers":[{"uri":"nowhere.bin","byteLength":12}],
+            "bufferViews":[{"buffer":0,"byteLength":12}],
+            "accessors":[{"bufferView":0,"componentType":5126,"count":1,"type":"VEC3","min":[0,0,0],"max":[0,0,0]}],
+            "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],"nodes":[{"mesh":0}],"scenes":[{"nodes":[0]}]}"#,
+    )
+    .unwrap();
+    assert_clean_failure(&vat(&["bake", s(&gltf), "--out", s(&out)]), "nowhere.bin");
+    // Not a file at all.
+    assert_clean_failure(&vat(&["bake", s(&dir.join("absent.glb")), "--out", s(&out)]), "absent.glb");
+    // Unknown clip, bad option values.
+    assert_clean_failure(&vat(&["bake", "--out", s(&out), "--clips", "moonwalk"]), "moonwalk");
+    assert_clean_failure(&vat(&["bake", "--out", s(&out), "--fps", "0"]), "--fps");
+    assert_clean_failure(&vat(&["bake", "--out", s(&out), "--max-texture-dim", "64"]), "64");
+    // A corrupt .vat for inspect and verify.
+    let corrupt = dir.join("corrupt.vat");
+    std::fs::write(&corrupt, b"VAT\0garbage").unwrap();
+    assert_clean_failure(&vat(&["inspect", s(&corrupt)]), "corrupt.vat");
+    assert_clean_failure(&vat(&["verify", s(&corrupt)]), "corrupt.vat");
+    assert!(!out.exists(), "a failed bake left {}", out.display());
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.') || n.contains("tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left behind: {leftovers:?}");
+}
