@@ -8,7 +8,9 @@
 use bytemuck::Zeroable;
 use vat_core::clip::{ClipMode, ClipRowMap};
 use vat_core::container::{Asset, ContainerWriter, Manifest, VertexAnimation};
-use vat_core::encoding::{PositionBounds, VertexFormat, allocate_position_bits, encode_vertex_texture};
+use vat_core::encoding::{
+    NormalRounding, PositionBounds, VertexFormat, allocate_position_bits, encode_vertex_texture,
+};
 use vat_core::gpu::{self, AssetConstants, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
 use vat_core::instance::InstanceRecord;
 use vat_core::layout::VertexTextureLayout;
@@ -41,8 +43,16 @@ fn bake() -> Vec<u8> {
     }
     let bounds = PositionBounds::from_points(positions.iter().copied()).unwrap();
     let bits = allocate_position_bits(bounds.extent);
-    let textures =
-        encode_vertex_texture(&layout, VertexFormat::Packed64, &bounds, bits, &positions, &normals).unwrap();
+    let textures = encode_vertex_texture(
+        &layout,
+        VertexFormat::Packed64,
+        &bounds,
+        bits,
+        &positions,
+        &normals,
+        NormalRounding::Nearest,
+    )
+    .unwrap();
     let mut writer = ContainerWriter::new();
     let textures = textures.into_iter().map(|t| writer.add_blob(t)).collect();
     let mut manifest = Manifest::new("gpu-decode-test", VERTICES);

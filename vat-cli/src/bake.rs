@@ -13,7 +13,7 @@ use vat_bake::rig::Rig;
 use vat_bake::verify::{self, VerifyReport};
 use vat_bake::{export, procgen};
 use vat_core::container::Asset;
-use vat_core::encoding::VertexFormat;
+use vat_core::encoding::{NormalRounding, VertexFormat};
 
 /// Vertex texture formats selectable on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -86,6 +86,10 @@ pub(crate) struct BakeArgs {
     /// Which skin of the glTF to bake (index).
     #[arg(long)]
     skin: Option<usize>,
+    /// Quantise normals to the best of the four neighbouring octahedral codes (a third smaller worst-case
+    /// angle than nearest rounding, slower to bake).
+    #[arg(long)]
+    precise_normals: bool,
     /// Capture per-frame transforms of these bones (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     capture: Option<Vec<String>>,
@@ -164,6 +168,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         format: args.format.into(),
         max_texture_dim: args.max_texture_dim,
         captures: args.capture.clone().unwrap_or_default(),
+        normal_rounding: if args.precise_normals { NormalRounding::Precise } else { NormalRounding::Nearest },
         ..BakeOptions::default()
     };
     let mut bar = ProgressLine { enabled: std::io::stderr().is_terminal() };

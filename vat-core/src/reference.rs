@@ -204,7 +204,9 @@ mod tests {
     use super::*;
     use crate::clip::{ClipMode, ClipRowMap};
     use crate::container::{ContainerWriter, Manifest, VertexAnimation};
-    use crate::encoding::{allocate_position_bits, encode_vertex_texture, position_error_bound};
+    use crate::encoding::{
+        NormalRounding, allocate_position_bits, encode_vertex_texture, position_error_bound,
+    };
 
     const VERTICES: u32 = 5;
 
@@ -236,7 +238,16 @@ mod tests {
         let bounds = PositionBounds::from_points(positions.iter().copied()).unwrap();
         let bits =
             if format == VertexFormat::Packed64 { allocate_position_bits(bounds.extent) } else { [0; 3] };
-        let textures = encode_vertex_texture(&layout, format, &bounds, bits, &positions, &normals).unwrap();
+        let textures = encode_vertex_texture(
+            &layout,
+            format,
+            &bounds,
+            bits,
+            &positions,
+            &normals,
+            NormalRounding::Nearest,
+        )
+        .unwrap();
         let mut writer = ContainerWriter::new();
         let textures = textures.into_iter().map(|t| writer.add_blob(t)).collect();
         let mut manifest = Manifest::new("reference-test", VERTICES);

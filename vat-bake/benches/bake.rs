@@ -1,0 +1,32 @@
+//! Bake benchmarks: `cargo bench -p vat-bake`.
+//!
+//! The target of the baker issue: preparing the procedural humanoid (6 clips x 48 frames, ~2.4k
+//! vertices, 5 LODs, bones on) in <= 20 ms median, release, on one thread. Criterion runs on the
+//! calling thread; rayon is pinned to one thread here so the figure is single-threaded.
+
+use criterion::{Criterion, criterion_main};
+use vat_bake::prepare::{BakeOptions, prepare};
+use vat_bake::procgen;
+
+fn bake(c: &mut Criterion) {
+    let rig = procgen::humanoid();
+    let options = BakeOptions { frames: Some(48), bones: true, ..BakeOptions::default() };
+    let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("rayon pool");
+    let mut group = c.benchmark_group("bake");
+    group.sample_size(30);
+    group.bench_function("humanoid_6x48_bones_1_thread", |b| {
+        b.iter(|| one_thread.install(|| prepare(&rig, &options).expect("bake")))
+    });
+    group.bench_function("humanoid_6x48_bones_all_threads", |b| {
+        b.iter(|| prepare(&rig, &options).expect("bake"))
+    });
+    group.bench_function("procgen_humanoid", |b| b.iter(procgen::humanoid));
+    group.finish();
+}
+
+// criterion's macros generate undocumented public functions.
+#[allow(missing_docs)]
+mod harness {
+    criterion::criterion_group!(benches, super::bake);
+}
+criterion_main!(harness::benches);
