@@ -1,10 +1,10 @@
 //! # vat-tests
 //!
 //! Cross-crate and cross-backend tests of the workspace live in `tests/tests/`. This library holds what
-//! more than one of them needs: opening a wgpu device on the software Vulkan driver, and reading a
-//! buffer back.
+//! more than one of them needs: opening a wgpu device on the software Vulkan driver, reading a buffer
+//! back, the baked procedural humanoid, and saving renders for a look.
 
-use std::sync::mpsc;
+use std::sync::{OnceLock, mpsc};
 
 /// A wgpu device for tests, on a Vulkan adapter (the CPU adapter, lavapipe, when there is one).
 pub struct TestGpu {
@@ -20,28 +20,39 @@ pub struct TestGpu {
 /// installs). Panics with the install command when there is none: GPU tests never pass quietly without
 /// an adapter.
 pub fn test_gpu() -> TestGpu {
-    // wgpu's DEBUG flag embeds the WGSL in the SPIR-V, which bookworm's validation layer misreports.
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-    desc.backends = wgpu::Backends::VULKAN;
-    desc.flags = wgpu::InstanceFlags::from_build_config() - wgpu::InstanceFlags::DEBUG;
-    let instance = wgpu::Instance::new(desc);
-    let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
-    adapters.sort_by_key(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
-    let adapter = adapters.into_iter().next().unwrap_or_else(|| {
-        panic!(
-            "no Vulkan adapter found: install Mesa's software Vulkan driver \
-             (`apt-get install -y mesa-vulkan-drivers libvulkan1`, or `cargo xtask deps` as root)"
-        )
-    });
-    let info = adapter.get_info();
-    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-        label: Some("vat-tests"),
-        required_features: wgpu::Features::empty(),
-        required_limits: adapter.limits(),
-        ..Default::default()
-    }))
-    .unwrap_or_else(|e| panic!("could not open a device on {}: {e}", info.name));
-    TestGpu { device, queue, info }
+    // vat_wgpu::headless_device: Vulkan, CPU adapter first, instance flags without DEBUG (wgpu's DEBUG
+    // flag embeds the WGSL in the SPIR-V, which bookworm's validation layer misreports), the adapter's
+    // limits and INDIRECT_FIRST_INSTANCE.
+    match vat_wgpu::headless_device() {
+        Ok((device, queue, info)) => TestGpu { device, queue, info },
+        Err(e) => panic!("{e} (or run `cargo xtask deps` as root)"),
+    }
+}
+
+/// The procedural humanoid baked with default options plus `--bones` (Packed64, 5 LODs, a cap
+/// attachment on the head socket), as `.vat` bytes. Baked once per test binary.
+pub fn humanoid_vat() -> &'static [u8] {
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTES.get_or_init(|| {
+        let rig = vat_bake::procgen::humanoid();
+        let options = vat_bake::prepare::BakeOptions { bones: true, ..Default::default() };
+        let bake = vat_bake::prepare::prepare(&rig, &options).expect("the humanoid bakes");
+        bake.to_vat_bytes().expect("the bake serialises")
+    })
+}
+
+/// Writes tightly packed RGBA8 pixels as a binary PPM (alpha dropped) to `$VAT_TEST_IMAGES/name.ppm`
+/// when that variable names a directory; does nothing otherwise. For looking at test renders.
+pub fn save_image(name: &str, size: [u32; 2], rgba: &[u8]) {
+    let Some(dir) = std::env::var_os("VAT_TEST_IMAGES") else { return };
+    let mut out = format!("P6\n{} {}\n255\n", size[0], size[1]).into_bytes();
+    for px in rgba.chunks_exact(4) {
+        out.extend_from_slice(&px[..3]);
+    }
+    let path = std::path::Path::new(&dir).join(format!("{name}.ppm"));
+    if let Err(e) = std::fs::write(&path, out) {
+        eprintln!("could not write {}: {e}", path.display());
+    }
 }
 
 impl TestGpu {

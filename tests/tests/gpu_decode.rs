@@ -193,6 +193,24 @@ fn gpu_decode(
         mapped_at_creation: false,
     });
 
+    // The compute layout also holds bone mode's and the culling shader's bindings, which cs_decode
+    // does not read: small stand-ins.
+    let bone_texture = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("no bone texture"),
+        size: wgpu::Extent3d { width: 1, height: 1, depth_or_array_layers: 1 },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba32Float,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING,
+        view_formats: &[],
+    });
+    let bone_view = bone_texture.create_view(&wgpu::TextureViewDescriptor::default());
+    let stand_in = |usage| buffer(gpu, "stand-in", &[0u8; 320], usage);
+    let (storage, uniform) = (wgpu::BufferUsages::STORAGE, wgpu::BufferUsages::UNIFORM);
+    let stand_ins = [stand_in(storage), stand_in(storage), stand_in(storage), stand_in(storage)];
+    let (cull_params, draw_args) = (stand_in(uniform), stand_in(storage));
+
     // Resources by WGSL name, bound where the binding table says.
     let resource = |name: &str| -> wgpu::BindingResource<'_> {
         match name {
@@ -203,6 +221,13 @@ fn gpu_decode(
             "instances" => inst_buf.as_entire_binding(),
             "decode_params" => params_buf.as_entire_binding(),
             "decoded" => out_buf.as_entire_binding(),
+            "bone_texture" => wgpu::BindingResource::TextureView(&bone_view),
+            "joints" => stand_ins[0].as_entire_binding(),
+            "weights" => stand_ins[1].as_entire_binding(),
+            "rest_vertices" => stand_ins[2].as_entire_binding(),
+            "visible" => stand_ins[3].as_entire_binding(),
+            "cull_params" => cull_params.as_entire_binding(),
+            "draw_args" => draw_args.as_entire_binding(),
             other => panic!("binding {other} has no resource in this test"),
         }
     };

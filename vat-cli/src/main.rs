@@ -8,11 +8,14 @@
 //! - `vat verify X.vat [--source INPUT] [--json]`: decode the bake with the CPU reference decoder and
 //!   compare it with fresh CPU skinning of the source; non-zero exit when it exceeds the format's bound.
 //! - `vat export-glb OUT.glb`: write the procedural humanoid as an animated glTF binary.
+//! - `vat render [X.vat] --instances N --out crowd.png [--mode vat|bone] [--culling cpu|gpu] [--size WxH]
+//!   [--time T] [--camera ex,ey,ez,tx,ty,tz]`: a crowd rendered headless into a PNG.
 //!
 //! Every failure exits non-zero with one line on stderr naming the file and the problem.
 
 mod bake;
 mod inspect;
+mod render;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,6 +43,8 @@ enum Command {
     },
     /// Compare a .vat with fresh CPU skinning of its source.
     Verify(bake::VerifyArgs),
+    /// Render a crowd headless into a PNG (bakes the procedural humanoid in memory without an asset).
+    Render(render::RenderArgs),
     /// Write the procedural humanoid as an animated .glb.
     ExportGlb {
         /// Output path.
@@ -54,6 +59,7 @@ fn main() -> ExitCode {
         Command::Inspect { file, json } => inspect::run(&file, json),
         Command::Verify(args) => bake::verify(&args),
         Command::ExportGlb { out } => bake::export_glb(&out),
+        Command::Render(args) => render::render(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

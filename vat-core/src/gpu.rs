@@ -3,25 +3,46 @@
 //!
 //! - [`SHADER_SOURCE`] is the only shader text. vat-wgpu hands it to wgpu; vat-vulkan translates the same
 //!   text to SPIR-V with naga. Variants are WGSL `override` constants set at pipeline creation
-//!   ([`OVERRIDE_INTERPOLATION`]), never text templating.
+//!   ([`OVERRIDE_INTERPOLATION`], [`OVERRIDE_CROSS_FADE`], [`OVERRIDE_INFLUENCES`]), never text templating.
 //! - Every struct here is `#[repr(C)]` + [`Pod`], with explicit `_pad` fields, and is kept in sync with
 //!   the WGSL struct of the same name; tests compare sizes and member offsets with what naga computes
-//!   for the WGSL. [`crate::instance::InstanceRecord`] is the fourth such struct.
+//!   for the WGSL. [`crate::instance::InstanceRecord`] is one more such struct.
 //! - [`BINDINGS`] lists every `@group/@binding` of the shader; each backend maps it to its own layout
 //!   types (bind-group layouts, descriptor-set layouts). [`ENTRY_POINTS`] lists the entry points.
+//! - What a backend uploads is computed here, from a validated asset ([`AssetConstants::from_manifest`],
+//!   [`clip_records`], [`rest_vertices`], [`AttachmentMesh::from_asset`], [`draw_args_template`]) and
+//!   per frame ([`FrameUniforms::new`], [`shadow_view_proj`]): backends never re-derive it.
 //!
 //! | group | binding | WGSL name | resource | stages |
 //! |---|---|---|---|---|
 //! | 0 | 0 | `frame` | uniform [`FrameUniforms`] | vertex, fragment, compute |
+//! | 0 | 1 | `shadow_map` | `texture_depth_2d` (the sun's shadow map) | fragment |
+//! | 0 | 2 | `shadow_sampler` | `sampler_comparison` (less-equal, linear) | fragment |
 //! | 1 | 0 | `vat_texture` | `texture_2d<u32>` (`Rg32Uint`, Packed64) | vertex, compute |
 //! | 1 | 1 | `clips` | read-only storage `array<ClipRecord>` | vertex, compute |
 //! | 1 | 2 | `asset` | uniform [`AssetConstants`] | vertex, compute |
+//! | 1 | 3 | `bone_texture` | `texture_2d<f32>` (`Rgba32Float`, not filterable) | vertex, compute |
+//! | 1 | 4 | `joints` | read-only storage `array<u32>` (u16 pairs) | vertex, compute |
+//! | 1 | 5 | `weights` | read-only storage `array<f32>` | vertex, compute |
+//! | 1 | 6 | `rest_vertices` | read-only storage `array<RestVertex>` | vertex, compute |
+//! | 1 | 7 | `attachment_vertices` | read-only storage `array<AttachmentVertex>` | vertex |
+//! | 1 | 8 | `captures` | read-only storage `array<vec4<f32>>` (capture rows) | vertex |
 //! | 2 | 0 | `instances` | read-only storage `array<InstanceRecord>` | vertex, compute |
 //! | 2 | 1 | `decode_params` | uniform [`DecodeParams`] | compute |
 //! | 2 | 2 | `decoded` | read-write storage `array<DecodedVertex>` | compute |
+//! | 2 | 3 | `instance_list` | read-only storage `array<u32>` (record indices drawn) | vertex |
+//! | 2 | 4 | `cull_params` | uniform [`CullParams`] | compute |
+//! | 2 | 5 | `visible` | read-write storage `array<u32>` (per-LOD visible lists) | compute |
+//! | 2 | 6 | `draw_args` | read-write storage `array<atomic<u32>>` (indexed-indirect draws) | compute |
 //!
-//! A pipeline's layout for group `g` is [`bindings_for_stages`]`(g, stages of the pipeline)`: a render
-//! pipeline's group 2 then holds only `instances`, the decode pipeline's all three.
+//! A pipeline's layout for group `g` is [`bindings_for_stages`]`(g, stages of the pipeline)`: a colour
+//! pipeline (vertex + fragment) sees the shadow map, a depth-only shadow pipeline (vertex only) does
+//! not (it renders into it), and compute pipelines see the decode and culling outputs. No stage sees
+//! more than 8 storage buffers (WebGPU's default limit): vertex and compute 8 each.
+//!
+//! Texel fetches per vertex of the vertex paths at linear interpolation: VAT mode 2 (4 while
+//! cross-fading); bone mode `3 * 2 * influences` (24 for 4 influences, 48 for 8; doubled while
+//! cross-fading), fewer when weights are 0.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -50,6 +71,27 @@ pub const INTERPOLATION_CUBIC: u32 = 2;
 /// [`ClipRecord::flags`] bit: the clip loops (wraps); clear for one-shot clips (clamp).
 pub const CLIP_FLAG_LOOPING: u32 = 1;
 
+/// Name of the WGSL `override` (bool) that selects the cross-fade variant (`true`, the default: clip B
+/// of a running fade is decoded and blended in) or the plain variant (`false`: clip A only, clip B
+/// never fetched). wgpu takes it as `1.0` / `0.0`.
+pub const OVERRIDE_CROSS_FADE: &str = "CROSS_FADE";
+/// Name of the WGSL `override` (u32) giving the bone influences per vertex of the bone paths: 4 (the
+/// default) or 8, which must equal the asset's [`AssetConstants::influences`].
+pub const OVERRIDE_INFLUENCES: &str = "INFLUENCES";
+
+/// Threads per workgroup of `cs_cull` (one record per thread, linear index as in `cs_decode`).
+pub const CULL_WORKGROUP_SIZE: u32 = 64;
+
+/// `u32` words of one indexed-indirect draw in the `draw_args` buffer: `index_count`,
+/// `instance_count`, `first_index`, `base_vertex`, `first_instance` (wgpu's `DrawIndexedIndirectArgs`,
+/// Vulkan's `VkDrawIndexedIndirectCommand`).
+pub const DRAW_ARGS_WORDS: u32 = 5;
+/// Indexed-indirect draws in the `draw_args` buffer: bodies of LOD `l` at draw `l`, attachments of LOD
+/// `l` at draw `MAX_LODS + l`.
+pub const DRAW_ARGS_COUNT: u32 = 2 * crate::lod::MAX_LODS as u32;
+/// Bytes of the `draw_args` buffer.
+pub const DRAW_ARGS_BYTES: u64 = (DRAW_ARGS_COUNT * DRAW_ARGS_WORDS * 4) as u64;
+
 /// Threads per workgroup of `cs_decode` (the WGSL `@workgroup_size`). A dispatch decoding `n`
 /// (instance, vertex) pairs needs `ceil(n / 64)` workgroups, which may be spread over y:
 /// thread index `= global_id.y * (num_workgroups.x * 64) + global_id.x`.
@@ -73,7 +115,8 @@ pub const fn vertex_format_code(format: VertexFormat) -> u32 {
 // GPU-visible structs
 // ---------------------------------------------------------------------------------------------------
 
-/// Per-frame values shared by every pass (group 0, binding 0; uniform, 304 bytes).
+/// Per-frame values shared by every pass (group 0, binding 0; uniform, 320 bytes). Built with
+/// [`FrameUniforms::new`].
 ///
 /// Kept in sync with `struct FrameUniforms` in vat.wgsl.
 #[repr(C)]
@@ -99,7 +142,8 @@ pub struct FrameUniforms {
     /// `lod_distances[i / 4][i % 4]`) is where LOD `i + 1` begins; entries from `lod_count - 1` on are
     /// unused.
     pub lod_distances: [[f32; 4]; 2],
-    /// Multiplies the camera distance before it is compared with `lod_distances` (1 = none; > 1 picks
+    /// LOD bias in doublings of distance, as [`crate::lod::LodThresholds::select`]: the distance is
+    /// multiplied by `exp2(lod_bias)` before it is compared with `lod_distances` (0 = none; > 0 picks
     /// coarser LODs sooner).
     pub lod_bias: f32,
     /// LOD levels of the drawn asset, 1..=9.
@@ -108,11 +152,127 @@ pub struct FrameUniforms {
     pub cross_fade_max_lod: u32,
     /// Coarsest LOD drawn into the shadow map.
     pub shadow_max_lod: u32,
+    /// How dark shadowed surfaces get: 0 = no shadows (the shadow map is not read), 1 = full.
+    pub shadow_strength: f32,
+    /// Depth bias subtracted from the light-space depth before the comparison (depth units, 0..1).
+    pub shadow_bias: f32,
+    /// Offset along the surface normal before the shadow lookup, metres.
+    pub shadow_normal_offset: f32,
+    /// Half the side of the ground square `vs_ground` draws at `y = 0` around the camera, metres.
+    pub ground_half_extent: f32,
 }
 
-const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 304);
+const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 320);
 
-/// Constants of one baked asset (group 1, binding 2; uniform, 64 bytes).
+/// What [`FrameUniforms::new`] builds the per-frame uniforms from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameInputs<'a> {
+    /// The camera's world-to-clip matrix, column-major, depth 0..1.
+    pub view_proj: [[f32; 4]; 4],
+    /// The camera's position, metres.
+    pub camera_position: [f32; 3],
+    /// The crowd's epoch-relative clock, seconds.
+    pub time: f32,
+    /// The frustum planes of `view_proj` (inward, normalised), as the CPU culling uses them.
+    pub frustum_planes: [[f32; 4]; 6],
+    /// Unit vector towards the sun (normalised here).
+    pub sun_direction: [f32; 3],
+    /// Ambient light, 0..=1.
+    pub ambient: f32,
+    /// The asset's LOD switch distances.
+    pub lod_thresholds: &'a crate::lod::LodThresholds,
+    /// LOD bias in doublings of distance.
+    pub lod_bias: f32,
+    /// Coarsest LOD decoding clip B while cross-fading.
+    pub cross_fade_max_lod: u32,
+    /// Coarsest LOD casting shadows.
+    pub shadow_max_lod: u32,
+    /// The sun's shadow map matrix ([`shadow_view_proj`]), or `None` for no shadows.
+    pub shadow: Option<[[f32; 4]; 4]>,
+    /// Half the side of the ground square around the camera, metres (used only when it is drawn).
+    pub ground_half_extent: f32,
+}
+
+impl FrameUniforms {
+    /// The uniforms of one frame. With `shadow: None`, `light_view_proj` is the identity and
+    /// `shadow_strength` 0 (the shadow map is never read).
+    pub fn new(inputs: &FrameInputs<'_>) -> Self {
+        let mut lod_distances = [[0.0f32; 4]; 2];
+        for (i, &d) in inputs.lod_thresholds.as_slice().iter().enumerate() {
+            lod_distances[i / 4][i % 4] = d;
+        }
+        let sun = glam::Vec3::from(inputs.sun_direction).try_normalize().unwrap_or(glam::Vec3::Y);
+        Self {
+            view_proj: inputs.view_proj,
+            light_view_proj: inputs.shadow.unwrap_or(glam::Mat4::IDENTITY.to_cols_array_2d()),
+            camera_position: inputs.camera_position,
+            time: inputs.time,
+            sun_direction: sun.to_array(),
+            ambient: inputs.ambient,
+            frustum_planes: inputs.frustum_planes,
+            lod_distances,
+            lod_bias: inputs.lod_bias,
+            lod_count: inputs.lod_thresholds.lod_count(),
+            cross_fade_max_lod: inputs.cross_fade_max_lod,
+            shadow_max_lod: inputs.shadow_max_lod,
+            shadow_strength: if inputs.shadow.is_some() { 0.75 } else { 0.0 },
+            shadow_bias: 0.0015,
+            shadow_normal_offset: 0.03,
+            ground_half_extent: inputs.ground_half_extent,
+        }
+    }
+}
+
+/// The sun's shadow-map matrix for a camera: an orthographic projection looking along
+/// `-sun_direction`, fitted around the bounding sphere of the camera frustum's first
+/// `shadow_distance` metres (so the map follows the camera and does not shimmer with its rotation),
+/// reaching `caster_margin` metres further towards the sun for casters outside the view. Column-major,
+/// depth 0..1 (near the sun = 0). `None` if `view_proj` is not invertible.
+pub fn shadow_view_proj(
+    view_proj: &[[f32; 4]; 4],
+    sun_direction: [f32; 3],
+    shadow_distance: f32,
+    caster_margin: f32,
+) -> Option<[[f32; 4]; 4]> {
+    use glam::{Mat4, Vec3, Vec4};
+    let vp = Mat4::from_cols_array_2d(view_proj);
+    if vp.determinant().abs() <= f32::MIN_POSITIVE || !vp.is_finite() {
+        return None;
+    }
+    let inv = vp.inverse();
+    let unproject = |x: f32, y: f32, z: f32| {
+        let h = inv * Vec4::new(x, y, z, 1.0);
+        h.truncate() / h.w
+    };
+    let mut corners = Vec::with_capacity(8);
+    for (x, y) in [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)] {
+        let near = unproject(x, y, 0.0);
+        let far = unproject(x, y, 1.0);
+        let edge = far - near;
+        let len = edge.length();
+        let t = if len > 0.0 { (shadow_distance / len).min(1.0) } else { 0.0 };
+        corners.push(near);
+        corners.push(near + edge * t);
+    }
+    let centre = corners.iter().copied().sum::<Vec3>() / corners.len() as f32;
+    let radius = corners.iter().map(|c| c.distance(centre)).fold(0.0f32, f32::max).max(1e-3);
+    let sun = Vec3::from(sun_direction).try_normalize()?;
+    let up = if sun.y.abs() > 0.99 { Vec3::Z } else { Vec3::Y };
+    let eye = centre + sun * (radius + caster_margin);
+    let view = glam::camera::rh::view::look_at_mat4(eye, centre, up);
+    let proj = glam::camera::rh::proj::directx::orthographic(
+        -radius,
+        radius,
+        -radius,
+        radius,
+        0.0,
+        2.0 * radius + caster_margin,
+    );
+    let m = proj * view;
+    m.is_finite().then(|| m.to_cols_array_2d())
+}
+
+/// Constants of one baked asset (group 1, binding 2; uniform, 80 bytes).
 ///
 /// Kept in sync with `struct AssetConstants` in vat.wgsl.
 #[repr(C)]
@@ -137,9 +297,17 @@ pub struct AssetConstants {
     pub bone_count: u32,
     /// [`vertex_format_code`] of the asset's vertex format.
     pub vertex_format: u32,
+    /// Width of the bone texture in texels, 0 without one.
+    pub bone_texture_width: u32,
+    /// Bone influences per vertex of the joints/weights streams (4 or 8), 0 without bones.
+    pub influences: u32,
+    /// Vertices of all socket attachments together ([`AttachmentMesh`]), 0 without attachments.
+    pub attachment_vertex_count: u32,
+    /// Keeps the size at 80 bytes; zero.
+    pub _pad: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<AssetConstants>() == 64);
+const _: () = assert!(std::mem::size_of::<AssetConstants>() == 80);
 
 impl AssetConstants {
     /// The constants of a validated asset's vertex animation; `None` if it was baked without a vertex
@@ -157,6 +325,10 @@ impl AssetConstants {
             clip_count: manifest.clips.len() as u32,
             bone_count: manifest.bone_animation.as_ref().map_or(0, |b| b.layout.bone_count),
             vertex_format: vertex_format_code(va.format),
+            bone_texture_width: manifest.bone_animation.as_ref().map_or(0, |b| b.layout.width),
+            influences: manifest.bone_animation.as_ref().map_or(0, |b| b.influences),
+            attachment_vertex_count: manifest.attachments.iter().map(|a| a.vertex_count).sum(),
+            _pad: 0,
         })
     }
 }
@@ -238,6 +410,209 @@ pub struct DecodedVertex {
 }
 
 const _: () = assert!(std::mem::size_of::<DecodedVertex>() == 32);
+
+/// Rest pose and material of one vertex (group 1, binding 6: an array of these, one per vertex;
+/// 32 bytes). Built by [`rest_vertices`].
+///
+/// Kept in sync with `struct RestVertex` in vat.wgsl.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct RestVertex {
+    /// Bind-pose position, metres, object space.
+    pub position: [f32; 3],
+    /// Material id (0 without a material stream).
+    pub material: u32,
+    /// Bind-pose unit normal.
+    pub normal: [f32; 3],
+    /// Keeps the size at 32 bytes; zero.
+    pub _pad: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<RestVertex>() == 32);
+
+/// One vertex of the socket attachments (group 1, binding 7; 32 bytes). Built by
+/// [`AttachmentMesh::from_asset`].
+///
+/// Kept in sync with `struct AttachmentVertex` in vat.wgsl.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct AttachmentVertex {
+    /// Position in the socket bone's space (socket transform applied), metres.
+    pub position: [f32; 3],
+    /// Material id.
+    pub material: u32,
+    /// Unit normal in the bone's space.
+    pub normal: [f32; 3],
+    /// Index in the capture rows of row 0 of frame 0 of the bone's capture track.
+    pub capture_row: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<AttachmentVertex>() == 32);
+
+/// What `cs_cull` culls (group 2, binding 4; uniform, 16 bytes).
+///
+/// Kept in sync with `struct CullParams` in vat.wgsl.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
+pub struct CullParams {
+    /// Records culled: `[0, record_count)`; dispatch `ceil(record_count / CULL_WORKGROUP_SIZE)`.
+    pub record_count: u32,
+    /// Entries per LOD region of the visible lists (at least `record_count`): LOD `l`'s list starts at
+    /// `l * capacity`, which is also its draw's `first_instance`.
+    pub capacity: u32,
+    /// Coarsest LOD whose instances draw their attachments.
+    pub attachment_max_lod: u32,
+    /// 1 to count attachment draws, 0 to leave them empty.
+    pub attachments: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<CullParams>() == 16);
+
+/// The `draw_args` buffer before culling: every indexed-indirect draw filled in except
+/// `instance_count` (0, counted up by `cs_cull`). Body draw `l < lods.len()` draws LOD `l`'s index
+/// range from `first_instance = l * capacity`; attachment draw `MAX_LODS + l` (for every LOD when
+/// `attachment_index_count > 0`) draws the attachment indices that follow the LOD indices in the same
+/// list region. Unused draws are all zero. `attachment_first_index` is where the attachment indices
+/// start in the index buffer the draws use.
+pub fn draw_args_template(
+    lods: &[crate::container::Lod],
+    capacity: u32,
+    attachment_first_index: u32,
+    attachment_index_count: u32,
+) -> Vec<u32> {
+    let words = DRAW_ARGS_WORDS as usize;
+    let mut out = vec![0u32; DRAW_ARGS_COUNT as usize * words];
+    for (l, lod) in lods.iter().enumerate().take(crate::lod::MAX_LODS) {
+        let first_instance = (l as u32).saturating_mul(capacity);
+        out[l * words..(l + 1) * words].copy_from_slice(&[
+            lod.index_count,
+            0,
+            lod.first_index,
+            0,
+            first_instance,
+        ]);
+        if attachment_index_count > 0 {
+            let a = (crate::lod::MAX_LODS + l) * words;
+            out[a..a + words].copy_from_slice(&[
+                attachment_index_count,
+                0,
+                attachment_first_index,
+                0,
+                first_instance,
+            ]);
+        }
+    }
+    out
+}
+
+/// The rest pose and material id of every vertex of a validated asset, from its `RestPosition`,
+/// `RestNormal` and `MaterialId` streams (zeros, +Y normals and material 0 where a stream is absent).
+pub fn rest_vertices(asset: &crate::container::Asset<'_>) -> Vec<RestVertex> {
+    use crate::container::{ElementFormat, StreamKind};
+    let n = asset.manifest().vertex_count as usize;
+    let mut out = vec![RestVertex { position: [0.0; 3], material: 0, normal: [0.0, 1.0, 0.0], _pad: 0 }; n];
+    let vec3s = |bytes: &[u8]| -> Vec<[f32; 3]> {
+        bytes.chunks_exact(12).map(bytemuck::pod_read_unaligned::<[f32; 3]>).collect()
+    };
+    if let Some((ElementFormat::F32x3, bytes)) = asset.stream(StreamKind::RestPosition) {
+        for (v, p) in out.iter_mut().zip(vec3s(bytes)) {
+            v.position = p;
+        }
+    }
+    if let Some((ElementFormat::F32x3, bytes)) = asset.stream(StreamKind::RestNormal) {
+        for (v, p) in out.iter_mut().zip(vec3s(bytes)) {
+            v.normal = p;
+        }
+    }
+    if let Some((format, bytes)) = asset.stream(StreamKind::MaterialId) {
+        let ids: Vec<u32> = match format {
+            ElementFormat::U8 => bytes.iter().map(|&b| u32::from(b)).collect(),
+            ElementFormat::U16 => {
+                bytes.chunks_exact(2).map(|c| u32::from(u16::from_le_bytes([c[0], c[1]]))).collect()
+            }
+            ElementFormat::U32 => {
+                bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+            }
+            _ => Vec::new(),
+        };
+        for (v, id) in out.iter_mut().zip(ids) {
+            v.material = id;
+        }
+    }
+    out
+}
+
+/// Every socket attachment of an asset merged into one mesh, ready to upload: vertices in their
+/// socket bone's space, indices offset into the merged vertex array, and the capture rows
+/// (`vec4` rows of the bone-to-object 3x4 affines, 3 per frame) of the bones carrying them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AttachmentMesh {
+    /// Vertices of all attachments, in manifest order.
+    pub vertices: Vec<AttachmentVertex>,
+    /// Triangle list indexing `vertices`.
+    pub indices: Vec<u32>,
+    /// Capture rows: for each carrying bone, `frame_count * 3` rows `[m0r, m1r, m2r, m3r]`.
+    pub capture_rows: Vec<[f32; 4]>,
+}
+
+impl AttachmentMesh {
+    /// The attachments of a validated asset. An attachment whose socket bone has no capture track is
+    /// skipped (the container requires one for every socket, so only hand-made files lack it).
+    pub fn from_asset(asset: &crate::container::Asset<'_>) -> Self {
+        let m = asset.manifest();
+        let frames = asset.frame_count() as usize;
+        let mut out = Self::default();
+        let mut tracks: Vec<(u32, u32)> = Vec::new(); // (bone, first row)
+        for a in &m.attachments {
+            let Some(socket) = m.sockets.get(a.socket as usize) else { continue };
+            let row = match tracks.iter().find(|(b, _)| *b == socket.bone) {
+                Some(&(_, row)) => row,
+                None => {
+                    let Some(bytes) = asset.capture_bytes(socket.bone) else { continue };
+                    let row = out.capture_rows.len() as u32;
+                    for f in bytes.chunks_exact(48).take(frames) {
+                        let c: [f32; 12] = bytemuck::pod_read_unaligned(f);
+                        // Column-major 3x4 (4 columns of 3) -> 3 rows of 4.
+                        for r in 0..3 {
+                            out.capture_rows.push([c[r], c[3 + r], c[6 + r], c[9 + r]]);
+                        }
+                    }
+                    tracks.push((socket.bone, row));
+                    row
+                }
+            };
+            let l = socket.local;
+            let local = glam::Mat4::from_cols(
+                glam::Vec4::new(l[0], l[1], l[2], 0.0),
+                glam::Vec4::new(l[3], l[4], l[5], 0.0),
+                glam::Vec4::new(l[6], l[7], l[8], 0.0),
+                glam::Vec4::new(l[9], l[10], l[11], 1.0),
+            );
+            let normal_matrix = glam::Mat3::from_mat4(local).inverse().transpose();
+            let base = out.vertices.len() as u32;
+            let positions = asset.blob(a.positions).chunks_exact(12);
+            let normals = asset.blob(a.normals).chunks_exact(12);
+            let materials = asset.blob(a.material_ids).iter();
+            for ((p, n), &mat) in positions.zip(normals).zip(materials) {
+                let p = local.transform_point3(glam::Vec3::from(bytemuck::pod_read_unaligned::<[f32; 3]>(p)));
+                let n = normal_matrix * glam::Vec3::from(bytemuck::pod_read_unaligned::<[f32; 3]>(n));
+                out.vertices.push(AttachmentVertex {
+                    position: p.to_array(),
+                    material: u32::from(mat),
+                    normal: n.normalize_or(glam::Vec3::Y).to_array(),
+                    capture_row: row,
+                });
+            }
+            out.indices.extend(
+                asset
+                    .blob(a.indices)
+                    .chunks_exact(4)
+                    .map(|c| base + u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            );
+        }
+        out
+    }
+}
 const _: () = assert!(std::mem::size_of::<InstanceRecord>() == 64);
 
 // ---------------------------------------------------------------------------------------------------
@@ -323,10 +698,16 @@ pub enum BindingKind {
         /// Smallest buffer binding the shader accepts, bytes.
         min_size: u64,
     },
-    /// A sampled (not storage) 2D texture, not arrayed, not multisampled, read with `textureLoad`.
+    /// A sampled (not storage) 2D texture, not arrayed, not multisampled (`textureLoad`, or a
+    /// comparison sample for depth textures).
     Texture {
         /// What the texture returns.
         sample_type: TextureSampleType,
+    },
+    /// A sampler; `comparison` for `sampler_comparison` (depth comparisons, linear filtering).
+    Sampler {
+        /// Whether it is a comparison sampler.
+        comparison: bool,
     },
 }
 
@@ -345,11 +726,13 @@ pub struct Binding {
     pub stages: ShaderStages,
 }
 
-/// Group of per-frame resources ([`FrameUniforms`]).
+/// Group of per-frame resources ([`FrameUniforms`], the shadow map and its sampler).
 pub const GROUP_FRAME: u32 = 0;
-/// Group of per-asset resources (animation texture, clip table, [`AssetConstants`]).
+/// Group of per-asset resources (animation and bone textures, clip table, [`AssetConstants`], vertex
+/// streams, attachments).
 pub const GROUP_ASSET: u32 = 1;
-/// Group of per-crowd resources (instance records; decode parameters and output).
+/// Group of per-crowd resources (instance records, instance list; decode and culling parameters and
+/// outputs).
 pub const GROUP_CROWD: u32 = 2;
 
 const VERTEX_COMPUTE: ShaderStages = ShaderStages::VERTEX.union(ShaderStages::COMPUTE);
@@ -373,6 +756,20 @@ pub const BINDINGS: &[Binding] = &[
         stages: ShaderStages::ALL,
     },
     Binding {
+        group: GROUP_FRAME,
+        binding: 1,
+        name: "shadow_map",
+        kind: BindingKind::Texture { sample_type: TextureSampleType::Depth },
+        stages: ShaderStages::FRAGMENT,
+    },
+    Binding {
+        group: GROUP_FRAME,
+        binding: 2,
+        name: "shadow_sampler",
+        kind: BindingKind::Sampler { comparison: true },
+        stages: ShaderStages::FRAGMENT,
+    },
+    Binding {
         group: GROUP_ASSET,
         binding: 0,
         name: "vat_texture",
@@ -394,6 +791,48 @@ pub const BINDINGS: &[Binding] = &[
         stages: VERTEX_COMPUTE,
     },
     Binding {
+        group: GROUP_ASSET,
+        binding: 3,
+        name: "bone_texture",
+        kind: BindingKind::Texture { sample_type: TextureSampleType::Float { filterable: false } },
+        stages: VERTEX_COMPUTE,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 4,
+        name: "joints",
+        kind: storage::<u32>(true),
+        stages: VERTEX_COMPUTE,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 5,
+        name: "weights",
+        kind: storage::<f32>(true),
+        stages: VERTEX_COMPUTE,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 6,
+        name: "rest_vertices",
+        kind: storage::<RestVertex>(true),
+        stages: VERTEX_COMPUTE,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 7,
+        name: "attachment_vertices",
+        kind: storage::<AttachmentVertex>(true),
+        stages: ShaderStages::VERTEX,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 8,
+        name: "captures",
+        kind: storage::<[f32; 4]>(true),
+        stages: ShaderStages::VERTEX,
+    },
+    Binding {
         group: GROUP_CROWD,
         binding: 0,
         name: "instances",
@@ -412,6 +851,34 @@ pub const BINDINGS: &[Binding] = &[
         binding: 2,
         name: "decoded",
         kind: storage::<DecodedVertex>(false),
+        stages: ShaderStages::COMPUTE,
+    },
+    Binding {
+        group: GROUP_CROWD,
+        binding: 3,
+        name: "instance_list",
+        kind: storage::<u32>(true),
+        stages: ShaderStages::VERTEX,
+    },
+    Binding {
+        group: GROUP_CROWD,
+        binding: 4,
+        name: "cull_params",
+        kind: uniform::<CullParams>(),
+        stages: ShaderStages::COMPUTE,
+    },
+    Binding {
+        group: GROUP_CROWD,
+        binding: 5,
+        name: "visible",
+        kind: storage::<u32>(false),
+        stages: ShaderStages::COMPUTE,
+    },
+    Binding {
+        group: GROUP_CROWD,
+        binding: 6,
+        name: "draw_args",
+        kind: storage::<u32>(false),
         stages: ShaderStages::COMPUTE,
     },
 ];
@@ -466,7 +933,38 @@ pub struct EntryPoint {
 /// Entry point of the decode compute shader: every vertex of a range of instances to world space
 /// ([`DecodedVertex`]), `@workgroup_size(`[`DECODE_WORKGROUP_SIZE`]`)`.
 pub const ENTRY_POINT_DECODE: &str = "cs_decode";
+/// [`ENTRY_POINT_DECODE`] in bone mode (skinning from the bone texture; same threads and output).
+pub const ENTRY_POINT_DECODE_BONE: &str = "cs_decode_bone";
+/// Entry point of the culling compute shader (one thread per record, see [`CullParams`]).
+pub const ENTRY_POINT_CULL: &str = "cs_cull";
+/// VAT-mode colour vertex shader (instance list + LOD index buffer).
+pub const ENTRY_POINT_VS_VAT: &str = "vs_vat";
+/// VAT-mode depth-only vertex shader of the shadow pass.
+pub const ENTRY_POINT_VS_VAT_DEPTH: &str = "vs_vat_depth";
+/// Bone-mode colour vertex shader.
+pub const ENTRY_POINT_VS_BONE: &str = "vs_bone";
+/// Bone-mode depth-only vertex shader.
+pub const ENTRY_POINT_VS_BONE_DEPTH: &str = "vs_bone_depth";
+/// Socket-attachment colour vertex shader.
+pub const ENTRY_POINT_VS_ATTACHMENT: &str = "vs_attachment";
+/// Socket-attachment depth-only vertex shader.
+pub const ENTRY_POINT_VS_ATTACHMENT_DEPTH: &str = "vs_attachment_depth";
+/// Ground vertex shader (6 vertices, no buffers; see [`FrameUniforms::ground_half_extent`]).
+pub const ENTRY_POINT_VS_GROUND: &str = "vs_ground";
+/// The lit fragment shader of every colour pipeline.
+pub const ENTRY_POINT_FS_LIT: &str = "fs_lit";
 
-/// Every entry point of [`SHADER_SOURCE`].
-pub const ENTRY_POINTS: &[EntryPoint] =
-    &[EntryPoint { name: ENTRY_POINT_DECODE, stage: ShaderStage::Compute }];
+/// Every entry point of [`SHADER_SOURCE`], in source order.
+pub const ENTRY_POINTS: &[EntryPoint] = &[
+    EntryPoint { name: ENTRY_POINT_DECODE, stage: ShaderStage::Compute },
+    EntryPoint { name: ENTRY_POINT_DECODE_BONE, stage: ShaderStage::Compute },
+    EntryPoint { name: ENTRY_POINT_CULL, stage: ShaderStage::Compute },
+    EntryPoint { name: ENTRY_POINT_VS_VAT, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_VS_VAT_DEPTH, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_VS_BONE, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_VS_BONE_DEPTH, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_VS_ATTACHMENT, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_VS_ATTACHMENT_DEPTH, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_VS_GROUND, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_FS_LIT, stage: ShaderStage::Fragment },
+];

@@ -13,8 +13,10 @@
 //! | [`playback`] | phase, frame pair, interpolation weights, cross-fade, stride-matched rates, the time epoch |
 //! | [`instance`] | the 64-byte per-instance record uploaded to the GPU |
 //! | [`lod`] | LOD selection and the chunk-grid math of the crowd |
+//! | [`crowd`] | the crowd: instance store, CPU culling, LOD, cross-fades, dirty tracking, picking |
 //! | [`container`] | the `.vat` file: writer and validating, zero-copy reader |
 //! | [`gpu`] | the one WGSL source, GPU-visible structs and the binding table both backends build from |
+//! | [`scene`] | a deterministic demo crowd layout (CLI, examples, benchmarks) |
 //! | [`reference`](mod@reference) | a CPU reference decoder that computes exactly what the vertex shader computes |
 //!
 //! ## Conventions
@@ -30,6 +32,7 @@
 
 pub mod clip;
 pub mod container;
+pub mod crowd;
 pub mod encoding;
 mod error;
 pub mod gpu;
@@ -38,5 +41,6 @@ pub mod layout;
 pub mod lod;
 pub mod playback;
 pub mod reference;
+pub mod scene;
 
 pub use error::{Error, Result};

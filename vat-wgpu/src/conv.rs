@@ -39,6 +39,12 @@ pub fn map_binding_type(kind: &BindingKind) -> wgpu::BindingType {
             view_dimension: wgpu::TextureViewDimension::D2,
             multisampled: false,
         },
+        BindingKind::Sampler { comparison: true } => {
+            wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Comparison)
+        }
+        BindingKind::Sampler { comparison: false } => {
+            wgpu::BindingType::Sampler(wgpu::SamplerBindingType::NonFiltering)
+        }
     }
 }
 
@@ -126,6 +132,9 @@ mod tests {
                 }
                 (BindingKind::Texture { .. }, wgpu::BindingType::Texture { view_dimension, .. }) => {
                     assert_eq!(view_dimension, wgpu::TextureViewDimension::D2);
+                }
+                (BindingKind::Sampler { comparison }, wgpu::BindingType::Sampler(ty)) => {
+                    assert_eq!(comparison, ty == wgpu::SamplerBindingType::Comparison);
                 }
                 (k, t) => panic!("{}: {k:?} mapped to {t:?}", b.name),
             }

@@ -115,6 +115,10 @@ fn rust_structs() -> Vec<RustStruct> {
             lod_count,
             cross_fade_max_lod,
             shadow_max_lod,
+            shadow_strength,
+            shadow_bias,
+            shadow_normal_offset,
+            ground_half_extent,
         }),
         rust_struct!(AssetConstants {
             bounds_min,
@@ -126,6 +130,10 @@ fn rust_structs() -> Vec<RustStruct> {
             clip_count,
             bone_count,
             vertex_format,
+            bone_texture_width,
+            influences,
+            attachment_vertex_count,
+            _pad,
         }),
         rust_struct!(ClipRecord { first_frame, frame_count, flags, fps, duration, stride, _pad }),
         rust_struct!(InstanceRecord {
@@ -144,6 +152,9 @@ fn rust_structs() -> Vec<RustStruct> {
         }),
         rust_struct!(DecodeParams { first_instance, instance_count, _pad }),
         rust_struct!(DecodedVertex { position, normal }),
+        rust_struct!(RestVertex { position, material, normal, _pad }),
+        rust_struct!(AttachmentVertex { position, material, normal, capture_row }),
+        rust_struct!(CullParams { record_count, capacity, attachment_max_lod, attachments }),
     ]
 }
 
@@ -307,6 +318,11 @@ fn check_bindings(module: &Module, table: &[Binding]) -> Vec<String> {
                 }
                 ref other => Some(format!("{name}: WGSL type {other:?} is not a plain 2D texture")),
             },
+            (AddressSpace::Handle, BindingKind::Sampler { comparison }) => match *inner {
+                TypeInner::Sampler { comparison: wgsl } => (wgsl != comparison)
+                    .then(|| format!("{name}: WGSL sampler comparison {wgsl}, BINDINGS {comparison}")),
+                ref other => Some(format!("{name}: WGSL type {other:?} is not a sampler")),
+            },
             (space, kind) => Some(format!("{name}: WGSL address space {space:?}, BINDINGS kind {kind:?}")),
         };
         problems.extend(found);
@@ -342,9 +358,9 @@ fn binding_check_catches_a_wrong_access_kind_or_number() {
     table[texture].kind =
         BindingKind::Texture { sample_type: TextureSampleType::Float { filterable: false } };
     let asset = table.iter().position(|b| b.name == "asset").unwrap();
-    table[asset].binding = 3;
+    table[asset].binding = 9;
     let problems = check_bindings(&module, &table);
-    // read_only, sample type, and "asset" both missing from the table at 1/2 and undeclared at 1/3
+    // read_only, sample type, and "asset" both missing from the table at 1/2 and undeclared at 1/9
     assert_eq!(problems.len(), 4, "{problems:?}");
 }
 
@@ -361,9 +377,26 @@ fn binding_table_is_sorted_dense_and_grouped() {
     assert_eq!(bindings_in_group(9).count(), 0);
     let render: Vec<&str> =
         bindings_for_stages(GROUP_CROWD, ShaderStages::VERTEX_FRAGMENT).map(|b| b.name).collect();
-    assert_eq!(render, ["instances"]);
-    let decode: Vec<&str> = bindings_for_stages(GROUP_CROWD, ShaderStages::COMPUTE).map(|b| b.name).collect();
-    assert_eq!(decode, ["instances", "decode_params", "decoded"]);
+    assert_eq!(render, ["instances", "instance_list"]);
+    let compute: Vec<&str> =
+        bindings_for_stages(GROUP_CROWD, ShaderStages::COMPUTE).map(|b| b.name).collect();
+    assert_eq!(compute, ["instances", "decode_params", "decoded", "cull_params", "visible", "draw_args"]);
+    // The shadow pass renders into the shadow map: its vertex-only pipelines must not bind it.
+    let depth: Vec<&str> = bindings_for_stages(GROUP_FRAME, ShaderStages::VERTEX).map(|b| b.name).collect();
+    assert_eq!(depth, ["frame"]);
+}
+
+/// WebGPU's default `max_storage_buffers_per_shader_stage` is 8: no stage of any pipeline layout built
+/// from the table may exceed it, so the renderer runs on devices opened with default limits.
+#[test]
+fn no_stage_binds_more_than_eight_storage_buffers() {
+    for stage in [ShaderStages::VERTEX, ShaderStages::FRAGMENT, ShaderStages::COMPUTE] {
+        let n = BINDINGS
+            .iter()
+            .filter(|b| b.stages.intersects(stage) && matches!(b.kind, BindingKind::StorageBuffer { .. }))
+            .count();
+        assert!(n <= 8, "{stage:?}: {n} storage buffers");
+    }
 }
 
 #[test]
@@ -398,8 +431,14 @@ fn entry_points_match_the_table() {
     let table: Vec<(String, Option<ShaderStage>)> =
         ENTRY_POINTS.iter().map(|ep| (ep.name.to_owned(), Some(ep.stage))).collect();
     assert_eq!(wgsl, table);
-    let decode = module.entry_points.iter().find(|ep| ep.name == ENTRY_POINT_DECODE).unwrap();
-    assert_eq!(decode.workgroup_size, [DECODE_WORKGROUP_SIZE, 1, 1]);
+    for (name, size) in [
+        (ENTRY_POINT_DECODE, DECODE_WORKGROUP_SIZE),
+        (ENTRY_POINT_DECODE_BONE, DECODE_WORKGROUP_SIZE),
+        (ENTRY_POINT_CULL, CULL_WORKGROUP_SIZE),
+    ] {
+        let ep = module.entry_points.iter().find(|ep| ep.name == name).unwrap();
+        assert_eq!(ep.workgroup_size, [size, 1, 1], "{name}");
+    }
 }
 
 /// For each entry point, naga's analysis (`ModuleInfo::get_entry_point(i)[global]`, a `GlobalUse`
@@ -453,8 +492,10 @@ fn stage_check_catches_a_binding_hidden_from_its_user() {
     let clips = table.iter().position(|b| b.name == "clips").unwrap();
     table[clips].stages = ShaderStages::VERTEX;
     let problems = check_stages(&module, &info, &table);
-    assert_eq!(problems.len(), 1, "{problems:?}");
+    // Both decode entry points read the clip table (cs_cull does not).
+    assert_eq!(problems.len(), 2, "{problems:?}");
     assert!(problems[0].contains("cs_decode (Compute) uses clips"), "{problems:?}");
+    assert!(problems[1].contains("cs_decode_bone (Compute) uses clips"), "{problems:?}");
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -479,7 +520,14 @@ fn override_and_constants_match_rust() {
     let (_, o) =
         module.overrides.iter().find(|(_, o)| o.name.as_deref() == Some(OVERRIDE_INTERPOLATION)).unwrap();
     assert_eq!(o.init.and_then(|init| literal_u32(&module, init)), Some(INTERPOLATION_LINEAR));
-    assert_eq!(module.overrides.len(), 1, "every override needs a Rust name");
+    let (_, o) =
+        module.overrides.iter().find(|(_, o)| o.name.as_deref() == Some(OVERRIDE_INFLUENCES)).unwrap();
+    assert_eq!(o.init.and_then(|init| literal_u32(&module, init)), Some(4));
+    let (_, o) =
+        module.overrides.iter().find(|(_, o)| o.name.as_deref() == Some(OVERRIDE_CROSS_FADE)).unwrap();
+    let init = o.init.map(|init| &module.global_expressions[init]);
+    assert!(matches!(init, Some(Expression::Literal(Literal::Bool(true)))), "{init:?}");
+    assert_eq!(module.overrides.len(), 3, "every override needs a Rust name");
     for (name, value) in [
         ("INTERPOLATION_POINT", INTERPOLATION_POINT),
         ("INTERPOLATION_LINEAR", INTERPOLATION_LINEAR),
@@ -487,6 +535,13 @@ fn override_and_constants_match_rust() {
         ("CLIP_FLAG_LOOPING", CLIP_FLAG_LOOPING),
         ("CLIP_INDEX_MASK", crate::instance::CLIP_INDEX_MASK),
         ("DECODE_WORKGROUP_SIZE", DECODE_WORKGROUP_SIZE),
+        ("CULL_WORKGROUP_SIZE", CULL_WORKGROUP_SIZE),
+        ("VARIANT_MATERIAL_MASK", crate::instance::VARIANT_MATERIAL_MASK),
+        ("VARIANT_ACCESSORY", crate::instance::VARIANT_ACCESSORY),
+        ("VARIANT_HIDDEN", crate::instance::VARIANT_HIDDEN),
+        ("TEXELS_PER_BONE", crate::layout::TEXELS_PER_BONE),
+        ("MAX_LODS", crate::lod::MAX_LODS as u32),
+        ("DRAW_ARGS_WORDS", DRAW_ARGS_WORDS),
     ] {
         assert_eq!(wgsl_const(&module, name), Some(value), "{name}");
     }

@@ -21,6 +21,12 @@ const INTERPOLATION_CUBIC: u32 = 2u;
 
 // How frames of a clip are blended: Point 0, Linear 1 (default), Cubic 2 (uniform Catmull-Rom).
 override INTERPOLATION: u32 = 1u;
+// Whether clip B of a running cross-fade is decoded and blended in (the cross-fade variant, default);
+// false gives the plain variant, which shows clip A only and never fetches clip B.
+override CROSS_FADE: bool = true;
+// Bone influences per vertex of the bone paths: 4 (default) or 8; must equal the asset's
+// (vat_core::gpu::AssetConstants::influences), which is the stride of the joints/weights streams.
+override INFLUENCES: u32 = 4u;
 
 // ClipRecord.flags bit 0: the clip wraps (looping); clear: one-shot, clamps (vat_core::gpu::CLIP_FLAG_LOOPING).
 const CLIP_FLAG_LOOPING: u32 = 1u;
@@ -30,14 +36,30 @@ const CLIP_INDEX_MASK: u32 = 0xFFFFu;
 const PACKED64_NORMAL_U_OFFSET: u32 = 40u;
 const PACKED64_NORMAL_V_OFFSET: u32 = 52u;
 const PACKED64_NORMAL_BITS: u32 = 12u;
-// Threads per workgroup of cs_decode (vat_core::gpu::DECODE_WORKGROUP_SIZE).
+// Threads per workgroup of cs_decode and cs_decode_bone (vat_core::gpu::DECODE_WORKGROUP_SIZE).
 const DECODE_WORKGROUP_SIZE: u32 = 64u;
+// Threads per workgroup of cs_cull (vat_core::gpu::CULL_WORKGROUP_SIZE).
+const CULL_WORKGROUP_SIZE: u32 = 64u;
+// InstanceRecord.variant_bits (vat_core::instance::VARIANT_*): material variant in bits 0..8, the
+// socket attachment shown, the instance hidden.
+const VARIANT_MATERIAL_MASK: u32 = 0xFFu;
+const VARIANT_ACCESSORY: u32 = 0x100u;
+const VARIANT_HIDDEN: u32 = 0x200u;
+// Texels (rows of a 3x4 affine) per bone per frame of the bone texture (vat_core::layout::TEXELS_PER_BONE).
+const TEXELS_PER_BONE: u32 = 3u;
+// LOD levels the per-LOD tables hold (vat_core::lod::MAX_LODS).
+const MAX_LODS: u32 = 8u;
+// u32 words of one indexed-indirect draw in draw_args: index_count, instance_count, first_index,
+// base_vertex, first_instance (vat_core::gpu::DRAW_ARGS_WORDS).
+const DRAW_ARGS_WORDS: u32 = 5u;
+// Position a hidden instance's vertices collapse to: outside the clip volume, so nothing rasterises.
+const HIDDEN_POSITION: vec4<f32> = vec4<f32>(2.0, 2.0, 2.0, 1.0);
 
 // ---------------------------------------------------------------------------------------------------
 // GPU-visible structs (twins of the Rust structs named alike)
 // ---------------------------------------------------------------------------------------------------
 
-// Per-frame values shared by every pass. Twin of vat_core::gpu::FrameUniforms (304 bytes).
+// Per-frame values shared by every pass. Twin of vat_core::gpu::FrameUniforms (320 bytes).
 struct FrameUniforms {
     // World to clip space of the camera, column-major.
     view_proj: mat4x4<f32>,
@@ -56,7 +78,8 @@ struct FrameUniforms {
     frustum_planes: array<vec4<f32>, 6>,
     // Camera distances (metres) at which LOD 1..=8 start, ascending; 8 entries, unused ones past lod_count.
     lod_distances: array<vec4<f32>, 2>,
-    // Multiplies the camera distance before it is compared with lod_distances (1 = none).
+    // LOD bias in doublings of distance: the distance is multiplied by exp2(lod_bias) before it is
+    // compared with lod_distances (0 = none), as vat_core::lod::LodThresholds::select does.
     lod_bias: f32,
     // Number of LOD levels of the drawn asset (1..=9); lod_distances[0..lod_count-1] are used.
     lod_count: u32,
@@ -64,9 +87,17 @@ struct FrameUniforms {
     cross_fade_max_lod: u32,
     // Coarsest LOD drawn into the shadow map.
     shadow_max_lod: u32,
+    // How dark shadowed surfaces get: 0 = no shadows (the shadow map is not read), 1 = full.
+    shadow_strength: f32,
+    // Depth bias subtracted from the light-space depth before the comparison (0..1 depth units).
+    shadow_bias: f32,
+    // World-space offset along the normal applied before the shadow lookup, metres.
+    shadow_normal_offset: f32,
+    // Half the side of the ground square vs_ground draws at y = 0 around the camera, metres.
+    ground_half_extent: f32,
 }
 
-// Per-asset constants. Twin of vat_core::gpu::AssetConstants (64 bytes).
+// Per-asset constants. Twin of vat_core::gpu::AssetConstants (80 bytes).
 struct AssetConstants {
     // Lowest corner of the bake's bounding box, metres, object space.
     bounds_min: vec3<f32>,
@@ -87,6 +118,13 @@ struct AssetConstants {
     // vat_core::gpu::vertex_format_code of the asset's vertex format (0 = Packed64, the only one
     // this shader decodes so far).
     vertex_format: u32,
+    // Width of the bone texture in texels (0 without one).
+    bone_texture_width: u32,
+    // Bone influences per vertex of the joints/weights streams (4 or 8; 0 without bones).
+    influences: u32,
+    // Vertices of all socket attachments together (0 without attachments).
+    attachment_vertex_count: u32,
+    _pad: u32,
 }
 
 // One clip of the asset. Twin of vat_core::gpu::ClipRecord (32 bytes).
@@ -139,6 +177,42 @@ struct DecodeParams {
     _pad: vec2<u32>,
 }
 
+// Rest pose and material of one vertex. Twin of vat_core::gpu::RestVertex (32 bytes).
+struct RestVertex {
+    // Bind-pose position, metres, object space (the RestPosition stream).
+    position: vec3<f32>,
+    // Material id (the MaterialId stream; 0 without one).
+    material: u32,
+    // Bind-pose unit normal (the RestNormal stream).
+    normal: vec3<f32>,
+    _pad: u32,
+}
+
+// One vertex of a socket attachment. Twin of vat_core::gpu::AttachmentVertex (32 bytes).
+struct AttachmentVertex {
+    // Position in the socket's bone space (the socket's local transform already applied), metres.
+    position: vec3<f32>,
+    // Material id.
+    material: u32,
+    // Unit normal in the bone's space.
+    normal: vec3<f32>,
+    // Index in `captures` of row 0 of frame 0 of the bone's capture track; frame f, row r is at
+    // capture_row + f * 3 + r.
+    capture_row: u32,
+}
+
+// What cs_cull culls. Twin of vat_core::gpu::CullParams (16 bytes).
+struct CullParams {
+    // Instance records to cull (records [0, record_count)).
+    record_count: u32,
+    // Entries per LOD region of `visible`: LOD l's list starts at l * capacity.
+    capacity: u32,
+    // Coarsest LOD whose instances also draw their attachments.
+    attachment_max_lod: u32,
+    // 1: count attachment draws (draw_args entries MAX_LODS + lod); 0: leave them at 0.
+    attachments: u32,
+}
+
 // One decoded vertex in world space. Twin of vat_core::gpu::DecodedVertex (32 bytes).
 struct DecodedVertex {
     // xyz: world position, metres; w = 1.
@@ -153,6 +227,10 @@ struct DecodedVertex {
 
 // Group 0: per frame.
 @group(0) @binding(0) var<uniform> frame: FrameUniforms;
+// The sun's shadow map (depth of the casters seen from the sun through frame.light_view_proj).
+@group(0) @binding(1) var shadow_map: texture_depth_2d;
+// Comparison sampler (less-equal, linear: 2x2 percentage-closer filtering).
+@group(0) @binding(2) var shadow_sampler: sampler_comparison;
 
 // Group 1: per asset.
 // Animation texture: Packed64, one Rg32Uint texel per vertex per frame, texel t = frame * vertex_count
@@ -160,11 +238,31 @@ struct DecodedVertex {
 @group(1) @binding(0) var vat_texture: texture_2d<u32>;
 @group(1) @binding(1) var<storage, read> clips: array<ClipRecord>;
 @group(1) @binding(2) var<uniform> asset: AssetConstants;
+// Bone texture: Rgba32Float, rows of the 3x4 affine joint_world * inverse_bind, texel
+// t = (frame * bone_count + bone) * 3 + row at (t % bone_texture_width, t / bone_texture_width).
+@group(1) @binding(3) var bone_texture: texture_2d<f32>;
+// Bone index per influence per vertex: the u16 joints stream, two per word (low half first).
+@group(1) @binding(4) var<storage, read> joints: array<u32>;
+// Weight per influence per vertex.
+@group(1) @binding(5) var<storage, read> weights: array<f32>;
+@group(1) @binding(6) var<storage, read> rest_vertices: array<RestVertex>;
+@group(1) @binding(7) var<storage, read> attachment_vertices: array<AttachmentVertex>;
+// Capture tracks of the sockets' bones: per frame 3 rows (vec4) of the bone-to-object 3x4 affine.
+@group(1) @binding(8) var<storage, read> captures: array<vec4<f32>>;
 
 // Group 2: per crowd.
 @group(2) @binding(0) var<storage, read> instances: array<InstanceRecord>;
 @group(2) @binding(1) var<uniform> decode_params: DecodeParams;
 @group(2) @binding(2) var<storage, read_write> decoded: array<DecodedVertex>;
+// Record indices the vertex paths draw: instance_index -> instances[instance_list[instance_index]].
+// The CPU path's instance list, or the visible lists written by cs_cull.
+@group(2) @binding(3) var<storage, read> instance_list: array<u32>;
+@group(2) @binding(4) var<uniform> cull_params: CullParams;
+// Per-LOD visible lists written by cs_cull: LOD l's at [l * capacity, l * capacity + count).
+@group(2) @binding(5) var<storage, read_write> visible: array<u32>;
+// 2 * MAX_LODS indexed-indirect draws of DRAW_ARGS_WORDS words: bodies per LOD, then attachments per
+// LOD. The CPU writes every word but instance_count, which cs_cull counts up from 0.
+@group(2) @binding(6) var<storage, read_write> draw_args: array<atomic<u32>>;
 
 // ---------------------------------------------------------------------------------------------------
 // Playback
@@ -375,21 +473,290 @@ fn vat_decode_clip(clip_index: u32, phase_offset: f32, time: f32, rate: f32, ver
 // world = position + R_y(yaw) * (scale * p) with x' = c * x + s * z, y' = y, z' = c * z - s * x.
 fn vat_decode_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> DecodedVertex {
     var mixed = vat_decode_clip(inst.clip_a, inst.phase_offset_a, time, inst.rate_a, vertex);
-    let fade_duration = unpack2x16float(inst.clip_b).y;
-    let w = vat_fade_weight(time, inst.fade_start, fade_duration);
+    let w = vat_instance_fade_weight(inst, time);
     if w > 0.0 {
         let b = vat_decode_clip(inst.clip_b & CLIP_INDEX_MASK, inst.phase_offset_b, time, inst.rate_b, vertex);
         mixed.position = mixed.position * (1.0 - w) + b.position * w;
         mixed.normal = mixed.normal * (1.0 - w) + b.normal * w;
     }
     let p = asset.bounds_min + mixed.position * asset.bounds_extent;
-    let n = vat_normalize(mixed.normal);
+    return vat_to_world(inst, p, vat_normalize(mixed.normal));
+}
+
+// Weight of clip B of an instance at `time`: the fade weight, or 0 in the plain variant (CROSS_FADE
+// false), which then never fetches clip B.
+fn vat_instance_fade_weight(inst: InstanceRecord, time: f32) -> f32 {
+    if !CROSS_FADE {
+        return 0.0;
+    }
+    let fade_duration = unpack2x16float(inst.clip_b).y;
+    return vat_fade_weight(time, inst.fade_start, fade_duration);
+}
+
+// The instance transform of an object-space point p and unit normal n:
+// world = position + R_y(yaw) * (scale * p) with x' = c * x + s * z, y' = y, z' = c * z - s * x.
+fn vat_to_world(inst: InstanceRecord, p: vec3<f32>, n: vec3<f32>) -> DecodedVertex {
     let c = cos(inst.yaw);
     let s = sin(inst.yaw);
     let q = inst.scale * p;
     let world = inst.position + vec3<f32>(c * q.x + s * q.z, q.y, c * q.z - s * q.x);
     let world_normal = vat_normalize(vec3<f32>(c * n.x + s * n.z, n.y, c * n.z - s * n.x));
     return DecodedVertex(vec4<f32>(world, 1.0), vec4<f32>(world_normal, 0.0));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Bone mode: skinning from the bone texture
+// ---------------------------------------------------------------------------------------------------
+
+// A 3x4 affine as its three rows: p'[r] = dot(row_r.xyz, p) + row_r.w.
+struct Affine {
+    r0: vec4<f32>,
+    r1: vec4<f32>,
+    r2: vec4<f32>,
+}
+
+fn vat_affine_add(a: Affine, b: Affine, w: f32) -> Affine {
+    return Affine(a.r0 + w * b.r0, a.r1 + w * b.r1, a.r2 + w * b.r2);
+}
+
+fn vat_affine_scale(a: Affine, w: f32) -> Affine {
+    return Affine(w * a.r0, w * a.r1, w * a.r2);
+}
+
+fn vat_affine_point(m: Affine, p: vec3<f32>) -> vec3<f32> {
+    let h = vec4<f32>(p, 1.0);
+    return vec3<f32>(dot(m.r0, h), dot(m.r1, h), dot(m.r2, h));
+}
+
+// The normal transformed like vat_bake::skin does: normalize(sign(det M3) * cof(M3) n), where the
+// cofactor matrix cof(M3) = det(M3) * M3^-T has the columns c1 x c2, c2 x c0, c0 x c1 (c_j the
+// columns of the linear part): the inverse-transpose direction, defined even for singular blends.
+fn vat_affine_normal(m: Affine, n: vec3<f32>) -> vec3<f32> {
+    let c0 = vec3<f32>(m.r0.x, m.r1.x, m.r2.x);
+    let c1 = vec3<f32>(m.r0.y, m.r1.y, m.r2.y);
+    let c2 = vec3<f32>(m.r0.z, m.r1.z, m.r2.z);
+    let k0 = cross(c1, c2);
+    let k1 = cross(c2, c0);
+    let k2 = cross(c0, c1);
+    let det = dot(c0, k0);
+    let v = k0 * n.x + k1 * n.y + k2 * n.z;
+    return vat_normalize(select(v, -v, det < 0.0));
+}
+
+// Row `row` of bone `bone` at absolute frame `frame_index` of the bone texture.
+fn vat_bone_row(frame_index: u32, bone: u32, row: u32) -> vec4<f32> {
+    let t = (frame_index * asset.bone_count + bone) * TEXELS_PER_BONE + row;
+    let width = max(asset.bone_texture_width, 1u);
+    return textureLoad(bone_texture, vec2<i32>(i32(t % width), i32(t / width)), 0);
+}
+
+// The skinning matrix of `vertex` at one clip and time: sum over influences k (weight w_k != 0) and
+// sampled frames f (weight != 0) of w_k * w_f * M(joint_k, f). Linear in the bone matrices, so at
+// linear interpolation the position equals the lerp of the two frames' skinned positions.
+fn vat_skin_clip(clip_index: u32, phase_offset: f32, time: f32, rate: f32, vertex: u32) -> Affine {
+    let clip = clips[min(clip_index, arrayLength(&clips) - 1u)];
+    let looping = (clip.flags & CLIP_FLAG_LOOPING) != 0u;
+    let phase = vat_phase(phase_offset, time, rate, looping);
+    let s = vat_frame_sample(phase, clip.frame_count, looping);
+    var m = Affine(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    for (var k = 0u; k < INFLUENCES; k++) {
+        let slot = vertex * INFLUENCES + k;
+        let wk = weights[slot];
+        if wk == 0.0 {
+            continue;
+        }
+        let joint = (joints[slot / 2u] >> (16u * (slot & 1u))) & 0xFFFFu;
+        for (var f = 0u; f < 4u; f++) {
+            let wf = s.weights[f];
+            if wf == 0.0 {
+                continue;
+            }
+            let frame_index = clip.first_frame + s.frames[f];
+            let b = Affine(
+                vat_bone_row(frame_index, joint, 0u),
+                vat_bone_row(frame_index, joint, 1u),
+                vat_bone_row(frame_index, joint, 2u),
+            );
+            m = vat_affine_add(m, b, wk * wf);
+        }
+    }
+    return m;
+}
+
+// The skinning matrix of a vertex of an instance at `time`: clip A, cross-faded to clip B's matrix
+// while a fade runs.
+fn vat_skin_matrix(inst: InstanceRecord, vertex: u32, time: f32) -> Affine {
+    var m = vat_skin_clip(inst.clip_a, inst.phase_offset_a, time, inst.rate_a, vertex);
+    let w = vat_instance_fade_weight(inst, time);
+    if w > 0.0 {
+        let b = vat_skin_clip(inst.clip_b & CLIP_INDEX_MASK, inst.phase_offset_b, time, inst.rate_b, vertex);
+        m = vat_affine_add(vat_affine_scale(m, 1.0 - w), b, w);
+    }
+    return m;
+}
+
+// Bone mode: skins vertex `vertex`'s rest pose and applies the instance transform.
+fn vat_skin_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> DecodedVertex {
+    let m = vat_skin_matrix(inst, vertex, time);
+    let rest = rest_vertices[vertex];
+    return vat_to_world(inst, vat_affine_point(m, rest.position), vat_affine_normal(m, rest.normal));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Socket attachments
+// ---------------------------------------------------------------------------------------------------
+
+// A capture track's bone-to-object matrix at one clip and time: the sampled frames' matrices blended
+// with the playback weights (the same frames and weights as the body).
+fn vat_capture_clip(capture_row: u32, clip_index: u32, phase_offset: f32, time: f32, rate: f32) -> Affine {
+    let clip = clips[min(clip_index, arrayLength(&clips) - 1u)];
+    let looping = (clip.flags & CLIP_FLAG_LOOPING) != 0u;
+    let phase = vat_phase(phase_offset, time, rate, looping);
+    let s = vat_frame_sample(phase, clip.frame_count, looping);
+    var m = Affine(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    for (var f = 0u; f < 4u; f++) {
+        let wf = s.weights[f];
+        if wf == 0.0 {
+            continue;
+        }
+        let row = capture_row + (clip.first_frame + s.frames[f]) * TEXELS_PER_BONE;
+        m = vat_affine_add(m, Affine(captures[row], captures[row + 1u], captures[row + 2u]), wf);
+    }
+    return m;
+}
+
+// An attachment vertex of an instance at `time`, in world space.
+fn vat_attachment_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> DecodedVertex {
+    let av = attachment_vertices[vertex];
+    var m = vat_capture_clip(av.capture_row, inst.clip_a, inst.phase_offset_a, time, inst.rate_a);
+    let w = vat_instance_fade_weight(inst, time);
+    if w > 0.0 {
+        let b = vat_capture_clip(av.capture_row, inst.clip_b & CLIP_INDEX_MASK, inst.phase_offset_b, time, inst.rate_b);
+        m = vat_affine_add(vat_affine_scale(m, 1.0 - w), b, w);
+    }
+    return vat_to_world(inst, vat_affine_point(m, av.position), vat_affine_normal(m, av.normal));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Shading
+// ---------------------------------------------------------------------------------------------------
+
+// Linear RGB of a material id (the procedural humanoid's: 0 skin, 1 shirt, 2 pants, 3 shoes, 4 cap)
+// varied per instance by the material variant (bits 0..8 of variant_bits: shirt/cap colour in bits
+// 0..3, pants in 3..5, skin tone in 5..7) and multiplied by the tint (shirt and cap only, so faces
+// stay faces). Other ids are a neutral grey times the tint.
+fn vat_material_color(material: u32, variant_bits: u32, tint: vec3<f32>) -> vec3<f32> {
+    let v = variant_bits & VARIANT_MATERIAL_MASK;
+    var shirts = array<vec3<f32>, 8>(
+        vec3<f32>(0.70, 0.10, 0.08), vec3<f32>(0.08, 0.25, 0.70), vec3<f32>(0.10, 0.50, 0.15),
+        vec3<f32>(0.80, 0.60, 0.05), vec3<f32>(0.45, 0.12, 0.55), vec3<f32>(0.85, 0.85, 0.82),
+        vec3<f32>(0.05, 0.45, 0.50), vec3<f32>(0.80, 0.30, 0.05),
+    );
+    var pants = array<vec3<f32>, 4>(
+        vec3<f32>(0.05, 0.07, 0.20), vec3<f32>(0.25, 0.20, 0.12), vec3<f32>(0.06, 0.06, 0.06),
+        vec3<f32>(0.30, 0.30, 0.28),
+    );
+    var skins = array<vec3<f32>, 4>(
+        vec3<f32>(0.80, 0.55, 0.42), vec3<f32>(0.55, 0.35, 0.22), vec3<f32>(0.30, 0.17, 0.10),
+        vec3<f32>(0.92, 0.70, 0.58),
+    );
+    switch material {
+        case 0u: {
+            return skins[(v >> 5u) & 3u];
+        }
+        case 1u: {
+            return shirts[v & 7u] * tint;
+        }
+        case 2u: {
+            return pants[(v >> 3u) & 3u];
+        }
+        case 3u: {
+            return vec3<f32>(0.08, 0.06, 0.05);
+        }
+        case 4u: {
+            return shirts[(v + 3u) & 7u] * tint;
+        }
+        default: {
+            return vec3<f32>(0.6, 0.6, 0.6) * tint;
+        }
+    }
+}
+
+// 1 where the sun reaches `world` (unit normal n), down to 1 - shadow_strength in full shadow; 1
+// outside the shadow map or when shadows are off.
+fn vat_shadow(world: vec3<f32>, n: vec3<f32>) -> f32 {
+    if frame.shadow_strength <= 0.0 {
+        return 1.0;
+    }
+    let lp = frame.light_view_proj * vec4<f32>(world + n * frame.shadow_normal_offset, 1.0);
+    let ndc = lp.xyz / lp.w;
+    let uv = vec2<f32>(ndc.x * 0.5 + 0.5, 0.5 - ndc.y * 0.5);
+    if uv.x < 0.0 || uv.x > 1.0 || uv.y < 0.0 || uv.y > 1.0 || ndc.z > 1.0 {
+        return 1.0;
+    }
+    let lit = textureSampleCompareLevel(shadow_map, shadow_sampler, uv, ndc.z - frame.shadow_bias);
+    return 1.0 - frame.shadow_strength * (1.0 - lit);
+}
+
+// What the vertex paths hand to fs_lit.
+struct VertexOutput {
+    @builtin(position) clip_position: vec4<f32>,
+    // World position, metres.
+    @location(0) world_position: vec3<f32>,
+    // World normal (normalised again per fragment).
+    @location(1) world_normal: vec3<f32>,
+    // Linear RGB albedo (material, variant and tint).
+    @location(2) color: vec3<f32>,
+}
+
+fn vat_hidden_output() -> VertexOutput {
+    return VertexOutput(HIDDEN_POSITION, vec3<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0), vec3<f32>(0.0));
+}
+
+fn vat_lit_output(inst: InstanceRecord, v: DecodedVertex, material: u32) -> VertexOutput {
+    let world = v.position.xyz;
+    return VertexOutput(
+        frame.view_proj * vec4<f32>(world, 1.0),
+        world,
+        v.normal.xyz,
+        vat_material_color(material, inst.variant_bits, inst.tint),
+    );
+}
+
+// The record drawn as instance `instance_index` of a draw (its first_instance included).
+fn vat_drawn_instance(instance_index: u32) -> InstanceRecord {
+    return instances[instance_list[instance_index]];
+}
+
+fn vat_is_hidden(inst: InstanceRecord) -> bool {
+    return (inst.variant_bits & VARIANT_HIDDEN) != 0u;
+}
+
+// Lambert sun with the shadow map plus a sky/ground ambient; alpha 1.
+fn vat_shade(in: VertexOutput) -> vec4<f32> {
+    let n = vat_normalize(in.world_normal);
+    let sun = vat_normalize(frame.sun_direction);
+    let direct = max(dot(n, sun), 0.0) * vat_shadow(in.world_position, n);
+    let sky = mix(0.55, 1.0, 0.5 + 0.5 * n.y);
+    let light = frame.ambient * sky + (1.0 - frame.ambient) * direct;
+    return vec4<f32>(in.color * light, 1.0);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Culling and LOD
+// ---------------------------------------------------------------------------------------------------
+
+// LOD of an object `distance` metres away: the number of lod_distances <= distance * exp2(lod_bias)
+// (vat_core::lod::LodThresholds::select); NaN selects LOD 0.
+fn vat_select_lod(distance: f32) -> u32 {
+    let effective = distance * exp2(frame.lod_bias);
+    var lod = 0u;
+    for (var i = 0u; i + 1u < min(frame.lod_count, MAX_LODS); i++) {
+        if frame.lod_distances[i / 4u][i % 4u] <= effective {
+            lod += 1u;
+        }
+    }
+    return lod;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -414,4 +781,149 @@ fn cs_decode(@builtin(global_invocation_id) global_id: vec3<u32>, @builtin(num_w
         return;
     }
     decoded[index] = vat_decode_vertex(instances[instance_index], vertex, frame.time);
+}
+
+// cs_decode in bone mode: the same threads and output, skinning from the bone texture.
+@compute @workgroup_size(DECODE_WORKGROUP_SIZE)
+fn cs_decode_bone(@builtin(global_invocation_id) global_id: vec3<u32>, @builtin(num_workgroups) num_workgroups: vec3<u32>) {
+    let index = global_id.y * (num_workgroups.x * DECODE_WORKGROUP_SIZE) + global_id.x;
+    let vertex_count = asset.vertex_count;
+    if vertex_count == 0u || index / vertex_count >= decode_params.instance_count {
+        return;
+    }
+    let instance_index = decode_params.first_instance + index / vertex_count;
+    let vertex = index % vertex_count;
+    if instance_index >= arrayLength(&instances) || index >= arrayLength(&decoded) {
+        return;
+    }
+    decoded[index] = vat_skin_vertex(instances[instance_index], vertex, frame.time);
+}
+
+// GPU culling, one thread per record (linear index as in cs_decode): skips hidden records; tests the
+// bounding sphere (centre = position + R_y(yaw) * (scale * box centre), radius = scale * |extent| / 2)
+// against the six frustum planes (outside when dot(n, c) + d < -r for one plane); picks the LOD from
+// the camera's distance to the centre (vat_select_lod); appends the record index to that LOD's list
+// and counts it in that LOD's draw (and its attachment draw up to attachment_max_lod).
+@compute @workgroup_size(CULL_WORKGROUP_SIZE)
+fn cs_cull(@builtin(global_invocation_id) global_id: vec3<u32>, @builtin(num_workgroups) num_workgroups: vec3<u32>) {
+    let index = global_id.y * (num_workgroups.x * CULL_WORKGROUP_SIZE) + global_id.x;
+    if index >= cull_params.record_count || index >= arrayLength(&instances) {
+        return;
+    }
+    let inst = instances[index];
+    if vat_is_hidden(inst) {
+        return;
+    }
+    let centre_object = asset.bounds_min + 0.5 * asset.bounds_extent;
+    let c = cos(inst.yaw);
+    let s = sin(inst.yaw);
+    let q = inst.scale * centre_object;
+    let centre = inst.position + vec3<f32>(c * q.x + s * q.z, q.y, c * q.z - s * q.x);
+    let radius = inst.scale * (0.5 * length(asset.bounds_extent));
+    for (var p = 0u; p < 6u; p++) {
+        let plane = frame.frustum_planes[p];
+        if dot(plane.xyz, centre) + plane.w < -radius {
+            return;
+        }
+    }
+    let lod = min(vat_select_lod(distance(centre, frame.camera_position)), MAX_LODS - 1u);
+    let slot = atomicAdd(&draw_args[lod * DRAW_ARGS_WORDS + 1u], 1u);
+    if slot < cull_params.capacity {
+        visible[lod * cull_params.capacity + slot] = index;
+    }
+    if cull_params.attachments != 0u && lod <= cull_params.attachment_max_lod {
+        atomicAdd(&draw_args[(MAX_LODS + lod) * DRAW_ARGS_WORDS + 1u], 1u);
+    }
+}
+
+// VAT mode, colour pass: `vertex_index` is the original vertex id (LOD index buffer), the instance's
+// record comes from the instance list.
+@vertex
+fn vs_vat(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> VertexOutput {
+    let inst = vat_drawn_instance(instance_index);
+    if vat_is_hidden(inst) {
+        return vat_hidden_output();
+    }
+    let v = vat_decode_vertex(inst, vertex, frame.time);
+    return vat_lit_output(inst, v, rest_vertices[vertex].material);
+}
+
+// VAT mode, shadow pass: the same displacement, projected by the sun.
+@vertex
+fn vs_vat_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> @builtin(position) vec4<f32> {
+    let inst = vat_drawn_instance(instance_index);
+    if vat_is_hidden(inst) {
+        return HIDDEN_POSITION;
+    }
+    let v = vat_decode_vertex(inst, vertex, frame.time);
+    return frame.light_view_proj * vec4<f32>(v.position.xyz, 1.0);
+}
+
+// Bone mode, colour pass.
+@vertex
+fn vs_bone(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> VertexOutput {
+    let inst = vat_drawn_instance(instance_index);
+    if vat_is_hidden(inst) {
+        return vat_hidden_output();
+    }
+    let v = vat_skin_vertex(inst, vertex, frame.time);
+    return vat_lit_output(inst, v, rest_vertices[vertex].material);
+}
+
+// Bone mode, shadow pass.
+@vertex
+fn vs_bone_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> @builtin(position) vec4<f32> {
+    let inst = vat_drawn_instance(instance_index);
+    if vat_is_hidden(inst) {
+        return HIDDEN_POSITION;
+    }
+    let v = vat_skin_vertex(inst, vertex, frame.time);
+    return frame.light_view_proj * vec4<f32>(v.position.xyz, 1.0);
+}
+
+// Socket attachments, colour pass: `vertex_index` indexes attachment_vertices; instances without
+// VARIANT_ACCESSORY (or hidden) collapse.
+@vertex
+fn vs_attachment(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> VertexOutput {
+    let inst = vat_drawn_instance(instance_index);
+    if vat_is_hidden(inst) || (inst.variant_bits & VARIANT_ACCESSORY) == 0u {
+        return vat_hidden_output();
+    }
+    let v = vat_attachment_vertex(inst, vertex, frame.time);
+    return vat_lit_output(inst, v, attachment_vertices[vertex].material);
+}
+
+// Socket attachments, shadow pass.
+@vertex
+fn vs_attachment_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> @builtin(position) vec4<f32> {
+    let inst = vat_drawn_instance(instance_index);
+    if vat_is_hidden(inst) || (inst.variant_bits & VARIANT_ACCESSORY) == 0u {
+        return HIDDEN_POSITION;
+    }
+    let v = vat_attachment_vertex(inst, vertex, frame.time);
+    return frame.light_view_proj * vec4<f32>(v.position.xyz, 1.0);
+}
+
+// An optional ground: a square of side 2 * ground_half_extent at y = 0 centred below the camera, two
+// triangles (6 vertices, no buffers), lit and shadowed like the crowd.
+@vertex
+fn vs_ground(@builtin(vertex_index) vertex: u32) -> VertexOutput {
+    var corners = array<vec2<f32>, 6>(
+        vec2<f32>(-1.0, -1.0), vec2<f32>(-1.0, 1.0), vec2<f32>(1.0, -1.0),
+        vec2<f32>(1.0, -1.0), vec2<f32>(-1.0, 1.0), vec2<f32>(1.0, 1.0),
+    );
+    let c = corners[min(vertex, 5u)] * frame.ground_half_extent;
+    let world = vec3<f32>(frame.camera_position.x + c.x, 0.0, frame.camera_position.z + c.y);
+    return VertexOutput(
+        frame.view_proj * vec4<f32>(world, 1.0),
+        world,
+        vec3<f32>(0.0, 1.0, 0.0),
+        vec3<f32>(0.30, 0.33, 0.27),
+    );
+}
+
+// The lit fragment shader of every colour pipeline.
+@fragment
+fn fs_lit(in: VertexOutput) -> @location(0) vec4<f32> {
+    return vat_shade(in);
 }

@@ -1,0 +1,92 @@
+//! Typed errors of the wgpu backend: an asset too large for the device, a device without the
+//! indirect-first-instance feature, bone mode without bones, an unsupported vertex format.
+
+// Integration tests report failure by panicking; helpers below unwrap for the same reason.
+#![allow(clippy::unwrap_used)]
+
+use vat_bake::prepare::{BakeOptions, prepare};
+use vat_core::container::Asset;
+use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
+use vat_core::encoding::VertexFormat;
+use vat_tests::{humanoid_vat, test_gpu};
+use vat_wgpu::{HeadlessTarget, RenderError, RenderMode, RenderOptions, Renderer, RendererConfig};
+
+/// A device on the CPU adapter with `features` and the adapter's limits changed by `limits`.
+fn device_with(features: wgpu::Features, limits: impl Fn(&mut wgpu::Limits)) -> (wgpu::Device, wgpu::Queue) {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::VULKAN;
+    desc.flags = wgpu::InstanceFlags::from_build_config() - wgpu::InstanceFlags::DEBUG;
+    let instance = wgpu::Instance::new(desc);
+    let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
+    adapters.sort_by_key(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
+    let adapter =
+        adapters.into_iter().next().expect("a Vulkan adapter (apt-get install mesa-vulkan-drivers)");
+    let mut required_limits = adapter.limits();
+    limits(&mut required_limits);
+    pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("vat-tests limited"),
+        required_features: features,
+        required_limits,
+        ..Default::default()
+    }))
+    .unwrap()
+}
+
+#[test]
+fn an_asset_larger_than_the_device_allows_is_refused_before_anything_is_created() {
+    let (device, queue) =
+        device_with(wgpu::Features::INDIRECT_FIRST_INSTANCE, |l| l.max_texture_dimension_2d = 2048);
+    let mut renderer = Renderer::new(&device, &queue, RendererConfig::default()).unwrap();
+    let asset = Asset::parse(humanoid_vat()).unwrap();
+    let err = renderer.upload(&asset).unwrap_err();
+    println!("{err}");
+    assert!(matches!(err, RenderError::TextureTooLarge { width: 4096, limit: 2048, .. }), "{err:?}");
+    // Storage-buffer limits are checked the same way.
+    let (device, queue) =
+        device_with(wgpu::Features::INDIRECT_FIRST_INSTANCE, |l| l.max_storage_buffer_binding_size = 1 << 16);
+    let mut renderer = Renderer::new(&device, &queue, RendererConfig::default()).unwrap();
+    let err = renderer.upload(&asset).unwrap_err();
+    assert!(matches!(err, RenderError::BufferTooLarge { .. }), "{err:?}");
+}
+
+#[test]
+fn a_device_without_indirect_first_instance_is_refused() {
+    let (device, queue) = device_with(wgpu::Features::empty(), |_| {});
+    let err = Renderer::new(&device, &queue, RendererConfig::default()).unwrap_err();
+    println!("{err}");
+    assert!(matches!(err, RenderError::MissingFeature { feature: "INDIRECT_FIRST_INSTANCE", .. }), "{err:?}");
+}
+
+#[test]
+fn bone_mode_needs_bones_and_the_shader_needs_packed64() {
+    let gpu = test_gpu();
+    let rig = vat_bake::procgen::humanoid();
+    let mut renderer = Renderer::new(&gpu.device, &gpu.queue, RendererConfig::default()).unwrap();
+
+    let bytes = prepare(&rig, &BakeOptions::default()).unwrap().to_vat_bytes().unwrap();
+    let asset = Asset::parse(&bytes).unwrap();
+    let gpu_asset = renderer.upload(&asset).unwrap();
+    assert!(!gpu_asset.has_bones());
+    let err = renderer.decode(&gpu_asset, &[Default::default()], 0.0, RenderMode::Bone, true).unwrap_err();
+    assert!(matches!(err, RenderError::AssetHasNoBones), "{err:?}");
+    let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), CrowdConfig::default());
+    crowd.spawn([0.0; 3], 0.0, 0);
+    let target = HeadlessTarget::new(&gpu.device, [32, 32], RendererConfig::default());
+    let camera = Camera::look_at([0.0, 1.0, 4.0], [0.0, 1.0, 0.0], 0.8, 1.0, 0.1, 50.0);
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    let options = RenderOptions { mode: RenderMode::Bone, ..Default::default() };
+    let err = renderer
+        .render(&mut encoder, &gpu_asset, &mut crowd, &camera, target.target(), &options)
+        .unwrap_err();
+    assert!(matches!(err, RenderError::AssetHasNoBones), "{err:?}");
+    // VAT mode of the same asset renders.
+    renderer
+        .render(&mut encoder, &gpu_asset, &mut crowd, &camera, target.target(), &RenderOptions::default())
+        .unwrap();
+    gpu.queue.submit([encoder.finish()]);
+
+    let options = BakeOptions { format: VertexFormat::F16, ..BakeOptions::default() };
+    let bytes = prepare(&rig, &options).unwrap().to_vat_bytes().unwrap();
+    let err = renderer.upload(&Asset::parse(&bytes).unwrap()).unwrap_err();
+    assert!(matches!(err, RenderError::UnsupportedFormat(VertexFormat::F16)), "{err:?}");
+}

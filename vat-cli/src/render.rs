@@ -1,0 +1,214 @@
+//! `vat render`: a crowd rendered headless (any adapter, including Mesa's software Vulkan driver) into a PNG.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use vat_bake::prepare::{BakeOptions, prepare};
+use vat_bake::procgen;
+use vat_core::container::Asset;
+use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
+use vat_core::scene::{self, DemoLayout};
+use vat_wgpu::{
+    Culling, HeadlessTarget, RenderMode, RenderOptions, Renderer, RendererConfig, headless_device,
+};
+
+/// Vertex path.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum ModeArg {
+    /// Vertex animation texture (default).
+    Vat,
+    /// Skinning from the bone texture (needs an asset baked with --bones).
+    Bone,
+}
+
+/// Culling path.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum CullingArg {
+    /// Grid cells culled on the CPU (default).
+    Cpu,
+    /// Every instance culled by a compute pass; indirect draws.
+    Gpu,
+}
+
+/// `vat render` arguments.
+#[derive(Debug, Args)]
+pub(crate) struct RenderArgs {
+    /// A .vat asset; without it the procedural humanoid is baked in memory first.
+    asset: Option<PathBuf>,
+    /// Number of characters.
+    #[arg(long, default_value_t = 400)]
+    instances: u32,
+    /// Output PNG path (written atomically).
+    #[arg(long, short)]
+    out: PathBuf,
+    /// Vertex path.
+    #[arg(long, value_enum, default_value_t = ModeArg::Vat)]
+    mode: ModeArg,
+    /// Culling path.
+    #[arg(long, value_enum, default_value_t = CullingArg::Cpu)]
+    culling: CullingArg,
+    /// Image size, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    size: [u32; 2],
+    /// Seconds of animation before the frame is taken.
+    #[arg(long, default_value_t = 1.0)]
+    time: f64,
+    /// Camera eye and target, "ex,ey,ez,tx,ty,tz" in metres (default: above one corner of the crowd,
+    /// looking at its centre).
+    #[arg(long, value_delimiter = ',', num_args = 6)]
+    camera: Option<Vec<f32>>,
+    /// Vertical field of view, degrees.
+    #[arg(long, default_value_t = 50.0)]
+    fov: f32,
+    /// Disable the shadow pass.
+    #[arg(long)]
+    no_shadows: bool,
+    /// LOD bias in doublings of distance (positive: coarser sooner).
+    #[arg(long, default_value_t = 0.0)]
+    lod_bias: f32,
+    /// Layout seed (same seed, same crowd).
+    #[arg(long, default_value_t = 0x5EED)]
+    seed: u64,
+}
+
+fn parse_size(s: &str) -> Result<[u32; 2], String> {
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("{s:?} is not WIDTHxHEIGHT"))?;
+    let w: u32 = w.trim().parse().map_err(|_| format!("bad width in {s:?}"))?;
+    let h: u32 = h.trim().parse().map_err(|_| format!("bad height in {s:?}"))?;
+    if !(1..=16384).contains(&w) || !(1..=16384).contains(&h) {
+        return Err(format!("{s:?}: width and height must be 1..=16384"));
+    }
+    Ok([w, h])
+}
+
+/// The asset bytes: read from `path`, or the procedural humanoid baked in memory (with bones).
+fn asset_bytes(path: Option<&Path>) -> Result<Vec<u8>> {
+    match path {
+        Some(p) => std::fs::read(p).with_context(|| format!("{}: cannot read", p.display())),
+        None => {
+            let rig = procgen::humanoid();
+            let options = BakeOptions { bones: true, ..BakeOptions::default() };
+            let bake = prepare(&rig, &options).context("procedural humanoid: bake failed")?;
+            Ok(bake.to_vat_bytes()?)
+        }
+    }
+}
+
+/// `vat render`.
+pub(crate) fn render(args: &RenderArgs) -> Result<()> {
+    let started = Instant::now();
+    let source =
+        args.asset.as_ref().map_or_else(|| "procedural humanoid".to_string(), |p| p.display().to_string());
+    let bytes = asset_bytes(args.asset.as_deref())?;
+    let asset = Asset::parse(&bytes).with_context(|| format!("{source}: not a valid .vat file"))?;
+    if args.instances == 0 {
+        bail!("--instances must be at least 1");
+    }
+
+    let (device, queue, info) = headless_device()?;
+    let config = RendererConfig::default();
+    let mut renderer = Renderer::new(&device, &queue, config)?;
+    let gpu_asset = renderer.upload(&asset).with_context(|| format!("{source}: upload failed"))?;
+    if matches!(args.mode, ModeArg::Bone) && !gpu_asset.has_bones() {
+        bail!("{source}: --mode bone needs an asset baked with --bones");
+    }
+
+    let crowd_asset = CrowdAsset::from_manifest(asset.manifest())?;
+    // A still image can afford more shadow casters and caps than a real-time frame's defaults.
+    let crowd_config = CrowdConfig {
+        lod_bias: args.lod_bias,
+        shadows: !args.no_shadows,
+        shadow_max_lod: 3,
+        attachment_max_lod: 3,
+        ..CrowdConfig::default()
+    };
+    let mut crowd = Crowd::new(crowd_asset, crowd_config);
+    let layout = DemoLayout { seed: args.seed, ..DemoLayout::default() };
+    scene::populate(&mut crowd, args.instances, &layout);
+    crowd.advance(args.time);
+
+    let [w, h] = args.size;
+    let camera = match &args.camera {
+        Some(c) => Camera::look_at(
+            [c[0], c[1], c[2]],
+            [c[3], c[4], c[5]],
+            args.fov.to_radians(),
+            w as f32 / h as f32,
+            0.1,
+            2000.0,
+        ),
+        None => {
+            let r = scene::half_extent(args.instances, &layout).max(2.0);
+            Camera::look_at(
+                [r * 0.9 + 3.0, r * 0.6 + 2.5, r * 1.3 + 5.0],
+                [0.0, 0.8, 0.0],
+                args.fov.to_radians(),
+                w as f32 / h as f32,
+                0.1,
+                2000.0,
+            )
+        }
+    };
+    let options = RenderOptions {
+        mode: match args.mode {
+            ModeArg::Vat => RenderMode::Vat,
+            ModeArg::Bone => RenderMode::Bone,
+        },
+        culling: match args.culling {
+            CullingArg::Cpu => Culling::Cpu,
+            CullingArg::Gpu => Culling::Gpu,
+        },
+        shadows: !args.no_shadows,
+        ground: true,
+        ground_half_extent: scene::half_extent(args.instances, &layout) + 10.0,
+        ..RenderOptions::default()
+    };
+    let target = HeadlessTarget::new(&device, args.size, config);
+    let mut encoder =
+        device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("vat render") });
+    let report = renderer.render(&mut encoder, &gpu_asset, &mut crowd, &camera, target.target(), &options)?;
+    queue.submit([encoder.finish()]);
+    let rgba = target.read_rgba8(&device, &queue)?;
+    write_png(&args.out, args.size, &rgba)?;
+    println!(
+        "rendered {} characters of {source} on {} ({:?}) -> {} ({}x{}), {:?} mode, {:?} culling",
+        args.instances,
+        info.name,
+        info.device_type,
+        args.out.display(),
+        w,
+        h,
+        report.mode,
+        report.culling
+    );
+    let s = &report.stats;
+    println!(
+        "  drawn {} of {} (submitted {}), {} triangles; draws: {} main, {} shadow, {} attachments; {:.0} ms in all",
+        s.drawn,
+        s.simulated,
+        s.submitted,
+        s.triangles,
+        report.draws_main,
+        report.draws_shadow,
+        report.draws_attachments,
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(())
+}
+
+/// Writes an 8-bit sRGB RGBA PNG atomically.
+fn write_png(path: &Path, size: [u32; 2], rgba: &[u8]) -> Result<()> {
+    let mut bytes = Vec::new();
+    {
+        let mut encoder = png::Encoder::new(&mut bytes, size[0], size[1]);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder.set_source_srgb(png::SrgbRenderingIntent::Perceptual);
+        let mut writer = encoder.write_header().context("PNG header")?;
+        writer.write_image_data(rgba).context("PNG data")?;
+    }
+    vat_core::container::write_file_atomically(path, &bytes)
+        .with_context(|| format!("{}: cannot write", path.display()))
+}

@@ -1,0 +1,288 @@
+//! Per-frame work: dirty record ranges and CPU culling into draw batches.
+
+use super::spatial::Spatial;
+use super::{CrowdConfig, CrowdStats, DrawBatch, Shape};
+use crate::crowd::Frustum;
+use crate::lod::{LodDistance, LodThresholds};
+
+/// Which records changed since the last frame: one bit per record, plus the list of words that have a
+/// bit set (so a frame with few changes does not scan the whole bit set).
+#[derive(Debug, Clone, Default)]
+pub(super) struct DirtySet {
+    bits: Vec<u64>,
+    words: Vec<u32>,
+    all: bool,
+}
+
+impl DirtySet {
+    /// Makes room for `n` records.
+    pub(super) fn resize(&mut self, n: usize) {
+        self.bits.resize(n.div_ceil(64), 0);
+    }
+
+    pub(super) fn mark(&mut self, i: usize) {
+        let w = i / 64;
+        let word = &mut self.bits[w];
+        if *word == 0 {
+            self.words.push(w as u32);
+        }
+        *word |= 1 << (i % 64);
+    }
+
+    pub(super) fn mark_all(&mut self) {
+        self.all = true;
+    }
+
+    /// Writes the dirty records of `0..n` as sorted, disjoint `(start, end)` ranges into `out`, merging
+    /// two runs separated by at most `gap` clean records, and clears the set.
+    pub(super) fn take_ranges(&mut self, n: u32, gap: u32, out: &mut Vec<(u32, u32)>) {
+        out.clear();
+        if self.all {
+            for &w in &self.words {
+                self.bits[w as usize] = 0;
+            }
+            self.words.clear();
+            self.all = false;
+            if n > 0 {
+                out.push((0, n));
+            }
+            return;
+        }
+        if self.words.is_empty() {
+            return;
+        }
+        if self.words.len() * 16 > self.bits.len() {
+            // Dense: a linear scan is cheaper than sorting the word list.
+            for w in 0..self.bits.len() {
+                let word = std::mem::take(&mut self.bits[w]);
+                push_word_runs(out, w as u32, word, gap);
+            }
+        } else {
+            self.words.sort_unstable();
+            for &w in &self.words {
+                let word = std::mem::take(&mut self.bits[w as usize]);
+                push_word_runs(out, w, word, gap);
+            }
+        }
+        self.words.clear();
+    }
+}
+
+/// Appends the runs of set bits of `word` (records `64 w ..`) to `out`, merging with the last range
+/// when at most `gap` records apart.
+fn push_word_runs(out: &mut Vec<(u32, u32)>, w: u32, mut word: u64, gap: u32) {
+    while word != 0 {
+        let tz = word.trailing_zeros();
+        let len = (word >> tz).trailing_ones();
+        let start = w * 64 + tz;
+        let end = start + len;
+        match out.last_mut() {
+            Some(last) if start <= last.1.saturating_add(gap) => last.1 = last.1.max(end),
+            _ => out.push((start, end)),
+        }
+        if tz + len >= 64 {
+            break;
+        }
+        word &= !(((1u64 << len) - 1) << tz);
+    }
+}
+
+/// Merges consecutive instance-list ranges of the same key into one batch.
+#[derive(Debug, Default)]
+struct Runs {
+    current: Option<DrawBatch>,
+}
+
+impl Runs {
+    /// Adds `start..end` at `lod`; returns the finished batch if it could not be merged. With
+    /// `any_lod`, ranges of different LODs merge too (attachments ignore the LOD).
+    fn push(&mut self, lod: u32, start: u32, end: u32, any_lod: bool) -> Option<DrawBatch> {
+        if let Some(b) = &mut self.current
+            && (any_lod || b.lod == lod)
+            && b.first_instance + b.instance_count == start
+        {
+            b.instance_count += end - start;
+            return None;
+        }
+        self.current.replace(DrawBatch { lod, first_instance: start, instance_count: end - start })
+    }
+
+    fn finish(&mut self) -> Option<DrawBatch> {
+        self.current.take()
+    }
+}
+
+/// Everything the cull loop produces.
+#[derive(Debug, Default)]
+pub(super) struct CullOutput {
+    pub(super) main_fade: Vec<DrawBatch>,
+    pub(super) main_plain: Vec<DrawBatch>,
+    pub(super) shadow: Vec<DrawBatch>,
+    pub(super) attachments: Vec<DrawBatch>,
+    pub(super) stats: CrowdStats,
+    /// Whether the far pool (`list[listed_len..]`) was rewritten this frame.
+    pub(super) far_rewritten: bool,
+}
+
+/// Far-pool bookkeeping kept across frames.
+#[derive(Debug, Clone, Default)]
+pub(super) struct FarPool {
+    now: Vec<u32>,
+    prev: Vec<u32>,
+}
+
+/// Capacities of last frame's batch lists, so this frame's output is allocated once at the right size.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct BatchCapacity {
+    main_fade: usize,
+    main_plain: usize,
+    shadow: usize,
+    attachments: usize,
+}
+
+/// Inputs of [`cull`] that are not the grid.
+pub(super) struct CullParams<'a> {
+    pub(super) config: &'a CrowdConfig,
+    pub(super) shape: &'a Shape,
+    pub(super) thresholds: &'a LodThresholds,
+    pub(super) lod_triangles: &'a [u32],
+    pub(super) attachment_triangles: u32,
+    pub(super) frustum: &'a Frustum,
+    pub(super) eye: [f32; 3],
+    /// The list changed membership this frame: the far pool must be rebuilt.
+    pub(super) membership_changed: bool,
+}
+
+/// Culls every non-empty cell, picks its LOD, builds the batches of every pass and the far pool.
+pub(super) fn cull(
+    spatial: &mut Spatial,
+    far: &mut FarPool,
+    capacity: &mut BatchCapacity,
+    p: &CullParams<'_>,
+) -> CullOutput {
+    let config = p.config;
+    let lod_count = p.thresholds.lod_count();
+    let last_lod = lod_count - 1;
+    let far_active = config.far_pool && lod_count > 1;
+    let attachments_on = config.attachments && p.attachment_triangles > 0;
+    let attach_tris = u64::from(p.attachment_triangles);
+    let tris = |lod: u32| u64::from(p.lod_triangles.get(lod as usize).copied().unwrap_or(0));
+    let mut main_fade = Vec::with_capacity(capacity.main_fade);
+    let mut main_plain = Vec::with_capacity(capacity.main_plain);
+    let mut shadow = Vec::with_capacity(capacity.shadow);
+    let mut attachments = Vec::with_capacity(capacity.attachments);
+    let mut route_main = |b: Option<DrawBatch>| {
+        if let Some(b) = b {
+            if config.cross_fade && b.lod <= config.cross_fade_max_lod {
+                main_fade.push(b);
+            } else {
+                main_plain.push(b);
+            }
+        }
+    };
+    let mut main_runs = Runs::default();
+    let mut shadow_runs = Runs::default();
+    let mut attach_runs = Runs::default();
+    let mut s = CrowdStats::default();
+    let mut far_shown = 0u32;
+    let mut far_accessory = 0u32;
+    far.now.clear();
+    let shape = p.shape;
+    for &c in &spatial.nonempty {
+        let cell = &spatial.cells[c as usize];
+        if cell.shown == 0 {
+            continue;
+        }
+        // The members' box grown by the instance volume (see `Shape`), at the cell's largest scale.
+        let k = cell.max_scale;
+        let mh = shape.margin_h * k;
+        let lo = [cell.min[0] - mh, cell.min[1] + (shape.y_lo * k).min(0.0), cell.min[2] - mh];
+        let hi = [cell.max[0] + mh, cell.max[1] + (shape.y_hi * k).max(0.0), cell.max[2] + mh];
+        let centre = [(lo[0] + hi[0]) * 0.5, (lo[1] + hi[1]) * 0.5, (lo[2] + hi[2]) * 0.5];
+        let half = [(hi[0] - lo[0]) * 0.5, (hi[1] - lo[1]) * 0.5, (hi[2] - lo[2]) * 0.5];
+        let radius = length(half);
+        // Slack for the f32 rounding of the box, its centre and the plane distances.
+        let reach = centre[0].abs().max(centre[1].abs()).max(centre[2].abs()) + radius;
+        let radius = radius + reach * 1e-5 + 1e-4;
+        if !p.frustum.intersects_sphere(centre, radius) {
+            continue;
+        }
+        let distance = match config.lod_distance {
+            LodDistance::CellCentre => {
+                length([p.eye[0] - centre[0], p.eye[1] - centre[1], p.eye[2] - centre[2]])
+            }
+            LodDistance::NearEdge => {
+                let d = |a: usize| (lo[a] - p.eye[a]).max(p.eye[a] - hi[a]).max(0.0);
+                length([d(0), d(1), d(2)])
+            }
+        };
+        let lod = p.thresholds.select(distance, config.lod_bias).min(last_lod);
+        s.visible_cells += 1;
+        s.submitted += cell.shown;
+        s.hidden_in_view += cell.count - cell.shown;
+        s.triangles += u64::from(cell.shown) * tris(lod);
+        if far_active && lod == last_lod {
+            far.now.push(c);
+            far_shown += cell.shown;
+            far_accessory += cell.accessory;
+            continue;
+        }
+        let (start, end) = (spatial.cell_start[c as usize], spatial.cell_start[c as usize + 1]);
+        route_main(main_runs.push(lod, start, end, false));
+        if config.shadows && lod <= config.shadow_max_lod {
+            shadow.extend(shadow_runs.push(lod, start, end, false));
+            s.shadow_casters += cell.shown;
+        }
+        if attachments_on && lod <= config.attachment_max_lod && cell.accessory > 0 {
+            attachments.extend(attach_runs.push(lod, start, end, true));
+            s.attachments_drawn += cell.accessory;
+            s.triangles += u64::from(cell.accessory) * attach_tris;
+        }
+    }
+
+    // The far pool: members of every visible last-LOD cell, copied after the listed section.
+    let far_rewritten = p.membership_changed || far.now != far.prev;
+    if far_rewritten {
+        spatial.list.truncate(spatial.listed_len);
+        for &c in &far.now {
+            let (a, b) =
+                (spatial.cell_start[c as usize] as usize, spatial.cell_start[c as usize + 1] as usize);
+            spatial.list.extend_from_within(a..b);
+        }
+    }
+    std::mem::swap(&mut far.now, &mut far.prev);
+    let far_len = (spatial.list.len() - spatial.listed_len) as u32;
+    if far_len > 0 {
+        let (start, end) = (spatial.listed_len as u32, spatial.list.len() as u32);
+        s.far_pool_instances = far_shown;
+        route_main(main_runs.push(last_lod, start, end, false));
+        if config.shadows && last_lod <= config.shadow_max_lod {
+            shadow.extend(shadow_runs.push(last_lod, start, end, false));
+            s.shadow_casters += far_shown;
+        }
+        if attachments_on && last_lod <= config.attachment_max_lod && far_accessory > 0 {
+            attachments.extend(attach_runs.push(last_lod, start, end, true));
+            s.attachments_drawn += far_accessory;
+            s.triangles += u64::from(far_accessory) * attach_tris;
+        }
+    }
+    route_main(main_runs.finish());
+    shadow.extend(shadow_runs.finish());
+    attachments.extend(attach_runs.finish());
+
+    s.drawn = s.submitted;
+    s.draws_main = (main_fade.len() + main_plain.len()) as u32;
+    s.draws_shadow = shadow.len() as u32;
+    s.draws_attachments = attachments.len() as u32;
+    *capacity = BatchCapacity {
+        main_fade: main_fade.len(),
+        main_plain: main_plain.len(),
+        shadow: shadow.len(),
+        attachments: attachments.len(),
+    };
+    CullOutput { main_fade, main_plain, shadow, attachments, stats: s, far_rewritten }
+}
+
+fn length(d: [f32; 3]) -> f32 {
+    (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
+}

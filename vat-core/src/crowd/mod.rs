@@ -1,0 +1,859 @@
+//! The crowd: an instance store of 64-byte [`InstanceRecord`]s, playback control (clips,
+//! cross-fades, stride-matched speeds, the clock and its epoch), per-record dirty tracking, CPU
+//! culling with LOD selection into draw batches, and ray picking. Plain data in and out: no GPU
+//! types; a backend uploads [`FrameDraws::record_uploads`] and [`FrameDraws::list_upload`] and issues
+//! the batches.
+//!
+//! # A frame
+//! ```text
+//! crowd.advance(dt);                         // clock, epoch re-base, completed fades folded
+//! crowd.set_transform(i, p, yaw); ...        // game logic: only touched records become dirty
+//! let draws = crowd.prepare_frame(&camera);  // membership, dirty ranges, culling, batches
+//! backend.render(&draws, crowd.shader_time());
+//! ```
+//!
+//! # Playback
+//! Slot A of a record plays the current clip; slot B is the clip being faded in. [`Crowd::play`] with
+//! a fade starts slot B at the current shader time with the fade duration (stored as binary16, see
+//! [`InstanceRecord::set_clip_b`]); once the fade weight reaches 1, [`Crowd::advance`] folds slot B
+//! into slot A (clip, offset, rate; fade duration 0) and marks the record dirty. Clip rates follow
+//! the instance's speed ([`Crowd::set_speed`]): `speed / stride` for locomotion clips
+//! ([`playback::stride_matched_rate`]), the clip's natural rate `1 / duration` otherwise. Every rate
+//! or epoch change rewrites the phase offsets so that the phase the shader computes does not jump.
+//!
+//! # Grid, list and culling
+//! Instances are bucketed into the square cells of a [`ChunkGrid`] on the XZ plane. The world extent
+//! is not known up front: at [`Crowd::prepare_frame`] the grid is (re)built to cover every instance
+//! with slack (12.5 % of the extent, at least one cell, per side) when there is none yet, when an
+//! instance has been placed outside it, or when [`CrowdConfig::cell_size`] changed; a rebuild reads
+//! every record once. Otherwise only the instances queued as movers (spawned, or moved into another
+//! cell) are re-listed, incrementally. The grid never shrinks by itself; changing the cell size
+//! forces a rebuild.
+//!
+//! The instance list (record indices, `u32`) holds every instance once, grouped by cell in cell
+//! order, followed by the **far pool**: a copy of the members of every visible cell at the last LOD,
+//! drawn as one batch. A cell's bounds are the box of its members' positions grown by the instance
+//! volume at the cell's largest scale (see [`CrowdAsset::instance_sphere`]: the box encloses every
+//! member's bounding sphere, which is what the GPU culling shader tests per instance), so every
+//! instance whose sphere meets the frustum is in a drawn batch. A cell is tested as the sphere around
+//! that box; its LOD comes from the camera's distance to the box centre or to the box
+//! ([`CrowdConfig::lod_distance`]), through [`LodThresholds::select`] with [`CrowdConfig::lod_bias`].
+//! Consecutive visible cells of the same LOD are contiguous in the list and merge into one batch.
+//!
+//! Hidden instances ([`VARIANT_HIDDEN`]) stay in the list and in the batches (the shader collapses
+//! them); they are not counted as submitted, drawn, shadow casters or triangles, and a cell whose
+//! members are all hidden is not drawn at all. Attachment batches cover the visible cells with
+//! `LOD <= attachment_max_lod` that hold at least one shown instance with [`VARIANT_ACCESSORY`]; the
+//! shader collapses the members without it.
+//!
+//! # Uploads
+//! Records are tracked dirty one bit each; [`Crowd::prepare_frame`] coalesces them into ascending
+//! ranges, merging runs separated by at most [`CrowdConfig::upload_merge_gap`] clean records. A crowd
+//! that did not change uploads nothing. An epoch re-base (every
+//! [`playback::REBASE_AFTER_SECONDS`]) rewrites every record: one full upload.
+
+mod frame;
+mod frustum;
+mod pick;
+mod spatial;
+#[cfg(test)]
+mod tests;
+
+pub use frustum::{Camera, Frustum};
+
+use crate::clip::{Clip, ClipMode};
+use crate::container::Manifest;
+use crate::encoding::PositionBounds;
+#[cfg(doc)]
+use crate::instance::VARIANT_ACCESSORY;
+use crate::instance::{InstanceRecord, VARIANT_HIDDEN};
+use crate::lod::{ChunkGrid, LodDistance, LodThresholds, MAX_LODS};
+use crate::playback::{self, Clock};
+use crate::{Error, Result};
+
+use frame::{BatchCapacity, CullParams, DirtySet, FarPool};
+use spatial::Spatial;
+
+/// What the crowd needs to know about the asset it draws (from a validated `.vat` manifest, or built
+/// by hand for tests).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrowdAsset {
+    /// The clips, in texture order (index = clip id in the records): strides, durations, modes.
+    pub clips: Vec<Clip>,
+    /// Object-space box of every baked frame of every clip, metres (the origin is between the feet).
+    pub bounds: PositionBounds,
+    /// Triangles per LOD, most detailed first (statistics only).
+    pub lod_triangles: Vec<u32>,
+    /// Distances (metres) at which LOD 1, 2, ... begin.
+    pub lod_distances: LodThresholds,
+    /// Triangles of all socket attachments together, drawn per instance with the accessory bit; 0 if
+    /// the asset has none (then no attachment batches are produced).
+    pub attachment_triangles: u32,
+}
+
+impl CrowdAsset {
+    /// The crowd's view of a validated manifest.
+    ///
+    /// LOD thresholds are the `max_distance` of every LOD but the last (where the next LOD begins).
+    /// Equal consecutive distances (a LOD that is never used) are nudged one f32 ulp apart so that
+    /// LOD indices still match the manifest; an infinite distance ends the list (later LODs are never
+    /// selected); at most `MAX_LODS - 1` thresholds are kept. Attachment triangles are each
+    /// attachment's index count / 3.
+    ///
+    /// # Errors
+    /// [`Error::MissingSection`] without vertex animation (the bounds come from it), clips or LODs;
+    /// [`Error::BlobIdOutOfRange`] for an attachment index blob the manifest does not list.
+    pub fn from_manifest(m: &Manifest) -> Result<Self> {
+        let va = m
+            .vertex_animation
+            .as_ref()
+            .ok_or(Error::MissingSection { what: "vertex animation (the crowd needs its bounds)" })?;
+        if m.clips.is_empty() {
+            return Err(Error::MissingSection { what: "clips" });
+        }
+        if m.lods.is_empty() {
+            return Err(Error::MissingSection { what: "LODs" });
+        }
+        let mut distances: Vec<f32> = Vec::with_capacity(m.lods.len());
+        let mut previous = 0.0f32;
+        for lod in &m.lods[..m.lods.len() - 1] {
+            let d = lod.max_distance;
+            if !d.is_finite() || distances.len() == MAX_LODS - 1 {
+                break;
+            }
+            let d = if d > previous { d } else { previous.next_up() };
+            distances.push(d);
+            previous = d;
+        }
+        let lod_distances = LodThresholds::new(&distances)?;
+        let mut attachment_triangles = 0u32;
+        for a in &m.attachments {
+            let entry = m.blobs.get(a.indices.0 as usize).ok_or(Error::BlobIdOutOfRange {
+                what: "attachment indices",
+                blob: a.indices.0,
+                blob_count: m.blobs.len() as u32,
+            })?;
+            let triangles = u32::try_from(entry.length / 12).unwrap_or(u32::MAX);
+            attachment_triangles = attachment_triangles.saturating_add(triangles);
+        }
+        Ok(Self {
+            clips: m.clips.clone(),
+            bounds: va.bounds,
+            lod_triangles: m.lods.iter().map(|l| l.triangle_count).collect(),
+            lod_distances,
+            attachment_triangles,
+        })
+    }
+
+    /// LOD levels the crowd selects among: `lod_distances.lod_count()`.
+    pub fn lod_count(&self) -> u32 {
+        self.lod_distances.lod_count()
+    }
+
+    /// The bounding sphere `(centre, radius)` of an instance in world space, metres: the sphere around
+    /// the asset's bounds (centre `min + extent / 2`, radius half the diagonal) placed by the record,
+    /// `centre = position + R_y(yaw) * (scale * c)` (`x' = cos * x + sin * z`, `z' = cos * z - sin * x`),
+    /// `radius = scale * r`. This is the sphere the GPU culling shader tests per instance; the CPU
+    /// culling's cell volumes enclose it.
+    pub fn instance_sphere(&self, r: &InstanceRecord) -> ([f32; 3], f32) {
+        let (c, rho) = local_sphere(&self.bounds);
+        let s = r.scale;
+        let (sin, cos) = r.yaw.sin_cos();
+        let (x, y, z) = (c[0] * s, c[1] * s, c[2] * s);
+        let p = r.position;
+        ([p[0] + (cos * x + sin * z), p[1] + y, p[2] + (cos * z - sin * x)], rho * s)
+    }
+}
+
+/// Centre and radius (metres) of the sphere around `bounds`.
+fn local_sphere(bounds: &PositionBounds) -> ([f32; 3], f32) {
+    let e = bounds.extent;
+    let c = [bounds.min[0] + e[0] * 0.5, bounds.min[1] + e[1] * 0.5, bounds.min[2] + e[2] * 0.5];
+    (c, 0.5 * (e[0] * e[0] + e[1] * e[1] + e[2] * e[2]).sqrt())
+}
+
+/// Per-unit-scale volumes derived from the asset bounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Shape {
+    /// Horizontal reach of the instance sphere from the origin: `|c_xz| + r` (metres at scale 1),
+    /// rounded up slightly.
+    margin_h: f32,
+    /// Lowest / highest reach of the instance sphere above the origin: `c_y -/+ r`.
+    y_lo: f32,
+    y_hi: f32,
+    /// Radius of the picking cylinder: the bounds' farthest horizontal corner from the origin.
+    pick_radius: f32,
+    /// Height range of the picking cylinder above the origin: the bounds' y range.
+    pick_y: [f32; 2],
+}
+
+impl Shape {
+    fn new(bounds: &PositionBounds) -> Self {
+        let (c, rho) = local_sphere(bounds);
+        let grow = |v: f32| v * (1.0 + 1e-5) + 1e-5;
+        let max = [0, 1, 2].map(|a| bounds.min[a] + bounds.extent[a]);
+        let far_x = bounds.min[0].abs().max(max[0].abs());
+        let far_z = bounds.min[2].abs().max(max[2].abs());
+        Self {
+            margin_h: grow((c[0] * c[0] + c[2] * c[2]).sqrt() + rho),
+            y_lo: c[1] - grow(rho),
+            y_hi: c[1] + grow(rho),
+            pick_radius: (far_x * far_x + far_z * far_z).sqrt(),
+            pick_y: [bounds.min[1], max[1]],
+        }
+    }
+}
+
+/// Runtime settings of a crowd; change them between frames with [`Crowd::config_mut`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CrowdConfig {
+    /// Side of a grid cell, metres (default 16: about 50-100 characters per cell in a dense crowd, a
+    /// few thousand cells per km²). Not finite or `<= 0` means 16. Changing it rebuilds the grid at
+    /// the next frame. The grid may use a larger power-of-two multiple to stay under 4M cells.
+    pub cell_size: f32,
+    /// LOD bias in doublings of distance (default 0): `+1` treats everything as twice as far (coarser
+    /// sooner), `-1` as half as far. See [`LodThresholds::select`].
+    pub lod_bias: f32,
+    /// Where a cell's LOD distance is measured to (default [`LodDistance::CellCentre`]).
+    pub lod_distance: LodDistance,
+    /// Draw every visible cell at the last LOD as one batch from the far pool (default true). Has no
+    /// effect on a single-LOD asset.
+    pub far_pool: bool,
+    /// Produce shadow-pass batches (default true).
+    pub shadows: bool,
+    /// Coarsest LOD that casts shadows (default 1: the two finest LODs, near the camera).
+    pub shadow_max_lod: u32,
+    /// Use the cross-fade pipeline at all (default true). Off: every batch goes to `main_plain`.
+    pub cross_fade: bool,
+    /// Coarsest LOD drawn with the cross-fade pipeline (default 1); coarser batches go to
+    /// `main_plain`, showing clip A only while a fade runs.
+    pub cross_fade_max_lod: u32,
+    /// Produce attachment batches at all (default true).
+    pub attachments: bool,
+    /// Coarsest LOD whose cells draw attachments (default 1).
+    pub attachment_max_lod: u32,
+    /// Dirty-record runs separated by at most this many clean records are uploaded as one range
+    /// (default 16 records = 1 KiB): fewer, larger copies for a little extra data.
+    pub upload_merge_gap: u32,
+}
+
+impl Default for CrowdConfig {
+    fn default() -> Self {
+        Self {
+            cell_size: 16.0,
+            lod_bias: 0.0,
+            lod_distance: LodDistance::CellCentre,
+            far_pool: true,
+            shadows: true,
+            shadow_max_lod: 1,
+            cross_fade: true,
+            cross_fade_max_lod: 1,
+            attachments: true,
+            attachment_max_lod: 1,
+            upload_merge_gap: 16,
+        }
+    }
+}
+
+/// Index of an instance: its position in [`Crowd::records`]. Stable for the crowd's lifetime
+/// (instances are never removed or reordered; [`Crowd::despawn`] hides them).
+pub type InstanceId = u32;
+
+/// One instanced draw: `instance_count` consecutive entries of the instance list from
+/// `first_instance` (indices into the **instance list**, whose entries are record indices), all at
+/// LOD `lod`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DrawBatch {
+    /// LOD of the mesh to draw (unused by attachment batches, where it is the LOD of the batch's first
+    /// cell).
+    pub lod: u32,
+    /// First entry of the instance list.
+    pub first_instance: u32,
+    /// Number of entries, `>= 1`.
+    pub instance_count: u32,
+}
+
+/// Everything a backend needs to draw one frame of a crowd with CPU culling.
+#[derive(Debug, Clone)]
+pub struct FrameDraws<'a> {
+    /// Dirty record ranges to write into the GPU record buffer: `(first record index, records)`,
+    /// ascending and disjoint. Empty when no record changed: a crowd that did not move uploads zero
+    /// instance bytes.
+    pub record_uploads: Vec<(u32, &'a [InstanceRecord])>,
+    /// The part of the instance list that changed: write these entries at entry offset `.0` (in
+    /// `u32`s, not bytes). `None` when the list is unchanged since the last frame.
+    pub list_upload: Option<(u32, &'a [u32])>,
+    /// Length of the whole instance list (entries): the buffer must hold at least this many `u32`.
+    /// At most twice the number of instances (every instance once, plus the far pool).
+    pub instance_list_len: u32,
+    /// Colour pass, cross-fade pipeline: batches with `LOD <= cross_fade_max_lod` when cross-fade is on.
+    pub main_fade: Vec<DrawBatch>,
+    /// Colour pass, plain pipeline: every other batch.
+    pub main_plain: Vec<DrawBatch>,
+    /// Shadow pass (empty when shadows are off): the visible cells with `LOD <= shadow_max_lod`.
+    pub shadow: Vec<DrawBatch>,
+    /// Attachment draws (empty when attachments are off or the asset has none): the visible cells with
+    /// `LOD <= attachment_max_lod` holding a shown instance with the accessory bit.
+    pub attachments: Vec<DrawBatch>,
+    /// Counters of this frame.
+    pub stats: CrowdStats,
+}
+
+/// Counters of one frame.
+///
+/// They add up: `drawn == submitted` on the CPU path (whole cells are drawn); the main batches hold
+/// `submitted + hidden_in_view` entries; `triangles` is the sum over drawn instances of their LOD's
+/// triangles plus `attachments_drawn * attachment_triangles`; `draws_main == main_fade.len() +
+/// main_plain.len()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CrowdStats {
+    /// Instances in the crowd (records), hidden ones included.
+    pub simulated: u32,
+    /// Shown (not hidden) instances in visible cells: what the CPU culling hands to the GPU.
+    pub submitted: u32,
+    /// Shown instances the main pass draws (equal to `submitted` on the CPU path; a GPU-culling
+    /// backend reports its per-instance count here).
+    pub drawn: u32,
+    /// Hidden instances in visible cells: in the batches, collapsed by the shader. (Added to the
+    /// contract.)
+    pub hidden_in_view: u32,
+    /// Triangles drawn by the main pass, attachments included.
+    pub triangles: u64,
+    /// Draw calls of the main pass (`main_fade` + `main_plain`).
+    pub draws_main: u32,
+    /// Draw calls of the shadow pass.
+    pub draws_shadow: u32,
+    /// Attachment draw calls (per attachment mesh, a backend multiplies by its mesh count).
+    pub draws_attachments: u32,
+    /// Shown instances drawn into the shadow map.
+    pub shadow_casters: u32,
+    /// Shown instances with the accessory bit in attachment batches. (Added to the contract.)
+    pub attachments_drawn: u32,
+    /// Shown instances drawn from the far pool. (Added to the contract.)
+    pub far_pool_instances: u32,
+    /// Bytes of [`FrameDraws::record_uploads`].
+    pub uploaded_record_bytes: u64,
+    /// Bytes of [`FrameDraws::list_upload`].
+    pub uploaded_list_bytes: u64,
+    /// Cells that passed the frustum test (and have a shown instance).
+    pub visible_cells: u32,
+}
+
+/// Per-instance flag: queued in `movers`.
+const FLAG_MOVER: u8 = 1;
+/// Per-instance flag: queued in `fading`.
+const FLAG_FADING: u8 = 2;
+
+/// A crowd of instances of one asset. See the [module documentation](self).
+#[derive(Debug, Clone)]
+pub struct Crowd {
+    asset: CrowdAsset,
+    config: CrowdConfig,
+    shape: Shape,
+    clock: Clock,
+    records: Vec<InstanceRecord>,
+    /// Speed per instance, m/s; NaN = never set (clips play at their natural rate).
+    speeds: Vec<f32>,
+    flags: Vec<u8>,
+    dirty: DirtySet,
+    movers: Vec<u32>,
+    fading: Vec<u32>,
+    spatial: Spatial,
+    far: FarPool,
+    capacity: BatchCapacity,
+    ranges: Vec<(u32, u32)>,
+}
+
+impl Crowd {
+    /// An empty crowd of `asset` with `config`; its clock starts at 0.
+    pub fn new(asset: CrowdAsset, config: CrowdConfig) -> Self {
+        Self {
+            shape: Shape::new(&asset.bounds),
+            asset,
+            config,
+            clock: Clock::new(),
+            records: Vec::new(),
+            speeds: Vec::new(),
+            flags: Vec::new(),
+            dirty: DirtySet::default(),
+            movers: Vec::new(),
+            fading: Vec::new(),
+            spatial: Spatial::new(),
+            far: FarPool::default(),
+            capacity: BatchCapacity::default(),
+            ranges: Vec::new(),
+        }
+    }
+
+    /// Adds an instance at `position` (metres, world space) facing `yaw` (radians about +Y, 0 faces
+    /// +Z), scale 1, white tint, variant bits 0, playing `clip` from phase 0 at the current time at its
+    /// natural rate. Same as [`spawn_at_phase`](Self::spawn_at_phase) with phase 0.
+    ///
+    /// # Panics
+    /// If `clip` is not a clip of the asset, or the crowd already holds `u32::MAX - 1` instances.
+    pub fn spawn(&mut self, position: [f32; 3], yaw: f32, clip: u32) -> InstanceId {
+        self.spawn_at_phase(position, yaw, clip, 0.0)
+    }
+
+    /// [`spawn`](Self::spawn), with the clip at `phase` (cycles, `[0, 1)`) at the current time (to
+    /// desynchronise a crowd, give each instance another phase).
+    ///
+    /// # Panics
+    /// As [`spawn`](Self::spawn).
+    pub fn spawn_at_phase(&mut self, position: [f32; 3], yaw: f32, clip: u32, phase: f32) -> InstanceId {
+        let c = self.clip(clip);
+        let (mode, rate) = (c.mode, c.natural_rate());
+        let id = u32::try_from(self.records.len()).ok().filter(|&id| id < u32::MAX);
+        let Some(id) = id else { panic!("a crowd holds at most u32::MAX - 1 instances") };
+        let offset = start_offset(mode, phase, self.time(), rate);
+        let mut r = InstanceRecord {
+            position,
+            yaw,
+            clip_a: clip,
+            phase_offset_a: offset,
+            rate_a: rate,
+            phase_offset_b: offset,
+            rate_b: rate,
+            ..InstanceRecord::default()
+        };
+        r.set_clip_b(clip, 0.0);
+        self.records.push(r);
+        self.speeds.push(f32::NAN);
+        self.flags.push(FLAG_MOVER);
+        self.movers.push(id);
+        self.spatial.push_instance(position, r.scale);
+        self.dirty.resize(self.records.len());
+        self.dirty.mark(id as usize);
+        id
+    }
+
+    /// Moves instance `i` to `position` (metres, world space) with heading `yaw` (radians).
+    ///
+    /// # Panics
+    /// If `i >= count()`.
+    pub fn set_transform(&mut self, i: InstanceId, position: [f32; 3], yaw: f32) {
+        let r = self.record_mut(i);
+        r.position = position;
+        r.yaw = yaw;
+        if self.spatial.note_position(i as usize, position) {
+            self.queue_mover(i);
+        }
+    }
+
+    /// Sets the uniform scale of instance `i` (1 = as baked).
+    ///
+    /// # Panics
+    /// If `i >= count()` or `scale` is not finite and `> 0`.
+    pub fn set_scale(&mut self, i: InstanceId, scale: f32) {
+        assert!(scale.is_finite() && scale > 0.0, "instance scale must be finite and > 0, got {scale}");
+        self.record_mut(i).scale = scale;
+        self.spatial.note_scale(i as usize, scale);
+    }
+
+    /// Sets the variant bits of instance `i` (material variant, [`VARIANT_ACCESSORY`],
+    /// [`VARIANT_HIDDEN`], ...; see [`crate::instance`]).
+    ///
+    /// # Panics
+    /// If `i >= count()`.
+    pub fn set_variant(&mut self, i: InstanceId, bits: u32) {
+        let r = self.record_mut(i);
+        let old = std::mem::replace(&mut r.variant_bits, bits);
+        self.spatial.note_variant(i as usize, old, bits);
+    }
+
+    /// Hides instance `i` (sets [`VARIANT_HIDDEN`]); ids stay stable. Undo with
+    /// [`set_variant`](Self::set_variant).
+    ///
+    /// # Panics
+    /// If `i >= count()`.
+    pub fn despawn(&mut self, i: InstanceId) {
+        let bits = self.records[i as usize].variant_bits | VARIANT_HIDDEN;
+        self.set_variant(i, bits);
+    }
+
+    /// Sets the colour multiplier of instance `i` (linear RGB).
+    ///
+    /// # Panics
+    /// If `i >= count()`.
+    pub fn set_tint(&mut self, i: InstanceId, rgb: [f32; 3]) {
+        self.record_mut(i).tint = rgb;
+    }
+
+    /// Starts playing `clip` on instance `i`, cross-fading from the current clip over `fade_seconds`
+    /// (0, negative or NaN: a cut). Slot A keeps the outgoing clip, slot B gets `clip` with
+    /// `fade_start` = the current shader time; the fade duration is stored as binary16 (rounded to
+    /// about 3 digits, see [`InstanceRecord::set_clip_b`]).
+    ///
+    /// The new clip plays at the rate for the instance's speed (see [`set_speed`](Self::set_speed)).
+    /// It starts at phase 0 now, except that a looping locomotion clip following a looping locomotion
+    /// clip continues at the outgoing clip's phase (the feet stay in step).
+    ///
+    /// While a fade is still running, playing its target clip again changes nothing. Otherwise the slot
+    /// with the larger weight at the current time (B from half-way on, and always once the fade is
+    /// complete) becomes the outgoing slot A and the other one is dropped (a jump of at most half the
+    /// blend). If that slot already plays `clip` and `clip` loops, it simply keeps playing alone (no
+    /// restart); otherwise the new fade (or cut) starts from it.
+    ///
+    /// # Panics
+    /// If `i >= count()` or `clip` is not a clip of the asset.
+    pub fn play(&mut self, i: InstanceId, clip: u32, fade_seconds: f32) {
+        let (mode, natural) = {
+            let c = self.clip(clip);
+            (c.mode, c.natural_rate())
+        };
+        let t = self.time();
+        let speed = self.speeds[i as usize];
+        let rate = self.rate_for(clip, speed).unwrap_or(natural);
+        let mut r = self.records[i as usize];
+        let duration = r.fade_duration();
+        let running = duration > 0.0 && playback::fade_weight(t, r.fade_start, duration) < 1.0;
+        if running && r.clip_b_index() == clip {
+            return;
+        }
+        // The outgoing slot: A, or B if it dominates (always once the fade is complete).
+        if duration > 0.0 && playback::fade_weight(t, r.fade_start, duration) >= 0.5 {
+            r.clip_a = r.clip_b_index();
+            r.phase_offset_a = r.phase_offset_b;
+            r.rate_a = r.rate_b;
+        }
+        if r.clip_a == clip && mode == ClipMode::Looping {
+            // The looping clip already playing: keep it, alone.
+            r.set_clip_b(clip, 0.0);
+            r.phase_offset_b = r.phase_offset_a;
+            r.rate_b = r.rate_a;
+            if r != self.records[i as usize] {
+                self.records[i as usize] = r;
+                self.dirty.mark(i as usize);
+            }
+            return;
+        }
+        let outgoing = self.clip(r.clip_a);
+        let in_step = mode == ClipMode::Looping
+            && self.clip(clip).is_locomotion()
+            && outgoing.is_locomotion()
+            && outgoing.mode == ClipMode::Looping;
+        let offset = if in_step {
+            playback::retimed_offset(r.phase_offset_a, f64::from(t), r.rate_a, rate)
+        } else {
+            start_offset(mode, 0.0, t, rate)
+        };
+        let fade = if fade_seconds.is_nan() { 0.0 } else { fade_seconds };
+        r.phase_offset_b = offset;
+        r.rate_b = rate;
+        r.fade_start = t;
+        r.set_clip_b(clip, fade);
+        if r.fade_duration() > 0.0 {
+            if self.flags[i as usize] & FLAG_FADING == 0 {
+                self.flags[i as usize] |= FLAG_FADING;
+                self.fading.push(i);
+            }
+        } else {
+            r.clip_a = clip;
+            r.phase_offset_a = offset;
+            r.rate_a = rate;
+        }
+        self.records[i as usize] = r;
+        self.dirty.mark(i as usize);
+    }
+
+    /// Sets the speed of instance `i` in metres per second (negative plays backwards). Locomotion
+    /// clips (stride > 0) play at `speed / stride` cycles per second (feet planted); other clips keep
+    /// their natural rate. Both slots are re-timed with [`playback::retimed_offset`] at the current
+    /// shader time, so the phase does not jump. A non-finite speed is ignored.
+    ///
+    /// # Panics
+    /// If `i >= count()`.
+    pub fn set_speed(&mut self, i: InstanceId, metres_per_second: f32) {
+        let count = self.records.len();
+        assert!((i as usize) < count, "instance {i} out of range (count {count})");
+        if !metres_per_second.is_finite() {
+            return;
+        }
+        self.speeds[i as usize] = metres_per_second;
+        let t = self.time();
+        let mut r = self.records[i as usize];
+        let (rate_a, offset_a) = self.retime(r.clip_a, r.phase_offset_a, r.rate_a, metres_per_second, t);
+        r.rate_a = rate_a;
+        r.phase_offset_a = offset_a;
+        if r.fade_duration() > 0.0 {
+            let (rate_b, offset_b) =
+                self.retime(r.clip_b_index(), r.phase_offset_b, r.rate_b, metres_per_second, t);
+            r.rate_b = rate_b;
+            r.phase_offset_b = offset_b;
+        } else {
+            r.rate_b = rate_a;
+            r.phase_offset_b = offset_a;
+        }
+        if r != self.records[i as usize] {
+            self.records[i as usize] = r;
+            self.dirty.mark(i as usize);
+        }
+    }
+
+    /// Number of instances (hidden ones included).
+    pub fn count(&self) -> u32 {
+        self.records.len() as u32
+    }
+
+    /// Advances the clock by `dt_seconds` (NaN, infinite or negative steps count as 0). When the
+    /// shader time reaches [`playback::REBASE_AFTER_SECONDS`], re-bases the epoch: every record's
+    /// phase offsets and fade start are shifted (the phase the shader computes is unchanged up to
+    /// f32 rounding) and every record is marked dirty (one full upload). Then folds every fade whose
+    /// weight has reached 1 into slot A and marks those records dirty.
+    pub fn advance(&mut self, dt_seconds: f64) {
+        let dt = if dt_seconds.is_finite() && dt_seconds > 0.0 { dt_seconds } else { 0.0 };
+        // dt is finite and >= 0: advance cannot fail.
+        let _ = self.clock.advance(dt);
+        if self.clock.needs_rebase() {
+            let shift = self.clock.rebase();
+            let clips = &self.asset.clips;
+            let mode = |clip: u32| clips.get(clip as usize).map_or(ClipMode::Looping, |c| c.mode);
+            for r in &mut self.records {
+                r.phase_offset_a = shift_offset(mode(r.clip_a), r.phase_offset_a, shift.delta, r.rate_a);
+                r.phase_offset_b =
+                    shift_offset(mode(r.clip_b_index()), r.phase_offset_b, shift.delta, r.rate_b);
+                r.fade_start = shift.fade_start(r.fade_start);
+            }
+            self.dirty.mark_all();
+        }
+        let t = self.time();
+        let (records, flags, dirty) = (&mut self.records, &mut self.flags, &mut self.dirty);
+        self.fading.retain(|&i| {
+            let r = &mut records[i as usize];
+            let duration = r.fade_duration();
+            if duration > 0.0 && playback::fade_weight(t, r.fade_start, duration) < 1.0 {
+                return true;
+            }
+            if duration > 0.0 {
+                r.clip_a = r.clip_b_index();
+                r.phase_offset_a = r.phase_offset_b;
+                r.rate_a = r.rate_b;
+                r.set_clip_b(r.clip_a, 0.0);
+                dirty.mark(i as usize);
+            }
+            flags[i as usize] &= !FLAG_FADING;
+            false
+        });
+    }
+
+    /// The clock value to upload for this frame: seconds since the epoch, `(now - epoch) as f32`.
+    pub fn shader_time(&self) -> f32 {
+        self.clock.shader_time()
+    }
+
+    /// The application clock (absolute time and epoch).
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The records, indexed by [`InstanceId`], exactly as the GPU reads them.
+    pub fn records(&self) -> &[InstanceRecord] {
+        &self.records
+    }
+
+    /// The asset description.
+    pub fn asset(&self) -> &CrowdAsset {
+        &self.asset
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &CrowdConfig {
+        &self.config
+    }
+
+    /// The settings, to change between frames (they apply at the next [`prepare_frame`](Self::prepare_frame)).
+    pub fn config_mut(&mut self) -> &mut CrowdConfig {
+        &mut self.config
+    }
+
+    /// The grid of the last [`prepare_frame`](Self::prepare_frame) (None before the first one with
+    /// instances).
+    pub fn grid(&self) -> Option<&ChunkGrid> {
+        self.spatial.grid.as_ref()
+    }
+
+    /// The instance list as of the last [`prepare_frame`](Self::prepare_frame): every instance once,
+    /// grouped by cell, then the far pool. What the batches index.
+    pub fn instance_list(&self) -> &[u32] {
+        &self.spatial.list
+    }
+
+    /// CPU culling for one camera: brings the grid and instance list up to date, collects the dirty
+    /// record ranges, culls the cells against the camera's frustum, selects their LODs and builds the
+    /// batches of every pass. See the [module documentation](self) for the rules. Allocates only the
+    /// small output vectors (sized from the previous frame); every per-instance and per-cell buffer is
+    /// reused, and per-instance work happens only for instances that moved.
+    pub fn prepare_frame(&mut self, camera: &Camera) -> FrameDraws<'_> {
+        // 1. Membership.
+        let mut movers = std::mem::take(&mut self.movers);
+        for &i in &movers {
+            self.flags[i as usize] &= !FLAG_MOVER;
+        }
+        let had_dirty_list = self.spatial.list_dirty_from.is_some();
+        if self.spatial.needs_rebuild(self.config.cell_size, self.records.len()) {
+            self.spatial.rebuild(&self.records, self.config.cell_size);
+        } else if !movers.is_empty() {
+            self.spatial.apply_moves(&movers, &self.records);
+        }
+        movers.clear();
+        self.movers = movers;
+        let membership_changed = had_dirty_list || self.spatial.list_dirty_from.is_some();
+
+        // 2. Dirty records.
+        let n = self.count();
+        self.dirty.take_ranges(n, self.config.upload_merge_gap, &mut self.ranges);
+
+        // 3. Culling and batches.
+        let frustum = Frustum::from_view_proj(&camera.view_proj);
+        let params = CullParams {
+            config: &self.config,
+            shape: &self.shape,
+            thresholds: &self.asset.lod_distances,
+            lod_triangles: &self.asset.lod_triangles,
+            attachment_triangles: self.asset.attachment_triangles,
+            frustum: &frustum,
+            eye: camera.position,
+            membership_changed,
+        };
+        let out = frame::cull(&mut self.spatial, &mut self.far, &mut self.capacity, &params);
+
+        // 4. Uploads.
+        let spatial = &mut self.spatial;
+        let list_from = spatial.list_dirty_from.take();
+        let list = &spatial.list;
+        let list_upload = match list_from {
+            Some(p) => Some((p as u32, &list[p.min(list.len())..])),
+            None if out.far_rewritten && list.len() > spatial.listed_len => {
+                Some((spatial.listed_len as u32, &list[spatial.listed_len..]))
+            }
+            None => None,
+        };
+        let records = &self.records;
+        let record_uploads: Vec<(u32, &[InstanceRecord])> =
+            self.ranges.iter().map(|&(a, b)| (a, &records[a as usize..b as usize])).collect();
+        let mut stats = out.stats;
+        stats.simulated = n;
+        stats.uploaded_record_bytes =
+            record_uploads.iter().map(|(_, r)| std::mem::size_of_val(*r) as u64).sum();
+        stats.uploaded_list_bytes = list_upload.map_or(0, |(_, l)| std::mem::size_of_val(l) as u64);
+        FrameDraws {
+            record_uploads,
+            list_upload,
+            instance_list_len: list.len() as u32,
+            main_fade: out.main_fade,
+            main_plain: out.main_plain,
+            shadow: out.shadow,
+            attachments: out.attachments,
+            stats,
+        }
+    }
+
+    /// For GPU-driven culling, where the records stay resident and a compute pass culls them: the dirty
+    /// record ranges since the last call of this or [`prepare_frame`](Self::prepare_frame), as in
+    /// [`FrameDraws::record_uploads`], and nothing else (no grid or list work, no culling). Costs
+    /// O(changed records): nothing when nothing changed. Moved and spawned instances stay queued and
+    /// are listed by the next [`prepare_frame`](Self::prepare_frame), so both paths can alternate on
+    /// the same record buffer. (Added to the contract.)
+    pub fn take_record_uploads(&mut self) -> Vec<(u32, &[InstanceRecord])> {
+        let n = self.count();
+        self.dirty.take_ranges(n, self.config.upload_merge_gap, &mut self.ranges);
+        let records = &self.records;
+        self.ranges.iter().map(|&(a, b)| (a, &records[a as usize..b as usize])).collect()
+    }
+
+    /// The nearest shown instance hit by the ray from `origin` along `direction` (world space, metres;
+    /// `direction` need not be unit length), with the distance from `origin` to the hit in metres.
+    ///
+    /// Each instance is a vertical cylinder around its position: radius = the asset bounds' farthest
+    /// horizontal corner from the origin times the scale (so it holds every yaw), height = the bounds'
+    /// y range times the scale. A ray starting inside a cylinder hits it at distance 0. The grid is
+    /// the broadphase: the cells along the ray (widened by the largest cylinder radius) are walked in
+    /// ray order and the walk stops once a hit is nearer than the next column of cells; instances
+    /// moved or spawned since the last frame are tested one by one. `None` for a zero or non-finite
+    /// direction, or when nothing is hit.
+    pub fn pick(&self, origin: [f32; 3], direction: [f32; 3]) -> Option<(InstanceId, f32)> {
+        pick::pick(self, origin, direction)
+    }
+
+    fn clip(&self, clip: u32) -> &Clip {
+        let count = self.asset.clips.len();
+        match self.asset.clips.get(clip as usize) {
+            Some(c) => c,
+            None => panic!("clip {clip} is not a clip of the asset ({count} clips)"),
+        }
+    }
+
+    fn time(&self) -> f32 {
+        self.clock.shader_time()
+    }
+
+    /// The record of `i`, marked dirty.
+    fn record_mut(&mut self, i: InstanceId) -> &mut InstanceRecord {
+        let count = self.records.len();
+        assert!((i as usize) < count, "instance {i} out of range (count {count})");
+        self.dirty.mark(i as usize);
+        &mut self.records[i as usize]
+    }
+
+    fn queue_mover(&mut self, i: InstanceId) {
+        let f = &mut self.flags[i as usize];
+        if *f & FLAG_MOVER == 0 {
+            *f |= FLAG_MOVER;
+            self.movers.push(i);
+        }
+    }
+
+    /// The stride-matched rate of `clip` at `speed` (None: not locomotion or no speed set).
+    fn rate_for(&self, clip: u32, speed: f32) -> Option<f32> {
+        let c = self.asset.clips.get(clip as usize)?;
+        if c.is_locomotion() { playback::stride_matched_rate(speed, c.stride) } else { None }
+    }
+
+    /// New `(rate, offset)` of a slot playing `clip` at `offset`/`rate` when the speed becomes `speed`
+    /// at shader time `t`.
+    fn retime(&self, clip: u32, offset: f32, rate: f32, speed: f32, t: f32) -> (f32, f32) {
+        let Some(c) = self.asset.clips.get(clip as usize) else { return (rate, offset) };
+        let new_rate = self.rate_for(clip, speed).unwrap_or_else(|| c.natural_rate());
+        if new_rate == rate {
+            return (rate, offset);
+        }
+        let new_offset = match c.mode {
+            ClipMode::Looping => playback::retimed_offset(offset, f64::from(t), rate, new_rate),
+            ClipMode::OneShot => one_shot_offset(
+                f64::from(offset) + f64::from(t) * (f64::from(rate) - f64::from(new_rate)),
+                new_rate,
+            ),
+        };
+        (new_rate, new_offset)
+    }
+}
+
+/// The offset that puts a clip of `mode` at `phase` at shader time `t` when played at `rate`.
+fn start_offset(mode: ClipMode, phase: f32, t: f32, rate: f32) -> f32 {
+    match mode {
+        ClipMode::Looping => playback::retimed_offset(phase, f64::from(t), 0.0, rate),
+        ClipMode::OneShot => one_shot_offset(f64::from(phase) - f64::from(t) * f64::from(rate), rate),
+    }
+}
+
+/// A one-shot clip's offset `x` (cycles, unwrapped: one-shot phases clamp, they do not wrap), kept
+/// small: once the clip has ended (`x >= 1` playing forwards) it stays ended, so 1 is stored, and
+/// likewise 0 for a clip played backwards past its start.
+fn one_shot_offset(x: f64, rate: f32) -> f32 {
+    if rate >= 0.0 && x >= 1.0 {
+        1.0
+    } else if rate <= 0.0 && x <= 0.0 {
+        0.0
+    } else {
+        x as f32
+    }
+}
+
+/// A phase offset under an epoch moved forward by `delta` seconds: [`playback::EpochShift::offset`]
+/// for looping clips (wraps); unwrapped for one-shot clips, whose phase clamps instead of wrapping.
+fn shift_offset(mode: ClipMode, offset: f32, delta: f64, rate: f32) -> f32 {
+    match mode {
+        ClipMode::Looping => playback::EpochShift { delta }.offset(offset, rate),
+        ClipMode::OneShot => one_shot_offset(f64::from(offset) + delta * f64::from(rate), rate),
+    }
+}

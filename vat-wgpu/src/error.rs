@@ -1,0 +1,83 @@
+//! The one error type of the backend.
+
+/// Everything that can go wrong in vat-wgpu that a caller cannot rule out in advance.
+///
+/// Misuse that is a programming error (a target of the wrong size, an asset uploaded by another
+/// renderer) is a panic with a clear message instead.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RenderError {
+    /// No Vulkan adapter at all (not even the software one).
+    #[error(
+        "no GPU adapter found: install Mesa's software Vulkan driver \
+         (`apt-get install -y mesa-vulkan-drivers libvulkan1` as root on Debian/Ubuntu) or a GPU driver"
+    )]
+    NoAdapter,
+    /// The adapter lacks a feature the renderer needs.
+    #[error("{adapter} lacks the {feature} feature, which vat-wgpu needs ({why})")]
+    MissingFeature {
+        /// The wgpu feature, e.g. `INDIRECT_FIRST_INSTANCE`.
+        feature: &'static str,
+        /// Why it is needed.
+        why: &'static str,
+        /// Which adapter or device: `adapter "llvmpipe ..."`, or `the device` when it was opened
+        /// without the feature (request it in `DeviceDescriptor::required_features`).
+        adapter: String,
+    },
+    /// The device was opened with a limit lower than the renderer needs.
+    #[error(
+        "device limit {limit} is {available}, vat-wgpu needs {required} \
+         (request the adapter's limits: `required_limits: adapter.limits()`)"
+    )]
+    LimitTooLow {
+        /// The wgpu limit's field name.
+        limit: &'static str,
+        /// What the renderer needs.
+        required: u64,
+        /// What the device has.
+        available: u64,
+    },
+    /// A texture of the asset is larger than the device allows.
+    #[error("{what} texture of {width} x {height} exceeds the device limit of {limit} texels per side")]
+    TextureTooLarge {
+        /// Which texture.
+        what: &'static str,
+        /// Its width in texels.
+        width: u32,
+        /// Its height in texels.
+        height: u32,
+        /// `max_texture_dimension_2d` of the device.
+        limit: u32,
+    },
+    /// A buffer of the asset or crowd is larger than the device allows.
+    #[error("{what} buffer of {size} bytes exceeds the device limit of {limit} bytes")]
+    BufferTooLarge {
+        /// Which buffer.
+        what: &'static str,
+        /// Its size in bytes.
+        size: u64,
+        /// The device limit that applies (storage binding or buffer size).
+        limit: u64,
+    },
+    /// Bone mode was asked for an asset baked without `--bones`.
+    #[error("the asset was baked without bones (bake with --bones for bone mode)")]
+    AssetHasNoBones,
+    /// The asset has no vertex animation texture.
+    #[error("the asset has no vertex animation texture")]
+    AssetHasNoVertexAnimation,
+    /// The asset has no LODs (no index buffer), so there is nothing to draw.
+    #[error("the asset has no LOD index ranges")]
+    AssetHasNoLods,
+    /// The asset's vertex format is not decoded by the shader yet.
+    #[error("vertex format {0:?} is not supported by the shader yet (bake with --format packed64)")]
+    UnsupportedFormat(vat_core::encoding::VertexFormat),
+    /// The asset data is inconsistent (should not happen for a validated asset).
+    #[error(transparent)]
+    Core(#[from] vat_core::Error),
+    /// wgpu reported an error (out of memory, validation) while creating resources or recording.
+    #[error("wgpu error: {0}")]
+    Device(String),
+    /// Reading a buffer or texture back failed.
+    #[error("readback failed: {0}")]
+    Readback(String),
+}

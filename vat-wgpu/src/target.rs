@@ -1,0 +1,119 @@
+//! An offscreen colour + depth target that can be read back.
+
+use std::sync::mpsc;
+
+use crate::{RenderError, RenderTarget, RendererConfig};
+
+/// Colour and depth textures for rendering without a window, with a readback to tightly packed RGBA8.
+#[derive(Debug)]
+pub struct HeadlessTarget {
+    color: wgpu::Texture,
+    color_view: wgpu::TextureView,
+    depth_view: wgpu::TextureView,
+    size: [u32; 2],
+}
+
+impl HeadlessTarget {
+    /// Creates the textures: colour of `config.color_format` (which must be a 4-byte RGBA or BGRA
+    /// format for [`read_rgba8`](Self::read_rgba8)), depth of `config.depth_format`, `size` pixels
+    /// (each side at least 1).
+    pub fn new(device: &wgpu::Device, size: [u32; 2], config: RendererConfig) -> Self {
+        let extent =
+            wgpu::Extent3d { width: size[0].max(1), height: size[1].max(1), depth_or_array_layers: 1 };
+        let make = |label, format, usage| {
+            device.create_texture(&wgpu::TextureDescriptor {
+                label: Some(label),
+                size: extent,
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage,
+                view_formats: &[],
+            })
+        };
+        let color = make(
+            "vat headless colour",
+            config.color_format,
+            wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        );
+        let depth = make("vat headless depth", config.depth_format, wgpu::TextureUsages::RENDER_ATTACHMENT);
+        let color_view = color.create_view(&wgpu::TextureViewDescriptor::default());
+        let depth_view = depth.create_view(&wgpu::TextureViewDescriptor::default());
+        Self { color, color_view, depth_view, size: [extent.width, extent.height] }
+    }
+
+    /// The views to render into.
+    pub fn target(&self) -> RenderTarget<'_> {
+        RenderTarget { color: &self.color_view, depth: &self.depth_view, size: self.size }
+    }
+
+    /// Width and height in pixels.
+    pub fn size(&self) -> [u32; 2] {
+        self.size
+    }
+
+    /// Copies the colour texture back: `width * height * 4` bytes, rows top to bottom, RGBA order
+    /// (BGRA formats are swizzled), values as stored (sRGB-encoded for `*Srgb` formats). Waits for
+    /// the GPU.
+    ///
+    /// # Errors
+    /// [`RenderError::Readback`] if the format is not 4 bytes per pixel or mapping fails.
+    pub fn read_rgba8(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<u8>, RenderError> {
+        let format = self.color.format();
+        if format.block_copy_size(None) != Some(4) {
+            return Err(RenderError::Readback(format!("colour format {format:?} is not 4 bytes per pixel")));
+        }
+        let bgra = matches!(format, wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb);
+        let [width, height] = self.size;
+        let row = width * 4;
+        let padded = row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+        let staging = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("vat headless readback"),
+            size: u64::from(padded) * u64::from(height),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+        encoder.copy_texture_to_buffer(
+            self.color.as_image_copy(),
+            wgpu::TexelCopyBufferInfo {
+                buffer: &staging,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(padded),
+                    rows_per_image: Some(height),
+                },
+            },
+            self.color.size(),
+        );
+        queue.submit([encoder.finish()]);
+        let bytes = read_mapped(device, &staging)?;
+        let mut out = Vec::with_capacity((row * height) as usize);
+        for y in 0..height as usize {
+            let start = y * padded as usize;
+            out.extend_from_slice(&bytes[start..start + row as usize]);
+        }
+        if bgra {
+            for px in out.chunks_exact_mut(4) {
+                px.swap(0, 2);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Maps a `MAP_READ` buffer, waits, and copies its contents out.
+pub(crate) fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>, RenderError> {
+    let (tx, rx) = mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = tx.send(r);
+    });
+    device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| RenderError::Readback(e.to_string()))?;
+    rx.recv()
+        .map_err(|e| RenderError::Readback(e.to_string()))?
+        .map_err(|e| RenderError::Readback(e.to_string()))?;
+    let bytes = buffer.get_mapped_range(..).map_err(|e| RenderError::Readback(e.to_string()))?.to_vec();
+    buffer.unmap();
+    Ok(bytes)
+}
