@@ -1,5 +1,8 @@
 //! # vat examples
 //!
-//! Not filled in yet. This crate will hold the crowd example, written once against `vat_core`'s API
-//! plus a backend chosen by a type parameter, and a headless rendering example. The runnable programs
-//! will live in `examples/examples/`.
+//! Runnable programs live in `examples/examples/` (`cargo run --release -p vat-examples --example crowd`).
+//! This library holds what they share: a small crowd simulation written only against `vat_core`'s API
+//! ([`sim`]), and helpers to get an asset and save an image ([`support`]).
+
+pub mod sim;
+pub mod support;

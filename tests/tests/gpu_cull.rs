@@ -86,6 +86,7 @@ fn gpu_and_cpu_culling_agree_with_the_per_instance_frustum_test() {
             let mut probe = crowd.clone();
             let draws = probe.prepare_frame(camera);
             let batches: Vec<_> = draws.main_fade.iter().chain(&draws.main_plain).copied().collect();
+            let cpu_stats = draws.stats;
             let list = probe.instance_list();
             let mut cpu_drawn = BTreeSet::new();
             for b in &batches {
@@ -97,6 +98,9 @@ fn gpu_and_cpu_culling_agree_with_the_per_instance_frustum_test() {
             let report = renderer
                 .render(&mut encoder, &gpu_asset, &mut crowd, camera, target.target(), &options)
                 .unwrap();
+            // GPU culling reports only what the CPU knows: no CPU culling ran.
+            assert_eq!(report.stats.simulated, crowd.count());
+            assert_eq!((report.stats.visible_cells, report.stats.draws_main), (0, 0));
             gpu.queue.submit([encoder.finish()]);
             let lists = renderer.read_gpu_visible().unwrap();
             let mut gpu_drawn = BTreeSet::new();
@@ -137,8 +141,8 @@ fn gpu_and_cpu_culling_agree_with_the_per_instance_frustum_test() {
                 lists.len(),
                 lists.iter().map(Vec::len).collect::<Vec<_>>(),
                 cpu_drawn.len(),
-                report.stats.visible_cells,
-                report.stats.draws_main,
+                cpu_stats.visible_cells,
+                cpu_stats.draws_main,
             );
             assert!(missing.is_empty(), "camera {k}: the GPU path misses {missing:?}");
             assert!(

@@ -346,3 +346,83 @@ fn attachments_follow_the_head_and_the_accessory_bit() {
         }
     }
 }
+
+/// GPU culling runs no CPU culling (the crowd's grid is never built; the report carries only the
+/// instance count and the dirty record bytes), uploads every record the first time and only the
+/// changed ones after; the two paths alternate on one renderer (the instance list, untouched by GPU
+/// frames, is uploaded whole at the next CPU frame), also across a grown record buffer: every frame
+/// equals the same frame rendered by a second renderer from a fresh upload of a copy of the crowd.
+#[test]
+fn gpu_culling_skips_the_cpu_frame_and_the_paths_alternate() {
+    use vat_core::crowd::CrowdStats;
+    use vat_wgpu::Culling;
+    let uniforms = std::mem::size_of::<vat_core::gpu::FrameUniforms>() as u64;
+    let cull = std::mem::size_of::<vat_core::gpu::CullParams>() as u64;
+    let gpu = RenderOptions { culling: Culling::Gpu, ..Default::default() };
+    let cpu = RenderOptions { culling: Culling::Cpu, ..Default::default() };
+    // 64 instances: exactly the smallest record buffer.
+    let mut s = scene(8);
+    s.crowd.advance(0.3);
+    let asset = Asset::parse(humanoid_vat()).unwrap();
+    let mut reference = Renderer::new(&s.gpu.device, &s.gpu.queue, RendererConfig::default()).unwrap();
+    let reference_asset = reference.upload(&asset).unwrap();
+    // Renders with `options`, then the same frame with the reference renderer from scratch.
+    let mut check = |s: &mut Scene, options: &RenderOptions, what: &str| {
+        let (report, image) = render(s, options);
+        let mut copy = s.crowd.clone();
+        reference.forget_crowd();
+        let mut encoder = s.gpu.device.create_command_encoder(&Default::default());
+        reference
+            .render(&mut encoder, &reference_asset, &mut copy, &s.camera, s.target.target(), options)
+            .unwrap();
+        s.gpu.queue.submit([encoder.finish()]);
+        let fresh = s.target.read_rgba8(&s.gpu.device, &s.gpu.queue).unwrap();
+        assert!(covered(&image) > 1000, "{what}: blank");
+        assert!(image == fresh, "{what}: differs from a fresh upload");
+        report
+    };
+
+    let first = check(&mut s, &gpu, "first GPU frame");
+    let n = s.crowd.count();
+    let all = u64::from(n) * 64;
+    assert!(s.crowd.grid().is_none(), "GPU culling built the crowd's grid");
+    let expected = CrowdStats { simulated: n, uploaded_record_bytes: all, ..CrowdStats::default() };
+    assert_eq!(first.stats, expected);
+    assert_eq!(first.uploaded_bytes, all + uniforms + cull);
+    assert_eq!(first.dispatches, 1);
+
+    // One instance moves to another cell: one record, still no CPU culling.
+    s.crowd.set_transform(5, [9.0, 0.0, -3.0], 0.5);
+    let moved = check(&mut s, &gpu, "GPU frame after a move");
+    assert_eq!((moved.stats.uploaded_record_bytes, moved.uploaded_bytes), (64, 64 + uniforms + cull));
+    assert!(s.crowd.grid().is_none());
+
+    // CPU culling after GPU frames: the whole list goes up, no record (already resident).
+    let to_cpu = check(&mut s, &cpu, "CPU frame after GPU frames");
+    assert_eq!(to_cpu.stats.uploaded_record_bytes, 0);
+    assert!(to_cpu.uploaded_bytes >= uniforms + u64::from(n) * 4, "{to_cpu:?}");
+
+    // Back to the GPU with a move whose listing waits for the next CPU frame (an incremental list
+    // update on a list the GPU frames left alone).
+    s.crowd.set_transform(7, [-8.0, 0.0, 4.0], 1.5);
+    check(&mut s, &gpu, "GPU frame after a CPU frame");
+    let late = check(&mut s, &cpu, "CPU frame with a move listed late");
+    assert_eq!(late.stats.uploaded_record_bytes, 0);
+    assert!(late.stats.uploaded_list_bytes > 0, "{late:?}");
+
+    // A far pool holding every instance grows the list buffer (to 128 entries).
+    s.crowd.config_mut().lod_bias = 10.0;
+    check(&mut s, &cpu, "CPU frame, everything in the far pool");
+    s.crowd.config_mut().lod_bias = 0.0;
+    // The crowd outgrows the record buffer during a GPU frame (new, empty buffers of 128 records and
+    // 128 list entries); two spawns next to instance 5 (moved away from the others) change only the
+    // tail of the list, so the next CPU frame must upload the whole list itself.
+    for (k, z) in [-1.5f32, -4.5].into_iter().enumerate() {
+        let id = s.crowd.spawn([9.5, 0.0, z], 0.3, k as u32);
+        s.crowd.set_variant(id, 77);
+    }
+    let grown = check(&mut s, &gpu, "GPU frame after growth");
+    assert_eq!(grown.stats.simulated, n + 2);
+    assert!(grown.uploaded_bytes >= u64::from(n + 2) * 64, "{grown:?}");
+    check(&mut s, &cpu, "CPU frame after growth");
+}

@@ -152,9 +152,14 @@ pub struct RenderTarget<'a> {
 /// What one [`Renderer::render`] call did.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FrameReport {
-    /// The crowd's statistics of this frame, from `Crowd::prepare_frame` (which runs in both modes:
-    /// GPU culling needs its dirty record ranges). With GPU culling, which instances were drawn is
-    /// known only on the GPU ([`Renderer::read_gpu_visible`]); the CPU figures then describe the cells.
+    /// The crowd's statistics of this frame.
+    ///
+    /// CPU culling: those of `Crowd::prepare_frame`. GPU culling runs no CPU culling, so only what the
+    /// CPU knows is filled in: `simulated` (the crowd's instance count) and `uploaded_record_bytes`
+    /// (the bytes of the crowd's dirty record ranges, as on the CPU path); every other field is 0.
+    /// Which instances the GPU drew, at which LOD, is known only on the GPU: read it back with
+    /// [`Renderer::read_gpu_visible`] after submitting. The bytes actually written this frame
+    /// (including a full upload) are in [`uploaded_bytes`](Self::uploaded_bytes).
     pub stats: CrowdStats,
     /// Draw calls recorded in the colour pass (bodies).
     pub draws_main: u32,

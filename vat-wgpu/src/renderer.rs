@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use vat_core::container::{Asset, Lod};
-use vat_core::crowd::{Camera, Crowd, DrawBatch, Frustum};
+use vat_core::crowd::{Camera, Crowd, CrowdStats, DrawBatch, FrameDraws, Frustum};
 use vat_core::encoding::VertexFormat;
 use vat_core::gpu::{
     self, AssetConstants, AttachmentMesh, CullParams, DecodeParams, DecodedVertex, FrameInputs,
@@ -148,12 +148,25 @@ struct CrowdBuffers {
     colour_gpu: wgpu::BindGroup,
     depth_gpu: wgpu::BindGroup,
     compute: wgpu::BindGroup,
-    /// Whether the GPU records and list mirror the crowd (false: upload everything next frame).
-    synced: bool,
+    /// Whether the GPU records mirror the crowd's (false: upload every record next frame).
+    records_synced: bool,
+    /// Whether the GPU instance list mirrors the crowd's as of its last `Crowd::prepare_frame`
+    /// (false: upload the whole list at the next CPU-culled frame). The GPU-culled path neither
+    /// reads nor writes the list.
+    list_synced: bool,
     /// Records the crowd had at the last frame (a smaller count means another crowd: resync).
     last_count: u32,
     /// LODs of the last GPU-culled frame (for [`Renderer::read_gpu_visible`]); 0 before any.
     gpu_lods: u32,
+}
+
+/// The CPU-culled path's batches of one frame (all empty on the GPU-culled path).
+#[derive(Debug, Default)]
+struct Batches {
+    main_fade: Vec<DrawBatch>,
+    main_plain: Vec<DrawBatch>,
+    shadow: Vec<DrawBatch>,
+    attachments: Vec<DrawBatch>,
 }
 
 /// Renders crowds of uploaded assets with vat-core's shader; see the crate docs.
@@ -670,11 +683,12 @@ impl Renderer {
     }
 
     /// Forgets the GPU copy of the crowd's records: the next [`render`](Self::render) uploads every
-    /// record and the whole instance list. Call it before rendering another crowd with this
+    /// record, and the next CPU-culled one the whole instance list. Call it before rendering another crowd with this
     /// renderer.
     pub fn forget_crowd(&mut self) {
         if let Some(c) = &mut self.crowd {
-            c.synced = false;
+            c.records_synced = false;
+            c.list_synced = false;
         }
     }
 
@@ -759,7 +773,8 @@ impl Renderer {
             args_template,
             template_for: None,
             cull_params,
-            synced: false,
+            records_synced: false,
+            list_synced: false,
             last_count: 0,
             gpu_lods: 0,
         };
@@ -767,11 +782,108 @@ impl Renderer {
         Ok(())
     }
 
-    /// Records one frame of `crowd` seen by `camera` into `encoder`: runs the crowd's CPU frame
-    /// preparation (`Crowd::prepare_frame`), queues the changed records and instance-list entries
-    /// (written at the next `queue.submit`), then records the culling compute pass (GPU culling),
-    /// the shadow pass and the colour pass (cleared). Call it at most once per submitted encoder:
-    /// per-frame buffers are shared between calls.
+    /// The queue and the per-crowd buffers for `count` records (and `list_len` list entries), marked
+    /// unsynced when the crowd shrank (another crowd).
+    fn crowd_buffers(
+        &mut self,
+        count: u32,
+        list_len: u32,
+    ) -> Result<(&wgpu::Queue, &mut CrowdBuffers), RenderError> {
+        self.ensure_crowd_buffers(count, list_len)?;
+        let Some(buffers) = self.crowd.as_mut() else {
+            return Err(RenderError::Device("internal: crowd buffers missing".into()));
+        };
+        if count < buffers.last_count {
+            buffers.records_synced = false;
+            buffers.list_synced = false;
+        }
+        buffers.last_count = count;
+        Ok((&self.queue, buffers))
+    }
+
+    /// The GPU-culled path's CPU work: queues the crowd's dirty record ranges
+    /// (`Crowd::take_record_uploads`), or every record when the GPU copy is not synced. O(changed
+    /// records); no culling, no instance list, nothing proportional to the crowd when nothing changed.
+    /// Returns the statistics the CPU knows (simulated instances, dirty record bytes) and the bytes
+    /// queued.
+    fn sync_records(&mut self, crowd: &mut Crowd) -> Result<(CrowdStats, u64), RenderError> {
+        let count = crowd.count();
+        let (queue, buffers) = self.crowd_buffers(count, 0)?;
+        // Taken even for a full upload: it clears the crowd's dirty set.
+        let ranges = crowd.take_record_uploads();
+        let dirty_bytes: u64 = ranges.iter().map(|(_, r)| size_of_val(*r) as u64).sum();
+        let mut uploaded = 0u64;
+        if buffers.records_synced {
+            for (first, records) in &ranges {
+                let bytes: &[u8] = bytemuck::cast_slice(records);
+                queue.write_buffer(&buffers.records, u64::from(*first) * 64, bytes);
+                uploaded += bytes.len() as u64;
+            }
+        } else {
+            drop(ranges);
+            let records: &[u8] = bytemuck::cast_slice(crowd.records());
+            queue.write_buffer(&buffers.records, 0, records);
+            uploaded += records.len() as u64;
+            buffers.records_synced = true;
+        }
+        let stats =
+            CrowdStats { simulated: count, uploaded_record_bytes: dirty_bytes, ..CrowdStats::default() };
+        Ok((stats, uploaded))
+    }
+
+    /// The CPU-culled path's CPU work: `Crowd::prepare_frame`, then queues its dirty record ranges and
+    /// list entries (everything the GPU copy lacks when unsynced). Returns the crowd's statistics, the
+    /// batches and the bytes queued.
+    fn sync_cpu_frame(
+        &mut self,
+        crowd: &mut Crowd,
+        camera: &Camera,
+    ) -> Result<(CrowdStats, Batches, u64), RenderError> {
+        let count = crowd.count();
+        let frame = crowd.prepare_frame(camera);
+        let (queue, buffers) = self.crowd_buffers(count, frame.instance_list_len)?;
+        let mut uploaded = 0u64;
+        let (full_records, full_list) = (!buffers.records_synced, !buffers.list_synced);
+        if !full_records {
+            for (first, records) in &frame.record_uploads {
+                let bytes: &[u8] = bytemuck::cast_slice(records);
+                queue.write_buffer(&buffers.records, u64::from(*first) * 64, bytes);
+                uploaded += bytes.len() as u64;
+            }
+        }
+        if !full_list && let Some((first, list)) = frame.list_upload {
+            let bytes: &[u8] = bytemuck::cast_slice(list);
+            queue.write_buffer(&buffers.list, u64::from(first) * 4, bytes);
+            uploaded += bytes.len() as u64;
+        }
+        let FrameDraws { main_fade, main_plain, shadow, attachments, stats, .. } = frame;
+        if full_records {
+            let records: &[u8] = bytemuck::cast_slice(crowd.records());
+            queue.write_buffer(&buffers.records, 0, records);
+            uploaded += records.len() as u64;
+            buffers.records_synced = true;
+        }
+        if full_list {
+            let list: &[u8] = bytemuck::cast_slice(crowd.instance_list());
+            queue.write_buffer(&buffers.list, 0, list);
+            uploaded += list.len() as u64;
+            buffers.list_synced = true;
+        }
+        Ok((stats, Batches { main_fade, main_plain, shadow, attachments }, uploaded))
+    }
+
+    /// Records one frame of `crowd` seen by `camera` into `encoder`: queues the changed records (and,
+    /// with CPU culling, instance-list entries; written at the next `queue.submit`), then records the
+    /// culling compute pass (GPU culling), the shadow pass and the colour pass (cleared). Call it at
+    /// most once per submitted encoder: per-frame buffers are shared between calls.
+    ///
+    /// CPU culling runs the crowd's frame preparation (`Crowd::prepare_frame`: grid, instance list,
+    /// culling, LOD, batches). GPU culling runs none of it: it takes only the crowd's dirty record
+    /// ranges (`Crowd::take_record_uploads`), so its CPU cost does not grow with the crowd (nothing
+    /// per instance when nothing changed); the compute pass culls. After
+    /// [`forget_crowd`](Self::forget_crowd), a new or grown record buffer, or a smaller crowd than last
+    /// frame, every record is uploaded once (and, at the next CPU-culled frame, the whole instance
+    /// list). Both paths can alternate on the same crowd.
     ///
     /// `crowd` must have been built from the same asset as `asset` (`CrowdAsset::from_manifest`).
     /// Shadows are drawn when both [`RenderOptions::shadows`] and the crowd's `CrowdConfig::shadows`
@@ -802,39 +914,15 @@ impl Renderer {
         let thresholds = crowd.asset().lod_distances;
         let lod_count = thresholds.lod_count().min(asset.lod_count()).clamp(1, MAX_LODS as u32);
 
-        // 1. CPU frame: dirty records, instance list, batches.
-        let frame = crowd.prepare_frame(camera);
-        self.ensure_crowd_buffers(count, frame.instance_list_len)?;
-        let Some(buffers) = self.crowd.as_mut() else {
-            return Err(RenderError::Device("internal: crowd buffers missing".into()));
+        // 1. CPU frame: dirty records (both paths); instance list and batches (CPU culling only).
+        let gpu_culling = options.culling == Culling::Gpu;
+        let (stats, batches, mut uploaded) = if gpu_culling {
+            let (stats, uploaded) = self.sync_records(crowd)?;
+            (stats, Batches::default(), uploaded)
+        } else {
+            self.sync_cpu_frame(crowd, camera)?
         };
-        if count < buffers.last_count {
-            buffers.synced = false;
-        }
-        buffers.last_count = count;
-        let mut uploaded = 0u64;
-        let full = !buffers.synced;
-        if !full {
-            for (first, records) in &frame.record_uploads {
-                let bytes: &[u8] = bytemuck::cast_slice(records);
-                self.queue.write_buffer(&buffers.records, u64::from(*first) * 64, bytes);
-                uploaded += bytes.len() as u64;
-            }
-            if let Some((first, list)) = frame.list_upload {
-                let bytes: &[u8] = bytemuck::cast_slice(list);
-                self.queue.write_buffer(&buffers.list, u64::from(first) * 4, bytes);
-                uploaded += bytes.len() as u64;
-            }
-        }
-        let vat_core::crowd::FrameDraws { main_fade, main_plain, shadow, attachments, stats, .. } = frame;
-        if full {
-            let records: &[u8] = bytemuck::cast_slice(crowd.records());
-            let list: &[u8] = bytemuck::cast_slice(crowd.instance_list());
-            self.queue.write_buffer(&buffers.records, 0, records);
-            self.queue.write_buffer(&buffers.list, 0, list);
-            uploaded += (records.len() + list.len()) as u64;
-            buffers.synced = true;
-        }
+        let Batches { main_fade, main_plain, shadow, attachments } = batches;
 
         // 2. Uniforms.
         let shadows = options.shadows && config.shadows;
@@ -916,7 +1004,6 @@ impl Renderer {
         };
 
         // 4. GPU culling.
-        let gpu_culling = options.culling == Culling::Gpu;
         if gpu_culling {
             let key = (asset.id, buffers.capacity);
             if buffers.template_for != Some(key) {

@@ -5,6 +5,8 @@
 //! - `cargo xtask ci`: what CI runs: formatting, clippy with warnings denied, rustdoc with warnings
 //!   denied, then the same steps as `cargo xtask test`.
 //! - `cargo xtask deps`: only the system-package step.
+//! - `cargo xtask render [ARGS...]`: the system-package step, then `vat render ARGS` in release (the
+//!   README's main-job command: a crowd image on a fresh machine, software Vulkan driver included).
 
 use std::process::Command;
 
@@ -26,8 +28,14 @@ fn main() -> Result<()> {
             deps()?;
             ci()
         }
+        Some("render") => {
+            deps()?;
+            let mut cmd = cargo();
+            cmd.args(["run", "--release", "--locked", "-p", "vat-cli", "--", "render"]).args(&args[1..]);
+            run(cmd)
+        }
         _ => {
-            eprintln!("usage: cargo xtask <test|ci|deps>");
+            eprintln!("usage: cargo xtask <test|ci|deps|render [vat render args]>");
             std::process::exit(2);
         }
     }

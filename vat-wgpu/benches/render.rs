@@ -1,0 +1,213 @@
+//! CPU cost of one frame of `Renderer::render`, CPU and GPU culling, on the headless device (the
+//! software Vulkan driver, lavapipe, where there is one): `cargo bench -p vat-wgpu --bench render`.
+//!
+//! The issue's target for the GPU-driven path: <= 0.05 ms of CPU per frame at any instance count.
+//!
+//! Scene: the baked procedural humanoid (default bake options: Packed64, 5 LODs, the cap attachment);
+//! N instances spread uniformly over a square of side `sqrt(N) * 2` m (4 m² each), static (nothing
+//! moves, the clock does not advance: a re-base of the epoch, every 64 s of shader time, would upload
+//! every record once); the camera at the square's west edge, 10 m up, looking across it (90 degrees,
+//! far plane at 80 m: it sees part of the crowd), default crowd config and render options (shadows
+//! on), a 64x64 target.
+//!
+//! - `render/{cpu,gpu}/N`: timed: the `render` call alone (CPU culling: `Crowd::prepare_frame`, the
+//!   queued uploads and the recording of the passes; GPU culling: `Crowd::take_record_uploads`, the
+//!   queued uploads and the recording, culling pass included). Untimed, per frame: creating the
+//!   encoder, `finish`, `submit` and waiting for the GPU (so no frame overlaps the next). The mean
+//!   time of `finish` (where wgpu may encode deferred commands) is printed for the record.
+//! - `take_record_uploads/{static,move1pct}/N`: the GPU path's crowd work alone; `move1pct` moves a
+//!   different random 1 % of the instances before each call (untimed).
+//!
+//! Sampling is flat and short (the GPU frame behind every timed `render`, unmeasured, is what takes
+//! the time on a software driver).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_main};
+use vat_core::container::Asset;
+use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
+use vat_wgpu::{
+    Culling, FrameReport, GpuAsset, HeadlessTarget, RenderOptions, Renderer, RendererConfig, headless_device,
+};
+
+const SIZE: [u32; 2] = [64, 64];
+const COUNTS: [u32; 4] = [1_000, 10_000, 100_000, 1_000_000];
+const SAMPLES: usize = 20;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f32 {
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 40) as f32) / (1u64 << 24) as f32
+    }
+}
+
+/// The procedural humanoid, baked with default options, as `.vat` bytes.
+fn humanoid() -> Vec<u8> {
+    let rig = vat_bake::procgen::humanoid();
+    let bake = vat_bake::prepare::prepare(&rig, &Default::default()).expect("the humanoid bakes");
+    bake.to_vat_bytes().expect("the bake serialises")
+}
+
+/// `n` static instances over a square of side `sqrt(n) * 2` m, and that side.
+fn crowd(asset: &CrowdAsset, n: u32) -> (Crowd, f32) {
+    let side = (n as f32).sqrt() * 2.0;
+    let mut rng = Rng(u64::from(n));
+    let mut crowd = Crowd::new(asset.clone(), CrowdConfig::default());
+    let clips = asset.clips.len() as u32;
+    for i in 0..n {
+        let p = [rng.next() * side, 0.0, rng.next() * side];
+        let id = crowd.spawn_at_phase(p, rng.next() * std::f32::consts::TAU, i % clips, rng.next());
+        crowd.set_variant(id, ((i * 37) & 0xFF) | (vat_core::instance::VARIANT_ACCESSORY * (i % 2)));
+    }
+    (crowd, side)
+}
+
+fn camera(side: f32) -> Camera {
+    let eye = [-5.0, 10.0, side * 0.5];
+    let target = [side * 0.5, 0.0, side * 0.5];
+    Camera::look_at(eye, target, std::f32::consts::FRAC_PI_2, SIZE[0] as f32 / SIZE[1] as f32, 0.5, 80.0)
+}
+
+struct Gpu {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    renderer: Renderer,
+    asset: GpuAsset,
+    target: HeadlessTarget,
+}
+
+/// Times of one frame.
+struct Frame {
+    render: Duration,
+    finish: Duration,
+    report: FrameReport,
+}
+
+impl Gpu {
+    /// One frame: `render` (timed), then `finish` (timed apart), submit and wait.
+    fn frame(&mut self, crowd: &mut Crowd, camera: &Camera, options: &RenderOptions) -> Frame {
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        let start = Instant::now();
+        let report = self
+            .renderer
+            .render(&mut encoder, &self.asset, crowd, camera, self.target.target(), options)
+            .expect("render");
+        let render = start.elapsed();
+        let start = Instant::now();
+        let commands = encoder.finish();
+        let finish = start.elapsed();
+        self.queue.submit([commands]);
+        self.device.poll(wgpu::PollType::wait_indefinitely()).expect("the GPU finishes the frame");
+        Frame { render, finish, report }
+    }
+}
+
+fn render(c: &mut Criterion) {
+    let bytes = humanoid();
+    let asset = Asset::parse(&bytes).expect("the bake parses");
+    let crowd_asset = CrowdAsset::from_manifest(asset.manifest()).expect("crowd asset");
+    let (device, queue, info) = headless_device().expect("a headless device (cargo xtask deps)");
+    eprintln!("adapter: {} ({:?})", info.name, info.device_type);
+    let config = RendererConfig::default();
+    let mut renderer = Renderer::new(&device, &queue, config).expect("renderer");
+    let gpu_asset = renderer.upload(&asset).expect("upload");
+    let target = HeadlessTarget::new(&device, SIZE, config);
+    let mut gpu = Gpu { device, queue, renderer, asset: gpu_asset, target };
+
+    let mut group = c.benchmark_group("render");
+    group.sampling_mode(SamplingMode::Flat).sample_size(SAMPLES).warm_up_time(Duration::from_millis(20));
+    for n in COUNTS {
+        let (mut crowd, side) = crowd(&crowd_asset, n);
+        let camera = camera(side);
+        for culling in [Culling::Cpu, Culling::Gpu] {
+            let options = RenderOptions { culling, ..Default::default() };
+            // The first frame uploads everything and creates the pipelines: not what is measured.
+            gpu.renderer.forget_crowd();
+            let first = gpu.frame(&mut crowd, &camera, &options);
+            let second = gpu.frame(&mut crowd, &camera, &options);
+            // At least 2 frames per sample, at most ~20 ms of measured time per sample.
+            let per_sample = second.render.max(Duration::from_micros(1)) * 2;
+            group.measurement_time((per_sample * SAMPLES as u32).max(Duration::from_millis(20)));
+            let (mut frames, mut finish, mut gpu_wall) = (0u32, Duration::ZERO, Duration::ZERO);
+            let name = if culling == Culling::Gpu { "gpu" } else { "cpu" };
+            group.bench_function(BenchmarkId::new(name, n), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = Instant::now();
+                        let frame = gpu.frame(&mut crowd, &camera, &options);
+                        gpu_wall += start.elapsed();
+                        total += frame.render;
+                        finish += frame.finish;
+                        frames += 1;
+                        black_box(frame.report);
+                    }
+                    total
+                })
+            });
+            let r = second.report;
+            eprintln!(
+                "render/{name}/{n}: {frames} frames, finish() {:.1} us mean, whole frame with the GPU wait \
+                 {:.2} ms mean; first frame uploaded {} B; a frame uploads {} B, draws main {} shadow {} \
+                 attachments {}, dispatches {}, stats drawn {} of {}",
+                finish.as_secs_f64() * 1e6 / f64::from(frames.max(1)),
+                gpu_wall.as_secs_f64() * 1e3 / f64::from(frames.max(1)),
+                first.report.uploaded_bytes,
+                r.uploaded_bytes,
+                r.draws_main,
+                r.draws_shadow,
+                r.draws_attachments,
+                r.dispatches,
+                r.stats.drawn,
+                r.stats.simulated,
+            );
+        }
+    }
+    group.finish();
+}
+
+fn take_record_uploads(c: &mut Criterion) {
+    let bytes = humanoid();
+    let asset = Asset::parse(&bytes).expect("the bake parses");
+    let crowd_asset = CrowdAsset::from_manifest(asset.manifest()).expect("crowd asset");
+    let mut group = c.benchmark_group("take_record_uploads");
+    group.sample_size(SAMPLES).warm_up_time(Duration::from_millis(200));
+    group.measurement_time(Duration::from_millis(500));
+    for n in COUNTS {
+        let (mut crowd, side) = crowd(&crowd_asset, n);
+        // The spawns' full range: not what is measured.
+        black_box(crowd.take_record_uploads().len());
+        group.bench_function(BenchmarkId::new("static", n), |b| {
+            b.iter(|| black_box(crowd.take_record_uploads().len()))
+        });
+        let mut rng = Rng(7);
+        group.bench_function(BenchmarkId::new("move1pct", n), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    for _ in 0..(n / 100).max(1) {
+                        let i = (rng.next() * n as f32) as u32 % n;
+                        let r = crowd.records()[i as usize];
+                        let x = (r.position[0] + 0.02).rem_euclid(side);
+                        crowd.set_transform(i, [x, 0.0, r.position[2]], r.yaw);
+                    }
+                    let start = Instant::now();
+                    black_box(crowd.take_record_uploads().len());
+                    total += start.elapsed();
+                }
+                total
+            })
+        });
+    }
+    group.finish();
+}
+
+// criterion's macros generate undocumented public functions.
+#[allow(missing_docs)]
+mod harness {
+    criterion::criterion_group!(benches, super::render, super::take_record_uploads);
+}
+criterion_main!(harness::benches);
