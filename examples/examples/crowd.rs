@@ -30,7 +30,8 @@ fn main() -> Result<()> {
     let gpu_asset = renderer.upload(&asset)?; // backend
     let size = [960, 540];
     let target = HeadlessTarget::new(&device, size, config); // backend
-    let options = RenderOptions { culling, ground: true, ground_half_extent: half * 3.0 + 20.0, ..Default::default() };
+    let options =
+        RenderOptions { culling, ground: true, ground_half_extent: half * 3.0 + 20.0, ..Default::default() };
 
     let dt = 1.0 / 30.0;
     let mut last = None;
@@ -41,7 +42,8 @@ fn main() -> Result<()> {
         let eye = [angle.sin() * half * 1.2, half * 0.5 + 4.0, angle.cos() * half * 1.2];
         let camera = Camera::look_at(eye, [0.0, 0.5, 0.0], 0.9, size[0] as f32 / size[1] as f32, 0.1, 1000.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        let report = renderer.render(&mut encoder, &gpu_asset, &mut crowd, &camera, target.target(), &options)?;
+        let report =
+            renderer.render(&mut encoder, &gpu_asset, &mut crowd, &camera, target.target(), &options)?;
         queue.submit([encoder.finish()]);
         last = Some(report);
     }

@@ -84,7 +84,8 @@ impl Simulation {
             let phase = sim.uniform(0.0, 1.0);
             let id = crowd.spawn_at_phase([position[0], 0.0, position[1]], heading, clip, phase);
             let goal = sim.goal();
-            crowd.set_variant(id, (id % 8) | if id % 2 == 0 { vat_core::instance::VARIANT_ACCESSORY } else { 0 });
+            let accessory = if id.is_multiple_of(2) { vat_core::instance::VARIANT_ACCESSORY } else { 0 };
+            crowd.set_variant(id, (id % 8) | accessory);
             sim.agents.push(Agent { id, position, heading, speed: 0.0, goal, cruise, clip: Some(clip) });
         }
         sim

@@ -275,12 +275,19 @@ pub fn locality_order(indices: &[u32], vertex_count: usize) -> Vec<u32> {
             .collect();
         &valid
     };
-    let cached = meshopt::optimize_vertex_cache(indices, vertex_count);
+    first_touch_order(&meshopt::optimize_vertex_cache(indices, vertex_count), vertex_count)
+}
+
+/// Vertices in the order the (cache-optimised, valid) triangle list `cached` first references
+/// them, then the unreferenced ones in their order: [`locality_order`] after its vertex cache
+/// optimisation.
+fn first_touch_order(cached: &[u32], vertex_count: usize) -> Vec<u32> {
     let mut seen = vec![false; vertex_count];
     let mut order = Vec::with_capacity(vertex_count);
-    for &i in &cached {
-        let s = &mut seen[i as usize];
-        if !*s {
+    for &i in cached {
+        if let Some(s) = seen.get_mut(i as usize)
+            && !*s
+        {
             *s = true;
             order.push(i);
         }
@@ -318,7 +325,10 @@ pub fn reorder_for_locality(set: &mut VertexSet, lods: &mut [Vec<u32>]) -> Resul
         });
     }
     let cached0 = meshopt::optimize_vertex_cache(lod0, n);
-    let order = locality_order(lod0, n);
+    // Every index is in range (checked above): for whole triangles, `locality_order` would
+    // optimise the same list again.
+    let order =
+        if lod0.len().is_multiple_of(3) { first_touch_order(&cached0, n) } else { locality_order(lod0, n) };
     set.remap(&order)?;
     let inverse = inverse_order(&order);
     lods[0] = cached0;

@@ -9,8 +9,11 @@
 //! 2. merge the body meshes ([`VertexSet::from_rig`]), build the LOD chain on the original topology
 //!    ([`crate::lods`]), then renumber the vertices so that texture neighbours are mesh neighbours
 //!    ([`lods::locality_order`]) and rewrite every LOD's indices, before any texture is encoded;
-//! 3. skin every frame ([`skin::skin_frames_into`], the ground truth) and encode the vertex texture
-//!    in the chosen format (positions normalised into the box over every vertex of every frame);
+//! 3. sample every frame's pose once; skin the positions of every frame to find the box positions
+//!    are normalised into (over every vertex of every frame; nothing is stored), then skin each
+//!    frame again (the ground truth, bit for bit [`skin::skin_frames_into`]) and encode it straight
+//!    into the vertex texture in the chosen format, a frame per parallel task, so the skinned
+//!    frames never exist all at once;
 //! 4. optionally the bone texture (`global(node) * inverse_bind` per bone per frame) with joints and
 //!    weights, per-frame tangent frames, and always the sockets, capture tracks, attachments, LODs
 //!    and rest-pose vertex streams.
@@ -111,7 +114,9 @@ impl Default for BakeOptions {
 /// Seconds one stage of [`prepare`] took.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StageTiming {
-    /// The stage ("plan", "lods", "skin", "encode", "bones", "assemble").
+    /// The stage: "plan", "lods", "skin" (sampling every frame's pose and skinning the positions
+    /// for the quantisation box), "encode" (skinning every frame again and encoding it into the
+    /// textures), "bones", "assemble".
     pub stage: &'static str,
     /// Wall-clock seconds.
     pub seconds: f64,
@@ -688,12 +693,118 @@ fn attachment_meshes(rig: &Rig) -> Result<Vec<(usize, String)>> {
     Ok(out)
 }
 
-/// Texels encoded per parallel task: enough to amortise a task, few enough to balance two cores.
+/// Texels per parallel task when encoding given arrays ([`encode_vertex_textures`]): enough to
+/// amortise a task, few enough to balance two cores.
+#[cfg(test)]
 const ENCODE_CHUNK_TEXELS: usize = 1 << 15;
 
-/// [`encoding::encode_vertex_texture`], in parallel over chunks of texels
-/// ([`encoding::encode_vertex_texels`] per chunk, concatenated in texel order), so the bytes are
-/// identical to it, whatever the thread count (tested).
+/// The vertex textures (one per texture of the format) and the tangent texture, if baked.
+type EncodedTextures = (Vec<Vec<u8>>, Option<Vec<u8>>);
+
+/// One block of [`encode_by_block`]: its index, its part of each vertex texture and of the
+/// tangent texture.
+type TextureBlock<'a> = (usize, Vec<&'a mut [u8]>, Option<&'a mut [u8]>);
+
+/// One parallel task's reused buffers in [`encode_by_block`]: a block's skinned attributes and its
+/// encoded texels.
+#[derive(Default)]
+struct BlockScratch {
+    positions: Vec<[f32; 3]>,
+    normals: Vec<[f32; 3]>,
+    tangents: Vec<[f32; 4]>,
+    encoded: Vec<Vec<u8>>,
+}
+
+/// The vertex textures of `format` (and the `Rgba16Float` tangent texture when `with_tangents`),
+/// each padded with zeros to the layout's rectangle, encoded in parallel blocks of `block` texels
+/// (`block >= 1`): block `b` covers texels `b * block ..` (the last one may be shorter);
+/// `fill(texels, positions, normals, tangents)` writes that block's skinned attributes, which are
+/// then encoded with [`encoding::encode_vertex_texels`] (tangent frames with
+/// [`encoding::tangent_frame_to_quat`] of the normal and tangent) straight into the block's part
+/// of the textures. Each block is encoded by one task from its own data, so the bytes equal
+/// [`encoding::encode_vertex_texture`]'s whatever the thread count (tested); the attributes of
+/// only a block per task exist at a time, in reused buffers.
+#[allow(clippy::too_many_arguments)]
+fn encode_by_block<F>(
+    layout: &VertexTextureLayout,
+    format: VertexFormat,
+    bounds: &PositionBounds,
+    bits: [u32; 3],
+    rounding: NormalRounding,
+    with_tangents: bool,
+    block: usize,
+    fill: F,
+) -> Result<EncodedTextures>
+where
+    F: Fn(std::ops::Range<usize>, &mut [[f32; 3]], &mut [[f32; 3]], Option<&mut [[f32; 4]]>) + Sync,
+{
+    let texels = layout.texel_count() as usize;
+    let block = block.max(1);
+    let texel_formats = format.texel_formats();
+    let full_len = |bytes_per_texel: u32| layout.byte_len(bytes_per_texel) as usize;
+    // Zero-filled by the allocator (padding included); the texels are then written once each.
+    let mut textures: Vec<Vec<u8>> =
+        texel_formats.iter().map(|f| vec![0u8; full_len(f.bytes_per_texel())]).collect();
+    let mut tangent_texture = with_tangents.then(|| vec![0u8; full_len(8)]);
+    // Every texture cut into the same blocks of texels, block by block.
+    let mut parts: Vec<std::slice::ChunksMut<'_, u8>> = textures
+        .iter_mut()
+        .zip(texel_formats)
+        .map(|(t, f)| {
+            let size = f.bytes_per_texel() as usize;
+            t[..texels * size].chunks_mut(block * size)
+        })
+        .collect();
+    let mut tangent_parts = tangent_texture.as_mut().map(|t| t[..texels * 8].chunks_mut(block * 8));
+    let blocks: Vec<TextureBlock<'_>> = (0..texels.div_ceil(block))
+        .map(|b| {
+            let outs = parts.iter_mut().filter_map(Iterator::next).collect();
+            (b, outs, tangent_parts.as_mut().and_then(Iterator::next))
+        })
+        .collect();
+    blocks.into_par_iter().try_for_each_init(
+        BlockScratch::default,
+        |scratch, (b, mut outs, tangent_out)| {
+            let range = b * block..((b + 1) * block).min(texels);
+            let len = range.len();
+            scratch.positions.resize(len, [0.0; 3]);
+            scratch.normals.resize(len, [0.0; 3]);
+            if with_tangents {
+                scratch.tangents.resize(len, [0.0; 4]);
+            }
+            let tangents = if with_tangents { Some(&mut scratch.tangents[..len]) } else { None };
+            fill(range, &mut scratch.positions[..len], &mut scratch.normals[..len], tangents);
+            scratch.encoded.resize_with(texel_formats.len(), Vec::new);
+            scratch.encoded.iter_mut().for_each(Vec::clear);
+            encoding::encode_vertex_texels(
+                format,
+                bits,
+                bounds,
+                &scratch.positions[..len],
+                &scratch.normals[..len],
+                rounding,
+                &mut scratch.encoded,
+            )?;
+            for (out, encoded) in outs.iter_mut().zip(&scratch.encoded) {
+                out.copy_from_slice(encoded);
+            }
+            if let Some(out) = tangent_out {
+                for ((texel, t), n) in out.chunks_exact_mut(8).zip(&scratch.tangents).zip(&scratch.normals) {
+                    let q = encoding::tangent_frame_to_quat(*n, *t);
+                    for (c, bytes) in q.iter().zip(texel.chunks_exact_mut(2)) {
+                        bytes.copy_from_slice(&encoding::f32_to_f16_bits(*c).to_le_bytes());
+                    }
+                }
+            }
+            Ok::<(), BakeError>(())
+        },
+    )?;
+    Ok((textures, tangent_texture))
+}
+
+/// [`encoding::encode_vertex_texture`] of given arrays through [`encode_by_block`], in blocks of
+/// [`ENCODE_CHUNK_TEXELS`]: the test that the blocks are encoded and placed exactly.
+#[cfg(test)]
 fn encode_vertex_textures(
     layout: &VertexTextureLayout,
     format: VertexFormat,
@@ -703,63 +814,20 @@ fn encode_vertex_textures(
     normals: &[[f32; 3]],
     rounding: NormalRounding,
 ) -> Result<Vec<Vec<u8>>> {
-    let texel_formats = format.texel_formats();
     if positions.len() as u64 != layout.texel_count() || normals.len() != positions.len() {
         // Let vat-core report the mismatch in its own words.
         return Ok(encoding::encode_vertex_texture(
             layout, format, bounds, bits, positions, normals, rounding,
         )?);
     }
-    let parts: Vec<Vec<Vec<u8>>> = positions
-        .par_chunks(ENCODE_CHUNK_TEXELS)
-        .zip(normals.par_chunks(ENCODE_CHUNK_TEXELS))
-        .map(|(p, n)| {
-            let mut out: Vec<Vec<u8>> = texel_formats
-                .iter()
-                .map(|f| Vec::with_capacity(p.len() * f.bytes_per_texel() as usize))
-                .collect();
-            encoding::encode_vertex_texels(format, bits, bounds, p, n, rounding, &mut out)?;
-            Ok(out)
-        })
-        .collect::<Result<_>>()?;
-    Ok(texel_formats
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let mut texture = Vec::with_capacity(layout.byte_len(f.bytes_per_texel()) as usize);
-            for part in &parts {
-                texture.extend_from_slice(&part[i]);
-            }
-            texture.resize(layout.byte_len(f.bytes_per_texel()) as usize, 0);
-            texture
-        })
-        .collect())
-}
-
-/// The tangent texture: per texel the `Rgba16Float` tangent-frame quaternion
-/// ([`encoding::tangent_frame_to_quat`] of the skinned normal and tangent), in parallel chunks
-/// (byte-identical for any thread count), padded to the layout's rectangle.
-fn encode_tangent_texture(
-    layout: &VertexTextureLayout,
-    tangents: &[[f32; 4]],
-    normals: &[[f32; 3]],
-) -> Vec<u8> {
-    let parts: Vec<Vec<u8>> = tangents
-        .par_chunks(ENCODE_CHUNK_TEXELS)
-        .zip(normals.par_chunks(ENCODE_CHUNK_TEXELS))
-        .map(|(t, n)| {
-            let mut out = Vec::with_capacity(t.len() * 8);
-            for (t, n) in t.iter().zip(n) {
-                for c in encoding::tangent_frame_to_quat(*n, *t) {
-                    out.extend_from_slice(&encoding::f32_to_f16_bits(c).to_le_bytes());
-                }
-            }
-            out
-        })
-        .collect();
-    let mut texture = parts.concat();
-    texture.resize(layout.byte_len(8) as usize, 0);
-    texture
+    let fill =
+        |r: std::ops::Range<usize>, p: &mut [[f32; 3]], n: &mut [[f32; 3]], _: Option<&mut [[f32; 4]]>| {
+            p.copy_from_slice(&positions[r.clone()]);
+            n.copy_from_slice(&normals[r]);
+        };
+    let (textures, _) =
+        encode_by_block(layout, format, bounds, bits, rounding, false, ENCODE_CHUNK_TEXELS, fill)?;
+    Ok(textures)
 }
 
 /// The bake proper, given a validated plan (and, in a batch, the shared per-frame transforms).
@@ -818,58 +886,94 @@ fn prepare_planned(
     let n = set.vertex_count();
     let n32 = n as u32;
 
-    // Skin every frame, frame-major, one clip at a time (for progress).
-    let texels = samples.len() * n;
-    let mut positions = vec![[0.0f32; 3]; texels];
-    let mut normals = vec![[0.0f32; 3]; texels];
-    let mut tangents = options.tangents.then(|| vec![[0.0f32; 4]; texels]);
-    timed(&mut timings, "skin", || {
+    // Sample every frame once: the skinning matrices (and morph weights) of each, and the global
+    // node matrices when the bone texture or capture tracks need them.
+    let needs_globals = options.bones || !capture_nodes.is_empty();
+    // A batch shares the first rig's node matrices.
+    let keep_globals = needs_globals && shared.is_none();
+    let skin_plan = skin::SkinPlan::new(&set);
+    let mut sampled_globals: Option<Vec<Vec<Mat4>>> = None;
+    let mut blobs = BlobTable::default();
+    let format = options.format;
+    let layout = VertexTextureLayout::new(n32, total_frames, options.max_texture_dim)?;
+    // Skin the positions of every frame for the quantisation box (nothing stored), one clip at a
+    // time for progress.
+    let (poses, bounds) = timed(&mut timings, "skin", || {
+        let sampled: Vec<(skin::FramePose, Option<Vec<Mat4>>)> = samples
+            .par_iter()
+            .map(|&(clip, time)| {
+                let pose = sample_pose(rig, &rig.clips[clip], time);
+                let globals = global_matrices(rig, &pose);
+                let frame = skin::FramePose::new(rig, &set, pose, &globals);
+                (frame, keep_globals.then_some(globals))
+            })
+            .collect();
+        let (poses, globals): (Vec<skin::FramePose>, Vec<Option<Vec<Mat4>>>) = sampled.into_iter().unzip();
+        if keep_globals {
+            sampled_globals = Some(globals.into_iter().flatten().collect());
+        }
+        let mut frame_bounds = Vec::with_capacity(poses.len());
         for clip in plan.row_map.clips() {
             let frames = clip.first_frame as usize..clip.end_frame() as usize;
-            let range = frames.start * n..frames.end * n;
-            skin::skin_frames_into(
-                rig,
-                &set,
-                &samples[frames.clone()],
-                &mut positions[range.clone()],
-                &mut normals[range.clone()],
-                tangents.as_mut().map(|t| &mut t[range]),
-            )?;
+            frame_bounds
+                .par_extend(poses[frames].par_iter().map(|p| skin::frame_bounds(&set, &skin_plan, p)));
             progress(Progress {
                 stage: "skin",
                 done: u64::from(clip.end_frame()),
                 total: u64::from(total_frames),
             });
         }
-        Ok(())
+        let all = skin::FrameBounds::merge(&frame_bounds);
+        if !all.finite {
+            return Err(vat_core::Error::NotFinite { what: "point coordinate" }.into());
+        }
+        let bounds = PositionBounds::from_points([all.min.to_array(), all.max.to_array()])?;
+        Ok((poses, bounds))
     })?;
 
-    let mut blobs = BlobTable::default();
-    let format = options.format;
-    let layout = VertexTextureLayout::new(n32, total_frames, options.max_texture_dim)?;
+    // Skin again, a frame per task into reused buffers, and encode each frame straight into the
+    // textures.
     let (vertex_animation, vertex_texture_bytes) = timed(&mut timings, "encode", || {
-        let bounds = PositionBounds::from_points(positions.iter().copied())?;
         let bits = if format == VertexFormat::Packed64 {
             encoding::allocate_position_bits(bounds.extent)
         } else {
             [0; 3]
         };
-        let textures = encode_vertex_textures(
-            &layout,
-            format,
-            &bounds,
-            bits,
-            &positions,
-            &normals,
-            options.normal_rounding,
-        )?;
-        let mut bytes: u64 = textures.iter().map(|t| t.len() as u64).sum();
+        let (textures, tangents) = if format == VertexFormat::Packed64
+            && options.normal_rounding == NormalRounding::Nearest
+            && !options.tangents
+        {
+            // The default: each frame's texels straight from the skinning kernel's lanes.
+            let encoder = encoding::Packed64Encoder::new(&bounds, bits)?;
+            let mut texture = vec![0u8; layout.byte_len(8) as usize];
+            texture[..samples.len() * n * 8].par_chunks_mut(n * 8).zip(poses.par_iter()).for_each(
+                |(texels, pose)| skin::skin_frame_packed64(&set, &skin_plan, pose, &encoder, texels),
+            );
+            (vec![texture], None)
+        } else {
+            let fill = |texels: std::ops::Range<usize>,
+                        p: &mut [[f32; 3]],
+                        nrm: &mut [[f32; 3]],
+                        t: Option<&mut [[f32; 4]]>| {
+                // Blocks are whole frames.
+                if let Some(pose) = poses.get(texels.start / n) {
+                    skin::skin_frame_into(&set, &skin_plan, pose, p, nrm, t);
+                }
+            };
+            encode_by_block(
+                &layout,
+                format,
+                &bounds,
+                bits,
+                options.normal_rounding,
+                options.tangents,
+                n,
+                fill,
+            )?
+        };
+        let bytes: u64 = textures.iter().chain(&tangents).map(|t| t.len() as u64).sum();
         let texture_ids = textures.into_iter().map(|t| blobs.add(t)).collect();
-        let tangent_id = tangents.as_ref().map(|t| {
-            let out = encode_tangent_texture(&layout, t, &normals);
-            bytes += out.len() as u64;
-            blobs.add(out)
-        });
+        let tangent_id = tangents.map(|t| blobs.add(t));
         let va = VertexAnimation {
             layout,
             format,
@@ -881,16 +985,15 @@ fn prepare_planned(
         Ok((va, bytes))
     })?;
     progress(Progress { stage: "encode", done: 1, total: 1 });
-    drop((positions, normals, tangents));
+    drop(poses);
 
     // Skeleton, bone texture, sockets, captures.
     let skeleton = Skeleton::new(rig, &set, &capture_nodes)?;
     let (bone_animation, bone_texture_bytes, captures) = timed(&mut timings, "bones", || {
-        let needs_globals = options.bones || !capture_nodes.is_empty();
         let globals: Option<Arc<Vec<Vec<Mat4>>>> = match (&shared, needs_globals) {
             (_, false) => None,
             (Some(s), true) => Some(Arc::clone(&s.globals)),
-            (None, true) => Some(Arc::new(sample_globals(rig, &samples))),
+            (None, true) => sampled_globals.take().map(Arc::new),
         };
         let mut bone_animation = None;
         let mut bone_bytes = 0u64;
@@ -1521,6 +1624,58 @@ mod tests {
         assert!(bake.write(&missing).is_err());
         assert!(!missing.exists());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn textures_equal_vat_cores_encoder_of_the_skinned_frames() {
+        // The default path (each frame encoded from the skinning lanes), the block path (tangents,
+        // other formats, precise rounding) and a rig with an animated morph: texel for texel what
+        // vat-core encodes from `skin_frames_into`'s ground truth, in the box of every position.
+        let rig = tube_rig(0.15);
+        let cases = [
+            BakeOptions::default(),
+            BakeOptions { tangents: true, ..Default::default() },
+            BakeOptions { format: VertexFormat::Unorm16, frames: Some(5), ..Default::default() },
+            BakeOptions { normal_rounding: NormalRounding::Precise, frames: Some(3), ..Default::default() },
+            BakeOptions { optimize_vertex_order: false, frames: Some(4), ..Default::default() },
+        ];
+        for options in cases {
+            let bake = prepare(&rig, &options).unwrap();
+            let (set, order) = baked_vertex_set(&rig, options.optimize_vertex_order).unwrap();
+            assert_eq!(bake.vertex_order(), order.as_slice());
+            let samples = plan_clips(&rig, &options).unwrap().samples(&rig);
+            let len = samples.len() * set.vertex_count();
+            let (mut p, mut n, mut t) =
+                (vec![[0.0f32; 3]; len], vec![[0.0f32; 3]; len], vec![[0.0f32; 4]; len]);
+            skin::skin_frames_into(&rig, &set, &samples, &mut p, &mut n, Some(&mut t)).unwrap();
+            let va = bake.manifest().vertex_animation.as_ref().unwrap();
+            let bounds = PositionBounds::from_points(p.iter().copied()).unwrap();
+            assert_eq!(va.bounds, bounds, "{options:?}");
+            let want = encoding::encode_vertex_texture(
+                &va.layout,
+                options.format,
+                &bounds,
+                va.position_bits,
+                &p,
+                &n,
+                options.normal_rounding,
+            )
+            .unwrap();
+            let got = bake.vertex_textures();
+            assert!(got.iter().copied().eq(want.iter().map(Vec::as_slice)), "{options:?}");
+            if options.tangents {
+                let tangents = bake.blob(va.tangents.unwrap()).unwrap();
+                assert_eq!(tangents.len() as u64, va.layout.byte_len(8));
+                for (i, (t, n)) in t.iter().zip(&n).enumerate() {
+                    let q = encoding::tangent_frame_to_quat(*n, *t).map(encoding::f32_to_f16_bits);
+                    let texel: Vec<u16> = tangents[i * 8..i * 8 + 8]
+                        .chunks(2)
+                        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+                        .collect();
+                    assert_eq!(texel, q, "tangent texel {i}");
+                }
+            }
+        }
     }
 
     #[test]

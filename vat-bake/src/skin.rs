@@ -10,11 +10,20 @@
 //! skipped), `p' = M p`, `n' = normalize(sign(det M3) * cof(M3) n)` and tangent `t' = M3 t`
 //! orthonormalised against `n'` (w kept). The cofactor matrix `cof(M3) = det(M3) * M3^-T` gives the
 //! inverse-transpose direction without a division, so it stays defined for singular blends; the
-//! sign restores the orientation when `M3` mirrors. Every frame is computed by one thread in a fixed
+//! sign restores the orientation when `M3` mirrors (a vertex wholly on one bone, weight exactly 1
+//! in slot 0, takes that bone's matrix as it is). Every frame is computed by one thread in a fixed
 //! operation order, so results are bit-identical whatever the thread count.
+//!
+//! The kernel runs four vertices at a time, one per SIMD lane, grouped so that vertices sharing a
+//! skinning matrix (same bones and weights) get it blended once per frame; a vertex's result is
+//! the same IEEE operations on its own data whatever its group or lane.
 
-use glam::{Mat4, Vec2, Vec3, Vec3A, Vec4};
+use std::collections::HashMap;
+
+use glam::{BVec4A, Mat4, Vec2, Vec3, Vec3A, Vec4};
 use rayon::prelude::*;
+
+use vat_core::encoding::Packed64Encoder;
 
 use crate::rig::{MAX_INFLUENCES, Mesh, MeshBinding, MeshRole, Rig};
 use crate::sample::{Pose, global_matrices, rest_pose, sample_pose};
@@ -586,7 +595,7 @@ pub fn bone_matrices(_rig: &Rig, set: &VertexSet, globals: &[Mat4]) -> Vec<Mat4>
 /// blend skinning (see the module docs). Tangents are produced when the set has them.
 pub fn skin_pose(rig: &Rig, set: &VertexSet, pose: &Pose) -> SkinnedFrame {
     let bones = bone_matrices(rig, set, &global_matrices(rig, pose));
-    skin_frame(set, &bones, &pose.morph_weights, set.tangents.is_some())
+    skin_frame(set, &SkinPlan::new(set), &bones, &pose.morph_weights, set.tangents.is_some())
 }
 
 fn pose_at(rig: &Rig, clip: usize, time: f32) -> Pose {
@@ -599,18 +608,53 @@ fn pose_at(rig: &Rig, clip: usize, time: f32) -> Pose {
     }
 }
 
+/// What the kernel needs of one frame: the skinning matrix of every bone ([`bone_matrices`]) and
+/// the morph weights of the pose.
+#[derive(Debug, Clone)]
+pub(crate) struct FramePose {
+    /// Skinning matrix per bone of the set.
+    pub(crate) bones: Vec<Mat4>,
+    /// `morph_weights[mesh][target]`, as in [`Pose::morph_weights`].
+    pub(crate) morph_weights: Vec<Vec<f32>>,
+}
+
+impl FramePose {
+    /// The frame of `pose`, whose global node matrices are `globals`
+    /// ([`crate::sample::global_matrices`] of it).
+    pub(crate) fn new(rig: &Rig, set: &VertexSet, pose: Pose, globals: &[Mat4]) -> Self {
+        Self { bones: bone_matrices(rig, set, globals), morph_weights: pose.morph_weights }
+    }
+
+    fn sample(rig: &Rig, set: &VertexSet, clip: usize, time: f32) -> Self {
+        let pose = pose_at(rig, clip, time);
+        let globals = global_matrices(rig, &pose);
+        Self::new(rig, set, pose, &globals)
+    }
+}
+
 fn skin_frame(
     set: &VertexSet,
+    plan: &SkinPlan,
     bones: &[Mat4],
     morph_weights: &[Vec<f32>],
     with_tangents: bool,
 ) -> SkinnedFrame {
     let n = set.vertex_count();
-    // Filled by pushing, in vertex order: no zeroing pass.
-    let mut positions = Vec::with_capacity(n);
-    let mut normals = Vec::with_capacity(n);
-    let mut tangents = (with_tangents && set.tangents.is_some()).then(|| Vec::with_capacity(n));
-    skin_into(set, bones, morph_weights, &mut positions, Some(&mut normals), tangents.as_mut());
+    let mut positions = vec![Vec3::ZERO; n];
+    let mut normals = vec![Vec3::ZERO; n];
+    let mut tangents = (with_tangents && set.tangents.is_some()).then(|| vec![Vec4::ZERO; n]);
+    let mut sink = ArraySink {
+        positions: &mut positions[..],
+        normals: Some(&mut normals[..]),
+        tangents: tangents.as_deref_mut(),
+    };
+    let written = skin_into(set, plan, bones, morph_weights, &mut sink);
+    // Only a malformed set (per-vertex arrays of different lengths) skins fewer vertices.
+    positions.truncate(written);
+    normals.truncate(written);
+    if let Some(t) = &mut tangents {
+        t.truncate(written);
+    }
     SkinnedFrame { positions, normals, tangents }
 }
 
@@ -625,12 +669,12 @@ pub fn skin_clip_frames(
     samples: &[(usize, f32)],
     with_tangents: bool,
 ) -> Vec<SkinnedFrame> {
+    let plan = SkinPlan::new(set);
     samples
         .par_iter()
         .map(|&(clip, time)| {
-            let pose = pose_at(rig, clip, time);
-            let bones = bone_matrices(rig, set, &global_matrices(rig, &pose));
-            skin_frame(set, &bones, &pose.morph_weights, with_tangents)
+            let frame = FramePose::sample(rig, set, clip, time);
+            skin_frame(set, &plan, &frame.bones, &frame.morph_weights, with_tangents)
         })
         .collect()
 }
@@ -662,20 +706,16 @@ pub fn skin_frames_into(
     if tangents.is_some() && set.tangents.is_none() {
         return Err(invalid("skinned frame arrays", "tangents requested from a vertex set without tangents"));
     }
-    if let Some(&(clip, _)) = samples.iter().find(|(c, _)| *c >= rig.clips.len()) {
-        return Err(invalid(
-            format!("sample of clip {clip}"),
-            format!("the rig has {} clips", rig.clips.len()),
-        ));
-    }
+    check_samples(rig, samples)?;
     if n == 0 {
         return Ok(());
     }
+    let plan = SkinPlan::new(set);
     let frame =
         |(clip, time): (usize, f32), p: &mut [[f32; 3]], nrm: &mut [[f32; 3]], t: Option<&mut [[f32; 4]]>| {
-            let pose = pose_at(rig, clip, time);
-            let bones = bone_matrices(rig, set, &global_matrices(rig, &pose));
-            skin_into(set, &bones, &pose.morph_weights, p, Some(nrm), t);
+            let pose = FramePose::sample(rig, set, clip, time);
+            let mut sink = ArraySink { positions: p, normals: Some(nrm), tangents: t };
+            skin_into(set, &plan, &pose.bones, &pose.morph_weights, &mut sink);
         };
     let pn = positions.par_chunks_mut(n).zip(normals.par_chunks_mut(n));
     match tangents {
@@ -686,6 +726,16 @@ pub fn skin_frames_into(
         None => pn.zip(samples.par_iter()).for_each(|((p, nrm), &s)| frame(s, p, nrm, None)),
     }
     Ok(())
+}
+
+/// Errors unless every sample's clip exists.
+fn check_samples(rig: &Rig, samples: &[(usize, f32)]) -> Result<()> {
+    match samples.iter().find(|(c, _)| *c >= rig.clips.len()) {
+        Some(&(clip, _)) => {
+            Err(invalid(format!("sample of clip {clip}"), format!("the rig has {} clips", rig.clips.len())))
+        }
+        None => Ok(()),
+    }
 }
 
 /// Axis-aligned bounds `(min, max)` in metres of every skinned vertex position over `samples`
@@ -701,95 +751,396 @@ pub fn skinned_bounds(rig: &Rig, set: &VertexSet, samples: &[(usize, f32)]) -> R
     if samples.is_empty() || set.vertex_count() == 0 {
         return Err(invalid("skinned bounds", "need at least one sample and one vertex"));
     }
-    if let Some(&(clip, _)) = samples.iter().find(|(c, _)| *c >= rig.clips.len()) {
-        return Err(invalid(
-            format!("sample of clip {clip}"),
-            format!("the rig has {} clips", rig.clips.len()),
-        ));
-    }
-    let per_frame: Vec<(Vec3, Vec3)> = samples
+    check_samples(rig, samples)?;
+    let plan = SkinPlan::new(set);
+    let per_frame: Vec<FrameBounds> = samples
         .par_iter()
         .map(|&(clip, time)| {
-            let pose = pose_at(rig, clip, time);
-            let bones = bone_matrices(rig, set, &global_matrices(rig, &pose));
-            let mut bounds = BoundsSink { lo: Vec3A::INFINITY, hi: Vec3A::NEG_INFINITY };
-            skin_into(
-                set,
-                &bones,
-                &pose.morph_weights,
-                &mut bounds,
-                None::<&mut Vec<Vec3>>,
-                None::<&mut Vec<Vec4>>,
-            );
-            (Vec3::from(bounds.lo), Vec3::from(bounds.hi))
+            let pose = FramePose::sample(rig, set, clip, time);
+            frame_bounds(set, &plan, &pose)
         })
         .collect();
-    Ok(per_frame
-        .into_iter()
-        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), (l, h)| (lo.min(l), hi.max(h))))
+    let all = FrameBounds::merge(&per_frame);
+    Ok((all.min, all.max))
 }
 
-/// The skinning kernel: morphs (into scratch copies, only when a target has a non-zero weight),
-/// then skins every vertex, putting results into the sinks in vertex order.
-fn skin_into(
+/// Bounds of the skinned positions of one frame (or several, merged).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct FrameBounds {
+    /// Per-axis minimum of the positions (meaningful only when `finite`).
+    pub(crate) min: Vec3,
+    /// Per-axis maximum of the positions (meaningful only when `finite`).
+    pub(crate) max: Vec3,
+    /// Whether every coordinate was finite.
+    pub(crate) finite: bool,
+}
+
+impl FrameBounds {
+    /// The bounds of all of `frames`, merged in order.
+    pub(crate) fn merge(frames: &[FrameBounds]) -> FrameBounds {
+        frames
+            .iter()
+            .fold(FrameBounds { min: Vec3::INFINITY, max: Vec3::NEG_INFINITY, finite: true }, |a, b| {
+                FrameBounds { min: a.min.min(b.min), max: a.max.max(b.max), finite: a.finite && b.finite }
+            })
+    }
+}
+
+/// [`FrameBounds`] of one frame: its positions only (no normals, nothing stored).
+pub(crate) fn frame_bounds(set: &VertexSet, plan: &SkinPlan, pose: &FramePose) -> FrameBounds {
+    let mut bounds =
+        BoundsSink { lo: [Vec4::INFINITY; 3], hi: [Vec4::NEG_INFINITY; 3], finite: BVec4A::splat(true) };
+    skin_into(set, plan, &pose.bones, &pose.morph_weights, &mut bounds);
+    let lane_min = |v: Vec4| v.x.min(v.y).min(v.z).min(v.w);
+    let lane_max = |v: Vec4| v.x.max(v.y).max(v.z).max(v.w);
+    FrameBounds {
+        min: Vec3::new(lane_min(bounds.lo[0]), lane_min(bounds.lo[1]), lane_min(bounds.lo[2])),
+        max: Vec3::new(lane_max(bounds.hi[0]), lane_max(bounds.hi[1]), lane_max(bounds.hi[2])),
+        finite: bounds.finite.all(),
+    }
+}
+
+/// Skins one frame into `positions`, `normals` and optionally `tangents` (each at least
+/// `set.vertex_count()` long; vertex `v` at index `v`), as [`skin_frames_into`] does for each of its
+/// frames.
+pub(crate) fn skin_frame_into(
     set: &VertexSet,
-    bones: &[Mat4],
-    morph_weights: &[Vec<f32>],
-    pos: &mut (impl Sink<Vec3> + ?Sized),
-    mut nrm: Option<&mut (impl Sink<Vec3> + ?Sized)>,
-    tan: Option<&mut (impl Sink<Vec4> + ?Sized)>,
+    plan: &SkinPlan,
+    pose: &FramePose,
+    positions: &mut [[f32; 3]],
+    normals: &mut [[f32; 3]],
+    tangents: Option<&mut [[f32; 4]]>,
 ) {
-    let morphed = morph(set, morph_weights);
-    let (src_p, src_n, src_t) = match &morphed {
-        Some(m) => (&m.positions[..], &m.normals[..], m.tangents.as_deref()),
-        None => (&set.positions[..], &set.normals[..], set.tangents.as_deref()),
-    };
-    let mut tan = tan.zip(src_t);
-    let influences = set.influence_count.clamp(1, MAX_INFLUENCES);
-    let rows: Vec<Rows> = bones.iter().map(rows_of).collect();
-    let n = [src_p.len(), src_n.len(), set.joints.len(), set.weights.len()].into_iter().min().unwrap_or(0);
-    let mut first = 0;
-    while first < n {
-        let r = first..n.min(first + LANES);
-        let lanes = LaneInput {
-            joints: &set.joints[r.clone()],
-            weights: &set.weights[r.clone()],
-            positions: &src_p[r.clone()],
-            normals: &src_n[r.clone()],
-        };
-        let tangents = tan.as_mut().and_then(|(out, src)| Some((&mut **out, src.get(r.clone())?)));
-        skin_lanes(&rows, influences, &lanes, first, pos, nrm.as_deref_mut(), tangents);
-        first = r.end;
+    let mut sink = ArraySink { positions, normals: Some(normals), tangents };
+    skin_into(set, plan, &pose.bones, &pose.morph_weights, &mut sink);
+}
+
+/// Skins one frame straight into its [`vat_core::encoding::VertexFormat::Packed64`] texels (`texels` holds 8 bytes per
+/// vertex, vertex `v` at byte `8 v`): the bytes [`vat_core::encoding::encode_vertex_texels`] gives
+/// for the positions and normals [`skin_frame_into`] computes, with nearest normal rounding,
+/// without storing them.
+pub(crate) fn skin_frame_packed64(
+    set: &VertexSet,
+    plan: &SkinPlan,
+    pose: &FramePose,
+    encoder: &Packed64Encoder,
+    texels: &mut [u8],
+) {
+    let mut sink = Packed64Sink { encoder, texels };
+    skin_into(set, plan, &pose.bones, &pose.morph_weights, &mut sink);
+}
+
+/// The vertices of a set grouped by how they are skinned, so that the kernel runs four vertices at
+/// a time with one skinning matrix per group where it can, and without a branch per vertex:
+///
+/// - vertices wholly on one bone (weight exactly 1 in slot 0 and 0 in the other used slots), by
+///   bone: skinned by that bone's matrix as it is;
+/// - vertices with the same non-zero (bone, weight) pairs in the same slot order, when at least
+///   [`LANES`] share them (rigs weight whole rings of vertices alike; the procedural humanoid has
+///   63 such sets for 2,438 vertices): blended once per frame, `Σ w_i * bone(j_i)` in slot order;
+/// - every other vertex, by its number `k` of non-zero weights, blended per vertex the same way.
+///
+/// A vertex's result does not depend on its group or lane: it is the same IEEE operations on its
+/// own data either way. Built once per vertex set (with the rest positions and normals of every
+/// group's lanes gathered in advance), used every frame.
+pub(crate) struct SkinPlan {
+    groups: Vec<SkinGroup>,
+    /// Vertices covered: the shortest per-vertex array's length.
+    vertex_count: usize,
+}
+
+/// A vertex's skinning key in [`SkinPlan::new`]: its bone if wholly on one, else its non-zero
+/// (bone, weight bits) pairs in slot order.
+type WeightKey = (Option<u16>, Vec<(u16, u32)>);
+
+/// The vertices sharing one [`WeightKey`].
+struct WeightSet {
+    bone: Option<u16>,
+    pairs: Vec<(u16, f32)>,
+    vertices: Vec<u32>,
+}
+
+/// How the vertices of a [`SkinGroup`] get their skinning matrices.
+#[derive(Clone)]
+enum GroupMatrix {
+    /// Every vertex is wholly on this bone.
+    Rigid(u16),
+    /// Every vertex blends these bones with these weights, in this order.
+    Shared { joints: Vec<u16>, weights: Vec<f32> },
+    /// Each vertex blends its own `k` bones: `joints` and `weights` of the group, `k` per vertex.
+    PerVertex { k: usize, joints: Vec<u16>, weights: Vec<f32> },
+}
+
+/// One group of a [`SkinPlan`].
+#[derive(Clone)]
+struct SkinGroup {
+    matrix: GroupMatrix,
+    /// The vertices, increasing.
+    vertices: Vec<u32>,
+    /// Per chunk of [`LANES`] vertices, the rest positions then normals across the lanes (x, y, z
+    /// each), lanes past the group's end repeating its last vertex.
+    rest: Vec<[Vec4; 6]>,
+}
+
+impl SkinPlan {
+    /// Groups the vertices of `set`.
+    pub(crate) fn new(set: &VertexSet) -> Self {
+        let influences = set.influence_count.clamp(1, MAX_INFLUENCES);
+        let n = [set.positions.len(), set.normals.len(), set.joints.len(), set.weights.len()]
+            .into_iter()
+            .min()
+            .unwrap_or(0);
+        // Vertices by exact (bone, weight bits) list, in order of first appearance; rigid
+        // vertices keyed by their bone alone (weight list empty).
+        let mut keys: HashMap<WeightKey, usize> = HashMap::new();
+        let mut sets: Vec<WeightSet> = Vec::new();
+        for (v, (j, w)) in set.joints.iter().zip(&set.weights).take(n).enumerate() {
+            let rigid = w[0] == 1.0 && w[1..influences].iter().all(|&x| x == 0.0);
+            // NaN counts as non-zero, as in `w != 0.0`.
+            let pairs: Vec<(u16, f32)> = if rigid {
+                Vec::new()
+            } else {
+                (0..influences).filter(|&s| w[s] != 0.0).map(|s| (j[s], w[s])).collect()
+            };
+            let bone = rigid.then_some(j[0]);
+            let key = (bone, pairs.iter().map(|&(j, w)| (j, w.to_bits())).collect());
+            let index = *keys.entry(key).or_insert_with(|| {
+                sets.push(WeightSet { bone, pairs, vertices: Vec::new() });
+                sets.len() - 1
+            });
+            sets[index].vertices.push(v as u32);
+        }
+        let mut groups = Vec::new();
+        // Vertices blended one by one: (k, vertex, its weight set), grouped by k in vertex order.
+        let mut per_vertex: Vec<(usize, u32, usize)> = Vec::new();
+        for (i, s) in sets.iter().enumerate() {
+            match s.bone {
+                Some(b) => groups.push((GroupMatrix::Rigid(b), s.vertices.clone())),
+                None if s.vertices.len() >= LANES => {
+                    let (joints, weights) = s.pairs.iter().copied().unzip();
+                    groups.push((GroupMatrix::Shared { joints, weights }, s.vertices.clone()));
+                }
+                None => per_vertex.extend(s.vertices.iter().map(|&v| (s.pairs.len(), v, i))),
+            }
+        }
+        per_vertex.sort_unstable_by_key(|e| (e.0, e.1));
+        for run in per_vertex.chunk_by(|a, b| a.0 == b.0) {
+            let vertices = run.iter().map(|e| e.1).collect();
+            let (joints, weights) = run.iter().flat_map(|e| sets[e.2].pairs.iter().copied()).unzip();
+            groups.push((GroupMatrix::PerVertex { k: run[0].0, joints, weights }, vertices));
+        }
+        let groups = groups
+            .into_iter()
+            .map(|(matrix, vertices)| {
+                let rest = vertices
+                    .chunks(LANES)
+                    .map(|chunk| {
+                        let ids = lane_ids(chunk);
+                        let p = gathered(&set.positions, &ids);
+                        let nr = gathered(&set.normals, &ids);
+                        [p[0], p[1], p[2], nr[0], nr[1], nr[2]]
+                    })
+                    .collect();
+                SkinGroup { matrix, vertices, rest }
+            })
+            .collect();
+        Self { groups, vertex_count: n }
     }
 }
 
-/// Where skinned values go: vertex `i`'s value is put at `i`, in increasing `i` (so a `Vec` is
-/// filled by pushing, without a zeroing pass).
-trait Sink<V> {
-    fn put(&mut self, i: usize, v: V);
+/// The vertex ids of the lanes of a chunk of 1 to [`LANES`] vertices (lanes past its end repeat
+/// its last vertex).
+#[inline(always)]
+fn lane_ids(chunk: &[u32]) -> [u32; LANES] {
+    let last = chunk.last().copied().unwrap_or(0);
+    [
+        chunk.first().copied().unwrap_or(last),
+        *chunk.get(1).unwrap_or(&last),
+        *chunk.get(2).unwrap_or(&last),
+        last,
+    ]
 }
 
-impl<V> Sink<V> for Vec<V> {
+/// `v[ids[l]]` across the lanes, x, y and z (a missing vertex reads as zero).
+#[inline(always)]
+fn gathered(v: &[Vec3], ids: &[u32; LANES]) -> [Vec4; 3] {
+    let at = |l: usize| v.get(ids[l] as usize).copied().unwrap_or(Vec3::ZERO);
+    let t = transposed([at(0), at(1), at(2), at(3)]);
+    [t.x_axis, t.y_axis, t.z_axis]
+}
+
+/// A value type the kernel writes per vertex (glam vectors or plain arrays).
+trait Slot<V> {
+    fn set(&mut self, v: V);
+}
+
+impl Slot<Vec3> for Vec3 {
     #[inline]
-    fn put(&mut self, _i: usize, v: V) {
-        self.push(v);
+    fn set(&mut self, v: Vec3) {
+        *self = v;
     }
 }
 
-impl Sink<Vec3> for [[f32; 3]] {
+impl Slot<Vec3> for [f32; 3] {
     #[inline]
-    fn put(&mut self, i: usize, v: Vec3) {
-        if let Some(o) = self.get_mut(i) {
-            *o = v.to_array();
+    fn set(&mut self, v: Vec3) {
+        *self = v.to_array();
+    }
+}
+
+impl Slot<Vec4> for Vec4 {
+    #[inline]
+    fn set(&mut self, v: Vec4) {
+        *self = v;
+    }
+}
+
+impl Slot<Vec4> for [f32; 4] {
+    #[inline]
+    fn set(&mut self, v: Vec4) {
+        *self = v.to_array();
+    }
+}
+
+/// Where skinned vertices go, four lanes at a time: `x`, `y`, `z` (and `w`) of each attribute
+/// across the lanes, of which the first `len` are vertices `ids[..len]` (the other lanes repeat the
+/// last vertex).
+trait FrameSink {
+    /// Whether normals are wanted (else only positions are computed).
+    fn wants_normals(&self) -> bool;
+    /// Whether tangents are wanted (with normals, when the set has tangents).
+    fn wants_tangents(&self) -> bool;
+    /// Takes the lanes' positions, unit normals (when wanted) and tangents (when wanted and present).
+    fn put(
+        &mut self,
+        ids: &[u32; LANES],
+        len: usize,
+        positions: [Vec4; 3],
+        normals: Option<[Vec4; 3]>,
+        tangents: Option<[Vec4; 4]>,
+    );
+}
+
+/// Per-vertex arrays, written at each vertex's index.
+struct ArraySink<'a, P, N, T> {
+    positions: &'a mut [P],
+    normals: Option<&'a mut [N]>,
+    tangents: Option<&'a mut [T]>,
+}
+
+impl<P: Slot<Vec3>, N: Slot<Vec3>, T: Slot<Vec4>> FrameSink for ArraySink<'_, P, N, T> {
+    fn wants_normals(&self) -> bool {
+        self.normals.is_some()
+    }
+
+    fn wants_tangents(&self) -> bool {
+        self.tangents.is_some()
+    }
+
+    #[inline(always)]
+    fn put(
+        &mut self,
+        ids: &[u32; LANES],
+        len: usize,
+        [x, y, z]: [Vec4; 3],
+        normals: Option<[Vec4; 3]>,
+        tangents: Option<[Vec4; 4]>,
+    ) {
+        let out = Mat4::from_cols(x, y, z, Vec4::ZERO).transpose();
+        for (l, &id) in ids.iter().enumerate().take(len) {
+            if let Some(o) = self.positions.get_mut(id as usize) {
+                o.set(out.col(l).truncate());
+            }
+        }
+        if let (Some(out), Some([x, y, z])) = (self.normals.as_deref_mut(), normals) {
+            let n = Mat4::from_cols(x, y, z, Vec4::ZERO).transpose();
+            for (l, &id) in ids.iter().enumerate().take(len) {
+                if let Some(o) = out.get_mut(id as usize) {
+                    o.set(n.col(l).truncate());
+                }
+            }
+        }
+        if let (Some(out), Some([x, y, z, w])) = (self.tangents.as_deref_mut(), tangents) {
+            let t = Mat4::from_cols(x, y, z, w).transpose();
+            for (l, &id) in ids.iter().enumerate().take(len) {
+                if let Some(o) = out.get_mut(id as usize) {
+                    o.set(t.col(l));
+                }
+            }
         }
     }
 }
 
-impl Sink<Vec4> for [[f32; 4]] {
-    #[inline]
-    fn put(&mut self, i: usize, v: Vec4) {
-        if let Some(o) = self.get_mut(i) {
-            *o = v.to_array();
+/// Keeps the running per-lane min/max of the positions put into it, and whether all were finite.
+struct BoundsSink {
+    lo: [Vec4; 3],
+    hi: [Vec4; 3],
+    finite: BVec4A,
+}
+
+impl FrameSink for BoundsSink {
+    fn wants_normals(&self) -> bool {
+        false
+    }
+
+    fn wants_tangents(&self) -> bool {
+        false
+    }
+
+    #[inline(always)]
+    fn put(
+        &mut self,
+        _: &[u32; LANES],
+        _: usize,
+        [x, y, z]: [Vec4; 3],
+        _: Option<[Vec4; 3]>,
+        _: Option<[Vec4; 4]>,
+    ) {
+        // Lanes past `len` repeat a real vertex: they change neither the min nor the max.
+        self.finite &= x.is_finite_mask() & y.is_finite_mask() & z.is_finite_mask();
+        self.lo = [self.lo[0].min(x), self.lo[1].min(y), self.lo[2].min(z)];
+        self.hi = [self.hi[0].max(x), self.hi[1].max(y), self.hi[2].max(z)];
+    }
+}
+
+/// One frame of [`vat_core::encoding::VertexFormat::Packed64`] texels (8 bytes per vertex, vertex `v` at byte `8 v`),
+/// encoded from the lanes as they are skinned.
+struct Packed64Sink<'a> {
+    encoder: &'a Packed64Encoder,
+    texels: &'a mut [u8],
+}
+
+impl FrameSink for Packed64Sink<'_> {
+    fn wants_normals(&self) -> bool {
+        true
+    }
+
+    fn wants_tangents(&self) -> bool {
+        false
+    }
+
+    #[inline(always)]
+    fn put(
+        &mut self,
+        ids: &[u32; LANES],
+        len: usize,
+        positions: [Vec4; 3],
+        normals: Option<[Vec4; 3]>,
+        _: Option<[Vec4; 4]>,
+    ) {
+        let Some(normals) = normals else { return };
+        let [x, y, z] = positions;
+        let [nx, ny, nz] = normals;
+        let texels = self.encoder.encode4(
+            [x.to_array(), y.to_array(), z.to_array()],
+            [nx.to_array(), ny.to_array(), nz.to_array()],
+        );
+        for l in 0..len {
+            let at = ids[l] as usize * 8;
+            if let Some(out) = self.texels.get_mut(at..at + 8) {
+                out[..4].copy_from_slice(&texels[l][0].to_le_bytes());
+                out[4..].copy_from_slice(&texels[l][1].to_le_bytes());
+            }
         }
     }
 }
@@ -841,32 +1192,9 @@ fn morph(set: &VertexSet, morph_weights: &[Vec<f32>]) -> Option<Morphed> {
     Some(out)
 }
 
-/// Keeps the running min/max of the positions put into it (one SIMD min/max per vertex).
-struct BoundsSink {
-    lo: Vec3A,
-    hi: Vec3A,
-}
-
-impl Sink<Vec3> for BoundsSink {
-    #[inline]
-    fn put(&mut self, _i: usize, v: Vec3) {
-        let v = Vec3A::from(v);
-        self.lo = self.lo.min(v);
-        self.hi = self.hi.max(v);
-    }
-}
-
 /// Vertices skinned together, one per lane of a `Vec4`: the per-vertex math runs on four vertices
 /// at once (transposed in registers), instead of on one vertex's xyz with horizontal sums.
 const LANES: usize = 4;
-
-/// Up to [`LANES`] consecutive vertices' inputs (all slices the same, non-zero length).
-struct LaneInput<'a> {
-    joints: &'a [[u16; MAX_INFLUENCES]],
-    weights: &'a [[f32; MAX_INFLUENCES]],
-    positions: &'a [Vec3],
-    normals: &'a [Vec3],
-}
 
 /// The affine part of a skinning matrix as its three rows `(m_r0, m_r1, m_r2, translation_r)`:
 /// blending rows costs three vector operations per influence instead of four, and transposing the
@@ -877,126 +1205,210 @@ fn rows_of(m: &Mat4) -> Rows {
     [m.row(0), m.row(1), m.row(2)]
 }
 
-/// `Σ w_i * bone(j_i)` over slots `0..influences` in order, zero weights skipped; a vertex wholly on
-/// one bone takes that bone's rows as they are. A missing bone counts as the identity.
-#[inline(always)]
-fn blend(
-    rows: &[Rows],
-    joints: &[u16; MAX_INFLUENCES],
-    weights: &[f32; MAX_INFLUENCES],
-    influences: usize,
-) -> Rows {
-    const IDENTITY: Rows = [Vec4::X, Vec4::Y, Vec4::Z];
-    let bone = |j: u16| rows.get(usize::from(j)).copied().unwrap_or(IDENTITY);
-    if weights[0] == 1.0 && weights[1..influences].iter().all(|&w| w == 0.0) {
-        return bone(joints[0]);
+const IDENTITY_ROWS: Rows = [Vec4::X, Vec4::Y, Vec4::Z];
+
+/// The skinning matrices of four vertices, entry by entry across the lanes: column `a` of the
+/// linear part is `(a[0], a[1], a[2])`, likewise `b` and `c`; the translation is `w`.
+struct LaneMatrices {
+    a: [Vec4; 3],
+    b: [Vec4; 3],
+    c: [Vec4; 3],
+    w: [Vec4; 3],
+}
+
+/// [`LaneMatrices`] with what normals need: `sign(det M3) * cof(M3)`, whose columns are
+/// `b x c`, `c x a` and `a x b` (`det = a . (b x c)`), entry by entry across the lanes. Computed
+/// once per group for vertices wholly on one bone.
+struct LaneSkin {
+    m: LaneMatrices,
+    bc: [Vec4; 3],
+    ca: [Vec4; 3],
+    ab: [Vec4; 3],
+    sign: Vec4,
+}
+
+impl LaneSkin {
+    #[inline(always)]
+    fn new(m: LaneMatrices) -> Self {
+        let ([a0, a1, a2], [b0, b1, b2], [c0, c1, c2]) = (m.a, m.b, m.c);
+        let bc = [b1 * c2 - b2 * c1, b2 * c0 - b0 * c2, b0 * c1 - b1 * c0];
+        let ca = [c1 * a2 - c2 * a1, c2 * a0 - c0 * a2, c0 * a1 - c1 * a0];
+        let ab = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0];
+        let det = a0 * bc[0] + a1 * bc[1] + a2 * bc[2];
+        let sign = Vec4::select(det.cmplt(Vec4::ZERO), Vec4::NEG_ONE, Vec4::ONE);
+        Self { m, bc, ca, ab, sign }
     }
-    let mut m = [Vec4::ZERO; 3];
-    for s in 0..influences {
-        let w = weights[s];
-        if w != 0.0 {
-            let b = bone(joints[s]);
-            m[0] += b[0] * w;
-            m[1] += b[1] * w;
-            m[2] += b[2] * w;
+}
+
+impl LaneMatrices {
+    /// One matrix in every lane.
+    #[inline(always)]
+    fn splat(rows: &Rows) -> Self {
+        let e = |f: fn(Vec4) -> f32| rows.map(|r| Vec4::splat(f(r)));
+        Self { a: e(|r| r.x), b: e(|r| r.y), c: e(|r| r.z), w: e(|r| r.w) }
+    }
+
+    /// Four matrices, one per lane.
+    #[inline(always)]
+    fn transposed(m: &[Rows; LANES]) -> Self {
+        // Row r of the four lanes, transposed: entries (r, 0), (r, 1), (r, 2) and translation r,
+        // each across the lanes.
+        let row = |r: usize| Mat4::from_cols(m[0][r], m[1][r], m[2][r], m[3][r]).transpose();
+        let (r0, r1, r2) = (row(0), row(1), row(2));
+        Self {
+            a: [r0.x_axis, r1.x_axis, r2.x_axis],
+            b: [r0.y_axis, r1.y_axis, r2.y_axis],
+            c: [r0.z_axis, r1.z_axis, r2.z_axis],
+            w: [r0.w_axis, r1.w_axis, r2.w_axis],
         }
+    }
+}
+
+/// `Σ w_i * bone(j_i)` over one vertex's non-zero `(joint, weight)` pairs, in slot order, from zero.
+/// A missing bone counts as the identity.
+#[inline(always)]
+fn blend(rows: &[Rows], joints: &[u16], weights: &[f32]) -> Rows {
+    let mut m = [Vec4::ZERO; 3];
+    for (&j, &w) in joints.iter().zip(weights) {
+        let b = rows.get(usize::from(j)).copied().unwrap_or(IDENTITY_ROWS);
+        m[0] += b[0] * w;
+        m[1] += b[1] * w;
+        m[2] += b[2] * w;
     }
     m
 }
 
-/// Skins up to [`LANES`] vertices (see the module docs for the math). Lanes past the input's length
-/// repeat its last vertex, so every lane holds real data, and are not written back. Every lane does
-/// the same IEEE operations as every other, so a vertex's result does not depend on its lane.
-fn skin_lanes(
-    rows: &[Rows],
-    influences: usize,
-    input: &LaneInput<'_>,
-    first: usize,
-    pos: &mut (impl Sink<Vec3> + ?Sized),
-    nrm: Option<&mut (impl Sink<Vec3> + ?Sized)>,
-    tan: Option<(&mut (impl Sink<Vec4> + ?Sized), &[Vec4])>,
+/// Bind-space sources of one frame (morphed or not).
+struct Sources<'a> {
+    positions: &'a [Vec3],
+    normals: &'a [Vec3],
+    tangents: Option<&'a [Vec4]>,
+}
+
+/// The skinning kernel: morphs (into scratch copies, only when a target has a non-zero weight),
+/// then skins every vertex of `plan`, group by group, four at a time, putting the results into
+/// `sink`. Returns the number of vertices covered.
+fn skin_into<S: FrameSink + ?Sized>(
+    set: &VertexSet,
+    plan: &SkinPlan,
+    bones: &[Mat4],
+    morph_weights: &[Vec<f32>],
+    sink: &mut S,
+) -> usize {
+    let morphed = morph(set, morph_weights);
+    let src = match &morphed {
+        Some(m) => Sources { positions: &m.positions, normals: &m.normals, tangents: m.tangents.as_deref() },
+        None => {
+            Sources { positions: &set.positions, normals: &set.normals, tangents: set.tangents.as_deref() }
+        }
+    };
+    let rows: Vec<Rows> = bones.iter().map(rows_of).collect();
+    let bone = |b: u16| rows.get(usize::from(b)).copied().unwrap_or(IDENTITY_ROWS);
+    for g in &plan.groups {
+        let shared = match &g.matrix {
+            GroupMatrix::Rigid(b) => Some(bone(*b)),
+            GroupMatrix::Shared { joints, weights } => Some(blend(&rows, joints, weights)),
+            GroupMatrix::PerVertex { .. } => None,
+        };
+        let shared = shared.map(|m| LaneSkin::new(LaneMatrices::splat(&m)));
+        for (c, (chunk, rest)) in g.vertices.chunks(LANES).zip(&g.rest).enumerate() {
+            let len = chunk.len();
+            let ids = lane_ids(chunk);
+            let per_vertex;
+            let skin = match (&shared, &g.matrix) {
+                (Some(m), _) => m,
+                (None, GroupMatrix::PerVertex { k, joints, weights }) => {
+                    let k = *k;
+                    let lane = |l: usize| {
+                        let i = (c * LANES + l.min(len - 1)) * k;
+                        blend(&rows, &joints[i..i + k], &weights[i..i + k])
+                    };
+                    per_vertex =
+                        LaneSkin::new(LaneMatrices::transposed(&[lane(0), lane(1), lane(2), lane(3)]));
+                    &per_vertex
+                }
+                (None, _) => continue,
+            };
+            // The rest attributes were gathered in advance unless morphs moved them.
+            let (p, nrm_in) = if morphed.is_some() {
+                (gathered(src.positions, &ids), gathered(src.normals, &ids))
+            } else {
+                ([rest[0], rest[1], rest[2]], [rest[3], rest[4], rest[5]])
+            };
+            skin_lanes(skin, &ids, len, p, nrm_in, &src, sink);
+        }
+    }
+    plan.vertex_count
+}
+
+/// Skins the vertices `ids[..len]` (see the module docs for the math) with their matrices `skin`,
+/// from their bind-space positions `p` and normals `n` across the lanes. Lanes past `len` repeat
+/// the last vertex, so every lane holds real data, and are not written back. Every lane does the
+/// same IEEE operations as every other, so a vertex's result does not depend on its lane.
+#[inline(always)]
+fn skin_lanes<S: FrameSink + ?Sized>(
+    skin: &LaneSkin,
+    ids: &[u32; LANES],
+    len: usize,
+    [px, py, pz]: [Vec4; 3],
+    [nx, ny, nz]: [Vec4; 3],
+    src: &Sources<'_>,
+    sink: &mut S,
 ) {
-    let len = [input.positions.len(), input.normals.len(), input.joints.len(), input.weights.len(), LANES]
-        .into_iter()
-        .min()
-        .unwrap_or(0);
-    let Some(last) = len.checked_sub(1) else { return };
-    let lane = [0, 1.min(last), 2.min(last), 3.min(last)];
-    // Written out rather than `lane.map(..)` or closures, which the compiler does not reliably
-    // inline here.
-    let (j, wt) = (input.joints, input.weights);
-    let m = [
-        blend(rows, &j[lane[0]], &wt[lane[0]], influences),
-        blend(rows, &j[lane[1]], &wt[lane[1]], influences),
-        blend(rows, &j[lane[2]], &wt[lane[2]], influences),
-        blend(rows, &j[lane[3]], &wt[lane[3]], influences),
-    ];
-    // Row r of the four lanes, transposed: entries (r, 0), (r, 1), (r, 2) and translation r, each
-    // across the lanes. Columns of M3: a = (a0, a1, a2), b, c; translation (w0, w1, w2).
-    let row = |r: usize| Mat4::from_cols(m[0][r], m[1][r], m[2][r], m[3][r]).transpose();
-    let (r0, r1, r2) = (row(0), row(1), row(2));
-    let (a0, b0, c0, w0) = (r0.x_axis, r0.y_axis, r0.z_axis, r0.w_axis);
-    let (a1, b1, c1, w1) = (r1.x_axis, r1.y_axis, r1.z_axis, r1.w_axis);
-    let (a2, b2, c2, w2) = (r2.x_axis, r2.y_axis, r2.z_axis, r2.w_axis);
-    let ps = input.positions;
-    let p = transposed([ps[lane[0]], ps[lane[1]], ps[lane[2]], ps[lane[3]]]);
-    let (px, py, pz) = (p.x_axis, p.y_axis, p.z_axis);
+    let m = &skin.m;
+    let [a0, a1, a2] = m.a;
+    let [b0, b1, b2] = m.b;
+    let [c0, c1, c2] = m.c;
+    let [w0, w1, w2] = m.w;
     let ox = a0 * px + b0 * py + c0 * pz + w0;
     let oy = a1 * px + b1 * py + c1 * pz + w1;
     let oz = a2 * px + b2 * py + c2 * pz + w2;
-    let out = Mat4::from_cols(ox, oy, oz, Vec4::ZERO).transpose();
-    for l in 0..len {
-        pos.put(first + l, out.col(l).truncate());
+    if !sink.wants_normals() {
+        sink.put(ids, len, [ox, oy, oz], None, None);
+        return;
     }
-    let Some(nrm) = nrm else { return };
-    let ns = input.normals;
-    let n = transposed([ns[lane[0]], ns[lane[1]], ns[lane[2]], ns[lane[3]]]);
-    let (nx, ny, nz) = (n.x_axis, n.y_axis, n.z_axis);
-    // cof(M3) has columns b x c, c x a, a x b; det = a . (b x c).
-    let (bc0, bc1, bc2) = (b1 * c2 - b2 * c1, b2 * c0 - b0 * c2, b0 * c1 - b1 * c0);
-    let (ca0, ca1, ca2) = (c1 * a2 - c2 * a1, c2 * a0 - c0 * a2, c0 * a1 - c1 * a0);
-    let (ab0, ab1, ab2) = (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0);
-    let det = a0 * bc0 + a1 * bc1 + a2 * bc2;
-    let sign = Vec4::select(det.cmplt(Vec4::ZERO), Vec4::NEG_ONE, Vec4::ONE);
+    let ([bc0, bc1, bc2], [ca0, ca1, ca2], [ab0, ab1, ab2], sign) = (skin.bc, skin.ca, skin.ab, skin.sign);
     let tx = sign * (bc0 * nx + ca0 * ny + ab0 * nz);
     let ty = sign * (bc1 * nx + ca1 * ny + ab1 * nz);
     let tz = sign * (bc2 * nx + ca2 * ny + ab2 * nz);
     let recip = (tx * tx + ty * ty + tz * tz).sqrt().recip();
     let (ux, uy, uz) = (tx * recip, ty * recip, tz * recip);
-    let unit = Mat4::from_cols(ux, uy, uz, recip).transpose();
-    let normal_ok = |l: usize| unit.col(l).w.is_finite() && unit.col(l).w > 0.0;
+    let normal_ok = recip.is_finite_mask() & recip.cmpgt(Vec4::ZERO);
     // A blend of rank <= 1 has no normal direction: keep the bind-space one.
-    let fallback_normal = |l: usize| unit_or(Vec3A::from_vec4(n.row(l)), || Vec3A::Y);
-    for l in 0..len {
-        let normal = if normal_ok(l) { unit.col(l).truncate() } else { Vec3::from(fallback_normal(l)) };
-        nrm.put(first + l, normal);
+    let fallback_normal = |l: usize| unit_or(Vec3A::new(nx[l], ny[l], nz[l]), || Vec3A::Y);
+    let mut normal = [ux, uy, uz];
+    if !normal_ok.all() {
+        for l in (0..LANES).filter(|&l| !normal_ok.test(l)) {
+            let f = fallback_normal(l);
+            (normal[0][l], normal[1][l], normal[2][l]) = (f.x, f.y, f.z);
+        }
     }
-    let Some((out, src)) = tan else { return };
-    if src.len() < len {
-        return;
-    }
-    // Tangents: t' = M3 t, made orthogonal to the skinned normal and unit (Gram-Schmidt).
-    let t = Mat4::from_cols(src[lane[0]], src[lane[1]], src[lane[2]], src[lane[3]]).transpose();
-    let (tx, ty, tz, tw) = (t.x_axis, t.y_axis, t.z_axis, t.w_axis);
-    let mx = a0 * tx + b0 * ty + c0 * tz;
-    let my = a1 * tx + b1 * ty + c1 * tz;
-    let mz = a2 * tx + b2 * ty + c2 * tz;
-    let d = ux * mx + uy * my + uz * mz;
-    let (ox, oy, oz) = (mx - ux * d, my - uy * d, mz - uz * d);
-    let recip_t = (ox * ox + oy * oy + oz * oz).sqrt().recip();
-    let unit_t = Mat4::from_cols(ox * recip_t, oy * recip_t, oz * recip_t, recip_t).transpose();
-    for l in 0..len {
-        let col = unit_t.col(l);
-        // Each lane's choice depends on its own vertex only, so results stay lane-independent.
-        let tangent = if normal_ok(l) && col.w.is_finite() && col.w > 0.0 {
-            col.truncate()
-        } else {
-            let normal = if normal_ok(l) { Vec3A::from_vec4(unit.col(l)) } else { fallback_normal(l) };
-            let tm = Vec3A::new(mx[l], my[l], mz[l]);
-            Vec3::from(unit_or(tm - normal * normal.dot(tm), || normal.any_orthonormal_vector()))
-        };
-        out.put(first + l, tangent.extend(tw[l]));
-    }
+    let tangents = match src.tangents {
+        Some(src_t) if sink.wants_tangents() && ids.iter().all(|&i| (i as usize) < src_t.len()) => {
+            // Tangents: t' = M3 t, made orthogonal to the skinned normal and unit (Gram-Schmidt).
+            let ts = |l: usize| src_t[ids[l] as usize];
+            let t = Mat4::from_cols(ts(0), ts(1), ts(2), ts(3)).transpose();
+            let (tx, ty, tz, tw) = (t.x_axis, t.y_axis, t.z_axis, t.w_axis);
+            let mx = a0 * tx + b0 * ty + c0 * tz;
+            let my = a1 * tx + b1 * ty + c1 * tz;
+            let mz = a2 * tx + b2 * ty + c2 * tz;
+            let d = ux * mx + uy * my + uz * mz;
+            let (ox, oy, oz) = (mx - ux * d, my - uy * d, mz - uz * d);
+            let recip_t = (ox * ox + oy * oy + oz * oz).sqrt().recip();
+            let mut tangent = [ox * recip_t, oy * recip_t, oz * recip_t];
+            let tangent_ok = normal_ok & recip_t.is_finite_mask() & recip_t.cmpgt(Vec4::ZERO);
+            // Each lane's choice depends on its own vertex only, so results stay lane-independent.
+            for l in (0..LANES).filter(|&l| !tangent_ok.test(l)) {
+                let n = Vec3A::new(normal[0][l], normal[1][l], normal[2][l]);
+                let tm = Vec3A::new(mx[l], my[l], mz[l]);
+                let f = unit_or(tm - n * n.dot(tm), || n.any_orthonormal_vector());
+                (tangent[0][l], tangent[1][l], tangent[2][l]) = (f.x, f.y, f.z);
+            }
+            Some([tangent[0], tangent[1], tangent[2], tw])
+        }
+        _ => None,
+    };
+    sink.put(ids, len, [ox, oy, oz], Some(normal), tangents);
 }
 
 /// Four vectors as the rows of a matrix whose columns are their x, y and z across the lanes.
@@ -1451,6 +1863,50 @@ mod tests {
         );
         assert!(skinned_bounds(&rig, &set, &[]).is_err());
         assert!(skinned_bounds(&rig, &set, &[(2, 0.0)]).is_err());
+    }
+
+    /// `plan` with every shared matrix blended per vertex instead (the same weights, in order).
+    fn unshared(plan: &SkinPlan) -> SkinPlan {
+        let groups = plan
+            .groups
+            .iter()
+            .map(|g| match &g.matrix {
+                GroupMatrix::Shared { joints, weights } => SkinGroup {
+                    matrix: GroupMatrix::PerVertex {
+                        k: joints.len(),
+                        joints: joints.repeat(g.vertices.len()),
+                        weights: weights.repeat(g.vertices.len()),
+                    },
+                    ..g.clone()
+                },
+                _ => g.clone(),
+            })
+            .collect();
+        SkinPlan { groups, vertex_count: plan.vertex_count }
+    }
+
+    #[test]
+    fn shared_matrices_skin_every_vertex_as_its_own_blend_does() {
+        for rig in [animated_rig(), crate::procgen::humanoid()] {
+            let set = VertexSet::from_rig(&rig).unwrap();
+            let plan = SkinPlan::new(&set);
+            let shared =
+                plan.groups.iter().filter(|g| matches!(g.matrix, GroupMatrix::Shared { .. })).count();
+            assert!(shared > 0, "the test needs vertices sharing a blend");
+            // Every vertex is in exactly one group.
+            let mut seen: Vec<u32> = plan.groups.iter().flat_map(|g| g.vertices.iter().copied()).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..set.vertex_count() as u32).collect::<Vec<_>>());
+            let per_vertex = unshared(&plan);
+            let clips = rig.clips.len();
+            for (clip, time) in [(0, 0.1), (clips - 1, 0.3)] {
+                let pose = FramePose::sample(&rig, &set, clip, rig.clips[clip].start + time);
+                let with_tangents = set.tangents.is_some();
+                let a = skin_frame(&set, &plan, &pose.bones, &pose.morph_weights, with_tangents);
+                let b = skin_frame(&set, &per_vertex, &pose.bones, &pose.morph_weights, with_tangents);
+                assert_eq!(frame_bits(&[a]), frame_bits(&[b]), "{} clip {clip}", rig.name);
+            }
+        }
     }
 
     #[test]

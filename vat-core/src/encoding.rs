@@ -954,12 +954,15 @@ pub fn f16_bits_to_f32(bits: u16) -> f32 {
     half::f16::from_bits(bits).to_f32()
 }
 
-/// [`VertexFormat::Packed64`] texels of four vertices at once, with nearest octahedral rounding:
-/// bit for bit [`pack_texel`] of [`PositionBounds::normalize`] and [`oct_encode`] per vertex (the same
-/// f32 operations in the same order, one vertex per lane of a `Vec4`; lane-wise `round` is
-/// `f32::round`, which [`quantize_unorm`] computes; normals that [`oct_fold`] treats specially, with a
-/// non-finite component or a sum of magnitudes that is zero, NaN or infinite, take the scalar path).
-struct Packed64x4 {
+/// The default format's encoder, four vertices at a time: [`VertexFormat::Packed64`] texels with
+/// nearest octahedral rounding, bit for bit [`pack_texel`] of [`PositionBounds::normalize`] and
+/// [`oct_encode`] per vertex (what [`encode_vertex_texel`] gives with [`NormalRounding::Nearest`]).
+/// It runs the same f32 operations in the same order, one vertex per lane of a SIMD vector;
+/// normals that `oct_encode` treats specially (a non-finite component, or a sum of magnitudes that
+/// is zero or not finite) are encoded one by one with it. [`encode_vertex_texels`] uses it; a baker
+/// whose data already sits lane by lane (structure of arrays) can call it directly.
+#[derive(Debug, Clone)]
+pub struct Packed64Encoder {
     min: [glam::Vec4; 3],
     extent: [glam::Vec4; 3],
     zero_extent: [bool; 3],
@@ -967,67 +970,91 @@ struct Packed64x4 {
     bits: [u32; 3],
 }
 
-impl Packed64x4 {
-    fn new(bounds: &PositionBounds, bits: [u32; 3]) -> Self {
-        let bits = bits.map(|b| b.min(PACKED64_MAX_AXIS_BITS));
-        Self {
+impl Packed64Encoder {
+    /// An encoder into `bounds` with the position bit allocation `bits`.
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] for an invalid `bits` (see [`validate_position_bits`]).
+    pub fn new(bounds: &PositionBounds, bits: [u32; 3]) -> Result<Self> {
+        validate_position_bits(bits)?;
+        Ok(Self {
             min: bounds.min.map(glam::Vec4::splat),
             extent: bounds.extent.map(glam::Vec4::splat),
             zero_extent: bounds.extent.map(|e| e == 0.0),
             max_q: bits.map(|b| glam::Vec4::splat(((1u32 << b) - 1) as f32)),
             bits,
-        }
+        })
     }
 
-    /// `clamp_unit` of each lane: `v` in `(0, 1]` kept, above 1 -> 1, anything else (NaN, zeros,
-    /// negatives) -> `+0.0`.
-    #[inline(always)]
-    fn clamp_unit(v: glam::Vec4) -> glam::Vec4 {
-        glam::Vec4::select(v.cmpgt(glam::Vec4::ZERO), v.min(glam::Vec4::ONE), glam::Vec4::ZERO)
-    }
-
-    /// [`quantize_unorm`] of each lane with `max_q = 2^bits - 1` (`bits <= 24`), as integral f32.
+    /// [`quantize_unorm`] of each lane with `max_q = 2^bits - 1`, `bits <= 20`.
     #[inline(always)]
     fn quantize(n: glam::Vec4, max_q: glam::Vec4) -> [u32; 4] {
-        // round() is round half away from zero, exactly `i + (x - i >= 0.5)` for x in [0, 2^24).
-        let r = (Self::clamp_unit(n) * max_q).round().min(max_q).to_array();
-        r.map(|c| c as u32)
+        use glam::Vec4;
+        const TWO_POW_23: f32 = 8_388_608.0;
+        let magic = Vec4::splat(TWO_POW_23);
+        // `clamp_unit` (NaN, zeros and negatives -> +0), then x in [0, max_q] as in `quantize_unorm`.
+        let x = Vec4::select(n.cmpgt(Vec4::ZERO), n.min(Vec4::ONE), Vec4::ZERO) * max_q;
+        // x + 2^23 (in [2^23, 2^24), where the spacing is 1) is x rounded to the nearest integer t,
+        // ties to even, plus 2^23; t and x - t are exact. A tie rounded down (x - t = 0.5) moves up:
+        // round half away from zero, `quantize_unorm`'s `i + (x - i >= 0.5)`. The result is
+        // <= max_q (an integer >= x), and sits in the low 23 bits of the significand.
+        let biased = x + magic;
+        let t = biased - magic;
+        let biased = biased + Vec4::select((x - t).cmpeq(Vec4::splat(0.5)), Vec4::ONE, Vec4::ZERO);
+        let r = biased.to_array();
+        let m = TWO_POW_23.to_bits();
+        [r[0].to_bits() - m, r[1].to_bits() - m, r[2].to_bits() - m, r[3].to_bits() - m]
     }
 
+    /// Normalised, quantised axis `a` of four positions.
+    #[inline(always)]
+    fn position_axis(&self, p: glam::Vec4, a: usize) -> [u32; 4] {
+        let n = if self.zero_extent[a] { glam::Vec4::ZERO } else { (p - self.min[a]) / self.extent[a] };
+        Self::quantize(n, self.max_q[a])
+    }
+
+    /// The texels (`[w0, w1]`, as [`pack_texel`]) of four vertices given lane by lane:
+    /// `positions[axis][lane]` (object space, metres) and `normals[axis][lane]` (any length).
     #[inline]
-    fn encode(&self, p: &[[f32; 3]], n: &[[f32; 3]]) -> [[u32; 2]; 4] {
+    pub fn encode4(&self, positions: [[f32; 4]; 3], normals: [[f32; 4]; 3]) -> [[u32; 2]; 4] {
         use glam::Vec4;
-        let lanes = |v: &[[f32; 3]], a: usize| Vec4::new(v[0][a], v[1][a], v[2][a], v[3][a]);
-        // Positions: normalize, then quantize_unorm per axis.
-        let q: [[u32; 4]; 3] = std::array::from_fn(|a| {
-            let n = if self.zero_extent[a] {
-                Vec4::ZERO
-            } else {
-                Self::clamp_unit((lanes(p, a) - self.min[a]) / self.extent[a])
-            };
-            Self::quantize(n, self.max_q[a])
-        });
+        let qx = self.position_axis(Vec4::from_array(positions[0]), 0);
+        let qy = self.position_axis(Vec4::from_array(positions[1]), 1);
+        let qz = self.position_axis(Vec4::from_array(positions[2]), 2);
         // Normals: oct_fold, then e = o * 0.5 + 0.5 quantised to 12 bits.
-        let (nx, ny, nz) = (lanes(n, 0), lanes(n, 1), lanes(n, 2));
+        let (nx, ny, nz) =
+            (Vec4::from_array(normals[0]), Vec4::from_array(normals[1]), Vec4::from_array(normals[2]));
         let s = nx.abs() + ny.abs() + nz.abs();
-        let special = !(nx.is_finite_mask() & ny.is_finite_mask() & nz.is_finite_mask() & s.is_finite_mask())
-            | !s.cmpgt(Vec4::ZERO);
+        // s is finite exactly when every component is and their sum does not overflow (NaN fails
+        // both comparisons): the lanes `oct_fold` encodes directly.
+        let special = !(s.cmplt(Vec4::INFINITY) & s.cmpgt(Vec4::ZERO));
         let (px, py) = (nx / s, ny / s);
-        let sgn = |v: Vec4| Vec4::select(v.cmpge(Vec4::ZERO), Vec4::ONE, Vec4::NEG_ONE);
+        let sgn_x = Vec4::select(px.cmpge(Vec4::ZERO), Vec4::ONE, Vec4::NEG_ONE);
+        let sgn_y = Vec4::select(py.cmpge(Vec4::ZERO), Vec4::ONE, Vec4::NEG_ONE);
         let fold = nz.cmplt(Vec4::ZERO);
-        let ox = Vec4::select(fold, (Vec4::ONE - py.abs()) * sgn(px), px);
-        let oy = Vec4::select(fold, (Vec4::ONE - px.abs()) * sgn(py), py);
+        let ox = Vec4::select(fold, (Vec4::ONE - py.abs()) * sgn_x, px);
+        let oy = Vec4::select(fold, (Vec4::ONE - px.abs()) * sgn_y, py);
         let max_q = Vec4::splat(((1u32 << PACKED64_NORMAL_BITS) - 1) as f32);
         let half = Vec4::splat(0.5);
         let u = Self::quantize(ox * half + half, max_q);
         let v = Self::quantize(oy * half + half, max_q);
-        let b = self.bits;
-        std::array::from_fn(|l| {
-            let oct = if special.test(l) { oct_encode(n[l], PACKED64_NORMAL_BITS) } else { [u[l], v[l]] };
-            let pos = (u64::from(q[0][l]) | u64::from(q[1][l]) << b[0] | u64::from(q[2][l]) << (b[0] + b[1]))
+        let special = special.bitmask();
+        let (shift_y, shift_z) = (self.bits[0], self.bits[0] + self.bits[1]);
+        let mut out = [[0u32; 2]; 4];
+        for (l, texel) in out.iter_mut().enumerate() {
+            let oct = if special & (1 << l) != 0 {
+                oct_encode([normals[0][l], normals[1][l], normals[2][l]], PACKED64_NORMAL_BITS)
+            } else {
+                [u[l], v[l]]
+            };
+            let pos = (u64::from(qx[l]) | u64::from(qy[l]) << shift_y | u64::from(qz[l]) << shift_z)
                 & low_mask(PACKED64_POSITION_BITS);
-            [(pos & 0xFFFF_FFFF) as u32, (pos >> 32) as u32 | (oct[0] & 0xFFF) << 8 | (oct[1] & 0xFFF) << 20]
-        })
+            *texel = [
+                (pos & 0xFFFF_FFFF) as u32,
+                (pos >> 32) as u32 | (oct[0] & 0xFFF) << 8 | (oct[1] & 0xFFF) << 20,
+            ];
+        }
+        out
     }
 }
 
@@ -1102,7 +1129,7 @@ pub fn encode_vertex_texels(
     }
     if format == VertexFormat::Packed64 {
         // The default format's hot loop: one validation, one reservation, then four texels at a time
-        // for nearest rounding (see `Packed64x4`), one at a time otherwise and for the tail.
+        // for nearest rounding ([`Packed64Encoder`]), one at a time otherwise and for the tail.
         validate_position_bits(bits)?;
         let out = &mut textures[0];
         out.reserve(positions.len() * 8);
@@ -1111,10 +1138,17 @@ pub fn encode_vertex_texels(
         };
         let mut done = 0;
         if rounding == NormalRounding::Nearest {
-            let x4 = Packed64x4::new(bounds, bits);
+            let x4 = Packed64Encoder::new(bounds, bits)?;
+            let lanes = |v: &[[f32; 3]]| {
+                [
+                    [v[0][0], v[1][0], v[2][0], v[3][0]],
+                    [v[0][1], v[1][1], v[2][1], v[3][1]],
+                    [v[0][2], v[1][2], v[2][2], v[3][2]],
+                ]
+            };
             for (p, n) in positions.chunks_exact(4).zip(normals.chunks_exact(4)) {
                 let mut bytes = [0u8; 32];
-                for (chunk, t) in bytes.chunks_exact_mut(8).zip(x4.encode(p, n)) {
+                for (chunk, t) in bytes.chunks_exact_mut(8).zip(x4.encode4(lanes(p), lanes(n))) {
                     chunk[..4].copy_from_slice(&t[0].to_le_bytes());
                     chunk[4..].copy_from_slice(&t[1].to_le_bytes());
                 }
@@ -1295,7 +1329,7 @@ mod tests {
         ];
         let mut value = |scale: f32| {
             let r = rng.next_u64();
-            if r % 7 == 0 {
+            if r.is_multiple_of(7) {
                 specials[(r >> 8) as usize % specials.len()]
             } else {
                 ((rng.next_f64() * 2.0 - 1.0) as f32) * scale
@@ -1322,6 +1356,8 @@ mod tests {
                 }
             }
         }
+        assert!(Packed64Encoder::new(&boxes[0], [21, 19, 0]).is_err());
+        assert!(Packed64Encoder::new(&boxes[0], [13, 13, 13]).is_err());
     }
 
     #[test]

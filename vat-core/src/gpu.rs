@@ -637,8 +637,8 @@ impl ShaderStages {
     /// Every stage.
     pub const ALL: Self = Self::VERTEX_FRAGMENT.union(Self::COMPUTE);
 
-    /// The bits: vertex 1, fragment 2, compute 4 (the same values as wgpu's and Vulkan's flags for
-    /// these stages).
+    /// The bits: vertex 1, fragment 2, compute 4 (wgpu's values for these stages; Vulkan's differ —
+    /// fragment 0x10, compute 0x20 — so backends map stage by stage, never by value).
     pub const fn bits(self) -> u32 {
         self.0
     }

@@ -8,13 +8,15 @@
 //! moves, the clock does not advance: a re-base of the epoch, every 64 s of shader time, would upload
 //! every record once); the camera at the square's west edge, 10 m up, looking across it (90 degrees,
 //! far plane at 80 m: it sees part of the crowd), default crowd config and render options (shadows
-//! on), a 64x64 target.
+//! on), a 64x64 target, a 512² shadow map (the GPU's work is not measured; a small map keeps the
+//! run short).
 //!
 //! - `render/{cpu,gpu}/N`: timed: the `render` call alone (CPU culling: `Crowd::prepare_frame`, the
 //!   queued uploads and the recording of the passes; GPU culling: `Crowd::take_record_uploads`, the
 //!   queued uploads and the recording, culling pass included). Untimed, per frame: creating the
-//!   encoder, `finish`, `submit` and waiting for the GPU (so no frame overlaps the next). The mean
-//!   time of `finish` (where wgpu may encode deferred commands) is printed for the record.
+//!   encoder, `finish`, `submit` and waiting for the GPU (so no frame overlaps the next). The median
+//!   times of `finish` (where wgpu encodes the recorded passes for the driver) and `submit` are
+//!   printed for the record, with the frame's upload and draw figures.
 //! - `take_record_uploads/{static,move1pct}/N`: the GPU path's crowd work alone; `move1pct` moves a
 //!   different random 1 % of the instances before each call (untimed).
 //!
@@ -83,12 +85,16 @@ struct Gpu {
 struct Frame {
     render: Duration,
     finish: Duration,
+    submit: Duration,
+    /// The whole frame: encoder, render, finish, submit and the wait for the GPU.
+    wall: Duration,
     report: FrameReport,
 }
 
 impl Gpu {
     /// One frame: `render` (timed), then `finish` (timed apart), submit and wait.
     fn frame(&mut self, crowd: &mut Crowd, camera: &Camera, options: &RenderOptions) -> Frame {
+        let begin = Instant::now();
         let mut encoder = self.device.create_command_encoder(&Default::default());
         let start = Instant::now();
         let report = self
@@ -99,9 +105,11 @@ impl Gpu {
         let start = Instant::now();
         let commands = encoder.finish();
         let finish = start.elapsed();
+        let start = Instant::now();
         self.queue.submit([commands]);
+        let submit = start.elapsed();
         self.device.poll(wgpu::PollType::wait_indefinitely()).expect("the GPU finishes the frame");
-        Frame { render, finish, report }
+        Frame { render, finish, submit, wall: begin.elapsed(), report }
     }
 }
 
@@ -111,14 +119,15 @@ fn render(c: &mut Criterion) {
     let crowd_asset = CrowdAsset::from_manifest(asset.manifest()).expect("crowd asset");
     let (device, queue, info) = headless_device().expect("a headless device (cargo xtask deps)");
     eprintln!("adapter: {} ({:?})", info.name, info.device_type);
-    let config = RendererConfig::default();
+    // A small shadow map: the GPU's time per frame (not measured) is what makes the bench slow.
+    let config = RendererConfig { shadow_map_size: 512, ..RendererConfig::default() };
     let mut renderer = Renderer::new(&device, &queue, config).expect("renderer");
     let gpu_asset = renderer.upload(&asset).expect("upload");
     let target = HeadlessTarget::new(&device, SIZE, config);
     let mut gpu = Gpu { device, queue, renderer, asset: gpu_asset, target };
 
     let mut group = c.benchmark_group("render");
-    group.sampling_mode(SamplingMode::Flat).sample_size(SAMPLES).warm_up_time(Duration::from_millis(20));
+    group.sampling_mode(SamplingMode::Flat).sample_size(SAMPLES).warm_up_time(Duration::from_millis(1));
     for n in COUNTS {
         let (mut crowd, side) = crowd(&crowd_asset, n);
         let camera = camera(side);
@@ -128,33 +137,38 @@ fn render(c: &mut Criterion) {
             gpu.renderer.forget_crowd();
             let first = gpu.frame(&mut crowd, &camera, &options);
             let second = gpu.frame(&mut crowd, &camera, &options);
-            // At least 2 frames per sample, at most ~20 ms of measured time per sample.
-            let per_sample = second.render.max(Duration::from_micros(1)) * 2;
-            group.measurement_time((per_sample * SAMPLES as u32).max(Duration::from_millis(20)));
-            let (mut frames, mut finish, mut gpu_wall) = (0u32, Duration::ZERO, Duration::ZERO);
+            // Criterion plans iterations from the wall time of the routine (GPU wait included): 2
+            // frames per sample.
+            group.measurement_time(second.wall * 2 * SAMPLES as u32);
+            // Per measured frame: finish, submit, whole frame.
+            let mut untimed: Vec<[Duration; 3]> = Vec::new();
             let name = if culling == Culling::Gpu { "gpu" } else { "cpu" };
             group.bench_function(BenchmarkId::new(name, n), |b| {
                 b.iter_custom(|iters| {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
-                        let start = Instant::now();
                         let frame = gpu.frame(&mut crowd, &camera, &options);
-                        gpu_wall += start.elapsed();
                         total += frame.render;
-                        finish += frame.finish;
-                        frames += 1;
+                        untimed.push([frame.finish, frame.submit, frame.wall]);
                         black_box(frame.report);
                     }
                     total
                 })
             });
+            let median = |k: usize| {
+                let mut v: Vec<Duration> = untimed.iter().map(|t| t[k]).collect();
+                v.sort_unstable();
+                v.get(v.len() / 2).copied().unwrap_or_default().as_secs_f64()
+            };
             let r = second.report;
             eprintln!(
-                "render/{name}/{n}: {frames} frames, finish() {:.1} us mean, whole frame with the GPU wait \
-                 {:.2} ms mean; first frame uploaded {} B; a frame uploads {} B, draws main {} shadow {} \
-                 attachments {}, dispatches {}, stats drawn {} of {}",
-                finish.as_secs_f64() * 1e6 / f64::from(frames.max(1)),
-                gpu_wall.as_secs_f64() * 1e3 / f64::from(frames.max(1)),
+                "render/{name}/{n}: {} frames; untimed medians: finish() {:.1} us, submit() {:.1} us, whole \
+                 frame with the GPU wait {:.1} ms; first frame uploaded {} B, a frame {} B; draws main {} \
+                 shadow {} attachments {}, dispatches {}; stats: drawn {} submitted {} of {}",
+                untimed.len(),
+                median(0) * 1e6,
+                median(1) * 1e6,
+                median(2) * 1e3,
                 first.report.uploaded_bytes,
                 r.uploaded_bytes,
                 r.draws_main,
@@ -162,6 +176,7 @@ fn render(c: &mut Criterion) {
                 r.draws_attachments,
                 r.dispatches,
                 r.stats.drawn,
+                r.stats.submitted,
                 r.stats.simulated,
             );
         }

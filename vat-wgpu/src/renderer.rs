@@ -30,6 +30,10 @@ const SHADOW_CASTER_MARGIN: f32 = 30.0;
 const MIN_CAPACITY: u32 = 64;
 /// Bytes of one indexed-indirect draw.
 const DRAW_ARGS_STRIDE: u64 = gpu::DRAW_ARGS_WORDS as u64 * 4;
+/// Bytes of one chunk of the staging belt that carries the frame uniforms.
+const BELT_CHUNK: u64 = 4096;
+// The belt copies whole words.
+const _: () = assert!(size_of::<FrameUniforms>().is_multiple_of(4));
 
 /// The pipeline kinds, each with its own layouts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -141,6 +145,8 @@ struct CrowdBuffers {
     /// (asset id, capacity) the template was written for.
     template_for: Option<(u64, u32)>,
     cull_params: wgpu::Buffer,
+    /// What `cull_params` holds (None: nothing yet); rewritten only when it changes.
+    cull_params_written: Option<CullParams>,
     /// Group 2 bind groups: colour and depth with the CPU list, colour and depth with the GPU lists,
     /// and compute (culling).
     colour_cpu: wgpu::BindGroup,
@@ -200,6 +206,11 @@ pub struct Renderer {
     dummy_draw_args: wgpu::Buffer,
     crowd: Option<CrowdBuffers>,
     next_asset_id: u64,
+    /// Mapped staging chunks for the frame uniforms, copied in the frame's encoder and re-mapped when
+    /// it is submitted: unlike `queue.write_buffer`, no staging buffer is created per frame (on
+    /// lavapipe that was a fifth of a GPU-culled frame's CPU time). Writes made only on change
+    /// (records, instance list, culling parameters) go through `queue.write_buffer`.
+    belt: wgpu::util::StagingBelt,
 }
 
 /// A storage/uniform buffer initialised with `bytes`, padded with zeros to at least `min_size` bytes
@@ -267,6 +278,18 @@ fn workgroups(threads: u64, size: u32) -> (u32, u32) {
     let x = groups.min(65535);
     let y = groups.div_ceil(x);
     (x as u32, y.min(u64::from(u32::MAX)) as u32)
+}
+
+/// Copies `bytes` (a multiple of 4) to the start of `target` through the staging belt, in `encoder`.
+fn belt_write(
+    belt: &mut wgpu::util::StagingBelt,
+    encoder: &mut wgpu::CommandEncoder,
+    target: &wgpu::Buffer,
+    bytes: &[u8],
+) {
+    if let Some(size) = wgpu::BufferSize::new(bytes.len() as u64) {
+        belt.write_buffer(encoder, target, 0, size).copy_from_slice(bytes);
+    }
 }
 
 impl Renderer {
@@ -370,6 +393,7 @@ impl Renderer {
             shadow_view,
             shadow_sampler,
             crowd: None,
+            belt: wgpu::util::StagingBelt::new(device.clone(), BELT_CHUNK),
             next_asset_id: 1,
         };
         renderer.frame_groups = renderer.frame_groups_for(&renderer.frame_buffer)?;
@@ -773,6 +797,7 @@ impl Renderer {
             args_template,
             template_for: None,
             cull_params,
+            cull_params_written: None,
             records_synced: false,
             list_synced: false,
             last_count: 0,
@@ -874,8 +899,11 @@ impl Renderer {
 
     /// Records one frame of `crowd` seen by `camera` into `encoder`: queues the changed records (and,
     /// with CPU culling, instance-list entries; written at the next `queue.submit`), then records the
-    /// culling compute pass (GPU culling), the shadow pass and the colour pass (cleared). Call it at
-    /// most once per submitted encoder: per-frame buffers are shared between calls.
+    /// copy of the frame uniforms, the culling compute pass (GPU culling), the shadow pass and the
+    /// colour pass (cleared). Call it at most once per encoder, and submit every encoder it recorded
+    /// into: per-frame buffers are shared between calls, and the uniforms' staging memory is
+    /// recycled when the encoder is submitted (an encoder dropped unsubmitted strands a few KiB until
+    /// the renderer is dropped).
     ///
     /// CPU culling runs the crowd's frame preparation (`Crowd::prepare_frame`: grid, instance list,
     /// culling, LOD, batches). GPU culling runs none of it: it takes only the crowd's dirty record
@@ -950,7 +978,7 @@ impl Renderer {
             shadow: shadow_matrix,
             ground_half_extent: options.ground_half_extent,
         });
-        self.queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&uniforms));
+        belt_write(&mut self.belt, encoder, &self.frame_buffer, bytemuck::bytes_of(&uniforms));
         uploaded += size_of::<FrameUniforms>() as u64;
         let attachments_on = config.attachments && asset.has_attachments();
 
@@ -1022,8 +1050,13 @@ impl Renderer {
                 attachment_max_lod: config.attachment_max_lod,
                 attachments: u32::from(attachments_on),
             };
-            self.queue.write_buffer(&buffers.cull_params, 0, bytemuck::bytes_of(&params));
-            uploaded += size_of::<CullParams>() as u64;
+            if buffers.cull_params_written != Some(params) {
+                // Through the queue, not the belt: the write is not repeated, so it must not be lost
+                // with an encoder that is never submitted.
+                self.queue.write_buffer(&buffers.cull_params, 0, bytemuck::bytes_of(&params));
+                uploaded += size_of::<CullParams>() as u64;
+                buffers.cull_params_written = Some(params);
+            }
             encoder.copy_buffer_to_buffer(
                 &buffers.args_template,
                 0,
@@ -1177,6 +1210,7 @@ impl Renderer {
             }
         }
         report.uploaded_bytes = uploaded;
+        self.belt.finish_and_recall_on_submit(encoder);
         Ok(report)
     }
 

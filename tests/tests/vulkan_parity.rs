@@ -1,0 +1,183 @@
+//! Parity of the decode compute path between the two backends (issue 5, item 3a): the baked humanoid,
+//! the same instance records (every clip at several phases and rates, cross-fades mid-way, one that
+//! ended, moved/rotated/scaled copies) and the same time, decoded by vat-wgpu (`Renderer::decode`) and
+//! by vat-vulkan (`Decoder::decode`, SPIR-V translated by naga from the same WGSL), in VAT mode with
+//! every interpolation and both cross-fade variants, and in bone mode. The outputs must be
+//! bit-identical; the test prints the share of bit-identical floats and the largest difference in
+//! ULPs. vat-vulkan runs under the Khronos validation layer with a debug messenger; any error or
+//! warning it reports fails the test.
+
+// Integration tests report failure by panicking.
+#![allow(clippy::unwrap_used)]
+
+use vat_core::container::Asset;
+use vat_core::gpu::DecodedVertex;
+use vat_core::instance::InstanceRecord;
+use vat_core::playback::Interpolation;
+use vat_tests::{humanoid_vat, test_gpu};
+
+const TIME: f32 = 3.7;
+
+fn records(clips: u32) -> Vec<InstanceRecord> {
+    let mut out = Vec::new();
+    for c in 0..clips {
+        for (k, rate) in [0.37f32, 1.0, -0.8].into_iter().enumerate() {
+            let mut r = InstanceRecord {
+                clip_a: c,
+                phase_offset_a: 0.11 * k as f32 + 0.05 * c as f32,
+                rate_a: rate,
+                ..Default::default()
+            };
+            r.set_clip_b(c, 0.0);
+            out.push(r);
+        }
+    }
+    // Cross-fades mid-way (weights 0.35 and 0.8 at TIME) and one that ended.
+    for (a, b, start, duration) in
+        [(1u32, 3u32, TIME - 0.35, 1.0f32), (0, 4, TIME - 0.4, 0.5), (2, 5, TIME - 9.0, 0.5)]
+    {
+        let mut r = InstanceRecord {
+            clip_a: a % clips,
+            phase_offset_a: 0.3,
+            rate_a: 1.1,
+            phase_offset_b: 0.6,
+            rate_b: 0.9,
+            fade_start: start,
+            ..Default::default()
+        };
+        r.set_clip_b(b % clips, duration);
+        out.push(r);
+    }
+    let n = out.len();
+    for i in 0..n {
+        let mut r = out[i];
+        r.position = [i as f32 * 1.7 - 9.0, 0.1 * i as f32, 4.0 - i as f32 * 0.9];
+        r.yaw = -3.0 + 0.45 * i as f32;
+        r.scale = 0.75 + 0.05 * (i % 9) as f32;
+        out.push(r);
+    }
+    out
+}
+
+/// Position of `x` on the line of f32 values (adjacent floats differ by 1; +0 and -0 are both 0).
+fn ordinal(x: f32) -> i64 {
+    let b = x.to_bits();
+    let magnitude = i64::from(b & 0x7fff_ffff);
+    if b & 0x8000_0000 != 0 { -magnitude } else { magnitude }
+}
+
+/// (floats compared, floats bit-identical, max ULP distance) over positions and normals.
+fn compare(a: &[DecodedVertex], b: &[DecodedVertex]) -> (usize, usize, i64) {
+    assert_eq!(a.len(), b.len());
+    let (mut total, mut same, mut max_ulp) = (0, 0, 0);
+    for (x, y) in a.iter().zip(b) {
+        for (p, q) in x.position.iter().chain(&x.normal).zip(y.position.iter().chain(&y.normal)) {
+            total += 1;
+            if p.to_bits() == q.to_bits() {
+                same += 1;
+            }
+            assert!(p.is_finite() && q.is_finite(), "non-finite decoded value: {p} vs {q}");
+            max_ulp = max_ulp.max((ordinal(*p) - ordinal(*q)).abs());
+        }
+    }
+    (total, same, max_ulp)
+}
+
+#[test]
+fn vulkan_decode_is_bit_identical_to_wgpu_under_validation() {
+    let ctx = vat_vulkan::Context::headless().unwrap_or_else(|e| {
+        panic!("no Vulkan device for vat-vulkan: {e} (run `cargo xtask deps` as root for lavapipe)")
+    });
+    assert!(
+        ctx.validation_enabled() && ctx.messenger_enabled(),
+        "the Khronos validation layer is not installed (apt-get install vulkan-validationlayers, or \
+         `cargo xtask deps`): vat-vulkan tests must run under it"
+    );
+    let gpu = test_gpu();
+    println!("vat-vulkan on {:?}; vat-wgpu on {:?}", ctx.device_name(), gpu.info.name);
+    let asset = Asset::parse(humanoid_vat()).unwrap();
+    let clips = asset.manifest().clips.len() as u32;
+    let records = records(clips);
+    let (mut total, mut same, mut worst) = (0usize, 0usize, 0i64);
+    for interpolation in [Interpolation::Linear, Interpolation::Cubic, Interpolation::Point] {
+        let mut wgpu_renderer = vat_wgpu::Renderer::new(
+            &gpu.device,
+            &gpu.queue,
+            vat_wgpu::RendererConfig { interpolation, ..Default::default() },
+        )
+        .unwrap();
+        let wgpu_asset = wgpu_renderer.upload(&asset).unwrap();
+        let mut decoder =
+            vat_vulkan::Decoder::new(&ctx, vat_vulkan::DecoderConfig { interpolation }).unwrap();
+        let vk_asset = decoder.upload(&asset).unwrap();
+        assert_eq!(vk_asset.vertex_count(), wgpu_asset.vertex_count());
+        assert_eq!(vk_asset.influences(), wgpu_asset.influences());
+        assert!(vk_asset.has_bones(), "the humanoid is baked with --bones");
+        let modes = [
+            (vat_wgpu::RenderMode::Vat, vat_vulkan::RenderMode::Vat),
+            (vat_wgpu::RenderMode::Bone, vat_vulkan::RenderMode::Bone),
+        ];
+        for (wgpu_mode, vk_mode) in modes {
+            for cross_fade in [true, false] {
+                let w = wgpu_renderer.decode(&wgpu_asset, &records, TIME, wgpu_mode, cross_fade).unwrap();
+                let v = decoder.decode(&vk_asset, &records, TIME, vk_mode, cross_fade).unwrap();
+                assert_eq!(v.len(), records.len() * vk_asset.vertex_count() as usize);
+                assert!(v.iter().all(|d| d.position[3] == 1.0), "decoded positions have w = 1");
+                let (t, s, u) = compare(&w, &v);
+                println!(
+                    "{vk_mode:?} {interpolation:?} cross_fade={cross_fade}: {s}/{t} floats bit-identical \
+                     ({:.4} %), max {u} ULP",
+                    100.0 * s as f64 / t as f64
+                );
+                total += t;
+                same += s;
+                worst = worst.max(u);
+            }
+        }
+    }
+    // Destroy the device too: the validation layer reports objects never destroyed as errors then.
+    let messages = ctx.messages();
+    drop(ctx);
+    println!(
+        "overall: {same}/{total} floats bit-identical ({:.4} %), max {worst} ULP; validation (through \
+         device destruction): {} errors, {} warnings",
+        100.0 * same as f64 / total as f64,
+        messages.errors(),
+        messages.warnings()
+    );
+    assert_eq!(same, total, "decode outputs differ between vat-wgpu and vat-vulkan (max {worst} ULP)");
+    assert_eq!(messages.errors(), 0, "the validation layer reported errors (printed above)");
+    assert_eq!(messages.warnings(), 0, "the validation layer reported warnings (printed above)");
+}
+
+/// An upload that fails half-way releases what it created: on a context whose memory types are
+/// edited to offer no device-local memory, the upload creates its staging buffer (and memory) and
+/// the animation texture's image, then fails to allocate the image's memory; at device destruction the
+/// validation layer must find no object left alive.
+#[test]
+fn a_vulkan_upload_that_fails_half_way_leaks_nothing() {
+    let mut ctx = vat_vulkan::Context::headless().unwrap_or_else(|e| {
+        panic!("no Vulkan device for vat-vulkan: {e} (run `cargo xtask deps` as root for lavapipe)")
+    });
+    assert!(ctx.validation_enabled() && ctx.messenger_enabled(), "the validation layer is not installed");
+    let messages = ctx.messages();
+    let count = ctx.memory_properties.memory_type_count as usize;
+    for t in &mut ctx.memory_properties.memory_types[..count] {
+        t.property_flags &= !ash::vk::MemoryPropertyFlags::DEVICE_LOCAL;
+    }
+    let asset = Asset::parse(humanoid_vat()).unwrap();
+    {
+        let mut decoder = vat_vulkan::Decoder::new(&ctx, vat_vulkan::DecoderConfig::default()).unwrap();
+        let err = decoder.upload(&asset).unwrap_err();
+        println!("upload failed as intended: {err}");
+        assert!(matches!(err, vat_vulkan::VulkanError::NoMemoryType(_)), "unexpected error: {err}");
+    }
+    drop(ctx);
+    println!(
+        "validation (through device destruction): {} errors, {} warnings",
+        messages.errors(),
+        messages.warnings()
+    );
+    assert_eq!(messages.errors(), 0, "objects were left alive or misused (printed above)");
+    assert_eq!(messages.warnings(), 0, "the validation layer reported warnings (printed above)");
+}

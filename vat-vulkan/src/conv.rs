@@ -1,0 +1,165 @@
+//! Pure mappings from vat-core's GPU interface to Vulkan types. No device needed.
+//!
+//! Mirrors vat-wgpu's `conv.rs` function by function (same names where they mean the same): the
+//! backend never re-derives a layout; every descriptor-set layout binding comes from
+//! [`vat_core::gpu::BINDINGS`] through these functions.
+
+use ash::vk;
+use vat_core::encoding::TexelFormat;
+use vat_core::gpu::{self, Binding, BindingKind, ShaderStages};
+
+/// Vulkan stage flags of a set of vat shader stages.
+pub fn map_stages(stages: ShaderStages) -> vk::ShaderStageFlags {
+    let mut out = vk::ShaderStageFlags::empty();
+    if stages.contains(ShaderStages::VERTEX) {
+        out |= vk::ShaderStageFlags::VERTEX;
+    }
+    if stages.contains(ShaderStages::FRAGMENT) {
+        out |= vk::ShaderStageFlags::FRAGMENT;
+    }
+    if stages.contains(ShaderStages::COMPUTE) {
+        out |= vk::ShaderStageFlags::COMPUTE;
+    }
+    out
+}
+
+/// Vulkan descriptor type of one entry of the binding table. Textures are sampled images read with
+/// `textureLoad` (or compared through a separate sampler), never combined image-samplers: naga
+/// writes WGSL textures and samplers as separate descriptors.
+pub fn map_binding_type(kind: &BindingKind) -> vk::DescriptorType {
+    match *kind {
+        BindingKind::UniformBuffer { .. } => vk::DescriptorType::UNIFORM_BUFFER,
+        BindingKind::StorageBuffer { .. } => vk::DescriptorType::STORAGE_BUFFER,
+        BindingKind::Texture { .. } => vk::DescriptorType::SAMPLED_IMAGE,
+        BindingKind::Sampler { .. } => vk::DescriptorType::SAMPLER,
+    }
+}
+
+/// One descriptor-set layout binding of the binding table (one descriptor, no immutable samplers).
+pub fn map_binding(binding: &Binding) -> vk::DescriptorSetLayoutBinding<'static> {
+    vk::DescriptorSetLayoutBinding::default()
+        .binding(binding.binding)
+        .descriptor_type(map_binding_type(&binding.kind))
+        .descriptor_count(1)
+        .stage_flags(map_stages(binding.stages))
+}
+
+/// The layout bindings of descriptor set `group` that a pipeline of `stages` uses
+/// (see [`vat_core::gpu::bindings_for_stages`]); vat-wgpu's `bind_group_layout_entries`.
+pub fn bind_group_layout_entries(
+    group: u32,
+    stages: ShaderStages,
+) -> Vec<vk::DescriptorSetLayoutBinding<'static>> {
+    gpu::bindings_for_stages(group, stages).map(map_binding).collect()
+}
+
+/// Vulkan format of a vat texel format.
+pub fn map_texel_format(format: TexelFormat) -> vk::Format {
+    match format {
+        TexelFormat::Rg32Uint => vk::Format::R32G32_UINT,
+        TexelFormat::Rgba16Uint => vk::Format::R16G16B16A16_UINT,
+        TexelFormat::Rg16Uint => vk::Format::R16G16_UINT,
+        TexelFormat::Rgba16Float => vk::Format::R16G16B16A16_SFLOAT,
+        TexelFormat::Rg16Float => vk::Format::R16G16_SFLOAT,
+        TexelFormat::Rgba32Float => vk::Format::R32G32B32A32_SFLOAT,
+        TexelFormat::Rg32Float => vk::Format::R32G32_SFLOAT,
+        TexelFormat::Rgba8Uint => vk::Format::R8G8B8A8_UINT,
+        TexelFormat::Rg8Uint => vk::Format::R8G8_UINT,
+    }
+}
+
+/// Bytes per texel of the formats [`map_texel_format`] returns (`None` for any other format).
+pub fn format_texel_bytes(format: vk::Format) -> Option<u32> {
+    Some(match format {
+        vk::Format::R8G8_UINT => 2,
+        vk::Format::R16G16_UINT | vk::Format::R16G16_SFLOAT | vk::Format::R8G8B8A8_UINT => 4,
+        vk::Format::R32G32_UINT
+        | vk::Format::R16G16B16A16_UINT
+        | vk::Format::R16G16B16A16_SFLOAT
+        | vk::Format::R32G32_SFLOAT => 8,
+        vk::Format::R32G32B32A32_SFLOAT => 16,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vat_core::gpu::TextureSampleType;
+
+    const ALL_TEXEL_FORMATS: [TexelFormat; 9] = [
+        TexelFormat::Rg32Uint,
+        TexelFormat::Rgba16Uint,
+        TexelFormat::Rg16Uint,
+        TexelFormat::Rgba16Float,
+        TexelFormat::Rg16Float,
+        TexelFormat::Rgba32Float,
+        TexelFormat::Rg32Float,
+        TexelFormat::Rgba8Uint,
+        TexelFormat::Rg8Uint,
+    ];
+
+    #[test]
+    fn texel_formats_keep_their_size() {
+        for f in ALL_TEXEL_FORMATS {
+            let v = map_texel_format(f);
+            assert_eq!(format_texel_bytes(v), Some(f.bytes_per_texel()), "{f:?} -> {v:?}");
+        }
+    }
+
+    #[test]
+    fn uint_textures_map_to_uint_formats() {
+        // The binding table's sample types must agree with the formats uploaded into them.
+        assert_eq!(map_texel_format(TexelFormat::Rg32Uint), vk::Format::R32G32_UINT);
+        let vat = gpu::BINDINGS.iter().find(|b| b.name == "vat_texture").map(|b| b.kind);
+        assert_eq!(vat, Some(BindingKind::Texture { sample_type: TextureSampleType::Uint }));
+    }
+
+    #[test]
+    fn every_binding_maps_with_its_number_and_stages() {
+        for b in gpu::BINDINGS {
+            let e = map_binding(b);
+            assert_eq!(e.binding, b.binding);
+            assert_eq!(e.descriptor_count, 1);
+            assert!(!e.stage_flags.is_empty(), "{} is visible to no stage", b.name);
+            // vat's stage bits (vertex 1, fragment 2, compute 4) are wgpu's, not Vulkan's (fragment
+            // 0x10, compute 0x20): each stage must map by name.
+            for (vat, vulkan) in [
+                (ShaderStages::VERTEX, vk::ShaderStageFlags::VERTEX),
+                (ShaderStages::FRAGMENT, vk::ShaderStageFlags::FRAGMENT),
+                (ShaderStages::COMPUTE, vk::ShaderStageFlags::COMPUTE),
+            ] {
+                assert_eq!(b.stages.contains(vat), e.stage_flags.contains(vulkan), "{}: {vulkan:?}", b.name);
+            }
+            let expected = match b.kind {
+                BindingKind::UniformBuffer { .. } => vk::DescriptorType::UNIFORM_BUFFER,
+                BindingKind::StorageBuffer { .. } => vk::DescriptorType::STORAGE_BUFFER,
+                BindingKind::Texture { .. } => vk::DescriptorType::SAMPLED_IMAGE,
+                BindingKind::Sampler { .. } => vk::DescriptorType::SAMPLER,
+            };
+            assert_eq!(e.descriptor_type, expected, "{}", b.name);
+        }
+    }
+
+    #[test]
+    fn stages_map_bit_for_bit() {
+        assert_eq!(
+            map_stages(ShaderStages::VERTEX | ShaderStages::COMPUTE),
+            vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::COMPUTE
+        );
+        assert_eq!(map_stages(ShaderStages::FRAGMENT), vk::ShaderStageFlags::FRAGMENT);
+        assert_eq!(map_stages(ShaderStages::NONE), vk::ShaderStageFlags::empty());
+    }
+
+    #[test]
+    fn compute_pipelines_see_the_decode_bindings_and_render_pipelines_do_not() {
+        let compute = bind_group_layout_entries(gpu::GROUP_CROWD, ShaderStages::COMPUTE);
+        let render =
+            bind_group_layout_entries(gpu::GROUP_CROWD, ShaderStages::VERTEX | ShaderStages::FRAGMENT);
+        assert!(compute.len() > render.len());
+        assert!(!render.is_empty());
+        assert!(
+            compute.iter().any(|b| b.binding == 2 && b.descriptor_type == vk::DescriptorType::STORAGE_BUFFER)
+        );
+    }
+}

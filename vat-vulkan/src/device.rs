@@ -1,0 +1,309 @@
+//! A headless Vulkan context for tools and tests: instance (Vulkan 1.3; the Khronos validation layer
+//! and a counting debug messenger when available), a physical device preferring the CPU type
+//! (Mesa's lavapipe in CI), a device with one compute-capable queue, and a command pool.
+//!
+//! The struct only holds handles. Only [`Context::headless`] exists so far; the fields are the ones a
+//! caller that owns its device would provide (instance, physical device, device, queue + family), so a
+//! constructor from caller-owned handles can be added without changing what the rest of the crate
+//! uses.
+
+use std::cell::Cell;
+use std::ffi::{CStr, c_char, c_void};
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use ash::vk;
+
+use crate::VulkanError;
+
+const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
+
+/// Counts of what the debug messenger reported (errors and warnings of any message type).
+#[derive(Debug, Default)]
+pub struct MessageCounts {
+    errors: AtomicU32,
+    warnings: AtomicU32,
+}
+
+impl MessageCounts {
+    /// Error messages so far.
+    pub fn errors(&self) -> u32 {
+        self.errors.load(Ordering::SeqCst)
+    }
+
+    /// Warning messages so far.
+    pub fn warnings(&self) -> u32 {
+        self.warnings.load(Ordering::SeqCst)
+    }
+}
+
+/// Prints every warning and error to stderr and counts it in the [`MessageCounts`] behind `user_data`.
+unsafe extern "system" fn debug_callback(
+    severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    _types: vk::DebugUtilsMessageTypeFlagsEXT,
+    data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
+    user_data: *mut c_void,
+) -> vk::Bool32 {
+    // SAFETY: `user_data` is the `MessageCounts` shared by `Context`, which holds a reference to it
+    // until after the messenger is destroyed.
+    let counts = unsafe { (user_data as *const MessageCounts).as_ref() };
+    // SAFETY: the loader passes valid callback data for the duration of the call; `p_message` is a
+    // NUL-terminated string or null.
+    let message =
+        unsafe { data.as_ref().filter(|d| !d.p_message.is_null()).map(|d| CStr::from_ptr(d.p_message)) };
+    let text = message.map_or(std::borrow::Cow::Borrowed("(no message)"), CStr::to_string_lossy);
+    if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
+        if let Some(c) = counts {
+            c.errors.fetch_add(1, Ordering::SeqCst);
+        }
+        eprintln!("vulkan error: {text}");
+    } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING) {
+        if let Some(c) = counts {
+            c.warnings.fetch_add(1, Ordering::SeqCst);
+        }
+        eprintln!("vulkan warning: {text}");
+    }
+    vk::FALSE
+}
+
+/// A Vulkan instance, device and queue, created and destroyed by this struct ([`Context::headless`]).
+/// `Send` but not `Sync`: its command pool and queue are used without locks.
+pub struct Context {
+    /// The loaded Vulkan library; kept alive as long as the instance.
+    pub entry: ash::Entry,
+    /// The instance.
+    pub instance: ash::Instance,
+    /// The physical device of [`device`](Self::device).
+    pub physical_device: vk::PhysicalDevice,
+    /// The logical device.
+    pub device: ash::Device,
+    /// A queue supporting compute and transfer.
+    pub queue: vk::Queue,
+    /// Family of [`queue`](Self::queue).
+    pub queue_family: u32,
+    /// A resettable command pool of `queue_family`, used for uploads and decodes.
+    pub command_pool: vk::CommandPool,
+    /// Limits and name of the physical device.
+    pub properties: vk::PhysicalDeviceProperties,
+    /// Memory types of the physical device.
+    pub memory_properties: vk::PhysicalDeviceMemoryProperties,
+    debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+    counts: Arc<MessageCounts>,
+    validation: bool,
+    /// The command pool and the queue need external synchronisation, which this crate does not do:
+    /// the context may move between threads but is not shared by them.
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("device", &self.device_name())
+            .field("queue_family", &self.queue_family)
+            .field("validation", &self.validation)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Destroys an instance (and its messenger) when a later step of [`Context::headless`] fails.
+struct InstanceGuard {
+    instance: ash::Instance,
+    debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+}
+
+impl Drop for InstanceGuard {
+    fn drop(&mut self) {
+        if let Some((utils, messenger)) = self.debug.take() {
+            // SAFETY: the messenger was created from this instance and is destroyed once.
+            unsafe { utils.destroy_debug_utils_messenger(messenger, None) };
+        }
+        // SAFETY: every child of the instance is destroyed by now (the device is created last and
+        // the guard is disarmed once it exists).
+        unsafe { self.instance.destroy_instance(None) };
+    }
+}
+
+impl Context {
+    /// Loads Vulkan and opens a headless context on the best physical device supporting Vulkan 1.3
+    /// with a compute queue: a CPU device (lavapipe) first, then discrete, integrated, others. The
+    /// validation layer is enabled when installed ([`validation_enabled`](Self::validation_enabled)),
+    /// with a messenger that counts errors and warnings ([`messages`](Self::messages)).
+    ///
+    /// # Errors
+    /// [`VulkanError::Load`] without a Vulkan loader, [`VulkanError::NoDevice`] without a suitable
+    /// device, [`VulkanError::Vk`] if a Vulkan call fails.
+    pub fn headless() -> Result<Self, VulkanError> {
+        // SAFETY: loading the system's Vulkan loader; nothing else in the process unloads it.
+        let entry = unsafe { ash::Entry::load() }.map_err(|e| VulkanError::Load(e.to_string()))?;
+        // SAFETY: plain query on a loaded entry.
+        let layers =
+            unsafe { entry.enumerate_instance_layer_properties() }.map_err(VulkanError::vk("layers"))?;
+        let validation = layers.iter().any(|l| l.layer_name_as_c_str().is_ok_and(|n| n == VALIDATION_LAYER));
+        // SAFETY: plain query on a loaded entry.
+        let extensions = unsafe { entry.enumerate_instance_extension_properties(None) }
+            .map_err(VulkanError::vk("instance extensions"))?;
+        let has_debug_utils = validation
+            || extensions
+                .iter()
+                .any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == ash::ext::debug_utils::NAME));
+        let layer_names: Vec<*const c_char> =
+            if validation { vec![VALIDATION_LAYER.as_ptr()] } else { Vec::new() };
+        let extension_names: Vec<*const c_char> =
+            if has_debug_utils { vec![ash::ext::debug_utils::NAME.as_ptr()] } else { Vec::new() };
+        let app = vk::ApplicationInfo::default()
+            .application_name(c"vat")
+            .engine_name(c"vat-vulkan")
+            .api_version(vk::API_VERSION_1_3);
+        let info = vk::InstanceCreateInfo::default()
+            .application_info(&app)
+            .enabled_layer_names(&layer_names)
+            .enabled_extension_names(&extension_names);
+        // SAFETY: the create info and the strings it points to live until the call returns.
+        let instance =
+            unsafe { entry.create_instance(&info, None) }.map_err(VulkanError::vk("create instance"))?;
+        // Declared before the guard so that it outlives the messenger on every path.
+        let counts = Arc::<MessageCounts>::default();
+        let mut guard = InstanceGuard { instance, debug: None };
+        if has_debug_utils {
+            let utils = ash::ext::debug_utils::Instance::new(&entry, &guard.instance);
+            let info = vk::DebugUtilsMessengerCreateInfoEXT::default()
+                .message_severity(
+                    vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
+                        | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
+                )
+                .message_type(
+                    vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                        | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                        | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
+                )
+                .pfn_user_callback(Some(debug_callback))
+                .user_data(Arc::as_ptr(&counts).cast_mut().cast());
+            // SAFETY: the user data (the shared counts) outlives the messenger: the context holds a
+            // reference until `Drop` has destroyed the messenger, and the guard destroys it on every
+            // failure path before `counts` is dropped.
+            let messenger = unsafe { utils.create_debug_utils_messenger(&info, None) }
+                .map_err(VulkanError::vk("create debug messenger"))?;
+            guard.debug = Some((utils, messenger));
+        }
+        let instance = &guard.instance;
+        // SAFETY: plain query on a live instance.
+        let devices =
+            unsafe { instance.enumerate_physical_devices() }.map_err(VulkanError::vk("physical devices"))?;
+        let rank = |t: vk::PhysicalDeviceType| match t {
+            vk::PhysicalDeviceType::CPU => 0,
+            vk::PhysicalDeviceType::DISCRETE_GPU => 1,
+            vk::PhysicalDeviceType::INTEGRATED_GPU => 2,
+            _ => 3,
+        };
+        let mut candidates = Vec::new();
+        for pd in devices {
+            // SAFETY: `pd` was enumerated from this instance.
+            let props = unsafe { instance.get_physical_device_properties(pd) };
+            if props.api_version < vk::API_VERSION_1_3 {
+                continue;
+            }
+            // SAFETY: as above.
+            let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
+            let family = families.iter().position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE));
+            if let Some(family) = family {
+                candidates.push((rank(props.device_type), pd, props, family as u32));
+            }
+        }
+        candidates.sort_by_key(|c| c.0);
+        let Some(&(_, physical_device, properties, queue_family)) = candidates.first() else {
+            return Err(VulkanError::NoDevice);
+        };
+        let priorities = [1.0f32];
+        let queue_info = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(queue_family)
+            .queue_priorities(&priorities)];
+        let device_info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_info);
+        // SAFETY: the create info lives until the call returns; `physical_device` is of this instance.
+        let device = unsafe { instance.create_device(physical_device, &device_info, None) }
+            .map_err(VulkanError::vk("create device"))?;
+        // SAFETY: family `queue_family` was requested with one queue.
+        let queue = unsafe { device.get_device_queue(queue_family, 0) };
+        let pool_info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(queue_family)
+            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+        // SAFETY: valid create info on a live device.
+        let command_pool = match unsafe { device.create_command_pool(&pool_info, None) } {
+            Ok(p) => p,
+            Err(e) => {
+                // SAFETY: nothing was created from the device yet.
+                unsafe { device.destroy_device(None) };
+                return Err(VulkanError::Vk { what: "create command pool", result: e });
+            }
+        };
+        // SAFETY: plain query.
+        let memory_properties = unsafe { instance.get_physical_device_memory_properties(physical_device) };
+        let instance = guard.instance.clone();
+        let debug = guard.debug.take();
+        std::mem::forget(guard);
+        Ok(Self {
+            entry,
+            instance,
+            physical_device,
+            device,
+            queue,
+            queue_family,
+            command_pool,
+            properties,
+            memory_properties,
+            debug,
+            counts,
+            validation,
+            _not_sync: PhantomData,
+        })
+    }
+
+    /// Whether the Khronos validation layer is enabled.
+    pub fn validation_enabled(&self) -> bool {
+        self.validation
+    }
+
+    /// Whether a debug messenger is counting messages (always with validation).
+    pub fn messenger_enabled(&self) -> bool {
+        self.debug.is_some()
+    }
+
+    /// Errors and warnings reported by the debug messenger so far. The counts stay readable after the
+    /// context is dropped, so that what the validation layer reports while the device is destroyed
+    /// (objects never destroyed) is counted too.
+    pub fn messages(&self) -> Arc<MessageCounts> {
+        Arc::clone(&self.counts)
+    }
+
+    /// The physical device's name.
+    pub fn device_name(&self) -> String {
+        self.properties
+            .device_name_as_c_str()
+            .map_or_else(|_| "?".to_owned(), |n| n.to_string_lossy().into_owned())
+    }
+
+    /// Index of a memory type allowed by `type_bits` with all of `flags`.
+    pub(crate) fn memory_type(&self, type_bits: u32, flags: vk::MemoryPropertyFlags) -> Option<u32> {
+        let m = &self.memory_properties;
+        (0..m.memory_type_count)
+            .find(|&i| type_bits & (1 << i) != 0 && m.memory_types[i as usize].property_flags.contains(flags))
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: waits for the device before destroying it; everything this crate creates borrows the
+        // context, so it is gone by now. Order: pool, device, messenger, instance.
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            self.device.destroy_command_pool(self.command_pool, None);
+            self.device.destroy_device(None);
+        }
+        if let Some((utils, messenger)) = self.debug.take() {
+            // SAFETY: created from this instance, destroyed once, before the instance.
+            unsafe { utils.destroy_debug_utils_messenger(messenger, None) };
+        }
+        // SAFETY: the device and the messenger are destroyed.
+        unsafe { self.instance.destroy_instance(None) };
+    }
+}
