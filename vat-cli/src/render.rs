@@ -184,17 +184,25 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
         report.culling
     );
     let s = &report.stats;
-    println!(
-        "  drawn {} of {} (submitted {}), {} triangles; draws: {} main, {} shadow, {} attachments; {:.0} ms in all",
-        s.drawn,
-        s.simulated,
-        s.submitted,
-        s.triangles,
-        report.draws_main,
-        report.draws_shadow,
-        report.draws_attachments,
-        started.elapsed().as_secs_f64() * 1e3
-    );
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+    if report.culling == Culling::Gpu {
+        // Visibility is decided on the GPU; the CPU never counts it.
+        println!(
+            "  {} simulated, visibility culled on the GPU; draws: {} main, {} shadow, {} attachments; {elapsed_ms:.0} ms in all",
+            s.simulated, report.draws_main, report.draws_shadow, report.draws_attachments
+        );
+    } else {
+        println!(
+            "  drawn {} of {} (submitted {}), {} triangles; draws: {} main, {} shadow, {} attachments; {elapsed_ms:.0} ms in all",
+            s.drawn,
+            s.simulated,
+            s.submitted,
+            s.triangles,
+            report.draws_main,
+            report.draws_shadow,
+            report.draws_attachments
+        );
+    }
     Ok(())
 }
 
