@@ -79,3 +79,52 @@ impl TestGpu {
         bytes
     }
 }
+
+/// Epoch-relative time (seconds) at which [`decode_test_records`] are decoded.
+pub const DECODE_TEST_TIME: f32 = 3.7;
+
+/// Instance records in several states at [`DECODE_TEST_TIME`], shared by the decode tests of both
+/// backends: every clip at several phases and rates (negative too), cross-fades caught mid-way
+/// (weights 0.35 and 0.8) and one that ended, then moved, rotated and scaled copies of all of them.
+pub fn decode_test_records(clips: u32) -> Vec<vat_core::instance::InstanceRecord> {
+    let mut out = Vec::new();
+    for c in 0..clips {
+        for (k, rate) in [0.37f32, 1.0, -0.8].into_iter().enumerate() {
+            let mut r = vat_core::instance::InstanceRecord {
+                clip_a: c,
+                phase_offset_a: 0.11 * k as f32 + 0.05 * c as f32,
+                rate_a: rate,
+                ..Default::default()
+            };
+            r.set_clip_b(c, 0.0);
+            out.push(r);
+        }
+    }
+    // Cross-fades mid-way (weights 0.35 and 0.8 at DECODE_TEST_TIME) and one that ended.
+    for (a, b, start, duration) in [
+        (1u32, 3u32, DECODE_TEST_TIME - 0.35, 1.0f32),
+        (0, 4, DECODE_TEST_TIME - 0.4, 0.5),
+        (2, 5, DECODE_TEST_TIME - 9.0, 0.5),
+    ] {
+        let mut r = vat_core::instance::InstanceRecord {
+            clip_a: a % clips,
+            phase_offset_a: 0.3,
+            rate_a: 1.1,
+            phase_offset_b: 0.6,
+            rate_b: 0.9,
+            fade_start: start,
+            ..Default::default()
+        };
+        r.set_clip_b(b % clips, duration);
+        out.push(r);
+    }
+    let n = out.len();
+    for i in 0..n {
+        let mut r = out[i];
+        r.position = [i as f32 * 1.7 - 9.0, 0.1 * i as f32, 4.0 - i as f32 * 0.9];
+        r.yaw = -3.0 + 0.45 * i as f32;
+        r.scale = 0.75 + 0.05 * (i % 9) as f32;
+        out.push(r);
+    }
+    out
+}

@@ -17,57 +17,11 @@ use vat_core::gpu::DecodedVertex;
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::{self, Interpolation};
 use vat_core::reference::{VertexAnimationView, decode_vertex};
-use vat_tests::{humanoid_vat, test_gpu};
+use vat_tests::{DECODE_TEST_TIME as TIME, decode_test_records as records, humanoid_vat, test_gpu};
 use vat_wgpu::{RenderMode, Renderer, RendererConfig};
 
 /// The stated tolerance: 10 micrometres per coordinate.
 const TOLERANCE_M: f64 = 1e-5;
-
-/// Records in several states at `TIME`: every clip at several phases and rates, a one-shot clip
-/// before, during and after, cross-fades mid-way (looping -> looping, looping -> one-shot), a fade
-/// that already ended, and transformed (moved, rotated, scaled) copies.
-const TIME: f32 = 3.7;
-
-fn records(clips: u32) -> Vec<InstanceRecord> {
-    let mut out = Vec::new();
-    for c in 0..clips {
-        for (k, rate) in [0.37f32, 1.0, -0.8].into_iter().enumerate() {
-            let mut r = InstanceRecord {
-                clip_a: c,
-                phase_offset_a: 0.11 * k as f32 + 0.05 * c as f32,
-                rate_a: rate,
-                ..Default::default()
-            };
-            r.set_clip_b(c, 0.0);
-            out.push(r);
-        }
-    }
-    // Cross-fades mid-way (weight 0.35 and 0.8 at TIME) and one that ended.
-    for (a, b, start, duration) in
-        [(1u32, 3u32, TIME - 0.35, 1.0f32), (0, 4, TIME - 0.4, 0.5), (2, 5, TIME - 9.0, 0.5)]
-    {
-        let mut r = InstanceRecord {
-            clip_a: a,
-            phase_offset_a: 0.3,
-            rate_a: 1.1,
-            phase_offset_b: 0.6,
-            rate_b: 0.9,
-            fade_start: start,
-            ..Default::default()
-        };
-        r.set_clip_b(b % clips, duration);
-        out.push(r);
-    }
-    let n = out.len();
-    for i in 0..n {
-        let mut r = out[i];
-        r.position = [i as f32 * 1.7 - 9.0, 0.1 * i as f32, 4.0 - i as f32 * 0.9];
-        r.yaw = -3.0 + 0.45 * i as f32;
-        r.scale = 0.75 + 0.05 * (i % 9) as f32;
-        out.push(r);
-    }
-    out
-}
 
 fn max_abs_diff(a: &[f32], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(&x, &y)| (f64::from(x) - y).abs()).fold(0.0, f64::max)
