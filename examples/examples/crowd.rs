@@ -2,34 +2,38 @@
 //! stride-matched rates and cross-fades, and the crowd is rendered with culling, LODs and shadows.
 //! Runs a fixed number of frames headless and saves the last one.
 //!
-//! `cargo run --release -p vat-examples --example crowd [-- COUNT [FRAMES [gpu]]]`
+//! `cargo run --release -p vat-examples --example crowd [-- COUNT [FRAMES [cpu|gpu [wgpu|vulkan]]]]`
 //!
-//! Only the lines marked "backend" name vat-wgpu; the simulation and crowd are vat-core's.
+//! The scene code ([`run`]) is written once against vat-core's [`CrowdRenderer`] seam; `main` only
+//! picks the backend.
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
+use vat_core::render::{CrowdRenderer, Culling, RenderOptions};
 use vat_examples::sim::Simulation;
-use vat_wgpu::{Culling, HeadlessTarget, RenderOptions, Renderer, RendererConfig, headless_device};
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
     let count: u32 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(2000);
     let frames: u32 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(120);
     let culling = if args.next().as_deref() == Some("gpu") { Culling::Gpu } else { Culling::Cpu };
+    let size = [960, 540];
+    match args.next().as_deref().unwrap_or("wgpu") {
+        "wgpu" => run(vat_wgpu::Offscreen::new(size, Default::default())?, count, frames, culling),
+        other => bail!("unknown backend {other:?} (wgpu)"),
+    }
+}
 
+/// The whole example, on any backend.
+fn run<R: CrowdRenderer>(mut renderer: R, count: u32, frames: u32, culling: Culling) -> Result<()> {
     let bytes = vat_examples::support::asset_bytes(None)?;
     let asset = Asset::parse(&bytes)?;
     let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest())?, CrowdConfig::default());
     let half = (count as f32).sqrt() * 1.5;
     let mut sim = Simulation::new(&mut crowd, count, half, 7);
-
-    let (device, queue, info) = headless_device()?; // backend
-    let config = RendererConfig::default(); // backend
-    let mut renderer = Renderer::new(&device, &queue, config)?; // backend
-    let gpu_asset = renderer.upload(&asset)?; // backend
-    let size = [960, 540];
-    let target = HeadlessTarget::new(&device, size, config); // backend
+    let gpu_asset = renderer.upload(&asset)?;
+    let size = renderer.size();
     let options =
         RenderOptions { culling, ground: true, ground_half_extent: half * 3.0 + 20.0, ..Default::default() };
 
@@ -41,20 +45,16 @@ fn main() -> Result<()> {
         let angle = frame as f32 * dt * 0.2;
         let eye = [angle.sin() * half * 1.2, half * 0.5 + 4.0, angle.cos() * half * 1.2];
         let camera = Camera::look_at(eye, [0.0, 0.5, 0.0], 0.9, size[0] as f32 / size[1] as f32, 0.1, 1000.0);
-        let mut encoder = device.create_command_encoder(&Default::default());
-        let report =
-            renderer.render(&mut encoder, &gpu_asset, &mut crowd, &camera, target.target(), &options)?;
-        queue.submit([encoder.finish()]);
-        last = Some(report);
+        last = Some(renderer.render(&gpu_asset, &mut crowd, &camera, &options)?);
     }
-    let rgba = target.read_rgba8(&device, &queue)?;
+    let rgba = renderer.read_rgba8()?;
     vat_examples::support::save_png(std::path::Path::new("crowd.png"), size, &rgba)?;
     if let Some(r) = last {
         println!(
             "{} agents, {frames} frames on {} ({culling:?} culling): last frame drew {} instances, {} triangles, \
              {} draws; wrote crowd.png",
             sim.len(),
-            info.name,
+            renderer.adapter_name(),
             r.stats.drawn,
             r.stats.triangles,
             r.draws_main + r.draws_shadow + r.draws_attachments

@@ -16,6 +16,7 @@
 //! | [`crowd`] | the crowd: instance store, CPU culling, LOD, cross-fades, dirty tracking, picking |
 //! | [`container`] | the `.vat` file: writer and validating, zero-copy reader |
 //! | [`gpu`] | the one WGSL source, GPU-visible structs and the binding table both backends build from |
+//! | [`render`] | the backend seam: render options, frame report and the [`render::CrowdRenderer`] trait |
 //! | [`scene`] | a deterministic demo crowd layout (CLI, examples, benchmarks) |
 //! | [`reference`](mod@reference) | a CPU reference decoder that computes exactly what the vertex shader computes |
 //!
@@ -41,6 +42,7 @@ pub mod layout;
 pub mod lod;
 pub mod playback;
 pub mod reference;
+pub mod render;
 pub mod scene;
 
 pub use error::{Error, Result};

@@ -38,16 +38,18 @@
 pub mod conv;
 mod device;
 mod error;
+mod offscreen;
 mod renderer;
 mod target;
 
 pub use device::headless_device;
 pub use error::RenderError;
+pub use offscreen::Offscreen;
 pub use renderer::{GpuAsset, Renderer};
 pub use target::HeadlessTarget;
 
-use vat_core::crowd::CrowdStats;
 use vat_core::playback::Interpolation;
+pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
 
 /// How a [`Renderer`] is set up: the formats of the targets it renders into and its fixed variants.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -74,69 +76,6 @@ impl Default for RendererConfig {
     }
 }
 
-/// Which vertex path displaces the mesh.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum RenderMode {
-    /// Vertex animation texture: one 64-bit texel per vertex per frame (the default).
-    #[default]
-    Vat,
-    /// Skinning from the bone texture (assets baked with `--bones`).
-    Bone,
-}
-
-/// Where instances are culled and sorted into LOD batches.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum Culling {
-    /// `Crowd::prepare_frame` culls grid cells on the CPU; one draw per batch of cells (the default).
-    #[default]
-    Cpu,
-    /// A compute pass culls every instance and writes indexed-indirect draws, one per LOD: the draw
-    /// count does not depend on the number of cells, and the CPU only uploads changed records.
-    Gpu,
-}
-
-/// Per-frame choices of [`Renderer::render`]. Cross-fade, LOD bias, far pool, attachments and the
-/// shadow/cross-fade LOD limits are the crowd's (`vat_core::crowd::CrowdConfig`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RenderOptions {
-    /// VAT or bone mode.
-    pub mode: RenderMode,
-    /// CPU or GPU culling.
-    pub culling: Culling,
-    /// Render the shadow pass and sample it. Casters are drawn only when the crowd's
-    /// `CrowdConfig::shadows` is on as well (the crowd decides which batches cast).
-    pub shadows: bool,
-    /// Unit vector from the scene towards the sun, world space (normalised by the renderer).
-    pub sun_direction: [f32; 3],
-    /// Ambient light, linear, 0..=1.
-    pub ambient: f32,
-    /// Linear RGBA the colour target is cleared to.
-    pub clear_color: [f64; 4],
-    /// How far from the camera the shadow map reaches, metres.
-    pub shadow_distance: f32,
-    /// Draw a ground square at `y = 0` around the camera (half side `ground_half_extent`), lit and
-    /// shadowed like the crowd. Off by default (the background is then the clear colour).
-    pub ground: bool,
-    /// Half the side of the ground square, metres.
-    pub ground_half_extent: f32,
-}
-
-impl Default for RenderOptions {
-    fn default() -> Self {
-        Self {
-            mode: RenderMode::Vat,
-            culling: Culling::Cpu,
-            shadows: true,
-            sun_direction: [0.4, 0.8, 0.3],
-            ambient: 0.3,
-            clear_color: [0.55, 0.65, 0.8, 1.0],
-            shadow_distance: 60.0,
-            ground: false,
-            ground_half_extent: 250.0,
-        }
-    }
-}
-
 /// Where [`Renderer::render`] draws: views of the caller's colour and depth textures (formats as in
 /// [`RendererConfig`]) and their size in pixels.
 #[derive(Debug, Clone, Copy)]
@@ -147,34 +86,4 @@ pub struct RenderTarget<'a> {
     pub depth: &'a wgpu::TextureView,
     /// Width and height in pixels.
     pub size: [u32; 2],
-}
-
-/// What one [`Renderer::render`] call did.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FrameReport {
-    /// The crowd's statistics of this frame.
-    ///
-    /// CPU culling: those of `Crowd::prepare_frame`. GPU culling runs no CPU culling, so only what the
-    /// CPU knows is filled in: `simulated` (the crowd's instance count) and `uploaded_record_bytes`
-    /// (the bytes of the crowd's dirty record ranges, as on the CPU path); every other field is 0.
-    /// Which instances the GPU drew, at which LOD, is known only on the GPU: read it back with
-    /// [`Renderer::read_gpu_visible`] after submitting. The bytes actually written this frame
-    /// (including a full upload) are in [`uploaded_bytes`](Self::uploaded_bytes).
-    pub stats: CrowdStats,
-    /// Draw calls recorded in the colour pass (bodies).
-    pub draws_main: u32,
-    /// Draw calls recorded in the shadow pass (0 when shadows are off).
-    pub draws_shadow: u32,
-    /// Draw calls of socket attachments in the colour pass.
-    pub draws_attachments: u32,
-    /// Draw calls of the ground (0 or 1).
-    pub draws_ground: u32,
-    /// Compute dispatches recorded (GPU culling: 1).
-    pub dispatches: u32,
-    /// Bytes written to GPU buffers this frame (records, instance list, uniforms).
-    pub uploaded_bytes: u64,
-    /// The mode drawn.
-    pub mode: RenderMode,
-    /// The culling path used.
-    pub culling: Culling,
 }

@@ -1,0 +1,207 @@
+//! The seam between game code and a GPU backend: the per-frame choices ([`RenderOptions`]), the
+//! report of a frame ([`FrameReport`]) and the [`CrowdRenderer`] trait that vat-wgpu and vat-vulkan
+//! both implement, so code written against it runs unchanged on either backend.
+//!
+//! Everything here is plain data: no GPU types. A backend's own `Renderer` (recording into a caller's
+//! command encoder or command buffer, drawing into a caller's images) takes the same
+//! [`RenderOptions`] and returns the same [`FrameReport`]; [`CrowdRenderer`] is the smaller, owned
+//! facade over it: the backend owns its device (or borrows the caller's), renders into its own
+//! offscreen colour + depth target and reads it back.
+//!
+//! ```no_run
+//! use vat_core::container::Asset;
+//! use vat_core::crowd::{Camera, Crowd, CrowdAsset};
+//! use vat_core::render::{CrowdRenderer, RenderOptions};
+//!
+//! /// Written once, runs on `vat_wgpu::Offscreen` and `vat_vulkan::Offscreen` alike.
+//! fn one_frame<R: CrowdRenderer>(renderer: &mut R, bytes: &[u8]) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+//!     let asset = Asset::parse(bytes)?;
+//!     let gpu_asset = renderer.upload(&asset)?;
+//!     let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest())?, Default::default());
+//!     crowd.spawn([0.0, 0.0, 0.0], 0.0, 0);
+//!     let [w, h] = renderer.size();
+//!     let camera = Camera::look_at([0.0, 1.5, 5.0], [0.0, 1.0, 0.0], 0.8, w as f32 / h as f32, 0.1, 500.0);
+//!     renderer.render(&gpu_asset, &mut crowd, &camera, &RenderOptions::default())?;
+//!     Ok(renderer.read_rgba8()?)
+//! }
+//! ```
+
+use crate::container::Asset;
+use crate::crowd::{Camera, Crowd, CrowdStats};
+
+/// Which vertex path displaces the mesh.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum RenderMode {
+    /// Vertex animation texture: one 64-bit texel per vertex per frame (the default).
+    #[default]
+    Vat,
+    /// Skinning from the bone texture (assets baked with `--bones`).
+    Bone,
+}
+
+/// Where instances are culled and sorted into LOD batches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Culling {
+    /// `Crowd::prepare_frame` culls grid cells on the CPU; one draw per batch of cells (the default).
+    #[default]
+    Cpu,
+    /// A compute pass culls every instance and writes indexed-indirect draws, one per LOD: the draw
+    /// count does not depend on the number of cells, and the CPU only uploads changed records.
+    Gpu,
+}
+
+/// Per-frame choices of a render call ([`CrowdRenderer::render`], or a backend's own `Renderer::render`). Cross-fade, LOD bias, far pool, attachments and the
+/// shadow/cross-fade LOD limits are the crowd's (`vat_core::crowd::CrowdConfig`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RenderOptions {
+    /// VAT or bone mode.
+    pub mode: RenderMode,
+    /// CPU or GPU culling.
+    pub culling: Culling,
+    /// Render the shadow pass and sample it. Casters are drawn only when the crowd's
+    /// `CrowdConfig::shadows` is on as well (the crowd decides which batches cast).
+    pub shadows: bool,
+    /// Unit vector from the scene towards the sun, world space (normalised by the renderer).
+    pub sun_direction: [f32; 3],
+    /// Ambient light, linear, 0..=1.
+    pub ambient: f32,
+    /// Linear RGBA the colour target is cleared to.
+    pub clear_color: [f64; 4],
+    /// How far from the camera the shadow map reaches, metres.
+    pub shadow_distance: f32,
+    /// Draw a ground square at `y = 0` around the camera (half side `ground_half_extent`), lit and
+    /// shadowed like the crowd. Off by default (the background is then the clear colour).
+    pub ground: bool,
+    /// Half the side of the ground square, metres.
+    pub ground_half_extent: f32,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        Self {
+            mode: RenderMode::Vat,
+            culling: Culling::Cpu,
+            shadows: true,
+            sun_direction: [0.4, 0.8, 0.3],
+            ambient: 0.3,
+            clear_color: [0.55, 0.65, 0.8, 1.0],
+            shadow_distance: 60.0,
+            ground: false,
+            ground_half_extent: 250.0,
+        }
+    }
+}
+
+/// What one render call did (the same report from every backend).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameReport {
+    /// The crowd's statistics of this frame.
+    ///
+    /// CPU culling: those of `Crowd::prepare_frame`. GPU culling runs no CPU culling, so only what the
+    /// CPU knows is filled in: `simulated` (the crowd's instance count) and `uploaded_record_bytes`
+    /// (the bytes of the crowd's dirty record ranges, as on the CPU path); every other field is 0.
+    /// Which instances the GPU drew, at which LOD, is known only on the GPU: read it back with
+    /// [`CrowdRenderer::read_gpu_visible`] after submitting. The bytes actually written this frame
+    /// (including a full upload) are in [`uploaded_bytes`](Self::uploaded_bytes).
+    pub stats: CrowdStats,
+    /// Draw calls recorded in the colour pass (bodies).
+    pub draws_main: u32,
+    /// Draw calls recorded in the shadow pass (0 when shadows are off).
+    pub draws_shadow: u32,
+    /// Draw calls of socket attachments in the colour pass.
+    pub draws_attachments: u32,
+    /// Draw calls of the ground (0 or 1).
+    pub draws_ground: u32,
+    /// Compute dispatches recorded (GPU culling: 1).
+    pub dispatches: u32,
+    /// Bytes written to GPU buffers this frame (records, instance list, uniforms).
+    pub uploaded_bytes: u64,
+    /// The mode drawn.
+    pub mode: RenderMode,
+    /// The culling path used.
+    pub culling: Culling,
+}
+
+/// A GPU backend that renders crowds offscreen: the one seam game code is written against.
+///
+/// Implemented by `vat_wgpu::Offscreen` and `vat_vulkan::Offscreen`. Both build their pipelines from
+/// [`crate::gpu::SHADER_SOURCE`] and [`crate::gpu::BINDINGS`], so the same crowd, camera, time and
+/// options give the same image on either (the workspace's parity tests measure how close).
+///
+/// The target is an sRGB RGBA8 colour image plus a 32-bit float depth image of [`size`](Self::size)
+/// pixels, owned by the renderer. Every call is synchronous from the caller's point of view except
+/// [`render`](Self::render), which submits the frame's GPU work and returns without waiting for it;
+/// [`read_rgba8`](Self::read_rgba8), [`wait`](Self::wait) and [`read_gpu_visible`](Self::read_gpu_visible)
+/// wait for submitted work first.
+pub trait CrowdRenderer {
+    /// An uploaded asset: textures and buffers on this backend's device, no CPU copy of the payload.
+    type Asset;
+    /// This backend's error (`vat_wgpu::RenderError`, `vat_vulkan::VulkanError`).
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// A short name of the backend and adapter, e.g. `"wgpu/Vulkan: llvmpipe (LLVM 19.1.7, 256 bits)"`.
+    fn adapter_name(&self) -> String;
+
+    /// Uploads a validated asset. A failed upload releases everything it created.
+    ///
+    /// # Errors
+    /// The asset exceeds a device limit (texture size, buffer size), or the device is out of memory or lost.
+    fn upload(&mut self, asset: &Asset<'_>) -> Result<Self::Asset, Self::Error>;
+
+    /// The target size in pixels, `[width, height]`.
+    fn size(&self) -> [u32; 2];
+
+    /// Replaces the target with one of `size` pixels (both at least 1). Waits for submitted work.
+    ///
+    /// # Errors
+    /// A zero or over-limit size, or a device failure.
+    fn resize(&mut self, size: [u32; 2]) -> Result<(), Self::Error>;
+
+    /// Records and submits one frame of `crowd` seen by `camera` (shadow pass, culling, colour pass),
+    /// clearing the target first. Uploads only what changed in the crowd since the previous frame.
+    ///
+    /// `crowd` must have been built from the asset `asset` was uploaded from. If a different crowd
+    /// is rendered after this one, call [`forget_crowd`](Self::forget_crowd) in between.
+    ///
+    /// # Errors
+    /// Bone mode on an asset without bones, a crowd larger than the device's buffer limits, or a
+    /// device failure.
+    fn render(
+        &mut self,
+        asset: &Self::Asset,
+        crowd: &mut Crowd,
+        camera: &Camera,
+        options: &RenderOptions,
+    ) -> Result<FrameReport, Self::Error>;
+
+    /// Blocks until every submitted frame has finished on the GPU.
+    ///
+    /// # Errors
+    /// The device was lost.
+    fn wait(&mut self) -> Result<(), Self::Error>;
+
+    /// The last rendered frame as tightly packed 8-bit sRGB RGBA rows, top row first
+    /// (`width * height * 4` bytes). Waits for the frame.
+    ///
+    /// # Errors
+    /// The device was lost or the read-back failed.
+    fn read_rgba8(&mut self) -> Result<Vec<u8>, Self::Error>;
+
+    /// The instance indices the last GPU-culled frame put in each LOD's draw list, one ascending
+    /// list per LOD (empty before any GPU-culled frame). Waits for the frame. For tests and
+    /// debugging: the CPU path's choices are in the crowd's `FrameDraws`.
+    ///
+    /// # Errors
+    /// The device was lost or the read-back failed.
+    fn read_gpu_visible(&mut self) -> Result<Vec<Vec<u32>>, Self::Error>;
+
+    /// GPU time of the last rendered frame in milliseconds, from timestamp queries, when the backend
+    /// and adapter support them (`None` otherwise). Waits for the frame.
+    fn last_gpu_time_ms(&mut self) -> Option<f64> {
+        None
+    }
+
+    /// Forgets which records the GPU holds: the next frame uploads the whole crowd. Call it before
+    /// rendering a different crowd with the same renderer.
+    fn forget_crowd(&mut self);
+}
