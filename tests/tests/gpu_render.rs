@@ -166,6 +166,42 @@ fn a_crowd_that_did_not_move_uploads_no_instance_bytes() {
     assert_eq!(moved.stats.uploaded_record_bytes, 64, "{moved:?}");
 }
 
+/// Many scattered changes (more short runs than `ScatterPlan` writes in place) reach the GPU through
+/// the scatter pass, on both culling paths: the GPU's record buffer equals the crowd's afterwards,
+/// bit for bit, and the frame recorded the extra dispatch.
+#[test]
+fn scattered_changes_reach_the_gpu_records_exactly() {
+    use vat_core::gpu::{SCATTER_MIN_DIRECT_RECORDS, SCATTER_MIN_RANGES};
+    let mut s = scene(40); // 1600 instances
+    render(&mut s, &RenderOptions::default());
+    let n = s.crowd.count();
+    for (round, culling) in [vat_wgpu::Culling::Cpu, vat_wgpu::Culling::Gpu].into_iter().enumerate() {
+        // Every 23rd instance moves (70 isolated runs, more than the in-place limit), plus one long
+        // run that is written in place.
+        let mut moved = 0;
+        for i in (0..n).step_by(23) {
+            let r = s.crowd.records()[i as usize];
+            s.crowd.set_transform(i, [r.position[0] + 0.25, 0.0, r.position[2] - 0.125], r.yaw + 0.5);
+            moved += 1;
+        }
+        for i in 800..800 + SCATTER_MIN_DIRECT_RECORDS as u32 * 2 {
+            s.crowd.set_variant(i, (i + round as u32) & 0xFF);
+        }
+        assert!(moved > SCATTER_MIN_RANGES);
+        let options = RenderOptions { culling, ..Default::default() };
+        let (report, _) = render(&mut s, &options);
+        let cull = u32::from(culling == vat_wgpu::Culling::Gpu);
+        assert_eq!(report.dispatches, 1 + cull, "{culling:?}: the scatter pass ran");
+        let gpu = s.renderer.read_gpu_records().unwrap();
+        assert_eq!(gpu.len(), n as usize);
+        let differing = gpu.iter().zip(s.crowd.records()).filter(|(a, b)| a != b).count();
+        assert_eq!(differing, 0, "{culling:?}: GPU records differ from the crowd's");
+        // A still frame afterwards needs no scatter.
+        let (still, _) = render(&mut s, &options);
+        assert_eq!(still.dispatches, cull, "{culling:?}");
+    }
+}
+
 #[test]
 fn shadows_add_exactly_the_caster_draws() {
     let mut s = scene(6);

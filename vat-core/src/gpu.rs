@@ -34,6 +34,13 @@
 //! | 2 | 4 | `cull_params` | uniform [`CullParams`] | compute |
 //! | 2 | 5 | `visible` | read-write storage `array<u32>` (per-LOD visible lists) | compute |
 //! | 2 | 6 | `draw_args` | read-write storage `array<atomic<u32>>` (indexed-indirect draws) | compute |
+//! | 3 | 0 | `scatter_indices` | read-only storage `array<u32>` (count, then destinations) | compute (`cs_scatter` only) |
+//! | 3 | 1 | `scatter_records` | read-only storage `array<InstanceRecord>` (packed changed records) | compute (`cs_scatter` only) |
+//! | 3 | 2 | `scatter_target` | read-write storage `array<InstanceRecord>` (the crowd's records) | compute (`cs_scatter` only) |
+//!
+//! Groups 0-2 ([`group_count`]) make the layouts of every render, culling and decode pipeline. Group
+//! 3 ([`GROUP_SCATTER`]) belongs to `cs_scatter` alone: its pipeline layout holds only group 3 (groups
+//! 0-2 empty), because its target is the record buffer that group 2 binds read-only.
 //!
 //! A pipeline's layout for group `g` is [`bindings_for_stages`]`(g, stages of the pipeline)`: a colour
 //! pipeline (vertex + fragment) sees the shadow map, a depth-only shadow pipeline (vertex only) does
@@ -81,6 +88,8 @@ pub const OVERRIDE_INFLUENCES: &str = "INFLUENCES";
 
 /// Threads per workgroup of `cs_cull` (one record per thread, linear index as in `cs_decode`).
 pub const CULL_WORKGROUP_SIZE: u32 = 64;
+/// Threads per workgroup of `cs_scatter` (one changed record per thread).
+pub const SCATTER_WORKGROUP_SIZE: u32 = 64;
 
 /// `u32` words of one indexed-indirect draw in the `draw_args` buffer: `index_count`,
 /// `instance_count`, `first_index`, `base_vertex`, `first_instance` (wgpu's `DrawIndexedIndirectArgs`,
@@ -734,6 +743,9 @@ pub const GROUP_ASSET: u32 = 1;
 /// Group of per-crowd resources (instance records, instance list; decode and culling parameters and
 /// outputs).
 pub const GROUP_CROWD: u32 = 2;
+/// Group of the record scatter (`cs_scatter` only; see the module docs): changed records packed by the
+/// CPU, their destinations, and the record buffer they are copied into.
+pub const GROUP_SCATTER: u32 = 3;
 
 const VERTEX_COMPUTE: ShaderStages = ShaderStages::VERTEX.union(ShaderStages::COMPUTE);
 
@@ -881,6 +893,27 @@ pub const BINDINGS: &[Binding] = &[
         kind: storage::<u32>(false),
         stages: ShaderStages::COMPUTE,
     },
+    Binding {
+        group: GROUP_SCATTER,
+        binding: 0,
+        name: "scatter_indices",
+        kind: storage::<u32>(true),
+        stages: ShaderStages::COMPUTE,
+    },
+    Binding {
+        group: GROUP_SCATTER,
+        binding: 1,
+        name: "scatter_records",
+        kind: storage::<InstanceRecord>(true),
+        stages: ShaderStages::COMPUTE,
+    },
+    Binding {
+        group: GROUP_SCATTER,
+        binding: 2,
+        name: "scatter_target",
+        kind: storage::<InstanceRecord>(false),
+        stages: ShaderStages::COMPUTE,
+    },
 ];
 
 /// The bindings of group `group`, in binding order (empty for a group that does not exist).
@@ -894,9 +927,82 @@ pub fn bindings_for_stages(group: u32, stages: ShaderStages) -> impl Iterator<It
     bindings_in_group(group).filter(move |b| b.stages.intersects(stages))
 }
 
-/// Number of bind groups (descriptor sets): one more than the highest group in [`BINDINGS`].
+/// Number of bind groups (descriptor sets) of the render, culling and decode pipelines (groups
+/// `0..group_count()`). [`GROUP_SCATTER`], after them, is `cs_scatter`'s alone.
 pub fn group_count() -> u32 {
-    BINDINGS.iter().map(|b| b.group + 1).max().unwrap_or(0)
+    BINDINGS.iter().filter(|b| b.group != GROUP_SCATTER).map(|b| b.group + 1).max().unwrap_or(0)
+}
+
+/// How [`ScatterPlan`] splits a frame's dirty record ranges: ranges of at least this many records are
+/// written in place (one copy each); shorter ones are packed for `cs_scatter`.
+pub const SCATTER_MIN_DIRECT_RECORDS: usize = 16;
+/// Below this many short ranges, writing each in place is cheaper than a scatter pass.
+pub const SCATTER_MIN_RANGES: usize = 16;
+
+/// How a backend uploads a frame's changed records (the crowd's dirty ranges, ascending): long ranges
+/// and few short ones are written in place, many short ones (a few moving instances spread over a
+/// large crowd) are packed into two buffers and copied into place by one `cs_scatter` dispatch, so the
+/// number of copy commands stays bounded whatever moves.
+///
+/// `indices` is what `scatter_indices` holds: the record count `n`, then the destination index of
+/// each packed record; `records` is what `scatter_records` holds. Dispatch
+/// `ceil(n / SCATTER_WORKGROUP_SIZE)` workgroups (linearised over x and y like `cs_cull`). Keep one
+/// plan and call [`plan`](Self::plan) every frame: its buffers are reused.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScatterPlan {
+    /// Positions in the planned `ranges` of the ranges to write in place.
+    pub direct: Vec<usize>,
+    /// `[n, destination_0, ..., destination_{n-1}]`; empty when nothing is scattered.
+    pub indices: Vec<u32>,
+    /// The `n` packed records.
+    pub records: Vec<InstanceRecord>,
+}
+
+impl ScatterPlan {
+    /// Splits `ranges` (`(first record index, records)`, as `Crowd::take_record_uploads` returns
+    /// them) into in-place writes and a scatter, replacing the previous plan.
+    pub fn plan(&mut self, ranges: &[(u32, &[InstanceRecord])]) {
+        self.direct.clear();
+        self.indices.clear();
+        self.records.clear();
+        let short = ranges.iter().filter(|(_, r)| r.len() < SCATTER_MIN_DIRECT_RECORDS).count();
+        if short < SCATTER_MIN_RANGES {
+            self.direct.extend(0..ranges.len());
+            return;
+        }
+        self.indices.push(0);
+        for (k, &(first, records)) in ranges.iter().enumerate() {
+            if records.len() >= SCATTER_MIN_DIRECT_RECORDS {
+                self.direct.push(k);
+            } else {
+                self.indices.extend((0..records.len() as u32).map(|j| first + j));
+                self.records.extend_from_slice(records);
+            }
+        }
+        self.indices[0] = self.records.len() as u32;
+    }
+
+    /// Records copied by the scatter pass (0: no pass needed).
+    pub fn scattered(&self) -> u32 {
+        self.records.len() as u32
+    }
+
+    /// Applies the plan of `ranges` to a CPU copy of the record buffer exactly as the GPU does
+    /// (in-place writes, then the scatter): the reference for tests. Destinations past the end are
+    /// skipped, as in the shader.
+    pub fn apply(&self, ranges: &[(u32, &[InstanceRecord])], target: &mut [InstanceRecord]) {
+        for &(first, records) in self.direct.iter().filter_map(|&k| ranges.get(k)) {
+            let first = first as usize;
+            if let Some(dst) = target.get_mut(first..first + records.len()) {
+                dst.copy_from_slice(records);
+            }
+        }
+        for (k, record) in self.records.iter().enumerate() {
+            if let Some(dst) = self.indices.get(k + 1).and_then(|&i| target.get_mut(i as usize)) {
+                *dst = *record;
+            }
+        }
+    }
 }
 
 /// A pipeline stage an entry point runs in.
@@ -937,6 +1043,8 @@ pub const ENTRY_POINT_DECODE: &str = "cs_decode";
 pub const ENTRY_POINT_DECODE_BONE: &str = "cs_decode_bone";
 /// Entry point of the culling compute shader (one thread per record, see [`CullParams`]).
 pub const ENTRY_POINT_CULL: &str = "cs_cull";
+/// Record scatter compute shader (group 3 only; see [`ScatterPlan`]).
+pub const ENTRY_POINT_SCATTER: &str = "cs_scatter";
 /// VAT-mode colour vertex shader (instance list + LOD index buffer).
 pub const ENTRY_POINT_VS_VAT: &str = "vs_vat";
 /// VAT-mode depth-only vertex shader of the shadow pass.
@@ -959,6 +1067,7 @@ pub const ENTRY_POINTS: &[EntryPoint] = &[
     EntryPoint { name: ENTRY_POINT_DECODE, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_DECODE_BONE, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_CULL, stage: ShaderStage::Compute },
+    EntryPoint { name: ENTRY_POINT_SCATTER, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_VS_VAT, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_VAT_DEPTH, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_BONE, stage: ShaderStage::Vertex },

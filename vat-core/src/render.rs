@@ -112,7 +112,8 @@ pub struct FrameReport {
     pub draws_attachments: u32,
     /// Draw calls of the ground (0 or 1).
     pub draws_ground: u32,
-    /// Compute dispatches recorded (GPU culling: 1).
+    /// Compute dispatches recorded: the culling pass (GPU culling) and the record scatter (a frame
+    /// with many short runs of changed records; see `vat_core::gpu::ScatterPlan`), 0 to 2.
     pub dispatches: u32,
     /// Bytes written to GPU buffers this frame (records, instance list, uniforms).
     pub uploaded_bytes: u64,

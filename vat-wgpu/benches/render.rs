@@ -17,6 +17,10 @@
 //!   encoder, `finish`, `submit` and waiting for the GPU (so no frame overlaps the next). The median
 //!   times of `finish` (where wgpu encodes the recorded passes for the driver) and `submit` are
 //!   printed for the record, with the frame's upload and draw figures.
+//! - `render/gpu_move1pct/N`: as `render/gpu/N`, with a random 1 % of the instances moved before
+//!   each frame (untimed): the cost of uploading changed records on the GPU-driven path.
+//! - printed first: `finish` + `submit` of a frame that only clears the target, for reference (what
+//!   wgpu and the driver cost per submitted frame whatever it holds).
 //! - `take_record_uploads/{static,move1pct}/N`: the GPU path's crowd work alone; `move1pct` moves a
 //!   different random 1 % of the instances before each call (untimed).
 //!
@@ -126,12 +130,15 @@ fn render(c: &mut Criterion) {
     let target = HeadlessTarget::new(&device, SIZE, config);
     let mut gpu = Gpu { device, queue, renderer, asset: gpu_asset, target };
 
+    clear_only_reference(&gpu);
+
     let mut group = c.benchmark_group("render");
     group.sampling_mode(SamplingMode::Flat).sample_size(SAMPLES).warm_up_time(Duration::from_millis(1));
     for n in COUNTS {
         let (mut crowd, side) = crowd(&crowd_asset, n);
         let camera = camera(side);
-        for culling in [Culling::Cpu, Culling::Gpu] {
+        let mut rng = Rng(11);
+        for (culling, moving) in [(Culling::Cpu, false), (Culling::Gpu, false), (Culling::Gpu, true)] {
             let options = RenderOptions { culling, ..Default::default() };
             // The first frame uploads everything and creates the pipelines: not what is measured.
             gpu.renderer.forget_crowd();
@@ -142,11 +149,18 @@ fn render(c: &mut Criterion) {
             group.measurement_time(second.wall * 2 * SAMPLES as u32);
             // Per measured frame: finish, submit, whole frame.
             let mut untimed: Vec<[Duration; 3]> = Vec::new();
-            let name = if culling == Culling::Gpu { "gpu" } else { "cpu" };
+            let name = match (culling, moving) {
+                (Culling::Cpu, _) => "cpu",
+                (_, false) => "gpu",
+                (_, true) => "gpu_move1pct",
+            };
             group.bench_function(BenchmarkId::new(name, n), |b| {
                 b.iter_custom(|iters| {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
+                        if moving {
+                            move_one_percent(&mut crowd, &mut rng, side);
+                        }
                         let frame = gpu.frame(&mut crowd, &camera, &options);
                         total += frame.render;
                         untimed.push([frame.finish, frame.submit, frame.wall]);
@@ -184,6 +198,57 @@ fn render(c: &mut Criterion) {
     group.finish();
 }
 
+/// What any frame costs in wgpu and the driver whatever it draws: `finish` + `submit` of an encoder
+/// holding one render pass that only clears the target (medians of 50 frames, printed).
+fn clear_only_reference(gpu: &Gpu) {
+    let mut times = Vec::new();
+    for _ in 0..50 {
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        let target = gpu.target.target();
+        drop(encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("clear only"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: target.color,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            ..Default::default()
+        }));
+        let start = Instant::now();
+        let commands = encoder.finish();
+        let finish = start.elapsed();
+        let start = Instant::now();
+        gpu.queue.submit([commands]);
+        let submit = start.elapsed();
+        gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("the GPU finishes the frame");
+        times.push((finish, submit));
+    }
+    let median = |mut v: Vec<Duration>| {
+        v.sort_unstable();
+        v[v.len() / 2].as_secs_f64() * 1e6
+    };
+    eprintln!(
+        "reference: a clear-only frame: finish() {:.1} us, submit() {:.1} us (medians of 50)",
+        median(times.iter().map(|t| t.0).collect()),
+        median(times.iter().map(|t| t.1).collect())
+    );
+}
+
+/// Moves a random 1 % of the crowd by 2 cm along x (wrapping in the square of side `side`).
+fn move_one_percent(crowd: &mut Crowd, rng: &mut Rng, side: f32) {
+    let n = crowd.count();
+    for _ in 0..(n / 100).max(1) {
+        let i = (rng.next() * n as f32) as u32 % n;
+        let r = crowd.records()[i as usize];
+        let x = (r.position[0] + 0.02).rem_euclid(side);
+        crowd.set_transform(i, [x, 0.0, r.position[2]], r.yaw);
+    }
+}
+
 fn take_record_uploads(c: &mut Criterion) {
     let bytes = humanoid();
     let asset = Asset::parse(&bytes).expect("the bake parses");
@@ -203,12 +268,7 @@ fn take_record_uploads(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
-                    for _ in 0..(n / 100).max(1) {
-                        let i = (rng.next() * n as f32) as u32 % n;
-                        let r = crowd.records()[i as usize];
-                        let x = (r.position[0] + 0.02).rem_euclid(side);
-                        crowd.set_transform(i, [x, 0.0, r.position[2]], r.yaw);
-                    }
+                    move_one_percent(&mut crowd, &mut rng, side);
                     let start = Instant::now();
                     black_box(crowd.take_record_uploads().len());
                     total += start.elapsed();

@@ -3,7 +3,7 @@
 //! Every bind-group layout comes from `vat_core::gpu::BINDINGS` through [`crate::conv`], per pipeline
 //! kind ([`StageSet`]): colour pipelines (vertex + fragment) see the shadow map, depth-only shadow
 //! pipelines (vertex) do not, compute pipelines see the decode and culling outputs. Every resource is
-//! bound by its WGSL name.
+//! bound by its WGSL name. The record scatter (`cs_scatter`) has a layout of its own: group 3 alone.
 
 use std::collections::HashMap;
 
@@ -12,7 +12,7 @@ use vat_core::crowd::{Camera, Crowd, CrowdStats, DrawBatch, FrameDraws, Frustum}
 use vat_core::encoding::VertexFormat;
 use vat_core::gpu::{
     self, AssetConstants, AttachmentMesh, CullParams, DecodeParams, DecodedVertex, FrameInputs,
-    FrameUniforms, ShaderStages,
+    FrameUniforms, ScatterPlan, ShaderStages,
 };
 use vat_core::instance::InstanceRecord;
 use vat_core::lod::MAX_LODS;
@@ -28,6 +28,8 @@ use crate::{
 const SHADOW_CASTER_MARGIN: f32 = 30.0;
 /// Smallest record capacity of the per-crowd buffers (records).
 const MIN_CAPACITY: u32 = 64;
+/// Smallest capacity of the scatter buffers (records).
+const MIN_SCATTER_CAPACITY: u32 = 1024;
 /// Bytes of one indexed-indirect draw.
 const DRAW_ARGS_STRIDE: u64 = gpu::DRAW_ARGS_WORDS as u64 * 4;
 /// Bytes of one chunk of the staging belt that carries the frame uniforms.
@@ -164,6 +166,19 @@ struct CrowdBuffers {
     last_count: u32,
     /// LODs of the last GPU-culled frame (for [`Renderer::read_gpu_visible`]); 0 before any.
     gpu_lods: u32,
+    /// The scatter pass's buffers and group 3, created on the first frame that needs them.
+    scatter: Option<ScatterBuffers>,
+}
+
+/// Packed changed records and their destinations (`vat_core::gpu::ScatterPlan`), bound with the
+/// record buffer as group 3 of `cs_scatter`.
+#[derive(Debug)]
+struct ScatterBuffers {
+    /// Records the buffers hold.
+    capacity: u32,
+    indices: wgpu::Buffer,
+    records: wgpu::Buffer,
+    group: wgpu::BindGroup,
 }
 
 /// The CPU-culled path's batches of one frame (all empty on the GPU-culled path).
@@ -190,6 +205,11 @@ pub struct Renderer {
     group_layouts: Vec<Vec<wgpu::BindGroupLayout>>,
     /// Per stage set.
     pipeline_layouts: Vec<wgpu::PipelineLayout>,
+    /// Group 3 (`cs_scatter`'s own) and the scatter pipeline (its layout holds group 3 alone).
+    scatter_layout: wgpu::BindGroupLayout,
+    scatter_pipeline: wgpu::ComputePipeline,
+    /// The frame's upload plan; its buffers are reused every frame.
+    scatter_plan: ScatterPlan,
     render_pipelines: HashMap<RenderKey, wgpu::RenderPipeline>,
     compute_pipelines: HashMap<ComputeKey, wgpu::ComputePipeline>,
     frame_buffer: wgpu::Buffer,
@@ -280,6 +300,66 @@ fn workgroups(threads: u64, size: u32) -> (u32, u32) {
     (x as u32, y.min(u64::from(u32::MAX)) as u32)
 }
 
+/// Queues a frame's changed record ranges (`ranges`, ascending) as `vat_core::gpu::ScatterPlan`
+/// says: long ranges and few short ones with one `write_buffer` each, many short ones packed into the
+/// scatter buffers (grown and re-bound as needed) for the scatter pass. Returns the bytes queued and
+/// the records the scatter pass must copy (0: no pass).
+fn queue_record_ranges(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    scatter_layout: &wgpu::BindGroupLayout,
+    buffers: &mut CrowdBuffers,
+    plan: &mut ScatterPlan,
+    ranges: &[(u32, &[InstanceRecord])],
+) -> Result<(u64, u32), RenderError> {
+    plan.plan(ranges);
+    let mut uploaded = 0u64;
+    for (first, records) in plan.direct.iter().filter_map(|&k| ranges.get(k)) {
+        let bytes: &[u8] = bytemuck::cast_slice(records);
+        queue.write_buffer(&buffers.records, u64::from(*first) * size_of::<InstanceRecord>() as u64, bytes);
+        uploaded += bytes.len() as u64;
+    }
+    let n = plan.scattered();
+    if n == 0 {
+        return Ok((uploaded, 0));
+    }
+    if buffers.scatter.as_ref().is_none_or(|s| s.capacity < n) {
+        let capacity = n.next_power_of_two().max(MIN_SCATTER_CAPACITY);
+        let limit = storage_limit(&device.limits());
+        let record_bytes = u64::from(capacity) * size_of::<InstanceRecord>() as u64;
+        if record_bytes > limit {
+            return Err(RenderError::BufferTooLarge { what: "record scatter", size: record_bytes, limit });
+        }
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let indices = empty_buffer(device, "vat scatter indices", (u64::from(capacity) + 1) * 4, usage);
+        let records = empty_buffer(device, "vat scatter records", record_bytes, usage);
+        let group = bind_group(
+            device,
+            scatter_layout,
+            gpu::GROUP_SCATTER,
+            StageSet::Compute,
+            "vat scatter",
+            |name| match name {
+                "scatter_indices" => Some(indices.as_entire_binding()),
+                "scatter_records" => Some(records.as_entire_binding()),
+                "scatter_target" => Some(buffers.records.as_entire_binding()),
+                _ => None,
+            },
+        )?;
+        buffers.scatter = Some(ScatterBuffers { capacity, indices, records, group });
+    }
+    let Some(scatter) = &buffers.scatter else {
+        return Err(RenderError::Device("internal: scatter buffers missing".into()));
+    };
+    let indices: &[u8] = bytemuck::cast_slice(&plan.indices);
+    let records: &[u8] = bytemuck::cast_slice(&plan.records);
+    // One write each; the plan's buffers are the renderer's, reused every frame.
+    queue.write_buffer(&scatter.indices, 0, indices);
+    queue.write_buffer(&scatter.records, 0, records);
+    uploaded += (indices.len() + records.len()) as u64;
+    Ok((uploaded, n))
+}
+
 /// Copies `bytes` (a multiple of 4) to the start of `target` through the staging belt, in `encoder`.
 fn belt_write(
     belt: &mut wgpu::util::StagingBelt,
@@ -352,6 +432,25 @@ impl Renderer {
                 })
             })
             .collect();
+        let scatter_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("vat scatter group"),
+            entries: &conv::bind_group_layout_entries(gpu::GROUP_SCATTER, ShaderStages::COMPUTE),
+        });
+        let mut scatter_groups: Vec<Option<&wgpu::BindGroupLayout>> = vec![None; gpu::GROUP_SCATTER as usize];
+        scatter_groups.push(Some(&scatter_layout));
+        let scatter_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("vat scatter layout"),
+            bind_group_layouts: &scatter_groups,
+            immediate_size: 0,
+        });
+        let scatter_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(gpu::ENTRY_POINT_SCATTER),
+            layout: Some(&scatter_pipeline_layout),
+            module: &module,
+            entry_point: Some(gpu::ENTRY_POINT_SCATTER),
+            compilation_options: wgpu::PipelineCompilationOptions::default(),
+            cache: None,
+        });
         let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
         let storage = wgpu::BufferUsages::STORAGE;
         let frame_buffer = empty_buffer(device, "vat frame", size_of::<FrameUniforms>() as u64, uniform);
@@ -382,6 +481,9 @@ impl Renderer {
             frame_groups: Vec::new(),
             group_layouts,
             pipeline_layouts,
+            scatter_layout,
+            scatter_pipeline,
+            scatter_plan: ScatterPlan::default(),
             render_pipelines: HashMap::new(),
             compute_pipelines: HashMap::new(),
             dummy_decode_params: empty_buffer(device, "vat dummy", size_of::<DecodeParams>() as u64, uniform),
@@ -802,6 +904,7 @@ impl Renderer {
             list_synced: false,
             last_count: 0,
             gpu_lods: 0,
+            scatter: None,
         };
         self.crowd = Some(buffers);
         Ok(())
@@ -829,21 +932,29 @@ impl Renderer {
     /// The GPU-culled path's CPU work: queues the crowd's dirty record ranges
     /// (`Crowd::take_record_uploads`), or every record when the GPU copy is not synced. O(changed
     /// records); no culling, no instance list, nothing proportional to the crowd when nothing changed.
-    /// Returns the statistics the CPU knows (simulated instances, dirty record bytes) and the bytes
-    /// queued.
-    fn sync_records(&mut self, crowd: &mut Crowd) -> Result<(CrowdStats, u64), RenderError> {
+    /// Returns the statistics the CPU knows (simulated instances, dirty record bytes), the bytes
+    /// queued and the records the scatter pass must copy.
+    fn sync_records(&mut self, crowd: &mut Crowd) -> Result<(CrowdStats, u64, u32), RenderError> {
         let count = crowd.count();
-        let (queue, buffers) = self.crowd_buffers(count, 0)?;
+        self.crowd_buffers(count, 0)?;
         // Taken even for a full upload: it clears the crowd's dirty set.
         let ranges = crowd.take_record_uploads();
         let dirty_bytes: u64 = ranges.iter().map(|(_, r)| size_of_val(*r) as u64).sum();
         let mut uploaded = 0u64;
+        let mut scattered = 0;
+        let Some(buffers) = self.crowd.as_mut() else {
+            return Err(RenderError::Device("internal: crowd buffers missing".into()));
+        };
+        let queue = &self.queue;
         if buffers.records_synced {
-            for (first, records) in &ranges {
-                let bytes: &[u8] = bytemuck::cast_slice(records);
-                queue.write_buffer(&buffers.records, u64::from(*first) * 64, bytes);
-                uploaded += bytes.len() as u64;
-            }
+            (uploaded, scattered) = queue_record_ranges(
+                &self.device,
+                queue,
+                &self.scatter_layout,
+                buffers,
+                &mut self.scatter_plan,
+                &ranges,
+            )?;
         } else {
             drop(ranges);
             let records: &[u8] = bytemuck::cast_slice(crowd.records());
@@ -853,28 +964,36 @@ impl Renderer {
         }
         let stats =
             CrowdStats { simulated: count, uploaded_record_bytes: dirty_bytes, ..CrowdStats::default() };
-        Ok((stats, uploaded))
+        Ok((stats, uploaded, scattered))
     }
 
     /// The CPU-culled path's CPU work: `Crowd::prepare_frame`, then queues its dirty record ranges and
     /// list entries (everything the GPU copy lacks when unsynced). Returns the crowd's statistics, the
-    /// batches and the bytes queued.
+    /// batches, the bytes queued and the records the scatter pass must copy.
     fn sync_cpu_frame(
         &mut self,
         crowd: &mut Crowd,
         camera: &Camera,
-    ) -> Result<(CrowdStats, Batches, u64), RenderError> {
+    ) -> Result<(CrowdStats, Batches, u64, u32), RenderError> {
         let count = crowd.count();
         let frame = crowd.prepare_frame(camera);
-        let (queue, buffers) = self.crowd_buffers(count, frame.instance_list_len)?;
+        self.crowd_buffers(count, frame.instance_list_len)?;
+        let Some(buffers) = self.crowd.as_mut() else {
+            return Err(RenderError::Device("internal: crowd buffers missing".into()));
+        };
+        let queue = &self.queue;
         let mut uploaded = 0u64;
+        let mut scattered = 0;
         let (full_records, full_list) = (!buffers.records_synced, !buffers.list_synced);
         if !full_records {
-            for (first, records) in &frame.record_uploads {
-                let bytes: &[u8] = bytemuck::cast_slice(records);
-                queue.write_buffer(&buffers.records, u64::from(*first) * 64, bytes);
-                uploaded += bytes.len() as u64;
-            }
+            (uploaded, scattered) = queue_record_ranges(
+                &self.device,
+                queue,
+                &self.scatter_layout,
+                buffers,
+                &mut self.scatter_plan,
+                &frame.record_uploads,
+            )?;
         }
         if !full_list && let Some((first, list)) = frame.list_upload {
             let bytes: &[u8] = bytemuck::cast_slice(list);
@@ -894,7 +1013,7 @@ impl Renderer {
             uploaded += list.len() as u64;
             buffers.list_synced = true;
         }
-        Ok((stats, Batches { main_fade, main_plain, shadow, attachments }, uploaded))
+        Ok((stats, Batches { main_fade, main_plain, shadow, attachments }, uploaded, scattered))
     }
 
     /// Records one frame of `crowd` seen by `camera` into `encoder`: queues the changed records (and,
@@ -944,9 +1063,9 @@ impl Renderer {
 
         // 1. CPU frame: dirty records (both paths); instance list and batches (CPU culling only).
         let gpu_culling = options.culling == Culling::Gpu;
-        let (stats, batches, mut uploaded) = if gpu_culling {
-            let (stats, uploaded) = self.sync_records(crowd)?;
-            (stats, Batches::default(), uploaded)
+        let (stats, batches, mut uploaded, scattered) = if gpu_culling {
+            let (stats, uploaded, scattered) = self.sync_records(crowd)?;
+            (stats, Batches::default(), uploaded, scattered)
         } else {
             self.sync_cpu_frame(crowd, camera)?
         };
@@ -1031,7 +1150,22 @@ impl Renderer {
             culling: options.culling,
         };
 
-        // 4. GPU culling.
+        // 4. Changed records packed for the scatter pass (many short ranges), copied into place.
+        if scattered > 0
+            && let Some(scatter) = &buffers.scatter
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("vat scatter"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&self.scatter_pipeline);
+            pass.set_bind_group(gpu::GROUP_SCATTER, &scatter.group, &[]);
+            let (x, y) = workgroups(u64::from(scattered), gpu::SCATTER_WORKGROUP_SIZE);
+            pass.dispatch_workgroups(x, y, 1);
+            report.dispatches += 1;
+        }
+
+        // 5. GPU culling.
         if gpu_culling {
             let key = (asset.id, buffers.capacity);
             if buffers.template_for != Some(key) {
@@ -1087,7 +1221,7 @@ impl Renderer {
             asset.attachment_first_index..asset.attachment_first_index + asset.attachment_index_count;
         let instances = |b: &DrawBatch| b.first_instance..b.first_instance + b.instance_count;
 
-        // 5. Shadow pass.
+        // 6. Shadow pass.
         if shadow_matrix.is_some() {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("vat shadow"),
@@ -1313,6 +1447,32 @@ impl Renderer {
         self.queue.submit([encoder.finish()]);
         let bytes = read_mapped(d, &staging)?;
         Ok(bytemuck::pod_collect_to_vec(&bytes[..out_bytes as usize]))
+    }
+
+    /// The GPU copy of the crowd's records (the first `count` of the record buffer, as of the last
+    /// submitted frame), read back after waiting for the GPU; empty before any frame. For tests and
+    /// debugging: after a frame it equals `Crowd::records`.
+    ///
+    /// # Errors
+    /// [`RenderError::Readback`].
+    pub fn read_gpu_records(&self) -> Result<Vec<InstanceRecord>, RenderError> {
+        let Some(c) = &self.crowd else { return Ok(Vec::new()) };
+        let size = u64::from(c.last_count) * size_of::<InstanceRecord>() as u64;
+        if size == 0 {
+            return Ok(Vec::new());
+        }
+        let d = &self.device;
+        let staging = empty_buffer(
+            d,
+            "vat readback",
+            size,
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+        let mut encoder =
+            d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("vat readback") });
+        encoder.copy_buffer_to_buffer(&c.records, 0, &staging, 0, size);
+        self.queue.submit([encoder.finish()]);
+        Ok(bytemuck::pod_collect_to_vec(&read_mapped(d, &staging)?))
     }
 
     /// The per-LOD visible lists (record indices, in the GPU's append order) written by the last

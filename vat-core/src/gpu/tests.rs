@@ -370,7 +370,7 @@ fn binding_table_is_sorted_dense_and_grouped() {
         assert!((pair[0].group, pair[0].binding) < (pair[1].group, pair[1].binding), "{pair:?}");
     }
     assert_eq!(group_count(), 3);
-    for g in 0..group_count() {
+    for g in 0..=GROUP_SCATTER {
         let numbers: Vec<u32> = bindings_in_group(g).map(|b| b.binding).collect();
         assert_eq!(numbers, (0..numbers.len() as u32).collect::<Vec<_>>(), "group {g}");
     }
@@ -387,16 +387,17 @@ fn binding_table_is_sorted_dense_and_grouped() {
 }
 
 /// WebGPU's default `max_storage_buffers_per_shader_stage` is 8: no stage of any pipeline layout built
-/// from the table may exceed it, so the renderer runs on devices opened with default limits.
+/// from the table may exceed it, so the renderer runs on devices opened with default limits. The
+/// scatter pipeline's layout is group 3 alone; every other layout is groups `0..group_count()`.
 #[test]
 fn no_stage_binds_more_than_eight_storage_buffers() {
+    let storage = |b: &&Binding| matches!(b.kind, BindingKind::StorageBuffer { .. });
     for stage in [ShaderStages::VERTEX, ShaderStages::FRAGMENT, ShaderStages::COMPUTE] {
-        let n = BINDINGS
-            .iter()
-            .filter(|b| b.stages.intersects(stage) && matches!(b.kind, BindingKind::StorageBuffer { .. }))
-            .count();
+        let n = (0..group_count()).flat_map(|g| bindings_for_stages(g, stage)).filter(storage).count();
         assert!(n <= 8, "{stage:?}: {n} storage buffers");
     }
+    assert_eq!(bindings_for_stages(GROUP_SCATTER, ShaderStages::COMPUTE).filter(storage).count(), 3);
+    assert_eq!(bindings_for_stages(GROUP_SCATTER, ShaderStages::VERTEX_FRAGMENT).count(), 0);
 }
 
 #[test]
@@ -435,6 +436,7 @@ fn entry_points_match_the_table() {
         (ENTRY_POINT_DECODE, DECODE_WORKGROUP_SIZE),
         (ENTRY_POINT_DECODE_BONE, DECODE_WORKGROUP_SIZE),
         (ENTRY_POINT_CULL, CULL_WORKGROUP_SIZE),
+        (ENTRY_POINT_SCATTER, SCATTER_WORKGROUP_SIZE),
     ] {
         let ep = module.entry_points.iter().find(|ep| ep.name == name).unwrap();
         assert_eq!(ep.workgroup_size, [size, 1, 1], "{name}");
@@ -536,6 +538,7 @@ fn override_and_constants_match_rust() {
         ("CLIP_INDEX_MASK", crate::instance::CLIP_INDEX_MASK),
         ("DECODE_WORKGROUP_SIZE", DECODE_WORKGROUP_SIZE),
         ("CULL_WORKGROUP_SIZE", CULL_WORKGROUP_SIZE),
+        ("SCATTER_WORKGROUP_SIZE", SCATTER_WORKGROUP_SIZE),
         ("VARIANT_MATERIAL_MASK", crate::instance::VARIANT_MATERIAL_MASK),
         ("VARIANT_ACCESSORY", crate::instance::VARIANT_ACCESSORY),
         ("VARIANT_HIDDEN", crate::instance::VARIANT_HIDDEN),
@@ -592,4 +595,60 @@ fn vertex_format_codes_are_distinct_and_packed64_is_zero() {
     ];
     let codes: Vec<u32> = formats.iter().map(|&f| vertex_format_code(f)).collect();
     assert_eq!(codes, [0, 1, 2, 3, 4, 5]);
+}
+
+fn numbered_records(n: u32, tag: f32) -> Vec<InstanceRecord> {
+    (0..n).map(|i| InstanceRecord { position: [i as f32, tag, 0.0], ..InstanceRecord::zeroed() }).collect()
+}
+
+#[test]
+fn scatter_plan_keeps_few_ranges_in_place() {
+    let src = numbered_records(100, 1.0);
+    let ranges: Vec<(u32, &[InstanceRecord])> = (0..SCATTER_MIN_RANGES as u32 - 1)
+        .map(|k| (k * 5, &src[k as usize * 5..k as usize * 5 + 1]))
+        .collect();
+    let mut plan = ScatterPlan::default();
+    plan.plan(&ranges);
+    assert_eq!(plan.direct.len(), ranges.len());
+    assert_eq!(plan.scattered(), 0);
+    assert!(plan.indices.is_empty());
+}
+
+/// Many short ranges are packed, long ones stay in place, and applying the plan to a stale copy gives
+/// exactly the new buffer (every record written once, by whichever route).
+#[test]
+fn scatter_plan_packs_short_ranges_and_reproduces_the_buffer() {
+    let n = 10_000u32;
+    let new = numbered_records(n, 2.0);
+    let mut ranges: Vec<(u32, &[InstanceRecord])> = Vec::new();
+    let mut expected_scattered = 0;
+    let mut first = 3u32;
+    let mut k = 0usize;
+    while first < n - 100 {
+        // Mostly single records, every seventh range a long run.
+        let len = if k.is_multiple_of(7) { SCATTER_MIN_DIRECT_RECORDS as u32 + 5 } else { 1 + (k as u32 % 3) };
+        ranges.push((first, &new[first as usize..(first + len) as usize]));
+        if (len as usize) < SCATTER_MIN_DIRECT_RECORDS {
+            expected_scattered += len;
+        }
+        first += len + 37;
+        k += 1;
+    }
+    // A stale plan is replaced, not extended.
+    let mut plan = ScatterPlan::default();
+    plan.plan(&ranges[..3]);
+    plan.plan(&ranges);
+    assert_eq!(plan.scattered(), expected_scattered);
+    assert_eq!(plan.indices.len(), expected_scattered as usize + 1);
+    assert_eq!(plan.indices[0], expected_scattered);
+    assert!(plan.direct.iter().all(|&k| ranges[k].1.len() >= SCATTER_MIN_DIRECT_RECORDS));
+
+    let mut gpu = numbered_records(n, 1.0);
+    plan.apply(&ranges, &mut gpu);
+    let mut cpu = numbered_records(n, 1.0);
+    for &(first, records) in &ranges {
+        cpu[first as usize..first as usize + records.len()].copy_from_slice(records);
+    }
+    assert!(gpu == cpu, "the plan must write exactly the dirty records");
+    assert!(gpu.iter().any(|r| r.position[1] == 1.0) && gpu.iter().any(|r| r.position[1] == 2.0));
 }

@@ -40,6 +40,8 @@ const PACKED64_NORMAL_BITS: u32 = 12u;
 const DECODE_WORKGROUP_SIZE: u32 = 64u;
 // Threads per workgroup of cs_cull (vat_core::gpu::CULL_WORKGROUP_SIZE).
 const CULL_WORKGROUP_SIZE: u32 = 64u;
+// Threads per workgroup of cs_scatter (vat_core::gpu::SCATTER_WORKGROUP_SIZE).
+const SCATTER_WORKGROUP_SIZE: u32 = 64u;
 // InstanceRecord.variant_bits (vat_core::instance::VARIANT_*): material variant in bits 0..8, the
 // socket attachment shown, the instance hidden.
 const VARIANT_MATERIAL_MASK: u32 = 0xFFu;
@@ -263,6 +265,12 @@ struct DecodedVertex {
 // 2 * MAX_LODS indexed-indirect draws of DRAW_ARGS_WORDS words: bodies per LOD, then attachments per
 // LOD. The CPU writes every word but instance_count, which cs_cull counts up from 0.
 @group(2) @binding(6) var<storage, read_write> draw_args: array<atomic<u32>>;
+
+// Group 3: the record scatter, cs_scatter's alone (its target is the buffer group 2 binds read-only).
+// scatter_indices[0] is the count n, scatter_indices[1 + k] the destination of scatter_records[k].
+@group(3) @binding(0) var<storage, read> scatter_indices: array<u32>;
+@group(3) @binding(1) var<storage, read> scatter_records: array<InstanceRecord>;
+@group(3) @binding(2) var<storage, read_write> scatter_target: array<InstanceRecord>;
 
 // ---------------------------------------------------------------------------------------------------
 // Playback
@@ -833,6 +841,21 @@ fn cs_cull(@builtin(global_invocation_id) global_id: vec3<u32>, @builtin(num_wor
     }
     if cull_params.attachments != 0u && lod <= cull_params.attachment_max_lod {
         atomicAdd(&draw_args[(MAX_LODS + lod) * DRAW_ARGS_WORDS + 1u], 1u);
+    }
+}
+
+// Copies the changed records the CPU packed (vat_core::gpu::ScatterPlan) into the record buffer: one
+// thread per record. Out-of-range counts and destinations are skipped, never written.
+@compute @workgroup_size(SCATTER_WORKGROUP_SIZE)
+fn cs_scatter(@builtin(global_invocation_id) global_id: vec3<u32>, @builtin(num_workgroups) num_workgroups: vec3<u32>) {
+    let k = global_id.y * (num_workgroups.x * SCATTER_WORKGROUP_SIZE) + global_id.x;
+    let n = min(scatter_indices[0], arrayLength(&scatter_records));
+    if k >= n || k + 1u >= arrayLength(&scatter_indices) {
+        return;
+    }
+    let destination = scatter_indices[k + 1u];
+    if destination < arrayLength(&scatter_target) {
+        scatter_target[destination] = scatter_records[k];
     }
 }
 
