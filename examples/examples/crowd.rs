@@ -21,7 +21,8 @@ fn main() -> Result<()> {
     let size = [960, 540];
     match args.next().as_deref().unwrap_or("wgpu") {
         "wgpu" => run(vat_wgpu::Offscreen::new(size, Default::default())?, count, frames, culling),
-        other => bail!("unknown backend {other:?} (wgpu)"),
+        "vulkan" => run(vat_vulkan::Offscreen::new(size, Default::default())?, count, frames, culling),
+        other => bail!("unknown backend {other:?} (wgpu or vulkan)"),
     }
 }
 

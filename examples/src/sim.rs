@@ -1,7 +1,11 @@
 //! A simple crowd simulation on top of [`vat_core::crowd::Crowd`]: agents wander towards random goals
-//! with steering, avoid their neighbours a little, and their speed chooses the clip (idle, walk, jog,
-//! run) with stride-matched rates and cross-fades between clips. Written against vat-core only, so it
-//! runs unchanged with any backend.
+//! with steering, optionally keep apart from their neighbours ([`Simulation::separation`]), and their
+//! speed chooses the clip (idle, walk, jog, run) with stride-matched rates and cross-fades between
+//! clips. Written against vat-core only, so it runs unchanged with any backend.
+//!
+//! Stride matching can be switched off ([`Simulation::stride_matching`]): every locomotion clip then
+//! plays at the rate it was baked at whatever the agent's speed, and the feet slide. The demo
+//! (`vat demo`, key T) uses it to show what stride matching buys.
 
 use vat_core::crowd::{Crowd, InstanceId};
 
@@ -51,17 +55,112 @@ struct Agent {
     clip: Option<u32>,
 }
 
+/// How strongly the separation push bends an agent's desired direction (1 = as much as its goal).
+const SEPARATION_STEER: f32 = 1.5;
+/// Sidestep speed, metres per second, at full overlap: keeps agents that steer into each other apart.
+const SEPARATION_SIDESTEP: f32 = 0.8;
+/// Most cells of the separation grid along one side (larger crowds get larger cells).
+const MAX_GRID_SIDE: usize = 1024;
+
+/// A uniform grid over the simulation square, rebuilt each step by a counting sort of the agents:
+/// `order[start[c]..start[c + 1]]` are the agents in cell `c`.
+#[derive(Debug, Default)]
+struct NeighbourGrid {
+    side: usize,
+    cell: f32,
+    origin: f32,
+    start: Vec<u32>,
+    order: Vec<u32>,
+}
+
+impl NeighbourGrid {
+    fn cell_coords(&self, p: [f32; 2]) -> (usize, usize) {
+        let max = self.side.saturating_sub(1) as f32;
+        let c = |v: f32| ((v - self.origin) / self.cell).floor().clamp(0.0, max) as usize;
+        (c(p[0]), c(p[1]))
+    }
+
+    fn rebuild(&mut self, agents: &[Agent], half_extent: f32, radius: f32) {
+        let span = 2.0 * half_extent.max(radius);
+        self.cell = radius.max(span / MAX_GRID_SIDE as f32);
+        self.side = ((span / self.cell).ceil() as usize).clamp(1, MAX_GRID_SIDE);
+        self.origin = -half_extent.max(radius);
+        let cells = self.side * self.side;
+        self.start.clear();
+        self.start.resize(cells + 1, 0);
+        for a in agents {
+            let (x, z) = self.cell_coords(a.position);
+            self.start[z * self.side + x + 1] += 1;
+        }
+        for c in 0..cells {
+            self.start[c + 1] += self.start[c];
+        }
+        self.order.clear();
+        self.order.resize(agents.len(), 0);
+        let mut next = self.start.clone();
+        for (k, a) in agents.iter().enumerate() {
+            let (x, z) = self.cell_coords(a.position);
+            let slot = &mut next[z * self.side + x];
+            self.order[*slot as usize] = k as u32;
+            *slot += 1;
+        }
+    }
+
+    /// The sum over neighbours closer than `radius` of the unit vector away from each, weighted by
+    /// how deep the neighbour is inside the radius (0 at the rim, 1 on top).
+    fn push(&self, agents: &[Agent], k: usize, radius: f32) -> [f32; 2] {
+        let p = agents[k].position;
+        let (cx, cz) = self.cell_coords(p);
+        let mut push = [0.0f32; 2];
+        for z in cz.saturating_sub(1)..=(cz + 1).min(self.side - 1) {
+            for x in cx.saturating_sub(1)..=(cx + 1).min(self.side - 1) {
+                let c = z * self.side + x;
+                for &j in &self.order[self.start[c] as usize..self.start[c + 1] as usize] {
+                    let j = j as usize;
+                    if j == k {
+                        continue;
+                    }
+                    let q = agents[j].position;
+                    let d = [p[0] - q[0], p[1] - q[1]];
+                    let dist = (d[0] * d[0] + d[1] * d[1]).sqrt();
+                    if dist >= radius {
+                        continue;
+                    }
+                    let w = (radius - dist) / radius;
+                    let dir = if dist > 1e-4 {
+                        [d[0] / dist, d[1] / dist]
+                    } else {
+                        // On top of each other: split along a direction fixed by the pair's order.
+                        if k < j { [1.0, 0.0] } else { [-1.0, 0.0] }
+                    };
+                    push[0] += dir[0] * w;
+                    push[1] += dir[1] * w;
+                }
+            }
+        }
+        push
+    }
+}
+
 /// The simulation state: one agent per crowd instance it spawned.
 pub struct Simulation {
     agents: Vec<Agent>,
     clips: GaitClips,
     half_extent: f32,
     rng: u64,
-    /// Cross-fade duration when an agent changes clip, seconds.
+    grid: NeighbourGrid,
+    pushes: Vec<[f32; 2]>,
+    /// Cross-fade duration when an agent changes clip, seconds (0 cuts).
     pub fade_seconds: f32,
-    /// Whether speeds drive clip rates by stride (`false` plays clips at their natural rate, so the
-    /// feet slide: a toggle to show what stride matching buys).
+    /// Whether speeds drive clip rates by stride (default on). Off: every locomotion clip plays at
+    /// its baked rate whatever the agent's speed, so the feet slide (a toggle to show what stride
+    /// matching buys).
     pub stride_matching: bool,
+    /// Whether agents steer away from (and sidestep) neighbours closer than
+    /// [`separation_radius`](Self::separation_radius) (default off: agents walk through each other).
+    pub separation: bool,
+    /// Personal space for [`separation`](Self::separation), metres (default 1.2).
+    pub separation_radius: f32,
 }
 
 impl Simulation {
@@ -73,8 +172,12 @@ impl Simulation {
             clips,
             half_extent,
             rng: seed | 1,
+            grid: NeighbourGrid::default(),
+            pushes: Vec::new(),
             fade_seconds: 0.3,
             stride_matching: true,
+            separation: false,
+            separation_radius: 1.2,
         };
         for _ in 0..count {
             let position = [sim.uniform(-half_extent, half_extent), sim.uniform(-half_extent, half_extent)];
@@ -128,10 +231,32 @@ impl Simulation {
         self.agents.is_empty()
     }
 
+    /// Half the side of the square the agents wander in, metres.
+    pub fn half_extent(&self) -> f32 {
+        self.half_extent
+    }
+
+    /// The speed at which `clip` plays at its baked rate with planted feet (`stride * rate`), for
+    /// locomotion clips; `None` for others (they always play at their baked rate).
+    fn baked_speed(crowd: &Crowd, clip: u32) -> Option<f32> {
+        let c = crowd.asset().clips.get(clip as usize)?;
+        c.is_locomotion().then(|| c.stride * c.natural_rate())
+    }
+
     /// Advances every agent by `dt` seconds and writes the result into `crowd` (transforms, speeds,
     /// clip changes with cross-fades), then advances the crowd's clock.
     pub fn step(&mut self, crowd: &mut Crowd, dt: f32) {
+        use std::f32::consts::{PI, TAU};
         let count = self.agents.len();
+        let radius = self.separation_radius.max(0.1);
+        self.pushes.clear();
+        if self.separation {
+            self.grid.rebuild(&self.agents, self.half_extent, radius);
+            for k in 0..count {
+                let push = self.grid.push(&self.agents, k, radius);
+                self.pushes.push(push);
+            }
+        }
         for k in 0..count {
             let mut a = self.agents[k];
             let to_goal = [a.goal[0] - a.position[0], a.goal[1] - a.position[1]];
@@ -140,29 +265,84 @@ impl Simulation {
                 a.goal = self.goal();
                 a.cruise = self.cruise_speed();
             }
-            // Steering: turn towards the goal at a limited rate (yaw 0 faces +Z: heading = atan2(x, z)).
-            let desired = to_goal[0].atan2(to_goal[1]);
+            let push = self.pushes.get(k).copied().unwrap_or([0.0, 0.0]);
+            // Steering: the desired direction is the goal's, bent away from close neighbours; turn
+            // towards it at a limited rate (yaw 0 faces +Z: heading = atan2(x, z)).
+            let inv = 1.0 / distance.max(1e-3);
+            let desired_dir = [
+                to_goal[0] * inv + SEPARATION_STEER * push[0],
+                to_goal[1] * inv + SEPARATION_STEER * push[1],
+            ];
+            let desired = desired_dir[0].atan2(desired_dir[1]);
             let mut turn = desired - a.heading;
-            turn = (turn + std::f32::consts::PI).rem_euclid(std::f32::consts::TAU) - std::f32::consts::PI;
-            a.heading += turn.clamp(-2.0 * dt, 2.0 * dt);
+            turn = (turn + PI).rem_euclid(TAU) - PI;
+            a.heading = (a.heading + turn.clamp(-2.0 * dt, 2.0 * dt)).rem_euclid(TAU);
             // Accelerate towards the cruise speed; slow down in sharp turns.
-            let target = a.cruise * (1.0 - turn.abs() / std::f32::consts::PI * 0.5);
+            let target = a.cruise * (1.0 - turn.abs() / PI * 0.5);
             a.speed += (target - a.speed).clamp(-3.0 * dt, 3.0 * dt);
             a.position[0] += a.heading.sin() * a.speed * dt;
             a.position[1] += a.heading.cos() * a.speed * dt;
+            // A small sidestep out of overlaps (not animated: kept slow).
+            let push_len = (push[0] * push[0] + push[1] * push[1]).sqrt();
+            if push_len > 1e-4 {
+                let step = SEPARATION_SIDESTEP * dt * push_len.min(1.0) / push_len;
+                a.position[0] += push[0] * step;
+                a.position[1] += push[1] * step;
+            }
             crowd.set_transform(a.id, [a.position[0], 0.0, a.position[1]], a.heading);
             let clip = self.clips.for_speed(a.speed);
+            // The speed the crowd times locomotion clips by: the agent's (feet planted), or the one
+            // at which the clip plays at its baked rate (feet slide). Set before `play` so that a
+            // new clip starts at the right rate.
+            let timing_speed = if self.stride_matching {
+                Some(a.speed)
+            } else {
+                clip.or(a.clip).and_then(|c| Self::baked_speed(crowd, c))
+            };
+            if let Some(s) = timing_speed {
+                crowd.set_speed(a.id, s);
+            }
             if clip != a.clip
                 && let Some(c) = clip
             {
                 crowd.play(a.id, c, self.fade_seconds);
                 a.clip = clip;
             }
-            if self.stride_matching {
-                crowd.set_speed(a.id, a.speed);
-            }
             self.agents[k] = a;
         }
         crowd.advance(f64::from(dt));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(x: f32, z: f32) -> Agent {
+        Agent { id: 0, position: [x, z], heading: 0.0, speed: 0.0, goal: [0.0, 0.0], cruise: 0.0, clip: None }
+    }
+
+    #[test]
+    fn grid_push_points_away_from_close_neighbours_only() {
+        let agents = [agent(0.0, 0.0), agent(0.5, 0.0), agent(5.0, 5.0), agent(-9.9, 9.9)];
+        let mut grid = NeighbourGrid::default();
+        grid.rebuild(&agents, 10.0, 1.2);
+        let p0 = grid.push(&agents, 0, 1.2);
+        let p1 = grid.push(&agents, 1, 1.2);
+        assert!(p0[0] < 0.0 && p0[1].abs() < 1e-6, "{p0:?}");
+        assert!(p1[0] > 0.0 && p1[1].abs() < 1e-6, "{p1:?}");
+        assert!((p0[0] + p1[0]).abs() < 1e-6);
+        assert_eq!(grid.push(&agents, 2, 1.2), [0.0, 0.0]);
+        assert_eq!(grid.push(&agents, 3, 1.2), [0.0, 0.0]);
+    }
+
+    #[test]
+    fn grid_handles_agents_outside_the_square() {
+        let agents = [agent(-50.0, 50.0), agent(-50.3, 50.0), agent(30.0, -30.0)];
+        let mut grid = NeighbourGrid::default();
+        grid.rebuild(&agents, 10.0, 1.2);
+        // Clamped into the border cells, still found as neighbours.
+        assert!(grid.push(&agents, 0, 1.2)[0] > 0.0);
+        assert_eq!(grid.push(&agents, 2, 1.2), [0.0, 0.0]);
     }
 }

@@ -4,11 +4,13 @@
 //! by vat-vulkan (`Decoder::decode`, SPIR-V translated by naga from the same WGSL), in VAT mode with
 //! every interpolation and both cross-fade variants, and in bone mode. The outputs must be
 //! bit-identical; the test prints the share of bit-identical floats and the largest difference in
-//! ULPs. vat-vulkan runs under the Khronos validation layer with a debug messenger; any error or
+//! ULPs. vat-vulkan (`Renderer::decode`) runs under the Khronos validation layer with a debug messenger; any error or
 //! warning it reports fails the test.
 
 // Integration tests report failure by panicking.
 #![allow(clippy::unwrap_used)]
+
+use std::rc::Rc;
 
 use vat_core::container::Asset;
 use vat_core::gpu::DecodedVertex;
@@ -41,9 +43,9 @@ fn compare(a: &[DecodedVertex], b: &[DecodedVertex]) -> (usize, usize, i64) {
 
 #[test]
 fn vulkan_decode_is_bit_identical_to_wgpu_under_validation() {
-    let ctx = vat_vulkan::Context::headless().unwrap_or_else(|e| {
+    let ctx = Rc::new(vat_vulkan::Context::headless().unwrap_or_else(|e| {
         panic!("no Vulkan device for vat-vulkan: {e} (run `cargo xtask deps` as root for lavapipe)")
-    });
+    }));
     assert!(
         ctx.validation_enabled() && ctx.messenger_enabled(),
         "the Khronos validation layer is not installed (apt-get install vulkan-validationlayers, or \
@@ -63,8 +65,11 @@ fn vulkan_decode_is_bit_identical_to_wgpu_under_validation() {
         )
         .unwrap();
         let wgpu_asset = wgpu_renderer.upload(&asset).unwrap();
-        let mut decoder =
-            vat_vulkan::Decoder::new(&ctx, vat_vulkan::DecoderConfig { interpolation }).unwrap();
+        let mut decoder = vat_vulkan::Renderer::new(
+            &ctx,
+            vat_vulkan::RendererConfig { interpolation, ..Default::default() },
+        )
+        .unwrap();
         let vk_asset = decoder.upload(&asset).unwrap();
         assert_eq!(vk_asset.vertex_count(), wgpu_asset.vertex_count());
         assert_eq!(vk_asset.influences(), wgpu_asset.influences());
@@ -93,7 +98,7 @@ fn vulkan_decode_is_bit_identical_to_wgpu_under_validation() {
     }
     // Destroy the device too: the validation layer reports objects never destroyed as errors then.
     let messages = ctx.messages();
-    drop(ctx);
+    drop(Rc::into_inner(ctx).expect("every renderer and asset is dropped"));
     println!(
         "overall: {same}/{total} floats bit-identical ({:.4} %), max {worst} ULP; validation (through \
          device destruction): {} errors, {} warnings",
@@ -106,29 +111,74 @@ fn vulkan_decode_is_bit_identical_to_wgpu_under_validation() {
     assert_eq!(messages.warnings(), 0, "the validation layer reported warnings (printed above)");
 }
 
-/// An upload that fails half-way releases what it created: on a context whose memory types are
-/// edited to offer no device-local memory, the upload creates its staging buffer (and memory) and
-/// the animation texture's image, then fails to allocate the image's memory; at device destruction the
-/// validation layer must find no object left alive.
+/// An upload that fails half-way releases what it created: with allocations failed on purpose after
+/// 0, 1, 2, ... successful ones (`Context::fail_allocations_after`), every step of the upload fails
+/// once (staging buffers, images, buffers); afterwards a normal upload still works, and at device
+/// destruction the validation layer must find no object left alive.
 #[test]
-fn a_vulkan_upload_that_fails_half_way_leaks_nothing() {
+fn a_vulkan_upload_that_fails_at_any_step_leaks_nothing() {
+    let ctx = Rc::new(vat_vulkan::Context::headless().unwrap_or_else(|e| {
+        panic!("no Vulkan device for vat-vulkan: {e} (run `cargo xtask deps` as root for lavapipe)")
+    }));
+    assert!(ctx.validation_enabled() && ctx.messenger_enabled(), "the validation layer is not installed");
+    let messages = ctx.messages();
+    let asset = Asset::parse(humanoid_vat()).unwrap();
+    {
+        let mut renderer = vat_vulkan::Renderer::new(&ctx, vat_vulkan::RendererConfig::default()).unwrap();
+        let mut failures = 0;
+        for n in 0.. {
+            ctx.fail_allocations_after(Some(n));
+            match renderer.upload(&asset) {
+                Err(vat_vulkan::VulkanError::Vk {
+                    result: ash::vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
+                    ..
+                }) => {
+                    failures += 1;
+                }
+                Err(e) => panic!("unexpected error: {e}"),
+                Ok(_) => break,
+            }
+        }
+        ctx.fail_allocations_after(None);
+        println!("the upload failed on purpose at each of its {failures} allocations");
+        assert!(failures >= 10, "only {failures} allocations: the fault injection does not reach the upload");
+        let ok = renderer.upload(&asset).unwrap();
+        assert!(ok.has_bones());
+    }
+    drop(Rc::into_inner(ctx).expect("every renderer and asset is dropped"));
+    println!(
+        "validation (through device destruction): {} errors, {} warnings",
+        messages.errors(),
+        messages.warnings()
+    );
+    assert_eq!(messages.errors(), 0, "objects were left alive or misused (printed above)");
+    assert_eq!(messages.warnings(), 0, "the validation layer reported warnings (printed above)");
+}
+
+/// A texture larger than the device allows is refused before anything is created, with the numbers
+/// in the message (the context's limit is lowered to 1024 so that the humanoid's 4096-wide animation
+/// texture exceeds it); no object is left alive.
+#[test]
+fn a_texture_larger_than_the_device_limit_is_refused_with_its_numbers_and_leaks_nothing() {
     let mut ctx = vat_vulkan::Context::headless().unwrap_or_else(|e| {
         panic!("no Vulkan device for vat-vulkan: {e} (run `cargo xtask deps` as root for lavapipe)")
     });
     assert!(ctx.validation_enabled() && ctx.messenger_enabled(), "the validation layer is not installed");
     let messages = ctx.messages();
-    let count = ctx.memory_properties.memory_type_count as usize;
-    for t in &mut ctx.memory_properties.memory_types[..count] {
-        t.property_flags &= !ash::vk::MemoryPropertyFlags::DEVICE_LOCAL;
-    }
+    ctx.properties.limits.max_image_dimension2_d = 1024;
+    let ctx = Rc::new(ctx);
     let asset = Asset::parse(humanoid_vat()).unwrap();
+    let width = asset.manifest().vertex_animation.as_ref().unwrap().layout.width;
     {
-        let mut decoder = vat_vulkan::Decoder::new(&ctx, vat_vulkan::DecoderConfig::default()).unwrap();
-        let err = decoder.upload(&asset).unwrap_err();
-        println!("upload failed as intended: {err}");
-        assert!(matches!(err, vat_vulkan::VulkanError::NoMemoryType(_)), "unexpected error: {err}");
+        let config = vat_vulkan::RendererConfig { shadow_map_size: 512, ..Default::default() };
+        let mut renderer = vat_vulkan::Renderer::new(&ctx, config).unwrap();
+        let err = renderer.upload(&asset).unwrap_err();
+        let message = err.to_string();
+        println!("upload refused as intended: {message}");
+        assert!(matches!(err, vat_vulkan::VulkanError::TextureTooLarge { limit: 1024, .. }), "{err:?}");
+        assert!(message.contains(&width.to_string()) && message.contains("1024"), "{message}");
     }
-    drop(ctx);
+    drop(Rc::into_inner(ctx).expect("every renderer and asset is dropped"));
     println!(
         "validation (through device destruction): {} errors, {} warnings",
         messages.errors(),

@@ -40,6 +40,18 @@ pub enum BakeError {
         /// What is wrong.
         problem: String,
     },
+    /// The work would need more memory than the configured budget; refused before allocating it.
+    #[error("{what} would need {needed} bytes ({needed_mib:.1} MiB), more than the memory budget of {limit} bytes ({limit_mib:.1} MiB); {hint}", needed_mib = *needed as f64 / 1048576.0, limit_mib = *limit as f64 / 1048576.0)]
+    OverBudget {
+        /// What was to be allocated (e.g. "the bake of rig \"walker\" (textures and per-frame poses)").
+        what: String,
+        /// The bytes it would need (an estimate of the dominant allocations, never more than needed).
+        needed: u64,
+        /// The budget in bytes.
+        limit: u64,
+        /// What to do about it (which option raises the budget, what reduces the need).
+        hint: &'static str,
+    },
     /// The bake does not reproduce the source within its format's bound.
     #[error("verification failed: {0}")]
     Verification(String),

@@ -24,6 +24,8 @@
 
 mod error;
 pub mod export;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gltf_import;
 pub mod lods;
 pub mod prepare;
@@ -33,5 +35,8 @@ pub mod sample;
 pub mod skin;
 pub mod stride;
 pub mod verify;
+
+#[cfg(test)]
+mod determinism;
 
 pub use error::{BakeError, Result};

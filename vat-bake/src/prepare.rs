@@ -49,6 +49,9 @@ use crate::{BakeError, Result};
 /// by default ([`vat_core::container::Limits`]), that of current desktop GPUs.
 pub const MAX_TEXTURE_DIM: u32 = 16384;
 
+/// The default memory budget of a bake ([`BakeOptions::max_memory`], `--max-memory`): 2 GiB.
+pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
+
 /// Reference poses the LOD simplifier measures collapses in (see [`crate::lods`]).
 const LOD_REFERENCE_POSES: usize = 4;
 
@@ -91,6 +94,11 @@ pub struct BakeOptions {
     /// smaller worst-case angle, about 20 times slower to encode; default nearest rounding, which
     /// already keeps 12 + 12-bit normals within 0.0596 degrees).
     pub normal_rounding: NormalRounding,
+    /// The most bytes the bake may allocate for its textures, poses and output (`--max-memory`,
+    /// default [`DEFAULT_MAX_MEMORY`]). [`prepare`] estimates the dominant allocations from the
+    /// rig and options before allocating any of them ([`estimate_bake_bytes`]) and refuses a bake
+    /// over the budget with [`BakeError::OverBudget`].
+    pub max_memory: u64,
 }
 
 impl Default for BakeOptions {
@@ -107,8 +115,56 @@ impl Default for BakeOptions {
             captures: Vec::new(),
             optimize_vertex_order: true,
             normal_rounding: NormalRounding::Nearest,
+            max_memory: DEFAULT_MAX_MEMORY,
         }
     }
+}
+
+/// The bytes the dominant allocations of a bake of `rig` with `options` and `total_frames` frames in
+/// all need at once, in `u64` (saturating): the vertex textures (and tangent texture) laid out in the
+/// layout [`prepare`] would use, twice (the textures, then the `.vat` bytes that hold them); the bone
+/// texture likewise when baked, with one bone per rig node (an upper bound); the per-frame skinning
+/// matrices (64 bytes per node per frame, twice when the global matrices are kept); and the
+/// vertex set (128 bytes per vertex). `None` when the texture does not fit `options.max_texture_dim`
+/// (the layout's own error says so).
+pub fn estimate_bake_bytes(rig: &Rig, options: &BakeOptions, total_frames: u32) -> Option<u64> {
+    let vertices = u32::try_from(rig.body_vertex_count()).ok()?.max(1);
+    let layout = VertexTextureLayout::new(vertices, total_frames.max(1), options.max_texture_dim).ok()?;
+    let mut texel_bytes: u64 =
+        options.format.texel_formats().iter().map(|f| u64::from(f.bytes_per_texel())).sum();
+    if options.tangents {
+        texel_bytes += 8;
+    }
+    let nodes = rig.nodes.len() as u64;
+    let frames = u64::from(total_frames);
+    let mut bytes = layout.texel_count().saturating_mul(texel_bytes).saturating_mul(2);
+    if options.bones {
+        let bone_texels =
+            nodes.saturating_mul(u64::from(vat_core::layout::TEXELS_PER_BONE)).saturating_mul(frames);
+        bytes = bytes.saturating_add(bone_texels.saturating_mul(16).saturating_mul(2));
+    }
+    let kept = if options.bones || !options.captures.is_empty() || !rig.sockets.is_empty() { 2 } else { 1 };
+    bytes = bytes.saturating_add(nodes.saturating_mul(64).saturating_mul(frames).saturating_mul(kept));
+    Some(bytes.saturating_add(u64::from(vertices).saturating_mul(128)))
+}
+
+/// Refuses a bake whose [`estimate_bake_bytes`] exceeds `options.max_memory`, with the numbers.
+fn check_memory_budget(rig: &Rig, options: &BakeOptions, total_frames: u32) -> Result<()> {
+    let Some(needed) = estimate_bake_bytes(rig, options, total_frames) else { return Ok(()) };
+    if needed > options.max_memory {
+        return Err(BakeError::OverBudget {
+            what: format!(
+                "baking rig \"{}\" ({} vertices x {total_frames} frames, {:?})",
+                rig.name,
+                rig.body_vertex_count(),
+                options.format
+            ),
+            needed,
+            limit: options.max_memory,
+            hint: "raise --max-memory, or bake fewer frames (--fps, --frames, --clips) or a smaller format",
+        });
+    }
+    Ok(())
 }
 
 /// Seconds one stage of [`prepare`] took.
@@ -853,6 +909,7 @@ fn prepare_planned(
     if body_vertices > 0 {
         VertexTextureLayout::new(body_vertices, total_frames, options.max_texture_dim)?;
     }
+    check_memory_budget(rig, options, total_frames)?;
     let capture_nodes = captured_nodes(rig, options)?;
     let attachment_meshes = attachment_meshes(rig)?;
     let samples = plan.samples(rig);
@@ -885,6 +942,11 @@ fn prepare_planned(
     let (chain, lod_lists) = lod_chain;
     let n = set.vertex_count();
     let n32 = n as u32;
+    // The skeleton is known now: refuse a bone texture that cannot fit before any per-frame work.
+    let skeleton = Skeleton::new(rig, &set, &capture_nodes)?;
+    if options.bones {
+        BoneTextureLayout::new(skeleton.bones.len() as u32, total_frames, options.max_texture_dim)?;
+    }
 
     // Sample every frame once: the skinning matrices (and morph weights) of each, and the global
     // node matrices when the bone texture or capture tracks need them.
@@ -987,8 +1049,7 @@ fn prepare_planned(
     progress(Progress { stage: "encode", done: 1, total: 1 });
     drop(poses);
 
-    // Skeleton, bone texture, sockets, captures.
-    let skeleton = Skeleton::new(rig, &set, &capture_nodes)?;
+    // Bone texture, sockets, captures.
     let (bone_animation, bone_texture_bytes, captures) = timed(&mut timings, "bones", || {
         let globals: Option<Arc<Vec<Vec<Mat4>>>> = match (&shared, needs_globals) {
             (_, false) => None,
@@ -1520,6 +1581,40 @@ mod tests {
         let counts: Vec<u32> = frames.row_map.clips().iter().map(|c| c.frame_count).collect();
         assert_eq!(counts, vec![8, 8]);
         assert!((frames.row_map.clips()[1].fps - 14.0).abs() < 1e-4, "(8 - 1) / 0.5 s");
+    }
+
+    #[test]
+    fn bakes_over_the_memory_budget_are_refused_before_allocating() {
+        let rig = tube_rig(0.15);
+        let options = BakeOptions::default();
+        let frames = plan_clips(&rig, &options).unwrap().row_map.total_frames();
+        let needed = estimate_bake_bytes(&rig, &options, frames).unwrap();
+        // The estimate covers at least the vertex texture written twice (texture and .vat bytes).
+        let layout =
+            VertexTextureLayout::new(rig.body_vertex_count() as u32, frames, MAX_TEXTURE_DIM).unwrap();
+        assert!(needed >= 2 * layout.byte_len(8), "{needed}");
+        let tight = BakeOptions { max_memory: needed - 1, ..BakeOptions::default() };
+        match prepare(&rig, &tight) {
+            Err(e @ BakeError::OverBudget { .. }) => {
+                let m = e.to_string();
+                for part in
+                    [needed.to_string(), (needed - 1).to_string(), "--max-memory".into(), "tube".into()]
+                {
+                    assert!(m.contains(&part), "{m:?} lacks {part:?}");
+                }
+            }
+            other => panic!("{other:?}"),
+        }
+        // Exactly the estimate is enough.
+        prepare(&rig, &BakeOptions { max_memory: needed, ..BakeOptions::default() }).unwrap();
+        // A frame count that cannot fit the texture limit is refused with the numbers, up front.
+        let many = BakeOptions { fps: 2000.0, max_texture_dim: 256, ..BakeOptions::default() };
+        match prepare(&rig, &many) {
+            Err(e @ BakeError::Core(vat_core::Error::TextureTooLarge { .. })) => {
+                assert!(e.to_string().contains("256"), "{e}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ use vat_bake::prepare::{self, BakeOptions, Progress};
 use vat_bake::rig::Rig;
 use vat_bake::verify::{self, VerifyReport};
 use vat_bake::{export, procgen};
-use vat_core::container::Asset;
+use vat_core::container::{Asset, Limits};
 use vat_core::encoding::{NormalRounding, VertexFormat};
 
 /// Vertex texture formats selectable on the command line.
@@ -93,6 +93,10 @@ pub(crate) struct BakeArgs {
     /// Capture per-frame transforms of these bones (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     capture: Option<Vec<String>>,
+    /// Memory budget of the import and the bake, in bytes (suffixes K, M, G: binary). A bake that
+    /// would need more is refused before allocating, with the numbers.
+    #[arg(long, value_parser = parse_bytes, default_value = "2G")]
+    max_memory: u64,
 }
 
 /// `vat verify` arguments.
@@ -109,11 +113,51 @@ pub(crate) struct VerifyArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// Refuse a .vat file (or source) larger than this many bytes (suffixes K, M, G: binary), before
+    /// reading it.
+    #[arg(long, value_parser = parse_bytes, default_value = "4G")]
+    max_memory: u64,
 }
 
-fn load_rig(input: Option<&Path>, skin: Option<usize>) -> Result<Rig> {
+/// A byte count: digits with an optional binary suffix `K`, `M`, `G` or `T` (also `KiB`, `MB`, ...:
+/// always powers of 1024), e.g. `512M`, `2G`, `1048576`.
+pub(crate) fn parse_bytes(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, suffix) = t.split_at(digits);
+    let shift = match suffix.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        other => return Err(format!("unknown size suffix {other:?}; use K, M, G or T")),
+    };
+    let n: u64 = number.parse().map_err(|_| format!("{text:?} is not a byte count like 512M or 2G"))?;
+    n.checked_mul(1u64 << shift).ok_or_else(|| format!("{text:?} does not fit in 64 bits"))
+}
+
+/// The reader's limits with `max_memory` as the largest file.
+pub(crate) fn load_limits(max_memory: u64) -> Limits {
+    Limits { max_total_bytes: max_memory, ..Limits::default() }
+}
+
+/// Reads a `.vat` file, refusing one larger than `max_memory` bytes before reading it.
+pub(crate) fn read_vat(path: &Path, max_memory: u64) -> Result<Vec<u8>> {
+    let len = std::fs::metadata(path).with_context(|| format!("{}: cannot read", path.display()))?.len();
+    if len > max_memory {
+        bail!(
+            "{}: the file is {len} bytes, more than the memory budget of {max_memory} bytes (--max-memory); \
+             not read",
+            path.display()
+        );
+    }
+    std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))
+}
+
+fn load_rig(input: Option<&Path>, skin: Option<usize>, max_memory: u64) -> Result<Rig> {
     match input {
-        Some(path) => Ok(gltf_import::import_file(path, &ImportOptions { skin })?),
+        Some(path) => Ok(gltf_import::import_file(path, &ImportOptions { skin, max_memory })?),
         None => Ok(procgen::humanoid()),
     }
 }
@@ -153,7 +197,7 @@ impl ProgressLine {
 pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     let started = Instant::now();
     let input = if args.procgen { None } else { args.input.as_deref() };
-    let rig = load_rig(input, args.skin)?;
+    let rig = load_rig(input, args.skin, args.max_memory)?;
     let options = BakeOptions {
         fps: args.fps,
         frames: args.frames,
@@ -169,6 +213,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         max_texture_dim: args.max_texture_dim,
         captures: args.capture.clone().unwrap_or_default(),
         normal_rounding: if args.precise_normals { NormalRounding::Precise } else { NormalRounding::Nearest },
+        max_memory: args.max_memory,
         ..BakeOptions::default()
     };
     let mut bar = ProgressLine { enabled: std::io::stderr().is_terminal() };
@@ -220,10 +265,10 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
 
 /// `vat verify`: decode every vertex of every frame and compare with fresh skinning of the source.
 pub(crate) fn verify(args: &VerifyArgs) -> Result<()> {
-    let bytes = std::fs::read(&args.file).with_context(|| format!("{}: cannot read", args.file.display()))?;
-    let asset =
-        Asset::parse(&bytes).with_context(|| format!("{}: not a valid .vat file", args.file.display()))?;
-    let rig = load_rig(args.source.as_deref(), args.skin)?;
+    let bytes = read_vat(&args.file, args.max_memory)?;
+    let asset = Asset::parse_with_limits(&bytes, &load_limits(args.max_memory))
+        .with_context(|| format!("{}: not a valid .vat file", args.file.display()))?;
+    let rig = load_rig(args.source.as_deref(), args.skin, args.max_memory)?;
     let report: VerifyReport = verify::verify(&asset, &rig)
         .with_context(|| format!("{}: cannot verify against its source", args.file.display()))?;
     if args.json {

@@ -7,10 +7,12 @@ use serde_json::{Value, json};
 use vat_core::container::{Asset, Manifest};
 use vat_core::layout::TEXELS_PER_BONE;
 
-/// Reads and validates `path`, then prints its summary (human-readable, or JSON with `--json`).
-pub(crate) fn run(path: &Path, as_json: bool) -> Result<()> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let asset = Asset::parse(&bytes).with_context(|| format!("{}: not a valid .vat file", path.display()))?;
+/// Reads and validates `path` (refused before reading when larger than `max_memory` bytes), then
+/// prints its summary (human-readable, or JSON with `--json`).
+pub(crate) fn run(path: &Path, as_json: bool, max_memory: u64) -> Result<()> {
+    let bytes = crate::bake::read_vat(path, max_memory)?;
+    let asset = Asset::parse_with_limits(&bytes, &crate::bake::load_limits(max_memory))
+        .with_context(|| format!("{}: not a valid .vat file", path.display()))?;
     let summary = summarize(&asset, bytes.len() as u64);
     if as_json {
         println!("{}", serde_json::to_string_pretty(&summary)?);

@@ -10,10 +10,17 @@
 //! - `vat export-glb OUT.glb`: write the procedural humanoid as an animated glTF binary.
 //! - `vat render [X.vat] --instances N --out crowd.png [--mode vat|bone] [--culling cpu|gpu] [--size WxH]
 //!   [--time T] [--camera ex,ey,ez,tx,ty,tz]`: a crowd rendered headless into a PNG.
+//! - `vat demo [X.vat] [--backend wgpu|vulkan] [--instances N] [--frames N --screenshot out.png] ...`:
+//!   a windowed, interactive crowd demo (keys: `vat demo --help`).
+//! - `vat bench [X.vat] [--instances 1000,...] [--json]`: CPU cost per frame (simulation, culling + LOD,
+//!   upload gather) in both culling modes, a CPU-skinning baseline, and offscreen GPU frames when an
+//!   adapter exists (see BENCHMARKS.md).
 //!
 //! Every failure exits non-zero with one line on stderr naming the file and the problem.
 
 mod bake;
+mod bench;
+mod demo;
 mod inspect;
 mod render;
 
@@ -40,11 +47,18 @@ enum Command {
         /// Print JSON (keys: clips, lods, bytes_per_vertex_frame, ...).
         #[arg(long)]
         json: bool,
+        /// Refuse a file larger than this many bytes (suffixes K, M, G: binary), before reading it.
+        #[arg(long, value_parser = bake::parse_bytes, default_value = "4G")]
+        max_memory: u64,
     },
     /// Compare a .vat with fresh CPU skinning of its source.
     Verify(bake::VerifyArgs),
     /// Render a crowd headless into a PNG (bakes the procedural humanoid in memory without an asset).
     Render(render::RenderArgs),
+    /// Measure the CPU (and, with an adapter, GPU) cost of a crowd frame against a CPU-skinning baseline.
+    Bench(bench::BenchArgs),
+    /// A windowed, interactive crowd demo (keys: see below).
+    Demo(demo::DemoArgs),
     /// Write the procedural humanoid as an animated .glb.
     ExportGlb {
         /// Output path.
@@ -56,10 +70,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bake(args) => bake::bake(&args),
-        Command::Inspect { file, json } => inspect::run(&file, json),
+        Command::Inspect { file, json, max_memory } => inspect::run(&file, json, max_memory),
         Command::Verify(args) => bake::verify(&args),
         Command::ExportGlb { out } => bake::export_glb(&out),
         Command::Render(args) => render::render(&args),
+        Command::Demo(args) => demo::demo(&args),
+        Command::Bench(args) => bench::bench(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,4 +1,6 @@
-//! `vat render`: a crowd rendered headless (any adapter, including Mesa's software Vulkan driver) into a PNG.
+//! `vat render`: a crowd rendered headless (any adapter, including Mesa's software Vulkan driver) into a PNG,
+//! on either backend (`--backend wgpu|vulkan`): the frame is written once against vat-core's
+//! `CrowdRenderer` seam.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -9,10 +11,17 @@ use vat_bake::prepare::{BakeOptions, prepare};
 use vat_bake::procgen;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
+use vat_core::render::{CrowdRenderer, Culling, FrameReport, RenderMode, RenderOptions};
 use vat_core::scene::{self, DemoLayout};
-use vat_wgpu::{
-    Culling, HeadlessTarget, RenderMode, RenderOptions, Renderer, RendererConfig, headless_device,
-};
+
+/// GPU backend.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum BackendArg {
+    /// wgpu (default).
+    Wgpu,
+    /// Raw Vulkan through ash (vat-vulkan), with the validation layer when installed.
+    Vulkan,
+}
 
 /// Vertex path.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -49,6 +58,9 @@ pub(crate) struct RenderArgs {
     /// Culling path.
     #[arg(long, value_enum, default_value_t = CullingArg::Cpu)]
     culling: CullingArg,
+    /// GPU backend.
+    #[arg(long, value_enum, default_value_t = BackendArg::Wgpu)]
+    backend: BackendArg,
     /// Image size, WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x720", value_parser = parse_size)]
     size: [u32; 2],
@@ -107,11 +119,7 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
         bail!("--instances must be at least 1");
     }
 
-    let (device, queue, info) = headless_device()?;
-    let config = RendererConfig::default();
-    let mut renderer = Renderer::new(&device, &queue, config)?;
-    let gpu_asset = renderer.upload(&asset).with_context(|| format!("{source}: upload failed"))?;
-    if matches!(args.mode, ModeArg::Bone) && !gpu_asset.has_bones() {
+    if matches!(args.mode, ModeArg::Bone) && asset.manifest().bone_animation.is_none() {
         bail!("{source}: --mode bone needs an asset baked with --bones");
     }
 
@@ -165,18 +173,20 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
         ground_half_extent: scene::half_extent(args.instances, &layout) + 10.0,
         ..RenderOptions::default()
     };
-    let target = HeadlessTarget::new(&device, args.size, config);
-    let mut encoder =
-        device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("vat render") });
-    let report = renderer.render(&mut encoder, &gpu_asset, &mut crowd, &camera, target.target(), &options)?;
-    queue.submit([encoder.finish()]);
-    let rgba = target.read_rgba8(&device, &queue)?;
+    let (adapter, report, rgba) = match args.backend {
+        BackendArg::Wgpu => {
+            let renderer = vat_wgpu::Offscreen::new(args.size, vat_wgpu::RendererConfig::default())?;
+            frame(renderer, &asset, &source, &mut crowd, &camera, &options)?
+        }
+        BackendArg::Vulkan => {
+            let renderer = vat_vulkan::Offscreen::new(args.size, vat_vulkan::RendererConfig::default())?;
+            frame(renderer, &asset, &source, &mut crowd, &camera, &options)?
+        }
+    };
     write_png(&args.out, args.size, &rgba)?;
     println!(
-        "rendered {} characters of {source} on {} ({:?}) -> {} ({}x{}), {:?} mode, {:?} culling",
+        "rendered {} characters of {source} on {adapter} -> {} ({}x{}), {:?} mode, {:?} culling",
         args.instances,
-        info.name,
-        info.device_type,
         args.out.display(),
         w,
         h,
@@ -204,6 +214,22 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Uploads the asset, renders one frame and reads it back, on any backend: (adapter name, report,
+/// RGBA8 pixels).
+fn frame<R: CrowdRenderer>(
+    mut renderer: R,
+    asset: &Asset<'_>,
+    source: &str,
+    crowd: &mut Crowd,
+    camera: &Camera,
+    options: &RenderOptions,
+) -> Result<(String, FrameReport, Vec<u8>)> {
+    let gpu_asset = renderer.upload(asset).with_context(|| format!("{source}: upload failed"))?;
+    let report = renderer.render(&gpu_asset, crowd, camera, options)?;
+    let rgba = renderer.read_rgba8()?;
+    Ok((renderer.adapter_name(), report, rgba))
 }
 
 /// Writes an 8-bit sRGB RGBA PNG atomically.

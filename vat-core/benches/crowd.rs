@@ -13,7 +13,14 @@
 //! - `move1pct_frame/N`: the same, with the 1 % `set_transform` calls (and the game's own reads of
 //!   the records they move) inside the timed frame.
 //!
-//! Run: `cargo bench -p vat-core --bench crowd`.
+//! The GPU-driven culling path (`crowd_gpu_culling`): the CPU keeps only the records current; a
+//! compute pass culls. Timed per frame: `advance(1/60 s)` + `Crowd::take_record_uploads` + the copy
+//! of the dirty ranges into a staging vector (what a renderer writes to mapped memory).
+//!
+//! - `static/N`: nothing moves (no record changes).
+//! - `move1pct/N`: 1 % moved per frame (untimed `set_transform`, as above).
+//!
+//! Run: `cargo bench -p vat-core --bench crowd` (`-- crowd_gpu_culling` for the GPU-driven path only).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -97,6 +104,17 @@ impl Scene {
         }
     }
 
+    /// One frame of the GPU-driven path: clock, dirty record ranges, their bytes gathered.
+    fn gpu_frame(&mut self, staging: &mut Vec<u8>) -> u64 {
+        self.frame += 1;
+        self.crowd.advance(1.0 / 60.0);
+        staging.clear();
+        for (_, r) in self.crowd.take_record_uploads() {
+            staging.extend_from_slice(bytemuck::cast_slice(r));
+        }
+        staging.len() as u64
+    }
+
     /// One frame: clock, culling, batches.
     fn frame(&mut self) -> u64 {
         self.frame += 1;
@@ -153,9 +171,34 @@ fn crowd_prepare_frame(c: &mut Criterion) {
     group.finish();
 }
 
+fn crowd_gpu_culling(c: &mut Criterion) {
+    let mut group = c.benchmark_group("crowd_gpu_culling");
+    group.sample_size(30).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
+    for &n in &[1_000u32, 10_000, 100_000, 1_000_000] {
+        for name in ["static", "move1pct"] {
+            let mut scene = Scene::new(n);
+            let mut staging = Vec::new();
+            group.bench_function(BenchmarkId::new(name, n), |b| match name {
+                "static" => b.iter(|| black_box(scene.gpu_frame(&mut staging))),
+                _ => b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        scene.walk();
+                        let start = Instant::now();
+                        black_box(scene.gpu_frame(&mut staging));
+                        total += start.elapsed();
+                    }
+                    total
+                }),
+            });
+        }
+    }
+    group.finish();
+}
+
 // criterion's macros generate undocumented public functions.
 #[allow(missing_docs)]
 mod harness {
-    criterion::criterion_group!(benches, super::crowd_prepare_frame);
+    criterion::criterion_group!(benches, super::crowd_prepare_frame, super::crowd_gpu_culling);
 }
 criterion_main!(harness::benches);

@@ -14,7 +14,8 @@
 //! An `f32` time loses precision as it grows (at one day its spacing is 7.8 ms, enough to move a
 //! 3 cycles/s animation by 0.02 cycles), so once `now - epoch` reaches [`REBASE_AFTER_SECONDS`] the CPU
 //! moves the epoch forward ([`Clock::rebase`]) and shifts every instance record with the returned
-//! [`EpochShift`]: `offset' = fract(offset + delta * rate)`, `fade_start' = fade_start - delta`. This costs
+//! [`EpochShift`]: `offset' = fract(offset + delta * rate)` for looping clips (an unwrapped, settled
+//! offset for one-shot clips, see [`settled_offset`]), `fade_start' = fade_start - delta`. This costs
 //! one upload of all instance records every [`REBASE_AFTER_SECONDS`] seconds.
 
 use serde::{Deserialize, Serialize};
@@ -212,18 +213,48 @@ fn fract_to_unit_f32(x: f64) -> f32 {
     if f >= 1.0 { 0.0 } else { f }
 }
 
-/// The phase offset (cycles, `[0, 1)`) that keeps a clip's phase continuous when its rate changes from
-/// `old_rate` to `new_rate` (cycles per second) at epoch-relative `time` (seconds).
+/// The stored phase offset (cycles) for the unrounded offset `x` of a clip of `mode` playing at `rate`
+/// (cycles per second): what [`retimed_offset`] and [`EpochShift::offset`] return.
 ///
-/// `offset' = fract(offset + time * (old_rate - new_rate))`, computed in `f64`, so that
-/// `offset' + time * new_rate == offset + time * old_rate (mod 1)`: the animation does not jump when
-/// the character changes speed. Pass the shader time of the frame where the new rate takes effect
+/// - Looping: `fract(x)`, rounded once to `f32` and kept in `[0, 1)` (the phase wraps, so only the
+///   fraction matters).
+/// - One-shot: the phase clamps instead of wrapping, so `x` is kept unwrapped (`fract` would restart a
+///   finished clip, or jump a running one by a whole cycle). Once the clip has ended it stays ended, so
+///   the offset settles: `1` when `x >= 1` and `rate >= 0` (played forwards to its end), `0` when
+///   `x <= 0` and `rate <= 0` (played backwards to its start); otherwise `x` rounded to `f32`. A clip
+///   waiting to start (`x < 0` playing forwards) keeps its negative offset. A settled offset keeps the
+///   phase clamped at the end for any shader time `t >= 0`: `1 + t * rate >= 1`.
+///
+/// Non-finite `x` gives a non-finite (looping) or unchanged (one-shot) result; nothing panics.
+pub fn settled_offset(x: f64, rate: f32, mode: ClipMode) -> f32 {
+    match mode {
+        ClipMode::Looping => fract_to_unit_f32(x),
+        ClipMode::OneShot => {
+            if rate >= 0.0 && x >= 1.0 {
+                1.0
+            } else if rate <= 0.0 && x <= 0.0 {
+                0.0
+            } else {
+                x as f32
+            }
+        }
+    }
+}
+
+/// The phase offset (cycles) that keeps the phase of a clip of `mode` continuous when its rate changes
+/// from `old_rate` to `new_rate` (cycles per second) at epoch-relative `time` (seconds).
+///
+/// `x = offset + time * (old_rate - new_rate)`, computed in `f64`, so that
+/// `x + time * new_rate == offset + time * old_rate`: the animation does not jump when the character
+/// changes speed. The result is [`settled_offset`]`(x, new_rate, mode)`: `fract(x)` in `[0, 1)` for a
+/// looping clip (equal modulo 1), `x` unwrapped for a one-shot clip (its phase clamps; a finished
+/// one settles at its end). Pass the shader time of the frame where the new rate takes effect
 /// ([`Clock::shader_time`] widened to `f64`): then the only difference the shader sees is `f32`
 /// rounding (bounded in the tests). Passing the unrounded `now - epoch` instead adds at most
 /// `|old_rate - new_rate| * time * 2^-24` cycles. Non-finite inputs give a non-finite result.
-pub fn retimed_offset(offset: f32, time: f64, old_rate: f32, new_rate: f32) -> f32 {
+pub fn retimed_offset(offset: f32, time: f64, old_rate: f32, new_rate: f32, mode: ClipMode) -> f32 {
     let x = f64::from(offset) + time * (f64::from(old_rate) - f64::from(new_rate));
-    fract_to_unit_f32(x)
+    settled_offset(x, new_rate, mode)
 }
 
 /// Epoch-relative seconds after which [`Clock::needs_rebase`] asks for a re-base: 64 s.
@@ -324,11 +355,13 @@ pub struct EpochShift {
 }
 
 impl EpochShift {
-    /// The phase offset (cycles, `[0, 1)`) that gives the same phase under the new epoch for a clip
-    /// playing at `rate` cycles per second: `fract(offset + delta * rate)`, in `f64`, rounded once to
-    /// `f32` (at most `2^-25` cycles off).
-    pub fn offset(&self, offset: f32, rate: f32) -> f32 {
-        fract_to_unit_f32(f64::from(offset) + self.delta * f64::from(rate))
+    /// The phase offset (cycles) that gives the same phase under the new epoch for a clip of `mode`
+    /// playing at `rate` cycles per second: [`settled_offset`]`(offset + delta * rate)`, in `f64`,
+    /// rounded once to `f32` (at most `2^-25` cycles off for a looping clip, whose result is in
+    /// `[0, 1)`). A one-shot clip's offset is not wrapped (its phase clamps): a running clip keeps its
+    /// phase, a finished one stays finished however long the clock runs.
+    pub fn offset(&self, offset: f32, rate: f32, mode: ClipMode) -> f32 {
+        settled_offset(f64::from(offset) + self.delta * f64::from(rate), rate, mode)
     }
 
     /// A fade start (epoch-relative seconds) under the new epoch: `fade_start - delta`.
@@ -563,7 +596,7 @@ mod tests {
                                                r1 in -8.0f32..8.0, r2 in -8.0f32..8.0) {
             // Same shader time before and after the change.
             let before = phase(offset, time, r1, ClipMode::Looping);
-            let new_offset = retimed_offset(offset, f64::from(time), r1, r2);
+            let new_offset = retimed_offset(offset, f64::from(time), r1, r2, ClipMode::Looping);
             prop_assert!((0.0..1.0).contains(&new_offset));
             let after = phase(new_offset, time, r2, ClipMode::Looping);
             // Both sides equal X = offset + time * r1 (mod 1) up to (a = |time r1|, b = |time r2|):
@@ -582,8 +615,63 @@ mod tests {
     #[test]
     fn retimed_offset_stays_below_one() {
         // fract in f64 just below 1 rounds to 1.0f32; it must come back as 0 (the same phase).
-        assert_eq!(retimed_offset(0.0, 1.0, -1e-12, 0.0), 0.0);
-        assert_eq!(retimed_offset(0.25, 2.0, 1.5, 1.0), 0.25);
+        assert_eq!(retimed_offset(0.0, 1.0, -1e-12, 0.0, ClipMode::Looping), 0.0);
+        assert_eq!(retimed_offset(0.25, 2.0, 1.5, 1.0, ClipMode::Looping), 0.25);
+    }
+
+    #[test]
+    fn one_shot_offsets_are_not_wrapped() {
+        let one = ClipMode::OneShot;
+        // A finished clip (offset 0.5, 1 cycle/s: ended at t = 0.5 s) re-based by 64 s stays finished;
+        // fract would give 0.5 and restart it half-way.
+        let shift = EpochShift { delta: 64.0 };
+        assert_eq!(shift.offset(0.5, 1.0, one), 1.0);
+        assert_eq!(phase(shift.offset(0.5, 1.0, one), 0.0, 1.0, one), 1.0);
+        // A clip waiting to start (it starts at t = 2.25 s) is still waiting after a 1 s shift; fract
+        // would give 0.75 and show it three quarters through.
+        let shift = EpochShift { delta: 1.0 };
+        assert_eq!(shift.offset(-2.25, 1.0, one), -1.25);
+        assert_eq!(phase(shift.offset(-2.25, 1.0, one), 0.0, 1.0, one), 0.0);
+        // Played backwards past its start: settles at 0.
+        assert_eq!(shift.offset(0.25, -0.5, one), 0.0);
+        // A running clip changing speed keeps its phase: at t = 5 s, 0.1 -> 0.2 cycles/s, phase 0.5.
+        // x = 0 + 5 (0.1 - 0.2) = -0.5, and -0.5 + 5 * 0.2 = 0.5; fract(-0.5) = 0.5 would jump to 1.
+        let o = retimed_offset(0.0, 5.0, 0.1, 0.2, one);
+        assert!((o + 0.5).abs() <= 1e-7, "{o}");
+        assert!((phase(o, 5.0, 0.2, one) - 0.5).abs() <= 1e-6);
+        // Looping clips still wrap into [0, 1).
+        assert_eq!(retimed_offset(0.0, 5.0, 0.1, 0.2, ClipMode::Looping), 0.5);
+        assert_eq!(EpochShift { delta: 64.0 }.offset(0.5, 1.0, ClipMode::Looping), 0.5);
+        // Non-finite input does not panic.
+        assert!(settled_offset(f64::NAN, 1.0, one).is_nan());
+        assert!(settled_offset(f64::NAN, 1.0, ClipMode::Looping).is_nan());
+    }
+
+    proptest! {
+        #[test]
+        fn one_shot_phase_survives_rebases_and_rate_changes(offset in -2.0f32..2.0, r1 in -4.0f32..4.0,
+                                                             r2 in -4.0f32..4.0, delta in 0u32..100,
+                                                             t in 0.0f32..1.0) {
+            let one = ClipMode::OneShot;
+            // Re-base by `delta` whole seconds, then evaluate at shader time t: the exact phase is
+            // clamp(offset + (delta + t) r1). Errors (first order, x = offset + delta r1): the new
+            // offset's rounding <= U |x| (settled offsets are exact and change nothing after the
+            // clamp), t * r1 <= U |t r1|, the sum <= U (|x| + |t r1|); clamp is 1-Lipschitz.
+            let shifted = EpochShift { delta: f64::from(delta) }.offset(offset, r1, one);
+            let x = f64::from(offset) + f64::from(delta) * f64::from(r1);
+            let exact = (x + f64::from(t) * f64::from(r1)).clamp(0.0, 1.0);
+            let got = f64::from(phase(shifted, t, r1, one));
+            let tr = f64::from(t) * f64::from(r1).abs();
+            let bound = U * (2.0 * x.abs() + 2.0 * tr + 1.0);
+            prop_assert!((got - exact).abs() <= bound, "re-base: {got} vs {exact} (bound {bound})");
+            // Change the rate at shader time t: the phase before and after agree.
+            let before = phase(offset, t, r1, one);
+            let retimed = retimed_offset(offset, f64::from(t), r1, r2, one);
+            let after = phase(retimed, t, r2, one);
+            let (a, b) = (tr, f64::from(t) * f64::from(r2).abs());
+            let bound = U * (2.0 * a + 2.0 * b + f64::from(offset.abs()) + 4.0);
+            prop_assert!(f64::from((after - before).abs()) <= bound, "retime: {before} -> {after}");
+        }
     }
 
     #[test]
@@ -625,11 +713,11 @@ mod tests {
         assert_eq!(shift.fade_start(start), -0.25);
         // Offsets: fract(0.1 + 64 * 0.3) in f64 of the f32 inputs, then one rounding to f32 (<= 2^-25).
         let exact = (f64::from(0.1f32) + 64.0 * f64::from(0.3f32)).fract();
-        assert!((f64::from(shift.offset(0.1, 0.3)) - exact).abs() <= U / 2.0);
+        assert!((f64::from(shift.offset(0.1, 0.3, ClipMode::Looping)) - exact).abs() <= U / 2.0);
         // A second re-base right away shifts nothing.
         let again = c.rebase();
         assert_eq!(again.delta, 0.0);
-        assert_eq!(again.offset(0.4, 3.0), 0.4);
+        assert_eq!(again.offset(0.4, 3.0, ClipMode::Looping), 0.4);
     }
 
     /// Phase of every (offset, rate) instance under the shader's f32 math vs the exact f64 phase.
@@ -671,7 +759,7 @@ mod tests {
                 let shift = clock.rebase();
                 rebases += 1;
                 for (i, o) in offsets.iter_mut().enumerate() {
-                    *o = shift.offset(*o, rates[i % rates.len()]);
+                    *o = shift.offset(*o, rates[i % rates.len()], ClipMode::Looping);
                 }
                 assert!(clock.shader_time() < 1.0 && offsets.iter().all(|o| (0.0..1.0).contains(o)));
                 let e_after =

@@ -1,11 +1,10 @@
-//! A headless Vulkan context for tools and tests: instance (Vulkan 1.3; the Khronos validation layer
-//! and a counting debug messenger when available), a physical device preferring the CPU type
-//! (Mesa's lavapipe in CI), a device with one compute-capable queue, and a command pool.
+//! The Vulkan context every object of this crate is made on: instance, physical device, device, one
+//! graphics + compute queue and a command pool of its family.
 //!
-//! The struct only holds handles. Only [`Context::headless`] exists so far; the fields are the ones a
-//! caller that owns its device would provide (instance, physical device, device, queue + family), so a
-//! constructor from caller-owned handles can be added without changing what the rest of the crate
-//! uses.
+//! Two constructors: [`Context::headless`] opens its own (Vulkan 1.3; the Khronos validation layer and
+//! a counting debug messenger when available; a physical device preferring the CPU type, Mesa's
+//! lavapipe in CI) and destroys it on drop; [`Context::from_handles`] wraps an engine's own instance,
+//! device and queue and destroys only the command pool it creates.
 
 use std::cell::Cell;
 use std::ffi::{CStr, c_char, c_void};
@@ -18,6 +17,28 @@ use ash::vk;
 use crate::VulkanError;
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
+
+/// What the queue of a context must support: graphics (render passes) and compute (culling, decode).
+const QUEUE_FLAGS: vk::QueueFlags =
+    vk::QueueFlags::from_raw(vk::QueueFlags::GRAPHICS.as_raw() | vk::QueueFlags::COMPUTE.as_raw());
+
+/// The Vulkan 1.0 and 1.3 features a physical device supports.
+///
+/// # Safety
+/// `pd` must be a physical device of `instance`.
+unsafe fn supported_features(
+    instance: &ash::Instance,
+    pd: vk::PhysicalDevice,
+) -> (vk::PhysicalDeviceFeatures, vk::PhysicalDeviceVulkan13Features<'static>) {
+    let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
+    let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f13);
+    // SAFETY: the caller guarantees `pd` is of `instance`; the chain lives for the call.
+    unsafe { instance.get_physical_device_features2(pd, &mut f2) };
+    let f10 = f2.features;
+    let f13 =
+        vk::PhysicalDeviceVulkan13Features { dynamic_rendering: f13.dynamic_rendering, ..Default::default() };
+    (f10, f13)
+}
 
 /// Counts of what the debug messenger reported (errors and warnings of any message type).
 #[derive(Debug, Default)]
@@ -91,6 +112,10 @@ pub struct Context {
     debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
     counts: Arc<MessageCounts>,
     validation: bool,
+    /// Whether the instance and device are this context's (destroyed on drop) or the caller's.
+    owns_device: bool,
+    /// Allocations left before `vkAllocateMemory` is failed on purpose (tests); None: no limit.
+    allocations_left: Cell<Option<u32>>,
     /// The command pool and the queue need external synchronisation, which this crate does not do:
     /// the context may move between threads but is not shared by them.
     _not_sync: PhantomData<Cell<()>>,
@@ -205,7 +230,12 @@ impl Context {
             }
             // SAFETY: as above.
             let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
-            let family = families.iter().position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE));
+            let family = families.iter().position(|f| f.queue_flags.contains(QUEUE_FLAGS));
+            // SAFETY: as above.
+            let (f10, f13) = unsafe { supported_features(instance, pd) };
+            if f10.draw_indirect_first_instance == vk::FALSE || f13.dynamic_rendering == vk::FALSE {
+                continue;
+            }
             if let Some(family) = family {
                 candidates.push((rank(props.device_type), pd, props, family as u32));
             }
@@ -218,7 +248,13 @@ impl Context {
         let queue_info = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(queue_family)
             .queue_priorities(&priorities)];
-        let device_info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_info);
+        let mut features13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true);
+        let mut features = vk::PhysicalDeviceFeatures2::default()
+            .features(vk::PhysicalDeviceFeatures::default().draw_indirect_first_instance(true));
+        let device_info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queue_info)
+            .push_next(&mut features)
+            .push_next(&mut features13);
         // SAFETY: the create info lives until the call returns; `physical_device` is of this instance.
         let device = unsafe { instance.create_device(physical_device, &device_info, None) }
             .map_err(VulkanError::vk("create device"))?;
@@ -254,8 +290,104 @@ impl Context {
             debug,
             counts,
             validation,
+            owns_device: true,
+            allocations_left: Cell::new(None),
             _not_sync: PhantomData,
         })
+    }
+
+    /// A context on an instance, physical device, device and queue the caller created and keeps
+    /// owning (an engine's). Only a command pool on `queue_family` is created (for uploads, decodes
+    /// and read-backs, submitted to `queue` and waited for with a fence); dropping the context
+    /// destroys that pool and nothing else. No debug messenger is installed: the caller's own
+    /// messenger, if any, sees this crate's messages.
+    ///
+    /// The device must have been created with Vulkan 1.3's `dynamicRendering` and Vulkan 1.0's
+    /// `drawIndirectFirstInstance` features enabled (Vulkan cannot be asked which features a device
+    /// was created with), and `queue_family` must support graphics and compute.
+    ///
+    /// # Safety
+    /// `instance`, `physical_device`, `device` and `queue` must be valid, related (the device created
+    /// from that physical device of that instance, the queue from the device's `queue_family`), and
+    /// outlive the context and everything made from it (renderers, uploaded assets). While this
+    /// crate uses the queue (any call that uploads, decodes, reads back or drops a renderer or asset,
+    /// which waits for the device to be idle), no other thread may use the queue or the device's
+    /// other queues: Vulkan requires external synchronisation of queue submissions.
+    ///
+    /// # Errors
+    /// [`VulkanError::NoDevice`] if the physical device is older than Vulkan 1.3 or the family lacks
+    /// graphics or compute; [`VulkanError::Vk`] if the command pool cannot be created.
+    pub unsafe fn from_handles(
+        entry: ash::Entry,
+        instance: ash::Instance,
+        physical_device: vk::PhysicalDevice,
+        device: ash::Device,
+        queue: vk::Queue,
+        queue_family: u32,
+    ) -> Result<Self, VulkanError> {
+        // SAFETY: the caller guarantees the handles are valid and related.
+        let properties = unsafe { instance.get_physical_device_properties(physical_device) };
+        // SAFETY: as above.
+        let families = unsafe { instance.get_physical_device_queue_family_properties(physical_device) };
+        let family_ok =
+            families.get(queue_family as usize).is_some_and(|f| f.queue_flags.contains(QUEUE_FLAGS));
+        if properties.api_version < vk::API_VERSION_1_3 || !family_ok {
+            return Err(VulkanError::NoDevice);
+        }
+        let pool_info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(queue_family)
+            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+        // SAFETY: valid create info on the caller's live device.
+        let command_pool = unsafe { device.create_command_pool(&pool_info, None) }
+            .map_err(VulkanError::vk("create command pool"))?;
+        // SAFETY: as above.
+        let memory_properties = unsafe { instance.get_physical_device_memory_properties(physical_device) };
+        Ok(Self {
+            entry,
+            instance,
+            physical_device,
+            device,
+            queue,
+            queue_family,
+            command_pool,
+            properties,
+            memory_properties,
+            debug: None,
+            counts: Arc::default(),
+            validation: false,
+            owns_device: false,
+            allocations_left: Cell::new(None),
+            _not_sync: PhantomData,
+        })
+    }
+
+    /// Whether the instance and device are this context's own ([`headless`](Self::headless)) rather
+    /// than the caller's ([`from_handles`](Self::from_handles)).
+    pub fn owns_device(&self) -> bool {
+        self.owns_device
+    }
+
+    /// Fault injection for tests: after `allocations` more memory allocations by this crate, every
+    /// further allocation fails with `ERROR_OUT_OF_DEVICE_MEMORY` (without calling Vulkan), until
+    /// this is called again with `None`. Lets a test fail an upload at each of its steps and check
+    /// that nothing it created is left alive.
+    pub fn fail_allocations_after(&self, allocations: Option<u32>) {
+        self.allocations_left.set(allocations);
+    }
+
+    /// Counts one memory allocation against [`fail_allocations_after`](Self::fail_allocations_after).
+    pub(crate) fn count_allocation(&self) -> Result<(), VulkanError> {
+        match self.allocations_left.get() {
+            Some(0) => Err(VulkanError::Vk {
+                what: "allocate memory (failed on purpose)",
+                result: vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
+            }),
+            Some(n) => {
+                self.allocations_left.set(Some(n - 1));
+                Ok(())
+            }
+            None => Ok(()),
+        }
     }
 
     /// Whether the Khronos validation layer is enabled.
@@ -292,6 +424,15 @@ impl Context {
 
 impl Drop for Context {
     fn drop(&mut self) {
+        if !self.owns_device {
+            // SAFETY: the pool is this context's; everything allocated from it is gone (every
+            // renderer, asset and scope holds the context), and the caller's device is idle for it.
+            unsafe {
+                let _ = self.device.device_wait_idle();
+                self.device.destroy_command_pool(self.command_pool, None);
+            }
+            return;
+        }
         // SAFETY: waits for the device before destroying it; everything this crate creates borrows the
         // context, so it is gone by now. Order: pool, device, messenger, instance.
         unsafe {

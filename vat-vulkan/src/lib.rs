@@ -6,43 +6,65 @@
 //! the shader), and descriptor-set layouts built from vat-core's binding table
 //! ([`vat_core::gpu::BINDINGS`]).
 //!
-//! ## What exists
+//! ## What it does
+//! - [`Renderer`]: the Vulkan twin of vat-wgpu's `Renderer`, same passes in the same order and the
+//!   same vocabulary ([`GpuAsset`], [`RenderTarget`], [`RendererConfig`], vat-core's
+//!   [`RenderOptions`] and [`FrameReport`]). [`Renderer::upload`] puts an asset on the device (textures
+//!   through a staging buffer, every size checked against the device's limits first, everything
+//!   released on failure); [`Renderer::render`] records one frame into a command buffer **the caller
+//!   owns**, drawing into **the caller's** colour and depth image views with dynamic rendering: VAT or
+//!   bone mode, cross-fades, shadow pass, ground, socket attachments, CPU culling (the crowd's batches)
+//!   or GPU-driven culling (`cs_cull` + `vkCmdDrawIndexedIndirect`, one draw per LOD); only changed
+//!   records are uploaded (many short runs of them packed for the `cs_scatter` pass, as vat-wgpu). [`Renderer::decode`] and [`Renderer::read_gpu_visible`] read back the
+//!   compute paths for tests.
+//! - [`Context`]: the device it works on: [`Context::headless`] opens its own (CPU device preferred,
+//!   Khronos validation layer and a counting debug messenger when installed);
+//!   [`Context::from_handles`] wraps an engine's instance, physical device, device and queue and
+//!   destroys nothing of them.
+//! - [`Offscreen`]: a renderer with its own target and command buffer, vat-core's
+//!   [`CrowdRenderer`](vat_core::render::CrowdRenderer): code written once against the trait runs on
+//!   `vat_wgpu::Offscreen` or here (`vat render --backend vulkan`, the `crowd` example).
 //! - [`shader`]: WGSL -> validated naga module -> override constants of a variant -> SPIR-V 1.6 per
-//!   entry point. Tested: every entry point in every variant translates, and the validation layer
-//!   accepts each as a `VkShaderModule` (`tests/validation.rs`); every resource an entry point uses
-//!   (naga's analysis) is in the layout built for its stage, with the right descriptor type.
-//! - [`conv`]: pure `map_*` functions from the binding table and texel formats to Vulkan types,
-//!   mirroring vat-wgpu's `conv.rs`.
-//! - [`Context`]: a headless instance/device/queue/command pool (Vulkan 1.3, CPU device preferred,
-//!   Khronos validation layer + a debug messenger counting errors and warnings when installed),
-//!   destroyed in order on drop. `tests/validation.rs` proves the messenger is a working oracle: it
-//!   counts a deliberately invalid call and an object left alive at device destruction. The fields
-//!   are the handles a caller-owned device would provide, but only the convenience constructor
-//!   [`Context::headless`] exists so far.
-//! - [`Decoder`]: uploads an asset ([`Decoder::upload`]: animation and bone textures through a staging
-//!   buffer, clip table, asset constants, joints, weights, rest vertices) and runs the `cs_decode` /
-//!   `cs_decode_bone` compute shaders ([`Decoder::decode`]), reading back [`vat_core::gpu::DecodedVertex`]es
-//!   exactly as vat-wgpu's `Renderer::decode` does. Every Vulkan object is destroyed after use or
-//!   with its owner, including when a step fails. The workspace's `tests/tests/vulkan_parity.rs`
-//!   compares its output with vat-wgpu's under the validation layer (bit-identical on lavapipe, both
-//!   modes, every interpolation, with and without cross-fade) and checks that an upload failing
-//!   half-way leaves no object alive.
+//!   entry point; [`conv`]: pure `map_*` functions from the binding table to Vulkan types.
 //!
-//! ## What does not exist yet (issue 5)
-//! No rendering (render pipelines, shadows, attachments, ground, dynamic rendering into a caller's
-//! image views), no culling (`cs_cull`, indirect draws), no constructor from a caller's instance/device/queue, no recording into a caller's command
-//! buffer, no backend-neutral seam shared with vat-wgpu, no README section. Host-visible memory is used
-//! for every buffer (fine on lavapipe and integrated GPUs, not tuned for discrete ones); the textures
-//! are device-local and filled through a staging buffer.
+//! ## Using it in an existing engine
+//! What [`Renderer::render`] expects and changes (the README section "Using the Vulkan backend in an
+//! existing engine" has the whole picture and `examples/examples/vulkan_engine.rs` a compiling engine):
+//! - **Device**: Vulkan 1.3 with `dynamicRendering` and `drawIndirectFirstInstance` enabled, a queue
+//!   family with graphics and compute, at least 8 storage buffers per stage.
+//! - **Command buffer**: primary, recording, outside any render pass; afterwards no rendering is
+//!   open. Bound pipelines, descriptor sets (sets 0-2), the index buffer, viewport and scissor are
+//!   left changed: rebind yours.
+//! - **Images**: colour view (format [`RendererConfig::color_format`]) in
+//!   `COLOR_ATTACHMENT_OPTIMAL`, depth view ([`RendererConfig::depth_format`]) in
+//!   `DEPTH_ATTACHMENT_OPTIMAL`; both are cleared and stay in those layouts. Make your earlier
+//!   accesses to them available before (e.g. the transition into those layouts); after the frame, the
+//!   colour writes are in `COLOR_ATTACHMENT_OUTPUT` / `COLOR_ATTACHMENT_WRITE`: barrier from there
+//!   before sampling, copying or presenting.
+//! - **Synchronisation it records**: a barrier before its buffer writes (`vkCmdUpdateBuffer`; after
+//!   earlier frames' shader, indirect and transfer accesses), after them, after the culling
+//!   dispatch, around its own shadow map, and one ordering its attachment writes after earlier ones.
+//!   Frames of one renderer must be submitted to one queue in recording order.
+//! - **Lifetime**: everything holds the context (`Rc<Context>`); dropping a renderer or asset waits
+//!   for the device to be idle. Uploads, decodes and read-backs submit to the context's queue and
+//!   wait on a fence.
+//!
+//! Host-visible memory is used for every buffer (fine on lavapipe and integrated GPUs, not tuned for
+//! discrete ones); the textures are device-local and filled through a staging buffer. Parity with
+//! vat-wgpu is tested in the workspace's `tests/tests/vulkan_parity.rs` (decode, bit-identical) and
+//! `tests/tests/vulkan_render_parity.rs` (images and culling), all under the validation layer.
 
 pub mod conv;
-mod decode;
 mod device;
+mod offscreen;
 mod owned;
+mod renderer;
 pub mod shader;
 
-pub use decode::{Decoder, DecoderConfig, GpuAsset, RenderMode};
 pub use device::{Context, MessageCounts};
+pub use offscreen::Offscreen;
+pub use renderer::{GpuAsset, RenderTarget, Renderer, RendererConfig};
+pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
 
 use ash::vk;
 
@@ -70,6 +92,37 @@ pub enum VulkanError {
     /// The shader could not be translated.
     #[error(transparent)]
     Shader(#[from] shader::ShaderError),
+    /// The asset has no LOD index ranges (nothing to draw).
+    #[error("the asset has no LODs (no index buffer)")]
+    AssetHasNoLods,
+    /// A device limit is below what the renderer needs.
+    #[error("the device's {limit} is {available}, the renderer needs at least {required}")]
+    LimitTooLow {
+        /// The Vulkan limit.
+        limit: &'static str,
+        /// What the renderer needs.
+        required: u64,
+        /// What the device offers.
+        available: u64,
+    },
+    /// A render target of size zero.
+    #[error("the render target has a zero size")]
+    EmptyTarget,
+    /// The binding table names a binding this crate has no resource for (vat-core gained a binding
+    /// this version of vat-vulkan does not know).
+    #[error("no resource for binding {name} of set {group}")]
+    UnboundBinding {
+        /// The WGSL name of the binding.
+        name: &'static str,
+        /// Its group (descriptor set).
+        group: u32,
+    },
+    /// An entry point the renderer uses is missing from vat-core's entry-point table.
+    #[error("vat-core has no entry point {0}")]
+    UnknownEntryPoint(&'static str),
+    /// A broken internal invariant (a bug in this crate).
+    #[error("internal error: {0}")]
+    Internal(&'static str),
     /// The asset was baked without a vertex animation texture.
     #[error("the asset has no vertex animation")]
     AssetHasNoVertexAnimation,

@@ -2,6 +2,8 @@
 //! whatever a failed step created is released on the way out, and long-lived objects (an uploaded
 //! asset, the decoder's pipelines) are destroyed with their owner.
 
+use std::rc::Rc;
+
 use ash::vk;
 
 use crate::{Context, VulkanError};
@@ -18,13 +20,15 @@ pub(crate) enum Object {
     Pipeline(vk::Pipeline),
     ShaderModule(vk::ShaderModule),
     DescriptorPool(vk::DescriptorPool),
+    Sampler(vk::Sampler),
     Fence(vk::Fence),
     CommandBuffer(vk::CommandBuffer),
 }
 
-/// Objects created on `ctx`'s device, destroyed on drop.
-pub(crate) struct Owned<'a> {
-    pub(crate) ctx: &'a Context,
+/// Objects created on `ctx`'s device, destroyed on drop. Holds the context, so the device outlives
+/// every object of the scope.
+pub(crate) struct Owned {
+    pub(crate) ctx: Rc<Context>,
     objects: Vec<Object>,
 }
 
@@ -36,16 +40,16 @@ pub(crate) struct HostBuffer {
     pub(crate) size: u64,
 }
 
-impl<'a> Owned<'a> {
-    pub(crate) fn new(ctx: &'a Context) -> Self {
-        Self { ctx, objects: Vec::new() }
+impl Owned {
+    pub(crate) fn new(ctx: &Rc<Context>) -> Self {
+        Self { ctx: Rc::clone(ctx), objects: Vec::new() }
     }
 
     pub(crate) fn push(&mut self, object: Object) {
         self.objects.push(object);
     }
 
-    fn device(&self) -> &'a ash::Device {
+    fn device(&self) -> &ash::Device {
         &self.ctx.device
     }
 
@@ -60,6 +64,7 @@ impl<'a> Owned<'a> {
             .ctx
             .memory_type(requirements.memory_type_bits, flags)
             .ok_or(VulkanError::NoMemoryType(what))?;
+        self.ctx.count_allocation()?;
         let info = vk::MemoryAllocateInfo::default()
             .allocation_size(requirements.size)
             .memory_type_index(type_index);
@@ -136,12 +141,26 @@ impl<'a> Owned<'a> {
         Ok(out)
     }
 
-    /// A device-local 2D sampled image of one mip level, and a view of it.
+    /// A device-local 2D sampled image of one mip level that transfers can fill, and a view of it.
     pub(crate) fn image(
         &mut self,
         width: u32,
         height: u32,
         format: vk::Format,
+        what: &'static str,
+    ) -> Result<(vk::Image, vk::ImageView), VulkanError> {
+        let usage = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
+        self.image_with(width, height, format, usage, vk::ImageAspectFlags::COLOR, what)
+    }
+
+    /// A device-local 2D image of one mip level with `usage`, and a view of its `aspect`.
+    pub(crate) fn image_with(
+        &mut self,
+        width: u32,
+        height: u32,
+        format: vk::Format,
+        usage: vk::ImageUsageFlags,
+        aspect: vk::ImageAspectFlags,
         what: &'static str,
     ) -> Result<(vk::Image, vk::ImageView), VulkanError> {
         let info = vk::ImageCreateInfo::default()
@@ -152,7 +171,7 @@ impl<'a> Owned<'a> {
             .array_layers(1)
             .samples(vk::SampleCountFlags::TYPE_1)
             .tiling(vk::ImageTiling::OPTIMAL)
-            .usage(vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST)
+            .usage(usage)
             .sharing_mode(vk::SharingMode::EXCLUSIVE)
             .initial_layout(vk::ImageLayout::UNDEFINED);
         // SAFETY: valid create info on a live device.
@@ -169,7 +188,7 @@ impl<'a> Owned<'a> {
             .image(image)
             .view_type(vk::ImageViewType::TYPE_2D)
             .format(format)
-            .subresource_range(color_range());
+            .subresource_range(vk::ImageSubresourceRange { aspect_mask: aspect, ..color_range() });
         // SAFETY: view of a live image with bound memory.
         let view = unsafe { self.device().create_image_view(&view_info, None) }
             .map_err(VulkanError::vk("create image view"))?;
@@ -183,7 +202,8 @@ impl<'a> Owned<'a> {
         &mut self,
         record: impl FnOnce(&ash::Device, vk::CommandBuffer),
     ) -> Result<(), VulkanError> {
-        let device = self.device();
+        let ctx = Rc::clone(&self.ctx);
+        let device = &ctx.device;
         let info = vk::CommandBufferAllocateInfo::default()
             .command_pool(self.ctx.command_pool)
             .level(vk::CommandBufferLevel::PRIMARY)
@@ -233,7 +253,7 @@ pub(crate) fn color_range() -> vk::ImageSubresourceRange {
     }
 }
 
-impl Drop for Owned<'_> {
+impl Drop for Owned {
     fn drop(&mut self) {
         let d = &self.ctx.device;
         for object in self.objects.drain(..).rev() {
@@ -250,6 +270,7 @@ impl Drop for Owned<'_> {
                     Object::Pipeline(p) => d.destroy_pipeline(p, None),
                     Object::ShaderModule(s) => d.destroy_shader_module(s, None),
                     Object::DescriptorPool(p) => d.destroy_descriptor_pool(p, None),
+                    Object::Sampler(s) => d.destroy_sampler(s, None),
                     Object::Fence(f) => d.destroy_fence(f, None),
                     Object::CommandBuffer(cb) => d.free_command_buffers(self.ctx.command_pool, &[cb]),
                 }

@@ -77,6 +77,13 @@ pub enum RenderError {
     /// wgpu reported an error (out of memory, validation) while creating resources or recording.
     #[error("wgpu error: {0}")]
     Device(String),
+    /// The GPU device was lost (driver reset, `Device::destroy`, a removed GPU). Nothing made on it
+    /// can be used again: open a new device, create a new renderer and upload the asset again (the
+    /// `.vat` bytes and the `Crowd` are unaffected; call nothing else on the old renderer).
+    #[error(
+        "the GPU device was lost ({0}); create a new renderer on a new device and upload the asset again"
+    )]
+    DeviceLost(String),
     /// Reading a buffer or texture back failed.
     #[error("readback failed: {0}")]
     Readback(String),

@@ -1,5 +1,7 @@
 //! [`Offscreen`]: the wgpu implementation of vat-core's backend seam.
 
+use std::sync::{Arc, Mutex};
+
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd};
 use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
@@ -12,6 +14,12 @@ use crate::{GpuAsset, HeadlessTarget, RenderError, Renderer, RendererConfig, hea
 ///
 /// The target is `Rgba8UnormSrgb` colour + `Depth32Float` depth ([`RendererConfig::default`]
 /// formats; the shadow-map size and interpolation are taken from the config given).
+///
+/// On a device opened with `TIMESTAMP_QUERY`, every frame is bracketed by two timestamps (written by
+/// an empty compute pass before and after the frame's passes) and
+/// [`last_gpu_time_ms`](CrowdRenderer::last_gpu_time_ms) reports the GPU time between them;
+/// [`headless_device`] does not request the feature, so open the device yourself and use
+/// [`with_device`](Self::with_device) to get GPU times.
 #[derive(Debug)]
 pub struct Offscreen {
     device: wgpu::Device,
@@ -19,6 +27,73 @@ pub struct Offscreen {
     info: wgpu::AdapterInfo,
     renderer: Renderer,
     target: HeadlessTarget,
+    timer: Option<FrameTimer>,
+    /// What the device reported and nothing caught: loss (from the device-lost callback) and errors
+    /// outside error scopes (instead of wgpu's default, a panic). Checked by every call.
+    faults: Arc<Mutex<Faults>>,
+}
+
+/// Device faults reported asynchronously by wgpu.
+#[derive(Debug, Default)]
+struct Faults {
+    lost: Option<String>,
+    error: Option<String>,
+}
+
+/// Two timestamps around each frame, resolved into a buffer and copied to a mappable one.
+#[derive(Debug)]
+struct FrameTimer {
+    queries: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    /// Whether the last submitted frame wrote timestamps not read yet.
+    pending: bool,
+}
+
+impl FrameTimer {
+    /// A timer when `device` has `TIMESTAMP_QUERY`.
+    fn new(device: &wgpu::Device) -> Option<Self> {
+        if !device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+            return None;
+        }
+        let queries = device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("vat offscreen frame timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2,
+        });
+        let buffer = |label, usage| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: 16,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        Some(Self {
+            queries,
+            resolve: buffer(
+                "vat offscreen timestamp resolve",
+                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            ),
+            readback: buffer(
+                "vat offscreen timestamp readback",
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            ),
+            pending: false,
+        })
+    }
+
+    /// Writes timestamp `index` from an empty compute pass.
+    fn stamp(&self, encoder: &mut wgpu::CommandEncoder, index: u32) {
+        let _pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("vat offscreen timestamp"),
+            timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                query_set: &self.queries,
+                beginning_of_pass_write_index: Some(index),
+                end_of_pass_write_index: None,
+            }),
+        });
+    }
 }
 
 impl Offscreen {
@@ -53,12 +128,43 @@ impl Offscreen {
         check_target_size(&device, size)?;
         let renderer = Renderer::new(&device, &queue, config)?;
         let target = HeadlessTarget::new(&device, size, config);
-        Ok(Self { device, queue, info, renderer, target })
+        let timer = FrameTimer::new(&device);
+        let faults = Arc::new(Mutex::new(Faults::default()));
+        let lost = Arc::clone(&faults);
+        device.set_device_lost_callback(move |reason, message| {
+            if let Ok(mut f) = lost.lock() {
+                f.lost = Some(format!("{reason:?}: {message}"));
+            }
+        });
+        let errors = Arc::clone(&faults);
+        device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| {
+            if let Ok(mut f) = errors.lock() {
+                f.error.get_or_insert_with(|| error.to_string());
+            }
+        }));
+        Ok(Self { device, queue, info, renderer, target, timer, faults })
     }
 
     /// The device, queue and renderer, for what the trait does not cover (e.g. [`Renderer::decode`]).
     pub fn parts(&mut self) -> (&wgpu::Device, &wgpu::Queue, &mut Renderer) {
         (&self.device, &self.queue, &mut self.renderer)
+    }
+}
+
+impl Offscreen {
+    /// The device's loss, or the first error it reported outside an error scope, as a typed error
+    /// (the error is cleared once returned; the loss stays).
+    fn check_device(&self) -> Result<(), RenderError> {
+        let Ok(mut faults) = self.faults.lock() else {
+            return Err(RenderError::Device("the device fault record was poisoned".into()));
+        };
+        if let Some(reason) = &faults.lost {
+            return Err(RenderError::DeviceLost(reason.clone()));
+        }
+        match faults.error.take() {
+            Some(e) => Err(RenderError::Device(e)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -79,6 +185,7 @@ impl CrowdRenderer for Offscreen {
     }
 
     fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, RenderError> {
+        self.check_device()?;
         self.renderer.upload(asset)
     }
 
@@ -87,6 +194,7 @@ impl CrowdRenderer for Offscreen {
     }
 
     fn resize(&mut self, size: [u32; 2]) -> Result<(), RenderError> {
+        self.check_device()?;
         check_target_size(&self.device, size)?;
         self.wait()?;
         self.target = HeadlessTarget::new(&self.device, size, *self.renderer.config());
@@ -100,32 +208,61 @@ impl CrowdRenderer for Offscreen {
         camera: &Camera,
         options: &RenderOptions,
     ) -> Result<FrameReport, RenderError> {
+        self.check_device()?;
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("vat offscreen frame") });
+        if let Some(timer) = &self.timer {
+            timer.stamp(&mut encoder, 0);
+        }
         let report = self.renderer.render(&mut encoder, asset, crowd, camera, self.target.target(), options);
+        if let Some(timer) = &mut self.timer {
+            timer.stamp(&mut encoder, 1);
+            encoder.resolve_query_set(&timer.queries, 0..2, &timer.resolve, 0);
+            encoder.copy_buffer_to_buffer(&timer.resolve, 0, &timer.readback, 0, 16);
+            timer.pending = report.is_ok();
+        }
         // Submit even on error: the renderer's staging memory is recycled at submission.
         self.queue.submit([encoder.finish()]);
+        // Non-blocking: lets wgpu report a loss or an error of this frame now rather than later.
+        let _ = self.device.poll(wgpu::PollType::Poll);
+        self.check_device()?;
         report
     }
 
     fn wait(&mut self) -> Result<(), RenderError> {
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| RenderError::Device(e.to_string()))?;
+        self.check_device()?;
+        let polled = self.device.poll(wgpu::PollType::wait_indefinitely());
+        // A loss is reported through the callback while polling.
+        self.check_device()?;
+        polled.map_err(|e| RenderError::Device(e.to_string()))?;
         Ok(())
     }
 
     fn read_rgba8(&mut self) -> Result<Vec<u8>, RenderError> {
+        self.check_device()?;
         self.target.read_rgba8(&self.device, &self.queue)
     }
 
     fn read_gpu_visible(&mut self) -> Result<Vec<Vec<u32>>, RenderError> {
+        self.check_device()?;
         let mut lists = self.renderer.read_gpu_visible()?;
         for list in &mut lists {
             list.sort_unstable();
         }
         Ok(lists)
+    }
+
+    fn last_gpu_time_ms(&mut self) -> Option<f64> {
+        let timer = self.timer.as_mut()?;
+        if !timer.pending {
+            return None;
+        }
+        timer.pending = false;
+        let bytes = crate::target::read_mapped(&self.device, &timer.readback).ok()?;
+        let stamp = |o: usize| bytes.get(o..o + 8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
+        let ticks = stamp(8)?.checked_sub(stamp(0)?)?;
+        Some(ticks as f64 * f64::from(self.queue.get_timestamp_period()) * 1e-6)
     }
 
     fn forget_crowd(&mut self) {

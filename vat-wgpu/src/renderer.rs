@@ -210,6 +210,9 @@ pub struct Renderer {
     scatter_pipeline: wgpu::ComputePipeline,
     /// The frame's upload plan; its buffers are reused every frame.
     scatter_plan: ScatterPlan,
+    /// Test hook: the upload step at which [`Renderer::upload`] fails on purpose.
+    #[cfg(feature = "fault-injection")]
+    upload_fault: Option<u32>,
     render_pipelines: HashMap<RenderKey, wgpu::RenderPipeline>,
     compute_pipelines: HashMap<ComputeKey, wgpu::ComputePipeline>,
     frame_buffer: wgpu::Buffer,
@@ -484,6 +487,8 @@ impl Renderer {
             scatter_layout,
             scatter_pipeline,
             scatter_plan: ScatterPlan::default(),
+            #[cfg(feature = "fault-injection")]
+            upload_fault: None,
             render_pipelines: HashMap::new(),
             compute_pipelines: HashMap::new(),
             dummy_decode_params: empty_buffer(device, "vat dummy", size_of::<DecodeParams>() as u64, uniform),
@@ -709,6 +714,7 @@ impl Renderer {
         let vat_bytes = asset.blob(va.textures[0]);
         let vat_texture = texture("vat texture", va.layout.width, va.layout.height, texel_format, vat_bytes);
         gpu_bytes += vat_bytes.len() as u64;
+        self.upload_step(0)?;
         let (bone_texture, joints, weights, influences) = match &m.bone_animation {
             Some(b) => {
                 let bytes = asset.blob(b.texture);
@@ -727,6 +733,7 @@ impl Renderer {
                 (t, &[][..], &[][..], 0)
             }
         };
+        self.upload_step(1)?;
         let storage = wgpu::BufferUsages::STORAGE;
         let clips = gpu::clip_records(&m.clips);
         let buffers = [
@@ -754,8 +761,10 @@ impl Renderer {
         let mut indices = index_bytes.to_vec();
         let attachment_first_index = (index_bytes.len() / 4) as u32;
         indices.extend(attachments.indices.iter().flat_map(|i| i.to_le_bytes()));
+        self.upload_step(2)?;
         let index_buffer = buffer_init(&device, "vat indices", &indices, 4, wgpu::BufferUsages::INDEX);
         drop(indices);
+        self.upload_step(3)?;
         gpu_bytes += buffers.iter().map(wgpu::Buffer::size).sum::<u64>() + index_buffer.size();
         let vat_view = vat_texture.create_view(&wgpu::TextureViewDescriptor::default());
         let bone_view = bone_texture.create_view(&wgpu::TextureViewDescriptor::default());
@@ -793,6 +802,7 @@ impl Renderer {
             return Err(RenderError::Device(e.to_string()));
         }
         let groups = groups?;
+        self.upload_step(4)?;
         let id = self.next_asset_id;
         self.next_asset_id += 1;
         Ok(GpuAsset {
@@ -806,6 +816,30 @@ impl Renderer {
             influences,
             gpu_bytes,
         })
+    }
+
+    /// Test hook (feature `fault-injection`): the next uploads fail on purpose at `step` (0: after the
+    /// animation texture, 1: after the bone texture, 2: after the asset buffers, 3: after the index
+    /// buffer, 4: after the bind groups, i.e. just before success), with everything created so far
+    /// released; `None` turns it off. [`UPLOAD_STEPS`](Self::UPLOAD_STEPS) is the number of steps.
+    #[cfg(feature = "fault-injection")]
+    pub fn inject_upload_fault(&mut self, step: Option<u32>) {
+        self.upload_fault = step;
+    }
+
+    /// Number of fault-injection steps of [`upload`](Self::upload).
+    #[cfg(feature = "fault-injection")]
+    pub const UPLOAD_STEPS: u32 = 5;
+
+    /// Fails the upload at `step` when a fault is injected there.
+    #[allow(clippy::unused_self, clippy::unnecessary_wraps)] // without the feature: a no-op
+    fn upload_step(&self, step: u32) -> Result<(), RenderError> {
+        #[cfg(feature = "fault-injection")]
+        if self.upload_fault == Some(step) {
+            return Err(RenderError::Device(format!("injected upload fault at step {step}")));
+        }
+        let _ = step;
+        Ok(())
     }
 
     /// Forgets the GPU copy of the crowd's records: the next [`render`](Self::render) uploads every

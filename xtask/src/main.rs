@@ -7,6 +7,13 @@
 //! - `cargo xtask deps`: only the system-package step.
 //! - `cargo xtask render [ARGS...]`: the system-package step, then `vat render ARGS` in release (the
 //!   README's main-job command: a crowd image on a fresh machine, software Vulkan driver included).
+//! - `cargo xtask fuzz [SECONDS]`: every fuzz target of `fuzz/` for SECONDS each (default 60) with
+//!   cargo-fuzz (libFuzzer), starting from the checked-in corpus, the regression inputs and the
+//!   bad-input corpus; new corpus entries go to `fuzz/target/corpus-run/`, crashes to
+//!   `fuzz/artifacts/`. Needs cargo-fuzz (`cargo install cargo-fuzz`) and a nightly toolchain, or
+//!   stable with `RUSTC_BOOTSTRAP=1` and `--sanitizer none` (what it uses when `+nightly` is missing).
+//! - `cargo xtask determinism`: the pinned-bake hashes in a release build (the test suite checks them
+//!   in debug), so debug and release bakes are proven byte-identical. Part of `cargo xtask ci`.
 
 use std::process::Command;
 
@@ -28,6 +35,14 @@ fn main() -> Result<()> {
             deps()?;
             ci()
         }
+        Some("fuzz") => {
+            let seconds = match args.get(1) {
+                Some(s) => s.parse().with_context(|| format!("fuzz: {s:?} is not a number of seconds"))?,
+                None => 60,
+            };
+            fuzz(seconds)
+        }
+        Some("determinism") => determinism(),
         Some("render") => {
             deps()?;
             let mut cmd = cargo();
@@ -35,7 +50,9 @@ fn main() -> Result<()> {
             run(cmd)
         }
         _ => {
-            eprintln!("usage: cargo xtask <test|ci|deps|render [vat render args]>");
+            eprintln!(
+                "usage: cargo xtask <test|ci|deps|fuzz [seconds]|determinism|render [vat render args]>"
+            );
             std::process::exit(2);
         }
     }
@@ -109,5 +126,64 @@ fn ci() -> Result<()> {
     let mut doc = cargo();
     doc.args(["doc", "--workspace", "--no-deps", "--locked"]).env("RUSTDOCFLAGS", "-D warnings");
     run(doc)?;
-    test()
+    test()?;
+    determinism()
+}
+
+/// The fuzz targets of `fuzz/Cargo.toml`.
+const FUZZ_TARGETS: &[&str] = &["vat_reader", "gltf_bake", "bake_args"];
+
+/// The pinned bakes' hashes, checked in a release build (vat-bake only: no GPU crates to build).
+fn determinism() -> Result<()> {
+    let mut cmd = cargo();
+    cmd.args(["test", "--release", "--locked", "-p", "vat-bake", "--lib", "determinism"]);
+    run(cmd)
+}
+
+/// `cargo fuzz run` of every target for `seconds` each; prints the executions of each and fails on
+/// the first crash (its input is then in `fuzz/artifacts/<target>/`).
+fn fuzz(seconds: u64) -> Result<()> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let fuzz_dir = root.join("fuzz");
+    let nightly =
+        Command::new("cargo").args(["+nightly", "--version"]).output().is_ok_and(|o| o.status.success());
+    let mut summary = Vec::new();
+    for target in FUZZ_TARGETS {
+        let scratch = fuzz_dir.join("target/corpus-run").join(target);
+        let artifacts = fuzz_dir.join("artifacts").join(target);
+        std::fs::create_dir_all(&scratch)?;
+        std::fs::create_dir_all(&artifacts)?;
+        let mut cmd = Command::new("cargo");
+        if nightly {
+            cmd.arg("+nightly");
+        } else {
+            cmd.env("RUSTC_BOOTSTRAP", "1");
+        }
+        cmd.current_dir(&fuzz_dir).args(["fuzz", "run", "--debug-assertions", target]);
+        if !nightly {
+            cmd.args(["--sanitizer", "none"]);
+        }
+        cmd.arg(&scratch).arg(format!("corpus/{target}")).arg(format!("regressions/{target}"));
+        if *target != "bake_args" {
+            cmd.arg(root.join("tests/data/bad"));
+        }
+        cmd.arg("--").arg(format!("-max_total_time={seconds}")).arg("-rss_limit_mb=2048").arg("-timeout=20");
+        cmd.arg(format!("-artifact_prefix={}/", artifacts.display()));
+        eprintln!("xtask: running {cmd:?}");
+        let out =
+            cmd.output().with_context(|| format!("could not start {cmd:?} (is cargo-fuzz installed?)"))?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let done = stderr.lines().find(|l| l.starts_with("Done ")).unwrap_or("no \"Done\" line").to_owned();
+        if !out.status.success() {
+            let tail: Vec<&str> = stderr.lines().rev().take(40).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            eprintln!("{}", tail.join("\n"));
+            bail!("fuzz target {target} failed ({}); the input is in {}", out.status, artifacts.display());
+        }
+        summary.push(format!("{target}: {done}"));
+    }
+    for line in &summary {
+        eprintln!("xtask fuzz: {line}");
+    }
+    Ok(())
 }

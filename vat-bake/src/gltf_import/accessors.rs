@@ -101,6 +101,9 @@ pub(super) fn check(
         return Err(ctx.err(part, format!("count {count} is outside 1..={MAX_ACCESSOR_COUNT}")));
     }
     let element = accessor.size();
+    // Read values are expanded to 32-bit components (u8 weights to f32, u16 indices to u32, ...).
+    let components = accessor.dimensions().multiplicity() as u64;
+    ctx.charge(&part, (count as u64).saturating_mul(components * 4))?;
     match (accessor.view(), accessor.sparse()) {
         (Some(view), _) => {
             check_range(ctx, &part, "data", &view, accessor.offset(), count, element, buffers)?

@@ -242,6 +242,7 @@ pub(super) fn load_buffers<'b>(
                             "data URI is not base64; only `data:...;base64,` buffers are supported",
                         )
                     })?;
+                    ctx.charge(&part, (payload.len() as u64).div_ceil(4) * 3)?;
                     let bytes = base64::engine::general_purpose::STANDARD
                         .decode(payload.trim_end())
                         .map_err(|e| ctx.err(&part, format!("invalid base64 data URI: {e}")))?;
@@ -259,6 +260,9 @@ pub(super) fn load_buffers<'b>(
                         ));
                     };
                     let file = dir.join(relative);
+                    if let Ok(meta) = std::fs::metadata(&file) {
+                        ctx.charge(&part, meta.len())?;
+                    }
                     let bytes = std::fs::read(&file).map_err(|e| {
                         ctx.err(&part, format!("cannot read buffer file {}: {e}", file.display()))
                     })?;

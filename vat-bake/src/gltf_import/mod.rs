@@ -63,6 +63,7 @@ mod fixture;
 mod tests;
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
 use glam::{Mat4, Quat, Vec3};
@@ -77,12 +78,24 @@ use crate::{BakeError, Result};
 pub const UNIT_TOLERANCE: f32 = 8.0 * f32::EPSILON;
 
 /// Import options.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportOptions {
     /// Which glTF skin to import (`--skin N`, an index into the file's `skins`). `None`: the first skin,
     /// in node order, used by a mesh. Choosing a skin that does not exist or that no mesh of the scene
     /// uses is a [`BakeError::InvalidOption`].
     pub skin: Option<usize>,
+    /// The most bytes the import may hold (`--max-memory`, default
+    /// [`crate::prepare::DEFAULT_MAX_MEMORY`]): the file, its decoded or external buffers and every
+    /// accessor expanded to 32-bit components are counted as they are about to be read, and the
+    /// import is refused ([`BakeError::Gltf`] with the numbers) before the allocation that would
+    /// exceed it. A file larger than the budget is refused before it is read.
+    pub max_memory: u64,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        Self { skin: None, max_memory: crate::prepare::DEFAULT_MAX_MEMORY }
+    }
 }
 
 /// Imports a `.gltf` or `.glb` file. External buffers are resolved relative to the file's directory.
@@ -93,7 +106,12 @@ pub struct ImportOptions {
 /// malformed or unsupported content (see the module docs); [`BakeError::InvalidOption`] for a bad
 /// [`ImportOptions::skin`].
 pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Rig> {
-    let bytes = std::fs::read(path).map_err(|source| BakeError::Io { path: path.to_path_buf(), source })?;
+    let io = |source| BakeError::Io { path: path.to_path_buf(), source };
+    let len = std::fs::metadata(path).map_err(io)?.len();
+    if len > options.max_memory {
+        return Err(over_budget(path, "the file", len, options.max_memory));
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
     let name = path.file_stem().map_or_else(|| "model".to_owned(), |s| s.to_string_lossy().into_owned());
     let base_dir = path.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
     import_bytes(&bytes, base_dir, path, &name, options)
@@ -129,7 +147,8 @@ fn import_bytes(
     name: &str,
     options: &ImportOptions,
 ) -> Result<Rig> {
-    let ctx = Ctx { file };
+    let ctx = Ctx { file, used: Cell::new(0), budget: options.max_memory };
+    ctx.charge("the file", bytes.len() as u64)?;
     let (json_bytes, bin) = container::split_glb(&ctx, bytes)?;
     let root = container::parse_json(&ctx, json_bytes)?;
     container::check_extensions(&ctx, &root)?;
@@ -147,12 +166,41 @@ fn import_bytes(
     Ok(importer.rig)
 }
 
-/// The file being imported, for error messages.
+/// The file being imported, for error messages, and the memory budget it draws from.
 pub(super) struct Ctx<'p> {
     file: &'p Path,
+    /// Bytes counted against the budget so far.
+    used: Cell<u64>,
+    /// [`ImportOptions::max_memory`].
+    budget: u64,
+}
+
+/// The [`BakeError::Gltf`] of an import over its memory budget, with the numbers.
+fn over_budget(file: &Path, part: &str, needed: u64, budget: u64) -> BakeError {
+    BakeError::Gltf {
+        path: PathBuf::from(file),
+        part: part.to_owned(),
+        problem: format!(
+            "the import would hold {needed} bytes ({:.1} MiB), more than the memory budget of {budget} bytes \
+             ({:.1} MiB); raise --max-memory if the file is trusted",
+            needed as f64 / 1_048_576.0,
+            budget as f64 / 1_048_576.0
+        ),
+    }
 }
 
 impl Ctx<'_> {
+    /// Counts `bytes` about to be allocated for `part` against the budget; an error with the numbers
+    /// (and nothing counted) when the total would exceed it.
+    pub(super) fn charge(&self, part: &str, bytes: u64) -> Result<()> {
+        let total = self.used.get().saturating_add(bytes);
+        if total > self.budget {
+            return Err(over_budget(self.file, part, total, self.budget));
+        }
+        self.used.set(total);
+        Ok(())
+    }
+
     /// A [`BakeError::Gltf`] naming this file.
     pub(super) fn err(&self, part: impl Into<String>, problem: impl Into<String>) -> BakeError {
         BakeError::Gltf { path: PathBuf::from(self.file), part: part.into(), problem: problem.into() }

@@ -638,7 +638,7 @@ fn skin_option_selects_one_skin_and_skips_the_others() {
     assert_eq!(names, vec!["Body", "Rock"], "default: the first skin used by a mesh");
     assert_eq!(rig.skins[0].joints.len(), 2);
 
-    let options = ImportOptions { skin: Some(1) };
+    let options = ImportOptions { skin: Some(1), ..ImportOptions::default() };
     let rig = import_slice_with(&f.gltf(), None, "fixture.gltf", &options).unwrap();
     let names: Vec<&str> = rig.meshes.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, vec!["Hat", "Rock"]);
@@ -646,7 +646,7 @@ fn skin_option_selects_one_skin_and_skips_the_others() {
     // IBMs absent: identity.
     assert_eq!(rig.skins[0].inverse_bind, vec![Mat4::IDENTITY]);
 
-    let options = ImportOptions { skin: Some(5) };
+    let options = ImportOptions { skin: Some(5), ..ImportOptions::default() };
     let err = import_slice_with(&f.gltf(), None, "fixture.gltf", &options).unwrap_err();
     assert!(matches!(err, BakeError::InvalidOption { option: "--skin", .. }), "{err:?}");
 }
@@ -661,8 +661,13 @@ fn unused_skin_option_and_meshless_scene() {
     f.json["nodes"][hat_node]["skin"] = json!(1);
     // Skin 0 is used; asking for a skin no mesh uses is an option error.
     f.push("skins", json!({ "joints": [tip] }));
-    let err =
-        import_slice_with(&f.gltf(), None, "fixture.gltf", &ImportOptions { skin: Some(2) }).unwrap_err();
+    let err = import_slice_with(
+        &f.gltf(),
+        None,
+        "fixture.gltf",
+        &ImportOptions { skin: Some(2), ..ImportOptions::default() },
+    )
+    .unwrap_err();
     assert!(matches!(err, BakeError::InvalidOption { .. }), "{err:?}");
     // A scene with no mesh at all.
     let mut empty = Fixture::new();
@@ -1185,4 +1190,37 @@ mod fuzz {
             let _ = import_slice(&bytes, None, "mutated.glb");
         }
     }
+}
+
+#[test]
+fn imports_over_the_memory_budget_are_refused_with_the_numbers() {
+    // A 40-byte file cannot ask for 4 M zeros per accessor without counting them: an accessor with
+    // only sparse values (no bufferView) of 4,194,304 VEC3 is 50 MiB once read.
+    let mut f = Fixture::new();
+    let indices = f.view(&0u16.to_le_bytes(), None);
+    let values = f.view(&[0u8; 12], None);
+    let big = f.push(
+        "accessors",
+        json!({ "componentType": FLOAT, "count": 1 << 22, "type": "VEC3", "sparse": {
+            "count": 1,
+            "indices": { "bufferView": indices, "componentType": UNSIGNED_SHORT },
+            "values": { "bufferView": values },
+        }}),
+    );
+    f.push("meshes", json!({ "primitives": [{ "attributes": { "POSITION": big } }]}));
+    f.node(json!({ "mesh": 0 }), true);
+    let small = ImportOptions { max_memory: 16 << 20, ..ImportOptions::default() };
+    let message = gltf_error(import_slice_with(&f.gltf(), None, "big.gltf", &small), "big.gltf");
+    // 50,331,648 bytes of the accessor plus the file itself.
+    assert_contains(&message, &["(accessor 0)", "(48.0 MiB)", "16777216 bytes", "--max-memory"]);
+    // The file itself counts: a budget smaller than the file refuses it at once.
+    let tiny = ImportOptions { max_memory: 10, ..ImportOptions::default() };
+    let message = gltf_error(import_slice_with(&f.gltf(), None, "big.gltf", &tiny), "big.gltf");
+    assert_contains(&message, &["the file", "more than the memory budget of 10 bytes"]);
+    // import_file checks the size on disk before reading.
+    let dir = temp_dir("budget");
+    let path = dir.join("big.gltf");
+    std::fs::write(&path, f.gltf()).unwrap();
+    let message = gltf_error(import_file(&path, &tiny), path.to_str().unwrap());
+    assert_contains(&message, &["the file", "10 bytes"]);
 }

@@ -533,7 +533,7 @@ impl Crowd {
             && outgoing.is_locomotion()
             && outgoing.mode == ClipMode::Looping;
         let offset = if in_step {
-            playback::retimed_offset(r.phase_offset_a, f64::from(t), r.rate_a, rate)
+            playback::retimed_offset(r.phase_offset_a, f64::from(t), r.rate_a, rate, ClipMode::Looping)
         } else {
             start_offset(mode, 0.0, t, rate)
         };
@@ -609,9 +609,8 @@ impl Crowd {
             let clips = &self.asset.clips;
             let mode = |clip: u32| clips.get(clip as usize).map_or(ClipMode::Looping, |c| c.mode);
             for r in &mut self.records {
-                r.phase_offset_a = shift_offset(mode(r.clip_a), r.phase_offset_a, shift.delta, r.rate_a);
-                r.phase_offset_b =
-                    shift_offset(mode(r.clip_b_index()), r.phase_offset_b, shift.delta, r.rate_b);
+                r.phase_offset_a = shift.offset(r.phase_offset_a, r.rate_a, mode(r.clip_a));
+                r.phase_offset_b = shift.offset(r.phase_offset_b, r.rate_b, mode(r.clip_b_index()));
                 r.fade_start = shift.fade_start(r.fade_start);
             }
             self.dirty.mark_all();
@@ -817,43 +816,12 @@ impl Crowd {
         if new_rate == rate {
             return (rate, offset);
         }
-        let new_offset = match c.mode {
-            ClipMode::Looping => playback::retimed_offset(offset, f64::from(t), rate, new_rate),
-            ClipMode::OneShot => one_shot_offset(
-                f64::from(offset) + f64::from(t) * (f64::from(rate) - f64::from(new_rate)),
-                new_rate,
-            ),
-        };
-        (new_rate, new_offset)
+        (new_rate, playback::retimed_offset(offset, f64::from(t), rate, new_rate, c.mode))
     }
 }
 
-/// The offset that puts a clip of `mode` at `phase` at shader time `t` when played at `rate`.
+/// The offset that puts a clip of `mode` at `phase` at shader time `t` when played at `rate`
+/// (one-shot offsets stay unwrapped: see [`playback::settled_offset`]).
 fn start_offset(mode: ClipMode, phase: f32, t: f32, rate: f32) -> f32 {
-    match mode {
-        ClipMode::Looping => playback::retimed_offset(phase, f64::from(t), 0.0, rate),
-        ClipMode::OneShot => one_shot_offset(f64::from(phase) - f64::from(t) * f64::from(rate), rate),
-    }
-}
-
-/// A one-shot clip's offset `x` (cycles, unwrapped: one-shot phases clamp, they do not wrap), kept
-/// small: once the clip has ended (`x >= 1` playing forwards) it stays ended, so 1 is stored, and
-/// likewise 0 for a clip played backwards past its start.
-fn one_shot_offset(x: f64, rate: f32) -> f32 {
-    if rate >= 0.0 && x >= 1.0 {
-        1.0
-    } else if rate <= 0.0 && x <= 0.0 {
-        0.0
-    } else {
-        x as f32
-    }
-}
-
-/// A phase offset under an epoch moved forward by `delta` seconds: [`playback::EpochShift::offset`]
-/// for looping clips (wraps); unwrapped for one-shot clips, whose phase clamps instead of wrapping.
-fn shift_offset(mode: ClipMode, offset: f32, delta: f64, rate: f32) -> f32 {
-    match mode {
-        ClipMode::Looping => playback::EpochShift { delta }.offset(offset, rate),
-        ClipMode::OneShot => one_shot_offset(f64::from(offset) + delta * f64::from(rate), rate),
-    }
+    playback::retimed_offset(phase, f64::from(t), 0.0, rate, mode)
 }

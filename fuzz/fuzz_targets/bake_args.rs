@@ -1,0 +1,9 @@
+//! `vat bake` arguments (as text) through option parsing and a small bake of the procedural
+//! humanoid, its verification and a reload.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = vat_bake::fuzzing::bake_from_args(data);
+});

@@ -1,0 +1,8 @@
+//! `.vat` bytes through the validating reader and, when valid, the loader's reads.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = vat_bake::fuzzing::load_vat(data);
+});

@@ -1,0 +1,447 @@
+//! The bad-input corpus in `tests/data/bad/`: files generated here (never downloaded) from a small
+//! valid glTF, GLB and `.vat`, each broken in one way, plus `CASES.tsv` saying how the `vat` command
+//! line is run on each and what its one-line error must say.
+//!
+//! This test regenerates the corpus in memory and checks that the checked-in files are exactly that
+//! (run with `VAT_BLESS=1` to rewrite them after a deliberate change), then runs every file through
+//! the library: each must give a typed error containing the expected text, without a panic.
+//! `vat-cli/tests/cli.rs` runs the same cases through the `vat` binary (non-zero exit, one line naming
+//! the file and the problem, no panic, no backtrace, no output file left behind).
+
+// Integration tests report failure by panicking.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use vat_bake::gltf_import::{ImportOptions, import_slice_with};
+use vat_bake::lods::LodOptions;
+use vat_bake::prepare::{BakeOptions, prepare};
+use vat_core::container::{Asset, Limits};
+
+/// How the command line is run on a case (the `command` column of `CASES.tsv`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Command {
+    /// `vat inspect FILE` and `vat verify FILE`.
+    Load,
+    /// `vat bake FILE --out OUT ARGS`.
+    Bake,
+}
+
+/// One corpus case.
+struct Case {
+    /// The file name under `tests/data/bad/`.
+    file: String,
+    /// Its bytes (`None`: the case reuses a file of another case, e.g. a valid input with a bad option).
+    bytes: Option<Vec<u8>>,
+    command: Command,
+    /// Extra command-line arguments.
+    args: Vec<&'static str>,
+    /// Text the one-line error must contain (besides the file name).
+    expect: &'static str,
+}
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/bad")
+}
+
+fn khronos(relative: &str) -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/khronos").join(relative)).unwrap()
+}
+
+/// A valid, small `.gltf` (SimpleSkin: two bones, one clip, buffers as data URIs).
+fn base_gltf() -> Value {
+    serde_json::from_slice(&khronos("SimpleSkin/SimpleSkin.gltf")).unwrap()
+}
+
+fn gltf_bytes(v: &Value) -> Vec<u8> {
+    serde_json::to_vec(v).unwrap()
+}
+
+/// A `.glb` of `json` with `bin` as its binary chunk.
+fn glb(json: &[u8], bin: &[u8]) -> Vec<u8> {
+    let pad = |n: usize| n.div_ceil(4) * 4;
+    let (jl, bl) = (pad(json.len()), pad(bin.len()));
+    let total = 12 + 8 + jl + if bin.is_empty() { 0 } else { 8 + bl };
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(jl as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(json);
+    out.resize(20 + jl, b' ');
+    if !bin.is_empty() {
+        out.extend_from_slice(&(bl as u32).to_le_bytes());
+        out.extend_from_slice(b"BIN\0");
+        out.extend_from_slice(bin);
+        out.resize(total, 0);
+    }
+    out
+}
+
+/// The valid `.vat` every load case starts from: SimpleSkin baked with 4 frames, one LOD and bones.
+fn base_vat() -> Vec<u8> {
+    let rig = vat_bake::gltf_import::import_slice(&gltf_bytes(&base_gltf()), None, "SimpleSkin").unwrap();
+    let options =
+        BakeOptions { frames: Some(4), lods: LodOptions::Count(1), bones: true, ..BakeOptions::default() };
+    prepare(&rig, &options).unwrap().to_vat_bytes().unwrap()
+}
+
+fn put_u32(bytes: &mut [u8], at: usize, v: u32) {
+    bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Recomputes the manifest CRC-32 of a `.vat` whose manifest bytes were edited.
+fn fix_manifest_crc(bytes: &mut [u8]) {
+    let len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
+    let crc = crc32fast::hash(&bytes[16..16 + len]);
+    put_u32(bytes, 12, crc);
+}
+
+/// Every case, in a fixed order.
+fn cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    let mut file =
+        |name: &str, bytes: Vec<u8>, command: Command, args: Vec<&'static str>, expect: &'static str| {
+            out.push(Case { file: name.to_owned(), bytes: Some(bytes), command, args, expect });
+        };
+    use Command::{Bake, Load};
+
+    // ---- .vat loading: header, manifest, blob table, blobs, size limit.
+    let vat = base_vat();
+    let manifest_len = u32::from_le_bytes(vat[8..12].try_into().unwrap()) as usize;
+    let asset = Asset::parse(&vat).unwrap();
+    let blobs = asset.manifest().blobs.clone();
+    let first_blob = blobs[0].offset as usize;
+    let last = blobs.last().unwrap();
+    let end = (last.offset + last.length) as usize;
+    assert_eq!(end, vat.len());
+    file("vat-empty.vat", Vec::new(), Load, vec![], "header");
+    file("vat-three-bytes.vat", b"VAT".to_vec(), Load, vec![], "header");
+    file("vat-png-magic.vat", b"\x89PNG\r\n\x1a\n\0\0\0\0\0\0\0\0".to_vec(), Load, vec![], "magic");
+    file("vat-glb-given.vat", khronos("BoxAnimated/BoxAnimated.glb"), Load, vec![], "magic");
+    file("vat-text.vat", b"this is not a vat file\n".to_vec(), Load, vec![], "magic");
+    let mut v = vat.clone();
+    put_u32(&mut v, 4, 2);
+    file("vat-version-2.vat", v, Load, vec![], "version 2");
+    let mut v = vat.clone();
+    put_u32(&mut v, 4, 0);
+    file("vat-version-0.vat", v, Load, vec![], "version 0");
+    file("vat-header-only.vat", vat[..16].to_vec(), Load, vec![], "manifest");
+    let mut v = vat.clone();
+    put_u32(&mut v, 8, u32::MAX);
+    file("vat-manifest-length-huge.vat", v, Load, vec![], "4294967295");
+    file("vat-manifest-cut.vat", vat[..16 + manifest_len / 2].to_vec(), Load, vec![], "manifest");
+    let mut v = vat.clone();
+    v[12] ^= 1;
+    file("vat-manifest-crc.vat", v, Load, vec![], "checksum");
+    for (name, at) in
+        [("start", 0), ("quarter", manifest_len / 4), ("middle", manifest_len / 2), ("end", manifest_len - 1)]
+    {
+        // An edited manifest byte with a matching checksum: a decode error or an inconsistent manifest
+        // (the first byte from `at` on whose edit the reader refuses; some edits, e.g. in a name,
+        // give another valid file).
+        let edited = |i: usize| {
+            let mut v = vat.clone();
+            v[16 + i] = v[16 + i].wrapping_add(0x5a);
+            fix_manifest_crc(&mut v);
+            v
+        };
+        let v = (at..manifest_len).map(edited).find(|v| Asset::parse(v).is_err()).unwrap();
+        let leaked: &'static str = Box::leak(format!("vat-manifest-edit-{name}.vat").into_boxed_str());
+        file(leaked, v, Load, vec![], "not a valid .vat file");
+    }
+    let mut v = vat.clone();
+    put_u32(&mut v, 8, 0);
+    fix_manifest_crc(&mut v);
+    file("vat-manifest-empty.vat", v, Load, vec![], "manifest");
+    file("vat-cut-last-byte.vat", vat[..vat.len() - 1].to_vec(), Load, vec![], "not a valid .vat file");
+    file("vat-cut-in-half.vat", vat[..vat.len() / 2].to_vec(), Load, vec![], "not a valid .vat file");
+    file("vat-cut-at-first-blob.vat", vat[..first_blob].to_vec(), Load, vec![], "not a valid .vat file");
+    let mut v = vat.clone();
+    v.push(0);
+    file("vat-trailing-byte.vat", v, Load, vec![], "trailing bytes");
+    let mut v = vat.clone();
+    v.extend_from_slice(&[0u8; 4096]);
+    file("vat-trailing-page.vat", v, Load, vec![], "trailing bytes");
+    let mut v = vat.clone();
+    v[first_blob] ^= 0x80;
+    file("vat-first-blob-flipped.vat", v, Load, vec![], "checksum");
+    let mut v = vat.clone();
+    v[end - 1] ^= 0x01;
+    file("vat-last-blob-flipped.vat", v, Load, vec![], "checksum");
+    if first_blob > 16 + manifest_len {
+        let mut v = vat.clone();
+        v[16 + manifest_len] = 0xff;
+        file("vat-padding-not-zero.vat", v, Load, vec![], "padding");
+    }
+    file("vat-over-memory-budget.vat", vat.clone(), Load, vec!["--max-memory", "1000"], "1000");
+    file("vat-zeros.vat", vec![0u8; 64], Load, vec![], "magic");
+
+    // ---- glTF / GLB import.
+    let g = base_gltf();
+    let mut edit = |name: &str, f: &dyn Fn(&mut Value), expect: &'static str| {
+        let mut v = g.clone();
+        f(&mut v);
+        file(name, gltf_bytes(&v), Bake, vec![], expect);
+    };
+    edit(
+        "gltf-no-animations.gltf",
+        &|v| drop(v.as_object_mut().unwrap().remove("animations")),
+        "no animation",
+    );
+    edit(
+        "gltf-no-meshes.gltf",
+        &|v| {
+            v.as_object_mut().unwrap().remove("meshes");
+            v["nodes"][0].as_object_mut().unwrap().remove("mesh");
+        },
+        "mesh",
+    );
+    edit(
+        "gltf-required-extension.gltf",
+        &|v| v["extensionsRequired"] = json!(["KHR_draco_mesh_compression"]),
+        "KHR_draco_mesh_compression",
+    );
+    edit("gltf-accessor-count-too-big.gltf", &|v| v["accessors"][1]["count"] = json!(1000), "accessor 1");
+    edit("gltf-accessor-count-zero.gltf", &|v| v["accessors"][1]["count"] = json!(0), "accessor");
+    edit("gltf-accessor-count-huge.gltf", &|v| v["accessors"][1]["count"] = json!(1u64 << 40), "accessor");
+    edit(
+        "gltf-accessor-bad-component.gltf",
+        &|v| v["accessors"][1]["componentType"] = json!(5127),
+        "accessor",
+    );
+    edit("gltf-position-vec2.gltf", &|v| v["accessors"][1]["type"] = json!("VEC2"), "POSITION");
+    edit("gltf-accessor-view-missing.gltf", &|v| v["accessors"][1]["bufferView"] = json!(99), "bufferView");
+    edit(
+        "gltf-accessor-no-view.gltf",
+        &|v| drop(v["accessors"][1].as_object_mut().unwrap().remove("bufferView")),
+        "accessors[1].bufferView",
+    );
+    edit(
+        "gltf-view-past-buffer.gltf",
+        &|v| v["bufferViews"][1]["byteLength"] = json!(100000),
+        "runs past the end of buffer 0",
+    );
+    edit(
+        "gltf-view-offset-past-buffer.gltf",
+        &|v| v["bufferViews"][1]["byteOffset"] = json!(1u64 << 33),
+        "8589934592",
+    );
+    edit("gltf-stride-too-small.gltf", &|v| v["bufferViews"][2]["byteStride"] = json!(4), "stride");
+    edit("gltf-buffer-length-lies.gltf", &|v| v["buffers"][0]["byteLength"] = json!(100000), "byteLength");
+    edit(
+        "gltf-data-uri-not-base64.gltf",
+        &|v| v["buffers"][0]["uri"] = json!("data:application/octet-stream,hello"),
+        "base64",
+    );
+    edit(
+        "gltf-data-uri-bad-base64.gltf",
+        &|v| v["buffers"][0]["uri"] = json!("data:application/octet-stream;base64,@@@@"),
+        "base64",
+    );
+    edit(
+        "gltf-external-missing.gltf",
+        &|v| v["buffers"][0]["uri"] = json!("does-not-exist.bin"),
+        "does-not-exist.bin",
+    );
+    edit("gltf-remote-uri.gltf", &|v| v["buffers"][0]["uri"] = json!("https://example.invalid/a.bin"), "uri");
+    edit("gltf-node-cycle.gltf", &|v| v["nodes"][2]["children"] = json!([1]), "node");
+    edit(
+        "gltf-child-out-of-range.gltf",
+        &|v| v["nodes"][1]["children"] = json!([42]),
+        "nodes[1].children[0]",
+    );
+    edit(
+        "gltf-scene-node-out-of-range.gltf",
+        &|v| v["scenes"][0]["nodes"] = json!([17]),
+        "scenes[0].nodes[0]",
+    );
+    edit(
+        "gltf-skin-joint-out-of-range.gltf",
+        &|v| v["skins"][0]["joints"] = json!([1, 9]),
+        "skins[0].joints[1]",
+    );
+    edit(
+        "gltf-inverse-bind-wrong-count.gltf",
+        &|v| v["accessors"][4]["count"] = json!(1),
+        "1 matrices for 2 joints",
+    );
+    edit("gltf-joint-index-past-skin.gltf", &|v| v["skins"][0]["joints"] = json!([1]), "joint");
+    edit(
+        "gltf-sampler-input-out-of-range.gltf",
+        &|v| v["animations"][0]["samplers"][0]["input"] = json!(50),
+        "samplers[0].input",
+    );
+    edit(
+        "gltf-channel-node-out-of-range.gltf",
+        &|v| v["animations"][0]["channels"][0]["target"]["node"] = json!(33),
+        "target.node",
+    );
+    edit(
+        "gltf-bad-interpolation.gltf",
+        &|v| v["animations"][0]["samplers"][0]["interpolation"] = json!("BOUNCY"),
+        "interpolation",
+    );
+    edit("gltf-keys-not-float.gltf", &|v| v["accessors"][5]["componentType"] = json!(5123), "accessor 5");
+    edit("gltf-points-primitive.gltf", &|v| v["meshes"][0]["primitives"][0]["mode"] = json!(0), "mode");
+    let not_json: &[(&str, &[u8], &'static str)] = &[
+        ("gltf-empty.gltf", b"", "JSON"),
+        ("gltf-syntax-error.gltf", b"{\"asset\": {\"version\": \"2.0\"", "JSON"),
+        ("gltf-array.gltf", b"[1, 2, 3]", "JSON"),
+        ("gltf-binary-junk.gltf", b"\x00\x01\x02\x03\xff\xfe\xfd", "JSON"),
+        ("gltf-no-asset.gltf", b"{}", "asset"),
+    ];
+    for (name, bytes, expect) in not_json {
+        file(name, bytes.to_vec(), Bake, vec![], expect);
+    }
+    // GLB containers.
+    let json = gltf_bytes(&g);
+    let good = glb(&json, &[]);
+    let mut v = good.clone();
+    put_u32(&mut v, 4, 1);
+    file("glb-version-1.glb", v, Bake, vec![], "GLB version 1");
+    file("glb-header-only.glb", good[..12].to_vec(), Bake, vec![], "GLB");
+    let mut v = good.clone();
+    put_u32(&mut v, 8, good.len() as u32 + 100);
+    file("glb-length-lies.glb", v, Bake, vec![], "truncated");
+    let mut v = good.clone();
+    put_u32(&mut v, 12, u32::MAX - 3);
+    file("glb-json-chunk-huge.glb", v, Bake, vec![], "JSON chunk");
+    let mut v = good.clone();
+    v[16..20].copy_from_slice(b"BIN\0");
+    file("glb-first-chunk-bin.glb", v, Bake, vec![], "not JSON");
+    let mut buffer_from_bin = g.clone();
+    buffer_from_bin["buffers"][0].as_object_mut().unwrap().remove("uri");
+    file("glb-bin-chunk-missing.glb", glb(&gltf_bytes(&buffer_from_bin), &[]), Bake, vec![], "binary chunk");
+    file(
+        "glb-truncated.glb",
+        khronos("RiggedSimple/RiggedSimple.glb")[..6000].to_vec(),
+        Bake,
+        vec![],
+        "truncated",
+    );
+
+    // ---- Bake options on a valid input (reusing the first valid file written below).
+    file("valid-simple-skin.gltf", gltf_bytes(&g), Bake, vec!["--max-memory", "2000"], "memory budget");
+    let mut option = |args: Vec<&'static str>, expect: &'static str| {
+        out.push(Case { file: "valid-simple-skin.gltf".into(), bytes: None, command: Bake, args, expect });
+    };
+    option(vec!["--fps", "0"], "--fps");
+    option(vec!["--fps", "NaN"], "--fps");
+    option(vec!["--fps", "3000000"], "frames");
+    option(vec!["--frames", "0"], "--frames");
+    option(vec!["--clips", "no-such-clip"], "no-such-clip");
+    option(vec!["--lods", "0"], "LOD");
+    option(vec!["--lods", "9"], "LOD");
+    option(vec!["--lod-ratios", "0.5,1"], "ratio");
+    option(vec!["--max-texture-dim", "0"], "--max-texture-dim");
+    option(vec!["--max-texture-dim", "20000"], "--max-texture-dim");
+    option(vec!["--max-texture-dim", "4"], "4");
+    option(vec!["--capture", "no-such-node"], "no-such-node");
+    option(vec!["--tangents"], "tangents");
+    option(vec!["--skin", "3"], "skin");
+    option(vec!["--bones", "--max-memory", "20000"], "baking rig");
+    out
+}
+
+/// `CASES.tsv`: `file<TAB>command<TAB>args (space-separated)<TAB>expected text`, one case a line.
+fn cases_tsv(cases: &[Case]) -> String {
+    let mut s = String::from("# file\tcommand\targs\texpect (generated by tests/tests/bad_inputs.rs)\n");
+    for c in cases {
+        let command = match c.command {
+            Command::Load => "load",
+            Command::Bake => "bake",
+        };
+        s.push_str(&format!("{}\t{command}\t{}\t{}\n", c.file, c.args.join(" "), c.expect));
+    }
+    s
+}
+
+#[test]
+fn the_checked_in_corpus_is_what_the_generator_makes() {
+    let cases = cases();
+    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    for c in &cases {
+        if let Some(b) = &c.bytes {
+            assert!(files.insert(c.file.clone(), b.clone()).is_none(), "{} generated twice", c.file);
+        }
+    }
+    files.insert("CASES.tsv".into(), cases_tsv(&cases).into_bytes());
+    let dir = corpus_dir();
+    if std::env::var_os("VAT_BLESS").is_some() {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, bytes) in &files {
+            std::fs::write(dir.join(name), bytes).unwrap();
+        }
+    }
+    let on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}; generate it with VAT_BLESS=1", dir.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        on_disk.len(),
+        files.len(),
+        "files in {}: {on_disk:?}; regenerate with VAT_BLESS=1",
+        dir.display()
+    );
+    for (name, bytes) in &files {
+        let disk = std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(disk == *bytes, "{name} differs from the generator's; regenerate with VAT_BLESS=1");
+    }
+    // The floor: at least 50 bad files.
+    let bad_files = files.len() - 2; // CASES.tsv and the one valid input
+    println!("{bad_files} bad files, {} cases", cases.len());
+    assert!(bad_files >= 50, "{bad_files}");
+}
+
+/// Every file case through the library: a typed error containing the expected text, no panic.
+#[test]
+fn every_bad_file_is_a_typed_error_of_the_library() {
+    let dir = corpus_dir();
+    let mut kinds = std::collections::BTreeSet::new();
+    let mut failures = Vec::new();
+    for c in cases().iter().filter(|c| c.bytes.is_some() && c.args.is_empty()) {
+        let message = match c.command {
+            Command::Load => {
+                let bytes = c.bytes.as_deref().unwrap();
+                let e = Asset::parse_with_limits(bytes, &Limits::default()).err();
+                let Some(e) = e else {
+                    failures.push(format!("{}: loads", c.file));
+                    continue;
+                };
+                kinds.insert(format!("load: {}", variant(&format!("{e:?}"))));
+                e.to_string()
+            }
+            Command::Bake => {
+                let bytes = c.bytes.as_deref().unwrap();
+                let options = ImportOptions::default();
+                let result = import_slice_with(bytes, Some(&dir), &c.file, &options).and_then(|rig| {
+                    prepare(&rig, &BakeOptions { lods: LodOptions::Count(1), ..BakeOptions::default() })
+                });
+                let Some(e) = result.err() else {
+                    failures.push(format!("{}: bakes", c.file));
+                    continue;
+                };
+                kinds.insert(format!("bake: {}", variant(&format!("{e:?}"))));
+                e.to_string()
+            }
+        };
+        if c.command == Command::Load && c.expect == "not a valid .vat file" {
+            continue; // the CLI's wording; the library's message is the cause
+        }
+        if !message.contains(c.expect) {
+            failures.push(format!("{}: {message:?} lacks {:?}", c.file, c.expect));
+        }
+    }
+    println!("error variants reached: {}: {kinds:?}", kinds.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The variant name at the start of a `Debug` string.
+fn variant(debug: &str) -> &str {
+    debug.split(|ch: char| !ch.is_alphanumeric() && ch != '_').next().unwrap_or(debug)
+}

@@ -1,0 +1,127 @@
+//! GPU faults on the wgpu backend: an upload that fails part-way (at every step, forced by the
+//! `fault-injection` hook) or up front (a texture over the device limit) leaves no wgpu resource
+//! alive, counted by wgpu's own registry report; a lost device is a typed error, and a renderer
+//! rebuilt on a new device renders the same asset.
+
+// Integration tests report failure by panicking; helpers below unwrap for the same reason.
+#![allow(clippy::unwrap_used)]
+
+use vat_core::container::Asset;
+use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
+use vat_core::render::{CrowdRenderer, RenderOptions};
+use vat_tests::humanoid_vat;
+use vat_wgpu::{Offscreen, RenderError, Renderer, RendererConfig};
+
+/// An instance with a device on its CPU adapter (the adapter's limits changed by `limits`).
+fn instance_and_device(limits: impl Fn(&mut wgpu::Limits)) -> (wgpu::Instance, wgpu::Device, wgpu::Queue) {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::VULKAN;
+    desc.flags = wgpu::InstanceFlags::from_build_config() - wgpu::InstanceFlags::DEBUG;
+    let instance = wgpu::Instance::new(desc);
+    let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
+    adapters.sort_by_key(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
+    let adapter =
+        adapters.into_iter().next().expect("a Vulkan adapter (apt-get install mesa-vulkan-drivers)");
+    let mut required_limits = adapter.limits();
+    limits(&mut required_limits);
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("vat-tests faults"),
+        required_features: wgpu::Features::INDIRECT_FIRST_INSTANCE,
+        required_limits,
+        ..Default::default()
+    }))
+    .unwrap();
+    (instance, device, queue)
+}
+
+/// Live wgpu objects the application holds, by kind: (buffers, textures, views, bind groups, samplers).
+fn live(instance: &wgpu::Instance) -> [usize; 5] {
+    let report = instance.generate_report().expect("a wgpu-core instance has a report");
+    let h = &report.hub;
+    [
+        h.buffers.num_kept_from_user,
+        h.textures.num_kept_from_user,
+        h.texture_views.num_kept_from_user,
+        h.bind_groups.num_kept_from_user,
+        h.samplers.num_kept_from_user,
+    ]
+}
+
+#[test]
+fn an_upload_failing_at_any_step_leaves_nothing_alive() {
+    let (instance, device, queue) = instance_and_device(|_| {});
+    let mut renderer = Renderer::new(&device, &queue, RendererConfig::default()).unwrap();
+    let asset = Asset::parse(humanoid_vat()).unwrap();
+    let before = live(&instance);
+    for step in 0..Renderer::UPLOAD_STEPS {
+        renderer.inject_upload_fault(Some(step));
+        let err = renderer.upload(&asset).unwrap_err();
+        assert!(matches!(&err, RenderError::Device(m) if m.contains("injected")), "{err:?}");
+        device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+        assert_eq!(live(&instance), before, "step {step}: a failed upload left objects alive");
+    }
+    // The hook off, the same renderer uploads, and the asset's objects are counted (the oracle
+    // sees them), then released with the asset.
+    renderer.inject_upload_fault(None);
+    let gpu_asset = renderer.upload(&asset).unwrap();
+    let during = live(&instance);
+    // The asset keeps its index buffer and bind groups (which keep the textures, views and the
+    // other buffers alive inside wgpu).
+    assert!(during[0] > before[0] && during[3] > before[3], "{before:?} -> {during:?}");
+    drop(gpu_asset);
+    assert_eq!(live(&instance), before);
+    println!(
+        "live objects (buffers, textures, views, bind groups, samplers): {before:?} after every failed upload"
+    );
+}
+
+#[test]
+fn an_over_limit_texture_is_refused_before_anything_is_created() {
+    let (instance, device, queue) = instance_and_device(|l| l.max_texture_dimension_2d = 2048);
+    let mut renderer = Renderer::new(&device, &queue, RendererConfig::default()).unwrap();
+    let before = live(&instance);
+    let err = renderer.upload(&Asset::parse(humanoid_vat()).unwrap()).unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("4096") && message.contains("2048"), "{message}");
+    assert_eq!(live(&instance), before);
+}
+
+#[test]
+fn a_lost_device_is_a_typed_error_and_a_new_device_renders_the_same_asset() {
+    let bytes = humanoid_vat();
+    let asset = Asset::parse(bytes).unwrap();
+    let crowd_asset = CrowdAsset::from_manifest(asset.manifest()).unwrap();
+    let mut crowd = Crowd::new(crowd_asset, CrowdConfig::default());
+    for k in 0..5 {
+        crowd.spawn([k as f32 - 2.0, 0.0, 0.0], 0.0, k % 3);
+    }
+    let camera = Camera::look_at([0.0, 1.5, 6.0], [0.0, 0.9, 0.0], 0.8, 1.0, 0.1, 100.0);
+    let options = RenderOptions::default();
+
+    let mut first = Offscreen::new([96, 96], RendererConfig::default()).unwrap();
+    let gpu_asset = first.upload(&asset).unwrap();
+    first.render(&gpu_asset, &mut crowd, &camera, &options).unwrap();
+    let before = first.read_rgba8().unwrap();
+
+    first.parts().0.destroy();
+    let err = first.wait().unwrap_err();
+    assert!(matches!(err, RenderError::DeviceLost(_)), "{err:?}");
+    let err = first.render(&gpu_asset, &mut crowd, &camera, &options).unwrap_err();
+    println!("{err}");
+    assert!(matches!(err, RenderError::DeviceLost(_)), "{err:?}");
+    assert!(err.to_string().contains("upload the asset again"));
+    assert!(matches!(first.read_rgba8(), Err(RenderError::DeviceLost(_))));
+    assert!(matches!(first.upload(&asset), Err(RenderError::DeviceLost(_))));
+    drop(gpu_asset);
+    drop(first);
+
+    // Rebuilt from the same bytes on a new device: the same image.
+    let mut second = Offscreen::new([96, 96], RendererConfig::default()).unwrap();
+    let gpu_asset = second.upload(&asset).unwrap();
+    second.forget_crowd();
+    second.render(&gpu_asset, &mut crowd, &camera, &options).unwrap();
+    let after = second.read_rgba8().unwrap();
+    assert_eq!(before, after, "the rebuilt renderer draws the same frame");
+    let background = &before[..4];
+    assert!(before.chunks_exact(4).filter(|p| *p != background).count() > 200, "the frame is not blank");
+}

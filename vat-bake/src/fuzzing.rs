@@ -1,0 +1,216 @@
+//! The functions the fuzz targets in `fuzz/fuzz_targets/` call, shared with the stable-toolchain
+//! replay of the checked-in corpus (`tests/tests/fuzz_corpus.rs`), so both exercise exactly the same
+//! code. Not part of the supported API.
+//!
+//! Each takes arbitrary bytes and either succeeds or returns a typed error; any panic (or abort,
+//! leak or timeout under the fuzzer) is a bug. Budgets are kept small so that one execution takes
+//! milliseconds: 64 MiB of memory, textures of at most 1024 texels a side.
+//!
+//! | target | function | input |
+//! |---|---|---|
+//! | `vat_reader` | [`load_vat`] | a `.vat` file |
+//! | `gltf_bake` | [`import_and_bake`] | a `.glb` or `.gltf` file |
+//! | `bake_args` | [`bake_from_args`] | `vat bake` arguments as text |
+
+use std::sync::OnceLock;
+
+use vat_core::container::Asset;
+use vat_core::crowd::CrowdAsset;
+use vat_core::encoding::{NormalRounding, VertexFormat};
+use vat_core::instance::InstanceRecord;
+use vat_core::playback::Interpolation;
+use vat_core::reference::{VertexAnimationView, decode_vertex};
+
+use crate::gltf_import::{ImportOptions, import_slice_with};
+use crate::lods::LodOptions;
+use crate::prepare::{BakeOptions, prepare};
+use crate::rig::Rig;
+use crate::verify::verify_prepared;
+use crate::{BakeError, Result};
+
+/// The memory budget of every fuzzed import and bake: 64 MiB.
+pub const FUZZ_MAX_MEMORY: u64 = 64 << 20;
+
+/// The largest texture dimension of every fuzzed bake.
+pub const FUZZ_MAX_TEXTURE_DIM: u32 = 1024;
+
+/// Parses `data` as a `.vat` file; when it is valid, reads what a loader reads: every blob, the crowd
+/// view of its manifest, and the first and last vertex of the CPU reference decoder at a few times.
+///
+/// # Errors
+/// The reader's typed error for an invalid file; a decoder error would be a bug of the reader (a
+/// validated file must decode) and is returned as is for the caller to report.
+pub fn load_vat(data: &[u8]) -> std::result::Result<(), vat_core::Error> {
+    let asset = Asset::parse(data)?;
+    let manifest = asset.manifest();
+    for i in 0..manifest.blobs.len() {
+        let _ = asset.get_blob(vat_core::container::BlobId(i as u32));
+    }
+    if manifest.lods.is_empty() || manifest.clips.is_empty() {
+        return Ok(());
+    }
+    CrowdAsset::from_manifest(manifest)?;
+    if let Ok(view) = VertexAnimationView::from_asset(&asset) {
+        let last = view.layout.vertex_count.saturating_sub(1);
+        for time in [0.0f32, 0.37, 5.0] {
+            for vertex in [0, last] {
+                decode_vertex(&view, &InstanceRecord::default(), time, vertex, Interpolation::Cubic)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The options every fuzzed bake starts from: few frames, one LOD, small budgets.
+fn small_bake_options() -> BakeOptions {
+    BakeOptions {
+        frames: Some(4),
+        lods: LodOptions::Count(1),
+        max_texture_dim: FUZZ_MAX_TEXTURE_DIM,
+        max_memory: FUZZ_MAX_MEMORY,
+        ..BakeOptions::default()
+    }
+}
+
+/// Bakes `rig` with `options`, verifies the bake, writes it as `.vat` bytes and reads them back.
+///
+/// # Panics
+/// When the written bytes do not parse or differ from a second write: the writer and reader must
+/// agree on everything the baker produces.
+fn bake_verify_reload(rig: &Rig, options: &BakeOptions) -> Result<()> {
+    let bake = prepare(rig, options)?;
+    verify_prepared(&bake, rig)?;
+    let bytes = bake.to_vat_bytes()?;
+    if let Err(e) = load_vat(&bytes) {
+        panic!("the baker wrote a .vat file its reader refuses: {e}");
+    }
+    assert!(bake.to_vat_bytes()? == bytes, "two writes of one bake differ");
+    Ok(())
+}
+
+/// Imports `data` as a `.glb` or `.gltf` file (no external files) with a 64 MiB budget, then bakes
+/// the rig with 4 frames per clip and one LOD, verifies it and reloads the `.vat` bytes.
+///
+/// # Errors
+/// The typed import or bake error.
+pub fn import_and_bake(data: &[u8]) -> Result<()> {
+    let options = ImportOptions { max_memory: FUZZ_MAX_MEMORY, ..ImportOptions::default() };
+    let rig = import_slice_with(data, None, "fuzz.glb", &options)?;
+    bake_verify_reload(&rig, &small_bake_options())
+}
+
+/// The procedural humanoid, built once.
+fn humanoid() -> &'static Rig {
+    static RIG: OnceLock<Rig> = OnceLock::new();
+    RIG.get_or_init(crate::procgen::humanoid)
+}
+
+/// Bakes the procedural humanoid with `vat bake` options given as text: whitespace-separated
+/// arguments with the spelling of the command line (`--fps X`, `--frames N`, `--clips a,b`,
+/// `--lods N`, `--lod-ratios 1,0.5`, `--bones`, `--tangents`, `--format NAME`,
+/// `--max-texture-dim N`, `--precise-normals`, `--capture a,b`, `--max-memory BYTES`), then verifies
+/// and reloads the result. The memory budget and texture size are capped at [`FUZZ_MAX_MEMORY`] and
+/// [`FUZZ_MAX_TEXTURE_DIM`], and at most 64 frames per clip are sampled, so every execution is small.
+///
+/// # Errors
+/// [`BakeError::InvalidOption`] for text that is not such arguments (as the command line would
+/// refuse it), else the bake's typed error.
+pub fn bake_from_args(data: &[u8]) -> Result<()> {
+    let text = std::str::from_utf8(data).map_err(|_| arg_error("arguments", "are not UTF-8"))?;
+    let mut options = small_bake_options();
+    options.frames = None;
+    let mut args = text.split_whitespace();
+    while let Some(flag) = args.next() {
+        let mut value = |name: &'static str| args.next().ok_or_else(|| arg_error(name, "needs a value"));
+        match flag {
+            "--fps" => options.fps = parse(value("--fps")?, "--fps")?,
+            "--frames" => options.frames = Some(parse(value("--frames")?, "--frames")?),
+            "--clips" => options.clips = Some(list(value("--clips")?)),
+            "--lods" => options.lods = LodOptions::Count(parse(value("--lods")?, "--lods")?),
+            "--lod-ratios" => {
+                let ratios = value("--lod-ratios")?.split(',').map(|r| parse(r, "--lod-ratios"));
+                options.lods = LodOptions::Ratios(ratios.collect::<Result<_>>()?);
+            }
+            "--bones" => options.bones = true,
+            "--tangents" => options.tangents = true,
+            "--precise-normals" => options.normal_rounding = NormalRounding::Precise,
+            "--format" => options.format = format(value("--format")?)?,
+            "--max-texture-dim" => {
+                options.max_texture_dim = parse(value("--max-texture-dim")?, "--max-texture-dim")?
+            }
+            "--capture" => options.captures = list(value("--capture")?),
+            "--max-memory" => options.max_memory = parse(value("--max-memory")?, "--max-memory")?,
+            other => return Err(arg_error("arguments", format!("unknown argument {other:?}"))),
+        }
+    }
+    options.max_memory = options.max_memory.min(FUZZ_MAX_MEMORY);
+    options.max_texture_dim = options.max_texture_dim.min(FUZZ_MAX_TEXTURE_DIM);
+    options.frames = Some(options.frames.map_or_else(|| frames_at(options.fps), |n| n.min(64)));
+    bake_verify_reload(humanoid(), &options)
+}
+
+/// Samples per clip of the humanoid at `fps` (its clips last about a second), capped at 64; an fps
+/// that is not a finite positive number is left for the bake to refuse.
+fn frames_at(fps: f32) -> u32 {
+    if fps.is_finite() && fps > 0.0 { (fps.ceil() as u32).clamp(2, 64) } else { 0 }
+}
+
+fn arg_error(option: &'static str, problem: impl Into<String>) -> BakeError {
+    BakeError::InvalidOption { option, problem: problem.into() }
+}
+
+fn parse<T: std::str::FromStr>(text: &str, option: &'static str) -> Result<T> {
+    text.parse().map_err(|_| arg_error(option, format!("{text:?} is not a valid value")))
+}
+
+fn list(text: &str) -> Vec<String> {
+    text.split(',').map(str::to_owned).collect()
+}
+
+fn format(name: &str) -> Result<VertexFormat> {
+    Ok(match name {
+        "packed64" => VertexFormat::Packed64,
+        "unorm16" => VertexFormat::Unorm16,
+        "f16" => VertexFormat::F16,
+        "f32" => VertexFormat::F32,
+        "unorm8" => VertexFormat::Unorm8,
+        "split8" => VertexFormat::Split8,
+        other => return Err(arg_error("--format", format!("unknown format {other:?}"))),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_parse_like_the_command_line() {
+        bake_from_args(b"--clips walk --frames 3 --lods 1").unwrap();
+        bake_from_args(b"--clips wave --fps 4 --format f16 --bones").unwrap();
+        for (bad, option) in [
+            (&b"--fps"[..], "--fps"),
+            (b"--fps x", "--fps"),
+            (b"--format nope", "--format"),
+            (b"--what", "arguments"),
+            (b"\xff", "arguments"),
+            (b"--fps 0", "--fps"),
+            (b"--clips nope", "--clips"),
+            (b"--lods 0", "--lods"),
+        ] {
+            match bake_from_args(bad) {
+                Err(BakeError::InvalidOption { option: o, .. }) => assert_eq!(o, option, "{bad:?}"),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        // The budget cap: 1 KiB is far too little.
+        assert!(matches!(bake_from_args(b"--max-memory 1024"), Err(BakeError::OverBudget { .. })));
+    }
+
+    #[test]
+    fn the_humanoid_glb_imports_bakes_and_reloads() {
+        let glb = crate::export::export_glb(humanoid()).unwrap();
+        import_and_bake(&glb).unwrap();
+        assert!(import_and_bake(&glb[..glb.len() / 2]).is_err());
+        assert!(load_vat(b"VAT\0").is_err());
+    }
+}

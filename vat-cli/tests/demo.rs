@@ -1,0 +1,208 @@
+//! `vat demo` end to end: launched under Xvfb (an X server with no screen) on the software Vulkan
+//! driver for a few frames, it must exit cleanly and its screenshot must show the crowd.
+//!
+//! Needs `xvfb-run` (Debian packages `xvfb` and `xauth`; CI installs them). Without it the test fails
+//! with a message saying so: it never skips.
+
+#![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const VAT: &str = env!("CARGO_BIN_EXE_vat");
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vat-demo-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `xvfb-run` on the PATH, or a failure that says what to install.
+fn xvfb_run() -> PathBuf {
+    let found = std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join("xvfb-run")).find(|p| p.is_file()));
+    match found {
+        Some(p) => p,
+        None => panic!(
+            "xvfb-run not found: `vat demo` is tested under Xvfb. Install the Debian packages xvfb and xauth \
+             (apt-get install -y xvfb xauth libxkbcommon-x11-0); CI (`cargo xtask ci`) installs them. {}",
+            if std::env::var_os("CI").is_some() { "CI is set: this is a CI setup error." } else { "" }
+        ),
+    }
+}
+
+/// Runs `vat demo ARGS` under `xvfb-run -a` (a free display number, a 24-bit screen).
+fn demo_under_xvfb(args: &[&str]) -> Output {
+    Command::new(xvfb_run())
+        .args(["-a", "-s", "-screen 0 800x600x24", VAT, "demo"])
+        .args(args)
+        // The demo must not find a desktop session's display.
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap()
+}
+
+fn describe(out: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Reads an 8-bit RGBA PNG: `(width, height, pixels)`.
+fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.color_type, info.bit_depth), (png::ColorType::Rgba, png::BitDepth::Eight));
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+fn rgb(px: &[u8]) -> [i32; 3] {
+    [i32::from(px[0]), i32::from(px[1]), i32::from(px[2])]
+}
+
+fn close(a: [i32; 3], b: [i32; 3], tolerance: i32) -> bool {
+    a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= tolerance)
+}
+
+/// How the screenshot splits into sky, ground and everything else (characters, their shadows).
+struct Census {
+    sky: [i32; 3],
+    ground: [i32; 3],
+    /// Share of pixels of the lower two thirds that are neither sky nor lit ground.
+    other_share: f64,
+    /// Distinct colours (5 bits per channel) among those pixels: characters are tinted variously.
+    other_colours: usize,
+}
+
+fn census(width: u32, height: u32, rgba: &[u8]) -> Census {
+    let at = |x: u32, y: u32| rgb(&rgba[((y * width + x) * 4) as usize..][..4]);
+    // The top row sees the sky (the orbit camera looks down at the crowd from above its edge).
+    let sky = at(width / 2, 0);
+    // The ground: the most common colour of the bottom rows (lit ground, no crowd in front of it there).
+    let mut counts = std::collections::HashMap::new();
+    for y in height - height / 10..height {
+        for x in 0..width {
+            *counts.entry(at(x, y)).or_insert(0u32) += 1;
+        }
+    }
+    let ground = counts.into_iter().max_by_key(|&(c, n)| (n, c)).unwrap().0;
+    let mut other = 0u64;
+    let mut total = 0u64;
+    let mut colours = std::collections::HashSet::new();
+    for y in height / 3..height {
+        for x in 0..width {
+            let c = at(x, y);
+            total += 1;
+            if !close(c, sky, 6) && !close(c, ground, 6) {
+                other += 1;
+                colours.insert([c[0] >> 3, c[1] >> 3, c[2] >> 3]);
+            }
+        }
+    }
+    Census { sky, ground, other_share: other as f64 / total as f64, other_colours: colours.len() }
+}
+
+#[test]
+fn demo_under_xvfb_shows_the_crowd_and_exits_cleanly() {
+    let dir = scratch("crowd");
+    let shot = dir.join("demo.png");
+    let out = demo_under_xvfb(&[
+        "--instances",
+        "300",
+        "--frames",
+        "5",
+        "--screenshot",
+        shot.to_str().unwrap(),
+        "--size",
+        "320x240",
+    ]);
+    let log = describe(&out);
+    assert!(out.status.success(), "vat demo failed\n{log}");
+    assert!(!log.contains("panicked"), "something panicked\n{log}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("vat demo: 5 frames"), "no summary line\n{log}");
+    assert!(shot.is_file(), "no screenshot\n{log}");
+
+    let (w, h, rgba) = read_png(&shot);
+    assert_eq!((w, h), (320, 240));
+    let c = census(w, h, &rgba);
+    println!(
+        "sky {:?}, ground {:?}, {:.1}% of the lower two thirds is crowd or shadow, {} distinct colours there",
+        c.sky,
+        c.ground,
+        c.other_share * 100.0,
+        c.other_colours
+    );
+    assert!(!close(c.sky, c.ground, 6), "sky and ground look alike: is the ground drawn? {:?}", c.sky);
+    assert!(c.other_share > 0.03, "the crowd covers only {:.2}% of the view", c.other_share * 100.0);
+    assert!(c.other_colours >= 20, "only {} distinct colours where the crowd should be", c.other_colours);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn demo_with_every_toggle_flag_runs_under_xvfb() {
+    let dir = scratch("flags");
+    let shot = dir.join("flags.png");
+    let out = demo_under_xvfb(&[
+        "--instances",
+        "200",
+        "--frames",
+        "3",
+        "--size",
+        "160x120",
+        "--screenshot",
+        shot.to_str().unwrap(),
+        "--mode",
+        "bone",
+        "--culling",
+        "gpu",
+        "--no-shadows",
+        "--lod-bias",
+        "-1",
+        "--no-cross-fade",
+        "--no-attachments",
+        "--far-pool",
+        "off",
+        "--no-stride-match",
+        "--camera",
+        "walk",
+        "--separation",
+    ]);
+    let log = describe(&out);
+    assert!(out.status.success(), "vat demo failed\n{log}");
+    assert!(!log.contains("panicked"), "something panicked\n{log}");
+    assert_eq!(read_png(&shot).0, 160);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn demo_without_a_display_fails_with_one_clear_line() {
+    let out = Command::new(VAT)
+        .args(["demo", "--frames", "1"])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("cannot connect to a display"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn demo_help_lists_the_keys() {
+    let out = Command::new(VAT).args(["demo", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    for needle in ["--backend", "--screenshot", "--no-stride-match", "stride matching on / off", "Esc"] {
+        assert!(help.contains(needle), "{needle:?} missing from:\n{help}");
+    }
+}

@@ -1,0 +1,401 @@
+//! [`Offscreen`]: the Vulkan implementation of vat-core's backend seam, the twin of
+//! `vat_wgpu::Offscreen`.
+
+use std::rc::Rc;
+
+use ash::vk;
+use vat_core::container::Asset;
+use vat_core::crowd::{Camera, Crowd};
+use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
+
+use crate::owned::{Object, Owned, color_range};
+use crate::{Context, GpuAsset, RenderTarget, Renderer, RendererConfig, VulkanError};
+
+/// Format of the offscreen colour target (wgpu's `Rgba8UnormSrgb`).
+const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_SRGB;
+/// Format of the offscreen depth target (wgpu's `Depth32Float`).
+const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
+
+/// The colour and depth images of an [`Offscreen`].
+struct Target {
+    color_image: vk::Image,
+    color: vk::ImageView,
+    depth_image: vk::Image,
+    depth: vk::ImageView,
+    size: [u32; 2],
+    _owned: Owned,
+}
+
+impl Target {
+    /// Creates the images and leaves the colour one cleared to zero in `COLOR_ATTACHMENT_OPTIMAL`
+    /// (what [`Offscreen::read_rgba8`] expects between frames).
+    fn new(ctx: &Rc<Context>, size: [u32; 2]) -> Result<Self, VulkanError> {
+        let limit = ctx.properties.limits.max_image_dimension2_d;
+        if size[0] == 0 || size[1] == 0 || size[0] > limit || size[1] > limit {
+            return Err(VulkanError::TextureTooLarge {
+                what: "target",
+                width: size[0],
+                height: size[1],
+                limit,
+            });
+        }
+        let mut owned = Owned::new(ctx);
+        let (color_image, color) = owned.image_with(
+            size[0],
+            size[1],
+            COLOR_FORMAT,
+            vk::ImageUsageFlags::COLOR_ATTACHMENT
+                | vk::ImageUsageFlags::TRANSFER_SRC
+                | vk::ImageUsageFlags::TRANSFER_DST,
+            vk::ImageAspectFlags::COLOR,
+            "colour target",
+        )?;
+        let (depth_image, depth) = owned.image_with(
+            size[0],
+            size[1],
+            DEPTH_FORMAT,
+            vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT,
+            vk::ImageAspectFlags::DEPTH,
+            "depth target",
+        )?;
+        let mut scope = Owned::new(ctx);
+        scope.submit_and_wait(|device, cb| {
+            let to_dst = [image_barrier(
+                color_image,
+                vk::ImageAspectFlags::COLOR,
+                (vk::ImageLayout::UNDEFINED, vk::AccessFlags::empty()),
+                (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::AccessFlags::TRANSFER_WRITE),
+            )];
+            let to_attachment = [image_barrier(
+                color_image,
+                vk::ImageAspectFlags::COLOR,
+                (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::AccessFlags::TRANSFER_WRITE),
+                (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
+            )];
+            // SAFETY: recording into `cb`; the image is live with TRANSFER_DST usage.
+            unsafe {
+                device.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::TOP_OF_PIPE,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::DependencyFlags::empty(),
+                    &[],
+                    &[],
+                    &to_dst,
+                );
+                device.cmd_clear_color_image(
+                    cb,
+                    color_image,
+                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                    &vk::ClearColorValue { float32: [0.0; 4] },
+                    &[color_range()],
+                );
+                device.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
+                    vk::DependencyFlags::empty(),
+                    &[],
+                    &[],
+                    &to_attachment,
+                );
+            }
+        })?;
+        Ok(Self { color_image, color, depth_image, depth, size, _owned: owned })
+    }
+}
+
+/// A layout transition of a whole one-level image.
+fn image_barrier(
+    image: vk::Image,
+    aspect: vk::ImageAspectFlags,
+    from: (vk::ImageLayout, vk::AccessFlags),
+    to: (vk::ImageLayout, vk::AccessFlags),
+) -> vk::ImageMemoryBarrier<'static> {
+    vk::ImageMemoryBarrier::default()
+        .src_access_mask(from.1)
+        .dst_access_mask(to.1)
+        .old_layout(from.0)
+        .new_layout(to.0)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .image(image)
+        .subresource_range(vk::ImageSubresourceRange { aspect_mask: aspect, ..color_range() })
+}
+
+/// A [`Renderer`] with its own context (or one given), command buffer, fence and offscreen target:
+/// vat-vulkan's [`CrowdRenderer`]. Game code written against the trait runs unchanged on
+/// `vat_wgpu::Offscreen`.
+///
+/// The target is `R8G8B8A8_SRGB` colour + `D32_SFLOAT` depth (the shadow-map size and interpolation
+/// are taken from the config given). One frame is in flight at a time: [`render`](CrowdRenderer::render)
+/// waits for the previous frame's fence before recording the next.
+pub struct Offscreen {
+    // Field order is drop order: the renderer and target go before the frame objects and the context.
+    renderer: Renderer,
+    target: Target,
+    cb: vk::CommandBuffer,
+    fence: vk::Fence,
+    /// Whether a submitted frame has not been waited for.
+    pending: bool,
+    _frame_objects: Owned,
+    ctx: Rc<Context>,
+}
+
+impl std::fmt::Debug for Offscreen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Offscreen")
+            .field("context", &self.ctx)
+            .field("size", &self.target.size)
+            .field("renderer", &self.renderer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Offscreen {
+    fn drop(&mut self) {
+        // SAFETY: plain wait on a live device before the frame's objects are destroyed.
+        let _ = unsafe { self.ctx.device.device_wait_idle() };
+    }
+}
+
+impl Offscreen {
+    /// Opens a headless context ([`Context::headless`]: the CPU device when there is one, with the
+    /// validation layer when installed) and creates a renderer and a target of `size` pixels.
+    ///
+    /// # Errors
+    /// Those of [`Context::headless`] and [`Renderer::new`]; [`VulkanError::TextureTooLarge`] for a
+    /// zero or over-limit target size.
+    pub fn new(size: [u32; 2], config: RendererConfig) -> Result<Self, VulkanError> {
+        Self::with_context(&Rc::new(Context::headless()?), size, config)
+    }
+
+    /// Like [`new`](Self::new) on a context the caller made (e.g. [`Context::from_handles`] on an
+    /// engine's device).
+    ///
+    /// # Errors
+    /// Those of [`Renderer::new`]; [`VulkanError::TextureTooLarge`] for a zero or over-limit size.
+    pub fn with_context(
+        ctx: &Rc<Context>,
+        size: [u32; 2],
+        config: RendererConfig,
+    ) -> Result<Self, VulkanError> {
+        let config = RendererConfig { color_format: COLOR_FORMAT, depth_format: DEPTH_FORMAT, ..config };
+        let target = Target::new(ctx, size)?;
+        let renderer = Renderer::new(ctx, config)?;
+        let mut frame_objects = Owned::new(ctx);
+        let info = vk::CommandBufferAllocateInfo::default()
+            .command_pool(ctx.command_pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        // SAFETY: the pool is the context's; the context is not `Sync`, so no other thread uses it.
+        let cb = unsafe { ctx.device.allocate_command_buffers(&info) }
+            .map_err(VulkanError::vk("allocate command buffer"))?[0];
+        frame_objects.push(Object::CommandBuffer(cb));
+        // SAFETY: valid create info on a live device.
+        let fence = unsafe { ctx.device.create_fence(&vk::FenceCreateInfo::default(), None) }
+            .map_err(VulkanError::vk("create fence"))?;
+        frame_objects.push(Object::Fence(fence));
+        Ok(Self {
+            renderer,
+            target,
+            cb,
+            fence,
+            pending: false,
+            _frame_objects: frame_objects,
+            ctx: Rc::clone(ctx),
+        })
+    }
+
+    /// The context and the renderer, for what the trait does not cover (e.g. [`Renderer::decode`]).
+    pub fn parts(&mut self) -> (&Rc<Context>, &mut Renderer) {
+        (&self.ctx, &mut self.renderer)
+    }
+
+    /// Waits for the submitted frame, if any, and resets its fence.
+    fn wait_frame(&mut self) -> Result<(), VulkanError> {
+        if !self.pending {
+            return Ok(());
+        }
+        let d = &self.ctx.device;
+        // SAFETY: waits on and resets a fence of this device that a submission signals.
+        unsafe {
+            d.wait_for_fences(&[self.fence], true, u64::MAX).map_err(VulkanError::vk("wait for fence"))?;
+            d.reset_fences(&[self.fence]).map_err(VulkanError::vk("reset fence"))?;
+        }
+        self.pending = false;
+        Ok(())
+    }
+}
+
+impl CrowdRenderer for Offscreen {
+    type Asset = GpuAsset;
+    type Error = VulkanError;
+
+    fn adapter_name(&self) -> String {
+        format!("vulkan: {}", self.ctx.device_name())
+    }
+
+    fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, VulkanError> {
+        self.renderer.upload(asset)
+    }
+
+    fn size(&self) -> [u32; 2] {
+        self.target.size
+    }
+
+    fn resize(&mut self, size: [u32; 2]) -> Result<(), VulkanError> {
+        self.wait_frame()?;
+        self.target = Target::new(&self.ctx, size)?;
+        Ok(())
+    }
+
+    fn render(
+        &mut self,
+        asset: &GpuAsset,
+        crowd: &mut Crowd,
+        camera: &Camera,
+        options: &RenderOptions,
+    ) -> Result<FrameReport, VulkanError> {
+        self.wait_frame()?;
+        let (d, cb) = (&self.ctx.device, self.cb);
+        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: the command buffer is not pending (its fence was waited for); its pool allows
+        // resetting single buffers, which `begin` does implicitly.
+        unsafe { d.begin_command_buffer(cb, &begin) }.map_err(VulkanError::vk("begin command buffer"))?;
+        let t = &self.target;
+        let output = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
+            | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS
+            | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
+        // Both attachments are cleared: their previous contents may be discarded.
+        let to_attachment = [
+            image_barrier(
+                t.color_image,
+                vk::ImageAspectFlags::COLOR,
+                (vk::ImageLayout::UNDEFINED, vk::AccessFlags::empty()),
+                (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
+            ),
+            image_barrier(
+                t.depth_image,
+                vk::ImageAspectFlags::DEPTH,
+                (vk::ImageLayout::UNDEFINED, vk::AccessFlags::empty()),
+                (
+                    vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
+                    vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ
+                        | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
+                ),
+            ),
+        ];
+        // SAFETY: recording; both images are the target's.
+        unsafe {
+            d.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::TOP_OF_PIPE,
+                output,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &to_attachment,
+            );
+        }
+        let target = RenderTarget { color: t.color, depth: t.depth, size: t.size };
+        let report = self.renderer.render(cb, asset, crowd, camera, target, options);
+        // SAFETY: recording, begun above; `render` leaves no rendering open.
+        unsafe { d.end_command_buffer(cb) }.map_err(VulkanError::vk("end command buffer"))?;
+        let report = report?;
+        let cbs = [cb];
+        let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
+        // SAFETY: the command buffer is executable; every object it uses outlives the frame (dropping
+        // any of them waits for the device); the queue is used by this thread only.
+        unsafe { d.queue_submit(self.ctx.queue, &submit, self.fence) }
+            .map_err(VulkanError::vk("queue submit"))?;
+        self.pending = true;
+        Ok(report)
+    }
+
+    fn wait(&mut self) -> Result<(), VulkanError> {
+        self.wait_frame()
+    }
+
+    fn read_rgba8(&mut self) -> Result<Vec<u8>, VulkanError> {
+        self.wait_frame()?;
+        let [width, height] = self.target.size;
+        let bytes = u64::from(width) * u64::from(height) * 4;
+        let mut scope = Owned::new(&self.ctx);
+        let readback = scope.buffer(bytes, vk::BufferUsageFlags::TRANSFER_DST, "colour readback")?;
+        let image = self.target.color_image;
+        scope.submit_and_wait(|device, cb| {
+            let to_src = [image_barrier(
+                image,
+                vk::ImageAspectFlags::COLOR,
+                (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
+                (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::AccessFlags::TRANSFER_READ),
+            )];
+            let back = [image_barrier(
+                image,
+                vk::ImageAspectFlags::COLOR,
+                (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::AccessFlags::empty()),
+                (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
+            )];
+            let region = [vk::BufferImageCopy {
+                buffer_offset: 0,
+                buffer_row_length: 0,
+                buffer_image_height: 0,
+                image_subresource: vk::ImageSubresourceLayers {
+                    aspect_mask: vk::ImageAspectFlags::COLOR,
+                    mip_level: 0,
+                    base_array_layer: 0,
+                    layer_count: 1,
+                },
+                image_offset: vk::Offset3D::default(),
+                image_extent: vk::Extent3D { width, height, depth: 1 },
+            }];
+            let to_host = [vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                .dst_access_mask(vk::AccessFlags::HOST_READ)];
+            // SAFETY: recording; the image is in COLOR_ATTACHMENT_OPTIMAL between frames, has
+            // TRANSFER_SRC usage, and the buffer holds all its texels.
+            unsafe {
+                device.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::DependencyFlags::empty(),
+                    &[],
+                    &[],
+                    &to_src,
+                );
+                device.cmd_copy_image_to_buffer(
+                    cb,
+                    image,
+                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                    readback.buffer,
+                    &region,
+                );
+                device.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::HOST | vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
+                    vk::DependencyFlags::empty(),
+                    &to_host,
+                    &[],
+                    &back,
+                );
+            }
+        })?;
+        scope.read(&readback, bytes as usize)
+    }
+
+    fn read_gpu_visible(&mut self) -> Result<Vec<Vec<u32>>, VulkanError> {
+        self.wait_frame()?;
+        let mut lists = self.renderer.read_gpu_visible()?;
+        for list in &mut lists {
+            list.sort_unstable();
+        }
+        Ok(lists)
+    }
+
+    fn forget_crowd(&mut self) {
+        self.renderer.forget_crowd();
+    }
+}
