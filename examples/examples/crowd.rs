@@ -50,10 +50,14 @@ fn run<R: CrowdRenderer>(mut renderer: R, count: u32, frames: u32, culling: Cull
     }
     let rgba = renderer.read_rgba8()?;
     vat_examples::support::save_png(std::path::Path::new("crowd.png"), size, &rgba)?;
-    if let Some(r) = last {
+    if let Some(mut r) = last {
+        if culling == Culling::Gpu {
+            // The GPU culled: what it drew is known only on the GPU.
+            r.stats.drawn = renderer.read_gpu_visible()?.iter().map(|l| l.len() as u32).sum();
+        }
         println!(
-            "{} agents, {frames} frames on {} ({culling:?} culling): last frame drew {} instances, {} triangles, \
-             {} draws; wrote crowd.png",
+            "{} agents, {frames} frames on {} ({culling:?} culling): last frame drew {} instances, {} \
+             triangles (CPU culling only), {} draws; wrote crowd.png",
             sim.len(),
             renderer.adapter_name(),
             r.stats.drawn,

@@ -316,7 +316,95 @@ impl Simulation {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
+
     use super::*;
+    use vat_core::container::Asset;
+    use vat_core::crowd::{CrowdAsset, CrowdConfig};
+
+    /// A crowd of the procedural humanoid and a simulation of `count` agents on a square of half side
+    /// `half_extent`, stepped for `seconds`.
+    fn simulate(count: u32, half_extent: f32, configure: impl Fn(&mut Simulation)) -> (Crowd, Simulation) {
+        let bytes = crate::support::asset_bytes(None).unwrap();
+        let asset = Asset::parse(&bytes).unwrap();
+        let mut crowd =
+            Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), CrowdConfig::default());
+        let mut sim = Simulation::new(&mut crowd, count, half_extent, 11);
+        configure(&mut sim);
+        (crowd, sim)
+    }
+
+    fn run(crowd: &mut Crowd, sim: &mut Simulation, seconds: f32) {
+        let dt = 1.0 / 30.0;
+        for _ in 0..(seconds / dt) as u32 {
+            sim.step(crowd, dt);
+        }
+    }
+
+    /// `(rate, natural rate, agent speed / stride)` of every agent playing one locomotion clip alone.
+    fn settled_locomotion(crowd: &Crowd, sim: &Simulation) -> Vec<(f32, f32, f32)> {
+        sim.agents
+            .iter()
+            .filter_map(|a| {
+                let r = crowd.records()[a.id as usize];
+                let clip = &crowd.asset().clips[r.clip_a as usize];
+                (r.clip_a == r.clip_b_index() && clip.is_locomotion())
+                    .then(|| (r.rate_a, clip.natural_rate(), a.speed / clip.stride))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn stride_matching_times_gaits_by_speed_and_off_plays_them_as_baked() {
+        let (mut crowd, mut sim) = simulate(64, 10.0, |_| {});
+        run(&mut crowd, &mut sim, 3.0);
+        let on = settled_locomotion(&crowd, &sim);
+        assert!(on.len() > 10, "only {} agents walking", on.len());
+        for &(rate, _, matched) in &on {
+            assert!(
+                (rate - matched).abs() < 1e-3 * matched.max(1.0),
+                "rate {rate} vs speed/stride {matched}"
+            );
+        }
+        assert!(
+            on.iter().any(|&(rate, natural, _)| (rate - natural).abs() > 0.02),
+            "speeds all match the bake"
+        );
+
+        sim.stride_matching = false;
+        run(&mut crowd, &mut sim, 1.0);
+        let off = settled_locomotion(&crowd, &sim);
+        assert!(off.len() > 10);
+        for &(rate, natural, _) in &off {
+            assert!((rate - natural).abs() < 1e-4 * natural.max(1.0), "rate {rate} vs baked {natural}");
+        }
+    }
+
+    /// Pairs of agents closer than `d` metres.
+    fn close_pairs(sim: &Simulation, d: f32) -> usize {
+        let p: Vec<[f32; 2]> = sim.agents.iter().map(|a| a.position).collect();
+        let mut n = 0;
+        for i in 0..p.len() {
+            for q in &p[i + 1..] {
+                if (p[i][0] - q[0]).hypot(p[i][1] - q[1]) < d {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn separation_keeps_agents_apart() {
+        // 150 agents on 20 m x 20 m: crowded enough to bump into each other.
+        let (mut crowd, mut off) = simulate(150, 10.0, |_| {});
+        run(&mut crowd, &mut off, 6.0);
+        let (mut crowd, mut on) = simulate(150, 10.0, |s| s.separation = true);
+        run(&mut crowd, &mut on, 6.0);
+        let (without, with) = (close_pairs(&off, 0.6), close_pairs(&on, 0.6));
+        println!("pairs closer than 0.6 m after 6 s: {without} without separation, {with} with");
+        assert!(with * 2 < without.max(1), "{with} close pairs with separation, {without} without");
+    }
 
     fn agent(x: f32, z: f32) -> Agent {
         Agent { id: 0, position: [x, z], heading: 0.0, speed: 0.0, goal: [0.0, 0.0], cruise: 0.0, clip: None }

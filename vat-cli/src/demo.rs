@@ -39,7 +39,7 @@ use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
 use winit::keyboard::{Key, KeyCode, NamedKey, PhysicalKey};
 use winit::window::{Window, WindowId};
 
-use crate::render::{CullingArg, ModeArg};
+use crate::render::{BackendArg, CullingArg, ModeArg};
 
 /// The keys, for `vat demo --help` (the README lists the same).
 pub(crate) const KEYS_HELP: &str = "\
@@ -64,15 +64,6 @@ Keys (the window must have focus):
 The title bar shows, about 4 times a second: frame time, CPU time (simulation + recording), simulated /
 submitted / drawn instances, triangles, draw calls and the toggles. With GPU culling the drawn
 instances and triangles are read back from the GPU's draw lists.";
-
-/// Which [`CrowdRenderer`] draws the demo.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum BackendArg {
-    /// vat-wgpu (Vulkan, Metal, DX12 or GL through wgpu).
-    Wgpu,
-    /// vat-vulkan (raw Vulkan through ash).
-    Vulkan,
-}
 
 /// Camera at start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -178,10 +169,12 @@ pub(crate) fn demo(args: &DemoArgs) -> Result<()> {
                 .context("wgpu: cannot open a device")?;
             run(event_loop, renderer, args)
         }
-        BackendArg::Vulkan => bail!(
-            "--backend vulkan is not available yet: vat-vulkan has no CrowdRenderer (`vat_vulkan::Offscreen`) \
-             so far; use --backend wgpu"
-        ),
+        BackendArg::Vulkan => {
+            let event_loop = open_event_loop()?;
+            let renderer = vat_vulkan::Offscreen::new(args.size, vat_vulkan::RendererConfig::default())
+                .context("Vulkan: cannot open a device")?;
+            run(event_loop, renderer, args)
+        }
     }
 }
 
@@ -263,6 +256,7 @@ fn run<R: CrowdRenderer>(event_loop: EventLoop<()>, mut renderer: R, args: &Demo
         input: Input::default(),
         hud: Hud::new(),
         rendered: 0,
+        totals: Totals::default(),
         last_frame: None,
         last_report: None,
         last_rgba: Vec::new(),
@@ -280,6 +274,15 @@ fn run<R: CrowdRenderer>(event_loop: EventLoop<()>, mut renderer: R, args: &Demo
         vat_examples::support::save_png(path, size, &app.last_rgba)?;
     }
     let mut line = format!("vat demo: {} frames", app.rendered);
+    let t = &app.totals;
+    if t.frames > 0 {
+        let n = f64::from(t.frames);
+        line += &format!(
+            " ({:.1} ms a frame, {:.1} ms CPU, after the first)",
+            t.frame_seconds / n * 1e3,
+            t.cpu_seconds / n * 1e3
+        );
+    }
     if let Some(r) = &app.last_report {
         line += &format!(
             "; last frame: {} simulated, {} submitted, {} drawn, {} triangles, {} draws",
@@ -477,8 +480,8 @@ impl CameraRig {
             walk: false,
             target: [0.0, 0.8, 0.0],
             orbit_yaw: 0.6,
-            orbit_pitch: 0.45,
-            distance: half_extent * 1.25 + 8.0,
+            orbit_pitch: 0.42,
+            distance: half_extent * 0.95 + 8.0,
             eye: [0.0, EYE_HEIGHT, 0.0],
             walk_yaw: 0.0,
             walk_pitch: 0.0,
@@ -578,6 +581,14 @@ impl Hud {
     }
 }
 
+/// Frame figures over the whole run (the first frame, which has no previous one, left out).
+#[derive(Debug, Default)]
+struct Totals {
+    frames: u32,
+    frame_seconds: f64,
+    cpu_seconds: f64,
+}
+
 /// Everything the event loop touches.
 struct App<R: CrowdRenderer> {
     scene: Scene<R>,
@@ -590,6 +601,7 @@ struct App<R: CrowdRenderer> {
     input: Input,
     hud: Hud,
     rendered: u32,
+    totals: Totals,
     last_frame: Option<Instant>,
     last_report: Option<FrameReport>,
     last_rgba: Vec<u8>,
@@ -618,14 +630,16 @@ impl<R: CrowdRenderer> App<R> {
         Ok(())
     }
 
-    fn key(&mut self, event_loop: &ActiveEventLoop, event: &KeyEvent) {
+    /// A key event. Synthetic events (keys already held when the window gains focus, released when
+    /// it loses it) move the camera but toggle nothing.
+    fn key(&mut self, event_loop: &ActiveEventLoop, event: &KeyEvent, synthetic: bool) {
         let pressed = event.state == ElementState::Pressed;
         if let PhysicalKey::Code(code) = event.physical_key
             && self.input.movement(code, pressed)
         {
             return;
         }
-        if !pressed || event.repeat {
+        if !pressed || event.repeat || synthetic {
             return;
         }
         let name = match &event.logical_key {
@@ -677,6 +691,11 @@ impl<R: CrowdRenderer> App<R> {
         self.last_report = Some(report);
         self.present(size)?;
         self.rendered += 1;
+        if self.rendered > 1 {
+            self.totals.frames += 1;
+            self.totals.frame_seconds += f64::from(wall_dt);
+            self.totals.cpu_seconds += cpu.as_secs_f64();
+        }
 
         self.hud.frames += 1;
         self.hud.frame_seconds += f64::from(wall_dt);
@@ -700,7 +719,8 @@ impl<R: CrowdRenderer> App<R> {
         let timed = if self.rendered > 1 { n } else { 1.0 };
         let s = &report.stats;
         let (submitted, drawn, triangles) = if report.culling == Culling::Gpu {
-            let lists = self.scene.renderer.read_gpu_visible().context("read-back of GPU draw lists failed")?;
+            let lists =
+                self.scene.renderer.read_gpu_visible().context("read-back of GPU draw lists failed")?;
             let drawn: usize = lists.iter().map(Vec::len).sum();
             let triangles: u64 = lists
                 .iter()
@@ -759,7 +779,9 @@ impl<R: CrowdRenderer> ApplicationHandler for App<R> {
                     self.fail(event_loop, e);
                 }
             }
-            WindowEvent::KeyboardInput { event, .. } => self.key(event_loop, &event),
+            WindowEvent::KeyboardInput { event, is_synthetic, .. } => {
+                self.key(event_loop, &event, is_synthetic)
+            }
             WindowEvent::Focused(false) => {
                 // Keys released elsewhere never reach us.
                 self.input = Input { cursor: self.input.cursor, ..Input::default() };

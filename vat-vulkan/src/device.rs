@@ -2,8 +2,9 @@
 //! graphics + compute queue and a command pool of its family.
 //!
 //! Two constructors: [`Context::headless`] opens its own (Vulkan 1.3; the Khronos validation layer and
-//! a counting debug messenger when available; a physical device preferring the CPU type, Mesa's
-//! lavapipe in CI) and destroys it on drop; [`Context::from_handles`] wraps an engine's own instance,
+//! a counting debug messenger when available, or never the layer with
+//! [`Context::headless_with_validation`]; a physical device preferring the CPU type, Mesa's lavapipe in
+//! CI) and destroys it on drop; [`Context::from_handles`] wraps an engine's own instance,
 //! device and queue and destroys only the command pool it creates.
 
 use std::cell::Cell;
@@ -159,12 +160,28 @@ impl Context {
     /// [`VulkanError::Load`] without a Vulkan loader, [`VulkanError::NoDevice`] without a suitable
     /// device, [`VulkanError::Vk`] if a Vulkan call fails.
     pub fn headless() -> Result<Self, VulkanError> {
+        Self::headless_with_validation(true)
+    }
+
+    /// [`headless`](Self::headless), choosing whether to enable the validation layer: `false` never
+    /// enables it (for measuring CPU costs, which the layer inflates several times over; the bench
+    /// `cargo bench -p vat-vulkan --bench render` uses it), `true` enables it when installed, as
+    /// [`headless`](Self::headless). The debug messenger is installed either way when
+    /// `VK_EXT_debug_utils` is available (without the layer it reports only the loader's and driver's
+    /// messages). A layer forced on by the environment (`VK_INSTANCE_LAYERS`, the Vulkan configurator)
+    /// is not prevented, and is not reported by [`validation_enabled`](Self::validation_enabled).
+    ///
+    /// # Errors
+    /// As [`headless`](Self::headless).
+    pub fn headless_with_validation(validation: bool) -> Result<Self, VulkanError> {
         // SAFETY: loading the system's Vulkan loader; nothing else in the process unloads it.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| VulkanError::Load(e.to_string()))?;
-        // SAFETY: plain query on a loaded entry.
-        let layers =
-            unsafe { entry.enumerate_instance_layer_properties() }.map_err(VulkanError::vk("layers"))?;
-        let validation = layers.iter().any(|l| l.layer_name_as_c_str().is_ok_and(|n| n == VALIDATION_LAYER));
+        let validation = validation && {
+            // SAFETY: plain query on a loaded entry.
+            let layers =
+                unsafe { entry.enumerate_instance_layer_properties() }.map_err(VulkanError::vk("layers"))?;
+            layers.iter().any(|l| l.layer_name_as_c_str().is_ok_and(|n| n == VALIDATION_LAYER))
+        };
         // SAFETY: plain query on a loaded entry.
         let extensions = unsafe { entry.enumerate_instance_extension_properties(None) }
             .map_err(VulkanError::vk("instance extensions"))?;

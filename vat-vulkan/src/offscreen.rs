@@ -130,6 +130,14 @@ fn image_barrier(
 /// The target is `R8G8B8A8_SRGB` colour + `D32_SFLOAT` depth (the shadow-map size and interpolation
 /// are taken from the config given). One frame is in flight at a time: [`render`](CrowdRenderer::render)
 /// waits for the previous frame's fence before recording the next.
+///
+/// When the queue family writes timestamps (`timestampValidBits > 0`, as lavapipe's) and the device
+/// reports a `timestampPeriod`, every frame is bracketed by two timestamps (a query pool of 2: one
+/// written at the top of the pipe before the frame's commands, one at the bottom after them) and
+/// [`last_gpu_time_ms`](CrowdRenderer::last_gpu_time_ms) reports the time between them, converted
+/// with `timestampPeriod`. It returns `None` when the device cannot time frames
+/// ([`gpu_timing`](Self::gpu_timing) is then false), before the first frame, after a frame whose
+/// recording failed (nothing was submitted), and if reading the query results fails.
 pub struct Offscreen {
     // Field order is drop order: the renderer and target go before the frame objects and the context.
     renderer: Renderer,
@@ -138,6 +146,11 @@ pub struct Offscreen {
     fence: vk::Fence,
     /// Whether a submitted frame has not been waited for.
     pending: bool,
+    /// The frame's timestamp query pool (2 queries) and the valid bits of its timestamps; None when
+    /// the queue family or device cannot time frames.
+    timer: Option<(vk::QueryPool, u32)>,
+    /// Whether the last recorded frame was submitted with its timestamps.
+    timed: bool,
     _frame_objects: Owned,
     ctx: Rc<Context>,
 }
@@ -156,6 +169,11 @@ impl Drop for Offscreen {
     fn drop(&mut self) {
         // SAFETY: plain wait on a live device before the frame's objects are destroyed.
         let _ = unsafe { self.ctx.device.device_wait_idle() };
+        if let Some((pool, _)) = self.timer.take() {
+            // SAFETY: the pool is this offscreen's, destroyed once, and no submitted work uses it
+            // (the device is idle).
+            unsafe { self.ctx.device.destroy_query_pool(pool, None) };
+        }
     }
 }
 
@@ -196,12 +214,15 @@ impl Offscreen {
         let fence = unsafe { ctx.device.create_fence(&vk::FenceCreateInfo::default(), None) }
             .map_err(VulkanError::vk("create fence"))?;
         frame_objects.push(Object::Fence(fence));
+        let timer = Self::create_timer(ctx)?;
         Ok(Self {
             renderer,
             target,
             cb,
             fence,
             pending: false,
+            timer,
+            timed: false,
             _frame_objects: frame_objects,
             ctx: Rc::clone(ctx),
         })
@@ -210,6 +231,30 @@ impl Offscreen {
     /// The context and the renderer, for what the trait does not cover (e.g. [`Renderer::decode`]).
     pub fn parts(&mut self) -> (&Rc<Context>, &mut Renderer) {
         (&self.ctx, &mut self.renderer)
+    }
+
+    /// Whether frames are timed on the GPU (see [`last_gpu_time_ms`](CrowdRenderer::last_gpu_time_ms)):
+    /// the queue family writes timestamps and the device reports their period.
+    pub fn gpu_timing(&self) -> bool {
+        self.timer.is_some()
+    }
+
+    /// A timestamp query pool of 2 and the queue family's `timestampValidBits`, when the family
+    /// writes timestamps and the device has a positive `timestampPeriod`.
+    fn create_timer(ctx: &Context) -> Result<Option<(vk::QueryPool, u32)>, VulkanError> {
+        // SAFETY: the context's physical device is of its instance.
+        let families =
+            unsafe { ctx.instance.get_physical_device_queue_family_properties(ctx.physical_device) };
+        let bits = families.get(ctx.queue_family as usize).map_or(0, |f| f.timestamp_valid_bits);
+        let period = ctx.properties.limits.timestamp_period;
+        if bits == 0 || !(period.is_finite() && period > 0.0) {
+            return Ok(None);
+        }
+        let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2);
+        // SAFETY: valid create info on a live device.
+        let pool = unsafe { ctx.device.create_query_pool(&info, None) }
+            .map_err(VulkanError::vk("create timestamp query pool"))?;
+        Ok(Some((pool, bits)))
     }
 
     /// Waits for the submitted frame, if any, and resets its fence.
@@ -258,11 +303,21 @@ impl CrowdRenderer for Offscreen {
         options: &RenderOptions,
     ) -> Result<FrameReport, VulkanError> {
         self.wait_frame()?;
+        self.timed = false;
         let (d, cb) = (&self.ctx.device, self.cb);
         let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         // SAFETY: the command buffer is not pending (its fence was waited for); its pool allows
         // resetting single buffers, which `begin` does implicitly.
         unsafe { d.begin_command_buffer(cb, &begin) }.map_err(VulkanError::vk("begin command buffer"))?;
+        if let Some((pool, _)) = self.timer {
+            // SAFETY: recording, outside any rendering; both queries are of this pool, and no
+            // submitted work uses them (the previous frame was waited for). The reset precedes the
+            // write in submission order.
+            unsafe {
+                d.cmd_reset_query_pool(cb, pool, 0, 2);
+                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, pool, 0);
+            }
+        }
         let t = &self.target;
         let output = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
             | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS
@@ -300,6 +355,11 @@ impl CrowdRenderer for Offscreen {
         }
         let target = RenderTarget { color: t.color, depth: t.depth, size: t.size };
         let report = self.renderer.render(cb, asset, crowd, camera, target, options);
+        if let Some((pool, _)) = self.timer {
+            // SAFETY: recording, outside any rendering (`render` leaves none open); query 1 was reset
+            // above. BOTTOM_OF_PIPE: written once every earlier command has completed.
+            unsafe { d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1) };
+        }
         // SAFETY: recording, begun above; `render` leaves no rendering open.
         unsafe { d.end_command_buffer(cb) }.map_err(VulkanError::vk("end command buffer"))?;
         let report = report?;
@@ -310,7 +370,32 @@ impl CrowdRenderer for Offscreen {
         unsafe { d.queue_submit(self.ctx.queue, &submit, self.fence) }
             .map_err(VulkanError::vk("queue submit"))?;
         self.pending = true;
+        self.timed = self.timer.is_some();
         Ok(report)
+    }
+
+    fn last_gpu_time_ms(&mut self) -> Option<f64> {
+        let (pool, bits) = self.timer?;
+        if !self.timed {
+            return None;
+        }
+        self.wait_frame().ok()?;
+        let mut stamps = [0u64; 2];
+        // SAFETY: both queries were reset and written by the last submitted frame, which has
+        // completed (its fence was waited for); 64-bit results into an array of two u64s.
+        unsafe {
+            self.ctx.device.get_query_pool_results(
+                pool,
+                0,
+                &mut stamps,
+                vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+            )
+        }
+        .ok()?;
+        let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        // A counter that wrapped between the two stamps is undone modulo its valid bits.
+        let ticks = (stamps[1] & mask).wrapping_sub(stamps[0] & mask) & mask;
+        Some(ticks as f64 * f64::from(self.ctx.properties.limits.timestamp_period) * 1e-6)
     }
 
     fn wait(&mut self) -> Result<(), VulkanError> {

@@ -19,9 +19,21 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-/// Debian packages the GPU tests need: Mesa's software Vulkan driver (lavapipe), the loader and the
-/// Khronos validation layer.
-const DEBIAN_PACKAGES: &[&str] = &["mesa-vulkan-drivers", "libvulkan1", "vulkan-validationlayers"];
+/// Debian packages the tests need: Mesa's software Vulkan driver (lavapipe), the loader, the
+/// Khronos validation layer, and Xvfb with the X libraries of the windowed demo.
+const DEBIAN_PACKAGES: &[&str] = &[
+    // The software Vulkan driver, its loader and the validation layers (GPU tests, `vat render`).
+    "mesa-vulkan-drivers",
+    "libvulkan1",
+    "vulkan-validationlayers",
+    // A virtual X server and the X libraries winit loads at run time (`vat demo` tests).
+    "xvfb",
+    "xauth",
+    "libxkbcommon-x11-0",
+    "libx11-xcb1",
+    "libxcursor1",
+    "libxi6",
+];
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
