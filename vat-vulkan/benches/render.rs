@@ -13,7 +13,8 @@
 //! options (shadows on), a 64x64 target (`R8G8B8A8_SRGB` + `D32_SFLOAT`), a 512² shadow map (the
 //! GPU's work is not measured; a small map keeps the run short).
 //!
-//! - `render/{cpu,gpu}/N`: timed: the `Renderer::render` call alone, recording into a primary command
+//! - `vulkan_render/{cpu,gpu,gpu_move1pct}/N` (its own criterion group, so its baselines never mix with
+//!   vat-wgpu's `render/...`): timed: the `Renderer::render` call alone, recording into a primary command
 //!   buffer (CPU culling: `Crowd::prepare_frame`, the queued uploads and the recording of the passes;
 //!   GPU culling: `Crowd::take_record_uploads`, the queued uploads and the recording, culling pass
 //!   included). Untimed, per frame: `vkBeginCommandBuffer` and the target's layout transition (as
@@ -314,7 +315,7 @@ fn render(c: &mut Criterion) {
 
     clear_only_reference(&gpu);
 
-    let mut group = c.benchmark_group("render");
+    let mut group = c.benchmark_group("vulkan_render");
     group.sampling_mode(SamplingMode::Flat).sample_size(SAMPLES).warm_up_time(Duration::from_millis(1));
     for n in COUNTS {
         let (mut crowd, side) = crowd(&crowd_asset, n);
@@ -351,6 +352,10 @@ fn render(c: &mut Criterion) {
                     total
                 })
             });
+            if untimed.is_empty() {
+                // Filtered out on the command line.
+                continue;
+            }
             let median = |k: usize| {
                 let mut v: Vec<Duration> = untimed.iter().map(|t| t[k]).collect();
                 v.sort_unstable();
@@ -358,7 +363,7 @@ fn render(c: &mut Criterion) {
             };
             let r = second.report;
             eprintln!(
-                "render/{name}/{n}: {} frames; untimed medians: vkEndCommandBuffer {:.1} us, vkQueueSubmit \
+                "vulkan_render/{name}/{n}: {} frames; untimed medians: vkEndCommandBuffer {:.1} us, vkQueueSubmit \
                  {:.1} us, whole frame with the GPU wait {:.1} ms; first frame uploaded {} B, a frame {} \
                  B; draws main {} shadow {} attachments {}, dispatches {}; stats: drawn {} submitted {} \
                  of {}",
