@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow};
 use serde_json::{Value, json};
 use vat_bake::rig::Rig;
 use vat_core::container::Asset;
@@ -77,9 +77,14 @@ pub(crate) fn run(
     rig: Option<&Rig>,
 ) -> Result<Outcome> {
     if args.backend == BackendArg::Vulkan {
-        bail!(
-            "--backend vulkan: vat-vulkan has no offscreen CrowdRenderer in this build yet; use --backend wgpu"
-        );
+        // Context::headless prefers the CPU device (lavapipe) when there is one.
+        let mut off = vat_vulkan::Offscreen::new(args.size, vat_vulkan::RendererConfig::default())
+            .map_err(|e| anyhow!("--backend vulkan: {e}"))?;
+        let adapter = off.adapter_name();
+        let gpu_asset = off.upload(asset)?;
+        let bones = gpu_asset.has_bones();
+        // The comparator pipeline is wgpu: the baseline runs with --backend wgpu only.
+        return crowd_rows(&mut off, &gpu_asset, bones, None, crowd_asset, args, adapter, false);
     }
     let (device, queue, info) = match open_device() {
         Ok(d) => d,
@@ -90,23 +95,43 @@ pub(crate) fn run(
     let mut off = Offscreen::with_device(device, queue, info, args.size, RendererConfig::default())?;
     let adapter = off.adapter_name();
     let gpu_asset = off.upload(asset)?;
+    let bones = gpu_asset.has_bones();
+    let skinner = rig.map(|r| Skinner::new(r, crowd_asset)).transpose()?;
+    let (device, queue) = {
+        let (d, q, _) = off.parts();
+        (d.clone(), q.clone())
+    };
+    let baseline = skinner.map(|s| (s, device, queue));
+    crowd_rows(&mut off, &gpu_asset, bones, baseline, crowd_asset, args, adapter, timestamps)
+}
+
+/// The rows of every instance count: each mode and culling mode through the seam, then the
+/// baseline (when given: the skinner and the wgpu device and queue to draw it with).
+#[allow(clippy::too_many_arguments)] // One call site per backend; a struct would only rename them.
+fn crowd_rows<R: CrowdRenderer>(
+    off: &mut R,
+    gpu_asset: &R::Asset,
+    bones: bool,
+    mut baseline: Option<(Skinner<'_>, wgpu::Device, wgpu::Queue)>,
+    crowd_asset: &CrowdAsset,
+    args: &BenchArgs,
+    adapter: String,
+    timestamps: bool,
+) -> Result<Outcome> {
     let say = |line: String| {
         if !args.json {
             println!("{line}");
         }
     };
     say(format!(
-        "GPU section on {adapter}, {}x{} offscreen, static demo crowd, medians of {} frames{}",
-        args.size[0],
-        args.size[1],
-        args.gpu_frames,
-        if timestamps { " (GPU time from timestamp queries)" } else { " (no timestamp queries)" }
+        "GPU section on {adapter}, {}x{} offscreen, static demo crowd, medians of {} frames \
+         (gpu ms: timestamp queries, where the backend reports them)",
+        args.size[0], args.size[1], args.gpu_frames,
     ));
     say(format!(
         "{:>9} {:>8} {:>5} {:>7} {:>10} {:>12} {:>10} {:>14}",
         "instances", "mode", "cull", "frames", "frame ms", "cpu ms", "gpu ms", "upload B"
     ));
-    let mut skinner = rig.map(|r| Skinner::new(r, crowd_asset)).transpose()?;
     let mut rows = Vec::new();
     let print = |v: &Value| {
         say(format!(
@@ -123,22 +148,21 @@ pub(crate) fn run(
     };
     for &n in &args.gpu_instances {
         let mut modes = vec![RenderMode::Vat];
-        if gpu_asset.has_bones() {
+        if bones {
             modes.push(RenderMode::Bone);
         }
         for &mode in &modes {
             for &culling in &args.culling {
-                let v = crowd_row(&mut off, &gpu_asset, crowd_asset, n, mode, culling, args)?;
+                let v = crowd_row(off, gpu_asset, crowd_asset, n, mode, culling, args)?;
                 print(&v);
                 rows.push(v);
             }
         }
-        if let Some(skinner) = skinner.as_mut() {
+        if let Some((skinner, device, queue)) = baseline.as_mut() {
             let v = if n > args.baseline_max {
                 json!({"instances": n, "mode": "baseline", "measured": false,
                     "reason": format!("above --baseline-max {}", args.baseline_max)})
             } else {
-                let (device, queue, _) = off.parts();
                 baseline_row(device, queue, skinner, crowd_asset, n, args)?
             };
             if v["measured"] == false {
@@ -149,6 +173,8 @@ pub(crate) fn run(
             rows.push(v);
         }
     }
+    // The backend may time frames without the wgpu device feature (vat-vulkan does its own queries).
+    let timestamps = timestamps || rows.iter().any(|r| r["gpu_ms"].is_number());
     Ok(Outcome::Ran { adapter, timestamps, rows })
 }
 

@@ -64,7 +64,7 @@ impl Scenario {
 pub(crate) enum BackendArg {
     /// vat-wgpu (Vulkan adapters; the CPU adapter, lavapipe, preferred when present).
     Wgpu,
-    /// vat-vulkan (raw Vulkan via ash).
+    /// vat-vulkan (raw Vulkan via ash; the CPU-skinning baseline is a wgpu pipeline and is not run).
     Vulkan,
 }
 
