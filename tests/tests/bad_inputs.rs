@@ -334,8 +334,8 @@ fn cases() -> Vec<Case> {
     option(vec!["--fps", "3000000"], "frames");
     option(vec!["--frames", "0"], "--frames");
     option(vec!["--clips", "no-such-clip"], "no-such-clip");
-    option(vec!["--lods", "0"], "LOD");
-    option(vec!["--lods", "9"], "LOD");
+    option(vec!["--lods", "0"], "--lods: 0 levels");
+    option(vec!["--lods", "9"], "--lods: 9 levels");
     option(vec!["--lod-ratios", "0.5,1"], "ratio");
     option(vec!["--max-texture-dim", "0"], "--max-texture-dim");
     option(vec!["--max-texture-dim", "20000"], "--max-texture-dim");

@@ -21,8 +21,11 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// A fuzz target's function: `true` when the input was accepted, `false` for a typed error.
+type Target = fn(&[u8]) -> bool;
+
 /// The fuzz targets and the function each calls; `Err` is a typed error (fine), a panic is a bug.
-const TARGETS: [(&str, fn(&[u8]) -> bool); 3] = [
+const TARGETS: [(&str, Target); 3] = [
     ("vat_reader", |d| load_vat(d).is_ok()),
     ("gltf_bake", |d| import_and_bake(d).is_ok()),
     ("bake_args", |d| bake_from_args(d).is_ok()),
@@ -76,7 +79,7 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
 }
 
 /// Runs `f` on `data`, turning a panic into a message naming `file`.
-fn run(target: &str, f: fn(&[u8]) -> bool, file: &Path, data: &[u8]) -> Result<bool, String> {
+fn run(target: &str, f: Target, file: &Path, data: &[u8]) -> Result<bool, String> {
     catch_unwind(AssertUnwindSafe(|| f(data))).map_err(|p| {
         let what = p
             .downcast_ref::<String>()

@@ -37,10 +37,36 @@ pub const FUZZ_MAX_TEXTURE_DIM: u32 = 1024;
 /// Parses `data` as a `.vat` file; when it is valid, reads what a loader reads: every blob, the crowd
 /// view of its manifest, and the first and last vertex of the CPU reference decoder at a few times.
 ///
+/// A mutated manifest almost never matches its checksum, which would stop the fuzzer at the
+/// checksum test; so the same bytes with the header's manifest checksum recomputed are loaded too,
+/// letting mutations reach manifest decoding and validation.
+///
 /// # Errors
-/// The reader's typed error for an invalid file; a decoder error would be a bug of the reader (a
-/// validated file must decode) and is returned as is for the caller to report.
+/// The reader's typed error for an invalid file (of `data` as given); a decoder error would be a
+/// bug of the reader (a validated file must decode) and is returned as is for the caller to report.
 pub fn load_vat(data: &[u8]) -> std::result::Result<(), vat_core::Error> {
+    if let Some(fixed) = with_manifest_checksum_fixed(data) {
+        let _ = load_vat_once(&fixed);
+    }
+    load_vat_once(data)
+}
+
+/// `data` with the header's manifest CRC-32 recomputed, when the header and manifest are there and
+/// the stored checksum is wrong.
+fn with_manifest_checksum_fixed(data: &[u8]) -> Option<Vec<u8>> {
+    let word = |i: usize| Some(u32::from_le_bytes(data.get(i..i + 4)?.try_into().ok()?));
+    let len = usize::try_from(word(8)?).ok()?;
+    let manifest = data.get(16..16usize.checked_add(len)?)?;
+    let crc = crc32fast::hash(manifest);
+    if word(12)? == crc {
+        return None;
+    }
+    let mut fixed = data.to_vec();
+    fixed[12..16].copy_from_slice(&crc.to_le_bytes());
+    Some(fixed)
+}
+
+fn load_vat_once(data: &[u8]) -> std::result::Result<(), vat_core::Error> {
     let asset = Asset::parse(data)?;
     let manifest = asset.manifest();
     for i in 0..manifest.blobs.len() {

@@ -180,6 +180,9 @@ fn fuzz(seconds: u64) -> Result<()> {
             cmd.arg(root.join("tests/data/bad"));
         }
         cmd.arg("--").arg(format!("-max_total_time={seconds}")).arg("-rss_limit_mb=2048").arg("-timeout=20");
+        if *target == "gltf_bake" {
+            cmd.arg("-dict=gltf.dict");
+        }
         cmd.arg(format!("-artifact_prefix={}/", artifacts.display()));
         eprintln!("xtask: running {cmd:?}");
         let out =

@@ -626,7 +626,8 @@ fn scatter_plan_packs_short_ranges_and_reproduces_the_buffer() {
     let mut k = 0usize;
     while first < n - 100 {
         // Mostly single records, every seventh range a long run.
-        let len = if k.is_multiple_of(7) { SCATTER_MIN_DIRECT_RECORDS as u32 + 5 } else { 1 + (k as u32 % 3) };
+        let len =
+            if k.is_multiple_of(7) { SCATTER_MIN_DIRECT_RECORDS as u32 + 5 } else { 1 + (k as u32 % 3) };
         ranges.push((first, &new[first as usize..(first + len) as usize]));
         if (len as usize) < SCATTER_MIN_DIRECT_RECORDS {
             expected_scattered += len;
