@@ -113,7 +113,7 @@ pub(crate) struct DemoArgs {
     /// Start with shadows off (key H).
     #[arg(long)]
     no_shadows: bool,
-    /// LOD bias in doublings of distance at start (keys [ and ]).
+    /// LOD bias in doublings of distance at start (keys `[` and `]`).
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     lod_bias: f32,
     /// Start with cross-fades off (key F).
