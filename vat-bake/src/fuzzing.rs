@@ -31,6 +31,10 @@ use crate::{BakeError, Result};
 /// The memory budget of every fuzzed import and bake: 64 MiB.
 pub const FUZZ_MAX_MEMORY: u64 = 64 << 20;
 
+/// The most frames per clip of a [`bake_from_args`] bake: the humanoid's bakes dominate that
+/// target's time, and fewer frames mean more executions per second.
+pub const FUZZ_MAX_FRAMES: u32 = 12;
+
 /// The largest texture dimension of every fuzzed bake.
 pub const FUZZ_MAX_TEXTURE_DIM: u32 = 1024;
 
@@ -136,7 +140,8 @@ fn humanoid() -> &'static Rig {
 /// `--lods N`, `--lod-ratios 1,0.5`, `--bones`, `--tangents`, `--format NAME`,
 /// `--max-texture-dim N`, `--precise-normals`, `--capture a,b`, `--max-memory BYTES`), then verifies
 /// and reloads the result. The memory budget and texture size are capped at [`FUZZ_MAX_MEMORY`] and
-/// [`FUZZ_MAX_TEXTURE_DIM`], and at most 64 frames per clip are sampled, so every execution is small.
+/// [`FUZZ_MAX_TEXTURE_DIM`], and at most [`FUZZ_MAX_FRAMES`] frames per clip are sampled, so every
+/// execution is small.
 ///
 /// # Errors
 /// [`BakeError::InvalidOption`] for text that is not such arguments (as the command line would
@@ -171,14 +176,14 @@ pub fn bake_from_args(data: &[u8]) -> Result<()> {
     }
     options.max_memory = options.max_memory.min(FUZZ_MAX_MEMORY);
     options.max_texture_dim = options.max_texture_dim.min(FUZZ_MAX_TEXTURE_DIM);
-    options.frames = Some(options.frames.map_or_else(|| frames_at(options.fps), |n| n.min(64)));
+    options.frames = Some(options.frames.map_or_else(|| frames_at(options.fps), |n| n.min(FUZZ_MAX_FRAMES)));
     bake_verify_reload(humanoid(), &options)
 }
 
-/// Samples per clip of the humanoid at `fps` (its clips last about a second), capped at 64; an fps
-/// that is not a finite positive number is left for the bake to refuse.
+/// Samples per clip of the humanoid at `fps` (its clips last about a second), capped at
+/// [`FUZZ_MAX_FRAMES`]; an fps that is not a finite positive number is left for the bake to refuse.
 fn frames_at(fps: f32) -> u32 {
-    if fps.is_finite() && fps > 0.0 { (fps.ceil() as u32).clamp(2, 64) } else { 0 }
+    if fps.is_finite() && fps > 0.0 { (fps.ceil() as u32).clamp(2, FUZZ_MAX_FRAMES) } else { 0 }
 }
 
 fn arg_error(option: &'static str, problem: impl Into<String>) -> BakeError {

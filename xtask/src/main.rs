@@ -3,7 +3,8 @@
 //! - `cargo xtask test`: installs the system packages the tests need (when missing), then runs the
 //!   workspace tests. This is the README's test command; `.ci/run` calls it too.
 //! - `cargo xtask ci`: what CI runs: formatting, clippy with warnings denied, rustdoc with warnings
-//!   denied, then the same steps as `cargo xtask test`.
+//!   denied, the same steps as `cargo xtask test`, `cargo xtask determinism`, then `cargo xtask fuzz 60`
+//!   (installing cargo-fuzz first when it is missing).
 //! - `cargo xtask deps`: only the system-package step.
 //! - `cargo xtask render [ARGS...]`: the system-package step, then `vat render ARGS` in release (the
 //!   README's main-job command: a crowd image on a fresh machine, software Vulkan driver included).
@@ -139,7 +140,27 @@ fn ci() -> Result<()> {
     doc.args(["doc", "--workspace", "--no-deps", "--locked"]).env("RUSTDOCFLAGS", "-D warnings");
     run(doc)?;
     test()?;
-    determinism()
+    determinism()?;
+    install_cargo_fuzz()?;
+    fuzz(CI_FUZZ_SECONDS)
+}
+
+/// Seconds each fuzz target runs in `cargo xtask ci`.
+const CI_FUZZ_SECONDS: u64 = 60;
+
+/// The cargo-fuzz release `cargo xtask ci` installs when `cargo fuzz` is missing.
+const CARGO_FUZZ_VERSION: &str = "0.13.2";
+
+/// Installs cargo-fuzz from crates.io unless `cargo fuzz` already runs.
+fn install_cargo_fuzz() -> Result<()> {
+    let present =
+        Command::new("cargo").args(["fuzz", "--version"]).output().is_ok_and(|o| o.status.success());
+    if present {
+        return Ok(());
+    }
+    let mut cmd = cargo();
+    cmd.args(["install", "cargo-fuzz", "--locked", "--version", CARGO_FUZZ_VERSION]);
+    run(cmd)
 }
 
 /// The fuzz targets of `fuzz/Cargo.toml`.
@@ -165,6 +186,7 @@ fn fuzz(seconds: u64) -> Result<()> {
         let artifacts = fuzz_dir.join("artifacts").join(target);
         std::fs::create_dir_all(&scratch)?;
         std::fs::create_dir_all(&artifacts)?;
+        std::fs::create_dir_all(fuzz_dir.join("regressions").join(target))?;
         let mut cmd = Command::new("cargo");
         if nightly {
             cmd.arg("+nightly");
