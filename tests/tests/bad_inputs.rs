@@ -187,6 +187,8 @@ fn cases() -> Vec<Case> {
         f(&mut v);
         file(name, gltf_bytes(&v), Bake, vec![], expect);
     };
+    edit("gltf-version-1.gltf", &|v| v["asset"]["version"] = json!("1.0"), "only glTF 2.x");
+    edit("gltf-min-version-3.gltf", &|v| v["asset"]["minVersion"] = json!("3.0"), "needs glTF");
     edit(
         "gltf-no-animations.gltf",
         &|v| drop(v.as_object_mut().unwrap().remove("animations")),

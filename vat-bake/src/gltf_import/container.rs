@@ -106,6 +106,28 @@ pub(super) fn parse_json(ctx: &Ctx<'_>, json_bytes: &[u8]) -> Result<json::Root>
         .map_err(|e| ctx.err("JSON", format!("not valid glTF JSON: {e}")))
 }
 
+/// Rejects files that do not declare glTF 2 (`asset.version` `"2.<minor>"`, and a `minVersion`, when
+/// present, of 2.0 at most): glTF 1.0 is a different format.
+pub(super) fn check_version(ctx: &Ctx<'_>, root: &json::Root) -> Result<()> {
+    let is_v2 = |v: &str| {
+        v.split_once('.').is_some_and(|(major, minor)| major == "2" && minor.parse::<u32>().is_ok())
+    };
+    let version = &root.asset.version;
+    if !is_v2(version) {
+        return Err(ctx.err(
+            "asset.version",
+            format!("glTF version {version:?}; only glTF 2.x is supported (re-export as glTF 2.0)"),
+        ));
+    }
+    if let Some(min) = root.asset.min_version.as_deref().filter(|m| *m != "2.0") {
+        return Err(ctx.err(
+            "asset.minVersion",
+            format!("the file needs glTF {min:?}; this importer implements glTF 2.0"),
+        ));
+    }
+    Ok(())
+}
+
 /// Rejects compression extensions vat cannot decode, naming them.
 pub(super) fn check_extensions(ctx: &Ctx<'_>, root: &json::Root) -> Result<()> {
     for (list, key) in

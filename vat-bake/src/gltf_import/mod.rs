@@ -151,6 +151,7 @@ fn import_bytes(
     ctx.charge("the file", bytes.len() as u64)?;
     let (json_bytes, bin) = container::split_glb(&ctx, bytes)?;
     let root = container::parse_json(&ctx, json_bytes)?;
+    container::check_version(&ctx, &root)?;
     container::check_extensions(&ctx, &root)?;
     container::check_positions(&ctx, &root)?;
     container::validate(&ctx, &root)?;

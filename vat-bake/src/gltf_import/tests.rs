@@ -1026,6 +1026,27 @@ fn compression_extensions_are_named() {
 }
 
 #[test]
+fn only_gltf_2_is_accepted() {
+    for (key, version, expected) in [
+        ("version", "1.0", "only glTF 2.x"),
+        ("version", "3.0", "only glTF 2.x"),
+        ("version", "2", "only glTF 2.x"),
+        ("minVersion", "2.1", "needs glTF \"2.1\""),
+    ] {
+        let mut f = Fixture::new();
+        rigid_strip(&mut f, "Body", true);
+        f.json["asset"][key] = json!(version);
+        let message = gltf_error(import(&f), "fixture.gltf");
+        assert_contains(&message, &[expected]);
+    }
+    // A later minor version without a higher minVersion is glTF 2 by the spec's rules.
+    let mut f = Fixture::new();
+    rigid_strip(&mut f, "Body", true);
+    f.json["asset"]["version"] = json!("2.1");
+    assert!(import(&f).is_ok());
+}
+
+#[test]
 fn invalid_json_and_broken_references() {
     let message = gltf_error(import_slice(b"{ \"asset\": ", None, "broken.gltf"), "broken.gltf");
     assert_contains(&message, &["JSON", "not valid glTF JSON"]);
