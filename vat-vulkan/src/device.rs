@@ -286,7 +286,7 @@ impl Context {
             Err(e) => {
                 // SAFETY: nothing was created from the device yet.
                 unsafe { device.destroy_device(None) };
-                return Err(VulkanError::Vk { what: "create command pool", result: e });
+                return Err(VulkanError::from_vk("create command pool", e));
             }
         };
         // SAFETY: plain query.

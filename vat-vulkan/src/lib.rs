@@ -86,6 +86,16 @@ pub enum VulkanError {
         /// Its result.
         result: vk::Result,
     },
+    /// The device was lost (`VK_ERROR_DEVICE_LOST`: a driver reset, a hang, a removed GPU). Nothing
+    /// made on it can be used again: drop the renderer and its assets, create a new device, a new
+    /// renderer, and upload the asset again (the `.vat` bytes and the `Crowd` are unaffected).
+    #[error(
+        "the Vulkan device was lost during {what}; create a new renderer on a new device and upload the asset again"
+    )]
+    DeviceLost {
+        /// The call that reported it.
+        what: &'static str,
+    },
     /// No memory type with the needed properties.
     #[error("no memory type for the {0}")]
     NoMemoryType(&'static str),
@@ -167,8 +177,32 @@ pub enum VulkanError {
 }
 
 impl VulkanError {
+    /// The error of a failed call `what`: [`DeviceLost`](Self::DeviceLost) for
+    /// `VK_ERROR_DEVICE_LOST`, [`Vk`](Self::Vk) otherwise.
+    pub(crate) fn from_vk(what: &'static str, result: vk::Result) -> Self {
+        if result == vk::Result::ERROR_DEVICE_LOST {
+            Self::DeviceLost { what }
+        } else {
+            Self::Vk { what, result }
+        }
+    }
+
     /// A `map_err` adapter naming the failed call.
     pub(crate) fn vk(what: &'static str) -> impl Fn(vk::Result) -> Self {
-        move |result| Self::Vk { what, result }
+        move |result| Self::from_vk(what, result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_loss_is_its_own_error() {
+        let lost = VulkanError::vk("queue submit")(vk::Result::ERROR_DEVICE_LOST);
+        assert!(matches!(lost, VulkanError::DeviceLost { what: "queue submit" }), "{lost:?}");
+        assert!(lost.to_string().contains("upload the asset again"));
+        let oom = VulkanError::vk("allocate memory")(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY);
+        assert!(matches!(oom, VulkanError::Vk { result: vk::Result::ERROR_OUT_OF_DEVICE_MEMORY, .. }));
     }
 }

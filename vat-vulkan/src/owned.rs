@@ -236,7 +236,7 @@ impl Owned {
             // The objects the work uses must not be destroyed while it may still run.
             // SAFETY: plain wait on a live device.
             let _ = unsafe { device.device_wait_idle() };
-            return Err(VulkanError::Vk { what: "wait for fence", result: e });
+            return Err(VulkanError::from_vk("wait for fence", e));
         }
         Ok(())
     }

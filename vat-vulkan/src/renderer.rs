@@ -795,7 +795,7 @@ impl Renderer {
         // SAFETY: valid create info; module and layout are live.
         let pipeline =
             unsafe { self.ctx.device.create_compute_pipelines(vk::PipelineCache::null(), &info, None) }
-                .map_err(|(_, e)| VulkanError::Vk { what: "create compute pipeline", result: e })?[0];
+                .map_err(|(_, e)| VulkanError::from_vk("create compute pipeline", e))?[0];
         self.owned.push(Object::Pipeline(pipeline));
         Ok(pipeline) // `scope` destroys the shader module.
     }
@@ -891,7 +891,7 @@ impl Renderer {
         // and layout are live.
         let pipeline =
             unsafe { self.ctx.device.create_graphics_pipelines(vk::PipelineCache::null(), &info, None) }
-                .map_err(|(_, e)| VulkanError::Vk { what: "create graphics pipeline", result: e })?[0];
+                .map_err(|(_, e)| VulkanError::from_vk("create graphics pipeline", e))?[0];
         self.owned.push(Object::Pipeline(pipeline));
         self.render_pipelines.insert(key, pipeline);
         Ok(pipeline) // `scope` destroys the shader modules.
