@@ -29,6 +29,33 @@ pub fn test_gpu() -> TestGpu {
     }
 }
 
+/// A device on the CPU adapter (lavapipe when there is one) of a new Vulkan instance, with `features`
+/// and the adapter's limits changed by `limits`; the instance is returned too, for wgpu's report of
+/// live objects (`Instance::generate_report`). For tests of limits, missing features and leaks.
+pub fn limited_gpu(
+    features: wgpu::Features,
+    limits: impl Fn(&mut wgpu::Limits),
+) -> (wgpu::Instance, wgpu::Device, wgpu::Queue) {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::VULKAN;
+    desc.flags = wgpu::InstanceFlags::from_build_config() - wgpu::InstanceFlags::DEBUG;
+    let instance = wgpu::Instance::new(desc);
+    let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
+    adapters.sort_by_key(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
+    let adapter =
+        adapters.into_iter().next().expect("a Vulkan adapter (apt-get install mesa-vulkan-drivers)");
+    let mut required_limits = adapter.limits();
+    limits(&mut required_limits);
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("vat-tests limited"),
+        required_features: features,
+        required_limits,
+        ..Default::default()
+    }))
+    .expect("a device with the requested features and limits");
+    (instance, device, queue)
+}
+
 /// The procedural humanoid baked with default options plus `--bones` (Packed64, 5 LODs, a cap
 /// attachment on the head socket), as `.vat` bytes. Baked once per test binary.
 pub fn humanoid_vat() -> &'static [u8] {

@@ -9,29 +9,12 @@
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::render::{CrowdRenderer, RenderOptions};
-use vat_tests::humanoid_vat;
+use vat_tests::{humanoid_vat, limited_gpu};
 use vat_wgpu::{Offscreen, RenderError, Renderer, RendererConfig};
 
 /// An instance with a device on its CPU adapter (the adapter's limits changed by `limits`).
 fn instance_and_device(limits: impl Fn(&mut wgpu::Limits)) -> (wgpu::Instance, wgpu::Device, wgpu::Queue) {
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-    desc.backends = wgpu::Backends::VULKAN;
-    desc.flags = wgpu::InstanceFlags::from_build_config() - wgpu::InstanceFlags::DEBUG;
-    let instance = wgpu::Instance::new(desc);
-    let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
-    adapters.sort_by_key(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
-    let adapter =
-        adapters.into_iter().next().expect("a Vulkan adapter (apt-get install mesa-vulkan-drivers)");
-    let mut required_limits = adapter.limits();
-    limits(&mut required_limits);
-    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-        label: Some("vat-tests faults"),
-        required_features: wgpu::Features::INDIRECT_FIRST_INSTANCE,
-        required_limits,
-        ..Default::default()
-    }))
-    .unwrap();
-    (instance, device, queue)
+    limited_gpu(wgpu::Features::INDIRECT_FIRST_INSTANCE, limits)
 }
 
 /// Live wgpu objects the application holds, by kind: (buffers, textures, views, bind groups, samplers).

@@ -8,28 +8,13 @@ use vat_bake::prepare::{BakeOptions, prepare};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::encoding::VertexFormat;
-use vat_tests::{humanoid_vat, test_gpu};
+use vat_tests::{humanoid_vat, limited_gpu, test_gpu};
 use vat_wgpu::{HeadlessTarget, RenderError, RenderMode, RenderOptions, Renderer, RendererConfig};
 
 /// A device on the CPU adapter with `features` and the adapter's limits changed by `limits`.
 fn device_with(features: wgpu::Features, limits: impl Fn(&mut wgpu::Limits)) -> (wgpu::Device, wgpu::Queue) {
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-    desc.backends = wgpu::Backends::VULKAN;
-    desc.flags = wgpu::InstanceFlags::from_build_config() - wgpu::InstanceFlags::DEBUG;
-    let instance = wgpu::Instance::new(desc);
-    let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
-    adapters.sort_by_key(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
-    let adapter =
-        adapters.into_iter().next().expect("a Vulkan adapter (apt-get install mesa-vulkan-drivers)");
-    let mut required_limits = adapter.limits();
-    limits(&mut required_limits);
-    pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-        label: Some("vat-tests limited"),
-        required_features: features,
-        required_limits,
-        ..Default::default()
-    }))
-    .unwrap()
+    let (_instance, device, queue) = limited_gpu(features, limits);
+    (device, queue)
 }
 
 #[test]

@@ -213,14 +213,8 @@ fn run<R: CrowdRenderer>(event_loop: EventLoop<()>, mut renderer: R, args: &Demo
         sim.fade_seconds = 0.0;
     }
     let options = RenderOptions {
-        mode: match args.mode {
-            ModeArg::Vat => RenderMode::Vat,
-            ModeArg::Bone => RenderMode::Bone,
-        },
-        culling: match args.culling {
-            CullingArg::Cpu => Culling::Cpu,
-            CullingArg::Gpu => Culling::Gpu,
-        },
+        mode: args.mode.into(),
+        culling: args.culling.into(),
         shadows: !args.no_shadows,
         ground: true,
         ground_half_extent: half * 3.0 + 40.0,

@@ -41,6 +41,24 @@ pub(crate) enum CullingArg {
     Gpu,
 }
 
+impl From<ModeArg> for RenderMode {
+    fn from(mode: ModeArg) -> Self {
+        match mode {
+            ModeArg::Vat => RenderMode::Vat,
+            ModeArg::Bone => RenderMode::Bone,
+        }
+    }
+}
+
+impl From<CullingArg> for Culling {
+    fn from(culling: CullingArg) -> Self {
+        match culling {
+            CullingArg::Cpu => Culling::Cpu,
+            CullingArg::Gpu => Culling::Gpu,
+        }
+    }
+}
+
 /// `vat render` arguments.
 #[derive(Debug, Args)]
 pub(crate) struct RenderArgs {
@@ -160,14 +178,8 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
         }
     };
     let options = RenderOptions {
-        mode: match args.mode {
-            ModeArg::Vat => RenderMode::Vat,
-            ModeArg::Bone => RenderMode::Bone,
-        },
-        culling: match args.culling {
-            CullingArg::Cpu => Culling::Cpu,
-            CullingArg::Gpu => Culling::Gpu,
-        },
+        mode: args.mode.into(),
+        culling: args.culling.into(),
         shadows: !args.no_shadows,
         ground: true,
         ground_half_extent: scene::half_extent(args.instances, &layout) + 10.0,

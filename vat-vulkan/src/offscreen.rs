@@ -422,19 +422,7 @@ impl CrowdRenderer for Offscreen {
                 (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::AccessFlags::empty()),
                 (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
             )];
-            let region = [vk::BufferImageCopy {
-                buffer_offset: 0,
-                buffer_row_length: 0,
-                buffer_image_height: 0,
-                image_subresource: vk::ImageSubresourceLayers {
-                    aspect_mask: vk::ImageAspectFlags::COLOR,
-                    mip_level: 0,
-                    base_array_layer: 0,
-                    layer_count: 1,
-                },
-                image_offset: vk::Offset3D::default(),
-                image_extent: vk::Extent3D { width, height, depth: 1 },
-            }];
+            let region = [crate::renderer::whole_colour_image_copy(width, height)];
             let to_host = [vk::MemoryBarrier::default()
                 .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
                 .dst_access_mask(vk::AccessFlags::HOST_READ)];

@@ -1949,19 +1949,7 @@ unsafe fn record_texture_copy(
         .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
         .image(image)
         .subresource_range(color_range())];
-    let region = [vk::BufferImageCopy {
-        buffer_offset: 0,
-        buffer_row_length: 0,
-        buffer_image_height: 0,
-        image_subresource: vk::ImageSubresourceLayers {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            mip_level: 0,
-            base_array_layer: 0,
-            layer_count: 1,
-        },
-        image_offset: vk::Offset3D::default(),
-        image_extent: vk::Extent3D { width, height, depth: 1 },
-    }];
+    let region = [whole_colour_image_copy(width, height)];
     let to_read = [vk::ImageMemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
         .dst_access_mask(vk::AccessFlags::SHADER_READ)
@@ -1992,6 +1980,24 @@ unsafe fn record_texture_copy(
             &[],
             &to_read,
         );
+    }
+}
+
+/// A copy of a whole single-layer, single-mip colour image of `width` x `height` texels to or from
+/// the start of a tightly packed buffer.
+pub(crate) fn whole_colour_image_copy(width: u32, height: u32) -> vk::BufferImageCopy {
+    vk::BufferImageCopy {
+        buffer_offset: 0,
+        buffer_row_length: 0,
+        buffer_image_height: 0,
+        image_subresource: vk::ImageSubresourceLayers {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            mip_level: 0,
+            base_array_layer: 0,
+            layer_count: 1,
+        },
+        image_offset: vk::Offset3D::default(),
+        image_extent: vk::Extent3D { width, height, depth: 1 },
     }
 }
 
