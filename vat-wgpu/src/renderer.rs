@@ -1495,6 +1495,12 @@ impl Renderer {
         if size == 0 {
             return Ok(Vec::new());
         }
+        Ok(bytemuck::pod_collect_to_vec(&self.read_back(&c.records, size)?))
+    }
+
+    /// The first `size` bytes of `buffer` (which has `COPY_SRC`), copied to a mappable buffer and read
+    /// after waiting for the GPU.
+    fn read_back(&self, buffer: &wgpu::Buffer, size: u64) -> Result<Vec<u8>, RenderError> {
         let d = &self.device;
         let staging = empty_buffer(
             d,
@@ -1504,9 +1510,9 @@ impl Renderer {
         );
         let mut encoder =
             d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("vat readback") });
-        encoder.copy_buffer_to_buffer(&c.records, 0, &staging, 0, size);
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
         self.queue.submit([encoder.finish()]);
-        Ok(bytemuck::pod_collect_to_vec(&read_mapped(d, &staging)?))
+        read_mapped(d, &staging)
     }
 
     /// The per-LOD visible lists (record indices, in the GPU's append order) written by the last
@@ -1520,20 +1526,8 @@ impl Renderer {
         if c.gpu_lods == 0 {
             return Ok(Vec::new());
         }
-        let d = &self.device;
         let read = |buffer: &wgpu::Buffer| -> Result<Vec<u32>, RenderError> {
-            let size = buffer.size();
-            let staging = empty_buffer(
-                d,
-                "vat readback",
-                size,
-                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            );
-            let mut encoder =
-                d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("vat readback") });
-            encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
-            self.queue.submit([encoder.finish()]);
-            Ok(bytemuck::pod_collect_to_vec(&read_mapped(d, &staging)?))
+            Ok(bytemuck::pod_collect_to_vec(&self.read_back(buffer, buffer.size())?))
         };
         let args = read(&c.draw_args)?;
         let visible = read(&c.visible)?;
