@@ -13,14 +13,21 @@
 //!
 //! - `render/{cpu,gpu}/N`: timed: the `render` call alone (CPU culling: `Crowd::prepare_frame`, the
 //!   queued uploads and the recording of the passes; GPU culling: `Crowd::take_record_uploads`, the
-//!   queued uploads and the recording, culling pass included). Untimed, per frame: creating the
-//!   encoder, `finish`, `submit` and waiting for the GPU (so no frame overlaps the next). The median
-//!   times of `finish` (where wgpu encodes the recorded passes for the driver) and `submit` are
-//!   printed for the record, with the frame's upload and draw figures.
+//!   queued uploads and the recording, culling pass included; the first command also pays wgpu's
+//!   opening of the encoder's command buffer). Untimed, per frame: creating the encoder, `finish`,
+//!   `submit` and waiting for the GPU (so no frame overlaps the next). The median times of `finish`
+//!   (where wgpu encodes the recorded passes for the driver), `submit` and their sum with `render`
+//!   (the CPU cost of the whole frame) are printed, with the frame's upload and draw figures.
 //! - `render/gpu_move1pct/N`: as `render/gpu/N`, with a random 1 % of the instances moved before
 //!   each frame (untimed): the cost of uploading changed records on the GPU-driven path.
 //! - printed first: `finish` + `submit` of a frame that only clears the target, for reference (what
 //!   wgpu and the driver cost per submitted frame whatever it holds).
+//! - printed once, after the 1k GPU-driven frames: wgpu's floor for a frame of the same shape as
+//!   vat's GPU-driven frame (two buffer copies, a compute pass with one dispatch, a depth-only pass
+//!   and a colour pass with as many draws, indirect where vat's are) but trivial shaders, one small
+//!   storage buffer for the dispatch and no bind group for the draws: recording, `finish` and
+//!   `submit`. No renderer built on wgpu can spend less CPU on
+//!   that frame than this on this machine, whatever it draws.
 //! - `take_record_uploads/{static,move1pct}/N`: the GPU path's crowd work alone; `move1pct` moves a
 //!   different random 1 % of the instances before each call (untimed).
 //!
@@ -148,7 +155,7 @@ fn render(c: &mut Criterion) {
             // frames per sample.
             group.measurement_time(second.wall * 2 * SAMPLES as u32);
             // Per measured frame: finish, submit, whole frame.
-            let mut untimed: Vec<[Duration; 3]> = Vec::new();
+            let mut untimed: Vec<[Duration; 4]> = Vec::new();
             let name = match (culling, moving) {
                 (Culling::Cpu, _) => "cpu",
                 (_, false) => "gpu",
@@ -163,7 +170,12 @@ fn render(c: &mut Criterion) {
                         }
                         let frame = gpu.frame(&mut crowd, &camera, &options);
                         total += frame.render;
-                        untimed.push([frame.finish, frame.submit, frame.wall]);
+                        untimed.push([
+                            frame.finish,
+                            frame.submit,
+                            frame.wall,
+                            frame.render + frame.finish + frame.submit,
+                        ]);
                         black_box(frame.report);
                     }
                     total
@@ -174,14 +186,21 @@ fn render(c: &mut Criterion) {
                 v.sort_unstable();
                 v.get(v.len() / 2).copied().unwrap_or_default().as_secs_f64()
             };
+            if untimed.is_empty() {
+                continue; // filtered out on the command line
+            }
             let r = second.report;
+            if culling == Culling::Gpu && !moving && n == COUNTS[0] {
+                wgpu_floor_reference(&gpu, r.draws_shadow, r.draws_main + r.draws_attachments);
+            }
             eprintln!(
-                "render/{name}/{n}: {} frames; untimed medians: finish() {:.1} us, submit() {:.1} us, whole \
-                 frame with the GPU wait {:.1} ms; first frame uploaded {} B, a frame {} B; draws main {} \
+                "render/{name}/{n}: {} frames; medians: finish() {:.1} us, submit() {:.1} us, CPU of the \
+                 frame (render + finish + submit) {:.1} us, whole frame with the GPU wait {:.1} ms; first frame uploaded {} B, a frame {} B; draws main {} \
                  shadow {} attachments {}, dispatches {}; stats: drawn {} submitted {} of {}",
                 untimed.len(),
                 median(0) * 1e6,
                 median(1) * 1e6,
+                median(3) * 1e6,
                 median(2) * 1e3,
                 first.report.uploaded_bytes,
                 r.uploaded_bytes,
@@ -239,6 +258,183 @@ fn clear_only_reference(gpu: &Gpu) {
 }
 
 /// Moves a random 1 % of the crowd by 2 cm along x (wrapping in the square of side `side`).
+/// The floor described in the header: `shadow_draws` and `main_draws` indexed indirect draws (plus
+/// one direct draw in the colour pass, vat's ground), medians of 200 frames, printed.
+fn wgpu_floor_reference(gpu: &Gpu, shadow_draws: u32, main_draws: u32) {
+    let device = &gpu.device;
+    let config = RendererConfig::default();
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("floor"),
+        source: wgpu::ShaderSource::Wgsl(
+            "@group(0) @binding(0) var<storage, read_write> data: array<u32>;
+             @compute @workgroup_size(64) fn cs(@builtin(global_invocation_id) id: vec3<u32>) {
+                 if id.x < arrayLength(&data) { data[id.x] = id.x; }
+             }
+             @vertex fn vs(@builtin(vertex_index) v: u32) -> @builtin(position) vec4<f32> {
+                 return vec4<f32>(f32(v & 1u), f32(v >> 1u), 0.5, 1.0);
+             }
+             @fragment fn fs() -> @location(0) vec4<f32> { return vec4<f32>(1.0); }"
+                .into(),
+        ),
+    });
+    let depth_state = |format| {
+        Some(wgpu::DepthStencilState {
+            format,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(wgpu::CompareFunction::Less),
+            stencil: wgpu::StencilState::default(),
+            bias: wgpu::DepthBiasState::default(),
+        })
+    };
+    let render_pipeline = |depth_format, colour: Option<wgpu::TextureFormat>| {
+        let targets = [colour.map(|format| wgpu::ColorTargetState {
+            format,
+            blend: None,
+            write_mask: wgpu::ColorWrites::ALL,
+        })];
+        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("floor"),
+            layout: None,
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: depth_state(depth_format),
+            multisample: wgpu::MultisampleState::default(),
+            fragment: colour.map(|_| wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs"),
+                compilation_options: Default::default(),
+                targets: &targets,
+            }),
+            multiview_mask: None,
+            cache: None,
+        })
+    };
+    let depth_pipeline = render_pipeline(wgpu::TextureFormat::Depth32Float, None);
+    let colour_pipeline = render_pipeline(config.depth_format, Some(config.color_format));
+    let compute_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("floor"),
+        layout: None,
+        module: &module,
+        entry_point: Some("cs"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let buffer = |size, usage| {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("floor"),
+            size,
+            usage,
+            mapped_at_creation: false,
+        })
+    };
+    use wgpu::BufferUsages as U;
+    let data = buffer(256, U::STORAGE | U::COPY_DST);
+    let staging = buffer(256, U::COPY_SRC);
+    let template = buffer(20 * 64, U::COPY_SRC);
+    let args = buffer(20 * 64, U::INDIRECT | U::COPY_DST);
+    let index = buffer(16, U::INDEX);
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("floor"),
+        layout: &compute_pipeline.get_bind_group_layout(0),
+        entries: &[wgpu::BindGroupEntry { binding: 0, resource: data.as_entire_binding() }],
+    });
+    let shadow = device
+        .create_texture(&wgpu::TextureDescriptor {
+            label: Some("floor shadow"),
+            size: wgpu::Extent3d { width: 512, height: 512, depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Depth32Float,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+            view_formats: &[],
+        })
+        .create_view(&Default::default());
+    let depth_attachment = |view| {
+        Some(wgpu::RenderPassDepthStencilAttachment {
+            view,
+            depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(1.0), store: wgpu::StoreOp::Store }),
+            stencil_ops: None,
+        })
+    };
+    let mut times = Vec::new();
+    for _ in 0..200 {
+        let target = gpu.target.target();
+        let start = Instant::now();
+        let mut encoder = device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(&staging, 0, &data, 0, 256);
+        encoder.copy_buffer_to_buffer(&template, 0, &args, 0, 20 * 64);
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&compute_pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(1, 1, 1);
+        }
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("floor shadow"),
+                depth_stencil_attachment: depth_attachment(&shadow),
+                ..Default::default()
+            });
+            pass.set_pipeline(&depth_pipeline);
+            pass.set_index_buffer(index.slice(..), wgpu::IndexFormat::Uint32);
+            for k in 0..u64::from(shadow_draws) {
+                pass.draw_indexed_indirect(&args, k * 20);
+            }
+        }
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("floor colour"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: target.color,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: depth_attachment(target.depth),
+                ..Default::default()
+            });
+            pass.set_pipeline(&colour_pipeline);
+            pass.set_index_buffer(index.slice(..), wgpu::IndexFormat::Uint32);
+            pass.draw(0..3, 0..1);
+            for k in 0..u64::from(main_draws) {
+                pass.draw_indexed_indirect(&args, k * 20);
+            }
+        }
+        let record = start.elapsed();
+        let start = Instant::now();
+        let commands = encoder.finish();
+        let finish = start.elapsed();
+        let start = Instant::now();
+        gpu.queue.submit([commands]);
+        let submit = start.elapsed();
+        device.poll(wgpu::PollType::wait_indefinitely()).expect("the GPU finishes the frame");
+        times.push([record, finish, submit, record + finish + submit]);
+    }
+    let median = |k: usize| {
+        let mut v: Vec<Duration> = times.iter().map(|t| t[k]).collect();
+        v.sort_unstable();
+        v[v.len() / 2].as_secs_f64() * 1e6
+    };
+    eprintln!(
+        "reference: wgpu's floor for a frame shaped like vat's GPU-driven frame ({shadow_draws} + \
+         {main_draws} indirect draws, trivial shaders): record {:.1} us, finish() {:.1} us, submit() \
+         {:.1} us, whole {:.1} us (medians of 200)",
+        median(0),
+        median(1),
+        median(2),
+        median(3)
+    );
+}
+
 fn move_one_percent(crowd: &mut Crowd, rng: &mut Rng, side: f32) {
     let n = crowd.count();
     for _ in 0..(n / 100).max(1) {
