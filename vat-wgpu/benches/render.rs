@@ -113,13 +113,7 @@ impl Gpu {
             .render(&mut encoder, &self.asset, crowd, camera, self.target.target(), options)
             .expect("render");
         let render = start.elapsed();
-        let start = Instant::now();
-        let commands = encoder.finish();
-        let finish = start.elapsed();
-        let start = Instant::now();
-        self.queue.submit([commands]);
-        let submit = start.elapsed();
-        self.device.poll(wgpu::PollType::wait_indefinitely()).expect("the GPU finishes the frame");
+        let (finish, submit) = finish_and_submit(self, encoder);
         Frame { render, finish, submit, wall: begin.elapsed(), report }
     }
 }
@@ -217,6 +211,28 @@ fn render(c: &mut Criterion) {
     group.finish();
 }
 
+/// A colour attachment cleared to black and stored.
+fn cleared(view: &wgpu::TextureView) -> Option<wgpu::RenderPassColorAttachment<'_>> {
+    Some(wgpu::RenderPassColorAttachment {
+        view,
+        depth_slice: None,
+        resolve_target: None,
+        ops: wgpu::Operations { load: wgpu::LoadOp::Clear(wgpu::Color::BLACK), store: wgpu::StoreOp::Store },
+    })
+}
+
+/// Times `finish` and `submit` of `encoder`, then waits for the GPU (so no frame overlaps the next).
+fn finish_and_submit(gpu: &Gpu, encoder: wgpu::CommandEncoder) -> (Duration, Duration) {
+    let start = Instant::now();
+    let commands = encoder.finish();
+    let finish = start.elapsed();
+    let start = Instant::now();
+    gpu.queue.submit([commands]);
+    let submit = start.elapsed();
+    gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("the GPU finishes the frame");
+    (finish, submit)
+}
+
 /// What any frame costs in wgpu and the driver whatever it draws: `finish` + `submit` of an encoder
 /// holding one render pass that only clears the target (medians of 50 frames, printed).
 fn clear_only_reference(gpu: &Gpu) {
@@ -226,25 +242,10 @@ fn clear_only_reference(gpu: &Gpu) {
         let target = gpu.target.target();
         drop(encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("clear only"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: target.color,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
+            color_attachments: &[cleared(target.color)],
             ..Default::default()
         }));
-        let start = Instant::now();
-        let commands = encoder.finish();
-        let finish = start.elapsed();
-        let start = Instant::now();
-        gpu.queue.submit([commands]);
-        let submit = start.elapsed();
-        gpu.device.poll(wgpu::PollType::wait_indefinitely()).expect("the GPU finishes the frame");
-        times.push((finish, submit));
+        times.push(finish_and_submit(gpu, encoder));
     }
     let median = |mut v: Vec<Duration>| {
         v.sort_unstable();
@@ -390,15 +391,7 @@ fn wgpu_floor_reference(gpu: &Gpu, shadow_draws: u32, main_draws: u32) {
         {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("floor colour"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: target.color,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
+                color_attachments: &[cleared(target.color)],
                 depth_stencil_attachment: depth_attachment(target.depth),
                 ..Default::default()
             });
@@ -410,13 +403,7 @@ fn wgpu_floor_reference(gpu: &Gpu, shadow_draws: u32, main_draws: u32) {
             }
         }
         let record = start.elapsed();
-        let start = Instant::now();
-        let commands = encoder.finish();
-        let finish = start.elapsed();
-        let start = Instant::now();
-        gpu.queue.submit([commands]);
-        let submit = start.elapsed();
-        device.poll(wgpu::PollType::wait_indefinitely()).expect("the GPU finishes the frame");
+        let (finish, submit) = finish_and_submit(gpu, encoder);
         times.push([record, finish, submit, record + finish + submit]);
     }
     let median = |k: usize| {
