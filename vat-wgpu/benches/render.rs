@@ -26,8 +26,8 @@
 //!   vat's GPU-driven frame (two buffer copies, a compute pass with one dispatch, a depth-only pass
 //!   and a colour pass with as many draws, indirect where vat's are) but trivial shaders, one small
 //!   storage buffer for the dispatch and no bind group for the draws: recording, `finish` and
-//!   `submit`. No renderer built on wgpu can spend less CPU on
-//!   that frame than this on this machine, whatever it draws.
+//!   `submit`. No renderer built on wgpu can spend less CPU on that frame than this on this
+//!   machine, whatever it draws.
 //! - `take_record_uploads/{static,move1pct}/N`: the GPU path's crowd work alone; `move1pct` moves a
 //!   different random 1 % of the instances before each call (untimed).
 //!
@@ -148,7 +148,7 @@ fn render(c: &mut Criterion) {
             // Criterion plans iterations from the wall time of the routine (GPU wait included): 2
             // frames per sample.
             group.measurement_time(second.wall * 2 * SAMPLES as u32);
-            // Per measured frame: finish, submit, whole frame.
+            // Per measured frame: finish, submit, whole frame with the wait, CPU of the frame.
             let mut untimed: Vec<[Duration; 4]> = Vec::new();
             let name = match (culling, moving) {
                 (Culling::Cpu, _) => "cpu",
@@ -175,27 +175,24 @@ fn render(c: &mut Criterion) {
                     total
                 })
             });
-            let median = |k: usize| {
-                let mut v: Vec<Duration> = untimed.iter().map(|t| t[k]).collect();
-                v.sort_unstable();
-                v.get(v.len() / 2).copied().unwrap_or_default().as_secs_f64()
-            };
             if untimed.is_empty() {
                 continue; // filtered out on the command line
             }
+            let median = |k: usize| median_us(untimed.iter().map(|t| t[k]));
             let r = second.report;
             if culling == Culling::Gpu && !moving && n == COUNTS[0] {
                 wgpu_floor_reference(&gpu, r.draws_shadow, r.draws_main + r.draws_attachments);
             }
             eprintln!(
                 "render/{name}/{n}: {} frames; medians: finish() {:.1} us, submit() {:.1} us, CPU of the \
-                 frame (render + finish + submit) {:.1} us, whole frame with the GPU wait {:.1} ms; first frame uploaded {} B, a frame {} B; draws main {} \
-                 shadow {} attachments {}, dispatches {}; stats: drawn {} submitted {} of {}",
+                 frame (render + finish + submit) {:.1} us, whole frame with the GPU wait {:.1} ms; first \
+                 frame uploaded {} B, a frame {} B; draws main {} shadow {} attachments {}, dispatches {}; \
+                 stats: drawn {} submitted {} of {}",
                 untimed.len(),
-                median(0) * 1e6,
-                median(1) * 1e6,
-                median(3) * 1e6,
-                median(2) * 1e3,
+                median(0),
+                median(1),
+                median(3),
+                median(2) / 1e3,
                 first.report.uploaded_bytes,
                 r.uploaded_bytes,
                 r.draws_main,
@@ -209,6 +206,13 @@ fn render(c: &mut Criterion) {
         }
     }
     group.finish();
+}
+
+/// The median of `times` in microseconds (0 for none).
+fn median_us(times: impl Iterator<Item = Duration>) -> f64 {
+    let mut v: Vec<Duration> = times.collect();
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or_default().as_secs_f64() * 1e6
 }
 
 /// A colour attachment cleared to black and stored.
@@ -247,14 +251,10 @@ fn clear_only_reference(gpu: &Gpu) {
         }));
         times.push(finish_and_submit(gpu, encoder));
     }
-    let median = |mut v: Vec<Duration>| {
-        v.sort_unstable();
-        v[v.len() / 2].as_secs_f64() * 1e6
-    };
     eprintln!(
         "reference: a clear-only frame: finish() {:.1} us, submit() {:.1} us (medians of 50)",
-        median(times.iter().map(|t| t.0).collect()),
-        median(times.iter().map(|t| t.1).collect())
+        median_us(times.iter().map(|t| t.0)),
+        median_us(times.iter().map(|t| t.1))
     );
 }
 
@@ -406,11 +406,7 @@ fn wgpu_floor_reference(gpu: &Gpu, shadow_draws: u32, main_draws: u32) {
         let (finish, submit) = finish_and_submit(gpu, encoder);
         times.push([record, finish, submit, record + finish + submit]);
     }
-    let median = |k: usize| {
-        let mut v: Vec<Duration> = times.iter().map(|t| t[k]).collect();
-        v.sort_unstable();
-        v[v.len() / 2].as_secs_f64() * 1e6
-    };
+    let median = |k: usize| median_us(times.iter().map(|t| t[k]));
     eprintln!(
         "reference: wgpu's floor for a frame shaped like vat's GPU-driven frame ({shadow_draws} + \
          {main_draws} indirect draws, trivial shaders): record {:.1} us, finish() {:.1} us, submit() \
