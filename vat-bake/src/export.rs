@@ -487,7 +487,11 @@ impl Document {
                 channels.push(json!({ "sampler": samplers.len(), "target": { "node": node, "path": path } }));
                 samplers.push(json!({ "input": input, "output": output, "interpolation": interpolation }));
             }
-            let mut extras = json!({ EXTRAS_LOOPING: clip.looping, EXTRAS_LOCOMOTION: clip.locomotion });
+            let mut extras = json!({ EXTRAS_LOCOMOTION: clip.locomotion });
+            // Undecided looping stays undecided: the importer then detects it as the bake would.
+            if let Some(looping) = clip.looping {
+                extras[EXTRAS_LOOPING] = json!(looping);
+            }
             if let Some(stride) = clip.known_stride {
                 extras[EXTRAS_STRIDE] = num(stride);
             }
@@ -777,7 +781,10 @@ mod tests {
         assert_eq!(gltf.animations().count(), rig.clips.len());
         for (anim, clip) in gltf.animations().zip(&rig.clips) {
             assert_eq!(anim.name(), Some(clip.name.as_str()));
-            let mut expect = json!({ "vat_looping": clip.looping, "vat_locomotion": clip.locomotion });
+            let mut expect = json!({ "vat_locomotion": clip.locomotion });
+            if let Some(looping) = clip.looping {
+                expect["vat_looping"] = json!(looping);
+            }
             if let Some(s) = clip.known_stride {
                 expect["vat_stride"] = json!(f64::from(s));
             }
@@ -833,6 +840,7 @@ mod tests {
             // Eight distinct joints per vertex, dyadic weights summing to exactly 1.
             joints: (0..n as u16).map(|v| std::array::from_fn(|i| (v + i as u16) % 8)).collect(),
             weights: vec![[0.25, 0.25, 0.125, 0.125, 0.125, 0.0625, 0.03125, 0.03125]; n],
+            full_influences: None,
             morph_targets: vec![
                 MorphTarget {
                     name: Some("smile".into()),
@@ -862,6 +870,7 @@ mod tests {
             influence_count: 0,
             joints: Vec::new(),
             weights: Vec::new(),
+            full_influences: None,
             morph_targets: Vec::new(),
             default_morph_weights: Vec::new(),
         };
@@ -922,12 +931,13 @@ mod tests {
                 ],
                 start: 0.04,
                 end: 1.0,
-                looping: false,
+                looping: Some(false),
                 known_stride: None,
                 locomotion: false,
             }],
             sockets: vec![Socket { name: "hand".into(), node: 2, local: Mat4::from_rotation_y(0.5) }],
             feet: Some(Feet { left: 1, right: 2 }),
+            ..Rig::default()
         }
     }
 

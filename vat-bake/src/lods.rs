@@ -524,6 +524,7 @@ mod tests {
             influence_count: 4,
             joints: vec![[0; crate::rig::MAX_INFLUENCES]; n],
             weights: vec![[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]; n],
+            full_influences: Vec::new(),
             bones: vec![crate::skin::Bone { node: 0, inverse_bind: glam::Mat4::IDENTITY }],
             sources: (0..n as u32).map(|v| crate::skin::VertexSource { mesh: 0, vertex: v }).collect(),
             morph_targets: Vec::new(),

@@ -73,7 +73,18 @@ pub struct BakeOptions {
     /// `fps = N / d`, a one-shot clip at `(N - 1) / d`.
     pub frames: Option<u32>,
     /// `--clips a,b`: bake only these clips (by name, in the rig's order); `None` bakes every clip.
+    /// Clips not selected are not validated.
     pub clips: Option<Vec<String>>,
+    /// `--loop a,b`: these clips loop (stored `round(d * fps)` frames, wrapping to the first).
+    ///
+    /// Each baked clip loops or plays once by, in order: `--loop` / `--once`; the source's choice
+    /// ([`AnimationClip::looping`], glTF `extras.vat_looping`); else its seam: it loops when its
+    /// last pose returns to its first within the format's position bound (in the box of those two
+    /// poses), and is one-shot otherwise. A one-key clip is a one-frame pose. [`BakeStats::clip_looping`]
+    /// says which and why.
+    pub looping: Vec<String>,
+    /// `--once c`: these clips play once (stored `round(d * fps) + 1` frames, clamping at the end).
+    pub one_shot: Vec<String>,
     /// The LOD chain (`--lods N` or `--lod-ratios ...`; default 5 levels).
     pub lods: LodOptions,
     /// `--bones`: also bake the bone texture and the joints/weights streams.
@@ -107,6 +118,8 @@ impl Default for BakeOptions {
             fps: 30.0,
             frames: None,
             clips: None,
+            looping: Vec::new(),
+            one_shot: Vec::new(),
             lods: LodOptions::default(),
             bones: false,
             tangents: false,
@@ -209,6 +222,8 @@ pub struct BakeStats {
     pub deduplicated_blobs: u32,
     /// Things the user should know (e.g. a locomotion clip whose stride could not be measured).
     pub warnings: Vec<String>,
+    /// Whether each baked clip loops, and why (see [`BakeOptions::looping`]).
+    pub clip_looping: Vec<ClipLooping>,
     /// Time per stage.
     pub timings: Vec<StageTiming>,
 }
@@ -317,6 +332,7 @@ struct ClipPlan {
     /// Frames of each baked clip.
     row_map: ClipRowMap,
     warnings: Vec<String>,
+    looping: Vec<ClipLooping>,
 }
 
 impl ClipPlan {
@@ -373,44 +389,147 @@ fn validate_options(options: &BakeOptions) -> Result<()> {
     Ok(())
 }
 
-/// Chooses, validates and lays out the clips to bake, with their strides.
+/// The name of the one clip a rig without animation bakes as: its rest pose, one frame.
+pub const STATIC_CLIP: &str = "static";
+
+/// `rig` itself when it has clips; else a copy with one clip [`STATIC_CLIP`] (no channels, zero
+/// length: the rest pose), so a prop or a statue bakes as a one-frame asset and verifies against
+/// the same clip.
+pub fn with_static_clip(rig: &Rig) -> std::borrow::Cow<'_, Rig> {
+    if !rig.clips.is_empty() {
+        return std::borrow::Cow::Borrowed(rig);
+    }
+    let mut owned = rig.clone();
+    owned.clips.push(AnimationClip {
+        name: STATIC_CLIP.to_owned(),
+        channels: Vec::new(),
+        start: 0.0,
+        end: 0.0,
+        looping: Some(true),
+        known_stride: None,
+        locomotion: false,
+    });
+    std::borrow::Cow::Owned(owned)
+}
+
+/// Why a baked clip loops or plays once.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum LoopDecision {
+    /// `--loop` / `--once` named it.
+    Option,
+    /// The source said (glTF `extras.vat_looping`, the procedural rig).
+    Source,
+    /// Decided from the clip: its last pose returns to its first within the format's quantum
+    /// (looping) or does not (one-shot). `seam_mm` is the largest per-axis distance between the two
+    /// poses, `quantum_mm` the bound it was compared with.
+    Seam {
+        /// Largest per-axis distance between the first and last pose, mm.
+        seam_mm: f64,
+        /// The format's position bound in the box of the two poses, mm.
+        quantum_mm: f64,
+    },
+    /// A one-key clip: one frame, a pose.
+    Pose,
+}
+
+/// Looping or one-shot, and why, for each baked clip ([`BakeStats::clip_looping`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClipLooping {
+    /// Clip name.
+    pub clip: String,
+    /// Whether it loops.
+    pub looping: bool,
+    /// Why.
+    pub decision: LoopDecision,
+}
+
+/// Largest per-axis distance (metres) between the skinned first and last pose of `clip`, and the
+/// position bound of `format` in the box of those two poses (metres, largest axis).
+fn clip_seam(rig: &Rig, set: &VertexSet, clip: usize, format: VertexFormat) -> Result<(f64, f64)> {
+    let c = &rig.clips[clip];
+    let frames = skin::skin_clip_frames(rig, set, &[(clip, c.start), (clip, c.end)], false);
+    let (first, last) = (&frames[0].positions, &frames[1].positions);
+    let seam = first.iter().zip(last).map(|(a, b)| (*a - *b).abs().max_element()).fold(0.0f32, f32::max);
+    let bounds = PositionBounds::from_points(first.iter().chain(last).map(|p| p.to_array()))?;
+    let bits = if format == VertexFormat::Packed64 {
+        encoding::allocate_position_bits(bounds.extent)
+    } else {
+        [0; 3]
+    };
+    let quantum = encoding::position_error_bound(format, bits, &bounds).into_iter().fold(0.0f32, f32::max);
+    Ok((f64::from(seam), f64::from(quantum)))
+}
+
+/// Chooses, validates and lays out the clips to bake, with their strides. Clips not selected by
+/// `--clips` are never looked at, so a broken clip elsewhere in the file does not stop the bake.
 fn plan_clips(rig: &Rig, options: &BakeOptions) -> Result<ClipPlan> {
     if rig.clips.is_empty() {
         return Err(invalid_input(format!("rig \"{}\"", rig.name), "no animation to bake: it has no clips"));
     }
-    let sources: Vec<usize> = match &options.clips {
-        None => (0..rig.clips.len()).collect(),
-        Some(names) => {
-            if let Some(unknown) = names.iter().find(|n| !rig.clips.iter().any(|c| &c.name == *n)) {
+    let known = |option: &'static str, names: &[String]| -> Result<()> {
+        match names.iter().find(|n| !rig.clips.iter().any(|c| &c.name == *n)) {
+            None => Ok(()),
+            Some(unknown) => {
                 let available: Vec<&str> = rig.clips.iter().map(|c| c.name.as_str()).collect();
-                return Err(invalid_option(
-                    "--clips",
+                Err(invalid_option(
+                    option,
                     format!(
                         "rig \"{}\" has no clip named \"{unknown}\"; it has: {}",
                         rig.name,
                         available.join(", ")
                     ),
-                ));
+                ))
             }
+        }
+    };
+    known("--loop", &options.looping)?;
+    known("--once", &options.one_shot)?;
+    if let Some(both) = options.looping.iter().find(|n| options.one_shot.contains(n)) {
+        return Err(invalid_option("--once", format!("clip \"{both}\" is also named by --loop; choose one")));
+    }
+    let sources: Vec<usize> = match &options.clips {
+        None => (0..rig.clips.len()).collect(),
+        Some(names) => {
+            known("--clips", names)?;
             (0..rig.clips.len()).filter(|&i| names.iter().any(|n| *n == rig.clips[i].name)).collect()
         }
     };
     let mut row_map = ClipRowMap::new();
     let mut warnings = Vec::new();
+    let mut looping_report = Vec::new();
+    // Built only if a clip's looping has to be decided from its poses.
+    let mut seam_set: Option<VertexSet> = None;
     for &ci in &sources {
         validate_clip(rig, ci)?;
         let clip = &rig.clips[ci];
         let part = || format!("rig \"{}\" clip \"{}\"", rig.name, clip.name);
         let duration = clip.duration();
-        if !(duration > 0.0 && duration.is_finite()) {
-            return Err(invalid_input(
-                part(),
-                format!("zero-length clip ({} s to {} s): nothing to animate", clip.start, clip.end),
-            ));
+        if !duration.is_finite() {
+            return Err(invalid_input(part(), format!("duration {duration} s is not finite")));
         }
-        let mode = if clip.looping { ClipMode::Looping } else { ClipMode::OneShot };
+        let named = |list: &[String]| list.iter().any(|n| *n == clip.name);
+        let (looping, decision) = if duration == 0.0 {
+            (!named(&options.one_shot), LoopDecision::Pose)
+        } else if named(&options.looping) {
+            (true, LoopDecision::Option)
+        } else if named(&options.one_shot) {
+            (false, LoopDecision::Option)
+        } else if let Some(l) = clip.looping {
+            (l, LoopDecision::Source)
+        } else {
+            if seam_set.is_none() {
+                seam_set = Some(VertexSet::from_rig(rig)?);
+            }
+            let set = seam_set.as_ref().ok_or_else(|| invalid_input(part(), "no vertex set"))?;
+            let (seam, quantum) = clip_seam(rig, set, ci, options.format)?;
+            (seam <= quantum, LoopDecision::Seam { seam_mm: seam * 1e3, quantum_mm: quantum * 1e3 })
+        };
+        looping_report.push(ClipLooping { clip: clip.name.clone(), looping, decision });
+        let mode = if looping { ClipMode::Looping } else { ClipMode::OneShot };
         let fps = match options.frames {
             None => options.fps,
+            // A pose is one frame whatever the rate.
+            Some(_) if duration == 0.0 => options.fps,
             Some(n) => {
                 let intervals = match mode {
                     ClipMode::Looping => n,
@@ -434,30 +553,33 @@ fn plan_clips(rig: &Rig, options: &BakeOptions) -> Result<ClipPlan> {
                 format!("gives {fps} samples per second for clip \"{}\"", clip.name),
             ));
         }
-        let stride = if clip.locomotion {
+        let stride = if clip.locomotion && duration > 0.0 {
             match clip.known_stride {
                 Some(s) if s.is_finite() && s >= 0.0 => s,
                 Some(s) => {
                     return Err(invalid_input(part(), format!("known stride {s} is not finite and >= 0")));
                 }
-                None => match extract_stride(rig, clip)? {
-                    Some(s) => s,
-                    None => {
-                        warnings.push(format!(
-                            "clip \"{}\" is locomotion but no stride could be measured (no feet, or no planted \
-                             foot moving backwards); baked with stride 0",
-                            clip.name
-                        ));
-                        0.0
+                None => {
+                    let resolved = AnimationClip { looping: Some(looping), ..clip.clone() };
+                    match extract_stride(rig, &resolved)? {
+                        Some(s) => s,
+                        None => {
+                            warnings.push(format!(
+                                "clip \"{}\" is locomotion but no stride could be measured (no feet, or no planted \
+                                 foot moving backwards); baked with stride 0",
+                                clip.name
+                            ));
+                            0.0
+                        }
                     }
-                },
+                }
             }
         } else {
             0.0
         };
         row_map.push(clip.name.clone(), duration, fps, mode, stride)?;
     }
-    Ok(ClipPlan { sources, row_map, warnings })
+    Ok(ClipPlan { sources, row_map, warnings, looping: looping_report })
 }
 
 /// The baked vertex set of `rig` in its baked order, and that order (`order[new] = old`): what
@@ -499,6 +621,8 @@ pub fn prepare_with_progress(
 ) -> Result<PreparedBake> {
     let start = Instant::now();
     validate_options(options)?;
+    let rig = with_static_clip(rig);
+    let rig = rig.as_ref();
     let plan = plan_clips(rig, options)?;
     let plan_time = start.elapsed().as_secs_f64();
     let mut bake = prepare_planned(rig, options, &plan, None, progress)?;
@@ -1247,6 +1371,7 @@ fn prepare_planned(
         blob_bytes: blobs.blobs.iter().map(|b| b.len() as u64).sum(),
         deduplicated_blobs: blobs.deduplicated,
         warnings: plan.warnings.clone(),
+        clip_looping: plan.looping.clone(),
         timings,
     };
     Ok(PreparedBake { manifest, blobs: blobs.blobs, vertex_order, stats })
@@ -1305,6 +1430,7 @@ pub(crate) mod fixtures {
             influence_count: 4,
             joints: Vec::new(),
             weights: Vec::new(),
+            full_influences: None,
             morph_targets: Vec::new(),
             default_morph_weights: vec![0.0],
         };
@@ -1370,6 +1496,7 @@ pub(crate) mod fixtures {
             influence_count: 0,
             joints: Vec::new(),
             weights: Vec::new(),
+            full_influences: None,
             morph_targets: Vec::new(),
             default_morph_weights: Vec::new(),
         };
@@ -1389,7 +1516,7 @@ pub(crate) mod fixtures {
             ],
             start: 0.0,
             end: 1.0,
-            looping: true,
+            looping: Some(true),
             known_stride: Some(1.25),
             locomotion: true,
         };
@@ -1406,7 +1533,7 @@ pub(crate) mod fixtures {
             ],
             start: 0.04,
             end: 0.54,
-            looping: false,
+            looping: Some(false),
             known_stride: None,
             locomotion: false,
         };
@@ -1422,6 +1549,7 @@ pub(crate) mod fixtures {
                 local: Mat4::from_translation(Vec3::Y * 0.5),
             }],
             feet: None,
+            ..Rig::default()
         }
     }
 }
@@ -1620,25 +1748,6 @@ mod tests {
     #[test]
     fn bad_rigs_and_options_are_typed_errors() {
         let rig = tube_rig(0.15);
-        let mut no_clips = rig.clone();
-        no_clips.clips.clear();
-        match prepare(&no_clips, &BakeOptions::default()) {
-            Err(BakeError::InvalidInput { part, problem }) => {
-                assert!(
-                    part.contains("tube") && problem.contains("no animation to bake"),
-                    "{part}: {problem}"
-                );
-            }
-            other => panic!("{other:?}"),
-        }
-        let mut zero = rig.clone();
-        zero.clips[0].end = zero.clips[0].start;
-        zero.clips[0].channels.iter_mut().for_each(|c| {
-            let per_key = c.values.len() / c.times.len();
-            c.times.truncate(1);
-            c.values.truncate(per_key);
-        });
-        assert!(matches!(prepare(&zero, &BakeOptions::default()), Err(BakeError::InvalidInput { .. })));
         let unknown = BakeOptions { clips: Some(vec!["dance".into()]), ..Default::default() };
         assert!(matches!(prepare(&rig, &unknown), Err(BakeError::InvalidOption { option: "--clips", .. })));
         let capture = BakeOptions { captures: vec!["tail".into()], ..Default::default() };

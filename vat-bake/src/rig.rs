@@ -98,7 +98,9 @@ pub struct MorphTarget {
     pub tangents: Option<Vec<Vec3>>,
 }
 
-/// Maximum influences per vertex (JOINTS_0/WEIGHTS_0 and JOINTS_1/WEIGHTS_1).
+/// Maximum influences per vertex that are baked (two sets of four: what `JOINTS_0/WEIGHTS_0` and
+/// `JOINTS_1/WEIGHTS_1` hold, and what the bone-mode shaders read). A source with more keeps every
+/// influence in [`Mesh::full_influences`], so verification can measure what the reduction costs.
 pub const MAX_INFLUENCES: usize = 8;
 
 /// One triangle mesh (one glTF primitive).
@@ -128,6 +130,11 @@ pub struct Mesh {
     pub joints: Vec<[u16; MAX_INFLUENCES]>,
     /// Weights per vertex, summing to 1 (renormalised by the importer); unused slots 0.
     pub weights: Vec<[f32; MAX_INFLUENCES]>,
+    /// Every influence of every vertex, `(joint, weight)` with weights summing to 1, when the source
+    /// gave some vertex more than [`MAX_INFLUENCES`] non-zero influences (glTF `JOINTS_2` and up);
+    /// `None` otherwise. `joints`/`weights` then hold each vertex's [`MAX_INFLUENCES`] largest,
+    /// renormalised: what is baked. Verification skins with these, the full source.
+    pub full_influences: Option<Vec<Vec<(u16, f32)>>>,
     /// Morph targets.
     pub morph_targets: Vec<MorphTarget>,
     /// Weights of the morph targets when no animation drives them (glTF `mesh.weights`).
@@ -201,8 +208,11 @@ pub struct AnimationClip {
     pub start: f32,
     /// Last key time of any channel, seconds. `end - start` is the clip's duration.
     pub end: f32,
-    /// Whether the clip loops (locomotion cycles, idle) or plays once.
-    pub looping: bool,
+    /// Whether the clip loops (locomotion cycles, idle) or plays once, when the source says
+    /// (`Some`); `None` lets the bake decide from the clip itself: it loops when its last pose
+    /// returns to its first within the format's quantum (see [`crate::prepare::BakeOptions::looping`]
+    /// for the command-line override).
+    pub looping: Option<bool>,
     /// The exact stride in metres per cycle when the source knows it (the procedural humanoid);
     /// `None` means "extract it from the feet" for locomotion clips, or not locomotion.
     pub known_stride: Option<f32>,
@@ -254,6 +264,14 @@ pub struct Rig {
     pub sockets: Vec<Socket>,
     /// The feet, when known (the procedural humanoid, or found by name in glTF).
     pub feet: Option<Feet>,
+    /// What the source had that this rig leaves out, one line each with the reason (e.g. a `POINTS`
+    /// primitive, meshes of a skin other than the one chosen with `--skin`), and what the import
+    /// changed (influences past [`MAX_INFLUENCES`] dropped). Empty when nothing was left out. The
+    /// CLI prints every line.
+    pub notes: Vec<String>,
+    /// Vertices of the source's meshes that [`Rig::notes`] says were left out (0 when none), so a
+    /// report can say "baked V of V + left_out vertices".
+    pub left_out_vertices: u64,
 }
 
 impl Rig {

@@ -245,7 +245,8 @@ pub fn global_matrices(rig: &Rig, pose: &Pose) -> Vec<Mat4> {
     rig.globals_from_locals(&locals)
 }
 
-/// Checks that clip `clip` of `rig` can be sampled: it exists, has at least one channel, every
+/// Checks that clip `clip` of `rig` can be sampled: it exists, has at least one channel (unless it
+/// is zero-length: a pose), every
 /// channel targets an existing node or morphed mesh, has at least one key, finite strictly increasing
 /// key times within `clip.start..=clip.end`, exactly as many values as its keys need, and finite
 /// values.
@@ -265,7 +266,8 @@ pub fn validate_clip(rig: &Rig, clip: usize) -> Result<()> {
             format!("start {} s and end {} s are not a finite, ordered span", c.start, c.end),
         ));
     }
-    if c.channels.is_empty() {
+    // A zero-length clip without channels is the rest pose (a static asset's one clip).
+    if c.channels.is_empty() && c.end > c.start {
         return Err(bad(format!("clip \"{}\"", c.name), "has no channels".into()));
     }
     for (i, ch) in c.channels.iter().enumerate() {
@@ -582,6 +584,7 @@ mod tests {
             influence_count: 0,
             joints: vec![[0; 8]],
             weights: vec![[0.0; 8]],
+            full_influences: None,
             morph_targets: vec![
                 MorphTarget { name: None, positions: vec![Vec3::X], normals: None, tangents: None },
                 MorphTarget { name: None, positions: vec![Vec3::Y], normals: None, tangents: None },
@@ -615,7 +618,7 @@ mod tests {
                 ],
                 start: 0.5,
                 end: 1.5,
-                looping: true,
+                looping: Some(true),
                 known_stride: None,
                 locomotion: false,
             }],

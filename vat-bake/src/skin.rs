@@ -96,13 +96,19 @@ pub struct VertexSet {
     /// Weights per vertex, non-negative, summing to 1 (renormalised); slots past `influence_count`
     /// are 0.
     pub weights: Vec<[f32; MAX_INFLUENCES]>,
-    /// Bones: the skin's joints in skin order, then one per node carrying a rigid body mesh that is
-    /// not already a joint.
+    /// Bones: the joints of every skin used, one per distinct `(node, inverse bind)` in skin order
+    /// (see [`VertexSet::from_rig`]), then one per node carrying a rigid body mesh that is not
+    /// already a joint.
     pub bones: Vec<Bone>,
     /// Origin (rig mesh, vertex within it) of each vertex.
     pub sources: Vec<VertexSource>,
     /// Morph targets of the body meshes, in (mesh, target) order.
     pub morph_targets: Vec<SetMorphTarget>,
+    /// The vertices whose source has more than [`MAX_INFLUENCES`] influences
+    /// ([`Mesh::full_influences`]), sorted by vertex, each with every `(bone, weight)` it has
+    /// (weights summing to 1): the full source that [`skin_frames_into_full`] skins. `joints` /
+    /// `weights` hold the baked 8.
+    pub full_influences: Vec<(u32, Vec<(u16, f32)>)>,
 }
 
 /// One skinned frame: every vertex of a [`VertexSet`], posed, in model space.
@@ -156,8 +162,13 @@ impl VertexSet {
 
     /// Merges every [`MeshRole::Body`] mesh of `rig` (attachments are baked separately).
     ///
+    /// Body meshes on different skins share one skeleton: [`VertexSet::bones`] holds one bone per
+    /// distinct `(node, inverse bind)` pair over every skin used, so skins listing the same joints
+    /// with the same bind matrices share their bones, and each mesh's joint indices are renumbered
+    /// into that list.
+    ///
     /// Errors ([`BakeError::InvalidInput`], naming the mesh and vertex): no body mesh or no vertices;
-    /// skinned body meshes on different skins, or on a skin that does not exist; a skin whose joint
+    /// a skinned body mesh on a skin that does not exist; a skin whose joint
     /// and inverse-bind counts differ or that references a missing node; a rigid carrier node that
     /// does not exist or has a singular rest transform; per-vertex arrays of the wrong length;
     /// non-finite positions, normals, tangents, uvs, morph deltas or inverse bind matrices; a
@@ -172,35 +183,22 @@ impl VertexSet {
             return Err(invalid(rig_part(), "has no body mesh to bake"));
         }
 
-        // The one skin of the skinned body meshes.
-        let mut skin: Option<(usize, &Mesh)> = None;
-        for &(mi, m) in &body {
-            if let MeshBinding::Skinned { skin: s } = m.binding {
-                if s >= rig.skins.len() {
-                    return Err(invalid(
-                        format!("mesh {mi} \"{}\"", m.name),
-                        format!("uses skin {s}; the rig has {} skins", rig.skins.len()),
-                    ));
-                }
-                match skin {
-                    None => skin = Some((s, m)),
-                    Some((s0, m0)) if s0 != s => {
-                        return Err(invalid(
-                            rig_part(),
-                            format!(
-                                "body meshes \"{}\" (skin {s0}) and \"{}\" (skin {s}) use different skins; choose one skin",
-                                m0.name, m.name
-                            ),
-                        ));
-                    }
-                    Some(_) => {}
-                }
-            }
-        }
-
+        // The skins of the skinned body meshes, merged into one list of bones: a joint is one bone
+        // per distinct (node, inverse bind) pair, so skins listing the same joints with the same bind
+        // share bones, and `joint_maps[skin][j]` is the bone of skin joint `j`.
         let mut bones: Vec<Bone> = Vec::new();
-        let skin = skin.map(|(s, _)| (s, &rig.skins[s]));
-        if let Some((s, sk)) = skin {
+        let mut joint_maps: Vec<Option<Vec<u16>>> = vec![None; rig.skins.len()];
+        for &(mi, m) in &body {
+            let MeshBinding::Skinned { skin: s } = m.binding else { continue };
+            let Some(sk) = rig.skins.get(s) else {
+                return Err(invalid(
+                    format!("mesh {mi} \"{}\"", m.name),
+                    format!("uses skin {s}; the rig has {} skins", rig.skins.len()),
+                ));
+            };
+            if joint_maps[s].is_some() {
+                continue;
+            }
             if sk.joints.len() != sk.inverse_bind.len() {
                 return Err(invalid(
                     format!("skin {s}"),
@@ -211,6 +209,7 @@ impl VertexSet {
                     ),
                 ));
             }
+            let mut map = Vec::with_capacity(sk.joints.len());
             for (j, (&node, ibm)) in sk.joints.iter().zip(&sk.inverse_bind).enumerate() {
                 if node >= rig.nodes.len() {
                     return Err(invalid(
@@ -221,8 +220,24 @@ impl VertexSet {
                 if !ibm.is_finite() {
                     return Err(invalid(format!("skin {s} joint {j}"), "inverse bind matrix is not finite"));
                 }
-                bones.push(Bone { node, inverse_bind: *ibm });
+                let same = |b: &Bone| {
+                    b.node == node
+                        && b.inverse_bind.to_cols_array().map(f32::to_bits)
+                            == ibm.to_cols_array().map(f32::to_bits)
+                };
+                let bone = match bones.iter().position(same) {
+                    Some(b) => b,
+                    None => {
+                        bones.push(Bone { node, inverse_bind: *ibm });
+                        bones.len() - 1
+                    }
+                };
+                let bone = u16::try_from(bone).map_err(|_| {
+                    invalid(rig_part(), format!("needs {} bones; at most 65,536 fit", bone + 1))
+                })?;
+                map.push(bone);
             }
+            joint_maps[s] = Some(map);
         }
         let joint_count = bones.len();
 
@@ -293,6 +308,7 @@ impl VertexSet {
             bones,
             sources: Vec::with_capacity(total),
             morph_targets: Vec::new(),
+            full_influences: Vec::new(),
         };
 
         for &(mi, m) in &body {
@@ -301,7 +317,11 @@ impl VertexSet {
                 MeshBinding::Rigid { node } => carriers.iter().find(|c| c.node == node).copied(),
                 MeshBinding::Skinned { .. } => None,
             };
-            let kinds = set.push_mesh(mi, m, carrier, joint_count)?;
+            let joint_map = match m.binding {
+                MeshBinding::Skinned { skin } => joint_maps.get(skin).and_then(Option::as_deref),
+                MeshBinding::Rigid { .. } => None,
+            };
+            let kinds = set.push_mesh(mi, m, carrier, joint_map.unwrap_or(&[]))?;
             set.push_morphs(mi, m, carrier, &kinds)?;
             set.push_indices(mi, m, base)?;
         }
@@ -317,8 +337,9 @@ impl VertexSet {
         mi: usize,
         m: &Mesh,
         carrier: Option<Carrier>,
-        joint_count: usize,
+        joint_map: &[u16],
     ) -> Result<Vec<(f32, f32)>> {
+        let joint_count = joint_map.len();
         let part = || format!("mesh {mi} \"{}\"", m.name);
         let n = m.vertex_count();
         let check_len = |what: &str, len: usize| {
@@ -412,7 +433,7 @@ impl VertexSet {
                                     ),
                                 ));
                             }
-                            joints[s] = j;
+                            joints[s] = joint_map[usize::from(j)];
                             weights[s] = w;
                             sum += w;
                         }
@@ -437,6 +458,28 @@ impl VertexSet {
             }
             if let Some(u) = &mut self.uvs {
                 u.push(uv);
+            }
+            if let Some(list) = m.full_influences.as_ref().and_then(|f| f.get(v))
+                && list.len() > MAX_INFLUENCES
+                && carrier.is_none()
+            {
+                let mut mapped = Vec::with_capacity(list.len());
+                for &(j, w) in list {
+                    let bone = joint_map.get(usize::from(j)).copied().ok_or_else(|| {
+                        invalid(
+                            vpart(),
+                            format!(
+                                "influence on joint {j} is out of range; the skin has {joint_count} joints"
+                            ),
+                        )
+                    })?;
+                    if !(w.is_finite() && w >= 0.0) {
+                        return Err(invalid(vpart(), format!("influence weight {w} is not finite and >= 0")));
+                    }
+                    mapped.push((bone, w));
+                }
+                // The vertex was pushed above.
+                self.full_influences.push(((self.positions.len() - 1) as u32, mapped));
             }
             self.material_ids.push(m.material_ids[v]);
             self.joints.push(joints);
@@ -575,6 +618,10 @@ impl VertexSet {
                 *v = inverse[*v as usize];
             }
         }
+        for (v, _) in &mut self.full_influences {
+            *v = inverse[*v as usize];
+        }
+        self.full_influences.sort_by_key(|(v, _)| *v);
         Ok(())
     }
 
@@ -724,6 +771,89 @@ pub fn skin_frames_into(
             .zip(samples.par_iter())
             .for_each(|(((p, nrm), t), &s)| frame(s, p, nrm, Some(t))),
         None => pn.zip(samples.par_iter()).for_each(|((p, nrm), &s)| frame(s, p, nrm, None)),
+    }
+    Ok(())
+}
+
+/// [`skin_frames_into`], then the vertices of [`VertexSet::full_influences`] skinned again with
+/// every influence their source has (morph deltas first, as for every vertex): the full source a
+/// bake that kept 8 influences per vertex is verified against. Equal to [`skin_frames_into`] when
+/// no vertex has more than 8.
+///
+/// Errors: as [`skin_frames_into`].
+pub fn skin_frames_into_full(
+    rig: &Rig,
+    set: &VertexSet,
+    samples: &[(usize, f32)],
+    positions: &mut [[f32; 3]],
+    normals: &mut [[f32; 3]],
+    mut tangents: Option<&mut [[f32; 4]]>,
+) -> Result<()> {
+    skin_frames_into(rig, set, samples, positions, normals, tangents.as_deref_mut())?;
+    let n = set.vertex_count();
+    if set.full_influences.is_empty() || n == 0 {
+        return Ok(());
+    }
+    // The morph deltas of each listed vertex: (target, position, normal, tangent).
+    type Delta = (usize, Vec3, Vec3, Vec3);
+    let listed: HashMap<u32, usize> =
+        set.full_influences.iter().enumerate().map(|(i, (v, _))| (*v, i)).collect();
+    let mut deltas: Vec<Vec<Delta>> = vec![Vec::new(); set.full_influences.len()];
+    for (ti, t) in set.morph_targets.iter().enumerate() {
+        for (k, v) in t.vertices.iter().enumerate() {
+            if let Some(&i) = listed.get(v) {
+                let dn = t.normals.as_ref().map_or(Vec3::ZERO, |d| d[k]);
+                let dt = t.tangents.as_ref().map_or(Vec3::ZERO, |d| d[k]);
+                deltas[i].push((ti, t.positions[k], dn, dt));
+            }
+        }
+    }
+    let fix =
+        |(clip, time): (usize, f32), p: &mut [[f32; 3]], nrm: &mut [[f32; 3]], t: Option<&mut [[f32; 4]]>| {
+            let pose = FramePose::sample(rig, set, clip, time);
+            let weight = |ti: usize| {
+                let target = &set.morph_targets[ti];
+                pose.morph_weights.get(target.mesh).and_then(|w| w.get(target.target)).copied().unwrap_or(0.0)
+            };
+            let mut t = t;
+            for ((v, list), deltas) in set.full_influences.iter().zip(&deltas) {
+                let v = *v as usize;
+                let (mut pm, mut nm) = (set.positions[v], set.normals[v]);
+                let mut tm = set.tangents.as_ref().map(|t| t[v]);
+                for &(ti, dp, dn, dt) in deltas {
+                    let w = weight(ti);
+                    if w != 0.0 {
+                        pm += dp * w;
+                        nm += dn * w;
+                        if let Some(tm) = &mut tm {
+                            *tm = (tm.truncate() + dt * w).extend(tm.w);
+                        }
+                    }
+                }
+                let mut m = Mat4::ZERO;
+                for &(bone, w) in list {
+                    m += pose.bones.get(usize::from(bone)).copied().unwrap_or(Mat4::IDENTITY) * w;
+                }
+                let (a, b, c) = (m.x_axis.truncate(), m.y_axis.truncate(), m.z_axis.truncate());
+                let sign = if a.dot(b.cross(c)) < 0.0 { -1.0 } else { 1.0 };
+                let normal = (b.cross(c) * nm.x + c.cross(a) * nm.y + a.cross(b) * nm.z) * sign;
+                let normal = normal.try_normalize().unwrap_or(nm);
+                p[v] = m.transform_point3(pm).to_array();
+                nrm[v] = normal.to_array();
+                if let (Some(out), Some(tm)) = (t.as_deref_mut(), tm) {
+                    let skinned = m.transform_vector3(tm.truncate());
+                    let ortho = (skinned - normal * normal.dot(skinned)).try_normalize().unwrap_or(skinned);
+                    out[v] = ortho.extend(tm.w).to_array();
+                }
+            }
+        };
+    let pn = positions.par_chunks_mut(n).zip(normals.par_chunks_mut(n));
+    match tangents {
+        Some(t) => pn
+            .zip(t.par_chunks_mut(n))
+            .zip(samples.par_iter())
+            .for_each(|(((p, nrm), t), &s)| fix(s, p, nrm, Some(t))),
+        None => pn.zip(samples.par_iter()).for_each(|((p, nrm), &s)| fix(s, p, nrm, None)),
     }
     Ok(())
 }
@@ -1456,6 +1586,7 @@ mod tests {
             influence_count: if matches!(binding, MeshBinding::Skinned { .. }) { 8 } else { 0 },
             joints: vec![[0; 8]; n],
             weights: vec![[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]; n],
+            full_influences: None,
             morph_targets: vec![],
             default_morph_weights: vec![],
         }
@@ -1625,14 +1756,13 @@ mod tests {
         let mut m = base();
         m.normals.pop();
         expect_invalid(&two_bone_rig(m), &["\"body\"", "1 normals"]);
-        // Two skins among the body meshes.
+        // A body mesh on a skin that does not exist.
         let mut rig = two_bone_rig(base());
-        rig.skins.push(rig.skins[0].clone());
         let mut other = base();
         other.name = "cape".into();
         other.binding = MeshBinding::Skinned { skin: 1 };
         rig.meshes.push(other);
-        expect_invalid(&rig, &["\"body\"", "\"cape\"", "different skins"]);
+        expect_invalid(&rig, &["\"cape\"", "skin 1"]);
         // No body mesh at all.
         let mut rig = two_bone_rig(base());
         rig.meshes[0].role = MeshRole::Attachment { socket: 0 };
@@ -1759,7 +1889,7 @@ mod tests {
             ],
             start: 0.0,
             end: 1.0,
-            looping: true,
+            looping: Some(true),
             known_stride: None,
             locomotion: false,
         };

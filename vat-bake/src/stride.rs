@@ -99,7 +99,7 @@ pub fn extract_stride(rig: &Rig, clip: &AnimationClip) -> Result<Option<f32>> {
     // Central-difference velocities (m/s) over the neighbouring samples; None where a one-shot clip
     // has no neighbour. Looping clips wrap, the sample before the first lying one period earlier.
     let velocity = |track: &[[f64; 3]], k: usize| -> Option<[f64; 3]> {
-        let (prev, next, span) = if clip.looping {
+        let (prev, next, span) = if clip.looping.unwrap_or(true) {
             let prev = (k + n - 1) % n;
             let next = (k + 1) % n;
             let t = |i: usize| f64::from(times[i]);
@@ -202,7 +202,7 @@ mod tests {
                 channels,
                 start: 0.0,
                 end: d,
-                looping: true,
+                looping: Some(true),
                 known_stride: None,
                 locomotion: true,
             }],

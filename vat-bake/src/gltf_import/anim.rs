@@ -11,6 +11,9 @@ use super::{Ctx, Importer, extras_object, node_part};
 use crate::Result;
 use crate::rig::{AnimationClip, Channel, ChannelTarget, KeyInterpolation};
 
+/// Animation `extras` keys read as the clip's looping choice, in order of precedence.
+const LOOPING_KEYS: &[&str] = &["vat_looping", "looping", "loop"];
+
 /// Names that mark a clip as locomotion when its extras do not say.
 const LOCOMOTION_WORDS: &[&str] = &["walk", "jog", "run", "sprint"];
 
@@ -34,11 +37,18 @@ pub(super) fn clips(imp: &Importer<'_, '_>) -> Result<Vec<AnimationClip>> {
         }
         let start = channels.iter().map(|c| c.times[0]).fold(f32::INFINITY, f32::min);
         let end = channels.iter().filter_map(|c| c.times.last().copied()).fold(f32::NEG_INFINITY, f32::max);
-        if end <= start {
-            return Err(ctx.err(part, format!("zero-length clip: every keyframe is at {start} s")));
-        }
+        // Every key at one instant (a "TPose" clip) is a pose: baked as a one-frame clip.
+        let end = end.max(start);
         let extras = extras_object(animation.extras()).unwrap_or_default();
-        let looping = extra_bool(ctx, &part, &extras, "vat_looping")?.unwrap_or(true);
+        // vat's own key first, then the generic names other exporters write (Blender custom
+        // properties end up in extras); absent: the bake decides from the clip's seam.
+        let mut looping = None;
+        for key in LOOPING_KEYS {
+            if let Some(b) = extra_bool(ctx, &part, &extras, key)? {
+                looping = Some(b);
+                break;
+            }
+        }
         let locomotion = extra_bool(ctx, &part, &extras, "vat_locomotion")?.unwrap_or_else(|| {
             let lower = label.to_lowercase();
             LOCOMOTION_WORDS.iter().any(|w| lower.contains(w))

@@ -120,8 +120,9 @@ pub(super) fn read(
     };
 
     let indices = triangle_list(ctx, buffers, src, &reader, n)?;
-    let (influence_count, joints, weights) = match src.joint_count {
-        None => (0, Vec::new(), Vec::new()),
+    let Influences { count: influence_count, joints, weights, full: full_influences } = match src.joint_count
+    {
+        None => Influences { count: 0, joints: Vec::new(), weights: Vec::new(), full: None },
         Some(joint_count) => influences(ctx, buffers, src, &reader, n, joint_count)?,
     };
     let material_ids = material_ids(ctx, buffers, src, n)?;
@@ -141,6 +142,7 @@ pub(super) fn read(
         influence_count,
         joints,
         weights,
+        full_influences,
         morph_targets,
         default_morph_weights,
     };
@@ -196,9 +198,13 @@ where
     Ok(list)
 }
 
-/// JOINTS_0/WEIGHTS_0 (and JOINTS_1/WEIGHTS_1): `(influence_count, joints, weights)`, weights
+/// Every `JOINTS_n`/`WEIGHTS_n` pair from set 0 up (until the first absent pair), weights
 /// renormalised to sum 1.
-#[expect(clippy::type_complexity, reason = "a private helper's tuple, named by the caller's bindings")]
+///
+/// Up to two sets fill the 8 baked slots in place, as authored. With more sets, each vertex's
+/// non-zero influences are packed in authored order; a vertex with more than [`MAX_INFLUENCES`]
+/// keeps its largest 8 (influences on the same joint summed first, ties to the earlier slot),
+/// renormalised, and [`Influences::full`] keeps every influence for verification.
 fn influences<'a, 's, F>(
     ctx: &Ctx<'_>,
     buffers: &[Cow<'_, [u8]>],
@@ -206,16 +212,14 @@ fn influences<'a, 's, F>(
     reader: &gltf::mesh::Reader<'a, 's, F>,
     n: usize,
     joint_count: usize,
-) -> Result<(usize, Vec<[u16; MAX_INFLUENCES]>, Vec<[f32; MAX_INFLUENCES]>)>
+) -> Result<Influences>
 where
     F: Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
 {
     let prim = src.primitive;
     let part = src.part;
-    let mut joints = vec![[0u16; MAX_INFLUENCES]; n];
-    let mut weights = vec![[0f32; MAX_INFLUENCES]; n];
-    let mut sets = 0;
-    for set in 0..2u32 {
+    let mut sets: Vec<(Vec<[u16; 4]>, Vec<[f32; 4]>)> = Vec::new();
+    for set in 0u32.. {
         let (j_name, w_name) = (format!("JOINTS_{set}"), format!("WEIGHTS_{set}"));
         let (j_acc, w_acc) = match (prim.get(&Semantic::Joints(set)), prim.get(&Semantic::Weights(set))) {
             (None, None) => break,
@@ -241,7 +245,6 @@ where
                 ),
             ));
         }
-        let base = set as usize * 4;
         for v in 0..n {
             for k in 0..4 {
                 let (joint, weight) = (set_joints[v][k], set_weights[v][k]);
@@ -254,25 +257,95 @@ where
                 if !(weight.is_finite() && weight >= 0.0) {
                     return Err(ctx.err(&w_part, format!("vertex {v} has weight {weight}")));
                 }
-                joints[v][base + k] = joint;
-                weights[v][base + k] = weight;
             }
         }
-        sets += 1;
+        sets.push((set_joints, set_weights));
     }
-    for (v, w) in weights.iter_mut().enumerate() {
-        let sum: f32 = w.iter().sum();
+    let mut joints = vec![[0u16; MAX_INFLUENCES]; n];
+    let mut weights = vec![[0f32; MAX_INFLUENCES]; n];
+    let weightless = |v: usize, sum: f32| {
+        ctx.err(part, format!("the weights of vertex {v} sum to {sum}; a skinned vertex needs weight"))
+    };
+    if sets.len() <= 2 {
+        // As authored, slot for slot (what round trips and earlier bakes rely on).
+        for (set, (sj, sw)) in sets.iter().enumerate() {
+            for v in 0..n {
+                joints[v][set * 4..set * 4 + 4].copy_from_slice(&sj[v]);
+                weights[v][set * 4..set * 4 + 4].copy_from_slice(&sw[v]);
+            }
+        }
+        for (v, w) in weights.iter_mut().enumerate() {
+            let sum: f32 = w.iter().sum();
+            if !(sum > 0.0 && sum.is_finite()) {
+                return Err(weightless(v, sum));
+            }
+            for x in w.iter_mut() {
+                *x /= sum;
+            }
+        }
+        return Ok(Influences { count: sets.len() * 4, joints, weights, full: None });
+    }
+    let mut full = Vec::with_capacity(n);
+    let mut reduced = false;
+    for v in 0..n {
+        let mut list: Vec<(u16, f32)> = sets
+            .iter()
+            .flat_map(|(sj, sw)| sj[v].iter().copied().zip(sw[v].iter().copied()))
+            .filter(|&(_, w)| w > 0.0)
+            .collect();
+        let sum: f32 = list.iter().map(|&(_, w)| w).sum();
         if !(sum > 0.0 && sum.is_finite()) {
-            return Err(ctx.err(
-                part,
-                format!("the weights of vertex {v} sum to {sum}; a skinned vertex needs weight"),
-            ));
+            return Err(weightless(v, sum));
         }
-        for x in w.iter_mut() {
-            *x /= sum;
+        for (_, w) in &mut list {
+            *w /= sum;
+        }
+        let kept = if list.len() <= MAX_INFLUENCES {
+            list.clone()
+        } else {
+            reduced = true;
+            largest_influences(&list)
+        };
+        let kept_sum: f32 = kept.iter().map(|&(_, w)| w).sum();
+        for (s, &(j, w)) in kept.iter().enumerate() {
+            joints[v][s] = j;
+            weights[v][s] = w / kept_sum;
+        }
+        full.push(list);
+    }
+    Ok(Influences { count: MAX_INFLUENCES, joints, weights, full: reduced.then_some(full) })
+}
+
+/// The influences of one skinned primitive (see [`influences`]).
+struct Influences {
+    /// Slots used: 4 or 8.
+    count: usize,
+    joints: Vec<[u16; MAX_INFLUENCES]>,
+    /// Renormalised to sum 1.
+    weights: Vec<[f32; MAX_INFLUENCES]>,
+    /// Every influence, when some vertex had more than [`MAX_INFLUENCES`].
+    full: Option<Vec<Vec<(u16, f32)>>>,
+}
+
+/// The [`MAX_INFLUENCES`] largest of `list` (influences on one joint summed first), in their order
+/// in `list`; ties go to the earlier entry.
+pub(crate) fn largest_influences(list: &[(u16, f32)]) -> Vec<(u16, f32)> {
+    let mut merged: Vec<(u16, f32)> = Vec::with_capacity(list.len());
+    for &(j, w) in list {
+        match merged.iter_mut().find(|(mj, _)| *mj == j) {
+            Some((_, mw)) => *mw += w,
+            None => merged.push((j, w)),
         }
     }
-    Ok((sets * 4, joints, weights))
+    if merged.len() <= MAX_INFLUENCES {
+        return merged;
+    }
+    let mut order: Vec<usize> = (0..merged.len()).collect();
+    // Largest first; equal weights keep their authored order (a stable sort).
+    order.sort_by(|&a, &b| merged[b].1.total_cmp(&merged[a].1));
+    let mut keep: Vec<usize> = order[..MAX_INFLUENCES].to_vec();
+    keep.sort_unstable();
+    keep.into_iter().map(|i| merged[i]).collect()
 }
 
 /// `_MATERIAL_ID` when present, else the primitive's material index (clamped to 255), else 0.
@@ -452,6 +525,9 @@ fn flat_shade(mesh: &mut Mesh) {
     unweld(&mut mesh.material_ids, &indices);
     unweld(&mut mesh.joints, &indices);
     unweld(&mut mesh.weights, &indices);
+    if let Some(full) = mesh.full_influences.as_mut() {
+        *full = indices.iter().map(|&i| full[i as usize].clone()).collect();
+    }
     for target in &mut mesh.morph_targets {
         unweld(&mut target.positions, &indices);
         if let Some(n) = target.normals.as_mut() {

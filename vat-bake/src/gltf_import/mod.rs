@@ -6,20 +6,26 @@
 //!   reordered depth-first so parents come before children. Rest transforms from TRS or from a matrix
 //!   decomposed into TRS. Non-joint ancestors of the skeleton stay ordinary nodes, so joint globals
 //!   include them. A node reached twice (two parents, or a cycle) is an error.
-//! - **Skin**: one skin is imported, the one chosen with [`ImportOptions::skin`] or else the first skin
-//!   (in node order) used by a mesh; it becomes `rig.skins[0]`. Inverse bind matrices are identity when
-//!   absent. Primitives skinned by *other* skins are skipped.
+//! - **Skins**: every skin that skins a mesh of the scene is imported (in the order the scene first
+//!   uses them), so a model whose meshes are bound to several skins (one per hand, say) bakes whole
+//!   on one union skeleton. [`ImportOptions::skin`] restricts the import to one skin; primitives
+//!   skinned by the others are then left out, each with a line in [`Rig::notes`]. Inverse bind
+//!   matrices are identity when absent.
 //! - **Meshes**: one rig mesh per triangle primitive. A primitive with `JOINTS_0` on a node with the
 //!   chosen skin is [`MeshBinding::Skinned`] (its node transform ignored, per spec); any other primitive
 //!   is [`MeshBinding::Rigid`] on its node (props on joints, rigid node animation, morph-only meshes).
 //!   Rigid meshes have `influence_count == 0` and empty `joints`/`weights`.
-//!   - Triangle strips and fans are converted to lists; points and lines are an error.
+//!   - Triangle strips and fans are converted to lists; `POINTS` and `LINES*` primitives are left
+//!     out, each with a line in [`Rig::notes`] (a scene with nothing else is an error).
 //!   - Missing normals: flat normals, per spec. The vertices are unwelded (one vertex per index, all
 //!     attributes and morph deltas copied) so each triangle gets its own face normal; a zero-area
 //!     triangle gets +Y.
 //!   - Unit vectors (normals, tangents, rotations) already unit within [`UNIT_TOLERANCE`] are kept
 //!     bit-exact; others are normalised; zero-length ones are an error.
-//!   - `JOINTS_0/WEIGHTS_0` (4 influences) plus `JOINTS_1/WEIGHTS_1` (8); weights renormalised to sum 1.
+//!   - `JOINTS_n/WEIGHTS_n` for every `n` from 0 up; weights renormalised to sum 1. One set gives 4
+//!     baked influences, two give 8; with more, a vertex with more than 8 non-zero influences keeps
+//!     its 8 largest, renormalised, [`crate::rig::Mesh::full_influences`] keeps them all (what
+//!     verification skins against) and [`Rig::notes`] says how many vertices lost weight.
 //!     A joint index at or past the skin's joint count (any slot, whatever its weight), a negative or
 //!     non-finite weight, or weights summing to 0 is an error.
 //!   - Material id per vertex: the custom attribute `_MATERIAL_ID` (u8/u16/u32/float scalar, raw values
@@ -31,8 +37,9 @@
 //!   A `weights` channel targets every rig mesh made from the node's mesh (the channel is duplicated per
 //!   primitive). Channels on nodes outside the imported scene, and weights channels whose primitives
 //!   were skipped, are dropped; an animation left with no channel is an error. NaN/infinite times or
-//!   values, times not strictly increasing, and a clip whose keys all sit at one instant
-//!   ("zero-length clip") are errors. A file with no animation imports with no clips.
+//!   values and times not strictly increasing are errors. A clip whose keys all sit at one instant
+//!   (a "TPose" clip) is a pose: `start == end`, baked as a one-frame clip. A file with no
+//!   animation imports with no clips (and bakes as a static one-frame asset).
 //!
 //! vat conventions read from `extras` (the vat exporter writes them):
 //!
@@ -42,7 +49,7 @@
 //! | node with a mesh | `{"vat_attachment": "head"}` | its primitives become [`MeshRole::Attachment`] on socket `head`: vertices are moved into the socket's space (unchanged when the mesh sits on the socket node itself), binding `Rigid { node: socket.node }` |
 //! | socket node with a mesh | `{"vat_socket": "head", "vat_attachment": "cap"}` | as above on its own socket `head`; `cap` is the mesh's name (what [`crate::export`] writes) |
 //! | node | `{"vat_foot": "left"}` / `"right"` | [`Rig::feet`]; without it feet are found by name (`foot`/`ankle` with `left`, `l_`, `_l`, `.l` or the right equivalents), among skin joints when there is a skin |
-//! | animation | `{"vat_looping": false}` | one-shot clip (default: looping) |
+//! | animation | `{"vat_looping": false}` (also `looping` or `loop`) | one-shot (`false`) or looping (`true`) clip; absent: the bake decides from the clip's seam ([`crate::prepare::BakeOptions::looping`]) |
 //! | animation | `{"vat_locomotion": true, "vat_stride": 1.48}` | locomotion flag and exact stride in metres per cycle (default: locomotion when the name contains walk, jog, run or sprint; stride unknown) |
 //!
 //! Not supported, each a [`BakeError::Gltf`] naming the file and the part: Draco and meshopt
@@ -248,8 +255,8 @@ pub(super) struct Importer<'a, 'b> {
     gltf_node: Vec<usize>,
     /// `extras` objects by glTF node index.
     node_extras: Vec<Option<Map<String, Value>>>,
-    /// The imported glTF skin and its joint count.
-    skin: Option<(usize, usize)>,
+    /// By glTF skin index: its rig skin index and joint count, when imported.
+    skins: Vec<Option<(usize, usize)>>,
     /// glTF node index -> indices of the rig meshes made from its mesh.
     pub(super) node_meshes: Vec<Vec<usize>>,
     pub(super) rig: Rig,
@@ -265,7 +272,7 @@ impl<'a, 'b> Importer<'a, 'b> {
             node_map: vec![None; n],
             gltf_node: Vec::new(),
             node_extras: doc.nodes().map(|node| extras_object(node.extras())).collect(),
-            skin: None,
+            skins: Vec::new(),
             node_meshes: vec![Vec::new(); n],
             rig: Rig { name: name.to_owned(), ..Rig::default() },
         }
@@ -343,7 +350,9 @@ impl<'a, 'b> Importer<'a, 'b> {
         }
     }
 
-    /// Chooses and imports the skin.
+    /// Imports the skins: every skin that skins a mesh of the scene (one union skeleton: the
+    /// vertex set merges their joints, see [`crate::skin::VertexSet::from_rig`]), or only the one
+    /// chosen with [`ImportOptions::skin`].
     fn skin(&mut self, options: &ImportOptions) -> Result<()> {
         let nodes = self.gltf_nodes();
         let skinned_mesh_uses = |skin: usize| {
@@ -356,7 +365,7 @@ impl<'a, 'b> Importer<'a, 'b> {
             })
         };
         let skin_count = self.doc.skins().len();
-        let chosen = match options.skin {
+        let chosen: Vec<usize> = match options.skin {
             Some(i) if i >= skin_count => {
                 return Err(BakeError::InvalidOption {
                     option: "--skin",
@@ -375,14 +384,33 @@ impl<'a, 'b> Importer<'a, 'b> {
                     ),
                 });
             }
-            Some(i) => Some(i),
-            None => self.gltf_node.iter().find_map(|&g| {
-                let skin = nodes[g].skin()?.index();
-                skinned_mesh_uses(skin).then_some(skin)
-            }),
+            Some(i) => vec![i],
+            // In the order the scene first uses them, so the first skin met stays rig skin 0.
+            None => {
+                let mut order = Vec::new();
+                for &g in &self.gltf_node {
+                    if let Some(skin) = nodes[g].skin().map(|s| s.index())
+                        && !order.contains(&skin)
+                        && skinned_mesh_uses(skin)
+                    {
+                        order.push(skin);
+                    }
+                }
+                order
+            }
         };
-        let Some(index) = chosen else { return Ok(()) };
-        let Some(skin) = self.doc.skins().nth(index) else { return Ok(()) };
+        self.skins = vec![None; skin_count];
+        for index in chosen {
+            let Some(skin) = self.doc.skins().nth(index) else { continue };
+            let imported = self.read_skin(&skin, index)?;
+            self.skins[index] = Some((self.rig.skins.len(), imported.joints.len()));
+            self.rig.skins.push(imported);
+        }
+        Ok(())
+    }
+
+    /// One glTF skin: its joints (in the imported scene) and inverse bind matrices.
+    fn read_skin(&self, skin: &gltf::Skin<'_>, index: usize) -> Result<Skin> {
         let part = match skin.name() {
             Some(n) if !n.is_empty() => format!("skin {n:?}"),
             _ => format!("skin {index}"),
@@ -424,9 +452,7 @@ impl<'a, 'b> Importer<'a, 'b> {
                 matrices
             }
         };
-        self.skin = Some((index, joints.len()));
-        self.rig.skins.push(Skin { joints, inverse_bind });
-        Ok(())
+        Ok(Skin { joints, inverse_bind })
     }
 
     /// A string-valued vat extras key of glTF node `g`.
@@ -495,19 +521,40 @@ impl<'a, 'b> Importer<'a, 'b> {
                 let label = container::mesh_label(gmesh.name(), gmesh.index());
                 let part = format!("mesh {label} primitive {}", prim.index());
                 let has_joints = prim.get(&gltf::Semantic::Joints(0)).is_some();
-                let binding = match (node.skin(), self.skin) {
-                    (Some(skin), Some((chosen, joint_count))) if has_joints => {
-                        if skin.index() != chosen {
+                let vertices = prim.get(&gltf::Semantic::Positions).map_or(0, |a| a.count());
+                use gltf::mesh::Mode;
+                if !matches!(prim.mode(), Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan) {
+                    self.left_out(
+                        vertices,
+                        format!(
+                            "{part}: left out, mode {:?} is not a triangle mesh ({vertices} vertices)",
+                            prim.mode()
+                        ),
+                    );
+                    continue;
+                }
+                let binding = match node.skin() {
+                    Some(skin) if has_joints => match self.skins.get(skin.index()).copied().flatten() {
+                        None => {
                             skipped += 1;
+                            self.left_out(
+                                vertices,
+                                format!(
+                                    "{part}: left out, skinned by skin {} but --skin chose another ({vertices} vertices)",
+                                    skin.index()
+                                ),
+                            );
                             continue;
                         }
-                        if attachment.is_some() {
-                            return Err(self
-                                .ctx
-                                .err(part, "an attachment (extras.vat_attachment) cannot be skinned"));
+                        Some((rig_skin, joint_count)) => {
+                            if attachment.is_some() {
+                                return Err(self
+                                    .ctx
+                                    .err(part, "an attachment (extras.vat_attachment) cannot be skinned"));
+                            }
+                            (MeshBinding::Skinned { skin: rig_skin }, Some(joint_count))
                         }
-                        (MeshBinding::Skinned { skin: 0 }, Some(joint_count))
-                    }
+                    },
                     _ => (MeshBinding::Rigid { node: r }, None),
                 };
                 let name = if primitive_count > 1 {
@@ -524,6 +571,27 @@ impl<'a, 'b> Importer<'a, 'b> {
                 };
                 let mut rig_mesh =
                     mesh::read(&self.ctx, self.buffers, &source, name, binding.0, role.clone())?;
+                if let Some(full) = &rig_mesh.full_influences {
+                    let reduced: Vec<&Vec<(u16, f32)>> =
+                        full.iter().filter(|l| l.len() > crate::rig::MAX_INFLUENCES).collect();
+                    let dropped = reduced
+                        .iter()
+                        .map(|l| {
+                            let kept: f32 = mesh::largest_influences(l).iter().map(|&(_, w)| w).sum();
+                            1.0 - kept
+                        })
+                        .fold(0.0f32, f32::max);
+                    let most = reduced.iter().map(|l| l.len()).max().unwrap_or(0);
+                    self.rig.notes.push(format!(
+                        "{part}: {} of {} vertices have more than {} influences (up to {most}); their {} largest \
+                         are kept and renormalised (largest weight dropped {dropped:.4}); verify measures the \
+                         error against full skinning",
+                        reduced.len(),
+                        full.len(),
+                        crate::rig::MAX_INFLUENCES,
+                        crate::rig::MAX_INFLUENCES
+                    ));
+                }
                 if let MeshRole::Attachment { socket } = role {
                     let socket = &self.rig.sockets[socket];
                     // The attachment's vertices go into the socket's space; unchanged (bit-exact) when the
@@ -558,7 +626,9 @@ impl<'a, 'b> Importer<'a, 'b> {
             }
         }
         if self.rig.meshes.is_empty() {
-            let why = if skipped > 0 {
+            let why = if !self.rig.notes.is_empty() && skipped == 0 {
+                format!("has no triangle mesh to bake ({})", self.rig.notes.join("; "))
+            } else if skipped > 0 {
                 format!(
                     "has no mesh to bake: {skipped} primitives are skinned by other skins (choose one with --skin)"
                 )
@@ -568,6 +638,12 @@ impl<'a, 'b> Importer<'a, 'b> {
             return Err(self.ctx.err("scene", why));
         }
         Ok(())
+    }
+
+    /// Records a part of the source the rig leaves out, with its vertex count.
+    fn left_out(&mut self, vertices: usize, note: String) {
+        self.rig.left_out_vertices = self.rig.left_out_vertices.saturating_add(vertices as u64);
+        self.rig.notes.push(note);
     }
 
     fn feet(&mut self) -> Result<()> {
@@ -592,13 +668,14 @@ impl<'a, 'b> Importer<'a, 'b> {
             }
             tagged[side] = Some(r);
         }
-        let candidates: Vec<usize> = match self.rig.skins.first() {
-            Some(skin) => {
-                let mut joints = skin.joints.clone();
-                joints.sort_unstable(); // rig order: ancestors (ankles) before descendants (toes)
-                joints
-            }
-            None => (0..self.rig.nodes.len()).collect(),
+        let candidates: Vec<usize> = if self.rig.skins.is_empty() {
+            (0..self.rig.nodes.len()).collect()
+        } else {
+            let mut joints: Vec<usize> =
+                self.rig.skins.iter().flat_map(|s| s.joints.iter().copied()).collect();
+            joints.sort_unstable(); // rig order: ancestors (ankles) before descendants (toes)
+            joints.dedup();
+            joints
         };
         let by_name = |side: usize| {
             candidates.iter().copied().find(|&r| foot_side(&self.rig.nodes[r].name) == Some(side))

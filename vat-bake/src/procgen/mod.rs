@@ -175,6 +175,7 @@ fn build(scale: f64) -> Rig {
         influence_count: 4,
         joints: body.joints,
         weights: body.weights,
+        full_influences: None,
         morph_targets: Vec::new(),
         default_morph_weights: Vec::new(),
     });
@@ -202,6 +203,7 @@ fn build(scale: f64) -> Rig {
         influence_count: 0,
         joints: Vec::new(),
         weights: Vec::new(),
+        full_influences: None,
         morph_targets: Vec::new(),
         default_morph_weights: Vec::new(),
     });

@@ -551,7 +551,7 @@ fn to_clip(sk: &Skeleton, info: ClipInfo, poses: &[Pose]) -> AnimationClip {
         channels,
         start: 0.0,
         end: (intervals as f64 / f64::from(KEYS_PER_SECOND)) as f32,
-        looping: info.looping,
+        looping: Some(info.looping),
         known_stride: info.known_stride,
         locomotion: info.locomotion,
     }

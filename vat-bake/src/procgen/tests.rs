@@ -82,7 +82,7 @@ fn counts_names_and_flags() {
         let gait = GAITS.iter().find(|g| g.name == c.name);
         assert_eq!(c.locomotion, gait.is_some(), "{}", c.name);
         assert_eq!(c.known_stride, gait.map(|g| g.stride as f32), "{}", c.name);
-        assert_eq!(c.looping, c.name != "wave", "{}", c.name);
+        assert_eq!(c.looping, Some(c.name != "wave"), "{}", c.name);
     }
 }
 
@@ -247,7 +247,7 @@ fn keys_are_linear_at_sixty_per_second_and_loops_close() {
             assert_eq!(ch.values.len(), keys * width);
             assert!(ch.values.iter().all(|v| v.is_finite()), "{} channel {i}", c.name);
             // Loops close; the one-shot wave starts and ends in the same pose.
-            if c.looping || c.name == "wave" {
+            if c.looping == Some(true) || c.name == "wave" {
                 assert_eq!(
                     ch.values[..width],
                     ch.values[(keys - 1) * width..],
