@@ -31,9 +31,9 @@ use rayon::prelude::*;
 use serde::Serialize;
 use vat_core::clip::{Clip, ClipMode, ClipRowMap};
 use vat_core::container::{
-    Attachment, BlobId, Bone as ManifestBone, BoneAnimation, CaptureTrack, ContainerWriter, ElementFormat,
-    Lod, Manifest, Socket as ManifestSocket, StreamKind, VertexAnimation, VertexStream,
-    write_file_atomically,
+    Attachment, BlobId, Bone as ManifestBone, BoneAnimation, CaptureTrack, ElementFormat, Lod, Manifest,
+    PendingFile, Socket as ManifestSocket, StreamKind, VertexAnimation, VertexStream, container_bytes,
+    write_container, write_file_atomically,
 };
 use vat_core::encoding::{self, NormalRounding, PositionBounds, VertexFormat};
 use vat_core::layout::{BoneTextureLayout, VertexTextureLayout};
@@ -283,11 +283,8 @@ impl PreparedBake {
     /// [`BakeError::Core`] if vat-core's writer refuses the result (e.g. a count above the reader's
     /// limits).
     pub fn to_vat_bytes(&self) -> Result<Vec<u8>> {
-        let mut writer = ContainerWriter::new();
-        for blob in &self.blobs {
-            writer.add_blob(blob.as_slice());
-        }
-        Ok(writer.finish(self.manifest.clone())?)
+        let blobs: Vec<&[u8]> = self.blobs.iter().map(|b| b.as_slice()).collect();
+        Ok(container_bytes(self.manifest.clone(), &blobs)?)
     }
 
     /// Writes the `.vat` file atomically: `path` holds either its old contents or the whole new
@@ -298,6 +295,29 @@ impl PreparedBake {
     pub fn write(&self, path: &Path) -> Result<()> {
         let bytes = self.to_vat_bytes()?;
         Ok(write_file_atomically(path, &bytes)?)
+    }
+
+    /// Streams the `.vat` file to a temporary file beside `path` without building it in memory
+    /// (the bake's blobs are written as they are), to be read back, checked and then
+    /// [`PendingFile::commit`]ted, or dropped (which removes it). The file is not validated here:
+    /// parse what is read back with [`vat_core::container::Asset::parse`].
+    ///
+    /// # Errors
+    /// [`BakeError::Core`] with the path for an I/O failure or a file too large to lay out.
+    pub fn write_pending(&self, path: &Path) -> Result<PendingFile> {
+        let blobs: Vec<&[u8]> = self.blobs.iter().map(|b| b.as_slice()).collect();
+        let mut failed = None;
+        let pending = PendingFile::create(path, &mut |w| {
+            write_container(w, path, self.manifest.clone(), &blobs).map(|_| ()).map_err(|e| {
+                let message = e.to_string();
+                failed = Some(e);
+                std::io::Error::other(message)
+            })
+        });
+        match (pending, failed) {
+            (_, Some(e)) => Err(e.into()),
+            (p, None) => Ok(p?),
+        }
     }
 }
 

@@ -88,8 +88,95 @@ pub struct VerifyReport {
     pub mid_frame_normal_max_error_deg: f64,
     /// Vertex-samples compared between frames.
     pub mid_frame_vertex_samples: u64,
-    /// Whether every vertex-frame is within the bounds.
+    /// The bound of the bone path, mm ([`bone_error_bound_m`]), when the bake has bones.
+    pub bone_bound_mm: Option<f64>,
+    /// Largest translation error of a socket or capture track against fresh node transforms, mm,
+    /// when the bake has capture tracks.
+    pub capture_max_error_mm: Option<f64>,
+    /// The bound of the capture tracks, mm (f32 rounding of the same node transforms).
+    pub capture_bound_mm: Option<f64>,
+    /// Vertices whose source has more than 8 influences (baked with their 8 largest).
+    pub reduced_influence_vertices: u64,
+    /// Largest per-axis distance, mm, between full skinning and the baked 8 influences of those
+    /// vertices over every baked frame (`None` when there are none): what the reduction costs.
+    pub influence_reduction_max_error_mm: Option<f64>,
+    /// Whether the reduction was accepted ([`VerifyOptions::accept_influence_loss`]): the paths
+    /// are then compared with skinning by the baked 8 influences, and the reduction is reported
+    /// only. Otherwise they are compared with full skinning and fail where it shows.
+    pub influence_loss_accepted: bool,
+    /// Per clip: looping, frames, seam and motion figures.
+    pub clips: Vec<ClipReport>,
+    /// Every playback path checked, with its figure, bound and outcome.
+    pub paths: Vec<PathReport>,
+    /// Why verification failed, one line per failed check (empty when it passed).
+    pub failures: Vec<String>,
+    /// Warnings that do not fail verification (e.g. a looping clip whose seam is far above its
+    /// frame-to-frame motion).
+    pub warnings: Vec<String>,
+    /// Whether every vertex-frame is within the bounds and every path passed.
     pub passed: bool,
+}
+
+/// One playback path of a bake and how it verified.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathReport {
+    /// `"vat"` (the vertex animation texture), `"bone"` (bone mode: the bone texture, joints and
+    /// weights) or `"capture"` (socket and capture tracks).
+    pub path: String,
+    /// Largest per-axis position (or translation) error, mm.
+    pub max_error_mm: f64,
+    /// Its bound, mm (largest axis).
+    pub bound_mm: f64,
+    /// Whether every sample is within the bound (normals and tangents too, for `"vat"`).
+    pub passed: bool,
+}
+
+/// How one baked clip verified.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClipReport {
+    /// Clip name.
+    pub name: String,
+    /// Whether it loops.
+    pub looping: bool,
+    /// Frames stored.
+    pub frames: u32,
+    /// Looping clips: the largest per-axis distance, mm, between the source's pose at the clip's
+    /// end and at its start, which playback joins when it wraps (0 for a perfect loop).
+    pub seam_mm: Option<f64>,
+    /// The largest per-axis distance, mm, any vertex moves between two consecutive baked frames
+    /// (the clip's frame-to-frame motion the seam is compared with).
+    pub max_frame_step_mm: f64,
+    /// Whether the seam is far above the frame-to-frame motion ([`SEAM_WARNING_RATIO`] times it,
+    /// and above the format's quantum): a visible pop at every wrap, likely a one-shot clip.
+    pub seam_warning: bool,
+}
+
+/// A looping clip's seam is warned about above this many times its largest frame-to-frame step.
+pub const SEAM_WARNING_RATIO: f64 = 2.0;
+
+/// What [`verify_with`] may accept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VerifyOptions {
+    /// Accept the reduction of vertices with more than 8 influences to their 8 largest
+    /// (`--accept-influence-loss`): compare with skinning by the baked influences and report the
+    /// reduction's error without failing on it.
+    pub accept_influence_loss: bool,
+}
+
+/// The bound, metres per axis, between bone-mode skinning from the baked bone texture
+/// (`Σ w_i (M_i p)`, as the shader and [`BoneData`] compute it) and fresh CPU skinning
+/// (`(Σ w_i M_i) p`, matrices blended first), both in f32.
+///
+/// Derivation: each output coordinate of either is a sum of at most `4 k + 4` rounded products and
+/// additions of terms bounded by `s = max_row_abs * max_p + max_t` (`k` influences, `max_row_abs`
+/// the largest `|m_r0| + |m_r1| + |m_r2|` of any baked bone matrix row, `max_p` the largest
+/// coordinate of a (morphed) bind-space position, `max_t` the largest translation); each rounding
+/// errs by at most `u = 2^-24` relative (Higham's `γ_n ≈ n u`), so each result is within
+/// `(4 k + 4) u s` of the exact value and the two within twice that.
+pub fn bone_error_bound_m(influences: usize, max_row_abs: f64, max_p: f64, max_t: f64) -> f64 {
+    let u = 2f64.powi(-24);
+    let s = max_row_abs * max_p + max_t;
+    2.0 * (4.0 * influences as f64 + 4.0) * u * s
 }
 
 /// Worst-case angle, degrees, between a skinned tangent and the tangent decoded from its
@@ -187,6 +274,24 @@ struct BoneData<'a> {
 }
 
 impl BoneData<'_> {
+    /// `(max_row_abs, max_t)` of [`bone_error_bound_m`] over every baked bone matrix; NaN when one
+    /// is not finite (so every comparison with the bound fails).
+    fn magnitudes(&self) -> (f64, f64) {
+        let mut row_abs = 0.0f64;
+        let mut t = 0.0f64;
+        for row in self.texture.chunks_exact(16) {
+            let v: [f32; 4] = std::array::from_fn(|c| {
+                f32::from_le_bytes([row[4 * c], row[4 * c + 1], row[4 * c + 2], row[4 * c + 3]])
+            });
+            if !v.iter().all(|x| x.is_finite()) {
+                return (f64::NAN, f64::NAN);
+            }
+            row_abs = row_abs.max(f64::from(v[0].abs() + v[1].abs() + v[2].abs()));
+            t = t.max(f64::from(v[3].abs()));
+        }
+        (row_abs, t)
+    }
+
     /// Vertex `v` skinned at absolute `frame` from the baked data: `sum of w * (M [p, 1])` over its
     /// influences, with `M` read as three rows of `(x, y, z, translation)`.
     fn skin(&self, frame: u32, v: usize) -> [f32; 3] {
@@ -310,16 +415,42 @@ fn baked_set_for(asset: &Asset<'_>, rig: &Rig) -> Result<VertexSet> {
     })
 }
 
-/// Verifies `asset` against fresh skinning of `rig`, its source (see the module docs). Sample times
-/// and formats come from the asset itself, so no bake options are needed.
+/// Frames skinned and compared at a time: bounds verification's memory by a few frames of fresh
+/// skinning whatever the clip length.
+const FRAME_BLOCK: usize = 16;
+
+/// Verifies `asset` against fresh skinning of `rig`, its source (see the module docs), with
+/// default [`VerifyOptions`]. Sample times and formats come from the asset itself, so no bake
+/// options are needed.
 ///
 /// A bake outside its bounds is `Ok` with `passed == false`.
+///
+/// # Errors
+/// As [`verify_with`].
+pub fn verify(asset: &Asset<'_>, rig: &Rig) -> Result<VerifyReport> {
+    verify_with(asset, rig, &VerifyOptions::default())
+}
+
+/// Verifies every playback path `asset` offers against fresh skinning of `rig`, its full source:
+///
+/// - **VAT**: every vertex of every baked frame, decoded by the CPU reference decoder, against its
+///   format's position, normal (and tangent) bounds; mid-frames reported;
+/// - **bone** (when baked): every vertex of every baked frame skinned from the bone texture, joints
+///   and weights against [`bone_error_bound_m`];
+/// - **capture** (sockets and `--capture` tracks): every frame's node transform against fresh
+///   node transforms, within f32 rounding.
+///
+/// The source is always the full one: vertices with more than 8 influences are skinned with all
+/// of them (unless [`VerifyOptions::accept_influence_loss`]). Looping clips report their seam
+/// ([`ClipReport`]). `passed` is true only when every check passed; `failures` says why not.
 ///
 /// # Errors
 /// [`BakeError::Core`] if the asset has no vertex animation texture; [`BakeError::InvalidInput`]
 /// if its vertices or clips do not match the rig (a clip name the rig lacks), or the rig is unusable
 /// (from [`VertexSet::from_rig`]).
-pub fn verify(asset: &Asset<'_>, rig: &Rig) -> Result<VerifyReport> {
+pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Result<VerifyReport> {
+    let rig = crate::prepare::with_static_clip(rig);
+    let rig = rig.as_ref();
     let view = VertexAnimationView::from_asset(asset)?;
     let manifest = asset.manifest();
     let set = baked_set_for(asset, rig)?;
@@ -339,6 +470,16 @@ pub fn verify(asset: &Asset<'_>, rig: &Rig) -> Result<VerifyReport> {
         }),
         _ => None,
     };
+    let bone_bound_m = bones.as_ref().map(|b| {
+        let (row_abs, t) = b.magnitudes();
+        let bx = &view.bounds;
+        let box_abs = (0..3)
+            .map(|a| f64::from(bx.min[a]).abs().max((f64::from(bx.min[a]) + f64::from(bx.extent[a])).abs()))
+            .fold(0.0, f64::max);
+        let max_p =
+            box_abs.max(set.positions.iter().map(|p| f64::from(p.abs().max_element())).fold(0.0, f64::max));
+        bone_error_bound_m(b.influences, row_abs, max_p, t)
+    });
     let has_bones = bones.is_some();
     let ctx = Context {
         view: &view,
@@ -349,11 +490,35 @@ pub fn verify(asset: &Asset<'_>, rig: &Rig) -> Result<VerifyReport> {
         tangent_bound_rad: tangent_error_bound_degrees().to_radians(),
         vertex_count: n,
     };
+    let reduced = !set.full_influences.is_empty();
+    // The reference the paths are compared with: full skinning, unless the reduction is accepted.
+    let full_reference = reduced && !options.accept_influence_loss;
+    let skin_block = |samples: &[(usize, f32)], tangents: bool, full: bool| -> Result<Skinned> {
+        let len = samples.len() * n;
+        let mut p = vec![[0.0f32; 3]; len];
+        let mut nrm = vec![[0.0f32; 3]; len];
+        let mut t = tangents.then(|| vec![[0.0f32; 4]; len]);
+        if full {
+            skin::skin_frames_into_full(rig, &set, samples, &mut p, &mut nrm, t.as_deref_mut())?;
+        } else {
+            skin::skin_frames_into(rig, &set, samples, &mut p, &mut nrm, t.as_deref_mut())?;
+        }
+        Ok((p, nrm, t))
+    };
+    let max_axis_distance = |a: &[[f32; 3]], b: &[[f32; 3]]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| position_errors(*x, *y).0.into_iter().fold(0.0, f64::max))
+            .fold(0.0, f64::max)
+    };
 
     let mut frames_total = FrameErrors::default();
     let mut mid_total = FrameErrors::default();
     let (mut vertex_frames, mut mid_samples) = (0u64, 0u64);
     let mut worst: Option<(f64, WorstSample)> = None;
+    let mut reduction_max = 0.0f64;
+    let mut clip_reports = Vec::with_capacity(manifest.clips.len());
+    let mut warnings = Vec::new();
     for (ci, clip) in manifest.clips.iter().enumerate() {
         let source_index =
             rig.clips.iter().position(|c| c.name == clip.name).ok_or_else(|| BakeError::InvalidInput {
@@ -362,11 +527,6 @@ pub fn verify(asset: &Asset<'_>, rig: &Rig) -> Result<VerifyReport> {
             })?;
         let source = &rig.clips[source_index];
         let frames = clip.frame_count as usize;
-
-        // Baked frames.
-        let samples: Vec<(usize, f32)> =
-            (0..clip.frame_count).map(|k| (source_index, frame_time(source, clip, k))).collect();
-        let (positions, normals, tangents) = skin_samples(rig, &set, &samples, tangent_texture.is_some())?;
         let offsets: Vec<f32> = (0..clip.frame_count)
             .map(|k| {
                 exact_frame_offset(clip, k).ok_or_else(|| {
@@ -377,38 +537,116 @@ pub fn verify(asset: &Asset<'_>, rig: &Rig) -> Result<VerifyReport> {
                 })
             })
             .collect::<Result<_>>()?;
-        let per_frame: Vec<FrameErrors> = (0..frames)
-            .into_par_iter()
-            .map(|k| {
-                let r = k * n..(k + 1) * n;
-                let probe = Probe {
-                    clip: ci as u32,
-                    offset: offsets[k],
-                    interpolation: Interpolation::Point,
-                    frame: Some(clip.first_frame + k as u32),
+
+        // Baked frames, a block at a time.
+        let mut first_frame: Option<Vec<[f32; 3]>> = None;
+        let mut previous: Option<Vec<[f32; 3]>> = None;
+        let mut max_step = 0.0f64;
+        for block in (0..frames).step_by(FRAME_BLOCK) {
+            let ks = block..(block + FRAME_BLOCK).min(frames);
+            let samples: Vec<(usize, f32)> =
+                ks.clone().map(|k| (source_index, frame_time(source, clip, k as u32))).collect();
+            let (positions, normals, tangents) =
+                skin_block(&samples, tangent_texture.is_some(), full_reference)?;
+            if reduced {
+                // What the reduction to 8 influences costs, on the vertices it touched.
+                let other = if full_reference {
+                    skin_block(&samples, false, false)?.0
+                } else {
+                    skin_block(&samples, false, true)?.0
                 };
-                let fresh = Fresh {
-                    positions: &positions[r.clone()],
-                    normals: &normals[r.clone()],
-                    tangents: tangents.as_ref().map(|t| &t[r]),
-                };
-                compare_frame(&ctx, probe, fresh)
-            })
-            .collect::<Result<_>>()?;
-        for (k, e) in per_frame.iter().enumerate() {
-            if worst.as_ref().is_none_or(|(w, _)| e.max_axis > *w) {
-                let sample = WorstSample { clip: clip.name.clone(), frame: k as u32, vertex: e.worst_vertex };
-                worst = Some((e.max_axis, sample));
+                for f in 0..samples.len() {
+                    for (v, _) in &set.full_influences {
+                        let i = f * n + *v as usize;
+                        let (d, _) = position_errors(positions[i], other[i]);
+                        reduction_max = reduction_max.max(d[0].max(d[1]).max(d[2]));
+                    }
+                }
             }
-            accumulate(&mut frames_total, e);
+            let per_frame: Vec<FrameErrors> = (0..samples.len())
+                .into_par_iter()
+                .map(|f| {
+                    let k = ks.start + f;
+                    let r = f * n..(f + 1) * n;
+                    let probe = Probe {
+                        clip: ci as u32,
+                        offset: offsets[k],
+                        interpolation: Interpolation::Point,
+                        frame: Some(clip.first_frame + k as u32),
+                    };
+                    let fresh = Fresh {
+                        positions: &positions[r.clone()],
+                        normals: &normals[r.clone()],
+                        tangents: tangents.as_ref().map(|t| &t[r]),
+                    };
+                    compare_frame(&ctx, probe, fresh)
+                })
+                .collect::<Result<_>>()?;
+            for (f, e) in per_frame.iter().enumerate() {
+                if worst.as_ref().is_none_or(|(w, _)| e.max_axis > *w) {
+                    let sample = WorstSample {
+                        clip: clip.name.clone(),
+                        frame: (ks.start + f) as u32,
+                        vertex: e.worst_vertex,
+                    };
+                    worst = Some((e.max_axis, sample));
+                }
+                accumulate(&mut frames_total, e);
+            }
+            for f in 0..samples.len() {
+                let frame = &positions[f * n..(f + 1) * n];
+                if let Some(prev) = &previous {
+                    max_step = max_step.max(max_axis_distance(prev, frame));
+                }
+                previous = Some(frame.to_vec());
+                if first_frame.is_none() {
+                    first_frame = Some(frame.to_vec());
+                }
+            }
         }
         vertex_frames += (frames * n) as u64;
+
+        // The seam of a looping clip: the source's end pose against its start pose (what playback
+        // joins when it wraps from the last frame back to the first).
+        let looping = clip.mode == ClipMode::Looping;
+        let seam = if looping && source.duration() > 0.0 {
+            let (end, _, _) = skin_block(&[(source_index, source.end)], false, full_reference)?;
+            let start = first_frame.as_deref().unwrap_or(&[]);
+            Some(max_axis_distance(start, &end))
+        } else if looping {
+            Some(0.0)
+        } else {
+            None
+        };
+        let quantum = bound_m[0].max(bound_m[1]).max(bound_m[2]);
+        let seam_warning = seam.is_some_and(|s| s > SEAM_WARNING_RATIO * max_step && s > quantum);
+        if let (true, Some(s)) = (seam_warning, seam) {
+            warnings.push(format!(
+                "looping clip \"{}\": its seam (end pose to start pose) is {:.3} mm, {:.1} times its largest \
+                 frame-to-frame step ({:.3} mm): it pops at every wrap; bake it with --once if it plays once",
+                clip.name,
+                s * 1e3,
+                if max_step > 0.0 { s / max_step } else { f64::INFINITY },
+                max_step * 1e3
+            ));
+        }
+        clip_reports.push(ClipReport {
+            name: clip.name.clone(),
+            looping,
+            frames: clip.frame_count,
+            seam_mm: seam.map(|s| s * 1e3),
+            max_frame_step_mm: max_step * 1e3,
+            seam_warning,
+        });
 
         // Mid-frames: halfway to the next frame (looping clips wrap to the clip's end time).
         let intervals = match clip.mode {
             ClipMode::Looping => clip.frame_count,
             ClipMode::OneShot => clip.frame_count - 1,
         };
+        if source.duration() == 0.0 {
+            continue; // a pose: nothing between frames
+        }
         let mut mid_offsets = Vec::with_capacity(intervals as usize);
         let mut mid_samples_t = Vec::with_capacity(intervals as usize);
         for k in 0..intervals {
@@ -420,15 +658,16 @@ pub fn verify(asset: &Asset<'_>, rig: &Rig) -> Result<VerifyReport> {
             mid_offsets.push(offset);
             mid_samples_t.push((source_index, (t0 + w * (t1 - t0)) as f32));
         }
-        if !mid_samples_t.is_empty() {
-            let (positions, normals, _) = skin_samples(rig, &set, &mid_samples_t, false)?;
-            let per_mid: Vec<FrameErrors> = (0..mid_offsets.len())
+        for block in (0..mid_offsets.len()).step_by(FRAME_BLOCK) {
+            let ks = block..(block + FRAME_BLOCK).min(mid_offsets.len());
+            let (positions, normals, _) = skin_block(&mid_samples_t[ks.clone()], false, full_reference)?;
+            let per_mid: Vec<FrameErrors> = (0..ks.len())
                 .into_par_iter()
-                .map(|k| {
-                    let r = k * n..(k + 1) * n;
+                .map(|f| {
+                    let r = f * n..(f + 1) * n;
                     let probe = Probe {
                         clip: ci as u32,
-                        offset: mid_offsets[k],
+                        offset: mid_offsets[ks.start + f],
                         interpolation: Interpolation::Linear,
                         frame: None,
                     };
@@ -442,13 +681,78 @@ pub fn verify(asset: &Asset<'_>, rig: &Rig) -> Result<VerifyReport> {
             for e in &per_mid {
                 accumulate(&mut mid_total, e);
             }
-            mid_samples += (mid_offsets.len() * n) as u64;
         }
+        mid_samples += (mid_offsets.len() * n) as u64;
     }
+
+    let captures = verify_captures(asset, rig)?;
 
     let mm = 1000.0;
     let mean = |sum: f64, count: u64| if count > 0 { sum / count as f64 } else { 0.0 };
     let has_tangents = tangent_texture.is_some();
+    let quantum_mm = bound_m[0].max(bound_m[1]).max(bound_m[2]) * mm;
+    let mut failures = Vec::new();
+    let mut paths = Vec::new();
+    let vat_passed = frames_total.failed == 0 && vertex_frames > 0;
+    paths.push(PathReport {
+        path: "vat".into(),
+        max_error_mm: frames_total.max_axis * mm,
+        bound_mm: quantum_mm,
+        passed: vat_passed,
+    });
+    if !vat_passed {
+        let mut line = format!(
+            "vat: {} of {vertex_frames} vertex-frames outside the {format:?} bounds (position max {:.4} mm, \
+             bound {quantum_mm:.4} mm; normals max {:.4} deg, bound {:.4} deg)",
+            frames_total.failed,
+            frames_total.max_axis * mm,
+            frames_total.max_normal.to_degrees(),
+            encoding::normal_error_bound_degrees(format)
+        );
+        if full_reference {
+            line.push_str(&format!(
+                "; {} vertices were baked with 8 of their influences, which costs up to {:.4} mm against full \
+                 skinning (accept it with --accept-influence-loss)",
+                set.full_influences.len(),
+                reduction_max * mm
+            ));
+        }
+        failures.push(line);
+    }
+    if let Some(bound) = bone_bound_m {
+        let passed = frames_total.max_bone <= bound;
+        paths.push(PathReport {
+            path: "bone".into(),
+            max_error_mm: frames_total.max_bone * mm,
+            bound_mm: bound * mm,
+            passed,
+        });
+        if !passed {
+            let morphs = rig.meshes.iter().any(|m| !m.morph_targets.is_empty());
+            failures.push(format!(
+                "bone: bone-mode skinning errs up to {:.4} mm against fresh skinning, bound {:.6} mm{}",
+                frames_total.max_bone * mm,
+                bound * mm,
+                if morphs { " (the source has morph targets)" } else { "" }
+            ));
+        }
+    }
+    if let Some((error, bound)) = captures {
+        let passed = error <= bound;
+        paths.push(PathReport {
+            path: "capture".into(),
+            max_error_mm: error * mm,
+            bound_mm: bound * mm,
+            passed,
+        });
+        if !passed {
+            failures.push(format!(
+                "capture: socket/capture tracks err up to {:.6} mm against fresh node transforms, bound {:.6} mm",
+                error * mm,
+                bound * mm
+            ));
+        }
+    }
     Ok(VerifyReport {
         format: format!("{format:?}"),
         position_max_error_mm: frames_total.max_axis * mm,
@@ -456,7 +760,7 @@ pub fn verify(asset: &Asset<'_>, rig: &Rig) -> Result<VerifyReport> {
         position_max_euclidean_error_mm: frames_total.max_euclid * mm,
         normal_max_error_deg: frames_total.max_normal.to_degrees(),
         normal_mean_error_deg: mean(frames_total.sum_normal, vertex_frames).to_degrees(),
-        quantum_mm: bound_m[0].max(bound_m[1]).max(bound_m[2]) * mm,
+        quantum_mm,
         position_bound_mm: bound_m.map(|b| b * mm),
         normal_bound_deg: f64::from(encoding::normal_error_bound_degrees(format)),
         tangent_max_error_deg: has_tangents.then(|| frames_total.max_tangent.to_degrees()),
@@ -469,8 +773,81 @@ pub fn verify(asset: &Asset<'_>, rig: &Rig) -> Result<VerifyReport> {
         mid_frame_position_mean_error_mm: mean(mid_total.sum_axis, mid_samples) * mm,
         mid_frame_normal_max_error_deg: mid_total.max_normal.to_degrees(),
         mid_frame_vertex_samples: mid_samples,
-        passed: frames_total.failed == 0 && vertex_frames > 0,
+        bone_bound_mm: bone_bound_m.map(|b| b * mm),
+        capture_max_error_mm: captures.map(|c| c.0 * mm),
+        capture_bound_mm: captures.map(|c| c.1 * mm),
+        reduced_influence_vertices: set.full_influences.len() as u64,
+        influence_reduction_max_error_mm: reduced.then_some(reduction_max * mm),
+        influence_loss_accepted: reduced && options.accept_influence_loss,
+        clips: clip_reports,
+        paths,
+        passed: failures.is_empty(),
+        failures,
+        warnings,
     })
+}
+
+/// The socket and capture tracks of `asset` against fresh global node transforms of `rig` at
+/// every baked frame: `(largest translation error per axis, bound)` in metres, `None` when the
+/// asset has no tracks. A track's bone is matched to the rig node of the same name (the first).
+///
+/// Bound: the bake stored exactly these f32 matrices, so only a different evaluation order could
+/// differ; 16 roundings (`u = 2^-24`) of the largest translation magnitude (plus the same of 1 m)
+/// covers that; a corrupt or NaN track exceeds it.
+fn verify_captures(asset: &Asset<'_>, rig: &Rig) -> Result<Option<(f64, f64)>> {
+    let manifest = asset.manifest();
+    if manifest.captures.is_empty() {
+        return Ok(None);
+    }
+    let mut nodes = Vec::with_capacity(manifest.captures.len());
+    for track in &manifest.captures {
+        let name = manifest.bones.get(track.bone as usize).map(|b| b.name.as_str()).unwrap_or_default();
+        let node =
+            rig.nodes.iter().position(|nd| nd.name == name).ok_or_else(|| BakeError::InvalidInput {
+                part: format!("asset \"{}\" capture track of bone {}", manifest.name, track.bone),
+                problem: format!("rig \"{}\" has no node named {name:?}", rig.name),
+            })?;
+        nodes.push(node);
+    }
+    let mut samples = Vec::new();
+    for clip in &manifest.clips {
+        let Some(source) = rig.clips.iter().position(|c| c.name == clip.name) else { continue };
+        for k in 0..clip.frame_count {
+            samples.push((source, frame_time(&rig.clips[source], clip, k)));
+        }
+    }
+    let per_frame: Vec<(f64, f64)> = samples
+        .par_iter()
+        .enumerate()
+        .map(|(f, &(c, t))| {
+            let globals =
+                crate::sample::global_matrices(rig, &crate::sample::sample_pose(rig, &rig.clips[c], t));
+            let mut err = 0.0f64;
+            let mut scale = 1.0f64;
+            for (track, &node) in manifest.captures.iter().zip(&nodes) {
+                let bytes = asset.blob(track.blob);
+                let at = |i: usize| {
+                    let o = (f * 12 + i) * 4;
+                    bytes.get(o..o + 4).map_or(f32::NAN, |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                };
+                let fresh = globals.get(node).copied().unwrap_or(glam::Mat4::IDENTITY).to_cols_array();
+                // Column-major 3x4: the axes (linear part) and the translation.
+                for col in 0..4 {
+                    for r in 0..3 {
+                        let stored = f64::from(at(col * 3 + r));
+                        let expected = f64::from(fresh[col * 4 + r]);
+                        let d = (stored - expected).abs();
+                        err = if d.is_nan() { f64::INFINITY } else { err.max(d) };
+                        scale = scale.max(expected.abs());
+                    }
+                }
+            }
+            (err, scale)
+        })
+        .collect();
+    let error = per_frame.iter().map(|e| e.0).fold(0.0, f64::max);
+    let scale = per_frame.iter().map(|e| e.1).fold(1.0, f64::max);
+    Ok(Some((error, 16.0 * 2f64.powi(-24) * scale)))
 }
 
 /// Sums per-frame figures in frame order (deterministic whatever the thread count).
@@ -486,16 +863,6 @@ fn accumulate(total: &mut FrameErrors, e: &FrameErrors) {
 }
 
 type Skinned = (Vec<[f32; 3]>, Vec<[f32; 3]>, Option<Vec<[f32; 4]>>);
-
-/// Fresh skinning of `samples`, frame-major.
-fn skin_samples(rig: &Rig, set: &VertexSet, samples: &[(usize, f32)], tangents: bool) -> Result<Skinned> {
-    let len = samples.len() * set.vertex_count();
-    let mut p = vec![[0.0f32; 3]; len];
-    let mut nrm = vec![[0.0f32; 3]; len];
-    let mut t = tangents.then(|| vec![[0.0f32; 4]; len]);
-    skin::skin_frames_into(rig, set, samples, &mut p, &mut nrm, t.as_deref_mut())?;
-    Ok((p, nrm, t))
-}
 
 /// [`verify`] of a bake still in memory (through its `.vat` bytes, exactly as a file would be read).
 ///

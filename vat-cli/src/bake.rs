@@ -8,9 +8,9 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use vat_bake::gltf_import::{self, ImportOptions};
 use vat_bake::lods::LodOptions;
-use vat_bake::prepare::{self, BakeOptions, Progress};
-use vat_bake::rig::Rig;
-use vat_bake::verify::{self, VerifyReport};
+use vat_bake::prepare::{self, BakeOptions, LoopDecision, Progress};
+use vat_bake::rig::{MeshBinding, MeshRole, Rig};
+use vat_bake::verify::{self, VerifyOptions, VerifyReport};
 use vat_bake::{export, procgen};
 use vat_core::container::{Asset, Limits};
 use vat_core::encoding::{NormalRounding, VertexFormat};
@@ -62,9 +62,21 @@ pub(crate) struct BakeArgs {
     /// Samples per clip instead of --fps.
     #[arg(long)]
     frames: Option<u32>,
-    /// Only these clips (comma-separated names).
+    /// Only these clips (comma-separated names); the others are not even validated.
     #[arg(long, value_delimiter = ',')]
     clips: Option<Vec<String>>,
+    /// These clips loop (comma-separated names). Without --loop/--once a clip loops when the source
+    /// says so (glTF extras vat_looping), else when its last pose returns to its first within the
+    /// format's quantum; otherwise it plays once.
+    #[arg(long = "loop", value_delimiter = ',', value_name = "CLIPS")]
+    loop_clips: Option<Vec<String>>,
+    /// These clips play once and hold their last pose (comma-separated names).
+    #[arg(long = "once", value_delimiter = ',', value_name = "CLIPS")]
+    once_clips: Option<Vec<String>>,
+    /// Accept the error of reducing vertices with more than 8 influences to their 8 largest
+    /// (verification then compares with the baked influences and only reports the reduction).
+    #[arg(long)]
+    accept_influence_loss: bool,
     /// Number of LODs (1..=8).
     #[arg(long, conflicts_with = "lod_ratios")]
     lods: Option<u32>,
@@ -113,6 +125,9 @@ pub(crate) struct VerifyArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// Accept the error of vertices baked with 8 of their more than 8 influences (see bake).
+    #[arg(long)]
+    accept_influence_loss: bool,
     /// Refuse a .vat file (or source) larger than this many bytes (suffixes K, M, G: binary), before
     /// reading it.
     #[arg(long, value_parser = parse_bytes, default_value = "4G")]
@@ -192,16 +207,24 @@ impl ProgressLine {
     }
 }
 
-/// `vat bake`: import (or build) the rig, prepare, verify in memory, then write atomically. A bake that
-/// fails verification writes nothing.
+/// `vat bake`: import (or build) the rig, prepare, stream the file to a temporary name, read it
+/// back and verify what is on disk against the full source, and only then give it its name. A bake
+/// that fails verification writes nothing.
 pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     let started = Instant::now();
     let input = if args.procgen { None } else { args.input.as_deref() };
+    if let Some(input) = input
+        && same_file(input, &args.out)
+    {
+        bail!("{}: --out names the input file; choose another output path", args.out.display());
+    }
     let rig = load_rig(input, args.skin, args.max_memory)?;
     let options = BakeOptions {
         fps: args.fps,
         frames: args.frames,
         clips: args.clips.clone(),
+        looping: args.loop_clips.clone().unwrap_or_default(),
+        one_shot: args.once_clips.clone().unwrap_or_default(),
         lods: match (&args.lods, &args.lod_ratios) {
             (_, Some(r)) => LodOptions::Ratios(r.clone()),
             (Some(n), None) => LodOptions::Count(*n),
@@ -221,75 +244,154 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     let prepared = prepare::prepare_with_progress(&rig, &options, &mut |p| bar.update(p))
         .with_context(|| format!("{source}: bake failed"))?;
     bar.finish();
-    let report =
-        verify::verify_prepared(&prepared, &rig).with_context(|| format!("{source}: verification"))?;
+    let pending =
+        prepared.write_pending(&args.out).with_context(|| format!("{}: cannot write", args.out.display()))?;
+    let stats = prepared.stats.clone();
+    // Only the file on disk is needed from here on: verification reads it back.
+    drop(prepared);
+    let bytes = std::fs::read(pending.temp_path())
+        .with_context(|| format!("{}: cannot read back", pending.temp_path().display()))?;
+    let asset = Asset::parse(&bytes)
+        .with_context(|| format!("{}: the written file does not read back", args.out.display()))?;
+    let verify_options = VerifyOptions { accept_influence_loss: args.accept_influence_loss };
+    let report = verify::verify_with(&asset, &rig, &verify_options)
+        .with_context(|| format!("{source}: verification"))?;
     if !report.passed {
-        bail!(
-            "{source}: verification failed: max position error {:.4} mm exceeds the {:?} bound {:.4} mm \
-             (or normals {:.4} deg > {:.4} deg); nothing written",
-            report.position_max_error_mm,
-            options.format,
-            report.quantum_mm,
-            report.normal_max_error_deg,
-            report.normal_bound_deg
-        );
+        bail!("{source}: verification failed, nothing written: {}", report.failures.join("; "));
     }
-    prepared.write(&args.out).with_context(|| format!("{}: cannot write", args.out.display()))?;
-    let s = &prepared.stats;
-    println!(
-        "baked {source} -> {}: {} vertices, {} clips, {} frames, texture {} x {}, {} bytes/vertex/frame",
+    drop(asset);
+    drop(bytes);
+    pending.commit().with_context(|| format!("{}: cannot write", args.out.display()))?;
+    let s = &stats;
+    let out = std::io::stdout();
+    let mut out = out.lock();
+    let body = rig.meshes.iter().filter(|m| m.role == MeshRole::Body);
+    let skinned = body.clone().filter(|m| matches!(m.binding, MeshBinding::Skinned { .. })).count();
+    let rigid = body.count() - skinned;
+    let attachments = rig.meshes.len() - skinned - rigid;
+    let baked_vertices: u64 = rig.meshes.iter().map(|m| m.vertex_count() as u64).sum();
+    writeln!(
+        out,
+        "baked {source} -> {}: {skinned} skinned + {rigid} rigid meshes{}, {} of {} scene vertices ({} in the \
+         animation texture); {} clips, {} frames, texture {} x {}, {} bytes/vertex/frame",
         args.out.display(),
+        if attachments > 0 { format!(" + {attachments} attachments") } else { String::new() },
+        baked_vertices,
+        baked_vertices + rig.left_out_vertices,
         s.vertex_count,
         s.clips,
         s.frames,
         s.texture_width,
         s.texture_height,
         s.bytes_per_vertex_frame
-    );
-    let tris: Vec<String> = s.triangle_counts.iter().map(u32::to_string).collect();
-    println!("  LOD triangles: {}", tris.join(" / "));
-    println!(
-        "  verified {} vertex-frames: position max {:.4} mm, mean {:.4} mm (bound {:.4} mm); normals max {:.4} deg",
-        report.vertex_frames,
-        report.position_max_error_mm,
-        report.position_mean_error_mm,
-        report.quantum_mm,
-        report.normal_max_error_deg
-    );
-    for w in &s.warnings {
-        println!("  warning: {w}");
+    )?;
+    for note in &rig.notes {
+        writeln!(out, "  note: {note}")?;
     }
-    println!("  {:.1} ms in all", started.elapsed().as_secs_f64() * 1e3);
+    for c in &s.clip_looping {
+        let why = match c.decision {
+            LoopDecision::Option => "chosen with --loop/--once".to_owned(),
+            LoopDecision::Source => "the source says".to_owned(),
+            LoopDecision::Seam { seam_mm, quantum_mm } => {
+                format!("its last pose is {seam_mm:.3} mm from its first, quantum {quantum_mm:.3} mm")
+            }
+            LoopDecision::Pose => "one key: a pose".to_owned(),
+        };
+        let mode = if c.decision == LoopDecision::Pose {
+            "pose"
+        } else if c.looping {
+            "loops"
+        } else {
+            "plays once"
+        };
+        writeln!(out, "  clip {:?} {mode} ({why})", c.clip)?;
+    }
+    let tris: Vec<String> = s.triangle_counts.iter().map(u32::to_string).collect();
+    writeln!(out, "  LOD triangles: {}", tris.join(" / "))?;
+    print_paths(&mut out, &report)?;
+    for w in s.warnings.iter().chain(&report.warnings) {
+        writeln!(out, "  warning: {w}")?;
+    }
+    writeln!(out, "  {:.1} ms in all", started.elapsed().as_secs_f64() * 1e3)?;
     Ok(())
 }
 
-/// `vat verify`: decode every vertex of every frame and compare with fresh skinning of the source.
+/// Whether `a` and `b` are the same file (both exist and share device and inode), or the same
+/// path once made absolute.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// One line per playback path the report checked, and one per failure.
+fn print_paths(out: &mut dyn Write, report: &VerifyReport) -> std::io::Result<()> {
+    for p in &report.paths {
+        let detail = match p.path.as_str() {
+            "vat" => format!(
+                "{} vertex-frames, position max {:.4} mm, mean {:.4} mm (bound {:.4} mm); normals max {:.4} deg \
+                 (bound {:.4} deg); mid-frame interpolation max {:.4} mm",
+                report.vertex_frames,
+                report.position_max_error_mm,
+                report.position_mean_error_mm,
+                p.bound_mm,
+                report.normal_max_error_deg,
+                report.normal_bound_deg,
+                report.mid_frame_position_max_error_mm
+            ),
+            _ => format!("max {:.6} mm (bound {:.6} mm)", p.max_error_mm, p.bound_mm),
+        };
+        writeln!(out, "  verified {}: {detail}: {}", p.path, if p.passed { "PASSED" } else { "FAILED" })?;
+    }
+    if let Some(e) = report.influence_reduction_max_error_mm {
+        writeln!(
+            out,
+            "  {} vertices baked with their 8 largest influences: up to {e:.4} mm from full skinning{}",
+            report.reduced_influence_vertices,
+            if report.influence_loss_accepted { " (accepted)" } else { "" }
+        )?;
+    }
+    for c in report.clips.iter().filter(|c| c.looping && c.frames > 1) {
+        if let Some(seam) = c.seam_mm {
+            writeln!(
+                out,
+                "  loop seam of {:?}: {seam:.3} mm (largest frame-to-frame step {:.3} mm){}",
+                c.name,
+                c.max_frame_step_mm,
+                if c.seam_warning { ": WARNING, it pops at every wrap" } else { "" }
+            )?;
+        }
+    }
+    for f in &report.failures {
+        writeln!(out, "  failure: {f}")?;
+    }
+    Ok(())
+}
+
+/// `vat verify`: every playback path of the file (VAT, bone, capture tracks) against fresh skinning
+/// of the full source, each against its own bound; exits non-zero if any fails.
 pub(crate) fn verify(args: &VerifyArgs) -> Result<()> {
     let bytes = read_vat(&args.file, args.max_memory)?;
     let asset = Asset::parse_with_limits(&bytes, &load_limits(args.max_memory))
         .with_context(|| format!("{}: not a valid .vat file", args.file.display()))?;
     let rig = load_rig(args.source.as_deref(), args.skin, args.max_memory)?;
-    let report: VerifyReport = verify::verify(&asset, &rig)
+    let options = VerifyOptions { accept_influence_loss: args.accept_influence_loss };
+    let report: VerifyReport = verify::verify_with(&asset, &rig, &options)
         .with_context(|| format!("{}: cannot verify against its source", args.file.display()))?;
+    let out = std::io::stdout();
+    let mut out = out.lock();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
-        println!(
-            "{}: {} vertex-frames; position max {:.4} mm, mean {:.4} mm (bound {:.4} mm); normals max {:.4} deg \
-             (bound {:.4} deg); mid-frame interpolation max {:.4} mm: {}",
-            args.file.display(),
-            report.vertex_frames,
-            report.position_max_error_mm,
-            report.position_mean_error_mm,
-            report.quantum_mm,
-            report.normal_max_error_deg,
-            report.normal_bound_deg,
-            report.mid_frame_position_max_error_mm,
-            if report.passed { "PASSED" } else { "FAILED" }
-        );
+        writeln!(out, "{}: {}", args.file.display(), if report.passed { "PASSED" } else { "FAILED" })?;
+        print_paths(&mut out, &report)?;
+        for w in &report.warnings {
+            writeln!(out, "  warning: {w}")?;
+        }
     }
     if !report.passed {
-        bail!("{}: verification failed", args.file.display());
+        bail!("{}: verification failed: {}", args.file.display(), report.failures.join("; "));
     }
     Ok(())
 }

@@ -50,7 +50,7 @@ pub use manifest::{
     MorphTargets, Socket, StreamKind, VertexAnimation, VertexStream,
 };
 pub use reader::{Asset, Limits};
-pub use writer::{ContainerWriter, write_file_atomically};
+pub use writer::{ContainerWriter, PendingFile, container_bytes, write_container, write_file_atomically};
 
 /// The first four bytes of every `.vat` file.
 pub const MAGIC: [u8; 4] = *b"VAT\0";

@@ -64,9 +64,63 @@ impl ContainerWriter {
     }
 }
 
+/// [`ContainerWriter::finish`] of borrowed blobs: the file image built with one copy of each blob
+/// (the writer would take a second), validated by [`Asset::parse`] under the default [`Limits`].
+///
+/// # Errors
+/// As [`ContainerWriter::finish`].
+pub fn container_bytes(manifest: Manifest, blobs: &[&[u8]]) -> Result<Vec<u8>> {
+    let bytes = assemble(manifest, blobs)?;
+    Asset::parse(&bytes)?;
+    Ok(bytes)
+}
+
+/// Streams the file image of `manifest` and `blobs` (laid out as [`ContainerWriter::finish`] lays
+/// them) into `out`, without holding it in memory, and returns its length. Not validated: read
+/// the result back with [`Asset::parse`] before trusting it (a [`PendingFile`] lets a caller do
+/// that before the file takes its final name).
+///
+/// # Errors
+/// [`Error::Io`] (naming `what`) when `out` fails; [`Error::LimitExceeded`] as for
+/// [`ContainerWriter::finish`].
+pub fn write_container(out: &mut dyn Write, what: &Path, manifest: Manifest, blobs: &[&[u8]]) -> Result<u64> {
+    let (head, manifest) = header_and_manifest(manifest, blobs)?;
+    let io = |e: std::io::Error| Error::Io {
+        path: what.display().to_string(),
+        kind: format!("{:?}", e.kind()),
+        message: e.to_string(),
+    };
+    out.write_all(&head).map_err(io)?;
+    let mut at = head.len() as u64;
+    let zeros = [0u8; 16];
+    for (entry, data) in manifest.blobs.iter().zip(blobs) {
+        // Blobs start at 16-byte boundaries: at most 15 bytes of padding.
+        let pad = (entry.offset - at) as usize;
+        out.write_all(&zeros[..pad.min(16)]).map_err(io)?;
+        out.write_all(data).map_err(io)?;
+        at = entry.offset + entry.length;
+    }
+    out.flush().map_err(io)?;
+    Ok(at)
+}
+
 /// Lays out the file without validating the manifest's contents (the tests use it to build corrupt
 /// files with a consistent blob table).
-pub(super) fn assemble(mut manifest: Manifest, blobs: &[Vec<u8>]) -> Result<Vec<u8>> {
+pub(super) fn assemble<B: AsRef<[u8]>>(manifest: Manifest, blobs: &[B]) -> Result<Vec<u8>> {
+    let (head, manifest) = header_and_manifest(manifest, blobs)?;
+    let file_len = manifest.blobs.last().map_or(head.len() as u64, |b| b.offset + b.length);
+    let mut out = Vec::with_capacity(usize::try_from(file_len).unwrap_or(0));
+    out.extend_from_slice(&head);
+    for (entry, data) in manifest.blobs.iter().zip(blobs) {
+        out.resize(entry.offset as usize, 0);
+        out.extend_from_slice(data.as_ref());
+    }
+    Ok(out)
+}
+
+/// The header and encoded manifest of the file (the bytes before the first blob's padding), and
+/// the manifest with its blob table filled in.
+fn header_and_manifest<B: AsRef<[u8]>>(mut manifest: Manifest, blobs: &[B]) -> Result<(Vec<u8>, Manifest)> {
     // Blob offsets depend on the manifest length, which depends on the (varint-encoded) offsets.
     // Iterate to the fixed point: the length never shrinks from one pass to the next (longer manifest
     // -> larger offsets -> varints at least as long), and is bounded, so it settles, in practice on
@@ -95,27 +149,23 @@ pub(super) fn assemble(mut manifest: Manifest, blobs: &[Vec<u8>]) -> Result<Vec<
         value: encoded.len() as u64,
         limit: u32::MAX.into(),
     })?;
-    let file_len = manifest.blobs.last().map_or(HEADER_LEN + manifest_len, |b| b.offset + b.length);
-    let mut out = Vec::with_capacity(usize::try_from(file_len).unwrap_or(0));
+    let mut out = Vec::with_capacity(HEADER_LEN as usize + encoded.len());
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(&encoded_len.to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(&encoded).to_le_bytes());
     out.extend_from_slice(&encoded);
-    for (entry, data) in manifest.blobs.iter().zip(blobs) {
-        out.resize(entry.offset as usize, 0);
-        out.extend_from_slice(data);
-    }
-    Ok(out)
+    Ok((out, manifest))
 }
 
 /// The blob table for a manifest of `manifest_len` bytes: each blob at the next 16-byte boundary.
-fn blob_entries(manifest_len: u64, blobs: &[Vec<u8>]) -> Result<Vec<BlobEntry>> {
+fn blob_entries<B: AsRef<[u8]>>(manifest_len: u64, blobs: &[B]) -> Result<Vec<BlobEntry>> {
     let overflow = Error::LimitExceeded { what: "file size in bytes", value: u64::MAX, limit: u64::MAX };
     let mut end = HEADER_LEN + manifest_len;
     blobs
         .iter()
         .map(|data| {
+            let data = data.as_ref();
             let offset = align_up(end).ok_or(overflow.clone())?;
             let length = data.len() as u64;
             end = offset.checked_add(length).ok_or(overflow.clone())?;
@@ -131,43 +181,89 @@ fn blob_entries(manifest_len: u64, blobs: &[Vec<u8>]) -> Result<Vec<BlobEntry>> 
 /// # Errors
 /// [`Error::Io`] with the path involved and the I/O error's kind and message.
 pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let file_name = path.file_name().ok_or_else(|| Error::Io {
-        path: path.display().to_string(),
-        kind: format!("{:?}", std::io::ErrorKind::InvalidInput),
-        message: "path has no file name".to_owned(),
-    })?;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    // Unique per process and call, so concurrent writers never share a temporary file.
-    let tmp = dir.join(format!(
-        ".{}.{}-{}.tmp",
-        file_name.to_string_lossy(),
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let io = |p: &Path, e: std::io::Error| Error::Io {
-        path: p.display().to_string(),
-        kind: format!("{:?}", e.kind()),
-        message: e.to_string(),
-    };
-    let written = (|| -> std::result::Result<(), (PathBuf, std::io::Error)> {
-        let mut file =
-            OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| (tmp.clone(), e))?;
-        file.write_all(bytes).map_err(|e| (tmp.clone(), e))?;
-        file.sync_all().map_err(|e| (tmp.clone(), e))?;
-        drop(file);
-        fs::rename(&tmp, path).map_err(|e| (path.to_path_buf(), e))
-    })();
-    if let Err((p, e)) = written {
-        // Best effort: the temporary file may not exist (creation failed), which is fine.
-        let _ = fs::remove_file(&tmp);
-        return Err(io(&p, e));
+    PendingFile::create(path, &mut |w| w.write_all(bytes))?.commit()
+}
+
+/// A file written to a temporary name beside its final path, flushed to disk, that takes its final
+/// name only on [`PendingFile::commit`]: a caller can read it back and check it first (the bake
+/// verifies what is on disk, not a copy). Dropped without a commit, the temporary file is removed,
+/// so a failed or refused write leaves nothing behind.
+#[derive(Debug)]
+#[must_use = "a pending file is removed unless committed"]
+pub struct PendingFile {
+    tmp: PathBuf,
+    path: PathBuf,
+    dir: PathBuf,
+    committed: bool,
+}
+
+impl PendingFile {
+    /// Creates the temporary file (`.NAME.PID-N.tmp` in `path`'s directory, never an existing
+    /// file), lets `write` fill it, and flushes it to disk.
+    ///
+    /// # Errors
+    /// [`Error::Io`] with the path involved when `path` has no file name, or creating, writing or
+    /// flushing fails (the temporary file is then removed).
+    pub fn create(
+        path: &Path,
+        write: &mut dyn FnMut(&mut std::io::BufWriter<fs::File>) -> std::io::Result<()>,
+    ) -> Result<PendingFile> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let file_name = path.file_name().ok_or_else(|| Error::Io {
+            path: path.display().to_string(),
+            kind: format!("{:?}", std::io::ErrorKind::InvalidInput),
+            message: "path has no file name".to_owned(),
+        })?;
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        // Unique per process and call, so concurrent writers never share a temporary file.
+        let tmp = dir.join(format!(
+            ".{}.{}-{}.tmp",
+            file_name.to_string_lossy(),
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let file =
+            OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| io_error(&tmp, e))?;
+        // From here on, dropping `pending` removes the temporary file.
+        let pending = PendingFile { tmp, path: path.to_path_buf(), dir, committed: false };
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        write(&mut out).map_err(|e| io_error(&pending.tmp, e))?;
+        let file = out.into_inner().map_err(|e| io_error(&pending.tmp, e.into_error()))?;
+        file.sync_all().map_err(|e| io_error(&pending.tmp, e))?;
+        Ok(pending)
     }
-    // The rename is durable only once the directory entry is; Windows cannot open directories.
-    #[cfg(unix)]
-    fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| io(dir, e))?;
-    Ok(())
+
+    /// The temporary file's path (to read it back before committing).
+    pub fn temp_path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Renames the temporary file over the final path and (on Unix) flushes the directory.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the rename or the directory flush fails (the temporary file is removed).
+    pub fn commit(mut self) -> Result<()> {
+        fs::rename(&self.tmp, &self.path).map_err(|e| io_error(&self.path, e))?;
+        self.committed = true;
+        // The rename is durable only once the directory entry is; Windows cannot open directories.
+        #[cfg(unix)]
+        fs::File::open(&self.dir).and_then(|d| d.sync_all()).map_err(|e| io_error(&self.dir, e))?;
+        Ok(())
+    }
+}
+
+impl Drop for PendingFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            // Best effort: nothing else can be done about a temporary file that cannot be removed.
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+fn io_error(p: &Path, e: std::io::Error) -> Error {
+    Error::Io { path: p.display().to_string(), kind: format!("{:?}", e.kind()), message: e.to_string() }
 }
