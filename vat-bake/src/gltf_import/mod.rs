@@ -68,6 +68,8 @@ mod mesh;
 mod fixture;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod whole_scene_tests;
 
 use std::borrow::Cow;
 use std::cell::Cell;
