@@ -46,13 +46,46 @@ fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data/bad")
 }
 
-fn khronos(relative: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/khronos").join(relative)).unwrap()
+/// A valid, small `.gltf` the project writes itself (two bones, one clip, buffers as data URIs:
+/// [`vat_bake::testdata::small_skinned_gltf`]); no third-party file is copied into the corpus.
+fn base_gltf() -> Value {
+    vat_bake::testdata::small_skinned_gltf()
 }
 
-/// A valid, small `.gltf` (SimpleSkin: two bones, one clip, buffers as data URIs).
-fn base_gltf() -> Value {
-    serde_json::from_slice(&khronos("SimpleSkin/SimpleSkin.gltf")).unwrap()
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Standard base64 with padding (the corpus generator's own, to edit data URIs).
+fn base64_encode(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for k in 0..4 {
+            if k <= chunk.len() {
+                out.push(BASE64[(n >> (18 - 6 * k)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    let mut bits = 0u32;
+    let mut count = 0;
+    let mut out = Vec::new();
+    for c in text.bytes().filter(|&c| c != b'=') {
+        let v = BASE64.iter().position(|&x| x == c).unwrap() as u32;
+        bits = (bits << 6) | v;
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push((bits >> count) as u8);
+            bits &= (1 << count) - 1;
+        }
+    }
+    out
 }
 
 fn gltf_bytes(v: &Value) -> Vec<u8> {
@@ -81,9 +114,10 @@ fn glb(json: &[u8], bin: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The valid `.vat` every load case starts from: SimpleSkin baked with 4 frames, one LOD and bones.
+/// The valid `.vat` every load case starts from: the small skinned glTF baked with 4 frames, one LOD
+/// and bones.
 fn base_vat() -> Vec<u8> {
-    let rig = vat_bake::gltf_import::import_slice(&gltf_bytes(&base_gltf()), None, "SimpleSkin").unwrap();
+    let rig = vat_bake::gltf_import::import_slice(&gltf_bytes(&base_gltf()), None, "small").unwrap();
     let options =
         BakeOptions { frames: Some(4), lods: LodOptions::Count(1), bones: true, ..BakeOptions::default() };
     prepare(&rig, &options).unwrap().to_vat_bytes().unwrap()
@@ -121,7 +155,7 @@ fn cases() -> Vec<Case> {
     file("vat-empty.vat", Vec::new(), Load, vec![], "header");
     file("vat-three-bytes.vat", b"VAT".to_vec(), Load, vec![], "header");
     file("vat-png-magic.vat", b"\x89PNG\r\n\x1a\n\0\0\0\0\0\0\0\0".to_vec(), Load, vec![], "magic");
-    file("vat-glb-given.vat", khronos("BoxAnimated/BoxAnimated.glb"), Load, vec![], "magic");
+    file("vat-glb-given.vat", vat_bake::testdata::small_skinned_glb(), Load, vec![], "magic");
     file("vat-text.vat", b"this is not a vat file\n".to_vec(), Load, vec![], "magic");
     let mut v = vat.clone();
     put_u32(&mut v, 4, 2);
@@ -190,9 +224,16 @@ fn cases() -> Vec<Case> {
     edit("gltf-version-1.gltf", &|v| v["asset"]["version"] = json!("1.0"), "only glTF 2.x");
     edit("gltf-min-version-3.gltf", &|v| v["asset"]["minVersion"] = json!("3.0"), "needs glTF");
     edit(
-        "gltf-no-animations.gltf",
-        &|v| drop(v.as_object_mut().unwrap().remove("animations")),
-        "no animation",
+        "gltf-nan-keyframe.gltf",
+        &|v| {
+            // The third rotation key's x becomes NaN (buffer 3: 12 times, then the rotations).
+            let uri = v["buffers"][3]["uri"].as_str().unwrap().to_owned();
+            let (head, data) = uri.split_once("base64,").unwrap();
+            let mut bytes = base64_decode(data);
+            bytes[48 + 2 * 16..48 + 2 * 16 + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+            v["buffers"][3]["uri"] = json!(format!("{head}base64,{}", base64_encode(&bytes)));
+        },
+        "keyframe 2 has value NaN",
     );
     edit(
         "gltf-no-meshes.gltf",
@@ -318,18 +359,13 @@ fn cases() -> Vec<Case> {
     let mut buffer_from_bin = g.clone();
     buffer_from_bin["buffers"][0].as_object_mut().unwrap().remove("uri");
     file("glb-bin-chunk-missing.glb", glb(&gltf_bytes(&buffer_from_bin), &[]), Bake, vec![], "binary chunk");
-    file(
-        "glb-truncated.glb",
-        khronos("RiggedSimple/RiggedSimple.glb")[..6000].to_vec(),
-        Bake,
-        vec![],
-        "truncated",
-    );
+    let whole = vat_bake::testdata::small_skinned_glb();
+    file("glb-truncated.glb", whole[..whole.len() - 100].to_vec(), Bake, vec![], "truncated");
 
     // ---- Bake options on a valid input (reusing the first valid file written below).
-    file("valid-simple-skin.gltf", gltf_bytes(&g), Bake, vec!["--max-memory", "2000"], "memory budget");
+    file("valid-small-skin.gltf", gltf_bytes(&g), Bake, vec!["--max-memory", "2000"], "memory budget");
     let mut option = |args: Vec<&'static str>, expect: &'static str| {
-        out.push(Case { file: "valid-simple-skin.gltf".into(), bytes: None, command: Bake, args, expect });
+        out.push(Case { file: "valid-small-skin.gltf".into(), bytes: None, command: Bake, args, expect });
     };
     option(vec!["--fps", "0"], "--fps");
     option(vec!["--fps", "NaN"], "--fps");

@@ -6,8 +6,6 @@
 // Integration tests report failure by panicking.
 #![allow(clippy::unwrap_used)]
 
-use std::path::Path;
-
 use vat_bake::gltf_import::{ImportOptions, import_file};
 use vat_bake::lods::LodOptions;
 use vat_bake::prepare::{BakeOptions, prepare};
@@ -20,7 +18,7 @@ fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
 
 #[test]
 fn gltf_bakes_are_identical_across_runs_and_thread_counts() {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/khronos");
+    let Some(data) = vat_bake::testdata::shared_testdata().map(|d| d.join("gltf")) else { return };
     for file in ["RiggedSimple/RiggedSimple.glb", "AnimatedMorphCube/AnimatedMorphCube.gltf"] {
         for options in [
             BakeOptions::default(),

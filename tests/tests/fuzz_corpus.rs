@@ -34,17 +34,16 @@ const TARGETS: [(&str, Target); 3] = [
 /// Generated seeds: `(target, file name, bytes)`. Small valid inputs of each kind, so the fuzzer
 /// starts from deep inside the formats.
 fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
-    let khronos = |p: &str| std::fs::read(root().join("tests/data/khronos").join(p)).unwrap();
+    // Seeds the project writes itself (no third-party file is copied into the repository): the
+    // small skinned glTF as .gltf and .glb, and the procedural humanoid's .glb export.
+    let small_gltf = serde_json::to_vec(&vat_bake::testdata::small_skinned_gltf()).unwrap();
+    let small_glb = vat_bake::testdata::small_skinned_glb();
     let mut out = Vec::new();
-    for (name, file) in [
-        ("rigged-simple.glb", "RiggedSimple/RiggedSimple.glb"),
-        ("simple-skin.gltf", "SimpleSkin/SimpleSkin.gltf"),
-        ("box-animated.glb", "BoxAnimated/BoxAnimated.glb"),
-    ] {
-        out.push(("gltf_bake", name.to_owned(), khronos(file)));
-    }
-    let skin = import_slice(&khronos("SimpleSkin/SimpleSkin.gltf"), None, "SimpleSkin").unwrap();
-    let boxes = import_slice(&khronos("BoxAnimated/BoxAnimated.glb"), None, "BoxAnimated").unwrap();
+    out.push(("gltf_bake", "small-skinned.gltf".to_owned(), small_gltf.clone()));
+    out.push(("gltf_bake", "small-skinned.glb".to_owned(), small_glb));
+    let skin = import_slice(&small_gltf, None, "small").unwrap();
+    let mut boxes = skin.clone();
+    boxes.clips.clear(); // a static asset
     let small = |bones: bool, format| BakeOptions {
         frames: Some(3),
         lods: LodOptions::Count(1),
@@ -54,9 +53,9 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     };
     use vat_core::encoding::VertexFormat::{F16, Packed64, Split8};
     for (name, rig, options) in [
-        ("simple-skin-packed64.vat", &skin, small(false, Packed64)),
-        ("simple-skin-f16-bones.vat", &skin, small(true, F16)),
-        ("box-animated-split8.vat", &boxes, small(false, Split8)),
+        ("small-skinned-packed64.vat", &skin, small(false, Packed64)),
+        ("small-skinned-f16-bones.vat", &skin, small(true, F16)),
+        ("small-static-split8.vat", &boxes, small(false, Split8)),
     ] {
         out.push(("vat_reader", name.to_owned(), prepare(rig, &options).unwrap().to_vat_bytes().unwrap()));
     }

@@ -34,6 +34,8 @@ pub mod rig;
 pub mod sample;
 pub mod skin;
 pub mod stride;
+#[doc(hidden)]
+pub mod testdata;
 pub mod verify;
 
 #[cfg(test)]

@@ -1,0 +1,209 @@
+//! Test inputs for this workspace's tests (not part of the API): where the shared real-file corpus
+//! lives, and small glTF files the project writes itself.
+//!
+//! Third-party files (the Khronos glTF samples and others' bakes) are never copied into the
+//! repository: tests read them from `../shared/testdata/` beside the checkout (every developer
+//! machine and CI have it), or from `$VAT_TESTDATA`. On a clone without it, [`shared_file`] prints
+//! that the real-file corpus is missing and returns `None` so the test can skip; with `CI=true` a
+//! missing corpus panics, so CI can never pass without the real files.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use glam::{Mat4, Quat, Vec3};
+use serde_json::{Value, json};
+
+/// The shared corpus folder: `$VAT_TESTDATA` when set, else `../shared/testdata` beside the
+/// workspace root. `None` (after printing why) when it does not exist, unless `CI=true`, where
+/// that panics.
+pub fn shared_testdata() -> Option<PathBuf> {
+    let dir = match std::env::var_os("VAT_TESTDATA") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata"),
+    };
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    let message = format!(
+        "the real-file corpus is missing: {} does not exist (set VAT_TESTDATA to its folder); tests that \
+         need it are skipped",
+        dir.display()
+    );
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{message}, and CI=true requires it");
+    }
+    eprintln!("{message}");
+    None
+}
+
+/// A file of the shared corpus (`relative` to it, e.g. `gltf/SimpleSkin/SimpleSkin.gltf`); `None`
+/// when the corpus is missing (see [`shared_testdata`]). A corpus that exists but lacks the file
+/// panics: that is a broken corpus, not a missing one.
+pub fn shared_file(relative: &str) -> Option<PathBuf> {
+    let path = shared_testdata()?.join(relative);
+    assert!(path.is_file(), "the real-file corpus has no {} ({})", relative, path.display());
+    Some(path)
+}
+
+/// A small skinned glTF the project writes itself (JSON with base64 data-URI buffers), laid out
+/// like the smallest real exports: one mesh node carrying skin 0, two joints (`Root` at y = 1 and
+/// `Tip` 0.5 above it), 10 vertices in five rows weighted from Root to Tip, 24 indices (u16), joints
+/// (u16) and weights (f32) interleaved in one strided view, inverse bind matrices, and one
+/// 12-key LINEAR rotation clip on Tip that returns to its first key. Accessors: 0 indices,
+/// 1 positions, 2 joints, 3 weights, 4 inverse binds, 5 key times, 6 rotations; views 0-4 over
+/// buffers 0-3. The bad-input corpus and the fuzz seeds are made from it.
+pub fn small_skinned_gltf() -> Value {
+    let positions: Vec<[f32; 3]> =
+        (0..10).map(|i| [(i % 2) as f32, 1.0 + (i / 2) as f32 * 0.25, 0.0]).collect();
+    let indices: Vec<u16> =
+        (0..4u16).flat_map(|r| [2 * r, 2 * r + 1, 2 * r + 2, 2 * r + 2, 2 * r + 1, 2 * r + 3]).collect();
+    let weights: Vec<[f32; 4]> = (0..10)
+        .map(|i| {
+            let t = (i / 2) as f32 / 4.0;
+            [1.0 - t, t, 0.0, 0.0]
+        })
+        .collect();
+    let ibm = [
+        Mat4::from_translation(Vec3::new(0.0, -1.0, 0.0)),
+        Mat4::from_translation(Vec3::new(0.0, -1.5, 0.0)),
+    ];
+    let times: Vec<f32> = (0..12).map(|k| k as f32 * 0.25).collect();
+    let rotations: Vec<[f32; 4]> = (0..12)
+        .map(|k| {
+            let angle = if k == 11 { 0.0 } else { 0.6 * (k as f32 * std::f32::consts::TAU / 11.0).sin() };
+            Quat::from_rotation_z(angle).to_array()
+        })
+        .collect();
+
+    let f32s = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let mut b0: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
+    let positions_offset = b0.len();
+    b0.extend(f32s(positions.as_flattened()));
+    let mut b1 = Vec::new();
+    for _ in 0..10 {
+        b1.extend([0u16, 1, 0, 0].iter().flat_map(|j| j.to_le_bytes()));
+        b1.extend([0u8; 8]);
+    }
+    b1.extend(f32s(weights.as_flattened()));
+    let b2: Vec<u8> = f32s(&ibm.iter().flat_map(Mat4::to_cols_array).collect::<Vec<f32>>());
+    let mut b3 = f32s(&times);
+    let rotations_offset = b3.len();
+    b3.extend(f32s(rotations.as_flattened()));
+    let uri = |b: &[u8]| {
+        format!("data:application/gltf-buffer;base64,{}", base64::engine::general_purpose::STANDARD.encode(b))
+    };
+    let min_max = |v: &[[f32; 3]]| {
+        let min: Vec<f32> = (0..3).map(|a| v.iter().map(|p| p[a]).fold(f32::INFINITY, f32::min)).collect();
+        let max: Vec<f32> =
+            (0..3).map(|a| v.iter().map(|p| p[a]).fold(f32::NEG_INFINITY, f32::max)).collect();
+        (min, max)
+    };
+    let (pmin, pmax) = min_max(&positions);
+    json!({
+        "asset": { "version": "2.0", "generator": "vat tests (small_skinned_gltf)" },
+        "scene": 0,
+        "scenes": [{ "nodes": [0] }],
+        "nodes": [
+            { "name": "Skinned", "skin": 0, "mesh": 0, "children": [1] },
+            { "name": "Root", "children": [2], "translation": [0.0, 1.0, 0.0] },
+            { "name": "Tip", "translation": [0.0, 0.5, 0.0], "rotation": [0.0, 0.0, 0.0, 1.0] }
+        ],
+        "meshes": [{ "name": "Strip", "primitives": [{
+            "attributes": { "POSITION": 1, "JOINTS_0": 2, "WEIGHTS_0": 3 }, "indices": 0
+        }]}],
+        "skins": [{ "inverseBindMatrices": 4, "joints": [1, 2] }],
+        "animations": [{
+            "name": "sway",
+            "channels": [{ "sampler": 0, "target": { "node": 2, "path": "rotation" } }],
+            "samplers": [{ "input": 5, "interpolation": "LINEAR", "output": 6 }]
+        }],
+        "buffers": [
+            { "uri": uri(&b0), "byteLength": b0.len() },
+            { "uri": uri(&b1), "byteLength": b1.len() },
+            { "uri": uri(&b2), "byteLength": b2.len() },
+            { "uri": uri(&b3), "byteLength": b3.len() }
+        ],
+        "bufferViews": [
+            { "buffer": 0, "byteOffset": 0, "byteLength": positions_offset, "target": 34963 },
+            { "buffer": 0, "byteOffset": positions_offset, "byteLength": b0.len() - positions_offset, "target": 34962 },
+            { "buffer": 1, "byteOffset": 0, "byteLength": b1.len(), "byteStride": 16 },
+            { "buffer": 2, "byteOffset": 0, "byteLength": b2.len() },
+            { "buffer": 3, "byteOffset": 0, "byteLength": b3.len() }
+        ],
+        "accessors": [
+            { "bufferView": 0, "componentType": 5123, "count": 24, "type": "SCALAR", "min": [0], "max": [9] },
+            { "bufferView": 1, "componentType": 5126, "count": 10, "type": "VEC3", "min": pmin, "max": pmax },
+            { "bufferView": 2, "byteOffset": 0, "componentType": 5123, "count": 10, "type": "VEC4" },
+            { "bufferView": 2, "byteOffset": 160, "componentType": 5126, "count": 10, "type": "VEC4" },
+            { "bufferView": 3, "componentType": 5126, "count": 2, "type": "MAT4" },
+            { "bufferView": 4, "componentType": 5126, "count": 12, "type": "SCALAR", "min": [0.0], "max": [2.75] },
+            { "bufferView": 4, "byteOffset": rotations_offset, "componentType": 5126, "count": 12, "type": "VEC4" }
+        ]
+    })
+}
+
+/// [`small_skinned_gltf`] as a `.glb`: its buffers concatenated (each 4-byte aligned) into the
+/// binary chunk, buffer 0 without a URI.
+pub fn small_skinned_glb() -> Vec<u8> {
+    let mut json = small_skinned_gltf();
+    let mut bin = Vec::new();
+    let mut starts = Vec::new();
+    for buffer in json["buffers"].as_array().into_iter().flatten() {
+        let uri = buffer["uri"].as_str().unwrap_or_default();
+        let data = uri.split_once("base64,").map(|(_, d)| d).unwrap_or_default();
+        let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap_or_default();
+        while bin.len() % 4 != 0 {
+            bin.push(0);
+        }
+        starts.push(bin.len());
+        bin.extend(bytes);
+    }
+    for view in json["bufferViews"].as_array_mut().into_iter().flatten() {
+        let buffer = view["buffer"].as_u64().unwrap_or(0) as usize;
+        let offset =
+            view["byteOffset"].as_u64().unwrap_or(0) as usize + starts.get(buffer).copied().unwrap_or(0);
+        view["buffer"] = json!(0);
+        view["byteOffset"] = json!(offset);
+    }
+    json["buffers"] = json!([{ "byteLength": bin.len() }]);
+    let mut text = serde_json::to_vec(&json).unwrap_or_default();
+    while text.len() % 4 != 0 {
+        text.push(b' ');
+    }
+    while bin.len() % 4 != 0 {
+        bin.push(0);
+    }
+    let total = 12 + 8 + text.len() + 8 + bin.len();
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&text);
+    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"BIN\0");
+    out.extend_from_slice(&bin);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_small_fixtures_import_bake_and_verify() {
+        for (name, bytes) in [
+            ("small.gltf", serde_json::to_vec(&small_skinned_gltf()).unwrap()),
+            ("small.glb", small_skinned_glb()),
+        ] {
+            let rig = crate::gltf_import::import_slice(&bytes, None, name).unwrap();
+            // No normals: flat-shaded, one vertex per index.
+            assert_eq!(rig.body_vertex_count(), 24, "{name}");
+            assert_eq!(rig.clips[0].looping, None);
+            let bake = crate::prepare::prepare(&rig, &crate::prepare::BakeOptions::default()).unwrap();
+            assert!(bake.stats.clip_looping[0].looping, "{name}: its last key returns to its first");
+            assert!(crate::verify::verify_prepared(&bake, &rig).unwrap().passed, "{name}");
+        }
+    }
+}
