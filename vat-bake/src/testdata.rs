@@ -207,3 +207,133 @@ mod tests {
         }
     }
 }
+
+/// The shape of [`large_rig`]: the benchmark asset of a large real export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LargeRigShape {
+    /// Primitives (meshes), each a grid of `grid x grid` vertices.
+    pub primitives: usize,
+    /// Vertices per grid side.
+    pub grid: usize,
+    /// Joints of the one skin.
+    pub joints: usize,
+    /// Frames of the one looping clip at 30 fps.
+    pub frames: usize,
+}
+
+impl LargeRigShape {
+    /// 60 primitives of 24 x 24 vertices (34,560 vertices), 18 joints, one clip of 1,050 frames
+    /// (35 s at 30 fps): the issue's large asset.
+    pub const ISSUE: Self = Self { primitives: 60, grid: 24, joints: 18, frames: 1050 };
+}
+
+/// A generated skinned rig of `shape`: joints in a binary tree (joint `i`'s parent is `(i - 1) / 2`,
+/// 0.12 m up and 0.08 m aside), each primitive a grid of quads around one joint, every vertex
+/// weighted to up to 4 joints (its own, the parent, and two neighbours) with smooth weights,
+/// and one clip "sway" whose keys (one per frame, LINEAR) rock every joint about Z and X and
+/// return to the first key, so it loops. Deterministic.
+pub fn large_rig(shape: LargeRigShape) -> crate::rig::Rig {
+    use crate::rig::{
+        AnimationClip, Channel, ChannelTarget, KeyInterpolation, Mesh, MeshBinding, MeshRole, Node, Rig,
+        Skin, Transform,
+    };
+    let joints = shape.joints.max(1);
+    let mut nodes = Vec::with_capacity(joints);
+    for i in 0..joints {
+        let (parent, translation) = if i == 0 {
+            (None, Vec3::new(0.0, 0.9, 0.0))
+        } else {
+            let side = if i % 2 == 0 { 0.08 } else { -0.08 };
+            (Some((i - 1) / 2), Vec3::new(side, 0.12, 0.0))
+        };
+        nodes.push(Node {
+            name: format!("joint{i}"),
+            parent,
+            rest: Transform { translation, ..Transform::IDENTITY },
+        });
+    }
+    let mut rig = Rig { name: "large".into(), nodes, ..Rig::default() };
+    let rest = rig.rest_globals();
+    let inverse_bind: Vec<Mat4> = rest.iter().map(|m| m.inverse()).collect();
+    rig.skins.push(Skin { joints: (0..joints).collect(), inverse_bind });
+    let g = shape.grid.max(2);
+    for p in 0..shape.primitives {
+        let home = p % joints;
+        let center =
+            rest[home].transform_point3(Vec3::ZERO) + Vec3::new(0.0, 0.0, 0.02 * (p / joints) as f32);
+        let neighbours = [home, home.saturating_sub(1) / 2, (home + 1) % joints, (home + 5) % joints];
+        let mut mesh = Mesh {
+            name: format!("part{p}"),
+            binding: MeshBinding::Skinned { skin: 0 },
+            role: MeshRole::Body,
+            positions: Vec::with_capacity(g * g),
+            normals: Vec::with_capacity(g * g),
+            tangents: None,
+            uvs: None,
+            material_ids: vec![(p % 4) as u8; g * g],
+            indices: Vec::with_capacity((g - 1) * (g - 1) * 6),
+            influence_count: 4,
+            joints: Vec::with_capacity(g * g),
+            weights: Vec::with_capacity(g * g),
+            full_influences: None,
+            morph_targets: Vec::new(),
+            default_morph_weights: Vec::new(),
+        };
+        for r in 0..g {
+            for c in 0..g {
+                let (u, v) = (c as f32 / (g - 1) as f32, r as f32 / (g - 1) as f32);
+                // A gently curved patch 0.1 m across.
+                let z = 0.01 * ((u - 0.5) * (u - 0.5) + (v - 0.5) * (v - 0.5));
+                mesh.positions.push(center + Vec3::new((u - 0.5) * 0.1, (v - 0.5) * 0.1, z));
+                mesh.normals.push(Vec3::new(-(u - 0.5) * 0.2, -(v - 0.5) * 0.2, 1.0).normalize());
+                let w = [1.0 + u + v, 1.0 - 0.5 * v, 0.5 + 0.5 * u, 0.25 * (1.0 - u)];
+                let sum: f32 = w.iter().sum();
+                let mut jw = [0u16; crate::rig::MAX_INFLUENCES];
+                let mut ww = [0f32; crate::rig::MAX_INFLUENCES];
+                for k in 0..4 {
+                    jw[k] = neighbours[k] as u16;
+                    ww[k] = w[k] / sum;
+                }
+                mesh.joints.push(jw);
+                mesh.weights.push(ww);
+            }
+        }
+        for r in 0..g - 1 {
+            for c in 0..g - 1 {
+                let i = (r * g + c) as u32;
+                let g32 = g as u32;
+                mesh.indices.extend_from_slice(&[i, i + 1, i + g32, i + g32, i + 1, i + g32 + 1]);
+            }
+        }
+        rig.meshes.push(mesh);
+    }
+    let frames = shape.frames.max(1);
+    let times: Vec<f32> = (0..=frames).map(|k| (f64::from(k as u32) / 30.0) as f32).collect();
+    let mut channels = Vec::with_capacity(joints);
+    for j in 0..joints {
+        let mut values = Vec::with_capacity(times.len() * 4);
+        for k in 0..=frames {
+            let phase = std::f32::consts::TAU * (k % frames) as f32 / frames as f32;
+            let q = Quat::from_rotation_z(0.3 * (phase * (1 + j % 3) as f32).sin())
+                * Quat::from_rotation_x(0.2 * (phase * 2.0 + j as f32).sin() - 0.2 * (j as f32).sin());
+            values.extend_from_slice(&q.to_array());
+        }
+        channels.push(Channel {
+            target: ChannelTarget::Rotation(j),
+            interpolation: KeyInterpolation::Linear,
+            times: times.clone(),
+            values,
+        });
+    }
+    let end = times.last().copied().unwrap_or(0.0);
+    rig.clips.push(AnimationClip {
+        name: "sway".into(),
+        channels,
+        start: 0.0,
+        end,
+        looping: None,
+        known_stride: None,
+        locomotion: false,
+    });
+    rig
+}

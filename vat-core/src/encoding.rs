@@ -747,25 +747,63 @@ pub fn decode_vertex_texel(
     textures: &[&[u8]],
     texel_index: u64,
 ) -> Result<DecodedTexel> {
+    let mut out = None;
+    decode_vertex_texels(format, bits, textures, texel_index..texel_index.saturating_add(1), |_, t| {
+        out = Some(t)
+    })?;
+    out.ok_or(Error::IndexOutOfRange { what: "texel index", index: texel_index, count: 0 })
+}
+
+/// [`decode_vertex_texel`] of every texel of `range`, in order: `each(texel_index, decoded)`. The
+/// same decode, bit for bit, with the textures checked once for the whole range instead of once
+/// per texel (a frame of a vertex animation is a contiguous range: `frame * vertex_count ..`).
+///
+/// # Errors
+/// As [`decode_vertex_texel`], for the last texel of the range (nothing is decoded then).
+pub fn decode_vertex_texels(
+    format: VertexFormat,
+    bits: [u32; 3],
+    textures: &[&[u8]],
+    range: std::ops::Range<u64>,
+    mut each: impl FnMut(u64, DecodedTexel),
+) -> Result<()> {
     check_texture_count(format, textures.len())?;
-    let mut offsets = [0usize; 3];
+    let mut sizes = [0usize; 3];
     for (k, (tex, texel_format)) in textures.iter().zip(format.texel_formats()).enumerate() {
         let size = u64::from(texel_format.bytes_per_texel());
         let count = tex.len() as u64 / size;
-        let in_bounds = texel_index < count;
-        if !in_bounds {
+        if range.end > count && !range.is_empty() {
             let shortest = textures
                 .iter()
                 .zip(format.texel_formats())
                 .map(|(t, f)| t.len() as u64 / u64::from(f.bytes_per_texel()))
                 .min()
                 .unwrap_or(0);
-            return Err(Error::IndexOutOfRange { what: "texel index", index: texel_index, count: shortest });
+            return Err(Error::IndexOutOfRange {
+                what: "texel index",
+                index: range.end - 1,
+                count: shortest,
+            });
         }
-        // In bounds of a slice, so the byte offset fits in usize.
-        offsets[k] = (texel_index * size) as usize;
+        sizes[k] = size as usize;
     }
-    let decoded = match format {
+    for texel_index in range {
+        // In bounds of every slice (checked above), so the byte offsets fit in usize.
+        let offsets = sizes.map(|size| texel_index as usize * size);
+        each(texel_index, decode_texel_at(format, bits, textures, offsets));
+    }
+    Ok(())
+}
+
+/// One texel at byte `offsets` of each texture (in bounds).
+#[inline(always)]
+fn decode_texel_at(
+    format: VertexFormat,
+    bits: [u32; 3],
+    textures: &[&[u8]],
+    offsets: [usize; 3],
+) -> DecodedTexel {
+    match format {
         VertexFormat::Packed64 => {
             let (t, i) = (textures[0], offsets[0]);
             let (position, normal) = decode_packed64([le_u32(t, i), le_u32(t, i + 4)], bits);
@@ -807,8 +845,7 @@ pub fn decode_vertex_texel(
             let v = u32::from(t[2]) * 256 + u32::from(t[3]);
             DecodedTexel { position, normal: oct_decode([u, v], 16) }
         }
-    };
-    Ok(decoded)
+    }
 }
 
 /// Flips the sign of quaternions (`[x, y, z, w]`) along a track so that every consecutive pair has a

@@ -87,40 +87,134 @@ fn decode_clip(
     vertex: u32,
     interp: Interpolation,
 ) -> Result<ClipValue> {
+    let (frames, w) = clip_frames(view, clip_index, offset, rate, time, interp)?;
+    decode_clip_at(view, frames, w, vertex, interp)
+}
+
+/// The absolute frames and weights clip `clip_index` plays at `time`, as the shader picks them.
+fn clip_frames(
+    view: &VertexAnimationView<'_>,
+    clip_index: u32,
+    offset: f32,
+    rate: f32,
+    time: f32,
+    interp: Interpolation,
+) -> Result<([u32; 4], [f32; 4])> {
     // Like the shader, an index past the clip table reads the last clip.
     let last = view.clips.len().checked_sub(1).ok_or(Error::ZeroCount { what: "clip count" })?;
     let clip = &view.clips[(clip_index as usize).min(last)];
     let sample = playback::clip_sample(clip, offset, time, rate, interp);
-    let frames = playback::absolute_frames(clip, &sample);
-    let w = sample.weights;
+    Ok((playback::absolute_frames(clip, &sample), sample.weights))
+}
+
+/// One vertex of a clip at given frames and weights.
+fn decode_clip_at(
+    view: &VertexAnimationView<'_>,
+    frames: [u32; 4],
+    w: [f32; 4],
+    vertex: u32,
+    interp: Interpolation,
+) -> Result<ClipValue> {
     let load = |k: usize| {
         let texel = view.layout.texel_index(frames[k], vertex);
         encoding::decode_vertex_texel(view.format, view.position_bits, &view.textures, texel)
     };
-    // The same fetches and sums as `vat_decode_clip`: Point reads the one frame of weight 1, Linear
-    // sums the two middle frames, Cubic all four, left to right.
-    let value = match interp {
+    let texels = match interp {
         Interpolation::Point => {
             let t = load(if w[1] == 1.0 { 1 } else { 2 })?;
-            ClipValue { position: t.position, normal: t.normal }
+            [t, t, t, t]
         }
         Interpolation::Linear => {
             let (b, c) = (load(1)?, load(2)?);
+            [b, b, c, c]
+        }
+        Interpolation::Cubic => [load(0)?, load(1)?, load(2)?, load(3)?],
+    };
+    Ok(combine(interp, w, &texels))
+}
+
+/// The clip value of texels `t` (those of frames 0..4 of the sample; Point uses the one of weight
+/// 1, at `t[1]` when `w[1] == 1`, else `t[2]`) with weights `w`: the same fetches and sums as
+/// `vat_decode_clip`: Point reads the one frame of weight 1, Linear sums the two middle frames,
+/// Cubic all four, left to right.
+#[inline(always)]
+fn combine(interp: Interpolation, w: [f32; 4], t: &[encoding::DecodedTexel; 4]) -> ClipValue {
+    match interp {
+        Interpolation::Point => {
+            let p = if w[1] == 1.0 { &t[1] } else { &t[2] };
+            ClipValue { position: p.position, normal: p.normal }
+        }
+        Interpolation::Linear => {
+            let (b, c) = (&t[1], &t[2]);
             ClipValue {
                 position: std::array::from_fn(|i| w[1] * b.position[i] + w[2] * c.position[i]),
                 normal: std::array::from_fn(|i| w[1] * b.normal[i] + w[2] * c.normal[i]),
             }
         }
         Interpolation::Cubic => {
-            let (a, b, c, d) = (load(0)?, load(1)?, load(2)?, load(3)?);
             let sum = |f: fn(&encoding::DecodedTexel) -> [f32; 3]| -> [f32; 3] {
-                let (fa, fb, fc, fd) = (f(&a), f(&b), f(&c), f(&d));
+                let (fa, fb, fc, fd) = (f(&t[0]), f(&t[1]), f(&t[2]), f(&t[3]));
                 std::array::from_fn(|i| ((w[0] * fa[i] + w[1] * fb[i]) + w[2] * fc[i]) + w[3] * fd[i])
             };
             ClipValue { position: sum(|t| t.position), normal: sum(|t| t.normal) }
         }
+    }
+}
+
+/// Decodes every vertex of clip `clip_index` played at phase `offset` (cycles) with rate 0, for an
+/// instance at the origin with no yaw, scale 1 and no cross-fade: `positions[v]` and `normals[v]`
+/// are bit for bit the `object_position` and `object_normal` [`decode_vertex`] gives vertex `v`
+/// (tested), with the playback sample computed once for the frame instead of once per vertex.
+/// Verification decodes whole frames with it.
+///
+/// # Errors
+/// [`Error::OutOfRange`] when `positions` or `normals` is not one entry per vertex; otherwise as
+/// [`decode_vertex`].
+pub fn decode_object_frame(
+    view: &VertexAnimationView<'_>,
+    clip_index: u32,
+    offset: f32,
+    interp: Interpolation,
+    positions: &mut [[f32; 3]],
+    normals: &mut [[f32; 3]],
+) -> Result<()> {
+    let n = view.layout.vertex_count as usize;
+    if positions.len() != n || normals.len() != n {
+        return Err(Error::OutOfRange {
+            what: "decoded frame length",
+            value: format!("{} / {}", positions.len(), normals.len()),
+            expected: "one position and one normal per vertex",
+        });
+    }
+    let (frames, w) = clip_frames(view, clip_index, offset, 0.0, 0.0, interp)?;
+    // Which of the sample's four frames are read (as in `decode_clip_at`), each decoded for the
+    // whole frame at once: a frame's texels are contiguous.
+    let used: &[usize] = match interp {
+        Interpolation::Point => &[if w[1] == 1.0 { 1 } else { 2 }],
+        Interpolation::Linear => &[1, 2],
+        Interpolation::Cubic => &[0, 1, 2, 3],
     };
-    Ok(value)
+    let blank = encoding::DecodedTexel { position: [0.0; 3], normal: [0.0; 3] };
+    let mut decoded: [Vec<encoding::DecodedTexel>; 4] = Default::default();
+    for &k in used {
+        let start = view.layout.texel_index(frames[k], 0);
+        let out = &mut decoded[k];
+        out.reserve_exact(n);
+        encoding::decode_vertex_texels(
+            view.format,
+            view.position_bits,
+            &view.textures,
+            start..start + n as u64,
+            |_, t| out.push(t),
+        )?;
+    }
+    for (v, (p, nrm)) in positions.iter_mut().zip(normals.iter_mut()).enumerate() {
+        let at = |k: usize| decoded[k].get(v).copied().unwrap_or(blank);
+        let value = combine(interp, w, &[at(0), at(1), at(2), at(3)]);
+        *p = view.bounds.denormalize(value.position);
+        *nrm = normalize3(value.normal);
+    }
+    Ok(())
 }
 
 /// Decodes vertex `vertex` of `instance` at epoch-relative time `time` (seconds), as the shader does.
@@ -426,6 +520,39 @@ mod tests {
         let n = base.object_normal;
         assert!(angle_deg(d.world_normal, [n[2], n[1], -n[0]]) < 1e-4);
         assert_eq!(d.object_position, base.object_position);
+    }
+
+    #[test]
+    fn whole_frames_decode_bit_for_bit_like_single_vertices() {
+        for format in [VertexFormat::Packed64, VertexFormat::F16, VertexFormat::Unorm8] {
+            let bytes = bake(format);
+            let asset = Asset::parse(&bytes).unwrap();
+            let view = VertexAnimationView::from_asset(&asset).unwrap();
+            let n = view.layout.vertex_count as usize;
+            for clip in 0..view.clips.len() as u32 {
+                for (offset, interp) in
+                    [(0.1, Interpolation::Point), (0.37, Interpolation::Linear), (0.9, Interpolation::Cubic)]
+                {
+                    let (mut p, mut nrm) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
+                    decode_object_frame(&view, clip, offset, interp, &mut p, &mut nrm).unwrap();
+                    let instance = InstanceRecord {
+                        clip_a: clip,
+                        phase_offset_a: offset,
+                        rate_a: 0.0,
+                        ..Default::default()
+                    };
+                    for v in 0..n {
+                        let d = decode_vertex(&view, &instance, 0.0, v as u32, interp).unwrap();
+                        let bits = |a: [f32; 3]| a.map(f32::to_bits);
+                        assert_eq!(bits(p[v]), bits(d.object_position), "{format:?} clip {clip} vertex {v}");
+                        assert_eq!(bits(nrm[v]), bits(d.object_normal), "{format:?} clip {clip} vertex {v}");
+                    }
+                }
+            }
+            let mut short = vec![[0.0; 3]; n - 1];
+            let mut nrm = vec![[0.0; 3]; n];
+            assert!(decode_object_frame(&view, 0, 0.0, Interpolation::Point, &mut short, &mut nrm).is_err());
+        }
     }
 
     #[test]
