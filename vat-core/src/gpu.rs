@@ -157,9 +157,10 @@ pub struct FrameUniforms {
     pub lod_bias: f32,
     /// LOD levels of the drawn asset, 1..=9.
     pub lod_count: u32,
-    /// Coarsest LOD that still decodes clip B during a cross-fade (coarser ones show clip A only).
+    /// Coarsest LOD that still decodes clip B during a cross-fade (coarser ones show clip A only),
+    /// at most `lod_count - 1`.
     pub cross_fade_max_lod: u32,
-    /// Coarsest LOD drawn into the shadow map.
+    /// Coarsest LOD drawn into the shadow map, at most `lod_count - 1`.
     pub shadow_max_lod: u32,
     /// How dark shadowed surfaces get: 0 = no shadows (the shadow map is not read), 1 = full.
     pub shadow_strength: f32,
@@ -222,8 +223,10 @@ impl FrameUniforms {
             lod_distances,
             lod_bias: inputs.lod_bias,
             lod_count: inputs.lod_thresholds.lod_count(),
-            cross_fade_max_lod: inputs.cross_fade_max_lod,
-            shadow_max_lod: inputs.shadow_max_lod,
+            // Clamped to the asset's last LOD (the same selection: no LOD is past it), so the
+            // uniforms never name a LOD the asset lacks.
+            cross_fade_max_lod: inputs.cross_fade_max_lod.min(inputs.lod_thresholds.lod_count() - 1),
+            shadow_max_lod: inputs.shadow_max_lod.min(inputs.lod_thresholds.lod_count() - 1),
             shadow_strength: if inputs.shadow.is_some() { 0.75 } else { 0.0 },
             shadow_bias: 0.0015,
             shadow_normal_offset: 0.03,
