@@ -67,7 +67,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(render::join_camera_value(std::env::args_os()));
     let result = match cli.command {
         Command::Bake(args) => bake::bake(&args),
         Command::Inspect { file, json, max_memory } => inspect::run(&file, json, max_memory),

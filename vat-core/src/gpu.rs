@@ -201,6 +201,21 @@ pub struct FrameInputs<'a> {
     pub shadow: Option<[[f32; 4]; 4]>,
     /// Half the side of the ground square around the camera, metres (used only when it is drawn).
     pub ground_half_extent: f32,
+    /// Scene length units per metre of the fixed shadow lengths (`RenderOptions::scene_unit`;
+    /// not finite or `<= 0` means 1): the normal offset is `SHADOW_NORMAL_OFFSET * scene_unit`.
+    pub scene_unit: f32,
+}
+
+/// How far the shadow map reaches beyond the view towards the sun, for casters outside it, metres at
+/// scene unit 1 (backends pass `SHADOW_CASTER_MARGIN * scene_unit` to [`shadow_view_proj`]).
+pub const SHADOW_CASTER_MARGIN: f32 = 30.0;
+
+/// Offset along the surface normal before the shadow lookup, metres at scene unit 1.
+pub const SHADOW_NORMAL_OFFSET: f32 = 0.03;
+
+/// `unit` if it is finite and `> 0`, else 1 (see `RenderOptions::scene_unit`).
+pub fn sanitized_scene_unit(unit: f32) -> f32 {
+    if unit.is_finite() && unit > 0.0 { unit } else { 1.0 }
 }
 
 impl FrameUniforms {
@@ -229,7 +244,7 @@ impl FrameUniforms {
             shadow_max_lod: inputs.shadow_max_lod.min(inputs.lod_thresholds.lod_count() - 1),
             shadow_strength: if inputs.shadow.is_some() { 0.75 } else { 0.0 },
             shadow_bias: 0.0015,
-            shadow_normal_offset: 0.03,
+            shadow_normal_offset: SHADOW_NORMAL_OFFSET * sanitized_scene_unit(inputs.scene_unit),
             ground_half_extent: inputs.ground_half_extent,
         }
     }

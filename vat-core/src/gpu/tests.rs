@@ -671,6 +671,7 @@ fn frame_uniforms_clamp_lod_limits_to_the_assets_last_lod() {
             shadow_max_lod: limit,
             shadow: None,
             ground_half_extent: 10.0,
+            scene_unit: 100.0,
         })
     };
     let one = crate::lod::LodThresholds::default();
@@ -681,4 +682,6 @@ fn frame_uniforms_clamp_lod_limits_to_the_assets_last_lod() {
     assert_eq!((u.lod_count, u.shadow_max_lod, u.cross_fade_max_lod), (3, 1, 1), "within range: unchanged");
     let u = uniforms(&three, 8);
     assert_eq!((u.shadow_max_lod, u.cross_fade_max_lod), (2, 2));
+    assert_eq!(u.shadow_normal_offset, SHADOW_NORMAL_OFFSET * 100.0, "the offset follows the scene unit");
+    assert_eq!((sanitized_scene_unit(f32::NAN), sanitized_scene_unit(-1.0), sanitized_scene_unit(0.2)), (1.0, 1.0, 0.2));
 }
