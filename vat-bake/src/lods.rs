@@ -549,7 +549,12 @@ mod tests {
         assert_eq!(all, (0..requested).collect::<Vec<_>>(), "every requested level kept or dropped once");
         for d in &chain.dropped {
             assert!(!is_meaningful_reduction(d.reached, d.previous_triangles), "{d:?}");
-            assert!(chain.levels.iter().any(|l| l.requested == d.previous && l.triangle_count() == d.previous_triangles));
+            assert!(
+                chain
+                    .levels
+                    .iter()
+                    .any(|l| l.requested == d.previous && l.triangle_count() == d.previous_triangles)
+            );
         }
     }
 
@@ -559,13 +564,20 @@ mod tests {
         for n in [2, 5, 8] {
             let chain = build_lod_chain_posed(&p, &idx, &[], &LodOptions::Count(n)).unwrap();
             assert_chain_rules(&chain, &idx, n as usize);
-            assert!(!chain.dropped.is_empty(), "a box cannot lose triangles {n} times: {:?}", chain.triangle_counts());
+            assert!(
+                !chain.dropped.is_empty(),
+                "a box cannot lose triangles {n} times: {:?}",
+                chain.triangle_counts()
+            );
             let last = chain.levels.last().unwrap().triangle_count();
             let d = chain.dropped.last().unwrap();
             assert_eq!(d.previous_triangles, last, "drops refer to the last kept level");
             let line = d.to_string();
             assert!(line.starts_with(&format!("LOD {} dropped: simplification", d.requested)), "{line}");
-            assert!(line.contains(&format!("(LOD {} has {last})", d.previous)) || line.contains("not under 90 %"), "{line}");
+            assert!(
+                line.contains(&format!("(LOD {} has {last})", d.previous)) || line.contains("not under 90 %"),
+                "{line}"
+            );
         }
     }
 

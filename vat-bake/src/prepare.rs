@@ -1231,7 +1231,12 @@ fn prepare_planned(
         bone_texture_bytes,
         blob_bytes: blobs.blobs.iter().map(|b| b.len() as u64).sum(),
         deduplicated_blobs: blobs.deduplicated,
-        warnings: plan.warnings.iter().cloned().chain(chain.dropped.iter().map(ToString::to_string)).collect(),
+        warnings: plan
+            .warnings
+            .iter()
+            .cloned()
+            .chain(chain.dropped.iter().map(ToString::to_string))
+            .collect(),
         timings,
     };
     Ok(PreparedBake { manifest, blobs: blobs.blobs, vertex_order, stats })
@@ -1475,7 +1480,10 @@ mod tests {
         for w in m.lods.windows(2) {
             assert!(w[1].triangle_count < w[0].triangle_count && w[1].max_distance > w[0].max_distance);
         }
-        assert_eq!(bake.stats.warnings.iter().filter(|w| w.contains("dropped")).count(), bake.stats.stalled_lods.len());
+        assert_eq!(
+            bake.stats.warnings.iter().filter(|w| w.contains("dropped")).count(),
+            bake.stats.stalled_lods.len()
+        );
         assert_eq!(m.lods.last().unwrap().max_distance, f32::INFINITY);
         // Skeleton: root is not a joint; hips, spine, head are (sorted by node, parents first).
         let names: Vec<(&str, Option<u32>)> = m.bones.iter().map(|b| (b.name.as_str(), b.parent)).collect();

@@ -333,7 +333,8 @@ mod tests {
             let scaled = prepare(&rig.scaled(factor), &options).unwrap();
             let s = scaled.manifest();
             let sb = s.vertex_animation.as_ref().unwrap().bounds;
-            let close = |a: f32, b: f32| (a - b * factor).abs() <= 1e-3 * (b * factor).abs().max(1e-3 * factor);
+            let close =
+                |a: f32, b: f32| (a - b * factor).abs() <= 1e-3 * (b * factor).abs().max(1e-3 * factor);
             for axis in 0..3 {
                 assert!(close(sb.extent[axis], b.extent[axis]), "{factor}: {sb:?} vs {b:?}");
                 assert!(close(sb.min[axis], b.min[axis]), "{factor}: {sb:?} vs {b:?}");
@@ -348,7 +349,8 @@ mod tests {
             assert!(a.iter().zip(t).all(|(x, y)| x.abs_diff(*y) * 10 <= *y), "{factor}: {a:?} vs {t:?}");
             for (l, k) in s.lods.iter().zip(&m.lods) {
                 assert!(
-                    l.max_distance == k.max_distance || (l.max_distance / k.max_distance / factor - 1.0).abs() < 0.05,
+                    l.max_distance == k.max_distance
+                        || (l.max_distance / k.max_distance / factor - 1.0).abs() < 0.05,
                     "{factor}: {} vs {}",
                     l.max_distance,
                     k.max_distance

@@ -129,7 +129,9 @@ fn parse_size(s: &str) -> Result<[u32; 2], String> {
 /// The command line with `--camera V` joined into `--camera=V` where `V` starts with `-` and holds a
 /// comma (`--camera -30,12,-30,0,0.8,0`): clap reads a lone `-30` as a number but `-30,12,...` as a
 /// short flag. Every other argument is passed through unchanged.
-pub(crate) fn join_camera_value(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+pub(crate) fn join_camera_value(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Vec<std::ffi::OsString> {
     let mut out: Vec<std::ffi::OsString> = Vec::new();
     let mut args = args.into_iter().peekable();
     while let Some(arg) = args.next() {
@@ -154,20 +156,24 @@ pub(crate) fn join_camera_value(args: impl IntoIterator<Item = std::ffi::OsStrin
 fn parse_camera(values: &[String]) -> Result<([f32; 3], [f32; 3])> {
     let mut numbers = Vec::with_capacity(6);
     for token in values.iter().flat_map(|v| v.split([',', ' ']).filter(|t| !t.trim().is_empty())) {
-        let n: f32 = token
-            .trim()
-            .parse()
-            .map_err(|_| anyhow::anyhow!("--camera: {token:?} is not a number (expected EX,EY,EZ,TX,TY,TZ)"))?;
+        let n: f32 = token.trim().parse().map_err(|_| {
+            anyhow::anyhow!("--camera: {token:?} is not a number (expected EX,EY,EZ,TX,TY,TZ)")
+        })?;
         if !n.is_finite() {
             bail!("--camera: {token:?} is not finite (expected six finite numbers EX,EY,EZ,TX,TY,TZ)");
         }
         numbers.push(n);
     }
     let [ex, ey, ez, tx, ty, tz] = numbers[..] else {
-        bail!("--camera: {} numbers given; expected six, EX,EY,EZ,TX,TY,TZ (eye, then target)", numbers.len());
+        bail!(
+            "--camera: {} numbers given; expected six, EX,EY,EZ,TX,TY,TZ (eye, then target)",
+            numbers.len()
+        );
     };
     if [ex, ey, ez] == [tx, ty, tz] {
-        bail!("--camera: the eye and the target are the same point ({ex}, {ey}, {ez}); the camera needs a direction");
+        bail!(
+            "--camera: the eye and the target are the same point ({ex}, {ey}, {ez}); the camera needs a direction"
+        );
     }
     Ok(([ex, ey, ez], [tx, ty, tz]))
 }
@@ -358,7 +364,13 @@ mod tests {
         assert_eq!(parse_camera(&v(&["-30", "12", "30.5", "0", "0.8", "0"])).unwrap(), want);
         assert_eq!(parse_camera(&v(&["-30,12,30.5,0,0.8,0"])).unwrap(), want);
         assert_eq!(parse_camera(&v(&["-30, 12, 30.5", "0,0.8,0"])).unwrap(), want);
-        for bad in [vec!["1,2,3,4,5"], vec!["1,2,3,4,5,6,7"], vec!["1,2,3,x,5,6"], vec!["1,2,nan,4,5,6"], vec!["1,2,inf,4,5,6"]] {
+        for bad in [
+            vec!["1,2,3,4,5"],
+            vec!["1,2,3,4,5,6,7"],
+            vec!["1,2,3,x,5,6"],
+            vec!["1,2,nan,4,5,6"],
+            vec!["1,2,inf,4,5,6"],
+        ] {
             let e = parse_camera(&v(&bad)).unwrap_err().to_string();
             assert!(e.starts_with("--camera: "), "{e}");
         }

@@ -129,7 +129,11 @@ fn render_coverage(dir: &Path, asset: &Path, extra: &[&str]) -> f64 {
     let (image, size) = read_png(&out);
     assert_eq!(size, [192, 108]);
     let (share, colours) = coverage(&image);
-    println!("{}: {:.2} % covered, {colours} colours", asset.strip_prefix(dir).unwrap().display(), share * 100.0);
+    println!(
+        "{}: {:.2} % covered, {colours} colours",
+        asset.strip_prefix(dir).unwrap().display(),
+        share * 100.0
+    );
     assert!(colours > 20, "{}: a blank image ({colours} colours)", asset.display());
     share
 }
@@ -152,7 +156,16 @@ fn every_camera_form_the_help_prints_renders() {
     }
     // The `=` form and a comma list followed by other flags work as well.
     let out = dir.join("equals.png");
-    ok(&vat(&["render", "--camera=-30,12,-30,0,0.8,0", "--size", "48x32", "--instances", "4", "--out", s(&out)]));
+    ok(&vat(&[
+        "render",
+        "--camera=-30,12,-30,0,0.8,0",
+        "--size",
+        "48x32",
+        "--instances",
+        "4",
+        "--out",
+        s(&out),
+    ]));
     assert!(out.is_file());
 }
 
@@ -187,17 +200,25 @@ fn assets_of_any_scale_frame_like_the_humanoid() {
     };
     let metres = render_coverage(&dir, &bake_file(&dir, "humanoid", &humanoid), &["--no-ground"]);
     assert!(metres > 0.02, "the humanoid crowd covers {metres}");
-    let boxes = render_coverage(&dir, &bake_file(&dir, "box", &box_rig(Vec3::new(0.5, 1.8, 0.3), true)), &["--no-ground"]);
+    let boxes = render_coverage(
+        &dir,
+        &bake_file(&dir, "box", &box_rig(Vec3::new(0.5, 1.8, 0.3), true)),
+        &["--no-ground"],
+    );
     for (name, factor, reference) in [
         ("humanoid-cm", 100.0, metres),
         ("humanoid-0.2m", 0.2 / height, metres),
         ("box-cm", 100.0, boxes),
         ("box-0.2m", 0.2 / 1.8, boxes),
     ] {
-        let rig = if name.starts_with("box") { box_rig(Vec3::new(0.5, 1.8, 0.3), true) } else { humanoid.clone() };
+        let rig =
+            if name.starts_with("box") { box_rig(Vec3::new(0.5, 1.8, 0.3), true) } else { humanoid.clone() };
         let share = render_coverage(&dir, &bake_file(&dir, name, &rig.scaled(factor)), &["--no-ground"]);
         let ratio = share / reference;
-        assert!((1.0 / 1.25..=1.25).contains(&ratio), "{name}: {share} of the image vs {reference} (x{ratio:.3})");
+        assert!(
+            (1.0 / 1.25..=1.25).contains(&ratio),
+            "{name}: {share} of the image vs {reference} (x{ratio:.3})"
+        );
     }
     // With the ground (the default) the centimetre crowd renders too: the ground is under every
     // character, so the lower image rows have no sky.
@@ -238,7 +259,10 @@ fn bake_prints_one_line_per_dropped_lod_and_never_repeats_a_level() {
         assert!(tris.windows(2).all(|w| w[1] * 10 < w[0] * 9), "{name}: {tris:?}");
         let distances: Vec<f64> = lods.iter().filter_map(|l| l["max_distance_m"].as_f64()).collect();
         assert_eq!(distances.len(), lods.len() - 1, "only the last LOD is unbounded");
-        assert!(distances.iter().all(|&d| d > 1.0), "{name}: a switch closer than the box's size: {distances:?}");
+        assert!(
+            distances.iter().all(|&d| d > 1.0),
+            "{name}: a switch closer than the box's size: {distances:?}"
+        );
         assert!(distances.windows(2).all(|w| w[1] > w[0]), "{name}: {distances:?}");
     }
 }

@@ -134,7 +134,14 @@ impl SceneScale {
             ground_half_extent_covering(eye, self.crowd_reach(count, layout), self.length(GROUND_MARGIN));
         let eye_distance = (eye[0] * eye[0] + eye[1] * eye[1] + eye[2] * eye[2]).sqrt();
         let far = (2000.0 * u).max(2.0 * (eye_distance + ground_half_extent));
-        Framing { eye, target, near: 0.1 * u, far, ground_half_extent, shadow_distance: self.shadow_distance() }
+        Framing {
+            eye,
+            target,
+            near: 0.1 * u,
+            far,
+            ground_half_extent,
+            shadow_distance: self.shadow_distance(),
+        }
     }
 }
 
@@ -253,7 +260,10 @@ mod tests {
         let tiny = SceneScale::from_bounds(&humanoid_bounds(0.2 / 2.073));
         assert!((tiny.unit * REFERENCE_SIZE - 0.2).abs() < 1e-3, "{tiny:?}");
         // A long centimetre-scale quadruped: its longest side sets the unit.
-        let fox = SceneScale::from_bounds(&PositionBounds { min: [-20.0, 0.0, -70.0], extent: [40.0, 83.0, 140.0] });
+        let fox = SceneScale::from_bounds(&PositionBounds {
+            min: [-20.0, 0.0, -70.0],
+            extent: [40.0, 83.0, 140.0],
+        });
         assert!((fox.unit - 140.0 / REFERENCE_SIZE).abs() < 1e-3);
         let empty = SceneScale::from_bounds(&PositionBounds { min: [0.0; 3], extent: [0.0; 3] });
         assert_eq!(empty.unit, 1.0);
@@ -283,7 +293,10 @@ mod tests {
                 assert!(rel(g.eye[a], f.eye[a]) < 1e-3, "scale {s}: {g:?} vs {f:?}");
             }
             assert!(rel(g.target[1], f.target[1]) < 1e-3 && rel(g.near, f.near) < 1e-3);
-            assert!(rel(g.ground_half_extent, f.ground_half_extent) < 1e-3 && rel(g.shadow_distance, f.shadow_distance) < 1e-3);
+            assert!(
+                rel(g.ground_half_extent, f.ground_half_extent) < 1e-3
+                    && rel(g.shadow_distance, f.shadow_distance) < 1e-3
+            );
         }
     }
 

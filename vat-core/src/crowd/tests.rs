@@ -656,7 +656,8 @@ fn an_asset_with_fewer_lods_still_casts_shadows_and_cross_fades() {
     let cam = edge_camera();
     for lods in [1usize, 2] {
         for (smax, fmax) in [(1, 1), (0, 0), (7, 7)] {
-            let config = CrowdConfig { shadow_max_lod: smax, cross_fade_max_lod: fmax, ..CrowdConfig::default() };
+            let config =
+                CrowdConfig { shadow_max_lod: smax, cross_fade_max_lod: fmax, ..CrowdConfig::default() };
             let mut crowd = Crowd::new(asset_with_lods(lods), config);
             for z in 0..40 {
                 for x in 0..40 {
@@ -671,11 +672,9 @@ fn an_asset_with_fewer_lods_still_casts_shadows_and_cross_fades() {
             assert!(f.stats.submitted > 0);
             assert!(f.main().all(|b| b.lod <= last));
             // Every drawn instance at a LOD within the clamped limit casts and cross-fades.
-            let expected_casters: u32 = drawn_lods(&crowd, &gpu, &f)
-                .iter()
-                .flatten()
-                .filter(|&&l| l <= smax.min(last))
-                .count() as u32;
+            let expected_casters: u32 =
+                drawn_lods(&crowd, &gpu, &f).iter().flatten().filter(|&&l| l <= smax.min(last)).count()
+                    as u32;
             assert_eq!(f.stats.shadow_casters, expected_casters, "{lods} LODs, shadow_max_lod {smax}");
             if lods == 1 || smax >= 1 {
                 assert_eq!(f.stats.shadow_casters, f.stats.submitted, "a {lods}-LOD crowd casts everywhere");

@@ -683,5 +683,8 @@ fn frame_uniforms_clamp_lod_limits_to_the_assets_last_lod() {
     let u = uniforms(&three, 8);
     assert_eq!((u.shadow_max_lod, u.cross_fade_max_lod), (2, 2));
     assert_eq!(u.shadow_normal_offset, SHADOW_NORMAL_OFFSET * 100.0, "the offset follows the scene unit");
-    assert_eq!((sanitized_scene_unit(f32::NAN), sanitized_scene_unit(-1.0), sanitized_scene_unit(0.2)), (1.0, 1.0, 0.2));
+    assert_eq!(
+        (sanitized_scene_unit(f32::NAN), sanitized_scene_unit(-1.0), sanitized_scene_unit(0.2)),
+        (1.0, 1.0, 0.2)
+    );
 }
