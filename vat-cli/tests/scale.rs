@@ -252,6 +252,26 @@ fn bake_prints_one_line_per_dropped_lod_and_never_repeats_a_level() {
         }
         if !welded {
             assert_eq!(lods.len(), 1, "{name}: nothing to collapse, LOD 0 only\n{inspect}");
+            // A one-LOD crowd casts shadows at every distance (shadow_max_lod clamps to LOD 0); the
+            // old chain of five copies drew everything at LOD 4, past shadow_max_lod, shadowless.
+            let shadowed = dir.join(format!("{name}.png"));
+            let plain = dir.join(format!("{name}-plain.png"));
+            let render = |png: &Path, extra: &[&str]| {
+                let mut args =
+                    vec!["render", s(&out), "--instances", "400", "--size", "96x54", "--out", s(png)];
+                args.extend_from_slice(extra);
+                ok(&vat(&args))
+            };
+            let report = render(&shadowed, &[]);
+            render(&plain, &["--no-shadows"]);
+            let drawn: u64 =
+                report.split("drawn ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+            let shadow_draws: u64 =
+                report.split(" main, ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+            assert!(drawn > 300 && shadow_draws > 0, "{report}");
+            let (a, b) = (read_png(&shadowed).0, read_png(&plain).0);
+            let differing = a.chunks_exact(4).zip(b.chunks_exact(4)).filter(|(p, q)| p != q).count();
+            assert!(differing * 100 > a.len() / 4, "shadows change only {differing} pixels\n{report}");
             assert!(dropped[0].contains("stalled at 12 triangles (LOD 0 has 12)"), "{}", dropped[0]);
         }
         // Strictly fewer triangles and strictly later switches, none at the old 0.01 m floor.
