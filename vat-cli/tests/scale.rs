@@ -2,7 +2,8 @@
 //! end through the binary on the software Vulkan driver:
 //!
 //! - every `--camera` form that `vat render --help` prints renders; bad values fail with one line;
-//! - a centimetre-scale humanoid (the procedural one scaled by 100), a 0.2 m one and a box at both
+//! - a centimetre-scale humanoid (the procedural one scaled by 100), one 83 units tall (the size of
+//!   a centimetre-scale fox), a 0.2 m one and a box at both
 //!   scales cover the same share of the image as their metre-scale twin, within a factor of 1.25,
 //!   with no framing flags (the old fixed camera put the camera inside a centimetre mesh and showed
 //!   a 0.2 m crowd as dots);
@@ -207,6 +208,7 @@ fn assets_of_any_scale_frame_like_the_humanoid() {
     );
     for (name, factor, reference) in [
         ("humanoid-cm", 100.0, metres),
+        ("humanoid-83-units", 83.0 / height, metres),
         ("humanoid-0.2m", 0.2 / height, metres),
         ("box-cm", 100.0, boxes),
         ("box-0.2m", 0.2 / 1.8, boxes),
@@ -220,6 +222,16 @@ fn assets_of_any_scale_frame_like_the_humanoid() {
             "{name}: {share} of the image vs {reference} (x{ratio:.3})"
         );
     }
+    // A differently shaped centimetre asset, a fox-sized solid box (40 x 83 x 140 units): its longest
+    // side sets the scale, so it is neither a dot nor around the camera. A solid box fills more of
+    // its bounds than a humanoid (the metre box above covers 2.4 times the humanoid's share), so
+    // shapes are compared within a factor of 4 only.
+    let fox = render_coverage(
+        &dir,
+        &bake_file(&dir, "fox-box", &box_rig(Vec3::new(40.0, 83.0, 140.0), true)),
+        &["--no-ground"],
+    );
+    assert!((metres / 4.0..=metres * 4.0).contains(&fox), "fox-sized box: {fox} vs the humanoid's {metres}");
     // With the ground (the default) the centimetre crowd renders too: the ground is under every
     // character, so the lower image rows have no sky.
     let cm = bake_file(&dir, "ground-cm", &humanoid.scaled(100.0));
