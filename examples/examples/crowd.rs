@@ -11,7 +11,8 @@ use anyhow::{Result, bail};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::render::{CrowdRenderer, Culling, RenderOptions};
-use vat_examples::sim::Simulation;
+use vat_core::scene::{self, SceneScale};
+use vat_examples::sim::{Simulation, wander_half_extent};
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -30,13 +31,29 @@ fn main() -> Result<()> {
 fn run<R: CrowdRenderer>(mut renderer: R, count: u32, frames: u32, culling: Culling) -> Result<()> {
     let bytes = vat_examples::support::asset_bytes(None)?;
     let asset = Asset::parse(&bytes)?;
-    let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest())?, CrowdConfig::default());
-    let half = (count as f32).sqrt() * 1.5;
+    let crowd_asset = CrowdAsset::from_manifest(asset.manifest())?;
+    // Every length below is in reference metres (tuned for the humanoid) scaled to the asset's unit.
+    let scale = SceneScale::from_bounds(&crowd_asset.bounds);
+    let u = scale.unit;
+    let config = CrowdConfig { cell_size: scale.cell_size(), ..CrowdConfig::default() };
+    let mut crowd = Crowd::new(crowd_asset, config);
+    let half = wander_half_extent(count, &scale);
     let mut sim = Simulation::new(&mut crowd, count, half, 7);
     let gpu_asset = renderer.upload(&asset)?;
     let size = renderer.size();
-    let options =
-        RenderOptions { culling, ground: true, ground_half_extent: half * 3.0 + 20.0, ..Default::default() };
+    // The camera circles at 1.2 half extents: the ground (centred below it) covers the crowd.
+    let ground_half_extent = scene::ground_half_extent_covering(
+        [half * 1.2, 0.0, half * 1.2],
+        half + scale.footprint,
+        scale.length(scene::GROUND_MARGIN),
+    );
+    let options = RenderOptions {
+        culling,
+        ground: true,
+        ground_half_extent,
+        shadow_distance: scale.shadow_distance(),
+        ..Default::default()
+    };
 
     let dt = 1.0 / 30.0;
     let mut last = None;
@@ -44,8 +61,10 @@ fn run<R: CrowdRenderer>(mut renderer: R, count: u32, frames: u32, culling: Cull
         sim.step(&mut crowd, dt);
         // The camera circles the crowd.
         let angle = frame as f32 * dt * 0.2;
-        let eye = [angle.sin() * half * 1.2, half * 0.5 + 4.0, angle.cos() * half * 1.2];
-        let camera = Camera::look_at(eye, [0.0, 0.5, 0.0], 0.9, size[0] as f32 / size[1] as f32, 0.1, 1000.0);
+        let eye = [angle.sin() * half * 1.2, half * 0.5 + 4.0 * u, angle.cos() * half * 1.2];
+        let target = [0.0, scale.floor + 0.5 * u, 0.0];
+        let far = (1000.0 * u).max(4.0 * ground_half_extent);
+        let camera = Camera::look_at(eye, target, 0.9, size[0] as f32 / size[1] as f32, 0.1 * u, far);
         last = Some(renderer.render(&gpu_asset, &mut crowd, &camera, &options)?);
     }
     let rgba = renderer.read_rgba8()?;

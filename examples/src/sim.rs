@@ -3,11 +3,17 @@
 //! speed chooses the clip (idle, walk, jog, run) with stride-matched rates and cross-fades between
 //! clips. Written against vat-core only, so it runs unchanged with any backend.
 //!
+//! Lengths and speeds are tuned for the metre-scale humanoid and scaled to the asset's own unit
+//! ([`vat_core::scene::SceneScale`], from the crowd's asset bounds): a centimetre-scale asset walks at
+//! the same pace relative to its size, picks its gait by the same relative speed and keeps the same
+//! relative personal space.
+//!
 //! Stride matching can be switched off ([`Simulation::stride_matching`]): every locomotion clip then
 //! plays at the rate it was baked at whatever the agent's speed, and the feet slide. The demo
 //! (`vat demo`, key T) uses it to show what stride matching buys.
 
 use vat_core::crowd::{Crowd, InstanceId};
+use vat_core::scene::SceneScale;
 
 /// The clips the simulation switches between, by index in the asset (`None` when the asset lacks one).
 #[derive(Debug, Clone, Copy, Default)]
@@ -57,7 +63,7 @@ struct Agent {
 
 /// How strongly the separation push bends an agent's desired direction (1 = as much as its goal).
 const SEPARATION_STEER: f32 = 1.5;
-/// Sidestep speed, metres per second, at full overlap: keeps agents that steer into each other apart.
+/// Sidestep speed, reference metres per second, at full overlap: keeps agents that steer into each other apart.
 const SEPARATION_SIDESTEP: f32 = 0.8;
 /// Most cells of the separation grid along one side (larger crowds get larger cells).
 const MAX_GRID_SIDE: usize = 1024;
@@ -142,11 +148,19 @@ impl NeighbourGrid {
     }
 }
 
+/// Half the side of the square `count` agents wander in, asset units: `1.5 * sqrt(count)` reference
+/// metres (about 9 m² per agent) times `scale`'s unit.
+pub fn wander_half_extent(count: u32, scale: &SceneScale) -> f32 {
+    scale.length((count as f32).sqrt() * 1.5)
+}
+
 /// The simulation state: one agent per crowd instance it spawned.
 pub struct Simulation {
     agents: Vec<Agent>,
     clips: GaitClips,
     half_extent: f32,
+    /// Asset units per reference metre ([`SceneScale::unit`] of the crowd's asset).
+    unit: f32,
     rng: u64,
     grid: NeighbourGrid,
     pushes: Vec<[f32; 2]>,
@@ -159,25 +173,30 @@ pub struct Simulation {
     /// Whether agents steer away from (and sidestep) neighbours closer than
     /// [`separation_radius`](Self::separation_radius) (default off: agents walk through each other).
     pub separation: bool,
-    /// Personal space for [`separation`](Self::separation), metres (default 1.2).
+    /// Personal space for [`separation`](Self::separation), asset units (default 1.2 reference
+    /// metres: 1.2 for the metre-scale humanoid).
     pub separation_radius: f32,
 }
 
 impl Simulation {
-    /// Spawns `count` agents on a square of side `2 * half_extent` metres centred on the origin.
+    /// Spawns `count` agents on a square of side `2 * half_extent` (asset units, see
+    /// [`wander_half_extent`]) centred on the origin. Speeds and distances scale with the crowd's
+    /// asset ([`SceneScale::from_bounds`] of its bounds).
     pub fn new(crowd: &mut Crowd, count: u32, half_extent: f32, seed: u64) -> Self {
         let clips = GaitClips::find(crowd);
+        let unit = SceneScale::from_bounds(&crowd.asset().bounds).unit;
         let mut sim = Self {
             agents: Vec::with_capacity(count as usize),
             clips,
             half_extent,
+            unit,
             rng: seed | 1,
             grid: NeighbourGrid::default(),
             pushes: Vec::new(),
             fade_seconds: 0.3,
             stride_matching: true,
             separation: false,
-            separation_radius: 1.2,
+            separation_radius: 1.2 * unit,
         };
         for _ in 0..count {
             let position = [sim.uniform(-half_extent, half_extent), sim.uniform(-half_extent, half_extent)];
@@ -211,14 +230,16 @@ impl Simulation {
         [self.uniform(-h, h), self.uniform(-h, h)]
     }
 
+    /// A cruise speed in asset units per second (reference metres per second times the unit).
     fn cruise_speed(&mut self) -> f32 {
         // Most walk, some jog, a few run, some stand.
-        match self.next() % 10 {
+        let metres_per_second = match self.next() % 10 {
             0 => 0.0,
             1 | 2 => self.uniform(2.4, 3.2),
             3 => self.uniform(4.0, 4.8),
             _ => self.uniform(1.1, 1.6),
-        }
+        };
+        metres_per_second * self.unit
     }
 
     /// Number of agents.
@@ -231,7 +252,7 @@ impl Simulation {
         self.agents.is_empty()
     }
 
-    /// Half the side of the square the agents wander in, metres.
+    /// Half the side of the square the agents wander in, asset units.
     pub fn half_extent(&self) -> f32 {
         self.half_extent
     }
@@ -248,7 +269,7 @@ impl Simulation {
     pub fn step(&mut self, crowd: &mut Crowd, dt: f32) {
         use std::f32::consts::{PI, TAU};
         let count = self.agents.len();
-        let radius = self.separation_radius.max(0.1);
+        let radius = self.separation_radius.max(0.1 * self.unit);
         self.pushes.clear();
         if self.separation {
             self.grid.rebuild(&self.agents, self.half_extent, radius);
@@ -261,14 +282,14 @@ impl Simulation {
             let mut a = self.agents[k];
             let to_goal = [a.goal[0] - a.position[0], a.goal[1] - a.position[1]];
             let distance = (to_goal[0] * to_goal[0] + to_goal[1] * to_goal[1]).sqrt();
-            if distance < 1.0 {
+            if distance < self.unit {
                 a.goal = self.goal();
                 a.cruise = self.cruise_speed();
             }
             let push = self.pushes.get(k).copied().unwrap_or([0.0, 0.0]);
             // Steering: the desired direction is the goal's, bent away from close neighbours; turn
             // towards it at a limited rate (yaw 0 faces +Z: heading = atan2(x, z)).
-            let inv = 1.0 / distance.max(1e-3);
+            let inv = 1.0 / distance.max(1e-3 * self.unit);
             let desired_dir = [
                 to_goal[0] * inv + SEPARATION_STEER * push[0],
                 to_goal[1] * inv + SEPARATION_STEER * push[1],
@@ -285,12 +306,12 @@ impl Simulation {
             // A small sidestep out of overlaps (not animated: kept slow).
             let push_len = (push[0] * push[0] + push[1] * push[1]).sqrt();
             if push_len > 1e-4 {
-                let step = SEPARATION_SIDESTEP * dt * push_len.min(1.0) / push_len;
+                let step = SEPARATION_SIDESTEP * self.unit * dt * push_len.min(1.0) / push_len;
                 a.position[0] += push[0] * step;
                 a.position[1] += push[1] * step;
             }
             crowd.set_transform(a.id, [a.position[0], 0.0, a.position[1]], a.heading);
-            let clip = self.clips.for_speed(a.speed);
+            let clip = self.clips.for_speed(a.speed / self.unit);
             // The speed the crowd times locomotion clips by: the agent's (feet planted), or the one
             // at which the clip plays at its baked rate (feet slide). Set before `play` so that a
             // new clip starts at the right rate.

@@ -15,8 +15,18 @@
 //! measures each vertex's position in a few animated *reference poses* (passed as attributes, in the
 //! same metric as the rest position): an edge whose ends move apart costs as much as the distance
 //! they reach in any reference pose. When a level cannot reach its triangle budget by collapses, it
-//! is retried with meshoptimizer's pruning of small disconnected components; if it still makes no
-//! progress the level repeats the previous one and is marked `stalled`.
+//! is retried with meshoptimizer's pruning of small disconnected components.
+//!
+//! # A chain never repeats a level
+//!
+//! A level is kept only if it has fewer than [`MAX_KEPT_FRACTION`] (90 %) of the triangles of the
+//! level it was simplified from (the last kept level), and at least one. Otherwise (a low-poly mesh
+//! that cannot lose a triangle, an unwelded mesh whose triangles share no edge, a level that lost
+//! only a few triangles) the level is **dropped** and recorded in [`LodChain::dropped`] with the
+//! reason; the next requested ratio is then tried from the same last kept level. The chain is
+//! shorter than requested, never padded: a chain of one level (LOD 0) is valid. Drawing a repeated
+//! level would cost as much as its predecessor while the crowd treats it as a far LOD (no shadows,
+//! no cross-fade), which is why repeats are not kept.
 //!
 //! Targets are triangle counts (`ratio * LOD0 triangles`); the error is not limited (a budget of
 //! 1 % of the triangles cannot stay within a few % of the extent), it is measured and stored per
@@ -33,6 +43,11 @@ pub const MAX_LODS: usize = vat_core::lod::MAX_LODS;
 
 /// The last ratio of a chain built from [`LodOptions::Count`]: about 1 % of LOD 0's triangles.
 pub const DEFAULT_LAST_RATIO: f64 = 0.01;
+
+/// A simplified level is kept only if its triangle count is below this fraction of the level it was
+/// simplified from (`triangles < 0.9 * previous`); otherwise it is dropped as "not simplified"
+/// (see the module docs).
+pub const MAX_KEPT_FRACTION: f64 = 0.9;
 
 /// Most reference poses used as simplification attributes (3 coordinates each; meshoptimizer takes
 /// at most 32 attributes).
@@ -113,9 +128,9 @@ pub struct LodLevel {
     /// chain (a sum of the per-step errors, so an upper estimate); includes the reference poses.
     /// `0` for LOD 0.
     pub error: f32,
-    /// Whether this level could not simplify its predecessor any further: it then repeats the
-    /// previous level's triangles (equal count).
-    pub stalled: bool,
+    /// Index of this level in the requested chain ([`LodOptions::ratios`]): equal to its index in
+    /// [`LodChain::levels`] until a level has been dropped, larger after.
+    pub requested: usize,
 }
 
 impl LodLevel {
@@ -125,12 +140,60 @@ impl LodLevel {
     }
 }
 
-/// The levels of detail of one mesh, most detailed first. Triangle counts are strictly decreasing
-/// except where a level is `stalled` (equal to its predecessor).
+/// A requested level that was not kept because it could not simplify the last kept level enough
+/// (see the module docs). Its [`Display`](std::fmt::Display) is the one-line warning a bake prints,
+/// e.g. `LOD 2 dropped: simplification stalled at 12 triangles (LOD 1 has 12)`; LOD numbers there
+/// are those of the requested chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedLod {
+    /// Index of the dropped level in the requested chain (`>= 1`).
+    pub requested: usize,
+    /// Triangles the simplifier reached (the previous level's count when it removed none; 0 when it
+    /// removed everything).
+    pub reached: usize,
+    /// The requested index of the kept level it was simplified from.
+    pub previous: usize,
+    /// Triangles of that kept level.
+    pub previous_triangles: usize,
+}
+
+impl std::fmt::Display for DroppedLod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (lod, prev, prev_tris) = (self.requested, self.previous, self.previous_triangles);
+        if self.reached == 0 {
+            write!(f, "LOD {lod} dropped: simplification left no triangles (LOD {prev} has {prev_tris})")
+        } else if self.reached >= prev_tris {
+            write!(
+                f,
+                "LOD {lod} dropped: simplification stalled at {} triangles (LOD {prev} has {prev_tris})",
+                self.reached
+            )
+        } else {
+            write!(
+                f,
+                "LOD {lod} dropped: simplification reached only {} triangles, not under {:.0} % of LOD {prev}'s {prev_tris}",
+                self.reached,
+                MAX_KEPT_FRACTION * 100.0
+            )
+        }
+    }
+}
+
+/// Whether a level of `triangles` simplified from one of `previous` triangles is kept:
+/// `1 <= triangles < MAX_KEPT_FRACTION * previous`.
+pub fn is_meaningful_reduction(triangles: usize, previous: usize) -> bool {
+    triangles >= 1 && (triangles as f64) < MAX_KEPT_FRACTION * previous as f64
+}
+
+/// The levels of detail of one mesh, most detailed first. Triangle counts are strictly decreasing,
+/// each below [`MAX_KEPT_FRACTION`] of the previous one; levels that could not get there are in
+/// `dropped` instead.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LodChain {
-    /// The levels; `levels[0]` holds every triangle of the input.
+    /// The kept levels (at least one); `levels[0]` holds every triangle of the input.
     pub levels: Vec<LodLevel>,
+    /// The requested levels that were dropped, in request order.
+    pub dropped: Vec<DroppedLod>,
 }
 
 impl LodChain {
@@ -159,7 +222,10 @@ pub fn build_lod_chain(set: &VertexSet, options: &LodOptions) -> Result<Vec<Vec<
 /// `positions.len()` long; may be empty). See the module docs for the method.
 ///
 /// LOD 0 is `indices` unchanged. Each later level targets `max(1, round(ratio * LOD0 triangles))`
-/// triangles; meshoptimizer may stop a little above the target where the topology requires it.
+/// triangles, simplifying the last kept level; meshoptimizer may stop a little above the target
+/// where the topology requires it. A level that does not get below [`MAX_KEPT_FRACTION`] of the
+/// last kept level's triangles is dropped ([`LodChain::dropped`]), so the chain may have fewer
+/// levels than requested (one at least).
 ///
 /// # Errors
 /// [`BakeError::InvalidInput`] for an empty triangle list, a length not a multiple of 3, an index
@@ -209,8 +275,9 @@ pub fn build_lod_chain_posed(
 
     let lod0_triangles = indices.len() / 3;
     let mut levels =
-        vec![LodLevel { indices: indices.to_vec(), target_ratio: 1.0, error: 0.0, stalled: false }];
-    for &ratio in &ratios[1..] {
+        vec![LodLevel { indices: indices.to_vec(), target_ratio: 1.0, error: 0.0, requested: 0 }];
+    let mut dropped = Vec::new();
+    for (requested, &ratio) in ratios.iter().enumerate().skip(1) {
         let previous = &levels[levels.len() - 1];
         let target_triangles = ((f64::from(ratio) * lod0_triangles as f64).round() as usize).max(1);
         let simplify = |options: SimplifyOptions| {
@@ -237,21 +304,21 @@ pub fn build_lod_chain_posed(
                 (out, error) = (pruned, pruned_error);
             }
         }
-        let level = if out.is_empty() || out.len() >= previous.indices.len() {
-            LodLevel {
-                indices: previous.indices.clone(),
-                target_ratio: ratio,
-                error: previous.error,
-                stalled: true,
-            }
-        } else {
-            meshopt::optimize_vertex_cache_in_place(&mut out, n);
-            let error = if error.is_finite() { previous.error + error.max(0.0) } else { previous.error };
-            LodLevel { indices: out, target_ratio: ratio, error, stalled: false }
-        };
-        levels.push(level);
+        let previous_triangles = previous.triangle_count();
+        if !is_meaningful_reduction(out.len() / 3, previous_triangles) {
+            dropped.push(DroppedLod {
+                requested,
+                reached: out.len() / 3,
+                previous: previous.requested,
+                previous_triangles,
+            });
+            continue;
+        }
+        meshopt::optimize_vertex_cache_in_place(&mut out, n);
+        let error = if error.is_finite() { previous.error + error.max(0.0) } else { previous.error };
+        levels.push(LodLevel { indices: out, target_ratio: ratio, error, requested });
     }
-    Ok(LodChain { levels })
+    Ok(LodChain { levels, dropped })
 }
 
 /// The vertex order that makes texture neighbours mesh neighbours: `order[new] = old`.
@@ -406,13 +473,15 @@ mod tests {
         let (p, idx) = sphere(24, 48);
         let chain = build_lod_chain_posed(&p, &idx, &[], &LodOptions::default()).unwrap();
         let counts = chain.triangle_counts();
+        assert_eq!(counts.len(), 5, "a sphere simplifies all the way: nothing dropped");
+        assert!(chain.dropped.is_empty(), "{:?}", chain.dropped);
         assert_eq!(counts[0], idx.len() / 3);
         assert_eq!(chain.levels[0].indices, idx, "LOD 0 is the input");
         for w in counts.windows(2) {
             assert!(w[1] < w[0], "not strictly decreasing: {counts:?}");
         }
         for level in &chain.levels {
-            assert!(level.triangle_count() >= 1 && !level.stalled);
+            assert!(level.triangle_count() >= 1);
             assert!(level.indices.iter().all(|&i| (i as usize) < p.len()), "vertex id out of range");
             assert!(level.error.is_finite() && level.error >= 0.0);
         }
@@ -438,6 +507,113 @@ mod tests {
                 "ratio {r}: {got} triangles for target {target}"
             );
         }
+    }
+
+    /// A closed box of 12 triangles over its 8 corners (welded), `size` wide.
+    fn welded_box(size: f32) -> (Vec<Vec3>, Vec<u32>) {
+        let p = (0..8u32)
+            .map(|i| Vec3::new((i & 1) as f32, ((i >> 1) & 1) as f32, ((i >> 2) & 1) as f32) * size)
+            .collect();
+        #[rustfmt::skip]
+        let idx = vec![
+            0, 2, 1, 1, 2, 3, // -z
+            4, 5, 6, 5, 7, 6, // +z
+            0, 1, 4, 1, 5, 4, // -y
+            2, 6, 3, 3, 6, 7, // +y
+            0, 4, 2, 2, 4, 6, // -x
+            1, 3, 5, 3, 7, 5, // +x
+        ];
+        (p, idx)
+    }
+
+    /// `positions`/`indices` with every triangle given its own three vertices (nothing shared).
+    fn unweld(positions: &[Vec3], indices: &[u32]) -> (Vec<Vec3>, Vec<u32>) {
+        let p: Vec<Vec3> = indices.iter().map(|&i| positions[i as usize]).collect();
+        let idx = (0..p.len() as u32).collect();
+        (p, idx)
+    }
+
+    /// The rules every chain keeps: LOD 0 is the input, each later level below 90 % of the previous,
+    /// one dropped entry per missing requested level, requested indices increasing.
+    fn assert_chain_rules(chain: &LodChain, indices: &[u32], requested: usize) {
+        assert_eq!(chain.levels[0].indices, indices);
+        assert_eq!(chain.levels.len() + chain.dropped.len(), requested, "{:?}", chain.dropped);
+        for w in chain.levels.windows(2) {
+            let (a, b) = (w[0].triangle_count(), w[1].triangle_count());
+            assert!((b as f64) < 0.9 * a as f64 && b >= 1, "level of {b} triangles after {a}");
+            assert!(w[1].requested > w[0].requested);
+        }
+        let mut all: Vec<usize> = chain.levels.iter().map(|l| l.requested).collect();
+        all.extend(chain.dropped.iter().map(|d| d.requested));
+        all.sort_unstable();
+        assert_eq!(all, (0..requested).collect::<Vec<_>>(), "every requested level kept or dropped once");
+        for d in &chain.dropped {
+            assert!(!is_meaningful_reduction(d.reached, d.previous_triangles), "{d:?}");
+            assert!(
+                chain
+                    .levels
+                    .iter()
+                    .any(|l| l.requested == d.previous && l.triangle_count() == d.previous_triangles)
+            );
+        }
+    }
+
+    #[test]
+    fn a_twelve_triangle_box_never_repeats_a_level() {
+        let (p, idx) = welded_box(1.0);
+        for n in [2, 5, 8] {
+            let chain = build_lod_chain_posed(&p, &idx, &[], &LodOptions::Count(n)).unwrap();
+            assert_chain_rules(&chain, &idx, n as usize);
+            assert!(
+                !chain.dropped.is_empty(),
+                "a box cannot lose triangles {n} times: {:?}",
+                chain.triangle_counts()
+            );
+            let last = chain.levels.last().unwrap().triangle_count();
+            let d = chain.dropped.last().unwrap();
+            assert_eq!(d.previous_triangles, last, "drops refer to the last kept level");
+            let line = d.to_string();
+            assert!(line.starts_with(&format!("LOD {} dropped: simplification", d.requested)), "{line}");
+            assert!(
+                line.contains(&format!("(LOD {} has {last})", d.previous)) || line.contains("not under 90 %"),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unwelded_mesh_drops_its_levels_and_keeps_lod_0() {
+        // A sphere whose triangles share no vertex: edge collapses cannot simplify it.
+        let (p, idx) = sphere(8, 16);
+        let (p, idx) = unweld(&p, &idx);
+        let chain = build_lod_chain_posed(&p, &idx, &[], &LodOptions::default()).unwrap();
+        assert_chain_rules(&chain, &idx, 5);
+        println!("unwelded sphere: {:?}, dropped {:?}", chain.triangle_counts(), chain.dropped);
+        // The unwelded 12-triangle box: one level, LOD 0, and four dropped lines.
+        let (bp, bidx) = welded_box(1.0);
+        let (bp, bidx) = unweld(&bp, &bidx);
+        let chain = build_lod_chain_posed(&bp, &bidx, &[], &LodOptions::default()).unwrap();
+        assert_chain_rules(&chain, &bidx, 5);
+        assert_eq!(chain.triangle_counts(), vec![12], "{:?}", chain.dropped);
+        assert_eq!(
+            chain.dropped[0].to_string(),
+            "LOD 1 dropped: simplification stalled at 12 triangles (LOD 0 has 12)"
+        );
+        assert!(chain.dropped.iter().all(|d| d.previous == 0));
+    }
+
+    #[test]
+    fn dropped_lines_name_the_reason() {
+        let d = |reached| DroppedLod { requested: 2, reached, previous: 1, previous_triangles: 12 };
+        assert_eq!(d(12).to_string(), "LOD 2 dropped: simplification stalled at 12 triangles (LOD 1 has 12)");
+        assert_eq!(
+            d(11).to_string(),
+            "LOD 2 dropped: simplification reached only 11 triangles, not under 90 % of LOD 1's 12"
+        );
+        assert_eq!(d(0).to_string(), "LOD 2 dropped: simplification left no triangles (LOD 1 has 12)");
+        assert!(is_meaningful_reduction(10, 12) && !is_meaningful_reduction(11, 12));
+        assert!(!is_meaningful_reduction(90, 100) && is_meaningful_reduction(89, 100));
+        assert!(!is_meaningful_reduction(0, 12) && !is_meaningful_reduction(1, 1));
     }
 
     #[test]

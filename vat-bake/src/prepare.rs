@@ -55,13 +55,6 @@ pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
 /// Reference poses the LOD simplifier measures collapses in (see [`crate::lods`]).
 const LOD_REFERENCE_POSES: usize = 4;
 
-/// Vertical field of view (radians) and viewport height (pixels) the default LOD switch distances
-/// assume: 60 degrees at 1080 rows, so one pixel spans `2 tan(30 deg) / 1080` radians.
-const LOD_PIXEL_ANGLE: f64 = 2.0 * 0.577_350_269_189_625_8 / 1080.0;
-
-/// Smallest LOD switch distance written, metres (the container needs `> 0`).
-const LOD_MIN_DISTANCE: f32 = 0.01;
-
 /// What to bake and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BakeOptions {
@@ -200,7 +193,9 @@ pub struct BakeStats {
     pub triangle_counts: Vec<u32>,
     /// Each LOD's estimated deviation from LOD 0, metres.
     pub lod_errors_m: Vec<f32>,
-    /// LODs that could not simplify their predecessor further (they repeat it).
+    /// Requested LOD levels (numbered as requested, `>= 1`) that were dropped because they could not
+    /// simplify the last kept level below 90 % of its triangles ([`crate::lods`]); each has a line in
+    /// `warnings`. The file holds `triangle_counts.len()` levels.
     pub stalled_lods: Vec<u32>,
     /// Clips baked.
     pub clips: u32,
@@ -1268,16 +1263,16 @@ fn prepare_planned(
     let manifest = timed(&mut timings, "assemble", || {
         let mut index_bytes = Vec::with_capacity(lod_lists.iter().map(Vec::len).sum::<usize>() * 4);
         let mut lod_entries = Vec::with_capacity(lod_lists.len());
-        for (i, (list, level)) in lod_lists.iter().zip(&chain.levels).enumerate() {
+        // Switch distances from each LOD's error and the asset's size, in the asset's units, strictly
+        // increasing (vat_core::lod::lod_switch_distances).
+        let errors: Vec<f32> = chain.levels.iter().map(|l| l.error).collect();
+        let size = vertex_animation.bounds.extent.iter().fold(0.0f32, |a, &b| a.max(b));
+        let distances = vat_core::lod::lod_switch_distances(&errors, size);
+        for ((list, level), &max_distance) in lod_lists.iter().zip(&chain.levels).zip(&distances) {
             let first_index = (index_bytes.len() / 4) as u32;
             for &v in list {
                 index_bytes.extend_from_slice(&v.to_le_bytes());
             }
-            // LOD i serves until the next LOD's error shrinks to a pixel (see LOD_PIXEL_ANGLE).
-            let max_distance = match chain.levels.get(i + 1) {
-                Some(next) => ((f64::from(next.error) / LOD_PIXEL_ANGLE) as f32).max(LOD_MIN_DISTANCE),
-                None => f32::INFINITY,
-            };
             lod_entries.push(Lod {
                 first_index,
                 index_count: list.len() as u32,
@@ -1285,10 +1280,6 @@ fn prepare_planned(
                 screen_error: level.error,
                 max_distance,
             });
-        }
-        // Non-decreasing distances (accumulated errors already are; stalled levels repeat).
-        for i in 1..lod_entries.len() {
-            lod_entries[i].max_distance = lod_entries[i].max_distance.max(lod_entries[i - 1].max_distance);
         }
 
         let mut streams = vec![
@@ -1374,13 +1365,7 @@ fn prepare_planned(
         vertex_count: n32,
         triangle_counts: chain.levels.iter().map(|l| l.triangle_count() as u32).collect(),
         lod_errors_m: chain.levels.iter().map(|l| l.error).collect(),
-        stalled_lods: chain
-            .levels
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| l.stalled)
-            .map(|(i, _)| i as u32)
-            .collect(),
+        stalled_lods: chain.dropped.iter().map(|d| d.requested as u32).collect(),
         clips: plan.row_map.len() as u32,
         frames: total_frames,
         texture_width: va.map_or(0, |v| v.layout.width),
@@ -1390,7 +1375,12 @@ fn prepare_planned(
         bone_texture_bytes,
         blob_bytes: blobs.blobs.iter().map(|b| b.len() as u64).sum(),
         deduplicated_blobs: blobs.deduplicated,
-        warnings: plan.warnings.clone(),
+        warnings: plan
+            .warnings
+            .iter()
+            .cloned()
+            .chain(chain.dropped.iter().map(ToString::to_string))
+            .collect(),
         clip_looping: plan.looping.clone(),
         timings,
     };
@@ -1631,16 +1621,17 @@ mod tests {
         let va = m.vertex_animation.as_ref().unwrap();
         assert_eq!((va.layout.vertex_count, va.layout.frame_count), (n, 46));
         assert!(va.tangents.is_some());
-        // LODs: 5 levels over the one vertex set, never more triangles than the previous level.
-        assert_eq!(m.lods.len(), 5);
+        // LODs: 5 levels requested over the one vertex set, each kept one with fewer triangles and a
+        // later switch than the previous; the dropped ones are reported.
+        assert_eq!(m.lods.len() + bake.stats.stalled_lods.len(), 5);
         assert_eq!(m.lods[0].triangle_count as usize, (RINGS - 1) * SEGMENTS * 2);
         for w in m.lods.windows(2) {
-            assert!(w[1].triangle_count <= w[0].triangle_count && w[1].max_distance >= w[0].max_distance);
+            assert!(w[1].triangle_count < w[0].triangle_count && w[1].max_distance > w[0].max_distance);
         }
-        for (i, lod) in m.lods.iter().enumerate() {
-            let stalled = bake.stats.stalled_lods.contains(&(i as u32));
-            assert!(i == 0 || stalled || lod.triangle_count < m.lods[i - 1].triangle_count);
-        }
+        assert_eq!(
+            bake.stats.warnings.iter().filter(|w| w.contains("dropped")).count(),
+            bake.stats.stalled_lods.len()
+        );
         assert_eq!(m.lods.last().unwrap().max_distance, f32::INFINITY);
         // Skeleton: root is not a joint; hips, spine, head are (sorted by node, parents first).
         let names: Vec<(&str, Option<u32>)> = m.bones.iter().map(|b| (b.name.as_str(), b.parent)).collect();

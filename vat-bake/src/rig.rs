@@ -298,4 +298,82 @@ impl Rig {
     pub fn body_vertex_count(&self) -> usize {
         self.meshes.iter().filter(|m| m.role == MeshRole::Body).map(Mesh::vertex_count).sum()
     }
+
+    /// The same rig with every length multiplied by `factor` (a unit change: 100 turns metres into
+    /// centimetres): node rest translations, translation keys (values and cubic-spline tangents),
+    /// the translation of every inverse bind matrix and socket offset, mesh positions, morph position
+    /// deltas and known strides. Rotations, scales, normals, tangents and timing are unchanged, so
+    /// every posed vertex is exactly `factor` times the original's (up to rounding).
+    pub fn scaled(&self, factor: f32) -> Rig {
+        let mut rig = self.clone();
+        let scale_translation = |m: &mut Mat4| m.w_axis = (m.w_axis.truncate() * factor).extend(m.w_axis.w);
+        for node in &mut rig.nodes {
+            node.rest.translation *= factor;
+        }
+        for skin in &mut rig.skins {
+            skin.inverse_bind.iter_mut().for_each(scale_translation);
+        }
+        for socket in &mut rig.sockets {
+            scale_translation(&mut socket.local);
+        }
+        for mesh in &mut rig.meshes {
+            mesh.positions.iter_mut().for_each(|p| *p *= factor);
+            for target in &mut mesh.morph_targets {
+                target.positions.iter_mut().for_each(|p| *p *= factor);
+            }
+        }
+        for clip in &mut rig.clips {
+            clip.known_stride = clip.known_stride.map(|s| s * factor);
+            for channel in &mut clip.channels {
+                if let ChannelTarget::Translation(_) = channel.target {
+                    channel.values.iter_mut().for_each(|v| *v *= factor);
+                }
+            }
+        }
+        rig
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
+
+    use crate::prepare::{BakeOptions, prepare};
+
+    #[test]
+    fn a_scaled_rig_bakes_a_scaled_asset() {
+        let rig = crate::procgen::humanoid();
+        let options = BakeOptions { frames: Some(4), ..Default::default() };
+        let metres = prepare(&rig, &options).unwrap();
+        let m = metres.manifest();
+        let b = m.vertex_animation.as_ref().unwrap().bounds;
+        for factor in [100.0f32, 0.2 / b.extent[1]] {
+            let scaled = prepare(&rig.scaled(factor), &options).unwrap();
+            let s = scaled.manifest();
+            let sb = s.vertex_animation.as_ref().unwrap().bounds;
+            let close =
+                |a: f32, b: f32| (a - b * factor).abs() <= 1e-3 * (b * factor).abs().max(1e-3 * factor);
+            for axis in 0..3 {
+                assert!(close(sb.extent[axis], b.extent[axis]), "{factor}: {sb:?} vs {b:?}");
+                assert!(close(sb.min[axis], b.min[axis]), "{factor}: {sb:?} vs {b:?}");
+            }
+            for (c, d) in s.clips.iter().zip(&m.clips) {
+                assert!(close(c.stride, d.stride), "{factor}: stride {} vs {}", c.stride, d.stride);
+            }
+            // The same chain (meshoptimizer's last collapses may differ by a few triangles in
+            // rounding), switch distances in the asset's units.
+            let (a, t) = (&scaled.stats.triangle_counts, &metres.stats.triangle_counts);
+            assert_eq!(a.len(), t.len());
+            assert!(a.iter().zip(t).all(|(x, y)| x.abs_diff(*y) * 10 <= *y), "{factor}: {a:?} vs {t:?}");
+            for (l, k) in s.lods.iter().zip(&m.lods) {
+                assert!(
+                    l.max_distance == k.max_distance
+                        || (l.max_distance / k.max_distance / factor - 1.0).abs() < 0.05,
+                    "{factor}: {} vs {}",
+                    l.max_distance,
+                    k.max_distance
+                );
+            }
+        }
+    }
 }

@@ -77,7 +77,8 @@ pub(crate) struct BakeArgs {
     /// (verification then compares with the baked influences and only reports the reduction).
     #[arg(long)]
     accept_influence_loss: bool,
-    /// Number of LODs (1..=8).
+    /// Number of LODs requested (1..=8). A level that cannot get below 90 % of the previous kept
+    /// level's triangles is dropped, with one warning line each: the file may hold fewer.
     #[arg(long, conflicts_with = "lod_ratios")]
     lods: Option<u32>,
     /// Triangle ratio of each LOD, starting at 1 (comma-separated, e.g. 1,0.38,0.1,0.03,0.01).

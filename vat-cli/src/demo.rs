@@ -31,7 +31,8 @@ use clap::{Args, ValueEnum};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::render::{CrowdRenderer, Culling, FrameReport, RenderMode, RenderOptions};
-use vat_examples::sim::Simulation;
+use vat_core::scene::SceneScale;
+use vat_examples::sim::{Simulation, wander_half_extent};
 use winit::application::ApplicationHandler;
 use winit::dpi::PhysicalSize;
 use winit::event::{ElementState, KeyEvent, MouseButton, MouseScrollDelta, WindowEvent};
@@ -196,7 +197,11 @@ fn run<R: CrowdRenderer>(event_loop: EventLoop<()>, mut renderer: R, args: &Demo
         bail!("{source}: --mode bone needs an asset baked with --bones");
     }
     let gpu_asset = renderer.upload(&asset).with_context(|| format!("{source}: upload failed"))?;
+    let crowd_asset = CrowdAsset::from_manifest(asset.manifest())?;
+    // Every length of the scene (spacing, speeds, camera, ground, shadows) follows the asset's size.
+    let scale = SceneScale::from_bounds(&crowd_asset.bounds);
     let crowd_config = CrowdConfig {
+        cell_size: scale.cell_size(),
         lod_bias: args.lod_bias,
         shadows: !args.no_shadows,
         cross_fade: !args.no_cross_fade,
@@ -204,8 +209,8 @@ fn run<R: CrowdRenderer>(event_loop: EventLoop<()>, mut renderer: R, args: &Demo
         far_pool: args.far_pool == OnOff::On,
         ..CrowdConfig::default()
     };
-    let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest())?, crowd_config);
-    let half = (args.instances as f32).sqrt() * 1.5;
+    let mut crowd = Crowd::new(crowd_asset, crowd_config);
+    let half = wander_half_extent(args.instances, &scale);
     let mut sim = Simulation::new(&mut crowd, args.instances, half, args.seed);
     sim.stride_matching = !args.no_stride_match;
     sim.separation = args.separation;
@@ -217,10 +222,13 @@ fn run<R: CrowdRenderer>(event_loop: EventLoop<()>, mut renderer: R, args: &Demo
         culling: args.culling.into(),
         shadows: !args.no_shadows,
         ground: true,
-        ground_half_extent: half * 3.0 + 40.0,
+        // Centred below the camera, which starts within 1.3 half extents of the centre.
+        ground_half_extent: half * 3.0 + scale.length(40.0),
+        shadow_distance: scale.shadow_distance(),
+        scene_unit: scale.unit,
         ..RenderOptions::default()
     };
-    let camera = CameraRig::new(args.camera, half);
+    let camera = CameraRig::new(args.camera, half, &scale);
     let adapter = renderer.adapter_name();
     println!(
         "vat demo: {} characters of {source} on {adapter}; {}",
@@ -463,27 +471,33 @@ struct CameraRig {
     walk_pitch: f32,
     /// Vertical field of view, radians.
     fov: f32,
+    /// Asset units per reference metre ([`SceneScale::unit`]): every length and speed below is
+    /// tuned in reference metres and multiplied by it.
+    unit: f32,
 }
 
-/// Eye height of the walk camera, metres.
+/// Eye height of the walk camera, reference metres.
 const EYE_HEIGHT: f32 = 1.7;
 
 impl CameraRig {
-    fn new(kind: CameraArg, half_extent: f32) -> Self {
+    /// Cameras for a crowd wandering within `half_extent` (asset units) of the origin.
+    fn new(kind: CameraArg, half_extent: f32, scale: &SceneScale) -> Self {
+        let u = scale.unit;
         let orbit = Self {
             walk: false,
-            target: [0.0, 0.8, 0.0],
+            target: [0.0, scale.floor + 0.8 * u, 0.0],
             orbit_yaw: 0.6,
             orbit_pitch: 0.42,
-            distance: half_extent * 0.95 + 8.0,
-            eye: [0.0, EYE_HEIGHT, 0.0],
+            distance: half_extent * 0.95 + 8.0 * u,
+            eye: [0.0, EYE_HEIGHT * u, 0.0],
             walk_yaw: 0.0,
             walk_pitch: 0.0,
             fov: 50f32.to_radians(),
+            unit: u,
         };
         // The walker starts at the crowd's edge, looking across it.
         let mut rig = Self {
-            eye: [0.0, EYE_HEIGHT, half_extent * 0.8 + 2.0],
+            eye: [0.0, EYE_HEIGHT * u, half_extent * 0.8 + 2.0 * u],
             walk_yaw: std::f32::consts::PI,
             walk_pitch: -0.05,
             ..orbit
@@ -516,14 +530,14 @@ impl CameraRig {
         if self.walk {
             let (sy, cy) = self.walk_yaw.sin_cos();
             // Forward (sin, cos) on the ground; right is forward x up.
-            let speed = 3.0 * boost * dt;
+            let speed = 3.0 * self.unit * boost * dt;
             self.eye[0] += (sy * fwd - cy * side) * speed;
             self.eye[2] += (cy * fwd + sy * side) * speed;
-            self.eye[1] = (self.eye[1] + vertical * speed).clamp(0.3, 200.0);
+            self.eye[1] = (self.eye[1] + vertical * speed).clamp(0.3 * self.unit, 200.0 * self.unit);
         } else {
             let (sy, cy) = self.orbit_yaw.sin_cos();
             // Towards the target from the eye is (-sin, -cos); right is (cos, -sin).
-            let speed = (0.5 * self.distance).max(2.0) * boost * dt;
+            let speed = (0.5 * self.distance).max(2.0 * self.unit) * boost * dt;
             self.target[0] += (-sy * fwd + cy * side) * speed;
             self.target[2] += (-cy * fwd - sy * side) * speed;
             self.zoom((-vertical * dt * 1.5 * boost).exp());
@@ -531,7 +545,7 @@ impl CameraRig {
     }
 
     fn zoom(&mut self, factor: f32) {
-        self.distance = (self.distance * factor).clamp(2.0, 2000.0);
+        self.distance = (self.distance * factor).clamp(2.0 * self.unit, 2000.0 * self.unit);
     }
 
     /// Turns by a mouse drag of `dx, dy` pixels.
@@ -554,7 +568,7 @@ impl CameraRig {
         } else {
             (self.orbit_eye(), self.target)
         };
-        Camera::look_at(eye, target, self.fov, aspect, 0.1, 3000.0)
+        Camera::look_at(eye, target, self.fov, aspect, 0.1 * self.unit, 3000.0 * self.unit)
     }
 }
 
@@ -832,7 +846,7 @@ mod tests {
 
     #[test]
     fn orbit_camera_moves_towards_target_on_forward() {
-        let mut rig = CameraRig::new(CameraArg::Orbit, 10.0);
+        let mut rig = CameraRig::new(CameraArg::Orbit, 10.0, &SceneScale::default());
         let before = rig.orbit_eye();
         let input = Input { forward: true, ..Input::default() };
         rig.update(&input, 0.1);
@@ -846,7 +860,7 @@ mod tests {
 
     #[test]
     fn walk_camera_moves_along_heading() {
-        let mut rig = CameraRig::new(CameraArg::Walk, 10.0);
+        let mut rig = CameraRig::new(CameraArg::Walk, 10.0, &SceneScale::default());
         rig.walk_yaw = 0.0;
         let z0 = rig.eye[2];
         rig.update(&Input { forward: true, ..Input::default() }, 1.0);

@@ -9,7 +9,8 @@
 //!   compare it with fresh CPU skinning of the source; non-zero exit when it exceeds the format's bound.
 //! - `vat export-glb OUT.glb`: write the procedural humanoid as an animated glTF binary.
 //! - `vat render [X.vat] --instances N --out crowd.png [--mode vat|bone] [--culling cpu|gpu] [--size WxH]
-//!   [--time T] [--camera ex,ey,ez,tx,ty,tz]`: a crowd rendered headless into a PNG.
+//!   [--time T] [--camera ex,ey,ez,tx,ty,tz]`: a crowd rendered headless into a PNG, framed from the
+//!   asset's size unless `--camera` is given.
 //! - `vat demo [X.vat] [--backend wgpu|vulkan] [--instances N] [--frames N --screenshot out.png] ...`:
 //!   a windowed, interactive crowd demo (keys: `vat demo --help`).
 //! - `vat bench [X.vat] [--instances 1000,...] [--json]`: CPU cost per frame (simulation, culling + LOD,
@@ -67,7 +68,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(render::join_camera_value(std::env::args_os()));
     let result = match cli.command {
         Command::Bake(args) => bake::bake(&args),
         Command::Inspect { file, json, max_memory } => inspect::run(&file, json, max_memory),

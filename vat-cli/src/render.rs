@@ -12,7 +12,7 @@ use vat_bake::procgen;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::render::{CrowdRenderer, Culling, FrameReport, RenderMode, RenderOptions};
-use vat_core::scene::{self, DemoLayout};
+use vat_core::scene::{self, DemoLayout, SceneScale};
 
 /// GPU backend.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -85,16 +85,29 @@ pub(crate) struct RenderArgs {
     /// Seconds of animation before the frame is taken.
     #[arg(long, default_value_t = 1.0)]
     time: f64,
-    /// Camera eye and target, "ex,ey,ez,tx,ty,tz" in metres (default: above one corner of the crowd,
-    /// looking at its centre).
-    #[arg(long, value_delimiter = ',', num_args = 6)]
-    camera: Option<Vec<f32>>,
+    /// Camera eye and target: six numbers in the asset's units, comma-separated
+    /// (`--camera 30,12,30,0,0.8,0`, `--camera -30,12,-30,0,0.8,0`) or as six arguments
+    /// (`--camera 30 12 30 0 0.8 0`). Default: above one corner of the crowd looking at its centre, at
+    /// distances derived from the asset's size.
+    // Negative numbers are values here. A comma list starting with '-' is not a number to clap, so
+    // `main` joins `--camera -30,...` into `--camera=-30,...` first (see `join_camera_value`).
+    #[arg(
+        long,
+        value_name = "EX,EY,EZ,TX,TY,TZ",
+        value_delimiter = ',',
+        num_args = 1..=6,
+        allow_negative_numbers = true
+    )]
+    camera: Option<Vec<String>>,
     /// Vertical field of view, degrees.
     #[arg(long, default_value_t = 50.0)]
     fov: f32,
     /// Disable the shadow pass.
     #[arg(long)]
     no_shadows: bool,
+    /// Do not draw the ground (the background is then the sky colour only).
+    #[arg(long)]
+    no_ground: bool,
     /// LOD bias in doublings of distance (positive: coarser sooner).
     #[arg(long, default_value_t = 0.0)]
     lod_bias: f32,
@@ -113,6 +126,58 @@ fn parse_size(s: &str) -> Result<[u32; 2], String> {
     Ok([w, h])
 }
 
+/// The command line with `--camera V` joined into `--camera=V` where `V` starts with `-` and holds a
+/// comma (`--camera -30,12,-30,0,0.8,0`): clap reads a lone `-30` as a number but `-30,12,...` as a
+/// short flag. Every other argument is passed through unchanged.
+pub(crate) fn join_camera_value(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Vec<std::ffi::OsString> {
+    let mut out: Vec<std::ffi::OsString> = Vec::new();
+    let mut args = args.into_iter().peekable();
+    while let Some(arg) = args.next() {
+        let joins = arg == "--camera"
+            && args.peek().and_then(|v| v.to_str()).is_some_and(|v| v.starts_with('-') && v.contains(','));
+        match (joins, args.next_if(|_| joins)) {
+            (true, Some(value)) => {
+                let mut joined = std::ffi::OsString::from("--camera=");
+                joined.push(value);
+                out.push(joined);
+            }
+            _ => out.push(arg),
+        }
+    }
+    out
+}
+
+/// `--camera`'s values (each may hold several comma- or space-separated numbers) as eye and target.
+///
+/// # Errors
+/// Unless there are exactly six finite numbers in all and the eye differs from the target.
+fn parse_camera(values: &[String]) -> Result<([f32; 3], [f32; 3])> {
+    let mut numbers = Vec::with_capacity(6);
+    for token in values.iter().flat_map(|v| v.split([',', ' ']).filter(|t| !t.trim().is_empty())) {
+        let n: f32 = token.trim().parse().map_err(|_| {
+            anyhow::anyhow!("--camera: {token:?} is not a number (expected EX,EY,EZ,TX,TY,TZ)")
+        })?;
+        if !n.is_finite() {
+            bail!("--camera: {token:?} is not finite (expected six finite numbers EX,EY,EZ,TX,TY,TZ)");
+        }
+        numbers.push(n);
+    }
+    let [ex, ey, ez, tx, ty, tz] = numbers[..] else {
+        bail!(
+            "--camera: {} numbers given; expected six, EX,EY,EZ,TX,TY,TZ (eye, then target)",
+            numbers.len()
+        );
+    };
+    if [ex, ey, ez] == [tx, ty, tz] {
+        bail!(
+            "--camera: the eye and the target are the same point ({ex}, {ey}, {ez}); the camera needs a direction"
+        );
+    }
+    Ok(([ex, ey, ez], [tx, ty, tz]))
+}
+
 /// The asset bytes: read from `path`, or the procedural humanoid baked in memory (with bones).
 fn asset_bytes(path: Option<&Path>) -> Result<Vec<u8>> {
     match path {
@@ -129,6 +194,8 @@ fn asset_bytes(path: Option<&Path>) -> Result<Vec<u8>> {
 /// `vat render`.
 pub(crate) fn render(args: &RenderArgs) -> Result<()> {
     let started = Instant::now();
+    // Arguments first: a bad --camera fails before any bake or device work.
+    let custom_camera = args.camera.as_deref().map(parse_camera).transpose()?;
     let source =
         args.asset.as_ref().map_or_else(|| "procedural humanoid".to_string(), |p| p.display().to_string());
     let bytes = asset_bytes(args.asset.as_deref())?;
@@ -142,8 +209,11 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
     }
 
     let crowd_asset = CrowdAsset::from_manifest(asset.manifest())?;
+    // Spacing, grid cells, camera, clip planes, ground and shadow reach follow the asset's size.
+    let scale = SceneScale::from_bounds(&crowd_asset.bounds);
     // A still image can afford more shadow casters and caps than a real-time frame's defaults.
     let crowd_config = CrowdConfig {
+        cell_size: scale.cell_size(),
         lod_bias: args.lod_bias,
         shadows: !args.no_shadows,
         shadow_max_lod: 3,
@@ -151,38 +221,39 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
         ..CrowdConfig::default()
     };
     let mut crowd = Crowd::new(crowd_asset, crowd_config);
-    let layout = DemoLayout { seed: args.seed, ..DemoLayout::default() };
+    let layout = DemoLayout { seed: args.seed, ..scale.layout() };
     scene::populate(&mut crowd, args.instances, &layout);
     crowd.advance(args.time);
 
     let [w, h] = args.size;
-    let camera = match &args.camera {
-        Some(c) => Camera::look_at(
-            [c[0], c[1], c[2]],
-            [c[3], c[4], c[5]],
-            args.fov.to_radians(),
-            w as f32 / h as f32,
-            0.1,
-            2000.0,
-        ),
-        None => {
-            let r = scene::half_extent(args.instances, &layout).max(2.0);
-            Camera::look_at(
-                [r * 0.9 + 3.0, r * 0.6 + 2.5, r * 1.3 + 5.0],
-                [0.0, 0.8, 0.0],
-                args.fov.to_radians(),
-                w as f32 / h as f32,
-                0.1,
-                2000.0,
-            )
-        }
-    };
+    let mut framing = scale.overview(args.instances, &layout);
+    if let Some((eye, target)) = custom_camera {
+        // The ground still covers the crowd seen from the given eye, and the far plane reaches it.
+        framing.ground_half_extent = scene::ground_half_extent_covering(
+            eye,
+            scale.crowd_reach(args.instances, &layout),
+            scale.length(scene::GROUND_MARGIN),
+        );
+        let eye_distance = eye.iter().map(|v| v * v).sum::<f32>().sqrt();
+        framing.far = framing.far.max(2.0 * (eye_distance + framing.ground_half_extent));
+        (framing.eye, framing.target) = (eye, target);
+    }
+    let camera = Camera::look_at(
+        framing.eye,
+        framing.target,
+        args.fov.to_radians(),
+        w as f32 / h as f32,
+        framing.near,
+        framing.far,
+    );
     let options = RenderOptions {
         mode: args.mode.into(),
         culling: args.culling.into(),
         shadows: !args.no_shadows,
-        ground: true,
-        ground_half_extent: scene::half_extent(args.instances, &layout) + 10.0,
+        shadow_distance: framing.shadow_distance,
+        ground: !args.no_ground,
+        ground_half_extent: framing.ground_half_extent,
+        scene_unit: scale.unit,
         ..RenderOptions::default()
     };
     let (adapter, report, rgba) = match args.backend {
@@ -257,4 +328,53 @@ fn write_png(path: &Path, size: [u32; 2], rgba: &[u8]) -> Result<()> {
     }
     vat_core::container::write_file_atomically(path, &bytes)
         .with_context(|| format!("{}: cannot write", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
+
+    use super::{join_camera_value, parse_camera};
+
+    fn v(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_negative_comma_list_is_joined_to_its_flag() {
+        let args = |items: &[&str]| items.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            join_camera_value(args(&["vat", "render", "--camera", "-3,2,1,0,0,0", "--out", "x.png"])),
+            args(&["vat", "render", "--camera=-3,2,1,0,0,0", "--out", "x.png"])
+        );
+        for unchanged in [
+            &["vat", "render", "--camera", "3,2,1,0,0,0", "--out", "x.png"][..],
+            &["vat", "render", "--camera", "-3", "2", "1", "0", "0", "0"],
+            &["vat", "render", "--camera=-3,2,1,0,0,0"],
+            &["vat", "render", "--out", "-1,2.png"],
+            &["vat", "render", "--camera"],
+        ] {
+            assert_eq!(join_camera_value(args(unchanged)), args(unchanged));
+        }
+    }
+
+    #[test]
+    fn camera_takes_six_finite_numbers_in_any_grouping() {
+        let want = ([-30.0, 12.0, 30.5], [0.0, 0.8, 0.0]);
+        assert_eq!(parse_camera(&v(&["-30", "12", "30.5", "0", "0.8", "0"])).unwrap(), want);
+        assert_eq!(parse_camera(&v(&["-30,12,30.5,0,0.8,0"])).unwrap(), want);
+        assert_eq!(parse_camera(&v(&["-30, 12, 30.5", "0,0.8,0"])).unwrap(), want);
+        for bad in [
+            vec!["1,2,3,4,5"],
+            vec!["1,2,3,4,5,6,7"],
+            vec!["1,2,3,x,5,6"],
+            vec!["1,2,nan,4,5,6"],
+            vec!["1,2,inf,4,5,6"],
+        ] {
+            let e = parse_camera(&v(&bad)).unwrap_err().to_string();
+            assert!(e.starts_with("--camera: "), "{e}");
+        }
+        let same = parse_camera(&v(&["1,2,3,1,2,3"])).unwrap_err().to_string();
+        assert!(same.contains("same point"), "{same}");
+    }
 }

@@ -233,3 +233,51 @@ fn demo_help_lists_the_keys() {
         assert!(help.contains(needle), "{needle:?} missing from:\n{help}");
     }
 }
+
+/// The screenshot census of `vat demo ASSET` (300 characters, 5 frames, 320x240, wgpu).
+fn demo_census(dir: &Path, asset: &Path) -> Census {
+    let shot = asset.with_extension("png");
+    let (out, log) = demo_under_xvfb(
+        dir,
+        &[
+            asset.to_str().unwrap(),
+            "--instances",
+            "300",
+            "--frames",
+            "5",
+            "--screenshot",
+            shot.to_str().unwrap(),
+            "--size",
+            "320x240",
+        ],
+    );
+    assert!(out.status.success(), "vat demo failed\n{log}");
+    let (w, h, rgba) = read_png(&shot);
+    census(w, h, &rgba)
+}
+
+/// The humanoid baked at 100 times its size (centimetres) and at 0.2 m shows the same crowd in
+/// `vat demo` as the metre one: the same share of the view within a factor of 1.25, no flags.
+#[test]
+fn demo_frames_a_centimetre_and_a_tiny_asset_like_the_humanoid() {
+    let dir = scratch("scale");
+    let rig = vat_bake::procgen::humanoid();
+    let options = vat_bake::prepare::BakeOptions::default();
+    let mut shares = Vec::new();
+    for (name, factor) in [("metres", 1.0f32), ("centimetres", 100.0), ("tiny", 0.2 / 2.07)] {
+        let path = dir.join(format!("{name}.vat"));
+        let bake = vat_bake::prepare::prepare(&rig.scaled(factor), &options).unwrap();
+        std::fs::write(&path, bake.to_vat_bytes().unwrap()).unwrap();
+        let c = demo_census(&dir, &path);
+        println!("{name}: {:.2}% crowd or shadow, {} colours", c.other_share * 100.0, c.other_colours);
+        assert!(!close(c.sky, c.ground, 6), "{name}: no ground");
+        assert!(c.other_colours >= 20, "{name}: {} colours", c.other_colours);
+        shares.push(c.other_share);
+    }
+    assert!(shares[0] > 0.03, "{shares:?}");
+    for s in &shares[1..] {
+        let ratio = s / shares[0];
+        assert!((1.0 / 1.25..=1.25).contains(&ratio), "{shares:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

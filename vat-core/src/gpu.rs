@@ -157,9 +157,10 @@ pub struct FrameUniforms {
     pub lod_bias: f32,
     /// LOD levels of the drawn asset, 1..=9.
     pub lod_count: u32,
-    /// Coarsest LOD that still decodes clip B during a cross-fade (coarser ones show clip A only).
+    /// Coarsest LOD that still decodes clip B during a cross-fade (coarser ones show clip A only),
+    /// at most `lod_count - 1`.
     pub cross_fade_max_lod: u32,
-    /// Coarsest LOD drawn into the shadow map.
+    /// Coarsest LOD drawn into the shadow map, at most `lod_count - 1`.
     pub shadow_max_lod: u32,
     /// How dark shadowed surfaces get: 0 = no shadows (the shadow map is not read), 1 = full.
     pub shadow_strength: f32,
@@ -200,6 +201,21 @@ pub struct FrameInputs<'a> {
     pub shadow: Option<[[f32; 4]; 4]>,
     /// Half the side of the ground square around the camera, metres (used only when it is drawn).
     pub ground_half_extent: f32,
+    /// Scene length units per metre of the fixed shadow lengths (`RenderOptions::scene_unit`;
+    /// not finite or `<= 0` means 1): the normal offset is `SHADOW_NORMAL_OFFSET * scene_unit`.
+    pub scene_unit: f32,
+}
+
+/// How far the shadow map reaches beyond the view towards the sun, for casters outside it, metres at
+/// scene unit 1 (backends pass `SHADOW_CASTER_MARGIN * scene_unit` to [`shadow_view_proj`]).
+pub const SHADOW_CASTER_MARGIN: f32 = 30.0;
+
+/// Offset along the surface normal before the shadow lookup, metres at scene unit 1.
+pub const SHADOW_NORMAL_OFFSET: f32 = 0.03;
+
+/// `unit` if it is finite and `> 0`, else 1 (see `RenderOptions::scene_unit`).
+pub fn sanitized_scene_unit(unit: f32) -> f32 {
+    if unit.is_finite() && unit > 0.0 { unit } else { 1.0 }
 }
 
 impl FrameUniforms {
@@ -222,11 +238,13 @@ impl FrameUniforms {
             lod_distances,
             lod_bias: inputs.lod_bias,
             lod_count: inputs.lod_thresholds.lod_count(),
-            cross_fade_max_lod: inputs.cross_fade_max_lod,
-            shadow_max_lod: inputs.shadow_max_lod,
+            // Clamped to the asset's last LOD (the same selection: no LOD is past it), so the
+            // uniforms never name a LOD the asset lacks.
+            cross_fade_max_lod: inputs.cross_fade_max_lod.min(inputs.lod_thresholds.lod_count() - 1),
+            shadow_max_lod: inputs.shadow_max_lod.min(inputs.lod_thresholds.lod_count() - 1),
             shadow_strength: if inputs.shadow.is_some() { 0.75 } else { 0.0 },
             shadow_bias: 0.0015,
-            shadow_normal_offset: 0.03,
+            shadow_normal_offset: SHADOW_NORMAL_OFFSET * sanitized_scene_unit(inputs.scene_unit),
             ground_half_extent: inputs.ground_half_extent,
         }
     }

@@ -17,14 +17,15 @@
 //! | [`container`] | the `.vat` file: writer and validating, zero-copy reader |
 //! | [`gpu`] | the one WGSL source, GPU-visible structs and the binding table both backends build from |
 //! | [`render`] | the backend seam: render options, frame report and the [`render::CrowdRenderer`] trait |
-//! | [`scene`] | a deterministic demo crowd layout (CLI, examples, benchmarks) |
+//! | [`scene`] | a deterministic demo crowd layout and its scale-derived framing (CLI, examples, benchmarks) |
 //! | [`reference`](mod@reference) | a CPU reference decoder that computes exactly what the vertex shader computes |
 //!
 //! ## Conventions
 //!
 //! - Right-handed coordinates, **+Y up**; a character at yaw 0 faces **+Z** (the glTF convention).
 //!   Yaw is a rotation about +Y in radians, counter-clockwise seen from above.
-//! - Lengths in **metres**, time in **seconds**, phase in **cycles** (`[0, 1)`), rates in cycles per second,
+//! - Lengths in **metres** (an asset authored in another unit keeps it: its bounds, strides and LOD
+//!   distances are in that unit, and [`scene::SceneScale`] scales demo scenes to it), time in **seconds**, phase in **cycles** (`[0, 1)`), rates in cycles per second,
 //!   speeds in metres per second.
 //! - Matrices are column-major (glam's convention, and WGSL's).
 //! - Texels are addressed `(x, y)` with `x` the column and `y` the row, both from zero.

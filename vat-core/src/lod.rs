@@ -17,6 +17,57 @@ pub const MAX_LODS: usize = 8;
 /// f32 (the cell bounds are computed as `origin + f32(c) * cell_size`).
 pub const MAX_GRID_CELLS_PER_AXIS: u32 = 1 << 24;
 
+/// The angle one pixel spans in the view the default LOD switch distances assume, radians: a 60 degree
+/// vertical field of view over 1080 rows, `2 tan(30 deg) / 1080` (small-angle: an object of size `s`
+/// at distance `d` spans `s / (d * LOD_PIXEL_ANGLE)` rows).
+pub const LOD_PIXEL_ANGLE: f64 = 2.0 * 0.577_350_269_189_625_8 / 1080.0;
+
+/// Each LOD switch distance is at least this many times the previous one (see
+/// [`lod_switch_distances`]): a LOD is in use over a meaningful range of distances, never a sliver.
+pub const LOD_MIN_DISTANCE_RATIO: f32 = 1.25;
+
+/// Where each LOD of a chain stops being used: entry `i` is LOD `i`'s `max_distance` (the distance at
+/// which LOD `i + 1` begins), the last entry `f32::INFINITY`. Everything is in the asset's own length
+/// unit (metres for a metre-scale bake, centimetres for a centimetre-scale one): the result scales
+/// with the asset.
+///
+/// - `errors[i]` is LOD `i`'s deviation from LOD 0 (`errors[0] = 0`, non-decreasing; non-finite or
+///   negative values count as 0), in asset units.
+/// - `size` is the asset's size, the largest side of its bounds ([`crate::encoding::PositionBounds`]
+///   `extent`), in asset units.
+///
+/// LOD `i` serves until the larger of
+/// 1. the distance at which LOD `i + 1`'s error shrinks to one pixel: `errors[i + 1] / LOD_PIXEL_ANGLE`;
+/// 2. a floor from the asset's size: the distance at which the asset spans `1080 / 2^i` rows of the
+///    60 degree view, `size * 2^i / (1080 * LOD_PIXEL_ANGLE)` (LOD 1 never while the asset is taller
+///    than the screen, LOD 2 never while it covers more than half of it, ...), so a chain whose
+///    errors are (nearly) zero still switches at distances that mean something for its size;
+///
+/// and each distance is at least [`LOD_MIN_DISTANCE_RATIO`] times the previous one, so the result is
+/// strictly increasing, finite and `> 0` before the last entry. A `size` that is not finite or not
+/// `> 0` is treated as 1 mm (`1e-3` units). An empty `errors` gives an empty result.
+pub fn lod_switch_distances(errors: &[f32], size: f32) -> Vec<f32> {
+    let size = if size.is_finite() && size > 0.0 { f64::from(size) } else { 1e-3 };
+    let fill = size / (1080.0 * LOD_PIXEL_ANGLE);
+    let mut out = Vec::with_capacity(errors.len());
+    let mut previous = 0.0f64;
+    for i in 0..errors.len() {
+        let Some(&next_error) = errors.get(i + 1) else {
+            out.push(f32::INFINITY);
+            break;
+        };
+        let e = if next_error.is_finite() { f64::from(next_error.max(0.0)) } else { 0.0 };
+        let by_error = e / LOD_PIXEL_ANGLE;
+        let by_size = fill * 2f64.powi(i as i32);
+        let d = by_error.max(by_size).max(previous * f64::from(LOD_MIN_DISTANCE_RATIO));
+        // At most 7 switches of a size below f32::MAX: finite; clamp anyway for absurd errors.
+        let d = (d as f32).min(f32::MAX / 2.0);
+        out.push(d);
+        previous = f64::from(d);
+    }
+    out
+}
+
 /// Distances, in metres, at which LOD 1, LOD 2, ... begin: strictly ascending, finite and `> 0`, at
 /// most `MAX_LODS - 1` of them. No thresholds means a single LOD.
 ///
@@ -429,6 +480,38 @@ mod tests {
 
     fn thresholds() -> LodThresholds {
         LodThresholds::new(&[10.0, 20.0, 40.0]).unwrap()
+    }
+
+    #[test]
+    fn switch_distances_grow_strictly_and_scale_with_the_asset() {
+        // Errors in metres of a 1.8 m character: the first level is free (error 0).
+        let errors = [0.0, 0.0, 0.004, 0.02, 0.021];
+        let d = lod_switch_distances(&errors, 1.8);
+        assert_eq!(d.len(), 5);
+        assert_eq!(d[4], f32::INFINITY);
+        for w in d[..4].windows(2) {
+            assert!(w[1] >= w[0] * LOD_MIN_DISTANCE_RATIO, "{d:?}");
+        }
+        // The zero-error level switches where the character fills the 60 degree view, not at 0.
+        let fill = (1.8 / (1080.0 * LOD_PIXEL_ANGLE)) as f32;
+        assert!((d[0] - fill).abs() < 1e-5 && fill > 1.5, "{d:?}");
+        // Error-bound levels: a pixel of error (0.02 m / pixel angle = 18.7 m).
+        assert!((d[2] - (0.02 / LOD_PIXEL_ANGLE) as f32).abs() < 1e-3, "{d:?}");
+        // Nearly equal errors still give a distinct, later switch.
+        assert!(d[3] >= d[2] * LOD_MIN_DISTANCE_RATIO);
+        // The same asset in centimetres switches at 100 times the distances, in centimetres.
+        let cm: Vec<f32> = errors.iter().map(|e| e * 100.0).collect();
+        let d_cm = lod_switch_distances(&cm, 180.0);
+        for (a, b) in d.iter().zip(&d_cm).take(4) {
+            assert!((b / a - 100.0).abs() < 1e-3, "{d:?} vs {d_cm:?}");
+        }
+        // Every distance is usable as thresholds.
+        assert!(LodThresholds::new(&d[..4]).is_ok());
+        assert!(LodThresholds::new(&d_cm[..4]).is_ok());
+        assert_eq!(lod_switch_distances(&[0.0], 1.8), vec![f32::INFINITY]);
+        assert!(lod_switch_distances(&[], 1.8).is_empty());
+        let degenerate = lod_switch_distances(&[0.0, f32::NAN, -1.0], 0.0);
+        assert!(degenerate[0] > 0.0 && degenerate[1] > degenerate[0] && degenerate[2].is_infinite());
     }
 
     #[test]

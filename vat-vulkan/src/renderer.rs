@@ -28,8 +28,6 @@ use crate::owned::{HostBuffer, Object, Owned, color_range};
 use crate::shader::{ShaderModule, ShaderVariant, entry_point};
 use crate::{Context, VulkanError, conv};
 
-/// How far beyond the camera's shadow range casters are still caught, towards the sun (metres).
-const SHADOW_CASTER_MARGIN: f32 = 30.0;
 /// Smallest record capacity of the per-crowd buffers (records).
 const MIN_CAPACITY: u32 = 64;
 /// Smallest capacity of the scatter buffers (records).
@@ -1399,7 +1397,7 @@ impl Renderer {
                 &camera.view_proj,
                 options.sun_direction,
                 options.shadow_distance,
-                SHADOW_CASTER_MARGIN,
+                gpu::SHADOW_CASTER_MARGIN * gpu::sanitized_scene_unit(options.scene_unit),
             )
         } else {
             None
@@ -1417,6 +1415,7 @@ impl Renderer {
             shadow_max_lod: config.shadow_max_lod,
             shadow: shadow_matrix,
             ground_half_extent: options.ground_half_extent,
+            scene_unit: options.scene_unit,
         });
         uploaded += queue_write(&mut writes, self.frame_buffer.buffer, 0, bytemuck::bytes_of(&uniforms));
 

@@ -24,8 +24,6 @@ use crate::{
     Culling, FrameReport, RenderError, RenderMode, RenderOptions, RenderTarget, RendererConfig, conv,
 };
 
-/// How far beyond the camera's shadow range casters are still caught, towards the sun (metres).
-const SHADOW_CASTER_MARGIN: f32 = 30.0;
 /// Smallest record capacity of the per-crowd buffers (records).
 const MIN_CAPACITY: u32 = 64;
 /// Smallest capacity of the scatter buffers (records).
@@ -1112,7 +1110,7 @@ impl Renderer {
                 &camera.view_proj,
                 options.sun_direction,
                 options.shadow_distance,
-                SHADOW_CASTER_MARGIN,
+                gpu::SHADOW_CASTER_MARGIN * gpu::sanitized_scene_unit(options.scene_unit),
             )
         } else {
             None
@@ -1130,6 +1128,7 @@ impl Renderer {
             shadow_max_lod: config.shadow_max_lod,
             shadow: shadow_matrix,
             ground_half_extent: options.ground_half_extent,
+            scene_unit: options.scene_unit,
         });
         belt_write(&mut self.belt, encoder, &self.frame_buffer, bytemuck::bytes_of(&uniforms));
         uploaded += size_of::<FrameUniforms>() as u64;

@@ -163,6 +163,11 @@ pub(super) fn cull(
     let config = p.config;
     let lod_count = p.thresholds.lod_count();
     let last_lod = lod_count - 1;
+    // The LOD limits clamped to the asset's last LOD: an asset with fewer LODs than the limits
+    // assume (a single LOD) draws every LOD within them, shadows included.
+    let shadow_max_lod = config.shadow_max_lod.min(last_lod);
+    let cross_fade_max_lod = config.cross_fade_max_lod.min(last_lod);
+    let attachment_max_lod = config.attachment_max_lod.min(last_lod);
     let far_active = config.far_pool && lod_count > 1;
     let attachments_on = config.attachments && p.attachment_triangles > 0;
     let attach_tris = u64::from(p.attachment_triangles);
@@ -173,7 +178,7 @@ pub(super) fn cull(
     let mut attachments = Vec::with_capacity(capacity.attachments);
     let mut route_main = |b: Option<DrawBatch>| {
         if let Some(b) = b {
-            if config.cross_fade && b.lod <= config.cross_fade_max_lod {
+            if config.cross_fade && b.lod <= cross_fade_max_lod {
                 main_fade.push(b);
             } else {
                 main_plain.push(b);
@@ -229,11 +234,11 @@ pub(super) fn cull(
         }
         let (start, end) = (spatial.cell_start[c as usize], spatial.cell_start[c as usize + 1]);
         route_main(main_runs.push(lod, start, end, false));
-        if config.shadows && lod <= config.shadow_max_lod {
+        if config.shadows && lod <= shadow_max_lod {
             shadow.extend(shadow_runs.push(lod, start, end, false));
             s.shadow_casters += cell.shown;
         }
-        if attachments_on && lod <= config.attachment_max_lod && cell.accessory > 0 {
+        if attachments_on && lod <= attachment_max_lod && cell.accessory > 0 {
             attachments.extend(attach_runs.push(lod, start, end, true));
             s.attachments_drawn += cell.accessory;
             s.triangles += u64::from(cell.accessory) * attach_tris;
@@ -256,11 +261,11 @@ pub(super) fn cull(
         let (start, end) = (spatial.listed_len as u32, spatial.list.len() as u32);
         s.far_pool_instances = far_shown;
         route_main(main_runs.push(last_lod, start, end, false));
-        if config.shadows && last_lod <= config.shadow_max_lod {
+        if config.shadows && last_lod <= shadow_max_lod {
             shadow.extend(shadow_runs.push(last_lod, start, end, false));
             s.shadow_casters += far_shown;
         }
-        if attachments_on && last_lod <= config.attachment_max_lod && far_accessory > 0 {
+        if attachments_on && last_lod <= attachment_max_lod && far_accessory > 0 {
             attachments.extend(attach_runs.push(last_lod, start, end, true));
             s.attachments_drawn += far_accessory;
             s.triangles += u64::from(far_accessory) * attach_tris;

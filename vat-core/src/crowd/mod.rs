@@ -221,12 +221,15 @@ pub struct CrowdConfig {
     pub far_pool: bool,
     /// Produce shadow-pass batches (default true).
     pub shadows: bool,
-    /// Coarsest LOD that casts shadows (default 1: the two finest LODs, near the camera).
+    /// Coarsest LOD that casts shadows (default 1: the two finest LODs, near the camera). Clamped to
+    /// the asset's last LOD, so an asset with fewer LODs (a single one) casts shadows at every
+    /// distance.
     pub shadow_max_lod: u32,
     /// Use the cross-fade pipeline at all (default true). Off: every batch goes to `main_plain`.
     pub cross_fade: bool,
     /// Coarsest LOD drawn with the cross-fade pipeline (default 1); coarser batches go to
-    /// `main_plain`, showing clip A only while a fade runs.
+    /// `main_plain`, showing clip A only while a fade runs. Clamped to the asset's last LOD like
+    /// `shadow_max_lod`.
     pub cross_fade_max_lod: u32,
     /// Produce attachment batches at all (default true).
     pub attachments: bool,

@@ -267,9 +267,9 @@ fn check_frame(crowd: &Crowd, gpu: &Gpu, f: &Frame, camera: &Camera) {
     let record_bytes: u32 = f.record_ranges.iter().map(|(a, b)| (b - a) * 64).sum();
     assert_eq!(s.uploaded_record_bytes, u64::from(record_bytes));
     assert_eq!(s.uploaded_list_bytes, f.list_upload.map_or(0, |(_, l)| u64::from(l) * 4));
-    // Far pool: at most one last-LOD batch, at the end of the list.
+    // Far pool (only with more than one LOD): at most one last-LOD batch, at the end of the list.
     let last = a.lod_count() - 1;
-    if c.far_pool {
+    if c.far_pool && a.lod_count() > 1 {
         let far: Vec<_> = f.main().filter(|b| b.lod == last).collect();
         assert!(far.len() <= 1, "{far:?}");
         if let Some(b) = far.first() {
@@ -640,6 +640,55 @@ fn shadow_batches_follow_shadow_max_lod_and_vanish_without_shadows() {
     check_frame(&crowd, &gpu, &f, &cam);
     assert!(f.shadow.is_empty());
     assert_eq!((f.stats.shadow_casters, f.stats.draws_shadow), (0, 0));
+}
+
+/// `asset()` with only its first `lods` LODs (1 or 2): what a bake whose chain dropped levels gives.
+fn asset_with_lods(lods: usize) -> CrowdAsset {
+    let mut a = asset();
+    a.lod_triangles.truncate(lods);
+    a.lod_distances = LodThresholds::new(&a.lod_distances.as_slice()[..lods - 1]).unwrap();
+    a
+}
+
+#[test]
+fn an_asset_with_fewer_lods_still_casts_shadows_and_cross_fades() {
+    // The block reaches 200 m from the camera: with 5 LODs most of it is past shadow_max_lod 1.
+    let cam = edge_camera();
+    for lods in [1usize, 2] {
+        for (smax, fmax) in [(1, 1), (0, 0), (7, 7)] {
+            let config =
+                CrowdConfig { shadow_max_lod: smax, cross_fade_max_lod: fmax, ..CrowdConfig::default() };
+            let mut crowd = Crowd::new(asset_with_lods(lods), config);
+            for z in 0..40 {
+                for x in 0..40 {
+                    crowd.spawn([x as f32 * 5.0, 0.0, z as f32 * 5.0], 0.0, WALK);
+                }
+            }
+            let mut gpu = Gpu::default();
+            let f = frame(&mut crowd, &mut gpu, &cam);
+            check_frame(&crowd, &gpu, &f, &cam);
+            assert_eq!(crowd.asset().lod_count(), lods as u32);
+            let last = lods as u32 - 1;
+            assert!(f.stats.submitted > 0);
+            assert!(f.main().all(|b| b.lod <= last));
+            // Every drawn instance at a LOD within the clamped limit casts and cross-fades.
+            let expected_casters: u32 =
+                drawn_lods(&crowd, &gpu, &f).iter().flatten().filter(|&&l| l <= smax.min(last)).count()
+                    as u32;
+            assert_eq!(f.stats.shadow_casters, expected_casters, "{lods} LODs, shadow_max_lod {smax}");
+            if lods == 1 || smax >= 1 {
+                assert_eq!(f.stats.shadow_casters, f.stats.submitted, "a {lods}-LOD crowd casts everywhere");
+                assert!(f.stats.draws_shadow > 0);
+            }
+            if lods == 1 || fmax >= 1 {
+                assert!(f.main_plain.is_empty(), "every batch cross-fades: {:?}", f.main_plain);
+            }
+        }
+    }
+    // The 5-LOD asset with the default limits leaves the far crowd without shadows (by design).
+    let mut crowd = block_crowd(CrowdConfig::default());
+    let f = frame(&mut crowd, &mut Gpu::default(), &cam);
+    assert!(f.stats.shadow_casters < f.stats.submitted);
 }
 
 #[test]

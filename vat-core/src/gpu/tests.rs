@@ -653,3 +653,38 @@ fn scatter_plan_packs_short_ranges_and_reproduces_the_buffer() {
     assert!(gpu == cpu, "the plan must write exactly the dirty records");
     assert!(gpu.iter().any(|r| r.position[1] == 1.0) && gpu.iter().any(|r| r.position[1] == 2.0));
 }
+
+#[test]
+fn frame_uniforms_clamp_lod_limits_to_the_assets_last_lod() {
+    let identity = glam::Mat4::IDENTITY.to_cols_array_2d();
+    let uniforms = |thresholds: &crate::lod::LodThresholds, limit: u32| {
+        FrameUniforms::new(&FrameInputs {
+            view_proj: identity,
+            camera_position: [0.0; 3],
+            time: 0.0,
+            frustum_planes: [[0.0; 4]; 6],
+            sun_direction: [0.0, 1.0, 0.0],
+            ambient: 0.3,
+            lod_thresholds: thresholds,
+            lod_bias: 0.0,
+            cross_fade_max_lod: limit,
+            shadow_max_lod: limit,
+            shadow: None,
+            ground_half_extent: 10.0,
+            scene_unit: 100.0,
+        })
+    };
+    let one = crate::lod::LodThresholds::default();
+    let u = uniforms(&one, 1);
+    assert_eq!((u.lod_count, u.shadow_max_lod, u.cross_fade_max_lod), (1, 0, 0), "1 LOD: LOD 0 casts");
+    let three = crate::lod::LodThresholds::new(&[5.0, 20.0]).unwrap();
+    let u = uniforms(&three, 1);
+    assert_eq!((u.lod_count, u.shadow_max_lod, u.cross_fade_max_lod), (3, 1, 1), "within range: unchanged");
+    let u = uniforms(&three, 8);
+    assert_eq!((u.shadow_max_lod, u.cross_fade_max_lod), (2, 2));
+    assert_eq!(u.shadow_normal_offset, SHADOW_NORMAL_OFFSET * 100.0, "the offset follows the scene unit");
+    assert_eq!(
+        (sanitized_scene_unit(f32::NAN), sanitized_scene_unit(-1.0), sanitized_scene_unit(0.2)),
+        (1.0, 1.0, 0.2)
+    );
+}
