@@ -9,7 +9,7 @@ use crate::{Error, Result};
 
 use super::manifest::{BlobEntry, BlobId, Manifest};
 use super::reader::{Asset, Limits};
-use super::{FORMAT_VERSION, HEADER_LEN, MAGIC, align_up};
+use super::{HEADER_LEN, MAGIC, align_up};
 
 /// Collects blobs, then lays them out with a manifest into one `.vat` file image.
 ///
@@ -98,7 +98,7 @@ pub(super) fn assemble(mut manifest: Manifest, blobs: &[Vec<u8>]) -> Result<Vec<
     let file_len = manifest.blobs.last().map_or(HEADER_LEN + manifest_len, |b| b.offset + b.length);
     let mut out = Vec::with_capacity(usize::try_from(file_len).unwrap_or(0));
     out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&manifest.format_version().to_le_bytes());
     out.extend_from_slice(&encoded_len.to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(&encoded).to_le_bytes());
     out.extend_from_slice(&encoded);
