@@ -386,11 +386,17 @@ static ZERO_RGBA32F_TEXEL: [u8; 16] = [0; 16];
 /// that every asset binds the same layout (with [`AssetConstants::morph_target_count`] 0 the shader
 /// never reads them). Backends upload these as they are; they never re-derive them.
 pub fn morph_textures<'a>(asset: &crate::container::Asset<'a>) -> [TextureData<'a>; 2] {
-    let dummy = TextureData { width: 1, height: 1, format: TexelFormat::Rgba32Float, bytes: &ZERO_RGBA32F_TEXEL };
+    let dummy =
+        TextureData { width: 1, height: 1, format: TexelFormat::Rgba32Float, bytes: &ZERO_RGBA32F_TEXEL };
     let Some(ma) = asset.manifest().morph_animation.as_ref() else { return [dummy, dummy] };
     match (asset.get_blob(ma.texture), asset.get_blob(ma.weights)) {
         (Some(deltas), Some(weights)) => [
-            TextureData { width: ma.layout.width, height: ma.layout.height, format: ma.format, bytes: deltas },
+            TextureData {
+                width: ma.layout.width,
+                height: ma.layout.height,
+                format: ma.format,
+                bytes: deltas,
+            },
             TextureData {
                 width: ma.weights_layout.width,
                 height: ma.weights_layout.height,

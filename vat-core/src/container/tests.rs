@@ -117,7 +117,8 @@ fn realistic() -> Fixture {
     // 24 vertices -> width 24, 1 row per band, 1 target x 2 bands = height 2; Rgba32Float deltas.
     let morph = fx.add(f32_bytes((0..24 * 2 * 4).map(|i| (i as f32 * 0.37).sin() * 0.01)));
     // 10 frames x 1 texel (targets 0..4) = 10 texels, one row.
-    let morph_weights = fx.add(f32_bytes((0..10 * 4).map(|i| if i % 4 == 0 { i as f32 / 40.0 } else { 0.0 })));
+    let morph_weights =
+        fx.add(f32_bytes((0..10 * 4).map(|i| if i % 4 == 0 { i as f32 / 40.0 } else { 0.0 })));
     fx.manifest.morph_animation = Some(MorphAnimation {
         layout: MorphTextureLayout {
             vertex_count: VERTICES,
