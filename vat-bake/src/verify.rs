@@ -23,7 +23,7 @@ use vat_core::container::{Asset, StreamKind};
 use vat_core::encoding;
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::{self, Interpolation};
-use vat_core::reference::{VertexAnimationView, decode_vertex};
+use vat_core::reference::{BoneAnimationView, VertexAnimationView, decode_bone_vertex, decode_vertex};
 
 use crate::prepare::{PreparedBake, baked_vertex_set, frame_time};
 use crate::rig::Rig;
@@ -69,10 +69,10 @@ pub struct VerifyReport {
     pub tangent_max_error_deg: Option<f64>,
     /// The tangent bound, degrees, when the bake has tangent frames.
     pub tangent_bound_deg: Option<f64>,
-    /// Largest per-axis error, mm, of positions skinned on the CPU from the baked bone texture,
-    /// joints, weights and rest positions (bone mode) against fresh skinning, when the bake has
-    /// bones. Informational: bone mode has no morph targets, so a rig with animated morphs differs
-    /// by its morph deltas; otherwise only f32 rounding separates the two (micrometres).
+    /// Largest per-axis error, mm, of bone mode against fresh skinning at every baked frame, when
+    /// the bake has bones ([`bone_path_errors`]): positions decoded by vat-core's CPU reference of
+    /// the bone path from the baked bone texture, joints, weights, rest pose and live morph layer.
+    /// Informational; only f32 rounding separates the two (micrometres), morph assets included.
     pub bone_max_error_mm: Option<f64>,
     /// Vertex-frames compared (vertices x baked frames).
     pub vertex_frames: u64,
@@ -168,7 +168,7 @@ struct FrameErrors {
 /// Everything [`compare_frame`] needs that is the same for every frame.
 struct Context<'a> {
     view: &'a VertexAnimationView<'a>,
-    bones: Option<BoneData<'a>>,
+    bones: Option<BoneAnimationView<'a>>,
     tangent_texture: Option<&'a [u8]>,
     bound_m: [f64; 3],
     normal_bound_rad: f64,
@@ -176,39 +176,56 @@ struct Context<'a> {
     vertex_count: usize,
 }
 
-/// The baked bone mode of an asset, borrowed.
-struct BoneData<'a> {
-    texture: &'a [u8],
-    bone_count: usize,
-    influences: usize,
-    joints: &'a [u8],
-    weights: &'a [u8],
-    rest: &'a [u8],
+/// Per-axis position error, metres, of bone mode for one vertex of one probe: `vertex` decoded by
+/// vat-core's CPU reference of the bone path ([`decode_bone_vertex`], bone texture, skinning
+/// streams, rest pose and live morph layer) for `instance` at time 0, in object space, against
+/// `fresh`.
+fn bone_path_error_m(
+    bones: &BoneAnimationView<'_>,
+    instance: &InstanceRecord,
+    interpolation: Interpolation,
+    vertex: u32,
+    fresh: [f32; 3],
+) -> Result<f64> {
+    let d = decode_bone_vertex(bones, instance, 0.0, vertex, interpolation)?;
+    let (axes, _) = position_errors(d.object_position, fresh);
+    Ok(axes[0].max(axes[1]).max(axes[2]))
 }
 
-impl BoneData<'_> {
-    /// Vertex `v` skinned at absolute `frame` from the baked data: `sum of w * (M [p, 1])` over its
-    /// influences, with `M` read as three rows of `(x, y, z, translation)`.
-    fn skin(&self, frame: u32, v: usize) -> [f32; 3] {
-        let f32_at =
-            |b: &[u8], i: usize| f32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
-        let p = [f32_at(self.rest, 3 * v), f32_at(self.rest, 3 * v + 1), f32_at(self.rest, 3 * v + 2)];
-        let mut out = [0.0f32; 3];
-        for s in 0..self.influences {
-            let slot = v * self.influences + s;
-            let w = f32_at(self.weights, slot);
-            if w == 0.0 {
-                continue;
-            }
-            let bone = usize::from(u16::from_le_bytes([self.joints[2 * slot], self.joints[2 * slot + 1]]));
-            let base = (frame as usize * self.bone_count + bone) * 3 * 4;
-            for (r, o) in out.iter_mut().enumerate() {
-                let row = |c: usize| f32_at(self.texture, base + 4 * r + c);
-                *o += w * (row(0) * p[0] + row(1) * p[1] + row(2) * p[2] + row(3));
-            }
-        }
-        out
+/// The largest per-axis position error, **mm**, of bone mode at clip-local frame `k` of clip
+/// `clip` of the asset `bones` comes from: every vertex decoded by vat-core's CPU reference of the
+/// bone path (the baked bone texture, joints, weights, rest pose and, when baked, the live morph
+/// layer: deltas blended by the weights track), read exactly at that frame
+/// ([`exact_frame_offset`], point interpolation), against `fresh`, the freshly skinned positions of
+/// the same frame (object space, metres, baked vertex order, one per vertex).
+///
+/// What separates the two is f32 rounding only (the reference performs the skinning's operations
+/// on the baked matrices and deltas), so a bound of a few f32 ulp of the positions' magnitudes
+/// applies.
+///
+/// # Errors
+/// [`BakeError::Verification`] when `clip` is past the clip table, no phase selects frame `k` or
+/// `fresh` has the wrong length; decoding errors from [`decode_bone_vertex`].
+pub fn bone_path_errors(bones: &BoneAnimationView<'_>, clip: u32, k: u32, fresh: &[[f32; 3]]) -> Result<f64> {
+    let c = bones.clips.get(clip as usize).ok_or_else(|| {
+        BakeError::Verification(format!("clip {clip} is past the asset's {} clips", bones.clips.len()))
+    })?;
+    let offset = exact_frame_offset(c, k).ok_or_else(|| {
+        BakeError::Verification(format!("no phase selects frame {k} of clip \"{}\"", c.name))
+    })?;
+    if fresh.len() != bones.vertex_count() as usize {
+        return Err(BakeError::Verification(format!(
+            "{} fresh positions for {} vertices",
+            fresh.len(),
+            bones.vertex_count()
+        )));
     }
+    let instance = InstanceRecord { clip_a: clip, phase_offset_a: offset, rate_a: 0.0, ..Default::default() };
+    let mut max = 0.0f64;
+    for (v, &p) in fresh.iter().enumerate() {
+        max = max.max(bone_path_error_m(bones, &instance, Interpolation::Point, v as u32, p)?);
+    }
+    Ok(max * 1000.0)
 }
 
 /// Where the decoder reads: a clip at a phase, and the baked frame that is when it is one.
@@ -263,9 +280,9 @@ fn compare_frame(ctx: &Context<'_>, probe: Probe, fresh: Fresh<'_>) -> Result<Fr
             e.max_tangent = e.max_tangent.max(error);
             bad |= outside(error, ctx.tangent_bound_rad);
         }
-        if let (Some(bones), Some(frame)) = (&ctx.bones, probe.frame) {
-            let (bone_axes, _) = position_errors(bones.skin(frame, v), positions[v]);
-            e.max_bone = e.max_bone.max(bone_axes[0].max(bone_axes[1]).max(bone_axes[2]));
+        if let (Some(bones), Some(_)) = (&ctx.bones, probe.frame) {
+            let error = bone_path_error_m(bones, &instance, probe.interpolation, v as u32, positions[v])?;
+            e.max_bone = e.max_bone.max(error);
         }
         if axis > e.max_axis {
             e.worst_vertex = v as u32;
@@ -329,14 +346,7 @@ pub fn verify(asset: &Asset<'_>, rig: &Rig) -> Result<VerifyReport> {
     let bound_m = bound.map(f64::from);
     let tangent_texture = asset.tangent_texture().filter(|_| set.tangents.is_some());
     let bones = match (&manifest.bone_animation, asset.stream(StreamKind::RestPosition)) {
-        (Some(ba), Some((_, rest))) => Some(BoneData {
-            texture: asset.blob(ba.texture),
-            bone_count: ba.layout.bone_count as usize,
-            influences: ba.influences as usize,
-            joints: asset.blob(ba.joints),
-            weights: asset.blob(ba.weights),
-            rest,
-        }),
+        (Some(_), Some(_)) => Some(BoneAnimationView::from_asset(asset)?),
         _ => None,
     };
     let has_bones = bones.is_some();
