@@ -20,7 +20,9 @@ use vat_core::gpu::DecodedVertex;
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::{self, Interpolation};
 use vat_core::reference::{BoneAnimationView, VertexAnimationView, decode_bone_vertex, decode_vertex};
-use vat_tests::{DECODE_TEST_TIME as TIME, decode_test_records as records, humanoid_vat, morph_vat, test_gpu};
+use vat_tests::{
+    DECODE_TEST_TIME as TIME, decode_test_records as records, humanoid_vat, morph_vat, test_gpu,
+};
 use vat_wgpu::{RenderMode, Renderer, RendererConfig};
 
 /// The stated tolerance: 10 micrometres per coordinate.
@@ -434,7 +436,11 @@ fn bone_mode_plays_the_live_morph_layer_like_the_reference_and_vat_mode() {
         for (c, clip) in m.clips.iter().enumerate() {
             for k in 0..clip.frame_count {
                 let offset = vat_bake::verify::exact_frame_offset(clip, k).unwrap();
-                on_frames.push(InstanceRecord { clip_a: c as u32, phase_offset_a: offset, ..Default::default() });
+                on_frames.push(InstanceRecord {
+                    clip_a: c as u32,
+                    phase_offset_a: offset,
+                    ..Default::default()
+                });
             }
         }
         let bone = decode(&mut renderer, &gpu_asset, &on_frames, RenderMode::Bone, false);
