@@ -336,9 +336,15 @@ mod tests {
     #[test]
     fn bone_mode_reference_with_morphs_matches_cpu_skinning_within_f32_rounding() {
         for skinned in [true, false] {
-            let unmorphed = check_reference_against_skinning(&morph_rig(skinned));
+            let rig = morph_rig(skinned);
+            let unmorphed = check_reference_against_skinning(&rig);
             // The test can fail: without the layer the same decode is centimetres off.
             assert!(unmorphed > 0.01, "skinned {skinned}: the morphs move vertices by {unmorphed} m only");
+            // verify's bone figure includes the layer (it used to be the morph deltas themselves).
+            let bytes = prepare(&rig, &bones()).unwrap().to_vat_bytes().unwrap();
+            let report = verify(&Asset::parse(&bytes).unwrap(), &rig).unwrap();
+            assert!(report.passed, "{report:#?}");
+            assert!(report.bone_max_error_mm.unwrap() <= 8.0 * 2f64.powi(-23) * 2.0 * 1000.0, "{report:#?}");
         }
     }
 
