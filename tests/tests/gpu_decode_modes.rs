@@ -452,8 +452,8 @@ fn bone_mode_plays_the_live_morph_layer_like_the_reference_and_vat_mode() {
         let bound: Vec<f64> = format_bound.iter().map(|&b| f64::from(b) + TOLERANCE_M).collect();
         let mut max = [0f64; 3];
         for (a, b) in vat.iter().zip(&bone) {
-            for k in 0..3 {
-                max[k] = max[k].max((f64::from(a.position[k]) - f64::from(b.position[k])).abs());
+            for (k, m) in max.iter_mut().enumerate() {
+                *m = m.max((f64::from(a.position[k]) - f64::from(b.position[k])).abs());
             }
         }
         // The same frames without the layer: what bone mode showed before it existed.
