@@ -94,6 +94,7 @@ impl<'a> Asset<'a> {
     /// Parses and validates `bytes`; nothing is handed out unless all of the file is valid.
     ///
     /// # Errors
+    /// - [`Error::SectionNeedsVersion`] for a morph animation in a version 1 file;
     /// - [`Error::BadMagic`], [`Error::UnsupportedVersion`], [`Error::Truncated`] for a bad header or a
     ///   file shorter than its header, manifest or blob table say;
     /// - [`Error::ManifestChecksumMismatch`], [`Error::ManifestDecode`] for a bad manifest;
