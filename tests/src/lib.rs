@@ -68,6 +68,23 @@ pub fn humanoid_vat() -> &'static [u8] {
     })
 }
 
+/// [`vat_bake::procgen::morph_rig`] (`skinned`: the sheet on a two-joint skin, else every mesh rigid
+/// on its node, a morph-only asset) baked with default options plus `--bones`, so with the live
+/// morph layer (5 targets, 2,172 vertices: morph bands of 2 rows), as `.vat` bytes. Baked once per
+/// test binary.
+pub fn morph_vat(skinned: bool) -> &'static [u8] {
+    static SKINNED: OnceLock<Vec<u8>> = OnceLock::new();
+    static RIGID: OnceLock<Vec<u8>> = OnceLock::new();
+    let cell = if skinned { &SKINNED } else { &RIGID };
+    cell.get_or_init(|| {
+        let rig = vat_bake::procgen::morph_rig(skinned);
+        let options = vat_bake::prepare::BakeOptions { bones: true, ..Default::default() };
+        let bake = vat_bake::prepare::prepare(&rig, &options).expect("the morph rig bakes");
+        assert!(bake.manifest().morph_animation.is_some(), "the morph rig gets a morph layer");
+        bake.to_vat_bytes().expect("the bake serialises")
+    })
+}
+
 /// Writes tightly packed RGBA8 pixels as a binary PPM (alpha dropped) to `$VAT_TEST_IMAGES/name.ppm`
 /// when that variable names a directory; does nothing otherwise. For looking at test renders.
 pub fn save_image(name: &str, size: [u32; 2], rgba: &[u8]) {

@@ -158,8 +158,9 @@ fn cases() -> Vec<Case> {
     file("vat-glb-given.vat", vat_bake::testdata::small_skinned_glb(), Load, vec![], "magic");
     file("vat-text.vat", b"this is not a vat file\n".to_vec(), Load, vec![], "magic");
     let mut v = vat.clone();
-    put_u32(&mut v, 4, 2);
-    file("vat-version-2.vat", v, Load, vec![], "version 2");
+    // Version 2 (the morph layer) is read; 3 is the first future version.
+    put_u32(&mut v, 4, 3);
+    file("vat-version-3.vat", v, Load, vec![], "version 3");
     let mut v = vat.clone();
     put_u32(&mut v, 4, 0);
     file("vat-version-0.vat", v, Load, vec![], "version 0");

@@ -221,7 +221,10 @@ fn gpu_decode(
             "instances" => inst_buf.as_entire_binding(),
             "decode_params" => params_buf.as_entire_binding(),
             "decoded" => out_buf.as_entire_binding(),
-            "bone_texture" => wgpu::BindingResource::TextureView(&bone_view),
+            // Bone mode's textures (the morph layer's are Rgba32Float like the bone texture).
+            "bone_texture" | "morph_texture" | "morph_weights" => {
+                wgpu::BindingResource::TextureView(&bone_view)
+            }
             "joints" => stand_ins[0].as_entire_binding(),
             "weights" => stand_ins[1].as_entire_binding(),
             "rest_vertices" => stand_ins[2].as_entire_binding(),

@@ -5,6 +5,9 @@
 //! - bone mode (4 and 8 influences, linear and cubic) against CPU linear-blend skinning computed here
 //!   in f64 from the asset's own bone texture, joints, weights and rest pose, with the same frames,
 //!   weights and normal rule (`vat_bake::skin`: cofactor of the blended matrix) as the shader;
+//! - bone mode with the live morph layer (the morph rig, skinned and morph-only) against vat-core's
+//!   CPU reference of the bone path (`reference::decode_bone_vertex`), and against VAT mode at baked
+//!   frames (point interpolation, plain variant), where both show the same skinned, morphed frame;
 //! - bone mode against VAT mode of the same asset: they agree within the Packed64 position quantum
 //!   (half a quantum per axis, 0.09 mm on the humanoid): linear interpolation of matrices gives exactly
 //!   the lerp of the skinned frames the VAT stores.
@@ -16,8 +19,10 @@ use vat_core::container::{Asset, ContainerWriter, StreamKind};
 use vat_core::gpu::DecodedVertex;
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::{self, Interpolation};
-use vat_core::reference::{VertexAnimationView, decode_vertex};
-use vat_tests::{DECODE_TEST_TIME as TIME, decode_test_records as records, humanoid_vat, test_gpu};
+use vat_core::reference::{BoneAnimationView, VertexAnimationView, decode_bone_vertex, decode_vertex};
+use vat_tests::{
+    DECODE_TEST_TIME as TIME, decode_test_records as records, humanoid_vat, morph_vat, test_gpu,
+};
 use vat_wgpu::{RenderMode, Renderer, RendererConfig};
 
 /// The stated tolerance: 10 micrometres per coordinate.
@@ -360,4 +365,118 @@ fn bone_mode_with_8_influences_matches_cpu_skinning() {
     let gpu = test_gpu();
     let bytes = humanoid_with_8_influences();
     check_bone_mode(&gpu, &bytes, Interpolation::Linear, "8 influences");
+}
+
+/// Bone mode with the live morph layer, GPU against vat-core's CPU reference of the bone path, for
+/// the morph rig skinned (two joints, the flag on a node bone) and morph-only (every mesh rigid on
+/// its node): every record state (cross-fades mid-way included), point/linear/cubic, plain and
+/// cross-fade variants. Tolerance: the stated 10 micrometres per coordinate (world coordinates up to
+/// ~10 m, where an f32 ulp is 1e-6 m: the shader may fuse multiply-adds, the reference never does),
+/// normals 1e-3 degrees.
+///
+/// Then bone mode against VAT mode of the same asset at baked frames (point interpolation, plain
+/// variant, so both show one stored frame): within the Packed64 quantum bound as for the humanoid.
+/// Without the morph layer bone mode is centimetres off there; with it, it plays the morph
+/// animation the VAT holds.
+#[test]
+fn bone_mode_plays_the_live_morph_layer_like_the_reference_and_vat_mode() {
+    let gpu = test_gpu();
+    for skinned in [true, false] {
+        let label = if skinned { "morph + skin" } else { "morph only" };
+        let bytes = morph_vat(skinned);
+        let asset = Asset::parse(bytes).unwrap();
+        let view = BoneAnimationView::from_asset(&asset).unwrap();
+        let morph = view.morph.as_ref().unwrap();
+        assert_eq!((morph.layout.target_count, morph.layout.rows_per_band), (5, 2), "{label}");
+        let m = asset.manifest();
+        let records = records(m.clips.len() as u32);
+        for interp in [Interpolation::Linear, Interpolation::Cubic, Interpolation::Point] {
+            let mut renderer = Renderer::new(
+                &gpu.device,
+                &gpu.queue,
+                RendererConfig { interpolation: interp, ..Default::default() },
+            )
+            .unwrap();
+            let gpu_asset = renderer.upload(&asset).unwrap();
+            let n = gpu_asset.vertex_count() as usize;
+            for cross_fade in [true, false] {
+                let decoded = decode(&mut renderer, &gpu_asset, &records, RenderMode::Bone, cross_fade);
+                let (mut max_p, mut max_n) = (0f64, 0f64);
+                for (i, record) in records.iter().enumerate() {
+                    let mut r = *record;
+                    if !cross_fade {
+                        r.set_clip_b(r.clip_b_index(), 0.0);
+                    }
+                    for v in 0..n {
+                        let cpu = decode_bone_vertex(&view, &r, TIME, v as u32, interp).unwrap();
+                        let g = decoded[i * n + v];
+                        max_p = max_p.max(max_abs_diff(&g.position[..3], &cpu.world_position.map(f64::from)));
+                        let gn = [g.normal[0], g.normal[1], g.normal[2]].map(f64::from);
+                        max_n = max_n.max(angle_deg(gn, cpu.world_normal.map(f64::from)));
+                    }
+                }
+                println!(
+                    "bone + morph ({label}) {interp:?} cross-fade {cross_fade}: max |GPU - reference| {max_p:.2e} m, \
+                     normals {max_n:.2e} deg"
+                );
+                assert!(max_p <= TOLERANCE_M, "{label} {interp:?} cross-fade {cross_fade}: {max_p} m");
+                assert!(max_n <= 1e-3, "{label} {interp:?} cross-fade {cross_fade}: normals {max_n} deg");
+            }
+        }
+
+        // Against VAT mode at baked frames: phases a quarter frame past each frame, rate 0.
+        let mut renderer = Renderer::new(
+            &gpu.device,
+            &gpu.queue,
+            RendererConfig { interpolation: Interpolation::Point, ..Default::default() },
+        )
+        .unwrap();
+        let gpu_asset = renderer.upload(&asset).unwrap();
+        let mut on_frames = Vec::new();
+        for (c, clip) in m.clips.iter().enumerate() {
+            for k in 0..clip.frame_count {
+                let offset = vat_bake::verify::exact_frame_offset(clip, k).unwrap();
+                on_frames.push(InstanceRecord {
+                    clip_a: c as u32,
+                    phase_offset_a: offset,
+                    ..Default::default()
+                });
+            }
+        }
+        let bone = decode(&mut renderer, &gpu_asset, &on_frames, RenderMode::Bone, false);
+        let vat = decode(&mut renderer, &gpu_asset, &on_frames, RenderMode::Vat, false);
+        let va = m.vertex_animation.as_ref().unwrap();
+        // The format's stored-position bound per axis (identity instances: no yaw mixing, scale 1)
+        // plus the f32 tolerance.
+        let format_bound = vat_core::encoding::position_error_bound(va.format, va.position_bits, &va.bounds);
+        let bound: Vec<f64> = format_bound.iter().map(|&b| f64::from(b) + TOLERANCE_M).collect();
+        let mut max = [0f64; 3];
+        for (a, b) in vat.iter().zip(&bone) {
+            for (k, m) in max.iter_mut().enumerate() {
+                *m = m.max((f64::from(a.position[k]) - f64::from(b.position[k])).abs());
+            }
+        }
+        // The same frames without the layer: what bone mode showed before it existed.
+        let mut unmorphed = view.clone();
+        unmorphed.morph = None;
+        let n = gpu_asset.vertex_count() as usize;
+        let mut off = 0f64;
+        for (i, r) in on_frames.iter().enumerate() {
+            for v in 0..n {
+                let u = decode_bone_vertex(&unmorphed, r, TIME, v as u32, Interpolation::Point).unwrap();
+                off = off.max(max_abs_diff(&vat[i * n + v].position[..3], &u.world_position.map(f64::from)));
+            }
+        }
+        let e = |v: &[f64]| v.iter().map(|x| format!("{x:.2e}")).collect::<Vec<_>>().join(", ");
+        println!(
+            "{label}: max |bone mode - VAT mode| at baked frames [{}] m per axis (bound [{}]); without the \
+             morph layer {off:.2e} m",
+            e(&max),
+            e(&bound)
+        );
+        for k in 0..3 {
+            assert!(max[k] <= bound[k], "{label}: bone vs VAT mode axis {k}: {} m > {} m", max[k], bound[k]);
+        }
+        assert!(off > 0.01, "{label}: the morph layer should matter ({off} m)");
+    }
 }

@@ -1,4 +1,5 @@
-//! Parity of the decode compute path between the two backends (issue 5, item 3a): the baked humanoid,
+//! Parity of the decode compute path between the two backends (issue 5, item 3a): the baked humanoid
+//! and the morph rig (skinned and morph-only, bone mode with its live morph layer),
 //! the same instance records (every clip at several phases and rates, cross-fades mid-way, one that
 //! ended, moved/rotated/scaled copies) and the same time, decoded by vat-wgpu (`Renderer::decode`) and
 //! by vat-vulkan (`Decoder::decode`, SPIR-V translated by naga from the same WGSL), in VAT mode with
@@ -15,7 +16,9 @@ use std::rc::Rc;
 use vat_core::container::Asset;
 use vat_core::gpu::DecodedVertex;
 use vat_core::playback::Interpolation;
-use vat_tests::{DECODE_TEST_TIME as TIME, decode_test_records as records, humanoid_vat, test_gpu};
+use vat_tests::{
+    DECODE_TEST_TIME as TIME, decode_test_records as records, humanoid_vat, morph_vat, test_gpu,
+};
 
 /// Position of `x` on the line of f32 values (adjacent floats differ by 1; +0 and -0 are both 0).
 fn ordinal(x: f32) -> i64 {
@@ -53,46 +56,50 @@ fn vulkan_decode_is_bit_identical_to_wgpu_under_validation() {
     );
     let gpu = test_gpu();
     println!("vat-vulkan on {:?}; vat-wgpu on {:?}", ctx.device_name(), gpu.info.name);
-    let asset = Asset::parse(humanoid_vat()).unwrap();
-    let clips = asset.manifest().clips.len() as u32;
-    let records = records(clips);
     let (mut total, mut same, mut worst) = (0usize, 0usize, 0i64);
-    for interpolation in [Interpolation::Linear, Interpolation::Cubic, Interpolation::Point] {
-        let mut wgpu_renderer = vat_wgpu::Renderer::new(
-            &gpu.device,
-            &gpu.queue,
-            vat_wgpu::RendererConfig { interpolation, ..Default::default() },
-        )
-        .unwrap();
-        let wgpu_asset = wgpu_renderer.upload(&asset).unwrap();
-        let mut decoder = vat_vulkan::Renderer::new(
-            &ctx,
-            vat_vulkan::RendererConfig { interpolation, ..Default::default() },
-        )
-        .unwrap();
-        let vk_asset = decoder.upload(&asset).unwrap();
-        assert_eq!(vk_asset.vertex_count(), wgpu_asset.vertex_count());
-        assert_eq!(vk_asset.influences(), wgpu_asset.influences());
-        assert!(vk_asset.has_bones(), "the humanoid is baked with --bones");
-        let modes = [
-            (vat_wgpu::RenderMode::Vat, vat_vulkan::RenderMode::Vat),
-            (vat_wgpu::RenderMode::Bone, vat_vulkan::RenderMode::Bone),
-        ];
-        for (wgpu_mode, vk_mode) in modes {
-            for cross_fade in [true, false] {
-                let w = wgpu_renderer.decode(&wgpu_asset, &records, TIME, wgpu_mode, cross_fade).unwrap();
-                let v = decoder.decode(&vk_asset, &records, TIME, vk_mode, cross_fade).unwrap();
-                assert_eq!(v.len(), records.len() * vk_asset.vertex_count() as usize);
-                assert!(v.iter().all(|d| d.position[3] == 1.0), "decoded positions have w = 1");
-                let (t, s, u) = compare(&w, &v);
-                println!(
-                    "{vk_mode:?} {interpolation:?} cross_fade={cross_fade}: {s}/{t} floats bit-identical \
-                     ({:.4} %), max {u} ULP",
-                    100.0 * s as f64 / t as f64
-                );
-                total += t;
-                same += s;
-                worst = worst.max(u);
+    let assets =
+        [("humanoid", humanoid_vat()), ("morph + skin", morph_vat(true)), ("morph only", morph_vat(false))];
+    for (label, bytes) in assets {
+        let asset = Asset::parse(bytes).unwrap();
+        let clips = asset.manifest().clips.len() as u32;
+        let records = records(clips);
+        for interpolation in [Interpolation::Linear, Interpolation::Cubic, Interpolation::Point] {
+            let mut wgpu_renderer = vat_wgpu::Renderer::new(
+                &gpu.device,
+                &gpu.queue,
+                vat_wgpu::RendererConfig { interpolation, ..Default::default() },
+            )
+            .unwrap();
+            let wgpu_asset = wgpu_renderer.upload(&asset).unwrap();
+            let mut decoder = vat_vulkan::Renderer::new(
+                &ctx,
+                vat_vulkan::RendererConfig { interpolation, ..Default::default() },
+            )
+            .unwrap();
+            let vk_asset = decoder.upload(&asset).unwrap();
+            assert_eq!(vk_asset.vertex_count(), wgpu_asset.vertex_count());
+            assert_eq!(vk_asset.influences(), wgpu_asset.influences());
+            assert!(vk_asset.has_bones(), "{label} is baked with --bones");
+            let modes = [
+                (vat_wgpu::RenderMode::Vat, vat_vulkan::RenderMode::Vat),
+                (vat_wgpu::RenderMode::Bone, vat_vulkan::RenderMode::Bone),
+            ];
+            for (wgpu_mode, vk_mode) in modes {
+                for cross_fade in [true, false] {
+                    let w = wgpu_renderer.decode(&wgpu_asset, &records, TIME, wgpu_mode, cross_fade).unwrap();
+                    let v = decoder.decode(&vk_asset, &records, TIME, vk_mode, cross_fade).unwrap();
+                    assert_eq!(v.len(), records.len() * vk_asset.vertex_count() as usize);
+                    assert!(v.iter().all(|d| d.position[3] == 1.0), "decoded positions have w = 1");
+                    let (t, s, u) = compare(&w, &v);
+                    println!(
+                        "{label} {vk_mode:?} {interpolation:?} cross_fade={cross_fade}: {s}/{t} floats \
+                     bit-identical ({:.4} %), max {u} ULP",
+                        100.0 * s as f64 / t as f64
+                    );
+                    total += t;
+                    same += s;
+                    worst = worst.max(u);
+                }
             }
         }
     }

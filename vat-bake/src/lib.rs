@@ -11,12 +11,13 @@
 //! |---|---|
 //! | [`rig`] | the in-memory rig every source produces |
 //! | [`gltf_import`] | glTF 2.0 (.gltf, .glb) -> [`rig::Rig`] |
-//! | [`procgen`] | the built-in procedural humanoid (no assets needed), with exact strides |
+//! | [`procgen`] | the built-in procedural humanoid (no assets needed), with exact strides; a small morph rig |
 //! | [`export`] | [`rig::Rig`] -> animated .glb |
 //! | [`sample`] | evaluating clips: keyframe interpolation, poses, joint matrices |
 //! | [`skin`] | the merged vertex set and CPU linear-blend skinning (the ground truth) |
 //! | [`prepare`] | bake options and the in-memory [`prepare::PreparedBake`]; writing `.vat` |
 //! | [`lods`] | the LOD chain (index buffers over the one vertex set) and vertex reordering |
+//! | [`morph`] | bone mode's live morph layer (morph delta texture + per-frame weights track) |
 //! | [`stride`] | stride extraction from planted feet |
 //! | [`verify`] | decoded bake vs fresh skinning, with error figures |
 //!
@@ -28,6 +29,7 @@ pub mod export;
 pub mod fuzzing;
 pub mod gltf_import;
 pub mod lods;
+pub mod morph;
 pub mod prepare;
 pub mod procgen;
 pub mod rig;

@@ -15,7 +15,8 @@
 //!    into the vertex texture in the chosen format, a frame per parallel task, so the skinned
 //!    frames never exist all at once;
 //! 4. optionally the bone texture (`global(node) * inverse_bind` per bone per frame) with joints and
-//!    weights, per-frame tangent frames, and always the sockets, capture tracks, attachments, LODs
+//!    weights and, when the body has morph targets, bone mode's live morph layer ([`crate::morph`]),
+//!    per-frame tangent frames, and always the sockets, capture tracks, attachments, LODs
 //!    and rest-pose vertex streams.
 //!
 //! [`PreparedBake::to_vat_bytes`] lays the result out with [`ContainerWriter`];
@@ -1086,6 +1087,12 @@ fn prepare_planned(
     if options.bones {
         BoneTextureLayout::new(skeleton.bones.len() as u32, total_frames, options.max_texture_dim)?;
     }
+    // Bone mode's live morph layer ([`crate::morph`]), when the body has morph targets.
+    let morph_layer = if options.bones {
+        crate::morph::bake_morph_layer(rig, &set, &samples, options.max_texture_dim)?
+    } else {
+        None
+    };
 
     // Sample every frame once: the skinning matrices (and morph weights) of each, and the global
     // node matrices when the bone texture or capture tracks need them.
@@ -1350,6 +1357,7 @@ fn prepare_planned(
         manifest.clips = plan.row_map.clips().to_vec();
         manifest.vertex_animation = Some(vertex_animation);
         manifest.bone_animation = bone_animation;
+        manifest.morph_animation = morph_layer.map(|l| l.into_section(|bytes| blobs.add(bytes)));
         manifest.indices = Some(blobs.add(index_bytes));
         manifest.lods = lod_entries;
         manifest.streams = streams;

@@ -21,8 +21,9 @@ use serde::Serialize;
 use vat_core::clip::{Clip, ClipMode};
 use vat_core::container::{Asset, StreamKind};
 use vat_core::encoding;
+use vat_core::instance::InstanceRecord;
 use vat_core::playback::{self, Interpolation};
-use vat_core::reference::{VertexAnimationView, decode_object_frame};
+use vat_core::reference::{BoneAnimationView, VertexAnimationView, decode_bone_vertex, decode_object_frame};
 
 use crate::prepare::{PreparedBake, baked_vertex_set, frame_time};
 use crate::rig::Rig;
@@ -68,10 +69,10 @@ pub struct VerifyReport {
     pub tangent_max_error_deg: Option<f64>,
     /// The tangent bound, degrees, when the bake has tangent frames.
     pub tangent_bound_deg: Option<f64>,
-    /// Largest per-axis error, mm, of positions skinned on the CPU from the baked bone texture,
-    /// joints, weights and rest positions (bone mode) against fresh skinning, when the bake has
-    /// bones. Informational: bone mode has no morph targets, so a rig with animated morphs differs
-    /// by its morph deltas; otherwise only f32 rounding separates the two (micrometres).
+    /// Largest per-axis error, mm, of bone mode against fresh skinning at every baked frame, when
+    /// the bake has bones ([`bone_path_errors`]): positions decoded by vat-core's CPU reference of
+    /// the bone path from the baked bone texture, joints, weights, rest pose and live morph layer.
+    /// Informational; only f32 rounding separates the two (micrometres), morph assets included.
     pub bone_max_error_mm: Option<f64>,
     /// Vertex-frames compared (vertices x baked frames).
     pub vertex_frames: u64,
@@ -173,8 +174,11 @@ impl Default for VerifyOptions {
 }
 
 /// The bound, metres per axis, between bone-mode skinning from the baked bone texture
-/// (`Σ w_i (M_i p)`, as the shader and [`BoneData`] compute it) and fresh CPU skinning
+/// (`Σ w_i (M_i p)`, as the shader and [`decode_bone_vertex`] compute it) and fresh CPU skinning
 /// (`(Σ w_i M_i) p`, matrices blended first), both in f32.
+///
+/// `influences` counts the morph targets of the live morph layer too (each adds a rounded product
+/// and sum to the bind-space position, whose reach `max_p` includes `Σ |w| |d|`).
 ///
 /// Derivation: each output coordinate of either is a sum of at most `4 k + 4` rounded products and
 /// additions of terms bounded by `s = max_row_abs * max_p + max_t` (`k` influences, `max_row_abs`
@@ -275,7 +279,7 @@ struct FrameErrors {
 /// Everything [`compare_frame`] needs that is the same for every frame.
 struct Context<'a> {
     view: &'a VertexAnimationView<'a>,
-    bones: Option<BoneData<'a>>,
+    bones: Option<BoneAnimationView<'a>>,
     tangent_texture: Option<&'a [u8]>,
     bound_m: [f64; 3],
     normal_bound_rad: f64,
@@ -283,57 +287,87 @@ struct Context<'a> {
     vertex_count: usize,
 }
 
-/// The baked bone mode of an asset, borrowed.
-struct BoneData<'a> {
-    texture: &'a [u8],
-    bone_count: usize,
-    influences: usize,
-    joints: &'a [u8],
-    weights: &'a [u8],
-    rest: &'a [u8],
+/// Per-axis position error, metres, of bone mode for one vertex of one probe: `vertex` decoded by
+/// vat-core's CPU reference of the bone path ([`decode_bone_vertex`], bone texture, skinning
+/// streams, rest pose and live morph layer) for `instance` at time 0, in object space, against
+/// `fresh`.
+fn bone_path_error_m(
+    bones: &BoneAnimationView<'_>,
+    instance: &InstanceRecord,
+    interpolation: Interpolation,
+    vertex: u32,
+    fresh: [f32; 3],
+) -> Result<f64> {
+    let d = decode_bone_vertex(bones, instance, 0.0, vertex, interpolation)?;
+    let (axes, _) = position_errors(d.object_position, fresh);
+    Ok(axes[0].max(axes[1]).max(axes[2]))
 }
 
-impl BoneData<'_> {
-    /// `(max_row_abs, max_t)` of [`bone_error_bound_m`] over every baked bone matrix; NaN when one
-    /// is not finite (so every comparison with the bound fails).
-    fn magnitudes(&self) -> (f64, f64) {
-        let mut row_abs = 0.0f64;
-        let mut t = 0.0f64;
-        for row in self.texture.chunks_exact(16) {
-            let v: [f32; 4] = std::array::from_fn(|c| {
-                f32::from_le_bytes([row[4 * c], row[4 * c + 1], row[4 * c + 2], row[4 * c + 3]])
-            });
-            if !v.iter().all(|x| x.is_finite()) {
-                return (f64::NAN, f64::NAN);
-            }
-            row_abs = row_abs.max(f64::from(v[0].abs() + v[1].abs() + v[2].abs()));
-            t = t.max(f64::from(v[3].abs()));
+/// `(max_row_abs, max_t)` of [`bone_error_bound_m`] over every baked bone matrix (rows of
+/// `Rgba32Float` texels); NaN when one is not finite (so every comparison with the bound fails).
+fn bone_magnitudes(texture: &[u8]) -> (f64, f64) {
+    let mut row_abs = 0.0f64;
+    let mut t = 0.0f64;
+    for row in texture.chunks_exact(16) {
+        let v: [f32; 4] = std::array::from_fn(|c| {
+            f32::from_le_bytes([row[4 * c], row[4 * c + 1], row[4 * c + 2], row[4 * c + 3]])
+        });
+        if !v.iter().all(|x| x.is_finite()) {
+            return (f64::NAN, f64::NAN);
         }
-        (row_abs, t)
+        row_abs = row_abs.max(f64::from(v[0].abs() + v[1].abs() + v[2].abs()));
+        t = t.max(f64::from(v[3].abs()));
     }
+    (row_abs, t)
+}
 
-    /// Vertex `v` skinned at absolute `frame` from the baked data: `sum of w * (M [p, 1])` over its
-    /// influences, with `M` read as three rows of `(x, y, z, translation)`.
-    fn skin(&self, frame: u32, v: usize) -> [f32; 3] {
-        let f32_at =
-            |b: &[u8], i: usize| f32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
-        let p = [f32_at(self.rest, 3 * v), f32_at(self.rest, 3 * v + 1), f32_at(self.rest, 3 * v + 2)];
-        let mut out = [0.0f32; 3];
-        for s in 0..self.influences {
-            let slot = v * self.influences + s;
-            let w = f32_at(self.weights, slot);
-            if w == 0.0 {
-                continue;
-            }
-            let bone = usize::from(u16::from_le_bytes([self.joints[2 * slot], self.joints[2 * slot + 1]]));
-            let base = (frame as usize * self.bone_count + bone) * 3 * 4;
-            for (r, o) in out.iter_mut().enumerate() {
-                let row = |c: usize| f32_at(self.texture, base + 4 * r + c);
-                *o += w * (row(0) * p[0] + row(1) * p[1] + row(2) * p[2] + row(3));
-            }
+/// The largest `|component|` of an `f32` blob; NaN when one is not finite.
+fn max_abs_f32(bytes: &[u8]) -> f64 {
+    let mut m = 0.0f64;
+    for c in bytes.chunks_exact(4) {
+        let v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        if !v.is_finite() {
+            return f64::NAN;
         }
-        out
+        m = m.max(f64::from(v.abs()));
     }
+    m
+}
+
+/// The largest per-axis position error, **mm**, of bone mode at clip-local frame `k` of clip
+/// `clip` of the asset `bones` comes from: every vertex decoded by vat-core's CPU reference of the
+/// bone path (the baked bone texture, joints, weights, rest pose and, when baked, the live morph
+/// layer: deltas blended by the weights track), read exactly at that frame
+/// ([`exact_frame_offset`], point interpolation), against `fresh`, the freshly skinned positions of
+/// the same frame (object space, metres, baked vertex order, one per vertex).
+///
+/// What separates the two is f32 rounding only (the reference performs the skinning's operations
+/// on the baked matrices and deltas), so a bound of a few f32 ulp of the positions' magnitudes
+/// applies.
+///
+/// # Errors
+/// [`BakeError::Verification`] when `clip` is past the clip table, no phase selects frame `k` or
+/// `fresh` has the wrong length; decoding errors from [`decode_bone_vertex`].
+pub fn bone_path_errors(bones: &BoneAnimationView<'_>, clip: u32, k: u32, fresh: &[[f32; 3]]) -> Result<f64> {
+    let c = bones.clips.get(clip as usize).ok_or_else(|| {
+        BakeError::Verification(format!("clip {clip} is past the asset's {} clips", bones.clips.len()))
+    })?;
+    let offset = exact_frame_offset(c, k).ok_or_else(|| {
+        BakeError::Verification(format!("no phase selects frame {k} of clip \"{}\"", c.name))
+    })?;
+    if fresh.len() != bones.vertex_count() as usize {
+        return Err(BakeError::Verification(format!(
+            "{} fresh positions for {} vertices",
+            fresh.len(),
+            bones.vertex_count()
+        )));
+    }
+    let instance = InstanceRecord { clip_a: clip, phase_offset_a: offset, rate_a: 0.0, ..Default::default() };
+    let mut max = 0.0f64;
+    for (v, &p) in fresh.iter().enumerate() {
+        max = max.max(bone_path_error_m(bones, &instance, Interpolation::Point, v as u32, p)?);
+    }
+    Ok(max * 1000.0)
 }
 
 /// Where the decoder reads: a clip at a phase, and the baked frame that is when it is one.
@@ -367,6 +401,12 @@ fn compare_frame(ctx: &Context<'_>, probe: Probe, fresh: Fresh<'_>) -> Result<Fr
         &mut decoded_p,
         &mut decoded_n,
     )?;
+    let instance = InstanceRecord {
+        clip_a: probe.clip,
+        phase_offset_a: probe.offset,
+        rate_a: 0.0,
+        ..Default::default()
+    };
     let mut e = FrameErrors::default();
     for v in 0..n {
         let (axes, euclid) = position_errors(decoded_p[v], positions[v]);
@@ -392,9 +432,9 @@ fn compare_frame(ctx: &Context<'_>, probe: Probe, fresh: Fresh<'_>) -> Result<Fr
             e.max_tangent = e.max_tangent.max(error);
             bad |= outside(error, ctx.tangent_bound_rad);
         }
-        if let (Some(bones), Some(frame)) = (&ctx.bones, probe.frame) {
-            let (bone_axes, _) = position_errors(bones.skin(frame, v), positions[v]);
-            e.max_bone = e.max_bone.max(bone_axes[0].max(bone_axes[1]).max(bone_axes[2]));
+        if let (Some(bones), Some(_)) = (&ctx.bones, probe.frame) {
+            let error = bone_path_error_m(bones, &instance, probe.interpolation, v as u32, positions[v])?;
+            e.max_bone = e.max_bone.max(error);
         }
         if axis > e.max_axis {
             e.worst_vertex = v as u32;
@@ -484,25 +524,27 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
     let bound_m = bound.map(f64::from);
     let tangent_texture = asset.tangent_texture().filter(|_| set.tangents.is_some());
     let bones = match (&manifest.bone_animation, asset.stream(StreamKind::RestPosition)) {
-        (Some(ba), Some((_, rest))) => Some(BoneData {
-            texture: asset.blob(ba.texture),
-            bone_count: ba.layout.bone_count as usize,
-            influences: ba.influences as usize,
-            joints: asset.blob(ba.joints),
-            weights: asset.blob(ba.weights),
-            rest,
-        }),
+        (Some(_), Some(_)) => Some(BoneAnimationView::from_asset(asset)?),
         _ => None,
     };
     let bone_bound_m = bones.as_ref().map(|b| {
-        let (row_abs, t) = b.magnitudes();
+        let (row_abs, t) = bone_magnitudes(b.texture);
+        // The live morph layer moves the bind-space positions by at most Σ |w| |d| per axis.
+        let (targets, morph_reach) = match &b.morph {
+            Some(m) => {
+                let targets = m.layout.target_count as usize;
+                (targets, targets as f64 * max_abs_f32(m.texture) * max_abs_f32(m.weights))
+            }
+            None => (0, 0.0),
+        };
         let bx = &view.bounds;
         let box_abs = (0..3)
             .map(|a| f64::from(bx.min[a]).abs().max((f64::from(bx.min[a]) + f64::from(bx.extent[a])).abs()))
             .fold(0.0, f64::max);
-        let max_p =
-            box_abs.max(set.positions.iter().map(|p| f64::from(p.abs().max_element())).fold(0.0, f64::max));
-        bone_error_bound_m(b.influences, row_abs, max_p, t)
+        let max_p = box_abs
+            .max(set.positions.iter().map(|p| f64::from(p.abs().max_element())).fold(0.0, f64::max))
+            + morph_reach;
+        bone_error_bound_m(b.influences as usize + targets, row_abs, max_p, t)
     });
     let has_bones = bones.is_some();
     let ctx = Context {

@@ -94,6 +94,23 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
             "influences": ba.influences,
         }));
     }
+    if let Some(ma) = &m.morph_animation {
+        textures.push(json!({
+            "role": "morph deltas",
+            "format": format!("{:?}", ma.format),
+            "width": ma.layout.width,
+            "height": ma.layout.height,
+            "bytes": asset.blob(ma.texture).len(),
+            "targets": ma.layout.target_count,
+        }));
+        textures.push(json!({
+            "role": "morph weights",
+            "format": "Rgba32Float",
+            "width": ma.weights_layout.width,
+            "height": ma.weights_layout.height,
+            "bytes": asset.blob(ma.weights).len(),
+        }));
+    }
     let sockets: Vec<Value> = m
         .sockets
         .iter()
@@ -133,7 +150,7 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
         "captures": m.captures.iter().map(|c| m.bones.get(c.bone as usize).map_or("?", |b| b.name.as_str())).collect::<Vec<_>>(),
         "attachments": attachments,
         "streams": m.streams.iter().map(|s| format!("{:?} ({:?})", s.kind, s.element)).collect::<Vec<_>>(),
-        "morph_targets": m.morph.as_ref().map(|mt| mt.target_names.clone()),
+        "morph_targets": m.morph_animation.as_ref().map(|mt| mt.target_names.clone()),
     })
 }
 

@@ -86,13 +86,24 @@ pub enum Error {
         /// The first four bytes found.
         found: [u8; 4],
     },
-    /// The file's format version is not the one this build reads.
-    #[error(".vat format version {found} is not supported; this build reads version {supported}")]
+    /// The file's format version is not one this build reads (versions
+    /// [`crate::container::MIN_FORMAT_VERSION`] to `supported`).
+    #[error(".vat format version {found} is not supported; this build reads versions 1 to {supported}")]
     UnsupportedVersion {
         /// Version in the file.
         found: u32,
-        /// Version this build reads and writes.
+        /// Newest version this build reads and writes.
         supported: u32,
+    },
+    /// The manifest holds a section that its file's format version does not have.
+    #[error(".vat format version {version} has no {section} section (it needs version {needed})")]
+    SectionNeedsVersion {
+        /// The section.
+        section: &'static str,
+        /// Version in the file.
+        version: u32,
+        /// The first version with that section.
+        needed: u32,
     },
     /// The CRC-32 of the manifest bytes does not match the one in the header.
     #[error(".vat manifest checksum mismatch: header says {stored:#010x}, bytes give {computed:#010x}")]

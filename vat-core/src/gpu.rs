@@ -27,6 +27,8 @@
 //! | 1 | 6 | `rest_vertices` | read-only storage `array<RestVertex>` | vertex, compute |
 //! | 1 | 7 | `attachment_vertices` | read-only storage `array<AttachmentVertex>` | vertex |
 //! | 1 | 8 | `captures` | read-only storage `array<vec4<f32>>` (capture rows) | vertex |
+//! | 1 | 9 | `morph_texture` | `texture_2d<f32>` (`Rgba32Float` morph deltas, tiled; 1x1 without) | vertex, compute |
+//! | 1 | 10 | `morph_weights` | `texture_2d<f32>` (`Rgba32Float` per-frame morph weights; 1x1 without) | vertex, compute |
 //! | 2 | 0 | `instances` | read-only storage `array<InstanceRecord>` | vertex, compute |
 //! | 2 | 1 | `decode_params` | uniform [`DecodeParams`] | compute |
 //! | 2 | 2 | `decoded` | read-write storage `array<DecodedVertex>` | compute |
@@ -49,12 +51,17 @@
 //!
 //! Texel fetches per vertex of the vertex paths at linear interpolation: VAT mode 2 (4 while
 //! cross-fading); bone mode `3 * 2 * influences` (24 for 4 influences, 48 for 8; doubled while
-//! cross-fading), fewer when weights are 0.
+//! cross-fading), fewer when weights are 0; bone mode with a morph layer of `T` targets adds
+//! `2 * ceil(T / 4)` weight fetches (doubled while cross-fading) plus 2 delta fetches (position and
+//! normal) per target whose blended weight is not 0.
+//!
+//! The morph layer uses textures, not storage buffers: the vertex and compute stages already bind 8
+//! storage buffers each (WebGPU's default limit).
 
 use bytemuck::{Pod, Zeroable};
 
 use crate::clip::{Clip, ClipMode};
-use crate::encoding::VertexFormat;
+use crate::encoding::{TexelFormat, VertexFormat};
 use crate::instance::InstanceRecord;
 
 #[cfg(test)]
@@ -299,7 +306,7 @@ pub fn shadow_view_proj(
     m.is_finite().then(|| m.to_cols_array_2d())
 }
 
-/// Constants of one baked asset (group 1, binding 2; uniform, 80 bytes).
+/// Constants of one baked asset (group 1, binding 2; uniform, 96 bytes).
 ///
 /// Kept in sync with `struct AssetConstants` in vat.wgsl.
 #[repr(C)]
@@ -330,17 +337,27 @@ pub struct AssetConstants {
     pub influences: u32,
     /// Vertices of all socket attachments together ([`AttachmentMesh`]), 0 without attachments.
     pub attachment_vertex_count: u32,
-    /// Keeps the size at 80 bytes; zero.
+    /// Morph targets of the live morph layer ([`crate::container::MorphAnimation`]), 0 without one
+    /// (bone mode then adds no deltas).
+    pub morph_target_count: u32,
+    /// Width of the morph delta texture (`min(vertex_count, 2048)`), 0 without a morph layer.
+    pub morph_texture_width: u32,
+    /// Rows per band of the morph delta texture, 0 without a morph layer.
+    pub morph_rows_per_band: u32,
+    /// Width of the morph weights texture in texels, 0 without a morph layer.
+    pub morph_weights_width: u32,
+    /// Keeps the size at 96 bytes; zero.
     pub _pad: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<AssetConstants>() == 80);
+const _: () = assert!(std::mem::size_of::<AssetConstants>() == 96);
 
 impl AssetConstants {
     /// The constants of a validated asset's vertex animation; `None` if it was baked without a vertex
     /// animation texture. Backends upload this as is: they never re-derive it.
     pub fn from_manifest(manifest: &crate::container::Manifest) -> Option<Self> {
         let va = manifest.vertex_animation.as_ref()?;
+        let morph = manifest.morph_animation.as_ref();
         let [bx, by, bz] = va.position_bits;
         Some(Self {
             bounds_min: va.bounds.min,
@@ -355,8 +372,58 @@ impl AssetConstants {
             bone_texture_width: manifest.bone_animation.as_ref().map_or(0, |b| b.layout.width),
             influences: manifest.bone_animation.as_ref().map_or(0, |b| b.influences),
             attachment_vertex_count: manifest.attachments.iter().map(|a| a.vertex_count).sum(),
+            morph_target_count: morph.map_or(0, |m| m.layout.target_count),
+            morph_texture_width: morph.map_or(0, |m| m.layout.width),
+            morph_rows_per_band: morph.map_or(0, |m| m.layout.rows_per_band),
+            morph_weights_width: morph.map_or(0, |m| m.weights_layout.width),
             _pad: 0,
         })
+    }
+}
+
+/// A texture a backend uploads as it is: its size, texel format and texel bytes (rows of `width`
+/// texels, tightly packed, `width * height * format.bytes_per_texel()` bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextureData<'a> {
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Texel format.
+    pub format: TexelFormat,
+    /// The texels.
+    pub bytes: &'a [u8],
+}
+
+/// One zero `Rgba32Float` texel: the 1x1 stand-in of an absent float texture.
+static ZERO_RGBA32F_TEXEL: [u8; 16] = [0; 16];
+
+/// The textures of bone mode's live morph layer, `[morph_texture, morph_weights]` (group 1, bindings
+/// 9 and 10), borrowed from a validated asset: the delta texture and the weights track of its
+/// [`crate::container::MorphAnimation`], or two 1x1 zero `Rgba32Float` textures when it has none, so
+/// that every asset binds the same layout (with [`AssetConstants::morph_target_count`] 0 the shader
+/// never reads them). Backends upload these as they are; they never re-derive them.
+pub fn morph_textures<'a>(asset: &crate::container::Asset<'a>) -> [TextureData<'a>; 2] {
+    let dummy =
+        TextureData { width: 1, height: 1, format: TexelFormat::Rgba32Float, bytes: &ZERO_RGBA32F_TEXEL };
+    let Some(ma) = asset.manifest().morph_animation.as_ref() else { return [dummy, dummy] };
+    match (asset.get_blob(ma.texture), asset.get_blob(ma.weights)) {
+        (Some(deltas), Some(weights)) => [
+            TextureData {
+                width: ma.layout.width,
+                height: ma.layout.height,
+                format: ma.format,
+                bytes: deltas,
+            },
+            TextureData {
+                width: ma.weights_layout.width,
+                height: ma.weights_layout.height,
+                format: crate::layout::MORPH_WEIGHTS_TEXEL_FORMAT,
+                bytes: weights,
+            },
+        ],
+        // A parsed asset has both blobs; only a hand-made Asset could lack them.
+        _ => [dummy, dummy],
     }
 }
 
@@ -861,6 +928,20 @@ pub const BINDINGS: &[Binding] = &[
         name: "captures",
         kind: storage::<[f32; 4]>(true),
         stages: ShaderStages::VERTEX,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 9,
+        name: "morph_texture",
+        kind: BindingKind::Texture { sample_type: TextureSampleType::Float { filterable: false } },
+        stages: VERTEX_COMPUTE,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 10,
+        name: "morph_weights",
+        kind: BindingKind::Texture { sample_type: TextureSampleType::Float { filterable: false } },
+        stages: VERTEX_COMPUTE,
     },
     Binding {
         group: GROUP_CROWD,

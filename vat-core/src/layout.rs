@@ -425,6 +425,127 @@ impl MorphTextureLayout {
     }
 }
 
+/// Morph weights per texel of the morph weights texture: the four channels of one
+/// [`MORPH_WEIGHTS_TEXEL_FORMAT`] texel hold the weights of four consecutive targets.
+pub const MORPH_WEIGHTS_PER_TEXEL: u32 = 4;
+
+/// The format of every morph delta texel and every morph weights texel: four f32 channels (16 bytes).
+/// Deltas are stored as f32 (not binary16): the live morph layer then adds exactly the bind-space
+/// deltas CPU skinning adds, so bone mode matches CPU skinning to f32 rounding.
+pub const MORPH_TEXEL_FORMAT: TexelFormat = TexelFormat::Rgba32Float;
+
+/// The format of every morph weights texel (see [`MorphWeightsLayout`]).
+pub const MORPH_WEIGHTS_TEXEL_FORMAT: TexelFormat = TexelFormat::Rgba32Float;
+
+/// The per-frame morph weights track, linearised like the bone texture: frame `f` holds
+/// `texels_per_frame = ceil(target_count / 4)` texels, and target `t`'s weight at frame `f` is channel
+/// `t % 4` of texel `i = f * texels_per_frame + t / 4`, at `(i % width, i / width)`. `f` is the global
+/// frame index of the clip row map (`clip.first_frame + k`), the same frame numbering as the vertex and
+/// bone textures. Channels past the last target are 0.
+///
+/// Each texel is [`MORPH_WEIGHTS_TEXEL_FORMAT`] (16 bytes); as f32 values in file order, target `t`'s
+/// weight at frame `f` is value `4 * (f * texels_per_frame) + t`. Width follows the policy of
+/// [`VertexTextureLayout::new`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MorphWeightsLayout {
+    /// Morph targets (weights per frame).
+    pub target_count: u32,
+    /// Frames of all clips together.
+    pub frame_count: u32,
+    /// Texture width in texels.
+    pub width: u32,
+    /// Texture height in texels.
+    pub height: u32,
+}
+
+impl MorphWeightsLayout {
+    /// Lays out `frame_count * ceil(target_count / 4)` texels in a texture no wider or taller than
+    /// `max_dimension`, with the width policy of [`VertexTextureLayout::new`].
+    ///
+    /// # Errors
+    /// [`Error::ZeroCount`] if `target_count`, `frame_count` or `max_dimension` is 0;
+    /// [`Error::OutOfRange`] if the texels do not fit a `max_dimension` square.
+    pub fn new(target_count: u32, frame_count: u32, max_dimension: u32) -> Result<Self> {
+        if target_count == 0 {
+            return Err(Error::ZeroCount { what: "morph target count" });
+        }
+        if frame_count == 0 {
+            return Err(Error::ZeroCount { what: "frame count" });
+        }
+        if max_dimension == 0 {
+            return Err(Error::ZeroCount { what: "max texture dimension" });
+        }
+        let texels = morph_weight_texels(target_count, frame_count);
+        let (width, height) = fit_linear(texels, max_dimension).ok_or_else(|| Error::OutOfRange {
+            what: "morph weights texels",
+            value: format!("{texels} (max texture dimension {max_dimension})"),
+            expected: "<= the square of the max texture dimension",
+        })?;
+        Ok(Self { target_count, frame_count, width, height })
+    }
+
+    /// Checks a layout read from a file against `max_dimension`.
+    ///
+    /// # Errors
+    /// [`Error::ZeroCount`] for a zero count, width or `max_dimension`; [`Error::OutOfRange`] if the
+    /// width or height exceeds `max_dimension` or the height is not `ceil(texels / width)`.
+    pub fn validate(&self, max_dimension: u32) -> Result<()> {
+        if self.target_count == 0 {
+            return Err(Error::ZeroCount { what: "morph target count" });
+        }
+        if self.frame_count == 0 {
+            return Err(Error::ZeroCount { what: "frame count" });
+        }
+        validate_linear(
+            self.texel_count(),
+            self.width,
+            self.height,
+            max_dimension,
+            "morph weights width",
+            "morph weights height",
+        )
+    }
+
+    /// Texels per frame: `ceil(target_count / 4)`.
+    pub fn texels_per_frame(&self) -> u32 {
+        self.target_count.div_ceil(MORPH_WEIGHTS_PER_TEXEL)
+    }
+
+    /// Texels holding data: `frame_count * ceil(target_count / 4)`.
+    pub fn texel_count(&self) -> u64 {
+        morph_weight_texels(self.target_count, self.frame_count)
+    }
+
+    /// Index, counted in f32 values from the start of the texture, of `target`'s weight at `frame`:
+    /// `4 * (frame * texels_per_frame + target / 4) + target % 4`.
+    ///
+    /// `frame < frame_count` and `target < target_count` are the caller's to ensure.
+    pub fn value_index(&self, frame: u32, target: u32) -> u64 {
+        debug_assert!(frame < self.frame_count && target < self.target_count);
+        let per = u64::from(MORPH_WEIGHTS_PER_TEXEL);
+        (u64::from(frame) * u64::from(self.texels_per_frame()) + u64::from(target / MORPH_WEIGHTS_PER_TEXEL))
+            * per
+            + u64::from(target % MORPH_WEIGHTS_PER_TEXEL)
+    }
+
+    /// Texel `(x, y)` holding `target`'s weight at `frame` (in channel `target % 4`).
+    pub fn texel_coord(&self, frame: u32, target: u32) -> [u32; 2] {
+        linear_coord(self.value_index(frame, target) / u64::from(MORPH_WEIGHTS_PER_TEXEL), self.width)
+    }
+
+    /// Bytes of the texture with `bytes_per_texel` bytes per texel (16 for
+    /// [`MORPH_WEIGHTS_TEXEL_FORMAT`]): `width * height * bytes_per_texel`, including the unused texels
+    /// of the last row. Saturates at `u64::MAX`.
+    pub fn byte_len(&self, bytes_per_texel: u32) -> u64 {
+        rectangle_bytes(self.width, self.height, bytes_per_texel)
+    }
+}
+
+fn morph_weight_texels(target_count: u32, frame_count: u32) -> u64 {
+    // < 2^30 * 2^32: fits u64.
+    u64::from(target_count.div_ceil(MORPH_WEIGHTS_PER_TEXEL)) * u64::from(frame_count)
+}
+
 fn morph_height(target_count: u32, rows_per_band: u32) -> u64 {
     // < 2^33 * 2^32: fits u64.
     u64::from(target_count) * 2 * u64::from(rows_per_band)
@@ -617,6 +738,30 @@ mod tests {
         assert!(MorphTextureLayout { vertex_count: 0, ..l }.validate(8192).is_err());
         // Height overflowing u32 is an error, not a wrap.
         assert!(matches!(MorphTextureLayout::new(u32::MAX, u32::MAX), Err(Error::OutOfRange { .. })));
+    }
+
+    #[test]
+    fn morph_weights_pack_four_targets_per_texel_frame_major() {
+        // 5 targets -> 2 texels per frame; 10 frames -> 20 texels, one row of 20.
+        let l = MorphWeightsLayout::new(5, 10, 8192).unwrap();
+        assert_eq!((l.texels_per_frame(), l.width, l.height), (2, 20, 1));
+        assert_eq!(l.value_index(0, 0), 0);
+        assert_eq!(l.value_index(0, 4), 4);
+        assert_eq!(l.value_index(3, 2), 3 * 8 + 2);
+        assert_eq!(l.value_index(9, 4), 9 * 8 + 4);
+        assert_eq!(l.texel_coord(9, 4), [19, 0]);
+        assert_eq!(l.byte_len(16), 20 * 16);
+        l.validate(8192).unwrap();
+        // Wraps onto more rows once the texels pass the width: 4 targets, 100 frames, max width 16.
+        let w = MorphWeightsLayout::new(4, 100, 16).unwrap();
+        assert_eq!((w.width, w.height), (16, 7));
+        assert_eq!(w.texel_coord(99, 3), [99 % 16, 99 / 16]);
+        assert!(matches!(MorphWeightsLayout::new(4, 257, 16), Err(Error::OutOfRange { .. })));
+        assert!(matches!(MorphWeightsLayout::new(0, 1, 16), Err(Error::ZeroCount { .. })));
+        assert!(matches!(MorphWeightsLayout::new(1, 0, 16), Err(Error::ZeroCount { .. })));
+        assert!(MorphWeightsLayout { height: 8, ..w }.validate(16).is_err());
+        assert!(MorphWeightsLayout { width: 17, ..w }.validate(16).is_err());
+        assert!(MorphWeightsLayout { target_count: 0, ..w }.validate(16).is_err());
     }
 
     /// Device limits: mostly tiny ones so that counts exceed them, some realistic ones.

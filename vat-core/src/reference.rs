@@ -6,6 +6,11 @@
 //! [`crate::gpu::SHADER_SOURCE`]. Verification (`vat verify`) compares bakes against fresh skinning
 //! through it, and the GPU backends are tested against it.
 //!
+//! [`decode_bone_vertex`] does the same for bone mode (`vat_skin_vertex`): the skinning matrix blended
+//! from the bone texture over the sampled frames and influences, the live morph layer (deltas of
+//! every target whose blended weight is not 0, added to the rest pose before skinning) and the
+//! cofactor normal rule.
+//!
 //! Floating-point note: WGSL allows an implementation to fuse `a * b + c` into one rounding, which this
 //! decoder never does; a GPU result may therefore differ in the last bit or two of an f32. Backend
 //! tests state their tolerance in ULPs for that reason.
@@ -14,7 +19,10 @@ use crate::clip::Clip;
 use crate::container::Asset;
 use crate::encoding::{self, PositionBounds, VertexFormat};
 use crate::instance::InstanceRecord;
-use crate::layout::VertexTextureLayout;
+use crate::layout::{
+    BoneTextureLayout, MORPH_WEIGHTS_PER_TEXEL, MorphChannel, MorphTextureLayout, MorphWeightsLayout,
+    VertexTextureLayout,
+};
 use crate::playback::{self, Interpolation};
 use crate::{Error, Result};
 
@@ -87,24 +95,8 @@ fn decode_clip(
     vertex: u32,
     interp: Interpolation,
 ) -> Result<ClipValue> {
-    let (frames, w) = clip_frames(view, clip_index, offset, rate, time, interp)?;
+    let (frames, w) = clip_frames(view.clips, clip_index, offset, time, rate, interp)?;
     decode_clip_at(view, frames, w, vertex, interp)
-}
-
-/// The absolute frames and weights clip `clip_index` plays at `time`, as the shader picks them.
-fn clip_frames(
-    view: &VertexAnimationView<'_>,
-    clip_index: u32,
-    offset: f32,
-    rate: f32,
-    time: f32,
-    interp: Interpolation,
-) -> Result<([u32; 4], [f32; 4])> {
-    // Like the shader, an index past the clip table reads the last clip.
-    let last = view.clips.len().checked_sub(1).ok_or(Error::ZeroCount { what: "clip count" })?;
-    let clip = &view.clips[(clip_index as usize).min(last)];
-    let sample = playback::clip_sample(clip, offset, time, rate, interp);
-    Ok((playback::absolute_frames(clip, &sample), sample.weights))
 }
 
 /// One vertex of a clip at given frames and weights.
@@ -186,7 +178,7 @@ pub fn decode_object_frame(
             expected: "one position and one normal per vertex",
         });
     }
-    let (frames, w) = clip_frames(view, clip_index, offset, 0.0, 0.0, interp)?;
+    let (frames, w) = clip_frames(view.clips, clip_index, offset, 0.0, 0.0, interp)?;
     // Which of the sample's four frames are read (as in `decode_clip_at`), each decoded for the
     // whole frame at once: a frame's texels are contiguous.
     let used: &[usize] = match interp {
@@ -255,6 +247,11 @@ pub fn decode_vertex(
     };
     let object_position = view.bounds.denormalize(n_pos);
     let object_normal = normalize3(n_sum);
+    Ok(to_world(instance, object_position, object_normal))
+}
+
+/// `vat_to_world`: the instance transform of an object-space point and unit normal.
+fn to_world(instance: &InstanceRecord, object_position: [f32; 3], object_normal: [f32; 3]) -> DecodedVertex {
     let (s, c) = instance.yaw.sin_cos();
     let scaled = [
         instance.scale * object_position[0],
@@ -268,7 +265,337 @@ pub fn decode_vertex(
         instance.position[2] + rotated[2],
     ];
     let world_normal = normalize3(rotate_y(c, s, object_normal));
-    Ok(DecodedVertex { object_position, object_normal, world_position, world_normal })
+    DecodedVertex { object_position, object_normal, world_position, world_normal }
+}
+
+/// The live morph layer of a bone-mode asset, borrowed (see [`crate::container::MorphAnimation`]).
+#[derive(Debug, Clone)]
+pub struct MorphView<'a> {
+    /// The tiled delta texture's layout.
+    pub layout: MorphTextureLayout,
+    /// The delta texture, `Rgba32Float`.
+    pub texture: &'a [u8],
+    /// The weights track's layout.
+    pub weights_layout: MorphWeightsLayout,
+    /// The weights track, `Rgba32Float`.
+    pub weights: &'a [u8],
+}
+
+/// Everything the bone-mode decoder needs of an asset: bone texture, skinning streams, rest pose
+/// (as the backends upload it, [`crate::gpu::rest_vertices`]) and the morph layer if baked.
+#[derive(Debug, Clone)]
+pub struct BoneAnimationView<'a> {
+    /// The bone texture's layout.
+    pub layout: BoneTextureLayout,
+    /// The bone texture, `Rgba32Float`, 3 rows per bone per frame.
+    pub texture: &'a [u8],
+    /// Influences per vertex (4 or 8).
+    pub influences: u32,
+    /// `u16` bone index per influence per vertex.
+    pub joints: &'a [u8],
+    /// `f32` weight per influence per vertex.
+    pub weights: &'a [u8],
+    /// Rest position and normal per vertex (what group 1's `rest_vertices` holds).
+    pub rest: Vec<crate::gpu::RestVertex>,
+    /// The live morph layer, if baked.
+    pub morph: Option<MorphView<'a>>,
+    /// The clips, in texture order.
+    pub clips: &'a [Clip],
+}
+
+impl<'a> BoneAnimationView<'a> {
+    /// The bone mode of a validated asset, borrowing its blobs.
+    ///
+    /// # Errors
+    /// [`Error::MissingSection`] if the asset was baked without bones.
+    pub fn from_asset(asset: &'a Asset<'_>) -> Result<Self> {
+        let manifest = asset.manifest();
+        let ba = manifest
+            .bone_animation
+            .as_ref()
+            .ok_or(Error::MissingSection { what: "bone animation (bake with --bones)" })?;
+        let morph = manifest.morph_animation.as_ref().map(|ma| MorphView {
+            layout: ma.layout,
+            texture: asset.blob(ma.texture),
+            weights_layout: ma.weights_layout,
+            weights: asset.blob(ma.weights),
+        });
+        Ok(Self {
+            layout: ba.layout,
+            texture: asset.blob(ba.texture),
+            influences: ba.influences,
+            joints: asset.blob(ba.joints),
+            weights: asset.blob(ba.weights),
+            rest: crate::gpu::rest_vertices(asset),
+            morph,
+            clips: &manifest.clips,
+        })
+    }
+
+    /// Vertices (of the rest pose).
+    pub fn vertex_count(&self) -> u32 {
+        self.rest.len() as u32
+    }
+}
+
+/// Little-endian f32 number `i` of `bytes`, or [`Error::Truncated`].
+fn f32_at(bytes: &[u8], i: usize, section: &'static str) -> Result<f32> {
+    let b = i.checked_mul(4).and_then(|at| bytes.get(at..at + 4)).ok_or(Error::Truncated {
+        section,
+        needed: (i as u64 + 1) * 4,
+        available: bytes.len() as u64,
+    })?;
+    Ok(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Texel `(x, y)` (four f32) of a texture `width` texels wide.
+fn texel4(bytes: &[u8], width: u32, [x, y]: [u32; 2], section: &'static str) -> Result<[f32; 4]> {
+    let base = (y as usize * width as usize + x as usize) * 4;
+    Ok([
+        f32_at(bytes, base, section)?,
+        f32_at(bytes, base + 1, section)?,
+        f32_at(bytes, base + 2, section)?,
+        f32_at(bytes, base + 3, section)?,
+    ])
+}
+
+/// A 3x4 affine as its rows (`vat.wgsl`'s `Affine`).
+type Affine = [[f32; 4]; 3];
+
+/// The frames a clip samples (absolute indices) and their weights (`vat_clip_frames`).
+fn clip_frames(
+    clips: &[Clip],
+    clip_index: u32,
+    offset: f32,
+    time: f32,
+    rate: f32,
+    interp: Interpolation,
+) -> Result<([u32; 4], [f32; 4])> {
+    let last = clips.len().checked_sub(1).ok_or(Error::ZeroCount { what: "clip count" })?;
+    let clip = &clips[(clip_index as usize).min(last)];
+    let sample = playback::clip_sample(clip, offset, time, rate, interp);
+    Ok((playback::absolute_frames(clip, &sample), sample.weights))
+}
+
+/// `vat_skin_clip`: `Σ_k Σ_f (w_k w_f) M(joint_k, f)`, zero weights skipped, `m + w * b` per entry.
+fn skin_clip(
+    view: &BoneAnimationView<'_>,
+    (frames, fw): ([u32; 4], [f32; 4]),
+    vertex: u32,
+) -> Result<Affine> {
+    let mut m = [[0.0f32; 4]; 3];
+    let influences = view.influences as usize;
+    for k in 0..influences {
+        let slot = vertex as usize * influences + k;
+        let wk = f32_at(view.weights, slot, "skin weights")?;
+        if wk == 0.0 {
+            continue;
+        }
+        let j = view.joints.get(2 * slot..2 * slot + 2).ok_or(Error::Truncated {
+            section: "joint indices",
+            needed: 2 * slot as u64 + 2,
+            available: view.joints.len() as u64,
+        })?;
+        let joint = u32::from(u16::from_le_bytes([j[0], j[1]]));
+        for f in 0..4 {
+            let wf = fw[f];
+            if wf == 0.0 {
+                continue;
+            }
+            let w = wk * wf;
+            for (r, row) in m.iter_mut().enumerate() {
+                // The shader's u32 texel index: (frame * bone_count + bone) * 3 + row.
+                let t = (frames[f].wrapping_mul(view.layout.bone_count).wrapping_add(joint))
+                    .wrapping_mul(crate::layout::TEXELS_PER_BONE)
+                    .wrapping_add(r as u32);
+                let width = view.layout.width.max(1);
+                let b = texel4(view.texture, width, [t % width, t / width], "bone texture")?;
+                for c in 0..4 {
+                    row[c] += w * b[c];
+                }
+            }
+        }
+    }
+    Ok(m)
+}
+
+/// `vat_morph_clip_weights`: the weights of targets `4g..4g + 4` at the sampled frames,
+/// `Σ_f w_f W(f)`, zero frame weights skipped.
+fn morph_clip_weights(
+    morph: &MorphView<'_>,
+    (frames, fw): ([u32; 4], [f32; 4]),
+    group: u32,
+) -> Result<[f32; 4]> {
+    let mut w = [0.0f32; 4];
+    let per_frame = morph.layout.target_count.div_ceil(MORPH_WEIGHTS_PER_TEXEL);
+    let width = morph.weights_layout.width.max(1);
+    for f in 0..4 {
+        let wf = fw[f];
+        if wf == 0.0 {
+            continue;
+        }
+        let t = frames[f].wrapping_mul(per_frame).wrapping_add(group);
+        let texel = texel4(morph.weights, width, [t % width, t / width], "morph weights")?;
+        for c in 0..4 {
+            w[c] += wf * texel[c];
+        }
+    }
+    Ok(w)
+}
+
+/// The blended weight of every morph target of `morph` for one instance state: clip A's sampled
+/// frames `a`, cross-faded with clip B's `b` by `fade` (`(1 - fade) * w_a + fade * w_b`, only when
+/// `fade > 0`), exactly as `vat_morph_rest` blends them.
+fn morph_target_weights(
+    morph: &MorphView<'_>,
+    a: ([u32; 4], [f32; 4]),
+    b: ([u32; 4], [f32; 4]),
+    fade: f32,
+) -> Result<Vec<f32>> {
+    let count = morph.layout.target_count;
+    let mut out = Vec::with_capacity(count as usize);
+    for g in 0..count.div_ceil(MORPH_WEIGHTS_PER_TEXEL) {
+        let mut w = morph_clip_weights(morph, a, g)?;
+        if fade > 0.0 {
+            let wb = morph_clip_weights(morph, b, g)?;
+            w = std::array::from_fn(|c| (1.0 - fade) * w[c] + fade * wb[c]);
+        }
+        out.extend(w.iter().take((count - g * MORPH_WEIGHTS_PER_TEXEL).min(4) as usize));
+    }
+    Ok(out)
+}
+
+/// `vat_morph_rest`: `p + Σ_t w_t dp_t`, `n + Σ_t w_t dn_t` over the targets in order, weight 0
+/// skipped.
+fn morph_rest(
+    morph: &MorphView<'_>,
+    target_weights: &[f32],
+    vertex: u32,
+    mut p: [f32; 3],
+    mut n: [f32; 3],
+) -> Result<([f32; 3], [f32; 3])> {
+    let l = &morph.layout;
+    for (t, &wt) in target_weights.iter().enumerate() {
+        if wt == 0.0 {
+            continue;
+        }
+        let t = t as u32;
+        let dp = texel4(
+            morph.texture,
+            l.width,
+            l.texel_coord(t, MorphChannel::Position, vertex),
+            "morph texture",
+        )?;
+        let dn =
+            texel4(morph.texture, l.width, l.texel_coord(t, MorphChannel::Normal, vertex), "morph texture")?;
+        for i in 0..3 {
+            p[i] += dp[i] * wt;
+            n[i] += dn[i] * wt;
+        }
+    }
+    Ok((p, n))
+}
+
+/// `vat_affine_point`: `dot(row_r, [p, 1])`, summed left to right.
+fn affine_point(m: &Affine, p: [f32; 3]) -> [f32; 3] {
+    std::array::from_fn(|r| m[r][0] * p[0] + m[r][1] * p[1] + m[r][2] * p[2] + m[r][3])
+}
+
+/// `vat_affine_normal`: `normalize(sign(det M3) cof(M3) n)`, cofactor columns `c1 x c2`, `c2 x c0`,
+/// `c0 x c1`.
+fn affine_normal(m: &Affine, n: [f32; 3]) -> [f32; 3] {
+    let col = |j: usize| [m[0][j], m[1][j], m[2][j]];
+    let cross = |a: [f32; 3], b: [f32; 3]| {
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    };
+    let (c0, c1, c2) = (col(0), col(1), col(2));
+    let (k0, k1, k2) = (cross(c1, c2), cross(c2, c0), cross(c0, c1));
+    let det = c0[0] * k0[0] + c0[1] * k0[1] + c0[2] * k0[2];
+    let v: [f32; 3] = std::array::from_fn(|i| k0[i] * n[0] + k1[i] * n[1] + k2[i] * n[2]);
+    normalize3(if det < 0.0 { v.map(|x| -x) } else { v })
+}
+
+/// Decodes vertex `vertex` of `instance` at epoch-relative `time` (seconds) in bone mode, as the
+/// shader's `vat_skin_vertex` does: the skinning matrix of clip A's sampled frames, cross-faded to
+/// clip B's while a fade runs; the rest pose plus the live morph layer (when the view has one),
+/// blended by the same frames and fade; `M p` and the cofactor normal; the instance transform.
+/// `object_*` are the skinned values before the instance transform.
+///
+/// # Errors
+/// [`Error::OutOfRange`] for a vertex outside the asset; [`Error::ZeroCount`] without clips;
+/// [`Error::Truncated`] if a texture or stream of the view is shorter than its layout says.
+pub fn decode_bone_vertex(
+    view: &BoneAnimationView<'_>,
+    instance: &InstanceRecord,
+    time: f32,
+    vertex: u32,
+    interp: Interpolation,
+) -> Result<DecodedVertex> {
+    let rest = view.rest.get(vertex as usize).ok_or(Error::OutOfRange {
+        what: "vertex index",
+        value: vertex.to_string(),
+        expected: "< the asset's vertex count",
+    })?;
+    let sa =
+        clip_frames(view.clips, instance.clip_a, instance.phase_offset_a, time, instance.rate_a, interp)?;
+    let w = playback::fade_weight(time, instance.fade_start, instance.fade_duration());
+    let mut sb = sa;
+    let mut m = skin_clip(view, sa, vertex)?;
+    if w > 0.0 {
+        sb = clip_frames(
+            view.clips,
+            instance.clip_b_index(),
+            instance.phase_offset_b,
+            time,
+            instance.rate_b,
+            interp,
+        )?;
+        let b = skin_clip(view, sb, vertex)?;
+        for r in 0..3 {
+            for c in 0..4 {
+                m[r][c] = (1.0 - w) * m[r][c] + w * b[r][c];
+            }
+        }
+    }
+    let (p, n) = match &view.morph {
+        Some(morph) => {
+            let weights = morph_target_weights(morph, sa, sb, w)?;
+            morph_rest(morph, &weights, vertex, rest.position, rest.normal)?
+        }
+        None => (rest.position, rest.normal),
+    };
+    Ok(to_world(instance, affine_point(&m, p), affine_normal(&m, n)))
+}
+
+/// The blended weight of every morph target of `view`'s morph layer for `instance` at `time`, as
+/// bone mode blends them (empty without a morph layer): for tests and tools that want the weights
+/// the shader sees.
+///
+/// # Errors
+/// As [`decode_bone_vertex`].
+pub fn morph_weights_at(
+    view: &BoneAnimationView<'_>,
+    instance: &InstanceRecord,
+    time: f32,
+    interp: Interpolation,
+) -> Result<Vec<f32>> {
+    let Some(morph) = &view.morph else { return Ok(Vec::new()) };
+    let sa =
+        clip_frames(view.clips, instance.clip_a, instance.phase_offset_a, time, instance.rate_a, interp)?;
+    let w = playback::fade_weight(time, instance.fade_start, instance.fade_duration());
+    let sb = if w > 0.0 {
+        clip_frames(
+            view.clips,
+            instance.clip_b_index(),
+            instance.phase_offset_b,
+            time,
+            instance.rate_b,
+            interp,
+        )?
+    } else {
+        sa
+    };
+    morph_target_weights(morph, sa, sb, w)
 }
 
 /// `a * (1 - w) + b * w` per component (WGSL `mix`).
@@ -301,6 +628,7 @@ mod tests {
     use crate::encoding::{
         NormalRounding, allocate_position_bits, encode_vertex_texture, position_error_bound,
     };
+    use crate::layout::{BoneTextureLayout, MorphChannel, MorphTextureLayout, MorphWeightsLayout};
 
     const VERTICES: u32 = 5;
 
@@ -520,6 +848,152 @@ mod tests {
         let n = base.object_normal;
         assert!(angle_deg(d.world_normal, [n[2], n[1], -n[0]]) < 1e-4);
         assert_eq!(d.object_position, base.object_position);
+    }
+
+    /// A bone-mode asset by hand: 3 vertices on one bone whose matrix at frame `f` translates by
+    /// `(f, 0, 0)` and scales z by 2; 5 morph targets (two weight texels per frame) whose position
+    /// delta of vertex `v` for target `t` is `(0, t + 1, v) / 8` and normal delta `(t, 0, 0) / 4`;
+    /// target `t`'s weight at frame `f` is `(f + 1) * (t + 1) / 16`, except target 2, always 0. Clips
+    /// "loop" (4 frames) and "once" (3 frames).
+    fn bone_bake() -> Vec<u8> {
+        use crate::container::{BoneAnimation, ElementFormat, MorphAnimation, StreamKind, VertexStream};
+        use crate::encoding::TexelFormat;
+        let mut clips = ClipRowMap::new();
+        clips.push("loop", 1.0, 4.0, ClipMode::Looping, 0.0).unwrap();
+        clips.push("once", 1.0, 2.0, ClipMode::OneShot, 0.0).unwrap();
+        let frames = clips.total_frames();
+        let n = 3u32;
+        let f32s = |v: Vec<f32>| -> Vec<u8> { v.into_iter().flat_map(f32::to_le_bytes).collect() };
+        let mut w = ContainerWriter::new();
+        let bones = BoneTextureLayout::new(1, frames, 16384).unwrap();
+        let mut bone_texels = Vec::new();
+        for f in 0..frames {
+            bone_texels.extend([1.0, 0.0, 0.0, f as f32, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0]);
+        }
+        bone_texels.resize(bones.byte_len(4) as usize, 0.0);
+        let texture = w.add_blob(f32s(bone_texels));
+        let joints = w.add_blob(vec![0u8; (n * 4 * 2) as usize]);
+        let weights = w.add_blob(f32s((0..n).flat_map(|_| [1.0, 0.0, 0.0, 0.0]).collect()));
+        let rest_p = w.add_blob(f32s((0..n).flat_map(|v| [v as f32, 1.0, 0.5]).collect()));
+        let rest_n = w.add_blob(f32s((0..n).flat_map(|_| [0.0, 0.0, 1.0]).collect()));
+        let targets = 5;
+        let layout = MorphTextureLayout::new(n, targets).unwrap();
+        let mut deltas = vec![0.0f32; layout.byte_len(4) as usize];
+        for t in 0..targets {
+            for v in 0..n {
+                let [x, y] = layout.texel_coord(t, MorphChannel::Position, v);
+                let i = ((y * layout.width + x) * 4) as usize;
+                deltas[i..i + 3].copy_from_slice(&[0.0, (t + 1) as f32 / 8.0, v as f32 / 8.0]);
+                let [x, y] = layout.texel_coord(t, MorphChannel::Normal, v);
+                let i = ((y * layout.width + x) * 4) as usize;
+                deltas[i] = t as f32 / 4.0;
+            }
+        }
+        let texture_m = w.add_blob(f32s(deltas));
+        let weights_layout = MorphWeightsLayout::new(targets, frames, 16384).unwrap();
+        let mut track = vec![0.0f32; weights_layout.byte_len(4) as usize];
+        for f in 0..frames {
+            for t in (0..targets).filter(|&t| t != 2) {
+                track[weights_layout.value_index(f, t) as usize] = ((f + 1) * (t + 1)) as f32 / 16.0;
+            }
+        }
+        let weights_m = w.add_blob(f32s(track));
+        let mut m = Manifest::new("bone-reference-test", n);
+        m.clips = clips.clips().to_vec();
+        m.bones = vec![crate::container::Bone { name: "root".into(), parent: None }];
+        m.bone_animation = Some(BoneAnimation { layout: bones, texture, influences: 4, joints, weights });
+        m.streams = vec![
+            VertexStream { kind: StreamKind::RestPosition, element: ElementFormat::F32x3, blob: rest_p },
+            VertexStream { kind: StreamKind::RestNormal, element: ElementFormat::F32x3, blob: rest_n },
+        ];
+        m.morph_animation = Some(MorphAnimation {
+            layout,
+            format: TexelFormat::Rgba32Float,
+            texture: texture_m,
+            weights_layout,
+            weights: weights_m,
+            target_names: (0..targets).map(|t| format!("t{t}")).collect(),
+        });
+        w.finish(m).unwrap()
+    }
+
+    /// What the bone bake above should give for vertex `v` with target weights `w` and matrix
+    /// translation `tx` (exact in f64).
+    fn bone_expected(v: u32, w: &[f64], tx: f64) -> ([f64; 3], [f64; 3]) {
+        let (mut p, mut n) = ([f64::from(v), 1.0, 0.5], [0.0, 0.0, 1.0]);
+        for (t, &wt) in w.iter().enumerate() {
+            p[1] += wt * (t + 1) as f64 / 8.0;
+            p[2] += wt * f64::from(v) / 8.0;
+            n[0] += wt * t as f64 / 4.0;
+        }
+        // M = translate(tx, 0, 0) * scale(1, 1, 2); normal by the cofactor: z scaled by 1/2 (x, y by 1
+        // after dividing by det 2).
+        let p = [p[0] + tx, p[1], 2.0 * p[2]];
+        let c = [2.0 * n[0], 2.0 * n[1], n[2]];
+        let len = (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt();
+        (p, c.map(|x| x / len))
+    }
+
+    #[test]
+    fn bone_mode_blends_morph_weights_like_bone_matrices_and_adds_deltas_before_skinning() {
+        let bytes = bone_bake();
+        let asset = Asset::parse(&bytes).unwrap();
+        let view = BoneAnimationView::from_asset(&asset).unwrap();
+        assert_eq!(view.vertex_count(), 3);
+        let track = |f: u32| -> Vec<f64> {
+            (0..5).map(|t| if t == 2 { 0.0 } else { f64::from((f + 1) * (t + 1)) / 16.0 }).collect()
+        };
+        // Every value here is a small dyadic rational: f32 computes them exactly, so the bound is
+        // 1 ulp of the magnitudes (<= 8) for the one rounding the normalisation adds.
+        let tol = 8.0 * f64::from(f32::EPSILON);
+        let check = |d: DecodedVertex, (p, n): ([f64; 3], [f64; 3]), what: &str| {
+            for i in 0..3 {
+                assert!((f64::from(d.object_position[i]) - p[i]).abs() <= tol, "{what}: {d:?} vs {p:?}");
+                assert!((f64::from(d.object_normal[i]) - n[i]).abs() <= tol, "{what}: {d:?} vs {n:?}");
+            }
+        };
+        // Frame k of "loop" exactly (rate 1 cycle/s over 4 frames: time k/4), and halfway to k + 1
+        // (weights and matrices both the lerp; the clip wraps from frame 3 to 0).
+        for k in 0..4u32 {
+            for v in 0..3 {
+                let d = decode_bone_vertex(&view, &playing(0, 1.0), k as f32 / 4.0, v, Interpolation::Linear)
+                    .unwrap();
+                check(d, bone_expected(v, &track(k), f64::from(k)), "on frame");
+                let next = (k + 1) % 4;
+                let mid: Vec<f64> =
+                    track(k).iter().zip(track(next)).map(|(a, b)| 0.5 * a + 0.5 * b).collect();
+                let time = (k as f32 + 0.5) / 4.0;
+                let d = decode_bone_vertex(&view, &playing(0, 1.0), time, v, Interpolation::Linear).unwrap();
+                check(d, bone_expected(v, &mid, 0.5 * f64::from(k) + 0.5 * f64::from(next)), "mid-frame");
+            }
+        }
+        // A cross-fade from "loop" frame 1 to "once" (frames 4..7, held at its last) at weight 1/4.
+        let mut inst = InstanceRecord { clip_a: 0, phase_offset_a: 0.25, rate_a: 0.0, ..Default::default() };
+        inst.set_clip_b(1, 4.0);
+        inst.phase_offset_b = 1.0;
+        inst.fade_start = -1.0;
+        let weights = morph_weights_at(&view, &inst, 0.0, Interpolation::Linear).unwrap();
+        let blended: Vec<f64> = track(1).iter().zip(track(6)).map(|(a, b)| 0.75 * a + 0.25 * b).collect();
+        assert_eq!(weights.iter().map(|&w| f64::from(w)).collect::<Vec<_>>(), blended);
+        assert_eq!(weights[2], 0.0, "a target of weight 0 stays 0 (and is skipped)");
+        for v in 0..3 {
+            let d = decode_bone_vertex(&view, &inst, 0.0, v, Interpolation::Linear).unwrap();
+            check(d, bone_expected(v, &blended, 0.75 * 1.0 + 0.25 * 6.0), "cross-fade");
+        }
+        // Without a morph layer the rest pose is skinned as it is.
+        let mut plain = view.clone();
+        plain.morph = None;
+        let d = decode_bone_vertex(&plain, &playing(0, 1.0), 0.5, 1, Interpolation::Linear).unwrap();
+        check(d, bone_expected(1, &[], 2.0), "no morph layer");
+        assert!(morph_weights_at(&plain, &playing(0, 1.0), 0.5, Interpolation::Linear).unwrap().is_empty());
+        assert!(matches!(
+            decode_bone_vertex(&view, &playing(0, 1.0), 0.0, 3, Interpolation::Linear),
+            Err(Error::OutOfRange { what: "vertex index", .. })
+        ));
+        // A VAT-only asset has no bone mode.
+        let vat_only = bake(VertexFormat::Packed64);
+        let asset = Asset::parse(&vat_only).unwrap();
+        assert!(matches!(BoneAnimationView::from_asset(&asset), Err(Error::MissingSection { .. })));
     }
 
     #[test]

@@ -929,6 +929,9 @@ impl Renderer {
         if let Some(b) = &m.bone_animation {
             check_texture("bone", b.layout.width, b.layout.height)?;
         }
+        let morph = gpu::morph_textures(asset);
+        check_texture("morph delta", morph[0].width, morph[0].height)?;
+        check_texture("morph weights", morph[1].width, morph[1].height)?;
         let rest = gpu::rest_vertices(asset);
         let attachments = AttachmentMesh::from_asset(asset);
         let storage_limit = storage_limit(&self.ctx);
@@ -976,6 +979,9 @@ impl Renderer {
                 (&[][..], &[][..], 0)
             }
         };
+        for (what, t) in ["morph delta", "morph weights"].into_iter().zip(morph) {
+            textures.push((what, t.width, t.height, conv::map_texel_format(t.format), t.bytes));
+        }
         let mut views = Vec::new();
         {
             let mut staging_scope = Owned::new(&self.ctx);
@@ -1033,7 +1039,7 @@ impl Renderer {
         let index_buffer = owned.buffer_init(&indices, 4, vk::BufferUsageFlags::INDEX_BUFFER, "index")?;
         drop(indices);
         gpu_bytes += buffers.iter().map(|b| b.size).sum::<u64>() + index_buffer.size;
-        let (vat_view, bone_view) = (views[0], views[1]);
+        let (vat_view, bone_view, morph_view, morph_weights_view) = (views[0], views[1], views[2], views[3]);
         let mut sets = Vec::new();
         for set in StageSet::ALL {
             let layout = self.set_layouts[set as usize][gpu::GROUP_ASSET as usize];
@@ -1048,6 +1054,8 @@ impl Renderer {
                     "rest_vertices" => Resource::Buffer(rest_buf.buffer),
                     "attachment_vertices" => Resource::Buffer(attach_buf.buffer),
                     "captures" => Resource::Buffer(capture_buf.buffer),
+                    "morph_texture" => Resource::Image(morph_view),
+                    "morph_weights" => Resource::Image(morph_weights_view),
                     _ => return None,
                 })
             })?);

@@ -659,6 +659,9 @@ impl Renderer {
         if let Some(b) = &m.bone_animation {
             check_texture("bone", b.layout.width, b.layout.height)?;
         }
+        let morph = gpu::morph_textures(asset);
+        check_texture("morph delta", morph[0].width, morph[0].height)?;
+        check_texture("morph weights", morph[1].width, morph[1].height)?;
         let rest = gpu::rest_vertices(asset);
         let attachments = AttachmentMesh::from_asset(asset);
         let storage_limit = storage_limit(&limits);
@@ -731,6 +734,10 @@ impl Renderer {
                 (t, &[][..], &[][..], 0)
             }
         };
+        let [morph_texture, morph_weights] = morph.map(|t| {
+            gpu_bytes += t.bytes.len() as u64;
+            texture("vat morph texture", t.width, t.height, conv::map_texel_format(t.format), t.bytes)
+        });
         self.upload_step(1)?;
         let storage = wgpu::BufferUsages::STORAGE;
         let clips = gpu::clip_records(&m.clips);
@@ -766,6 +773,8 @@ impl Renderer {
         gpu_bytes += buffers.iter().map(wgpu::Buffer::size).sum::<u64>() + index_buffer.size();
         let vat_view = vat_texture.create_view(&wgpu::TextureViewDescriptor::default());
         let bone_view = bone_texture.create_view(&wgpu::TextureViewDescriptor::default());
+        let morph_view = morph_texture.create_view(&wgpu::TextureViewDescriptor::default());
+        let morph_weights_view = morph_weights.create_view(&wgpu::TextureViewDescriptor::default());
         let groups = StageSet::ALL
             .iter()
             .map(|&set| {
@@ -786,6 +795,8 @@ impl Renderer {
                             "rest_vertices" => rest_buf.as_entire_binding(),
                             "attachment_vertices" => attach_buf.as_entire_binding(),
                             "captures" => capture_buf.as_entire_binding(),
+                            "morph_texture" => wgpu::BindingResource::TextureView(&morph_view),
+                            "morph_weights" => wgpu::BindingResource::TextureView(&morph_weights_view),
                             _ => return None,
                         })
                     },

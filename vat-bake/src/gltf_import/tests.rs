@@ -1,6 +1,6 @@
 //! Import tests: the six Khronos samples, fixtures built here, and bad input.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use glam::{Mat4, Quat, Vec3};
 use serde_json::json;

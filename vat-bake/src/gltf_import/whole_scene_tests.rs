@@ -150,7 +150,9 @@ fn ten_influences_keep_the_8_largest_and_verify_against_full_skinning() {
     // Accepted: compared with the baked 8 influences, it passes and still reports the reduction.
     let bytes = bake.to_vat_bytes().unwrap();
     let asset = vat_core::container::Asset::parse(&bytes).unwrap();
-    let accepted = verify_with(&asset, &rig, &VerifyOptions { accept_influence_loss: true }).unwrap();
+    let accepted =
+        verify_with(&asset, &rig, &VerifyOptions { accept_influence_loss: true, ..VerifyOptions::default() })
+            .unwrap();
     assert!(accepted.passed, "{accepted:#?}");
     assert!(accepted.influence_loss_accepted);
     assert_eq!(accepted.influence_reduction_max_error_mm, Some(reduction));

@@ -22,6 +22,7 @@
 
 mod math;
 mod mesh;
+mod morph_sheet;
 mod motion;
 mod skeleton;
 #[cfg(test)]
@@ -29,6 +30,7 @@ mod tests;
 
 use glam::{Mat4, Quat, Vec3};
 
+pub use morph_sheet::{SHEET_COLUMNS, SHEET_ROWS, morph_rig};
 pub use motion::{
     GAITS, Gait, IDLE_DURATION, JOG, KEYS_PER_SECOND, LOOK_AROUND_DURATION, RUN, Side, WALK, WAVE_DURATION,
 };

@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::clip::Clip;
-use crate::encoding::{PositionBounds, VertexFormat};
-use crate::layout::{BoneTextureLayout, MorphTextureLayout, VertexTextureLayout};
+use crate::encoding::{PositionBounds, TexelFormat, VertexFormat};
+use crate::layout::{BoneTextureLayout, MorphTextureLayout, MorphWeightsLayout, VertexTextureLayout};
 
 /// Index of a blob in [`Manifest::blobs`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -38,8 +38,10 @@ pub struct Manifest {
     pub vertex_animation: Option<VertexAnimation>,
     /// Baked bone matrices and per-vertex skinning data (bone mode and sockets), if baked.
     pub bone_animation: Option<BoneAnimation>,
-    /// Live morph targets, if any.
-    pub morph: Option<MorphTargets>,
+    /// The live morph layer of bone mode (morph delta texture and per-frame weights track), if
+    /// baked. A format version 2 section: a version 1 file never has it (see
+    /// [`Manifest::format_version`]).
+    pub morph_animation: Option<MorphAnimation>,
     /// One blob of `u32` little-endian vertex indices (triangle lists) shared by all LODs; each LOD is
     /// a range of it. Present exactly when [`Manifest::lods`] is non-empty.
     pub indices: Option<BlobId>,
@@ -71,7 +73,7 @@ impl Manifest {
             clips: Vec::new(),
             vertex_animation: None,
             bone_animation: None,
-            morph: None,
+            morph_animation: None,
             indices: None,
             lods: Vec::new(),
             streams: Vec::new(),
@@ -81,6 +83,14 @@ impl Manifest {
             attachments: Vec::new(),
             blobs: Vec::new(),
         }
+    }
+
+    /// The format version a file holding this manifest is written with: the oldest that can
+    /// describe it, [`super::FORMAT_VERSION_MORPH`] (2) with a morph animation, else 1. Files
+    /// without the version 2 section stay readable by version 1 readers, byte for byte what they
+    /// were before version 2 existed.
+    pub fn format_version(&self) -> u32 {
+        if self.morph_animation.is_some() { super::FORMAT_VERSION_MORPH } else { super::MIN_FORMAT_VERSION }
     }
 }
 
@@ -129,16 +139,33 @@ pub struct BoneAnimation {
     pub weights: BlobId,
 }
 
-/// Live morph targets of [`Manifest::morph`].
+/// The live morph layer of [`Manifest::morph_animation`]: the morph targets of the body as a tiled
+/// delta texture plus a per-frame weights track, which bone mode blends before skinning.
+///
+/// Target `t` of vertex `v` moves the rest position by `w_t * dp` and the rest normal by `w_t * dn`
+/// before skinning, where `dp` and `dn` are the xyz of the texels at
+/// `layout.texel_coord(t, Position | Normal, v)` and `w_t` the playback blend of the weights track
+/// (exactly as bone matrices are blended). Deltas are bind-space (the space of the `RestPosition`
+/// and `RestNormal` streams), position deltas in metres, normal deltas unitless; the normal is
+/// renormalised after skinning, as CPU skinning does.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MorphTargets {
-    /// The tiled delta texture layout: `width == min(vertex_count, 2048)`,
-    /// `rows_per_band == ceil(vertex_count / width)`, `height == target_count * 2 * rows_per_band`.
+pub struct MorphAnimation {
+    /// The tiled delta texture layout: `vertex_count ==` [`Manifest::vertex_count`],
+    /// `width == min(vertex_count, 2048)`, `rows_per_band == ceil(vertex_count / width)`,
+    /// `height == target_count * 2 * rows_per_band`.
     pub layout: MorphTextureLayout,
-    /// `Rgba16Float` deltas (position deltas in metres, normal deltas unitless):
-    /// `width * height * 8` bytes.
+    /// Texel format of the delta texture: [`TexelFormat::Rgba32Float`] (xyz = delta, w = 0) is the
+    /// only one accepted, so the texture is `width * height * 16` bytes and every value is finite.
+    pub format: TexelFormat,
+    /// The delta texture.
     pub texture: BlobId,
-    /// One unique name per target; `target_names.len() == target_count`.
+    /// The weights track's layout: `target_count == layout.target_count`, `frame_count` the frames of
+    /// all clips together.
+    pub weights_layout: MorphWeightsLayout,
+    /// The weights track: `Rgba32Float`, `weights_layout.byte_len(16)` bytes, finite.
+    pub weights: BlobId,
+    /// A name per target (`target_names.len() == target_count`), informational and not necessarily
+    /// unique (glTF does not require it): `"<mesh>/<target>"` from the baker.
     pub target_names: Vec<String>,
 }
 

@@ -1,14 +1,14 @@
 //! The `.vat` container: one file holding a baked asset, written by [`ContainerWriter`] and read back,
 //! validated and zero-copy, by [`Asset`].
 //!
-//! # Byte layout (format version 1)
+//! # Byte layout (format versions 1 and 2)
 //!
 //! All integers are little-endian. Offsets are from the start of the file.
 //!
 //! ```text
 //!  offset  size  field
 //!       0     4  magic b"VAT\0"
-//!       4     4  format version, u32 (= FORMAT_VERSION = 1)
+//!       4     4  format version, u32 (1, or 2 when the manifest has a morph animation)
 //!       8     4  manifest length M in bytes, u32
 //!      12     4  CRC-32 (IEEE, as crc32fast computes it) of the M manifest bytes, u32
 //!      16     M  manifest, postcard-encoded `Manifest`
@@ -16,6 +16,11 @@
 //!     ...        blobs, each at a 16-byte-aligned offset, in the order of `Manifest::blobs`,
 //!                separated only by the zero padding that aligns the next one
 //! ```
+//!
+//! Version 2 differs from version 1 only in the manifest's morph slot (after the bone animation):
+//! `None` in both, `Some(MorphAnimation)` only in version 2. The writer uses the oldest version that
+//! describes the file, so a file without a morph layer is byte for byte a version 1 file; the reader
+//! accepts both and refuses a morph section in a version 1 file.
 //!
 //! The file ends exactly where its last blob ends (with no blobs: where the manifest ends); any byte
 //! after that is an error. Each blob's offset, length and CRC-32 are listed in [`Manifest::blobs`]; the
@@ -47,7 +52,7 @@ mod tests;
 
 pub use manifest::{
     Attachment, BlobEntry, BlobId, Bone, BoneAnimation, CaptureTrack, ElementFormat, Lod, Manifest,
-    MorphTargets, Socket, StreamKind, VertexAnimation, VertexStream,
+    MorphAnimation, Socket, StreamKind, VertexAnimation, VertexStream,
 };
 pub use reader::{Asset, Limits};
 pub use writer::{ContainerWriter, PendingFile, container_bytes, write_container, write_file_atomically};
@@ -55,8 +60,17 @@ pub use writer::{ContainerWriter, PendingFile, container_bytes, write_container,
 /// The first four bytes of every `.vat` file.
 pub const MAGIC: [u8; 4] = *b"VAT\0";
 
-/// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The newest format version this build writes and reads (2). A file is written with the oldest
+/// version that can describe it ([`Manifest::format_version`]).
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The oldest format version this build reads (1): every manifest section but
+/// [`Manifest::morph_animation`].
+pub const MIN_FORMAT_VERSION: u32 = 1;
+
+/// The format version that added [`Manifest::morph_animation`] (the live morph layer); the manifest
+/// encoding is otherwise that of version 1, where the same field slot is always `None`.
+pub const FORMAT_VERSION_MORPH: u32 = 2;
 
 /// Bytes in the fixed header: magic, version, manifest length, manifest CRC-32.
 pub const HEADER_LEN: u64 = 16;

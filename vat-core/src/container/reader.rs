@@ -7,7 +7,7 @@ use crate::encoding::{TexelFormat, VertexFormat};
 use crate::{Error, Result};
 
 use super::manifest::{BlobId, ElementFormat, Manifest, StreamKind};
-use super::{FORMAT_VERSION, HEADER_LEN, MAGIC, align_up};
+use super::{FORMAT_VERSION, FORMAT_VERSION_MORPH, HEADER_LEN, MAGIC, MIN_FORMAT_VERSION, align_up};
 
 /// Upper bounds the reader enforces before it uses any count or size read from a file, so that a
 /// corrupt or hostile file yields [`Error::LimitExceeded`] instead of a huge allocation or loop.
@@ -94,6 +94,7 @@ impl<'a> Asset<'a> {
     /// Parses and validates `bytes`; nothing is handed out unless all of the file is valid.
     ///
     /// # Errors
+    /// - [`Error::SectionNeedsVersion`] for a morph animation in a version 1 file;
     /// - [`Error::BadMagic`], [`Error::UnsupportedVersion`], [`Error::Truncated`] for a bad header or a
     ///   file shorter than its header, manifest or blob table say;
     /// - [`Error::ManifestChecksumMismatch`], [`Error::ManifestDecode`] for a bad manifest;
@@ -120,7 +121,7 @@ impl<'a> Asset<'a> {
         })?;
         let word = |i: usize| u32::from_le_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
         let version = word(4);
-        if version != FORMAT_VERSION {
+        if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(Error::UnsupportedVersion { found: version, supported: FORMAT_VERSION });
         }
         let manifest_len = word(8);
@@ -136,6 +137,13 @@ impl<'a> Asset<'a> {
             return Err(Error::ManifestChecksumMismatch { stored: stored_crc, computed: computed_crc });
         }
         let manifest = decode_manifest(manifest_bytes)?;
+        if version < FORMAT_VERSION_MORPH && manifest.morph_animation.is_some() {
+            return Err(Error::SectionNeedsVersion {
+                section: "morph animation",
+                version,
+                needed: FORMAT_VERSION_MORPH,
+            });
+        }
         check_blob_table(&manifest, bytes, manifest_end, limits)?;
         let clip_map = validate_manifest(&manifest, bytes, limits)?;
         Ok(Self { bytes, manifest, clip_map })
@@ -209,9 +217,16 @@ impl<'a> Asset<'a> {
         self.get_blob(self.manifest.bone_animation.as_ref()?.weights)
     }
 
-    /// The morph delta texture (`Rgba16Float`), if the asset has morph targets.
+    /// The morph delta texture (`Rgba32Float`, see [`super::MorphAnimation`]), if the asset has a
+    /// morph layer.
     pub fn morph_texture(&self) -> Option<&'a [u8]> {
-        self.get_blob(self.manifest.morph.as_ref()?.texture)
+        self.get_blob(self.manifest.morph_animation.as_ref()?.texture)
+    }
+
+    /// The morph weights track (`Rgba32Float`, see [`crate::layout::MorphWeightsLayout`]), if the
+    /// asset has a morph layer.
+    pub fn morph_weights(&self) -> Option<&'a [u8]> {
+        self.get_blob(self.manifest.morph_animation.as_ref()?.weights)
     }
 
     /// The whole shared index blob (`u32` little-endian), if the asset has LODs.
@@ -410,6 +425,64 @@ fn unique<'n>(what: &'static str, names: impl Iterator<Item = &'n str>) -> Resul
     Ok(())
 }
 
+/// The morph layer: layouts derived from the counts, format, blob sizes, finite values.
+fn validate_morph_animation(
+    ma: &super::MorphAnimation,
+    m: &Manifest,
+    bytes: &[u8],
+    limits: &Limits,
+    vertex_count: u64,
+    frame_count: u64,
+) -> Result<()> {
+    let l = &ma.layout;
+    within("morph target count", l.target_count.into(), limits.max_morph_targets.into())?;
+    if l.target_count == 0 {
+        return Err(Error::ZeroCount { what: "morph target count" });
+    }
+    expect_equal("morph target names", l.target_count.into(), ma.target_names.len() as u64)?;
+    expect_equal("morph texture vertex count", vertex_count, l.vertex_count.into())?;
+    let width = vertex_count.min(u64::from(crate::layout::MORPH_TEXTURE_MAX_WIDTH));
+    expect_equal("morph texture width (min(vertex count, 2048))", width, l.width.into())?;
+    let rows = vertex_count.div_ceil(width);
+    expect_equal("morph texture rows per band", rows, l.rows_per_band.into())?;
+    let height = u64::from(l.target_count) * 2 * rows;
+    expect_equal("morph texture height", height, l.height.into())?;
+    within("morph texture height", height, limits.max_texture_dimension.into())?;
+    within("morph texture width", width, limits.max_texture_dimension.into())?;
+    if ma.format != crate::layout::MORPH_TEXEL_FORMAT {
+        return Err(Error::OutOfRange {
+            what: "morph texture format",
+            value: format!("{:?}", ma.format),
+            expected: "Rgba32Float",
+        });
+    }
+    let texel = u64::from(ma.format.bytes_per_texel());
+    let len = product("morph texture bytes", &[width, height, texel], limits)?;
+    check_finite_bytes("morph delta", sized_blob(bytes, m, ma.texture, "morph texture", len)?)?;
+
+    let w = &ma.weights_layout;
+    expect_equal("morph weights target count", l.target_count.into(), w.target_count.into())?;
+    expect_equal("morph weights frame count (frames of all clips)", frame_count, w.frame_count.into())?;
+    if w.frame_count == 0 {
+        return Err(Error::ZeroCount { what: "morph weights frame count" });
+    }
+    let names = Grid { width: "morph weights width", height: "morph weights height" };
+    let needed = product(
+        "morph weights texels",
+        &[frame_count, u64::from(l.target_count.div_ceil(crate::layout::MORPH_WEIGHTS_PER_TEXEL))],
+        limits,
+    )?;
+    let texels = check_grid(&names, w.width, w.height, needed, limits)?;
+    let len = product("morph weights bytes", &[texels, 16], limits)?;
+    check_finite_bytes("morph weight", sized_blob(bytes, m, ma.weights, "morph weights", len)?)
+}
+
+/// Every little-endian `f32` of `data` is finite, else [`Error::NotFinite`].
+fn check_finite_bytes(what: &'static str, data: &[u8]) -> Result<()> {
+    let finite = data.chunks_exact(4).all(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite());
+    if finite { Ok(()) } else { Err(Error::NotFinite { what }) }
+}
+
 /// Everything about the manifest beyond the blob table. Returns the clip row map.
 fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> Result<ClipRowMap> {
     // Counts first, so nothing below loops or multiplies over an absurd count.
@@ -521,24 +594,8 @@ fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> Result<Clip
         }
     }
 
-    if let Some(mt) = &m.morph {
-        let l = &mt.layout;
-        within("morph target count", l.target_count.into(), limits.max_morph_targets.into())?;
-        if l.target_count == 0 {
-            return Err(Error::ZeroCount { what: "morph target count" });
-        }
-        expect_equal("morph target names", l.target_count.into(), mt.target_names.len() as u64)?;
-        unique("morph target", mt.target_names.iter().map(String::as_str))?;
-        expect_equal("morph texture vertex count", vertex_count, l.vertex_count.into())?;
-        let width = vertex_count.min(2048);
-        expect_equal("morph texture width (min(vertex count, 2048))", width, l.width.into())?;
-        let rows = vertex_count.div_ceil(width);
-        expect_equal("morph texture rows per band", rows, l.rows_per_band.into())?;
-        let height = u64::from(l.target_count) * 2 * rows;
-        expect_equal("morph texture height", height, l.height.into())?;
-        within("morph texture height", height, limits.max_texture_dimension.into())?;
-        within("morph texture width", width, limits.max_texture_dimension.into())?;
-        sized_blob(bytes, m, mt.texture, "morph texture", width * height * 8)?;
+    if let Some(ma) = &m.morph_animation {
+        validate_morph_animation(ma, m, bytes, limits, vertex_count, frame_count)?;
     }
 
     match (m.indices, m.lods.is_empty()) {

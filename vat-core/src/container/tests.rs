@@ -7,7 +7,7 @@ use super::*;
 use crate::Error;
 use crate::clip::{ClipMode, ClipRowMap};
 use crate::encoding::{PositionBounds, TexelFormat, VertexFormat};
-use crate::layout::{BoneTextureLayout, MorphTextureLayout, VertexTextureLayout};
+use crate::layout::{BoneTextureLayout, MorphTextureLayout, MorphWeightsLayout, VertexTextureLayout};
 
 /// Deterministic filler bytes (a 32-bit LCG), so blobs are not all zeros and checksums differ.
 fn filler(len: usize, seed: u32) -> Vec<u8> {
@@ -22,6 +22,10 @@ fn filler(len: usize, seed: u32) -> Vec<u8> {
 
 fn u32_bytes(values: impl IntoIterator<Item = u32>) -> Vec<u8> {
     values.into_iter().flat_map(u32::to_le_bytes).collect()
+}
+
+fn f32_bytes(values: impl IntoIterator<Item = f32>) -> Vec<u8> {
+    values.into_iter().flat_map(f32::to_le_bytes).collect()
 }
 
 /// A manifest and its blobs, before layout: corrupt either, then [`assemble`] (which does not
@@ -110,9 +114,12 @@ fn realistic() -> Fixture {
         weights,
     });
 
-    // 24 vertices -> width 24, 1 row per band, 1 target x 2 bands = height 2.
-    let morph = fx.add(filler(24 * 2 * 8, 4));
-    fx.manifest.morph = Some(MorphTargets {
+    // 24 vertices -> width 24, 1 row per band, 1 target x 2 bands = height 2; Rgba32Float deltas.
+    let morph = fx.add(f32_bytes((0..24 * 2 * 4).map(|i| (i as f32 * 0.37).sin() * 0.01)));
+    // 10 frames x 1 texel (targets 0..4) = 10 texels, one row.
+    let morph_weights =
+        fx.add(f32_bytes((0..10 * 4).map(|i| if i % 4 == 0 { i as f32 / 40.0 } else { 0.0 })));
+    fx.manifest.morph_animation = Some(MorphAnimation {
         layout: MorphTextureLayout {
             vertex_count: VERTICES,
             target_count: 1,
@@ -120,8 +127,11 @@ fn realistic() -> Fixture {
             rows_per_band: 1,
             height: 2,
         },
+        format: TexelFormat::Rgba32Float,
         texture: morph,
-        target_names: vec!["smile".into()],
+        weights_layout: MorphWeightsLayout { target_count: 1, frame_count: 10, width: 10, height: 1 },
+        weights: morph_weights,
+        target_names: vec!["face/smile".into()],
     });
 
     // LOD 0: 12 triangles (indices 0..36), LOD 1: 4 triangles (36..48).
@@ -233,7 +243,8 @@ fn realistic_round_trip_keeps_manifest_and_blobs() {
     assert_eq!(asset.bone_texture().unwrap().len(), 32 * 3 * 16);
     assert_eq!(asset.joint_bytes().unwrap().len(), 24 * 4 * 2);
     assert_eq!(asset.weight_bytes().unwrap().len(), 24 * 4 * 4);
-    assert_eq!(asset.morph_texture().unwrap().len(), 24 * 2 * 8);
+    assert_eq!(asset.morph_texture().unwrap().len(), 24 * 2 * 16);
+    assert_eq!(asset.morph_weights().unwrap().len(), 10 * 16);
     assert_eq!(asset.index_bytes().unwrap().len(), 48 * 4);
     assert_eq!(asset.lod_index_bytes(1).unwrap(), &asset.index_bytes().unwrap()[36 * 4..48 * 4]);
     assert!(asset.lod_index_bytes(2).is_none());
@@ -250,7 +261,8 @@ fn minimal_round_trip_and_layout_bytes() {
     let fx = minimal();
     let bytes = fx.write().unwrap();
     assert_eq!(&bytes[..4], b"VAT\0");
-    assert_eq!(u32::from_le_bytes(bytes[4..8].try_into().unwrap()), FORMAT_VERSION);
+    // No morph layer: written as version 1, byte for byte what a version 1 writer wrote.
+    assert_eq!(u32::from_le_bytes(bytes[4..8].try_into().unwrap()), MIN_FORMAT_VERSION);
     let asset = Asset::parse(&bytes).unwrap();
     let entry = asset.manifest().blobs[0];
     // Blob 0 starts at the first 16-byte boundary after the manifest, and the file ends with it.
@@ -260,6 +272,25 @@ fn minimal_round_trip_and_layout_bytes() {
     assert!(asset.manifest().bone_animation.is_none() && asset.bone_texture().is_none());
     assert!(asset.index_bytes().is_none() && asset.lod_index_bytes(0).is_none());
     assert_eq!(asset.vertex_texture(0).unwrap().1, fx.blobs[0].as_slice());
+}
+
+#[test]
+fn files_take_the_oldest_version_that_describes_them_and_both_versions_read() {
+    let with_morph = realistic().write().unwrap();
+    assert_eq!(u32::from_le_bytes(with_morph[4..8].try_into().unwrap()), FORMAT_VERSION_MORPH);
+    assert_eq!(FORMAT_VERSION_MORPH, FORMAT_VERSION);
+    let mut without = realistic();
+    without.manifest.morph_animation = None;
+    let v1 = without.write().unwrap();
+    assert_eq!(u32::from_le_bytes(v1[4..8].try_into().unwrap()), 1);
+    // The same bytes labelled version 2 read too (a version 2 file need not use its new section).
+    let mut v2 = v1.clone();
+    v2[4..8].copy_from_slice(&2u32.to_le_bytes());
+    assert_eq!(Asset::parse(&v2).unwrap().manifest(), Asset::parse(&v1).unwrap().manifest());
+    // The morph layer is a manifest slot that version 1 always left `None`: removing it from a
+    // version 2 file leaves the version 1 encoding of the rest (postcard, same field order).
+    let m = Asset::parse(&with_morph).unwrap().manifest().clone();
+    assert!(m.morph_animation.is_some() && Asset::parse(&v1).unwrap().manifest().morph_animation.is_none());
 }
 
 #[test]
@@ -391,9 +422,9 @@ fn corruption_cases() -> Vec<(String, Vec<u8>, Check)> {
     case!("header only", good[..16].to_vec(), Error::Truncated { section: "manifest", .. });
     case!("inside manifest", good[..m_end - 5].to_vec(), Error::Truncated { section: "manifest", .. });
     case!("at manifest end", good[..m_end].to_vec(), Error::Truncated { section: "blobs", .. });
-    // The material stream (blob 9, 24 bytes) is followed by 8 bytes of padding.
-    let gap_start = (table[9].offset + table[9].length) as usize;
-    assert_eq!(table[10].offset as usize, gap_start + 8, "fixture: padding after blob 9");
+    // The material stream (blob 10, 24 bytes) is followed by 8 bytes of padding.
+    let gap_start = (table[10].offset + table[10].length) as usize;
+    assert_eq!(table[11].offset as usize, gap_start + 8, "fixture: padding after blob 10");
     case!("inside padding", good[..gap_start + 4].to_vec(), Error::Truncated { section: "blobs", .. });
     if table[0].offset as usize > m_end {
         let b = good[..m_end + 1].to_vec();
@@ -419,8 +450,18 @@ fn corruption_cases() -> Vec<(String, Vec<u8>, Check)> {
     b[0] = b'W';
     case!("flipped magic", b, Error::BadMagic { found: [b'W', b'A', b'T', 0] });
     let mut b = good.clone();
-    b[4..8].copy_from_slice(&2u32.to_le_bytes());
-    case!("future version", b, Error::UnsupportedVersion { found: 2, supported: 1 });
+    b[4..8].copy_from_slice(&3u32.to_le_bytes());
+    case!("future version", b, Error::UnsupportedVersion { found: 3, supported: 2 });
+    let mut b = good.clone();
+    b[4..8].copy_from_slice(&0u32.to_le_bytes());
+    case!("version 0", b, Error::UnsupportedVersion { found: 0, supported: 2 });
+    let mut b = good.clone();
+    b[4..8].copy_from_slice(&1u32.to_le_bytes());
+    case!(
+        "morph animation in a version 1 file",
+        b,
+        Error::SectionNeedsVersion { section: "morph animation", version: 1, needed: 2 }
+    );
     let mut b = good.clone();
     b[8..12].copy_from_slice(&(1u32 << 31).to_le_bytes());
     case!("absurd manifest length", b, Error::LimitExceeded { what: "manifest length in bytes", .. });
@@ -556,7 +597,7 @@ fn corruption_cases() -> Vec<(String, Vec<u8>, Check)> {
     );
     case!(
         "index >= vertex count",
-        corrupt(|f| f.blobs[6][4..8].copy_from_slice(&VERTICES.to_le_bytes())),
+        corrupt(|f| f.blobs[7][4..8].copy_from_slice(&VERTICES.to_le_bytes())),
         Error::IndexOutOfRange { what: "vertex index", index: 24, count: 24 }
     );
     case!("LODs without an index blob", corrupt(|f| f.manifest.indices = None), Error::MissingSection { .. });
@@ -634,7 +675,7 @@ fn corruption_cases() -> Vec<(String, Vec<u8>, Check)> {
     case!(
         "capture shorter than the frames",
         corrupt(|f| {
-            f.blobs[10].truncate(9 * 48);
+            f.blobs[11].truncate(9 * 48);
         }),
         Error::BlobSizeMismatch { what: "capture track", .. }
     );
@@ -650,13 +691,91 @@ fn corruption_cases() -> Vec<(String, Vec<u8>, Check)> {
     );
     case!(
         "morph width not min(vertex count, 2048)",
-        corrupt(|f| f.manifest.morph.as_mut().unwrap().layout.width = 12),
+        corrupt(|f| f.manifest.morph_animation.as_mut().unwrap().layout.width = 12),
         Error::ManifestMismatch { what: "morph texture width (min(vertex count, 2048))", .. }
     );
     case!(
+        "morph rows per band not ceil(vertex count / width)",
+        corrupt(|f| f.manifest.morph_animation.as_mut().unwrap().layout.rows_per_band = 2),
+        Error::ManifestMismatch { what: "morph texture rows per band", .. }
+    );
+    case!(
+        "morph height not targets x 2 x rows per band",
+        corrupt(|f| f.manifest.morph_animation.as_mut().unwrap().layout.height = 3),
+        Error::ManifestMismatch { what: "morph texture height", .. }
+    );
+    case!(
+        "morph vertex count differs from the asset's",
+        corrupt(|f| f.manifest.morph_animation.as_mut().unwrap().layout.vertex_count = 23),
+        Error::ManifestMismatch { what: "morph texture vertex count", .. }
+    );
+    case!(
         "morph target names missing",
-        corrupt(|f| f.manifest.morph.as_mut().unwrap().target_names.clear()),
+        corrupt(|f| f.manifest.morph_animation.as_mut().unwrap().target_names.clear()),
         Error::ManifestMismatch { what: "morph target names", .. }
+    );
+    case!(
+        "zero morph targets",
+        corrupt(|f| {
+            let ma = f.manifest.morph_animation.as_mut().unwrap();
+            ma.layout.target_count = 0;
+            ma.target_names.clear();
+        }),
+        Error::ZeroCount { what: "morph target count" }
+    );
+    case!(
+        "more morph targets than the limit",
+        corrupt(|f| f.manifest.morph_animation.as_mut().unwrap().layout.target_count = 1025),
+        Error::LimitExceeded { what: "morph target count", .. }
+    );
+    case!(
+        "morph deltas as binary16",
+        corrupt(|f| f.manifest.morph_animation.as_mut().unwrap().format = TexelFormat::Rgba16Float),
+        Error::OutOfRange { what: "morph texture format", .. }
+    );
+    case!(
+        "morph texture one texel short",
+        corrupt(|f| {
+            f.blobs[5].truncate(24 * 2 * 16 - 16);
+        }),
+        Error::BlobSizeMismatch { what: "morph texture", .. }
+    );
+    case!(
+        "morph delta NaN",
+        corrupt(|f| f.blobs[5][20..24].copy_from_slice(&f32::NAN.to_le_bytes())),
+        Error::NotFinite { what: "morph delta" }
+    );
+    case!(
+        "morph weights for another target count",
+        corrupt(|f| f.manifest.morph_animation.as_mut().unwrap().weights_layout.target_count = 2),
+        Error::ManifestMismatch { what: "morph weights target count", .. }
+    );
+    case!(
+        "morph weights for another frame count",
+        corrupt(|f| f.manifest.morph_animation.as_mut().unwrap().weights_layout.frame_count = 9),
+        Error::ManifestMismatch { what: "morph weights frame count (frames of all clips)", .. }
+    );
+    case!(
+        "morph weights height not ceil(texels / width)",
+        corrupt(|f| f.manifest.morph_animation.as_mut().unwrap().weights_layout.width = 5),
+        Error::ManifestMismatch { what: "morph weights height", .. }
+    );
+    case!(
+        "morph weights blob short",
+        corrupt(|f| {
+            f.blobs[6].truncate(9 * 16);
+        }),
+        Error::BlobSizeMismatch { what: "morph weights", .. }
+    );
+    case!(
+        "morph weight infinite",
+        corrupt(|f| f.blobs[6][16..20].copy_from_slice(&f32::INFINITY.to_le_bytes())),
+        Error::NotFinite { what: "morph weight" }
+    );
+    case!(
+        "morph weights blob id out of range",
+        corrupt(|f| f.manifest.morph_animation.as_mut().unwrap().weights = BlobId(99)),
+        Error::BlobIdOutOfRange { .. }
     );
     cases
 }

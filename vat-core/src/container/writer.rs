@@ -9,7 +9,7 @@ use crate::{Error, Result};
 
 use super::manifest::{BlobEntry, BlobId, Manifest};
 use super::reader::{Asset, Limits};
-use super::{FORMAT_VERSION, HEADER_LEN, MAGIC, align_up};
+use super::{HEADER_LEN, MAGIC, align_up};
 
 /// Collects blobs, then lays them out with a manifest into one `.vat` file image.
 ///
@@ -151,7 +151,7 @@ fn header_and_manifest<B: AsRef<[u8]>>(mut manifest: Manifest, blobs: &[B]) -> R
     })?;
     let mut out = Vec::with_capacity(HEADER_LEN as usize + encoded.len());
     out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&manifest.format_version().to_le_bytes());
     out.extend_from_slice(&encoded_len.to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(&encoded).to_le_bytes());
     out.extend_from_slice(&encoded);

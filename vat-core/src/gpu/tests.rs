@@ -133,6 +133,10 @@ fn rust_structs() -> Vec<RustStruct> {
             bone_texture_width,
             influences,
             attachment_vertex_count,
+            morph_target_count,
+            morph_texture_width,
+            morph_rows_per_band,
+            morph_weights_width,
             _pad,
         }),
         rust_struct!(ClipRecord { first_frame, frame_count, flags, fps, duration, stride, _pad }),
@@ -358,9 +362,9 @@ fn binding_check_catches_a_wrong_access_kind_or_number() {
     table[texture].kind =
         BindingKind::Texture { sample_type: TextureSampleType::Float { filterable: false } };
     let asset = table.iter().position(|b| b.name == "asset").unwrap();
-    table[asset].binding = 9;
+    table[asset].binding = 15;
     let problems = check_bindings(&module, &table);
-    // read_only, sample type, and "asset" both missing from the table at 1/2 and undeclared at 1/9
+    // read_only, sample type, and "asset" both missing from the table at 1/2 and undeclared at 1/15
     assert_eq!(problems.len(), 4, "{problems:?}");
 }
 

@@ -99,7 +99,7 @@ struct FrameUniforms {
     ground_half_extent: f32,
 }
 
-// Per-asset constants. Twin of vat_core::gpu::AssetConstants (80 bytes).
+// Per-asset constants. Twin of vat_core::gpu::AssetConstants (96 bytes).
 struct AssetConstants {
     // Lowest corner of the bake's bounding box, metres, object space.
     bounds_min: vec3<f32>,
@@ -126,6 +126,14 @@ struct AssetConstants {
     influences: u32,
     // Vertices of all socket attachments together (0 without attachments).
     attachment_vertex_count: u32,
+    // Morph targets of the live morph layer (0 without one: bone mode adds no deltas).
+    morph_target_count: u32,
+    // Width of the morph delta texture, min(vertex_count, 2048) (0 without a morph layer).
+    morph_texture_width: u32,
+    // Rows per band of the morph delta texture, ceil(vertex_count / morph_texture_width) (0 without).
+    morph_rows_per_band: u32,
+    // Width of the morph weights texture in texels (0 without a morph layer).
+    morph_weights_width: u32,
     _pad: u32,
 }
 
@@ -251,6 +259,14 @@ struct DecodedVertex {
 @group(1) @binding(7) var<storage, read> attachment_vertices: array<AttachmentVertex>;
 // Capture tracks of the sockets' bones: per frame 3 rows (vec4) of the bone-to-object 3x4 affine.
 @group(1) @binding(8) var<storage, read> captures: array<vec4<f32>>;
+// Morph delta texture (bone mode's live morph layer): Rgba32Float, tiled, bands target0 position,
+// target0 normal, target1 position, ...; vertex v of band b at (v % morph_texture_width,
+// b * morph_rows_per_band + v / morph_texture_width); xyz = bind-space delta. 1x1 zero without one.
+@group(1) @binding(9) var morph_texture: texture_2d<f32>;
+// Morph weights track: Rgba32Float, the weights of targets 4g..4g+3 at global frame f in texel
+// i = f * ceil(morph_target_count / 4) + g at (i % morph_weights_width, i / morph_weights_width).
+// 1x1 zero without a morph layer.
+@group(1) @binding(10) var morph_weights: texture_2d<f32>;
 
 // Group 2: per crowd.
 @group(2) @binding(0) var<storage, read> instances: array<InstanceRecord>;
@@ -558,14 +574,22 @@ fn vat_bone_row(frame_index: u32, bone: u32, row: u32) -> vec4<f32> {
     return textureLoad(bone_texture, vec2<i32>(i32(t % width), i32(t / width)), 0);
 }
 
-// The skinning matrix of `vertex` at one clip and time: sum over influences k (weight w_k != 0) and
-// sampled frames f (weight != 0) of w_k * w_f * M(joint_k, f). Linear in the bone matrices, so at
-// linear interpolation the position equals the lerp of the two frames' skinned positions.
-fn vat_skin_clip(clip_index: u32, phase_offset: f32, time: f32, rate: f32, vertex: u32) -> Affine {
+// The frames a clip samples at `time`, as absolute frame indices of the bone texture and the morph
+// weights track (first_frame added), with their weights: vat_frame_sample of the clip's phase. An
+// index past the clip table reads its last clip.
+fn vat_clip_frames(clip_index: u32, phase_offset: f32, time: f32, rate: f32) -> FrameSample {
     let clip = clips[min(clip_index, arrayLength(&clips) - 1u)];
     let looping = (clip.flags & CLIP_FLAG_LOOPING) != 0u;
     let phase = vat_phase(phase_offset, time, rate, looping);
     let s = vat_frame_sample(phase, clip.frame_count, looping);
+    return FrameSample(s.frames + vec4<u32>(clip.first_frame), s.weights);
+}
+
+// The skinning matrix of `vertex` at the sampled frames `s` (from vat_clip_frames): sum over
+// influences k (weight w_k != 0) and sampled frames f (weight != 0) of w_k * w_f * M(joint_k, f).
+// Linear in the bone matrices, so at linear interpolation the position equals the lerp of the two
+// frames' skinned positions.
+fn vat_skin_clip(s: FrameSample, vertex: u32) -> Affine {
     var m = Affine(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
     for (var k = 0u; k < INFLUENCES; k++) {
         let slot = vertex * INFLUENCES + k;
@@ -579,7 +603,7 @@ fn vat_skin_clip(clip_index: u32, phase_offset: f32, time: f32, rate: f32, verte
             if wf == 0.0 {
                 continue;
             }
-            let frame_index = clip.first_frame + s.frames[f];
+            let frame_index = s.frames[f];
             let b = Affine(
                 vat_bone_row(frame_index, joint, 0u),
                 vat_bone_row(frame_index, joint, 1u),
@@ -591,22 +615,80 @@ fn vat_skin_clip(clip_index: u32, phase_offset: f32, time: f32, rate: f32, verte
     return m;
 }
 
-// The skinning matrix of a vertex of an instance at `time`: clip A, cross-faded to clip B's matrix
-// while a fade runs.
-fn vat_skin_matrix(inst: InstanceRecord, vertex: u32, time: f32) -> Affine {
-    var m = vat_skin_clip(inst.clip_a, inst.phase_offset_a, time, inst.rate_a, vertex);
-    let w = vat_instance_fade_weight(inst, time);
-    if w > 0.0 {
-        let b = vat_skin_clip(inst.clip_b & CLIP_INDEX_MASK, inst.phase_offset_b, time, inst.rate_b, vertex);
-        m = vat_affine_add(vat_affine_scale(m, 1.0 - w), b, w);
-    }
-    return m;
+// The weights of morph targets 4g..4g+3 at absolute frame `frame_index` of the weights track.
+fn vat_morph_weight_texel(frame_index: u32, group: u32) -> vec4<f32> {
+    let t = frame_index * ((asset.morph_target_count + 3u) / 4u) + group;
+    let width = max(asset.morph_weights_width, 1u);
+    return textureLoad(morph_weights, vec2<i32>(i32(t % width), i32(t / width)), 0);
 }
 
-// Bone mode: skins vertex `vertex`'s rest pose and applies the instance transform.
+// The weights of morph targets 4g..4g+3 at the sampled frames `s`, blended like the bone matrices:
+// sum over sampled frames f (weight != 0) of w_f * W(f).
+fn vat_morph_clip_weights(s: FrameSample, group: u32) -> vec4<f32> {
+    var w = vec4<f32>(0.0);
+    for (var f = 0u; f < 4u; f++) {
+        let wf = s.weights[f];
+        if wf == 0.0 {
+            continue;
+        }
+        w = w + wf * vat_morph_weight_texel(s.frames[f], group);
+    }
+    return w;
+}
+
+// A rest position and (unnormalised) normal with the morph deltas added.
+struct MorphedRest {
+    position: vec3<f32>,
+    normal: vec3<f32>,
+}
+
+// The live morph layer: adds w_t * delta_t of every morph target t (in target order) whose blended
+// weight w_t is not 0 to the rest position and normal of `vertex`, as vat_bake::skin adds them before
+// skinning. w_t is blended like the bone matrices: the sampled frames of clip A (`sa`), cross-faded
+// with clip B's (`sb`) by `fade` (> 0 only while a fade runs). Every target is visited (no cap); a
+// target of weight 0 costs its weight fetches only.
+fn vat_morph_rest(sa: FrameSample, sb: FrameSample, fade: f32, vertex: u32, rest: RestVertex) -> MorphedRest {
+    var p = rest.position;
+    var n = rest.normal;
+    let count = asset.morph_target_count;
+    let width = max(asset.morph_texture_width, 1u);
+    let x = i32(vertex % width);
+    let row = vertex / width;
+    let rows = asset.morph_rows_per_band;
+    for (var g = 0u; g * 4u < count; g++) {
+        var w = vat_morph_clip_weights(sa, g);
+        if fade > 0.0 {
+            w = (1.0 - fade) * w + fade * vat_morph_clip_weights(sb, g);
+        }
+        for (var c = 0u; c < 4u && g * 4u + c < count; c++) {
+            let wt = w[c];
+            if wt == 0.0 {
+                continue;
+            }
+            let t = g * 4u + c;
+            let dp = textureLoad(morph_texture, vec2<i32>(x, i32(2u * t * rows + row)), 0).xyz;
+            let dn = textureLoad(morph_texture, vec2<i32>(x, i32((2u * t + 1u) * rows + row)), 0).xyz;
+            p = p + dp * wt;
+            n = n + dn * wt;
+        }
+    }
+    return MorphedRest(p, n);
+}
+
+// Bone mode: vertex `vertex` of an instance at `time`. The skinning matrix of clip A's sampled
+// frames, cross-faded to clip B's matrix while a fade runs (m = (1 - w) * m_a + w * m_b); the rest
+// pose with the live morph layer blended in by the same frames and weights; then skinning and the
+// instance transform.
 fn vat_skin_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> DecodedVertex {
-    let m = vat_skin_matrix(inst, vertex, time);
-    let rest = rest_vertices[vertex];
+    let sa = vat_clip_frames(inst.clip_a, inst.phase_offset_a, time, inst.rate_a);
+    let w = vat_instance_fade_weight(inst, time);
+    var sb = sa;
+    var m = vat_skin_clip(sa, vertex);
+    if w > 0.0 {
+        sb = vat_clip_frames(inst.clip_b & CLIP_INDEX_MASK, inst.phase_offset_b, time, inst.rate_b);
+        m = vat_affine_add(vat_affine_scale(m, 1.0 - w), vat_skin_clip(sb, vertex), w);
+    }
+    let rest = vat_morph_rest(sa, sb, w, vertex, rest_vertices[vertex]);
     return vat_to_world(inst, vat_affine_point(m, rest.position), vat_affine_normal(m, rest.normal));
 }
 
