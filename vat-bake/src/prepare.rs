@@ -523,7 +523,7 @@ fn plan_clips(rig: &Rig, options: &BakeOptions) -> Result<ClipPlan> {
         if !duration.is_finite() {
             return Err(invalid_input(part(), format!("duration {duration} s is not finite")));
         }
-        let named = |list: &[String]| list.iter().any(|n| *n == clip.name);
+        let named = |list: &[String]| list.contains(&clip.name);
         let (looping, decision) = if duration == 0.0 {
             (!named(&options.one_shot), LoopDecision::Pose)
         } else if named(&options.looping) {

@@ -152,7 +152,7 @@ pub fn small_skinned_glb() -> Vec<u8> {
         let uri = buffer["uri"].as_str().unwrap_or_default();
         let data = uri.split_once("base64,").map(|(_, d)| d).unwrap_or_default();
         let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap_or_default();
-        while bin.len() % 4 != 0 {
+        while !bin.len().is_multiple_of(4) {
             bin.push(0);
         }
         starts.push(bin.len());
@@ -167,10 +167,10 @@ pub fn small_skinned_glb() -> Vec<u8> {
     }
     json["buffers"] = json!([{ "byteLength": bin.len() }]);
     let mut text = serde_json::to_vec(&json).unwrap_or_default();
-    while text.len() % 4 != 0 {
+    while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
-    while bin.len() % 4 != 0 {
+    while !bin.len().is_multiple_of(4) {
         bin.push(0);
     }
     let total = 12 + 8 + text.len() + 8 + bin.len();

@@ -236,10 +236,11 @@ pub fn exact_frame_offset(clip: &Clip, k: u32) -> Option<f32> {
     (selected == k && k < clip.frame_count.max(1)).then_some(offset)
 }
 
-/// Largest per-axis difference and Euclidean distance, metres.
+/// Per-axis difference and squared Euclidean distance, metres (m²): the square root is taken once,
+/// of the largest, not per vertex.
 fn position_errors(decoded: [f32; 3], fresh: [f32; 3]) -> ([f64; 3], f64) {
     let d: [f64; 3] = std::array::from_fn(|a| (f64::from(decoded[a]) - f64::from(fresh[a])).abs());
-    (d, (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt())
+    (d, d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
 }
 
 /// Angle between two non-zero vectors, radians: `atan2(|a x b|, a . b)` in f64 (accurate for tiny
@@ -267,7 +268,8 @@ fn angle(a: [f32; 3], b: [f32; 3]) -> f64 {
 struct FrameErrors {
     max_axis: f64,
     sum_axis: f64,
-    max_euclid: f64,
+    /// Largest squared Euclidean distance, m².
+    max_euclid_sq: f64,
     max_normal: f64,
     sum_normal: f64,
     max_tangent: f64,
@@ -409,7 +411,7 @@ fn compare_frame(ctx: &Context<'_>, probe: Probe, fresh: Fresh<'_>) -> Result<Fr
     };
     let mut e = FrameErrors::default();
     for v in 0..n {
-        let (axes, euclid) = position_errors(decoded_p[v], positions[v]);
+        let (axes, euclid_sq) = position_errors(decoded_p[v], positions[v]);
         let axis = axes[0].max(axes[1]).max(axes[2]);
         let normal = angle(decoded_n[v], normals[v]);
         // NaN errors fail too.
@@ -441,7 +443,7 @@ fn compare_frame(ctx: &Context<'_>, probe: Probe, fresh: Fresh<'_>) -> Result<Fr
         }
         e.max_axis = e.max_axis.max(axis);
         e.sum_axis += axis;
-        e.max_euclid = e.max_euclid.max(euclid);
+        e.max_euclid_sq = e.max_euclid_sq.max(euclid_sq);
         e.max_normal = e.max_normal.max(normal);
         e.sum_normal += normal;
         e.failed += u64::from(bad);
@@ -481,7 +483,7 @@ fn baked_set_for(asset: &Asset<'_>, rig: &Rig) -> Result<VertexSet> {
 
 /// Frames skinned and compared at a time: bounds verification's memory by a few frames of fresh
 /// skinning whatever the clip length.
-const FRAME_BLOCK: usize = 16;
+const FRAME_BLOCK: usize = 48;
 
 /// Verifies `asset` against fresh skinning of `rig`, its source (see the module docs), with
 /// default [`VerifyOptions`]. Sample times and formats come from the asset itself, so no bake
@@ -825,7 +827,7 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
         format: format!("{format:?}"),
         position_max_error_mm: frames_total.max_axis * mm,
         position_mean_error_mm: mean(frames_total.sum_axis, vertex_frames) * mm,
-        position_max_euclidean_error_mm: frames_total.max_euclid * mm,
+        position_max_euclidean_error_mm: frames_total.max_euclid_sq.sqrt() * mm,
         normal_max_error_deg: frames_total.max_normal.to_degrees(),
         normal_mean_error_deg: mean(frames_total.sum_normal, vertex_frames).to_degrees(),
         quantum_mm,
@@ -922,7 +924,7 @@ fn verify_captures(asset: &Asset<'_>, rig: &Rig) -> Result<Option<(f64, f64)>> {
 fn accumulate(total: &mut FrameErrors, e: &FrameErrors) {
     total.max_axis = total.max_axis.max(e.max_axis);
     total.sum_axis += e.sum_axis;
-    total.max_euclid = total.max_euclid.max(e.max_euclid);
+    total.max_euclid_sq = total.max_euclid_sq.max(e.max_euclid_sq);
     total.max_normal = total.max_normal.max(e.max_normal);
     total.sum_normal += e.sum_normal;
     total.max_tangent = total.max_tangent.max(e.max_tangent);

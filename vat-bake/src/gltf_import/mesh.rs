@@ -218,7 +218,7 @@ where
 {
     let prim = src.primitive;
     let part = src.part;
-    let mut sets: Vec<(Vec<[u16; 4]>, Vec<[f32; 4]>)> = Vec::new();
+    let mut sets: Vec<InfluenceSet> = Vec::new();
     for set in 0u32.. {
         let (j_name, w_name) = (format!("JOINTS_{set}"), format!("WEIGHTS_{set}"));
         let (j_acc, w_acc) = match (prim.get(&Semantic::Joints(set)), prim.get(&Semantic::Weights(set))) {
@@ -315,6 +315,9 @@ where
     }
     Ok(Influences { count: MAX_INFLUENCES, joints, weights, full: reduced.then_some(full) })
 }
+
+/// One `JOINTS_n` / `WEIGHTS_n` pair, per vertex.
+type InfluenceSet = (Vec<[u16; 4]>, Vec<[f32; 4]>);
 
 /// The influences of one skinned primitive (see [`influences`]).
 struct Influences {
