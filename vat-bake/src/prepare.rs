@@ -129,7 +129,9 @@ impl Default for BakeOptions {
 
 /// The bytes the dominant allocations of a bake of `rig` with `options` and `total_frames` frames in
 /// all need at once, in `u64` (saturating): the vertex textures (and tangent texture) laid out in the
-/// layout [`prepare`] would use, twice (the textures, then the `.vat` bytes that hold them); the bone
+/// layout [`prepare`] would use, twice (the textures, then the `.vat` bytes read back for
+/// verification); the live morph layer when baked; verification's block of fresh frames; a
+/// process baseline ([`PROCESS_BASELINE_BYTES`]); the bone
 /// texture likewise when baked, with one bone per rig node (an upper bound); the per-frame skinning
 /// matrices (64 bytes per node per frame, twice when the global matrices are kept); and the
 /// vertex set (128 bytes per vertex). `None` when the texture does not fit `options.max_texture_dim`
@@ -152,8 +154,31 @@ pub fn estimate_bake_bytes(rig: &Rig, options: &BakeOptions, total_frames: u32) 
     }
     let kept = if options.bones || !options.captures.is_empty() || !rig.sockets.is_empty() { 2 } else { 1 };
     bytes = bytes.saturating_add(nodes.saturating_mul(64).saturating_mul(frames).saturating_mul(kept));
-    Some(bytes.saturating_add(u64::from(vertices).saturating_mul(128)))
+    // The live morph layer (bone mode): an Rgba32Float delta texel per vertex per target per band
+    // (position, normal), and the weights track.
+    let targets: u64 = rig
+        .meshes
+        .iter()
+        .filter(|m| m.role == crate::rig::MeshRole::Body)
+        .map(|m| m.morph_targets.len() as u64)
+        .sum();
+    if options.bones && targets > 0 {
+        let deltas = u64::from(vertices).saturating_mul(targets).saturating_mul(2 * 16);
+        bytes = bytes.saturating_add(deltas.saturating_add(targets.saturating_mul(frames).saturating_mul(4)));
+    }
+    // Verification's working set: a block of fresh frames (positions, normals, tangents; twice when
+    // influences were reduced) and one decoded frame per thread.
+    let reduced = rig.meshes.iter().any(|m| m.full_influences.is_some());
+    let block =
+        crate::verify::block_bytes_per_vertex(options.tangents, reduced).saturating_mul(u64::from(vertices));
+    bytes = bytes.saturating_add(block);
+    Some(bytes.saturating_add(u64::from(vertices).saturating_mul(128)).saturating_add(PROCESS_BASELINE_BYTES))
 }
+
+/// What a baking process holds besides the bake's own allocations, counted once in
+/// [`estimate_bake_bytes`]: code and libraries mapped in, the runtime, the thread pool's stacks and
+/// the allocator's slack (measured: about 10 MiB resident for `vat bake` of a small file).
+pub const PROCESS_BASELINE_BYTES: u64 = 16 << 20;
 
 /// Refuses a bake whose [`estimate_bake_bytes`] exceeds `options.max_memory`, with the numbers.
 fn check_memory_budget(rig: &Rig, options: &BakeOptions, total_frames: u32) -> Result<()> {

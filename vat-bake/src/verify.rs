@@ -485,6 +485,14 @@ fn baked_set_for(asset: &Asset<'_>, rig: &Rig) -> Result<VertexSet> {
 /// skinning whatever the clip length.
 const FRAME_BLOCK: usize = 48;
 
+/// Bytes per vertex that verification holds for one block of frames: fresh positions and normals
+/// (24 bytes a vertex-frame, 40 with tangents), twice when influences were reduced, plus a decoded
+/// frame (24 bytes) per thread for two threads; counted by [`crate::prepare::estimate_bake_bytes`].
+pub(crate) fn block_bytes_per_vertex(tangents: bool, reduced: bool) -> u64 {
+    let fresh = if tangents { 40 } else { 24 };
+    FRAME_BLOCK as u64 * fresh * if reduced { 2 } else { 1 } + 2 * 24
+}
+
 /// Verifies `asset` against fresh skinning of `rig`, its source (see the module docs), with
 /// default [`VerifyOptions`]. Sample times and formats come from the asset itself, so no bake
 /// options are needed.

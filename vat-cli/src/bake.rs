@@ -316,8 +316,31 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     for w in s.warnings.iter().chain(&report.warnings) {
         writeln!(out, "  warning: {w}")?;
     }
-    writeln!(out, "  {:.1} ms in all", started.elapsed().as_secs_f64() * 1e3)?;
+    match peak_rss_bytes() {
+        Some(peak) => {
+            writeln!(
+                out,
+                "  {:.1} ms in all; peak memory {:.1} MiB of the {:.1} MiB budget (--max-memory)",
+                started.elapsed().as_secs_f64() * 1e3,
+                peak as f64 / 1_048_576.0,
+                args.max_memory as f64 / 1_048_576.0
+            )?;
+            if peak > args.max_memory {
+                writeln!(out, "  warning: the process's peak memory exceeded --max-memory")?;
+            }
+        }
+        None => writeln!(out, "  {:.1} ms in all", started.elapsed().as_secs_f64() * 1e3)?,
+    }
     Ok(())
+}
+
+/// The process's peak resident set size in bytes (Linux: `VmHWM` of `/proc/self/status`); `None`
+/// where it cannot be read.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.trim_start_matches("VmHWM:").trim().trim_end_matches("kB").trim().parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 /// Whether `a` and `b` are the same file (both exist and share device and inode), or the same

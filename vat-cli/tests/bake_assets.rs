@@ -1,0 +1,118 @@
+//! `vat bake` on assets a user brings: the memory budget holds the real peak of the process, the
+//! looping choices and what was left out are printed, `--help` says it, misuse is refused.
+
+// Integration tests report failure by panicking.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use vat_bake::testdata::{LargeRigShape, large_rig};
+
+fn vat(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vat")).args(args).output().unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vat-cli-assets-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn text(out: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// `peak memory X MiB` from bake's summary, in bytes.
+fn printed_peak(stdout: &str) -> f64 {
+    let at = stdout.find("peak memory ").expect("bake prints its peak memory") + "peak memory ".len();
+    let mib: f64 = stdout[at..].split_whitespace().next().unwrap().parse().unwrap();
+    mib * 1_048_576.0
+}
+
+#[test]
+fn max_memory_bounds_the_peak_of_the_process() {
+    let dir = scratch("memory");
+    // 60 primitives of 12 x 12 (8,640 vertices), 18 joints, 240 frames: 16.6 MB of Packed64 texture.
+    let shape = LargeRigShape { primitives: 60, grid: 12, joints: 18, frames: 240 };
+    let glb = dir.join("large.glb");
+    vat_bake::export::write_glb(&large_rig(shape), &glb).unwrap();
+    let out = dir.join("large.vat");
+    // The tightest budget (in 8 MiB steps) the bake accepts: the process's real peak stays under it.
+    let mut accepted = None;
+    for mib in (16..=256u64).step_by(8) {
+        let budget = format!("{mib}M");
+        let bake = vat(&["bake", s(&glb), "--out", s(&out), "--max-memory", &budget, "--lods", "2"]);
+        let (stdout, stderr) = text(&bake);
+        if !bake.status.success() {
+            assert!(stderr.contains("memory budget"), "{budget}: {stderr}");
+            assert!(!out.exists(), "a refused bake writes nothing");
+            continue;
+        }
+        let peak = printed_peak(&stdout);
+        println!("tightest accepted budget {mib} MiB: peak {:.1} MiB", peak / 1_048_576.0);
+        assert!(peak <= (mib << 20) as f64, "{stdout}");
+        assert!(!stdout.contains("exceeded"), "{stdout}");
+        accepted = Some(mib);
+        break;
+    }
+    assert!(accepted.is_some(), "no budget up to 256 MiB accepted the bake");
+    // The texture alone is more than this budget: refused before allocating, nothing written.
+    let small = dir.join("small.vat");
+    let refused = vat(&["bake", s(&glb), "--out", s(&small), "--max-memory", "12M"]);
+    let (_, stderr) = text(&refused);
+    assert!(!refused.status.success());
+    assert!(stderr.contains("memory budget") || stderr.contains("--max-memory"), "{stderr}");
+    assert!(!small.exists());
+}
+
+#[test]
+fn bake_prints_what_it_baked_and_how_each_clip_plays() {
+    let dir = scratch("clips");
+    let glb = dir.join("small.glb");
+    std::fs::write(&glb, vat_bake::testdata::small_skinned_glb()).unwrap();
+    let out = dir.join("small.vat");
+    let bake = vat(&["bake", s(&glb), "--out", s(&out)]);
+    let (stdout, stderr) = text(&bake);
+    assert!(bake.status.success(), "{stderr}");
+    assert!(stdout.contains("1 skinned + 0 rigid meshes"), "{stdout}");
+    assert!(stdout.contains("24 of 24 scene vertices"), "{stdout}");
+    assert!(stdout.contains("clip \"sway\" loops (its last pose is 0.000 mm from its first"), "{stdout}");
+    assert!(stdout.contains("verified vat:") && stdout.contains("PASSED"), "{stdout}");
+    // --once overrides the seam; the clip then stores its end pose too.
+    let once = vat(&["bake", s(&glb), "--out", s(&out), "--once", "sway"]);
+    let (stdout, stderr) = text(&once);
+    assert!(once.status.success(), "{stderr}");
+    assert!(stdout.contains("clip \"sway\" plays once (chosen with --loop/--once)"), "{stdout}");
+    let unknown = vat(&["bake", s(&glb), "--out", s(&out), "--loop", "dance"]);
+    assert!(!unknown.status.success());
+    assert!(text(&unknown).1.contains("--loop"), "{}", text(&unknown).1);
+}
+
+#[test]
+fn bake_refuses_to_overwrite_its_input() {
+    let dir = scratch("overwrite");
+    let glb = dir.join("small.glb");
+    let bytes = vat_bake::testdata::small_skinned_glb();
+    std::fs::write(&glb, &bytes).unwrap();
+    let bake = vat(&["bake", s(&glb), "--out", s(&glb)]);
+    assert!(!bake.status.success());
+    assert!(text(&bake).1.contains("--out names the input file"), "{}", text(&bake).1);
+    assert_eq!(std::fs::read(&glb).unwrap(), bytes, "the input is untouched");
+}
+
+#[test]
+fn bake_help_describes_the_choices() {
+    let help = vat(&["bake", "--help"]);
+    let (stdout, _) = text(&help);
+    for flag in ["--loop", "--once", "--accept-influence-loss", "--clips", "--skin", "--max-memory", "--lods"]
+    {
+        assert!(stdout.contains(flag), "bake --help lacks {flag}:\n{stdout}");
+    }
+    assert!(stdout.contains("its last pose returns to its first"), "{stdout}");
+}
