@@ -6,7 +6,7 @@
 
 use criterion::{Criterion, criterion_main};
 use vat_bake::prepare::{BakeOptions, prepare};
-use vat_bake::procgen;
+use vat_bake::{procgen, testdata, verify};
 
 fn bake(c: &mut Criterion) {
     let rig = procgen::humanoid();
@@ -21,6 +21,22 @@ fn bake(c: &mut Criterion) {
         b.iter(|| prepare(&rig, &options).expect("bake"))
     });
     group.bench_function("procgen_humanoid", |b| b.iter(procgen::humanoid));
+    group.finish();
+
+    // The large asset of a real export (34,560 vertices, 60 primitives, 18 joints, one 35 s clip of
+    // 1,050 frames at 30 fps), all threads: the bake itself, and its verification against fresh
+    // skinning at every baked frame (what `vat bake` runs before it names the file).
+    let large = testdata::large_rig(testdata::LargeRigShape::ISSUE);
+    let options = BakeOptions::default();
+    let mut group = c.benchmark_group("bake_large");
+    group.sample_size(10);
+    group.bench_function("large_35k_60prims_1050f", |b| b.iter(|| prepare(&large, &options).expect("bake")));
+    let bytes = prepare(&large, &options).expect("bake").to_vat_bytes().expect("bytes");
+    let asset = vat_core::container::Asset::parse(&bytes).expect("parse");
+    let checks = verify::VerifyOptions { mid_frames: false, ..verify::VerifyOptions::default() };
+    group.bench_function("large_35k_60prims_1050f_verify", |b| {
+        b.iter(|| verify::verify_with(&asset, &large, &checks).expect("verify"))
+    });
     group.finish();
 }
 
