@@ -674,8 +674,10 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
             // Frame-to-frame motion, in parallel within the block; only the block's last frame is
             // kept for the next block (and the clip's first, for the seam).
             let frame = |f: usize| &positions[f * n..(f + 1) * n];
-            let steps: Vec<f64> =
-                (1..samples.len()).into_par_iter().map(|f| max_axis_distance(frame(f - 1), frame(f))).collect();
+            let steps: Vec<f64> = (1..samples.len())
+                .into_par_iter()
+                .map(|f| max_axis_distance(frame(f - 1), frame(f)))
+                .collect();
             max_step = steps.into_iter().fold(max_step, f64::max);
             if let Some(prev) = &previous {
                 max_step = max_step.max(max_axis_distance(prev, frame(0)));
