@@ -764,15 +764,30 @@ pub fn skin_frames_into(
             let mut sink = ArraySink { positions: p, normals: Some(nrm), tangents: t };
             skin_into(set, &plan, &pose.bones, &pose.morph_weights, &mut sink);
         };
+    for_each_frame(samples, n, positions, normals, tangents, frame);
+    Ok(())
+}
+
+/// Calls `f(sample, positions, normals, tangents)` for each sample and its frame's part of the
+/// frame-major arrays (`n` entries each), in parallel over frames.
+fn for_each_frame<F>(
+    samples: &[(usize, f32)],
+    n: usize,
+    positions: &mut [[f32; 3]],
+    normals: &mut [[f32; 3]],
+    tangents: Option<&mut [[f32; 4]]>,
+    f: F,
+) where
+    F: Fn((usize, f32), &mut [[f32; 3]], &mut [[f32; 3]], Option<&mut [[f32; 4]]>) + Sync,
+{
     let pn = positions.par_chunks_mut(n).zip(normals.par_chunks_mut(n));
     match tangents {
         Some(t) => pn
             .zip(t.par_chunks_mut(n))
             .zip(samples.par_iter())
-            .for_each(|(((p, nrm), t), &s)| frame(s, p, nrm, Some(t))),
-        None => pn.zip(samples.par_iter()).for_each(|((p, nrm), &s)| frame(s, p, nrm, None)),
+            .for_each(|(((p, nrm), t), &s)| f(s, p, nrm, Some(t))),
+        None => pn.zip(samples.par_iter()).for_each(|((p, nrm), &s)| f(s, p, nrm, None)),
     }
-    Ok(())
 }
 
 /// [`skin_frames_into`], then the vertices of [`VertexSet::full_influences`] skinned again with
@@ -847,14 +862,7 @@ pub fn skin_frames_into_full(
                 }
             }
         };
-    let pn = positions.par_chunks_mut(n).zip(normals.par_chunks_mut(n));
-    match tangents {
-        Some(t) => pn
-            .zip(t.par_chunks_mut(n))
-            .zip(samples.par_iter())
-            .for_each(|(((p, nrm), t), &s)| fix(s, p, nrm, Some(t))),
-        None => pn.zip(samples.par_iter()).for_each(|((p, nrm), &s)| fix(s, p, nrm, None)),
-    }
+    for_each_frame(samples, n, positions, normals, tangents, fix);
     Ok(())
 }
 
