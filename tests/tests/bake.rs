@@ -4,7 +4,7 @@
 // Integration tests report failure by panicking; helpers below unwrap for the same reason.
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use vat_bake::gltf_import::{ImportOptions, import_file, import_slice};
 use vat_bake::prepare::{BakeOptions, PreparedBake, prepare};

@@ -19,7 +19,7 @@
 //!    per-frame tangent frames, and always the sockets, capture tracks, attachments, LODs
 //!    and rest-pose vertex streams.
 //!
-//! [`PreparedBake::to_vat_bytes`] lays the result out with [`ContainerWriter`];
+//! [`PreparedBake::to_vat_bytes`] lays the result out with [`vat_core::container::container_bytes`];
 //! [`PreparedBake::write`] writes it atomically. Byte-identical blobs are stored once. Identical
 //! inputs give identical bytes, whatever the number of threads.
 

@@ -96,7 +96,8 @@ pub(crate) struct BakeArgs {
     /// Largest texture width or height the target device supports.
     #[arg(long, default_value_t = 16384)]
     max_texture_dim: u32,
-    /// Which skin of the glTF to bake (index).
+    /// Bake only this skin of the glTF (index). Without it, every skin a mesh of the scene uses is
+    /// baked on one union skeleton; with it, the meshes of the other skins are left out (each said).
     #[arg(long)]
     skin: Option<usize>,
     /// Quantise normals to the best of the four neighbouring octahedral codes (a third smaller worst-case
@@ -106,8 +107,9 @@ pub(crate) struct BakeArgs {
     /// Capture per-frame transforms of these bones (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     capture: Option<Vec<String>>,
-    /// Memory budget of the import and the bake, in bytes (suffixes K, M, G: binary). A bake that
-    /// would need more is refused before allocating, with the numbers.
+    /// Memory budget of the whole process (import, bake, verification), in bytes (suffixes K, M,
+    /// G: binary). A bake that would need more is refused before allocating, with the numbers; the
+    /// bake prints its real peak.
     #[arg(long, value_parser = parse_bytes, default_value = "2G")]
     max_memory: u64,
 }
@@ -277,13 +279,13 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     writeln!(
         out,
         "baked {source} -> {}: {skinned} skinned + {rigid} rigid meshes{}, {} of {} scene vertices ({} in the \
-         animation texture); {} clips, {} frames, texture {} x {}, {} bytes/vertex/frame",
+         animation texture); {}, {} frames, texture {} x {}, {} bytes/vertex/frame",
         args.out.display(),
         if attachments > 0 { format!(" + {attachments} attachments") } else { String::new() },
         baked_vertices,
         baked_vertices + rig.left_out_vertices,
         s.vertex_count,
-        s.clips,
+        if s.clips == 1 { "1 clip".to_owned() } else { format!("{} clips", s.clips) },
         s.frames,
         s.texture_width,
         s.texture_height,
