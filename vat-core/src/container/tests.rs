@@ -868,3 +868,38 @@ fn atomic_write_replaces_the_file_and_leaves_no_temporary() {
     assert!(matches!(write_file_atomically(&missing, &bytes), Err(Error::Io { .. })));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_pending_file_is_readable_before_its_commit_and_gone_without_one() {
+    let dir = std::env::temp_dir().join(format!("vat-pending-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("asset.vat");
+    let expected = realistic().write().unwrap();
+    let asset = Asset::parse(&expected).unwrap();
+    let blobs: Vec<&[u8]> = (0..asset.manifest().blobs.len() as u32).map(|i| asset.blob(BlobId(i))).collect();
+    let write = |path: &std::path::Path| {
+        PendingFile::create(path, &mut |w| {
+            write_container(w, path, asset.manifest().clone(), &blobs)
+                .map(|_| ())
+                .map_err(std::io::Error::other)
+        })
+        .unwrap()
+    };
+    // Streamed bytes equal the in-memory image; the final name appears only on commit.
+    let pending = write(&path);
+    assert_eq!(std::fs::read(pending.temp_path()).unwrap(), expected);
+    assert!(!path.exists());
+    pending.commit().unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), expected);
+    // Dropped without a commit: the temporary file is removed and the old file stays.
+    let other = dir.join("other.vat");
+    let pending = write(&other);
+    let tmp = pending.temp_path().to_path_buf();
+    assert!(tmp.exists());
+    drop(pending);
+    assert!(!tmp.exists() && !other.exists());
+    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("asset.vat")]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

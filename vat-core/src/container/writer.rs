@@ -195,11 +195,15 @@ pub struct PendingFile {
     path: PathBuf,
     dir: PathBuf,
     committed: bool,
+    /// The flush of the file's data to disk, running while the caller reads it back and checks it;
+    /// [`PendingFile::commit`] waits for it before the rename.
+    sync: Option<std::thread::JoinHandle<std::io::Result<()>>>,
 }
 
 impl PendingFile {
     /// Creates the temporary file (`.NAME.PID-N.tmp` in `path`'s directory, never an existing
-    /// file), lets `write` fill it, and flushes it to disk.
+    /// file), lets `write` fill it, and starts flushing it to disk on a thread of its own (the
+    /// data is readable at once; [`PendingFile::commit`] renames only once it is on disk).
     ///
     /// # Errors
     /// [`Error::Io`] with the path involved when `path` has no file name, or creating, writing or
@@ -228,11 +232,18 @@ impl PendingFile {
         let file =
             OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| io_error(&tmp, e))?;
         // From here on, dropping `pending` removes the temporary file.
-        let pending = PendingFile { tmp, path: path.to_path_buf(), dir, committed: false };
+        let mut pending = PendingFile { tmp, path: path.to_path_buf(), dir, committed: false, sync: None };
         let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
         write(&mut out).map_err(|e| io_error(&pending.tmp, e))?;
         let file = out.into_inner().map_err(|e| io_error(&pending.tmp, e.into_error()))?;
-        file.sync_all().map_err(|e| io_error(&pending.tmp, e))?;
+        // Where threads cannot be spawned, flush here instead.
+        match std::thread::Builder::new().name("vat-fsync".into()).spawn({
+            let file = file.try_clone().map_err(|e| io_error(&pending.tmp, e))?;
+            move || file.sync_all()
+        }) {
+            Ok(handle) => pending.sync = Some(handle),
+            Err(_) => file.sync_all().map_err(|e| io_error(&pending.tmp, e))?,
+        }
         Ok(pending)
     }
 
@@ -244,8 +255,14 @@ impl PendingFile {
     /// Renames the temporary file over the final path and (on Unix) flushes the directory.
     ///
     /// # Errors
-    /// [`Error::Io`] when the rename or the directory flush fails (the temporary file is removed).
+    /// [`Error::Io`] when flushing the data to disk, the rename or the directory flush fails (the
+    /// temporary file is removed).
     pub fn commit(mut self) -> Result<()> {
+        if let Some(sync) = self.sync.take() {
+            let flushed =
+                sync.join().unwrap_or_else(|_| Err(std::io::Error::other("the flush thread panicked")));
+            flushed.map_err(|e| io_error(&self.tmp, e))?;
+        }
         fs::rename(&self.tmp, &self.path).map_err(|e| io_error(&self.path, e))?;
         self.committed = true;
         // The rename is durable only once the directory entry is; Windows cannot open directories.
@@ -257,6 +274,10 @@ impl PendingFile {
 
 impl Drop for PendingFile {
     fn drop(&mut self) {
+        if let Some(sync) = self.sync.take() {
+            // Its outcome no longer matters, but the file is removed only once no thread writes it.
+            let _ = sync.join();
+        }
         if !self.committed {
             // Best effort: nothing else can be done about a temporary file that cannot be removed.
             let _ = fs::remove_file(&self.tmp);
