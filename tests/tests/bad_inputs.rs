@@ -291,6 +291,19 @@ fn cases() -> Vec<Case> {
         &|v| v["buffers"][0]["uri"] = json!("does-not-exist.bin"),
         "does-not-exist.bin",
     );
+    // Confinement: external files must be regular files inside the glTF's folder.
+    edit("gltf-uri-absolute.gltf", &|v| v["buffers"][0]["uri"] = json!("/etc/passwd"), "absolute path");
+    edit(
+        "gltf-uri-percent-absolute.gltf",
+        &|v| v["buffers"][0]["uri"] = json!("%2Fetc%2Fpasswd"),
+        "absolute path",
+    );
+    edit(
+        "gltf-uri-parent-escape.gltf",
+        &|v| v["buffers"][0]["uri"] = json!("../../Cargo.toml"),
+        "resolves outside",
+    );
+    edit("gltf-uri-device.gltf", &|v| v["buffers"][0]["uri"] = json!("/dev/zero"), "absolute path");
     edit("gltf-remote-uri.gltf", &|v| v["buffers"][0]["uri"] = json!("https://example.invalid/a.bin"), "uri");
     edit("gltf-node-cycle.gltf", &|v| v["nodes"][2]["children"] = json!([1]), "node");
     edit(

@@ -96,6 +96,10 @@ pub(crate) struct BakeArgs {
     /// Largest texture width or height the target device supports.
     #[arg(long, default_value_t = 16384)]
     max_texture_dim: u32,
+    /// The folder the glTF's external files (buffer `uri`s) must lie in; default: the glTF's own
+    /// folder. Files outside it, links out of it, absolute paths and non-regular files are refused.
+    #[arg(long, value_name = "DIR")]
+    resource_root: Option<PathBuf>,
     /// Bake only this skin of the glTF (index). Without it, every skin a mesh of the scene uses is
     /// baked on one union skeleton; with it, the meshes of the other skins are left out (each said).
     #[arg(long)]
@@ -125,6 +129,9 @@ pub(crate) struct VerifyArgs {
     /// Which skin of the source (as given to bake).
     #[arg(long)]
     skin: Option<usize>,
+    /// The folder the source's external files must lie in (as given to bake).
+    #[arg(long, value_name = "DIR")]
+    resource_root: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -173,9 +180,17 @@ pub(crate) fn read_vat(path: &Path, max_memory: u64) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))
 }
 
-fn load_rig(input: Option<&Path>, skin: Option<usize>, max_memory: u64) -> Result<Rig> {
+fn load_rig(
+    input: Option<&Path>,
+    skin: Option<usize>,
+    max_memory: u64,
+    resource_root: Option<&Path>,
+) -> Result<Rig> {
     match input {
-        Some(path) => Ok(gltf_import::import_file(path, &ImportOptions { skin, max_memory })?),
+        Some(path) => Ok(gltf_import::import_file(
+            path,
+            &ImportOptions { skin, max_memory, resource_root: resource_root.map(Path::to_path_buf) },
+        )?),
         None => Ok(procgen::humanoid()),
     }
 }
@@ -221,7 +236,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     {
         bail!("{}: --out names the input file; choose another output path", args.out.display());
     }
-    let rig = load_rig(input, args.skin, args.max_memory)?;
+    let rig = load_rig(input, args.skin, args.max_memory, args.resource_root.as_deref())?;
     let options = BakeOptions {
         fps: args.fps,
         frames: args.frames,
@@ -408,7 +423,7 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<()> {
     let bytes = read_vat(&args.file, args.max_memory)?;
     let asset = Asset::parse_with_limits(&bytes, &load_limits(args.max_memory))
         .with_context(|| format!("{}: not a valid .vat file", args.file.display()))?;
-    let rig = load_rig(args.source.as_deref(), args.skin, args.max_memory)?;
+    let rig = load_rig(args.source.as_deref(), args.skin, args.max_memory, args.resource_root.as_deref())?;
     let options =
         VerifyOptions { accept_influence_loss: args.accept_influence_loss, ..VerifyOptions::default() };
     let report: VerifyReport = verify::verify_with(&asset, &rig, &options)

@@ -1,7 +1,7 @@
 //! The file around the scene: the GLB container, the JSON, structural validation, extensions and buffers.
 
 use std::borrow::Cow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use gltf::json;
@@ -235,13 +235,15 @@ fn percent_decode(uri: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// Loads every buffer: the GLB BIN chunk, `data:` URIs (base64), or files relative to `base_dir`.
-/// Each must hold at least its declared `byteLength`.
+/// Loads every buffer: the GLB BIN chunk, `data:` URIs (base64), or files relative to `base_dir`
+/// confined to `root` ([`confined_file`]). Each must hold at least its declared `byteLength`; a file
+/// is read up to that many bytes only (charged first), whatever its metadata says.
 pub(super) fn load_buffers<'b>(
     ctx: &Ctx<'_>,
     doc: &gltf::Document,
     bin: Option<&'b [u8]>,
     base_dir: Option<&Path>,
+    root: Option<&Path>,
 ) -> Result<Vec<Cow<'b, [u8]>>> {
     let mut buffers = Vec::new();
     for buffer in doc.buffers() {
@@ -281,11 +283,21 @@ pub(super) fn load_buffers<'b>(
                             "refers to an external file but no base directory was given to resolve it",
                         ));
                     };
-                    let file = dir.join(relative);
-                    if let Ok(meta) = std::fs::metadata(&file) {
-                        ctx.charge(&part, meta.len())?;
+                    let file = confined_file(ctx, &part, dir, root.unwrap_or(dir), &relative)?;
+                    // Read no more than the declared length (charged before reading): the bound comes
+                    // from the bytes read, never from the file's metadata.
+                    let declared = buffer.length() as u64;
+                    ctx.charge(&part, declared)?;
+                    let opened = std::fs::File::open(&file).map_err(|e| {
+                        ctx.err(&part, format!("cannot read buffer file {}: {e}", file.display()))
+                    })?;
+                    // The handle itself must be a regular file too (the path may have changed since).
+                    if !opened.metadata().is_ok_and(|m| m.is_file()) {
+                        return Err(ctx.err(&part, format!("{} is not a regular file", file.display())));
                     }
-                    let bytes = std::fs::read(&file).map_err(|e| {
+                    let mut bytes = Vec::new();
+                    use std::io::Read as _;
+                    opened.take(declared).read_to_end(&mut bytes).map_err(|e| {
                         ctx.err(&part, format!("cannot read buffer file {}: {e}", file.display()))
                     })?;
                     Cow::Owned(bytes)
@@ -301,6 +313,42 @@ pub(super) fn load_buffers<'b>(
         buffers.push(data);
     }
     Ok(buffers)
+}
+
+/// The file `relative` (a decoded relative `uri`) names, resolved against `dir`, when it is a regular
+/// file inside `root` after resolving symbolic links and `..`; otherwise a [`crate::BakeError::Gltf`]
+/// that names the rule broken (absolute path, escape, not a regular file) and never reads the file.
+fn confined_file(ctx: &Ctx<'_>, part: &str, dir: &Path, root: &Path, relative: &str) -> Result<PathBuf> {
+    let rel = Path::new(relative);
+    if relative.contains('\0') || rel.is_absolute() || rel.has_root() || relative.starts_with('\\') {
+        return Err(
+            ctx.err(part, "is an absolute path; external resources must be relative to the glTF's folder")
+        );
+    }
+    let canonical_root = std::fs::canonicalize(root).map_err(|e| {
+        ctx.err(part, format!("the resource folder {} cannot be resolved: {e}", root.display()))
+    })?;
+    let canonical = std::fs::canonicalize(dir.join(rel))
+        .map_err(|e| ctx.err(part, format!("cannot read buffer file {}: {e}", dir.join(rel).display())))?;
+    if !canonical.starts_with(&canonical_root) {
+        return Err(ctx.err(
+            part,
+            format!(
+                "resolves outside the resource folder {} (a `..` escape or a link out of it); move the file \
+                 there or widen the folder with --resource-root",
+                canonical_root.display()
+            ),
+        ));
+    }
+    let meta = std::fs::metadata(&canonical)
+        .map_err(|e| ctx.err(part, format!("cannot read buffer file {}: {e}", canonical.display())))?;
+    if !meta.is_file() {
+        return Err(ctx.err(
+            part,
+            format!("{} is not a regular file (a folder, device, FIFO or socket)", canonical.display()),
+        ));
+    }
+    Ok(canonical)
 }
 
 /// A URI for messages: data URIs cut to their header.

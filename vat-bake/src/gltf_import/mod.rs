@@ -99,11 +99,17 @@ pub struct ImportOptions {
     /// import is refused ([`BakeError::Gltf`] with the numbers) before the allocation that would
     /// exceed it. A file larger than the budget is refused before it is read.
     pub max_memory: u64,
+    /// The folder external resources (buffer files) must lie in (`--resource-root`): `None` means the
+    /// glTF file's own folder. A `uri` is read only when it resolves, after symbolic links, to a
+    /// regular file inside this folder; absolute paths, `..` escapes (plain or percent-encoded),
+    /// links out of it, devices, FIFOs, sockets and folders are refused ([`BakeError::Gltf`]
+    /// naming the buffer and the rule, never the foreign file's contents).
+    pub resource_root: Option<PathBuf>,
 }
 
 impl Default for ImportOptions {
     fn default() -> Self {
-        Self { skin: None, max_memory: crate::prepare::DEFAULT_MAX_MEMORY }
+        Self { skin: None, max_memory: crate::prepare::DEFAULT_MAX_MEMORY, resource_root: None }
     }
 }
 
@@ -165,7 +171,8 @@ fn import_bytes(
     container::check_positions(&ctx, &root)?;
     container::validate(&ctx, &root)?;
     let doc = gltf::Document::from_json_without_validation(root);
-    let buffers = container::load_buffers(&ctx, &doc, bin, base_dir)?;
+    let root = options.resource_root.as_deref().or(base_dir);
+    let buffers = container::load_buffers(&ctx, &doc, bin, base_dir, root)?;
     let mut importer = Importer::new(ctx, &doc, &buffers, name);
     importer.nodes()?;
     importer.skin(options)?;

@@ -882,6 +882,60 @@ fn external_bin_in_a_temp_dir() {
 }
 
 #[test]
+fn external_files_are_confined_to_the_gltf_folder() {
+    let dir = temp_dir("confine");
+    let model = dir.join("model");
+    std::fs::create_dir_all(model.join("sub")).unwrap();
+    let (mut f, ..) = skeleton();
+    skinned_strip(&mut f, "Body", &STRIP_JOINTS, &STRIP_WEIGHTS);
+    // A valid buffer outside the model's folder, ending in a marker no message may echo.
+    let mut secret = f.bin.clone();
+    secret.extend_from_slice(b"SECRETMARK");
+    std::fs::write(dir.join("secret.bin"), &secret).unwrap();
+    std::fs::write(model.join("data.bin"), &f.bin).unwrap();
+    std::os::unix::fs::symlink(dir.join("secret.bin"), model.join("link.bin")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", model.join("zero.bin")).unwrap();
+    let fifo = model.join("fifo.bin");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo");
+    let gltf = model.join("model.gltf");
+    let import_uri = |uri: &str, options: &ImportOptions| {
+        std::fs::write(&gltf, f.gltf_external(uri)).unwrap();
+        import_file(&gltf, options)
+    };
+    let defaults = ImportOptions::default();
+    // Inside the folder: read.
+    assert_eq!(import_uri("data.bin", &defaults).unwrap().meshes[0].vertex_count(), 12);
+    // Each escape class, refused without reading the file.
+    for (uri, rule) in [
+        ("/etc/passwd", "absolute path"),
+        ("%2Fetc%2Fpasswd", "absolute path"),
+        ("/proc/self/environ", "absolute path"),
+        ("/dev/zero", "absolute path"),
+        ("../secret.bin", "resolves outside"),
+        ("..%2Fsecret.bin", "resolves outside"),
+        ("sub/../../secret.bin", "resolves outside"),
+        ("link.bin", "resolves outside"),
+        ("zero.bin", "resolves outside"),
+        ("fifo.bin", "not a regular file"),
+        ("sub", "not a regular file"),
+    ] {
+        let err = import_uri(uri, &defaults).unwrap_err().to_string();
+        assert!(err.contains(rule), "{uri}: {err}");
+        assert!(err.contains("buffer 0") && !err.contains("SECRETMARK"), "{uri}: {err}");
+    }
+    // The root widened explicitly: the file beside the folder is read (up to its byteLength only).
+    let wide = ImportOptions { resource_root: Some(dir.clone()), ..ImportOptions::default() };
+    assert_eq!(import_uri("../secret.bin", &wide).unwrap().meshes[0].vertex_count(), 12);
+    assert_eq!(import_uri("link.bin", &wide).unwrap().meshes[0].vertex_count(), 12);
+    // Even with the whole file system as root, a device is not a regular file: /dev/zero is never read.
+    let everything = ImportOptions { resource_root: Some("/".into()), ..ImportOptions::default() };
+    let err = import_uri("zero.bin", &everything).unwrap_err().to_string();
+    assert!(err.contains("not a regular file"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn glb_from_bytes_and_file() {
     let (mut f, ..) = skeleton();
     skinned_strip(&mut f, "Body", &STRIP_JOINTS, &STRIP_WEIGHTS);
