@@ -67,7 +67,37 @@ enum Command {
     },
 }
 
+/// The exit status of a command whose standard output was closed before it finished printing
+/// (`vat inspect X | head -1`): what a process killed by SIGPIPE reports in a shell, 128 + 13.
+const CLOSED_STDOUT_STATUS: u8 = 141;
+
+/// Whether `e` comes from writing to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// A closed standard output ends the process quietly with [`CLOSED_STDOUT_STATUS`] instead of
+/// `println!`'s panic (Rust ignores SIGPIPE, so the write fails and the macro panics). Every other
+/// panic keeps the default report.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied());
+        if message.is_some_and(|m| m.contains("failed printing to stdout") && m.contains("Broken pipe")) {
+            std::process::exit(i32::from(CLOSED_STDOUT_STATUS));
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    quiet_on_closed_stdout();
     let cli = Cli::parse_from(render::join_camera_value(std::env::args_os()));
     let result = match cli.command {
         Command::Bake(args) => bake::bake(&args),
@@ -80,6 +110,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::from(CLOSED_STDOUT_STATUS),
         Err(e) => {
             // One line: the context chain joined, no backtrace.
             let msg: Vec<String> = e.chain().map(ToString::to_string).collect();

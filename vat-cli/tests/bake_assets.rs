@@ -116,3 +116,24 @@ fn bake_help_describes_the_choices() {
     }
     assert!(stdout.contains("its last pose returns to its first"), "{stdout}");
 }
+
+#[test]
+fn a_closed_stdout_ends_quietly_with_the_pipe_status() {
+    let dir = scratch("pipe");
+    let out = dir.join("h.vat");
+    assert!(vat(&["bake", "--out", s(&out), "--clips", "wave", "--frames", "4"]).status.success());
+    for args in [vec!["inspect", s(&out)], vec!["verify", s(&out)], vec!["inspect", s(&out), "--json"]] {
+        // A pipe whose read end is closed before the process starts: its first write fails.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let done = Command::new(env!("CARGO_BIN_EXE_vat"))
+            .args(&args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        assert_eq!(done.status.code(), Some(141), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}: quiet, but printed {stderr}");
+    }
+}
