@@ -360,13 +360,22 @@ fn peak_rss_bytes() -> Option<u64> {
     kib.checked_mul(1024)
 }
 
-/// Whether `a` and `b` are the same file (both exist and share device and inode), or the same
-/// path once made absolute.
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
+/// Whether `a` and `b` name the same existing file: the same path once links are resolved, or
+/// (on Unix) the same device and inode, so a hard link to the input counts too.
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
+    if let (Ok(x), Ok(y)) = (std::fs::canonicalize(a), std::fs::canonicalize(b))
+        && x == y
+    {
+        return true;
     }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return x.dev() == y.dev() && x.ino() == y.ino();
+        }
+    }
+    false
 }
 
 /// One line per playback path the report checked, and one per failure.

@@ -155,7 +155,9 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
 }
 
 fn print_human(path: &Path, s: &Value) {
-    println!("{}: \"{}\", {} bytes", path.display(), s["name"].as_str().unwrap_or(""), s["file_bytes"]);
+    // Names come from the file: printed with control characters escaped.
+    let name = crate::terminal_safe(s["name"].as_str().unwrap_or(""));
+    println!("{}: \"{name}\", {} bytes", path.display(), s["file_bytes"]);
     println!(
         "  {} vertices x {} frames, format {}, {} bytes per vertex per frame",
         s["vertex_count"],
@@ -173,7 +175,7 @@ fn print_human(path: &Path, s: &Value) {
     for c in s["clips"].as_array().into_iter().flatten() {
         println!(
             "    {:<14} {:>4} frames from {:>5} at {} fps, {:.3} s, {}, stride {:.3} m",
-            c["name"].as_str().unwrap_or(""),
+            crate::terminal_safe(c["name"].as_str().unwrap_or("")),
             c["frames"],
             c["first_frame"],
             c["fps"],

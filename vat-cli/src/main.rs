@@ -71,6 +71,20 @@ enum Command {
 /// (`vat inspect X | head -1`): what a process killed by SIGPIPE reports in a shell, 128 + 13.
 const CLOSED_STDOUT_STATUS: u8 = 141;
 
+/// `text` with every control character (ESC, CR, LF, BEL, C1 codes, ...) written as `\u{..}`:
+/// names and messages that came from a file can neither drive the terminal nor forge a second line.
+pub(crate) fn terminal_safe(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Whether `e` comes from writing to a closed pipe.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
@@ -114,7 +128,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // One line: the context chain joined, no backtrace.
             let msg: Vec<String> = e.chain().map(ToString::to_string).collect();
-            eprintln!("vat: error: {}", msg.join(": "));
+            eprintln!("vat: error: {}", terminal_safe(&msg.join(": ")));
             ExitCode::FAILURE
         }
     }

@@ -116,6 +116,26 @@ pub(crate) struct RenderArgs {
     seed: u64,
 }
 
+/// Refuses a field of view, time or LOD bias the renderer cannot use, naming the flag and the range.
+fn check_view_args(args: &RenderArgs) -> Result<()> {
+    if !(args.fov.is_finite() && args.fov > 0.0 && args.fov < 180.0) {
+        bail!(
+            "--fov {}: the vertical field of view must be a number of degrees above 0 and below 180",
+            args.fov
+        );
+    }
+    if !(args.time.is_finite() && args.time >= 0.0) {
+        bail!("--time {}: seconds of animation must be a finite number >= 0", args.time);
+    }
+    if !(args.lod_bias.is_finite() && args.lod_bias.abs() <= 16.0) {
+        bail!(
+            "--lod-bias {}: the LOD bias must be a finite number of doublings from -16 to 16",
+            args.lod_bias
+        );
+    }
+    Ok(())
+}
+
 fn parse_size(s: &str) -> Result<[u32; 2], String> {
     let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("{s:?} is not WIDTHxHEIGHT"))?;
     let w: u32 = w.trim().parse().map_err(|_| format!("bad width in {s:?}"))?;
@@ -194,8 +214,14 @@ fn asset_bytes(path: Option<&Path>) -> Result<Vec<u8>> {
 /// `vat render`.
 pub(crate) fn render(args: &RenderArgs) -> Result<()> {
     let started = Instant::now();
-    // Arguments first: a bad --camera fails before any bake or device work.
+    // Arguments first: a bad --camera, --fov, --time or --lod-bias fails before any bake or device work.
     let custom_camera = args.camera.as_deref().map(parse_camera).transpose()?;
+    check_view_args(args)?;
+    if let Some(asset) = &args.asset
+        && crate::bake::same_file(asset, &args.out)
+    {
+        bail!("{}: --out names the input asset; choose another output path", args.out.display());
+    }
     let source =
         args.asset.as_ref().map_or_else(|| "procedural humanoid".to_string(), |p| p.display().to_string());
     let bytes = asset_bytes(args.asset.as_deref())?;

@@ -137,3 +137,68 @@ fn a_closed_stdout_ends_quietly_with_the_pipe_status() {
         assert!(stderr.is_empty(), "{args:?}: quiet, but printed {stderr}");
     }
 }
+
+#[test]
+fn names_from_files_cannot_drive_the_terminal() {
+    let dir = scratch("terminal");
+    let mut gltf = vat_bake::testdata::small_skinned_gltf();
+    let evil = "sway\u{1b}]0;pwned\u{7}\u{1b}[31m\r\nvat: error: forged";
+    gltf["animations"][0]["name"] = serde_json::json!(evil);
+    let input = dir.join("evil.gltf");
+    std::fs::write(&input, serde_json::to_vec(&gltf).unwrap()).unwrap();
+    let out = dir.join("evil.vat");
+    let bake = vat(&["bake", s(&input), "--out", s(&out)]);
+    let (stdout, stderr) = text(&bake);
+    assert!(bake.status.success(), "{stderr}");
+    let inspect = vat(&["inspect", s(&out)]);
+    let (inspect_out, _) = text(&inspect);
+    // A mismatching source makes an error that names the clip.
+    let verify = vat(&["verify", s(&out)]);
+    let (_, verify_err) = text(&verify);
+    assert!(!verify.status.success());
+    assert_eq!(verify_err.trim_end().lines().count(), 1, "{verify_err}");
+    for (what, printed) in [("bake", &stdout), ("inspect", &inspect_out), ("verify error", &verify_err)] {
+        assert!(
+            !printed.contains('\u{1b}') && !printed.contains('\u{7}') && !printed.contains('\r'),
+            "{what}: {printed:?}"
+        );
+        assert!(!printed.lines().any(|l| l.starts_with("vat: error: forged")), "{what}: {printed:?}");
+    }
+    assert!(inspect_out.contains("sway\\u{1b}"), "{inspect_out}");
+}
+
+#[test]
+fn render_refuses_unusable_view_values_and_its_own_input_as_output() {
+    let dir = scratch("render-args");
+    let asset = dir.join("h.vat");
+    assert!(vat(&["bake", "--out", s(&asset), "--clips", "wave", "--frames", "4"]).status.success());
+    let before = std::fs::read(&asset).unwrap();
+    let png = dir.join("x.png");
+    for (flag, value) in [
+        ("--fov", "0"),
+        ("--fov", "NaN"),
+        ("--fov", "720"),
+        ("--time", "NaN"),
+        ("--time", "inf"),
+        ("--time", "-1"),
+        ("--lod-bias", "NaN"),
+        ("--lod-bias", "1e9"),
+    ] {
+        let arg = format!("{flag}={value}");
+        let run = vat(&["render", s(&asset), "--instances", "4", "--out", s(&png), &arg]);
+        let (_, stderr) = text(&run);
+        assert!(!run.status.success(), "{flag} {value} accepted");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(flag), "{flag} {value}: {stderr}");
+        assert!(!png.exists());
+    }
+    let same = vat(&["render", s(&asset), "--instances", "4", "--out", s(&asset)]);
+    assert!(!same.status.success());
+    assert!(text(&same).1.contains("--out names the input asset"), "{}", text(&same).1);
+    // A hard link to the input is the same file too.
+    let link = dir.join("link.vat");
+    std::fs::hard_link(&asset, &link).unwrap();
+    let linked = vat(&["render", s(&asset), "--instances", "4", "--out", s(&link)]);
+    assert!(!linked.status.success(), "{}", text(&linked).1);
+    assert_eq!(std::fs::read(&asset).unwrap(), before, "the asset is untouched");
+}
