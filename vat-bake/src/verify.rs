@@ -1078,6 +1078,42 @@ mod tests {
     }
 
     #[test]
+    fn broken_bone_and_capture_streams_fail_their_paths() {
+        let rig = tube_rig(0.15);
+        let bake =
+            prepare(&rig, &BakeOptions { frames: Some(6), bones: true, ..Default::default() }).unwrap();
+        let clean = verify(&Asset::parse(&bake.to_vat_bytes().unwrap()).unwrap(), &rig).unwrap();
+        assert!(clean.passed, "{clean:#?}");
+        let m = bake.manifest();
+        let ba = m.bone_animation.as_ref().unwrap();
+        let capture = m.captures.first().expect("the tube's head socket is captured").blob.0;
+        let nan_f32 = |b: &mut Vec<u8>| {
+            for c in b.chunks_exact_mut(4) {
+                c.copy_from_slice(&f32::NAN.to_le_bytes());
+            }
+        };
+        let zero = |b: &mut Vec<u8>| b.iter_mut().for_each(|x| *x = 0);
+        let cases: [(&str, u32, &dyn Fn(&mut Vec<u8>)); 3] =
+            [("bone", ba.texture.0, &nan_f32), ("bone", ba.weights.0, &zero), ("capture", capture, &nan_f32)];
+        let mut verified = 0;
+        for (path, blob, edit) in cases {
+            let bytes = with_blob_edited(&bake, blob, |b| edit(b));
+            // The reader may refuse the file outright; if it loads, verification must fail the path.
+            let Ok(asset) = Asset::parse(&bytes) else { continue };
+            verified += 1;
+            let report = verify(&asset, &rig).unwrap();
+            assert!(!report.passed, "{path} blob {blob}: {report:#?}");
+            let failed = report.paths.iter().find(|p| p.path == path).unwrap();
+            assert!(!failed.passed, "{path} blob {blob}: {report:#?}");
+            assert!(report.failures.iter().any(|f| f.starts_with(path)), "{:?}", report.failures);
+            // The vertex texture is untouched: the VAT path still passes.
+            assert!(report.paths[0].passed, "{report:#?}");
+        }
+        // The reader does not check these streams' values: each case reached verification.
+        assert_eq!(verified, 3);
+    }
+
+    #[test]
     fn the_wrong_source_is_a_typed_error() {
         let rig = tube_rig(0.15);
         let bytes = prepare(&rig, &BakeOptions { frames: Some(3), ..Default::default() })
