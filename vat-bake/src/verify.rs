@@ -1093,7 +1093,8 @@ mod tests {
             }
         };
         let zero = |b: &mut Vec<u8>| b.iter_mut().for_each(|x| *x = 0);
-        let cases: [(&str, u32, &dyn Fn(&mut Vec<u8>)); 3] =
+        type Edit<'a> = &'a dyn Fn(&mut Vec<u8>);
+        let cases: [(&str, u32, Edit<'_>); 3] =
             [("bone", ba.texture.0, &nan_f32), ("bone", ba.weights.0, &zero), ("capture", capture, &nan_f32)];
         let mut verified = 0;
         for (path, blob, edit) in cases {
