@@ -618,6 +618,24 @@ fn plan_clips(rig: &Rig, options: &BakeOptions) -> Result<ClipPlan> {
         } else {
             0.0
         };
+        // Frame limits, named by the option that sets the rate (never a u32 overflow).
+        let max_frames = vat_core::container::Limits::default().max_frames;
+        let stored = (f64::from(duration) * f64::from(fps)).round() + if looping { 0.0 } else { 1.0 };
+        let total = f64::from(row_map.total_frames()) + stored.max(1.0);
+        if total > f64::from(max_frames) {
+            let (option, rate) = match options.frames {
+                Some(n) => ("--frames", format!("{n} frames per clip")),
+                None => ("--fps", format!("{fps} fps")),
+            };
+            return Err(invalid_option(
+                option,
+                format!(
+                    "clip \"{}\" lasts {duration} s: at {rate} the clips would store {total} frames, and a .vat \
+                     file holds at most {max_frames}; bake at a lower --fps or --frames, or fewer clips with --clips",
+                    clip.name
+                ),
+            ));
+        }
         row_map.push(clip.name.clone(), duration, fps, mode, stride)?;
     }
     Ok(ClipPlan { sources, row_map, warnings, looping: looping_report })

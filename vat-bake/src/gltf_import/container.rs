@@ -102,6 +102,8 @@ fn chunk<'b>(ctx: &Ctx<'_>, body: &'b [u8], at: usize, part: &str) -> Result<((u
 
 /// Parses the glTF JSON.
 pub(super) fn parse_json(ctx: &Ctx<'_>, json_bytes: &[u8]) -> Result<json::Root> {
+    // A UTF-8 byte order mark is not JSON; editors add one, and readers may ignore it.
+    let json_bytes = json_bytes.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(json_bytes);
     json::deserialize::from_slice(json_bytes)
         .map_err(|e| ctx.err("JSON", format!("not valid glTF JSON: {e}")))
 }

@@ -280,3 +280,33 @@ fn points_and_lines_are_left_out_with_a_note() {
     let err = import_slice(&f.gltf(), None, "fixture.gltf").unwrap_err().to_string();
     assert!(err.contains("no triangle mesh") && err.contains("Points"), "{err}");
 }
+
+#[test]
+fn frame_limits_name_the_option_and_the_limit() {
+    let rig = import(&clips_fixture());
+    let err = prepare(&rig, &BakeOptions { frames: Some(999_999_999), ..Default::default() }).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, BakeError::InvalidOption { option: "--frames", .. }), "{text}");
+    assert!(text.contains("1048576") && !text.contains("u32"), "{text}");
+    // A clip lasting 10^6 s at the default rate: the rate is what to change, and the clip is named.
+    let mut long = rig.clone();
+    for c in &mut long.clips[0].channels {
+        if let Some(last) = c.times.last_mut() {
+            *last = 1.0e6;
+        }
+    }
+    long.clips[0].end = 1.0e6;
+    let text = prepare(&long, &BakeOptions::default()).unwrap_err().to_string();
+    assert!(text.contains("--fps") && text.contains("\"bob\" lasts 1000000 s"), "{text}");
+}
+
+#[test]
+fn a_utf8_byte_order_mark_is_ignored() {
+    let mut f = Fixture::new();
+    let prim = strip(&mut f, 0.0, json!({}));
+    let mesh = f.push("meshes", json!({ "name": "Crate", "primitives": [prim] }));
+    f.node(json!({ "name": "Crate", "mesh": mesh }), true);
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend(f.gltf());
+    assert_eq!(import_slice(&bytes, None, "bom.gltf").unwrap().meshes.len(), 1);
+}
