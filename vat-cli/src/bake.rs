@@ -167,17 +167,34 @@ pub(crate) fn load_limits(max_memory: u64) -> Limits {
     Limits { max_total_bytes: max_memory, ..Limits::default() }
 }
 
-/// Reads a `.vat` file, refusing one larger than `max_memory` bytes before reading it.
+/// Reads a `.vat` file, refusing one larger than `max_memory` bytes: first by its size on disk,
+/// then by the bytes actually read (at most `max_memory + 1`, so a device such as `/dev/zero` or a
+/// file that grows cannot exhaust memory); only regular files are read (a FIFO cannot block).
 pub(crate) fn read_vat(path: &Path, max_memory: u64) -> Result<Vec<u8>> {
-    let len = std::fs::metadata(path).with_context(|| format!("{}: cannot read", path.display()))?.len();
-    if len > max_memory {
-        bail!(
+    use std::io::Read as _;
+    let too_big = |len: String| {
+        anyhow::anyhow!(
             "{}: the file is {len} bytes, more than the memory budget of {max_memory} bytes (--max-memory); \
              not read",
             path.display()
-        );
+        )
+    };
+    let meta = std::fs::metadata(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    if !meta.is_file() {
+        bail!("{}: not a regular file (a folder, device, FIFO or socket); not read", path.display());
     }
-    std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))
+    if meta.len() > max_memory {
+        return Err(too_big(meta.len().to_string()));
+    }
+    let file = std::fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(max_memory.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    if bytes.len() as u64 > max_memory {
+        return Err(too_big(format!("more than {max_memory}")));
+    }
+    Ok(bytes)
 }
 
 fn load_rig(

@@ -114,7 +114,14 @@ pub(crate) struct RenderArgs {
     /// Layout seed (same seed, same crowd).
     #[arg(long, default_value_t = 0x5EED)]
     seed: u64,
+    /// Memory budget in bytes (suffixes K, M, G: binary): a larger .vat file is refused before it is
+    /// read, and --instances may be at most this over 256 bytes.
+    #[arg(long, value_parser = crate::bake::parse_bytes, default_value = "4G")]
+    max_memory: u64,
 }
+
+/// CPU bytes counted per character of `--instances` against `--max-memory`.
+const INSTANCE_BYTES: u64 = 256;
 
 /// Refuses a field of view, time or LOD bias the renderer cannot use, naming the flag and the range.
 fn check_view_args(args: &RenderArgs) -> Result<()> {
@@ -199,9 +206,9 @@ fn parse_camera(values: &[String]) -> Result<([f32; 3], [f32; 3])> {
 }
 
 /// The asset bytes: read from `path`, or the procedural humanoid baked in memory (with bones).
-fn asset_bytes(path: Option<&Path>) -> Result<Vec<u8>> {
+fn asset_bytes(path: Option<&Path>, max_memory: u64) -> Result<Vec<u8>> {
     match path {
-        Some(p) => std::fs::read(p).with_context(|| format!("{}: cannot read", p.display())),
+        Some(p) => crate::bake::read_vat(p, max_memory),
         None => {
             let rig = procgen::humanoid();
             let options = BakeOptions { bones: true, ..BakeOptions::default() };
@@ -224,11 +231,23 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
     }
     let source =
         args.asset.as_ref().map_or_else(|| "procedural humanoid".to_string(), |p| p.display().to_string());
-    let bytes = asset_bytes(args.asset.as_deref())?;
-    let asset = Asset::parse(&bytes).with_context(|| format!("{source}: not a valid .vat file"))?;
     if args.instances == 0 {
         bail!("--instances must be at least 1");
     }
+    // Each character costs its 64-byte record and the crowd's per-instance state (about 256 bytes in
+    // all, CPU side; the GPU copy is bounded by the device's buffer limits when uploaded).
+    let most = args.max_memory / INSTANCE_BYTES;
+    if u64::from(args.instances) > most {
+        bail!(
+            "--instances {}: more than the {most} that fit the memory budget of {} bytes at {INSTANCE_BYTES} bytes \
+             each (--max-memory)",
+            args.instances,
+            args.max_memory
+        );
+    }
+    let bytes = asset_bytes(args.asset.as_deref(), args.max_memory)?;
+    let asset = Asset::parse_with_limits(&bytes, &crate::bake::load_limits(args.max_memory))
+        .with_context(|| format!("{source}: not a valid .vat file"))?;
 
     if matches!(args.mode, ModeArg::Bone) && asset.manifest().bone_animation.is_none() {
         bail!("{source}: --mode bone needs an asset baked with --bones");

@@ -202,3 +202,31 @@ fn render_refuses_unusable_view_values_and_its_own_input_as_output() {
     assert!(!linked.status.success(), "{}", text(&linked).1);
     assert_eq!(std::fs::read(&asset).unwrap(), before, "the asset is untouched");
 }
+
+#[test]
+fn reads_of_vat_files_are_bounded_and_regular_files_only() {
+    let dir = scratch("bounded-reads");
+    let asset = dir.join("h.vat");
+    assert!(vat(&["bake", "--out", s(&asset), "--clips", "wave", "--frames", "4"]).status.success());
+    let fifo = dir.join("fifo.vat");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let png = dir.join("x.png");
+    // /dev/zero reports a size of 0 and never ends; a FIFO would block: both refused before reading.
+    for path in ["/dev/zero", s(&fifo)] {
+        for command in [vec!["inspect", path], vec!["verify", path], vec!["render", path, "--out", s(&png)]] {
+            let run = vat(&command);
+            let (_, stderr) = text(&run);
+            assert!(!run.status.success(), "{command:?}");
+            assert!(stderr.contains("not a regular file"), "{command:?}: {stderr}");
+        }
+    }
+    // render now has the same file budget as inspect and verify.
+    let small = vat(&["render", s(&asset), "--out", s(&png), "--instances", "1", "--max-memory", "20K"]);
+    assert!(text(&small).1.contains("memory budget"), "{}", text(&small).1);
+    // And --instances is bounded by it, with the numbers.
+    let many = vat(&["render", s(&asset), "--out", s(&png), "--instances", "100000000"]);
+    let (_, stderr) = text(&many);
+    assert!(!many.status.success());
+    assert!(stderr.contains("--instances 100000000") && stderr.contains("16777216"), "{stderr}");
+    assert!(!png.exists());
+}
