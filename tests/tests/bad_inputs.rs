@@ -14,6 +14,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use vat_bake::gltf_import::{ImportOptions, import_slice_with};
 use vat_bake::lods::LodOptions;
@@ -52,66 +54,8 @@ fn base_gltf() -> Value {
     vat_bake::testdata::small_skinned_gltf()
 }
 
-const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Standard base64 with padding (the corpus generator's own, to edit data URIs).
-fn base64_encode(bytes: &[u8]) -> String {
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for k in 0..4 {
-            if k <= chunk.len() {
-                out.push(BASE64[(n >> (18 - 6 * k)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-fn base64_decode(text: &str) -> Vec<u8> {
-    let mut bits = 0u32;
-    let mut count = 0;
-    let mut out = Vec::new();
-    for c in text.bytes().filter(|&c| c != b'=') {
-        let v = BASE64.iter().position(|&x| x == c).unwrap() as u32;
-        bits = (bits << 6) | v;
-        count += 6;
-        if count >= 8 {
-            count -= 8;
-            out.push((bits >> count) as u8);
-            bits &= (1 << count) - 1;
-        }
-    }
-    out
-}
-
 fn gltf_bytes(v: &Value) -> Vec<u8> {
     serde_json::to_vec(v).unwrap()
-}
-
-/// A `.glb` of `json` with `bin` as its binary chunk.
-fn glb(json: &[u8], bin: &[u8]) -> Vec<u8> {
-    let pad = |n: usize| n.div_ceil(4) * 4;
-    let (jl, bl) = (pad(json.len()), pad(bin.len()));
-    let total = 12 + 8 + jl + if bin.is_empty() { 0 } else { 8 + bl };
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(jl as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(json);
-    out.resize(20 + jl, b' ');
-    if !bin.is_empty() {
-        out.extend_from_slice(&(bl as u32).to_le_bytes());
-        out.extend_from_slice(b"BIN\0");
-        out.extend_from_slice(bin);
-        out.resize(total, 0);
-    }
-    out
 }
 
 /// The valid `.vat` every load case starts from: the small skinned glTF baked with 4 frames, one LOD
@@ -230,9 +174,9 @@ fn cases() -> Vec<Case> {
             // The third rotation key's x becomes NaN (buffer 3: 12 times, then the rotations).
             let uri = v["buffers"][3]["uri"].as_str().unwrap().to_owned();
             let (head, data) = uri.split_once("base64,").unwrap();
-            let mut bytes = base64_decode(data);
+            let mut bytes = BASE64.decode(data).unwrap();
             bytes[48 + 2 * 16..48 + 2 * 16 + 4].copy_from_slice(&f32::NAN.to_le_bytes());
-            v["buffers"][3]["uri"] = json!(format!("{head}base64,{}", base64_encode(&bytes)));
+            v["buffers"][3]["uri"] = json!(format!("{head}base64,{}", BASE64.encode(&bytes)));
         },
         "keyframe 2 has value NaN",
     );
@@ -356,7 +300,7 @@ fn cases() -> Vec<Case> {
     }
     // GLB containers.
     let json = gltf_bytes(&g);
-    let good = glb(&json, &[]);
+    let good = vat_bake::testdata::glb(&json, &[]);
     let mut v = good.clone();
     put_u32(&mut v, 4, 1);
     file("glb-version-1.glb", v, Bake, vec![], "GLB version 1");
@@ -372,7 +316,13 @@ fn cases() -> Vec<Case> {
     file("glb-first-chunk-bin.glb", v, Bake, vec![], "not JSON");
     let mut buffer_from_bin = g.clone();
     buffer_from_bin["buffers"][0].as_object_mut().unwrap().remove("uri");
-    file("glb-bin-chunk-missing.glb", glb(&gltf_bytes(&buffer_from_bin), &[]), Bake, vec![], "binary chunk");
+    file(
+        "glb-bin-chunk-missing.glb",
+        vat_bake::testdata::glb(&gltf_bytes(&buffer_from_bin), &[]),
+        Bake,
+        vec![],
+        "binary chunk",
+    );
     let whole = vat_bake::testdata::small_skinned_glb();
     file("glb-truncated.glb", whole[..whole.len() - 100].to_vec(), Bake, vec![], "truncated");
 

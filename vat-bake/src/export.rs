@@ -211,6 +211,16 @@ fn validate_mesh(rig: &Rig, m: usize, mesh: &Mesh) -> Result<()> {
                     format!("{} influences; glTF skins take 4 or 8", mesh.influence_count),
                 ));
             }
+            if mesh.full_influences.is_some() {
+                // Writing only the 8 baked influences would drop the rest without a word.
+                return Err(invalid(
+                    rig,
+                    part(),
+                    "has vertices with more than 8 influences (Mesh::full_influences); the exporter writes \
+                     JOINTS_0/1 only"
+                        .to_owned(),
+                ));
+            }
             if mesh.joints.len() != n {
                 return Err(bad_len("joint rows", mesh.joints.len()));
             }
@@ -1017,8 +1027,12 @@ mod tests {
     #[test]
     fn unexportable_rigs_are_typed_errors_naming_the_part() {
         type Break = fn(&mut Rig);
-        let cases: [(&str, Break); 10] = [
+        let cases: [(&str, Break); 11] = [
             ("node 1 \"bone\"", |r| r.nodes[1].rest.translation.x = f32::NAN),
+            ("mesh 0 \"body\"", |r| {
+                let n = r.meshes[0].vertex_count();
+                r.meshes[0].full_influences = Some(vec![vec![(0, 0.1); 9]; n]);
+            }),
             ("mesh 0 \"body\"", |r| r.meshes[0].indices[2] = 4),
             ("mesh 0 \"body\"", |r| r.meshes[0].joints[1][6] = 8),
             ("mesh 0 \"body\"", |r| r.meshes[0].influence_count = 5),

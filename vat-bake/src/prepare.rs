@@ -1079,15 +1079,9 @@ fn prepare_planned(
 ) -> Result<PreparedBake> {
     let mut timings = Vec::new();
     let total_frames = plan.row_map.total_frames();
-    // Fail on an impossible texture before allocating anything per frame. (An empty rig fails in
-    // VertexSet::from_rig with its own message.)
-    let max_frames = vat_core::container::Limits::default().max_frames;
-    if total_frames > max_frames {
-        return Err(invalid_option(
-            "--fps",
-            format!("gives {total_frames} frames in all; a .vat file holds at most {max_frames}"),
-        ));
-    }
+    // Fail on an impossible texture before allocating anything per frame (the frame limit was
+    // checked per clip by `plan_clips`; an empty rig fails in VertexSet::from_rig with its own
+    // message).
     let body_vertices = u32::try_from(rig.body_vertex_count()).unwrap_or(u32::MAX);
     if body_vertices > 0 {
         VertexTextureLayout::new(body_vertices, total_frames, options.max_texture_dim)?;

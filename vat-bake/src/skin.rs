@@ -805,7 +805,34 @@ pub fn skin_frames_into_full(
     mut tangents: Option<&mut [[f32; 4]]>,
 ) -> Result<()> {
     skin_frames_into(rig, set, samples, positions, normals, tangents.as_deref_mut())?;
+    apply_full_influences(rig, set, samples, positions, normals, tangents)
+}
+
+/// Overwrites, in frames skinned by [`skin_frames_into`] (same `samples`, same frame-major
+/// layout), the vertices of [`VertexSet::full_influences`] with their skinning by every influence
+/// their source has: what turns the baked skinning into [`skin_frames_into_full`]'s without
+/// skinning every vertex again. Leaves the arrays as they are when no vertex has more than 8.
+///
+/// Errors: [`BakeError::InvalidInput`] when an array's length is not `samples.len() * vertex_count`
+/// or a clip index is out of range.
+pub fn apply_full_influences(
+    rig: &Rig,
+    set: &VertexSet,
+    samples: &[(usize, f32)],
+    positions: &mut [[f32; 3]],
+    normals: &mut [[f32; 3]],
+    tangents: Option<&mut [[f32; 4]]>,
+) -> Result<()> {
     let n = set.vertex_count();
+    let expected = samples.len() * n;
+    let lens = [Some(positions.len()), Some(normals.len()), tangents.as_ref().map(|t| t.len())];
+    if lens.iter().flatten().any(|&l| l != expected) {
+        return Err(invalid(
+            "skinned frame arrays",
+            format!("need {expected} entries each ({} samples x {n} vertices)", samples.len()),
+        ));
+    }
+    check_samples(rig, samples)?;
     if set.full_influences.is_empty() || n == 0 {
         return Ok(());
     }

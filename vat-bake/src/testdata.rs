@@ -166,24 +166,30 @@ pub fn small_skinned_glb() -> Vec<u8> {
         view["byteOffset"] = json!(offset);
     }
     json["buffers"] = json!([{ "byteLength": bin.len() }]);
-    let mut text = serde_json::to_vec(&json).unwrap_or_default();
-    while !text.len().is_multiple_of(4) {
-        text.push(b' ');
-    }
-    while !bin.len().is_multiple_of(4) {
-        bin.push(0);
-    }
-    let total = 12 + 8 + text.len() + 8 + bin.len();
+    glb(&serde_json::to_vec(&json).unwrap_or_default(), &bin)
+}
+
+/// A `.glb` container of `json` and `bin`: the 12-byte header, the JSON chunk padded with spaces
+/// and the BIN chunk padded with zeros to 4 bytes (left out when `bin` is empty). No validation:
+/// tests use it to build broken files too.
+pub fn glb(json: &[u8], bin: &[u8]) -> Vec<u8> {
+    let pad = |n: usize| n.div_ceil(4) * 4;
+    let (jl, bl) = (pad(json.len()), pad(bin.len()));
+    let total = 12 + 8 + jl + if bin.is_empty() { 0 } else { 8 + bl };
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(b"glTF");
     out.extend_from_slice(&2u32.to_le_bytes());
     out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(jl as u32).to_le_bytes());
     out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&text);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(&bin);
+    out.extend_from_slice(json);
+    out.resize(20 + jl, b' ');
+    if !bin.is_empty() {
+        out.extend_from_slice(&(bl as u32).to_le_bytes());
+        out.extend_from_slice(b"BIN\0");
+        out.extend_from_slice(bin);
+        out.resize(total, 0);
+    }
     out
 }
 

@@ -581,6 +581,18 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
         }
         Ok((p, nrm, t))
     };
+    // Baked frames: the baked 8 influences skinned once, and, when some vertex has more, a copy
+    // with those vertices skinned by all of theirs: `(reference, the other)` for the comparison.
+    let skin_baked_block =
+        |samples: &[(usize, f32)], tangents: bool| -> Result<(Skinned, Option<Vec<[f32; 3]>>)> {
+            let baked = skin_block(samples, tangents, false)?;
+            if !reduced {
+                return Ok((baked, None));
+            }
+            let mut full = baked.clone();
+            skin::apply_full_influences(rig, &set, samples, &mut full.0, &mut full.1, full.2.as_deref_mut())?;
+            Ok(if full_reference { (full, Some(baked.0)) } else { (baked, Some(full.0)) })
+        };
     // Frame-to-frame motion and seams: reported figures, f32 differences are exact enough.
     let max_axis_distance = |a: &[[f32; 3]], b: &[[f32; 3]]| {
         let mut m = 0.0f32;
@@ -624,15 +636,10 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
             let ks = block..(block + FRAME_BLOCK).min(frames);
             let samples: Vec<(usize, f32)> =
                 ks.clone().map(|k| (source_index, frame_time(source, clip, k as u32))).collect();
-            let (positions, normals, tangents) =
-                skin_block(&samples, tangent_texture.is_some(), full_reference)?;
-            if reduced {
+            let ((positions, normals, tangents), other) =
+                skin_baked_block(&samples, tangent_texture.is_some())?;
+            if let Some(other) = other {
                 // What the reduction to 8 influences costs, on the vertices it touched.
-                let other = if full_reference {
-                    skin_block(&samples, false, false)?.0
-                } else {
-                    skin_block(&samples, false, true)?.0
-                };
                 for f in 0..samples.len() {
                     for (v, _) in &set.full_influences {
                         let i = f * n + *v as usize;

@@ -169,28 +169,7 @@ impl Fixture {
 
     /// `.glb` bytes: header, JSON chunk (space-padded), BIN chunk (zero-padded).
     pub(super) fn glb(&self) -> Vec<u8> {
-        let mut json = self.json_with_uri(None);
-        while !json.len().is_multiple_of(4) {
-            json.push(b' ');
-        }
-        let mut bin = self.bin.clone();
-        while !bin.len().is_multiple_of(4) {
-            bin.push(0);
-        }
-        let total = 12 + 8 + json.len() + if bin.is_empty() { 0 } else { 8 + bin.len() };
-        let mut out = Vec::with_capacity(total);
-        out.extend_from_slice(b"glTF");
-        out.extend_from_slice(&2u32.to_le_bytes());
-        out.extend_from_slice(&(total as u32).to_le_bytes());
-        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"JSON");
-        out.extend_from_slice(&json);
-        if !bin.is_empty() {
-            out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-            out.extend_from_slice(b"BIN\0");
-            out.extend_from_slice(&bin);
-        }
-        out
+        crate::testdata::glb(&self.json_with_uri(None), &self.bin)
     }
 }
 
