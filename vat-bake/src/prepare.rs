@@ -794,17 +794,26 @@ impl Skeleton {
     fn new(rig: &Rig, set: &VertexSet, extra_nodes: &[usize]) -> Result<Self> {
         let mut entries: Vec<(usize, usize, Mat4)> =
             set.bones.iter().enumerate().map(|(i, b)| (b.node, i, b.inverse_bind)).collect();
+        let mut has_bone: std::collections::HashSet<usize> = entries.iter().map(|e| e.0).collect();
         for &node in extra_nodes {
-            if !entries.iter().any(|e| e.0 == node) {
+            if has_bone.insert(node) {
                 entries.push((node, usize::MAX - entries.len(), Mat4::IDENTITY));
             }
         }
         // Stable by (node, original index): set bones keep their relative order, added bones last.
         entries.sort_by_key(|e| (e.0, e.1));
-        if entries.len() > usize::from(u16::MAX) + 1 {
+        // Every .vat stores its skeleton (sockets, captures and bone mode use it), so the reader's
+        // bone limit applies to every bake.
+        let most = vat_core::container::Limits::default().max_bones as usize;
+        if entries.len() > most {
             return Err(invalid_input(
                 format!("rig \"{}\"", rig.name),
-                format!("needs {} bones; joints are u16, at most 65,536", entries.len()),
+                format!(
+                    "needs {} bones (skin joints, carrier nodes, sockets and captures); a .vat reader accepts \
+                     at most {most} (vat_core::container::Limits::max_bones): remove unused joints from the \
+                     skin, or split the asset",
+                    entries.len()
+                ),
             ));
         }
         let mut from_set = vec![0u16; set.bones.len()];
@@ -1429,7 +1438,35 @@ fn prepare_planned(
         clip_looping: plan.looping.clone(),
         timings,
     };
+    check_readable(rig, &manifest, blobs.blobs.len())?;
     Ok(PreparedBake { manifest, blobs: blobs.blobs, vertex_order, stats })
+}
+
+/// Refuses a bake whose file the `.vat` reader would refuse under its default
+/// [`vat_core::container::Limits`] (e.g. more than 4,096 bones with `--bones`), before anything is
+/// written, naming the count and the limit.
+fn check_readable(rig: &Rig, manifest: &Manifest, blob_count: usize) -> Result<()> {
+    let limits = vat_core::container::Limits::default();
+    let counted = vat_core::container::check_manifest_counts(manifest, &limits).and_then(|()| {
+        if blob_count as u64 > u64::from(limits.max_blobs) {
+            Err(vat_core::Error::LimitExceeded {
+                what: "blob count",
+                value: blob_count as u64,
+                limit: limits.max_blobs.into(),
+            })
+        } else {
+            Ok(())
+        }
+    });
+    counted.map_err(|e| {
+        invalid_input(
+            format!("rig \"{}\"", rig.name),
+            format!(
+                "the baked .vat would not read back ({e}, a limit of the .vat reader); bake less of it \
+                 (--clips, --frames or --fps for frames and clips, no --bones for bones, --lods for LODs)"
+            ),
+        )
+    })
 }
 
 /// Small hand-built rigs for the tests of this crate's bake stages.
@@ -1765,6 +1802,41 @@ mod tests {
         let counts: Vec<u32> = frames.row_map.clips().iter().map(|c| c.frame_count).collect();
         assert_eq!(counts, vec![8, 8]);
         assert!((frames.row_map.clips()[1].fps - 14.0).abs() < 1e-4, "(8 - 1) / 0.5 s");
+    }
+
+    #[test]
+    fn a_bake_the_reader_would_refuse_is_refused_before_writing() {
+        use crate::testdata::{LargeRigShape, large_rig};
+        // 4,100 joints: the vertex set takes them (joints are u16), a .vat holds 4,096 bones, with or
+        // without the bone texture (the skeleton is always stored).
+        let rig = large_rig(LargeRigShape { primitives: 1, grid: 3, joints: 4100, frames: 2 });
+        for bones in [true, false] {
+            let options = BakeOptions { bones, lods: LodOptions::Count(1), ..BakeOptions::default() };
+            let m = prepare(&rig, &options).unwrap_err().to_string();
+            for part in ["needs 4100 bones", "4096", "max_bones"] {
+                assert!(m.contains(part), "{m:?} lacks {part:?}");
+            }
+        }
+        // 4,097 one-frame clips: more than the reader's 4,096, refused before writing, named.
+        let mut rig = large_rig(LargeRigShape { primitives: 1, grid: 3, joints: 2, frames: 2 });
+        let pose = rig.clips[0].clone();
+        rig.clips = (0..4097)
+            .map(|i| crate::rig::AnimationClip {
+                name: format!("pose{i}"),
+                channels: Vec::new(),
+                end: pose.start,
+                ..pose.clone()
+            })
+            .collect();
+        let options = BakeOptions { lods: LodOptions::Count(1), ..BakeOptions::default() };
+        let m = prepare(&rig, &options).unwrap_err().to_string();
+        for part in ["clip count = 4097", "4096", "would not read back", "--clips"] {
+            assert!(m.contains(part), "{m:?} lacks {part:?}");
+        }
+        // Within the limits the same rig reads back.
+        rig.clips.truncate(4096);
+        let vat = prepare(&rig, &options).unwrap();
+        vat_core::container::Asset::parse(&vat.to_vat_bytes().unwrap()).unwrap();
     }
 
     #[test]

@@ -293,7 +293,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     let verify_options =
         VerifyOptions { accept_influence_loss: args.accept_influence_loss, mid_frames: false };
     let report = verify::verify_with(&asset, &rig, &verify_options)
-        .with_context(|| format!("{source}: verification"))?;
+        .with_context(|| format!("{source}: cannot verify the written file"))?;
     if !report.passed {
         bail!("{source}: verification failed, nothing written: {}", report.failures.join("; "));
     }

@@ -85,6 +85,24 @@ pub(crate) fn terminal_safe(text: &str) -> String {
     out
 }
 
+/// The error as one line: the context chain joined with ": ", no backtrace. A cause whose text
+/// the line already ends with is left out: errors that print their source in their own message
+/// (`"{path}: {source}"`) would otherwise say it twice ("out of memory: out of memory").
+fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
 /// Whether `e` comes from writing to a closed pipe.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
@@ -126,10 +144,26 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::from(CLOSED_STDOUT_STATUS),
         Err(e) => {
-            // One line: the context chain joined, no backtrace.
-            let msg: Vec<String> = e.chain().map(ToString::to_string).collect();
-            eprintln!("vat: error: {}", terminal_safe(&msg.join(": ")));
+            eprintln!("vat: error: {}", terminal_safe(&error_line(&e)));
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_line_says_each_cause_once() {
+        let io = std::io::Error::from(std::io::ErrorKind::OutOfMemory);
+        let bake = vat_bake::BakeError::Io { path: "a.glb".into(), source: io };
+        let e = anyhow::Error::new(bake).context("a.glb: bake failed");
+        let line = error_line(&e);
+        assert_eq!(line.matches("out of memory").count(), 1, "{line}");
+        assert!(line.starts_with("a.glb: bake failed: a.glb: "), "{line}");
+        // Distinct causes are all kept, in order.
+        let e = anyhow::anyhow!("inner").context("middle").context("outer");
+        assert_eq!(error_line(&e), "outer: middle: inner");
     }
 }

@@ -54,7 +54,7 @@ pub use manifest::{
     Attachment, BlobEntry, BlobId, Bone, BoneAnimation, CaptureTrack, ElementFormat, Lod, Manifest,
     MorphAnimation, Socket, StreamKind, VertexAnimation, VertexStream,
 };
-pub use reader::{Asset, Limits};
+pub use reader::{Asset, Limits, check_manifest_counts};
 pub use writer::{ContainerWriter, PendingFile, container_bytes, write_container, write_file_atomically};
 
 /// The first four bytes of every `.vat` file.

@@ -269,6 +269,37 @@ fn decode_manifest(manifest_bytes: &[u8]) -> Result<Manifest> {
     Ok(manifest)
 }
 
+/// Checks the counts of `m` that [`Limits`] bounds (vertices, clips, frames of all clips, bones,
+/// LODs, vertex streams, sockets, morph targets, blobs, texture sizes) without its bytes: a writer
+/// calls it before writing, so that it never writes a file the reader refuses. [`Asset::parse`]
+/// runs the same checks (and many more).
+///
+/// # Errors
+/// [`Error::LimitExceeded`] naming the first count above its limit.
+pub fn check_manifest_counts(m: &Manifest, limits: &Limits) -> Result<()> {
+    within("vertex count", m.vertex_count.into(), limits.max_vertices.into())?;
+    within("clip count", m.clips.len() as u64, limits.max_clips.into())?;
+    let frames = m.clips.iter().fold(0u64, |sum, c| sum.saturating_add(c.frame_count.into()));
+    within("frame count", frames, limits.max_frames.into())?;
+    within("bone count", m.bones.len() as u64, limits.max_bones.into())?;
+    within("LOD count", m.lods.len() as u64, limits.max_lods.into())?;
+    within("vertex stream count", m.streams.len() as u64, limits.max_streams.into())?;
+    within("socket count", m.sockets.len() as u64, limits.max_sockets.into())?;
+    within("blob count", m.blobs.len() as u64, limits.max_blobs.into())?;
+    if let Some(va) = &m.vertex_animation {
+        within("vertex texture width", va.layout.width.into(), limits.max_texture_dimension.into())?;
+        within("vertex texture height", va.layout.height.into(), limits.max_texture_dimension.into())?;
+    }
+    if let Some(b) = &m.bone_animation {
+        within("bone texture width", b.layout.width.into(), limits.max_texture_dimension.into())?;
+        within("bone texture height", b.layout.height.into(), limits.max_texture_dimension.into())?;
+    }
+    if let Some(morph) = &m.morph_animation {
+        within("morph target count", morph.layout.target_count.into(), limits.max_morph_targets.into())?;
+    }
+    Ok(())
+}
+
 /// `value <= limit`, else [`Error::LimitExceeded`].
 fn within(what: &'static str, value: u64, limit: u64) -> Result<()> {
     if value > limit { Err(Error::LimitExceeded { what, value, limit }) } else { Ok(()) }
@@ -489,12 +520,7 @@ fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> Result<Clip
     if m.vertex_count == 0 {
         return Err(Error::ZeroCount { what: "vertex count" });
     }
-    within("vertex count", m.vertex_count.into(), limits.max_vertices.into())?;
-    within("clip count", m.clips.len() as u64, limits.max_clips.into())?;
-    within("bone count", m.bones.len() as u64, limits.max_bones.into())?;
-    within("LOD count", m.lods.len() as u64, limits.max_lods.into())?;
-    within("vertex stream count", m.streams.len() as u64, limits.max_streams.into())?;
-    within("socket count", m.sockets.len() as u64, limits.max_sockets.into())?;
+    check_manifest_counts(m, limits)?;
     let vertex_count = u64::from(m.vertex_count);
     let bone_count = m.bones.len() as u64;
 
@@ -730,10 +756,14 @@ fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> Result<Clip
                 actual: indices.len() as u64,
             });
         }
-        for (k, chunk) in indices.chunks_exact(4).enumerate() {
+        for chunk in indices.chunks_exact(4) {
             let index = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
             if index >= a.vertex_count {
-                return Err(Error::IndexOutOfRange { what: "attachment index", index: k as u64, count: n });
+                return Err(Error::IndexOutOfRange {
+                    what: "attachment index",
+                    index: index.into(),
+                    count: n,
+                });
             }
         }
     }

@@ -657,7 +657,8 @@ fn corruption_cases() -> Vec<(String, Vec<u8>, Check)> {
             let last = f.blobs.len() - 1;
             f.blobs[last] = [0u32, 1, 7].iter().flat_map(|i| i.to_le_bytes()).collect();
         }),
-        Error::IndexOutOfRange { what: "attachment index", .. }
+        // The value found (7), not its position (2).
+        Error::IndexOutOfRange { what: "attachment index", index: 7, .. }
     );
     case!(
         "attachment indices not whole triangles",
