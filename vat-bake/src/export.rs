@@ -459,9 +459,16 @@ impl Document {
             };
             carrier.push(self.push_node(node, parent));
         }
+        let mut attached = vec![false; rig.sockets.len()];
+        for m in &rig.meshes {
+            if let MeshRole::Attachment { socket } = m.role
+                && let Some(a) = attached.get_mut(socket)
+            {
+                *a = true;
+            }
+        }
         for (i, socket) in rig.sockets.iter().enumerate() {
-            let attached = rig.meshes.iter().any(|m| m.role == MeshRole::Attachment { socket: i });
-            if !attached {
+            if !attached[i] {
                 let mut node = Map::new();
                 node.insert("name".into(), json!(socket.name));
                 insert_transform(&mut node, &socket.local);
@@ -470,15 +477,17 @@ impl Document {
             }
         }
         for clip in &rig.clips {
-            let mut inputs: Vec<(&[f32], usize)> = Vec::new();
+            // Keyframe times (as bits) -> their accessor: channels sharing times share one input.
+            let mut inputs: std::collections::HashMap<Vec<u32>, usize> = std::collections::HashMap::new();
             let mut samplers = Vec::new();
             let mut channels = Vec::new();
             for ch in &clip.channels {
-                let input = match inputs.iter().find(|(t, _)| bits_equal(t, &ch.times)) {
-                    Some(&(_, accessor)) => accessor,
+                let bits: Vec<u32> = ch.times.iter().map(|t| t.to_bits()).collect();
+                let input = match inputs.get(&bits) {
+                    Some(&accessor) => accessor,
                     None => {
                         let accessor = self.floats(&ch.times, "SCALAR", 1, None, true);
-                        inputs.push((&ch.times, accessor));
+                        inputs.insert(bits, accessor);
                         accessor
                     }
                 };
@@ -626,10 +635,6 @@ impl Document {
         }
         Ok(glb)
     }
-}
-
-fn bits_equal(a: &[f32], b: &[f32]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
 }
 
 /// Sets a non-animated node's transform: `translation` when the matrix is a pure translation (exact

@@ -28,6 +28,21 @@
 //! level would cost as much as its predecessor while the crowd treats it as a far LOD (no shadows,
 //! no cross-fade), which is why repeats are not kept.
 //!
+//! # Bounded work
+//!
+//! meshoptimizer's simplifier and vertex cache optimiser revisit the triangles around a vertex each
+//! time one of them changes, so their cost grows with the square of how many triangles share a
+//! vertex: a fan of 250,000 triangles around one vertex (valid glTF, a few bytes per triangle)
+//! would take minutes. Before either runs, the chain measures that cost, [`AdjacencyWork`] (the sum
+//! over vertices of the square of their triangle count), and compares it with a budget linear in
+//! the triangle count ([`ADJACENCY_WORK_PER_TRIANGLE`] per triangle, at least
+//! [`ADJACENCY_WORK_MIN`]); ordinary meshes need about 20 per triangle. Over budget, the documented
+//! fallbacks keep the work linear: the levels after LOD 0 are not built (each is
+//! [dropped](DroppedLod) with the reason and the numbers), and the vertex cache order uses
+//! meshoptimizer's linear FIFO optimiser ([`meshopt::optimize_vertex_cache_fifo`]) instead of the
+//! slightly better quadratic-at-worst one. Triangles with a repeated index (no area) are left out of
+//! the simplifier's input: they cannot be seen and only add work.
+//!
 //! Targets are triangle counts (`ratio * LOD0 triangles`); the error is not limited (a budget of
 //! 1 % of the triangles cannot stay within a few % of the extent), it is measured and stored per
 //! LOD ([`LodLevel::error`], metres) so that the runtime picks a LOD by projected error.
@@ -140,12 +155,80 @@ impl LodLevel {
     }
 }
 
-/// A requested level that was not kept because it could not simplify the last kept level enough
-/// (see the module docs). Its [`Display`](std::fmt::Display) is the one-line warning a bake prints,
-/// e.g. `LOD 2 dropped: simplification stalled at 12 triangles (LOD 1 has 12)`; LOD numbers there
-/// are those of the requested chain.
+/// Work units per triangle the simplifier and the vertex cache optimiser may spend ([`AdjacencyWork`]):
+/// about 50 times what ordinary meshes need (a vertex shared by about 6 triangles costs 36 units
+/// for its 2 triangles).
+pub const ADJACENCY_WORK_PER_TRIANGLE: u64 = 1024;
+
+/// The least adjacency work any mesh may spend, so that small meshes with one busy vertex (a disc,
+/// a cone's cap of a few thousand triangles) keep their LODs: `2^24`, well under a second.
+pub const ADJACENCY_WORK_MIN: u64 = 1 << 24;
+
+/// What the simplifier and the vertex cache optimiser would cost on a triangle list: `work` is the
+/// sum over vertices of the square of the number of triangle corners on them (their cost grows with
+/// it, see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdjacencyWork {
+    /// Sum over vertices of (triangle corners on the vertex)^2.
+    pub work: u64,
+    /// The most triangle corners on one vertex.
+    pub busiest_vertex: u64,
+    /// The budget for this list: `max(ADJACENCY_WORK_MIN, ADJACENCY_WORK_PER_TRIANGLE * triangles)`.
+    pub budget: u64,
+}
+
+impl AdjacencyWork {
+    /// Measures `indices` (a triangle list; indices `>= vertex_count` are not counted). Linear.
+    pub fn of(indices: &[u32], vertex_count: usize) -> Self {
+        let mut corners = vec![0u64; vertex_count];
+        for &i in indices {
+            if let Some(c) = corners.get_mut(i as usize) {
+                *c += 1;
+            }
+        }
+        let work = corners.iter().fold(0u64, |sum, &c| sum.saturating_add(c.saturating_mul(c)));
+        let busiest_vertex = corners.iter().copied().max().unwrap_or(0);
+        let triangles = (indices.len() / 3) as u64;
+        let budget = ADJACENCY_WORK_MIN.max(ADJACENCY_WORK_PER_TRIANGLE.saturating_mul(triangles));
+        Self { work, busiest_vertex, budget }
+    }
+
+    /// Whether the work is within the budget.
+    pub fn within_budget(&self) -> bool {
+        self.work <= self.budget
+    }
+}
+
+/// A vertex-cache-optimised copy of the triangle list `indices`: meshoptimizer's
+/// [`meshopt::optimize_vertex_cache`] when its cost is within budget ([`AdjacencyWork`]), its linear
+/// FIFO optimiser (cache of 16) otherwise.
+pub fn optimize_vertex_cache_bounded(indices: &[u32], vertex_count: usize) -> Vec<u32> {
+    if AdjacencyWork::of(indices, vertex_count).within_budget() {
+        meshopt::optimize_vertex_cache(indices, vertex_count)
+    } else {
+        meshopt::optimize_vertex_cache_fifo(indices, vertex_count, 16)
+    }
+}
+
+/// Why a requested level was not kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DropReason {
+    /// The simplifier did not get the last kept level below [`MAX_KEPT_FRACTION`] of its triangles.
+    NotSimplified,
+    /// Simplifying would cost more than the budget ([`AdjacencyWork`]): no level after LOD 0 is
+    /// built.
+    OverWorkBudget(AdjacencyWork),
+}
+
+/// A requested level that was not kept because it could not simplify the last kept level enough,
+/// or because simplifying would cost too much (see the module docs). Its
+/// [`Display`](std::fmt::Display) is the one-line warning a bake prints, e.g. `LOD 2 dropped:
+/// simplification stalled at 12 triangles (LOD 1 has 12)`; LOD numbers there are those of the
+/// requested chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DroppedLod {
+    /// Why it was dropped.
+    pub reason: DropReason,
     /// Index of the dropped level in the requested chain (`>= 1`).
     pub requested: usize,
     /// Triangles the simplifier reached (the previous level's count when it removed none; 0 when it
@@ -160,6 +243,15 @@ pub struct DroppedLod {
 impl std::fmt::Display for DroppedLod {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (lod, prev, prev_tris) = (self.requested, self.previous, self.previous_triangles);
+        if let DropReason::OverWorkBudget(w) = &self.reason {
+            return write!(
+                f,
+                "LOD {lod} dropped: not simplified, because one vertex is shared by {} triangle corners and \
+                 simplifying LOD {prev}'s {prev_tris} triangles would cost {} adjacency steps, over the budget \
+                 of {} ({ADJACENCY_WORK_PER_TRIANGLE} per triangle); split the mesh around that vertex to get LODs",
+                w.busiest_vertex, w.work, w.budget
+            );
+        }
         if self.reached == 0 {
             write!(f, "LOD {lod} dropped: simplification left no triangles (LOD {prev} has {prev_tris})")
         } else if self.reached >= prev_tris {
@@ -277,8 +369,32 @@ pub fn build_lod_chain_posed(
     let mut levels =
         vec![LodLevel { indices: indices.to_vec(), target_ratio: 1.0, error: 0.0, requested: 0 }];
     let mut dropped = Vec::new();
+    // The simplifier's input: LOD 0 without its zero-area triangles (a repeated index).
+    let area: Vec<u32> = indices
+        .chunks_exact(3)
+        .filter(|t| t[0] != t[1] && t[1] != t[2] && t[0] != t[2])
+        .flatten()
+        .copied()
+        .collect();
+    let work = AdjacencyWork::of(&area, n);
+    if !work.within_budget() || area.is_empty() {
+        let reason =
+            if area.is_empty() { DropReason::NotSimplified } else { DropReason::OverWorkBudget(work) };
+        dropped = (1..ratios.len())
+            .map(|requested| DroppedLod {
+                reason: reason.clone(),
+                requested,
+                reached: 0,
+                previous: 0,
+                previous_triangles: lod0_triangles,
+            })
+            .collect();
+        return Ok(LodChain { levels, dropped });
+    }
+    let input = LodLevel { indices: area, target_ratio: 1.0, error: 0.0, requested: 0 };
     for (requested, &ratio) in ratios.iter().enumerate().skip(1) {
-        let previous = &levels[levels.len() - 1];
+        // LOD 0 is simplified from its triangles with area; later levels from the last kept one.
+        let previous = if levels.len() == 1 { &input } else { &levels[levels.len() - 1] };
         let target_triangles = ((f64::from(ratio) * lod0_triangles as f64).round() as usize).max(1);
         let simplify = |options: SimplifyOptions| {
             let mut error = 0.0f32;
@@ -304,9 +420,11 @@ pub fn build_lod_chain_posed(
                 (out, error) = (pruned, pruned_error);
             }
         }
-        let previous_triangles = previous.triangle_count();
+        // Against the kept level's own count (LOD 0 with its zero-area triangles).
+        let previous_triangles = levels[levels.len() - 1].triangle_count();
         if !is_meaningful_reduction(out.len() / 3, previous_triangles) {
             dropped.push(DroppedLod {
+                reason: DropReason::NotSimplified,
                 requested,
                 reached: out.len() / 3,
                 previous: previous.requested,
@@ -314,7 +432,7 @@ pub fn build_lod_chain_posed(
             });
             continue;
         }
-        meshopt::optimize_vertex_cache_in_place(&mut out, n);
+        let out = optimize_vertex_cache_bounded(&out, n);
         let error = if error.is_finite() { previous.error + error.max(0.0) } else { previous.error };
         levels.push(LodLevel { indices: out, target_ratio: ratio, error, requested });
     }
@@ -324,7 +442,7 @@ pub fn build_lod_chain_posed(
 /// The vertex order that makes texture neighbours mesh neighbours: `order[new] = old`.
 ///
 /// The triangles of `indices` are first ordered for the post-transform cache
-/// ([`meshopt::optimize_vertex_cache`]), then vertices are numbered in the order those triangles
+/// ([`optimize_vertex_cache_bounded`]), then vertices are numbered in the order those triangles
 /// first reference them (what `meshopt_optimizeVertexFetchRemap` computes; done here because the
 /// Rust wrapper truncates its remap table when some vertex is unreferenced); unreferenced vertices
 /// follow, in their original order. Deterministic: the same input always gives the same order.
@@ -342,7 +460,7 @@ pub fn locality_order(indices: &[u32], vertex_count: usize) -> Vec<u32> {
             .collect();
         &valid
     };
-    first_touch_order(&meshopt::optimize_vertex_cache(indices, vertex_count), vertex_count)
+    first_touch_order(&optimize_vertex_cache_bounded(indices, vertex_count), vertex_count)
 }
 
 /// Vertices in the order the (cache-optimised, valid) triangle list `cached` first references
@@ -391,7 +509,7 @@ pub fn reorder_for_locality(set: &mut VertexSet, lods: &mut [Vec<u32>]) -> Resul
             problem: format!("an index is >= the vertex count {n}"),
         });
     }
-    let cached0 = meshopt::optimize_vertex_cache(lod0, n);
+    let cached0 = optimize_vertex_cache_bounded(lod0, n);
     // Every index is in range (checked above): for whole triangles, `locality_order` would
     // optimise the same list again.
     let order =
@@ -604,7 +722,13 @@ mod tests {
 
     #[test]
     fn dropped_lines_name_the_reason() {
-        let d = |reached| DroppedLod { requested: 2, reached, previous: 1, previous_triangles: 12 };
+        let d = |reached| DroppedLod {
+            reason: DropReason::NotSimplified,
+            requested: 2,
+            reached,
+            previous: 1,
+            previous_triangles: 12,
+        };
         assert_eq!(d(12).to_string(), "LOD 2 dropped: simplification stalled at 12 triangles (LOD 1 has 12)");
         assert_eq!(
             d(11).to_string(),

@@ -133,8 +133,9 @@ impl Default for BakeOptions {
 /// verification); the live morph layer when baked; verification's block of fresh frames; a
 /// process baseline ([`PROCESS_BASELINE_BYTES`]); the bone
 /// texture likewise when baked, with one bone per rig node (an upper bound); the per-frame skinning
-/// matrices (64 bytes per node per frame, twice when the global matrices are kept); and the
-/// vertex set (128 bytes per vertex). `None` when the texture does not fit `options.max_texture_dim`
+/// matrices (64 bytes per node per frame, twice when the global matrices are kept); the vertex set
+/// (128 bytes per vertex, and 40 per vertex per morph target); and LOD building (12 bytes per
+/// vertex per reference pose and rest position, three copies of the index list). `None` when the texture does not fit `options.max_texture_dim`
 /// (the layout's own error says so).
 pub fn estimate_bake_bytes(rig: &Rig, options: &BakeOptions, total_frames: u32) -> Option<u64> {
     let vertices = u32::try_from(rig.body_vertex_count()).ok()?.max(1);
@@ -166,6 +167,21 @@ pub fn estimate_bake_bytes(rig: &Rig, options: &BakeOptions, total_frames: u32) 
         let deltas = u64::from(vertices).saturating_mul(targets).saturating_mul(2 * 16);
         bytes = bytes.saturating_add(deltas.saturating_add(targets.saturating_mul(frames).saturating_mul(4)));
     }
+    // Morph targets in the vertex set (sparse, at most every vertex: a position, normal and tangent
+    // delta and the vertex id), whatever the mode.
+    let body = || rig.meshes.iter().filter(|m| m.role == crate::rig::MeshRole::Body);
+    let morph_entries: u64 =
+        body().map(|m| (m.morph_targets.len() as u64).saturating_mul(m.vertex_count() as u64)).sum();
+    bytes = bytes.saturating_add(morph_entries.saturating_mul(40));
+    // LOD building: the rest position and up to 8 reference poses per vertex as simplification
+    // attributes, and about three copies of LOD 0's indices (its list, the simplifier's input and the
+    // levels it makes, which together stay below twice LOD 0).
+    let index_bytes: u64 = body().map(|m| m.indices.len() as u64 * 4).sum();
+    bytes = bytes
+        .saturating_add(
+            u64::from(vertices).saturating_mul(12 * (1 + crate::lods::MAX_REFERENCE_POSES as u64)),
+        )
+        .saturating_add(index_bytes.saturating_mul(3));
     // Verification's working set: a block of fresh frames (positions, normals, tangents; twice when
     // influences were reduced) and one decoded frame per thread.
     let reduced = rig.meshes.iter().any(|m| m.full_influences.is_some());
@@ -875,6 +891,7 @@ fn vec3_bytes(v: &[Vec3]) -> Vec<u8> {
 /// `options.captures` (the first node of that name), sorted, each once. Also validates the sockets.
 fn captured_nodes(rig: &Rig, options: &BakeOptions) -> Result<Vec<usize>> {
     let mut nodes = Vec::new();
+    let mut socket_names = std::collections::HashSet::new();
     for (i, s) in rig.sockets.iter().enumerate() {
         let part = || format!("rig \"{}\" socket {i} \"{}\"", rig.name, s.name);
         if s.node >= rig.nodes.len() {
@@ -886,13 +903,20 @@ fn captured_nodes(rig: &Rig, options: &BakeOptions) -> Result<Vec<usize>> {
         if !s.local.is_finite() {
             return Err(invalid_input(part(), "transform is not finite"));
         }
-        if rig.sockets[..i].iter().any(|o| o.name == s.name) {
+        if !socket_names.insert(s.name.as_str()) {
             return Err(invalid_input(part(), "the name is used by an earlier socket"));
         }
         nodes.push(s.node);
     }
+    let mut node_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    if !options.captures.is_empty() {
+        // The first node of each name, as a linear search would find it.
+        for (i, nd) in rig.nodes.iter().enumerate().rev() {
+            node_of.insert(nd.name.as_str(), i);
+        }
+    }
     for name in &options.captures {
-        let node = rig.nodes.iter().position(|nd| &nd.name == name).ok_or_else(|| {
+        let node = node_of.get(name.as_str()).copied().ok_or_else(|| {
             invalid_option("--capture", format!("rig \"{}\" has no node named \"{name}\"", rig.name))
         })?;
         nodes.push(node);
@@ -906,6 +930,7 @@ fn captured_nodes(rig: &Rig, options: &BakeOptions) -> Result<Vec<usize>> {
 /// `"attachment{mesh}"` for an empty name), validated.
 fn attachment_meshes(rig: &Rig) -> Result<Vec<(usize, String)>> {
     let mut out: Vec<(usize, String)> = Vec::new();
+    let mut taken = std::collections::HashSet::new();
     for (mi, m) in rig.meshes.iter().enumerate() {
         let MeshRole::Attachment { socket } = m.role else { continue };
         let part = || format!("rig \"{}\" attachment mesh {mi} \"{}\"", rig.name, m.name);
@@ -933,9 +958,10 @@ fn attachment_meshes(rig: &Rig) -> Result<Vec<(usize, String)>> {
             return Err(invalid_input(part(), "a position or normal is not finite"));
         }
         let mut name = if m.name.is_empty() { format!("attachment{mi}") } else { m.name.clone() };
-        if out.iter().any(|(_, n)| *n == name) {
+        if taken.contains(&name) {
             name = format!("{name}#{mi}");
         }
+        taken.insert(name.clone());
         out.push((mi, name));
     }
     Ok(out)

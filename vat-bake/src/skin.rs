@@ -133,7 +133,6 @@ fn finite3(v: Vec3) -> bool {
 /// Bind-space transform of a rigid carrier: `bind` takes mesh-local space to bind space.
 #[derive(Clone, Copy)]
 struct Carrier {
-    node: usize,
     bone: u16,
     bind: Mat4,
 }
@@ -187,6 +186,8 @@ impl VertexSet {
         // per distinct (node, inverse bind) pair, so skins listing the same joints with the same bind
         // share bones, and `joint_maps[skin][j]` is the bone of skin joint `j`.
         let mut bones: Vec<Bone> = Vec::new();
+        // (node, inverse bind bits) -> bone, so merging stays linear in the joints of all skins.
+        let mut bone_of: HashMap<(usize, [u32; 16]), usize> = HashMap::new();
         let mut joint_maps: Vec<Option<Vec<u16>>> = vec![None; rig.skins.len()];
         for &(mi, m) in &body {
             let MeshBinding::Skinned { skin: s } = m.binding else { continue };
@@ -220,18 +221,11 @@ impl VertexSet {
                 if !ibm.is_finite() {
                     return Err(invalid(format!("skin {s} joint {j}"), "inverse bind matrix is not finite"));
                 }
-                let same = |b: &Bone| {
-                    b.node == node
-                        && b.inverse_bind.to_cols_array().map(f32::to_bits)
-                            == ibm.to_cols_array().map(f32::to_bits)
-                };
-                let bone = match bones.iter().position(same) {
-                    Some(b) => b,
-                    None => {
+                let bone =
+                    *bone_of.entry((node, ibm.to_cols_array().map(f32::to_bits))).or_insert_with(|| {
                         bones.push(Bone { node, inverse_bind: *ibm });
                         bones.len() - 1
-                    }
-                };
+                    });
                 let bone = u16::try_from(bone).map_err(|_| {
                     invalid(rig_part(), format!("needs {} bones; at most 65,536 fit", bone + 1))
                 })?;
@@ -239,14 +233,19 @@ impl VertexSet {
             }
             joint_maps[s] = Some(map);
         }
-        let joint_count = bones.len();
 
         // One bone per rigid carrier node (reusing the joint's bone when the node is a joint).
         let rest_globals = rig.rest_globals();
         let mut carriers: Vec<Carrier> = Vec::new();
+        let mut carrier_of: HashMap<usize, usize> = HashMap::new();
+        // Each node's first joint bone (lowest bone index), for carriers that are joints.
+        let mut first_joint_bone: HashMap<usize, usize> = HashMap::new();
+        for (b, bone) in bones.iter().enumerate().rev() {
+            first_joint_bone.insert(bone.node, b);
+        }
         for &(mi, m) in &body {
             let MeshBinding::Rigid { node } = m.binding else { continue };
-            if carriers.iter().any(|c| c.node == node) {
+            if carrier_of.contains_key(&node) {
                 continue;
             }
             let Some(rest) = rest_globals.get(node).copied() else {
@@ -255,7 +254,7 @@ impl VertexSet {
                     format!("is carried by node {node}; the rig has {} nodes", rig.nodes.len()),
                 ));
             };
-            let joint = bones[..joint_count].iter().position(|b| b.node == node);
+            let joint = first_joint_bone.get(&node).copied();
             let reused = joint.and_then(|j| {
                 let bind = bones[j].inverse_bind.inverse();
                 (bind.is_finite() && bones[j].inverse_bind.determinant() != 0.0).then_some((j, bind))
@@ -279,7 +278,8 @@ impl VertexSet {
             };
             let bone = u16::try_from(bone)
                 .map_err(|_| invalid(rig_part(), format!("needs {} bones; at most 65,536 fit", bone + 1)))?;
-            carriers.push(Carrier { node, bone, bind });
+            carrier_of.insert(node, carriers.len());
+            carriers.push(Carrier { bone, bind });
         }
         if bones.len() > usize::from(u16::MAX) + 1 {
             return Err(invalid(rig_part(), format!("needs {} bones; at most 65,536 fit", bones.len())));
@@ -314,7 +314,7 @@ impl VertexSet {
         for &(mi, m) in &body {
             let base = set.positions.len();
             let carrier = match m.binding {
-                MeshBinding::Rigid { node } => carriers.iter().find(|c| c.node == node).copied(),
+                MeshBinding::Rigid { node } => carrier_of.get(&node).map(|&c| carriers[c]),
                 MeshBinding::Skinned { .. } => None,
             };
             let joint_map = match m.binding {

@@ -18,6 +18,7 @@
 
 use rayon::prelude::*;
 use serde::Serialize;
+use std::collections::HashMap;
 use vat_core::clip::{Clip, ClipMode};
 use vat_core::container::{Asset, StreamKind};
 use vat_core::encoding;
@@ -609,9 +610,10 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
     let mut reduction_max = 0.0f64;
     let mut clip_reports = Vec::with_capacity(manifest.clips.len());
     let mut warnings = Vec::new();
+    let source_clips = first_by_name(rig.clips.iter().map(|c| c.name.as_str()));
     for (ci, clip) in manifest.clips.iter().enumerate() {
         let source_index =
-            rig.clips.iter().position(|c| c.name == clip.name).ok_or_else(|| BakeError::InvalidInput {
+            source_clips.get(clip.name.as_str()).copied().ok_or_else(|| BakeError::InvalidInput {
                 part: format!("asset \"{}\" clip \"{}\"", manifest.name, clip.name),
                 problem: format!("rig \"{}\" has no clip of that name", rig.name),
             })?;
@@ -890,18 +892,19 @@ fn verify_captures(asset: &Asset<'_>, rig: &Rig) -> Result<Option<(f64, f64)>> {
         return Ok(None);
     }
     let mut nodes = Vec::with_capacity(manifest.captures.len());
+    let rig_nodes = first_by_name(rig.nodes.iter().map(|nd| nd.name.as_str()));
     for track in &manifest.captures {
         let name = manifest.bones.get(track.bone as usize).map(|b| b.name.as_str()).unwrap_or_default();
-        let node =
-            rig.nodes.iter().position(|nd| nd.name == name).ok_or_else(|| BakeError::InvalidInput {
-                part: format!("asset \"{}\" capture track of bone {}", manifest.name, track.bone),
-                problem: format!("rig \"{}\" has no node named {name:?}", rig.name),
-            })?;
+        let node = rig_nodes.get(name).copied().ok_or_else(|| BakeError::InvalidInput {
+            part: format!("asset \"{}\" capture track of bone {}", manifest.name, track.bone),
+            problem: format!("rig \"{}\" has no node named {name:?}", rig.name),
+        })?;
         nodes.push(node);
     }
     let mut samples = Vec::new();
+    let source_clips = first_by_name(rig.clips.iter().map(|c| c.name.as_str()));
     for clip in &manifest.clips {
-        let Some(source) = rig.clips.iter().position(|c| c.name == clip.name) else { continue };
+        let Some(&source) = source_clips.get(clip.name.as_str()) else { continue };
         for k in 0..clip.frame_count {
             samples.push((source, frame_time(&rig.clips[source], clip, k)));
         }
@@ -962,6 +965,15 @@ pub fn verify_prepared(bake: &PreparedBake, rig: &Rig) -> Result<VerifyReport> {
     let bytes = bake.to_vat_bytes()?;
     let asset = Asset::parse(&bytes)?;
     verify(&asset, rig)
+}
+
+/// Name -> index of the first item with that name (what a linear search finds), built in one pass
+/// so that matching every clip or node of a file stays linear.
+fn first_by_name<'a>(
+    names: impl DoubleEndedIterator<Item = &'a str> + ExactSizeIterator,
+) -> HashMap<&'a str, usize> {
+    let n = names.len();
+    names.rev().enumerate().map(|(k, name)| (name, n - 1 - k)).collect()
 }
 
 #[cfg(test)]

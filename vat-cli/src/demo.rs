@@ -96,6 +96,10 @@ pub(crate) struct DemoArgs {
     /// Number of characters.
     #[arg(long, default_value_t = 2000)]
     instances: u32,
+    /// Memory budget in bytes (suffixes K, M, G: binary): a larger .vat file is refused before it is
+    /// read, and --instances may be at most this over 256 bytes.
+    #[arg(long, value_parser = crate::bake::parse_bytes, default_value = "4G")]
+    max_memory: u64,
     /// Window (and render) size in pixels, WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x720", value_parser = parse_size)]
     size: [u32; 2],
@@ -153,9 +157,7 @@ fn parse_size(s: &str) -> Result<[u32; 2], String> {
 
 /// `vat demo`.
 pub(crate) fn demo(args: &DemoArgs) -> Result<()> {
-    if args.instances == 0 {
-        bail!("--instances must be at least 1");
-    }
+    crate::render::check_instances("--instances", args.instances, args.max_memory)?;
     if args.frames == Some(0) {
         bail!("--frames must be at least 1");
     }
@@ -190,8 +192,12 @@ fn open_event_loop() -> Result<EventLoop<()>> {
 fn run<R: CrowdRenderer>(event_loop: EventLoop<()>, mut renderer: R, args: &DemoArgs) -> Result<()> {
     let source =
         args.asset.as_ref().map_or_else(|| "procedural humanoid".to_string(), |p| p.display().to_string());
-    let bytes = vat_examples::support::asset_bytes(args.asset.as_deref())?;
-    let asset = Asset::parse(&bytes).with_context(|| format!("{source}: not a valid .vat file"))?;
+    let bytes = match &args.asset {
+        Some(p) => crate::bake::read_vat(p, args.max_memory)?,
+        None => vat_examples::support::asset_bytes(None)?,
+    };
+    let asset = Asset::parse_with_limits(&bytes, &crate::bake::load_limits(args.max_memory))
+        .with_context(|| format!("{source}: not a valid .vat file"))?;
     let has_bones = asset.manifest().bone_animation.is_some();
     if matches!(args.mode, ModeArg::Bone) && !has_bones {
         bail!("{source}: --mode bone needs an asset baked with --bones");

@@ -205,6 +205,24 @@ fn parse_camera(values: &[String]) -> Result<([f32; 3], [f32; 3])> {
     Ok(([ex, ey, ez], [tx, ty, tz]))
 }
 
+/// Refuses an instance count of 0, or one whose CPU state does not fit `max_memory` (each
+/// character costs its 64-byte record and the crowd's per-instance state, about [`INSTANCE_BYTES`]
+/// in all), before anything is allocated. The GPU copy is bounded separately by the device's
+/// storage buffer size when the crowd is uploaded (the backend's `BufferTooLarge` error).
+pub(crate) fn check_instances(flag: &str, instances: u32, max_memory: u64) -> Result<()> {
+    if instances == 0 {
+        bail!("{flag} must be at least 1");
+    }
+    let most = max_memory / INSTANCE_BYTES;
+    if u64::from(instances) > most {
+        bail!(
+            "{flag} {instances}: more than the {most} that fit the memory budget of {max_memory} bytes at \
+             {INSTANCE_BYTES} bytes each (raise --max-memory)"
+        );
+    }
+    Ok(())
+}
+
 /// The asset bytes: read from `path`, or the procedural humanoid baked in memory (with bones).
 fn asset_bytes(path: Option<&Path>, max_memory: u64) -> Result<Vec<u8>> {
     match path {
@@ -231,20 +249,7 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
     }
     let source =
         args.asset.as_ref().map_or_else(|| "procedural humanoid".to_string(), |p| p.display().to_string());
-    if args.instances == 0 {
-        bail!("--instances must be at least 1");
-    }
-    // Each character costs its 64-byte record and the crowd's per-instance state (about 256 bytes in
-    // all, CPU side; the GPU copy is bounded by the device's buffer limits when uploaded).
-    let most = args.max_memory / INSTANCE_BYTES;
-    if u64::from(args.instances) > most {
-        bail!(
-            "--instances {}: more than the {most} that fit the memory budget of {} bytes at {INSTANCE_BYTES} bytes \
-             each (--max-memory)",
-            args.instances,
-            args.max_memory
-        );
-    }
+    check_instances("--instances", args.instances, args.max_memory)?;
     let bytes = asset_bytes(args.asset.as_deref(), args.max_memory)?;
     let asset = Asset::parse_with_limits(&bytes, &crate::bake::load_limits(args.max_memory))
         .with_context(|| format!("{source}: not a valid .vat file"))?;

@@ -34,6 +34,7 @@ pub(super) fn read(
     name: String,
     binding: MeshBinding,
     role: MeshRole,
+    notes: &mut Vec<String>,
 ) -> Result<Mesh> {
     let prim = src.primitive;
     let part = src.part;
@@ -119,7 +120,21 @@ pub(super) fn read(
         }
     };
 
-    let indices = triangle_list(ctx, buffers, src, &reader, n)?;
+    let mut indices = triangle_list(ctx, buffers, src, &reader, n)?;
+    let triangles = indices.len() / 3;
+    drop_zero_area_triangles(&mut indices);
+    if indices.is_empty() {
+        return Err(ctx.err(
+            format!("{part} indices"),
+            format!("all {triangles} triangles repeat a vertex index (no area): nothing to draw"),
+        ));
+    }
+    if indices.len() / 3 < triangles {
+        notes.push(format!(
+            "{part}: {} of {triangles} triangles left out: they repeat a vertex index, so they cover no area",
+            triangles - indices.len() / 3
+        ));
+    }
     let Influences { count: influence_count, joints, weights, full: full_influences } = match src.joint_count
     {
         None => Influences { count: 0, joints: Vec::new(), weights: Vec::new(), full: None },
@@ -148,9 +163,51 @@ pub(super) fn read(
     };
     match normals {
         Some(normals) => mesh.normals = normals,
-        None => flat_shade(&mut mesh),
+        None => {
+            // One vertex per index: charged before it is allocated (a few bytes of indices can
+            // name millions of corners, each with every morph target).
+            ctx.charge(
+                &format!("{part} (flat shading: one vertex per triangle corner)"),
+                unwelded_bytes(&mesh),
+            )?;
+            flat_shade(&mut mesh);
+        }
     }
     Ok(mesh)
+}
+
+/// Removes the triangles with a repeated index (zero area, invisible) from a triangle list, keeping
+/// the order of the others.
+fn drop_zero_area_triangles(indices: &mut Vec<u32>) {
+    let mut kept = 0;
+    for t in 0..indices.len() / 3 {
+        let [a, b, c] = [indices[3 * t], indices[3 * t + 1], indices[3 * t + 2]];
+        if a != b && b != c && a != c {
+            indices.copy_within(3 * t..3 * t + 3, 3 * kept);
+            kept += 1;
+        }
+    }
+    indices.truncate(3 * kept);
+}
+
+/// The bytes [`flat_shade`] allocates for `mesh`: every per-vertex array (morph targets included)
+/// once per index, and the new index list.
+fn unwelded_bytes(mesh: &Mesh) -> u64 {
+    let corners = mesh.indices.len() as u64;
+    let mut per_corner: u64 = 12 + 12 + 4 + 4; // position, face normal, material id, index
+    per_corner += mesh.tangents.as_ref().map_or(0, |_| 16);
+    per_corner += mesh.uvs.as_ref().map_or(0, |_| 8);
+    if !mesh.joints.is_empty() {
+        per_corner += (size_of_val(&mesh.joints[0]) + size_of_val(&mesh.weights[0])) as u64;
+    }
+    if let Some(full) = &mesh.full_influences {
+        let most = full.iter().map(Vec::len).max().unwrap_or(0) as u64;
+        per_corner += 24 + most * 8;
+    }
+    for t in &mesh.morph_targets {
+        per_corner += 12 + t.normals.as_ref().map_or(0, |_| 12) + t.tangents.as_ref().map_or(0, |_| 12);
+    }
+    corners.saturating_mul(per_corner)
 }
 
 /// The primitive's triangles as a list: indices read (or `0..n` when absent), strips and fans
@@ -170,8 +227,15 @@ where
         Some(accessor) => accessors::read(ctx, &accessor, INDICES, buffers, &part, || {
             reader.read_indices().map(|i| i.into_u32())
         })?,
-        None => (0..n as u32).collect(),
+        None => {
+            ctx.charge(&part, (n as u64).saturating_mul(4))?;
+            (0..n as u32).collect()
+        }
     };
+    if matches!(src.primitive.mode(), Mode::TriangleStrip | Mode::TriangleFan) {
+        // The list has three indices per triangle: about three times the strip or fan.
+        ctx.charge(&format!("{part} (as a triangle list)"), (raw.len() as u64).saturating_mul(12))?;
+    }
     if let Some(k) = raw.iter().position(|&i| i as usize >= n) {
         return Err(ctx.err(part, format!("index {k} is {}, past the {n} vertices", raw[k])));
     }

@@ -73,6 +73,7 @@ mod whole_scene_tests;
 
 use std::borrow::Cow;
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use glam::{Mat4, Quat, Vec3};
@@ -268,6 +269,8 @@ pub(super) struct Importer<'a, 'b> {
     skins: Vec<Option<(usize, usize)>>,
     /// glTF node index -> indices of the rig meshes made from its mesh.
     pub(super) node_meshes: Vec<Vec<usize>>,
+    /// Socket name -> index into `rig.sockets` (lookups stay O(1) however many sockets a file has).
+    socket_index: HashMap<String, usize>,
     pub(super) rig: Rig,
 }
 
@@ -283,6 +286,7 @@ impl<'a, 'b> Importer<'a, 'b> {
             node_extras: doc.nodes().map(|node| extras_object(node.extras())).collect(),
             skins: Vec::new(),
             node_meshes: vec![Vec::new(); n],
+            socket_index: HashMap::new(),
             rig: Rig { name: name.to_owned(), ..Rig::default() },
         }
     }
@@ -364,16 +368,25 @@ impl<'a, 'b> Importer<'a, 'b> {
     /// chosen with [`ImportOptions::skin`].
     fn skin(&mut self, options: &ImportOptions) -> Result<()> {
         let nodes = self.gltf_nodes();
-        let skinned_mesh_uses = |skin: usize| {
-            self.gltf_node.iter().any(|&g| {
-                let node = &nodes[g];
-                node.skin().is_some_and(|s| s.index() == skin)
-                    && node
-                        .mesh()
-                        .is_some_and(|m| m.primitives().any(|p| p.get(&gltf::Semantic::Joints(0)).is_some()))
-            })
-        };
         let skin_count = self.doc.skins().len();
+        // One pass over the scene (not one per skin or per node): which skins skin a mesh with
+        // joints, in the order the scene first uses them.
+        let mut used = vec![false; skin_count];
+        let mut order = Vec::new();
+        for &g in &self.gltf_node {
+            let node = &nodes[g];
+            if let Some(skin) = node.skin().map(|s| s.index())
+                && skin < skin_count
+                && !used[skin]
+                && node
+                    .mesh()
+                    .is_some_and(|m| m.primitives().any(|p| p.get(&gltf::Semantic::Joints(0)).is_some()))
+            {
+                used[skin] = true;
+                order.push(skin);
+            }
+        }
+        let skinned_mesh_uses = |skin: usize| used[skin];
         let chosen: Vec<usize> = match options.skin {
             Some(i) if i >= skin_count => {
                 return Err(BakeError::InvalidOption {
@@ -395,23 +408,13 @@ impl<'a, 'b> Importer<'a, 'b> {
             }
             Some(i) => vec![i],
             // In the order the scene first uses them, so the first skin met stays rig skin 0.
-            None => {
-                let mut order = Vec::new();
-                for &g in &self.gltf_node {
-                    if let Some(skin) = nodes[g].skin().map(|s| s.index())
-                        && !order.contains(&skin)
-                        && skinned_mesh_uses(skin)
-                    {
-                        order.push(skin);
-                    }
-                }
-                order
-            }
+            None => order,
         };
         self.skins = vec![None; skin_count];
+        let skins: Vec<gltf::Skin<'_>> = self.doc.skins().collect();
         for index in chosen {
-            let Some(skin) = self.doc.skins().nth(index) else { continue };
-            let imported = self.read_skin(&skin, index)?;
+            let Some(skin) = skins.get(index) else { continue };
+            let imported = self.read_skin(skin, index)?;
             self.skins[index] = Some((self.rig.skins.len(), imported.joints.len()));
             self.rig.skins.push(imported);
         }
@@ -480,7 +483,7 @@ impl<'a, 'b> Importer<'a, 'b> {
         for r in 0..self.rig.nodes.len() {
             let g = self.gltf_node[r];
             let Some(name) = self.node_extra_str(g, "vat_socket")? else { continue };
-            if self.rig.sockets.iter().any(|s| s.name == name) {
+            if self.socket_index.contains_key(&name) {
                 return Err(self
                     .ctx
                     .err(node_part(&self.gltf_nodes()[g]), format!("a second socket is named {name:?}")));
@@ -490,6 +493,7 @@ impl<'a, 'b> Importer<'a, 'b> {
                 Some(parent) => (parent, node.rest.to_mat4()),
                 None => (r, Mat4::IDENTITY),
             };
+            self.socket_index.insert(name.clone(), self.rig.sockets.len());
             self.rig.sockets.push(Socket { name, node, local });
         }
         Ok(())
@@ -516,7 +520,7 @@ impl<'a, 'b> Importer<'a, 'b> {
             let role = match socket_name {
                 None => MeshRole::Body,
                 Some(name) => {
-                    let socket = self.rig.sockets.iter().position(|s| &s.name == name).ok_or_else(|| {
+                    let socket = self.socket_index.get(name).copied().ok_or_else(|| {
                         self.ctx.err(
                             node_part(node),
                             format!("extras.vat_attachment names socket {name:?}, which does not exist"),
@@ -578,8 +582,15 @@ impl<'a, 'b> Importer<'a, 'b> {
                     part: &part,
                     joint_count: binding.1,
                 };
-                let mut rig_mesh =
-                    mesh::read(&self.ctx, self.buffers, &source, name, binding.0, role.clone())?;
+                let mut rig_mesh = mesh::read(
+                    &self.ctx,
+                    self.buffers,
+                    &source,
+                    name,
+                    binding.0,
+                    role.clone(),
+                    &mut self.rig.notes,
+                )?;
                 if let Some(full) = &rig_mesh.full_influences {
                     let reduced: Vec<&Vec<(u16, f32)>> =
                         full.iter().filter(|l| l.len() > crate::rig::MAX_INFLUENCES).collect();

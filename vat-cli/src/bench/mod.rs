@@ -23,7 +23,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 use vat_bake::prepare::{BakeOptions, prepare};
@@ -77,6 +77,10 @@ pub(crate) struct BenchArgs {
     /// Instance counts of the CPU section.
     #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000,1000000")]
     instances: Vec<u32>,
+    /// Memory budget in bytes (suffixes K, M, G: binary): a larger .vat file is refused before it is
+    /// read, and each instance count may be at most this over 256 bytes.
+    #[arg(long, value_parser = crate::bake::parse_bytes, default_value = "4G")]
+    max_memory: u64,
     /// Measured frames per CPU configuration (the medians are over these).
     #[arg(long, default_value_t = 120)]
     frames: u32,
@@ -301,7 +305,7 @@ pub(crate) fn culling_name(c: CullingArg) -> &'static str {
 fn load(args: &BenchArgs) -> Result<(Vec<u8>, Option<Rig>, String)> {
     match &args.asset {
         Some(p) => {
-            let bytes = std::fs::read(p).with_context(|| format!("{}: cannot read", p.display()))?;
+            let bytes = crate::bake::read_vat(p, args.max_memory)?;
             Ok((bytes, None, p.display().to_string()))
         }
         None => {
@@ -323,11 +327,15 @@ pub(crate) fn baseline_frames(args: &BenchArgs, first_ms: f64) -> u32 {
 
 /// `vat bench`.
 pub(crate) fn bench(args: &BenchArgs) -> Result<()> {
-    if args.instances.contains(&0) || args.gpu_instances.contains(&0) {
-        bail!("instance counts must be at least 1");
+    for &n in &args.instances {
+        crate::render::check_instances("--instances", n, args.max_memory)?;
+    }
+    for &n in &args.gpu_instances {
+        crate::render::check_instances("--gpu-instances", n, args.max_memory)?;
     }
     let (bytes, rig, source) = load(args)?;
-    let asset = Asset::parse(&bytes).with_context(|| format!("{source}: not a valid .vat file"))?;
+    let asset = Asset::parse_with_limits(&bytes, &crate::bake::load_limits(args.max_memory))
+        .with_context(|| format!("{source}: not a valid .vat file"))?;
     let crowd_asset = CrowdAsset::from_manifest(asset.manifest())?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut report = json!({
