@@ -248,6 +248,16 @@ fn cases() -> Vec<Case> {
         "resolves outside",
     );
     edit("gltf-uri-device.gltf", &|v| v["buffers"][0]["uri"] = json!("/dev/zero"), "absolute path");
+    edit(
+        "gltf-uri-parent-missing.gltf",
+        &|v| v["buffers"][0]["uri"] = json!("../../../../../no/such/file.bin"),
+        "resolves outside",
+    );
+    edit(
+        "gltf-uri-file-scheme.gltf",
+        &|v| v["buffers"][0]["uri"] = json!("file:///etc/passwd"),
+        "data: URIs",
+    );
     edit("gltf-remote-uri.gltf", &|v| v["buffers"][0]["uri"] = json!("https://example.invalid/a.bin"), "uri");
     edit("gltf-node-cycle.gltf", &|v| v["nodes"][2]["children"] = json!([1]), "node");
     edit(
@@ -298,6 +308,18 @@ fn cases() -> Vec<Case> {
     for (name, bytes, expect) in not_json {
         file(name, bytes.to_vec(), Bake, vec![], expect);
     }
+    // Cost classes: a mesh of zero-area triangles only, and indices that unweld past the budget.
+    let mut flat = vat_bake::testdata::degenerate(10);
+    let at = flat.windows(8).rposition(|w| w == [1, 0, 0, 0, 2, 0, 0, 0]).unwrap();
+    flat[at..at + 8].fill(0);
+    file("gltf-zero-area-only.glb", flat, Bake, vec![], "repeat a vertex index");
+    file(
+        "gltf-unweld-over-budget.glb",
+        vat_bake::testdata::morph_fan_out(20_000, 100),
+        Bake,
+        vec!["--max-memory", "64M"],
+        "flat shading",
+    );
     // GLB containers.
     let json = gltf_bytes(&g);
     let good = vat_bake::testdata::glb(&json, &[]);

@@ -21,15 +21,100 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// A fuzz target's function: `true` when the input was accepted, `false` for a typed error.
-type Target = fn(&[u8]) -> bool;
+/// A fuzz target's function: `Ok` when the input was accepted, the typed error's message otherwise.
+type Target = fn(&[u8]) -> Result<(), String>;
 
 /// The fuzz targets and the function each calls; `Err` is a typed error (fine), a panic is a bug.
 const TARGETS: [(&str, Target); 3] = [
-    ("vat_reader", |d| load_vat(d).is_ok()),
-    ("gltf_bake", |d| import_and_bake(d).is_ok()),
-    ("bake_args", |d| bake_from_args(d).is_ok()),
+    ("vat_reader", |d| load_vat(d).map_err(|e| e.to_string())),
+    ("gltf_bake", |d| import_and_bake(d).map_err(|e| e.to_string())),
+    ("bake_args", |d| bake_from_args(d).map_err(|e| e.to_string())),
 ];
+
+/// What a regression input must keep doing: be accepted, or fail with a message containing the text.
+#[derive(Clone, Copy)]
+enum Expect {
+    Accepted,
+    Refused(&'static str),
+}
+
+/// Generated regression inputs: `(target, file name, bytes, expected outcome)`, one per class of
+/// hostile input the project has fixed (each also has its own test beside the fix). Small, so the
+/// fuzzers can start from them.
+fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
+    use vat_bake::testdata::{degenerate, fan, many_nodes, morph_fan_out, small_skinned_gltf};
+    let mut out = Vec::new();
+    let gltf = |v: &serde_json::Value| serde_json::to_vec(v).unwrap();
+    // External files: fuzzed imports have no folder, so every external URI is refused; the
+    // confinement rules themselves are tested in vat-cli/tests/bake_assets.rs.
+    for (name, uri, expect) in [
+        ("uri-absolute", "/etc/passwd", "absolute path"),
+        ("uri-percent-absolute", "%2Fetc%2Fpasswd", "absolute path"),
+        ("uri-parent", "../../../../etc/passwd", "no base directory"),
+        ("uri-proc", "/proc/self/environ", "absolute path"),
+        ("uri-dev-zero", "/dev/zero", "absolute path"),
+        ("uri-file-scheme", "file:///etc/passwd", "only data: URIs"),
+    ] {
+        let mut v = small_skinned_gltf();
+        v["buffers"][0]["uri"] = serde_json::json!(uri);
+        out.push(("gltf_bake", format!("{name}.gltf"), gltf(&v), Expect::Refused(expect)));
+    }
+    let mut bom = "\u{feff}".as_bytes().to_vec();
+    bom.extend(gltf(&small_skinned_gltf()));
+    out.push(("gltf_bake", "utf8-bom.gltf".into(), bom, Expect::Accepted));
+    // Names that would drive a terminal are data: baked as they are (the CLI escapes them).
+    let mut v = small_skinned_gltf();
+    v["animations"][0]["name"] = serde_json::json!("\u{1b}[2J\u{1b}]0;owned\u{7}\r\nvat: error: forged");
+    out.push(("gltf_bake", "terminal-escapes-in-names.gltf".into(), gltf(&v), Expect::Accepted));
+    // Cost classes (vat-bake/tests/scaling.rs and budgets.rs).
+    let mut flat = degenerate(10);
+    let at = flat.windows(8).rposition(|w| w == [1, 0, 0, 0, 2, 0, 0, 0]).unwrap();
+    flat[at..at + 8].fill(0);
+    out.push(("gltf_bake", "zero-area-only.glb".into(), flat, Expect::Refused("repeat a vertex index")));
+    out.push(("gltf_bake", "zero-area-mostly.glb".into(), degenerate(100_000), Expect::Accepted));
+    out.push(("gltf_bake", "fan-over-work-budget.glb".into(), fan(5_000), Expect::Accepted));
+    out.push(("gltf_bake", "many-sockets.glb".into(), many_nodes(500), Expect::Accepted));
+    out.push((
+        "gltf_bake",
+        "unweld-over-budget.glb".into(),
+        morph_fan_out(20_000, 100),
+        Expect::Refused("flat shading"),
+    ));
+    for (name, args, expect) in [
+        // The fuzz target caps frames (FUZZ_MAX_FRAMES): a huge count is sampled at the cap.
+        ("frames-huge", "--frames 999999999", Expect::Accepted),
+        ("fps-nan", "--fps NaN", Expect::Refused("--fps")),
+        ("capture-unknown", "--capture \u{1b}[2J", Expect::Refused("no node named")),
+        ("memory-one-byte", "--max-memory 1", Expect::Refused("memory budget")),
+    ] {
+        out.push(("bake_args", format!("{name}.txt"), args.as_bytes().to_vec(), expect));
+    }
+    out
+}
+
+#[test]
+fn the_regression_inputs_are_what_the_generator_makes_and_keep_their_outcome() {
+    let blessing = std::env::var_os("VAT_BLESS").is_some();
+    let mut failures = Vec::new();
+    for (target, name, bytes, expect) in regressions() {
+        let path = root().join("fuzz/regressions").join(target).join(&name);
+        if blessing {
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        let disk =
+            std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}; VAT_BLESS=1 writes it", path.display()));
+        assert!(disk == bytes, "{} is stale; VAT_BLESS=1 rewrites it", path.display());
+        assert!(bytes.len() <= 1 << 20, "{}: regression inputs stay under 1 MiB", path.display());
+        let f = TARGETS.iter().find(|t| t.0 == target).unwrap().1;
+        match (run(target, f, &path, &bytes), expect) {
+            (Err(panicked), _) => failures.push(panicked),
+            (Ok(Ok(())), Expect::Accepted) => {}
+            (Ok(Err(e)), Expect::Refused(text)) if e.contains(text) => {}
+            (Ok(outcome), _) => failures.push(format!("{}: {outcome:?}", path.display())),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
 
 /// Generated seeds: `(target, file name, bytes)`. Small valid inputs of each kind, so the fuzzer
 /// starts from deep inside the formats.
@@ -78,7 +163,7 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
 }
 
 /// Runs `f` on `data`, turning a panic into a message naming `file`.
-fn run(target: &str, f: Target, file: &Path, data: &[u8]) -> Result<bool, String> {
+fn run(target: &str, f: Target, file: &Path, data: &[u8]) -> Result<Result<(), String>, String> {
     catch_unwind(AssertUnwindSafe(|| f(data))).map_err(|p| {
         let what = p
             .downcast_ref::<String>()
@@ -121,8 +206,8 @@ fn every_corpus_and_regression_file_replays_without_panicking() {
                 let path = entry.unwrap().path();
                 let data = std::fs::read(&path).unwrap();
                 match run(target, f, &path, &data) {
-                    Ok(true) => ok += 1,
-                    Ok(false) => {}
+                    Ok(Ok(())) => ok += 1,
+                    Ok(Err(_)) => {}
                     Err(message) => failures.push(message),
                 }
                 files += 1;
@@ -150,4 +235,55 @@ fn every_corpus_and_regression_file_replays_without_panicking() {
     }
     println!("{}; {bad_files} bad-input files", counts.join("; "));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Parses one libFuzzer dictionary entry (`"text"`, optionally `name="text"`, escapes `\\`, `\"`
+/// and `\xNN`), or says why libFuzzer would refuse the line.
+fn dictionary_entry(line: &str) -> Result<Vec<u8>, String> {
+    let body = line.split_once('"').map(|(_, rest)| rest).ok_or("no opening quote")?;
+    let body = body.strip_suffix('"').ok_or("no closing quote")?;
+    let (mut out, mut chars) = (Vec::new(), body.bytes());
+    while let Some(b) = chars.next() {
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        match chars.next() {
+            Some(b'\\') => out.push(b'\\'),
+            Some(b'"') => out.push(b'"'),
+            Some(b'x') => {
+                let hex: Vec<u8> = chars.by_ref().take(2).collect();
+                let text = std::str::from_utf8(&hex).map_err(|_| "bad \\x escape")?;
+                out.push(u8::from_str_radix(text, 16).map_err(|_| format!("bad \\x escape {text:?}"))?);
+            }
+            other => return Err(format!("unknown escape {other:?}")),
+        }
+    }
+    Ok(out)
+}
+
+#[test]
+fn every_fuzz_target_has_a_dictionary_libfuzzer_can_read() {
+    for (target, dict) in
+        [("gltf_bake", "gltf.dict"), ("vat_reader", "vat.dict"), ("bake_args", "bake_args.dict")]
+    {
+        let path = root().join("fuzz").join(dict);
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{target}: {}: {e}", path.display()));
+        let mut entries = 0;
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let entry = dictionary_entry(line)
+                .unwrap_or_else(|e| panic!("{}:{}: {e}: {line}", path.display(), n + 1));
+            assert!(!entry.is_empty(), "{}:{}: empty entry", path.display(), n + 1);
+            entries += 1;
+        }
+        assert!(entries >= 10, "{}: {entries} entries", path.display());
+    }
+    // The magic of the .vat reader's dictionary is the format's.
+    let vat = std::fs::read_to_string(root().join("fuzz/vat.dict")).unwrap();
+    assert!(vat.lines().any(|l| dictionary_entry(l).is_ok_and(|e| e == vat_core::container::MAGIC)));
 }

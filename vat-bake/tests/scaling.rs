@@ -11,10 +11,9 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use vat_bake::lods::{ADJACENCY_WORK_PER_TRIANGLE, AdjacencyWork};
 use vat_bake::prepare::{BakeOptions, prepare};
-use vat_bake::testdata::glb;
+use vat_bake::testdata::{degenerate, fan, many_nodes};
 
 /// The most a 10x larger input may cost, in multiples of the smaller one's time.
 const MAX_RATIO: f64 = 30.0;
@@ -42,47 +41,6 @@ fn assert_near_linear(what: &str, (small, large): (Duration, Duration)) {
     let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-6);
     eprintln!("{what}: {small:?} -> {large:?} for 10x the input ({ratio:.1}x)");
     assert!(ratio < MAX_RATIO, "{what}: 10x the input took {ratio:.1}x the time ({small:?} -> {large:?})");
-}
-
-/// A flat, lit triangle fan of `triangles` triangles around one hub vertex (mode TRIANGLE_FAN, no
-/// index buffer, normals given so the vertices stay welded), as a .glb.
-fn fan(triangles: usize) -> Vec<u8> {
-    let n = triangles + 2;
-    let mut bin = Vec::with_capacity(n * 24);
-    let mut min = [f32::MAX; 3];
-    let mut max = [f32::MIN; 3];
-    for i in 0..n {
-        let p = if i == 0 {
-            [0.0f32, 0.0, 0.0]
-        } else {
-            let a = (i - 1) as f32 / (n - 2) as f32 * std::f32::consts::PI * 1.5;
-            [a.cos(), a.sin(), 0.0]
-        };
-        for k in 0..3 {
-            min[k] = min[k].min(p[k]);
-            max[k] = max[k].max(p[k]);
-        }
-        bin.extend(p.iter().flat_map(|c| c.to_le_bytes()));
-    }
-    for _ in 0..n {
-        bin.extend([0.0f32, 0.0, 1.0].iter().flat_map(|c| c.to_le_bytes()));
-    }
-    let json = json!({
-        "asset": {"version": "2.0"},
-        "scene": 0, "scenes": [{"nodes": [0]}],
-        "nodes": [{"mesh": 0, "name": "fan"}],
-        "meshes": [{"name": "fan", "primitives": [{"attributes": {"POSITION": 0, "NORMAL": 1}, "mode": 6}]}],
-        "buffers": [{"byteLength": bin.len()}],
-        "bufferViews": [
-            {"buffer": 0, "byteOffset": 0, "byteLength": n * 12},
-            {"buffer": 0, "byteOffset": n * 12, "byteLength": n * 12}
-        ],
-        "accessors": [
-            {"bufferView": 0, "componentType": 5126, "count": n, "type": "VEC3", "min": min, "max": max},
-            {"bufferView": 1, "componentType": 5126, "count": n, "type": "VEC3"}
-        ]
-    });
-    glb(&serde_json::to_vec(&json).unwrap(), &bin)
 }
 
 fn import(bytes: &[u8]) -> vat_bake::rig::Rig {
@@ -120,38 +78,6 @@ fn a_fan_small_enough_for_the_budget_keeps_its_lods() {
     assert!(baked.stats.triangle_counts.len() > 1, "{:?}", baked.stats.warnings);
 }
 
-/// A mesh whose index buffer is a sparse accessor: `triangles` triangles of zeros (no area) except
-/// the first, `0 1 2`. A few hundred bytes of file for any count.
-fn degenerate(triangles: usize) -> Vec<u8> {
-    let mut bin = Vec::new();
-    for p in [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]] {
-        bin.extend(p.iter().flat_map(|c| c.to_le_bytes()));
-    }
-    let sparse_at = bin.len();
-    bin.extend([1u32, 2].iter().flat_map(|i| i.to_le_bytes())); // sparse indices
-    bin.extend([1u32, 2].iter().flat_map(|i| i.to_le_bytes())); // sparse values
-    let json = json!({
-        "asset": {"version": "2.0"},
-        "scene": 0, "scenes": [{"nodes": [0]}],
-        "nodes": [{"mesh": 0}],
-        "meshes": [{"name": "flat", "primitives": [{"attributes": {"POSITION": 0}, "indices": 1}]}],
-        "buffers": [{"byteLength": bin.len()}],
-        "bufferViews": [
-            {"buffer": 0, "byteOffset": 0, "byteLength": 36},
-            {"buffer": 0, "byteOffset": sparse_at, "byteLength": 16}
-        ],
-        "accessors": [
-            {"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
-             "min": [0.0, 0.0, 0.0], "max": [1.0, 1.0, 0.0]},
-            {"componentType": 5125, "count": triangles * 3, "type": "SCALAR",
-             "sparse": {"count": 2,
-                        "indices": {"bufferView": 1, "byteOffset": 0, "componentType": 5125},
-                        "values": {"bufferView": 1, "byteOffset": 8}}}
-        ]
-    });
-    glb(&serde_json::to_vec(&json).unwrap(), &bin)
-}
-
 #[test]
 fn zero_area_triangles_are_left_out_reported_and_cost_linear_time() {
     let rig = import(&degenerate(1_000));
@@ -176,43 +102,6 @@ fn zero_area_triangles_are_left_out_reported_and_cost_linear_time() {
         "zero-area triangles",
         measure(&degenerate(100_000), &degenerate(1_000_000), |b| bake(b)),
     );
-}
-
-/// `nodes` empty nodes, each a socket and naming skin 0, then one skinned triangle under them.
-fn many_nodes(nodes: usize) -> Vec<u8> {
-    let mut bin = Vec::new();
-    for p in [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]] {
-        bin.extend(p.iter().flat_map(|c| c.to_le_bytes()));
-    }
-    bin.extend([0u8; 12]); // JOINTS_0: joint 0 for every vertex (u8 x 4)
-    for _ in 0..3 {
-        bin.extend([1.0f32, 0.0, 0.0, 0.0].iter().flat_map(|c| c.to_le_bytes()));
-    }
-    let mut list: Vec<serde_json::Value> = (0..nodes)
-        .map(|i| json!({"name": format!("n{i}"), "skin": 0, "extras": {"vat_socket": format!("s{i}")}}))
-        .collect();
-    list.push(json!({"name": "body", "mesh": 0, "skin": 0}));
-    list.push(json!({"name": "root", "children": (0..=nodes).collect::<Vec<_>>()}));
-    let json = json!({
-        "asset": {"version": "2.0"},
-        "scene": 0, "scenes": [{"nodes": [nodes + 1]}],
-        "nodes": list,
-        "skins": [{"joints": [nodes + 1]}],
-        "meshes": [{"primitives": [{"attributes": {"POSITION": 0, "JOINTS_0": 1, "WEIGHTS_0": 2}}]}],
-        "buffers": [{"byteLength": bin.len()}],
-        "bufferViews": [
-            {"buffer": 0, "byteOffset": 0, "byteLength": 36},
-            {"buffer": 0, "byteOffset": 36, "byteLength": 12},
-            {"buffer": 0, "byteOffset": 48, "byteLength": 48}
-        ],
-        "accessors": [
-            {"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
-             "min": [0.0, 0.0, 0.0], "max": [1.0, 1.0, 0.0]},
-            {"bufferView": 1, "componentType": 5121, "count": 3, "type": "VEC4"},
-            {"bufferView": 2, "componentType": 5126, "count": 3, "type": "VEC4"}
-        ]
-    });
-    glb(&serde_json::to_vec(&json).unwrap(), &bin)
 }
 
 #[test]

@@ -202,9 +202,14 @@ fn fuzz(seconds: u64) -> Result<()> {
             cmd.arg(root.join("tests/data/bad"));
         }
         cmd.arg("--").arg(format!("-max_total_time={seconds}")).arg("-rss_limit_mb=2048").arg("-timeout=20");
-        if *target == "gltf_bake" {
-            cmd.arg("-dict=gltf.dict");
-        }
+        // Each target's dictionary (fuzz/<name>.dict): the formats' keywords and the hostile-input
+        // classes the project has fixed, so mutations reach them quickly.
+        let dict = match *target {
+            "gltf_bake" => "gltf.dict",
+            "vat_reader" => "vat.dict",
+            _ => "bake_args.dict",
+        };
+        cmd.arg(format!("-dict={dict}"));
         cmd.arg(format!("-artifact_prefix={}/", artifacts.display()));
         eprintln!("xtask: running {cmd:?}");
         let out =

@@ -279,6 +279,7 @@ pub(super) fn load_buffers<'b>(
                     }
                     let relative = percent_decode(uri)
                         .ok_or_else(|| ctx.err(&part, "invalid percent-encoding in the uri"))?;
+                    refuse_absolute(ctx, &part, &relative)?;
                     let Some(dir) = base_dir else {
                         return Err(ctx.err(
                             &part,
@@ -322,10 +323,21 @@ pub(super) fn load_buffers<'b>(
 /// that names the rule broken (absolute path, escape, not a regular file) and never reads the file.
 fn confined_file(ctx: &Ctx<'_>, part: &str, dir: &Path, root: &Path, relative: &str) -> Result<PathBuf> {
     let rel = Path::new(relative);
-    if relative.contains('\0') || rel.is_absolute() || rel.has_root() || relative.starts_with('\\') {
-        return Err(
-            ctx.err(part, "is an absolute path; external resources must be relative to the glTF's folder")
-        );
+    refuse_absolute(ctx, part, relative)?;
+    let escapes = || {
+        ctx.err(
+            part,
+            format!(
+                "resolves outside the resource folder {} (a `..` escape or a link out of it); move the file \
+                 there or widen the folder with --resource-root",
+                root.display()
+            ),
+        )
+    };
+    // A `..` climbing out of the folder is refused before the file system is asked anything (so
+    // a missing file outside it is reported as the escape it is); links are checked below.
+    if !lexically_inside(root, &dir.join(rel)) {
+        return Err(escapes());
     }
     let canonical_root = std::fs::canonicalize(root).map_err(|e| {
         ctx.err(part, format!("the resource folder {} cannot be resolved: {e}", root.display()))
@@ -353,6 +365,42 @@ fn confined_file(ctx: &Ctx<'_>, part: &str, dir: &Path, root: &Path, relative: &
     Ok(canonical)
 }
 
+/// Refuses a decoded `uri` that is an absolute path (or names a root, a Windows drive root, or
+/// holds a NUL), whether or not a folder was given to resolve relative ones.
+fn refuse_absolute(ctx: &Ctx<'_>, part: &str, relative: &str) -> Result<()> {
+    let rel = Path::new(relative);
+    if relative.contains('\0') || rel.is_absolute() || rel.has_root() || relative.starts_with('\\') {
+        return Err(
+            ctx.err(part, "is an absolute path; external resources must be relative to the glTF's folder")
+        );
+    }
+    Ok(())
+}
+
+/// Whether `path` stays inside `root` once both are absolute and `.` and `..` are applied to the
+/// names (no file system access; links are not followed).
+fn lexically_inside(root: &Path, path: &Path) -> bool {
+    use std::path::Component;
+    fn lexical(p: &Path) -> Vec<Component<'_>> {
+        let mut out = Vec::new();
+        for c in p.components() {
+            match c {
+                Component::CurDir => {}
+                Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                    out.pop();
+                }
+                other => out.push(other),
+            }
+        }
+        out
+    }
+    // Both made absolute against the working folder (a relative glTF path with an absolute
+    // --resource-root); when that fails, the link-resolving check decides alone.
+    let (Ok(root), Ok(path)) = (std::path::absolute(root), std::path::absolute(path)) else { return true };
+    let (root, path) = (lexical(&root), lexical(&path));
+    path.starts_with(&root) && !path[root.len()..].contains(&Component::ParentDir)
+}
+
 /// A URI for messages: data URIs cut to their header.
 fn shorten(uri: &str) -> String {
     if uri.starts_with("data:") {
@@ -360,5 +408,24 @@ fn shorten(uri: &str) -> String {
         format!("{head}...")
     } else {
         format!("{uri:?}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dot_dot_escape_is_seen_from_the_names_alone() {
+        let root = Path::new("models/hero");
+        assert!(lexically_inside(root, &root.join("hero.bin")));
+        assert!(lexically_inside(root, &root.join("textures/../hero.bin")));
+        assert!(lexically_inside(root, &root.join("./a/./b.bin")));
+        assert!(!lexically_inside(root, &root.join("../hero.bin")));
+        assert!(!lexically_inside(root, &root.join("a/../../hero/../../x.bin")));
+        // A relative folder against an absolute root: compared as absolute paths.
+        let cwd = std::env::current_dir().unwrap();
+        assert!(lexically_inside(&cwd, Path::new("models/x.bin")));
+        assert!(!lexically_inside(&cwd.join("models"), Path::new("x.bin")));
     }
 }
