@@ -558,6 +558,7 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
         bone_error_bound_m(b.influences as usize + targets, row_abs, max_p, t)
     });
     let has_bones = bones.is_some();
+    let weight_problem = bones.as_ref().and_then(skin_weight_problem);
     let ctx = Context {
         view: &view,
         bones,
@@ -812,14 +813,19 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
         failures.push(line);
     }
     if let Some(bound) = bone_bound_m {
-        let passed = frames_total.max_bone <= bound;
+        let passed = frames_total.max_bone <= bound && weight_problem.is_none();
+        if let Some(problem) = &weight_problem {
+            failures.push(format!("bone: {problem}"));
+        }
         paths.push(PathReport {
             path: "bone".into(),
             max_error_mm: frames_total.max_bone * mm,
             bound_mm: bound * mm,
             passed,
         });
-        if !passed {
+        // False for a NaN error or bound too (a non-finite bone texture).
+        let within_bound = frames_total.max_bone <= bound;
+        if !within_bound {
             let morphs = rig.meshes.iter().any(|m| !m.morph_targets.is_empty());
             failures.push(format!(
                 "bone: bone-mode skinning errs up to {:.4} mm against fresh skinning, bound {:.6} mm{}",
@@ -967,6 +973,34 @@ pub fn verify_prepared(bake: &PreparedBake, rig: &Rig) -> Result<VerifyReport> {
     verify(&asset, rig)
 }
 
+/// The first problem of the baked skin weights, if any: every weight must be finite and `>= 0`, and
+/// each vertex's weights must sum to 1 within `2k` units of f32 roundoff for `k` influences (the
+/// bake renormalises in f32: the sum it divides by and each quotient round once; summed here in
+/// f64).
+fn skin_weight_problem(b: &BoneAnimationView<'_>) -> Option<String> {
+    let k = b.influences.max(1) as usize;
+    let bound = 2.0 * k as f64 * f64::from(f32::EPSILON) / 2.0;
+    for (v, vertex) in b.weights.chunks_exact(4 * k).enumerate() {
+        let mut sum = 0.0f64;
+        for (i, w) in vertex.chunks_exact(4).enumerate() {
+            let w = f32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            if !(w.is_finite() && w >= 0.0) {
+                return Some(format!(
+                    "vertex {v} influence {i} has skin weight {w}; weights must be finite and >= 0"
+                ));
+            }
+            sum += f64::from(w);
+        }
+        if (sum - 1.0).abs() > bound {
+            return Some(format!(
+                "vertex {v}'s skin weights sum to {sum}, not to 1 within {bound:.2e} (f32 renormalisation of {k} \
+                 weights)"
+            ));
+        }
+    }
+    None
+}
+
 /// Name -> index of the first item with that name (what a linear search finds), built in one pass
 /// so that matching every clip or node of a file stays linear.
 fn first_by_name<'a>(
@@ -1112,9 +1146,20 @@ mod tests {
             }
         };
         let zero = |b: &mut Vec<u8>| b.iter_mut().for_each(|x| *x = 0);
+        // Finite weights in [0, 1] that no longer sum to 1 (by 1 %).
+        let scaled = |b: &mut Vec<u8>| {
+            for c in b.chunks_exact_mut(4) {
+                let w = f32::from_le_bytes([c[0], c[1], c[2], c[3]]) * 0.99;
+                c.copy_from_slice(&w.to_le_bytes());
+            }
+        };
         type Edit<'a> = &'a dyn Fn(&mut Vec<u8>);
-        let cases: [(&str, u32, Edit<'_>); 3] =
-            [("bone", ba.texture.0, &nan_f32), ("bone", ba.weights.0, &zero), ("capture", capture, &nan_f32)];
+        let cases: [(&str, u32, Edit<'_>); 4] = [
+            ("bone", ba.texture.0, &nan_f32),
+            ("bone", ba.weights.0, &zero),
+            ("bone", ba.weights.0, &scaled),
+            ("capture", capture, &nan_f32),
+        ];
         let mut verified = 0;
         for (path, blob, edit) in cases {
             let bytes = with_blob_edited(&bake, blob, |b| edit(b));
@@ -1128,9 +1173,12 @@ mod tests {
             assert!(report.failures.iter().any(|f| f.starts_with(path)), "{:?}", report.failures);
             // The vertex texture is untouched: the VAT path still passes.
             assert!(report.paths[0].passed, "{report:#?}");
+            if blob == ba.weights.0 {
+                assert!(report.failures.iter().any(|f| f.contains("sum to")), "{:?}", report.failures);
+            }
         }
         // The reader does not check these streams' values: each case reached verification.
-        assert_eq!(verified, 3);
+        assert_eq!(verified, 4);
     }
 
     #[test]
