@@ -2,6 +2,13 @@
 //! SPIR-V by naga: parse, validate, resolve the `override` constants of one variant
 //! (`naga::back::pipeline_constants::process_overrides`), write one entry point
 //! (`naga::back::spv::write_vec`). There is no second shader.
+//!
+//! Overrides are resolved at translation time rather than emitted as SPIR-V specialization constants:
+//! naga 30's SPIR-V writer refuses a module that still holds overrides (`Error::Override`: it writes
+//! no specialization constants), and resolving them first lets naga's
+//! constant evaluator fold the variant's branches (`VERTEX_FORMAT`, `INTERPOLATION`, ...) exactly as
+//! wgpu does for its own pipelines, which keeps the two backends' decode bit-identical. The cost is one
+//! SPIR-V module per variant (pipeline key), created once and cached with its pipeline.
 
 use naga::back::spv;
 use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
