@@ -54,8 +54,8 @@
 //! not (it renders into it), and compute pipelines see the decode and culling outputs. No stage sees
 //! more than 8 storage buffers (WebGPU's default limit): vertex and compute 8 each.
 //!
-//! Texel fetches per vertex of the vertex paths at linear interpolation: VAT mode 2 (4 while
-//! cross-fading); bone mode `3 * 2 * influences` (24 for 4 influences, 48 for 8; doubled while
+//! Texel fetches per vertex of the vertex paths at linear interpolation: VAT mode 2 per texture of
+//! the format (Packed64 2, Unorm16/F16/F32/Unorm8 4, Split8 6; doubled while cross-fading); bone mode `3 * 2 * influences` (24 for 4 influences, 48 for 8; doubled while
 //! cross-fading), fewer when weights are 0; bone mode with a morph layer of `T` targets adds
 //! `2 * ceil(T / 4)` weight fetches (doubled while cross-fading) plus 2 delta fetches (position and
 //! normal) per target whose blended weight is not 0.
