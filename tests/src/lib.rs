@@ -68,6 +68,25 @@ pub fn humanoid_vat() -> &'static [u8] {
     })
 }
 
+/// Every vertex format of the bake, [`vat_core::encoding::VertexFormat::Packed64`] (the default) first.
+pub const ALL_VERTEX_FORMATS: [vat_core::encoding::VertexFormat; 6] = {
+    use vat_core::encoding::VertexFormat as F;
+    [F::Packed64, F::Unorm16, F::F16, F::F32, F::Unorm8, F::Split8]
+};
+
+/// The procedural humanoid baked with default options in vertex format `format` (no bones), as
+/// `.vat` bytes. Baked once per format per test binary.
+pub fn humanoid_vat_in(format: vat_core::encoding::VertexFormat) -> &'static [u8] {
+    static BYTES: [OnceLock<Vec<u8>>; 6] = [const { OnceLock::new() }; 6];
+    let slot = ALL_VERTEX_FORMATS.iter().position(|&f| f == format).expect("a listed format");
+    BYTES[slot].get_or_init(|| {
+        let rig = vat_bake::procgen::humanoid();
+        let options = vat_bake::prepare::BakeOptions { format, ..Default::default() };
+        let bake = vat_bake::prepare::prepare(&rig, &options).expect("the humanoid bakes");
+        bake.to_vat_bytes().expect("the bake serialises")
+    })
+}
+
 /// [`vat_bake::procgen::morph_rig`] (`skinned`: the sheet on a two-joint skin, else every mesh rigid
 /// on its node, a morph-only asset) baked with default options plus `--bones`, so with the live
 /// morph layer (5 targets, 2,172 vertices: morph bands of 2 rows), as `.vat` bytes. Baked once per

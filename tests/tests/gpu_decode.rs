@@ -1,6 +1,7 @@
 //! The WGSL decode compute shader (`cs_decode`) against vat-core's CPU reference decoder, on a real
-//! wgpu device (lavapipe in CI), for every interpolation mode, looping and one-shot clips, cross-fades
-//! and instance transforms.
+//! wgpu device (lavapipe in CI), for every vertex format (each bound where
+//! `vat_core::gpu::vertex_textures` says, decoded by the `VERTEX_FORMAT` override), every
+//! interpolation mode, looping and one-shot clips, cross-fades and instance transforms.
 
 // Integration tests report failure by panicking; helpers below unwrap for the same reason.
 #![allow(clippy::unwrap_used)]
@@ -16,13 +17,13 @@ use vat_core::instance::InstanceRecord;
 use vat_core::layout::VertexTextureLayout;
 use vat_core::playback::Interpolation;
 use vat_core::reference::{VertexAnimationView, decode_vertex};
-use vat_tests::{TestGpu, test_gpu};
+use vat_tests::{ALL_VERTEX_FORMATS, TestGpu, test_gpu};
 use wgpu::util::DeviceExt;
 
 const VERTICES: u32 = 257; // not a multiple of the workgroup size
 
-/// A packed64 asset with a looping and a one-shot clip of a smooth analytic motion.
-fn bake() -> Vec<u8> {
+/// An asset in `format` with a looping and a one-shot clip of a smooth analytic motion.
+fn bake(format: VertexFormat) -> Vec<u8> {
     let mut clips = ClipRowMap::new();
     clips.push("loop", 0.8, 30.0, ClipMode::Looping, 1.2).unwrap();
     clips.push("once", 0.5, 30.0, ClipMode::OneShot, 0.0).unwrap();
@@ -42,29 +43,17 @@ fn bake() -> Vec<u8> {
         }
     }
     let bounds = PositionBounds::from_points(positions.iter().copied()).unwrap();
-    let bits = allocate_position_bits(bounds.extent);
-    let textures = encode_vertex_texture(
-        &layout,
-        VertexFormat::Packed64,
-        &bounds,
-        bits,
-        &positions,
-        &normals,
-        NormalRounding::Nearest,
-    )
-    .unwrap();
+    // Position bits are Packed64's alone; other formats record [0, 0, 0].
+    let bits = if format == VertexFormat::Packed64 { allocate_position_bits(bounds.extent) } else { [0; 3] };
+    let textures =
+        encode_vertex_texture(&layout, format, &bounds, bits, &positions, &normals, NormalRounding::Nearest)
+            .unwrap();
     let mut writer = ContainerWriter::new();
     let textures = textures.into_iter().map(|t| writer.add_blob(t)).collect();
     let mut manifest = Manifest::new("gpu-decode-test", VERTICES);
     manifest.clips = clips.clips().to_vec();
-    manifest.vertex_animation = Some(VertexAnimation {
-        layout,
-        format: VertexFormat::Packed64,
-        bounds,
-        position_bits: bits,
-        textures,
-        tangents: None,
-    });
+    manifest.vertex_animation =
+        Some(VertexAnimation { layout, format, bounds, position_bits: bits, textures, tangents: None });
     writer.finish(manifest).unwrap()
 }
 
@@ -136,7 +125,10 @@ fn gpu_decode(
         bind_group_layouts: &layout_refs,
         immediate_size: 0,
     });
-    let constants = [(gpu::OVERRIDE_INTERPOLATION, f64::from(interp.as_u32()))];
+    let constants = [
+        (gpu::OVERRIDE_INTERPOLATION, f64::from(interp.as_u32())),
+        (gpu::OVERRIDE_VERTEX_FORMAT, f64::from(gpu::vertex_format_code(va.format))),
+    ];
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some("cs_decode"),
         layout: Some(&pipeline_layout),
@@ -146,34 +138,36 @@ fn gpu_decode(
         cache: None,
     });
 
-    let texel_format = va.format.texel_formats()[0];
-    let size = wgpu::Extent3d { width: va.layout.width, height: va.layout.height, depth_or_array_layers: 1 };
-    let texture = device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("vat texture"),
-        size,
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: vat_wgpu::conv::map_texel_format(texel_format),
-        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
-        view_formats: &[],
-    });
-    gpu.queue.write_texture(
-        wgpu::TexelCopyTextureInfo {
-            texture: &texture,
-            mip_level: 0,
-            origin: wgpu::Origin3d::ZERO,
-            aspect: wgpu::TextureAspect::All,
-        },
-        asset.blob(va.textures[0]),
-        wgpu::TexelCopyBufferLayout {
-            offset: 0,
-            bytes_per_row: Some(va.layout.width * texel_format.bytes_per_texel()),
-            rows_per_image: Some(va.layout.height),
-        },
-        size,
-    );
-    let view = texture.create_view(&wgpu::TextureViewDescriptor::default());
+    // Every vertex-texture binding: the format's textures, 1x1 stand-ins for the others.
+    let vat_views: Vec<(&str, wgpu::TextureView)> = gpu::vertex_textures(asset)
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let d = t.data;
+            let size = wgpu::Extent3d { width: d.width, height: d.height, depth_or_array_layers: 1 };
+            let texture = device.create_texture(&wgpu::TextureDescriptor {
+                label: Some(t.name),
+                size,
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: vat_wgpu::conv::map_texel_format(d.format),
+                usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+                view_formats: &[],
+            });
+            gpu.queue.write_texture(
+                texture.as_image_copy(),
+                d.bytes,
+                wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(d.width * d.format.bytes_per_texel()),
+                    rows_per_image: Some(d.height),
+                },
+                size,
+            );
+            (t.name, texture.create_view(&wgpu::TextureViewDescriptor::default()))
+        })
+        .collect();
 
     let mut frame = FrameUniforms::zeroed();
     frame.time = time;
@@ -213,9 +207,11 @@ fn gpu_decode(
 
     // Resources by WGSL name, bound where the binding table says.
     let resource = |name: &str| -> wgpu::BindingResource<'_> {
+        if let Some((_, view)) = vat_views.iter().find(|(n, _)| *n == name) {
+            return wgpu::BindingResource::TextureView(view);
+        }
         match name {
             "frame" => frame_buf.as_entire_binding(),
-            "vat_texture" => wgpu::BindingResource::TextureView(&view),
             "clips" => clip_buf.as_entire_binding(),
             "asset" => asset_buf.as_entire_binding(),
             "instances" => inst_buf.as_entire_binding(),
@@ -277,17 +273,46 @@ fn ulps(a: f32, b: f32) -> u32 {
     key(a).abs_diff(key(b))
 }
 
+/// Largest difference per axis (metres, object space) the shader may have from the reference for an
+/// identity-transform instance of an asset in `format` with `bounds`, derived from the operations they
+/// share (see the test).
+fn object_space_bound(format: VertexFormat, bounds: &PositionBounds, a: usize) -> f32 {
+    let (min, extent) = (bounds.min[a], bounds.extent[a]);
+    // Fused multiply-adds: at most 4 fused steps in the blend plus the decode's mul-add, each within
+    // half an ulp of the largest term: 4 * 2^-23 * (|min| + extent).
+    let fused = 4.0 * f32::EPSILON * (min.abs() + extent);
+    // Quantised formats divide f32(q) / f32(max_q): Vulkan allows 2.5 ulp for a division where the
+    // reference rounds correctly (0.5 ulp), so 3 ulp of a value <= 1 (<= 3 * 2^-24) per texel, times
+    // the weights' absolute sum (<= 1.25, Catmull-Rom), times the extent. Float formats load their
+    // values exactly (binary16 widens to f32 exactly) and divide nothing.
+    let division = match format {
+        VertexFormat::F16 | VertexFormat::F32 => 0.0,
+        _ => 1.25 * 3.0 * 2f32.powi(-24) * extent,
+    };
+    fused + division
+}
+
 #[test]
 fn gpu_decode_matches_the_cpu_reference_decoder() {
     let gpu = test_gpu();
-    let bytes = bake();
-    let asset = Asset::parse(&bytes).unwrap();
-    let view = VertexAnimationView::from_asset(&asset).unwrap();
-    let records = instances();
     println!("adapter: {} ({:?}, driver {})", gpu.info.name, gpu.info.device_type, gpu.info.driver_info);
+    for format in ALL_VERTEX_FORMATS {
+        let bytes = bake(format);
+        let asset = Asset::parse(&bytes).unwrap();
+        check_format(&gpu, &asset, format);
+    }
+}
+
+/// Decodes every instance of [`instances`] at several times in every interpolation mode on the GPU and
+/// compares with the CPU reference; prints the figures and panics past the bounds.
+fn check_format(gpu: &TestGpu, asset: &Asset<'_>, format: VertexFormat) {
+    let view = VertexAnimationView::from_asset(asset).unwrap();
+    assert_eq!(view.format, format);
+    let records = instances();
+    let (mut format_exact, mut format_total, mut format_max, mut format_max_bound) = (0, 0, 0f32, 0f32);
     for interp in [Interpolation::Point, Interpolation::Linear, Interpolation::Cubic] {
         for time in [0.0f32, 0.37, 1.3, 1.6, 7.77] {
-            let decoded = gpu_decode(&gpu, &asset, &records, time, interp);
+            let decoded = gpu_decode(gpu, asset, &records, time, interp);
             assert_eq!(decoded.len(), records.len() * VERTICES as usize);
             let (mut exact, mut total, mut max_ulps_identity, mut max_abs_moved) =
                 (0usize, 0usize, 0u32, 0f32);
@@ -311,7 +336,7 @@ fn gpu_decode_matches_the_cpu_reference_decoder() {
                 }
             }
             println!(
-                "{interp:?} t={time}: {exact}/{total} position components bit-identical; identity instances max \
+                "{format:?} {interp:?} t={time}: {exact}/{total} position components bit-identical; identity instances max \
                  {max_ulps_identity} ulp; transformed instances max {max_abs_moved:e} m; normals max {max_normal_deg:.2e} deg"
             );
             // Object space (identity transform): the shader and the reference perform the same f32
@@ -326,11 +351,13 @@ fn gpu_decode_matches_the_cpu_reference_decoder() {
                     let cpu = decode_vertex(&view, record, time, v, interp).unwrap();
                     let g = decoded[i * VERTICES as usize + v as usize];
                     for a in 0..3 {
-                        let bound = 4.0 * f32::EPSILON * (view.bounds.min[a].abs() + view.bounds.extent[a]);
+                        let bound = object_space_bound(format, &view.bounds, a);
                         let d = (g.position[a] - cpu.world_position[a]).abs();
+                        format_max = format_max.max(d);
+                        format_max_bound = format_max_bound.max(bound);
                         assert!(
                             d <= bound,
-                            "{interp:?} t={time} instance {i} vertex {v} axis {a}: {d} > {bound}"
+                            "{format:?} {interp:?} t={time} instance {i} vertex {v} axis {a}: {d} > {bound}"
                         );
                     }
                 }
@@ -338,9 +365,18 @@ fn gpu_decode_matches_the_cpu_reference_decoder() {
             // Transformed: WGSL's sin/cos are only required to be within 2^-11 absolute; a GPU's are far
             // better in practice, but the honest bound is 2^-11 * |scale * p| (<= 1.3 * 1.7 m) per term,
             // plus the object-space bound: 2 * 2^-11 * 2.3 m.
-            assert!(max_abs_moved <= 2.0 * 2f32.powi(-11) * 2.3, "{interp:?} t={time}: {max_abs_moved} m");
+            assert!(
+                max_abs_moved <= 2.0 * 2f32.powi(-11) * 2.3,
+                "{format:?} {interp:?} t={time}: {max_abs_moved} m"
+            );
             // Normals: a few f32 roundings of a unit vector (~1e-7 rad each) plus the sin/cos difference.
-            assert!(max_normal_deg < 1e-4, "{interp:?} t={time}: normal {max_normal_deg} deg");
+            assert!(max_normal_deg < 1e-4, "{format:?} {interp:?} t={time}: normal {max_normal_deg} deg");
+            format_exact += exact;
+            format_total += total;
         }
     }
+    println!(
+        "{format:?} overall: {format_exact}/{format_total} position components bit-identical; identity instances \
+         max {format_max:e} m (bound {format_max_bound:e} m)"
+    );
 }

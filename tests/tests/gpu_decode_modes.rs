@@ -1,7 +1,8 @@
 //! The renderer's decode path (`Renderer::decode`, the same shader functions as the vertex paths) on
 //! the baked humanoid, in several states (clips, phases, one-shot clamping, cross-fade mid-way, the
 //! plain variant), against CPU references, within 1e-5 m per coordinate:
-//! - VAT mode against vat-core's CPU reference decoder (`reference::decode_vertex`);
+//! - VAT mode against vat-core's CPU reference decoder (`reference::decode_vertex`), for the
+//!   humanoid in every vertex format too;
 //! - bone mode (4 and 8 influences, linear and cubic) against CPU linear-blend skinning computed here
 //!   in f64 from the asset's own bone texture, joints, weights and rest pose, with the same frames,
 //!   weights and normal rule (`vat_bake::skin`: cofactor of the blended matrix) as the shader;
@@ -21,7 +22,8 @@ use vat_core::instance::InstanceRecord;
 use vat_core::playback::{self, Interpolation};
 use vat_core::reference::{BoneAnimationView, VertexAnimationView, decode_bone_vertex, decode_vertex};
 use vat_tests::{
-    DECODE_TEST_TIME as TIME, decode_test_records as records, humanoid_vat, morph_vat, test_gpu,
+    ALL_VERTEX_FORMATS, DECODE_TEST_TIME as TIME, decode_test_records as records, humanoid_vat,
+    humanoid_vat_in, morph_vat, test_gpu,
 };
 use vat_wgpu::{RenderMode, Renderer, RendererConfig};
 
@@ -226,6 +228,41 @@ fn vat_mode_decode_matches_the_reference_decoder_within_10_micrometres() {
             );
             assert!(max_p <= TOLERANCE_M, "{interp:?} cross-fade {cross_fade}: {max_p} m");
             assert!(max_n <= 1e-3, "{interp:?} cross-fade {cross_fade}: normals {max_n} deg");
+        }
+    }
+}
+
+/// VAT mode through the renderer's own upload and pipelines (`Renderer::upload`, the
+/// `VERTEX_FORMAT` override of its decode pipeline) for the humanoid baked in every vertex format,
+/// against the CPU reference decoder of the same asset, within the same 10 micrometres.
+#[test]
+fn vat_mode_decodes_every_vertex_format_like_the_reference() {
+    let gpu = test_gpu();
+    for format in ALL_VERTEX_FORMATS {
+        let asset = Asset::parse(humanoid_vat_in(format)).unwrap();
+        let view = VertexAnimationView::from_asset(&asset).unwrap();
+        assert_eq!(view.format, format);
+        let records = records(asset.manifest().clips.len() as u32);
+        for interp in [Interpolation::Linear, Interpolation::Point] {
+            let config = RendererConfig { interpolation: interp, ..Default::default() };
+            let mut renderer = Renderer::new(&gpu.device, &gpu.queue, config).unwrap();
+            let gpu_asset = renderer.upload(&asset).unwrap();
+            assert_eq!(gpu_asset.vertex_format(), format);
+            let n = gpu_asset.vertex_count() as usize;
+            let decoded = decode(&mut renderer, &gpu_asset, &records, RenderMode::Vat, true);
+            let (mut max_p, mut max_n) = (0f64, 0f64);
+            for (i, record) in records.iter().enumerate() {
+                for v in 0..n {
+                    let cpu = decode_vertex(&view, record, TIME, v as u32, interp).unwrap();
+                    let g = decoded[i * n + v];
+                    max_p = max_p.max(max_abs_diff(&g.position[..3], &cpu.world_position.map(f64::from)));
+                    let gn = [g.normal[0], g.normal[1], g.normal[2]].map(f64::from);
+                    max_n = max_n.max(angle_deg(gn, cpu.world_normal.map(f64::from)));
+                }
+            }
+            println!("{format:?} {interp:?}: max |GPU - reference| {max_p:.2e} m, normals {max_n:.2e} deg");
+            assert!(max_p <= TOLERANCE_M, "{format:?} {interp:?}: {max_p} m");
+            assert!(max_n <= 1e-3, "{format:?} {interp:?}: normals {max_n} deg");
         }
     }
 }

@@ -43,7 +43,7 @@ fn a_device_without_indirect_first_instance_is_refused() {
 }
 
 #[test]
-fn bone_mode_needs_bones_and_the_shader_needs_packed64() {
+fn bone_mode_needs_bones_and_every_vertex_format_uploads() {
     let gpu = test_gpu();
     let rig = vat_bake::procgen::humanoid();
     let mut renderer = Renderer::new(&gpu.device, &gpu.queue, RendererConfig::default()).unwrap();
@@ -70,8 +70,11 @@ fn bone_mode_needs_bones_and_the_shader_needs_packed64() {
         .unwrap();
     gpu.queue.submit([encoder.finish()]);
 
+    // Every other vertex format uploads too (they used to fail with UnsupportedFormat), and records
+    // its format, which selects the decode variant.
     let options = BakeOptions { format: VertexFormat::F16, ..BakeOptions::default() };
     let bytes = prepare(&rig, &options).unwrap().to_vat_bytes().unwrap();
-    let err = renderer.upload(&Asset::parse(&bytes).unwrap()).unwrap_err();
-    assert!(matches!(err, RenderError::UnsupportedFormat(VertexFormat::F16)), "{err:?}");
+    let f16_asset = renderer.upload(&Asset::parse(&bytes).unwrap()).unwrap();
+    assert_eq!(f16_asset.vertex_format(), VertexFormat::F16);
+    assert_eq!(gpu_asset.vertex_format(), VertexFormat::Packed64);
 }

@@ -17,7 +17,8 @@ use vat_core::container::Asset;
 use vat_core::gpu::DecodedVertex;
 use vat_core::playback::Interpolation;
 use vat_tests::{
-    DECODE_TEST_TIME as TIME, decode_test_records as records, humanoid_vat, morph_vat, test_gpu,
+    ALL_VERTEX_FORMATS, DECODE_TEST_TIME as TIME, decode_test_records as records, humanoid_vat,
+    humanoid_vat_in, morph_vat, test_gpu,
 };
 
 /// Position of `x` on the line of f32 values (adjacent floats differ by 1; +0 and -0 are both 0).
@@ -110,6 +111,65 @@ fn vulkan_decode_is_bit_identical_to_wgpu_under_validation() {
         "overall: {same}/{total} floats bit-identical ({:.4} %), max {worst} ULP; validation (through \
          device destruction): {} errors, {} warnings",
         100.0 * same as f64 / total as f64,
+        messages.errors(),
+        messages.warnings()
+    );
+    assert_eq!(same, total, "decode outputs differ between vat-wgpu and vat-vulkan (max {worst} ULP)");
+    assert_eq!(messages.errors(), 0, "the validation layer reported errors (printed above)");
+    assert_eq!(messages.warnings(), 0, "the validation layer reported warnings (printed above)");
+}
+
+/// Decode parity for every vertex format: the humanoid baked in each, VAT mode, every interpolation,
+/// both cross-fade variants, bit-identical between the backends, under the validation layer.
+#[test]
+fn vulkan_decodes_every_vertex_format_bit_identically_to_wgpu() {
+    let ctx = Rc::new(vat_vulkan::Context::headless().unwrap_or_else(|e| {
+        panic!("no Vulkan device for vat-vulkan: {e} (run `cargo xtask deps` as root for lavapipe)")
+    }));
+    assert!(ctx.validation_enabled() && ctx.messenger_enabled(), "the validation layer is not installed");
+    let gpu = test_gpu();
+    let (mut total, mut same, mut worst) = (0usize, 0usize, 0i64);
+    for format in ALL_VERTEX_FORMATS {
+        let asset = Asset::parse(humanoid_vat_in(format)).unwrap();
+        let records = records(asset.manifest().clips.len() as u32);
+        let (mut format_total, mut format_same) = (0usize, 0usize);
+        for interpolation in [Interpolation::Linear, Interpolation::Cubic, Interpolation::Point] {
+            let mut wgpu_renderer = vat_wgpu::Renderer::new(
+                &gpu.device,
+                &gpu.queue,
+                vat_wgpu::RendererConfig { interpolation, ..Default::default() },
+            )
+            .unwrap();
+            let wgpu_asset = wgpu_renderer.upload(&asset).unwrap();
+            let mut decoder = vat_vulkan::Renderer::new(
+                &ctx,
+                vat_vulkan::RendererConfig { interpolation, ..Default::default() },
+            )
+            .unwrap();
+            let vk_asset = decoder.upload(&asset).unwrap();
+            assert_eq!((vk_asset.vertex_format(), wgpu_asset.vertex_format()), (format, format));
+            for cross_fade in [true, false] {
+                let mode = (vat_wgpu::RenderMode::Vat, vat_vulkan::RenderMode::Vat);
+                let w = wgpu_renderer.decode(&wgpu_asset, &records, TIME, mode.0, cross_fade).unwrap();
+                let v = decoder.decode(&vk_asset, &records, TIME, mode.1, cross_fade).unwrap();
+                assert_eq!(v.len(), records.len() * vk_asset.vertex_count() as usize);
+                let (t, s, u) = compare(&w, &v);
+                format_total += t;
+                format_same += s;
+                worst = worst.max(u);
+            }
+        }
+        println!(
+            "{format:?}: {format_same}/{format_total} floats bit-identical ({:.4} %)",
+            100.0 * format_same as f64 / format_total as f64
+        );
+        total += format_total;
+        same += format_same;
+    }
+    let messages = ctx.messages();
+    drop(Rc::into_inner(ctx).expect("every renderer and asset is dropped"));
+    println!(
+        "every format: {same}/{total} floats bit-identical, max {worst} ULP; validation: {} errors, {} warnings",
         messages.errors(),
         messages.warnings()
     );

@@ -323,3 +323,146 @@ fn vulkan_culls_exactly_like_wgpu_in_both_culling_modes() {
     drop(vk_asset);
     finish_validation(vk);
 }
+
+/// Pixels of `a` with no pixel of `b` within `radius` pixels (Chebyshev) whose channels all lie within
+/// `tolerance` of it (an image comparison that allows geometry to move by up to `radius` pixels), as
+/// (on a silhouette: background within `radius` in either image, elsewhere).
+fn unmatched_pixels(a: &[u8], b: &[u8], size: [u32; 2], radius: i64, tolerance: u8) -> (usize, usize) {
+    let (w, h) = (i64::from(size[0]), i64::from(size[1]));
+    let px = |img: &[u8], x: i64, y: i64| -> [u8; 4] {
+        let i = ((y * w + x) * 4) as usize;
+        [img[i], img[i + 1], img[i + 2], img[i + 3]]
+    };
+    let background = px(a, 0, 0);
+    // Whether `f` holds for some pixel within `radius` of (x, y) inside the image.
+    let any_near = |x: i64, y: i64, f: &dyn Fn(i64, i64) -> bool| {
+        (y - radius..=y + radius)
+            .filter(|yy| (0..h).contains(yy))
+            .any(|yy| (x - radius..=x + radius).filter(|xx| (0..w).contains(xx)).any(|xx| f(xx, yy)))
+    };
+    let (mut silhouette, mut elsewhere) = (0, 0);
+    for y in 0..h {
+        for x in 0..w {
+            let p = px(a, x, y);
+            let close = |q: [u8; 4]| p.iter().zip(q).all(|(c, d)| c.abs_diff(d) <= tolerance);
+            if any_near(x, y, &|xx, yy| close(px(b, xx, yy))) {
+                continue;
+            }
+            if any_near(x, y, &|xx, yy| px(a, xx, yy) == background || px(b, xx, yy) == background) {
+                silhouette += 1;
+            } else {
+                elsewhere += 1;
+                println!("unmatched pixel ({x}, {y}) away from the silhouette: {p:?} vs {:?}", px(b, x, y));
+            }
+        }
+    }
+    (silhouette, elsewhere)
+}
+
+/// Every vertex format renders (issue 13, item 4): the humanoid baked in each format, a small crowd
+/// drawn by both backends (CPU and GPU culling), each pair within the parity tolerance above, and each
+/// format's wgpu image matching the Packed64 image within a tolerance derived from the two formats'
+/// error bounds:
+/// - geometry: a vertex of either bake is within `position_error_bound` (per axis) of the skinned
+///   truth, so the two differ by at most `E = |bound_a| + |bound_b|` (Euclidean over the axes) times
+///   the largest instance scale; at the nearest instance's distance `d` a pixel spans
+///   `p = 2 d tan(fov_y / 2) / height` metres, so edges move by at most `ceil(E / p) + 1` pixels
+///   (the `+ 1` for rasterisation rounding): the search radius;
+/// - shading (no shadows, no ground): the lit colour is Lipschitz 1 in the normal's angle (Lambert
+///   plus the sky term, albedo <= 1), the sRGB encode multiplies by at most 12.92, so a channel moves
+///   by at most `255 * 12.92 * (angle_a + angle_b)` (normal bounds, radians) plus 2 for rounding.
+///
+/// Every pixel of the format's image must find a match in the Packed64 image, except on silhouettes,
+/// where triangles seen edge-on cover pixel centres or not under any movement (so no position bound
+/// limits their colour); those may be at most 0.1 % of the image.
+#[test]
+fn every_vertex_format_renders_on_both_backends_like_packed64() {
+    use vat_core::encoding::{VertexFormat, normal_error_bound_degrees, position_error_bound};
+    const SIZE: [u32; 2] = [160, 120];
+    const FOV_Y: f32 = 0.9;
+    let eye = [0.5f32, 2.2, 6.5];
+    let camera = Camera::look_at(eye, [0.0, 0.9, 0.0], FOV_Y, SIZE[0] as f32 / SIZE[1] as f32, 0.1, 100.0);
+    let mut vk = vulkan(SIZE);
+    let mut wg = wgpu(SIZE);
+    let options = RenderOptions { shadows: false, ground: false, ..Default::default() };
+    let pixels = (SIZE[0] * SIZE[1]) as usize;
+    let mut reference: Option<(Vec<u8>, [f32; 3], f32)> = None;
+    let mut worst_share = 0f64;
+    for format in vat_tests::ALL_VERTEX_FORMATS {
+        let asset = Asset::parse(vat_tests::humanoid_vat_in(format)).unwrap();
+        let va = asset.manifest().vertex_animation.clone().unwrap();
+        let vk_asset = vk.upload(&asset).unwrap();
+        let wg_asset = wg.upload(&asset).unwrap();
+        let mut vk_crowd = grid_crowd(&asset, 3);
+        vk_crowd.advance(0.23);
+        let mut wg_crowd = vk_crowd.clone();
+        let mut wgpu_image = Vec::new();
+        for culling in [Culling::Cpu, Culling::Gpu] {
+            let options = RenderOptions { culling, ..options };
+            let ((w, w_image), (v, v_image)) = render_both(
+                &mut vk,
+                &vk_asset,
+                &mut vk_crowd,
+                &mut wg,
+                &wg_asset,
+                &mut wg_crowd,
+                &camera,
+                &options,
+            );
+            save_image(&format!("format-{format:?}-{culling:?}-wgpu"), SIZE, &w_image);
+            save_image(&format!("format-{format:?}-{culling:?}-vulkan"), SIZE, &v_image);
+            assert_eq!(v, w, "{format:?} {culling:?}: the frame reports differ");
+            let background = [w_image[0], w_image[1], w_image[2], w_image[3]];
+            let covered = w_image.chunks_exact(4).filter(|p| *p != background).count();
+            assert!(covered > pixels / 20, "{format:?}: the wgpu image is nearly empty ({covered} pixels)");
+            let (differing, max) = image_difference(&w_image, &v_image);
+            let share = differing as f64 / pixels as f64;
+            worst_share = worst_share.max(share);
+            println!(
+                "{format:?} {culling:?}: wgpu vs Vulkan {differing} of {pixels} pixels differ by more than \
+                 {TOLERANCE}/255 ({:.4} %), max {max}/255",
+                share * 100.0
+            );
+            assert!(share <= MAX_SHARE, "{format:?} {culling:?}: {:.4} % of pixels differ", share * 100.0);
+            wgpu_image = w_image;
+        }
+        let bound = position_error_bound(format, va.position_bits, &va.bounds);
+        let angle = normal_error_bound_degrees(format).to_radians();
+        match &reference {
+            None => {
+                assert_eq!(format, VertexFormat::Packed64, "Packed64 comes first");
+                reference = Some((wgpu_image, bound, angle));
+            }
+            Some((packed, packed_bound, packed_angle)) => {
+                let e: f32 = (0..3).map(|a| (bound[a] + packed_bound[a]).powi(2)).sum::<f32>().sqrt() * 1.02;
+                // The nearest instance (the grid's front row), less the character's bounding radius.
+                let radius = 0.5 * va.bounds.extent.iter().map(|x| x * x).sum::<f32>().sqrt() * 1.02;
+                let nearest = (0..wg_crowd.count())
+                    .map(|i| {
+                        let p = wg_crowd.records()[i as usize].position;
+                        ((0..3).map(|a| (p[a] - eye[a]).powi(2)).sum::<f32>().sqrt() - radius).max(0.1)
+                    })
+                    .fold(f32::INFINITY, f32::min);
+                let pixel = 2.0 * nearest * (FOV_Y / 2.0).tan() / SIZE[1] as f32;
+                let search = (e / pixel).ceil() as i64 + 1;
+                let colour = (255.0 * 12.92 * (angle + packed_angle)).ceil() as u8 + 2;
+                let (silhouette, unmatched) = unmatched_pixels(&wgpu_image, packed, SIZE, search, colour);
+                let (differing, max) = image_difference(&wgpu_image, packed);
+                println!(
+                    "{format:?} vs Packed64 (wgpu): {differing} pixels differ by more than {TOLERANCE}/255, max \
+                     {max}/255; geometry bound {e:.2e} m = {:.3} px -> search radius {search} px, colour \
+                     tolerance {colour}/255: {unmatched} pixels unmatched, {silhouette} on silhouettes",
+                    e / pixel
+                );
+                assert_eq!(
+                    unmatched, 0,
+                    "{format:?}: {unmatched} pixels have no match in the Packed64 image"
+                );
+                let share = silhouette as f64 / pixels as f64;
+                assert!(share <= MAX_SHARE, "{format:?}: {silhouette} silhouette pixels unmatched");
+            }
+        }
+    }
+    println!("every format: worst wgpu vs Vulkan share {:.4} %", worst_share * 100.0);
+    finish_validation(vk);
+}

@@ -3,7 +3,8 @@
 //!
 //! - [`SHADER_SOURCE`] is the only shader text. vat-wgpu hands it to wgpu; vat-vulkan translates the same
 //!   text to SPIR-V with naga. Variants are WGSL `override` constants set at pipeline creation
-//!   ([`OVERRIDE_INTERPOLATION`], [`OVERRIDE_CROSS_FADE`], [`OVERRIDE_INFLUENCES`]), never text templating.
+//!   ([`OVERRIDE_INTERPOLATION`], [`OVERRIDE_CROSS_FADE`], [`OVERRIDE_INFLUENCES`],
+//!   [`OVERRIDE_VERTEX_FORMAT`]), never text templating.
 //! - Every struct here is `#[repr(C)]` + [`Pod`], with explicit `_pad` fields, and is kept in sync with
 //!   the WGSL struct of the same name; tests compare sizes and member offsets with what naga computes
 //!   for the WGSL. [`crate::instance::InstanceRecord`] is one more such struct.
@@ -18,7 +19,7 @@
 //! | 0 | 0 | `frame` | uniform [`FrameUniforms`] | vertex, fragment, compute |
 //! | 0 | 1 | `shadow_map` | `texture_depth_2d` (the sun's shadow map) | fragment |
 //! | 0 | 2 | `shadow_sampler` | `sampler_comparison` (less-equal, linear) | fragment |
-//! | 1 | 0 | `vat_texture` | `texture_2d<u32>` (`Rg32Uint`, Packed64) | vertex, compute |
+//! | 1 | 0 | `vat_texture` | `texture_2d<u32>` (first unsigned vertex texture: `Rg32Uint` Packed64, `Rgba16Uint` Unorm16 / `Rgba8Uint` Unorm8 positions, `Rgba8Uint` Split8 high bytes) | vertex, compute |
 //! | 1 | 1 | `clips` | read-only storage `array<ClipRecord>` | vertex, compute |
 //! | 1 | 2 | `asset` | uniform [`AssetConstants`] | vertex, compute |
 //! | 1 | 3 | `bone_texture` | `texture_2d<f32>` (`Rgba32Float`, not filterable) | vertex, compute |
@@ -29,6 +30,10 @@
 //! | 1 | 8 | `captures` | read-only storage `array<vec4<f32>>` (capture rows) | vertex |
 //! | 1 | 9 | `morph_texture` | `texture_2d<f32>` (`Rgba32Float` morph deltas, tiled; 1x1 without) | vertex, compute |
 //! | 1 | 10 | `morph_weights` | `texture_2d<f32>` (`Rgba32Float` per-frame morph weights; 1x1 without) | vertex, compute |
+//! | 1 | 11 | `vat_texture_1` | `texture_2d<u32>` (`Rg16Uint` Unorm16 / `Rg8Uint` Unorm8 normals, `Rgba8Uint` Split8 low bytes; 1x1 otherwise) | vertex, compute |
+//! | 1 | 12 | `vat_texture_2` | `texture_2d<u32>` (`Rgba8Uint` Split8 normals; 1x1 otherwise) | vertex, compute |
+//! | 1 | 13 | `vat_float_texture` | `texture_2d<f32>` (`Rgba16Float` F16 / `Rgba32Float` F32 positions, not filterable; 1x1 otherwise) | vertex, compute |
+//! | 1 | 14 | `vat_float_texture_1` | `texture_2d<f32>` (`Rg16Float` F16 / `Rg32Float` F32 octahedral normals, not filterable; 1x1 otherwise) | vertex, compute |
 //! | 2 | 0 | `instances` | read-only storage `array<InstanceRecord>` | vertex, compute |
 //! | 2 | 1 | `decode_params` | uniform [`DecodeParams`] | compute |
 //! | 2 | 2 | `decoded` | read-write storage `array<DecodedVertex>` | compute |
@@ -49,14 +54,25 @@
 //! not (it renders into it), and compute pipelines see the decode and culling outputs. No stage sees
 //! more than 8 storage buffers (WebGPU's default limit): vertex and compute 8 each.
 //!
-//! Texel fetches per vertex of the vertex paths at linear interpolation: VAT mode 2 (4 while
-//! cross-fading); bone mode `3 * 2 * influences` (24 for 4 influences, 48 for 8; doubled while
+//! Texel fetches per vertex of the vertex paths at linear interpolation: VAT mode 2 per texture of
+//! the format (Packed64 2, Unorm16/F16/F32/Unorm8 4, Split8 6; doubled while cross-fading); bone mode `3 * 2 * influences` (24 for 4 influences, 48 for 8; doubled while
 //! cross-fading), fewer when weights are 0; bone mode with a morph layer of `T` targets adds
 //! `2 * ceil(T / 4)` weight fetches (doubled while cross-fading) plus 2 delta fetches (position and
 //! normal) per target whose blended weight is not 0.
 //!
 //! The morph layer uses textures, not storage buffers: the vertex and compute stages already bind 8
 //! storage buffers each (WebGPU's default limit).
+//!
+//! Vertex formats: every asset binds the same five vertex-texture bindings
+//! ([`VERTEX_TEXTURE_BINDINGS`]), whatever its [`VertexFormat`]; [`vertex_texture_bindings`] says
+//! which of them hold the format's textures (in [`VertexFormat::texel_formats`] order) and
+//! [`vertex_textures`] gives what to upload into each (the asset's textures, 1x1 zero stand-ins for
+//! the rest), so one layout serves every format and backends only translate. The decode path is
+//! chosen per pipeline by [`OVERRIDE_VERTEX_FORMAT`] (set to [`vertex_format_code`] of the asset's
+//! format); integer formats bind `texture_2d<u32>`, float formats `texture_2d<f32>` read with
+//! `textureLoad` (never filtered), so every format decodes exactly what
+//! [`crate::encoding::decode_vertex_texel`] decodes. Sampled textures per stage: vertex and compute 8
+//! each (WebGPU's default limit is 16).
 
 use bytemuck::{Pod, Zeroable};
 
@@ -93,6 +109,12 @@ pub const OVERRIDE_CROSS_FADE: &str = "CROSS_FADE";
 /// default) or 8, which must equal the asset's [`AssetConstants::influences`].
 pub const OVERRIDE_INFLUENCES: &str = "INFLUENCES";
 
+/// Name of the WGSL `override` (u32) selecting how VAT mode decodes the vertex animation textures:
+/// [`vertex_format_code`] of the asset's [`VertexFormat`] (0, Packed64, is the default), which must
+/// equal [`AssetConstants::vertex_format`]. wgpu: a pipeline constant like the others; vat-vulkan:
+/// resolved by naga (`process_overrides`) before it writes SPIR-V, one module per variant.
+pub const OVERRIDE_VERTEX_FORMAT: &str = "VERTEX_FORMAT";
+
 /// Threads per workgroup of `cs_cull` (one record per thread, linear index as in `cs_decode`).
 pub const CULL_WORKGROUP_SIZE: u32 = 64;
 /// Threads per workgroup of `cs_scatter` (one changed record per thread).
@@ -113,9 +135,9 @@ pub const DRAW_ARGS_BYTES: u64 = (DRAW_ARGS_COUNT * DRAW_ARGS_WORDS * 4) as u64;
 /// thread index `= global_id.y * (num_workgroups.x * 64) + global_id.x`.
 pub const DECODE_WORKGROUP_SIZE: u32 = 64;
 
-/// The code of a vertex format in [`AssetConstants::vertex_format`]: the variant's position in
-/// [`VertexFormat`] (Packed64 0, Unorm16 1, F16 2, F32 3, Unorm8 4, Split8 5). The shader decodes only
-/// Packed64 so far.
+/// The code of a vertex format in [`AssetConstants::vertex_format`] and the value of
+/// [`OVERRIDE_VERTEX_FORMAT`]: the variant's position in [`VertexFormat`] (Packed64 0, Unorm16 1,
+/// F16 2, F32 3, Unorm8 4, Split8 5; the WGSL constants `VERTEX_FORMAT_*`).
 pub const fn vertex_format_code(format: VertexFormat) -> u32 {
     match format {
         VertexFormat::Packed64 => 0,
@@ -397,6 +419,72 @@ pub struct TextureData<'a> {
 
 /// One zero `Rgba32Float` texel: the 1x1 stand-in of an absent float texture.
 static ZERO_RGBA32F_TEXEL: [u8; 16] = [0; 16];
+/// One zero `Rgba8Uint` texel: the 1x1 stand-in of an absent unsigned texture.
+static ZERO_RGBA8U_TEXEL: [u8; 4] = [0; 4];
+
+/// The group 1 bindings of the vertex animation textures, every one present in every asset's bind
+/// group: `vat_texture`, `vat_texture_1`, `vat_texture_2` (`texture_2d<u32>`), `vat_float_texture`,
+/// `vat_float_texture_1` (`texture_2d<f32>`, not filterable). See [`vertex_texture_bindings`].
+pub const VERTEX_TEXTURE_BINDINGS: [&str; 5] =
+    ["vat_texture", "vat_texture_1", "vat_texture_2", "vat_float_texture", "vat_float_texture_1"];
+
+/// The bindings (names in [`VERTEX_TEXTURE_BINDINGS`]) that hold the textures of `format`, one per
+/// texture in [`VertexFormat::texel_formats`] order:
+///
+/// | format | textures | bindings |
+/// |---|---|---|
+/// | Packed64 | `Rg32Uint` | `vat_texture` |
+/// | Unorm16 | `Rgba16Uint`, `Rg16Uint` | `vat_texture`, `vat_texture_1` |
+/// | F16 | `Rgba16Float`, `Rg16Float` | `vat_float_texture`, `vat_float_texture_1` |
+/// | F32 | `Rgba32Float`, `Rg32Float` | `vat_float_texture`, `vat_float_texture_1` |
+/// | Unorm8 | `Rgba8Uint`, `Rg8Uint` | `vat_texture`, `vat_texture_1` |
+/// | Split8 | `Rgba8Uint` x 3 | `vat_texture`, `vat_texture_1`, `vat_texture_2` |
+pub const fn vertex_texture_bindings(format: VertexFormat) -> &'static [&'static str] {
+    match format {
+        VertexFormat::Packed64 => &["vat_texture"],
+        VertexFormat::Unorm16 | VertexFormat::Unorm8 => &["vat_texture", "vat_texture_1"],
+        VertexFormat::Split8 => &["vat_texture", "vat_texture_1", "vat_texture_2"],
+        VertexFormat::F16 | VertexFormat::F32 => &["vat_float_texture", "vat_float_texture_1"],
+    }
+}
+
+/// What one vertex-texture binding holds for an asset ([`vertex_textures`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VertexTexture<'a> {
+    /// The binding's WGSL name (one of [`VERTEX_TEXTURE_BINDINGS`]).
+    pub name: &'static str,
+    /// What to upload: one of the asset's textures, or a 1x1 zero stand-in.
+    pub data: TextureData<'a>,
+    /// Whether `data` is a stand-in (the format does not use this binding; the shader never reads it).
+    pub stand_in: bool,
+}
+
+/// The vertex animation textures of a validated asset, one per binding of
+/// [`VERTEX_TEXTURE_BINDINGS`] (in that order): the format's textures where
+/// [`vertex_texture_bindings`] puts them, each `layout.width x layout.height` in its
+/// [`TexelFormat`], and 1x1 zero stand-ins (`Rgba8Uint` for the unsigned bindings, `Rgba32Float` for
+/// the float ones) elsewhere. `None` if the asset has no vertex animation texture. Backends upload
+/// these as they are; they never re-derive them.
+pub fn vertex_textures<'a>(asset: &crate::container::Asset<'a>) -> Option<[VertexTexture<'a>; 5]> {
+    let va = asset.manifest().vertex_animation.as_ref()?;
+    let mut out = VERTEX_TEXTURE_BINDINGS.map(|name| {
+        let float = name.starts_with("vat_float");
+        let data = if float {
+            TextureData { width: 1, height: 1, format: TexelFormat::Rgba32Float, bytes: &ZERO_RGBA32F_TEXEL }
+        } else {
+            TextureData { width: 1, height: 1, format: TexelFormat::Rgba8Uint, bytes: &ZERO_RGBA8U_TEXEL }
+        };
+        VertexTexture { name, data, stand_in: true }
+    });
+    let textures = va.format.texel_formats().iter().zip(&va.textures);
+    for ((&format, &blob), &name) in textures.zip(vertex_texture_bindings(va.format)) {
+        let bytes = asset.get_blob(blob)?;
+        let slot = out.iter_mut().find(|t| t.name == name)?;
+        slot.data = TextureData { width: va.layout.width, height: va.layout.height, format, bytes };
+        slot.stand_in = false;
+    }
+    Some(out)
+}
 
 /// The textures of bone mode's live morph layer, `[morph_texture, morph_weights]` (group 1, bindings
 /// 9 and 10), borrowed from a validated asset: the delta texture and the weights track of its
@@ -940,6 +1028,34 @@ pub const BINDINGS: &[Binding] = &[
         group: GROUP_ASSET,
         binding: 10,
         name: "morph_weights",
+        kind: BindingKind::Texture { sample_type: TextureSampleType::Float { filterable: false } },
+        stages: VERTEX_COMPUTE,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 11,
+        name: "vat_texture_1",
+        kind: BindingKind::Texture { sample_type: TextureSampleType::Uint },
+        stages: VERTEX_COMPUTE,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 12,
+        name: "vat_texture_2",
+        kind: BindingKind::Texture { sample_type: TextureSampleType::Uint },
+        stages: VERTEX_COMPUTE,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 13,
+        name: "vat_float_texture",
+        kind: BindingKind::Texture { sample_type: TextureSampleType::Float { filterable: false } },
+        stages: VERTEX_COMPUTE,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 14,
+        name: "vat_float_texture_1",
         kind: BindingKind::Texture { sample_type: TextureSampleType::Float { filterable: false } },
         stages: VERTEX_COMPUTE,
     },

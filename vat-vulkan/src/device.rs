@@ -431,6 +431,16 @@ impl Context {
             .map_or_else(|_| "?".to_owned(), |n| n.to_string_lossy().into_owned())
     }
 
+    /// Whether optimally tiled 2D images of `format` can be sampled (`textureLoad`) and filled by a
+    /// transfer on this physical device: what every texture of an asset needs.
+    pub fn supports_sampled_image(&self, format: vk::Format) -> bool {
+        // SAFETY: `physical_device` is of `instance`, both live as long as the context.
+        let props =
+            unsafe { self.instance.get_physical_device_format_properties(self.physical_device, format) };
+        let needed = vk::FormatFeatureFlags::SAMPLED_IMAGE | vk::FormatFeatureFlags::TRANSFER_DST;
+        props.optimal_tiling_features.contains(needed)
+    }
+
     /// Index of a memory type allowed by `type_bits` with all of `flags`.
     pub(crate) fn memory_type(&self, type_bits: u32, flags: vk::MemoryPropertyFlags) -> Option<u32> {
         let m = &self.memory_properties;

@@ -136,9 +136,18 @@ pub enum VulkanError {
     /// The asset was baked without a vertex animation texture.
     #[error("the asset has no vertex animation")]
     AssetHasNoVertexAnimation,
-    /// The shader decodes Packed64 only.
-    #[error("vertex format {0:?} is not supported by the shader (Packed64 only)")]
-    UnsupportedFormat(vat_core::encoding::VertexFormat),
+    /// The device cannot sample a texel format the asset's vertex format needs (every format used
+    /// is one Vulkan requires for sampled images, so a conformant device never reports this).
+    #[error(
+        "the device cannot sample {texel:?} textures, which vertex format {format:?} needs \
+         (bake with another --format, e.g. packed64: one Rg32Uint texture)"
+    )]
+    UnsupportedFormat {
+        /// The asset's vertex format.
+        format: vat_core::encoding::VertexFormat,
+        /// The texel format the device lacks.
+        texel: vat_core::encoding::TexelFormat,
+    },
     /// Bone mode was asked of an asset without bones.
     #[error("the asset has no bone animation")]
     AssetHasNoBones,

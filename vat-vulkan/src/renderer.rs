@@ -120,6 +120,8 @@ struct RenderKey {
     depth_only: bool,
     fade: bool,
     influences: u32,
+    /// The asset's vertex format ([`gpu::OVERRIDE_VERTEX_FORMAT`]).
+    vertex_format: VertexFormat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -127,6 +129,8 @@ struct ComputeKey {
     entry: &'static str,
     fade: bool,
     influences: u32,
+    /// The asset's vertex format ([`gpu::OVERRIDE_VERTEX_FORMAT`]).
+    vertex_format: VertexFormat,
 }
 
 /// What a descriptor of a set is bound to.
@@ -152,6 +156,8 @@ pub struct GpuAsset {
     attachment_index_count: u32,
     vertex_count: u32,
     influences: u32,
+    /// The vertex format of the animation textures (selects the decode variant).
+    vertex_format: VertexFormat,
     gpu_bytes: u64,
 }
 
@@ -194,6 +200,11 @@ impl GpuAsset {
     /// LOD levels of the asset's index buffer.
     pub fn lod_count(&self) -> u32 {
         self.lods.len() as u32
+    }
+
+    /// The vertex format of its animation textures.
+    pub fn vertex_format(&self) -> VertexFormat {
+        self.vertex_format
     }
 
     /// Vertices per frame.
@@ -725,7 +736,12 @@ impl Renderer {
             &ShaderVariant::default(),
             scatter_pipeline_layout,
         )?;
-        renderer.compute_pipeline(ComputeKey { entry: gpu::ENTRY_POINT_CULL, fade: true, influences: 4 })?;
+        renderer.compute_pipeline(ComputeKey {
+            entry: gpu::ENTRY_POINT_CULL,
+            fade: true,
+            influences: 4,
+            vertex_format: VertexFormat::Packed64,
+        })?;
         Ok(renderer)
     }
 
@@ -739,11 +755,12 @@ impl Renderer {
         &self.ctx
     }
 
-    fn variant(&self, fade: bool, influences: u32) -> ShaderVariant {
+    fn variant(&self, fade: bool, influences: u32, vertex_format: VertexFormat) -> ShaderVariant {
         ShaderVariant {
             interpolation: self.config.interpolation,
             cross_fade: fade,
             influences: if influences == 8 { 8 } else { 4 },
+            vertex_format,
         }
     }
 
@@ -769,8 +786,11 @@ impl Renderer {
             return Ok(p);
         }
         let layout = self.pipeline_layouts[StageSet::Compute as usize];
-        let pipeline =
-            self.create_compute_pipeline(key.entry, &self.variant(key.fade, key.influences), layout)?;
+        let pipeline = self.create_compute_pipeline(
+            key.entry,
+            &self.variant(key.fade, key.influences, key.vertex_format),
+            layout,
+        )?;
         self.compute_pipelines.insert(key, pipeline);
         Ok(pipeline)
     }
@@ -811,7 +831,7 @@ impl Renderer {
             (Draw::Attachment, true) => gpu::ENTRY_POINT_VS_ATTACHMENT_DEPTH,
             (Draw::Ground, _) => gpu::ENTRY_POINT_VS_GROUND,
         };
-        let variant = self.variant(key.fade, key.influences);
+        let variant = self.variant(key.fade, key.influences, key.vertex_format);
         let mut scope = Owned::new(&self.ctx);
         let vertex = self.shader_module(&mut scope, entry, &variant)?;
         let vs_name = CString::new(entry).map_err(|_| VulkanError::UnknownEntryPoint(entry))?;
@@ -895,7 +915,8 @@ impl Renderer {
         Ok(pipeline) // `scope` destroys the shader modules.
     }
 
-    /// Uploads a validated asset: the Packed64 animation texture and the bone texture (device-local
+    /// Uploads a validated asset: the vertex animation textures of its format (one to three, in the
+    /// bindings `vat_core::gpu::vertex_textures` names, 1x1 stand-ins in the others) and the bone texture (device-local
     /// images filled through a staging buffer, left in `SHADER_READ_ONLY_OPTIMAL`), clip table,
     /// asset constants, joints, weights, rest vertices, attachment meshes and captures, and one index
     /// buffer (every LOD, then the attachments); builds set 1 of every pipeline kind. Texture and
@@ -905,15 +926,19 @@ impl Renderer {
     ///
     /// # Errors
     /// [`VulkanError::AssetHasNoVertexAnimation`], [`VulkanError::AssetHasNoLods`],
-    /// [`VulkanError::UnsupportedFormat`] (Packed64 only), [`VulkanError::TextureTooLarge`],
+    /// [`VulkanError::UnsupportedFormat`] (the device cannot sample one of the vertex format's texel
+    /// formats; never on a conformant device), [`VulkanError::TextureTooLarge`],
     /// [`VulkanError::TextureData`], [`VulkanError::BufferTooLarge`], [`VulkanError::Vk`],
     /// [`VulkanError::NoMemoryType`].
     pub fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, VulkanError> {
         let m = asset.manifest();
         let va = m.vertex_animation.as_ref().ok_or(VulkanError::AssetHasNoVertexAnimation)?;
-        if va.format != VertexFormat::Packed64 {
-            return Err(VulkanError::UnsupportedFormat(va.format));
+        for &texel in va.format.texel_formats() {
+            if !self.ctx.supports_sampled_image(conv::map_texel_format(texel)) {
+                return Err(VulkanError::UnsupportedFormat { format: va.format, texel });
+            }
         }
+        let vertex_textures = gpu::vertex_textures(asset).ok_or(VulkanError::AssetHasNoVertexAnimation)?;
         let constants = AssetConstants::from_manifest(m).ok_or(VulkanError::AssetHasNoVertexAnimation)?;
         let index_bytes =
             asset.index_bytes().filter(|_| !m.lods.is_empty()).ok_or(VulkanError::AssetHasNoLods)?;
@@ -953,16 +978,10 @@ impl Renderer {
 
         let mut owned = Owned::new(&self.ctx);
         let mut gpu_bytes = 0u64;
-        // Textures: (what, width, height, format, bytes).
-        let vat_format = conv::map_texel_format(va.format.texel_formats()[0]);
+        // Textures: (what, width, height, format, bytes): the bone texture, the morph layer's two,
+        // then every vertex-texture binding (the format's textures, 1x1 stand-ins for the others).
         let zero_texel = [0u8; 16];
-        let mut textures = vec![(
-            "vertex animation",
-            va.layout.width,
-            va.layout.height,
-            vat_format,
-            asset.blob(va.textures[0]),
-        )];
+        let mut textures = Vec::new();
         let (joints, weights, influences) = match &m.bone_animation {
             Some(b) => {
                 textures.push((
@@ -981,6 +1000,12 @@ impl Renderer {
         };
         for (what, t) in ["morph delta", "morph weights"].into_iter().zip(morph) {
             textures.push((what, t.width, t.height, conv::map_texel_format(t.format), t.bytes));
+        }
+        for t in &vertex_textures {
+            let what =
+                if t.stand_in { "vertex animation (unused by this format)" } else { "vertex animation" };
+            let d = t.data;
+            textures.push((what, d.width, d.height, conv::map_texel_format(d.format), d.bytes));
         }
         let mut views = Vec::new();
         {
@@ -1039,13 +1064,17 @@ impl Renderer {
         let index_buffer = owned.buffer_init(&indices, 4, vk::BufferUsageFlags::INDEX_BUFFER, "index")?;
         drop(indices);
         gpu_bytes += buffers.iter().map(|b| b.size).sum::<u64>() + index_buffer.size;
-        let (vat_view, bone_view, morph_view, morph_weights_view) = (views[0], views[1], views[2], views[3]);
+        let (bone_view, morph_view, morph_weights_view) = (views[0], views[1], views[2]);
+        let vat_views: Vec<(&str, vk::ImageView)> =
+            vertex_textures.iter().zip(&views[3..]).map(|(t, &view)| (t.name, view)).collect();
         let mut sets = Vec::new();
         for set in StageSet::ALL {
             let layout = self.set_layouts[set as usize][gpu::GROUP_ASSET as usize];
             sets.push(descriptor_set(&mut owned, layout, gpu::GROUP_ASSET, set, |name| {
+                if let Some(&(_, view)) = vat_views.iter().find(|(n, _)| *n == name) {
+                    return Some(Resource::Image(view));
+                }
                 Some(match name {
-                    "vat_texture" => Resource::Image(vat_view),
                     "clips" => Resource::Buffer(clip_buf.buffer),
                     "asset" => Resource::Buffer(asset_buf.buffer),
                     "bone_texture" => Resource::Image(bone_view),
@@ -1072,6 +1101,7 @@ impl Renderer {
             attachment_index_count: attachments.indices.len() as u32,
             vertex_count: m.vertex_count,
             influences,
+            vertex_format: va.format,
             gpu_bytes,
         })
     }
@@ -1354,7 +1384,14 @@ impl Renderer {
         // 0. Pipelines (created on first use), before anything can change: a failure leaves the
         // crowd's dirty state and `cb` untouched.
         let influences = asset.influences;
-        let body = |fade| RenderKey { draw: Draw::Body(options.mode), depth_only: false, fade, influences };
+        let vertex_format = asset.vertex_format;
+        let body = |fade| RenderKey {
+            draw: Draw::Body(options.mode),
+            depth_only: false,
+            fade,
+            influences,
+            vertex_format,
+        };
         let fade_pipeline = self.render_pipeline(body(true))?;
         let plain_pipeline = self.render_pipeline(body(false))?;
         let depth_pipeline = self.render_pipeline(RenderKey {
@@ -1362,18 +1399,21 @@ impl Renderer {
             depth_only: true,
             fade: config.cross_fade,
             influences,
+            vertex_format,
         })?;
         let attach_pipeline = self.render_pipeline(RenderKey {
             draw: Draw::Attachment,
             depth_only: false,
             fade: config.cross_fade,
             influences,
+            vertex_format,
         })?;
         let attach_depth_pipeline = self.render_pipeline(RenderKey {
             draw: Draw::Attachment,
             depth_only: true,
             fade: config.cross_fade,
             influences,
+            vertex_format,
         })?;
         let ground_pipeline = if options.ground {
             Some(self.render_pipeline(RenderKey {
@@ -1381,12 +1421,17 @@ impl Renderer {
                 depth_only: false,
                 fade: false,
                 influences: 4,
+                vertex_format: VertexFormat::Packed64,
             })?)
         } else {
             None
         };
-        let cull_pipeline =
-            self.compute_pipeline(ComputeKey { entry: gpu::ENTRY_POINT_CULL, fade: true, influences: 4 })?;
+        let cull_pipeline = self.compute_pipeline(ComputeKey {
+            entry: gpu::ENTRY_POINT_CULL,
+            fade: true,
+            influences: 4,
+            vertex_format: VertexFormat::Packed64,
+        })?;
 
         // 1. CPU frame: dirty records (both paths); instance list and batches (CPU culling only).
         let mut writes = Writes::new();
@@ -1832,8 +1877,12 @@ impl Renderer {
             RenderMode::Vat => gpu::ENTRY_POINT_DECODE,
             RenderMode::Bone => gpu::ENTRY_POINT_DECODE_BONE,
         };
-        let pipeline =
-            self.compute_pipeline(ComputeKey { entry, fade: cross_fade, influences: asset.influences })?;
+        let pipeline = self.compute_pipeline(ComputeKey {
+            entry,
+            fade: cross_fade,
+            influences: asset.influences,
+            vertex_format: asset.vertex_format,
+        })?;
         let mut scope = Owned::new(&self.ctx);
         let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER;
         let storage = vk::BufferUsageFlags::STORAGE_BUFFER;

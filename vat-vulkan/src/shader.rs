@@ -2,9 +2,17 @@
 //! SPIR-V by naga: parse, validate, resolve the `override` constants of one variant
 //! (`naga::back::pipeline_constants::process_overrides`), write one entry point
 //! (`naga::back::spv::write_vec`). There is no second shader.
+//!
+//! Overrides are resolved at translation time rather than emitted as SPIR-V specialization constants:
+//! naga 30's SPIR-V writer refuses a module that still holds overrides (`Error::Override`: it writes
+//! no specialization constants), and resolving them first lets naga's
+//! constant evaluator fold the variant's branches (`VERTEX_FORMAT`, `INTERPOLATION`, ...) exactly as
+//! wgpu does for its own pipelines, which keeps the two backends' decode bit-identical. The cost is one
+//! SPIR-V module per variant (pipeline key), created once and cached with its pipeline.
 
 use naga::back::spv;
 use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
+use vat_core::encoding::VertexFormat;
 use vat_core::gpu::{self, EntryPoint, ShaderStage};
 use vat_core::playback::Interpolation;
 
@@ -42,12 +50,19 @@ pub struct ShaderVariant {
     pub cross_fade: bool,
     /// [`gpu::OVERRIDE_INFLUENCES`]: 4 or 8 (anything else is taken as 4, as vat-wgpu does).
     pub influences: u32,
+    /// [`gpu::OVERRIDE_VERTEX_FORMAT`]: the asset's vertex format (its [`gpu::vertex_format_code`]).
+    pub vertex_format: VertexFormat,
 }
 
 impl Default for ShaderVariant {
-    /// The WGSL defaults: linear, cross-fade on, 4 influences.
+    /// The WGSL defaults: linear, cross-fade on, 4 influences, Packed64.
     fn default() -> Self {
-        Self { interpolation: Interpolation::Linear, cross_fade: true, influences: 4 }
+        Self {
+            interpolation: Interpolation::Linear,
+            cross_fade: true,
+            influences: 4,
+            vertex_format: VertexFormat::Packed64,
+        }
     }
 }
 
@@ -58,6 +73,10 @@ impl ShaderVariant {
         c.insert(gpu::OVERRIDE_INTERPOLATION.to_owned(), f64::from(self.interpolation.as_u32()));
         c.insert(gpu::OVERRIDE_CROSS_FADE.to_owned(), if self.cross_fade { 1.0 } else { 0.0 });
         c.insert(gpu::OVERRIDE_INFLUENCES.to_owned(), if self.influences == 8 { 8.0 } else { 4.0 });
+        c.insert(
+            gpu::OVERRIDE_VERTEX_FORMAT.to_owned(),
+            f64::from(gpu::vertex_format_code(self.vertex_format)),
+        );
         c
     }
 }
@@ -148,12 +167,37 @@ mod tests {
             for interpolation in [Interpolation::Point, Interpolation::Linear, Interpolation::Cubic] {
                 for cross_fade in [false, true] {
                     for influences in [4, 8] {
-                        let variant = ShaderVariant { interpolation, cross_fade, influences };
+                        let variant =
+                            ShaderVariant { interpolation, cross_fade, influences, ..Default::default() };
                         let words = shader.spirv(entry, &variant).unwrap();
                         assert_eq!(words[0], 0x0723_0203, "{}: SPIR-V magic", entry.name);
                         assert_eq!(words[1], 0x0001_0600, "{}: SPIR-V 1.6", entry.name);
                     }
                 }
+            }
+        }
+    }
+
+    /// Every vertex format's decode variant translates for the entry points that decode VAT vertices,
+    /// and the variants differ (the override reaches the SPIR-V).
+    #[test]
+    fn every_vertex_format_translates() {
+        let shader = ShaderModule::new().unwrap();
+        for name in [gpu::ENTRY_POINT_DECODE, gpu::ENTRY_POINT_VS_VAT, gpu::ENTRY_POINT_VS_VAT_DEPTH] {
+            let entry = entry_point(name).unwrap();
+            let mut seen = Vec::new();
+            for vertex_format in [
+                VertexFormat::Packed64,
+                VertexFormat::Unorm16,
+                VertexFormat::F16,
+                VertexFormat::F32,
+                VertexFormat::Unorm8,
+                VertexFormat::Split8,
+            ] {
+                let variant = ShaderVariant { vertex_format, ..Default::default() };
+                let words = shader.spirv(entry, &variant).unwrap();
+                assert!(!seen.contains(&words), "{name} {vertex_format:?}: same SPIR-V as another format");
+                seen.push(words);
             }
         }
     }

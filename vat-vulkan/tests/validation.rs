@@ -56,6 +56,12 @@ fn the_messenger_counts_a_leaked_object_at_device_destruction() {
     assert!(messages.errors() > 0, "the leaked buffer was not reported at device destruction");
 }
 
+/// Every vertex format (each is a `VERTEX_FORMAT` variant of the shader).
+fn vat_tests_formats() -> [vat_core::encoding::VertexFormat; 6] {
+    use vat_core::encoding::VertexFormat as F;
+    [F::Packed64, F::Unorm16, F::F16, F::F32, F::Unorm8, F::Split8]
+}
+
 /// Every entry point of the shared WGSL, in every variant, becomes a `VkShaderModule` that the
 /// validation layer (which runs the SPIR-V validator on each module) accepts.
 #[test]
@@ -69,8 +75,10 @@ fn every_translated_entry_point_passes_the_validation_layer() {
     for entry in vat_core::gpu::ENTRY_POINTS {
         for interpolation in [Interpolation::Point, Interpolation::Linear, Interpolation::Cubic] {
             for cross_fade in [false, true] {
-                for influences in [4, 8] {
-                    let variant = ShaderVariant { interpolation, cross_fade, influences };
+                for (influences, vertex_format) in
+                    [4, 8].into_iter().flat_map(|i| vat_tests_formats().into_iter().map(move |f| (i, f)))
+                {
+                    let variant = ShaderVariant { interpolation, cross_fade, influences, vertex_format };
                     let words = shader.spirv(entry, &variant).unwrap();
                     let info = vk::ShaderModuleCreateInfo::default().code(&words);
                     // SAFETY: SPIR-V words from naga; the module is destroyed right away.

@@ -68,9 +68,6 @@ pub enum RenderError {
     /// The asset has no LODs (no index buffer), so there is nothing to draw.
     #[error("the asset has no LOD index ranges")]
     AssetHasNoLods,
-    /// The asset's vertex format is not decoded by the shader yet.
-    #[error("vertex format {0:?} is not supported by the shader yet (bake with --format packed64)")]
-    UnsupportedFormat(vat_core::encoding::VertexFormat),
     /// The asset data is inconsistent (should not happen for a validated asset).
     #[error(transparent)]
     Core(#[from] vat_core::Error),

@@ -72,6 +72,8 @@ struct RenderKey {
     depth_only: bool,
     fade: bool,
     influences: u32,
+    /// `vat_core::gpu::vertex_format_code` of the asset ([`gpu::OVERRIDE_VERTEX_FORMAT`]).
+    vertex_format: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -79,6 +81,8 @@ struct ComputeKey {
     entry: &'static str,
     fade: bool,
     influences: u32,
+    /// `vat_core::gpu::vertex_format_code` of the asset ([`gpu::OVERRIDE_VERTEX_FORMAT`]).
+    vertex_format: u32,
 }
 
 /// A baked asset on the GPU: animation and bone textures, clip table, vertex streams, index buffer
@@ -95,6 +99,8 @@ pub struct GpuAsset {
     attachment_index_count: u32,
     vertex_count: u32,
     influences: u32,
+    /// The vertex format of the animation textures (selects the decode variant).
+    vertex_format: VertexFormat,
     gpu_bytes: u64,
 }
 
@@ -122,6 +128,11 @@ impl GpuAsset {
     /// Vertices per frame.
     pub fn vertex_count(&self) -> u32 {
         self.vertex_count
+    }
+
+    /// The vertex format of its animation textures.
+    pub fn vertex_format(&self) -> VertexFormat {
+        self.vertex_format
     }
 
     /// Bytes of GPU memory its textures and buffers take.
@@ -502,7 +513,12 @@ impl Renderer {
             next_asset_id: 1,
         };
         renderer.frame_groups = renderer.frame_groups_for(&renderer.frame_buffer)?;
-        renderer.compute_pipeline(ComputeKey { entry: gpu::ENTRY_POINT_CULL, fade: true, influences: 4 });
+        renderer.compute_pipeline(ComputeKey {
+            entry: gpu::ENTRY_POINT_CULL,
+            fade: true,
+            influences: 4,
+            vertex_format: 0,
+        });
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(RenderError::Device(e.to_string()));
         }
@@ -536,11 +552,13 @@ impl Renderer {
             .collect()
     }
 
-    fn constants(&self, fade: bool, influences: u32) -> [(&'static str, f64); 3] {
+    /// The pipeline constants (WGSL overrides) of a variant.
+    fn constants(&self, fade: bool, influences: u32, vertex_format: u32) -> [(&'static str, f64); 4] {
         [
             (gpu::OVERRIDE_INTERPOLATION, f64::from(self.config.interpolation.as_u32())),
             (gpu::OVERRIDE_CROSS_FADE, if fade { 1.0 } else { 0.0 }),
             (gpu::OVERRIDE_INFLUENCES, f64::from(if influences == 8 { 8 } else { 4 })),
+            (gpu::OVERRIDE_VERTEX_FORMAT, f64::from(vertex_format)),
         ]
     }
 
@@ -548,7 +566,7 @@ impl Renderer {
         if let Some(p) = self.compute_pipelines.get(&key) {
             return p.clone();
         }
-        let constants = self.constants(key.fade, key.influences);
+        let constants = self.constants(key.fade, key.influences, key.vertex_format);
         let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(key.entry),
             layout: Some(&self.pipeline_layouts[StageSet::Compute as usize]),
@@ -577,7 +595,7 @@ impl Renderer {
             (Draw::Attachment, true) => gpu::ENTRY_POINT_VS_ATTACHMENT_DEPTH,
             (Draw::Ground, _) => gpu::ENTRY_POINT_VS_GROUND,
         };
-        let constants = self.constants(key.fade, key.influences);
+        let constants = self.constants(key.fade, key.influences, key.vertex_format);
         let options = wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() };
         let set = if key.depth_only { StageSet::Depth } else { StageSet::Colour };
         let targets = [Some(wgpu::ColorTargetState {
@@ -635,14 +653,13 @@ impl Renderer {
     ///
     /// # Errors
     /// [`RenderError::AssetHasNoVertexAnimation`], [`RenderError::AssetHasNoLods`],
-    /// [`RenderError::UnsupportedFormat`] (the shader decodes Packed64 only),
     /// [`RenderError::TextureTooLarge`], [`RenderError::BufferTooLarge`], [`RenderError::Device`].
+    /// Every [`VertexFormat`] uploads: its texel formats are core WebGPU formats that every device
+    /// can sample with `textureLoad`.
     pub fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, RenderError> {
         let m = asset.manifest();
         let va = m.vertex_animation.as_ref().ok_or(RenderError::AssetHasNoVertexAnimation)?;
-        if va.format != VertexFormat::Packed64 {
-            return Err(RenderError::UnsupportedFormat(va.format));
-        }
+        let vertex_textures = gpu::vertex_textures(asset).ok_or(RenderError::AssetHasNoVertexAnimation)?;
         let constants = AssetConstants::from_manifest(m).ok_or(RenderError::AssetHasNoVertexAnimation)?;
         let index_bytes =
             asset.index_bytes().filter(|_| !m.lods.is_empty()).ok_or(RenderError::AssetHasNoLods)?;
@@ -711,10 +728,19 @@ impl Renderer {
             );
             t
         };
-        let texel_format = conv::map_texel_format(va.format.texel_formats()[0]);
-        let vat_bytes = asset.blob(va.textures[0]);
-        let vat_texture = texture("vat texture", va.layout.width, va.layout.height, texel_format, vat_bytes);
-        gpu_bytes += vat_bytes.len() as u64;
+        // Every vertex-texture binding: the format's textures and 1x1 stand-ins for the others.
+        let vat_textures = vertex_textures.map(|t| {
+            gpu_bytes += t.data.bytes.len() as u64;
+            let label = if t.stand_in { "vat texture (unused by this format)" } else { "vat texture" };
+            let texture = texture(
+                label,
+                t.data.width,
+                t.data.height,
+                conv::map_texel_format(t.data.format),
+                t.data.bytes,
+            );
+            (t.name, texture)
+        });
         self.upload_step(0)?;
         let (bone_texture, joints, weights, influences) = match &m.bone_animation {
             Some(b) => {
@@ -771,7 +797,8 @@ impl Renderer {
         drop(indices);
         self.upload_step(3)?;
         gpu_bytes += buffers.iter().map(wgpu::Buffer::size).sum::<u64>() + index_buffer.size();
-        let vat_view = vat_texture.create_view(&wgpu::TextureViewDescriptor::default());
+        let vat_views =
+            vat_textures.map(|(name, t)| (name, t.create_view(&wgpu::TextureViewDescriptor::default())));
         let bone_view = bone_texture.create_view(&wgpu::TextureViewDescriptor::default());
         let morph_view = morph_texture.create_view(&wgpu::TextureViewDescriptor::default());
         let morph_weights_view = morph_weights.create_view(&wgpu::TextureViewDescriptor::default());
@@ -785,8 +812,10 @@ impl Renderer {
                     set,
                     "vat asset",
                     |name| {
+                        if let Some((_, view)) = vat_views.iter().find(|(n, _)| *n == name) {
+                            return Some(wgpu::BindingResource::TextureView(view));
+                        }
                         Some(match name {
-                            "vat_texture" => wgpu::BindingResource::TextureView(&vat_view),
                             "clips" => clip_buf.as_entire_binding(),
                             "asset" => asset_buf.as_entire_binding(),
                             "bone_texture" => wgpu::BindingResource::TextureView(&bone_view),
@@ -823,6 +852,7 @@ impl Renderer {
             attachment_index_count: attachments.indices.len() as u32,
             vertex_count: m.vertex_count,
             influences,
+            vertex_format: va.format,
             gpu_bytes,
         })
     }
@@ -1147,7 +1177,14 @@ impl Renderer {
 
         // 3. Pipelines (created on first use).
         let influences = asset.influences;
-        let body = |fade| RenderKey { draw: Draw::Body(options.mode), depth_only: false, fade, influences };
+        let vertex_format = gpu::vertex_format_code(asset.vertex_format);
+        let body = |fade| RenderKey {
+            draw: Draw::Body(options.mode),
+            depth_only: false,
+            fade,
+            influences,
+            vertex_format,
+        };
         let fade_pipeline = self.render_pipeline(body(true));
         let plain_pipeline = self.render_pipeline(body(false));
         let depth_pipeline = self.render_pipeline(RenderKey {
@@ -1155,18 +1192,21 @@ impl Renderer {
             depth_only: true,
             fade: config.cross_fade,
             influences,
+            vertex_format,
         });
         let attach_pipeline = self.render_pipeline(RenderKey {
             draw: Draw::Attachment,
             depth_only: false,
             fade: config.cross_fade,
             influences,
+            vertex_format,
         });
         let attach_depth_pipeline = self.render_pipeline(RenderKey {
             draw: Draw::Attachment,
             depth_only: true,
             fade: config.cross_fade,
             influences,
+            vertex_format,
         });
         let ground_pipeline = options.ground.then(|| {
             self.render_pipeline(RenderKey {
@@ -1174,10 +1214,15 @@ impl Renderer {
                 depth_only: false,
                 fade: false,
                 influences: 4,
+                vertex_format: 0,
             })
         });
-        let cull_pipeline =
-            self.compute_pipeline(ComputeKey { entry: gpu::ENTRY_POINT_CULL, fade: true, influences: 4 });
+        let cull_pipeline = self.compute_pipeline(ComputeKey {
+            entry: gpu::ENTRY_POINT_CULL,
+            fade: true,
+            influences: 4,
+            vertex_format: 0,
+        });
         let Some(buffers) = self.crowd.as_mut() else {
             return Err(RenderError::Device("internal: crowd buffers missing".into()));
         };
@@ -1426,8 +1471,12 @@ impl Renderer {
             RenderMode::Vat => gpu::ENTRY_POINT_DECODE,
             RenderMode::Bone => gpu::ENTRY_POINT_DECODE_BONE,
         };
-        let pipeline =
-            self.compute_pipeline(ComputeKey { entry, fade: cross_fade, influences: asset.influences });
+        let pipeline = self.compute_pipeline(ComputeKey {
+            entry,
+            fade: cross_fade,
+            influences: asset.influences,
+            vertex_format: gpu::vertex_format_code(asset.vertex_format),
+        });
         let d = &self.device;
         let uniform = wgpu::BufferUsages::UNIFORM;
         let frame = FrameUniforms { time, ..bytemuck::Zeroable::zeroed() };

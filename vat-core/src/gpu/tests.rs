@@ -533,7 +533,13 @@ fn override_and_constants_match_rust() {
         module.overrides.iter().find(|(_, o)| o.name.as_deref() == Some(OVERRIDE_CROSS_FADE)).unwrap();
     let init = o.init.map(|init| &module.global_expressions[init]);
     assert!(matches!(init, Some(Expression::Literal(Literal::Bool(true)))), "{init:?}");
-    assert_eq!(module.overrides.len(), 3, "every override needs a Rust name");
+    let (_, o) =
+        module.overrides.iter().find(|(_, o)| o.name.as_deref() == Some(OVERRIDE_VERTEX_FORMAT)).unwrap();
+    assert_eq!(
+        o.init.and_then(|init| literal_u32(&module, init)),
+        Some(vertex_format_code(VertexFormat::Packed64))
+    );
+    assert_eq!(module.overrides.len(), 4, "every override needs a Rust name");
     for (name, value) in [
         ("INTERPOLATION_POINT", INTERPOLATION_POINT),
         ("INTERPOLATION_LINEAR", INTERPOLATION_LINEAR),
@@ -549,6 +555,12 @@ fn override_and_constants_match_rust() {
         ("TEXELS_PER_BONE", crate::layout::TEXELS_PER_BONE),
         ("MAX_LODS", crate::lod::MAX_LODS as u32),
         ("DRAW_ARGS_WORDS", DRAW_ARGS_WORDS),
+        ("VERTEX_FORMAT_PACKED64", vertex_format_code(VertexFormat::Packed64)),
+        ("VERTEX_FORMAT_UNORM16", vertex_format_code(VertexFormat::Unorm16)),
+        ("VERTEX_FORMAT_F16", vertex_format_code(VertexFormat::F16)),
+        ("VERTEX_FORMAT_F32", vertex_format_code(VertexFormat::F32)),
+        ("VERTEX_FORMAT_UNORM8", vertex_format_code(VertexFormat::Unorm8)),
+        ("VERTEX_FORMAT_SPLIT8", vertex_format_code(VertexFormat::Split8)),
     ] {
         assert_eq!(wgsl_const(&module, name), Some(value), "{name}");
     }
@@ -599,6 +611,43 @@ fn vertex_format_codes_are_distinct_and_packed64_is_zero() {
     ];
     let codes: Vec<u32> = formats.iter().map(|&f| vertex_format_code(f)).collect();
     assert_eq!(codes, [0, 1, 2, 3, 4, 5]);
+}
+
+/// Every format's textures go to distinct vertex-texture bindings whose WGSL sample type fits their
+/// texel format (unsigned formats to `texture_2d<u32>`, float formats to `texture_2d<f32>`), one per
+/// texture, visible to the vertex and compute stages like the rest of the decode.
+#[test]
+fn every_vertex_format_has_bindings_of_its_sample_type() {
+    for format in [
+        VertexFormat::Packed64,
+        VertexFormat::Unorm16,
+        VertexFormat::F16,
+        VertexFormat::F32,
+        VertexFormat::Unorm8,
+        VertexFormat::Split8,
+    ] {
+        let names = vertex_texture_bindings(format);
+        assert_eq!(names.len(), format.texel_formats().len(), "{format:?}");
+        for (i, (&name, &texel)) in names.iter().zip(format.texel_formats()).enumerate() {
+            assert!(VERTEX_TEXTURE_BINDINGS.contains(&name), "{format:?}: {name}");
+            assert!(!names[..i].contains(&name), "{format:?}: {name} twice");
+            let b = BINDINGS.iter().find(|b| b.name == name).unwrap();
+            assert_eq!(b.group, GROUP_ASSET);
+            assert!(b.stages.contains(ShaderStages::VERTEX.union(ShaderStages::COMPUTE)), "{name}");
+            let expected = match texel {
+                TexelFormat::Rgba16Float
+                | TexelFormat::Rg16Float
+                | TexelFormat::Rgba32Float
+                | TexelFormat::Rg32Float => TextureSampleType::Float { filterable: false },
+                _ => TextureSampleType::Uint,
+            };
+            assert_eq!(b.kind, BindingKind::Texture { sample_type: expected }, "{format:?}: {name}");
+        }
+    }
+    // The stand-ins' formats fit their bindings too.
+    for name in VERTEX_TEXTURE_BINDINGS {
+        assert!(BINDINGS.iter().any(|b| b.name == name), "{name}");
+    }
 }
 
 fn numbered_records(n: u32, tag: f32) -> Vec<InstanceRecord> {

@@ -28,6 +28,20 @@ override CROSS_FADE: bool = true;
 // (vat_core::gpu::AssetConstants::influences), which is the stride of the joints/weights streams.
 override INFLUENCES: u32 = 4u;
 
+// Vertex formats: the values of VERTEX_FORMAT (vat_core::gpu::vertex_format_code).
+const VERTEX_FORMAT_PACKED64: u32 = 0u;
+const VERTEX_FORMAT_UNORM16: u32 = 1u;
+const VERTEX_FORMAT_F16: u32 = 2u;
+const VERTEX_FORMAT_F32: u32 = 3u;
+const VERTEX_FORMAT_UNORM8: u32 = 4u;
+const VERTEX_FORMAT_SPLIT8: u32 = 5u;
+// How the vertex animation texture(s) of VAT mode are decoded (vat_load_vertex): Packed64 (0, the
+// default), Unorm16, F16, F32, Unorm8 or Split8; must equal the asset's
+// (vat_core::gpu::AssetConstants::vertex_format). An override rather than a branch on the uniform:
+// each pipeline keeps one decode path and the compiler drops the others. The textures a format reads
+// sit in the bindings vat_core::gpu::vertex_texture_bindings names; the others hold 1x1 stand-ins.
+override VERTEX_FORMAT: u32 = 0u;
+
 // ClipRecord.flags bit 0: the clip wraps (looping); clear: one-shot, clamps (vat_core::gpu::CLIP_FLAG_LOOPING).
 const CLIP_FLAG_LOOPING: u32 = 1u;
 // InstanceRecord.clip_b bits 0..16 hold the clip index; bits 16..32 the fade duration as binary16.
@@ -117,8 +131,7 @@ struct AssetConstants {
     clip_count: u32,
     // Bones per frame of the bone texture (0 without one).
     bone_count: u32,
-    // vat_core::gpu::vertex_format_code of the asset's vertex format (0 = Packed64, the only one
-    // this shader decodes so far).
+    // vat_core::gpu::vertex_format_code of the asset's vertex format (what VERTEX_FORMAT must be set to).
     vertex_format: u32,
     // Width of the bone texture in texels (0 without one).
     bone_texture_width: u32,
@@ -243,8 +256,17 @@ struct DecodedVertex {
 @group(0) @binding(2) var shadow_sampler: sampler_comparison;
 
 // Group 1: per asset.
-// Animation texture: Packed64, one Rg32Uint texel per vertex per frame, texel t = frame * vertex_count
-// + vertex at (t % texture_width, t / texture_width).
+// Vertex animation textures: every texture of the asset's format holds one texel per vertex per frame,
+// texel t = frame * vertex_count + vertex at (t % texture_width, t / texture_width). Which binding holds
+// which texture (vat_core::gpu::vertex_texture_bindings):
+//   Packed64: vat_texture = Rg32Uint (position + normal bits);
+//   Unorm16:  vat_texture = Rgba16Uint positions, vat_texture_1 = Rg16Uint octahedral 16 + 16 normals;
+//   Unorm8:   vat_texture = Rgba8Uint positions, vat_texture_1 = Rg8Uint octahedral 8 + 8 normals;
+//   Split8:   vat_texture = Rgba8Uint position high bytes, vat_texture_1 = Rgba8Uint low bytes,
+//             vat_texture_2 = Rgba8Uint octahedral 16 + 16 normals (u hi, u lo, v hi, v lo);
+//   F16, F32: vat_float_texture = Rgba16Float / Rgba32Float positions, vat_float_texture_1 =
+//             Rg16Float / Rg32Float octahedral coordinates (textureLoad: never filtered, exact).
+// Bindings a format does not use hold 1x1 zero stand-ins and are never read.
 @group(1) @binding(0) var vat_texture: texture_2d<u32>;
 @group(1) @binding(1) var<storage, read> clips: array<ClipRecord>;
 @group(1) @binding(2) var<uniform> asset: AssetConstants;
@@ -267,6 +289,12 @@ struct DecodedVertex {
 // i = f * ceil(morph_target_count / 4) + g at (i % morph_weights_width, i / morph_weights_width).
 // 1x1 zero without a morph layer.
 @group(1) @binding(10) var morph_weights: texture_2d<f32>;
+// The second and third unsigned vertex animation textures (Unorm16, Unorm8, Split8; see vat_texture).
+@group(1) @binding(11) var vat_texture_1: texture_2d<u32>;
+@group(1) @binding(12) var vat_texture_2: texture_2d<u32>;
+// The float vertex animation textures (F16, F32; see vat_texture): positions, octahedral normals.
+@group(1) @binding(13) var vat_float_texture: texture_2d<f32>;
+@group(1) @binding(14) var vat_float_texture_1: texture_2d<f32>;
 
 // Group 2: per crowd.
 @group(2) @binding(0) var<storage, read> instances: array<InstanceRecord>;
@@ -399,6 +427,15 @@ fn vat_dequantize(q: u32, bits: u32) -> f32 {
     return f32(q) / f32(max_q);
 }
 
+// Quantised octahedral components q = (u, v) of `bits` bits each to a unit vector:
+// o = f32(q) / f32(2^bits - 1) * 2 - 1 (div, mul, sub), then vat_oct_decode.
+fn vat_oct_decode_quantized(q: vec2<u32>, bits: u32) -> vec3<f32> {
+    let max_q = f32((1u << bits) - 1u);
+    let ox = f32(q.x) / max_q * 2.0 - 1.0;
+    let oy = f32(q.y) / max_q * 2.0 - 1.0;
+    return vat_oct_decode(vec2<f32>(ox, oy));
+}
+
 // Octahedral decode (z is the fold axis) of o in [-1, 1]^2 to a unit vector.
 fn vat_oct_decode(o: vec2<f32>) -> vec3<f32> {
     let ox = o.x;
@@ -440,24 +477,64 @@ fn vat_unpack_packed64(texel: vec2<u32>, bits: vec3<u32>) -> VertexSample {
     let n = vec3<f32>(vat_dequantize(qx, bits.x), vat_dequantize(qy, bits.y), vat_dequantize(qz, bits.z));
     let u = vat_extract_bits(w0, w1, PACKED64_NORMAL_U_OFFSET, PACKED64_NORMAL_BITS);
     let v = vat_extract_bits(w0, w1, PACKED64_NORMAL_V_OFFSET, PACKED64_NORMAL_BITS);
-    let max_q = f32((1u << PACKED64_NORMAL_BITS) - 1u);
-    let ox = f32(u) / max_q * 2.0 - 1.0;
-    let oy = f32(v) / max_q * 2.0 - 1.0;
-    return VertexSample(n, vat_oct_decode(vec2<f32>(ox, oy)));
+    return VertexSample(n, vat_oct_decode_quantized(vec2<u32>(u, v), PACKED64_NORMAL_BITS));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Texel decoding of every vertex format (vat_core::encoding::decode_vertex_texel is the CPU twin)
+// ---------------------------------------------------------------------------------------------------
+
+// Unorm positions q (`bits` bits per axis) back in [0, 1]: f32(q) / f32(2^bits - 1) per axis.
+fn vat_dequantize3(q: vec3<u32>, bits: u32) -> vec3<f32> {
+    return vec3<f32>(vat_dequantize(q.x, bits), vat_dequantize(q.y, bits), vat_dequantize(q.z, bits));
+}
+
+// The texel at `xy` of every texture of the VERTEX_FORMAT format, decoded: the normalised position
+// and the unit normal of one vertex at one frame.
+fn vat_decode_texel(xy: vec2<i32>) -> VertexSample {
+    if VERTEX_FORMAT == VERTEX_FORMAT_UNORM16 {
+        // Rgba16Uint (qx, qy, qz, 0) + Rg16Uint (u, v).
+        let p = textureLoad(vat_texture, xy, 0);
+        let o = textureLoad(vat_texture_1, xy, 0);
+        return VertexSample(vat_dequantize3(p.xyz, 16u), vat_oct_decode_quantized(o.xy, 16u));
+    }
+    if VERTEX_FORMAT == VERTEX_FORMAT_UNORM8 {
+        // Rgba8Uint (qx, qy, qz, 0) + Rg8Uint (u, v).
+        let p = textureLoad(vat_texture, xy, 0);
+        let o = textureLoad(vat_texture_1, xy, 0);
+        return VertexSample(vat_dequantize3(p.xyz, 8u), vat_oct_decode_quantized(o.xy, 8u));
+    }
+    if VERTEX_FORMAT == VERTEX_FORMAT_SPLIT8 {
+        // 16-bit values as high and low bytes: q = hi * 256 + lo (exact in u32).
+        let hi = textureLoad(vat_texture, xy, 0);
+        let lo = textureLoad(vat_texture_1, xy, 0);
+        let o = textureLoad(vat_texture_2, xy, 0);
+        let q = hi.xyz * 256u + lo.xyz;
+        let uv = vec2<u32>(o.x * 256u + o.y, o.z * 256u + o.w);
+        return VertexSample(vat_dequantize3(q, 16u), vat_oct_decode_quantized(uv, 16u));
+    }
+    if VERTEX_FORMAT == VERTEX_FORMAT_F16 || VERTEX_FORMAT == VERTEX_FORMAT_F32 {
+        // The stored floats as they are (binary16 widens to f32 exactly), octahedral coordinates.
+        let p = textureLoad(vat_float_texture, xy, 0);
+        let o = textureLoad(vat_float_texture_1, xy, 0);
+        return VertexSample(p.xyz, vat_oct_decode(o.xy));
+    }
+    // VERTEX_FORMAT_PACKED64.
+    let texel = textureLoad(vat_texture, xy, 0);
+    return vat_unpack_packed64(texel.xy, asset.position_bits.xyz);
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Vertex decoding
 // ---------------------------------------------------------------------------------------------------
 
-// Loads and unpacks texel t = frame * vertex_count + vertex (frame counted over all clips).
-// t is computed in u32: exact while frame_count * vertex_count <= 2^32, which every texture that fits
-// the device (at most 16384 x 16384 = 2^28 texels) satisfies.
+// Loads and decodes texel t = frame * vertex_count + vertex (frame counted over all clips) in the
+// VERTEX_FORMAT format. t is computed in u32: exact while frame_count * vertex_count <= 2^32, which
+// every texture that fits the device (at most 16384 x 16384 = 2^28 texels) satisfies.
 fn vat_load_vertex(frame_index: u32, vertex: u32) -> VertexSample {
     let t = frame_index * asset.vertex_count + vertex;
     let width = asset.texture_width;
-    let texel = textureLoad(vat_texture, vec2<i32>(i32(t % width), i32(t / width)), 0);
-    return vat_unpack_packed64(texel.xy, asset.position_bits.xyz);
+    return vat_decode_texel(vec2<i32>(i32(t % width), i32(t / width)));
 }
 
 // Samples clip `clip_index` of one vertex at `time` (s) with phase offset (cycles) and rate (cycles/s):
