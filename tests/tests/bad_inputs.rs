@@ -29,6 +29,8 @@ enum Command {
     Load,
     /// `vat bake FILE --out OUT ARGS`.
     Bake,
+    /// `vat render FILE --out OUT.png ARGS` (option checks made before a GPU is opened).
+    Render,
 }
 
 /// One corpus case.
@@ -368,6 +370,35 @@ fn cases() -> Vec<Case> {
     option(vec!["--tangents"], "tangents");
     option(vec!["--skin", "3"], "skin");
     option(vec!["--bones", "--max-memory", "20000"], "baking rig");
+
+    // ---- Render options on a valid asset: refused before any GPU work, naming the flag and range.
+    out.push(Case {
+        file: "valid-small.vat".into(),
+        bytes: Some(base_vat()),
+        command: Command::Render,
+        args: vec!["--fov", "0"],
+        expect: "--fov 0",
+    });
+    let mut render = |args: Vec<&'static str>, expect: &'static str| {
+        out.push(Case {
+            file: "valid-small.vat".into(),
+            bytes: None,
+            command: Command::Render,
+            args,
+            expect,
+        });
+    };
+    render(vec!["--fov", "NaN"], "--fov NaN");
+    render(vec!["--fov", "720"], "below 180");
+    render(vec!["--time", "NaN"], "--time NaN");
+    render(vec!["--time", "inf"], "--time inf");
+    render(vec!["--time=-1"], ">= 0");
+    render(vec!["--lod-bias", "NaN"], "--lod-bias NaN");
+    render(vec!["--lod-bias", "100"], "-16 to 16");
+    render(vec!["--camera", "1,2,3,1,2,3"], "the same point");
+    render(vec!["--camera", "NaN,0,0,0,0,0"], "not finite");
+    render(vec!["--instances", "0"], "at least 1");
+    render(vec!["--instances", "100000000", "--max-memory", "1G"], "memory budget");
     out
 }
 
@@ -378,6 +409,7 @@ fn cases_tsv(cases: &[Case]) -> String {
         let command = match c.command {
             Command::Load => "load",
             Command::Bake => "bake",
+            Command::Render => "render",
         };
         s.push_str(&format!("{}\t{command}\t{}\t{}\n", c.file, c.args.join(" "), c.expect));
     }
@@ -417,7 +449,7 @@ fn the_checked_in_corpus_is_what_the_generator_makes() {
         assert!(disk == *bytes, "{name} differs from the generator's; regenerate with VAT_BLESS=1");
     }
     // The floor: at least 50 bad files.
-    let bad_files = files.len() - 2; // CASES.tsv and the one valid input
+    let bad_files = files.len() - 3; // CASES.tsv and the two valid inputs
     println!("{bad_files} bad files, {} cases", cases.len());
     assert!(bad_files >= 50, "{bad_files}");
 }
@@ -453,6 +485,7 @@ fn every_bad_file_is_a_typed_error_of_the_library() {
                 kinds.insert(format!("bake: {}", variant(&format!("{e:?}"))));
                 e.to_string()
             }
+            Command::Render => continue, // command-line checks: vat-cli/tests/cli.rs runs them
         };
         if c.command == Command::Load && c.expect == "not a valid .vat file" {
             continue; // the CLI's wording; the library's message is the cause
