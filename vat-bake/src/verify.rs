@@ -1131,6 +1131,27 @@ mod tests {
     }
 
     #[test]
+    fn a_wrong_morph_delta_fails_the_bone_path() {
+        let rig = crate::procgen::morph_rig(true);
+        let bake =
+            prepare(&rig, &BakeOptions { frames: Some(4), bones: true, ..Default::default() }).unwrap();
+        let clean = verify(&Asset::parse(&bake.to_vat_bytes().unwrap()).unwrap(), &rig).unwrap();
+        assert!(clean.passed, "{clean:#?}");
+        let morph = bake.manifest().morph_animation.as_ref().expect("the morph rig bakes a morph layer");
+        // Non-finite deltas are refused by the writer and the reader; a finite wrong one (1 km on
+        // every delta texel) must fail the bone path against fresh skinning.
+        let bytes = with_blob_edited(&bake, morph.texture.0, |b| {
+            for c in b.chunks_exact_mut(4) {
+                c.copy_from_slice(&1000.0f32.to_le_bytes());
+            }
+        });
+        let report = verify(&Asset::parse(&bytes).unwrap(), &rig).unwrap();
+        let bone = report.paths.iter().find(|p| p.path == "bone").unwrap();
+        assert!(!bone.passed && report.paths[0].passed, "{report:#?}");
+        assert!(report.failures.iter().any(|f| f.starts_with("bone:")), "{:?}", report.failures);
+    }
+
+    #[test]
     fn broken_bone_and_capture_streams_fail_their_paths() {
         let rig = tube_rig(0.15);
         let bake =
