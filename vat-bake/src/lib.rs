@@ -34,6 +34,7 @@ pub mod prepare;
 pub mod procgen;
 pub mod rig;
 pub mod sample;
+pub mod sequence;
 pub mod skin;
 pub mod stride;
 #[doc(hidden)]

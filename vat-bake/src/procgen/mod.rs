@@ -20,6 +20,7 @@
 //!
 //! Deterministic: no randomness; the same parameters give the same rig, bit for bit.
 
+mod cloth;
 mod math;
 mod mesh;
 mod morph_sheet;
@@ -30,6 +31,7 @@ mod tests;
 
 use glam::{Mat4, Quat, Vec3};
 
+pub use cloth::{CLOTH_COLUMNS, CLOTH_FPS, CLOTH_PERIOD, CLOTH_ROWS, MATERIAL_BANNER, cloth, cloth_sequence};
 pub use morph_sheet::{SHEET_COLUMNS, SHEET_ROWS, morph_rig};
 pub use motion::{
     GAITS, Gait, IDLE_DURATION, JOG, KEYS_PER_SECOND, LOOK_AROUND_DURATION, RUN, Side, WALK, WAVE_DURATION,
@@ -212,4 +214,21 @@ fn build(scale: f64) -> Rig {
     rig.feet = Some(Feet { left: joint::FOOT_L, right: joint::FOOT_R });
     rig.clips = motion::clips(&sk);
     rig
+}
+
+/// The names of the built-in procedural sources, as `vat bake --procgen NAME` takes them: the
+/// rigged `"humanoid"` ([`humanoid`]) and the soft-body `"cloth"` ([`cloth`]).
+pub const SOURCES: [&str; 2] = ["humanoid", "cloth"];
+
+/// The built-in source named `name` (one of [`SOURCES`]); `None` for another name. Every call builds
+/// the same rig, bit for bit.
+///
+/// # Errors
+/// The source's own build errors (none in practice).
+pub fn by_name(name: &str) -> Option<Result<Rig>> {
+    match name {
+        "humanoid" => Some(Ok(humanoid())),
+        "cloth" => Some(cloth()),
+        _ => None,
+    }
 }

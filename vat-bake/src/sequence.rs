@@ -1,0 +1,704 @@
+//! Soft-body sources: a mesh sequence (one mesh per frame, the same topology in every frame), read from
+//! a folder of per-frame OBJ or glTF files or made by a simulation ([`crate::procgen::cloth`]).
+//!
+//! A sequence becomes an ordinary [`Rig`] that bakes through the VAT path unchanged: one rigid mesh
+//! whose rest pose is frame 0, frame `k` as morph target `k - 1` (its position and normal deltas
+//! from frame 0), and one clip whose LINEAR morph-weights channel selects target `k - 1` alone at
+//! `k / fps` seconds. Sampled at the source's own rate, each baked frame is exactly a source frame
+//! (`p0 + (pk - p0)` in f32, within an f32 ulp of `pk`); between two frames the weights blend them
+//! linearly, as VAT playback does. So `verify` checks the bake against the source frames through the
+//! same code as a skinned bake.
+//!
+//! **Normals.** Taken from the source when every frame has them; otherwise recomputed for every frame:
+//! area-weighted over the triangles that use each vertex *index*, so vertices the source splits (a
+//! hard edge, a UV seam) keep separate normals and hard edges stay hard (averaging by position, which
+//! welds hard edges smooth, is a known defect of some VAT exporters).
+//!
+//! **Cost.** The weights channel holds one weight per target per frame: `F * (F - 1)` floats for `F`
+//! frames, charged to the memory budget with the frames themselves; [`MAX_SEQUENCE_FRAMES`] frames at
+//! most (64 MiB of weights).
+
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+
+use glam::{Vec2, Vec3};
+
+use crate::gltf_import::{self, ImportOptions};
+use crate::rig::{
+    AnimationClip, Channel, ChannelTarget, KeyInterpolation, Mesh, MeshBinding, MeshRole, MorphTarget, Node,
+    Rig, Transform,
+};
+use crate::skin::VertexSet;
+use crate::{BakeError, Result};
+
+/// The most frames a sequence may have (its weights channel holds `F * (F - 1)` floats).
+pub const MAX_SEQUENCE_FRAMES: usize = 4096;
+
+/// A mesh sequence: the same triangles in every frame, positions (and normals) per frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeshSequence {
+    /// Name of the asset and of its one clip (e.g. the folder's name).
+    pub name: String,
+    /// Positions of every frame, metres (one `Vec` per frame, each `vertex_count` long).
+    pub positions: Vec<Vec<Vec3>>,
+    /// Unit normals of every frame, when the source has them for every frame; else recomputed.
+    pub normals: Option<Vec<Vec<Vec3>>>,
+    /// Texture coordinates (static), if any.
+    pub uvs: Option<Vec<Vec2>>,
+    /// Triangle list, three indices per triangle.
+    pub indices: Vec<u32>,
+    /// Frames per second of the source.
+    pub fps: f32,
+}
+
+/// How a sequence folder is read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SequenceOptions {
+    /// Frames per second of the source (`> 0`, finite).
+    pub fps: f32,
+    /// Memory budget of the read, in bytes (files, decoded frames and the weights channel).
+    pub max_memory: u64,
+}
+
+impl Default for SequenceOptions {
+    fn default() -> Self {
+        Self { fps: 30.0, max_memory: crate::prepare::DEFAULT_MAX_MEMORY }
+    }
+}
+
+fn invalid(part: impl Into<String>, problem: impl Into<String>) -> BakeError {
+    BakeError::InvalidInput { part: part.into(), problem: problem.into() }
+}
+
+/// Area-weighted unit normals of `positions` over the triangle list `indices`, per vertex index
+/// (split vertices keep their own normals). A vertex with no triangle of non-zero area gets +Y.
+pub fn smooth_normals(positions: &[Vec3], indices: &[u32]) -> Vec<Vec3> {
+    let mut sum = vec![Vec3::ZERO; positions.len()];
+    for t in indices.chunks_exact(3) {
+        let [a, b, c] = [t[0] as usize, t[1] as usize, t[2] as usize];
+        let (Some(&pa), Some(&pb), Some(&pc)) = (positions.get(a), positions.get(b), positions.get(c)) else {
+            continue;
+        };
+        // The cross product's length is twice the area: area weighting for free.
+        let n = (pb - pa).cross(pc - pa);
+        for v in [a, b, c] {
+            sum[v] += n;
+        }
+    }
+    sum.into_iter().map(|n| n.try_normalize().unwrap_or(Vec3::Y)).collect()
+}
+
+impl MeshSequence {
+    /// Frames in the sequence.
+    pub fn frame_count(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Vertices per frame.
+    pub fn vertex_count(&self) -> usize {
+        self.positions.first().map_or(0, Vec::len)
+    }
+
+    /// Checks the sequence: at least one frame, at most [`MAX_SEQUENCE_FRAMES`], the same vertex count
+    /// in every frame, finite positions and normals, whole triangles with indices in range, a
+    /// positive finite rate.
+    ///
+    /// # Errors
+    /// [`BakeError::InvalidInput`] naming the frame and what is wrong; [`BakeError::InvalidOption`]
+    /// (`--fps`) for a bad rate.
+    pub fn validate(&self) -> Result<()> {
+        let part = |k: usize| format!("sequence \"{}\" frame {k}", self.name);
+        if !(self.fps.is_finite() && self.fps > 0.0) {
+            return Err(BakeError::InvalidOption {
+                option: "--fps",
+                problem: format!("{} is not a positive, finite frame rate", self.fps),
+            });
+        }
+        let frames = self.frame_count();
+        if frames == 0 {
+            return Err(invalid(format!("sequence \"{}\"", self.name), "has no frames"));
+        }
+        if frames > MAX_SEQUENCE_FRAMES {
+            return Err(invalid(
+                format!("sequence \"{}\"", self.name),
+                format!(
+                    "has {frames} frames; at most {MAX_SEQUENCE_FRAMES} bake as one soft-body clip (split it)"
+                ),
+            ));
+        }
+        let n = self.vertex_count();
+        if n == 0 {
+            return Err(invalid(part(0), "has no vertices"));
+        }
+        if self.indices.is_empty() || !self.indices.len().is_multiple_of(3) {
+            return Err(invalid(
+                part(0),
+                format!("{} indices; need whole triangles, at least one", self.indices.len()),
+            ));
+        }
+        if let Some(&i) = self.indices.iter().find(|&&i| i as usize >= n) {
+            return Err(invalid(part(0), format!("index {i} is past its {n} vertices")));
+        }
+        for (k, p) in self.positions.iter().enumerate() {
+            if p.len() != n {
+                return Err(invalid(
+                    part(k),
+                    format!(
+                        "has {} vertices, frame 0 has {n}: a soft-body sequence needs the same topology in every frame",
+                        p.len()
+                    ),
+                ));
+            }
+            if let Some(v) = p.iter().position(|p| !p.is_finite()) {
+                return Err(invalid(part(k), format!("vertex {v} is not finite")));
+            }
+        }
+        if let Some(normals) = &self.normals {
+            if normals.len() != frames {
+                return Err(invalid(
+                    format!("sequence \"{}\"", self.name),
+                    "needs normals for every frame or none",
+                ));
+            }
+            for (k, nk) in normals.iter().enumerate() {
+                if nk.len() != n || nk.iter().any(|v| !v.is_finite()) {
+                    return Err(invalid(part(k), format!("needs {n} finite normals, has {}", nk.len())));
+                }
+            }
+        }
+        if let Some(uv) = &self.uvs
+            && (uv.len() != n || uv.iter().any(|v| !v.is_finite()))
+        {
+            return Err(invalid(part(0), format!("needs {n} finite texture coordinates, has {}", uv.len())));
+        }
+        Ok(())
+    }
+
+    /// The rig that bakes this sequence (see the module docs): one rigid mesh on one node, frame 0 as
+    /// its rest pose, one morph target per later frame, and one clip named after the sequence that
+    /// plays every frame at the source's rate. Whether it loops is left to the bake (its seam).
+    ///
+    /// # Errors
+    /// As [`MeshSequence::validate`].
+    pub fn into_rig(self) -> Result<Rig> {
+        self.validate()?;
+        let frames = self.frame_count();
+        let n = self.vertex_count();
+        let normals_of = |k: usize| match &self.normals {
+            Some(normals) => normals[k].iter().map(|v| v.try_normalize().unwrap_or(Vec3::Y)).collect(),
+            None => smooth_normals(&self.positions[k], &self.indices),
+        };
+        let base_normals: Vec<Vec3> = normals_of(0);
+        let base = &self.positions[0];
+        let morph_targets: Vec<MorphTarget> = (1..frames)
+            .map(|k| {
+                let nk: Vec<Vec3> = normals_of(k);
+                MorphTarget {
+                    name: Some(format!("frame {k}")),
+                    positions: self.positions[k].iter().zip(base).map(|(p, b)| *p - *b).collect(),
+                    normals: Some(nk.iter().zip(&base_normals).map(|(a, b)| *a - *b).collect()),
+                    tangents: None,
+                }
+            })
+            .collect();
+        let targets = frames - 1;
+        let times: Vec<f32> = (0..frames).map(|k| k as f32 / self.fps).collect();
+        let mut values = vec![0.0f32; frames * targets];
+        for k in 1..frames {
+            values[k * targets + (k - 1)] = 1.0;
+        }
+        let channels = if targets == 0 {
+            Vec::new()
+        } else {
+            vec![Channel {
+                target: ChannelTarget::MorphWeights(0),
+                interpolation: KeyInterpolation::Linear,
+                times: times.clone(),
+                values,
+            }]
+        };
+        let mesh = Mesh {
+            name: self.name.clone(),
+            binding: MeshBinding::Rigid { node: 0 },
+            role: MeshRole::Body,
+            positions: base.clone(),
+            normals: base_normals,
+            tangents: None,
+            uvs: self.uvs,
+            material_ids: vec![0; n],
+            indices: self.indices,
+            influence_count: 0,
+            joints: Vec::new(),
+            weights: Vec::new(),
+            full_influences: None,
+            morph_targets,
+            default_morph_weights: vec![0.0; targets],
+        };
+        let clip = AnimationClip {
+            name: self.name.clone(),
+            channels,
+            start: 0.0,
+            end: times.last().copied().unwrap_or(0.0),
+            looping: None,
+            known_stride: None,
+            locomotion: false,
+        };
+        Ok(Rig {
+            name: self.name,
+            nodes: vec![Node { name: "sequence".into(), parent: None, rest: Transform::IDENTITY }],
+            meshes: vec![mesh],
+            clips: vec![clip],
+            ..Rig::default()
+        })
+    }
+}
+
+/// The files of a sequence folder in frame order: every regular file whose extension is `obj`, `gltf`
+/// or `glb` (any case; other files, e.g. `.mtl` or a `.bin` beside a `.gltf`, are ignored), sorted by
+/// name with runs of digits compared as numbers (`f2` before `f10`).
+///
+/// # Errors
+/// [`BakeError::Io`] if the folder cannot be listed; [`BakeError::InvalidInput`] if it has no frame
+/// files or mixes OBJ with glTF.
+pub fn sequence_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let io = |e| BakeError::Io { path: dir.to_path_buf(), source: e };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let path = entry.path();
+        let kind = frame_kind(&path);
+        if kind.is_some() && entry.file_type().map_err(io)?.is_file() {
+            files.push(path);
+        }
+    }
+    let part = || format!("sequence folder {}", dir.display());
+    if files.is_empty() {
+        return Err(invalid(part(), "has no frame files (.obj, .gltf or .glb)"));
+    }
+    let obj = files.iter().filter(|f| frame_kind(f) == Some(FrameKind::Obj)).count();
+    if obj != 0 && obj != files.len() {
+        return Err(invalid(part(), format!("mixes {obj} OBJ files with {} glTF files", files.len() - obj)));
+    }
+    files.sort_by(|a, b| natural_order(&file_name(a), &file_name(b)));
+    Ok(files)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FrameKind {
+    Obj,
+    Gltf,
+}
+
+fn frame_kind(path: &Path) -> Option<FrameKind> {
+    match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+        "obj" => Some(FrameKind::Obj),
+        "gltf" | "glb" => Some(FrameKind::Gltf),
+        _ => None,
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Compares names with runs of ASCII digits as numbers (then by length, so `07` and `7` are ordered),
+/// everything else byte by byte.
+fn natural_order(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
+            let (si, sj) = (i, j);
+            while i < a.len() && a[i].is_ascii_digit() {
+                i += 1;
+            }
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            let (da, db) = (&a[si..i], &b[sj..j]);
+            let (ta, tb) = (trim_zeros(da), trim_zeros(db));
+            let by_value =
+                ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb)).then_with(|| da.len().cmp(&db.len()));
+            if by_value != Ordering::Equal {
+                return by_value;
+            }
+        } else {
+            if a[i] != b[j] {
+                return a[i].cmp(&b[j]);
+            }
+            i += 1;
+            j += 1;
+        }
+    }
+    (a.len() - i).cmp(&(b.len() - j))
+}
+
+/// `digits` without its leading zeros.
+fn trim_zeros(digits: &[u8]) -> &[u8] {
+    let first = digits.iter().position(|&c| c != b'0').unwrap_or(digits.len());
+    &digits[first..]
+}
+
+/// One frame as read: positions, normals if every vertex has one, texture coordinates if any,
+/// triangle list.
+struct Frame {
+    positions: Vec<Vec3>,
+    normals: Option<Vec<Vec3>>,
+    uvs: Option<Vec<Vec2>>,
+    indices: Vec<u32>,
+}
+
+/// Charges `bytes` to the read's budget.
+struct Budget {
+    used: u64,
+    limit: u64,
+}
+
+impl Budget {
+    fn charge(&mut self, what: &str, bytes: u64) -> Result<()> {
+        self.used = self.used.saturating_add(bytes);
+        if self.used > self.limit {
+            return Err(BakeError::OverBudget {
+                what: format!("reading the mesh sequence ({what})"),
+                needed: self.used,
+                limit: self.limit,
+                hint: "raise --max-memory, or bake fewer frames (a shorter sequence)",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Reads an OBJ frame: every object and group merged into one triangle list (faces triangulated as
+/// fans; points and lines ignored), vertices split where the file's position, texture and normal
+/// indices differ (so hard edges and seams keep their own vertices).
+fn read_obj(path: &Path, bytes: &[u8]) -> Result<Frame> {
+    let part = || format!("{}", path.display());
+    let options =
+        tobj::LoadOptions { single_index: true, triangulate: true, ignore_points: true, ignore_lines: true };
+    // A malformed file must be a typed error even if the third-party parser panics on it.
+    let loaded = std::panic::catch_unwind(|| {
+        let mut reader = std::io::BufReader::new(bytes);
+        tobj::load_obj_buf(&mut reader, &options, |_| Err(tobj::LoadError::OpenFileFailed))
+    })
+    .map_err(|_| invalid(part(), "the OBJ reader failed on this file (malformed OBJ)"))?;
+    let (models, _materials) =
+        loaded.map_err(|e| invalid(part(), format!("is not a readable OBJ file: {e}")))?;
+    let mut frame = Frame {
+        positions: Vec::new(),
+        normals: Some(Vec::new()),
+        uvs: Some(Vec::new()),
+        indices: Vec::new(),
+    };
+    for model in &models {
+        let m = &model.mesh;
+        let base = frame.positions.len() as u32;
+        let n = m.positions.len() / 3;
+        if m.indices.iter().any(|&i| i as usize >= n) {
+            return Err(invalid(
+                part(),
+                format!("object {:?} has a face index past its {n} vertices", model.name),
+            ));
+        }
+        frame.positions.extend(m.positions.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])));
+        match (&mut frame.normals, m.normals.len() == 3 * n) {
+            (Some(all), true) => all.extend(m.normals.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2]))),
+            (normals, _) => *normals = None,
+        }
+        match (&mut frame.uvs, m.texcoords.len() == 2 * n) {
+            // OBJ's v grows upwards; glTF's (and vat's) downwards.
+            (Some(all), true) => all.extend(m.texcoords.chunks_exact(2).map(|c| Vec2::new(c[0], 1.0 - c[1]))),
+            (uvs, _) => *uvs = None,
+        }
+        frame.indices.extend(m.indices.iter().map(|&i| i + base));
+    }
+    if frame.positions.is_empty() || frame.indices.is_empty() {
+        return Err(invalid(part(), "has no triangles"));
+    }
+    Ok(frame)
+}
+
+/// Reads a glTF frame: the file's body meshes merged in their rest pose (see
+/// [`VertexSet::from_rig`]; rigid meshes at their nodes' transforms).
+fn read_gltf(path: &Path, max_memory: u64) -> Result<Frame> {
+    let rig = gltf_import::import_file(path, &ImportOptions { max_memory, ..ImportOptions::default() })?;
+    let set = VertexSet::from_rig(&rig)?;
+    let rest = crate::skin::skin_pose(&rig, &set, &crate::sample::rest_pose(&rig));
+    Ok(Frame { positions: rest.positions, normals: Some(rest.normals), uvs: set.uvs, indices: set.indices })
+}
+
+/// Reads a sequence folder ([`sequence_files`]) into a [`MeshSequence`] named after the folder.
+///
+/// # Errors
+/// [`BakeError::Io`] for an unreadable folder or file; [`BakeError::InvalidInput`] naming the file for
+/// a frame that does not parse or whose topology (vertex count or triangles) differs from frame 0's;
+/// [`BakeError::OverBudget`] past `options.max_memory`; glTF import errors for glTF frames.
+pub fn read_sequence(dir: &Path, options: &SequenceOptions) -> Result<MeshSequence> {
+    let files = sequence_files(dir)?;
+    if files.len() > MAX_SEQUENCE_FRAMES {
+        return Err(invalid(
+            format!("sequence folder {}", dir.display()),
+            format!(
+                "has {} frame files; at most {MAX_SEQUENCE_FRAMES} bake as one soft-body clip",
+                files.len()
+            ),
+        ));
+    }
+    let mut budget = Budget { used: 0, limit: options.max_memory };
+    let frames = files.len() as u64;
+    budget
+        .charge("the weights channel", frames.saturating_mul(frames.saturating_sub(1)).saturating_mul(4))?;
+    let name = dir
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "sequence".into());
+    let mut sequence = MeshSequence {
+        name,
+        positions: Vec::with_capacity(files.len()),
+        normals: Some(Vec::with_capacity(files.len())),
+        uvs: None,
+        indices: Vec::new(),
+        fps: options.fps,
+    };
+    for (k, file) in files.iter().enumerate() {
+        let frame = match frame_kind(file) {
+            Some(FrameKind::Obj) => {
+                let len = std::fs::metadata(file)
+                    .map_err(|e| BakeError::Io { path: file.clone(), source: e })?
+                    .len();
+                budget.charge(&file_name(file), len)?;
+                let bytes = read_bounded(file, len)?;
+                read_obj(file, &bytes)?
+            }
+            _ => read_gltf(file, options.max_memory.saturating_sub(budget.used))?,
+        };
+        // Positions, normals and the morph deltas made from them: about 48 bytes per vertex per frame.
+        budget.charge(&file_name(file), frame.positions.len() as u64 * 48)?;
+        if k == 0 {
+            sequence.indices = frame.indices;
+            sequence.uvs = frame.uvs;
+        } else if frame.indices != sequence.indices {
+            let first = frame.indices.iter().zip(&sequence.indices).position(|(a, b)| a != b);
+            return Err(invalid(
+                format!("{}", file.display()),
+                match first {
+                    Some(i) => format!(
+                        "triangle {} differs from frame 0's ({} in {}): a soft-body sequence needs the same topology \
+                         in every frame",
+                        i / 3,
+                        file_name(file),
+                        file_name(&files[0])
+                    ),
+                    None => format!(
+                        "has {} triangles, frame 0 has {}: a soft-body sequence needs the same topology in every frame",
+                        frame.indices.len() / 3,
+                        sequence.indices.len() / 3
+                    ),
+                },
+            ));
+        }
+        match (&mut sequence.normals, frame.normals) {
+            (Some(all), Some(n)) => all.push(n),
+            (normals, _) => *normals = None,
+        }
+        sequence.positions.push(frame.positions);
+    }
+    sequence.validate().map_err(|e| match e {
+        // Name the file of a bad frame.
+        BakeError::InvalidInput { part, problem } => {
+            let k: Option<usize> = part.rsplit(' ').next().and_then(|s| s.parse().ok());
+            match k.and_then(|k| files.get(k)) {
+                Some(file) => invalid(format!("{}", file.display()), problem),
+                None => invalid(part, problem),
+            }
+        }
+        other => other,
+    })?;
+    Ok(sequence)
+}
+
+/// The bytes of `file`, at most `len + 1` read (a file that grows after its size was charged fails).
+fn read_bounded(file: &Path, len: u64) -> Result<Vec<u8>> {
+    use std::io::Read as _;
+    let io = |e| BakeError::Io { path: file.to_path_buf(), source: e };
+    let mut bytes = Vec::new();
+    std::fs::File::open(file).map_err(io)?.take(len.saturating_add(1)).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > len {
+        return Err(invalid(format!("{}", file.display()), "grew while it was read"));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prepare::{BakeOptions, prepare};
+    use crate::verify::verify_prepared;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("vat-sequence-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Writes `seq` as one OBJ file per frame (`frame_<k>.obj`, unpadded so name order is not
+    /// number order), positions printed in the shortest form that reads back to the same f32.
+    fn write_obj_frames(seq: &MeshSequence, dir: &Path, normals: bool) {
+        for (k, frame) in seq.positions.iter().enumerate() {
+            let mut text = String::from("# vat test frame\no sheet\n");
+            for p in frame {
+                text.push_str(&format!("v {} {} {}\n", p.x, p.y, p.z));
+            }
+            let ns = seq.normals.as_ref().map(|n| &n[k]);
+            if normals && let Some(ns) = ns {
+                for n in ns {
+                    text.push_str(&format!("vn {} {} {}\n", n.x, n.y, n.z));
+                }
+            }
+            for t in seq.indices.chunks_exact(3) {
+                let [a, b, c] = [t[0] + 1, t[1] + 1, t[2] + 1];
+                if normals {
+                    text.push_str(&format!("f {a}//{a} {b}//{b} {c}//{c}\n"));
+                } else {
+                    text.push_str(&format!("f {a} {b} {c}\n"));
+                }
+            }
+            std::fs::write(dir.join(format!("frame_{k}.obj")), text).unwrap();
+        }
+    }
+
+    #[test]
+    fn names_sort_with_numbers_by_value() {
+        let mut names = vec!["f10.obj", "f2.obj", "f1.obj", "f02.obj", "a.obj", "f1a.obj"];
+        names.sort_by(|a, b| natural_order(a, b));
+        assert_eq!(names, ["a.obj", "f1.obj", "f1a.obj", "f2.obj", "f02.obj", "f10.obj"]);
+    }
+
+    #[test]
+    fn recomputed_normals_keep_split_vertices_apart() {
+        // Two triangles folded at 90 degrees along the edge x = 0: welded, the shared edge's normals
+        // average both faces; split (the second triangle with its own copies), each keeps its face's.
+        let p = [Vec3::ZERO, Vec3::Y, Vec3::X, Vec3::Z];
+        let welded = smooth_normals(&p, &[0, 1, 2, 0, 3, 1]);
+        // Faces: (0, Y, X) has normal Y x X = -Z, (0, Z, Y) has Z x Y = -X.
+        assert!((welded[0] - Vec3::new(-1.0, 0.0, -1.0).normalize()).length() < 1e-6, "{welded:?}");
+        let split_p = [p[0], p[1], p[2], p[0], p[3], p[1]];
+        let split = smooth_normals(&split_p, &[0, 1, 2, 3, 4, 5]);
+        assert_eq!(split[0], Vec3::NEG_Z);
+        assert_eq!(split[3], Vec3::NEG_X);
+    }
+
+    #[test]
+    fn the_cloth_bakes_loops_and_verifies_against_its_frames() {
+        let seq = crate::procgen::cloth_sequence();
+        assert_eq!(seq.frame_count(), 61);
+        assert!(seq == crate::procgen::cloth_sequence(), "deterministic");
+        // The banner moves, the pole does not.
+        let moved =
+            seq.positions[0].iter().zip(&seq.positions[15]).map(|(a, b)| a.distance(*b)).fold(0.0, f32::max);
+        assert!(moved > 0.05, "{moved}");
+        assert!(seq.positions.iter().all(|f| f[..24] == seq.positions[0][..24]));
+        let rig = crate::procgen::cloth().unwrap();
+        let bake = prepare(&rig, &BakeOptions::default()).unwrap();
+        // 2 s at 30 fps; the last source frame, a copy of the first, is the loop's wrap.
+        assert_eq!(bake.stats.frames, 60);
+        assert!(bake.stats.clip_looping[0].looping, "{:?}", bake.stats.clip_looping);
+        let report = verify_prepared(&bake, &rig).unwrap();
+        assert!(report.passed, "{:?}", report.failures);
+    }
+
+    #[test]
+    fn an_obj_folder_reads_back_the_frames_it_was_written_from() {
+        let seq = crate::procgen::cloth_sequence();
+        for normals in [true, false] {
+            let dir = scratch(if normals { "obj-normals" } else { "obj-plain" });
+            write_obj_frames(&seq, &dir, normals);
+            std::fs::write(dir.join("notes.txt"), "not a frame").unwrap();
+            let read = read_sequence(&dir, &SequenceOptions::default()).unwrap();
+            assert_eq!(read.frame_count(), 61);
+            // Frame order is number order (frame_10 after frame_9), and every triangle corner has its
+            // source position, bit for bit (the reader numbers vertices in its own order).
+            assert_eq!(read.indices.len(), seq.indices.len());
+            for (k, frame) in read.positions.iter().enumerate() {
+                let same = read
+                    .indices
+                    .iter()
+                    .zip(&seq.indices)
+                    .all(|(&r, &s)| frame[r as usize] == seq.positions[k][s as usize]);
+                assert!(same, "frame {k} differs");
+            }
+            assert_eq!(read.normals.is_some(), normals);
+            let rig = read.into_rig().unwrap();
+            let bake =
+                prepare(&rig, &BakeOptions { lods: crate::lods::LodOptions::Count(2), ..Default::default() })
+                    .unwrap();
+            let report = verify_prepared(&bake, &rig).unwrap();
+            assert!(report.passed, "{report:#?}");
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+
+    #[test]
+    fn a_frame_with_other_topology_is_refused_naming_its_file() {
+        let seq = crate::procgen::cloth_sequence();
+        let dir = scratch("topology");
+        write_obj_frames(&seq, &dir, false);
+        // Frame 7 loses its last triangle.
+        let path = dir.join("frame_7.obj");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let cut = text.trim_end().rfind('\n').unwrap();
+        std::fs::write(&path, &text[..cut]).unwrap();
+        let e = read_sequence(&dir, &SequenceOptions::default()).unwrap_err().to_string();
+        for part in ["frame_7.obj", "same topology"] {
+            assert!(e.contains(part), "{e:?} lacks {part:?}");
+        }
+        // A budget too small for the frames is refused with the numbers.
+        let e = read_sequence(&dir, &SequenceOptions { max_memory: 100_000, ..Default::default() })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("memory budget") && e.contains("--max-memory"), "{e}");
+        // Not an OBJ at all.
+        std::fs::write(dir.join("frame_3.obj"), [0xffu8, 0xfe, 0x00, 0x41]).unwrap();
+        let e = read_sequence(&dir, &SequenceOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("frame_3.obj"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+        // An empty folder, and a bad rate.
+        let empty = scratch("empty");
+        assert!(
+            read_sequence(&empty, &SequenceOptions::default())
+                .unwrap_err()
+                .to_string()
+                .contains("no frame files")
+        );
+        let e = MeshSequence { fps: 0.0, ..seq }.into_rig().unwrap_err().to_string();
+        assert!(e.contains("--fps"), "{e}");
+        let _ = std::fs::remove_dir_all(&empty);
+    }
+
+    #[test]
+    fn a_gltf_folder_reads_each_file_as_a_frame() {
+        let seq = crate::procgen::cloth_sequence();
+        let dir = scratch("gltf");
+        for k in [0usize, 20, 40] {
+            let mut rig = MeshSequence {
+                positions: vec![seq.positions[k].clone()],
+                normals: seq.normals.as_ref().map(|n| vec![n[k].clone()]),
+                ..seq.clone()
+            }
+            .into_rig()
+            .unwrap();
+            rig.clips.clear();
+            crate::export::write_glb(&rig, &dir.join(format!("f{k}.glb"))).unwrap();
+        }
+        let read = read_sequence(&dir, &SequenceOptions { fps: 1.5, ..Default::default() }).unwrap();
+        assert_eq!(read.frame_count(), 3);
+        assert!(read.positions[1] == seq.positions[20], "frame f20 is the second");
+        assert_eq!(read.fps, 1.5);
+        let rig = read.into_rig().unwrap();
+        assert!((rig.clips[0].end - 2.0 / 1.5).abs() < 1e-6);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
