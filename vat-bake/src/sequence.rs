@@ -544,32 +544,6 @@ mod tests {
         dir
     }
 
-    /// Writes `seq` as one OBJ file per frame (`frame_<k>.obj`, unpadded so name order is not
-    /// number order), positions printed in the shortest form that reads back to the same f32.
-    fn write_obj_frames(seq: &MeshSequence, dir: &Path, normals: bool) {
-        for (k, frame) in seq.positions.iter().enumerate() {
-            let mut text = String::from("# vat test frame\no sheet\n");
-            for p in frame {
-                text.push_str(&format!("v {} {} {}\n", p.x, p.y, p.z));
-            }
-            let ns = seq.normals.as_ref().map(|n| &n[k]);
-            if normals && let Some(ns) = ns {
-                for n in ns {
-                    text.push_str(&format!("vn {} {} {}\n", n.x, n.y, n.z));
-                }
-            }
-            for t in seq.indices.chunks_exact(3) {
-                let [a, b, c] = [t[0] + 1, t[1] + 1, t[2] + 1];
-                if normals {
-                    text.push_str(&format!("f {a}//{a} {b}//{b} {c}//{c}\n"));
-                } else {
-                    text.push_str(&format!("f {a} {b} {c}\n"));
-                }
-            }
-            std::fs::write(dir.join(format!("frame_{k}.obj")), text).unwrap();
-        }
-    }
-
     #[test]
     fn names_sort_with_numbers_by_value() {
         let mut names = vec!["f10.obj", "f2.obj", "f1.obj", "f02.obj", "a.obj", "f1a.obj"];
@@ -615,7 +589,7 @@ mod tests {
         let seq = crate::procgen::cloth_sequence();
         for normals in [true, false] {
             let dir = scratch(if normals { "obj-normals" } else { "obj-plain" });
-            write_obj_frames(&seq, &dir, normals);
+            crate::testdata::write_obj_frames(&seq, &dir, normals);
             std::fs::write(dir.join("notes.txt"), "not a frame").unwrap();
             let read = read_sequence(&dir, &SequenceOptions::default()).unwrap();
             assert_eq!(read.frame_count(), 61);
@@ -645,7 +619,7 @@ mod tests {
     fn a_frame_with_other_topology_is_refused_naming_its_file() {
         let seq = crate::procgen::cloth_sequence();
         let dir = scratch("topology");
-        write_obj_frames(&seq, &dir, false);
+        crate::testdata::write_obj_frames(&seq, &dir, false);
         // Frame 7 loses its last triangle.
         let path = dir.join("frame_7.obj");
         let text = std::fs::read_to_string(&path).unwrap();

@@ -496,3 +496,31 @@ pub fn morph_fan_out(triangles: usize, targets: usize) -> Vec<u8> {
     });
     glb(json.to_string().as_bytes(), &bin)
 }
+
+/// Writes `seq` as one OBJ file per frame (`frame_<k>.obj`, unpadded so name order is not
+/// number order), positions printed in the shortest form that reads back to the same f32.
+pub fn write_obj_frames(seq: &crate::sequence::MeshSequence, dir: &Path, normals: bool) {
+    for (k, frame) in seq.positions.iter().enumerate() {
+        let mut text = String::from("# vat test frame\no sheet\n");
+        for p in frame {
+            text.push_str(&format!("v {} {} {}\n", p.x, p.y, p.z));
+        }
+        let ns = seq.normals.as_ref().map(|n| &n[k]);
+        if normals && let Some(ns) = ns {
+            for n in ns {
+                text.push_str(&format!("vn {} {} {}\n", n.x, n.y, n.z));
+            }
+        }
+        for t in seq.indices.chunks_exact(3) {
+            let [a, b, c] = [t[0] + 1, t[1] + 1, t[2] + 1];
+            if normals {
+                text.push_str(&format!("f {a}//{a} {b}//{b} {c}//{c}\n"));
+            } else {
+                text.push_str(&format!("f {a} {b} {c}\n"));
+            }
+        }
+        if let Err(e) = std::fs::write(dir.join(format!("frame_{k}.obj")), text) {
+            panic!("{}: {e}", dir.display());
+        }
+    }
+}

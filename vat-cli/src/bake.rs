@@ -45,14 +45,33 @@ impl From<FormatArg> for VertexFormat {
     }
 }
 
+/// `vat bake --mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ModeArg {
+    /// A rigged or node-animated glTF.
+    Skeletal,
+    /// A mesh sequence (soft-body).
+    Soft,
+}
+
 /// `vat bake` arguments.
 #[derive(Debug, Args)]
 pub(crate) struct BakeArgs {
-    /// glTF input (.gltf or .glb). Without it (or with --procgen) the procedural humanoid is baked.
+    /// glTF input (.gltf or .glb), or a folder of per-frame meshes (a soft-body sequence: .obj, or
+    /// .gltf/.glb, one file per frame in name order, numbers by value). Without it the procedural
+    /// humanoid is baked.
     input: Option<PathBuf>,
-    /// Bake the built-in procedural humanoid.
-    #[arg(long, conflicts_with = "input")]
-    procgen: bool,
+    /// Bake a built-in procedural source: `humanoid` (the default without a value) or `cloth` (a
+    /// banner on a pole in the wind, soft-body).
+    #[arg(long, conflicts_with = "input", num_args = 0..=1, default_missing_value = "humanoid",
+          value_parser = clap::builder::PossibleValuesParser::new(vat_bake::procgen::SOURCES))]
+    procgen: Option<String>,
+    /// What the input is: `skeletal` (a rigged or node-animated glTF; the default for a file) or
+    /// `soft` (a mesh sequence: a folder of per-frame files, the default for a folder, or a glTF whose
+    /// frames are morph targets driven by a weights animation). A sequence plays at --fps and bakes one
+    /// texture frame per source frame.
+    #[arg(long, value_enum)]
+    mode: Option<ModeArg>,
     /// Output .vat path (written atomically: a temp file, then a rename).
     #[arg(long, short)]
     out: PathBuf,
@@ -123,9 +142,15 @@ pub(crate) struct BakeArgs {
 pub(crate) struct VerifyArgs {
     /// The .vat file.
     file: PathBuf,
-    /// The source it was baked from (.gltf/.glb); the procedural humanoid when omitted.
+    /// The source it was baked from (.gltf/.glb, or a mesh-sequence folder). Without it, a file
+    /// baked from a built-in procedural source (`vat bake --procgen NAME`) is checked against that
+    /// source, regenerated.
     #[arg(long)]
     source: Option<PathBuf>,
+    /// Frame rate of a mesh-sequence source (as given to bake); default: the rate of the file's clip
+    /// (a sequence bakes one texture frame per source frame).
+    #[arg(long)]
+    fps: Option<f32>,
     /// Which skin of the source (as given to bake).
     #[arg(long)]
     skin: Option<usize>,
@@ -197,18 +222,53 @@ pub(crate) fn read_vat(path: &Path, max_memory: u64) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Where a rig comes from: a glTF file, a mesh-sequence folder (at `fps`), or a built-in source.
+enum RigSource<'a> {
+    File(&'a Path),
+    Sequence(&'a Path, f32),
+    Procedural(&'a str),
+}
+
+impl RigSource<'_> {
+    fn describe(&self) -> String {
+        match self {
+            RigSource::File(p) | RigSource::Sequence(p, _) => p.display().to_string(),
+            RigSource::Procedural(name) => format!("procedural {name}"),
+        }
+    }
+}
+
 fn load_rig(
-    input: Option<&Path>,
+    source: &RigSource<'_>,
     skin: Option<usize>,
     max_memory: u64,
     resource_root: Option<&Path>,
 ) -> Result<Rig> {
-    match input {
-        Some(path) => Ok(gltf_import::import_file(
+    match *source {
+        RigSource::File(path) => Ok(gltf_import::import_file(
             path,
             &ImportOptions { skin, max_memory, resource_root: resource_root.map(Path::to_path_buf) },
         )?),
-        None => Ok(procgen::humanoid()),
+        RigSource::Sequence(dir, fps) => {
+            if skin.is_some() {
+                bail!("{}: --skin does not apply to a mesh sequence", dir.display());
+            }
+            let sequence = vat_bake::sequence::read_sequence(
+                dir,
+                &vat_bake::sequence::SequenceOptions { fps, max_memory },
+            )
+            .with_context(|| format!("{}: cannot read the mesh sequence", dir.display()))?;
+            let frames = sequence.frame_count();
+            let rig = sequence
+                .into_rig()
+                .with_context(|| format!("{}: cannot bake the mesh sequence", dir.display()))?;
+            eprintln!("note: {}: {frames} frames at {fps} fps (soft-body)", dir.display());
+            Ok(rig)
+        }
+        RigSource::Procedural(name) => match procgen::by_name(name) {
+            Some(rig) => Ok(rig?),
+            None => bail!("no built-in source named {name:?} (built-in: {})", procgen::SOURCES.join(", ")),
+        },
     }
 }
 
@@ -247,13 +307,24 @@ impl ProgressLine {
 /// that fails verification writes nothing.
 pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     let started = Instant::now();
-    let input = if args.procgen { None } else { args.input.as_deref() };
+    let input = args.input.as_deref();
     if let Some(input) = input
         && same_file(input, &args.out)
     {
         bail!("{}: --out names the input file; choose another output path", args.out.display());
     }
-    let rig = load_rig(input, args.skin, args.max_memory, args.resource_root.as_deref())?;
+    let rig_source = match (input, args.procgen.as_deref()) {
+        (Some(path), _) if path.is_dir() => {
+            if args.mode == Some(ModeArg::Skeletal) {
+                bail!("{}: a folder is a mesh sequence; bake it with --mode soft", path.display());
+            }
+            RigSource::Sequence(path, args.fps)
+        }
+        (Some(path), _) => RigSource::File(path),
+        (None, Some(name)) => RigSource::Procedural(name),
+        (None, None) => RigSource::Procedural("humanoid"),
+    };
+    let rig = load_rig(&rig_source, args.skin, args.max_memory, args.resource_root.as_deref())?;
     let options = BakeOptions {
         fps: args.fps,
         frames: args.frames,
@@ -275,7 +346,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         ..BakeOptions::default()
     };
     let mut bar = ProgressLine { enabled: std::io::stderr().is_terminal() };
-    let source = input.map_or_else(|| "procedural humanoid".to_string(), |p| p.display().to_string());
+    let source = rig_source.describe();
     let prepared = prepare::prepare_with_progress(&rig, &options, &mut |p| bar.update(p))
         .with_context(|| format!("{source}: bake failed"))?;
     bar.finish();
@@ -449,7 +520,22 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<()> {
     let bytes = read_vat(&args.file, args.max_memory)?;
     let asset = Asset::parse_with_limits(&bytes, &load_limits(args.max_memory))
         .with_context(|| format!("{}: not a valid .vat file", args.file.display()))?;
-    let rig = load_rig(args.source.as_deref(), args.skin, args.max_memory, args.resource_root.as_deref())?;
+    let baked_name = asset.manifest().name.clone();
+    let rig_source = match args.source.as_deref() {
+        Some(path) if path.is_dir() => {
+            // A sequence bakes one texture frame per source frame, so the clip's rate is the source's.
+            let fps = args.fps.or_else(|| asset.manifest().clips.first().map(|c| c.fps)).unwrap_or(30.0);
+            RigSource::Sequence(path, fps)
+        }
+        Some(path) => RigSource::File(path),
+        None if procgen::SOURCES.contains(&baked_name.as_str()) => RigSource::Procedural(&baked_name),
+        None => bail!(
+            "{}: asset {:?} was not baked from a built-in source; give the source it was baked from with --source",
+            args.file.display(),
+            crate::terminal_safe(&baked_name)
+        ),
+    };
+    let rig = load_rig(&rig_source, args.skin, args.max_memory, args.resource_root.as_deref())?;
     let options =
         VerifyOptions { accept_influence_loss: args.accept_influence_loss, ..VerifyOptions::default() };
     let report: VerifyReport = verify::verify_with(&asset, &rig, &options)

@@ -184,3 +184,41 @@ fn max_memory_accepts_binary_suffixes_and_refuses_nonsense() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("lots"));
 }
+
+/// Soft-body: a folder of per-frame OBJ files bakes (`--mode soft` implied), verifies against the
+/// folder, and the built-in cloth verifies without `--source`; misuse fails cleanly.
+#[test]
+fn a_mesh_sequence_folder_bakes_and_verifies_against_its_frames() {
+    let dir = scratch("soft");
+    let frames = dir.join("banner");
+    std::fs::create_dir_all(&frames).unwrap();
+    let mut seq = vat_bake::procgen::cloth_sequence();
+    seq.positions.truncate(12); // keep the test quick
+    seq.normals.as_mut().unwrap().truncate(12);
+    vat_bake::testdata::write_obj_frames(&seq, &frames, false);
+    let out = dir.join("banner.vat");
+    let bake = vat(&["bake", s(&frames), "--out", s(&out), "--fps", "24", "--lods", "2"]);
+    let stderr = String::from_utf8_lossy(&bake.stderr);
+    assert!(bake.status.success(), "{stderr}");
+    assert!(stderr.contains("12 frames at 24 fps (soft-body)"), "{stderr}");
+    let verify = vat(&["verify", s(&out), "--source", s(&frames)]);
+    assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stdout));
+    let inspect = String::from_utf8_lossy(&vat(&["inspect", s(&out)]).stdout).into_owned();
+    assert!(inspect.contains("12 frames") && inspect.contains("24.0 fps"), "{inspect}");
+    // Verified against other frames, it fails loudly: the same folder read at another rate.
+    let wrong = vat(&["verify", s(&out), "--source", s(&frames), "--fps", "12"]);
+    assert!(!wrong.status.success());
+    // Misuse: the folder as a skeletal input, an unknown built-in source, verify without --source.
+    assert_clean_failure(&vat(&["bake", s(&frames), "--mode", "skeletal", "--out", s(&out)]), "--mode soft");
+    let unknown = vat(&["bake", "--procgen", "dragon", "--out", s(&out)]);
+    assert!(!unknown.status.success() && String::from_utf8_lossy(&unknown.stderr).contains("cloth"));
+    assert_clean_failure(&vat(&["verify", s(&out)]), "--source");
+
+    let cloth = dir.join("cloth.vat");
+    let bake = vat(&["bake", "--procgen", "cloth", "--out", s(&cloth)]);
+    assert!(bake.status.success(), "{}", String::from_utf8_lossy(&bake.stderr));
+    let verify = vat(&["verify", s(&cloth)]);
+    let report = String::from_utf8_lossy(&verify.stdout);
+    assert!(verify.status.success() && report.contains("PASSED"), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -3,8 +3,8 @@
 //! a fixed order), so a soft-body bake needs no files.
 //!
 //! - A pole 2.6 m tall at the origin (a static box) and a banner of [`CLOTH_COLUMNS`] x [`CLOTH_ROWS`]
-//!   particles, 1.6 m by 1.0 m, its edge along the pole pinned. Two sheets (front and back, opposite
-//!   windings) so both sides are lit. Material ids: 0 for the pole, 1 for the banner.
+//!   particles, 1.6 m by 1.0 m, its edge along the pole pinned. Two sheets 1.5 mm apart (front and
+//!   back, opposite windings) so both sides are lit. Material ids: 0 for the pole, 1 for the banner.
 //! - The wind repeats every [`CLOTH_PERIOD`] seconds. After three periods of warm-up the motion is
 //!   periodic up to a small drift; one period is recorded at 30 frames per second, the drift is
 //!   spread linearly over it and the last frame is a copy of the first, so the clip loops exactly.
@@ -34,6 +34,8 @@ const SUBSTEPS: usize = 4;
 const ITERATIONS: usize = 8;
 const WARMUP_PERIODS: usize = 3;
 const DAMPING: f32 = 0.985;
+/// Metres between the banner's front and back sheets.
+const BACK_OFFSET: f32 = 0.0015;
 
 /// The wind's acceleration at a particle (m/s^2): a steady push along +x with gusts across it that
 /// travel along the banner, periodic in `t` with period [`CLOTH_PERIOD`].
@@ -182,8 +184,19 @@ pub fn cloth_sequence() -> MeshSequence {
             }
         }
     }
-    let positions: Vec<Vec<Vec3>> =
-        frames.iter().map(|f| pole_positions.iter().chain(f).chain(f).copied().collect()).collect();
+    // The back sheet sits 1.5 mm behind the front one along the front's normals: a thin cloth, and
+    // no two vertices at the same point (the simplifier would take them for one vertex's seam and
+    // refuse to collapse either sheet).
+    let front_indices: Vec<u32> =
+        indices[36..36 + (CLOTH_ROWS - 1) * (CLOTH_COLUMNS - 1) * 6].iter().map(|&i| i - pole).collect();
+    let positions: Vec<Vec<Vec3>> = frames
+        .iter()
+        .map(|f| {
+            let normals = smooth_normals(f, &front_indices);
+            let back = f.iter().zip(&normals).map(|(p, n)| *p - *n * BACK_OFFSET);
+            pole_positions.iter().chain(f).copied().chain(back).collect()
+        })
+        .collect();
     let grid_uv = (0..banner).map(|i| {
         Vec2::new(
             (i % CLOTH_COLUMNS) as f32 / (CLOTH_COLUMNS - 1) as f32,
