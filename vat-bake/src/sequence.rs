@@ -202,7 +202,9 @@ impl MeshSequence {
             })
             .collect();
         let targets = frames - 1;
-        let times: Vec<f32> = (0..frames).map(|k| k as f32 / self.fps).collect();
+        // Exactly the times the bake samples frame `k` at (`prepare::frame_time`), so each baked
+        // frame lands on its key.
+        let times: Vec<f32> = (0..frames).map(|k| (k as f64 / f64::from(self.fps)) as f32).collect();
         let mut values = vec![0.0f32; frames * targets];
         for k in 1..frames {
             values[k * targets + (k - 1)] = 1.0;
@@ -542,6 +544,49 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    /// A "mesh cache" glTF (frames as morph targets, a STEP weights animation, as other tools export
+    /// them) bakes to its frames: every baked frame decodes, independently of the rig's sampling, to
+    /// the source frame within the format's bound.
+    #[test]
+    fn a_step_morph_mesh_cache_bakes_each_frame_onto_its_key() {
+        use vat_core::container::Asset;
+        use vat_core::playback::Interpolation;
+        use vat_core::reference::{VertexAnimationView, decode_object_frame};
+        let mut seq = crate::procgen::cloth_sequence();
+        seq.positions.truncate(20);
+        seq.normals.as_mut().unwrap().truncate(20);
+        let mut rig = seq.clone().into_rig().unwrap();
+        rig.clips[0].channels[0].interpolation = KeyInterpolation::Step;
+        let glb = crate::export::export_glb(&rig).unwrap();
+        let imported = crate::gltf_import::import_slice(&glb, None, "cache").unwrap();
+        let bake = prepare(
+            &imported,
+            &BakeOptions { lods: crate::lods::LodOptions::Count(1), ..Default::default() },
+        )
+        .unwrap();
+        let bytes = bake.to_vat_bytes().unwrap();
+        let asset = Asset::parse(&bytes).unwrap();
+        let view = VertexAnimationView::from_asset(&asset).unwrap();
+        let bound = vat_core::encoding::position_error_bound(view.format, view.position_bits, &view.bounds);
+        let clip = &asset.manifest().clips[0];
+        assert_eq!(clip.frame_count, 20);
+        let n = seq.vertex_count();
+        let (mut p, mut nrm) = (vec![[0.0f32; 3]; n], vec![[0.0f32; 3]; n]);
+        for k in 0..20u32 {
+            let offset = crate::verify::exact_frame_offset(clip, k).unwrap();
+            decode_object_frame(&view, 0, offset, Interpolation::Point, &mut p, &mut nrm).unwrap();
+            for (baked, &source) in p.iter().zip(bake.vertex_order()) {
+                let want = seq.positions[k as usize][source as usize];
+                for a in 0..3 {
+                    // The format's bound, plus the one f32 rounding of `p0 + (pk - p0)`.
+                    let limit = bound[a] + f32::EPSILON * want[a].abs();
+                    let e = (baked[a] - want[a]).abs();
+                    assert!(e <= limit, "frame {k} vertex {source} axis {a}: {e} > {limit}");
+                }
+            }
+        }
     }
 
     #[test]
