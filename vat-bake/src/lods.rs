@@ -15,7 +15,8 @@
 //! measures each vertex's position in a few animated *reference poses* (passed as attributes, in the
 //! same metric as the rest position): an edge whose ends move apart costs as much as the distance
 //! they reach in any reference pose. When a level cannot reach its triangle budget by collapses, it
-//! is retried with meshoptimizer's pruning of small disconnected components.
+//! is retried with meshoptimizer's pruning of disconnected components smaller than the deviation the
+//! collapses reached: small debris goes, a part as large as the error allows stays.
 //!
 //! # A chain never repeats a level
 //!
@@ -396,7 +397,7 @@ pub fn build_lod_chain_posed(
         // LOD 0 is simplified from its triangles with area; later levels from the last kept one.
         let previous = if levels.len() == 1 { &input } else { &levels[levels.len() - 1] };
         let target_triangles = ((f64::from(ratio) * lod0_triangles as f64).round() as usize).max(1);
-        let simplify = |options: SimplifyOptions| {
+        let simplify = |options: SimplifyOptions, target_error: f32| {
             let mut error = 0.0f32;
             let out = meshopt::simplify_with_attributes_and_locks(
                 &previous.indices,
@@ -406,16 +407,18 @@ pub fn build_lod_chain_posed(
                 stride * 4,
                 &locks,
                 target_triangles * 3,
-                f32::MAX,
+                target_error,
                 options | SimplifyOptions::ErrorAbsolute,
                 Some(&mut error),
             );
             (out, error)
         };
-        let (mut out, mut error) = simplify(SimplifyOptions::None);
+        let (mut out, mut error) = simplify(SimplifyOptions::None, f32::MAX);
         if out.len() / 3 > target_triangles {
-            // Topology stopped the collapses early: also remove small disconnected components.
-            let (pruned, pruned_error) = simplify(SimplifyOptions::Prune);
+            // Topology stopped the collapses early: also remove small disconnected components, those
+            // smaller than the deviation the collapses already reached (with an unbounded error,
+            // pruning would delete whole parts, however large, to meet the triangle count).
+            let (pruned, pruned_error) = simplify(SimplifyOptions::Prune, error.max(0.0));
             if !pruned.is_empty() && pruned.len() < out.len() {
                 (out, error) = (pruned, pruned_error);
             }
@@ -738,6 +741,31 @@ mod tests {
         assert!(is_meaningful_reduction(10, 12) && !is_meaningful_reduction(11, 12));
         assert!(!is_meaningful_reduction(90, 100) && is_meaningful_reduction(89, 100));
         assert!(!is_meaningful_reduction(0, 12) && !is_meaningful_reduction(1, 1));
+    }
+
+    #[test]
+    fn pruning_never_deletes_a_large_part() {
+        // The built-in cloth's banner with its back sheet on its front one (coincident vertices, which
+        // meshoptimizer takes for one vertex's seams, so the collapses stall) beside its pole, with
+        // animated reference poses: every level asks for pruning, and neither the banner (690
+        // triangles a sheet) nor the pole is small. Each kept level must keep both.
+        let seq = crate::procgen::cloth_sequence();
+        let sheet = crate::procgen::CLOTH_COLUMNS * crate::procgen::CLOTH_ROWS;
+        let coincident = |frame: &[Vec3]| -> Vec<Vec3> {
+            let mut p = frame.to_vec();
+            let (front, back) = p[24..].split_at_mut(sheet);
+            back.copy_from_slice(front);
+            p
+        };
+        let rest = coincident(&seq.positions[0]);
+        let poses: Vec<Vec<Vec3>> = [15, 30, 45].iter().map(|&k| coincident(&seq.positions[k])).collect();
+        let pose_refs: Vec<&[Vec3]> = poses.iter().map(Vec::as_slice).collect();
+        let chain = build_lod_chain_posed(&rest, &seq.indices, &pose_refs, &LodOptions::default()).unwrap();
+        for level in &chain.levels {
+            let pole = level.indices.iter().any(|&i| i < 24);
+            let banner = level.indices.iter().any(|&i| i >= 24);
+            assert!(pole && banner, "a level of {} triangles lost a part", level.triangle_count());
+        }
     }
 
     #[test]
