@@ -2046,14 +2046,7 @@ mod tests {
         let normals: Vec<[f32; 3]> =
             (0..n).map(|i| [(i % 7) as f32 - 3.0, (i % 5) as f32 - 2.0, 1.0]).collect();
         let bounds = PositionBounds::from_points(positions.iter().copied()).unwrap();
-        let formats = [
-            VertexFormat::Packed64,
-            VertexFormat::Unorm16,
-            VertexFormat::F16,
-            VertexFormat::F32,
-            VertexFormat::Unorm8,
-            VertexFormat::Split8,
-        ];
+        let formats = VertexFormat::ALL;
         for format in formats {
             let bits = if format == VertexFormat::Packed64 {
                 encoding::allocate_position_bits(bounds.extent)

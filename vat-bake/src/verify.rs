@@ -1018,14 +1018,7 @@ mod tests {
     use vat_core::container::ContainerWriter;
     use vat_core::encoding::VertexFormat;
 
-    const FORMATS: [VertexFormat; 6] = [
-        VertexFormat::Packed64,
-        VertexFormat::Unorm16,
-        VertexFormat::F16,
-        VertexFormat::F32,
-        VertexFormat::Unorm8,
-        VertexFormat::Split8,
-    ];
+    const FORMATS: [VertexFormat; 6] = VertexFormat::ALL;
 
     #[test]
     fn exact_frame_offsets_select_each_frame_alone() {

@@ -92,6 +92,16 @@ impl TexelFormat {
 }
 
 impl VertexFormat {
+    /// Every vertex format, in declaration order (Packed64 first).
+    pub const ALL: [VertexFormat; 6] = [
+        VertexFormat::Packed64,
+        VertexFormat::Unorm16,
+        VertexFormat::F16,
+        VertexFormat::F32,
+        VertexFormat::Unorm8,
+        VertexFormat::Split8,
+    ];
+
     /// The textures this format uses, in order (positions first, then normals). Every texture has the
     /// same [`crate::layout::VertexTextureLayout`]: one texel per vertex per frame.
     pub const fn texel_formats(self) -> &'static [TexelFormat] {
@@ -1208,17 +1218,27 @@ pub fn encode_vertex_texels(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn all_lists_every_vertex_format_once() {
+        // A new variant fails to compile here until it has a position in `ALL`.
+        let position = |f: VertexFormat| match f {
+            VertexFormat::Packed64 => 0,
+            VertexFormat::Unorm16 => 1,
+            VertexFormat::F16 => 2,
+            VertexFormat::F32 => 3,
+            VertexFormat::Unorm8 => 4,
+            VertexFormat::Split8 => 5,
+        };
+        for (i, f) in VertexFormat::ALL.iter().enumerate() {
+            assert_eq!(position(*f), i, "{f:?}");
+        }
+    }
+
     use super::*;
     use proptest::prelude::*;
 
-    const ALL_FORMATS: [VertexFormat; 6] = [
-        VertexFormat::Packed64,
-        VertexFormat::Unorm16,
-        VertexFormat::F16,
-        VertexFormat::F32,
-        VertexFormat::Unorm8,
-        VertexFormat::Split8,
-    ];
+    const ALL_FORMATS: [VertexFormat; 6] = VertexFormat::ALL;
 
     /// xorshift64* (Vigna): a small deterministic generator for the measurement test.
     struct XorShift64Star(u64);

@@ -761,14 +761,7 @@ mod tests {
         writer.finish(manifest).unwrap()
     }
 
-    const FORMATS: [VertexFormat; 6] = [
-        VertexFormat::Packed64,
-        VertexFormat::Unorm16,
-        VertexFormat::F16,
-        VertexFormat::F32,
-        VertexFormat::Unorm8,
-        VertexFormat::Split8,
-    ];
+    const FORMATS: [VertexFormat; 6] = VertexFormat::ALL;
 
     fn angle_deg(a: [f32; 3], b: [f32; 3]) -> f64 {
         let dot: f64 = (0..3).map(|i| f64::from(a[i]) * f64::from(b[i])).sum();

@@ -601,14 +601,7 @@ fn clip_record_from_clip() {
 
 #[test]
 fn vertex_format_codes_are_distinct_and_packed64_is_zero() {
-    let formats = [
-        VertexFormat::Packed64,
-        VertexFormat::Unorm16,
-        VertexFormat::F16,
-        VertexFormat::F32,
-        VertexFormat::Unorm8,
-        VertexFormat::Split8,
-    ];
+    let formats = VertexFormat::ALL;
     let codes: Vec<u32> = formats.iter().map(|&f| vertex_format_code(f)).collect();
     assert_eq!(codes, [0, 1, 2, 3, 4, 5]);
 }
@@ -618,14 +611,7 @@ fn vertex_format_codes_are_distinct_and_packed64_is_zero() {
 /// texture, visible to the vertex and compute stages like the rest of the decode.
 #[test]
 fn every_vertex_format_has_bindings_of_its_sample_type() {
-    for format in [
-        VertexFormat::Packed64,
-        VertexFormat::Unorm16,
-        VertexFormat::F16,
-        VertexFormat::F32,
-        VertexFormat::Unorm8,
-        VertexFormat::Split8,
-    ] {
+    for format in VertexFormat::ALL {
         let names = vertex_texture_bindings(format);
         assert_eq!(names.len(), format.texel_formats().len(), "{format:?}");
         for (i, (&name, &texel)) in names.iter().zip(format.texel_formats()).enumerate() {
