@@ -12,7 +12,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use vat_bake::fuzzing::{bake_from_args, import_and_bake, load_vat};
+use vat_bake::fuzzing::{bake_from_args, import_and_bake, load_vat, obj_sequence_bake};
 use vat_bake::gltf_import::import_slice;
 use vat_bake::lods::LodOptions;
 use vat_bake::prepare::{BakeOptions, prepare};
@@ -25,10 +25,11 @@ fn root() -> PathBuf {
 type Target = fn(&[u8]) -> Result<(), String>;
 
 /// The fuzz targets and the function each calls; `Err` is a typed error (fine), a panic is a bug.
-const TARGETS: [(&str, Target); 3] = [
+const TARGETS: [(&str, Target); 4] = [
     ("vat_reader", |d| load_vat(d).map_err(|e| e.to_string())),
     ("gltf_bake", |d| import_and_bake(d).map_err(|e| e.to_string())),
     ("bake_args", |d| bake_from_args(d).map_err(|e| e.to_string())),
+    ("obj_sequence", |d| obj_sequence_bake(d).map_err(|e| e.to_string())),
 ];
 
 /// What a regression input must keep doing: be accepted, or fail with a message containing the text.
@@ -80,6 +81,15 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
         morph_fan_out(20_000, 100),
         Expect::Refused("flat shading"),
     ));
+    for (name, text, expect) in [
+        ("index-past-end", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n", Expect::Refused("fuzz.obj")),
+        ("index-zero", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 0 1 2\n", Expect::Refused("fuzz.obj")),
+        ("nan-position", "v nan 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n", Expect::Refused("fuzz.obj")),
+        ("no-faces", "v 0 0 0\nv 1 0 0\nl 1 2\n", Expect::Refused("no triangles")),
+        ("huge-index", "v 0 0 0\nf 1 2 4294967295\n", Expect::Refused("fuzz.obj")),
+    ] {
+        out.push(("obj_sequence", format!("{name}.obj"), text.as_bytes().to_vec(), expect));
+    }
     for (name, args, expect) in [
         // The fuzz target caps frames (FUZZ_MAX_FRAMES): a huge count is sampled at the cap.
         ("frames-huge", "--frames 999999999", Expect::Accepted),
@@ -159,6 +169,15 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     {
         out.push(("bake_args", format!("args-{i}.txt"), args.as_bytes().to_vec()));
     }
+    // OBJ frames: a cube with positions, texture coordinates and normals per corner (quads,
+    // triangulated), and two objects with negative (relative) indices and no normals.
+    let cube = "# a cube\no cube\nv -1 -1 -1\nv 1 -1 -1\nv 1 1 -1\nv -1 1 -1\nv -1 -1 1\nv 1 -1 1\nv 1 1 1\nv -1 1 1\n\
+                vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nvn 0 0 -1\nvn 0 0 1\nvn 0 -1 0\nvn 0 1 0\nvn -1 0 0\nvn 1 0 0\n\
+                f 1/1/1 4/4/1 3/3/1 2/2/1\nf 5/1/2 6/2/2 7/3/2 8/4/2\nf 1/1/3 2/2/3 6/3/3 5/4/3\n\
+                f 4/1/4 8/2/4 7/3/4 3/4/4\nf 1/1/5 5/2/5 8/3/5 4/4/5\nf 2/1/6 3/2/6 7/3/6 6/4/6\n";
+    out.push(("obj_sequence", "cube.obj".to_owned(), cube.as_bytes().to_vec()));
+    let two = "o a\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf -3 -2 -1\no b\nv 2 0 0\nv 3 0 0\nv 2 1 0\nv 3 1 0\nf -4 -3 -1 -2\n";
+    out.push(("obj_sequence", "two-objects.obj".to_owned(), two.as_bytes().to_vec()));
     out
 }
 
@@ -264,9 +283,12 @@ fn dictionary_entry(line: &str) -> Result<Vec<u8>, String> {
 
 #[test]
 fn every_fuzz_target_has_a_dictionary_libfuzzer_can_read() {
-    for (target, dict) in
-        [("gltf_bake", "gltf.dict"), ("vat_reader", "vat.dict"), ("bake_args", "bake_args.dict")]
-    {
+    for (target, dict) in [
+        ("gltf_bake", "gltf.dict"),
+        ("vat_reader", "vat.dict"),
+        ("bake_args", "bake_args.dict"),
+        ("obj_sequence", "obj.dict"),
+    ] {
         let path = root().join("fuzz").join(dict);
         let text =
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{target}: {}: {e}", path.display()));

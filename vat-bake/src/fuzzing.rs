@@ -129,6 +129,29 @@ pub fn import_and_bake(data: &[u8]) -> Result<()> {
     bake_verify_reload(&rig, &small_bake_options())
 }
 
+/// Parses `data` as an OBJ frame (the soft-body sequence reader), makes a two-frame sequence of it
+/// (the second frame its positions moved by 1 cm, so the clip animates), and bakes, verifies and
+/// reloads it like [`import_and_bake`]. At most 64 MiB of OBJ text is parsed.
+///
+/// # Errors
+/// The typed parse or bake error.
+pub fn obj_sequence_bake(data: &[u8]) -> Result<()> {
+    if data.len() as u64 > FUZZ_MAX_MEMORY {
+        return Err(BakeError::InvalidInput {
+            part: "fuzz.obj".into(),
+            problem: "larger than the fuzz budget".into(),
+        });
+    }
+    let mut sequence = crate::sequence::parse_obj_frame(data, std::path::Path::new("fuzz.obj"), "fuzz")?;
+    let moved: Vec<glam::Vec3> = sequence.positions[0].iter().map(|p| *p + glam::Vec3::splat(0.01)).collect();
+    sequence.positions.push(moved);
+    if let Some(normals) = &mut sequence.normals {
+        normals.push(normals[0].clone());
+    }
+    let rig = sequence.into_rig()?;
+    bake_verify_reload(&rig, &small_bake_options())
+}
+
 /// The procedural humanoid, built once.
 fn humanoid() -> &'static Rig {
     static RIG: OnceLock<Rig> = OnceLock::new();

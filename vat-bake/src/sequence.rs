@@ -521,6 +521,28 @@ pub fn read_sequence(dir: &Path, options: &SequenceOptions) -> Result<MeshSequen
     Ok(sequence)
 }
 
+/// Parses `bytes` as one OBJ frame (see [`read_sequence`] for what is read) into a one-frame
+/// sequence named `name`, at 30 fps. `label` names the bytes in errors.
+///
+/// # Errors
+/// [`BakeError::InvalidInput`] naming `label` for text that is not a readable OBJ with triangles.
+pub fn parse_obj_frame(bytes: &[u8], label: &Path, name: &str) -> Result<MeshSequence> {
+    let frame = read_obj(label, bytes)?;
+    let sequence = MeshSequence {
+        name: name.to_owned(),
+        positions: vec![frame.positions],
+        normals: frame.normals.map(|n| vec![n]),
+        uvs: frame.uvs,
+        indices: frame.indices,
+        fps: 30.0,
+    };
+    sequence.validate().map_err(|e| match e {
+        BakeError::InvalidInput { problem, .. } => invalid(format!("{}", label.display()), problem),
+        other => other,
+    })?;
+    Ok(sequence)
+}
+
 /// The bytes of `file`, at most `len + 1` read (a file that grows after its size was charged fails).
 fn read_bounded(file: &Path, len: u64) -> Result<Vec<u8>> {
     use std::io::Read as _;
