@@ -863,3 +863,18 @@ fn plan_draws(
         }
     }
 }
+
+/// The per-LOD visible lists of a GPU-culled frame from read-backs of a crowd's `draw_args` and
+/// `visible` buffers (as `u32` words): LOD `l`'s list is the first `instance_count` (word 1 of draw
+/// `l`, at most `capacity`) entries of region `l * capacity ..` of `visible`, in the GPU's append
+/// order. `lods` lists, one per LOD drawn.
+pub fn visible_lists(draw_args: &[u32], visible: &[u32], lods: usize, capacity: u32) -> Vec<Vec<u32>> {
+    (0..lods)
+        .map(|lod| {
+            let n = draw_args.get(lod * gpu::DRAW_ARGS_WORDS as usize + 1).copied().unwrap_or(0).min(capacity)
+                as usize;
+            let start = lod * capacity as usize;
+            visible.get(start..start + n).map(<[u32]>::to_vec).unwrap_or_default()
+        })
+        .collect()
+}

@@ -35,17 +35,24 @@
 //! frame, two frames), 4 while cross-fading; bone mode 3 rows x 2 frames per influence: 24 with 4
 //! influences (48 cross-fading), 48 with 8 (96); influences of weight 0 are skipped.
 
+mod asset;
 pub mod conv;
+mod crowd;
 mod device;
+mod encode;
 mod error;
 mod offscreen;
+mod pipelines;
+mod readback;
 mod renderer;
 mod target;
 
 pub use device::headless_device;
 pub use error::RenderError;
 pub use offscreen::Offscreen;
-pub use renderer::{GpuAsset, Renderer};
+pub use asset::GpuAsset;
+pub use crowd::GpuCrowd;
+pub use renderer::{CrowdDraw, Renderer};
 pub use target::HeadlessTarget;
 
 use vat_core::playback::Interpolation;
