@@ -28,7 +28,10 @@ pub struct GpuAsset {
 
 impl std::fmt::Debug for GpuAsset {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GpuAsset").field("info", &self.info).field("gpu_bytes", &self.gpu_bytes).finish_non_exhaustive()
+        f.debug_struct("GpuAsset")
+            .field("info", &self.info)
+            .field("gpu_bytes", &self.gpu_bytes)
+            .finish_non_exhaustive()
     }
 }
 

@@ -102,7 +102,8 @@ impl Renderer {
     pub fn create_crowd(&mut self, crowd: &Crowd) -> Result<GpuCrowd, VulkanError> {
         let mut owned = Owned::new(&self.ctx);
         let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
-        let frame_buffer = owned.buffer(size_of::<FrameUniforms>() as u64, uniform, "crowd frame uniforms")?;
+        let frame_buffer =
+            owned.buffer(size_of::<FrameUniforms>() as u64, uniform, "crowd frame uniforms")?;
         let frame_sets = self.frame_sets_for(&mut owned, frame_buffer.buffer)?;
         Ok(GpuCrowd { sync: CrowdSync::new(crowd.id()), frame_buffer, frame_sets, buffers: None, owned })
     }
@@ -121,12 +122,21 @@ impl Renderer {
         let records = owned.buffer(capacity.record_bytes(), storage, "instance records")?;
         let list = owned.buffer(capacity.list_bytes(), storage, "instance list")?;
         let visible = owned.buffer(capacity.visible_bytes(), storage, "visible lists")?;
-        let draw_args =
-            owned.buffer(gpu::DRAW_ARGS_BYTES, storage | vk::BufferUsageFlags::INDIRECT_BUFFER, "draw args")?;
-        let args_template =
-            owned.buffer(gpu::DRAW_ARGS_BYTES, vk::BufferUsageFlags::TRANSFER_SRC | dst, "draw args template")?;
-        let cull_params =
-            owned.buffer(size_of::<CullParams>() as u64, vk::BufferUsageFlags::UNIFORM_BUFFER | dst, "cull params")?;
+        let draw_args = owned.buffer(
+            gpu::DRAW_ARGS_BYTES,
+            storage | vk::BufferUsageFlags::INDIRECT_BUFFER,
+            "draw args",
+        )?;
+        let args_template = owned.buffer(
+            gpu::DRAW_ARGS_BYTES,
+            vk::BufferUsageFlags::TRANSFER_SRC | dst,
+            "draw args template",
+        )?;
+        let cull_params = owned.buffer(
+            size_of::<CullParams>() as u64,
+            vk::BufferUsageFlags::UNIFORM_BUFFER | dst,
+            "cull params",
+        )?;
         let (decode_params, decoded) = (self.dummy_decode_params.buffer, self.dummy_decoded.buffer);
         let mut group = |set: StageSet, instance_list: vk::Buffer| {
             let layout = self.set_layouts[set as usize][gpu::GROUP_CROWD as usize];
@@ -180,14 +190,20 @@ impl Renderer {
         let indices = owned.buffer(index_bytes, usage, "scatter indices")?;
         let records = owned.buffer(record_bytes, usage, "scatter records")?;
         let target = buffers.records.buffer;
-        let set = descriptor_set(&mut owned, self.scatter_set_layout, gpu::GROUP_SCATTER, StageSet::Compute, |n| {
-            Some(Resource::Buffer(match n {
-                "scatter_indices" => indices.buffer,
-                "scatter_records" => records.buffer,
-                "scatter_target" => target,
-                _ => return None,
-            }))
-        })?;
+        let set = descriptor_set(
+            &mut owned,
+            self.scatter_set_layout,
+            gpu::GROUP_SCATTER,
+            StageSet::Compute,
+            |n| {
+                Some(Resource::Buffer(match n {
+                    "scatter_indices" => indices.buffer,
+                    "scatter_records" => records.buffer,
+                    "scatter_target" => target,
+                    _ => return None,
+                }))
+            },
+        )?;
         buffers.scatter = Some(ScatterBuffers { indices, records, set, _owned: owned });
         Ok(())
     }

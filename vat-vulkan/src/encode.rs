@@ -37,7 +37,12 @@ fn buffers_of<'a>(draw: &'a CrowdDraw<'_>) -> Result<&'a CrowdBuffers, VulkanErr
 impl Renderer {
     /// Grows `draw`'s buffers as `plan` says and queues its writes: changed records and list entries,
     /// the scatter's packed records, the culling inputs and its uniforms.
-    fn upload_crowd(&self, draw: &mut CrowdDraw<'_>, plan: &CrowdPlan, writes: &mut Writes) -> Result<(), VulkanError> {
+    fn upload_crowd(
+        &self,
+        draw: &mut CrowdDraw<'_>,
+        plan: &CrowdPlan,
+        writes: &mut Writes,
+    ) -> Result<(), VulkanError> {
         if let Some(capacity) = plan.grow {
             self.grow_crowd(draw.gpu, capacity)?;
         }
@@ -49,7 +54,12 @@ impl Renderer {
         let records = draw.crowd.records();
         for r in &plan.record_writes {
             let bytes: &[u8] = bytemuck::cast_slice(&records[r.start as usize..r.end as usize]);
-            queue_write(writes, buffers.records.buffer, u64::from(r.start) * size_of::<InstanceRecord>() as u64, bytes);
+            queue_write(
+                writes,
+                buffers.records.buffer,
+                u64::from(r.start) * size_of::<InstanceRecord>() as u64,
+                bytes,
+            );
         }
         if let Some(r) = &plan.list_writes {
             let list = &draw.crowd.instance_list()[r.start as usize..r.end as usize];
@@ -139,7 +149,8 @@ impl Renderer {
                 );
                 for (draw, crowd_plan) in crowds.iter().zip(&plan.crowds) {
                     if let (true, Some(b)) = (crowd_plan.reset_draw_args, &draw.gpu.buffers) {
-                        let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: gpu::DRAW_ARGS_BYTES }];
+                        let region =
+                            [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: gpu::DRAW_ARGS_BYTES }];
                         d.cmd_copy_buffer(cb, b.args_template.buffer, b.draw_args.buffer, &region);
                     }
                 }
@@ -160,7 +171,8 @@ impl Renderer {
             let mut scattered = false;
             for dispatch in &plan.dispatches {
                 let Dispatch::Scatter { crowd, workgroups: [x, y], .. } = *dispatch else { continue };
-                let Some(scatter) = crowds[crowd].gpu.buffers.as_ref().and_then(|b| b.scatter.as_ref()) else {
+                let Some(scatter) = crowds[crowd].gpu.buffers.as_ref().and_then(|b| b.scatter.as_ref())
+                else {
                     continue;
                 };
                 d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, self.scatter_pipeline);
@@ -281,7 +293,6 @@ impl Renderer {
             );
         }
 
-
         // 5. Colour pass.
         {
             let output = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
@@ -362,7 +373,11 @@ impl Renderer {
                     DrawResources::Crowd { crowd, instances } => {
                         let c = &crowds[crowd];
                         let Some(b) = &c.gpu.buffers else { continue };
-                        let sets = [c.gpu.frame_sets[set as usize], c.asset.sets[set as usize], b.group(set, instances)];
+                        let sets = [
+                            c.gpu.frame_sets[set as usize],
+                            c.asset.sets[set as usize],
+                            b.group(set, instances),
+                        ];
                         // SAFETY: inside dynamic rendering; the sets match the layout.
                         unsafe {
                             d.cmd_bind_descriptor_sets(
@@ -397,7 +412,9 @@ impl Renderer {
                 bound = Some(draw.resources);
             }
             if current != Some(draw.pipeline) {
-                let Some(&(_, pipeline)) = pipelines.iter().find(|(k, _)| *k == draw.pipeline) else { continue };
+                let Some(&(_, pipeline)) = pipelines.iter().find(|(k, _)| *k == draw.pipeline) else {
+                    continue;
+                };
                 // SAFETY: a graphics pipeline of this device, inside dynamic rendering.
                 unsafe { d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline) };
                 current = Some(draw.pipeline);

@@ -66,10 +66,10 @@ mod readback;
 mod renderer;
 pub mod shader;
 
-pub use device::{Context, MessageCounts};
-pub use offscreen::Offscreen;
 pub use asset::GpuAsset;
 pub use crowd::GpuCrowd;
+pub use device::{Context, MessageCounts};
+pub use offscreen::Offscreen;
 pub use renderer::{CrowdDraw, RenderTarget, Renderer, RendererConfig};
 pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
 

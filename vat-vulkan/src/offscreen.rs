@@ -471,5 +471,4 @@ impl CrowdRenderer for Offscreen {
         }
         Ok(lists)
     }
-
 }

@@ -77,11 +77,7 @@ impl Renderer {
             return Ok(p);
         }
         let layout = self.pipeline_layouts[StageSet::Compute as usize];
-        let pipeline = self.create_compute_pipeline(
-            key.entry,
-            &self.variant(&key.variant),
-            layout,
-        )?;
+        let pipeline = self.create_compute_pipeline(key.entry, &self.variant(&key.variant), layout)?;
         self.compute_pipelines.insert(key, pipeline);
         Ok(pipeline)
     }

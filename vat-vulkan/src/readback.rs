@@ -48,7 +48,8 @@ impl Renderer {
             RenderMode::Vat => gpu::ENTRY_POINT_DECODE,
             RenderMode::Bone => gpu::ENTRY_POINT_DECODE_BONE,
         };
-        let pipeline = self.compute_pipeline(ComputeKey { entry, variant: asset.info.variant(cross_fade) })?;
+        let pipeline =
+            self.compute_pipeline(ComputeKey { entry, variant: asset.info.variant(cross_fade) })?;
         let mut scope = Owned::new(&self.ctx);
         let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER;
         let storage = vk::BufferUsageFlags::STORAGE_BUFFER;

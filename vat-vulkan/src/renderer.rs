@@ -103,7 +103,6 @@ pub(crate) enum Resource {
     Sampler(vk::Sampler),
 }
 
-
 /// Renders crowds of uploaded assets with vat-core's shader on a [`Context`]'s device, recording
 /// into a command buffer the caller owns; the Vulkan twin of vat-wgpu's `Renderer`. See the crate
 /// docs for what it expects of the caller (layouts, synchronisation) and what state it changes.
@@ -385,9 +384,11 @@ impl Renderer {
         let dummy_cull_params = owned.buffer(size_of::<CullParams>() as u64, uniform, "dummy buffer")?;
         let dummy_visible = owned.buffer(4, storage, "dummy buffer")?;
         let dummy_draw_args = owned.buffer(gpu::DRAW_ARGS_BYTES, storage, "dummy buffer")?;
-        let frame_sets = frame_sets_for(&set_layouts, &mut owned, frame_buffer.buffer, shadow_view, shadow_sampler)?;
-        let frame_only_info = vk::PipelineLayoutCreateInfo::default()
-            .set_layouts(std::slice::from_ref(&set_layouts[StageSet::Colour as usize][gpu::GROUP_FRAME as usize]));
+        let frame_sets =
+            frame_sets_for(&set_layouts, &mut owned, frame_buffer.buffer, shadow_view, shadow_sampler)?;
+        let frame_only_info = vk::PipelineLayoutCreateInfo::default().set_layouts(std::slice::from_ref(
+            &set_layouts[StageSet::Colour as usize][gpu::GROUP_FRAME as usize],
+        ));
         // SAFETY: valid create info; the set layout is live.
         let frame_only_layout = unsafe { device.create_pipeline_layout(&frame_only_info, None) }
             .map_err(VulkanError::vk("create pipeline layout"))?;
@@ -565,7 +566,8 @@ impl Renderer {
                 .collect();
             plan.plan(&mut inputs, camera, options, &limits)
         };
-        let result = planned.map_err(VulkanError::from).and_then(|()| self.encode_frame(cb, &plan, crowds, target));
+        let result =
+            planned.map_err(VulkanError::from).and_then(|()| self.encode_frame(cb, &plan, crowds, target));
         if result.is_err() {
             for d in crowds.iter_mut() {
                 d.gpu.sync.mark_unsynced();
@@ -581,7 +583,9 @@ impl From<PlanError> for VulkanError {
     fn from(e: PlanError) -> Self {
         match e {
             PlanError::AssetHasNoBones { .. } => VulkanError::AssetHasNoBones,
-            PlanError::BufferTooLarge { what, size, limit } => VulkanError::BufferTooLarge { what, size, limit },
+            PlanError::BufferTooLarge { what, size, limit } => {
+                VulkanError::BufferTooLarge { what, size, limit }
+            }
             _ => VulkanError::Internal("unknown plan error"),
         }
     }

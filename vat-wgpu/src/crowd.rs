@@ -146,14 +146,19 @@ impl Renderer {
         let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let indices = empty_buffer(d, "vat scatter indices", index_bytes, usage);
         let records = empty_buffer(d, "vat scatter records", record_bytes, usage);
-        let group = bind_group(d, &self.scatter_layout, gpu::GROUP_SCATTER, StageSet::Compute, "vat scatter", |name| {
-            match name {
+        let group = bind_group(
+            d,
+            &self.scatter_layout,
+            gpu::GROUP_SCATTER,
+            StageSet::Compute,
+            "vat scatter",
+            |name| match name {
                 "scatter_indices" => Some(indices.as_entire_binding()),
                 "scatter_records" => Some(records.as_entire_binding()),
                 "scatter_target" => Some(buffers.records.as_entire_binding()),
                 _ => None,
-            }
-        })?;
+            },
+        )?;
         buffers.scatter = Some(ScatterBuffers { indices, records, group });
         Ok(())
     }

@@ -153,7 +153,10 @@ impl Renderer {
                 color_attachments: &[],
                 depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
                     view: &self.shadow_view,
-                    depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(1.0), store: wgpu::StoreOp::Store }),
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Store,
+                    }),
                     stencil_ops: None,
                 }),
                 timestamp_writes: None,
@@ -177,7 +180,10 @@ impl Renderer {
             })],
             depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
                 view: target.depth,
-                depth_ops: Some(wgpu::Operations { load: wgpu::LoadOp::Clear(1.0), store: wgpu::StoreOp::Store }),
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Store,
+                }),
                 stencil_ops: None,
             }),
             timestamp_writes: None,
@@ -222,7 +228,9 @@ impl Renderer {
                 bound = Some(draw.resources);
             }
             if current != Some(draw.pipeline) {
-                let Some((_, pipeline)) = pipelines.iter().find(|(k, _)| *k == draw.pipeline) else { continue };
+                let Some((_, pipeline)) = pipelines.iter().find(|(k, _)| *k == draw.pipeline) else {
+                    continue;
+                };
                 pass.set_pipeline(pipeline);
                 current = Some(draw.pipeline);
             }
@@ -237,7 +245,9 @@ impl Renderer {
                         pass.draw_indexed_indirect(&b.draw_args, *offset);
                     }
                 }
-                DrawGeometry::Vertices { vertices, instances } => pass.draw(vertices.clone(), instances.clone()),
+                DrawGeometry::Vertices { vertices, instances } => {
+                    pass.draw(vertices.clone(), instances.clone())
+                }
             }
         }
     }

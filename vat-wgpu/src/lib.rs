@@ -47,11 +47,11 @@ mod readback;
 mod renderer;
 mod target;
 
+pub use asset::GpuAsset;
+pub use crowd::GpuCrowd;
 pub use device::headless_device;
 pub use error::RenderError;
 pub use offscreen::Offscreen;
-pub use asset::GpuAsset;
-pub use crowd::GpuCrowd;
 pub use renderer::{CrowdDraw, Renderer};
 pub use target::HeadlessTarget;
 

@@ -6,7 +6,9 @@ use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd};
 use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
 
-use crate::{CrowdDraw, GpuAsset, GpuCrowd, HeadlessTarget, RenderError, Renderer, RendererConfig, headless_device};
+use crate::{
+    CrowdDraw, GpuAsset, GpuCrowd, HeadlessTarget, RenderError, Renderer, RendererConfig, headless_device,
+};
 
 /// A [`Renderer`] with its own device, queue and offscreen target: vat-wgpu's
 /// [`CrowdRenderer`](vat_core::render::CrowdRenderer). Game code written against the trait runs
@@ -269,5 +271,4 @@ impl CrowdRenderer for Offscreen {
         let ticks = stamp(8)?.checked_sub(stamp(0)?)?;
         Some(ticks as f64 * f64::from(self.queue.get_timestamp_period()) * 1e-6)
     }
-
 }

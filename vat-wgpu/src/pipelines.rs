@@ -60,7 +60,10 @@ impl Renderer {
             layout: Some(&self.pipeline_layouts[StageSet::Compute as usize]),
             module: &self.module,
             entry_point: Some(key.entry),
-            compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: &constants,
+                ..Default::default()
+            },
             cache: None,
         });
         self.compute_pipelines.insert(key, pipeline.clone());

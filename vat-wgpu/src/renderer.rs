@@ -129,7 +129,12 @@ pub(crate) fn buffer_init(
     })
 }
 
-pub(crate) fn empty_buffer(device: &wgpu::Device, label: &str, size: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
+pub(crate) fn empty_buffer(
+    device: &wgpu::Device,
+    label: &str,
+    size: u64,
+    usage: wgpu::BufferUsages,
+) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
         size: size.max(4).next_multiple_of(4),
@@ -366,7 +371,9 @@ impl Renderer {
                 .collect();
             plan.plan(&mut inputs, camera, options, &limits)
         };
-        let result = planned.map_err(RenderError::from).and_then(|()| self.encode_frame(encoder, &plan, crowds, target));
+        let result = planned
+            .map_err(RenderError::from)
+            .and_then(|()| self.encode_frame(encoder, &plan, crowds, target));
         if result.is_err() {
             for d in crowds.iter_mut() {
                 d.gpu.sync.mark_unsynced();
@@ -383,7 +390,9 @@ impl From<PlanError> for RenderError {
     fn from(e: PlanError) -> Self {
         match e {
             PlanError::AssetHasNoBones { .. } => RenderError::AssetHasNoBones,
-            PlanError::BufferTooLarge { what, size, limit } => RenderError::BufferTooLarge { what, size, limit },
+            PlanError::BufferTooLarge { what, size, limit } => {
+                RenderError::BufferTooLarge { what, size, limit }
+            }
             other => RenderError::Device(other.to_string()),
         }
     }
