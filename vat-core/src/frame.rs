@@ -542,9 +542,7 @@ impl FramePlan {
             });
         }
         let mut failed = None;
-        for k in 0..crowds.len() {
-            let c = &mut crowds[k];
-            let plan = &mut self.crowds[k];
+        for (k, (c, plan)) in crowds.iter_mut().zip(self.crowds.iter_mut()).enumerate() {
             plan.uniforms =
                 uniforms_for(c.crowd.shader_time(), &c.crowd.asset().lod_distances, c.crowd.config());
             if let Err(e) = plan_crowd(plan, c, camera, options.culling, limits) {
