@@ -56,6 +56,7 @@ fn run<R: CrowdRenderer>(mut renderer: R, count: u32, frames: u32, culling: Cull
     };
 
     let dt = 1.0 / 30.0;
+    let mut gpu_crowd = renderer.create_crowd(&crowd)?;
     let mut last = None;
     for frame in 0..frames {
         sim.step(&mut crowd, dt);
@@ -65,14 +66,14 @@ fn run<R: CrowdRenderer>(mut renderer: R, count: u32, frames: u32, culling: Cull
         let target = [0.0, scale.floor + 0.5 * u, 0.0];
         let far = (1000.0 * u).max(4.0 * ground_half_extent);
         let camera = Camera::look_at(eye, target, 0.9, size[0] as f32 / size[1] as f32, 0.1 * u, far);
-        last = Some(renderer.render(&gpu_asset, &mut crowd, &camera, &options)?);
+        last = Some(renderer.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &options)?);
     }
     let rgba = renderer.read_rgba8()?;
     vat_examples::support::save_png(std::path::Path::new("crowd.png"), size, &rgba)?;
     if let Some(mut r) = last {
         if culling == Culling::Gpu {
             // The GPU culled: what it drew is known only on the GPU.
-            r.stats.drawn = renderer.read_gpu_visible()?.iter().map(|l| l.len() as u32).sum();
+            r.stats.drawn = renderer.read_gpu_visible(&gpu_crowd)?.iter().map(|l| l.len() as u32).sum();
         }
         println!(
             "{} agents, {frames} frames on {} ({culling:?} culling): last frame drew {} instances, {} \

@@ -30,7 +30,9 @@ fn main() -> Result<()> {
     let target = HeadlessTarget::new(&device, size, config);
     let mut encoder = device.create_command_encoder(&Default::default());
     let options = RenderOptions { ground: true, ground_half_extent: 12.0, ..RenderOptions::default() };
-    let report = renderer.render(&mut encoder, &gpu_asset, &mut crowd, &camera, target.target(), &options)?;
+    let mut gpu_crowd = renderer.create_crowd(&crowd)?;
+    let mut crowds = [vat_wgpu::CrowdDraw { asset: &gpu_asset, gpu: &mut gpu_crowd, crowd: &mut crowd }];
+    let report = renderer.render(&mut encoder, &mut crowds, &camera, target.target(), &options)?;
     queue.submit([encoder.finish()]);
     let rgba = target.read_rgba8(&device, &queue)?;
     vat_examples::support::save_png(std::path::Path::new("headless.png"), size, &rgba)?;

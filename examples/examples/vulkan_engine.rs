@@ -233,7 +233,10 @@ fn main() -> Result<()> {
             );
         }
         let target = vat_vulkan::RenderTarget { color: color_view, depth: depth_view, size: SIZE };
-        let report = renderer.render(cb, &gpu_asset, &mut crowd, &camera, target, &options)?;
+        let mut gpu_crowd = renderer.create_crowd(&crowd)?;
+        let mut crowds =
+            [vat_vulkan::CrowdDraw { asset: &gpu_asset, gpu: &mut gpu_crowd, crowd: &mut crowd }];
+        let report = renderer.render(cb, &mut crowds, &camera, target, &options)?;
         // The engine copies the image out (a real one would composite or present it).
         let readback_size = u64::from(SIZE[0] * SIZE[1] * 4);
         // SAFETY: valid create/allocate infos on the engine's device; host-visible coherent memory.

@@ -12,7 +12,7 @@ use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig, Frustum};
 use vat_core::instance::{VARIANT_ACCESSORY, VARIANT_HIDDEN};
 use vat_tests::{humanoid_vat, save_image, test_gpu};
-use vat_wgpu::{Culling, HeadlessTarget, RenderOptions, Renderer, RendererConfig};
+use vat_wgpu::{CrowdDraw, Culling, HeadlessTarget, RenderOptions, Renderer, RendererConfig};
 
 const SIZE: [u32; 2] = [256, 192];
 
@@ -71,6 +71,7 @@ fn gpu_and_cpu_culling_agree_with_the_per_instance_frustum_test() {
     let mut renderer = Renderer::new(&gpu.device, &gpu.queue, config).unwrap();
     let gpu_asset = renderer.upload(&asset).unwrap();
     let mut crowd = crowd(&asset, 6000);
+    let mut gpu_crowd = renderer.create_crowd(&crowd).unwrap();
     let target = HeadlessTarget::new(&gpu.device, SIZE, config);
     let aspect = SIZE[0] as f32 / SIZE[1] as f32;
     let cameras = [
@@ -96,13 +97,19 @@ fn gpu_and_cpu_culling_agree_with_the_per_instance_frustum_test() {
             let mut encoder = gpu.device.create_command_encoder(&Default::default());
             let options = RenderOptions { culling: Culling::Gpu, ..Default::default() };
             let report = renderer
-                .render(&mut encoder, &gpu_asset, &mut crowd, camera, target.target(), &options)
+                .render(
+                    &mut encoder,
+                    &mut [CrowdDraw { asset: &gpu_asset, gpu: &mut gpu_crowd, crowd: &mut crowd }],
+                    camera,
+                    target.target(),
+                    &options,
+                )
                 .unwrap();
             // GPU culling reports only what the CPU knows: no CPU culling ran.
             assert_eq!(report.stats.simulated, crowd.count());
             assert_eq!((report.stats.visible_cells, report.stats.draws_main), (0, 0));
             gpu.queue.submit([encoder.finish()]);
-            let lists = renderer.read_gpu_visible().unwrap();
+            let lists = renderer.read_gpu_visible(&gpu_crowd).unwrap();
             let mut gpu_drawn = BTreeSet::new();
             let thresholds = crowd.asset().lod_distances;
             let mut lod_mismatches = 0;
@@ -170,6 +177,7 @@ fn gpu_and_cpu_culling_render_the_same_image_at_lod_0() {
     let mut renderer = Renderer::new(&gpu.device, &gpu.queue, config).unwrap();
     let gpu_asset = renderer.upload(&asset).unwrap();
     let mut crowd = crowd(&asset, 3000);
+    let mut gpu_crowd = renderer.create_crowd(&crowd).unwrap();
     crowd.config_mut().lod_bias = -30.0;
     crowd.config_mut().attachment_max_lod = 8;
     crowd.config_mut().shadow_max_lod = 8;
@@ -187,7 +195,15 @@ fn gpu_and_cpu_culling_render_the_same_image_at_lod_0() {
     for culling in [Culling::Cpu, Culling::Gpu] {
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
         let options = RenderOptions { culling, ground: true, ..Default::default() };
-        renderer.render(&mut encoder, &gpu_asset, &mut crowd, &camera, target.target(), &options).unwrap();
+        renderer
+            .render(
+                &mut encoder,
+                &mut [CrowdDraw { asset: &gpu_asset, gpu: &mut gpu_crowd, crowd: &mut crowd }],
+                &camera,
+                target.target(),
+                &options,
+            )
+            .unwrap();
         gpu.queue.submit([encoder.finish()]);
         let image = target.read_rgba8(&gpu.device, &gpu.queue).unwrap();
         save_image(&format!("culling_{culling:?}"), SIZE, &image);

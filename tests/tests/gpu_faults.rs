@@ -83,26 +83,28 @@ fn a_lost_device_is_a_typed_error_and_a_new_device_renders_the_same_asset() {
 
     let mut first = Offscreen::new([96, 96], RendererConfig::default()).unwrap();
     let gpu_asset = first.upload(&asset).unwrap();
-    first.render(&gpu_asset, &mut crowd, &camera, &options).unwrap();
+    let mut gpu_crowd = first.create_crowd(&crowd).unwrap();
+    first.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &options).unwrap();
     let before = first.read_rgba8().unwrap();
 
     first.parts().0.destroy();
     let err = first.wait().unwrap_err();
     assert!(matches!(err, RenderError::DeviceLost(_)), "{err:?}");
-    let err = first.render(&gpu_asset, &mut crowd, &camera, &options).unwrap_err();
+    let err = first.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &options).unwrap_err();
     println!("{err}");
     assert!(matches!(err, RenderError::DeviceLost(_)), "{err:?}");
     assert!(err.to_string().contains("upload the asset again"));
     assert!(matches!(first.read_rgba8(), Err(RenderError::DeviceLost(_))));
     assert!(matches!(first.upload(&asset), Err(RenderError::DeviceLost(_))));
+    drop(gpu_crowd);
     drop(gpu_asset);
     drop(first);
 
     // Rebuilt from the same bytes on a new device: the same image.
     let mut second = Offscreen::new([96, 96], RendererConfig::default()).unwrap();
     let gpu_asset = second.upload(&asset).unwrap();
-    second.forget_crowd();
-    second.render(&gpu_asset, &mut crowd, &camera, &options).unwrap();
+    let mut gpu_crowd = second.create_crowd(&crowd).unwrap();
+    second.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &options).unwrap();
     let after = second.read_rgba8().unwrap();
     assert_eq!(before, after, "the rebuilt renderer draws the same frame");
     let background = &before[..4];

@@ -16,7 +16,7 @@ use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::instance::VARIANT_ACCESSORY;
 use vat_tests::{humanoid_vat, save_image, test_gpu};
-use vat_wgpu::{HeadlessTarget, RenderMode, RenderOptions, Renderer, RendererConfig};
+use vat_wgpu::{CrowdDraw, HeadlessTarget, RenderMode, RenderOptions, Renderer, RendererConfig};
 
 const SIZE: [u32; 2] = [64, 64];
 
@@ -38,7 +38,9 @@ fn render(mode: RenderMode) -> Vec<u8> {
     let camera = Camera::look_at([1.6, 1.6, 2.8], [0.0, 0.9, 0.0], 0.8, 1.0, 0.1, 50.0);
     let options = RenderOptions { mode, ground: true, shadow_distance: 10.0, ..Default::default() };
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    renderer.render(&mut encoder, &gpu_asset, &mut crowd, &camera, target.target(), &options).unwrap();
+    let mut gpu_crowd = renderer.create_crowd(&crowd).unwrap();
+    let mut crowds = [CrowdDraw { asset: &gpu_asset, gpu: &mut gpu_crowd, crowd: &mut crowd }];
+    renderer.render(&mut encoder, &mut crowds, &camera, target.target(), &options).unwrap();
     gpu.queue.submit([encoder.finish()]);
     target.read_rgba8(&gpu.device, &gpu.queue).unwrap()
 }

@@ -8,7 +8,9 @@
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_tests::{TestGpu, humanoid_vat, save_image, test_gpu};
-use vat_wgpu::{FrameReport, GpuAsset, HeadlessTarget, RenderOptions, Renderer, RendererConfig};
+use vat_wgpu::{
+    CrowdDraw, FrameReport, GpuAsset, GpuCrowd, HeadlessTarget, RenderOptions, Renderer, RendererConfig,
+};
 
 const SIZE: [u32; 2] = [320, 240];
 
@@ -16,6 +18,7 @@ struct Scene {
     gpu: TestGpu,
     renderer: Renderer,
     asset: GpuAsset,
+    gpu_crowd: GpuCrowd,
     crowd: Crowd,
     target: HeadlessTarget,
     camera: Camera,
@@ -43,14 +46,21 @@ fn scene(side: u32) -> Scene {
     let target = HeadlessTarget::new(&gpu.device, SIZE, config);
     let camera =
         Camera::look_at([0.0, 6.0, 14.0], [0.0, 0.8, 0.0], 0.9, SIZE[0] as f32 / SIZE[1] as f32, 0.1, 300.0);
-    Scene { gpu, renderer, asset: gpu_asset, crowd, target, camera }
+    let gpu_crowd = renderer.create_crowd(&crowd).unwrap();
+    Scene { gpu, renderer, asset: gpu_asset, gpu_crowd, crowd, target, camera }
 }
 
 fn render(s: &mut Scene, options: &RenderOptions) -> (FrameReport, Vec<u8>) {
     let mut encoder = s.gpu.device.create_command_encoder(&Default::default());
     let report = s
         .renderer
-        .render(&mut encoder, &s.asset, &mut s.crowd, &s.camera, s.target.target(), options)
+        .render(
+            &mut encoder,
+            &mut [CrowdDraw { asset: &s.asset, gpu: &mut s.gpu_crowd, crowd: &mut s.crowd }],
+            &s.camera,
+            s.target.target(),
+            options,
+        )
         .unwrap();
     s.gpu.queue.submit([encoder.finish()]);
     (report, s.target.read_rgba8(&s.gpu.device, &s.gpu.queue).unwrap())
@@ -192,7 +202,7 @@ fn scattered_changes_reach_the_gpu_records_exactly() {
         let (report, _) = render(&mut s, &options);
         let cull = u32::from(culling == vat_wgpu::Culling::Gpu);
         assert_eq!(report.dispatches, 1 + cull, "{culling:?}: the scatter pass ran");
-        let gpu = s.renderer.read_gpu_records().unwrap();
+        let gpu = s.renderer.read_gpu_records(&s.gpu_crowd).unwrap();
         assert_eq!(gpu.len(), n as usize);
         let differing = gpu.iter().zip(s.crowd.records()).filter(|(a, b)| a != b).count();
         assert_eq!(differing, 0, "{culling:?}: GPU records differ from the crowd's");
@@ -406,10 +416,16 @@ fn gpu_culling_skips_the_cpu_frame_and_the_paths_alternate() {
     let mut check = |s: &mut Scene, options: &RenderOptions, what: &str| {
         let (report, image) = render(s, options);
         let mut copy = s.crowd.clone();
-        reference.forget_crowd();
+        let mut fresh_gpu = reference.create_crowd(&copy).unwrap();
         let mut encoder = s.gpu.device.create_command_encoder(&Default::default());
         reference
-            .render(&mut encoder, &reference_asset, &mut copy, &s.camera, s.target.target(), options)
+            .render(
+                &mut encoder,
+                &mut [CrowdDraw { asset: &reference_asset, gpu: &mut fresh_gpu, crowd: &mut copy }],
+                &s.camera,
+                s.target.target(),
+                options,
+            )
             .unwrap();
         s.gpu.queue.submit([encoder.finish()]);
         let fresh = s.target.read_rgba8(&s.gpu.device, &s.gpu.queue).unwrap();

@@ -9,7 +9,7 @@ use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::encoding::VertexFormat;
 use vat_tests::{humanoid_vat, limited_gpu, test_gpu};
-use vat_wgpu::{HeadlessTarget, RenderError, RenderMode, RenderOptions, Renderer, RendererConfig};
+use vat_wgpu::{CrowdDraw, HeadlessTarget, RenderError, RenderMode, RenderOptions, Renderer, RendererConfig};
 
 /// A device on the CPU adapter with `features` and the adapter's limits changed by `limits`.
 fn device_with(features: wgpu::Features, limits: impl Fn(&mut wgpu::Limits)) -> (wgpu::Device, wgpu::Queue) {
@@ -56,17 +56,30 @@ fn bone_mode_needs_bones_and_every_vertex_format_uploads() {
     assert!(matches!(err, RenderError::AssetHasNoBones), "{err:?}");
     let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), CrowdConfig::default());
     crowd.spawn([0.0; 3], 0.0, 0);
+    let mut gpu_crowd = renderer.create_crowd(&crowd).unwrap();
     let target = HeadlessTarget::new(&gpu.device, [32, 32], RendererConfig::default());
     let camera = Camera::look_at([0.0, 1.0, 4.0], [0.0, 1.0, 0.0], 0.8, 1.0, 0.1, 50.0);
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     let options = RenderOptions { mode: RenderMode::Bone, ..Default::default() };
     let err = renderer
-        .render(&mut encoder, &gpu_asset, &mut crowd, &camera, target.target(), &options)
+        .render(
+            &mut encoder,
+            &mut [CrowdDraw { asset: &gpu_asset, gpu: &mut gpu_crowd, crowd: &mut crowd }],
+            &camera,
+            target.target(),
+            &options,
+        )
         .unwrap_err();
     assert!(matches!(err, RenderError::AssetHasNoBones), "{err:?}");
     // VAT mode of the same asset renders.
     renderer
-        .render(&mut encoder, &gpu_asset, &mut crowd, &camera, target.target(), &RenderOptions::default())
+        .render(
+            &mut encoder,
+            &mut [CrowdDraw { asset: &gpu_asset, gpu: &mut gpu_crowd, crowd: &mut crowd }],
+            &camera,
+            target.target(),
+            &RenderOptions::default(),
+        )
         .unwrap();
     gpu.queue.submit([encoder.finish()]);
 

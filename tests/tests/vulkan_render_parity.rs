@@ -101,16 +101,18 @@ fn grid_crowd(asset: &Asset<'_>, side: u32) -> Crowd {
 fn render_both(
     vk: &mut vat_vulkan::Offscreen,
     vk_asset: &vat_vulkan::GpuAsset,
+    vk_gpu: &mut vat_vulkan::GpuCrowd,
     vk_crowd: &mut Crowd,
     wg: &mut vat_wgpu::Offscreen,
     wg_asset: &vat_wgpu::GpuAsset,
+    wg_gpu: &mut vat_wgpu::GpuCrowd,
     wg_crowd: &mut Crowd,
     camera: &Camera,
     options: &RenderOptions,
 ) -> ((FrameReport, Vec<u8>), (FrameReport, Vec<u8>)) {
-    let v = vk.render(vk_asset, vk_crowd, camera, options).unwrap();
+    let v = vk.render_crowd(vk_asset, vk_gpu, vk_crowd, camera, options).unwrap();
     let v_image = vk.read_rgba8().unwrap();
-    let w = wg.render(wg_asset, wg_crowd, camera, options).unwrap();
+    let w = wg.render_crowd(wg_asset, wg_gpu, wg_crowd, camera, options).unwrap();
     let w_image = wg.read_rgba8().unwrap();
     ((w, w_image), (v, v_image))
 }
@@ -127,6 +129,8 @@ fn vulkan_renders_the_same_image_as_wgpu_with_every_toggle() {
     assert!(vk_asset.has_bones() && vk_asset.has_attachments());
     let mut vk_crowd = grid_crowd(&asset, 6);
     let mut wg_crowd = vk_crowd.clone();
+    let mut vk_gpu = vk.create_crowd(&vk_crowd).unwrap();
+    let mut wg_gpu = wg.create_crowd(&wg_crowd).unwrap();
     let camera =
         Camera::look_at([1.0, 5.0, 13.0], [0.0, 0.8, 0.0], 0.9, SIZE[0] as f32 / SIZE[1] as f32, 0.1, 300.0);
     let base = RenderOptions { shadows: true, ground: true, ground_half_extent: 30.0, ..Default::default() };
@@ -152,9 +156,11 @@ fn vulkan_renders_the_same_image_as_wgpu_with_every_toggle() {
         let ((w, w_image), (v, v_image)) = render_both(
             &mut vk,
             &vk_asset,
+            &mut vk_gpu,
             &mut vk_crowd,
             &mut wg,
             &wg_asset,
+            &mut wg_gpu,
             &mut wg_crowd,
             &camera,
             &options,
@@ -163,7 +169,11 @@ fn vulkan_renders_the_same_image_as_wgpu_with_every_toggle() {
         save_image(&format!("parity-{name}-vulkan"), SIZE, &v_image);
         assert_eq!(v, w, "{name}: the frame reports differ");
         if options.culling == Culling::Gpu {
-            assert_eq!(vk.read_gpu_visible().unwrap(), wg.read_gpu_visible().unwrap(), "{name}");
+            assert_eq!(
+                vk.read_gpu_visible(&vk_gpu).unwrap(),
+                wg.read_gpu_visible(&wg_gpu).unwrap(),
+                "{name}"
+            );
         }
         let background = [w_image[0], w_image[1], w_image[2], w_image[3]];
         let covered = w_image.chunks_exact(4).filter(|p| *p != background).count();
@@ -239,6 +249,8 @@ fn vulkan_culls_exactly_like_wgpu_in_both_culling_modes() {
     let wg_asset = wg.upload(&asset).unwrap();
     let mut vk_crowd = scattered_crowd(&asset, 1500);
     let mut wg_crowd = vk_crowd.clone();
+    let mut vk_gpu = vk.create_crowd(&vk_crowd).unwrap();
+    let mut wg_gpu = wg.create_crowd(&wg_crowd).unwrap();
     let aspect = SIZE[0] as f32 / SIZE[1] as f32;
     let cameras = [
         Camera::look_at([0.0, 12.0, 0.0], [40.0, 0.0, 25.0], 0.9, aspect, 0.5, 150.0),
@@ -253,9 +265,11 @@ fn vulkan_culls_exactly_like_wgpu_in_both_culling_modes() {
             let ((w, _), (v, v_image)) = render_both(
                 &mut vk,
                 &vk_asset,
+                &mut vk_gpu,
                 &mut vk_crowd,
                 &mut wg,
                 &wg_asset,
+                &mut wg_gpu,
                 &mut wg_crowd,
                 camera,
                 &options,
@@ -268,8 +282,8 @@ fn vulkan_culls_exactly_like_wgpu_in_both_culling_modes() {
                 v.draws_main, v.draws_attachments, v.dispatches, v.stats.drawn, v.uploaded_bytes
             );
             if culling == Culling::Gpu {
-                let v_lists = vk.read_gpu_visible().unwrap();
-                let w_lists = wg.read_gpu_visible().unwrap();
+                let v_lists = vk.read_gpu_visible(&vk_gpu).unwrap();
+                let w_lists = wg.read_gpu_visible(&wg_gpu).unwrap();
                 let counts: Vec<usize> = v_lists.iter().map(Vec::len).collect();
                 println!(
                     "camera {c}: GPU visible per LOD {counts:?} (vulkan), identical lists: {}",
@@ -300,9 +314,11 @@ fn vulkan_culls_exactly_like_wgpu_in_both_culling_modes() {
         let ((w, w_image), (v, v_image)) = render_both(
             &mut vk,
             &vk_asset,
+            &mut vk_gpu,
             &mut vk_crowd,
             &mut wg,
             &wg_asset,
+            &mut wg_gpu,
             &mut wg_crowd,
             camera,
             &options,
@@ -311,7 +327,11 @@ fn vulkan_culls_exactly_like_wgpu_in_both_culling_modes() {
         let culled = u32::from(culling == Culling::Gpu);
         assert_eq!(v.dispatches, 1 + culled, "scatter, {culling:?}: no scatter pass: {v:?}");
         if culling == Culling::Gpu {
-            assert_eq!(vk.read_gpu_visible().unwrap(), wg.read_gpu_visible().unwrap(), "scatter");
+            assert_eq!(
+                vk.read_gpu_visible(&vk_gpu).unwrap(),
+                wg.read_gpu_visible(&wg_gpu).unwrap(),
+                "scatter"
+            );
         }
         let (differing, max) = image_difference(&w_image, &v_image);
         println!(
@@ -396,15 +416,19 @@ fn every_vertex_format_renders_on_both_backends_like_packed64() {
         let mut vk_crowd = grid_crowd(&asset, 3);
         vk_crowd.advance(0.23);
         let mut wg_crowd = vk_crowd.clone();
+        let mut vk_gpu = vk.create_crowd(&vk_crowd).unwrap();
+        let mut wg_gpu = wg.create_crowd(&wg_crowd).unwrap();
         let mut wgpu_image = Vec::new();
         for culling in [Culling::Cpu, Culling::Gpu] {
             let options = RenderOptions { culling, ..options };
             let ((w, w_image), (v, v_image)) = render_both(
                 &mut vk,
                 &vk_asset,
+                &mut vk_gpu,
                 &mut vk_crowd,
                 &mut wg,
                 &wg_asset,
+                &mut wg_gpu,
                 &mut wg_crowd,
                 &camera,
                 &options,

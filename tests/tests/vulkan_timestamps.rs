@@ -37,6 +37,7 @@ fn vulkan_offscreen_reports_gpu_frame_times_under_validation() {
     let asset = Asset::parse(humanoid_vat()).unwrap();
     let gpu_asset = vk.upload(&asset).unwrap();
     let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), CrowdConfig::default());
+    let mut gpu_crowd = vk.create_crowd(&crowd).unwrap();
     let clips = asset.manifest().clips.len() as u32;
     for i in 0..64u32 {
         let p = [(i % 8) as f32 * 2.0 - 7.0, 0.0, (i / 8) as f32 * 2.0 - 7.0];
@@ -46,7 +47,7 @@ fn vulkan_offscreen_reports_gpu_frame_times_under_validation() {
         Camera::look_at([0.0, 8.0, 16.0], [0.0, 1.0, 0.0], 0.9, SIZE[0] as f32 / SIZE[1] as f32, 0.1, 200.0);
     for culling in [Culling::Cpu, Culling::Gpu, Culling::Gpu] {
         let options = RenderOptions { culling, shadows: true, ..Default::default() };
-        vk.render(&gpu_asset, &mut crowd, &camera, &options).unwrap();
+        vk.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &options).unwrap();
         let ms = vk.last_gpu_time_ms();
         println!("{culling:?}: GPU time {ms:?} ms");
         if timing {

@@ -216,6 +216,7 @@ fn run<R: CrowdRenderer>(event_loop: EventLoop<()>, mut renderer: R, args: &Demo
         ..CrowdConfig::default()
     };
     let mut crowd = Crowd::new(crowd_asset, crowd_config);
+    let gpu_crowd = renderer.create_crowd(&crowd).context("creating the crowd's GPU state failed")?;
     let half = wander_half_extent(args.instances, &scale);
     let mut sim = Simulation::new(&mut crowd, args.instances, half, args.seed);
     sim.stride_matching = !args.no_stride_match;
@@ -247,6 +248,7 @@ fn run<R: CrowdRenderer>(event_loop: EventLoop<()>, mut renderer: R, args: &Demo
         scene: Scene {
             renderer,
             gpu_asset,
+            gpu_crowd,
             crowd,
             sim,
             options,
@@ -320,6 +322,7 @@ fn draws(r: &FrameReport) -> u32 {
 struct Scene<R: CrowdRenderer> {
     renderer: R,
     gpu_asset: R::Asset,
+    gpu_crowd: R::Crowd,
     crowd: Crowd,
     sim: Simulation,
     options: RenderOptions,
@@ -698,7 +701,7 @@ impl<R: CrowdRenderer> App<R> {
         let camera = scene.camera.camera(size);
         let report = scene
             .renderer
-            .render(&scene.gpu_asset, &mut scene.crowd, &camera, &scene.options)
+            .render_crowd(&scene.gpu_asset, &mut scene.gpu_crowd, &mut scene.crowd, &camera, &scene.options)
             .context("render failed")?;
         let cpu = cpu_start.elapsed();
         self.last_rgba = scene.renderer.read_rgba8().context("read-back failed")?;
@@ -733,8 +736,11 @@ impl<R: CrowdRenderer> App<R> {
         let timed = if self.rendered > 1 { n } else { 1.0 };
         let s = &report.stats;
         let (submitted, drawn, triangles) = if report.culling == Culling::Gpu {
-            let lists =
-                self.scene.renderer.read_gpu_visible().context("read-back of GPU draw lists failed")?;
+            let lists = self
+                .scene
+                .renderer
+                .read_gpu_visible(&self.scene.gpu_crowd)
+                .context("read-back of GPU draw lists failed")?;
             let drawn: usize = lists.iter().map(Vec::len).sum();
             let triangles: u64 = lists
                 .iter()

@@ -360,7 +360,8 @@ fn frame<R: CrowdRenderer>(
     options: &RenderOptions,
 ) -> Result<(String, FrameReport, Vec<u8>)> {
     let gpu_asset = renderer.upload(asset).with_context(|| format!("{source}: upload failed"))?;
-    let report = renderer.render(&gpu_asset, crowd, camera, options)?;
+    let mut gpu_crowd = renderer.create_crowd(crowd)?;
+    let report = renderer.render_crowd(&gpu_asset, &mut gpu_crowd, crowd, camera, options)?;
     let rgba = renderer.read_rgba8()?;
     Ok((renderer.adapter_name(), report, rgba))
 }

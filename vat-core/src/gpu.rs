@@ -247,6 +247,13 @@ pub fn sanitized_scene_unit(unit: f32) -> f32 {
     if unit.is_finite() && unit > 0.0 { unit } else { 1.0 }
 }
 
+impl Default for FrameUniforms {
+    /// All zeros.
+    fn default() -> Self {
+        bytemuck::Zeroable::zeroed()
+    }
+}
+
 impl FrameUniforms {
     /// The uniforms of one frame. With `shadow: None`, `light_view_proj` is the identity and
     /// `shadow_strength` 0 (the shadow map is never read).

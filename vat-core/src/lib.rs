@@ -16,6 +16,8 @@
 //! | [`crowd`] | the crowd: instance store, CPU culling, LOD, cross-fades, dirty tracking, picking |
 //! | [`container`] | the `.vat` file: writer and validating, zero-copy reader |
 //! | [`gpu`] | the one WGSL source, GPU-visible structs and the binding table both backends build from |
+//! | [`frame`] | the frame plan: uploads, dispatches and draws of a frame of crowds, for backends to interpret |
+//! | [`pipeline`] | render pipeline keys and fixed state (culling, depth, bias, the shadow sampler) |
 //! | [`render`] | the backend seam: render options, frame report and the [`render::CrowdRenderer`] trait |
 //! | [`scene`] | a deterministic demo crowd layout and its scale-derived framing (CLI, examples, benchmarks) |
 //! | [`reference`](mod@reference) | a CPU reference decoder that computes exactly what the vertex shader computes |
@@ -37,10 +39,12 @@ pub mod container;
 pub mod crowd;
 pub mod encoding;
 mod error;
+pub mod frame;
 pub mod gpu;
 pub mod instance;
 pub mod layout;
 pub mod lod;
+pub mod pipeline;
 pub mod playback;
 pub mod reference;
 pub mod render;

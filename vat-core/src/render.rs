@@ -19,9 +19,10 @@
 //!     let gpu_asset = renderer.upload(&asset)?;
 //!     let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest())?, Default::default());
 //!     crowd.spawn([0.0, 0.0, 0.0], 0.0, 0);
+//!     let mut gpu_crowd = renderer.create_crowd(&crowd)?;
 //!     let [w, h] = renderer.size();
 //!     let camera = Camera::look_at([0.0, 1.5, 5.0], [0.0, 1.0, 0.0], 0.8, w as f32 / h as f32, 0.1, 500.0);
-//!     renderer.render(&gpu_asset, &mut crowd, &camera, &RenderOptions::default())?;
+//!     renderer.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &RenderOptions::default())?;
 //!     Ok(renderer.read_rgba8()?)
 //! }
 //! ```
@@ -51,7 +52,7 @@ pub enum Culling {
 }
 
 /// Per-frame choices of a render call ([`CrowdRenderer::render`], or a backend's own `Renderer::render`). Cross-fade, LOD bias, far pool, attachments and the
-/// shadow/cross-fade LOD limits are the crowd's (`vat_core::crowd::CrowdConfig`).
+/// shadow/cross-fade LOD limits are each crowd's (`vat_core::crowd::CrowdConfig`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RenderOptions {
     /// VAT or bone mode.
@@ -100,10 +101,23 @@ impl Default for RenderOptions {
     }
 }
 
+/// One crowd of a frame: the crowd, its asset as uploaded (`A`, a backend's `GpuAsset`) and its GPU
+/// copy (`C`, a backend's `GpuCrowd`, made for this crowd by `create_crowd`). A frame draws any
+/// number of them, of any assets, with one shadow pass and one colour pass.
+#[derive(Debug)]
+pub struct CrowdDraw<'a, A, C> {
+    /// The asset the crowd was built from, uploaded to the same renderer.
+    pub asset: &'a A,
+    /// The crowd's GPU copy.
+    pub gpu: &'a mut C,
+    /// The crowd (its dirty set is taken; CPU culling runs its frame preparation).
+    pub crowd: &'a mut Crowd,
+}
+
 /// What one render call did (the same report from every backend).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FrameReport {
-    /// The crowd's statistics of this frame.
+    /// The crowds' statistics of this frame, summed over the frame's crowds.
     ///
     /// CPU culling: those of `Crowd::prepare_frame`. GPU culling runs no CPU culling, so only what the
     /// CPU knows is filled in: `simulated` (the crowd's instance count) and `uploaded_record_bytes`
@@ -145,6 +159,9 @@ pub struct FrameReport {
 pub trait CrowdRenderer {
     /// An uploaded asset: textures and buffers on this backend's device, no CPU copy of the payload.
     type Asset;
+    /// One crowd's GPU copy (records, lists, uniforms and their sync state), made by
+    /// [`create_crowd`](Self::create_crowd) for one [`Crowd`].
+    type Crowd;
     /// This backend's error (`vat_wgpu::RenderError`, `vat_vulkan::VulkanError`).
     type Error: std::error::Error + Send + Sync + 'static;
 
@@ -157,6 +174,13 @@ pub trait CrowdRenderer {
     /// The asset exceeds a device limit (texture size, buffer size), or the device is out of memory or lost.
     fn upload(&mut self, asset: &Asset<'_>) -> Result<Self::Asset, Self::Error>;
 
+    /// Creates the GPU copy of `crowd` (its buffers come with its first frame). Use it only with
+    /// `crowd`: a frame that pairs it with another crowd panics.
+    ///
+    /// # Errors
+    /// A device failure.
+    fn create_crowd(&mut self, crowd: &Crowd) -> Result<Self::Crowd, Self::Error>;
+
     /// The target size in pixels, `[width, height]`.
     fn size(&self) -> [u32; 2];
 
@@ -166,22 +190,37 @@ pub trait CrowdRenderer {
     /// A zero or over-limit size, or a device failure.
     fn resize(&mut self, size: [u32; 2]) -> Result<(), Self::Error>;
 
-    /// Records and submits one frame of `crowd` seen by `camera` (shadow pass, culling, colour pass),
-    /// clearing the target first. Uploads only what changed in the crowd since the previous frame.
-    ///
-    /// `crowd` must have been built from the asset `asset` was uploaded from. If a different crowd
-    /// is rendered after this one, call [`forget_crowd`](Self::forget_crowd) in between.
+    /// Records and submits one frame of `crowds` seen by `camera` (shadow pass over every crowd,
+    /// culling, colour pass), clearing the target first. Uploads only what changed in each crowd
+    /// since its previous frame. The frame is planned by [`crate::frame::FramePlan::plan`].
     ///
     /// # Errors
     /// Bone mode on an asset without bones, a crowd larger than the device's buffer limits, or a
-    /// device failure.
+    /// device failure. After an error every crowd of the frame is uploaded whole at its next frame.
+    ///
+    /// # Panics
+    /// If a crowd's GPU copy was made for another crowd.
     fn render(
         &mut self,
-        asset: &Self::Asset,
-        crowd: &mut Crowd,
+        crowds: &mut [CrowdDraw<'_, Self::Asset, Self::Crowd>],
         camera: &Camera,
         options: &RenderOptions,
     ) -> Result<FrameReport, Self::Error>;
+
+    /// [`render`](Self::render) of one crowd.
+    ///
+    /// # Errors
+    /// Those of [`render`](Self::render).
+    fn render_crowd(
+        &mut self,
+        asset: &Self::Asset,
+        gpu: &mut Self::Crowd,
+        crowd: &mut Crowd,
+        camera: &Camera,
+        options: &RenderOptions,
+    ) -> Result<FrameReport, Self::Error> {
+        self.render(&mut [CrowdDraw { asset, gpu, crowd }], camera, options)
+    }
 
     /// Blocks until every submitted frame has finished on the GPU.
     ///
@@ -196,21 +235,17 @@ pub trait CrowdRenderer {
     /// The device was lost or the read-back failed.
     fn read_rgba8(&mut self) -> Result<Vec<u8>, Self::Error>;
 
-    /// The instance indices the last GPU-culled frame put in each LOD's draw list, one ascending
-    /// list per LOD (empty before any GPU-culled frame). Waits for the frame. For tests and
+    /// The instance indices the last GPU-culled frame of `crowd` put in each LOD's draw list, one
+    /// ascending list per LOD (empty before any GPU-culled frame). Waits for the frame. For tests and
     /// debugging: the CPU path's choices are in the crowd's `FrameDraws`.
     ///
     /// # Errors
     /// The device was lost or the read-back failed.
-    fn read_gpu_visible(&mut self) -> Result<Vec<Vec<u32>>, Self::Error>;
+    fn read_gpu_visible(&mut self, crowd: &Self::Crowd) -> Result<Vec<Vec<u32>>, Self::Error>;
 
     /// GPU time of the last rendered frame in milliseconds, from timestamp queries, when the backend
     /// and adapter support them (`None` otherwise). Waits for the frame.
     fn last_gpu_time_ms(&mut self) -> Option<f64> {
         None
     }
-
-    /// Forgets which records the GPU holds: the next frame uploads the whole crowd. Call it before
-    /// rendering a different crowd with the same renderer.
-    fn forget_crowd(&mut self);
 }

@@ -44,6 +44,7 @@ use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_vulkan::{
     Context, Culling, FrameReport, GpuAsset, RenderOptions, RenderTarget, Renderer, RendererConfig,
 };
+use vat_vulkan::{CrowdDraw, GpuCrowd};
 
 const SIZE: [u32; 2] = [64, 64];
 const COUNTS: [u32; 4] = [1_000, 10_000, 100_000, 1_000_000];
@@ -271,13 +272,27 @@ impl Gpu {
     }
 
     /// One frame: `render` (timed), then end (timed apart), submit (timed apart) and wait.
-    fn frame(&mut self, crowd: &mut Crowd, camera: &Camera, options: &RenderOptions) -> Frame {
+    fn frame(
+        &mut self,
+        gpu_crowd: &mut GpuCrowd,
+        crowd: &mut Crowd,
+        camera: &Camera,
+        options: &RenderOptions,
+    ) -> Frame {
         let begin = Instant::now();
         self.begin();
         let target = RenderTarget { color: self.color.2, depth: self.depth.2, size: SIZE };
         let start = Instant::now();
-        let report =
-            self.renderer.render(self.cb, &self.asset, crowd, camera, target, options).expect("render");
+        let report = self
+            .renderer
+            .render(
+                self.cb,
+                &mut [CrowdDraw { asset: &self.asset, gpu: gpu_crowd, crowd }],
+                camera,
+                target,
+                options,
+            )
+            .expect("render");
         let render = start.elapsed();
         let (end, submit) = self.end_submit_wait();
         Frame { render, end, submit, wall: begin.elapsed(), report }
@@ -319,14 +334,15 @@ fn render(c: &mut Criterion) {
     group.sampling_mode(SamplingMode::Flat).sample_size(SAMPLES).warm_up_time(Duration::from_millis(1));
     for n in COUNTS {
         let (mut crowd, side) = crowd(&crowd_asset, n);
+        let mut gpu_crowd = gpu.renderer.create_crowd(&crowd).expect("crowd GPU state");
         let camera = camera(side);
         let mut rng = Rng(11);
         for (culling, moving) in [(Culling::Cpu, false), (Culling::Gpu, false), (Culling::Gpu, true)] {
             let options = RenderOptions { culling, ..Default::default() };
             // The first frame uploads everything: not what is measured.
-            gpu.renderer.forget_crowd();
-            let first = gpu.frame(&mut crowd, &camera, &options);
-            let second = gpu.frame(&mut crowd, &camera, &options);
+            gpu_crowd.mark_unsynced();
+            let first = gpu.frame(&mut gpu_crowd, &mut crowd, &camera, &options);
+            let second = gpu.frame(&mut gpu_crowd, &mut crowd, &camera, &options);
             // Criterion plans iterations from the wall time of the routine (GPU wait included): 2
             // frames per sample.
             group.measurement_time(second.wall * 2 * SAMPLES as u32);
@@ -344,7 +360,7 @@ fn render(c: &mut Criterion) {
                         if moving {
                             move_one_percent(&mut crowd, &mut rng, side);
                         }
-                        let frame = gpu.frame(&mut crowd, &camera, &options);
+                        let frame = gpu.frame(&mut gpu_crowd, &mut crowd, &camera, &options);
                         total += frame.render;
                         untimed.push([frame.end, frame.submit, frame.wall]);
                         black_box(frame.report);

@@ -7,6 +7,7 @@
 use ash::vk;
 use vat_core::encoding::TexelFormat;
 use vat_core::gpu::{self, Binding, BindingKind, ShaderStages};
+use vat_core::pipeline::{CompareFunction, CullMode, FilterMode, FrontFace, SamplerState};
 
 /// Vulkan stage flags of a set of vat shader stages.
 pub fn map_stages(stages: ShaderStages) -> vk::ShaderStageFlags {
@@ -80,6 +81,74 @@ pub fn format_texel_bytes(format: vk::Format) -> Option<u32> {
         vk::Format::R32G32B32A32_SFLOAT => 16,
         _ => return None,
     })
+}
+
+/// Vulkan culling of a vat cull mode.
+pub fn map_cull_mode(mode: CullMode) -> vk::CullModeFlags {
+    match mode {
+        CullMode::None => vk::CullModeFlags::NONE,
+        CullMode::Back => vk::CullModeFlags::BACK,
+    }
+}
+
+/// Vulkan front face of a vat winding (with the flipped viewport, as wgpu-hal maps wgpu's).
+pub fn map_front_face(face: FrontFace) -> vk::FrontFace {
+    match face {
+        FrontFace::Ccw => vk::FrontFace::COUNTER_CLOCKWISE,
+    }
+}
+
+/// Vulkan comparison of a vat comparison.
+pub fn map_compare(compare: CompareFunction) -> vk::CompareOp {
+    match compare {
+        CompareFunction::Less => vk::CompareOp::LESS,
+        CompareFunction::LessEqual => vk::CompareOp::LESS_OR_EQUAL,
+    }
+}
+
+/// Vulkan filter of a vat filter.
+pub fn map_filter(filter: FilterMode) -> vk::Filter {
+    match filter {
+        FilterMode::Nearest => vk::Filter::NEAREST,
+        FilterMode::Linear => vk::Filter::LINEAR,
+    }
+}
+
+/// Vulkan mipmap mode of a vat filter.
+pub fn map_mipmap_mode(filter: FilterMode) -> vk::SamplerMipmapMode {
+    match filter {
+        FilterMode::Nearest => vk::SamplerMipmapMode::NEAREST,
+        FilterMode::Linear => vk::SamplerMipmapMode::LINEAR,
+    }
+}
+
+/// Vulkan sample count of `samples` per pixel (1, 2, 4, 8 or 16; anything else means 1).
+pub fn map_sample_count(samples: u32) -> vk::SampleCountFlags {
+    match samples {
+        2 => vk::SampleCountFlags::TYPE_2,
+        4 => vk::SampleCountFlags::TYPE_4,
+        8 => vk::SampleCountFlags::TYPE_8,
+        16 => vk::SampleCountFlags::TYPE_16,
+        _ => vk::SampleCountFlags::TYPE_1,
+    }
+}
+
+/// The Vulkan sampler of a vat sampler (clamp-to-edge, LODs 0..=32, as wgpu-hal maps wgpu's default
+/// sampler descriptor).
+pub fn map_sampler(sampler: &SamplerState) -> vk::SamplerCreateInfo<'static> {
+    let info = vk::SamplerCreateInfo::default()
+        .mag_filter(map_filter(sampler.mag_filter))
+        .min_filter(map_filter(sampler.min_filter))
+        .mipmap_mode(map_mipmap_mode(sampler.mipmap_filter))
+        .address_mode_u(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+        .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+        .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+        .min_lod(0.0)
+        .max_lod(32.0);
+    match sampler.compare {
+        Some(c) => info.compare_enable(true).compare_op(map_compare(c)),
+        None => info,
+    }
 }
 
 #[cfg(test)]
@@ -161,5 +230,19 @@ mod tests {
         assert!(
             compute.iter().any(|b| b.binding == 2 && b.descriptor_type == vk::DescriptorType::STORAGE_BUFFER)
         );
+    }
+
+    #[test]
+    fn fixed_state_maps_to_what_the_renderer_always_used() {
+        use vat_core::pipeline::{PassKind, PipelineState, SHADOW_SAMPLER};
+        let depth = PipelineState::for_pass(PassKind::Depth);
+        assert_eq!(map_cull_mode(depth.cull_mode), vk::CullModeFlags::BACK);
+        assert_eq!(map_front_face(depth.front_face), vk::FrontFace::COUNTER_CLOCKWISE);
+        assert_eq!(map_compare(depth.depth_compare), vk::CompareOp::LESS);
+        assert_eq!((depth.depth_bias.constant, depth.depth_bias.slope_scale), (2, 2.0));
+        let s = map_sampler(&SHADOW_SAMPLER);
+        assert_eq!((s.compare_enable, s.compare_op), (vk::TRUE, vk::CompareOp::LESS_OR_EQUAL));
+        assert_eq!((s.mag_filter, s.mipmap_mode), (vk::Filter::LINEAR, vk::SamplerMipmapMode::NEAREST));
+        assert_eq!(map_sample_count(4), vk::SampleCountFlags::TYPE_4);
     }
 }

@@ -54,16 +54,23 @@
 //! vat-wgpu is tested in the workspace's `tests/tests/vulkan_parity.rs` (decode, bit-identical) and
 //! `tests/tests/vulkan_render_parity.rs` (images and culling), all under the validation layer.
 
+mod asset;
 pub mod conv;
+mod crowd;
 mod device;
+mod encode;
 mod offscreen;
 mod owned;
+mod pipelines;
+mod readback;
 mod renderer;
 pub mod shader;
 
+pub use asset::GpuAsset;
+pub use crowd::GpuCrowd;
 pub use device::{Context, MessageCounts};
 pub use offscreen::Offscreen;
-pub use renderer::{GpuAsset, RenderTarget, Renderer, RendererConfig};
+pub use renderer::{CrowdDraw, RenderTarget, Renderer, RendererConfig};
 pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
 
 use ash::vk;

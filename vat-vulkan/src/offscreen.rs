@@ -9,7 +9,7 @@ use vat_core::crowd::{Camera, Crowd};
 use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
 
 use crate::owned::{Object, Owned, color_range};
-use crate::{Context, GpuAsset, RenderTarget, Renderer, RendererConfig, VulkanError};
+use crate::{Context, CrowdDraw, GpuAsset, GpuCrowd, RenderTarget, Renderer, RendererConfig, VulkanError};
 
 /// Format of the offscreen colour target (wgpu's `Rgba8UnormSrgb`).
 const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_SRGB;
@@ -275,6 +275,7 @@ impl Offscreen {
 
 impl CrowdRenderer for Offscreen {
     type Asset = GpuAsset;
+    type Crowd = GpuCrowd;
     type Error = VulkanError;
 
     fn adapter_name(&self) -> String {
@@ -295,10 +296,13 @@ impl CrowdRenderer for Offscreen {
         Ok(())
     }
 
+    fn create_crowd(&mut self, crowd: &Crowd) -> Result<GpuCrowd, VulkanError> {
+        self.renderer.create_crowd(crowd)
+    }
+
     fn render(
         &mut self,
-        asset: &GpuAsset,
-        crowd: &mut Crowd,
+        crowds: &mut [CrowdDraw<'_>],
         camera: &Camera,
         options: &RenderOptions,
     ) -> Result<FrameReport, VulkanError> {
@@ -354,7 +358,7 @@ impl CrowdRenderer for Offscreen {
             );
         }
         let target = RenderTarget { color: t.color, depth: t.depth, size: t.size };
-        let report = self.renderer.render(cb, asset, crowd, camera, target, options);
+        let report = self.renderer.render(cb, crowds, camera, target, options);
         if let Some((pool, _)) = self.timer {
             // SAFETY: recording, outside any rendering (`render` leaves none open); query 1 was reset
             // above. BOTTOM_OF_PIPE: written once every earlier command has completed.
@@ -422,7 +426,7 @@ impl CrowdRenderer for Offscreen {
                 (vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::AccessFlags::empty()),
                 (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
             )];
-            let region = [crate::renderer::whole_colour_image_copy(width, height)];
+            let region = [crate::asset::whole_colour_image_copy(width, height)];
             let to_host = [vk::MemoryBarrier::default()
                 .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
                 .dst_access_mask(vk::AccessFlags::HOST_READ)];
@@ -459,16 +463,12 @@ impl CrowdRenderer for Offscreen {
         scope.read(&readback, bytes as usize)
     }
 
-    fn read_gpu_visible(&mut self) -> Result<Vec<Vec<u32>>, VulkanError> {
+    fn read_gpu_visible(&mut self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, VulkanError> {
         self.wait_frame()?;
-        let mut lists = self.renderer.read_gpu_visible()?;
+        let mut lists = self.renderer.read_gpu_visible(crowd)?;
         for list in &mut lists {
             list.sort_unstable();
         }
         Ok(lists)
-    }
-
-    fn forget_crowd(&mut self) {
-        self.renderer.forget_crowd();
     }
 }

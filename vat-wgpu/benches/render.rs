@@ -40,6 +40,7 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_main};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
+use vat_wgpu::{CrowdDraw, GpuCrowd};
 use vat_wgpu::{
     Culling, FrameReport, GpuAsset, HeadlessTarget, RenderOptions, Renderer, RendererConfig, headless_device,
 };
@@ -104,13 +105,25 @@ struct Frame {
 
 impl Gpu {
     /// One frame: `render` (timed), then `finish` (timed apart), submit and wait.
-    fn frame(&mut self, crowd: &mut Crowd, camera: &Camera, options: &RenderOptions) -> Frame {
+    fn frame(
+        &mut self,
+        gpu_crowd: &mut GpuCrowd,
+        crowd: &mut Crowd,
+        camera: &Camera,
+        options: &RenderOptions,
+    ) -> Frame {
         let begin = Instant::now();
         let mut encoder = self.device.create_command_encoder(&Default::default());
         let start = Instant::now();
         let report = self
             .renderer
-            .render(&mut encoder, &self.asset, crowd, camera, self.target.target(), options)
+            .render(
+                &mut encoder,
+                &mut [CrowdDraw { asset: &self.asset, gpu: gpu_crowd, crowd }],
+                camera,
+                self.target.target(),
+                options,
+            )
             .expect("render");
         let render = start.elapsed();
         let (finish, submit) = finish_and_submit(self, encoder);
@@ -137,14 +150,15 @@ fn render(c: &mut Criterion) {
     group.sampling_mode(SamplingMode::Flat).sample_size(SAMPLES).warm_up_time(Duration::from_millis(1));
     for n in COUNTS {
         let (mut crowd, side) = crowd(&crowd_asset, n);
+        let mut gpu_crowd = gpu.renderer.create_crowd(&crowd).expect("crowd GPU state");
         let camera = camera(side);
         let mut rng = Rng(11);
         for (culling, moving) in [(Culling::Cpu, false), (Culling::Gpu, false), (Culling::Gpu, true)] {
             let options = RenderOptions { culling, ..Default::default() };
             // The first frame uploads everything and creates the pipelines: not what is measured.
-            gpu.renderer.forget_crowd();
-            let first = gpu.frame(&mut crowd, &camera, &options);
-            let second = gpu.frame(&mut crowd, &camera, &options);
+            gpu_crowd.mark_unsynced();
+            let first = gpu.frame(&mut gpu_crowd, &mut crowd, &camera, &options);
+            let second = gpu.frame(&mut gpu_crowd, &mut crowd, &camera, &options);
             // Criterion plans iterations from the wall time of the routine (GPU wait included): 2
             // frames per sample.
             group.measurement_time(second.wall * 2 * SAMPLES as u32);
@@ -162,7 +176,7 @@ fn render(c: &mut Criterion) {
                         if moving {
                             move_one_percent(&mut crowd, &mut rng, side);
                         }
-                        let frame = gpu.frame(&mut crowd, &camera, &options);
+                        let frame = gpu.frame(&mut gpu_crowd, &mut crowd, &camera, &options);
                         total += frame.render;
                         untimed.push([
                             frame.finish,

@@ -5,6 +5,7 @@
 
 use vat_core::encoding::TexelFormat;
 use vat_core::gpu::{self, Binding, BindingKind, ShaderStages, TextureSampleType};
+use vat_core::pipeline::{CompareFunction, CullMode, DepthBias, FilterMode, FrontFace, SamplerState};
 
 /// wgpu visibility of a set of vat shader stages.
 pub fn map_stages(stages: ShaderStages) -> wgpu::ShaderStages {
@@ -89,6 +90,65 @@ pub fn map_texel_format(format: TexelFormat) -> wgpu::TextureFormat {
     }
 }
 
+/// wgpu culling of a vat cull mode.
+pub fn map_cull_mode(mode: CullMode) -> Option<wgpu::Face> {
+    match mode {
+        CullMode::None => None,
+        CullMode::Back => Some(wgpu::Face::Back),
+    }
+}
+
+/// wgpu front face of a vat winding.
+pub fn map_front_face(face: FrontFace) -> wgpu::FrontFace {
+    match face {
+        FrontFace::Ccw => wgpu::FrontFace::Ccw,
+    }
+}
+
+/// wgpu comparison of a vat comparison.
+pub fn map_compare(compare: CompareFunction) -> wgpu::CompareFunction {
+    match compare {
+        CompareFunction::Less => wgpu::CompareFunction::Less,
+        CompareFunction::LessEqual => wgpu::CompareFunction::LessEqual,
+    }
+}
+
+/// wgpu depth bias of a vat depth bias.
+pub fn map_depth_bias(bias: DepthBias) -> wgpu::DepthBiasState {
+    wgpu::DepthBiasState { constant: bias.constant, slope_scale: bias.slope_scale, clamp: bias.clamp }
+}
+
+/// wgpu filter of a vat filter.
+pub fn map_filter(filter: FilterMode) -> wgpu::FilterMode {
+    match filter {
+        FilterMode::Nearest => wgpu::FilterMode::Nearest,
+        FilterMode::Linear => wgpu::FilterMode::Linear,
+    }
+}
+
+/// wgpu mipmap filter of a vat filter.
+pub fn map_mipmap_filter(filter: FilterMode) -> wgpu::MipmapFilterMode {
+    match filter {
+        FilterMode::Nearest => wgpu::MipmapFilterMode::Nearest,
+        FilterMode::Linear => wgpu::MipmapFilterMode::Linear,
+    }
+}
+
+/// The wgpu sampler of a vat sampler (every address mode clamp-to-edge).
+pub fn map_sampler<'a>(label: &'a str, sampler: &SamplerState) -> wgpu::SamplerDescriptor<'a> {
+    wgpu::SamplerDescriptor {
+        label: Some(label),
+        address_mode_u: wgpu::AddressMode::ClampToEdge,
+        address_mode_v: wgpu::AddressMode::ClampToEdge,
+        address_mode_w: wgpu::AddressMode::ClampToEdge,
+        mag_filter: map_filter(sampler.mag_filter),
+        min_filter: map_filter(sampler.min_filter),
+        mipmap_filter: map_mipmap_filter(sampler.mipmap_filter),
+        compare: sampler.compare.map(map_compare),
+        ..Default::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +218,21 @@ mod tests {
             bind_group_layout_entries(gpu::GROUP_CROWD, ShaderStages::VERTEX | ShaderStages::FRAGMENT);
         assert!(compute.len() > render.len());
         assert!(!render.is_empty());
+    }
+
+    #[test]
+    fn fixed_state_maps_to_what_the_renderer_always_used() {
+        use vat_core::pipeline::{PassKind, PipelineState, SHADOW_SAMPLER};
+        let depth = PipelineState::for_pass(PassKind::Depth);
+        assert_eq!(
+            map_depth_bias(depth.depth_bias),
+            wgpu::DepthBiasState { constant: 2, slope_scale: 2.0, clamp: 0.0 }
+        );
+        assert_eq!(map_cull_mode(depth.cull_mode), Some(wgpu::Face::Back));
+        assert_eq!(map_compare(depth.depth_compare), wgpu::CompareFunction::Less);
+        let s = map_sampler("shadow", &SHADOW_SAMPLER);
+        assert_eq!(s.compare, Some(wgpu::CompareFunction::LessEqual));
+        assert_eq!((s.mag_filter, s.min_filter), (wgpu::FilterMode::Linear, wgpu::FilterMode::Linear));
+        assert_eq!(s.mipmap_filter, wgpu::MipmapFilterMode::Nearest);
     }
 }

@@ -1,7 +1,8 @@
 //! # vat-wgpu
 //!
 //! The wgpu backend of vat: uploads a validated [`vat_core::container::Asset`] to GPU textures and
-//! buffers ([`Renderer::upload`] -> [`GpuAsset`]) and renders a [`vat_core::crowd::Crowd`] into a
+//! buffers ([`Renderer::upload`] -> [`GpuAsset`]) and renders any number of [`vat_core::crowd::Crowd`]s
+//! (each with its [`GpuCrowd`], from [`Renderer::create_crowd`]) into a
 //! caller-provided colour + depth target ([`Renderer::render`]), with a shadow pass, CPU or GPU-driven
 //! culling, VAT or bone mode and socket attachments.
 //!
@@ -23,9 +24,11 @@
 //! crowd.spawn([0.0, 0.0, 0.0], 0.0, 0);
 //! let target = HeadlessTarget::new(&device, [256, 256], RendererConfig::default());
 //! let camera = vat_core::crowd::Camera::look_at([0.0, 1.5, 5.0], [0.0, 1.0, 0.0], 0.8, 1.0, 0.1, 500.0);
+//! let mut gpu_crowd = renderer.create_crowd(&crowd)?;
 //! let mut encoder = device.create_command_encoder(&Default::default());
-//! let report =
-//!     renderer.render(&mut encoder, &gpu_asset, &mut crowd, &camera, target.target(), &RenderOptions::default())?;
+//! // Any number of crowds, of any uploaded assets, in one frame.
+//! let mut crowds = [vat_wgpu::CrowdDraw { asset: &gpu_asset, gpu: &mut gpu_crowd, crowd: &mut crowd }];
+//! let report = renderer.render(&mut encoder, &mut crowds, &camera, target.target(), &RenderOptions::default())?;
 //! queue.submit([encoder.finish()]);
 //! let rgba8: Vec<u8> = target.read_rgba8(&device, &queue)?;
 //! # let _ = (report, rgba8); Ok(()) }
@@ -35,17 +38,24 @@
 //! frame, two frames), 4 while cross-fading; bone mode 3 rows x 2 frames per influence: 24 with 4
 //! influences (48 cross-fading), 48 with 8 (96); influences of weight 0 are skipped.
 
+mod asset;
 pub mod conv;
+mod crowd;
 mod device;
+mod encode;
 mod error;
 mod offscreen;
+mod pipelines;
+mod readback;
 mod renderer;
 mod target;
 
+pub use asset::GpuAsset;
+pub use crowd::GpuCrowd;
 pub use device::headless_device;
 pub use error::RenderError;
 pub use offscreen::Offscreen;
-pub use renderer::{GpuAsset, Renderer};
+pub use renderer::{CrowdDraw, Renderer};
 pub use target::HeadlessTarget;
 
 use vat_core::playback::Interpolation;

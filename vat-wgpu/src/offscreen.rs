@@ -6,7 +6,9 @@ use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd};
 use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
 
-use crate::{GpuAsset, HeadlessTarget, RenderError, Renderer, RendererConfig, headless_device};
+use crate::{
+    CrowdDraw, GpuAsset, GpuCrowd, HeadlessTarget, RenderError, Renderer, RendererConfig, headless_device,
+};
 
 /// A [`Renderer`] with its own device, queue and offscreen target: vat-wgpu's
 /// [`CrowdRenderer`](vat_core::render::CrowdRenderer). Game code written against the trait runs
@@ -178,6 +180,7 @@ fn check_target_size(device: &wgpu::Device, size: [u32; 2]) -> Result<(), Render
 
 impl CrowdRenderer for Offscreen {
     type Asset = GpuAsset;
+    type Crowd = GpuCrowd;
     type Error = RenderError;
 
     fn adapter_name(&self) -> String {
@@ -201,10 +204,14 @@ impl CrowdRenderer for Offscreen {
         Ok(())
     }
 
+    fn create_crowd(&mut self, crowd: &Crowd) -> Result<GpuCrowd, RenderError> {
+        self.check_device()?;
+        self.renderer.create_crowd(crowd)
+    }
+
     fn render(
         &mut self,
-        asset: &GpuAsset,
-        crowd: &mut Crowd,
+        crowds: &mut [CrowdDraw<'_>],
         camera: &Camera,
         options: &RenderOptions,
     ) -> Result<FrameReport, RenderError> {
@@ -215,7 +222,7 @@ impl CrowdRenderer for Offscreen {
         if let Some(timer) = &self.timer {
             timer.stamp(&mut encoder, 0);
         }
-        let report = self.renderer.render(&mut encoder, asset, crowd, camera, self.target.target(), options);
+        let report = self.renderer.render(&mut encoder, crowds, camera, self.target.target(), options);
         if let Some(timer) = &mut self.timer {
             timer.stamp(&mut encoder, 1);
             encoder.resolve_query_set(&timer.queries, 0..2, &timer.resolve, 0);
@@ -244,9 +251,9 @@ impl CrowdRenderer for Offscreen {
         self.target.read_rgba8(&self.device, &self.queue)
     }
 
-    fn read_gpu_visible(&mut self) -> Result<Vec<Vec<u32>>, RenderError> {
+    fn read_gpu_visible(&mut self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, RenderError> {
         self.check_device()?;
-        let mut lists = self.renderer.read_gpu_visible()?;
+        let mut lists = self.renderer.read_gpu_visible(crowd)?;
         for list in &mut lists {
             list.sort_unstable();
         }
@@ -263,9 +270,5 @@ impl CrowdRenderer for Offscreen {
         let stamp = |o: usize| bytes.get(o..o + 8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
         let ticks = stamp(8)?.checked_sub(stamp(0)?)?;
         Some(ticks as f64 * f64::from(self.queue.get_timestamp_period()) * 1e-6)
-    }
-
-    fn forget_crowd(&mut self) {
-        self.renderer.forget_crowd();
     }
 }

@@ -190,7 +190,7 @@ fn crowd_row<R: CrowdRenderer>(
     args: &BenchArgs,
 ) -> Result<Value> {
     let (mut crowd, _, half) = build_crowd(crowd_asset, n, Scenario::Static);
-    r.forget_crowd();
+    let mut gpu_crowd = r.create_crowd(&crowd)?;
     let [w, h] = r.size();
     let aspect = w as f32 / h.max(1) as f32;
     let options = RenderOptions {
@@ -210,7 +210,7 @@ fn crowd_row<R: CrowdRenderer>(
         crowd.advance(f64::from(DT));
         let camera = bench_camera(half, frame, aspect);
         let t0 = Instant::now();
-        let report = r.render(gpu_asset, &mut crowd, &camera, &options)?;
+        let report = r.render_crowd(gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &options)?;
         let t_cpu = ms(t0);
         r.wait()?;
         let t_wall = ms(t0);

@@ -342,6 +342,53 @@ pub struct CrowdStats {
     pub visible_cells: u32,
 }
 
+impl std::ops::AddAssign for CrowdStats {
+    /// Adds every counter of `other` (the statistics of several crowds drawn in one frame).
+    fn add_assign(&mut self, other: Self) {
+        self.simulated += other.simulated;
+        self.submitted += other.submitted;
+        self.drawn += other.drawn;
+        self.hidden_in_view += other.hidden_in_view;
+        self.triangles += other.triangles;
+        self.draws_main += other.draws_main;
+        self.draws_shadow += other.draws_shadow;
+        self.draws_attachments += other.draws_attachments;
+        self.shadow_casters += other.shadow_casters;
+        self.attachments_drawn += other.attachments_drawn;
+        self.far_pool_instances += other.far_pool_instances;
+        self.uploaded_record_bytes += other.uploaded_record_bytes;
+        self.uploaded_list_bytes += other.uploaded_list_bytes;
+        self.visible_cells += other.visible_cells;
+    }
+}
+
+/// The identity of a [`Crowd`], unique in the process: a backend's per-crowd GPU state
+/// (`GpuCrowd`) remembers the crowd it mirrors by it and refuses any other.
+///
+/// Cloning a crowd gives the clone a **new** id (`CrowdId::clone` draws a fresh one): the clone's
+/// records diverge from the original's from then on, so a GPU copy of one is not a copy of the other.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct CrowdId(u64);
+
+impl CrowdId {
+    fn next() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Self(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// The id as a number (for messages).
+    pub fn get(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Clone for CrowdId {
+    /// A fresh id: see the type's documentation.
+    fn clone(&self) -> Self {
+        Self::next()
+    }
+}
+
 /// Per-instance flag: queued in `movers`.
 const FLAG_MOVER: u8 = 1;
 /// Per-instance flag: queued in `fading`.
@@ -350,6 +397,7 @@ const FLAG_FADING: u8 = 2;
 /// A crowd of instances of one asset. See the [module documentation](self).
 #[derive(Debug, Clone)]
 pub struct Crowd {
+    id: CrowdId,
     asset: CrowdAsset,
     config: CrowdConfig,
     shape: Shape,
@@ -371,6 +419,7 @@ impl Crowd {
     /// An empty crowd of `asset` with `config`; its clock starts at 0.
     pub fn new(asset: CrowdAsset, config: CrowdConfig) -> Self {
         Self {
+            id: CrowdId::next(),
             shape: Shape::new(&asset.bounds),
             asset,
             config,
@@ -636,6 +685,11 @@ impl Crowd {
             flags[i as usize] &= !FLAG_FADING;
             false
         });
+    }
+
+    /// The crowd's identity (a clone gets a new one).
+    pub fn id(&self) -> &CrowdId {
+        &self.id
     }
 
     /// The clock value to upload for this frame: seconds since the epoch, `(now - epoch) as f32`.

@@ -1,0 +1,878 @@
+//! The frame plan: everything a frame of one or more crowds asks of the GPU, computed once here and
+//! only *interpreted* by a backend.
+//!
+//! [`FramePlan::plan`] takes the frame's crowds (each with its uploaded asset's [`AssetDrawInfo`] and
+//! the [`CrowdSync`] state of its GPU copy), the camera, the [`RenderOptions`] and the device's
+//! [`PlanLimits`], runs the CPU side of the frame (CPU culling with `Crowd::prepare_frame`, or only
+//! the dirty record ranges with `Crowd::take_record_uploads` for GPU culling) and writes plain data:
+//!
+//! 1. per crowd ([`CrowdPlan`]): buffers to grow, the frame uniforms, the record ranges and list
+//!    entries to write, the packed scatter records, the draw-argument template and culling
+//!    parameters to write (only when they changed);
+//! 2. the compute dispatches ([`Dispatch`]: scatter, then culling) with their workgroup counts;
+//! 3. per pass kind ([`FramePlan::depth`] for the shadow map, [`FramePlan::colour`]) the draws
+//!    ([`Draw`]): pipeline key, bound resources, index range and instance range or indirect-argument
+//!    offset.
+//!
+//! A backend executes it in this order: grow buffers, write the uploads, the template copies of
+//! GPU-culled crowds (`args_template` → `draw_args`, [`gpu::DRAW_ARGS_BYTES`]), the dispatches, the
+//! depth pass (when [`FramePlan::shadow_view_proj`] is set) and the colour pass. The plan decides
+//! what is drawn; a backend decides nothing.
+//!
+//! **Sync contract.** The plan marks each crowd's GPU copy as synced as of this frame (the crowd's
+//! dirty set is taken while planning). If planning fails part-way, every crowd of the frame is
+//! marked unsynced here; if the backend fails to carry a plan out, it must call
+//! [`CrowdSync::mark_unsynced`] on every crowd of the frame. Either way, the next frame uploads
+//! those crowds whole: no change is ever lost.
+
+use std::ops::Range;
+
+use crate::container::{Lod, Manifest};
+use crate::crowd::{Camera, Crowd, CrowdConfig, CrowdId, CrowdStats, DrawBatch, Frustum};
+use crate::encoding::VertexFormat;
+use crate::gpu::{self, CullParams, FrameInputs, FrameUniforms, ScatterPlan};
+use crate::instance::InstanceRecord;
+use crate::lod::{LodThresholds, MAX_LODS};
+use crate::pipeline::{PassKind, PipelineKey, Program, ShaderVariantKey};
+use crate::render::{Culling, FrameReport, RenderMode, RenderOptions};
+
+#[cfg(test)]
+mod tests;
+
+/// Smallest record capacity of a crowd's buffers (records).
+pub const MIN_RECORD_CAPACITY: u32 = 64;
+/// Smallest capacity of a crowd's scatter buffers (records): both backends allocate exactly this.
+pub const MIN_SCATTER_CAPACITY: u32 = 1024;
+/// Bytes of one indexed-indirect draw in `draw_args`.
+pub const DRAW_ARGS_STRIDE: u64 = gpu::DRAW_ARGS_WORDS as u64 * 4;
+/// Largest x workgroup count of one dispatch (WebGPU's and Vulkan's guaranteed minimum).
+pub const MAX_WORKGROUPS_X: u32 = 65535;
+
+/// Workgroup counts `[x, y]` for `threads` threads of `size` per workgroup, `x` at most
+/// [`MAX_WORKGROUPS_X`] (the shaders linearise `global_id.y * num_workgroups.x * size + global_id.x`);
+/// at least one workgroup.
+pub fn workgroups(threads: u64, size: u32) -> [u32; 2] {
+    let groups = threads.div_ceil(u64::from(size)).max(1);
+    let x = groups.min(u64::from(MAX_WORKGROUPS_X));
+    let y = groups.div_ceil(x);
+    [x as u32, y.min(u64::from(u32::MAX)) as u32]
+}
+
+/// The device limits a plan respects, as plain data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanLimits {
+    /// The largest storage buffer the backend may create and bind whole, bytes.
+    pub max_storage_buffer_bytes: u64,
+}
+
+/// Why a frame cannot be planned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlanError {
+    /// Bone mode was asked for a crowd whose asset was baked without bones.
+    #[error("bone mode needs an asset baked with bones; the asset of crowd {crowd} of the frame has none")]
+    AssetHasNoBones {
+        /// Position of the crowd in the frame's list.
+        crowd: usize,
+    },
+    /// A crowd's buffer would exceed the device's storage buffer limit.
+    #[error("the {what} buffer would take {size} bytes, more than the device's {limit}")]
+    BufferTooLarge {
+        /// Which buffer.
+        what: &'static str,
+        /// Bytes it would take.
+        size: u64,
+        /// The device's limit, bytes.
+        limit: u64,
+    },
+}
+
+/// What the plan needs of an uploaded asset: its LOD index ranges, attachments, bone influences and
+/// vertex format, and a process-wide id. Each backend's `GpuAsset` holds one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssetDrawInfo {
+    id: u64,
+    lods: Vec<Lod>,
+    attachment_first_index: u32,
+    attachment_index_count: u32,
+    vertex_count: u32,
+    influences: u32,
+    vertex_format: VertexFormat,
+}
+
+impl AssetDrawInfo {
+    /// The description of an asset of manifest `m` whose index buffer holds `lod_index_count`
+    /// indices of LODs, then `attachment_index_count` indices of the attachment meshes. A new id each
+    /// call. `None` without vertex animation or without LODs.
+    pub fn new(m: &Manifest, lod_index_count: u32, attachment_index_count: u32) -> Option<Self> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let va = m.vertex_animation.as_ref()?;
+        if m.lods.is_empty() {
+            return None;
+        }
+        Some(Self {
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            lods: m.lods.clone(),
+            attachment_first_index: lod_index_count,
+            attachment_index_count,
+            vertex_count: m.vertex_count,
+            influences: m.bone_animation.as_ref().map_or(0, |b| b.influences),
+            vertex_format: va.format,
+        })
+    }
+
+    /// The id, unique in the process.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The LODs, finest first (at least one).
+    pub fn lods(&self) -> &[Lod] {
+        &self.lods
+    }
+
+    /// LOD levels of the index buffer.
+    pub fn lod_count(&self) -> u32 {
+        self.lods.len() as u32
+    }
+
+    /// Whether bone mode is available (the asset was baked with `--bones`).
+    pub fn has_bones(&self) -> bool {
+        self.influences > 0
+    }
+
+    /// Whether the asset has socket attachments.
+    pub fn has_attachments(&self) -> bool {
+        self.attachment_index_count > 0
+    }
+
+    /// Bone influences per vertex (4 or 8), 0 without bones.
+    pub fn influences(&self) -> u32 {
+        self.influences
+    }
+
+    /// Vertices per frame.
+    pub fn vertex_count(&self) -> u32 {
+        self.vertex_count
+    }
+
+    /// The vertex format of its animation textures.
+    pub fn vertex_format(&self) -> VertexFormat {
+        self.vertex_format
+    }
+
+    /// The index range of LOD `lod` (the last LOD for a larger one), in indices.
+    pub fn lod_indices(&self, lod: u32) -> Range<u32> {
+        let l = &self.lods[(lod as usize).min(self.lods.len() - 1)];
+        l.first_index..l.first_index + l.index_count
+    }
+
+    /// The index range of the attachment meshes, in indices (empty without attachments).
+    pub fn attachment_indices(&self) -> Range<u32> {
+        self.attachment_first_index..self.attachment_first_index + self.attachment_index_count
+    }
+
+    /// Where the attachment indices start in the index buffer, in indices.
+    pub fn attachment_first_index(&self) -> u32 {
+        self.attachment_first_index
+    }
+
+    /// The shader variant of its pipelines with cross-fade `cross_fade`.
+    pub fn variant(&self, cross_fade: bool) -> ShaderVariantKey {
+        ShaderVariantKey { cross_fade, influences: self.influences, vertex_format: self.vertex_format }
+    }
+}
+
+/// The state of one crowd's GPU copy, as plain data: the capacities of its buffers, whether they
+/// mirror the crowd, what the culling inputs hold, and which [`Crowd`] it belongs to. Each
+/// backend's `GpuCrowd` holds one next to its buffers; [`FramePlan::plan`] reads and updates it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CrowdSync {
+    crowd: Option<u64>,
+    record_capacity: u32,
+    list_capacity: u32,
+    scatter_capacity: u32,
+    records_synced: bool,
+    list_synced: bool,
+    template_for: Option<(u64, u32)>,
+    cull_params_written: Option<CullParams>,
+    record_count: u32,
+    gpu_lods: u32,
+}
+
+impl CrowdSync {
+    /// The state of GPU buffers not created yet, bound to `crowd`.
+    pub fn new(crowd: &CrowdId) -> Self {
+        Self { crowd: Some(crowd.get()), ..Self::default() }
+    }
+
+    /// Checks that `crowd` is the crowd this state was created for.
+    ///
+    /// # Panics
+    /// If it is another crowd: a GPU copy mirrors one crowd; create one `GpuCrowd` per `Crowd`.
+    pub fn check_crowd(&self, crowd: &CrowdId) {
+        if let Some(own) = self.crowd {
+            assert!(
+                own == crowd.get(),
+                "this GpuCrowd mirrors crowd #{own} and was given crowd #{}: create one GpuCrowd per Crowd \
+                 (Renderer::create_crowd)",
+                crowd.get()
+            );
+        }
+    }
+
+    /// Forgets what the GPU copy holds: the next frame uploads every record (and, CPU-culled, the
+    /// whole instance list). Called by the planner when planning fails, and by a backend when it
+    /// fails to carry a plan out, or when a recorded frame is dropped unsubmitted.
+    pub fn mark_unsynced(&mut self) {
+        self.records_synced = false;
+        self.list_synced = false;
+    }
+
+    /// Whether the GPU records mirror the crowd's.
+    pub fn records_synced(&self) -> bool {
+        self.records_synced
+    }
+
+    /// Records the record buffer holds (0 before the first frame); also the entries of each LOD's
+    /// region of the visible lists.
+    pub fn record_capacity(&self) -> u32 {
+        self.record_capacity
+    }
+
+    /// Entries the instance-list buffer holds.
+    pub fn list_capacity(&self) -> u32 {
+        self.list_capacity
+    }
+
+    /// Records the scatter buffers hold (0: none yet).
+    pub fn scatter_capacity(&self) -> u32 {
+        self.scatter_capacity
+    }
+
+    /// Records of the crowd at the last planned frame (the GPU copy's valid prefix).
+    pub fn record_count(&self) -> u32 {
+        self.record_count
+    }
+
+    /// LODs of the last GPU-culled frame (the visible lists to read back); 0 before any.
+    pub fn gpu_lods(&self) -> u32 {
+        self.gpu_lods
+    }
+}
+
+/// One crowd of a frame, as the planner takes it.
+#[derive(Debug)]
+pub struct PlanCrowd<'a> {
+    /// The crowd (its dirty set is taken; CPU culling runs its frame preparation).
+    pub crowd: &'a mut Crowd,
+    /// Its asset as uploaded (the crowd must have been built from the same asset).
+    pub asset: &'a AssetDrawInfo,
+    /// Its GPU copy's state.
+    pub sync: &'a mut CrowdSync,
+}
+
+/// The capacities of a crowd's buffers, to create (replacing the old ones, which the GPU may still
+/// be reading: a backend waits for them first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CrowdCapacity {
+    /// Records of the record buffer; entries of each of the [`MAX_LODS`] regions of the visible lists.
+    pub records: u32,
+    /// Entries of the instance list.
+    pub list: u32,
+}
+
+impl CrowdCapacity {
+    /// Bytes of the record buffer.
+    pub fn record_bytes(&self) -> u64 {
+        u64::from(self.records) * size_of::<InstanceRecord>() as u64
+    }
+
+    /// Bytes of the visible lists.
+    pub fn visible_bytes(&self) -> u64 {
+        u64::from(self.records) * MAX_LODS as u64 * 4
+    }
+
+    /// Bytes of the instance list.
+    pub fn list_bytes(&self) -> u64 {
+        u64::from(self.list) * 4
+    }
+}
+
+/// Bytes of a crowd's scatter buffers of `capacity` records: `(indices, records)`.
+pub fn scatter_buffer_bytes(capacity: u32) -> (u64, u64) {
+    ((u64::from(capacity) + 1) * 4, u64::from(capacity) * size_of::<InstanceRecord>() as u64)
+}
+
+/// What one crowd needs this frame, before the passes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CrowdPlan {
+    /// CPU or GPU culling.
+    pub culling: Culling,
+    /// Buffers to (re)create first (then everything is uploaded whole); `None`: keep them.
+    pub grow: Option<CrowdCapacity>,
+    /// Scatter buffers of this many records to (re)create, bound with the record buffer.
+    pub grow_scatter: Option<u32>,
+    /// The crowd's group-0 uniforms (camera, its clock and LOD settings, light, shadow matrix).
+    pub uniforms: FrameUniforms,
+    /// Record ranges to write in place: indices into `Crowd::records`, written at the same index of
+    /// the record buffer.
+    pub record_writes: Vec<Range<u32>>,
+    /// Instance-list entries to write: indices into `Crowd::instance_list`, written at the same entry.
+    pub list_writes: Option<Range<u32>>,
+    /// Records packed for `cs_scatter` (`indices` to `scatter_indices`, `records` to
+    /// `scatter_records`, both from offset 0); `scattered() == 0`: none. Its `direct` list is empty
+    /// (the direct ranges are in `record_writes`).
+    pub scatter: ScatterPlan,
+    /// The draw-argument template to write to `args_template` (when the asset or capacity changed).
+    pub args_template: Option<Vec<u32>>,
+    /// The culling parameters to write to `cull_params` (when they changed).
+    pub cull_params: Option<CullParams>,
+    /// Whether `draw_args` is reset from the template before the dispatches (GPU culling).
+    pub reset_draw_args: bool,
+    /// The crowd's statistics (see `FrameReport::stats`).
+    pub stats: CrowdStats,
+    /// Bytes this crowd's uploads write (records, list, scatter, uniforms, culling parameters).
+    pub uploaded_bytes: u64,
+    /// CPU culling: the crowd's batches of this frame, from which its draws were made (empty when
+    /// GPU-culled).
+    pub batches: CpuBatches,
+}
+
+/// The batches of one CPU-culled frame of a crowd (`Crowd::prepare_frame`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CpuBatches {
+    /// Colour pass, cross-fade pipeline.
+    pub main_fade: Vec<DrawBatch>,
+    /// Colour pass, plain pipeline.
+    pub main_plain: Vec<DrawBatch>,
+    /// Shadow pass.
+    pub shadow: Vec<DrawBatch>,
+    /// Attachments.
+    pub attachments: Vec<DrawBatch>,
+}
+
+/// A compute dispatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dispatch {
+    /// `cs_scatter` over crowd `crowd`'s scatter buffers (group 3 alone).
+    Scatter {
+        /// Position of the crowd in the frame.
+        crowd: usize,
+        /// Records copied.
+        records: u32,
+        /// Workgroup counts `[x, y]` ([`gpu::SCATTER_WORKGROUP_SIZE`]).
+        workgroups: [u32; 2],
+    },
+    /// `cs_cull` over crowd `crowd`'s records (groups 0-2 of the crowd, compute layouts).
+    Cull {
+        /// Position of the crowd in the frame.
+        crowd: usize,
+        /// Records culled.
+        records: u32,
+        /// Workgroup counts `[x, y]` ([`gpu::CULL_WORKGROUP_SIZE`]).
+        workgroups: [u32; 2],
+    },
+}
+
+/// Where a crowd's draws take their instances from (the `instance_list` binding of group 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InstanceSource {
+    /// The CPU-culled instance list (`instance_range` indexes it).
+    InstanceList,
+    /// The GPU-culled visible lists (the indirect draws' `first_instance` indexes them).
+    VisibleLists,
+}
+
+/// The resources a draw binds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DrawResources {
+    /// Group 0 of crowd `crowd` (its uniforms), group 1 of its asset, group 2 of its buffers over
+    /// `instances`, and its asset's index buffer.
+    Crowd {
+        /// Position of the crowd in the frame.
+        crowd: usize,
+        /// The list group 2 binds.
+        instances: InstanceSource,
+    },
+    /// Group 0 alone: crowd `Some(c)`'s uniforms, or the renderer's own ([`FramePlan::frame_uniforms`]).
+    FrameOnly {
+        /// Whose uniforms.
+        crowd: Option<usize>,
+    },
+}
+
+/// The geometry of a draw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DrawGeometry {
+    /// Indexed: `indices` of the bound index buffer, `instances` of the bound instance list.
+    Indexed {
+        /// Index range, in indices.
+        indices: Range<u32>,
+        /// Instance range (entries of the instance list).
+        instances: Range<u32>,
+    },
+    /// Indexed-indirect: one draw whose arguments are at byte `offset` of the crowd's `draw_args`.
+    IndexedIndirect {
+        /// Byte offset, a multiple of [`DRAW_ARGS_STRIDE`].
+        offset: u64,
+    },
+    /// Non-indexed: `vertices`, `instances` (the ground).
+    Vertices {
+        /// Vertex range.
+        vertices: Range<u32>,
+        /// Instance range.
+        instances: Range<u32>,
+    },
+}
+
+/// One draw of a pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Draw {
+    /// The pipeline (the backend adds its pass's formats).
+    pub pipeline: PipelineKey,
+    /// What it binds.
+    pub resources: DrawResources,
+    /// What it draws.
+    pub geometry: DrawGeometry,
+}
+
+/// A frame of one or more crowds, as plain data. Keep one and call [`plan`](Self::plan) every
+/// frame: its vectors are reused.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FramePlan {
+    /// Per crowd, in the order given.
+    pub crowds: Vec<CrowdPlan>,
+    /// The renderer's own group-0 uniforms, when a draw binds them (the ground with no crowd).
+    pub frame_uniforms: Option<FrameUniforms>,
+    /// The sun's view-projection: `Some` when the shadow pass runs (the shadow map is cleared to 1,
+    /// then [`depth`](Self::depth) is drawn into it); `None`: no shadow pass, shadows not sampled.
+    pub shadow_view_proj: Option<[[f32; 4]; 4]>,
+    /// Compute dispatches, in order (every scatter, then every culling pass).
+    pub dispatches: Vec<Dispatch>,
+    /// Depth-pass draws (the shadow map), in order.
+    pub depth: Vec<Draw>,
+    /// Colour-pass draws, in order (the ground first).
+    pub colour: Vec<Draw>,
+    /// Clear colour of the colour target (linear RGBA), for a pass the renderer begins itself.
+    pub clear_color: [f64; 4],
+    /// The mode drawn.
+    pub mode: RenderMode,
+    /// The culling path used.
+    pub culling: Culling,
+}
+
+impl FramePlan {
+    /// Plans a frame of `crowds` seen by `camera`: runs each crowd's CPU side (see the module docs),
+    /// updates each [`CrowdSync`] and replaces the plan.
+    ///
+    /// # Errors
+    /// [`PlanError::AssetHasNoBones`] for bone mode on an asset without bones (nothing is changed);
+    /// [`PlanError::BufferTooLarge`] when a crowd outgrows `limits` (every crowd is marked unsynced).
+    ///
+    /// # Panics
+    /// If a crowd's [`CrowdSync`] belongs to another crowd.
+    pub fn plan(
+        &mut self,
+        crowds: &mut [PlanCrowd<'_>],
+        camera: &Camera,
+        options: &RenderOptions,
+        limits: &PlanLimits,
+    ) -> Result<(), PlanError> {
+        for (k, c) in crowds.iter().enumerate() {
+            c.sync.check_crowd(c.crowd.id());
+            if options.mode == RenderMode::Bone && !c.asset.has_bones() {
+                return Err(PlanError::AssetHasNoBones { crowd: k });
+            }
+        }
+        self.crowds.resize_with(crowds.len(), CrowdPlan::default);
+        self.dispatches.clear();
+        self.depth.clear();
+        self.colour.clear();
+        self.frame_uniforms = None;
+        self.clear_color = options.clear_color;
+        self.mode = options.mode;
+        self.culling = options.culling;
+        let casts = crowds.iter().any(|c| c.crowd.config().shadows);
+        self.shadow_view_proj = if options.shadows && casts {
+            gpu::shadow_view_proj(
+                &camera.view_proj,
+                options.sun_direction,
+                options.shadow_distance,
+                gpu::SHADOW_CASTER_MARGIN * gpu::sanitized_scene_unit(options.scene_unit),
+            )
+        } else {
+            None
+        };
+        let frustum_planes = Frustum::from_view_proj(&camera.view_proj).planes;
+        let shadow = self.shadow_view_proj;
+        let uniforms_for = |time: f32, thresholds: &LodThresholds, config: &CrowdConfig| {
+            FrameUniforms::new(&FrameInputs {
+                view_proj: camera.view_proj,
+                camera_position: camera.position,
+                time,
+                frustum_planes,
+                sun_direction: options.sun_direction,
+                ambient: options.ambient,
+                lod_thresholds: thresholds,
+                lod_bias: config.lod_bias,
+                cross_fade_max_lod: config.cross_fade_max_lod,
+                shadow_max_lod: config.shadow_max_lod,
+                shadow,
+                ground_half_extent: options.ground_half_extent,
+                scene_unit: options.scene_unit,
+            })
+        };
+        if options.ground {
+            let crowd = if crowds.is_empty() {
+                self.frame_uniforms =
+                    Some(uniforms_for(0.0, &LodThresholds::default(), &CrowdConfig::default()));
+                None
+            } else {
+                Some(0)
+            };
+            self.colour.push(Draw {
+                pipeline: PipelineKey {
+                    program: Program::Ground,
+                    pass: PassKind::Colour,
+                    variant: ShaderVariantKey::NEUTRAL,
+                },
+                resources: DrawResources::FrameOnly { crowd },
+                geometry: DrawGeometry::Vertices { vertices: 0..6, instances: 0..1 },
+            });
+        }
+        let mut failed = None;
+        for (k, (c, plan)) in crowds.iter_mut().zip(self.crowds.iter_mut()).enumerate() {
+            plan.uniforms =
+                uniforms_for(c.crowd.shader_time(), &c.crowd.asset().lod_distances, c.crowd.config());
+            if let Err(e) = plan_crowd(plan, c, camera, options.culling, limits) {
+                failed = Some(e);
+                break;
+            }
+            plan_draws(k, c, plan, options.mode, shadow.is_some(), &mut self.depth, &mut self.colour);
+        }
+        if let Some(e) = failed {
+            for c in crowds.iter_mut() {
+                c.sync.mark_unsynced();
+            }
+            return Err(e);
+        }
+        for (k, plan) in self.crowds.iter().enumerate() {
+            let records = plan.scatter.scattered();
+            if records > 0 {
+                let workgroups = workgroups(u64::from(records), gpu::SCATTER_WORKGROUP_SIZE);
+                self.dispatches.push(Dispatch::Scatter { crowd: k, records, workgroups });
+            }
+        }
+        for (k, (plan, c)) in self.crowds.iter().zip(crowds.iter()).enumerate() {
+            let records = c.crowd.count();
+            if plan.culling == Culling::Gpu && records > 0 {
+                let workgroups = workgroups(u64::from(records), gpu::CULL_WORKGROUP_SIZE);
+                self.dispatches.push(Dispatch::Cull { crowd: k, records, workgroups });
+            }
+        }
+        Ok(())
+    }
+
+    /// The pipelines the plan's draws use, each once, in first-use order.
+    pub fn pipelines(&self) -> Vec<PipelineKey> {
+        let mut out: Vec<PipelineKey> = Vec::new();
+        for d in self.depth.iter().chain(&self.colour) {
+            if !out.contains(&d.pipeline) {
+                out.push(d.pipeline);
+            }
+        }
+        out
+    }
+
+    /// The frame's report: statistics summed over the crowds, draws per kind, dispatches and bytes
+    /// uploaded.
+    pub fn report(&self) -> FrameReport {
+        let mut stats = CrowdStats::default();
+        for c in &self.crowds {
+            stats += c.stats;
+        }
+        let count = |program: fn(&Program) -> bool| {
+            self.colour.iter().filter(|d| program(&d.pipeline.program)).count() as u32
+        };
+        FrameReport {
+            stats,
+            draws_main: count(|p| matches!(p, Program::Body(_))),
+            draws_shadow: self.depth.len() as u32,
+            draws_attachments: count(|p| *p == Program::Attachment),
+            draws_ground: count(|p| *p == Program::Ground),
+            dispatches: self.dispatches.len() as u32,
+            uploaded_bytes: self.crowds.iter().map(|c| c.uploaded_bytes).sum::<u64>()
+                + self.frame_uniforms.map_or(0, |_| size_of::<FrameUniforms>() as u64),
+            mode: self.mode,
+            culling: self.culling,
+        }
+    }
+}
+
+/// Bytes of `records`.
+fn record_bytes(records: u32) -> u64 {
+    u64::from(records) * size_of::<InstanceRecord>() as u64
+}
+
+/// Capacity growth: at least `n`, [`MIN_RECORD_CAPACITY`], twice `old`, a power of two.
+fn grow(n: u32, old: u32) -> u32 {
+    n.max(MIN_RECORD_CAPACITY).max(old.saturating_mul(2)).next_power_of_two().max(n)
+}
+
+fn check(what: &'static str, size: u64, limits: &PlanLimits) -> Result<(), PlanError> {
+    let limit = limits.max_storage_buffer_bytes;
+    if size > limit { Err(PlanError::BufferTooLarge { what, size, limit }) } else { Ok(()) }
+}
+
+/// The uploads of one crowd; updates its sync state.
+fn plan_crowd(
+    plan: &mut CrowdPlan,
+    c: &mut PlanCrowd<'_>,
+    camera: &Camera,
+    culling: Culling,
+    limits: &PlanLimits,
+) -> Result<(), PlanError> {
+    plan.culling = culling;
+    plan.grow = None;
+    plan.grow_scatter = None;
+    plan.record_writes.clear();
+    plan.list_writes = None;
+    plan.scatter.direct.clear();
+    plan.scatter.indices.clear();
+    plan.scatter.records.clear();
+    plan.args_template = None;
+    plan.cull_params = None;
+    plan.reset_draw_args = culling == Culling::Gpu;
+    let count = c.crowd.count();
+    let sync = &mut *c.sync;
+    let gpu_culling = culling == Culling::Gpu;
+    plan.batches.main_fade.clear();
+    plan.batches.main_plain.clear();
+    plan.batches.shadow.clear();
+    plan.batches.attachments.clear();
+    // The CPU side: dirty ranges (and, CPU-culled, the batches). Ranges are copied out as index
+    // ranges so the plan does not borrow the crowd.
+    let mut ranges: Vec<Range<u32>> = Vec::new();
+    let list_len;
+    let mut list_upload = None;
+    if gpu_culling {
+        let taken = c.crowd.take_record_uploads();
+        ranges.extend(taken.iter().map(|&(first, r)| first..first + r.len() as u32));
+        list_len = 0;
+        plan.stats = CrowdStats {
+            simulated: count,
+            uploaded_record_bytes: ranges.iter().map(|r| record_bytes(r.len() as u32)).sum(),
+            ..CrowdStats::default()
+        };
+    } else {
+        let frame = c.crowd.prepare_frame(camera);
+        ranges.extend(frame.record_uploads.iter().map(|&(first, r)| first..first + r.len() as u32));
+        list_upload = frame.list_upload.map(|(first, l)| first..first + l.len() as u32);
+        list_len = frame.instance_list_len;
+        plan.stats = frame.stats;
+        plan.batches = CpuBatches {
+            main_fade: frame.main_fade,
+            main_plain: frame.main_plain,
+            shadow: frame.shadow,
+            attachments: frame.attachments,
+        };
+    }
+    // Buffers.
+    let fresh = sync.record_capacity == 0;
+    if fresh || count > sync.record_capacity || list_len > sync.list_capacity {
+        let capacity = CrowdCapacity {
+            records: if fresh || count > sync.record_capacity {
+                grow(count, sync.record_capacity)
+            } else {
+                sync.record_capacity
+            },
+            list: if fresh || list_len > sync.list_capacity {
+                grow(list_len, sync.list_capacity)
+            } else {
+                sync.list_capacity
+            },
+        };
+        check("instance record", capacity.record_bytes(), limits)?;
+        check("visible list", capacity.visible_bytes(), limits)?;
+        check("instance list", capacity.list_bytes(), limits)?;
+        plan.grow = Some(capacity);
+        sync.record_capacity = capacity.records;
+        sync.list_capacity = capacity.list;
+        sync.scatter_capacity = 0;
+        sync.template_for = None;
+        sync.cull_params_written = None;
+        sync.mark_unsynced();
+    }
+    let mut uploaded = size_of::<FrameUniforms>() as u64;
+    // Records: whole when unsynced, else the dirty ranges (long ones in place, many short ones
+    // packed for the scatter pass).
+    if sync.records_synced {
+        let records = c.crowd.records();
+        let slices: Vec<(u32, &[InstanceRecord])> =
+            ranges.iter().map(|r| (r.start, &records[r.start as usize..r.end as usize])).collect();
+        plan.scatter.plan(&slices);
+        for &k in &plan.scatter.direct {
+            plan.record_writes.push(ranges[k].clone());
+        }
+        plan.scatter.direct.clear();
+        let n = plan.scatter.scattered();
+        if n > 0 {
+            if sync.scatter_capacity < n {
+                let capacity = n.next_power_of_two().max(MIN_SCATTER_CAPACITY);
+                check("record scatter", record_bytes(capacity), limits)?;
+                plan.grow_scatter = Some(capacity);
+                sync.scatter_capacity = capacity;
+            }
+            uploaded += (plan.scatter.indices.len() * 4) as u64 + record_bytes(n);
+        }
+    } else if count > 0 {
+        plan.record_writes.push(0..count);
+    }
+    sync.records_synced = true;
+    uploaded += plan.record_writes.iter().map(|r| record_bytes(r.len() as u32)).sum::<u64>();
+    // The instance list (CPU culling only; the GPU path neither reads nor writes it).
+    if !gpu_culling {
+        let len = c.crowd.instance_list().len() as u32;
+        plan.list_writes =
+            if sync.list_synced { list_upload } else { Some(0..len) }.filter(|r| !r.is_empty());
+        sync.list_synced = true;
+        uploaded += plan.list_writes.as_ref().map_or(0, |r| u64::from(r.len() as u32) * 4);
+    }
+    // GPU culling inputs: the draw template (asset or capacity changed) and the parameters (changed).
+    if gpu_culling {
+        let config = c.crowd.config();
+        let lod_count = lod_count(c.crowd, c.asset);
+        let key = (c.asset.id(), sync.record_capacity);
+        if sync.template_for != Some(key) {
+            plan.args_template = Some(gpu::draw_args_template(
+                &c.asset.lods()[..lod_count as usize],
+                sync.record_capacity,
+                c.asset.attachment_first_index(),
+                c.asset.attachment_indices().len() as u32,
+            ));
+            sync.template_for = Some(key);
+        }
+        let params = CullParams {
+            record_count: count,
+            capacity: sync.record_capacity,
+            attachment_max_lod: config.attachment_max_lod,
+            attachments: u32::from(config.attachments && c.asset.has_attachments()),
+        };
+        if sync.cull_params_written != Some(params) {
+            plan.cull_params = Some(params);
+            sync.cull_params_written = Some(params);
+            uploaded += size_of::<CullParams>() as u64;
+        }
+        sync.gpu_lods = lod_count;
+    }
+    sync.record_count = count;
+    plan.uploaded_bytes = uploaded;
+    Ok(())
+}
+
+/// LODs a crowd draws: those of its thresholds and of its asset, 1 to [`MAX_LODS`].
+fn lod_count(crowd: &Crowd, asset: &AssetDrawInfo) -> u32 {
+    crowd.asset().lod_distances.lod_count().min(asset.lod_count()).clamp(1, MAX_LODS as u32)
+}
+
+/// The depth and colour draws of crowd `k`.
+fn plan_draws(
+    k: usize,
+    c: &PlanCrowd<'_>,
+    plan: &CrowdPlan,
+    mode: RenderMode,
+    shadow_pass: bool,
+    depth: &mut Vec<Draw>,
+    colour: &mut Vec<Draw>,
+) {
+    let config = c.crowd.config();
+    let asset = c.asset;
+    let attachments_on = config.attachments && asset.has_attachments();
+    let key = |program, pass, cross_fade| PipelineKey { program, pass, variant: asset.variant(cross_fade) };
+    let body = Program::Body(mode);
+    let casts = shadow_pass && config.shadows;
+    let draw = |pipeline, instances, geometry| Draw {
+        pipeline,
+        resources: DrawResources::Crowd { crowd: k, instances },
+        geometry,
+    };
+    if plan.culling == Culling::Gpu {
+        let lod_count = lod_count(c.crowd, c.asset);
+        let src = InstanceSource::VisibleLists;
+        let indirect =
+            |draw: u32| DrawGeometry::IndexedIndirect { offset: u64::from(draw) * DRAW_ARGS_STRIDE };
+        if casts {
+            for lod in 0..lod_count.min(config.shadow_max_lod.saturating_add(1)) {
+                depth.push(draw(key(body, PassKind::Depth, config.cross_fade), src, indirect(lod)));
+            }
+            if attachments_on {
+                let last =
+                    config.shadow_max_lod.min(config.attachment_max_lod).saturating_add(1).min(lod_count);
+                for lod in 0..last {
+                    let pipeline = key(Program::Attachment, PassKind::Depth, config.cross_fade);
+                    depth.push(draw(pipeline, src, indirect(MAX_LODS as u32 + lod)));
+                }
+            }
+        }
+        for lod in 0..lod_count {
+            let fade = config.cross_fade && lod <= config.cross_fade_max_lod;
+            colour.push(draw(key(body, PassKind::Colour, fade), src, indirect(lod)));
+        }
+        if attachments_on {
+            for lod in 0..lod_count.min(config.attachment_max_lod.saturating_add(1)) {
+                let pipeline = key(Program::Attachment, PassKind::Colour, config.cross_fade);
+                colour.push(draw(pipeline, src, indirect(MAX_LODS as u32 + lod)));
+            }
+        }
+        return;
+    }
+    let b = &plan.batches;
+    let src = InstanceSource::InstanceList;
+    let batch = |indices: Range<u32>, b: &DrawBatch| DrawGeometry::Indexed {
+        indices,
+        instances: b.first_instance..b.first_instance + b.instance_count,
+    };
+    if casts {
+        for s in &b.shadow {
+            depth.push(draw(
+                key(body, PassKind::Depth, config.cross_fade),
+                src,
+                batch(asset.lod_indices(s.lod), s),
+            ));
+        }
+        if attachments_on {
+            for a in b.attachments.iter().filter(|a| a.lod <= config.shadow_max_lod) {
+                let pipeline = key(Program::Attachment, PassKind::Depth, config.cross_fade);
+                depth.push(draw(pipeline, src, batch(asset.attachment_indices(), a)));
+            }
+        }
+    }
+    for m in &b.main_fade {
+        colour.push(draw(key(body, PassKind::Colour, true), src, batch(asset.lod_indices(m.lod), m)));
+    }
+    for m in &b.main_plain {
+        colour.push(draw(key(body, PassKind::Colour, false), src, batch(asset.lod_indices(m.lod), m)));
+    }
+    if attachments_on {
+        for a in &b.attachments {
+            let pipeline = key(Program::Attachment, PassKind::Colour, config.cross_fade);
+            colour.push(draw(pipeline, src, batch(asset.attachment_indices(), a)));
+        }
+    }
+}
+
+/// The per-LOD visible lists of a GPU-culled frame from read-backs of a crowd's `draw_args` and
+/// `visible` buffers (as `u32` words): LOD `l`'s list is the first `instance_count` (word 1 of draw
+/// `l`, at most `capacity`) entries of region `l * capacity ..` of `visible`, in the GPU's append
+/// order. `lods` lists, one per LOD drawn.
+pub fn visible_lists(draw_args: &[u32], visible: &[u32], lods: usize, capacity: u32) -> Vec<Vec<u32>> {
+    (0..lods)
+        .map(|lod| {
+            let n = draw_args.get(lod * gpu::DRAW_ARGS_WORDS as usize + 1).copied().unwrap_or(0).min(capacity)
+                as usize;
+            let start = lod * capacity as usize;
+            visible.get(start..start + n).map(<[u32]>::to_vec).unwrap_or_default()
+        })
+        .collect()
+}

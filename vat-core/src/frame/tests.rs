@@ -1,0 +1,335 @@
+//! The frame plan without a GPU: uploads, growth, sync after failures, dispatches, draws and the
+//! report, for one crowd and for several crowds of different assets.
+
+use super::*;
+use crate::clip::{ClipMode, ClipRowMap};
+use crate::container::{BlobId, VertexAnimation};
+use crate::crowd::CrowdAsset;
+use crate::encoding::PositionBounds;
+use crate::layout::VertexTextureLayout;
+
+const LIMITS: PlanLimits = PlanLimits { max_storage_buffer_bytes: 128 << 20 };
+
+/// A manifest of `lods` LODs of 300, 120, 30 ... triangles, switching at 10, 20, 30 ... m.
+fn manifest(lods: u32, format: VertexFormat) -> Manifest {
+    let mut m = Manifest::new("plan test", 100);
+    let mut clips = ClipRowMap::new();
+    clips.push("walk", 1.0, 30.0, ClipMode::Looping, 1.5).unwrap();
+    m.clips = clips.clips().to_vec();
+    m.vertex_animation = Some(VertexAnimation {
+        layout: VertexTextureLayout { vertex_count: 100, frame_count: 30, width: 64, height: 47 },
+        format,
+        bounds: PositionBounds { min: [-0.3, 0.0, -0.2], extent: [0.6, 1.8, 0.4] },
+        position_bits: [13, 14, 13],
+        textures: vec![BlobId(0)],
+        tangents: None,
+    });
+    let mut first = 0;
+    for l in 0..lods {
+        let triangles = 300 >> (l + 1).min(8);
+        m.lods.push(Lod {
+            first_index: first,
+            index_count: triangles * 3,
+            triangle_count: triangles,
+            screen_error: 0.0,
+            max_distance: if l + 1 == lods { f32::INFINITY } else { 10.0 * (l + 1) as f32 },
+        });
+        first += triangles * 3;
+    }
+    m
+}
+
+struct Fixture {
+    crowd: Crowd,
+    asset: AssetDrawInfo,
+    sync: CrowdSync,
+}
+
+/// A crowd of `n` instances on a line in front of the camera, 2 m apart.
+fn fixture(n: u32, lods: u32, format: VertexFormat) -> Fixture {
+    let m = manifest(lods, format);
+    let index_count = m.lods.iter().map(|l| l.index_count).sum();
+    let asset = AssetDrawInfo::new(&m, index_count, 0).unwrap();
+    let mut crowd = Crowd::new(CrowdAsset::from_manifest(&m).unwrap(), Default::default());
+    for i in 0..n {
+        crowd.spawn([(i % 10) as f32 * 2.0 - 9.0, 0.0, -((i / 10) as f32) * 2.0], 0.0, 0);
+    }
+    let sync = CrowdSync::new(crowd.id());
+    Fixture { crowd, asset, sync }
+}
+
+fn camera() -> Camera {
+    Camera::look_at([0.0, 2.0, 12.0], [0.0, 1.0, 0.0], 0.9, 1.0, 0.1, 500.0)
+}
+
+fn plan(
+    plan: &mut FramePlan,
+    fixtures: &mut [&mut Fixture],
+    options: &RenderOptions,
+) -> Result<(), PlanError> {
+    let mut inputs: Vec<PlanCrowd<'_>> = fixtures
+        .iter_mut()
+        .map(|f| PlanCrowd { crowd: &mut f.crowd, asset: &f.asset, sync: &mut f.sync })
+        .collect();
+    plan.plan(&mut inputs, &camera(), options, &LIMITS)
+}
+
+fn cpu() -> RenderOptions {
+    RenderOptions::default()
+}
+
+fn gpu_culled() -> RenderOptions {
+    RenderOptions { culling: Culling::Gpu, ..RenderOptions::default() }
+}
+
+fn uniforms() -> u64 {
+    size_of::<FrameUniforms>() as u64
+}
+
+#[test]
+fn workgroups_split_at_65535() {
+    assert_eq!(workgroups(64, 64), [1, 1]);
+    assert_eq!(workgroups(0, 64), [1, 1]);
+    assert_eq!(workgroups(65536 * 64, 64), [65535, 2]);
+}
+
+#[test]
+fn a_first_cpu_frame_grows_the_buffers_and_uploads_everything_then_nothing() {
+    let mut f = fixture(40, 3, VertexFormat::Packed64);
+    let mut p = FramePlan::default();
+    plan(&mut p, &mut [&mut f], &cpu()).unwrap();
+    let c = &p.crowds[0];
+    let list_len = f.crowd.instance_list().len() as u32;
+    assert!(list_len >= 40);
+    assert_eq!(c.grow, Some(CrowdCapacity { records: 64, list: list_len.max(64).next_power_of_two() }));
+    assert_eq!(c.record_writes, vec![0..40]);
+    assert_eq!(c.list_writes, Some(0..list_len));
+    assert_eq!(c.uploaded_bytes, 40 * 64 + u64::from(list_len) * 4 + uniforms());
+    assert!(p.dispatches.is_empty());
+    assert!(p.shadow_view_proj.is_some());
+    // The draws are the crowd's batches, each with its LOD's index range.
+    let b = &c.batches;
+    assert_eq!(p.colour.len(), b.main_fade.len() + b.main_plain.len());
+    assert_eq!(p.depth.len(), b.shadow.len());
+    for (d, batch) in p.colour.iter().zip(b.main_fade.iter().chain(&b.main_plain)) {
+        let DrawGeometry::Indexed { indices, instances } = &d.geometry else { panic!("{d:?}") };
+        assert_eq!(*indices, f.asset.lod_indices(batch.lod));
+        assert_eq!(*instances, batch.first_instance..batch.first_instance + batch.instance_count);
+        assert_eq!(d.resources, DrawResources::Crowd { crowd: 0, instances: InstanceSource::InstanceList });
+    }
+    let report = p.report();
+    assert_eq!(report.draws_main, report.stats.draws_main);
+    assert_eq!(report.draws_shadow, report.stats.draws_shadow);
+    assert_eq!(report.uploaded_bytes, c.uploaded_bytes);
+
+    // Nothing changed: only the uniforms.
+    plan(&mut p, &mut [&mut f], &cpu()).unwrap();
+    let c = &p.crowds[0];
+    assert_eq!((c.grow, c.record_writes.len(), c.list_writes.clone()), (None, 0, None));
+    assert_eq!(c.uploaded_bytes, uniforms());
+
+    // One instance moved: one range.
+    f.crowd.set_transform(7, [0.5, 0.0, 0.0], 1.0);
+    plan(&mut p, &mut [&mut f], &cpu()).unwrap();
+    assert_eq!(p.crowds[0].record_writes, vec![7..8]);
+}
+
+#[test]
+fn gpu_culling_dispatches_once_and_draws_indirect_per_lod() {
+    let mut f = fixture(100, 3, VertexFormat::Packed64);
+    let mut p = FramePlan::default();
+    plan(&mut p, &mut [&mut f], &gpu_culled()).unwrap();
+    let c = &p.crowds[0];
+    assert_eq!(p.dispatches, vec![Dispatch::Cull { crowd: 0, records: 100, workgroups: [2, 1] }]);
+    assert!(c.reset_draw_args);
+    let template = c.args_template.as_ref().expect("first frame writes the template");
+    assert_eq!(template[4..5], [0]);
+    assert_eq!(template[5 + 4], 128, "LOD 1 starts at one capacity");
+    assert_eq!(c.cull_params.map(|q| (q.record_count, q.capacity)), Some((100, 128)));
+    assert_eq!(c.list_writes, None, "the GPU path never writes the instance list");
+    let offsets: Vec<u64> = p
+        .colour
+        .iter()
+        .map(|d| match d.geometry {
+            DrawGeometry::IndexedIndirect { offset } => offset,
+            _ => panic!("{d:?}"),
+        })
+        .collect();
+    assert_eq!(offsets, vec![0, DRAW_ARGS_STRIDE, 2 * DRAW_ARGS_STRIDE]);
+    // Cross-fade up to LOD 1 (the default), plain beyond.
+    let fades: Vec<bool> = p.colour.iter().map(|d| d.pipeline.variant.cross_fade).collect();
+    assert_eq!(fades, vec![true, true, false]);
+    assert_eq!(p.depth.len(), 2, "shadow casters: LODs 0 and 1");
+    assert_eq!(p.report().dispatches, 1);
+    assert_eq!(c.uploaded_bytes, 100 * 64 + uniforms() + 16);
+    assert_eq!(f.sync.gpu_lods(), 3);
+
+    // Unchanged: no template, no parameters, no records; the draw args are still reset.
+    plan(&mut p, &mut [&mut f], &gpu_culled()).unwrap();
+    let c = &p.crowds[0];
+    assert_eq!((c.args_template.is_none(), c.cull_params, c.record_writes.len()), (true, None, 0));
+    assert!(c.reset_draw_args);
+    assert_eq!(c.uploaded_bytes, uniforms());
+}
+
+#[test]
+fn many_short_ranges_are_scattered_with_the_one_minimum_capacity() {
+    let mut f = fixture(4000, 2, VertexFormat::Packed64);
+    let mut p = FramePlan::default();
+    plan(&mut p, &mut [&mut f], &gpu_culled()).unwrap();
+    for i in (0..4000).step_by(100) {
+        f.crowd.set_transform(i, [0.0, 0.0, 1.0], 0.0);
+    }
+    plan(&mut p, &mut [&mut f], &gpu_culled()).unwrap();
+    let c = &p.crowds[0];
+    assert_eq!(c.scatter.scattered(), 40);
+    assert_eq!(c.grow_scatter, Some(MIN_SCATTER_CAPACITY));
+    assert!(c.record_writes.is_empty());
+    assert_eq!(p.dispatches[0], Dispatch::Scatter { crowd: 0, records: 40, workgroups: [1, 1] });
+    assert!(matches!(p.dispatches[1], Dispatch::Cull { crowd: 0, .. }));
+    // The scatter reproduces the crowd's records on a CPU copy.
+    let mut copy = vec![InstanceRecord::default(); 4000];
+    copy.copy_from_slice(f.crowd.records());
+    for i in (0..4000).step_by(100) {
+        copy[i] = InstanceRecord::default();
+    }
+    c.scatter.apply(&[], &mut copy);
+    assert_eq!(copy, f.crowd.records());
+    // The buffers are kept the next time.
+    f.crowd.set_transform(5, [0.0, 0.0, 2.0], 0.0);
+    for i in (1..4000).step_by(200) {
+        f.crowd.set_transform(i, [0.0, 0.0, 2.0], 0.0);
+    }
+    plan(&mut p, &mut [&mut f], &gpu_culled()).unwrap();
+    assert_eq!(p.crowds[0].grow_scatter, None);
+    assert_eq!(f.sync.scatter_capacity(), MIN_SCATTER_CAPACITY);
+}
+
+#[test]
+fn two_crowds_of_two_assets_share_one_frame() {
+    let mut a = fixture(30, 3, VertexFormat::Packed64);
+    let mut b = fixture(12, 1, VertexFormat::F16);
+    for culling in [Culling::Cpu, Culling::Gpu] {
+        let options = RenderOptions { culling, ground: true, ..RenderOptions::default() };
+        let mut p = FramePlan::default();
+        plan(&mut p, &mut [&mut a, &mut b], &options).unwrap();
+        assert_eq!(p.crowds.len(), 2);
+        assert_eq!(p.colour[0].pipeline.program, Program::Ground);
+        assert_eq!(p.colour[0].resources, DrawResources::FrameOnly { crowd: Some(0) });
+        for (k, fixture) in [(0usize, &a), (1, &b)] {
+            let of_crowd: Vec<&Draw> = p
+                .colour
+                .iter()
+                .filter(|d| matches!(d.resources, DrawResources::Crowd { crowd, .. } if crowd == k))
+                .collect();
+            assert!(!of_crowd.is_empty(), "crowd {k} {culling:?}");
+            for d in of_crowd {
+                assert_eq!(d.pipeline.variant.vertex_format, fixture.asset.vertex_format());
+                if let DrawGeometry::Indexed { indices, .. } = &d.geometry {
+                    assert!(fixture.asset.lods().iter().any(|l| l.first_index == indices.start));
+                }
+            }
+            assert!(
+                p.depth
+                    .iter()
+                    .any(|d| matches!(d.resources, DrawResources::Crowd { crowd, .. } if crowd == k)),
+                "both crowds cast into the one shadow pass"
+            );
+        }
+        let report = p.report();
+        assert_eq!(report.stats.simulated, 42);
+        assert_eq!(report.draws_ground, 1);
+        if culling == Culling::Gpu {
+            assert_eq!(report.dispatches, 2);
+            assert_eq!(report.draws_main, 3 + 1, "3 LODs + 1 LOD");
+        }
+        assert_eq!(p.crowds[0].uniforms.lod_count, 3);
+        assert_eq!(p.crowds[1].uniforms.lod_count, 1);
+        assert_eq!(p.crowds[0].uniforms.view_proj, p.crowds[1].uniforms.view_proj);
+    }
+}
+
+#[test]
+fn the_ground_alone_has_uniforms_of_its_own() {
+    let mut p = FramePlan::default();
+    p.plan(&mut [], &camera(), &RenderOptions { ground: true, ..cpu() }, &LIMITS).unwrap();
+    assert_eq!(p.colour.len(), 1);
+    assert_eq!(p.colour[0].resources, DrawResources::FrameOnly { crowd: None });
+    assert!(p.frame_uniforms.is_some());
+    assert_eq!(p.shadow_view_proj, None, "no crowd casts");
+    assert_eq!(p.report().uploaded_bytes, uniforms());
+}
+
+#[test]
+#[should_panic(expected = "create one GpuCrowd per Crowd")]
+fn a_gpu_copy_used_with_another_crowd_panics() {
+    let mut a = fixture(3, 1, VertexFormat::Packed64);
+    let b = fixture(3, 1, VertexFormat::Packed64);
+    a.sync = b.sync;
+    let _ = plan(&mut FramePlan::default(), &mut [&mut a], &cpu());
+}
+
+#[test]
+fn a_cloned_crowd_is_another_crowd() {
+    let a = fixture(3, 1, VertexFormat::Packed64);
+    assert_ne!(a.crowd.clone().id(), a.crowd.id());
+}
+
+#[test]
+fn bone_mode_without_bones_changes_nothing() {
+    let mut f = fixture(3, 1, VertexFormat::Packed64);
+    let before = f.sync.clone();
+    let options = RenderOptions { mode: RenderMode::Bone, ..cpu() };
+    let e = plan(&mut FramePlan::default(), &mut [&mut f], &options).unwrap_err();
+    assert_eq!(e, PlanError::AssetHasNoBones { crowd: 0 });
+    assert_eq!(f.sync, before);
+}
+
+#[test]
+fn a_failed_frame_uploads_every_crowd_whole_next_time() {
+    let mut a = fixture(50, 2, VertexFormat::Packed64);
+    let mut b = fixture(50, 2, VertexFormat::Packed64);
+    let mut p = FramePlan::default();
+    plan(&mut p, &mut [&mut a, &mut b], &gpu_culled()).unwrap();
+    // Crowd a's dirty set is taken, then crowd b outgrows the limit.
+    a.crowd.set_transform(3, [1.0, 0.0, 0.0], 0.0);
+    for _ in 0..100 {
+        b.crowd.spawn([0.0; 3], 0.0, 0);
+    }
+    let tiny = PlanLimits { max_storage_buffer_bytes: 128 * 64 };
+    let mut inputs = [
+        PlanCrowd { crowd: &mut a.crowd, asset: &a.asset, sync: &mut a.sync },
+        PlanCrowd { crowd: &mut b.crowd, asset: &b.asset, sync: &mut b.sync },
+    ];
+    let e = p.plan(&mut inputs, &camera(), &gpu_culled(), &tiny).unwrap_err();
+    assert!(matches!(e, PlanError::BufferTooLarge { what: "instance record", .. }), "{e:?}");
+    assert!(!a.sync.records_synced() && !b.sync.records_synced());
+    plan(&mut p, &mut [&mut a, &mut b], &gpu_culled()).unwrap();
+    assert_eq!(p.crowds[0].record_writes, vec![0..50], "a's change is not lost");
+    assert_eq!(p.crowds[1].record_writes, vec![0..150]);
+}
+
+#[test]
+fn a_backend_failure_after_planning_resyncs_through_mark_unsynced() {
+    let mut f = fixture(20, 1, VertexFormat::Packed64);
+    let mut p = FramePlan::default();
+    plan(&mut p, &mut [&mut f], &cpu()).unwrap();
+    f.crowd.set_transform(2, [1.0, 0.0, 0.0], 0.0);
+    plan(&mut p, &mut [&mut f], &cpu()).unwrap();
+    assert_eq!(p.crowds[0].record_writes, vec![2..3]);
+    // The backend failed to carry that plan out.
+    f.sync.mark_unsynced();
+    plan(&mut p, &mut [&mut f], &cpu()).unwrap();
+    assert_eq!(p.crowds[0].record_writes, vec![0..20]);
+    assert!(p.crowds[0].list_writes.is_some(), "and the whole list");
+}
+
+#[test]
+fn shadows_off_plans_no_depth_pass() {
+    let mut f = fixture(20, 3, VertexFormat::Packed64);
+    let mut p = FramePlan::default();
+    plan(&mut p, &mut [&mut f], &RenderOptions { shadows: false, ..gpu_culled() }).unwrap();
+    assert_eq!((p.shadow_view_proj, p.depth.len()), (None, 0));
+    assert_eq!(p.crowds[0].uniforms.shadow_strength, 0.0);
+    assert_eq!(p.pipelines().len(), 2, "fade and plain colour pipelines");
+}

@@ -1,0 +1,246 @@
+//! Render pipelines described once for both backends: which program a pipeline runs
+//! ([`PipelineKey`]) and its fixed state ([`PipelineState`]: primitive assembly, culling, depth test
+//! and bias), plus the shadow map's comparison sampler ([`SHADOW_SAMPLER`]). Each backend's `conv.rs`
+//! maps these to its own types with small pure `map_*` functions, as it maps the binding table.
+//!
+//! What a pipeline does *not* carry here is the host pass's state (colour and depth formats, sample
+//! count): a backend caches pipelines by `(PipelineKey, its pass formats)`, so one renderer can draw
+//! into several hosts' passes (an MSAA one included).
+
+use crate::encoding::VertexFormat;
+use crate::gpu;
+use crate::render::RenderMode;
+
+/// Which kind of pass a draw belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PassKind {
+    /// Colour + depth: vertex and fragment (`fs_lit`) stages, the shadow map sampled.
+    Colour,
+    /// Depth only (the shadow map, or a host's depth pre-pass): vertex stage alone, depth bias on.
+    Depth,
+}
+
+/// What a render pipeline draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Program {
+    /// The crowd's bodies, displaced by the VAT or the bone texture.
+    Body(RenderMode),
+    /// Socket attachments, placed by the capture tracks.
+    Attachment,
+    /// The ground square (`vs_ground`, colour passes only; group 0 alone).
+    Ground,
+}
+
+/// The shader variant of a pipeline: the WGSL `override` constants that depend on the asset and the
+/// draw (the renderer-wide `INTERPOLATION` override is the renderer's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ShaderVariantKey {
+    /// `CROSS_FADE`: decode clip B while a fade runs.
+    pub cross_fade: bool,
+    /// `INFLUENCES`: bone influences per vertex, 4 or 8 (anything else means 4).
+    pub influences: u32,
+    /// `VERTEX_FORMAT`: the asset's vertex animation format.
+    pub vertex_format: VertexFormat,
+}
+
+impl ShaderVariantKey {
+    /// The variant of pipelines that decode no asset (culling, ground): no fade, 4 influences, the
+    /// default format.
+    pub const NEUTRAL: Self =
+        Self { cross_fade: false, influences: 4, vertex_format: VertexFormat::Packed64 };
+
+    /// `influences` as the override takes it: 8 stays 8, everything else is 4.
+    pub fn influences_override(&self) -> u32 {
+        if self.influences == 8 { 8 } else { 4 }
+    }
+}
+
+/// A render pipeline independent of the host pass: program, pass kind and shader variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PipelineKey {
+    /// What it draws.
+    pub program: Program,
+    /// The pass kind it draws in.
+    pub pass: PassKind,
+    /// The override constants.
+    pub variant: ShaderVariantKey,
+}
+
+impl PipelineKey {
+    /// The vertex entry point of [`gpu::SHADER_SOURCE`] it runs.
+    pub fn vertex_entry_point(&self) -> &'static str {
+        match (self.program, self.pass) {
+            (Program::Body(RenderMode::Vat), PassKind::Colour) => gpu::ENTRY_POINT_VS_VAT,
+            (Program::Body(RenderMode::Vat), PassKind::Depth) => gpu::ENTRY_POINT_VS_VAT_DEPTH,
+            (Program::Body(RenderMode::Bone), PassKind::Colour) => gpu::ENTRY_POINT_VS_BONE,
+            (Program::Body(RenderMode::Bone), PassKind::Depth) => gpu::ENTRY_POINT_VS_BONE_DEPTH,
+            (Program::Attachment, PassKind::Colour) => gpu::ENTRY_POINT_VS_ATTACHMENT,
+            (Program::Attachment, PassKind::Depth) => gpu::ENTRY_POINT_VS_ATTACHMENT_DEPTH,
+            (Program::Ground, _) => gpu::ENTRY_POINT_VS_GROUND,
+        }
+    }
+
+    /// The fragment entry point: `fs_lit` in colour passes, none in depth passes.
+    pub fn fragment_entry_point(&self) -> Option<&'static str> {
+        match self.pass {
+            PassKind::Colour => Some(gpu::ENTRY_POINT_FS_LIT),
+            PassKind::Depth => None,
+        }
+    }
+
+    /// Whether the pipeline binds groups 1 (asset) and 2 (crowd) as well as group 0; the ground
+    /// binds group 0 alone.
+    pub fn binds_asset_and_crowd(&self) -> bool {
+        self.program != Program::Ground
+    }
+
+    /// Its fixed state.
+    pub fn state(&self) -> PipelineState {
+        PipelineState::for_pass(self.pass)
+    }
+}
+
+/// Which triangles are discarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CullMode {
+    /// None.
+    None,
+    /// Back faces.
+    Back,
+}
+
+/// Which winding is the front face (in the framebuffer, with the backends' y-up clip space).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FrontFace {
+    /// Counter-clockwise.
+    Ccw,
+}
+
+/// A depth (or sampler) comparison: passes when `new op stored`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompareFunction {
+    /// `<`.
+    Less,
+    /// `<=`.
+    LessEqual,
+}
+
+/// Depth bias of a depth-only pipeline, in the API's terms: `constant` depth units plus
+/// `slope_scale` times the depth slope, the sum clamped to `clamp` (0: no clamp).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DepthBias {
+    /// Constant part, in units of the depth format's smallest step.
+    pub constant: i32,
+    /// Slope-scaled part.
+    pub slope_scale: f32,
+    /// Largest bias (0: unclamped).
+    pub clamp: f32,
+}
+
+impl DepthBias {
+    /// No bias.
+    pub const NONE: Self = Self { constant: 0, slope_scale: 0.0, clamp: 0.0 };
+
+    /// Whether any bias is applied.
+    pub fn is_enabled(&self) -> bool {
+        *self != Self::NONE
+    }
+}
+
+/// The fixed state of every vat render pipeline of one pass kind: triangle lists, no vertex buffers
+/// (everything is fetched in the shader), no blending, depth written.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PipelineState {
+    /// Discarded faces.
+    pub cull_mode: CullMode,
+    /// Front-face winding.
+    pub front_face: FrontFace,
+    /// Whether depth is written.
+    pub depth_write: bool,
+    /// The depth test.
+    pub depth_compare: CompareFunction,
+    /// Depth bias.
+    pub depth_bias: DepthBias,
+}
+
+/// Depth bias of the shadow (depth-only) pipelines: 2 steps + 2 x slope.
+pub const SHADOW_DEPTH_BIAS: DepthBias = DepthBias { constant: 2, slope_scale: 2.0, clamp: 0.0 };
+
+impl PipelineState {
+    /// The state of `pass`'s pipelines: back faces culled (counter-clockwise front), depth test
+    /// `Less` with writes, and [`SHADOW_DEPTH_BIAS`] in depth-only passes.
+    pub fn for_pass(pass: PassKind) -> Self {
+        Self {
+            cull_mode: CullMode::Back,
+            front_face: FrontFace::Ccw,
+            depth_write: true,
+            depth_compare: CompareFunction::Less,
+            depth_bias: match pass {
+                PassKind::Colour => DepthBias::NONE,
+                PassKind::Depth => SHADOW_DEPTH_BIAS,
+            },
+        }
+    }
+}
+
+/// Texel filtering of a sampler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FilterMode {
+    /// Nearest texel.
+    Nearest,
+    /// Linear between texels (for a comparison sampler: of the comparison results, i.e. 2x2 PCF).
+    Linear,
+}
+
+/// A sampler, described once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SamplerState {
+    /// Magnification filter.
+    pub mag_filter: FilterMode,
+    /// Minification filter.
+    pub min_filter: FilterMode,
+    /// Mip filter.
+    pub mipmap_filter: FilterMode,
+    /// The comparison of a comparison sampler (`None`: a plain sampler). Every address mode is
+    /// clamp-to-edge.
+    pub compare: Option<CompareFunction>,
+}
+
+/// The shadow map's sampler (`shadow_sampler`): linear comparison `LessEqual`, clamped to the edge.
+pub const SHADOW_SAMPLER: SamplerState = SamplerState {
+    mag_filter: FilterMode::Linear,
+    min_filter: FilterMode::Linear,
+    mipmap_filter: FilterMode::Nearest,
+    compare: Some(CompareFunction::LessEqual),
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_depth_passes_are_biased() {
+        assert!(!PipelineState::for_pass(PassKind::Colour).depth_bias.is_enabled());
+        assert_eq!(PipelineState::for_pass(PassKind::Depth).depth_bias, SHADOW_DEPTH_BIAS);
+        assert!(SHADOW_DEPTH_BIAS.is_enabled());
+    }
+
+    #[test]
+    fn entry_points_follow_program_and_pass() {
+        let key = |program, pass| PipelineKey { program, pass, variant: ShaderVariantKey::NEUTRAL };
+        assert_eq!(
+            key(Program::Body(RenderMode::Bone), PassKind::Depth).vertex_entry_point(),
+            "vs_bone_depth"
+        );
+        assert_eq!(key(Program::Attachment, PassKind::Colour).fragment_entry_point(), Some("fs_lit"));
+        assert_eq!(key(Program::Attachment, PassKind::Depth).fragment_entry_point(), None);
+        assert!(!key(Program::Ground, PassKind::Colour).binds_asset_and_crowd());
+        for program in [Program::Body(RenderMode::Vat), Program::Body(RenderMode::Bone), Program::Attachment]
+        {
+            for pass in [PassKind::Colour, PassKind::Depth] {
+                let entry = key(program, pass).vertex_entry_point();
+                assert!(gpu::SHADER_SOURCE.contains(&format!("fn {entry}(")), "{entry}");
+            }
+        }
+    }
+}

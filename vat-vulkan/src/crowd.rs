@@ -1,0 +1,210 @@
+//! Per-crowd GPU state: [`GpuCrowd`] and [`Renderer::create_crowd`]; the Vulkan twin of vat-wgpu's
+//! `crowd.rs`.
+
+use ash::vk;
+use vat_core::crowd::Crowd;
+use vat_core::frame::{CrowdCapacity, CrowdSync, InstanceSource, scatter_buffer_bytes};
+use vat_core::gpu::{self, CullParams, FrameUniforms};
+
+use crate::owned::{HostBuffer, Owned};
+use crate::renderer::{Resource, StageSet, descriptor_set};
+use crate::{Renderer, VulkanError};
+
+/// One crowd's GPU copy: its frame uniforms (set 0), records (resident), CPU-culled instance list,
+/// GPU-culled visible lists and indirect draws, the record scatter's buffers, their descriptor sets,
+/// and what they hold ([`CrowdSync`]). Made by [`Renderer::create_crowd`] for one [`Crowd`]; using
+/// it with another crowd panics. Buffers are created (and grown) by the frames that need them.
+/// Dropping it waits for the device to be idle, then destroys it.
+pub struct GpuCrowd {
+    pub(crate) sync: CrowdSync,
+    /// The crowd's set-0 uniforms (camera, its clock and LOD settings, light).
+    pub(crate) frame_buffer: HostBuffer,
+    /// Set 0 per [`StageSet`], over `frame_buffer`.
+    pub(crate) frame_sets: Vec<vk::DescriptorSet>,
+    pub(crate) buffers: Option<CrowdBuffers>,
+    /// The uniform buffer and set-0 pools; destroyed last.
+    owned: Owned,
+}
+
+impl std::fmt::Debug for GpuCrowd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuCrowd").field("sync", &self.sync).finish_non_exhaustive()
+    }
+}
+
+impl Drop for GpuCrowd {
+    fn drop(&mut self) {
+        // SAFETY: plain wait on a live device; submitted frames may still use the crowd's buffers,
+        // which its fields destroy next.
+        let _ = unsafe { self.owned.ctx.device.device_wait_idle() };
+    }
+}
+
+impl GpuCrowd {
+    /// What the GPU copy holds (capacities, sync state).
+    pub fn sync(&self) -> &CrowdSync {
+        &self.sync
+    }
+
+    /// Forgets what the GPU copy holds: the next frame uploads the whole crowd. Call it after
+    /// dropping a command buffer that recorded a frame of this crowd without submitting it.
+    pub fn mark_unsynced(&mut self) {
+        self.sync.mark_unsynced();
+    }
+}
+
+/// The buffers of a [`GpuCrowd`] at one capacity.
+pub(crate) struct CrowdBuffers {
+    pub(crate) records: HostBuffer,
+    pub(crate) list: HostBuffer,
+    pub(crate) visible: HostBuffer,
+    pub(crate) draw_args: HostBuffer,
+    pub(crate) args_template: HostBuffer,
+    pub(crate) cull_params: HostBuffer,
+    /// Set 2: colour and depth over the CPU list, colour and depth over the GPU lists, compute.
+    colour_cpu: vk::DescriptorSet,
+    depth_cpu: vk::DescriptorSet,
+    colour_gpu: vk::DescriptorSet,
+    depth_gpu: vk::DescriptorSet,
+    pub(crate) compute: vk::DescriptorSet,
+    pub(crate) scatter: Option<ScatterBuffers>,
+    /// The buffers and descriptor pools; destroyed last.
+    pub(crate) owned: Owned,
+}
+
+impl CrowdBuffers {
+    /// Set 2 of `set` over `instances`.
+    pub(crate) fn group(&self, set: StageSet, instances: InstanceSource) -> vk::DescriptorSet {
+        match (set, instances) {
+            (StageSet::Depth, InstanceSource::InstanceList) => self.depth_cpu,
+            (StageSet::Depth, InstanceSource::VisibleLists) => self.depth_gpu,
+            (_, InstanceSource::InstanceList) => self.colour_cpu,
+            (_, InstanceSource::VisibleLists) => self.colour_gpu,
+        }
+    }
+}
+
+/// The record scatter's packed records and destinations, and set 3 of `cs_scatter` over them and the
+/// record buffer.
+pub(crate) struct ScatterBuffers {
+    pub(crate) indices: HostBuffer,
+    pub(crate) records: HostBuffer,
+    pub(crate) set: vk::DescriptorSet,
+    _owned: Owned,
+}
+
+impl Renderer {
+    /// Creates the GPU state of `crowd` (its uniform buffer and set 0; the other buffers come with
+    /// its first frame). Use the result only with `crowd` and this renderer.
+    ///
+    /// # Errors
+    /// [`VulkanError::Vk`], [`VulkanError::NoMemoryType`].
+    pub fn create_crowd(&mut self, crowd: &Crowd) -> Result<GpuCrowd, VulkanError> {
+        let mut owned = Owned::new(&self.ctx);
+        let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+        let frame_buffer =
+            owned.buffer(size_of::<FrameUniforms>() as u64, uniform, "crowd frame uniforms")?;
+        let frame_sets = self.frame_sets_for(&mut owned, frame_buffer.buffer)?;
+        Ok(GpuCrowd { sync: CrowdSync::new(crowd.id()), frame_buffer, frame_sets, buffers: None, owned })
+    }
+
+    /// Replaces `gpu`'s buffers with ones of `capacity` (the plan then uploads everything); waits for
+    /// the device to be idle first when there are old ones (frames in flight may read them).
+    pub(crate) fn grow_crowd(&self, gpu: &mut GpuCrowd, capacity: CrowdCapacity) -> Result<(), VulkanError> {
+        if gpu.buffers.is_some() {
+            // SAFETY: plain wait on a live device, before the old buffers are destroyed.
+            unsafe { self.ctx.device.device_wait_idle() }.map_err(VulkanError::vk("wait for device idle"))?;
+            gpu.buffers = None;
+        }
+        let mut owned = Owned::new(&self.ctx);
+        let dst = vk::BufferUsageFlags::TRANSFER_DST;
+        let storage = vk::BufferUsageFlags::STORAGE_BUFFER | dst;
+        let records = owned.buffer(capacity.record_bytes(), storage, "instance records")?;
+        let list = owned.buffer(capacity.list_bytes(), storage, "instance list")?;
+        let visible = owned.buffer(capacity.visible_bytes(), storage, "visible lists")?;
+        let draw_args = owned.buffer(
+            gpu::DRAW_ARGS_BYTES,
+            storage | vk::BufferUsageFlags::INDIRECT_BUFFER,
+            "draw args",
+        )?;
+        let args_template = owned.buffer(
+            gpu::DRAW_ARGS_BYTES,
+            vk::BufferUsageFlags::TRANSFER_SRC | dst,
+            "draw args template",
+        )?;
+        let cull_params = owned.buffer(
+            size_of::<CullParams>() as u64,
+            vk::BufferUsageFlags::UNIFORM_BUFFER | dst,
+            "cull params",
+        )?;
+        let (decode_params, decoded) = (self.dummy_decode_params.buffer, self.dummy_decoded.buffer);
+        let mut group = |set: StageSet, instance_list: vk::Buffer| {
+            let layout = self.set_layouts[set as usize][gpu::GROUP_CROWD as usize];
+            descriptor_set(&mut owned, layout, gpu::GROUP_CROWD, set, |name| {
+                Some(Resource::Buffer(match name {
+                    "instances" => records.buffer,
+                    "instance_list" => instance_list,
+                    "decode_params" => decode_params,
+                    "decoded" => decoded,
+                    "cull_params" => cull_params.buffer,
+                    "visible" => visible.buffer,
+                    "draw_args" => draw_args.buffer,
+                    _ => return None,
+                }))
+            })
+        };
+        let colour_cpu = group(StageSet::Colour, list.buffer)?;
+        let depth_cpu = group(StageSet::Depth, list.buffer)?;
+        let colour_gpu = group(StageSet::Colour, visible.buffer)?;
+        let depth_gpu = group(StageSet::Depth, visible.buffer)?;
+        let compute = group(StageSet::Compute, list.buffer)?;
+        gpu.buffers = Some(CrowdBuffers {
+            records,
+            list,
+            visible,
+            draw_args,
+            args_template,
+            cull_params,
+            colour_cpu,
+            depth_cpu,
+            colour_gpu,
+            depth_gpu,
+            compute,
+            scatter: None,
+            owned,
+        });
+        Ok(())
+    }
+
+    /// Replaces `buffers`' scatter buffers with ones of `capacity` records (waiting for the device
+    /// to be idle first when there are old ones).
+    pub(crate) fn grow_scatter(&self, buffers: &mut CrowdBuffers, capacity: u32) -> Result<(), VulkanError> {
+        if buffers.scatter.is_some() {
+            // SAFETY: plain wait on a live device, before the old buffers are destroyed.
+            unsafe { self.ctx.device.device_wait_idle() }.map_err(VulkanError::vk("wait for device idle"))?;
+            buffers.scatter = None;
+        }
+        let mut owned = Owned::new(&self.ctx);
+        let (index_bytes, record_bytes) = scatter_buffer_bytes(capacity);
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+        let indices = owned.buffer(index_bytes, usage, "scatter indices")?;
+        let records = owned.buffer(record_bytes, usage, "scatter records")?;
+        let target = buffers.records.buffer;
+        let set = descriptor_set(
+            &mut owned,
+            self.scatter_set_layout,
+            gpu::GROUP_SCATTER,
+            StageSet::Compute,
+            |n| {
+                Some(Resource::Buffer(match n {
+                    "scatter_indices" => indices.buffer,
+                    "scatter_records" => records.buffer,
+                    "scatter_target" => target,
+                    _ => return None,
+                }))
+            },
+        )?;
+        buffers.scatter = Some(ScatterBuffers { indices, records, set, _owned: owned });
+        Ok(())
+    }
+}

@@ -1,0 +1,452 @@
+//! Carrying out a [`FramePlan`]: buffer growth, the writes (`vkCmdUpdateBuffer`), dispatches, the
+//! depth and colour passes, with their barriers; the Vulkan twin of vat-wgpu's `encode.rs`. Nothing
+//! here decides what is drawn.
+
+use ash::vk;
+use vat_core::frame::{CrowdPlan, Dispatch, Draw, DrawGeometry, DrawResources, FramePlan};
+use vat_core::gpu;
+use vat_core::instance::InstanceRecord;
+use vat_core::pipeline::{PassKind, PipelineKey};
+
+use crate::crowd::CrowdBuffers;
+use crate::owned::color_range;
+use crate::pipelines::{CULL, PassFormats, SHADOW_PASS};
+use crate::renderer::{CrowdDraw, StageSet, flipped_viewport, full_rect, memory_barrier};
+use crate::{RenderTarget, Renderer, VulkanError};
+
+/// Most bytes one `vkCmdUpdateBuffer` may write.
+const UPDATE_CHUNK: usize = 65536;
+// `vkCmdUpdateBuffer` writes whole words.
+const _: () = assert!(size_of::<vat_core::gpu::FrameUniforms>().is_multiple_of(4));
+
+/// Buffer writes of one frame, recorded with `vkCmdUpdateBuffer` before the passes: (buffer, byte
+/// offset, bytes).
+type Writes = Vec<(vk::Buffer, u64, Vec<u8>)>;
+
+/// Queues `bytes` for `buffer` at byte `offset` (both multiples of 4).
+fn queue_write(writes: &mut Writes, buffer: vk::Buffer, offset: u64, bytes: &[u8]) {
+    if !bytes.is_empty() {
+        writes.push((buffer, offset, bytes.to_vec()));
+    }
+}
+
+fn buffers_of<'a>(draw: &'a CrowdDraw<'_>) -> Result<&'a CrowdBuffers, VulkanError> {
+    draw.gpu.buffers.as_ref().ok_or(VulkanError::Internal("crowd buffers missing"))
+}
+
+impl Renderer {
+    /// Grows `draw`'s buffers as `plan` says and queues its writes: changed records and list entries,
+    /// the scatter's packed records, the culling inputs and its uniforms.
+    fn upload_crowd(
+        &self,
+        draw: &mut CrowdDraw<'_>,
+        plan: &CrowdPlan,
+        writes: &mut Writes,
+    ) -> Result<(), VulkanError> {
+        if let Some(capacity) = plan.grow {
+            self.grow_crowd(draw.gpu, capacity)?;
+        }
+        if let Some(capacity) = plan.grow_scatter {
+            let buffers = draw.gpu.buffers.as_mut().ok_or(VulkanError::Internal("crowd buffers missing"))?;
+            self.grow_scatter(buffers, capacity)?;
+        }
+        let buffers = buffers_of(draw)?;
+        let records = draw.crowd.records();
+        for r in &plan.record_writes {
+            let bytes: &[u8] = bytemuck::cast_slice(&records[r.start as usize..r.end as usize]);
+            queue_write(
+                writes,
+                buffers.records.buffer,
+                u64::from(r.start) * size_of::<InstanceRecord>() as u64,
+                bytes,
+            );
+        }
+        if let Some(r) = &plan.list_writes {
+            let list = &draw.crowd.instance_list()[r.start as usize..r.end as usize];
+            queue_write(writes, buffers.list.buffer, u64::from(r.start) * 4, bytemuck::cast_slice(list));
+        }
+        if plan.scatter.scattered() > 0 {
+            let scatter = buffers.scatter.as_ref().ok_or(VulkanError::Internal("scatter buffers missing"))?;
+            queue_write(writes, scatter.indices.buffer, 0, bytemuck::cast_slice(&plan.scatter.indices));
+            queue_write(writes, scatter.records.buffer, 0, bytemuck::cast_slice(&plan.scatter.records));
+        }
+        if let Some(template) = &plan.args_template {
+            queue_write(writes, buffers.args_template.buffer, 0, bytemuck::cast_slice(template));
+        }
+        if let Some(params) = &plan.cull_params {
+            queue_write(writes, buffers.cull_params.buffer, 0, bytemuck::bytes_of(params));
+        }
+        queue_write(writes, draw.gpu.frame_buffer.buffer, 0, bytemuck::bytes_of(&plan.uniforms));
+        Ok(())
+    }
+
+    /// Records `plan` into `cb` (recording, outside any render pass). Everything that can fail
+    /// (pipelines, buffer growth) happens before anything is recorded. On error the caller marks
+    /// every crowd unsynced.
+    pub(crate) fn encode_frame(
+        &mut self,
+        cb: vk::CommandBuffer,
+        plan: &FramePlan,
+        crowds: &mut [CrowdDraw<'_>],
+        target: RenderTarget,
+    ) -> Result<(), VulkanError> {
+        let colour_formats = PassFormats {
+            color: Some(self.config.color_format),
+            depth: self.config.depth_format,
+            samples: 1,
+        };
+        let mut pipelines: Vec<(PipelineKey, vk::Pipeline)> = Vec::new();
+        for key in plan.pipelines() {
+            let formats = match key.pass {
+                PassKind::Colour => colour_formats,
+                PassKind::Depth => SHADOW_PASS,
+            };
+            pipelines.push((key, self.render_pipeline(key, formats)?));
+        }
+        let cull_pipeline = self.compute_pipeline(CULL)?;
+        let mut writes = Writes::new();
+        for (draw, crowd_plan) in crowds.iter_mut().zip(&plan.crowds) {
+            self.upload_crowd(draw, crowd_plan, &mut writes)?;
+        }
+        if let Some(uniforms) = &plan.frame_uniforms {
+            queue_write(&mut writes, self.frame_buffer.buffer, 0, bytemuck::bytes_of(uniforms));
+        }
+        for draw in crowds.iter() {
+            buffers_of(draw)?;
+        }
+        let crowds = &*crowds;
+
+        // From here on nothing fails: record.
+        let d = &self.ctx.device;
+        let shader_reads = vk::PipelineStageFlags::VERTEX_SHADER
+            | vk::PipelineStageFlags::FRAGMENT_SHADER
+            | vk::PipelineStageFlags::COMPUTE_SHADER
+            | vk::PipelineStageFlags::DRAW_INDIRECT;
+        let transfer = vk::PipelineStageFlags::TRANSFER;
+        // SAFETY: `cb` is recording outside a render pass (the caller's contract); every object
+        // recorded is live and owned by the renderer, an asset or a crowd of the frame; the pipelines
+        // were made with the layouts the sets are bound with.
+        unsafe {
+            // 1. Writes, after the previous frame's reads and writes of the same buffers.
+            memory_barrier(
+                d,
+                cb,
+                (shader_reads | transfer, vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE),
+                (transfer, vk::AccessFlags::TRANSFER_WRITE),
+            );
+            for (buffer, offset, bytes) in &writes {
+                for (k, chunk) in bytes.chunks(UPDATE_CHUNK).enumerate() {
+                    d.cmd_update_buffer(cb, *buffer, offset + (k * UPDATE_CHUNK) as u64, chunk);
+                }
+            }
+            // 2. Draw arguments reset from the template (GPU culling).
+            if plan.crowds.iter().any(|c| c.reset_draw_args) {
+                memory_barrier(
+                    d,
+                    cb,
+                    (transfer, vk::AccessFlags::TRANSFER_WRITE),
+                    (transfer, vk::AccessFlags::TRANSFER_READ),
+                );
+                for (draw, crowd_plan) in crowds.iter().zip(&plan.crowds) {
+                    if let (true, Some(b)) = (crowd_plan.reset_draw_args, &draw.gpu.buffers) {
+                        let region =
+                            [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: gpu::DRAW_ARGS_BYTES }];
+                        d.cmd_copy_buffer(cb, b.args_template.buffer, b.draw_args.buffer, &region);
+                    }
+                }
+            }
+            memory_barrier(
+                d,
+                cb,
+                (transfer, vk::AccessFlags::TRANSFER_WRITE),
+                (
+                    shader_reads,
+                    vk::AccessFlags::UNIFORM_READ
+                        | vk::AccessFlags::SHADER_READ
+                        | vk::AccessFlags::SHADER_WRITE
+                        | vk::AccessFlags::INDIRECT_COMMAND_READ,
+                ),
+            );
+            // 3. Dispatches: every scatter, a barrier, every culling pass, a barrier.
+            let mut scattered = false;
+            for dispatch in &plan.dispatches {
+                let Dispatch::Scatter { crowd, workgroups: [x, y], .. } = *dispatch else { continue };
+                let Some(scatter) = crowds[crowd].gpu.buffers.as_ref().and_then(|b| b.scatter.as_ref())
+                else {
+                    continue;
+                };
+                d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, self.scatter_pipeline);
+                d.cmd_bind_descriptor_sets(
+                    cb,
+                    vk::PipelineBindPoint::COMPUTE,
+                    self.scatter_pipeline_layout,
+                    gpu::GROUP_SCATTER,
+                    &[scatter.set],
+                    &[],
+                );
+                d.cmd_dispatch(cb, x, y, 1);
+                scattered = true;
+            }
+            if scattered {
+                memory_barrier(
+                    d,
+                    cb,
+                    (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
+                    (
+                        vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::VERTEX_SHADER,
+                        vk::AccessFlags::SHADER_READ,
+                    ),
+                );
+            }
+            let mut culled = false;
+            for dispatch in &plan.dispatches {
+                let Dispatch::Cull { crowd, workgroups: [x, y], .. } = *dispatch else { continue };
+                let c = &crowds[crowd];
+                let Some(b) = &c.gpu.buffers else { continue };
+                let compute = StageSet::Compute as usize;
+                let sets = [c.gpu.frame_sets[compute], c.asset.sets[compute], b.compute];
+                d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, cull_pipeline);
+                d.cmd_bind_descriptor_sets(
+                    cb,
+                    vk::PipelineBindPoint::COMPUTE,
+                    self.pipeline_layouts[compute],
+                    0,
+                    &sets,
+                    &[],
+                );
+                d.cmd_dispatch(cb, x, y, 1);
+                culled = true;
+            }
+            if culled {
+                memory_barrier(
+                    d,
+                    cb,
+                    (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
+                    (
+                        vk::PipelineStageFlags::VERTEX_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT,
+                        vk::AccessFlags::SHADER_READ | vk::AccessFlags::INDIRECT_COMMAND_READ,
+                    ),
+                );
+            }
+        }
+
+        // 4. Shadow pass.
+        if plan.shadow_view_proj.is_some() {
+            let range =
+                vk::ImageSubresourceRange { aspect_mask: vk::ImageAspectFlags::DEPTH, ..color_range() };
+            let shadow_barrier =
+                |old,
+                 new,
+                 src: (vk::PipelineStageFlags, vk::AccessFlags),
+                 dst: (vk::PipelineStageFlags, vk::AccessFlags)| {
+                    let b = [vk::ImageMemoryBarrier::default()
+                        .src_access_mask(src.1)
+                        .dst_access_mask(dst.1)
+                        .old_layout(old)
+                        .new_layout(new)
+                        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                        .image(self.shadow_image)
+                        .subresource_range(range)];
+                    // SAFETY: outside dynamic rendering; the shadow map is the renderer's.
+                    unsafe {
+                        d.cmd_pipeline_barrier(cb, src.0, dst.0, vk::DependencyFlags::empty(), &[], &[], &b)
+                    };
+                };
+            let tests =
+                vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
+            let depth_rw = vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ
+                | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE;
+            // Previous contents are cleared: the old layout may be discarded.
+            shadow_barrier(
+                vk::ImageLayout::UNDEFINED,
+                vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
+                (vk::PipelineStageFlags::FRAGMENT_SHADER, vk::AccessFlags::empty()),
+                (tests, depth_rw),
+            );
+            let size = [self.shadow_size, self.shadow_size];
+            let depth_attachment = vk::RenderingAttachmentInfo::default()
+                .image_view(self.shadow_view)
+                .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+                .load_op(vk::AttachmentLoadOp::CLEAR)
+                .store_op(vk::AttachmentStoreOp::STORE)
+                .clear_value(vk::ClearValue {
+                    depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 },
+                });
+            let info = vk::RenderingInfo::default()
+                .render_area(full_rect(size))
+                .layer_count(1)
+                .depth_attachment(&depth_attachment);
+            // SAFETY: outside any render pass; the attachment is in the layout given.
+            unsafe { d.cmd_begin_rendering(cb, &info) };
+            self.encode_draws(cb, StageSet::Depth, size, &plan.depth, crowds, &pipelines);
+            // SAFETY: ends the rendering begun above.
+            unsafe { d.cmd_end_rendering(cb) };
+            shadow_barrier(
+                vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
+                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+                (
+                    vk::PipelineStageFlags::LATE_FRAGMENT_TESTS,
+                    vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
+                ),
+                (vk::PipelineStageFlags::FRAGMENT_SHADER, vk::AccessFlags::SHADER_READ),
+            );
+        }
+
+        // 5. Colour pass.
+        {
+            let output = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
+                | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS
+                | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
+            let attachment_rw = vk::AccessFlags::COLOR_ATTACHMENT_READ
+                | vk::AccessFlags::COLOR_ATTACHMENT_WRITE
+                | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ
+                | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE;
+            // SAFETY: outside any render pass: orders this frame's attachment writes after the
+            // previous frame's.
+            unsafe {
+                memory_barrier(
+                    d,
+                    cb,
+                    (
+                        output,
+                        vk::AccessFlags::COLOR_ATTACHMENT_WRITE
+                            | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
+                    ),
+                    (output, attachment_rw),
+                );
+            }
+            let [r, g, b, a] = plan.clear_color;
+            let color_attachment = [vk::RenderingAttachmentInfo::default()
+                .image_view(target.color)
+                .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .load_op(vk::AttachmentLoadOp::CLEAR)
+                .store_op(vk::AttachmentStoreOp::STORE)
+                .clear_value(vk::ClearValue {
+                    color: vk::ClearColorValue { float32: [r as f32, g as f32, b as f32, a as f32] },
+                })];
+            let depth_attachment = vk::RenderingAttachmentInfo::default()
+                .image_view(target.depth)
+                .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+                .load_op(vk::AttachmentLoadOp::CLEAR)
+                .store_op(vk::AttachmentStoreOp::STORE)
+                .clear_value(vk::ClearValue {
+                    depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 },
+                });
+            let info = vk::RenderingInfo::default()
+                .render_area(full_rect(target.size))
+                .layer_count(1)
+                .color_attachments(&color_attachment)
+                .depth_attachment(&depth_attachment);
+            // SAFETY: outside any render pass; the caller guarantees the layouts given.
+            unsafe { d.cmd_begin_rendering(cb, &info) };
+            self.encode_draws(cb, StageSet::Colour, target.size, &plan.colour, crowds, &pipelines);
+            // SAFETY: ends the rendering begun above.
+            unsafe { d.cmd_end_rendering(cb) };
+        }
+        Ok(())
+    }
+
+    /// Records `draws` into `cb` inside dynamic rendering of `size` pixels (pipelines of `set`'s
+    /// layouts), binding only what changes from one draw to the next; sets viewport and scissor
+    /// once. Leaves the last pipeline, sets and index buffer bound.
+    fn encode_draws(
+        &self,
+        cb: vk::CommandBuffer,
+        set: StageSet,
+        size: [u32; 2],
+        draws: &[Draw],
+        crowds: &[CrowdDraw<'_>],
+        pipelines: &[(PipelineKey, vk::Pipeline)],
+    ) {
+        let d = &self.ctx.device;
+        // SAFETY: inside dynamic rendering begun by the caller.
+        unsafe {
+            d.cmd_set_viewport(cb, 0, &[flipped_viewport(size)]);
+            d.cmd_set_scissor(cb, 0, &[full_rect(size)]);
+        }
+        let mut bound: Option<DrawResources> = None;
+        let mut current: Option<PipelineKey> = None;
+        for draw in draws {
+            if bound != Some(draw.resources) {
+                match draw.resources {
+                    DrawResources::Crowd { crowd, instances } => {
+                        let c = &crowds[crowd];
+                        let Some(b) = &c.gpu.buffers else { continue };
+                        let sets = [
+                            c.gpu.frame_sets[set as usize],
+                            c.asset.sets[set as usize],
+                            b.group(set, instances),
+                        ];
+                        // SAFETY: inside dynamic rendering; the sets match the layout.
+                        unsafe {
+                            d.cmd_bind_descriptor_sets(
+                                cb,
+                                vk::PipelineBindPoint::GRAPHICS,
+                                self.pipeline_layouts[set as usize],
+                                0,
+                                &sets,
+                                &[],
+                            );
+                            d.cmd_bind_index_buffer(cb, c.asset.index_buffer, 0, vk::IndexType::UINT32);
+                        }
+                    }
+                    DrawResources::FrameOnly { crowd } => {
+                        let frame_set = match crowd {
+                            Some(k) => crowds[k].gpu.frame_sets[set as usize],
+                            None => self.frame_sets[set as usize],
+                        };
+                        // SAFETY: inside dynamic rendering; set 0 matches the frame-only layout.
+                        unsafe {
+                            d.cmd_bind_descriptor_sets(
+                                cb,
+                                vk::PipelineBindPoint::GRAPHICS,
+                                self.frame_only_layout,
+                                0,
+                                &[frame_set],
+                                &[],
+                            );
+                        }
+                    }
+                }
+                bound = Some(draw.resources);
+            }
+            if current != Some(draw.pipeline) {
+                let Some(&(_, pipeline)) = pipelines.iter().find(|(k, _)| *k == draw.pipeline) else {
+                    continue;
+                };
+                // SAFETY: a graphics pipeline of this device, inside dynamic rendering.
+                unsafe { d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, pipeline) };
+                current = Some(draw.pipeline);
+            }
+            // SAFETY: inside dynamic rendering with a bound pipeline, sets and index buffer; the draw
+            // args buffer holds DRAW_ARGS_COUNT draws and has INDIRECT usage.
+            unsafe {
+                match &draw.geometry {
+                    DrawGeometry::Indexed { indices, instances } => d.cmd_draw_indexed(
+                        cb,
+                        indices.end - indices.start,
+                        instances.end - instances.start,
+                        indices.start,
+                        0,
+                        instances.start,
+                    ),
+                    DrawGeometry::IndexedIndirect { offset } => {
+                        if let DrawResources::Crowd { crowd, .. } = draw.resources
+                            && let Some(b) = &crowds[crowd].gpu.buffers
+                        {
+                            d.cmd_draw_indexed_indirect(cb, b.draw_args.buffer, *offset, 1, 0);
+                        }
+                    }
+                    DrawGeometry::Vertices { vertices, instances } => d.cmd_draw(
+                        cb,
+                        vertices.end - vertices.start,
+                        instances.end - instances.start,
+                        vertices.start,
+                        instances.start,
+                    ),
+                }
+            }
+        }
+    }
+}

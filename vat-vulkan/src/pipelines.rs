@@ -1,0 +1,199 @@
+//! The pipeline cache: render pipelines keyed by vat-core's [`PipelineKey`] and the host pass's
+//! formats ([`PassFormats`]), compute pipelines by [`ComputeKey`]; fixed state from
+//! `vat_core::pipeline` through [`crate::conv`]. The Vulkan twin of vat-wgpu's `pipelines.rs`.
+
+use std::ffi::CString;
+
+use ash::vk;
+use vat_core::gpu;
+use vat_core::pipeline::{PassKind, PipelineKey, ShaderVariantKey};
+
+use crate::owned::{Object, Owned};
+use crate::renderer::StageSet;
+use crate::shader::{ShaderVariant, entry_point};
+use crate::{Renderer, VulkanError, conv};
+
+/// The state of the pass a render pipeline draws in: attachment formats and sample count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct PassFormats {
+    /// Colour attachment format (`None`: depth only).
+    pub(crate) color: Option<vk::Format>,
+    /// Depth attachment format.
+    pub(crate) depth: vk::Format,
+    /// Samples per pixel.
+    pub(crate) samples: u32,
+}
+
+/// The shadow map's format (wgpu's `Depth32Float`).
+pub(crate) const SHADOW_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
+
+/// The shadow pass: depth only, [`SHADOW_FORMAT`], one sample.
+pub(crate) const SHADOW_PASS: PassFormats = PassFormats { color: None, depth: SHADOW_FORMAT, samples: 1 };
+
+/// A compute pipeline: entry point and variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ComputeKey {
+    pub(crate) entry: &'static str,
+    pub(crate) variant: ShaderVariantKey,
+}
+
+/// The culling pipeline (`cs_cull`, which decodes nothing: one variant).
+pub(crate) const CULL: ComputeKey = ComputeKey {
+    entry: gpu::ENTRY_POINT_CULL,
+    variant: ShaderVariantKey { cross_fade: true, ..ShaderVariantKey::NEUTRAL },
+};
+
+impl Renderer {
+    /// The shader variant of `key` with the renderer's interpolation.
+    fn variant(&self, key: &ShaderVariantKey) -> ShaderVariant {
+        ShaderVariant {
+            interpolation: self.config.interpolation,
+            cross_fade: key.cross_fade,
+            influences: key.influences_override(),
+            vertex_format: key.vertex_format,
+        }
+    }
+
+    /// A shader module of `entry` in `variant`, recorded in `scope` (destroyed with it).
+    fn shader_module(
+        &self,
+        scope: &mut Owned,
+        entry: &'static str,
+        variant: &ShaderVariant,
+    ) -> Result<vk::ShaderModule, VulkanError> {
+        let ep = entry_point(entry).ok_or(VulkanError::UnknownEntryPoint(entry))?;
+        let words = self.shader.spirv(ep, variant)?;
+        let info = vk::ShaderModuleCreateInfo::default().code(&words);
+        // SAFETY: valid SPIR-V from naga's writer, on a live device.
+        let module = unsafe { self.ctx.device.create_shader_module(&info, None) }
+            .map_err(VulkanError::vk("create shader module"))?;
+        scope.push(Object::ShaderModule(module));
+        Ok(module)
+    }
+
+    /// The compute pipeline of `key`, created on first use.
+    pub(crate) fn compute_pipeline(&mut self, key: ComputeKey) -> Result<vk::Pipeline, VulkanError> {
+        if let Some(&p) = self.compute_pipelines.get(&key) {
+            return Ok(p);
+        }
+        let layout = self.pipeline_layouts[StageSet::Compute as usize];
+        let pipeline = self.create_compute_pipeline(key.entry, &self.variant(&key.variant), layout)?;
+        self.compute_pipelines.insert(key, pipeline);
+        Ok(pipeline)
+    }
+
+    /// A compute pipeline of `entry` in `variant` with `layout`, destroyed with the renderer.
+    pub(crate) fn create_compute_pipeline(
+        &mut self,
+        entry: &'static str,
+        variant: &ShaderVariant,
+        layout: vk::PipelineLayout,
+    ) -> Result<vk::Pipeline, VulkanError> {
+        let mut scope = Owned::new(&self.ctx);
+        let module = self.shader_module(&mut scope, entry, variant)?;
+        let name = CString::new(entry).map_err(|_| VulkanError::UnknownEntryPoint(entry))?;
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(module)
+            .name(&name);
+        let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout)];
+        // SAFETY: valid create info; module and layout are live.
+        let pipeline =
+            unsafe { self.ctx.device.create_compute_pipelines(vk::PipelineCache::null(), &info, None) }
+                .map_err(|(_, e)| VulkanError::from_vk("create compute pipeline", e))?[0];
+        self.owned.push(Object::Pipeline(pipeline));
+        Ok(pipeline) // `scope` destroys the shader module.
+    }
+
+    /// The render pipeline of `key` for a pass of `formats`, created on first use.
+    pub(crate) fn render_pipeline(
+        &mut self,
+        key: PipelineKey,
+        formats: PassFormats,
+    ) -> Result<vk::Pipeline, VulkanError> {
+        if let Some(&p) = self.render_pipelines.get(&(key, formats)) {
+            return Ok(p);
+        }
+        let entry = key.vertex_entry_point();
+        let variant = self.variant(&key.variant);
+        let mut scope = Owned::new(&self.ctx);
+        let vertex = self.shader_module(&mut scope, entry, &variant)?;
+        let vs_name = CString::new(entry).map_err(|_| VulkanError::UnknownEntryPoint(entry))?;
+        let fs_name = c"fs_lit";
+        let mut stages = vec![
+            vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::VERTEX)
+                .module(vertex)
+                .name(&vs_name),
+        ];
+        if let Some(fs) = key.fragment_entry_point() {
+            let fragment = self.shader_module(&mut scope, fs, &variant)?;
+            stages.push(
+                vk::PipelineShaderStageCreateInfo::default()
+                    .stage(vk::ShaderStageFlags::FRAGMENT)
+                    .module(fragment)
+                    .name(fs_name),
+            );
+        }
+        let layout = if !key.binds_asset_and_crowd() {
+            self.frame_only_layout
+        } else {
+            match key.pass {
+                PassKind::Colour => self.pipeline_layouts[StageSet::Colour as usize],
+                PassKind::Depth => self.pipeline_layouts[StageSet::Depth as usize],
+            }
+        };
+        let state = key.state();
+        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default();
+        let input_assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
+            .topology(vk::PrimitiveTopology::TRIANGLE_LIST);
+        let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
+        let bias = state.depth_bias;
+        let raster = vk::PipelineRasterizationStateCreateInfo::default()
+            .polygon_mode(vk::PolygonMode::FILL)
+            .cull_mode(conv::map_cull_mode(state.cull_mode))
+            .front_face(conv::map_front_face(state.front_face))
+            .line_width(1.0)
+            .depth_bias_enable(bias.is_enabled())
+            .depth_bias_constant_factor(bias.constant as f32)
+            .depth_bias_slope_factor(bias.slope_scale)
+            .depth_bias_clamp(bias.clamp);
+        let multisample = vk::PipelineMultisampleStateCreateInfo::default()
+            .rasterization_samples(conv::map_sample_count(formats.samples));
+        let depth = vk::PipelineDepthStencilStateCreateInfo::default()
+            .depth_test_enable(true)
+            .depth_write_enable(state.depth_write)
+            .depth_compare_op(conv::map_compare(state.depth_compare));
+        let blend_attachments = [vk::PipelineColorBlendAttachmentState::default()
+            .blend_enable(false)
+            .color_write_mask(vk::ColorComponentFlags::RGBA)];
+        let blend = vk::PipelineColorBlendStateCreateInfo::default()
+            .attachments(if formats.color.is_some() { &blend_attachments } else { &[] });
+        let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
+        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+        let color_formats: Vec<vk::Format> = formats.color.into_iter().collect();
+        let mut rendering = vk::PipelineRenderingCreateInfo::default()
+            .color_attachment_formats(&color_formats)
+            .depth_attachment_format(formats.depth);
+        let info = [vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stages)
+            .vertex_input_state(&vertex_input)
+            .input_assembly_state(&input_assembly)
+            .viewport_state(&viewport)
+            .rasterization_state(&raster)
+            .multisample_state(&multisample)
+            .depth_stencil_state(&depth)
+            .color_blend_state(&blend)
+            .dynamic_state(&dynamic)
+            .layout(layout)
+            .push_next(&mut rendering)];
+        // SAFETY: valid create info (dynamic rendering, enabled on every context's device); modules
+        // and layout are live.
+        let pipeline =
+            unsafe { self.ctx.device.create_graphics_pipelines(vk::PipelineCache::null(), &info, None) }
+                .map_err(|(_, e)| VulkanError::from_vk("create graphics pipeline", e))?[0];
+        self.owned.push(Object::Pipeline(pipeline));
+        self.render_pipelines.insert((key, formats), pipeline);
+        Ok(pipeline) // `scope` destroys the shader modules.
+    }
+}

@@ -1,0 +1,173 @@
+//! Decode on the GPU and read-backs of a crowd's GPU copy, for verification, tests and debugging;
+//! the Vulkan twin of vat-wgpu's `readback.rs`.
+
+use ash::vk;
+use vat_core::frame::workgroups;
+use vat_core::gpu::{self, DecodeParams, DecodedVertex, FrameUniforms};
+use vat_core::instance::InstanceRecord;
+use vat_core::render::RenderMode;
+
+use crate::crowd::GpuCrowd;
+use crate::owned::{HostBuffer, Owned};
+use crate::pipelines::ComputeKey;
+use crate::renderer::{Resource, StageSet, descriptor_set, memory_barrier, storage_limit};
+use crate::{GpuAsset, Renderer, VulkanError};
+
+impl Renderer {
+    /// Decodes every vertex of `records` at epoch-relative `time` with `cs_decode` /
+    /// `cs_decode_bone` (the same code as the vertex paths) and reads the result back: vertex `v` of
+    /// record `i` at `i * vertex_count + v`. For verification and tests; submits its own command
+    /// buffer to the context's queue and waits for it. `cross_fade: false` selects the plain variant
+    /// (clip B ignored). Uses its own buffers, so it does not disturb a frame recorded but not yet
+    /// submitted. vat-wgpu's `Renderer::decode`.
+    ///
+    /// # Errors
+    /// [`VulkanError::AssetHasNoBones`] for bone mode without bones, [`VulkanError::BufferTooLarge`],
+    /// [`VulkanError::Vk`], [`VulkanError::NoMemoryType`], [`VulkanError::Shader`].
+    pub fn decode(
+        &mut self,
+        asset: &GpuAsset,
+        records: &[InstanceRecord],
+        time: f32,
+        mode: RenderMode,
+        cross_fade: bool,
+    ) -> Result<Vec<DecodedVertex>, VulkanError> {
+        if mode == RenderMode::Bone && !asset.has_bones() {
+            return Err(VulkanError::AssetHasNoBones);
+        }
+        let count = records.len() as u64 * u64::from(asset.vertex_count());
+        let out_bytes = count * size_of::<DecodedVertex>() as u64;
+        let limit = storage_limit(&self.ctx);
+        if out_bytes > limit {
+            return Err(VulkanError::BufferTooLarge { what: "decoded vertex", size: out_bytes, limit });
+        }
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let entry = match mode {
+            RenderMode::Vat => gpu::ENTRY_POINT_DECODE,
+            RenderMode::Bone => gpu::ENTRY_POINT_DECODE_BONE,
+        };
+        let pipeline =
+            self.compute_pipeline(ComputeKey { entry, variant: asset.info.variant(cross_fade) })?;
+        let mut scope = Owned::new(&self.ctx);
+        let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER;
+        let storage = vk::BufferUsageFlags::STORAGE_BUFFER;
+        let frame = FrameUniforms { time, ..bytemuck::Zeroable::zeroed() };
+        let frame_buf = scope.buffer_init(bytemuck::bytes_of(&frame), 0, uniform, "frame uniforms")?;
+        let record_buf = scope.buffer_init(bytemuck::cast_slice(records), 64, storage, "instance records")?;
+        let params = DecodeParams { first_instance: 0, instance_count: records.len() as u32, _pad: [0; 2] };
+        let params_buf = scope.buffer_init(bytemuck::bytes_of(&params), 0, uniform, "decode params")?;
+        let out = scope.buffer(out_bytes, storage, "decoded vertices")?;
+        let compute = StageSet::Compute as usize;
+        let frame_set = descriptor_set(
+            &mut scope,
+            self.set_layouts[compute][gpu::GROUP_FRAME as usize],
+            gpu::GROUP_FRAME,
+            StageSet::Compute,
+            |n| (n == "frame").then_some(Resource::Buffer(frame_buf.buffer)),
+        )?;
+        let (cull, visible, draw_args) =
+            (self.dummy_cull_params.buffer, self.dummy_visible.buffer, self.dummy_draw_args.buffer);
+        let crowd_set = descriptor_set(
+            &mut scope,
+            self.set_layouts[compute][gpu::GROUP_CROWD as usize],
+            gpu::GROUP_CROWD,
+            StageSet::Compute,
+            |n| {
+                Some(Resource::Buffer(match n {
+                    "instances" => record_buf.buffer,
+                    "decode_params" => params_buf.buffer,
+                    "decoded" => out.buffer,
+                    "instance_list" => visible,
+                    "cull_params" => cull,
+                    "visible" => visible,
+                    "draw_args" => draw_args,
+                    _ => return None,
+                }))
+            },
+        )?;
+        let sets = [frame_set, asset.sets[compute], crowd_set];
+        let layout = self.pipeline_layouts[compute];
+        let [x, y] = workgroups(count, gpu::DECODE_WORKGROUP_SIZE);
+        scope.submit_and_wait(|device, cb| {
+            // SAFETY: recording into `cb`; pipeline, layout and sets are live and compatible.
+            unsafe {
+                device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
+                device.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, layout, 0, &sets, &[]);
+                device.cmd_dispatch(cb, x, y, 1);
+                memory_barrier(
+                    device,
+                    cb,
+                    (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
+                    (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
+                );
+            }
+        })?;
+        let bytes = scope.read(&out, out_bytes as usize)?;
+        Ok(bytes.chunks_exact(size_of::<DecodedVertex>()).map(bytemuck::pod_read_unaligned).collect())
+    }
+
+    /// The per-LOD visible lists (record indices, in the GPU's append order) written by the last
+    /// GPU-culled frame of `crowd`; empty before any. Submit that frame to the context's queue first: this
+    /// submits a barrier (device writes -> host reads) to the same queue, waits for it, then reads.
+    /// For tests and debugging: compare with the CPU path after sorting.
+    ///
+    /// # Errors
+    /// [`VulkanError::Vk`] if the submission or the wait fails.
+    pub fn read_gpu_visible(&self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, VulkanError> {
+        let Some(c) = &crowd.buffers else { return Ok(Vec::new()) };
+        let lods = crowd.sync.gpu_lods() as usize;
+        if lods == 0 {
+            return Ok(Vec::new());
+        }
+        let mut scope = Owned::new(&self.ctx);
+        scope.submit_and_wait(|device, cb| {
+            // SAFETY: recording into `cb`.
+            unsafe {
+                memory_barrier(
+                    device,
+                    cb,
+                    (vk::PipelineStageFlags::ALL_COMMANDS, vk::AccessFlags::MEMORY_WRITE),
+                    (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
+                );
+            }
+        })?;
+        let words = |b: &HostBuffer| -> Result<Vec<u32>, VulkanError> {
+            let bytes = c.owned.read(b, b.size as usize)?;
+            Ok(bytes.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())
+        };
+        let args = words(&c.draw_args)?;
+        let visible = words(&c.visible)?;
+        Ok(vat_core::frame::visible_lists(&args, &visible, lods, crowd.sync.record_capacity()))
+    }
+
+    /// `crowd`'s GPU copy of its records (the first `record_count` of the record buffer, as of its
+    /// last submitted frame); empty before any frame. Submit that frame first: this submits a barrier
+    /// (device writes -> host reads) to the context's queue, waits for it, then reads. For tests and
+    /// debugging: after a frame it equals `Crowd::records`.
+    ///
+    /// # Errors
+    /// [`VulkanError::Vk`] if the submission or the wait fails.
+    pub fn read_gpu_records(&self, crowd: &GpuCrowd) -> Result<Vec<InstanceRecord>, VulkanError> {
+        let Some(c) = &crowd.buffers else { return Ok(Vec::new()) };
+        let size = crowd.sync.record_count() as usize * size_of::<InstanceRecord>();
+        if size == 0 {
+            return Ok(Vec::new());
+        }
+        let mut scope = Owned::new(&self.ctx);
+        scope.submit_and_wait(|device, cb| {
+            // SAFETY: recording into `cb`.
+            unsafe {
+                memory_barrier(
+                    device,
+                    cb,
+                    (vk::PipelineStageFlags::ALL_COMMANDS, vk::AccessFlags::MEMORY_WRITE),
+                    (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
+                );
+            }
+        })?;
+        let bytes = c.owned.read(&c.records, size)?;
+        Ok(bytes.chunks_exact(size_of::<InstanceRecord>()).map(bytemuck::pod_read_unaligned).collect())
+    }
+}

@@ -1,0 +1,165 @@
+//! Per-crowd GPU state: [`GpuCrowd`] and [`Renderer::create_crowd`] (the Vulkan twin is
+//! vat-vulkan's `crowd.rs`).
+
+use vat_core::crowd::Crowd;
+use vat_core::frame::{CrowdCapacity, CrowdSync, InstanceSource, scatter_buffer_bytes};
+use vat_core::gpu::{self, CullParams, FrameUniforms};
+
+use crate::renderer::{StageSet, bind_group, empty_buffer};
+use crate::{RenderError, Renderer};
+
+/// One crowd's GPU copy: its frame uniforms (group 0), records (resident), CPU-culled instance list,
+/// GPU-culled visible lists and indirect draws, the record scatter's buffers, their bind groups,
+/// and what they hold ([`CrowdSync`]). Made by [`Renderer::create_crowd`] for one [`Crowd`]; using
+/// it with another crowd panics. Buffers are created (and grown) by the frames that need them.
+#[derive(Debug)]
+pub struct GpuCrowd {
+    pub(crate) sync: CrowdSync,
+    /// The crowd's group-0 uniforms (camera, its clock and LOD settings, light).
+    pub(crate) frame_buffer: wgpu::Buffer,
+    /// Group 0 per [`StageSet`], over `frame_buffer`.
+    pub(crate) frame_groups: Vec<wgpu::BindGroup>,
+    pub(crate) buffers: Option<CrowdBuffers>,
+}
+
+impl GpuCrowd {
+    /// What the GPU copy holds (capacities, sync state).
+    pub fn sync(&self) -> &CrowdSync {
+        &self.sync
+    }
+
+    /// Forgets what the GPU copy holds: the next frame uploads the whole crowd. Needed only when an
+    /// encoder that recorded a frame of this crowd is dropped unsubmitted.
+    pub fn mark_unsynced(&mut self) {
+        self.sync.mark_unsynced();
+    }
+}
+
+/// The buffers of a [`GpuCrowd`] at one capacity.
+#[derive(Debug)]
+pub(crate) struct CrowdBuffers {
+    pub(crate) records: wgpu::Buffer,
+    pub(crate) list: wgpu::Buffer,
+    pub(crate) visible: wgpu::Buffer,
+    pub(crate) draw_args: wgpu::Buffer,
+    pub(crate) args_template: wgpu::Buffer,
+    pub(crate) cull_params: wgpu::Buffer,
+    /// Group 2: colour and depth over the CPU list, colour and depth over the GPU lists, compute.
+    colour_cpu: wgpu::BindGroup,
+    depth_cpu: wgpu::BindGroup,
+    colour_gpu: wgpu::BindGroup,
+    depth_gpu: wgpu::BindGroup,
+    pub(crate) compute: wgpu::BindGroup,
+    pub(crate) scatter: Option<ScatterBuffers>,
+}
+
+impl CrowdBuffers {
+    /// Group 2 of `set` over `instances`.
+    pub(crate) fn group(&self, set: StageSet, instances: InstanceSource) -> &wgpu::BindGroup {
+        match (set, instances) {
+            (StageSet::Depth, InstanceSource::InstanceList) => &self.depth_cpu,
+            (StageSet::Depth, InstanceSource::VisibleLists) => &self.depth_gpu,
+            (_, InstanceSource::InstanceList) => &self.colour_cpu,
+            (_, InstanceSource::VisibleLists) => &self.colour_gpu,
+        }
+    }
+}
+
+/// Packed changed records and their destinations (`vat_core::gpu::ScatterPlan`), bound with the
+/// record buffer as group 3 of `cs_scatter`.
+#[derive(Debug)]
+pub(crate) struct ScatterBuffers {
+    pub(crate) indices: wgpu::Buffer,
+    pub(crate) records: wgpu::Buffer,
+    pub(crate) group: wgpu::BindGroup,
+}
+
+impl Renderer {
+    /// Creates the GPU state of `crowd` (its uniform buffer and group 0; the other buffers come with
+    /// its first frame). Use the result only with `crowd` and this renderer.
+    ///
+    /// # Errors
+    /// [`RenderError::Device`] if a bind group cannot be created.
+    pub fn create_crowd(&mut self, crowd: &Crowd) -> Result<GpuCrowd, RenderError> {
+        let frame_buffer = empty_buffer(
+            &self.device,
+            "vat crowd frame",
+            size_of::<FrameUniforms>() as u64,
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        );
+        let frame_groups = self.frame_groups_for(&frame_buffer)?;
+        Ok(GpuCrowd { sync: CrowdSync::new(crowd.id()), frame_buffer, frame_groups, buffers: None })
+    }
+
+    /// Replaces `gpu`'s buffers with ones of `capacity` (the plan then uploads everything).
+    pub(crate) fn grow_crowd(&self, gpu: &mut GpuCrowd, capacity: CrowdCapacity) -> Result<(), RenderError> {
+        let d = &self.device;
+        let copy = wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
+        let storage = wgpu::BufferUsages::STORAGE | copy;
+        let records = empty_buffer(d, "vat records", capacity.record_bytes(), storage);
+        let list = empty_buffer(d, "vat instance list", capacity.list_bytes(), storage);
+        let visible = empty_buffer(d, "vat visible lists", capacity.visible_bytes(), storage);
+        let draw_args =
+            empty_buffer(d, "vat draw args", gpu::DRAW_ARGS_BYTES, storage | wgpu::BufferUsages::INDIRECT);
+        let args_template = empty_buffer(d, "vat draw args template", gpu::DRAW_ARGS_BYTES, copy);
+        let cull_params = empty_buffer(
+            d,
+            "vat cull params",
+            size_of::<CullParams>() as u64,
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        );
+        let group = |set: StageSet, instance_list: &wgpu::Buffer| {
+            bind_group(d, &self.group_layouts[set as usize][2], gpu::GROUP_CROWD, set, "vat crowd", |name| {
+                Some(match name {
+                    "instances" => records.as_entire_binding(),
+                    "instance_list" => instance_list.as_entire_binding(),
+                    "decode_params" => self.dummy_decode_params.as_entire_binding(),
+                    "decoded" => self.dummy_decoded.as_entire_binding(),
+                    "cull_params" => cull_params.as_entire_binding(),
+                    "visible" => visible.as_entire_binding(),
+                    "draw_args" => draw_args.as_entire_binding(),
+                    _ => return None,
+                })
+            })
+        };
+        gpu.buffers = Some(CrowdBuffers {
+            colour_cpu: group(StageSet::Colour, &list)?,
+            depth_cpu: group(StageSet::Depth, &list)?,
+            colour_gpu: group(StageSet::Colour, &visible)?,
+            depth_gpu: group(StageSet::Depth, &visible)?,
+            compute: group(StageSet::Compute, &list)?,
+            records,
+            list,
+            visible,
+            draw_args,
+            args_template,
+            cull_params,
+            scatter: None,
+        });
+        Ok(())
+    }
+
+    /// Replaces `buffers`' scatter buffers with ones of `capacity` records.
+    pub(crate) fn grow_scatter(&self, buffers: &mut CrowdBuffers, capacity: u32) -> Result<(), RenderError> {
+        let d = &self.device;
+        let (index_bytes, record_bytes) = scatter_buffer_bytes(capacity);
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let indices = empty_buffer(d, "vat scatter indices", index_bytes, usage);
+        let records = empty_buffer(d, "vat scatter records", record_bytes, usage);
+        let group = bind_group(
+            d,
+            &self.scatter_layout,
+            gpu::GROUP_SCATTER,
+            StageSet::Compute,
+            "vat scatter",
+            |name| match name {
+                "scatter_indices" => Some(indices.as_entire_binding()),
+                "scatter_records" => Some(records.as_entire_binding()),
+                "scatter_target" => Some(buffers.records.as_entire_binding()),
+                _ => None,
+            },
+        )?;
+        buffers.scatter = Some(ScatterBuffers { indices, records, group });
+        Ok(())
+    }
+}

@@ -1,0 +1,254 @@
+//! Carrying out a [`FramePlan`]: buffer growth and uploads, dispatches, the depth and colour passes
+//! (the Vulkan twin is vat-vulkan's `encode.rs`). Nothing here decides what is drawn.
+
+use vat_core::frame::{CrowdPlan, Dispatch, Draw, DrawGeometry, DrawResources, FramePlan};
+use vat_core::gpu;
+use vat_core::instance::InstanceRecord;
+use vat_core::pipeline::PipelineKey;
+
+use crate::crowd::{CrowdBuffers, GpuCrowd};
+use crate::pipelines::{CULL, PassFormats, SHADOW_PASS};
+use crate::renderer::{CrowdDraw, StageSet};
+use crate::{RenderError, RenderTarget, Renderer};
+
+/// Copies `bytes` (a multiple of 4) to the start of `target` through the staging belt, in `encoder`.
+fn belt_write(
+    belt: &mut wgpu::util::StagingBelt,
+    encoder: &mut wgpu::CommandEncoder,
+    target: &wgpu::Buffer,
+    bytes: &[u8],
+) {
+    if let Some(size) = wgpu::BufferSize::new(bytes.len() as u64) {
+        belt.write_buffer(encoder, target, 0, size).copy_from_slice(bytes);
+    }
+}
+
+fn buffers_of(gpu: &GpuCrowd) -> Result<&CrowdBuffers, RenderError> {
+    gpu.buffers.as_ref().ok_or_else(|| RenderError::Device("internal: crowd buffers missing".into()))
+}
+
+impl Renderer {
+    /// Grows `gpu`'s buffers as `plan` says and queues its uploads: changed records and list entries
+    /// (`queue.write_buffer`, written at the next submit), the scatter's packed records, the culling
+    /// inputs, and its uniforms (through the belt, in `encoder`).
+    fn upload_crowd(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        draw: &mut CrowdDraw<'_>,
+        plan: &CrowdPlan,
+    ) -> Result<(), RenderError> {
+        if let Some(capacity) = plan.grow {
+            self.grow_crowd(draw.gpu, capacity)?;
+        }
+        if let Some(capacity) = plan.grow_scatter {
+            let Some(buffers) = draw.gpu.buffers.as_mut() else {
+                return Err(RenderError::Device("internal: crowd buffers missing".into()));
+            };
+            self.grow_scatter(buffers, capacity)?;
+        }
+        let buffers = buffers_of(draw.gpu)?;
+        let q = &self.queue;
+        let records = draw.crowd.records();
+        for r in &plan.record_writes {
+            let bytes: &[u8] = bytemuck::cast_slice(&records[r.start as usize..r.end as usize]);
+            q.write_buffer(&buffers.records, u64::from(r.start) * size_of::<InstanceRecord>() as u64, bytes);
+        }
+        if let Some(r) = &plan.list_writes {
+            let list = &draw.crowd.instance_list()[r.start as usize..r.end as usize];
+            q.write_buffer(&buffers.list, u64::from(r.start) * 4, bytemuck::cast_slice(list));
+        }
+        if plan.scatter.scattered() > 0 {
+            let Some(scatter) = &buffers.scatter else {
+                return Err(RenderError::Device("internal: scatter buffers missing".into()));
+            };
+            q.write_buffer(&scatter.indices, 0, bytemuck::cast_slice(&plan.scatter.indices));
+            q.write_buffer(&scatter.records, 0, bytemuck::cast_slice(&plan.scatter.records));
+        }
+        if let Some(template) = &plan.args_template {
+            q.write_buffer(&buffers.args_template, 0, bytemuck::cast_slice(template));
+        }
+        if let Some(params) = &plan.cull_params {
+            // Through the queue, not the belt: the write is not repeated, so it must not be lost with
+            // an encoder that is never submitted.
+            q.write_buffer(&buffers.cull_params, 0, bytemuck::bytes_of(params));
+        }
+        belt_write(&mut self.belt, encoder, &draw.gpu.frame_buffer, bytemuck::bytes_of(&plan.uniforms));
+        Ok(())
+    }
+
+    /// Records `plan` into `encoder`: uploads, draw-argument resets, dispatches, the shadow pass
+    /// (cleared) and the colour pass (cleared) into `target`. On error the caller marks every crowd
+    /// unsynced.
+    pub(crate) fn encode_frame(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        plan: &FramePlan,
+        crowds: &mut [CrowdDraw<'_>],
+        target: RenderTarget<'_>,
+    ) -> Result<(), RenderError> {
+        let colour_formats = PassFormats {
+            color: Some(self.config.color_format),
+            depth: self.config.depth_format,
+            samples: 1,
+        };
+        let mut pipelines: Vec<(PipelineKey, wgpu::RenderPipeline)> = Vec::new();
+        for key in plan.pipelines() {
+            let formats = match key.pass {
+                vat_core::pipeline::PassKind::Colour => colour_formats,
+                vat_core::pipeline::PassKind::Depth => SHADOW_PASS,
+            };
+            pipelines.push((key, self.render_pipeline(key, formats)));
+        }
+        let cull_pipeline = self.compute_pipeline(CULL);
+
+        // 1. Uploads.
+        for (draw, crowd_plan) in crowds.iter_mut().zip(&plan.crowds) {
+            self.upload_crowd(encoder, draw, crowd_plan)?;
+        }
+        if let Some(uniforms) = &plan.frame_uniforms {
+            belt_write(&mut self.belt, encoder, &self.frame_buffer, bytemuck::bytes_of(uniforms));
+        }
+        // 2. Draw arguments reset from the template (GPU culling).
+        for (draw, crowd_plan) in crowds.iter().zip(&plan.crowds) {
+            if crowd_plan.reset_draw_args {
+                let b = buffers_of(draw.gpu)?;
+                encoder.copy_buffer_to_buffer(&b.args_template, 0, &b.draw_args, 0, gpu::DRAW_ARGS_BYTES);
+            }
+        }
+        // 3. Dispatches.
+        for dispatch in &plan.dispatches {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("vat compute"),
+                timestamp_writes: None,
+            });
+            match *dispatch {
+                Dispatch::Scatter { crowd, workgroups: [x, y], .. } => {
+                    let b = buffers_of(crowds[crowd].gpu)?;
+                    let Some(scatter) = &b.scatter else {
+                        return Err(RenderError::Device("internal: scatter buffers missing".into()));
+                    };
+                    pass.set_pipeline(&self.scatter_pipeline);
+                    pass.set_bind_group(gpu::GROUP_SCATTER, &scatter.group, &[]);
+                    pass.dispatch_workgroups(x, y, 1);
+                }
+                Dispatch::Cull { crowd, workgroups: [x, y], .. } => {
+                    let c = &crowds[crowd];
+                    let compute = StageSet::Compute as usize;
+                    pass.set_pipeline(&cull_pipeline);
+                    pass.set_bind_group(0, &c.gpu.frame_groups[compute], &[]);
+                    pass.set_bind_group(1, &c.asset.groups[compute], &[]);
+                    pass.set_bind_group(2, &buffers_of(c.gpu)?.compute, &[]);
+                    pass.dispatch_workgroups(x, y, 1);
+                }
+            }
+        }
+        // Every buffer a draw binds exists now.
+        for draw in crowds.iter() {
+            buffers_of(draw.gpu)?;
+        }
+        // 4. Shadow pass.
+        if plan.shadow_view_proj.is_some() {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("vat shadow"),
+                color_attachments: &[],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: &self.shadow_view,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            self.encode_draws(&mut pass, StageSet::Depth, &plan.depth, crowds, &pipelines);
+        }
+        // 5. Colour pass.
+        let [r, g, b, a] = plan.clear_color;
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("vat colour"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: target.color,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a }),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: target.depth,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        self.encode_draws(&mut pass, StageSet::Colour, &plan.colour, crowds, &pipelines);
+        Ok(())
+    }
+
+    /// Records `draws` into `pass` (pipelines of `set`'s layouts), binding only what changes from
+    /// one draw to the next. Leaves the last pipeline, bind groups and index buffer bound.
+    fn encode_draws(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        set: StageSet,
+        draws: &[Draw],
+        crowds: &[CrowdDraw<'_>],
+        pipelines: &[(PipelineKey, wgpu::RenderPipeline)],
+    ) {
+        let mut bound: Option<DrawResources> = None;
+        let mut current: Option<PipelineKey> = None;
+        for draw in draws {
+            if bound != Some(draw.resources) {
+                match draw.resources {
+                    DrawResources::Crowd { crowd, instances } => {
+                        let c = &crowds[crowd];
+                        let Some(buffers) = &c.gpu.buffers else { continue };
+                        pass.set_bind_group(0, &c.gpu.frame_groups[set as usize], &[]);
+                        pass.set_bind_group(1, &c.asset.groups[set as usize], &[]);
+                        pass.set_bind_group(2, buffers.group(set, instances), &[]);
+                        pass.set_index_buffer(c.asset.index_buffer.slice(..), wgpu::IndexFormat::Uint32);
+                    }
+                    DrawResources::FrameOnly { crowd } => {
+                        let group = match crowd {
+                            Some(k) => &crowds[k].gpu.frame_groups[set as usize],
+                            None => &self.frame_groups[set as usize],
+                        };
+                        pass.set_bind_group(0, group, &[]);
+                    }
+                }
+                bound = Some(draw.resources);
+            }
+            if current != Some(draw.pipeline) {
+                let Some((_, pipeline)) = pipelines.iter().find(|(k, _)| *k == draw.pipeline) else {
+                    continue;
+                };
+                pass.set_pipeline(pipeline);
+                current = Some(draw.pipeline);
+            }
+            match &draw.geometry {
+                DrawGeometry::Indexed { indices, instances } => {
+                    pass.draw_indexed(indices.clone(), 0, instances.clone());
+                }
+                DrawGeometry::IndexedIndirect { offset } => {
+                    if let DrawResources::Crowd { crowd, .. } = draw.resources
+                        && let Some(b) = &crowds[crowd].gpu.buffers
+                    {
+                        pass.draw_indexed_indirect(&b.draw_args, *offset);
+                    }
+                }
+                DrawGeometry::Vertices { vertices, instances } => {
+                    pass.draw(vertices.clone(), instances.clone())
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! The pipeline cache: render pipelines keyed by vat-core's [`PipelineKey`] and the host pass's
+//! formats ([`PassFormats`]), compute pipelines by [`ComputeKey`]; fixed state from
+//! `vat_core::pipeline` through [`crate::conv`] (the Vulkan twin is vat-vulkan's `pipelines.rs`).
+
+use vat_core::gpu;
+use vat_core::pipeline::{PassKind, PipelineKey, ShaderVariantKey};
+
+use crate::renderer::StageSet;
+use crate::{Renderer, conv};
+
+/// The state of the pass a render pipeline draws in: attachment formats and sample count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct PassFormats {
+    /// Colour attachment format (`None`: depth only).
+    pub(crate) color: Option<wgpu::TextureFormat>,
+    /// Depth attachment format.
+    pub(crate) depth: wgpu::TextureFormat,
+    /// Samples per pixel.
+    pub(crate) samples: u32,
+}
+
+/// The shadow map's format.
+pub(crate) const SHADOW_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+
+/// The shadow pass: depth only, [`SHADOW_FORMAT`], one sample.
+pub(crate) const SHADOW_PASS: PassFormats = PassFormats { color: None, depth: SHADOW_FORMAT, samples: 1 };
+
+/// A compute pipeline: entry point and variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ComputeKey {
+    pub(crate) entry: &'static str,
+    pub(crate) variant: ShaderVariantKey,
+}
+
+/// The culling pipeline (`cs_cull`, which decodes nothing: one variant).
+pub(crate) const CULL: ComputeKey = ComputeKey {
+    entry: gpu::ENTRY_POINT_CULL,
+    variant: ShaderVariantKey { cross_fade: true, ..ShaderVariantKey::NEUTRAL },
+};
+
+impl Renderer {
+    /// The pipeline constants (WGSL overrides) of `variant`.
+    fn constants(&self, variant: &ShaderVariantKey) -> [(&'static str, f64); 4] {
+        [
+            (gpu::OVERRIDE_INTERPOLATION, f64::from(self.config.interpolation.as_u32())),
+            (gpu::OVERRIDE_CROSS_FADE, if variant.cross_fade { 1.0 } else { 0.0 }),
+            (gpu::OVERRIDE_INFLUENCES, f64::from(variant.influences_override())),
+            (gpu::OVERRIDE_VERTEX_FORMAT, f64::from(gpu::vertex_format_code(variant.vertex_format))),
+        ]
+    }
+
+    /// The compute pipeline of `key`, created on first use.
+    pub(crate) fn compute_pipeline(&mut self, key: ComputeKey) -> wgpu::ComputePipeline {
+        if let Some(p) = self.compute_pipelines.get(&key) {
+            return p.clone();
+        }
+        let constants = self.constants(&key.variant);
+        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(key.entry),
+            layout: Some(&self.pipeline_layouts[StageSet::Compute as usize]),
+            module: &self.module,
+            entry_point: Some(key.entry),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: &constants,
+                ..Default::default()
+            },
+            cache: None,
+        });
+        self.compute_pipelines.insert(key, pipeline.clone());
+        pipeline
+    }
+
+    /// The render pipeline of `key` for a pass of `formats`, created on first use.
+    pub(crate) fn render_pipeline(&mut self, key: PipelineKey, formats: PassFormats) -> wgpu::RenderPipeline {
+        if let Some(p) = self.render_pipelines.get(&(key, formats)) {
+            return p.clone();
+        }
+        let entry = key.vertex_entry_point();
+        let constants = self.constants(&key.variant);
+        let options = wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() };
+        let layout = if !key.binds_asset_and_crowd() {
+            &self.frame_only_layout
+        } else {
+            match key.pass {
+                PassKind::Colour => &self.pipeline_layouts[StageSet::Colour as usize],
+                PassKind::Depth => &self.pipeline_layouts[StageSet::Depth as usize],
+            }
+        };
+        let targets = [formats.color.map(|format| wgpu::ColorTargetState {
+            format,
+            blend: None,
+            write_mask: wgpu::ColorWrites::ALL,
+        })];
+        let state = key.state();
+        let pipeline = self.device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some(entry),
+            layout: Some(layout),
+            vertex: wgpu::VertexState {
+                module: &self.module,
+                entry_point: Some(entry),
+                compilation_options: options.clone(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState {
+                topology: wgpu::PrimitiveTopology::TriangleList,
+                front_face: conv::map_front_face(state.front_face),
+                cull_mode: conv::map_cull_mode(state.cull_mode),
+                ..Default::default()
+            },
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: formats.depth,
+                depth_write_enabled: Some(state.depth_write),
+                depth_compare: Some(conv::map_compare(state.depth_compare)),
+                stencil: wgpu::StencilState::default(),
+                bias: conv::map_depth_bias(state.depth_bias),
+            }),
+            multisample: wgpu::MultisampleState { count: formats.samples, ..Default::default() },
+            fragment: key.fragment_entry_point().map(|fs| wgpu::FragmentState {
+                module: &self.module,
+                entry_point: Some(fs),
+                compilation_options: options.clone(),
+                targets: if formats.color.is_some() { &targets } else { &[] },
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        self.render_pipelines.insert((key, formats), pipeline.clone());
+        pipeline
+    }
+}

@@ -1,0 +1,166 @@
+//! Decode on the GPU and read-backs of a crowd's GPU copy, for verification, tests and debugging
+//! (the Vulkan twin is vat-vulkan's `readback.rs`).
+
+use vat_core::frame::workgroups;
+use vat_core::gpu::{self, DecodeParams, DecodedVertex, FrameUniforms};
+use vat_core::instance::InstanceRecord;
+
+use crate::crowd::GpuCrowd;
+use crate::pipelines::ComputeKey;
+use crate::renderer::{StageSet, bind_group, buffer_init, empty_buffer, storage_limit};
+use crate::target::read_mapped;
+use crate::{GpuAsset, RenderError, RenderMode, Renderer};
+
+impl Renderer {
+    /// Decodes every vertex of `records` at epoch-relative `time` on the GPU (the `cs_decode` /
+    /// `cs_decode_bone` compute shaders, the same code as the vertex paths) and reads the result
+    /// back: vertex `v` of record `i` at `i * vertex_count + v`. For verification and tests; waits for
+    /// the GPU. `cross_fade: false` selects the plain variant (clip B ignored). Uses its own uniform
+    /// buffers, so it does not disturb a frame recorded but not yet submitted.
+    ///
+    /// # Errors
+    /// [`RenderError::AssetHasNoBones`] for bone mode without bones, [`RenderError::BufferTooLarge`],
+    /// [`RenderError::Readback`].
+    pub fn decode(
+        &mut self,
+        asset: &GpuAsset,
+        records: &[InstanceRecord],
+        time: f32,
+        mode: RenderMode,
+        cross_fade: bool,
+    ) -> Result<Vec<DecodedVertex>, RenderError> {
+        if mode == RenderMode::Bone && !asset.has_bones() {
+            return Err(RenderError::AssetHasNoBones);
+        }
+        let count = records.len() as u64 * u64::from(asset.vertex_count());
+        let out_bytes = count * size_of::<DecodedVertex>() as u64;
+        let limits = self.device.limits();
+        let limit = storage_limit(&limits);
+        if out_bytes > limit {
+            return Err(RenderError::BufferTooLarge { what: "decoded vertex", size: out_bytes, limit });
+        }
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let entry = match mode {
+            RenderMode::Vat => gpu::ENTRY_POINT_DECODE,
+            RenderMode::Bone => gpu::ENTRY_POINT_DECODE_BONE,
+        };
+        let pipeline = self.compute_pipeline(ComputeKey { entry, variant: asset.info.variant(cross_fade) });
+        let d = &self.device;
+        let uniform = wgpu::BufferUsages::UNIFORM;
+        let frame = FrameUniforms { time, ..bytemuck::Zeroable::zeroed() };
+        let frame_buf = buffer_init(d, "vat decode frame", bytemuck::bytes_of(&frame), 0, uniform);
+        let frame_group = self.frame_groups_for(&frame_buf)?;
+        let record_buf = buffer_init(
+            d,
+            "vat decode records",
+            bytemuck::cast_slice(records),
+            64,
+            wgpu::BufferUsages::STORAGE,
+        );
+        let params = DecodeParams { first_instance: 0, instance_count: records.len() as u32, _pad: [0; 2] };
+        let params_buf = buffer_init(d, "vat decode params", bytemuck::bytes_of(&params), 0, uniform);
+        let out = empty_buffer(
+            d,
+            "vat decoded",
+            out_bytes,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        );
+        let group = bind_group(
+            d,
+            &self.group_layouts[StageSet::Compute as usize][2],
+            gpu::GROUP_CROWD,
+            StageSet::Compute,
+            "vat decode",
+            |name| {
+                Some(match name {
+                    "instances" => record_buf.as_entire_binding(),
+                    "decode_params" => params_buf.as_entire_binding(),
+                    "decoded" => out.as_entire_binding(),
+                    "instance_list" => self.dummy_visible.as_entire_binding(),
+                    "cull_params" => self.dummy_cull_params.as_entire_binding(),
+                    "visible" => self.dummy_visible.as_entire_binding(),
+                    "draw_args" => self.dummy_draw_args.as_entire_binding(),
+                    _ => return None,
+                })
+            },
+        )?;
+        let staging = empty_buffer(
+            d,
+            "vat decoded readback",
+            out_bytes,
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+        let mut encoder =
+            d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("vat decode") });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("vat decode"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &frame_group[StageSet::Compute as usize], &[]);
+            pass.set_bind_group(1, &asset.groups[StageSet::Compute as usize], &[]);
+            pass.set_bind_group(2, &group, &[]);
+            let [x, y] = workgroups(count, gpu::DECODE_WORKGROUP_SIZE);
+            pass.dispatch_workgroups(x, y, 1);
+        }
+        encoder.copy_buffer_to_buffer(&out, 0, &staging, 0, out_bytes);
+        self.queue.submit([encoder.finish()]);
+        let bytes = read_mapped(d, &staging)?;
+        Ok(bytemuck::pod_collect_to_vec(&bytes[..out_bytes as usize]))
+    }
+
+    /// The first `size` bytes of `buffer` (which has `COPY_SRC`), copied to a mappable buffer and read
+    /// after waiting for the GPU.
+    fn read_back(&self, buffer: &wgpu::Buffer, size: u64) -> Result<Vec<u8>, RenderError> {
+        let d = &self.device;
+        let staging = empty_buffer(
+            d,
+            "vat readback",
+            size,
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+        let mut encoder =
+            d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("vat readback") });
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+        self.queue.submit([encoder.finish()]);
+        read_mapped(d, &staging)
+    }
+
+    /// `crowd`'s GPU copy of its records (the first `record_count` of the record buffer, as of its
+    /// last submitted frame), read back after waiting for the GPU; empty before any frame. For tests
+    /// and debugging: after a frame it equals `Crowd::records`.
+    ///
+    /// # Errors
+    /// [`RenderError::Readback`].
+    pub fn read_gpu_records(&self, crowd: &GpuCrowd) -> Result<Vec<InstanceRecord>, RenderError> {
+        let Some(b) = &crowd.buffers else { return Ok(Vec::new()) };
+        let size = u64::from(crowd.sync.record_count()) * size_of::<InstanceRecord>() as u64;
+        if size == 0 {
+            return Ok(Vec::new());
+        }
+        Ok(bytemuck::pod_collect_to_vec(&self.read_back(&b.records, size)?))
+    }
+
+    /// The per-LOD visible lists (record indices, in the GPU's append order) written by `crowd`'s
+    /// last GPU-culled frame, read back after waiting for the GPU (submit that frame first); empty
+    /// before any. For tests and debugging: compare with the CPU path after sorting.
+    ///
+    /// # Errors
+    /// [`RenderError::Readback`].
+    pub fn read_gpu_visible(&self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, RenderError> {
+        let Some(b) = &crowd.buffers else { return Ok(Vec::new()) };
+        let lods = crowd.sync.gpu_lods() as usize;
+        if lods == 0 {
+            return Ok(Vec::new());
+        }
+        let read = |buffer: &wgpu::Buffer| -> Result<Vec<u32>, RenderError> {
+            Ok(bytemuck::pod_collect_to_vec(&self.read_back(buffer, buffer.size())?))
+        };
+        let args = read(&b.draw_args)?;
+        let visible = read(&b.visible)?;
+        Ok(vat_core::frame::visible_lists(&args, &visible, lods, crowd.sync.record_capacity()))
+    }
+}
