@@ -191,3 +191,48 @@ pub fn decode_test_records(clips: u32) -> Vec<vat_core::instance::InstanceRecord
     }
     out
 }
+
+/// A headless wgpu renderer of `size` pixels (the software driver's CPU adapter when there is one)
+/// with a `shadow_map_size`-texel shadow map, behind the backend seam.
+pub fn wgpu_offscreen(size: [u32; 2], shadow_map_size: u32) -> vat_wgpu::Offscreen {
+    let config = vat_wgpu::RendererConfig { shadow_map_size, ..Default::default() };
+    match vat_wgpu::Offscreen::new(size, config) {
+        Ok(o) => o,
+        Err(e) => panic!("{e} (or run `cargo xtask deps` as root)"),
+    }
+}
+
+/// A headless Vulkan (ash) renderer of `size` pixels with a `shadow_map_size`-texel shadow map,
+/// behind the backend seam; the validation layer is on when installed.
+pub fn vulkan_offscreen(size: [u32; 2], shadow_map_size: u32) -> vat_vulkan::Offscreen {
+    let config = vat_vulkan::RendererConfig { shadow_map_size, ..Default::default() };
+    match vat_vulkan::Offscreen::new(size, config) {
+        Ok(o) => o,
+        Err(e) => panic!("{e} (or run `cargo xtask deps` as root)"),
+    }
+}
+
+/// Generates one `#[test]` per backend from a test written once against the backend seam
+/// ([`vat_core::render::CrowdRenderer`]): `per_backend!(name, |size, shadow| body)` where `body` is
+/// a generic function `fn(impl CrowdRenderer)` called with [`wgpu_offscreen`] and
+/// [`vulkan_offscreen`] of that size and shadow map. The tests are `name::wgpu` and `name::vulkan`.
+#[macro_export]
+macro_rules! per_backend {
+    ($name:ident, $size:expr, $shadow:expr, $test:path) => {
+        mod $name {
+            // The size and shadow expressions are written in the calling module.
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn wgpu() {
+                $test($crate::wgpu_offscreen($size, $shadow));
+            }
+
+            #[test]
+            fn vulkan() {
+                $test($crate::vulkan_offscreen($size, $shadow));
+            }
+        }
+    };
+}

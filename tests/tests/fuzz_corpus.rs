@@ -87,6 +87,13 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
         ("nan-position", "v nan 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n", Expect::Refused("fuzz.obj")),
         ("no-faces", "v 0 0 0\nv 1 0 0\nl 1 2\n", Expect::Refused("no triangles")),
         ("huge-index", "v 0 0 0\nf 1 2 4294967295\n", Expect::Refused("fuzz.obj")),
+        // Found by the fuzzer: a relative texture index with no texture coordinates overflowed
+        // inside tobj (`vt * 2 + 1`); now refused before tobj sees it.
+        (
+            "relative-texcoord-before-any",
+            "v 1 -1 -1\nv 1 1 -1\nv -1 1 -1\nf 1/-2 -1 1\nvt 0 0\n",
+            Expect::Refused("names no texture coordinate"),
+        ),
     ] {
         out.push(("obj_sequence", format!("{name}.obj"), text.as_bytes().to_vec(), expect));
     }

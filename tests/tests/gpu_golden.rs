@@ -1,5 +1,6 @@
 //! A small golden image: one humanoid (VAT mode, mid-walk, cap on, shadows on the ground) rendered
-//! at 64 x 64 on the software Vulkan driver, compared with `tests/golden/humanoid_64x64.rgba` (raw
+//! at 64 x 64 on the software Vulkan driver by each backend on its own (written once against the
+//! backend seam, one test per backend: `golden_image::wgpu`, `golden_image::vulkan`), compared with `tests/golden/humanoid_64x64.rgba` (raw
 //! RGBA8, rows top to bottom).
 //!
 //! Tolerance: at most 2 % of the pixels may differ by more than 8 levels (of 255) in some channel,
@@ -15,34 +16,29 @@ use std::path::PathBuf;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::instance::VARIANT_ACCESSORY;
-use vat_tests::{humanoid_vat, save_image, test_gpu};
-use vat_wgpu::{CrowdDraw, HeadlessTarget, RenderMode, RenderOptions, Renderer, RendererConfig};
+use vat_core::render::{CrowdRenderer, RenderMode, RenderOptions};
+use vat_tests::{humanoid_vat, per_backend, save_image};
 
 const SIZE: [u32; 2] = [64, 64];
+const SHADOW_MAP: u32 = 512;
 
 fn golden_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("golden/humanoid_64x64.rgba")
 }
 
-fn render(mode: RenderMode) -> Vec<u8> {
-    let gpu = test_gpu();
+/// The golden scene on any backend: one humanoid mid-walk with its cap, ground and shadows.
+fn render<R: CrowdRenderer>(renderer: &mut R, mode: RenderMode) -> Vec<u8> {
     let asset = Asset::parse(humanoid_vat()).unwrap();
-    let config = RendererConfig { shadow_map_size: 512, ..Default::default() };
-    let mut renderer = Renderer::new(&gpu.device, &gpu.queue, config).unwrap();
     let gpu_asset = renderer.upload(&asset).unwrap();
     let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), CrowdConfig::default());
     let walk = asset.manifest().clips.iter().position(|c| c.name == "walk").unwrap() as u32;
     let id = crowd.spawn_at_phase([0.0, 0.0, 0.0], 0.6, walk, 0.3);
     crowd.set_variant(id, 3 | VARIANT_ACCESSORY);
-    let target = HeadlessTarget::new(&gpu.device, SIZE, config);
     let camera = Camera::look_at([1.6, 1.6, 2.8], [0.0, 0.9, 0.0], 0.8, 1.0, 0.1, 50.0);
     let options = RenderOptions { mode, ground: true, shadow_distance: 10.0, ..Default::default() };
-    let mut encoder = gpu.device.create_command_encoder(&Default::default());
     let mut gpu_crowd = renderer.create_crowd(&crowd).unwrap();
-    let mut crowds = [CrowdDraw { asset: &gpu_asset, gpu: &mut gpu_crowd, crowd: &mut crowd }];
-    renderer.render(&mut encoder, &mut crowds, &camera, target.target(), &options).unwrap();
-    gpu.queue.submit([encoder.finish()]);
-    target.read_rgba8(&gpu.device, &gpu.queue).unwrap()
+    renderer.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &options).unwrap();
+    renderer.read_rgba8().unwrap()
 }
 
 /// (pixels differing by more than 8 levels in some channel, mean absolute difference per channel).
@@ -56,23 +52,31 @@ fn compare(a: &[u8], b: &[u8]) -> (usize, f64) {
     (far, sum as f64 / a.len() as f64)
 }
 
-#[test]
-fn golden_image_of_one_humanoid() {
-    let image = render(RenderMode::Vat);
-    save_image("golden", SIZE, &image);
+/// The golden tolerance, the same on every backend (wgpu and Vulkan rasterise the same WGSL on the
+/// same driver): at most 2 % of the pixels beyond 8 levels, a mean difference of at most 8.
+fn assert_within_golden(what: &str, image: &[u8], golden: &[u8]) {
+    assert_eq!(golden.len(), image.len());
+    let (far, mean) = compare(image, golden);
+    println!("{what}: {far} pixels differ by more than 8 levels, mean difference {mean:.3} levels");
+    let pixels = (SIZE[0] * SIZE[1]) as usize;
+    assert!(far * 50 <= pixels, "{what}: {far} of {pixels} pixels differ from the golden image");
+    assert!(mean <= 8.0, "{what}: mean difference {mean}");
+}
+
+/// VAT mode against the golden image, each backend on its own (`VAT_BLESS=1` rewrites the image from
+/// the wgpu render).
+fn golden_image_of_one_humanoid<R: CrowdRenderer>(mut renderer: R) {
+    let image = render(&mut renderer, RenderMode::Vat);
+    let name = renderer.adapter_name();
+    save_image(if name.starts_with("wgpu") { "golden-wgpu" } else { "golden-vulkan" }, SIZE, &image);
     let path = golden_path();
-    if std::env::var_os("VAT_BLESS").is_some() {
+    if std::env::var_os("VAT_BLESS").is_some() && name.starts_with("wgpu") {
         std::fs::write(&path, &image).unwrap();
         println!("wrote {}", path.display());
     }
     let golden =
         std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (VAT_BLESS=1 writes it)", path.display()));
-    assert_eq!(golden.len(), image.len());
-    let (far, mean) = compare(&image, &golden);
-    println!("{far} pixels differ by more than 8 levels, mean difference {mean:.3} levels");
-    let pixels = (SIZE[0] * SIZE[1]) as usize;
-    assert!(far * 50 <= pixels, "{far} of {pixels} pixels differ from the golden image");
-    assert!(mean <= 8.0, "mean difference {mean}");
+    assert_within_golden(&name, &image, &golden);
     // The golden image itself shows something: sky, ground and a character in between.
     let distinct: std::collections::BTreeSet<[u8; 4]> =
         golden.chunks_exact(4).map(|p| [p[0], p[1], p[2], p[3]]).collect();
@@ -80,11 +84,11 @@ fn golden_image_of_one_humanoid() {
 }
 
 /// Bone mode draws the same character: within the golden tolerance of the VAT-mode golden image.
-#[test]
-fn bone_mode_matches_the_golden_image() {
-    let image = render(RenderMode::Bone);
+fn bone_mode_matches_the_golden_image<R: CrowdRenderer>(mut renderer: R) {
+    let image = render(&mut renderer, RenderMode::Bone);
     let golden = std::fs::read(golden_path()).unwrap();
-    let (far, mean) = compare(&image, &golden);
-    println!("bone mode: {far} pixels differ by more than 8 levels, mean difference {mean:.3} levels");
-    assert!(far * 50 <= (SIZE[0] * SIZE[1]) as usize, "{far} pixels differ");
+    assert_within_golden(&format!("{} bone mode", renderer.adapter_name()), &image, &golden);
 }
+
+per_backend!(golden_image, SIZE, SHADOW_MAP, super::golden_image_of_one_humanoid);
+per_backend!(bone_mode_golden, SIZE, SHADOW_MAP, super::bone_mode_matches_the_golden_image);

@@ -376,6 +376,9 @@ impl Budget {
 /// indices differ (so hard edges and seams keep their own vertices).
 fn read_obj(path: &Path, bytes: &[u8]) -> Result<Frame> {
     let part = || format!("{}", path.display());
+    // tobj computes offsets from face indices unchecked (an index of 0 or far past the end wraps or
+    // overflows), so every face index is checked against what precedes it first.
+    check_obj_indices(bytes).map_err(|problem| invalid(part(), problem))?;
     let options =
         tobj::LoadOptions { single_index: true, triangulate: true, ignore_points: true, ignore_lines: true };
     // A malformed file must be a typed error even if the third-party parser panics on it.
@@ -418,6 +421,46 @@ fn read_obj(path: &Path, bytes: &[u8]) -> Result<Frame> {
         return Err(invalid(part(), "has no triangles"));
     }
     Ok(frame)
+}
+
+/// Checks that every index of every `f` and `l` statement of OBJ text names a position, texture
+/// coordinate or normal defined above it (1-based, or negative: relative to the last one), as the OBJ
+/// format requires, reading the lines the way tobj does.
+fn check_obj_indices(bytes: &[u8]) -> std::result::Result<(), String> {
+    let text =
+        std::str::from_utf8(bytes).map_err(|e| format!("is not UTF-8 text (byte {})", e.valid_up_to()))?;
+    let mut counts = [0i64; 3]; // v, vt, vn
+    for (n, line) in text.lines().enumerate() {
+        let mut words = line.split_whitespace();
+        match words.next() {
+            Some("v") => counts[0] += 1,
+            Some("vt") => counts[1] += 1,
+            Some("vn") => counts[2] += 1,
+            Some("f" | "l") => {
+                for word in words {
+                    for (slot, token) in word.split('/').enumerate().take(3) {
+                        if token.is_empty() {
+                            continue;
+                        }
+                        let Ok(index) = token.parse::<i64>() else {
+                            return Err(format!("line {}: {token:?} is not a face index", n + 1));
+                        };
+                        let count = counts[slot];
+                        let resolved = if index < 0 { count + index } else { index - 1 };
+                        if !(0..count).contains(&resolved) {
+                            let what = ["position", "texture coordinate", "normal"][slot];
+                            return Err(format!(
+                                "line {}: face index {index} names no {what} ({count} defined above it)",
+                                n + 1
+                            ));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Reads a glTF frame: the file's body meshes merged in their rest pose (see
