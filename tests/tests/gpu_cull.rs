@@ -1,7 +1,8 @@
 //! GPU-driven culling (`cs_cull`) against the CPU: for the same camera, every instance whose bounding
 //! sphere meets the frustum is drawn by both culling paths, and the GPU path draws no instance outside
 //! it (sorted visible lists read back from the GPU); the GPU's per-instance LOD follows
-//! `LodThresholds::select`; with every instance at LOD 0 both paths render the same image.
+//! `LodThresholds::select`; with every instance at LOD 0 both paths render the same image. Each test
+//! runs on wgpu and on Vulkan (`per_backend!`).
 
 // Integration tests report failure by panicking; helpers below unwrap for the same reason.
 #![allow(clippy::unwrap_used)]
@@ -11,8 +12,8 @@ use std::collections::BTreeSet;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig, Frustum};
 use vat_core::instance::{VARIANT_ACCESSORY, VARIANT_HIDDEN};
-use vat_tests::{humanoid_vat, save_image, test_gpu};
-use vat_wgpu::{CrowdDraw, Culling, HeadlessTarget, RenderOptions, Renderer, RendererConfig};
+use vat_core::render::{CrowdDraw, CrowdRenderer, Culling, RenderOptions};
+use vat_tests::{humanoid_vat, per_backend, save_image};
 
 const SIZE: [u32; 2] = [256, 192];
 
@@ -63,16 +64,11 @@ fn cpu_visible(crowd: &Crowd, camera: &Camera, margin: f32) -> (BTreeSet<u32>, B
     (inside, borderline)
 }
 
-#[test]
-fn gpu_and_cpu_culling_agree_with_the_per_instance_frustum_test() {
-    let gpu = test_gpu();
+fn gpu_and_cpu_culling_agree_with_the_per_instance_frustum_test<R: CrowdRenderer>(mut renderer: R) {
     let asset = Asset::parse(humanoid_vat()).unwrap();
-    let config = RendererConfig::default();
-    let mut renderer = Renderer::new(&gpu.device, &gpu.queue, config).unwrap();
     let gpu_asset = renderer.upload(&asset).unwrap();
     let mut crowd = crowd(&asset, 6000);
     let mut gpu_crowd = renderer.create_crowd(&crowd).unwrap();
-    let target = HeadlessTarget::new(&gpu.device, SIZE, config);
     let aspect = SIZE[0] as f32 / SIZE[1] as f32;
     let cameras = [
         Camera::look_at([0.0, 12.0, 0.0], [40.0, 0.0, 25.0], 0.9, aspect, 0.5, 150.0),
@@ -94,21 +90,17 @@ fn gpu_and_cpu_culling_agree_with_the_per_instance_frustum_test() {
                 cpu_drawn
                     .extend(list[b.first_instance as usize..][..b.instance_count as usize].iter().copied());
             }
-            let mut encoder = gpu.device.create_command_encoder(&Default::default());
             let options = RenderOptions { culling: Culling::Gpu, ..Default::default() };
             let report = renderer
                 .render(
-                    &mut encoder,
                     &mut [CrowdDraw { asset: &gpu_asset, gpu: &mut gpu_crowd, crowd: &mut crowd }],
                     camera,
-                    target.target(),
                     &options,
                 )
                 .unwrap();
             // GPU culling reports only what the CPU knows: no CPU culling ran.
             assert_eq!(report.stats.simulated, crowd.count());
             assert_eq!((report.stats.visible_cells, report.stats.draws_main), (0, 0));
-            gpu.queue.submit([encoder.finish()]);
             let lists = renderer.read_gpu_visible(&gpu_crowd).unwrap();
             let mut gpu_drawn = BTreeSet::new();
             let thresholds = crowd.asset().lod_distances;
@@ -169,12 +161,8 @@ fn gpu_and_cpu_culling_agree_with_the_per_instance_frustum_test() {
 
 /// With every instance at LOD 0 (a large negative bias) the two paths draw the same triangles of the
 /// same instances, so the images agree (up to the order of equal-depth fragments).
-#[test]
-fn gpu_and_cpu_culling_render_the_same_image_at_lod_0() {
-    let gpu = test_gpu();
+fn gpu_and_cpu_culling_render_the_same_image_at_lod_0<R: CrowdRenderer>(mut renderer: R) {
     let asset = Asset::parse(humanoid_vat()).unwrap();
-    let config = RendererConfig::default();
-    let mut renderer = Renderer::new(&gpu.device, &gpu.queue, config).unwrap();
     let gpu_asset = renderer.upload(&asset).unwrap();
     let mut crowd = crowd(&asset, 3000);
     let mut gpu_crowd = renderer.create_crowd(&crowd).unwrap();
@@ -182,7 +170,6 @@ fn gpu_and_cpu_culling_render_the_same_image_at_lod_0() {
     crowd.config_mut().attachment_max_lod = 8;
     crowd.config_mut().shadow_max_lod = 8;
     crowd.advance(0.75);
-    let target = HeadlessTarget::new(&gpu.device, SIZE, config);
     let camera = Camera::look_at(
         [0.0, 6.0, -10.0],
         [10.0, 0.0, 30.0],
@@ -193,23 +180,33 @@ fn gpu_and_cpu_culling_render_the_same_image_at_lod_0() {
     );
     let mut images = Vec::new();
     for culling in [Culling::Cpu, Culling::Gpu] {
-        let mut encoder = gpu.device.create_command_encoder(&Default::default());
         let options = RenderOptions { culling, ground: true, ..Default::default() };
-        renderer
-            .render(
-                &mut encoder,
-                &mut [CrowdDraw { asset: &gpu_asset, gpu: &mut gpu_crowd, crowd: &mut crowd }],
-                &camera,
-                target.target(),
-                &options,
-            )
-            .unwrap();
-        gpu.queue.submit([encoder.finish()]);
-        let image = target.read_rgba8(&gpu.device, &gpu.queue).unwrap();
-        save_image(&format!("culling_{culling:?}"), SIZE, &image);
+        renderer.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &options).unwrap();
+        let image = renderer.read_rgba8().unwrap();
+        let backend = if renderer.adapter_name().starts_with("wgpu") { "wgpu" } else { "vulkan" };
+        save_image(&format!("culling_{culling:?}_{backend}"), SIZE, &image);
         images.push(image);
     }
     let differ = images[0].chunks_exact(4).zip(images[1].chunks_exact(4)).filter(|(a, b)| a != b).count();
-    println!("{differ} of {} pixels differ between CPU and GPU culling", SIZE[0] * SIZE[1]);
+    println!(
+        "{}: {differ} of {} pixels differ between CPU and GPU culling",
+        renderer.adapter_name(),
+        SIZE[0] * SIZE[1]
+    );
     assert!(differ <= 20, "{differ} pixels differ");
 }
+
+// Written once against the backend seam; each backend is checked on its own (the default 2048² shadow
+// map of both backends' `RendererConfig`).
+per_backend!(
+    culling_agrees_with_the_frustum,
+    SIZE,
+    2048,
+    super::gpu_and_cpu_culling_agree_with_the_per_instance_frustum_test
+);
+per_backend!(
+    culling_paths_render_the_same_image,
+    SIZE,
+    2048,
+    super::gpu_and_cpu_culling_render_the_same_image_at_lod_0
+);
