@@ -1,13 +1,16 @@
 //! Headless rendering of a crowd of the baked humanoid on the software Vulkan driver: the image is
 //! not blank and the crowd covers the region its bounds project to; every runtime toggle renders
-//! without validation errors; shadows add exactly the caster draws.
+//! without validation errors; shadows add exactly the caster draws. The tests written against the
+//! backend seam run on wgpu and on Vulkan (`per_backend!`); those that read wgpu's own state (error
+//! scopes, the GPU record buffer) run on wgpu.
 
 // Integration tests report failure by panicking; helpers below unwrap for the same reason.
 #![allow(clippy::unwrap_used)]
 
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_tests::{TestGpu, humanoid_vat, save_image, test_gpu};
+use vat_core::render::CrowdRenderer;
+use vat_tests::{TestGpu, humanoid_vat, per_backend, save_image, test_gpu};
 use vat_wgpu::{
     CrowdDraw, FrameReport, GpuAsset, GpuCrowd, HeadlessTarget, RenderOptions, Renderer, RendererConfig,
 };
@@ -50,6 +53,46 @@ fn scene(side: u32) -> Scene {
     Scene { gpu, renderer, asset: gpu_asset, gpu_crowd, crowd, target, camera }
 }
 
+/// The scene of [`scene`] on any backend, behind the seam.
+struct SeamScene<R: CrowdRenderer> {
+    renderer: R,
+    asset: R::Asset,
+    gpu_crowd: R::Crowd,
+    crowd: Crowd,
+    camera: Camera,
+}
+
+/// [`scene`]'s crowd and camera on `renderer` (of [`SIZE`]).
+fn seam_scene<R: CrowdRenderer>(mut renderer: R, side: u32) -> SeamScene<R> {
+    let asset = Asset::parse(humanoid_vat()).unwrap();
+    let gpu_asset = renderer.upload(&asset).unwrap();
+    let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), CrowdConfig::default());
+    let clips = asset.manifest().clips.len() as u32;
+    for z in 0..side {
+        for x in 0..side {
+            let i = z * side + x;
+            let p =
+                [(x as f32 - (side - 1) as f32 * 0.5) * 2.0, 0.0, (z as f32 - (side - 1) as f32 * 0.5) * 2.0];
+            let id = crowd.spawn_at_phase(p, i as f32 * 0.7, i % clips, (i as f32 * 0.137).fract());
+            crowd.set_variant(id, ((i * 37) & 0xFF) | (vat_core::instance::VARIANT_ACCESSORY * (i % 2)));
+        }
+    }
+    let camera =
+        Camera::look_at([0.0, 6.0, 14.0], [0.0, 0.8, 0.0], 0.9, SIZE[0] as f32 / SIZE[1] as f32, 0.1, 300.0);
+    let gpu_crowd = renderer.create_crowd(&crowd).unwrap();
+    SeamScene { renderer, asset: gpu_asset, gpu_crowd, crowd, camera }
+}
+
+fn seam_render<R: CrowdRenderer>(s: &mut SeamScene<R>, options: &RenderOptions) -> (FrameReport, Vec<u8>) {
+    let report =
+        s.renderer.render_crowd(&s.asset, &mut s.gpu_crowd, &mut s.crowd, &s.camera, options).unwrap();
+    (report, s.renderer.read_rgba8().unwrap())
+}
+
+fn backend<R: CrowdRenderer>(renderer: &R) -> &'static str {
+    if renderer.adapter_name().starts_with("wgpu") { "wgpu" } else { "vulkan" }
+}
+
 fn render(s: &mut Scene, options: &RenderOptions) -> (FrameReport, Vec<u8>) {
     let mut encoder = s.gpu.device.create_command_encoder(&Default::default());
     let report = s
@@ -79,9 +122,9 @@ fn covered(image: &[u8]) -> usize {
 /// Screen rectangles (pixels, inclusive) of every shown instance's bounding box (the 8 corners of the
 /// asset bounds placed by the record and projected by the camera); None for an instance behind the
 /// camera.
-fn projected_rects(s: &Scene) -> Vec<Option<[i64; 4]>> {
-    let bounds = s.crowd.asset().bounds;
-    s.crowd
+fn projected_rects(crowd: &Crowd, camera: &Camera) -> Vec<Option<[i64; 4]>> {
+    let bounds = crowd.asset().bounds;
+    crowd
         .records()
         .iter()
         .map(|r| {
@@ -97,7 +140,7 @@ fn projected_rects(s: &Scene) -> Vec<Option<[i64; 4]>> {
                     r.position[1] + q[1],
                     r.position[2] + cos * q[2] - sin * q[0],
                 ];
-                let c = s.camera.project(w);
+                let c = camera.project(w);
                 if c[3] <= 0.0 {
                     return None;
                 }
@@ -115,17 +158,16 @@ fn projected_rects(s: &Scene) -> Vec<Option<[i64; 4]>> {
         .collect()
 }
 
-#[test]
-fn crowd_renders_headless_inside_its_projected_bounds() {
-    let mut s = scene(5);
+fn crowd_renders_headless_inside_its_projected_bounds<R: CrowdRenderer>(renderer: R) {
+    let mut s = seam_scene(renderer, 5);
     s.crowd.advance(0.4);
-    let (report, image) = render(&mut s, &RenderOptions::default());
+    let (report, image) = seam_render(&mut s, &RenderOptions::default());
     println!("{report:?}");
-    save_image("crowd", SIZE, &image);
+    save_image(&format!("crowd-{}", backend(&s.renderer)), SIZE, &image);
     let bg = background(&image);
     // Pixels of the union of the projected boxes (1 px of slack for rasterisation rules).
     let mut inside = vec![false; (SIZE[0] * SIZE[1]) as usize];
-    for rect in projected_rects(&s) {
+    for rect in projected_rects(&s.crowd, &s.camera) {
         let [x0, y0, x1, y1] = rect.unwrap();
         for y in (y0 - 1).max(0)..=(y1 + 1).min(SIZE[1] as i64 - 1) {
             for x in (x0 - 1).max(0)..=(x1 + 1).min(SIZE[0] as i64 - 1) {
@@ -152,15 +194,14 @@ fn crowd_renders_headless_inside_its_projected_bounds() {
     assert_eq!(report.stats.drawn, 25);
 }
 
-#[test]
-fn a_crowd_that_did_not_move_uploads_no_instance_bytes() {
-    let mut s = scene(4);
-    let (first, _) = render(&mut s, &RenderOptions::default());
+fn a_crowd_that_did_not_move_uploads_no_instance_bytes<R: CrowdRenderer>(renderer: R) {
+    let mut s = seam_scene(renderer, 4);
+    let (first, _) = seam_render(&mut s, &RenderOptions::default());
     assert!(first.stats.uploaded_record_bytes >= 16 * 64, "{first:?}");
     for culling in [vat_wgpu::Culling::Cpu, vat_wgpu::Culling::Gpu] {
         s.crowd.advance(1.0 / 30.0);
         let options = RenderOptions { culling, ..Default::default() };
-        let (still, image) = render(&mut s, &options);
+        let (still, image) = seam_render(&mut s, &options);
         assert_eq!(still.stats.uploaded_record_bytes, 0, "{culling:?}: {still:?}");
         assert_eq!(still.stats.uploaded_list_bytes, 0, "{culling:?}: {still:?}");
         // Only the per-frame uniforms (and the culling parameters) are written.
@@ -172,7 +213,7 @@ fn a_crowd_that_did_not_move_uploads_no_instance_bytes() {
     }
     // Moving one instance uploads one record.
     s.crowd.set_transform(3, [0.5, 0.0, 0.5], 1.0);
-    let (moved, _) = render(&mut s, &RenderOptions::default());
+    let (moved, _) = seam_render(&mut s, &RenderOptions::default());
     assert_eq!(moved.stats.uploaded_record_bytes, 64, "{moved:?}");
 }
 
@@ -212,16 +253,15 @@ fn scattered_changes_reach_the_gpu_records_exactly() {
     }
 }
 
-#[test]
-fn shadows_add_exactly_the_caster_draws() {
-    let mut s = scene(6);
+fn shadows_add_exactly_the_caster_draws<R: CrowdRenderer>(renderer: R) {
+    let mut s = seam_scene(renderer, 6);
     s.crowd.advance(0.3);
     // With the ground, so the shadows have something to fall on.
     let on = RenderOptions { shadows: true, ground: true, ..Default::default() };
     let off = RenderOptions { shadows: false, ..on };
     for culling in [vat_wgpu::Culling::Cpu, vat_wgpu::Culling::Gpu] {
-        let (with, image_with) = render(&mut s, &RenderOptions { culling, ..on });
-        let (without, image_without) = render(&mut s, &RenderOptions { culling, ..off });
+        let (with, image_with) = seam_render(&mut s, &RenderOptions { culling, ..on });
+        let (without, image_without) = seam_render(&mut s, &RenderOptions { culling, ..off });
         println!("{culling:?}: shadows on {with:?}\n  off {without:?}");
         assert_eq!(without.draws_shadow, 0);
         assert_eq!(with.draws_main, without.draws_main);
@@ -256,7 +296,7 @@ fn shadows_add_exactly_the_caster_draws() {
         println!("{darker} pixels darker with shadows");
         assert!(darker > 1000, "{culling:?}: shadows darken only {darker} pixels");
         assert_eq!((with.draws_ground, without.draws_ground), (1, 1));
-        save_image(&format!("shadows_{culling:?}"), SIZE, &image_with);
+        save_image(&format!("shadows_{culling:?}_{}", backend(&s.renderer)), SIZE, &image_with);
     }
 }
 
@@ -359,7 +399,7 @@ fn attachments_follow_the_head_and_the_accessory_bit() {
     let walk = 1;
     s.crowd.play(0, walk, 0.0);
     s.crowd.advance(0.37);
-    let rect = projected_rects(&s)[0].unwrap();
+    let rect = projected_rects(&s.crowd, &s.camera)[0].unwrap();
     for mode in [RenderMode::Vat, RenderMode::Bone] {
         for culling in [Culling::Cpu, Culling::Gpu] {
             // Without shadows: the cap's shadow falls on the shoulders.
@@ -479,3 +519,19 @@ fn gpu_culling_skips_the_cpu_frame_and_the_paths_alternate() {
     assert!(grown.uploaded_bytes >= u64::from(n + 2) * 64, "{grown:?}");
     check(&mut s, &cpu, "CPU frame after growth");
 }
+
+// Written once against the backend seam, run on each backend on its own (same tolerances: both
+// rasterise the same WGSL on the same driver). The default 2048² shadow map of both backends.
+per_backend!(
+    renders_inside_its_projected_bounds,
+    SIZE,
+    2048,
+    super::crowd_renders_headless_inside_its_projected_bounds
+);
+per_backend!(
+    still_crowd_uploads_nothing,
+    SIZE,
+    2048,
+    super::a_crowd_that_did_not_move_uploads_no_instance_bytes
+);
+per_backend!(shadows_add_the_caster_draws, SIZE, 2048, super::shadows_add_exactly_the_caster_draws);
