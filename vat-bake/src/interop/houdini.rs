@@ -1,0 +1,1 @@
+//! SideFX Labs "Vertex Animation Textures" (Houdini) bakes: import.
