@@ -195,6 +195,7 @@ impl TextureFormat {
     }
 
     /// `v` in `[0, 1]` as this format stores it, read back (what a decoder sees).
+    #[cfg(test)]
     pub(crate) fn quantise(self, v: f32) -> f32 {
         let v = v.clamp(0.0, 1.0);
         match self {

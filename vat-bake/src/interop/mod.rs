@@ -402,4 +402,6 @@ mod tests {
 }
 
 #[cfg(test)]
+mod tests_export;
+#[cfg(test)]
 mod tests_real;

@@ -519,3 +519,264 @@ pub(crate) fn decode(
     Ok(ImportedBake { sequence, clips, source_step: g.to_array(), notes })
 }
 
+
+/// How normals are exported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NormalsExport {
+    /// In the position texture's rows `[F, 2F)` (height `2F`).
+    Packed,
+    /// In `<N>_vnrm.<ext>`, the same size and rows as `_vat`.
+    Separate,
+    /// Not exported (decoders keep the rest normals or recompute them).
+    None,
+}
+
+/// What [`export_openvat`] writes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenVatExport {
+    /// `--format`.
+    pub format: super::TextureFormat,
+    /// `--normals`.
+    pub normals: NormalsExport,
+}
+
+impl Default for OpenVatExport {
+    fn default() -> Self {
+        Self { format: super::TextureFormat::Exr16, normals: NormalsExport::Separate }
+    }
+}
+
+/// What an export wrote, and its error bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenVatWritten {
+    /// The base name `N` of the files.
+    pub name: String,
+    /// Every file written.
+    pub files: Vec<PathBuf>,
+    /// Texture size (columns = vertices, rows = frames, doubled with packed normals).
+    pub width: usize,
+    /// Texture height.
+    pub height: usize,
+    /// Frames exported (every stored frame of every clip).
+    pub frames: usize,
+    /// `os-remap.Min` (Blender axes).
+    pub min: [f32; 3],
+    /// `os-remap.Max` (Blender axes).
+    pub max: [f32; 3],
+    /// The largest error a decoder of these files can see against vat's own decode, per glTF axis
+    /// (metres): half the texture format's step times the range, plus f32 rounding.
+    pub position_bound: [f32; 3],
+}
+
+/// A file-name-safe version of `name`.
+fn file_stem_of(name: &str) -> String {
+    let s: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    let s = s.trim_matches('.').to_owned();
+    if s.is_empty() { "vat".to_owned() } else { s }
+}
+
+/// The most columns (vertices) or rows an exported texture may have: the texture size every engine
+/// template accepts, and vat's own [`crate::prepare::MAX_TEXTURE_DIM`].
+pub const MAX_EXPORT_DIM: usize = crate::prepare::MAX_TEXTURE_DIM as usize;
+
+/// Writes a `.vat` asset as an OpenVAT bake in `dir` (created if missing), every file atomically:
+/// `<N>_vat.<ext>`, `<N>_vnrm.<ext>` (separate normals), `<N>-remap_info.json` and `<N>.glb`, `N`
+/// the asset's name. Every stored frame of every clip, decoded by vat's CPU reference, becomes one
+/// row (clips in texture order, so their `startFrame`/`endFrame` are 1-based rows); each vertex one
+/// column. Offsets are from the asset's rest positions (its rest stream, else frame 0), in Blender
+/// axes ([`gltf_to_blender`]); `Min`/`Max` are their exact per-axis extremes. The glb holds the rest
+/// mesh (LOD 0) with `TEXCOORD_1 = ((col + 0.5) / W, 0.5 / H)` and `TEXCOORD_0` when the asset has
+/// UVs.
+///
+/// # Errors
+/// [`BakeError::Interop`] when the asset has no vertex animation texture, or more vertices or rows
+/// than [`MAX_EXPORT_DIM`]; [`BakeError::Core`] for decode or write failures.
+pub fn export_openvat(asset: &vat_core::container::Asset<'_>, dir: &Path, options: &OpenVatExport) -> Result<OpenVatWritten> {
+    use vat_core::container::{ElementFormat, StreamKind};
+    use vat_core::playback::Interpolation;
+    use vat_core::reference::{VertexAnimationView, decode_object_frame};
+    let manifest = asset.manifest();
+    let view = VertexAnimationView::from_asset(asset).map_err(|e| bad(dir, "the asset", format!("cannot be exported: {e}")))?;
+    let n = view.layout.vertex_count as usize;
+    let name = file_stem_of(&manifest.name);
+    let clips = &manifest.clips;
+    let frames: usize = clips.iter().map(|c| c.frame_count as usize).sum();
+    let height = if options.normals == NormalsExport::Packed { 2 * frames } else { frames };
+    if n > MAX_EXPORT_DIM || height > MAX_EXPORT_DIM || n == 0 || frames == 0 {
+        return Err(bad(
+            dir,
+            "the export",
+            format!("would be {n} x {height} texels: OpenVAT's single-row layout needs 1..={MAX_EXPORT_DIM} vertices and rows"),
+        ));
+    }
+    // Decode every frame.
+    let (mut p, mut nrm) = (vec![[0.0f32; 3]; n], vec![[0.0f32; 3]; n]);
+    let mut positions = Vec::with_capacity(frames * n);
+    let mut normals = Vec::with_capacity(frames * n);
+    for (c, clip) in clips.iter().enumerate() {
+        for k in 0..clip.frame_count {
+            let offset = crate::verify::exact_frame_offset(clip, k).unwrap_or(0.0);
+            decode_object_frame(&view, c as u32, offset, Interpolation::Point, &mut p, &mut nrm)?;
+            positions.extend(p.iter().map(|v| Vec3::from(*v)));
+            normals.extend(nrm.iter().map(|v| Vec3::from(*v)));
+        }
+    }
+    let f32s = |bytes: &[u8]| -> Vec<f32> { bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect() };
+    let rest: Vec<Vec3> = match asset.stream(StreamKind::RestPosition) {
+        Some((ElementFormat::F32x3, bytes)) if bytes.len() == n * 12 => f32s(bytes).chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect(),
+        _ => positions[..n].to_vec(),
+    };
+    let rest_normals: Vec<Vec3> = match asset.stream(StreamKind::RestNormal) {
+        Some((ElementFormat::F32x3, bytes)) if bytes.len() == n * 12 => f32s(bytes).chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect(),
+        _ => normals[..n].to_vec(),
+    };
+    let uvs: Option<Vec<[f32; 2]>> = match asset.stream(StreamKind::Uv0) {
+        Some((ElementFormat::F32x2, bytes)) if bytes.len() == n * 8 => Some(f32s(bytes).chunks_exact(2).map(|c| [c[0], c[1]]).collect()),
+        Some((ElementFormat::Unorm16x2, bytes)) if bytes.len() == n * 4 => Some(
+            bytes.chunks_exact(4).map(|b| [f32::from(u16::from_le_bytes([b[0], b[1]])) / 65535.0, f32::from(u16::from_le_bytes([b[2], b[3]])) / 65535.0]).collect(),
+        ),
+        _ => None,
+    };
+    let indices: Vec<u32> = match asset.lod_index_bytes(0) {
+        Some(bytes) => bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+        None => return Err(bad(dir, "the asset", "has no LOD 0 triangles to export")),
+    };
+    // Offsets in Blender axes, and their box.
+    let offsets: Vec<Vec3> = positions.iter().enumerate().map(|(i, p)| gltf_to_blender(*p - rest[i % n])).collect();
+    let (lo, hi) = offsets.iter().fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), o| (lo.min(*o), hi.max(*o)));
+    let range = hi - lo;
+    let t_of = |o: Vec3| -> [f32; 3] {
+        let mut t = [0.0f32; 3];
+        for a in 0..3 {
+            if range[a] > 0.0 {
+                t[a] = ((o[a] - lo[a]) / range[a]).clamp(0.0, 1.0);
+            }
+        }
+        t
+    };
+    let mut rgb: Vec<[f32; 3]> = offsets.iter().map(|o| t_of(*o)).collect();
+    let normal_rgb = |v: &Vec3| {
+        let b = gltf_to_blender(*v);
+        [(b.x + 1.0) * 0.5, (b.y + 1.0) * 0.5, (b.z + 1.0) * 0.5]
+    };
+    let ext = options.format.extension();
+    std::fs::create_dir_all(dir).map_err(|e| BakeError::Io { path: dir.to_path_buf(), source: e })?;
+    let mut files = Vec::new();
+    let mut write = |file: String, bytes: &[u8]| -> Result<()> {
+        let path = dir.join(file);
+        vat_core::container::write_file_atomically(&path, bytes)?;
+        files.push(path);
+        Ok(())
+    };
+    match options.normals {
+        NormalsExport::Packed => rgb.extend(normals.iter().map(normal_rgb)),
+        NormalsExport::Separate => {
+            let nrgb: Vec<[f32; 3]> = normals.iter().map(normal_rgb).collect();
+            write(format!("{name}_vnrm.{ext}"), &images::encode_texture(options.format, n, frames, &nrgb)?)?;
+        }
+        NormalsExport::None => {}
+    }
+    write(format!("{name}_vat.{ext}"), &images::encode_texture(options.format, n, height, &rgb)?)?;
+    // The sidecar: clips are 1-based rows.
+    let mut animations = serde_json::Map::new();
+    let mut first = 0usize;
+    for clip in clips {
+        let fps = if clip.fps.fract() == 0.0 { serde_json::json!(clip.fps as i64) } else { serde_json::json!(clip.fps) };
+        animations.insert(
+            clip.name.clone(),
+            serde_json::json!({
+                "startFrame": first + 1,
+                "endFrame": first + clip.frame_count as usize,
+                "framerate": fps,
+                "looping": clip.is_looping(),
+            }),
+        );
+        first += clip.frame_count as usize;
+    }
+    let sidecar = serde_json::json!({
+        "os-remap": { "Min": lo.to_array(), "Max": hi.to_array(), "Frames": frames },
+        "animations": animations,
+    });
+    let text = serde_json::to_string_pretty(&sidecar).map_err(|e| bad(dir, "the sidecar", e.to_string()))?;
+    write(format!("{name}{SIDECAR_SUFFIX}"), text.as_bytes())?;
+    let lookup: Vec<[f32; 2]> = (0..n).map(|c| [(c as f32 + 0.5) / n as f32, 0.5 / height as f32]).collect();
+    let glb = lookup_glb(&name, &rest, &rest_normals, uvs.as_deref(), &lookup, &indices)?;
+    write(format!("{name}.glb"), &glb)?;
+    let step = options.format.kind().half_step();
+    let magnitude = |a: usize| lo[a].abs().max(hi[a].abs());
+    let rest_max = rest.iter().fold(Vec3::ZERO, |m, r| m.max(r.abs()));
+    let blender_bound = Vec3::new(
+        range.x * step + 4.0 * f32::EPSILON * (magnitude(0) + range.x),
+        range.y * step + 4.0 * f32::EPSILON * (magnitude(1) + range.y),
+        range.z * step + 4.0 * f32::EPSILON * (magnitude(2) + range.z),
+    );
+    let position_bound = (blender_to_gltf(blender_bound).abs() + rest_max * 2.0 * f32::EPSILON).to_array();
+    Ok(OpenVatWritten { name, files, width: n, height, frames, min: lo.to_array(), max: hi.to_array(), position_bound })
+}
+
+/// A `.glb` with one mesh: POSITION (with min/max), NORMAL, TEXCOORD_0 when given, TEXCOORD_1 and
+/// u32 indices, on one node with no transform.
+fn lookup_glb(name: &str, positions: &[Vec3], normals: &[Vec3], uv0: Option<&[[f32; 2]]>, uv1: &[[f32; 2]], indices: &[u32]) -> Result<Vec<u8>> {
+    use serde_json::json;
+    let mut bin: Vec<u8> = Vec::new();
+    let mut views = Vec::new();
+    let mut accessors = Vec::new();
+    let mut push = |bytes: Vec<u8>, count: usize, ty: &str, component: u32, target: u32, bounds: Option<(Vec3, Vec3)>| -> usize {
+        let offset = bin.len();
+        bin.extend_from_slice(&bytes);
+        while bin.len() % 4 != 0 {
+            bin.push(0);
+        }
+        views.push(json!({"buffer": 0, "byteOffset": offset, "byteLength": bytes.len(), "target": target}));
+        let mut a = json!({"bufferView": views.len() - 1, "componentType": component, "count": count, "type": ty});
+        if let Some((lo, hi)) = bounds {
+            a["min"] = json!(lo.to_array());
+            a["max"] = json!(hi.to_array());
+        }
+        accessors.push(a);
+        accessors.len() - 1
+    };
+    let floats = |vals: &mut dyn Iterator<Item = f32>| -> Vec<u8> { vals.flat_map(f32::to_le_bytes).collect() };
+    let (lo, hi) = positions.iter().fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+    const FLOAT: u32 = 5126;
+    const UINT: u32 = 5125;
+    const ARRAY: u32 = 34962;
+    const ELEMENTS: u32 = 34963;
+    let n = positions.len();
+    let pos = push(floats(&mut positions.iter().flat_map(|p| p.to_array())), n, "VEC3", FLOAT, ARRAY, Some((lo, hi)));
+    let nrm = push(floats(&mut normals.iter().flat_map(|p| p.to_array())), n, "VEC3", FLOAT, ARRAY, None);
+    let mut attributes = json!({"POSITION": pos, "NORMAL": nrm});
+    if let Some(uv) = uv0 {
+        attributes["TEXCOORD_0"] = json!(push(floats(&mut uv.iter().flatten().copied()), n, "VEC2", FLOAT, ARRAY, None));
+    }
+    attributes["TEXCOORD_1"] = json!(push(floats(&mut uv1.iter().flatten().copied()), n, "VEC2", FLOAT, ARRAY, None));
+    let idx = push(indices.iter().flat_map(|i| i.to_le_bytes()).collect(), indices.len(), "SCALAR", UINT, ELEMENTS, None);
+    let doc = json!({
+        "asset": {"version": "2.0", "generator": "vat export-openvat"},
+        "scene": 0,
+        "scenes": [{"nodes": [0]}],
+        "nodes": [{"mesh": 0, "name": name}],
+        "meshes": [{"name": name, "primitives": [{"attributes": attributes, "indices": idx, "mode": 4}]}],
+        "buffers": [{"byteLength": bin.len()}],
+        "bufferViews": views,
+        "accessors": accessors,
+    });
+    let mut json_bytes = serde_json::to_vec(&doc).map_err(|e| bad(Path::new(name), "the glb", e.to_string()))?;
+    while json_bytes.len() % 4 != 0 {
+        json_bytes.push(b' ');
+    }
+    let total = 12 + 8 + json_bytes.len() + 8 + bin.len();
+    let total = u32::try_from(total).map_err(|_| bad(Path::new(name), "the glb", "would be over 4 GiB"))?;
+    let mut out = Vec::with_capacity(total as usize);
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&total.to_le_bytes());
+    out.extend_from_slice(&(json_bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&json_bytes);
+    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"BIN\0");
+    out.extend_from_slice(&bin);
+    Ok(out)
+}
