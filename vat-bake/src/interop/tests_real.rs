@@ -186,3 +186,36 @@ fn openvat_glass_with_the_other_mesh_decodes_elsewhere() {
     let d = (b.sequence.positions[60][0] - Vec3::new(-0.814013, 0.556411, -2.366706)).length();
     assert!(d > 1e-3, "{d}");
 }
+
+#[test]
+fn houdini_vat3_softbody_imports_without_its_bounds_extenders() {
+    let Some(dir) = bake_dir("houdini-vat3-softbody") else { return };
+    let b = super::houdini::read_houdini(&dir, &Default::default()).unwrap();
+    assert_eq!(b.sequence.frame_count(), 120);
+    // 6 bounds-extender vertices (2 triangles) left out, said in a note.
+    assert!(b.notes.iter().any(|n| n.contains("6 bounds-extender vertices") && n.contains("2 triangles")), "{:?}", b.notes);
+    // The G channel is 0 everywhere (README caveat): said, not hidden.
+    assert!(b.notes.iter().any(|n| n.contains("G (y)") && n.contains("every texel")), "{:?}", b.notes);
+    assert_eq!(b.clips[0].fps, 30.0);
+    // X and Z decode to about the rest pose at frame 0 (README: within one 8-bit step).
+    let mesh = super::read_lookup_mesh(&dir.join("vat3_softBody_mesh.glb"), &mut super::Budget::new(1 << 30)).unwrap();
+    let kept: Vec<Vec3> =
+        mesh.positions.iter().zip(&mesh.lookup).filter(|(_, l)| !(l.y >= 1.0 && l.x <= 0.0)).map(|(p, _)| *p).collect();
+    assert_eq!(kept.len(), b.sequence.vertex_count());
+    let step = b.source_step;
+    for (p, r) in b.sequence.positions[0].iter().zip(&kept) {
+        assert!((p.x - r.x).abs() <= 2.0 * step[0] + 0.003 && (p.z - r.z).abs() <= 2.0 * step[2] + 0.003, "{p} vs {r}");
+    }
+    bake_and_check("houdini-vat3-softbody", &b, vat_core::encoding::VertexFormat::Packed64);
+}
+
+#[test]
+fn houdini_bakes_out_of_scope_are_refused_with_what_to_do() {
+    let Some(dir) = bake_dir("houdini-vat3-particles") else { return };
+    let e = super::houdini::read_houdini(&dir, &Default::default()).unwrap_err();
+    assert!(matches!(e, crate::BakeError::Interop { .. }), "{e:?}");
+    assert!(e.to_string().contains("\"Particles\"") && e.to_string().contains("Softbody"), "{e}");
+    let Some(dir) = bake_dir("houdini-vat2-rigid") else { return };
+    let e = super::houdini::read_houdini(&dir, &Default::default()).unwrap_err().to_string();
+    assert!(e.contains("VAT 2") && e.contains("Rigid.mat") && e.contains(".fbx") && e.contains("glTF"), "{e}");
+}
