@@ -186,7 +186,8 @@ fn bake_import(dir: &Path, imported: ImportedBake, args: &ImportBakeArgs) -> Res
         max_memory: args.max_memory,
         ..BakeOptions::default()
     };
-    let prepared = prepare::prepare(&rig, &options).with_context(|| format!("{}: bake failed", dir.display()))?;
+    let prepared =
+        prepare::prepare(&rig, &options).with_context(|| format!("{}: bake failed", dir.display()))?;
     let pending =
         prepared.write_pending(&args.out).with_context(|| format!("{}: cannot write", args.out.display()))?;
     let stats = prepared.stats.clone();
@@ -195,8 +196,9 @@ fn bake_import(dir: &Path, imported: ImportedBake, args: &ImportBakeArgs) -> Res
         .with_context(|| format!("{}: cannot read back", pending.temp_path().display()))?;
     let asset = Asset::parse(&bytes)
         .with_context(|| format!("{}: the written file does not read back", args.out.display()))?;
-    let report = verify::verify_with(&asset, &rig, &VerifyOptions { accept_influence_loss: false, mid_frames: false })
-        .with_context(|| format!("{}: cannot verify the written file", dir.display()))?;
+    let report =
+        verify::verify_with(&asset, &rig, &VerifyOptions { accept_influence_loss: false, mid_frames: false })
+            .with_context(|| format!("{}: cannot verify the written file", dir.display()))?;
     if !report.passed {
         bail!("{}: verification failed, nothing written: {}", dir.display(), report.failures.join("; "));
     }

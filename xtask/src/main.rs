@@ -207,6 +207,7 @@ fn fuzz(seconds: u64) -> Result<()> {
         let dict = match *target {
             "gltf_bake" => "gltf.dict",
             "vat_reader" => "vat.dict",
+            "openvat_import" => "openvat.dict",
             _ => "bake_args.dict",
         };
         cmd.arg(format!("-dict={dict}"));

@@ -138,7 +138,12 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Rig> {
 /// `TEXCOORD_0`: the interop importers read the per-vertex lookup UVs of OpenVAT and Houdini bakes
 /// (`TEXCOORD_1`) this way. Vertex order and count are those of the plain import, so two imports of
 /// one file line up vertex for vertex.
-pub(crate) fn import_slice_uv_set(bytes: &[u8], file: &Path, options: &ImportOptions, uv_set: u32) -> Result<Rig> {
+pub(crate) fn import_slice_uv_set(
+    bytes: &[u8],
+    file: &Path,
+    options: &ImportOptions,
+    uv_set: u32,
+) -> Result<Rig> {
     let name = file.file_stem().map_or_else(|| "model".to_owned(), |s| s.to_string_lossy().into_owned());
     let base_dir = file.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
     import_bytes(bytes, base_dir, file, &name, options, uv_set)

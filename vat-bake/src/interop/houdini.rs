@@ -67,9 +67,17 @@ pub fn parse_data_json(path: &Path, bytes: &[u8]) -> Result<HoudiniData> {
     }
     .ok_or_else(|| bad(path, "the JSON", "is not an array holding one object of VAT parameters"))?;
     let num = |key: &str| -> Result<f64> {
-        object.get(key).and_then(number).filter(|x| x.is_finite() && x.abs() < 1e30).ok_or_else(|| bad(path, key, "is missing or not a finite number"))
+        object
+            .get(key)
+            .and_then(number)
+            .filter(|x| x.is_finite() && x.abs() < 1e30)
+            .ok_or_else(|| bad(path, key, "is missing or not a finite number"))
     };
-    let vat_type = object.get("VAT Type").and_then(Value::as_str).ok_or_else(|| bad(path, "VAT Type", "is missing"))?.to_owned();
+    let vat_type = object
+        .get("VAT Type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad(path, "VAT Type", "is missing"))?
+        .to_owned();
     let min = [num("Bound Min X")? as f32, num("Bound Min Y")? as f32, num("Bound Min Z")? as f32];
     let max = [num("Bound Max X")? as f32, num("Bound Max Y")? as f32, num("Bound Max Z")? as f32];
     if let Some(a) = (0..3).find(|&a| max[a] < min[a]) {
@@ -77,7 +85,11 @@ pub fn parse_data_json(path: &Path, bytes: &[u8]) -> Result<HoudiniData> {
     }
     let frames = num("Frame Count")?;
     if frames.fract() != 0.0 || frames < 1.0 || frames > MAX_SEQUENCE_FRAMES as f64 {
-        return Err(bad(path, "Frame Count", format!("is {frames}: need a whole number in 1..={MAX_SEQUENCE_FRAMES}")));
+        return Err(bad(
+            path,
+            "Frame Count",
+            format!("is {frames}: need a whole number in 1..={MAX_SEQUENCE_FRAMES}"),
+        ));
     }
     let fps = num("Houdini FPS")?;
     if !(fps > 0.0 && fps <= 1e4) {
@@ -140,7 +152,10 @@ pub fn read_houdini(dir: &Path, options: &HoudiniOptions) -> Result<ImportedBake
         return Err(bad(
             &json_path,
             "VAT Type",
-            format!("is {:?}: only Softbody bakes are imported (rigid-body, particle and dynamic-mesh bakes are not)", data.vat_type),
+            format!(
+                "is {:?}: only Softbody bakes are imported (rigid-body, particle and dynamic-mesh bakes are not)",
+                data.vat_type
+            ),
         ));
     }
     let texture_path = existing(dir, &format!("{name}_pos.exr"))
@@ -184,7 +199,10 @@ pub(crate) fn decode(
         return Err(bad(
             texture_path,
             "the texture's height",
-            format!("is {h} rows, but Frame Count is {frames} and TEXCOORD_1 uses {r} row(s) per frame: expected {}", frames * r),
+            format!(
+                "is {h} rows, but Frame Count is {frames} and TEXCOORD_1 uses {r} row(s) per frame: expected {}",
+                frames * r
+            ),
         ));
     }
     // Keep the vertices that read the texture, and the triangles made of them only.
@@ -208,7 +226,13 @@ pub(crate) fn decode(
         ));
     }
     let n = kept.len();
-    budget.charge("the decoded frames", (frames as u64).saturating_mul(n as u64).saturating_mul(48).saturating_add((frames as u64 + 1).saturating_mul(frames as u64).saturating_mul(4)))?;
+    budget.charge(
+        "the decoded frames",
+        (frames as u64)
+            .saturating_mul(n as u64)
+            .saturating_mul(48)
+            .saturating_add((frames as u64 + 1).saturating_mul(frames as u64).saturating_mul(4)),
+    )?;
     let min = Vec3::from(data.min);
     let range = Vec3::from(data.max) - min;
     let mut positions = Vec::with_capacity(frames);
@@ -220,7 +244,11 @@ pub(crate) fn decode(
             let t = texture.at(c, row);
             let t3 = Vec3::new(t[0], t[1], t[2]);
             if !t3.is_finite() || t3.min_element() < -1e-3 || t3.max_element() > 1.0 + 1e-3 {
-                return Err(bad(texture_path, format!("texel ({c}, {row})"), format!("holds {t3}, outside [0, 1]: the bounds do not hold the offsets")));
+                return Err(bad(
+                    texture_path,
+                    format!("texel ({c}, {row})"),
+                    format!("holds {t3}, outside [0, 1]: the bounds do not hold the offsets"),
+                ));
             }
             channel_max = channel_max.max(t3);
             let m = mesh.mesh_of[v] as usize;
@@ -237,20 +265,29 @@ pub(crate) fn decode(
             ));
         }
     }
-    notes.push("normals recomputed per frame from the decoded positions (the _rot texture is not read)".into());
-    notes.push(format!("one looping clip {name:?} over all {frames} frames at {} fps (Houdini FPS)", data.fps));
+    notes.push(
+        "normals recomputed per frame from the decoded positions (the _rot texture is not read)".into(),
+    );
+    notes.push(format!(
+        "one looping clip {name:?} over all {frames} frames at {} fps (Houdini FPS)",
+        data.fps
+    ));
     let uvs = mesh.uvs.as_ref().map(|uv| kept.iter().map(|&v| uv[v]).collect());
-    let scale = mesh.linear.iter().map(|l| l.x_axis.length().max(l.y_axis.length()).max(l.z_axis.length())).fold(0.0f32, f32::max);
+    let scale = mesh
+        .linear
+        .iter()
+        .map(|l| l.x_axis.length().max(l.y_axis.length()).max(l.z_axis.length()))
+        .fold(0.0f32, f32::max);
     let step = (range.abs() * texture.kind.half_step() * scale).to_array();
-    let sequence = MeshSequence {
-        name: name.to_owned(),
-        positions,
-        normals: None,
-        uvs,
-        indices,
-        fps: data.fps,
-    };
+    let sequence =
+        MeshSequence { name: name.to_owned(), positions, normals: None, uvs, indices, fps: data.fps };
     sequence.validate()?;
-    let clips = vec![ImportedClip { name: name.to_owned(), first: 0, last: frames - 1, fps: data.fps, looping: true }];
+    let clips = vec![ImportedClip {
+        name: name.to_owned(),
+        first: 0,
+        last: frames - 1,
+        fps: data.fps,
+        looping: true,
+    }];
     Ok(ImportedBake { sequence, clips, source_step: step, notes })
 }

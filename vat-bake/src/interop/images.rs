@@ -111,7 +111,11 @@ pub(crate) fn decode_exr(bytes: &[u8], path: &Path, budget: &mut Budget) -> Resu
     let (width, texels) = image.layer_data.channel_data.pixels;
     let height = texels.len().checked_div(width).unwrap_or(0);
     if width != w || height != h {
-        return Err(bad(path, "the EXR", format!("decoded to {width} x {height}, its header says {w} x {h}")));
+        return Err(bad(
+            path,
+            "the EXR",
+            format!("decoded to {width} x {height}, its header says {w} x {h}"),
+        ));
     }
     Ok(Texture { width, height, texels, kind })
 }
@@ -123,13 +127,17 @@ pub(crate) fn decode_png(bytes: &[u8], path: &Path, budget: &mut Budget) -> Resu
     let limit = usize::try_from(budget.left()).unwrap_or(usize::MAX);
     let mut decoder = png::Decoder::new_with_limits(Cursor::new(bytes), png::Limits { bytes: limit });
     decoder.set_transformations(png::Transformations::EXPAND);
-    let mut reader = decoder.read_info().map_err(|e| bad(path, "the PNG", format!("does not decode: {e}")))?;
+    let mut reader =
+        decoder.read_info().map_err(|e| bad(path, "the PNG", format!("does not decode: {e}")))?;
     let (w, h) = reader.info().size();
     let (w, h) = (w as usize, h as usize);
     let Some(size) = reader.output_buffer_size() else {
         return Err(bad(path, "the PNG", format!("is {w} x {h}: too large")));
     };
-    budget.charge(&format!("{w} x {h} texels of {}", path.display()), (size as u64).saturating_add((w * h) as u64 * 16))?;
+    budget.charge(
+        &format!("{w} x {h} texels of {}", path.display()),
+        (size as u64).saturating_add((w * h) as u64 * 16),
+    )?;
     let (color, depth) = reader.output_color_type();
     let mut buf = vec![0u8; size];
     reader.next_frame(&mut buf).map_err(|e| bad(path, "the PNG", format!("does not decode: {e}")))?;
@@ -143,7 +151,8 @@ pub(crate) fn decode_png(bytes: &[u8], path: &Path, budget: &mut Budget) -> Resu
     let stride = w * channels * bytes_per_sample;
     let mut texels = Vec::with_capacity(w * h);
     for row in 0..h {
-        let line = buf.get(row * stride..(row + 1) * stride).ok_or_else(|| bad(path, "the PNG", "is truncated"))?;
+        let line =
+            buf.get(row * stride..(row + 1) * stride).ok_or_else(|| bad(path, "the PNG", "is truncated"))?;
         for px in line.chunks_exact(channels * bytes_per_sample) {
             let sample = |i: usize| -> f32 {
                 if bits == 16 {

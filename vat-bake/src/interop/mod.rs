@@ -226,7 +226,7 @@ pub(crate) fn read_file(path: &Path, what: &str, budget: &mut Budget) -> Result<
 pub(crate) fn lenient_json(path: &Path, bytes: &[u8]) -> Result<(Value, bool)> {
     let text = std::str::from_utf8(bytes).map_err(|e| bad(path, "the JSON", format!("is not UTF-8: {e}")))?;
     match serde_json::from_str(text) {
-        Ok(v) => return Ok((v, false)),
+        Ok(v) => Ok((v, false)),
         Err(first) => {
             let fixed = drop_trailing_commas(text);
             if fixed.len() != text.len()
@@ -284,8 +284,8 @@ pub(crate) fn boolean(v: &Value) -> Option<bool> {
     match v {
         Value::Bool(b) => Some(*b),
         Value::Number(n) => match n.as_f64() {
-            Some(x) if x == 0.0 => Some(false),
-            Some(x) if x == 1.0 => Some(true),
+            Some(0.0) => Some(false),
+            Some(1.0) => Some(true),
             _ => None,
         },
         Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
@@ -321,11 +321,18 @@ pub(crate) struct LookupMesh {
 /// Reads a bake's mesh (`.glb`/`.gltf`) with its lookup UVs.
 pub(crate) fn read_lookup_mesh(path: &Path, budget: &mut Budget) -> Result<LookupMesh> {
     let bytes = read_file(path, "the mesh", budget)?;
-    let options =
-        crate::gltf_import::ImportOptions { max_memory: budget.left().saturating_add(bytes.len() as u64), ..Default::default() };
+    lookup_mesh_from_bytes(&bytes, path, budget)
+}
+
+/// [`read_lookup_mesh`] of bytes already read (`path` names them; external buffers beside it).
+pub(crate) fn lookup_mesh_from_bytes(bytes: &[u8], path: &Path, budget: &mut Budget) -> Result<LookupMesh> {
+    let options = crate::gltf_import::ImportOptions {
+        max_memory: budget.left().saturating_add(bytes.len() as u64),
+        ..Default::default()
+    };
     // Two imports of one file: the texture UVs, then the lookup UVs, vertex for vertex.
-    let plain = crate::gltf_import::import_slice_uv_set(&bytes, path, &options, 0)?;
-    let lookup = crate::gltf_import::import_slice_uv_set(&bytes, path, &options, 1)?;
+    let plain = crate::gltf_import::import_slice_uv_set(bytes, path, &options, 0)?;
+    let lookup = crate::gltf_import::import_slice_uv_set(bytes, path, &options, 1)?;
     let globals = plain.rest_globals();
     let mut mesh = LookupMesh {
         positions: Vec::new(),
@@ -352,7 +359,8 @@ pub(crate) fn read_lookup_mesh(path: &Path, budget: &mut Budget) -> Result<Looku
         let normal_matrix = linear.inverse().transpose();
         let base = mesh.positions.len() as u32;
         mesh.positions.extend(a.positions.iter().map(|p| matrix.transform_point3(*p)));
-        mesh.normals.extend(a.normals.iter().map(|n| (normal_matrix * *n).try_normalize().unwrap_or(Vec3::Y)));
+        mesh.normals
+            .extend(a.normals.iter().map(|n| (normal_matrix * *n).try_normalize().unwrap_or(Vec3::Y)));
         match (&mut mesh.uvs, &a.uvs) {
             (Some(all), Some(uv)) => all.extend_from_slice(uv),
             (uvs, _) => *uvs = None,

@@ -132,13 +132,20 @@ pub fn parse_remap_info(path: &Path, bytes: &[u8]) -> Result<RemapInfo> {
     if let Some(a) = (0..3).find(|&a| max[a] < min[a]) {
         return Err(bad(path, "os-remap", format!("Max {max:?} is below Min {min:?} on axis {a}")));
     }
-    let frames = remap.get("Frames").and_then(integer).ok_or_else(|| bad(path, "os-remap.Frames", "is missing or not a whole number"))?;
+    let frames = remap
+        .get("Frames")
+        .and_then(integer)
+        .ok_or_else(|| bad(path, "os-remap.Frames", "is missing or not a whole number"))?;
     if frames < 1 || frames as usize > MAX_SEQUENCE_FRAMES {
         return Err(bad(path, "os-remap.Frames", format!("is {frames}: need 1..={MAX_SEQUENCE_FRAMES}")));
     }
-    let unknown: Vec<&String> = remap.keys().filter(|k| !["Min", "Max", "Frames"].contains(&k.as_str())).collect();
+    let unknown: Vec<&String> =
+        remap.keys().filter(|k| !["Min", "Max", "Frames"].contains(&k.as_str())).collect();
     if !unknown.is_empty() {
-        notes.push(format!("{}: os-remap keys {unknown:?} are not OpenVAT's and were ignored", path.display()));
+        notes.push(format!(
+            "{}: os-remap keys {unknown:?} are not OpenVAT's and were ignored",
+            path.display()
+        ));
     }
     let mut clips = Vec::new();
     match root.get("animations") {
@@ -147,7 +154,11 @@ pub fn parse_remap_info(path: &Path, bytes: &[u8]) -> Result<RemapInfo> {
             for (name, c) in table {
                 let part = format!("animations.{name:?}");
                 let c = c.as_object().ok_or_else(|| bad(path, &part, "is not an object"))?;
-                let field = |k: &str| c.get(k).and_then(integer).ok_or_else(|| bad(path, format!("{part}.{k}"), "is missing or not a whole number"));
+                let field = |k: &str| {
+                    c.get(k)
+                        .and_then(integer)
+                        .ok_or_else(|| bad(path, format!("{part}.{k}"), "is missing or not a whole number"))
+                };
                 let (start, end) = (field("startFrame")?, field("endFrame")?);
                 if end < start {
                     return Err(bad(path, &part, format!("endFrame {end} is before startFrame {start}")));
@@ -156,12 +167,20 @@ pub fn parse_remap_info(path: &Path, bytes: &[u8]) -> Result<RemapInfo> {
                     None => None,
                     Some(v) => match number(v) {
                         Some(f) if f.is_finite() && f > 0.0 && f <= 1e4 => Some(f as f32),
-                        _ => return Err(bad(path, format!("{part}.framerate"), format!("is {v}: need a positive rate"))),
+                        _ => {
+                            return Err(bad(
+                                path,
+                                format!("{part}.framerate"),
+                                format!("is {v}: need a positive rate"),
+                            ));
+                        }
                     },
                 };
                 let looping = match c.get("looping") {
                     None => None,
-                    Some(v) => Some(boolean(v).ok_or_else(|| bad(path, format!("{part}.looping"), format!("is {v}: need true or false")))?),
+                    Some(v) => Some(boolean(v).ok_or_else(|| {
+                        bad(path, format!("{part}.looping"), format!("is {v}: need true or false"))
+                    })?),
                 };
                 clips.push(RemapClip { name: name.clone(), start, end, fps, looping });
             }
@@ -228,10 +247,20 @@ pub fn locate(dir: &Path, options: &OpenVatOptions) -> Result<OpenVatFiles> {
             let found = files_with(dir, |n| n.ends_with(SIDECAR_SUFFIX))?;
             match found.as_slice() {
                 [one] => one.clone(),
-                [] => return Err(bad(dir, "the sidecar", format!("no *{SIDECAR_SUFFIX} in the folder: is it an OpenVAT bake?"))),
+                [] => {
+                    return Err(bad(
+                        dir,
+                        "the sidecar",
+                        format!("no *{SIDECAR_SUFFIX} in the folder: is it an OpenVAT bake?"),
+                    ));
+                }
                 many => {
                     let names: Vec<String> = many.iter().map(|p| file_name(p)).collect();
-                    return Err(bad(dir, "the sidecar", format!("{} candidates ({}); choose one with --json", many.len(), names.join(", "))));
+                    return Err(bad(
+                        dir,
+                        "the sidecar",
+                        format!("{} candidates ({}); choose one with --json", many.len(), names.join(", ")),
+                    ));
                 }
             }
         }
@@ -243,14 +272,33 @@ pub fn locate(dir: &Path, options: &OpenVatOptions) -> Result<OpenVatFiles> {
             // A renamed sidecar: the base name is the folder's one texture's.
             let found = files_with(dir, |n| n.ends_with("_vat.exr") || n.ends_with("_vat.png"))?;
             match found.as_slice() {
-                [one] => file_name(one).trim_end_matches(".exr").trim_end_matches(".png").trim_end_matches("_vat").to_owned(),
-                _ => return Err(bad(&sidecar, "the sidecar", format!("is not named <N>{SIDECAR_SUFFIX} and the folder has {} *_vat textures, so its bake is unknown", found.len()))),
+                [one] => file_name(one)
+                    .trim_end_matches(".exr")
+                    .trim_end_matches(".png")
+                    .trim_end_matches("_vat")
+                    .to_owned(),
+                _ => {
+                    return Err(bad(
+                        &sidecar,
+                        "the sidecar",
+                        format!(
+                            "is not named <N>{SIDECAR_SUFFIX} and the folder has {} *_vat textures, so its bake is unknown",
+                            found.len()
+                        ),
+                    ));
+                }
             }
         }
     };
     let texture = existing(dir, &format!("{name}_vat.exr"))
         .or_else(|| existing(dir, &format!("{name}_vat.png")))
-        .ok_or_else(|| bad(&dir.join(format!("{name}_vat.exr")), "the position texture", format!("is missing (neither {name}_vat.exr nor {name}_vat.png)")))?;
+        .ok_or_else(|| {
+            bad(
+                &dir.join(format!("{name}_vat.exr")),
+                "the position texture",
+                format!("is missing (neither {name}_vat.exr nor {name}_vat.png)"),
+            )
+        })?;
     let ext = texture.extension().and_then(|e| e.to_str()).unwrap_or("exr").to_owned();
     let normals = existing(dir, &format!("{name}_vnrm.{ext}"));
     let mesh = match &options.mesh {
@@ -281,7 +329,13 @@ pub(crate) struct Lookup {
 
 /// Maps every vertex's `TEXCOORD_1` to a texel of a `w x h` texture, checking it is a texel centre;
 /// vertices with `skip(v)` get column and row `u32::MAX`.
-pub(crate) fn lookup_texels(mesh: &LookupMesh, mesh_path: &Path, w: usize, h: usize, skip: &dyn Fn(usize) -> bool) -> Result<Lookup> {
+pub(crate) fn lookup_texels(
+    mesh: &LookupMesh,
+    mesh_path: &Path,
+    w: usize,
+    h: usize,
+    skip: &dyn Fn(usize) -> bool,
+) -> Result<Lookup> {
     let n = mesh.lookup.len();
     let (mut col, mut row) = (vec![u32::MAX; n], vec![u32::MAX; n]);
     let mut rows = 0usize;
@@ -291,14 +345,21 @@ pub(crate) fn lookup_texels(mesh: &LookupMesh, mesh_path: &Path, w: usize, h: us
         }
         let (x, y) = (f64::from(uv.x) * w as f64, f64::from(uv.y) * h as f64);
         if !(x >= 0.0 && x < w as f64 && y >= 0.0 && y < h as f64) {
-            return Err(bad(mesh_path, format!("TEXCOORD_1 of vertex {v}"), format!("is ({}, {}), outside the {w} x {h} texture", uv.x, uv.y)));
+            return Err(bad(
+                mesh_path,
+                format!("TEXCOORD_1 of vertex {v}"),
+                format!("is ({}, {}), outside the {w} x {h} texture", uv.x, uv.y),
+            ));
         }
         let (c, r) = (x.floor(), y.floor());
         if (x - c - 0.5).abs() > 0.05 || (y - r - 0.5).abs() > 0.05 {
             return Err(bad(
                 mesh_path,
                 format!("TEXCOORD_1 of vertex {v}"),
-                format!("is ({}, {}), not a texel centre of the {w} x {h} texture: the mesh was not made for this texture", uv.x, uv.y),
+                format!(
+                    "is ({}, {}), not a texel centre of the {w} x {h} texture: the mesh was not made for this texture",
+                    uv.x, uv.y
+                ),
             ));
         }
         col[v] = c as u32;
@@ -338,7 +399,8 @@ pub(crate) fn check_shared_texels(mesh: &LookupMesh, lookup: &Lookup, mesh_path:
 }
 
 fn bbox_extent(p: &[Vec3]) -> f32 {
-    let (lo, hi) = p.iter().fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+    let (lo, hi) =
+        p.iter().fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
     (hi - lo).max_element().max(0.0)
 }
 
@@ -412,7 +474,10 @@ pub(crate) fn decode(
     let clip_keys = info.clips.len().max(1) as u64 * (frames as u64 + 1);
     budget.charge(
         "the decoded frames",
-        (frames as u64).saturating_mul(n as u64).saturating_mul(48).saturating_add(clip_keys.saturating_mul(frames as u64).saturating_mul(4)),
+        (frames as u64)
+            .saturating_mul(n as u64)
+            .saturating_mul(48)
+            .saturating_add(clip_keys.saturating_mul(frames as u64).saturating_mul(4)),
     )?;
     let min = Vec3::from(info.min);
     let range = Vec3::from(info.max) - min;
@@ -424,7 +489,9 @@ pub(crate) fn decode(
         (None, false, _) => None,
     };
     if packed && normal_texture.is_some() {
-        notes.push("the position texture also packs normals; those of the separate _vnrm texture were used".into());
+        notes.push(
+            "the position texture also packs normals; those of the separate _vnrm texture were used".into(),
+        );
     }
     let mut positions = Vec::with_capacity(frames);
     let mut normals = normal_source.map(|_| Vec::with_capacity(frames));
@@ -438,7 +505,9 @@ pub(crate) fn decode(
                 return Err(bad(
                     &files.texture,
                     format!("texel ({c}, {row})"),
-                    format!("holds {t3}, outside [0, 1]: the sidecar's Min/Max do not bound the offsets (or the file is not an OpenVAT texture)"),
+                    format!(
+                        "holds {t3}, outside [0, 1]: the sidecar's Min/Max do not bound the offsets (or the file is not an OpenVAT texture)"
+                    ),
                 ));
             }
             let offset = blender_to_gltf(min + t3 * range);
@@ -453,9 +522,14 @@ pub(crate) fn decode(
                 let t = nt.at(c, row);
                 let raw = Vec3::new(t[0], t[1], t[2]) * 2.0 - Vec3::ONE;
                 let m = mesh.mesh_of[v] as usize;
-                let normal = (normal_matrices[m] * blender_to_gltf(raw)).try_normalize().ok_or_else(|| {
-                    bad(files.normals.as_deref().unwrap_or(&files.texture), format!("texel ({c}, {row})"), format!("holds {raw} as a normal: not a direction"))
-                })?;
+                let normal =
+                    (normal_matrices[m] * blender_to_gltf(raw)).try_normalize().ok_or_else(|| {
+                        bad(
+                            files.normals.as_deref().unwrap_or(&files.texture),
+                            format!("texel ({c}, {row})"),
+                            format!("holds {raw} as a normal: not a direction"),
+                        )
+                    })?;
                 nf.push(normal);
             }
             all.push(nf);
@@ -491,20 +565,38 @@ pub(crate) fn decode(
         if c.looping.is_none() {
             notes.push(format!("clip {:?} does not say whether it loops: looping assumed", c.name));
         }
-        clips.push(ImportedClip { name: c.name.clone(), first: first as usize, last: last as usize, fps, looping });
+        clips.push(ImportedClip {
+            name: c.name.clone(),
+            first: first as usize,
+            last: last as usize,
+            fps,
+            looping,
+        });
     }
     if clips.is_empty() {
         notes.push(format!(
             "the sidecar has no clip table: one looping clip {:?} over all {frames} frames at {} fps (--fps)",
             files.name, options.fps
         ));
-        clips.push(ImportedClip { name: files.name.clone(), first: 0, last: frames - 1, fps: options.fps, looping: true });
+        clips.push(ImportedClip {
+            name: files.name.clone(),
+            first: 0,
+            last: frames - 1,
+            fps: options.fps,
+            looping: true,
+        });
     } else {
-        notes.push(format!("clip frames read with the texture's first row as scene frame {base} (row = frame - {base})"));
+        notes.push(format!(
+            "clip frames read with the texture's first row as scene frame {base} (row = frame - {base})"
+        ));
     }
     clips.sort_by(|a, b| (a.first, a.last, &a.name).cmp(&(b.first, b.last, &b.name)));
     let step = texture.kind.half_step();
-    let scale = mesh.linear.iter().map(|l| l.x_axis.length().max(l.y_axis.length()).max(l.z_axis.length())).fold(0.0f32, f32::max);
+    let scale = mesh
+        .linear
+        .iter()
+        .map(|l| l.x_axis.length().max(l.y_axis.length()).max(l.z_axis.length()))
+        .fold(0.0f32, f32::max);
     let g = blender_to_gltf(range).abs() * step * scale;
     let fps = clips.first().map_or(options.fps, |c| c.fps);
     let sequence = MeshSequence {
@@ -518,7 +610,6 @@ pub(crate) fn decode(
     sequence.validate()?;
     Ok(ImportedBake { sequence, clips, source_step: g.to_array(), notes })
 }
-
 
 /// How normals are exported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -592,12 +683,17 @@ pub const MAX_EXPORT_DIM: usize = crate::prepare::MAX_TEXTURE_DIM as usize;
 /// # Errors
 /// [`BakeError::Interop`] when the asset has no vertex animation texture, or more vertices or rows
 /// than [`MAX_EXPORT_DIM`]; [`BakeError::Core`] for decode or write failures.
-pub fn export_openvat(asset: &vat_core::container::Asset<'_>, dir: &Path, options: &OpenVatExport) -> Result<OpenVatWritten> {
+pub fn export_openvat(
+    asset: &vat_core::container::Asset<'_>,
+    dir: &Path,
+    options: &OpenVatExport,
+) -> Result<OpenVatWritten> {
     use vat_core::container::{ElementFormat, StreamKind};
     use vat_core::playback::Interpolation;
     use vat_core::reference::{VertexAnimationView, decode_object_frame};
     let manifest = asset.manifest();
-    let view = VertexAnimationView::from_asset(asset).map_err(|e| bad(dir, "the asset", format!("cannot be exported: {e}")))?;
+    let view = VertexAnimationView::from_asset(asset)
+        .map_err(|e| bad(dir, "the asset", format!("cannot be exported: {e}")))?;
     let n = view.layout.vertex_count as usize;
     let name = file_stem_of(&manifest.name);
     let clips = &manifest.clips;
@@ -607,7 +703,9 @@ pub fn export_openvat(asset: &vat_core::container::Asset<'_>, dir: &Path, option
         return Err(bad(
             dir,
             "the export",
-            format!("would be {n} x {height} texels: OpenVAT's single-row layout needs 1..={MAX_EXPORT_DIM} vertices and rows"),
+            format!(
+                "would be {n} x {height} texels: OpenVAT's single-row layout needs 1..={MAX_EXPORT_DIM} vertices and rows"
+            ),
         ));
     }
     // Decode every frame.
@@ -622,19 +720,35 @@ pub fn export_openvat(asset: &vat_core::container::Asset<'_>, dir: &Path, option
             normals.extend(nrm.iter().map(|v| Vec3::from(*v)));
         }
     }
-    let f32s = |bytes: &[u8]| -> Vec<f32> { bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect() };
+    let f32s = |bytes: &[u8]| -> Vec<f32> {
+        bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+    };
     let rest: Vec<Vec3> = match asset.stream(StreamKind::RestPosition) {
-        Some((ElementFormat::F32x3, bytes)) if bytes.len() == n * 12 => f32s(bytes).chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect(),
+        Some((ElementFormat::F32x3, bytes)) if bytes.len() == n * 12 => {
+            f32s(bytes).chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect()
+        }
         _ => positions[..n].to_vec(),
     };
     let rest_normals: Vec<Vec3> = match asset.stream(StreamKind::RestNormal) {
-        Some((ElementFormat::F32x3, bytes)) if bytes.len() == n * 12 => f32s(bytes).chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect(),
+        Some((ElementFormat::F32x3, bytes)) if bytes.len() == n * 12 => {
+            f32s(bytes).chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect()
+        }
         _ => normals[..n].to_vec(),
     };
     let uvs: Option<Vec<[f32; 2]>> = match asset.stream(StreamKind::Uv0) {
-        Some((ElementFormat::F32x2, bytes)) if bytes.len() == n * 8 => Some(f32s(bytes).chunks_exact(2).map(|c| [c[0], c[1]]).collect()),
+        Some((ElementFormat::F32x2, bytes)) if bytes.len() == n * 8 => {
+            Some(f32s(bytes).chunks_exact(2).map(|c| [c[0], c[1]]).collect())
+        }
         Some((ElementFormat::Unorm16x2, bytes)) if bytes.len() == n * 4 => Some(
-            bytes.chunks_exact(4).map(|b| [f32::from(u16::from_le_bytes([b[0], b[1]])) / 65535.0, f32::from(u16::from_le_bytes([b[2], b[3]])) / 65535.0]).collect(),
+            bytes
+                .chunks_exact(4)
+                .map(|b| {
+                    [
+                        f32::from(u16::from_le_bytes([b[0], b[1]])) / 65535.0,
+                        f32::from(u16::from_le_bytes([b[2], b[3]])) / 65535.0,
+                    ]
+                })
+                .collect(),
         ),
         _ => None,
     };
@@ -643,8 +757,11 @@ pub fn export_openvat(asset: &vat_core::container::Asset<'_>, dir: &Path, option
         None => return Err(bad(dir, "the asset", "has no LOD 0 triangles to export")),
     };
     // Offsets in Blender axes, and their box.
-    let offsets: Vec<Vec3> = positions.iter().enumerate().map(|(i, p)| gltf_to_blender(*p - rest[i % n])).collect();
-    let (lo, hi) = offsets.iter().fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), o| (lo.min(*o), hi.max(*o)));
+    let offsets: Vec<Vec3> =
+        positions.iter().enumerate().map(|(i, p)| gltf_to_blender(*p - rest[i % n])).collect();
+    let (lo, hi) = offsets
+        .iter()
+        .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), o| (lo.min(*o), hi.max(*o)));
     let range = hi - lo;
     let t_of = |o: Vec3| -> [f32; 3] {
         let mut t = [0.0f32; 3];
@@ -682,7 +799,11 @@ pub fn export_openvat(asset: &vat_core::container::Asset<'_>, dir: &Path, option
     let mut animations = serde_json::Map::new();
     let mut first = 0usize;
     for clip in clips {
-        let fps = if clip.fps.fract() == 0.0 { serde_json::json!(clip.fps as i64) } else { serde_json::json!(clip.fps) };
+        let fps = if clip.fps.fract() == 0.0 {
+            serde_json::json!(clip.fps as i64)
+        } else {
+            serde_json::json!(clip.fps)
+        };
         animations.insert(
             clip.name.clone(),
             serde_json::json!({
@@ -712,24 +833,47 @@ pub fn export_openvat(asset: &vat_core::container::Asset<'_>, dir: &Path, option
         range.z * step + 4.0 * f32::EPSILON * (magnitude(2) + range.z),
     );
     let position_bound = (blender_to_gltf(blender_bound).abs() + rest_max * 2.0 * f32::EPSILON).to_array();
-    Ok(OpenVatWritten { name, files, width: n, height, frames, min: lo.to_array(), max: hi.to_array(), position_bound })
+    Ok(OpenVatWritten {
+        name,
+        files,
+        width: n,
+        height,
+        frames,
+        min: lo.to_array(),
+        max: hi.to_array(),
+        position_bound,
+    })
 }
 
 /// A `.glb` with one mesh: POSITION (with min/max), NORMAL, TEXCOORD_0 when given, TEXCOORD_1 and
 /// u32 indices, on one node with no transform.
-fn lookup_glb(name: &str, positions: &[Vec3], normals: &[Vec3], uv0: Option<&[[f32; 2]]>, uv1: &[[f32; 2]], indices: &[u32]) -> Result<Vec<u8>> {
+pub(crate) fn lookup_glb(
+    name: &str,
+    positions: &[Vec3],
+    normals: &[Vec3],
+    uv0: Option<&[[f32; 2]]>,
+    uv1: &[[f32; 2]],
+    indices: &[u32],
+) -> Result<Vec<u8>> {
     use serde_json::json;
     let mut bin: Vec<u8> = Vec::new();
     let mut views = Vec::new();
     let mut accessors = Vec::new();
-    let mut push = |bytes: Vec<u8>, count: usize, ty: &str, component: u32, target: u32, bounds: Option<(Vec3, Vec3)>| -> usize {
+    let mut push = |bytes: Vec<u8>,
+                    count: usize,
+                    ty: &str,
+                    component: u32,
+                    target: u32,
+                    bounds: Option<(Vec3, Vec3)>|
+     -> usize {
         let offset = bin.len();
         bin.extend_from_slice(&bytes);
-        while bin.len() % 4 != 0 {
+        while !bin.len().is_multiple_of(4) {
             bin.push(0);
         }
         views.push(json!({"buffer": 0, "byteOffset": offset, "byteLength": bytes.len(), "target": target}));
-        let mut a = json!({"bufferView": views.len() - 1, "componentType": component, "count": count, "type": ty});
+        let mut a =
+            json!({"bufferView": views.len() - 1, "componentType": component, "count": count, "type": ty});
         if let Some((lo, hi)) = bounds {
             a["min"] = json!(lo.to_array());
             a["max"] = json!(hi.to_array());
@@ -737,21 +881,40 @@ fn lookup_glb(name: &str, positions: &[Vec3], normals: &[Vec3], uv0: Option<&[[f
         accessors.push(a);
         accessors.len() - 1
     };
-    let floats = |vals: &mut dyn Iterator<Item = f32>| -> Vec<u8> { vals.flat_map(f32::to_le_bytes).collect() };
-    let (lo, hi) = positions.iter().fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+    let floats =
+        |vals: &mut dyn Iterator<Item = f32>| -> Vec<u8> { vals.flat_map(f32::to_le_bytes).collect() };
+    let (lo, hi) = positions
+        .iter()
+        .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
     const FLOAT: u32 = 5126;
     const UINT: u32 = 5125;
     const ARRAY: u32 = 34962;
     const ELEMENTS: u32 = 34963;
     let n = positions.len();
-    let pos = push(floats(&mut positions.iter().flat_map(|p| p.to_array())), n, "VEC3", FLOAT, ARRAY, Some((lo, hi)));
+    let pos = push(
+        floats(&mut positions.iter().flat_map(|p| p.to_array())),
+        n,
+        "VEC3",
+        FLOAT,
+        ARRAY,
+        Some((lo, hi)),
+    );
     let nrm = push(floats(&mut normals.iter().flat_map(|p| p.to_array())), n, "VEC3", FLOAT, ARRAY, None);
     let mut attributes = json!({"POSITION": pos, "NORMAL": nrm});
     if let Some(uv) = uv0 {
-        attributes["TEXCOORD_0"] = json!(push(floats(&mut uv.iter().flatten().copied()), n, "VEC2", FLOAT, ARRAY, None));
+        attributes["TEXCOORD_0"] =
+            json!(push(floats(&mut uv.iter().flatten().copied()), n, "VEC2", FLOAT, ARRAY, None));
     }
-    attributes["TEXCOORD_1"] = json!(push(floats(&mut uv1.iter().flatten().copied()), n, "VEC2", FLOAT, ARRAY, None));
-    let idx = push(indices.iter().flat_map(|i| i.to_le_bytes()).collect(), indices.len(), "SCALAR", UINT, ELEMENTS, None);
+    attributes["TEXCOORD_1"] =
+        json!(push(floats(&mut uv1.iter().flatten().copied()), n, "VEC2", FLOAT, ARRAY, None));
+    let idx = push(
+        indices.iter().flat_map(|i| i.to_le_bytes()).collect(),
+        indices.len(),
+        "SCALAR",
+        UINT,
+        ELEMENTS,
+        None,
+    );
     let doc = json!({
         "asset": {"version": "2.0", "generator": "vat export-openvat"},
         "scene": 0,
@@ -762,8 +925,9 @@ fn lookup_glb(name: &str, positions: &[Vec3], normals: &[Vec3], uv0: Option<&[[f
         "bufferViews": views,
         "accessors": accessors,
     });
-    let mut json_bytes = serde_json::to_vec(&doc).map_err(|e| bad(Path::new(name), "the glb", e.to_string()))?;
-    while json_bytes.len() % 4 != 0 {
+    let mut json_bytes =
+        serde_json::to_vec(&doc).map_err(|e| bad(Path::new(name), "the glb", e.to_string()))?;
+    while !json_bytes.len().is_multiple_of(4) {
         json_bytes.push(b' ');
     }
     let total = 12 + 8 + json_bytes.len() + 8 + bin.len();

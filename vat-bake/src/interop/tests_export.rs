@@ -104,7 +104,11 @@ fn independent_decode_matches(format: TextureFormat, normals: NormalsExport) {
     let sidecar: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join(format!("{name}-remap_info.json"))).unwrap()).unwrap();
     let remap = &sidecar["os-remap"];
-    let v3 = |k: &str| Vec3::from_slice(&remap[k].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect::<Vec<_>>());
+    let v3 = |k: &str| {
+        Vec3::from_slice(
+            &remap[k].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect::<Vec<_>>(),
+        )
+    };
     let (min, max) = (v3("Min"), v3("Max"));
     let frames = remap["Frames"].as_u64().unwrap() as usize;
     let (ref_p, ref_n) = reference(&asset);
@@ -156,7 +160,10 @@ fn independent_decode_matches(format: TextureFormat, normals: NormalsExport) {
     }
     // Normals: the format's step on each component of (n + 1) / 2.
     let normal_bound_deg = (2.0 * 3.0f32.sqrt() * format.kind_step()).to_degrees() * 1.01 + 1e-3;
-    assert!(worst_normal <= normal_bound_deg, "{format:?} {normals:?}: normals {worst_normal} deg > {normal_bound_deg}");
+    assert!(
+        worst_normal <= normal_bound_deg,
+        "{format:?} {normals:?}: normals {worst_normal} deg > {normal_bound_deg}"
+    );
     eprintln!(
         "{format:?} normals {normals:?}: {} x {h}, max position error {:.4} / {:.4} / {:.4} mm (bound {:.4} / {:.4} / {:.4} mm), normals {worst_normal:.4} deg",
         w,
@@ -205,7 +212,8 @@ fn a_round_trip_through_openvat_reproduces_the_asset() {
     let (ref_p, _) = reference(&asset);
     for format in [TextureFormat::Exr16, TextureFormat::Png16, TextureFormat::Exr32] {
         let dir = scratch(&format!("round-trip-{format:?}"));
-        let written = export_openvat(&asset, &dir, &OpenVatExport { format, normals: NormalsExport::Packed }).unwrap();
+        let written =
+            export_openvat(&asset, &dir, &OpenVatExport { format, normals: NormalsExport::Packed }).unwrap();
         let imported = read_openvat(&dir, &OpenVatOptions::default()).unwrap();
         let bound = Vec3::from(written.position_bound) * 1.0001;
         let mut worst = Vec3::ZERO;
@@ -216,16 +224,30 @@ fn a_round_trip_through_openvat_reproduces_the_asset() {
                 worst = worst.max(e);
             }
         }
-        let names: Vec<(&str, usize, bool)> =
-            asset.manifest().clips.iter().map(|c| (c.name.as_str(), c.frame_count as usize, c.is_looping())).collect();
+        let names: Vec<(&str, usize, bool)> = asset
+            .manifest()
+            .clips
+            .iter()
+            .map(|c| (c.name.as_str(), c.frame_count as usize, c.is_looping()))
+            .collect();
         let mut got: Vec<(&str, usize, bool)> =
             imported.clips.iter().map(|c| (c.name.as_str(), c.frame_count(), c.looping)).collect();
         got.sort_by_key(|c| names.iter().position(|n| n.0 == c.0));
         assert_eq!(got, names, "{format:?}");
-        eprintln!("round trip {format:?}: max error {:.4} / {:.4} / {:.4} mm (bound {:?})", worst.x * 1e3, worst.y * 1e3, worst.z * 1e3, written.position_bound);
+        eprintln!(
+            "round trip {format:?}: max error {:.4} / {:.4} / {:.4} mm (bound {:?})",
+            worst.x * 1e3,
+            worst.y * 1e3,
+            worst.z * 1e3,
+            written.position_bound
+        );
         // The import bakes in vat's formats and verifies against its decoded frames.
         let rig = imported.to_rig().unwrap();
-        let options = BakeOptions { fps: imported.bake_fps(), lods: crate::lods::LodOptions::Count(1), ..Default::default() };
+        let options = BakeOptions {
+            fps: imported.bake_fps(),
+            lods: crate::lods::LodOptions::Count(1),
+            ..Default::default()
+        };
         let bake = prepare(&rig, &options).unwrap();
         let report = crate::verify::verify_prepared(&bake, &rig).unwrap();
         assert!(report.passed, "{:?}", report.failures);

@@ -73,13 +73,21 @@ fn bake_and_check(name: &str, bake: &ImportedBake, format: vat_core::encoding::V
                 for a in 0..3 {
                     let e = (baked[a] - w[a]).abs();
                     let limit = bound[a] * 1.0001 + 2.0 * f32::EPSILON * w[a].abs();
-                    assert!(e <= limit, "{name} clip {} frame {k} vertex {v} axis {a}: {e} > {limit}", source.name);
+                    assert!(
+                        e <= limit,
+                        "{name} clip {} frame {k} vertex {v} axis {a}: {e} > {limit}",
+                        source.name
+                    );
                     worst = worst.max(e);
                 }
             }
         }
     }
-    eprintln!("{name} {format:?}: max decode error {:.4} mm (bound {:?} mm)", worst * 1e3, bound.map(|b| b * 1e3));
+    eprintln!(
+        "{name} {format:?}: max decode error {:.4} mm (bound {:?} mm)",
+        worst * 1e3,
+        bound.map(|b| b * 1e3)
+    );
     worst
 }
 
@@ -145,8 +153,10 @@ fn openvat_soda_can_with_its_trailing_comma_imports_its_clip() {
     // Decoded normals agree with the glb's at rest (README: mean dot 1.000).
     let normals = &b.sequence.normals.as_ref().unwrap()[0];
     let dir = bake_dir("openvat-soda-can").unwrap();
-    let mesh = super::read_lookup_mesh(&dir.join("Can.Morph.LOD0.001.glb"), &mut super::Budget::new(1 << 30)).unwrap();
-    let mean: f32 = normals.iter().zip(&mesh.normals).map(|(a, b)| a.dot(*b)).sum::<f32>() / normals.len() as f32;
+    let mesh = super::read_lookup_mesh(&dir.join("Can.Morph.LOD0.001.glb"), &mut super::Budget::new(1 << 30))
+        .unwrap();
+    let mean: f32 =
+        normals.iter().zip(&mesh.normals).map(|(a, b)| a.dot(*b)).sum::<f32>() / normals.len() as f32;
     assert!(mean > 0.99, "{mean}");
     bake_and_check("openvat-soda-can", &b, vat_core::encoding::VertexFormat::Packed64);
 }
@@ -159,7 +169,8 @@ fn openvat_glass_overlapping_clips_bake_over_the_same_frames() {
     assert_eq!((b.sequence.frame_count(), b.sequence.vertex_count()), (120, 5953));
     assert_close(b.sequence.positions[60][0], [-0.814013, 0.556411, -2.366706], 2e-6, "frame 60");
     // `Break` (26-120) is listed before `Fall` (1-120); both loop at 24 fps. Sorted by first frame.
-    let clips: Vec<(&str, usize, usize)> = b.clips.iter().map(|c| (c.name.as_str(), c.first, c.last)).collect();
+    let clips: Vec<(&str, usize, usize)> =
+        b.clips.iter().map(|c| (c.name.as_str(), c.first, c.last)).collect();
     assert_eq!(clips, [("Fall", 0, 119), ("Break", 25, 119)]);
     // The proxy matches the last frame, not the first (README): offsets about 0 at row 119.
     let rest = super::read_lookup_mesh(&dir.join("glass.glb"), &mut super::Budget::new(1 << 30)).unwrap();
@@ -193,18 +204,31 @@ fn houdini_vat3_softbody_imports_without_its_bounds_extenders() {
     let b = super::houdini::read_houdini(&dir, &Default::default()).unwrap();
     assert_eq!(b.sequence.frame_count(), 120);
     // 6 bounds-extender vertices (2 triangles) left out, said in a note.
-    assert!(b.notes.iter().any(|n| n.contains("6 bounds-extender vertices") && n.contains("2 triangles")), "{:?}", b.notes);
+    assert!(
+        b.notes.iter().any(|n| n.contains("6 bounds-extender vertices") && n.contains("2 triangles")),
+        "{:?}",
+        b.notes
+    );
     // The G channel is 0 everywhere (README caveat): said, not hidden.
     assert!(b.notes.iter().any(|n| n.contains("G (y)") && n.contains("every texel")), "{:?}", b.notes);
     assert_eq!(b.clips[0].fps, 30.0);
     // X and Z decode to about the rest pose at frame 0 (README: within one 8-bit step).
-    let mesh = super::read_lookup_mesh(&dir.join("vat3_softBody_mesh.glb"), &mut super::Budget::new(1 << 30)).unwrap();
-    let kept: Vec<Vec3> =
-        mesh.positions.iter().zip(&mesh.lookup).filter(|(_, l)| !(l.y >= 1.0 && l.x <= 0.0)).map(|(p, _)| *p).collect();
+    let mesh = super::read_lookup_mesh(&dir.join("vat3_softBody_mesh.glb"), &mut super::Budget::new(1 << 30))
+        .unwrap();
+    let kept: Vec<Vec3> = mesh
+        .positions
+        .iter()
+        .zip(&mesh.lookup)
+        .filter(|(_, l)| !(l.y >= 1.0 && l.x <= 0.0))
+        .map(|(p, _)| *p)
+        .collect();
     assert_eq!(kept.len(), b.sequence.vertex_count());
     let step = b.source_step;
     for (p, r) in b.sequence.positions[0].iter().zip(&kept) {
-        assert!((p.x - r.x).abs() <= 2.0 * step[0] + 0.003 && (p.z - r.z).abs() <= 2.0 * step[2] + 0.003, "{p} vs {r}");
+        assert!(
+            (p.x - r.x).abs() <= 2.0 * step[0] + 0.003 && (p.z - r.z).abs() <= 2.0 * step[2] + 0.003,
+            "{p} vs {r}"
+        );
     }
     bake_and_check("houdini-vat3-softbody", &b, vat_core::encoding::VertexFormat::Packed64);
 }
@@ -217,5 +241,8 @@ fn houdini_bakes_out_of_scope_are_refused_with_what_to_do() {
     assert!(e.to_string().contains("\"Particles\"") && e.to_string().contains("Softbody"), "{e}");
     let Some(dir) = bake_dir("houdini-vat2-rigid") else { return };
     let e = super::houdini::read_houdini(&dir, &Default::default()).unwrap_err().to_string();
-    assert!(e.contains("VAT 2") && e.contains("Rigid.mat") && e.contains(".fbx") && e.contains("glTF"), "{e}");
+    assert!(
+        e.contains("VAT 2") && e.contains("Rigid.mat") && e.contains(".fbx") && e.contains("glTF"),
+        "{e}"
+    );
 }
