@@ -211,42 +211,6 @@ fn format(name: &str) -> Result<VertexFormat> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn args_parse_like_the_command_line() {
-        bake_from_args(b"--clips walk --frames 3 --lods 1").unwrap();
-        bake_from_args(b"--clips wave --fps 4 --format f16 --bones").unwrap();
-        for (bad, option) in [
-            (&b"--fps"[..], "--fps"),
-            (b"--fps x", "--fps"),
-            (b"--format nope", "--format"),
-            (b"--what", "arguments"),
-            (b"\xff", "arguments"),
-            (b"--fps 0", "--fps"),
-            (b"--clips nope", "--clips"),
-            (b"--lods 0", "--lods"),
-        ] {
-            match bake_from_args(bad) {
-                Err(BakeError::InvalidOption { option: o, .. }) => assert_eq!(o, option, "{bad:?}"),
-                other => panic!("{bad:?}: {other:?}"),
-            }
-        }
-        // The budget cap: 1 KiB is far too little.
-        assert!(matches!(bake_from_args(b"--max-memory 1024"), Err(BakeError::OverBudget { .. })));
-    }
-
-    #[test]
-    fn the_humanoid_glb_imports_bakes_and_reloads() {
-        let glb = crate::export::export_glb(humanoid()).unwrap();
-        import_and_bake(&glb).unwrap();
-        assert!(import_and_bake(&glb[..glb.len() / 2]).is_err());
-        assert!(load_vat(b"VAT\0").is_err());
-    }
-}
-
 /// The most frames or texels a side of a fuzzed OpenVAT import may have before it is baked.
 const FUZZ_MAX_INTEROP_FRAMES: usize = 16;
 
@@ -327,4 +291,40 @@ pub fn openvat_seed() -> Vec<u8> {
     }
     out.extend_from_slice(&glb);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_parse_like_the_command_line() {
+        bake_from_args(b"--clips walk --frames 3 --lods 1").unwrap();
+        bake_from_args(b"--clips wave --fps 4 --format f16 --bones").unwrap();
+        for (bad, option) in [
+            (&b"--fps"[..], "--fps"),
+            (b"--fps x", "--fps"),
+            (b"--format nope", "--format"),
+            (b"--what", "arguments"),
+            (b"\xff", "arguments"),
+            (b"--fps 0", "--fps"),
+            (b"--clips nope", "--clips"),
+            (b"--lods 0", "--lods"),
+        ] {
+            match bake_from_args(bad) {
+                Err(BakeError::InvalidOption { option: o, .. }) => assert_eq!(o, option, "{bad:?}"),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        // The budget cap: 1 KiB is far too little.
+        assert!(matches!(bake_from_args(b"--max-memory 1024"), Err(BakeError::OverBudget { .. })));
+    }
+
+    #[test]
+    fn the_humanoid_glb_imports_bakes_and_reloads() {
+        let glb = crate::export::export_glb(humanoid()).unwrap();
+        import_and_bake(&glb).unwrap();
+        assert!(import_and_bake(&glb[..glb.len() / 2]).is_err());
+        assert!(load_vat(b"VAT\0").is_err());
+    }
 }

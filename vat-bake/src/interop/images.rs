@@ -287,10 +287,10 @@ mod tests {
             .unwrap();
             assert_eq!((t.width, t.height, t.kind), (w, h, format.kind()));
             for (i, want) in rgb.iter().enumerate() {
-                for c in 0..3 {
+                for (c, &w) in want.iter().enumerate() {
                     let got = t.texels[i][c];
-                    assert_eq!(got, format.quantise(want[c]), "{format:?} texel {i}");
-                    assert!((got - want[c]).abs() <= format.kind().half_step() * 1.0001, "{format:?}");
+                    assert_eq!(got, format.quantise(w), "{format:?} texel {i}");
+                    assert!((got - w).abs() <= format.kind().half_step() * 1.0001, "{format:?}");
                 }
             }
             // Truncated files are typed errors.
