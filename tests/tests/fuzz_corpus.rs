@@ -12,7 +12,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use vat_bake::fuzzing::{bake_from_args, import_and_bake, load_vat, obj_sequence_bake};
+use vat_bake::fuzzing::{bake_from_args, import_and_bake, import_openvat_parts, load_vat, obj_sequence_bake};
 use vat_bake::gltf_import::import_slice;
 use vat_bake::lods::LodOptions;
 use vat_bake::prepare::{BakeOptions, prepare};
@@ -25,11 +25,12 @@ fn root() -> PathBuf {
 type Target = fn(&[u8]) -> Result<(), String>;
 
 /// The fuzz targets and the function each calls; `Err` is a typed error (fine), a panic is a bug.
-const TARGETS: [(&str, Target); 4] = [
+const TARGETS: [(&str, Target); 5] = [
     ("vat_reader", |d| load_vat(d).map_err(|e| e.to_string())),
     ("gltf_bake", |d| import_and_bake(d).map_err(|e| e.to_string())),
     ("bake_args", |d| bake_from_args(d).map_err(|e| e.to_string())),
     ("obj_sequence", |d| obj_sequence_bake(d).map_err(|e| e.to_string())),
+    ("openvat_import", |d| import_openvat_parts(d).map_err(|e| e.to_string())),
 ];
 
 /// What a regression input must keep doing: be accepted, or fail with a message containing the text.
@@ -105,6 +106,73 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
         ("memory-one-byte", "--max-memory 1", Expect::Refused("memory budget")),
     ] {
         out.push(("bake_args", format!("{name}.txt"), args.as_bytes().to_vec(), expect));
+    }
+    // OpenVAT imports: the seed's sidecar, texture and glb, each made hostile in turn.
+    let seed = vat_bake::fuzzing::openvat_seed();
+    let part = |d: &[u8], at: usize| -> (Vec<u8>, usize) {
+        let len = u32::from_le_bytes(d[at..at + 4].try_into().unwrap()) as usize;
+        (d[at + 4..at + 4 + len].to_vec(), at + 4 + len)
+    };
+    let (json, at) = part(&seed, 0);
+    let (png, at) = part(&seed, at);
+    let glb = seed[at..].to_vec();
+    let input = |j: &[u8], t: &[u8], g: &[u8]| {
+        let mut out = Vec::new();
+        for p in [j, t] {
+            out.extend_from_slice(&(p.len() as u32).to_le_bytes());
+            out.extend_from_slice(p);
+        }
+        out.extend_from_slice(g);
+        out
+    };
+    let json_text = String::from_utf8(json.clone()).unwrap();
+    for (name, j, t, g, expect) in [
+        ("seed-accepted", json_text.clone(), png.clone(), glb.clone(), Expect::Accepted),
+        (
+            "frames-lie",
+            json_text.replace("\"Frames\": 3", "\"Frames\": 5"),
+            png.clone(),
+            glb.clone(),
+            Expect::Refused("texture's height"),
+        ),
+        (
+            "bounds-nan",
+            json_text.replace("[0, -0.5, 0]", "[\"NaN\", 0, 0]"),
+            png.clone(),
+            glb.clone(),
+            Expect::Refused("finite numbers"),
+        ),
+        (
+            "bounds-inverted",
+            json_text.replace("[1, 0.5, \"0.3\"]", "[1, -0.6, 0.3]"),
+            png.clone(),
+            glb.clone(),
+            Expect::Refused("below Min"),
+        ),
+        (
+            "clip-past-frames",
+            json_text.replace("\"endFrame\": 3", "\"endFrame\": 9"),
+            png.clone(),
+            glb.clone(),
+            Expect::Refused("outside its"),
+        ),
+        (
+            "png-truncated",
+            json_text.clone(),
+            png[..png.len() / 2].to_vec(),
+            glb.clone(),
+            Expect::Refused("PNG"),
+        ),
+        (
+            "exr-truncated",
+            json_text.clone(),
+            [0x76, 0x2f, 0x31, 0x01, 2, 0, 0].to_vec(),
+            glb.clone(),
+            Expect::Refused("EXR"),
+        ),
+        ("mesh-missing", json_text.clone(), png.clone(), Vec::new(), Expect::Refused("fuzz.glb")),
+    ] {
+        out.push(("openvat_import", format!("{name}.bin"), input(j.as_bytes(), &t, &g), expect));
     }
     out
 }
@@ -185,6 +253,7 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     out.push(("obj_sequence", "cube.obj".to_owned(), cube.as_bytes().to_vec()));
     let two = "o a\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf -3 -2 -1\no b\nv 2 0 0\nv 3 0 0\nv 2 1 0\nv 3 1 0\nf -4 -3 -1 -2\n";
     out.push(("obj_sequence", "two-objects.obj".to_owned(), two.as_bytes().to_vec()));
+    out.push(("openvat_import", "quad-png16-two-clips.bin".to_owned(), vat_bake::fuzzing::openvat_seed()));
     out
 }
 
@@ -295,6 +364,7 @@ fn every_fuzz_target_has_a_dictionary_libfuzzer_can_read() {
         ("vat_reader", "vat.dict"),
         ("bake_args", "bake_args.dict"),
         ("obj_sequence", "obj.dict"),
+        ("openvat_import", "openvat.dict"),
     ] {
         let path = root().join("fuzz").join(dict);
         let text =

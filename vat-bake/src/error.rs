@@ -24,6 +24,16 @@ pub enum BakeError {
         /// What is wrong, and what to do about it where possible.
         problem: String,
     },
+    /// A bake from another tool (OpenVAT, Houdini VAT) is malformed, inconsistent or out of scope.
+    #[error("{path}: {part}: {problem}")]
+    Interop {
+        /// The file at fault (or the bake's folder).
+        path: PathBuf,
+        /// Which part (e.g. "os-remap.Frames", "texel (3, 7)", "clip \"Fall\"").
+        part: String,
+        /// What is wrong, and what to do about it where possible.
+        problem: String,
+    },
     /// Input data is unusable (NaN keyframe, weights summing to 0, joint out of range, ...).
     #[error("{part}: {problem}")]
     InvalidInput {

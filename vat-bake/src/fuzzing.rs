@@ -11,6 +11,7 @@
 //! | `vat_reader` | [`load_vat`] | a `.vat` file |
 //! | `gltf_bake` | [`import_and_bake`] | a `.glb` or `.gltf` file |
 //! | `bake_args` | [`bake_from_args`] | `vat bake` arguments as text |
+//! | `openvat_import` | [`import_openvat_parts`] | an OpenVAT bake's sidecar, texture and glb, length-prefixed |
 
 use std::sync::OnceLock;
 
@@ -231,6 +232,88 @@ fn format(name: &str) -> Result<VertexFormat> {
         "split8" => VertexFormat::Split8,
         other => return Err(arg_error("--format", format!("unknown format {other:?}"))),
     })
+}
+
+/// The most frames or texels a side of a fuzzed OpenVAT import may have before it is baked.
+const FUZZ_MAX_INTEROP_FRAMES: usize = 16;
+
+/// Splits `[u32 LE length][sidecar JSON][u32 LE length][texture (EXR or PNG)][glb]`.
+fn interop_parts(data: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let take = |d: &[u8]| -> Option<(usize, usize)> {
+        let len = u32::from_le_bytes(d.get(..4)?.try_into().ok()?) as usize;
+        (d.len() >= 4 + len).then_some((4, 4 + len))
+    };
+    let (a, b) = take(data)?;
+    let json = &data[a..b];
+    let rest = &data[b..];
+    let (c, d) = take(rest)?;
+    Some((json, &rest[c..d], &rest[d..]))
+}
+
+/// Imports an OpenVAT bake given as bytes (see `interop_parts`: sidecar, texture, glb) with a
+/// 64 MiB budget through the importer's checks and decoder; when it decodes (and is small), bakes
+/// the import with one LOD, verifies it against the decoded frames and reloads the `.vat` bytes.
+///
+/// # Errors
+/// The typed import or bake error; [`BakeError::InvalidInput`] when the bytes are not three parts.
+pub fn import_openvat_parts(data: &[u8]) -> Result<()> {
+    use std::path::{Path, PathBuf};
+
+    use crate::interop::openvat::{OpenVatFiles, OpenVatOptions, decode, parse_remap_info};
+    use crate::interop::{Budget, images, lookup_mesh_from_bytes};
+    let (json, texture, glb) = interop_parts(data).ok_or_else(|| BakeError::InvalidInput {
+        part: "fuzz input".into(),
+        problem: "is not three length-prefixed parts".into(),
+    })?;
+    let files = OpenVatFiles {
+        name: "fuzz".into(),
+        sidecar: PathBuf::from("fuzz-remap_info.json"),
+        texture: PathBuf::from("fuzz_vat"),
+        normals: None,
+        mesh: PathBuf::from("fuzz.glb"),
+    };
+    let mut budget = Budget::new(FUZZ_MAX_MEMORY);
+    let info = parse_remap_info(&files.sidecar, json)?;
+    let texture = if texture.starts_with(&[0x76, 0x2f, 0x31, 0x01]) {
+        images::decode_exr(texture, Path::new("fuzz_vat.exr"), &mut budget)?
+    } else {
+        images::decode_png(texture, Path::new("fuzz_vat.png"), &mut budget)?
+    };
+    let mesh = lookup_mesh_from_bytes(glb, &files.mesh, &mut budget)?;
+    let options = OpenVatOptions { max_memory: FUZZ_MAX_MEMORY, ..Default::default() };
+    let imported = decode(&files, &info, &texture, None, &mesh, &options, &mut budget)?;
+    if imported.sequence.frame_count() > FUZZ_MAX_INTEROP_FRAMES || imported.sequence.vertex_count() > 4096 {
+        return Ok(());
+    }
+    let rig = imported.to_rig()?;
+    let options = BakeOptions { fps: imported.bake_fps(), ..small_bake_options() };
+    let options = BakeOptions { frames: None, ..options };
+    bake_verify_reload(&rig, &options)
+}
+
+/// A small valid [`import_openvat_parts`] input: one quad (4 vertices, 2 triangles) moving over 3
+/// frames in a 16-bit PNG, with a two-clip sidecar. The seed of the `openvat_import` corpus.
+pub fn openvat_seed() -> Vec<u8> {
+    use glam::Vec3;
+    let positions = [Vec3::ZERO, Vec3::X, Vec3::new(1.0, 1.0, 0.0), Vec3::Y];
+    let normals = [Vec3::Z; 4];
+    let lookup: Vec<[f32; 2]> = (0..4).map(|c| [(c as f32 + 0.5) / 4.0, 0.5 / 3.0]).collect();
+    let glb =
+        crate::interop::openvat::lookup_glb("fuzz", &positions, &normals, None, &lookup, &[0, 1, 2, 0, 2, 3])
+            .unwrap_or_default();
+    let rgb: Vec<[f32; 3]> = (0..12).map(|i| [(i / 4) as f32 / 2.0, 0.5, (i % 4) as f32 / 3.0]).collect();
+    let png = crate::interop::images::encode_texture(crate::interop::TextureFormat::Png16, 4, 3, &rgb)
+        .unwrap_or_default();
+    let json = br#"{"os-remap": {"Min": [0, -0.5, 0], "Max": [1, 0.5, "0.3"], "Frames": 3},
+ "animations": {"a": {"startFrame": 1, "endFrame": 3, "framerate": 24, "looping": true},
+                "b": {"startFrame": 2, "endFrame": 3, "framerate": 24, "looping": false},}}"#;
+    let mut out = Vec::new();
+    for part in [&json[..], &png[..]] {
+        out.extend_from_slice(&(part.len() as u32).to_le_bytes());
+        out.extend_from_slice(part);
+    }
+    out.extend_from_slice(&glb);
+    out
 }
 
 #[cfg(test)]

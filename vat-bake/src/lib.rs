@@ -13,6 +13,7 @@
 //! | [`gltf_import`] | glTF 2.0 (.gltf, .glb) -> [`rig::Rig`] |
 //! | [`procgen`] | the built-in procedural humanoid (no assets needed), with exact strides; a small morph rig |
 //! | [`export`] | [`rig::Rig`] -> animated .glb |
+//! | [`interop`] | OpenVAT (Blender) bakes in and out, SideFX Labs VAT 3 (Houdini) bakes in |
 //! | [`sample`] | evaluating clips: keyframe interpolation, poses, joint matrices |
 //! | [`skin`] | the merged vertex set and CPU linear-blend skinning (the ground truth) |
 //! | [`prepare`] | bake options and the in-memory [`prepare::PreparedBake`]; writing `.vat` |
@@ -28,6 +29,7 @@ pub mod export;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod gltf_import;
+pub mod interop;
 pub mod lods;
 pub mod morph;
 pub mod prepare;

@@ -7,6 +7,10 @@
 //! - `vat inspect X.vat [--json]`: what a `.vat` holds.
 //! - `vat verify X.vat [--source INPUT] [--json]`: decode the bake with the CPU reference decoder and
 //!   compare it with fresh CPU skinning of the source; non-zero exit when it exceeds the format's bound.
+//! - `vat export-openvat X.vat --out DIR [--format png16|exr16|exr32] [--normals packed|separate|none]`:
+//!   the asset as an OpenVAT bake that OpenVAT's engine decoders play.
+//! - `vat import-openvat DIR --out X.vat` / `vat import-houdini DIR --out X.vat`: another tool's
+//!   bake, validated, decoded and baked into a verified `.vat` in vat's own formats.
 //! - `vat export-glb OUT.glb`: write the procedural humanoid as an animated glTF binary.
 //! - `vat render [X.vat] --instances N --out crowd.png [--mode vat|bone] [--culling cpu|gpu] [--size WxH]
 //!   [--time T] [--camera ex,ey,ez,tx,ty,tz]`: a crowd rendered headless into a PNG, framed from the
@@ -23,6 +27,7 @@ mod bake;
 mod bench;
 mod demo;
 mod inspect;
+mod interop;
 mod render;
 
 use std::path::PathBuf;
@@ -60,6 +65,12 @@ enum Command {
     Bench(bench::BenchArgs),
     /// A windowed, interactive crowd demo (keys: see below).
     Demo(demo::DemoArgs),
+    /// Write a .vat as an OpenVAT bake (textures, remap_info.json, lookup .glb) for Blender/engine decoders.
+    ExportOpenvat(interop::ExportOpenVatArgs),
+    /// Import an OpenVAT (Blender) bake folder into a verified .vat.
+    ImportOpenvat(interop::ImportOpenVatArgs),
+    /// Import a SideFX Labs VAT 3 (Houdini) soft-body bake folder into a verified .vat.
+    ImportHoudini(interop::ImportHoudiniArgs),
     /// Write the procedural humanoid as an animated .glb.
     ExportGlb {
         /// Output path.
@@ -136,6 +147,9 @@ fn main() -> ExitCode {
         Command::Inspect { file, json, max_memory } => inspect::run(&file, json, max_memory),
         Command::Verify(args) => bake::verify(&args),
         Command::ExportGlb { out } => bake::export_glb(&out),
+        Command::ExportOpenvat(args) => interop::export_openvat(&args),
+        Command::ImportOpenvat(args) => interop::import_openvat(&args),
+        Command::ImportHoudini(args) => interop::import_houdini(&args),
         Command::Render(args) => render::render(&args),
         Command::Demo(args) => demo::demo(&args),
         Command::Bench(args) => bench::bench(&args),

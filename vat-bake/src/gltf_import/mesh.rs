@@ -105,16 +105,18 @@ pub(super) fn read(
         }
     };
 
-    let uvs = match prim.get(&Semantic::TexCoords(0)) {
+    let uv_set = ctx.uv_set;
+    let uv_name = format!("TEXCOORD_{uv_set}");
+    let uvs = match prim.get(&Semantic::TexCoords(uv_set)) {
         None => None,
         Some(accessor) => {
-            let raw = accessors::read(ctx, &accessor, TEXCOORDS, buffers, &label("TEXCOORD_0"), || {
-                reader.read_tex_coords(0).map(|t| t.into_f32())
+            let raw = accessors::read(ctx, &accessor, TEXCOORDS, buffers, &label(&uv_name), || {
+                reader.read_tex_coords(uv_set).map(|t| t.into_f32())
             })?;
-            same_count("TEXCOORD_0", raw.len())?;
+            same_count(&uv_name, raw.len())?;
             let uvs: Vec<Vec2> = raw.into_iter().map(Vec2::from).collect();
             if let Some(v) = uvs.iter().position(|uv| !uv.is_finite()) {
-                return Err(ctx.err(label("TEXCOORD_0"), format!("vertex {v} is not finite")));
+                return Err(ctx.err(label(&uv_name), format!("vertex {v} is not finite")));
             }
             Some(uvs)
         }

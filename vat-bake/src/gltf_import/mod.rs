@@ -130,7 +130,23 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Rig> {
     let bytes = std::fs::read(path).map_err(io)?;
     let name = path.file_stem().map_or_else(|| "model".to_owned(), |s| s.to_string_lossy().into_owned());
     let base_dir = path.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
-    import_bytes(&bytes, base_dir, path, &name, options)
+    import_bytes(&bytes, base_dir, path, &name, options, 0)
+}
+
+/// Imports glTF bytes read from `file` (external buffers resolved beside it), reading texture
+/// coordinate set `uv_set` (`TEXCOORD_<uv_set>`) into [`crate::rig::Mesh::uvs`] instead of
+/// `TEXCOORD_0`: the interop importers read the per-vertex lookup UVs of OpenVAT and Houdini bakes
+/// (`TEXCOORD_1`) this way. Vertex order and count are those of the plain import, so two imports of
+/// one file line up vertex for vertex.
+pub(crate) fn import_slice_uv_set(
+    bytes: &[u8],
+    file: &Path,
+    options: &ImportOptions,
+    uv_set: u32,
+) -> Result<Rig> {
+    let name = file.file_stem().map_or_else(|| "model".to_owned(), |s| s.to_string_lossy().into_owned());
+    let base_dir = file.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
+    import_bytes(bytes, base_dir, file, &name, options, uv_set)
 }
 
 /// Imports glTF or GLB bytes with default options (for tests and fuzzing). External buffers are
@@ -153,7 +169,7 @@ pub fn import_slice_with(
     name: &str,
     options: &ImportOptions,
 ) -> Result<Rig> {
-    import_bytes(bytes, base_dir, Path::new(name), name, options)
+    import_bytes(bytes, base_dir, Path::new(name), name, options, 0)
 }
 
 fn import_bytes(
@@ -162,8 +178,9 @@ fn import_bytes(
     file: &Path,
     name: &str,
     options: &ImportOptions,
+    uv_set: u32,
 ) -> Result<Rig> {
-    let ctx = Ctx { file, used: Cell::new(0), budget: options.max_memory };
+    let ctx = Ctx { file, used: Cell::new(0), budget: options.max_memory, uv_set };
     ctx.charge("the file", bytes.len() as u64)?;
     let (json_bytes, bin) = container::split_glb(&ctx, bytes)?;
     let root = container::parse_json(&ctx, json_bytes)?;
@@ -191,6 +208,9 @@ pub(super) struct Ctx<'p> {
     used: Cell<u64>,
     /// [`ImportOptions::max_memory`].
     budget: u64,
+    /// The texture coordinate set read into [`crate::rig::Mesh::uvs`] (0 but for the interop
+    /// importers, see [`import_slice_uv_set`]).
+    uv_set: u32,
 }
 
 /// The [`BakeError::Gltf`] of an import over its memory budget, with the numbers.

@@ -1,0 +1,415 @@
+//! Interop with other tools' vertex animation textures: OpenVAT (Blender) bakes in and out
+//! ([`openvat`]), SideFX Labs VAT 3 (Houdini) bakes in ([`houdini`]).
+//!
+//! An import reads the other tool's files, validates every part of them (sizes, frame counts, bounds,
+//! the mesh against the texture), decodes every frame of every mesh vertex into vat's conventions
+//! (glTF space: right-handed, +Y up, metres) and hands back an [`ImportedBake`]: a
+//! [`MeshSequence`] (the decoded frames) plus its clip table. [`ImportedBake::to_rig`] turns it into
+//! an ordinary [`Rig`] (one morph target per frame, one LINEAR weights channel per clip, see
+//! [`crate::sequence`]) that bakes and verifies through the usual path, in vat's own formats.
+//!
+//! The images are read by maintained decoders: EXR with the `exr` crate (half and float channels),
+//! PNG with the `png` crate (8 and 16 bits, raw values: an `sRGB` chunk is ignored, as these tools
+//! store linear data in them). Every read is bounded: files are charged to a memory budget before
+//! they are read, images by their header's size before they are decoded.
+
+pub mod houdini;
+pub(crate) mod images;
+pub mod openvat;
+
+pub use images::TextureFormat;
+
+use std::path::{Path, PathBuf};
+
+use glam::Vec3;
+use serde_json::Value;
+
+use crate::rig::{AnimationClip, Channel, ChannelTarget, KeyInterpolation, Rig};
+use crate::sequence::MeshSequence;
+use crate::{BakeError, Result};
+
+/// One clip of an imported bake: a range of the decoded frames.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedClip {
+    /// Name (unique within the bake).
+    pub name: String,
+    /// First frame (0-based index into [`MeshSequence::positions`]).
+    pub first: usize,
+    /// Last frame, inclusive.
+    pub last: usize,
+    /// Frames per second.
+    pub fps: f32,
+    /// Whether it loops (wrapping from its last frame back to its first, as the source tools' shaders
+    /// play it) or plays once and holds its last frame.
+    pub looping: bool,
+}
+
+impl ImportedClip {
+    /// Frames in the clip.
+    pub fn frame_count(&self) -> usize {
+        self.last + 1 - self.first
+    }
+}
+
+/// A decoded bake from another tool, ready to bake in vat's formats.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedBake {
+    /// The decoded frames (glTF space), one position and normal per mesh vertex per frame.
+    pub sequence: MeshSequence,
+    /// The clips, each a range of frames (ranges may overlap).
+    pub clips: Vec<ImportedClip>,
+    /// The largest quantisation step of the source's texture per axis, metres in glTF space (half
+    /// float or 8/16-bit steps times the bounds' range): how far the source itself may be from the
+    /// motion it was baked from. The vat bake is compared with the decoded source, not with that.
+    pub source_step: [f32; 3],
+    /// What the import left out, guessed or repaired, one line each (the CLI prints them as
+    /// `note:` lines).
+    pub notes: Vec<String>,
+}
+
+impl ImportedBake {
+    /// The rig that bakes this import: the sequence's rig ([`MeshSequence::into_rig`]) with one
+    /// clip per [`ImportedClip`]. Each clip is a LINEAR morph-weights channel over its own frames
+    /// (frame `k` of the bake is morph target `k - 1`, frame 0 the rest pose), keyed at
+    /// `(k - first) / fps`; a looping clip gets one more key, its first frame again at
+    /// `frames / fps`, so vat's looping clip (which stores `round(duration * fps)` frames and wraps)
+    /// holds every source frame and wraps from the last back to the first, as the source plays it.
+    /// Its looping flag is the source's.
+    ///
+    /// # Errors
+    /// As [`MeshSequence::into_rig`]; [`BakeError::InvalidInput`] for a clip outside the frames or
+    /// with a bad rate.
+    pub fn to_rig(&self) -> Result<Rig> {
+        let frames = self.sequence.frame_count();
+        let targets = frames.saturating_sub(1);
+        for c in &self.clips {
+            if c.first > c.last || c.last >= frames || !(c.fps.is_finite() && c.fps > 0.0) {
+                return Err(BakeError::InvalidInput {
+                    part: format!("clip \"{}\"", c.name),
+                    problem: format!(
+                        "frames {}..={} at {} fps do not fit the bake's {frames} frames",
+                        c.first, c.last, c.fps
+                    ),
+                });
+            }
+        }
+        let mut rig = self.sequence.clone().into_rig()?;
+        rig.notes.extend(self.notes.iter().cloned());
+        let weights_of = |k: usize, values: &mut Vec<f32>| {
+            let at = values.len();
+            values.resize(at + targets, 0.0);
+            if k > 0 {
+                values[at + k - 1] = 1.0;
+            }
+        };
+        rig.clips = self
+            .clips
+            .iter()
+            .map(|c| {
+                let mut times = Vec::with_capacity(c.frame_count() + 1);
+                let mut values = Vec::with_capacity((c.frame_count() + 1) * targets);
+                let time = |i: usize| (i as f64 / f64::from(c.fps)) as f32;
+                for (i, k) in (c.first..=c.last).enumerate() {
+                    times.push(time(i));
+                    weights_of(k, &mut values);
+                }
+                if c.looping && c.frame_count() > 1 {
+                    times.push(time(c.frame_count()));
+                    weights_of(c.first, &mut values);
+                }
+                let end = times.last().copied().unwrap_or(0.0);
+                let channels = if targets == 0 {
+                    Vec::new()
+                } else {
+                    vec![Channel {
+                        target: ChannelTarget::MorphWeights(0),
+                        interpolation: KeyInterpolation::Linear,
+                        times,
+                        values,
+                    }]
+                };
+                AnimationClip {
+                    name: c.name.clone(),
+                    channels,
+                    start: 0.0,
+                    end,
+                    looping: Some(c.looping),
+                    known_stride: None,
+                    locomotion: false,
+                }
+            })
+            .collect();
+        Ok(rig)
+    }
+
+    /// The rate the bake samples at: the rate most clips have (the first such in clip order). A
+    /// clip at another rate is resampled at it ([`ImportedBake::to_rig`] keys it at its own rate).
+    pub fn bake_fps(&self) -> f32 {
+        let mut best = (0usize, self.sequence.fps);
+        for c in &self.clips {
+            let n = self.clips.iter().filter(|d| d.fps == c.fps).count();
+            if n > best.0 {
+                best = (n, c.fps);
+            }
+        }
+        best.1
+    }
+}
+
+/// The [`BakeError::Interop`] for `path`.
+pub(crate) fn bad(path: &Path, part: impl Into<String>, problem: impl Into<String>) -> BakeError {
+    BakeError::Interop { path: path.to_path_buf(), part: part.into(), problem: problem.into() }
+}
+
+/// Charges bytes to an import's memory budget.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    pub(crate) used: u64,
+    pub(crate) limit: u64,
+}
+
+impl Budget {
+    pub(crate) fn new(limit: u64) -> Self {
+        Self { used: 0, limit }
+    }
+
+    pub(crate) fn charge(&mut self, what: &str, bytes: u64) -> Result<()> {
+        let used = self.used.saturating_add(bytes);
+        if used > self.limit {
+            return Err(BakeError::OverBudget {
+                what: format!("the import ({what})"),
+                needed: used,
+                limit: self.limit,
+                hint: "raise --max-memory if the files are trusted",
+            });
+        }
+        self.used = used;
+        Ok(())
+    }
+
+    pub(crate) fn left(&self) -> u64 {
+        self.limit.saturating_sub(self.used)
+    }
+}
+
+/// The bytes of `file`, at most `len + 1` read (a file that grows after its size was charged fails).
+pub(crate) fn read_bounded(file: &Path, len: u64) -> Result<Vec<u8>> {
+    use std::io::Read as _;
+    let io = |e| BakeError::Io { path: file.to_path_buf(), source: e };
+    let mut bytes = Vec::new();
+    std::fs::File::open(file).map_err(io)?.take(len.saturating_add(1)).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > len {
+        return Err(bad(file, "the file", "grew while it was read"));
+    }
+    Ok(bytes)
+}
+
+/// Reads a regular file charged to `budget`; a missing file is a [`BakeError::Interop`] saying what
+/// it is for.
+pub(crate) fn read_file(path: &Path, what: &str, budget: &mut Budget) -> Result<Vec<u8>> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            bad(path, what, "is missing")
+        } else {
+            BakeError::Io { path: path.to_path_buf(), source: e }
+        }
+    })?;
+    if !meta.is_file() {
+        return Err(bad(path, what, "is not a regular file"));
+    }
+    budget.charge(&format!("{what} {}", path.display()), meta.len())?;
+    read_bounded(path, meta.len())
+}
+
+/// Parses JSON as hand-edited sidecars are written: a comma before a closing `}` or `]` (outside
+/// strings) is dropped, and the second value says whether one was.
+pub(crate) fn lenient_json(path: &Path, bytes: &[u8]) -> Result<(Value, bool)> {
+    let text = std::str::from_utf8(bytes).map_err(|e| bad(path, "the JSON", format!("is not UTF-8: {e}")))?;
+    match serde_json::from_str(text) {
+        Ok(v) => Ok((v, false)),
+        Err(first) => {
+            let fixed = drop_trailing_commas(text);
+            if fixed.len() != text.len()
+                && let Ok(v) = serde_json::from_str(&fixed)
+            {
+                return Ok((v, true));
+            }
+            Err(bad(path, "the JSON", format!("does not parse: {first}")))
+        }
+    }
+}
+
+/// `text` without the commas that stand (with only whitespace after them) before `}` or `]`, outside
+/// strings.
+fn drop_trailing_commas(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for (i, &c) in bytes.iter().enumerate() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            out.push(c);
+            continue;
+        }
+        if c == b'"' {
+            in_string = true;
+        } else if c == b',' {
+            let next = bytes[i + 1..].iter().find(|b| !b.is_ascii_whitespace());
+            if matches!(next, Some(b'}' | b']')) {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    // Only ASCII commas were removed, so the bytes are still UTF-8.
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
+}
+
+/// A JSON number, or a string holding one (some writers format floats as strings).
+pub(crate) fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    }
+}
+
+/// A JSON bool, a number 0/1 or a string `"true"`/`"false"`/`"0"`/`"1"`.
+pub(crate) fn boolean(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => match n.as_f64() {
+            Some(0.0) => Some(false),
+            Some(1.0) => Some(true),
+            _ => None,
+        },
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" => Some(true),
+            "false" | "0" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The mesh of a bake as the importers use it: every vertex of every triangle primitive of the glb
+/// (nodes' rest transforms applied), with its lookup UV (`TEXCOORD_1`), texture UV (`TEXCOORD_0`)
+/// when every primitive has one, and the local-to-scene linear part per vertex so texture offsets
+/// (object space) can be carried into the scene.
+pub(crate) struct LookupMesh {
+    /// Rest positions, scene space.
+    pub(crate) positions: Vec<Vec3>,
+    /// Rest unit normals, scene space.
+    pub(crate) normals: Vec<Vec3>,
+    /// `TEXCOORD_0`, when every primitive has it.
+    pub(crate) uvs: Option<Vec<glam::Vec2>>,
+    /// `TEXCOORD_1` (the texel each vertex reads).
+    pub(crate) lookup: Vec<glam::Vec2>,
+    /// Triangle list.
+    pub(crate) indices: Vec<u32>,
+    /// Per vertex, the index into `linear` of its mesh's node transform.
+    pub(crate) mesh_of: Vec<u32>,
+    /// The linear part of each mesh's node transform (object offsets -> scene offsets).
+    pub(crate) linear: Vec<glam::Mat3>,
+}
+
+/// Reads a bake's mesh (`.glb`/`.gltf`) with its lookup UVs.
+pub(crate) fn read_lookup_mesh(path: &Path, budget: &mut Budget) -> Result<LookupMesh> {
+    let bytes = read_file(path, "the mesh", budget)?;
+    lookup_mesh_from_bytes(&bytes, path, budget)
+}
+
+/// [`read_lookup_mesh`] of bytes already read (`path` names them; external buffers beside it).
+pub(crate) fn lookup_mesh_from_bytes(bytes: &[u8], path: &Path, budget: &mut Budget) -> Result<LookupMesh> {
+    let options = crate::gltf_import::ImportOptions {
+        max_memory: budget.left().saturating_add(bytes.len() as u64),
+        ..Default::default()
+    };
+    // Two imports of one file: the texture UVs, then the lookup UVs, vertex for vertex.
+    let plain = crate::gltf_import::import_slice_uv_set(bytes, path, &options, 0)?;
+    let lookup = crate::gltf_import::import_slice_uv_set(bytes, path, &options, 1)?;
+    let globals = plain.rest_globals();
+    let mut mesh = LookupMesh {
+        positions: Vec::new(),
+        normals: Vec::new(),
+        uvs: Some(Vec::new()),
+        lookup: Vec::new(),
+        indices: Vec::new(),
+        mesh_of: Vec::new(),
+        linear: Vec::new(),
+    };
+    for (m, (a, b)) in plain.meshes.iter().zip(&lookup.meshes).enumerate() {
+        let Some(l) = &b.uvs else {
+            return Err(bad(
+                path,
+                format!("mesh \"{}\"", a.name),
+                "has no TEXCOORD_1: a VAT mesh carries each vertex's texel in its second UV set",
+            ));
+        };
+        let matrix = match a.binding {
+            crate::rig::MeshBinding::Rigid { node } => globals.get(node).copied().unwrap_or_default(),
+            crate::rig::MeshBinding::Skinned { .. } => glam::Mat4::IDENTITY,
+        };
+        let linear = glam::Mat3::from_mat4(matrix);
+        let normal_matrix = linear.inverse().transpose();
+        let base = mesh.positions.len() as u32;
+        mesh.positions.extend(a.positions.iter().map(|p| matrix.transform_point3(*p)));
+        mesh.normals
+            .extend(a.normals.iter().map(|n| (normal_matrix * *n).try_normalize().unwrap_or(Vec3::Y)));
+        match (&mut mesh.uvs, &a.uvs) {
+            (Some(all), Some(uv)) => all.extend_from_slice(uv),
+            (uvs, _) => *uvs = None,
+        }
+        mesh.lookup.extend_from_slice(l);
+        mesh.indices.extend(a.indices.iter().map(|i| i + base));
+        mesh.mesh_of.extend(std::iter::repeat_n(m as u32, a.positions.len()));
+        mesh.linear.push(linear);
+    }
+    if mesh.positions.is_empty() {
+        return Err(bad(path, "the mesh", "has no triangles"));
+    }
+    Ok(mesh)
+}
+
+/// `dir/name` when it exists as a file.
+pub(crate) fn existing(dir: &Path, name: &str) -> Option<PathBuf> {
+    let p = dir.join(name);
+    p.is_file().then_some(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailing_commas_are_dropped_outside_strings_only() {
+        assert_eq!(drop_trailing_commas(r#"{"a": [1, 2,], "b": ",}",	}"#), r#"{"a": [1, 2], "b": ",}"	}"#);
+        let (v, fixed) = lenient_json(Path::new("x.json"), b"{\"a\": {\"b\": 1},\t\t\n    }").unwrap();
+        assert!(fixed);
+        assert_eq!(v["a"]["b"], 1);
+        let (_, fixed) = lenient_json(Path::new("x.json"), b"{\"a\": 1}").unwrap();
+        assert!(!fixed);
+        let e = lenient_json(Path::new("x.json"), b"{\"a\": }").unwrap_err().to_string();
+        assert!(e.contains("x.json") && e.contains("does not parse"), "{e}");
+    }
+
+    #[test]
+    fn numbers_and_bools_in_both_forms() {
+        assert_eq!(number(&serde_json::json!("-4.30000000")), Some(-4.3));
+        assert_eq!(number(&serde_json::json!(2)), Some(2.0));
+        assert_eq!(number(&serde_json::json!("x")), None);
+        assert_eq!(boolean(&serde_json::json!("True")), Some(true));
+        assert_eq!(boolean(&serde_json::json!(0)), Some(false));
+        assert_eq!(boolean(&serde_json::json!(2)), None);
+    }
+}
+
+#[cfg(test)]
+mod tests_export;
+#[cfg(test)]
+mod tests_real;

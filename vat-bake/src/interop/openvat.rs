@@ -1,0 +1,946 @@
+//! OpenVAT (the Blender add-on) bakes: import ([`read_openvat`]) and export ([`export_openvat`]).
+//!
+//! The layout, as OpenVAT writes it and its engine decoders (Unity, Unreal, Godot templates,
+//! bevy_open_vat) read it:
+//!
+//! | file | holds |
+//! |---|---|
+//! | `<N>-remap_info.json` | `{"os-remap": {"Min": [x,y,z], "Max": [x,y,z], "Frames": F}, "animations": {name: {"startFrame", "endFrame", "framerate", "looping"}}}` |
+//! | `<N>_vat.exr` / `.png` | one row per frame (frame 0 = the file's first scanline), one column per encoded (Blender) vertex; RGB = `(offset - Min) / (Max - Min)`; with packed normals the height is `2F` and rows `[F, 2F)` hold normals |
+//! | `<N>_vnrm.exr` / `.png` | separate normals: same size and rows as `_vat`, RGB = `(n + 1) / 2` |
+//! | `<N>.glb` | the rest (proxy) mesh, glTF Y-up, each vertex's texel in `TEXCOORD_1` = `((col + 0.5) / W, (row + 0.5) / H)` |
+//!
+//! Offsets are in Blender object space (right-handed, Z up): a vertex's glTF position at frame `f`
+//! is `rest + (off.x, off.z, -off.y)` (normals likewise). Clip frames are Blender scene frames,
+//! inclusive; the bake's first frame is not recorded, and real files count from 1.
+//!
+//! What the reader accepts beyond the strict layout (each a `note:` where it changes anything):
+//! `Min`/`Max`/`Frames` and clip fields as numbers or numeric strings; a trailing comma before a
+//! closing brace (hand-edited sidecars); unknown keys (ignored); `animations` missing or empty (one
+//! looping clip over every frame); overlapping clips in any order; several texture rows per frame
+//! (a wrapped layout: `R` rows, frame `f` at `row + f R`).
+
+use std::path::{Path, PathBuf};
+
+use glam::{Mat3, Vec3};
+use serde_json::Value;
+
+use super::images::{self, Texture};
+use super::{Budget, ImportedBake, ImportedClip, LookupMesh, bad, boolean, existing, number};
+use crate::sequence::{MAX_SEQUENCE_FRAMES, MeshSequence};
+use crate::{BakeError, Result};
+
+/// The sidecar's file-name suffix.
+pub const SIDECAR_SUFFIX: &str = "-remap_info.json";
+
+/// How an OpenVAT bake is read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenVatOptions {
+    /// The sidecar JSON (`--json`); default: the folder's one `*-remap_info.json`.
+    pub sidecar: Option<PathBuf>,
+    /// The mesh (`--mesh`); default `<N>.glb` (or `.gltf`) beside the sidecar.
+    pub mesh: Option<PathBuf>,
+    /// The scene frame stored in the texture's first row (`--first-frame`); default 0 when a clip
+    /// starts at frame 0, else 1 (Blender's default scene start, and every real sidecar seen).
+    pub first_frame: Option<i64>,
+    /// Frames per second when the sidecar has no clip table (`--fps`; OpenVAT's templates default
+    /// to 24).
+    pub fps: f32,
+    /// Ignore the bake's normals and recompute them per frame from the decoded positions, per
+    /// vertex index, so hard edges stay hard (OpenVAT stores one smooth normal per Blender vertex,
+    /// which rounds hard edges).
+    pub recompute_normals: bool,
+    /// Memory budget of the read (files, decoded textures, frames).
+    pub max_memory: u64,
+}
+
+impl Default for OpenVatOptions {
+    fn default() -> Self {
+        Self {
+            sidecar: None,
+            mesh: None,
+            first_frame: None,
+            fps: 24.0,
+            recompute_normals: false,
+            max_memory: crate::prepare::DEFAULT_MAX_MEMORY,
+        }
+    }
+}
+
+/// The sidecar, parsed and checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemapInfo {
+    /// `os-remap.Min`, Blender axes.
+    pub min: [f32; 3],
+    /// `os-remap.Max`, Blender axes.
+    pub max: [f32; 3],
+    /// `os-remap.Frames`.
+    pub frames: usize,
+    /// `animations`, in file order: (name, startFrame, endFrame, framerate, looping).
+    pub clips: Vec<RemapClip>,
+    /// Lines about what was repaired or ignored.
+    pub notes: Vec<String>,
+}
+
+/// One entry of the sidecar's `animations` table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemapClip {
+    /// Its key.
+    pub name: String,
+    /// `startFrame` (scene frame).
+    pub start: i64,
+    /// `endFrame` (scene frame, inclusive).
+    pub end: i64,
+    /// `framerate`, or `None` when absent.
+    pub fps: Option<f32>,
+    /// `looping`, or `None` when absent.
+    pub looping: Option<bool>,
+}
+
+fn integer(v: &Value) -> Option<i64> {
+    let x = number(v)?;
+    (x.is_finite() && x.fract() == 0.0 && x.abs() < 1e15).then_some(x as i64)
+}
+
+/// Parses a sidecar's bytes (see the module docs for what is accepted).
+///
+/// # Errors
+/// [`BakeError::Interop`] naming the key: not JSON, `os-remap` missing, `Min`/`Max` not three finite
+/// numbers or `Max < Min`, `Frames` not a whole number in `1..=`[`MAX_SEQUENCE_FRAMES`], a clip
+/// without whole `startFrame`/`endFrame`, with `endFrame < startFrame`, or a bad `framerate`.
+pub fn parse_remap_info(path: &Path, bytes: &[u8]) -> Result<RemapInfo> {
+    let (root, fixed) = super::lenient_json(path, bytes)?;
+    let mut notes = Vec::new();
+    if fixed {
+        notes.push(format!("{}: a trailing comma was dropped (the file is not strict JSON)", path.display()));
+    }
+    let root = root.as_object().ok_or_else(|| bad(path, "the JSON", "is not an object"))?;
+    let remap = root
+        .get("os-remap")
+        .and_then(Value::as_object)
+        .ok_or_else(|| bad(path, "os-remap", "is missing (not an OpenVAT remap_info sidecar)"))?;
+    let vec3 = |key: &str| -> Result<[f32; 3]> {
+        let part = format!("os-remap.{key}");
+        let a = remap.get(key).and_then(Value::as_array).ok_or_else(|| bad(path, &part, "is missing"))?;
+        let v: Vec<f64> = a.iter().filter_map(number).collect();
+        if a.len() != 3 || v.len() != 3 || v.iter().any(|x| !x.is_finite() || x.abs() > 1e30) {
+            return Err(bad(path, part, format!("is {a:?}: need three finite numbers")));
+        }
+        Ok([v[0] as f32, v[1] as f32, v[2] as f32])
+    };
+    let (min, max) = (vec3("Min")?, vec3("Max")?);
+    if let Some(a) = (0..3).find(|&a| max[a] < min[a]) {
+        return Err(bad(path, "os-remap", format!("Max {max:?} is below Min {min:?} on axis {a}")));
+    }
+    let frames = remap
+        .get("Frames")
+        .and_then(integer)
+        .ok_or_else(|| bad(path, "os-remap.Frames", "is missing or not a whole number"))?;
+    if frames < 1 || frames as usize > MAX_SEQUENCE_FRAMES {
+        return Err(bad(path, "os-remap.Frames", format!("is {frames}: need 1..={MAX_SEQUENCE_FRAMES}")));
+    }
+    let unknown: Vec<&String> =
+        remap.keys().filter(|k| !["Min", "Max", "Frames"].contains(&k.as_str())).collect();
+    if !unknown.is_empty() {
+        notes.push(format!(
+            "{}: os-remap keys {unknown:?} are not OpenVAT's and were ignored",
+            path.display()
+        ));
+    }
+    let mut clips = Vec::new();
+    match root.get("animations") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(table)) => {
+            for (name, c) in table {
+                let part = format!("animations.{name:?}");
+                let c = c.as_object().ok_or_else(|| bad(path, &part, "is not an object"))?;
+                let field = |k: &str| {
+                    c.get(k)
+                        .and_then(integer)
+                        .ok_or_else(|| bad(path, format!("{part}.{k}"), "is missing or not a whole number"))
+                };
+                let (start, end) = (field("startFrame")?, field("endFrame")?);
+                if end < start {
+                    return Err(bad(path, &part, format!("endFrame {end} is before startFrame {start}")));
+                }
+                let fps = match c.get("framerate") {
+                    None => None,
+                    Some(v) => match number(v) {
+                        Some(f) if f.is_finite() && f > 0.0 && f <= 1e4 => Some(f as f32),
+                        _ => {
+                            return Err(bad(
+                                path,
+                                format!("{part}.framerate"),
+                                format!("is {v}: need a positive rate"),
+                            ));
+                        }
+                    },
+                };
+                let looping = match c.get("looping") {
+                    None => None,
+                    Some(v) => Some(boolean(v).ok_or_else(|| {
+                        bad(path, format!("{part}.looping"), format!("is {v}: need true or false"))
+                    })?),
+                };
+                clips.push(RemapClip { name: name.clone(), start, end, fps, looping });
+            }
+        }
+        Some(other) => return Err(bad(path, "animations", format!("is {other}: need an object of clips"))),
+    }
+    Ok(RemapInfo { min, max, frames: frames as usize, clips, notes })
+}
+
+/// Blender object space (Z up) -> glTF (Y up): `(x, z, -y)`.
+pub fn blender_to_gltf(v: Vec3) -> Vec3 {
+    Vec3::new(v.x, v.z, -v.y)
+}
+
+/// glTF (Y up) -> Blender object space (Z up): `(x, -z, y)`, the inverse of [`blender_to_gltf`].
+pub fn gltf_to_blender(v: Vec3) -> Vec3 {
+    Vec3::new(v.x, -v.z, v.y)
+}
+
+/// Where the files of an OpenVAT bake are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenVatFiles {
+    /// The base name `N`.
+    pub name: String,
+    /// The sidecar.
+    pub sidecar: PathBuf,
+    /// `<N>_vat.exr|png`.
+    pub texture: PathBuf,
+    /// `<N>_vnrm.exr|png`, when present.
+    pub normals: Option<PathBuf>,
+    /// The mesh.
+    pub mesh: PathBuf,
+}
+
+fn files_with(dir: &Path, pred: impl Fn(&str) -> bool) -> Result<Vec<PathBuf>> {
+    let io = |e| BakeError::Io { path: dir.to_path_buf(), source: e };
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if pred(&name) && entry.path().is_file() {
+            out.push(entry.path());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Finds a bake's files in `dir` (see [`OpenVatOptions`] for the defaults).
+///
+/// # Errors
+/// [`BakeError::Interop`] naming what is missing or ambiguous, and the option that settles it.
+pub fn locate(dir: &Path, options: &OpenVatOptions) -> Result<OpenVatFiles> {
+    if !dir.is_dir() {
+        return Err(bad(dir, "the bake", "is not a folder (give the folder holding the OpenVAT files)"));
+    }
+    let sidecar = match &options.sidecar {
+        Some(s) => s.clone(),
+        None => {
+            let found = files_with(dir, |n| n.ends_with(SIDECAR_SUFFIX))?;
+            match found.as_slice() {
+                [one] => one.clone(),
+                [] => {
+                    return Err(bad(
+                        dir,
+                        "the sidecar",
+                        format!("no *{SIDECAR_SUFFIX} in the folder: is it an OpenVAT bake?"),
+                    ));
+                }
+                many => {
+                    let names: Vec<String> = many.iter().map(|p| file_name(p)).collect();
+                    return Err(bad(
+                        dir,
+                        "the sidecar",
+                        format!("{} candidates ({}); choose one with --json", many.len(), names.join(", ")),
+                    ));
+                }
+            }
+        }
+    };
+    let side_name = file_name(&sidecar);
+    let name = match side_name.strip_suffix(SIDECAR_SUFFIX) {
+        Some(n) => n.to_owned(),
+        None => {
+            // A renamed sidecar: the base name is the folder's one texture's.
+            let found = files_with(dir, |n| n.ends_with("_vat.exr") || n.ends_with("_vat.png"))?;
+            match found.as_slice() {
+                [one] => file_name(one)
+                    .trim_end_matches(".exr")
+                    .trim_end_matches(".png")
+                    .trim_end_matches("_vat")
+                    .to_owned(),
+                _ => {
+                    return Err(bad(
+                        &sidecar,
+                        "the sidecar",
+                        format!(
+                            "is not named <N>{SIDECAR_SUFFIX} and the folder has {} *_vat textures, so its bake is unknown",
+                            found.len()
+                        ),
+                    ));
+                }
+            }
+        }
+    };
+    let texture = existing(dir, &format!("{name}_vat.exr"))
+        .or_else(|| existing(dir, &format!("{name}_vat.png")))
+        .ok_or_else(|| {
+            bad(
+                &dir.join(format!("{name}_vat.exr")),
+                "the position texture",
+                format!("is missing (neither {name}_vat.exr nor {name}_vat.png)"),
+            )
+        })?;
+    let ext = texture.extension().and_then(|e| e.to_str()).unwrap_or("exr").to_owned();
+    let normals = existing(dir, &format!("{name}_vnrm.{ext}"));
+    let mesh = match &options.mesh {
+        Some(m) => m.clone(),
+        None => existing(dir, &format!("{name}.glb")).or_else(|| existing(dir, &format!("{name}.gltf"))).ok_or_else(|| {
+            let fbx = existing(dir, &format!("{name}.fbx")).is_some();
+            bad(
+                &dir.join(format!("{name}.glb")),
+                "the mesh",
+                if fbx {
+                    format!("is missing; only {name}.fbx is there, and vat reads glTF: convert it to {name}.glb (Blender: File > Export > glTF 2.0, +Y up, keeping UVMap 2 as TEXCOORD_1)")
+                } else {
+                    format!("is missing (neither {name}.glb nor {name}.gltf; choose one with --mesh)")
+                },
+            )
+        })?,
+    };
+    Ok(OpenVatFiles { name, sidecar, texture, normals, mesh })
+}
+
+/// Where each mesh vertex reads the texture: its column and the row of frame 0.
+pub(crate) struct Lookup {
+    pub(crate) col: Vec<u32>,
+    pub(crate) row: Vec<u32>,
+    /// Texture rows per frame.
+    pub(crate) rows_per_frame: usize,
+}
+
+/// Maps every vertex's `TEXCOORD_1` to a texel of a `w x h` texture, checking it is a texel centre;
+/// vertices with `skip(v)` get column and row `u32::MAX`.
+pub(crate) fn lookup_texels(
+    mesh: &LookupMesh,
+    mesh_path: &Path,
+    w: usize,
+    h: usize,
+    skip: &dyn Fn(usize) -> bool,
+) -> Result<Lookup> {
+    let n = mesh.lookup.len();
+    let (mut col, mut row) = (vec![u32::MAX; n], vec![u32::MAX; n]);
+    let mut rows = 0usize;
+    for (v, uv) in mesh.lookup.iter().enumerate() {
+        if skip(v) {
+            continue;
+        }
+        let (x, y) = (f64::from(uv.x) * w as f64, f64::from(uv.y) * h as f64);
+        if !(x >= 0.0 && x < w as f64 && y >= 0.0 && y < h as f64) {
+            return Err(bad(
+                mesh_path,
+                format!("TEXCOORD_1 of vertex {v}"),
+                format!("is ({}, {}), outside the {w} x {h} texture", uv.x, uv.y),
+            ));
+        }
+        let (c, r) = (x.floor(), y.floor());
+        if (x - c - 0.5).abs() > 0.05 || (y - r - 0.5).abs() > 0.05 {
+            return Err(bad(
+                mesh_path,
+                format!("TEXCOORD_1 of vertex {v}"),
+                format!(
+                    "is ({}, {}), not a texel centre of the {w} x {h} texture: the mesh was not made for this texture",
+                    uv.x, uv.y
+                ),
+            ));
+        }
+        col[v] = c as u32;
+        row[v] = r as u32;
+        rows = rows.max(r as usize + 1);
+    }
+    if rows == 0 {
+        return Err(bad(mesh_path, "TEXCOORD_1", "no vertex reads the texture"));
+    }
+    Ok(Lookup { col, row, rows_per_frame: rows })
+}
+
+/// Checks that vertices reading one texel share their rest position (they are one vertex of the
+/// source, split at a seam): a mesh whose vertices disagree was not baked with this texture.
+pub(crate) fn check_shared_texels(mesh: &LookupMesh, lookup: &Lookup, mesh_path: &Path) -> Result<()> {
+    let extent = bbox_extent(&mesh.positions);
+    let tolerance = 1e-4 * extent.max(1e-6);
+    let mut first: std::collections::HashMap<(u32, u32), usize> = std::collections::HashMap::new();
+    for v in 0..mesh.positions.len() {
+        if lookup.col[v] == u32::MAX {
+            continue;
+        }
+        let u = *first.entry((lookup.col[v], lookup.row[v])).or_insert(v);
+        let d = mesh.positions[u].distance(mesh.positions[v]);
+        if d > tolerance {
+            return Err(bad(
+                mesh_path,
+                format!("vertices {u} and {v}"),
+                format!(
+                    "read the same texel ({}, {}) but lie {d:.6} apart at rest: the mesh does not match the texture",
+                    lookup.col[v], lookup.row[v]
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn bbox_extent(p: &[Vec3]) -> f32 {
+    let (lo, hi) =
+        p.iter().fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+    (hi - lo).max_element().max(0.0)
+}
+
+/// How far outside `[0, 1]` a texel value may be before the bounds are called a lie (a half float's
+/// step at 1, with margin).
+const RANGE_SLACK: f32 = 1e-3;
+
+/// Reads and decodes an OpenVAT bake folder into glTF-space frames (see the module docs).
+///
+/// # Errors
+/// [`BakeError::Interop`] for missing files, a texture whose size disagrees with the sidecar
+/// (`Frames`, `2 Frames` with packed normals) or with the mesh's `TEXCOORD_1`, a separate normal
+/// texture of another size, texel values that are not finite or fall outside the sidecar's bounds,
+/// clips outside the baked frames, a mesh that does not match the texture; [`BakeError::OverBudget`]
+/// past `options.max_memory`; glTF errors of the mesh.
+pub fn read_openvat(dir: &Path, options: &OpenVatOptions) -> Result<ImportedBake> {
+    let files = locate(dir, options)?;
+    let mut budget = Budget::new(options.max_memory);
+    let side_bytes = super::read_file(&files.sidecar, "the sidecar", &mut budget)?;
+    let info = parse_remap_info(&files.sidecar, &side_bytes)?;
+    let texture = images::read_texture(&files.texture, "the position texture", &mut budget)?;
+    let normal_texture = match (&files.normals, options.recompute_normals) {
+        (Some(p), false) => Some(images::read_texture(p, "the normal texture", &mut budget)?),
+        _ => None,
+    };
+    let mesh = super::read_lookup_mesh(&files.mesh, &mut budget)?;
+    decode(&files, &info, &texture, normal_texture.as_ref(), &mesh, options, &mut budget)
+}
+
+/// Decodes parsed parts (split from [`read_openvat`] for the fuzz targets).
+pub(crate) fn decode(
+    files: &OpenVatFiles,
+    info: &RemapInfo,
+    texture: &Texture,
+    normal_texture: Option<&Texture>,
+    mesh: &LookupMesh,
+    options: &OpenVatOptions,
+    budget: &mut Budget,
+) -> Result<ImportedBake> {
+    let mut notes = info.notes.clone();
+    let (w, h, frames) = (texture.width, texture.height, info.frames);
+    let lookup = lookup_texels(mesh, &files.mesh, w, h, &|_| false)?;
+    let r = lookup.rows_per_frame;
+    let packed = if h == frames * r {
+        false
+    } else if h == 2 * frames * r {
+        true
+    } else {
+        return Err(bad(
+            &files.texture,
+            "the texture's height",
+            format!(
+                "is {h} rows, but the sidecar says Frames = {frames} and TEXCOORD_1 uses {r} row(s) per frame: expected {} (or {} with packed normals)",
+                frames * r,
+                2 * frames * r
+            ),
+        ));
+    };
+    check_shared_texels(mesh, &lookup, &files.mesh)?;
+    if let Some(nt) = normal_texture
+        && (nt.width != w || nt.height != h)
+    {
+        return Err(bad(
+            files.normals.as_deref().unwrap_or(&files.texture),
+            "the normal texture",
+            format!("is {} x {}, the position texture {w} x {h}: they must match", nt.width, nt.height),
+        ));
+    }
+    let n = mesh.positions.len();
+    // Positions and normals per frame, the morph deltas made from them, the weights channels.
+    let clip_keys = info.clips.len().max(1) as u64 * (frames as u64 + 1);
+    budget.charge(
+        "the decoded frames",
+        (frames as u64)
+            .saturating_mul(n as u64)
+            .saturating_mul(48)
+            .saturating_add(clip_keys.saturating_mul(frames as u64).saturating_mul(4)),
+    )?;
+    let min = Vec3::from(info.min);
+    let range = Vec3::from(info.max) - min;
+    let normal_matrices: Vec<Mat3> = mesh.linear.iter().map(|l| l.inverse().transpose()).collect();
+    let normal_source = match (normal_texture, packed, options.recompute_normals) {
+        (_, _, true) => None,
+        (Some(nt), _, _) => Some((nt, 0usize)),
+        (None, true, _) => Some((texture, frames * r)),
+        (None, false, _) => None,
+    };
+    if packed && normal_texture.is_some() {
+        notes.push(
+            "the position texture also packs normals; those of the separate _vnrm texture were used".into(),
+        );
+    }
+    let mut positions = Vec::with_capacity(frames);
+    let mut normals = normal_source.map(|_| Vec::with_capacity(frames));
+    for f in 0..frames {
+        let mut pf = Vec::with_capacity(n);
+        for v in 0..n {
+            let (c, row) = (lookup.col[v] as usize, lookup.row[v] as usize + f * r);
+            let t = texture.at(c, row);
+            let t3 = Vec3::new(t[0], t[1], t[2]);
+            if !t3.is_finite() || t3.min_element() < -RANGE_SLACK || t3.max_element() > 1.0 + RANGE_SLACK {
+                return Err(bad(
+                    &files.texture,
+                    format!("texel ({c}, {row})"),
+                    format!(
+                        "holds {t3}, outside [0, 1]: the sidecar's Min/Max do not bound the offsets (or the file is not an OpenVAT texture)"
+                    ),
+                ));
+            }
+            let offset = blender_to_gltf(min + t3 * range);
+            let m = mesh.mesh_of[v] as usize;
+            pf.push(mesh.positions[v] + mesh.linear[m] * offset);
+        }
+        positions.push(pf);
+        if let (Some(all), Some((nt, base))) = (normals.as_mut(), normal_source) {
+            let mut nf = Vec::with_capacity(n);
+            for v in 0..n {
+                let (c, row) = (lookup.col[v] as usize, lookup.row[v] as usize + base + f * r);
+                let t = nt.at(c, row);
+                let raw = Vec3::new(t[0], t[1], t[2]) * 2.0 - Vec3::ONE;
+                let m = mesh.mesh_of[v] as usize;
+                let normal =
+                    (normal_matrices[m] * blender_to_gltf(raw)).try_normalize().ok_or_else(|| {
+                        bad(
+                            files.normals.as_deref().unwrap_or(&files.texture),
+                            format!("texel ({c}, {row})"),
+                            format!("holds {raw} as a normal: not a direction"),
+                        )
+                    })?;
+                nf.push(normal);
+            }
+            all.push(nf);
+        }
+    }
+    if normals.is_none() {
+        notes.push(if options.recompute_normals {
+            "normals recomputed per frame from the decoded positions (--recompute-normals)".to_owned()
+        } else {
+            "the bake has no normals (no _vnrm texture, no packed rows): recomputed per frame from the decoded positions".to_owned()
+        });
+    }
+    // Clips: scene frames -> rows.
+    let base = options.first_frame.unwrap_or(if info.clips.iter().any(|c| c.start == 0) { 0 } else { 1 });
+    let mut clips = Vec::new();
+    for c in &info.clips {
+        let (first, last) = (c.start - base, c.end - base);
+        if first < 0 || last >= frames as i64 {
+            return Err(bad(
+                &files.sidecar,
+                format!("animations.{:?}", c.name),
+                format!(
+                    "frames {}..={} are rows {first}..={last} with the texture's first row as frame {base}, outside its {frames} frames (set the first row's frame with --first-frame)",
+                    c.start, c.end
+                ),
+            ));
+        }
+        let fps = c.fps.unwrap_or(options.fps);
+        if c.fps.is_none() {
+            notes.push(format!("clip {:?} has no framerate: {fps} fps assumed (--fps)", c.name));
+        }
+        let looping = c.looping.unwrap_or(true);
+        if c.looping.is_none() {
+            notes.push(format!("clip {:?} does not say whether it loops: looping assumed", c.name));
+        }
+        clips.push(ImportedClip {
+            name: c.name.clone(),
+            first: first as usize,
+            last: last as usize,
+            fps,
+            looping,
+        });
+    }
+    if clips.is_empty() {
+        notes.push(format!(
+            "the sidecar has no clip table: one looping clip {:?} over all {frames} frames at {} fps (--fps)",
+            files.name, options.fps
+        ));
+        clips.push(ImportedClip {
+            name: files.name.clone(),
+            first: 0,
+            last: frames - 1,
+            fps: options.fps,
+            looping: true,
+        });
+    } else {
+        notes.push(format!(
+            "clip frames read with the texture's first row as scene frame {base} (row = frame - {base})"
+        ));
+    }
+    clips.sort_by(|a, b| (a.first, a.last, &a.name).cmp(&(b.first, b.last, &b.name)));
+    let step = texture.kind.half_step();
+    let scale = mesh
+        .linear
+        .iter()
+        .map(|l| l.x_axis.length().max(l.y_axis.length()).max(l.z_axis.length()))
+        .fold(0.0f32, f32::max);
+    let g = blender_to_gltf(range).abs() * step * scale;
+    let fps = clips.first().map_or(options.fps, |c| c.fps);
+    let sequence = MeshSequence {
+        name: files.name.clone(),
+        positions,
+        normals,
+        uvs: mesh.uvs.clone(),
+        indices: mesh.indices.clone(),
+        fps,
+    };
+    sequence.validate()?;
+    Ok(ImportedBake { sequence, clips, source_step: g.to_array(), notes })
+}
+
+/// How normals are exported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NormalsExport {
+    /// In the position texture's rows `[F, 2F)` (height `2F`).
+    Packed,
+    /// In `<N>_vnrm.<ext>`, the same size and rows as `_vat`.
+    Separate,
+    /// Not exported (decoders keep the rest normals or recompute them).
+    None,
+}
+
+/// What [`export_openvat`] writes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenVatExport {
+    /// `--format`.
+    pub format: super::TextureFormat,
+    /// `--normals`.
+    pub normals: NormalsExport,
+}
+
+impl Default for OpenVatExport {
+    fn default() -> Self {
+        Self { format: super::TextureFormat::Exr16, normals: NormalsExport::Separate }
+    }
+}
+
+/// What an export wrote, and its error bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenVatWritten {
+    /// The base name `N` of the files.
+    pub name: String,
+    /// Every file written.
+    pub files: Vec<PathBuf>,
+    /// Texture size (columns = vertices, rows = frames, doubled with packed normals).
+    pub width: usize,
+    /// Texture height.
+    pub height: usize,
+    /// Frames exported (every stored frame of every clip).
+    pub frames: usize,
+    /// `os-remap.Min` (Blender axes).
+    pub min: [f32; 3],
+    /// `os-remap.Max` (Blender axes).
+    pub max: [f32; 3],
+    /// The largest error a decoder of these files can see against vat's own decode, per glTF axis
+    /// (metres): half the texture format's step times the range, plus f32 rounding.
+    pub position_bound: [f32; 3],
+}
+
+/// A file-name-safe version of `name`.
+fn file_stem_of(name: &str) -> String {
+    let s: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    let s = s.trim_matches('.').to_owned();
+    if s.is_empty() { "vat".to_owned() } else { s }
+}
+
+/// The most columns (vertices) or rows an exported texture may have: the texture size every engine
+/// template accepts, and vat's own [`crate::prepare::MAX_TEXTURE_DIM`].
+pub const MAX_EXPORT_DIM: usize = crate::prepare::MAX_TEXTURE_DIM as usize;
+
+/// Writes a `.vat` asset as an OpenVAT bake in `dir` (created if missing), every file atomically:
+/// `<N>_vat.<ext>`, `<N>_vnrm.<ext>` (separate normals), `<N>-remap_info.json` and `<N>.glb`, `N`
+/// the asset's name. Every stored frame of every clip, decoded by vat's CPU reference, becomes one
+/// row (clips in texture order, so their `startFrame`/`endFrame` are 1-based rows); each vertex one
+/// column. Offsets are from the asset's rest positions (its rest stream, else frame 0), in Blender
+/// axes ([`gltf_to_blender`]); `Min`/`Max` are their exact per-axis extremes. The glb holds the rest
+/// mesh (LOD 0) with `TEXCOORD_1 = ((col + 0.5) / W, 0.5 / H)` and `TEXCOORD_0` when the asset has
+/// UVs.
+///
+/// # Errors
+/// [`BakeError::Interop`] when the asset has no vertex animation texture, or more vertices or rows
+/// than [`MAX_EXPORT_DIM`]; [`BakeError::Core`] for decode or write failures.
+pub fn export_openvat(
+    asset: &vat_core::container::Asset<'_>,
+    dir: &Path,
+    options: &OpenVatExport,
+) -> Result<OpenVatWritten> {
+    use vat_core::container::{ElementFormat, StreamKind};
+    use vat_core::playback::Interpolation;
+    use vat_core::reference::{VertexAnimationView, decode_object_frame};
+    let manifest = asset.manifest();
+    let view = VertexAnimationView::from_asset(asset)
+        .map_err(|e| bad(dir, "the asset", format!("cannot be exported: {e}")))?;
+    let n = view.layout.vertex_count as usize;
+    let name = file_stem_of(&manifest.name);
+    let clips = &manifest.clips;
+    let frames: usize = clips.iter().map(|c| c.frame_count as usize).sum();
+    let height = if options.normals == NormalsExport::Packed { 2 * frames } else { frames };
+    if n > MAX_EXPORT_DIM || height > MAX_EXPORT_DIM || n == 0 || frames == 0 {
+        return Err(bad(
+            dir,
+            "the export",
+            format!(
+                "would be {n} x {height} texels: OpenVAT's single-row layout needs 1..={MAX_EXPORT_DIM} vertices and rows"
+            ),
+        ));
+    }
+    // Decode every frame.
+    let (mut p, mut nrm) = (vec![[0.0f32; 3]; n], vec![[0.0f32; 3]; n]);
+    let mut positions = Vec::with_capacity(frames * n);
+    let mut normals = Vec::with_capacity(frames * n);
+    for (c, clip) in clips.iter().enumerate() {
+        for k in 0..clip.frame_count {
+            let offset = crate::verify::exact_frame_offset(clip, k).unwrap_or(0.0);
+            decode_object_frame(&view, c as u32, offset, Interpolation::Point, &mut p, &mut nrm)?;
+            positions.extend(p.iter().map(|v| Vec3::from(*v)));
+            normals.extend(nrm.iter().map(|v| Vec3::from(*v)));
+        }
+    }
+    let f32s = |bytes: &[u8]| -> Vec<f32> {
+        bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+    };
+    let rest: Vec<Vec3> = match asset.stream(StreamKind::RestPosition) {
+        Some((ElementFormat::F32x3, bytes)) if bytes.len() == n * 12 => {
+            f32s(bytes).chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect()
+        }
+        _ => positions[..n].to_vec(),
+    };
+    let rest_normals: Vec<Vec3> = match asset.stream(StreamKind::RestNormal) {
+        Some((ElementFormat::F32x3, bytes)) if bytes.len() == n * 12 => {
+            f32s(bytes).chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect()
+        }
+        _ => normals[..n].to_vec(),
+    };
+    let uvs: Option<Vec<[f32; 2]>> = match asset.stream(StreamKind::Uv0) {
+        Some((ElementFormat::F32x2, bytes)) if bytes.len() == n * 8 => {
+            Some(f32s(bytes).chunks_exact(2).map(|c| [c[0], c[1]]).collect())
+        }
+        Some((ElementFormat::Unorm16x2, bytes)) if bytes.len() == n * 4 => Some(
+            bytes
+                .chunks_exact(4)
+                .map(|b| {
+                    [
+                        f32::from(u16::from_le_bytes([b[0], b[1]])) / 65535.0,
+                        f32::from(u16::from_le_bytes([b[2], b[3]])) / 65535.0,
+                    ]
+                })
+                .collect(),
+        ),
+        _ => None,
+    };
+    let indices: Vec<u32> = match asset.lod_index_bytes(0) {
+        Some(bytes) => bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+        None => return Err(bad(dir, "the asset", "has no LOD 0 triangles to export")),
+    };
+    // Offsets in Blender axes, and their box.
+    let offsets: Vec<Vec3> =
+        positions.iter().enumerate().map(|(i, p)| gltf_to_blender(*p - rest[i % n])).collect();
+    let (lo, hi) = offsets
+        .iter()
+        .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), o| (lo.min(*o), hi.max(*o)));
+    let range = hi - lo;
+    let t_of = |o: Vec3| -> [f32; 3] {
+        let mut t = [0.0f32; 3];
+        for a in 0..3 {
+            if range[a] > 0.0 {
+                t[a] = ((o[a] - lo[a]) / range[a]).clamp(0.0, 1.0);
+            }
+        }
+        t
+    };
+    let mut rgb: Vec<[f32; 3]> = offsets.iter().map(|o| t_of(*o)).collect();
+    let normal_rgb = |v: &Vec3| {
+        let b = gltf_to_blender(*v);
+        [(b.x + 1.0) * 0.5, (b.y + 1.0) * 0.5, (b.z + 1.0) * 0.5]
+    };
+    let ext = options.format.extension();
+    std::fs::create_dir_all(dir).map_err(|e| BakeError::Io { path: dir.to_path_buf(), source: e })?;
+    let mut files = Vec::new();
+    let mut write = |file: String, bytes: &[u8]| -> Result<()> {
+        let path = dir.join(file);
+        vat_core::container::write_file_atomically(&path, bytes)?;
+        files.push(path);
+        Ok(())
+    };
+    match options.normals {
+        NormalsExport::Packed => rgb.extend(normals.iter().map(normal_rgb)),
+        NormalsExport::Separate => {
+            let nrgb: Vec<[f32; 3]> = normals.iter().map(normal_rgb).collect();
+            write(format!("{name}_vnrm.{ext}"), &images::encode_texture(options.format, n, frames, &nrgb)?)?;
+        }
+        NormalsExport::None => {}
+    }
+    write(format!("{name}_vat.{ext}"), &images::encode_texture(options.format, n, height, &rgb)?)?;
+    // The sidecar: clips are 1-based rows.
+    let mut animations = serde_json::Map::new();
+    let mut first = 0usize;
+    for clip in clips {
+        let fps = if clip.fps.fract() == 0.0 {
+            serde_json::json!(clip.fps as i64)
+        } else {
+            serde_json::json!(clip.fps)
+        };
+        animations.insert(
+            clip.name.clone(),
+            serde_json::json!({
+                "startFrame": first + 1,
+                "endFrame": first + clip.frame_count as usize,
+                "framerate": fps,
+                "looping": clip.is_looping(),
+            }),
+        );
+        first += clip.frame_count as usize;
+    }
+    let sidecar = serde_json::json!({
+        "os-remap": { "Min": lo.to_array(), "Max": hi.to_array(), "Frames": frames },
+        "animations": animations,
+    });
+    let text = serde_json::to_string_pretty(&sidecar).map_err(|e| bad(dir, "the sidecar", e.to_string()))?;
+    write(format!("{name}{SIDECAR_SUFFIX}"), text.as_bytes())?;
+    let lookup: Vec<[f32; 2]> = (0..n).map(|c| [(c as f32 + 0.5) / n as f32, 0.5 / height as f32]).collect();
+    let glb = lookup_glb(&name, &rest, &rest_normals, uvs.as_deref(), &lookup, &indices)?;
+    write(format!("{name}.glb"), &glb)?;
+    let step = options.format.kind().half_step();
+    let magnitude = |a: usize| lo[a].abs().max(hi[a].abs());
+    let rest_max = rest.iter().fold(Vec3::ZERO, |m, r| m.max(r.abs()));
+    let blender_bound = Vec3::new(
+        range.x * step + 4.0 * f32::EPSILON * (magnitude(0) + range.x),
+        range.y * step + 4.0 * f32::EPSILON * (magnitude(1) + range.y),
+        range.z * step + 4.0 * f32::EPSILON * (magnitude(2) + range.z),
+    );
+    let position_bound = (blender_to_gltf(blender_bound).abs() + rest_max * 2.0 * f32::EPSILON).to_array();
+    Ok(OpenVatWritten {
+        name,
+        files,
+        width: n,
+        height,
+        frames,
+        min: lo.to_array(),
+        max: hi.to_array(),
+        position_bound,
+    })
+}
+
+/// A `.glb` with one mesh: POSITION (with min/max), NORMAL, TEXCOORD_0 when given, TEXCOORD_1 and
+/// u32 indices, on one node with no transform.
+pub(crate) fn lookup_glb(
+    name: &str,
+    positions: &[Vec3],
+    normals: &[Vec3],
+    uv0: Option<&[[f32; 2]]>,
+    uv1: &[[f32; 2]],
+    indices: &[u32],
+) -> Result<Vec<u8>> {
+    use serde_json::json;
+    let mut bin: Vec<u8> = Vec::new();
+    let mut views = Vec::new();
+    let mut accessors = Vec::new();
+    let mut push = |bytes: Vec<u8>,
+                    count: usize,
+                    ty: &str,
+                    component: u32,
+                    target: u32,
+                    bounds: Option<(Vec3, Vec3)>|
+     -> usize {
+        let offset = bin.len();
+        bin.extend_from_slice(&bytes);
+        while !bin.len().is_multiple_of(4) {
+            bin.push(0);
+        }
+        views.push(json!({"buffer": 0, "byteOffset": offset, "byteLength": bytes.len(), "target": target}));
+        let mut a =
+            json!({"bufferView": views.len() - 1, "componentType": component, "count": count, "type": ty});
+        if let Some((lo, hi)) = bounds {
+            a["min"] = json!(lo.to_array());
+            a["max"] = json!(hi.to_array());
+        }
+        accessors.push(a);
+        accessors.len() - 1
+    };
+    let floats =
+        |vals: &mut dyn Iterator<Item = f32>| -> Vec<u8> { vals.flat_map(f32::to_le_bytes).collect() };
+    let (lo, hi) = positions
+        .iter()
+        .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+    const FLOAT: u32 = 5126;
+    const UINT: u32 = 5125;
+    const ARRAY: u32 = 34962;
+    const ELEMENTS: u32 = 34963;
+    let n = positions.len();
+    let pos = push(
+        floats(&mut positions.iter().flat_map(|p| p.to_array())),
+        n,
+        "VEC3",
+        FLOAT,
+        ARRAY,
+        Some((lo, hi)),
+    );
+    let nrm = push(floats(&mut normals.iter().flat_map(|p| p.to_array())), n, "VEC3", FLOAT, ARRAY, None);
+    let mut attributes = json!({"POSITION": pos, "NORMAL": nrm});
+    if let Some(uv) = uv0 {
+        attributes["TEXCOORD_0"] =
+            json!(push(floats(&mut uv.iter().flatten().copied()), n, "VEC2", FLOAT, ARRAY, None));
+    }
+    attributes["TEXCOORD_1"] =
+        json!(push(floats(&mut uv1.iter().flatten().copied()), n, "VEC2", FLOAT, ARRAY, None));
+    let idx = push(
+        indices.iter().flat_map(|i| i.to_le_bytes()).collect(),
+        indices.len(),
+        "SCALAR",
+        UINT,
+        ELEMENTS,
+        None,
+    );
+    let doc = json!({
+        "asset": {"version": "2.0", "generator": "vat export-openvat"},
+        "scene": 0,
+        "scenes": [{"nodes": [0]}],
+        "nodes": [{"mesh": 0, "name": name}],
+        "meshes": [{"name": name, "primitives": [{"attributes": attributes, "indices": idx, "mode": 4}]}],
+        "buffers": [{"byteLength": bin.len()}],
+        "bufferViews": views,
+        "accessors": accessors,
+    });
+    let mut json_bytes =
+        serde_json::to_vec(&doc).map_err(|e| bad(Path::new(name), "the glb", e.to_string()))?;
+    while !json_bytes.len().is_multiple_of(4) {
+        json_bytes.push(b' ');
+    }
+    let total = 12 + 8 + json_bytes.len() + 8 + bin.len();
+    let total = u32::try_from(total).map_err(|_| bad(Path::new(name), "the glb", "would be over 4 GiB"))?;
+    let mut out = Vec::with_capacity(total as usize);
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&total.to_le_bytes());
+    out.extend_from_slice(&(json_bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&json_bytes);
+    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"BIN\0");
+    out.extend_from_slice(&bin);
+    Ok(out)
+}

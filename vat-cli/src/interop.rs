@@ -1,0 +1,259 @@
+//! `vat export-openvat`, `vat import-openvat` and `vat import-houdini`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use vat_bake::interop::openvat::{self, NormalsExport, OpenVatExport, OpenVatOptions};
+use vat_bake::interop::{ImportedBake, TextureFormat, houdini};
+use vat_bake::lods::LodOptions;
+use vat_bake::prepare::{self, BakeOptions};
+use vat_bake::verify::{self, VerifyOptions};
+use vat_core::container::Asset;
+
+use crate::bake::{FormatArg, parse_bytes, read_vat};
+
+/// `--format` of export-openvat.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum OpenVatFormatArg {
+    /// 16-bit RGB PNG.
+    Png16,
+    /// Half-float RGB EXR (what Blender's OpenVAT writes).
+    Exr16,
+    /// 32-bit float RGB EXR.
+    Exr32,
+}
+
+/// `--normals` of export-openvat.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum NormalsArg {
+    /// In the position texture's second half (height 2 x frames).
+    Packed,
+    /// In `<name>_vnrm.<ext>`.
+    Separate,
+    /// None.
+    None,
+}
+
+/// `vat export-openvat` arguments.
+#[derive(Debug, Args)]
+pub(crate) struct ExportOpenVatArgs {
+    /// The .vat file.
+    file: PathBuf,
+    /// Output folder (created if missing; each file written atomically).
+    #[arg(long, short)]
+    out: PathBuf,
+    /// Texture format.
+    #[arg(long, value_enum, default_value_t = OpenVatFormatArg::Exr16)]
+    format: OpenVatFormatArg,
+    /// Where normals go.
+    #[arg(long, value_enum, default_value_t = NormalsArg::Separate)]
+    normals: NormalsArg,
+    /// Refuse a .vat larger than this many bytes (suffixes K, M, G: binary).
+    #[arg(long, value_parser = parse_bytes, default_value = "4G")]
+    max_memory: u64,
+}
+
+/// Options shared by the importers: how the import is baked.
+#[derive(Debug, Args)]
+pub(crate) struct ImportBakeArgs {
+    /// Output .vat path (written atomically, only once verified).
+    #[arg(long, short)]
+    out: PathBuf,
+    /// Vertex texture format of the .vat.
+    #[arg(long, value_enum, default_value_t = FormatArg::Packed64)]
+    format: FormatArg,
+    /// Number of LODs requested (1..=8).
+    #[arg(long)]
+    lods: Option<u32>,
+    /// Memory budget of the import and bake (suffixes K, M, G: binary).
+    #[arg(long, value_parser = parse_bytes, default_value = "2G")]
+    max_memory: u64,
+}
+
+/// `vat import-openvat` arguments.
+#[derive(Debug, Args)]
+pub(crate) struct ImportOpenVatArgs {
+    /// The folder of the OpenVAT bake (`<N>-remap_info.json`, `<N>_vat.exr|png`, `<N>.glb`).
+    dir: PathBuf,
+    /// The sidecar, when the folder has several or it is renamed.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// The mesh, when it is not `<N>.glb`.
+    #[arg(long)]
+    mesh: Option<PathBuf>,
+    /// The scene frame of the texture's first row (default: 0 when a clip starts at 0, else 1).
+    #[arg(long)]
+    first_frame: Option<i64>,
+    /// Frames per second when the sidecar has no clip table.
+    #[arg(long, default_value_t = 24.0)]
+    fps: f32,
+    /// Recompute normals from the decoded positions (keeps hard edges hard).
+    #[arg(long)]
+    recompute_normals: bool,
+    #[command(flatten)]
+    bake: ImportBakeArgs,
+}
+
+/// `vat import-houdini` arguments.
+#[derive(Debug, Args)]
+pub(crate) struct ImportHoudiniArgs {
+    /// The folder of the Houdini VAT 3 bake (`<N>_data.json`, `<N>_pos.exr|png`, `<N>_mesh.glb|obj`).
+    dir: PathBuf,
+    #[command(flatten)]
+    bake: ImportBakeArgs,
+}
+
+/// `vat export-openvat`.
+pub(crate) fn export_openvat(args: &ExportOpenVatArgs) -> Result<()> {
+    let bytes = read_vat(&args.file, args.max_memory)?;
+    let asset = Asset::parse_with_limits(&bytes, &crate::bake::load_limits(args.max_memory))
+        .with_context(|| format!("{}: not a valid .vat file", args.file.display()))?;
+    let options = OpenVatExport {
+        format: match args.format {
+            OpenVatFormatArg::Png16 => TextureFormat::Png16,
+            OpenVatFormatArg::Exr16 => TextureFormat::Exr16,
+            OpenVatFormatArg::Exr32 => TextureFormat::Exr32,
+        },
+        normals: match args.normals {
+            NormalsArg::Packed => NormalsExport::Packed,
+            NormalsArg::Separate => NormalsExport::Separate,
+            NormalsArg::None => NormalsExport::None,
+        },
+    };
+    let written = openvat::export_openvat(&asset, &args.out, &options)
+        .with_context(|| format!("{}: cannot export as OpenVAT", args.file.display()))?;
+    let out = std::io::stdout();
+    let mut out = out.lock();
+    writeln!(
+        out,
+        "exported {} -> {}: {} vertices x {} frames ({} x {} texels), Min {:?} Max {:?} (Blender axes)",
+        args.file.display(),
+        args.out.display(),
+        written.width,
+        written.frames,
+        written.width,
+        written.height,
+        written.min,
+        written.max
+    )?;
+    for f in &written.files {
+        writeln!(out, "  wrote {}", f.display())?;
+    }
+    let b = written.position_bound;
+    writeln!(
+        out,
+        "  a decoder of these files is within {:.4} / {:.4} / {:.4} mm (x / y / z) of vat's own decode",
+        b[0] * 1e3,
+        b[1] * 1e3,
+        b[2] * 1e3
+    )?;
+    Ok(())
+}
+
+/// `vat import-openvat`.
+pub(crate) fn import_openvat(args: &ImportOpenVatArgs) -> Result<()> {
+    let options = OpenVatOptions {
+        sidecar: args.json.clone(),
+        mesh: args.mesh.clone(),
+        first_frame: args.first_frame,
+        fps: args.fps,
+        recompute_normals: args.recompute_normals,
+        max_memory: args.bake.max_memory,
+    };
+    let imported = openvat::read_openvat(&args.dir, &options)
+        .with_context(|| format!("{}: cannot import the OpenVAT bake", args.dir.display()))?;
+    bake_import(&args.dir, imported, &args.bake)
+}
+
+/// `vat import-houdini`.
+pub(crate) fn import_houdini(args: &ImportHoudiniArgs) -> Result<()> {
+    let options = houdini::HoudiniOptions { max_memory: args.bake.max_memory };
+    let imported = houdini::read_houdini(&args.dir, &options)
+        .with_context(|| format!("{}: cannot import the Houdini VAT bake", args.dir.display()))?;
+    bake_import(&args.dir, imported, &args.bake)
+}
+
+/// Bakes an import in vat's formats, writes it to a temporary name, reads it back, verifies what is
+/// on disk against the decoded source frames and only then gives it its name.
+fn bake_import(dir: &Path, imported: ImportedBake, args: &ImportBakeArgs) -> Result<()> {
+    let rig = imported.to_rig().with_context(|| format!("{}: cannot build the rig", dir.display()))?;
+    let options = BakeOptions {
+        fps: imported.bake_fps(),
+        lods: args.lods.map_or_else(LodOptions::default, LodOptions::Count),
+        format: args.format.into(),
+        max_memory: args.max_memory,
+        ..BakeOptions::default()
+    };
+    let prepared =
+        prepare::prepare(&rig, &options).with_context(|| format!("{}: bake failed", dir.display()))?;
+    let pending =
+        prepared.write_pending(&args.out).with_context(|| format!("{}: cannot write", args.out.display()))?;
+    let stats = prepared.stats.clone();
+    drop(prepared);
+    let bytes = std::fs::read(pending.temp_path())
+        .with_context(|| format!("{}: cannot read back", pending.temp_path().display()))?;
+    let asset = Asset::parse(&bytes)
+        .with_context(|| format!("{}: the written file does not read back", args.out.display()))?;
+    let report =
+        verify::verify_with(&asset, &rig, &VerifyOptions { accept_influence_loss: false, mid_frames: false })
+            .with_context(|| format!("{}: cannot verify the written file", dir.display()))?;
+    if !report.passed {
+        bail!("{}: verification failed, nothing written: {}", dir.display(), report.failures.join("; "));
+    }
+    drop(asset);
+    drop(bytes);
+    pending.commit().with_context(|| format!("{}: cannot write", args.out.display()))?;
+    let out = std::io::stdout();
+    let mut out = out.lock();
+    let seq = &imported.sequence;
+    writeln!(
+        out,
+        "imported {} -> {}: {} vertices, {} source frames, {} clips; baked {} frames, texture {} x {}, {} bytes/vertex/frame",
+        dir.display(),
+        args.out.display(),
+        seq.vertex_count(),
+        seq.frame_count(),
+        imported.clips.len(),
+        stats.frames,
+        stats.texture_width,
+        stats.texture_height,
+        stats.bytes_per_vertex_frame
+    )?;
+    for note in &rig.notes {
+        writeln!(out, "  note: {}", crate::terminal_safe(note))?;
+    }
+    for c in &imported.clips {
+        writeln!(
+            out,
+            "  clip {:?}: source frames {}..={} at {} fps, {}",
+            crate::terminal_safe(&c.name),
+            c.first,
+            c.last,
+            c.fps,
+            if c.looping { "loops" } else { "plays once" }
+        )?;
+    }
+    let s = imported.source_step;
+    writeln!(
+        out,
+        "  the source's own quantisation: up to {:.4} / {:.4} / {:.4} mm (x / y / z) from what it was baked from (not checkable here)",
+        s[0] * 1e3,
+        s[1] * 1e3,
+        s[2] * 1e3
+    )?;
+    writeln!(
+        out,
+        "  verified against the decoded source frames: {} vertex-frames, position max {:.4} mm (bound {:.4} mm), normals max {:.4} deg (bound {:.4} deg): PASSED",
+        report.vertex_frames,
+        report.position_max_error_mm,
+        report.paths.first().map_or(0.0, |p| p.bound_mm),
+        report.normal_max_error_deg,
+        report.normal_bound_deg
+    )?;
+    for w in stats.warnings.iter().chain(&report.warnings) {
+        writeln!(out, "  warning: {w}")?;
+    }
+    Ok(())
+}

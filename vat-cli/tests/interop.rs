@@ -1,0 +1,84 @@
+//! `vat export-openvat`, `vat import-openvat` and `vat import-houdini` end to end: a bake goes out to
+//! OpenVAT files and back in; real bakes of other tools import or are refused in one line.
+
+// Integration tests report failure by panicking.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn vat(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vat")).args(args).output().unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vat-cli-interop-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+#[test]
+fn a_bake_goes_out_to_openvat_and_back_in() {
+    let dir = scratch("round-trip");
+    let (vat_file, out, back) = (dir.join("cloth.vat"), dir.join("openvat"), dir.join("back.vat"));
+    let s = |p: &PathBuf| p.to_str().unwrap().to_owned();
+    assert!(vat(&["bake", "--procgen", "cloth", "--lods", "1", "--out", &s(&vat_file)]).status.success());
+    for (format, normals) in [("exr16", "separate"), ("png16", "packed"), ("exr32", "none")] {
+        let _ = std::fs::remove_dir_all(&out);
+        let o = vat(&[
+            "export-openvat",
+            &s(&vat_file),
+            "--out",
+            &s(&out),
+            "--format",
+            format,
+            "--normals",
+            normals,
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        let ext = if format == "png16" { "png" } else { "exr" };
+        for f in [format!("cloth_vat.{ext}"), "cloth-remap_info.json".into(), "cloth.glb".into()] {
+            assert!(out.join(&f).is_file(), "{format}: {f} missing");
+        }
+        assert_eq!(out.join(format!("cloth_vnrm.{ext}")).is_file(), normals == "separate");
+        let o = vat(&["import-openvat", &s(&out), "--out", &s(&back), "--lods", "1"]);
+        let t = text(&o);
+        assert!(o.status.success(), "{t}");
+        assert!(t.contains("60 source frames") && t.contains("PASSED"), "{t}");
+        assert_eq!(t.contains("recomputed"), normals == "none", "{t}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn real_bakes_import_or_are_refused_in_one_line() {
+    let Some(root) = vat_bake::testdata::shared_testdata() else { return };
+    let bakes = root.join("vat-bakes");
+    let dir = scratch("real");
+    let out = dir.join("x.vat");
+    let s = |p: &PathBuf| p.to_str().unwrap().to_owned();
+    let o = vat(&["import-openvat", &s(&bakes.join("openvat-soda-can")), "--out", &s(&out), "--lods", "2"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("note:") && t.contains("trailing comma") && t.contains("clip \"Crush\""), "{t}");
+    assert!(out.is_file());
+    let o =
+        vat(&["import-houdini", &s(&bakes.join("houdini-vat3-softbody")), "--out", &s(&out), "--lods", "1"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("bounds-extender") && t.contains("PASSED"), "{t}");
+    // Out of scope: a VAT 2 rigid bake (FBX mesh, parameters in a Unity material).
+    let refused = dir.join("refused.vat");
+    let o = vat(&["import-houdini", &s(&bakes.join("houdini-vat2-rigid")), "--out", &s(&refused)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("VAT 2") && err.contains(".fbx") && err.contains("glTF"), "{err}");
+    assert!(!refused.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
