@@ -70,7 +70,8 @@ pub use asset::GpuAsset;
 pub use crowd::GpuCrowd;
 pub use device::{Context, MessageCounts};
 pub use offscreen::Offscreen;
-pub use renderer::{CrowdDraw, RenderTarget, Renderer, RendererConfig};
+pub use pipelines::PassFormats;
+pub use renderer::{CrowdDraw, RenderTarget, Renderer, RendererConfig, flipped_viewport, full_rect};
 pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
 
 use ash::vk;

@@ -1,5 +1,7 @@
 //! Carrying out a [`FramePlan`]: buffer growth and uploads, dispatches, the depth and colour passes
-//! (the Vulkan twin is vat-vulkan's `encode.rs`). Nothing here decides what is drawn.
+//! (the Vulkan twin is vat-vulkan's `encode.rs`): `Renderer::encode_prepare` records what comes
+//! before the host's passes, `Renderer::encode_colour` the draws inside one. Nothing here decides
+//! what is drawn.
 
 use vat_core::frame::{CrowdPlan, Dispatch, Draw, DrawGeometry, DrawResources, FramePlan};
 use vat_core::gpu;
@@ -9,7 +11,7 @@ use vat_core::pipeline::PipelineKey;
 use crate::crowd::{CrowdBuffers, GpuCrowd};
 use crate::pipelines::{CULL, PassFormats, SHADOW_PASS};
 use crate::renderer::{CrowdDraw, StageSet};
-use crate::{RenderError, RenderTarget, Renderer};
+use crate::{RenderError, Renderer};
 
 /// Copies `bytes` (a multiple of 4) to the start of `target` through the staging belt, in `encoder`.
 fn belt_write(
@@ -76,28 +78,20 @@ impl Renderer {
         Ok(())
     }
 
-    /// Records `plan` into `encoder`: uploads, draw-argument resets, dispatches, the shadow pass
-    /// (cleared) and the colour pass (cleared) into `target`. On error the caller marks every crowd
-    /// unsynced.
-    pub(crate) fn encode_frame(
+    /// Records the part of `plan` outside any render pass into `encoder`: uploads, draw-argument
+    /// resets, dispatches and the built-in shadow pass (its own depth image, cleared). On error the
+    /// caller marks every crowd unsynced.
+    pub(crate) fn encode_prepare(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
         plan: &FramePlan,
         crowds: &mut [CrowdDraw<'_>],
-        target: RenderTarget<'_>,
     ) -> Result<(), RenderError> {
-        let colour_formats = PassFormats {
-            color: Some(self.config.color_format),
-            depth: self.config.depth_format,
-            samples: 1,
-        };
-        let mut pipelines: Vec<(PipelineKey, wgpu::RenderPipeline)> = Vec::new();
-        for key in plan.pipelines() {
-            let formats = match key.pass {
-                vat_core::pipeline::PassKind::Colour => colour_formats,
-                vat_core::pipeline::PassKind::Depth => SHADOW_PASS,
-            };
-            pipelines.push((key, self.render_pipeline(key, formats)));
+        let mut shadow_pipelines: Vec<(PipelineKey, wgpu::RenderPipeline)> = Vec::new();
+        for draw in &plan.depth {
+            if !shadow_pipelines.iter().any(|(k, _)| *k == draw.pipeline) {
+                shadow_pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, SHADOW_PASS)));
+            }
         }
         let cull_pipeline = self.compute_pipeline(CULL);
 
@@ -163,35 +157,26 @@ impl Renderer {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            self.encode_draws(&mut pass, StageSet::Depth, &plan.depth, crowds, &pipelines);
+            self.encode_draws(&mut pass, StageSet::Depth, &plan.depth, crowds, &shadow_pipelines);
         }
-        // 5. Colour pass.
-        let [r, g, b, a] = plan.clear_color;
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("vat colour"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: target.color,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a }),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: target.depth,
-                depth_ops: Some(wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(1.0),
-                    store: wgpu::StoreOp::Store,
-                }),
-                stencil_ops: None,
-            }),
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        self.encode_draws(&mut pass, StageSet::Colour, &plan.colour, crowds, &pipelines);
         Ok(())
+    }
+
+    /// Records `plan`'s colour draws into the host's `pass`, whose attachments have `formats`.
+    pub(crate) fn encode_colour(
+        &mut self,
+        pass: &mut wgpu::RenderPass<'_>,
+        plan: &FramePlan,
+        crowds: &[CrowdDraw<'_>],
+        formats: PassFormats,
+    ) {
+        let mut pipelines: Vec<(PipelineKey, wgpu::RenderPipeline)> = Vec::new();
+        for draw in &plan.colour {
+            if !pipelines.iter().any(|(k, _)| *k == draw.pipeline) {
+                pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, formats)));
+            }
+        }
+        self.encode_draws(pass, StageSet::Colour, &plan.colour, crowds, &pipelines);
     }
 
     /// Records `draws` into `pass` (pipelines of `set`'s layouts), binding only what changes from

@@ -55,6 +55,7 @@ pub use crowd::GpuCrowd;
 pub use device::headless_device;
 pub use error::RenderError;
 pub use offscreen::Offscreen;
+pub use pipelines::PassFormats;
 pub use renderer::{CrowdDraw, Renderer};
 pub use target::HeadlessTarget;
 
