@@ -78,6 +78,10 @@ impl Renderer {
             queue_write(writes, buffers.cull_params.buffer, 0, bytemuck::bytes_of(params));
         }
         queue_write(writes, draw.gpu.frame_buffer.buffer, 0, bytemuck::bytes_of(&plan.uniforms));
+        self.grow_views(draw.gpu, plan.view_uniforms.len())?;
+        for (uniforms, (buffer, _)) in plan.view_uniforms.iter().zip(&draw.gpu.views) {
+            queue_write(writes, buffer.buffer, 0, bytemuck::bytes_of(uniforms));
+        }
         Ok(())
     }
 
@@ -273,7 +277,7 @@ impl Renderer {
                 .depth_attachment(&depth_attachment);
             // SAFETY: outside any render pass; the attachment is in the layout given.
             unsafe { d.cmd_begin_rendering(cb, &info) };
-            self.encode_draws(cb, StageSet::Depth, full_rect(size), &plan.depth, crowds, &pipelines);
+            self.encode_draws(cb, StageSet::Depth, None, full_rect(size), &plan.depth, crowds, &pipelines);
             // SAFETY: ends the rendering begun above.
             unsafe { d.cmd_end_rendering(cb) };
             shadow_barrier(
@@ -307,17 +311,41 @@ impl Renderer {
                 pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, formats)?));
             }
         }
-        self.encode_draws(cb, StageSet::Colour, area, &plan.colour, crowds, &pipelines);
+        self.encode_draws(cb, StageSet::Colour, None, area, &plan.colour, crowds, &pipelines);
+        Ok(())
+    }
+
+    /// Records `plan`'s depth draws of extra view `view` into `cb`, inside the host's dynamic
+    /// rendering of `formats`, drawing into `area`. Pipelines are created before anything is recorded.
+    pub(crate) fn encode_view_depth(
+        &mut self,
+        cb: vk::CommandBuffer,
+        plan: &FramePlan,
+        crowds: &[CrowdDraw<'_>],
+        view: usize,
+        formats: PassFormats,
+        area: vk::Rect2D,
+    ) -> Result<(), VulkanError> {
+        let mut pipelines: Vec<(PipelineKey, vk::Pipeline)> = Vec::new();
+        for draw in &plan.view_depth {
+            if !pipelines.iter().any(|(k, _)| *k == draw.pipeline) {
+                pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, formats)?));
+            }
+        }
+        self.encode_draws(cb, StageSet::Depth, Some(view), area, &plan.view_depth, crowds, &pipelines);
         Ok(())
     }
 
     /// Records `draws` into `cb` inside dynamic rendering (pipelines of `set`'s layouts), binding
     /// only what changes from one draw to the next; sets the viewport (y flipped, wgpu-hal's
-    /// convention) and scissor to `area` once. Leaves the last pipeline, sets and index buffer bound.
+    /// convention) and scissor to `area` once; each crowd's set 0 is that of extra view `view` when
+    /// given. Leaves the last pipeline, sets and index buffer bound.
+    #[allow(clippy::too_many_arguments)] // the draws, where, and with which resources
     fn encode_draws(
         &self,
         cb: vk::CommandBuffer,
         set: StageSet,
+        view: Option<usize>,
         area: vk::Rect2D,
         draws: &[Draw],
         crowds: &[CrowdDraw<'_>],
@@ -337,11 +365,14 @@ impl Renderer {
                     DrawResources::Crowd { crowd, instances } => {
                         let c = &crowds[crowd];
                         let Some(b) = &c.gpu.buffers else { continue };
-                        let sets = [
-                            c.gpu.frame_sets[set as usize],
-                            c.asset.sets[set as usize],
-                            b.group(set, instances),
-                        ];
+                        let frame = match view {
+                            Some(v) => match c.gpu.views.get(v) {
+                                Some(&(_, frame)) => frame,
+                                None => continue,
+                            },
+                            None => c.gpu.frame_sets[set as usize],
+                        };
+                        let sets = [frame, c.asset.sets[set as usize], b.group(set, instances)];
                         // SAFETY: inside dynamic rendering; the sets match the layout.
                         unsafe {
                             d.cmd_bind_descriptor_sets(

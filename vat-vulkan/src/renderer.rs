@@ -534,8 +534,9 @@ impl Renderer {
     }
 
     /// Records everything of one frame of `crowds` (any number, of any assets uploaded to this
-    /// renderer) seen by `camera` that comes before the host's rendering into the host's command
-    /// buffer `cb`: plans the frame (`vat_core::frame::FramePlan::plan`), then records the writes of
+    /// renderer) seen by `camera`, and of the host's extra depth `views` (world-to-clip matrices,
+    /// column-major, depth 0..1, each drawn by [`draw_depth`](Self::draw_depth); `&[]` for none),
+    /// that comes before the host's rendering into the host's command buffer `cb`: plans the frame (`vat_core::frame::FramePlan::plan`), then records the writes of
     /// each crowd's changed records, list entries and uniforms (`vkCmdUpdateBuffer`), the scatter and
     /// culling dispatches and, when shadows are drawn, the built-in shadow pass into the renderer's
     /// own shadow map, with their barriers (the last one makes the culling outputs and the shadow map
@@ -569,6 +570,7 @@ impl Renderer {
         crowds: &mut [CrowdDraw<'_>],
         camera: &Camera,
         options: &RenderOptions,
+        views: &[[[f32; 4]; 4]],
     ) -> Result<FrameReport, VulkanError> {
         self.prepared = None;
         let limits = PlanLimits { max_storage_buffer_bytes: storage_limit(&self.ctx) };
@@ -578,7 +580,7 @@ impl Renderer {
                 .iter_mut()
                 .map(|d| PlanCrowd { crowd: &mut *d.crowd, asset: &d.asset.info, sync: &mut d.gpu.sync })
                 .collect();
-            plan.plan(&mut inputs, camera, options, &limits)
+            plan.plan_with_views(&mut inputs, camera, options, &limits, views)
         };
         let result = planned.map_err(VulkanError::from).and_then(|()| self.encode_prepare(cb, &plan, crowds));
         if result.is_err() {
@@ -630,6 +632,47 @@ impl Renderer {
         result
     }
 
+    /// Records the depth-only draws of extra view `view` (an index into the `views` given to the last
+    /// [`prepare`](Self::prepare): the host's shadow cascade, spot light or depth pre-pass) into
+    /// `cb`, **inside** dynamic rendering the host began with attachments of `formats` (usually a
+    /// depth attachment alone, `color: None`), drawing into `area`. The draws are the camera's
+    /// colour draws of bodies and attachments (same instances, LODs and cross-fades; no ground),
+    /// projected by the view's matrix, depth test `LESS` with writes and the shadow depth bias
+    /// (`vat_core::pipeline::SHADOW_DEPTH_BIAS`). The instances are those culled for the camera: a
+    /// view reaching beyond the camera's frustum misses casters the camera does not see.
+    ///
+    /// **State expected and left:** as [`draw`](Self::draw): nothing is cleared; the viewport is set
+    /// to [`flipped_viewport`]`(area)` and the scissor to `area`; vat's last pipeline, sets 0-2 and
+    /// index buffer stay bound; rendering stays open. Draws nothing after a failed `prepare`.
+    ///
+    /// # Errors
+    /// [`VulkanError::Vk`] or [`VulkanError::Shader`] if a pipeline cannot be created (nothing is
+    /// recorded then).
+    ///
+    /// # Panics
+    /// If `crowds` are not the crowds of the last successful `prepare`, or `view` is not an index
+    /// into its `views`.
+    pub fn draw_depth(
+        &mut self,
+        cb: vk::CommandBuffer,
+        crowds: &[CrowdDraw<'_>],
+        view: usize,
+        formats: PassFormats,
+        area: vk::Rect2D,
+    ) -> Result<(), VulkanError> {
+        let Some(prepared) = self.prepared.as_ref() else { return Ok(()) };
+        check_prepared(prepared, crowds);
+        assert!(
+            view < self.plan.views.len(),
+            "view {view} of a frame prepared with {} views",
+            self.plan.views.len()
+        );
+        let plan = std::mem::take(&mut self.plan);
+        let result = self.encode_view_depth(cb, &plan, crowds, view, formats, area);
+        self.plan = plan;
+        result
+    }
+
     /// Records one frame of `crowds` seen by `camera` into the caller's command buffer `cb`
     /// (recording, primary, outside any render pass), clearing `target`: the convenience built from
     /// the embeddable calls, [`prepare`](Self::prepare), a barrier ordering this frame's attachment
@@ -660,7 +703,7 @@ impl Renderer {
         if target.size[0] == 0 || target.size[1] == 0 {
             return Err(VulkanError::EmptyTarget);
         }
-        let report = self.prepare(cb, crowds, camera, options)?;
+        let report = self.prepare(cb, crowds, camera, options, &[])?;
         let d = &self.ctx.device;
         let output = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
             | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS

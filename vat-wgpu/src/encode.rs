@@ -75,6 +75,10 @@ impl Renderer {
             q.write_buffer(&buffers.cull_params, 0, bytemuck::bytes_of(params));
         }
         belt_write(&mut self.belt, encoder, &draw.gpu.frame_buffer, bytemuck::bytes_of(&plan.uniforms));
+        self.grow_views(draw.gpu, plan.view_uniforms.len())?;
+        for (uniforms, (buffer, _)) in plan.view_uniforms.iter().zip(&draw.gpu.views) {
+            belt_write(&mut self.belt, encoder, buffer, bytemuck::bytes_of(uniforms));
+        }
         Ok(())
     }
 
@@ -157,7 +161,7 @@ impl Renderer {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            self.encode_draws(&mut pass, StageSet::Depth, &plan.depth, crowds, &shadow_pipelines);
+            self.encode_draws(&mut pass, StageSet::Depth, None, &plan.depth, crowds, &shadow_pipelines);
         }
         Ok(())
     }
@@ -176,15 +180,35 @@ impl Renderer {
                 pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, formats)));
             }
         }
-        self.encode_draws(pass, StageSet::Colour, &plan.colour, crowds, &pipelines);
+        self.encode_draws(pass, StageSet::Colour, None, &plan.colour, crowds, &pipelines);
+    }
+
+    /// Records `plan`'s depth draws of extra view `view` into the host's depth `pass` of `formats`.
+    pub(crate) fn encode_view_depth(
+        &mut self,
+        pass: &mut wgpu::RenderPass<'_>,
+        plan: &FramePlan,
+        crowds: &[CrowdDraw<'_>],
+        view: usize,
+        formats: PassFormats,
+    ) {
+        let mut pipelines: Vec<(PipelineKey, wgpu::RenderPipeline)> = Vec::new();
+        for draw in &plan.view_depth {
+            if !pipelines.iter().any(|(k, _)| *k == draw.pipeline) {
+                pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, formats)));
+            }
+        }
+        self.encode_draws(pass, StageSet::Depth, Some(view), &plan.view_depth, crowds, &pipelines);
     }
 
     /// Records `draws` into `pass` (pipelines of `set`'s layouts), binding only what changes from
-    /// one draw to the next. Leaves the last pipeline, bind groups and index buffer bound.
+    /// one draw to the next; each crowd's group 0 is that of extra view `view` when given. Leaves the
+    /// last pipeline, bind groups and index buffer bound.
     fn encode_draws(
         &self,
         pass: &mut wgpu::RenderPass<'_>,
         set: StageSet,
+        view: Option<usize>,
         draws: &[Draw],
         crowds: &[CrowdDraw<'_>],
         pipelines: &[(PipelineKey, wgpu::RenderPipeline)],
@@ -197,7 +221,14 @@ impl Renderer {
                     DrawResources::Crowd { crowd, instances } => {
                         let c = &crowds[crowd];
                         let Some(buffers) = &c.gpu.buffers else { continue };
-                        pass.set_bind_group(0, &c.gpu.frame_groups[set as usize], &[]);
+                        let frame = match view {
+                            Some(v) => match c.gpu.views.get(v) {
+                                Some((_, group)) => group,
+                                None => continue,
+                            },
+                            None => &c.gpu.frame_groups[set as usize],
+                        };
+                        pass.set_bind_group(0, frame, &[]);
                         pass.set_bind_group(1, &c.asset.groups[set as usize], &[]);
                         pass.set_bind_group(2, buffers.group(set, instances), &[]);
                         pass.set_index_buffer(c.asset.index_buffer.slice(..), wgpu::IndexFormat::Uint32);

@@ -344,8 +344,9 @@ impl Renderer {
     }
 
     /// Records everything of one frame of `crowds` (any number, of any assets uploaded to this
-    /// renderer) seen by `camera` that comes before the host's render pass, into the host's
-    /// `encoder`: plans the frame (`vat_core::frame::FramePlan::plan`: CPU culling with
+    /// renderer) seen by `camera`, and of the host's extra depth `views` (world-to-clip matrices,
+    /// column-major, depth 0..1, each drawn by [`draw_depth`](Self::draw_depth); `&[]` for none),
+    /// that comes before the host's render passes, into the host's `encoder`: plans the frame (`vat_core::frame::FramePlan::plan`: CPU culling with
     /// `Crowd::prepare_frame`, or only the dirty records for GPU culling), queues each crowd's
     /// changed records and list entries (written at the next `queue.submit`), then records the
     /// copies of the uniforms, the scatter and culling compute passes and, when shadows are drawn,
@@ -379,6 +380,7 @@ impl Renderer {
         crowds: &mut [CrowdDraw<'_>],
         camera: &Camera,
         options: &RenderOptions,
+        views: &[[[f32; 4]; 4]],
     ) -> Result<FrameReport, RenderError> {
         self.prepared = None;
         let limits = self.plan_limits();
@@ -388,7 +390,7 @@ impl Renderer {
                 .iter_mut()
                 .map(|d| PlanCrowd { crowd: &mut *d.crowd, asset: &d.asset.info, sync: &mut d.gpu.sync })
                 .collect();
-            plan.plan(&mut inputs, camera, options, &limits)
+            plan.plan_with_views(&mut inputs, camera, options, &limits, views)
         };
         let result =
             planned.map_err(RenderError::from).and_then(|()| self.encode_prepare(encoder, &plan, crowds));
@@ -432,6 +434,41 @@ impl Renderer {
         self.plan = plan;
     }
 
+    /// Records the depth-only draws of extra view `view` (an index into the `views` given to the last
+    /// [`prepare`](Self::prepare): the host's shadow cascade, spot light or depth pre-pass) into a
+    /// render pass the host began, whose attachments have `formats` (usually a depth attachment
+    /// alone, `color: None`; with a colour attachment its colour is not written). The draws are the
+    /// camera's colour draws of bodies and attachments (same instances, LODs and cross-fades; no
+    /// ground), projected by the view's matrix, depth test `Less` with writes and the shadow depth
+    /// bias (`vat_core::pipeline::SHADOW_DEPTH_BIAS`). The instances are those culled for the camera:
+    /// a view reaching beyond the camera's frustum misses casters the camera does not see.
+    ///
+    /// **State expected and left:** as [`draw`](Self::draw): nothing is cleared, the viewport and
+    /// scissor are the host's and untouched, vat's last pipeline, bind groups 0-2 and index buffer
+    /// stay bound. Draws nothing after a failed `prepare`.
+    ///
+    /// # Panics
+    /// If `crowds` are not the crowds of the last successful `prepare`, or `view` is not an index
+    /// into its `views`.
+    pub fn draw_depth(
+        &mut self,
+        pass: &mut wgpu::RenderPass<'_>,
+        crowds: &[CrowdDraw<'_>],
+        view: usize,
+        formats: PassFormats,
+    ) {
+        let Some(prepared) = self.prepared.as_ref() else { return };
+        check_prepared(prepared, crowds);
+        assert!(
+            view < self.plan.views.len(),
+            "view {view} of a frame prepared with {} views",
+            self.plan.views.len()
+        );
+        let plan = std::mem::take(&mut self.plan);
+        self.encode_view_depth(pass, &plan, crowds, view, formats);
+        self.plan = plan;
+    }
+
     /// Records one frame of `crowds` seen by `camera` into `encoder` and `target`, clearing it: the
     /// convenience built from the embeddable calls, [`prepare`](Self::prepare) then a colour pass it
     /// begins itself over `target` (colour cleared to [`RenderOptions::clear_color`], depth to 1,
@@ -451,7 +488,7 @@ impl Renderer {
         options: &RenderOptions,
     ) -> Result<FrameReport, RenderError> {
         assert!(target.size[0] > 0 && target.size[1] > 0, "render target of size {:?}", target.size);
-        let report = self.prepare(encoder, crowds, camera, options)?;
+        let report = self.prepare(encoder, crowds, camera, options, &[])?;
         let [r, g, b, a] = options.clear_color;
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("vat colour"),
