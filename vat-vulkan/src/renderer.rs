@@ -634,8 +634,9 @@ impl Renderer {
 
     /// Records the depth-only draws of extra view `view` (an index into the `views` given to the last
     /// [`prepare`](Self::prepare): the host's shadow cascade, spot light or depth pre-pass) into
-    /// `cb`, **inside** dynamic rendering the host began with attachments of `formats` (usually a
-    /// depth attachment alone, `color: None`), drawing into `area`. The draws are the camera's
+    /// `cb`, **inside** depth-only dynamic rendering the host began with a depth attachment of
+    /// `formats.depth` (`formats.color` must be `None`: vat's depth pipelines have no fragment
+    /// stage), drawing into `area`. The draws are the camera's
     /// colour draws of bodies and attachments (same instances, LODs and cross-fades; no ground),
     /// projected by the view's matrix, depth test `LESS` with writes and the shadow depth bias
     /// (`vat_core::pipeline::SHADOW_DEPTH_BIAS`). The instances are those culled for the camera: a
@@ -650,8 +651,8 @@ impl Renderer {
     /// recorded then).
     ///
     /// # Panics
-    /// If `crowds` are not the crowds of the last successful `prepare`, or `view` is not an index
-    /// into its `views`.
+    /// If `crowds` are not the crowds of the last successful `prepare`, `view` is not an index into
+    /// its `views`, or `formats.color` is not `None`.
     pub fn draw_depth(
         &mut self,
         cb: vk::CommandBuffer,
@@ -666,6 +667,10 @@ impl Renderer {
             view < self.plan.views.len(),
             "view {view} of a frame prepared with {} views",
             self.plan.views.len()
+        );
+        assert!(
+            formats.color.is_none(),
+            "draw_depth draws into a depth-only pass: formats.color must be None"
         );
         let plan = std::mem::take(&mut self.plan);
         let result = self.encode_view_depth(cb, &plan, crowds, view, formats, area);

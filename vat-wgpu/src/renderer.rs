@@ -436,8 +436,8 @@ impl Renderer {
 
     /// Records the depth-only draws of extra view `view` (an index into the `views` given to the last
     /// [`prepare`](Self::prepare): the host's shadow cascade, spot light or depth pre-pass) into a
-    /// render pass the host began, whose attachments have `formats` (usually a depth attachment
-    /// alone, `color: None`; with a colour attachment its colour is not written). The draws are the
+    /// depth-only render pass the host began, whose depth attachment has `formats.depth`
+    /// (`formats.color` must be `None`: vat's depth pipelines have no fragment stage). The draws are the
     /// camera's colour draws of bodies and attachments (same instances, LODs and cross-fades; no
     /// ground), projected by the view's matrix, depth test `Less` with writes and the shadow depth
     /// bias (`vat_core::pipeline::SHADOW_DEPTH_BIAS`). The instances are those culled for the camera:
@@ -448,8 +448,8 @@ impl Renderer {
     /// stay bound. Draws nothing after a failed `prepare`.
     ///
     /// # Panics
-    /// If `crowds` are not the crowds of the last successful `prepare`, or `view` is not an index
-    /// into its `views`.
+    /// If `crowds` are not the crowds of the last successful `prepare`, `view` is not an index into
+    /// its `views`, or `formats.color` is not `None`.
     pub fn draw_depth(
         &mut self,
         pass: &mut wgpu::RenderPass<'_>,
@@ -463,6 +463,10 @@ impl Renderer {
             view < self.plan.views.len(),
             "view {view} of a frame prepared with {} views",
             self.plan.views.len()
+        );
+        assert!(
+            formats.color.is_none(),
+            "draw_depth draws into a depth-only pass: formats.color must be None"
         );
         let plan = std::mem::take(&mut self.plan);
         self.encode_view_depth(pass, &plan, crowds, view, formats);
