@@ -315,6 +315,9 @@ pub struct CrowdPlan {
     pub grow_scatter: Option<u32>,
     /// The crowd's group-0 uniforms (camera, its clock and LOD settings, light, shadow matrix).
     pub uniforms: FrameUniforms,
+    /// The crowd's group-0 uniforms of each extra view of [`FramePlan::views`]: `uniforms` with
+    /// `light_view_proj` (the matrix the depth entry points project with) set to the view's.
+    pub view_uniforms: Vec<FrameUniforms>,
     /// Record ranges to write in place: indices into `Crowd::records`, written at the same index of
     /// the record buffer.
     pub record_writes: Vec<Range<u32>>,
@@ -454,6 +457,15 @@ pub struct FramePlan {
     pub depth: Vec<Draw>,
     /// Colour-pass draws, in order (the ground first).
     pub colour: Vec<Draw>,
+    /// The host's extra depth views (world-to-clip, column-major, depth 0..1) of
+    /// [`plan_with_views`](Self::plan_with_views): shadow cascades, spot lights, a depth pre-pass.
+    pub views: Vec<[[f32; 4]; 4]>,
+    /// The depth draws of every extra view (empty without views): the camera's colour draws of
+    /// bodies and attachments (the same instances, LODs and fades; no ground) in depth pipelines.
+    /// Each view binds its own group 0, [`CrowdPlan::view_uniforms`]. The instances are those culled
+    /// for the camera, not for the view: a view reaching outside the camera's frustum (a shadow
+    /// cascade's casters beside the view) misses what the camera does not see.
+    pub view_depth: Vec<Draw>,
     /// Clear colour of the colour target (linear RGBA), for a pass the renderer begins itself.
     pub clear_color: [f64; 4],
     /// The mode drawn.
@@ -479,6 +491,28 @@ impl FramePlan {
         options: &RenderOptions,
         limits: &PlanLimits,
     ) -> Result<(), PlanError> {
+        self.plan_with_views(crowds, camera, options, limits, &[])
+    }
+
+    /// [`plan`](Self::plan), plus depth draws for the host's extra `views` (world-to-clip matrices):
+    /// [`views`](Self::views), [`view_depth`](Self::view_depth) and each crowd's
+    /// [`CrowdPlan::view_uniforms`] (uploaded with the frame).
+    ///
+    /// # Errors
+    /// Those of [`plan`](Self::plan).
+    ///
+    /// # Panics
+    /// Those of [`plan`](Self::plan).
+    pub fn plan_with_views(
+        &mut self,
+        crowds: &mut [PlanCrowd<'_>],
+        camera: &Camera,
+        options: &RenderOptions,
+        limits: &PlanLimits,
+        views: &[[[f32; 4]; 4]],
+    ) -> Result<(), PlanError> {
+        self.views.clear();
+        self.view_depth.clear();
         for (k, c) in crowds.iter().enumerate() {
             c.sync.check_crowd(c.crowd.id());
             if options.mode == RenderMode::Bone && !c.asset.has_bones() {
@@ -556,6 +590,18 @@ impl FramePlan {
                 c.sync.mark_unsynced();
             }
             return Err(e);
+        }
+        self.views.extend_from_slice(views);
+        for plan in &mut self.crowds {
+            plan.view_uniforms.clear();
+            plan.view_uniforms
+                .extend(views.iter().map(|v| FrameUniforms { light_view_proj: *v, ..plan.uniforms }));
+            plan.uploaded_bytes += (views.len() * size_of::<FrameUniforms>()) as u64;
+        }
+        if !views.is_empty() {
+            self.view_depth.extend(self.colour.iter().filter(|d| d.pipeline.binds_asset_and_crowd()).map(
+                |d| Draw { pipeline: PipelineKey { pass: PassKind::Depth, ..d.pipeline }, ..d.clone() },
+            ));
         }
         for (k, plan) in self.crowds.iter().enumerate() {
             let records = plan.scatter.scattered();

@@ -156,6 +156,14 @@ pub const fn vertex_format_code(format: VertexFormat) -> u32 {
 /// Per-frame values shared by every pass (group 0, binding 0; uniform, 320 bytes). Built with
 /// [`FrameUniforms::new`].
 ///
+/// **Lighting inputs.** `fs_lit` shades with `sun_direction`, `ambient` (from the host's
+/// `RenderOptions::sun_direction` / `ambient`), and the sun's shadow map (binding 1) through
+/// `light_view_proj`, `shadow_strength`, `shadow_bias` and `shadow_normal_offset` (vat's built-in
+/// shadow pass, when `RenderOptions::shadows` is on): `light = ambient * sky + (1 - ambient) *
+/// max(n . sun, 0) * shadow`, white sun. A host's own sun colour and shadow map are not inputs yet.
+/// For a host's extra depth view (`crate::frame::FramePlan::view_depth`) the depth entry points
+/// project with `light_view_proj` set to the view's matrix (`crate::frame::CrowdPlan::view_uniforms`).
+///
 /// Kept in sync with `struct FrameUniforms` in vat.wgsl.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]

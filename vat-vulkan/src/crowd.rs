@@ -21,8 +21,11 @@ pub struct GpuCrowd {
     pub(crate) frame_buffer: HostBuffer,
     /// Set 0 per [`StageSet`], over `frame_buffer`.
     pub(crate) frame_sets: Vec<vk::DescriptorSet>,
+    /// Per extra depth view (`Renderer::prepare`'s `views`, grown on demand): its set-0 uniforms and
+    /// the depth set 0 over them (owned by `owned`).
+    pub(crate) views: Vec<(HostBuffer, vk::DescriptorSet)>,
     pub(crate) buffers: Option<CrowdBuffers>,
-    /// The uniform buffer and set-0 pools; destroyed last.
+    /// The uniform buffers and set-0 pools; destroyed last.
     owned: Owned,
 }
 
@@ -105,7 +108,26 @@ impl Renderer {
         let frame_buffer =
             owned.buffer(size_of::<FrameUniforms>() as u64, uniform, "crowd frame uniforms")?;
         let frame_sets = self.frame_sets_for(&mut owned, frame_buffer.buffer)?;
-        Ok(GpuCrowd { sync: CrowdSync::new(crowd.id()), frame_buffer, frame_sets, buffers: None, owned })
+        Ok(GpuCrowd {
+            sync: CrowdSync::new(crowd.id()),
+            frame_buffer,
+            frame_sets,
+            views: Vec::new(),
+            buffers: None,
+            owned,
+        })
+    }
+
+    /// Gives `gpu` at least `views` extra-view uniform buffers and their depth sets.
+    pub(crate) fn grow_views(&self, gpu: &mut GpuCrowd, views: usize) -> Result<(), VulkanError> {
+        let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+        while gpu.views.len() < views {
+            let buffer =
+                gpu.owned.buffer(size_of::<FrameUniforms>() as u64, uniform, "crowd view uniforms")?;
+            let set = self.frame_sets_for(&mut gpu.owned, buffer.buffer)?[StageSet::Depth as usize];
+            gpu.views.push((buffer, set));
+        }
+        Ok(())
     }
 
     /// Replaces `gpu`'s buffers with ones of `capacity` (the plan then uploads everything); waits for

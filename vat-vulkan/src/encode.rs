@@ -1,18 +1,19 @@
 //! Carrying out a [`FramePlan`]: buffer growth, the writes (`vkCmdUpdateBuffer`), dispatches, the
-//! depth and colour passes, with their barriers; the Vulkan twin of vat-wgpu's `encode.rs`. Nothing
-//! here decides what is drawn.
+//! depth and colour passes, with their barriers; the Vulkan twin of vat-wgpu's `encode.rs`:
+//! `Renderer::encode_prepare` records what comes before the host's rendering, `Renderer::encode_colour`
+//! the draws inside it. Nothing here decides what is drawn.
 
 use ash::vk;
 use vat_core::frame::{CrowdPlan, Dispatch, Draw, DrawGeometry, DrawResources, FramePlan};
 use vat_core::gpu;
 use vat_core::instance::InstanceRecord;
-use vat_core::pipeline::{PassKind, PipelineKey};
+use vat_core::pipeline::PipelineKey;
 
 use crate::crowd::CrowdBuffers;
 use crate::owned::color_range;
 use crate::pipelines::{CULL, PassFormats, SHADOW_PASS};
 use crate::renderer::{CrowdDraw, StageSet, flipped_viewport, full_rect, memory_barrier};
-use crate::{RenderTarget, Renderer, VulkanError};
+use crate::{Renderer, VulkanError};
 
 /// Most bytes one `vkCmdUpdateBuffer` may write.
 const UPDATE_CHUNK: usize = 65536;
@@ -77,31 +78,28 @@ impl Renderer {
             queue_write(writes, buffers.cull_params.buffer, 0, bytemuck::bytes_of(params));
         }
         queue_write(writes, draw.gpu.frame_buffer.buffer, 0, bytemuck::bytes_of(&plan.uniforms));
+        self.grow_views(draw.gpu, plan.view_uniforms.len())?;
+        for (uniforms, (buffer, _)) in plan.view_uniforms.iter().zip(&draw.gpu.views) {
+            queue_write(writes, buffer.buffer, 0, bytemuck::bytes_of(uniforms));
+        }
         Ok(())
     }
 
-    /// Records `plan` into `cb` (recording, outside any render pass). Everything that can fail
-    /// (pipelines, buffer growth) happens before anything is recorded. On error the caller marks
-    /// every crowd unsynced.
-    pub(crate) fn encode_frame(
+    /// Records the part of `plan` outside any rendering into `cb` (recording, outside any render
+    /// pass): writes, draw-argument resets, dispatches and the built-in shadow pass, with their
+    /// barriers. Everything that can fail (pipelines, buffer growth) happens before anything is
+    /// recorded. On error the caller marks every crowd unsynced.
+    pub(crate) fn encode_prepare(
         &mut self,
         cb: vk::CommandBuffer,
         plan: &FramePlan,
         crowds: &mut [CrowdDraw<'_>],
-        target: RenderTarget,
     ) -> Result<(), VulkanError> {
-        let colour_formats = PassFormats {
-            color: Some(self.config.color_format),
-            depth: self.config.depth_format,
-            samples: 1,
-        };
         let mut pipelines: Vec<(PipelineKey, vk::Pipeline)> = Vec::new();
-        for key in plan.pipelines() {
-            let formats = match key.pass {
-                PassKind::Colour => colour_formats,
-                PassKind::Depth => SHADOW_PASS,
-            };
-            pipelines.push((key, self.render_pipeline(key, formats)?));
+        for draw in &plan.depth {
+            if !pipelines.iter().any(|(k, _)| *k == draw.pipeline) {
+                pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, SHADOW_PASS)?));
+            }
         }
         let cull_pipeline = self.compute_pipeline(CULL)?;
         let mut writes = Writes::new();
@@ -279,7 +277,7 @@ impl Renderer {
                 .depth_attachment(&depth_attachment);
             // SAFETY: outside any render pass; the attachment is in the layout given.
             unsafe { d.cmd_begin_rendering(cb, &info) };
-            self.encode_draws(cb, StageSet::Depth, size, &plan.depth, crowds, &pipelines);
+            self.encode_draws(cb, StageSet::Depth, None, full_rect(size), &plan.depth, crowds, &pipelines);
             // SAFETY: ends the rendering begun above.
             unsafe { d.cmd_end_rendering(cb) };
             shadow_barrier(
@@ -293,68 +291,62 @@ impl Renderer {
             );
         }
 
-        // 5. Colour pass.
-        {
-            let output = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
-                | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS
-                | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
-            let attachment_rw = vk::AccessFlags::COLOR_ATTACHMENT_READ
-                | vk::AccessFlags::COLOR_ATTACHMENT_WRITE
-                | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ
-                | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE;
-            // SAFETY: outside any render pass: orders this frame's attachment writes after the
-            // previous frame's.
-            unsafe {
-                memory_barrier(
-                    d,
-                    cb,
-                    (
-                        output,
-                        vk::AccessFlags::COLOR_ATTACHMENT_WRITE
-                            | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
-                    ),
-                    (output, attachment_rw),
-                );
-            }
-            let [r, g, b, a] = plan.clear_color;
-            let color_attachment = [vk::RenderingAttachmentInfo::default()
-                .image_view(target.color)
-                .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-                .load_op(vk::AttachmentLoadOp::CLEAR)
-                .store_op(vk::AttachmentStoreOp::STORE)
-                .clear_value(vk::ClearValue {
-                    color: vk::ClearColorValue { float32: [r as f32, g as f32, b as f32, a as f32] },
-                })];
-            let depth_attachment = vk::RenderingAttachmentInfo::default()
-                .image_view(target.depth)
-                .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-                .load_op(vk::AttachmentLoadOp::CLEAR)
-                .store_op(vk::AttachmentStoreOp::STORE)
-                .clear_value(vk::ClearValue {
-                    depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 },
-                });
-            let info = vk::RenderingInfo::default()
-                .render_area(full_rect(target.size))
-                .layer_count(1)
-                .color_attachments(&color_attachment)
-                .depth_attachment(&depth_attachment);
-            // SAFETY: outside any render pass; the caller guarantees the layouts given.
-            unsafe { d.cmd_begin_rendering(cb, &info) };
-            self.encode_draws(cb, StageSet::Colour, target.size, &plan.colour, crowds, &pipelines);
-            // SAFETY: ends the rendering begun above.
-            unsafe { d.cmd_end_rendering(cb) };
-        }
         Ok(())
     }
 
-    /// Records `draws` into `cb` inside dynamic rendering of `size` pixels (pipelines of `set`'s
-    /// layouts), binding only what changes from one draw to the next; sets viewport and scissor
-    /// once. Leaves the last pipeline, sets and index buffer bound.
+    /// Records `plan`'s colour draws into `cb`, inside the host's dynamic rendering over
+    /// attachments of `formats`, drawing into `area`. Pipelines are created before anything is
+    /// recorded.
+    pub(crate) fn encode_colour(
+        &mut self,
+        cb: vk::CommandBuffer,
+        plan: &FramePlan,
+        crowds: &[CrowdDraw<'_>],
+        formats: PassFormats,
+        area: vk::Rect2D,
+    ) -> Result<(), VulkanError> {
+        let mut pipelines: Vec<(PipelineKey, vk::Pipeline)> = Vec::new();
+        for draw in &plan.colour {
+            if !pipelines.iter().any(|(k, _)| *k == draw.pipeline) {
+                pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, formats)?));
+            }
+        }
+        self.encode_draws(cb, StageSet::Colour, None, area, &plan.colour, crowds, &pipelines);
+        Ok(())
+    }
+
+    /// Records `plan`'s depth draws of extra view `view` into `cb`, inside the host's dynamic
+    /// rendering of `formats`, drawing into `area`. Pipelines are created before anything is recorded.
+    pub(crate) fn encode_view_depth(
+        &mut self,
+        cb: vk::CommandBuffer,
+        plan: &FramePlan,
+        crowds: &[CrowdDraw<'_>],
+        view: usize,
+        formats: PassFormats,
+        area: vk::Rect2D,
+    ) -> Result<(), VulkanError> {
+        let mut pipelines: Vec<(PipelineKey, vk::Pipeline)> = Vec::new();
+        for draw in &plan.view_depth {
+            if !pipelines.iter().any(|(k, _)| *k == draw.pipeline) {
+                pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, formats)?));
+            }
+        }
+        self.encode_draws(cb, StageSet::Depth, Some(view), area, &plan.view_depth, crowds, &pipelines);
+        Ok(())
+    }
+
+    /// Records `draws` into `cb` inside dynamic rendering (pipelines of `set`'s layouts), binding
+    /// only what changes from one draw to the next; sets the viewport (y flipped, wgpu-hal's
+    /// convention) and scissor to `area` once; each crowd's set 0 is that of extra view `view` when
+    /// given. Leaves the last pipeline, sets and index buffer bound.
+    #[allow(clippy::too_many_arguments)] // the draws, where, and with which resources
     fn encode_draws(
         &self,
         cb: vk::CommandBuffer,
         set: StageSet,
-        size: [u32; 2],
+        view: Option<usize>,
+        area: vk::Rect2D,
         draws: &[Draw],
         crowds: &[CrowdDraw<'_>],
         pipelines: &[(PipelineKey, vk::Pipeline)],
@@ -362,8 +354,8 @@ impl Renderer {
         let d = &self.ctx.device;
         // SAFETY: inside dynamic rendering begun by the caller.
         unsafe {
-            d.cmd_set_viewport(cb, 0, &[flipped_viewport(size)]);
-            d.cmd_set_scissor(cb, 0, &[full_rect(size)]);
+            d.cmd_set_viewport(cb, 0, &[flipped_viewport(area)]);
+            d.cmd_set_scissor(cb, 0, &[area]);
         }
         let mut bound: Option<DrawResources> = None;
         let mut current: Option<PipelineKey> = None;
@@ -373,11 +365,14 @@ impl Renderer {
                     DrawResources::Crowd { crowd, instances } => {
                         let c = &crowds[crowd];
                         let Some(b) = &c.gpu.buffers else { continue };
-                        let sets = [
-                            c.gpu.frame_sets[set as usize],
-                            c.asset.sets[set as usize],
-                            b.group(set, instances),
-                        ];
+                        let frame = match view {
+                            Some(v) => match c.gpu.views.get(v) {
+                                Some(&(_, frame)) => frame,
+                                None => continue,
+                            },
+                            None => c.gpu.frame_sets[set as usize],
+                        };
+                        let sets = [frame, c.asset.sets[set as usize], b.group(set, instances)];
                         // SAFETY: inside dynamic rendering; the sets match the layout.
                         unsafe {
                             d.cmd_bind_descriptor_sets(

@@ -49,6 +49,25 @@
 //!   for the device to be idle. Uploads, decodes and read-backs submit to the context's queue and
 //!   wait on a fence.
 //!
+//! ## Embedding in a host's frame graph
+//! [`Renderer::render`] is built from three calls with vat-wgpu's names, which a host places in its
+//! own command buffer:
+//! - [`Renderer::prepare`]`(cb, crowds, camera, options, views)`: **outside** any rendering: the
+//!   frame's writes, scatter and culling dispatches and the built-in shadow pass, with their barriers
+//!   (the last makes the culling outputs and shadow map visible to later vertex, fragment and
+//!   indirect stages); `views` are extra depth views for `draw_depth`.
+//! - [`Renderer::draw`]`(cb, crowds, formats, area)`: **inside** the host's `vkCmdBeginRendering`
+//!   scope over a colour and a depth attachment of [`PassFormats`]: the colour draws. Nothing is
+//!   cleared (the host's load ops stand), depth is tested `LESS` and written.
+//! - [`Renderer::draw_depth`]`(cb, crowds, view, formats, area)`: inside the host's depth-only
+//!   rendering: the depth draws of extra view `view`.
+//!
+//! `draw` and `draw_depth` set the viewport to [`flipped_viewport`]`(area)` (vat's clip space is
+//! wgpu's, y up) and the scissor to `area`, and leave vat's last graphics pipeline, sets 0-2 and
+//! index buffer bound: rebind yours after them. Barriers on the host's attachments (before, between
+//! and after its passes) are the host's. [`Offscreen::record_host_frame`] runs a host frame on the
+//! offscreen target.
+//!
 //! Host-visible memory is used for every buffer (fine on lavapipe and integrated GPUs, not tuned for
 //! discrete ones); the textures are device-local and filled through a staging buffer. Parity with
 //! vat-wgpu is tested in the workspace's `tests/tests/vulkan_parity.rs` (decode, bit-identical) and
@@ -70,7 +89,8 @@ pub use asset::GpuAsset;
 pub use crowd::GpuCrowd;
 pub use device::{Context, MessageCounts};
 pub use offscreen::Offscreen;
-pub use renderer::{CrowdDraw, RenderTarget, Renderer, RendererConfig};
+pub use pipelines::PassFormats;
+pub use renderer::{CrowdDraw, RenderTarget, Renderer, RendererConfig, flipped_viewport, full_rect};
 pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
 
 use ash::vk;

@@ -239,6 +239,94 @@ impl Offscreen {
         self.timer.is_some()
     }
 
+    /// Records a frame of the caller's own into the offscreen's command buffer and target, then
+    /// submits it (without waiting; [`read_rgba8`](CrowdRenderer::read_rgba8) reads the result):
+    /// `record` gets the context, the renderer, the command buffer (recording, outside any
+    /// rendering) and the target, whose colour image is in `COLOR_ATTACHMENT_OPTIMAL` and depth image
+    /// in `DEPTH_ATTACHMENT_OPTIMAL`, both with undefined contents (clear them), and must leave no
+    /// rendering open. This is how a host embeds vat in its own frame ([`Renderer::prepare`], its own
+    /// rendering with [`Renderer::draw`] inside) on the offscreen's device; the trait's `render` is
+    /// `record_host_frame` of [`Renderer::render`].
+    ///
+    /// # Errors
+    /// `record`'s error (the command buffer is then ended and not submitted), or a failure to
+    /// begin, end or submit the command buffer.
+    pub fn record_host_frame<R>(
+        &mut self,
+        record: impl FnOnce(&Context, &mut Renderer, vk::CommandBuffer, RenderTarget) -> Result<R, VulkanError>,
+    ) -> Result<R, VulkanError> {
+        self.wait_frame()?;
+        self.timed = false;
+        let (d, cb) = (&self.ctx.device, self.cb);
+        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: the command buffer is not pending (its fence was waited for); its pool allows
+        // resetting single buffers, which `begin` does implicitly.
+        unsafe { d.begin_command_buffer(cb, &begin) }.map_err(VulkanError::vk("begin command buffer"))?;
+        if let Some((pool, _)) = self.timer {
+            // SAFETY: recording, outside any rendering; both queries are of this pool, and no
+            // submitted work uses them (the previous frame was waited for). The reset precedes the
+            // write in submission order.
+            unsafe {
+                d.cmd_reset_query_pool(cb, pool, 0, 2);
+                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, pool, 0);
+            }
+        }
+        let t = &self.target;
+        let output = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
+            | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS
+            | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
+        // Both attachments are cleared: their previous contents may be discarded.
+        let to_attachment = [
+            image_barrier(
+                t.color_image,
+                vk::ImageAspectFlags::COLOR,
+                (vk::ImageLayout::UNDEFINED, vk::AccessFlags::empty()),
+                (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
+            ),
+            image_barrier(
+                t.depth_image,
+                vk::ImageAspectFlags::DEPTH,
+                (vk::ImageLayout::UNDEFINED, vk::AccessFlags::empty()),
+                (
+                    vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
+                    vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ
+                        | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
+                ),
+            ),
+        ];
+        // SAFETY: recording; both images are the target's.
+        unsafe {
+            d.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::TOP_OF_PIPE,
+                output,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &to_attachment,
+            );
+        }
+        let target = RenderTarget { color: t.color, depth: t.depth, size: t.size };
+        let report = record(&self.ctx, &mut self.renderer, cb, target);
+        if let Some((pool, _)) = self.timer {
+            // SAFETY: recording, outside any rendering (`record` leaves none open); query 1 was reset
+            // above. BOTTOM_OF_PIPE: written once every earlier command has completed.
+            unsafe { d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1) };
+        }
+        // SAFETY: recording, begun above; `record` leaves no rendering open.
+        unsafe { d.end_command_buffer(cb) }.map_err(VulkanError::vk("end command buffer"))?;
+        let report = report?;
+        let cbs = [cb];
+        let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
+        // SAFETY: the command buffer is executable; every object it uses outlives the frame (dropping
+        // any of them waits for the device); the queue is used by this thread only.
+        unsafe { d.queue_submit(self.ctx.queue, &submit, self.fence) }
+            .map_err(VulkanError::vk("queue submit"))?;
+        self.pending = true;
+        self.timed = self.timer.is_some();
+        Ok(report)
+    }
+
     /// A timestamp query pool of 2 and the queue family's `timestampValidBits`, when the family
     /// writes timestamps and the device has a positive `timestampPeriod`.
     fn create_timer(ctx: &Context) -> Result<Option<(vk::QueryPool, u32)>, VulkanError> {
@@ -306,76 +394,7 @@ impl CrowdRenderer for Offscreen {
         camera: &Camera,
         options: &RenderOptions,
     ) -> Result<FrameReport, VulkanError> {
-        self.wait_frame()?;
-        self.timed = false;
-        let (d, cb) = (&self.ctx.device, self.cb);
-        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        // SAFETY: the command buffer is not pending (its fence was waited for); its pool allows
-        // resetting single buffers, which `begin` does implicitly.
-        unsafe { d.begin_command_buffer(cb, &begin) }.map_err(VulkanError::vk("begin command buffer"))?;
-        if let Some((pool, _)) = self.timer {
-            // SAFETY: recording, outside any rendering; both queries are of this pool, and no
-            // submitted work uses them (the previous frame was waited for). The reset precedes the
-            // write in submission order.
-            unsafe {
-                d.cmd_reset_query_pool(cb, pool, 0, 2);
-                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, pool, 0);
-            }
-        }
-        let t = &self.target;
-        let output = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
-            | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS
-            | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
-        // Both attachments are cleared: their previous contents may be discarded.
-        let to_attachment = [
-            image_barrier(
-                t.color_image,
-                vk::ImageAspectFlags::COLOR,
-                (vk::ImageLayout::UNDEFINED, vk::AccessFlags::empty()),
-                (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
-            ),
-            image_barrier(
-                t.depth_image,
-                vk::ImageAspectFlags::DEPTH,
-                (vk::ImageLayout::UNDEFINED, vk::AccessFlags::empty()),
-                (
-                    vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
-                    vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ
-                        | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
-                ),
-            ),
-        ];
-        // SAFETY: recording; both images are the target's.
-        unsafe {
-            d.cmd_pipeline_barrier(
-                cb,
-                vk::PipelineStageFlags::TOP_OF_PIPE,
-                output,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &to_attachment,
-            );
-        }
-        let target = RenderTarget { color: t.color, depth: t.depth, size: t.size };
-        let report = self.renderer.render(cb, crowds, camera, target, options);
-        if let Some((pool, _)) = self.timer {
-            // SAFETY: recording, outside any rendering (`render` leaves none open); query 1 was reset
-            // above. BOTTOM_OF_PIPE: written once every earlier command has completed.
-            unsafe { d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1) };
-        }
-        // SAFETY: recording, begun above; `render` leaves no rendering open.
-        unsafe { d.end_command_buffer(cb) }.map_err(VulkanError::vk("end command buffer"))?;
-        let report = report?;
-        let cbs = [cb];
-        let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
-        // SAFETY: the command buffer is executable; every object it uses outlives the frame (dropping
-        // any of them waits for the device); the queue is used by this thread only.
-        unsafe { d.queue_submit(self.ctx.queue, &submit, self.fence) }
-            .map_err(VulkanError::vk("queue submit"))?;
-        self.pending = true;
-        self.timed = self.timer.is_some();
-        Ok(report)
+        self.record_host_frame(|_, renderer, cb, target| renderer.render(cb, crowds, camera, target, options))
     }
 
     fn last_gpu_time_ms(&mut self) -> Option<f64> {

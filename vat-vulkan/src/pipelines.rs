@@ -13,15 +13,18 @@ use crate::renderer::StageSet;
 use crate::shader::{ShaderVariant, entry_point};
 use crate::{Renderer, VulkanError, conv};
 
-/// The state of the pass a render pipeline draws in: attachment formats and sample count.
+/// The state of the rendering a graphics pipeline draws in (dynamic rendering:
+/// `VkPipelineRenderingCreateInfo`): attachment formats and sample count. Given to
+/// [`Renderer::draw`] as the host rendering's: the renderer caches one pipeline per
+/// `(vat_core::pipeline::PipelineKey, PassFormats)`, so it can draw into several hosts' passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct PassFormats {
-    /// Colour attachment format (`None`: depth only).
-    pub(crate) color: Option<vk::Format>,
-    /// Depth attachment format.
-    pub(crate) depth: vk::Format,
-    /// Samples per pixel.
-    pub(crate) samples: u32,
+pub struct PassFormats {
+    /// Format of the rendering's single colour attachment, at location 0 (`None`: depth only).
+    pub color: Option<vk::Format>,
+    /// Format of its depth attachment (vat's pipelines always test and write depth).
+    pub depth: vk::Format,
+    /// Samples per pixel of the attachments (1 without MSAA; the pipelines' rasterization samples).
+    pub samples: u32,
 }
 
 /// The shadow map's format (wgpu's `Depth32Float`).

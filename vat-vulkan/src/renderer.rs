@@ -145,6 +145,8 @@ pub struct Renderer {
     pub(crate) scatter_pipeline: vk::Pipeline,
     /// The frame plan, reused every frame.
     plan: FramePlan,
+    /// The crowds (ids) of the last successful `prepare`; `None` after a failed one.
+    prepared: Option<Vec<u64>>,
     /// Layouts, pipelines, per-frame resources; destroyed last.
     pub(crate) owned: Owned,
 }
@@ -297,20 +299,21 @@ pub(crate) unsafe fn memory_barrier(
     };
 }
 
-/// The viewport wgpu-hal sets for a target of `size`: y flipped by a negative height, so that clip
+/// The viewport wgpu-hal sets for drawing into `area`: y flipped by a negative height, so that clip
 /// space y points up as in wgpu (and naga writes no coordinate adjustment).
-pub(crate) fn flipped_viewport(size: [u32; 2]) -> vk::Viewport {
+pub fn flipped_viewport(area: vk::Rect2D) -> vk::Viewport {
     vk::Viewport {
-        x: 0.0,
-        y: size[1] as f32,
-        width: size[0] as f32,
-        height: -(size[1] as f32),
+        x: area.offset.x as f32,
+        y: area.offset.y as f32 + area.extent.height as f32,
+        width: area.extent.width as f32,
+        height: -(area.extent.height as f32),
         min_depth: 0.0,
         max_depth: 1.0,
     }
 }
 
-pub(crate) fn full_rect(size: [u32; 2]) -> vk::Rect2D {
+/// The rectangle of a whole attachment of `size` pixels, at the origin.
+pub fn full_rect(size: [u32; 2]) -> vk::Rect2D {
     vk::Rect2D {
         offset: vk::Offset2D { x: 0, y: 0 },
         extent: vk::Extent2D { width: size[0], height: size[1] },
@@ -493,6 +496,7 @@ impl Renderer {
             scatter_pipeline_layout,
             scatter_pipeline: vk::Pipeline::null(),
             plan: FramePlan::default(),
+            prepared: None,
             owned,
         };
         renderer.scatter_pipeline = renderer.create_compute_pipeline(
@@ -523,26 +527,173 @@ impl Renderer {
         frame_sets_for(&self.set_layouts, owned, frame, self.shadow_view, self.shadow_sampler)
     }
 
-    /// Records one frame of `crowds` (any number, of any assets uploaded to this renderer) seen by
-    /// `camera` into the caller's command buffer `cb` (recording, primary, of a queue family with
-    /// graphics and compute, outside any render pass): plans it (`vat_core::frame::FramePlan::plan`),
-    /// then records the writes of each crowd's changed records, list entries and uniforms
-    /// (`vkCmdUpdateBuffer`), the scatter and culling dispatches, one shadow pass over every crowd
-    /// and the colour pass (cleared), in vat-wgpu's order. Submit `cb` before recording the next
-    /// frame with this renderer into another command buffer (frames share the renderer's shadow map;
-    /// the barriers it records order them on one queue), and submit every command buffer it recorded
-    /// into (or call [`GpuCrowd::mark_unsynced`] on its crowds).
+    /// The formats of the rendering [`render`](Self::render) begins: the config's colour and depth
+    /// formats, one sample. Give them to [`draw`](Self::draw) for host rendering of the same kind.
+    pub fn pass_formats(&self) -> PassFormats {
+        PassFormats { color: Some(self.config.color_format), depth: self.config.depth_format, samples: 1 }
+    }
+
+    /// Records everything of one frame of `crowds` (any number, of any assets uploaded to this
+    /// renderer) seen by `camera`, and of the host's extra depth `views` (world-to-clip matrices,
+    /// column-major, depth 0..1, each drawn by [`draw_depth`](Self::draw_depth); `&[]` for none),
+    /// that comes before the host's rendering into the host's command buffer `cb`: plans the frame (`vat_core::frame::FramePlan::plan`), then records the writes of
+    /// each crowd's changed records, list entries and uniforms (`vkCmdUpdateBuffer`), the scatter and
+    /// culling dispatches and, when shadows are drawn, the built-in shadow pass into the renderer's
+    /// own shadow map, with their barriers (the last one makes the culling outputs and the shadow map
+    /// visible to the vertex, fragment and indirect stages of later commands). Then record
+    /// [`draw`](Self::draw) of the same `crowds` inside rendering the host begins later in `cb` (or
+    /// in a command buffer submitted after it on the same queue).
+    ///
+    /// **State expected:** `cb` primary, recording, of a queue family with graphics and compute,
+    /// **outside** any rendering (`vkCmdBeginRendering`) or render pass. **State left:** no
+    /// rendering open; the compute pipeline and compute descriptor sets bound by the dispatches, and
+    /// the graphics pipeline, sets 0-2, index buffer, viewport and scissor of the shadow pass, are
+    /// left changed (rebind yours). Submit `cb` before recording the next frame of this renderer
+    /// into another command buffer (frames share the shadow map), and submit every command buffer it
+    /// recorded into (or call [`GpuCrowd::mark_unsynced`] on its crowds).
+    /// [`RenderOptions::clear_color`] is not used (only [`render`](Self::render) clears).
     ///
     /// Everything that can fail (pipeline creation, buffer growth) happens before anything is
-    /// recorded: on error, `cb` is left as it was and every crowd is uploaded whole at its next
-    /// frame. See the crate docs for the state it changes (bound pipelines, descriptor sets, index
-    /// buffer, viewport and scissor) and the layouts it expects of `target`.
+    /// recorded: on error, `cb` is left as it was, every crowd is uploaded whole at its next frame,
+    /// and [`draw`](Self::draw) draws nothing until the next successful `prepare`.
     ///
     /// # Errors
     /// [`VulkanError::AssetHasNoBones`] for bone mode on an asset without bones;
     /// [`VulkanError::BufferTooLarge`] if a crowd outgrows the device's storage buffer range;
-    /// [`VulkanError::EmptyTarget`] for a target of size zero; [`VulkanError::Vk`] or
-    /// [`VulkanError::Shader`] if a pipeline cannot be created.
+    /// [`VulkanError::Vk`] or [`VulkanError::Shader`] if a pipeline cannot be created.
+    ///
+    /// # Panics
+    /// If a [`GpuCrowd`] is paired with a crowd it was not made for.
+    pub fn prepare(
+        &mut self,
+        cb: vk::CommandBuffer,
+        crowds: &mut [CrowdDraw<'_>],
+        camera: &Camera,
+        options: &RenderOptions,
+        views: &[[[f32; 4]; 4]],
+    ) -> Result<FrameReport, VulkanError> {
+        self.prepared = None;
+        let limits = PlanLimits { max_storage_buffer_bytes: storage_limit(&self.ctx) };
+        let mut plan = std::mem::take(&mut self.plan);
+        let planned = {
+            let mut inputs: Vec<PlanCrowd<'_>> = crowds
+                .iter_mut()
+                .map(|d| PlanCrowd { crowd: &mut *d.crowd, asset: &d.asset.info, sync: &mut d.gpu.sync })
+                .collect();
+            plan.plan_with_views(&mut inputs, camera, options, &limits, views)
+        };
+        let result = planned.map_err(VulkanError::from).and_then(|()| self.encode_prepare(cb, &plan, crowds));
+        if result.is_err() {
+            for d in crowds.iter_mut() {
+                d.gpu.sync.mark_unsynced();
+            }
+        } else {
+            self.prepared = Some(crowds.iter().map(|d| d.crowd.id().get()).collect());
+        }
+        let report = plan.report();
+        self.plan = plan;
+        result.map(|()| report)
+    }
+
+    /// Records the colour draws of the last [`prepare`](Self::prepare)d frame (the ground first when
+    /// [`RenderOptions::ground`] is on, then every crowd's bodies and attachments, lit and shadowed
+    /// by vat's `fs_lit`) into `cb`, **inside** dynamic rendering the host began
+    /// (`vkCmdBeginRendering`) over one colour attachment (location 0) and a depth attachment of
+    /// `formats`, drawing into `area` of them. The graphics pipelines are created for `formats` on
+    /// first use, before anything is recorded. `crowds` must be those given to `prepare`, in the
+    /// same order.
+    ///
+    /// **State expected:** rendering begun by the host with any load ops (nothing is cleared: the
+    /// host's colour and depth are kept; vat's draws test `LESS` against the host's depth and write
+    /// depth). **State left:** the viewport is set to [`flipped_viewport`]`(area)` (vat's clip space
+    /// is wgpu's, y up, by wgpu-hal's negative-height viewport) and the scissor to `area`; the last
+    /// vat graphics pipeline, descriptor sets 0-2 and vat's index buffer (`UINT32`) stay bound;
+    /// rendering stays open (the host ends it). Rebind your pipeline, sets, buffers, viewport and
+    /// scissor before your next draw. Draws nothing after a failed `prepare`.
+    ///
+    /// # Errors
+    /// [`VulkanError::Vk`] or [`VulkanError::Shader`] if a pipeline cannot be created (nothing is
+    /// recorded then).
+    ///
+    /// # Panics
+    /// If `crowds` are not the crowds of the last successful `prepare`, in the same order.
+    pub fn draw(
+        &mut self,
+        cb: vk::CommandBuffer,
+        crowds: &[CrowdDraw<'_>],
+        formats: PassFormats,
+        area: vk::Rect2D,
+    ) -> Result<(), VulkanError> {
+        let Some(prepared) = self.prepared.as_ref() else { return Ok(()) };
+        check_prepared(prepared, crowds);
+        let plan = std::mem::take(&mut self.plan);
+        let result = self.encode_colour(cb, &plan, crowds, formats, area);
+        self.plan = plan;
+        result
+    }
+
+    /// Records the depth-only draws of extra view `view` (an index into the `views` given to the last
+    /// [`prepare`](Self::prepare): the host's shadow cascade, spot light or depth pre-pass) into
+    /// `cb`, **inside** depth-only dynamic rendering the host began with a depth attachment of
+    /// `formats.depth` (`formats.color` must be `None`: vat's depth pipelines have no fragment
+    /// stage), drawing into `area`. The draws are the camera's
+    /// colour draws of bodies and attachments (same instances, LODs and cross-fades; no ground),
+    /// projected by the view's matrix, depth test `LESS` with writes and the shadow depth bias
+    /// (`vat_core::pipeline::SHADOW_DEPTH_BIAS`). The instances are those culled for the camera: a
+    /// view reaching beyond the camera's frustum misses casters the camera does not see.
+    ///
+    /// **State expected and left:** as [`draw`](Self::draw): nothing is cleared; the viewport is set
+    /// to [`flipped_viewport`]`(area)` and the scissor to `area`; vat's last pipeline, sets 0-2 and
+    /// index buffer stay bound; rendering stays open. Draws nothing after a failed `prepare`.
+    ///
+    /// # Errors
+    /// [`VulkanError::Vk`] or [`VulkanError::Shader`] if a pipeline cannot be created (nothing is
+    /// recorded then).
+    ///
+    /// # Panics
+    /// If `crowds` are not the crowds of the last successful `prepare`, `view` is not an index into
+    /// its `views`, or `formats.color` is not `None`.
+    pub fn draw_depth(
+        &mut self,
+        cb: vk::CommandBuffer,
+        crowds: &[CrowdDraw<'_>],
+        view: usize,
+        formats: PassFormats,
+        area: vk::Rect2D,
+    ) -> Result<(), VulkanError> {
+        let Some(prepared) = self.prepared.as_ref() else { return Ok(()) };
+        check_prepared(prepared, crowds);
+        assert!(
+            view < self.plan.views.len(),
+            "view {view} of a frame prepared with {} views",
+            self.plan.views.len()
+        );
+        assert!(
+            formats.color.is_none(),
+            "draw_depth draws into a depth-only pass: formats.color must be None"
+        );
+        let plan = std::mem::take(&mut self.plan);
+        let result = self.encode_view_depth(cb, &plan, crowds, view, formats, area);
+        self.plan = plan;
+        result
+    }
+
+    /// Records one frame of `crowds` seen by `camera` into the caller's command buffer `cb`
+    /// (recording, primary, outside any render pass), clearing `target`: the convenience built from
+    /// the embeddable calls, [`prepare`](Self::prepare), a barrier ordering this frame's attachment
+    /// writes after earlier ones, then rendering it begins itself over `target` (colour cleared to
+    /// [`RenderOptions::clear_color`], depth to 1, both stored) with [`draw`](Self::draw) of
+    /// [`pass_formats`](Self::pass_formats) over the whole target inside, ended before it returns.
+    ///
+    /// Everything that can fail (pipeline creation, buffer growth) happens before anything is
+    /// recorded by `prepare`; a colour pipeline that cannot be created fails after it (`cb` then
+    /// holds the prepare part and an empty colour pass). See the crate docs for the state it changes
+    /// (bound pipelines, descriptor sets, index buffer, viewport and scissor) and the layouts it
+    /// expects of `target`.
+    ///
+    /// # Errors
+    /// Those of [`prepare`](Self::prepare) and [`draw`](Self::draw); [`VulkanError::EmptyTarget`]
+    /// for a target of size zero.
     ///
     /// # Panics
     /// If a [`GpuCrowd`] is paired with a crowd it was not made for.
@@ -557,26 +708,69 @@ impl Renderer {
         if target.size[0] == 0 || target.size[1] == 0 {
             return Err(VulkanError::EmptyTarget);
         }
-        let limits = PlanLimits { max_storage_buffer_bytes: storage_limit(&self.ctx) };
-        let mut plan = std::mem::take(&mut self.plan);
-        let planned = {
-            let mut inputs: Vec<PlanCrowd<'_>> = crowds
-                .iter_mut()
-                .map(|d| PlanCrowd { crowd: &mut *d.crowd, asset: &d.asset.info, sync: &mut d.gpu.sync })
-                .collect();
-            plan.plan(&mut inputs, camera, options, &limits)
-        };
-        let result =
-            planned.map_err(VulkanError::from).and_then(|()| self.encode_frame(cb, &plan, crowds, target));
-        if result.is_err() {
-            for d in crowds.iter_mut() {
-                d.gpu.sync.mark_unsynced();
-            }
+        let report = self.prepare(cb, crowds, camera, options, &[])?;
+        let d = &self.ctx.device;
+        let output = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
+            | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS
+            | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
+        let attachment_rw = vk::AccessFlags::COLOR_ATTACHMENT_READ
+            | vk::AccessFlags::COLOR_ATTACHMENT_WRITE
+            | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ
+            | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE;
+        // SAFETY: `cb` is recording outside any render pass (the caller's contract; `prepare` leaves
+        // no rendering open): orders this frame's attachment writes after the previous frame's.
+        unsafe {
+            memory_barrier(
+                d,
+                cb,
+                (
+                    output,
+                    vk::AccessFlags::COLOR_ATTACHMENT_WRITE | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
+                ),
+                (output, attachment_rw),
+            );
         }
-        let report = plan.report();
-        self.plan = plan;
-        result.map(|()| report)
+        let [r, g, b, a] = options.clear_color;
+        let color_attachment = [vk::RenderingAttachmentInfo::default()
+            .image_view(target.color)
+            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::STORE)
+            .clear_value(vk::ClearValue {
+                color: vk::ClearColorValue { float32: [r as f32, g as f32, b as f32, a as f32] },
+            })];
+        let depth_attachment = vk::RenderingAttachmentInfo::default()
+            .image_view(target.depth)
+            .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::STORE)
+            .clear_value(vk::ClearValue {
+                depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 },
+            });
+        let area = full_rect(target.size);
+        let info = vk::RenderingInfo::default()
+            .render_area(area)
+            .layer_count(1)
+            .color_attachments(&color_attachment)
+            .depth_attachment(&depth_attachment);
+        // SAFETY: outside any render pass; the caller guarantees the layouts given.
+        unsafe { d.cmd_begin_rendering(cb, &info) };
+        let formats = self.pass_formats();
+        let drawn = self.draw(cb, crowds, formats, area);
+        // SAFETY: ends the rendering begun above (also when no draw was recorded).
+        unsafe { self.ctx.device.cmd_end_rendering(cb) };
+        drawn.map(|()| report)
     }
+}
+
+/// Panics unless `crowds` are the crowds `prepared` lists, in order.
+fn check_prepared(prepared: &[u64], crowds: &[CrowdDraw<'_>]) {
+    let given: Vec<u64> = crowds.iter().map(|d| d.crowd.id().get()).collect();
+    assert!(
+        given == prepared,
+        "draw was given crowds {given:?} but the last prepare planned crowds {prepared:?}: pass the same \
+         crowds, in the same order"
+    );
 }
 
 impl From<PlanError> for VulkanError {
@@ -597,7 +791,7 @@ mod tests {
 
     #[test]
     fn the_viewport_flips_y_like_wgpu_hal() {
-        let v = flipped_viewport([320, 240]);
+        let v = flipped_viewport(full_rect([320, 240]));
         assert_eq!((v.y, v.height), (240.0, -240.0));
     }
 

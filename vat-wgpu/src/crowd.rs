@@ -19,6 +19,9 @@ pub struct GpuCrowd {
     pub(crate) frame_buffer: wgpu::Buffer,
     /// Group 0 per [`StageSet`], over `frame_buffer`.
     pub(crate) frame_groups: Vec<wgpu::BindGroup>,
+    /// Per extra depth view (`Renderer::prepare`'s `views`, grown on demand): its group-0 uniforms
+    /// and the depth group 0 over them.
+    pub(crate) views: Vec<(wgpu::Buffer, wgpu::BindGroup)>,
     pub(crate) buffers: Option<CrowdBuffers>,
 }
 
@@ -88,7 +91,28 @@ impl Renderer {
             wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         );
         let frame_groups = self.frame_groups_for(&frame_buffer)?;
-        Ok(GpuCrowd { sync: CrowdSync::new(crowd.id()), frame_buffer, frame_groups, buffers: None })
+        Ok(GpuCrowd {
+            sync: CrowdSync::new(crowd.id()),
+            frame_buffer,
+            frame_groups,
+            views: Vec::new(),
+            buffers: None,
+        })
+    }
+
+    /// Gives `gpu` at least `views` extra-view uniform buffers and their depth groups.
+    pub(crate) fn grow_views(&self, gpu: &mut GpuCrowd, views: usize) -> Result<(), RenderError> {
+        while gpu.views.len() < views {
+            let buffer = empty_buffer(
+                &self.device,
+                "vat crowd view",
+                size_of::<FrameUniforms>() as u64,
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            );
+            let group = self.frame_groups_for(&buffer)?.swap_remove(StageSet::Depth as usize);
+            gpu.views.push((buffer, group));
+        }
+        Ok(())
     }
 
     /// Replaces `gpu`'s buffers with ones of `capacity` (the plan then uploads everything).

@@ -1,5 +1,7 @@
 //! Carrying out a [`FramePlan`]: buffer growth and uploads, dispatches, the depth and colour passes
-//! (the Vulkan twin is vat-vulkan's `encode.rs`). Nothing here decides what is drawn.
+//! (the Vulkan twin is vat-vulkan's `encode.rs`): `Renderer::encode_prepare` records what comes
+//! before the host's passes, `Renderer::encode_colour` the draws inside one. Nothing here decides
+//! what is drawn.
 
 use vat_core::frame::{CrowdPlan, Dispatch, Draw, DrawGeometry, DrawResources, FramePlan};
 use vat_core::gpu;
@@ -9,7 +11,7 @@ use vat_core::pipeline::PipelineKey;
 use crate::crowd::{CrowdBuffers, GpuCrowd};
 use crate::pipelines::{CULL, PassFormats, SHADOW_PASS};
 use crate::renderer::{CrowdDraw, StageSet};
-use crate::{RenderError, RenderTarget, Renderer};
+use crate::{RenderError, Renderer};
 
 /// Copies `bytes` (a multiple of 4) to the start of `target` through the staging belt, in `encoder`.
 fn belt_write(
@@ -73,31 +75,27 @@ impl Renderer {
             q.write_buffer(&buffers.cull_params, 0, bytemuck::bytes_of(params));
         }
         belt_write(&mut self.belt, encoder, &draw.gpu.frame_buffer, bytemuck::bytes_of(&plan.uniforms));
+        self.grow_views(draw.gpu, plan.view_uniforms.len())?;
+        for (uniforms, (buffer, _)) in plan.view_uniforms.iter().zip(&draw.gpu.views) {
+            belt_write(&mut self.belt, encoder, buffer, bytemuck::bytes_of(uniforms));
+        }
         Ok(())
     }
 
-    /// Records `plan` into `encoder`: uploads, draw-argument resets, dispatches, the shadow pass
-    /// (cleared) and the colour pass (cleared) into `target`. On error the caller marks every crowd
-    /// unsynced.
-    pub(crate) fn encode_frame(
+    /// Records the part of `plan` outside any render pass into `encoder`: uploads, draw-argument
+    /// resets, dispatches and the built-in shadow pass (its own depth image, cleared). On error the
+    /// caller marks every crowd unsynced.
+    pub(crate) fn encode_prepare(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
         plan: &FramePlan,
         crowds: &mut [CrowdDraw<'_>],
-        target: RenderTarget<'_>,
     ) -> Result<(), RenderError> {
-        let colour_formats = PassFormats {
-            color: Some(self.config.color_format),
-            depth: self.config.depth_format,
-            samples: 1,
-        };
-        let mut pipelines: Vec<(PipelineKey, wgpu::RenderPipeline)> = Vec::new();
-        for key in plan.pipelines() {
-            let formats = match key.pass {
-                vat_core::pipeline::PassKind::Colour => colour_formats,
-                vat_core::pipeline::PassKind::Depth => SHADOW_PASS,
-            };
-            pipelines.push((key, self.render_pipeline(key, formats)));
+        let mut shadow_pipelines: Vec<(PipelineKey, wgpu::RenderPipeline)> = Vec::new();
+        for draw in &plan.depth {
+            if !shadow_pipelines.iter().any(|(k, _)| *k == draw.pipeline) {
+                shadow_pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, SHADOW_PASS)));
+            }
         }
         let cull_pipeline = self.compute_pipeline(CULL);
 
@@ -163,43 +161,54 @@ impl Renderer {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            self.encode_draws(&mut pass, StageSet::Depth, &plan.depth, crowds, &pipelines);
+            self.encode_draws(&mut pass, StageSet::Depth, None, &plan.depth, crowds, &shadow_pipelines);
         }
-        // 5. Colour pass.
-        let [r, g, b, a] = plan.clear_color;
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("vat colour"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: target.color,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a }),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: target.depth,
-                depth_ops: Some(wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(1.0),
-                    store: wgpu::StoreOp::Store,
-                }),
-                stencil_ops: None,
-            }),
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        self.encode_draws(&mut pass, StageSet::Colour, &plan.colour, crowds, &pipelines);
         Ok(())
     }
 
+    /// Records `plan`'s colour draws into the host's `pass`, whose attachments have `formats`.
+    pub(crate) fn encode_colour(
+        &mut self,
+        pass: &mut wgpu::RenderPass<'_>,
+        plan: &FramePlan,
+        crowds: &[CrowdDraw<'_>],
+        formats: PassFormats,
+    ) {
+        let mut pipelines: Vec<(PipelineKey, wgpu::RenderPipeline)> = Vec::new();
+        for draw in &plan.colour {
+            if !pipelines.iter().any(|(k, _)| *k == draw.pipeline) {
+                pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, formats)));
+            }
+        }
+        self.encode_draws(pass, StageSet::Colour, None, &plan.colour, crowds, &pipelines);
+    }
+
+    /// Records `plan`'s depth draws of extra view `view` into the host's depth `pass` of `formats`.
+    pub(crate) fn encode_view_depth(
+        &mut self,
+        pass: &mut wgpu::RenderPass<'_>,
+        plan: &FramePlan,
+        crowds: &[CrowdDraw<'_>],
+        view: usize,
+        formats: PassFormats,
+    ) {
+        let mut pipelines: Vec<(PipelineKey, wgpu::RenderPipeline)> = Vec::new();
+        for draw in &plan.view_depth {
+            if !pipelines.iter().any(|(k, _)| *k == draw.pipeline) {
+                pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, formats)));
+            }
+        }
+        self.encode_draws(pass, StageSet::Depth, Some(view), &plan.view_depth, crowds, &pipelines);
+    }
+
     /// Records `draws` into `pass` (pipelines of `set`'s layouts), binding only what changes from
-    /// one draw to the next. Leaves the last pipeline, bind groups and index buffer bound.
+    /// one draw to the next; each crowd's group 0 is that of extra view `view` when given. Leaves the
+    /// last pipeline, bind groups and index buffer bound.
     fn encode_draws(
         &self,
         pass: &mut wgpu::RenderPass<'_>,
         set: StageSet,
+        view: Option<usize>,
         draws: &[Draw],
         crowds: &[CrowdDraw<'_>],
         pipelines: &[(PipelineKey, wgpu::RenderPipeline)],
@@ -212,7 +221,14 @@ impl Renderer {
                     DrawResources::Crowd { crowd, instances } => {
                         let c = &crowds[crowd];
                         let Some(buffers) = &c.gpu.buffers else { continue };
-                        pass.set_bind_group(0, &c.gpu.frame_groups[set as usize], &[]);
+                        let frame = match view {
+                            Some(v) => match c.gpu.views.get(v) {
+                                Some((_, group)) => group,
+                                None => continue,
+                            },
+                            None => &c.gpu.frame_groups[set as usize],
+                        };
+                        pass.set_bind_group(0, frame, &[]);
                         pass.set_bind_group(1, &c.asset.groups[set as usize], &[]);
                         pass.set_bind_group(2, buffers.group(set, instances), &[]);
                         pass.set_index_buffer(c.asset.index_buffer.slice(..), wgpu::IndexFormat::Uint32);

@@ -34,6 +34,23 @@
 //! # let _ = (report, rgba8); Ok(()) }
 //! ```
 //!
+//! ## Embedding in a host's frame graph
+//! [`Renderer::render`] is a convenience built from three calls a host can place in its own frame:
+//! - [`Renderer::prepare`]`(encoder, crowds, camera, options, views)`: plans the frame and records
+//!   the uploads, the scatter and culling compute passes and the built-in shadow pass into the host's
+//!   encoder, outside any pass; `views` are extra depth views (world-to-clip matrices) for
+//!   `draw_depth`.
+//! - [`Renderer::draw`]`(pass, crowds, formats)`: the colour draws, into a render pass the host
+//!   began (its attachments of [`PassFormats`], its load ops, its viewport and scissor). Nothing is
+//!   cleared; vat's draws test `Less` against the host's depth and write it.
+//! - [`Renderer::draw_depth`]`(pass, crowds, view, formats)`: depth-only draws of extra view `view`
+//!   (a shadow cascade, spot light or depth pre-pass) into a pass the host began.
+//!
+//! `draw` and `draw_depth` leave vat's last pipeline, bind groups 0-2 and index buffer bound and
+//! touch nothing else; [`Offscreen::record_host_frame`] runs a host frame on the offscreen target.
+//! Lighting (sun direction, ambient) comes from [`RenderOptions`]; the host's own shadow map is not
+//! sampled yet (vat samples its built-in one).
+//!
 //! Texel fetches per vertex (vertex shader, linear interpolation): VAT mode 2 (one 64-bit texel per
 //! frame, two frames), 4 while cross-fading; bone mode 3 rows x 2 frames per influence: 24 with 4
 //! influences (48 cross-fading), 48 with 8 (96); influences of weight 0 are skipped.
@@ -55,6 +72,7 @@ pub use crowd::GpuCrowd;
 pub use device::headless_device;
 pub use error::RenderError;
 pub use offscreen::Offscreen;
+pub use pipelines::PassFormats;
 pub use renderer::{CrowdDraw, Renderer};
 pub use target::HeadlessTarget;
 

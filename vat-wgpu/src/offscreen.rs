@@ -7,7 +7,8 @@ use vat_core::crowd::{Camera, Crowd};
 use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
 
 use crate::{
-    CrowdDraw, GpuAsset, GpuCrowd, HeadlessTarget, RenderError, Renderer, RendererConfig, headless_device,
+    CrowdDraw, GpuAsset, GpuCrowd, HeadlessTarget, RenderError, RenderTarget, Renderer, RendererConfig,
+    headless_device,
 };
 
 /// A [`Renderer`] with its own device, queue and offscreen target: vat-wgpu's
@@ -151,6 +152,48 @@ impl Offscreen {
     pub fn parts(&mut self) -> (&wgpu::Device, &wgpu::Queue, &mut Renderer) {
         (&self.device, &self.queue, &mut self.renderer)
     }
+
+    /// Records a frame of the caller's own into a new encoder over the offscreen's target, then
+    /// submits it (without waiting; [`read_rgba8`](CrowdRenderer::read_rgba8) reads the result):
+    /// `record` gets the device, the renderer, the encoder and the target (`Rgba8UnormSrgb` colour
+    /// and `Depth32Float` depth, contents left from the previous frame: clear or load them as the
+    /// host's passes wish). This is how a host embeds vat in its own frame ([`Renderer::prepare`],
+    /// its own pass with [`Renderer::draw`] inside) on the offscreen's device; the trait's `render`
+    /// is `record_host_frame` of [`Renderer::render`]. The encoder is submitted even when `record`
+    /// fails (the renderer's staging memory is recycled at submission).
+    ///
+    /// # Errors
+    /// `record`'s error, or a device loss or error reported by the frame.
+    pub fn record_host_frame<R>(
+        &mut self,
+        record: impl FnOnce(
+            &wgpu::Device,
+            &mut Renderer,
+            &mut wgpu::CommandEncoder,
+            RenderTarget<'_>,
+        ) -> Result<R, RenderError>,
+    ) -> Result<R, RenderError> {
+        self.check_device()?;
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("vat offscreen frame") });
+        if let Some(timer) = &self.timer {
+            timer.stamp(&mut encoder, 0);
+        }
+        let result = record(&self.device, &mut self.renderer, &mut encoder, self.target.target());
+        if let Some(timer) = &mut self.timer {
+            timer.stamp(&mut encoder, 1);
+            encoder.resolve_query_set(&timer.queries, 0..2, &timer.resolve, 0);
+            encoder.copy_buffer_to_buffer(&timer.resolve, 0, &timer.readback, 0, 16);
+            timer.pending = result.is_ok();
+        }
+        // Submit even on error: the renderer's staging memory is recycled at submission.
+        self.queue.submit([encoder.finish()]);
+        // Non-blocking: lets wgpu report a loss or an error of this frame now rather than later.
+        let _ = self.device.poll(wgpu::PollType::Poll);
+        self.check_device()?;
+        result
+    }
 }
 
 impl Offscreen {
@@ -215,26 +258,9 @@ impl CrowdRenderer for Offscreen {
         camera: &Camera,
         options: &RenderOptions,
     ) -> Result<FrameReport, RenderError> {
-        self.check_device()?;
-        let mut encoder = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("vat offscreen frame") });
-        if let Some(timer) = &self.timer {
-            timer.stamp(&mut encoder, 0);
-        }
-        let report = self.renderer.render(&mut encoder, crowds, camera, self.target.target(), options);
-        if let Some(timer) = &mut self.timer {
-            timer.stamp(&mut encoder, 1);
-            encoder.resolve_query_set(&timer.queries, 0..2, &timer.resolve, 0);
-            encoder.copy_buffer_to_buffer(&timer.resolve, 0, &timer.readback, 0, 16);
-            timer.pending = report.is_ok();
-        }
-        // Submit even on error: the renderer's staging memory is recycled at submission.
-        self.queue.submit([encoder.finish()]);
-        // Non-blocking: lets wgpu report a loss or an error of this frame now rather than later.
-        let _ = self.device.poll(wgpu::PollType::Poll);
-        self.check_device()?;
-        report
+        self.record_host_frame(|_, renderer, encoder, target| {
+            renderer.render(encoder, crowds, camera, target, options)
+        })
     }
 
     fn wait(&mut self) -> Result<(), RenderError> {

@@ -8,15 +8,17 @@ use vat_core::pipeline::{PassKind, PipelineKey, ShaderVariantKey};
 use crate::renderer::StageSet;
 use crate::{Renderer, conv};
 
-/// The state of the pass a render pipeline draws in: attachment formats and sample count.
+/// The state of the pass a render pipeline draws in: attachment formats and sample count. Given to
+/// [`Renderer::draw`] as the host pass's: the renderer caches one pipeline per
+/// `(vat_core::pipeline::PipelineKey, PassFormats)`, so it can draw into several hosts' passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct PassFormats {
-    /// Colour attachment format (`None`: depth only).
-    pub(crate) color: Option<wgpu::TextureFormat>,
-    /// Depth attachment format.
-    pub(crate) depth: wgpu::TextureFormat,
-    /// Samples per pixel.
-    pub(crate) samples: u32,
+pub struct PassFormats {
+    /// Format of the pass's single colour attachment, at location 0 (`None`: a depth-only pass).
+    pub color: Option<wgpu::TextureFormat>,
+    /// Format of the pass's depth attachment (vat's pipelines always test and write depth).
+    pub depth: wgpu::TextureFormat,
+    /// Samples per pixel of the attachments (1 without MSAA; the pipelines' multisample count).
+    pub samples: u32,
 }
 
 /// The shadow map's format.

@@ -21,8 +21,10 @@ use wgpu::util::DeviceExt;
 
 use crate::crowd::GpuCrowd;
 use crate::device::REQUIRED_FEATURES;
-use crate::pipelines::{CULL, ComputeKey, PassFormats, SHADOW_FORMAT};
-use crate::{FrameReport, GpuAsset, RenderError, RenderOptions, RenderTarget, RendererConfig, conv};
+use crate::pipelines::{CULL, ComputeKey, SHADOW_FORMAT};
+use crate::{
+    FrameReport, GpuAsset, PassFormats, RenderError, RenderOptions, RenderTarget, RendererConfig, conv,
+};
 
 /// Bytes of one chunk of the staging belt that carries the frame uniforms.
 const BELT_CHUNK: u64 = 4096;
@@ -78,6 +80,8 @@ pub struct Renderer {
     pub(crate) scatter_pipeline: wgpu::ComputePipeline,
     /// The frame plan, reused every frame.
     plan: FramePlan,
+    /// The crowds (ids) of the last successful `prepare`; `None` after a failed one.
+    prepared: Option<Vec<u64>>,
     /// Test hook: the upload step at which [`Renderer::upload`] fails on purpose.
     #[cfg(feature = "fault-injection")]
     pub(crate) upload_fault: Option<u32>,
@@ -278,6 +282,7 @@ impl Renderer {
             scatter_layout,
             scatter_pipeline,
             plan: FramePlan::default(),
+            prepared: None,
             #[cfg(feature = "fault-injection")]
             upload_fault: None,
             render_pipelines: HashMap::new(),
@@ -332,24 +337,149 @@ impl Renderer {
         PlanLimits { max_storage_buffer_bytes: storage_limit(&self.device.limits()) }
     }
 
-    /// Records one frame of `crowds` (any number, of any assets uploaded to this renderer) seen by
-    /// `camera` into `encoder`: plans it (`vat_core::frame::FramePlan::plan`: CPU culling with
+    /// The formats of the passes [`render`](Self::render) begins: the config's colour and depth
+    /// formats, one sample. Give them to [`draw`](Self::draw) for a host pass of the same kind.
+    pub fn pass_formats(&self) -> PassFormats {
+        PassFormats { color: Some(self.config.color_format), depth: self.config.depth_format, samples: 1 }
+    }
+
+    /// Records everything of one frame of `crowds` (any number, of any assets uploaded to this
+    /// renderer) seen by `camera`, and of the host's extra depth `views` (world-to-clip matrices,
+    /// column-major, depth 0..1, each drawn by [`draw_depth`](Self::draw_depth); `&[]` for none),
+    /// that comes before the host's render passes, into the host's `encoder`: plans the frame (`vat_core::frame::FramePlan::plan`: CPU culling with
     /// `Crowd::prepare_frame`, or only the dirty records for GPU culling), queues each crowd's
     /// changed records and list entries (written at the next `queue.submit`), then records the
-    /// copies of the uniforms, the scatter and culling compute passes, one shadow pass over every
-    /// crowd and the colour pass (both cleared). Call it at most once per encoder, and submit every
-    /// encoder it recorded into: the uniforms' staging memory is recycled when the encoder is
-    /// submitted, and a frame dropped unsubmitted leaves the GPU copies behind their crowds (call
-    /// [`GpuCrowd::mark_unsynced`] on each then).
+    /// copies of the uniforms, the scatter and culling compute passes and, when shadows are drawn,
+    /// the built-in shadow pass (into the renderer's own shadow map, which it clears). Then record
+    /// [`draw`](Self::draw) of the same `crowds` into a pass the host begins in the same `encoder`
+    /// (or one submitted after it).
+    ///
+    /// **State.** Call it outside any pass: it begins and ends its own compute passes and the
+    /// shadow pass; nothing of the host's (attachments, bind groups, pipelines) is touched or left
+    /// bound. Call it at most once per encoder, and submit every encoder it recorded into: the
+    /// uniforms' staging memory is recycled when the encoder is submitted, and a frame dropped
+    /// unsubmitted leaves the GPU copies behind their crowds (call [`GpuCrowd::mark_unsynced`] on
+    /// each then).
     ///
     /// Each crowd must have been built from the asset it is paired with. Shadows are drawn when
     /// [`RenderOptions::shadows`] is on and a crowd's `CrowdConfig::shadows` is on (only those
-    /// crowds cast).
+    /// crowds cast). [`RenderOptions::clear_color`] is not used (only [`render`](Self::render)
+    /// clears).
     ///
     /// # Errors
     /// [`RenderError::AssetHasNoBones`] for bone mode on an asset without bones;
     /// [`RenderError::BufferTooLarge`] if a crowd outgrows the device's storage binding size;
-    /// [`RenderError::Device`]. After an error, each crowd is uploaded whole at its next frame.
+    /// [`RenderError::Device`]. After an error each crowd is uploaded whole at its next frame, and
+    /// [`draw`](Self::draw) draws nothing until the next successful `prepare`.
+    ///
+    /// # Panics
+    /// If a [`GpuCrowd`] is paired with a crowd it was not made for.
+    pub fn prepare(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        crowds: &mut [CrowdDraw<'_>],
+        camera: &Camera,
+        options: &RenderOptions,
+        views: &[[[f32; 4]; 4]],
+    ) -> Result<FrameReport, RenderError> {
+        self.prepared = None;
+        let limits = self.plan_limits();
+        let mut plan = std::mem::take(&mut self.plan);
+        let planned = {
+            let mut inputs: Vec<PlanCrowd<'_>> = crowds
+                .iter_mut()
+                .map(|d| PlanCrowd { crowd: &mut *d.crowd, asset: &d.asset.info, sync: &mut d.gpu.sync })
+                .collect();
+            plan.plan_with_views(&mut inputs, camera, options, &limits, views)
+        };
+        let result =
+            planned.map_err(RenderError::from).and_then(|()| self.encode_prepare(encoder, &plan, crowds));
+        if result.is_err() {
+            for d in crowds.iter_mut() {
+                d.gpu.sync.mark_unsynced();
+            }
+        } else {
+            self.prepared = Some(crowds.iter().map(|d| d.crowd.id().get()).collect());
+        }
+        let report = plan.report();
+        self.plan = plan;
+        self.belt.finish_and_recall_on_submit(encoder);
+        result.map(|()| report)
+    }
+
+    /// Records the colour draws of the last [`prepare`](Self::prepare)d frame (the ground first when
+    /// [`RenderOptions::ground`] is on, then every crowd's bodies and attachments, lit and shadowed
+    /// by vat's `fs_lit`) into a render pass the host began, whose attachments have `formats` (one
+    /// colour attachment at location 0 and a depth attachment; see [`PassFormats`]): the render
+    /// pipelines are created for them on first use. `crowds` must be those given to `prepare`, in
+    /// the same order; their uploads and culling must execute before this pass (same encoder, or an
+    /// earlier submission).
+    ///
+    /// **State expected:** a pass over a colour and a depth attachment of `formats`, any load ops
+    /// (nothing is cleared: the host's colour and depth are kept, vat's draws test `Less` against the
+    /// host's depth and write depth), any viewport and scissor (the draws use whatever the pass has:
+    /// set the viewport to the camera's image, the default is the whole attachment).
+    /// **State left:** the viewport, scissor, blend constant and stencil reference are not touched;
+    /// the last vat pipeline, bind groups 0-2 and vat's index buffer (`Uint32`) stay bound, so the
+    /// host sets its own pipeline, bind groups and buffers before its next draw. Draws nothing
+    /// after a failed `prepare`.
+    ///
+    /// # Panics
+    /// If `crowds` are not the crowds of the last successful `prepare`, in the same order.
+    pub fn draw(&mut self, pass: &mut wgpu::RenderPass<'_>, crowds: &[CrowdDraw<'_>], formats: PassFormats) {
+        let Some(prepared) = self.prepared.as_ref() else { return };
+        check_prepared(prepared, crowds);
+        let plan = std::mem::take(&mut self.plan);
+        self.encode_colour(pass, &plan, crowds, formats);
+        self.plan = plan;
+    }
+
+    /// Records the depth-only draws of extra view `view` (an index into the `views` given to the last
+    /// [`prepare`](Self::prepare): the host's shadow cascade, spot light or depth pre-pass) into a
+    /// depth-only render pass the host began, whose depth attachment has `formats.depth`
+    /// (`formats.color` must be `None`: vat's depth pipelines have no fragment stage). The draws are the
+    /// camera's colour draws of bodies and attachments (same instances, LODs and cross-fades; no
+    /// ground), projected by the view's matrix, depth test `Less` with writes and the shadow depth
+    /// bias (`vat_core::pipeline::SHADOW_DEPTH_BIAS`). The instances are those culled for the camera:
+    /// a view reaching beyond the camera's frustum misses casters the camera does not see.
+    ///
+    /// **State expected and left:** as [`draw`](Self::draw): nothing is cleared, the viewport and
+    /// scissor are the host's and untouched, vat's last pipeline, bind groups 0-2 and index buffer
+    /// stay bound. Draws nothing after a failed `prepare`.
+    ///
+    /// # Panics
+    /// If `crowds` are not the crowds of the last successful `prepare`, `view` is not an index into
+    /// its `views`, or `formats.color` is not `None`.
+    pub fn draw_depth(
+        &mut self,
+        pass: &mut wgpu::RenderPass<'_>,
+        crowds: &[CrowdDraw<'_>],
+        view: usize,
+        formats: PassFormats,
+    ) {
+        let Some(prepared) = self.prepared.as_ref() else { return };
+        check_prepared(prepared, crowds);
+        assert!(
+            view < self.plan.views.len(),
+            "view {view} of a frame prepared with {} views",
+            self.plan.views.len()
+        );
+        assert!(
+            formats.color.is_none(),
+            "draw_depth draws into a depth-only pass: formats.color must be None"
+        );
+        let plan = std::mem::take(&mut self.plan);
+        self.encode_view_depth(pass, &plan, crowds, view, formats);
+        self.plan = plan;
+    }
+
+    /// Records one frame of `crowds` seen by `camera` into `encoder` and `target`, clearing it: the
+    /// convenience built from the embeddable calls, [`prepare`](Self::prepare) then a colour pass it
+    /// begins itself over `target` (colour cleared to [`RenderOptions::clear_color`], depth to 1,
+    /// both stored), into which it records [`draw`](Self::draw) with [`pass_formats`](Self::pass_formats).
+    ///
+    /// # Errors
+    /// Those of [`prepare`](Self::prepare) (nothing is drawn then).
     ///
     /// # Panics
     /// If the target's size is zero, or a [`GpuCrowd`] is paired with a crowd it was not made for.
@@ -362,28 +492,45 @@ impl Renderer {
         options: &RenderOptions,
     ) -> Result<FrameReport, RenderError> {
         assert!(target.size[0] > 0 && target.size[1] > 0, "render target of size {:?}", target.size);
-        let limits = self.plan_limits();
-        let mut plan = std::mem::take(&mut self.plan);
-        let planned = {
-            let mut inputs: Vec<PlanCrowd<'_>> = crowds
-                .iter_mut()
-                .map(|d| PlanCrowd { crowd: &mut *d.crowd, asset: &d.asset.info, sync: &mut d.gpu.sync })
-                .collect();
-            plan.plan(&mut inputs, camera, options, &limits)
-        };
-        let result = planned
-            .map_err(RenderError::from)
-            .and_then(|()| self.encode_frame(encoder, &plan, crowds, target));
-        if result.is_err() {
-            for d in crowds.iter_mut() {
-                d.gpu.sync.mark_unsynced();
-            }
-        }
-        let report = plan.report();
-        self.plan = plan;
-        self.belt.finish_and_recall_on_submit(encoder);
-        result.map(|()| report)
+        let report = self.prepare(encoder, crowds, camera, options, &[])?;
+        let [r, g, b, a] = options.clear_color;
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("vat colour"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: target.color,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a }),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: target.depth,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        let formats = self.pass_formats();
+        self.draw(&mut pass, crowds, formats);
+        Ok(report)
     }
+}
+
+/// Panics unless `crowds` are the crowds `prepared` lists, in order.
+fn check_prepared(prepared: &[u64], crowds: &[CrowdDraw<'_>]) {
+    let given: Vec<u64> = crowds.iter().map(|d| d.crowd.id().get()).collect();
+    assert!(
+        given == prepared,
+        "draw was given crowds {given:?} but the last prepare planned crowds {prepared:?}: pass the same \
+         crowds, in the same order"
+    );
 }
 
 impl From<PlanError> for RenderError {

@@ -333,3 +333,33 @@ fn shadows_off_plans_no_depth_pass() {
     assert_eq!(p.crowds[0].uniforms.shadow_strength, 0.0);
     assert_eq!(p.pipelines().len(), 2, "fade and plain colour pipelines");
 }
+
+#[test]
+fn extra_views_draw_the_cameras_bodies_in_depth_pipelines_with_their_own_uniforms() {
+    for options in [RenderOptions { ground: true, ..cpu() }, RenderOptions { ground: true, ..gpu_culled() }] {
+        let mut f = fixture(20, 3, VertexFormat::Packed64);
+        let view = [[2.0, 0.0, 0.0, 0.0], [0.0, 3.0, 0.0, 0.0], [0.0, 0.0, 0.5, 0.0], [0.0, 0.0, 0.5, 1.0]];
+        let mut p = FramePlan::default();
+        let mut inputs = [PlanCrowd { crowd: &mut f.crowd, asset: &f.asset, sync: &mut f.sync }];
+        p.plan_with_views(&mut inputs, &camera(), &options, &LIMITS, &[view, view]).unwrap();
+        assert_eq!(p.views, vec![view, view]);
+        let bodies: Vec<&Draw> = p.colour.iter().filter(|d| d.pipeline.binds_asset_and_crowd()).collect();
+        assert!(!bodies.is_empty() && bodies.len() < p.colour.len(), "{options:?}: bodies and a ground");
+        assert_eq!(p.view_depth.len(), bodies.len(), "{options:?}: no ground in the view's draws");
+        for (depth, colour) in p.view_depth.iter().zip(&bodies) {
+            assert_eq!(depth.pipeline.pass, PassKind::Depth);
+            assert_eq!(
+                (depth.pipeline.program, depth.pipeline.variant),
+                (colour.pipeline.program, colour.pipeline.variant)
+            );
+            assert_eq!((&depth.resources, &depth.geometry), (&colour.resources, &colour.geometry));
+        }
+        let c = &p.crowds[0];
+        assert_eq!(c.view_uniforms.len(), 2);
+        assert_eq!(c.view_uniforms[0], FrameUniforms { light_view_proj: view, ..c.uniforms });
+        // A frame without views drops them.
+        let mut inputs = [PlanCrowd { crowd: &mut f.crowd, asset: &f.asset, sync: &mut f.sync }];
+        p.plan(&mut inputs, &camera(), &options, &LIMITS).unwrap();
+        assert!(p.views.is_empty() && p.view_depth.is_empty() && p.crowds[0].view_uniforms.is_empty());
+    }
+}
