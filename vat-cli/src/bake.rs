@@ -222,6 +222,37 @@ pub(crate) fn read_vat(path: &Path, max_memory: u64) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Streams `prepared` to a temporary file beside `out`, reads it back, verifies what is on disk
+/// against `rig` (the checks only: the mid-frame interpolation figures are `vat verify`'s, they cost
+/// more than the checks), and renames it to `out` only when it passed; otherwise nothing is written.
+/// `source` names the input in messages. Returns the bake's figures and the verification report.
+pub(crate) fn write_verified(
+    prepared: prepare::PreparedBake,
+    rig: &Rig,
+    out: &Path,
+    source: &str,
+    accept_influence_loss: bool,
+) -> Result<(prepare::BakeStats, VerifyReport)> {
+    let pending = prepared.write_pending(out).with_context(|| format!("{}: cannot write", out.display()))?;
+    let stats = prepared.stats.clone();
+    // Only the file on disk is needed from here on: verification reads it back.
+    drop(prepared);
+    let bytes = std::fs::read(pending.temp_path())
+        .with_context(|| format!("{}: cannot read back", pending.temp_path().display()))?;
+    let asset = Asset::parse(&bytes)
+        .with_context(|| format!("{}: the written file does not read back", out.display()))?;
+    let verify_options = VerifyOptions { accept_influence_loss, mid_frames: false };
+    let report = verify::verify_with(&asset, rig, &verify_options)
+        .with_context(|| format!("{source}: cannot verify the written file"))?;
+    if !report.passed {
+        bail!("{source}: verification failed, nothing written: {}", report.failures.join("; "));
+    }
+    drop(asset);
+    drop(bytes);
+    pending.commit().with_context(|| format!("{}: cannot write", out.display()))?;
+    Ok((stats, report))
+}
+
 /// Where a rig comes from: a glTF file, a mesh-sequence folder (at `fps`), or a built-in source.
 enum RigSource<'a> {
     File(&'a Path),
@@ -350,27 +381,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     let prepared = prepare::prepare_with_progress(&rig, &options, &mut |p| bar.update(p))
         .with_context(|| format!("{source}: bake failed"))?;
     bar.finish();
-    let pending =
-        prepared.write_pending(&args.out).with_context(|| format!("{}: cannot write", args.out.display()))?;
-    let stats = prepared.stats.clone();
-    // Only the file on disk is needed from here on: verification reads it back.
-    drop(prepared);
-    let bytes = std::fs::read(pending.temp_path())
-        .with_context(|| format!("{}: cannot read back", pending.temp_path().display()))?;
-    let asset = Asset::parse(&bytes)
-        .with_context(|| format!("{}: the written file does not read back", args.out.display()))?;
-    // The checks only: the mid-frame interpolation figures are `vat verify`'s (they cost more than
-    // the checks).
-    let verify_options =
-        VerifyOptions { accept_influence_loss: args.accept_influence_loss, mid_frames: false };
-    let report = verify::verify_with(&asset, &rig, &verify_options)
-        .with_context(|| format!("{source}: cannot verify the written file"))?;
-    if !report.passed {
-        bail!("{source}: verification failed, nothing written: {}", report.failures.join("; "));
-    }
-    drop(asset);
-    drop(bytes);
-    pending.commit().with_context(|| format!("{}: cannot write", args.out.display()))?;
+    let (stats, report) = write_verified(prepared, &rig, &args.out, &source, args.accept_influence_loss)?;
     let s = &stats;
     let out = std::io::stdout();
     let mut out = out.lock();

@@ -3,13 +3,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use vat_bake::interop::openvat::{self, NormalsExport, OpenVatExport, OpenVatOptions};
 use vat_bake::interop::{ImportedBake, TextureFormat, houdini};
 use vat_bake::lods::LodOptions;
 use vat_bake::prepare::{self, BakeOptions};
-use vat_bake::verify::{self, VerifyOptions};
 use vat_core::container::Asset;
 
 use crate::bake::{FormatArg, parse_bytes, read_vat};
@@ -188,23 +187,8 @@ fn bake_import(dir: &Path, imported: ImportedBake, args: &ImportBakeArgs) -> Res
     };
     let prepared =
         prepare::prepare(&rig, &options).with_context(|| format!("{}: bake failed", dir.display()))?;
-    let pending =
-        prepared.write_pending(&args.out).with_context(|| format!("{}: cannot write", args.out.display()))?;
-    let stats = prepared.stats.clone();
-    drop(prepared);
-    let bytes = std::fs::read(pending.temp_path())
-        .with_context(|| format!("{}: cannot read back", pending.temp_path().display()))?;
-    let asset = Asset::parse(&bytes)
-        .with_context(|| format!("{}: the written file does not read back", args.out.display()))?;
-    let report =
-        verify::verify_with(&asset, &rig, &VerifyOptions { accept_influence_loss: false, mid_frames: false })
-            .with_context(|| format!("{}: cannot verify the written file", dir.display()))?;
-    if !report.passed {
-        bail!("{}: verification failed, nothing written: {}", dir.display(), report.failures.join("; "));
-    }
-    drop(asset);
-    drop(bytes);
-    pending.commit().with_context(|| format!("{}: cannot write", args.out.display()))?;
+    let (stats, report) =
+        crate::bake::write_verified(prepared, &rig, &args.out, &dir.display().to_string(), false)?;
     let out = std::io::stdout();
     let mut out = out.lock();
     let seq = &imported.sequence;
