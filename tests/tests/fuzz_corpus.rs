@@ -44,7 +44,9 @@ enum Expect {
 /// hostile input the project has fixed (each also has its own test beside the fix). Small, so the
 /// fuzzers can start from them.
 fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
-    use vat_bake::testdata::{degenerate, fan, many_nodes, morph_fan_out, small_skinned_gltf};
+    use vat_bake::testdata::{
+        degenerate, degenerate_only, fan, many_nodes, morph_fan_out, small_skinned_gltf,
+    };
     let mut out = Vec::new();
     let gltf = |v: &serde_json::Value| serde_json::to_vec(v).unwrap();
     // External files: fuzzed imports have no folder, so every external URI is refused; the
@@ -69,9 +71,7 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
     v["animations"][0]["name"] = serde_json::json!("\u{1b}[2J\u{1b}]0;owned\u{7}\r\nvat: error: forged");
     out.push(("gltf_bake", "terminal-escapes-in-names.gltf".into(), gltf(&v), Expect::Accepted));
     // Cost classes (vat-bake/tests/scaling.rs and budgets.rs).
-    let mut flat = degenerate(10);
-    let at = flat.windows(8).rposition(|w| w == [1, 0, 0, 0, 2, 0, 0, 0]).unwrap();
-    flat[at..at + 8].fill(0);
+    let flat = degenerate_only(10);
     out.push(("gltf_bake", "zero-area-only.glb".into(), flat, Expect::Refused("repeat a vertex index")));
     out.push(("gltf_bake", "zero-area-mostly.glb".into(), degenerate(100_000), Expect::Accepted));
     out.push(("gltf_bake", "fan-over-work-budget.glb".into(), fan(5_000), Expect::Accepted));
@@ -109,23 +109,10 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
     }
     // OpenVAT imports: the seed's sidecar, texture and glb, each made hostile in turn.
     let seed = vat_bake::fuzzing::openvat_seed();
-    let part = |d: &[u8], at: usize| -> (Vec<u8>, usize) {
-        let len = u32::from_le_bytes(d[at..at + 4].try_into().unwrap()) as usize;
-        (d[at + 4..at + 4 + len].to_vec(), at + 4 + len)
-    };
-    let (json, at) = part(&seed, 0);
-    let (png, at) = part(&seed, at);
-    let glb = seed[at..].to_vec();
-    let input = |j: &[u8], t: &[u8], g: &[u8]| {
-        let mut out = Vec::new();
-        for p in [j, t] {
-            out.extend_from_slice(&(p.len() as u32).to_le_bytes());
-            out.extend_from_slice(p);
-        }
-        out.extend_from_slice(g);
-        out
-    };
-    let json_text = String::from_utf8(json.clone()).unwrap();
+    let (json, png, glb) = vat_bake::fuzzing::split_openvat_parts(&seed).unwrap();
+    let (png, glb) = (png.to_vec(), glb.to_vec());
+    let input = vat_bake::fuzzing::openvat_parts;
+    let json_text = String::from_utf8(json.to_vec()).unwrap();
     for (name, j, t, g, expect) in [
         ("seed-accepted", json_text.clone(), png.clone(), glb.clone(), Expect::Accepted),
         (

@@ -237,8 +237,20 @@ fn format(name: &str) -> Result<VertexFormat> {
 /// The most frames or texels a side of a fuzzed OpenVAT import may have before it is baked.
 const FUZZ_MAX_INTEROP_FRAMES: usize = 16;
 
-/// Splits `[u32 LE length][sidecar JSON][u32 LE length][texture (EXR or PNG)][glb]`.
-fn interop_parts(data: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+/// Joins an OpenVAT bake's sidecar JSON, texture (EXR or PNG) and glb into one
+/// [`import_openvat_parts`] input: `[u32 LE length][sidecar][u32 LE length][texture][glb]`.
+pub fn openvat_parts(sidecar: &[u8], texture: &[u8], glb: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + sidecar.len() + texture.len() + glb.len());
+    for part in [sidecar, texture] {
+        out.extend_from_slice(&(part.len() as u32).to_le_bytes());
+        out.extend_from_slice(part);
+    }
+    out.extend_from_slice(glb);
+    out
+}
+
+/// Splits an [`openvat_parts`] input into (sidecar, texture, glb); `None` when it is not one.
+pub fn split_openvat_parts(data: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
     let take = |d: &[u8]| -> Option<(usize, usize)> {
         let len = u32::from_le_bytes(d.get(..4)?.try_into().ok()?) as usize;
         (d.len() >= 4 + len).then_some((4, 4 + len))
@@ -250,7 +262,7 @@ fn interop_parts(data: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
     Some((json, &rest[c..d], &rest[d..]))
 }
 
-/// Imports an OpenVAT bake given as bytes (see `interop_parts`: sidecar, texture, glb) with a
+/// Imports an OpenVAT bake given as bytes ([`openvat_parts`]: sidecar, texture, glb) with a
 /// 64 MiB budget through the importer's checks and decoder; when it decodes (and is small), bakes
 /// the import with one LOD, verifies it against the decoded frames and reloads the `.vat` bytes.
 ///
@@ -261,7 +273,7 @@ pub fn import_openvat_parts(data: &[u8]) -> Result<()> {
 
     use crate::interop::openvat::{OpenVatFiles, OpenVatOptions, decode, parse_remap_info};
     use crate::interop::{Budget, images, lookup_mesh_from_bytes};
-    let (json, texture, glb) = interop_parts(data).ok_or_else(|| BakeError::InvalidInput {
+    let (json, texture, glb) = split_openvat_parts(data).ok_or_else(|| BakeError::InvalidInput {
         part: "fuzz input".into(),
         problem: "is not three length-prefixed parts".into(),
     })?;
@@ -307,13 +319,7 @@ pub fn openvat_seed() -> Vec<u8> {
     let json = br#"{"os-remap": {"Min": [0, -0.5, 0], "Max": [1, 0.5, "0.3"], "Frames": 3},
  "animations": {"a": {"startFrame": 1, "endFrame": 3, "framerate": 24, "looping": true},
                 "b": {"startFrame": 2, "endFrame": 3, "framerate": 24, "looping": false},}}"#;
-    let mut out = Vec::new();
-    for part in [&json[..], &png[..]] {
-        out.extend_from_slice(&(part.len() as u32).to_le_bytes());
-        out.extend_from_slice(part);
-    }
-    out.extend_from_slice(&glb);
-    out
+    openvat_parts(json, &png, &glb)
 }
 
 #[cfg(test)]

@@ -390,13 +390,23 @@ pub fn fan(triangles: usize) -> Vec<u8> {
 /// A mesh whose index buffer is a sparse accessor: `triangles` triangles of zeros (no area) except
 /// the first, `0 1 2`. A few hundred bytes of file for any count.
 pub fn degenerate(triangles: usize) -> Vec<u8> {
+    sparse_zero_triangles(triangles, [1, 2])
+}
+
+/// [`degenerate`] with its one triangle with area zeroed too: only triangles without area.
+pub fn degenerate_only(triangles: usize) -> Vec<u8> {
+    sparse_zero_triangles(triangles, [0, 0])
+}
+
+/// Three vertices and `triangles` triangles of index 0, indices 1 and 2 set by sparse `values`.
+fn sparse_zero_triangles(triangles: usize, values: [u32; 2]) -> Vec<u8> {
     let mut bin = Vec::new();
     for p in [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]] {
         bin.extend(p.iter().flat_map(|c| c.to_le_bytes()));
     }
     let sparse_at = bin.len();
     bin.extend([1u32, 2].iter().flat_map(|i| i.to_le_bytes())); // sparse indices
-    bin.extend([1u32, 2].iter().flat_map(|i| i.to_le_bytes())); // sparse values
+    bin.extend(values.iter().flat_map(|i| i.to_le_bytes())); // sparse values
     let json = json!({
         "asset": {"version": "2.0"},
         "scene": 0, "scenes": [{"nodes": [0]}],
