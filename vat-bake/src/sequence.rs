@@ -49,6 +49,10 @@ pub struct MeshSequence {
     pub indices: Vec<u32>,
     /// Frames per second of the source.
     pub fps: f32,
+    /// What the source had that the sequence leaves out, one line each (OBJ points and lines,
+    /// materials, files of the folder that are not frames, ...); they become the rig's
+    /// [`Rig::notes`].
+    pub notes: Vec<String>,
 }
 
 /// How a sequence folder is read.
@@ -250,6 +254,7 @@ impl MeshSequence {
             nodes: vec![Node { name: "sequence".into(), parent: None, rest: Transform::IDENTITY }],
             meshes: vec![mesh],
             clips: vec![clip],
+            notes: self.notes,
             ..Rig::default()
         })
     }
@@ -263,16 +268,25 @@ impl MeshSequence {
 /// [`BakeError::Io`] if the folder cannot be listed; [`BakeError::InvalidInput`] if it has no frame
 /// files or mixes OBJ with glTF.
 pub fn sequence_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    Ok(list_frames(dir)?.0)
+}
+
+/// [`sequence_files`], and the names of the folder's other entries (not frames: left out).
+fn list_frames(dir: &Path) -> Result<(Vec<PathBuf>, Vec<String>)> {
     let io = |e| BakeError::Io { path: dir.to_path_buf(), source: e };
     let mut files = Vec::new();
+    let mut others = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(io)? {
         let entry = entry.map_err(io)?;
         let path = entry.path();
         let kind = frame_kind(&path);
         if kind.is_some() && entry.file_type().map_err(io)?.is_file() {
             files.push(path);
+        } else {
+            others.push(file_name(&path));
         }
     }
+    others.sort();
     let part = || format!("sequence folder {}", dir.display());
     if files.is_empty() {
         return Err(invalid(part(), "has no frame files (.obj, .gltf or .glb)"));
@@ -282,7 +296,7 @@ pub fn sequence_files(dir: &Path) -> Result<Vec<PathBuf>> {
         return Err(invalid(part(), format!("mixes {obj} OBJ files with {} glTF files", files.len() - obj)));
     }
     files.sort_by(|a, b| natural_order(&file_name(a), &file_name(b)));
-    Ok(files)
+    Ok((files, others))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -348,6 +362,42 @@ struct Frame {
     normals: Option<Vec<Vec3>>,
     uvs: Option<Vec<Vec2>>,
     indices: Vec<u32>,
+    /// What the file had that the frame leaves out, one line each.
+    notes: Vec<String>,
+}
+
+/// What an OBJ file holds besides triangles, counted by [`check_obj_indices`].
+#[derive(Debug, Default)]
+struct ObjExtras {
+    /// `p` and `l` statements (points and lines: not triangles, left out).
+    points_and_lines: usize,
+    /// `usemtl` and `mtllib` statements (materials are not read: every vertex has material 0).
+    materials: usize,
+    /// `v` statements with a colour (x y z r g b: the colour is not read).
+    colours: usize,
+}
+
+impl ObjExtras {
+    /// One note line per kind of content left out.
+    fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.points_and_lines > 0 {
+            notes.push(format!(
+                "{} point and line statements left out (not triangles)",
+                self.points_and_lines
+            ));
+        }
+        if self.materials > 0 {
+            notes.push(format!(
+                "{} material statements not read (every vertex gets material 0)",
+                self.materials
+            ));
+        }
+        if self.colours > 0 {
+            notes.push(format!("the colours of {} vertices not read", self.colours));
+        }
+        notes
+    }
 }
 
 /// Charges `bytes` to the read's budget.
@@ -378,7 +428,7 @@ fn read_obj(path: &Path, bytes: &[u8]) -> Result<Frame> {
     let part = || format!("{}", path.display());
     // tobj computes offsets from face indices unchecked (an index of 0 or far past the end wraps or
     // overflows), so every face index is checked against what precedes it first.
-    check_obj_indices(bytes).map_err(|problem| invalid(part(), problem))?;
+    let extras = check_obj_indices(bytes).map_err(|problem| invalid(part(), problem))?;
     let options =
         tobj::LoadOptions { single_index: true, triangulate: true, ignore_points: true, ignore_lines: true };
     // A malformed file must be a typed error even if the third-party parser panics on it.
@@ -394,6 +444,7 @@ fn read_obj(path: &Path, bytes: &[u8]) -> Result<Frame> {
         normals: Some(Vec::new()),
         uvs: Some(Vec::new()),
         indices: Vec::new(),
+        notes: extras.notes(),
     };
     for model in &models {
         let m = &model.mesh;
@@ -426,17 +477,29 @@ fn read_obj(path: &Path, bytes: &[u8]) -> Result<Frame> {
 /// Checks that every index of every `f` and `l` statement of OBJ text names a position, texture
 /// coordinate or normal defined above it (1-based, or negative: relative to the last one), as the OBJ
 /// format requires, reading the lines the way tobj does.
-fn check_obj_indices(bytes: &[u8]) -> std::result::Result<(), String> {
+fn check_obj_indices(bytes: &[u8]) -> std::result::Result<ObjExtras, String> {
     let text =
         std::str::from_utf8(bytes).map_err(|e| format!("is not UTF-8 text (byte {})", e.valid_up_to()))?;
     let mut counts = [0i64; 3]; // v, vt, vn
+    let mut extras = ObjExtras::default();
     for (n, line) in text.lines().enumerate() {
         let mut words = line.split_whitespace();
-        match words.next() {
-            Some("v") => counts[0] += 1,
+        let first = words.next();
+        match first {
+            Some("p") => extras.points_and_lines += 1,
+            Some("usemtl" | "mtllib") => extras.materials += 1,
+            Some("v") => {
+                counts[0] += 1;
+                if line.split_whitespace().count() >= 7 {
+                    extras.colours += 1;
+                }
+            }
             Some("vt") => counts[1] += 1,
             Some("vn") => counts[2] += 1,
             Some("f" | "l") => {
+                if first == Some("l") {
+                    extras.points_and_lines += 1;
+                }
                 for word in words {
                     for (slot, token) in word.split('/').enumerate().take(3) {
                         if token.is_empty() {
@@ -460,7 +523,7 @@ fn check_obj_indices(bytes: &[u8]) -> std::result::Result<(), String> {
             _ => {}
         }
     }
-    Ok(())
+    Ok(extras)
 }
 
 /// Reads a glTF frame: the file's body meshes merged in their rest pose (see
@@ -469,7 +532,14 @@ fn read_gltf(path: &Path, max_memory: u64) -> Result<Frame> {
     let rig = gltf_import::import_file(path, &ImportOptions { max_memory, ..ImportOptions::default() })?;
     let set = VertexSet::from_rig(&rig)?;
     let rest = crate::skin::skin_pose(&rig, &set, &crate::sample::rest_pose(&rig));
-    Ok(Frame { positions: rest.positions, normals: Some(rest.normals), uvs: set.uvs, indices: set.indices })
+    let notes = rig.notes.clone();
+    Ok(Frame {
+        positions: rest.positions,
+        normals: Some(rest.normals),
+        uvs: set.uvs,
+        indices: set.indices,
+        notes,
+    })
 }
 
 /// Reads a sequence folder ([`sequence_files`]) into a [`MeshSequence`] named after the folder.
@@ -479,7 +549,7 @@ fn read_gltf(path: &Path, max_memory: u64) -> Result<Frame> {
 /// a frame that does not parse or whose topology (vertex count or triangles) differs from frame 0's;
 /// [`BakeError::OverBudget`] past `options.max_memory`; glTF import errors for glTF frames.
 pub fn read_sequence(dir: &Path, options: &SequenceOptions) -> Result<MeshSequence> {
-    let files = sequence_files(dir)?;
+    let (files, others) = list_frames(dir)?;
     if files.len() > MAX_SEQUENCE_FRAMES {
         return Err(invalid(
             format!("sequence folder {}", dir.display()),
@@ -506,7 +576,11 @@ pub fn read_sequence(dir: &Path, options: &SequenceOptions) -> Result<MeshSequen
         uvs: None,
         indices: Vec::new(),
         fps: options.fps,
+        notes: Vec::new(),
     };
+    // Each frame's notes, in first-seen order: (note, first file, frames with it).
+    let mut frame_notes: Vec<(String, String, usize)> = Vec::new();
+    let mut with_normals = 0usize;
     for (k, file) in files.iter().enumerate() {
         let frame = match frame_kind(file) {
             Some(FrameKind::Obj) => {
@@ -544,11 +618,39 @@ pub fn read_sequence(dir: &Path, options: &SequenceOptions) -> Result<MeshSequen
                 },
             ));
         }
+        for note in frame.notes {
+            match frame_notes.iter_mut().find(|(n, _, _)| *n == note) {
+                Some(seen) => seen.2 += 1,
+                None => frame_notes.push((note, file_name(file), 1)),
+            }
+        }
+        with_normals += usize::from(frame.normals.is_some());
         match (&mut sequence.normals, frame.normals) {
             (Some(all), Some(n)) => all.push(n),
             (normals, _) => *normals = None,
         }
         sequence.positions.push(frame.positions);
+    }
+    if !others.is_empty() {
+        let shown: Vec<&str> = others.iter().take(3).map(String::as_str).collect();
+        sequence.notes.push(format!(
+            "{}: {} entries that are not frame files left out ({}{})",
+            dir.display(),
+            others.len(),
+            shown.join(", "),
+            if others.len() > 3 { ", ..." } else { "" }
+        ));
+    }
+    for (note, first, count) in frame_notes {
+        let more = if count > 1 { format!(" (and {} more frames)", count - 1) } else { String::new() };
+        sequence.notes.push(format!("{first}{more}: {note}"));
+    }
+    if with_normals > 0 && with_normals < files.len() {
+        sequence.notes.push(format!(
+            "{}: {with_normals} of {} frames have normals; the normals of every frame are recomputed instead",
+            dir.display(),
+            files.len()
+        ));
     }
     sequence.validate().map_err(|e| match e {
         // Name the file of a bad frame.
@@ -578,6 +680,7 @@ pub fn parse_obj_frame(bytes: &[u8], label: &Path, name: &str) -> Result<MeshSeq
         uvs: frame.uvs,
         indices: frame.indices,
         fps: 30.0,
+        notes: frame.notes.iter().map(|n| format!("{}: {n}", label.display())).collect(),
     };
     sequence.validate().map_err(|e| match e {
         BakeError::InvalidInput { problem, .. } => invalid(format!("{}", label.display()), problem),
@@ -723,6 +826,51 @@ mod tests {
             assert!(report.passed, "{report:#?}");
             let _ = std::fs::remove_dir_all(&dir);
         }
+    }
+
+    #[test]
+    fn what_a_folder_has_besides_frames_is_said_in_one_line_each() {
+        let mut seq = crate::procgen::cloth_sequence();
+        seq.positions.truncate(4);
+        seq.normals.as_mut().unwrap().truncate(4);
+        let dir = scratch("extras");
+        crate::testdata::write_obj_frames(&seq, &dir, true);
+        // Frames 1 and 2 gain a line, a point and a material; frame 3 loses its normals; a readme
+        // sits beside them.
+        for k in [1, 2] {
+            let path = dir.join(format!("frame_{k}.obj"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, format!("mtllib flag.mtl\nusemtl cloth\n{text}l 1 2\np 3\n")).unwrap();
+        }
+        let path = dir.join("frame_3.obj");
+        let text: Vec<String> = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with("vn "))
+            .map(|l| if l.starts_with("f ") { strip_normal_refs(l) } else { l.to_owned() })
+            .collect();
+        let text = text.join("\n");
+        std::fs::write(&path, text).unwrap();
+        std::fs::write(dir.join("readme.txt"), "frames of a flag").unwrap();
+        let read = read_sequence(&dir, &SequenceOptions::default()).unwrap();
+        let notes = read.notes.join("\n");
+        for part in [
+            "1 entries that are not frame files left out (readme.txt)",
+            "frame_1.obj (and 1 more frames): 2 point and line statements left out (not triangles)",
+            "frame_1.obj (and 1 more frames): 2 material statements not read",
+            "3 of 4 frames have normals; the normals of every frame are recomputed",
+        ] {
+            assert!(notes.contains(part), "{notes:?} lacks {part:?}");
+        }
+        assert!(read.normals.is_none());
+        // They reach the rig, which the bake prints.
+        assert_eq!(read.into_rig().unwrap().notes.len(), 4);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `f a//a b//b c//c` as `f a b c`.
+    fn strip_normal_refs(line: &str) -> String {
+        line.split_whitespace().map(|w| w.split('/').next().unwrap_or(w)).collect::<Vec<_>>().join(" ")
     }
 
     #[test]

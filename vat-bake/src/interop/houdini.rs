@@ -279,8 +279,15 @@ pub(crate) fn decode(
         .map(|l| l.x_axis.length().max(l.y_axis.length()).max(l.z_axis.length()))
         .fold(0.0f32, f32::max);
     let step = (range.abs() * texture.kind.half_step() * scale).to_array();
-    let sequence =
-        MeshSequence { name: name.to_owned(), positions, normals: None, uvs, indices, fps: data.fps };
+    let sequence = MeshSequence {
+        name: name.to_owned(),
+        positions,
+        normals: None,
+        uvs,
+        indices,
+        fps: data.fps,
+        notes: Vec::new(),
+    };
     sequence.validate()?;
     let clips = vec![ImportedClip {
         name: name.to_owned(),

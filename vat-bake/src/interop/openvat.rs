@@ -606,6 +606,7 @@ pub(crate) fn decode(
         uvs: mesh.uvs.clone(),
         indices: mesh.indices.clone(),
         fps,
+        notes: Vec::new(),
     };
     sequence.validate()?;
     Ok(ImportedBake { sequence, clips, source_step: g.to_array(), notes })

@@ -216,6 +216,7 @@ pub fn cloth_sequence() -> MeshSequence {
         uvs: Some(uvs),
         indices,
         fps: CLOTH_FPS,
+        notes: Vec::new(),
     }
 }
 
