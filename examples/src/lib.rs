@@ -4,5 +4,6 @@
 //! This library holds what they share: a small crowd simulation written only against `vat_core`'s API
 //! ([`sim`]), and helpers to get an asset and save an image ([`support`]).
 
+pub mod embed;
 pub mod sim;
 pub mod support;

@@ -30,11 +30,11 @@ use std::ops::Range;
 use crate::container::{Lod, Manifest};
 use crate::crowd::{Camera, Crowd, CrowdConfig, CrowdId, CrowdStats, DrawBatch, Frustum};
 use crate::encoding::VertexFormat;
-use crate::gpu::{self, CullParams, FrameInputs, FrameUniforms, ScatterPlan};
+use crate::gpu::{self, CullParams, FrameInputs, FrameUniforms, ScatterPlan, ShadowLookup};
 use crate::instance::InstanceRecord;
 use crate::lod::{LodThresholds, MAX_LODS};
 use crate::pipeline::{PassKind, PipelineKey, Program, ShaderVariantKey};
-use crate::render::{Culling, FrameReport, RenderMode, RenderOptions};
+use crate::render::{Culling, FrameReport, RenderMode, RenderOptions, ShadowMapSource};
 
 #[cfg(test)]
 mod tests;
@@ -221,12 +221,19 @@ impl CrowdSync {
         }
     }
 
-    /// Forgets what the GPU copy holds: the next frame uploads every record (and, CPU-culled, the
-    /// whole instance list). Called by the planner when planning fails, and by a backend when it
-    /// fails to carry a plan out, or when a recorded frame is dropped unsubmitted.
+    /// Forgets what the GPU copy holds: the next frame creates its buffers again and uploads
+    /// everything (records, the whole instance list, the draw-argument template, the culling
+    /// inputs). Called by the planner when planning fails, and by a backend when it fails to carry
+    /// a plan out (which may have failed before the buffers it planned were created), or when a
+    /// recorded frame is dropped unsubmitted.
     pub fn mark_unsynced(&mut self) {
         self.records_synced = false;
         self.list_synced = false;
+        self.record_capacity = 0;
+        self.list_capacity = 0;
+        self.scatter_capacity = 0;
+        self.template_for = None;
+        self.cull_params_written = None;
     }
 
     /// Whether the GPU records mirror the crowd's.
@@ -440,6 +447,71 @@ pub struct Draw {
     pub geometry: DrawGeometry,
 }
 
+/// How many of the host's shadow-map views a crowd keeps group-0 bind groups (descriptor sets)
+/// over ([`HostMapCache`]): one per frame in flight of a host that double or triple buffers its
+/// shadow map, and one spare.
+pub const HOST_SHADOW_MAPS_KEPT: usize = 4;
+
+/// The group-0 bind groups (descriptor sets) of one crowd over each of the host's shadow maps it was
+/// drawn with, keyed by the map's view handle, at most [`HOST_SHADOW_MAPS_KEPT`]: a host cycling
+/// through its own few maps reuses them, and a frame recorded earlier (perhaps still executing)
+/// keeps its groups until a fifth map evicts the least recently used one. Both backends keep their
+/// host-map groups in one.
+#[derive(Debug)]
+pub struct HostMapCache<K, V> {
+    /// Most recently used last.
+    entries: Vec<(K, V)>,
+}
+
+impl<K, V> Default for HostMapCache<K, V> {
+    fn default() -> Self {
+        Self { entries: Vec::new() }
+    }
+}
+
+impl<K: PartialEq, V> HostMapCache<K, V> {
+    /// The groups over `key`'s map: kept ones, or `make()`'s, stored. Storing a fifth map first
+    /// hands the least recently used entry to `evict` (where a backend waits for the frames that
+    /// may still read it, then releases it).
+    ///
+    /// # Errors
+    /// `make`'s error (the cache is unchanged).
+    pub fn get_or_insert<E>(
+        &mut self,
+        key: K,
+        make: impl FnOnce() -> Result<V, E>,
+        evict: impl FnOnce(V),
+    ) -> Result<&V, E> {
+        if let Some(i) = self.entries.iter().position(|(k, _)| *k == key) {
+            let entry = self.entries.remove(i);
+            self.entries.push(entry);
+        } else {
+            let value = make()?;
+            if self.entries.len() >= HOST_SHADOW_MAPS_KEPT {
+                evict(self.entries.remove(0).1);
+            }
+            self.entries.push((key, value));
+        }
+        let last = self.entries.len() - 1;
+        Ok(&self.entries[last].1)
+    }
+
+    /// The groups over `key`'s map, if kept.
+    pub fn get(&self, key: &K) -> Option<&V> {
+        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Maps kept.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no map is kept.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
 /// A frame of one or more crowds, as plain data. Keep one and call [`plan`](Self::plan) every
 /// frame: its vectors are reused.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -448,9 +520,13 @@ pub struct FramePlan {
     pub crowds: Vec<CrowdPlan>,
     /// The renderer's own group-0 uniforms, when a draw binds them (the ground with no crowd).
     pub frame_uniforms: Option<FrameUniforms>,
-    /// The sun's view-projection: `Some` when the shadow pass runs (the shadow map is cleared to 1,
-    /// then [`depth`](Self::depth) is drawn into it); `None`: no shadow pass, shadows not sampled.
+    /// The sun's view-projection: `Some` when vat's own shadow pass runs (the shadow map is cleared
+    /// to 1, then [`depth`](Self::depth) is drawn into it); `None`: no shadow pass.
     pub shadow_view_proj: Option<[[f32; 4]; 4]>,
+    /// The colour draws sample the host's shadow map (`RenderOptions::shadow_map` is
+    /// `ShadowMapSource::Host` and shadows are on): the backend binds the map the host gave it in
+    /// group 0 instead of its own.
+    pub host_shadow_map: bool,
     /// Compute dispatches, in order (every scatter, then every culling pass).
     pub dispatches: Vec<Dispatch>,
     /// Depth-pass draws (the shadow map), in order.
@@ -528,15 +604,22 @@ impl FramePlan {
         self.mode = options.mode;
         self.culling = options.culling;
         let casts = crowds.iter().any(|c| c.crowd.config().shadows);
-        self.shadow_view_proj = if options.shadows && casts {
-            gpu::shadow_view_proj(
-                &camera.view_proj,
-                options.sun_direction,
-                options.shadow_distance,
-                gpu::SHADOW_CASTER_MARGIN * gpu::sanitized_scene_unit(options.scene_unit),
-            )
-        } else {
-            None
+        self.host_shadow_map = false;
+        self.shadow_view_proj = None;
+        self.host_shadow_map = options.samples_host_shadow_map();
+        let lookup = match options.shadow_map {
+            _ if !options.shadows => None,
+            ShadowMapSource::Host(lookup) => Some(lookup),
+            ShadowMapSource::BuiltIn if casts => {
+                self.shadow_view_proj = gpu::shadow_view_proj(
+                    &camera.view_proj,
+                    options.sun_direction,
+                    options.shadow_distance,
+                    gpu::SHADOW_CASTER_MARGIN * gpu::sanitized_scene_unit(options.scene_unit),
+                );
+                self.shadow_view_proj.map(|m| ShadowLookup::built_in(m, options.scene_unit))
+            }
+            ShadowMapSource::BuiltIn => None,
         };
         let frustum_planes = Frustum::from_view_proj(&camera.view_proj).planes;
         let shadow = self.shadow_view_proj;
@@ -547,14 +630,14 @@ impl FramePlan {
                 time,
                 frustum_planes,
                 sun_direction: options.sun_direction,
+                sun_color: options.sun_color,
                 ambient: options.ambient,
                 lod_thresholds: thresholds,
                 lod_bias: config.lod_bias,
                 cross_fade_max_lod: config.cross_fade_max_lod,
                 shadow_max_lod: config.shadow_max_lod,
-                shadow,
+                shadow: lookup,
                 ground_half_extent: options.ground_half_extent,
-                scene_unit: options.scene_unit,
             })
         };
         if options.ground {
@@ -748,7 +831,8 @@ fn plan_crowd(
         sync.scatter_capacity = 0;
         sync.template_for = None;
         sync.cull_params_written = None;
-        sync.mark_unsynced();
+        sync.records_synced = false;
+        sync.list_synced = false;
     }
     let mut uploaded = size_of::<FrameUniforms>() as u64;
     // Records: whole when unsynced, else the dirty ranges (long ones in place, many short ones

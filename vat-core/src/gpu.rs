@@ -153,14 +153,17 @@ pub const fn vertex_format_code(format: VertexFormat) -> u32 {
 // GPU-visible structs
 // ---------------------------------------------------------------------------------------------------
 
-/// Per-frame values shared by every pass (group 0, binding 0; uniform, 320 bytes). Built with
+/// Per-frame values shared by every pass (group 0, binding 0; uniform, 336 bytes). Built with
 /// [`FrameUniforms::new`].
 ///
-/// **Lighting inputs.** `fs_lit` shades with `sun_direction`, `ambient` (from the host's
-/// `RenderOptions::sun_direction` / `ambient`), and the sun's shadow map (binding 1) through
-/// `light_view_proj`, `shadow_strength`, `shadow_bias` and `shadow_normal_offset` (vat's built-in
-/// shadow pass, when `RenderOptions::shadows` is on): `light = ambient * sky + (1 - ambient) *
-/// max(n . sun, 0) * shadow`, white sun. A host's own sun colour and shadow map are not inputs yet.
+/// **Lighting inputs (the host's light).** `fs_lit` shades with `sun_direction`, `sun_color` and
+/// `ambient` (the host's `RenderOptions::sun_direction`, `sun_color`, `ambient`) and a shadow map
+/// (group 0, binding 1, with the comparison sampler of binding 2) through `light_view_proj`,
+/// `shadow_strength`, `shadow_bias` and `shadow_normal_offset`: `light = ambient * sky + (1 -
+/// ambient) * max(n . sun, 0) * sun_color * shadow`, where `sky = mix(0.55, 1, 0.5 + 0.5 * n.y)` and
+/// `shadow` is [`ShadowLookup`]'s. The map is vat's own (its built-in shadow pass) or the host's
+/// (`RenderOptions::shadow_map`: the host renders its shadow map, the crowd included through
+/// `draw_depth`, and gives it to the backend's `Renderer::set_host_shadow_map`).
 /// For a host's extra depth view (`crate::frame::FramePlan::view_depth`) the depth entry points
 /// project with `light_view_proj` set to the view's matrix (`crate::frame::CrowdPlan::view_uniforms`).
 ///
@@ -207,9 +210,13 @@ pub struct FrameUniforms {
     pub shadow_normal_offset: f32,
     /// Half the side of the ground square `vs_ground` draws at `y = 0` around the camera, metres.
     pub ground_half_extent: f32,
+    /// Colour of the sun's light, linear RGB, multiplying the direct term (white = 1, 1, 1).
+    pub sun_color: [f32; 3],
+    /// Padding to the block's 16-byte size; 0.
+    pub _pad0: f32,
 }
 
-const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 320);
+const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 336);
 
 /// What [`FrameUniforms::new`] builds the per-frame uniforms from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -234,13 +241,59 @@ pub struct FrameInputs<'a> {
     pub cross_fade_max_lod: u32,
     /// Coarsest LOD casting shadows.
     pub shadow_max_lod: u32,
-    /// The sun's shadow map matrix ([`shadow_view_proj`]), or `None` for no shadows.
-    pub shadow: Option<[[f32; 4]; 4]>,
+    /// Colour of the sun's light, linear RGB.
+    pub sun_color: [f32; 3],
+    /// How the shadow map is looked up ([`ShadowLookup::built_in`] for vat's own map, the host's
+    /// for its map), or `None` for no shadows.
+    pub shadow: Option<ShadowLookup>,
     /// Half the side of the ground square around the camera, metres (used only when it is drawn).
     pub ground_half_extent: f32,
-    /// Scene length units per metre of the fixed shadow lengths (`RenderOptions::scene_unit`;
-    /// not finite or `<= 0` means 1): the normal offset is `SHADOW_NORMAL_OFFSET * scene_unit`.
-    pub scene_unit: f32,
+}
+
+/// How the colour draws look a shadow map up: `light = ambient * sky + (1 - ambient) * max(n . sun,
+/// 0) * sun_color * shadow`, with `shadow = 1 - strength * (1 - lit)`, where `lit` is the
+/// comparison `depth_ref - bias <= stored` (a `LessEqual` comparison sampler, bilinear PCF) at the
+/// texel `view_proj` maps `world + n * normal_offset` to. The map's conventions are those of vat's
+/// own: depth 0..1 with 0 nearest the light (not reversed-Z), clip-space `y` up, texture `v` down
+/// (`uv = (x * 0.5 + 0.5, 0.5 - y * 0.5)` of the NDC); points outside it (`uv` outside 0..1 or
+/// depth > 1) are lit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShadowLookup {
+    /// World to the shadow map's clip space, column-major, depth 0..1.
+    pub view_proj: [[f32; 4]; 4],
+    /// How dark shadowed surfaces get: 0 = not at all, 1 = only ambient light.
+    pub strength: f32,
+    /// Subtracted from the reference depth before the comparison, depth units (0..1).
+    pub bias: f32,
+    /// Offset along the surface normal before the lookup, scene length units.
+    pub normal_offset: f32,
+}
+
+/// How dark vat's own shadows get ([`ShadowLookup::strength`]).
+pub const SHADOW_STRENGTH: f32 = 0.75;
+
+/// The comparison bias of vat's own shadow lookups ([`ShadowLookup::bias`]), depth units.
+pub const SHADOW_COMPARE_BIAS: f32 = 0.0015;
+
+impl ShadowLookup {
+    /// The lookup of vat's own shadow map `view_proj` ([`shadow_view_proj`]) in a scene of
+    /// `scene_unit` length units per metre (`RenderOptions::scene_unit`; not finite or `<= 0`
+    /// means 1): [`SHADOW_STRENGTH`], [`SHADOW_COMPARE_BIAS`], and a normal offset of
+    /// [`SHADOW_NORMAL_OFFSET`] metres.
+    pub fn built_in(view_proj: [[f32; 4]; 4], scene_unit: f32) -> Self {
+        Self {
+            view_proj,
+            strength: SHADOW_STRENGTH,
+            bias: SHADOW_COMPARE_BIAS,
+            normal_offset: SHADOW_NORMAL_OFFSET * sanitized_scene_unit(scene_unit),
+        }
+    }
+
+    /// A host's shadow map `view_proj` looked up like vat's own (strength, bias and normal offset
+    /// of [`built_in`](Self::built_in) at scene unit 1); set the fields to the host's own values.
+    pub fn host(view_proj: [[f32; 4]; 4]) -> Self {
+        Self::built_in(view_proj, 1.0)
+    }
 }
 
 /// How far the shadow map reaches beyond the view towards the sun, for casters outside it, metres at
@@ -249,6 +302,10 @@ pub const SHADOW_CASTER_MARGIN: f32 = 30.0;
 
 /// Offset along the surface normal before the shadow lookup, metres at scene unit 1.
 pub const SHADOW_NORMAL_OFFSET: f32 = 0.03;
+
+fn finite_or_zero(v: f32) -> f32 {
+    if v.is_finite() { v } else { 0.0 }
+}
 
 /// `unit` if it is finite and `> 0`, else 1 (see `RenderOptions::scene_unit`).
 pub fn sanitized_scene_unit(unit: f32) -> f32 {
@@ -264,16 +321,19 @@ impl Default for FrameUniforms {
 
 impl FrameUniforms {
     /// The uniforms of one frame. With `shadow: None`, `light_view_proj` is the identity and
-    /// `shadow_strength` 0 (the shadow map is never read).
+    /// `shadow_strength` 0 (the shadow map is never read). Non-finite or negative shadow strengths
+    /// and sun colours are read as 0, strengths above 1 as 1, non-finite biases and offsets as 0.
     pub fn new(inputs: &FrameInputs<'_>) -> Self {
         let mut lod_distances = [[0.0f32; 4]; 2];
         for (i, &d) in inputs.lod_thresholds.as_slice().iter().enumerate() {
             lod_distances[i / 4][i % 4] = d;
         }
         let sun = glam::Vec3::from(inputs.sun_direction).try_normalize().unwrap_or(glam::Vec3::Y);
+        // A shadow matrix that is not finite would make every lookup NaN: no shadows then.
+        let shadow = inputs.shadow.filter(|s| s.view_proj.iter().flatten().all(|v| v.is_finite()));
         Self {
             view_proj: inputs.view_proj,
-            light_view_proj: inputs.shadow.unwrap_or(glam::Mat4::IDENTITY.to_cols_array_2d()),
+            light_view_proj: shadow.map_or(glam::Mat4::IDENTITY.to_cols_array_2d(), |s| s.view_proj),
             camera_position: inputs.camera_position,
             time: inputs.time,
             sun_direction: sun.to_array(),
@@ -286,10 +346,12 @@ impl FrameUniforms {
             // uniforms never name a LOD the asset lacks.
             cross_fade_max_lod: inputs.cross_fade_max_lod.min(inputs.lod_thresholds.lod_count() - 1),
             shadow_max_lod: inputs.shadow_max_lod.min(inputs.lod_thresholds.lod_count() - 1),
-            shadow_strength: if inputs.shadow.is_some() { 0.75 } else { 0.0 },
-            shadow_bias: 0.0015,
-            shadow_normal_offset: SHADOW_NORMAL_OFFSET * sanitized_scene_unit(inputs.scene_unit),
+            shadow_strength: shadow.map_or(0.0, |s| finite_or_zero(s.strength).clamp(0.0, 1.0)),
+            shadow_bias: shadow.map_or(0.0, |s| finite_or_zero(s.bias)),
+            shadow_normal_offset: shadow.map_or(0.0, |s| finite_or_zero(s.normal_offset)),
             ground_half_extent: inputs.ground_half_extent,
+            sun_color: inputs.sun_color.map(|c| finite_or_zero(c).max(0.0)),
+            _pad0: 0.0,
         }
     }
 }

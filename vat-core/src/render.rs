@@ -59,11 +59,17 @@ pub struct RenderOptions {
     pub mode: RenderMode,
     /// CPU or GPU culling.
     pub culling: Culling,
-    /// Render the shadow pass and sample it. Casters are drawn only when the crowd's
-    /// `CrowdConfig::shadows` is on as well (the crowd decides which batches cast).
+    /// Shadows on: the colour draws sample a shadow map ([`shadow_map`](Self::shadow_map) says
+    /// whose). With vat's own map, `prepare` renders it (casters are drawn only when the crowd's
+    /// `CrowdConfig::shadows` is on as well: the crowd decides which batches cast).
     pub shadows: bool,
+    /// Whose shadow map the colour draws sample when [`shadows`](Self::shadows) is on.
+    pub shadow_map: ShadowMapSource,
     /// Unit vector from the scene towards the sun, world space (normalised by the renderer).
     pub sun_direction: [f32; 3],
+    /// Colour of the sun's light, linear RGB (default white): multiplies the direct light (see
+    /// [`crate::gpu::FrameUniforms`] for the light model). Negative or non-finite components are 0.
+    pub sun_color: [f32; 3],
     /// Ambient light, linear, 0..=1.
     pub ambient: f32,
     /// Linear RGBA the colour target is cleared to.
@@ -84,13 +90,23 @@ pub struct RenderOptions {
     pub scene_unit: f32,
 }
 
+impl RenderOptions {
+    /// Whether the colour draws sample the host's shadow map (shadows on, [`ShadowMapSource::Host`]):
+    /// a backend then needs the host's map before it plans the frame.
+    pub fn samples_host_shadow_map(&self) -> bool {
+        self.shadows && matches!(self.shadow_map, ShadowMapSource::Host(_))
+    }
+}
+
 impl Default for RenderOptions {
     fn default() -> Self {
         Self {
             mode: RenderMode::Vat,
             culling: Culling::Cpu,
             shadows: true,
+            shadow_map: ShadowMapSource::BuiltIn,
             sun_direction: [0.4, 0.8, 0.3],
+            sun_color: [1.0, 1.0, 1.0],
             ambient: 0.3,
             clear_color: [0.55, 0.65, 0.8, 1.0],
             shadow_distance: 60.0,
@@ -99,6 +115,21 @@ impl Default for RenderOptions {
             scene_unit: 1.0,
         }
     }
+}
+
+/// Whose shadow map the crowd's colour draws sample ([`RenderOptions::shadow_map`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum ShadowMapSource {
+    /// vat's own: `prepare` fits an orthographic sun map around the camera's first
+    /// [`RenderOptions::shadow_distance`] metres, clears it and draws the casting crowds into it.
+    #[default]
+    BuiltIn,
+    /// The host's: vat draws no shadow pass; the host renders its map (drawing the crowd into it
+    /// with the backend's `draw_depth` of a view whose matrix is the lookup's `view_proj`), gives
+    /// the map to the backend's `Renderer::set_host_shadow_map` and it is sampled with this lookup
+    /// (its conventions are [`crate::gpu::ShadowLookup`]'s). Shadows are sampled only when
+    /// [`RenderOptions::shadows`] is on; `prepare` fails when no map was given.
+    Host(crate::gpu::ShadowLookup),
 }
 
 /// One crowd of a frame: the crowd, its asset as uploaded (`A`, a backend's `GpuAsset`) and its GPU

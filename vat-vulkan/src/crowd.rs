@@ -3,11 +3,11 @@
 
 use ash::vk;
 use vat_core::crowd::Crowd;
-use vat_core::frame::{CrowdCapacity, CrowdSync, InstanceSource, scatter_buffer_bytes};
+use vat_core::frame::{CrowdCapacity, CrowdSync, HostMapCache, InstanceSource, scatter_buffer_bytes};
 use vat_core::gpu::{self, CullParams, FrameUniforms};
 
 use crate::owned::{HostBuffer, Owned};
-use crate::renderer::{Resource, StageSet, descriptor_set};
+use crate::renderer::{HostFrameSets, Resource, StageSet, descriptor_set};
 use crate::{Renderer, VulkanError};
 
 /// One crowd's GPU copy: its frame uniforms (set 0), records (resident), CPU-culled instance list,
@@ -19,8 +19,10 @@ pub struct GpuCrowd {
     pub(crate) sync: CrowdSync,
     /// The crowd's set-0 uniforms (camera, its clock and LOD settings, light).
     pub(crate) frame_buffer: HostBuffer,
-    /// Set 0 per [`StageSet`], over `frame_buffer`.
+    /// Set 0 per [`StageSet`], over `frame_buffer` and vat's shadow map.
     pub(crate) frame_sets: Vec<vk::DescriptorSet>,
+    /// Set 0 per [`StageSet`] over `frame_buffer` and each host shadow map drawn with.
+    pub(crate) host_frame_sets: HostMapCache<vk::ImageView, HostFrameSets>,
     /// Per extra depth view (`Renderer::prepare`'s `views`, grown on demand): its set-0 uniforms and
     /// the depth set 0 over them (owned by `owned`).
     pub(crate) views: Vec<(HostBuffer, vk::DescriptorSet)>,
@@ -112,6 +114,7 @@ impl Renderer {
             sync: CrowdSync::new(crowd.id()),
             frame_buffer,
             frame_sets,
+            host_frame_sets: HostMapCache::default(),
             views: Vec::new(),
             buffers: None,
             owned,

@@ -4,7 +4,7 @@
 //! the draws inside it. Nothing here decides what is drawn.
 
 use ash::vk;
-use vat_core::frame::{CrowdPlan, Dispatch, Draw, DrawGeometry, DrawResources, FramePlan};
+use vat_core::frame::{CrowdPlan, Dispatch, Draw, DrawGeometry, DrawResources, FramePlan, HostMapCache};
 use vat_core::gpu;
 use vat_core::instance::InstanceRecord;
 use vat_core::pipeline::PipelineKey;
@@ -12,7 +12,7 @@ use vat_core::pipeline::PipelineKey;
 use crate::crowd::CrowdBuffers;
 use crate::owned::color_range;
 use crate::pipelines::{CULL, PassFormats, SHADOW_PASS};
-use crate::renderer::{CrowdDraw, StageSet, flipped_viewport, full_rect, memory_barrier};
+use crate::renderer::{CrowdDraw, HostFrameSets, StageSet, flipped_viewport, full_rect, memory_barrier};
 use crate::{Renderer, VulkanError};
 
 /// Most bytes one `vkCmdUpdateBuffer` may write.
@@ -102,6 +102,30 @@ impl Renderer {
             }
         }
         let cull_pipeline = self.compute_pipeline(CULL)?;
+        // Set 0 over the host's shadow map, when the colour draws sample it.
+        self.frame_host_shadow = None;
+        if plan.host_shadow_map {
+            let view = self.host_shadow.ok_or(VulkanError::NoHostShadowMap)?;
+            for draw in crowds.iter_mut() {
+                let (gpu, renderer) = (&mut *draw.gpu, &*self);
+                gpu.host_frame_sets.get_or_insert(
+                    view,
+                    || renderer.host_frame_sets_for(gpu.frame_buffer.buffer, view),
+                    |old| renderer.release_host_frame_sets(old),
+                )?;
+            }
+            if plan.frame_uniforms.is_some() {
+                let sets = self.host_frame_sets_for(self.frame_buffer.buffer, view)?;
+                let mut cache = std::mem::take(&mut self.host_frame_sets);
+                cache.get_or_insert::<VulkanError>(
+                    view,
+                    || Ok(sets),
+                    |old| self.release_host_frame_sets(old),
+                )?;
+                self.host_frame_sets = cache;
+            }
+            self.frame_host_shadow = Some(view);
+        }
         let mut writes = Writes::new();
         for (draw, crowd_plan) in crowds.iter_mut().zip(&plan.crowds) {
             self.upload_crowd(draw, crowd_plan, &mut writes)?;
@@ -336,6 +360,20 @@ impl Renderer {
         Ok(())
     }
 
+    /// The set 0 of `set` a draw binds: over the host's shadow map when the prepared frame's
+    /// colour draws sample it, else `own` (over vat's).
+    fn frame_set(
+        &self,
+        set: StageSet,
+        own: &[vk::DescriptorSet],
+        host: &HostMapCache<vk::ImageView, HostFrameSets>,
+    ) -> Option<vk::DescriptorSet> {
+        match self.frame_host_shadow {
+            Some(view) if set == StageSet::Colour => host.get(&view)?.sets.get(set as usize).copied(),
+            _ => own.get(set as usize).copied(),
+        }
+    }
+
     /// Records `draws` into `cb` inside dynamic rendering (pipelines of `set`'s layouts), binding
     /// only what changes from one draw to the next; sets the viewport (y flipped, wgpu-hal's
     /// convention) and scissor to `area` once; each crowd's set 0 is that of extra view `view` when
@@ -370,7 +408,10 @@ impl Renderer {
                                 Some(&(_, frame)) => frame,
                                 None => continue,
                             },
-                            None => c.gpu.frame_sets[set as usize],
+                            None => match self.frame_set(set, &c.gpu.frame_sets, &c.gpu.host_frame_sets) {
+                                Some(frame) => frame,
+                                None => continue,
+                            },
                         };
                         let sets = [frame, c.asset.sets[set as usize], b.group(set, instances)];
                         // SAFETY: inside dynamic rendering; the sets match the layout.
@@ -388,9 +429,13 @@ impl Renderer {
                     }
                     DrawResources::FrameOnly { crowd } => {
                         let frame_set = match crowd {
-                            Some(k) => crowds[k].gpu.frame_sets[set as usize],
-                            None => self.frame_sets[set as usize],
+                            Some(k) => {
+                                let gpu = &crowds[k].gpu;
+                                self.frame_set(set, &gpu.frame_sets, &gpu.host_frame_sets)
+                            }
+                            None => self.frame_set(set, &self.frame_sets, &self.host_frame_sets),
                         };
+                        let Some(frame_set) = frame_set else { continue };
                         // SAFETY: inside dynamic rendering; set 0 matches the frame-only layout.
                         unsafe {
                             d.cmd_bind_descriptor_sets(

@@ -157,6 +157,13 @@ pub enum VulkanError {
     /// An entry point the renderer uses is missing from vat-core's entry-point table.
     #[error("vat-core has no entry point {0}")]
     UnknownEntryPoint(&'static str),
+    /// The frame samples the host's shadow map (`RenderOptions::shadow_map` is
+    /// `ShadowMapSource::Host`) but none was given to `Renderer::set_host_shadow_map`.
+    #[error(
+        "the frame samples the host's shadow map, but none was given: call Renderer::set_host_shadow_map \
+         with the map's view, or use ShadowMapSource::BuiltIn"
+    )]
+    NoHostShadowMap,
     /// A broken internal invariant (a bug in this crate).
     #[error("internal error: {0}")]
     Internal(&'static str),

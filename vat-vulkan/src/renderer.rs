@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 use ash::vk;
 use vat_core::crowd::Camera;
-use vat_core::frame::{FramePlan, PlanCrowd, PlanError, PlanLimits};
+use vat_core::frame::{FramePlan, HostMapCache, PlanCrowd, PlanError, PlanLimits};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
 use vat_core::pipeline::{PipelineKey, SHADOW_SAMPLER};
 use vat_core::playback::Interpolation;
@@ -132,6 +132,12 @@ pub struct Renderer {
     pub(crate) shadow_sampler: vk::Sampler,
     /// Set 0 per stage set over `frame_buffer`.
     pub(crate) frame_sets: Vec<vk::DescriptorSet>,
+    /// Set 0 over `frame_buffer` and each host shadow map drawn with (each with its pools).
+    pub(crate) host_frame_sets: HostMapCache<vk::ImageView, HostFrameSets>,
+    /// The host's shadow map ([`Renderer::set_host_shadow_map`]).
+    pub(crate) host_shadow: Option<vk::ImageView>,
+    /// The host shadow map the prepared frame's colour draws sample (`None`: vat's own).
+    pub(crate) frame_host_shadow: Option<vk::ImageView>,
     /// Stand-ins for the decode bindings in the culling set and the culling bindings in the decode
     /// set (one compute layout serves both entry points).
     pub(crate) dummy_decode_params: HostBuffer,
@@ -172,6 +178,13 @@ impl Drop for Renderer {
 /// The largest storage buffer the renderer may create and bind whole, bytes.
 pub(crate) fn storage_limit(ctx: &Context) -> u64 {
     u64::from(ctx.properties.limits.max_storage_buffer_range)
+}
+
+/// Set 0 per stage set over a frame's uniforms and a host's shadow map, with the descriptor pools
+/// they came from (destroyed with it).
+pub(crate) struct HostFrameSets {
+    pub(crate) sets: Vec<vk::DescriptorSet>,
+    _owned: Owned,
 }
 
 /// Set 0 per stage set over `frame`, the shadow map and its sampler; pools recorded in `owned`.
@@ -486,6 +499,9 @@ impl Renderer {
             shadow_view,
             shadow_sampler,
             frame_sets,
+            host_frame_sets: HostMapCache::default(),
+            host_shadow: None,
+            frame_host_shadow: None,
             frame_only_layout,
             dummy_decode_params,
             dummy_decoded,
@@ -525,6 +541,43 @@ impl Renderer {
         frame: vk::Buffer,
     ) -> Result<Vec<vk::DescriptorSet>, VulkanError> {
         frame_sets_for(&self.set_layouts, owned, frame, self.shadow_view, self.shadow_sampler)
+    }
+
+    /// Set 0 per stage set over `frame` and the host's shadow map `view`, with pools of their own.
+    pub(crate) fn host_frame_sets_for(
+        &self,
+        frame: vk::Buffer,
+        view: vk::ImageView,
+    ) -> Result<HostFrameSets, VulkanError> {
+        let mut owned = Owned::new(&self.ctx);
+        let sets = frame_sets_for(&self.set_layouts, &mut owned, frame, view, self.shadow_sampler)?;
+        Ok(HostFrameSets { sets, _owned: owned })
+    }
+
+    /// Releases `old` host-map sets once no submitted frame can read them: waits for the device to
+    /// be idle (a host drawing with more than `HOST_SHADOW_MAPS_KEPT` maps stalls here once per
+    /// change).
+    pub(crate) fn release_host_frame_sets(&self, old: HostFrameSets) {
+        // SAFETY: plain wait on a live device, before `old`'s pools are destroyed.
+        let _ = unsafe { self.ctx.device.device_wait_idle() };
+        drop(old);
+    }
+
+    /// Gives the renderer the host's shadow map, sampled by the colour draws of frames whose
+    /// `RenderOptions::shadow_map` is `ShadowMapSource::Host` (with that lookup's matrix, bias and
+    /// strength; `None` forgets it). `view` must be a 2D view of one layer of a depth-format image
+    /// (`D32_SFLOAT`, `D16_UNORM`, ...) made with `SAMPLED` usage, in
+    /// `SHADER_READ_ONLY_OPTIMAL` layout whenever a command buffer recorded by
+    /// [`draw`](Self::draw) executes, and alive until those command buffers finish. It is sampled
+    /// through vat's comparison sampler (`LESS_OR_EQUAL`, linear: 2 x 2 PCF); its conventions are
+    /// `vat_core::gpu::ShadowLookup`'s. The host renders it before the colour rendering that
+    /// samples it, typically with [`draw_depth`](Self::draw_depth) of the same frame for the crowd's
+    /// own shadows, then transitions it (depth writes before fragment-shader reads). A host that
+    /// cycles through several maps calls this every frame; each crowd keeps descriptor sets over
+    /// `vat_core::frame::HOST_SHADOW_MAPS_KEPT` of them (a further map waits for the device to be
+    /// idle once before releasing the least recently used).
+    pub fn set_host_shadow_map(&mut self, view: Option<vk::ImageView>) {
+        self.host_shadow = view;
     }
 
     /// The formats of the rendering [`render`](Self::render) begins: the config's colour and depth
@@ -573,6 +626,10 @@ impl Renderer {
         views: &[[[f32; 4]; 4]],
     ) -> Result<FrameReport, VulkanError> {
         self.prepared = None;
+        if options.samples_host_shadow_map() && self.host_shadow.is_none() {
+            // Before planning: nothing of the crowds is taken or changed.
+            return Err(VulkanError::NoHostShadowMap);
+        }
         let limits = PlanLimits { max_storage_buffer_bytes: storage_limit(&self.ctx) };
         let mut plan = std::mem::take(&mut self.plan);
         let planned = {

@@ -2,7 +2,7 @@
 //! vat-vulkan's `crowd.rs`).
 
 use vat_core::crowd::Crowd;
-use vat_core::frame::{CrowdCapacity, CrowdSync, InstanceSource, scatter_buffer_bytes};
+use vat_core::frame::{CrowdCapacity, CrowdSync, HostMapCache, InstanceSource, scatter_buffer_bytes};
 use vat_core::gpu::{self, CullParams, FrameUniforms};
 
 use crate::renderer::{StageSet, bind_group, empty_buffer};
@@ -17,8 +17,10 @@ pub struct GpuCrowd {
     pub(crate) sync: CrowdSync,
     /// The crowd's group-0 uniforms (camera, its clock and LOD settings, light).
     pub(crate) frame_buffer: wgpu::Buffer,
-    /// Group 0 per [`StageSet`], over `frame_buffer`.
+    /// Group 0 per [`StageSet`], over `frame_buffer` and vat's shadow map.
     pub(crate) frame_groups: Vec<wgpu::BindGroup>,
+    /// Group 0 per [`StageSet`] over `frame_buffer` and each host shadow map drawn with.
+    pub(crate) host_frame_groups: HostMapCache<wgpu::TextureView, Vec<wgpu::BindGroup>>,
     /// Per extra depth view (`Renderer::prepare`'s `views`, grown on demand): its group-0 uniforms
     /// and the depth group 0 over them.
     pub(crate) views: Vec<(wgpu::Buffer, wgpu::BindGroup)>,
@@ -90,11 +92,12 @@ impl Renderer {
             size_of::<FrameUniforms>() as u64,
             wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         );
-        let frame_groups = self.frame_groups_for(&frame_buffer)?;
+        let frame_groups = self.frame_groups_for(&frame_buffer, None)?;
         Ok(GpuCrowd {
             sync: CrowdSync::new(crowd.id()),
             frame_buffer,
             frame_groups,
+            host_frame_groups: HostMapCache::default(),
             views: Vec::new(),
             buffers: None,
         })
@@ -109,7 +112,7 @@ impl Renderer {
                 size_of::<FrameUniforms>() as u64,
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             );
-            let group = self.frame_groups_for(&buffer)?.swap_remove(StageSet::Depth as usize);
+            let group = self.frame_groups_for(&buffer, None)?.swap_remove(StageSet::Depth as usize);
             gpu.views.push((buffer, group));
         }
         Ok(())

@@ -3,7 +3,7 @@
 //! before the host's passes, `Renderer::encode_colour` the draws inside one. Nothing here decides
 //! what is drawn.
 
-use vat_core::frame::{CrowdPlan, Dispatch, Draw, DrawGeometry, DrawResources, FramePlan};
+use vat_core::frame::{CrowdPlan, Dispatch, Draw, DrawGeometry, DrawResources, FramePlan, HostMapCache};
 use vat_core::gpu;
 use vat_core::instance::InstanceRecord;
 use vat_core::pipeline::PipelineKey;
@@ -98,6 +98,24 @@ impl Renderer {
             }
         }
         let cull_pipeline = self.compute_pipeline(CULL);
+        // 0. Group 0 over the host's shadow map, when the colour draws sample it.
+        self.frame_host_shadow = None;
+        if plan.host_shadow_map {
+            let view = self.host_shadow.clone().ok_or(RenderError::NoHostShadowMap)?;
+            for draw in crowds.iter_mut() {
+                let (gpu, renderer) = (&mut *draw.gpu, &*self);
+                gpu.host_frame_groups.get_or_insert(
+                    view.clone(),
+                    || renderer.frame_groups_for(&gpu.frame_buffer, Some(&view)),
+                    drop,
+                )?;
+            }
+            if plan.frame_uniforms.is_some() {
+                let groups = self.frame_groups_for(&self.frame_buffer, Some(&view))?;
+                self.host_frame_groups.get_or_insert::<RenderError>(view.clone(), || Ok(groups), drop)?;
+            }
+            self.frame_host_shadow = Some(view);
+        }
 
         // 1. Uploads.
         for (draw, crowd_plan) in crowds.iter_mut().zip(&plan.crowds) {
@@ -201,6 +219,20 @@ impl Renderer {
         self.encode_draws(pass, StageSet::Depth, Some(view), &plan.view_depth, crowds, &pipelines);
     }
 
+    /// The group 0 of `set` a draw binds: over the host's shadow map when the prepared frame's
+    /// colour draws sample it, else `own` (over vat's).
+    fn frame_groups<'a>(
+        &self,
+        set: StageSet,
+        own: &'a [wgpu::BindGroup],
+        host: &'a HostMapCache<wgpu::TextureView, Vec<wgpu::BindGroup>>,
+    ) -> Option<&'a wgpu::BindGroup> {
+        match &self.frame_host_shadow {
+            Some(view) if set == StageSet::Colour => host.get(view)?.get(set as usize),
+            _ => own.get(set as usize),
+        }
+    }
+
     /// Records `draws` into `pass` (pipelines of `set`'s layouts), binding only what changes from
     /// one draw to the next; each crowd's group 0 is that of extra view `view` when given. Leaves the
     /// last pipeline, bind groups and index buffer bound.
@@ -226,7 +258,12 @@ impl Renderer {
                                 Some((_, group)) => group,
                                 None => continue,
                             },
-                            None => &c.gpu.frame_groups[set as usize],
+                            None => {
+                                match self.frame_groups(set, &c.gpu.frame_groups, &c.gpu.host_frame_groups) {
+                                    Some(group) => group,
+                                    None => continue,
+                                }
+                            }
                         };
                         pass.set_bind_group(0, frame, &[]);
                         pass.set_bind_group(1, &c.asset.groups[set as usize], &[]);
@@ -235,9 +272,13 @@ impl Renderer {
                     }
                     DrawResources::FrameOnly { crowd } => {
                         let group = match crowd {
-                            Some(k) => &crowds[k].gpu.frame_groups[set as usize],
-                            None => &self.frame_groups[set as usize],
+                            Some(k) => {
+                                let gpu = &crowds[k].gpu;
+                                self.frame_groups(set, &gpu.frame_groups, &gpu.host_frame_groups)
+                            }
+                            None => self.frame_groups(set, &self.frame_groups, &self.host_frame_groups),
                         };
+                        let Some(group) = group else { continue };
                         pass.set_bind_group(0, group, &[]);
                     }
                 }

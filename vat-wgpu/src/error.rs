@@ -81,6 +81,13 @@ pub enum RenderError {
         "the GPU device was lost ({0}); create a new renderer on a new device and upload the asset again"
     )]
     DeviceLost(String),
+    /// The frame samples the host's shadow map (`RenderOptions::shadow_map` is
+    /// `ShadowMapSource::Host`) but none was given to `Renderer::set_host_shadow_map`.
+    #[error(
+        "the frame samples the host's shadow map, but none was given: call Renderer::set_host_shadow_map \
+         with the map's view, or use ShadowMapSource::BuiltIn"
+    )]
+    NoHostShadowMap,
     /// Reading a buffer or texture back failed.
     #[error("readback failed: {0}")]
     Readback(String),

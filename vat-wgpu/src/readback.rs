@@ -51,7 +51,7 @@ impl Renderer {
         let uniform = wgpu::BufferUsages::UNIFORM;
         let frame = FrameUniforms { time, ..bytemuck::Zeroable::zeroed() };
         let frame_buf = buffer_init(d, "vat decode frame", bytemuck::bytes_of(&frame), 0, uniform);
-        let frame_group = self.frame_groups_for(&frame_buf)?;
+        let frame_group = self.frame_groups_for(&frame_buf, None)?;
         let record_buf = buffer_init(
             d,
             "vat decode records",

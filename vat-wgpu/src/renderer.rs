@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use vat_core::crowd::Camera;
-use vat_core::frame::{FramePlan, PlanCrowd, PlanError, PlanLimits};
+use vat_core::frame::{FramePlan, HostMapCache, PlanCrowd, PlanError, PlanLimits};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
 use vat_core::pipeline::{PipelineKey, SHADOW_SAMPLER};
 use wgpu::util::DeviceExt;
@@ -92,6 +92,12 @@ pub struct Renderer {
     pub(crate) shadow_view: wgpu::TextureView,
     /// Group 0 per stage set over `frame_buffer`.
     pub(crate) frame_groups: Vec<wgpu::BindGroup>,
+    /// Group 0 over `frame_buffer` and each host shadow map drawn with.
+    pub(crate) host_frame_groups: HostMapCache<wgpu::TextureView, Vec<wgpu::BindGroup>>,
+    /// The host's shadow map ([`Renderer::set_host_shadow_map`]).
+    pub(crate) host_shadow: Option<wgpu::TextureView>,
+    /// The host shadow map the prepared frame's colour draws sample (`None`: vat's own).
+    pub(crate) frame_host_shadow: Option<wgpu::TextureView>,
     pub(crate) shadow_sampler: wgpu::Sampler,
     /// Stand-ins for the decode bindings in the culling group and the culling bindings in the decode
     /// group (one compute layout serves both entry points).
@@ -276,6 +282,9 @@ impl Renderer {
             config,
             module,
             frame_groups: Vec::new(),
+            host_frame_groups: HostMapCache::default(),
+            host_shadow: None,
+            frame_host_shadow: None,
             group_layouts,
             pipeline_layouts,
             frame_only_layout,
@@ -297,7 +306,7 @@ impl Renderer {
             shadow_sampler,
             belt: wgpu::util::StagingBelt::new(device.clone(), BELT_CHUNK),
         };
-        renderer.frame_groups = renderer.frame_groups_for(&renderer.frame_buffer)?;
+        renderer.frame_groups = renderer.frame_groups_for(&renderer.frame_buffer, None)?;
         renderer.compute_pipeline(CULL);
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(RenderError::Device(e.to_string()));
@@ -310,8 +319,14 @@ impl Renderer {
         &self.config
     }
 
-    /// Group 0 bind groups (per stage set) over `frame`.
-    pub(crate) fn frame_groups_for(&self, frame: &wgpu::Buffer) -> Result<Vec<wgpu::BindGroup>, RenderError> {
+    /// Group 0 bind groups (per stage set) over `frame` and the host's shadow map `host_shadow`
+    /// (vat's own with `None`).
+    pub(crate) fn frame_groups_for(
+        &self,
+        frame: &wgpu::Buffer,
+        host_shadow: Option<&wgpu::TextureView>,
+    ) -> Result<Vec<wgpu::BindGroup>, RenderError> {
+        let shadow_view = host_shadow.unwrap_or(&self.shadow_view);
         StageSet::ALL
             .iter()
             .map(|&set| {
@@ -323,13 +338,26 @@ impl Renderer {
                     "vat frame",
                     |name| match name {
                         "frame" => Some(frame.as_entire_binding()),
-                        "shadow_map" => Some(wgpu::BindingResource::TextureView(&self.shadow_view)),
+                        "shadow_map" => Some(wgpu::BindingResource::TextureView(shadow_view)),
                         "shadow_sampler" => Some(wgpu::BindingResource::Sampler(&self.shadow_sampler)),
                         _ => None,
                     },
                 )
             })
             .collect()
+    }
+
+    /// Gives the renderer the host's shadow map, sampled by the colour draws of frames whose
+    /// `RenderOptions::shadow_map` is `ShadowMapSource::Host` (with that lookup's matrix, bias and
+    /// strength; `None` forgets it). `view` must be a view of one layer of a `Depth32Float` (or other
+    /// depth-format) texture with `TEXTURE_BINDING` usage, sampled through vat's comparison sampler
+    /// (`LessEqual`, linear: 2 x 2 PCF); its conventions are `vat_core::gpu::ShadowLookup`'s. The
+    /// host renders it before the colour pass that samples it, typically with
+    /// [`draw_depth`](Self::draw_depth) of the same frame for the crowd's own shadows. A host that
+    /// cycles through several maps (one per frame in flight) calls this every frame; each crowd
+    /// keeps bind groups over `vat_core::frame::HOST_SHADOW_MAPS_KEPT` of them.
+    pub fn set_host_shadow_map(&mut self, view: Option<wgpu::TextureView>) {
+        self.host_shadow = view;
     }
 
     /// The plan's limits on this device.
@@ -383,6 +411,10 @@ impl Renderer {
         views: &[[[f32; 4]; 4]],
     ) -> Result<FrameReport, RenderError> {
         self.prepared = None;
+        if options.samples_host_shadow_map() && self.host_shadow.is_none() {
+            // Before planning: nothing of the crowds is taken or changed.
+            return Err(RenderError::NoHostShadowMap);
+        }
         let limits = self.plan_limits();
         let mut plan = std::mem::take(&mut self.plan);
         let planned = {

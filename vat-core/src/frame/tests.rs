@@ -317,11 +317,18 @@ fn a_backend_failure_after_planning_resyncs_through_mark_unsynced() {
     f.crowd.set_transform(2, [1.0, 0.0, 0.0], 0.0);
     plan(&mut p, &mut [&mut f], &cpu()).unwrap();
     assert_eq!(p.crowds[0].record_writes, vec![2..3]);
-    // The backend failed to carry that plan out.
+    // The backend failed to carry that plan out (perhaps before creating the buffers it planned).
     f.sync.mark_unsynced();
     plan(&mut p, &mut [&mut f], &cpu()).unwrap();
     assert_eq!(p.crowds[0].record_writes, vec![0..20]);
     assert!(p.crowds[0].list_writes.is_some(), "and the whole list");
+    assert!(p.crowds[0].grow.is_some(), "into buffers created again");
+    // GPU culling: the template and the culling inputs are written again too.
+    plan(&mut p, &mut [&mut f], &gpu_culled()).unwrap();
+    f.sync.mark_unsynced();
+    plan(&mut p, &mut [&mut f], &gpu_culled()).unwrap();
+    let c = &p.crowds[0];
+    assert!(c.grow.is_some() && c.args_template.is_some() && c.cull_params.is_some());
 }
 
 #[test]
@@ -362,4 +369,64 @@ fn extra_views_draw_the_cameras_bodies_in_depth_pipelines_with_their_own_uniform
         p.plan(&mut inputs, &camera(), &options, &LIMITS).unwrap();
         assert!(p.views.is_empty() && p.view_depth.is_empty() && p.crowds[0].view_uniforms.is_empty());
     }
+}
+
+#[test]
+fn the_hosts_shadow_map_replaces_vats_shadow_pass() {
+    let mut f = fixture(20, 2, VertexFormat::Packed64);
+    let matrix = camera().view_proj;
+    let lookup = gpu::ShadowLookup { view_proj: matrix, strength: 0.6, bias: 0.002, normal_offset: 0.05 };
+    let host =
+        RenderOptions { shadow_map: ShadowMapSource::Host(lookup), sun_color: [1.0, 0.5, 0.25], ..cpu() };
+    let mut p = FramePlan::default();
+    plan(&mut p, &mut [&mut f], &host).unwrap();
+    assert!(p.host_shadow_map, "the colour draws sample the host's map");
+    assert_eq!(p.shadow_view_proj, None, "vat draws no shadow pass of its own");
+    assert!(p.depth.is_empty() && !p.colour.is_empty());
+    let u = p.crowds[0].uniforms;
+    assert_eq!((u.light_view_proj, u.shadow_strength, u.shadow_bias), (matrix, 0.6, 0.002));
+    assert_eq!((u.shadow_normal_offset, u.sun_color), (0.05, [1.0, 0.5, 0.25]));
+    // Shadows off: neither map is sampled.
+    plan(&mut p, &mut [&mut f], &RenderOptions { shadows: false, ..host }).unwrap();
+    assert!(!p.host_shadow_map && p.shadow_view_proj.is_none());
+    assert_eq!(p.crowds[0].uniforms.shadow_strength, 0.0);
+    // Back to vat's own: its pass and its lookup.
+    plan(&mut p, &mut [&mut f], &cpu()).unwrap();
+    assert!(!p.host_shadow_map && !p.depth.is_empty());
+    let u = p.crowds[0].uniforms;
+    assert_eq!(Some(u.light_view_proj), p.shadow_view_proj);
+    assert_eq!((u.shadow_strength, u.shadow_bias), (gpu::SHADOW_STRENGTH, gpu::SHADOW_COMPARE_BIAS));
+}
+
+#[test]
+fn host_map_groups_are_kept_for_four_maps_and_the_least_recently_used_is_evicted() {
+    let mut cache: HostMapCache<u32, String> = HostMapCache::default();
+    let mut made = Vec::new();
+    let mut evicted = Vec::new();
+    let mut use_map = |cache: &mut HostMapCache<u32, String>, key: u32| {
+        cache
+            .get_or_insert::<()>(
+                key,
+                || {
+                    made.push(key);
+                    Ok(format!("groups over {key}"))
+                },
+                |v| evicted.push(v),
+            )
+            .unwrap()
+            .clone()
+    };
+    for key in [1, 2, 1, 3, 4, 1] {
+        assert_eq!(use_map(&mut cache, key), format!("groups over {key}"));
+    }
+    assert_eq!(cache.len(), HOST_SHADOW_MAPS_KEPT);
+    // 2 is now the least recently used: a fifth map evicts it, not 1.
+    use_map(&mut cache, 5);
+    assert_eq!(cache.get(&2), None);
+    assert!(cache.get(&1).is_some() && cache.get(&5).is_some());
+    assert_eq!(made, [1, 2, 3, 4, 5], "a kept map is not made again");
+    assert_eq!(evicted, ["groups over 2"]);
+    let failed = cache.get_or_insert(9, || Err("device lost"), |_| panic!("nothing is evicted on failure"));
+    assert_eq!(failed.unwrap_err(), "device lost");
+    assert_eq!(cache.len(), HOST_SHADOW_MAPS_KEPT);
 }

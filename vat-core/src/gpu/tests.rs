@@ -119,6 +119,8 @@ fn rust_structs() -> Vec<RustStruct> {
             shadow_bias,
             shadow_normal_offset,
             ground_half_extent,
+            sun_color,
+            _pad0,
         }),
         rust_struct!(AssetConstants {
             bounds_min,
@@ -697,21 +699,7 @@ fn scatter_plan_packs_short_ranges_and_reproduces_the_buffer() {
 fn frame_uniforms_clamp_lod_limits_to_the_assets_last_lod() {
     let identity = glam::Mat4::IDENTITY.to_cols_array_2d();
     let uniforms = |thresholds: &crate::lod::LodThresholds, limit: u32| {
-        FrameUniforms::new(&FrameInputs {
-            view_proj: identity,
-            camera_position: [0.0; 3],
-            time: 0.0,
-            frustum_planes: [[0.0; 4]; 6],
-            sun_direction: [0.0, 1.0, 0.0],
-            ambient: 0.3,
-            lod_thresholds: thresholds,
-            lod_bias: 0.0,
-            cross_fade_max_lod: limit,
-            shadow_max_lod: limit,
-            shadow: None,
-            ground_half_extent: 10.0,
-            scene_unit: 100.0,
-        })
+        uniforms_with(thresholds, limit, Some(ShadowLookup::built_in(identity, 100.0)))
     };
     let one = crate::lod::LodThresholds::default();
     let u = uniforms(&one, 1);
@@ -725,5 +713,56 @@ fn frame_uniforms_clamp_lod_limits_to_the_assets_last_lod() {
     assert_eq!(
         (sanitized_scene_unit(f32::NAN), sanitized_scene_unit(-1.0), sanitized_scene_unit(0.2)),
         (1.0, 1.0, 0.2)
+    );
+}
+
+/// The uniforms of a frame at the origin with `shadow`, sun straight up.
+fn uniforms_with(
+    thresholds: &crate::lod::LodThresholds,
+    limit: u32,
+    shadow: Option<ShadowLookup>,
+) -> FrameUniforms {
+    FrameUniforms::new(&FrameInputs {
+        view_proj: glam::Mat4::IDENTITY.to_cols_array_2d(),
+        camera_position: [0.0; 3],
+        time: 0.0,
+        frustum_planes: [[0.0; 4]; 6],
+        sun_direction: [0.0, 1.0, 0.0],
+        sun_color: [1.0, 0.9, 0.8],
+        ambient: 0.3,
+        lod_thresholds: thresholds,
+        lod_bias: 0.0,
+        cross_fade_max_lod: limit,
+        shadow_max_lod: limit,
+        shadow,
+        ground_half_extent: 10.0,
+    })
+}
+
+#[test]
+fn frame_uniforms_carry_the_hosts_light_and_shadow_lookup() {
+    let lods = crate::lod::LodThresholds::default();
+    let matrix =
+        glam::camera::rh::proj::directx::orthographic(-5.0, 5.0, -5.0, 5.0, 0.0, 20.0).to_cols_array_2d();
+    let host = ShadowLookup { view_proj: matrix, strength: 0.5, bias: 0.004, normal_offset: 0.1 };
+    let u = uniforms_with(&lods, 0, Some(host));
+    assert_eq!(u.light_view_proj, matrix);
+    assert_eq!((u.shadow_strength, u.shadow_bias, u.shadow_normal_offset), (0.5, 0.004, 0.1));
+    assert_eq!(u.sun_color, [1.0, 0.9, 0.8]);
+    let none = uniforms_with(&lods, 0, None);
+    assert_eq!((none.shadow_strength, none.shadow_bias, none.shadow_normal_offset), (0.0, 0.0, 0.0));
+    assert_eq!(none.light_view_proj, glam::Mat4::IDENTITY.to_cols_array_2d());
+    // Hostile values: a NaN matrix means no shadows, strengths are clamped to 0..=1, NaN to 0.
+    let mut nan = host;
+    nan.view_proj[1][2] = f32::NAN;
+    assert_eq!(uniforms_with(&lods, 0, Some(nan)).shadow_strength, 0.0, "a NaN matrix reads no map");
+    let wild = ShadowLookup { strength: 7.0, bias: f32::NAN, normal_offset: f32::INFINITY, ..host };
+    let u = uniforms_with(&lods, 0, Some(wild));
+    assert_eq!((u.shadow_strength, u.shadow_bias, u.shadow_normal_offset), (1.0, 0.0, 0.0));
+    let built_in = ShadowLookup::built_in(matrix, f32::NAN);
+    assert_eq!(
+        (built_in.strength, built_in.bias, built_in.normal_offset),
+        (SHADOW_STRENGTH, SHADOW_COMPARE_BIAS, SHADOW_NORMAL_OFFSET),
+        "vat's own lookup, scene unit 1"
     );
 }

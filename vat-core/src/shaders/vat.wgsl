@@ -75,7 +75,7 @@ const HIDDEN_POSITION: vec4<f32> = vec4<f32>(2.0, 2.0, 2.0, 1.0);
 // GPU-visible structs (twins of the Rust structs named alike)
 // ---------------------------------------------------------------------------------------------------
 
-// Per-frame values shared by every pass. Twin of vat_core::gpu::FrameUniforms (320 bytes).
+// Per-frame values shared by every pass. Twin of vat_core::gpu::FrameUniforms (336 bytes).
 struct FrameUniforms {
     // World to clip space of the camera, column-major.
     view_proj: mat4x4<f32>,
@@ -111,6 +111,10 @@ struct FrameUniforms {
     shadow_normal_offset: f32,
     // Half the side of the ground square vs_ground draws at y = 0 around the camera, metres.
     ground_half_extent: f32,
+    // Colour of the sun's light, linear RGB, multiplying the direct term.
+    sun_color: vec3<f32>,
+    // Padding to 336 bytes; 0.
+    _pad0: f32,
 }
 
 // Per-asset constants. Twin of vat_core::gpu::AssetConstants (96 bytes).
@@ -899,11 +903,12 @@ fn vat_is_hidden(inst: InstanceRecord) -> bool {
     return (inst.variant_bits & VARIANT_HIDDEN) != 0u;
 }
 
-// Lambert sun with the shadow map plus a sky/ground ambient; alpha 1.
+// Lambert sun (its colour, the shadow map) plus a sky/ground ambient; alpha 1. The light model of
+// vat_core::gpu::FrameUniforms' docs.
 fn vat_shade(in: VertexOutput) -> vec4<f32> {
     let n = vat_normalize(in.world_normal);
     let sun = vat_normalize(frame.sun_direction);
-    let direct = max(dot(n, sun), 0.0) * vat_shadow(in.world_position, n);
+    let direct = max(dot(n, sun), 0.0) * vat_shadow(in.world_position, n) * frame.sun_color;
     let sky = mix(0.55, 1.0, 0.5 + 0.5 * n.y);
     let light = frame.ambient * sky + (1.0 - frame.ambient) * direct;
     return vec4<f32>(in.color * light, 1.0);

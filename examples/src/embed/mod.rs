@@ -1,0 +1,334 @@
+//! A small host renderer that owns its frame and draws vat crowds inside it: the `embed` example and
+//! its image test (`tests/tests/gpu_embed_scene.rs`) share this code.
+//!
+//! The host has its own scene (a ground, a low wall in front of the crowd, a tall building beside
+//! it), its own camera, sun and shadow map, its own shader ([`HOST_SHADER`]) and its own passes.
+//! Into those passes it draws two crowds of two different assets (procedural humanoids and
+//! soft-body banners) through a backend's embeddable calls:
+//!
+//! 1. `prepare` (uploads and culling, into the host's encoder / command buffer), with the host's
+//!    sun matrix as an extra view and [`ShadowMapSource::Host`] as the shadow map;
+//! 2. the host's shadow pass: its own buildings, then `draw_depth` of that view (the crowd casts
+//!    into the host's map);
+//! 3. the host's colour pass over its own colour and depth targets: its scene (lit and shadowed by
+//!    its map: the crowd shadows the host's ground), then `draw` (vat's shading samples the same
+//!    map: the host's buildings shadow the crowd, and the shared depth buffer lets the wall hide
+//!    part of the crowd).
+//!
+//! The scene and the frame's order are written once here ([`Scene`], [`HostFrame`]); the API
+//! calls are in [`wgpu_host`] and [`vulkan_host`], one small file per backend.
+
+use anyhow::Result;
+use vat_core::container::Asset;
+use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
+use vat_core::gpu::ShadowLookup;
+use vat_core::render::{Culling, RenderOptions, ShadowMapSource};
+
+pub mod vulkan_host;
+pub mod wgpu_host;
+
+/// Image size of the example and the test, pixels.
+pub const SIZE: [u32; 2] = [480, 300];
+
+/// Side of the host's shadow map, texels.
+pub const SHADOW_MAP_SIZE: u32 = 2048;
+
+/// The host's shader: its scene lit by its sun with its shadow map (`vs_scene` / `fs_scene`), and
+/// its shadow pass (`vs_shadow`). The light model matches vat's built-in one (see
+/// `vat_core::gpu::FrameUniforms`), so host and crowd look lit by the same sun.
+pub const HOST_SHADER: &str = r#"
+struct Host {
+    view_proj: mat4x4<f32>,
+    light_view_proj: mat4x4<f32>,
+    // xyz: unit vector towards the sun; w: ambient.
+    sun: vec4<f32>,
+    // xyz: sun colour; w: shadow strength.
+    sun_color: vec4<f32>,
+}
+
+@group(0) @binding(0) var<uniform> host: Host;
+@group(0) @binding(1) var shadow_map: texture_depth_2d;
+@group(0) @binding(2) var shadow_sampler: sampler_comparison;
+
+struct SceneOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) world: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) color: vec3<f32>,
+}
+
+@vertex
+fn vs_scene(@location(0) position: vec3<f32>, @location(1) normal: vec3<f32>, @location(2) color: vec3<f32>) -> SceneOut {
+    return SceneOut(host.view_proj * vec4<f32>(position, 1.0), position, normal, color);
+}
+
+@vertex
+fn vs_shadow(@location(0) position: vec3<f32>) -> @builtin(position) vec4<f32> {
+    return host.light_view_proj * vec4<f32>(position, 1.0);
+}
+
+fn host_shadow(world: vec3<f32>, n: vec3<f32>) -> f32 {
+    let lp = host.light_view_proj * vec4<f32>(world + n * 0.03, 1.0);
+    let ndc = lp.xyz / lp.w;
+    let uv = vec2<f32>(ndc.x * 0.5 + 0.5, 0.5 - ndc.y * 0.5);
+    if uv.x < 0.0 || uv.x > 1.0 || uv.y < 0.0 || uv.y > 1.0 || ndc.z > 1.0 {
+        return 1.0;
+    }
+    let lit = textureSampleCompareLevel(shadow_map, shadow_sampler, uv, ndc.z - 0.0015);
+    return 1.0 - host.sun_color.w * (1.0 - lit);
+}
+
+@fragment
+fn fs_scene(in: SceneOut) -> @location(0) vec4<f32> {
+    let n = normalize(in.normal);
+    let direct = max(dot(n, host.sun.xyz), 0.0) * host_shadow(in.world, n) * host.sun_color.xyz;
+    let sky = mix(0.55, 1.0, 0.5 + 0.5 * n.y);
+    let light = host.sun.w * sky + (1.0 - host.sun.w) * direct;
+    return vec4<f32>(in.color * light, 1.0);
+}
+"#;
+
+/// One vertex of the host's scene (its vertex buffer: three `vec3<f32>` attributes, 36 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct HostVertex {
+    /// World position, metres.
+    pub position: [f32; 3],
+    /// Unit world normal.
+    pub normal: [f32; 3],
+    /// Linear RGB albedo.
+    pub color: [f32; 3],
+}
+
+/// The host's uniform block (`struct Host` of [`HOST_SHADER`], 160 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct HostUniforms {
+    /// The camera's world-to-clip matrix, column-major.
+    pub view_proj: [[f32; 4]; 4],
+    /// The sun's shadow-map matrix, column-major, depth 0..1.
+    pub light_view_proj: [[f32; 4]; 4],
+    /// Unit vector towards the sun, and the ambient light in `w`.
+    pub sun: [f32; 4],
+    /// The sun's colour, and the shadow strength in `w`.
+    pub sun_color: [f32; 4],
+}
+
+/// A vertex range of the host's vertex buffer.
+pub type VertexRange = std::ops::Range<u32>;
+
+/// The host's scene: geometry, camera, sun and shadow matrix.
+#[derive(Debug, Clone)]
+pub struct Scene {
+    /// Every triangle of the host's scene, non-indexed: the ground, then the wall, then the building.
+    pub vertices: Vec<HostVertex>,
+    /// The ground square's vertices.
+    pub ground: VertexRange,
+    /// The low wall in front of the crowd (it hides the legs of the crowd's left half).
+    pub wall: VertexRange,
+    /// The tall building right of the crowd (its shadow crosses the crowd's middle row).
+    pub building: VertexRange,
+    /// The host's camera.
+    pub camera: Camera,
+    /// Unit vector towards the sun.
+    pub sun_direction: [f32; 3],
+    /// The sun's colour, linear RGB.
+    pub sun_color: [f32; 3],
+    /// Ambient light, 0..=1.
+    pub ambient: f32,
+    /// How dark shadows get, 0..=1.
+    pub shadow_strength: f32,
+    /// The host's shadow-map matrix (an orthographic sun view over the whole scene).
+    pub light_view_proj: [[f32; 4]; 4],
+}
+
+/// What a frame draws: every part on for the example; the test turns parts off to see what each
+/// one does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostFrame {
+    /// Draw the crowds (`draw`).
+    pub crowd: bool,
+    /// The crowds cast into the host's shadow map (`draw_depth`).
+    pub crowd_casts: bool,
+    /// The host's wall and building cast into its shadow map.
+    pub host_casts: bool,
+    /// Draw the wall (colour and shadow).
+    pub wall: bool,
+    /// Where the crowds are culled.
+    pub culling: Culling,
+}
+
+impl Default for HostFrame {
+    fn default() -> Self {
+        Self { crowd: true, crowd_casts: true, host_casts: true, wall: true, culling: Culling::Cpu }
+    }
+}
+
+/// An axis-aligned box's 12 triangles (36 vertices) of colour `color`, outward normals.
+fn push_box(out: &mut Vec<HostVertex>, min: [f32; 3], max: [f32; 3], color: [f32; 3]) {
+    let c = |i: usize| {
+        [
+            if i & 1 == 0 { min[0] } else { max[0] },
+            if i & 2 == 0 { min[1] } else { max[1] },
+            if i & 4 == 0 { min[2] } else { max[2] },
+        ]
+    };
+    // Faces as (normal, four corners in a loop).
+    let faces: [([f32; 3], [usize; 4]); 6] = [
+        ([-1.0, 0.0, 0.0], [0, 4, 6, 2]),
+        ([1.0, 0.0, 0.0], [1, 3, 7, 5]),
+        ([0.0, -1.0, 0.0], [0, 1, 5, 4]),
+        ([0.0, 1.0, 0.0], [2, 6, 7, 3]),
+        ([0.0, 0.0, -1.0], [0, 2, 3, 1]),
+        ([0.0, 0.0, 1.0], [4, 5, 7, 6]),
+    ];
+    for (normal, q) in faces {
+        for i in [0, 1, 2, 0, 2, 3] {
+            out.push(HostVertex { position: c(q[i]), normal, color });
+        }
+    }
+}
+
+impl Scene {
+    /// The example's scene.
+    pub fn new() -> Self {
+        let mut vertices = Vec::new();
+        let g = 30.0;
+        let ground_color = [0.32, 0.36, 0.28];
+        for p in [[-g, -g], [g, -g], [g, g], [-g, -g], [g, g], [-g, g]] {
+            vertices.push(HostVertex {
+                position: [p[0], 0.0, p[1]],
+                normal: [0.0, 1.0, 0.0],
+                color: ground_color,
+            });
+        }
+        let ground = 0..vertices.len() as u32;
+        push_box(&mut vertices, [-4.2, 0.0, 3.2], [-0.4, 1.5, 3.5], [0.62, 0.25, 0.18]);
+        let wall = ground.end..vertices.len() as u32;
+        push_box(&mut vertices, [4.6, 0.0, -1.0], [6.4, 6.0, 1.0], [0.70, 0.68, 0.62]);
+        let building = wall.end..vertices.len() as u32;
+        let aspect = SIZE[0] as f32 / SIZE[1] as f32;
+        let camera = Camera::look_at([0.0, 5.5, 14.0], [0.0, 0.8, -0.5], 0.75, aspect, 0.1, 200.0);
+        let sun = glam::Vec3::new(0.65, 0.6, 0.45).normalize();
+        // The host's own fit: an orthographic sun view over a 13 m sphere around the scene.
+        let centre = glam::Vec3::new(0.0, 1.5, 0.0);
+        let radius = 13.0;
+        let eye = centre + sun * 40.0;
+        let view = glam::camera::rh::view::look_at_mat4(eye, centre, glam::Vec3::Y);
+        let proj = glam::camera::rh::proj::directx::orthographic(
+            -radius,
+            radius,
+            -radius,
+            radius,
+            0.0,
+            40.0 + radius,
+        );
+        Self {
+            vertices,
+            ground,
+            wall,
+            building,
+            camera,
+            sun_direction: sun.to_array(),
+            sun_color: [1.0, 0.95, 0.85],
+            ambient: 0.3,
+            shadow_strength: 0.75,
+            light_view_proj: (proj * view).to_cols_array_2d(),
+        }
+    }
+
+    /// The host's uniforms.
+    pub fn uniforms(&self) -> HostUniforms {
+        let [x, y, z] = self.sun_direction;
+        let [r, g, b] = self.sun_color;
+        HostUniforms {
+            view_proj: self.camera.view_proj,
+            light_view_proj: self.light_view_proj,
+            sun: [x, y, z, self.ambient],
+            sun_color: [r, g, b, self.shadow_strength],
+        }
+    }
+
+    /// The vertex ranges the host draws into its shadow map (`host_casts`) and its colour pass.
+    pub fn ranges(&self, frame: &HostFrame) -> (Vec<VertexRange>, Vec<VertexRange>) {
+        let mut casters = Vec::new();
+        let mut colour = vec![self.ground.clone(), self.building.clone()];
+        if frame.host_casts {
+            casters.push(self.building.clone());
+        }
+        if frame.wall {
+            colour.push(self.wall.clone());
+            if frame.host_casts {
+                casters.push(self.wall.clone());
+            }
+        }
+        (casters, colour)
+    }
+
+    /// vat's options for the crowds: the host's sun and shadow map (looked up with the host
+    /// shader's own bias, offset and strength), no ground and no clear (the host draws its own).
+    pub fn options(&self, culling: Culling) -> RenderOptions {
+        let lookup = ShadowLookup {
+            view_proj: self.light_view_proj,
+            strength: self.shadow_strength,
+            bias: 0.0015,
+            normal_offset: 0.03,
+        };
+        RenderOptions {
+            culling,
+            shadows: true,
+            shadow_map: ShadowMapSource::Host(lookup),
+            sun_direction: self.sun_direction,
+            sun_color: self.sun_color,
+            ambient: self.ambient,
+            ground: false,
+            ..RenderOptions::default()
+        }
+    }
+}
+
+impl Default for Scene {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The host's sky colour (linear), its clear colour.
+pub const SKY: [f64; 4] = [0.45, 0.6, 0.85, 1.0];
+
+/// The two assets of the example as `.vat` bytes: the procedural humanoid and the procedural
+/// soft-body banner, baked in memory.
+///
+/// # Errors
+/// A bake failure (none expected).
+pub fn assets() -> Result<[Vec<u8>; 2]> {
+    let options = vat_bake::prepare::BakeOptions::default();
+    let humanoid = vat_bake::prepare::prepare(&vat_bake::procgen::humanoid(), &options)?.to_vat_bytes()?;
+    let cloth = vat_bake::prepare::prepare(&vat_bake::procgen::cloth()?, &options)?.to_vat_bytes()?;
+    Ok([humanoid, cloth])
+}
+
+/// The crowds of the two assets: 12 humanoids in three rows (`z` = -2, 0, 2 m) between the wall
+/// and the building, and three banners behind them, each at a fixed time so every frame is the
+/// same.
+///
+/// # Errors
+/// An asset that does not parse.
+pub fn crowds(assets: &[Vec<u8>; 2]) -> Result<[Crowd; 2]> {
+    let humanoid = Asset::parse(&assets[0])?;
+    let mut people = Crowd::new(CrowdAsset::from_manifest(humanoid.manifest())?, CrowdConfig::default());
+    let clips = humanoid.manifest().clips.len() as u32;
+    for i in 0..12u32 {
+        let (col, row) = (i % 4, i / 4);
+        let p = [col as f32 * 1.6 - 2.4, 0.0, row as f32 * 2.0 - 2.0];
+        people.spawn_at_phase(p, 0.3 * i as f32 - 1.0, i % clips, 0.13 * i as f32);
+    }
+    people.advance(0.5);
+    let cloth = Asset::parse(&assets[1])?;
+    let mut banners = Crowd::new(CrowdAsset::from_manifest(cloth.manifest())?, CrowdConfig::default());
+    for (i, x) in [-3.5f32, 0.0, 3.5].into_iter().enumerate() {
+        banners.spawn_at_phase([x, 0.0, -4.0], 0.0, 0, 0.4 * i as f32);
+    }
+    banners.advance(0.5);
+    Ok([people, banners])
+}
