@@ -5,19 +5,21 @@
 //! part of the crowd, the building shadows the crowd and the crowd shadows the host's ground. The
 //! same host code runs on both backends; see `vat_examples::embed`.
 //!
-//! `cargo run --release -p vat-examples --example embed -- --backend wgpu|vulkan [--culling cpu|gpu] --out embed.png`
+//! `cargo run --release -p vat-examples --example embed -- --backend wgpu|vulkan [--culling cpu|gpu] [--msaa] --out embed.png`
+//! (`--msaa`: the host's colour pass at 4 samples, resolved into its image).
 
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use vat_core::render::Culling;
-use vat_examples::embed::{HostFrame, SIZE, Scene, assets};
+use vat_examples::embed::{HostFrame, MSAA_SAMPLES, SIZE, Scene, assets};
 use vat_examples::embed::{vulkan_host::VulkanHost, wgpu_host::WgpuHost};
 
 fn main() -> Result<()> {
     let mut backend = String::from("wgpu");
     let mut out = PathBuf::from("embed.png");
     let mut culling = Culling::Cpu;
+    let mut samples = 1;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or_else(|| anyhow::anyhow!("{arg} needs a value"));
@@ -31,12 +33,13 @@ fn main() -> Result<()> {
                     other => bail!("--culling {other}: expected cpu or gpu"),
                 }
             }
+            "--msaa" => samples = MSAA_SAMPLES,
             other => bail!(
-                "unknown argument {other}; usage: embed [--backend wgpu|vulkan] [--culling cpu|gpu] [--out embed.png]"
+                "unknown argument {other}; usage: embed [--backend wgpu|vulkan] [--culling cpu|gpu] [--msaa] [--out embed.png]"
             ),
         }
     }
-    let frame = HostFrame { culling, ..HostFrame::default() };
+    let frame = HostFrame { culling, samples, ..HostFrame::default() };
     let assets = assets()?;
     let (adapter, (pixels, draws)) = match backend.as_str() {
         "wgpu" => {
@@ -52,7 +55,7 @@ fn main() -> Result<()> {
     };
     vat_examples::support::save_png(&out, SIZE, &pixels)?;
     println!(
-        "host frame with 2 crowds on {adapter} ({culling:?} culling, {draws} vat body draws) -> {}",
+        "host frame with 2 crowds on {adapter} ({culling:?} culling, {samples}x MSAA, {draws} vat body draws) -> {}",
         out.display()
     );
     Ok(())

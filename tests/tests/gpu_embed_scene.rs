@@ -3,7 +3,8 @@
 //! host's buildings shadow the crowd (vat samples the host's shadow map), the crowd shadows the
 //! host's ground (vat's `draw_depth` into the host's map), and wgpu and Vulkan agree.
 //!
-//! Each effect is isolated by rendering the same frame with one part turned off
+//! Each is checked with CPU and GPU culling, and in a 4x multisampled host pass (vat's pipelines
+//! made for the pass's sample count). Each effect is isolated by rendering the same frame with one part turned off
 //! ([`HostFrame`]) and comparing pixels.
 
 // Integration tests report failure by panicking.
@@ -15,7 +16,7 @@ use vat_core::container::Asset;
 use vat_core::render::{CrowdRenderer, Culling, RenderOptions, ShadowMapSource};
 use vat_examples::embed::vulkan_host::VulkanHost;
 use vat_examples::embed::wgpu_host::WgpuHost;
-use vat_examples::embed::{HostFrame, SIZE, Scene, assets};
+use vat_examples::embed::{HostFrame, MSAA_SAMPLES, SIZE, Scene, assets};
 use vat_tests::{per_backend, save_image};
 
 /// The two assets, baked once per test binary.
@@ -44,9 +45,20 @@ fn differing(a: &[u8], b: &[u8]) -> Vec<usize> {
 const DARKER: i32 = 24;
 
 /// The image checks of one backend, given its renderer of a [`HostFrame`].
-fn check_scene(name: &str, culling: Culling, mut render: impl FnMut(&HostFrame) -> Vec<u8>) {
-    let name = &format!("{name}-{culling:?}");
-    let all = HostFrame { culling, ..HostFrame::default() };
+/// The pixels of `set` (sorted) whose four neighbours are in it too: its interior, away from
+/// silhouette edges (which multisampling blends with what is behind).
+fn interior(set: &[usize]) -> Vec<usize> {
+    let w = SIZE[0] as usize;
+    let has = |p: usize| set.binary_search(&p).is_ok();
+    set.iter()
+        .copied()
+        .filter(|&p| p >= w && p % w > 0 && has(p - 1) && has(p + 1) && has(p - w) && has(p + w))
+        .collect()
+}
+
+fn check_scene(name: &str, culling: Culling, samples: u32, mut render: impl FnMut(&HostFrame) -> Vec<u8>) {
+    let name = &format!("{name}-{culling:?}-{samples}x");
+    let all = HostFrame { culling, samples, ..HostFrame::default() };
     let full = render(&all);
     save_image(&format!("embed-scene-{name}"), SIZE, &full);
 
@@ -56,7 +68,7 @@ fn check_scene(name: &str, culling: Culling, mut render: impl FnMut(&HostFrame) 
     let empty = render(&HostFrame { crowd: false, wall: false, ..off });
     let crowd_no_wall = render(&HostFrame { wall: false, ..off });
     let crowd_and_wall = render(&off);
-    let wall = differing(&wall_only, &empty);
+    let wall = interior(&differing(&wall_only, &empty));
     let crowd_pixels = differing(&crowd_no_wall, &empty);
     let behind_wall: Vec<usize> =
         wall.iter().copied().filter(|p| crowd_pixels.binary_search(p).is_ok()).collect();
@@ -97,34 +109,50 @@ fn check_scene(name: &str, culling: Culling, mut render: impl FnMut(&HostFrame) 
     assert_eq!(brighter, 0, "{name}: a caster can only darken");
 }
 
+/// A multisampled frame differs from the single-sampled one at silhouette edges only.
+fn check_msaa_smooths_edges_only(name: &str, mut render: impl FnMut(&HostFrame) -> Vec<u8>) {
+    let one = render(&HostFrame::default());
+    let four = render(&HostFrame { samples: MSAA_SAMPLES, ..HostFrame::default() });
+    let edges = differing(&one, &four).len();
+    assert!(
+        edges > 200 && edges < PIXELS / 10,
+        "{name}: {edges} of {PIXELS} pixels differ between 1 and {MSAA_SAMPLES} samples"
+    );
+}
+
 #[test]
 fn the_host_scene_on_wgpu_occludes_and_shadows_both_ways() {
     let mut host = WgpuHost::new(Scene::new(), baked()).unwrap();
-    for culling in [Culling::Cpu, Culling::Gpu] {
-        check_scene("wgpu", culling, |f| host.render(f).unwrap().0);
+    for (culling, samples) in [(Culling::Cpu, 1), (Culling::Gpu, 1), (Culling::Cpu, MSAA_SAMPLES)] {
+        check_scene("wgpu", culling, samples, |f| host.render(f).unwrap().0);
     }
+    check_msaa_smooths_edges_only("wgpu", |f| host.render(f).unwrap().0);
 }
 
 #[test]
 fn the_host_scene_on_vulkan_occludes_and_shadows_both_ways_under_validation() {
     let mut host = VulkanHost::new(Scene::new(), baked()).unwrap();
     assert!(host.validation_enabled(), "vat-vulkan tests must run under the validation layer");
-    for culling in [Culling::Cpu, Culling::Gpu] {
-        check_scene("vulkan", culling, |f| host.render(f).unwrap().0);
+    for (culling, samples) in [(Culling::Cpu, 1), (Culling::Gpu, 1), (Culling::Cpu, MSAA_SAMPLES)] {
+        check_scene("vulkan", culling, samples, |f| host.render(f).unwrap().0);
     }
+    check_msaa_smooths_edges_only("vulkan", |f| host.render(f).unwrap().0);
     assert_eq!(host.validation_messages(), (0, 0), "validation errors and warnings (printed above)");
 }
 
 #[test]
 fn the_host_scene_is_the_same_on_both_backends() {
-    for culling in [Culling::Cpu, Culling::Gpu] {
-        let frame = HostFrame { culling, ..HostFrame::default() };
+    for (culling, samples) in [(Culling::Cpu, 1), (Culling::Gpu, 1), (Culling::Cpu, MSAA_SAMPLES)] {
+        let frame = HostFrame { culling, samples, ..HostFrame::default() };
         let (w, draws_w) = WgpuHost::new(Scene::new(), baked()).unwrap().render(&frame).unwrap();
         let (v, draws_v) = VulkanHost::new(Scene::new(), baked()).unwrap().render(&frame).unwrap();
-        assert_eq!(draws_w, draws_v, "{culling:?}: the same draws");
+        assert_eq!(draws_w, draws_v, "{culling:?} {samples}x: the same draws");
         // The parity tolerance of the backends' other image tests: no channel off by more than 2.
         let off = w.iter().zip(&v).filter(|(a, b)| a.abs_diff(**b) > 2).count();
-        assert_eq!(off, 0, "{culling:?}: bytes of the wgpu and Vulkan host frames differing by more than 2");
+        assert_eq!(
+            off, 0,
+            "{culling:?} {samples}x: bytes of the wgpu and Vulkan host frames differing by more than 2"
+        );
     }
 }
 

@@ -156,11 +156,25 @@ pub struct HostFrame {
     pub wall: bool,
     /// Where the crowds are culled.
     pub culling: Culling,
+    /// Samples per pixel of the host's colour pass: 1, or [`MSAA_SAMPLES`] (the host renders into
+    /// multisampled colour and depth and resolves the colour into its image; vat's pipelines are
+    /// made for the pass's sample count).
+    pub samples: u32,
 }
+
+/// The sample count of the host's multisampled colour pass.
+pub const MSAA_SAMPLES: u32 = 4;
 
 impl Default for HostFrame {
     fn default() -> Self {
-        Self { crowd: true, crowd_casts: true, host_casts: true, wall: true, culling: Culling::Cpu }
+        Self {
+            crowd: true,
+            crowd_casts: true,
+            host_casts: true,
+            wall: true,
+            culling: Culling::Cpu,
+            samples: 1,
+        }
     }
 }
 

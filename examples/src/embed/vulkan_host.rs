@@ -17,7 +17,7 @@ use vat_vulkan::{
     Context, GpuAsset, GpuCrowd, Offscreen, PassFormats, RendererConfig, flipped_viewport, full_rect,
 };
 
-use super::{HOST_SHADER, HostFrame, HostVertex, SHADOW_MAP_SIZE, SIZE, SKY, Scene};
+use super::{HOST_SHADER, HostFrame, HostVertex, MSAA_SAMPLES, SHADOW_MAP_SIZE, SIZE, SKY, Scene};
 
 const SHADOW_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 
@@ -27,15 +27,22 @@ struct HostObjects {
     memories: Vec<vk::DeviceMemory>,
     buffers: Vec<vk::Buffer>,
     vertices: vk::Buffer,
+    /// Every image and view, destroyed on drop.
+    images: Vec<vk::Image>,
+    views: Vec<vk::ImageView>,
     shadow_image: vk::Image,
     shadow_view: vk::ImageView,
+    /// Multisampled colour and depth images and views of the MSAA colour pass.
+    msaa_color: (vk::Image, vk::ImageView),
+    msaa_depth: (vk::Image, vk::ImageView),
     sampler: vk::Sampler,
     set_layouts: Vec<vk::DescriptorSetLayout>,
     pool: vk::DescriptorPool,
     scene_set: vk::DescriptorSet,
     shadow_set: vk::DescriptorSet,
     layouts: Vec<vk::PipelineLayout>,
-    scene_pipeline: vk::Pipeline,
+    /// The scene pipelines at 1 and at [`MSAA_SAMPLES`] samples.
+    scene_pipelines: [vk::Pipeline; 2],
     shadow_pipeline: vk::Pipeline,
 }
 
@@ -46,7 +53,9 @@ impl Drop for HostObjects {
         // is idle (no submitted frame uses them).
         unsafe {
             let _ = d.device_wait_idle();
-            d.destroy_pipeline(self.scene_pipeline, None);
+            for &p in &self.scene_pipelines {
+                d.destroy_pipeline(p, None);
+            }
             d.destroy_pipeline(self.shadow_pipeline, None);
             for &l in &self.layouts {
                 d.destroy_pipeline_layout(l, None);
@@ -56,8 +65,12 @@ impl Drop for HostObjects {
                 d.destroy_descriptor_set_layout(l, None);
             }
             d.destroy_sampler(self.sampler, None);
-            d.destroy_image_view(self.shadow_view, None);
-            d.destroy_image(self.shadow_image, None);
+            for &v in &self.views {
+                d.destroy_image_view(v, None);
+            }
+            for &i in &self.images {
+                d.destroy_image(i, None);
+            }
             for &b in &self.buffers {
                 d.destroy_buffer(b, None);
             }
@@ -106,6 +119,54 @@ fn spirv(entry: &str, stage: naga::ShaderStage) -> Result<Vec<u32>> {
 }
 
 impl HostObjects {
+    /// A device-local 2D image of `format` and its view (colour or depth aspect by format),
+    /// destroyed by `HostObjects::drop`.
+    fn image(
+        &mut self,
+        format: vk::Format,
+        size: [u32; 2],
+        samples: u32,
+        usage: vk::ImageUsageFlags,
+    ) -> Result<(vk::Image, vk::ImageView)> {
+        let d = &self.ctx.device;
+        let info = vk::ImageCreateInfo::default()
+            .image_type(vk::ImageType::TYPE_2D)
+            .format(format)
+            .extent(vk::Extent3D { width: size[0], height: size[1], depth: 1 })
+            .mip_levels(1)
+            .array_layers(1)
+            .samples(vat_vulkan::conv::map_sample_count(samples))
+            .tiling(vk::ImageTiling::OPTIMAL)
+            .usage(usage);
+        // SAFETY: valid create info; destroyed by `HostObjects::drop`.
+        let image = unsafe { d.create_image(&info, None) }?;
+        self.images.push(image);
+        // SAFETY: a live image of this device.
+        let req = unsafe { d.get_image_memory_requirements(image) };
+        let alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(
+            memory_type(&self.ctx, req.memory_type_bits, vk::MemoryPropertyFlags::DEVICE_LOCAL)?,
+        );
+        // SAFETY: valid allocate info; freed by `HostObjects::drop`.
+        let memory = unsafe { d.allocate_memory(&alloc, None) }?;
+        self.memories.push(memory);
+        // SAFETY: the image is bound once, to memory of a type it accepts, before any use.
+        unsafe { d.bind_image_memory(image, memory, 0) }?;
+        let aspect = if usage.contains(vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT) {
+            vk::ImageAspectFlags::DEPTH
+        } else {
+            vk::ImageAspectFlags::COLOR
+        };
+        let view_info = vk::ImageViewCreateInfo::default()
+            .image(image)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(format)
+            .subresource_range(vk::ImageSubresourceRange { aspect_mask: aspect, ..depth_range() });
+        // SAFETY: a view of the live image above; destroyed by `HostObjects::drop`.
+        let view = unsafe { d.create_image_view(&view_info, None) }?;
+        self.views.push(view);
+        Ok((image, view))
+    }
+
     fn new(
         ctx: &Rc<Context>,
         scene: &Scene,
@@ -120,13 +181,17 @@ impl HostObjects {
             vertices: vk::Buffer::null(),
             shadow_image: vk::Image::null(),
             shadow_view: vk::ImageView::null(),
+            images: Vec::new(),
+            views: Vec::new(),
+            msaa_color: (vk::Image::null(), vk::ImageView::null()),
+            msaa_depth: (vk::Image::null(), vk::ImageView::null()),
             sampler: vk::Sampler::null(),
             set_layouts: Vec::new(),
             pool: vk::DescriptorPool::null(),
             scene_set: vk::DescriptorSet::null(),
             shadow_set: vk::DescriptorSet::null(),
             layouts: Vec::new(),
-            scene_pipeline: vk::Pipeline::null(),
+            scene_pipelines: [vk::Pipeline::null(); 2],
             shadow_pipeline: vk::Pipeline::null(),
         };
         // Host-visible buffers, written once.
@@ -159,34 +224,15 @@ impl HostObjects {
 
         // The shadow map: depth attachment of the shadow pass, sampled by the host's and vat's
         // colour draws.
-        let image_info = vk::ImageCreateInfo::default()
-            .image_type(vk::ImageType::TYPE_2D)
-            .format(SHADOW_FORMAT)
-            .extent(vk::Extent3D { width: SHADOW_MAP_SIZE, height: SHADOW_MAP_SIZE, depth: 1 })
-            .mip_levels(1)
-            .array_layers(1)
-            .samples(vk::SampleCountFlags::TYPE_1)
-            .tiling(vk::ImageTiling::OPTIMAL)
-            .usage(vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::SAMPLED);
-        // SAFETY: valid create info; destroyed by `HostObjects::drop`.
-        host.shadow_image = unsafe { d.create_image(&image_info, None) }?;
-        // SAFETY: a live image of this device.
-        let req = unsafe { d.get_image_memory_requirements(host.shadow_image) };
-        let alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(
-            memory_type(ctx, req.memory_type_bits, vk::MemoryPropertyFlags::DEVICE_LOCAL)?,
-        );
-        // SAFETY: valid allocate info; freed by `HostObjects::drop`.
-        let memory = unsafe { d.allocate_memory(&alloc, None) }?;
-        host.memories.push(memory);
-        // SAFETY: the image is bound once, to memory of a type it accepts, before any use.
-        unsafe { d.bind_image_memory(host.shadow_image, memory, 0) }?;
-        let view_info = vk::ImageViewCreateInfo::default()
-            .image(host.shadow_image)
-            .view_type(vk::ImageViewType::TYPE_2D)
-            .format(SHADOW_FORMAT)
-            .subresource_range(depth_range());
-        // SAFETY: a view of the live image above; destroyed by `HostObjects::drop`.
-        host.shadow_view = unsafe { d.create_image_view(&view_info, None) }?;
+        let usage = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::SAMPLED;
+        let shadow_size = [SHADOW_MAP_SIZE, SHADOW_MAP_SIZE];
+        (host.shadow_image, host.shadow_view) = host.image(SHADOW_FORMAT, shadow_size, 1, usage)?;
+        // Multisampled colour and depth of the MSAA colour pass (the colour resolves into the target).
+        let color_usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSIENT_ATTACHMENT;
+        let depth_usage =
+            vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSIENT_ATTACHMENT;
+        host.msaa_color = host.image(color_format, SIZE, MSAA_SAMPLES, color_usage)?;
+        host.msaa_depth = host.image(depth_format, SIZE, MSAA_SAMPLES, depth_usage)?;
         let sampler_info = vk::SamplerCreateInfo::default()
             .mag_filter(vk::Filter::LINEAR)
             .min_filter(vk::Filter::LINEAR)
@@ -259,13 +305,22 @@ impl HostObjects {
             // SAFETY: valid create info; destroyed by `HostObjects::drop`.
             host.layouts.push(unsafe { d.create_pipeline_layout(&info, None) }?);
         }
-        host.scene_pipeline = host.pipeline(Some(color_format), depth_format, false)?;
-        host.shadow_pipeline = host.pipeline(None, SHADOW_FORMAT, true)?;
+        host.scene_pipelines = [
+            host.pipeline(Some(color_format), depth_format, false, 1)?,
+            host.pipeline(Some(color_format), depth_format, false, MSAA_SAMPLES)?,
+        ];
+        host.shadow_pipeline = host.pipeline(None, SHADOW_FORMAT, true, 1)?;
         Ok(host)
     }
 
     /// The scene pipeline (`color` given) or the shadow pipeline (depth only, vat's shadow bias).
-    fn pipeline(&self, color: Option<vk::Format>, depth: vk::Format, shadow: bool) -> Result<vk::Pipeline> {
+    fn pipeline(
+        &self,
+        color: Option<vk::Format>,
+        depth: vk::Format,
+        shadow: bool,
+        samples: u32,
+    ) -> Result<vk::Pipeline> {
         let d = &self.ctx.device;
         let mut modules = Vec::new();
         let mut stages = Vec::new();
@@ -315,7 +370,7 @@ impl HostObjects {
                 .depth_bias_clamp(SHADOW_DEPTH_BIAS.clamp);
         }
         let multisample = vk::PipelineMultisampleStateCreateInfo::default()
-            .rasterization_samples(vk::SampleCountFlags::TYPE_1);
+            .rasterization_samples(vat_vulkan::conv::map_sample_count(samples));
         let depth_state = vk::PipelineDepthStencilStateCreateInfo::default()
             .depth_test_enable(true)
             .depth_write_enable(true)
@@ -505,15 +560,66 @@ impl VulkanHost {
                 (vk::PipelineStageFlags::FRAGMENT_SHADER, vk::AccessFlags::SHADER_READ),
             );
             // 3. The host's colour pass: its scene, then the crowds, one depth buffer.
+            // With MSAA: multisampled colour and depth (cleared: their old contents may be
+            // discarded), the colour resolved into the target (in COLOR_ATTACHMENT_OPTIMAL).
+            let msaa = frame.samples > 1;
+            if msaa {
+                let image_barrier = |image, aspect_mask, layout, access| {
+                    vk::ImageMemoryBarrier::default()
+                        .dst_access_mask(access)
+                        .old_layout(vk::ImageLayout::UNDEFINED)
+                        .new_layout(layout)
+                        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                        .image(image)
+                        .subresource_range(vk::ImageSubresourceRange { aspect_mask, ..depth_range() })
+                };
+                let barriers = [
+                    image_barrier(
+                        host.msaa_color.0,
+                        vk::ImageAspectFlags::COLOR,
+                        vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+                        vk::AccessFlags::COLOR_ATTACHMENT_WRITE,
+                    ),
+                    image_barrier(
+                        host.msaa_depth.0,
+                        vk::ImageAspectFlags::DEPTH,
+                        vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
+                        depth_rw,
+                    ),
+                ];
+                let stages = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT | tests;
+                // SAFETY: recording, outside any rendering; both images are the host's. Earlier
+                // frames' writes to them are ordered by the stages (write-after-write on
+                // attachments).
+                unsafe {
+                    d.cmd_pipeline_barrier(
+                        cb,
+                        stages,
+                        stages,
+                        vk::DependencyFlags::empty(),
+                        &[],
+                        &[],
+                        &barriers,
+                    )
+                };
+            }
             let [r, g, b, a] = SKY.map(|c| c as f32);
-            let colour_attachment = [vk::RenderingAttachmentInfo::default()
-                .image_view(target.color)
+            let mut colour_info = vk::RenderingAttachmentInfo::default()
+                .image_view(if msaa { host.msaa_color.1 } else { target.color })
                 .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
                 .load_op(vk::AttachmentLoadOp::CLEAR)
-                .store_op(vk::AttachmentStoreOp::STORE)
-                .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: [r, g, b, a] } })];
+                .store_op(if msaa { vk::AttachmentStoreOp::DONT_CARE } else { vk::AttachmentStoreOp::STORE })
+                .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: [r, g, b, a] } });
+            if msaa {
+                colour_info = colour_info
+                    .resolve_mode(vk::ResolveModeFlags::AVERAGE)
+                    .resolve_image_view(target.color)
+                    .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL);
+            }
+            let colour_attachment = [colour_info];
             let depth = vk::RenderingAttachmentInfo::default()
-                .image_view(target.depth)
+                .image_view(if msaa { host.msaa_depth.1 } else { target.depth })
                 .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
                 .load_op(vk::AttachmentLoadOp::CLEAR)
                 .store_op(vk::AttachmentStoreOp::STORE)
@@ -532,7 +638,11 @@ impl VulkanHost {
                 d.cmd_begin_rendering(cb, &info);
                 d.cmd_set_viewport(cb, 0, &[flipped_viewport(area)]);
                 d.cmd_set_scissor(cb, 0, &[area]);
-                d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, host.scene_pipeline);
+                d.cmd_bind_pipeline(
+                    cb,
+                    vk::PipelineBindPoint::GRAPHICS,
+                    host.scene_pipelines[usize::from(msaa)],
+                );
                 d.cmd_bind_descriptor_sets(
                     cb,
                     vk::PipelineBindPoint::GRAPHICS,
@@ -546,8 +656,16 @@ impl VulkanHost {
                     d.cmd_draw(cb, r.end - r.start, 1, r.start, 0);
                 }
             }
-            let drawn =
-                if frame.crowd { renderer.draw(cb, &draws, renderer.pass_formats(), area) } else { Ok(()) };
+            let drawn = if frame.crowd {
+                renderer.draw(
+                    cb,
+                    &draws,
+                    PassFormats { samples: frame.samples, ..renderer.pass_formats() },
+                    area,
+                )
+            } else {
+                Ok(())
+            };
             // SAFETY: ends the rendering begun above.
             unsafe { d.cmd_end_rendering(cb) };
             drawn?;

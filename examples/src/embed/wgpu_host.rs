@@ -10,7 +10,7 @@ use vat_core::render::{CrowdDraw, CrowdRenderer};
 use vat_wgpu::{GpuAsset, GpuCrowd, Offscreen, PassFormats, RendererConfig};
 use wgpu::util::DeviceExt as _;
 
-use super::{HOST_SHADER, HostFrame, HostVertex, SHADOW_MAP_SIZE, SIZE, SKY, Scene};
+use super::{HOST_SHADER, HostFrame, HostVertex, MSAA_SAMPLES, SHADOW_MAP_SIZE, SIZE, SKY, Scene};
 
 const SHADOW_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 
@@ -23,8 +23,11 @@ pub struct WgpuHost {
     crowds: [Crowd; 2],
     vertices: wgpu::Buffer,
     shadow_view: wgpu::TextureView,
-    scene_pipeline: wgpu::RenderPipeline,
+    /// The scene pipelines at 1 and at [`MSAA_SAMPLES`] samples.
+    scene_pipelines: [wgpu::RenderPipeline; 2],
     shadow_pipeline: wgpu::RenderPipeline,
+    /// Multisampled colour and depth of the MSAA colour pass (the colour resolves into the target).
+    msaa: [wgpu::TextureView; 2],
     scene_group: wgpu::BindGroup,
     shadow_group: wgpu::BindGroup,
 }
@@ -147,7 +150,8 @@ impl WgpuHost {
                         layout: &wgpu::BindGroupLayout,
                         entry: &str,
                         fragment: bool,
-                        bias: wgpu::DepthBiasState| {
+                        bias: wgpu::DepthBiasState,
+                        samples: u32| {
             let format = if fragment { depth_format } else { SHADOW_FORMAT };
             let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some(label),
@@ -176,7 +180,7 @@ impl WgpuHost {
                     stencil: wgpu::StencilState::default(),
                     bias,
                 }),
-                multisample: wgpu::MultisampleState::default(),
+                multisample: wgpu::MultisampleState { count: samples, ..Default::default() },
                 fragment: fragment.then(|| wgpu::FragmentState {
                     module: &module,
                     entry_point: Some("fs_scene"),
@@ -187,13 +191,29 @@ impl WgpuHost {
                 cache: None,
             })
         };
-        let scene_pipeline = pipeline("host scene", &scene_layout, "vs_scene", true, Default::default());
+        let scene_pipelines = [1, MSAA_SAMPLES].map(|samples| {
+            pipeline("host scene", &scene_layout, "vs_scene", true, Default::default(), samples)
+        });
         let bias = wgpu::DepthBiasState {
             constant: SHADOW_DEPTH_BIAS.constant,
             slope_scale: SHADOW_DEPTH_BIAS.slope_scale,
             clamp: SHADOW_DEPTH_BIAS.clamp,
         };
-        let shadow_pipeline = pipeline("host shadow", &shadow_layout, "vs_shadow", false, bias);
+        let shadow_pipeline = pipeline("host shadow", &shadow_layout, "vs_shadow", false, bias, 1);
+        let msaa = [color_format, depth_format].map(|format| {
+            device
+                .create_texture(&wgpu::TextureDescriptor {
+                    label: Some("host msaa"),
+                    size: wgpu::Extent3d { width: SIZE[0], height: SIZE[1], depth_or_array_layers: 1 },
+                    mip_level_count: 1,
+                    sample_count: MSAA_SAMPLES,
+                    dimension: wgpu::TextureDimension::D2,
+                    format,
+                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                    view_formats: &[],
+                })
+                .create_view(&wgpu::TextureViewDescriptor::default())
+        });
         // The crowd's colour draws sample the host's map.
         renderer.set_host_shadow_map(Some(shadow_view.clone()));
         Ok(Self {
@@ -204,8 +224,9 @@ impl WgpuHost {
             crowds,
             vertices,
             shadow_view,
-            scene_pipeline,
+            scene_pipelines,
             shadow_pipeline,
+            msaa,
             scene_group,
             shadow_group,
         })
@@ -235,7 +256,10 @@ impl WgpuHost {
             CrowdDraw { asset: &self.assets[1], gpu: gpu_banners, crowd: banners },
         ];
         let (vertices, shadow_view) = (&self.vertices, &self.shadow_view);
-        let (scene_pipeline, shadow_pipeline) = (&self.scene_pipeline, &self.shadow_pipeline);
+        let msaa = frame.samples > 1;
+        let scene_pipeline = &self.scene_pipelines[usize::from(msaa)];
+        let shadow_pipeline = &self.shadow_pipeline;
+        let msaa_views = &self.msaa;
         let (scene_group, shadow_group) = (&self.scene_group, &self.shadow_group);
         let drawn = self.offscreen.record_host_frame(|_, renderer, encoder, target| {
             // 1. vat's uploads and culling, with the host's sun view as extra view 0.
@@ -269,20 +293,26 @@ impl WgpuHost {
                 }
             }
             // 3. The host's colour pass: its scene, then the crowds, one depth buffer.
+            // With MSAA: multisampled colour and depth, the colour resolved into the target.
             let [r, g, b, a] = SKY;
+            let (color, resolve, depth) = if msaa {
+                (&msaa_views[0], Some(target.color), &msaa_views[1])
+            } else {
+                (target.color, None, target.depth)
+            };
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("host colour pass"),
                 color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: target.color,
+                    view: color,
                     depth_slice: None,
-                    resolve_target: None,
+                    resolve_target: resolve,
                     ops: wgpu::Operations {
                         load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a }),
                         store: wgpu::StoreOp::Store,
                     },
                 })],
                 depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: target.depth,
+                    view: depth,
                     depth_ops: Some(wgpu::Operations {
                         load: wgpu::LoadOp::Clear(1.0),
                         store: wgpu::StoreOp::Store,
@@ -300,7 +330,7 @@ impl WgpuHost {
                 pass.draw(range.clone(), 0..1);
             }
             if frame.crowd {
-                let formats = renderer.pass_formats();
+                let formats = PassFormats { samples: frame.samples, ..renderer.pass_formats() };
                 renderer.draw(&mut pass, &draws, formats);
             }
             Ok(report.draws_main)
