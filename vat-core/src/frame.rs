@@ -536,12 +536,14 @@ pub struct FramePlan {
     /// The host's extra depth views (world-to-clip, column-major, depth 0..1) of
     /// [`plan_with_views`](Self::plan_with_views): shadow cascades, spot lights, a depth pre-pass.
     pub views: Vec<[[f32; 4]; 4]>,
-    /// The depth draws of every extra view (empty without views): the camera's colour draws of
-    /// bodies and attachments (the same instances, LODs and fades; no ground) in depth pipelines.
-    /// Each view binds its own group 0, [`CrowdPlan::view_uniforms`]. The instances are those culled
-    /// for the camera, not for the view: a view reaching outside the camera's frustum (a shadow
-    /// cascade's casters beside the view) misses what the camera does not see.
-    pub view_depth: Vec<Draw>,
+    /// The depth draws of each extra view (one list per view, in [`views`](Self::views)' order):
+    /// bodies and attachments (no ground) in depth pipelines, each view binding its own group 0,
+    /// [`CrowdPlan::view_uniforms`]. A CPU-culled crowd is culled for the view
+    /// ([`Crowd::cull_view`]: the cells in the view's frustum, at the LODs the camera gives them, as
+    /// ranges of the frame's instance list), so a shadow cascade gets casters the camera does not
+    /// see. A GPU-culled crowd draws the camera's culled lists (its colour draws; not re-culled per
+    /// view): casters outside the camera's frustum are missing from its views.
+    pub view_depth: Vec<Vec<Draw>>,
     /// Clear colour of the colour target (linear RGBA), for a pass the renderer begins itself.
     pub clear_color: [f64; 4],
     /// The mode drawn.
@@ -681,10 +683,21 @@ impl FramePlan {
                 .extend(views.iter().map(|v| FrameUniforms { light_view_proj: *v, ..plan.uniforms }));
             plan.uploaded_bytes += (views.len() * size_of::<FrameUniforms>()) as u64;
         }
-        if !views.is_empty() {
-            self.view_depth.extend(self.colour.iter().filter(|d| d.pipeline.binds_asset_and_crowd()).map(
-                |d| Draw { pipeline: PipelineKey { pass: PassKind::Depth, ..d.pipeline }, ..d.clone() },
-            ));
+        for view in views {
+            let mut draws = Vec::new();
+            for (k, (c, plan)) in crowds.iter().zip(&self.crowds).enumerate() {
+                if plan.culling == Culling::Cpu {
+                    plan_view_draws(k, c, options.mode, &c.crowd.cull_view(view, camera), &mut draws);
+                } else {
+                    let theirs =
+                        |d: &&Draw| matches!(d.resources, DrawResources::Crowd { crowd, .. } if crowd == k);
+                    draws.extend(self.colour.iter().filter(theirs).map(|d| Draw {
+                        pipeline: PipelineKey { pass: PassKind::Depth, ..d.pipeline },
+                        ..d.clone()
+                    }));
+                }
+            }
+            self.view_depth.push(draws);
         }
         for (k, plan) in self.crowds.iter().enumerate() {
             let records = plan.scatter.scattered();
@@ -989,6 +1002,35 @@ fn plan_draws(
             let pipeline = key(Program::Attachment, PassKind::Colour, config.cross_fade);
             colour.push(draw(pipeline, src, batch(asset.attachment_indices(), a)));
         }
+    }
+}
+
+/// The depth draws of crowd `k`'s batches of one extra view, appended to `out`.
+fn plan_view_draws(
+    k: usize,
+    c: &PlanCrowd<'_>,
+    mode: RenderMode,
+    view: &crate::crowd::ViewDraws,
+    out: &mut Vec<Draw>,
+) {
+    let config = c.crowd.config();
+    let asset = c.asset;
+    let draw = |program, cross_fade, indices: Range<u32>, b: &DrawBatch| Draw {
+        pipeline: PipelineKey { program, pass: PassKind::Depth, variant: asset.variant(cross_fade) },
+        resources: DrawResources::Crowd { crowd: k, instances: InstanceSource::InstanceList },
+        geometry: DrawGeometry::Indexed {
+            indices,
+            instances: b.first_instance..b.first_instance + b.instance_count,
+        },
+    };
+    let body = Program::Body(mode);
+    out.extend(view.main_fade.iter().map(|b| draw(body, true, asset.lod_indices(b.lod), b)));
+    out.extend(view.main_plain.iter().map(|b| draw(body, false, asset.lod_indices(b.lod), b)));
+    if config.attachments && asset.has_attachments() {
+        let attachments = view.attachments.iter();
+        out.extend(
+            attachments.map(|b| draw(Program::Attachment, config.cross_fade, asset.attachment_indices(), b)),
+        );
     }
 }
 

@@ -351,12 +351,20 @@ impl Renderer {
         area: vk::Rect2D,
     ) -> Result<(), VulkanError> {
         let mut pipelines: Vec<(PipelineKey, vk::Pipeline)> = Vec::new();
-        for draw in &plan.view_depth {
+        for draw in plan.view_depth.get(view).into_iter().flatten() {
             if !pipelines.iter().any(|(k, _)| *k == draw.pipeline) {
                 pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, formats)?));
             }
         }
-        self.encode_draws(cb, StageSet::Depth, Some(view), area, &plan.view_depth, crowds, &pipelines);
+        self.encode_draws(
+            cb,
+            StageSet::Depth,
+            Some(view),
+            area,
+            plan.view_depth.get(view).map_or(&[], Vec::as_slice),
+            crowds,
+            &pipelines,
+        );
         Ok(())
     }
 

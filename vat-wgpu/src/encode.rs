@@ -211,12 +211,19 @@ impl Renderer {
         formats: PassFormats,
     ) {
         let mut pipelines: Vec<(PipelineKey, wgpu::RenderPipeline)> = Vec::new();
-        for draw in &plan.view_depth {
+        for draw in plan.view_depth.get(view).into_iter().flatten() {
             if !pipelines.iter().any(|(k, _)| *k == draw.pipeline) {
                 pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, formats)));
             }
         }
-        self.encode_draws(pass, StageSet::Depth, Some(view), &plan.view_depth, crowds, &pipelines);
+        self.encode_draws(
+            pass,
+            StageSet::Depth,
+            Some(view),
+            plan.view_depth.get(view).map_or(&[], Vec::as_slice),
+            crowds,
+            &pipelines,
+        );
     }
 
     /// The group 0 of `set` a draw binds: over the host's shadow map when the prepared frame's

@@ -1,7 +1,7 @@
 //! Per-frame work: dirty record ranges and CPU culling into draw batches.
 
-use super::spatial::Spatial;
-use super::{CrowdConfig, CrowdStats, DrawBatch, Shape};
+use super::spatial::{CellData, Spatial};
+use super::{CrowdConfig, CrowdStats, DrawBatch, Shape, ViewDraws};
 use crate::crowd::Frustum;
 use crate::lod::{LodDistance, LodThresholds};
 
@@ -198,30 +198,9 @@ pub(super) fn cull(
         if cell.shown == 0 {
             continue;
         }
-        // The members' box grown by the instance volume (see `Shape`), at the cell's largest scale.
-        let k = cell.max_scale;
-        let mh = shape.margin_h * k;
-        let lo = [cell.min[0] - mh, cell.min[1] + (shape.y_lo * k).min(0.0), cell.min[2] - mh];
-        let hi = [cell.max[0] + mh, cell.max[1] + (shape.y_hi * k).max(0.0), cell.max[2] + mh];
-        let centre = [(lo[0] + hi[0]) * 0.5, (lo[1] + hi[1]) * 0.5, (lo[2] + hi[2]) * 0.5];
-        let half = [(hi[0] - lo[0]) * 0.5, (hi[1] - lo[1]) * 0.5, (hi[2] - lo[2]) * 0.5];
-        let radius = length(half);
-        // Slack for the f32 rounding of the box, its centre and the plane distances.
-        let reach = centre[0].abs().max(centre[1].abs()).max(centre[2].abs()) + radius;
-        let radius = radius + reach * 1e-5 + 1e-4;
-        if !p.frustum.intersects_sphere(centre, radius) {
+        let Some(lod) = visible_cell_lod(cell, shape, p.frustum, p.eye, config, p.thresholds) else {
             continue;
-        }
-        let distance = match config.lod_distance {
-            LodDistance::CellCentre => {
-                length([p.eye[0] - centre[0], p.eye[1] - centre[1], p.eye[2] - centre[2]])
-            }
-            LodDistance::NearEdge => {
-                let d = |a: usize| (lo[a] - p.eye[a]).max(p.eye[a] - hi[a]).max(0.0);
-                length([d(0), d(1), d(2)])
-            }
         };
-        let lod = p.thresholds.select(distance, config.lod_bias).min(last_lod);
         s.visible_cells += 1;
         s.submitted += cell.shown;
         s.hidden_in_view += cell.count - cell.shown;
@@ -286,6 +265,80 @@ pub(super) fn cull(
         attachments: attachments.len(),
     };
     CullOutput { main_fade, main_plain, shadow, attachments, stats: s, far_rewritten }
+}
+
+/// The LOD of `cell` seen from `eye`, if the cell's box (its members' box grown by the instance
+/// volume, see `Shape`, at the cell's largest scale) meets `frustum`.
+fn visible_cell_lod(
+    cell: &CellData,
+    shape: &Shape,
+    frustum: &Frustum,
+    eye: [f32; 3],
+    config: &CrowdConfig,
+    thresholds: &LodThresholds,
+) -> Option<u32> {
+    let last_lod = thresholds.lod_count() - 1;
+    // The members' box grown by the instance volume (see `Shape`), at the cell's largest scale.
+    let k = cell.max_scale;
+    let mh = shape.margin_h * k;
+    let lo = [cell.min[0] - mh, cell.min[1] + (shape.y_lo * k).min(0.0), cell.min[2] - mh];
+    let hi = [cell.max[0] + mh, cell.max[1] + (shape.y_hi * k).max(0.0), cell.max[2] + mh];
+    let centre = [(lo[0] + hi[0]) * 0.5, (lo[1] + hi[1]) * 0.5, (lo[2] + hi[2]) * 0.5];
+    let half = [(hi[0] - lo[0]) * 0.5, (hi[1] - lo[1]) * 0.5, (hi[2] - lo[2]) * 0.5];
+    let radius = length(half);
+    // Slack for the f32 rounding of the box, its centre and the plane distances.
+    let reach = centre[0].abs().max(centre[1].abs()).max(centre[2].abs()) + radius;
+    let radius = radius + reach * 1e-5 + 1e-4;
+    if !frustum.intersects_sphere(centre, radius) {
+        return None;
+    }
+    let distance = match config.lod_distance {
+        LodDistance::CellCentre => length([eye[0] - centre[0], eye[1] - centre[1], eye[2] - centre[2]]),
+        LodDistance::NearEdge => {
+            let d = |a: usize| (lo[a] - eye[a]).max(eye[a] - hi[a]).max(0.0);
+            length([d(0), d(1), d(2)])
+        }
+    };
+    Some(thresholds.select(distance, config.lod_bias).min(last_lod))
+}
+
+/// The batches of an extra view (see `Crowd::cull_view`).
+pub(super) fn cull_view(spatial: &Spatial, p: &CullParams<'_>) -> ViewDraws {
+    let config = p.config;
+    let last_lod = p.thresholds.lod_count() - 1;
+    let cross_fade_max_lod = config.cross_fade_max_lod.min(last_lod);
+    let attachment_max_lod = config.attachment_max_lod.min(last_lod);
+    let attachments_on = config.attachments && p.attachment_triangles > 0;
+    let mut out = ViewDraws::default();
+    let (mut main_runs, mut attach_runs) = (Runs::default(), Runs::default());
+    let route_main = |b: Option<DrawBatch>, out: &mut ViewDraws| {
+        if let Some(b) = b {
+            if config.cross_fade && b.lod <= cross_fade_max_lod {
+                out.main_fade.push(b);
+            } else {
+                out.main_plain.push(b);
+            }
+        }
+    };
+    for &c in &spatial.nonempty {
+        let cell = &spatial.cells[c as usize];
+        if cell.shown == 0 {
+            continue;
+        }
+        let Some(lod) = visible_cell_lod(cell, p.shape, p.frustum, p.eye, config, p.thresholds) else {
+            continue;
+        };
+        // Every cell's members stand in its own list section, far-pool cells included.
+        let (start, end) = (spatial.cell_start[c as usize], spatial.cell_start[c as usize + 1]);
+        route_main(main_runs.push(lod, start, end, false), &mut out);
+        out.instances += cell.shown;
+        if attachments_on && lod <= attachment_max_lod && cell.accessory > 0 {
+            out.attachments.extend(attach_runs.push(lod, start, end, true));
+        }
+    }
+    route_main(main_runs.finish(), &mut out);
+    out.attachments.extend(attach_runs.finish());
+    out
 }
 
 fn length(d: [f32; 3]) -> f32 {

@@ -302,6 +302,20 @@ pub struct FrameDraws<'a> {
     pub stats: CrowdStats,
 }
 
+/// The batches of an extra view of a frame ([`Crowd::cull_view`]): ranges of the frame's instance
+/// list, for depth-only passes (a shadow cascade, a spot light, a depth pre-pass).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ViewDraws {
+    /// Bodies, cross-fade pipeline (`LOD <= cross_fade_max_lod` when cross-fade is on).
+    pub main_fade: Vec<DrawBatch>,
+    /// Bodies, plain pipeline.
+    pub main_plain: Vec<DrawBatch>,
+    /// Attachments (cells with `LOD <= attachment_max_lod` holding an accessory).
+    pub attachments: Vec<DrawBatch>,
+    /// Shown instances in the view's cells.
+    pub instances: u32,
+}
+
 /// Counters of one frame.
 ///
 /// They add up: `drawn == submitted` on the CPU path (whole cells are drawn); the main batches hold
@@ -802,6 +816,28 @@ impl Crowd {
             attachments: out.attachments,
             stats,
         }
+    }
+
+    /// CPU culling of an extra view of the frame the last [`prepare_frame`](Self::prepare_frame)
+    /// prepared (call it after that, before the crowd changes): the cells meeting `view_proj`'s
+    /// frustum (world to clip, column-major, depth 0..1), each at the LOD `camera` gives it (so a
+    /// shadow cascade draws the LODs the colour pass draws), as batches of the same instance list,
+    /// so nothing more is uploaded. A view reaching beyond the camera's frustum (a shadow cascade's
+    /// casters beside the view) gets those casters; the far pool is not used (each cell's own list
+    /// section is drawn). Costs O(non-empty cells).
+    pub fn cull_view(&self, view_proj: &[[f32; 4]; 4], camera: &Camera) -> ViewDraws {
+        let frustum = Frustum::from_view_proj(view_proj);
+        let params = CullParams {
+            config: &self.config,
+            shape: &self.shape,
+            thresholds: &self.asset.lod_distances,
+            lod_triangles: &self.asset.lod_triangles,
+            attachment_triangles: self.asset.attachment_triangles,
+            frustum: &frustum,
+            eye: camera.position,
+            membership_changed: false,
+        };
+        frame::cull_view(&self.spatial, &params)
     }
 
     /// For GPU-driven culling, where the records stay resident and a compute pass culls them: the dirty

@@ -342,24 +342,29 @@ fn shadows_off_plans_no_depth_pass() {
 }
 
 #[test]
-fn extra_views_draw_the_cameras_bodies_in_depth_pipelines_with_their_own_uniforms() {
+fn extra_views_draw_bodies_in_depth_pipelines_with_their_own_uniforms() {
     for options in [RenderOptions { ground: true, ..cpu() }, RenderOptions { ground: true, ..gpu_culled() }] {
         let mut f = fixture(20, 3, VertexFormat::Packed64);
-        let view = [[2.0, 0.0, 0.0, 0.0], [0.0, 3.0, 0.0, 0.0], [0.0, 0.0, 0.5, 0.0], [0.0, 0.0, 0.5, 1.0]];
+        let view = camera().view_proj;
         let mut p = FramePlan::default();
         let mut inputs = [PlanCrowd { crowd: &mut f.crowd, asset: &f.asset, sync: &mut f.sync }];
         p.plan_with_views(&mut inputs, &camera(), &options, &LIMITS, &[view, view]).unwrap();
         assert_eq!(p.views, vec![view, view]);
         let bodies: Vec<&Draw> = p.colour.iter().filter(|d| d.pipeline.binds_asset_and_crowd()).collect();
         assert!(!bodies.is_empty() && bodies.len() < p.colour.len(), "{options:?}: bodies and a ground");
-        assert_eq!(p.view_depth.len(), bodies.len(), "{options:?}: no ground in the view's draws");
-        for (depth, colour) in p.view_depth.iter().zip(&bodies) {
-            assert_eq!(depth.pipeline.pass, PassKind::Depth);
-            assert_eq!(
-                (depth.pipeline.program, depth.pipeline.variant),
-                (colour.pipeline.program, colour.pipeline.variant)
-            );
-            assert_eq!((&depth.resources, &depth.geometry), (&colour.resources, &colour.geometry));
+        assert_eq!(p.view_depth.len(), 2, "one list per view");
+        // A view equal to the camera draws what the camera draws (culled again on the CPU path,
+        // with the same cells and LODs), in depth pipelines, no ground.
+        for draws in &p.view_depth {
+            assert_eq!(draws.len(), bodies.len(), "{options:?}: no ground in the view's draws");
+            for (depth, colour) in draws.iter().zip(&bodies) {
+                assert_eq!(depth.pipeline.pass, PassKind::Depth);
+                assert_eq!(
+                    (depth.pipeline.program, depth.pipeline.variant),
+                    (colour.pipeline.program, colour.pipeline.variant)
+                );
+                assert_eq!((&depth.resources, &depth.geometry), (&colour.resources, &colour.geometry));
+            }
         }
         let c = &p.crowds[0];
         assert_eq!(c.view_uniforms.len(), 2);
@@ -369,6 +374,40 @@ fn extra_views_draw_the_cameras_bodies_in_depth_pipelines_with_their_own_uniform
         p.plan(&mut inputs, &camera(), &options, &LIMITS).unwrap();
         assert!(p.views.is_empty() && p.view_depth.is_empty() && p.crowds[0].view_uniforms.is_empty());
     }
+}
+
+/// The records a plan's draws of crowd 0 list, through the crowd's instance list.
+fn drawn_records(draws: &[Draw], list: &[u32]) -> std::collections::BTreeSet<u32> {
+    let mut out = std::collections::BTreeSet::new();
+    for d in draws {
+        if let DrawGeometry::Indexed { instances, .. } = &d.geometry {
+            out.extend(instances.clone().map(|e| list[e as usize]));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_cpu_culled_view_is_culled_for_itself() {
+    let mut f = fixture(20, 3, VertexFormat::Packed64);
+    // Five more behind the camera (it looks towards -z from z = 12): only a view turned round sees them.
+    let behind: Vec<u32> = (0..5).map(|i| f.crowd.spawn([i as f32 * 2.0 - 4.0, 0.0, 30.0], 0.0, 0)).collect();
+    let back = Camera::look_at([0.0, 2.0, 12.0], [0.0, 1.0, 40.0], 0.9, 1.0, 0.1, 500.0).view_proj;
+    let away = Camera::look_at([0.0, 2.0, 12.0], [0.0, 80.0, 12.5], 0.2, 1.0, 0.1, 50.0).view_proj;
+    let mut p = FramePlan::default();
+    let mut inputs = [PlanCrowd { crowd: &mut f.crowd, asset: &f.asset, sync: &mut f.sync }];
+    p.plan_with_views(&mut inputs, &camera(), &cpu(), &LIMITS, &[back, away]).unwrap();
+    let list = f.crowd.instance_list();
+    let seen = drawn_records(&p.colour, list);
+    assert!(behind.iter().all(|i| !seen.contains(i)), "the camera does not see those behind it");
+    let back_drawn = drawn_records(&p.view_depth[0], list);
+    assert!(behind.iter().all(|i| back_drawn.contains(i)), "the turned view draws them: {back_drawn:?}");
+    assert!(
+        back_drawn.iter().all(|i| !seen.contains(i)),
+        "and none the camera sees (they are in front of it)"
+    );
+    assert!(p.view_depth[1].is_empty(), "a view seeing no cell draws nothing");
+    assert!(p.view_depth[0].iter().all(|d| d.pipeline.pass == PassKind::Depth));
 }
 
 #[test]
