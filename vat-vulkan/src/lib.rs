@@ -84,6 +84,7 @@ mod pipelines;
 mod readback;
 mod renderer;
 pub mod shader;
+mod swapchain;
 
 pub use asset::GpuAsset;
 pub use crowd::GpuCrowd;
@@ -91,6 +92,7 @@ pub use device::{Context, MessageCounts};
 pub use offscreen::Offscreen;
 pub use pipelines::PassFormats;
 pub use renderer::{CrowdDraw, RenderTarget, Renderer, RendererConfig, flipped_viewport, full_rect};
+pub use swapchain::{Presented, Swapchain};
 pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
 
 use ash::vk;
@@ -157,6 +159,10 @@ pub enum VulkanError {
     /// An entry point the renderer uses is missing from vat-core's entry-point table.
     #[error("vat-core has no entry point {0}")]
     UnknownEntryPoint(&'static str),
+    /// A window cannot be presented to: a window system other than Xlib, XCB or Wayland, a window
+    /// without handles, or a loader without the surface extensions.
+    #[error("cannot present to the window: {0}")]
+    Window(String),
     /// A broken internal invariant (a bug in this crate).
     #[error("internal error: {0}")]
     Internal(&'static str),

@@ -69,7 +69,7 @@ mod target;
 
 pub use asset::GpuAsset;
 pub use crowd::GpuCrowd;
-pub use device::headless_device;
+pub use device::{headless_device, presenting_device, vat_instance};
 pub use error::RenderError;
 pub use offscreen::Offscreen;
 pub use pipelines::PassFormats;
