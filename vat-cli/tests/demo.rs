@@ -1,5 +1,6 @@
 //! `vat demo` end to end: launched under Xvfb (an X server with no screen) on the software Vulkan
-//! driver for a few frames, it must exit cleanly and its screenshot must show the crowd.
+//! driver for a few frames, it must present through the backend's swapchain (a wgpu surface, a
+//! `VkSwapchainKHR`), exit cleanly, and its screenshot must show the crowd.
 //!
 //! Needs `xvfb-run` (Debian packages `xvfb` and `xauth`; CI installs them). Without it the test fails
 //! with a message saying so: it never skips.
@@ -142,6 +143,15 @@ fn crowd_is_visible(backend: &str) {
     assert!(!log.contains("panicked"), "something panicked\n{log}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("vat demo: 5 frames"), "no summary line\n{log}");
+    // Frames reach the window through the backend's swapchain, not a CPU copy.
+    let (path, srgb) = match backend {
+        "wgpu" => ("vat demo: presenting through a wgpu surface (Fifo, ", "Srgb, 320x240)"),
+        _ => ("vat demo: presenting through VkSwapchainKHR (FIFO, ", " images, 320x240)"),
+    };
+    let line = stdout.lines().find(|l| l.starts_with(path)).unwrap_or_else(|| panic!("no line {path:?}\n{log}"));
+    assert!(line.ends_with(srgb) && line.to_lowercase().contains("srgb"), "not sRGB at 320x240: {line}");
+    // The validation layer (enabled when installed) and the loader say nothing about the swapchain.
+    assert!(!log.contains("vulkan error") && !log.contains("vulkan warning"), "Vulkan messages\n{log}");
     assert!(shot.is_file(), "no screenshot\n{log}");
 
     let (w, h, rgba) = read_png(&shot);
