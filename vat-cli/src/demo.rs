@@ -202,8 +202,9 @@ pub(crate) fn demo(args: &DemoArgs) -> Result<()> {
 /// The demo's window, created before the event loop runs: the device is chosen for its surface
 /// before the asset is uploaded (see the module docs).
 fn open_window(event_loop: &EventLoop<()>, size: [u32; 2]) -> Result<Arc<Window>> {
-    let attributes =
-        Window::default_attributes().with_title("vat demo").with_inner_size(PhysicalSize::new(size[0], size[1]));
+    let attributes = Window::default_attributes()
+        .with_title("vat demo")
+        .with_inner_size(PhysicalSize::new(size[0], size[1]));
     // Deprecated in winit 0.30 in favour of creating windows once the loop runs; supported on X11,
     // the demo's window system.
     #[allow(deprecated)]
@@ -257,8 +258,9 @@ impl WgpuPresenter {
     /// The surface of `window`, a device that can present to it, and the offscreen renderer on it.
     fn open(window: Arc<Window>, size: [u32; 2]) -> Result<(vat_wgpu::Offscreen, Self)> {
         let instance = vat_wgpu::vat_instance();
-        let surface =
-            instance.create_surface(Arc::clone(&window)).context("wgpu: cannot make a surface of the window")?;
+        let surface = instance
+            .create_surface(Arc::clone(&window))
+            .context("wgpu: cannot make a surface of the window")?;
         let (adapter, device, queue) = vat_wgpu::presenting_device(&instance, &surface)
             .context("wgpu: cannot open a device that presents to the window")?;
         let caps = surface.get_capabilities(&adapter);
@@ -370,7 +372,9 @@ impl Presenter for WgpuPresenter {
                 self.configure();
                 return Ok(None);
             }
-            wgpu::CurrentSurfaceTexture::Validation => bail!("wgpu: acquiring the next surface texture failed"),
+            wgpu::CurrentSurfaceTexture::Validation => {
+                bail!("wgpu: acquiring the next surface texture failed")
+            }
         };
         let report = self.render_into(renderer, &texture, asset, gpu, crowd, camera, options)?;
         self.queue.present(texture);
@@ -392,7 +396,8 @@ impl WgpuPresenter {
         options: &RenderOptions,
     ) -> Result<FrameReport> {
         let view = texture.texture.create_view(&wgpu::TextureViewDescriptor::default());
-        let formats = vat_wgpu::PassFormats { color: Some(self.config.format), depth: WGPU_DEPTH, samples: 1 };
+        let formats =
+            vat_wgpu::PassFormats { color: Some(self.config.format), depth: WGPU_DEPTH, samples: 1 };
         let depth = &self.depth;
         let report = renderer.record_host_frame(|_, r, encoder, _offscreen_target| {
             let mut crowds = [vat_wgpu::CrowdDraw { asset, gpu, crowd }];
@@ -443,7 +448,8 @@ impl VulkanPresenter {
         );
         let renderer = vat_vulkan::Offscreen::with_context(&ctx, size, vat_vulkan::RendererConfig::default())
             .context("Vulkan: cannot create the renderer")?;
-        let swapchain = vat_vulkan::Swapchain::new(&ctx, size).context("Vulkan: cannot create a swapchain")?;
+        let swapchain =
+            vat_vulkan::Swapchain::new(&ctx, size).context("Vulkan: cannot create a swapchain")?;
         Ok((renderer, Self { swapchain }))
     }
 }
@@ -1067,7 +1073,6 @@ impl<P: Presenter> App<P> {
             self.scene.toggles()
         ))
     }
-
 }
 
 impl<P: Presenter> ApplicationHandler for App<P> {

@@ -148,7 +148,8 @@ fn crowd_is_visible(backend: &str) {
         "wgpu" => ("vat demo: presenting through a wgpu surface (Fifo, ", "Srgb, 320x240)"),
         _ => ("vat demo: presenting through VkSwapchainKHR (FIFO, ", " images, 320x240)"),
     };
-    let line = stdout.lines().find(|l| l.starts_with(path)).unwrap_or_else(|| panic!("no line {path:?}\n{log}"));
+    let line =
+        stdout.lines().find(|l| l.starts_with(path)).unwrap_or_else(|| panic!("no line {path:?}\n{log}"));
     assert!(line.ends_with(srgb) && line.to_lowercase().contains("srgb"), "not sRGB at 320x240: {line}");
     // The validation layer (enabled when installed) and the loader say nothing about the swapchain.
     assert!(!log.contains("vulkan error") && !log.contains("vulkan warning"), "Vulkan messages\n{log}");

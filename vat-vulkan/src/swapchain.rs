@@ -70,11 +70,13 @@ impl Swapchain {
     /// [`VulkanError::Window`] when `ctx` is not [`Context::presenting`] or the surface offers no
     /// sRGB 8-bit format; [`VulkanError::Vk`] when a Vulkan call fails.
     pub fn new(ctx: &Rc<Context>, size: [u32; 2]) -> Result<Self, VulkanError> {
-        let surface = ctx.surface().ok_or_else(|| VulkanError::Window("the context has no surface".into()))?;
+        let surface =
+            ctx.surface().ok_or_else(|| VulkanError::Window("the context has no surface".into()))?;
         let surface_loader = ctx.surface_loader().ok_or(VulkanError::Internal("surface without loader"))?;
         // SAFETY: the surface and the physical device are of this context's instance.
-        let formats = unsafe { surface_loader.get_physical_device_surface_formats(ctx.physical_device, surface) }
-            .map_err(VulkanError::vk("surface formats"))?;
+        let formats =
+            unsafe { surface_loader.get_physical_device_surface_formats(ctx.physical_device, surface) }
+                .map_err(VulkanError::vk("surface formats"))?;
         let format = [vk::Format::B8G8R8A8_SRGB, vk::Format::R8G8B8A8_SRGB]
             .iter()
             .find_map(|&want| {
@@ -83,7 +85,9 @@ impl Swapchain {
                     .find(|f| f.format == want && f.color_space == vk::ColorSpaceKHR::SRGB_NONLINEAR)
                     .copied()
             })
-            .ok_or_else(|| VulkanError::Window(format!("the surface offers no 8-bit sRGB format: {formats:?}")))?;
+            .ok_or_else(|| {
+                VulkanError::Window(format!("the surface offers no 8-bit sRGB format: {formats:?}"))
+            })?;
         // SAFETY: plain semaphore creation on a live device.
         let acquired = unsafe { ctx.device.create_semaphore(&vk::SemaphoreCreateInfo::default(), None) }
             .map_err(VulkanError::vk("create semaphore"))?;
@@ -290,8 +294,8 @@ impl Swapchain {
                 .format(self.format.format)
                 .subresource_range(color_range());
             // SAFETY: a view of a live swapchain image of this device.
-            let view =
-                unsafe { d.create_image_view(&view_info, None) }.map_err(VulkanError::vk("create image view"))?;
+            let view = unsafe { d.create_image_view(&view_info, None) }
+                .map_err(VulkanError::vk("create image view"))?;
             self.views.push(view);
             // SAFETY: plain semaphore creation on a live device.
             let semaphore = unsafe { d.create_semaphore(&vk::SemaphoreCreateInfo::default(), None) }
@@ -358,7 +362,8 @@ fn record_rendering(
     draw: impl FnOnce(vk::CommandBuffer) -> Result<(), VulkanError>,
 ) -> Result<(), VulkanError> {
     let d = &ctx.device;
-    let fragment_tests = vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
+    let fragment_tests =
+        vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
     let depth_rw =
         vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE;
     let to_attachment = [

@@ -51,10 +51,11 @@ pub fn presenting_device(
     instance: &wgpu::Instance,
     surface: &wgpu::Surface<'_>,
 ) -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue), RenderError> {
-    let mut adapters: Vec<wgpu::Adapter> = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN))
-        .into_iter()
-        .filter(|a| a.is_surface_supported(surface))
-        .collect();
+    let mut adapters: Vec<wgpu::Adapter> =
+        pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN))
+            .into_iter()
+            .filter(|a| a.is_surface_supported(surface))
+            .collect();
     adapters.sort_by_key(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
     let adapter = adapters.into_iter().next().ok_or(RenderError::NoAdapter)?;
     let (device, queue) = open_device(&adapter, "vat presenting")?;
