@@ -25,7 +25,9 @@
 //!   queue that presents), `FIFO`, `B8G8R8A8_SRGB` or `R8G8B8A8_SRGB`: acquire with a semaphore,
 //!   prepare + dynamic rendering over the image + draw, transition to `PRESENT_SRC_KHR`, present;
 //!   `ERROR_OUT_OF_DATE_KHR`/`SUBOPTIMAL_KHR` recreate it. Line:
-//!   `presenting through VkSwapchainKHR (FIFO, B8G8R8A8_SRGB, 3 images, 1280x720)`.
+//!   `presenting through VkSwapchainKHR (FIFO, B8G8R8A8_SRGB, 3 images, 1280x720)`, followed by
+//!   `; validation layer on` when the Khronos validation layer is installed (it then checks every
+//!   frame, and its messages go to stderr).
 //!
 //! Both run under Xvfb with Mesa's software Vulkan driver (the tests do). The window is X11 (Wayland
 //! desktops run it through XWayland). It is created before the event loop runs (winit 0.30's
@@ -436,6 +438,8 @@ impl WgpuPresenter {
 /// `--backend vulkan`: a `VkSwapchainKHR` on a context made for the window.
 struct VulkanPresenter {
     swapchain: vat_vulkan::Swapchain,
+    /// Whether the Khronos validation layer checks the frames (when installed).
+    validation: bool,
 }
 
 impl VulkanPresenter {
@@ -450,7 +454,7 @@ impl VulkanPresenter {
             .context("Vulkan: cannot create the renderer")?;
         let swapchain =
             vat_vulkan::Swapchain::new(&ctx, size).context("Vulkan: cannot create a swapchain")?;
-        Ok((renderer, Self { swapchain }))
+        Ok((renderer, Self { swapchain, validation: ctx.validation_enabled() }))
     }
 }
 
@@ -458,7 +462,8 @@ impl Presenter for VulkanPresenter {
     type Renderer = vat_vulkan::Offscreen;
 
     fn describe(&self) -> String {
-        self.swapchain.describe()
+        let layer = if self.validation { "; validation layer on" } else { "" };
+        format!("{}{layer}", self.swapchain.describe())
     }
 
     fn size(&self) -> [u32; 2] {
@@ -570,6 +575,7 @@ fn run<P: Presenter>(
             paused: false,
             lod_triangles: asset.manifest().lods.iter().map(|l| l.index_count / 3).collect(),
         },
+        window_size: presenter.size(),
         presenter,
         frames: args.frames,
         screenshot: args.screenshot.clone(),
@@ -933,6 +939,8 @@ struct Totals {
 struct App<P: Presenter> {
     scene: Scene<P::Renderer>,
     presenter: P,
+    /// The window's size when the swapchain was last made for it.
+    window_size: [u32; 2],
     frames: Option<u32>,
     screenshot: Option<PathBuf>,
     window: Option<Arc<Window>>,
@@ -990,8 +998,10 @@ impl<P: Presenter> App<P> {
         let (Some(w), Some(h)) = (NonZeroU32::new(physical.width), NonZeroU32::new(physical.height)) else {
             return Ok(()); // Minimised.
         };
-        if self.presenter.size() != [w.get(), h.get()] {
-            self.presenter.resize([w.get(), h.get()])?;
+        // Compared with the window's last size, not the swapchain's (a surface may fix its own extent).
+        if self.window_size != [w.get(), h.get()] {
+            self.window_size = [w.get(), h.get()];
+            self.presenter.resize(self.window_size)?;
         }
         let now = Instant::now();
         let wall_dt = self.last_frame.map_or(0.0, |t| now.duration_since(t).as_secs_f32());
