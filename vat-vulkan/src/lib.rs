@@ -20,7 +20,11 @@
 //! - [`Context`]: the device it works on: [`Context::headless`] opens its own (CPU device preferred,
 //!   Khronos validation layer and a counting debug messenger when installed);
 //!   [`Context::from_handles`] wraps an engine's instance, physical device, device and queue and
-//!   destroys nothing of them.
+//!   destroys nothing of them; [`Context::presenting`] opens its own for a window (surface
+//!   extensions, `VK_KHR_swapchain`, a queue that presents).
+//! - [`Swapchain`]: a `VkSwapchainKHR` on a presenting context; [`Swapchain::render`] draws an
+//!   [`Offscreen`]'s frame into the next image (prepare, dynamic rendering with draw inside) and
+//!   presents it, recreating the swapchain when it is out of date (`vat demo --backend vulkan`).
 //! - [`Offscreen`]: a renderer with its own target and command buffer, vat-core's
 //!   [`CrowdRenderer`](vat_core::render::CrowdRenderer): code written once against the trait runs on
 //!   `vat_wgpu::Offscreen` or here (`vat render --backend vulkan`, the `crowd` example).

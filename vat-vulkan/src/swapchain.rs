@@ -229,6 +229,9 @@ impl Swapchain {
         // SAFETY: plain wait on a live device: nothing may use the objects replaced below.
         unsafe { ctx.device.device_wait_idle() }.map_err(VulkanError::vk("wait for the device"))?;
         self.destroy_images();
+        // No images until they are all made: a failure below leaves a swapchain that `render`
+        // recreates before using.
+        self.extent = [0, 0];
         // SAFETY: the surface and the physical device are of this context's instance.
         let caps =
             unsafe { surface_loader.get_physical_device_surface_capabilities(ctx.physical_device, surface) }
@@ -242,7 +245,6 @@ impl Swapchain {
             caps.current_extent
         };
         if extent.width == 0 || extent.height == 0 {
-            self.extent = [0, 0];
             return Ok(());
         }
         let mut count = caps.min_image_count + 1;
@@ -282,10 +284,10 @@ impl Swapchain {
             self.swapchain = vk::SwapchainKHR::null();
         }
         self.swapchain = created.map_err(VulkanError::vk("create swapchain"))?;
-        self.extent = [extent.width, extent.height];
         // SAFETY: a live swapchain of this loader.
-        self.images = unsafe { self.loader.get_swapchain_images(self.swapchain) }
+        let images = unsafe { self.loader.get_swapchain_images(self.swapchain) }
             .map_err(VulkanError::vk("swapchain images"))?;
+        self.images = images;
         let d = &ctx.device;
         for &image in &self.images {
             let view_info = vk::ImageViewCreateInfo::default()
@@ -312,6 +314,7 @@ impl Swapchain {
             "swapchain depth",
         )?;
         self.depth = Some((image, view, owned));
+        self.extent = [extent.width, extent.height];
         Ok(())
     }
 
