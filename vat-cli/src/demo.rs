@@ -131,6 +131,10 @@ pub(crate) struct DemoArgs {
     /// Save the last frame rendered as a PNG when the demo ends (written atomically).
     #[arg(long)]
     screenshot: Option<PathBuf>,
+    /// With --frames: resize the window to WIDTHxHEIGHT after half the frames (the swapchain is
+    /// made again; the screenshot has the new size).
+    #[arg(long, value_parser = parse_size, requires = "frames")]
+    resize: Option<[u32; 2]>,
     /// Vertex path at start (key M).
     #[arg(long, value_enum, default_value_t = ModeArg::Vat)]
     mode: ModeArg,
@@ -578,6 +582,7 @@ fn run<P: Presenter>(
         window_size: presenter.size(),
         presenter,
         frames: args.frames,
+        resize: args.resize,
         screenshot: args.screenshot.clone(),
         window: Some(window),
         input: Input::default(),
@@ -942,6 +947,8 @@ struct App<P: Presenter> {
     /// The window's size when the swapchain was last made for it.
     window_size: [u32; 2],
     frames: Option<u32>,
+    /// `--resize`, until it is asked of the window.
+    resize: Option<[u32; 2]>,
     screenshot: Option<PathBuf>,
     window: Option<Arc<Window>>,
     input: Input,
@@ -1002,6 +1009,9 @@ impl<P: Presenter> App<P> {
         if self.window_size != [w.get(), h.get()] {
             self.window_size = [w.get(), h.get()];
             self.presenter.resize(self.window_size)?;
+            if self.frames.is_some() {
+                println!("vat demo: window resized, presenting through {}", self.presenter.describe());
+            }
         }
         let now = Instant::now();
         let wall_dt = self.last_frame.map_or(0.0, |t| now.duration_since(t).as_secs_f32());
@@ -1041,6 +1051,13 @@ impl<P: Presenter> App<P> {
             let title = self.title(&report)?;
             window.set_title(&title);
             self.hud = Hud::new();
+        }
+        if let (Some(n), Some(size)) = (self.frames, self.resize)
+            && self.rendered >= n / 2
+        {
+            self.resize = None;
+            // Applied by the X server at once without a window manager; a later frame sees it.
+            let _ = window.request_inner_size(PhysicalSize::new(size[0], size[1]));
         }
         if self.frames.is_some_and(|n| self.rendered >= n) {
             event_loop.exit();

@@ -282,6 +282,41 @@ fn the_vulkan_swapchain_shows_the_crowd_on_screen() {
     presented_frames_show_the_crowd("vulkan");
 }
 
+/// `--resize` halfway through 8 frames: the swapchain is made again at the new size (a line says
+/// so), the validation layer stays silent and the screenshot has the new size and shows the crowd.
+fn resizing_makes_the_swapchain_again(backend: &str) {
+    let dir = scratch(&format!("resize-{backend}"));
+    let shot = dir.join("resized.png");
+    let args = ["--backend", backend, "--instances", "300", "--size", "320x240", "--frames", "8"];
+    let (out, log) = demo_under_xvfb(
+        &dir,
+        &[&args[..], &["--resize", "240x180", "--screenshot", shot.to_str().unwrap()]].concat(),
+    );
+    assert!(out.status.success(), "vat demo failed\n{log}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let resized = stdout
+        .lines()
+        .find(|l| l.starts_with("vat demo: window resized, presenting through "))
+        .unwrap_or_else(|| panic!("no resize line\n{log}"));
+    assert!(resized.contains("240x180)"), "{resized}");
+    assert!(!log.contains("vulkan error") && !log.contains("vulkan warning"), "Vulkan messages\n{log}");
+    let (w, h, rgba) = read_png(&shot);
+    assert_eq!((w, h), (240, 180));
+    let c = census(w, h, &rgba);
+    assert!(c.other_share > 0.03 && c.other_colours >= 20, "no crowd after the resize\n{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn resizing_the_window_makes_the_wgpu_surface_again() {
+    resizing_makes_the_swapchain_again("wgpu");
+}
+
+#[test]
+fn resizing_the_window_makes_the_vulkan_swapchain_again() {
+    resizing_makes_the_swapchain_again("vulkan");
+}
+
 #[test]
 fn demo_with_every_toggle_flag_runs_under_xvfb() {
     let dir = scratch("flags");
