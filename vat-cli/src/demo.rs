@@ -30,9 +30,8 @@
 //!   frame, and its messages go to stderr).
 //!
 //! Both run under Xvfb with Mesa's software Vulkan driver (the tests do). The window is X11 (Wayland
-//! desktops run it through XWayland). It is created before the event loop runs (winit 0.30's
-//! deprecated `EventLoop::create_window`, which X11 supports): the device must be opened for the
-//! window's surface before the asset is uploaded to it.
+//! desktops run it through XWayland). The asset is read and validated before the event loop runs;
+//! the window, the device chosen for its surface and the upload come once the loop has started.
 //!
 //! # Scripted runs
 //! `--frames N` renders N frames with a fixed 1/30 s step (same flags, same images) and exits;
@@ -192,37 +191,21 @@ pub(crate) fn demo(args: &DemoArgs) -> Result<()> {
     }
     // The window system first: without a display there is no point opening a device.
     let event_loop = open_event_loop()?;
-    let window = open_window(&event_loop, args.size)?;
     match args.backend {
-        BackendArg::Wgpu => {
-            let (renderer, presenter) = WgpuPresenter::open(Arc::clone(&window), args.size)?;
-            run(event_loop, window, renderer, presenter, args)
-        }
-        BackendArg::Vulkan => {
-            let (renderer, presenter) = VulkanPresenter::open(Arc::clone(&window), args.size)?;
-            run(event_loop, window, renderer, presenter, args)
-        }
+        BackendArg::Wgpu => run::<WgpuPresenter>(event_loop, args),
+        BackendArg::Vulkan => run::<VulkanPresenter>(event_loop, args),
     }
 }
 
-/// The demo's window, created before the event loop runs: the device is chosen for its surface
-/// before the asset is uploaded (see the module docs).
-fn open_window(event_loop: &EventLoop<()>, size: [u32; 2]) -> Result<Arc<Window>> {
-    let attributes = Window::default_attributes()
-        .with_title("vat demo")
-        .with_inner_size(PhysicalSize::new(size[0], size[1]));
-    // Deprecated in winit 0.30 in favour of creating windows once the loop runs; supported on X11,
-    // the demo's window system.
-    #[allow(deprecated)]
-    let window = event_loop.create_window(attributes).context("cannot create a window")?;
-    Ok(Arc::new(window))
-}
-
 /// How frames reach the window: a swapchain of one backend, with the renderer it draws with.
-trait Presenter {
+trait Presenter: Sized {
     /// The backend's offscreen renderer (uploads, crowds, the screenshot; its `Renderer` draws the
     /// presented frames).
     type Renderer: CrowdRenderer;
+
+    /// The swapchain of `window` (`size` pixels), on a device that can present to it, and the
+    /// renderer on that device.
+    fn open(window: Arc<Window>, size: [u32; 2]) -> Result<(Self::Renderer, Self)>;
 
     /// One line naming the presentation path, e.g. `a wgpu surface (Fifo, Bgra8UnormSrgb, 320x240)`.
     fn describe(&self) -> String;
@@ -262,7 +245,7 @@ const WGPU_DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 
 impl WgpuPresenter {
     /// The surface of `window`, a device that can present to it, and the offscreen renderer on it.
-    fn open(window: Arc<Window>, size: [u32; 2]) -> Result<(vat_wgpu::Offscreen, Self)> {
+    fn create(window: Arc<Window>, size: [u32; 2]) -> Result<(vat_wgpu::Offscreen, Self)> {
         let instance = vat_wgpu::vat_instance();
         let surface = instance
             .create_surface(Arc::clone(&window))
@@ -328,6 +311,10 @@ fn wgpu_depth(device: &wgpu::Device, size: [u32; 2]) -> wgpu::TextureView {
 
 impl Presenter for WgpuPresenter {
     type Renderer = vat_wgpu::Offscreen;
+
+    fn open(window: Arc<Window>, size: [u32; 2]) -> Result<(vat_wgpu::Offscreen, Self)> {
+        Self::create(window, size)
+    }
 
     fn describe(&self) -> String {
         format!(
@@ -449,7 +436,7 @@ struct VulkanPresenter {
 impl VulkanPresenter {
     /// A context presenting to `window` (validation layer when installed), the offscreen renderer on
     /// it and the swapchain.
-    fn open(window: Arc<Window>, size: [u32; 2]) -> Result<(vat_vulkan::Offscreen, Self)> {
+    fn create(window: Arc<Window>, size: [u32; 2]) -> Result<(vat_vulkan::Offscreen, Self)> {
         let ctx = Rc::new(
             vat_vulkan::Context::presenting(window, true)
                 .context("Vulkan: cannot open a device that presents to the window")?,
@@ -464,6 +451,10 @@ impl VulkanPresenter {
 
 impl Presenter for VulkanPresenter {
     type Renderer = vat_vulkan::Offscreen;
+
+    fn open(window: Arc<Window>, size: [u32; 2]) -> Result<(vat_vulkan::Offscreen, Self)> {
+        Self::create(window, size)
+    }
 
     fn describe(&self) -> String {
         let layer = if self.validation { "; validation layer on" } else { "" };
@@ -502,26 +493,130 @@ fn open_event_loop() -> Result<EventLoop<()>> {
     )
 }
 
-/// The whole demo, on any backend.
-fn run<P: Presenter>(
-    event_loop: EventLoop<()>,
-    window: Arc<Window>,
-    mut renderer: P::Renderer,
-    presenter: P,
-    args: &DemoArgs,
-) -> Result<()> {
+/// The whole demo, on any backend: the asset is read and checked first, then the event loop starts
+/// the demo ([`start`]) once the window system is ready.
+fn run<P: Presenter>(event_loop: EventLoop<()>, args: &DemoArgs) -> Result<()> {
     let source =
         args.asset.as_ref().map_or_else(|| "procedural humanoid".to_string(), |p| p.display().to_string());
     let bytes = match &args.asset {
         Some(p) => crate::bake::read_vat(p, args.max_memory)?,
         None => vat_examples::support::asset_bytes(None)?,
     };
-    let asset = Asset::parse_with_limits(&bytes, &crate::bake::load_limits(args.max_memory))
+    parse_asset(&bytes, &source, args)?;
+    event_loop.set_control_flow(ControlFlow::Poll);
+    let mut demo = Demo::<P> { args, source, bytes, app: None, error: None };
+    event_loop.run_app(&mut demo).context("window event loop failed")?;
+    if let Some(e) = demo.error.take() {
+        return Err(e);
+    }
+    let Some(mut app) = demo.app else { bail!("the window system ended the demo before it started") };
+    if let Some(e) = app.error.take() {
+        return Err(e);
+    }
+    if let Some(path) = &app.screenshot {
+        if app.rendered == 0 {
+            bail!("{}: no frame was rendered, nothing to save", path.display());
+        }
+        let rgba = app.scene.screenshot(app.presenter.size())?;
+        vat_examples::support::save_png(path, app.scene.renderer.size(), &rgba)?;
+    }
+    let mut line = format!("vat demo: {} frames", app.rendered);
+    let t = &app.totals;
+    if t.frames > 0 {
+        let n = f64::from(t.frames);
+        line += &format!(
+            " ({:.1} ms a frame, {:.1} ms CPU, after the first)",
+            t.frame_seconds / n * 1e3,
+            t.cpu_seconds / n * 1e3
+        );
+    }
+    if let Some(r) = &app.last_report {
+        line += &format!(
+            "; last frame: {} simulated, {} submitted, {} drawn, {} triangles, {} draws",
+            r.stats.simulated,
+            r.stats.submitted,
+            r.stats.drawn,
+            r.stats.triangles,
+            draws(r)
+        );
+        if r.culling == Culling::Gpu {
+            line += " (GPU culling: submitted/drawn/triangles are counted on the GPU, not here)";
+        }
+    }
+    if let Some(path) = &app.screenshot {
+        line += &format!("; wrote {}", path.display());
+    }
+    println!("{line}");
+    Ok(())
+}
+
+/// The asset, validated, with `--mode bone` checked against it.
+fn parse_asset<'a>(bytes: &'a [u8], source: &str, args: &DemoArgs) -> Result<Asset<'a>> {
+    let asset = Asset::parse_with_limits(bytes, &crate::bake::load_limits(args.max_memory))
         .with_context(|| format!("{source}: not a valid .vat file"))?;
-    let has_bones = asset.manifest().bone_animation.is_some();
-    if matches!(args.mode, ModeArg::Bone) && !has_bones {
+    if matches!(args.mode, ModeArg::Bone) && asset.manifest().bone_animation.is_none() {
         bail!("{source}: --mode bone needs an asset baked with --bones");
     }
+    Ok(asset)
+}
+
+/// The event loop's handler: starts the demo when the loop is ready, then hands events to [`App`].
+struct Demo<'a, P: Presenter> {
+    args: &'a DemoArgs,
+    source: String,
+    bytes: Vec<u8>,
+    app: Option<App<P>>,
+    error: Option<anyhow::Error>,
+}
+
+impl<P: Presenter> ApplicationHandler for Demo<'_, P> {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.app.is_some() || self.error.is_some() {
+            return;
+        }
+        match start(event_loop, self.args, &self.source, &self.bytes) {
+            Ok(app) => self.app = Some(app),
+            Err(e) => {
+                self.error = Some(e);
+                event_loop.exit();
+            }
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, id: WindowId, event: WindowEvent) {
+        if let Some(app) = &mut self.app {
+            app.window_event(event_loop, id, event);
+        }
+    }
+
+    fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
+        if let Some(app) = &mut self.app {
+            app.about_to_wait(event_loop);
+        }
+    }
+
+    fn exiting(&mut self, event_loop: &ActiveEventLoop) {
+        if let Some(app) = &mut self.app {
+            app.exiting(event_loop);
+        }
+    }
+}
+
+/// Opens the window, then the device chosen for its surface and the swapchain, uploads the asset
+/// and sets up the crowd, its simulation and the camera.
+fn start<P: Presenter>(
+    event_loop: &ActiveEventLoop,
+    args: &DemoArgs,
+    source: &str,
+    bytes: &[u8],
+) -> Result<App<P>> {
+    let attributes = Window::default_attributes()
+        .with_title("vat demo")
+        .with_inner_size(PhysicalSize::new(args.size[0], args.size[1]));
+    let window = Arc::new(event_loop.create_window(attributes).context("cannot create a window")?);
+    let (mut renderer, presenter) = P::open(Arc::clone(&window), args.size)?;
+    let asset = parse_asset(bytes, source, args)?;
+    let has_bones = asset.manifest().bone_animation.is_some();
     let gpu_asset = renderer.upload(&asset).with_context(|| format!("{source}: upload failed"))?;
     let crowd_asset = CrowdAsset::from_manifest(asset.manifest())?;
     // Every length of the scene (spacing, speeds, camera, ground, shadows) follows the asset's size.
@@ -564,9 +659,7 @@ fn run<P: Presenter>(
     );
     println!("vat demo: presenting through {}", presenter.describe());
     window.set_title(&format!("vat demo: {adapter}"));
-
-    event_loop.set_control_flow(ControlFlow::Poll);
-    let mut app = App {
+    Ok(App {
         scene: Scene {
             renderer,
             gpu_asset,
@@ -592,46 +685,7 @@ fn run<P: Presenter>(
         last_frame: None,
         last_report: None,
         error: None,
-    };
-    event_loop.run_app(&mut app).context("window event loop failed")?;
-    if let Some(e) = app.error.take() {
-        return Err(e);
-    }
-    if let Some(path) = &app.screenshot {
-        if app.rendered == 0 {
-            bail!("{}: no frame was rendered, nothing to save", path.display());
-        }
-        let rgba = app.scene.screenshot(app.presenter.size())?;
-        vat_examples::support::save_png(path, app.scene.renderer.size(), &rgba)?;
-    }
-    let mut line = format!("vat demo: {} frames", app.rendered);
-    let t = &app.totals;
-    if t.frames > 0 {
-        let n = f64::from(t.frames);
-        line += &format!(
-            " ({:.1} ms a frame, {:.1} ms CPU, after the first)",
-            t.frame_seconds / n * 1e3,
-            t.cpu_seconds / n * 1e3
-        );
-    }
-    if let Some(r) = &app.last_report {
-        line += &format!(
-            "; last frame: {} simulated, {} submitted, {} drawn, {} triangles, {} draws",
-            r.stats.simulated,
-            r.stats.submitted,
-            r.stats.drawn,
-            r.stats.triangles,
-            draws(r)
-        );
-        if r.culling == Culling::Gpu {
-            line += " (GPU culling: submitted/drawn/triangles are counted on the GPU, not here)";
-        }
-    }
-    if let Some(path) = &app.screenshot {
-        line += &format!("; wrote {}", path.display());
-    }
-    println!("{line}");
-    Ok(())
+    })
 }
 
 /// Draw calls of a frame, all passes.
@@ -1104,7 +1158,7 @@ impl<P: Presenter> App<P> {
 
 impl<P: Presenter> ApplicationHandler for App<P> {
     fn resumed(&mut self, _event_loop: &ActiveEventLoop) {
-        // The window exists from the start (see `open_window`).
+        // Started by `Demo`, which opened the window.
     }
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
