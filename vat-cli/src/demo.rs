@@ -5,28 +5,49 @@
 //! humanoid (baked in memory, no files needed) or any `.vat`, with orbit and walk cameras, a key for
 //! every runtime toggle and a title-bar line with the frame's figures.
 //!
-//! The demo is written once, generic over vat-core's [`CrowdRenderer`] seam; `--backend` picks the
-//! implementation.
+//! The demo is written once, generic over a [`Presenter`] (how frames reach the window) and its
+//! vat-core [`CrowdRenderer`] (the backend seam, for uploads, crowds and the screenshot);
+//! `--backend` picks the pair. The simulation, camera, keys and title bar are the same code for both.
 //!
 //! # Presentation
-//! Every frame is rendered offscreen through the seam, read back as RGBA8 and copied into the window
-//! on the CPU with `softbuffer`. A game presents from its own swapchain (the backends' `Renderer`s
-//! draw into any colour view the caller gives them); the demo instead favours one window path that is
-//! the same for both backends and works on any X server, including Xvfb with Mesa's software Vulkan
-//! driver and no GPU. The read-back costs a copy per frame, which is small next to rendering on a
-//! software driver but shows in the frame time on a real GPU. The window is X11 (Wayland desktops run
-//! it through XWayland).
+//! Every frame is rendered straight into the window's swapchain the way a game embeds vat: the
+//! backend's `Renderer::prepare`, then a colour pass the demo begins over the swapchain image and its
+//! own depth image with `Renderer::draw` inside (the pipelines are keyed by the pass's formats, so
+//! the swapchain's format needs nothing else), then present. Nothing is read back or copied on the
+//! CPU. At start the demo prints one line naming the path:
+//! - `--backend wgpu`: a `wgpu::Surface` made from the window on the device of the renderer
+//!   ([`vat_wgpu::presenting_device`] picks an adapter that can present to it), configured `Fifo`
+//!   with an sRGB format (`Bgra8UnormSrgb` or `Rgba8UnormSrgb`) and `Depth32Float` depth;
+//!   `Outdated`/`Lost` reconfigure (`Lost` makes the surface again), `Timeout`/`Occluded` skip a
+//!   frame. Line: `presenting through a wgpu surface (Fifo, Bgra8UnormSrgb, 1280x720)`.
+//! - `--backend vulkan`: a `VkSwapchainKHR` ([`vat_vulkan::Swapchain`]) on a context made for the
+//!   window ([`vat_vulkan::Context::presenting`]: the surface extensions, `VK_KHR_swapchain` and a
+//!   queue that presents), `FIFO`, `B8G8R8A8_SRGB` or `R8G8B8A8_SRGB`: acquire with a semaphore,
+//!   prepare + dynamic rendering over the image + draw, transition to `PRESENT_SRC_KHR`, present;
+//!   `ERROR_OUT_OF_DATE_KHR`/`SUBOPTIMAL_KHR` recreate it. Line:
+//!   `presenting through VkSwapchainKHR (FIFO, B8G8R8A8_SRGB, 3 images, 1280x720)`, followed by
+//!   `; validation layer on` when the Khronos validation layer is installed (it then checks every
+//!   frame, and its messages go to stderr).
+//!
+//! Both run under Xvfb with Mesa's software Vulkan driver (the tests do). The window is X11 (Wayland
+//! desktops run it through XWayland). The asset is read and validated before the event loop runs;
+//! the window, the device chosen for its surface and the upload come once the loop has started.
 //!
 //! # Scripted runs
 //! `--frames N` renders N frames with a fixed 1/30 s step (same flags, same images) and exits;
-//! `--screenshot out.png` saves the last frame rendered (written atomically).
+//! `--screenshot out.png` saves the last frame (also after Esc) as a PNG (written atomically). The
+//! screenshot is that frame rendered once more, offscreen through the [`CrowdRenderer`] seam (same
+//! crowd state, camera and options, at the swapchain's size) and read back: a presented swapchain
+//! image belongs to the window system, and reading it would need copy-source usage on the
+//! swapchain images, which a surface need not offer.
 
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
@@ -109,6 +130,10 @@ pub(crate) struct DemoArgs {
     /// Save the last frame rendered as a PNG when the demo ends (written atomically).
     #[arg(long)]
     screenshot: Option<PathBuf>,
+    /// With --frames: resize the window to WIDTHxHEIGHT after half the frames (the swapchain is
+    /// made again; the screenshot has the new size).
+    #[arg(long, value_parser = parse_size, requires = "frames")]
+    resize: Option<[u32; 2]>,
     /// Vertex path at start (key M).
     #[arg(long, value_enum, default_value_t = ModeArg::Vat)]
     mode: ModeArg,
@@ -164,19 +189,299 @@ pub(crate) fn demo(args: &DemoArgs) -> Result<()> {
     if !args.lod_bias.is_finite() {
         bail!("--lod-bias must be a finite number");
     }
+    // The window system first: without a display there is no point opening a device.
+    let event_loop = open_event_loop()?;
     match args.backend {
-        BackendArg::Wgpu => {
-            // The window system first: without a display there is no point opening a device.
-            let event_loop = open_event_loop()?;
-            let renderer = vat_wgpu::Offscreen::new(args.size, vat_wgpu::RendererConfig::default())
-                .context("wgpu: cannot open a device")?;
-            run(event_loop, renderer, args)
-        }
-        BackendArg::Vulkan => {
-            let event_loop = open_event_loop()?;
-            let renderer = vat_vulkan::Offscreen::new(args.size, vat_vulkan::RendererConfig::default())
-                .context("Vulkan: cannot open a device")?;
-            run(event_loop, renderer, args)
+        BackendArg::Wgpu => run::<WgpuPresenter>(event_loop, args),
+        BackendArg::Vulkan => run::<VulkanPresenter>(event_loop, args),
+    }
+}
+
+/// How frames reach the window: a swapchain of one backend, with the renderer it draws with.
+trait Presenter: Sized {
+    /// The backend's offscreen renderer (uploads, crowds, the screenshot; its `Renderer` draws the
+    /// presented frames).
+    type Renderer: CrowdRenderer;
+
+    /// The swapchain of `window` (`size` pixels), on a device that can present to it, and the
+    /// renderer on that device.
+    fn open(window: Arc<Window>, size: [u32; 2]) -> Result<(Self::Renderer, Self)>;
+
+    /// One line naming the presentation path, e.g. `a wgpu surface (Fifo, Bgra8UnormSrgb, 320x240)`.
+    fn describe(&self) -> String;
+
+    /// The size of the images presented (`[0, 0]` while the window has no area).
+    fn size(&self) -> [u32; 2];
+
+    /// Makes the swapchain `size` pixels (the window's).
+    fn resize(&mut self, size: [u32; 2]) -> Result<()>;
+
+    /// Renders one frame of the crowd into the next swapchain image and presents it; `None` when the
+    /// frame was skipped (swapchain out of date and recreated, acquisition timed out).
+    fn render(
+        &mut self,
+        renderer: &mut Self::Renderer,
+        asset: &<Self::Renderer as CrowdRenderer>::Asset,
+        gpu: &mut <Self::Renderer as CrowdRenderer>::Crowd,
+        crowd: &mut Crowd,
+        camera: &Camera,
+        options: &RenderOptions,
+    ) -> Result<Option<FrameReport>>;
+}
+
+/// `--backend wgpu`: a `wgpu::Surface` on the renderer's device.
+struct WgpuPresenter {
+    instance: wgpu::Instance,
+    window: Arc<Window>,
+    surface: wgpu::Surface<'static>,
+    config: wgpu::SurfaceConfiguration,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    depth: wgpu::TextureView,
+}
+
+/// The depth format of the swapchain passes (the offscreen target's).
+const WGPU_DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+
+impl WgpuPresenter {
+    /// The surface of `window`, a device that can present to it, and the offscreen renderer on it.
+    fn create(window: Arc<Window>, size: [u32; 2]) -> Result<(vat_wgpu::Offscreen, Self)> {
+        let instance = vat_wgpu::vat_instance();
+        let surface = instance
+            .create_surface(Arc::clone(&window))
+            .context("wgpu: cannot make a surface of the window")?;
+        let (adapter, device, queue) = vat_wgpu::presenting_device(&instance, &surface)
+            .context("wgpu: cannot open a device that presents to the window")?;
+        let caps = surface.get_capabilities(&adapter);
+        let format = [wgpu::TextureFormat::Bgra8UnormSrgb, wgpu::TextureFormat::Rgba8UnormSrgb]
+            .into_iter()
+            .find(|f| caps.formats.contains(f))
+            .with_context(|| format!("wgpu: the surface offers no 8-bit sRGB format ({:?})", caps.formats))?;
+        let alpha_mode = if caps.alpha_modes.contains(&wgpu::CompositeAlphaMode::Opaque) {
+            wgpu::CompositeAlphaMode::Opaque
+        } else {
+            wgpu::CompositeAlphaMode::Auto
+        };
+        let config = wgpu::SurfaceConfiguration {
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+            format,
+            color_space: wgpu::SurfaceColorSpace::Auto,
+            width: size[0],
+            height: size[1],
+            desired_maximum_frame_latency: 2,
+            present_mode: wgpu::PresentMode::Fifo,
+            alpha_mode,
+            view_formats: Vec::new(),
+        };
+        // The offscreen first: it installs the device's error handler, which catches configure's errors.
+        let renderer = vat_wgpu::Offscreen::with_device(
+            device.clone(),
+            queue.clone(),
+            adapter.get_info(),
+            size,
+            vat_wgpu::RendererConfig::default(),
+        )
+        .context("wgpu: cannot create the renderer")?;
+        surface.configure(&device, &config);
+        let depth = wgpu_depth(&device, size);
+        Ok((renderer, Self { instance, window, surface, config, device, queue, depth }))
+    }
+
+    fn configure(&mut self) {
+        self.surface.configure(&self.device, &self.config);
+        self.depth = wgpu_depth(&self.device, [self.config.width, self.config.height]);
+    }
+}
+
+/// A depth texture of `size` pixels for the swapchain passes.
+fn wgpu_depth(device: &wgpu::Device, size: [u32; 2]) -> wgpu::TextureView {
+    device
+        .create_texture(&wgpu::TextureDescriptor {
+            label: Some("vat demo swapchain depth"),
+            size: wgpu::Extent3d { width: size[0], height: size[1], depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: WGPU_DEPTH,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+            view_formats: &[],
+        })
+        .create_view(&wgpu::TextureViewDescriptor::default())
+}
+
+impl Presenter for WgpuPresenter {
+    type Renderer = vat_wgpu::Offscreen;
+
+    fn open(window: Arc<Window>, size: [u32; 2]) -> Result<(vat_wgpu::Offscreen, Self)> {
+        Self::create(window, size)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "a wgpu surface ({:?}, {:?}, {}x{})",
+            self.config.present_mode, self.config.format, self.config.width, self.config.height
+        )
+    }
+
+    fn size(&self) -> [u32; 2] {
+        [self.config.width, self.config.height]
+    }
+
+    fn resize(&mut self, size: [u32; 2]) -> Result<()> {
+        self.config.width = size[0];
+        self.config.height = size[1];
+        self.configure();
+        Ok(())
+    }
+
+    fn render(
+        &mut self,
+        renderer: &mut vat_wgpu::Offscreen,
+        asset: &vat_wgpu::GpuAsset,
+        gpu: &mut vat_wgpu::GpuCrowd,
+        crowd: &mut Crowd,
+        camera: &Camera,
+        options: &RenderOptions,
+    ) -> Result<Option<FrameReport>> {
+        let texture = match self.surface.get_current_texture() {
+            wgpu::CurrentSurfaceTexture::Success(t) => t,
+            wgpu::CurrentSurfaceTexture::Suboptimal(t) => {
+                // Present this one, then configure for the window as it is now.
+                let report = self.render_into(renderer, &t, asset, gpu, crowd, camera, options)?;
+                self.queue.present(t);
+                self.configure();
+                return Ok(Some(report));
+            }
+            wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => return Ok(None),
+            wgpu::CurrentSurfaceTexture::Outdated => {
+                self.configure();
+                return Ok(None);
+            }
+            wgpu::CurrentSurfaceTexture::Lost => {
+                self.surface = self
+                    .instance
+                    .create_surface(Arc::clone(&self.window))
+                    .context("wgpu: cannot make the lost surface again")?;
+                self.configure();
+                return Ok(None);
+            }
+            wgpu::CurrentSurfaceTexture::Validation => {
+                bail!("wgpu: acquiring the next surface texture failed")
+            }
+        };
+        let report = self.render_into(renderer, &texture, asset, gpu, crowd, camera, options)?;
+        self.queue.present(texture);
+        Ok(Some(report))
+    }
+}
+
+impl WgpuPresenter {
+    /// Records and submits the frame into `texture` (not presented yet).
+    #[allow(clippy::too_many_arguments)]
+    fn render_into(
+        &self,
+        renderer: &mut vat_wgpu::Offscreen,
+        texture: &wgpu::SurfaceTexture,
+        asset: &vat_wgpu::GpuAsset,
+        gpu: &mut vat_wgpu::GpuCrowd,
+        crowd: &mut Crowd,
+        camera: &Camera,
+        options: &RenderOptions,
+    ) -> Result<FrameReport> {
+        let view = texture.texture.create_view(&wgpu::TextureViewDescriptor::default());
+        let formats =
+            vat_wgpu::PassFormats { color: Some(self.config.format), depth: WGPU_DEPTH, samples: 1 };
+        let depth = &self.depth;
+        let report = renderer.record_host_frame(|_, r, encoder, _offscreen_target| {
+            let mut crowds = [vat_wgpu::CrowdDraw { asset, gpu, crowd }];
+            let report = r.prepare(encoder, &mut crowds, camera, options, &[])?;
+            let [red, green, blue, alpha] = options.clear_color;
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("vat demo swapchain colour"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color { r: red, g: green, b: blue, a: alpha }),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: depth,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Discard,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            r.draw(&mut pass, &crowds, formats);
+            Ok(report)
+        });
+        report.context("render failed")
+    }
+}
+
+/// `--backend vulkan`: a `VkSwapchainKHR` on a context made for the window.
+struct VulkanPresenter {
+    swapchain: vat_vulkan::Swapchain,
+    /// Whether the Khronos validation layer checks the frames (when installed).
+    validation: bool,
+}
+
+impl VulkanPresenter {
+    /// A context presenting to `window` (validation layer when installed), the offscreen renderer on
+    /// it and the swapchain.
+    fn create(window: Arc<Window>, size: [u32; 2]) -> Result<(vat_vulkan::Offscreen, Self)> {
+        let ctx = Rc::new(
+            vat_vulkan::Context::presenting(window, true)
+                .context("Vulkan: cannot open a device that presents to the window")?,
+        );
+        let renderer = vat_vulkan::Offscreen::with_context(&ctx, size, vat_vulkan::RendererConfig::default())
+            .context("Vulkan: cannot create the renderer")?;
+        let swapchain =
+            vat_vulkan::Swapchain::new(&ctx, size).context("Vulkan: cannot create a swapchain")?;
+        Ok((renderer, Self { swapchain, validation: ctx.validation_enabled() }))
+    }
+}
+
+impl Presenter for VulkanPresenter {
+    type Renderer = vat_vulkan::Offscreen;
+
+    fn open(window: Arc<Window>, size: [u32; 2]) -> Result<(vat_vulkan::Offscreen, Self)> {
+        Self::create(window, size)
+    }
+
+    fn describe(&self) -> String {
+        let layer = if self.validation { "; validation layer on" } else { "" };
+        format!("{}{layer}", self.swapchain.describe())
+    }
+
+    fn size(&self) -> [u32; 2] {
+        self.swapchain.size()
+    }
+
+    fn resize(&mut self, size: [u32; 2]) -> Result<()> {
+        self.swapchain.resize(size).context("Vulkan: cannot recreate the swapchain")
+    }
+
+    fn render(
+        &mut self,
+        renderer: &mut vat_vulkan::Offscreen,
+        asset: &vat_vulkan::GpuAsset,
+        gpu: &mut vat_vulkan::GpuCrowd,
+        crowd: &mut Crowd,
+        camera: &Camera,
+        options: &RenderOptions,
+    ) -> Result<Option<FrameReport>> {
+        let mut crowds = [vat_vulkan::CrowdDraw { asset, gpu, crowd }];
+        match self.swapchain.render(renderer, &mut crowds, camera, options).context("render failed")? {
+            vat_vulkan::Presented::Shown(report) => Ok(Some(report)),
+            vat_vulkan::Presented::Skipped => Ok(None),
         }
     }
 }
@@ -188,20 +493,130 @@ fn open_event_loop() -> Result<EventLoop<()>> {
     )
 }
 
-/// The whole demo, on any backend.
-fn run<R: CrowdRenderer>(event_loop: EventLoop<()>, mut renderer: R, args: &DemoArgs) -> Result<()> {
+/// The whole demo, on any backend: the asset is read and checked first, then the event loop starts
+/// the demo ([`start`]) once the window system is ready.
+fn run<P: Presenter>(event_loop: EventLoop<()>, args: &DemoArgs) -> Result<()> {
     let source =
         args.asset.as_ref().map_or_else(|| "procedural humanoid".to_string(), |p| p.display().to_string());
     let bytes = match &args.asset {
         Some(p) => crate::bake::read_vat(p, args.max_memory)?,
         None => vat_examples::support::asset_bytes(None)?,
     };
-    let asset = Asset::parse_with_limits(&bytes, &crate::bake::load_limits(args.max_memory))
+    parse_asset(&bytes, &source, args)?;
+    event_loop.set_control_flow(ControlFlow::Poll);
+    let mut demo = Demo::<P> { args, source, bytes, app: None, error: None };
+    event_loop.run_app(&mut demo).context("window event loop failed")?;
+    if let Some(e) = demo.error.take() {
+        return Err(e);
+    }
+    let Some(mut app) = demo.app else { bail!("the window system ended the demo before it started") };
+    if let Some(e) = app.error.take() {
+        return Err(e);
+    }
+    if let Some(path) = &app.screenshot {
+        if app.rendered == 0 {
+            bail!("{}: no frame was rendered, nothing to save", path.display());
+        }
+        let rgba = app.scene.screenshot(app.presenter.size())?;
+        vat_examples::support::save_png(path, app.scene.renderer.size(), &rgba)?;
+    }
+    let mut line = format!("vat demo: {} frames", app.rendered);
+    let t = &app.totals;
+    if t.frames > 0 {
+        let n = f64::from(t.frames);
+        line += &format!(
+            " ({:.1} ms a frame, {:.1} ms CPU, after the first)",
+            t.frame_seconds / n * 1e3,
+            t.cpu_seconds / n * 1e3
+        );
+    }
+    if let Some(r) = &app.last_report {
+        line += &format!(
+            "; last frame: {} simulated, {} submitted, {} drawn, {} triangles, {} draws",
+            r.stats.simulated,
+            r.stats.submitted,
+            r.stats.drawn,
+            r.stats.triangles,
+            draws(r)
+        );
+        if r.culling == Culling::Gpu {
+            line += " (GPU culling: submitted/drawn/triangles are counted on the GPU, not here)";
+        }
+    }
+    if let Some(path) = &app.screenshot {
+        line += &format!("; wrote {}", path.display());
+    }
+    println!("{line}");
+    Ok(())
+}
+
+/// The asset, validated, with `--mode bone` checked against it.
+fn parse_asset<'a>(bytes: &'a [u8], source: &str, args: &DemoArgs) -> Result<Asset<'a>> {
+    let asset = Asset::parse_with_limits(bytes, &crate::bake::load_limits(args.max_memory))
         .with_context(|| format!("{source}: not a valid .vat file"))?;
-    let has_bones = asset.manifest().bone_animation.is_some();
-    if matches!(args.mode, ModeArg::Bone) && !has_bones {
+    if matches!(args.mode, ModeArg::Bone) && asset.manifest().bone_animation.is_none() {
         bail!("{source}: --mode bone needs an asset baked with --bones");
     }
+    Ok(asset)
+}
+
+/// The event loop's handler: starts the demo when the loop is ready, then hands events to [`App`].
+struct Demo<'a, P: Presenter> {
+    args: &'a DemoArgs,
+    source: String,
+    bytes: Vec<u8>,
+    app: Option<App<P>>,
+    error: Option<anyhow::Error>,
+}
+
+impl<P: Presenter> ApplicationHandler for Demo<'_, P> {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.app.is_some() || self.error.is_some() {
+            return;
+        }
+        match start(event_loop, self.args, &self.source, &self.bytes) {
+            Ok(app) => self.app = Some(app),
+            Err(e) => {
+                self.error = Some(e);
+                event_loop.exit();
+            }
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, id: WindowId, event: WindowEvent) {
+        if let Some(app) = &mut self.app {
+            app.window_event(event_loop, id, event);
+        }
+    }
+
+    fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
+        if let Some(app) = &mut self.app {
+            app.about_to_wait(event_loop);
+        }
+    }
+
+    fn exiting(&mut self, event_loop: &ActiveEventLoop) {
+        if let Some(app) = &mut self.app {
+            app.exiting(event_loop);
+        }
+    }
+}
+
+/// Opens the window, then the device chosen for its surface and the swapchain, uploads the asset
+/// and sets up the crowd, its simulation and the camera.
+fn start<P: Presenter>(
+    event_loop: &ActiveEventLoop,
+    args: &DemoArgs,
+    source: &str,
+    bytes: &[u8],
+) -> Result<App<P>> {
+    let attributes = Window::default_attributes()
+        .with_title("vat demo")
+        .with_inner_size(PhysicalSize::new(args.size[0], args.size[1]));
+    let window = Arc::new(event_loop.create_window(attributes).context("cannot create a window")?);
+    let (mut renderer, presenter) = P::open(Arc::clone(&window), args.size)?;
+    let asset = parse_asset(bytes, source, args)?;
+    let has_bones = asset.manifest().bone_animation.is_some();
     let gpu_asset = renderer.upload(&asset).with_context(|| format!("{source}: upload failed"))?;
     let crowd_asset = CrowdAsset::from_manifest(asset.manifest())?;
     // Every length of the scene (spacing, speeds, camera, ground, shadows) follows the asset's size.
@@ -242,9 +657,9 @@ fn run<R: CrowdRenderer>(event_loop: EventLoop<()>, mut renderer: R, args: &Demo
         args.instances,
         if args.frames.is_some() { "scripted run" } else { "keys: vat demo --help" }
     );
-
-    event_loop.set_control_flow(ControlFlow::Poll);
-    let mut app = App {
+    println!("vat demo: presenting through {}", presenter.describe());
+    window.set_title(&format!("vat demo: {adapter}"));
+    Ok(App {
         scene: Scene {
             renderer,
             gpu_asset,
@@ -257,60 +672,20 @@ fn run<R: CrowdRenderer>(event_loop: EventLoop<()>, mut renderer: R, args: &Demo
             paused: false,
             lod_triangles: asset.manifest().lods.iter().map(|l| l.index_count / 3).collect(),
         },
-        adapter,
-        size: args.size,
+        window_size: presenter.size(),
+        presenter,
         frames: args.frames,
+        resize: args.resize,
         screenshot: args.screenshot.clone(),
-        window: None,
-        surface: None,
+        window: Some(window),
         input: Input::default(),
         hud: Hud::new(),
         rendered: 0,
         totals: Totals::default(),
         last_frame: None,
         last_report: None,
-        last_rgba: Vec::new(),
         error: None,
-    };
-    event_loop.run_app(&mut app).context("window event loop failed")?;
-    if let Some(e) = app.error.take() {
-        return Err(e);
-    }
-    if let Some(path) = &app.screenshot {
-        if app.rendered == 0 {
-            bail!("{}: no frame was rendered, nothing to save", path.display());
-        }
-        let size = app.scene.renderer.size();
-        vat_examples::support::save_png(path, size, &app.last_rgba)?;
-    }
-    let mut line = format!("vat demo: {} frames", app.rendered);
-    let t = &app.totals;
-    if t.frames > 0 {
-        let n = f64::from(t.frames);
-        line += &format!(
-            " ({:.1} ms a frame, {:.1} ms CPU, after the first)",
-            t.frame_seconds / n * 1e3,
-            t.cpu_seconds / n * 1e3
-        );
-    }
-    if let Some(r) = &app.last_report {
-        line += &format!(
-            "; last frame: {} simulated, {} submitted, {} drawn, {} triangles, {} draws",
-            r.stats.simulated,
-            r.stats.submitted,
-            r.stats.drawn,
-            r.stats.triangles,
-            draws(r)
-        );
-        if r.culling == Culling::Gpu {
-            line += " (GPU culling: submitted/drawn/triangles are counted on the GPU, not here)";
-        }
-    }
-    if let Some(path) = &app.screenshot {
-        line += &format!("; wrote {}", path.display());
-    }
-    println!("{line}");
-    Ok(())
+    })
 }
 
 /// Draw calls of a frame, all passes.
@@ -333,6 +708,19 @@ struct Scene<R: CrowdRenderer> {
 }
 
 impl<R: CrowdRenderer> Scene<R> {
+    /// The current frame rendered offscreen at `size` (the swapchain's) and read back as RGBA8:
+    /// the last presented frame again (same crowd state, camera and options).
+    fn screenshot(&mut self, size: [u32; 2]) -> Result<Vec<u8>> {
+        if size[0] > 0 && size[1] > 0 && self.renderer.size() != size {
+            self.renderer.resize(size).context("cannot resize the screenshot target")?;
+        }
+        let camera = self.camera.camera(self.renderer.size());
+        self.renderer
+            .render_crowd(&self.gpu_asset, &mut self.gpu_crowd, &mut self.crowd, &camera, &self.options)
+            .context("rendering the screenshot failed")?;
+        self.renderer.read_rgba8().context("screenshot read-back failed")
+    }
+
     /// Applies a toggle key; returns a line saying what changed (`None`: not a toggle key).
     fn toggle(&mut self, key: &str) -> Option<String> {
         let on = |b: bool| if b { "on" } else { "off" };
@@ -607,44 +995,31 @@ struct Totals {
 }
 
 /// Everything the event loop touches.
-struct App<R: CrowdRenderer> {
-    scene: Scene<R>,
-    adapter: String,
-    size: [u32; 2],
+struct App<P: Presenter> {
+    scene: Scene<P::Renderer>,
+    presenter: P,
+    /// The window's size when the swapchain was last made for it.
+    window_size: [u32; 2],
     frames: Option<u32>,
+    /// `--resize`, until it is asked of the window.
+    resize: Option<[u32; 2]>,
     screenshot: Option<PathBuf>,
-    window: Option<Rc<Window>>,
-    surface: Option<softbuffer::Surface<Rc<Window>, Rc<Window>>>,
+    window: Option<Arc<Window>>,
     input: Input,
     hud: Hud,
     rendered: u32,
     totals: Totals,
     last_frame: Option<Instant>,
     last_report: Option<FrameReport>,
-    last_rgba: Vec<u8>,
     error: Option<anyhow::Error>,
 }
 
-impl<R: CrowdRenderer> App<R> {
+impl<P: Presenter> App<P> {
     fn fail(&mut self, event_loop: &ActiveEventLoop, e: anyhow::Error) {
         if self.error.is_none() {
             self.error = Some(e);
         }
         event_loop.exit();
-    }
-
-    fn open_window(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
-        let attributes = Window::default_attributes()
-            .with_title(format!("vat demo: {}", self.adapter))
-            .with_inner_size(PhysicalSize::new(self.size[0], self.size[1]));
-        let window = Rc::new(event_loop.create_window(attributes).context("cannot create a window")?);
-        let context = softbuffer::Context::new(window.clone())
-            .map_err(|e| anyhow!("softbuffer: cannot use the display: {e}"))?;
-        let surface = softbuffer::Surface::new(&context, window.clone())
-            .map_err(|e| anyhow!("softbuffer: cannot present to the window: {e}"))?;
-        self.window = Some(window);
-        self.surface = Some(surface);
-        Ok(())
     }
 
     /// A key event. Synthetic events (keys already held when the window gains focus, released when
@@ -677,15 +1052,20 @@ impl<R: CrowdRenderer> App<R> {
         }
     }
 
-    /// One frame: simulate, render, read back, present; the screenshot and exit after `--frames`.
+    /// One frame: simulate, render into the swapchain, present; exit after `--frames`.
     fn frame(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
         let Some(window) = self.window.clone() else { return Ok(()) };
         let physical = window.inner_size();
         let (Some(w), Some(h)) = (NonZeroU32::new(physical.width), NonZeroU32::new(physical.height)) else {
             return Ok(()); // Minimised.
         };
-        if self.scene.renderer.size() != [w.get(), h.get()] {
-            self.scene.renderer.resize([w.get(), h.get()]).context("cannot resize the render target")?;
+        // Compared with the window's last size, not the swapchain's (a surface may fix its own extent).
+        if self.window_size != [w.get(), h.get()] {
+            self.window_size = [w.get(), h.get()];
+            self.presenter.resize(self.window_size)?;
+            if self.frames.is_some() {
+                println!("vat demo: window resized, presenting through {}", self.presenter.describe());
+            }
         }
         let now = Instant::now();
         let wall_dt = self.last_frame.map_or(0.0, |t| now.duration_since(t).as_secs_f32());
@@ -697,16 +1077,20 @@ impl<R: CrowdRenderer> App<R> {
         self.scene.camera.update(&self.input, dt);
         let scene = &mut self.scene;
         scene.sim.step(&mut scene.crowd, if scene.paused { 0.0 } else { dt });
-        let size = scene.renderer.size();
-        let camera = scene.camera.camera(size);
-        let report = scene
-            .renderer
-            .render_crowd(&scene.gpu_asset, &mut scene.gpu_crowd, &mut scene.crowd, &camera, &scene.options)
-            .context("render failed")?;
+        let camera = scene.camera.camera(self.presenter.size());
+        let Some(report) = self.presenter.render(
+            &mut scene.renderer,
+            &scene.gpu_asset,
+            &mut scene.gpu_crowd,
+            &mut scene.crowd,
+            &camera,
+            &scene.options,
+        )?
+        else {
+            return Ok(()); // Skipped (swapchain recreated): the next redraw renders it.
+        };
         let cpu = cpu_start.elapsed();
-        self.last_rgba = scene.renderer.read_rgba8().context("read-back failed")?;
         self.last_report = Some(report);
-        self.present(size)?;
         self.rendered += 1;
         if self.rendered > 1 {
             self.totals.frames += 1;
@@ -721,6 +1105,13 @@ impl<R: CrowdRenderer> App<R> {
             let title = self.title(&report)?;
             window.set_title(&title);
             self.hud = Hud::new();
+        }
+        if let (Some(n), Some(size)) = (self.frames, self.resize)
+            && self.rendered >= n / 2
+        {
+            self.resize = None;
+            // Applied by the X server at once without a window manager; a later frame sees it.
+            let _ = window.request_inner_size(PhysicalSize::new(size[0], size[1]));
         }
         if self.frames.is_some_and(|n| self.rendered >= n) {
             event_loop.exit();
@@ -763,32 +1154,11 @@ impl<R: CrowdRenderer> App<R> {
             self.scene.toggles()
         ))
     }
-
-    /// Copies the last frame into the window (sRGB RGBA8 to softbuffer's 0RGB).
-    fn present(&mut self, size: [u32; 2]) -> Result<()> {
-        let Some(surface) = self.surface.as_mut() else { return Ok(()) };
-        let (Some(w), Some(h)) = (NonZeroU32::new(size[0]), NonZeroU32::new(size[1])) else { return Ok(()) };
-        surface.resize(w, h).map_err(|e| anyhow!("softbuffer: cannot resize: {e}"))?;
-        let mut buffer = surface.buffer_mut().map_err(|e| anyhow!("softbuffer: no buffer: {e}"))?;
-        blit_rgba8(&self.last_rgba, &mut buffer);
-        buffer.present().map_err(|e| anyhow!("softbuffer: cannot present: {e}"))
-    }
 }
 
-/// RGBA8 pixels to `0x00RRGGBB` words (softbuffer's format), as many as both hold.
-fn blit_rgba8(rgba: &[u8], out: &mut [u32]) {
-    for (dst, px) in out.iter_mut().zip(rgba.chunks_exact(4)) {
-        *dst = (u32::from(px[0]) << 16) | (u32::from(px[1]) << 8) | u32::from(px[2]);
-    }
-}
-
-impl<R: CrowdRenderer> ApplicationHandler for App<R> {
-    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
-        if self.window.is_none()
-            && let Err(e) = self.open_window(event_loop)
-        {
-            self.fail(event_loop, e);
-        }
+impl<P: Presenter> ApplicationHandler for App<P> {
+    fn resumed(&mut self, _event_loop: &ActiveEventLoop) {
+        // Started by `Demo`, which opened the window.
     }
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
@@ -838,8 +1208,6 @@ impl<R: CrowdRenderer> ApplicationHandler for App<R> {
     }
 
     fn exiting(&mut self, _event_loop: &ActiveEventLoop) {
-        // The surface refers to the window: release it first.
-        self.surface = None;
         self.window = None;
     }
 }
@@ -847,14 +1215,6 @@ impl<R: CrowdRenderer> ApplicationHandler for App<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn blit_packs_0rgb() {
-        let rgba = [1u8, 2, 3, 255, 250, 128, 0, 7];
-        let mut out = [0u32; 2];
-        blit_rgba8(&rgba, &mut out);
-        assert_eq!(out, [0x0001_0203, 0x00FA_8000]);
-    }
 
     #[test]
     fn orbit_camera_moves_towards_target_on_forward() {

@@ -1,5 +1,6 @@
 //! `vat demo` end to end: launched under Xvfb (an X server with no screen) on the software Vulkan
-//! driver for a few frames, it must exit cleanly and its screenshot must show the crowd.
+//! driver for a few frames, it must present through the backend's swapchain (a wgpu surface, a
+//! `VkSwapchainKHR`), exit cleanly, and its screenshot must show the crowd.
 //!
 //! Needs `xvfb-run` (Debian packages `xvfb` and `xauth`; CI installs them). Without it the test fails
 //! with a message saying so: it never skips.
@@ -7,8 +8,9 @@
 #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 const VAT: &str = env!("CARGO_BIN_EXE_vat");
 
@@ -142,6 +144,21 @@ fn crowd_is_visible(backend: &str) {
     assert!(!log.contains("panicked"), "something panicked\n{log}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("vat demo: 5 frames"), "no summary line\n{log}");
+    // Frames reach the window through the backend's swapchain, not a CPU copy.
+    // Installed (as in CI), the validation layer checks the Vulkan backend's frames.
+    let layer = Path::new("/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json").is_file();
+    let (path, srgb) = match backend {
+        "wgpu" => ("vat demo: presenting through a wgpu surface (Fifo, ", "Srgb, 320x240)"),
+        _ if layer => {
+            ("vat demo: presenting through VkSwapchainKHR (FIFO, ", " images, 320x240); validation layer on")
+        }
+        _ => ("vat demo: presenting through VkSwapchainKHR (FIFO, ", " images, 320x240)"),
+    };
+    let line =
+        stdout.lines().find(|l| l.starts_with(path)).unwrap_or_else(|| panic!("no line {path:?}\n{log}"));
+    assert!(line.ends_with(srgb) && line.to_lowercase().contains("srgb"), "not sRGB at 320x240: {line}");
+    // The validation layer (enabled when installed) and the loader say nothing about the swapchain.
+    assert!(!log.contains("vulkan error") && !log.contains("vulkan warning"), "Vulkan messages\n{log}");
     assert!(shot.is_file(), "no screenshot\n{log}");
 
     let (w, h, rgba) = read_png(&shot);
@@ -170,6 +187,134 @@ fn demo_under_xvfb_shows_the_crowd_and_exits_cleanly_wgpu() {
 #[test]
 fn demo_under_xvfb_shows_the_crowd_and_exits_cleanly_vulkan() {
     crowd_is_visible("vulkan");
+}
+
+/// The top-left `width x height` pixels of an X server's screen as RGBA8, read from the XWD file
+/// Xvfb keeps its framebuffer in (`-fbdir`); `None` while the file is missing, short or not 32-bit.
+fn read_xvfb_screen(path: &Path, width: u32, height: u32) -> Option<Vec<u8>> {
+    let d = std::fs::read(path).ok()?;
+    // The XWD header: big-endian 32-bit fields.
+    let field = |i: usize| d.get(i * 4..i * 4 + 4).map(|b| u32::from_be_bytes(b.try_into().unwrap()));
+    let (header, w, h, byte_order, bpp) = (field(0)? as usize, field(4)?, field(5)?, field(7)?, field(11)?);
+    let (stride, masks, colours) =
+        (field(12)? as usize, [field(14)?, field(15)?, field(16)?], field(19)? as usize);
+    if bpp != 32 || w < width || h < height || masks.contains(&0) {
+        return None;
+    }
+    let pixels = d.get(header + colours * 12..)?;
+    let mut out = Vec::with_capacity((width * height * 4) as usize);
+    for y in 0..height as usize {
+        for x in 0..width as usize {
+            let b: [u8; 4] = pixels.get(y * stride + x * 4..)?.get(..4)?.try_into().unwrap();
+            let p = if byte_order == 0 { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) };
+            out.extend(masks.map(|m| ((p & m) >> m.trailing_zeros()) as u8));
+            out.push(255);
+        }
+    }
+    Some(out)
+}
+
+/// What the window shows, read from the X server's own framebuffer while the demo runs (no window
+/// manager: the window is at the screen's top-left corner), must be the crowd: the swapchain's
+/// images reach the screen, with the screenshot's sky and ground.
+fn presented_frames_show_the_crowd(backend: &str) {
+    let dir = scratch(&format!("screen-{backend}"));
+    let fb = dir.join("fb");
+    std::fs::create_dir_all(&fb).unwrap();
+    let shot = dir.join("demo.png");
+    let _one = XVFB.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut child = Command::new(xvfb_run())
+        .args(["-a", "-e"])
+        .arg(dir.join("xvfb.log"))
+        .arg("-s")
+        .arg(format!("-screen 0 400x300x24 -fbdir {}", fb.display()))
+        .args([VAT, "demo", "--backend", backend, "--instances", "300", "--size", "320x240"])
+        // Enough frames to be seen: about 0.1 s each here, at least a refresh interval anywhere.
+        .args(["--frames", "90", "--screenshot", shot.to_str().unwrap()])
+        .env_remove("WAYLAND_DISPLAY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let mut seen = None;
+    while seen.is_none() && start.elapsed() < Duration::from_secs(120) && child.try_wait().unwrap().is_none()
+    {
+        if let Some(rgba) = read_xvfb_screen(&fb.join("Xvfb_screen0"), 320, 240) {
+            let c = census(320, 240, &rgba);
+            if c.other_share > 0.03 && c.other_colours >= 20 && !close(c.sky, c.ground, 6) {
+                seen = Some(c);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let log = format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "vat demo failed\n{log}");
+    let screen = seen.unwrap_or_else(|| panic!("the screen never showed the crowd\n{log}"));
+    let (w, h, rgba) = read_png(&shot);
+    let saved = census(w, h, &rgba);
+    println!(
+        "{backend}: the screen showed sky {:?}, ground {:?}, {:.1}% crowd or shadow, {} colours (screenshot: {:?}, {:?})",
+        screen.sky,
+        screen.ground,
+        screen.other_share * 100.0,
+        screen.other_colours,
+        saved.sky,
+        saved.ground
+    );
+    assert!(close(screen.sky, saved.sky, 6) && close(screen.ground, saved.ground, 6), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_wgpu_surface_shows_the_crowd_on_screen() {
+    presented_frames_show_the_crowd("wgpu");
+}
+
+#[test]
+fn the_vulkan_swapchain_shows_the_crowd_on_screen() {
+    presented_frames_show_the_crowd("vulkan");
+}
+
+/// `--resize` halfway through 8 frames: the swapchain is made again at the new size (a line says
+/// so), the validation layer stays silent and the screenshot has the new size and shows the crowd.
+fn resizing_makes_the_swapchain_again(backend: &str) {
+    let dir = scratch(&format!("resize-{backend}"));
+    let shot = dir.join("resized.png");
+    let args = ["--backend", backend, "--instances", "300", "--size", "320x240", "--frames", "8"];
+    let (out, log) = demo_under_xvfb(
+        &dir,
+        &[&args[..], &["--resize", "240x180", "--screenshot", shot.to_str().unwrap()]].concat(),
+    );
+    assert!(out.status.success(), "vat demo failed\n{log}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let resized = stdout
+        .lines()
+        .find(|l| l.starts_with("vat demo: window resized, presenting through "))
+        .unwrap_or_else(|| panic!("no resize line\n{log}"));
+    assert!(resized.contains("240x180)"), "{resized}");
+    assert!(!log.contains("vulkan error") && !log.contains("vulkan warning"), "Vulkan messages\n{log}");
+    let (w, h, rgba) = read_png(&shot);
+    assert_eq!((w, h), (240, 180));
+    let c = census(w, h, &rgba);
+    assert!(c.other_share > 0.03 && c.other_colours >= 20, "no crowd after the resize\n{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn resizing_the_window_makes_the_wgpu_surface_again() {
+    resizing_makes_the_swapchain_again("wgpu");
+}
+
+#[test]
+fn resizing_the_window_makes_the_vulkan_swapchain_again() {
+    resizing_makes_the_swapchain_again("vulkan");
 }
 
 #[test]

@@ -1,12 +1,15 @@
 //! The Vulkan context every object of this crate is made on: instance, physical device, device, one
 //! graphics + compute queue and a command pool of its family.
 //!
-//! Two constructors: [`Context::headless`] opens its own (Vulkan 1.3; the Khronos validation layer and
+//! Three constructors: [`Context::headless`] opens its own (Vulkan 1.3; the Khronos validation layer and
 //! a counting debug messenger when available, or never the layer with
 //! [`Context::headless_with_validation`]; a physical device preferring the CPU type, Mesa's lavapipe in
-//! CI) and destroys it on drop; [`Context::from_handles`] wraps an engine's own instance,
-//! device and queue and destroys only the command pool it creates.
+//! CI) and destroys it on drop; [`Context::presenting`] does the same with a window's surface, the
+//! surface extensions, `VK_KHR_swapchain` and a queue that can present to it (for
+//! [`crate::Swapchain`]); [`Context::from_handles`] wraps an engine's own instance, device and queue
+//! and destroys only the command pool it creates.
 
+use std::any::Any;
 use std::cell::Cell;
 use std::ffi::{CStr, c_char, c_void};
 use std::marker::PhantomData;
@@ -14,6 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use ash::vk;
+use raw_window_handle::{HasDisplayHandle, HasWindowHandle, RawDisplayHandle, RawWindowHandle};
 
 use crate::VulkanError;
 
@@ -115,6 +119,8 @@ pub struct Context {
     validation: bool,
     /// Whether the instance and device are this context's (destroyed on drop) or the caller's.
     owns_device: bool,
+    /// The window surface of a [`presenting`](Self::presenting) context.
+    surface: Option<PresentSurface>,
     /// Allocations left before `vkAllocateMemory` is failed on purpose (tests); None: no limit.
     allocations_left: Cell<Option<u32>>,
     /// The command pool and the queue need external synchronisation, which this crate does not do:
@@ -132,14 +138,29 @@ impl std::fmt::Debug for Context {
     }
 }
 
-/// Destroys an instance (and its messenger) when a later step of [`Context::headless`] fails.
+/// The window surface of a presenting context, and the window it was made from (kept alive as long
+/// as the surface).
+struct PresentSurface {
+    loader: ash::khr::surface::Instance,
+    surface: vk::SurfaceKHR,
+    _window: Arc<dyn Any + Send + Sync>,
+}
+
+/// Destroys an instance (and its messenger and surface) when a later step of [`Context::headless`]
+/// fails.
 struct InstanceGuard {
     instance: ash::Instance,
     debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+    surface: Option<PresentSurface>,
 }
 
 impl Drop for InstanceGuard {
     fn drop(&mut self) {
+        if let Some(s) = self.surface.take() {
+            // SAFETY: the surface was created from this instance, nothing else uses it yet (no device
+            // exists), and it is destroyed once.
+            unsafe { s.loader.destroy_surface(s.surface, None) };
+        }
         if let Some((utils, messenger)) = self.debug.take() {
             // SAFETY: the messenger was created from this instance and is destroyed once.
             unsafe { utils.destroy_debug_utils_messenger(messenger, None) };
@@ -174,6 +195,36 @@ impl Context {
     /// # Errors
     /// As [`headless`](Self::headless).
     pub fn headless_with_validation(validation: bool) -> Result<Self, VulkanError> {
+        Self::open(validation, None)
+    }
+
+    /// [`headless_with_validation`](Self::headless_with_validation) for presenting to `window`: the
+    /// instance also gets `VK_KHR_surface` and the window system's surface extension (Xlib, XCB or
+    /// Wayland windows), a surface is made for the window ([`surface`](Self::surface), destroyed
+    /// with the context, which keeps `window` alive until then), and the device gets
+    /// `VK_KHR_swapchain` and a graphics + compute queue family that can present to the surface
+    /// (the physical device is chosen as by [`headless`](Self::headless) among those that can).
+    /// Make a [`crate::Swapchain`] on it. The wgpu twin is `vat_wgpu::presenting_device`.
+    ///
+    /// # Errors
+    /// [`VulkanError::Window`] for a window of another kind or without handles, the
+    /// [`VulkanError::NoDevice`] of a system where no device can present to it, and those of
+    /// [`headless`](Self::headless).
+    pub fn presenting<W>(window: Arc<W>, validation: bool) -> Result<Self, VulkanError>
+    where
+        W: HasWindowHandle + HasDisplayHandle + Send + Sync + 'static,
+    {
+        let display = window.display_handle().map_err(|e| VulkanError::Window(e.to_string()))?.as_raw();
+        let handle = window.window_handle().map_err(|e| VulkanError::Window(e.to_string()))?.as_raw();
+        Self::open(validation, Some(WindowHandles { display, handle, owner: window }))
+    }
+
+    /// [`headless_with_validation`](Self::headless_with_validation), presenting to `window` when given.
+    fn open(validation: bool, window: Option<WindowHandles>) -> Result<Self, VulkanError> {
+        let surface_extensions = match &window {
+            Some(w) => surface_extensions(w.display)?,
+            None => &[],
+        };
         // SAFETY: loading the system's Vulkan loader; nothing else in the process unloads it.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| VulkanError::Load(e.to_string()))?;
         let validation = validation && {
@@ -191,8 +242,17 @@ impl Context {
                 .any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == ash::ext::debug_utils::NAME));
         let layer_names: Vec<*const c_char> =
             if validation { vec![VALIDATION_LAYER.as_ptr()] } else { Vec::new() };
-        let extension_names: Vec<*const c_char> =
+        let mut extension_names: Vec<*const c_char> =
             if has_debug_utils { vec![ash::ext::debug_utils::NAME.as_ptr()] } else { Vec::new() };
+        for &name in surface_extensions {
+            if !extensions.iter().any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == name)) {
+                return Err(VulkanError::Window(format!(
+                    "the Vulkan loader lacks {} (install libvulkan1 and mesa-vulkan-drivers)",
+                    name.to_string_lossy()
+                )));
+            }
+            extension_names.push(name.as_ptr());
+        }
         let app = vk::ApplicationInfo::default()
             .application_name(c"vat")
             .engine_name(c"vat-vulkan")
@@ -206,7 +266,7 @@ impl Context {
             unsafe { entry.create_instance(&info, None) }.map_err(VulkanError::vk("create instance"))?;
         // Declared before the guard so that it outlives the messenger on every path.
         let counts = Arc::<MessageCounts>::default();
-        let mut guard = InstanceGuard { instance, debug: None };
+        let mut guard = InstanceGuard { instance, debug: None, surface: None };
         if has_debug_utils {
             let utils = ash::ext::debug_utils::Instance::new(&entry, &guard.instance);
             let info = vk::DebugUtilsMessengerCreateInfoEXT::default()
@@ -228,6 +288,13 @@ impl Context {
                 .map_err(VulkanError::vk("create debug messenger"))?;
             guard.debug = Some((utils, messenger));
         }
+        if let Some(w) = window {
+            // SAFETY: the handles are those of `w.owner`, a live window that the surface keeps alive
+            // (it is stored with it); the instance has the surface extensions of its window system.
+            let surface = unsafe { create_surface(&entry, &guard.instance, w.display, w.handle) }?;
+            let loader = ash::khr::surface::Instance::new(&entry, &guard.instance);
+            guard.surface = Some(PresentSurface { loader, surface, _window: w.owner });
+        }
         let instance = &guard.instance;
         // SAFETY: plain query on a live instance.
         let devices =
@@ -247,14 +314,26 @@ impl Context {
             }
             // SAFETY: as above.
             let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
-            let family = families.iter().position(|f| f.queue_flags.contains(QUEUE_FLAGS));
+            let family = (0..families.len() as u32).find(|&i| {
+                families[i as usize].queue_flags.contains(QUEUE_FLAGS)
+                    && guard.surface.as_ref().is_none_or(|s| {
+                        // SAFETY: `pd` and the surface are of this instance; `i` is a family of `pd`.
+                        unsafe { s.loader.get_physical_device_surface_support(pd, i, s.surface) }
+                            .unwrap_or(false)
+                    })
+            });
+            // SAFETY: `pd` was enumerated from this instance.
+            let has_swapchain = unsafe { has_device_extension(instance, pd, ash::khr::swapchain::NAME) };
+            if guard.surface.is_some() && !has_swapchain {
+                continue;
+            }
             // SAFETY: as above.
             let (f10, f13) = unsafe { supported_features(instance, pd) };
             if f10.draw_indirect_first_instance == vk::FALSE || f13.dynamic_rendering == vk::FALSE {
                 continue;
             }
             if let Some(family) = family {
-                candidates.push((rank(props.device_type), pd, props, family as u32));
+                candidates.push((rank(props.device_type), pd, props, family));
             }
         }
         candidates.sort_by_key(|c| c.0);
@@ -268,8 +347,11 @@ impl Context {
         let mut features13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true);
         let mut features = vk::PhysicalDeviceFeatures2::default()
             .features(vk::PhysicalDeviceFeatures::default().draw_indirect_first_instance(true));
+        let device_extensions =
+            if guard.surface.is_some() { vec![ash::khr::swapchain::NAME.as_ptr()] } else { Vec::new() };
         let device_info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queue_info)
+            .enabled_extension_names(&device_extensions)
             .push_next(&mut features)
             .push_next(&mut features13);
         // SAFETY: the create info lives until the call returns; `physical_device` is of this instance.
@@ -293,6 +375,7 @@ impl Context {
         let memory_properties = unsafe { instance.get_physical_device_memory_properties(physical_device) };
         let instance = guard.instance.clone();
         let debug = guard.debug.take();
+        let surface = guard.surface.take();
         std::mem::forget(guard);
         Ok(Self {
             entry,
@@ -308,6 +391,7 @@ impl Context {
             counts,
             validation,
             owns_device: true,
+            surface,
             allocations_left: Cell::new(None),
             _not_sync: PhantomData,
         })
@@ -373,6 +457,7 @@ impl Context {
             counts: Arc::default(),
             validation: false,
             owns_device: false,
+            surface: None,
             allocations_left: Cell::new(None),
             _not_sync: PhantomData,
         })
@@ -405,6 +490,16 @@ impl Context {
             }
             None => Ok(()),
         }
+    }
+
+    /// The window surface of a [`presenting`](Self::presenting) context (`None` otherwise).
+    pub fn surface(&self) -> Option<vk::SurfaceKHR> {
+        self.surface.as_ref().map(|s| s.surface)
+    }
+
+    /// The `VK_KHR_surface` functions of a presenting context.
+    pub(crate) fn surface_loader(&self) -> Option<&ash::khr::surface::Instance> {
+        self.surface.as_ref().map(|s| &s.loader)
     }
 
     /// Whether the Khronos validation layer is enabled.
@@ -467,6 +562,10 @@ impl Drop for Context {
             self.device.destroy_command_pool(self.command_pool, None);
             self.device.destroy_device(None);
         }
+        if let Some(s) = self.surface.take() {
+            // SAFETY: created from this instance; its swapchains are gone (each holds the context).
+            unsafe { s.loader.destroy_surface(s.surface, None) };
+        }
         if let Some((utils, messenger)) = self.debug.take() {
             // SAFETY: created from this instance, destroyed once, before the instance.
             unsafe { utils.destroy_debug_utils_messenger(messenger, None) };
@@ -474,4 +573,70 @@ impl Drop for Context {
         // SAFETY: the device and the messenger are destroyed.
         unsafe { self.instance.destroy_instance(None) };
     }
+}
+
+/// A window's raw handles and the window itself (kept alive by the surface made from them).
+struct WindowHandles {
+    display: RawDisplayHandle,
+    handle: RawWindowHandle,
+    owner: Arc<dyn Any + Send + Sync>,
+}
+
+/// The instance extensions a surface of a window on `display` needs.
+fn surface_extensions(display: RawDisplayHandle) -> Result<&'static [&'static CStr], VulkanError> {
+    match display {
+        RawDisplayHandle::Xlib(_) => Ok(&[ash::khr::surface::NAME, ash::khr::xlib_surface::NAME]),
+        RawDisplayHandle::Xcb(_) => Ok(&[ash::khr::surface::NAME, ash::khr::xcb_surface::NAME]),
+        RawDisplayHandle::Wayland(_) => Ok(&[ash::khr::surface::NAME, ash::khr::wayland_surface::NAME]),
+        other => Err(VulkanError::Window(format!("cannot present to a window of {other:?}"))),
+    }
+}
+
+/// A surface for the window `handle` on `display`.
+///
+/// # Safety
+/// The handles must be those of a live window (and its display connection) that outlives the
+/// surface; `instance` must have been created with [`surface_extensions`] of `display`.
+unsafe fn create_surface(
+    entry: &ash::Entry,
+    instance: &ash::Instance,
+    display: RawDisplayHandle,
+    handle: RawWindowHandle,
+) -> Result<vk::SurfaceKHR, VulkanError> {
+    let missing = || VulkanError::Window("the window system returned a null display".into());
+    let result = match (display, handle) {
+        (RawDisplayHandle::Xlib(d), RawWindowHandle::Xlib(w)) => {
+            let dpy = d.display.ok_or_else(missing)?.as_ptr();
+            let info = vk::XlibSurfaceCreateInfoKHR::default().dpy(dpy).window(w.window);
+            // SAFETY: the caller guarantees a live display and window; the instance has the extension.
+            unsafe { ash::khr::xlib_surface::Instance::new(entry, instance).create_xlib_surface(&info, None) }
+        }
+        (RawDisplayHandle::Xcb(d), RawWindowHandle::Xcb(w)) => {
+            let connection = d.connection.ok_or_else(missing)?.as_ptr();
+            let info = vk::XcbSurfaceCreateInfoKHR::default().connection(connection).window(w.window.get());
+            // SAFETY: as above.
+            unsafe { ash::khr::xcb_surface::Instance::new(entry, instance).create_xcb_surface(&info, None) }
+        }
+        (RawDisplayHandle::Wayland(d), RawWindowHandle::Wayland(w)) => {
+            let info = vk::WaylandSurfaceCreateInfoKHR::default()
+                .display(d.display.as_ptr())
+                .surface(w.surface.as_ptr());
+            // SAFETY: as above.
+            unsafe {
+                ash::khr::wayland_surface::Instance::new(entry, instance).create_wayland_surface(&info, None)
+            }
+        }
+        (d, w) => return Err(VulkanError::Window(format!("cannot present to {w:?} on {d:?}"))),
+    };
+    result.map_err(VulkanError::vk("create window surface"))
+}
+
+/// Whether physical device `pd` of `instance` offers device extension `name`.
+///
+/// # Safety
+/// `pd` must be a physical device of `instance`.
+unsafe fn has_device_extension(instance: &ash::Instance, pd: vk::PhysicalDevice, name: &CStr) -> bool {
+    // SAFETY: the caller guarantees `pd` is of `instance`.
+    let extensions = unsafe { instance.enumerate_device_extension_properties(pd) }.unwrap_or_default();
+    extensions.iter().any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == name))
 }

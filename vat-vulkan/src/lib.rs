@@ -20,7 +20,11 @@
 //! - [`Context`]: the device it works on: [`Context::headless`] opens its own (CPU device preferred,
 //!   Khronos validation layer and a counting debug messenger when installed);
 //!   [`Context::from_handles`] wraps an engine's instance, physical device, device and queue and
-//!   destroys nothing of them.
+//!   destroys nothing of them; [`Context::presenting`] opens its own for a window (surface
+//!   extensions, `VK_KHR_swapchain`, a queue that presents).
+//! - [`Swapchain`]: a `VkSwapchainKHR` on a presenting context; [`Swapchain::render`] draws an
+//!   [`Offscreen`]'s frame into the next image (prepare, dynamic rendering with draw inside) and
+//!   presents it, recreating the swapchain when it is out of date (`vat demo --backend vulkan`).
 //! - [`Offscreen`]: a renderer with its own target and command buffer, vat-core's
 //!   [`CrowdRenderer`](vat_core::render::CrowdRenderer): code written once against the trait runs on
 //!   `vat_wgpu::Offscreen` or here (`vat render --backend vulkan`, the `crowd` example).
@@ -84,6 +88,7 @@ mod pipelines;
 mod readback;
 mod renderer;
 pub mod shader;
+mod swapchain;
 
 pub use asset::GpuAsset;
 pub use crowd::GpuCrowd;
@@ -91,6 +96,7 @@ pub use device::{Context, MessageCounts};
 pub use offscreen::Offscreen;
 pub use pipelines::PassFormats;
 pub use renderer::{CrowdDraw, RenderTarget, Renderer, RendererConfig, flipped_viewport, full_rect};
+pub use swapchain::{Presented, Swapchain};
 pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
 
 use ash::vk;
@@ -164,6 +170,10 @@ pub enum VulkanError {
          with the map's view, or use ShadowMapSource::BuiltIn"
     )]
     NoHostShadowMap,
+    /// A window cannot be presented to: a window system other than Xlib, XCB or Wayland, a window
+    /// without handles, or a loader without the surface extensions.
+    #[error("cannot present to the window: {0}")]
+    Window(String),
     /// A broken internal invariant (a bug in this crate).
     #[error("internal error: {0}")]
     Internal(&'static str),

@@ -106,7 +106,7 @@ impl Target {
 }
 
 /// A layout transition of a whole one-level image.
-fn image_barrier(
+pub(crate) fn image_barrier(
     image: vk::Image,
     aspect: vk::ImageAspectFlags,
     from: (vk::ImageLayout, vk::AccessFlags),
@@ -255,6 +255,30 @@ impl Offscreen {
         &mut self,
         record: impl FnOnce(&Context, &mut Renderer, vk::CommandBuffer, RenderTarget) -> Result<R, VulkanError>,
     ) -> Result<R, VulkanError> {
+        // SAFETY: no semaphores.
+        unsafe { self.record_host_frame_synced(&[], &[], record) }
+    }
+
+    /// [`record_host_frame`](Self::record_host_frame) whose submission waits for the semaphores of
+    /// `waits` (each at its stage) and signals those of `signals`: how a frame rendered into a
+    /// swapchain image waits for the image's acquisition and tells the presentation it is done
+    /// ([`crate::Swapchain::render`] uses it).
+    ///
+    /// # Errors
+    /// As [`record_host_frame`](Self::record_host_frame) (nothing is submitted, so nothing is
+    /// waited for or signalled, when `record` fails).
+    ///
+    /// # Safety
+    /// Every semaphore must be a live binary semaphore of this context's device that outlives the
+    /// frame's execution; each of `waits` must have a signal operation submitted (or an image
+    /// acquisition) that no other wait consumes, and each of `signals` must be unsignalled with no
+    /// pending operation.
+    pub unsafe fn record_host_frame_synced<R>(
+        &mut self,
+        waits: &[(vk::Semaphore, vk::PipelineStageFlags)],
+        signals: &[vk::Semaphore],
+        record: impl FnOnce(&Context, &mut Renderer, vk::CommandBuffer, RenderTarget) -> Result<R, VulkanError>,
+    ) -> Result<R, VulkanError> {
         self.wait_frame()?;
         self.timed = false;
         let (d, cb) = (&self.ctx.device, self.cb);
@@ -317,9 +341,16 @@ impl Offscreen {
         unsafe { d.end_command_buffer(cb) }.map_err(VulkanError::vk("end command buffer"))?;
         let report = report?;
         let cbs = [cb];
-        let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
+        let (wait_semaphores, wait_stages): (Vec<vk::Semaphore>, Vec<vk::PipelineStageFlags>) =
+            waits.iter().copied().unzip();
+        let submit = [vk::SubmitInfo::default()
+            .command_buffers(&cbs)
+            .wait_semaphores(&wait_semaphores)
+            .wait_dst_stage_mask(&wait_stages)
+            .signal_semaphores(signals)];
         // SAFETY: the command buffer is executable; every object it uses outlives the frame (dropping
-        // any of them waits for the device); the queue is used by this thread only.
+        // any of them waits for the device); the queue is used by this thread only; the caller
+        // guarantees the semaphores' states.
         unsafe { d.queue_submit(self.ctx.queue, &submit, self.fence) }
             .map_err(VulkanError::vk("queue submit"))?;
         self.pending = true;

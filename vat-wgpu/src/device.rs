@@ -21,13 +21,49 @@ pub(crate) const REQUIRED_FEATURES: [(wgpu::Features, &str, &str); 1] = [(
 /// [`RenderError::MissingFeature`] if the adapter lacks `INDIRECT_FIRST_INSTANCE`,
 /// [`RenderError::Device`] if the device cannot be opened.
 pub fn headless_device() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo), RenderError> {
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-    desc.backends = wgpu::Backends::VULKAN;
-    desc.flags = wgpu::InstanceFlags::from_build_config() - wgpu::InstanceFlags::DEBUG;
-    let instance = wgpu::Instance::new(desc);
+    let instance = vat_instance();
     let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
     adapters.sort_by_key(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
     let adapter = adapters.into_iter().next().ok_or(RenderError::NoAdapter)?;
+    let (device, queue) = open_device(&adapter, "vat headless")?;
+    Ok((device, queue, adapter.get_info()))
+}
+
+/// The instance [`headless_device`] opens its device on (Vulkan only; `InstanceFlags::from_build_config()`
+/// without `DEBUG`). Make a window's surface on it (`Instance::create_surface`), then open the device
+/// with [`presenting_device`].
+pub fn vat_instance() -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::VULKAN;
+    desc.flags = wgpu::InstanceFlags::from_build_config() - wgpu::InstanceFlags::DEBUG;
+    wgpu::Instance::new(desc)
+}
+
+/// Opens a device that can present to `surface` (made on `instance`, which should be
+/// [`vat_instance`]): [`headless_device`]'s choice (the CPU adapter first) among the Vulkan adapters
+/// that support the surface, with the same features and limits. Returns the adapter too, for
+/// `Surface::get_capabilities`. The Vulkan twin is `vat_vulkan::Context::presenting`.
+///
+/// # Errors
+/// [`RenderError::NoAdapter`] when no adapter can present to the surface, and those of
+/// [`headless_device`].
+pub fn presenting_device(
+    instance: &wgpu::Instance,
+    surface: &wgpu::Surface<'_>,
+) -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue), RenderError> {
+    let mut adapters: Vec<wgpu::Adapter> =
+        pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN))
+            .into_iter()
+            .filter(|a| a.is_surface_supported(surface))
+            .collect();
+    adapters.sort_by_key(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
+    let adapter = adapters.into_iter().next().ok_or(RenderError::NoAdapter)?;
+    let (device, queue) = open_device(&adapter, "vat presenting")?;
+    Ok((adapter, device, queue))
+}
+
+/// A device on `adapter` with [`REQUIRED_FEATURES`] and the adapter's limits.
+fn open_device(adapter: &wgpu::Adapter, label: &str) -> Result<(wgpu::Device, wgpu::Queue), RenderError> {
     let info = adapter.get_info();
     let mut features = wgpu::Features::empty();
     for (feature, name, why) in REQUIRED_FEATURES {
@@ -40,12 +76,11 @@ pub fn headless_device() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo
         }
         features |= feature;
     }
-    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-        label: Some("vat headless"),
+    pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some(label),
         required_features: features,
         required_limits: adapter.limits(),
         ..Default::default()
     }))
-    .map_err(|e| RenderError::Device(format!("could not open a device on {}: {e}", info.name)))?;
-    Ok((device, queue, info))
+    .map_err(|e| RenderError::Device(format!("could not open a device on {}: {e}", info.name)))
 }

@@ -48,6 +48,10 @@
 //!
 //! `draw` and `draw_depth` leave vat's last pipeline, bind groups 0-2 and index buffer bound and
 //! touch nothing else; [`Offscreen::record_host_frame`] runs a host frame on the offscreen target.
+//! To present to a window, make its `wgpu::Surface` on [`vat_instance`], open the device with
+//! [`presenting_device`] and give it to [`Offscreen::with_device`]; a frame is then
+//! `record_host_frame` of `prepare` + a pass over the surface texture with `draw` inside (formats:
+//! the surface's), then `Queue::present` (`vat demo` does this).
 //! Lighting (sun direction, ambient) comes from [`RenderOptions`]; the host's own shadow map is not
 //! sampled yet (vat samples its built-in one).
 //!
@@ -69,7 +73,7 @@ mod target;
 
 pub use asset::GpuAsset;
 pub use crowd::GpuCrowd;
-pub use device::headless_device;
+pub use device::{headless_device, presenting_device, vat_instance};
 pub use error::RenderError;
 pub use offscreen::Offscreen;
 pub use pipelines::PassFormats;
