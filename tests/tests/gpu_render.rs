@@ -9,7 +9,7 @@
 
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::render::CrowdRenderer;
+use vat_core::render::{CrowdRenderer, Culling, RenderMode};
 use vat_tests::{TestGpu, humanoid_vat, per_backend, save_image, test_gpu};
 use vat_wgpu::{
     CrowdDraw, FrameReport, GpuAsset, GpuCrowd, HeadlessTarget, RenderOptions, Renderer, RendererConfig,
@@ -534,4 +534,40 @@ per_backend!(
     2048,
     super::a_crowd_that_did_not_move_uploads_no_instance_bytes
 );
+/// Rest mode draws the bind pose: the same image at any time (nothing animates), unlike VAT mode's,
+/// with the same draws and instances as VAT mode (only the vertex stage differs), on CPU and GPU
+/// culling.
+fn rest_mode_draws_the_still_bind_pose<R: CrowdRenderer>(renderer: R) {
+    let mut s = seam_scene(renderer, 4);
+    // Attachments follow their capture tracks in every mode: off, so that nothing may move.
+    s.crowd.config_mut().attachments = false;
+    let differ =
+        |a: &[u8], b: &[u8]| a.chunks_exact(4).zip(b.chunks_exact(4)).filter(|(p, q)| p != q).count();
+    for culling in [Culling::Cpu, Culling::Gpu] {
+        let rest = RenderOptions { mode: RenderMode::Rest, culling, ..RenderOptions::default() };
+        let vat = RenderOptions { mode: RenderMode::Vat, ..rest };
+        let (report, first) = seam_render(&mut s, &rest);
+        let (vat_report, animated) = seam_render(&mut s, &vat);
+        s.crowd.advance(0.37);
+        let (_, later) = seam_render(&mut s, &rest);
+        let (_, animated_later) = seam_render(&mut s, &vat);
+        let name = backend(&s.renderer);
+        save_image(&format!("rest-{name}-{culling:?}"), SIZE, &first);
+        let (rest_px, vat_px) = (covered(&first), covered(&animated));
+        assert!(
+            rest_px > 800 && vat_px > 800,
+            "{name} {culling:?}: drawn: rest {rest_px} pixels, VAT {vat_px}"
+        );
+        assert_eq!(differ(&first, &later), 0, "{name} {culling:?}: pixels of the rest pose moved with time");
+        assert!(differ(&animated, &animated_later) > 100, "{name} {culling:?}: VAT mode moves");
+        assert!(differ(&first, &animated) > 100, "{name} {culling:?}: and is not the bind pose");
+        assert_eq!(
+            (report.draws_main, report.draws_shadow, report.stats.drawn),
+            (vat_report.draws_main, vat_report.draws_shadow, vat_report.stats.drawn)
+        );
+    }
+}
+
+per_backend!(rest_mode, SIZE, 2048, super::rest_mode_draws_the_still_bind_pose);
+
 per_backend!(shadows_add_the_caster_draws, SIZE, 2048, super::shadows_add_exactly_the_caster_draws);

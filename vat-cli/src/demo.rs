@@ -66,7 +66,7 @@ use crate::render::{BackendArg, CullingArg, ModeArg};
 /// The keys, for `vat demo --help` (the README lists the same).
 pub(crate) const KEYS_HELP: &str = "\
 Keys (the window must have focus):
-  M            VAT / bone mode (bone mode needs an asset baked with --bones)
+  M            VAT / bone / rest pose (bone mode needs an asset baked with --bones)
   C            culling on the CPU / GPU
   F            cross-fades on / off (off: clip changes cut)
   [ / ]        LOD bias -0.5 / +0.5 (doublings of distance)
@@ -727,15 +727,14 @@ impl<R: CrowdRenderer> Scene<R> {
         let config = self.crowd.config_mut();
         let line = match key {
             "m" => {
-                if self.options.mode == RenderMode::Vat && !self.has_bones {
-                    "mode: bone mode needs an asset baked with --bones; staying in VAT mode".to_string()
-                } else {
-                    self.options.mode = match self.options.mode {
-                        RenderMode::Vat => RenderMode::Bone,
-                        RenderMode::Bone => RenderMode::Vat,
-                    };
-                    format!("mode: {:?}", self.options.mode)
-                }
+                // VAT -> bone (assets baked with --bones) -> rest pose -> VAT.
+                self.options.mode = match self.options.mode {
+                    RenderMode::Vat if self.has_bones => RenderMode::Bone,
+                    RenderMode::Vat | RenderMode::Bone => RenderMode::Rest,
+                    RenderMode::Rest => RenderMode::Vat,
+                };
+                let skipped = if self.has_bones { "" } else { " (bone mode skipped: bake with --bones)" };
+                format!("mode: {:?}{skipped}", self.options.mode)
             }
             "c" => {
                 self.options.culling = match self.options.culling {
@@ -798,6 +797,7 @@ impl<R: CrowdRenderer> Scene<R> {
             match self.options.mode {
                 RenderMode::Vat => "VAT",
                 RenderMode::Bone => "bone",
+                RenderMode::Rest => "rest pose",
             },
             match self.options.culling {
                 Culling::Cpu => "CPU",

@@ -30,6 +30,8 @@ pub(crate) enum ModeArg {
     Vat,
     /// Skinning from the bone texture (needs an asset baked with --bones).
     Bone,
+    /// The bind pose, undeformed (no animation read): the static baseline of the VAT's cost.
+    Rest,
 }
 
 /// Culling path.
@@ -46,6 +48,7 @@ impl From<ModeArg> for RenderMode {
         match mode {
             ModeArg::Vat => RenderMode::Vat,
             ModeArg::Bone => RenderMode::Bone,
+            ModeArg::Rest => RenderMode::Rest,
         }
     }
 }

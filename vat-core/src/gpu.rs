@@ -1345,6 +1345,10 @@ pub const ENTRY_POINT_VS_VAT_DEPTH: &str = "vs_vat_depth";
 pub const ENTRY_POINT_VS_BONE: &str = "vs_bone";
 /// Bone-mode depth-only vertex shader.
 pub const ENTRY_POINT_VS_BONE_DEPTH: &str = "vs_bone_depth";
+/// Rest-pose colour vertex shader (`RenderMode::Rest`: the bind pose, no animation fetched).
+pub const ENTRY_POINT_VS_REST: &str = "vs_rest";
+/// Rest-pose depth-only vertex shader.
+pub const ENTRY_POINT_VS_REST_DEPTH: &str = "vs_rest_depth";
 /// Socket-attachment colour vertex shader.
 pub const ENTRY_POINT_VS_ATTACHMENT: &str = "vs_attachment";
 /// Socket-attachment depth-only vertex shader.
@@ -1364,6 +1368,8 @@ pub const ENTRY_POINTS: &[EntryPoint] = &[
     EntryPoint { name: ENTRY_POINT_VS_VAT_DEPTH, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_BONE, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_BONE_DEPTH, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_VS_REST, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_VS_REST_DEPTH, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_ATTACHMENT, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_ATTACHMENT_DEPTH, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_GROUND, stage: ShaderStage::Vertex },

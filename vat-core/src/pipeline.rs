@@ -74,6 +74,8 @@ impl PipelineKey {
             (Program::Body(RenderMode::Vat), PassKind::Depth) => gpu::ENTRY_POINT_VS_VAT_DEPTH,
             (Program::Body(RenderMode::Bone), PassKind::Colour) => gpu::ENTRY_POINT_VS_BONE,
             (Program::Body(RenderMode::Bone), PassKind::Depth) => gpu::ENTRY_POINT_VS_BONE_DEPTH,
+            (Program::Body(RenderMode::Rest), PassKind::Colour) => gpu::ENTRY_POINT_VS_REST,
+            (Program::Body(RenderMode::Rest), PassKind::Depth) => gpu::ENTRY_POINT_VS_REST_DEPTH,
             (Program::Attachment, PassKind::Colour) => gpu::ENTRY_POINT_VS_ATTACHMENT,
             (Program::Attachment, PassKind::Depth) => gpu::ENTRY_POINT_VS_ATTACHMENT_DEPTH,
             (Program::Ground, _) => gpu::ENTRY_POINT_VS_GROUND,

@@ -38,6 +38,24 @@ pub enum RenderMode {
     Vat,
     /// Skinning from the bone texture (assets baked with `--bones`).
     Bone,
+    /// The bind pose, undeformed: the rest mesh of every asset drawn as plain static instances
+    /// (same triangles, LODs, culling and shading; no animation texture is read). The baseline
+    /// against which the VAT's own cost is measured (`cargo bench -p vat-vulkan --bench vat_tax`),
+    /// and a frozen crowd. Socket attachments still follow their capture tracks.
+    Rest,
+}
+
+impl RenderMode {
+    /// The compute entry point that decodes this mode's vertices for verification (`cs_decode`,
+    /// `cs_decode_bone`); `None` for [`RenderMode::Rest`], whose vertices are the asset's rest
+    /// vertices as stored (`crate::gpu::rest_vertices`).
+    pub fn decode_entry_point(self) -> Option<&'static str> {
+        match self {
+            RenderMode::Vat => Some(crate::gpu::ENTRY_POINT_DECODE),
+            RenderMode::Bone => Some(crate::gpu::ENTRY_POINT_DECODE_BONE),
+            RenderMode::Rest => None,
+        }
+    }
 }
 
 /// Where instances are culled and sorted into LOD batches.

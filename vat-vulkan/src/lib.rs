@@ -174,6 +174,12 @@ pub enum VulkanError {
     /// without handles, or a loader without the surface extensions.
     #[error("cannot present to the window: {0}")]
     Window(String),
+    /// `Renderer::decode` of a mode that decodes nothing (`RenderMode::Rest`: its vertices are the
+    /// asset's rest vertices).
+    #[error(
+        "{0:?} mode decodes nothing: its vertices are the asset's rest vertices (vat_core::gpu::rest_vertices)"
+    )]
+    NoDecode(vat_core::render::RenderMode),
     /// A broken internal invariant (a bug in this crate).
     #[error("internal error: {0}")]
     Internal(&'static str),

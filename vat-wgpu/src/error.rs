@@ -88,6 +88,12 @@ pub enum RenderError {
          with the map's view, or use ShadowMapSource::BuiltIn"
     )]
     NoHostShadowMap,
+    /// `Renderer::decode` of a mode that decodes nothing (`RenderMode::Rest`: its vertices are the
+    /// asset's rest vertices).
+    #[error(
+        "{0:?} mode decodes nothing: its vertices are the asset's rest vertices (vat_core::gpu::rest_vertices)"
+    )]
+    NoDecode(vat_core::render::RenderMode),
     /// Reading a buffer or texture back failed.
     #[error("readback failed: {0}")]
     Readback(String),

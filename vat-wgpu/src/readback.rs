@@ -42,9 +42,8 @@ impl Renderer {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let entry = match mode {
-            RenderMode::Vat => gpu::ENTRY_POINT_DECODE,
-            RenderMode::Bone => gpu::ENTRY_POINT_DECODE_BONE,
+        let Some(entry) = mode.decode_entry_point() else {
+            return Err(RenderError::NoDecode(mode));
         };
         let pipeline = self.compute_pipeline(ComputeKey { entry, variant: asset.info.variant(cross_fade) });
         let d = &self.device;

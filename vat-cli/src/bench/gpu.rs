@@ -228,7 +228,7 @@ fn crowd_row<R: CrowdRenderer>(
     }
     Ok(json!({
         "instances": n,
-        "mode": match mode { RenderMode::Vat => "vat", RenderMode::Bone => "bone" },
+        "mode": match mode { RenderMode::Vat => "vat", RenderMode::Bone => "bone", RenderMode::Rest => "rest" },
         "culling": culling_name(culling),
         "measured": true,
         "frames": frames,

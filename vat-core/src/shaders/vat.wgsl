@@ -1068,6 +1068,29 @@ fn vs_bone_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) in
     return frame.light_view_proj * vec4<f32>(v.position.xyz, 1.0);
 }
 
+// Rest mode, colour pass: the bind pose, undeformed (nothing of the animation is fetched): the
+// static-instance baseline of the VAT's cost.
+@vertex
+fn vs_rest(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> VertexOutput {
+    let inst = vat_drawn_instance(instance_index);
+    if vat_is_hidden(inst) {
+        return vat_hidden_output();
+    }
+    let rest = rest_vertices[vertex];
+    return vat_lit_output(inst, vat_to_world(inst, rest.position, rest.normal), rest.material);
+}
+
+// Rest mode, shadow pass.
+@vertex
+fn vs_rest_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> @builtin(position) vec4<f32> {
+    let inst = vat_drawn_instance(instance_index);
+    if vat_is_hidden(inst) {
+        return HIDDEN_POSITION;
+    }
+    let rest = rest_vertices[vertex];
+    return frame.light_view_proj * vec4<f32>(vat_to_world(inst, rest.position, rest.normal).position.xyz, 1.0);
+}
+
 // Socket attachments, colour pass: `vertex_index` indexes attachment_vertices; instances without
 // VARIANT_ACCESSORY (or hidden) collapse.
 @vertex
