@@ -221,7 +221,7 @@ impl FrameReport {
 /// pixels, owned by the renderer. Every call is synchronous from the caller's point of view except
 /// [`render`](Self::render), which submits the frame's GPU work and returns without waiting for it;
 /// [`read_rgba8`](Self::read_rgba8), [`wait`](Self::wait) and [`read_gpu_visible`](Self::read_gpu_visible)
-/// wait for submitted work first.
+/// wait for submitted work first; [`gpu_counts`](Self::gpu_counts) never waits.
 pub trait CrowdRenderer {
     /// An uploaded asset: textures and buffers on this backend's device, no CPU copy of the payload.
     type Asset;
