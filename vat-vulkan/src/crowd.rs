@@ -56,7 +56,7 @@ impl GpuCrowd {
     /// dropping a command buffer that recorded a frame of this crowd without submitting it.
     pub fn mark_unsynced(&mut self) {
         self.sync.mark_unsynced();
-        self.counts.forget_last_copy();
+        self.counts.ring.drop_current();
     }
 }
 
@@ -76,8 +76,6 @@ pub(crate) struct CountsSlot {
 pub(crate) struct CountsReadback {
     pub(crate) ring: CountsRing,
     pub(crate) slots: Vec<CountsSlot>,
-    /// The slot this frame copies into (claimed by `Renderer::prepare`).
-    pub(crate) this_frame: Option<usize>,
     /// The slots' buffers and events; `None` until the first GPU-culled frame.
     owned: Option<Owned>,
 }
@@ -102,13 +100,6 @@ impl CountsReadback {
         self.slots = slots;
         self.owned = Some(owned);
         Ok(())
-    }
-
-    /// Frees this frame's slot: its copy will not be submitted.
-    pub(crate) fn forget_last_copy(&mut self) {
-        if let Some(slot) = self.this_frame.take() {
-            self.ring.release(slot);
-        }
     }
 
     /// Takes the results of every slot whose event is set, without waiting, and resets the events.

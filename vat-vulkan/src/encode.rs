@@ -233,7 +233,7 @@ impl Renderer {
                 // a barrier making it visible to host reads, then the slot's event.
                 let mut copied = Vec::new();
                 for draw in crowds {
-                    if let Some(slot) = draw.gpu.counts.this_frame
+                    if let Some(slot) = draw.gpu.counts.ring.current_slot()
                         && let (Some(b), Some(s)) = (&draw.gpu.buffers, draw.gpu.counts.slots.get(slot))
                     {
                         let region =

@@ -590,7 +590,7 @@ impl Renderer {
         if result.is_err() {
             for d in crowds.iter_mut() {
                 d.gpu.sync.mark_unsynced();
-                d.gpu.counts.forget_last_copy();
+                d.gpu.counts.ring.drop_current();
             }
         } else {
             self.prepared = Some(crowds.iter().map(|d| d.crowd.id().get()).collect());
@@ -608,12 +608,10 @@ impl Renderer {
         for d in crowds.iter_mut() {
             let counts = &mut d.gpu.counts;
             counts.collect()?;
-            counts.ring.begin_frame();
-            counts.this_frame = None;
             if culling == Culling::Gpu {
                 counts.ensure_slots(&self.ctx)?;
-                counts.this_frame = counts.ring.claim();
             }
+            counts.ring.start_frame(culling == Culling::Gpu);
         }
         Ok(())
     }

@@ -41,7 +41,7 @@ impl GpuCrowd {
     /// encoder that recorded a frame of this crowd is dropped unsubmitted.
     pub fn mark_unsynced(&mut self) {
         self.sync.mark_unsynced();
-        self.counts.forget_last_copy();
+        self.counts.ring.drop_current();
     }
 }
 
@@ -66,8 +66,6 @@ pub(crate) struct CountsSlot {
 pub(crate) struct CountsReadback {
     pub(crate) ring: CountsRing,
     pub(crate) slots: Vec<CountsSlot>,
-    /// The slot this frame copies into (claimed by `Renderer::prepare`).
-    pub(crate) this_frame: Option<usize>,
 }
 
 impl CountsReadback {
@@ -86,20 +84,13 @@ impl CountsReadback {
 
     /// Asks for this frame's slot to be mapped once `encoder` is submitted.
     pub(crate) fn map_on_submit(&mut self, encoder: &wgpu::CommandEncoder) {
-        let Some(slot) = self.this_frame else { return };
+        let Some(slot) = self.ring.current_slot() else { return };
         let s = &self.slots[slot];
         s.state.store(SLOT_PENDING, Ordering::Release);
         let state = Arc::clone(&s.state);
         encoder.map_buffer_on_submit(&s.buffer, wgpu::MapMode::Read, .., move |r| {
             state.store(if r.is_ok() { SLOT_MAPPED } else { SLOT_FAILED }, Ordering::Release);
         });
-    }
-
-    /// Frees this frame's slot: its copy will not be submitted.
-    pub(crate) fn forget_last_copy(&mut self) {
-        if let Some(slot) = self.this_frame.take() {
-            self.ring.release(slot);
-        }
     }
 
     /// Takes the results of every slot that has arrived, without waiting (the caller polled the

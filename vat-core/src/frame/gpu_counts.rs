@@ -8,12 +8,12 @@
 //!
 //! # A frame (GPU culling)
 //! ```text
-//! ring.begin_frame();                          // frame serial n
 //! for (slot, _) in ring.in_flight() {          // without waiting:
 //!     if arrived(slot) { ring.complete(slot, &words_of(slot)); }
 //! }
-//! if let Some(slot) = ring.claim() { record_copy(draw_args -> slot) } // else: skipped this frame
-//! report.add_gpu_counts(ring.latest());        // the newest arrived frame, `frames_late` behind n
+//! ring.start_frame(gpu_culled);                // frame serial n, and a slot (begin_frame + claim)
+//! if let Some(slot) = ring.current_slot() { record_copy(draw_args -> slot) } // else: skipped
+//! report.set_gpu_rings([&ring]);               // the newest arrived frame, `frames_late` behind n
 //! ```
 //!
 //! # What is counted
@@ -116,6 +116,8 @@ pub struct CountsRing {
     skipped: bool,
     /// Frames whose copy was skipped, since the ring was made.
     skipped_total: u64,
+    /// The slot the current frame copies into ([`start_frame`](Self::start_frame)).
+    current: Option<usize>,
 }
 
 impl CountsRing {
@@ -123,7 +125,30 @@ impl CountsRing {
     pub fn begin_frame(&mut self) -> u64 {
         self.frame += 1;
         self.skipped = false;
+        self.current = None;
         self.frame
+    }
+
+    /// Starts a frame ([`begin_frame`](Self::begin_frame)) and, when `copy` (a GPU-culled frame),
+    /// [`claim`](Self::claim)s its slot, kept as [`current_slot`](Self::current_slot).
+    pub fn start_frame(&mut self, copy: bool) -> Option<usize> {
+        self.begin_frame();
+        self.current = if copy { self.claim() } else { None };
+        self.current
+    }
+
+    /// The slot the current frame copies into: `None` for a frame without a copy (CPU-culled, or
+    /// skipped because every slot was in flight).
+    pub fn current_slot(&self) -> Option<usize> {
+        self.current
+    }
+
+    /// Frees the current frame's slot (its copy was not recorded, or its commands will never be
+    /// submitted): [`release`](Self::release) of [`current_slot`](Self::current_slot).
+    pub fn drop_current(&mut self) {
+        if let Some(slot) = self.current.take() {
+            self.release(slot);
+        }
     }
 
     /// The serial of the current (last begun) frame; 0 before any.
@@ -307,6 +332,22 @@ mod tests {
         assert!(!ring.skipped());
         ring.release_all();
         assert!(ring.in_flight().is_empty());
+    }
+
+    #[test]
+    fn a_started_frame_claims_a_slot_only_when_it_copies() {
+        let mut ring = CountsRing::default();
+        assert_eq!(ring.start_frame(false), None);
+        assert_eq!((ring.frame(), ring.current_slot()), (1, None));
+        let s = ring.start_frame(true).unwrap();
+        assert_eq!(ring.current_slot(), Some(s));
+        assert_eq!(ring.in_flight(), vec![(s, 2)]);
+        ring.drop_current();
+        assert_eq!(ring.current_slot(), None);
+        assert!(ring.in_flight().is_empty());
+        ring.start_frame(true);
+        ring.begin_frame();
+        assert_eq!(ring.current_slot(), None, "a new frame has no slot until it claims one");
     }
 
     #[test]
