@@ -1,8 +1,10 @@
 //! GPU-driven culling (`cs_cull`) against the CPU: for the same camera, every instance whose bounding
 //! sphere meets the frustum is drawn by both culling paths, and the GPU path draws no instance outside
 //! it (sorted visible lists read back from the GPU); the GPU's per-instance LOD follows
-//! `LodThresholds::select`; with every instance at LOD 0 both paths render the same image. Each test
-//! runs on wgpu and on Vulkan (`per_backend!`).
+//! `LodThresholds::select`; with every instance at LOD 0 both paths render the same image; the
+//! GPU's counts arrive in the frame reports through the non-blocking read-back ring, as late as
+//! they say, equal to the read-back lists of the frame they are from. Each test runs on wgpu and on
+//! Vulkan (`per_backend!`).
 
 // Integration tests report failure by panicking; helpers below unwrap for the same reason.
 #![allow(clippy::unwrap_used)]
@@ -11,6 +13,7 @@ use std::collections::BTreeSet;
 
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig, Frustum};
+use vat_core::frame::gpu_counts::RING_DEPTH;
 use vat_core::instance::{VARIANT_ACCESSORY, VARIANT_HIDDEN};
 use vat_core::render::{CrowdDraw, CrowdRenderer, Culling, RenderOptions};
 use vat_tests::{humanoid_vat, per_backend, save_image};
@@ -196,6 +199,111 @@ fn gpu_and_cpu_culling_render_the_same_image_at_lod_0<R: CrowdRenderer>(mut rend
     assert!(differ <= 20, "{differ} pixels differ");
 }
 
+/// The GPU's counts reach the frame reports without a wait: frames rendered back to back (no
+/// `wait`, no read-back) report counts of an earlier frame, 1 to `RING_DEPTH` frames late, matching
+/// the per-instance frustum test of the frame they are from; after a wait the counts of the last
+/// frame are exactly those of its read-back visible lists, 0 frames late, and the next frame
+/// reports them 1 frame late.
+fn gpu_counts_arrive_late_without_a_wait<R: CrowdRenderer>(mut renderer: R) {
+    let asset = Asset::parse(humanoid_vat()).unwrap();
+    let lod_triangles: Vec<u64> =
+        asset.manifest().lods.iter().map(|l| u64::from(l.index_count / 3)).collect();
+    let gpu_asset = renderer.upload(&asset).unwrap();
+    let mut crowd = crowd(&asset, 3000);
+    let mut gpu_crowd = renderer.create_crowd(&crowd).unwrap();
+    let aspect = SIZE[0] as f32 / SIZE[1] as f32;
+    let options = RenderOptions { culling: Culling::Gpu, shadows: false, ..Default::default() };
+    // Each frame looks somewhere else, so that a count says which frame it is from.
+    let camera = |f: usize| {
+        let a = f as f32 * 0.7;
+        Camera::look_at(
+            [0.0, 10.0, 0.0],
+            [60.0 * a.cos(), 0.0, 60.0 * a.sin()],
+            0.5 + 0.05 * f as f32,
+            aspect,
+            0.5,
+            150.0,
+        )
+    };
+    // (inside, borderline) per frame: the CPU's per-instance frustum test.
+    let mut expected = Vec::new();
+    let mut arrived = 0;
+    const FRAMES: usize = 16;
+    for f in 0..FRAMES {
+        let cam = camera(f);
+        let (inside, borderline) = cpu_visible(&crowd, &cam, 1e-3);
+        expected.push((inside.len(), borderline.len()));
+        let report = renderer.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &cam, &options).unwrap();
+        assert_eq!(report.stats.simulated, crowd.count());
+        match (report.gpu_counts, report.gpu_counts_frames_late) {
+            (Some(counts), Some(late)) => {
+                let late = late as usize;
+                assert!((1..=RING_DEPTH).contains(&late), "frame {f}: {late} frames late");
+                let (inside, borderline) = expected[f - late];
+                println!(
+                    "frame {f}: counts of frame {} ({late} late): drawn {} (frustum test {inside}, {borderline} \
+                     borderline), {} triangles, per LOD {:?}",
+                    f - late,
+                    counts.drawn,
+                    counts.triangles,
+                    counts.per_lod
+                );
+                assert!(
+                    counts.drawn as usize + borderline >= inside
+                        && counts.drawn as usize <= inside + borderline,
+                    "frame {f}: the GPU drew {} of frame {}, the frustum test {inside} ({borderline} borderline)",
+                    counts.drawn,
+                    f - late
+                );
+                let triangles: u64 =
+                    counts.per_lod.iter().zip(&lod_triangles).map(|(&n, &t)| u64::from(n) * t).sum();
+                assert_eq!(counts.triangles, triangles);
+                assert_eq!((report.stats.drawn, report.stats.submitted), (counts.drawn, counts.drawn));
+                assert_eq!(report.stats.triangles, counts.triangles);
+                arrived += 1;
+            }
+            (None, None) => {
+                assert_eq!((report.stats.drawn, report.stats.triangles), (0, 0));
+                println!("frame {f}: no counts yet (skipped copy: {})", report.gpu_counts_skipped);
+            }
+            other => panic!("frame {f}: counts and lag disagree: {other:?}"),
+        }
+        if f == 0 {
+            assert_eq!(report.gpu_counts_frames_late, None, "the first frame has no earlier counts");
+        }
+    }
+    assert!(arrived > 0, "no counts arrived in {FRAMES} frames without a wait");
+
+    // After a wait: exactly the read-back lists of the last frame, 0 frames late.
+    let lists = renderer.read_gpu_visible(&gpu_crowd).unwrap();
+    let last = renderer.gpu_counts(&mut gpu_crowd).unwrap().expect("the waited-for frame's counts");
+    assert_eq!(last.frames_late, 0);
+    let per_lod: Vec<u32> = lists.iter().map(|l| l.len() as u32).collect();
+    assert_eq!(last.counts.per_lod[..per_lod.len()], per_lod[..]);
+    assert!(last.counts.per_lod[per_lod.len()..].iter().all(|&n| n == 0));
+    assert_eq!(last.counts.drawn, per_lod.iter().sum::<u32>());
+    let triangles: u64 = per_lod.iter().zip(&lod_triangles).map(|(&n, &t)| u64::from(n) * t).sum();
+    assert_eq!(last.counts.triangles, triangles);
+    // The next frame reports them, 1 frame late.
+    let report = renderer.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera(0), &options).unwrap();
+    assert_eq!(report.gpu_counts_frames_late, Some(1));
+    assert_eq!(report.gpu_counts, Some(last.counts));
+    assert!(!report.gpu_counts_skipped);
+    println!(
+        "{}: {arrived} of {FRAMES} frames reported counts without a wait; after a wait {:?} per LOD, 0 frames late",
+        renderer.adapter_name(),
+        per_lod
+    );
+    // CPU culling reports its own counts and no GPU counts.
+    let cpu = RenderOptions { culling: Culling::Cpu, ..options };
+    let report = renderer.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera(0), &cpu).unwrap();
+    assert_eq!(
+        (report.gpu_counts, report.gpu_counts_frames_late, report.gpu_counts_skipped),
+        (None, None, false)
+    );
+    assert!(report.stats.drawn > 0);
+}
+
 // Written once against the backend seam; each backend is checked on its own (the default 2048² shadow
 // map of both backends' `RendererConfig`).
 per_backend!(
@@ -210,3 +318,4 @@ per_backend!(
     2048,
     super::gpu_and_cpu_culling_render_the_same_image_at_lod_0
 );
+per_backend!(gpu_counts_arrive_without_a_wait, SIZE, 2048, super::gpu_counts_arrive_late_without_a_wait);

@@ -670,7 +670,6 @@ fn start<P: Presenter>(
             camera,
             has_bones,
             paused: false,
-            lod_triangles: asset.manifest().lods.iter().map(|l| l.index_count / 3).collect(),
         },
         window_size: presenter.size(),
         presenter,
@@ -704,7 +703,6 @@ struct Scene<R: CrowdRenderer> {
     camera: CameraRig,
     has_bones: bool,
     paused: bool,
-    lod_triangles: Vec<u32>,
 }
 
 impl<R: CrowdRenderer> Scene<R> {
@@ -1126,30 +1124,20 @@ impl<P: Presenter> App<P> {
         // The first frame has no previous one to measure from.
         let timed = if self.rendered > 1 { n } else { 1.0 };
         let s = &report.stats;
-        let (submitted, drawn, triangles) = if report.culling == Culling::Gpu {
-            let lists = self
-                .scene
-                .renderer
-                .read_gpu_visible(&self.scene.gpu_crowd)
-                .context("read-back of GPU draw lists failed")?;
-            let drawn: usize = lists.iter().map(Vec::len).sum();
-            let triangles: u64 = lists
-                .iter()
-                .zip(&self.scene.lod_triangles)
-                .map(|(list, &t)| list.len() as u64 * u64::from(t))
-                .sum();
-            (s.simulated, drawn as u32, triangles)
-        } else {
-            (s.submitted, s.drawn, s.triangles)
+        // GPU culling: the GPU's counts of an earlier frame, read back without waiting.
+        let lag = match (report.culling, report.gpu_counts_frames_late) {
+            (Culling::Gpu, Some(late)) => format!(" ({late} frames late)"),
+            (Culling::Gpu, None) => " (GPU counts pending)".to_owned(),
+            (Culling::Cpu, _) => String::new(),
         };
         Ok(format!(
-            "vat demo | {:.1} ms frame, {:.1} ms CPU | {} simulated, {} submitted, {} drawn | {} triangles, {} draws | {}",
+            "vat demo | {:.1} ms frame, {:.1} ms CPU | {} simulated, {} submitted, {} drawn{lag} | {} triangles, {} draws | {}",
             hud.frame_seconds / timed * 1e3,
             hud.cpu_seconds / n * 1e3,
             s.simulated,
-            submitted,
-            drawn,
-            triangles,
+            s.submitted,
+            s.drawn,
+            s.triangles,
             draws(report),
             self.scene.toggles()
         ))

@@ -331,24 +331,23 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
     );
     let s = &report.stats;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
-    if report.culling == Culling::Gpu {
-        // Visibility is decided on the GPU; the CPU never counts it.
-        println!(
-            "  {} simulated, visibility culled on the GPU; draws: {} main, {} shadow, {} attachments; {elapsed_ms:.0} ms in all",
-            s.simulated, report.draws_main, report.draws_shadow, report.draws_attachments
-        );
-    } else {
-        println!(
-            "  drawn {} of {} (submitted {}), {} triangles; draws: {} main, {} shadow, {} attachments; {elapsed_ms:.0} ms in all",
-            s.drawn,
-            s.simulated,
-            s.submitted,
-            s.triangles,
-            report.draws_main,
-            report.draws_shadow,
-            report.draws_attachments
-        );
-    }
+    // GPU culling: the counts are the GPU's, read back after the frame (0 frames late; the body
+    // triangles only, see `vat_core::frame::gpu_counts`).
+    let counted_by = match (report.culling, report.gpu_counts_frames_late) {
+        (Culling::Gpu, Some(late)) => format!(" (counted on the GPU, {late} frames late)"),
+        (Culling::Gpu, None) => " (the GPU's counts did not arrive)".to_owned(),
+        (Culling::Cpu, _) => String::new(),
+    };
+    println!(
+        "  drawn {} of {} (submitted {}), {} triangles{counted_by}; draws: {} main, {} shadow, {} attachments; {elapsed_ms:.0} ms in all",
+        s.drawn,
+        s.simulated,
+        s.submitted,
+        s.triangles,
+        report.draws_main,
+        report.draws_shadow,
+        report.draws_attachments
+    );
     Ok(())
 }
 
@@ -364,8 +363,13 @@ fn frame<R: CrowdRenderer>(
 ) -> Result<(String, FrameReport, Vec<u8>)> {
     let gpu_asset = renderer.upload(asset).with_context(|| format!("{source}: upload failed"))?;
     let mut gpu_crowd = renderer.create_crowd(crowd)?;
-    let report = renderer.render_crowd(&gpu_asset, &mut gpu_crowd, crowd, camera, options)?;
+    let mut report = renderer.render_crowd(&gpu_asset, &mut gpu_crowd, crowd, camera, options)?;
     let rgba = renderer.read_rgba8()?;
+    if report.culling == Culling::Gpu {
+        // The frame has finished (its pixels were read back): its counts have arrived, 0 frames late.
+        let counts = renderer.gpu_counts(&mut gpu_crowd)?;
+        report.set_gpu_counts([counts]);
+    }
     Ok((renderer.adapter_name(), report, rgba))
 }
 

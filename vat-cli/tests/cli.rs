@@ -1,5 +1,5 @@
-//! The `vat` binary end to end: bake, inspect, verify and export-glb, and bad input giving one line on
-//! stderr, a non-zero exit and no output file.
+//! The `vat` binary end to end: bake, inspect, verify and export-glb, render's `drawn N of M` line in both
+//! culling modes, and bad input giving one line on stderr, a non-zero exit and no output file.
 
 // Integration tests report failure by panicking.
 #![allow(clippy::unwrap_used)]
@@ -220,5 +220,49 @@ fn a_mesh_sequence_folder_bakes_and_verifies_against_its_frames() {
     let verify = vat(&["verify", s(&cloth)]);
     let report = String::from_utf8_lossy(&verify.stdout);
     assert!(verify.status.success() && report.contains("PASSED"), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Reads N and M of the report line `drawn N of M (submitted K), T triangles...`.
+fn drawn_of(stdout: &str) -> (u32, u32) {
+    let rest = stdout.split("  drawn ").nth(1).unwrap_or_else(|| panic!("no drawn line:\n{stdout}"));
+    let mut words = rest.split(' ');
+    let n = words.next().unwrap().parse().unwrap();
+    assert_eq!(words.next(), Some("of"), "{stdout}");
+    (n, words.next().unwrap().parse().unwrap())
+}
+
+/// `vat render --culling gpu` prints the CPU path's `drawn N of M` line, with the GPU's counts of
+/// its frame (0 frames late). With the whole crowd in view both paths draw every instance; with a
+/// camera inside the crowd the CPU path draws whole grid cells (instances beside the frustum
+/// included) and the GPU path only the instances whose sphere meets the frustum, so the GPU's N is
+/// at most the CPU's.
+#[test]
+fn render_with_gpu_culling_prints_the_drawn_line_of_the_cpu_path() {
+    let dir = scratch("render-gpu-counts");
+    let png = dir.join("crowd.png");
+    let run = |culling: &str, extra: &[&str]| {
+        let mut args =
+            vec!["render", "--instances", "200", "--size", "96x54", "--out", s(&png), "--culling", culling];
+        args.extend_from_slice(extra);
+        let out = vat(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{culling}: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+        stdout
+    };
+    for backend in ["wgpu", "vulkan"] {
+        let cpu = run("cpu", &["--backend", backend]);
+        let gpu = run("gpu", &["--backend", backend]);
+        println!("{backend}:\n{cpu}{gpu}");
+        assert_eq!(drawn_of(&gpu), drawn_of(&cpu), "{backend}: the whole crowd is in view\n{cpu}{gpu}");
+        assert_eq!(drawn_of(&gpu), (200, 200), "{gpu}");
+        assert!(gpu.contains("(counted on the GPU, 0 frames late)"), "{gpu}");
+        assert!(gpu.contains("(submitted 200)"), "{gpu}");
+        let inside = ["--camera", "10,3,10,0,0.8,0"];
+        let (cpu_n, _) = drawn_of(&run("cpu", &[&["--backend", backend][..], &inside].concat()));
+        let (gpu_n, m) = drawn_of(&run("gpu", &[&["--backend", backend][..], &inside].concat()));
+        assert_eq!(m, 200);
+        assert!(gpu_n > 0 && gpu_n <= cpu_n, "{backend}: GPU drew {gpu_n}, CPU {cpu_n}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

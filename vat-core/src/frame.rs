@@ -36,6 +36,7 @@ use crate::lod::{LodThresholds, MAX_LODS};
 use crate::pipeline::{PassKind, PipelineKey, Program, ShaderVariantKey};
 use crate::render::{Culling, FrameReport, RenderMode, RenderOptions, ShadowMapSource};
 
+pub mod gpu_counts;
 #[cfg(test)]
 mod tests;
 
@@ -748,6 +749,9 @@ impl FramePlan {
                 + self.frame_uniforms.map_or(0, |_| size_of::<FrameUniforms>() as u64),
             mode: self.mode,
             culling: self.culling,
+            gpu_counts: None,
+            gpu_counts_frames_late: None,
+            gpu_counts_skipped: false,
         }
     }
 }

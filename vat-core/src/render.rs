@@ -29,6 +29,7 @@
 
 use crate::container::Asset;
 use crate::crowd::{Camera, Crowd, CrowdStats};
+use crate::frame::gpu_counts::{CountsRing, GpuCountsResult, GpuCullCounts};
 
 /// Which vertex path displaces the mesh.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -168,12 +169,16 @@ pub struct CrowdDraw<'a, A, C> {
 pub struct FrameReport {
     /// The crowds' statistics of this frame, summed over the frame's crowds.
     ///
-    /// CPU culling: those of `Crowd::prepare_frame`. GPU culling runs no CPU culling, so only what the
-    /// CPU knows is filled in: `simulated` (the crowd's instance count) and `uploaded_record_bytes`
-    /// (the bytes of the crowd's dirty record ranges, as on the CPU path); every other field is 0.
-    /// Which instances the GPU drew, at which LOD, is known only on the GPU: read it back with
-    /// [`CrowdRenderer::read_gpu_visible`] after submitting. The bytes actually written this frame
-    /// (including a full upload) are in [`uploaded_bytes`](Self::uploaded_bytes).
+    /// CPU culling: those of `Crowd::prepare_frame`. GPU culling runs no CPU culling: the CPU fills
+    /// in `simulated` (the crowd's instance count) and `uploaded_record_bytes` (the bytes of the
+    /// crowd's dirty record ranges, as on the CPU path), and `drawn`, `submitted` (equal to `drawn`:
+    /// the GPU draws every instance it keeps) and `triangles` (bodies only, no attachment triangles)
+    /// come from the GPU's counts of an **earlier** frame, [`gpu_counts`](Self::gpu_counts), read
+    /// back without waiting; they are 0 while [`gpu_counts_frames_late`](Self::gpu_counts_frames_late)
+    /// is `None`. Every other field is 0 with GPU culling. Which instances the GPU drew is known
+    /// only on the GPU: [`CrowdRenderer::read_gpu_visible`] reads the lists back (waiting). The
+    /// bytes actually written this frame (including a full upload) are in
+    /// [`uploaded_bytes`](Self::uploaded_bytes).
     pub stats: CrowdStats,
     /// Draw calls recorded in the colour pass (bodies).
     pub draws_main: u32,
@@ -192,6 +197,67 @@ pub struct FrameReport {
     pub mode: RenderMode,
     /// The culling path used.
     pub culling: Culling,
+    /// GPU culling: the GPU's counts (summed over the frame's crowds) of the newest earlier frame
+    /// whose read-back has arrived (see [`crate::frame::gpu_counts`] for what is counted), also
+    /// folded into [`stats`](Self::stats). `None` with CPU culling, and with GPU culling until every
+    /// crowd of the frame has a result (the first frame of a crowd never has one: its own counts
+    /// are still being computed).
+    pub gpu_counts: Option<GpuCullCounts>,
+    /// How many frames late [`gpu_counts`](Self::gpu_counts) are: `Some(k)`, the counts are those of
+    /// the crowd's frame `k` frames before this one (the largest `k` over the frame's crowds; frames
+    /// are counted per crowd, each prepared frame of it, either culling). A report returned by
+    /// `render`/`prepare` says at least 1 (this frame's counts cannot have arrived yet); it is 1 when
+    /// the previous frame has finished on the GPU by then, up to
+    /// [`RING_DEPTH`](crate::frame::gpu_counts::RING_DEPTH) with frames in flight. `None`: no counts
+    /// yet (CPU culling, or no result has arrived for some crowd); `Some(0)` only from
+    /// [`CrowdRenderer::gpu_counts`] after waiting for the frame.
+    pub gpu_counts_frames_late: Option<u32>,
+    /// GPU culling: this frame's draw arguments were not copied for read-back because every slot of
+    /// a crowd's ring was still in flight (the GPU is more than
+    /// [`RING_DEPTH`](crate::frame::gpu_counts::RING_DEPTH) frames behind); the counts of this frame
+    /// will never be reported. Nothing waits for a slot.
+    pub gpu_counts_skipped: bool,
+}
+
+impl FrameReport {
+    /// Folds GPU counts into a GPU-culled frame's report: `results` has one entry per crowd of the
+    /// frame (a ring's [`CountsRing::latest`]). When every crowd has one, sets
+    /// [`gpu_counts`](Self::gpu_counts) to their sum, [`gpu_counts_frames_late`](Self::gpu_counts_frames_late)
+    /// to the largest lag and `stats.drawn`, `stats.submitted` (both the counts' `drawn`) and
+    /// `stats.triangles` from them; otherwise (or with no crowd) clears those. A CPU-culled report
+    /// is left as it is.
+    pub fn set_gpu_counts(&mut self, results: impl IntoIterator<Item = Option<GpuCountsResult>>) {
+        if self.culling != Culling::Gpu {
+            return;
+        }
+        let mut sum: Option<(GpuCullCounts, u32)> = None;
+        let mut complete = true;
+        for r in results {
+            match r {
+                Some(r) => {
+                    let (counts, late) = sum.get_or_insert((GpuCullCounts::default(), 0));
+                    *counts += r.counts;
+                    *late = (*late).max(r.frames_late);
+                }
+                None => complete = false,
+            }
+        }
+        let sum = sum.filter(|_| complete);
+        let counts = sum.map(|(c, _)| c).unwrap_or_default();
+        self.stats.drawn = counts.drawn;
+        self.stats.submitted = counts.drawn;
+        self.stats.triangles = counts.triangles;
+        self.gpu_counts = sum.map(|(c, _)| c);
+        self.gpu_counts_frames_late = sum.map(|(_, late)| late);
+    }
+
+    /// [`set_gpu_counts`](Self::set_gpu_counts) from the rings of the frame's crowds, and
+    /// [`gpu_counts_skipped`](Self::gpu_counts_skipped) if a ring skipped this frame's copy.
+    pub fn set_gpu_rings<'a>(&mut self, rings: impl IntoIterator<Item = &'a CountsRing>) {
+        let rings: Vec<&CountsRing> = rings.into_iter().collect();
+        self.set_gpu_counts(rings.iter().map(|r| r.latest()));
+        self.gpu_counts_skipped = self.culling == Culling::Gpu && rings.iter().any(|r| r.skipped());
+    }
 }
 
 /// A GPU backend that renders crowds offscreen: the one seam game code is written against.
@@ -204,7 +270,7 @@ pub struct FrameReport {
 /// pixels, owned by the renderer. Every call is synchronous from the caller's point of view except
 /// [`render`](Self::render), which submits the frame's GPU work and returns without waiting for it;
 /// [`read_rgba8`](Self::read_rgba8), [`wait`](Self::wait) and [`read_gpu_visible`](Self::read_gpu_visible)
-/// wait for submitted work first.
+/// wait for submitted work first; [`gpu_counts`](Self::gpu_counts) never waits.
 pub trait CrowdRenderer {
     /// An uploaded asset: textures and buffers on this backend's device, no CPU copy of the payload.
     type Asset;
@@ -291,6 +357,18 @@ pub trait CrowdRenderer {
     /// # Errors
     /// The device was lost or the read-back failed.
     fn read_gpu_visible(&mut self, crowd: &Self::Crowd) -> Result<Vec<Vec<u32>>, Self::Error>;
+
+    /// The GPU culling's counts of `crowd`'s newest frame whose read-back has arrived, checked
+    /// **without waiting** (a frame still on the GPU is simply not there yet), and how many of the
+    /// crowd's frames late they are (0: the last rendered frame, after [`wait`](Self::wait) or
+    /// [`read_rgba8`](Self::read_rgba8)). `None` before any has arrived. Each GPU-culled frame's
+    /// report already carries the counts known when it was prepared
+    /// ([`FrameReport::gpu_counts`]); this is for the counts that arrived since, e.g. a one-frame
+    /// render that waited for its frame. Fold them into a report with [`FrameReport::set_gpu_counts`].
+    ///
+    /// # Errors
+    /// The device was lost or the read-back failed.
+    fn gpu_counts(&mut self, crowd: &mut Self::Crowd) -> Result<Option<GpuCountsResult>, Self::Error>;
 
     /// GPU time of the last rendered frame in milliseconds, from timestamp queries, when the backend
     /// and adapter support them (`None` otherwise). Waits for the frame.

@@ -3,10 +3,11 @@
 
 use ash::vk;
 use vat_core::crowd::Crowd;
+use vat_core::frame::gpu_counts::{CountsRing, RING_DEPTH};
 use vat_core::frame::{CrowdCapacity, CrowdSync, HostMapCache, InstanceSource, scatter_buffer_bytes};
 use vat_core::gpu::{self, CullParams, FrameUniforms};
 
-use crate::owned::{HostBuffer, Owned};
+use crate::owned::{HostBuffer, Object, Owned};
 use crate::renderer::{HostFrameSets, Resource, StageSet, descriptor_set};
 use crate::{Renderer, VulkanError};
 
@@ -27,6 +28,8 @@ pub struct GpuCrowd {
     /// the depth set 0 over them (owned by `owned`).
     pub(crate) views: Vec<(HostBuffer, vk::DescriptorSet)>,
     pub(crate) buffers: Option<CrowdBuffers>,
+    /// The read-back ring of the GPU culling's counts.
+    pub(crate) counts: CountsReadback,
     /// The uniform buffers and set-0 pools; destroyed last.
     owned: Owned,
 }
@@ -55,6 +58,77 @@ impl GpuCrowd {
     /// dropping a command buffer that recorded a frame of this crowd without submitting it.
     pub fn mark_unsynced(&mut self) {
         self.sync.mark_unsynced();
+        self.counts.ring.drop_current();
+    }
+}
+
+/// One slot of the counts ring: a host-visible, coherent copy of `draw_args` and the event the
+/// frame's command buffer sets after the copy (and a barrier making it visible to host reads).
+pub(crate) struct CountsSlot {
+    pub(crate) buffer: HostBuffer,
+    pub(crate) event: vk::Event,
+}
+
+/// The GPU culling's counts read back without waiting (`vat_core::frame::gpu_counts`): the ring's
+/// bookkeeping and its [`RING_DEPTH`] slots (made with the crowd's first GPU-culled frame). A
+/// frame's copy is recorded after the culling dispatch, followed by a transfer -> host barrier and
+/// `vkCmdSetEvent`; `vkGetEventStatus` tells, without blocking, whether it has executed. This needs
+/// no fence of the host's: the renderer records into command buffers it does not submit.
+#[derive(Default)]
+pub(crate) struct CountsReadback {
+    pub(crate) ring: CountsRing,
+    pub(crate) slots: Vec<CountsSlot>,
+    /// The slots' buffers and events; `None` until the first GPU-culled frame.
+    owned: Option<Owned>,
+}
+
+impl CountsReadback {
+    /// Creates the slots if there are none yet.
+    pub(crate) fn ensure_slots(&mut self, ctx: &std::rc::Rc<crate::Context>) -> Result<(), VulkanError> {
+        if self.owned.is_some() {
+            return Ok(());
+        }
+        let mut owned = Owned::new(ctx);
+        let mut slots = Vec::with_capacity(RING_DEPTH);
+        for _ in 0..RING_DEPTH {
+            let buffer =
+                owned.buffer(gpu::DRAW_ARGS_BYTES, vk::BufferUsageFlags::TRANSFER_DST, "culling counts")?;
+            // SAFETY: valid create info on a live device; the event is destroyed with `owned`.
+            let event = unsafe { ctx.device.create_event(&vk::EventCreateInfo::default(), None) }
+                .map_err(VulkanError::vk("create event"))?;
+            owned.push(Object::Event(event));
+            slots.push(CountsSlot { buffer, event });
+        }
+        self.slots = slots;
+        self.owned = Some(owned);
+        Ok(())
+    }
+
+    /// Takes the results of every slot whose event is set, without waiting, and resets the events.
+    ///
+    /// # Errors
+    /// [`VulkanError::Vk`] or [`VulkanError::DeviceLost`] from the event query or the read.
+    pub(crate) fn collect(&mut self) -> Result<(), VulkanError> {
+        let Some(owned) = &self.owned else { return Ok(()) };
+        let d = &owned.ctx.device;
+        for (slot, _) in self.ring.in_flight() {
+            let Some(s) = self.slots.get(slot) else { continue };
+            // SAFETY: an event of this device, not waited on by any command buffer.
+            let set = unsafe { d.get_event_status(s.event) }.map_err(VulkanError::vk("get event status"))?;
+            if !set {
+                continue;
+            }
+            // The event was set after the copy and a transfer -> host barrier: the copy is complete
+            // and visible in the coherent memory.
+            let bytes = owned.read(&s.buffer, gpu::DRAW_ARGS_BYTES as usize)?;
+            let words: Vec<u32> =
+                bytes.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
+            // SAFETY: the event's set has executed (observed above) and no command waits on it; the
+            // slot is recorded again only after this reset.
+            unsafe { d.reset_event(s.event) }.map_err(VulkanError::vk("reset event"))?;
+            self.ring.complete(slot, &words);
+        }
+        Ok(())
     }
 }
 
@@ -117,6 +191,7 @@ impl Renderer {
             host_frame_sets: HostMapCache::default(),
             views: Vec::new(),
             buffers: None,
+            counts: CountsReadback::default(),
             owned,
         })
     }
@@ -149,7 +224,7 @@ impl Renderer {
         let visible = owned.buffer(capacity.visible_bytes(), storage, "visible lists")?;
         let draw_args = owned.buffer(
             gpu::DRAW_ARGS_BYTES,
-            storage | vk::BufferUsageFlags::INDIRECT_BUFFER,
+            storage | vk::BufferUsageFlags::INDIRECT_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC,
             "draw args",
         )?;
         let args_template = owned.buffer(

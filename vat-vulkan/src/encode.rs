@@ -245,10 +245,38 @@ impl Renderer {
                     cb,
                     (vk::PipelineStageFlags::COMPUTE_SHADER, vk::AccessFlags::SHADER_WRITE),
                     (
-                        vk::PipelineStageFlags::VERTEX_SHADER | vk::PipelineStageFlags::DRAW_INDIRECT,
-                        vk::AccessFlags::SHADER_READ | vk::AccessFlags::INDIRECT_COMMAND_READ,
+                        vk::PipelineStageFlags::VERTEX_SHADER
+                            | vk::PipelineStageFlags::DRAW_INDIRECT
+                            | transfer,
+                        vk::AccessFlags::SHADER_READ
+                            | vk::AccessFlags::INDIRECT_COMMAND_READ
+                            | vk::AccessFlags::TRANSFER_READ,
                     ),
                 );
+                // 3b. This frame's culling counts, copied for read-back without waiting: the copy,
+                // a barrier making it visible to host reads, then the slot's event.
+                let mut copied = Vec::new();
+                for draw in crowds {
+                    if let Some(slot) = draw.gpu.counts.ring.current_slot()
+                        && let (Some(b), Some(s)) = (&draw.gpu.buffers, draw.gpu.counts.slots.get(slot))
+                    {
+                        let region =
+                            [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: gpu::DRAW_ARGS_BYTES }];
+                        d.cmd_copy_buffer(cb, b.draw_args.buffer, s.buffer.buffer, &region);
+                        copied.push(s.event);
+                    }
+                }
+                if !copied.is_empty() {
+                    memory_barrier(
+                        d,
+                        cb,
+                        (transfer, vk::AccessFlags::TRANSFER_WRITE),
+                        (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
+                    );
+                    for event in copied {
+                        d.cmd_set_event(cb, event, transfer);
+                    }
+                }
             }
         }
 

@@ -6,6 +6,7 @@ use std::rc::Rc;
 use ash::vk;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd};
+use vat_core::frame::gpu_counts::GpuCountsResult;
 use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
 
 use crate::owned::{Object, Owned, color_range};
@@ -511,6 +512,10 @@ impl CrowdRenderer for Offscreen {
             }
         })?;
         scope.read(&readback, bytes as usize)
+    }
+
+    fn gpu_counts(&mut self, crowd: &mut GpuCrowd) -> Result<Option<GpuCountsResult>, VulkanError> {
+        self.renderer.gpu_counts(crowd)
     }
 
     fn read_gpu_visible(&mut self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, VulkanError> {

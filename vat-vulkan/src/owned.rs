@@ -22,6 +22,7 @@ pub(crate) enum Object {
     DescriptorPool(vk::DescriptorPool),
     Sampler(vk::Sampler),
     Fence(vk::Fence),
+    Event(vk::Event),
     CommandBuffer(vk::CommandBuffer),
 }
 
@@ -272,6 +273,7 @@ impl Drop for Owned {
                     Object::DescriptorPool(p) => d.destroy_descriptor_pool(p, None),
                     Object::Sampler(s) => d.destroy_sampler(s, None),
                     Object::Fence(f) => d.destroy_fence(f, None),
+                    Object::Event(e) => d.destroy_event(e, None),
                     Object::CommandBuffer(cb) => d.free_command_buffers(self.ctx.command_pool, &[cb]),
                 }
             }

@@ -15,11 +15,12 @@ use std::rc::Rc;
 
 use ash::vk;
 use vat_core::crowd::Camera;
+use vat_core::frame::gpu_counts::GpuCountsResult;
 use vat_core::frame::{FramePlan, HostMapCache, PlanCrowd, PlanError, PlanLimits};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
 use vat_core::pipeline::{PipelineKey, SHADOW_SAMPLER};
 use vat_core::playback::Interpolation;
-use vat_core::render::{FrameReport, RenderOptions};
+use vat_core::render::{Culling, FrameReport, RenderOptions};
 
 use crate::crowd::GpuCrowd;
 use crate::owned::{HostBuffer, Object, Owned, color_range};
@@ -639,17 +640,50 @@ impl Renderer {
                 .collect();
             plan.plan_with_views(&mut inputs, camera, options, &limits, views)
         };
-        let result = planned.map_err(VulkanError::from).and_then(|()| self.encode_prepare(cb, &plan, crowds));
+        let result = planned
+            .map_err(VulkanError::from)
+            .and_then(|()| self.begin_counts(crowds, options.culling))
+            .and_then(|()| self.encode_prepare(cb, &plan, crowds));
         if result.is_err() {
             for d in crowds.iter_mut() {
                 d.gpu.sync.mark_unsynced();
+                d.gpu.counts.ring.drop_current();
             }
         } else {
             self.prepared = Some(crowds.iter().map(|d| d.crowd.id().get()).collect());
         }
-        let report = plan.report();
+        let mut report = plan.report();
+        report.set_gpu_rings(crowds.iter().map(|d| &d.gpu.counts.ring));
         self.plan = plan;
         result.map(|()| report)
+    }
+
+    /// The counts of every crowd's read-back ring that arrived (events checked without waiting),
+    /// then a new frame of each ring, and with GPU culling a slot for this frame's copy (none when
+    /// every slot is in flight).
+    fn begin_counts(&self, crowds: &mut [CrowdDraw<'_>], culling: Culling) -> Result<(), VulkanError> {
+        for d in crowds.iter_mut() {
+            let counts = &mut d.gpu.counts;
+            counts.collect()?;
+            if culling == Culling::Gpu {
+                counts.ensure_slots(&self.ctx)?;
+            }
+            counts.ring.start_frame(culling == Culling::Gpu);
+        }
+        Ok(())
+    }
+
+    /// The GPU culling's counts of `crowd`'s newest frame whose read-back has arrived, checked
+    /// **without waiting** (`vkGetEventStatus`), and how many of the crowd's frames late they are
+    /// (0: its last prepared frame, once the host has waited for it); `None` before any. See
+    /// `vat_core::frame::gpu_counts` for what is counted; each frame's [`FrameReport`] carries the
+    /// counts known when it was prepared.
+    ///
+    /// # Errors
+    /// [`VulkanError::Vk`] or [`VulkanError::DeviceLost`] from the event query or the read.
+    pub fn gpu_counts(&self, crowd: &mut GpuCrowd) -> Result<Option<GpuCountsResult>, VulkanError> {
+        crowd.counts.collect()?;
+        Ok(crowd.counts.ring.latest())
     }
 
     /// Records the colour draws of the last [`prepare`](Self::prepare)d frame (the ground first when

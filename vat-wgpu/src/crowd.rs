@@ -1,7 +1,11 @@
 //! Per-crowd GPU state: [`GpuCrowd`] and [`Renderer::create_crowd`] (the Vulkan twin is
 //! vat-vulkan's `crowd.rs`).
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
 use vat_core::crowd::Crowd;
+use vat_core::frame::gpu_counts::{CountsRing, RING_DEPTH};
 use vat_core::frame::{CrowdCapacity, CrowdSync, HostMapCache, InstanceSource, scatter_buffer_bytes};
 use vat_core::gpu::{self, CullParams, FrameUniforms};
 
@@ -25,6 +29,8 @@ pub struct GpuCrowd {
     /// and the depth group 0 over them.
     pub(crate) views: Vec<(wgpu::Buffer, wgpu::BindGroup)>,
     pub(crate) buffers: Option<CrowdBuffers>,
+    /// The read-back ring of the GPU culling's counts.
+    pub(crate) counts: CountsReadback,
 }
 
 impl GpuCrowd {
@@ -37,6 +43,84 @@ impl GpuCrowd {
     /// encoder that recorded a frame of this crowd is dropped unsubmitted.
     pub fn mark_unsynced(&mut self) {
         self.sync.mark_unsynced();
+        self.counts.ring.drop_current();
+    }
+}
+
+/// A slot's map state, set by its `map_buffer_on_submit` callback.
+const SLOT_PENDING: u8 = 0;
+const SLOT_MAPPED: u8 = 1;
+const SLOT_FAILED: u8 = 2;
+
+/// One slot of the counts ring: a mappable copy of `draw_args` and its map state.
+#[derive(Debug)]
+pub(crate) struct CountsSlot {
+    pub(crate) buffer: wgpu::Buffer,
+    state: Arc<AtomicU8>,
+}
+
+/// The GPU culling's counts read back without waiting (`vat_core::frame::gpu_counts`): the ring's
+/// bookkeeping and its [`RING_DEPTH`] mappable buffers (made with the crowd's first GPU-culled
+/// frame). A frame's copy is recorded after the culling dispatch and mapped when its encoder is
+/// submitted (`map_buffer_on_submit`); `device.poll(PollType::Poll)` runs the callbacks without
+/// blocking.
+#[derive(Debug, Default)]
+pub(crate) struct CountsReadback {
+    pub(crate) ring: CountsRing,
+    pub(crate) slots: Vec<CountsSlot>,
+}
+
+impl CountsReadback {
+    /// Creates the slots' buffers if there are none yet.
+    pub(crate) fn ensure_slots(&mut self, device: &wgpu::Device) {
+        while self.slots.len() < RING_DEPTH {
+            let buffer = empty_buffer(
+                device,
+                "vat culling counts readback",
+                gpu::DRAW_ARGS_BYTES,
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            );
+            self.slots.push(CountsSlot { buffer, state: Arc::new(AtomicU8::new(SLOT_PENDING)) });
+        }
+    }
+
+    /// Asks for this frame's slot to be mapped once `encoder` is submitted.
+    pub(crate) fn map_on_submit(&mut self, encoder: &wgpu::CommandEncoder) {
+        let Some(slot) = self.ring.current_slot() else { return };
+        let s = &self.slots[slot];
+        s.state.store(SLOT_PENDING, Ordering::Release);
+        let state = Arc::clone(&s.state);
+        encoder.map_buffer_on_submit(&s.buffer, wgpu::MapMode::Read, .., move |r| {
+            state.store(if r.is_ok() { SLOT_MAPPED } else { SLOT_FAILED }, Ordering::Release);
+        });
+    }
+
+    /// Takes the results of every slot that has arrived, without waiting (the caller polled the
+    /// device just before).
+    pub(crate) fn collect(&mut self) {
+        for (slot, _) in self.ring.in_flight() {
+            let Some(s) = self.slots.get(slot) else { continue };
+            match s.state.load(Ordering::Acquire) {
+                SLOT_MAPPED => {
+                    let words: Vec<u32> = match s.buffer.get_mapped_range(..) {
+                        Ok(view) => bytemuck::pod_collect_to_vec(&view),
+                        Err(_) => Vec::new(),
+                    };
+                    s.buffer.unmap();
+                    s.state.store(SLOT_PENDING, Ordering::Release);
+                    if words.is_empty() {
+                        self.ring.release(slot);
+                    } else {
+                        self.ring.complete(slot, &words);
+                    }
+                }
+                SLOT_FAILED => {
+                    s.state.store(SLOT_PENDING, Ordering::Release);
+                    self.ring.release(slot);
+                }
+                _ => {}
+            }
+        }
     }
 }
 
@@ -100,6 +184,7 @@ impl Renderer {
             host_frame_groups: HostMapCache::default(),
             views: Vec::new(),
             buffers: None,
+            counts: CountsReadback::default(),
         })
     }
 

@@ -158,6 +158,14 @@ impl Renderer {
                 }
             }
         }
+        // 3b. This frame's culling counts, copied for read-back without waiting (GPU culling).
+        for draw in crowds.iter() {
+            if let Some(slot) = draw.gpu.counts.ring.current_slot()
+                && let (Some(b), Some(s)) = (&draw.gpu.buffers, draw.gpu.counts.slots.get(slot))
+            {
+                encoder.copy_buffer_to_buffer(&b.draw_args, 0, &s.buffer, 0, gpu::DRAW_ARGS_BYTES);
+            }
+        }
         // Every buffer a draw binds exists now.
         for draw in crowds.iter() {
             buffers_of(draw.gpu)?;

@@ -4,6 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd};
+use vat_core::frame::gpu_counts::GpuCountsResult;
 use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
 
 use crate::{
@@ -284,6 +285,11 @@ impl CrowdRenderer for Offscreen {
             list.sort_unstable();
         }
         Ok(lists)
+    }
+
+    fn gpu_counts(&mut self, crowd: &mut GpuCrowd) -> Result<Option<GpuCountsResult>, RenderError> {
+        self.check_device()?;
+        Ok(self.renderer.gpu_counts(crowd))
     }
 
     fn last_gpu_time_ms(&mut self) -> Option<f64> {

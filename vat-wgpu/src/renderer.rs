@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 
 use vat_core::crowd::Camera;
+use vat_core::frame::gpu_counts::GpuCountsResult;
 use vat_core::frame::{FramePlan, HostMapCache, PlanCrowd, PlanError, PlanLimits};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
 use vat_core::pipeline::{PipelineKey, SHADOW_SAMPLER};
@@ -23,7 +24,8 @@ use crate::crowd::GpuCrowd;
 use crate::device::REQUIRED_FEATURES;
 use crate::pipelines::{CULL, ComputeKey, SHADOW_FORMAT};
 use crate::{
-    FrameReport, GpuAsset, PassFormats, RenderError, RenderOptions, RenderTarget, RendererConfig, conv,
+    Culling, FrameReport, GpuAsset, PassFormats, RenderError, RenderOptions, RenderTarget, RendererConfig,
+    conv,
 };
 
 /// Bytes of one chunk of the staging belt that carries the frame uniforms.
@@ -424,19 +426,57 @@ impl Renderer {
                 .collect();
             plan.plan_with_views(&mut inputs, camera, options, &limits, views)
         };
-        let result =
-            planned.map_err(RenderError::from).and_then(|()| self.encode_prepare(encoder, &plan, crowds));
+        let planned = planned.map_err(RenderError::from);
+        if planned.is_ok() {
+            self.begin_counts(crowds, options.culling);
+        }
+        let result = planned.and_then(|()| self.encode_prepare(encoder, &plan, crowds));
         if result.is_err() {
             for d in crowds.iter_mut() {
                 d.gpu.sync.mark_unsynced();
+                d.gpu.counts.ring.drop_current();
             }
         } else {
             self.prepared = Some(crowds.iter().map(|d| d.crowd.id().get()).collect());
+            for d in crowds.iter_mut() {
+                d.gpu.counts.map_on_submit(encoder);
+            }
         }
-        let report = plan.report();
+        let mut report = plan.report();
+        report.set_gpu_rings(crowds.iter().map(|d| &d.gpu.counts.ring));
         self.plan = plan;
         self.belt.finish_and_recall_on_submit(encoder);
         result.map(|()| report)
+    }
+
+    /// The counts of every crowd's read-back ring that arrived (polling the device once, without
+    /// waiting), then a new frame of each ring, and with GPU culling a slot for this frame's copy
+    /// (none when every slot is in flight).
+    fn begin_counts(&self, crowds: &mut [CrowdDraw<'_>], culling: Culling) {
+        if crowds.iter().any(|d| !d.gpu.counts.ring.in_flight().is_empty()) {
+            let _ = self.device.poll(wgpu::PollType::Poll);
+        }
+        for d in crowds.iter_mut() {
+            let counts = &mut d.gpu.counts;
+            counts.collect();
+            if culling == Culling::Gpu {
+                counts.ensure_slots(&self.device);
+            }
+            counts.ring.start_frame(culling == Culling::Gpu);
+        }
+    }
+
+    /// The GPU culling's counts of `crowd`'s newest frame whose read-back has arrived, polling the
+    /// device once **without waiting**, and how many of the crowd's frames late they are (0: its last
+    /// prepared frame, once the host has waited for it); `None` before any. See
+    /// `vat_core::frame::gpu_counts` for what is counted; each frame's [`FrameReport`] carries the
+    /// counts known when it was prepared.
+    pub fn gpu_counts(&self, crowd: &mut GpuCrowd) -> Option<GpuCountsResult> {
+        if !crowd.counts.ring.in_flight().is_empty() {
+            let _ = self.device.poll(wgpu::PollType::Poll);
+            crowd.counts.collect();
+        }
+        crowd.counts.ring.latest()
     }
 
     /// Records the colour draws of the last [`prepare`](Self::prepare)d frame (the ground first when
