@@ -561,7 +561,10 @@ fn rest_mode_draws_the_still_bind_pose<R: CrowdRenderer>(renderer: R) {
         assert_eq!(differ(&first, &later), 0, "{name} {culling:?}: pixels of the rest pose moved with time");
         assert!(differ(&animated, &animated_later) > 100, "{name} {culling:?}: VAT mode moves");
         assert!(differ(&first, &animated) > 100, "{name} {culling:?}: and is not the bind pose");
-        assert_eq!((report.draws_main, report.draws_shadow), (vat_report.draws_main, vat_report.draws_shadow));
+        assert_eq!(
+            (report.draws_main, report.draws_shadow),
+            (vat_report.draws_main, vat_report.draws_shadow)
+        );
         if culling == Culling::Cpu {
             // (GPU culling reports an earlier frame's counts: not comparable frame to frame.)
             assert_eq!(report.stats.drawn, vat_report.stats.drawn);

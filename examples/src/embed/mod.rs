@@ -307,6 +307,20 @@ impl Default for Scene {
     }
 }
 
+/// The frame's crowds: each crowd with its asset and GPU copy (in the same order).
+pub fn crowd_draws<'a, A, C>(
+    assets: &'a [A],
+    gpu: &'a mut [C],
+    crowds: &'a mut [Crowd],
+) -> Vec<vat_core::render::CrowdDraw<'a, A, C>> {
+    assets
+        .iter()
+        .zip(gpu.iter_mut())
+        .zip(crowds.iter_mut())
+        .map(|((asset, gpu), crowd)| vat_core::render::CrowdDraw { asset, gpu, crowd })
+        .collect()
+}
+
 /// The host's sky colour (linear), its clear colour.
 pub const SKY: [f64; 4] = [0.45, 0.6, 0.85, 1.0];
 

@@ -12,7 +12,7 @@ use ash::vk;
 use vat_core::container::Asset;
 use vat_core::crowd::Crowd;
 use vat_core::pipeline::SHADOW_DEPTH_BIAS;
-use vat_core::render::{CrowdDraw, CrowdRenderer};
+use vat_core::render::CrowdRenderer;
 use vat_vulkan::{
     Context, GpuAsset, GpuCrowd, Offscreen, PassFormats, RendererConfig, flipped_viewport, full_rect,
 };
@@ -470,14 +470,7 @@ impl VulkanHost {
         let camera = self.scene.camera;
         let options = self.scene.options(frame.culling);
         let views = [self.scene.light_view_proj];
-        let [people, banners] = &mut self.crowds;
-        let [gpu_people, gpu_banners] = self.gpu_crowds.as_mut_slice() else {
-            return Err(anyhow!("two GPU crowds"));
-        };
-        let mut draws = [
-            CrowdDraw { asset: &self.assets[0], gpu: gpu_people, crowd: people },
-            CrowdDraw { asset: &self.assets[1], gpu: gpu_banners, crowd: banners },
-        ];
+        let mut draws = super::crowd_draws(&self.assets, &mut self.gpu_crowds, &mut self.crowds);
         let host = &self.host;
         let drawn = self.offscreen.record_host_frame(|ctx, renderer, cb, target| {
             let d = &ctx.device;

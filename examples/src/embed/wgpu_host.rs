@@ -6,7 +6,7 @@ use anyhow::{Context as _, Result, anyhow};
 use vat_core::container::Asset;
 use vat_core::crowd::Crowd;
 use vat_core::pipeline::SHADOW_DEPTH_BIAS;
-use vat_core::render::{CrowdDraw, CrowdRenderer};
+use vat_core::render::CrowdRenderer;
 use vat_wgpu::{GpuAsset, GpuCrowd, Offscreen, PassFormats, RendererConfig};
 use wgpu::util::DeviceExt as _;
 
@@ -247,14 +247,7 @@ impl WgpuHost {
         let camera = self.scene.camera;
         let options = self.scene.options(frame.culling);
         let views = [self.scene.light_view_proj];
-        let [people, banners] = &mut self.crowds;
-        let [gpu_people, gpu_banners] = self.gpu_crowds.as_mut_slice() else {
-            return Err(anyhow!("two GPU crowds"));
-        };
-        let mut draws = [
-            CrowdDraw { asset: &self.assets[0], gpu: gpu_people, crowd: people },
-            CrowdDraw { asset: &self.assets[1], gpu: gpu_banners, crowd: banners },
-        ];
+        let mut draws = super::crowd_draws(&self.assets, &mut self.gpu_crowds, &mut self.crowds);
         let (vertices, shadow_view) = (&self.vertices, &self.shadow_view);
         let msaa = frame.samples > 1;
         let scene_pipeline = &self.scene_pipelines[usize::from(msaa)];

@@ -302,6 +302,27 @@ pub struct FrameDraws<'a> {
     pub stats: CrowdStats,
 }
 
+/// The cull loop's inputs for `frustum`, LODs from `camera`'s position.
+fn cull_params<'a>(
+    config: &'a CrowdConfig,
+    shape: &'a Shape,
+    asset: &'a CrowdAsset,
+    frustum: &'a Frustum,
+    camera: &Camera,
+    membership_changed: bool,
+) -> CullParams<'a> {
+    CullParams {
+        config,
+        shape,
+        thresholds: &asset.lod_distances,
+        lod_triangles: &asset.lod_triangles,
+        attachment_triangles: asset.attachment_triangles,
+        frustum,
+        eye: camera.position,
+        membership_changed,
+    }
+}
+
 /// The batches of an extra view of a frame ([`Crowd::cull_view`]): ranges of the frame's instance
 /// list, for depth-only passes (a shadow cascade, a spot light, a depth pre-pass).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -775,16 +796,8 @@ impl Crowd {
 
         // 3. Culling and batches.
         let frustum = Frustum::from_view_proj(&camera.view_proj);
-        let params = CullParams {
-            config: &self.config,
-            shape: &self.shape,
-            thresholds: &self.asset.lod_distances,
-            lod_triangles: &self.asset.lod_triangles,
-            attachment_triangles: self.asset.attachment_triangles,
-            frustum: &frustum,
-            eye: camera.position,
-            membership_changed,
-        };
+        let params =
+            cull_params(&self.config, &self.shape, &self.asset, &frustum, camera, membership_changed);
         let out = frame::cull(&mut self.spatial, &mut self.far, &mut self.capacity, &params);
 
         // 4. Uploads.
@@ -827,17 +840,10 @@ impl Crowd {
     /// section is drawn). Costs O(non-empty cells).
     pub fn cull_view(&self, view_proj: &[[f32; 4]; 4], camera: &Camera) -> ViewDraws {
         let frustum = Frustum::from_view_proj(view_proj);
-        let params = CullParams {
-            config: &self.config,
-            shape: &self.shape,
-            thresholds: &self.asset.lod_distances,
-            lod_triangles: &self.asset.lod_triangles,
-            attachment_triangles: self.asset.attachment_triangles,
-            frustum: &frustum,
-            eye: camera.position,
-            membership_changed: false,
-        };
-        frame::cull_view(&self.spatial, &params)
+        frame::cull_view(
+            &self.spatial,
+            &cull_params(&self.config, &self.shape, &self.asset, &frustum, camera, false),
+        )
     }
 
     /// For GPU-driven culling, where the records stay resident and a compute pass culls them: the dirty
