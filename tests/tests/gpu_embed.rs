@@ -4,7 +4,9 @@
 //! The crowd must be hidden where the host's depth is nearer, drawn exactly as `render` draws it
 //! elsewhere, the host's clear colour kept (vat clears nothing), and wgpu and Vulkan must agree.
 //! `Renderer::draw_depth` of an extra view (the crowd shifted on screen, at depth 0) into a host
-//! depth pass hides the colour draws where they overlap it.
+//! depth pass hides the colour draws where they overlap it; a view reaching past the camera's
+//! frustum draws the instances only it sees, GPU-culled (each view culled for itself) as
+//! CPU-culled.
 
 // Integration tests report failure by panicking; helpers below unwrap for the same reason.
 #![allow(clippy::unwrap_used)]
@@ -329,19 +331,23 @@ fn check_occluded(name: &str, reference: &[u8], embedded: &[u8]) {
     );
 }
 
-/// A wgpu host frame: a depth-only pass with `draw_depth` of the extra view, then a colour pass
-/// loading that depth with `draw`. `(reference, embedded)`.
-fn wgpu_depth_view_frames(culling: Culling) -> (Vec<u8>, Vec<u8>) {
+/// A wgpu host frame of the crowd `make` builds: a depth-only pass with `draw_depth` of the extra
+/// `view`, then a colour pass loading that depth with `draw`. `(reference, embedded)`.
+fn wgpu_depth_view_frames(
+    culling: Culling,
+    make: fn(&[u8]) -> Crowd,
+    view: [[f32; 4]; 4],
+) -> (Vec<u8>, Vec<u8>) {
     let mut r = vat_wgpu::Offscreen::new(SIZE, Default::default()).unwrap();
     let bytes = humanoid_vat_in(VertexFormat::Packed64);
     let asset = r.upload(&Asset::parse(bytes).unwrap()).unwrap();
-    let mut crowd = crowd(bytes);
+    let mut crowd = make(bytes);
     let mut gpu = r.create_crowd(&crowd).unwrap();
     r.render_crowd(&asset, &mut gpu, &mut crowd, &camera(), &options(culling)).unwrap();
     let reference = r.read_rgba8().unwrap();
     r.record_host_frame(|_, renderer, encoder, target| {
         let mut crowds = [CrowdDraw { asset: &asset, gpu: &mut gpu, crowd: &mut crowd }];
-        renderer.prepare(encoder, &mut crowds, &camera(), &options(culling), &[occluder_view()])?;
+        renderer.prepare(encoder, &mut crowds, &camera(), &options(culling), &[view])?;
         {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("host depth pass"),
@@ -392,18 +398,22 @@ fn wgpu_depth_view_frames(culling: Culling) -> (Vec<u8>, Vec<u8>) {
 }
 
 /// The Vulkan twin of [`wgpu_depth_view_frames`], under the validation layer.
-fn vulkan_depth_view_frames(culling: Culling) -> (Vec<u8>, Vec<u8>) {
+fn vulkan_depth_view_frames(
+    culling: Culling,
+    make: fn(&[u8]) -> Crowd,
+    view: [[f32; 4]; 4],
+) -> (Vec<u8>, Vec<u8>) {
     let mut r = vat_vulkan::Offscreen::new(SIZE, Default::default()).unwrap();
     assert!(r.parts().0.validation_enabled(), "vat-vulkan tests must run under the validation layer");
     let bytes = humanoid_vat_in(VertexFormat::Packed64);
     let asset = r.upload(&Asset::parse(bytes).unwrap()).unwrap();
-    let mut crowd = crowd(bytes);
+    let mut crowd = make(bytes);
     let mut gpu = r.create_crowd(&crowd).unwrap();
     r.render_crowd(&asset, &mut gpu, &mut crowd, &camera(), &options(culling)).unwrap();
     let reference = r.read_rgba8().unwrap();
     r.record_host_frame(|ctx, renderer, cb, target| {
         let mut crowds = [CrowdDraw { asset: &asset, gpu: &mut gpu, crowd: &mut crowd }];
-        renderer.prepare(cb, &mut crowds, &camera(), &options(culling), &[occluder_view()])?;
+        renderer.prepare(cb, &mut crowds, &camera(), &options(culling), &[view])?;
         let area = vat_vulkan::full_rect(SIZE);
         let depth = |load| {
             vk::RenderingAttachmentInfo::default()
@@ -477,11 +487,81 @@ fn vulkan_depth_view_frames(culling: Culling) -> (Vec<u8>, Vec<u8>) {
 #[test]
 fn draw_depth_of_an_extra_view_occludes_the_colour_draws_on_both_backends() {
     for culling in [Culling::Cpu, Culling::Gpu] {
-        let (w_ref, w_host) = wgpu_depth_view_frames(culling);
+        let (w_ref, w_host) = wgpu_depth_view_frames(culling, crowd, occluder_view());
         check_occluded(&format!("wgpu-{culling:?}"), &w_ref, &w_host);
-        let (v_ref, v_host) = vulkan_depth_view_frames(culling);
+        let (v_ref, v_host) = vulkan_depth_view_frames(culling, crowd, occluder_view());
         check_occluded(&format!("vulkan-{culling:?}"), &v_ref, &v_host);
         let differing = v_host.iter().zip(&w_host).filter(|(a, b)| a.abs_diff(**b) > 2).count();
         assert_eq!(differing, 0, "{culling:?}: the host frames of wgpu and Vulkan differ");
     }
+}
+
+/// NDC units [`far_view`] shifts the camera's image right by: farther than the screen is wide, so
+/// what it brings on screen lies wholly outside the camera's frustum.
+const FAR_SHIFT: f32 = 1.8;
+
+/// The camera's view-projection moved [`FAR_SHIFT`] right in NDC and flattened to depth 0.
+fn far_view() -> [[f32; 4]; 4] {
+    let mut m = camera().view_proj;
+    for column in &mut m {
+        column[0] += FAR_SHIFT * column[3];
+        column[2] = 0.0;
+    }
+    m
+}
+
+/// [`crowd`] plus a twin of each instance moved left until [`far_view`] puts the twin where the
+/// camera sees the original (at the original's depth: the same NDC shift): the twins lie outside
+/// the camera's frustum (by more than their bounding spheres), only the view sees them.
+fn crowd_with_twins(bytes: &[u8]) -> Crowd {
+    let asset = Asset::parse(bytes).unwrap();
+    let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), CrowdConfig::default());
+    let clips = asset.manifest().clips.len() as u32;
+    let m = camera().view_proj;
+    let clip = |p: [f32; 3]| {
+        let row = |r: usize| m[0][r] * p[0] + m[1][r] * p[1] + m[2][r] * p[2] + m[3][r];
+        (row(0), row(3))
+    };
+    for i in 0..8u32 {
+        // As `crowd` places them.
+        let p = [(i % 4) as f32 * 1.2 - 1.8, 0.0, -((i / 4) as f32) * 1.7];
+        let (yaw, phase) = (0.4 * i as f32, 0.1 * i as f32);
+        crowd.spawn_at_phase(p, yaw, i % clips, phase);
+        let (_, w) = clip(p);
+        let twin = [p[0] - FAR_SHIFT * w / m[0][0], p[1], p[2]];
+        let (x, w) = clip([twin[0], twin[1] + 0.9, twin[2]]);
+        assert!(x / w < -1.4, "the twin lies well left of the camera's frustum: NDC x {}", x / w);
+        crowd.spawn_at_phase(twin, yaw, i % clips, phase);
+    }
+    crowd.advance(0.4);
+    crowd
+}
+
+#[test]
+fn a_view_draws_instances_outside_the_cameras_frustum_with_either_culling_on_both_backends() {
+    let mut frames = Vec::new();
+    for culling in [Culling::Cpu, Culling::Gpu] {
+        let (w_ref, w_host) = wgpu_depth_view_frames(culling, crowd_with_twins, far_view());
+        let (v_ref, v_host) = vulkan_depth_view_frames(culling, crowd_with_twins, far_view());
+        for (name, reference, host) in [("wgpu", &w_ref, &w_host), ("vulkan", &v_ref, &v_host)] {
+            save_image(&format!("embed-far-view-{name}-{culling:?}-host"), SIZE, host);
+            let background = reference[..4].to_vec();
+            let px = |img: &[u8], p: usize| img[p * 4..p * 4 + 4].to_vec();
+            let pixels = (SIZE[0] * SIZE[1]) as usize;
+            let covered = (0..pixels).filter(|&p| px(reference, p) != background).count();
+            let hidden =
+                (0..pixels).filter(|&p| px(reference, p) != background && px(host, p) == background).count();
+            // The twins' depth, drawn by the view alone, hides most of the crowd they shadow.
+            assert!(
+                covered > 600 && hidden > covered / 2,
+                "{name} {culling:?}: the view's twins hide {hidden} of the crowd's {covered} pixels"
+            );
+        }
+        let differing = v_host.iter().zip(&w_host).filter(|(a, b)| a.abs_diff(**b) > 2).count();
+        assert_eq!(differing, 0, "{culling:?}: the host frames of wgpu and Vulkan differ");
+        frames.push(w_host);
+    }
+    // GPU culling of the view draws what CPU culling of it draws (the same instances and LODs).
+    let differing = frames[0].chunks(4).zip(frames[1].chunks(4)).filter(|(a, b)| a != b).count();
+    assert!(differing <= 40, "{differing} pixels differ between CPU and GPU culling of the view");
 }

@@ -9,13 +9,15 @@
 //! 1. per crowd ([`CrowdPlan`]): buffers to grow, the frame uniforms, the record ranges and list
 //!    entries to write, the packed scatter records, the draw-argument template and culling
 //!    parameters to write (only when they changed);
-//! 2. the compute dispatches ([`Dispatch`]: scatter, then culling) with their workgroup counts;
+//! 2. the compute dispatches ([`Dispatch`]: scatter, then culling: the camera's, then each extra
+//!    view's of a GPU-culled crowd) with their workgroup counts;
 //! 3. per pass kind ([`FramePlan::depth`] for the shadow map, [`FramePlan::colour`]) the draws
 //!    ([`Draw`]): pipeline key, bound resources, index range and instance range or indirect-argument
 //!    offset.
 //!
 //! A backend executes it in this order: grow buffers, write the uploads, the template copies of
-//! GPU-culled crowds (`args_template` → `draw_args`, [`gpu::DRAW_ARGS_BYTES`]), the dispatches, the
+//! GPU-culled crowds (`args_template` → `draw_args`, and → each extra view's draw args,
+//! [`gpu::DRAW_ARGS_BYTES`]), the dispatches, the
 //! depth pass (when [`FramePlan::shadow_view_proj`] is set) and the colour pass. The plan decides
 //! what is drawn; a backend decides nothing.
 //!
@@ -199,6 +201,7 @@ pub struct CrowdSync {
     cull_params_written: Option<CullParams>,
     record_count: u32,
     gpu_lods: u32,
+    view_lists: u32,
 }
 
 impl CrowdSync {
@@ -235,6 +238,7 @@ impl CrowdSync {
         self.scatter_capacity = 0;
         self.template_for = None;
         self.cull_params_written = None;
+        self.view_lists = 0;
     }
 
     /// Whether the GPU records mirror the crowd's.
@@ -253,6 +257,11 @@ impl CrowdSync {
         self.list_capacity
     }
 
+    /// The capacities of the buffers (zero before the first frame).
+    pub fn capacity(&self) -> CrowdCapacity {
+        CrowdCapacity { records: self.record_capacity, list: self.list_capacity }
+    }
+
     /// Records the scatter buffers hold (0: none yet).
     pub fn scatter_capacity(&self) -> u32 {
         self.scatter_capacity
@@ -266,6 +275,12 @@ impl CrowdSync {
     /// LODs of the last GPU-culled frame (the visible lists to read back); 0 before any.
     pub fn gpu_lods(&self) -> u32 {
         self.gpu_lods
+    }
+
+    /// Extra views whose own visible lists and draw arguments the buffers at the current capacity
+    /// have ([`CrowdPlan::grow_view_lists`]).
+    pub fn view_lists(&self) -> u32 {
+        self.view_lists
     }
 }
 
@@ -296,7 +311,7 @@ impl CrowdCapacity {
         u64::from(self.records) * size_of::<InstanceRecord>() as u64
     }
 
-    /// Bytes of the visible lists.
+    /// Bytes of the visible lists (the camera's, and each GPU-culled extra view's).
     pub fn visible_bytes(&self) -> u64 {
         u64::from(self.records) * MAX_LODS as u64 * 4
     }
@@ -317,14 +332,23 @@ pub fn scatter_buffer_bytes(capacity: u32) -> (u64, u64) {
 pub struct CrowdPlan {
     /// CPU or GPU culling.
     pub culling: Culling,
-    /// Buffers to (re)create first (then everything is uploaded whole); `None`: keep them.
+    /// Buffers to (re)create first (then everything is uploaded whole); `None`: keep them. The
+    /// extra views' visible lists and draw arguments go with them (none are left after a grow).
     pub grow: Option<CrowdCapacity>,
+    /// GPU culling with extra views: after `grow`, give the buffers visible lists
+    /// ([`CrowdCapacity::visible_bytes`]) and draw arguments ([`gpu::DRAW_ARGS_BYTES`]) of their
+    /// own for views `0..n` at the crowd's capacity (creating those that are missing: views past the
+    /// ones they have), with their bind groups (compute group 0 over the view's uniforms, compute
+    /// group 2 writing the view's lists, depth group 2 reading them). `None`: they have enough.
+    pub grow_view_lists: Option<u32>,
     /// Scatter buffers of this many records to (re)create, bound with the record buffer.
     pub grow_scatter: Option<u32>,
     /// The crowd's group-0 uniforms (camera, its clock and LOD settings, light, shadow matrix).
     pub uniforms: FrameUniforms,
     /// The crowd's group-0 uniforms of each extra view of [`FramePlan::views`]: `uniforms` with
-    /// `light_view_proj` (the matrix the depth entry points project with) set to the view's.
+    /// `light_view_proj` (the matrix the depth entry points project with) set to the view's and
+    /// `frustum_planes` to the view's frustum (what [`Dispatch::CullView`] culls against; the
+    /// camera's position stays, so a view draws the LODs the camera gives).
     pub view_uniforms: Vec<FrameUniforms>,
     /// Record ranges to write in place: indices into `Crowd::records`, written at the same index of
     /// the record buffer.
@@ -341,6 +365,9 @@ pub struct CrowdPlan {
     pub cull_params: Option<CullParams>,
     /// Whether `draw_args` is reset from the template before the dispatches (GPU culling).
     pub reset_draw_args: bool,
+    /// Extra views `0..n` whose own draw arguments are reset from the template before the
+    /// dispatches (GPU culling; 0: none).
+    pub reset_view_draw_args: u32,
     /// The crowd's statistics (see `FrameReport::stats`).
     pub stats: CrowdStats,
     /// Bytes this crowd's uploads write (records, list, scatter, uniforms, culling parameters).
@@ -384,6 +411,20 @@ pub enum Dispatch {
         /// Workgroup counts `[x, y]` ([`gpu::CULL_WORKGROUP_SIZE`]).
         workgroups: [u32; 2],
     },
+    /// `cs_cull` of crowd `crowd`'s records for extra view `view` (after every [`Dispatch::Cull`]):
+    /// group 0 over the crowd's uniforms of that view ([`CrowdPlan::view_uniforms`], compute
+    /// layout), group 1 of its asset, group 2 over its records and culling parameters writing the
+    /// view's own visible lists and draw arguments ([`InstanceSource::ViewLists`]).
+    CullView {
+        /// Position of the crowd in the frame.
+        crowd: usize,
+        /// Position of the view in [`FramePlan::views`].
+        view: usize,
+        /// Records culled.
+        records: u32,
+        /// Workgroup counts `[x, y]` ([`gpu::CULL_WORKGROUP_SIZE`]).
+        workgroups: [u32; 2],
+    },
 }
 
 /// Where a crowd's draws take their instances from (the `instance_list` binding of group 2).
@@ -393,6 +434,12 @@ pub enum InstanceSource {
     InstanceList,
     /// The GPU-culled visible lists (the indirect draws' `first_instance` indexes them).
     VisibleLists,
+    /// Extra view `view`'s own GPU-culled visible lists ([`Dispatch::CullView`]); its indirect draws
+    /// read that view's draw arguments, not the crowd's.
+    ViewLists {
+        /// Position of the view in [`FramePlan::views`].
+        view: usize,
+    },
 }
 
 /// The resources a draw binds.
@@ -423,7 +470,9 @@ pub enum DrawGeometry {
         /// Instance range (entries of the instance list).
         instances: Range<u32>,
     },
-    /// Indexed-indirect: one draw whose arguments are at byte `offset` of the crowd's `draw_args`.
+    /// Indexed-indirect: one draw whose arguments are at byte `offset` of the crowd's `draw_args`
+    /// ([`InstanceSource::VisibleLists`]), or of extra view `view`'s draw arguments
+    /// ([`InstanceSource::ViewLists`]).
     IndexedIndirect {
         /// Byte offset, a multiple of [`DRAW_ARGS_STRIDE`].
         offset: u64,
@@ -528,7 +577,8 @@ pub struct FramePlan {
     /// `ShadowMapSource::Host` and shadows are on): the backend binds the map the host gave it in
     /// group 0 instead of its own.
     pub host_shadow_map: bool,
-    /// Compute dispatches, in order (every scatter, then every culling pass).
+    /// Compute dispatches, in order (every scatter, then every camera culling pass, then every
+    /// extra view's culling pass).
     pub dispatches: Vec<Dispatch>,
     /// Depth-pass draws (the shadow map), in order.
     pub depth: Vec<Draw>,
@@ -539,11 +589,12 @@ pub struct FramePlan {
     pub views: Vec<[[f32; 4]; 4]>,
     /// The depth draws of each extra view (one list per view, in [`views`](Self::views)' order):
     /// bodies and attachments (no ground) in depth pipelines, each view binding its own group 0,
-    /// [`CrowdPlan::view_uniforms`]. A CPU-culled crowd is culled for the view
-    /// ([`Crowd::cull_view`]: the cells in the view's frustum, at the LODs the camera gives them, as
-    /// ranges of the frame's instance list), so a shadow cascade gets casters the camera does not
-    /// see. A GPU-culled crowd draws the camera's culled lists (its colour draws; not re-culled per
-    /// view): casters outside the camera's frustum are missing from its views.
+    /// [`CrowdPlan::view_uniforms`]. Each view is culled for itself, so a shadow cascade gets
+    /// casters the camera does not see: a CPU-culled crowd with [`Crowd::cull_view`] (the cells in
+    /// the view's frustum, at the LODs the camera gives them, as ranges of the frame's instance
+    /// list); a GPU-culled crowd by a [`Dispatch::CullView`] into the view's own lists (each record's
+    /// bounding sphere against the view's frustum, at the LOD the camera gives it), drawn as indirect
+    /// draws over [`InstanceSource::ViewLists`] (the crowd's colour draws, in depth pipelines).
     pub view_depth: Vec<Vec<Draw>>,
     /// Clear colour of the colour target (linear RGBA), for a pass the renderer begins itself.
     pub clear_color: [f64; 4],
@@ -678,13 +729,26 @@ impl FramePlan {
             return Err(e);
         }
         self.views.extend_from_slice(views);
-        for plan in &mut self.crowds {
+        let n_views = views.len() as u32;
+        for (plan, c) in self.crowds.iter_mut().zip(crowds.iter_mut()) {
             plan.view_uniforms.clear();
-            plan.view_uniforms
-                .extend(views.iter().map(|v| FrameUniforms { light_view_proj: *v, ..plan.uniforms }));
+            plan.view_uniforms.extend(views.iter().map(|v| FrameUniforms {
+                light_view_proj: *v,
+                frustum_planes: Frustum::from_view_proj(v).planes,
+                ..plan.uniforms
+            }));
             plan.uploaded_bytes += (views.len() * size_of::<FrameUniforms>()) as u64;
+            plan.grow_view_lists = None;
+            plan.reset_view_draw_args = 0;
+            if plan.culling == Culling::Gpu && n_views > 0 {
+                if c.sync.view_lists < n_views {
+                    plan.grow_view_lists = Some(n_views);
+                    c.sync.view_lists = n_views;
+                }
+                plan.reset_view_draw_args = n_views;
+            }
         }
-        for view in views {
+        for (v, view) in views.iter().enumerate() {
             let mut draws = Vec::new();
             for (k, (c, plan)) in crowds.iter().zip(&self.crowds).enumerate() {
                 if plan.culling == Culling::Cpu {
@@ -694,7 +758,11 @@ impl FramePlan {
                         |d: &&Draw| matches!(d.resources, DrawResources::Crowd { crowd, .. } if crowd == k);
                     draws.extend(self.colour.iter().filter(theirs).map(|d| Draw {
                         pipeline: PipelineKey { pass: PassKind::Depth, ..d.pipeline },
-                        ..d.clone()
+                        resources: DrawResources::Crowd {
+                            crowd: k,
+                            instances: InstanceSource::ViewLists { view: v },
+                        },
+                        geometry: d.geometry.clone(),
                     }));
                 }
             }
@@ -712,6 +780,15 @@ impl FramePlan {
             if plan.culling == Culling::Gpu && records > 0 {
                 let workgroups = workgroups(u64::from(records), gpu::CULL_WORKGROUP_SIZE);
                 self.dispatches.push(Dispatch::Cull { crowd: k, records, workgroups });
+            }
+        }
+        for (k, (plan, c)) in self.crowds.iter().zip(crowds.iter()).enumerate() {
+            let records = c.crowd.count();
+            if plan.culling == Culling::Gpu && records > 0 {
+                let workgroups = workgroups(u64::from(records), gpu::CULL_WORKGROUP_SIZE);
+                for view in 0..views.len() {
+                    self.dispatches.push(Dispatch::CullView { crowd: k, view, records, workgroups });
+                }
             }
         }
         Ok(())
@@ -848,6 +925,7 @@ fn plan_crowd(
         sync.scatter_capacity = 0;
         sync.template_for = None;
         sync.cull_params_written = None;
+        sync.view_lists = 0;
         sync.records_synced = false;
         sync.list_synced = false;
     }

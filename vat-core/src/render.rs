@@ -188,8 +188,9 @@ pub struct FrameReport {
     pub draws_attachments: u32,
     /// Draw calls of the ground (0 or 1).
     pub draws_ground: u32,
-    /// Compute dispatches recorded: the culling pass (GPU culling) and the record scatter (a frame
-    /// with many short runs of changed records; see `vat_core::gpu::ScatterPlan`), 0 to 2.
+    /// Compute dispatches recorded, summed over the crowds: per crowd the record scatter (a frame
+    /// with many short runs of changed records; see `vat_core::gpu::ScatterPlan`), and with GPU
+    /// culling the camera's culling pass and one per extra view: 0 to 2 + views per crowd.
     pub dispatches: u32,
     /// Bytes written to GPU buffers this frame (records, instance list, uniforms).
     pub uploaded_bytes: u64,

@@ -25,8 +25,8 @@ pub struct GpuCrowd {
     /// Set 0 per [`StageSet`] over `frame_buffer` and each host shadow map drawn with.
     pub(crate) host_frame_sets: HostMapCache<vk::ImageView, HostFrameSets>,
     /// Per extra depth view (`Renderer::prepare`'s `views`, grown on demand): its set-0 uniforms and
-    /// the depth set 0 over them (owned by `owned`).
-    pub(crate) views: Vec<(HostBuffer, vk::DescriptorSet)>,
+    /// the depth and compute sets 0 over them (owned by `owned`).
+    pub(crate) views: Vec<ViewUniforms>,
     pub(crate) buffers: Option<CrowdBuffers>,
     /// The read-back ring of the GPU culling's counts.
     pub(crate) counts: CountsReadback,
@@ -60,6 +60,15 @@ impl GpuCrowd {
         self.sync.mark_unsynced();
         self.counts.ring.drop_current();
     }
+}
+
+/// One extra view's set-0 uniforms of a crowd, and the sets 0 over them.
+pub(crate) struct ViewUniforms {
+    pub(crate) buffer: HostBuffer,
+    /// Depth set 0 (the view's depth draws).
+    pub(crate) depth: vk::DescriptorSet,
+    /// Compute set 0 (the view's culling dispatch).
+    pub(crate) compute: vk::DescriptorSet,
 }
 
 /// One slot of the counts ring: a host-visible, coherent copy of `draw_args` and the event the
@@ -147,20 +156,53 @@ pub(crate) struct CrowdBuffers {
     depth_gpu: vk::DescriptorSet,
     pub(crate) compute: vk::DescriptorSet,
     pub(crate) scatter: Option<ScatterBuffers>,
+    /// Per GPU-culled extra view (`CrowdPlan::grow_view_lists`): its own lists (owned by `owned`).
+    pub(crate) views: Vec<ViewLists>,
     /// The buffers and descriptor pools; destroyed last.
     pub(crate) owned: Owned,
 }
 
+/// One GPU-culled extra view's own visible lists and draw arguments (sized like the crowd's), with
+/// the sets 2 over them.
+pub(crate) struct ViewLists {
+    pub(crate) draw_args: HostBuffer,
+    /// Compute set 2: the crowd's records and culling parameters, writing this view's lists.
+    pub(crate) compute: vk::DescriptorSet,
+    /// Depth set 2 over this view's visible lists.
+    depth: vk::DescriptorSet,
+}
+
 impl CrowdBuffers {
-    /// Set 2 of `set` over `instances`.
-    pub(crate) fn group(&self, set: StageSet, instances: InstanceSource) -> vk::DescriptorSet {
-        match (set, instances) {
+    /// Set 2 of `set` over `instances` (`None`: a view's lists outside a depth pass).
+    pub(crate) fn group(&self, set: StageSet, instances: InstanceSource) -> Option<vk::DescriptorSet> {
+        Some(match (set, instances) {
             (StageSet::Depth, InstanceSource::InstanceList) => self.depth_cpu,
             (StageSet::Depth, InstanceSource::VisibleLists) => self.depth_gpu,
+            (StageSet::Depth, InstanceSource::ViewLists { view }) => self.views.get(view)?.depth,
             (_, InstanceSource::InstanceList) => self.colour_cpu,
             (_, InstanceSource::VisibleLists) => self.colour_gpu,
+            (_, InstanceSource::ViewLists { .. }) => return None,
+        })
+    }
+
+    /// The draw arguments the indirect draws over `instances` read (`None`: the CPU list).
+    pub(crate) fn draw_args_of(&self, instances: InstanceSource) -> Option<vk::Buffer> {
+        match instances {
+            InstanceSource::InstanceList => None,
+            InstanceSource::VisibleLists => Some(self.draw_args.buffer),
+            InstanceSource::ViewLists { view } => Some(self.views.get(view)?.draw_args.buffer),
         }
     }
+}
+
+/// The buffers of a crowd's set 2 besides its instance list: the records and culling parameters
+/// culled, and the visible lists and draw arguments the culling writes.
+#[derive(Clone, Copy)]
+struct CrowdSetBuffers {
+    records: vk::Buffer,
+    cull_params: vk::Buffer,
+    visible: vk::Buffer,
+    draw_args: vk::Buffer,
 }
 
 /// The record scatter's packed records and destinations, and set 3 of `cs_scatter` over them and the
@@ -196,16 +238,71 @@ impl Renderer {
         })
     }
 
-    /// Gives `gpu` at least `views` extra-view uniform buffers and their depth sets.
+    /// Gives `gpu` at least `views` extra-view uniform buffers and their depth and compute sets.
     pub(crate) fn grow_views(&self, gpu: &mut GpuCrowd, views: usize) -> Result<(), VulkanError> {
         let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
         while gpu.views.len() < views {
             let buffer =
                 gpu.owned.buffer(size_of::<FrameUniforms>() as u64, uniform, "crowd view uniforms")?;
-            let set = self.frame_sets_for(&mut gpu.owned, buffer.buffer)?[StageSet::Depth as usize];
-            gpu.views.push((buffer, set));
+            let sets = self.frame_sets_for(&mut gpu.owned, buffer.buffer)?;
+            let (depth, compute) = (sets[StageSet::Depth as usize], sets[StageSet::Compute as usize]);
+            gpu.views.push(ViewUniforms { buffer, depth, compute });
         }
         Ok(())
+    }
+
+    /// Gives `buffers` visible lists and draw arguments of their own for extra views `0..views`
+    /// (`CrowdPlan::grow_view_lists`), the lists of the crowd's `capacity`.
+    pub(crate) fn grow_view_lists(
+        &self,
+        buffers: &mut CrowdBuffers,
+        capacity: CrowdCapacity,
+        views: u32,
+    ) -> Result<(), VulkanError> {
+        let storage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+        while buffers.views.len() < views as usize {
+            let owned = &mut buffers.owned;
+            let visible = owned.buffer(capacity.visible_bytes(), storage, "view visible lists")?;
+            let draw_args = owned.buffer(
+                gpu::DRAW_ARGS_BYTES,
+                storage | vk::BufferUsageFlags::INDIRECT_BUFFER,
+                "view draw args",
+            )?;
+            let crowd = CrowdSetBuffers {
+                records: buffers.records.buffer,
+                cull_params: buffers.cull_params.buffer,
+                visible: visible.buffer,
+                draw_args: draw_args.buffer,
+            };
+            let compute = self.crowd_set(owned, StageSet::Compute, crowd, buffers.list.buffer)?;
+            let depth = self.crowd_set(owned, StageSet::Depth, crowd, visible.buffer)?;
+            buffers.views.push(ViewLists { draw_args, compute, depth });
+        }
+        Ok(())
+    }
+
+    /// Set 2 of `set` over `crowd`'s buffers and `instance_list`, allocated from `owned`.
+    fn crowd_set(
+        &self,
+        owned: &mut Owned,
+        set: StageSet,
+        crowd: CrowdSetBuffers,
+        instance_list: vk::Buffer,
+    ) -> Result<vk::DescriptorSet, VulkanError> {
+        let (decode_params, decoded) = (self.dummy_decode_params.buffer, self.dummy_decoded.buffer);
+        let layout = self.set_layouts[set as usize][gpu::GROUP_CROWD as usize];
+        descriptor_set(owned, layout, gpu::GROUP_CROWD, set, |name| {
+            Some(Resource::Buffer(match name {
+                "instances" => crowd.records,
+                "instance_list" => instance_list,
+                "decode_params" => decode_params,
+                "decoded" => decoded,
+                "cull_params" => crowd.cull_params,
+                "visible" => crowd.visible,
+                "draw_args" => crowd.draw_args,
+                _ => return None,
+            }))
+        })
     }
 
     /// Replaces `gpu`'s buffers with ones of `capacity` (the plan then uploads everything); waits for
@@ -237,22 +334,14 @@ impl Renderer {
             vk::BufferUsageFlags::UNIFORM_BUFFER | dst,
             "cull params",
         )?;
-        let (decode_params, decoded) = (self.dummy_decode_params.buffer, self.dummy_decoded.buffer);
-        let mut group = |set: StageSet, instance_list: vk::Buffer| {
-            let layout = self.set_layouts[set as usize][gpu::GROUP_CROWD as usize];
-            descriptor_set(&mut owned, layout, gpu::GROUP_CROWD, set, |name| {
-                Some(Resource::Buffer(match name {
-                    "instances" => records.buffer,
-                    "instance_list" => instance_list,
-                    "decode_params" => decode_params,
-                    "decoded" => decoded,
-                    "cull_params" => cull_params.buffer,
-                    "visible" => visible.buffer,
-                    "draw_args" => draw_args.buffer,
-                    _ => return None,
-                }))
-            })
+        let crowd = CrowdSetBuffers {
+            records: records.buffer,
+            cull_params: cull_params.buffer,
+            visible: visible.buffer,
+            draw_args: draw_args.buffer,
         };
+        let mut group =
+            |set: StageSet, instance_list: vk::Buffer| self.crowd_set(&mut owned, set, crowd, instance_list);
         let colour_cpu = group(StageSet::Colour, list.buffer)?;
         let depth_cpu = group(StageSet::Depth, list.buffer)?;
         let colour_gpu = group(StageSet::Colour, visible.buffer)?;
@@ -271,6 +360,7 @@ impl Renderer {
             depth_gpu,
             compute,
             scatter: None,
+            views: Vec::new(),
             owned,
         });
         Ok(())

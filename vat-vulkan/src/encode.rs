@@ -51,6 +51,11 @@ impl Renderer {
             let buffers = draw.gpu.buffers.as_mut().ok_or(VulkanError::Internal("crowd buffers missing"))?;
             self.grow_scatter(buffers, capacity)?;
         }
+        if let Some(views) = plan.grow_view_lists {
+            let capacity = draw.gpu.sync.capacity();
+            let buffers = draw.gpu.buffers.as_mut().ok_or(VulkanError::Internal("crowd buffers missing"))?;
+            self.grow_view_lists(buffers, capacity, views)?;
+        }
         let buffers = buffers_of(draw)?;
         let records = draw.crowd.records();
         for r in &plan.record_writes {
@@ -79,8 +84,8 @@ impl Renderer {
         }
         queue_write(writes, draw.gpu.frame_buffer.buffer, 0, bytemuck::bytes_of(&plan.uniforms));
         self.grow_views(draw.gpu, plan.view_uniforms.len())?;
-        for (uniforms, (buffer, _)) in plan.view_uniforms.iter().zip(&draw.gpu.views) {
-            queue_write(writes, buffer.buffer, 0, bytemuck::bytes_of(uniforms));
+        for (uniforms, view) in plan.view_uniforms.iter().zip(&draw.gpu.views) {
+            queue_write(writes, view.buffer.buffer, 0, bytemuck::bytes_of(uniforms));
         }
         Ok(())
     }
@@ -133,8 +138,18 @@ impl Renderer {
         if let Some(uniforms) = &plan.frame_uniforms {
             queue_write(&mut writes, self.frame_buffer.buffer, 0, bytemuck::bytes_of(uniforms));
         }
-        for draw in crowds.iter() {
-            buffers_of(draw)?;
+        for (draw, crowd_plan) in crowds.iter().zip(&plan.crowds) {
+            let b = buffers_of(draw)?;
+            if b.views.len() < crowd_plan.reset_view_draw_args as usize {
+                return Err(VulkanError::Internal("view lists missing"));
+            }
+        }
+        for dispatch in &plan.dispatches {
+            if let Dispatch::CullView { crowd, view, .. } = *dispatch
+                && (crowds[crowd].gpu.views.len() <= view || buffers_of(&crowds[crowd])?.views.len() <= view)
+            {
+                return Err(VulkanError::Internal("view lists missing"));
+            }
         }
         let crowds = &*crowds;
 
@@ -162,18 +177,21 @@ impl Renderer {
                 }
             }
             // 2. Draw arguments reset from the template (GPU culling).
-            if plan.crowds.iter().any(|c| c.reset_draw_args) {
+            if plan.crowds.iter().any(|c| c.reset_draw_args || c.reset_view_draw_args > 0) {
                 memory_barrier(
                     d,
                     cb,
                     (transfer, vk::AccessFlags::TRANSFER_WRITE),
                     (transfer, vk::AccessFlags::TRANSFER_READ),
                 );
+                let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: gpu::DRAW_ARGS_BYTES }];
                 for (draw, crowd_plan) in crowds.iter().zip(&plan.crowds) {
-                    if let (true, Some(b)) = (crowd_plan.reset_draw_args, &draw.gpu.buffers) {
-                        let region =
-                            [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: gpu::DRAW_ARGS_BYTES }];
+                    let Some(b) = &draw.gpu.buffers else { continue };
+                    if crowd_plan.reset_draw_args {
                         d.cmd_copy_buffer(cb, b.args_template.buffer, b.draw_args.buffer, &region);
+                    }
+                    for v in b.views.iter().take(crowd_plan.reset_view_draw_args as usize) {
+                        d.cmd_copy_buffer(cb, b.args_template.buffer, v.draw_args.buffer, &region);
                     }
                 }
             }
@@ -222,11 +240,25 @@ impl Renderer {
             }
             let mut culled = false;
             for dispatch in &plan.dispatches {
-                let Dispatch::Cull { crowd, workgroups: [x, y], .. } = *dispatch else { continue };
-                let c = &crowds[crowd];
-                let Some(b) = &c.gpu.buffers else { continue };
                 let compute = StageSet::Compute as usize;
-                let sets = [c.gpu.frame_sets[compute], c.asset.sets[compute], b.compute];
+                let (crowd, [x, y], frame, lists) = match *dispatch {
+                    Dispatch::Cull { crowd, workgroups, .. } => {
+                        let Some(b) = &crowds[crowd].gpu.buffers else { continue };
+                        (crowd, workgroups, crowds[crowd].gpu.frame_sets[compute], b.compute)
+                    }
+                    Dispatch::CullView { crowd, view, workgroups, .. } => {
+                        let gpu = &crowds[crowd].gpu;
+                        let (Some(u), Some(l)) =
+                            (gpu.views.get(view), gpu.buffers.as_ref().and_then(|b| b.views.get(view)))
+                        else {
+                            continue;
+                        };
+                        (crowd, workgroups, u.compute, l.compute)
+                    }
+                    Dispatch::Scatter { .. } => continue,
+                };
+                let c = &crowds[crowd];
+                let sets = [frame, c.asset.sets[compute], lists];
                 d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, cull_pipeline);
                 d.cmd_bind_descriptor_sets(
                     cb,
@@ -441,7 +473,7 @@ impl Renderer {
                         let Some(b) = &c.gpu.buffers else { continue };
                         let frame = match view {
                             Some(v) => match c.gpu.views.get(v) {
-                                Some(&(_, frame)) => frame,
+                                Some(uniforms) => uniforms.depth,
                                 None => continue,
                             },
                             None => match self.frame_set(set, &c.gpu.frame_sets, &c.gpu.host_frame_sets) {
@@ -449,7 +481,8 @@ impl Renderer {
                                 None => continue,
                             },
                         };
-                        let sets = [frame, c.asset.sets[set as usize], b.group(set, instances)];
+                        let Some(lists) = b.group(set, instances) else { continue };
+                        let sets = [frame, c.asset.sets[set as usize], lists];
                         // SAFETY: inside dynamic rendering; the sets match the layout.
                         unsafe {
                             d.cmd_bind_descriptor_sets(
@@ -508,10 +541,11 @@ impl Renderer {
                         instances.start,
                     ),
                     DrawGeometry::IndexedIndirect { offset } => {
-                        if let DrawResources::Crowd { crowd, .. } = draw.resources
-                            && let Some(b) = &crowds[crowd].gpu.buffers
+                        if let DrawResources::Crowd { crowd, instances } = draw.resources
+                            && let Some(args) =
+                                crowds[crowd].gpu.buffers.as_ref().and_then(|b| b.draw_args_of(instances))
                         {
-                            d.cmd_draw_indexed_indirect(cb, b.draw_args.buffer, *offset, 1, 0);
+                            d.cmd_draw_indexed_indirect(cb, args, *offset, 1, 0);
                         }
                     }
                     DrawGeometry::Vertices { vertices, instances } => d.cmd_draw(

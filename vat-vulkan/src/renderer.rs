@@ -592,7 +592,8 @@ impl Renderer {
     /// column-major, depth 0..1, each drawn by [`draw_depth`](Self::draw_depth); `&[]` for none),
     /// that comes before the host's rendering into the host's command buffer `cb`: plans the frame (`vat_core::frame::FramePlan::plan`), then records the writes of
     /// each crowd's changed records, list entries and uniforms (`vkCmdUpdateBuffer`), the scatter and
-    /// culling dispatches and, when shadows are drawn, the built-in shadow pass into the renderer's
+    /// culling dispatches (GPU culling: the camera's and one per extra view) and, when shadows are
+    /// drawn, the built-in shadow pass into the renderer's
     /// own shadow map, with their barriers (the last one makes the culling outputs and the shadow map
     /// visible to the vertex, fragment and indirect stages of later commands). Then record
     /// [`draw`](Self::draw) of the same `crowds` inside rendering the host begins later in `cb` (or
@@ -727,11 +728,12 @@ impl Renderer {
     /// [`prepare`](Self::prepare): the host's shadow cascade, spot light or depth pre-pass) into
     /// `cb`, **inside** depth-only dynamic rendering the host began with a depth attachment of
     /// `formats.depth` (`formats.color` must be `None`: vat's depth pipelines have no fragment
-    /// stage), drawing into `area`. The draws are the camera's
-    /// colour draws of bodies and attachments (same instances, LODs and cross-fades; no ground),
-    /// projected by the view's matrix, depth test `LESS` with writes and the shadow depth bias
-    /// (`vat_core::pipeline::SHADOW_DEPTH_BIAS`). The instances are those culled for the camera: a
-    /// view reaching beyond the camera's frustum misses casters the camera does not see.
+    /// stage), drawing into `area`. The draws are bodies and attachments as the camera's colour
+    /// draws (same LODs and cross-fades; no ground), projected by the view's matrix, depth test
+    /// `LESS` with writes and the shadow depth bias (`vat_core::pipeline::SHADOW_DEPTH_BIAS`). The
+    /// instances are culled for the view itself (CPU culling: `Crowd::cull_view`; GPU culling: a
+    /// culling dispatch of `prepare` into the view's own lists), so a view reaching beyond the
+    /// camera's frustum gets the casters there.
     ///
     /// **State expected and left:** as [`draw`](Self::draw): nothing is cleared; the viewport is set
     /// to [`flipped_viewport`]`(area)` and the scissor to `area`; vat's last pipeline, sets 0-2 and

@@ -26,8 +26,8 @@ pub struct GpuCrowd {
     /// Group 0 per [`StageSet`] over `frame_buffer` and each host shadow map drawn with.
     pub(crate) host_frame_groups: HostMapCache<wgpu::TextureView, Vec<wgpu::BindGroup>>,
     /// Per extra depth view (`Renderer::prepare`'s `views`, grown on demand): its group-0 uniforms
-    /// and the depth group 0 over them.
-    pub(crate) views: Vec<(wgpu::Buffer, wgpu::BindGroup)>,
+    /// and the depth and compute groups 0 over them.
+    pub(crate) views: Vec<ViewUniforms>,
     pub(crate) buffers: Option<CrowdBuffers>,
     /// The read-back ring of the GPU culling's counts.
     pub(crate) counts: CountsReadback,
@@ -45,6 +45,16 @@ impl GpuCrowd {
         self.sync.mark_unsynced();
         self.counts.ring.drop_current();
     }
+}
+
+/// One extra view's group-0 uniforms of a crowd, and the groups 0 over them.
+#[derive(Debug)]
+pub(crate) struct ViewUniforms {
+    pub(crate) buffer: wgpu::Buffer,
+    /// Depth group 0 (the view's depth draws).
+    pub(crate) depth: wgpu::BindGroup,
+    /// Compute group 0 (the view's culling dispatch).
+    pub(crate) compute: wgpu::BindGroup,
 }
 
 /// A slot's map state, set by its `map_buffer_on_submit` callback.
@@ -140,16 +150,42 @@ pub(crate) struct CrowdBuffers {
     depth_gpu: wgpu::BindGroup,
     pub(crate) compute: wgpu::BindGroup,
     pub(crate) scatter: Option<ScatterBuffers>,
+    /// Per GPU-culled extra view (`CrowdPlan::grow_view_lists`): its own lists.
+    pub(crate) views: Vec<ViewLists>,
+}
+
+/// One GPU-culled extra view's own visible lists and draw arguments (sized like the crowd's), with
+/// the groups 2 over them.
+#[derive(Debug)]
+pub(crate) struct ViewLists {
+    /// The visible lists (bound by both groups; kept with them).
+    _visible: wgpu::Buffer,
+    pub(crate) draw_args: wgpu::Buffer,
+    /// Compute group 2: the crowd's records and culling parameters, writing this view's lists.
+    pub(crate) compute: wgpu::BindGroup,
+    /// Depth group 2 over this view's visible lists.
+    depth: wgpu::BindGroup,
 }
 
 impl CrowdBuffers {
-    /// Group 2 of `set` over `instances`.
-    pub(crate) fn group(&self, set: StageSet, instances: InstanceSource) -> &wgpu::BindGroup {
-        match (set, instances) {
+    /// Group 2 of `set` over `instances` (`None`: a view's lists outside a depth pass).
+    pub(crate) fn group(&self, set: StageSet, instances: InstanceSource) -> Option<&wgpu::BindGroup> {
+        Some(match (set, instances) {
             (StageSet::Depth, InstanceSource::InstanceList) => &self.depth_cpu,
             (StageSet::Depth, InstanceSource::VisibleLists) => &self.depth_gpu,
+            (StageSet::Depth, InstanceSource::ViewLists { view }) => &self.views.get(view)?.depth,
             (_, InstanceSource::InstanceList) => &self.colour_cpu,
             (_, InstanceSource::VisibleLists) => &self.colour_gpu,
+            (_, InstanceSource::ViewLists { .. }) => return None,
+        })
+    }
+
+    /// The draw arguments the indirect draws over `instances` read (`None`: the CPU list).
+    pub(crate) fn draw_args_of(&self, instances: InstanceSource) -> Option<&wgpu::Buffer> {
+        match instances {
+            InstanceSource::InstanceList => None,
+            InstanceSource::VisibleLists => Some(&self.draw_args),
+            InstanceSource::ViewLists { view } => Some(&self.views.get(view)?.draw_args),
         }
     }
 }
@@ -188,7 +224,7 @@ impl Renderer {
         })
     }
 
-    /// Gives `gpu` at least `views` extra-view uniform buffers and their depth groups.
+    /// Gives `gpu` at least `views` extra-view uniform buffers and their depth and compute groups.
     pub(crate) fn grow_views(&self, gpu: &mut GpuCrowd, views: usize) -> Result<(), RenderError> {
         while gpu.views.len() < views {
             let buffer = empty_buffer(
@@ -197,8 +233,77 @@ impl Renderer {
                 size_of::<FrameUniforms>() as u64,
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             );
-            let group = self.frame_groups_for(&buffer, None)?.swap_remove(StageSet::Depth as usize);
-            gpu.views.push((buffer, group));
+            let mut groups = self.frame_groups_for(&buffer, None)?;
+            let compute = groups.swap_remove(StageSet::Compute as usize);
+            let depth = groups.swap_remove(StageSet::Depth as usize);
+            gpu.views.push(ViewUniforms { buffer, depth, compute });
+        }
+        Ok(())
+    }
+
+    /// Group 2 of `set` over the crowd's `records` and `cull_params`, `instance_list`, and the
+    /// `visible` lists and `draw_args` the culling writes.
+    fn crowd_group(
+        &self,
+        set: StageSet,
+        records: &wgpu::Buffer,
+        cull_params: &wgpu::Buffer,
+        instance_list: &wgpu::Buffer,
+        visible: &wgpu::Buffer,
+        draw_args: &wgpu::Buffer,
+    ) -> Result<wgpu::BindGroup, RenderError> {
+        let layout = &self.group_layouts[set as usize][2];
+        bind_group(&self.device, layout, gpu::GROUP_CROWD, set, "vat crowd", |name| {
+            Some(match name {
+                "instances" => records.as_entire_binding(),
+                "instance_list" => instance_list.as_entire_binding(),
+                "decode_params" => self.dummy_decode_params.as_entire_binding(),
+                "decoded" => self.dummy_decoded.as_entire_binding(),
+                "cull_params" => cull_params.as_entire_binding(),
+                "visible" => visible.as_entire_binding(),
+                "draw_args" => draw_args.as_entire_binding(),
+                _ => return None,
+            })
+        })
+    }
+
+    /// Gives `buffers` visible lists and draw arguments of their own for extra views `0..views`
+    /// (`CrowdPlan::grow_view_lists`), the lists of the crowd's `capacity`.
+    pub(crate) fn grow_view_lists(
+        &self,
+        buffers: &mut CrowdBuffers,
+        capacity: CrowdCapacity,
+        views: u32,
+    ) -> Result<(), RenderError> {
+        let d = &self.device;
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let bytes = capacity.visible_bytes();
+        while buffers.views.len() < views as usize {
+            let visible = empty_buffer(d, "vat view visible lists", bytes, storage);
+            let draw_args = empty_buffer(
+                d,
+                "vat view draw args",
+                gpu::DRAW_ARGS_BYTES,
+                storage | wgpu::BufferUsages::INDIRECT,
+            );
+            let b = &*buffers;
+            let compute = self.crowd_group(
+                StageSet::Compute,
+                &b.records,
+                &b.cull_params,
+                &b.list,
+                &visible,
+                &draw_args,
+            )?;
+            let depth = self.crowd_group(
+                StageSet::Depth,
+                &b.records,
+                &b.cull_params,
+                &visible,
+                &visible,
+                &draw_args,
+            )?;
+            buffers.views.push(ViewLists { _visible: visible, draw_args, compute, depth });
         }
         Ok(())
     }
@@ -221,18 +326,7 @@ impl Renderer {
             wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         );
         let group = |set: StageSet, instance_list: &wgpu::Buffer| {
-            bind_group(d, &self.group_layouts[set as usize][2], gpu::GROUP_CROWD, set, "vat crowd", |name| {
-                Some(match name {
-                    "instances" => records.as_entire_binding(),
-                    "instance_list" => instance_list.as_entire_binding(),
-                    "decode_params" => self.dummy_decode_params.as_entire_binding(),
-                    "decoded" => self.dummy_decoded.as_entire_binding(),
-                    "cull_params" => cull_params.as_entire_binding(),
-                    "visible" => visible.as_entire_binding(),
-                    "draw_args" => draw_args.as_entire_binding(),
-                    _ => return None,
-                })
-            })
+            self.crowd_group(set, &records, &cull_params, instance_list, &visible, &draw_args)
         };
         gpu.buffers = Some(CrowdBuffers {
             colour_cpu: group(StageSet::Colour, &list)?,
@@ -247,6 +341,7 @@ impl Renderer {
             args_template,
             cull_params,
             scatter: None,
+            views: Vec::new(),
         });
         Ok(())
     }

@@ -48,6 +48,13 @@ impl Renderer {
             };
             self.grow_scatter(buffers, capacity)?;
         }
+        if let Some(views) = plan.grow_view_lists {
+            let capacity = draw.gpu.sync.capacity();
+            let Some(buffers) = draw.gpu.buffers.as_mut() else {
+                return Err(RenderError::Device("internal: crowd buffers missing".into()));
+            };
+            self.grow_view_lists(buffers, capacity, views)?;
+        }
         let buffers = buffers_of(draw.gpu)?;
         let q = &self.queue;
         let records = draw.crowd.records();
@@ -76,8 +83,8 @@ impl Renderer {
         }
         belt_write(&mut self.belt, encoder, &draw.gpu.frame_buffer, bytemuck::bytes_of(&plan.uniforms));
         self.grow_views(draw.gpu, plan.view_uniforms.len())?;
-        for (uniforms, (buffer, _)) in plan.view_uniforms.iter().zip(&draw.gpu.views) {
-            belt_write(&mut self.belt, encoder, buffer, bytemuck::bytes_of(uniforms));
+        for (uniforms, view) in plan.view_uniforms.iter().zip(&draw.gpu.views) {
+            belt_write(&mut self.belt, encoder, &view.buffer, bytemuck::bytes_of(uniforms));
         }
         Ok(())
     }
@@ -130,6 +137,13 @@ impl Renderer {
                 let b = buffers_of(draw.gpu)?;
                 encoder.copy_buffer_to_buffer(&b.args_template, 0, &b.draw_args, 0, gpu::DRAW_ARGS_BYTES);
             }
+            for view in 0..crowd_plan.reset_view_draw_args as usize {
+                let b = buffers_of(draw.gpu)?;
+                let Some(v) = b.views.get(view) else {
+                    return Err(RenderError::Device("internal: view lists missing".into()));
+                };
+                encoder.copy_buffer_to_buffer(&b.args_template, 0, &v.draw_args, 0, gpu::DRAW_ARGS_BYTES);
+            }
         }
         // 3. Dispatches.
         for dispatch in &plan.dispatches {
@@ -154,6 +168,19 @@ impl Renderer {
                     pass.set_bind_group(0, &c.gpu.frame_groups[compute], &[]);
                     pass.set_bind_group(1, &c.asset.groups[compute], &[]);
                     pass.set_bind_group(2, &buffers_of(c.gpu)?.compute, &[]);
+                    pass.dispatch_workgroups(x, y, 1);
+                }
+                Dispatch::CullView { crowd, view, workgroups: [x, y], .. } => {
+                    let c = &crowds[crowd];
+                    let (Some(uniforms), Some(lists)) =
+                        (c.gpu.views.get(view), buffers_of(c.gpu)?.views.get(view))
+                    else {
+                        return Err(RenderError::Device("internal: view lists missing".into()));
+                    };
+                    pass.set_pipeline(&cull_pipeline);
+                    pass.set_bind_group(0, &uniforms.compute, &[]);
+                    pass.set_bind_group(1, &c.asset.groups[StageSet::Compute as usize], &[]);
+                    pass.set_bind_group(2, &lists.compute, &[]);
                     pass.dispatch_workgroups(x, y, 1);
                 }
             }
@@ -270,7 +297,7 @@ impl Renderer {
                         let Some(buffers) = &c.gpu.buffers else { continue };
                         let frame = match view {
                             Some(v) => match c.gpu.views.get(v) {
-                                Some((_, group)) => group,
+                                Some(uniforms) => &uniforms.depth,
                                 None => continue,
                             },
                             None => {
@@ -282,7 +309,8 @@ impl Renderer {
                         };
                         pass.set_bind_group(0, frame, &[]);
                         pass.set_bind_group(1, &c.asset.groups[set as usize], &[]);
-                        pass.set_bind_group(2, buffers.group(set, instances), &[]);
+                        let Some(group) = buffers.group(set, instances) else { continue };
+                        pass.set_bind_group(2, group, &[]);
                         pass.set_index_buffer(c.asset.index_buffer.slice(..), wgpu::IndexFormat::Uint32);
                     }
                     DrawResources::FrameOnly { crowd } => {
@@ -311,10 +339,11 @@ impl Renderer {
                     pass.draw_indexed(indices.clone(), 0, instances.clone());
                 }
                 DrawGeometry::IndexedIndirect { offset } => {
-                    if let DrawResources::Crowd { crowd, .. } = draw.resources
-                        && let Some(b) = &crowds[crowd].gpu.buffers
+                    if let DrawResources::Crowd { crowd, instances } = draw.resources
+                        && let Some(args) =
+                            crowds[crowd].gpu.buffers.as_ref().and_then(|b| b.draw_args_of(instances))
                     {
-                        pass.draw_indexed_indirect(&b.draw_args, *offset);
+                        pass.draw_indexed_indirect(args, *offset);
                     }
                 }
                 DrawGeometry::Vertices { vertices, instances } => {

@@ -379,7 +379,8 @@ impl Renderer {
     /// that comes before the host's render passes, into the host's `encoder`: plans the frame (`vat_core::frame::FramePlan::plan`: CPU culling with
     /// `Crowd::prepare_frame`, or only the dirty records for GPU culling), queues each crowd's
     /// changed records and list entries (written at the next `queue.submit`), then records the
-    /// copies of the uniforms, the scatter and culling compute passes and, when shadows are drawn,
+    /// copies of the uniforms, the scatter and culling compute passes (GPU culling: the camera's and
+    /// one per extra view) and, when shadows are drawn,
     /// the built-in shadow pass (into the renderer's own shadow map, which it clears). Then record
     /// [`draw`](Self::draw) of the same `crowds` into a pass the host begins in the same `encoder`
     /// (or one submitted after it).
@@ -509,11 +510,12 @@ impl Renderer {
     /// Records the depth-only draws of extra view `view` (an index into the `views` given to the last
     /// [`prepare`](Self::prepare): the host's shadow cascade, spot light or depth pre-pass) into a
     /// depth-only render pass the host began, whose depth attachment has `formats.depth`
-    /// (`formats.color` must be `None`: vat's depth pipelines have no fragment stage). The draws are the
-    /// camera's colour draws of bodies and attachments (same instances, LODs and cross-fades; no
-    /// ground), projected by the view's matrix, depth test `Less` with writes and the shadow depth
-    /// bias (`vat_core::pipeline::SHADOW_DEPTH_BIAS`). The instances are those culled for the camera:
-    /// a view reaching beyond the camera's frustum misses casters the camera does not see.
+    /// (`formats.color` must be `None`: vat's depth pipelines have no fragment stage). The draws are
+    /// bodies and attachments as the camera's colour draws (same LODs and cross-fades; no ground),
+    /// projected by the view's matrix, depth test `Less` with writes and the shadow depth bias
+    /// (`vat_core::pipeline::SHADOW_DEPTH_BIAS`). The instances are culled for the view itself
+    /// (CPU culling: `Crowd::cull_view`; GPU culling: a culling dispatch of `prepare` into the
+    /// view's own lists), so a view reaching beyond the camera's frustum gets the casters there.
     ///
     /// **State expected and left:** as [`draw`](Self::draw): nothing is cleared, the viewport and
     /// scissor are the host's and untouched, vat's last pipeline, bind groups 0-2 and index buffer

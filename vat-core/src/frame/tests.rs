@@ -363,7 +363,10 @@ fn extra_views_draw_bodies_in_depth_pipelines_with_their_own_uniforms() {
                     (depth.pipeline.program, depth.pipeline.variant),
                     (colour.pipeline.program, colour.pipeline.variant)
                 );
-                assert_eq!((&depth.resources, &depth.geometry), (&colour.resources, &colour.geometry));
+                assert_eq!(depth.geometry, colour.geometry);
+                if options.culling == Culling::Cpu {
+                    assert_eq!(depth.resources, colour.resources);
+                }
             }
         }
         let c = &p.crowds[0];
@@ -374,6 +377,86 @@ fn extra_views_draw_bodies_in_depth_pipelines_with_their_own_uniforms() {
         p.plan(&mut inputs, &camera(), &options, &LIMITS).unwrap();
         assert!(p.views.is_empty() && p.view_depth.is_empty() && p.crowds[0].view_uniforms.is_empty());
     }
+}
+
+#[test]
+fn a_gpu_culled_view_is_culled_for_itself_into_its_own_lists() {
+    let mut f = fixture(20, 3, VertexFormat::Packed64);
+    let back = Camera::look_at([0.0, 2.0, 12.0], [0.0, 1.0, 40.0], 0.9, 1.0, 0.1, 500.0).view_proj;
+    let side = Camera::look_at([0.0, 2.0, 12.0], [30.0, 1.0, 12.0], 0.5, 1.0, 0.1, 100.0).view_proj;
+    let mut p = FramePlan::default();
+    let mut inputs = [PlanCrowd { crowd: &mut f.crowd, asset: &f.asset, sync: &mut f.sync }];
+    p.plan_with_views(&mut inputs, &camera(), &gpu_culled(), &LIMITS, &[back, side]).unwrap();
+    // The camera's culling, then one per view, each over every record.
+    let w = workgroups(20, gpu::CULL_WORKGROUP_SIZE);
+    assert_eq!(
+        p.dispatches,
+        vec![
+            Dispatch::Cull { crowd: 0, records: 20, workgroups: w },
+            Dispatch::CullView { crowd: 0, view: 0, records: 20, workgroups: w },
+            Dispatch::CullView { crowd: 0, view: 1, records: 20, workgroups: w },
+        ]
+    );
+    assert_eq!(p.report().dispatches, 3);
+    let c = &p.crowds[0];
+    assert!(c.grow.is_some(), "a first frame grows the buffers");
+    assert_eq!((c.grow_view_lists, c.reset_view_draw_args, c.reset_draw_args), (Some(2), 2, true));
+    // The views' uniforms: the view's matrix and frustum, the camera's position (its LODs).
+    for (u, view) in c.view_uniforms.iter().zip([back, side]) {
+        assert_eq!(u.light_view_proj, view);
+        assert_eq!(u.frustum_planes, Frustum::from_view_proj(&view).planes);
+        assert_ne!(u.frustum_planes, c.uniforms.frustum_planes);
+        assert_eq!(u.camera_position, c.uniforms.camera_position);
+        assert_eq!(
+            *u,
+            FrameUniforms { light_view_proj: view, frustum_planes: u.frustum_planes, ..c.uniforms }
+        );
+    }
+    // Each view draws indirect draws of its own lists: the camera's colour draws in depth
+    // pipelines, over the view's lists and draw arguments.
+    let bodies: Vec<&Draw> = p.colour.iter().filter(|d| d.pipeline.binds_asset_and_crowd()).collect();
+    assert_eq!(p.view_depth.len(), 2);
+    for (v, draws) in p.view_depth.iter().enumerate() {
+        assert_eq!(draws.len(), bodies.len());
+        for (depth, colour) in draws.iter().zip(&bodies) {
+            assert_eq!(depth.pipeline, PipelineKey { pass: PassKind::Depth, ..colour.pipeline });
+            assert_eq!(
+                depth.resources,
+                DrawResources::Crowd { crowd: 0, instances: InstanceSource::ViewLists { view: v } }
+            );
+            assert!(matches!(depth.geometry, DrawGeometry::IndexedIndirect { .. }));
+            assert_eq!(depth.geometry, colour.geometry);
+        }
+    }
+    // The next frame keeps the view lists (and resets their draw arguments again); a third view
+    // asks for one more; growing the crowd's buffers makes them all again.
+    let mut inputs = [PlanCrowd { crowd: &mut f.crowd, asset: &f.asset, sync: &mut f.sync }];
+    p.plan_with_views(&mut inputs, &camera(), &gpu_culled(), &LIMITS, &[back, side]).unwrap();
+    assert_eq!(
+        (p.crowds[0].grow, p.crowds[0].grow_view_lists, p.crowds[0].reset_view_draw_args),
+        (None, None, 2)
+    );
+    let mut inputs = [PlanCrowd { crowd: &mut f.crowd, asset: &f.asset, sync: &mut f.sync }];
+    p.plan_with_views(&mut inputs, &camera(), &gpu_culled(), &LIMITS, &[back, side, back]).unwrap();
+    assert_eq!((p.crowds[0].grow_view_lists, p.crowds[0].reset_view_draw_args), (Some(3), 3));
+    assert_eq!(p.dispatches.len(), 4);
+    assert_eq!(f.sync.view_lists(), 3);
+    for i in 0..100 {
+        f.crowd.spawn([i as f32 * 0.1, 0.0, -30.0], 0.0, 0);
+    }
+    let mut inputs = [PlanCrowd { crowd: &mut f.crowd, asset: &f.asset, sync: &mut f.sync }];
+    p.plan_with_views(&mut inputs, &camera(), &gpu_culled(), &LIMITS, &[back]).unwrap();
+    assert!(p.crowds[0].grow.is_some());
+    assert_eq!((p.crowds[0].grow_view_lists, p.crowds[0].reset_view_draw_args), (Some(1), 1));
+    // Without views: none; a CPU-culled crowd never has view lists.
+    let mut inputs = [PlanCrowd { crowd: &mut f.crowd, asset: &f.asset, sync: &mut f.sync }];
+    p.plan(&mut inputs, &camera(), &gpu_culled(), &LIMITS).unwrap();
+    assert_eq!((p.crowds[0].grow_view_lists, p.crowds[0].reset_view_draw_args), (None, 0));
+    assert_eq!(p.dispatches.len(), 1);
+    let mut inputs = [PlanCrowd { crowd: &mut f.crowd, asset: &f.asset, sync: &mut f.sync }];
+    p.plan_with_views(&mut inputs, &camera(), &cpu(), &LIMITS, &[back]).unwrap();
+    assert_eq!((p.crowds[0].grow_view_lists, p.crowds[0].reset_view_draw_args), (None, 0));
+    assert!(p.dispatches.iter().all(|d| !matches!(d, Dispatch::CullView { .. })));
 }
 
 /// The records a plan's draws of crowd 0 list, through the crowd's instance list.
