@@ -12,7 +12,9 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use vat_bake::fuzzing::{bake_from_args, import_and_bake, import_openvat_parts, load_vat, obj_sequence_bake};
+use vat_bake::fuzzing::{
+    bake_from_args, import_and_bake, import_houdini_parts, import_openvat_parts, load_vat, obj_sequence_bake,
+};
 use vat_bake::gltf_import::import_slice;
 use vat_bake::lods::LodOptions;
 use vat_bake::prepare::{BakeOptions, prepare};
@@ -25,12 +27,13 @@ fn root() -> PathBuf {
 type Target = fn(&[u8]) -> Result<(), String>;
 
 /// The fuzz targets and the function each calls; `Err` is a typed error (fine), a panic is a bug.
-const TARGETS: [(&str, Target); 5] = [
+const TARGETS: [(&str, Target); 6] = [
     ("vat_reader", |d| load_vat(d).map_err(|e| e.to_string())),
     ("gltf_bake", |d| import_and_bake(d).map_err(|e| e.to_string())),
     ("bake_args", |d| bake_from_args(d).map_err(|e| e.to_string())),
     ("obj_sequence", |d| obj_sequence_bake(d).map_err(|e| e.to_string())),
     ("openvat_import", |d| import_openvat_parts(d).map_err(|e| e.to_string())),
+    ("houdini_import", |d| import_houdini_parts(d).map_err(|e| e.to_string())),
 ];
 
 /// What a regression input must keep doing: be accepted, or fail with a message containing the text.
@@ -161,6 +164,77 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
     ] {
         out.push(("openvat_import", format!("{name}.bin"), input(j.as_bytes(), &t, &g), expect));
     }
+    // Houdini VAT 3 imports: the seed's `_data.json`, texture and mesh, each made hostile in turn.
+    let seed = vat_bake::fuzzing::houdini_seed();
+    let (json, png, glb) = vat_bake::fuzzing::split_openvat_parts(&seed).unwrap();
+    let (png, glb) = (png.to_vec(), glb.to_vec());
+    let json_text = String::from_utf8(json.to_vec()).unwrap();
+    let short = vat_bake::fuzzing::houdini_quad(2);
+    let (_, short_png, short_glb) = vat_bake::fuzzing::split_openvat_parts(&short).unwrap();
+    for (name, j, t, g, expect) in [
+        ("seed-accepted", json_text.clone(), png.clone(), glb.clone(), Expect::Accepted),
+        (
+            "frames-lie",
+            json_text.replace("\"Frame Count\": 3", "\"Frame Count\": 5"),
+            png.clone(),
+            glb.clone(),
+            Expect::Refused("Frame Count"),
+        ),
+        (
+            "frames-zero",
+            json_text.replace("\"Frame Count\": 3", "\"Frame Count\": 0"),
+            png.clone(),
+            glb.clone(),
+            Expect::Refused("whole number"),
+        ),
+        (
+            "bounds-nan",
+            json_text.replace("\"Bound Min Y\": -0.5", "\"Bound Min Y\": \"NaN\""),
+            png.clone(),
+            glb.clone(),
+            Expect::Refused("finite number"),
+        ),
+        (
+            "bounds-inverted",
+            json_text.replace("\"Bound Max Y\": 0.5", "\"Bound Max Y\": -0.6"),
+            png.clone(),
+            glb.clone(),
+            Expect::Refused("below Bound Min"),
+        ),
+        (
+            "rigid-body",
+            json_text.replace("Softbody", "Rigidbody"),
+            png.clone(),
+            glb.clone(),
+            Expect::Refused("only Softbody"),
+        ),
+        ("not-json", "[{\"VAT Type\": ".to_owned(), png.clone(), glb.clone(), Expect::Refused("JSON")),
+        (
+            "png-truncated",
+            json_text.clone(),
+            png[..png.len() / 2].to_vec(),
+            glb.clone(),
+            Expect::Refused("PNG"),
+        ),
+        (
+            "exr-truncated",
+            json_text.clone(),
+            [0x76, 0x2f, 0x31, 0x01, 2, 0, 0].to_vec(),
+            glb.clone(),
+            Expect::Refused("EXR"),
+        ),
+        ("mesh-missing", json_text.clone(), png.clone(), Vec::new(), Expect::Refused("fuzz_mesh.glb")),
+        // Two rows (and a mesh looking them up) for a Frame Count of 3.
+        (
+            "image-too-short",
+            json_text.clone(),
+            short_png.to_vec(),
+            short_glb.to_vec(),
+            Expect::Refused("Frame Count"),
+        ),
+    ] {
+        out.push(("houdini_import", format!("{name}.bin"), input(j.as_bytes(), &t, &g), expect));
+    }
     out
 }
 
@@ -241,6 +315,7 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let two = "o a\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf -3 -2 -1\no b\nv 2 0 0\nv 3 0 0\nv 2 1 0\nv 3 1 0\nf -4 -3 -1 -2\n";
     out.push(("obj_sequence", "two-objects.obj".to_owned(), two.as_bytes().to_vec()));
     out.push(("openvat_import", "quad-png16-two-clips.bin".to_owned(), vat_bake::fuzzing::openvat_seed()));
+    out.push(("houdini_import", "quad-png16-softbody.bin".to_owned(), vat_bake::fuzzing::houdini_seed()));
     out
 }
 
@@ -352,6 +427,7 @@ fn every_fuzz_target_has_a_dictionary_libfuzzer_can_read() {
         ("bake_args", "bake_args.dict"),
         ("obj_sequence", "obj.dict"),
         ("openvat_import", "openvat.dict"),
+        ("houdini_import", "houdini.dict"),
     ] {
         let path = root().join("fuzz").join(dict);
         let text =

@@ -322,6 +322,69 @@ pub fn openvat_seed() -> Vec<u8> {
     openvat_parts(json, &png, &glb)
 }
 
+/// Imports a SideFX Labs VAT 3 soft-body bake given as bytes ([`openvat_parts`]'s layout:
+/// `_data.json`, position texture (EXR or PNG), `_mesh.glb`) with a 64 MiB budget through the
+/// importer's checks and decoder; when it decodes (and is small), bakes the import with one LOD,
+/// verifies it against the decoded frames and reloads the `.vat` bytes.
+///
+/// # Errors
+/// The typed import or bake error; [`BakeError::InvalidInput`] when the bytes are not three parts.
+pub fn import_houdini_parts(data: &[u8]) -> Result<()> {
+    use std::path::Path;
+
+    use crate::interop::houdini::{check_in_scope, decode, parse_data_json};
+    use crate::interop::{Budget, images, lookup_mesh_from_bytes};
+    let (json, texture, glb) = split_openvat_parts(data).ok_or_else(|| BakeError::InvalidInput {
+        part: "fuzz input".into(),
+        problem: "is not three length-prefixed parts".into(),
+    })?;
+    let mut budget = Budget::new(FUZZ_MAX_MEMORY);
+    let info = parse_data_json(Path::new("fuzz_data.json"), json)?;
+    let exr = texture.starts_with(&[0x76, 0x2f, 0x31, 0x01]);
+    let texture_path = Path::new(if exr { "fuzz_pos.exr" } else { "fuzz_pos.png" });
+    let mesh_path = Path::new("fuzz_mesh.glb");
+    let texture = if exr {
+        images::decode_exr(texture, texture_path, &mut budget)?
+    } else {
+        images::decode_png(texture, texture_path, &mut budget)?
+    };
+    check_in_scope(Path::new("fuzz_data.json"), &info)?;
+    let mesh = lookup_mesh_from_bytes(glb, mesh_path, &mut budget)?;
+    let imported = decode("fuzz", &info, texture_path, &texture, mesh_path, &mesh, &mut budget)?;
+    if imported.sequence.frame_count() > FUZZ_MAX_INTEROP_FRAMES || imported.sequence.vertex_count() > 4096 {
+        return Ok(());
+    }
+    let rig = imported.to_rig()?;
+    let options = BakeOptions { fps: imported.bake_fps(), frames: None, ..small_bake_options() };
+    bake_verify_reload(&rig, &options)
+}
+
+/// A small valid [`import_houdini_parts`] input: one quad (4 points, 2 triangles) moving over 3
+/// frames in a 16-bit PNG, with its `_data.json`. The seed of the `houdini_import` corpus.
+pub fn houdini_seed() -> Vec<u8> {
+    houdini_quad(3)
+}
+
+/// [`houdini_seed`] with a position texture of `rows` rows (3 match its `Frame Count`; any other
+/// count is a texture that disagrees with it).
+pub fn houdini_quad(rows: usize) -> Vec<u8> {
+    use glam::Vec3;
+    let positions = [Vec3::ZERO, Vec3::X, Vec3::new(1.0, 1.0, 0.0), Vec3::Y];
+    let normals = [Vec3::Z; 4];
+    let lookup: Vec<[f32; 2]> = (0..4).map(|c| [(c as f32 + 0.5) / 4.0, 0.5 / rows.max(1) as f32]).collect();
+    let glb =
+        crate::interop::openvat::lookup_glb("fuzz", &positions, &normals, None, &lookup, &[0, 1, 2, 0, 2, 3])
+            .unwrap_or_default();
+    let rgb: Vec<[f32; 3]> =
+        (0..4 * rows).map(|i| [(i / 4) as f32 / 2.0, 0.5, (i % 4) as f32 / 3.0]).collect();
+    let png = crate::interop::images::encode_texture(crate::interop::TextureFormat::Png16, 4, rows, &rgb)
+        .unwrap_or_default();
+    let json = br#"[{"VAT Type": "Softbody", "Bound Min X": 0, "Bound Min Y": -0.5, "Bound Min Z": 0,
+  "Bound Max X": 1, "Bound Max Y": 0.5, "Bound Max Z": 0.3, "Frame Count": 3, "Houdini FPS": 24,
+  "Use HDR Textures": 0}]"#;
+    openvat_parts(json, &png, &glb)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,6 +410,16 @@ mod tests {
         }
         // The budget cap: 1 KiB is far too little.
         assert!(matches!(bake_from_args(b"--max-memory 1024"), Err(BakeError::OverBudget { .. })));
+    }
+
+    #[test]
+    fn the_houdini_seed_imports_and_broken_parts_are_refused() {
+        import_houdini_parts(&houdini_seed()).unwrap();
+        let seed = houdini_seed();
+        let (json, png, glb) = split_openvat_parts(&seed).unwrap();
+        assert!(import_houdini_parts(&openvat_parts(json, &png[..png.len() / 2], glb)).is_err());
+        assert!(import_houdini_parts(&openvat_parts(json, png, &[])).is_err());
+        assert!(import_houdini_parts(b"\x01").is_err());
     }
 
     #[test]

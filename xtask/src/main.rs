@@ -164,7 +164,8 @@ fn install_cargo_fuzz() -> Result<()> {
 }
 
 /// The fuzz targets of `fuzz/Cargo.toml`.
-const FUZZ_TARGETS: &[&str] = &["vat_reader", "gltf_bake", "bake_args", "obj_sequence", "openvat_import"];
+const FUZZ_TARGETS: &[&str] =
+    &["vat_reader", "gltf_bake", "bake_args", "obj_sequence", "openvat_import", "houdini_import"];
 
 /// The pinned bakes' hashes, checked in a release build (vat-bake only: no GPU crates to build).
 fn determinism() -> Result<()> {
@@ -198,7 +199,7 @@ fn fuzz(seconds: u64) -> Result<()> {
             cmd.args(["--sanitizer", "none"]);
         }
         cmd.arg(&scratch).arg(format!("corpus/{target}")).arg(format!("regressions/{target}"));
-        if !matches!(*target, "bake_args" | "obj_sequence" | "openvat_import") {
+        if !matches!(*target, "bake_args" | "obj_sequence" | "openvat_import" | "houdini_import") {
             cmd.arg(root.join("tests/data/bad"));
         }
         cmd.arg("--").arg(format!("-max_total_time={seconds}")).arg("-rss_limit_mb=2048").arg("-timeout=20");
@@ -209,6 +210,7 @@ fn fuzz(seconds: u64) -> Result<()> {
             "vat_reader" => "vat.dict",
             "obj_sequence" => "obj.dict",
             "openvat_import" => "openvat.dict",
+            "houdini_import" => "houdini.dict",
             _ => "bake_args.dict",
         };
         cmd.arg(format!("-dict={dict}"));

@@ -137,6 +137,21 @@ fn locate(dir: &Path) -> Result<(String, PathBuf)> {
     }
 }
 
+/// Refuses a `VAT Type` other than `Softbody`, naming what is imported.
+pub(crate) fn check_in_scope(json_path: &Path, data: &HoudiniData) -> Result<()> {
+    if data.vat_type != "Softbody" {
+        return Err(bad(
+            json_path,
+            "VAT Type",
+            format!(
+                "is {:?}: only Softbody bakes are imported (rigid-body, particle and dynamic-mesh bakes are not)",
+                data.vat_type
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Reads and decodes a Houdini VAT 3 soft-body bake folder (see the module docs).
 ///
 /// # Errors
@@ -148,16 +163,7 @@ pub fn read_houdini(dir: &Path, options: &HoudiniOptions) -> Result<ImportedBake
     let mut budget = Budget::new(options.max_memory);
     let bytes = super::read_file(&json_path, "the VAT parameters", &mut budget)?;
     let data = parse_data_json(&json_path, &bytes)?;
-    if data.vat_type != "Softbody" {
-        return Err(bad(
-            &json_path,
-            "VAT Type",
-            format!(
-                "is {:?}: only Softbody bakes are imported (rigid-body, particle and dynamic-mesh bakes are not)",
-                data.vat_type
-            ),
-        ));
-    }
+    check_in_scope(&json_path, &data)?;
     let texture_path = existing(dir, &format!("{name}_pos.exr"))
         .or_else(|| existing(dir, &format!("{name}_pos.png")))
         .ok_or_else(|| bad(&dir.join(format!("{name}_pos.png")), "the position texture", "is missing"))?;
