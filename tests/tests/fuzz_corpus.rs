@@ -111,131 +111,77 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
         out.push(("bake_args", format!("{name}.txt"), args.as_bytes().to_vec(), expect));
     }
     // OpenVAT imports: the seed's sidecar, texture and glb, each made hostile in turn.
-    let seed = vat_bake::fuzzing::openvat_seed();
-    let (json, png, glb) = vat_bake::fuzzing::split_openvat_parts(&seed).unwrap();
-    let (png, glb) = (png.to_vec(), glb.to_vec());
-    let input = vat_bake::fuzzing::openvat_parts;
-    let json_text = String::from_utf8(json.to_vec()).unwrap();
-    for (name, j, t, g, expect) in [
-        ("seed-accepted", json_text.clone(), png.clone(), glb.clone(), Expect::Accepted),
-        (
-            "frames-lie",
-            json_text.replace("\"Frames\": 3", "\"Frames\": 5"),
-            png.clone(),
-            glb.clone(),
-            Expect::Refused("texture's height"),
-        ),
-        (
-            "bounds-nan",
-            json_text.replace("[0, -0.5, 0]", "[\"NaN\", 0, 0]"),
-            png.clone(),
-            glb.clone(),
-            Expect::Refused("finite numbers"),
-        ),
-        (
-            "bounds-inverted",
-            json_text.replace("[1, 0.5, \"0.3\"]", "[1, -0.6, 0.3]"),
-            png.clone(),
-            glb.clone(),
-            Expect::Refused("below Min"),
-        ),
-        (
-            "clip-past-frames",
-            json_text.replace("\"endFrame\": 3", "\"endFrame\": 9"),
-            png.clone(),
-            glb.clone(),
-            Expect::Refused("outside its"),
-        ),
-        (
-            "png-truncated",
-            json_text.clone(),
-            png[..png.len() / 2].to_vec(),
-            glb.clone(),
-            Expect::Refused("PNG"),
-        ),
-        (
-            "exr-truncated",
-            json_text.clone(),
-            [0x76, 0x2f, 0x31, 0x01, 2, 0, 0].to_vec(),
-            glb.clone(),
-            Expect::Refused("EXR"),
-        ),
-        ("mesh-missing", json_text.clone(), png.clone(), Vec::new(), Expect::Refused("fuzz.glb")),
-    ] {
-        out.push(("openvat_import", format!("{name}.bin"), input(j.as_bytes(), &t, &g), expect));
-    }
+    importer_cases(
+        &mut out,
+        "openvat_import",
+        &vat_bake::fuzzing::openvat_seed(),
+        "fuzz.glb",
+        &[
+            ("frames-lie", "\"Frames\": 3", "\"Frames\": 5", "texture's height"),
+            ("bounds-nan", "[0, -0.5, 0]", "[\"NaN\", 0, 0]", "finite numbers"),
+            ("bounds-inverted", "[1, 0.5, \"0.3\"]", "[1, -0.6, 0.3]", "below Min"),
+            ("clip-past-frames", "\"endFrame\": 3", "\"endFrame\": 9", "outside its"),
+        ],
+    );
     // Houdini VAT 3 imports: the seed's `_data.json`, texture and mesh, each made hostile in turn.
+    importer_cases(
+        &mut out,
+        "houdini_import",
+        &vat_bake::fuzzing::houdini_seed(),
+        "fuzz_mesh.glb",
+        &[
+            ("frames-lie", "\"Frame Count\": 3", "\"Frame Count\": 5", "Frame Count"),
+            ("frames-zero", "\"Frame Count\": 3", "\"Frame Count\": 0", "whole number"),
+            ("bounds-nan", "\"Bound Min Y\": -0.5", "\"Bound Min Y\": \"NaN\"", "finite number"),
+            ("bounds-inverted", "\"Bound Max Y\": 0.5", "\"Bound Max Y\": -0.6", "below Bound Min"),
+            ("rigid-body", "Softbody", "Rigidbody", "only Softbody"),
+        ],
+    );
+    let input = vat_bake::fuzzing::openvat_parts;
     let seed = vat_bake::fuzzing::houdini_seed();
-    let (json, png, glb) = vat_bake::fuzzing::split_openvat_parts(&seed).unwrap();
-    let (png, glb) = (png.to_vec(), glb.to_vec());
-    let json_text = String::from_utf8(json.to_vec()).unwrap();
+    let (_, png, glb) = vat_bake::fuzzing::split_openvat_parts(&seed).unwrap();
+    out.push((
+        "houdini_import",
+        "not-json.bin".to_owned(),
+        input(b"[{\"VAT Type\": ", png, glb),
+        Expect::Refused("JSON"),
+    ));
+    // Two rows (and a mesh looking them up) for a Frame Count of 3.
     let short = vat_bake::fuzzing::houdini_quad(2);
     let (_, short_png, short_glb) = vat_bake::fuzzing::split_openvat_parts(&short).unwrap();
-    for (name, j, t, g, expect) in [
-        ("seed-accepted", json_text.clone(), png.clone(), glb.clone(), Expect::Accepted),
-        (
-            "frames-lie",
-            json_text.replace("\"Frame Count\": 3", "\"Frame Count\": 5"),
-            png.clone(),
-            glb.clone(),
-            Expect::Refused("Frame Count"),
-        ),
-        (
-            "frames-zero",
-            json_text.replace("\"Frame Count\": 3", "\"Frame Count\": 0"),
-            png.clone(),
-            glb.clone(),
-            Expect::Refused("whole number"),
-        ),
-        (
-            "bounds-nan",
-            json_text.replace("\"Bound Min Y\": -0.5", "\"Bound Min Y\": \"NaN\""),
-            png.clone(),
-            glb.clone(),
-            Expect::Refused("finite number"),
-        ),
-        (
-            "bounds-inverted",
-            json_text.replace("\"Bound Max Y\": 0.5", "\"Bound Max Y\": -0.6"),
-            png.clone(),
-            glb.clone(),
-            Expect::Refused("below Bound Min"),
-        ),
-        (
-            "rigid-body",
-            json_text.replace("Softbody", "Rigidbody"),
-            png.clone(),
-            glb.clone(),
-            Expect::Refused("only Softbody"),
-        ),
-        ("not-json", "[{\"VAT Type\": ".to_owned(), png.clone(), glb.clone(), Expect::Refused("JSON")),
-        (
-            "png-truncated",
-            json_text.clone(),
-            png[..png.len() / 2].to_vec(),
-            glb.clone(),
-            Expect::Refused("PNG"),
-        ),
-        (
-            "exr-truncated",
-            json_text.clone(),
-            [0x76, 0x2f, 0x31, 0x01, 2, 0, 0].to_vec(),
-            glb.clone(),
-            Expect::Refused("EXR"),
-        ),
-        ("mesh-missing", json_text.clone(), png.clone(), Vec::new(), Expect::Refused("fuzz_mesh.glb")),
-        // Two rows (and a mesh looking them up) for a Frame Count of 3.
-        (
-            "image-too-short",
-            json_text.clone(),
-            short_png.to_vec(),
-            short_glb.to_vec(),
-            Expect::Refused("Frame Count"),
-        ),
-    ] {
-        out.push(("houdini_import", format!("{name}.bin"), input(j.as_bytes(), &t, &g), expect));
-    }
+    let (json, _, _) = vat_bake::fuzzing::split_openvat_parts(&seed).unwrap();
+    out.push((
+        "houdini_import",
+        "image-too-short.bin".to_owned(),
+        input(json, short_png, short_glb),
+        Expect::Refused("Frame Count"),
+    ));
     out
+}
+
+/// An importer's regression inputs from its valid three-part `seed` (sidecar, texture, mesh): the
+/// seed itself (accepted), each `(name, from, to, expected message)` edit of its sidecar text, a
+/// truncated PNG, a truncated EXR and a missing mesh (named `mesh` in the message).
+fn importer_cases(
+    out: &mut Vec<(&'static str, String, Vec<u8>, Expect)>,
+    target: &'static str,
+    seed: &[u8],
+    mesh: &'static str,
+    edits: &[(&str, &str, &str, &'static str)],
+) {
+    let (json, png, glb) = vat_bake::fuzzing::split_openvat_parts(seed).unwrap();
+    let json_text = std::str::from_utf8(json).unwrap();
+    let input = vat_bake::fuzzing::openvat_parts;
+    let mut push =
+        |name: &str, bytes: Vec<u8>, expect| out.push((target, format!("{name}.bin"), bytes, expect));
+    push("seed-accepted", input(json, png, glb), Expect::Accepted);
+    for &(name, from, to, expect) in edits {
+        assert!(json_text.contains(from), "{target} {name}: the seed has no {from:?}");
+        push(name, input(json_text.replace(from, to).as_bytes(), png, glb), Expect::Refused(expect));
+    }
+    push("png-truncated", input(json, &png[..png.len() / 2], glb), Expect::Refused("PNG"));
+    push("exr-truncated", input(json, &[0x76, 0x2f, 0x31, 0x01, 2, 0, 0], glb), Expect::Refused("EXR"));
+    push("mesh-missing", input(json, png, &[]), Expect::Refused(mesh));
 }
 
 #[test]

@@ -497,6 +497,32 @@ pub struct Draw {
     pub geometry: DrawGeometry,
 }
 
+/// The crowds a backend's last successful `prepare` planned, in order: the crowds its `draw` and
+/// `draw_depth` must be given (both backends keep one).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PreparedCrowds(Vec<u64>);
+
+impl PreparedCrowds {
+    /// The crowds of a prepared frame, by id, in order.
+    pub fn new<'a>(crowds: impl IntoIterator<Item = &'a CrowdId>) -> Self {
+        Self(crowds.into_iter().map(CrowdId::get).collect())
+    }
+
+    /// Checks that `crowds` are the prepared crowds, in the same order.
+    ///
+    /// # Panics
+    /// If they are not.
+    pub fn check<'a>(&self, crowds: impl IntoIterator<Item = &'a CrowdId>) {
+        let given: Vec<u64> = crowds.into_iter().map(CrowdId::get).collect();
+        assert!(
+            given == self.0,
+            "draw was given crowds {given:?} but the last prepare planned crowds {:?}: pass the same \
+             crowds, in the same order",
+            self.0
+        );
+    }
+}
+
 /// How many of the host's shadow-map views a crowd keeps group-0 bind groups (descriptor sets)
 /// over ([`HostMapCache`]): one per frame in flight of a host that double or triple buffers its
 /// shadow map, and one spare.

@@ -16,7 +16,7 @@ use std::rc::Rc;
 use ash::vk;
 use vat_core::crowd::Camera;
 use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::frame::{FramePlan, HostMapCache, PlanCrowd, PlanError, PlanLimits};
+use vat_core::frame::{FramePlan, HostMapCache, PlanCrowd, PlanError, PlanLimits, PreparedCrowds};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
 use vat_core::pipeline::{PipelineKey, SHADOW_SAMPLER};
 use vat_core::playback::Interpolation;
@@ -153,7 +153,7 @@ pub struct Renderer {
     /// The frame plan, reused every frame.
     plan: FramePlan,
     /// The crowds (ids) of the last successful `prepare`; `None` after a failed one.
-    prepared: Option<Vec<u64>>,
+    prepared: Option<PreparedCrowds>,
     /// Layouts, pipelines, per-frame resources; destroyed last.
     pub(crate) owned: Owned,
 }
@@ -651,7 +651,7 @@ impl Renderer {
                 d.gpu.counts.ring.drop_current();
             }
         } else {
-            self.prepared = Some(crowds.iter().map(|d| d.crowd.id().get()).collect());
+            self.prepared = Some(PreparedCrowds::new(crowds.iter().map(|d| d.crowd.id())));
         }
         let mut report = plan.report();
         report.set_gpu_rings(crowds.iter().map(|d| &d.gpu.counts.ring));
@@ -717,7 +717,7 @@ impl Renderer {
         area: vk::Rect2D,
     ) -> Result<(), VulkanError> {
         let Some(prepared) = self.prepared.as_ref() else { return Ok(()) };
-        check_prepared(prepared, crowds);
+        prepared.check(crowds.iter().map(|d| d.crowd.id()));
         let plan = std::mem::take(&mut self.plan);
         let result = self.encode_colour(cb, &plan, crowds, formats, area);
         self.plan = plan;
@@ -755,7 +755,7 @@ impl Renderer {
         area: vk::Rect2D,
     ) -> Result<(), VulkanError> {
         let Some(prepared) = self.prepared.as_ref() else { return Ok(()) };
-        check_prepared(prepared, crowds);
+        prepared.check(crowds.iter().map(|d| d.crowd.id()));
         assert!(
             view < self.plan.views.len(),
             "view {view} of a frame prepared with {} views",
@@ -854,16 +854,6 @@ impl Renderer {
         unsafe { self.ctx.device.cmd_end_rendering(cb) };
         drawn.map(|()| report)
     }
-}
-
-/// Panics unless `crowds` are the crowds `prepared` lists, in order.
-fn check_prepared(prepared: &[u64], crowds: &[CrowdDraw<'_>]) {
-    let given: Vec<u64> = crowds.iter().map(|d| d.crowd.id().get()).collect();
-    assert!(
-        given == prepared,
-        "draw was given crowds {given:?} but the last prepare planned crowds {prepared:?}: pass the same \
-         crowds, in the same order"
-    );
 }
 
 impl From<PlanError> for VulkanError {

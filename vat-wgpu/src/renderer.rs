@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use vat_core::crowd::Camera;
 use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::frame::{FramePlan, HostMapCache, PlanCrowd, PlanError, PlanLimits};
+use vat_core::frame::{FramePlan, HostMapCache, PlanCrowd, PlanError, PlanLimits, PreparedCrowds};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
 use vat_core::pipeline::{PipelineKey, SHADOW_SAMPLER};
 use wgpu::util::DeviceExt;
@@ -83,7 +83,7 @@ pub struct Renderer {
     /// The frame plan, reused every frame.
     plan: FramePlan,
     /// The crowds (ids) of the last successful `prepare`; `None` after a failed one.
-    prepared: Option<Vec<u64>>,
+    prepared: Option<PreparedCrowds>,
     /// Test hook: the upload step at which [`Renderer::upload`] fails on purpose.
     #[cfg(feature = "fault-injection")]
     pub(crate) upload_fault: Option<u32>,
@@ -438,7 +438,7 @@ impl Renderer {
                 d.gpu.counts.ring.drop_current();
             }
         } else {
-            self.prepared = Some(crowds.iter().map(|d| d.crowd.id().get()).collect());
+            self.prepared = Some(PreparedCrowds::new(crowds.iter().map(|d| d.crowd.id())));
             for d in crowds.iter_mut() {
                 d.gpu.counts.map_on_submit(encoder);
             }
@@ -501,7 +501,7 @@ impl Renderer {
     /// If `crowds` are not the crowds of the last successful `prepare`, in the same order.
     pub fn draw(&mut self, pass: &mut wgpu::RenderPass<'_>, crowds: &[CrowdDraw<'_>], formats: PassFormats) {
         let Some(prepared) = self.prepared.as_ref() else { return };
-        check_prepared(prepared, crowds);
+        prepared.check(crowds.iter().map(|d| d.crowd.id()));
         let plan = std::mem::take(&mut self.plan);
         self.encode_colour(pass, &plan, crowds, formats);
         self.plan = plan;
@@ -532,7 +532,7 @@ impl Renderer {
         formats: PassFormats,
     ) {
         let Some(prepared) = self.prepared.as_ref() else { return };
-        check_prepared(prepared, crowds);
+        prepared.check(crowds.iter().map(|d| d.crowd.id()));
         assert!(
             view < self.plan.views.len(),
             "view {view} of a frame prepared with {} views",
@@ -595,16 +595,6 @@ impl Renderer {
         self.draw(&mut pass, crowds, formats);
         Ok(report)
     }
-}
-
-/// Panics unless `crowds` are the crowds `prepared` lists, in order.
-fn check_prepared(prepared: &[u64], crowds: &[CrowdDraw<'_>]) {
-    let given: Vec<u64> = crowds.iter().map(|d| d.crowd.id().get()).collect();
-    assert!(
-        given == prepared,
-        "draw was given crowds {given:?} but the last prepare planned crowds {prepared:?}: pass the same \
-         crowds, in the same order"
-    );
 }
 
 impl From<PlanError> for RenderError {

@@ -552,3 +552,14 @@ fn host_map_groups_are_kept_for_four_maps_and_the_least_recently_used_is_evicted
     assert_eq!(failed.unwrap_err(), "device lost");
     assert_eq!(cache.len(), HOST_SHADOW_MAPS_KEPT);
 }
+
+#[test]
+fn prepared_crowds_accept_the_same_crowds_in_order_only() {
+    let (a, b) = (fixture(2, 1, VertexFormat::Packed64), fixture(2, 1, VertexFormat::Packed64));
+    let prepared = PreparedCrowds::new([a.crowd.id(), b.crowd.id()]);
+    prepared.check([a.crowd.id(), b.crowd.id()]);
+    let swapped = std::panic::catch_unwind(|| prepared.check([b.crowd.id(), a.crowd.id()]));
+    assert!(swapped.is_err(), "another order panics");
+    let fewer = std::panic::catch_unwind(|| prepared.check([a.crowd.id()]));
+    assert!(fewer.is_err(), "fewer crowds panic");
+}
