@@ -41,19 +41,20 @@ fn main() -> Result<()> {
     }
     let frame = HostFrame { culling, samples, ..HostFrame::default() };
     let assets = assets()?;
-    let (adapter, (pixels, draws)) = match backend.as_str() {
+    let (adapter, (pixels, report)) = match backend.as_str() {
         "wgpu" => {
-            let mut host = WgpuHost::new(Scene::new(), &assets)?;
+            let mut host = WgpuHost::example(Scene::new(), &assets)?;
             (host.adapter_name(), host.render(&frame)?)
         }
         "vulkan" => {
-            let mut host = VulkanHost::new(Scene::new(), &assets)?;
+            let mut host = VulkanHost::example(Scene::new(), &assets)?;
             let result = host.render(&frame)?;
             (host.adapter_name(), result)
         }
         other => bail!("--backend {other}: expected wgpu or vulkan"),
     };
     vat_examples::support::save_png(&out, SIZE, &pixels)?;
+    let draws = report.draws_main;
     println!(
         "host frame with 2 crowds on {adapter} ({culling:?} culling, {samples}x MSAA, {draws} vat body draws) -> {}",
         out.display()

@@ -691,12 +691,7 @@ impl FramePlan {
             _ if !options.shadows => None,
             ShadowMapSource::Host(lookup) => Some(lookup),
             ShadowMapSource::BuiltIn if casts => {
-                self.shadow_view_proj = gpu::shadow_view_proj(
-                    &camera.view_proj,
-                    options.sun_direction,
-                    options.shadow_distance,
-                    gpu::SHADOW_CASTER_MARGIN * gpu::sanitized_scene_unit(options.scene_unit),
-                );
+                self.shadow_view_proj = options.built_in_shadow_view_proj(camera);
                 self.shadow_view_proj.map(|m| ShadowLookup::built_in(m, options.scene_unit))
             }
             ShadowMapSource::BuiltIn => None,

@@ -110,6 +110,22 @@ pub struct RenderOptions {
 }
 
 impl RenderOptions {
+    /// The matrix of vat's built-in shadow map for `camera` (see [`crate::gpu::shadow_view_proj`]:
+    /// fitted to the first [`shadow_distance`](Self::shadow_distance) of the view, reaching
+    /// [`crate::gpu::SHADOW_CASTER_MARGIN`] times [`scene_unit`](Self::scene_unit) towards the sun),
+    /// whether or not these options use it. A host that renders its own map with vat's fit (the
+    /// CLI's `render` and `demo`) passes it, with [`crate::gpu::ShadowLookup::built_in`], as
+    /// [`ShadowMapSource::Host`]. `None` if the camera's matrix is not invertible or the sun
+    /// direction is zero.
+    pub fn built_in_shadow_view_proj(&self, camera: &crate::crowd::Camera) -> Option<[[f32; 4]; 4]> {
+        crate::gpu::shadow_view_proj(
+            &camera.view_proj,
+            self.sun_direction,
+            self.shadow_distance,
+            crate::gpu::SHADOW_CASTER_MARGIN * crate::gpu::sanitized_scene_unit(self.scene_unit),
+        )
+    }
+
     /// Whether the colour draws sample the host's shadow map (shadows on, [`ShadowMapSource::Host`]):
     /// a backend then needs the host's map before it plans the frame.
     pub fn samples_host_shadow_map(&self) -> bool {

@@ -74,6 +74,41 @@ pub struct Framing {
     pub ground_half_extent: f32,
     /// How far the shadow map reaches from the camera.
     pub shadow_distance: f32,
+    /// The host's ground under the whole crowd (what `vat render` and `vat demo` draw on their side
+    /// of the frame): centred on the crowd, the crowd's reach plus [`GROUND_MARGIN`] reference
+    /// metres on every side, whatever the camera.
+    pub ground: GroundSquare,
+}
+
+/// A square of ground at `y = 0` on the XZ plane, lengths in asset units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GroundSquare {
+    /// Its centre, `(x, z)`.
+    pub centre: [f32; 2],
+    /// Half its side, `>= 0`.
+    pub half_extent: f32,
+}
+
+impl GroundSquare {
+    /// The square centred on the origin that covers the square `[-reach, reach]` of a
+    /// [`populate`]d crowd with `margin` to spare on every side (negative lengths count as 0).
+    pub fn covering(reach: f32, margin: f32) -> Self {
+        Self { centre: [0.0, 0.0], half_extent: reach.max(0.0) + margin.max(0.0) }
+    }
+
+    /// Its four corners `(x, 0, z)`, counter-clockwise seen from above (+Y).
+    pub fn corners(&self) -> [[f32; 3]; 4] {
+        let ([x, z], h) = (self.centre, self.half_extent);
+        [[x - h, 0.0, z + h], [x + h, 0.0, z + h], [x + h, 0.0, z - h], [x - h, 0.0, z - h]]
+    }
+
+    /// The farthest distance from `eye` to a point of the square, in its units.
+    pub fn farthest_from(&self, eye: [f32; 3]) -> f32 {
+        self.corners()
+            .iter()
+            .map(|c| ((c[0] - eye[0]).powi(2) + (c[1] - eye[1]).powi(2) + (c[2] - eye[2]).powi(2)).sqrt())
+            .fold(0.0, f32::max)
+    }
 }
 
 impl SceneScale {
@@ -124,7 +159,8 @@ impl SceneScale {
     /// eye `(0.9 r + 3 u, 0.6 r + 2.5 u, 1.3 r + 5 u)`, target `(0, floor + 0.8 u, 0)`, near
     /// `0.1 u`, far `2000 u` (at least twice the eye's distance plus the ground), shadows to
     /// [`shadow_distance`](Self::shadow_distance), and the ground from
-    /// [`ground_half_extent_covering`] with [`GROUND_MARGIN`] reference metres.
+    /// [`ground_half_extent_covering`] with [`GROUND_MARGIN`] reference metres; the host's
+    /// [`ground`](Framing::ground) is [`GroundSquare::covering`] the crowd's reach with that margin.
     pub fn overview(&self, count: u32, layout: &DemoLayout) -> Framing {
         let u = self.unit;
         let r = half_extent(count, layout).max(2.0 * u);
@@ -133,7 +169,8 @@ impl SceneScale {
         let ground_half_extent =
             ground_half_extent_covering(eye, self.crowd_reach(count, layout), self.length(GROUND_MARGIN));
         let eye_distance = (eye[0] * eye[0] + eye[1] * eye[1] + eye[2] * eye[2]).sqrt();
-        let far = (2000.0 * u).max(2.0 * (eye_distance + ground_half_extent));
+        let ground = GroundSquare::covering(self.crowd_reach(count, layout), self.length(GROUND_MARGIN));
+        let far = (2000.0 * u).max(2.0 * (eye_distance + ground_half_extent)).max(ground.farthest_from(eye));
         Framing {
             eye,
             target,
@@ -141,6 +178,7 @@ impl SceneScale {
             far,
             ground_half_extent,
             shadow_distance: self.shadow_distance(),
+            ground,
         }
     }
 }
@@ -325,6 +363,12 @@ mod tests {
                 // The ground's far corner is before the far plane (it is drawn, not clipped at the crowd).
                 let far_corner = f.eye[0].abs() + f.ground_half_extent;
                 assert!(far_corner * std::f32::consts::SQRT_2 <= f.far + f.eye[1].abs(), "{f:?}");
+                // The host's ground: centred on the crowd, every character's reach on it with the
+                // margin, its farthest corner within the far plane.
+                let g = f.ground;
+                assert_eq!(g.centre, [0.0, 0.0]);
+                assert!(reach + margin <= g.half_extent * (1.0 + 1e-6), "{g:?}");
+                assert!(g.farthest_from(f.eye) <= f.far, "{f:?}");
             }
         }
     }

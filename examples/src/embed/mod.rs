@@ -23,6 +23,7 @@ use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::gpu::ShadowLookup;
 use vat_core::render::{Culling, RenderOptions, ShadowMapSource};
+use vat_core::scene::GroundSquare;
 
 pub mod vulkan_host;
 pub mod wgpu_host;
@@ -42,8 +43,10 @@ struct Host {
     light_view_proj: mat4x4<f32>,
     // xyz: unit vector towards the sun; w: ambient.
     sun: vec4<f32>,
-    // xyz: sun colour; w: shadow strength.
+    // xyz: sun colour; w: shadow strength (0: no shadow lookup).
     sun_color: vec4<f32>,
+    // x: depth-compare bias; y: normal offset before the lookup (scene units).
+    shadow: vec4<f32>,
 }
 
 @group(0) @binding(0) var<uniform> host: Host;
@@ -68,13 +71,16 @@ fn vs_shadow(@location(0) position: vec3<f32>) -> @builtin(position) vec4<f32> {
 }
 
 fn host_shadow(world: vec3<f32>, n: vec3<f32>) -> f32 {
-    let lp = host.light_view_proj * vec4<f32>(world + n * 0.03, 1.0);
+    if host.sun_color.w <= 0.0 {
+        return 1.0;
+    }
+    let lp = host.light_view_proj * vec4<f32>(world + n * host.shadow.y, 1.0);
     let ndc = lp.xyz / lp.w;
     let uv = vec2<f32>(ndc.x * 0.5 + 0.5, 0.5 - ndc.y * 0.5);
     if uv.x < 0.0 || uv.x > 1.0 || uv.y < 0.0 || uv.y > 1.0 || ndc.z > 1.0 {
         return 1.0;
     }
-    let lit = textureSampleCompareLevel(shadow_map, shadow_sampler, uv, ndc.z - 0.0015);
+    let lit = textureSampleCompareLevel(shadow_map, shadow_sampler, uv, ndc.z - host.shadow.x);
     return 1.0 - host.sun_color.w * (1.0 - lit);
 }
 
@@ -100,7 +106,7 @@ pub struct HostVertex {
     pub color: [f32; 3],
 }
 
-/// The host's uniform block (`struct Host` of [`HOST_SHADER`], 160 bytes).
+/// The host's uniform block (`struct Host` of [`HOST_SHADER`], 176 bytes).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct HostUniforms {
@@ -110,23 +116,31 @@ pub struct HostUniforms {
     pub light_view_proj: [[f32; 4]; 4],
     /// Unit vector towards the sun, and the ambient light in `w`.
     pub sun: [f32; 4],
-    /// The sun's colour, and the shadow strength in `w`.
+    /// The sun's colour, and the shadow strength in `w` (0: no shadow lookup).
     pub sun_color: [f32; 4],
+    /// The shadow lookup's depth-compare bias in `x` and normal offset (scene units) in `y`.
+    pub shadow: [f32; 4],
 }
 
 /// A vertex range of the host's vertex buffer.
 pub type VertexRange = std::ops::Range<u32>;
 
-/// The host's scene: geometry, camera, sun and shadow matrix.
+/// The host's scene: geometry, camera, sun, shadow map matrix and lookup, and vat's other options.
+///
+/// Two scenes are built in: the example's ([`Scene::new`]: a ground, a wall and a building, the
+/// host's own sun fit) and a ground alone under a crowd ([`Scene::ground`]: what `vat render` and
+/// `vat demo` draw, with vat's own shadow fit following the camera, [`Scene::follow`]).
 #[derive(Debug, Clone)]
 pub struct Scene {
     /// Every triangle of the host's scene, non-indexed: the ground, then the wall, then the building.
     pub vertices: Vec<HostVertex>,
     /// The ground square's vertices.
     pub ground: VertexRange,
-    /// The low wall in front of the crowd (it hides the legs of the crowd's left half).
+    /// The low wall in front of the crowd (it hides the legs of the crowd's left half); empty in a
+    /// ground-only scene.
     pub wall: VertexRange,
-    /// The tall building right of the crowd (its shadow crosses the crowd's middle row).
+    /// The tall building right of the crowd (its shadow crosses the crowd's middle row); empty in a
+    /// ground-only scene.
     pub building: VertexRange,
     /// The host's camera.
     pub camera: Camera,
@@ -140,6 +154,17 @@ pub struct Scene {
     pub shadow_strength: f32,
     /// The host's shadow-map matrix (an orthographic sun view over the whole scene).
     pub light_view_proj: [[f32; 4]; 4],
+    /// The shadow lookup's depth-compare bias (the same for the host's and vat's draws).
+    pub shadow_bias: f32,
+    /// The shadow lookup's offset along the normal, scene units.
+    pub shadow_normal_offset: f32,
+    /// The host's clear colour, linear RGBA.
+    pub sky: [f64; 4],
+    /// vat's options for the crowds, but for what the host decides (sun, shadow map, clear, ground:
+    /// see [`Scene::options`]).
+    pub base: RenderOptions,
+    /// Whether [`Scene::follow`] refits the shadow map to the camera (vat's own fit).
+    pub fit_shadow_to_camera: bool,
 }
 
 /// What a frame draws: every part on for the example; the test turns parts off to see what each
@@ -152,6 +177,8 @@ pub struct HostFrame {
     pub crowd_casts: bool,
     /// The host's wall and building cast into its shadow map.
     pub host_casts: bool,
+    /// Draw the ground.
+    pub ground: bool,
     /// Draw the wall (colour and shadow).
     pub wall: bool,
     /// Where the crowds are culled.
@@ -171,6 +198,7 @@ impl Default for HostFrame {
             crowd: true,
             crowd_casts: true,
             host_casts: true,
+            ground: true,
             wall: true,
             culling: Culling::Cpu,
             samples: 1,
@@ -248,7 +276,69 @@ impl Scene {
             ambient: 0.3,
             shadow_strength: 0.75,
             light_view_proj: (proj * view).to_cols_array_2d(),
+            shadow_bias: 0.0015,
+            shadow_normal_offset: 0.03,
+            sky: SKY,
+            base: RenderOptions::default(),
+            fit_shadow_to_camera: false,
         }
+    }
+
+    /// A ground alone: `square` of linear RGB `color`, seen by `camera`, lit by `base`'s sun,
+    /// ambient and clear colour, shadowed through the host's map fitted the way vat fits its own
+    /// ([`RenderOptions::built_in_shadow_view_proj`], looked up with
+    /// [`ShadowLookup::built_in`]'s strength, bias and offset at `base.scene_unit`), or unshadowed
+    /// when `base.shadows` is off. `base` is kept for the crowds ([`Scene::options`]).
+    pub fn ground(square: GroundSquare, color: [f32; 3], camera: Camera, base: RenderOptions) -> Self {
+        let [a, b, c, d] = square.corners();
+        let vertices = [a, b, c, a, c, d]
+            .map(|position| HostVertex { position, normal: [0.0, 1.0, 0.0], color })
+            .to_vec();
+        let end = vertices.len() as u32;
+        let mut scene = Self {
+            vertices,
+            ground: 0..end,
+            wall: end..end,
+            building: end..end,
+            camera,
+            sun_direction: base.sun_direction,
+            sun_color: base.sun_color,
+            ambient: base.ambient,
+            shadow_strength: 0.0,
+            light_view_proj: glam::Mat4::IDENTITY.to_cols_array_2d(),
+            shadow_bias: 0.0,
+            shadow_normal_offset: 0.0,
+            sky: base.clear_color,
+            base,
+            fit_shadow_to_camera: true,
+        };
+        scene.follow(camera);
+        scene
+    }
+
+    /// Moves the camera to `camera`; with [`fit_shadow_to_camera`](Self::fit_shadow_to_camera),
+    /// refits the shadow map to it (no shadows if vat's fit has none for this camera).
+    pub fn follow(&mut self, camera: Camera) {
+        self.camera = camera;
+        if !self.fit_shadow_to_camera {
+            return;
+        }
+        let fit = if self.base.shadows { self.base.built_in_shadow_view_proj(&camera) } else { None };
+        match fit {
+            Some(m) => {
+                let lookup = ShadowLookup::built_in(m, self.base.scene_unit);
+                self.light_view_proj = m;
+                self.shadow_strength = lookup.strength;
+                self.shadow_bias = lookup.bias;
+                self.shadow_normal_offset = lookup.normal_offset;
+            }
+            None => self.shadow_strength = 0.0,
+        }
+    }
+
+    /// Whether anything samples the shadow map this frame (the host's lookup or vat's).
+    pub fn shadows(&self) -> bool {
+        self.base.shadows && self.shadow_strength > 0.0
     }
 
     /// The host's uniforms.
@@ -259,14 +349,19 @@ impl Scene {
             view_proj: self.camera.view_proj,
             light_view_proj: self.light_view_proj,
             sun: [x, y, z, self.ambient],
-            sun_color: [r, g, b, self.shadow_strength],
+            sun_color: [r, g, b, if self.shadows() { self.shadow_strength } else { 0.0 }],
+            shadow: [self.shadow_bias, self.shadow_normal_offset, 0.0, 0.0],
         }
     }
 
     /// The vertex ranges the host draws into its shadow map (`host_casts`) and its colour pass.
     pub fn ranges(&self, frame: &HostFrame) -> (Vec<VertexRange>, Vec<VertexRange>) {
         let mut casters = Vec::new();
-        let mut colour = vec![self.ground.clone(), self.building.clone()];
+        let mut colour = Vec::new();
+        if frame.ground {
+            colour.push(self.ground.clone());
+        }
+        colour.push(self.building.clone());
         if frame.host_casts {
             casters.push(self.building.clone());
         }
@@ -276,27 +371,31 @@ impl Scene {
                 casters.push(self.wall.clone());
             }
         }
+        casters.retain(|r| !r.is_empty());
+        colour.retain(|r| !r.is_empty());
         (casters, colour)
     }
 
-    /// vat's options for the crowds: the host's sun and shadow map (looked up with the host
-    /// shader's own bias, offset and strength), no ground and no clear (the host draws its own).
+    /// vat's options for the crowds: [`base`](Self::base) culled by `culling`, with the host's sun
+    /// and shadow map (looked up with the host shader's own bias, offset and strength; shadows off
+    /// when nothing samples it), no ground and the host's clear colour (the host draws its own).
     pub fn options(&self, culling: Culling) -> RenderOptions {
         let lookup = ShadowLookup {
             view_proj: self.light_view_proj,
             strength: self.shadow_strength,
-            bias: 0.0015,
-            normal_offset: 0.03,
+            bias: self.shadow_bias,
+            normal_offset: self.shadow_normal_offset,
         };
         RenderOptions {
             culling,
-            shadows: true,
+            shadows: self.shadows(),
             shadow_map: ShadowMapSource::Host(lookup),
             sun_direction: self.sun_direction,
             sun_color: self.sun_color,
             ambient: self.ambient,
+            clear_color: self.sky,
             ground: false,
-            ..RenderOptions::default()
+            ..self.base
         }
     }
 }

@@ -1,69 +1,74 @@
-//! The host of [`super`] on wgpu: its pipelines, buffers and shadow map on the device of a
-//! `vat_wgpu::Offscreen`, and its frame recorded into one encoder around vat's `prepare`,
-//! `draw_depth` and `draw`.
+//! The host of [`super`] on wgpu: its pipelines, buffers and shadow map ([`SceneGpu`]) on a wgpu
+//! device, and its frame recorded into one encoder around vat's `prepare`, `draw_depth` and `draw`
+//! ([`WgpuHost`], on a `vat_wgpu::Offscreen`; `vat demo` records the same passes into its
+//! window's surface texture).
 
-use anyhow::{Context as _, Result, anyhow};
+use anyhow::{Context as _, Result};
 use vat_core::container::Asset;
 use vat_core::crowd::Crowd;
+use vat_core::frame::gpu_counts::GpuCountsResult;
 use vat_core::pipeline::SHADOW_DEPTH_BIAS;
-use vat_core::render::CrowdRenderer;
-use vat_wgpu::{GpuAsset, GpuCrowd, Offscreen, PassFormats, RendererConfig};
+use vat_core::render::{CrowdRenderer, FrameReport};
+use vat_wgpu::{GpuAsset, GpuCrowd, Offscreen, PassFormats, Renderer, RendererConfig};
 use wgpu::util::DeviceExt as _;
 
-use super::{HOST_SHADER, HostFrame, HostVertex, MSAA_SAMPLES, SHADOW_MAP_SIZE, SIZE, SKY, Scene};
+use super::{HOST_SHADER, HostFrame, HostVertex, MSAA_SAMPLES, SHADOW_MAP_SIZE, SIZE, Scene, VertexRange};
 
-const SHADOW_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+/// The host's shadow map format.
+pub const SHADOW_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 
-/// The host and the two crowds it draws, on wgpu.
-pub struct WgpuHost {
-    offscreen: Offscreen,
-    scene: Scene,
-    assets: Vec<GpuAsset>,
-    gpu_crowds: Vec<GpuCrowd>,
-    crowds: [Crowd; 2],
+/// The host's GPU side of a [`Scene`]: its vertex and uniform buffers, its shadow map, its
+/// pipelines (made for each colour pass's formats on first use) and bind groups. It records the
+/// host's two passes; vat's draws go inside them through the callbacks.
+pub struct SceneGpu {
+    module: wgpu::ShaderModule,
     vertices: wgpu::Buffer,
+    uniforms: wgpu::Buffer,
     shadow_view: wgpu::TextureView,
-    /// The scene pipelines at 1 and at [`MSAA_SAMPLES`] samples.
-    scene_pipelines: [wgpu::RenderPipeline; 2],
+    scene_layout: wgpu::PipelineLayout,
+    scene_pipelines: Vec<(PassFormats, wgpu::RenderPipeline)>,
     shadow_pipeline: wgpu::RenderPipeline,
-    /// Multisampled colour and depth of the MSAA colour pass (the colour resolves into the target).
-    msaa: [wgpu::TextureView; 2],
     scene_group: wgpu::BindGroup,
     shadow_group: wgpu::BindGroup,
 }
 
-impl WgpuHost {
-    /// Opens a headless wgpu device of [`SIZE`] pixels and builds the host's resources and both
-    /// crowds (of `assets`, see [`super::assets`]).
-    ///
-    /// # Errors
-    /// No adapter, or an asset that does not upload.
-    pub fn new(scene: Scene, assets: &[Vec<u8>; 2]) -> Result<Self> {
-        let mut offscreen = Offscreen::new(SIZE, RendererConfig::default())?;
-        let mut uploaded = Vec::new();
-        for bytes in assets {
-            uploaded.push(offscreen.upload(&Asset::parse(bytes)?)?);
-        }
-        let crowds = super::crowds(assets)?;
-        let gpu_crowds = crowds.iter().map(|c| offscreen.create_crowd(c)).collect::<Result<Vec<_>, _>>()?;
-        let (device, _, renderer) = offscreen.parts();
-        let color_format = renderer
-            .pass_formats()
-            .color
-            .ok_or_else(|| anyhow!("the offscreen target has a colour format"))?;
+/// The attachments of the host's colour pass.
+pub struct ColourTarget<'a> {
+    /// The colour attachment (multisampled when `formats.samples > 1`).
+    pub color: &'a wgpu::TextureView,
+    /// Where a multisampled colour resolves to.
+    pub resolve: Option<&'a wgpu::TextureView>,
+    /// The depth attachment (shared by the host's draws and vat's).
+    pub depth: &'a wgpu::TextureView,
+    /// Their formats and sample count.
+    pub formats: PassFormats,
+}
+
+fn vertex_layout() -> [wgpu::VertexAttribute; 3] {
+    wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32x3]
+}
+
+impl SceneGpu {
+    /// The host's resources for `scene` on `device` (its uniforms written from `scene`).
+    pub fn new(device: &wgpu::Device, scene: &Scene) -> Self {
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("host shader"),
             source: wgpu::ShaderSource::Wgsl(HOST_SHADER.into()),
         });
+        // At least one vertex: a ground-only scene may draw nothing, but a buffer is never empty.
+        let mut vertices = scene.vertices.clone();
+        if vertices.is_empty() {
+            vertices.push(HostVertex { position: [0.0; 3], normal: [0.0, 1.0, 0.0], color: [0.0; 3] });
+        }
         let vertices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("host vertices"),
-            contents: bytemuck::cast_slice(&scene.vertices),
+            contents: bytemuck::cast_slice(&vertices),
             usage: wgpu::BufferUsages::VERTEX,
         });
         let uniforms = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("host uniforms"),
             contents: bytemuck::bytes_of(&scene.uniforms()),
-            usage: wgpu::BufferUsages::UNIFORM,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         });
         let shadow_map = device.create_texture(&wgpu::TextureDescriptor {
             label: Some("host shadow map"),
@@ -98,7 +103,7 @@ impl WgpuHost {
                 min_binding_size: None,
             },
         );
-        let scene_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        let scene_group_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("host scene"),
             entries: &[
                 uniform_entry,
@@ -118,13 +123,13 @@ impl WgpuHost {
                 ),
             ],
         });
-        let shadow_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        let shadow_group_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("host shadow"),
             entries: &[uniform_entry],
         });
         let scene_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("host scene"),
-            layout: &scene_layout,
+            layout: &scene_group_layout,
             entries: &[
                 wgpu::BindGroupEntry { binding: 0, resource: uniforms.as_entire_binding() },
                 wgpu::BindGroupEntry {
@@ -136,100 +141,272 @@ impl WgpuHost {
         });
         let shadow_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("host shadow"),
-            layout: &shadow_layout,
+            layout: &shadow_group_layout,
             entries: &[wgpu::BindGroupEntry { binding: 0, resource: uniforms.as_entire_binding() }],
         });
-        let attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32x3];
-        let buffers = [Some(wgpu::VertexBufferLayout {
-            array_stride: size_of::<HostVertex>() as u64,
-            step_mode: wgpu::VertexStepMode::Vertex,
-            attributes: &attributes,
-        })];
-        let depth_format = renderer.pass_formats().depth;
-        let pipeline = |label,
-                        layout: &wgpu::BindGroupLayout,
-                        entry: &str,
-                        fragment: bool,
-                        bias: wgpu::DepthBiasState,
-                        samples: u32| {
-            let format = if fragment { depth_format } else { SHADOW_FORMAT };
-            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        let layout = |label, group: &wgpu::BindGroupLayout| {
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some(label),
-                bind_group_layouts: &[Some(layout)],
+                bind_group_layouts: &[Some(group)],
                 immediate_size: 0,
-            });
-            let targets = [Some(wgpu::ColorTargetState {
-                format: color_format,
-                blend: None,
-                write_mask: wgpu::ColorWrites::ALL,
-            })];
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(label),
-                layout: Some(&pipeline_layout),
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some(entry),
-                    compilation_options: Default::default(),
-                    buffers: &buffers,
-                },
-                primitive: wgpu::PrimitiveState::default(),
-                depth_stencil: Some(wgpu::DepthStencilState {
-                    format,
-                    depth_write_enabled: Some(true),
-                    depth_compare: Some(wgpu::CompareFunction::Less),
-                    stencil: wgpu::StencilState::default(),
-                    bias,
-                }),
-                multisample: wgpu::MultisampleState { count: samples, ..Default::default() },
-                fragment: fragment.then(|| wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some("fs_scene"),
-                    compilation_options: Default::default(),
-                    targets: &targets,
-                }),
-                multiview_mask: None,
-                cache: None,
             })
         };
-        let scene_pipelines = [1, MSAA_SAMPLES].map(|samples| {
-            pipeline("host scene", &scene_layout, "vs_scene", true, Default::default(), samples)
+        let scene_layout = layout("host scene", &scene_group_layout);
+        let shadow_layout = layout("host shadow", &shadow_group_layout);
+        let attributes = vertex_layout();
+        let shadow_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("host shadow"),
+            layout: Some(&shadow_layout),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs_shadow"),
+                compilation_options: Default::default(),
+                buffers: &[Some(wgpu::VertexBufferLayout {
+                    array_stride: size_of::<HostVertex>() as u64,
+                    step_mode: wgpu::VertexStepMode::Vertex,
+                    attributes: &attributes,
+                })],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: SHADOW_FORMAT,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(wgpu::CompareFunction::Less),
+                stencil: wgpu::StencilState::default(),
+                bias: wgpu::DepthBiasState {
+                    constant: SHADOW_DEPTH_BIAS.constant,
+                    slope_scale: SHADOW_DEPTH_BIAS.slope_scale,
+                    clamp: SHADOW_DEPTH_BIAS.clamp,
+                },
+            }),
+            multisample: wgpu::MultisampleState::default(),
+            fragment: None,
+            multiview_mask: None,
+            cache: None,
         });
-        let bias = wgpu::DepthBiasState {
-            constant: SHADOW_DEPTH_BIAS.constant,
-            slope_scale: SHADOW_DEPTH_BIAS.slope_scale,
-            clamp: SHADOW_DEPTH_BIAS.clamp,
-        };
-        let shadow_pipeline = pipeline("host shadow", &shadow_layout, "vs_shadow", false, bias, 1);
-        let msaa = [color_format, depth_format].map(|format| {
-            device
-                .create_texture(&wgpu::TextureDescriptor {
-                    label: Some("host msaa"),
-                    size: wgpu::Extent3d { width: SIZE[0], height: SIZE[1], depth_or_array_layers: 1 },
-                    mip_level_count: 1,
-                    sample_count: MSAA_SAMPLES,
-                    dimension: wgpu::TextureDimension::D2,
-                    format,
-                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-                    view_formats: &[],
-                })
-                .create_view(&wgpu::TextureViewDescriptor::default())
-        });
-        // The crowd's colour draws sample the host's map.
-        renderer.set_host_shadow_map(Some(shadow_view.clone()));
-        Ok(Self {
-            offscreen,
-            scene,
-            assets: uploaded,
-            gpu_crowds,
-            crowds,
+        Self {
+            module,
             vertices,
+            uniforms,
             shadow_view,
-            scene_pipelines,
+            scene_layout,
+            scene_pipelines: Vec::new(),
             shadow_pipeline,
-            msaa,
             scene_group,
             shadow_group,
-        })
+        }
+    }
+
+    /// The host's shadow map (give it to vat with `Renderer::set_host_shadow_map`).
+    pub fn shadow_view(&self) -> &wgpu::TextureView {
+        &self.shadow_view
+    }
+
+    /// Writes `scene`'s uniforms (camera, sun, shadow matrix) for the next submitted frame.
+    pub fn write_uniforms(&self, queue: &wgpu::Queue, scene: &Scene) {
+        queue.write_buffer(&self.uniforms, 0, bytemuck::bytes_of(&scene.uniforms()));
+    }
+
+    /// The scene pipeline of a colour pass of `formats` (made on first use).
+    fn scene_pipeline(&mut self, device: &wgpu::Device, formats: PassFormats) -> usize {
+        if let Some(i) = self.scene_pipelines.iter().position(|(f, _)| *f == formats) {
+            return i;
+        }
+        let attributes = vertex_layout();
+        let targets = [formats.color.map(|format| wgpu::ColorTargetState {
+            format,
+            blend: None,
+            write_mask: wgpu::ColorWrites::ALL,
+        })];
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("host scene"),
+            layout: Some(&self.scene_layout),
+            vertex: wgpu::VertexState {
+                module: &self.module,
+                entry_point: Some("vs_scene"),
+                compilation_options: Default::default(),
+                buffers: &[Some(wgpu::VertexBufferLayout {
+                    array_stride: size_of::<HostVertex>() as u64,
+                    step_mode: wgpu::VertexStepMode::Vertex,
+                    attributes: &attributes,
+                })],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: formats.depth,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(wgpu::CompareFunction::Less),
+                stencil: wgpu::StencilState::default(),
+                bias: Default::default(),
+            }),
+            multisample: wgpu::MultisampleState { count: formats.samples, ..Default::default() },
+            fragment: Some(wgpu::FragmentState {
+                module: &self.module,
+                entry_point: Some("fs_scene"),
+                compilation_options: Default::default(),
+                targets: &targets,
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        self.scene_pipelines.push((formats, pipeline));
+        self.scene_pipelines.len() - 1
+    }
+
+    /// Records the host's shadow pass into `encoder`: the map cleared to 1, the `casters` ranges of
+    /// its vertices, then `crowd` (vat's `draw_depth` of the host's view, in a depth-only pass of
+    /// the given formats).
+    pub fn record_shadow_pass(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        casters: &[VertexRange],
+        crowd: impl FnOnce(&mut wgpu::RenderPass<'_>, PassFormats),
+    ) {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("host shadow pass"),
+            color_attachments: &[],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &self.shadow_view,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_pipeline(&self.shadow_pipeline);
+        pass.set_bind_group(0, &self.shadow_group, &[]);
+        pass.set_vertex_buffer(0, self.vertices.slice(..));
+        for range in casters {
+            pass.draw(range.clone(), 0..1);
+        }
+        crowd(&mut pass, PassFormats { color: None, depth: SHADOW_FORMAT, samples: 1 });
+    }
+
+    /// Records the host's colour pass into `encoder` over `target`: colour cleared to `sky`,
+    /// depth to 1, the `colour` ranges of its vertices lit and shadowed by its map, then `crowd`
+    /// (vat's `draw`, sharing the depth buffer).
+    pub fn record_colour_pass(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        target: &ColourTarget<'_>,
+        sky: [f64; 4],
+        colour: &[VertexRange],
+        crowd: impl FnOnce(&mut wgpu::RenderPass<'_>, PassFormats),
+    ) {
+        let pipeline = self.scene_pipeline(device, target.formats);
+        let [r, g, b, a] = sky;
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("host colour pass"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: target.color,
+                depth_slice: None,
+                resolve_target: target.resolve,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a }),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: target.depth,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_pipeline(&self.scene_pipelines[pipeline].1);
+        pass.set_bind_group(0, &self.scene_group, &[]);
+        pass.set_vertex_buffer(0, self.vertices.slice(..));
+        for range in colour {
+            pass.draw(range.clone(), 0..1);
+        }
+        crowd(&mut pass, target.formats);
+    }
+
+    /// Records a whole host frame into `encoder` with `renderer`: `prepare` of `draws` (the
+    /// scene's sun view as extra view 0), the shadow pass, the colour pass over `target`, each
+    /// part as `frame` says. Returns vat's report.
+    ///
+    /// # Errors
+    /// Those of `Renderer::prepare`.
+    pub fn record_frame(
+        &mut self,
+        device: &wgpu::Device,
+        renderer: &mut Renderer,
+        encoder: &mut wgpu::CommandEncoder,
+        draws: &mut [vat_wgpu::CrowdDraw<'_>],
+        scene: &Scene,
+        frame: &HostFrame,
+        target: &ColourTarget<'_>,
+    ) -> Result<FrameReport, vat_wgpu::RenderError> {
+        let (casters, colour) = scene.ranges(frame);
+        let options = scene.options(frame.culling);
+        let report = renderer.prepare(encoder, draws, &scene.camera, &options, &[scene.light_view_proj])?;
+        self.record_shadow_pass(encoder, &casters, |pass, formats| {
+            if frame.crowd_casts && options.shadows {
+                renderer.draw_depth(pass, draws, 0, formats);
+            }
+        });
+        self.record_colour_pass(device, encoder, target, scene.sky, &colour, |pass, formats| {
+            if frame.crowd {
+                renderer.draw(pass, draws, formats);
+            }
+        });
+        Ok(report)
+    }
+}
+
+/// A host on a `vat_wgpu::Offscreen`: its scene, the crowds it draws, and their GPU copies.
+pub struct WgpuHost {
+    offscreen: Offscreen,
+    scene: Scene,
+    gpu: SceneGpu,
+    assets: Vec<GpuAsset>,
+    gpu_crowds: Vec<GpuCrowd>,
+    crowds: Vec<Crowd>,
+    /// Multisampled colour and depth of the MSAA colour pass (made on first use).
+    msaa: Option<[wgpu::TextureView; 2]>,
+}
+
+impl WgpuHost {
+    /// The example's host: a headless wgpu device of [`SIZE`] pixels, `scene`, and the two
+    /// crowds of [`super::crowds`] (of `assets`, see [`super::assets`]).
+    ///
+    /// # Errors
+    /// No adapter, or an asset that does not upload.
+    pub fn example(scene: Scene, assets: &[Vec<u8>; 2]) -> Result<Self> {
+        let parsed = assets.iter().map(|b| Asset::parse(b)).collect::<Result<Vec<_>, _>>()?;
+        let offscreen = Offscreen::new(SIZE, RendererConfig::default())?;
+        Self::new(offscreen, scene, &parsed, super::crowds(assets)?.into())
+    }
+
+    /// A host on `offscreen` drawing `scene` and `crowds` (crowd `i` of asset `i`).
+    ///
+    /// # Errors
+    /// An asset that does not upload, or a crowd whose GPU state cannot be made.
+    pub fn new(
+        mut offscreen: Offscreen,
+        scene: Scene,
+        assets: &[Asset<'_>],
+        crowds: Vec<Crowd>,
+    ) -> Result<Self> {
+        anyhow::ensure!(assets.len() == crowds.len(), "one asset per crowd");
+        let assets = assets.iter().map(|a| offscreen.upload(a)).collect::<Result<Vec<_>, _>>()?;
+        let gpu_crowds = crowds.iter().map(|c| offscreen.create_crowd(c)).collect::<Result<Vec<_>, _>>()?;
+        let (device, _, renderer) = offscreen.parts();
+        let gpu = SceneGpu::new(device, &scene);
+        // The crowd's colour draws sample the host's map.
+        renderer.set_host_shadow_map(Some(gpu.shadow_view().clone()));
+        Ok(Self { offscreen, scene, gpu, assets, gpu_crowds, crowds, msaa: None })
     }
 
     /// The adapter's name.
@@ -237,98 +414,66 @@ impl WgpuHost {
         self.offscreen.adapter_name()
     }
 
-    /// Renders `frame` and reads it back: tightly packed sRGB RGBA8 rows of [`SIZE`], top first.
-    /// Returns the pixels and the crowds' bodies drawn (vat's report).
+    /// The crowds drawn (move, spawn or advance them between frames).
+    pub fn crowds_mut(&mut self) -> &mut [Crowd] {
+        &mut self.crowds
+    }
+
+    /// The scene (move its camera with [`Scene::follow`] between frames).
+    pub fn scene_mut(&mut self) -> &mut Scene {
+        &mut self.scene
+    }
+
+    /// The GPU-culling counts of each crowd's last frame that has arrived (see
+    /// `CrowdRenderer::gpu_counts`).
     ///
     /// # Errors
     /// A device failure.
-    pub fn render(&mut self, frame: &HostFrame) -> Result<(Vec<u8>, u32)> {
-        let (casters, colour) = self.scene.ranges(frame);
-        let camera = self.scene.camera;
-        let options = self.scene.options(frame.culling);
-        let views = [self.scene.light_view_proj];
+    pub fn gpu_counts(&mut self) -> Result<Vec<Option<GpuCountsResult>>> {
+        let offscreen = &mut self.offscreen;
+        Ok(self.gpu_crowds.iter_mut().map(|c| offscreen.gpu_counts(c)).collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// Renders `frame` and reads it back: tightly packed sRGB RGBA8 rows of the offscreen's size,
+    /// top first, and vat's report.
+    ///
+    /// # Errors
+    /// A device failure.
+    pub fn render(&mut self, frame: &HostFrame) -> Result<(Vec<u8>, FrameReport)> {
+        let size = self.offscreen.size();
+        let (device, queue, renderer) = self.offscreen.parts();
+        self.gpu.write_uniforms(queue, &self.scene);
+        let formats = PassFormats { samples: frame.samples, ..renderer.pass_formats() };
+        if frame.samples > 1 && self.msaa.is_none() {
+            let color = formats.color.context("the offscreen target has a colour format")?;
+            self.msaa = Some([color, formats.depth].map(|format| {
+                device
+                    .create_texture(&wgpu::TextureDescriptor {
+                        label: Some("host msaa"),
+                        size: wgpu::Extent3d { width: size[0], height: size[1], depth_or_array_layers: 1 },
+                        mip_level_count: 1,
+                        sample_count: MSAA_SAMPLES,
+                        dimension: wgpu::TextureDimension::D2,
+                        format,
+                        usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                        view_formats: &[],
+                    })
+                    .create_view(&wgpu::TextureViewDescriptor::default())
+            }));
+        }
         let mut draws = super::crowd_draws(&self.assets, &mut self.gpu_crowds, &mut self.crowds);
-        let (vertices, shadow_view) = (&self.vertices, &self.shadow_view);
-        let msaa = frame.samples > 1;
-        let scene_pipeline = &self.scene_pipelines[usize::from(msaa)];
-        let shadow_pipeline = &self.shadow_pipeline;
-        let msaa_views = &self.msaa;
-        let (scene_group, shadow_group) = (&self.scene_group, &self.shadow_group);
-        let drawn = self.offscreen.record_host_frame(|_, renderer, encoder, target| {
-            // 1. vat's uploads and culling, with the host's sun view as extra view 0.
-            let report = renderer.prepare(encoder, &mut draws, &camera, &options, &views)?;
-            // 2. The host's shadow pass: its buildings, then the crowds.
-            {
-                let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                    label: Some("host shadow pass"),
-                    color_attachments: &[],
-                    depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                        view: shadow_view,
-                        depth_ops: Some(wgpu::Operations {
-                            load: wgpu::LoadOp::Clear(1.0),
-                            store: wgpu::StoreOp::Store,
-                        }),
-                        stencil_ops: None,
-                    }),
-                    timestamp_writes: None,
-                    occlusion_query_set: None,
-                    multiview_mask: None,
-                });
-                pass.set_pipeline(shadow_pipeline);
-                pass.set_bind_group(0, shadow_group, &[]);
-                pass.set_vertex_buffer(0, vertices.slice(..));
-                for range in &casters {
-                    pass.draw(range.clone(), 0..1);
-                }
-                if frame.crowd_casts {
-                    let depth_only = PassFormats { color: None, depth: SHADOW_FORMAT, samples: 1 };
-                    renderer.draw_depth(&mut pass, &draws, 0, depth_only);
-                }
-            }
-            // 3. The host's colour pass: its scene, then the crowds, one depth buffer.
+        let (gpu, scene, msaa) = (&mut self.gpu, &self.scene, &self.msaa);
+        let report = self.offscreen.record_host_frame(|device, renderer, encoder, target| {
             // With MSAA: multisampled colour and depth, the colour resolved into the target.
-            let [r, g, b, a] = SKY;
-            let (color, resolve, depth) = if msaa {
-                (&msaa_views[0], Some(target.color), &msaa_views[1])
-            } else {
-                (target.color, None, target.depth)
+            let target = match msaa {
+                Some([color, depth]) if frame.samples > 1 => {
+                    ColourTarget { color, resolve: Some(target.color), depth, formats }
+                }
+                _ => ColourTarget { color: target.color, resolve: None, depth: target.depth, formats },
             };
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("host colour pass"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: color,
-                    depth_slice: None,
-                    resolve_target: resolve,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a }),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: depth,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(1.0),
-                        store: wgpu::StoreOp::Store,
-                    }),
-                    stencil_ops: None,
-                }),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            pass.set_pipeline(scene_pipeline);
-            pass.set_bind_group(0, scene_group, &[]);
-            pass.set_vertex_buffer(0, vertices.slice(..));
-            for range in &colour {
-                pass.draw(range.clone(), 0..1);
-            }
-            if frame.crowd {
-                let formats = PassFormats { samples: frame.samples, ..renderer.pass_formats() };
-                renderer.draw(&mut pass, &draws, formats);
-            }
-            Ok(report.draws_main)
+            gpu.record_frame(device, renderer, encoder, &mut draws, scene, frame, &target)
         })?;
         let pixels = self.offscreen.read_rgba8().context("reading the frame back")?;
-        Ok((pixels, drawn))
+        Ok((pixels, report))
     }
 }
