@@ -5,16 +5,22 @@
 //! humanoid (baked in memory, no files needed) or any `.vat`, with orbit and walk cameras, a key for
 //! every runtime toggle and a title-bar line with the frame's figures.
 //!
-//! The demo is written once, generic over a [`Presenter`] (how frames reach the window) and its
-//! vat-core [`CrowdRenderer`] (the backend seam, for uploads, crowds and the screenshot);
-//! `--backend` picks the pair. The simulation, camera, keys and title bar are the same code for both.
+//! The demo is written once, generic over a [`Presenter`] (how frames reach the window, and the
+//! host side of the frame on that backend) and its vat-core [`CrowdRenderer`] (the backend seam,
+//! for uploads and crowds); `--backend` picks the pair. The simulation, camera, keys and title bar
+//! are the same code for both.
 //!
 //! # Presentation
-//! Every frame is rendered straight into the window's swapchain the way a game embeds vat: the
-//! backend's `Renderer::prepare`, then a colour pass the demo begins over the swapchain image and its
-//! own depth image with `Renderer::draw` inside (the pipelines are keyed by the pass's formats, so
-//! the swapchain's format needs nothing else), then present. Nothing is read back or copied on the
-//! CPU. At start the demo prints one line naming the path:
+//! Every frame is rendered straight into the window's swapchain the way a game embeds vat: the demo
+//! is a host with its own ground (centred on the crowd and covering the whole area it wanders in;
+//! [`vat_examples::embed::Scene::ground`]) and its own shadow map (fitted to the camera as vat fits
+//! its own), drawn by the host code of the `embed` example
+//! ([`vat_examples::embed::wgpu_host::SceneGpu`], [`vat_examples::embed::vulkan_host::SceneGpu`]).
+//! A frame is the backend's `Renderer::prepare` (the sun's view as an extra view), the host's shadow
+//! pass with `Renderer::draw_depth` inside, then the host's colour pass over the swapchain image and
+//! its own depth image (the ground, then `Renderer::draw`: the pipelines are keyed by the pass's
+//! formats, so the swapchain's format needs nothing else), then present. Nothing is read back or
+//! copied on the CPU. At start the demo prints one line naming the path:
 //! - `--backend wgpu`: a `wgpu::Surface` made from the window on the device of the renderer
 //!   ([`vat_wgpu::presenting_device`] picks an adapter that can present to it), configured `Fifo`
 //!   with an sRGB format (`Bgra8UnormSrgb` or `Rgba8UnormSrgb`) and `Depth32Float` depth;
@@ -23,7 +29,8 @@
 //! - `--backend vulkan`: a `VkSwapchainKHR` ([`vat_vulkan::Swapchain`]) on a context made for the
 //!   window ([`vat_vulkan::Context::presenting`]: the surface extensions, `VK_KHR_swapchain` and a
 //!   queue that presents), `FIFO`, `B8G8R8A8_SRGB` or `R8G8B8A8_SRGB`: acquire with a semaphore,
-//!   prepare + dynamic rendering over the image + draw, transition to `PRESENT_SRC_KHR`, present;
+//!   the host's frame recorded by [`vat_vulkan::Swapchain::render_with`] (prepare, the shadow pass,
+//!   dynamic rendering over the image), transition to `PRESENT_SRC_KHR`, present;
 //!   `ERROR_OUT_OF_DATE_KHR`/`SUBOPTIMAL_KHR` recreate it. Line:
 //!   `presenting through VkSwapchainKHR (FIFO, B8G8R8A8_SRGB, 3 images, 1280x720)`, followed by
 //!   `; validation layer on` when the Khronos validation layer is installed (it then checks every
@@ -36,8 +43,9 @@
 //! # Scripted runs
 //! `--frames N` renders N frames with a fixed 1/30 s step (same flags, same images) and exits;
 //! `--screenshot out.png` saves the last frame (also after Esc) as a PNG (written atomically). The
-//! screenshot is that frame rendered once more, offscreen through the [`CrowdRenderer`] seam (same
-//! crowd state, camera and options, at the swapchain's size) and read back: a presented swapchain
+//! screenshot is that frame rendered once more, offscreen by the same host code into the backend's
+//! offscreen target (same crowd state, camera and options, at the swapchain's size) and read back:
+//! a presented swapchain
 //! image belongs to the window system, and reading it would need copy-source usage on the
 //! swapchain images, which a surface need not offer.
 
@@ -52,8 +60,13 @@ use clap::{Args, ValueEnum};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::render::{CrowdRenderer, Culling, FrameReport, RenderMode, RenderOptions};
-use vat_core::scene::SceneScale;
+use vat_core::scene::{GROUND_MARGIN, GroundSquare, SceneScale};
+use vat_examples::embed::vulkan_host::{ColourTarget as VulkanColourTarget, SceneGpu as VulkanSceneGpu};
+use vat_examples::embed::wgpu_host::{ColourTarget, SceneGpu};
+use vat_examples::embed::{HostFrame, Scene as HostScene};
 use vat_examples::sim::{Simulation, wander_half_extent};
+
+use crate::render::GROUND_COLOR;
 use winit::application::ApplicationHandler;
 use winit::dpi::PhysicalSize;
 use winit::event::{ElementState, KeyEvent, MouseButton, MouseScrollDelta, WindowEvent};
@@ -216,17 +229,33 @@ trait Presenter: Sized {
     /// Makes the swapchain `size` pixels (the window's).
     fn resize(&mut self, size: [u32; 2]) -> Result<()>;
 
-    /// Renders one frame of the crowd into the next swapchain image and presents it; `None` when the
-    /// frame was skipped (swapchain out of date and recreated, acquisition timed out).
+    /// Renders one frame into the next swapchain image and presents it: the demo's own ground
+    /// (`ground`, drawn and shadowed on the demo's side as a host's, see
+    /// [`vat_examples::embed`]) and the crowd, seen by `ground.camera`; `None` when the frame was
+    /// skipped (swapchain out of date and recreated, acquisition timed out).
     fn render(
         &mut self,
         renderer: &mut Self::Renderer,
-        asset: &<Self::Renderer as CrowdRenderer>::Asset,
-        gpu: &mut <Self::Renderer as CrowdRenderer>::Crowd,
-        crowd: &mut Crowd,
-        camera: &Camera,
-        options: &RenderOptions,
+        draw: CrowdFrame<'_, Self::Renderer>,
     ) -> Result<Option<FrameReport>>;
+
+    /// The same frame rendered offscreen into `renderer`'s target (resized to the swapchain's size
+    /// first) and read back as RGBA8: the screenshot.
+    fn screenshot(
+        &mut self,
+        renderer: &mut Self::Renderer,
+        draw: CrowdFrame<'_, Self::Renderer>,
+    ) -> Result<Vec<u8>>;
+}
+
+/// What a frame draws: the crowd, its asset and GPU copy, and the demo's own scene (its ground,
+/// camera, sun and vat's options) with what to draw of it.
+struct CrowdFrame<'a, R: CrowdRenderer> {
+    asset: &'a R::Asset,
+    gpu: &'a mut R::Crowd,
+    crowd: &'a mut Crowd,
+    ground: &'a HostScene,
+    frame: HostFrame,
 }
 
 /// `--backend wgpu`: a `wgpu::Surface` on the renderer's device.
@@ -238,6 +267,8 @@ struct WgpuPresenter {
     device: wgpu::Device,
     queue: wgpu::Queue,
     depth: wgpu::TextureView,
+    /// The demo's own scene on the device (made at the first frame).
+    host: Option<SceneGpu>,
 }
 
 /// The depth format of the swapchain passes (the offscreen target's).
@@ -284,7 +315,7 @@ impl WgpuPresenter {
         .context("wgpu: cannot create the renderer")?;
         surface.configure(&device, &config);
         let depth = wgpu_depth(&device, size);
-        Ok((renderer, Self { instance, window, surface, config, device, queue, depth }))
+        Ok((renderer, Self { instance, window, surface, config, device, queue, depth, host: None }))
     }
 
     fn configure(&mut self) {
@@ -337,17 +368,13 @@ impl Presenter for WgpuPresenter {
     fn render(
         &mut self,
         renderer: &mut vat_wgpu::Offscreen,
-        asset: &vat_wgpu::GpuAsset,
-        gpu: &mut vat_wgpu::GpuCrowd,
-        crowd: &mut Crowd,
-        camera: &Camera,
-        options: &RenderOptions,
+        draw: CrowdFrame<'_, vat_wgpu::Offscreen>,
     ) -> Result<Option<FrameReport>> {
         let texture = match self.surface.get_current_texture() {
             wgpu::CurrentSurfaceTexture::Success(t) => t,
             wgpu::CurrentSurfaceTexture::Suboptimal(t) => {
                 // Present this one, then configure for the window as it is now.
-                let report = self.render_into(renderer, &t, asset, gpu, crowd, camera, options)?;
+                let report = self.render_into(renderer, &t, draw)?;
                 self.queue.present(t);
                 self.configure();
                 return Ok(Some(report));
@@ -369,65 +396,85 @@ impl Presenter for WgpuPresenter {
                 bail!("wgpu: acquiring the next surface texture failed")
             }
         };
-        let report = self.render_into(renderer, &texture, asset, gpu, crowd, camera, options)?;
+        let report = self.render_into(renderer, &texture, draw)?;
         self.queue.present(texture);
         Ok(Some(report))
+    }
+
+    fn screenshot(
+        &mut self,
+        renderer: &mut vat_wgpu::Offscreen,
+        draw: CrowdFrame<'_, vat_wgpu::Offscreen>,
+    ) -> Result<Vec<u8>> {
+        resize_for_screenshot(renderer, self.size())?;
+        let host = self.host(renderer, draw.ground);
+        let CrowdFrame { asset, gpu, crowd, ground, frame } = draw;
+        renderer
+            .record_host_frame(|_, r, encoder, target| {
+                let target = ColourTarget {
+                    color: target.color,
+                    resolve: None,
+                    depth: target.depth,
+                    formats: r.pass_formats(),
+                };
+                let mut crowds = [vat_wgpu::CrowdDraw { asset, gpu, crowd }];
+                host.record_frame(r, encoder, &mut crowds, ground, &frame, &target)
+            })
+            .context("rendering the screenshot failed")?;
+        renderer.read_rgba8().context("screenshot read-back failed")
     }
 }
 
 impl WgpuPresenter {
+    /// The demo's scene on the device (made and given to vat as the host's shadow map at the first
+    /// frame), its uniforms written from `ground` for the next submission.
+    fn host(&mut self, renderer: &mut vat_wgpu::Offscreen, ground: &HostScene) -> &mut SceneGpu {
+        let host = self.host.get_or_insert_with(|| {
+            let host = SceneGpu::new(&self.device, ground);
+            renderer.parts().2.set_host_shadow_map(Some(host.shadow_view().clone()));
+            host
+        });
+        host.write_uniforms(&self.queue, ground);
+        host
+    }
+
     /// Records and submits the frame into `texture` (not presented yet).
-    #[allow(clippy::too_many_arguments)]
     fn render_into(
-        &self,
+        &mut self,
         renderer: &mut vat_wgpu::Offscreen,
         texture: &wgpu::SurfaceTexture,
-        asset: &vat_wgpu::GpuAsset,
-        gpu: &mut vat_wgpu::GpuCrowd,
-        crowd: &mut Crowd,
-        camera: &Camera,
-        options: &RenderOptions,
+        draw: CrowdFrame<'_, vat_wgpu::Offscreen>,
     ) -> Result<FrameReport> {
         let view = texture.texture.create_view(&wgpu::TextureViewDescriptor::default());
         let formats =
             vat_wgpu::PassFormats { color: Some(self.config.format), depth: WGPU_DEPTH, samples: 1 };
-        let depth = &self.depth;
+        self.host(renderer, draw.ground);
+        let (Some(host), depth) = (&mut self.host, &self.depth) else {
+            bail!("the demo's scene was made above");
+        };
+        let CrowdFrame { asset, gpu, crowd, ground, frame } = draw;
         let report = renderer.record_host_frame(|_, r, encoder, _offscreen_target| {
+            let target = ColourTarget { color: &view, resolve: None, depth, formats };
             let mut crowds = [vat_wgpu::CrowdDraw { asset, gpu, crowd }];
-            let report = r.prepare(encoder, &mut crowds, camera, options, &[])?;
-            let [red, green, blue, alpha] = options.clear_color;
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("vat demo swapchain colour"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color { r: red, g: green, b: blue, a: alpha }),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: depth,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(1.0),
-                        store: wgpu::StoreOp::Discard,
-                    }),
-                    stencil_ops: None,
-                }),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            r.draw(&mut pass, &crowds, formats);
-            Ok(report)
+            host.record_frame(r, encoder, &mut crowds, ground, &frame, &target)
         });
         report.context("render failed")
     }
 }
 
+/// Makes `renderer`'s offscreen target `size` pixels (the swapchain's) for the screenshot.
+fn resize_for_screenshot<R: CrowdRenderer>(renderer: &mut R, size: [u32; 2]) -> Result<()> {
+    if size[0] > 0 && size[1] > 0 && renderer.size() != size {
+        renderer.resize(size).context("cannot resize the screenshot target")?;
+    }
+    Ok(())
+}
+
 /// `--backend vulkan`: a `VkSwapchainKHR` on a context made for the window.
 struct VulkanPresenter {
+    /// The demo's own scene on the device (made at the first frame). Before the swapchain: it
+    /// waits for the device when dropped.
+    host: Option<VulkanSceneGpu>,
     swapchain: vat_vulkan::Swapchain,
     /// Whether the Khronos validation layer checks the frames (when installed).
     validation: bool,
@@ -445,7 +492,7 @@ impl VulkanPresenter {
             .context("Vulkan: cannot create the renderer")?;
         let swapchain =
             vat_vulkan::Swapchain::new(&ctx, size).context("Vulkan: cannot create a swapchain")?;
-        Ok((renderer, Self { swapchain, validation: ctx.validation_enabled() }))
+        Ok((renderer, Self { host: None, swapchain, validation: ctx.validation_enabled() }))
     }
 }
 
@@ -472,17 +519,74 @@ impl Presenter for VulkanPresenter {
     fn render(
         &mut self,
         renderer: &mut vat_vulkan::Offscreen,
-        asset: &vat_vulkan::GpuAsset,
-        gpu: &mut vat_vulkan::GpuCrowd,
-        crowd: &mut Crowd,
-        camera: &Camera,
-        options: &RenderOptions,
+        draw: CrowdFrame<'_, vat_vulkan::Offscreen>,
     ) -> Result<Option<FrameReport>> {
-        let mut crowds = [vat_vulkan::CrowdDraw { asset, gpu, crowd }];
-        match self.swapchain.render(renderer, &mut crowds, camera, options).context("render failed")? {
+        let host = Self::host(&mut self.host, renderer, draw.ground)?;
+        let CrowdFrame { asset, gpu, crowd, ground, frame } = draw;
+        let presented = self.swapchain.render_with(renderer, |_, r, cb, target| -> Result<FrameReport> {
+            let target = VulkanColourTarget {
+                color: target.color,
+                resolve: None,
+                depth: target.depth,
+                area: target.area,
+                formats: target.formats,
+            };
+            let mut crowds = [vat_vulkan::CrowdDraw { asset, gpu, crowd }];
+            host.record_frame(r, cb, &mut crowds, ground, &frame, &target)
+        });
+        match presented.context("render failed")? {
             vat_vulkan::Presented::Shown(report) => Ok(Some(report)),
             vat_vulkan::Presented::Skipped => Ok(None),
         }
+    }
+
+    fn screenshot(
+        &mut self,
+        renderer: &mut vat_vulkan::Offscreen,
+        draw: CrowdFrame<'_, vat_vulkan::Offscreen>,
+    ) -> Result<Vec<u8>> {
+        resize_for_screenshot(renderer, self.size())?;
+        let host = Self::host(&mut self.host, renderer, draw.ground)?;
+        let CrowdFrame { asset, gpu, crowd, ground, frame } = draw;
+        let mut failure = None;
+        renderer
+            .record_host_frame(|_, r, cb, target| {
+                let target = VulkanColourTarget {
+                    color: target.color,
+                    resolve: None,
+                    depth: target.depth,
+                    area: vat_vulkan::full_rect(target.size),
+                    formats: r.pass_formats(),
+                };
+                let mut crowds = [vat_vulkan::CrowdDraw { asset, gpu, crowd }];
+                host.record_frame(r, cb, &mut crowds, ground, &frame, &target).map(drop).map_err(|e| {
+                    // Not submitted: the host's error is returned below.
+                    failure = Some(e);
+                    vat_vulkan::VulkanError::Internal("the demo's frame recording failed")
+                })
+            })
+            .map_err(|e| failure.take().unwrap_or_else(|| e.into()))
+            .context("rendering the screenshot failed")?;
+        renderer.read_rgba8().context("screenshot read-back failed")
+    }
+}
+
+impl VulkanPresenter {
+    /// The demo's scene on the device (made and given to vat as the host's shadow map at the first
+    /// frame; its uniforms are written in each frame's command buffer).
+    fn host<'a>(
+        host: &'a mut Option<VulkanSceneGpu>,
+        renderer: &mut vat_vulkan::Offscreen,
+        ground: &HostScene,
+    ) -> Result<&'a mut VulkanSceneGpu> {
+        if host.is_none() {
+            let (ctx, r) = renderer.parts();
+            // The geometry is the ground's, the same every frame; the uniforms come per frame.
+            let made = VulkanSceneGpu::new(ctx, ground)?;
+            r.set_host_shadow_map(Some(made.shadow_view()));
+            *host = Some(made);
+        }
+        host.as_mut().context("the demo's scene was made above")
     }
 }
 
@@ -517,7 +621,10 @@ fn run<P: Presenter>(event_loop: EventLoop<()>, args: &DemoArgs) -> Result<()> {
         if app.rendered == 0 {
             bail!("{}: no frame was rendered, nothing to save", path.display());
         }
-        let rgba = app.scene.screenshot(app.presenter.size())?;
+        // The last presented frame again: same crowd state, camera and options.
+        let camera = app.scene.camera.camera(app.presenter.size());
+        let (renderer, draw) = app.scene.frame(camera);
+        let rgba = app.presenter.screenshot(renderer, draw)?;
         vat_examples::support::save_png(path, app.scene.renderer.size(), &rgba)?;
     }
     let mut line = format!("vat demo: {} frames", app.rendered);
@@ -643,14 +750,16 @@ fn start<P: Presenter>(
         mode: args.mode.into(),
         culling: args.culling.into(),
         shadows: !args.no_shadows,
-        ground: true,
-        // Centred below the camera, which starts within 1.3 half extents of the centre.
-        ground_half_extent: half * 3.0 + scale.length(40.0),
         shadow_distance: scale.shadow_distance(),
         scene_unit: scale.unit,
         ..RenderOptions::default()
     };
     let camera = CameraRig::new(args.camera, half, &scale);
+    // The demo is a host like any game: its own ground under the whole wandering crowd (the
+    // characters stay within `half` of the centre), shadowed by the crowd through its own map.
+    let reach = half + scale.footprint;
+    let ground_square = GroundSquare::covering(reach, scale.length(GROUND_MARGIN));
+    let ground = HostScene::ground(ground_square, GROUND_COLOR, camera.camera(args.size), options);
     let adapter = renderer.adapter_name();
     println!(
         "vat demo: {} characters of {source} on {adapter}; {}",
@@ -667,6 +776,7 @@ fn start<P: Presenter>(
             crowd,
             sim,
             options,
+            ground,
             camera,
             has_bones,
             paused: false,
@@ -689,7 +799,7 @@ fn start<P: Presenter>(
 
 /// Draw calls of a frame, all passes.
 fn draws(r: &FrameReport) -> u32 {
-    r.draws_main + r.draws_shadow + r.draws_attachments + r.draws_ground
+    r.draws_main + r.draws_shadow + r.draws_views + r.draws_attachments + r.draws_ground
 }
 
 /// What is drawn and how: the renderer, the crowd and its simulation, the options and the camera.
@@ -700,23 +810,27 @@ struct Scene<R: CrowdRenderer> {
     crowd: Crowd,
     sim: Simulation,
     options: RenderOptions,
+    /// The demo's own scene: its ground, and the camera, sun and shadow map it shares with vat.
+    ground: HostScene,
     camera: CameraRig,
     has_bones: bool,
     paused: bool,
 }
 
 impl<R: CrowdRenderer> Scene<R> {
-    /// The current frame rendered offscreen at `size` (the swapchain's) and read back as RGBA8:
-    /// the last presented frame again (same crowd state, camera and options).
-    fn screenshot(&mut self, size: [u32; 2]) -> Result<Vec<u8>> {
-        if size[0] > 0 && size[1] > 0 && self.renderer.size() != size {
-            self.renderer.resize(size).context("cannot resize the screenshot target")?;
-        }
-        let camera = self.camera.camera(self.renderer.size());
-        self.renderer
-            .render_crowd(&self.gpu_asset, &mut self.gpu_crowd, &mut self.crowd, &camera, &self.options)
-            .context("rendering the screenshot failed")?;
-        self.renderer.read_rgba8().context("screenshot read-back failed")
+    /// The renderer and what the next frame draws, seen by `camera`.
+    fn frame(&mut self, camera: Camera) -> (&mut R, CrowdFrame<'_, R>) {
+        self.ground.base = self.options;
+        self.ground.follow(camera);
+        let frame = HostFrame { culling: self.options.culling, ..HostFrame::default() };
+        let draw = CrowdFrame {
+            asset: &self.gpu_asset,
+            gpu: &mut self.gpu_crowd,
+            crowd: &mut self.crowd,
+            ground: &self.ground,
+            frame,
+        };
+        (&mut self.renderer, draw)
     }
 
     /// Applies a toggle key; returns a line saying what changed (`None`: not a toggle key).
@@ -1076,15 +1190,8 @@ impl<P: Presenter> App<P> {
         let scene = &mut self.scene;
         scene.sim.step(&mut scene.crowd, if scene.paused { 0.0 } else { dt });
         let camera = scene.camera.camera(self.presenter.size());
-        let Some(report) = self.presenter.render(
-            &mut scene.renderer,
-            &scene.gpu_asset,
-            &mut scene.gpu_crowd,
-            &mut scene.crowd,
-            &camera,
-            &scene.options,
-        )?
-        else {
+        let (renderer, draw) = scene.frame(camera);
+        let Some(report) = self.presenter.render(renderer, draw)? else {
             return Ok(()); // Skipped (swapchain recreated): the next redraw renders it.
         };
         let cpu = cpu_start.elapsed();

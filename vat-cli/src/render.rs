@@ -11,8 +11,14 @@ use vat_bake::prepare::{BakeOptions, prepare};
 use vat_bake::procgen;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::render::{CrowdRenderer, Culling, FrameReport, RenderMode, RenderOptions};
+use vat_core::render::{Culling, RenderMode, RenderOptions};
 use vat_core::scene::{self, DemoLayout, SceneScale};
+use vat_examples::embed::vulkan_host::VulkanHost;
+use vat_examples::embed::wgpu_host::WgpuHost;
+use vat_examples::embed::{HostFrame, Scene};
+
+/// The ground's colour (linear RGB) in `vat render` and `vat demo`.
+pub(crate) const GROUND_COLOR: [f32; 3] = [0.30, 0.33, 0.27];
 
 /// GPU backend.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -108,7 +114,8 @@ pub(crate) struct RenderArgs {
     /// Disable the shadow pass.
     #[arg(long)]
     no_shadows: bool,
-    /// Do not draw the ground (the background is then the sky colour only).
+    /// Do not draw the ground (the background is then the sky colour only). The ground is the CLI's
+    /// own (a host's), centred on the crowd and covering it.
     #[arg(long)]
     no_ground: bool,
     /// LOD bias in doublings of distance (positive: coarser sooner).
@@ -281,14 +288,9 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
     let [w, h] = args.size;
     let mut framing = scale.overview(args.instances, &layout);
     if let Some((eye, target)) = custom_camera {
-        // The ground still covers the crowd seen from the given eye, and the far plane reaches it.
-        framing.ground_half_extent = scene::ground_half_extent_covering(
-            eye,
-            scale.crowd_reach(args.instances, &layout),
-            scale.length(scene::GROUND_MARGIN),
-        );
+        // The far plane still reaches the crowd's ground seen from the given eye.
         let eye_distance = eye.iter().map(|v| v * v).sum::<f32>().sqrt();
-        framing.far = framing.far.max(2.0 * (eye_distance + framing.ground_half_extent));
+        framing.far = framing.far.max(2.0 * eye_distance).max(framing.ground.farthest_from(eye));
         (framing.eye, framing.target) = (eye, target);
     }
     let camera = Camera::look_at(
@@ -304,21 +306,35 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
         culling: args.culling.into(),
         shadows: !args.no_shadows,
         shadow_distance: framing.shadow_distance,
-        ground: !args.no_ground,
-        ground_half_extent: framing.ground_half_extent,
         scene_unit: scale.unit,
         ..RenderOptions::default()
     };
-    let (adapter, report, rgba) = match args.backend {
+    // The CLI is a host like any game: it draws its own ground (under the whole crowd, shadowed by
+    // it through the host's own map, fitted as vat fits its own) and vat draws the crowd into its
+    // passes.
+    let scene = Scene::ground(framing.ground, GROUND_COLOR, camera, options);
+    let frame = HostFrame { ground: !args.no_ground, culling: options.culling, ..HostFrame::default() };
+    let crowds = vec![crowd];
+    let (adapter, mut report, rgba, counts) = match args.backend {
         BackendArg::Wgpu => {
-            let renderer = vat_wgpu::Offscreen::new(args.size, vat_wgpu::RendererConfig::default())?;
-            frame(renderer, &asset, &source, &mut crowd, &camera, &options)?
+            let offscreen = vat_wgpu::Offscreen::new(args.size, vat_wgpu::RendererConfig::default())?;
+            let mut host = WgpuHost::new(offscreen, scene, std::slice::from_ref(&asset), crowds)
+                .with_context(|| format!("{source}: upload failed"))?;
+            let (rgba, report) = host.render(&frame)?;
+            (host.adapter_name(), report, rgba, host.gpu_counts()?)
         }
         BackendArg::Vulkan => {
-            let renderer = vat_vulkan::Offscreen::new(args.size, vat_vulkan::RendererConfig::default())?;
-            frame(renderer, &asset, &source, &mut crowd, &camera, &options)?
+            let offscreen = vat_vulkan::Offscreen::new(args.size, vat_vulkan::RendererConfig::default())?;
+            let mut host = VulkanHost::new(offscreen, scene, std::slice::from_ref(&asset), crowds)
+                .with_context(|| format!("{source}: upload failed"))?;
+            let (rgba, report) = host.render(&frame)?;
+            (host.adapter_name(), report, rgba, host.gpu_counts()?)
         }
     };
+    if report.culling == Culling::Gpu {
+        // The frame has finished (its pixels were read back): its counts have arrived, 0 frames late.
+        report.set_gpu_counts(counts);
+    }
     write_png(&args.out, args.size, &rgba)?;
     println!(
         "rendered {} characters of {source} on {adapter} -> {} ({}x{}), {:?} mode, {:?} culling",
@@ -345,32 +361,11 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
         s.submitted,
         s.triangles,
         report.draws_main,
-        report.draws_shadow,
+        // The crowd casts into the CLI's own shadow map, an extra view of the frame.
+        report.draws_shadow + report.draws_views,
         report.draws_attachments
     );
     Ok(())
-}
-
-/// Uploads the asset, renders one frame and reads it back, on any backend: (adapter name, report,
-/// RGBA8 pixels).
-fn frame<R: CrowdRenderer>(
-    mut renderer: R,
-    asset: &Asset<'_>,
-    source: &str,
-    crowd: &mut Crowd,
-    camera: &Camera,
-    options: &RenderOptions,
-) -> Result<(String, FrameReport, Vec<u8>)> {
-    let gpu_asset = renderer.upload(asset).with_context(|| format!("{source}: upload failed"))?;
-    let mut gpu_crowd = renderer.create_crowd(crowd)?;
-    let mut report = renderer.render_crowd(&gpu_asset, &mut gpu_crowd, crowd, camera, options)?;
-    let rgba = renderer.read_rgba8()?;
-    if report.culling == Culling::Gpu {
-        // The frame has finished (its pixels were read back): its counts have arrived, 0 frames late.
-        let counts = renderer.gpu_counts(&mut gpu_crowd)?;
-        report.set_gpu_counts([counts]);
-    }
-    Ok((renderer.adapter_name(), report, rgba))
 }
 
 /// Writes an 8-bit sRGB RGBA PNG atomically.

@@ -266,3 +266,79 @@ fn render_with_gpu_culling_prints_the_drawn_line_of_the_cpu_path() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Tightly packed RGBA8 pixels of an 8-bit RGBA PNG.
+fn read_rgba(path: &Path) -> Vec<u8> {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.color_type, info.bit_depth), (png::ColorType::Rgba, png::BitDepth::Eight));
+    buf.truncate(info.buffer_size());
+    buf
+}
+
+/// Reads S of the report line `...; draws: N main, S shadow, ...`.
+fn shadow_draws_of(stdout: &str) -> u32 {
+    let rest = stdout.split(" main, ").nth(1).unwrap_or_else(|| panic!("no draws line:\n{stdout}"));
+    rest.split(' ').next().unwrap().parse().unwrap()
+}
+
+/// `vat render` is a host: it draws its own ground (`--no-ground` leaves the sky), and the crowd
+/// casts into the CLI's own shadow map, which the CLI's ground samples: turning shadows off only
+/// ever brightens pixels, and many of them.
+#[test]
+fn render_draws_its_own_ground_and_the_crowd_shadows_it() {
+    let dir = scratch("render-host-ground");
+    for backend in ["wgpu", "vulkan"] {
+        let run = |name: &str, extra: &[&str]| {
+            let png = dir.join(format!("{backend}-{name}.png"));
+            let mut args = vec!["render", "--instances", "60", "--size", "192x108", "--backend", backend];
+            args.extend_from_slice(&["--out", s(&png)]);
+            args.extend_from_slice(extra);
+            let out = vat(&args);
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(out.status.success(), "{name}: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+            (read_rgba(&png), stdout)
+        };
+        let (lit, lit_out) = run("shadows", &[]);
+        let (flat, flat_out) = run("no-shadows", &["--no-shadows"]);
+        let (bare, _) = run("no-ground", &["--no-ground"]);
+        assert!(shadow_draws_of(&lit_out) > 0, "{backend}: the crowd casts into the CLI's map\n{lit_out}");
+        assert_eq!(shadow_draws_of(&flat_out), 0, "{backend}\n{flat_out}");
+        let pixels = |a: &[u8], b: &[u8]| -> Vec<(i32, i32)> {
+            a.chunks(4)
+                .zip(b.chunks(4))
+                .filter(|(p, q)| p != q)
+                .map(|(p, q)| {
+                    let sum = |c: &[u8]| c[..3].iter().map(|&v| i32::from(v)).sum::<i32>();
+                    (sum(p), sum(q))
+                })
+                .collect()
+        };
+        let total = 192 * 108;
+        let ground = pixels(&lit, &bare).len();
+        assert!(ground > total / 3, "{backend}: only {ground} of {total} pixels show the ground");
+        let shadowed = pixels(&lit, &flat);
+        let darker = shadowed.iter().filter(|(a, b)| a < b).count();
+        assert_eq!(darker, shadowed.len(), "{backend}: shadows only darken");
+        // The unshadowed ground's colour: the commonest of the pixels the ground changes (the
+        // crowd covers far fewer). The crowd's shadows must fall on it, not only on the crowd.
+        let mut counts = std::collections::HashMap::new();
+        for (p, q) in flat.chunks(4).zip(bare.chunks(4)) {
+            if p != q {
+                *counts.entry(p).or_insert(0u32) += 1;
+            }
+        }
+        let ground_colour = counts.into_iter().max_by_key(|&(c, n)| (n, c)).unwrap().0;
+        let on_ground = (0..total)
+            .filter(|&i| flat[i * 4..i * 4 + 4] == *ground_colour && lit[i * 4..i * 4 + 4] != *ground_colour)
+            .count();
+        println!(
+            "{backend}: {ground} ground pixels, {} darker with shadows, {on_ground} of them on the ground",
+            shadowed.len()
+        );
+        assert!(on_ground > 50, "{backend}: only {on_ground} ground pixels darkened by the crowd's shadows");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

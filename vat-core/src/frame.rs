@@ -842,6 +842,7 @@ impl FramePlan {
             draws_shadow: self.depth.len() as u32,
             draws_attachments: count(|p| *p == Program::Attachment),
             draws_ground: count(|p| *p == Program::Ground),
+            draws_views: self.view_depth.iter().map(|v| v.len() as u32).sum(),
             dispatches: self.dispatches.len() as u32,
             uploaded_bytes: self.crowds.iter().map(|c| c.uploaded_bytes).sum::<u64>()
                 + self.frame_uniforms.map_or(0, |_| size_of::<FrameUniforms>() as u64),

@@ -204,6 +204,9 @@ pub struct FrameReport {
     pub draws_attachments: u32,
     /// Draw calls of the ground (0 or 1).
     pub draws_ground: u32,
+    /// Depth-only draw calls planned for the extra views (a host's shadow maps or prepasses, drawn
+    /// by `draw_depth`), summed over the views.
+    pub draws_views: u32,
     /// Compute dispatches recorded, summed over the crowds: per crowd the record scatter (a frame
     /// with many short runs of changed records; see `vat_core::gpu::ScatterPlan`), and with GPU
     /// culling the camera's culling pass and one per extra view: 0 to 2 + views per crowd.

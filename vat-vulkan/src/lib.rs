@@ -96,7 +96,7 @@ pub use device::{Context, MessageCounts};
 pub use offscreen::Offscreen;
 pub use pipelines::PassFormats;
 pub use renderer::{CrowdDraw, RenderTarget, Renderer, RendererConfig, flipped_viewport, full_rect};
-pub use swapchain::{Presented, Swapchain};
+pub use swapchain::{Presented, Swapchain, SwapchainTarget};
 pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
 
 use ash::vk;

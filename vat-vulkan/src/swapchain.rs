@@ -6,7 +6,9 @@
 //! [`Renderer::prepare`](crate::Renderer::prepare), dynamic rendering over the swapchain image and
 //! the swapchain's own depth image with [`Renderer::draw`](crate::Renderer::draw) inside, a transition
 //! to `PRESENT_SRC_KHR`, submit (waiting for the acquisition, signalling the image's "rendered"
-//! semaphore) and present (waiting for it). `ERROR_OUT_OF_DATE_KHR` and `SUBOPTIMAL_KHR` recreate the
+//! semaphore) and present (waiting for it). A host that draws more than the crowd (its own scene,
+//! its own shadow passes) records its whole frame with [`render_with`](Swapchain::render_with)
+//! instead, and the swapchain does the acquisition, transitions, submission and presentation. `ERROR_OUT_OF_DATE_KHR` and `SUBOPTIMAL_KHR` recreate the
 //! swapchain at the size last asked for.
 
 use std::rc::Rc;
@@ -22,11 +24,12 @@ use crate::{Context, CrowdDraw, Offscreen, PassFormats, VulkanError, full_rect};
 /// The depth format of the swapchain's depth image (the offscreen target's).
 const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 
-/// What [`Swapchain::render`] did.
+/// What [`Swapchain::render`] (or [`Swapchain::render_with`]) did.
 #[derive(Debug)]
-pub enum Presented {
-    /// The frame was rendered into the next image and queued for presentation.
-    Shown(FrameReport),
+pub enum Presented<T = FrameReport> {
+    /// The frame was rendered into the next image and queued for presentation, with what its
+    /// recording returned (vat's report for [`Swapchain::render`]).
+    Shown(T),
     /// Nothing was rendered: the swapchain was out of date (it is recreated) or the window has no
     /// area (minimised). Render again at the next frame.
     Skipped,
@@ -158,6 +161,34 @@ impl Swapchain {
         camera: &Camera,
         options: &RenderOptions,
     ) -> Result<Presented, VulkanError> {
+        self.render_with(offscreen, |ctx, renderer, cb, target| {
+            let report = renderer.prepare(cb, crowds, camera, options, &[])?;
+            record_rendering(ctx, cb, &target, options.clear_color, |cb| {
+                renderer.draw(cb, crowds, target.formats, target.area)
+            })?;
+            Ok(report)
+        })
+    }
+
+    /// Records a frame of the caller's own into the next image with `offscreen`'s renderer (on
+    /// this swapchain's context) and presents it: how a host that draws more than vat's crowds (its
+    /// own ground, its own shadow passes) presents. `record` gets the context, the renderer, the
+    /// command buffer (recording, outside any rendering) and the [`SwapchainTarget`], whose colour
+    /// image is in `COLOR_ATTACHMENT_OPTIMAL` and depth image in `DEPTH_ATTACHMENT_OPTIMAL`, both
+    /// with undefined contents (clear them); it must leave no rendering open and the images in
+    /// those layouts (the swapchain then transitions the colour image to `PRESENT_SRC_KHR`). Waits
+    /// for `offscreen`'s previous frame first.
+    ///
+    /// # Errors
+    /// `record`'s error (nothing is submitted or presented then), and Vulkan failures of the
+    /// acquisition, submission or presentation. After an error the swapchain must be recreated
+    /// ([`resize`](Self::resize)) before the next frame (an acquired image may be left
+    /// unpresented).
+    pub fn render_with<T, E: From<VulkanError>>(
+        &mut self,
+        offscreen: &mut Offscreen,
+        record: impl FnOnce(&Context, &mut crate::Renderer, vk::CommandBuffer, SwapchainTarget) -> Result<T, E>,
+    ) -> Result<Presented<T>, E> {
         if self.extent.contains(&0) {
             self.recreate()?;
             if self.extent.contains(&0) {
@@ -177,32 +208,48 @@ impl Swapchain {
                 self.recreate()?;
                 return Ok(Presented::Skipped);
             }
-            Err(e) => return Err(VulkanError::from_vk("acquire next image", e)),
+            Err(e) => return Err(VulkanError::from_vk("acquire next image", e).into()),
         };
         let i = index as usize;
         let (Some(&image), Some(&view), Some(&rendered), Some((depth_image, depth_view, _))) =
             (self.images.get(i), self.views.get(i), self.rendered.get(i), self.depth.as_ref())
         else {
-            return Err(VulkanError::Internal("acquired an image the swapchain does not have"));
+            return Err(VulkanError::Internal("acquired an image the swapchain does not have").into());
         };
-        let (depth_image, depth_view) = (*depth_image, *depth_view);
-        let size = self.extent;
-        let formats = PassFormats { color: Some(self.format.format), depth: DEPTH_FORMAT, samples: 1 };
+        let target = SwapchainTarget {
+            color: view,
+            depth: *depth_view,
+            area: full_rect(self.extent),
+            formats: PassFormats { color: Some(self.format.format), depth: DEPTH_FORMAT, samples: 1 },
+        };
+        let depth_image = *depth_image;
         let waits = [(self.acquired, vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT)];
         let signals = [rendered];
+        let mut failure = None;
         // SAFETY: `acquired` is signalled by the acquisition above and waited for by this frame only;
         // `rendered` is this image's, unsignalled (its previous signal was waited for by the image's
         // previous presentation, which completed before the image could be acquired again); both live
         // as long as the swapchain, which waits for the device before destroying them.
-        let report = unsafe {
+        let recorded = unsafe {
             offscreen.record_host_frame_synced(&waits, &signals, |ctx, renderer, cb, _offscreen_target| {
-                let report = renderer.prepare(cb, crowds, camera, options, &[])?;
-                record_rendering(ctx, cb, (image, view), (depth_image, depth_view), size, options, |cb| {
-                    renderer.draw(cb, crowds, formats, full_rect(size))
-                })?;
-                Ok(report)
+                record_to_attachment(ctx, cb, image, depth_image);
+                match record(ctx, renderer, cb, target) {
+                    Ok(out) => {
+                        record_to_present(ctx, cb, image);
+                        Ok(out)
+                    }
+                    Err(e) => {
+                        // Not submitted: the caller's error is returned below.
+                        failure = Some(e);
+                        Err(VulkanError::Internal("the host's frame recording failed"))
+                    }
+                }
             })
-        }?;
+        };
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let out = recorded?;
         let swapchains = [self.swapchain];
         let indices = [index];
         let present = vk::PresentInfoKHR::default()
@@ -215,9 +262,9 @@ impl Swapchain {
         match presented {
             Ok(false) if !acquire_suboptimal => {}
             Ok(_) | Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => self.recreate()?,
-            Err(e) => return Err(VulkanError::from_vk("queue present", e)),
+            Err(e) => return Err(VulkanError::from_vk("queue present", e).into()),
         }
-        Ok(Presented::Shown(report))
+        Ok(Presented::Shown(out))
     }
 
     /// (Re)creates the swapchain, its views, semaphores and depth image at the wanted size (or the
@@ -351,33 +398,36 @@ impl Drop for Swapchain {
     }
 }
 
-/// Records, into `cb` (recording, outside any rendering), the transitions of `color` (a swapchain
-/// image and its view, contents discarded) and `depth` to attachment layouts, dynamic rendering over
-/// them cleared to `options.clear_color` and depth 1 with `draw` inside, and the transition of
-/// `color` to `PRESENT_SRC_KHR`.
-fn record_rendering(
-    ctx: &Context,
-    cb: vk::CommandBuffer,
-    color: (vk::Image, vk::ImageView),
-    depth: (vk::Image, vk::ImageView),
-    size: [u32; 2],
-    options: &RenderOptions,
-    draw: impl FnOnce(vk::CommandBuffer) -> Result<(), VulkanError>,
-) -> Result<(), VulkanError> {
-    let d = &ctx.device;
+/// The attachments of a [`Swapchain::render_with`] frame: the acquired image's view and the
+/// swapchain's depth image's, in `COLOR_ATTACHMENT_OPTIMAL` and `DEPTH_ATTACHMENT_OPTIMAL`.
+#[derive(Debug, Clone, Copy)]
+pub struct SwapchainTarget {
+    /// The acquired swapchain image's view (sRGB, see [`Swapchain::format`]).
+    pub color: vk::ImageView,
+    /// The swapchain's depth image's view ([`PassFormats::depth`]).
+    pub depth: vk::ImageView,
+    /// The whole image.
+    pub area: vk::Rect2D,
+    /// The attachments' formats, one sample.
+    pub formats: PassFormats,
+}
+
+/// Records, into `cb` (recording, outside any rendering), the transitions of a swapchain image
+/// `color` and the depth image `depth` to attachment layouts, contents discarded.
+fn record_to_attachment(ctx: &Context, cb: vk::CommandBuffer, color: vk::Image, depth: vk::Image) {
     let fragment_tests =
         vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS;
     let depth_rw =
         vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE;
     let to_attachment = [
         image_barrier(
-            color.0,
+            color,
             vk::ImageAspectFlags::COLOR,
             (vk::ImageLayout::UNDEFINED, vk::AccessFlags::empty()),
             (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
         ),
         image_barrier(
-            depth.0,
+            depth,
             vk::ImageAspectFlags::DEPTH,
             (vk::ImageLayout::UNDEFINED, vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE),
             (vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL, depth_rw),
@@ -387,7 +437,7 @@ fn record_rendering(
     // COLOR_ATTACHMENT_OUTPUT, the stage the acquisition semaphore is waited at; the depth one after
     // the previous frame's depth writes.
     unsafe {
-        d.cmd_pipeline_barrier(
+        ctx.device.cmd_pipeline_barrier(
             cb,
             vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT | fragment_tests,
             vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT | fragment_tests,
@@ -397,33 +447,13 @@ fn record_rendering(
             &to_attachment,
         );
     }
-    let [r, g, b, a] = options.clear_color;
-    let color_attachment = [vk::RenderingAttachmentInfo::default()
-        .image_view(color.1)
-        .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-        .load_op(vk::AttachmentLoadOp::CLEAR)
-        .store_op(vk::AttachmentStoreOp::STORE)
-        .clear_value(vk::ClearValue {
-            color: vk::ClearColorValue { float32: [r as f32, g as f32, b as f32, a as f32] },
-        })];
-    let depth_attachment = vk::RenderingAttachmentInfo::default()
-        .image_view(depth.1)
-        .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-        .load_op(vk::AttachmentLoadOp::CLEAR)
-        .store_op(vk::AttachmentStoreOp::DONT_CARE)
-        .clear_value(vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 } });
-    let info = vk::RenderingInfo::default()
-        .render_area(full_rect(size))
-        .layer_count(1)
-        .color_attachments(&color_attachment)
-        .depth_attachment(&depth_attachment);
-    // SAFETY: outside any rendering; the attachments are in the layouts given (barrier above).
-    unsafe { d.cmd_begin_rendering(cb, &info) };
-    let drawn = draw(cb);
-    // SAFETY: ends the rendering begun above (also when `draw` recorded nothing).
-    unsafe { d.cmd_end_rendering(cb) };
+}
+
+/// Records, into `cb` (recording, outside any rendering), the transition of the swapchain image
+/// `color` from `COLOR_ATTACHMENT_OPTIMAL` to `PRESENT_SRC_KHR`.
+fn record_to_present(ctx: &Context, cb: vk::CommandBuffer, color: vk::Image) {
     let to_present = [image_barrier(
-        color.0,
+        color,
         vk::ImageAspectFlags::COLOR,
         (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
         (vk::ImageLayout::PRESENT_SRC_KHR, vk::AccessFlags::empty()),
@@ -431,7 +461,7 @@ fn record_rendering(
     // SAFETY: recording, outside any rendering; the presentation waits on the frame's semaphore,
     // which makes the writes available to it.
     unsafe {
-        d.cmd_pipeline_barrier(
+        ctx.device.cmd_pipeline_barrier(
             cb,
             vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
             vk::PipelineStageFlags::BOTTOM_OF_PIPE,
@@ -441,5 +471,42 @@ fn record_rendering(
             &to_present,
         );
     }
+}
+
+/// Records, into `cb` (recording, outside any rendering), dynamic rendering over `target` cleared
+/// to `clear` and depth 1, with `draw` inside.
+fn record_rendering(
+    ctx: &Context,
+    cb: vk::CommandBuffer,
+    target: &SwapchainTarget,
+    clear: [f64; 4],
+    draw: impl FnOnce(vk::CommandBuffer) -> Result<(), VulkanError>,
+) -> Result<(), VulkanError> {
+    let d = &ctx.device;
+    let [r, g, b, a] = clear;
+    let color_attachment = [vk::RenderingAttachmentInfo::default()
+        .image_view(target.color)
+        .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+        .load_op(vk::AttachmentLoadOp::CLEAR)
+        .store_op(vk::AttachmentStoreOp::STORE)
+        .clear_value(vk::ClearValue {
+            color: vk::ClearColorValue { float32: [r as f32, g as f32, b as f32, a as f32] },
+        })];
+    let depth_attachment = vk::RenderingAttachmentInfo::default()
+        .image_view(target.depth)
+        .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+        .load_op(vk::AttachmentLoadOp::CLEAR)
+        .store_op(vk::AttachmentStoreOp::DONT_CARE)
+        .clear_value(vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 } });
+    let info = vk::RenderingInfo::default()
+        .render_area(target.area)
+        .layer_count(1)
+        .color_attachments(&color_attachment)
+        .depth_attachment(&depth_attachment);
+    // SAFETY: outside any rendering; the attachments are in the layouts given (`render_with`).
+    unsafe { d.cmd_begin_rendering(cb, &info) };
+    let drawn = draw(cb);
+    // SAFETY: ends the rendering begun above (also when `draw` recorded nothing).
+    unsafe { d.cmd_end_rendering(cb) };
     drawn
 }

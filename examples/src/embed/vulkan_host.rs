@@ -637,7 +637,9 @@ impl SceneGpu {
         let (casters, colour) = scene.ranges(frame);
         let options = scene.options(frame.culling);
         self.record_uniforms(cb, scene);
-        let report = renderer.prepare(cb, draws, &scene.camera, &options, &[scene.light_view_proj])?;
+        // The sun's view only when something casts into the map (culling it costs CPU or GPU time).
+        let views = if frame.crowd_casts && options.shadows { &[scene.light_view_proj][..] } else { &[] };
+        let report = renderer.prepare(cb, draws, &scene.camera, &options, views)?;
         self.record_shadow_pass(cb, &casters, |cb, formats, area| {
             if frame.crowd_casts && options.shadows {
                 renderer.draw_depth(cb, draws, 0, formats, area)?;

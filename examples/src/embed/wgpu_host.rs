@@ -21,6 +21,8 @@ pub const SHADOW_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float
 /// pipelines (made for each colour pass's formats on first use) and bind groups. It records the
 /// host's two passes; vat's draws go inside them through the callbacks.
 pub struct SceneGpu {
+    /// The device it was made on (pipelines are made on first use).
+    device: wgpu::Device,
     module: wgpu::ShaderModule,
     vertices: wgpu::Buffer,
     uniforms: wgpu::Buffer,
@@ -185,6 +187,7 @@ impl SceneGpu {
             cache: None,
         });
         Self {
+            device: device.clone(),
             module,
             vertices,
             uniforms,
@@ -208,7 +211,7 @@ impl SceneGpu {
     }
 
     /// The scene pipeline of a colour pass of `formats` (made on first use).
-    fn scene_pipeline(&mut self, device: &wgpu::Device, formats: PassFormats) -> usize {
+    fn scene_pipeline(&mut self, formats: PassFormats) -> usize {
         if let Some(i) = self.scene_pipelines.iter().position(|(f, _)| *f == formats) {
             return i;
         }
@@ -218,7 +221,7 @@ impl SceneGpu {
             blend: None,
             write_mask: wgpu::ColorWrites::ALL,
         })];
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        let pipeline = self.device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some("host scene"),
             layout: Some(&self.scene_layout),
             vertex: wgpu::VertexState {
@@ -291,14 +294,13 @@ impl SceneGpu {
     /// (vat's `draw`, sharing the depth buffer).
     pub fn record_colour_pass(
         &mut self,
-        device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
         target: &ColourTarget<'_>,
         sky: [f64; 4],
         colour: &[VertexRange],
         crowd: impl FnOnce(&mut wgpu::RenderPass<'_>, PassFormats),
     ) {
-        let pipeline = self.scene_pipeline(device, target.formats);
+        let pipeline = self.scene_pipeline(target.formats);
         let [r, g, b, a] = sky;
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("host colour pass"),
@@ -340,7 +342,6 @@ impl SceneGpu {
     /// Those of `Renderer::prepare`.
     pub fn record_frame(
         &mut self,
-        device: &wgpu::Device,
         renderer: &mut Renderer,
         encoder: &mut wgpu::CommandEncoder,
         draws: &mut [vat_wgpu::CrowdDraw<'_>],
@@ -350,13 +351,15 @@ impl SceneGpu {
     ) -> Result<FrameReport, vat_wgpu::RenderError> {
         let (casters, colour) = scene.ranges(frame);
         let options = scene.options(frame.culling);
-        let report = renderer.prepare(encoder, draws, &scene.camera, &options, &[scene.light_view_proj])?;
+        // The sun's view only when something casts into the map (culling it costs CPU or GPU time).
+        let views = if frame.crowd_casts && options.shadows { &[scene.light_view_proj][..] } else { &[] };
+        let report = renderer.prepare(encoder, draws, &scene.camera, &options, views)?;
         self.record_shadow_pass(encoder, &casters, |pass, formats| {
             if frame.crowd_casts && options.shadows {
                 renderer.draw_depth(pass, draws, 0, formats);
             }
         });
-        self.record_colour_pass(device, encoder, target, scene.sky, &colour, |pass, formats| {
+        self.record_colour_pass(encoder, target, scene.sky, &colour, |pass, formats| {
             if frame.crowd {
                 renderer.draw(pass, draws, formats);
             }
@@ -463,7 +466,7 @@ impl WgpuHost {
         }
         let mut draws = super::crowd_draws(&self.assets, &mut self.gpu_crowds, &mut self.crowds);
         let (gpu, scene, msaa) = (&mut self.gpu, &self.scene, &self.msaa);
-        let report = self.offscreen.record_host_frame(|device, renderer, encoder, target| {
+        let report = self.offscreen.record_host_frame(|_, renderer, encoder, target| {
             // With MSAA: multisampled colour and depth, the colour resolved into the target.
             let target = match msaa {
                 Some([color, depth]) if frame.samples > 1 => {
@@ -471,7 +474,7 @@ impl WgpuHost {
                 }
                 _ => ColourTarget { color: target.color, resolve: None, depth: target.depth, formats },
             };
-            gpu.record_frame(device, renderer, encoder, &mut draws, scene, frame, &target)
+            gpu.record_frame(renderer, encoder, &mut draws, scene, frame, &target)
         })?;
         let pixels = self.offscreen.read_rgba8().context("reading the frame back")?;
         Ok((pixels, report))
