@@ -96,7 +96,9 @@ pub struct RenderOptions {
     /// How far from the camera the shadow map reaches, metres.
     pub shadow_distance: f32,
     /// Draw a ground square at `y = 0` around the camera (half side `ground_half_extent`), lit and
-    /// shadowed like the crowd. Off by default (the background is then the clear colour).
+    /// shadowed like the crowd. Off by default (the background is then the clear colour). A
+    /// convenience of the all-in-one `render` (tests, quick looks): a host draws its own ground in
+    /// its own pass, as `vat render` and `vat demo` do (`vat_examples::embed::Scene::ground`).
     pub ground: bool,
     /// Half the side of the ground square, metres.
     pub ground_half_extent: f32,
