@@ -15,7 +15,7 @@ use vat_core::encoding::{
 use vat_core::gpu::{self, AssetConstants, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
 use vat_core::instance::InstanceRecord;
 use vat_core::layout::VertexTextureLayout;
-use vat_core::playback::Interpolation;
+use vat_core::playback::{Interpolation, Wrap};
 use vat_core::reference::{VertexAnimationView, decode_vertex};
 use vat_tests::{ALL_VERTEX_FORMATS, TestGpu, test_gpu};
 use wgpu::util::DeviceExt;
@@ -75,6 +75,23 @@ fn instances() -> Vec<InstanceRecord> {
     let mut done = fading;
     done.fade_start = -3.0;
     out.push(done);
+    // Per-instance wraps (vat_core::instance::PlayMode): the one-shot clip looped and ping-ponged,
+    // the looping clip clamped (held at its end: its frame 0) and ping-ponged backwards, and a fade
+    // into a ping-pong slot B.
+    let wrapped = |clip, offset, rate, wrap: Wrap| {
+        let mut r =
+            InstanceRecord { clip_a: clip, phase_offset_a: offset, rate_a: rate, ..Default::default() };
+        r.set_wrap_code_a(wrap.code());
+        r
+    };
+    out.push(wrapped(1, 0.2, 1.7, Wrap::Loop));
+    out.push(wrapped(1, 0.3, 0.9, Wrap::PingPong));
+    out.push(wrapped(0, 0.1, 0.6, Wrap::Clamp));
+    out.push(wrapped(0, 1.6, -0.8, Wrap::PingPong));
+    let mut into_ping_pong = fading;
+    into_ping_pong.set_wrap_code_b(Wrap::PingPong.code());
+    into_ping_pong.phase_offset_b = 1.3;
+    out.push(into_ping_pong);
     // Transformed instances.
     for i in 0..6 {
         let mut r = out[i % out.len()];
@@ -86,7 +103,7 @@ fn instances() -> Vec<InstanceRecord> {
     out
 }
 
-const IDENTITY_INSTANCES: usize = 7;
+const IDENTITY_INSTANCES: usize = 12;
 
 fn buffer(gpu: &TestGpu, label: &str, bytes: &[u8], usage: wgpu::BufferUsages) -> wgpu::Buffer {
     gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {

@@ -21,6 +21,54 @@ pub const VARIANT_MATERIAL_MASK: u32 = 0xFF;
 pub const VARIANT_ACCESSORY: u32 = 1 << 8;
 /// Bit of [`InstanceRecord::variant_bits`]: the instance is hidden (culled before any test).
 pub const VARIANT_HIDDEN: u32 = 1 << 9;
+/// Shift of slot A's wrap code in [`InstanceRecord::variant_bits`] (bits 10..12): how clip A's
+/// phase runs past its ends, [`crate::playback::Wrap::code`], 0 = the clip's own mode.
+pub const VARIANT_WRAP_A_SHIFT: u32 = 10;
+/// Shift of slot B's wrap code in [`InstanceRecord::variant_bits`] (bits 12..14).
+pub const VARIANT_WRAP_B_SHIFT: u32 = 12;
+/// Bits of [`InstanceRecord::variant_bits`] that are playback state (both wrap codes): the crowd
+/// owns them (`Crowd::set_variant` keeps them).
+pub const VARIANT_PLAYBACK_MASK: u32 = (3 << VARIANT_WRAP_A_SHIFT) | (3 << VARIANT_WRAP_B_SHIFT);
+
+/// How an instance plays a clip ([`crate::crowd::Crowd::play_as`]): on the GPU, the
+/// [`Wrap`](crate::playback::Wrap) of its phase; on the CPU, which events it raises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PlayMode {
+    /// As the clip was baked: a looping clip loops, a one-shot clip plays once and holds its end.
+    #[default]
+    AsBaked,
+    /// Round and round, whatever the clip's mode.
+    Loop,
+    /// Once, then the last frame is held (the first, played backwards); raises
+    /// [`crate::crowd::AnimationEventKind::Ended`] when it gets there, and starts a queued play.
+    Once,
+    /// Forwards, backwards, forwards...: a triangle wave over the clip.
+    PingPong,
+    /// The phase clamped to the clip's ends, no end event: for a pose driven by the phase offset
+    /// (scrubbing) or a clip held at an end.
+    Clamp,
+}
+
+impl PlayMode {
+    /// The wrap of this mode's phase for a clip of `mode`.
+    pub fn wrap(self, mode: crate::clip::ClipMode) -> crate::playback::Wrap {
+        use crate::playback::Wrap;
+        match self {
+            PlayMode::AsBaked => mode.into(),
+            PlayMode::Loop => Wrap::Loop,
+            PlayMode::Once | PlayMode::Clamp => Wrap::Clamp,
+            PlayMode::PingPong => Wrap::PingPong,
+        }
+    }
+
+    /// The record's wrap code of this mode (0 for [`AsBaked`](Self::AsBaked): the clip's own).
+    pub fn code(self) -> u32 {
+        match self {
+            PlayMode::AsBaked => 0,
+            other => other.wrap(crate::clip::ClipMode::Looping).code(),
+        }
+    }
+}
 
 /// One character of a crowd, exactly as the GPU reads it (`#[repr(C)]`, 64 bytes, no padding).
 ///
@@ -86,7 +134,40 @@ impl Default for InstanceRecord {
     }
 }
 
+/// One playing slot of a record (A: the outgoing or only clip, B: the clip faded in).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlayingSlot {
+    /// Clip index.
+    pub clip: u32,
+    /// Wrap code (0..=3, [`crate::playback::Wrap::from_code`]).
+    pub wrap_code: u32,
+    /// Phase offset, cycles.
+    pub phase_offset: f32,
+    /// Rate, cycles per second.
+    pub rate: f32,
+}
+
 impl InstanceRecord {
+    /// Slot A: `clip_a`, its wrap code, `phase_offset_a`, `rate_a`.
+    pub fn slot_a(&self) -> PlayingSlot {
+        PlayingSlot {
+            clip: self.clip_a,
+            wrap_code: self.wrap_code_a(),
+            phase_offset: self.phase_offset_a,
+            rate: self.rate_a,
+        }
+    }
+
+    /// Slot B: the clip index of `clip_b`, its wrap code, `phase_offset_b`, `rate_b`.
+    pub fn slot_b(&self) -> PlayingSlot {
+        PlayingSlot {
+            clip: self.clip_b_index(),
+            wrap_code: self.wrap_code_b(),
+            phase_offset: self.phase_offset_b,
+            rate: self.rate_b,
+        }
+    }
+
     /// Clip index of slot B.
     pub fn clip_b_index(&self) -> u32 {
         self.clip_b & CLIP_INDEX_MASK
@@ -111,6 +192,28 @@ impl InstanceRecord {
     /// Material variant index (0..=255).
     pub fn material_variant(&self) -> u32 {
         self.variant_bits & VARIANT_MATERIAL_MASK
+    }
+
+    /// Slot A's wrap code (0..=3, see [`VARIANT_WRAP_A_SHIFT`]).
+    pub fn wrap_code_a(&self) -> u32 {
+        (self.variant_bits >> VARIANT_WRAP_A_SHIFT) & 3
+    }
+
+    /// Slot B's wrap code (0..=3, see [`VARIANT_WRAP_B_SHIFT`]).
+    pub fn wrap_code_b(&self) -> u32 {
+        (self.variant_bits >> VARIANT_WRAP_B_SHIFT) & 3
+    }
+
+    /// Sets slot A's wrap code (its low 2 bits).
+    pub fn set_wrap_code_a(&mut self, code: u32) {
+        self.variant_bits =
+            (self.variant_bits & !(3 << VARIANT_WRAP_A_SHIFT)) | ((code & 3) << VARIANT_WRAP_A_SHIFT);
+    }
+
+    /// Sets slot B's wrap code (its low 2 bits).
+    pub fn set_wrap_code_b(&mut self, code: u32) {
+        self.variant_bits =
+            (self.variant_bits & !(3 << VARIANT_WRAP_B_SHIFT)) | ((code & 3) << VARIANT_WRAP_B_SHIFT);
     }
 }
 

@@ -55,19 +55,76 @@ impl Interpolation {
     }
 }
 
-/// The phase of a clip, in cycles, at epoch-relative `time` (seconds) for a record with phase `offset`
-/// (cycles) and `rate` (cycles per second; negative plays backwards).
-///
-/// `x = offset + time * rate`; looping clips return `x - floor(x)`, in `[0, 1]` (the value `1.0` occurs
-/// when `x` is a tiny negative number and `x + 1` rounds up; [`sample_frames`] maps it to frame 0);
-/// one-shot clips return `clamp(x, 0, 1)`. Any finite inputs work, negative ones included. A NaN input
-/// gives a NaN phase (as in the shader); nothing panics.
-pub fn phase(offset: f32, time: f32, rate: f32, mode: ClipMode) -> f32 {
-    let x = offset + time * rate;
-    match mode {
-        ClipMode::Looping => x - x.floor(),
-        ClipMode::OneShot => x.clamp(0.0, 1.0),
+/// How a playing clip's phase runs past its ends: the clip's own [`ClipMode`] (looping clips
+/// [`Loop`](Wrap::Loop), one-shot clips [`Clamp`](Wrap::Clamp)) unless the instance plays it another
+/// way ([`crate::instance::PlayMode`]). The frames sampled at a phase always follow the clip's
+/// storage ([`sample_frames`] with the clip's mode): a looping clip's phase 1 is its frame 0, the
+/// pose its last frame leads back to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Wrap {
+    /// `fract(x)`: plays round and round.
+    Loop,
+    /// `clamp(x, 0, 1)`: plays once and holds its end (or, played backwards, its start).
+    Clamp,
+    /// A triangle wave over `x`: forwards over even cycles, backwards over odd ones.
+    PingPong,
+}
+
+impl From<ClipMode> for Wrap {
+    fn from(mode: ClipMode) -> Self {
+        match mode {
+            ClipMode::Looping => Wrap::Loop,
+            ClipMode::OneShot => Wrap::Clamp,
+        }
     }
+}
+
+impl Wrap {
+    /// The 2-bit code of this wrap in an instance record (`vat.wgsl`'s `WRAP_*`): 1 loop, 2 clamp,
+    /// 3 ping-pong (0 is "the clip's own", see [`from_code`](Self::from_code)).
+    pub fn code(self) -> u32 {
+        match self {
+            Wrap::Loop => 1,
+            Wrap::Clamp => 2,
+            Wrap::PingPong => 3,
+        }
+    }
+
+    /// The wrap of record code `code` (its low 2 bits) for a clip of `mode`: 0 is the clip's own
+    /// mode's wrap, 1 loop, 2 clamp, 3 ping-pong (`vat_wrap` in the shader).
+    pub fn from_code(code: u32, mode: ClipMode) -> Self {
+        match code & 3 {
+            0 => mode.into(),
+            1 => Wrap::Loop,
+            2 => Wrap::Clamp,
+            _ => Wrap::PingPong,
+        }
+    }
+
+    /// The wrap applied to the unwrapped phase `x` (cycles), in `f32` as the shader does it.
+    pub fn apply(self, x: f32) -> f32 {
+        match self {
+            Wrap::Loop => x - x.floor(),
+            Wrap::Clamp => x.clamp(0.0, 1.0),
+            Wrap::PingPong => {
+                let m = x - 2.0 * (x * 0.5).floor();
+                1.0 - (1.0 - m).abs()
+            }
+        }
+    }
+}
+
+/// The phase of a clip, in cycles, at epoch-relative `time` (seconds) for a record with phase `offset`
+/// (cycles) and `rate` (cycles per second; negative plays backwards), wrapped by `wrap` (a
+/// [`ClipMode`] stands for its own wrap).
+///
+/// `x = offset + time * rate`; [`Wrap::Loop`] returns `x - floor(x)`, in `[0, 1]` (the value `1.0`
+/// occurs when `x` is a tiny negative number and `x + 1` rounds up; [`sample_frames`] maps it to frame
+/// 0 of a looping clip); [`Wrap::Clamp`] returns `clamp(x, 0, 1)`; [`Wrap::PingPong`] returns
+/// `1 - |1 - (x - 2 floor(x / 2))|`, in `[0, 1]`. Any finite inputs work, negative ones included. A
+/// NaN input gives a NaN phase (as in the shader); nothing panics.
+pub fn phase(offset: f32, time: f32, rate: f32, wrap: impl Into<Wrap>) -> f32 {
+    wrap.into().apply(offset + time * rate)
 }
 
 /// The four frames a value is interpolated from and their weights.
@@ -172,7 +229,20 @@ pub fn sample_frames(phase: f32, frame_count: u32, mode: ClipMode, interp: Inter
 /// (cycles per second) at epoch-relative `time` (seconds). Frames are clip-local; see
 /// [`absolute_frames`].
 pub fn clip_sample(clip: &Clip, offset: f32, time: f32, rate: f32, interp: Interpolation) -> FrameSample {
-    sample_frames(phase(offset, time, rate, clip.mode), clip.frame_count, clip.mode, interp)
+    wrapped_clip_sample(clip, clip.mode.into(), offset, time, rate, interp)
+}
+
+/// [`clip_sample`] with the phase wrapped by `wrap` instead of the clip's own mode (an instance's
+/// [`crate::instance::PlayMode`]); the frames still follow the clip's storage.
+pub fn wrapped_clip_sample(
+    clip: &Clip,
+    wrap: Wrap,
+    offset: f32,
+    time: f32,
+    rate: f32,
+    interp: Interpolation,
+) -> FrameSample {
+    sample_frames(phase(offset, time, rate, wrap), clip.frame_count, clip.mode, interp)
 }
 
 /// The frames of `sample` as indices among all frames of the animation texture (`clip.first_frame`
@@ -226,10 +296,18 @@ fn fract_to_unit_f32(x: f64) -> f32 {
 ///   phase clamped at the end for any shader time `t >= 0`: `1 + t * rate >= 1`.
 ///
 /// Non-finite `x` gives a non-finite (looping) or unchanged (one-shot) result; nothing panics.
-pub fn settled_offset(x: f64, rate: f32, mode: ClipMode) -> f32 {
-    match mode {
-        ClipMode::Looping => fract_to_unit_f32(x),
-        ClipMode::OneShot => {
+///
+/// Ping-pong (a wrap an instance chooses, see [`Wrap`]): `x` modulo 2 (the wave's period), rounded
+/// once to `f32` and kept in `[0, 2)`.
+pub fn settled_offset(x: f64, rate: f32, wrap: impl Into<Wrap>) -> f32 {
+    match wrap.into() {
+        Wrap::Loop => fract_to_unit_f32(x),
+        Wrap::PingPong => {
+            let m = x.rem_euclid(2.0) as f32;
+            // Rounding may give 2 itself: the same phase as 0.
+            if m >= 2.0 { 0.0 } else { m }
+        }
+        Wrap::Clamp => {
             if rate >= 0.0 && x >= 1.0 {
                 1.0
             } else if rate <= 0.0 && x <= 0.0 {
@@ -252,9 +330,9 @@ pub fn settled_offset(x: f64, rate: f32, mode: ClipMode) -> f32 {
 /// ([`Clock::shader_time`] widened to `f64`): then the only difference the shader sees is `f32`
 /// rounding (bounded in the tests). Passing the unrounded `now - epoch` instead adds at most
 /// `|old_rate - new_rate| * time * 2^-24` cycles. Non-finite inputs give a non-finite result.
-pub fn retimed_offset(offset: f32, time: f64, old_rate: f32, new_rate: f32, mode: ClipMode) -> f32 {
+pub fn retimed_offset(offset: f32, time: f64, old_rate: f32, new_rate: f32, wrap: impl Into<Wrap>) -> f32 {
     let x = f64::from(offset) + time * (f64::from(old_rate) - f64::from(new_rate));
-    settled_offset(x, new_rate, mode)
+    settled_offset(x, new_rate, wrap)
 }
 
 /// Epoch-relative seconds after which [`Clock::needs_rebase`] asks for a re-base: 64 s.
@@ -360,8 +438,8 @@ impl EpochShift {
     /// rounded once to `f32` (at most `2^-25` cycles off for a looping clip, whose result is in
     /// `[0, 1)`). A one-shot clip's offset is not wrapped (its phase clamps): a running clip keeps its
     /// phase, a finished one stays finished however long the clock runs.
-    pub fn offset(&self, offset: f32, rate: f32, mode: ClipMode) -> f32 {
-        settled_offset(f64::from(offset) + self.delta * f64::from(rate), rate, mode)
+    pub fn offset(&self, offset: f32, rate: f32, wrap: impl Into<Wrap>) -> f32 {
+        settled_offset(f64::from(offset) + self.delta * f64::from(rate), rate, wrap)
     }
 
     /// A fade start (epoch-relative seconds) under the new epoch: `fade_start - delta`.

@@ -18,7 +18,7 @@
 use crate::clip::Clip;
 use crate::container::Asset;
 use crate::encoding::{self, PositionBounds, VertexFormat};
-use crate::instance::InstanceRecord;
+use crate::instance::{InstanceRecord, PlayingSlot};
 use crate::layout::{
     BoneTextureLayout, MORPH_WEIGHTS_PER_TEXEL, MorphChannel, MorphTextureLayout, MorphWeightsLayout,
     VertexTextureLayout,
@@ -88,14 +88,12 @@ struct ClipValue {
 
 fn decode_clip(
     view: &VertexAnimationView<'_>,
-    clip_index: u32,
-    offset: f32,
-    rate: f32,
+    slot: PlayingSlot,
     time: f32,
     vertex: u32,
     interp: Interpolation,
 ) -> Result<ClipValue> {
-    let (frames, w) = clip_frames(view.clips, clip_index, offset, time, rate, interp)?;
+    let (frames, w) = clip_frames(view.clips, slot, time, interp)?;
     decode_clip_at(view, frames, w, vertex, interp)
 }
 
@@ -178,7 +176,8 @@ pub fn decode_object_frame(
             expected: "one position and one normal per vertex",
         });
     }
-    let (frames, w) = clip_frames(view.clips, clip_index, offset, 0.0, 0.0, interp)?;
+    let slot = PlayingSlot { clip: clip_index, wrap_code: 0, phase_offset: offset, rate: 0.0 };
+    let (frames, w) = clip_frames(view.clips, slot, 0.0, interp)?;
     if view.format == VertexFormat::Packed64 && interp == Interpolation::Point {
         // Verification's path (every baked frame): four vertices at a time, the same IEEE
         // operations per lane as the scalar decode below.
@@ -234,19 +233,10 @@ pub fn decode_vertex(
             expected: "< the asset's vertex count",
         });
     }
-    let a =
-        decode_clip(view, instance.clip_a, instance.phase_offset_a, instance.rate_a, time, vertex, interp)?;
+    let a = decode_clip(view, instance.slot_a(), time, vertex, interp)?;
     let w = playback::fade_weight(time, instance.fade_start, instance.fade_duration());
     let (n_pos, n_sum) = if w > 0.0 {
-        let b = decode_clip(
-            view,
-            instance.clip_b_index(),
-            instance.phase_offset_b,
-            instance.rate_b,
-            time,
-            vertex,
-            interp,
-        )?;
+        let b = decode_clip(view, instance.slot_b(), time, vertex, interp)?;
         (mix3(a.position, b.position, w), mix3(a.normal, b.normal, w))
     } else {
         (a.position, a.normal)
@@ -371,15 +361,14 @@ type Affine = [[f32; 4]; 3];
 /// The frames a clip samples (absolute indices) and their weights (`vat_clip_frames`).
 fn clip_frames(
     clips: &[Clip],
-    clip_index: u32,
-    offset: f32,
+    slot: PlayingSlot,
     time: f32,
-    rate: f32,
     interp: Interpolation,
 ) -> Result<([u32; 4], [f32; 4])> {
     let last = clips.len().checked_sub(1).ok_or(Error::ZeroCount { what: "clip count" })?;
-    let clip = &clips[(clip_index as usize).min(last)];
-    let sample = playback::clip_sample(clip, offset, time, rate, interp);
+    let clip = &clips[(slot.clip as usize).min(last)];
+    let wrap = playback::Wrap::from_code(slot.wrap_code, clip.mode);
+    let sample = playback::wrapped_clip_sample(clip, wrap, slot.phase_offset, time, slot.rate, interp);
     Ok((playback::absolute_frames(clip, &sample), sample.weights))
 }
 
@@ -542,20 +531,12 @@ pub fn decode_bone_vertex(
         value: vertex.to_string(),
         expected: "< the asset's vertex count",
     })?;
-    let sa =
-        clip_frames(view.clips, instance.clip_a, instance.phase_offset_a, time, instance.rate_a, interp)?;
+    let sa = clip_frames(view.clips, instance.slot_a(), time, interp)?;
     let w = playback::fade_weight(time, instance.fade_start, instance.fade_duration());
     let mut sb = sa;
     let mut m = skin_clip(view, sa, vertex)?;
     if w > 0.0 {
-        sb = clip_frames(
-            view.clips,
-            instance.clip_b_index(),
-            instance.phase_offset_b,
-            time,
-            instance.rate_b,
-            interp,
-        )?;
+        sb = clip_frames(view.clips, instance.slot_b(), time, interp)?;
         let b = skin_clip(view, sb, vertex)?;
         for r in 0..3 {
             for c in 0..4 {
@@ -586,21 +567,9 @@ pub fn morph_weights_at(
     interp: Interpolation,
 ) -> Result<Vec<f32>> {
     let Some(morph) = &view.morph else { return Ok(Vec::new()) };
-    let sa =
-        clip_frames(view.clips, instance.clip_a, instance.phase_offset_a, time, instance.rate_a, interp)?;
+    let sa = clip_frames(view.clips, instance.slot_a(), time, interp)?;
     let w = playback::fade_weight(time, instance.fade_start, instance.fade_duration());
-    let sb = if w > 0.0 {
-        clip_frames(
-            view.clips,
-            instance.clip_b_index(),
-            instance.phase_offset_b,
-            time,
-            instance.rate_b,
-            interp,
-        )?
-    } else {
-        sa
-    };
+    let sb = if w > 0.0 { clip_frames(view.clips, instance.slot_b(), time, interp)? } else { sa };
     morph_target_weights(morph, sa, sb, w)
 }
 

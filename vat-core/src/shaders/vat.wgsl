@@ -61,6 +61,13 @@ const SCATTER_WORKGROUP_SIZE: u32 = 64u;
 const VARIANT_MATERIAL_MASK: u32 = 0xFFu;
 const VARIANT_ACCESSORY: u32 = 0x100u;
 const VARIANT_HIDDEN: u32 = 0x200u;
+// Slot A's and slot B's wrap codes in variant_bits (vat_core::instance::VARIANT_WRAP_*_SHIFT).
+const VARIANT_WRAP_A_SHIFT: u32 = 10u;
+const VARIANT_WRAP_B_SHIFT: u32 = 12u;
+// Wrap codes (vat_core::playback::Wrap::code); 0 is the clip's own mode.
+const WRAP_LOOP: u32 = 1u;
+const WRAP_CLAMP: u32 = 2u;
+const WRAP_PING_PONG: u32 = 3u;
 // Texels (rows of a 3x4 affine) per bone per frame of the bone texture (vat_core::layout::TEXELS_PER_BONE).
 const TEXELS_PER_BONE: u32 = 3u;
 // LOD levels the per-LOD tables hold (vat_core::lod::MAX_LODS).
@@ -324,13 +331,28 @@ struct DecodedVertex {
 // Playback
 // ---------------------------------------------------------------------------------------------------
 
-// Phase of a clip at `time` (epoch-relative seconds), in cycles: x = offset + time * rate; looping clips
-// take the fractional part (in [0, 1]; rounding may give exactly 1.0, which vat_frame_sample maps to
-// frame 0), one-shot clips clamp x into [0, 1].
-fn vat_phase(offset: f32, time: f32, rate: f32, looping: bool) -> f32 {
+// The wrap of a slot's code (the low 2 bits of `code`) for a clip that loops or not:
+// vat_core::playback::Wrap::from_code.
+fn vat_wrap(code: u32, looping: bool) -> u32 {
+    let c = code & 3u;
+    if c == 0u {
+        return select(WRAP_CLAMP, WRAP_LOOP, looping);
+    }
+    return c;
+}
+
+// Phase of a clip at `time` (epoch-relative seconds), in cycles: x = offset + time * rate, wrapped
+// (vat_core::playback::Wrap::apply): loop takes the fractional part (in [0, 1]; rounding may give
+// exactly 1.0, which vat_frame_sample maps to frame 0 of a looping clip), clamp clamps x into [0, 1],
+// ping-pong is the triangle wave 1 - |1 - (x - 2 floor(x / 2))|.
+fn vat_phase(offset: f32, time: f32, rate: f32, wrap: u32) -> f32 {
     let x = offset + time * rate;
-    if looping {
+    if wrap == WRAP_LOOP {
         return x - floor(x);
+    }
+    if wrap == WRAP_PING_PONG {
+        let m = x - 2.0 * floor(x * 0.5);
+        return 1.0 - abs(1.0 - m);
     }
     return clamp(x, 0.0, 1.0);
 }
@@ -544,10 +566,10 @@ fn vat_load_vertex(frame_index: u32, vertex: u32) -> VertexSample {
 // Samples clip `clip_index` of one vertex at `time` (s) with phase offset (cycles) and rate (cycles/s):
 // interpolates the normalised positions and the unit normals of the sampled frames ("lerp before
 // decode"). The normal of the result is not normalised. An index past the clip table reads its last clip.
-fn vat_decode_clip(clip_index: u32, phase_offset: f32, time: f32, rate: f32, vertex: u32) -> VertexSample {
+fn vat_decode_clip(clip_index: u32, wrap_code: u32, phase_offset: f32, time: f32, rate: f32, vertex: u32) -> VertexSample {
     let clip = clips[min(clip_index, arrayLength(&clips) - 1u)];
     let looping = (clip.flags & CLIP_FLAG_LOOPING) != 0u;
-    let phase = vat_phase(phase_offset, time, rate, looping);
+    let phase = vat_phase(phase_offset, time, rate, vat_wrap(wrap_code, looping));
     let s = vat_frame_sample(phase, clip.frame_count, looping);
     let w = s.weights;
     if INTERPOLATION == INTERPOLATION_POINT {
@@ -577,10 +599,10 @@ fn vat_decode_clip(clip_index: u32, phase_offset: f32, time: f32, rate: f32, ver
 // after the blend, normals normalised once, then the instance transform
 // world = position + R_y(yaw) * (scale * p) with x' = c * x + s * z, y' = y, z' = c * z - s * x.
 fn vat_decode_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> DecodedVertex {
-    var mixed = vat_decode_clip(inst.clip_a, inst.phase_offset_a, time, inst.rate_a, vertex);
+    var mixed = vat_decode_clip(inst.clip_a, inst.variant_bits >> VARIANT_WRAP_A_SHIFT, inst.phase_offset_a, time, inst.rate_a, vertex);
     let w = vat_instance_fade_weight(inst, time);
     if w > 0.0 {
-        let b = vat_decode_clip(inst.clip_b & CLIP_INDEX_MASK, inst.phase_offset_b, time, inst.rate_b, vertex);
+        let b = vat_decode_clip(inst.clip_b & CLIP_INDEX_MASK, inst.variant_bits >> VARIANT_WRAP_B_SHIFT, inst.phase_offset_b, time, inst.rate_b, vertex);
         mixed.position = mixed.position * (1.0 - w) + b.position * w;
         mixed.normal = mixed.normal * (1.0 - w) + b.normal * w;
     }
@@ -658,10 +680,10 @@ fn vat_bone_row(frame_index: u32, bone: u32, row: u32) -> vec4<f32> {
 // The frames a clip samples at `time`, as absolute frame indices of the bone texture and the morph
 // weights track (first_frame added), with their weights: vat_frame_sample of the clip's phase. An
 // index past the clip table reads its last clip.
-fn vat_clip_frames(clip_index: u32, phase_offset: f32, time: f32, rate: f32) -> FrameSample {
+fn vat_clip_frames(clip_index: u32, wrap_code: u32, phase_offset: f32, time: f32, rate: f32) -> FrameSample {
     let clip = clips[min(clip_index, arrayLength(&clips) - 1u)];
     let looping = (clip.flags & CLIP_FLAG_LOOPING) != 0u;
-    let phase = vat_phase(phase_offset, time, rate, looping);
+    let phase = vat_phase(phase_offset, time, rate, vat_wrap(wrap_code, looping));
     let s = vat_frame_sample(phase, clip.frame_count, looping);
     return FrameSample(s.frames + vec4<u32>(clip.first_frame), s.weights);
 }
@@ -761,12 +783,12 @@ fn vat_morph_rest(sa: FrameSample, sb: FrameSample, fade: f32, vertex: u32, rest
 // pose with the live morph layer blended in by the same frames and weights; then skinning and the
 // instance transform.
 fn vat_skin_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> DecodedVertex {
-    let sa = vat_clip_frames(inst.clip_a, inst.phase_offset_a, time, inst.rate_a);
+    let sa = vat_clip_frames(inst.clip_a, inst.variant_bits >> VARIANT_WRAP_A_SHIFT, inst.phase_offset_a, time, inst.rate_a);
     let w = vat_instance_fade_weight(inst, time);
     var sb = sa;
     var m = vat_skin_clip(sa, vertex);
     if w > 0.0 {
-        sb = vat_clip_frames(inst.clip_b & CLIP_INDEX_MASK, inst.phase_offset_b, time, inst.rate_b);
+        sb = vat_clip_frames(inst.clip_b & CLIP_INDEX_MASK, inst.variant_bits >> VARIANT_WRAP_B_SHIFT, inst.phase_offset_b, time, inst.rate_b);
         m = vat_affine_add(vat_affine_scale(m, 1.0 - w), vat_skin_clip(sb, vertex), w);
     }
     let rest = vat_morph_rest(sa, sb, w, vertex, rest_vertices[vertex]);
@@ -779,10 +801,10 @@ fn vat_skin_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> DecodedVerte
 
 // A capture track's bone-to-object matrix at one clip and time: the sampled frames' matrices blended
 // with the playback weights (the same frames and weights as the body).
-fn vat_capture_clip(capture_row: u32, clip_index: u32, phase_offset: f32, time: f32, rate: f32) -> Affine {
+fn vat_capture_clip(capture_row: u32, clip_index: u32, wrap_code: u32, phase_offset: f32, time: f32, rate: f32) -> Affine {
     let clip = clips[min(clip_index, arrayLength(&clips) - 1u)];
     let looping = (clip.flags & CLIP_FLAG_LOOPING) != 0u;
-    let phase = vat_phase(phase_offset, time, rate, looping);
+    let phase = vat_phase(phase_offset, time, rate, vat_wrap(wrap_code, looping));
     let s = vat_frame_sample(phase, clip.frame_count, looping);
     var m = Affine(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
     for (var f = 0u; f < 4u; f++) {
@@ -799,10 +821,10 @@ fn vat_capture_clip(capture_row: u32, clip_index: u32, phase_offset: f32, time: 
 // An attachment vertex of an instance at `time`, in world space.
 fn vat_attachment_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> DecodedVertex {
     let av = attachment_vertices[vertex];
-    var m = vat_capture_clip(av.capture_row, inst.clip_a, inst.phase_offset_a, time, inst.rate_a);
+    var m = vat_capture_clip(av.capture_row, inst.clip_a, inst.variant_bits >> VARIANT_WRAP_A_SHIFT, inst.phase_offset_a, time, inst.rate_a);
     let w = vat_instance_fade_weight(inst, time);
     if w > 0.0 {
-        let b = vat_capture_clip(av.capture_row, inst.clip_b & CLIP_INDEX_MASK, inst.phase_offset_b, time, inst.rate_b);
+        let b = vat_capture_clip(av.capture_row, inst.clip_b & CLIP_INDEX_MASK, inst.variant_bits >> VARIANT_WRAP_B_SHIFT, inst.phase_offset_b, time, inst.rate_b);
         m = vat_affine_add(vat_affine_scale(m, 1.0 - w), b, w);
     }
     return vat_to_world(inst, vat_affine_point(m, av.position), vat_affine_normal(m, av.normal));
