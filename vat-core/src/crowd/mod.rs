@@ -21,6 +21,16 @@
 //! ([`playback::stride_matched_rate`]), the clip's natural rate `1 / duration` otherwise. Every rate
 //! or epoch change rewrites the phase offsets so that the phase the shader computes does not jump.
 //!
+//! # Animation control and events
+//! [`Crowd::play_as`] plays a clip the way a [`PlayMode`] says: as baked, looped, once and held,
+//! ping-ponged or clamped (each slot's [`Wrap`] lives in the record's variant bits, so the shader
+//! wraps the phase itself: nothing is uploaded per frame). [`Crowd::play_after`] queues the next
+//! play behind the current one; [`Crowd::mark_frame`] marks frames of a clip (footsteps, hits).
+//! [`Crowd::advance`] finds, from the same `f32` phase the shader computes at the previous and the
+//! current frame's shader time (no read-back), which instances ended a play or passed a mark, starts
+//! the queued plays that are due, and keeps the [`AnimationEvent`]s for [`Crowd::drain_events`].
+//! Only instances that can raise one are checked (played once, a queued play, a marked clip).
+//!
 //! # Grid, list and culling
 //! Instances are bucketed into the square cells of a [`ChunkGrid`] on the XZ plane. The world extent
 //! is not known up front: at [`Crowd::prepare_frame`] the grid is (re)built to cover every instance
@@ -52,6 +62,7 @@
 //! that did not change uploads nothing. An epoch re-base (every
 //! [`playback::REBASE_AFTER_SECONDS`]) rewrites every record: one full upload.
 
+mod events;
 mod frame;
 mod frustum;
 mod pick;
@@ -59,6 +70,7 @@ mod spatial;
 #[cfg(test)]
 mod tests;
 
+pub use events::{AnimationEvent, AnimationEventKind};
 pub use frustum::{Camera, Frustum};
 
 use crate::clip::{Clip, ClipMode};
@@ -66,11 +78,12 @@ use crate::container::Manifest;
 use crate::encoding::PositionBounds;
 #[cfg(doc)]
 use crate::instance::VARIANT_ACCESSORY;
-use crate::instance::{InstanceRecord, VARIANT_HIDDEN};
+use crate::instance::{InstanceRecord, PlayMode, VARIANT_HIDDEN, VARIANT_PLAYBACK_MASK};
 use crate::lod::{ChunkGrid, LodDistance, LodThresholds, MAX_LODS};
-use crate::playback::{self, Clock};
+use crate::playback::{self, Clock, Wrap};
 use crate::{Error, Result};
 
+use events::QueuedPlay;
 use frame::{BatchCapacity, CullParams, DirtySet, FarPool};
 use spatial::Spatial;
 
@@ -428,6 +441,8 @@ impl Clone for CrowdId {
 const FLAG_MOVER: u8 = 1;
 /// Per-instance flag: queued in `fading`.
 const FLAG_FADING: u8 = 2;
+/// Per-instance flag: queued in `watched` (its play raises events or starts a queued play).
+const FLAG_WATCHED: u8 = 4;
 
 /// A crowd of instances of one asset. See the [module documentation](self).
 #[derive(Debug, Clone)]
@@ -444,6 +459,17 @@ pub struct Crowd {
     dirty: DirtySet,
     movers: Vec<u32>,
     fading: Vec<u32>,
+    /// How each instance plays its current (incoming) clip.
+    modes: Vec<PlayMode>,
+    /// Plays waiting for the current one to end, by instance.
+    queued: std::collections::HashMap<u32, QueuedPlay>,
+    /// Marked clip-local frames, by clip (sorted, unique).
+    markers: Vec<Vec<u32>>,
+    /// Instances whose play can raise an event or start a queued play (checked each `advance`).
+    watched: Vec<u32>,
+    events: Vec<AnimationEvent>,
+    /// The shader time of the previous `advance` (the events' previous frame).
+    event_time: f32,
     spatial: Spatial,
     far: FarPool,
     capacity: BatchCapacity,
@@ -465,6 +491,12 @@ impl Crowd {
             dirty: DirtySet::default(),
             movers: Vec::new(),
             fading: Vec::new(),
+            modes: Vec::new(),
+            queued: std::collections::HashMap::new(),
+            markers: Vec::new(),
+            watched: Vec::new(),
+            events: Vec::new(),
+            event_time: 0.0,
             spatial: Spatial::new(),
             far: FarPool::default(),
             capacity: BatchCapacity::default(),
@@ -492,7 +524,7 @@ impl Crowd {
         let (mode, rate) = (c.mode, c.natural_rate());
         let id = u32::try_from(self.records.len()).ok().filter(|&id| id < u32::MAX);
         let Some(id) = id else { panic!("a crowd holds at most u32::MAX - 1 instances") };
-        let offset = start_offset(mode, phase, self.time(), rate);
+        let offset = start_offset(mode.into(), phase, self.time(), rate);
         let mut r = InstanceRecord {
             position,
             yaw,
@@ -507,7 +539,9 @@ impl Crowd {
         self.records.push(r);
         self.speeds.push(f32::NAN);
         self.flags.push(FLAG_MOVER);
+        self.modes.push(PlayMode::AsBaked);
         self.movers.push(id);
+        self.watch(id);
         self.spatial.push_instance(position, r.scale);
         self.dirty.resize(self.records.len());
         self.dirty.mark(id as usize);
@@ -538,12 +572,15 @@ impl Crowd {
     }
 
     /// Sets the variant bits of instance `i` (material variant, [`VARIANT_ACCESSORY`],
-    /// [`VARIANT_HIDDEN`], ...; see [`crate::instance`]).
+    /// [`VARIANT_HIDDEN`], ...; see [`crate::instance`]). The playback bits
+    /// ([`VARIANT_PLAYBACK_MASK`]: how each slot wraps, set by [`play_as`](Self::play_as)) are the
+    /// crowd's and are kept.
     ///
     /// # Panics
     /// If `i >= count()`.
     pub fn set_variant(&mut self, i: InstanceId, bits: u32) {
         let r = self.record_mut(i);
+        let bits = (bits & !VARIANT_PLAYBACK_MASK) | (r.variant_bits & VARIANT_PLAYBACK_MASK);
         let old = std::mem::replace(&mut r.variant_bits, bits);
         self.spatial.note_variant(i as usize, old, bits);
     }
@@ -567,68 +604,91 @@ impl Crowd {
     }
 
     /// Starts playing `clip` on instance `i`, cross-fading from the current clip over `fade_seconds`
-    /// (0, negative or NaN: a cut). Slot A keeps the outgoing clip, slot B gets `clip` with
+    /// (0, negative or NaN: a cut), as baked ([`PlayMode::AsBaked`]): [`play_as`](Self::play_as).
+    ///
+    /// # Panics
+    /// If `i >= count()` or `clip` is not a clip of the asset.
+    pub fn play(&mut self, i: InstanceId, clip: u32, fade_seconds: f32) {
+        self.play_as(i, clip, fade_seconds, PlayMode::AsBaked);
+    }
+
+    /// Starts playing `clip` on instance `i` the way `mode` says (loop, once and hold, ping-pong,
+    /// clamp; see [`PlayMode`]), cross-fading from the current clip over `fade_seconds` (0,
+    /// negative or NaN: a cut). Slot A keeps the outgoing clip, slot B gets `clip` with
     /// `fade_start` = the current shader time; the fade duration is stored as binary16 (rounded to
-    /// about 3 digits, see [`InstanceRecord::set_clip_b`]).
+    /// about 3 digits, see [`InstanceRecord::set_clip_b`]). A play queued with
+    /// [`play_after`](Self::play_after) is dropped.
     ///
     /// The new clip plays at the rate for the instance's speed (see [`set_speed`](Self::set_speed)).
     /// It starts at phase 0 now, except that a looping locomotion clip following a looping locomotion
     /// clip continues at the outgoing clip's phase (the feet stay in step).
     ///
-    /// While a fade is still running, playing its target clip again changes nothing. Otherwise the slot
-    /// with the larger weight at the current time (B from half-way on, and always once the fade is
-    /// complete) becomes the outgoing slot A and the other one is dropped (a jump of at most half the
-    /// blend). If that slot already plays `clip` and `clip` loops, it simply keeps playing alone (no
-    /// restart); otherwise the new fade (or cut) starts from it.
+    /// While a fade is still running, playing its target clip again the same way changes nothing.
+    /// Otherwise the slot with the larger weight at the current time (B from half-way on, and always
+    /// once the fade is complete) becomes the outgoing slot A and the other one is dropped (a jump of
+    /// at most half the blend). If that slot already loops `clip`, and `clip` is to loop, it simply
+    /// keeps playing alone (no restart); otherwise the new fade (or cut) starts from it.
     ///
     /// # Panics
     /// If `i >= count()` or `clip` is not a clip of the asset.
-    pub fn play(&mut self, i: InstanceId, clip: u32, fade_seconds: f32) {
-        let (mode, natural) = {
+    pub fn play_as(&mut self, i: InstanceId, clip: u32, fade_seconds: f32, mode: PlayMode) {
+        let (clip_mode, natural) = {
             let c = self.clip(clip);
             (c.mode, c.natural_rate())
         };
+        let count = self.records.len();
+        assert!((i as usize) < count, "instance {i} out of range (count {count})");
+        self.queued.remove(&i);
+        let wrap = mode.wrap(clip_mode);
+        let code = mode.code();
         let t = self.time();
         let speed = self.speeds[i as usize];
         let rate = self.rate_for(clip, speed).unwrap_or(natural);
         let mut r = self.records[i as usize];
         let duration = r.fade_duration();
         let running = duration > 0.0 && playback::fade_weight(t, r.fade_start, duration) < 1.0;
-        if running && r.clip_b_index() == clip {
+        if running && r.clip_b_index() == clip && r.wrap_code_b() == code {
             return;
         }
+        self.modes[i as usize] = mode;
         // The outgoing slot: A, or B if it dominates (always once the fade is complete).
         if duration > 0.0 && playback::fade_weight(t, r.fade_start, duration) >= 0.5 {
             r.clip_a = r.clip_b_index();
             r.phase_offset_a = r.phase_offset_b;
             r.rate_a = r.rate_b;
+            r.set_wrap_code_a(r.wrap_code_b());
         }
-        if r.clip_a == clip && mode == ClipMode::Looping {
-            // The looping clip already playing: keep it, alone.
+        let outgoing = self.clip(r.clip_a);
+        let outgoing_wrap = Wrap::from_code(r.wrap_code_a(), outgoing.mode);
+        if r.clip_a == clip && wrap == Wrap::Loop && outgoing_wrap == Wrap::Loop {
+            // The clip already looping: keep it, alone.
             r.set_clip_b(clip, 0.0);
+            r.set_wrap_code_a(code);
+            r.set_wrap_code_b(code);
             r.phase_offset_b = r.phase_offset_a;
             r.rate_b = r.rate_a;
             if r != self.records[i as usize] {
                 self.records[i as usize] = r;
                 self.dirty.mark(i as usize);
             }
+            self.watch(i);
             return;
         }
-        let outgoing = self.clip(r.clip_a);
-        let in_step = mode == ClipMode::Looping
+        let in_step = wrap == Wrap::Loop
             && self.clip(clip).is_locomotion()
             && outgoing.is_locomotion()
-            && outgoing.mode == ClipMode::Looping;
+            && outgoing_wrap == Wrap::Loop;
         let offset = if in_step {
-            playback::retimed_offset(r.phase_offset_a, f64::from(t), r.rate_a, rate, ClipMode::Looping)
+            playback::retimed_offset(r.phase_offset_a, f64::from(t), r.rate_a, rate, Wrap::Loop)
         } else {
-            start_offset(mode, 0.0, t, rate)
+            start_offset(wrap, 0.0, t, rate)
         };
         let fade = if fade_seconds.is_nan() { 0.0 } else { fade_seconds };
         r.phase_offset_b = offset;
         r.rate_b = rate;
         r.fade_start = t;
         r.set_clip_b(clip, fade);
+        r.set_wrap_code_b(code);
         if r.fade_duration() > 0.0 {
             if self.flags[i as usize] & FLAG_FADING == 0 {
                 self.flags[i as usize] |= FLAG_FADING;
@@ -638,9 +698,73 @@ impl Crowd {
             r.clip_a = clip;
             r.phase_offset_a = offset;
             r.rate_a = rate;
+            r.set_wrap_code_a(code);
         }
         self.records[i as usize] = r;
         self.dirty.mark(i as usize);
+        self.watch(i);
+    }
+
+    /// Queues `clip` on instance `i`, to start (as [`play_as`](Self::play_as)`(i, clip,
+    /// fade_seconds, mode)`) when the current play completes: a clip played once or clamped when
+    /// it reaches its end (its start, played backwards), a looping one at the end of its current
+    /// cycle, a ping-pong one when it is back at its start. It starts in the first
+    /// [`advance`](Self::advance) whose shader phase has got there (at most one frame late). One
+    /// play is queued per instance: this replaces any earlier one; a direct `play` or `play_as`
+    /// drops it. A clip playing at rate 0 never completes.
+    ///
+    /// # Panics
+    /// If `i >= count()` or `clip` is not a clip of the asset.
+    pub fn play_after(&mut self, i: InstanceId, clip: u32, fade_seconds: f32, mode: PlayMode) {
+        let _ = self.clip(clip);
+        let count = self.records.len();
+        assert!((i as usize) < count, "instance {i} out of range (count {count})");
+        self.queued.insert(i, QueuedPlay { clip, fade_seconds, mode });
+        self.watch(i);
+    }
+
+    /// How instance `i` plays its current clip (the incoming one during a fade).
+    ///
+    /// # Panics
+    /// If `i >= count()`.
+    pub fn play_mode(&self, i: InstanceId) -> PlayMode {
+        self.modes[i as usize]
+    }
+
+    /// Marks clip-local frame `frame` of `clip`: every instance whose playback of `clip` reaches it
+    /// raises [`AnimationEventKind::Marker`] (a footstep, a hit, a sound cue). Marking a frame twice
+    /// changes nothing.
+    ///
+    /// # Panics
+    /// If `clip` is not a clip of the asset or `frame` is not one of its frames.
+    pub fn mark_frame(&mut self, clip: u32, frame: u32) {
+        let c = self.clip(clip);
+        assert!(
+            events::frame_phase(c, frame).is_some(),
+            "frame {frame} is not a frame of clip {clip} ({} frames)",
+            c.frame_count
+        );
+        if self.markers.len() <= clip as usize {
+            self.markers.resize(clip as usize + 1, Vec::new());
+        }
+        let marks = &mut self.markers[clip as usize];
+        if let Err(at) = marks.binary_search(&frame) {
+            marks.insert(at, frame);
+            // Once per marked clip: instances already playing it are watched from now on.
+            for id in 0..self.records.len() as u32 {
+                if self.current_slot(id).clip == clip {
+                    self.watch(id);
+                }
+            }
+        }
+    }
+
+    /// The events found by the [`advance`](Self::advance) calls since the last drain, in order:
+    /// computed on the CPU from the phase the shader shows at each frame (no GPU read-back), only
+    /// for the instances that can raise one (played once, with a queued play, or playing a clip with
+    /// marked frames), so a crowd of endless loops pays nothing for them.
+    pub fn drain_events(&mut self) -> std::vec::Drain<'_, AnimationEvent> {
+        self.events.drain(..)
     }
 
     /// Sets the speed of instance `i` in metres per second (negative plays backwards). Locomotion
@@ -659,12 +783,11 @@ impl Crowd {
         self.speeds[i as usize] = metres_per_second;
         let t = self.time();
         let mut r = self.records[i as usize];
-        let (rate_a, offset_a) = self.retime(r.clip_a, r.phase_offset_a, r.rate_a, metres_per_second, t);
+        let (rate_a, offset_a) = self.retime(r.slot_a(), metres_per_second, t);
         r.rate_a = rate_a;
         r.phase_offset_a = offset_a;
         if r.fade_duration() > 0.0 {
-            let (rate_b, offset_b) =
-                self.retime(r.clip_b_index(), r.phase_offset_b, r.rate_b, metres_per_second, t);
+            let (rate_b, offset_b) = self.retime(r.slot_b(), metres_per_second, t);
             r.rate_b = rate_b;
             r.phase_offset_b = offset_b;
         } else {
@@ -675,6 +798,7 @@ impl Crowd {
             self.records[i as usize] = r;
             self.dirty.mark(i as usize);
         }
+        self.watch(i);
     }
 
     /// Number of instances (hidden ones included).
@@ -691,16 +815,25 @@ impl Crowd {
         let dt = if dt_seconds.is_finite() && dt_seconds > 0.0 { dt_seconds } else { 0.0 };
         // dt is finite and >= 0: advance cannot fail.
         let _ = self.clock.advance(dt);
+        // Events between the previous frame's shader time and this one's, in the old epoch.
+        let due = self.find_events(self.event_time, self.time());
         if self.clock.needs_rebase() {
             let shift = self.clock.rebase();
             let clips = &self.asset.clips;
-            let mode = |clip: u32| clips.get(clip as usize).map_or(ClipMode::Looping, |c| c.mode);
+            let wrap = |clip: u32, code: u32| {
+                Wrap::from_code(code, clips.get(clip as usize).map_or(ClipMode::Looping, |c| c.mode))
+            };
             for r in &mut self.records {
-                r.phase_offset_a = shift.offset(r.phase_offset_a, r.rate_a, mode(r.clip_a));
-                r.phase_offset_b = shift.offset(r.phase_offset_b, r.rate_b, mode(r.clip_b_index()));
+                let (wa, wb) = (wrap(r.clip_a, r.wrap_code_a()), wrap(r.clip_b_index(), r.wrap_code_b()));
+                r.phase_offset_a = shift.offset(r.phase_offset_a, r.rate_a, wa);
+                r.phase_offset_b = shift.offset(r.phase_offset_b, r.rate_b, wb);
                 r.fade_start = shift.fade_start(r.fade_start);
             }
             self.dirty.mark_all();
+        }
+        self.event_time = self.time();
+        for (i, next) in due {
+            self.play_as(i, next.clip, next.fade_seconds, next.mode);
         }
         let t = self.time();
         let (records, flags, dirty) = (&mut self.records, &mut self.flags, &mut self.dirty);
@@ -714,6 +847,7 @@ impl Crowd {
                 r.clip_a = r.clip_b_index();
                 r.phase_offset_a = r.phase_offset_b;
                 r.rate_a = r.rate_b;
+                r.set_wrap_code_a(r.wrap_code_b());
                 r.set_clip_b(r.clip_a, 0.0);
                 dirty.mark(i as usize);
             }
@@ -909,18 +1043,99 @@ impl Crowd {
 
     /// New `(rate, offset)` of a slot playing `clip` at `offset`/`rate` when the speed becomes `speed`
     /// at shader time `t`.
-    fn retime(&self, clip: u32, offset: f32, rate: f32, speed: f32, t: f32) -> (f32, f32) {
-        let Some(c) = self.asset.clips.get(clip as usize) else { return (rate, offset) };
-        let new_rate = self.rate_for(clip, speed).unwrap_or_else(|| c.natural_rate());
+    fn retime(&self, slot: crate::instance::PlayingSlot, speed: f32, t: f32) -> (f32, f32) {
+        let (offset, rate) = (slot.phase_offset, slot.rate);
+        let Some(c) = self.asset.clips.get(slot.clip as usize) else { return (rate, offset) };
+        let new_rate = self.rate_for(slot.clip, speed).unwrap_or_else(|| c.natural_rate());
         if new_rate == rate {
             return (rate, offset);
         }
-        (new_rate, playback::retimed_offset(offset, f64::from(t), rate, new_rate, c.mode))
+        let wrap = Wrap::from_code(slot.wrap_code, c.mode);
+        (new_rate, playback::retimed_offset(offset, f64::from(t), rate, new_rate, wrap))
+    }
+
+    /// The slot of `i` playing its current clip: B while a fade runs (the incoming clip), else A.
+    fn current_slot(&self, i: InstanceId) -> crate::instance::PlayingSlot {
+        let r = &self.records[i as usize];
+        if r.fade_duration() > 0.0 { r.slot_b() } else { r.slot_a() }
+    }
+
+    /// Whether instance `i`'s play can raise an event or start a queued play.
+    fn needs_watch(&self, i: InstanceId) -> bool {
+        let slot = self.current_slot(i);
+        let once = match self.modes[i as usize] {
+            PlayMode::Once => true,
+            PlayMode::AsBaked => {
+                self.asset.clips.get(slot.clip as usize).is_some_and(|c| c.mode == ClipMode::OneShot)
+            }
+            _ => false,
+        };
+        once || self.queued.contains_key(&i)
+            || self.markers.get(slot.clip as usize).is_some_and(|m| !m.is_empty())
+    }
+
+    /// Queues `i` in `watched` if its play needs it (`advance` drops it once it does not).
+    fn watch(&mut self, i: InstanceId) {
+        if self.flags[i as usize] & FLAG_WATCHED == 0 && self.needs_watch(i) {
+            self.flags[i as usize] |= FLAG_WATCHED;
+            self.watched.push(i);
+        }
+    }
+
+    /// Finds the events of the watched instances between shader times `t0` (the previous
+    /// `advance`) and `t1` (this one), both of the current epoch, and returns the queued plays due.
+    fn find_events(&mut self, t0: f32, t1: f32) -> Vec<(InstanceId, QueuedPlay)> {
+        let now = self.clock.now();
+        let mut due = Vec::new();
+        let watched = std::mem::take(&mut self.watched);
+        let mut kept = Vec::with_capacity(watched.len());
+        for i in watched {
+            if !self.needs_watch(i) {
+                self.flags[i as usize] &= !FLAG_WATCHED;
+                continue;
+            }
+            kept.push(i);
+            let slot = self.current_slot(i);
+            let Some(clip) = self.asset.clips.get(slot.clip as usize) else { continue };
+            let wrap = Wrap::from_code(slot.wrap_code, clip.mode);
+            let a = events::unwrapped(slot.phase_offset, t0, slot.rate);
+            let b = events::unwrapped(slot.phase_offset, t1, slot.rate);
+            let event = |kind| AnimationEvent { instance: i, clip: slot.clip, kind, time: now };
+            if let Some(marks) = self.markers.get(slot.clip as usize) {
+                for &frame in marks {
+                    if events::frame_phase(clip, frame).is_some_and(|q| events::reaches(wrap, a, b, q)) {
+                        self.events.push(event(AnimationEventKind::Marker { frame }));
+                    }
+                }
+            }
+            if events::completes(wrap, a, b, slot.rate) {
+                let mode = self.modes[i as usize];
+                let once =
+                    mode == PlayMode::Once || (mode == PlayMode::AsBaked && clip.mode == ClipMode::OneShot);
+                if once && wrap == Wrap::Clamp {
+                    self.events.push(event(AnimationEventKind::Ended));
+                }
+                if let Some(next) = self.queued.remove(&i) {
+                    due.push((i, next));
+                }
+            }
+            // A clamped play held at its end raises nothing more until it is played again or
+            // re-timed (`play_as`, `set_speed` and `mark_frame` watch it again).
+            let held =
+                wrap == Wrap::Clamp && ((slot.rate >= 0.0 && b >= 1.0) || (slot.rate <= 0.0 && b <= 0.0));
+            let marked = self.markers.get(slot.clip as usize).is_some_and(|m| !m.is_empty());
+            if held && !marked && !self.queued.contains_key(&i) && !due.iter().any(|(d, _)| *d == i) {
+                kept.pop();
+                self.flags[i as usize] &= !FLAG_WATCHED;
+            }
+        }
+        self.watched = kept;
+        due
     }
 }
 
-/// The offset that puts a clip of `mode` at `phase` at shader time `t` when played at `rate`
-/// (one-shot offsets stay unwrapped: see [`playback::settled_offset`]).
-fn start_offset(mode: ClipMode, phase: f32, t: f32, rate: f32) -> f32 {
-    playback::retimed_offset(phase, f64::from(t), 0.0, rate, mode)
+/// The offset that puts a clip wrapped by `wrap` at `phase` at shader time `t` when played at
+/// `rate` (clamped offsets stay unwrapped: see [`playback::settled_offset`]).
+fn start_offset(wrap: Wrap, phase: f32, t: f32, rate: f32) -> f32 {
+    playback::retimed_offset(phase, f64::from(t), 0.0, rate, wrap)
 }

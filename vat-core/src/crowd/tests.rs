@@ -7,9 +7,10 @@ use super::*;
 use crate::clip::ClipRowMap;
 use crate::container::{Attachment, BlobEntry, BlobId, Lod, VertexAnimation};
 use crate::encoding::VertexFormat;
+use crate::instance::PlayMode;
 use crate::instance::VARIANT_ACCESSORY;
 use crate::layout::VertexTextureLayout;
-use crate::playback::{fade_weight, phase};
+use crate::playback::{Wrap, fade_weight, phase};
 
 const IDLE: u32 = 0;
 const WALK: u32 = 1;
@@ -1300,4 +1301,119 @@ fn the_instance_sphere_follows_position_yaw_and_scale() {
         "{c:?}"
     );
     assert!((rad - (1.0f32 + 1.0 + 0.04).sqrt()).abs() < 1e-5);
+}
+
+/// The phase the shader shows for the current (incoming) slot of `r` at shader time `t`.
+fn shown_phase(crowd: &Crowd, i: InstanceId, t: f32) -> f32 {
+    let r = crowd.records()[i as usize];
+    let slot = if r.fade_duration() > 0.0 { r.slot_b() } else { r.slot_a() };
+    let clip = &crowd.asset().clips[slot.clip as usize];
+    phase(slot.phase_offset, t, slot.rate, Wrap::from_code(slot.wrap_code, clip.mode))
+}
+
+#[test]
+fn a_clip_played_once_ends_in_the_first_frame_the_shader_holds_its_end_and_starts_the_queued_one() {
+    let mut crowd = Crowd::new(asset(), CrowdConfig::default());
+    let id = crowd.spawn([0.0; 3], 0.0, IDLE);
+    // The looping walk (1 s) played once, then the wave queued behind it with a 0.25 s fade.
+    crowd.play_as(id, WALK, 0.0, PlayMode::Once);
+    crowd.play_after(id, WAVE, 0.25, PlayMode::AsBaked);
+    assert_eq!(crowd.play_mode(id), PlayMode::Once);
+    assert_eq!(crowd.records()[id as usize].wrap_code_a(), Wrap::Clamp.code());
+    let mut ended = Vec::new();
+    let mut started = None;
+    for frame in 1..=45 {
+        let before = crowd.shader_time();
+        let held_before = shown_phase(&crowd, id, before) >= 1.0;
+        crowd.advance(1.0 / 30.0);
+        let now = crowd.shader_time();
+        let clock_now = crowd.clock().now();
+        for e in crowd.drain_events() {
+            assert_eq!((e.instance, e.clip), (id, WALK), "{e:?}");
+            assert_eq!(e.time, clock_now);
+            ended.push((frame, e.kind, held_before));
+        }
+        if started.is_none() && crowd.records()[id as usize].clip_b_index() == WAVE {
+            started = Some(frame);
+            // The walk, as the GPU shows it at this frame's time, is at its end.
+            let r = crowd.records()[id as usize];
+            assert_eq!(r.clip_a, WALK);
+            assert_eq!(phase(r.phase_offset_a, now, r.rate_a, Wrap::Clamp), 1.0);
+            assert_eq!(r.fade_duration(), 0.25);
+            assert_eq!(crowd.play_mode(id), PlayMode::AsBaked);
+        }
+    }
+    assert_eq!(ended.len(), 1, "{ended:?}");
+    let (frame, kind, held_before) = ended[0];
+    assert_eq!(kind, AnimationEventKind::Ended);
+    assert!(!held_before, "the end was not already shown the frame before");
+    assert_eq!(started, Some(frame), "the queued play starts in the frame the end is found");
+    // The wave (one-shot, as baked) ends too, 1.5 s later, and nothing else happens.
+    for _ in 0..60 {
+        crowd.advance(1.0 / 30.0);
+    }
+    let later: Vec<_> = crowd.drain_events().collect();
+    assert_eq!(later.len(), 1, "{later:?}");
+    assert_eq!((later[0].clip, later[0].kind), (WAVE, AnimationEventKind::Ended));
+}
+
+#[test]
+fn marked_frames_are_reported_once_per_pass_in_every_wrap_across_epoch_rebases() {
+    let mut crowd = Crowd::new(asset(), CrowdConfig::default());
+    // walk: 30 frames, 1 s loop; frame 15 is at phase 0.5.
+    crowd.mark_frame(WALK, 15);
+    let looping = crowd.spawn([0.0; 3], 0.0, WALK);
+    let ping = crowd.spawn([2.0, 0.0, 0.0], 0.0, IDLE);
+    crowd.play_as(ping, WALK, 0.0, PlayMode::PingPong);
+    let idle = crowd.spawn([4.0, 0.0, 0.0], 0.0, IDLE);
+    let (mut loops, mut pings) = (0, 0);
+    // 150 s at 30 frames a second: two epoch re-bases (every 64 s).
+    let mut prev = [looping, ping].map(|i| shown_phase(&crowd, i, crowd.shader_time()));
+    for _ in 0..150 * 30 {
+        crowd.advance(1.0 / 30.0);
+        let now = [looping, ping].map(|i| shown_phase(&crowd, i, crowd.shader_time()));
+        let events: Vec<_> = crowd.drain_events().collect();
+        for (k, &i) in [looping, ping].iter().enumerate() {
+            let reported = events.iter().filter(|e| e.instance == i).count();
+            let (a, b) = (prev[k], now[k]);
+            // The shown phase passed 0.5 within this frame (no wrap between the two frames near it).
+            let across = (a < 0.5 && b >= 0.5 && b - a < 0.1) || (a > 0.5 && b <= 0.5 && a - b < 0.1);
+            assert_eq!(reported, usize::from(across), "instance {i}: phases {a} -> {b}: {events:?}");
+            if k == 0 { loops += reported } else { pings += reported }
+        }
+        assert!(
+            events.iter().all(|e| e.instance != idle && e.kind == AnimationEventKind::Marker { frame: 15 })
+        );
+        prev = now;
+    }
+    // Once per cycle looping; twice per two cycles (up and down) ping-ponging.
+    assert!((149..=150).contains(&loops), "{loops}");
+    assert!((149..=150).contains(&pings), "{pings}");
+}
+
+#[test]
+fn ping_pong_and_clamp_wrap_the_phase_and_set_variant_keeps_the_wrap_bits() {
+    let mut crowd = Crowd::new(asset(), CrowdConfig::default());
+    let id = crowd.spawn([0.0; 3], 0.0, IDLE);
+    crowd.play_as(id, WAVE, 0.0, PlayMode::PingPong);
+    crowd.set_variant(id, 7 | VARIANT_ACCESSORY);
+    let r = crowd.records()[id as usize];
+    assert_eq!((r.material_variant(), r.wrap_code_a()), (7, Wrap::PingPong.code()));
+    // wave: 1.5 s; ping-pong goes up for 1.5 s, then down.
+    for (t, want) in [(0.75, 0.5), (1.5, 1.0), (2.25, 0.5), (3.0, 0.0), (3.75, 0.5)] {
+        while f64::from(crowd.shader_time()) < t - 1e-9 {
+            crowd.advance(0.125 / 4.0);
+        }
+        let p = shown_phase(&crowd, id, crowd.shader_time());
+        assert!((p - want).abs() < 1e-4, "t {t}: phase {p}, want {want}");
+    }
+    // A clamped loop stops at its end; set_speed keeps the wrap.
+    crowd.play_as(id, WALK, 0.0, PlayMode::Clamp);
+    crowd.set_speed(id, 1.48);
+    for _ in 0..60 {
+        crowd.advance(1.0 / 30.0);
+    }
+    assert_eq!(shown_phase(&crowd, id, crowd.shader_time()), 1.0);
+    assert_eq!(crowd.records()[id as usize].wrap_code_a(), Wrap::Clamp.code());
+    assert_eq!(crowd.drain_events().count(), 0, "a clamped play raises no end event");
 }
