@@ -39,6 +39,7 @@ pub mod sample;
 pub mod sequence;
 pub mod skin;
 pub mod stride;
+pub mod tangents;
 #[doc(hidden)]
 pub mod testdata;
 pub mod verify;

@@ -83,7 +83,9 @@ pub struct BakeOptions {
     pub lods: LodOptions,
     /// `--bones`: also bake the bone texture and the joints/weights streams.
     pub bones: bool,
-    /// `--tangents`: also bake per-frame tangent frames (needs a mesh with tangents).
+    /// `--tangents`: also bake per-frame tangent frames. Body meshes without tangents get
+    /// MikkTSpace ones from their texture coordinates (or, without any, tangents perpendicular to
+    /// the normals), each said in [`BakeStats::notes`]; see [`crate::tangents`].
     pub tangents: bool,
     /// The vertex texture format (`--format`, default [`VertexFormat::Packed64`]).
     pub format: VertexFormat,
@@ -259,6 +261,8 @@ pub struct BakeStats {
     pub deduplicated_blobs: u32,
     /// Things the user should know (e.g. a locomotion clip whose stride could not be measured).
     pub warnings: Vec<String>,
+    /// What the bake added that the source did not have (e.g. generated tangents), one line each.
+    pub notes: Vec<String>,
     /// Whether each baked clip loops, and why (see [`BakeOptions::looping`]).
     pub clip_looping: Vec<ClipLooping>,
     /// Time per stage.
@@ -1113,6 +1117,20 @@ fn prepare_planned(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<PreparedBake> {
     let mut timings = Vec::new();
+    // `--tangents` on meshes without TANGENT: MikkTSpace (or, without UVs, a perpendicular basis),
+    // said in a note per mesh.
+    let with_tangents;
+    let mut notes = Vec::new();
+    let rig = if options.tangents
+        && rig.meshes.iter().any(|m| m.role == crate::rig::MeshRole::Body && m.tangents.is_none())
+    {
+        let mut owned = rig.clone();
+        notes = crate::tangents::generate_missing(&mut owned).iter().map(ToString::to_string).collect();
+        with_tangents = owned;
+        &with_tangents
+    } else {
+        rig
+    };
     let total_frames = plan.row_map.total_frames();
     // Fail on an impossible texture before allocating anything per frame (the frame limit was
     // checked per clip by `plan_clips`; an empty rig fails in VertexSet::from_rig with its own
@@ -1463,6 +1481,7 @@ fn prepare_planned(
             .collect(),
         clip_looping: plan.looping.clone(),
         timings,
+        notes,
     };
     check_readable(rig, &manifest, blobs.blobs.len())?;
     Ok(PreparedBake { manifest, blobs: blobs.blobs, vertex_order, stats })
@@ -1908,13 +1927,17 @@ mod tests {
         assert!(matches!(prepare(&rig, &capture), Err(BakeError::InvalidOption { option: "--capture", .. })));
         let one = BakeOptions { frames: Some(1), ..Default::default() };
         assert!(matches!(prepare(&rig, &one), Err(BakeError::InvalidOption { option: "--frames", .. })));
+        // --tangents on a mesh without them generates them (MikkTSpace from its UVs) and says so.
         let mut no_tangents = rig.clone();
         no_tangents.meshes[0].tangents = None;
         let tangents = BakeOptions { tangents: true, ..Default::default() };
-        assert!(matches!(
-            prepare(&no_tangents, &tangents),
-            Err(BakeError::InvalidOption { option: "--tangents", .. })
-        ));
+        let generated = prepare(&no_tangents, &tangents).unwrap();
+        assert!(generated.manifest.vertex_animation.as_ref().unwrap().tangents.is_some());
+        assert_eq!(generated.stats.notes.len(), 1, "{:?}", generated.stats.notes);
+        assert!(generated.stats.notes[0].contains("MikkTSpace"), "{:?}", generated.stats.notes);
+        // Verified against the source, whose tangents are generated the same way.
+        let report = crate::verify::verify_prepared(&generated, &no_tangents).unwrap();
+        assert!(report.passed && report.tangent_max_error_deg.is_some(), "{:?}", report.failures);
         let mut nan = rig.clone();
         nan.clips[0].channels[0].values[5] = f32::NAN;
         assert!(matches!(prepare(&nan, &BakeOptions::default()), Err(BakeError::InvalidInput { .. })));

@@ -506,7 +506,8 @@ pub fn verify(asset: &Asset<'_>, rig: &Rig) -> Result<VerifyReport> {
     verify_with(asset, rig, &VerifyOptions::default())
 }
 
-/// Verifies every playback path `asset` offers against fresh skinning of `rig`, its full source:
+/// Verifies every playback path `asset` offers against fresh skinning of `rig`, its full source
+/// (tangents the source lacks are generated as the bake generated them, see [`crate::tangents`]):
 ///
 /// - **VAT**: every vertex of every baked frame, decoded by the CPU reference decoder, against its
 ///   format's position, normal (and tangent) bounds; mid-frames reported;
@@ -525,7 +526,18 @@ pub fn verify(asset: &Asset<'_>, rig: &Rig) -> Result<VerifyReport> {
 /// (from [`VertexSet::from_rig`]).
 pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Result<VerifyReport> {
     let rig = crate::prepare::with_static_clip(rig);
-    let rig = rig.as_ref();
+    let mut rig = rig.as_ref();
+    // A bake with tangent frames of a source without TANGENT generated them (`--tangents`): the
+    // same deterministic generation on the source gives the tangents they are checked against.
+    let with_tangents;
+    if asset.tangent_texture().is_some()
+        && rig.meshes.iter().any(|m| m.role == crate::rig::MeshRole::Body && m.tangents.is_none())
+    {
+        let mut owned = rig.clone();
+        crate::tangents::generate_missing(&mut owned);
+        with_tangents = owned;
+        rig = &with_tangents;
+    }
     let view = VertexAnimationView::from_asset(asset)?;
     let manifest = asset.manifest();
     let set = baked_set_for(asset, rig)?;

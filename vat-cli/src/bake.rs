@@ -405,7 +405,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         s.texture_height,
         s.bytes_per_vertex_frame
     )?;
-    for note in &rig.notes {
+    for note in rig.notes.iter().chain(&s.notes) {
         writeln!(out, "  note: {note}")?;
     }
     for c in &s.clip_looping {
@@ -483,13 +483,17 @@ fn print_paths(out: &mut dyn Write, report: &VerifyReport) -> std::io::Result<()
         let detail = match p.path.as_str() {
             "vat" => format!(
                 "{} vertex-frames, position max {:.4} mm, mean {:.4} mm (bound {:.4} mm); normals max {:.4} deg \
-                 (bound {:.4} deg); {}",
+                 (bound {:.4} deg); {}{}",
                 report.vertex_frames,
                 report.position_max_error_mm,
                 report.position_mean_error_mm,
                 p.bound_mm,
                 report.normal_max_error_deg,
                 report.normal_bound_deg,
+                match (report.tangent_max_error_deg, report.tangent_bound_deg) {
+                    (Some(t), Some(b)) => format!("tangents max {t:.4} deg (bound {b:.4} deg); "),
+                    _ => String::new(),
+                },
                 if report.mid_frame_vertex_samples > 0 {
                     format!("mid-frame interpolation max {:.4} mm", report.mid_frame_position_max_error_mm)
                 } else {
