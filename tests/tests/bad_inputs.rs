@@ -1,6 +1,7 @@
 //! The bad-input corpus in `tests/data/bad/`: files generated here (never downloaded) from a small
-//! valid glTF, GLB and `.vat`, each broken in one way, plus `CASES.tsv` saying how the `vat` command
-//! line is run on each and what its one-line error must say.
+//! valid glTF, GLB and `.vat`, and folders of another tool's bake (OpenVAT, SideFX Labs VAT 3) from the
+//! importers' fuzz seeds, each broken in one way, plus `CASES.tsv` saying how the `vat` command line is
+//! run on each and what its one-line error must say.
 //!
 //! This test regenerates the corpus in memory and checks that the checked-in files are exactly that
 //! (run with `VAT_BLESS=1` to rewrite them after a deliberate change), then runs every file through
@@ -31,14 +32,21 @@ enum Command {
     Bake,
     /// `vat render FILE --out OUT.png ARGS` (option checks made before a GPU is opened).
     Render,
+    /// `vat import-openvat DIR --out OUT ARGS` (the case is a folder).
+    ImportOpenVat,
+    /// `vat import-houdini DIR --out OUT ARGS` (the case is a folder).
+    ImportHoudini,
 }
 
 /// One corpus case.
 struct Case {
     /// The file name under `tests/data/bad/`.
     file: String,
-    /// Its bytes (`None`: the case reuses a file of another case, e.g. a valid input with a bad option).
+    /// Its bytes (`None`: the case reuses a file of another case, e.g. a valid input with a bad option,
+    /// or is a folder).
     bytes: Option<Vec<u8>>,
+    /// A folder case's files (name, bytes); empty for a file case.
+    folder: Vec<(String, Vec<u8>)>,
     command: Command,
     /// Extra command-line arguments.
     args: Vec<&'static str>,
@@ -85,7 +93,14 @@ fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     let mut file =
         |name: &str, bytes: Vec<u8>, command: Command, args: Vec<&'static str>, expect: &'static str| {
-            out.push(Case { file: name.to_owned(), bytes: Some(bytes), command, args, expect });
+            out.push(Case {
+                file: name.to_owned(),
+                bytes: Some(bytes),
+                folder: Vec::new(),
+                command,
+                args,
+                expect,
+            });
         };
     use Command::{Bake, Load};
 
@@ -351,7 +366,14 @@ fn cases() -> Vec<Case> {
     // ---- Bake options on a valid input (reusing the first valid file written below).
     file("valid-small-skin.gltf", gltf_bytes(&g), Bake, vec!["--max-memory", "2000"], "memory budget");
     let mut option = |args: Vec<&'static str>, expect: &'static str| {
-        out.push(Case { file: "valid-small-skin.gltf".into(), bytes: None, command: Bake, args, expect });
+        out.push(Case {
+            file: "valid-small-skin.gltf".into(),
+            bytes: None,
+            folder: Vec::new(),
+            command: Bake,
+            args,
+            expect,
+        });
     };
     option(vec!["--fps", "0"], "--fps");
     option(vec!["--fps", "NaN"], "--fps");
@@ -365,7 +387,6 @@ fn cases() -> Vec<Case> {
     option(vec!["--max-texture-dim", "20000"], "--max-texture-dim");
     option(vec!["--max-texture-dim", "4"], "4");
     option(vec!["--capture", "no-such-node"], "no-such-node");
-    option(vec!["--tangents"], "tangents");
     option(vec!["--skin", "3"], "skin");
     option(vec!["--bones", "--max-memory", "20000"], "baking rig");
 
@@ -373,6 +394,7 @@ fn cases() -> Vec<Case> {
     out.push(Case {
         file: "valid-small.vat".into(),
         bytes: Some(base_vat()),
+        folder: Vec::new(),
         command: Command::Render,
         args: vec!["--fov", "0"],
         expect: "--fov 0",
@@ -381,6 +403,7 @@ fn cases() -> Vec<Case> {
         out.push(Case {
             file: "valid-small.vat".into(),
             bytes: None,
+            folder: Vec::new(),
             command: Command::Render,
             args,
             expect,
@@ -397,6 +420,75 @@ fn cases() -> Vec<Case> {
     render(vec!["--camera", "NaN,0,0,0,0,0"], "not finite");
     render(vec!["--instances", "0"], "at least 1");
     render(vec!["--instances", "100000000", "--max-memory", "1G"], "memory budget");
+    out.extend(interop_folder_cases());
+    out
+}
+
+/// Folders of another tool's bake (OpenVAT, SideFX Labs VAT 3), each broken in one way, built from the
+/// importers' fuzz seeds (a quad over three frames).
+fn interop_folder_cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    let mut folder = |name: &str, files: Vec<(&str, Vec<u8>)>, command: Command, expect: &'static str| {
+        let folder = files.into_iter().map(|(f, b)| (f.to_owned(), b)).collect();
+        out.push(Case { file: name.to_owned(), bytes: None, folder, command, args: Vec::new(), expect });
+    };
+    let seed = vat_bake::fuzzing::openvat_seed();
+    let (json, png, glb) = vat_bake::fuzzing::split_openvat_parts(&seed).unwrap();
+    let (json, png, glb) = (json.to_vec(), png.to_vec(), glb.to_vec());
+    let openvat = |json: &[u8], png: &[u8], glb: &[u8]| {
+        vec![("q-remap_info.json", json.to_vec()), ("q_vat.png", png.to_vec()), ("q.glb", glb.to_vec())]
+    };
+    use Command::{ImportHoudini, ImportOpenVat};
+    folder("openvat-empty", vec![("README.txt", b"not a bake".to_vec())], ImportOpenVat, "remap_info.json");
+    folder("openvat-no-mesh", openvat(&json, &png, &glb)[..2].to_vec(), ImportOpenVat, "q.glb");
+    folder(
+        "openvat-sidecar-not-json",
+        openvat(b"{\"os-remap\": [", &png, &glb),
+        ImportOpenVat,
+        "q-remap_info.json",
+    );
+    folder(
+        "openvat-texture-truncated",
+        openvat(&json, &png[..png.len() / 2], &glb),
+        ImportOpenVat,
+        "q_vat.png",
+    );
+    folder("openvat-mesh-not-glb", openvat(&json, &png, b"glTF but not really"), ImportOpenVat, "q.glb");
+    let frames_lie = String::from_utf8(json.clone()).unwrap().replace("\"Frames\": 3", "\"Frames\": 99");
+    folder("openvat-frames-lie", openvat(frames_lie.as_bytes(), &png, &glb), ImportOpenVat, "99");
+
+    let seed = vat_bake::fuzzing::houdini_seed();
+    let (json, png, glb) = vat_bake::fuzzing::split_openvat_parts(&seed).unwrap();
+    let (json, png, glb) = (json.to_vec(), png.to_vec(), glb.to_vec());
+    let houdini = |json: &[u8], png: &[u8], glb: &[u8]| {
+        vec![("q_data.json", json.to_vec()), ("q_pos.png", png.to_vec()), ("q_mesh.glb", glb.to_vec())]
+    };
+    folder("houdini-no-data-json", houdini(&json, &png, &glb)[1..].to_vec(), ImportHoudini, "_data.json");
+    folder(
+        "houdini-no-texture",
+        vec![houdini(&json, &png, &glb)[0].clone(), houdini(&json, &png, &glb)[2].clone()],
+        ImportHoudini,
+        "q_pos",
+    );
+    folder(
+        "houdini-texture-truncated",
+        houdini(&json, &png[..png.len() / 2], &glb),
+        ImportHoudini,
+        "q_pos.png",
+    );
+    let wrong = vat_bake::fuzzing::houdini_quad(5);
+    let (_, wrong_png, _) = vat_bake::fuzzing::split_openvat_parts(&wrong).unwrap();
+    folder(
+        "houdini-texture-wrong-size",
+        houdini(&json, wrong_png, &glb),
+        ImportHoudini,
+        "not made for this texture",
+    );
+    let text = String::from_utf8(json.clone()).unwrap();
+    let rigid = text.replacen("\"VAT Type\": \"Softbody\"", "\"VAT Type\": \"Rigidbody\"", 1);
+    assert_ne!(rigid, text, "the seed names its VAT type");
+    folder("houdini-rigid-body", houdini(rigid.as_bytes(), &png, &glb), ImportHoudini, "rigid");
+    folder("houdini-mesh-missing", houdini(&json, &png, &glb)[..2].to_vec(), ImportHoudini, "q_mesh.glb");
     out
 }
 
@@ -408,6 +500,8 @@ fn cases_tsv(cases: &[Case]) -> String {
             Command::Load => "load",
             Command::Bake => "bake",
             Command::Render => "render",
+            Command::ImportOpenVat => "import-openvat",
+            Command::ImportHoudini => "import-houdini",
         };
         s.push_str(&format!("{}\t{command}\t{}\t{}\n", c.file, c.args.join(" "), c.expect));
     }
@@ -425,11 +519,36 @@ fn the_checked_in_corpus_is_what_the_generator_makes() {
     }
     files.insert("CASES.tsv".into(), cases_tsv(&cases).into_bytes());
     let dir = corpus_dir();
+    let folders: Vec<&Case> = cases.iter().filter(|c| !c.folder.is_empty()).collect();
     if std::env::var_os("VAT_BLESS").is_some() {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         for (name, bytes) in &files {
             std::fs::write(dir.join(name), bytes).unwrap();
+        }
+        for c in &folders {
+            std::fs::create_dir_all(dir.join(&c.file)).unwrap();
+            for (name, bytes) in &c.folder {
+                std::fs::write(dir.join(&c.file).join(name), bytes).unwrap();
+            }
+        }
+    }
+    for c in &folders {
+        let mut names: Vec<String> = std::fs::read_dir(dir.join(&c.file))
+            .unwrap_or_else(|e| panic!("{}: {e}; regenerate with VAT_BLESS=1", c.file))
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let mut want: Vec<String> = c.folder.iter().map(|(n, _)| n.clone()).collect();
+        want.sort();
+        assert_eq!(names, want, "{}: regenerate with VAT_BLESS=1", c.file);
+        for (name, bytes) in &c.folder {
+            let disk = std::fs::read(dir.join(&c.file).join(name)).unwrap();
+            assert!(
+                disk == *bytes,
+                "{}/{name} differs from the generator's; regenerate with VAT_BLESS=1",
+                c.file
+            );
         }
     }
     let on_disk: Vec<String> = std::fs::read_dir(&dir)
@@ -438,7 +557,7 @@ fn the_checked_in_corpus_is_what_the_generator_makes() {
         .collect();
     assert_eq!(
         on_disk.len(),
-        files.len(),
+        files.len() + folders.len(),
         "files in {}: {on_disk:?}; regenerate with VAT_BLESS=1",
         dir.display()
     );
@@ -483,7 +602,7 @@ fn every_bad_file_is_a_typed_error_of_the_library() {
                 kinds.insert(format!("bake: {}", variant(&format!("{e:?}"))));
                 e.to_string()
             }
-            Command::Render => continue, // command-line checks: vat-cli/tests/cli.rs runs them
+            Command::Render | Command::ImportOpenVat | Command::ImportHoudini => continue,
         };
         if c.command == Command::Load && c.expect == "not a valid .vat file" {
             continue; // the CLI's wording; the library's message is the cause
@@ -499,4 +618,38 @@ fn every_bad_file_is_a_typed_error_of_the_library() {
 /// The variant name at the start of a `Debug` string.
 fn variant(debug: &str) -> &str {
     debug.split(|ch: char| !ch.is_alphanumeric() && ch != '_').next().unwrap_or(debug)
+}
+
+/// Every folder case through the library's importers (then the bake, as `vat import-*` does): a
+/// typed error containing the expected text, no panic.
+#[test]
+fn every_bad_folder_is_a_typed_error_of_the_library() {
+    use vat_bake::interop::houdini::{HoudiniOptions, read_houdini};
+    use vat_bake::interop::openvat::{OpenVatOptions, read_openvat};
+    let dir = corpus_dir();
+    let mut failures = Vec::new();
+    let folders: Vec<Case> = cases().into_iter().filter(|c| !c.folder.is_empty()).collect();
+    assert!(folders.len() >= 12, "{}", folders.len());
+    for c in &folders {
+        let path = dir.join(&c.file);
+        let imported = match c.command {
+            Command::ImportOpenVat => read_openvat(&path, &OpenVatOptions::default()),
+            Command::ImportHoudini => read_houdini(&path, &HoudiniOptions::default()),
+            _ => unreachable!("folder cases are imports"),
+        };
+        let result = imported.and_then(|bake| {
+            let rig = bake.to_rig()?;
+            let options =
+                BakeOptions { fps: bake.bake_fps(), lods: LodOptions::Count(1), ..BakeOptions::default() };
+            prepare(&rig, &options)
+        });
+        match result {
+            Ok(_) => failures.push(format!("{}: imports and bakes", c.file)),
+            Err(e) if !e.to_string().contains(c.expect) => {
+                failures.push(format!("{}: {:?} lacks {:?}", c.file, e.to_string(), c.expect))
+            }
+            Err(_) => {}
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -138,6 +138,7 @@ fn the_bad_input_corpus_fails_cleanly() {
             "load" => vec![vec!["inspect", s(&input)], vec!["verify", s(&input)]],
             "bake" => vec![vec!["bake", s(&input), "--out", s(&out_path)]],
             "render" => vec![vec!["render", s(&input), "--out", s(&png_path)]],
+            "import-openvat" | "import-houdini" => vec![vec![command, s(&input), "--out", s(&out_path)]],
             other => panic!("unknown command {other:?} in {line:?}"),
         };
         for mut argv in commands {
