@@ -20,6 +20,12 @@
 //! - `static/N`: nothing moves (no record changes).
 //! - `move1pct/N`: 1 % moved per frame (untimed `set_transform`, as above).
 //!
+//! Animation events (`crowd_events`): timed per frame, `advance(1/60 s)` + `drain_events` of a crowd
+//! of N looping instances, as they are (`loops/N`: nothing can raise an event), with 1 % of them
+//! playing a one-shot clip once and queuing the loop back behind it, replayed when it ends
+//! (`once1pct/N`; the replays, the game's work, are inside the timed frame), and with a marked frame on the walk every instance plays (`marked/N`: every
+//! instance checked every frame).
+//!
 //! Run: `cargo bench -p vat-core --bench crowd` (`-- crowd_gpu_culling` for the GPU-driven path only).
 
 use std::hint::black_box;
@@ -196,9 +202,63 @@ fn crowd_gpu_culling(c: &mut Criterion) {
     group.finish();
 }
 
+fn crowd_events(c: &mut Criterion) {
+    use vat_core::instance::PlayMode;
+    let mut group = c.benchmark_group("crowd_events");
+    group.sample_size(30).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
+    for &n in &[10_000u32, 100_000, 1_000_000] {
+        for name in ["loops", "once1pct", "marked"] {
+            let mut scene = Scene::new(n);
+            let crowd = &mut scene.crowd;
+            match name {
+                // The run clip (2) played once every 100th instance, then back to the walk.
+                "once1pct" => {
+                    for i in (0..n).step_by(100) {
+                        crowd.play_as(i, 2, 0.0, PlayMode::Once);
+                        crowd.play_after(i, 1, 0.2, PlayMode::AsBaked);
+                    }
+                }
+                "marked" => {
+                    for i in 0..n {
+                        crowd.play(i, 1, 0.0);
+                    }
+                    crowd.mark_frame(1, 12);
+                }
+                _ => {}
+            }
+            let mut events = 0usize;
+            group.bench_function(BenchmarkId::new(name, n), |b| {
+                b.iter(|| {
+                    let crowd = &mut scene.crowd;
+                    crowd.advance(1.0 / 60.0);
+                    let drained = crowd.drain_events().count();
+                    if name == "once1pct" && drained > 0 {
+                        // Keep 1 % playing once: replay those that just went back to the loop.
+                        for i in (0..n).step_by(100) {
+                            if crowd.play_mode(i) == PlayMode::AsBaked {
+                                crowd.play_as(i, 2, 0.0, PlayMode::Once);
+                                crowd.play_after(i, 1, 0.2, PlayMode::AsBaked);
+                            }
+                        }
+                    }
+                    events += drained;
+                    black_box(drained)
+                })
+            });
+            black_box(events);
+        }
+    }
+    group.finish();
+}
+
 // criterion's macros generate undocumented public functions.
 #[allow(missing_docs)]
 mod harness {
-    criterion::criterion_group!(benches, super::crowd_prepare_frame, super::crowd_gpu_culling);
+    criterion::criterion_group!(
+        benches,
+        super::crowd_prepare_frame,
+        super::crowd_gpu_culling,
+        super::crowd_events
+    );
 }
 criterion_main!(harness::benches);

@@ -45,6 +45,28 @@ pub(crate) struct QueuedPlay {
     pub mode: PlayMode,
 }
 
+/// How much earlier than its computed time an instance's next possible event is scheduled,
+/// seconds: the computation is in `f64` from the `f32` record, the check in the shader's `f32`;
+/// popping early only costs one more check.
+pub(crate) const SCHEDULE_EARLY_SECONDS: f64 = 1e-3;
+
+/// The first point `p + period * k` (or `p` alone, `period` `None`) strictly ahead of the unwrapped
+/// phase `x` in the direction of `rate`; `None` if there is none (rate 0, not finite, or a single
+/// point behind).
+pub(crate) fn next_point(x: f64, rate: f64, p: f64, period: Option<f64>) -> Option<f64> {
+    if !(rate.is_finite() && x.is_finite()) || rate == 0.0 {
+        return None;
+    }
+    match period {
+        None => ((p - x) * rate > 0.0).then_some(p),
+        Some(period) => {
+            let k = (x - p) / period;
+            let k = if rate > 0.0 { k.floor() + 1.0 } else { k.ceil() - 1.0 };
+            Some(p + period * k)
+        }
+    }
+}
+
 /// The unwrapped phase the shader computes, `offset + time * rate`, in `f32`.
 pub(crate) fn unwrapped(offset: f32, time: f32, rate: f32) -> f32 {
     offset + time * rate
@@ -155,6 +177,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_next_point_is_strictly_ahead_in_the_direction_of_play() {
+        assert_eq!(next_point(0.2, 1.0, 0.5, Some(1.0)), Some(0.5));
+        assert_eq!(next_point(0.5, 1.0, 0.5, Some(1.0)), Some(1.5));
+        assert_eq!(next_point(0.2, -1.0, 0.5, Some(1.0)), Some(-0.5));
+        assert_eq!(next_point(3.1, 2.0, 0.0, Some(2.0)), Some(4.0));
+        assert_eq!(next_point(0.2, 1.0, 1.0, None), Some(1.0));
+        assert_eq!(next_point(1.2, 1.0, 1.0, None), None);
+        assert_eq!(next_point(0.2, 0.0, 1.0, Some(1.0)), None);
     }
 
     #[test]

@@ -441,8 +441,8 @@ impl Clone for CrowdId {
 const FLAG_MOVER: u8 = 1;
 /// Per-instance flag: queued in `fading`.
 const FLAG_FADING: u8 = 2;
-/// Per-instance flag: queued in `watched` (its play raises events or starts a queued play).
-const FLAG_WATCHED: u8 = 4;
+/// Per-instance flag: has a play in `queued`.
+const FLAG_QUEUED: u8 = 8;
 
 /// A crowd of instances of one asset. See the [module documentation](self).
 #[derive(Debug, Clone)]
@@ -463,10 +463,15 @@ pub struct Crowd {
     modes: Vec<PlayMode>,
     /// Plays waiting for the current one to end, by instance.
     queued: std::collections::HashMap<u32, QueuedPlay>,
-    /// Marked clip-local frames, by clip (sorted, unique).
-    markers: Vec<Vec<u32>>,
-    /// Instances whose play can raise an event or start a queued play (checked each `advance`).
-    watched: Vec<u32>,
+    /// Marked clip-local frames and their phases (`events::frame_phase`), by clip (sorted by frame,
+    /// unique).
+    markers: Vec<Vec<(u32, f64)>>,
+    /// When each instance that can raise an event (or start a queued play) next might: a min-heap
+    /// of (clock time, instance, generation); an entry whose generation is not the instance's
+    /// current one is stale (its play changed since) and skipped.
+    schedule: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32, u32)>>,
+    /// Per instance, bumped whenever its play changes (stales its scheduled entry).
+    generations: Vec<u32>,
     events: Vec<AnimationEvent>,
     /// The shader time of the previous `advance` (the events' previous frame).
     event_time: f32,
@@ -494,7 +499,8 @@ impl Crowd {
             modes: Vec::new(),
             queued: std::collections::HashMap::new(),
             markers: Vec::new(),
-            watched: Vec::new(),
+            schedule: std::collections::BinaryHeap::new(),
+            generations: Vec::new(),
             events: Vec::new(),
             event_time: 0.0,
             spatial: Spatial::new(),
@@ -540,6 +546,7 @@ impl Crowd {
         self.speeds.push(f32::NAN);
         self.flags.push(FLAG_MOVER);
         self.modes.push(PlayMode::AsBaked);
+        self.generations.push(0);
         self.movers.push(id);
         self.watch(id);
         self.spatial.push_instance(position, r.scale);
@@ -638,7 +645,10 @@ impl Crowd {
         };
         let count = self.records.len();
         assert!((i as usize) < count, "instance {i} out of range (count {count})");
-        self.queued.remove(&i);
+        if self.flags[i as usize] & FLAG_QUEUED != 0 {
+            self.queued.remove(&i);
+            self.flags[i as usize] &= !FLAG_QUEUED;
+        }
         let wrap = mode.wrap(clip_mode);
         let code = mode.code();
         let t = self.time();
@@ -720,6 +730,7 @@ impl Crowd {
         let count = self.records.len();
         assert!((i as usize) < count, "instance {i} out of range (count {count})");
         self.queued.insert(i, QueuedPlay { clip, fade_seconds, mode });
+        self.flags[i as usize] |= FLAG_QUEUED;
         self.watch(i);
     }
 
@@ -739,18 +750,16 @@ impl Crowd {
     /// If `clip` is not a clip of the asset or `frame` is not one of its frames.
     pub fn mark_frame(&mut self, clip: u32, frame: u32) {
         let c = self.clip(clip);
-        assert!(
-            events::frame_phase(c, frame).is_some(),
-            "frame {frame} is not a frame of clip {clip} ({} frames)",
-            c.frame_count
-        );
+        let Some(phase) = events::frame_phase(c, frame) else {
+            panic!("frame {frame} is not a frame of clip {clip} ({} frames)", c.frame_count)
+        };
         if self.markers.len() <= clip as usize {
             self.markers.resize(clip as usize + 1, Vec::new());
         }
         let marks = &mut self.markers[clip as usize];
-        if let Err(at) = marks.binary_search(&frame) {
-            marks.insert(at, frame);
-            // Once per marked clip: instances already playing it are watched from now on.
+        if let Err(at) = marks.binary_search_by_key(&frame, |&(f, _)| f) {
+            marks.insert(at, (frame, phase));
+            // Once per marked clip: instances already playing it are scheduled from now on.
             for id in 0..self.records.len() as u32 {
                 if self.current_slot(id).clip == clip {
                     self.watch(id);
@@ -1060,76 +1069,109 @@ impl Crowd {
         if r.fade_duration() > 0.0 { r.slot_b() } else { r.slot_a() }
     }
 
-    /// Whether instance `i`'s play can raise an event or start a queued play.
-    fn needs_watch(&self, i: InstanceId) -> bool {
-        let slot = self.current_slot(i);
-        let once = match self.modes[i as usize] {
-            PlayMode::Once => true,
-            PlayMode::AsBaked => {
-                self.asset.clips.get(slot.clip as usize).is_some_and(|c| c.mode == ClipMode::OneShot)
-            }
-            _ => false,
-        };
-        once || self.queued.contains_key(&i)
-            || self.markers.get(slot.clip as usize).is_some_and(|m| !m.is_empty())
+    /// Re-schedules `i` after its play changed: its earlier entry goes stale, and a new one is
+    /// made for the next time its play might raise an event (none if it never can).
+    fn watch(&mut self, i: InstanceId) {
+        let g = &mut self.generations[i as usize];
+        *g = g.wrapping_add(1);
+        self.schedule_next(i, self.time());
     }
 
-    /// Queues `i` in `watched` if its play needs it (`advance` drops it once it does not).
-    fn watch(&mut self, i: InstanceId) {
-        if self.flags[i as usize] & FLAG_WATCHED == 0 && self.needs_watch(i) {
-            self.flags[i as usize] |= FLAG_WATCHED;
-            self.watched.push(i);
+    /// Schedules the next time after shader time `t` (of the current epoch) at which `i`'s play
+    /// might raise an event: the earliest marked frame or completion ahead of its phase
+    /// ([`events::next_point`]), a millisecond early (the exact check is made in the frame it is
+    /// popped, from the shader's own `f32` phase), never before the next `advance`.
+    fn schedule_next(&mut self, i: InstanceId, t: f32) {
+        let slot = self.current_slot(i);
+        let Some(clip) = self.asset.clips.get(slot.clip as usize) else { return };
+        let mode = self.modes[i as usize];
+        let once = mode == PlayMode::Once || (mode == PlayMode::AsBaked && clip.mode == ClipMode::OneShot);
+        let marks = self.markers.get(slot.clip as usize).map_or(&[][..], Vec::as_slice);
+        let queued = self.flags[i as usize] & FLAG_QUEUED != 0;
+        if !(once || queued || !marks.is_empty()) {
+            return;
+        }
+        let wrap = Wrap::from_code(slot.wrap_code, clip.mode);
+        let x = f64::from(events::unwrapped(slot.phase_offset, t, slot.rate));
+        let rate = f64::from(slot.rate);
+        let completion = match wrap {
+            Wrap::Clamp => (if rate > 0.0 { 1.0 } else { 0.0 }, None),
+            Wrap::Loop => (0.0, Some(1.0)),
+            Wrap::PingPong => (0.0, Some(2.0)),
+        };
+        let mut next = events::next_point(x, rate, completion.0, completion.1);
+        for &(_, q) in marks {
+            let points: &[(f64, Option<f64>)] = match wrap {
+                Wrap::Clamp => &[(q, None)],
+                Wrap::Loop => &[(q, Some(1.0))],
+                Wrap::PingPong => &[(q, Some(2.0)), (2.0 - q, Some(2.0))],
+            };
+            for &(p, period) in points {
+                next = match (next, events::next_point(x, rate, p, period)) {
+                    (Some(a), Some(b)) => Some(if (b - x).abs() < (a - x).abs() { b } else { a }),
+                    (a, b) => a.or(b),
+                };
+            }
+        }
+        let Some(point) = next else { return };
+        // Shader time of the point, then clock time (the epoch moves; the clock does not).
+        let at_shader = (point - f64::from(slot.phase_offset)) / rate;
+        let now = self.clock.now();
+        let at = (self.clock.epoch() + at_shader - events::SCHEDULE_EARLY_SECONDS)
+            .max(now + f64::EPSILON * now.max(1.0));
+        if at.is_finite() {
+            self.schedule.push(std::cmp::Reverse((at.to_bits(), i, self.generations[i as usize])));
         }
     }
 
-    /// Finds the events of the watched instances between shader times `t0` (the previous
-    /// `advance`) and `t1` (this one), both of the current epoch, and returns the queued plays due.
+    /// Finds the events of the instances due by this `advance`, between shader times `t0` (the
+    /// previous `advance`) and `t1` (this one), both of the current epoch; schedules each one's
+    /// next and returns the queued plays due.
     fn find_events(&mut self, t0: f32, t1: f32) -> Vec<(InstanceId, QueuedPlay)> {
         let now = self.clock.now();
         let mut due = Vec::new();
-        let watched = std::mem::take(&mut self.watched);
-        let mut kept = Vec::with_capacity(watched.len());
-        for i in watched {
-            if !self.needs_watch(i) {
-                self.flags[i as usize] &= !FLAG_WATCHED;
-                continue;
+        let mut checked = Vec::new();
+        while let Some(&std::cmp::Reverse((at, i, generation))) = self.schedule.peek() {
+            if f64::from_bits(at) > now {
+                break;
             }
-            kept.push(i);
+            self.schedule.pop();
+            if self.generations.get(i as usize) == Some(&generation) {
+                checked.push(i);
+            }
+        }
+        for i in checked {
             let slot = self.current_slot(i);
             let Some(clip) = self.asset.clips.get(slot.clip as usize) else { continue };
+            let mode = self.modes[i as usize];
+            let once =
+                mode == PlayMode::Once || (mode == PlayMode::AsBaked && clip.mode == ClipMode::OneShot);
+            let marks = self.markers.get(slot.clip as usize).map_or(&[][..], Vec::as_slice);
+            let queued = self.flags[i as usize] & FLAG_QUEUED != 0;
             let wrap = Wrap::from_code(slot.wrap_code, clip.mode);
             let a = events::unwrapped(slot.phase_offset, t0, slot.rate);
             let b = events::unwrapped(slot.phase_offset, t1, slot.rate);
             let event = |kind| AnimationEvent { instance: i, clip: slot.clip, kind, time: now };
-            if let Some(marks) = self.markers.get(slot.clip as usize) {
-                for &frame in marks {
-                    if events::frame_phase(clip, frame).is_some_and(|q| events::reaches(wrap, a, b, q)) {
-                        self.events.push(event(AnimationEventKind::Marker { frame }));
-                    }
+            for &(frame, q) in marks {
+                if events::reaches(wrap, a, b, q) {
+                    self.events.push(event(AnimationEventKind::Marker { frame }));
                 }
             }
             if events::completes(wrap, a, b, slot.rate) {
-                let mode = self.modes[i as usize];
-                let once =
-                    mode == PlayMode::Once || (mode == PlayMode::AsBaked && clip.mode == ClipMode::OneShot);
                 if once && wrap == Wrap::Clamp {
                     self.events.push(event(AnimationEventKind::Ended));
                 }
-                if let Some(next) = self.queued.remove(&i) {
-                    due.push((i, next));
+                if queued {
+                    self.flags[i as usize] &= !FLAG_QUEUED;
+                    if let Some(next) = self.queued.remove(&i) {
+                        // `play_as` schedules the new play.
+                        due.push((i, next));
+                        continue;
+                    }
                 }
             }
-            // A clamped play held at its end raises nothing more until it is played again or
-            // re-timed (`play_as`, `set_speed` and `mark_frame` watch it again).
-            let held =
-                wrap == Wrap::Clamp && ((slot.rate >= 0.0 && b >= 1.0) || (slot.rate <= 0.0 && b <= 0.0));
-            let marked = self.markers.get(slot.clip as usize).is_some_and(|m| !m.is_empty());
-            if held && !marked && !self.queued.contains_key(&i) && !due.iter().any(|(d, _)| *d == i) {
-                kept.pop();
-                self.flags[i as usize] &= !FLAG_WATCHED;
-            }
+            self.schedule_next(i, t1);
         }
-        self.watched = kept;
         due
     }
 }
