@@ -29,7 +29,8 @@
 //! [`Crowd::advance`] finds, from the same `f32` phase the shader computes at the previous and the
 //! current frame's shader time (no read-back), which instances ended a play or passed a mark, starts
 //! the queued plays that are due, and keeps the [`AnimationEvent`]s for [`Crowd::drain_events`].
-//! Only instances that can raise one are checked (played once, a queued play, a marked clip).
+//! An instance is checked only when its next event may be due (a min-heap of each one's next marked
+//! frame or completion, computed from its record), so the cost follows the events, not the crowd.
 //!
 //! # Grid, list and culling
 //! Instances are bucketed into the square cells of a [`ChunkGrid`] on the XZ plane. The world extent
@@ -771,7 +772,8 @@ impl Crowd {
     /// The events found by the [`advance`](Self::advance) calls since the last drain, in order:
     /// computed on the CPU from the phase the shader shows at each frame (no GPU read-back), only
     /// for the instances that can raise one (played once, with a queued play, or playing a clip with
-    /// marked frames), so a crowd of endless loops pays nothing for them.
+    /// marked frames), each only when its next event may be due, so a crowd of endless loops pays
+    /// nothing for them.
     pub fn drain_events(&mut self) -> std::vec::Drain<'_, AnimationEvent> {
         self.events.drain(..)
     }
