@@ -210,6 +210,7 @@ fn crowd_events(c: &mut Criterion) {
         for name in ["loops", "once1pct", "marked"] {
             let mut scene = Scene::new(n);
             let crowd = &mut scene.crowd;
+            crowd.config_mut().record_events = true;
             match name {
                 // The run clip (2) played once every 100th instance, then back to the walk.
                 "once1pct" => {

@@ -45,6 +45,10 @@ pub(crate) struct QueuedPlay {
     pub mode: PlayMode,
 }
 
+/// The most events that wait to be drained ([`super::Crowd::drain_events`]); later ones are counted
+/// in [`super::Crowd::dropped_events`] instead of kept.
+pub const MAX_PENDING_EVENTS: usize = 1 << 16;
+
 /// How much earlier than its computed time an instance's next possible event is scheduled,
 /// seconds: the computation is in `f64` from the `f32` record, the check in the shader's `f32`;
 /// popping early only costs one more check.

@@ -71,7 +71,7 @@ mod spatial;
 #[cfg(test)]
 mod tests;
 
-pub use events::{AnimationEvent, AnimationEventKind};
+pub use events::{AnimationEvent, AnimationEventKind, MAX_PENDING_EVENTS};
 pub use frustum::{Camera, Frustum};
 
 use crate::clip::{Clip, ClipMode};
@@ -252,6 +252,11 @@ pub struct CrowdConfig {
     /// Dirty-record runs separated by at most this many clean records are uploaded as one range
     /// (default 16 records = 1 KiB): fewer, larger copies for a little extra data.
     pub upload_merge_gap: u32,
+    /// Keep [`AnimationEvent`]s for [`Crowd::drain_events`] (default off: a game that never drains
+    /// them does not accumulate them). Queued plays ([`Crowd::play_after`]) start either way. Set
+    /// it before the plays whose events are wanted: an instance is scheduled for events when its
+    /// play starts ([`Crowd::play_as`], [`Crowd::set_speed`]) or its clip gets a mark.
+    pub record_events: bool,
 }
 
 impl Default for CrowdConfig {
@@ -268,6 +273,7 @@ impl Default for CrowdConfig {
             attachments: true,
             attachment_max_lod: 1,
             upload_merge_gap: 16,
+            record_events: false,
         }
     }
 }
@@ -474,6 +480,8 @@ pub struct Crowd {
     /// Per instance, bumped whenever its play changes (stales its scheduled entry).
     generations: Vec<u32>,
     events: Vec<AnimationEvent>,
+    /// Events found while [`MAX_PENDING_EVENTS`] were waiting to be drained (not kept).
+    dropped_events: u64,
     /// The shader time of the previous `advance` (the events' previous frame).
     event_time: f32,
     spatial: Spatial,
@@ -503,6 +511,7 @@ impl Crowd {
             schedule: std::collections::BinaryHeap::new(),
             generations: Vec::new(),
             events: Vec::new(),
+            dropped_events: 0,
             event_time: 0.0,
             spatial: Spatial::new(),
             far: FarPool::default(),
@@ -774,8 +783,17 @@ impl Crowd {
     /// for the instances that can raise one (played once, with a queued play, or playing a clip with
     /// marked frames), each only when its next event may be due, so a crowd of endless loops pays
     /// nothing for them.
+    ///
+    /// Recorded only with [`CrowdConfig::record_events`]. At most [`MAX_PENDING_EVENTS`] wait to be
+    /// drained; later ones are counted in [`dropped_events`](Self::dropped_events) instead.
     pub fn drain_events(&mut self) -> std::vec::Drain<'_, AnimationEvent> {
         self.events.drain(..)
+    }
+
+    /// Events found while [`MAX_PENDING_EVENTS`] were already waiting to be drained, since the
+    /// crowd was made: they were not kept.
+    pub fn dropped_events(&self) -> u64 {
+        self.dropped_events
     }
 
     /// Sets the speed of instance `i` in metres per second (negative plays backwards). Locomotion
@@ -1090,9 +1108,11 @@ impl Crowd {
         let once = mode == PlayMode::Once || (mode == PlayMode::AsBaked && clip.mode == ClipMode::OneShot);
         let marks = self.markers.get(slot.clip as usize).map_or(&[][..], Vec::as_slice);
         let queued = self.flags[i as usize] & FLAG_QUEUED != 0;
-        if !(once || queued || !marks.is_empty()) {
+        let recording = self.config.record_events;
+        if !(queued || recording && (once || !marks.is_empty())) {
             return;
         }
+        let marks = if recording { marks } else { &[] };
         let wrap = Wrap::from_code(slot.wrap_code, clip.mode);
         let x = f64::from(events::unwrapped(slot.phase_offset, t, slot.rate));
         let rate = f64::from(slot.rate);
@@ -1153,23 +1173,32 @@ impl Crowd {
             let wrap = Wrap::from_code(slot.wrap_code, clip.mode);
             let a = events::unwrapped(slot.phase_offset, t0, slot.rate);
             let b = events::unwrapped(slot.phase_offset, t1, slot.rate);
-            let event = |kind| AnimationEvent { instance: i, clip: slot.clip, kind, time: now };
-            for &(frame, q) in marks {
-                if events::reaches(wrap, a, b, q) {
-                    self.events.push(event(AnimationEventKind::Marker { frame }));
+            let recording = self.config.record_events;
+            let mut found = Vec::new();
+            if recording {
+                for &(frame, q) in marks {
+                    if events::reaches(wrap, a, b, q) {
+                        found.push(AnimationEventKind::Marker { frame });
+                    }
                 }
             }
-            if events::completes(wrap, a, b, slot.rate) {
-                if once && wrap == Wrap::Clamp {
-                    self.events.push(event(AnimationEventKind::Ended));
+            let completes = events::completes(wrap, a, b, slot.rate);
+            if completes && recording && once && wrap == Wrap::Clamp {
+                found.push(AnimationEventKind::Ended);
+            }
+            for kind in found {
+                if self.events.len() < events::MAX_PENDING_EVENTS {
+                    self.events.push(AnimationEvent { instance: i, clip: slot.clip, kind, time: now });
+                } else {
+                    self.dropped_events += 1;
                 }
-                if queued {
-                    self.flags[i as usize] &= !FLAG_QUEUED;
-                    if let Some(next) = self.queued.remove(&i) {
-                        // `play_as` schedules the new play.
-                        due.push((i, next));
-                        continue;
-                    }
+            }
+            if completes && queued {
+                self.flags[i as usize] &= !FLAG_QUEUED;
+                if let Some(next) = self.queued.remove(&i) {
+                    // `play_as` schedules the new play.
+                    due.push((i, next));
+                    continue;
                 }
             }
             self.schedule_next(i, t1);

@@ -1313,7 +1313,7 @@ fn shown_phase(crowd: &Crowd, i: InstanceId, t: f32) -> f32 {
 
 #[test]
 fn a_clip_played_once_ends_in_the_first_frame_the_shader_holds_its_end_and_starts_the_queued_one() {
-    let mut crowd = Crowd::new(asset(), CrowdConfig::default());
+    let mut crowd = Crowd::new(asset(), CrowdConfig { record_events: true, ..CrowdConfig::default() });
     let id = crowd.spawn([0.0; 3], 0.0, IDLE);
     // The looping walk (1 s) played once, then the wave queued behind it with a 0.25 s fade.
     crowd.play_as(id, WALK, 0.0, PlayMode::Once);
@@ -1359,7 +1359,7 @@ fn a_clip_played_once_ends_in_the_first_frame_the_shader_holds_its_end_and_start
 
 #[test]
 fn marked_frames_are_reported_once_per_pass_in_every_wrap_across_epoch_rebases() {
-    let mut crowd = Crowd::new(asset(), CrowdConfig::default());
+    let mut crowd = Crowd::new(asset(), CrowdConfig { record_events: true, ..CrowdConfig::default() });
     // walk: 30 frames, 1 s loop; frame 15 is at phase 0.5.
     crowd.mark_frame(WALK, 15);
     let looping = crowd.spawn([0.0; 3], 0.0, WALK);
@@ -1393,7 +1393,7 @@ fn marked_frames_are_reported_once_per_pass_in_every_wrap_across_epoch_rebases()
 
 #[test]
 fn ping_pong_and_clamp_wrap_the_phase_and_set_variant_keeps_the_wrap_bits() {
-    let mut crowd = Crowd::new(asset(), CrowdConfig::default());
+    let mut crowd = Crowd::new(asset(), CrowdConfig { record_events: true, ..CrowdConfig::default() });
     let id = crowd.spawn([0.0; 3], 0.0, IDLE);
     crowd.play_as(id, WAVE, 0.0, PlayMode::PingPong);
     crowd.set_variant(id, 7 | VARIANT_ACCESSORY);
@@ -1416,4 +1416,33 @@ fn ping_pong_and_clamp_wrap_the_phase_and_set_variant_keeps_the_wrap_bits() {
     assert_eq!(shown_phase(&crowd, id, crowd.shader_time()), 1.0);
     assert_eq!(crowd.records()[id as usize].wrap_code_a(), Wrap::Clamp.code());
     assert_eq!(crowd.drain_events().count(), 0, "a clamped play raises no end event");
+}
+
+#[test]
+fn events_are_kept_only_when_asked_and_bounded() {
+    // Off (the default): nothing is kept, but queued plays still start.
+    let mut crowd = Crowd::new(asset(), CrowdConfig::default());
+    let id = crowd.spawn([0.0; 3], 0.0, WAVE);
+    crowd.play_after(id, IDLE, 0.0, PlayMode::AsBaked);
+    for _ in 0..60 {
+        crowd.advance(1.0 / 30.0);
+    }
+    assert_eq!(crowd.drain_events().count(), 0);
+    assert_eq!(crowd.records()[id as usize].clip_a, IDLE, "the queued play started");
+    // On, never drained: at most MAX_PENDING_EVENTS wait; the rest are counted.
+    let mut crowd = Crowd::new(asset(), CrowdConfig { record_events: true, ..CrowdConfig::default() });
+    crowd.mark_frame(WALK, 0);
+    crowd.mark_frame(WALK, 15);
+    let n = 2000u32;
+    for i in 0..n {
+        crowd.spawn([i as f32, 0.0, 0.0], 0.0, WALK);
+    }
+    // 2 marks a second for 2000 walkers: 4000 events a second; 20 s passes the cap.
+    for _ in 0..20 * 30 {
+        crowd.advance(1.0 / 30.0);
+    }
+    let dropped = crowd.dropped_events();
+    assert!(dropped > 0, "{dropped}");
+    assert_eq!(crowd.drain_events().count(), MAX_PENDING_EVENTS);
+    assert_eq!(MAX_PENDING_EVENTS as u64 + dropped, 2 * u64::from(n) * 20, "every pass found once");
 }
