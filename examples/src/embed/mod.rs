@@ -21,8 +21,9 @@
 use anyhow::Result;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
+use vat_core::frame::gpu_counts::GpuCountsResult;
 use vat_core::gpu::ShadowLookup;
-use vat_core::render::{Culling, RenderOptions, ShadowMapSource};
+use vat_core::render::{CrowdRenderer, Culling, RenderOptions, ShadowMapSource};
 use vat_core::scene::GroundSquare;
 
 pub mod vulkan_host;
@@ -403,6 +404,48 @@ impl Scene {
 impl Default for Scene {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// The crowds a host draws, with their assets' and their own GPU copies (crowd `i` of asset `i`),
+/// on any backend.
+pub struct HostCrowds<R: CrowdRenderer> {
+    /// The uploaded assets.
+    pub assets: Vec<R::Asset>,
+    /// Each crowd's GPU state.
+    pub gpu: Vec<R::Crowd>,
+    /// The crowds (move, spawn or advance them between frames).
+    pub crowds: Vec<Crowd>,
+}
+
+impl<R: CrowdRenderer> HostCrowds<R>
+where
+    R::Error: std::error::Error + Send + Sync + 'static,
+{
+    /// Uploads `assets` and makes the GPU state of `crowds` (one asset per crowd) on `renderer`.
+    ///
+    /// # Errors
+    /// Not one asset per crowd, an asset that does not upload, or a crowd whose GPU state cannot
+    /// be made.
+    pub fn new(renderer: &mut R, assets: &[Asset<'_>], crowds: Vec<Crowd>) -> Result<Self> {
+        anyhow::ensure!(assets.len() == crowds.len(), "one asset per crowd");
+        let assets = assets.iter().map(|a| renderer.upload(a)).collect::<Result<Vec<_>, _>>()?;
+        let gpu = crowds.iter().map(|c| renderer.create_crowd(c)).collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { assets, gpu, crowds })
+    }
+
+    /// The GPU-culling counts of each crowd's last frame that has arrived (see
+    /// `CrowdRenderer::gpu_counts`).
+    ///
+    /// # Errors
+    /// A device failure.
+    pub fn gpu_counts(&mut self, renderer: &mut R) -> Result<Vec<Option<GpuCountsResult>>> {
+        Ok(self.gpu.iter_mut().map(|c| renderer.gpu_counts(c)).collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// The frame's crowds, each with its asset and GPU copy.
+    pub fn draws(&mut self) -> Vec<vat_core::render::CrowdDraw<'_, R::Asset, R::Crowd>> {
+        crowd_draws(&self.assets, &mut self.gpu, &mut self.crowds)
     }
 }
 

@@ -16,11 +16,12 @@ use vat_core::frame::gpu_counts::GpuCountsResult;
 use vat_core::pipeline::SHADOW_DEPTH_BIAS;
 use vat_core::render::{CrowdRenderer, FrameReport};
 use vat_vulkan::{
-    Context, CrowdDraw, GpuAsset, GpuCrowd, Offscreen, PassFormats, Renderer, RendererConfig,
-    flipped_viewport, full_rect,
+    Context, CrowdDraw, Offscreen, PassFormats, Renderer, RendererConfig, flipped_viewport, full_rect,
 };
 
-use super::{HOST_SHADER, HostFrame, HostVertex, MSAA_SAMPLES, SHADOW_MAP_SIZE, SIZE, Scene, VertexRange};
+use super::{
+    HOST_SHADER, HostCrowds, HostFrame, HostVertex, MSAA_SAMPLES, SHADOW_MAP_SIZE, SIZE, Scene, VertexRange,
+};
 
 /// The host's shadow map format.
 pub const SHADOW_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
@@ -669,9 +670,7 @@ fn depth_range() -> vk::ImageSubresourceRange {
 /// A host on a `vat_vulkan::Offscreen`: its scene, the crowds it draws, and their GPU copies.
 pub struct VulkanHost {
     scene: Scene,
-    assets: Vec<GpuAsset>,
-    gpu_crowds: Vec<GpuCrowd>,
-    crowds: Vec<Crowd>,
+    crowds: HostCrowds<Offscreen>,
     gpu: SceneGpu,
     /// Multisampled colour and depth images and views of the MSAA colour pass (made on first use,
     /// owned by `gpu`).
@@ -703,14 +702,12 @@ impl VulkanHost {
         assets: &[Asset<'_>],
         crowds: Vec<Crowd>,
     ) -> Result<Self> {
-        anyhow::ensure!(assets.len() == crowds.len(), "one asset per crowd");
-        let assets = assets.iter().map(|a| offscreen.upload(a)).collect::<Result<Vec<_>, _>>()?;
-        let gpu_crowds = crowds.iter().map(|c| offscreen.create_crowd(c)).collect::<Result<Vec<_>, _>>()?;
+        let crowds = HostCrowds::new(&mut offscreen, assets, crowds)?;
         let (ctx, renderer) = offscreen.parts();
         let gpu = SceneGpu::new(ctx, &scene)?;
         // The crowd's colour draws sample the host's map.
         renderer.set_host_shadow_map(Some(gpu.shadow_view()));
-        Ok(Self { scene, assets, gpu_crowds, crowds, gpu, msaa: None, offscreen })
+        Ok(Self { scene, crowds, gpu, msaa: None, offscreen })
     }
 
     /// The device's name.
@@ -731,7 +728,7 @@ impl VulkanHost {
 
     /// The crowds drawn (move, spawn or advance them between frames).
     pub fn crowds_mut(&mut self) -> &mut [Crowd] {
-        &mut self.crowds
+        &mut self.crowds.crowds
     }
 
     /// The scene (move its camera with [`Scene::follow`] between frames).
@@ -745,8 +742,7 @@ impl VulkanHost {
     /// # Errors
     /// A device failure.
     pub fn gpu_counts(&mut self) -> Result<Vec<Option<GpuCountsResult>>> {
-        let offscreen = &mut self.offscreen;
-        Ok(self.gpu_crowds.iter_mut().map(|c| offscreen.gpu_counts(c)).collect::<Result<Vec<_>, _>>()?)
+        self.crowds.gpu_counts(&mut self.offscreen)
     }
 
     /// Renders `frame` and reads it back: tightly packed sRGB RGBA8 rows of the offscreen's size,
@@ -775,7 +771,7 @@ impl VulkanHost {
                 )?,
             ]);
         }
-        let mut draws = super::crowd_draws(&self.assets, &mut self.gpu_crowds, &mut self.crowds);
+        let mut draws = self.crowds.draws();
         let (gpu, scene, msaa) = (&mut self.gpu, &self.scene, self.msaa.filter(|_| frame.samples > 1));
         let mut failure = None;
         let report = self.offscreen.record_host_frame(|ctx, renderer, cb, target| {

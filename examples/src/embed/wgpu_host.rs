@@ -9,10 +9,12 @@ use vat_core::crowd::Crowd;
 use vat_core::frame::gpu_counts::GpuCountsResult;
 use vat_core::pipeline::SHADOW_DEPTH_BIAS;
 use vat_core::render::{CrowdRenderer, FrameReport};
-use vat_wgpu::{GpuAsset, GpuCrowd, Offscreen, PassFormats, Renderer, RendererConfig};
+use vat_wgpu::{Offscreen, PassFormats, Renderer, RendererConfig};
 use wgpu::util::DeviceExt as _;
 
-use super::{HOST_SHADER, HostFrame, HostVertex, MSAA_SAMPLES, SHADOW_MAP_SIZE, SIZE, Scene, VertexRange};
+use super::{
+    HOST_SHADER, HostCrowds, HostFrame, HostVertex, MSAA_SAMPLES, SHADOW_MAP_SIZE, SIZE, Scene, VertexRange,
+};
 
 /// The host's shadow map format.
 pub const SHADOW_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
@@ -373,9 +375,7 @@ pub struct WgpuHost {
     offscreen: Offscreen,
     scene: Scene,
     gpu: SceneGpu,
-    assets: Vec<GpuAsset>,
-    gpu_crowds: Vec<GpuCrowd>,
-    crowds: Vec<Crowd>,
+    crowds: HostCrowds<Offscreen>,
     /// Multisampled colour and depth of the MSAA colour pass (made on first use).
     msaa: Option<[wgpu::TextureView; 2]>,
 }
@@ -402,14 +402,12 @@ impl WgpuHost {
         assets: &[Asset<'_>],
         crowds: Vec<Crowd>,
     ) -> Result<Self> {
-        anyhow::ensure!(assets.len() == crowds.len(), "one asset per crowd");
-        let assets = assets.iter().map(|a| offscreen.upload(a)).collect::<Result<Vec<_>, _>>()?;
-        let gpu_crowds = crowds.iter().map(|c| offscreen.create_crowd(c)).collect::<Result<Vec<_>, _>>()?;
+        let crowds = HostCrowds::new(&mut offscreen, assets, crowds)?;
         let (device, _, renderer) = offscreen.parts();
         let gpu = SceneGpu::new(device, &scene);
         // The crowd's colour draws sample the host's map.
         renderer.set_host_shadow_map(Some(gpu.shadow_view().clone()));
-        Ok(Self { offscreen, scene, gpu, assets, gpu_crowds, crowds, msaa: None })
+        Ok(Self { offscreen, scene, gpu, crowds, msaa: None })
     }
 
     /// The adapter's name.
@@ -419,7 +417,7 @@ impl WgpuHost {
 
     /// The crowds drawn (move, spawn or advance them between frames).
     pub fn crowds_mut(&mut self) -> &mut [Crowd] {
-        &mut self.crowds
+        &mut self.crowds.crowds
     }
 
     /// The scene (move its camera with [`Scene::follow`] between frames).
@@ -433,8 +431,7 @@ impl WgpuHost {
     /// # Errors
     /// A device failure.
     pub fn gpu_counts(&mut self) -> Result<Vec<Option<GpuCountsResult>>> {
-        let offscreen = &mut self.offscreen;
-        Ok(self.gpu_crowds.iter_mut().map(|c| offscreen.gpu_counts(c)).collect::<Result<Vec<_>, _>>()?)
+        self.crowds.gpu_counts(&mut self.offscreen)
     }
 
     /// Renders `frame` and reads it back: tightly packed sRGB RGBA8 rows of the offscreen's size,
@@ -464,7 +461,7 @@ impl WgpuHost {
                     .create_view(&wgpu::TextureViewDescriptor::default())
             }));
         }
-        let mut draws = super::crowd_draws(&self.assets, &mut self.gpu_crowds, &mut self.crowds);
+        let mut draws = self.crowds.draws();
         let (gpu, scene, msaa) = (&mut self.gpu, &self.scene, &self.msaa);
         let report = self.offscreen.record_host_frame(|_, renderer, encoder, target| {
             // With MSAA: multisampled colour and depth, the colour resolved into the target.
