@@ -48,12 +48,28 @@ fn bake(format: VertexFormat) -> Vec<u8> {
     let textures =
         encode_vertex_texture(&layout, format, &bounds, bits, &positions, &normals, NormalRounding::Nearest)
             .unwrap();
+    // Tangent frames (--tangents): a tangent turning with the frame, both bitangent signs.
+    let mut tangent_texture = vec![0u8; layout.byte_len(8) as usize];
+    for f in 0..frames {
+        for v in 0..VERTICES {
+            let (vf, ff) = (v as f32 * 0.37, f as f32 * 0.21);
+            let n = normals[(f * VERTICES + v) as usize];
+            let t = [(vf + ff).cos(), 0.3, (vf - ff).sin(), if v % 3 == 0 { -1.0 } else { 1.0 }];
+            let q = vat_core::encoding::tangent_frame_to_quat(n, t);
+            let at = layout.texel_index(f, v) as usize * 8;
+            for (k, c) in q.iter().enumerate() {
+                let bits = vat_core::encoding::f32_to_f16_bits(*c).to_le_bytes();
+                tangent_texture[at + 2 * k..at + 2 * k + 2].copy_from_slice(&bits);
+            }
+        }
+    }
     let mut writer = ContainerWriter::new();
     let textures = textures.into_iter().map(|t| writer.add_blob(t)).collect();
+    let tangents = Some(writer.add_blob(tangent_texture));
     let mut manifest = Manifest::new("gpu-decode-test", VERTICES);
     manifest.clips = clips.clips().to_vec();
     manifest.vertex_animation =
-        Some(VertexAnimation { layout, format, bounds, position_bits: bits, textures, tangents: None });
+        Some(VertexAnimation { layout, format, bounds, position_bits: bits, textures, tangents });
     writer.finish(manifest).unwrap()
 }
 
@@ -333,7 +349,7 @@ fn check_format(gpu: &TestGpu, asset: &Asset<'_>, format: VertexFormat) {
             assert_eq!(decoded.len(), records.len() * VERTICES as usize);
             let (mut exact, mut total, mut max_ulps_identity, mut max_abs_moved) =
                 (0usize, 0usize, 0u32, 0f32);
-            let mut max_normal_deg = 0f64;
+            let (mut max_normal_deg, mut max_tangent_deg) = (0f64, 0f64);
             for (i, record) in records.iter().enumerate() {
                 for v in 0..VERTICES {
                     let cpu = decode_vertex(&view, record, time, v, interp).unwrap();
@@ -349,12 +365,18 @@ fn check_format(gpu: &TestGpu, asset: &Asset<'_>, format: VertexFormat) {
                         }
                     }
                     max_normal_deg = max_normal_deg.max(angle_deg(&g.normal[..3], &cpu.world_normal));
+                    max_tangent_deg =
+                        max_tangent_deg.max(angle_deg(&g.tangent[..3], &cpu.world_tangent[..3]));
+                    assert_eq!(g.tangent[3], cpu.world_tangent[3], "bitangent sign, instance {i} vertex {v}");
+                    let perpendicular = (0..3).map(|a| g.tangent[a] * g.normal[a]).sum::<f32>().abs();
+                    assert!(perpendicular < 1e-5, "tangent . normal = {perpendicular}");
                     assert_eq!(g.position[3], 1.0);
                 }
             }
             println!(
                 "{format:?} {interp:?} t={time}: {exact}/{total} position components bit-identical; identity instances max \
-                 {max_ulps_identity} ulp; transformed instances max {max_abs_moved:e} m; normals max {max_normal_deg:.2e} deg"
+                 {max_ulps_identity} ulp; transformed instances max {max_abs_moved:e} m; normals max {max_normal_deg:.2e} deg; \
+                 tangents max {max_tangent_deg:.2e} deg"
             );
             // Object space (identity transform): the shader and the reference perform the same f32
             // operations, but WGSL lets a driver fuse a*b+c into one rounding (the reference never does).
@@ -388,6 +410,9 @@ fn check_format(gpu: &TestGpu, asset: &Asset<'_>, format: VertexFormat) {
             );
             // Normals: a few f32 roundings of a unit vector (~1e-7 rad each) plus the sin/cos difference.
             assert!(max_normal_deg < 1e-4, "{format:?} {interp:?} t={time}: normal {max_normal_deg} deg");
+            // Tangents: the same quaternion decoded (a square root), made perpendicular to the
+            // normal above and turned by the yaw: the normal's error twice over.
+            assert!(max_tangent_deg < 2e-4, "{format:?} {interp:?} t={time}: tangent {max_tangent_deg} deg");
             format_exact += exact;
             format_total += total;
         }

@@ -28,12 +28,13 @@ fn ordinal(x: f32) -> i64 {
     if b & 0x8000_0000 != 0 { -magnitude } else { magnitude }
 }
 
-/// (floats compared, floats bit-identical, max ULP distance) over positions and normals.
+/// (floats compared, floats bit-identical, max ULP distance) over positions, normals and tangents.
 fn compare(a: &[DecodedVertex], b: &[DecodedVertex]) -> (usize, usize, i64) {
     assert_eq!(a.len(), b.len());
     let (mut total, mut same, mut max_ulp) = (0, 0, 0);
     for (x, y) in a.iter().zip(b) {
-        for (p, q) in x.position.iter().chain(&x.normal).zip(y.position.iter().chain(&y.normal)) {
+        let xs = x.position.iter().chain(&x.normal).chain(&x.tangent);
+        for (p, q) in xs.zip(y.position.iter().chain(&y.normal).chain(&y.tangent)) {
             total += 1;
             if p.to_bits() == q.to_bits() {
                 same += 1;
@@ -58,10 +59,19 @@ fn vulkan_decode_is_bit_identical_to_wgpu_under_validation() {
     let gpu = test_gpu();
     println!("vat-vulkan on {:?}; vat-wgpu on {:?}", ctx.device_name(), gpu.info.name);
     let (mut total, mut same, mut worst) = (0usize, 0usize, 0i64);
-    let assets =
-        [("humanoid", humanoid_vat()), ("morph + skin", morph_vat(true)), ("morph only", morph_vat(false))];
+    // The humanoid with its tangent frames too (VAT mode decodes them; bone mode leaves them 0).
+    let rig = vat_bake::procgen::humanoid();
+    let options = vat_bake::prepare::BakeOptions { bones: true, tangents: true, ..Default::default() };
+    let with_tangents = vat_bake::prepare::prepare(&rig, &options).unwrap().to_vat_bytes().unwrap();
+    let assets = [
+        ("humanoid", humanoid_vat()),
+        ("humanoid --tangents", &with_tangents[..]),
+        ("morph + skin", morph_vat(true)),
+        ("morph only", morph_vat(false)),
+    ];
     for (label, bytes) in assets {
         let asset = Asset::parse(bytes).unwrap();
+        let has_tangents = asset.manifest().vertex_animation.as_ref().is_some_and(|v| v.tangents.is_some());
         let clips = asset.manifest().clips.len() as u32;
         let records = records(clips);
         for interpolation in [Interpolation::Linear, Interpolation::Cubic, Interpolation::Point] {
@@ -91,6 +101,12 @@ fn vulkan_decode_is_bit_identical_to_wgpu_under_validation() {
                     let v = decoder.decode(&vk_asset, &records, TIME, vk_mode, cross_fade).unwrap();
                     assert_eq!(v.len(), records.len() * vk_asset.vertex_count() as usize);
                     assert!(v.iter().all(|d| d.position[3] == 1.0), "decoded positions have w = 1");
+                    // VAT mode decodes a unit tangent with a sign when the asset has tangent frames.
+                    let decodes_tangents = has_tangents && vk_mode == vat_vulkan::RenderMode::Vat;
+                    assert!(
+                        v.iter().all(|d| (d.tangent[3].abs() == 1.0) == decodes_tangents),
+                        "{label} {vk_mode:?}: tangents decoded exactly when baked (VAT mode)"
+                    );
                     let (t, s, u) = compare(&w, &v);
                     println!(
                         "{label} {vk_mode:?} {interpolation:?} cross_fade={cross_fade}: {s}/{t} floats \

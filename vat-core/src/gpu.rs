@@ -445,8 +445,9 @@ pub struct AssetConstants {
     pub morph_rows_per_band: u32,
     /// Width of the morph weights texture in texels, 0 without a morph layer.
     pub morph_weights_width: u32,
-    /// Keeps the size at 96 bytes; zero.
-    pub _pad: u32,
+    /// 1 when the asset has per-frame tangent frames (`vat_tangent_texture`), else 0: the VAT
+    /// path then decodes each vertex's tangent (one more texel fetch).
+    pub tangents: u32,
 }
 
 const _: () = assert!(std::mem::size_of::<AssetConstants>() == 96);
@@ -475,7 +476,7 @@ impl AssetConstants {
             morph_texture_width: morph.map_or(0, |m| m.layout.width),
             morph_rows_per_band: morph.map_or(0, |m| m.layout.rows_per_band),
             morph_weights_width: morph.map_or(0, |m| m.weights_layout.width),
-            _pad: 0,
+            tangents: u32::from(va.tangents.is_some()),
         })
     }
 }
@@ -501,9 +502,17 @@ static ZERO_RGBA8U_TEXEL: [u8; 4] = [0; 4];
 
 /// The group 1 bindings of the vertex animation textures, every one present in every asset's bind
 /// group: `vat_texture`, `vat_texture_1`, `vat_texture_2` (`texture_2d<u32>`), `vat_float_texture`,
-/// `vat_float_texture_1` (`texture_2d<f32>`, not filterable). See [`vertex_texture_bindings`].
-pub const VERTEX_TEXTURE_BINDINGS: [&str; 5] =
-    ["vat_texture", "vat_texture_1", "vat_texture_2", "vat_float_texture", "vat_float_texture_1"];
+/// `vat_float_texture_1` (`texture_2d<f32>`, not filterable), and `vat_tangent_texture` (the
+/// `Rgba16Float` tangent-frame quaternions of `--tangents`, `texture_2d<f32>`). See
+/// [`vertex_texture_bindings`].
+pub const VERTEX_TEXTURE_BINDINGS: [&str; 6] = [
+    "vat_texture",
+    "vat_texture_1",
+    "vat_texture_2",
+    "vat_float_texture",
+    "vat_float_texture_1",
+    "vat_tangent_texture",
+];
 
 /// The bindings (names in [`VERTEX_TEXTURE_BINDINGS`]) that hold the textures of `format`, one per
 /// texture in [`VertexFormat::texel_formats`] order:
@@ -542,10 +551,10 @@ pub struct VertexTexture<'a> {
 /// [`TexelFormat`], and 1x1 zero stand-ins (`Rgba8Uint` for the unsigned bindings, `Rgba32Float` for
 /// the float ones) elsewhere. `None` if the asset has no vertex animation texture. Backends upload
 /// these as they are; they never re-derive them.
-pub fn vertex_textures<'a>(asset: &crate::container::Asset<'a>) -> Option<[VertexTexture<'a>; 5]> {
+pub fn vertex_textures<'a>(asset: &crate::container::Asset<'a>) -> Option<[VertexTexture<'a>; 6]> {
     let va = asset.manifest().vertex_animation.as_ref()?;
     let mut out = VERTEX_TEXTURE_BINDINGS.map(|name| {
-        let float = name.starts_with("vat_float");
+        let float = name.starts_with("vat_float") || name == "vat_tangent_texture";
         let data = if float {
             TextureData { width: 1, height: 1, format: TexelFormat::Rgba32Float, bytes: &ZERO_RGBA32F_TEXEL }
         } else {
@@ -557,6 +566,13 @@ pub fn vertex_textures<'a>(asset: &crate::container::Asset<'a>) -> Option<[Verte
     for ((&format, &blob), &name) in textures.zip(vertex_texture_bindings(va.format)) {
         let bytes = asset.get_blob(blob)?;
         let slot = out.iter_mut().find(|t| t.name == name)?;
+        slot.data = TextureData { width: va.layout.width, height: va.layout.height, format, bytes };
+        slot.stand_in = false;
+    }
+    if let Some(blob) = va.tangents {
+        let bytes = asset.get_blob(blob)?;
+        let slot = out.iter_mut().find(|t| t.name == "vat_tangent_texture")?;
+        let format = TexelFormat::Rgba16Float;
         slot.data = TextureData { width: va.layout.width, height: va.layout.height, format, bytes };
         slot.stand_in = false;
     }
@@ -655,7 +671,7 @@ pub struct DecodeParams {
 
 const _: () = assert!(std::mem::size_of::<DecodeParams>() == 16);
 
-/// One vertex decoded by `cs_decode` (group 2, binding 2: an array of these; 32 bytes). Vertex `v` of
+/// One vertex decoded by `cs_decode` (group 2, binding 2: an array of these; 48 bytes). Vertex `v` of
 /// instance `i` is at index `(i - first_instance) * vertex_count + v`.
 ///
 /// Kept in sync with `struct DecodedVertex` in vat.wgsl.
@@ -666,9 +682,13 @@ pub struct DecodedVertex {
     pub position: [f32; 4],
     /// Unit world normal (xyz), `w = 0`.
     pub normal: [f32; 4],
+    /// Unit world tangent (xyz, perpendicular to the normal) and the bitangent sign (`w`, ±1;
+    /// `bitangent = cross(normal, tangent) * w`); all zero when the asset has no tangent frames or
+    /// the vertex path decodes none (VAT mode decodes them).
+    pub tangent: [f32; 4],
 }
 
-const _: () = assert!(std::mem::size_of::<DecodedVertex>() == 32);
+const _: () = assert!(std::mem::size_of::<DecodedVertex>() == 48);
 
 /// Rest pose and material of one vertex (group 1, binding 6: an array of these, one per vertex;
 /// 32 bytes). Built by [`rest_vertices`].
@@ -1133,6 +1153,13 @@ pub const BINDINGS: &[Binding] = &[
         group: GROUP_ASSET,
         binding: 14,
         name: "vat_float_texture_1",
+        kind: BindingKind::Texture { sample_type: TextureSampleType::Float { filterable: false } },
+        stages: VERTEX_COMPUTE,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 15,
+        name: "vat_tangent_texture",
         kind: BindingKind::Texture { sample_type: TextureSampleType::Float { filterable: false } },
         stages: VERTEX_COMPUTE,
     },

@@ -42,6 +42,8 @@ pub struct VertexAnimationView<'a> {
     pub textures: Vec<&'a [u8]>,
     /// The clips, in texture order.
     pub clips: &'a [Clip],
+    /// The `Rgba16Float` tangent-frame texture (`--tangents`), laid out like `textures`, if baked.
+    pub tangents: Option<&'a [u8]>,
 }
 
 impl<'a> VertexAnimationView<'a> {
@@ -63,6 +65,7 @@ impl<'a> VertexAnimationView<'a> {
             position_bits: va.position_bits,
             textures: va.textures.iter().map(|&id| asset.blob(id)).collect(),
             clips: &manifest.clips,
+            tangents: va.tangents.map(|id| asset.blob(id)),
         })
     }
 }
@@ -78,6 +81,11 @@ pub struct DecodedVertex {
     pub world_position: [f32; 3],
     /// World-space unit normal.
     pub world_normal: [f32; 3],
+    /// World-space unit tangent (perpendicular to `world_normal`) and the bitangent sign in `w`;
+    /// all zero without a tangent-frame texture. [`decode_vertex`] decodes it as the shader does:
+    /// the tangent frame of the sampled frame of larger weight (of clip B once its fade weight is
+    /// over one half), made perpendicular to the object normal, turned by the yaw.
+    pub world_tangent: [f32; 4],
 }
 
 /// Normalised position and unnormalised normal sum of one clip at one time.
@@ -243,7 +251,9 @@ pub fn decode_vertex(
     };
     let object_position = view.bounds.denormalize(n_pos);
     let object_normal = normalize3(n_sum);
-    Ok(to_world(instance, object_position, object_normal))
+    let mut decoded = to_world(instance, object_position, object_normal);
+    decoded.world_tangent = decode_tangent(view, instance, time, w, object_normal, vertex, interp)?;
+    Ok(decoded)
 }
 
 /// `vat_to_world`: the instance transform of an object-space point and unit normal.
@@ -261,7 +271,41 @@ fn to_world(instance: &InstanceRecord, object_position: [f32; 3], object_normal:
         instance.position[2] + rotated[2],
     ];
     let world_normal = normalize3(rotate_y(c, s, object_normal));
-    DecodedVertex { object_position, object_normal, world_position, world_normal }
+    DecodedVertex { object_position, object_normal, world_position, world_normal, world_tangent: [0.0; 4] }
+}
+
+/// `vat_decode_tangent`: the world tangent of `instance` at `time` for the unit object normal `n`
+/// and fade weight `w` (zero without tangents).
+fn decode_tangent(
+    view: &VertexAnimationView<'_>,
+    instance: &InstanceRecord,
+    time: f32,
+    w: f32,
+    n: [f32; 3],
+    vertex: u32,
+    interp: Interpolation,
+) -> Result<[f32; 4]> {
+    let Some(tangents) = view.tangents else { return Ok([0.0; 4]) };
+    let slot = if w > 0.5 { instance.slot_b() } else { instance.slot_a() };
+    let (frames, weights) = clip_frames(view.clips, slot, time, interp)?;
+    let frame = if weights[1] >= weights[2] { frames[1] } else { frames[2] };
+    let texel = view.layout.texel_index(frame, vertex) as usize;
+    let b = tangents.get(texel * 8..texel * 8 + 8).ok_or(Error::Truncated {
+        section: "tangent texture",
+        needed: (texel as u64 + 1) * 8,
+        available: tangents.len() as u64,
+    })?;
+    let q = [0, 1, 2, 3].map(|k| encoding::f16_bits_to_f32(u16::from_le_bytes([b[2 * k], b[2 * k + 1]])));
+    let (_, t) = encoding::quat_to_tangent_frame(q);
+    let d = n[0] * t[0] + n[1] * t[1] + n[2] * t[2];
+    let mut p = [t[0] - n[0] * d, t[1] - n[1] * d, t[2] - n[2] * d];
+    if p[0] * p[0] + p[1] * p[1] + p[2] * p[2] <= 1e-12 {
+        p = [1.0 - n[0] * n[0], -n[1] * n[0], -n[2] * n[0]];
+    }
+    let u = normalize3(p);
+    let (s, c) = instance.yaw.sin_cos();
+    let r = rotate_y(c, s, u);
+    Ok([r[0], r[1], r[2], t[3]])
 }
 
 /// The live morph layer of a bone-mode asset, borrowed (see [`crate::container::MorphAnimation`]).

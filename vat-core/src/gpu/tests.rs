@@ -139,7 +139,7 @@ fn rust_structs() -> Vec<RustStruct> {
             morph_texture_width,
             morph_rows_per_band,
             morph_weights_width,
-            _pad,
+            tangents,
         }),
         rust_struct!(ClipRecord { first_frame, frame_count, flags, fps, duration, stride, _pad }),
         rust_struct!(InstanceRecord {
@@ -157,7 +157,7 @@ fn rust_structs() -> Vec<RustStruct> {
             variant_bits,
         }),
         rust_struct!(DecodeParams { first_instance, instance_count, _pad }),
-        rust_struct!(DecodedVertex { position, normal }),
+        rust_struct!(DecodedVertex { position, normal, tangent }),
         rust_struct!(RestVertex { position, material, normal, _pad }),
         rust_struct!(AttachmentVertex { position, material, normal, capture_row }),
         rust_struct!(CullParams { record_count, capacity, attachment_max_lod, attachments }),
@@ -364,9 +364,9 @@ fn binding_check_catches_a_wrong_access_kind_or_number() {
     table[texture].kind =
         BindingKind::Texture { sample_type: TextureSampleType::Float { filterable: false } };
     let asset = table.iter().position(|b| b.name == "asset").unwrap();
-    table[asset].binding = 15;
+    table[asset].binding = 99;
     let problems = check_bindings(&module, &table);
-    // read_only, sample type, and "asset" both missing from the table at 1/2 and undeclared at 1/15
+    // read_only, sample type, and "asset" both missing from the table at 1/2 and undeclared at 1/99
     assert_eq!(problems.len(), 4, "{problems:?}");
 }
 

@@ -158,7 +158,8 @@ struct AssetConstants {
     morph_rows_per_band: u32,
     // Width of the morph weights texture in texels (0 without a morph layer).
     morph_weights_width: u32,
-    _pad: u32,
+    // 1 when vat_tangent_texture holds the per-frame tangent frames, else 0.
+    tangents: u32,
 }
 
 // One clip of the asset. Twin of vat_core::gpu::ClipRecord (32 bytes).
@@ -253,6 +254,9 @@ struct DecodedVertex {
     position: vec4<f32>,
     // xyz: unit world normal; w = 0.
     normal: vec4<f32>,
+    // xyz: unit world tangent (perpendicular to the normal); w: bitangent sign (+-1). Zero when the
+    // asset has no tangent frames or the path decodes none.
+    tangent: vec4<f32>,
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -306,6 +310,10 @@ struct DecodedVertex {
 // The float vertex animation textures (F16, F32; see vat_texture): positions, octahedral normals.
 @group(1) @binding(13) var vat_float_texture: texture_2d<f32>;
 @group(1) @binding(14) var vat_float_texture_1: texture_2d<f32>;
+// Tangent frames (--tangents): Rgba16Float unit quaternions, one per vertex per frame at the texel of
+// the vertex animation textures, the bitangent sign in the sign of w (vat_core::encoding::
+// tangent_frame_to_quat). A 1x1 zero stand-in when the asset has none (asset.tangents == 0).
+@group(1) @binding(15) var vat_tangent_texture: texture_2d<f32>;
 
 // Group 2: per crowd.
 @group(2) @binding(0) var<storage, read> instances: array<InstanceRecord>;
@@ -607,7 +615,10 @@ fn vat_decode_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> DecodedVer
         mixed.normal = mixed.normal * (1.0 - w) + b.normal * w;
     }
     let p = asset.bounds_min + mixed.position * asset.bounds_extent;
-    return vat_to_world(inst, p, vat_normalize(mixed.normal));
+    let n = vat_normalize(mixed.normal);
+    var v = vat_to_world(inst, p, n);
+    v.tangent = vat_decode_tangent(inst, vertex, time, w, n);
+    return v;
 }
 
 // Weight of clip B of an instance at `time`: the fade weight, or 0 in the plain variant (CROSS_FADE
@@ -628,7 +639,64 @@ fn vat_to_world(inst: InstanceRecord, p: vec3<f32>, n: vec3<f32>) -> DecodedVert
     let q = inst.scale * p;
     let world = inst.position + vec3<f32>(c * q.x + s * q.z, q.y, c * q.z - s * q.x);
     let world_normal = vat_normalize(vec3<f32>(c * n.x + s * n.z, n.y, c * n.z - s * n.x));
-    return DecodedVertex(vec4<f32>(world, 1.0), vec4<f32>(world_normal, 0.0));
+    return DecodedVertex(vec4<f32>(world, 1.0), vec4<f32>(world_normal, 0.0), vec4<f32>(0.0));
+}
+
+// The tangent of a tangent-frame quaternion (any non-zero length), xyz, with the bitangent sign in
+// w: vat_core::encoding::quat_to_tangent_frame, in its order. A zero quaternion gives (+X, +1).
+fn vat_quat_tangent(q: vec4<f32>) -> vec4<f32> {
+    let sign = select(1.0, -1.0, q.w < 0.0);
+    let d = ((q.x * q.x + q.y * q.y) + q.z * q.z) + q.w * q.w;
+    if !(d > 0.0) {
+        return vec4<f32>(1.0, 0.0, 0.0, 1.0);
+    }
+    let u = q * (1.0 / sqrt(d));
+    return vec4<f32>(
+        1.0 - 2.0 * (u.y * u.y + u.z * u.z),
+        2.0 * (u.x * u.y + u.w * u.z),
+        2.0 * (u.x * u.z - u.w * u.y),
+        sign,
+    );
+}
+
+// The object-space tangent of clip `clip_index` of one vertex at `time`: the tangent frame of the
+// sampled frame with the larger weight (one texel fetch), not interpolated.
+fn vat_clip_tangent(clip_index: u32, wrap_code: u32, phase_offset: f32, time: f32, rate: f32, vertex: u32) -> vec4<f32> {
+    let clip = clips[min(clip_index, arrayLength(&clips) - 1u)];
+    let looping = (clip.flags & CLIP_FLAG_LOOPING) != 0u;
+    let phase = vat_phase(phase_offset, time, rate, vat_wrap(wrap_code, looping));
+    let s = vat_frame_sample(phase, clip.frame_count, looping);
+    var chosen = s.frames.z;
+    if s.weights.y >= s.weights.z {
+        chosen = s.frames.y;
+    }
+    let t = (clip.first_frame + chosen) * asset.vertex_count + vertex;
+    let width = asset.texture_width;
+    let q = textureLoad(vat_tangent_texture, vec2<i32>(i32(t % width), i32(t / width)), 0);
+    return vat_quat_tangent(q);
+}
+
+// The world tangent of `inst` at `time` for the unit object normal `n`: clip A's tangent (clip B's
+// while its fade weight `w` is over one half: the sampled frame of larger weight, one fetch),
+// made perpendicular to n (Gram-Schmidt), then turned by the instance's yaw. Zero without tangents.
+fn vat_decode_tangent(inst: InstanceRecord, vertex: u32, time: f32, w: f32, n: vec3<f32>) -> vec4<f32> {
+    if asset.tangents == 0u {
+        return vec4<f32>(0.0);
+    }
+    var t: vec4<f32>;
+    if w > 0.5 {
+        t = vat_clip_tangent(inst.clip_b & CLIP_INDEX_MASK, inst.variant_bits >> VARIANT_WRAP_B_SHIFT, inst.phase_offset_b, time, inst.rate_b, vertex);
+    } else {
+        t = vat_clip_tangent(inst.clip_a, inst.variant_bits >> VARIANT_WRAP_A_SHIFT, inst.phase_offset_a, time, inst.rate_a, vertex);
+    }
+    var p = t.xyz - n * dot(n, t.xyz);
+    if dot(p, p) <= 1e-12 {
+        p = vec3<f32>(1.0, 0.0, 0.0) - n * n.x;
+    }
+    let u = vat_normalize(p);
+    let c = cos(inst.yaw);
+    let s = sin(inst.yaw);
+    return vec4<f32>(c * u.x + s * u.z, u.y, c * u.z - s * u.x, t.w);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -900,10 +968,12 @@ struct VertexOutput {
     @location(1) world_normal: vec3<f32>,
     // Linear RGB albedo (material, variant and tint).
     @location(2) color: vec3<f32>,
+    // World tangent (xyz) and bitangent sign (w); zero without tangent frames (see DecodedVertex).
+    @location(3) world_tangent: vec4<f32>,
 }
 
 fn vat_hidden_output() -> VertexOutput {
-    return VertexOutput(HIDDEN_POSITION, vec3<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0), vec3<f32>(0.0));
+    return VertexOutput(HIDDEN_POSITION, vec3<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0), vec3<f32>(0.0), vec4<f32>(0.0));
 }
 
 fn vat_lit_output(inst: InstanceRecord, v: DecodedVertex, material: u32) -> VertexOutput {
@@ -913,6 +983,7 @@ fn vat_lit_output(inst: InstanceRecord, v: DecodedVertex, material: u32) -> Vert
         world,
         v.normal.xyz,
         vat_material_color(material, inst.variant_bits, inst.tint),
+        v.tangent,
     );
 }
 
@@ -1151,6 +1222,7 @@ fn vs_ground(@builtin(vertex_index) vertex: u32) -> VertexOutput {
         world,
         vec3<f32>(0.0, 1.0, 0.0),
         vec3<f32>(0.30, 0.33, 0.27),
+        vec4<f32>(1.0, 0.0, 0.0, 1.0),
     );
 }
 
