@@ -44,7 +44,7 @@ impl Renderer {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let Some(entry) = mode.decode_entry_point() else {
+        let Some(entry) = asset.info.decode_entry_point(mode) else {
             return Err(VulkanError::NoDecode(mode));
         };
         let pipeline =

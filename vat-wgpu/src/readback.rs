@@ -42,7 +42,7 @@ impl Renderer {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let Some(entry) = mode.decode_entry_point() else {
+        let Some(entry) = asset.info.decode_entry_point(mode) else {
             return Err(RenderError::NoDecode(mode));
         };
         let pipeline = self.compute_pipeline(ComputeKey { entry, variant: asset.info.variant(cross_fade) });

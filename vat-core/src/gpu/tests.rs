@@ -139,7 +139,11 @@ fn rust_structs() -> Vec<RustStruct> {
             morph_texture_width,
             morph_rows_per_band,
             morph_weights_width,
-            _pad,
+            piece_count,
+            pivot_min,
+            piece_texture_width,
+            pivot_extent,
+            rigid_vertex_width,
         }),
         rust_struct!(ClipRecord { first_frame, frame_count, flags, fps, duration, stride, _pad }),
         rust_struct!(InstanceRecord {
@@ -364,9 +368,9 @@ fn binding_check_catches_a_wrong_access_kind_or_number() {
     table[texture].kind =
         BindingKind::Texture { sample_type: TextureSampleType::Float { filterable: false } };
     let asset = table.iter().position(|b| b.name == "asset").unwrap();
-    table[asset].binding = 15;
+    table[asset].binding = 17;
     let problems = check_bindings(&module, &table);
-    // read_only, sample type, and "asset" both missing from the table at 1/2 and undeclared at 1/15
+    // read_only, sample type, and "asset" both missing from the table at 1/2 and undeclared at 1/17
     assert_eq!(problems.len(), 4, "{problems:?}");
 }
 
@@ -500,10 +504,11 @@ fn stage_check_catches_a_binding_hidden_from_its_user() {
     let clips = table.iter().position(|b| b.name == "clips").unwrap();
     table[clips].stages = ShaderStages::VERTEX;
     let problems = check_stages(&module, &info, &table);
-    // Both decode entry points read the clip table (cs_cull does not).
-    assert_eq!(problems.len(), 2, "{problems:?}");
+    // The three decode entry points read the clip table (cs_cull does not).
+    assert_eq!(problems.len(), 3, "{problems:?}");
     assert!(problems[0].contains("cs_decode (Compute) uses clips"), "{problems:?}");
     assert!(problems[1].contains("cs_decode_bone (Compute) uses clips"), "{problems:?}");
+    assert!(problems[2].contains("cs_decode_rigid (Compute) uses clips"), "{problems:?}");
 }
 
 // ---------------------------------------------------------------------------------------------------
