@@ -5,7 +5,7 @@
 //! +Z) is cut into Voronoi cells of seeds scattered over its face (each cell the wall rectangle
 //! clipped by the bisectors of its seed and every other seed), each extruded through the wall's
 //! thickness into a prism: a piece. Its pivot is the cell's area centroid on the wall's mid-plane.
-//! An impact behind the wall, a little above its middle, throws the pieces towards +Z with a speed
+//! After [`SHATTER_HOLD`] s standing, an impact behind the wall, a little above its middle, throws the pieces towards +Z with a speed
 //! falling off with distance and a spin; gravity pulls them down, and a piece whose lowest corner
 //! goes below the ground is pushed back onto it and bounces (restitution [`RESTITUTION`], with
 //! friction on its sliding and spin), until it rests.
@@ -21,6 +21,8 @@ use crate::rigid::{PieceTransform, RigidClip, RigidPiece, RigidSource};
 pub const SHATTER_FPS: f32 = 30.0;
 /// Duration of the shatter clip, seconds (one-shot: `SHATTER_FPS * SHATTER_DURATION + 1` frames).
 pub const SHATTER_DURATION: f32 = 3.0;
+/// The wall stands intact this long before the impact, seconds.
+pub const SHATTER_HOLD: f32 = 0.4;
 /// Pieces of the built-in shatter (`vat bake --procgen shatter`).
 pub const SHATTER_PIECES: usize = 300;
 /// Seed of the built-in shatter.
@@ -205,9 +207,10 @@ pub fn shatter_with(pieces: usize, seed: u64) -> RigidSource {
         .collect();
     let frames = (SHATTER_DURATION * SHATTER_FPS).round() as usize + 1;
     let dt = 1.0 / (SHATTER_FPS * SUBSTEPS as f32);
+    let hold = (SHATTER_HOLD * SHATTER_FPS).round() as usize;
     let mut track = Vec::with_capacity(frames);
     for f in 0..frames {
-        if f > 0 {
+        if f > hold {
             for _ in 0..SUBSTEPS {
                 for ((pos, v, q, w), hull) in state.iter_mut().zip(&hulls) {
                     v.y -= GRAVITY * dt;
