@@ -100,7 +100,8 @@ impl RigidSource {
     /// translation (scale within [`RIGID_SCALE_TOLERANCE`] of 1).
     ///
     /// # Errors
-    /// [`BakeError::InvalidInput`] for a skinned body mesh, a rig without body meshes or clips, a
+    /// [`BakeError::InvalidInput`] for a skinned body mesh or one with morph targets, a rig without
+    /// body meshes or clips, a
     /// clip that does not sample ([`sample::validate_clip`]), a node that scales or shears, or a
     /// non-finite transform; [`BakeError::InvalidOption`] for an `fps` that is not positive and finite.
     pub fn from_rig(rig: &Rig, fps: f32) -> Result<Self> {
@@ -120,6 +121,15 @@ impl RigidSource {
                             .into(),
                 });
             };
+            if !mesh.morph_targets.is_empty() {
+                return Err(BakeError::InvalidInput {
+                    part: format!("mesh {:?}", mesh.name),
+                    problem:
+                        "has morph targets: its shape changes, so it is not a rigid piece (bake it in the \
+                              soft mode)"
+                            .into(),
+                });
+            }
             let g = *rest_globals.get(node).ok_or_else(|| BakeError::InvalidInput {
                 part: format!("mesh {:?}", mesh.name),
                 problem: format!("node {node} is not in the rig"),
@@ -776,6 +786,12 @@ mod tests {
         });
         let e = RigidSource::from_rig(&rig, 30.0).unwrap_err();
         assert!(e.to_string().contains("scales"), "{e}");
+        assert!(
+            RigidSource::from_rig(&crate::procgen::morph_rig(false), 30.0)
+                .unwrap_err()
+                .to_string()
+                .contains("morph targets")
+        );
         let mut rig = two_cubes();
         rig.meshes[0].binding = MeshBinding::Skinned { skin: 0 };
         assert!(RigidSource::from_rig(&rig, 30.0).unwrap_err().to_string().contains("skinned"));
