@@ -279,7 +279,9 @@ pub struct RigidBakeStats {
 }
 
 /// Encodes `source` as a `.vat` file in the rigid mode ([`vat_core::container::VatMode::Rigid`]):
-/// the piece texture (each piece's quaternion track kept in one hemisphere), the rigid vertex
+/// the piece texture (one column per piece and one row per frame when both fit
+/// `max_texture_dim`, else the linear layout; each piece's quaternion track kept in one
+/// hemisphere), the rigid vertex
 /// texture, rest positions, normals and material ids, one LOD of every triangle. Deterministic:
 /// the same source gives the same bytes.
 ///
@@ -376,7 +378,16 @@ pub fn bake_rigid(source: &RigidSource, options: &RigidBakeOptions) -> Result<(V
         PositionBounds::from_points([lo.map(|v| (v - margin) as f32), hi.map(|v| (v + margin) as f32)])?;
 
     // The piece texture, each piece's quaternion track kept in one hemisphere across all frames.
-    let layout = VertexTextureLayout::new(piece_count as u32, frame_count, options.max_texture_dim)?;
+    // One column per piece, one row per frame (texel `frame * pieces + piece` at `(piece, frame)`:
+    // no padding), when that fits the device; otherwise the linear layout wraps rows.
+    let pieces = piece_count as u32;
+    let layout = if pieces <= options.max_texture_dim && frame_count <= options.max_texture_dim {
+        let l = VertexTextureLayout { vertex_count: pieces, frame_count, width: pieces, height: frame_count };
+        l.validate(options.max_texture_dim)?;
+        l
+    } else {
+        VertexTextureLayout::new(pieces, frame_count, options.max_texture_dim)?
+    };
     let mut tracks: Vec<Vec<[f32; 4]>> = (0..piece_count)
         .map(|k| source.clips.iter().flat_map(|c| c.frames.iter().map(move |f| f[k].rotation)).collect())
         .collect();

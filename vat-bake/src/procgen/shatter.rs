@@ -309,4 +309,46 @@ mod tests {
         let report = verify_rigid(&asset, &shatter_with(60, 11)).unwrap();
         assert!(report.passed, "{report:?}");
     }
+
+    /// The issue's figure: a 500-piece shatter costs one 16-byte texel per piece per frame, and its
+    /// errors stay within the format's bounds (rotation within 0.05 degrees, translation within the
+    /// box quantum). `--nocapture` prints the figures.
+    #[test]
+    fn a_500_piece_shatter_costs_one_texel_per_piece_per_frame() {
+        let source = shatter_with(500, SHATTER_SEED);
+        let (bytes, stats) = bake_rigid(&source, &RigidBakeOptions::default()).unwrap();
+        assert!(stats.pieces >= 490, "{}", stats.pieces);
+        assert_eq!(stats.bytes_per_piece_frame, 16);
+        let texels = u64::from(stats.pieces) * u64::from(stats.frames);
+        // One column per piece, one row per frame: exactly 16 bytes per piece per frame.
+        assert_eq!(stats.piece_texture, [stats.pieces, stats.frames]);
+        assert_eq!(stats.piece_texture_bytes, texels * 16);
+        let asset = vat_core::container::Asset::parse(&bytes).unwrap();
+        let report = verify_rigid(&asset, &source).unwrap();
+        assert!(report.passed, "{report:?}");
+        assert!(report.rotation_max_error_deg <= 0.05);
+        for a in 0..3 {
+            // Within the quantum (twice the half-quantum bound, which verification already checks).
+            assert!(report.translation_max_error_mm[a] <= 2.0 * report.translation_bound_mm[a]);
+        }
+        println!(
+            "500-piece shatter: {} pieces x {} frames, piece texture {} x {} = {} bytes ({:.2} bytes per piece per \
+             frame), vertex texture {} bytes, file {} bytes; pivot \
+             error {:?} mm (bound {:?}), rotation {:.5} deg (bound {:.5}), vertices {:.5} mm (bound {:.5})",
+            stats.pieces,
+            stats.frames,
+            stats.piece_texture[0],
+            stats.piece_texture[1],
+            stats.piece_texture_bytes,
+            stats.piece_texture_bytes as f64 / texels as f64,
+            stats.vertex_texture_bytes,
+            stats.file_bytes,
+            report.translation_max_error_mm,
+            report.translation_bound_mm,
+            report.rotation_max_error_deg,
+            report.rotation_bound_deg,
+            report.vertex_max_error_mm,
+            report.vertex_bound_mm
+        );
+    }
 }
