@@ -202,6 +202,232 @@ impl RigidSource {
     }
 }
 
+/// Largest distance (metres) a vertex of a mesh sequence may be from where its piece's fitted
+/// rigid motion puts it, for [`RigidSource::from_sequence`] to call the piece rigid: 0.1 mm.
+pub const RIGID_DETECTION_TOLERANCE: f32 = 1e-4;
+
+impl RigidSource {
+    /// The pieces of a mesh sequence (the same triangles in every frame), detected as rigid: the
+    /// connected components of its triangles, where vertices at the same position in every frame
+    /// count as one (a flat-shaded piece's split vertices; pieces that only touch at rest stay
+    /// apart once they move); each component's motion from frame 0 fitted as a rotation about its
+    /// frame-0 centroid and a translation (Horn's closed form, in f64). Every vertex must be within
+    /// `tolerance` metres of its fitted position at every frame. One one-shot clip named after
+    /// the sequence, one baked frame per source frame at its rate. Normals from the source's frame
+    /// 0, or recomputed as [`crate::sequence::smooth_normals`]; material id 0. Returns the source
+    /// and the largest fit residual, metres.
+    ///
+    /// # Errors
+    /// Those of [`crate::sequence::MeshSequence::validate`]; [`BakeError::InvalidInput`] naming
+    /// the piece, frame and residual when a component does not move rigidly within `tolerance`,
+    /// or for a `tolerance` that is not finite and `>= 0`.
+    pub fn from_sequence(seq: &crate::sequence::MeshSequence, tolerance: f32) -> Result<(Self, f64)> {
+        seq.validate()?;
+        if !(tolerance.is_finite() && tolerance >= 0.0) {
+            return Err(BakeError::InvalidOption {
+                option: "rigid tolerance",
+                problem: format!("{tolerance} is not a finite distance >= 0"),
+            });
+        }
+        let n = seq.vertex_count();
+        // Union-find over vertices: triangles, and identical trajectories.
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(parent: &mut [usize], mut v: usize) -> usize {
+            while parent[v] != v {
+                parent[v] = parent[parent[v]];
+                v = parent[v];
+            }
+            v
+        }
+        let union = |parent: &mut Vec<usize>, a: usize, b: usize| {
+            let (ra, rb) = (find(parent, a), find(parent, b));
+            if ra != rb {
+                parent[ra.max(rb)] = ra.min(rb);
+            }
+        };
+        for t in seq.indices.chunks_exact(3) {
+            union(&mut parent, t[0] as usize, t[1] as usize);
+            union(&mut parent, t[1] as usize, t[2] as usize);
+        }
+        let mut same_path: std::collections::HashMap<Vec<u32>, usize> = std::collections::HashMap::new();
+        for v in 0..n {
+            let key: Vec<u32> =
+                seq.positions.iter().flat_map(|f| f[v].to_array().map(f32::to_bits)).collect();
+            match same_path.get(&key) {
+                Some(&w) => union(&mut parent, v, w),
+                None => {
+                    same_path.insert(key, v);
+                }
+            }
+        }
+        // Components in order of their first vertex.
+        let mut component_of = vec![usize::MAX; n];
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        for v in 0..n {
+            let r = find(&mut parent, v);
+            if component_of[r] == usize::MAX {
+                component_of[r] = members.len();
+                members.push(Vec::new());
+            }
+            let c = component_of[r];
+            members[c].push(v);
+        }
+        let normals0: Vec<Vec3> = match &seq.normals {
+            Some(normals) => normals[0].iter().map(|v| v.try_normalize().unwrap_or(Vec3::Y)).collect(),
+            None => crate::sequence::smooth_normals(&seq.positions[0], &seq.indices),
+        };
+        let mut local_index = vec![0u32; n];
+        let mut pieces = Vec::with_capacity(members.len());
+        for (k, vs) in members.iter().enumerate() {
+            for (i, &v) in vs.iter().enumerate() {
+                local_index[v] = i as u32;
+            }
+            let c0 = centroid(vs.iter().map(|&v| seq.positions[0][v]));
+            pieces.push(RigidPiece {
+                name: format!("piece {k}"),
+                positions: vs.iter().map(|&v| seq.positions[0][v].to_array()).collect(),
+                normals: vs.iter().map(|&v| normals0[v].to_array()).collect(),
+                material_ids: vec![0; vs.len()],
+                indices: Vec::new(),
+                rest_pivot: [c0[0] as f32, c0[1] as f32, c0[2] as f32],
+            });
+        }
+        for t in seq.indices.chunks_exact(3) {
+            let c = component_of[find(&mut parent, t[0] as usize)];
+            pieces[c].indices.extend(t.iter().map(|&v| local_index[v as usize]));
+        }
+        let mut worst = 0.0f64;
+        let mut frames = Vec::with_capacity(seq.frame_count());
+        for (f, frame) in seq.positions.iter().enumerate() {
+            let mut transforms = Vec::with_capacity(members.len());
+            for (k, vs) in members.iter().enumerate() {
+                let rest_pivot = pieces[k].rest_pivot;
+                let (t, residual) =
+                    fit_rigid(vs.iter().map(|&v| (seq.positions[0][v], frame[v])), rest_pivot);
+                if residual > f64::from(tolerance) {
+                    return Err(BakeError::InvalidInput {
+                        part: format!(
+                            "sequence \"{}\" frame {f}, piece {k} ({} vertices)",
+                            seq.name,
+                            vs.len()
+                        ),
+                        problem: format!(
+                            "does not move rigidly: a vertex is {:.4} mm from the best rigid fit (tolerance \
+                             {:.4} mm); bake the sequence in the soft mode",
+                            residual * 1e3,
+                            f64::from(tolerance) * 1e3
+                        ),
+                    });
+                }
+                worst = worst.max(residual);
+                transforms.push(t);
+            }
+            frames.push(transforms);
+        }
+        let clip = RigidClip { name: seq.name.clone(), fps: seq.fps, looping: false, frames };
+        Ok((Self { name: seq.name.clone(), pieces, clips: vec![clip] }, worst))
+    }
+}
+
+/// The mean of `points`, f64.
+fn centroid(points: impl Iterator<Item = Vec3>) -> [f64; 3] {
+    let (mut sum, mut count) = ([0.0f64; 3], 0usize);
+    for p in points {
+        for a in 0..3 {
+            sum[a] += f64::from(p[a]);
+        }
+        count += 1;
+    }
+    sum.map(|s| s / count.max(1) as f64)
+}
+
+/// The rigid motion taking each `(rest, now)` pair's rest point to its current point best (least
+/// squares; Horn's quaternion method), as a piece transform whose pivot rests at `rest_pivot`,
+/// and the largest distance of a current point from where the motion puts its rest point.
+fn fit_rigid(
+    pairs: impl Iterator<Item = (Vec3, Vec3)> + Clone,
+    rest_pivot: [f32; 3],
+) -> (PieceTransform, f64) {
+    let c0 = rest_pivot.map(f64::from);
+    let c1 = centroid(pairs.clone().map(|(_, b)| b));
+    let mut m = [[0.0f64; 3]; 3];
+    for (a, b) in pairs.clone() {
+        let p: [f64; 3] = std::array::from_fn(|i| f64::from(a[i]) - c0[i]);
+        let q: [f64; 3] = std::array::from_fn(|i| f64::from(b[i]) - c1[i]);
+        for i in 0..3 {
+            for j in 0..3 {
+                m[i][j] += p[i] * q[j];
+            }
+        }
+    }
+    let [[sxx, sxy, sxz], [syx, syy, syz], [szx, szy, szz]] = m;
+    // Horn's symmetric matrix; its eigenvector of the largest eigenvalue is the rotation (w, x, y, z).
+    let nmat = [
+        [sxx + syy + szz, syz - szy, szx - sxz, sxy - syx],
+        [syz - szy, sxx - syy - szz, sxy + syx, szx + sxz],
+        [szx - sxz, sxy + syx, -sxx + syy - szz, syz + szy],
+        [sxy - syx, szx + sxz, syz + szy, -sxx - syy + szz],
+    ];
+    let [w, x, y, z] = largest_eigenvector(nmat);
+    let q = [x as f32, y as f32, z as f32, w as f32];
+    let t = PieceTransform { pivot: c1.map(|v| v as f32), rotation: q };
+    let residual = pairs
+        .map(|(a, b)| {
+            let want = place_f64(&t, rest_pivot, a.to_array());
+            (0..3).map(|i| (want[i] - f64::from(b[i])).powi(2)).sum::<f64>().sqrt()
+        })
+        .fold(0.0, f64::max);
+    (t, residual)
+}
+
+/// The unit eigenvector of the largest eigenvalue of a symmetric 4x4 matrix (cyclic Jacobi).
+fn largest_eigenvector(mut a: [[f64; 4]; 4]) -> [f64; 4] {
+    let mut v = [[0.0f64; 4]; 4];
+    for (i, row) in v.iter_mut().enumerate() {
+        row[i] = 1.0;
+    }
+    for _ in 0..50 {
+        let off: f64 = (0..4)
+            .flat_map(|i| (0..4).filter(move |&j| j != i).map(move |j| (i, j)))
+            .map(|(i, j)| a[i][j] * a[i][j])
+            .sum();
+        if off < 1e-30 {
+            break;
+        }
+        for p in 0..4 {
+            for q in p + 1..4 {
+                if a[p][q].abs() < 1e-300 {
+                    continue;
+                }
+                let theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let t = if theta == 0.0 { 1.0 } else { t };
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                for row in &mut a {
+                    let (akp, akq) = (row[p], row[q]);
+                    row[p] = c * akp - s * akq;
+                    row[q] = s * akp + c * akq;
+                }
+                let (row_p, row_q) = (a[p], a[q]);
+                for k in 0..4 {
+                    a[p][k] = c * row_p[k] - s * row_q[k];
+                    a[q][k] = s * row_p[k] + c * row_q[k];
+                }
+                for row in &mut v {
+                    let (vkp, vkq) = (row[p], row[q]);
+                    row[p] = c * vkp - s * vkq;
+                    row[q] = s * vkp + c * vkq;
+                }
+            }
+        }
+    }
+    let best = (0..4).fold(0, |b, i| if a[i][i] > a[b][b] { i } else { b });
+    let e = [v[0][best], v[1][best], v[2][best], v[3][best]];
+    let len = e.iter().map(|c| c * c).sum::<f64>().sqrt();
+    if len > 0.0 { e.map(|c| c / len) } else { [1.0, 0.0, 0.0, 0.0] }
+}
+
 /// The rigid transform of `relative` (rotation + translation, no scale) as a piece transform whose
 /// pivot rests at `rest_pivot`; a message if it scales, shears or is not finite.
 fn rigid_transform(relative: &Mat4, rest_pivot: [f32; 3]) -> std::result::Result<PieceTransform, String> {
@@ -821,5 +1047,88 @@ mod tests {
         let mut s = source;
         s.pieces.clear();
         assert!(bake_rigid(&s, &RigidBakeOptions::default()).is_err());
+    }
+
+    /// A mesh sequence made from a source: every piece's vertices placed at every frame, the
+    /// pieces' vertices interleaved (so detection must regroup them).
+    fn sequence_of(source: &RigidSource) -> crate::sequence::MeshSequence {
+        let mut order = Vec::new();
+        let longest = source.pieces.iter().map(|p| p.positions.len()).max().unwrap();
+        for i in 0..longest {
+            for (k, p) in source.pieces.iter().enumerate() {
+                if i < p.positions.len() {
+                    order.push((k, i));
+                }
+            }
+        }
+        let index_of = |k: usize, i: usize| order.iter().position(|&o| o == (k, i)).unwrap() as u32;
+        let indices = source
+            .pieces
+            .iter()
+            .enumerate()
+            .flat_map(|(k, p)| p.indices.iter().map(move |&i| (k, i)))
+            .collect::<Vec<_>>();
+        let indices = indices.into_iter().map(|(k, i)| index_of(k, i as usize)).collect();
+        let positions = source.clips[0]
+            .frames
+            .iter()
+            .map(|f| {
+                order
+                    .iter()
+                    .map(|&(k, i)| {
+                        let p = &source.pieces[k];
+                        let w = place_f64(&f[k], p.rest_pivot, p.positions[i]);
+                        Vec3::new(w[0] as f32, w[1] as f32, w[2] as f32)
+                    })
+                    .collect()
+            })
+            .collect();
+        crate::sequence::MeshSequence {
+            name: "pieces".into(),
+            positions,
+            normals: None,
+            uvs: None,
+            indices,
+            fps: 30.0,
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn rigid_pieces_are_detected_in_a_mesh_sequence() {
+        // Touching pieces (Voronoi neighbours share corners at rest) stay apart: they part later.
+        let shatter = crate::procgen::shatter_with(12, 9);
+        let seq = sequence_of(&shatter);
+        let (source, residual) = RigidSource::from_sequence(&seq, RIGID_DETECTION_TOLERANCE).unwrap();
+        assert_eq!(source.pieces.len(), shatter.pieces.len());
+        assert!(residual < 1e-5, "{residual}");
+        assert_eq!(source.vertex_count(), seq.vertex_count());
+        // The fitted rotations are the source's (up to sign).
+        for (f, frame) in source.clips[0].frames.iter().enumerate() {
+            for t in frame {
+                assert!(t.rotation.iter().all(|c| c.is_finite()), "frame {f}");
+            }
+        }
+        let (bytes, _) = bake_rigid(&source, &RigidBakeOptions::default()).unwrap();
+        let report = verify_rigid(&Asset::parse(&bytes).unwrap(), &source).unwrap();
+        assert!(report.passed, "{report:?}");
+        // A vertex that leaves its piece by 1 mm at one frame makes the sequence not rigid.
+        let mut bent = seq.clone();
+        bent.positions[40][3].y += 1e-3;
+        let e = RigidSource::from_sequence(&bent, RIGID_DETECTION_TOLERANCE).unwrap_err().to_string();
+        assert!(e.contains("frame 40") && e.contains("does not move rigidly"), "{e}");
+        assert!(RigidSource::from_sequence(&seq, f32::NAN).is_err());
+    }
+
+    #[test]
+    fn horn_fit_recovers_a_known_rotation() {
+        let q = Quat::from_axis_angle(Vec3::new(0.3, 1.0, -0.2).normalize(), 2.1);
+        let points = [Vec3::X, Vec3::Y, Vec3::Z, Vec3::new(0.3, -0.7, 0.2), Vec3::new(-1.0, 0.5, 0.5)];
+        let shift = Vec3::new(1.0, 2.0, -3.0);
+        let pairs: Vec<(Vec3, Vec3)> = points.iter().map(|&p| (p, q * p + shift)).collect();
+        let c = centroid(points.iter().copied()).map(|v| v as f32);
+        let (t, residual) = fit_rigid(pairs.iter().copied(), c);
+        assert!(residual < 1e-5, "{residual}");
+        assert!(rigid::rotation_angle_between(t.rotation, q.to_array()) < 1e-5);
     }
 }

@@ -74,7 +74,8 @@ pub(crate) struct BakeArgs {
     /// What the input is: `skeletal` (a rigged or node-animated glTF; the default for a file) or
     /// `soft` (a mesh sequence: a folder of per-frame files, the default for a folder, or a glTF whose
     /// frames are morph targets driven by a weights animation) or `rigid` (a glTF whose animated
-    /// nodes carry meshes: each node's mesh is a piece; implied by `--procgen shatter`). A sequence
+    /// nodes carry meshes: each node's mesh is a piece; or a mesh-sequence folder whose connected
+    /// pieces each move rigidly within 0.1 mm; implied by `--procgen shatter`). A sequence
     /// plays at --fps and bakes one texture frame per source frame.
     #[arg(long, value_enum)]
     mode: Option<ModeArg>,
@@ -352,10 +353,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     }
     let rigid_input = match (input, args.procgen.as_deref()) {
         (Some(path), _) if args.mode == Some(ModeArg::Rigid) && path.is_dir() => {
-            bail!(
-                "{}: the rigid mode bakes a glTF whose animated nodes carry meshes, not a folder",
-                path.display()
-            )
+            Some(crate::rigid::RigidInput::Sequence(path, args.fps))
         }
         (Some(path), _) if args.mode == Some(ModeArg::Rigid) => Some(crate::rigid::RigidInput::File(path)),
         (None, Some(name)) if vat_bake::procgen::RIGID_SOURCES.contains(&name) => {

@@ -15,6 +15,8 @@ use vat_core::container::Asset;
 pub(crate) enum RigidInput<'a> {
     /// A glTF whose animated nodes carry meshes.
     File(&'a Path),
+    /// A mesh-sequence folder (at a frame rate) whose pieces are detected as rigid.
+    Sequence(&'a Path, f32),
     /// A built-in source ([`procgen::RIGID_SOURCES`]).
     Procedural(&'a str),
 }
@@ -22,13 +24,14 @@ pub(crate) enum RigidInput<'a> {
 impl RigidInput<'_> {
     fn describe(&self) -> String {
         match self {
-            RigidInput::File(p) => p.display().to_string(),
+            RigidInput::File(p) | RigidInput::Sequence(p, _) => p.display().to_string(),
             RigidInput::Procedural(name) => format!("procedural {name}"),
         }
     }
 }
 
-/// Builds the rigid source: imports the glTF and samples its node-carried meshes at `fps`, or
+/// Builds the rigid source: imports the glTF and samples its node-carried meshes at `fps`, reads
+/// the mesh sequence and detects its rigid pieces (printing the fit's largest residual), or
 /// regenerates the built-in source.
 pub(crate) fn load(
     input: &RigidInput<'_>,
@@ -37,6 +40,24 @@ pub(crate) fn load(
     resource_root: Option<&Path>,
 ) -> Result<RigidSource> {
     match *input {
+        RigidInput::Sequence(dir, fps) => {
+            let options = vat_bake::sequence::SequenceOptions { fps, max_memory };
+            let sequence = vat_bake::sequence::read_sequence(dir, &options)
+                .with_context(|| format!("{}: cannot read the mesh sequence", dir.display()))?;
+            let tolerance = vat_bake::rigid::RIGID_DETECTION_TOLERANCE;
+            let (source, residual) = RigidSource::from_sequence(&sequence, tolerance)
+                .with_context(|| format!("{}: cannot bake in the rigid mode", dir.display()))?;
+            eprintln!(
+                "note: {}: {} frames at {fps} fps; {} rigid pieces detected, largest fit residual {:.5} mm \
+                 (tolerance {:.3} mm)",
+                dir.display(),
+                sequence.frame_count(),
+                source.pieces.len(),
+                residual * 1e3,
+                f64::from(tolerance) * 1e3
+            );
+            Ok(source)
+        }
         RigidInput::File(path) => {
             let options =
                 ImportOptions { skin: None, max_memory, resource_root: resource_root.map(Path::to_path_buf) };
@@ -128,8 +149,9 @@ fn print_report(out: &mut dyn Write, r: &RigidVerifyReport) -> std::io::Result<(
     Ok(())
 }
 
-/// `vat verify` of a rigid-mode file: against `--source` (a glTF, sampled at the file's clip rate),
-/// or without it against the built-in source the file was baked from.
+/// `vat verify` of a rigid-mode file: against `--source` (a glTF sampled at the file's clip rate,
+/// or a mesh-sequence folder whose pieces are detected again), or without it against the built-in
+/// source the file was baked from.
 pub(crate) fn verify(
     file: &Path,
     asset: &Asset<'_>,
@@ -140,12 +162,7 @@ pub(crate) fn verify(
 ) -> Result<()> {
     let m = asset.manifest();
     let input = match source {
-        Some(path) if path.is_dir() => {
-            bail!(
-                "{}: a rigid-mode file verifies against a glTF or its built-in source, not a folder",
-                path.display()
-            )
-        }
+        Some(path) if path.is_dir() => RigidInput::Sequence(path, m.clips.first().map_or(30.0, |c| c.fps)),
         Some(path) => RigidInput::File(path),
         None if procgen::RIGID_SOURCES.contains(&m.name.as_str()) => RigidInput::Procedural(&m.name),
         None => bail!(

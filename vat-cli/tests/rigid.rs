@@ -1,8 +1,10 @@
 //! The rigid-body mode end to end through the CLI: `vat bake --procgen shatter` bakes, verifies
 //! without `--source` (the built-in source regenerated) and inspects as a rigid file (`--json`
 //! too); a node-animated glTF bakes with `--mode rigid` and verifies against `--source`; verifying
-//! against the wrong source fails loudly; misuse (a folder, a skinned glTF, a soft mode for the
-//! shatter) is refused with the reason and writes nothing.
+//! against the wrong source fails loudly; a folder of OBJ frames whose pieces move rigidly bakes
+//! with `--mode rigid` (pieces detected) and verifies against the folder, and one that deforms (the
+//! cloth) is refused; misuse (a skinned glTF, a soft mode for the shatter) is refused with the
+//! reason and writes nothing.
 
 // Integration tests report failure by panicking.
 #![allow(clippy::unwrap_used)]
@@ -96,8 +98,8 @@ fn a_node_animated_gltf_bakes_rigid_and_verifies_against_its_source() {
 fn misuse_of_the_rigid_mode_is_refused() {
     let dir = scratch("misuse");
     let file = dir.join("x.vat");
-    let folder = vat(&["bake", s(&dir), "--mode", "rigid", "--out", s(&file)]);
-    assert!(!folder.status.success() && out(&folder).contains("not a folder"), "{}", out(&folder));
+    let empty = vat(&["bake", s(&dir), "--mode", "rigid", "--out", s(&file)]);
+    assert!(!empty.status.success(), "{}", out(&empty));
     let soft = vat(&["bake", "--procgen", "shatter", "--mode", "soft", "--out", s(&file)]);
     assert!(!soft.status.success() && out(&soft).contains("--mode rigid"), "{}", out(&soft));
     let nothing = vat(&["bake", "--mode", "rigid", "--out", s(&file)]);
@@ -107,4 +109,71 @@ fn misuse_of_the_rigid_mode_is_refused() {
     let refused = vat(&["bake", s(&skinned), "--mode", "rigid", "--out", s(&file)]);
     assert!(!refused.status.success() && out(&refused).contains("skinned"), "{}", out(&refused));
     assert!(!file.exists(), "nothing is written");
+}
+
+/// The first `frames` frames of a small shatter as a mesh sequence (pieces placed per frame).
+fn shatter_sequence(frames: usize) -> vat_bake::sequence::MeshSequence {
+    let source = vat_bake::procgen::shatter_with(8, 4);
+    let mut indices = Vec::new();
+    let mut base = 0u32;
+    for p in &source.pieces {
+        indices.extend(p.indices.iter().map(|i| i + base));
+        base += p.positions.len() as u32;
+    }
+    let positions = source.clips[0].frames[..frames]
+        .iter()
+        .map(|f| {
+            source
+                .pieces
+                .iter()
+                .zip(f)
+                .flat_map(|(p, t)| {
+                    p.positions.iter().map(move |v| {
+                        let local = [v[0] - p.rest_pivot[0], v[1] - p.rest_pivot[1], v[2] - p.rest_pivot[2]];
+                        let r = vat_core::rigid::quat_rotate(t.rotation, local);
+                        glam::Vec3::new(t.pivot[0] + r[0], t.pivot[1] + r[1], t.pivot[2] + r[2])
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    vat_bake::sequence::MeshSequence {
+        name: "pieces".into(),
+        positions,
+        normals: None,
+        uvs: None,
+        indices,
+        fps: 30.0,
+        notes: Vec::new(),
+    }
+}
+
+#[test]
+fn a_rigid_mesh_sequence_bakes_with_detected_pieces_and_a_soft_one_is_refused() {
+    let dir = scratch("sequence");
+    let frames = dir.join("frames");
+    std::fs::create_dir_all(&frames).unwrap();
+    vat_bake::testdata::write_obj_frames(&shatter_sequence(40), &frames, false);
+    let file = dir.join("pieces.vat");
+    let bake = vat(&["bake", s(&frames), "--mode", "rigid", "--fps", "30", "--out", s(&file)]);
+    assert!(bake.status.success(), "{}", out(&bake));
+    assert!(
+        out(&bake).contains("8 rigid pieces detected") && out(&bake).contains("(rigid)"),
+        "{}",
+        out(&bake)
+    );
+    let verify = vat(&["verify", s(&file), "--source", s(&frames)]);
+    assert!(verify.status.success(), "{}", out(&verify));
+    // The cloth deforms: not rigid, refused with the residual, nothing written.
+    let cloth = dir.join("cloth");
+    std::fs::create_dir_all(&cloth).unwrap();
+    vat_bake::testdata::write_obj_frames(&vat_bake::procgen::cloth_sequence(), &cloth, false);
+    let refused_file = dir.join("cloth.vat");
+    let refused = vat(&["bake", s(&cloth), "--mode", "rigid", "--fps", "30", "--out", s(&refused_file)]);
+    assert!(
+        !refused.status.success() && out(&refused).contains("does not move rigidly"),
+        "{}",
+        out(&refused)
+    );
+    assert!(!refused_file.exists());
 }
