@@ -1300,4 +1300,98 @@ mod tests {
         no_clips.clips = &[];
         assert!(decode_vertex(&no_clips, &playing(0, 1.0), 0.0, 0, Interpolation::Linear).is_err());
     }
+
+    /// A rigid asset of one piece (two vertices) and one looping clip of two frames: at rest, then
+    /// turned 90 degrees about +Y and moved 1 m along +X, its second quaternion stored negated (the
+    /// other hemisphere), so the decoder must align it before the blend.
+    fn rigid_bytes() -> Vec<u8> {
+        use crate::container::{ElementFormat, Lod, RigidAnimation, StreamKind, VertexStream};
+        use crate::rigid::{encode_piece_texel, encode_vertex_texel};
+        let h = std::f32::consts::FRAC_1_SQRT_2;
+        let pivot_bounds = PositionBounds { min: [0.0; 3], extent: [1.0, 0.0, 0.0] };
+        let mut w = ContainerWriter::new();
+        let texel_bytes = |t: [u32; 4]| t.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let mut pieces =
+            texel_bytes(encode_piece_texel(&pivot_bounds, [0.0; 3], [0.0, 0.0, 0.0, 1.0]).unwrap());
+        pieces.extend(texel_bytes(
+            encode_piece_texel(&pivot_bounds, [1.0, 0.0, 0.0], [0.0, -h, 0.0, -h]).unwrap(),
+        ));
+        let pieces = w.add_blob(pieces);
+        let vertices = w.add_blob(
+            [encode_vertex_texel(0, [0.0; 3]), encode_vertex_texel(0, [0.0; 3])]
+                .into_iter()
+                .flat_map(texel_bytes)
+                .collect::<Vec<u8>>(),
+        );
+        let f32s = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let rest = w.add_blob(f32s(&[0.0, 0.0, 1.0, 0.0, 1.0, 0.0]));
+        let normals = w.add_blob(f32s(&[0.0, 0.0, 1.0, 0.0, 0.0, 1.0]));
+        let indices = w.add_blob([0u32, 1, 0].iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<u8>>());
+        let mut m = Manifest::new("rigid", 2);
+        let mut clips = ClipRowMap::new();
+        clips.push("turn", 2.0 / 30.0, 30.0, ClipMode::Looping, 0.0).unwrap();
+        m.clips = clips.clips().to_vec();
+        m.streams = vec![
+            VertexStream { kind: StreamKind::RestPosition, element: ElementFormat::F32x3, blob: rest },
+            VertexStream { kind: StreamKind::RestNormal, element: ElementFormat::F32x3, blob: normals },
+        ];
+        m.indices = Some(indices);
+        m.lods = vec![Lod {
+            first_index: 0,
+            index_count: 3,
+            triangle_count: 1,
+            screen_error: 0.0,
+            max_distance: f32::INFINITY,
+        }];
+        m.rigid_animation = Some(RigidAnimation {
+            layout: VertexTextureLayout { vertex_count: 1, frame_count: 2, width: 1, height: 2 },
+            pivot_bounds,
+            bounds: PositionBounds { min: [-1.0, -1.0, -1.0], extent: [3.0, 3.0, 3.0] },
+            pieces,
+            vertex_layout: VertexTextureLayout { vertex_count: 2, frame_count: 1, width: 2, height: 1 },
+            vertices,
+            piece_names: vec!["piece".into()],
+        });
+        w.finish(m).unwrap()
+    }
+
+    #[test]
+    fn rigid_decode_nlerps_the_short_way_and_cross_fades() {
+        let bytes = rigid_bytes();
+        let asset = Asset::parse(&bytes).unwrap();
+        let view = RigidAnimationView::from_asset(&asset).unwrap();
+        let close = |a: [f32; 3], b: [f32; 3], tol: f32| (0..3).all(|i| (a[i] - b[i]).abs() <= tol);
+        // Half-way between the frames (phase 0.25 of a 2-frame loop): turned 45 degrees (not 135:
+        // the negated quaternion is aligned first), the pivot half-way.
+        let at = |phase: f32| InstanceRecord { phase_offset_a: phase, ..Default::default() };
+        let h = std::f32::consts::FRAC_1_SQRT_2;
+        let v = decode_rigid_vertex(&view, &at(0.25), 0.0, 0, Interpolation::Linear).unwrap();
+        // Rotating +Z by 45 degrees about +Y gives (sin 45, 0, cos 45); plus the pivot (0.5, 0, 0).
+        // Tolerance: the snorm16 quantum and the unorm16 pivot quantum, a few 1e-5.
+        assert!(close(v.object_position, [0.5 + h, 0.0, h], 1e-4), "{:?}", v.object_position);
+        assert!(close(v.object_normal, [h, 0.0, h], 1e-4), "{:?}", v.object_normal);
+        // At the frames themselves the stored transforms come back.
+        let v = decode_rigid_vertex(&view, &at(0.5), 0.0, 0, Interpolation::Point).unwrap();
+        assert!(close(v.object_position, [2.0, 0.0, 0.0], 1e-4), "{:?}", v.object_position);
+        let v = decode_rigid_vertex(&view, &at(0.0), 0.0, 1, Interpolation::Point).unwrap();
+        assert!(close(v.object_position, [0.0, 1.0, 0.0], 1e-6), "{:?}", v.object_position);
+        // The loop wraps from frame 1 back to frame 0 the short way too (phase 0.75).
+        let v = decode_rigid_vertex(&view, &at(0.75), 0.0, 0, Interpolation::Linear).unwrap();
+        assert!(close(v.object_position, [0.5 + h, 0.0, h], 1e-4), "{:?}", v.object_position);
+        // A cross-fade half-way from frame 0 (clip A at phase 0) to frame 1 (clip B at 0.5) blends
+        // like the lerp between the frames.
+        let mut r = at(0.0);
+        r.phase_offset_b = 0.5;
+        r.fade_start = -0.5;
+        r.set_clip_b(0, 1.0);
+        let v = decode_rigid_vertex(&view, &r, 0.0, 0, Interpolation::Point).unwrap();
+        assert!(close(v.object_position, [0.5 + h, 0.0, h], 1e-4), "{:?}", v.object_position);
+        // The piece's own decode: the pivot and a unit quaternion.
+        let (pivot, q) = decode_rigid_piece(&view, &at(0.25), 0.0, 0, Interpolation::Linear).unwrap();
+        assert!(close(pivot, [0.5, 0.0, 0.0], 1e-4));
+        assert!((crate::rigid::quat_dot(q, q) - 1.0).abs() < 1e-6);
+        // Out of range: typed errors.
+        assert!(decode_rigid_vertex(&view, &at(0.0), 0.0, 2, Interpolation::Point).is_err());
+        assert!(view.piece_sample(2, 0).is_err());
+    }
 }
