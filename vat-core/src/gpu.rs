@@ -62,6 +62,10 @@
 //! `2 * ceil(T / 4)` weight fetches (doubled while cross-fading) plus 2 delta fetches (position and
 //! normal) per target whose blended weight is not 0.
 //!
+//! Rigid mode (a rigid asset in VAT mode, `vs_rigid`): one rigid vertex texel per vertex plus one
+//! piece texel per sampled frame (point 1, linear 2, cubic 4; doubled while cross-fading), so 3 at
+//! linear interpolation.
+//!
 //! The morph layer uses textures, not storage buffers: the vertex and compute stages already bind 8
 //! storage buffers each (WebGPU's default limit).
 //!
