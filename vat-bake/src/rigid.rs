@@ -249,15 +249,22 @@ impl RigidSource {
             union(&mut parent, t[0] as usize, t[1] as usize);
             union(&mut parent, t[1] as usize, t[2] as usize);
         }
-        let mut same_path: std::collections::HashMap<Vec<u32>, usize> = std::collections::HashMap::new();
+        // Identical trajectories: bucketed by a hash of every frame's position bits, then compared
+        // exactly (memory in proportion to the vertices, not to vertices x frames); -0 is +0.
+        let bits = |x: f32| (x + 0.0).to_bits();
+        let same_path = |a: usize, b: usize| {
+            seq.positions.iter().all(|f| f[a].to_array().map(bits) == f[b].to_array().map(bits))
+        };
+        let mut buckets: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
         for v in 0..n {
-            let key: Vec<u32> =
-                seq.positions.iter().flat_map(|f| f[v].to_array().map(f32::to_bits)).collect();
-            match same_path.get(&key) {
-                Some(&w) => union(&mut parent, v, w),
-                None => {
-                    same_path.insert(key, v);
-                }
+            let hash =
+                seq.positions.iter().flat_map(|f| f[v].to_array()).fold(0xcbf2_9ce4_8422_2325u64, |h, x| {
+                    (h ^ u64::from(bits(x))).wrapping_mul(0x0100_0000_01b3)
+                });
+            let bucket = buckets.entry(hash).or_default();
+            match bucket.iter().copied().find(|&w| same_path(v, w)) {
+                Some(w) => union(&mut parent, v, w),
+                None => bucket.push(v),
             }
         }
         // Components in order of their first vertex.
