@@ -1090,3 +1090,32 @@ fn hostile_rigid_manifests_give_typed_errors() {
         assert!(fx.write().is_err(), "{name}: written");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// A rigid file whose manifest bytes are changed at random, with the manifest checksum fixed so
+    /// that the changes reach decoding and validation: parsing never panics, and whatever parses
+    /// decodes every vertex with the CPU reference without panicking.
+    #[test]
+    fn rigid_manifest_mutations_never_panic(
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), 1u8..=255), 1..6),
+    ) {
+        let mut bytes = rigid().write().unwrap();
+        let len = manifest_len(&bytes);
+        for (at, xor) in &flips {
+            bytes[HEADER_LEN as usize + at.index(len)] ^= xor;
+        }
+        let crc = crc32fast::hash(&bytes[HEADER_LEN as usize..HEADER_LEN as usize + len]);
+        bytes[12..16].copy_from_slice(&crc.to_le_bytes());
+        if let Ok(asset) = Asset::parse(&bytes)
+            && let Ok(view) = crate::reference::RigidAnimationView::from_asset(&asset)
+        {
+            let record = crate::instance::InstanceRecord::default();
+            for v in 0..asset.manifest().vertex_count.min(64) {
+                let interp = crate::playback::Interpolation::Cubic;
+                let _ = crate::reference::decode_rigid_vertex(&view, &record, 0.7, v, interp);
+            }
+        }
+    }
+}
