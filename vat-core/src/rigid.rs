@@ -3,7 +3,8 @@
 //! A rigid asset ([`crate::container::RigidAnimation`]) stores, instead of one texel per vertex per
 //! frame, **one texel per piece per frame** in the *piece texture* (`Rgba32Uint`, 16 bytes, linearised
 //! like the vertex animation texture with pieces in place of vertices: texel
-//! `t = frame * piece_count + piece` at `(t % width, t / width)`), and **one texel per vertex** in the
+//! `t = frame * piece_count + piece` at `(t % width, t / width)`; the baker makes it one column per
+//! piece and one row per frame, `width == piece_count`, whenever that fits the device), and **one texel per vertex** in the
 //! *rigid vertex texture* (`Rgba32Uint`, texel `v` at `(v % width, v / width)`): the vertex's piece
 //! index and the rest-pose position of that piece's pivot.
 //!
@@ -22,10 +23,10 @@
 //! | 3 | quaternion w, snorm16 | reserved, 0 |
 //!
 //! `unorm16`: `q / 65535`, the box coordinate `min + (q / 65535) * extent`; `snorm16`: the two's
-//! complement value `i` read as `max(i / 32767, -1)`. Along each piece's track the quaternions are
-//! kept in one hemisphere (consecutive frames have a dot product `>= 0`,
-//! [`crate::encoding::make_hemisphere_continuous`]), and the decoder also aligns each sampled
-//! quaternion with the first one before blending, so that interpolation (normalised lerp) never
+//! complement value `i` read as `max(i / 32767, -1)`. The baker keeps each piece's quaternion
+//! track in one hemisphere (consecutive frames have a dot product `>= 0`,
+//! [`crate::encoding::make_hemisphere_continuous`]; the reader does not require it), and the
+//! decoder also aligns each sampled quaternion with the first fetched one before blending, so that interpolation (normalised lerp) never
 //! passes through zero, even across a loop's wrap or a cross-fade.
 //!
 //! ## Bounds (derived from the format, tested)
