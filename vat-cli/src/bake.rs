@@ -368,6 +368,23 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         _ => None,
     };
     if let Some(rigid_input) = rigid_input {
+        let soft_only = [
+            ("--frames", args.frames.is_some()),
+            ("--clips", args.clips.is_some()),
+            ("--loop", args.loop_clips.is_some()),
+            ("--once", args.once_clips.is_some()),
+            ("--lods", args.lods.is_some()),
+            ("--lod-ratios", args.lod_ratios.is_some()),
+            ("--bones", args.bones),
+            ("--tangents", args.tangents),
+            ("--precise-normals", args.precise_normals),
+            ("--capture", args.capture.is_some()),
+            ("--skin", args.skin.is_some()),
+            ("--accept-influence-loss", args.accept_influence_loss),
+        ];
+        if let Some((flag, _)) = soft_only.iter().find(|(_, given)| *given) {
+            bail!("{flag} does not apply to the rigid mode (one piece texel per piece per frame at --fps)");
+        }
         return crate::rigid::bake(
             &rigid_input,
             &args.out,

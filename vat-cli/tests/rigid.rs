@@ -102,6 +102,8 @@ fn misuse_of_the_rigid_mode_is_refused() {
     assert!(!empty.status.success(), "{}", out(&empty));
     let soft = vat(&["bake", "--procgen", "shatter", "--mode", "soft", "--out", s(&file)]);
     assert!(!soft.status.success() && out(&soft).contains("--mode rigid"), "{}", out(&soft));
+    let flag = vat(&["bake", "--procgen", "shatter", "--bones", "--out", s(&file)]);
+    assert!(!flag.status.success() && out(&flag).contains("--bones does not apply"), "{}", out(&flag));
     let nothing = vat(&["bake", "--mode", "rigid", "--out", s(&file)]);
     assert!(!nothing.status.success(), "{}", out(&nothing));
     let skinned = dir.join("skinned.glb");
