@@ -104,6 +104,25 @@ pub fn morph_vat(skinned: bool) -> &'static [u8] {
     })
 }
 
+/// A rigid-mode asset, as `.vat` bytes: [`vat_bake::procgen::shatter_with`] of 48 pieces (seed 5),
+/// its one-shot `shatter` clip plus a looping `rewind` clip (the same frames backwards, so the loop
+/// wraps from the rubble to the standing wall: a long rotation at the seam). Baked once per test
+/// binary.
+pub fn rigid_vat() -> &'static [u8] {
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTES.get_or_init(|| {
+        let mut source = vat_bake::procgen::shatter_with(48, 5);
+        let mut rewind = source.clips[0].clone();
+        rewind.name = "rewind".into();
+        rewind.frames.reverse();
+        rewind.frames.pop();
+        rewind.looping = true;
+        source.clips.push(rewind);
+        let options = vat_bake::rigid::RigidBakeOptions::default();
+        vat_bake::rigid::bake_rigid(&source, &options).expect("the shatter bakes").0
+    })
+}
+
 /// Writes tightly packed RGBA8 pixels as a binary PPM (alpha dropped) to `$VAT_TEST_IMAGES/name.ppm`
 /// when that variable names a directory; does nothing otherwise. For looking at test renders.
 pub fn save_image(name: &str, size: [u32; 2], rgba: &[u8]) {

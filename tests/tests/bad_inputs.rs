@@ -119,9 +119,13 @@ fn cases() -> Vec<Case> {
     file("vat-glb-given.vat", vat_bake::testdata::small_skinned_glb(), Load, vec![], "magic");
     file("vat-text.vat", b"this is not a vat file\n".to_vec(), Load, vec![], "magic");
     let mut v = vat.clone();
-    // Version 2 (the morph layer) is read; 3 is the first future version.
+    // Versions 2 (the morph layer) and 3 (the rigid mode) are read; 4 is the first future version.
+    put_u32(&mut v, 4, 4);
+    file("vat-version-4.vat", v, Load, vec![], "version 4");
+    // A version 1 manifest labelled 3 ends before its rigid slot: refused, typed.
+    let mut v = vat.clone();
     put_u32(&mut v, 4, 3);
-    file("vat-version-3.vat", v, Load, vec![], "version 3");
+    file("vat-version-3-without-rigid-slot.vat", v, Load, vec![], "manifest");
     let mut v = vat.clone();
     put_u32(&mut v, 4, 0);
     file("vat-version-0.vat", v, Load, vec![], "version 0");

@@ -236,6 +236,14 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     ] {
         out.push(("vat_reader", name.to_owned(), prepare(rig, &options).unwrap().to_vat_bytes().unwrap()));
     }
+    // A rigid-mode file (format 3): six pieces of the shatter.
+    let rigid = vat_bake::rigid::bake_rigid(
+        &vat_bake::procgen::shatter_with(6, 1),
+        &vat_bake::rigid::RigidBakeOptions::default(),
+    )
+    .unwrap()
+    .0;
+    out.push(("vat_reader", "small-rigid-shatter.vat".to_owned(), rigid));
     for (i, args) in [
         "--clips walk --frames 3",
         "--clips wave --fps 4 --format f16 --bones",

@@ -233,6 +233,18 @@ fn gpu_decode(
         view_formats: &[],
     });
     let bone_view = bone_texture.create_view(&wgpu::TextureViewDescriptor::default());
+    // The rigid mode's textures (unsigned; cs_decode never reads them).
+    let rigid_texture = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("no rigid texture"),
+        size: wgpu::Extent3d { width: 1, height: 1, depth_or_array_layers: 1 },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba32Uint,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING,
+        view_formats: &[],
+    });
+    let rigid_view = rigid_texture.create_view(&wgpu::TextureViewDescriptor::default());
     let stand_in = |usage| buffer(gpu, "stand-in", &[0u8; 320], usage);
     let (storage, uniform) = (wgpu::BufferUsages::STORAGE, wgpu::BufferUsages::UNIFORM);
     let stand_ins = [stand_in(storage), stand_in(storage), stand_in(storage), stand_in(storage)];
@@ -254,6 +266,7 @@ fn gpu_decode(
             "bone_texture" | "morph_texture" | "morph_weights" => {
                 wgpu::BindingResource::TextureView(&bone_view)
             }
+            "rigid_pieces" | "rigid_vertices" => wgpu::BindingResource::TextureView(&rigid_view),
             "joints" => stand_ins[0].as_entire_binding(),
             "weights" => stand_ins[1].as_entire_binding(),
             "rest_vertices" => stand_ins[2].as_entire_binding(),

@@ -6,7 +6,7 @@
 //! `Renderer::draw_depth` of an extra view (the crowd shifted on screen, at depth 0) into a host
 //! depth pass hides the colour draws where they overlap it; a view reaching past the camera's
 //! frustum draws the instances only it sees, GPU-culled (each view culled for itself) as
-//! CPU-culled.
+//! CPU-culled. A rigid-mode asset (shattering walls) passes the host-pass checks too.
 
 // Integration tests report failure by panicking; helpers below unwrap for the same reason.
 #![allow(clippy::unwrap_used)]
@@ -116,9 +116,8 @@ fn wgpu_depth_fill(device: &wgpu::Device) -> wgpu::RenderPipeline {
 }
 
 /// `render()` and a host frame of the same crowd on wgpu: `(reference, embedded)`.
-fn wgpu_frames(culling: Culling) -> (Vec<u8>, Vec<u8>) {
+fn wgpu_frames(bytes: &[u8], culling: Culling) -> (Vec<u8>, Vec<u8>) {
     let mut r = vat_wgpu::Offscreen::new(SIZE, Default::default()).unwrap();
-    let bytes = humanoid_vat_in(VertexFormat::Packed64);
     let asset = r.upload(&Asset::parse(bytes).unwrap()).unwrap();
     let mut crowd = crowd(bytes);
     let mut gpu = r.create_crowd(&crowd).unwrap();
@@ -169,10 +168,9 @@ fn wgpu_frames(culling: Culling) -> (Vec<u8>, Vec<u8>) {
 
 /// `render()` and a host frame of the same crowd on Vulkan, under the validation layer (which must
 /// stay silent): `(reference, embedded)`.
-fn vulkan_frames(culling: Culling) -> (Vec<u8>, Vec<u8>) {
+fn vulkan_frames(bytes: &[u8], culling: Culling) -> (Vec<u8>, Vec<u8>) {
     let mut r = vat_vulkan::Offscreen::new(SIZE, Default::default()).unwrap();
     assert!(r.parts().0.validation_enabled(), "vat-vulkan tests must run under the validation layer");
-    let bytes = humanoid_vat_in(VertexFormat::Packed64);
     let asset = r.upload(&Asset::parse(bytes).unwrap()).unwrap();
     let mut crowd = crowd(bytes);
     let mut gpu = r.create_crowd(&crowd).unwrap();
@@ -240,16 +238,27 @@ fn vulkan_frames(culling: Culling) -> (Vec<u8>, Vec<u8>) {
     (reference, embedded)
 }
 
+/// The host-pass checks for one asset, both culling paths, both backends.
+fn host_pass_checks(label: &str, bytes: &[u8]) {
+    for culling in [Culling::Cpu, Culling::Gpu] {
+        let (w_ref, w_host) = wgpu_frames(bytes, culling);
+        check(&format!("{label}wgpu-{culling:?}"), &w_ref, &w_host);
+        let (v_ref, v_host) = vulkan_frames(bytes, culling);
+        check(&format!("{label}vulkan-{culling:?}"), &v_ref, &v_host);
+        let differing = v_host.iter().zip(&w_host).filter(|(a, b)| a.abs_diff(**b) > 2).count();
+        assert_eq!(differing, 0, "{label}{culling:?}: the host frames of wgpu and Vulkan differ");
+    }
+}
+
 #[test]
 fn a_host_pass_keeps_its_clear_colour_and_depth_on_both_backends() {
-    for culling in [Culling::Cpu, Culling::Gpu] {
-        let (w_ref, w_host) = wgpu_frames(culling);
-        check(&format!("wgpu-{culling:?}"), &w_ref, &w_host);
-        let (v_ref, v_host) = vulkan_frames(culling);
-        check(&format!("vulkan-{culling:?}"), &v_ref, &v_host);
-        let differing = v_host.iter().zip(&w_host).filter(|(a, b)| a.abs_diff(**b) > 2).count();
-        assert_eq!(differing, 0, "{culling:?}: the host frames of wgpu and Vulkan differ");
-    }
+    host_pass_checks("", humanoid_vat_in(VertexFormat::Packed64));
+}
+
+/// The same for a rigid-mode asset (shattering walls): the embeddable API draws it like the crowd.
+#[test]
+fn a_rigid_asset_draws_into_a_host_pass_like_render_on_both_backends() {
+    host_pass_checks("rigid-", vat_tests::rigid_vat());
 }
 
 #[test]

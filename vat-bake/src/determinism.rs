@@ -70,3 +70,27 @@ fn determinism_across_threads_runs_and_profiles() {
         if cfg!(debug_assertions) { "debug" } else { "release" }
     );
 }
+
+/// `(length, FNV-1a)` of the built-in shatter's rigid-mode `.vat` bytes (`vat bake --procgen
+/// shatter`), blessed from a release build like [`BLESSED`].
+const SHATTER_BLESSED: (usize, u64) = (969_632, 0xf120_5bc0_eecb_284d);
+
+#[test]
+fn the_shatter_bake_is_pinned_across_runs_and_profiles() {
+    let bake = || {
+        let source = procgen::shatter();
+        crate::rigid::bake_rigid(&source, &crate::rigid::RigidBakeOptions::default()).unwrap().0
+    };
+    let one = bake();
+    assert!(bake() == one, "a second run differs");
+    if std::env::var_os("VAT_PRINT_HASHES").is_some() {
+        println!("shatter: ({}, {:#018x})", one.len(), fnv1a(&one));
+    }
+    assert_eq!(
+        (one.len(), fnv1a(&one)),
+        SHATTER_BLESSED,
+        "the shatter's .vat bytes differ from the blessed release build's (this is a {} build); if the change \
+         is deliberate, re-bless (see the module docs)",
+        if cfg!(debug_assertions) { "debug" } else { "release" }
+    );
+}

@@ -40,7 +40,8 @@ pub const FUZZ_MAX_FRAMES: u32 = 12;
 pub const FUZZ_MAX_TEXTURE_DIM: u32 = 1024;
 
 /// Parses `data` as a `.vat` file; when it is valid, reads what a loader reads: every blob, the crowd
-/// view of its manifest, and the first and last vertex of the CPU reference decoder at a few times.
+/// view of its manifest, and the first and last vertex of the CPU reference decoder (the soft or the
+/// rigid one) at a few times.
 ///
 /// A mutated manifest almost never matches its checksum, which would stop the fuzzer at the
 /// checksum test; so the same bytes with the header's manifest checksum recomputed are loaded too,
@@ -86,6 +87,15 @@ fn load_vat_once(data: &[u8]) -> std::result::Result<(), vat_core::Error> {
         for time in [0.0f32, 0.37, 5.0] {
             for vertex in [0, last] {
                 decode_vertex(&view, &InstanceRecord::default(), time, vertex, Interpolation::Cubic)?;
+            }
+        }
+    }
+    if let Ok(view) = vat_core::reference::RigidAnimationView::from_asset(&asset) {
+        let last = manifest.vertex_count.saturating_sub(1);
+        for time in [0.0f32, 0.37, 5.0] {
+            for vertex in [0, last] {
+                let record = InstanceRecord::default();
+                vat_core::reference::decode_rigid_vertex(&view, &record, time, vertex, Interpolation::Cubic)?;
             }
         }
     }

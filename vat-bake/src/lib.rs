@@ -21,6 +21,7 @@
 //! | [`morph`] | bone mode's live morph layer (morph delta texture + per-frame weights track) |
 //! | [`stride`] | stride extraction from planted feet |
 //! | [`verify`] | decoded bake vs fresh skinning, with error figures |
+//! | [`rigid`] | the rigid-body mode: node-animated pieces or [`procgen::shatter`] -> `.vat`, verified against the source transforms |
 //!
 //! Errors at this crate's boundary are one enum, [`BakeError`].
 
@@ -35,6 +36,7 @@ pub mod morph;
 pub mod prepare;
 pub mod procgen;
 pub mod rig;
+pub mod rigid;
 pub mod sample;
 pub mod sequence;
 pub mod skin;

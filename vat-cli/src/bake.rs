@@ -52,6 +52,9 @@ pub(crate) enum ModeArg {
     Skeletal,
     /// A mesh sequence (soft-body).
     Soft,
+    /// Node-animated pieces (rigid-body): every node carrying a mesh is a piece that moves as a
+    /// unit (one piece texel per piece per frame).
+    Rigid,
 }
 
 /// `vat bake` arguments.
@@ -61,15 +64,19 @@ pub(crate) struct BakeArgs {
     /// .gltf/.glb, one file per frame in name order, numbers by value). Without it the procedural
     /// humanoid is baked.
     input: Option<PathBuf>,
-    /// Bake a built-in procedural source: `humanoid` (the default without a value) or `cloth` (a
-    /// banner on a pole in the wind, soft-body).
+    /// Bake a built-in procedural source: `humanoid` (the default without a value), `cloth` (a
+    /// banner on a pole in the wind, soft-body) or `shatter` (a wall breaking into a few hundred
+    /// pieces, rigid-body).
     #[arg(long, conflicts_with = "input", num_args = 0..=1, default_missing_value = "humanoid",
-          value_parser = clap::builder::PossibleValuesParser::new(vat_bake::procgen::SOURCES))]
+          value_parser = clap::builder::PossibleValuesParser::new(
+              vat_bake::procgen::SOURCES.iter().chain(&vat_bake::procgen::RIGID_SOURCES).copied()))]
     procgen: Option<String>,
     /// What the input is: `skeletal` (a rigged or node-animated glTF; the default for a file) or
     /// `soft` (a mesh sequence: a folder of per-frame files, the default for a folder, or a glTF whose
-    /// frames are morph targets driven by a weights animation). A sequence plays at --fps and bakes one
-    /// texture frame per source frame.
+    /// frames are morph targets driven by a weights animation) or `rigid` (a glTF whose animated
+    /// nodes carry meshes: each node's mesh is a piece; or a mesh-sequence folder whose connected
+    /// pieces each move rigidly within 0.1 mm; implied by `--procgen shatter`). A sequence
+    /// plays at --fps and bakes one texture frame per source frame.
     #[arg(long, value_enum)]
     mode: Option<ModeArg>,
     /// Output .vat path (written atomically: a temp file, then a rename).
@@ -344,6 +351,49 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     {
         bail!("{}: --out names the input file; choose another output path", args.out.display());
     }
+    let rigid_input = match (input, args.procgen.as_deref()) {
+        (Some(path), _) if args.mode == Some(ModeArg::Rigid) && path.is_dir() => {
+            Some(crate::rigid::RigidInput::Sequence(path, args.fps))
+        }
+        (Some(path), _) if args.mode == Some(ModeArg::Rigid) => Some(crate::rigid::RigidInput::File(path)),
+        (None, Some(name)) if vat_bake::procgen::RIGID_SOURCES.contains(&name) => {
+            if matches!(args.mode, Some(ModeArg::Skeletal | ModeArg::Soft)) {
+                bail!("--procgen {name} is a rigid-body source; bake it with --mode rigid (or no --mode)");
+            }
+            Some(crate::rigid::RigidInput::Procedural(name))
+        }
+        (None, _) if args.mode == Some(ModeArg::Rigid) => {
+            bail!("--mode rigid needs a glTF input or a rigid built-in source (--procgen shatter)")
+        }
+        _ => None,
+    };
+    if let Some(rigid_input) = rigid_input {
+        let soft_only = [
+            ("--frames", args.frames.is_some()),
+            ("--clips", args.clips.is_some()),
+            ("--loop", args.loop_clips.is_some()),
+            ("--once", args.once_clips.is_some()),
+            ("--lods", args.lods.is_some()),
+            ("--lod-ratios", args.lod_ratios.is_some()),
+            ("--bones", args.bones),
+            ("--tangents", args.tangents),
+            ("--precise-normals", args.precise_normals),
+            ("--capture", args.capture.is_some()),
+            ("--skin", args.skin.is_some()),
+            ("--accept-influence-loss", args.accept_influence_loss),
+        ];
+        if let Some((flag, _)) = soft_only.iter().find(|(_, given)| *given) {
+            bail!("{flag} does not apply to the rigid mode (one piece texel per piece per frame at --fps)");
+        }
+        return crate::rigid::bake(
+            &rigid_input,
+            &args.out,
+            args.fps,
+            args.max_texture_dim,
+            args.max_memory,
+            args.resource_root.as_deref(),
+        );
+    }
     let rig_source = match (input, args.procgen.as_deref()) {
         (Some(path), _) if path.is_dir() => {
             if args.mode == Some(ModeArg::Skeletal) {
@@ -535,6 +585,16 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<()> {
     let bytes = read_vat(&args.file, args.max_memory)?;
     let asset = Asset::parse_with_limits(&bytes, &load_limits(args.max_memory))
         .with_context(|| format!("{}: not a valid .vat file", args.file.display()))?;
+    if asset.manifest().mode() == vat_core::container::VatMode::Rigid {
+        return crate::rigid::verify(
+            &args.file,
+            &asset,
+            args.source.as_deref(),
+            args.json,
+            args.max_memory,
+            args.resource_root.as_deref(),
+        );
+    }
     let baked_name = asset.manifest().name.clone();
     let rig_source = match args.source.as_deref() {
         Some(path) if path.is_dir() => {

@@ -23,7 +23,8 @@ pub(crate) fn run(path: &Path, as_json: bool, max_memory: u64) -> Result<()> {
 }
 
 /// The summary as JSON. Fixed keys (a scripting interface): `clips` (array), `lods` (array),
-/// `bytes_per_vertex_frame` (number); more are present.
+/// `bytes_per_vertex_frame` (number), `mode` (`"soft"` or `"rigid"`), `rigid` (null, or the pieces,
+/// bytes per piece per frame, pivot box and bounds); more are present.
 pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
     let m: &Manifest = asset.manifest();
     let clips: Vec<Value> = m
@@ -111,6 +112,31 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
             "bytes": asset.blob(ma.weights).len(),
         }));
     }
+    let mut rigid = Value::Null;
+    if let Some(ra) = &m.rigid_animation {
+        textures.push(json!({
+            "role": "rigid pieces",
+            "format": "Rgba32Uint",
+            "width": ra.layout.width,
+            "height": ra.layout.height,
+            "bytes": asset.blob(ra.pieces).len(),
+        }));
+        textures.push(json!({
+            "role": "rigid vertices",
+            "format": "Rgba32Uint",
+            "width": ra.vertex_layout.width,
+            "height": ra.vertex_layout.height,
+            "bytes": asset.blob(ra.vertices).len(),
+        }));
+        bounds = json!({ "min_m": ra.bounds.min, "extent_m": ra.bounds.extent });
+        rigid = json!({
+            "pieces": ra.layout.vertex_count,
+            "bytes_per_piece_frame": vat_core::rigid::RIGID_TEXEL_BYTES,
+            "pivot_bounds": { "min_m": ra.pivot_bounds.min, "extent_m": ra.pivot_bounds.extent },
+            "translation_bound_mm": vat_core::rigid::translation_bound(&ra.pivot_bounds).map(|b| b * 1e3),
+            "rotation_bound_deg": vat_core::rigid::ROTATION_BOUND_DEG,
+        });
+    }
     let sockets: Vec<Value> = m
         .sockets
         .iter()
@@ -136,6 +162,8 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
         .collect();
     json!({
         "name": m.name,
+        "mode": m.mode().name(),
+        "rigid": rigid,
         "file_bytes": file_bytes,
         "vertex_count": m.vertex_count,
         "frame_count": asset.frame_count(),
@@ -157,18 +185,43 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
 fn print_human(path: &Path, s: &Value) {
     // Names come from the file: printed with control characters escaped.
     let name = crate::terminal_safe(s["name"].as_str().unwrap_or(""));
-    println!("{}: \"{name}\", {} bytes", path.display(), s["file_bytes"]);
     println!(
-        "  {} vertices x {} frames, format {}, {} bytes per vertex per frame",
-        s["vertex_count"],
-        s["frame_count"],
-        s["format"].as_str().unwrap_or("none"),
-        s["bytes_per_vertex_frame"]
+        "{}: \"{name}\", {} bytes, {} mode",
+        path.display(),
+        s["file_bytes"],
+        s["mode"].as_str().unwrap_or("soft")
     );
-    if !s["bounds"].is_null() {
+    if !s["rigid"].is_null() {
+        let r = &s["rigid"];
         println!(
-            "  bounds: min {} m, extent {} m, position bits {}",
-            s["bounds"]["min_m"], s["bounds"]["extent_m"], s["bounds"]["position_bits"]
+            "  {} pieces, {} bytes per piece per frame; pivot box min {} m, extent {} m; bounds: translation {} mm \
+             per axis, rotation {:.4} deg",
+            r["pieces"],
+            r["bytes_per_piece_frame"],
+            r["pivot_bounds"]["min_m"],
+            r["pivot_bounds"]["extent_m"],
+            r["translation_bound_mm"],
+            r["rotation_bound_deg"].as_f64().unwrap_or(0.0)
+        );
+    }
+    if s["rigid"].is_null() {
+        println!(
+            "  {} vertices x {} frames, format {}, {} bytes per vertex per frame",
+            s["vertex_count"],
+            s["frame_count"],
+            s["format"].as_str().unwrap_or("none"),
+            s["bytes_per_vertex_frame"]
+        );
+    } else {
+        println!("  {} vertices x {} frames", s["vertex_count"], s["frame_count"]);
+    }
+    if !s["bounds"].is_null() {
+        let bits = &s["bounds"]["position_bits"];
+        println!(
+            "  bounds: min {} m, extent {} m{}",
+            s["bounds"]["min_m"],
+            s["bounds"]["extent_m"],
+            if bits.is_null() { String::new() } else { format!(", position bits {bits}") }
         );
     }
     println!("  clips:");

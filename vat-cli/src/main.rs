@@ -29,6 +29,7 @@ mod demo;
 mod inspect;
 mod interop;
 mod render;
+mod rigid;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -74,13 +74,16 @@ pub enum TexelFormat {
     Rgba8Uint,
     /// Two u8 channels, 2 bytes.
     Rg8Uint,
+    /// Four u32 channels, 16 bytes (the rigid mode's piece and vertex textures,
+    /// [`crate::rigid`]).
+    Rgba32Uint,
 }
 
 impl TexelFormat {
     /// Bytes per texel.
     pub const fn bytes_per_texel(self) -> u32 {
         match self {
-            TexelFormat::Rgba32Float => 16,
+            TexelFormat::Rgba32Float | TexelFormat::Rgba32Uint => 16,
             TexelFormat::Rg32Uint
             | TexelFormat::Rgba16Uint
             | TexelFormat::Rgba16Float

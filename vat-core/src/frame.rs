@@ -29,7 +29,7 @@
 
 use std::ops::Range;
 
-use crate::container::{Lod, Manifest};
+use crate::container::{Lod, Manifest, VatMode};
 use crate::crowd::{Camera, Crowd, CrowdConfig, CrowdId, CrowdStats, DrawBatch, Frustum};
 use crate::encoding::VertexFormat;
 use crate::gpu::{self, CullParams, FrameInputs, FrameUniforms, ScatterPlan, ShadowLookup};
@@ -101,15 +101,21 @@ pub struct AssetDrawInfo {
     vertex_count: u32,
     influences: u32,
     vertex_format: VertexFormat,
+    mode: VatMode,
 }
 
 impl AssetDrawInfo {
     /// The description of an asset of manifest `m` whose index buffer holds `lod_index_count`
     /// indices of LODs, then `attachment_index_count` indices of the attachment meshes. A new id each
-    /// call. `None` without vertex animation or without LODs.
+    /// call. `None` without vertex (or rigid) animation or without LODs.
     pub fn new(m: &Manifest, lod_index_count: u32, attachment_index_count: u32) -> Option<Self> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let va = m.vertex_animation.as_ref()?;
+        // A rigid asset has no vertex format; its pipelines carry the neutral one.
+        let vertex_format = match (&m.vertex_animation, &m.rigid_animation) {
+            (Some(va), _) => va.format,
+            (None, Some(_)) => ShaderVariantKey::NEUTRAL.vertex_format,
+            (None, None) => return None,
+        };
         if m.lods.is_empty() {
             return None;
         }
@@ -120,7 +126,8 @@ impl AssetDrawInfo {
             attachment_index_count,
             vertex_count: m.vertex_count,
             influences: m.bone_animation.as_ref().map_or(0, |b| b.influences),
-            vertex_format: va.format,
+            vertex_format,
+            mode: m.mode(),
         })
     }
 
@@ -178,6 +185,32 @@ impl AssetDrawInfo {
     /// Where the attachment indices start in the index buffer, in indices.
     pub fn attachment_first_index(&self) -> u32 {
         self.attachment_first_index
+    }
+
+    /// The mode the asset was baked in.
+    pub fn mode(&self) -> VatMode {
+        self.mode
+    }
+
+    /// The program that draws its bodies in `mode`: [`Program::Rigid`] for a rigid asset in
+    /// [`RenderMode::Vat`], else [`Program::Body`]`(mode)`.
+    pub fn body_program(&self, mode: RenderMode) -> Program {
+        if self.mode == VatMode::Rigid && mode == RenderMode::Vat {
+            Program::Rigid
+        } else {
+            Program::Body(mode)
+        }
+    }
+
+    /// The compute entry point that decodes its vertices in `mode` for verification:
+    /// [`gpu::ENTRY_POINT_DECODE_RIGID`] for a rigid asset in [`RenderMode::Vat`], else
+    /// [`RenderMode::decode_entry_point`].
+    pub fn decode_entry_point(&self, mode: RenderMode) -> Option<&'static str> {
+        if self.body_program(mode) == Program::Rigid {
+            Some(gpu::ENTRY_POINT_DECODE_RIGID)
+        } else {
+            mode.decode_entry_point()
+        }
     }
 
     /// The shader variant of its pipelines with cross-fade `cross_fade`.
@@ -838,7 +871,7 @@ impl FramePlan {
         };
         FrameReport {
             stats,
-            draws_main: count(|p| matches!(p, Program::Body(_))),
+            draws_main: count(|p| matches!(p, Program::Body(_) | Program::Rigid)),
             draws_shadow: self.depth.len() as u32,
             draws_attachments: count(|p| *p == Program::Attachment),
             draws_ground: count(|p| *p == Program::Ground),
@@ -1037,7 +1070,7 @@ fn plan_draws(
     let asset = c.asset;
     let attachments_on = config.attachments && asset.has_attachments();
     let key = |program, pass, cross_fade| PipelineKey { program, pass, variant: asset.variant(cross_fade) };
-    let body = Program::Body(mode);
+    let body = asset.body_program(mode);
     let casts = shadow_pass && config.shadows;
     let draw = |pipeline, instances, geometry| Draw {
         pipeline,
@@ -1127,7 +1160,7 @@ fn plan_view_draws(
             instances: b.first_instance..b.first_instance + b.instance_count,
         },
     };
-    let body = Program::Body(mode);
+    let body = asset.body_program(mode);
     out.extend(view.main_fade.iter().map(|b| draw(body, true, asset.lod_indices(b.lod), b)));
     out.extend(view.main_plain.iter().map(|b| draw(body, false, asset.lod_indices(b.lod), b)));
     if config.attachments && asset.has_attachments() {

@@ -34,6 +34,8 @@
 //! | 1 | 12 | `vat_texture_2` | `texture_2d<u32>` (`Rgba8Uint` Split8 normals; 1x1 otherwise) | vertex, compute |
 //! | 1 | 13 | `vat_float_texture` | `texture_2d<f32>` (`Rgba16Float` F16 / `Rgba32Float` F32 positions, not filterable; 1x1 otherwise) | vertex, compute |
 //! | 1 | 14 | `vat_float_texture_1` | `texture_2d<f32>` (`Rg16Float` F16 / `Rg32Float` F32 octahedral normals, not filterable; 1x1 otherwise) | vertex, compute |
+//! | 1 | 15 | `rigid_pieces` | `texture_2d<u32>` (`Rgba32Uint` rigid piece texture, [`crate::rigid`]; 1x1 for a soft asset) | vertex, compute |
+//! | 1 | 16 | `rigid_vertices` | `texture_2d<u32>` (`Rgba32Uint` rigid vertex texture: piece index, rest pivot; 1x1 for a soft asset) | vertex, compute |
 //! | 2 | 0 | `instances` | read-only storage `array<InstanceRecord>` | vertex, compute |
 //! | 2 | 1 | `decode_params` | uniform [`DecodeParams`] | compute |
 //! | 2 | 2 | `decoded` | read-write storage `array<DecodedVertex>` | compute |
@@ -60,6 +62,10 @@
 //! `2 * ceil(T / 4)` weight fetches (doubled while cross-fading) plus 2 delta fetches (position and
 //! normal) per target whose blended weight is not 0.
 //!
+//! Rigid mode (a rigid asset in VAT mode, `vs_rigid`): one rigid vertex texel per vertex plus one
+//! piece texel per sampled frame (point 1, linear 2, cubic 4; doubled while cross-fading), so 3 at
+//! linear interpolation.
+//!
 //! The morph layer uses textures, not storage buffers: the vertex and compute stages already bind 8
 //! storage buffers each (WebGPU's default limit).
 //!
@@ -71,7 +77,7 @@
 //! chosen per pipeline by [`OVERRIDE_VERTEX_FORMAT`] (set to [`vertex_format_code`] of the asset's
 //! format); integer formats bind `texture_2d<u32>`, float formats `texture_2d<f32>` read with
 //! `textureLoad` (never filtered), so every format decodes exactly what
-//! [`crate::encoding::decode_vertex_texel`] decodes. Sampled textures per stage: vertex and compute 8
+//! [`crate::encoding::decode_vertex_texel`] decodes. Sampled textures per stage: vertex and compute 10
 //! each (WebGPU's default limit is 16).
 
 use bytemuck::{Pod, Zeroable};
@@ -405,7 +411,11 @@ pub fn shadow_view_proj(
     m.is_finite().then(|| m.to_cols_array_2d())
 }
 
-/// Constants of one baked asset (group 1, binding 2; uniform, 96 bytes).
+/// Constants of one baked asset (group 1, binding 2; uniform, 144 bytes).
+///
+/// For a rigid asset (`piece_count > 0`) `bounds_min` / `bounds_extent` are the box of every vertex
+/// at every frame (culling's box), `frame_count` the piece texture's frames, `texture_width` and
+/// `position_bits` 0 and `vertex_format` that of Packed64 (unused).
 ///
 /// Kept in sync with `struct AssetConstants` in vat.wgsl.
 #[repr(C)]
@@ -445,17 +455,58 @@ pub struct AssetConstants {
     pub morph_rows_per_band: u32,
     /// Width of the morph weights texture in texels, 0 without a morph layer.
     pub morph_weights_width: u32,
+    /// Pieces of the rigid animation ([`crate::container::RigidAnimation`]), 0 for a soft asset.
+    pub piece_count: u32,
+    /// Lowest corner of the rigid pivot box, metres, object space (0 for a soft asset).
+    pub pivot_min: [f32; 3],
+    /// Width of the piece texture in texels (texel `frame * piece_count + piece` at
+    /// `(t % width, t / width)`), 0 for a soft asset.
+    pub piece_texture_width: u32,
+    /// Size of the rigid pivot box along each axis, metres, `>= 0` (0 for a soft asset).
+    pub pivot_extent: [f32; 3],
+    /// Width of the rigid vertex texture in texels (texel `v` at `(v % width, v / width)`), 0 for a
+    /// soft asset.
+    pub rigid_vertex_width: u32,
     /// 1 when the asset has per-frame tangent frames (`vat_tangent_texture`), else 0: the VAT
     /// path then decodes each vertex's tangent (one more texel fetch).
     pub tangents: u32,
+    /// Keeps the size a multiple of 16 bytes (144); zero.
+    pub _pad: [u32; 3],
 }
 
-const _: () = assert!(std::mem::size_of::<AssetConstants>() == 96);
+const _: () = assert!(std::mem::size_of::<AssetConstants>() == 144);
 
 impl AssetConstants {
-    /// The constants of a validated asset's vertex animation; `None` if it was baked without a vertex
-    /// animation texture. Backends upload this as is: they never re-derive it.
+    /// The constants of a validated asset's vertex animation (or rigid animation); `None` if it was
+    /// baked with neither. Backends upload this as is: they never re-derive it.
     pub fn from_manifest(manifest: &crate::container::Manifest) -> Option<Self> {
+        if let (None, Some(ra)) = (&manifest.vertex_animation, &manifest.rigid_animation) {
+            return Some(Self {
+                bounds_min: ra.bounds.min,
+                vertex_count: manifest.vertex_count,
+                bounds_extent: ra.bounds.extent,
+                frame_count: ra.layout.frame_count,
+                position_bits: [0; 4],
+                texture_width: 0,
+                clip_count: manifest.clips.len() as u32,
+                bone_count: 0,
+                vertex_format: vertex_format_code(VertexFormat::Packed64),
+                bone_texture_width: 0,
+                influences: 0,
+                attachment_vertex_count: manifest.attachments.iter().map(|a| a.vertex_count).sum(),
+                morph_target_count: 0,
+                morph_texture_width: 0,
+                morph_rows_per_band: 0,
+                morph_weights_width: 0,
+                piece_count: ra.layout.vertex_count,
+                pivot_min: ra.pivot_bounds.min,
+                piece_texture_width: ra.layout.width,
+                pivot_extent: ra.pivot_bounds.extent,
+                rigid_vertex_width: ra.vertex_layout.width,
+                tangents: 0,
+                _pad: [0; 3],
+            });
+        }
         let va = manifest.vertex_animation.as_ref()?;
         let morph = manifest.morph_animation.as_ref();
         let [bx, by, bz] = va.position_bits;
@@ -477,6 +528,12 @@ impl AssetConstants {
             morph_rows_per_band: morph.map_or(0, |m| m.layout.rows_per_band),
             morph_weights_width: morph.map_or(0, |m| m.weights_layout.width),
             tangents: u32::from(va.tangents.is_some()),
+            piece_count: 0,
+            pivot_min: [0.0; 3],
+            piece_texture_width: 0,
+            pivot_extent: [0.0; 3],
+            rigid_vertex_width: 0,
+            _pad: [0; 3],
         })
     }
 }
@@ -549,10 +606,14 @@ pub struct VertexTexture<'a> {
 /// [`VERTEX_TEXTURE_BINDINGS`] (in that order): the format's textures where
 /// [`vertex_texture_bindings`] puts them, each `layout.width x layout.height` in its
 /// [`TexelFormat`], and 1x1 zero stand-ins (`Rgba8Uint` for the unsigned bindings, `Rgba32Float` for
-/// the float ones) elsewhere. `None` if the asset has no vertex animation texture. Backends upload
-/// these as they are; they never re-derive them.
+/// the float ones) elsewhere; all six stand-ins for a rigid asset (its pieces live in
+/// [`rigid_textures`]). `None` if the asset has neither a vertex animation texture nor a rigid
+/// animation. Backends upload these as they are; they never re-derive them.
 pub fn vertex_textures<'a>(asset: &crate::container::Asset<'a>) -> Option<[VertexTexture<'a>; 6]> {
-    let va = asset.manifest().vertex_animation.as_ref()?;
+    let m = asset.manifest();
+    if m.vertex_animation.is_none() && m.rigid_animation.is_none() {
+        return None;
+    }
     let mut out = VERTEX_TEXTURE_BINDINGS.map(|name| {
         let float = name.starts_with("vat_float") || name == "vat_tangent_texture";
         let data = if float {
@@ -562,6 +623,7 @@ pub fn vertex_textures<'a>(asset: &crate::container::Asset<'a>) -> Option<[Verte
         };
         VertexTexture { name, data, stand_in: true }
     });
+    let Some(va) = m.vertex_animation.as_ref() else { return Some(out) };
     let textures = va.format.texel_formats().iter().zip(&va.textures);
     for ((&format, &blob), &name) in textures.zip(vertex_texture_bindings(va.format)) {
         let bytes = asset.get_blob(blob)?;
@@ -601,6 +663,38 @@ pub fn morph_textures<'a>(asset: &crate::container::Asset<'a>) -> [TextureData<'
                 height: ma.weights_layout.height,
                 format: crate::layout::MORPH_WEIGHTS_TEXEL_FORMAT,
                 bytes: weights,
+            },
+        ],
+        // A parsed asset has both blobs; only a hand-made Asset could lack them.
+        _ => [dummy, dummy],
+    }
+}
+
+/// One zero `Rgba32Uint` texel: the 1x1 stand-in of an absent rigid texture.
+static ZERO_RGBA32U_TEXEL: [u8; 16] = [0; 16];
+
+/// The textures of the rigid mode, `[rigid_pieces, rigid_vertices]` (group 1, bindings 15 and 16),
+/// borrowed from a validated asset: the piece texture and the rigid vertex texture of its
+/// [`crate::container::RigidAnimation`] (both [`crate::rigid::RIGID_TEXEL_FORMAT`]), or two 1x1 zero
+/// `Rgba32Uint` stand-ins for a soft asset (its pipelines never read them), so that every asset
+/// binds the same layout. Backends upload these as they are; they never re-derive them.
+pub fn rigid_textures<'a>(asset: &crate::container::Asset<'a>) -> [TextureData<'a>; 2] {
+    let dummy =
+        TextureData { width: 1, height: 1, format: TexelFormat::Rgba32Uint, bytes: &ZERO_RGBA32U_TEXEL };
+    let Some(ra) = asset.manifest().rigid_animation.as_ref() else { return [dummy, dummy] };
+    match (asset.get_blob(ra.pieces), asset.get_blob(ra.vertices)) {
+        (Some(pieces), Some(vertices)) => [
+            TextureData {
+                width: ra.layout.width,
+                height: ra.layout.height,
+                format: crate::rigid::RIGID_TEXEL_FORMAT,
+                bytes: pieces,
+            },
+            TextureData {
+                width: ra.vertex_layout.width,
+                height: ra.vertex_layout.height,
+                format: crate::rigid::RIGID_TEXEL_FORMAT,
+                bytes: vertices,
             },
         ],
         // A parsed asset has both blobs; only a hand-made Asset could lack them.
@@ -1159,6 +1253,20 @@ pub const BINDINGS: &[Binding] = &[
     Binding {
         group: GROUP_ASSET,
         binding: 15,
+        name: "rigid_pieces",
+        kind: BindingKind::Texture { sample_type: TextureSampleType::Uint },
+        stages: VERTEX_COMPUTE,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 16,
+        name: "rigid_vertices",
+        kind: BindingKind::Texture { sample_type: TextureSampleType::Uint },
+        stages: VERTEX_COMPUTE,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 17,
         name: "vat_tangent_texture",
         kind: BindingKind::Texture { sample_type: TextureSampleType::Float { filterable: false } },
         stages: VERTEX_COMPUTE,
@@ -1360,6 +1468,8 @@ pub struct EntryPoint {
 pub const ENTRY_POINT_DECODE: &str = "cs_decode";
 /// [`ENTRY_POINT_DECODE`] in bone mode (skinning from the bone texture; same threads and output).
 pub const ENTRY_POINT_DECODE_BONE: &str = "cs_decode_bone";
+/// [`ENTRY_POINT_DECODE`] of a rigid asset (pieces from the piece texture; same threads and output).
+pub const ENTRY_POINT_DECODE_RIGID: &str = "cs_decode_rigid";
 /// Entry point of the culling compute shader (one thread per record, see [`CullParams`]).
 pub const ENTRY_POINT_CULL: &str = "cs_cull";
 /// Record scatter compute shader (group 3 only; see [`ScatterPlan`]).
@@ -1372,6 +1482,10 @@ pub const ENTRY_POINT_VS_VAT_DEPTH: &str = "vs_vat_depth";
 pub const ENTRY_POINT_VS_BONE: &str = "vs_bone";
 /// Bone-mode depth-only vertex shader.
 pub const ENTRY_POINT_VS_BONE_DEPTH: &str = "vs_bone_depth";
+/// Rigid-mode colour vertex shader (a rigid asset drawn in `RenderMode::Vat`).
+pub const ENTRY_POINT_VS_RIGID: &str = "vs_rigid";
+/// Rigid-mode depth-only vertex shader.
+pub const ENTRY_POINT_VS_RIGID_DEPTH: &str = "vs_rigid_depth";
 /// Rest-pose colour vertex shader (`RenderMode::Rest`: the bind pose, no animation fetched).
 pub const ENTRY_POINT_VS_REST: &str = "vs_rest";
 /// Rest-pose depth-only vertex shader.
@@ -1389,12 +1503,15 @@ pub const ENTRY_POINT_FS_LIT: &str = "fs_lit";
 pub const ENTRY_POINTS: &[EntryPoint] = &[
     EntryPoint { name: ENTRY_POINT_DECODE, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_DECODE_BONE, stage: ShaderStage::Compute },
+    EntryPoint { name: ENTRY_POINT_DECODE_RIGID, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_CULL, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_SCATTER, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_VS_VAT, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_VAT_DEPTH, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_BONE, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_BONE_DEPTH, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_VS_RIGID, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_VS_RIGID_DEPTH, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_REST, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_REST_DEPTH, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_ATTACHMENT, stage: ShaderStage::Vertex },

@@ -19,6 +19,7 @@
 //! | [`frame`] | the frame plan: uploads, dispatches and draws of a frame of crowds, for backends to interpret |
 //! | [`pipeline`] | render pipeline keys and fixed state (culling, depth, bias, the shadow sampler) |
 //! | [`render`] | the backend seam: render options, frame report and the [`render::CrowdRenderer`] trait |
+//! | [`rigid`] | the rigid-body mode: piece and rigid vertex texels, their bounds, quaternion helpers |
 //! | [`scene`] | a deterministic demo crowd layout and its scale-derived framing (CLI, examples, benchmarks) |
 //! | [`reference`](mod@reference) | a CPU reference decoder that computes exactly what the vertex shader computes |
 //!
@@ -48,6 +49,7 @@ pub mod pipeline;
 pub mod playback;
 pub mod reference;
 pub mod render;
+pub mod rigid;
 pub mod scene;
 
 pub use error::{Error, Result};

@@ -25,6 +25,9 @@ pub enum PassKind {
 pub enum Program {
     /// The crowd's bodies, displaced by the VAT or the bone texture.
     Body(RenderMode),
+    /// The pieces of a rigid asset ([`crate::container::VatMode::Rigid`]) drawn in
+    /// [`RenderMode::Vat`]: placed by the piece texture (`vs_rigid`, `vs_rigid_depth`).
+    Rigid,
     /// Socket attachments, placed by the capture tracks.
     Attachment,
     /// The ground square (`vs_ground`, colour passes only; group 0 alone).
@@ -76,6 +79,8 @@ impl PipelineKey {
             (Program::Body(RenderMode::Bone), PassKind::Depth) => gpu::ENTRY_POINT_VS_BONE_DEPTH,
             (Program::Body(RenderMode::Rest), PassKind::Colour) => gpu::ENTRY_POINT_VS_REST,
             (Program::Body(RenderMode::Rest), PassKind::Depth) => gpu::ENTRY_POINT_VS_REST_DEPTH,
+            (Program::Rigid, PassKind::Colour) => gpu::ENTRY_POINT_VS_RIGID,
+            (Program::Rigid, PassKind::Depth) => gpu::ENTRY_POINT_VS_RIGID_DEPTH,
             (Program::Attachment, PassKind::Colour) => gpu::ENTRY_POINT_VS_ATTACHMENT,
             (Program::Attachment, PassKind::Depth) => gpu::ENTRY_POINT_VS_ATTACHMENT_DEPTH,
             (Program::Ground, _) => gpu::ENTRY_POINT_VS_GROUND,
@@ -237,8 +242,15 @@ mod tests {
         assert_eq!(key(Program::Attachment, PassKind::Colour).fragment_entry_point(), Some("fs_lit"));
         assert_eq!(key(Program::Attachment, PassKind::Depth).fragment_entry_point(), None);
         assert!(!key(Program::Ground, PassKind::Colour).binds_asset_and_crowd());
-        for program in [Program::Body(RenderMode::Vat), Program::Body(RenderMode::Bone), Program::Attachment]
-        {
+        assert_eq!(key(Program::Rigid, PassKind::Colour).vertex_entry_point(), "vs_rigid");
+        assert_eq!(key(Program::Rigid, PassKind::Depth).vertex_entry_point(), "vs_rigid_depth");
+        for program in [
+            Program::Body(RenderMode::Vat),
+            Program::Body(RenderMode::Bone),
+            Program::Body(RenderMode::Rest),
+            Program::Rigid,
+            Program::Attachment,
+        ] {
             for pass in [PassKind::Colour, PassKind::Depth] {
                 let entry = key(program, pass).vertex_entry_point();
                 assert!(gpu::SHADER_SOURCE.contains(&format!("fn {entry}(")), "{entry}");

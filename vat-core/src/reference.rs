@@ -11,6 +11,11 @@
 //! every target whose blended weight is not 0, added to the rest pose before skinning) and the
 //! cofactor normal rule.
 //!
+//! [`decode_rigid_vertex`] does the same for the rigid mode (`vat_rigid_vertex`, see
+//! [`crate::rigid`]): the piece's pivot and quaternion blended over the sampled frames (normalised
+//! lerp, hemisphere-aligned), cross-faded, then the vertex's rest offset from its piece's pivot
+//! rotated and moved.
+//!
 //! Floating-point note: WGSL allows an implementation to fuse `a * b + c` into one rounding, which this
 //! decoder never does; a GPU result may therefore differ in the last bit or two of an f32. Backend
 //! tests state their tolerance in ULPs for that reason.
@@ -617,6 +622,173 @@ pub fn morph_weights_at(
     morph_target_weights(morph, sa, sb, w)
 }
 
+/// Everything the decoder needs of a rigid asset ([`crate::container::RigidAnimation`]), borrowed
+/// (the rest positions and normals read once from the streams).
+#[derive(Debug, Clone)]
+pub struct RigidAnimationView<'a> {
+    /// The piece texture's layout (`vertex_count` is the number of pieces).
+    pub layout: VertexTextureLayout,
+    /// The pivot box.
+    pub pivot_bounds: PositionBounds,
+    /// The piece texture, `layout.byte_len(16)` bytes.
+    pub pieces: &'a [u8],
+    /// The rigid vertex texture, one 16-byte texel per vertex (row padding at the end).
+    pub vertices: &'a [u8],
+    /// Rest positions and normals per vertex, as the shader's `rest_vertices` holds them.
+    pub rest: Vec<crate::gpu::RestVertex>,
+    /// The clips, in texture order.
+    pub clips: &'a [Clip],
+}
+
+impl<'a> RigidAnimationView<'a> {
+    /// The rigid animation of a validated asset, borrowing its blobs.
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] if the asset is not a rigid bake.
+    pub fn from_asset(asset: &'a Asset<'_>) -> Result<Self> {
+        let manifest = asset.manifest();
+        let ra = manifest.rigid_animation.as_ref().ok_or(Error::OutOfRange {
+            what: "rigid animation",
+            value: "none".into(),
+            expected: "an asset baked in the rigid mode",
+        })?;
+        Ok(Self {
+            layout: ra.layout,
+            pivot_bounds: ra.pivot_bounds,
+            pieces: asset.blob(ra.pieces),
+            vertices: asset.blob(ra.vertices),
+            rest: crate::gpu::rest_vertices(asset),
+            clips: &manifest.clips,
+        })
+    }
+
+    /// Pieces per frame.
+    pub fn piece_count(&self) -> u32 {
+        self.layout.vertex_count
+    }
+
+    /// The piece texel of `piece` at absolute frame `frame`, decoded (`vat_rigid_piece_texel`).
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] for a frame or piece outside the texture.
+    pub fn piece_sample(&self, frame: u32, piece: u32) -> Result<crate::rigid::PieceSample> {
+        if frame >= self.layout.frame_count || piece >= self.layout.vertex_count {
+            return Err(Error::IndexOutOfRange {
+                what: "rigid piece texel",
+                index: u64::from(frame) * u64::from(self.layout.vertex_count) + u64::from(piece),
+                count: self.layout.texel_count(),
+            });
+        }
+        let texel = crate::rigid::texel_at(self.pieces, self.layout.texel_index(frame, piece))?;
+        Ok(crate::rigid::decode_piece_texel(texel))
+    }
+
+    /// The piece index and rest pivot of `vertex`.
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] for a vertex outside the texture.
+    pub fn vertex_piece(&self, vertex: u32) -> Result<(u32, [f32; 3])> {
+        Ok(crate::rigid::decode_vertex_texel(crate::rigid::texel_at(self.vertices, vertex.into())?))
+    }
+}
+
+/// One clip of a piece at given frames and weights (`vat_rigid_clip`).
+fn rigid_clip(
+    view: &RigidAnimationView<'_>,
+    (frames, w): ([u32; 4], [f32; 4]),
+    piece: u32,
+    interp: Interpolation,
+) -> Result<crate::rigid::PieceSample> {
+    use crate::rigid::{PieceSample, quat_align};
+    let load = |k: usize| view.piece_sample(frames[k], piece);
+    match interp {
+        Interpolation::Point => load(if w[1] == 1.0 { 1 } else { 2 }),
+        Interpolation::Linear => {
+            let (b, c) = (load(1)?, load(2)?);
+            let qc = quat_align(c.rotation, b.rotation);
+            Ok(PieceSample {
+                pivot: std::array::from_fn(|i| w[1] * b.pivot[i] + w[2] * c.pivot[i]),
+                rotation: std::array::from_fn(|i| w[1] * b.rotation[i] + w[2] * qc[i]),
+            })
+        }
+        Interpolation::Cubic => {
+            let (b, c) = (load(1)?, load(2)?);
+            let qc = quat_align(c.rotation, b.rotation);
+            let (a, d) = (load(0)?, load(3)?);
+            let (qa, qd) = (quat_align(a.rotation, b.rotation), quat_align(d.rotation, b.rotation));
+            Ok(PieceSample {
+                pivot: std::array::from_fn(|i| {
+                    ((w[0] * a.pivot[i] + w[1] * b.pivot[i]) + w[2] * c.pivot[i]) + w[3] * d.pivot[i]
+                }),
+                rotation: std::array::from_fn(|i| {
+                    ((w[0] * qa[i] + w[1] * b.rotation[i]) + w[2] * qc[i]) + w[3] * qd[i]
+                }),
+            })
+        }
+    }
+}
+
+/// The pivot (object space, metres) and unit rotation of `piece` for `instance` at epoch-relative
+/// `time`, as `vat_rigid_vertex` computes them before placing a vertex: clip A, cross-faded to clip
+/// B while a fade runs (B's quaternion aligned with A's), the quaternion normalised once, the pivot
+/// denormalised from the pivot box.
+///
+/// # Errors
+/// [`Error::ZeroCount`] without clips; [`Error::IndexOutOfRange`] for a piece outside the asset.
+pub fn decode_rigid_piece(
+    view: &RigidAnimationView<'_>,
+    instance: &InstanceRecord,
+    time: f32,
+    piece: u32,
+    interp: Interpolation,
+) -> Result<([f32; 3], [f32; 4])> {
+    let frames_a = clip_frames(view.clips, instance.slot_a(), time, interp)?;
+    let mut mixed = rigid_clip(view, frames_a, piece, interp)?;
+    let w = playback::fade_weight(time, instance.fade_start, instance.fade_duration());
+    if w > 0.0 {
+        let frames_b = clip_frames(view.clips, instance.slot_b(), time, interp)?;
+        let b = rigid_clip(view, frames_b, piece, interp)?;
+        let qb = crate::rigid::quat_align(b.rotation, mixed.rotation);
+        let k = 1.0 - w;
+        mixed.pivot = mix3(mixed.pivot, b.pivot, w);
+        mixed.rotation = std::array::from_fn(|i| mixed.rotation[i] * k + qb[i] * w);
+    }
+    let q = crate::rigid::quat_normalize(mixed.rotation);
+    Ok((view.pivot_bounds.denormalize(mixed.pivot), q))
+}
+
+/// Decodes vertex `vertex` of a rigid asset for `instance` at epoch-relative `time` (seconds), as
+/// `vat_rigid_vertex` does: `pivot + rotate(q, rest_position - rest_pivot)`, the normal
+/// `rotate(q, rest_normal)` normalised, then the instance transform (see
+/// [`decode_rigid_piece`] for the pivot and rotation).
+///
+/// # Errors
+/// [`Error::OutOfRange`] for a vertex outside the asset; those of [`decode_rigid_piece`].
+pub fn decode_rigid_vertex(
+    view: &RigidAnimationView<'_>,
+    instance: &InstanceRecord,
+    time: f32,
+    vertex: u32,
+    interp: Interpolation,
+) -> Result<DecodedVertex> {
+    let rest = view.rest.get(vertex as usize).ok_or(Error::OutOfRange {
+        what: "vertex index",
+        value: vertex.to_string(),
+        expected: "< the asset's vertex count",
+    })?;
+    let (piece, rest_pivot) = view.vertex_piece(vertex)?;
+    let (pivot, q) = decode_rigid_piece(view, instance, time, piece, interp)?;
+    let local = [
+        rest.position[0] - rest_pivot[0],
+        rest.position[1] - rest_pivot[1],
+        rest.position[2] - rest_pivot[2],
+    ];
+    let r = crate::rigid::quat_rotate(q, local);
+    let p = [pivot[0] + r[0], pivot[1] + r[1], pivot[2] + r[2]];
+    let n = normalize3(crate::rigid::quat_rotate(q, rest.normal));
+    Ok(to_world(instance, p, n))
+}
+
 /// `a * (1 - w) + b * w` per component (WGSL `mix`).
 fn mix3(a: [f32; 3], b: [f32; 3], w: f32) -> [f32; 3] {
     let k = 1.0 - w;
@@ -1132,5 +1304,99 @@ mod tests {
         let mut no_clips = view.clone();
         no_clips.clips = &[];
         assert!(decode_vertex(&no_clips, &playing(0, 1.0), 0.0, 0, Interpolation::Linear).is_err());
+    }
+
+    /// A rigid asset of one piece (two vertices) and one looping clip of two frames: at rest, then
+    /// turned 90 degrees about +Y and moved 1 m along +X, its second quaternion stored negated (the
+    /// other hemisphere), so the decoder must align it before the blend.
+    fn rigid_bytes() -> Vec<u8> {
+        use crate::container::{ElementFormat, Lod, RigidAnimation, StreamKind, VertexStream};
+        use crate::rigid::{encode_piece_texel, encode_vertex_texel};
+        let h = std::f32::consts::FRAC_1_SQRT_2;
+        let pivot_bounds = PositionBounds { min: [0.0; 3], extent: [1.0, 0.0, 0.0] };
+        let mut w = ContainerWriter::new();
+        let texel_bytes = |t: [u32; 4]| t.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let mut pieces =
+            texel_bytes(encode_piece_texel(&pivot_bounds, [0.0; 3], [0.0, 0.0, 0.0, 1.0]).unwrap());
+        pieces.extend(texel_bytes(
+            encode_piece_texel(&pivot_bounds, [1.0, 0.0, 0.0], [0.0, -h, 0.0, -h]).unwrap(),
+        ));
+        let pieces = w.add_blob(pieces);
+        let vertices = w.add_blob(
+            [encode_vertex_texel(0, [0.0; 3]), encode_vertex_texel(0, [0.0; 3])]
+                .into_iter()
+                .flat_map(texel_bytes)
+                .collect::<Vec<u8>>(),
+        );
+        let f32s = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let rest = w.add_blob(f32s(&[0.0, 0.0, 1.0, 0.0, 1.0, 0.0]));
+        let normals = w.add_blob(f32s(&[0.0, 0.0, 1.0, 0.0, 0.0, 1.0]));
+        let indices = w.add_blob([0u32, 1, 0].iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<u8>>());
+        let mut m = Manifest::new("rigid", 2);
+        let mut clips = ClipRowMap::new();
+        clips.push("turn", 2.0 / 30.0, 30.0, ClipMode::Looping, 0.0).unwrap();
+        m.clips = clips.clips().to_vec();
+        m.streams = vec![
+            VertexStream { kind: StreamKind::RestPosition, element: ElementFormat::F32x3, blob: rest },
+            VertexStream { kind: StreamKind::RestNormal, element: ElementFormat::F32x3, blob: normals },
+        ];
+        m.indices = Some(indices);
+        m.lods = vec![Lod {
+            first_index: 0,
+            index_count: 3,
+            triangle_count: 1,
+            screen_error: 0.0,
+            max_distance: f32::INFINITY,
+        }];
+        m.rigid_animation = Some(RigidAnimation {
+            layout: VertexTextureLayout { vertex_count: 1, frame_count: 2, width: 1, height: 2 },
+            pivot_bounds,
+            bounds: PositionBounds { min: [-1.0, -1.0, -1.0], extent: [3.0, 3.0, 3.0] },
+            pieces,
+            vertex_layout: VertexTextureLayout { vertex_count: 2, frame_count: 1, width: 2, height: 1 },
+            vertices,
+            piece_names: vec!["piece".into()],
+        });
+        w.finish(m).unwrap()
+    }
+
+    #[test]
+    fn rigid_decode_nlerps_the_short_way_and_cross_fades() {
+        let bytes = rigid_bytes();
+        let asset = Asset::parse(&bytes).unwrap();
+        let view = RigidAnimationView::from_asset(&asset).unwrap();
+        let close = |a: [f32; 3], b: [f32; 3], tol: f32| (0..3).all(|i| (a[i] - b[i]).abs() <= tol);
+        // Half-way between the frames (phase 0.25 of a 2-frame loop): turned 45 degrees (not 135:
+        // the negated quaternion is aligned first), the pivot half-way.
+        let at = |phase: f32| InstanceRecord { phase_offset_a: phase, ..Default::default() };
+        let h = std::f32::consts::FRAC_1_SQRT_2;
+        let v = decode_rigid_vertex(&view, &at(0.25), 0.0, 0, Interpolation::Linear).unwrap();
+        // Rotating +Z by 45 degrees about +Y gives (sin 45, 0, cos 45); plus the pivot (0.5, 0, 0).
+        // Tolerance: the snorm16 quantum and the unorm16 pivot quantum, a few 1e-5.
+        assert!(close(v.object_position, [0.5 + h, 0.0, h], 1e-4), "{:?}", v.object_position);
+        assert!(close(v.object_normal, [h, 0.0, h], 1e-4), "{:?}", v.object_normal);
+        // At the frames themselves the stored transforms come back.
+        let v = decode_rigid_vertex(&view, &at(0.5), 0.0, 0, Interpolation::Point).unwrap();
+        assert!(close(v.object_position, [2.0, 0.0, 0.0], 1e-4), "{:?}", v.object_position);
+        let v = decode_rigid_vertex(&view, &at(0.0), 0.0, 1, Interpolation::Point).unwrap();
+        assert!(close(v.object_position, [0.0, 1.0, 0.0], 1e-6), "{:?}", v.object_position);
+        // The loop wraps from frame 1 back to frame 0 the short way too (phase 0.75).
+        let v = decode_rigid_vertex(&view, &at(0.75), 0.0, 0, Interpolation::Linear).unwrap();
+        assert!(close(v.object_position, [0.5 + h, 0.0, h], 1e-4), "{:?}", v.object_position);
+        // A cross-fade half-way from frame 0 (clip A at phase 0) to frame 1 (clip B at 0.5) blends
+        // like the lerp between the frames.
+        let mut r = at(0.0);
+        r.phase_offset_b = 0.5;
+        r.fade_start = -0.5;
+        r.set_clip_b(0, 1.0);
+        let v = decode_rigid_vertex(&view, &r, 0.0, 0, Interpolation::Point).unwrap();
+        assert!(close(v.object_position, [0.5 + h, 0.0, h], 1e-4), "{:?}", v.object_position);
+        // The piece's own decode: the pivot and a unit quaternion.
+        let (pivot, q) = decode_rigid_piece(&view, &at(0.25), 0.0, 0, Interpolation::Linear).unwrap();
+        assert!(close(pivot, [0.5, 0.0, 0.0], 1e-4));
+        assert!((crate::rigid::quat_dot(q, q) - 1.0).abs() < 1e-6);
+        // Out of range: typed errors.
+        assert!(decode_rigid_vertex(&view, &at(0.0), 0.0, 2, Interpolation::Point).is_err());
+        assert!(view.piece_sample(2, 0).is_err());
     }
 }

@@ -103,10 +103,11 @@ impl Renderer {
     /// [`VulkanError::NoMemoryType`].
     pub fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, VulkanError> {
         let m = asset.manifest();
-        let va = m.vertex_animation.as_ref().ok_or(VulkanError::AssetHasNoVertexAnimation)?;
-        for &texel in va.format.texel_formats() {
-            if !self.ctx.supports_sampled_image(conv::map_texel_format(texel)) {
-                return Err(VulkanError::UnsupportedFormat { format: va.format, texel });
+        if let Some(va) = &m.vertex_animation {
+            for &texel in va.format.texel_formats() {
+                if !self.ctx.supports_sampled_image(conv::map_texel_format(texel)) {
+                    return Err(VulkanError::UnsupportedFormat { format: va.format, texel });
+                }
             }
         }
         let vertex_textures = gpu::vertex_textures(asset).ok_or(VulkanError::AssetHasNoVertexAnimation)?;
@@ -121,7 +122,12 @@ impl Renderer {
                 Ok(())
             }
         };
-        check_texture("vertex animation", va.layout.width, va.layout.height)?;
+        for t in &vertex_textures {
+            check_texture("vertex animation", t.data.width, t.data.height)?;
+        }
+        let rigid = gpu::rigid_textures(asset);
+        check_texture("rigid piece", rigid[0].width, rigid[0].height)?;
+        check_texture("rigid vertex", rigid[1].width, rigid[1].height)?;
         if let Some(b) = &m.bone_animation {
             check_texture("bone", b.layout.width, b.layout.height)?;
         }
@@ -150,7 +156,7 @@ impl Renderer {
         let mut owned = Owned::new(&self.ctx);
         let mut gpu_bytes = 0u64;
         // Textures: (what, width, height, format, bytes): the bone texture, the morph layer's two,
-        // then every vertex-texture binding (the format's textures, 1x1 stand-ins for the others).
+        // the rigid mode's two, then every vertex-texture binding (the format's textures, 1x1 stand-ins for the others).
         let zero_texel = [0u8; 16];
         let mut textures = Vec::new();
         let (joints, weights) = match &m.bone_animation {
@@ -169,7 +175,10 @@ impl Renderer {
                 (&[][..], &[][..])
             }
         };
-        for (what, t) in ["morph delta", "morph weights"].into_iter().zip(morph) {
+        for (what, t) in ["morph delta", "morph weights", "rigid piece", "rigid vertex"]
+            .into_iter()
+            .zip(morph.into_iter().chain(rigid))
+        {
             textures.push((what, t.width, t.height, conv::map_texel_format(t.format), t.bytes));
         }
         for t in &vertex_textures {
@@ -236,8 +245,9 @@ impl Renderer {
         drop(indices);
         gpu_bytes += buffers.iter().map(|b| b.size).sum::<u64>() + index_buffer.size;
         let (bone_view, morph_view, morph_weights_view) = (views[0], views[1], views[2]);
+        let (rigid_pieces_view, rigid_vertices_view) = (views[3], views[4]);
         let vat_views: Vec<(&str, vk::ImageView)> =
-            vertex_textures.iter().zip(&views[3..]).map(|(t, &view)| (t.name, view)).collect();
+            vertex_textures.iter().zip(&views[5..]).map(|(t, &view)| (t.name, view)).collect();
         let mut sets = Vec::new();
         for set in StageSet::ALL {
             let layout = self.set_layouts[set as usize][gpu::GROUP_ASSET as usize];
@@ -256,6 +266,8 @@ impl Renderer {
                     "captures" => Resource::Buffer(capture_buf.buffer),
                     "morph_texture" => Resource::Image(morph_view),
                     "morph_weights" => Resource::Image(morph_weights_view),
+                    "rigid_pieces" => Resource::Image(rigid_pieces_view),
+                    "rigid_vertices" => Resource::Image(rigid_vertices_view),
                     _ => return None,
                 })
             })?);

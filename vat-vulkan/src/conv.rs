@@ -66,6 +66,7 @@ pub fn map_texel_format(format: TexelFormat) -> vk::Format {
         TexelFormat::Rg32Float => vk::Format::R32G32_SFLOAT,
         TexelFormat::Rgba8Uint => vk::Format::R8G8B8A8_UINT,
         TexelFormat::Rg8Uint => vk::Format::R8G8_UINT,
+        TexelFormat::Rgba32Uint => vk::Format::R32G32B32A32_UINT,
     }
 }
 
@@ -78,7 +79,7 @@ pub fn format_texel_bytes(format: vk::Format) -> Option<u32> {
         | vk::Format::R16G16B16A16_UINT
         | vk::Format::R16G16B16A16_SFLOAT
         | vk::Format::R32G32_SFLOAT => 8,
-        vk::Format::R32G32B32A32_SFLOAT => 16,
+        vk::Format::R32G32B32A32_SFLOAT | vk::Format::R32G32B32A32_UINT => 16,
         _ => return None,
     })
 }
@@ -156,7 +157,7 @@ mod tests {
     use super::*;
     use vat_core::gpu::TextureSampleType;
 
-    const ALL_TEXEL_FORMATS: [TexelFormat; 9] = [
+    const ALL_TEXEL_FORMATS: [TexelFormat; 10] = [
         TexelFormat::Rg32Uint,
         TexelFormat::Rgba16Uint,
         TexelFormat::Rg16Uint,
@@ -166,6 +167,7 @@ mod tests {
         TexelFormat::Rg32Float,
         TexelFormat::Rgba8Uint,
         TexelFormat::Rg8Uint,
+        TexelFormat::Rgba32Uint,
     ];
 
     #[test]

@@ -15,7 +15,8 @@ use crate::{GpuAsset, Renderer, VulkanError};
 
 impl Renderer {
     /// Decodes every vertex of `records` at epoch-relative `time` with `cs_decode` /
-    /// `cs_decode_bone` (the same code as the vertex paths) and reads the result back: vertex `v` of
+    /// `cs_decode_bone` / `cs_decode_rigid` (chosen by the asset's `AssetDrawInfo::decode_entry_point`;
+    /// the same code as the vertex paths) and reads the result back: vertex `v` of
     /// record `i` at `i * vertex_count + v`. For verification and tests; submits its own command
     /// buffer to the context's queue and waits for it. `cross_fade: false` selects the plain variant
     /// (clip B ignored). Uses its own buffers, so it does not disturb a frame recorded but not yet
@@ -44,7 +45,7 @@ impl Renderer {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let Some(entry) = mode.decode_entry_point() else {
+        let Some(entry) = asset.info.decode_entry_point(mode) else {
             return Err(VulkanError::NoDecode(mode));
         };
         let pipeline =

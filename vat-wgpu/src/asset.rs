@@ -73,11 +73,11 @@ impl Renderer {
     /// # Errors
     /// [`RenderError::AssetHasNoVertexAnimation`], [`RenderError::AssetHasNoLods`],
     /// [`RenderError::TextureTooLarge`], [`RenderError::BufferTooLarge`], [`RenderError::Device`].
+    /// Rigid assets upload too (their piece and rigid vertex textures, [`gpu::rigid_textures`]).
     /// Every [`VertexFormat`] uploads: its texel formats are core WebGPU formats that every device
     /// can sample with `textureLoad`.
     pub fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, RenderError> {
         let m = asset.manifest();
-        let va = m.vertex_animation.as_ref().ok_or(RenderError::AssetHasNoVertexAnimation)?;
         let vertex_textures = gpu::vertex_textures(asset).ok_or(RenderError::AssetHasNoVertexAnimation)?;
         let constants = AssetConstants::from_manifest(m).ok_or(RenderError::AssetHasNoVertexAnimation)?;
         let index_bytes =
@@ -91,7 +91,12 @@ impl Renderer {
                 Ok(())
             }
         };
-        check_texture("vertex animation", va.layout.width, va.layout.height)?;
+        for t in &vertex_textures {
+            check_texture("vertex animation", t.data.width, t.data.height)?;
+        }
+        let rigid = gpu::rigid_textures(asset);
+        check_texture("rigid piece", rigid[0].width, rigid[0].height)?;
+        check_texture("rigid vertex", rigid[1].width, rigid[1].height)?;
         if let Some(b) = &m.bone_animation {
             check_texture("bone", b.layout.width, b.layout.height)?;
         }
@@ -183,6 +188,10 @@ impl Renderer {
             gpu_bytes += t.bytes.len() as u64;
             texture("vat morph texture", t.width, t.height, conv::map_texel_format(t.format), t.bytes)
         });
+        let [rigid_pieces, rigid_vertices] = rigid.map(|t| {
+            gpu_bytes += t.bytes.len() as u64;
+            texture("vat rigid texture", t.width, t.height, conv::map_texel_format(t.format), t.bytes)
+        });
         self.upload_step(1)?;
         let storage = wgpu::BufferUsages::STORAGE;
         let clips = gpu::clip_records(&m.clips);
@@ -221,6 +230,8 @@ impl Renderer {
         let bone_view = bone_texture.create_view(&wgpu::TextureViewDescriptor::default());
         let morph_view = morph_texture.create_view(&wgpu::TextureViewDescriptor::default());
         let morph_weights_view = morph_weights.create_view(&wgpu::TextureViewDescriptor::default());
+        let rigid_pieces_view = rigid_pieces.create_view(&wgpu::TextureViewDescriptor::default());
+        let rigid_vertices_view = rigid_vertices.create_view(&wgpu::TextureViewDescriptor::default());
         let groups = StageSet::ALL
             .iter()
             .map(|&set| {
@@ -245,6 +256,8 @@ impl Renderer {
                             "captures" => capture_buf.as_entire_binding(),
                             "morph_texture" => wgpu::BindingResource::TextureView(&morph_view),
                             "morph_weights" => wgpu::BindingResource::TextureView(&morph_weights_view),
+                            "rigid_pieces" => wgpu::BindingResource::TextureView(&rigid_pieces_view),
+                            "rigid_vertices" => wgpu::BindingResource::TextureView(&rigid_vertices_view),
                             _ => return None,
                         })
                     },

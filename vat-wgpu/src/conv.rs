@@ -87,6 +87,7 @@ pub fn map_texel_format(format: TexelFormat) -> wgpu::TextureFormat {
         TexelFormat::Rg32Float => wgpu::TextureFormat::Rg32Float,
         TexelFormat::Rgba8Uint => wgpu::TextureFormat::Rgba8Uint,
         TexelFormat::Rg8Uint => wgpu::TextureFormat::Rg8Uint,
+        TexelFormat::Rgba32Uint => wgpu::TextureFormat::Rgba32Uint,
     }
 }
 
@@ -153,7 +154,7 @@ pub fn map_sampler<'a>(label: &'a str, sampler: &SamplerState) -> wgpu::SamplerD
 mod tests {
     use super::*;
 
-    const ALL_TEXEL_FORMATS: [TexelFormat; 9] = [
+    const ALL_TEXEL_FORMATS: [TexelFormat; 10] = [
         TexelFormat::Rg32Uint,
         TexelFormat::Rgba16Uint,
         TexelFormat::Rg16Uint,
@@ -163,6 +164,7 @@ mod tests {
         TexelFormat::Rg32Float,
         TexelFormat::Rgba8Uint,
         TexelFormat::Rg8Uint,
+        TexelFormat::Rgba32Uint,
     ];
 
     #[test]

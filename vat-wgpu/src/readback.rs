@@ -13,7 +13,8 @@ use crate::{GpuAsset, RenderError, RenderMode, Renderer};
 
 impl Renderer {
     /// Decodes every vertex of `records` at epoch-relative `time` on the GPU (the `cs_decode` /
-    /// `cs_decode_bone` compute shaders, the same code as the vertex paths) and reads the result
+    /// `cs_decode_bone` / `cs_decode_rigid` compute shaders, chosen by the asset's
+    /// `AssetDrawInfo::decode_entry_point`; the same code as the vertex paths) and reads the result
     /// back: vertex `v` of record `i` at `i * vertex_count + v`. For verification and tests; waits for
     /// the GPU. `cross_fade: false` selects the plain variant (clip B ignored). Uses its own uniform
     /// buffers, so it does not disturb a frame recorded but not yet submitted.
@@ -42,7 +43,7 @@ impl Renderer {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let Some(entry) = mode.decode_entry_point() else {
+        let Some(entry) = asset.info.decode_entry_point(mode) else {
             return Err(RenderError::NoDecode(mode));
         };
         let pipeline = self.compute_pipeline(ComputeKey { entry, variant: asset.info.variant(cross_fade) });

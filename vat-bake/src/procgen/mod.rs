@@ -25,6 +25,7 @@ mod math;
 mod mesh;
 mod morph_sheet;
 mod motion;
+mod shatter;
 mod skeleton;
 #[cfg(test)]
 mod tests;
@@ -35,6 +36,10 @@ pub use cloth::{CLOTH_COLUMNS, CLOTH_FPS, CLOTH_PERIOD, CLOTH_ROWS, MATERIAL_BAN
 pub use morph_sheet::{SHEET_COLUMNS, SHEET_ROWS, morph_rig};
 pub use motion::{
     GAITS, Gait, IDLE_DURATION, JOG, KEYS_PER_SECOND, LOOK_AROUND_DURATION, RUN, Side, WALK, WAVE_DURATION,
+};
+pub use shatter::{
+    MATERIAL_FRACTURE, MATERIAL_WALL, RESTITUTION, SHATTER_DURATION, SHATTER_FPS, SHATTER_HOLD,
+    SHATTER_PIECES, SHATTER_SEED, WALL_HEIGHT, WALL_THICKNESS, WALL_WIDTH, shatter, shatter_with,
 };
 
 use crate::rig::{Feet, Mesh, MeshBinding, MeshRole, Node, Rig, Skin, Socket, Transform};
@@ -226,9 +231,23 @@ pub const SOURCES: [&str; 2] = ["humanoid", "cloth"];
 /// # Errors
 /// The source's own build errors (none in practice).
 pub fn by_name(name: &str) -> Option<Result<Rig>> {
+    // (The rigid-body sources are not rigs: see [`RIGID_SOURCES`] and [`rigid_by_name`].)
     match name {
         "humanoid" => Some(Ok(humanoid())),
         "cloth" => Some(cloth()),
+        _ => None,
+    }
+}
+
+/// Names of the built-in rigid-body sources ([`rigid_by_name`]): `shatter`, a wall breaking into
+/// [`SHATTER_PIECES`] Voronoi pieces under gravity with ground bounces.
+pub const RIGID_SOURCES: [&str; 1] = ["shatter"];
+
+/// The built-in rigid-body source named `name` (one of [`RIGID_SOURCES`]); `None` for another name.
+/// Every call builds the same source, bit for bit.
+pub fn rigid_by_name(name: &str) -> Option<crate::rigid::RigidSource> {
+    match name {
+        "shatter" => Some(shatter()),
         _ => None,
     }
 }

@@ -62,6 +62,32 @@ pub struct Manifest {
     /// Every blob of the file, in file order. Written by [`super::ContainerWriter::finish`]; any
     /// value a caller puts here before `finish` is replaced.
     pub blobs: Vec<BlobEntry>,
+    /// The rigid-body animation ([`VatMode::Rigid`]), if the asset is a rigid bake. A format version
+    /// 3 section, the manifest's last field: a version 1 or 2 file never has it (its encoding is that
+    /// of version 3 without this trailing `None`; see [`Manifest::format_version`]). A rigid asset has
+    /// no vertex, bone or morph animation.
+    pub rigid_animation: Option<RigidAnimation>,
+}
+
+/// Which VAT mode an asset was baked in: which layout, bound, CPU reference and shader path it uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VatMode {
+    /// One texel (or one per texture) per vertex per frame ([`Manifest::vertex_animation`]):
+    /// skeletal bakes, morph bakes and mesh sequences of fixed topology. Every file before format
+    /// version 3.
+    Soft,
+    /// One texel per piece per frame, pieces moving as units ([`Manifest::rigid_animation`]).
+    Rigid,
+}
+
+impl VatMode {
+    /// The mode's name as the CLI prints and takes it: `"soft"` or `"rigid"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            VatMode::Soft => "soft",
+            VatMode::Rigid => "rigid",
+        }
+    }
 }
 
 impl Manifest {
@@ -82,6 +108,24 @@ impl Manifest {
             captures: Vec::new(),
             attachments: Vec::new(),
             blobs: Vec::new(),
+            rigid_animation: None,
+        }
+    }
+
+    /// The mode the asset was baked in: [`VatMode::Rigid`] with a rigid animation, else
+    /// [`VatMode::Soft`].
+    pub fn mode(&self) -> VatMode {
+        if self.rigid_animation.is_some() { VatMode::Rigid } else { VatMode::Soft }
+    }
+
+    /// The box holding every vertex of every frame, metres, object space (what culling bounds
+    /// instances with): the vertex animation's position bounds, or the rigid animation's vertex
+    /// bounds; `None` with neither.
+    pub fn animation_bounds(&self) -> Option<PositionBounds> {
+        match (&self.vertex_animation, &self.rigid_animation) {
+            (Some(va), _) => Some(va.bounds),
+            (None, Some(ra)) => Some(ra.bounds),
+            (None, None) => None,
         }
     }
 
@@ -89,8 +133,15 @@ impl Manifest {
     /// describe it, [`super::FORMAT_VERSION_MORPH`] (2) with a morph animation, else 1. Files
     /// without the version 2 section stay readable by version 1 readers, byte for byte what they
     /// were before version 2 existed.
+    /// [`super::FORMAT_VERSION_RIGID`] (3) with a rigid animation.
     pub fn format_version(&self) -> u32 {
-        if self.morph_animation.is_some() { super::FORMAT_VERSION_MORPH } else { super::MIN_FORMAT_VERSION }
+        if self.rigid_animation.is_some() {
+            super::FORMAT_VERSION_RIGID
+        } else if self.morph_animation.is_some() {
+            super::FORMAT_VERSION_MORPH
+        } else {
+            super::MIN_FORMAT_VERSION
+        }
     }
 }
 
@@ -167,6 +218,38 @@ pub struct MorphAnimation {
     /// A name per target (`target_names.len() == target_count`), informational and not necessarily
     /// unique (glTF does not require it): `"<mesh>/<target>"` from the baker.
     pub target_names: Vec<String>,
+}
+
+/// The rigid-body animation of [`Manifest::rigid_animation`] (see [`crate::rigid`] for the texel
+/// encodings, the decode and the error bounds).
+///
+/// Vertex `v` at frame `f` is `pivot(f) + rotate(q(f), rest_position(v) - rest_pivot(v))`, its
+/// normal `rotate(q(f), rest_normal(v))`, with `pivot(f)` and `q(f)` those of the vertex's piece
+/// read from the piece texture, and rest positions and normals the `RestPosition` and `RestNormal`
+/// streams (both required).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RigidAnimation {
+    /// The piece texture's layout, one texel per piece per frame: `vertex_count` is the number of
+    /// pieces (`>= 1`), `frame_count` the frames of all clips together.
+    pub layout: VertexTextureLayout,
+    /// The box pivots are quantised into (metres, object space; finite, extent `>= 0`): every
+    /// piece's pivot at every frame lies in it.
+    pub pivot_bounds: PositionBounds,
+    /// The box holding every vertex at every frame (metres, object space; finite, extent `>= 0`),
+    /// which culling bounds instances with.
+    pub bounds: PositionBounds,
+    /// The piece texture, [`crate::rigid::RIGID_TEXEL_FORMAT`]: `layout.byte_len(16)` bytes.
+    pub pieces: BlobId,
+    /// The rigid vertex texture's layout: `vertex_count ==` [`Manifest::vertex_count`],
+    /// `frame_count == 1`.
+    pub vertex_layout: VertexTextureLayout,
+    /// The rigid vertex texture, one texel per vertex (piece index `< layout.vertex_count`, finite
+    /// rest pivot), [`crate::rigid::RIGID_TEXEL_FORMAT`]: `vertex_layout.byte_len(16)` bytes; the
+    /// unused texels of its last row are zero.
+    pub vertices: BlobId,
+    /// A name per piece (`piece_names.len() == layout.vertex_count`), informational and not
+    /// necessarily unique (the glTF node's name, or `"piece <k>"`).
+    pub piece_names: Vec<String>,
 }
 
 /// One level of detail: a range of the shared index blob.

@@ -1,14 +1,14 @@
 //! The `.vat` container: one file holding a baked asset, written by [`ContainerWriter`] and read back,
 //! validated and zero-copy, by [`Asset`].
 //!
-//! # Byte layout (format versions 1 and 2)
+//! # Byte layout (format versions 1, 2 and 3)
 //!
 //! All integers are little-endian. Offsets are from the start of the file.
 //!
 //! ```text
 //!  offset  size  field
 //!       0     4  magic b"VAT\0"
-//!       4     4  format version, u32 (1, or 2 when the manifest has a morph animation)
+//!       4     4  format version, u32 (1; 2 with a morph animation; 3 with a rigid animation)
 //!       8     4  manifest length M in bytes, u32
 //!      12     4  CRC-32 (IEEE, as crc32fast computes it) of the M manifest bytes, u32
 //!      16     M  manifest, postcard-encoded `Manifest`
@@ -21,6 +21,11 @@
 //! `None` in both, `Some(MorphAnimation)` only in version 2. The writer uses the oldest version that
 //! describes the file, so a file without a morph layer is byte for byte a version 1 file; the reader
 //! accepts both and refuses a morph section in a version 1 file.
+//!
+//! Version 3 adds the rigid-body mode: the manifest's last field, [`Manifest::rigid_animation`].
+//! Versions 1 and 2 end the manifest before that field; the reader decodes them as if it were
+//! `None` and the writer leaves it out of every file that has none, so older files and files
+//! without a rigid animation keep their bytes.
 //!
 //! The file ends exactly where its last blob ends (with no blobs: where the manifest ends); any byte
 //! after that is an error. Each blob's offset, length and CRC-32 are listed in [`Manifest::blobs`]; the
@@ -52,7 +57,7 @@ mod tests;
 
 pub use manifest::{
     Attachment, BlobEntry, BlobId, Bone, BoneAnimation, CaptureTrack, ElementFormat, Lod, Manifest,
-    MorphAnimation, Socket, StreamKind, VertexAnimation, VertexStream,
+    MorphAnimation, RigidAnimation, Socket, StreamKind, VatMode, VertexAnimation, VertexStream,
 };
 pub use reader::{Asset, Limits, check_manifest_counts};
 pub use writer::{ContainerWriter, PendingFile, container_bytes, write_container, write_file_atomically};
@@ -60,9 +65,9 @@ pub use writer::{ContainerWriter, PendingFile, container_bytes, write_container,
 /// The first four bytes of every `.vat` file.
 pub const MAGIC: [u8; 4] = *b"VAT\0";
 
-/// The newest format version this build writes and reads (2). A file is written with the oldest
+/// The newest format version this build writes and reads (3). A file is written with the oldest
 /// version that can describe it ([`Manifest::format_version`]).
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The oldest format version this build reads (1): every manifest section but
 /// [`Manifest::morph_animation`].
@@ -71,6 +76,11 @@ pub const MIN_FORMAT_VERSION: u32 = 1;
 /// The format version that added [`Manifest::morph_animation`] (the live morph layer); the manifest
 /// encoding is otherwise that of version 1, where the same field slot is always `None`.
 pub const FORMAT_VERSION_MORPH: u32 = 2;
+
+/// The format version that added [`Manifest::rigid_animation`] (the rigid-body mode), the
+/// manifest's last field: a version 1 or 2 manifest is the version 3 encoding without that trailing
+/// `None` (one zero byte in postcard), which the reader supplies and the writer leaves out.
+pub const FORMAT_VERSION_RIGID: u32 = 3;
 
 /// Bytes in the fixed header: magic, version, manifest length, manifest CRC-32.
 pub const HEADER_LEN: u64 = 16;

@@ -7,7 +7,10 @@ use crate::encoding::{TexelFormat, VertexFormat};
 use crate::{Error, Result};
 
 use super::manifest::{BlobId, ElementFormat, Manifest, StreamKind};
-use super::{FORMAT_VERSION, FORMAT_VERSION_MORPH, HEADER_LEN, MAGIC, MIN_FORMAT_VERSION, align_up};
+use super::{
+    FORMAT_VERSION, FORMAT_VERSION_MORPH, FORMAT_VERSION_RIGID, HEADER_LEN, MAGIC, MIN_FORMAT_VERSION,
+    align_up,
+};
 
 /// Upper bounds the reader enforces before it uses any count or size read from a file, so that a
 /// corrupt or hostile file yields [`Error::LimitExceeded`] instead of a huge allocation or loop.
@@ -136,7 +139,7 @@ impl<'a> Asset<'a> {
         if computed_crc != stored_crc {
             return Err(Error::ManifestChecksumMismatch { stored: stored_crc, computed: computed_crc });
         }
-        let manifest = decode_manifest(manifest_bytes)?;
+        let manifest = decode_manifest(manifest_bytes, version)?;
         if version < FORMAT_VERSION_MORPH && manifest.morph_animation.is_some() {
             return Err(Error::SectionNeedsVersion {
                 section: "morph animation",
@@ -255,7 +258,17 @@ impl<'a> Asset<'a> {
     }
 }
 
-fn decode_manifest(manifest_bytes: &[u8]) -> Result<Manifest> {
+fn decode_manifest(manifest_bytes: &[u8], version: u32) -> Result<Manifest> {
+    // Versions before 3 end before the rigid slot, the last field: decode them with that slot's
+    // `None` (postcard's one 0 byte) appended, so that a trailing rigid section can never be read
+    // from an older file.
+    let appended;
+    let manifest_bytes = if version < FORMAT_VERSION_RIGID {
+        appended = [manifest_bytes, &[0u8]].concat();
+        &appended[..]
+    } else {
+        manifest_bytes
+    };
     // postcard caps pre-allocation by the bytes left (a length prefix larger than the input gives no
     // capacity hint, and serde caps hints at 1 MiB), so an absurd prefix fails at end of input instead
     // of allocating; tested in `absurd_vec_length_prefix_fails_without_allocating`.
@@ -296,6 +309,17 @@ pub fn check_manifest_counts(m: &Manifest, limits: &Limits) -> Result<()> {
     }
     if let Some(morph) = &m.morph_animation {
         within("morph target count", morph.layout.target_count.into(), limits.max_morph_targets.into())?;
+    }
+    if let Some(ra) = &m.rigid_animation {
+        within("rigid piece count", ra.layout.vertex_count.into(), limits.max_vertices.into())?;
+        for (what, v) in [
+            ("piece texture width", ra.layout.width),
+            ("piece texture height", ra.layout.height),
+            ("rigid vertex texture width", ra.vertex_layout.width),
+            ("rigid vertex texture height", ra.vertex_layout.height),
+        ] {
+            within(what, v.into(), limits.max_texture_dimension.into())?;
+        }
     }
     Ok(())
 }
@@ -769,5 +793,88 @@ fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> Result<Clip
     }
     unique("attachment", m.attachments.iter().map(|a| a.name.as_str()))?;
 
+    if let Some(ra) = &m.rigid_animation {
+        validate_rigid_animation(ra, m, bytes, limits, vertex_count, frame_count)?;
+    }
+
     Ok(clip_map)
+}
+
+/// The rigid animation's checks: exclusive of the other animation kinds, rest streams present,
+/// layouts consistent with the vertex and frame counts, exact blob sizes, finite boxes, every piece
+/// index in range, every rest pivot finite, the unused texels zero, one name per piece.
+fn validate_rigid_animation(
+    ra: &crate::container::RigidAnimation,
+    m: &Manifest,
+    bytes: &[u8],
+    limits: &Limits,
+    vertex_count: u64,
+    frame_count: u64,
+) -> Result<()> {
+    if m.vertex_animation.is_some() || m.bone_animation.is_some() || m.morph_animation.is_some() {
+        return Err(Error::OutOfRange {
+            what: "rigid animation",
+            value: "alongside a vertex, bone or morph animation".into(),
+            expected: "a rigid asset has no other animation",
+        });
+    }
+    for kind in [StreamKind::RestPosition, StreamKind::RestNormal] {
+        if !m.streams.iter().any(|s| s.kind == kind) {
+            return Err(Error::MissingSection { what: "rest position and normal streams (rigid mode)" });
+        }
+    }
+    let l = &ra.layout;
+    let pieces = u64::from(l.vertex_count);
+    if pieces == 0 {
+        return Err(Error::ZeroCount { what: "rigid piece count" });
+    }
+    within("rigid piece count", pieces, limits.max_vertices.into())?;
+    expect_equal("piece texture frame count (frames of all clips)", frame_count, l.frame_count.into())?;
+    let names = Grid { width: "piece texture width", height: "piece texture height" };
+    let texels = check_grid(&names, l.width, l.height, pieces * frame_count, limits)?;
+    let len = product("piece texture bytes", &[texels, 16], limits)?;
+    sized_blob(bytes, m, ra.pieces, "piece texture", len)?;
+    let vl = &ra.vertex_layout;
+    expect_equal("rigid vertex texture vertex count", vertex_count, vl.vertex_count.into())?;
+    expect_equal("rigid vertex texture frame count", 1, vl.frame_count.into())?;
+    let names = Grid { width: "rigid vertex texture width", height: "rigid vertex texture height" };
+    let vertex_texels = check_grid(&names, vl.width, vl.height, vertex_count, limits)?;
+    let len = product("rigid vertex texture bytes", &[vertex_texels, 16], limits)?;
+    let data = sized_blob(bytes, m, ra.vertices, "rigid vertex texture", len)?;
+    for (v, c) in data.chunks_exact(16).enumerate() {
+        let word = |k: usize| u32::from_le_bytes([c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]]);
+        let texel = [word(0), word(1), word(2), word(3)];
+        if v as u64 >= vertex_count {
+            if texel != [0; 4] {
+                return Err(Error::OutOfRange {
+                    what: "unused rigid vertex texel",
+                    value: format!("{texel:?}"),
+                    expected: "zero",
+                });
+            }
+            continue;
+        }
+        let (piece, pivot) = crate::rigid::decode_vertex_texel(texel);
+        if u64::from(piece) >= pieces {
+            return Err(Error::IndexOutOfRange {
+                what: "rigid piece index",
+                index: piece.into(),
+                count: pieces,
+            });
+        }
+        check_finite("rigid rest pivot", &pivot)?;
+    }
+    for (what, b) in [("rigid pivot bounds", &ra.pivot_bounds), ("rigid vertex bounds", &ra.bounds)] {
+        check_finite(what, &b.min)?;
+        check_finite(what, &b.extent)?;
+        if b.extent.iter().any(|&e| e < 0.0) {
+            return Err(Error::OutOfRange {
+                what,
+                value: format!("{:?}", b.extent),
+                expected: ">= 0 metres on each axis",
+            });
+        }
+    }
+    expect_equal("rigid piece name count", pieces, ra.piece_names.len() as u64)?;
+    Ok(())
 }

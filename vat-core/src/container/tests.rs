@@ -278,7 +278,7 @@ fn minimal_round_trip_and_layout_bytes() {
 fn files_take_the_oldest_version_that_describes_them_and_both_versions_read() {
     let with_morph = realistic().write().unwrap();
     assert_eq!(u32::from_le_bytes(with_morph[4..8].try_into().unwrap()), FORMAT_VERSION_MORPH);
-    assert_eq!(FORMAT_VERSION_MORPH, FORMAT_VERSION);
+    assert_eq!(FORMAT_VERSION_MORPH + 1, FORMAT_VERSION);
     let mut without = realistic();
     without.manifest.morph_animation = None;
     let v1 = without.write().unwrap();
@@ -450,11 +450,11 @@ fn corruption_cases() -> Vec<(String, Vec<u8>, Check)> {
     b[0] = b'W';
     case!("flipped magic", b, Error::BadMagic { found: [b'W', b'A', b'T', 0] });
     let mut b = good.clone();
-    b[4..8].copy_from_slice(&3u32.to_le_bytes());
-    case!("future version", b, Error::UnsupportedVersion { found: 3, supported: 2 });
+    b[4..8].copy_from_slice(&4u32.to_le_bytes());
+    case!("future version", b, Error::UnsupportedVersion { found: 4, supported: 3 });
     let mut b = good.clone();
     b[4..8].copy_from_slice(&0u32.to_le_bytes());
-    case!("version 0", b, Error::UnsupportedVersion { found: 0, supported: 2 });
+    case!("version 0", b, Error::UnsupportedVersion { found: 0, supported: 3 });
     let mut b = good.clone();
     b[4..8].copy_from_slice(&1u32.to_le_bytes());
     case!(
@@ -903,4 +903,219 @@ fn a_pending_file_is_readable_before_its_commit_and_gone_without_one() {
     let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, vec![std::ffi::OsString::from("asset.vat")]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Rigid mode (format version 3)
+// ---------------------------------------------------------------------------------------------------
+
+/// A rigid asset: 24 vertices in 3 pieces of 8, 10 frames; piece texture 3 x 10 = 30 texels in one
+/// row of 30; rigid vertex texture 24 texels in one row; rest positions and normals; one LOD.
+fn rigid() -> Fixture {
+    use crate::rigid::{encode_piece_texel, encode_vertex_texel};
+    let mut fx = Fixture { manifest: Manifest::new("rigid", VERTICES), blobs: Vec::new() };
+    fx.manifest.clips = clips().clips().to_vec();
+    let pivot_bounds = PositionBounds { min: [-1.0, 0.0, -1.0], extent: [2.0, 1.0, 2.0] };
+    let texels: Vec<u32> = (0..10u32)
+        .flat_map(|f| (0..3u32).map(move |p| (f, p)))
+        .flat_map(|(f, p)| {
+            let a = f as f32 * 0.1 + p as f32;
+            let pivot = [a.sin() * 0.9, 0.1 * f as f32 / 10.0, a.cos() * 0.9];
+            let q = [0.0, (a * 0.5).sin(), 0.0, (a * 0.5).cos()];
+            encode_piece_texel(&pivot_bounds, pivot, q).unwrap()
+        })
+        .collect();
+    let pieces = fx.add(u32_bytes(texels));
+    let vertices = fx.add(u32_bytes(
+        (0..VERTICES).flat_map(|v| encode_vertex_texel(v / 8, [(v / 8) as f32 * 0.5, 0.25, 0.0])),
+    ));
+    let rest = fx.add(f32_bytes((0..VERTICES * 3).map(|i| (i as f32 * 0.1).sin())));
+    let normals = fx.add(f32_bytes((0..VERTICES).flat_map(|_| [0.0, 1.0, 0.0])));
+    fx.manifest.streams = vec![
+        VertexStream { kind: StreamKind::RestPosition, element: ElementFormat::F32x3, blob: rest },
+        VertexStream { kind: StreamKind::RestNormal, element: ElementFormat::F32x3, blob: normals },
+    ];
+    let indices = fx.add(u32_bytes((0..36).map(|i| (i * 5) % VERTICES)));
+    fx.manifest.indices = Some(indices);
+    fx.manifest.lods = vec![Lod {
+        first_index: 0,
+        index_count: 36,
+        triangle_count: 12,
+        screen_error: 0.0,
+        max_distance: f32::INFINITY,
+    }];
+    fx.manifest.rigid_animation = Some(RigidAnimation {
+        layout: VertexTextureLayout { vertex_count: 3, frame_count: 10, width: 30, height: 1 },
+        pivot_bounds,
+        bounds: PositionBounds { min: [-2.0, -1.0, -2.0], extent: [4.0, 3.0, 4.0] },
+        pieces,
+        vertex_layout: VertexTextureLayout { vertex_count: VERTICES, frame_count: 1, width: 24, height: 1 },
+        vertices,
+        piece_names: vec!["a".into(), "b".into(), "c".into()],
+    });
+    fx
+}
+
+#[test]
+fn rigid_asset_round_trips_as_version_3_and_records_its_mode() {
+    let fx = rigid();
+    let bytes = fx.write().unwrap();
+    assert_eq!(u32::from_le_bytes(bytes[4..8].try_into().unwrap()), FORMAT_VERSION_RIGID);
+    let asset = Asset::parse(&bytes).unwrap();
+    assert_eq!(asset.manifest(), &Manifest { blobs: asset.manifest().blobs.clone(), ..fx.manifest.clone() });
+    assert_eq!(asset.manifest().mode(), VatMode::Rigid);
+    assert_eq!(asset.manifest().animation_bounds(), Some(fx.manifest.rigid_animation.unwrap().bounds));
+    // Soft files keep their version and mode.
+    assert_eq!(parsed_manifest(&minimal().write().unwrap()).mode(), VatMode::Soft);
+    // The version 3 encoding of a soft manifest is the older one plus the rigid slot's `None`: the
+    // same manifest labelled 3 with that byte appended reads back equal.
+    let v1 = minimal().write().unwrap();
+    let m = parsed_manifest(&v1);
+    let relabelled = with_manifest(&v1, &m);
+    assert_eq!(u32::from_le_bytes(relabelled[4..8].try_into().unwrap()), 3);
+    assert_eq!(manifest_len(&relabelled), manifest_len(&v1) + 1);
+    assert_eq!(parsed_manifest(&relabelled), m);
+}
+
+#[test]
+fn a_rigid_section_needs_version_3() {
+    let bytes = rigid().write().unwrap();
+    // Labelled 2, the manifest gets a `None` rigid slot appended and its real slot is read as
+    // trailing bytes: refused, never read as a rigid asset.
+    let mut b = bytes.clone();
+    b[4..8].copy_from_slice(&2u32.to_le_bytes());
+    assert!(matches!(Asset::parse(&b), Err(Error::ManifestDecode { .. })), "{:?}", Asset::parse(&b).err());
+    // A version 3 manifest cut before its rigid slot is refused too.
+    let v1 = minimal().write().unwrap();
+    let mut b = v1.clone();
+    b[4..8].copy_from_slice(&3u32.to_le_bytes());
+    assert!(matches!(Asset::parse(&b), Err(Error::ManifestDecode { .. })));
+}
+
+#[test]
+fn hostile_rigid_manifests_give_typed_errors() {
+    type Edit = fn(&mut Fixture);
+    type Check = fn(&Error) -> bool;
+    let cases: Vec<(&str, Edit, Check)> = vec![
+        (
+            "piece index out of range",
+            |fx| {
+                let id = fx.manifest.rigid_animation.as_ref().unwrap().vertices;
+                fx.blobs[id.0 as usize][12..16].copy_from_slice(&3u32.to_le_bytes());
+            },
+            |e| matches!(e, Error::IndexOutOfRange { what: "rigid piece index", .. }),
+        ),
+        (
+            "NaN rest pivot",
+            |fx| {
+                let id = fx.manifest.rigid_animation.as_ref().unwrap().vertices;
+                fx.blobs[id.0 as usize][0..4].copy_from_slice(&f32::NAN.to_le_bytes());
+            },
+            |e| matches!(e, Error::NotFinite { .. }),
+        ),
+        (
+            "short piece texture",
+            |fx| {
+                let id = fx.manifest.rigid_animation.as_ref().unwrap().pieces;
+                fx.blobs[id.0 as usize].truncate(16 * 29);
+            },
+            |e| matches!(e, Error::BlobSizeMismatch { what: "piece texture", .. }),
+        ),
+        (
+            "piece texture frames differ from the clips",
+            |fx| fx.manifest.rigid_animation.as_mut().unwrap().layout.frame_count = 9,
+            |e| matches!(e, Error::ManifestMismatch { .. }),
+        ),
+        (
+            "zero pieces",
+            |fx| {
+                let ra = fx.manifest.rigid_animation.as_mut().unwrap();
+                ra.layout.vertex_count = 0;
+                ra.piece_names.clear();
+            },
+            |e| matches!(e, Error::ZeroCount { .. }),
+        ),
+        (
+            "NaN pivot box",
+            |fx| fx.manifest.rigid_animation.as_mut().unwrap().pivot_bounds.min[1] = f32::NAN,
+            |e| matches!(e, Error::NotFinite { .. }),
+        ),
+        (
+            "negative vertex box",
+            |fx| fx.manifest.rigid_animation.as_mut().unwrap().bounds.extent[0] = -1.0,
+            |e| matches!(e, Error::OutOfRange { what: "rigid vertex bounds", .. }),
+        ),
+        (
+            "a name short",
+            |fx| {
+                fx.manifest.rigid_animation.as_mut().unwrap().piece_names.pop();
+            },
+            |e| matches!(e, Error::ManifestMismatch { .. }),
+        ),
+        (
+            "no rest normals",
+            |fx| {
+                fx.manifest.streams.pop();
+            },
+            |e| matches!(e, Error::MissingSection { .. }),
+        ),
+        (
+            "rigid and vertex animation together",
+            |fx| {
+                let va = minimal().manifest.vertex_animation;
+                fx.manifest.vertex_animation = va;
+            },
+            |e| !e.to_string().is_empty(),
+        ),
+        (
+            "a texel past the vertices not zero",
+            |fx| {
+                let ra = fx.manifest.rigid_animation.as_mut().unwrap();
+                ra.vertex_layout.width = 25;
+                let id = ra.vertices;
+                fx.blobs[id.0 as usize].extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0]);
+            },
+            |e| matches!(e, Error::OutOfRange { what: "unused rigid vertex texel", .. }),
+        ),
+    ];
+    assert!(Asset::parse(&rigid().write().unwrap()).is_ok());
+    for (name, edit, check) in cases {
+        let mut fx = rigid();
+        edit(&mut fx);
+        match Asset::parse(&fx.bytes()) {
+            Err(e) => assert!(check(&e), "{name}: unexpected error {e:?}"),
+            Ok(_) => panic!("{name}: parsed"),
+        }
+        // The writer refuses what the reader refuses.
+        assert!(fx.write().is_err(), "{name}: written");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// A rigid file whose manifest bytes are changed at random, with the manifest checksum fixed so
+    /// that the changes reach decoding and validation: parsing never panics, and whatever parses
+    /// decodes every vertex with the CPU reference without panicking.
+    #[test]
+    fn rigid_manifest_mutations_never_panic(
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), 1u8..=255), 1..6),
+    ) {
+        let mut bytes = rigid().write().unwrap();
+        let len = manifest_len(&bytes);
+        for (at, xor) in &flips {
+            bytes[HEADER_LEN as usize + at.index(len)] ^= xor;
+        }
+        let crc = crc32fast::hash(&bytes[HEADER_LEN as usize..HEADER_LEN as usize + len]);
+        bytes[12..16].copy_from_slice(&crc.to_le_bytes());
+        if let Ok(asset) = Asset::parse(&bytes)
+            && let Ok(view) = crate::reference::RigidAnimationView::from_asset(&asset)
+        {
+            let record = crate::instance::InstanceRecord::default();
+            for v in 0..asset.manifest().vertex_count.min(64) {
+                let interp = crate::playback::Interpolation::Cubic;
+                let _ = crate::reference::decode_rigid_vertex(&view, &record, 0.7, v, interp);
+            }
+        }
+    }
 }

@@ -115,13 +115,12 @@ impl CrowdAsset {
     /// attachment's index count / 3.
     ///
     /// # Errors
-    /// [`Error::MissingSection`] without vertex animation (the bounds come from it), clips or LODs;
+    /// [`Error::MissingSection`] without vertex or rigid animation (the bounds come from it), clips or LODs;
     /// [`Error::BlobIdOutOfRange`] for an attachment index blob the manifest does not list.
     pub fn from_manifest(m: &Manifest) -> Result<Self> {
-        let va = m
-            .vertex_animation
-            .as_ref()
-            .ok_or(Error::MissingSection { what: "vertex animation (the crowd needs its bounds)" })?;
+        let bounds = m.animation_bounds().ok_or(Error::MissingSection {
+            what: "vertex or rigid animation (the crowd needs its bounds)",
+        })?;
         if m.clips.is_empty() {
             return Err(Error::MissingSection { what: "clips" });
         }
@@ -152,7 +151,7 @@ impl CrowdAsset {
         }
         Ok(Self {
             clips: m.clips.clone(),
-            bounds: va.bounds,
+            bounds,
             lod_triangles: m.lods.iter().map(|l| l.triangle_count).collect(),
             lod_distances,
             attachment_triangles,

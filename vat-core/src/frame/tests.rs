@@ -563,3 +563,55 @@ fn prepared_crowds_accept_the_same_crowds_in_order_only() {
     let fewer = std::panic::catch_unwind(|| prepared.check([a.crowd.id()]));
     assert!(fewer.is_err(), "fewer crowds panic");
 }
+
+/// The plan test manifest as a rigid asset: the same clips and LODs, a rigid animation instead of
+/// the vertex animation.
+fn rigid_manifest() -> Manifest {
+    let mut m = manifest(2, VertexFormat::Packed64);
+    m.vertex_animation = None;
+    m.rigid_animation = Some(crate::container::RigidAnimation {
+        layout: VertexTextureLayout { vertex_count: 5, frame_count: 30, width: 5, height: 30 },
+        pivot_bounds: PositionBounds { min: [-0.3, 0.0, -0.2], extent: [0.6, 1.8, 0.4] },
+        bounds: PositionBounds { min: [-1.0, 0.0, -1.0], extent: [2.0, 2.0, 2.0] },
+        pieces: BlobId(0),
+        vertex_layout: VertexTextureLayout { vertex_count: 100, frame_count: 1, width: 100, height: 1 },
+        vertices: BlobId(1),
+        piece_names: (0..5).map(|k| format!("piece {k}")).collect(),
+    });
+    m
+}
+
+#[test]
+fn a_rigid_asset_draws_through_the_rigid_program_on_both_culling_paths() {
+    let m = rigid_manifest();
+    let index_count = m.lods.iter().map(|l| l.index_count).sum();
+    let asset = AssetDrawInfo::new(&m, index_count, 0).unwrap();
+    assert_eq!(asset.mode(), VatMode::Rigid);
+    assert_eq!(asset.body_program(RenderMode::Vat), Program::Rigid);
+    assert_eq!(asset.body_program(RenderMode::Rest), Program::Body(RenderMode::Rest));
+    assert_eq!(asset.decode_entry_point(RenderMode::Vat), Some(gpu::ENTRY_POINT_DECODE_RIGID));
+    assert_eq!(asset.decode_entry_point(RenderMode::Rest), None);
+    // The crowd bounds instances by the rigid animation's vertex box.
+    let crowd_asset = CrowdAsset::from_manifest(&m).unwrap();
+    assert_eq!(crowd_asset.bounds, m.rigid_animation.as_ref().unwrap().bounds);
+    let mut crowd = Crowd::new(crowd_asset, Default::default());
+    for i in 0..12 {
+        crowd.spawn([(i % 6) as f32 * 2.0 - 5.0, 0.0, -((i / 6) as f32) * 2.0], 0.0, 0);
+    }
+    let mut f = Fixture { sync: CrowdSync::new(crowd.id()), crowd, asset };
+    for options in [cpu(), gpu_culled()] {
+        let mut p = FramePlan::default();
+        plan(&mut p, &mut [&mut f], &options).unwrap();
+        let bodies: Vec<&Draw> = p.colour.iter().filter(|d| d.pipeline.program != Program::Ground).collect();
+        assert!(!bodies.is_empty(), "{:?}: no colour draws", options.culling);
+        assert!(bodies.iter().all(|d| d.pipeline.program == Program::Rigid), "{:?}", options.culling);
+        assert!(!p.depth.is_empty(), "{:?}: shadows cast", options.culling);
+        assert!(p.depth.iter().all(|d| d.pipeline.program == Program::Rigid));
+        assert_eq!(p.depth[0].pipeline.vertex_entry_point(), gpu::ENTRY_POINT_VS_RIGID_DEPTH);
+        assert_eq!(bodies[0].pipeline.vertex_entry_point(), gpu::ENTRY_POINT_VS_RIGID);
+    }
+    // Bone mode needs bones, which a rigid asset has none of.
+    let mut p = FramePlan::default();
+    let bone = RenderOptions { mode: RenderMode::Bone, ..cpu() };
+    assert!(matches!(plan(&mut p, &mut [&mut f], &bone), Err(PlanError::AssetHasNoBones { .. })));
+}

@@ -139,7 +139,13 @@ fn rust_structs() -> Vec<RustStruct> {
             morph_texture_width,
             morph_rows_per_band,
             morph_weights_width,
+            piece_count,
+            pivot_min,
+            piece_texture_width,
+            pivot_extent,
+            rigid_vertex_width,
             tangents,
+            _pad,
         }),
         rust_struct!(ClipRecord { first_frame, frame_count, flags, fps, duration, stride, _pad }),
         rust_struct!(InstanceRecord {
@@ -500,10 +506,11 @@ fn stage_check_catches_a_binding_hidden_from_its_user() {
     let clips = table.iter().position(|b| b.name == "clips").unwrap();
     table[clips].stages = ShaderStages::VERTEX;
     let problems = check_stages(&module, &info, &table);
-    // Both decode entry points read the clip table (cs_cull does not).
-    assert_eq!(problems.len(), 2, "{problems:?}");
+    // The three decode entry points read the clip table (cs_cull does not).
+    assert_eq!(problems.len(), 3, "{problems:?}");
     assert!(problems[0].contains("cs_decode (Compute) uses clips"), "{problems:?}");
     assert!(problems[1].contains("cs_decode_bone (Compute) uses clips"), "{problems:?}");
+    assert!(problems[2].contains("cs_decode_rigid (Compute) uses clips"), "{problems:?}");
 }
 
 // ---------------------------------------------------------------------------------------------------
