@@ -590,14 +590,10 @@ fn vat_load_vertex(frame_index: u32, vertex: u32) -> VertexSample {
     return vat_decode_texel(vec2<i32>(i32(t % width), i32(t / width)));
 }
 
-// Samples clip `clip_index` of one vertex at `time` (s) with phase offset (cycles) and rate (cycles/s):
-// interpolates the normalised positions and the unit normals of the sampled frames ("lerp before
-// decode"). The normal of the result is not normalised. An index past the clip table reads its last clip.
-fn vat_decode_clip(clip_index: u32, wrap_code: u32, phase_offset: f32, time: f32, rate: f32, vertex: u32) -> VertexSample {
-    let clip = clips[min(clip_index, arrayLength(&clips) - 1u)];
-    let looping = (clip.flags & CLIP_FLAG_LOOPING) != 0u;
-    let phase = vat_phase(phase_offset, time, rate, vat_wrap(wrap_code, looping));
-    let s = vat_frame_sample(phase, clip.frame_count, looping);
+// One vertex of a clip at the sampled frames `s` (from vat_clip_frames: absolute frames and their
+// weights): interpolates the normalised positions and the unit normals of the sampled frames ("lerp
+// before decode"). The normal of the result is not normalised.
+fn vat_decode_clip(s: FrameSample, vertex: u32) -> VertexSample {
     let w = s.weights;
     if INTERPOLATION == INTERPOLATION_POINT {
         // One fetch: the frame of weight 1. Equals the 4-term sum (1 * b + 0 * finite terms) except
@@ -606,13 +602,13 @@ fn vat_decode_clip(clip_index: u32, wrap_code: u32, phase_offset: f32, time: f32
         if w.y == 1.0 {
             chosen = s.frames.y;
         }
-        return vat_load_vertex(clip.first_frame + chosen, vertex);
+        return vat_load_vertex(chosen, vertex);
     }
-    let b = vat_load_vertex(clip.first_frame + s.frames.y, vertex);
-    let c = vat_load_vertex(clip.first_frame + s.frames.z, vertex);
+    let b = vat_load_vertex(s.frames.y, vertex);
+    let c = vat_load_vertex(s.frames.z, vertex);
     if INTERPOLATION == INTERPOLATION_CUBIC {
-        let a = vat_load_vertex(clip.first_frame + s.frames.x, vertex);
-        let d = vat_load_vertex(clip.first_frame + s.frames.w, vertex);
+        let a = vat_load_vertex(s.frames.x, vertex);
+        let d = vat_load_vertex(s.frames.w, vertex);
         let position = ((w.x * a.position + w.y * b.position) + w.z * c.position) + w.w * d.position;
         let normal = ((w.x * a.normal + w.y * b.normal) + w.z * c.normal) + w.w * d.normal;
         return VertexSample(position, normal);
@@ -626,17 +622,25 @@ fn vat_decode_clip(clip_index: u32, wrap_code: u32, phase_offset: f32, time: f32
 // after the blend, normals normalised once, then the instance transform
 // world = position + R_y(yaw) * (scale * p) with x' = c * x + s * z, y' = y, z' = c * z - s * x.
 fn vat_decode_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> DecodedVertex {
-    var mixed = vat_decode_clip(inst.clip_a, inst.variant_bits >> VARIANT_WRAP_A_SHIFT, inst.phase_offset_a, time, inst.rate_a, vertex);
+    let sa = vat_clip_frames(inst.clip_a, inst.variant_bits >> VARIANT_WRAP_A_SHIFT, inst.phase_offset_a, time, inst.rate_a);
+    var mixed = vat_decode_clip(sa, vertex);
     let w = vat_instance_fade_weight(inst, time);
+    var sb = sa;
     if w > 0.0 {
-        let b = vat_decode_clip(inst.clip_b & CLIP_INDEX_MASK, inst.variant_bits >> VARIANT_WRAP_B_SHIFT, inst.phase_offset_b, time, inst.rate_b, vertex);
+        sb = vat_clip_frames(inst.clip_b & CLIP_INDEX_MASK, inst.variant_bits >> VARIANT_WRAP_B_SHIFT, inst.phase_offset_b, time, inst.rate_b);
+        let b = vat_decode_clip(sb, vertex);
         mixed.position = mixed.position * (1.0 - w) + b.position * w;
         mixed.normal = mixed.normal * (1.0 - w) + b.normal * w;
     }
     let p = asset.bounds_min + mixed.position * asset.bounds_extent;
     let n = vat_normalize(mixed.normal);
     var v = vat_to_world(inst, p, n);
-    v.tangent = vat_decode_tangent(inst, vertex, time, w, n);
+    // The tangent of the clip with the larger weight (B once its fade weight is over one half).
+    var st = sa;
+    if w > 0.5 {
+        st = sb;
+    }
+    v.tangent = vat_decode_tangent(inst, st, vertex, n);
     return v;
 }
 
@@ -678,44 +682,29 @@ fn vat_quat_tangent(q: vec4<f32>) -> vec4<f32> {
     );
 }
 
-// The object-space tangent of clip `clip_index` of one vertex at `time`: the tangent frame of the
-// sampled frame with the larger weight (one texel fetch), not interpolated.
-fn vat_clip_tangent(clip_index: u32, wrap_code: u32, phase_offset: f32, time: f32, rate: f32, vertex: u32) -> vec4<f32> {
-    let clip = clips[min(clip_index, arrayLength(&clips) - 1u)];
-    let looping = (clip.flags & CLIP_FLAG_LOOPING) != 0u;
-    let phase = vat_phase(phase_offset, time, rate, vat_wrap(wrap_code, looping));
-    let s = vat_frame_sample(phase, clip.frame_count, looping);
+// The world tangent of `inst` at the sampled frames `s` (of the clip with the larger fade weight)
+// for the unit object normal `n`: the tangent frame of the sampled frame of larger weight (one texel
+// fetch, not interpolated), made perpendicular to n (Gram-Schmidt), then turned by the instance's
+// yaw. Zero without tangents.
+fn vat_decode_tangent(inst: InstanceRecord, s: FrameSample, vertex: u32, n: vec3<f32>) -> vec4<f32> {
+    if asset.tangents == 0u {
+        return vec4<f32>(0.0);
+    }
     var chosen = s.frames.z;
     if s.weights.y >= s.weights.z {
         chosen = s.frames.y;
     }
-    let t = (clip.first_frame + chosen) * asset.vertex_count + vertex;
+    let texel = chosen * asset.vertex_count + vertex;
     let width = asset.texture_width;
-    let q = textureLoad(vat_tangent_texture, vec2<i32>(i32(t % width), i32(t / width)), 0);
-    return vat_quat_tangent(q);
-}
-
-// The world tangent of `inst` at `time` for the unit object normal `n`: clip A's tangent (clip B's
-// while its fade weight `w` is over one half: the sampled frame of larger weight, one fetch),
-// made perpendicular to n (Gram-Schmidt), then turned by the instance's yaw. Zero without tangents.
-fn vat_decode_tangent(inst: InstanceRecord, vertex: u32, time: f32, w: f32, n: vec3<f32>) -> vec4<f32> {
-    if asset.tangents == 0u {
-        return vec4<f32>(0.0);
-    }
-    var t: vec4<f32>;
-    if w > 0.5 {
-        t = vat_clip_tangent(inst.clip_b & CLIP_INDEX_MASK, inst.variant_bits >> VARIANT_WRAP_B_SHIFT, inst.phase_offset_b, time, inst.rate_b, vertex);
-    } else {
-        t = vat_clip_tangent(inst.clip_a, inst.variant_bits >> VARIANT_WRAP_A_SHIFT, inst.phase_offset_a, time, inst.rate_a, vertex);
-    }
+    let t = vat_quat_tangent(textureLoad(vat_tangent_texture, vec2<i32>(i32(texel % width), i32(texel / width)), 0));
     var p = t.xyz - n * dot(n, t.xyz);
     if dot(p, p) <= 1e-12 {
         p = vec3<f32>(1.0, 0.0, 0.0) - n * n.x;
     }
     let u = vat_normalize(p);
     let c = cos(inst.yaw);
-    let s = sin(inst.yaw);
-    return vec4<f32>(c * u.x + s * u.z, u.y, c * u.z - s * u.x, t.w);
+    let sn = sin(inst.yaw);
+    return vec4<f32>(c * u.x + sn * u.z, u.y, c * u.z - sn * u.x, t.w);
 }
 
 // ---------------------------------------------------------------------------------------------------
