@@ -4,14 +4,41 @@
 //! more than one of them needs: opening a wgpu device on the software Vulkan driver, reading a buffer
 //! back, the baked procedural humanoid, and saving renders for a look.
 
+use std::ops::Deref;
 use std::sync::{OnceLock, mpsc};
+
+/// A GPU handle (a wgpu instance, device or queue) that is dropped while holding
+/// [`vat_core::gpu::device_lifetime_lock`]: tests run in parallel threads, and the Vulkan loader
+/// crashes when one thread destroys a device while another creates one. Derefs to the handle.
+pub struct LockedDrop<T>(Option<T>);
+
+impl<T> LockedDrop<T> {
+    /// Wraps `handle`.
+    pub fn new(handle: T) -> Self {
+        Self(Some(handle))
+    }
+}
+
+impl<T> Deref for LockedDrop<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.0.as_ref().expect("a LockedDrop holds its handle until it is dropped")
+    }
+}
+
+impl<T> Drop for LockedDrop<T> {
+    fn drop(&mut self) {
+        let _lifetime = vat_core::gpu::device_lifetime_lock();
+        drop(self.0.take());
+    }
+}
 
 /// A wgpu device for tests, on a Vulkan adapter (the CPU adapter, lavapipe, when there is one).
 pub struct TestGpu {
     /// The device.
-    pub device: wgpu::Device,
+    pub device: LockedDrop<wgpu::Device>,
     /// Its queue.
-    pub queue: wgpu::Queue,
+    pub queue: LockedDrop<wgpu::Queue>,
     /// What the adapter is (printed by tests, so figures name the driver).
     pub info: wgpu::AdapterInfo,
 }
@@ -24,7 +51,9 @@ pub fn test_gpu() -> TestGpu {
     // flag embeds the WGSL in the SPIR-V, which bookworm's validation layer misreports), the adapter's
     // limits and INDIRECT_FIRST_INSTANCE.
     match vat_wgpu::headless_device() {
-        Ok((device, queue, info)) => TestGpu { device, queue, info },
+        Ok((device, queue, info)) => {
+            TestGpu { device: LockedDrop::new(device), queue: LockedDrop::new(queue), info }
+        }
         Err(e) => panic!("{e} (or run `cargo xtask deps` as root)"),
     }
 }
@@ -35,7 +64,8 @@ pub fn test_gpu() -> TestGpu {
 pub fn limited_gpu(
     features: wgpu::Features,
     limits: impl Fn(&mut wgpu::Limits),
-) -> (wgpu::Instance, wgpu::Device, wgpu::Queue) {
+) -> (LockedDrop<wgpu::Instance>, LockedDrop<wgpu::Device>, LockedDrop<wgpu::Queue>) {
+    let _lifetime = vat_core::gpu::device_lifetime_lock();
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = wgpu::Backends::VULKAN;
     desc.flags = wgpu::InstanceFlags::from_build_config() - wgpu::InstanceFlags::DEBUG;
@@ -53,7 +83,7 @@ pub fn limited_gpu(
         ..Default::default()
     }))
     .expect("a device with the requested features and limits");
-    (instance, device, queue)
+    (LockedDrop::new(instance), LockedDrop::new(device), LockedDrop::new(queue))
 }
 
 /// The procedural humanoid baked with default options plus `--bones` (Packed64, 5 LODs, a cap

@@ -1,7 +1,8 @@
 //! GPU faults on the wgpu backend: an upload that fails part-way (at every step, forced by the
 //! `fault-injection` hook) or up front (a texture over the device limit) leaves no wgpu resource
 //! alive, counted by wgpu's own registry report; a lost device is a typed error, and a renderer
-//! rebuilt on a new device renders the same asset.
+//! rebuilt on a new device renders the same asset. Both backends open their devices under
+//! `vat_core::gpu::device_lifetime_lock` (the Vulkan loader races device creation against destruction).
 
 // Integration tests report failure by panicking; helpers below unwrap for the same reason.
 #![allow(clippy::unwrap_used)]
@@ -9,11 +10,13 @@
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::render::{CrowdRenderer, RenderOptions};
-use vat_tests::{humanoid_vat, limited_gpu};
+use vat_tests::{LockedDrop, humanoid_vat, limited_gpu};
 use vat_wgpu::{Offscreen, RenderError, Renderer, RendererConfig};
 
 /// An instance with a device on its CPU adapter (the adapter's limits changed by `limits`).
-fn instance_and_device(limits: impl Fn(&mut wgpu::Limits)) -> (wgpu::Instance, wgpu::Device, wgpu::Queue) {
+fn instance_and_device(
+    limits: impl Fn(&mut wgpu::Limits),
+) -> (LockedDrop<wgpu::Instance>, LockedDrop<wgpu::Device>, LockedDrop<wgpu::Queue>) {
     limited_gpu(wgpu::Features::INDIRECT_FIRST_INSTANCE, limits)
 }
 
@@ -109,4 +112,31 @@ fn a_lost_device_is_a_typed_error_and_a_new_device_renders_the_same_asset() {
     assert_eq!(before, after, "the rebuilt renderer draws the same frame");
     let background = &before[..4];
     assert!(before.chunks_exact(4).filter(|p| *p != background).count() > 200, "the frame is not blank");
+}
+
+/// Both backends' device constructors wait for `vat_core::gpu::device_lifetime_lock`: while this
+/// thread holds it, a device opened on another thread is not ready; once released, it is.
+#[test]
+fn devices_are_opened_under_the_device_lifetime_lock_on_both_backends() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    for backend in ["wgpu", "vulkan"] {
+        let opened = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let lock = vat_core::gpu::device_lifetime_lock();
+            let opener = s.spawn(|| {
+                match backend {
+                    "wgpu" => drop(vat_wgpu::headless_device().unwrap()),
+                    _ => drop(vat_vulkan::Context::headless().unwrap()),
+                }
+                opened.store(true, Ordering::SeqCst);
+            });
+            // Opening a device on lavapipe takes milliseconds; a constructor that ignored the lock
+            // would be done long before this.
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            assert!(!opened.load(Ordering::SeqCst), "{backend}: a device was opened while the lock was held");
+            drop(lock);
+            opener.join().unwrap();
+        });
+        assert!(opened.load(Ordering::SeqCst), "{backend}");
+    }
 }

@@ -8,11 +8,14 @@ use vat_bake::prepare::{BakeOptions, prepare};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::encoding::VertexFormat;
-use vat_tests::{humanoid_vat, limited_gpu, test_gpu};
+use vat_tests::{LockedDrop, humanoid_vat, limited_gpu, test_gpu};
 use vat_wgpu::{CrowdDraw, HeadlessTarget, RenderError, RenderMode, RenderOptions, Renderer, RendererConfig};
 
 /// A device on the CPU adapter with `features` and the adapter's limits changed by `limits`.
-fn device_with(features: wgpu::Features, limits: impl Fn(&mut wgpu::Limits)) -> (wgpu::Device, wgpu::Queue) {
+fn device_with(
+    features: wgpu::Features,
+    limits: impl Fn(&mut wgpu::Limits),
+) -> (LockedDrop<wgpu::Device>, LockedDrop<wgpu::Queue>) {
     let (_instance, device, queue) = limited_gpu(features, limits);
     (device, queue)
 }

@@ -21,7 +21,9 @@ pub(crate) const REQUIRED_FEATURES: [(wgpu::Features, &str, &str); 1] = [(
 /// [`RenderError::MissingFeature`] if the adapter lacks `INDIRECT_FIRST_INSTANCE`,
 /// [`RenderError::Device`] if the device cannot be opened.
 pub fn headless_device() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo), RenderError> {
-    let instance = vat_instance();
+    // Declared first so that it is released last, after the instance and the other adapters drop.
+    let _lifetime = vat_core::gpu::device_lifetime_lock();
+    let instance = new_instance();
     let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
     adapters.sort_by_key(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
     let adapter = adapters.into_iter().next().ok_or(RenderError::NoAdapter)?;
@@ -33,6 +35,12 @@ pub fn headless_device() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo
 /// without `DEBUG`). Make a window's surface on it (`Instance::create_surface`), then open the device
 /// with [`presenting_device`].
 pub fn vat_instance() -> wgpu::Instance {
+    let _lifetime = vat_core::gpu::device_lifetime_lock();
+    new_instance()
+}
+
+/// [`vat_instance`] without taking [`vat_core::gpu::device_lifetime_lock`] (for callers that hold it).
+fn new_instance() -> wgpu::Instance {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = wgpu::Backends::VULKAN;
     desc.flags = wgpu::InstanceFlags::from_build_config() - wgpu::InstanceFlags::DEBUG;
@@ -58,6 +66,7 @@ pub fn presenting_device(
             .collect();
     adapters.sort_by_key(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
     let adapter = adapters.into_iter().next().ok_or(RenderError::NoAdapter)?;
+    let _lifetime = vat_core::gpu::device_lifetime_lock();
     let (device, queue) = open_device(&adapter, "vat presenting")?;
     Ok((adapter, device, queue))
 }
