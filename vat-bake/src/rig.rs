@@ -120,6 +120,8 @@ pub struct Mesh {
     pub tangents: Option<Vec<Vec4>>,
     /// Texture coordinates, if authored.
     pub uvs: Option<Vec<Vec2>>,
+    /// Linear RGBA vertex colours (glTF `COLOR_0`; RGB sources get alpha 1), if authored.
+    pub colors: Option<Vec<Vec4>>,
     /// Material id per vertex (e.g. shirt, pants, skin; 0 when the source has none).
     pub material_ids: Vec<u8>,
     /// Triangle list, three indices per triangle into this mesh's vertices.
@@ -272,6 +274,37 @@ pub struct Rig {
     /// Vertices of the source's meshes that [`Rig::notes`] says were left out (0 when none), so a
     /// report can say "baked V of V + left_out vertices".
     pub left_out_vertices: u64,
+    /// The source's materials and their decoded textures, indexed by [`Mesh::material_ids`]
+    /// (`None`: the source has none, or its material ids are authored `_MATERIAL_ID` values, and
+    /// the asset is drawn with the built-in palette).
+    pub materials: Option<RigMaterials>,
+}
+
+/// A rig's materials and the images their textures sample, split by colour space: a
+/// [`vat_core::container::TextureBinding::layer`] of a base colour texture indexes
+/// [`RigMaterials::color_images`], of a normal or metallic-roughness texture
+/// [`RigMaterials::data_images`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RigMaterials {
+    /// The materials (at most [`vat_core::container::MAX_MATERIALS`]).
+    pub materials: Vec<vat_core::container::Material>,
+    /// Base colour images (sRGB-encoded RGBA8).
+    pub color_images: Vec<MaterialImage>,
+    /// Normal and metallic-roughness images (linear RGBA8).
+    pub data_images: Vec<MaterialImage>,
+}
+
+/// A decoded image, RGBA8, rows top to bottom (glTF's texture origin is the top-left corner).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MaterialImage {
+    /// The image's name or URI as authored, or `"image <k>"`.
+    pub name: String,
+    /// Width in texels, `>= 1`.
+    pub width: u32,
+    /// Height in texels, `>= 1`.
+    pub height: u32,
+    /// `4 * width * height` bytes.
+    pub rgba: Vec<u8>,
 }
 
 impl Rig {

@@ -231,6 +231,7 @@ impl MeshSequence {
             normals: base_normals,
             tangents: None,
             uvs: self.uvs,
+            colors: None,
             material_ids: vec![0; n],
             indices: self.indices,
             influence_count: 0,

@@ -85,6 +85,8 @@ pub struct VertexSet {
     pub tangents: Option<Vec<Vec4>>,
     /// Texture coordinates when any body mesh has them; (0, 0) for meshes without.
     pub uvs: Option<Vec<Vec2>>,
+    /// Linear RGBA vertex colours when any body mesh has them; white for meshes without.
+    pub colors: Option<Vec<Vec4>>,
     /// Material id per vertex.
     pub material_ids: Vec<u8>,
     /// Merged triangle list, three indices per triangle into this set.
@@ -294,12 +296,14 @@ impl VertexSet {
         }
         let any_tangents = body.iter().any(|(_, m)| m.tangents.is_some());
         let any_uvs = body.iter().any(|(_, m)| m.uvs.is_some());
+        let any_colors = body.iter().any(|(_, m)| m.colors.is_some());
 
         let mut set = VertexSet {
             positions: Vec::with_capacity(total),
             normals: Vec::with_capacity(total),
             tangents: any_tangents.then(|| Vec::with_capacity(total)),
             uvs: any_uvs.then(|| Vec::with_capacity(total)),
+            colors: any_colors.then(|| Vec::with_capacity(total)),
             material_ids: Vec::with_capacity(total),
             indices: Vec::new(),
             influence_count: 4,
@@ -356,6 +360,9 @@ impl VertexSet {
         }
         if let Some(uv) = &m.uvs {
             check_len("uvs", uv.len())?;
+        }
+        if let Some(c) = &m.colors {
+            check_len("colours", c.len())?;
         }
         let influences = match (m.binding, carrier) {
             (MeshBinding::Skinned { .. }, _) => {
@@ -458,6 +465,9 @@ impl VertexSet {
             }
             if let Some(u) = &mut self.uvs {
                 u.push(uv);
+            }
+            if let Some(c) = &mut self.colors {
+                c.push(m.colors.as_ref().map_or(Vec4::ONE, |c| c[v]));
             }
             if let Some(list) = m.full_influences.as_ref().and_then(|f| f.get(v))
                 && list.len() > MAX_INFLUENCES
@@ -604,6 +614,9 @@ impl VertexSet {
         }
         if let Some(uv) = &mut self.uvs {
             permute(uv, new_order);
+        }
+        if let Some(c) = &mut self.colors {
+            permute(c, new_order);
         }
         permute(&mut self.material_ids, new_order);
         permute(&mut self.joints, new_order);

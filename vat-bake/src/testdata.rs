@@ -276,6 +276,7 @@ pub fn large_rig(shape: LargeRigShape) -> crate::rig::Rig {
             normals: Vec::with_capacity(g * g),
             tangents: None,
             uvs: None,
+            colors: None,
             material_ids: vec![(p % 4) as u8; g * g],
             indices: Vec::with_capacity((g - 1) * (g - 1) * 6),
             influence_count: 4,

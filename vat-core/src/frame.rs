@@ -102,6 +102,7 @@ pub struct AssetDrawInfo {
     influences: u32,
     vertex_format: VertexFormat,
     mode: VatMode,
+    double_sided: bool,
 }
 
 impl AssetDrawInfo {
@@ -128,6 +129,7 @@ impl AssetDrawInfo {
             influences: m.bone_animation.as_ref().map_or(0, |b| b.influences),
             vertex_format,
             mode: m.mode(),
+            double_sided: m.materials.iter().any(|mat| mat.double_sided),
         })
     }
 
@@ -215,7 +217,12 @@ impl AssetDrawInfo {
 
     /// The shader variant of its pipelines with cross-fade `cross_fade`.
     pub fn variant(&self, cross_fade: bool) -> ShaderVariantKey {
-        ShaderVariantKey { cross_fade, influences: self.influences, vertex_format: self.vertex_format }
+        ShaderVariantKey {
+            cross_fade,
+            influences: self.influences,
+            vertex_format: self.vertex_format,
+            double_sided: self.double_sided,
+        }
     }
 }
 

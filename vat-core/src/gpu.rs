@@ -21,7 +21,7 @@
 //! | 0 | 2 | `shadow_sampler` | `sampler_comparison` (less-equal, linear) | fragment |
 //! | 1 | 0 | `vat_texture` | `texture_2d<u32>` (first unsigned vertex texture: `Rg32Uint` Packed64, `Rgba16Uint` Unorm16 / `Rgba8Uint` Unorm8 positions, `Rgba8Uint` Split8 high bytes) | vertex, compute |
 //! | 1 | 1 | `clips` | read-only storage `array<ClipRecord>` | vertex, compute |
-//! | 1 | 2 | `asset` | uniform [`AssetConstants`] | vertex, compute |
+//! | 1 | 2 | `asset` | uniform [`AssetConstants`] | vertex, fragment, compute |
 //! | 1 | 3 | `bone_texture` | `texture_2d<f32>` (`Rgba32Float`, not filterable) | vertex, compute |
 //! | 1 | 4 | `joints` | read-only storage `array<u32>` (u16 pairs) | vertex, compute |
 //! | 1 | 5 | `weights` | read-only storage `array<f32>` | vertex, compute |
@@ -36,6 +36,11 @@
 //! | 1 | 14 | `vat_float_texture_1` | `texture_2d<f32>` (`Rg16Float` F16 / `Rg32Float` F32 octahedral normals, not filterable; 1x1 otherwise) | vertex, compute |
 //! | 1 | 15 | `rigid_pieces` | `texture_2d<u32>` (`Rgba32Uint` rigid piece texture, [`crate::rigid`]; 1x1 for a soft asset) | vertex, compute |
 //! | 1 | 16 | `rigid_vertices` | `texture_2d<u32>` (`Rgba32Uint` rigid vertex texture: piece index, rest pivot; 1x1 for a soft asset) | vertex, compute |
+//! | 1 | 17 | `vat_tangent_texture` | `texture_2d<f32>` (`Rgba16Float` per-frame tangent frames; 1x1 without) | vertex, compute |
+//! | 1 | 18 | `materials` | read-only storage `array<MaterialRecord>` ([`material_records`]) | fragment |
+//! | 1 | 19 | `material_color_texture` | `texture_2d_array<f32>` (`Rgba8UnormSrgb` base colour layers, mipmapped; [`material_textures`]) | fragment |
+//! | 1 | 20 | `material_data_texture` | `texture_2d_array<f32>` (`Rgba8Unorm` normal and metallic-roughness layers, mipmapped) | fragment |
+//! | 1 | 21 | `material_sampler` | `sampler` (trilinear, clamp to edge: wraps are applied in the shader, [`crate::pipeline::MATERIAL_SAMPLER`]) | fragment |
 //! | 2 | 0 | `instances` | read-only storage `array<InstanceRecord>` | vertex, compute |
 //! | 2 | 1 | `decode_params` | uniform [`DecodeParams`] | compute |
 //! | 2 | 2 | `decoded` | read-write storage `array<DecodedVertex>` | compute |
@@ -489,8 +494,11 @@ pub struct AssetConstants {
     /// 1 when the asset has per-frame tangent frames (`vat_tangent_texture`), else 0: the VAT
     /// path then decodes each vertex's tangent (one more texel fetch).
     pub tangents: u32,
+    /// Materials of the asset ([`crate::container::Manifest::materials`]): the fragment stage shades
+    /// with the material table and textures when not 0, with the built-in palette when 0.
+    pub material_count: u32,
     /// Keeps the size a multiple of 16 bytes (144); zero.
-    pub _pad: [u32; 3],
+    pub _pad: [u32; 2],
 }
 
 const _: () = assert!(std::mem::size_of::<AssetConstants>() == 144);
@@ -523,7 +531,8 @@ impl AssetConstants {
                 pivot_extent: ra.pivot_bounds.extent,
                 rigid_vertex_width: ra.vertex_layout.width,
                 tangents: 0,
-                _pad: [0; 3],
+                material_count: manifest.materials.len() as u32,
+                _pad: [0; 2],
             });
         }
         let va = manifest.vertex_animation.as_ref()?;
@@ -552,7 +561,8 @@ impl AssetConstants {
             piece_texture_width: 0,
             pivot_extent: [0.0; 3],
             rigid_vertex_width: 0,
-            _pad: [0; 3],
+            material_count: manifest.materials.len() as u32,
+            _pad: [0; 2],
         })
     }
 }
@@ -803,8 +813,8 @@ pub struct DecodedVertex {
 
 const _: () = assert!(std::mem::size_of::<DecodedVertex>() == 48);
 
-/// Rest pose and material of one vertex (group 1, binding 6: an array of these, one per vertex;
-/// 32 bytes). Built by [`rest_vertices`].
+/// Rest pose, material and surface attributes of one vertex (group 1, binding 6: an array of
+/// these, one per vertex; 48 bytes). Built by [`rest_vertices`].
 ///
 /// Kept in sync with `struct RestVertex` in vat.wgsl.
 #[repr(C)]
@@ -816,11 +826,179 @@ pub struct RestVertex {
     pub material: u32,
     /// Bind-pose unit normal.
     pub normal: [f32; 3],
-    /// Keeps the size at 32 bytes; zero.
-    pub _pad: u32,
+    /// Linear RGBA vertex colour (the `Color0` stream), packed as `unorm8x4` (r in the low byte),
+    /// WGSL `unpack4x8unorm`; `0xffff_ffff` (white) without one.
+    pub color: u32,
+    /// First texture coordinates (the `Uv0` stream; glTF convention, origin top-left), 0 without.
+    pub uv: [f32; 2],
+    /// Keeps the size at 48 bytes; zero.
+    pub _pad: [u32; 2],
 }
 
-const _: () = assert!(std::mem::size_of::<RestVertex>() == 32);
+const _: () = assert!(std::mem::size_of::<RestVertex>() == 48);
+
+/// `rgba` (each clamped to `0..=1`) packed as WGSL's `pack4x8unorm` does: round to nearest, r in
+/// the low byte.
+pub fn pack_unorm8x4(rgba: [f32; 4]) -> u32 {
+    let byte = |c: f32| (c.clamp(0.0, 1.0) * 255.0).round() as u32;
+    byte(rgba[0]) | (byte(rgba[1]) << 8) | (byte(rgba[2]) << 16) | (byte(rgba[3]) << 24)
+}
+
+/// No texture (a [`MaterialRecord`] layer index).
+pub const NO_TEXTURE_LAYER: u32 = u32::MAX;
+
+/// [`MaterialRecord::flags`] bit: the material is double-sided.
+pub const MATERIAL_DOUBLE_SIDED: u32 = 1;
+
+/// One material as the fragment stage reads it (group 1, binding 18: an array of these, indexed by
+/// the vertex's material id; 64 bytes). Built by [`material_records`] from
+/// [`crate::container::Material`].
+///
+/// Kept in sync with `struct MaterialRecord` in vat.wgsl.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct MaterialRecord {
+    /// Linear RGBA base colour factor.
+    pub base_color_factor: [f32; 4],
+    /// Linear RGB emitted light.
+    pub emissive_factor: [f32; 3],
+    /// Metalness, `0..=1`.
+    pub metallic: f32,
+    /// Perceptual roughness, `0..=1`.
+    pub roughness: f32,
+    /// Normal map x/y scale.
+    pub normal_scale: f32,
+    /// Alpha below which fragments are discarded ([`crate::container::AlphaMode::shader_cutoff`]).
+    pub alpha_cutoff: f32,
+    /// [`MATERIAL_DOUBLE_SIDED`].
+    pub flags: u32,
+    /// Layer of `material_color_texture` holding the base colour, or [`NO_TEXTURE_LAYER`].
+    pub base_color_layer: u32,
+    /// Layer of `material_data_texture` holding metallic-roughness, or [`NO_TEXTURE_LAYER`].
+    pub metallic_roughness_layer: u32,
+    /// Layer of `material_data_texture` holding the normal map, or [`NO_TEXTURE_LAYER`].
+    pub normal_layer: u32,
+    /// Wrap codes ([`crate::container::TextureWrap::code`]), 4 bits per texture (u in the low 2
+    /// bits, v in the next 2): base colour in bits 0..4, metallic-roughness 4..8, normal 8..12.
+    pub wrap: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<MaterialRecord>() == 64);
+
+/// The material table of a manifest, ready to upload: one [`MaterialRecord`] per material, or one
+/// neutral record (white, non-metallic, rough, untextured) when it has none, since a storage
+/// binding cannot be empty. Shaders use the table only when [`AssetConstants::material_count`] is
+/// not 0.
+pub fn material_records(manifest: &crate::container::Manifest) -> Vec<MaterialRecord> {
+    use crate::container::TextureBinding;
+    let layer = |b: &Option<TextureBinding>| b.as_ref().map_or(NO_TEXTURE_LAYER, |b| b.layer);
+    let wrap =
+        |b: &Option<TextureBinding>| b.as_ref().map_or(0, |b| b.wrap_u.code() | (b.wrap_v.code() << 2));
+    let records: Vec<MaterialRecord> = manifest
+        .materials
+        .iter()
+        .map(|m| MaterialRecord {
+            base_color_factor: m.base_color_factor,
+            emissive_factor: m.emissive_factor,
+            metallic: m.metallic_factor,
+            roughness: m.roughness_factor,
+            normal_scale: m.normal_scale,
+            alpha_cutoff: m.alpha_mode.shader_cutoff(),
+            flags: if m.double_sided { MATERIAL_DOUBLE_SIDED } else { 0 },
+            base_color_layer: layer(&m.base_color_texture),
+            metallic_roughness_layer: layer(&m.metallic_roughness_texture),
+            normal_layer: layer(&m.normal_texture),
+            wrap: wrap(&m.base_color_texture)
+                | (wrap(&m.metallic_roughness_texture) << 4)
+                | (wrap(&m.normal_texture) << 8),
+        })
+        .collect();
+    if records.is_empty() {
+        return vec![MaterialRecord {
+            base_color_factor: [1.0; 4],
+            emissive_factor: [0.0; 3],
+            metallic: 0.0,
+            roughness: 1.0,
+            normal_scale: 1.0,
+            alpha_cutoff: 0.0,
+            flags: 0,
+            base_color_layer: NO_TEXTURE_LAYER,
+            metallic_roughness_layer: NO_TEXTURE_LAYER,
+            normal_layer: NO_TEXTURE_LAYER,
+            wrap: 0,
+        }];
+    }
+    records
+}
+
+/// One mip level of a [`MaterialTexture`]: every layer's texels at that level, layer 0 first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MaterialTextureLevel<'a> {
+    /// Width of the level in texels.
+    pub width: u32,
+    /// Height of the level in texels.
+    pub height: u32,
+    /// `4 * width * height * layers` bytes of RGBA8.
+    pub bytes: &'a [u8],
+}
+
+/// A material texture array as a backend uploads it (group 1, bindings 19 and 20), borrowed from a
+/// validated asset: RGBA8 layers with their full mip chain, sRGB (`Rgba8UnormSrgb`) or linear
+/// (`Rgba8Unorm`). An asset without the array gets a 1x1, one-layer stand-in (white for colour,
+/// a flat normal `(0.5, 0.5, 1)` for data) that no material reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MaterialTexture<'a> {
+    /// The binding name (`material_color_texture` or `material_data_texture`).
+    pub name: &'static str,
+    /// Whether the texels are sRGB-encoded.
+    pub srgb: bool,
+    /// Layers of the array (`>= 1`).
+    pub layers: u32,
+    /// Mip levels, largest first.
+    pub levels: Vec<MaterialTextureLevel<'a>>,
+    /// Whether this is the 1x1 stand-in.
+    pub stand_in: bool,
+}
+
+static WHITE_RGBA8_TEXEL: [u8; 4] = [255; 4];
+static FLAT_NORMAL_RGBA8_TEXEL: [u8; 4] = [128, 128, 255, 255];
+
+/// The two material texture arrays of a validated asset, `[material_color_texture,
+/// material_data_texture]`, or their stand-ins. `None` only if a blob is missing, which a parsed
+/// asset never has.
+pub fn material_textures<'a>(asset: &crate::container::Asset<'a>) -> Option<[MaterialTexture<'a>; 2]> {
+    let textures = asset.manifest().material_textures.as_ref();
+    let arrays = [
+        ("material_color_texture", textures.and_then(|t| t.color.as_ref()), true, &WHITE_RGBA8_TEXEL),
+        ("material_data_texture", textures.and_then(|t| t.data.as_ref()), false, &FLAT_NORMAL_RGBA8_TEXEL),
+    ];
+    let mut out = Vec::with_capacity(2);
+    for (name, array, srgb, stand_in) in arrays {
+        let texture = match array {
+            None => MaterialTexture {
+                name,
+                srgb,
+                layers: 1,
+                levels: vec![MaterialTextureLevel { width: 1, height: 1, bytes: stand_in }],
+                stand_in: true,
+            },
+            Some(a) => {
+                let blob = asset.get_blob(a.texels)?;
+                let mut levels = Vec::with_capacity(a.mip_levels as usize);
+                for level in 0..a.mip_levels {
+                    let (offset, len) = a.mip_range(level)?;
+                    let bytes =
+                        blob.get(usize::try_from(offset).ok()?..usize::try_from(offset + len).ok()?)?;
+                    let (width, height) = a.mip_size(level);
+                    levels.push(MaterialTextureLevel { width, height, bytes });
+                }
+                MaterialTexture { name, srgb, layers: a.layers.len() as u32, levels, stand_in: false }
+            }
+        };
+        out.push(texture);
+    }
+    out.try_into().ok()
+}
 
 /// One vertex of the socket attachments (group 1, binding 7; 32 bytes). Built by
 /// [`AttachmentMesh::from_asset`].
@@ -902,7 +1080,15 @@ pub fn draw_args_template(
 pub fn rest_vertices(asset: &crate::container::Asset<'_>) -> Vec<RestVertex> {
     use crate::container::{ElementFormat, StreamKind};
     let n = asset.manifest().vertex_count as usize;
-    let mut out = vec![RestVertex { position: [0.0; 3], material: 0, normal: [0.0, 1.0, 0.0], _pad: 0 }; n];
+    let blank = RestVertex {
+        position: [0.0; 3],
+        material: 0,
+        normal: [0.0, 1.0, 0.0],
+        color: u32::MAX,
+        uv: [0.0; 2],
+        _pad: [0; 2],
+    };
+    let mut out = vec![blank; n];
     let vec3s = |bytes: &[u8]| -> Vec<[f32; 3]> {
         bytes.chunks_exact(12).map(bytemuck::pod_read_unaligned::<[f32; 3]>).collect()
     };
@@ -930,6 +1116,39 @@ pub fn rest_vertices(asset: &crate::container::Asset<'_>) -> Vec<RestVertex> {
         for (v, id) in out.iter_mut().zip(ids) {
             v.material = id;
         }
+    }
+    match asset.stream(StreamKind::Uv0) {
+        Some((ElementFormat::F32x2, bytes)) => {
+            for (v, c) in out.iter_mut().zip(bytes.chunks_exact(8)) {
+                v.uv = bytemuck::pod_read_unaligned(c);
+            }
+        }
+        Some((ElementFormat::Unorm16x2, bytes)) => {
+            for (v, c) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+                let unorm = |lo: u8, hi: u8| f32::from(u16::from_le_bytes([lo, hi])) / 65535.0;
+                v.uv = [unorm(c[0], c[1]), unorm(c[2], c[3])];
+            }
+        }
+        _ => {}
+    }
+    match asset.stream(StreamKind::Color0) {
+        Some((ElementFormat::Unorm8x4, bytes)) => {
+            for (v, c) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+                v.color = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+        }
+        Some((ElementFormat::Unorm16x4, bytes)) => {
+            for (v, c) in out.iter_mut().zip(bytes.chunks_exact(8)) {
+                let unorm = |k: usize| f32::from(u16::from_le_bytes([c[2 * k], c[2 * k + 1]])) / 65535.0;
+                v.color = pack_unorm8x4([unorm(0), unorm(1), unorm(2), unorm(3)]);
+            }
+        }
+        Some((ElementFormat::F32x4, bytes)) => {
+            for (v, c) in out.iter_mut().zip(bytes.chunks_exact(16)) {
+                v.color = pack_unorm8x4(bytemuck::pod_read_unaligned(c));
+            }
+        }
+        _ => {}
     }
     out
 }
@@ -1096,7 +1315,14 @@ pub enum BindingKind {
         /// What the texture returns.
         sample_type: TextureSampleType,
     },
-    /// A sampler; `comparison` for `sampler_comparison` (depth comparisons, linear filtering).
+    /// A sampled 2D texture array (`texture_2d_array`), not multisampled, sampled with a filtering
+    /// sampler.
+    TextureArray {
+        /// What the texture returns.
+        sample_type: TextureSampleType,
+    },
+    /// A sampler; `comparison` for `sampler_comparison` (depth comparisons, linear filtering),
+    /// else a filtering sampler.
     Sampler {
         /// Whether it is a comparison sampler.
         comparison: bool,
@@ -1183,7 +1409,7 @@ pub const BINDINGS: &[Binding] = &[
         binding: 2,
         name: "asset",
         kind: uniform::<AssetConstants>(),
-        stages: VERTEX_COMPUTE,
+        stages: ShaderStages::ALL,
     },
     Binding {
         group: GROUP_ASSET,
@@ -1289,6 +1515,34 @@ pub const BINDINGS: &[Binding] = &[
         name: "vat_tangent_texture",
         kind: BindingKind::Texture { sample_type: TextureSampleType::Float { filterable: false } },
         stages: VERTEX_COMPUTE,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 18,
+        name: "materials",
+        kind: storage::<MaterialRecord>(true),
+        stages: ShaderStages::FRAGMENT,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 19,
+        name: "material_color_texture",
+        kind: BindingKind::TextureArray { sample_type: TextureSampleType::Float { filterable: true } },
+        stages: ShaderStages::FRAGMENT,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 20,
+        name: "material_data_texture",
+        kind: BindingKind::TextureArray { sample_type: TextureSampleType::Float { filterable: true } },
+        stages: ShaderStages::FRAGMENT,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 21,
+        name: "material_sampler",
+        kind: BindingKind::Sampler { comparison: false },
+        stages: ShaderStages::FRAGMENT,
     },
     Binding {
         group: GROUP_CROWD,
@@ -1515,8 +1769,10 @@ pub const ENTRY_POINT_VS_ATTACHMENT: &str = "vs_attachment";
 pub const ENTRY_POINT_VS_ATTACHMENT_DEPTH: &str = "vs_attachment_depth";
 /// Ground vertex shader (6 vertices, no buffers; see [`FrameUniforms::ground_half_extent`]).
 pub const ENTRY_POINT_VS_GROUND: &str = "vs_ground";
-/// The lit fragment shader of every colour pipeline.
+/// The lit fragment shader of every colour pipeline that draws an asset.
 pub const ENTRY_POINT_FS_LIT: &str = "fs_lit";
+/// The ground's fragment shader (binds group 0 alone).
+pub const ENTRY_POINT_FS_GROUND: &str = "fs_ground";
 
 /// Every entry point of [`SHADER_SOURCE`], in source order.
 pub const ENTRY_POINTS: &[EntryPoint] = &[
@@ -1537,4 +1793,5 @@ pub const ENTRY_POINTS: &[EntryPoint] = &[
     EntryPoint { name: ENTRY_POINT_VS_ATTACHMENT_DEPTH, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_GROUND, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_FS_LIT, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_FS_GROUND, stage: ShaderStage::Fragment },
 ];

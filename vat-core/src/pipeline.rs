@@ -44,13 +44,17 @@ pub struct ShaderVariantKey {
     pub influences: u32,
     /// `VERTEX_FORMAT`: the asset's vertex animation format.
     pub vertex_format: VertexFormat,
+    /// Whether back faces are drawn (not an override constant: it selects [`CullMode::None`]), for
+    /// an asset with a double-sided material; the fragment stage then discards the back faces of
+    /// its single-sided materials.
+    pub double_sided: bool,
 }
 
 impl ShaderVariantKey {
     /// The variant of pipelines that decode no asset (culling, ground): no fade, 4 influences, the
     /// default format.
     pub const NEUTRAL: Self =
-        Self { cross_fade: false, influences: 4, vertex_format: VertexFormat::Packed64 };
+        Self { cross_fade: false, influences: 4, vertex_format: VertexFormat::Packed64, double_sided: false };
 
     /// `influences` as the override takes it: 8 stays 8, everything else is 4.
     pub fn influences_override(&self) -> u32 {
@@ -87,11 +91,13 @@ impl PipelineKey {
         }
     }
 
-    /// The fragment entry point: `fs_lit` in colour passes, none in depth passes.
+    /// The fragment entry point: `fs_lit` in colour passes (`fs_ground` for the ground, which binds
+    /// no asset), none in depth passes.
     pub fn fragment_entry_point(&self) -> Option<&'static str> {
-        match self.pass {
-            PassKind::Colour => Some(gpu::ENTRY_POINT_FS_LIT),
-            PassKind::Depth => None,
+        match (self.pass, self.program) {
+            (PassKind::Colour, Program::Ground) => Some(gpu::ENTRY_POINT_FS_GROUND),
+            (PassKind::Colour, _) => Some(gpu::ENTRY_POINT_FS_LIT),
+            (PassKind::Depth, _) => None,
         }
     }
 
@@ -103,7 +109,11 @@ impl PipelineKey {
 
     /// Its fixed state.
     pub fn state(&self) -> PipelineState {
-        PipelineState::for_pass(self.pass)
+        let mut state = PipelineState::for_pass(self.pass);
+        if self.variant.double_sided {
+            state.cull_mode = CullMode::None;
+        }
+        state
     }
 }
 
@@ -219,6 +229,16 @@ pub const SHADOW_SAMPLER: SamplerState = SamplerState {
     min_filter: FilterMode::Linear,
     mipmap_filter: FilterMode::Nearest,
     compare: Some(CompareFunction::LessEqual),
+};
+
+/// The material textures' sampler (`material_sampler`): trilinear, clamped to the edge. Each
+/// material's wrap modes are applied to the coordinates in the shader (with the unwrapped
+/// coordinates' derivatives), so one sampler serves every material of every asset.
+pub const MATERIAL_SAMPLER: SamplerState = SamplerState {
+    mag_filter: FilterMode::Linear,
+    min_filter: FilterMode::Linear,
+    mipmap_filter: FilterMode::Linear,
+    compare: None,
 };
 
 #[cfg(test)]

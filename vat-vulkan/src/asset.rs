@@ -134,6 +134,22 @@ impl Renderer {
         let morph = gpu::morph_textures(asset);
         check_texture("morph delta", morph[0].width, morph[0].height)?;
         check_texture("morph weights", morph[1].width, morph[1].height)?;
+        let material_textures =
+            gpu::material_textures(asset).ok_or(VulkanError::AssetHasNoVertexAnimation)?;
+        let max_layers = self.ctx.properties.limits.max_image_array_layers;
+        for t in &material_textures {
+            let (width, height) = t.levels.first().map_or((1, 1), |l| (l.width, l.height));
+            check_texture("material", width, height)?;
+            if t.layers > max_layers {
+                return Err(VulkanError::TextureTooLarge {
+                    what: "material (array layers)",
+                    width: t.layers,
+                    height: 1,
+                    limit: max_layers,
+                });
+            }
+        }
+        let materials = gpu::material_records(m);
         let rest = gpu::rest_vertices(asset);
         let attachments = AttachmentMesh::from_asset(asset);
         let storage_limit = storage_limit(&self.ctx);
@@ -188,9 +204,11 @@ impl Renderer {
             textures.push((what, d.width, d.height, conv::map_texel_format(d.format), d.bytes));
         }
         let mut views = Vec::new();
+        let mut material_views: Vec<(&str, vk::ImageView)> = Vec::new();
         {
             let mut staging_scope = Owned::new(&self.ctx);
             let mut copies = Vec::new();
+            let mut array_copies = Vec::new();
             for &(what, width, height, format, bytes) in &textures {
                 let texel = conv::format_texel_bytes(format).unwrap_or(4);
                 let expected = u64::from(width) * u64::from(height) * u64::from(texel);
@@ -208,11 +226,59 @@ impl Renderer {
                 views.push(view);
                 copies.push((staging.buffer, image, width, height));
             }
+            for t in &material_textures {
+                let (width, height) = t.levels.first().map_or((1, 1), |l| (l.width, l.height));
+                let format = if t.srgb { vk::Format::R8G8B8A8_SRGB } else { vk::Format::R8G8B8A8_UNORM };
+                let bytes: Vec<u8> = t.levels.iter().flat_map(|l| l.bytes.iter().copied()).collect();
+                gpu_bytes += bytes.len() as u64;
+                let staging = staging_scope.buffer_init(
+                    &bytes,
+                    0,
+                    vk::BufferUsageFlags::TRANSFER_SRC,
+                    "staging buffer",
+                )?;
+                let mips = t.levels.len() as u32;
+                let (image, view) =
+                    owned.image_array(width, height, t.layers, mips, format, "material texture")?;
+                material_views.push((t.name, view));
+                let mut offset = 0u64;
+                let regions: Vec<vk::BufferImageCopy> = t
+                    .levels
+                    .iter()
+                    .enumerate()
+                    .map(|(level, l)| {
+                        let region = vk::BufferImageCopy {
+                            buffer_offset: offset,
+                            buffer_row_length: 0,
+                            buffer_image_height: 0,
+                            image_subresource: vk::ImageSubresourceLayers {
+                                aspect_mask: vk::ImageAspectFlags::COLOR,
+                                mip_level: level as u32,
+                                base_array_layer: 0,
+                                layer_count: t.layers,
+                            },
+                            image_offset: vk::Offset3D::default(),
+                            image_extent: vk::Extent3D { width: l.width, height: l.height, depth: 1 },
+                        };
+                        offset += l.bytes.len() as u64;
+                        region
+                    })
+                    .collect();
+                let range =
+                    vk::ImageSubresourceRange { level_count: mips, layer_count: t.layers, ..color_range() };
+                array_copies.push((staging.buffer, image, regions, range));
+            }
             staging_scope.submit_and_wait(|device, cb| {
                 for &(buffer, image, width, height) in &copies {
+                    let region = [whole_colour_image_copy(width, height)];
                     // SAFETY: recording into `cb`; the image and staging buffer are live, the copy
-                    // covers the whole image and the staging buffer holds all its texels.
-                    unsafe { record_texture_copy(device, cb, buffer, image, width, height) };
+                    // covers the whole one-level image and the staging buffer holds all its texels.
+                    unsafe { record_image_upload(device, cb, buffer, image, &region, color_range()) };
+                }
+                for (buffer, image, regions, range) in &array_copies {
+                    // SAFETY: as above; the regions are the levels of the array image, every layer,
+                    // laid out in the staging buffer one after the other as their offsets say.
+                    unsafe { record_image_upload(device, cb, *buffer, *image, regions, *range) };
                 }
             })?;
         } // The staging buffers and the command buffer are destroyed here.
@@ -228,7 +294,18 @@ impl Renderer {
             )?,
             owned.buffer_init(joints, 4, storage, "joints")?,
             owned.buffer_init(weights, 4, storage, "weights")?,
-            owned.buffer_init(bytemuck::cast_slice(&rest), 32, storage, "rest vertices")?,
+            owned.buffer_init(
+                bytemuck::cast_slice(&rest),
+                size_of::<gpu::RestVertex>() as u64,
+                storage,
+                "rest vertices",
+            )?,
+            owned.buffer_init(
+                bytemuck::cast_slice(&materials),
+                size_of::<gpu::MaterialRecord>() as u64,
+                storage,
+                "materials",
+            )?,
             owned.buffer_init(
                 bytemuck::cast_slice(&attachments.vertices),
                 32,
@@ -237,7 +314,8 @@ impl Renderer {
             )?,
             owned.buffer_init(bytemuck::cast_slice(&attachments.capture_rows), 16, storage, "captures")?,
         ];
-        let [clip_buf, asset_buf, joint_buf, weight_buf, rest_buf, attach_buf, capture_buf] = buffers;
+        let [clip_buf, asset_buf, joint_buf, weight_buf, rest_buf, material_buf, attach_buf, capture_buf] =
+            buffers;
         let mut indices = index_bytes.to_vec();
         let attachment_first_index = (index_bytes.len() / 4) as u32;
         indices.extend(attachments.indices.iter().flat_map(|i| i.to_le_bytes()));
@@ -248,11 +326,12 @@ impl Renderer {
         let (rigid_pieces_view, rigid_vertices_view) = (views[3], views[4]);
         let vat_views: Vec<(&str, vk::ImageView)> =
             vertex_textures.iter().zip(&views[5..]).map(|(t, &view)| (t.name, view)).collect();
+        let material_sampler = self.material_sampler;
         let mut sets = Vec::new();
         for set in StageSet::ALL {
             let layout = self.set_layouts[set as usize][gpu::GROUP_ASSET as usize];
             sets.push(descriptor_set(&mut owned, layout, gpu::GROUP_ASSET, set, |name| {
-                if let Some(&(_, view)) = vat_views.iter().find(|(n, _)| *n == name) {
+                if let Some(&(_, view)) = vat_views.iter().chain(&material_views).find(|(n, _)| *n == name) {
                     return Some(Resource::Image(view));
                 }
                 Some(match name {
@@ -268,6 +347,8 @@ impl Renderer {
                     "morph_weights" => Resource::Image(morph_weights_view),
                     "rigid_pieces" => Resource::Image(rigid_pieces_view),
                     "rigid_vertices" => Resource::Image(rigid_vertices_view),
+                    "materials" => Resource::Buffer(material_buf.buffer),
+                    "material_sampler" => Resource::Sampler(material_sampler),
                     _ => return None,
                 })
             })?);
@@ -278,19 +359,20 @@ impl Renderer {
     }
 }
 
-/// Records the copy of a staging buffer into a whole one-level colour image, with its layout
-/// transitions (`UNDEFINED` -> `TRANSFER_DST_OPTIMAL` -> `SHADER_READ_ONLY_OPTIMAL`).
+/// Records the copy of a staging buffer into a colour image (`regions`, covering `range`), with
+/// its layout transitions (`UNDEFINED` -> `TRANSFER_DST_OPTIMAL` -> `SHADER_READ_ONLY_OPTIMAL`,
+/// visible to the vertex, fragment and compute stages).
 ///
 /// # Safety
-/// `cb` must be recording outside a render pass; `buffer` must hold `width * height` texels of the
-/// image's format; both must be live.
-unsafe fn record_texture_copy(
+/// `cb` must be recording outside a render pass; `buffer` must hold every texel `regions` read,
+/// `range` must be within the image and cover every region; both must be live.
+unsafe fn record_image_upload(
     device: &ash::Device,
     cb: vk::CommandBuffer,
     buffer: vk::Buffer,
     image: vk::Image,
-    width: u32,
-    height: u32,
+    regions: &[vk::BufferImageCopy],
+    range: vk::ImageSubresourceRange,
 ) {
     let to_dst = [vk::ImageMemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::empty())
@@ -300,8 +382,7 @@ unsafe fn record_texture_copy(
         .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
         .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
         .image(image)
-        .subresource_range(color_range())];
-    let region = [whole_colour_image_copy(width, height)];
+        .subresource_range(range)];
     let to_read = [vk::ImageMemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
         .dst_access_mask(vk::AccessFlags::SHADER_READ)
@@ -310,7 +391,7 @@ unsafe fn record_texture_copy(
         .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
         .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
         .image(image)
-        .subresource_range(color_range())];
+        .subresource_range(range)];
     // SAFETY: the caller's contract.
     unsafe {
         device.cmd_pipeline_barrier(
@@ -322,11 +403,13 @@ unsafe fn record_texture_copy(
             &[],
             &to_dst,
         );
-        device.cmd_copy_buffer_to_image(cb, buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &region);
+        device.cmd_copy_buffer_to_image(cb, buffer, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, regions);
         device.cmd_pipeline_barrier(
             cb,
             vk::PipelineStageFlags::TRANSFER,
-            vk::PipelineStageFlags::VERTEX_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER,
+            vk::PipelineStageFlags::VERTEX_SHADER
+                | vk::PipelineStageFlags::FRAGMENT_SHADER
+                | vk::PipelineStageFlags::COMPUTE_SHADER,
             vk::DependencyFlags::empty(),
             &[],
             &[],

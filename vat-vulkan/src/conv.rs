@@ -31,7 +31,7 @@ pub fn map_binding_type(kind: &BindingKind) -> vk::DescriptorType {
     match *kind {
         BindingKind::UniformBuffer { .. } => vk::DescriptorType::UNIFORM_BUFFER,
         BindingKind::StorageBuffer { .. } => vk::DescriptorType::STORAGE_BUFFER,
-        BindingKind::Texture { .. } => vk::DescriptorType::SAMPLED_IMAGE,
+        BindingKind::Texture { .. } | BindingKind::TextureArray { .. } => vk::DescriptorType::SAMPLED_IMAGE,
         BindingKind::Sampler { .. } => vk::DescriptorType::SAMPLER,
     }
 }
@@ -205,7 +205,9 @@ mod tests {
             let expected = match b.kind {
                 BindingKind::UniformBuffer { .. } => vk::DescriptorType::UNIFORM_BUFFER,
                 BindingKind::StorageBuffer { .. } => vk::DescriptorType::STORAGE_BUFFER,
-                BindingKind::Texture { .. } => vk::DescriptorType::SAMPLED_IMAGE,
+                BindingKind::Texture { .. } | BindingKind::TextureArray { .. } => {
+                    vk::DescriptorType::SAMPLED_IMAGE
+                }
                 BindingKind::Sampler { .. } => vk::DescriptorType::SAMPLER,
             };
             assert_eq!(e.descriptor_type, expected, "{}", b.name);

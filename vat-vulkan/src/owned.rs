@@ -154,6 +154,52 @@ impl Owned {
         self.image_with(width, height, format, usage, vk::ImageAspectFlags::COLOR, what)
     }
 
+    /// A sampleable, transfer-destination 2D array image of `layers` layers and `mip_levels` mip
+    /// levels, and a `TYPE_2D_ARRAY` view of all of it.
+    pub(crate) fn image_array(
+        &mut self,
+        width: u32,
+        height: u32,
+        layers: u32,
+        mip_levels: u32,
+        format: vk::Format,
+        what: &'static str,
+    ) -> Result<(vk::Image, vk::ImageView), VulkanError> {
+        let info = vk::ImageCreateInfo::default()
+            .image_type(vk::ImageType::TYPE_2D)
+            .format(format)
+            .extent(vk::Extent3D { width, height, depth: 1 })
+            .mip_levels(mip_levels)
+            .array_layers(layers)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .tiling(vk::ImageTiling::OPTIMAL)
+            .usage(vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .initial_layout(vk::ImageLayout::UNDEFINED);
+        // SAFETY: valid create info on a live device.
+        let image =
+            unsafe { self.device().create_image(&info, None) }.map_err(VulkanError::vk("create image"))?;
+        self.push(Object::Image(image));
+        // SAFETY: `image` was just created on this device.
+        let requirements = unsafe { self.device().get_image_memory_requirements(image) };
+        let memory = self.allocate(requirements, vk::MemoryPropertyFlags::DEVICE_LOCAL, what)?;
+        // SAFETY: fresh image and memory of the right size and type, bound once at offset 0.
+        unsafe { self.device().bind_image_memory(image, memory, 0) }
+            .map_err(VulkanError::vk("bind image"))?;
+        let range =
+            vk::ImageSubresourceRange { level_count: mip_levels, layer_count: layers, ..color_range() };
+        let view_info = vk::ImageViewCreateInfo::default()
+            .image(image)
+            .view_type(vk::ImageViewType::TYPE_2D_ARRAY)
+            .format(format)
+            .subresource_range(range);
+        // SAFETY: view of a live image with bound memory; the range is within its levels and layers.
+        let view = unsafe { self.device().create_image_view(&view_info, None) }
+            .map_err(VulkanError::vk("create image view"))?;
+        self.push(Object::ImageView(view));
+        Ok((image, view))
+    }
+
     /// A device-local 2D image of one mip level with `usage`, and a view of its `aspect`.
     pub(crate) fn image_with(
         &mut self,

@@ -122,14 +122,17 @@ impl Renderer {
         let mut scope = Owned::new(&self.ctx);
         let vertex = self.shader_module(&mut scope, entry, &variant)?;
         let vs_name = CString::new(entry).map_err(|_| VulkanError::UnknownEntryPoint(entry))?;
-        let fs_name = c"fs_lit";
+        let fs_name = match key.fragment_entry_point() {
+            Some(fs) => Some(CString::new(fs).map_err(|_| VulkanError::UnknownEntryPoint(fs))?),
+            None => None,
+        };
         let mut stages = vec![
             vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::VERTEX)
                 .module(vertex)
                 .name(&vs_name),
         ];
-        if let Some(fs) = key.fragment_entry_point() {
+        if let (Some(fs), Some(fs_name)) = (key.fragment_entry_point(), &fs_name) {
             let fragment = self.shader_module(&mut scope, fs, &variant)?;
             stages.push(
                 vk::PipelineShaderStageCreateInfo::default()

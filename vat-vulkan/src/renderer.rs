@@ -18,7 +18,7 @@ use vat_core::crowd::Camera;
 use vat_core::frame::gpu_counts::GpuCountsResult;
 use vat_core::frame::{FramePlan, HostMapCache, PlanCrowd, PlanError, PlanLimits, PreparedCrowds};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
-use vat_core::pipeline::{PipelineKey, SHADOW_SAMPLER};
+use vat_core::pipeline::{MATERIAL_SAMPLER, PipelineKey, SHADOW_SAMPLER};
 use vat_core::playback::Interpolation;
 use vat_core::render::{Culling, FrameReport, RenderOptions};
 
@@ -131,6 +131,8 @@ pub struct Renderer {
     pub(crate) shadow_size: u32,
     pub(crate) shadow_view: vk::ImageView,
     pub(crate) shadow_sampler: vk::Sampler,
+    /// The material textures' sampler (group 1's `material_sampler`), shared by every asset.
+    pub(crate) material_sampler: vk::Sampler,
     /// Set 0 per stage set over `frame_buffer`.
     pub(crate) frame_sets: Vec<vk::DescriptorSet>,
     /// Set 0 over `frame_buffer` and each host shadow map drawn with (each with its pools).
@@ -396,6 +398,11 @@ impl Renderer {
         let shadow_sampler = unsafe { device.create_sampler(&sampler_info, None) }
             .map_err(VulkanError::vk("create sampler"))?;
         owned.push(Object::Sampler(shadow_sampler));
+        let sampler_info = conv::map_sampler(&MATERIAL_SAMPLER);
+        // SAFETY: valid create info on a live device.
+        let material_sampler = unsafe { device.create_sampler(&sampler_info, None) }
+            .map_err(VulkanError::vk("create sampler"))?;
+        owned.push(Object::Sampler(material_sampler));
         let dummy_decode_params = owned.buffer(size_of::<DecodeParams>() as u64, uniform, "dummy buffer")?;
         let dummy_decoded = owned.buffer(size_of::<DecodedVertex>() as u64, storage, "dummy buffer")?;
         let dummy_cull_params = owned.buffer(size_of::<CullParams>() as u64, uniform, "dummy buffer")?;
@@ -499,6 +506,7 @@ impl Renderer {
             shadow_size,
             shadow_view,
             shadow_sampler,
+            material_sampler,
             frame_sets,
             host_frame_sets: HostMapCache::default(),
             host_shadow: None,

@@ -103,6 +103,21 @@ impl Renderer {
         let morph = gpu::morph_textures(asset);
         check_texture("morph delta", morph[0].width, morph[0].height)?;
         check_texture("morph weights", morph[1].width, morph[1].height)?;
+        let material_textures =
+            gpu::material_textures(asset).ok_or(RenderError::AssetHasNoVertexAnimation)?;
+        for t in &material_textures {
+            let (width, height) = t.levels.first().map_or((1, 1), |l| (l.width, l.height));
+            check_texture("material", width, height)?;
+            if t.layers > limits.max_texture_array_layers {
+                return Err(RenderError::TextureTooLarge {
+                    what: "material (array layers)",
+                    width: t.layers,
+                    height: 1,
+                    limit: limits.max_texture_array_layers,
+                });
+            }
+        }
+        let materials = gpu::material_records(m);
         let rest = gpu::rest_vertices(asset);
         let attachments = AttachmentMesh::from_asset(asset);
         let storage_limit = storage_limit(&limits);
@@ -192,6 +207,45 @@ impl Renderer {
             gpu_bytes += t.bytes.len() as u64;
             texture("vat rigid texture", t.width, t.height, conv::map_texel_format(t.format), t.bytes)
         });
+        // Material texture arrays: every mip level of every layer, uploaded level by level.
+        let material_views = material_textures.map(|t| {
+            let (width, height) = t.levels.first().map_or((1, 1), |l| (l.width, l.height));
+            let format =
+                if t.srgb { wgpu::TextureFormat::Rgba8UnormSrgb } else { wgpu::TextureFormat::Rgba8Unorm };
+            let texture = device.create_texture(&wgpu::TextureDescriptor {
+                label: Some(if t.stand_in { "vat material texture (none)" } else { "vat material texture" }),
+                size: wgpu::Extent3d { width, height, depth_or_array_layers: t.layers },
+                mip_level_count: t.levels.len() as u32,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+                view_formats: &[],
+            });
+            for (level, l) in t.levels.iter().enumerate() {
+                gpu_bytes += l.bytes.len() as u64;
+                self.queue.write_texture(
+                    wgpu::TexelCopyTextureInfo {
+                        texture: &texture,
+                        mip_level: level as u32,
+                        origin: wgpu::Origin3d::ZERO,
+                        aspect: wgpu::TextureAspect::All,
+                    },
+                    l.bytes,
+                    wgpu::TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some(l.width * 4),
+                        rows_per_image: Some(l.height),
+                    },
+                    wgpu::Extent3d { width: l.width, height: l.height, depth_or_array_layers: t.layers },
+                );
+            }
+            let view = texture.create_view(&wgpu::TextureViewDescriptor {
+                dimension: Some(wgpu::TextureViewDimension::D2Array),
+                ..Default::default()
+            });
+            (t.name, view)
+        });
         self.upload_step(1)?;
         let storage = wgpu::BufferUsages::STORAGE;
         let clips = gpu::clip_records(&m.clips);
@@ -200,7 +254,20 @@ impl Renderer {
             buffer_init(&device, "vat asset", bytemuck::bytes_of(&constants), 0, wgpu::BufferUsages::UNIFORM),
             buffer_init(&device, "vat joints", joints, 4, storage),
             buffer_init(&device, "vat weights", weights, 4, storage),
-            buffer_init(&device, "vat rest vertices", bytemuck::cast_slice(&rest), 32, storage),
+            buffer_init(
+                &device,
+                "vat rest vertices",
+                bytemuck::cast_slice(&rest),
+                size_of::<gpu::RestVertex>(),
+                storage,
+            ),
+            buffer_init(
+                &device,
+                "vat materials",
+                bytemuck::cast_slice(&materials),
+                size_of::<gpu::MaterialRecord>(),
+                storage,
+            ),
             buffer_init(
                 &device,
                 "vat attachment vertices",
@@ -216,7 +283,8 @@ impl Renderer {
                 storage,
             ),
         ];
-        let [clip_buf, asset_buf, joint_buf, weight_buf, rest_buf, attach_buf, capture_buf] = &buffers;
+        let [clip_buf, asset_buf, joint_buf, weight_buf, rest_buf, material_buf, attach_buf, capture_buf] =
+            &buffers;
         let mut indices = index_bytes.to_vec();
         let attachment_first_index = (index_bytes.len() / 4) as u32;
         indices.extend(attachments.indices.iter().flat_map(|i| i.to_le_bytes()));
@@ -242,7 +310,9 @@ impl Renderer {
                     set,
                     "vat asset",
                     |name| {
-                        if let Some((_, view)) = vat_views.iter().find(|(n, _)| *n == name) {
+                        if let Some((_, view)) =
+                            vat_views.iter().chain(&material_views).find(|(n, _)| *n == name)
+                        {
                             return Some(wgpu::BindingResource::TextureView(view));
                         }
                         Some(match name {
@@ -258,6 +328,8 @@ impl Renderer {
                             "morph_weights" => wgpu::BindingResource::TextureView(&morph_weights_view),
                             "rigid_pieces" => wgpu::BindingResource::TextureView(&rigid_pieces_view),
                             "rigid_vertices" => wgpu::BindingResource::TextureView(&rigid_vertices_view),
+                            "materials" => material_buf.as_entire_binding(),
+                            "material_sampler" => wgpu::BindingResource::Sampler(&self.material_sampler),
                             _ => return None,
                         })
                     },

@@ -40,11 +40,16 @@ pub fn map_binding_type(kind: &BindingKind) -> wgpu::BindingType {
             view_dimension: wgpu::TextureViewDimension::D2,
             multisampled: false,
         },
+        BindingKind::TextureArray { sample_type } => wgpu::BindingType::Texture {
+            sample_type: map_sample_type(sample_type),
+            view_dimension: wgpu::TextureViewDimension::D2Array,
+            multisampled: false,
+        },
         BindingKind::Sampler { comparison: true } => {
             wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Comparison)
         }
         BindingKind::Sampler { comparison: false } => {
-            wgpu::BindingType::Sampler(wgpu::SamplerBindingType::NonFiltering)
+            wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering)
         }
     }
 }
@@ -194,6 +199,9 @@ mod tests {
                 }
                 (BindingKind::Texture { .. }, wgpu::BindingType::Texture { view_dimension, .. }) => {
                     assert_eq!(view_dimension, wgpu::TextureViewDimension::D2);
+                }
+                (BindingKind::TextureArray { .. }, wgpu::BindingType::Texture { view_dimension, .. }) => {
+                    assert_eq!(view_dimension, wgpu::TextureViewDimension::D2Array);
                 }
                 (BindingKind::Sampler { comparison }, wgpu::BindingType::Sampler(ty)) => {
                     assert_eq!(comparison, ty == wgpu::SamplerBindingType::Comparison);

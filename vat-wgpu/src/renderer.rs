@@ -17,7 +17,7 @@ use vat_core::crowd::Camera;
 use vat_core::frame::gpu_counts::GpuCountsResult;
 use vat_core::frame::{FramePlan, HostMapCache, PlanCrowd, PlanError, PlanLimits, PreparedCrowds};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
-use vat_core::pipeline::{PipelineKey, SHADOW_SAMPLER};
+use vat_core::pipeline::{MATERIAL_SAMPLER, PipelineKey, SHADOW_SAMPLER};
 use wgpu::util::DeviceExt;
 
 use crate::crowd::GpuCrowd;
@@ -101,6 +101,8 @@ pub struct Renderer {
     /// The host shadow map the prepared frame's colour draws sample (`None`: vat's own).
     pub(crate) frame_host_shadow: Option<wgpu::TextureView>,
     pub(crate) shadow_sampler: wgpu::Sampler,
+    /// The material textures' sampler (group 1's `material_sampler`), shared by every asset.
+    pub(crate) material_sampler: wgpu::Sampler,
     /// Stand-ins for the decode bindings in the culling group and the culling bindings in the decode
     /// group (one compute layout serves both entry points).
     pub(crate) dummy_decode_params: wgpu::Buffer,
@@ -273,6 +275,8 @@ impl Renderer {
         });
         let shadow_view = shadow_map.create_view(&wgpu::TextureViewDescriptor::default());
         let shadow_sampler = device.create_sampler(&conv::map_sampler("vat shadow sampler", &SHADOW_SAMPLER));
+        let material_sampler =
+            device.create_sampler(&conv::map_sampler("vat material sampler", &MATERIAL_SAMPLER));
         let frame_only_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("vat frame-only layout"),
             bind_group_layouts: &[Some(&group_layouts[StageSet::Colour as usize][gpu::GROUP_FRAME as usize])],
@@ -306,6 +310,7 @@ impl Renderer {
             frame_buffer,
             shadow_view,
             shadow_sampler,
+            material_sampler,
             belt: wgpu::util::StagingBelt::new(device.clone(), BELT_CHUNK),
         };
         renderer.frame_groups = renderer.frame_groups_for(&renderer.frame_buffer, None)?;

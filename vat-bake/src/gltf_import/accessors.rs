@@ -26,6 +26,15 @@ pub(super) const F32_MAT4: &[(DataType, Dimensions)] = &[(DataType::F32, Dimensi
 /// TEXCOORD_n: float or normalised unsigned byte/short VEC2.
 pub(super) const TEXCOORDS: &[(DataType, Dimensions)] =
     &[(DataType::F32, Dimensions::Vec2), (DataType::U8, Dimensions::Vec2), (DataType::U16, Dimensions::Vec2)];
+/// COLOR_n: float or normalised unsigned byte/short VEC3 or VEC4.
+pub(super) const COLORS: &[(DataType, Dimensions)] = &[
+    (DataType::F32, Dimensions::Vec3),
+    (DataType::U8, Dimensions::Vec3),
+    (DataType::U16, Dimensions::Vec3),
+    (DataType::F32, Dimensions::Vec4),
+    (DataType::U8, Dimensions::Vec4),
+    (DataType::U16, Dimensions::Vec4),
+];
 /// JOINTS_n: unsigned byte/short VEC4.
 pub(super) const JOINTS: &[(DataType, Dimensions)] =
     &[(DataType::U8, Dimensions::Vec4), (DataType::U16, Dimensions::Vec4)];

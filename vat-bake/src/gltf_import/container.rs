@@ -220,7 +220,7 @@ pub(super) fn validate(ctx: &Ctx<'_>, root: &json::Root) -> Result<()> {
 }
 
 /// Decodes `%XX` escapes of a relative URI.
-fn percent_decode(uri: &str) -> Option<String> {
+pub(super) fn percent_decode(uri: &str) -> Option<String> {
     let bytes = uri.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -321,7 +321,13 @@ pub(super) fn load_buffers<'b>(
 /// The file `relative` (a decoded relative `uri`) names, resolved against `dir`, when it is a regular
 /// file inside `root` after resolving symbolic links and `..`; otherwise a [`crate::BakeError::Gltf`]
 /// that names the rule broken (absolute path, escape, not a regular file) and never reads the file.
-fn confined_file(ctx: &Ctx<'_>, part: &str, dir: &Path, root: &Path, relative: &str) -> Result<PathBuf> {
+pub(super) fn confined_file(
+    ctx: &Ctx<'_>,
+    part: &str,
+    dir: &Path,
+    root: &Path,
+    relative: &str,
+) -> Result<PathBuf> {
     let rel = Path::new(relative);
     refuse_absolute(ctx, part, relative)?;
     let escapes = || {
@@ -402,7 +408,7 @@ fn lexically_inside(root: &Path, path: &Path) -> bool {
 }
 
 /// A URI for messages: data URIs cut to their header.
-fn shorten(uri: &str) -> String {
+pub(super) fn shorten(uri: &str) -> String {
     if uri.starts_with("data:") {
         let head: String = uri.chars().take(40).collect();
         format!("{head}...")

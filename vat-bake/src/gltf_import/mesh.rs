@@ -2,12 +2,12 @@
 
 use std::borrow::Cow;
 
-use glam::{Mat3, Mat4, Vec2, Vec3};
+use glam::{Mat3, Mat4, Vec2, Vec3, Vec4};
 use gltf::Semantic;
 use gltf::mesh::Mode;
 use serde_json::Value;
 
-use super::accessors::{self, F32_VEC3, F32_VEC4, INDICES, JOINTS, MATERIAL_IDS, TEXCOORDS, WEIGHTS};
+use super::accessors::{self, COLORS, F32_VEC3, F32_VEC4, INDICES, JOINTS, MATERIAL_IDS, TEXCOORDS, WEIGHTS};
 use super::{Ctx, extras_object, unit_or_keep};
 use crate::Result;
 use crate::rig::{MAX_INFLUENCES, Mesh, MeshBinding, MeshRole, MorphTarget};
@@ -122,6 +122,26 @@ pub(super) fn read(
         }
     };
 
+    let colors = match prim.get(&Semantic::Colors(0)) {
+        None => None,
+        Some(accessor) => {
+            let raw = accessors::read(ctx, &accessor, COLORS, buffers, &label("COLOR_0"), || {
+                reader.read_colors(0).map(|c| c.into_rgba_f32())
+            })?;
+            same_count("COLOR_0", raw.len())?;
+            let colors: Vec<Vec4> = raw.into_iter().map(Vec4::from).collect();
+            if let Some(v) = colors.iter().position(|c| !c.is_finite()) {
+                return Err(ctx.err(label("COLOR_0"), format!("vertex {v} is not finite")));
+            }
+            if colors.iter().any(|c| c.min_element() < 0.0 || c.max_element() > 1.0) {
+                notes.push(format!(
+                    "{part}: COLOR_0 values outside 0..=1 are clamped (vertex colours are stored as 8-bit unorm)"
+                ));
+            }
+            Some(colors)
+        }
+    };
+
     let mut indices = triangle_list(ctx, buffers, src, &reader, n)?;
     let triangles = indices.len() / 3;
     drop_zero_area_triangles(&mut indices);
@@ -154,6 +174,7 @@ pub(super) fn read(
         normals: Vec::new(),
         tangents,
         uvs,
+        colors,
         material_ids,
         indices,
         influence_count,
@@ -425,7 +446,10 @@ fn material_ids(
     n: usize,
 ) -> Result<Vec<u8>> {
     let Some(accessor) = src.primitive.get(&Semantic::Extras("MATERIAL_ID".to_owned())) else {
-        let id = src.primitive.material().index().map_or(0, |m| m.min(255) as u8);
+        // Without a material, the glTF default material: the slot after the document's own
+        // (`materials::import` appends it).
+        let index = src.primitive.material().index().unwrap_or(ctx.material_count);
+        let id = index.min(255) as u8;
         return Ok(vec![id; n]);
     };
     let part = format!("{} _MATERIAL_ID", src.part);

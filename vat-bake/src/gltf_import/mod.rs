@@ -62,6 +62,7 @@
 mod accessors;
 mod anim;
 mod container;
+mod materials;
 mod mesh;
 
 #[cfg(test)]
@@ -180,7 +181,7 @@ fn import_bytes(
     options: &ImportOptions,
     uv_set: u32,
 ) -> Result<Rig> {
-    let ctx = Ctx { file, used: Cell::new(0), budget: options.max_memory, uv_set };
+    let ctx = Ctx { file, used: Cell::new(0), budget: options.max_memory, uv_set, material_count: 0 };
     ctx.charge("the file", bytes.len() as u64)?;
     let (json_bytes, bin) = container::split_glb(&ctx, bytes)?;
     let root = container::parse_json(&ctx, json_bytes)?;
@@ -191,11 +192,15 @@ fn import_bytes(
     let doc = gltf::Document::from_json_without_validation(root);
     let root = options.resource_root.as_deref().or(base_dir);
     let buffers = container::load_buffers(&ctx, &doc, bin, base_dir, root)?;
+    let ctx = Ctx { material_count: doc.materials().len(), ..ctx };
     let mut importer = Importer::new(ctx, &doc, &buffers, name);
     importer.nodes()?;
     importer.skin(options)?;
     importer.sockets()?;
     importer.meshes()?;
+    let (materials, notes) = materials::import(&importer, base_dir, root)?;
+    importer.rig.materials = materials;
+    importer.rig.notes.extend(notes);
     importer.feet()?;
     importer.rig.clips = anim::clips(&importer)?;
     Ok(importer.rig)
@@ -211,6 +216,9 @@ pub(super) struct Ctx<'p> {
     /// The texture coordinate set read into [`crate::rig::Mesh::uvs`] (0 but for the interop
     /// importers, see [`import_slice_uv_set`]).
     uv_set: u32,
+    /// Materials of the document: a primitive without one gets this id (the glTF default
+    /// material, appended after the document's own).
+    material_count: usize,
 }
 
 /// The [`BakeError::Gltf`] of an import over its memory budget, with the numbers.
@@ -230,6 +238,11 @@ fn over_budget(file: &Path, part: &str, needed: u64, budget: u64) -> BakeError {
 impl Ctx<'_> {
     /// Counts `bytes` about to be allocated for `part` against the budget; an error with the numbers
     /// (and nothing counted) when the total would exceed it.
+    /// Bytes left of the budget.
+    pub(super) fn remaining(&self) -> u64 {
+        self.budget.saturating_sub(self.used.get())
+    }
+
     pub(super) fn charge(&self, part: &str, bytes: u64) -> Result<()> {
         let total = self.used.get().saturating_add(bytes);
         if total > self.budget {

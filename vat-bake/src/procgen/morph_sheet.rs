@@ -46,6 +46,7 @@ fn empty_mesh(name: &str, binding: MeshBinding) -> Mesh {
         normals: Vec::new(),
         tangents: None,
         uvs: None,
+        colors: None,
         material_ids: Vec::new(),
         indices: Vec::new(),
         influence_count: 0,

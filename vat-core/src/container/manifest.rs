@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::material::{Material, MaterialTextures};
 use crate::clip::Clip;
 use crate::encoding::{PositionBounds, TexelFormat, VertexFormat};
 use crate::layout::{BoneTextureLayout, MorphTextureLayout, MorphWeightsLayout, VertexTextureLayout};
@@ -67,6 +68,12 @@ pub struct Manifest {
     /// of version 3 without this trailing `None`; see [`Manifest::format_version`]). A rigid asset has
     /// no vertex, bone or morph animation.
     pub rigid_animation: Option<RigidAnimation>,
+    /// The materials the `MaterialId` stream indexes (a format version 4 section; empty before it,
+    /// and for assets baked without materials, which the shaders draw with the built-in palette).
+    /// At most 256 (ids are stored as `U8`, `U16` or `U32` but the shaders index a 256-entry table).
+    pub materials: Vec<Material>,
+    /// The texture arrays [`Manifest::materials`] sample (a format version 4 section).
+    pub material_textures: Option<MaterialTextures>,
 }
 
 /// Which VAT mode an asset was baked in: which layout, bound, CPU reference and shader path it uses.
@@ -109,6 +116,8 @@ impl Manifest {
             attachments: Vec::new(),
             blobs: Vec::new(),
             rigid_animation: None,
+            materials: Vec::new(),
+            material_textures: None,
         }
     }
 
@@ -134,8 +143,11 @@ impl Manifest {
     /// without the version 2 section stay readable by version 1 readers, byte for byte what they
     /// were before version 2 existed.
     /// [`super::FORMAT_VERSION_RIGID`] (3) with a rigid animation.
+    /// [`super::FORMAT_VERSION_MATERIALS`] (4) with materials or material textures.
     pub fn format_version(&self) -> u32 {
-        if self.rigid_animation.is_some() {
+        if !self.materials.is_empty() || self.material_textures.is_some() {
+            super::FORMAT_VERSION_MATERIALS
+        } else if self.rigid_animation.is_some() {
             super::FORMAT_VERSION_RIGID
         } else if self.morph_animation.is_some() {
             super::FORMAT_VERSION_MORPH

@@ -1,14 +1,15 @@
 //! The `.vat` container: one file holding a baked asset, written by [`ContainerWriter`] and read back,
 //! validated and zero-copy, by [`Asset`].
 //!
-//! # Byte layout (format versions 1, 2 and 3)
+//! # Byte layout (format versions 1 to 4)
 //!
 //! All integers are little-endian. Offsets are from the start of the file.
 //!
 //! ```text
 //!  offset  size  field
 //!       0     4  magic b"VAT\0"
-//!       4     4  format version, u32 (1; 2 with a morph animation; 3 with a rigid animation)
+//!       4     4  format version, u32 (1; 2 with a morph animation; 3 with a rigid animation;
+//!                4 with materials)
 //!       8     4  manifest length M in bytes, u32
 //!      12     4  CRC-32 (IEEE, as crc32fast computes it) of the M manifest bytes, u32
 //!      16     M  manifest, postcard-encoded `Manifest`
@@ -22,10 +23,11 @@
 //! describes the file, so a file without a morph layer is byte for byte a version 1 file; the reader
 //! accepts both and refuses a morph section in a version 1 file.
 //!
-//! Version 3 adds the rigid-body mode: the manifest's last field, [`Manifest::rigid_animation`].
-//! Versions 1 and 2 end the manifest before that field; the reader decodes them as if it were
-//! `None` and the writer leaves it out of every file that has none, so older files and files
-//! without a rigid animation keep their bytes.
+//! Version 3 adds the rigid-body mode, [`Manifest::rigid_animation`], and version 4 the materials
+//! ([`Manifest::materials`], [`Manifest::material_textures`]), the manifest's last fields. Older
+//! versions end the manifest before them; the reader decodes them as if they were empty and the
+//! writer leaves them out of every file that has none, so older files and files without these
+//! sections keep their bytes.
 //!
 //! The file ends exactly where its last blob ends (with no blobs: where the manifest ends); any byte
 //! after that is an error. Each blob's offset, length and CRC-32 are listed in [`Manifest::blobs`]; the
@@ -49,6 +51,7 @@
 //! the reader would refuse (under the same limits).
 
 mod manifest;
+mod material;
 mod reader;
 mod writer;
 
@@ -59,15 +62,19 @@ pub use manifest::{
     Attachment, BlobEntry, BlobId, Bone, BoneAnimation, CaptureTrack, ElementFormat, Lod, Manifest,
     MorphAnimation, RigidAnimation, Socket, StreamKind, VatMode, VertexAnimation, VertexStream,
 };
+pub use material::{
+    AlphaMode, MAX_MATERIALS, MAX_TEXTURE_LAYERS, Material, MaterialTextures, TextureArray, TextureBinding,
+    TextureColorSpace, TextureFilter, TextureSource, TextureWrap,
+};
 pub use reader::{Asset, Limits, check_manifest_counts};
 pub use writer::{ContainerWriter, PendingFile, container_bytes, write_container, write_file_atomically};
 
 /// The first four bytes of every `.vat` file.
 pub const MAGIC: [u8; 4] = *b"VAT\0";
 
-/// The newest format version this build writes and reads (3). A file is written with the oldest
+/// The newest format version this build writes and reads (4). A file is written with the oldest
 /// version that can describe it ([`Manifest::format_version`]).
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// The oldest format version this build reads (1): every manifest section but
 /// [`Manifest::morph_animation`].
@@ -81,6 +88,24 @@ pub const FORMAT_VERSION_MORPH: u32 = 2;
 /// manifest's last field: a version 1 or 2 manifest is the version 3 encoding without that trailing
 /// `None` (one zero byte in postcard), which the reader supplies and the writer leaves out.
 pub const FORMAT_VERSION_RIGID: u32 = 3;
+
+/// The format version that added [`Manifest::materials`] and [`Manifest::material_textures`], the
+/// two fields after [`Manifest::rigid_animation`]: older manifests end before them (the reader
+/// supplies their empty encodings, two zero bytes, and the writer leaves them out).
+pub const FORMAT_VERSION_MATERIALS: u32 = 4;
+
+/// Zero bytes a manifest of format `version` leaves out at its end: the postcard encodings of the
+/// empty trailing sections that version cannot hold (`None` and empty lists are one `0` byte each).
+pub(crate) fn omitted_trailing_bytes(version: u32) -> usize {
+    let mut omitted = 0;
+    if version < FORMAT_VERSION_RIGID {
+        omitted += 1;
+    }
+    if version < FORMAT_VERSION_MATERIALS {
+        omitted += 2;
+    }
+    omitted
+}
 
 /// Bytes in the fixed header: magic, version, manifest length, manifest CRC-32.
 pub const HEADER_LEN: u64 = 16;

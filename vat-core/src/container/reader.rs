@@ -7,10 +7,7 @@ use crate::encoding::{TexelFormat, VertexFormat};
 use crate::{Error, Result};
 
 use super::manifest::{BlobId, ElementFormat, Manifest, StreamKind};
-use super::{
-    FORMAT_VERSION, FORMAT_VERSION_MORPH, FORMAT_VERSION_RIGID, HEADER_LEN, MAGIC, MIN_FORMAT_VERSION,
-    align_up,
-};
+use super::{FORMAT_VERSION, FORMAT_VERSION_MORPH, HEADER_LEN, MAGIC, MIN_FORMAT_VERSION, align_up};
 
 /// Upper bounds the reader enforces before it uses any count or size read from a file, so that a
 /// corrupt or hostile file yields [`Error::LimitExceeded`] instead of a huge allocation or loop.
@@ -259,12 +256,13 @@ impl<'a> Asset<'a> {
 }
 
 fn decode_manifest(manifest_bytes: &[u8], version: u32) -> Result<Manifest> {
-    // Versions before 3 end before the rigid slot, the last field: decode them with that slot's
-    // `None` (postcard's one 0 byte) appended, so that a trailing rigid section can never be read
-    // from an older file.
+    // Older versions end before the trailing sections they cannot hold: decode them with those
+    // sections' empty encodings (postcard's 0 bytes) appended, so that a newer section can never be
+    // read from an older file.
+    let omitted = super::omitted_trailing_bytes(version);
     let appended;
-    let manifest_bytes = if version < FORMAT_VERSION_RIGID {
-        appended = [manifest_bytes, &[0u8]].concat();
+    let manifest_bytes = if omitted > 0 {
+        appended = [manifest_bytes, &vec![0u8; omitted]].concat();
         &appended[..]
     } else {
         manifest_bytes
@@ -796,8 +794,125 @@ fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> Result<Clip
     if let Some(ra) = &m.rigid_animation {
         validate_rigid_animation(ra, m, bytes, limits, vertex_count, frame_count)?;
     }
+    validate_materials(m, bytes, limits)?;
 
     Ok(clip_map)
+}
+
+/// The materials and their texture arrays: counts, finite factors in range, every texture binding
+/// a layer of the right array, full mip chains, exact blob sizes, and every material id of the
+/// `MaterialId` stream and the attachments below the material count.
+fn validate_materials(m: &Manifest, bytes: &[u8], limits: &Limits) -> Result<()> {
+    within("material count", m.materials.len() as u64, super::MAX_MATERIALS as u64)?;
+    let textures = m.material_textures.as_ref();
+    if textures.is_some() && m.materials.is_empty() {
+        return Err(Error::MissingSection { what: "materials (the asset has material textures)" });
+    }
+    let arrays = [
+        ("colour texture array", textures.and_then(|t| t.color.as_ref()), super::TextureColorSpace::Srgb),
+        ("data texture array", textures.and_then(|t| t.data.as_ref()), super::TextureColorSpace::Linear),
+    ];
+    for (what, array, space) in arrays {
+        let Some(a) = array else { continue };
+        if a.color_space != space {
+            return Err(Error::OutOfRange {
+                what,
+                value: format!("{:?}", a.color_space),
+                expected: "Srgb for the colour array, Linear for the data array",
+            });
+        }
+        if a.width == 0 || a.height == 0 {
+            return Err(Error::ZeroCount { what: "material texture layer size" });
+        }
+        within("material texture width", a.width.into(), limits.max_texture_dimension.into())?;
+        within("material texture height", a.height.into(), limits.max_texture_dimension.into())?;
+        if a.layers.is_empty() {
+            return Err(Error::ZeroCount { what: "material texture layers" });
+        }
+        within("material texture layers", a.layers.len() as u64, super::MAX_TEXTURE_LAYERS as u64)?;
+        let full = super::TextureArray::full_mip_levels(a.width, a.height);
+        expect_equal("material texture mip levels (the full chain)", full.into(), a.mip_levels.into())?;
+        let len = a.byte_len().ok_or(Error::LimitExceeded {
+            what: "material texture bytes",
+            value: u64::MAX,
+            limit: limits.max_total_bytes,
+        })?;
+        sized_blob(bytes, m, a.texels, what, len)?;
+    }
+    let layers = |a: Option<&super::TextureArray>| a.map_or(0, |a| a.layers.len() as u64);
+    let color_layers = layers(arrays[0].1);
+    let data_layers = layers(arrays[1].1);
+    for mat in &m.materials {
+        check_finite("material base colour factor", &mat.base_color_factor)?;
+        check_finite("material factors", &[mat.metallic_factor, mat.roughness_factor, mat.normal_scale])?;
+        check_finite("material emissive factor", &mat.emissive_factor)?;
+        let unit = |what: &'static str, v: f32| {
+            if (0.0..=1.0).contains(&v) {
+                Ok(())
+            } else {
+                Err(Error::OutOfRange { what, value: v.to_string(), expected: "0..=1" })
+            }
+        };
+        for &c in &mat.base_color_factor {
+            unit("material base colour factor", c)?;
+        }
+        unit("material metallic factor", mat.metallic_factor)?;
+        unit("material roughness factor", mat.roughness_factor)?;
+        if let super::AlphaMode::Mask { cutoff } = mat.alpha_mode {
+            check_finite("material alpha cutoff", &[cutoff])?;
+            unit("material alpha cutoff", cutoff)?;
+        }
+        if mat.emissive_factor.iter().any(|&e| e < 0.0) {
+            return Err(Error::OutOfRange {
+                what: "material emissive factor",
+                value: format!("{:?}", mat.emissive_factor),
+                expected: ">= 0",
+            });
+        }
+        let bindings = [
+            ("base colour texture layer", &mat.base_color_texture, color_layers),
+            ("metallic-roughness texture layer", &mat.metallic_roughness_texture, data_layers),
+            ("normal texture layer", &mat.normal_texture, data_layers),
+        ];
+        for (what, binding, count) in bindings {
+            if let Some(b) = binding
+                && u64::from(b.layer) >= count
+            {
+                return Err(Error::IndexOutOfRange { what, index: b.layer.into(), count });
+            }
+        }
+    }
+    if m.materials.is_empty() {
+        return Ok(());
+    }
+    let count = m.materials.len() as u64;
+    let check_ids = |what: &'static str, element: ElementFormat, data: &[u8]| -> Result<()> {
+        let width = match element {
+            ElementFormat::U8 => 1,
+            ElementFormat::U16 => 2,
+            _ => 4,
+        };
+        for chunk in data.chunks_exact(width) {
+            let mut word = [0u8; 4];
+            word[..width].copy_from_slice(chunk);
+            let id = u32::from_le_bytes(word);
+            if u64::from(id) >= count {
+                return Err(Error::IndexOutOfRange { what, index: id.into(), count });
+            }
+        }
+        Ok(())
+    };
+    if let Some(s) = m.streams.iter().find(|s| s.kind == StreamKind::MaterialId) {
+        check_ids("material id", s.element, blob_bytes(bytes, m, s.blob, "material ids")?)?;
+    }
+    for a in &m.attachments {
+        check_ids(
+            "attachment material id",
+            ElementFormat::U8,
+            blob_bytes(bytes, m, a.material_ids, "attachment material ids")?,
+        )?;
+    }
+    Ok(())
 }
 
 /// The rigid animation's checks: exclusive of the other animation kinds, rest streams present,

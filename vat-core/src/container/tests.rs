@@ -278,7 +278,7 @@ fn minimal_round_trip_and_layout_bytes() {
 fn files_take_the_oldest_version_that_describes_them_and_both_versions_read() {
     let with_morph = realistic().write().unwrap();
     assert_eq!(u32::from_le_bytes(with_morph[4..8].try_into().unwrap()), FORMAT_VERSION_MORPH);
-    assert_eq!(FORMAT_VERSION_MORPH + 1, FORMAT_VERSION);
+    assert_eq!(FORMAT_VERSION_MORPH + 1, FORMAT_VERSION_RIGID);
     let mut without = realistic();
     without.manifest.morph_animation = None;
     let v1 = without.write().unwrap();
@@ -450,11 +450,11 @@ fn corruption_cases() -> Vec<(String, Vec<u8>, Check)> {
     b[0] = b'W';
     case!("flipped magic", b, Error::BadMagic { found: [b'W', b'A', b'T', 0] });
     let mut b = good.clone();
-    b[4..8].copy_from_slice(&4u32.to_le_bytes());
-    case!("future version", b, Error::UnsupportedVersion { found: 4, supported: 3 });
+    b[4..8].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    case!("future version", b, Error::UnsupportedVersion { found: 5, supported: FORMAT_VERSION });
     let mut b = good.clone();
     b[4..8].copy_from_slice(&0u32.to_le_bytes());
-    case!("version 0", b, Error::UnsupportedVersion { found: 0, supported: 3 });
+    case!("version 0", b, Error::UnsupportedVersion { found: 0, supported: FORMAT_VERSION });
     let mut b = good.clone();
     b[4..8].copy_from_slice(&1u32.to_le_bytes());
     case!(
@@ -967,13 +967,14 @@ fn rigid_asset_round_trips_as_version_3_and_records_its_mode() {
     assert_eq!(asset.manifest().animation_bounds(), Some(fx.manifest.rigid_animation.unwrap().bounds));
     // Soft files keep their version and mode.
     assert_eq!(parsed_manifest(&minimal().write().unwrap()).mode(), VatMode::Soft);
-    // The version 3 encoding of a soft manifest is the older one plus the rigid slot's `None`: the
-    // same manifest labelled 3 with that byte appended reads back equal.
+    // The newest encoding of a soft manifest is the older one plus the empty trailing slots (the
+    // rigid slot's `None`, the materials' empty list and `None`): the same manifest labelled with
+    // the newest version and those bytes appended reads back equal.
     let v1 = minimal().write().unwrap();
     let m = parsed_manifest(&v1);
     let relabelled = with_manifest(&v1, &m);
-    assert_eq!(u32::from_le_bytes(relabelled[4..8].try_into().unwrap()), 3);
-    assert_eq!(manifest_len(&relabelled), manifest_len(&v1) + 1);
+    assert_eq!(u32::from_le_bytes(relabelled[4..8].try_into().unwrap()), FORMAT_VERSION);
+    assert_eq!(manifest_len(&relabelled), manifest_len(&v1) + super::omitted_trailing_bytes(1));
     assert_eq!(parsed_manifest(&relabelled), m);
 }
 
@@ -1117,5 +1118,187 @@ proptest! {
                 let _ = crate::reference::decode_rigid_vertex(&view, &record, 0.7, v, interp);
             }
         }
+    }
+}
+
+/// [`realistic`] with four materials (ids 1 and 3 are used) and both texture arrays: colour 2
+/// layers of 4x2 (mips 4x2, 2x1, 1x1), data 1 layer of 4x2.
+fn with_materials() -> Fixture {
+    let mut fx = realistic();
+    let texels = |layers: u32| 4 * layers as usize * (8 + 2 + 1);
+    let color = fx.add(filler(texels(2), 20));
+    let data = fx.add(filler(texels(1), 21));
+    let source = |name: &str| TextureSource { name: name.into(), width: 1024, height: 512 };
+    fx.manifest.material_textures = Some(MaterialTextures {
+        color: Some(TextureArray {
+            width: 4,
+            height: 2,
+            mip_levels: 3,
+            color_space: TextureColorSpace::Srgb,
+            layers: vec![source("skin.png"), source("cloth.jpg")],
+            texels: color,
+        }),
+        data: Some(TextureArray {
+            width: 4,
+            height: 2,
+            mip_levels: 3,
+            color_space: TextureColorSpace::Linear,
+            layers: vec![source("normal.png")],
+            texels: data,
+        }),
+    });
+    let binding = |layer| TextureBinding {
+        layer,
+        wrap_u: TextureWrap::Repeat,
+        wrap_v: TextureWrap::MirroredRepeat,
+        mag_filter: TextureFilter::Linear,
+        min_filter: TextureFilter::Nearest,
+    };
+    fx.manifest.materials = vec![
+        Material::default(),
+        Material {
+            name: "skin".into(),
+            base_color_factor: [0.9, 0.7, 0.6, 1.0],
+            base_color_texture: Some(binding(0)),
+            normal_texture: Some(binding(0)),
+            normal_scale: 0.8,
+            alpha_mode: AlphaMode::Mask { cutoff: 0.3 },
+            double_sided: true,
+            ..Material::default()
+        },
+        Material { name: "cloth".into(), base_color_texture: Some(binding(1)), ..Material::default() },
+        Material { name: "cap".into(), metallic_roughness_texture: Some(binding(0)), ..Material::default() },
+    ];
+    fx
+}
+
+#[test]
+fn materials_round_trip_as_version_4_and_older_files_read_without_them() {
+    let fx = with_materials();
+    let bytes = fx.write().unwrap();
+    assert_eq!(u32::from_le_bytes(bytes[4..8].try_into().unwrap()), FORMAT_VERSION_MATERIALS);
+    let asset = Asset::parse(&bytes).unwrap();
+    assert_eq!(asset.manifest(), &Manifest { blobs: asset.manifest().blobs.clone(), ..fx.manifest.clone() });
+    let array = asset.manifest().material_textures.as_ref().unwrap().color.as_ref().unwrap();
+    assert_eq!(array.byte_len(), Some(4 * 2 * 11));
+    assert_eq!(array.mip_range(1), Some((64, 16)));
+    assert_eq!(array.mip_range(3), None);
+    assert_eq!(TextureArray::full_mip_levels(4, 2), 3);
+    assert_eq!(TextureArray::full_mip_levels(1, 1), 1);
+    assert_eq!(TextureArray::full_mip_levels(1000, 3), 10);
+    // Without materials the same asset is written as before (version 2: it has a morph layer).
+    let older = realistic().write().unwrap();
+    assert_eq!(u32::from_le_bytes(older[4..8].try_into().unwrap()), FORMAT_VERSION_MORPH);
+    assert!(parsed_manifest(&older).materials.is_empty());
+    // A version 3 label on a file with materials is refused: its reader would stop before them.
+    let mut relabelled = bytes.clone();
+    relabelled[4..8].copy_from_slice(&FORMAT_VERSION_RIGID.to_le_bytes());
+    assert!(Asset::parse(&relabelled).is_err());
+}
+
+#[test]
+fn hostile_materials_give_typed_errors() {
+    type Edit = fn(&mut Fixture);
+    type Check = fn(&Error) -> bool;
+    let cases: Vec<(&str, Edit, Check)> = vec![
+        (
+            "base colour layer past the array",
+            |fx| fx.manifest.materials[2].base_color_texture.as_mut().unwrap().layer = 2,
+            |e| matches!(e, Error::IndexOutOfRange { what: "base colour texture layer", index: 2, count: 2 }),
+        ),
+        (
+            "normal layer without a data array",
+            |fx| fx.manifest.material_textures.as_mut().unwrap().data = None,
+            |e| matches!(e, Error::IndexOutOfRange { what: "normal texture layer", count: 0, .. }),
+        ),
+        (
+            "a material id past the materials",
+            |fx| fx.manifest.materials.truncate(2),
+            |e| matches!(e, Error::IndexOutOfRange { what: "attachment material id", index: 3, count: 2 }),
+        ),
+        (
+            "NaN base colour",
+            |fx| fx.manifest.materials[1].base_color_factor[2] = f32::NAN,
+            |e| matches!(e, Error::NotFinite { what: "material base colour factor" }),
+        ),
+        (
+            "roughness above 1",
+            |fx| fx.manifest.materials[3].roughness_factor = 1.5,
+            |e| matches!(e, Error::OutOfRange { what: "material roughness factor", .. }),
+        ),
+        (
+            "negative alpha cutoff",
+            |fx| fx.manifest.materials[1].alpha_mode = AlphaMode::Mask { cutoff: -0.1 },
+            |e| matches!(e, Error::OutOfRange { what: "material alpha cutoff", .. }),
+        ),
+        (
+            "negative emission",
+            |fx| fx.manifest.materials[0].emissive_factor = [0.0, -1.0, 0.0],
+            |e| matches!(e, Error::OutOfRange { what: "material emissive factor", .. }),
+        ),
+        (
+            "a partial mip chain",
+            |fx| fx.manifest.material_textures.as_mut().unwrap().color.as_mut().unwrap().mip_levels = 2,
+            |e| matches!(e, Error::ManifestMismatch { expected: 3, actual: 2, .. }),
+        ),
+        (
+            "a texel blob one layer short",
+            |fx| {
+                let id = fx.manifest.material_textures.as_ref().unwrap().color.as_ref().unwrap().texels;
+                fx.blobs[id.0 as usize].truncate(44);
+            },
+            |e| {
+                matches!(
+                    e,
+                    Error::BlobSizeMismatch { what: "colour texture array", expected: 88, actual: 44, .. }
+                )
+            },
+        ),
+        (
+            "a linear colour array",
+            |fx| {
+                fx.manifest.material_textures.as_mut().unwrap().color.as_mut().unwrap().color_space =
+                    TextureColorSpace::Linear;
+            },
+            |e| matches!(e, Error::OutOfRange { what: "colour texture array", .. }),
+        ),
+        (
+            "an array without layers",
+            |fx| fx.manifest.material_textures.as_mut().unwrap().data.as_mut().unwrap().layers.clear(),
+            |e| matches!(e, Error::ZeroCount { what: "material texture layers" }),
+        ),
+        (
+            "a zero-width layer",
+            |fx| fx.manifest.material_textures.as_mut().unwrap().data.as_mut().unwrap().width = 0,
+            |e| matches!(e, Error::ZeroCount { what: "material texture layer size" }),
+        ),
+        (
+            "an absurd layer size",
+            |fx| {
+                let a = fx.manifest.material_textures.as_mut().unwrap().data.as_mut().unwrap();
+                (a.width, a.height) = (u32::MAX, u32::MAX);
+            },
+            |e| matches!(e, Error::LimitExceeded { what: "material texture width", .. }),
+        ),
+        (
+            "textures without materials",
+            |fx| fx.manifest.materials.clear(),
+            |e| matches!(e, Error::MissingSection { .. }),
+        ),
+        (
+            "more than 256 materials",
+            |fx| fx.manifest.materials = vec![Material::default(); MAX_MATERIALS + 1],
+            |e| matches!(e, Error::LimitExceeded { what: "material count", .. }),
+        ),
+    ];
+    assert!(Asset::parse(&with_materials().bytes()).is_ok());
+    for (name, edit, check) in cases {
+        let mut fx = with_materials();
+        edit(&mut fx);
+        match Asset::parse(&fx.bytes()) {
+            Err(e) => assert!(check(&e), "{name}: unexpected error {e:?}"),
+            Ok(_) => panic!("{name}: parsed"),
+        }
+        assert!(fx.write().is_err(), "{name}: the writer wrote it");
     }
 }

@@ -145,6 +145,7 @@ fn rust_structs() -> Vec<RustStruct> {
             pivot_extent,
             rigid_vertex_width,
             tangents,
+            material_count,
             _pad,
         }),
         rust_struct!(ClipRecord { first_frame, frame_count, flags, fps, duration, stride, _pad }),
@@ -164,7 +165,20 @@ fn rust_structs() -> Vec<RustStruct> {
         }),
         rust_struct!(DecodeParams { first_instance, instance_count, _pad }),
         rust_struct!(DecodedVertex { position, normal, tangent }),
-        rust_struct!(RestVertex { position, material, normal, _pad }),
+        rust_struct!(RestVertex { position, material, normal, color, uv, _pad }),
+        rust_struct!(MaterialRecord {
+            base_color_factor,
+            emissive_factor,
+            metallic,
+            roughness,
+            normal_scale,
+            alpha_cutoff,
+            flags,
+            base_color_layer,
+            metallic_roughness_layer,
+            normal_layer,
+            wrap,
+        }),
         rust_struct!(AttachmentVertex { position, material, normal, capture_row }),
         rust_struct!(CullParams { record_count, capacity, attachment_max_lod, attachments }),
     ]
@@ -310,8 +324,13 @@ fn check_bindings(module: &Module, table: &[Binding]) -> Vec<String> {
                     })
                 }
             }
-            (AddressSpace::Handle, BindingKind::Texture { sample_type }) => match *inner {
-                TypeInner::Image { dim: ImageDimension::D2, arrayed: false, class } => {
+            (
+                AddressSpace::Handle,
+                BindingKind::Texture { sample_type } | BindingKind::TextureArray { sample_type },
+            ) => match *inner {
+                TypeInner::Image { dim: ImageDimension::D2, arrayed, class }
+                    if arrayed == matches!(b.kind, BindingKind::TextureArray { .. }) =>
+                {
                     let compatible = matches!(
                         (class, sample_type),
                         (
@@ -328,7 +347,9 @@ fn check_bindings(module: &Module, table: &[Binding]) -> Vec<String> {
                     (!compatible)
                         .then(|| format!("{name}: WGSL image class {class:?}, BINDINGS {sample_type:?}"))
                 }
-                ref other => Some(format!("{name}: WGSL type {other:?} is not a plain 2D texture")),
+                ref other => {
+                    Some(format!("{name}: WGSL type {other:?} is not a 2D texture (array) as {:?}", b.kind))
+                }
             },
             (AddressSpace::Handle, BindingKind::Sampler { comparison }) => match *inner {
                 TypeInner::Sampler { comparison: wgsl } => (wgsl != comparison)

@@ -77,6 +77,11 @@ const MAX_LODS: u32 = 8u;
 const DRAW_ARGS_WORDS: u32 = 5u;
 // Position a hidden instance's vertices collapse to: outside the clip volume, so nothing rasterises.
 const HIDDEN_POSITION: vec4<f32> = vec4<f32>(2.0, 2.0, 2.0, 1.0);
+// vat_core::gpu::NO_TEXTURE_LAYER: a MaterialRecord without that texture.
+const NO_TEXTURE_LAYER: u32 = 0xFFFFFFFFu;
+// vat_core::gpu::MATERIAL_DOUBLE_SIDED (MaterialRecord.flags).
+const MATERIAL_DOUBLE_SIDED: u32 = 1u;
+const PI: f32 = 3.14159265358979;
 
 // ---------------------------------------------------------------------------------------------------
 // GPU-visible structs (twins of the Rust structs named alike)
@@ -171,7 +176,8 @@ struct AssetConstants {
     rigid_vertex_width: u32,
     // 1 when vat_tangent_texture holds the per-frame tangent frames, else 0.
     tangents: u32,
-    _pad0: u32,
+    // Materials in `materials` (0: the asset has none and is shaded with the built-in palette).
+    material_count: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -226,7 +232,8 @@ struct DecodeParams {
     _pad: vec2<u32>,
 }
 
-// Rest pose and material of one vertex. Twin of vat_core::gpu::RestVertex (32 bytes).
+// Rest pose, material and surface attributes of one vertex. Twin of vat_core::gpu::RestVertex (48
+// bytes).
 struct RestVertex {
     // Bind-pose position, metres, object space (the RestPosition stream).
     position: vec3<f32>,
@@ -234,7 +241,38 @@ struct RestVertex {
     material: u32,
     // Bind-pose unit normal (the RestNormal stream).
     normal: vec3<f32>,
-    _pad: u32,
+    // Linear RGBA vertex colour (the Color0 stream) as unorm8x4 (unpack4x8unorm); white without.
+    color: u32,
+    // First texture coordinates (the Uv0 stream, glTF convention: origin top-left); 0 without.
+    uv: vec2<f32>,
+    _pad: vec2<u32>,
+}
+
+// One material. Twin of vat_core::gpu::MaterialRecord (64 bytes).
+struct MaterialRecord {
+    // Linear RGBA base colour factor.
+    base_color_factor: vec4<f32>,
+    // Linear RGB emitted light.
+    emissive_factor: vec3<f32>,
+    // Metalness, 0..=1.
+    metallic: f32,
+    // Perceptual roughness, 0..=1.
+    roughness: f32,
+    // Normal map x/y scale.
+    normal_scale: f32,
+    // Fragments with a lower alpha are discarded (0: opaque).
+    alpha_cutoff: f32,
+    // MATERIAL_DOUBLE_SIDED.
+    flags: u32,
+    // Layer of material_color_texture with the base colour, or NO_TEXTURE_LAYER.
+    base_color_layer: u32,
+    // Layer of material_data_texture with metallic (b) and roughness (g), or NO_TEXTURE_LAYER.
+    metallic_roughness_layer: u32,
+    // Layer of material_data_texture with the tangent-space normal map, or NO_TEXTURE_LAYER.
+    normal_layer: u32,
+    // Wrap codes (0 repeat, 1 clamp, 2 mirror), 4 bits per texture (u: low 2 bits, v: next 2): base
+    // colour bits 0..4, metallic-roughness 4..8, normal 8..12.
+    wrap: u32,
 }
 
 // One vertex of a socket attachment. Twin of vat_core::gpu::AttachmentVertex (32 bytes).
@@ -333,6 +371,15 @@ struct DecodedVertex {
 // the vertex animation textures, the bitangent sign in the sign of w (vat_core::encoding::
 // tangent_frame_to_quat). A 1x1 zero stand-in when the asset has none (asset.tangents == 0).
 @group(1) @binding(17) var vat_tangent_texture: texture_2d<f32>;
+// Materials (vat_core::gpu::material_records), indexed by the vertex's material id; one neutral
+// record when asset.material_count == 0.
+@group(1) @binding(18) var<storage, read> materials: array<MaterialRecord>;
+// Base colour layers (Rgba8UnormSrgb, mipmapped) and data layers (Rgba8Unorm: normal maps,
+// metallic-roughness), every layer of an array the same size; 1x1 stand-ins without.
+@group(1) @binding(19) var material_color_texture: texture_2d_array<f32>;
+@group(1) @binding(20) var material_data_texture: texture_2d_array<f32>;
+// Trilinear, clamp to edge: each material's wrap is applied to the coordinates (vat_wrap_uv).
+@group(1) @binding(21) var material_sampler: sampler;
 
 // Group 2: per crowd.
 @group(2) @binding(0) var<storage, read> instances: array<InstanceRecord>;
@@ -1087,25 +1134,46 @@ struct VertexOutput {
     @location(0) world_position: vec3<f32>,
     // World normal (normalised again per fragment).
     @location(1) world_normal: vec3<f32>,
-    // Linear RGB albedo (material, variant and tint).
-    @location(2) color: vec3<f32>,
+    // Linear RGBA colour the material's base colour is multiplied by: the vertex colour times the
+    // instance tint (assets with materials); the built-in palette's albedo (material, variant and
+    // tint) times the vertex colour (assets without).
+    @location(2) color: vec4<f32>,
     // World tangent (xyz) and bitangent sign (w); zero without tangent frames (see DecodedVertex).
     @location(3) world_tangent: vec4<f32>,
+    // First texture coordinates (RestVertex.uv).
+    @location(4) uv: vec2<f32>,
+    // Material id (indexes `materials` when asset.material_count > 0).
+    @location(5) @interpolate(flat) material: u32,
 }
 
 fn vat_hidden_output() -> VertexOutput {
-    return VertexOutput(HIDDEN_POSITION, vec3<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0), vec3<f32>(0.0), vec4<f32>(0.0));
+    return VertexOutput(
+        HIDDEN_POSITION, vec3<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0), vec4<f32>(0.0), vec4<f32>(0.0),
+        vec2<f32>(0.0), 0u,
+    );
 }
 
-fn vat_lit_output(inst: InstanceRecord, v: DecodedVertex, material: u32) -> VertexOutput {
+// The colour output of a decoded vertex with material `material`, texture coordinates `uv` and
+// vertex colour `vertex_color`.
+fn vat_lit_output(
+    inst: InstanceRecord,
+    v: DecodedVertex,
+    material: u32,
+    uv: vec2<f32>,
+    vertex_color: vec4<f32>,
+) -> VertexOutput {
     let world = v.position.xyz;
-    return VertexOutput(
-        frame.view_proj * vec4<f32>(world, 1.0),
-        world,
-        v.normal.xyz,
-        vat_material_color(material, inst.variant_bits, inst.tint),
-        v.tangent,
-    );
+    var color = vertex_color * vec4<f32>(inst.tint, 1.0);
+    if asset.material_count == 0u {
+        color = vec4<f32>(vat_material_color(material, inst.variant_bits, inst.tint), 1.0) * vertex_color;
+    }
+    return VertexOutput(frame.view_proj * vec4<f32>(world, 1.0), world, v.normal.xyz, color, v.tangent, uv, material);
+}
+
+// vat_lit_output with the material, coordinates and colour of body vertex `vertex`.
+fn vat_lit_output_of(inst: InstanceRecord, v: DecodedVertex, vertex: u32) -> VertexOutput {
+    let rest = rest_vertices[vertex];
+    return vat_lit_output(inst, v, rest.material, rest.uv, unpack4x8unorm(rest.color));
 }
 
 // The record drawn as instance `instance_index` of a draw (its first_instance included).
@@ -1125,7 +1193,95 @@ fn vat_shade(in: VertexOutput) -> vec4<f32> {
     let direct = max(dot(n, sun), 0.0) * vat_shadow(in.world_position, n) * frame.sun_color;
     let sky = mix(0.55, 1.0, 0.5 + 0.5 * n.y);
     let light = frame.ambient * sky + (1.0 - frame.ambient) * direct;
-    return vec4<f32>(in.color * light, 1.0);
+    return vec4<f32>(in.color.rgb * light, 1.0);
+}
+
+// One texture coordinate wrapped by `code` (0 repeat, 1 clamp to edge, 2 mirrored repeat) into 0..1.
+fn vat_wrap_coordinate(c: f32, code: u32) -> f32 {
+    switch code {
+        case 1u: {
+            return clamp(c, 0.0, 1.0);
+        }
+        case 2u: {
+            let t = c - 2.0 * floor(c * 0.5);
+            return select(t, 2.0 - t, t > 1.0);
+        }
+        default: {
+            return c - floor(c);
+        }
+    }
+}
+
+// `uv` wrapped by the 4-bit wrap code `codes` (u in bits 0..2, v in 2..4).
+fn vat_wrap_uv(uv: vec2<f32>, codes: u32) -> vec2<f32> {
+    return vec2<f32>(vat_wrap_coordinate(uv.x, codes & 3u), vat_wrap_coordinate(uv.y, (codes >> 2u) & 3u));
+}
+
+// The material shading of fs_lit (assets with materials): base colour = factor x texture (sRGB
+// decoded by the sampler) x in.color; alpha-mask discard; tangent-space normal map along the
+// decoded tangent frame; metallic-roughness GGX specular (Smith-Schlick visibility, Schlick
+// Fresnel) plus Lambert diffuse from the sun (shadowed), an ambient term of the same sky as
+// vat_shade, and emission. `ddx`/`ddy` are the unwrapped coordinates' derivatives (taken in
+// uniform control flow), so wrapping never breaks the mip selection at a seam.
+fn vat_shade_material(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<f32>) -> vec4<f32> {
+    let m = materials[min(in.material, asset.material_count - 1u)];
+    let double_sided = (m.flags & MATERIAL_DOUBLE_SIDED) != 0u;
+    if !front && !double_sided {
+        discard;
+    }
+    var base = m.base_color_factor * in.color;
+    if m.base_color_layer != NO_TEXTURE_LAYER {
+        let uv = vat_wrap_uv(in.uv, m.wrap & 15u);
+        base *= textureSampleGrad(material_color_texture, material_sampler, uv, m.base_color_layer, ddx, ddy);
+    }
+    if base.a < m.alpha_cutoff {
+        discard;
+    }
+    var metallic = m.metallic;
+    var roughness = m.roughness;
+    if m.metallic_roughness_layer != NO_TEXTURE_LAYER {
+        let uv = vat_wrap_uv(in.uv, (m.wrap >> 4u) & 15u);
+        let mr = textureSampleGrad(material_data_texture, material_sampler, uv, m.metallic_roughness_layer, ddx, ddy);
+        roughness *= mr.g;
+        metallic *= mr.b;
+    }
+    var n = vat_normalize(in.world_normal);
+    if !front {
+        n = -n;
+    }
+    let t = in.world_tangent;
+    if m.normal_layer != NO_TEXTURE_LAYER && dot(t.xyz, t.xyz) > 0.0 {
+        let uv = vat_wrap_uv(in.uv, (m.wrap >> 8u) & 15u);
+        let texel = textureSampleGrad(material_data_texture, material_sampler, uv, m.normal_layer, ddx, ddy).xyz;
+        let tn = vec3<f32>((texel.xy * 2.0 - 1.0) * m.normal_scale, texel.z * 2.0 - 1.0);
+        // Gram-Schmidt against the interpolated normal; glTF's bitangent is cross(n, t) * w.
+        let tangent = vat_normalize(t.xyz - n * dot(n, t.xyz));
+        let bitangent = cross(n, tangent) * select(-1.0, 1.0, t.w >= 0.0);
+        n = vat_normalize(tangent * tn.x + bitangent * tn.y + n * tn.z);
+    }
+    let l = vat_normalize(frame.sun_direction);
+    let v = vat_normalize(frame.camera_position - in.world_position);
+    let h = vat_normalize(l + v);
+    let n_dot_l = max(dot(n, l), 0.0);
+    let n_dot_v = max(dot(n, v), 1e-4);
+    let n_dot_h = max(dot(n, h), 0.0);
+    let v_dot_h = max(dot(v, h), 0.0);
+    let alpha = max(roughness * roughness, 2e-3);
+    let alpha2 = alpha * alpha;
+    let d_denominator = n_dot_h * n_dot_h * (alpha2 - 1.0) + 1.0;
+    let distribution = alpha2 / (PI * d_denominator * d_denominator);
+    let k = (roughness + 1.0) * (roughness + 1.0) / 8.0;
+    let visibility = 1.0 / ((n_dot_l * (1.0 - k) + k) * (n_dot_v * (1.0 - k) + k) * 4.0);
+    let f0 = mix(vec3<f32>(0.04), base.rgb, metallic);
+    let fresnel = f0 + (vec3<f32>(1.0) - f0) * pow(1.0 - v_dot_h, 5.0);
+    let diffuse = base.rgb * (1.0 - metallic);
+    // vat_shade's units: a white Lambert surface facing the sun reflects sun_color, so the BRDF is
+    // scaled by PI.
+    let brdf = diffuse * (vec3<f32>(1.0) - fresnel) + fresnel * distribution * visibility * PI;
+    let direct = brdf * n_dot_l * vat_shadow(in.world_position, n) * frame.sun_color;
+    let sky = mix(0.55, 1.0, 0.5 + 0.5 * n.y);
+    let ambient = (diffuse + f0 * (1.0 - 0.5 * roughness)) * frame.ambient * sky;
+    return vec4<f32>(ambient + (1.0 - frame.ambient) * direct + m.emissive_factor, 1.0);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1262,7 +1418,7 @@ fn vs_vat(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_
         return vat_hidden_output();
     }
     let v = vat_decode_vertex(inst, vertex, frame.time);
-    return vat_lit_output(inst, v, rest_vertices[vertex].material);
+    return vat_lit_output_of(inst, v, vertex);
 }
 
 // VAT mode, shadow pass: the same displacement, projected by the sun.
@@ -1284,7 +1440,7 @@ fn vs_bone(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
         return vat_hidden_output();
     }
     let v = vat_skin_vertex(inst, vertex, frame.time);
-    return vat_lit_output(inst, v, rest_vertices[vertex].material);
+    return vat_lit_output_of(inst, v, vertex);
 }
 
 // Bone mode, shadow pass.
@@ -1306,7 +1462,7 @@ fn vs_rigid(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instanc
         return vat_hidden_output();
     }
     let v = vat_rigid_vertex(inst, vertex, frame.time);
-    return vat_lit_output(inst, v, rest_vertices[vertex].material);
+    return vat_lit_output_of(inst, v, vertex);
 }
 
 // Rigid mode, shadow pass.
@@ -1329,7 +1485,7 @@ fn vs_rest(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
         return vat_hidden_output();
     }
     let rest = rest_vertices[vertex];
-    return vat_lit_output(inst, vat_to_world(inst, rest.position, rest.normal), rest.material);
+    return vat_lit_output_of(inst, vat_to_world(inst, rest.position, rest.normal), vertex);
 }
 
 // Rest mode, shadow pass.
@@ -1352,7 +1508,7 @@ fn vs_attachment(@builtin(vertex_index) vertex: u32, @builtin(instance_index) in
         return vat_hidden_output();
     }
     let v = vat_attachment_vertex(inst, vertex, frame.time);
-    return vat_lit_output(inst, v, attachment_vertices[vertex].material);
+    return vat_lit_output(inst, v, attachment_vertices[vertex].material, vec2<f32>(0.0), vec4<f32>(1.0));
 }
 
 // Socket attachments, shadow pass.
@@ -1380,13 +1536,27 @@ fn vs_ground(@builtin(vertex_index) vertex: u32) -> VertexOutput {
         frame.view_proj * vec4<f32>(world, 1.0),
         world,
         vec3<f32>(0.0, 1.0, 0.0),
-        vec3<f32>(0.30, 0.33, 0.27),
+        vec4<f32>(0.30, 0.33, 0.27, 1.0),
         vec4<f32>(1.0, 0.0, 0.0, 1.0),
+        vec2<f32>(0.0),
+        0u,
     );
 }
 
-// The lit fragment shader of every colour pipeline.
+// The lit fragment shader of every colour pipeline that draws an asset: the material shading
+// (vat_shade_material) for an asset with materials, else the built-in palette's Lambert shading.
 @fragment
-fn fs_lit(in: VertexOutput) -> @location(0) vec4<f32> {
+fn fs_lit(in: VertexOutput, @builtin(front_facing) front: bool) -> @location(0) vec4<f32> {
+    let ddx = dpdx(in.uv);
+    let ddy = dpdy(in.uv);
+    if asset.material_count == 0u {
+        return vat_shade(in);
+    }
+    return vat_shade_material(in, front, ddx, ddy);
+}
+
+// The ground's fragment shader (group 0 only): vat_shade.
+@fragment
+fn fs_ground(in: VertexOutput) -> @location(0) vec4<f32> {
     return vat_shade(in);
 }

@@ -1,0 +1,324 @@
+//! glTF materials and their textures: metallic-roughness factors, base colour, normal and
+//! metallic-roughness textures (PNG and JPEG, from a `bufferView`, a `data:` URI or a file inside
+//! the resource root), samplers, alpha mode and double-sidedness.
+//!
+//! What vat does not keep is said in one note each: occlusion and emissive textures, textures of
+//! another coordinate set than the one baked, `KHR_texture_transform` and `KHR_materials_*`
+//! extensions, and images that are missing or cannot be decoded (the material keeps its factors).
+
+use std::collections::HashMap;
+use std::io::Read as _;
+use std::path::Path;
+
+use base64::Engine as _;
+use gltf::texture::{MagFilter, MinFilter, WrappingMode};
+use vat_core::container::{AlphaMode, MAX_MATERIALS, Material, TextureBinding, TextureFilter, TextureWrap};
+
+use super::container::{confined_file, percent_decode, shorten};
+use super::{Ctx, Importer};
+use crate::Result;
+use crate::rig::{MaterialImage, RigMaterials};
+
+/// Largest image side decoded, in texels (a 16384 x 16384 RGBA8 image is 1 GiB).
+const MAX_IMAGE_SIDE: u32 = 16384;
+
+/// Which texture array an image goes into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Space {
+    Color,
+    Data,
+}
+
+/// The document's materials, or `None` (with no note) when it has none or when its primitives
+/// carry authored `_MATERIAL_ID`s (whose ids are not material indices), plus one note per thing
+/// left out. The material of id `k` is glTF material `k`; a primitive without a material uses
+/// the glTF default material, appended after them.
+///
+/// # Errors
+/// [`crate::BakeError::Gltf`] for more than 256 materials, an image `uri` escaping the resource
+/// root, or an import over its memory budget.
+pub(super) fn import(
+    imp: &Importer<'_, '_>,
+    base_dir: Option<&Path>,
+    root: Option<&Path>,
+) -> Result<(Option<RigMaterials>, Vec<String>)> {
+    let doc = imp.doc;
+    let ctx = &imp.ctx;
+    let mut notes = Vec::new();
+    let primitives = || doc.meshes().flat_map(|m| m.primitives());
+    let authored_ids =
+        primitives().any(|p| p.attributes().any(|(s, _)| s == gltf::Semantic::Extras("MATERIAL_ID".into())));
+    if doc.materials().len() == 0 || authored_ids {
+        return Ok((None, notes));
+    }
+    let needs_default = primitives().any(|p| p.material().index().is_none());
+    let count = doc.materials().len() + usize::from(needs_default);
+    if count > MAX_MATERIALS {
+        return Err(ctx.err(
+            "materials",
+            format!("{count} materials; at most {MAX_MATERIALS} fit (merge materials before baking)"),
+        ));
+    }
+    for ext in doc.extensions_used() {
+        if ext == "KHR_texture_transform" {
+            notes.push(
+                "KHR_texture_transform left out: textures are sampled with untransformed coordinates".into(),
+            );
+        } else if ext.starts_with("KHR_materials_") {
+            notes.push(format!("{ext} left out: vat shades glTF's core metallic-roughness model"));
+        }
+    }
+    let mut loader = ImageLoader {
+        ctx,
+        buffers: imp.buffers,
+        base_dir,
+        root,
+        layers: HashMap::new(),
+        out: RigMaterials::default(),
+        failed: HashMap::new(),
+    };
+    for m in doc.materials() {
+        let label = match m.name() {
+            Some(n) if !n.is_empty() => format!("material {:?}", n),
+            _ => format!("material {}", m.index().unwrap_or(0)),
+        };
+        let pbr = m.pbr_metallic_roughness();
+        let unit = |v: f32| if v.is_finite() { v.clamp(0.0, 1.0) } else { 0.0 };
+        let mut material = Material {
+            name: m.name().unwrap_or_default().to_owned(),
+            base_color_factor: pbr.base_color_factor().map(unit),
+            metallic_factor: unit(pbr.metallic_factor()),
+            roughness_factor: unit(pbr.roughness_factor()),
+            normal_scale: 1.0,
+            emissive_factor: m.emissive_factor().map(|e| if e.is_finite() { e.max(0.0) } else { 0.0 }),
+            alpha_mode: match m.alpha_mode() {
+                gltf::material::AlphaMode::Opaque => AlphaMode::Opaque,
+                gltf::material::AlphaMode::Mask => {
+                    AlphaMode::Mask { cutoff: unit(m.alpha_cutoff().unwrap_or(0.5)) }
+                }
+                gltf::material::AlphaMode::Blend => {
+                    notes.push(format!(
+                        "{label}: alpha blending is drawn as a mask with cutoff 0.5 (a crowd is not sorted)"
+                    ));
+                    AlphaMode::Blend
+                }
+            },
+            double_sided: m.double_sided(),
+            ..Material::default()
+        };
+        if let Some(info) = pbr.base_color_texture() {
+            material.base_color_texture = loader.binding(
+                &label,
+                "base colour",
+                info.texture(),
+                info.tex_coord(),
+                Space::Color,
+                &mut notes,
+            )?;
+        }
+        if let Some(info) = pbr.metallic_roughness_texture() {
+            material.metallic_roughness_texture = loader.binding(
+                &label,
+                "metallic-roughness",
+                info.texture(),
+                info.tex_coord(),
+                Space::Data,
+                &mut notes,
+            )?;
+        }
+        if let Some(normal) = m.normal_texture() {
+            let scale = normal.scale();
+            material.normal_scale = if scale.is_finite() { scale } else { 1.0 };
+            material.normal_texture = loader.binding(
+                &label,
+                "normal",
+                normal.texture(),
+                normal.tex_coord(),
+                Space::Data,
+                &mut notes,
+            )?;
+        }
+        if m.occlusion_texture().is_some() {
+            notes.push(format!(
+                "{label}: occlusion texture left out (vat's shading has no ambient occlusion)"
+            ));
+        }
+        if m.emissive_texture().is_some() {
+            notes.push(format!("{label}: emissive texture left out (the emissive factor is kept)"));
+        }
+        loader.out.materials.push(material);
+    }
+    if needs_default {
+        // glTF's default material: white, fully metallic and rough.
+        loader.out.materials.push(Material { name: "glTF default".into(), ..Material::default() });
+    }
+    Ok((Some(loader.out), notes))
+}
+
+/// Loads each image once per colour space and hands out its layer.
+struct ImageLoader<'c, 'a, 'b> {
+    ctx: &'c Ctx<'a>,
+    buffers: &'c [std::borrow::Cow<'b, [u8]>],
+    base_dir: Option<&'c Path>,
+    root: Option<&'c Path>,
+    /// (glTF image index, space) -> layer.
+    layers: HashMap<(usize, Space), u32>,
+    out: RigMaterials,
+    /// glTF image index -> why it could not be used (reported once).
+    failed: HashMap<usize, String>,
+}
+
+impl ImageLoader<'_, '_, '_> {
+    /// The binding of `texture` (the material's `what` texture), or `None` with a note when it
+    /// cannot be used.
+    fn binding(
+        &mut self,
+        label: &str,
+        what: &str,
+        texture: gltf::Texture<'_>,
+        tex_coord: u32,
+        space: Space,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<TextureBinding>> {
+        if tex_coord != self.ctx.uv_set {
+            notes.push(format!(
+                "{label}: {what} texture left out: it uses TEXCOORD_{tex_coord}, the bake keeps TEXCOORD_{}",
+                self.ctx.uv_set
+            ));
+            return Ok(None);
+        }
+        let image = texture.source();
+        let index = image.index();
+        let layer = match self.layers.get(&(index, space)) {
+            Some(&layer) => layer,
+            None => {
+                if let Some(reason) = self.failed.get(&index) {
+                    notes.push(format!("{label}: {what} texture left out: {reason}"));
+                    return Ok(None);
+                }
+                match self.load(&image)? {
+                    Ok(decoded) => {
+                        let list = match space {
+                            Space::Color => &mut self.out.color_images,
+                            Space::Data => &mut self.out.data_images,
+                        };
+                        list.push(decoded);
+                        let layer = list.len() as u32 - 1;
+                        self.layers.insert((index, space), layer);
+                        layer
+                    }
+                    Err(reason) => {
+                        notes.push(format!("{label}: {what} texture left out: {reason}"));
+                        self.failed.insert(index, reason);
+                        return Ok(None);
+                    }
+                }
+            }
+        };
+        let sampler = texture.sampler();
+        let wrap = |mode: WrappingMode| match mode {
+            WrappingMode::Repeat => TextureWrap::Repeat,
+            WrappingMode::ClampToEdge => TextureWrap::ClampToEdge,
+            WrappingMode::MirroredRepeat => TextureWrap::MirroredRepeat,
+        };
+        let mag_filter = match sampler.mag_filter() {
+            Some(MagFilter::Nearest) => TextureFilter::Nearest,
+            _ => TextureFilter::Linear,
+        };
+        let min_filter = match sampler.min_filter() {
+            Some(MinFilter::Nearest | MinFilter::NearestMipmapNearest | MinFilter::NearestMipmapLinear) => {
+                TextureFilter::Nearest
+            }
+            _ => TextureFilter::Linear,
+        };
+        if mag_filter == TextureFilter::Nearest || min_filter == TextureFilter::Nearest {
+            notes.push(format!(
+                "{label}: {what} texture asks for nearest filtering; vat samples it trilinearly"
+            ));
+        }
+        Ok(Some(TextureBinding {
+            layer,
+            wrap_u: wrap(sampler.wrap_s()),
+            wrap_v: wrap(sampler.wrap_t()),
+            mag_filter,
+            min_filter,
+        }))
+    }
+
+    /// The decoded image, `Ok(Err(reason))` when it cannot be used (missing file, unsupported or
+    /// corrupt data), `Err` for a hostile `uri` or the memory budget.
+    fn load(&self, image: &gltf::Image<'_>) -> Result<std::result::Result<MaterialImage, String>> {
+        let index = image.index();
+        let part = format!("image {index}");
+        let (name, bytes): (String, std::borrow::Cow<'_, [u8]>) = match image.source() {
+            gltf::image::Source::View { view, .. } => {
+                let name = image.name().map_or_else(|| format!("image {index}"), str::to_owned);
+                let buffer = &self.buffers[view.buffer().index()];
+                let range = view.offset().checked_add(view.length()).map(|end| view.offset()..end);
+                match range.and_then(|r| buffer.get(r)) {
+                    Some(b) => (name, std::borrow::Cow::Borrowed(b)),
+                    None => return Ok(Err(format!("{name}: its bufferView lies outside its buffer"))),
+                }
+            }
+            gltf::image::Source::Uri { uri, .. } => {
+                let name = image.name().map_or_else(|| shorten(uri), str::to_owned);
+                if let Some(rest) = uri.strip_prefix("data:") {
+                    let Some((_, payload)) = rest.split_once(";base64,") else {
+                        return Ok(Err(format!("{name}: data URI is not base64")));
+                    };
+                    self.ctx.charge(&part, (payload.len() as u64).div_ceil(4) * 3)?;
+                    match base64::engine::general_purpose::STANDARD.decode(payload.trim_end()) {
+                        Ok(b) => (name, std::borrow::Cow::Owned(b)),
+                        Err(e) => return Ok(Err(format!("{name}: invalid base64 data URI: {e}"))),
+                    }
+                } else {
+                    if uri.split('/').next().is_some_and(|first| first.contains(':')) {
+                        return Ok(Err(format!("{name}: only data: URIs and relative file paths are read")));
+                    }
+                    let Some(relative) = percent_decode(uri) else {
+                        return Ok(Err(format!("{name}: invalid percent-encoding in the uri")));
+                    };
+                    let Some(dir) = self.base_dir else {
+                        return Ok(Err(format!(
+                            "{name}: an external file, and no base directory to resolve it"
+                        )));
+                    };
+                    if !dir.join(&relative).exists() {
+                        return Ok(Err(format!("{name}: file not found next to the glTF")));
+                    }
+                    let file = confined_file(self.ctx, &part, dir, self.root.unwrap_or(dir), &relative)?;
+                    let opened = std::fs::File::open(&file)
+                        .map_err(|e| self.ctx.err(&part, format!("cannot read {}: {e}", file.display())))?;
+                    let len = opened.metadata().map(|m| m.len()).unwrap_or(0);
+                    self.ctx.charge(&part, len)?;
+                    let mut bytes = Vec::new();
+                    opened
+                        .take(len)
+                        .read_to_end(&mut bytes)
+                        .map_err(|e| self.ctx.err(&part, format!("cannot read {}: {e}", file.display())))?;
+                    (name, std::borrow::Cow::Owned(bytes))
+                }
+            }
+        };
+        let mut reader = match image::ImageReader::new(std::io::Cursor::new(&bytes[..])).with_guessed_format()
+        {
+            Ok(r) => r,
+            Err(e) => return Ok(Err(format!("{name}: {e}"))),
+        };
+        let mut limits = image::Limits::default();
+        limits.max_image_width = Some(MAX_IMAGE_SIDE);
+        limits.max_image_height = Some(MAX_IMAGE_SIDE);
+        limits.max_alloc = Some(self.ctx.remaining().max(1));
+        reader.limits(limits);
+        let decoded = match reader.decode() {
+            Ok(d) => d.to_rgba8(),
+            Err(e) => return Ok(Err(format!("{name}: cannot decode it ({e}; PNG and JPEG are read)"))),
+        };
+        let (width, height) = decoded.dimensions();
+        if width == 0 || height == 0 {
+            return Ok(Err(format!("{name}: the image is empty")));
+        }
+        self.ctx.charge(&part, u64::from(width) * u64::from(height) * 4)?;
+        Ok(Ok(MaterialImage { name, width, height, rgba: decoded.into_raw() }))
+    }
+}
