@@ -44,6 +44,7 @@ pub mod stride;
 pub mod tangents;
 #[doc(hidden)]
 pub mod testdata;
+pub mod textures;
 pub mod verify;
 
 #[cfg(test)]

@@ -847,6 +847,7 @@ mod tests {
             positions,
             tangents: None,
             uvs: None,
+            colors: None,
             material_ids: (0..n).map(|v| (v % 3) as u8).collect(),
             indices,
             influence_count: 4,

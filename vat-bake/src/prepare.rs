@@ -106,6 +106,10 @@ pub struct BakeOptions {
     /// rig and options before allocating any of them ([`estimate_bake_bytes`]) and refuses a bake
     /// over the budget with [`BakeError::OverBudget`].
     pub max_memory: u64,
+    /// Largest layer side of the material texture arrays, texels (`--material-texture-size`,
+    /// default [`crate::textures::DEFAULT_MATERIAL_TEXTURE_SIZE`]): every image of an array is
+    /// resampled to the largest power of two up to this that covers the array's largest image.
+    pub material_texture_size: u32,
 }
 
 impl Default for BakeOptions {
@@ -125,6 +129,7 @@ impl Default for BakeOptions {
             optimize_vertex_order: true,
             normal_rounding: NormalRounding::Nearest,
             max_memory: DEFAULT_MAX_MEMORY,
+            material_texture_size: crate::textures::DEFAULT_MATERIAL_TEXTURE_SIZE,
         }
     }
 }
@@ -1356,7 +1361,8 @@ fn prepare_planned(
     })?;
     progress(Progress { stage: "bones", done: 1, total: 1 });
 
-    // LODs, streams, sockets, attachments, manifest.
+    // LODs, streams, sockets, attachments, materials, manifest.
+    let mut texture_notes = Vec::new();
     let manifest = timed(&mut timings, "assemble", || {
         let mut index_bytes = Vec::with_capacity(lod_lists.iter().map(Vec::len).sum::<usize>() * 4);
         let mut lod_entries = Vec::with_capacity(lod_lists.len());
@@ -1404,6 +1410,17 @@ fn prepare_planned(
             streams.push(VertexStream {
                 kind: StreamKind::Uv0,
                 element: ElementFormat::F32x2,
+                blob: blobs.add(bytes),
+            });
+        }
+        if let Some(colors) = &set.colors {
+            let bytes = colors
+                .iter()
+                .flat_map(|c| vat_core::gpu::pack_unorm8x4(c.to_array()).to_le_bytes())
+                .collect();
+            streams.push(VertexStream {
+                kind: StreamKind::Color0,
+                element: ElementFormat::Unorm8x4,
                 blob: blobs.add(bytes),
             });
         }
@@ -1455,8 +1472,17 @@ fn prepare_planned(
         manifest.sockets = sockets;
         manifest.captures = captures;
         manifest.attachments = attachments;
+        if let Some(materials) = &rig.materials {
+            let (list, textures) =
+                material_sections(materials, options.material_texture_size, &mut texture_notes, |bytes| {
+                    blobs.add(bytes)
+                });
+            manifest.materials = list;
+            manifest.material_textures = textures;
+        }
         Ok(manifest)
     })?;
+    notes.extend(texture_notes);
 
     let va = manifest.vertex_animation.as_ref();
     let stats = BakeStats {
@@ -1485,6 +1511,28 @@ fn prepare_planned(
     };
     check_readable(rig, &manifest, blobs.blobs.len())?;
     Ok(PreparedBake { manifest, blobs: blobs.blobs, vertex_order, stats })
+}
+
+/// The manifest's materials and texture arrays of `materials` (layers up to `max_side` texels),
+/// their texel blobs added with `add`; notes for every resampled image.
+pub(crate) fn material_sections(
+    materials: &crate::rig::RigMaterials,
+    max_side: u32,
+    notes: &mut Vec<String>,
+    mut add: impl FnMut(Vec<u8>) -> vat_core::container::BlobId,
+) -> (Vec<vat_core::container::Material>, Option<vat_core::container::MaterialTextures>) {
+    use vat_core::container::TextureColorSpace;
+    let mut array = |images: &[crate::rig::MaterialImage], space| {
+        crate::textures::texture_array(images, space, max_side, notes).map(|(mut array, bytes)| {
+            array.texels = add(bytes);
+            array
+        })
+    };
+    let color = array(&materials.color_images, TextureColorSpace::Srgb);
+    let data = array(&materials.data_images, TextureColorSpace::Linear);
+    let textures =
+        (color.is_some() || data.is_some()).then_some(vat_core::container::MaterialTextures { color, data });
+    (materials.materials.clone(), textures)
 }
 
 /// Refuses a bake whose file the `.vat` reader would refuse under its default
@@ -1562,6 +1610,7 @@ pub(crate) mod fixtures {
             normals: Vec::new(),
             tangents: Some(Vec::new()),
             uvs: Some(Vec::new()),
+            colors: None,
             material_ids: Vec::new(),
             indices: Vec::new(),
             influence_count: 4,
@@ -1628,6 +1677,7 @@ pub(crate) mod fixtures {
             normals: vec![-Vec3::ONE.normalize(), Vec3::X, Vec3::Z, Vec3::Y],
             tangents: None,
             uvs: None,
+            colors: None,
             material_ids: vec![3; 4],
             indices: vec![0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3],
             influence_count: 0,

@@ -927,6 +927,7 @@ mod tests {
                 normals,
                 tangents: None,
                 uvs: None,
+                colors: None,
                 indices,
                 influence_count: 0,
                 full_influences: None,

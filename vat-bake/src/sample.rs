@@ -579,6 +579,7 @@ mod tests {
             normals: vec![Vec3::Y],
             tangents: None,
             uvs: None,
+            colors: None,
             material_ids: vec![0],
             indices: vec![],
             influence_count: 0,

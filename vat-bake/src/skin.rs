@@ -1629,6 +1629,7 @@ mod tests {
             normals,
             tangents: None,
             uvs: None,
+            colors: None,
             material_ids: vec![0; n],
             indices: vec![],
             influence_count: if matches!(binding, MeshBinding::Skinned { .. }) { 8 } else { 0 },

@@ -535,3 +535,125 @@ pub fn write_obj_frames(seq: &crate::sequence::MeshSequence, dir: &Path, normals
         }
     }
 }
+
+/// The procedural humanoid exported to `.glb` and dressed like a textured character (a stand-in
+/// for CesiumMan): its `_MATERIAL_ID` attributes removed, the body given material 0 ("body": a
+/// JPEG base colour texture of coloured bands and a checker, a PNG tangent-space normal map of
+/// bumps, a PNG metallic-roughness texture) and the cap material 1 ("cap": red, double-sided),
+/// every image embedded in the binary chunk. Deterministic.
+pub fn textured_humanoid_glb() -> Vec<u8> {
+    let rig = crate::procgen::humanoid();
+    let glb_bytes = crate::export::export_glb(&rig).unwrap_or_default();
+    let (mut json, mut bin) = split_glb(&glb_bytes);
+    let (base, normal, mr) = textured_humanoid_images();
+    let encode = |img: &image::RgbaImage, format: image::ImageFormat| {
+        let mut out = std::io::Cursor::new(Vec::new());
+        let written = if format == image::ImageFormat::Jpeg {
+            image::DynamicImage::ImageRgba8(img.clone()).to_rgb8().write_to(&mut out, format)
+        } else {
+            img.write_to(&mut out, format)
+        };
+        written.map(|()| out.into_inner()).unwrap_or_default()
+    };
+    let images = [
+        (encode(&base, image::ImageFormat::Jpeg), "image/jpeg", "body_base.jpg"),
+        (encode(&normal, image::ImageFormat::Png), "image/png", "body_normal.png"),
+        (encode(&mr, image::ImageFormat::Png), "image/png", "body_mr.png"),
+    ];
+    let mut image_json = Vec::new();
+    for (bytes, mime, name) in images {
+        while !bin.len().is_multiple_of(4) {
+            bin.push(0);
+        }
+        let view = json["bufferViews"].as_array().map_or(0, Vec::len);
+        json["bufferViews"]
+            .as_array_mut()
+            .map(|v| v.push(json!({ "buffer": 0, "byteOffset": bin.len(), "byteLength": bytes.len() })));
+        bin.extend_from_slice(&bytes);
+        image_json.push(json!({ "bufferView": view, "mimeType": mime, "name": name }));
+    }
+    json["images"] = json!(image_json);
+    json["samplers"] = json!([{ "magFilter": 9729, "minFilter": 9987, "wrapS": 10497, "wrapT": 33071 }]);
+    json["textures"] =
+        json!([{ "source": 0, "sampler": 0 }, { "source": 1, "sampler": 0 }, { "source": 2, "sampler": 0 }]);
+    json["materials"] = json!([
+        {
+            "name": "body",
+            "pbrMetallicRoughness": {
+                "baseColorTexture": { "index": 0 },
+                "metallicFactor": 0.0,
+                "roughnessFactor": 1.0,
+                "metallicRoughnessTexture": { "index": 2 }
+            },
+            "normalTexture": { "index": 1, "scale": 1.0 }
+        },
+        {
+            "name": "cap",
+            "pbrMetallicRoughness": { "baseColorFactor": [0.8, 0.1, 0.08, 1.0], "metallicFactor": 0.0, "roughnessFactor": 0.6 },
+            "doubleSided": true
+        }
+    ]);
+    let meshes = json["meshes"].as_array().map_or(0, Vec::len);
+    for m in 0..meshes {
+        let cap = json["meshes"][m]["name"].as_str().is_some_and(|n| n.contains("cap"));
+        for p in json["meshes"][m]["primitives"].as_array_mut().into_iter().flatten() {
+            if let Some(a) = p["attributes"].as_object_mut() {
+                a.remove(crate::export::MATERIAL_ID_ATTRIBUTE);
+            }
+            p["material"] = json!(if cap { 1 } else { 0 });
+        }
+    }
+    json["buffers"] = json!([{ "byteLength": bin.len() }]);
+    glb(&serde_json::to_vec(&json).unwrap_or_default(), &bin)
+}
+
+/// The three images of [`textured_humanoid_glb`], 128 x 128: base colour (8 hue bands along v, a
+/// 16 x 16 checker of light and dark along u), normal map (a grid of round bumps, +Y up as glTF
+/// wants) and metallic-roughness (roughness 0.3..1 along u, metalness 0).
+pub fn textured_humanoid_images() -> (image::RgbaImage, image::RgbaImage, image::RgbaImage) {
+    const SIZE: u32 = 128;
+    let hues: [[f32; 3]; 8] = [
+        [0.9, 0.2, 0.2],
+        [0.9, 0.6, 0.1],
+        [0.8, 0.8, 0.2],
+        [0.2, 0.7, 0.3],
+        [0.1, 0.6, 0.8],
+        [0.2, 0.3, 0.9],
+        [0.6, 0.3, 0.8],
+        [0.9, 0.4, 0.6],
+    ];
+    let base = image::RgbaImage::from_fn(SIZE, SIZE, |x, y| {
+        let hue = hues[(y * 8 / SIZE) as usize];
+        let light = if ((x / 8) + (y / 8)) % 2 == 0 { 1.0 } else { 0.55 };
+        let c = |v: f32| (v * light * 255.0).round() as u8;
+        image::Rgba([c(hue[0]), c(hue[1]), c(hue[2]), 255])
+    });
+    let normal = image::RgbaImage::from_fn(SIZE, SIZE, |x, y| {
+        // Bumps of radius 6 texels every 16: the normal of a spherical cap.
+        let (cx, cy) = ((x % 16) as f32 - 7.5, (y % 16) as f32 - 7.5);
+        let r2 = cx * cx + cy * cy;
+        let (nx, ny) = if r2 < 36.0 { (cx / 8.0, -cy / 8.0) } else { (0.0, 0.0) };
+        let nz = (1.0 - nx * nx - ny * ny).max(0.0).sqrt();
+        let e = |v: f32| ((v * 0.5 + 0.5) * 255.0).round() as u8;
+        image::Rgba([e(nx), e(ny), e(nz), 255])
+    });
+    let mr = image::RgbaImage::from_fn(SIZE, SIZE, |x, _| {
+        let roughness = 0.3 + 0.7 * x as f32 / (SIZE - 1) as f32;
+        image::Rgba([255, (roughness * 255.0).round() as u8, 0, 255])
+    });
+    (base, normal, mr)
+}
+
+/// The JSON and BIN chunks of a `.glb` this crate wrote (empty on a malformed one).
+pub(crate) fn split_glb(bytes: &[u8]) -> (Value, Vec<u8>) {
+    let word = |at: usize| {
+        bytes.get(at..at + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let json_len = word(12);
+    let json: Value =
+        bytes.get(20..20 + json_len).and_then(|j| serde_json::from_slice(j).ok()).unwrap_or_default();
+    let bin_at = 20 + json_len;
+    let bin_len = word(bin_at);
+    let bin = bytes.get(bin_at + 8..bin_at + 8 + bin_len).map(<[u8]>::to_vec).unwrap_or_default();
+    (json, bin)
+}

@@ -68,6 +68,8 @@ mod mesh;
 #[cfg(test)]
 mod fixture;
 #[cfg(test)]
+mod materials_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod whole_scene_tests;

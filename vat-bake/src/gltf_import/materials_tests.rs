@@ -1,0 +1,162 @@
+//! Materials and textures from glTF: the textured humanoid fixture, and everything the import
+//! leaves out or refuses, each said in a note or a typed error.
+
+use serde_json::{Value, json};
+use vat_core::container::{AlphaMode, Asset, StreamKind, TextureColorSpace, TextureWrap};
+
+use super::import_slice;
+use crate::BakeError;
+use crate::prepare::{BakeOptions, prepare};
+use crate::testdata::{glb, split_glb, textured_humanoid_glb};
+
+/// The fixture with its JSON edited by `edit`.
+fn edited(edit: impl FnOnce(&mut Value, &mut Vec<u8>)) -> Vec<u8> {
+    let (mut json, mut bin) = split_glb(&textured_humanoid_glb());
+    edit(&mut json, &mut bin);
+    json["buffers"] = json!([{ "byteLength": bin.len() }]);
+    glb(&serde_json::to_vec(&json).unwrap(), &bin)
+}
+
+#[test]
+fn a_textured_character_bakes_its_materials_and_textures() {
+    let rig = import_slice(&textured_humanoid_glb(), None, "textured").unwrap();
+    assert!(rig.notes.is_empty(), "{:?}", rig.notes);
+    let materials = rig.materials.as_ref().unwrap();
+    assert_eq!(materials.materials.len(), 2);
+    assert_eq!((materials.color_images.len(), materials.data_images.len()), (1, 2));
+    let body = &materials.materials[0];
+    assert_eq!(body.name, "body");
+    assert_eq!(body.base_color_texture.as_ref().unwrap().layer, 0);
+    let binding = body.normal_texture.as_ref().unwrap();
+    assert_eq!((binding.wrap_u, binding.wrap_v), (TextureWrap::Repeat, TextureWrap::ClampToEdge));
+    // Data layers in the order the import meets them: metallic-roughness, then the normal map.
+    assert_eq!(body.metallic_roughness_texture.as_ref().unwrap().layer, 0);
+    assert_eq!(binding.layer, 1);
+    assert!(materials.materials[1].double_sided);
+    // The decoded base colour is the JPEG of the generated image: within JPEG's error of it.
+    let (base, _, _) = crate::testdata::textured_humanoid_images();
+    let decoded = &materials.color_images[0];
+    assert_eq!((decoded.width, decoded.height), base.dimensions());
+    let mean_error =
+        decoded.rgba.iter().zip(base.as_raw()).map(|(&a, &b)| f64::from(a.abs_diff(b))).sum::<f64>()
+            / decoded.rgba.len() as f64;
+    assert!(mean_error < 8.0, "mean JPEG error {mean_error}");
+
+    let bake = prepare(&rig, &BakeOptions::default()).unwrap();
+    let bytes = bake.to_vat_bytes().unwrap();
+    let asset = Asset::parse(&bytes).unwrap();
+    let m = asset.manifest();
+    assert_eq!(m.materials.len(), 2);
+    let textures = m.material_textures.as_ref().unwrap();
+    let color = textures.color.as_ref().unwrap();
+    assert_eq!((color.width, color.height, color.mip_levels, color.layers.len()), (128, 128, 8, 1));
+    assert_eq!(color.color_space, TextureColorSpace::Srgb);
+    assert_eq!(textures.data.as_ref().unwrap().layers.len(), 2);
+    // Level 0 of the colour array is the decoded image itself (no resampling at 128 x 128).
+    assert_eq!(&asset.blob(color.texels)[..128 * 128 * 4], decoded.rgba.as_slice());
+    // Every body vertex has material 0; the cap (an attachment) material 1.
+    let (_, ids) = asset.stream(StreamKind::MaterialId).unwrap();
+    assert!(ids.iter().all(|&id| id == 0));
+    assert!(m.attachments.iter().all(|a| asset.blob(a.material_ids).iter().all(|&id| id == 1)));
+    assert!(crate::verify::verify_prepared(&bake, &rig).unwrap().passed);
+}
+
+#[test]
+fn what_the_import_leaves_out_is_said_in_one_note_each() {
+    let bytes = edited(|json, _| {
+        let body = &mut json["materials"][0];
+        body["occlusionTexture"] = json!({ "index": 1 });
+        body["emissiveTexture"] = json!({ "index": 0 });
+        body["pbrMetallicRoughness"]["metallicRoughnessTexture"] = json!({ "index": 2, "texCoord": 1 });
+        body["alphaMode"] = json!("BLEND");
+        json["images"][1] = json!({ "uri": "missing_normal.png" });
+        json["extensionsUsed"] = json!(["KHR_texture_transform", "KHR_materials_clearcoat"]);
+        json["samplers"][0]["magFilter"] = json!(9728);
+    });
+    let dir = std::env::temp_dir().join(format!("vat-materials-notes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("textured.glb");
+    std::fs::write(&file, &bytes).unwrap();
+    let rig = super::import_file(&file, &super::ImportOptions::default()).unwrap();
+    let notes = rig.notes.join("\n");
+    for expected in [
+        "KHR_texture_transform left out",
+        "KHR_materials_clearcoat left out",
+        "alpha blending is drawn as a mask",
+        "metallic-roughness texture left out: it uses TEXCOORD_1",
+        "normal texture left out: \"missing_normal.png\": file not found",
+        "occlusion texture left out",
+        "emissive texture left out",
+        "nearest filtering",
+    ] {
+        assert!(notes.contains(expected), "no note {expected:?} in:\n{notes}");
+    }
+    let body = &rig.materials.as_ref().unwrap().materials[0];
+    assert!(body.normal_texture.is_none() && body.metallic_roughness_texture.is_none());
+    assert_eq!(body.alpha_mode, AlphaMode::Blend);
+    // The base colour texture still bakes.
+    assert!(body.base_color_texture.is_some());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn corrupt_images_are_notes_and_hostile_references_are_errors() {
+    // An image whose bytes are not PNG or JPEG: a note, the material keeps its factors.
+    let bytes = edited(|json, bin| {
+        let view = json["images"][0]["bufferView"].as_u64().unwrap() as usize;
+        let offset = json["bufferViews"][view]["byteOffset"].as_u64().unwrap() as usize;
+        bin[offset..offset + 16].copy_from_slice(b"not an image at ");
+    });
+    let rig = import_slice(&bytes, None, "corrupt").unwrap();
+    assert!(
+        rig.notes.iter().any(|n| n.contains("base colour texture left out") && n.contains("cannot decode")),
+        "{:?}",
+        rig.notes
+    );
+    assert!(rig.materials.as_ref().unwrap().materials[0].base_color_texture.is_none());
+    // A truncated PNG (its first 40 bytes): a note, never a panic.
+    let bytes = edited(|json, _| {
+        let view = json["images"][1]["bufferView"].as_u64().unwrap() as usize;
+        json["bufferViews"][view]["byteLength"] = json!(40);
+    });
+    let rig = import_slice(&bytes, None, "truncated").unwrap();
+    assert!(rig.notes.iter().any(|n| n.contains("normal texture left out")), "{:?}", rig.notes);
+    // A uri escaping the folder is refused outright.
+    let bytes = edited(|json, _| json["images"][1] = json!({ "uri": "../../etc/passwd" }));
+    let dir = std::env::temp_dir().join(format!("vat-materials-escape-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("inner")).unwrap();
+    std::fs::write(dir.join("secret.png"), b"x").unwrap();
+    let bytes_escape = edited(|json, _| json["images"][1] = json!({ "uri": "../secret.png" }));
+    std::fs::write(dir.join("inner/textured.glb"), &bytes_escape).unwrap();
+    let err =
+        super::import_file(&dir.join("inner/textured.glb"), &super::ImportOptions::default()).unwrap_err();
+    assert!(matches!(err, BakeError::Gltf { .. }), "{err}");
+    assert!(err.to_string().contains("image 1"), "{err}");
+    drop(bytes);
+    std::fs::remove_dir_all(&dir).unwrap();
+    // More than 256 materials.
+    let bytes = edited(|json, _| {
+        let many: Vec<Value> = (0..300).map(|k| json!({ "name": format!("m{k}") })).collect();
+        json["materials"] = json!(many);
+    });
+    let err = import_slice(&bytes, None, "many").unwrap_err();
+    assert!(err.to_string().contains("300 materials; at most 256"), "{err}");
+}
+
+#[test]
+fn authored_material_ids_and_material_less_files_keep_the_palette() {
+    // The plain export carries `_MATERIAL_ID`: no materials section, ids as authored.
+    let plain = crate::export::export_glb(&crate::procgen::humanoid()).unwrap();
+    let rig = import_slice(&plain, None, "plain").unwrap();
+    assert!(rig.materials.is_none());
+    // A primitive without a material gets the glTF default material after the document's own.
+    let bytes = edited(|json, _| {
+        let p = &mut json["meshes"][0]["primitives"][0];
+        p.as_object_mut().unwrap().remove("material");
+    });
+    let rig = import_slice(&bytes, None, "default").unwrap();
+    let materials = &rig.materials.as_ref().unwrap().materials;
+    assert_eq!(materials.len(), 3);
+    assert_eq!(materials[2].name, "glTF default");
+    assert!(rig.meshes.iter().any(|m| m.material_ids.iter().all(|&id| id == 2)));
+}
