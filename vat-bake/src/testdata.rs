@@ -566,9 +566,9 @@ pub fn textured_humanoid_glb() -> Vec<u8> {
             bin.push(0);
         }
         let view = json["bufferViews"].as_array().map_or(0, Vec::len);
-        json["bufferViews"]
-            .as_array_mut()
-            .map(|v| v.push(json!({ "buffer": 0, "byteOffset": bin.len(), "byteLength": bytes.len() })));
+        if let Some(views) = json["bufferViews"].as_array_mut() {
+            views.push(json!({ "buffer": 0, "byteOffset": bin.len(), "byteLength": bytes.len() }));
+        }
         bin.extend_from_slice(&bytes);
         image_json.push(json!({ "bufferView": view, "mimeType": mime, "name": name }));
     }

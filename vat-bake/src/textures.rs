@@ -146,7 +146,7 @@ mod tests {
         let checker = image("checker", 4, 2, |x, y| if (x + y) % 2 == 0 { [0, 0, 0, 255] } else { [255; 4] });
         let mut notes = Vec::new();
         let (array, bytes) =
-            texture_array(&[checker.clone()], TextureColorSpace::Srgb, 1024, &mut notes).unwrap();
+            texture_array(std::slice::from_ref(&checker), TextureColorSpace::Srgb, 1024, &mut notes).unwrap();
         assert!(notes.is_empty(), "{notes:?}");
         assert_eq!((array.width, array.height, array.mip_levels), (4, 2, 3));
         assert_eq!(bytes.len() as u64, array.byte_len().unwrap());
