@@ -122,6 +122,11 @@ pub(crate) struct BakeArgs {
     /// Largest texture width or height the target device supports.
     #[arg(long, default_value_t = 16384)]
     max_texture_dim: u32,
+    /// Largest side, in texels, of the material texture arrays (base colour; normal and
+    /// metallic-roughness): each array's images are resampled to one power-of-two layer size up to
+    /// this (each resampled image is said).
+    #[arg(long, default_value_t = vat_bake::textures::DEFAULT_MATERIAL_TEXTURE_SIZE, value_name = "TEXELS")]
+    material_texture_size: u32,
     /// The folder the glTF's external files (buffer `uri`s) must lie in; default: the glTF's own
     /// folder. Files outside it, links out of it, absolute paths and non-regular files are refused.
     #[arg(long, value_name = "DIR")]
@@ -424,6 +429,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         captures: args.capture.clone().unwrap_or_default(),
         normal_rounding: if args.precise_normals { NormalRounding::Precise } else { NormalRounding::Nearest },
         max_memory: args.max_memory,
+        material_texture_size: args.material_texture_size,
         ..BakeOptions::default()
     };
     let mut bar = ProgressLine { enabled: std::io::stderr().is_terminal() };

@@ -160,6 +160,23 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
             })
         })
         .collect();
+    let arrays = m.material_textures.as_ref();
+    for (role, array) in [
+        ("material colour", arrays.and_then(|t| t.color.as_ref())),
+        ("material data", arrays.and_then(|t| t.data.as_ref())),
+    ] {
+        if let Some(a) = array {
+            textures.push(json!({
+                "role": role,
+                "format": if role == "material colour" { "Rgba8UnormSrgb" } else { "Rgba8Unorm" },
+                "width": a.width,
+                "height": a.height,
+                "layers": a.layers.len(),
+                "mip_levels": a.mip_levels,
+                "bytes": asset.blob(a.texels).len(),
+            }));
+        }
+    }
     json!({
         "name": m.name,
         "mode": m.mode().name(),
@@ -179,7 +196,57 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
         "attachments": attachments,
         "streams": m.streams.iter().map(|s| format!("{:?} ({:?})", s.kind, s.element)).collect::<Vec<_>>(),
         "morph_targets": m.morph_animation.as_ref().map(|mt| mt.target_names.clone()),
+        "materials": materials_json(m),
     })
+}
+
+/// The materials, each with its factors and textures (the array, layer, source image and wrap).
+fn materials_json(m: &vat_core::container::Manifest) -> Value {
+    use vat_core::container::{AlphaMode, TextureArray, TextureBinding};
+    let arrays = m.material_textures.as_ref();
+    let texture = |b: &Option<TextureBinding>, array: Option<&TextureArray>, which: &str| -> Value {
+        let Some(b) = b else { return Value::Null };
+        let source = array.and_then(|a| a.layers.get(b.layer as usize));
+        json!({
+            "array": which,
+            "layer": b.layer,
+            "image": source.map(|s| s.name.clone()),
+            "source_size": source.map(|s| [s.width, s.height]),
+            "layer_size": array.map(|a| [a.width, a.height]),
+            "wrap": [format!("{:?}", b.wrap_u), format!("{:?}", b.wrap_v)],
+            "filters": [format!("{:?}", b.mag_filter), format!("{:?}", b.min_filter)],
+        })
+    };
+    let color = arrays.and_then(|t| t.color.as_ref());
+    let data = arrays.and_then(|t| t.data.as_ref());
+    Value::Array(
+        m.materials
+            .iter()
+            .enumerate()
+            .map(|(id, mat)| {
+                let (alpha_mode, cutoff) = match mat.alpha_mode {
+                    AlphaMode::Opaque => ("opaque", None),
+                    AlphaMode::Mask { cutoff } => ("mask", Some(cutoff)),
+                    AlphaMode::Blend => ("blend (drawn as mask 0.5)", Some(0.5)),
+                };
+                json!({
+                    "id": id,
+                    "name": mat.name,
+                    "base_color_factor": mat.base_color_factor,
+                    "metallic": mat.metallic_factor,
+                    "roughness": mat.roughness_factor,
+                    "emissive": mat.emissive_factor,
+                    "normal_scale": mat.normal_scale,
+                    "alpha_mode": alpha_mode,
+                    "alpha_cutoff": cutoff,
+                    "double_sided": mat.double_sided,
+                    "base_color_texture": texture(&mat.base_color_texture, color, "color"),
+                    "metallic_roughness_texture": texture(&mat.metallic_roughness_texture, data, "data"),
+                    "normal_texture": texture(&mat.normal_texture, data, "data"),
+                })
+            })
+            .collect(),
+    )
 }
 
 fn print_human(path: &Path, s: &Value) {
@@ -243,11 +310,16 @@ fn print_human(path: &Path, s: &Value) {
     println!("  textures:");
     for t in s["textures"].as_array().into_iter().flatten() {
         println!(
-            "    {:<20} {:<12} {} x {}, {} bytes",
+            "    {:<20} {:<12} {} x {}{}, {} bytes",
             t["role"].as_str().unwrap_or(""),
             t["format"].as_str().unwrap_or(""),
             t["width"],
             t["height"],
+            if t["layers"].is_null() {
+                String::new()
+            } else {
+                format!(" x {} layers, {} mips", t["layers"], t["mip_levels"])
+            },
             t["bytes"]
         );
     }
@@ -260,5 +332,43 @@ fn print_human(path: &Path, s: &Value) {
             "  attachment {} on socket {}: {} vertices, {} triangles",
             a["name"], a["socket"], a["vertices"], a["triangles"]
         );
+    }
+    let materials = s["materials"].as_array().map_or(&[][..], Vec::as_slice);
+    if materials.is_empty() {
+        println!("  materials: none (drawn with the built-in palette)");
+    }
+    for mat in materials {
+        println!(
+            "  material {} {:?}: base colour {}, metallic {}, roughness {}, {}{}",
+            mat["id"],
+            crate::terminal_safe(mat["name"].as_str().unwrap_or("")),
+            mat["base_color_factor"],
+            mat["metallic"],
+            mat["roughness"],
+            mat["alpha_mode"].as_str().unwrap_or(""),
+            if mat["double_sided"].as_bool().unwrap_or(false) { ", double-sided" } else { "" }
+        );
+        for (key, what) in [
+            ("base_color_texture", "base colour"),
+            ("normal_texture", "normal"),
+            ("metallic_roughness_texture", "metallic-roughness"),
+        ] {
+            let t = &mat[key];
+            if t.is_null() {
+                continue;
+            }
+            println!(
+                "    {what}: {} ({} x {} source, {} layer {} of {} x {}), wrap {} / {}",
+                crate::terminal_safe(t["image"].as_str().unwrap_or("?")),
+                t["source_size"][0],
+                t["source_size"][1],
+                t["array"].as_str().unwrap_or(""),
+                t["layer"],
+                t["layer_size"][0],
+                t["layer_size"][1],
+                t["wrap"][0].as_str().unwrap_or(""),
+                t["wrap"][1].as_str().unwrap_or("")
+            );
+        }
     }
 }

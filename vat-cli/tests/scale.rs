@@ -79,6 +79,7 @@ fn box_rig(size: Vec3, welded: bool) -> Rig {
         positions,
         tangents: None,
         uvs: None,
+        colors: None,
         material_ids: vec![1; n],
         indices,
         influence_count: 4,
