@@ -34,12 +34,17 @@ fn textured_vat(edit: impl FnOnce(&mut vat_bake::rig::Rig)) -> Vec<u8> {
 
 /// One humanoid facing the camera mid-walk, with its cap, no ground, no shadows.
 fn render<R: CrowdRenderer>(renderer: &mut R, bytes: &[u8]) -> Vec<u8> {
+    render_variant(renderer, bytes, 0)
+}
+
+/// [`render`] with the instance's material variant `variant`.
+fn render_variant<R: CrowdRenderer>(renderer: &mut R, bytes: &[u8], variant: u32) -> Vec<u8> {
     let asset = Asset::parse(bytes).unwrap();
     let gpu_asset = renderer.upload(&asset).unwrap();
     let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), CrowdConfig::default());
     let walk = asset.manifest().clips.iter().position(|c| c.name == "walk").unwrap() as u32;
     let id = crowd.spawn_at_phase([0.0, 0.0, 0.0], 0.0, walk, 0.3);
-    crowd.set_variant(id, VARIANT_ACCESSORY);
+    crowd.set_variant(id, VARIANT_ACCESSORY | variant);
     let camera =
         Camera::look_at([0.6, 1.2, 2.6], [0.0, 0.95, 0.0], 0.8, SIZE[0] as f32 / SIZE[1] as f32, 0.1, 50.0);
     let options = RenderOptions { ground: false, shadow_distance: 0.0, ..Default::default() };
@@ -140,6 +145,49 @@ fn a_textured_normal_mapped_character_renders_alike_on_both_backends_under_valid
     assert!(changed * 10 >= body.len(), "the normal map changes only {changed} of {} pixels", body.len());
     assert!((with_map - without).abs() < 12.0, "mean luma {with_map:.1} with the map, {without:.1} without");
 
+    let messages = vk.parts().0.messages();
+    drop(vk);
+    assert_eq!((messages.errors(), messages.warnings()), (0, 0), "the validation layer reported problems");
+}
+
+/// `KHR_materials_variants` on both backends: variant 2 ("blue") draws the body blue, variant 1
+/// ("red") with the cap's red, 0 and any variant past the asset's as authored.
+#[test]
+fn material_variants_select_materials_per_instance_on_both_backends() {
+    let glb = vat_bake::testdata::textured_humanoid_with_variants_glb();
+    let rig = vat_bake::gltf_import::import_slice(&glb, None, "variants").unwrap();
+    let bytes = prepare(&rig, &BakeOptions::default()).unwrap().to_vat_bytes().unwrap();
+    let mut vk = vat_vulkan::Offscreen::new(SIZE, Default::default()).unwrap();
+    let mut wg = vat_wgpu::Offscreen::new(SIZE, Default::default()).unwrap();
+    let mean = |image: &[u8], background: [u8; 4]| {
+        let body = body_pixels(image, background);
+        let n = body.len().max(1) as f64;
+        [0, 1, 2].map(|c| body.iter().map(|p| f64::from(p[c])).sum::<f64>() / n)
+    };
+    let mut images = Vec::new();
+    for v in [0, 1, 2, 9] {
+        let w = render_variant(&mut wg, &bytes, v);
+        let k = render_variant(&mut vk, &bytes, v);
+        let differing = w
+            .chunks_exact(4)
+            .zip(k.chunks_exact(4))
+            .filter(|(p, q)| p.iter().zip(q.iter()).any(|(a, b)| a.abs_diff(*b) > 2))
+            .count();
+        assert!(
+            differing as f64 <= 0.001 * f64::from(SIZE[0] * SIZE[1]),
+            "variant {v}: {differing} pixels differ"
+        );
+        save_image(&format!("materials_variant_{v}_wgpu"), SIZE, &w);
+        images.push(w);
+    }
+    let background = [images[0][0], images[0][1], images[0][2], images[0][3]];
+    let [authored, red, blue, past] = [0, 1, 2, 3].map(|i| mean(&images[i], background));
+    println!(
+        "mean body RGB: authored {authored:.1?}, red {red:.1?}, blue {blue:.1?}, past the variants {past:.1?}"
+    );
+    assert!(red[0] > 1.5 * red[2] && red[0] > 1.5 * red[1], "variant 1 is not red: {red:?}");
+    assert!(blue[2] > 1.5 * blue[0], "variant 2 is not blue: {blue:?}");
+    assert_eq!(images[0], images[3], "a variant past the asset's draws as authored");
     let messages = vk.parts().0.messages();
     drop(vk);
     assert_eq!((messages.errors(), messages.warnings()), (0, 0), "the validation layer reported problems");

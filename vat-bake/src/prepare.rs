@@ -1479,6 +1479,7 @@ fn prepare_planned(
                 });
             manifest.materials = list;
             manifest.material_textures = textures;
+            manifest.material_variants = materials.variants.clone();
         }
         Ok(manifest)
     })?;

@@ -292,6 +292,8 @@ pub struct RigMaterials {
     pub color_images: Vec<MaterialImage>,
     /// Normal and metallic-roughness images (linear RGBA8).
     pub data_images: Vec<MaterialImage>,
+    /// Material variants (glTF `KHR_materials_variants`), at most 255.
+    pub variants: Vec<vat_core::container::MaterialVariant>,
 }
 
 /// A decoded image, RGBA8, rows top to bottom (glTF's texture origin is the top-left corner).

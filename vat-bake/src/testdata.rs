@@ -657,3 +657,33 @@ pub(crate) fn split_glb(bytes: &[u8]) -> (Value, Vec<u8>) {
     let bin = bytes.get(bin_at + 8..bin_at + 8 + bin_len).map(<[u8]>::to_vec).unwrap_or_default();
     (json, bin)
 }
+
+/// The textured fixture with a third material ("blue") and two `KHR_materials_variants`: "red"
+/// draws the body with the cap's material, "blue" with the blue one.
+pub fn textured_humanoid_with_variants_glb() -> Vec<u8> {
+    let (mut json, bin) = split_glb(&textured_humanoid_glb());
+    {
+        let json = &mut json;
+        json["extensionsUsed"] = json!(["KHR_materials_variants"]);
+        json["extensions"] =
+            json!({ "KHR_materials_variants": { "variants": [{ "name": "red" }, { "name": "blue" }] } });
+        if let Some(list) = json["materials"].as_array_mut() {
+            list.push(json!({
+                "name": "blue",
+                "pbrMetallicRoughness": { "baseColorFactor": [0.1, 0.2, 0.9, 1.0], "metallicFactor": 0.0 }
+            }));
+        }
+        for mesh in json["meshes"].as_array_mut().into_iter().flatten() {
+            for p in mesh["primitives"].as_array_mut().into_iter().flatten() {
+                if p["material"] == json!(0) {
+                    p["extensions"] = json!({ "KHR_materials_variants": { "mappings": [
+                        { "material": 1, "variants": [0] },
+                        { "material": 2, "variants": [1] },
+                        { "material": 7, "variants": [1] }
+                    ] } });
+                }
+            }
+        }
+    }
+    glb(&serde_json::to_vec(&json).unwrap_or_default(), &bin)
+}

@@ -197,6 +197,7 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
         "streams": m.streams.iter().map(|s| format!("{:?} ({:?})", s.kind, s.element)).collect::<Vec<_>>(),
         "morph_targets": m.morph_animation.as_ref().map(|mt| mt.target_names.clone()),
         "materials": materials_json(m),
+        "material_variants": m.material_variants.iter().map(|v| json!({ "name": v.name, "materials": v.materials })).collect::<Vec<_>>(),
     })
 }
 
@@ -331,6 +332,15 @@ fn print_human(path: &Path, s: &Value) {
         println!(
             "  attachment {} on socket {}: {} vertices, {} triangles",
             a["name"], a["socket"], a["vertices"], a["triangles"]
+        );
+    }
+    for (k, v) in s["material_variants"].as_array().into_iter().flatten().enumerate() {
+        println!(
+            "  material variant {} {:?} (instance variant {}): materials {}",
+            k,
+            crate::terminal_safe(v["name"].as_str().unwrap_or("")),
+            k + 1,
+            v["materials"]
         );
     }
     let materials = s["materials"].as_array().map_or(&[][..], Vec::as_slice);

@@ -497,8 +497,11 @@ pub struct AssetConstants {
     /// Materials of the asset ([`crate::container::Manifest::materials`]): the fragment stage shades
     /// with the material table and textures when not 0, with the built-in palette when 0.
     pub material_count: u32,
+    /// Material variants of the asset ([`crate::container::Manifest::material_variants`]): an
+    /// instance's material variant `v` in `1..=material_variant_count` draws variant `v - 1`.
+    pub material_variant_count: u32,
     /// Keeps the size a multiple of 16 bytes (144); zero.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
 }
 
 const _: () = assert!(std::mem::size_of::<AssetConstants>() == 144);
@@ -532,7 +535,8 @@ impl AssetConstants {
                 rigid_vertex_width: ra.vertex_layout.width,
                 tangents: 0,
                 material_count: manifest.materials.len() as u32,
-                _pad: [0; 2],
+                material_variant_count: manifest.material_variants.len() as u32,
+                _pad: 0,
             });
         }
         let va = manifest.vertex_animation.as_ref()?;
@@ -562,7 +566,8 @@ impl AssetConstants {
             pivot_extent: [0.0; 3],
             rigid_vertex_width: 0,
             material_count: manifest.materials.len() as u32,
-            _pad: [0; 2],
+            material_variant_count: manifest.material_variants.len() as u32,
+            _pad: 0,
         })
     }
 }
@@ -885,10 +890,12 @@ pub struct MaterialRecord {
 
 const _: () = assert!(std::mem::size_of::<MaterialRecord>() == 64);
 
-/// The material table of a manifest, ready to upload: one [`MaterialRecord`] per material, or one
-/// neutral record (white, non-metallic, rough, untextured) when it has none, since a storage
-/// binding cannot be empty. Shaders use the table only when [`AssetConstants::material_count`] is
-/// not 0.
+/// The material table of a manifest, ready to upload: one [`MaterialRecord`] per material, then
+/// for each material variant ([`crate::container::MaterialVariant`]) one more record per material
+/// id (the record of the material it maps to), so that variant slot `s` (0 = as authored) of
+/// material id `k` is record `s * material_count + k`; or one neutral record (white,
+/// non-metallic, rough, untextured) without materials, since a storage binding cannot be empty.
+/// Shaders use the table only when [`AssetConstants::material_count`] is not 0.
 pub fn material_records(manifest: &crate::container::Manifest) -> Vec<MaterialRecord> {
     use crate::container::TextureBinding;
     let layer = |b: &Option<TextureBinding>| b.as_ref().map_or(NO_TEXTURE_LAYER, |b| b.layer);
@@ -913,6 +920,13 @@ pub fn material_records(manifest: &crate::container::Manifest) -> Vec<MaterialRe
                 | (wrap(&m.normal_texture) << 8),
         })
         .collect();
+    let mut records = records;
+    for variant in &manifest.material_variants {
+        for &k in &variant.materials {
+            let record = records.get(usize::from(k)).copied();
+            records.extend(record);
+        }
+    }
     if records.is_empty() {
         return vec![MaterialRecord {
             base_color_factor: [1.0; 4],

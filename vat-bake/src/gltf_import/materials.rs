@@ -41,6 +41,7 @@ pub(super) fn import(
     imp: &Importer<'_, '_>,
     base_dir: Option<&Path>,
     root: Option<&Path>,
+    variants_json: Option<&serde_json::Value>,
 ) -> Result<(Option<RigMaterials>, Vec<String>)> {
     let doc = imp.doc;
     let ctx = &imp.ctx;
@@ -152,7 +153,80 @@ pub(super) fn import(
         // glTF's default material: white, fully metallic and rough.
         loader.out.materials.push(Material { name: "glTF default".into(), ..Material::default() });
     }
+    if let Some(raw) = variants_json {
+        loader.out.variants = variants(raw, doc, count, &mut notes);
+    }
     Ok((Some(loader.out), notes))
+}
+
+/// The `KHR_materials_variants` of the raw document `raw`: for each variant (at most 255), the
+/// material each material id is drawn with. A variant is per primitive in glTF and per material
+/// id here: when primitives of one material map it to different materials under a variant, the
+/// first mapping is kept and a note says so.
+fn variants(
+    raw: &serde_json::Value,
+    doc: &gltf::Document,
+    count: usize,
+    notes: &mut Vec<String>,
+) -> Vec<vat_core::container::MaterialVariant> {
+    let names: Vec<String> = raw["extensions"]["KHR_materials_variants"]["variants"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(k, v)| v["name"].as_str().map_or_else(|| format!("variant {k}"), str::to_owned))
+        .collect();
+    if names.len() > 255 {
+        notes.push(format!(
+            "KHR_materials_variants: {} variants; the first 255 are kept (instances select them by an 8-bit id)",
+            names.len()
+        ));
+    }
+    let kept = names.len().min(255);
+    let identity: Vec<u16> = (0..count as u16).collect();
+    let mut remap = vec![identity.clone(); kept];
+    let mut conflicts = 0usize;
+    for mesh in doc.meshes() {
+        for primitive in mesh.primitives() {
+            let mappings = &raw["meshes"][mesh.index()]["primitives"][primitive.index()]["extensions"]["KHR_materials_variants"]
+                ["mappings"];
+            let id = primitive.material().index().unwrap_or(doc.materials().len());
+            if id >= count {
+                continue;
+            }
+            for mapping in mappings.as_array().into_iter().flatten() {
+                let Some(target) = mapping["material"].as_u64().map(|k| k as usize).filter(|&k| k < count)
+                else {
+                    notes.push(format!(
+                        "KHR_materials_variants: a mapping of mesh {} names no material of the file; left out",
+                        mesh.index()
+                    ));
+                    continue;
+                };
+                for v in
+                    mapping["variants"].as_array().into_iter().flatten().filter_map(serde_json::Value::as_u64)
+                {
+                    let Some(table) = remap.get_mut(v as usize) else { continue };
+                    if table[id] != identity[id] && usize::from(table[id]) != target {
+                        conflicts += 1;
+                        continue;
+                    }
+                    table[id] = target as u16;
+                }
+            }
+        }
+    }
+    if conflicts > 0 {
+        notes.push(format!(
+            "KHR_materials_variants: {conflicts} primitive mappings disagree with an earlier one for the same              material under the same variant; vat maps per material, so the first is kept"
+        ));
+    }
+    names
+        .into_iter()
+        .take(kept)
+        .zip(remap)
+        .map(|(name, materials)| vat_core::container::MaterialVariant { name, materials })
+        .collect()
 }
 
 /// Loads each image once per colour space and hands out its layer.

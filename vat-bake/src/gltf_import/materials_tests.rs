@@ -160,3 +160,17 @@ fn authored_material_ids_and_material_less_files_keep_the_palette() {
     assert_eq!(materials[2].name, "glTF default");
     assert!(rig.meshes.iter().any(|m| m.material_ids.iter().all(|&id| id == 2)));
 }
+
+#[test]
+fn material_variants_map_each_material_under_each_variant() {
+    let rig =
+        import_slice(&crate::testdata::textured_humanoid_with_variants_glb(), None, "variants").unwrap();
+    let materials = rig.materials.as_ref().unwrap();
+    let variants: Vec<(&str, &[u16])> =
+        materials.variants.iter().map(|v| (v.name.as_str(), v.materials.as_slice())).collect();
+    assert_eq!(variants, [("red", &[1u16, 1, 2][..]), ("blue", &[2, 1, 2][..])]);
+    // The mapping to a material the file does not have is said.
+    assert!(rig.notes.iter().any(|n| n.contains("names no material of the file")), "{:?}", rig.notes);
+    let bytes = prepare(&rig, &BakeOptions::default()).unwrap().to_vat_bytes().unwrap();
+    assert_eq!(Asset::parse(&bytes).unwrap().manifest().material_variants, materials.variants);
+}

@@ -200,7 +200,14 @@ fn import_bytes(
     importer.skin(options)?;
     importer.sockets()?;
     importer.meshes()?;
-    let (materials, notes) = materials::import(&importer, base_dir, root)?;
+    // KHR_materials_variants is read from the raw JSON (the gltf crate is built without it),
+    // parsed only when the file names it.
+    let variants_json = json_bytes
+        .windows(b"KHR_materials_variants".len())
+        .any(|w| w == b"KHR_materials_variants")
+        .then(|| serde_json::from_slice::<Value>(json_bytes).ok())
+        .flatten();
+    let (materials, notes) = materials::import(&importer, base_dir, root, variants_json.as_ref())?;
     importer.rig.materials = materials;
     importer.rig.notes.extend(notes);
     importer.feet()?;

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::material::{Material, MaterialTextures};
+use super::material::{Material, MaterialTextures, MaterialVariant};
 use crate::clip::Clip;
 use crate::encoding::{PositionBounds, TexelFormat, VertexFormat};
 use crate::layout::{BoneTextureLayout, MorphTextureLayout, MorphWeightsLayout, VertexTextureLayout};
@@ -74,6 +74,9 @@ pub struct Manifest {
     pub materials: Vec<Material>,
     /// The texture arrays [`Manifest::materials`] sample (a format version 4 section).
     pub material_textures: Option<MaterialTextures>,
+    /// Material variants (a format version 4 section; at most 255): per-instance alternative
+    /// materials, see [`MaterialVariant`].
+    pub material_variants: Vec<MaterialVariant>,
 }
 
 /// Which VAT mode an asset was baked in: which layout, bound, CPU reference and shader path it uses.
@@ -118,6 +121,7 @@ impl Manifest {
             rigid_animation: None,
             materials: Vec::new(),
             material_textures: None,
+            material_variants: Vec::new(),
         }
     }
 
@@ -145,7 +149,10 @@ impl Manifest {
     /// [`super::FORMAT_VERSION_RIGID`] (3) with a rigid animation.
     /// [`super::FORMAT_VERSION_MATERIALS`] (4) with materials or material textures.
     pub fn format_version(&self) -> u32 {
-        if !self.materials.is_empty() || self.material_textures.is_some() {
+        if !self.materials.is_empty()
+            || self.material_textures.is_some()
+            || !self.material_variants.is_empty()
+        {
             super::FORMAT_VERSION_MATERIALS
         } else if self.rigid_animation.is_some() {
             super::FORMAT_VERSION_RIGID

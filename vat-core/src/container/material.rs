@@ -235,3 +235,17 @@ pub struct MaterialTextures {
     /// Normal and metallic-roughness textures ([`TextureColorSpace::Linear`]).
     pub data: Option<TextureArray>,
 }
+
+/// A material variant (glTF `KHR_materials_variants`): which material each material id is drawn
+/// with while an instance shows this variant. An instance's material variant `v` (bits 0..8 of its
+/// variant bits, [`crate::instance::InstanceRecord::material_variant`]) selects variant `v - 1`
+/// for `1 <= v <= variants`; 0, and any `v` past the asset's variants, draws the materials as
+/// authored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MaterialVariant {
+    /// Name as authored (e.g. `"midnight"`).
+    pub name: String,
+    /// One material index per material (`materials.len() == Manifest::materials.len()`), each
+    /// `< Manifest::materials.len()`.
+    pub materials: Vec<u16>,
+}

@@ -63,8 +63,8 @@ pub use manifest::{
     MorphAnimation, RigidAnimation, Socket, StreamKind, VatMode, VertexAnimation, VertexStream,
 };
 pub use material::{
-    AlphaMode, MAX_MATERIALS, MAX_TEXTURE_LAYERS, Material, MaterialTextures, TextureArray, TextureBinding,
-    TextureColorSpace, TextureFilter, TextureSource, TextureWrap,
+    AlphaMode, MAX_MATERIALS, MAX_TEXTURE_LAYERS, Material, MaterialTextures, MaterialVariant, TextureArray,
+    TextureBinding, TextureColorSpace, TextureFilter, TextureSource, TextureWrap,
 };
 pub use reader::{Asset, Limits, check_manifest_counts};
 pub use writer::{ContainerWriter, PendingFile, container_bytes, write_container, write_file_atomically};
@@ -89,9 +89,10 @@ pub const FORMAT_VERSION_MORPH: u32 = 2;
 /// `None` (one zero byte in postcard), which the reader supplies and the writer leaves out.
 pub const FORMAT_VERSION_RIGID: u32 = 3;
 
-/// The format version that added [`Manifest::materials`] and [`Manifest::material_textures`], the
-/// two fields after [`Manifest::rigid_animation`]: older manifests end before them (the reader
-/// supplies their empty encodings, two zero bytes, and the writer leaves them out).
+/// The format version that added [`Manifest::materials`], [`Manifest::material_textures`] and
+/// [`Manifest::material_variants`], the three fields after [`Manifest::rigid_animation`]: older
+/// manifests end before them (the reader supplies their empty encodings, three zero bytes, and the
+/// writer leaves them out).
 pub const FORMAT_VERSION_MATERIALS: u32 = 4;
 
 /// Zero bytes a manifest of format `version` leaves out at its end: the postcard encodings of the
@@ -102,7 +103,7 @@ pub(crate) fn omitted_trailing_bytes(version: u32) -> usize {
         omitted += 1;
     }
     if version < FORMAT_VERSION_MATERIALS {
-        omitted += 2;
+        omitted += 3;
     }
     omitted
 }

@@ -882,6 +882,24 @@ fn validate_materials(m: &Manifest, bytes: &[u8], limits: &Limits) -> Result<()>
             }
         }
     }
+    within("material variant count", m.material_variants.len() as u64, 255)?;
+    if !m.material_variants.is_empty() && m.materials.is_empty() {
+        return Err(Error::MissingSection { what: "materials (the asset has material variants)" });
+    }
+    for variant in &m.material_variants {
+        expect_equal(
+            "material variant entries (one per material)",
+            m.materials.len() as u64,
+            variant.materials.len() as u64,
+        )?;
+        if let Some(&bad) = variant.materials.iter().find(|&&k| usize::from(k) >= m.materials.len()) {
+            return Err(Error::IndexOutOfRange {
+                what: "material variant material",
+                index: bad.into(),
+                count: m.materials.len() as u64,
+            });
+        }
+    }
     if m.materials.is_empty() {
         return Ok(());
     }

@@ -1169,6 +1169,8 @@ fn with_materials() -> Fixture {
         Material { name: "cloth".into(), base_color_texture: Some(binding(1)), ..Material::default() },
         Material { name: "cap".into(), metallic_roughness_texture: Some(binding(0)), ..Material::default() },
     ];
+    fx.manifest.material_variants =
+        vec![MaterialVariant { name: "winter".into(), materials: vec![0, 2, 2, 3] }];
     fx
 }
 
@@ -1213,7 +1215,10 @@ fn hostile_materials_give_typed_errors() {
         ),
         (
             "a material id past the materials",
-            |fx| fx.manifest.materials.truncate(2),
+            |fx| {
+                fx.manifest.materials.truncate(2);
+                fx.manifest.material_variants.clear();
+            },
             |e| matches!(e, Error::IndexOutOfRange { what: "attachment material id", index: 3, count: 2 }),
         ),
         (
@@ -1284,6 +1289,26 @@ fn hostile_materials_give_typed_errors() {
             "textures without materials",
             |fx| fx.manifest.materials.clear(),
             |e| matches!(e, Error::MissingSection { .. }),
+        ),
+        (
+            "a variant one entry short",
+            |fx| {
+                fx.manifest.material_variants[0].materials.pop();
+            },
+            |e| matches!(e, Error::ManifestMismatch { expected: 4, actual: 3, .. }),
+        ),
+        (
+            "a variant naming a material past the materials",
+            |fx| fx.manifest.material_variants[0].materials[1] = 4,
+            |e| matches!(e, Error::IndexOutOfRange { what: "material variant material", index: 4, count: 4 }),
+        ),
+        (
+            "256 variants",
+            |fx| {
+                let v = fx.manifest.material_variants[0].clone();
+                fx.manifest.material_variants = vec![v; 256];
+            },
+            |e| matches!(e, Error::LimitExceeded { what: "material variant count", .. }),
         ),
         (
             "more than 256 materials",

@@ -146,6 +146,7 @@ fn rust_structs() -> Vec<RustStruct> {
             rigid_vertex_width,
             tangents,
             material_count,
+            material_variant_count,
             _pad,
         }),
         rust_struct!(ClipRecord { first_frame, frame_count, flags, fps, duration, stride, _pad }),
@@ -798,4 +799,28 @@ fn frame_uniforms_carry_the_hosts_light_and_shadow_lookup() {
         (SHADOW_STRENGTH, SHADOW_COMPARE_BIAS, SHADOW_NORMAL_OFFSET),
         "vat's own lookup, scene unit 1"
     );
+}
+
+#[test]
+fn material_records_hold_every_variant_slot() {
+    use crate::container::{Manifest, Material, MaterialVariant};
+    let mut m = Manifest::new("variants", 3);
+    let record = |r: f32| Material { base_color_factor: [r, 0.0, 0.0, 1.0], ..Material::default() };
+    m.materials = vec![record(0.1), record(0.2), record(0.3)];
+    m.material_variants = vec![
+        MaterialVariant { name: "a".into(), materials: vec![2, 1, 0] },
+        MaterialVariant { name: "b".into(), materials: vec![1, 1, 1] },
+    ];
+    let records = material_records(&m);
+    let reds: Vec<f32> = records.iter().map(|r| r.base_color_factor[0]).collect();
+    // Slot s of id k is record s * 3 + k.
+    assert_eq!(reds, [0.1, 0.2, 0.3, 0.3, 0.2, 0.1, 0.2, 0.2, 0.2]);
+    let c = AssetConstants::from_manifest(&Manifest {
+        vertex_animation: None,
+        rigid_animation: None,
+        ..m.clone()
+    });
+    assert!(c.is_none(), "no animation: no constants");
+    // Without materials: one neutral record.
+    assert_eq!(material_records(&Manifest::new("none", 1)).len(), 1);
 }

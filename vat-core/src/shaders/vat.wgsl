@@ -176,9 +176,12 @@ struct AssetConstants {
     rigid_vertex_width: u32,
     // 1 when vat_tangent_texture holds the per-frame tangent frames, else 0.
     tangents: u32,
-    // Materials in `materials` (0: the asset has none and is shaded with the built-in palette).
+    // Materials of the asset (0: none, shaded with the built-in palette); `materials` holds
+    // (1 + material_variant_count) * material_count records.
     material_count: u32,
-    _pad1: u32,
+    // Material variants: an instance's material variant v in 1..=material_variant_count draws
+    // variant v - 1 (records v * material_count + id); 0 or past them, as authored.
+    material_variant_count: u32,
     _pad2: u32,
 }
 
@@ -1142,7 +1145,8 @@ struct VertexOutput {
     @location(3) world_tangent: vec4<f32>,
     // First texture coordinates (RestVertex.uv).
     @location(4) uv: vec2<f32>,
-    // Material id (indexes `materials` when asset.material_count > 0).
+    // The material: its id for the palette (asset.material_count == 0), else its record in
+    // `materials` (the instance's variant applied).
     @location(5) @interpolate(flat) material: u32,
 }
 
@@ -1164,10 +1168,15 @@ fn vat_lit_output(
 ) -> VertexOutput {
     let world = v.position.xyz;
     var color = vertex_color * vec4<f32>(inst.tint, 1.0);
+    var record = material;
     if asset.material_count == 0u {
         color = vec4<f32>(vat_material_color(material, inst.variant_bits, inst.tint), 1.0) * vertex_color;
+    } else {
+        let v = inst.variant_bits & VARIANT_MATERIAL_MASK;
+        let slot = select(0u, v, v <= asset.material_variant_count);
+        record = slot * asset.material_count + min(material, asset.material_count - 1u);
     }
-    return VertexOutput(frame.view_proj * vec4<f32>(world, 1.0), world, v.normal.xyz, color, v.tangent, uv, material);
+    return VertexOutput(frame.view_proj * vec4<f32>(world, 1.0), world, v.normal.xyz, color, v.tangent, uv, record);
 }
 
 // vat_lit_output with the material, coordinates and colour of body vertex `vertex`.
@@ -1224,7 +1233,7 @@ fn vat_wrap_uv(uv: vec2<f32>, codes: u32) -> vec2<f32> {
 // vat_shade, and emission. `ddx`/`ddy` are the unwrapped coordinates' derivatives (taken in
 // uniform control flow), so wrapping never breaks the mip selection at a seam.
 fn vat_shade_material(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<f32>) -> vec4<f32> {
-    let m = materials[min(in.material, asset.material_count - 1u)];
+    let m = materials[min(in.material, (asset.material_variant_count + 1u) * asset.material_count - 1u)];
     let double_sided = (m.flags & MATERIAL_DOUBLE_SIDED) != 0u;
     if !front && !double_sided {
         discard;
