@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::clip::Clip;
 use crate::encoding::{PositionBounds, TexelFormat, VertexFormat};
 use crate::layout::{BoneTextureLayout, MorphTextureLayout, MorphWeightsLayout, VertexTextureLayout};
+pub use crate::root_motion::RootMotionTrack;
 
 /// Index of a blob in [`Manifest::blobs`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -67,6 +68,11 @@ pub struct Manifest {
     /// of version 3 without this trailing `None`; see [`Manifest::format_version`]). A rigid asset has
     /// no vertex, bone or morph animation.
     pub rigid_animation: Option<RigidAnimation>,
+    /// Root motion per clip ([`RootMotionTrack`]), extracted at bake from the vertices: the clips
+    /// listed are stored in place. A format version 5 section, the manifest's last field: older
+    /// files never have it (their encoding is that of version 5 without this trailing empty list,
+    /// one zero byte; see [`Manifest::format_version`]). Soft mode only.
+    pub root_motion: Vec<RootMotionTrack>,
 }
 
 /// Which VAT mode an asset was baked in: which layout, bound, CPU reference and shader path it uses.
@@ -109,6 +115,7 @@ impl Manifest {
             attachments: Vec::new(),
             blobs: Vec::new(),
             rigid_animation: None,
+            root_motion: Vec::new(),
         }
     }
 
@@ -134,8 +141,11 @@ impl Manifest {
     /// without the version 2 section stay readable by version 1 readers, byte for byte what they
     /// were before version 2 existed.
     /// [`super::FORMAT_VERSION_RIGID`] (3) with a rigid animation.
+    /// [`super::FORMAT_VERSION_ROOT_MOTION`] (5) with root motion.
     pub fn format_version(&self) -> u32 {
-        if self.rigid_animation.is_some() {
+        if !self.root_motion.is_empty() {
+            super::FORMAT_VERSION_ROOT_MOTION
+        } else if self.rigid_animation.is_some() {
             super::FORMAT_VERSION_RIGID
         } else if self.morph_animation.is_some() {
             super::FORMAT_VERSION_MORPH

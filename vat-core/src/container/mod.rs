@@ -27,6 +27,11 @@
 //! `None` and the writer leaves it out of every file that has none, so older files and files
 //! without a rigid animation keep their bytes.
 //!
+//! Version 5 adds root motion: the manifest's last field, [`Manifest::root_motion`] (version 4 is
+//! reserved for the materials and textures sections). Older versions end the manifest before that
+//! field; the reader decodes them as if it were empty and the writer leaves it out of every file
+//! without root motion.
+//!
 //! The file ends exactly where its last blob ends (with no blobs: where the manifest ends); any byte
 //! after that is an error. Each blob's offset, length and CRC-32 are listed in [`Manifest::blobs`]; the
 //! rest of the manifest refers to blobs by [`BlobId`], an index into that list. Because blob
@@ -57,7 +62,8 @@ mod tests;
 
 pub use manifest::{
     Attachment, BlobEntry, BlobId, Bone, BoneAnimation, CaptureTrack, ElementFormat, Lod, Manifest,
-    MorphAnimation, RigidAnimation, Socket, StreamKind, VatMode, VertexAnimation, VertexStream,
+    MorphAnimation, RigidAnimation, RootMotionTrack, Socket, StreamKind, VatMode, VertexAnimation,
+    VertexStream,
 };
 pub use reader::{Asset, Limits, check_manifest_counts};
 pub use writer::{ContainerWriter, PendingFile, container_bytes, write_container, write_file_atomically};
@@ -65,9 +71,9 @@ pub use writer::{ContainerWriter, PendingFile, container_bytes, write_container,
 /// The first four bytes of every `.vat` file.
 pub const MAGIC: [u8; 4] = *b"VAT\0";
 
-/// The newest format version this build writes and reads (3). A file is written with the oldest
+/// The newest format version this build writes and reads (5). A file is written with the oldest
 /// version that can describe it ([`Manifest::format_version`]).
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// The oldest format version this build reads (1): every manifest section but
 /// [`Manifest::morph_animation`].
@@ -81,6 +87,11 @@ pub const FORMAT_VERSION_MORPH: u32 = 2;
 /// manifest's last field: a version 1 or 2 manifest is the version 3 encoding without that trailing
 /// `None` (one zero byte in postcard), which the reader supplies and the writer leaves out.
 pub const FORMAT_VERSION_RIGID: u32 = 3;
+
+/// The format version that added [`Manifest::root_motion`] (root motion tracks), the manifest's
+/// last field: a manifest of an older version is the version 5 encoding without that trailing
+/// empty list (one zero byte in postcard), which the reader supplies and the writer leaves out.
+pub const FORMAT_VERSION_ROOT_MOTION: u32 = 5;
 
 /// Bytes in the fixed header: magic, version, manifest length, manifest CRC-32.
 pub const HEADER_LEN: u64 = 16;

@@ -131,6 +131,11 @@ fn header_and_manifest<B: AsRef<[u8]>>(mut manifest: Manifest, blobs: &[B]) -> R
         manifest.blobs = blob_entries(manifest_len, blobs)?;
         let mut encoded =
             postcard::to_stdvec(&manifest).map_err(|e| Error::ManifestDecode { message: e.to_string() })?;
+        if manifest.format_version() < super::FORMAT_VERSION_ROOT_MOTION {
+            // Versions before 5 end before the root-motion list: drop its empty length (a 0 byte).
+            debug_assert_eq!(encoded.last(), Some(&0));
+            encoded.pop();
+        }
         if manifest.format_version() < super::FORMAT_VERSION_RIGID {
             // Versions 1 and 2 end before the rigid slot: drop its `None` (postcard's 0 byte).
             debug_assert_eq!(encoded.last(), Some(&0));
