@@ -106,6 +106,13 @@ pub struct BakeOptions {
     /// rig and options before allocating any of them ([`estimate_bake_bytes`]) and refuses a bake
     /// over the budget with [`BakeError::OverBudget`].
     pub max_memory: u64,
+    /// `--root-motion`: extract each clip's horizontal translation and yaw from the baked vertices
+    /// into a root-motion track ([`vat_core::container::Manifest::root_motion`]) and bake its
+    /// frames in place (see [`crate::root_motion`]); a looping clip that travels gets its stride
+    /// from the track (distance per cycle). Each clip's extraction is said in [`BakeStats::notes`].
+    /// Not in a batch ([`prepare_batch`]: the rigs' vertices differ, the shared node matrices
+    /// cannot be made in place for all of them).
+    pub root_motion: bool,
 }
 
 impl Default for BakeOptions {
@@ -125,6 +132,7 @@ impl Default for BakeOptions {
             optimize_vertex_order: true,
             normal_rounding: NormalRounding::Nearest,
             max_memory: DEFAULT_MAX_MEMORY,
+            root_motion: false,
         }
     }
 }
@@ -722,6 +730,12 @@ pub fn prepare_batch(rigs: &[Rig], options: &BakeOptions) -> Result<Vec<Prepared
         return Err(invalid_input("batch bake", "no rigs to bake"));
     };
     validate_options(options)?;
+    if options.root_motion {
+        return Err(invalid_option(
+            "--root-motion",
+            "a batch bake shares one set of node matrices between rigs; bake each rig with root motion on its own",
+        ));
+    }
     for rig in &rigs[1..] {
         check_same_skeleton_and_clips(first, rig)?;
     }
@@ -1196,7 +1210,7 @@ fn prepare_planned(
     let layout = VertexTextureLayout::new(n32, total_frames, options.max_texture_dim)?;
     // Skin the positions of every frame for the quantisation box (nothing stored), one clip at a
     // time for progress.
-    let (poses, bounds) = timed(&mut timings, "skin", || {
+    let (poses, bounds, root_tracks) = timed(&mut timings, "skin", || {
         let sampled: Vec<(skin::FramePose, Option<Vec<Mat4>>)> = samples
             .par_iter()
             .map(|&(clip, time)| {
@@ -1206,10 +1220,29 @@ fn prepare_planned(
                 (frame, keep_globals.then_some(globals))
             })
             .collect();
-        let (poses, globals): (Vec<skin::FramePose>, Vec<Option<Vec<Mat4>>>) = sampled.into_iter().unzip();
-        if keep_globals {
-            sampled_globals = Some(globals.into_iter().flatten().collect());
+        let (mut poses, globals): (Vec<skin::FramePose>, Vec<Option<Vec<Mat4>>>) =
+            sampled.into_iter().unzip();
+        let mut globals: Option<Vec<Vec<Mat4>>> =
+            keep_globals.then(|| globals.into_iter().flatten().collect());
+        // Root motion: fitted to each clip's skinned frames, then removed from them (in place).
+        let mut tracks = Vec::new();
+        if options.root_motion {
+            for (ci, (clip, &source)) in plan.row_map.clips().iter().zip(&plan.sources).enumerate() {
+                let frames = clip.first_frame as usize..clip.end_frame() as usize;
+                let g = globals.as_mut().map(|g| &mut g[frames.clone()]);
+                tracks.push(crate::root_motion::extract_clip(
+                    rig,
+                    &set,
+                    &skin_plan,
+                    ci as u32,
+                    clip,
+                    source,
+                    &mut poses[frames],
+                    g,
+                )?);
+            }
         }
+        sampled_globals = globals;
         let mut frame_bounds = Vec::with_capacity(poses.len());
         for clip in plan.row_map.clips() {
             let frames = clip.first_frame as usize..clip.end_frame() as usize;
@@ -1226,7 +1259,7 @@ fn prepare_planned(
             return Err(vat_core::Error::NotFinite { what: "point coordinate" }.into());
         }
         let bounds = PositionBounds::from_points([all.min.to_array(), all.max.to_array()])?;
-        Ok((poses, bounds))
+        Ok((poses, bounds, tracks))
     })?;
 
     // Skin again, a frame per task into reused buffers, and encode each frame straight into the
@@ -1455,6 +1488,19 @@ fn prepare_planned(
         manifest.sockets = sockets;
         manifest.captures = captures;
         manifest.attachments = attachments;
+        // A looping clip that travels (more than 1 % of the body's width per cycle) strides by its
+        // track; one in place keeps its measured stride.
+        let width = vertex_animation_width(&manifest);
+        for track in &root_tracks {
+            if let Some(clip) = manifest.clips.get_mut(track.clip as usize) {
+                let travels = clip.mode == ClipMode::Looping && track.cycle.distance() > 0.01 * width;
+                if travels {
+                    clip.stride = track.cycle.distance();
+                }
+                notes.push(crate::root_motion::note(clip, track, travels));
+            }
+        }
+        manifest.root_motion = root_tracks;
         Ok(manifest)
     })?;
 
@@ -1485,6 +1531,11 @@ fn prepare_planned(
     };
     check_readable(rig, &manifest, blobs.blobs.len())?;
     Ok(PreparedBake { manifest, blobs: blobs.blobs, vertex_order, stats })
+}
+
+/// The larger horizontal (x or z) extent of the vertex animation's box, metres (0 without one).
+fn vertex_animation_width(manifest: &Manifest) -> f32 {
+    manifest.vertex_animation.as_ref().map_or(0.0, |va| va.bounds.extent[0].max(va.bounds.extent[2]))
 }
 
 /// Refuses a bake whose file the `.vat` reader would refuse under its default

@@ -1,0 +1,375 @@
+//! Root-motion extraction (`--root-motion`, [`crate::prepare::BakeOptions::root_motion`]): each
+//! clip's horizontal translation and yaw, measured from the baked vertices themselves (no bone is
+//! named or trusted), stored as a [`RootMotionTrack`] and removed from the frames so that they are
+//! baked in place.
+//!
+//! # Extraction
+//! For frame `k` of a clip, with `q_i` the skinned positions of frame `k` and `p_i` those of the
+//! clip's first frame, both projected on the ground plane (x, z), the pose `T_k` (yaw `θ`, then
+//! translation `t`, see [`vat_core::root_motion`]) is the least-squares rigid fit of the `p_i`
+//! onto the `q_i` (a 2-D Procrustes / Kabsch fit, every vertex weighted alike, in `f64`):
+//! `θ = atan2(Σ (p_z q_x - p_x q_z), Σ (p_x q_x + p_z q_z))` over the centred positions, and
+//! `t = c_q - R_y(θ) c_p` with `c` the centroids. Yaws are unwrapped from frame to frame, so a
+//! clip may turn more than half a turn. A looping clip's [`RootMotionTrack::cycle`] is the fit of
+//! the source's pose at the clip's end (the next cycle's first frame); a one-shot clip's is its last
+//! frame's.
+//!
+//! # In place
+//! Frame `k` is then baked as `T_k^-1` applied to every vertex: the inverse is multiplied into
+//! every skinning matrix of the frame (and every node matrix, so the bone texture and capture
+//! tracks are in place too). Linear blend skinning is linear in the matrices, so this is the
+//! source's frame moved by `T_k^-1` up to `f32` rounding; [`crate::verify`] checks it.
+
+use glam::{Mat4, Quat, Vec3};
+use rayon::prelude::*;
+use vat_core::clip::{Clip, ClipMode};
+use vat_core::root_motion::{RootMotionTrack, RootPose};
+
+use crate::rig::{Channel, ChannelTarget, KeyInterpolation, Rig};
+use crate::sample::{global_matrices, sample_pose};
+use crate::skin::{self, FramePose, SkinPlan, VertexSet};
+use crate::{BakeError, Result};
+
+/// The least-squares rigid motion of the ground plane (yaw about +Y, then a translation in x, z)
+/// that carries `reference` onto `frame` (same vertices, same order; only x and z are used), in
+/// `f64`: see the [module documentation](self). `None` when the slices are empty, of different
+/// lengths, or hold a non-finite coordinate.
+pub fn fit_root_pose(reference: &[[f32; 3]], frame: &[[f32; 3]]) -> Option<RootPose> {
+    if reference.is_empty() || reference.len() != frame.len() {
+        return None;
+    }
+    let n = reference.len() as f64;
+    let centroid = |ps: &[[f32; 3]]| {
+        let (x, z) = ps.iter().fold((0.0f64, 0.0f64), |(x, z), p| (x + f64::from(p[0]), z + f64::from(p[2])));
+        (x / n, z / n)
+    };
+    let (cpx, cpz) = centroid(reference);
+    let (cqx, cqz) = centroid(frame);
+    let (mut a, mut b) = (0.0f64, 0.0f64);
+    for (p, q) in reference.iter().zip(frame) {
+        let (px, pz) = (f64::from(p[0]) - cpx, f64::from(p[2]) - cpz);
+        let (qx, qz) = (f64::from(q[0]) - cqx, f64::from(q[2]) - cqz);
+        a += px * qx + pz * qz;
+        b += pz * qx - px * qz;
+    }
+    let yaw = if a == 0.0 && b == 0.0 { 0.0 } else { b.atan2(a) };
+    let (s, c) = yaw.sin_cos();
+    let x = cqx - (c * cpx + s * cpz);
+    let z = cqz - (c * cpz - s * cpx);
+    let pose = RootPose { x: x as f32, z: z as f32, yaw: yaw as f32 };
+    pose.is_finite().then_some(pose)
+}
+
+/// `yaw` moved by whole turns to lie within half a turn of `previous`.
+fn unwrap_yaw(previous: f32, yaw: f32) -> f32 {
+    let tau = std::f64::consts::TAU;
+    let d = f64::from(yaw) - f64::from(previous);
+    (f64::from(yaw) - tau * (d / tau).round()) as f32
+}
+
+/// The 4x4 matrix of `pose` (`R_y(yaw)`, then the translation).
+pub fn pose_matrix(pose: &RootPose) -> Mat4 {
+    Mat4::from_rotation_translation(Quat::from_rotation_y(pose.yaw), Vec3::new(pose.x, 0.0, pose.z))
+}
+
+/// The positions of one frame, skinned.
+fn skin_positions(set: &VertexSet, plan: &SkinPlan, pose: &FramePose) -> Vec<[f32; 3]> {
+    let n = set.vertex_count();
+    let mut p = vec![[0.0f32; 3]; n];
+    let mut nrm = vec![[0.0f32; 3]; n];
+    skin::skin_frame_into(set, plan, pose, &mut p, &mut nrm, None);
+    p
+}
+
+/// Extracts the track of baked clip `clip_index` (`clip` in the row map, from rig clip `source`),
+/// whose frames are `poses` (the clip's own, in order), then makes those frames in place (and the
+/// matching node matrices in `globals`, when given: one per frame). Returns the track.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn extract_clip(
+    rig: &Rig,
+    set: &VertexSet,
+    plan: &SkinPlan,
+    clip_index: u32,
+    clip: &Clip,
+    source: usize,
+    poses: &mut [FramePose],
+    globals: Option<&mut [Vec<Mat4>]>,
+) -> Result<RootMotionTrack> {
+    let bad = |what: &str| BakeError::InvalidInput {
+        part: format!("clip \"{}\"", clip.name),
+        problem: format!(
+            "no root motion can be fitted to its {what} (no vertices, or a non-finite position)"
+        ),
+    };
+    let Some(first) = poses.first() else {
+        return Err(bad("frames"));
+    };
+    let reference = skin_positions(set, plan, first);
+    let raw: Vec<Option<RootPose>> =
+        poses.par_iter().skip(1).map(|p| fit_root_pose(&reference, &skin_positions(set, plan, p))).collect();
+    let mut frames = Vec::with_capacity(poses.len());
+    frames.push(RootPose::IDENTITY);
+    for pose in raw {
+        let mut pose = pose.ok_or_else(|| bad("frames"))?;
+        pose.yaw = unwrap_yaw(frames.last().map_or(0.0, |p: &RootPose| p.yaw), pose.yaw);
+        frames.push(pose);
+    }
+    let last = frames.last().copied().unwrap_or(RootPose::IDENTITY);
+    let src = rig.clips.get(source).ok_or_else(|| bad("source clip"))?;
+    let cycle = if clip.mode == ClipMode::OneShot || src.duration() <= 0.0 {
+        if clip.mode == ClipMode::OneShot { last } else { RootPose::IDENTITY }
+    } else {
+        let pose = sample_pose(rig, src, src.end);
+        let g = global_matrices(rig, &pose);
+        let end = FramePose::new(rig, set, pose, &g);
+        let mut c =
+            fit_root_pose(&reference, &skin_positions(set, plan, &end)).ok_or_else(|| bad("end pose"))?;
+        c.yaw = unwrap_yaw(last.yaw, c.yaw);
+        c
+    };
+    // In place: every matrix of frame k premultiplied by T_k^-1.
+    let inverses: Vec<Mat4> = frames.iter().map(|p| pose_matrix(p).inverse()).collect();
+    poses.par_iter_mut().zip(&inverses).skip(1).for_each(|(pose, inv)| {
+        for m in &mut pose.bones {
+            *m = *inv * *m;
+        }
+    });
+    if let Some(globals) = globals {
+        globals.par_iter_mut().zip(&inverses).skip(1).for_each(|(frame, inv)| {
+            for m in frame.iter_mut() {
+                *m = *inv * *m;
+            }
+        });
+    }
+    Ok(RootMotionTrack { clip: clip_index, frames, cycle })
+}
+
+/// The note of a clip's extraction (one line of [`crate::prepare::BakeStats::notes`]).
+pub(crate) fn note(clip: &Clip, track: &RootMotionTrack, stride_from_track: bool) -> String {
+    let per = if clip.mode == ClipMode::Looping { "per cycle" } else { "start to end" };
+    format!(
+        "root motion of clip \"{}\": {:.3} m and {:.2} deg of yaw {per} (x {:.3} m, z {:.3} m), baked in place{}",
+        clip.name,
+        track.cycle.distance(),
+        track.cycle.yaw.to_degrees(),
+        track.cycle.x,
+        track.cycle.z,
+        if stride_from_track {
+            format!("; stride {:.3} m from the track", clip.stride)
+        } else if clip.stride > 0.0 {
+            format!("; it travels less than 1 % of its width per cycle: stride {:.3} m kept", clip.stride)
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// Gives clip `clip` of `rig` a known root motion: the rig's root node (the first node without a
+/// parent) gets translation and rotation channels, keyed at `keys_per_second` over the clip, that
+/// move the whole character by `motion(t)` (`t` seconds from the clip's start) on top of its own
+/// animation. A fixture for tests and demos of root-motion extraction: an in-place clip becomes
+/// one that travels and turns by a known amount.
+///
+/// # Errors
+/// [`BakeError::InvalidInput`] when `clip` is not a clip of the rig, the rig has no root node, the
+/// clip already animates the root's translation or rotation, or `keys_per_second` is not finite and
+/// `> 0`.
+pub fn add_root_motion(
+    rig: &mut Rig,
+    clip: usize,
+    keys_per_second: f32,
+    motion: impl Fn(f32) -> RootPose,
+) -> Result<()> {
+    let invalid =
+        |problem: &str| BakeError::InvalidInput { part: format!("clip {clip}"), problem: problem.into() };
+    if !(keys_per_second.is_finite() && keys_per_second > 0.0) {
+        return Err(invalid("keys per second must be finite and > 0"));
+    }
+    let root = rig
+        .nodes
+        .iter()
+        .position(|n| n.parent.is_none())
+        .ok_or_else(|| invalid("the rig has no root node"))?;
+    let rest = rig.nodes[root].rest;
+    let c = rig.clips.get_mut(clip).ok_or_else(|| invalid("no such clip"))?;
+    if c.channels.iter().any(
+        |ch| matches!(ch.target, ChannelTarget::Translation(n) | ChannelTarget::Rotation(n) if n == root),
+    ) {
+        return Err(invalid("the clip already animates its root node"));
+    }
+    let keys = ((c.duration() * keys_per_second).ceil() as usize).max(1);
+    let times: Vec<f32> =
+        (0..=keys).map(|k| c.start + (f64::from(c.duration()) * k as f64 / keys as f64) as f32).collect();
+    let (mut translations, mut rotations) = (Vec::new(), Vec::new());
+    for &t in &times {
+        let m = motion(t - c.start);
+        let q = Quat::from_rotation_y(m.yaw);
+        // root' = M * root: T(d) R_y T(t_rest) R_rest = T(d + R_y t_rest) (R_y R_rest).
+        translations.extend((Vec3::new(m.x, 0.0, m.z) + q * rest.translation).to_array());
+        rotations.extend((q * rest.rotation).normalize().to_array());
+    }
+    c.channels.push(Channel {
+        target: ChannelTarget::Translation(root),
+        interpolation: KeyInterpolation::Linear,
+        times: times.clone(),
+        values: translations,
+    });
+    c.channels.push(Channel {
+        target: ChannelTarget::Rotation(root),
+        interpolation: KeyInterpolation::Linear,
+        times,
+        values: rotations,
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    // Tests unwrap: a failure is the test failing.
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::lods::LodOptions;
+    use crate::prepare::{BakeOptions, prepare, prepare_batch};
+    use crate::verify::verify;
+    use vat_core::container::{Asset, container_bytes};
+    use vat_core::encoding::position_error_bound;
+
+    /// The motion added to the walk: 1.2 m/s forward-right while turning 0.4 rad/s.
+    fn added(t: f32) -> RootPose {
+        RootPose { x: 0.3 * t, z: 1.2 * t, yaw: 0.4 * t }
+    }
+
+    fn walk_options(root_motion: bool) -> BakeOptions {
+        BakeOptions {
+            clips: Some(vec!["walk".into(), "wave".into()]),
+            lods: LodOptions::Count(1),
+            root_motion,
+            ..BakeOptions::default()
+        }
+    }
+
+    /// The humanoid with [`added`] on its walk (clip 1).
+    fn travelling() -> Rig {
+        let mut rig = crate::procgen::humanoid();
+        let walk = rig.clips.iter().position(|c| c.name == "walk").unwrap();
+        add_root_motion(&mut rig, walk, 60.0, added).unwrap();
+        rig
+    }
+
+    /// The largest per-axis position bound of a bake's format in its box, metres.
+    fn quantum(m: &vat_core::container::Manifest) -> f32 {
+        let va = m.vertex_animation.as_ref().unwrap();
+        position_error_bound(va.format, va.position_bits, &va.bounds).into_iter().fold(0.0, f32::max)
+    }
+
+    #[test]
+    fn the_fit_recovers_a_rigid_motion_of_the_ground_plane() {
+        let reference: Vec<[f32; 3]> = (0..50)
+            .map(|i| [(i as f32 * 0.37).sin(), i as f32 * 0.02, (i as f32 * 0.91).cos() * 0.5])
+            .collect();
+        for motion in [RootPose { x: 0.7, z: -2.0, yaw: 2.9 }, RootPose { x: -0.1, z: 0.05, yaw: -0.3 }] {
+            let moved: Vec<[f32; 3]> = reference.iter().map(|&p| motion.apply_point(p)).collect();
+            let fit = fit_root_pose(&reference, &moved).unwrap();
+            // f32 rounding of the moved points (a few units of 2^-24 of coordinates below 3 m).
+            let tol = 16.0 * 3.0 * f32::EPSILON;
+            assert!((fit.x - motion.x).abs() <= tol && (fit.z - motion.z).abs() <= tol, "{fit:?} {motion:?}");
+            assert!((fit.yaw - motion.yaw).abs() <= tol, "{fit:?} {motion:?}");
+        }
+        assert_eq!(fit_root_pose(&[], &[]), None);
+        assert_eq!(fit_root_pose(&reference, &reference[1..]), None);
+        assert_eq!(unwrap_yaw(3.0, -3.1), (-3.1f64 + std::f64::consts::TAU) as f32);
+    }
+
+    /// The walk with a known motion added: the extracted track is that motion composed with the
+    /// in-place walk's own (its centroid sways), within the format's position bound (and the yaw
+    /// within that bound over the body's horizontal reach); the frames are in place (the box is the
+    /// in-place walk's, not the travelled path's); the stride is the distance per cycle; verify
+    /// passes, and fails once the track is tampered with.
+    #[test]
+    fn the_walk_s_added_motion_is_recovered_and_baked_in_place() {
+        let original = prepare(&crate::procgen::humanoid(), &walk_options(true)).unwrap();
+        let moving_rig = travelling();
+        let moving = prepare(&moving_rig, &walk_options(true)).unwrap();
+        let (m0, m1) = (original.manifest(), moving.manifest());
+        assert_eq!(m1.root_motion.len(), 2);
+        let bound = quantum(m1);
+        let va = m1.vertex_animation.as_ref().unwrap();
+        let reach = (0..3)
+            .filter(|&a| a != 1)
+            .map(|a| va.bounds.min[a].abs().max((va.bounds.min[a] + va.bounds.extent[a]).abs()))
+            .fold(0.0f32, f32::max);
+        let yaw_bound = bound / reach;
+        let walk = m1.clips.iter().position(|c| c.name == "walk").unwrap();
+        let clip = &m1.clips[walk];
+        let (t0, t1) = (&m0.root_motion[walk], &m1.root_motion[walk]);
+        let check = |expected: RootPose, got: RootPose, what: &str| {
+            assert!(
+                (expected.x - got.x).abs() <= bound
+                    && (expected.z - got.z).abs() <= bound
+                    && (expected.yaw - got.yaw).abs() <= yaw_bound,
+                "{what}: expected {expected:?}, extracted {got:?} (bounds {bound} m, {yaw_bound} rad)"
+            );
+        };
+        for k in 0..clip.frame_count as usize {
+            let t = k as f32 / clip.fps;
+            check(added(t).then_local(&t0.frames[k]), t1.frames[k], &format!("frame {k}"));
+        }
+        check(added(clip.duration).then_local(&t0.cycle), t1.cycle, "cycle");
+        // The in-place walk hardly moves per cycle: its stride stays the one its feet measure.
+        assert!(t0.cycle.distance() < 0.01, "{:?}", t0.cycle);
+        assert_eq!(m0.clips[walk].stride, 1.4);
+        assert_eq!(clip.stride, t1.cycle.distance());
+        assert!((clip.stride - 1.2369).abs() < 0.05, "{}", clip.stride);
+        // In place: the travelling bake's box is the in-place walk's (within both quantisations),
+        // while without root motion it spans the path walked.
+        let b0 = m0.vertex_animation.as_ref().unwrap().bounds;
+        for a in 0..3 {
+            assert!(
+                (va.bounds.extent[a] - b0.extent[a]).abs() <= 2.0 * bound,
+                "axis {a}: {:?} {:?}",
+                va.bounds,
+                b0
+            );
+        }
+        let plain = prepare(&moving_rig, &walk_options(false)).unwrap();
+        assert!(plain.manifest().root_motion.is_empty());
+        assert!(plain.manifest().vertex_animation.as_ref().unwrap().bounds.extent[2] > b0.extent[2] + 1.0);
+        // One note per clip.
+        assert_eq!(moving.stats.notes.iter().filter(|n| n.starts_with("root motion of clip")).count(), 2);
+
+        let bytes = moving.to_vat_bytes().unwrap();
+        let report = verify(&Asset::parse(&bytes).unwrap(), &moving_rig).unwrap();
+        assert!(report.passed, "{:?}", report.failures);
+        // The same frames without their track do not reproduce the source.
+        let asset = Asset::parse(&bytes).unwrap();
+        let blobs: Vec<&[u8]> = (0..asset.manifest().blobs.len() as u32)
+            .map(|i| asset.blob(vat_core::container::BlobId(i)))
+            .collect();
+        let mut tampered = asset.manifest().clone();
+        tampered.root_motion[walk].frames[5].z += 10.0 * bound;
+        let bad = container_bytes(tampered, &blobs).unwrap();
+        let report = verify(&Asset::parse(&bad).unwrap(), &moving_rig).unwrap();
+        assert!(!report.passed);
+        assert!(report.failures.iter().any(|f| f.starts_with("vat:")), "{:?}", report.failures);
+        let mut yawed = asset.manifest().clone();
+        yawed.root_motion[walk].frames[7].yaw += 10.0 * yaw_bound;
+        let bad = container_bytes(yawed, &blobs).unwrap();
+        assert!(!verify(&Asset::parse(&bad).unwrap(), &moving_rig).unwrap().passed);
+    }
+
+    #[test]
+    fn root_motion_is_refused_in_a_batch_and_on_an_animated_root() {
+        let rig = crate::procgen::humanoid();
+        let err = prepare_batch(&[rig.clone()], &walk_options(true)).unwrap_err();
+        assert!(matches!(err, BakeError::InvalidOption { option: "--root-motion", .. }), "{err}");
+        let mut twice = travelling();
+        let walk = twice.clips.iter().position(|c| c.name == "walk").unwrap();
+        assert!(matches!(
+            add_root_motion(&mut twice, walk, 60.0, added),
+            Err(BakeError::InvalidInput { .. })
+        ));
+        assert!(add_root_motion(&mut twice, 99, 60.0, added).is_err());
+        assert!(add_root_motion(&mut twice, 0, f32::NAN, added).is_err());
+    }
+}
