@@ -492,7 +492,7 @@ mod tests {
     #[test]
     fn root_motion_is_refused_in_a_batch_and_on_an_animated_root() {
         let rig = crate::procgen::humanoid();
-        let err = prepare_batch(&[rig.clone()], &walk_options(true)).unwrap_err();
+        let err = prepare_batch(std::slice::from_ref(&rig), &walk_options(true)).unwrap_err();
         assert!(matches!(err, BakeError::InvalidOption { option: "--root-motion", .. }), "{err}");
         let mut twice = travelling();
         let walk = twice.clips.iter().position(|c| c.name == "walk").unwrap();
