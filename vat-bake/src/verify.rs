@@ -11,6 +11,11 @@
 //! - **Mid-frames** (reported, never failed). Halfway between frames `k` and `k + 1` the decoder
 //!   interpolates linearly; the fresh skin is taken at the time that interpolation weight stands for.
 //!   The difference is the interpolation error of the frame rate, not a defect of the encoding.
+//! - **Root motion** (a `--root-motion` bake, whose frames are in place): each fresh frame is first
+//!   moved by the inverse of its clip's [`vat_core::root_motion::RootMotionTrack`] pose (in f64),
+//!   so the decoded in-place frame plus the track must reproduce the source; the bounds grow by the
+//!   rounding of the bake's own in-place transform (`root_motion_margin_m`, micrometres). A
+//!   tampered track fails.
 //!
 //! The baked vertex order is recovered from the source: the bake renumbers [`VertexSet::from_rig`]'s
 //! vertices with [`crate::lods::locality_order`] (or keeps them), and the asset's rest-position stream
