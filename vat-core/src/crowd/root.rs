@@ -258,4 +258,18 @@ mod tests {
         advance(&mut crowd, 30, 1.0 / 30.0);
         assert!((crowd.records()[j as usize].position[0] - 4.0).abs() <= bound(30, 8.0));
     }
+
+    /// Stride matching and root motion agree: a travelling loop whose stride is its track's
+    /// distance per cycle, played at a speed, moves at that speed.
+    #[test]
+    fn a_stride_matched_speed_moves_the_instance_at_that_speed() {
+        let mut crowd = Crowd::new(asset(), CrowdConfig::default());
+        let i = crowd.spawn([0.0; 3], 0.0, STRAFE);
+        crowd.set_root_motion(i, true);
+        crowd.set_speed(i, 1.0);
+        assert_eq!(crowd.records()[i as usize].rate_a, 0.5);
+        advance(&mut crowd, 60, 1.0 / 30.0);
+        let p = crowd.records()[i as usize].position;
+        assert!((p[0] - 2.0).abs() <= bound(60, 4.0), "{p:?}");
+    }
 }
