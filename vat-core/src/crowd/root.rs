@@ -22,8 +22,15 @@ use crate::root_motion::{RootMotionTrack, RootPose};
 impl Crowd {
     /// Turns root motion on or off for instance `i`: while on, every [`advance`](Self::advance)
     /// moves it by the root motion of the clips it plays (their [`RootMotionTrack`]s in
-    /// [`super::CrowdAsset::root_motion`]; clips without one do not move it), see the
-    /// [module documentation](self). Off by default; the game moves instances itself otherwise.
+    /// [`super::CrowdAsset::root_motion`]; clips without one do not move it). Each slot's move is
+    /// its track's [`RootMotionTrack::delta`] between the unwrapped phases the shader shows at the
+    /// previous and the current frame (`offset + time * rate` in `f32`, the slot's wrap); during a
+    /// cross-fade the two slots' moves are blended by the fade weight at the middle of the step.
+    /// The move, scaled by the instance scale and turned by its yaw, is added to its position and
+    /// yaw, and the record is marked dirty as [`set_transform`](Self::set_transform) does. From
+    /// phase 0, one whole loop moves the instance by exactly the track's
+    /// [`RootMotionTrack::cycle`] (up to one `f32` rounding of the record per step). Off by
+    /// default; the game moves instances itself otherwise.
     ///
     /// # Panics
     /// If `i >= count()`.
