@@ -279,4 +279,17 @@ mod tests {
         let p = crowd.records()[i as usize].position;
         assert!((p[0] - 2.0).abs() <= bound(60, 4.0), "{p:?}");
     }
+
+    /// Across an epoch re-base (every 64 s of shader time) the move is still that of the phase the
+    /// shader shows: 70 s of strafing moves 140 m, with no jump at the re-base.
+    #[test]
+    fn root_motion_runs_on_across_an_epoch_rebase() {
+        let mut crowd = Crowd::new(asset(), CrowdConfig::default());
+        let i = crowd.spawn([0.0; 3], 0.0, STRAFE);
+        crowd.set_root_motion(i, true);
+        advance(&mut crowd, 70 * 30, 1.0 / 30.0);
+        assert!(crowd.clock().epoch() > 0.0, "the epoch was re-based");
+        let p = crowd.records()[i as usize].position;
+        assert!((p[0] - 140.0).abs() <= bound(70 * 30, 256.0), "{p:?}");
+    }
 }
