@@ -253,7 +253,31 @@ pub(crate) fn extract_clip(
         c.yaw = unwrap_yaw(last.yaw, c.yaw);
         c
     };
-    // In place: every matrix of frame k premultiplied by T_k^-1.
+    let track = RootMotionTrack { clip: clip_index, frames, cycle };
+    make_in_place(&track, poses, globals);
+    Ok(track)
+}
+
+/// The track of baked clip `clip_index` (`clip`, from rig clip `source`) fitted to its frames
+/// `poses`, as the bake fits it, without changing them: what [`crate::verify`] recomputes from
+/// the source to check a stored track.
+pub(crate) fn fit_track(
+    rig: &Rig,
+    set: &VertexSet,
+    plan: &SkinPlan,
+    clip_index: u32,
+    clip: &Clip,
+    source: usize,
+    poses: &[FramePose],
+) -> Result<RootMotionTrack> {
+    let mut copy = poses.to_vec();
+    extract_clip(rig, set, plan, clip_index, clip, source, &mut copy, None)
+}
+
+/// Frame `k` of `poses` (and of `globals`, when given) premultiplied by `T_k^-1`, `T_k` the
+/// track's pose of that frame.
+fn make_in_place(track: &RootMotionTrack, poses: &mut [FramePose], globals: Option<&mut [Vec<Mat4>]>) {
+    let frames = &track.frames;
     let inverses: Vec<Mat4> = frames.iter().map(|p| pose_matrix(p).inverse()).collect();
     poses.par_iter_mut().zip(&inverses).skip(1).for_each(|(pose, inv)| {
         for m in &mut pose.bones {
@@ -267,7 +291,6 @@ pub(crate) fn extract_clip(
             }
         });
     }
-    Ok(RootMotionTrack { clip: clip_index, frames, cycle })
 }
 
 /// The note of a clip's extraction (one line of [`crate::prepare::BakeStats::notes`]).
@@ -472,6 +495,8 @@ mod tests {
         let bytes = moving.to_vat_bytes().unwrap();
         let report = verify(&Asset::parse(&bytes).unwrap(), &moving_rig).unwrap();
         assert!(report.passed, "{:?}", report.failures);
+        let root = report.paths.iter().find(|p| p.path == "root").unwrap();
+        assert!(root.passed && root.max_error_mm <= root.bound_mm, "{root:?}");
         // The same frames without their track do not reproduce the source.
         let asset = Asset::parse(&bytes).unwrap();
         let blobs: Vec<&[u8]> = (0..asset.manifest().blobs.len() as u32)
@@ -487,6 +512,13 @@ mod tests {
         yawed.root_motion[walk].frames[7].yaw += 10.0 * yaw_bound;
         let bad = container_bytes(yawed, &blobs).unwrap();
         assert!(!verify(&Asset::parse(&bad).unwrap(), &moving_rig).unwrap().passed);
+        // A wrong cycle (which only the crowd uses) fails the root path.
+        let mut cycled = asset.manifest().clone();
+        cycled.root_motion[walk].cycle.z += 10.0 * bound;
+        let bad = container_bytes(cycled, &blobs).unwrap();
+        let report = verify(&Asset::parse(&bad).unwrap(), &moving_rig).unwrap();
+        assert!(!report.passed);
+        assert!(report.failures.iter().any(|f| f.starts_with("root:")), "{:?}", report.failures);
     }
 
     #[test]

@@ -14,8 +14,9 @@
 //! - **Root motion** (a `--root-motion` bake, whose frames are in place): each fresh frame is first
 //!   moved by the inverse of its clip's [`vat_core::root_motion::RootMotionTrack`] pose (in f64),
 //!   so the decoded in-place frame plus the track must reproduce the source; the bounds grow by the
-//!   rounding of the bake's own in-place transform (`root_motion_margin_m`, micrometres). A
-//!   tampered track fails.
+//!   rounding of the bake's own in-place transform (`root_motion_margin_m`, micrometres). The
+//!   track itself, its per-cycle total included, is compared with a fresh extraction from the
+//!   source (the `"root"` path, within the format's position bound). A tampered track fails.
 //!
 //! The baked vertex order is recovered from the source: the bake renumbers [`VertexSet::from_rig`]'s
 //! vertices with [`crate::lods::locality_order`] (or keeps them), and the asset's rest-position stream
@@ -128,7 +129,8 @@ pub struct VerifyReport {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PathReport {
     /// `"vat"` (the vertex animation texture), `"bone"` (bone mode: the bone texture, joints and
-    /// weights) or `"capture"` (socket and capture tracks).
+    /// weights), `"capture"` (socket and capture tracks) or `"root"` (root-motion tracks against a
+    /// fresh extraction from the source).
     pub path: String,
     /// Largest per-axis position (or translation) error, mm.
     pub max_error_mm: f64,
@@ -633,6 +635,7 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
     let mut worst: Option<(f64, WorstSample)> = None;
     let mut reduction_max = 0.0f64;
     let mut clip_reports = Vec::with_capacity(manifest.clips.len());
+    let mut root_max = 0.0f64;
     let mut warnings = Vec::new();
     let source_clips = first_by_name(rig.clips.iter().map(|c| c.name.as_str()));
     for (ci, clip) in manifest.clips.iter().enumerate() {
@@ -643,6 +646,10 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
             })?;
         let source = &rig.clips[source_index];
         let track = manifest.root_motion.iter().find(|t| t.clip == ci as u32);
+        if let Some(track) = track {
+            root_max =
+                root_max.max(track_error_m(rig, &set, ci as u32, clip, source_index, track, &view.bounds)?);
+        }
         let frames = clip.frame_count as usize;
         let offsets: Vec<f32> = (0..clip.frame_count)
             .map(|k| {
@@ -882,6 +889,23 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
             ));
         }
     }
+    if !manifest.root_motion.is_empty() {
+        // False for a NaN error too.
+        let passed = root_max <= quantum_mm / mm;
+        paths.push(PathReport {
+            path: "root".into(),
+            max_error_mm: root_max * mm,
+            bound_mm: quantum_mm,
+            passed,
+        });
+        if !passed {
+            failures.push(format!(
+                "root: the root-motion tracks differ from a fresh extraction from the source by up to {:.4} mm \
+                 (yaw counted at the body's horizontal reach), bound {quantum_mm:.4} mm",
+                root_max * mm
+            ));
+        }
+    }
     if let Some((error, bound)) = captures {
         let passed = error <= bound;
         paths.push(PathReport {
@@ -1074,6 +1098,57 @@ fn to_in_place(
         let r = turn([f64::from(t[0]), f64::from(t[1]), f64::from(t[2])]);
         *t = [r[0] as f32, r[1] as f32, r[2] as f32, t[3]];
     }
+}
+
+/// How far the stored root-motion `track` of baked clip `clip` (index `ci`, from rig clip
+/// `source`) is from the track a fresh extraction from the source gives (the bake's own fit,
+/// [`crate::root_motion`], of freshly skinned frames), metres: the largest `|Δx|`, `|Δz|` and
+/// `|Δyaw| * reach` over every frame and the cycle, `reach` the largest horizontal coordinate of
+/// the in-place box (how far a yaw error moves a vertex). Every stored frame's pose is also checked
+/// through the frames themselves; this catches a wrong cycle (which only the crowd uses) too.
+fn track_error_m(
+    rig: &Rig,
+    set: &VertexSet,
+    ci: u32,
+    clip: &Clip,
+    source: usize,
+    track: &vat_core::root_motion::RootMotionTrack,
+    bounds: &encoding::PositionBounds,
+) -> Result<f64> {
+    let src = &rig.clips[source];
+    let poses: Vec<skin::FramePose> = (0..clip.frame_count)
+        .into_par_iter()
+        .map(|k| {
+            let pose = crate::sample::sample_pose(rig, src, frame_time(src, clip, k));
+            let globals = crate::sample::global_matrices(rig, &pose);
+            skin::FramePose::new(rig, set, pose, &globals)
+        })
+        .collect();
+    let plan = skin::SkinPlan::new(set);
+    let fresh = crate::root_motion::fit_track(rig, set, &plan, ci, clip, source, &poses)?;
+    if fresh.frames.len() != track.frames.len() {
+        return Ok(f64::INFINITY);
+    }
+    let reach = [0, 2]
+        .iter()
+        .map(|&a| {
+            f64::from(bounds.min[a]).abs().max((f64::from(bounds.min[a]) + f64::from(bounds.extent[a])).abs())
+        })
+        .fold(0.0f64, f64::max);
+    let mut err = 0.0f64;
+    for (a, b) in fresh
+        .frames
+        .iter()
+        .chain(std::iter::once(&fresh.cycle))
+        .zip(track.frames.iter().chain(std::iter::once(&track.cycle)))
+    {
+        let d = (f64::from(a.x) - f64::from(b.x))
+            .abs()
+            .max((f64::from(a.z) - f64::from(b.z)).abs())
+            .max((f64::from(a.yaw) - f64::from(b.yaw)).abs() * reach);
+        err = if d.is_nan() { f64::INFINITY } else { err.max(d) };
+    }
+    Ok(err)
 }
 
 /// Sums per-frame figures in frame order (deterministic whatever the thread count).
