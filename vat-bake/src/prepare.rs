@@ -74,8 +74,9 @@ pub struct BakeOptions {
     /// Each baked clip loops or plays once by, in order: `--loop` / `--once`; the source's choice
     /// ([`AnimationClip::looping`], glTF `extras.vat_looping`); else its seam: it loops when its
     /// last pose returns to its first within the format's position bound (in the box of those two
-    /// poses), and is one-shot otherwise. A one-key clip is a one-frame pose. [`BakeStats::clip_looping`]
-    /// says which and why.
+    /// poses; with [`root_motion`](Self::root_motion), once the rigid ground-plane motion between
+    /// them is taken out), and is one-shot otherwise. A one-key clip is a one-frame pose.
+    /// [`BakeStats::clip_looping`] says which and why.
     pub looping: Vec<String>,
     /// `--once c`: these clips play once (stored `round(d * fps) + 1` frames, clamping at the end).
     pub one_shot: Vec<String>,
@@ -513,10 +514,29 @@ pub struct ClipLooping {
 }
 
 /// Largest per-axis distance (metres) between the skinned first and last pose of `clip`, and the
-/// position bound of `format` in the box of those two poses (metres, largest axis).
-fn clip_seam(rig: &Rig, set: &VertexSet, clip: usize, format: VertexFormat) -> Result<(f64, f64)> {
+/// position bound of `format` in the box of those two poses (metres, largest axis). With
+/// `root_motion`, the last pose is first moved back by the rigid ground-plane motion between the
+/// two ([`crate::root_motion::fit_root_pose`]): the seam of the clip baked in place.
+fn clip_seam(
+    rig: &Rig,
+    set: &VertexSet,
+    clip: usize,
+    format: VertexFormat,
+    root_motion: bool,
+) -> Result<(f64, f64)> {
     let c = &rig.clips[clip];
-    let frames = skin::skin_clip_frames(rig, set, &[(clip, c.start), (clip, c.end)], false);
+    let mut frames = skin::skin_clip_frames(rig, set, &[(clip, c.start), (clip, c.end)], false);
+    if root_motion {
+        let arrays = |ps: &[Vec3]| ps.iter().map(|p| p.to_array()).collect::<Vec<_>>();
+        if let Some(t) =
+            crate::root_motion::fit_root_pose(&arrays(&frames[0].positions), &arrays(&frames[1].positions))
+        {
+            let back = t.inverse();
+            for p in &mut frames[1].positions {
+                *p = Vec3::from_array(back.apply_point(p.to_array()));
+            }
+        }
+    }
     let (first, last) = (&frames[0].positions, &frames[1].positions);
     let seam = first.iter().zip(last).map(|(a, b)| (*a - *b).abs().max_element()).fold(0.0f32, f32::max);
     let bounds = PositionBounds::from_points(first.iter().chain(last).map(|p| p.to_array()))?;
@@ -590,7 +610,7 @@ fn plan_clips(rig: &Rig, options: &BakeOptions) -> Result<ClipPlan> {
                 seam_set = Some(VertexSet::from_rig(rig)?);
             }
             let set = seam_set.as_ref().ok_or_else(|| invalid_input(part(), "no vertex set"))?;
-            let (seam, quantum) = clip_seam(rig, set, ci, options.format)?;
+            let (seam, quantum) = clip_seam(rig, set, ci, options.format, options.root_motion)?;
             (seam <= quantum, LoopDecision::Seam { seam_mm: seam * 1e3, quantum_mm: quantum * 1e3 })
         };
         looping_report.push(ClipLooping { clip: clip.name.clone(), looping, decision });

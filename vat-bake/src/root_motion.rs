@@ -521,6 +521,26 @@ mod tests {
         assert!(report.failures.iter().any(|f| f.starts_with("root:")), "{:?}", report.failures);
     }
 
+    /// A source that does not say whether its travelling walk loops: by its seam it does once the
+    /// root motion is taken out, and does not otherwise (its last pose is 1.2 m from its first).
+    #[test]
+    fn a_travelling_loop_is_found_looping_by_its_in_place_seam() {
+        let mut rig = travelling();
+        for c in &mut rig.clips {
+            c.looping = None;
+        }
+        let options = |root_motion| BakeOptions {
+            clips: Some(vec!["walk".into()]),
+            lods: LodOptions::Count(1),
+            root_motion,
+            ..BakeOptions::default()
+        };
+        let with = prepare(&rig, &options(true)).unwrap();
+        assert_eq!(with.manifest().clips[0].mode, ClipMode::Looping, "{:?}", with.stats.clip_looping);
+        let without = prepare(&rig, &options(false)).unwrap();
+        assert_eq!(without.manifest().clips[0].mode, ClipMode::OneShot, "{:?}", without.stats.clip_looping);
+    }
+
     #[test]
     fn root_motion_is_refused_in_a_batch_and_on_an_animated_root() {
         let rig = crate::procgen::humanoid();
