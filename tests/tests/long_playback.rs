@@ -87,6 +87,7 @@ fn asset() -> CrowdAsset {
         lod_triangles: vec![2000, 800, 300, 100, 40],
         lod_distances: LodThresholds::new(&[10.0, 25.0, 50.0, 100.0]).unwrap(),
         attachment_triangles: 0,
+        root_motion: Vec::new(),
     }
 }
 

@@ -32,13 +32,24 @@ fn pinned() -> Vec<(&'static str, BakeOptions)> {
                 ..BakeOptions::default()
             },
         ),
+        (
+            "humanoid root motion, bones, 1 lod",
+            BakeOptions {
+                bones: true,
+                lods: LodOptions::Count(1),
+                clips: Some(vec!["walk".into(), "wave".into()]),
+                root_motion: true,
+                ..BakeOptions::default()
+            },
+        ),
     ]
 }
 
 /// `(length, FNV-1a)` of each pinned bake's `.vat` bytes, blessed from a release build.
-const BLESSED: [(&str, usize, u64); 2] = [
+const BLESSED: [(&str, usize, u64); 3] = [
     ("humanoid default", 6_981_216, 0x1851_eabd_afa8_d6de),
     ("humanoid f16 bones tangents, 2 lods", 4_889_696, 0x6d2b_d3a3_753b_1b09),
+    ("humanoid root motion, bones, 1 lod", 2_186_880, 0x1b6e_991d_a22a_c2c4),
 ];
 
 fn bake_in_pool(threads: usize, options: &BakeOptions) -> Vec<u8> {

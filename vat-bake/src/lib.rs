@@ -22,6 +22,7 @@
 //! | [`stride`] | stride extraction from planted feet |
 //! | [`verify`] | decoded bake vs fresh skinning, with error figures |
 //! | [`rigid`] | the rigid-body mode: node-animated pieces or [`procgen::shatter`] -> `.vat`, verified against the source transforms |
+//! | [`root_motion`] | `--root-motion`: root translation and yaw fitted to the baked vertices, frames baked in place |
 //!
 //! Errors at this crate's boundary are one enum, [`BakeError`].
 
@@ -37,6 +38,7 @@ pub mod prepare;
 pub mod procgen;
 pub mod rig;
 pub mod rigid;
+pub mod root_motion;
 pub mod sample;
 pub mod sequence;
 pub mod skin;

@@ -74,8 +74,9 @@ pub struct BakeOptions {
     /// Each baked clip loops or plays once by, in order: `--loop` / `--once`; the source's choice
     /// ([`AnimationClip::looping`], glTF `extras.vat_looping`); else its seam: it loops when its
     /// last pose returns to its first within the format's position bound (in the box of those two
-    /// poses), and is one-shot otherwise. A one-key clip is a one-frame pose. [`BakeStats::clip_looping`]
-    /// says which and why.
+    /// poses; with [`root_motion`](Self::root_motion), once the rigid ground-plane motion between
+    /// them is taken out), and is one-shot otherwise. A one-key clip is a one-frame pose.
+    /// [`BakeStats::clip_looping`] says which and why.
     pub looping: Vec<String>,
     /// `--once c`: these clips play once (stored `round(d * fps) + 1` frames, clamping at the end).
     pub one_shot: Vec<String>,
@@ -110,6 +111,13 @@ pub struct BakeOptions {
     /// default [`crate::textures::DEFAULT_MATERIAL_TEXTURE_SIZE`]): every image of an array is
     /// resampled to the largest power of two up to this that covers the array's largest image.
     pub material_texture_size: u32,
+    /// `--root-motion`: extract each clip's horizontal translation and yaw from the baked vertices
+    /// into a root-motion track ([`vat_core::container::Manifest::root_motion`]) and bake its
+    /// frames in place (see [`crate::root_motion`]); a looping clip that travels gets its stride
+    /// from the track (distance per cycle). Each clip's extraction is said in [`BakeStats::notes`].
+    /// Not in a batch ([`prepare_batch`]: the rigs' vertices differ, the shared node matrices
+    /// cannot be made in place for all of them).
+    pub root_motion: bool,
 }
 
 impl Default for BakeOptions {
@@ -130,6 +138,7 @@ impl Default for BakeOptions {
             normal_rounding: NormalRounding::Nearest,
             max_memory: DEFAULT_MAX_MEMORY,
             material_texture_size: crate::textures::DEFAULT_MATERIAL_TEXTURE_SIZE,
+            root_motion: false,
         }
     }
 }
@@ -510,10 +519,29 @@ pub struct ClipLooping {
 }
 
 /// Largest per-axis distance (metres) between the skinned first and last pose of `clip`, and the
-/// position bound of `format` in the box of those two poses (metres, largest axis).
-fn clip_seam(rig: &Rig, set: &VertexSet, clip: usize, format: VertexFormat) -> Result<(f64, f64)> {
+/// position bound of `format` in the box of those two poses (metres, largest axis). With
+/// `root_motion`, the last pose is first moved back by the rigid ground-plane motion between the
+/// two ([`crate::root_motion::fit_root_pose`]): the seam of the clip baked in place.
+fn clip_seam(
+    rig: &Rig,
+    set: &VertexSet,
+    clip: usize,
+    format: VertexFormat,
+    root_motion: bool,
+) -> Result<(f64, f64)> {
     let c = &rig.clips[clip];
-    let frames = skin::skin_clip_frames(rig, set, &[(clip, c.start), (clip, c.end)], false);
+    let mut frames = skin::skin_clip_frames(rig, set, &[(clip, c.start), (clip, c.end)], false);
+    if root_motion {
+        let arrays = |ps: &[Vec3]| ps.iter().map(|p| p.to_array()).collect::<Vec<_>>();
+        if let Some(t) =
+            crate::root_motion::fit_root_pose(&arrays(&frames[0].positions), &arrays(&frames[1].positions))
+        {
+            let back = t.inverse();
+            for p in &mut frames[1].positions {
+                *p = Vec3::from_array(back.apply_point(p.to_array()));
+            }
+        }
+    }
     let (first, last) = (&frames[0].positions, &frames[1].positions);
     let seam = first.iter().zip(last).map(|(a, b)| (*a - *b).abs().max_element()).fold(0.0f32, f32::max);
     let bounds = PositionBounds::from_points(first.iter().chain(last).map(|p| p.to_array()))?;
@@ -587,7 +615,7 @@ fn plan_clips(rig: &Rig, options: &BakeOptions) -> Result<ClipPlan> {
                 seam_set = Some(VertexSet::from_rig(rig)?);
             }
             let set = seam_set.as_ref().ok_or_else(|| invalid_input(part(), "no vertex set"))?;
-            let (seam, quantum) = clip_seam(rig, set, ci, options.format)?;
+            let (seam, quantum) = clip_seam(rig, set, ci, options.format, options.root_motion)?;
             (seam <= quantum, LoopDecision::Seam { seam_mm: seam * 1e3, quantum_mm: quantum * 1e3 })
         };
         looping_report.push(ClipLooping { clip: clip.name.clone(), looping, decision });
@@ -727,6 +755,12 @@ pub fn prepare_batch(rigs: &[Rig], options: &BakeOptions) -> Result<Vec<Prepared
         return Err(invalid_input("batch bake", "no rigs to bake"));
     };
     validate_options(options)?;
+    if options.root_motion {
+        return Err(invalid_option(
+            "--root-motion",
+            "a batch bake shares one set of node matrices between rigs; bake each rig with root motion on its own",
+        ));
+    }
     for rig in &rigs[1..] {
         check_same_skeleton_and_clips(first, rig)?;
     }
@@ -1201,7 +1235,7 @@ fn prepare_planned(
     let layout = VertexTextureLayout::new(n32, total_frames, options.max_texture_dim)?;
     // Skin the positions of every frame for the quantisation box (nothing stored), one clip at a
     // time for progress.
-    let (poses, bounds) = timed(&mut timings, "skin", || {
+    let (poses, bounds, root_tracks) = timed(&mut timings, "skin", || {
         let sampled: Vec<(skin::FramePose, Option<Vec<Mat4>>)> = samples
             .par_iter()
             .map(|&(clip, time)| {
@@ -1211,10 +1245,29 @@ fn prepare_planned(
                 (frame, keep_globals.then_some(globals))
             })
             .collect();
-        let (poses, globals): (Vec<skin::FramePose>, Vec<Option<Vec<Mat4>>>) = sampled.into_iter().unzip();
-        if keep_globals {
-            sampled_globals = Some(globals.into_iter().flatten().collect());
+        let (mut poses, globals): (Vec<skin::FramePose>, Vec<Option<Vec<Mat4>>>) =
+            sampled.into_iter().unzip();
+        let mut globals: Option<Vec<Vec<Mat4>>> =
+            keep_globals.then(|| globals.into_iter().flatten().collect());
+        // Root motion: fitted to each clip's skinned frames, then removed from them (in place).
+        let mut tracks = Vec::new();
+        if options.root_motion {
+            for (ci, (clip, &source)) in plan.row_map.clips().iter().zip(&plan.sources).enumerate() {
+                let frames = clip.first_frame as usize..clip.end_frame() as usize;
+                let g = globals.as_mut().map(|g| &mut g[frames.clone()]);
+                tracks.push(crate::root_motion::extract_clip(
+                    rig,
+                    &set,
+                    &skin_plan,
+                    ci as u32,
+                    clip,
+                    source,
+                    &mut poses[frames],
+                    g,
+                )?);
+            }
         }
+        sampled_globals = globals;
         let mut frame_bounds = Vec::with_capacity(poses.len());
         for clip in plan.row_map.clips() {
             let frames = clip.first_frame as usize..clip.end_frame() as usize;
@@ -1231,7 +1284,7 @@ fn prepare_planned(
             return Err(vat_core::Error::NotFinite { what: "point coordinate" }.into());
         }
         let bounds = PositionBounds::from_points([all.min.to_array(), all.max.to_array()])?;
-        Ok((poses, bounds))
+        Ok((poses, bounds, tracks))
     })?;
 
     // Skin again, a frame per task into reused buffers, and encode each frame straight into the
@@ -1481,6 +1534,19 @@ fn prepare_planned(
             manifest.material_textures = textures;
             manifest.material_variants = materials.variants.clone();
         }
+        // A looping clip that travels (more than 1 % of the body's width per cycle) strides by its
+        // track; one in place keeps its measured stride.
+        let width = vertex_animation_width(&manifest);
+        for track in &root_tracks {
+            if let Some(clip) = manifest.clips.get_mut(track.clip as usize) {
+                let travels = clip.mode == ClipMode::Looping && track.cycle.distance() > 0.01 * width;
+                if travels {
+                    clip.stride = track.cycle.distance();
+                }
+                notes.push(crate::root_motion::note(clip, track, travels));
+            }
+        }
+        manifest.root_motion = root_tracks;
         Ok(manifest)
     })?;
     notes.extend(texture_notes);
@@ -1534,6 +1600,11 @@ pub(crate) fn material_sections(
     let textures =
         (color.is_some() || data.is_some()).then_some(vat_core::container::MaterialTextures { color, data });
     (materials.materials.clone(), textures)
+}
+
+/// The larger horizontal (x or z) extent of the vertex animation's box, metres (0 without one).
+fn vertex_animation_width(manifest: &Manifest) -> f32 {
+    manifest.vertex_animation.as_ref().map_or(0.0, |va| va.bounds.extent[0].max(va.bounds.extent[2]))
 }
 
 /// Refuses a bake whose file the `.vat` reader would refuse under its default

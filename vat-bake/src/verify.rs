@@ -11,6 +11,12 @@
 //! - **Mid-frames** (reported, never failed). Halfway between frames `k` and `k + 1` the decoder
 //!   interpolates linearly; the fresh skin is taken at the time that interpolation weight stands for.
 //!   The difference is the interpolation error of the frame rate, not a defect of the encoding.
+//! - **Root motion** (a `--root-motion` bake, whose frames are in place): each fresh frame is first
+//!   moved by the inverse of its clip's [`vat_core::root_motion::RootMotionTrack`] pose (in f64),
+//!   so the decoded in-place frame plus the track must reproduce the source; the bounds grow by the
+//!   rounding of the bake's own in-place transform (`root_motion_margin_m`, micrometres). The
+//!   track itself, its per-cycle total included, is compared with a fresh extraction from the
+//!   source (the `"root"` path, within the format's position bound). A tampered track fails.
 //!
 //! The baked vertex order is recovered from the source: the bake renumbers [`VertexSet::from_rig`]'s
 //! vertices with [`crate::lods::locality_order`] (or keeps them), and the asset's rest-position stream
@@ -25,6 +31,7 @@ use vat_core::encoding;
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::{self, Interpolation};
 use vat_core::reference::{BoneAnimationView, VertexAnimationView, decode_bone_vertex, decode_object_frame};
+use vat_core::root_motion::RootPose;
 
 use crate::prepare::{PreparedBake, baked_vertex_set, frame_time};
 use crate::rig::Rig;
@@ -122,7 +129,8 @@ pub struct VerifyReport {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PathReport {
     /// `"vat"` (the vertex animation texture), `"bone"` (bone mode: the bone texture, joints and
-    /// weights) or `"capture"` (socket and capture tracks).
+    /// weights), `"capture"` (socket and capture tracks) or `"root"` (root-motion tracks against a
+    /// fresh extraction from the source).
     pub path: String,
     /// Largest per-axis position (or translation) error, mm.
     pub max_error_mm: f64,
@@ -544,7 +552,11 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
     let n = set.vertex_count();
     let format = view.format;
     let bound = encoding::position_error_bound(format, view.position_bits, &view.bounds);
-    let bound_m = bound.map(f64::from);
+    // Root motion: the fresh frames are moved into the bake's in-place space by the inverse of the
+    // track's pose (in f64), where the format's per-axis bound applies; the bake moved them by the
+    // same inverse, multiplied in f32 into every skinning matrix, which adds its own rounding.
+    let root_margin = root_motion_margin_m(manifest, &view.bounds);
+    let bound_m = bound.map(|b| f64::from(b) + root_margin);
     let tangent_texture = asset.tangent_texture().filter(|_| set.tangents.is_some());
     let bones = match (&manifest.bone_animation, asset.stream(StreamKind::RestPosition)) {
         (Some(_), Some(_)) => Some(BoneAnimationView::from_asset(asset)?),
@@ -576,8 +588,9 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
         bones,
         tangent_texture,
         bound_m,
-        normal_bound_rad: f64::from(encoding::normal_error_bound_degrees(format)).to_radians(),
-        tangent_bound_rad: tangent_error_bound_degrees().to_radians(),
+        normal_bound_rad: f64::from(encoding::normal_error_bound_degrees(format)).to_radians()
+            + root_margin_rad(root_margin),
+        tangent_bound_rad: tangent_error_bound_degrees().to_radians() + root_margin_rad(root_margin),
         vertex_count: n,
     };
     let reduced = !set.full_influences.is_empty();
@@ -622,6 +635,7 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
     let mut worst: Option<(f64, WorstSample)> = None;
     let mut reduction_max = 0.0f64;
     let mut clip_reports = Vec::with_capacity(manifest.clips.len());
+    let mut root_max = 0.0f64;
     let mut warnings = Vec::new();
     let source_clips = first_by_name(rig.clips.iter().map(|c| c.name.as_str()));
     for (ci, clip) in manifest.clips.iter().enumerate() {
@@ -631,6 +645,11 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
                 problem: format!("rig \"{}\" has no clip of that name", rig.name),
             })?;
         let source = &rig.clips[source_index];
+        let track = manifest.root_motion.iter().find(|t| t.clip == ci as u32);
+        if let Some(track) = track {
+            root_max =
+                root_max.max(track_error_m(rig, &set, ci as u32, clip, source_index, track, &view.bounds)?);
+        }
         let frames = clip.frame_count as usize;
         let offsets: Vec<f32> = (0..clip.frame_count)
             .map(|k| {
@@ -651,8 +670,19 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
             let ks = block..(block + FRAME_BLOCK).min(frames);
             let samples: Vec<(usize, f32)> =
                 ks.clone().map(|k| (source_index, frame_time(source, clip, k as u32))).collect();
-            let ((positions, normals, tangents), other) =
+            let ((mut positions, mut normals, mut tangents), mut other) =
                 skin_baked_block(&samples, tangent_texture.is_some())?;
+            if let Some(track) = track {
+                for f in 0..samples.len() {
+                    let pose = track.frames.get(ks.start + f).copied().unwrap_or(RootPose::IDENTITY);
+                    let r = f * n..(f + 1) * n;
+                    let t = tangents.as_mut().map(|t| &mut t[r.clone()]);
+                    to_in_place(&pose, &mut positions[r.clone()], &mut normals[r.clone()], t);
+                    if let Some(o) = other.as_mut() {
+                        to_in_place(&pose, &mut o[r], &mut [], None);
+                    }
+                }
+            }
             if let Some(other) = other {
                 // What the reduction to 8 influences costs, on the vertices it touched.
                 for f in 0..samples.len() {
@@ -715,7 +745,11 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
         // joins when it wraps from the last frame back to the first).
         let looping = clip.mode == ClipMode::Looping;
         let seam = if looping && source.duration() > 0.0 {
-            let (end, _, _) = skin_block(&[(source_index, source.end)], false, full_reference)?;
+            let (mut end, mut end_normals, _) =
+                skin_block(&[(source_index, source.end)], false, full_reference)?;
+            if let Some(track) = track {
+                to_in_place(&track.cycle, &mut end, &mut end_normals, None);
+            }
             let start = first_frame.as_deref().unwrap_or(&[]);
             Some(max_axis_distance(start, &end))
         } else if looping {
@@ -765,7 +799,15 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
         }
         for block in (0..mid_offsets.len()).step_by(FRAME_BLOCK) {
             let ks = block..(block + FRAME_BLOCK).min(mid_offsets.len());
-            let (positions, normals, _) = skin_block(&mid_samples_t[ks.clone()], false, full_reference)?;
+            let (mut positions, mut normals, _) =
+                skin_block(&mid_samples_t[ks.clone()], false, full_reference)?;
+            if let Some(track) = track {
+                for f in 0..ks.len() {
+                    let pose = track.pose_in_cycle(clip, f64::from(mid_offsets[ks.start + f]));
+                    let r = f * n..(f + 1) * n;
+                    to_in_place(&pose, &mut positions[r.clone()], &mut normals[r], None);
+                }
+            }
             let per_mid: Vec<FrameErrors> = (0..ks.len())
                 .into_par_iter()
                 .map(|f| {
@@ -847,6 +889,23 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
             ));
         }
     }
+    if !manifest.root_motion.is_empty() {
+        // False for a NaN error too.
+        let passed = root_max <= quantum_mm / mm;
+        paths.push(PathReport {
+            path: "root".into(),
+            max_error_mm: root_max * mm,
+            bound_mm: quantum_mm,
+            passed,
+        });
+        if !passed {
+            failures.push(format!(
+                "root: the root-motion tracks differ from a fresh extraction from the source by up to {:.4} mm \
+                 (yaw counted at the body's horizontal reach), bound {quantum_mm:.4} mm",
+                root_max * mm
+            ));
+        }
+    }
     if let Some((error, bound)) = captures {
         let passed = error <= bound;
         paths.push(PathReport {
@@ -921,10 +980,14 @@ fn verify_captures(asset: &Asset<'_>, rig: &Rig) -> Result<Option<(f64, f64)>> {
     }
     let mut samples = Vec::new();
     let source_clips = first_by_name(rig.clips.iter().map(|c| c.name.as_str()));
-    for clip in &manifest.clips {
+    let mut in_place = Vec::new();
+    for (ci, clip) in manifest.clips.iter().enumerate() {
         let Some(&source) = source_clips.get(clip.name.as_str()) else { continue };
+        let track = manifest.root_motion.iter().find(|t| t.clip == ci as u32);
         for k in 0..clip.frame_count {
             samples.push((source, frame_time(&rig.clips[source], clip, k)));
+            let pose = track.and_then(|t| t.frames.get(k as usize)).copied().unwrap_or(RootPose::IDENTITY);
+            in_place.push(pose);
         }
     }
     let per_frame: Vec<(f64, f64)> = samples
@@ -942,6 +1005,7 @@ fn verify_captures(asset: &Asset<'_>, rig: &Rig) -> Result<Option<(f64, f64)>> {
                     bytes.get(o..o + 4).map_or(f32::NAN, |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 };
                 let fresh = globals.get(node).copied().unwrap_or(glam::Mat4::IDENTITY).to_cols_array();
+                let fresh = in_place.get(f).map_or(fresh, |pose| affine_in_place(pose, fresh));
                 // Column-major 3x4: the axes (linear part) and the translation.
                 for col in 0..4 {
                     for r in 0..3 {
@@ -959,6 +1023,132 @@ fn verify_captures(asset: &Asset<'_>, rig: &Rig) -> Result<Option<(f64, f64)>> {
     let error = per_frame.iter().map(|e| e.0).fold(0.0, f64::max);
     let scale = per_frame.iter().map(|e| e.1).fold(1.0, f64::max);
     Ok(Some((error, 16.0 * 2f64.powi(-24) * scale)))
+}
+
+/// The extra per-axis bound, metres, of a bake with root motion (0 without): the bake multiplied
+/// each frame's in-place transform `T_k^-1` into its skinning matrices in f32, each product element
+/// a sum of 3 rounded products of terms bounded by the matrix entries (4 roundings, `u = 2^-24`
+/// relative), and the skinned result of such a matrix rounds like the source's; verification
+/// applies `T_k^-1` in f64. With `M` the largest coordinate of the in-place box and `D` the largest
+/// translation of any track, a skinned position moves by at most `8 u (M + D)` between the two.
+fn root_motion_margin_m(manifest: &vat_core::container::Manifest, bounds: &encoding::PositionBounds) -> f64 {
+    if manifest.root_motion.is_empty() {
+        return 0.0;
+    }
+    let u = 2f64.powi(-24);
+    let m = (0..3)
+        .map(|a| {
+            f64::from(bounds.min[a]).abs().max((f64::from(bounds.min[a]) + f64::from(bounds.extent[a])).abs())
+        })
+        .fold(0.0f64, f64::max);
+    let d = manifest
+        .root_motion
+        .iter()
+        .flat_map(|t| t.frames.iter().chain(std::iter::once(&t.cycle)))
+        .fold(0.0f64, |a, p| a.max(f64::from(p.x.abs())).max(f64::from(p.z.abs())));
+    8.0 * u * (m + d)
+}
+
+/// The normal (and tangent) share of [`root_motion_margin_m`], radians: the same relative
+/// rounding turns a unit vector by at most `8 u` (0 without root motion).
+fn root_margin_rad(margin_m: f64) -> f64 {
+    if margin_m > 0.0 { 8.0 * 2f64.powi(-24) } else { 0.0 }
+}
+
+/// A column-major affine (16 `f32`, as [`glam::Mat4::to_cols_array`]) with `T^-1` of `pose`
+/// applied in f64 (rounded once): the axes turned by `R_y(-yaw)`, the translation moved then turned.
+fn affine_in_place(pose: &RootPose, cols: [f32; 16]) -> [f32; 16] {
+    let mut out = cols;
+    let mut axes = [[0.0f32; 3]; 3];
+    for (col, axis) in axes.iter_mut().enumerate() {
+        *axis = [cols[col * 4], cols[col * 4 + 1], cols[col * 4 + 2]];
+    }
+    let mut origin = [[cols[12], cols[13], cols[14]]];
+    to_in_place(pose, &mut origin, &mut axes, None);
+    for (col, axis) in axes.iter().enumerate() {
+        out[col * 4..col * 4 + 3].copy_from_slice(axis);
+    }
+    out[12..15].copy_from_slice(&origin[0]);
+    out
+}
+
+/// Moves one fresh frame into the bake's in-place space: `T^-1` applied (in f64, rounded once)
+/// to every position, and its rotation to every normal and tangent direction (`normals` may be
+/// empty: only positions are moved then).
+fn to_in_place(
+    pose: &RootPose,
+    positions: &mut [[f32; 3]],
+    normals: &mut [[f32; 3]],
+    tangents: Option<&mut [[f32; 4]]>,
+) {
+    if *pose == RootPose::IDENTITY {
+        return;
+    }
+    let (s, c) = (-f64::from(pose.yaw)).sin_cos();
+    let turn = |v: [f64; 3]| [c * v[0] + s * v[2], v[1], c * v[2] - s * v[0]];
+    let (x, z) = (f64::from(pose.x), f64::from(pose.z));
+    for p in positions.iter_mut() {
+        let r = turn([f64::from(p[0]) - x, f64::from(p[1]), f64::from(p[2]) - z]);
+        *p = r.map(|v| v as f32);
+    }
+    for nrm in normals.iter_mut() {
+        *nrm = turn(nrm.map(f64::from)).map(|v| v as f32);
+    }
+    for t in tangents.into_iter().flatten() {
+        let r = turn([f64::from(t[0]), f64::from(t[1]), f64::from(t[2])]);
+        *t = [r[0] as f32, r[1] as f32, r[2] as f32, t[3]];
+    }
+}
+
+/// How far the stored root-motion `track` of baked clip `clip` (index `ci`, from rig clip
+/// `source`) is from the track a fresh extraction from the source gives (the bake's own fit,
+/// [`crate::root_motion`], of freshly skinned frames), metres: the largest `|Δx|`, `|Δz|` and
+/// `|Δyaw| * reach` over every frame and the cycle, `reach` the largest horizontal coordinate of
+/// the in-place box (how far a yaw error moves a vertex). Every stored frame's pose is also checked
+/// through the frames themselves; this catches a wrong cycle (which only the crowd uses) too.
+fn track_error_m(
+    rig: &Rig,
+    set: &VertexSet,
+    ci: u32,
+    clip: &Clip,
+    source: usize,
+    track: &vat_core::root_motion::RootMotionTrack,
+    bounds: &encoding::PositionBounds,
+) -> Result<f64> {
+    let src = &rig.clips[source];
+    let poses: Vec<skin::FramePose> = (0..clip.frame_count)
+        .into_par_iter()
+        .map(|k| {
+            let pose = crate::sample::sample_pose(rig, src, frame_time(src, clip, k));
+            let globals = crate::sample::global_matrices(rig, &pose);
+            skin::FramePose::new(rig, set, pose, &globals)
+        })
+        .collect();
+    let plan = skin::SkinPlan::new(set);
+    let fresh = crate::root_motion::fit_track(rig, set, &plan, ci, clip, source, &poses)?;
+    if fresh.frames.len() != track.frames.len() {
+        return Ok(f64::INFINITY);
+    }
+    let reach = [0, 2]
+        .iter()
+        .map(|&a| {
+            f64::from(bounds.min[a]).abs().max((f64::from(bounds.min[a]) + f64::from(bounds.extent[a])).abs())
+        })
+        .fold(0.0f64, f64::max);
+    let mut err = 0.0f64;
+    for (a, b) in fresh
+        .frames
+        .iter()
+        .chain(std::iter::once(&fresh.cycle))
+        .zip(track.frames.iter().chain(std::iter::once(&track.cycle)))
+    {
+        let d = (f64::from(a.x) - f64::from(b.x))
+            .abs()
+            .max((f64::from(a.z) - f64::from(b.z)).abs())
+            .max((f64::from(a.yaw) - f64::from(b.yaw)).abs() * reach);
+        err = if d.is_nan() { f64::INFINITY } else { err.max(d) };
+    }
+    Ok(err)
 }
 
 /// Sums per-frame figures in frame order (deterministic whatever the thread count).

@@ -147,6 +147,11 @@ pub(crate) struct BakeArgs {
     /// bake prints its real peak.
     #[arg(long, value_parser = parse_bytes, default_value = "2G")]
     max_memory: u64,
+    /// Extract each clip's root motion (horizontal translation and yaw, fitted to the vertices)
+    /// into a track and bake the frames in place; a travelling loop's stride comes from its track.
+    /// The crowd moves instances by it (`Crowd::set_root_motion`). Not for the rigid mode.
+    #[arg(long)]
+    root_motion: bool,
 }
 
 /// `vat verify` arguments.
@@ -386,6 +391,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
             ("--capture", args.capture.is_some()),
             ("--skin", args.skin.is_some()),
             ("--accept-influence-loss", args.accept_influence_loss),
+            ("--root-motion", args.root_motion),
         ];
         if let Some((flag, _)) = soft_only.iter().find(|(_, given)| *given) {
             bail!("{flag} does not apply to the rigid mode (one piece texel per piece per frame at --fps)");
@@ -430,6 +436,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         normal_rounding: if args.precise_normals { NormalRounding::Precise } else { NormalRounding::Nearest },
         max_memory: args.max_memory,
         material_texture_size: args.material_texture_size,
+        root_motion: args.root_motion,
         ..BakeOptions::default()
     };
     let mut bar = ProgressLine { enabled: std::io::stderr().is_terminal() };

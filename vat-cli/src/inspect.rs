@@ -24,13 +24,27 @@ pub(crate) fn run(path: &Path, as_json: bool, max_memory: u64) -> Result<()> {
 
 /// The summary as JSON. Fixed keys (a scripting interface): `clips` (array), `lods` (array),
 /// `bytes_per_vertex_frame` (number), `mode` (`"soft"` or `"rigid"`), `rigid` (null, or the pieces,
-/// bytes per piece per frame, pivot box and bounds); more are present.
+/// bytes per piece per frame, pivot box and bounds), and per clip `root_motion` (null, or its
+/// track: `cycle` with `x_m`, `z_m`, `yaw_rad`, `distance_m`, and `frames`, one `[x_m, z_m,
+/// yaw_rad]` per stored frame relative to the clip's first); more are present.
 pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
     let m: &Manifest = asset.manifest();
     let clips: Vec<Value> = m
         .clips
         .iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(i, c)| {
+            let root_motion = m.root_motion.iter().find(|t| t.clip == i as u32).map_or(Value::Null, |t| {
+                json!({
+                    "cycle": {
+                        "x_m": t.cycle.x,
+                        "z_m": t.cycle.z,
+                        "yaw_rad": t.cycle.yaw,
+                        "distance_m": t.cycle.distance(),
+                    },
+                    "frames": t.frames.iter().map(|p| [p.x, p.z, p.yaw]).collect::<Vec<_>>(),
+                })
+            });
             json!({
                 "name": c.name,
                 "first_frame": c.first_frame,
@@ -39,6 +53,7 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
                 "duration_s": c.duration,
                 "looping": c.is_looping(),
                 "stride_m": c.stride,
+                "root_motion": root_motion,
             })
         })
         .collect();
@@ -304,6 +319,25 @@ fn print_human(path: &Path, s: &Value) {
             if c["looping"].as_bool().unwrap_or(false) { "looping" } else { "one-shot" },
             c["stride_m"].as_f64().unwrap_or(0.0)
         );
+        let rm = &c["root_motion"];
+        if !rm.is_null() {
+            let cycle = &rm["cycle"];
+            let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+            let poses = rm["frames"].as_array().map_or(0, Vec::len);
+            let mid = &rm["frames"][poses / 2];
+            println!(
+                "      root motion: {:.3} m and {:.2} deg of yaw {} (x {:.3} m, z {:.3} m); {poses} poses, \
+                 mid-clip x {:.3} m, z {:.3} m, yaw {:.2} deg",
+                f(&cycle["distance_m"]),
+                f(&cycle["yaw_rad"]).to_degrees(),
+                if c["looping"].as_bool().unwrap_or(false) { "per cycle" } else { "start to end" },
+                f(&cycle["x_m"]),
+                f(&cycle["z_m"]),
+                f(&mid[0]),
+                f(&mid[1]),
+                f(&mid[2]).to_degrees()
+            );
+        }
     }
     let tris: Vec<String> =
         s["lods"].as_array().into_iter().flatten().map(|l| l["triangles"].to_string()).collect();

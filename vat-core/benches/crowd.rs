@@ -52,6 +52,7 @@ fn asset() -> CrowdAsset {
         lod_triangles: vec![4592, 1750, 484, 140, 44],
         lod_distances,
         attachment_triangles: 96,
+        root_motion: Vec::new(),
     }
 }
 

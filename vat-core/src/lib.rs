@@ -50,6 +50,7 @@ pub mod playback;
 pub mod reference;
 pub mod render;
 pub mod rigid;
+pub mod root_motion;
 pub mod scene;
 
 pub use error::{Error, Result};

@@ -6,6 +6,7 @@ use super::material::{Material, MaterialTextures, MaterialVariant};
 use crate::clip::Clip;
 use crate::encoding::{PositionBounds, TexelFormat, VertexFormat};
 use crate::layout::{BoneTextureLayout, MorphTextureLayout, MorphWeightsLayout, VertexTextureLayout};
+pub use crate::root_motion::RootMotionTrack;
 
 /// Index of a blob in [`Manifest::blobs`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -77,6 +78,11 @@ pub struct Manifest {
     /// Material variants (a format version 4 section; at most 255): per-instance alternative
     /// materials, see [`MaterialVariant`].
     pub material_variants: Vec<MaterialVariant>,
+    /// Root motion per clip ([`RootMotionTrack`]), extracted at bake from the vertices: the clips
+    /// listed are stored in place. A format version 5 section, the manifest's last field (after the version 4 materials): older
+    /// files never have it (their encoding is that of version 5 without this trailing empty list,
+    /// one zero byte; see [`Manifest::format_version`]). Soft mode only.
+    pub root_motion: Vec<RootMotionTrack>,
 }
 
 /// Which VAT mode an asset was baked in: which layout, bound, CPU reference and shader path it uses.
@@ -122,6 +128,7 @@ impl Manifest {
             materials: Vec::new(),
             material_textures: None,
             material_variants: Vec::new(),
+            root_motion: Vec::new(),
         }
     }
 
@@ -147,9 +154,12 @@ impl Manifest {
     /// without the version 2 section stay readable by version 1 readers, byte for byte what they
     /// were before version 2 existed.
     /// [`super::FORMAT_VERSION_RIGID`] (3) with a rigid animation.
-    /// [`super::FORMAT_VERSION_MATERIALS`] (4) with materials or material textures.
+    /// [`super::FORMAT_VERSION_MATERIALS`] (4) with materials, material textures or variants;
+    /// [`super::FORMAT_VERSION_ROOT_MOTION`] (5) with root motion.
     pub fn format_version(&self) -> u32 {
-        if !self.materials.is_empty()
+        if !self.root_motion.is_empty() {
+            super::FORMAT_VERSION_ROOT_MOTION
+        } else if !self.materials.is_empty()
             || self.material_textures.is_some()
             || !self.material_variants.is_empty()
         {

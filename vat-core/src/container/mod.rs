@@ -1,7 +1,7 @@
 //! The `.vat` container: one file holding a baked asset, written by [`ContainerWriter`] and read back,
 //! validated and zero-copy, by [`Asset`].
 //!
-//! # Byte layout (format versions 1 to 4)
+//! # Byte layout (format versions 1 to 5)
 //!
 //! All integers are little-endian. Offsets are from the start of the file.
 //!
@@ -9,7 +9,7 @@
 //!  offset  size  field
 //!       0     4  magic b"VAT\0"
 //!       4     4  format version, u32 (1; 2 with a morph animation; 3 with a rigid animation;
-//!                4 with materials)
+//!                4 with materials; 5 with root motion)
 //!       8     4  manifest length M in bytes, u32
 //!      12     4  CRC-32 (IEEE, as crc32fast computes it) of the M manifest bytes, u32
 //!      16     M  manifest, postcard-encoded `Manifest`
@@ -23,11 +23,12 @@
 //! describes the file, so a file without a morph layer is byte for byte a version 1 file; the reader
 //! accepts both and refuses a morph section in a version 1 file.
 //!
-//! Version 3 adds the rigid-body mode, [`Manifest::rigid_animation`], and version 4 the materials
-//! ([`Manifest::materials`], [`Manifest::material_textures`]), the manifest's last fields. Older
-//! versions end the manifest before them; the reader decodes them as if they were empty and the
-//! writer leaves them out of every file that has none, so older files and files without these
-//! sections keep their bytes.
+//! Version 3 adds the rigid-body mode, [`Manifest::rigid_animation`]; version 4 the materials
+//! ([`Manifest::materials`], [`Manifest::material_textures`], [`Manifest::material_variants`]);
+//! version 5 root motion ([`Manifest::root_motion`]); these are the manifest's last fields, in that
+//! order. Older versions end the manifest before the fields they cannot hold; the reader decodes
+//! them as if they were empty and the writer leaves them out of every file that has none, so older
+//! files and files without these sections keep their bytes.
 //!
 //! The file ends exactly where its last blob ends (with no blobs: where the manifest ends); any byte
 //! after that is an error. Each blob's offset, length and CRC-32 are listed in [`Manifest::blobs`]; the
@@ -60,7 +61,8 @@ mod tests;
 
 pub use manifest::{
     Attachment, BlobEntry, BlobId, Bone, BoneAnimation, CaptureTrack, ElementFormat, Lod, Manifest,
-    MorphAnimation, RigidAnimation, Socket, StreamKind, VatMode, VertexAnimation, VertexStream,
+    MorphAnimation, RigidAnimation, RootMotionTrack, Socket, StreamKind, VatMode, VertexAnimation,
+    VertexStream,
 };
 pub use material::{
     AlphaMode, MAX_MATERIALS, MAX_TEXTURE_LAYERS, Material, MaterialTextures, MaterialVariant, TextureArray,
@@ -72,9 +74,9 @@ pub use writer::{ContainerWriter, PendingFile, container_bytes, write_container,
 /// The first four bytes of every `.vat` file.
 pub const MAGIC: [u8; 4] = *b"VAT\0";
 
-/// The newest format version this build writes and reads (4). A file is written with the oldest
+/// The newest format version this build writes and reads (5). A file is written with the oldest
 /// version that can describe it ([`Manifest::format_version`]).
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// The oldest format version this build reads (1): every manifest section but
 /// [`Manifest::morph_animation`].
@@ -88,6 +90,12 @@ pub const FORMAT_VERSION_MORPH: u32 = 2;
 /// manifest's last field: a version 1 or 2 manifest is the version 3 encoding without that trailing
 /// `None` (one zero byte in postcard), which the reader supplies and the writer leaves out.
 pub const FORMAT_VERSION_RIGID: u32 = 3;
+
+/// The format version that added [`Manifest::root_motion`] (root motion tracks), the manifest's
+/// last field (after the version 4 materials): a manifest of an older version is the version 5
+/// encoding without that trailing empty list (one zero byte in postcard), which the reader
+/// supplies and the writer leaves out.
+pub const FORMAT_VERSION_ROOT_MOTION: u32 = 5;
 
 /// The format version that added [`Manifest::materials`], [`Manifest::material_textures`] and
 /// [`Manifest::material_variants`], the three fields after [`Manifest::rigid_animation`]: older
@@ -104,6 +112,9 @@ pub(crate) fn omitted_trailing_bytes(version: u32) -> usize {
     }
     if version < FORMAT_VERSION_MATERIALS {
         omitted += 3;
+    }
+    if version < FORMAT_VERSION_ROOT_MOTION {
+        omitted += 1;
     }
     omitted
 }

@@ -451,7 +451,7 @@ fn corruption_cases() -> Vec<(String, Vec<u8>, Check)> {
     case!("flipped magic", b, Error::BadMagic { found: [b'W', b'A', b'T', 0] });
     let mut b = good.clone();
     b[4..8].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
-    case!("future version", b, Error::UnsupportedVersion { found: 5, supported: FORMAT_VERSION });
+    case!("future version", b, Error::UnsupportedVersion { found: 6, supported: FORMAT_VERSION });
     let mut b = good.clone();
     b[4..8].copy_from_slice(&0u32.to_le_bytes());
     case!("version 0", b, Error::UnsupportedVersion { found: 0, supported: FORMAT_VERSION });
@@ -968,8 +968,8 @@ fn rigid_asset_round_trips_as_version_3_and_records_its_mode() {
     // Soft files keep their version and mode.
     assert_eq!(parsed_manifest(&minimal().write().unwrap()).mode(), VatMode::Soft);
     // The newest encoding of a soft manifest is the older one plus the empty trailing slots (the
-    // rigid slot's `None`, the materials' empty list and `None`): the same manifest labelled with
-    // the newest version and those bytes appended reads back equal.
+    // rigid slot's `None`, the materials' empty lists and `None`, the empty root-motion list): the
+    // same manifest labelled with the newest version and those bytes appended reads back equal.
     let v1 = minimal().write().unwrap();
     let m = parsed_manifest(&v1);
     let relabelled = with_manifest(&v1, &m);
@@ -1326,4 +1326,116 @@ fn hostile_materials_give_typed_errors() {
         }
         assert!(fx.write().is_err(), "{name}: the writer wrote it");
     }
+}
+
+/// [`minimal`] with root motion on both clips: idle (looping, 6 frames) turns and drifts, wave
+/// (one-shot, 4 frames) steps forward.
+fn with_root_motion() -> Fixture {
+    use crate::root_motion::RootPose;
+    let mut fx = minimal();
+    let idle =
+        (0..6).map(|k| RootPose { x: 0.01 * k as f32, z: 0.2 * k as f32, yaw: 0.05 * k as f32 }).collect();
+    let wave: Vec<RootPose> = (0..4).map(|k| RootPose { x: 0.0, z: 0.1 * k as f32, yaw: 0.0 }).collect();
+    let wave_end = wave[3];
+    fx.manifest.root_motion = vec![
+        RootMotionTrack { clip: 0, frames: idle, cycle: RootPose { x: 0.06, z: 1.2, yaw: 0.3 } },
+        RootMotionTrack { clip: 1, frames: wave, cycle: wave_end },
+    ];
+    fx
+}
+
+#[test]
+fn root_motion_round_trips_as_version_5_and_older_files_read_without_it() {
+    let fx = with_root_motion();
+    let bytes = fx.write().unwrap();
+    assert_eq!(u32::from_le_bytes(bytes[4..8].try_into().unwrap()), FORMAT_VERSION_ROOT_MOTION);
+    let asset = Asset::parse(&bytes).unwrap();
+    assert_eq!(asset.manifest(), &Manifest { blobs: asset.manifest().blobs.clone(), ..fx.manifest.clone() });
+    // Without root motion the file is what it was before version 5 (version 1 here).
+    let plain = minimal().write().unwrap();
+    assert_eq!(u32::from_le_bytes(plain[4..8].try_into().unwrap()), MIN_FORMAT_VERSION);
+    assert!(parsed_manifest(&plain).root_motion.is_empty());
+    // Labelled 3, a version 5 manifest gets an empty list appended and its real list is read as
+    // trailing bytes: refused, never read as root motion of an older file.
+    let mut b = bytes.clone();
+    b[4..8].copy_from_slice(&FORMAT_VERSION_RIGID.to_le_bytes());
+    assert!(matches!(Asset::parse(&b), Err(Error::ManifestDecode { .. })), "{:?}", Asset::parse(&b).err());
+    // A version 5 label on an older manifest (cut before the list) is refused too.
+    let mut b = plain.clone();
+    b[4..8].copy_from_slice(&FORMAT_VERSION_ROOT_MOTION.to_le_bytes());
+    assert!(matches!(Asset::parse(&b), Err(Error::ManifestDecode { .. })));
+}
+
+#[test]
+fn hostile_root_motion_gives_typed_errors() {
+    use crate::root_motion::{ROOT_MOTION_LIMIT, RootPose};
+    type Edit = fn(&mut Fixture);
+    let cases: Vec<(&str, Edit, Check)> = vec![
+        (
+            "clip out of range",
+            |fx| fx.manifest.root_motion[1].clip = 2,
+            |e| matches!(e, Error::IndexOutOfRange { what: "root motion clip", index: 2, count: 2 }),
+        ),
+        (
+            "two tracks for one clip",
+            |fx| fx.manifest.root_motion[1].clip = 0,
+            |e| matches!(e, Error::DuplicateName { what: "root motion track for clip", .. }),
+        ),
+        (
+            "a pose short",
+            |fx| {
+                fx.manifest.root_motion[0].frames.pop();
+            },
+            |e| matches!(e, Error::ManifestMismatch { expected: 6, actual: 5, .. }),
+        ),
+        (
+            "a pose too many",
+            |fx| fx.manifest.root_motion[1].frames.push(RootPose::IDENTITY),
+            |e| matches!(e, Error::ManifestMismatch { expected: 4, actual: 5, .. }),
+        ),
+        (
+            "NaN pose",
+            |fx| fx.manifest.root_motion[0].frames[3].yaw = f32::NAN,
+            |e| matches!(e, Error::NotFinite { what: "root motion pose" }),
+        ),
+        (
+            "infinite cycle",
+            |fx| fx.manifest.root_motion[0].cycle.x = f32::INFINITY,
+            |e| matches!(e, Error::NotFinite { what: "root motion pose" }),
+        ),
+        (
+            "pose past the limit",
+            |fx| fx.manifest.root_motion[0].frames[2].z = 2.0 * ROOT_MOTION_LIMIT,
+            |e| matches!(e, Error::OutOfRange { what: "root motion pose", .. }),
+        ),
+        (
+            "first pose not the identity",
+            |fx| fx.manifest.root_motion[0].frames[0].x = 0.5,
+            |e| matches!(e, Error::OutOfRange { what: "root motion first pose", .. }),
+        ),
+        (
+            "one-shot cycle not its last frame",
+            |fx| fx.manifest.root_motion[1].cycle.z = 9.0,
+            |e| matches!(e, Error::OutOfRange { what: "root motion cycle of a one-shot clip", .. }),
+        ),
+        (
+            "root motion without a vertex animation",
+            |fx| fx.manifest.vertex_animation = None,
+            |e| matches!(e, Error::OutOfRange { what: "root motion", .. }),
+        ),
+    ];
+    for (name, edit, check) in cases {
+        let mut fx = with_root_motion();
+        edit(&mut fx);
+        let err = Asset::parse(&fx.bytes()).err();
+        assert!(err.as_ref().is_some_and(check), "{name}: {err:?}");
+        // The writer refuses what the reader refuses.
+        assert!(fx.write().is_err(), "{name}");
+    }
+    // Rigid assets refuse root motion too.
+    let mut fx = rigid();
+    fx.manifest.root_motion =
+        vec![RootMotionTrack { clip: 0, frames: vec![RootPose::IDENTITY], cycle: RootPose::IDENTITY }];
+    let err = Asset::parse(&fx.bytes()).err();
+    assert!(matches!(err, Some(Error::OutOfRange { what: "root motion", .. })), "{err:?}");
 }

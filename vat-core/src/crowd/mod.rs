@@ -32,6 +32,13 @@
 //! An instance is checked only when its next event may be due (a min-heap of each one's next marked
 //! frame or completion, computed from its record), so the cost follows the events, not the crowd.
 //!
+//! # Root motion
+//! [`Crowd::set_root_motion`] lets an instance move by its clips' own motion: the
+//! [`crate::root_motion::RootMotionTrack`]s a `--root-motion` bake extracted (the frames are in
+//! place, so the instance transform carries the motion). [`Crowd::advance`] computes each move
+//! from the same analytic phase the shader shows, wraps and play modes included, blending the two
+//! clips' moves by the fade weight during a cross-fade, and marks the moved records dirty.
+//!
 //! # Grid, list and culling
 //! Instances are bucketed into the square cells of a [`ChunkGrid`] on the XZ plane. The world extent
 //! is not known up front: at [`Crowd::prepare_frame`] the grid is (re)built to cover every instance
@@ -67,6 +74,7 @@ mod events;
 mod frame;
 mod frustum;
 mod pick;
+mod root;
 mod spatial;
 #[cfg(test)]
 mod tests;
@@ -103,6 +111,10 @@ pub struct CrowdAsset {
     /// Triangles of all socket attachments together, drawn per instance with the accessory bit; 0 if
     /// the asset has none (then no attachment batches are produced).
     pub attachment_triangles: u32,
+    /// Root motion of the clips that have it ([`crate::container::Manifest::root_motion`], at most
+    /// one track per clip; a track of a clip index past `clips` is ignored): what
+    /// [`Crowd::set_root_motion`] moves instances by. Empty for an asset without root motion.
+    pub root_motion: Vec<crate::root_motion::RootMotionTrack>,
 }
 
 impl CrowdAsset {
@@ -155,6 +167,7 @@ impl CrowdAsset {
             lod_triangles: m.lods.iter().map(|l| l.triangle_count).collect(),
             lod_distances,
             attachment_triangles,
+            root_motion: m.root_motion.clone(),
         })
     }
 
@@ -449,6 +462,8 @@ const FLAG_MOVER: u8 = 1;
 const FLAG_FADING: u8 = 2;
 /// Per-instance flag: has a play in `queued`.
 const FLAG_QUEUED: u8 = 8;
+/// Per-instance flag: moves by root motion (listed in `root_movers`).
+const FLAG_ROOT_MOTION: u8 = 16;
 
 /// A crowd of instances of one asset. See the [module documentation](self).
 #[derive(Debug, Clone)]
@@ -487,11 +502,21 @@ pub struct Crowd {
     far: FarPool,
     capacity: BatchCapacity,
     ranges: Vec<(u32, u32)>,
+    /// Instances with root motion on ([`Crowd::set_root_motion`]), each once.
+    root_movers: Vec<u32>,
+    /// Index into `asset.root_motion` of each clip's track.
+    root_by_clip: Vec<Option<u32>>,
 }
 
 impl Crowd {
     /// An empty crowd of `asset` with `config`; its clock starts at 0.
     pub fn new(asset: CrowdAsset, config: CrowdConfig) -> Self {
+        let mut root_by_clip = vec![None; asset.clips.len()];
+        for (k, track) in asset.root_motion.iter().enumerate() {
+            if let Some(slot) = root_by_clip.get_mut(track.clip as usize) {
+                slot.get_or_insert(k as u32);
+            }
+        }
         Self {
             id: CrowdId::next(),
             shape: Shape::new(&asset.bounds),
@@ -516,6 +541,8 @@ impl Crowd {
             far: FarPool::default(),
             capacity: BatchCapacity::default(),
             ranges: Vec::new(),
+            root_movers: Vec::new(),
+            root_by_clip,
         }
     }
 
@@ -838,13 +865,17 @@ impl Crowd {
     /// shader time reaches [`playback::REBASE_AFTER_SECONDS`], re-bases the epoch: every record's
     /// phase offsets and fade start are shifted (the phase the shader computes is unchanged up to
     /// f32 rounding) and every record is marked dirty (one full upload). Then folds every fade whose
-    /// weight has reached 1 into slot A and marks those records dirty.
+    /// weight has reached 1 into slot A and marks those records dirty. Instances with root motion
+    /// on ([`set_root_motion`](Self::set_root_motion)) are moved by their clips' motion over the
+    /// step first.
     pub fn advance(&mut self, dt_seconds: f64) {
         let dt = if dt_seconds.is_finite() && dt_seconds > 0.0 { dt_seconds } else { 0.0 };
         // dt is finite and >= 0: advance cannot fail.
         let _ = self.clock.advance(dt);
         // Events between the previous frame's shader time and this one's, in the old epoch.
         let due = self.find_events(self.event_time, self.time());
+        // Root motion over the same step, in the same epoch.
+        self.apply_root_motion(self.event_time, self.time());
         if self.clock.needs_rebase() {
             let shift = self.clock.rebase();
             let clips = &self.asset.clips;
