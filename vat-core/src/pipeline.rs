@@ -231,6 +231,84 @@ pub const SHADOW_SAMPLER: SamplerState = SamplerState {
     compare: Some(CompareFunction::LessEqual),
 };
 
+/// A host's own fragment stage for vat's colour pipelines: WGSL written against vat's shader,
+/// which it is appended to ([`HostShader::module_source`]), so it can use every declaration of
+/// [`gpu::SHADER_SOURCE`]:
+///
+/// - its input is vat's `VertexOutput` (clip position; `world_position` and `world_normal`;
+///   `color`, the vertex colour times the instance tint, or the built-in palette's albedo without
+///   materials; `world_tangent` with the bitangent sign in `w`, zero without tangent frames; `uv`;
+///   `material`, the record in `materials` of the vertex's material under the instance's variant);
+/// - the bindings: `frame` (camera, clock, the host's light), `asset` (`material_count`...),
+///   `materials`, `material_color_texture`, `material_data_texture`, `material_sampler`,
+///   `shadow_map` with `shadow_sampler`;
+/// - the helpers: `vat_shade` (the built-in palette shading), `vat_shade_material` (the built-in
+///   material shading), `vat_shadow`, `vat_wrap_uv`, `vat_normalize`.
+///
+/// Both backends build every colour pipeline that draws an asset (not the ground, not depth passes)
+/// with this fragment entry point while it is set (`Renderer::set_host_shader`); the vertex stages
+/// are vat's. The entry point must be a `@fragment` function of the source writing
+/// `@location(0)`. Compile errors name lines of [`HostShader::module_source`] (vat's source comes
+/// first). Host vertex stages (the host's own vertex outputs), the previous frame's position and
+/// per-instance user data are not offered yet.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct HostShader {
+    source: String,
+    fragment_entry_point: String,
+}
+
+impl HostShader {
+    /// A host fragment stage: `source` (WGSL, no `enable` directives: it follows vat's source) and the
+    /// name of its `@fragment` entry point.
+    pub fn new(source: impl Into<String>, fragment_entry_point: impl Into<String>) -> Self {
+        Self { source: source.into(), fragment_entry_point: fragment_entry_point.into() }
+    }
+
+    /// The host's WGSL as given.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The fragment entry point's name.
+    pub fn fragment_entry_point(&self) -> &str {
+        &self.fragment_entry_point
+    }
+
+    /// The whole module a backend compiles: [`gpu::SHADER_SOURCE`], then the host's source.
+    pub fn module_source(&self) -> String {
+        format!(
+            "{}
+// ---- host shader ----
+{}
+",
+            gpu::SHADER_SOURCE,
+            self.source
+        )
+    }
+}
+
+/// The fragment stage of a render pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FragmentStage<'a> {
+    /// An entry point of vat's own module.
+    Vat(&'static str),
+    /// The host shader's entry point (compiled from [`HostShader::module_source`]).
+    Host(&'a str),
+}
+
+impl PipelineKey {
+    /// The fragment stage of this pipeline when `host` is set: the host's entry point for the colour
+    /// pipelines that draw an asset, vat's ([`PipelineKey::fragment_entry_point`]) otherwise; `None`
+    /// in depth passes.
+    pub fn fragment_stage<'a>(&self, host: Option<&'a HostShader>) -> Option<FragmentStage<'a>> {
+        let vat = self.fragment_entry_point()?;
+        match host {
+            Some(h) if self.binds_asset_and_crowd() => Some(FragmentStage::Host(h.fragment_entry_point())),
+            _ => Some(FragmentStage::Vat(vat)),
+        }
+    }
+}
+
 /// The material textures' sampler (`material_sampler`): trilinear, clamped to the edge. Each
 /// material's wrap modes are applied to the coordinates in the shader (with the unwrapped
 /// coordinates' derivatives), so one sampler serves every material of every asset.
@@ -244,6 +322,29 @@ pub const MATERIAL_SAMPLER: SamplerState = SamplerState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_shader_replaces_the_fragment_of_asset_colour_pipelines_only() {
+        let host = HostShader::new(
+            "@fragment fn fs_toon(in: VertexOutput) -> @location(0) vec4<f32> { return in.color; }",
+            "fs_toon",
+        );
+        assert!(host.module_source().starts_with(gpu::SHADER_SOURCE));
+        assert!(host.module_source().ends_with(&format!("{}\n", host.source())));
+        let key = |program, pass| PipelineKey { program, pass, variant: ShaderVariantKey::NEUTRAL };
+        let body = key(Program::Body(RenderMode::Vat), PassKind::Colour);
+        assert_eq!(body.fragment_stage(Some(&host)), Some(FragmentStage::Host("fs_toon")));
+        assert_eq!(body.fragment_stage(None), Some(FragmentStage::Vat(gpu::ENTRY_POINT_FS_LIT)));
+        assert_eq!(
+            key(Program::Attachment, PassKind::Colour).fragment_stage(Some(&host)),
+            Some(FragmentStage::Host("fs_toon"))
+        );
+        assert_eq!(
+            key(Program::Ground, PassKind::Colour).fragment_stage(Some(&host)),
+            Some(FragmentStage::Vat(gpu::ENTRY_POINT_FS_GROUND))
+        );
+        assert_eq!(key(Program::Rigid, PassKind::Depth).fragment_stage(Some(&host)), None);
+    }
 
     #[test]
     fn only_depth_passes_are_biased() {

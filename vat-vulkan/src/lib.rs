@@ -160,6 +160,10 @@ pub enum VulkanError {
         /// Its group (descriptor set).
         group: u32,
     },
+    /// A host shader (`Renderer::set_host_shader`) does not compile with vat's shader, or lacks its
+    /// `@fragment` entry point.
+    #[error("the host shader was refused: {0}")]
+    HostShader(String),
     /// An entry point the renderer uses is missing from vat-core's entry-point table.
     #[error("vat-core has no entry point {0}")]
     UnknownEntryPoint(&'static str),

@@ -6,11 +6,11 @@ use std::ffi::CString;
 
 use ash::vk;
 use vat_core::gpu;
-use vat_core::pipeline::{PassKind, PipelineKey, ShaderVariantKey};
+use vat_core::pipeline::{FragmentStage, HostShader, PassKind, PipelineKey, ShaderVariantKey};
 
 use crate::owned::{Object, Owned};
 use crate::renderer::StageSet;
-use crate::shader::{ShaderVariant, entry_point};
+use crate::shader::{ShaderModule, ShaderVariant, entry_point};
 use crate::{Renderer, VulkanError, conv};
 
 /// The state of the rendering a graphics pipeline draws in (dynamic rendering:
@@ -47,6 +47,32 @@ pub(crate) const CULL: ComputeKey = ComputeKey {
 };
 
 impl Renderer {
+    /// Sets the host's own fragment stage for every colour pipeline that draws an asset (see
+    /// `vat_core::pipeline::HostShader`: WGSL appended to vat's shader, its input vat's
+    /// `VertexOutput`), translated to SPIR-V with naga like vat's own; with `None`, vat's `fs_lit`
+    /// again. Pipelines are rebuilt on next use; the replaced ones stay alive until the renderer is
+    /// dropped, so command buffers that use them stay valid. The vat-wgpu twin is
+    /// `Renderer::set_host_shader`.
+    ///
+    /// # Errors
+    /// [`VulkanError::HostShader`] with naga's message; the renderer keeps its previous shader.
+    pub fn set_host_shader(&mut self, shader: Option<HostShader>) -> Result<(), VulkanError> {
+        let Some(shader) = shader else {
+            self.host_shader = None;
+            self.render_pipelines.clear();
+            return Ok(());
+        };
+        let module = ShaderModule::from_source(&shader.module_source())
+            .map_err(|e| VulkanError::HostShader(e.to_string()))?;
+        let entry = shader.fragment_entry_point();
+        if !module.has_fragment_entry_point(entry) {
+            return Err(VulkanError::HostShader(format!("the source has no @fragment fn {entry}")));
+        }
+        self.host_shader = Some((shader, module));
+        self.render_pipelines.clear();
+        Ok(())
+    }
+
     /// The shader variant of `key` with the renderer's interpolation.
     fn variant(&self, key: &ShaderVariantKey) -> ShaderVariant {
         ShaderVariant {
@@ -66,7 +92,12 @@ impl Renderer {
     ) -> Result<vk::ShaderModule, VulkanError> {
         let ep = entry_point(entry).ok_or(VulkanError::UnknownEntryPoint(entry))?;
         let words = self.shader.spirv(ep, variant)?;
-        let info = vk::ShaderModuleCreateInfo::default().code(&words);
+        self.module_from_words(scope, &words)
+    }
+
+    /// A shader module of SPIR-V `words` (from naga's writer), recorded in `scope`.
+    fn module_from_words(&self, scope: &mut Owned, words: &[u32]) -> Result<vk::ShaderModule, VulkanError> {
+        let info = vk::ShaderModuleCreateInfo::default().code(words);
         // SAFETY: valid SPIR-V from naga's writer, on a live device.
         let module = unsafe { self.ctx.device.create_shader_module(&info, None) }
             .map_err(VulkanError::vk("create shader module"))?;
@@ -122,8 +153,15 @@ impl Renderer {
         let mut scope = Owned::new(&self.ctx);
         let vertex = self.shader_module(&mut scope, entry, &variant)?;
         let vs_name = CString::new(entry).map_err(|_| VulkanError::UnknownEntryPoint(entry))?;
-        let fs_name = match key.fragment_entry_point() {
-            Some(fs) => Some(CString::new(fs).map_err(|_| VulkanError::UnknownEntryPoint(fs))?),
+        let stage = key.fragment_stage(self.host_shader.as_ref().map(|(h, _)| h));
+        let fs_name = match stage {
+            Some(FragmentStage::Vat(fs)) => {
+                Some(CString::new(fs).map_err(|_| VulkanError::UnknownEntryPoint(fs))?)
+            }
+            Some(FragmentStage::Host(fs)) => Some(
+                CString::new(fs)
+                    .map_err(|_| VulkanError::HostShader(format!("entry point {fs:?} has a NUL")))?,
+            ),
             None => None,
         };
         let mut stages = vec![
@@ -132,8 +170,17 @@ impl Renderer {
                 .module(vertex)
                 .name(&vs_name),
         ];
-        if let (Some(fs), Some(fs_name)) = (key.fragment_entry_point(), &fs_name) {
-            let fragment = self.shader_module(&mut scope, fs, &variant)?;
+        if let (Some(stage), Some(fs_name)) = (stage, &fs_name) {
+            let fragment = match (stage, &self.host_shader) {
+                (FragmentStage::Host(fs), Some((_, host))) => {
+                    let words = host.spirv_of(fs, vat_core::gpu::ShaderStage::Fragment, &variant)?;
+                    self.module_from_words(&mut scope, &words)?
+                }
+                (FragmentStage::Vat(fs), _) => self.shader_module(&mut scope, fs, &variant)?,
+                (FragmentStage::Host(fs), None) => {
+                    return Err(VulkanError::HostShader(format!("{fs}: no host shader is set")));
+                }
+            };
             stages.push(
                 vk::PipelineShaderStageCreateInfo::default()
                     .stage(vk::ShaderStageFlags::FRAGMENT)

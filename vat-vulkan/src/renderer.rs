@@ -117,6 +117,8 @@ pub struct Renderer {
     pub(crate) ctx: Rc<Context>,
     pub(crate) config: RendererConfig,
     pub(crate) shader: ShaderModule,
+    /// The host's fragment stage and its parsed module ([`Renderer::set_host_shader`]).
+    pub(crate) host_shader: Option<(vat_core::pipeline::HostShader, ShaderModule)>,
     /// `[stage set][group]`.
     pub(crate) set_layouts: Vec<Vec<vk::DescriptorSetLayout>>,
     /// Per stage set.
@@ -497,6 +499,7 @@ impl Renderer {
             ctx: Rc::clone(ctx),
             config,
             shader,
+            host_shader: None,
             set_layouts,
             pipeline_layouts,
             render_pipelines: HashMap::new(),

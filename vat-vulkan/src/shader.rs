@@ -34,7 +34,7 @@ pub enum ShaderError {
     #[error("naga could not write SPIR-V for {entry}: {message}")]
     Write {
         /// The entry point.
-        entry: &'static str,
+        entry: String,
         /// naga's message.
         message: String,
     },
@@ -107,12 +107,26 @@ impl ShaderModule {
     /// # Errors
     /// [`ShaderError::Parse`] or [`ShaderError::Validate`].
     pub fn new() -> Result<Self, ShaderError> {
-        let module = naga::front::wgsl::parse_str(gpu::SHADER_SOURCE)
-            .map_err(|e| ShaderError::Parse(e.emit_to_string(gpu::SHADER_SOURCE)))?;
+        Self::from_source(gpu::SHADER_SOURCE)
+    }
+
+    /// Parses and validates `source` (a host shader's module:
+    /// `vat_core::pipeline::HostShader::module_source`).
+    ///
+    /// # Errors
+    /// [`ShaderError::Parse`] or [`ShaderError::Validate`].
+    pub fn from_source(source: &str) -> Result<Self, ShaderError> {
+        let module =
+            naga::front::wgsl::parse_str(source).map_err(|e| ShaderError::Parse(e.emit_to_string(source)))?;
         let info = Validator::new(ValidationFlags::all(), capabilities())
             .validate(&module)
-            .map_err(|e| ShaderError::Validate(e.emit_to_string(gpu::SHADER_SOURCE)))?;
+            .map_err(|e| ShaderError::Validate(e.emit_to_string(source)))?;
         Ok(Self { module, info })
+    }
+
+    /// Whether the module has a `@fragment` entry point `name`.
+    pub fn has_fragment_entry_point(&self, name: &str) -> bool {
+        self.module.entry_points.iter().any(|e| e.name == name && e.stage == naga::ShaderStage::Fragment)
     }
 
     /// SPIR-V words of `entry` with the overrides of `variant`: SPIR-V 1.6 (Vulkan 1.3, as wgpu-hal
@@ -123,11 +137,24 @@ impl ShaderModule {
     /// # Errors
     /// [`ShaderError::Overrides`] or [`ShaderError::Write`].
     pub fn spirv(&self, entry: &EntryPoint, variant: &ShaderVariant) -> Result<Vec<u32>, ShaderError> {
-        let stage = naga_stage(entry.stage);
+        self.spirv_of(entry.name, entry.stage, variant)
+    }
+
+    /// [`spirv`](Self::spirv) of the entry point `name` of `stage` (one of a host shader's).
+    ///
+    /// # Errors
+    /// As [`spirv`](Self::spirv).
+    pub fn spirv_of(
+        &self,
+        name: &str,
+        stage: ShaderStage,
+        variant: &ShaderVariant,
+    ) -> Result<Vec<u32>, ShaderError> {
+        let stage = naga_stage(stage);
         let (module, info) = naga::back::pipeline_constants::process_overrides(
             &self.module,
             &self.info,
-            Some((stage, entry.name)),
+            Some((stage, name)),
             &variant.constants(),
         )
         .map_err(|e| ShaderError::Overrides(e.to_string()))?;
@@ -144,9 +171,9 @@ impl ShaderModule {
             },
             ..spv::Options::default()
         };
-        let pipeline = spv::PipelineOptions { shader_stage: stage, entry_point: entry.name.to_owned() };
+        let pipeline = spv::PipelineOptions { shader_stage: stage, entry_point: name.to_owned() };
         spv::write_vec(&module, &info, &options, Some(&pipeline))
-            .map_err(|e| ShaderError::Write { entry: entry.name, message: e.to_string() })
+            .map_err(|e| ShaderError::Write { entry: name.to_owned(), message: e.to_string() })
     }
 }
 

@@ -97,4 +97,8 @@ pub enum RenderError {
     /// Reading a buffer or texture back failed.
     #[error("readback failed: {0}")]
     Readback(String),
+    /// A host shader (`Renderer::set_host_shader`) does not compile with vat's shader, or lacks its
+    /// `@fragment` entry point.
+    #[error("the host shader was refused: {0}")]
+    HostShader(String),
 }

@@ -3,7 +3,7 @@
 //! `vat_core::pipeline` through [`crate::conv`] (the Vulkan twin is vat-vulkan's `pipelines.rs`).
 
 use vat_core::gpu;
-use vat_core::pipeline::{PassKind, PipelineKey, ShaderVariantKey};
+use vat_core::pipeline::{FragmentStage, HostShader, PassKind, PipelineKey, ShaderVariantKey};
 
 use crate::renderer::StageSet;
 use crate::{Renderer, conv};
@@ -41,6 +41,42 @@ pub(crate) const CULL: ComputeKey = ComputeKey {
 };
 
 impl Renderer {
+    /// Sets the host's own fragment stage for every colour pipeline that draws an asset (see
+    /// [`HostShader`]: WGSL appended to vat's shader, its input vat's `VertexOutput`), or with
+    /// `None` goes back to vat's `fs_lit`. The module is checked with naga (parse, validation, a
+    /// `@fragment` entry point of that name) before wgpu compiles it; pipelines are rebuilt on
+    /// next use. The vat-vulkan twin is `Renderer::set_host_shader`.
+    ///
+    /// # Errors
+    /// [`RenderError::HostShader`] with naga's message; the renderer keeps its previous shader.
+    pub fn set_host_shader(&mut self, shader: Option<HostShader>) -> Result<(), crate::RenderError> {
+        let Some(shader) = shader else {
+            self.host_shader = None;
+            self.render_pipelines.clear();
+            return Ok(());
+        };
+        let source = shader.module_source();
+        let module = naga::front::wgsl::parse_str(&source)
+            .map_err(|e| crate::RenderError::HostShader(e.emit_to_string(&source)))?;
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32,
+        )
+        .validate(&module)
+        .map_err(|e| crate::RenderError::HostShader(e.emit_to_string(&source)))?;
+        let entry = shader.fragment_entry_point();
+        if !module.entry_points.iter().any(|e| e.name == entry && e.stage == naga::ShaderStage::Fragment) {
+            return Err(crate::RenderError::HostShader(format!("the source has no @fragment fn {entry}")));
+        }
+        let compiled = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("vat host shader"),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        self.host_shader = Some((shader, compiled));
+        self.render_pipelines.clear();
+        Ok(())
+    }
+
     /// The pipeline constants (WGSL overrides) of `variant`.
     fn constants(&self, variant: &ShaderVariantKey) -> [(&'static str, f64); 4] {
         [
@@ -117,11 +153,19 @@ impl Renderer {
                 bias: conv::map_depth_bias(state.depth_bias),
             }),
             multisample: wgpu::MultisampleState { count: formats.samples, ..Default::default() },
-            fragment: key.fragment_entry_point().map(|fs| wgpu::FragmentState {
-                module: &self.module,
-                entry_point: Some(fs),
-                compilation_options: options.clone(),
-                targets: if formats.color.is_some() { &targets } else { &[] },
+            fragment: key.fragment_stage(self.host_shader.as_ref().map(|(h, _)| h)).map(|stage| {
+                let (module, entry) = match (stage, &self.host_shader) {
+                    (FragmentStage::Host(entry), Some((_, module))) => (module, entry),
+                    (FragmentStage::Host(entry), None) | (FragmentStage::Vat(entry), _) => {
+                        (&self.module, entry)
+                    }
+                };
+                wgpu::FragmentState {
+                    module,
+                    entry_point: Some(entry),
+                    compilation_options: options.clone(),
+                    targets: if formats.color.is_some() { &targets } else { &[] },
+                }
             }),
             multiview_mask: None,
             cache: None,

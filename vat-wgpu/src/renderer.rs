@@ -88,6 +88,8 @@ pub struct Renderer {
     #[cfg(feature = "fault-injection")]
     pub(crate) upload_fault: Option<u32>,
     pub(crate) render_pipelines: HashMap<(PipelineKey, PassFormats), wgpu::RenderPipeline>,
+    /// The host's fragment stage and its module ([`Renderer::set_host_shader`]).
+    pub(crate) host_shader: Option<(vat_core::pipeline::HostShader, wgpu::ShaderModule)>,
     pub(crate) compute_pipelines: HashMap<ComputeKey, wgpu::ComputePipeline>,
     /// The renderer's own group-0 uniforms (the ground of a frame without crowds; decode).
     pub(crate) frame_buffer: wgpu::Buffer,
@@ -301,6 +303,7 @@ impl Renderer {
             #[cfg(feature = "fault-injection")]
             upload_fault: None,
             render_pipelines: HashMap::new(),
+            host_shader: None,
             compute_pipelines: HashMap::new(),
             dummy_decode_params: empty_buffer(device, "vat dummy", size_of::<DecodeParams>() as u64, uniform),
             dummy_decoded: empty_buffer(device, "vat dummy", size_of::<DecodedVertex>() as u64, storage),
