@@ -115,3 +115,92 @@ fn host_fragment_stages_draw_alike_on_both_backends_and_bad_ones_are_typed_error
     drop(vk);
     assert_eq!((messages.errors(), messages.warnings()), (0, 0), "the validation layer reported problems");
 }
+
+const USER_DATA: &str = "
+@fragment
+fn fs_user(in: VertexOutput) -> @location(0) vec4<f32> {
+    return unpack4x8unorm(instance_user_data[in.instance].x);
+}
+";
+
+/// Two instances side by side with their user data as colour (`Crowd::set_user_data`, read in the
+/// host's fragment stage), on both backends in both culling modes; changing one instance's data
+/// uploads 16 bytes and changes only its pixels.
+#[test]
+fn per_instance_user_data_reaches_host_shaders_on_both_backends() {
+    use vat_core::render::Culling;
+    let asset = Asset::parse(humanoid_vat()).unwrap();
+    let shader = HostShader::new(USER_DATA, "fs_user");
+    let mut wg = vat_wgpu::Offscreen::new(SIZE, Default::default()).unwrap();
+    let mut vk = vat_vulkan::Offscreen::new(SIZE, Default::default()).unwrap();
+    wg.parts().2.set_host_shader(Some(shader.clone())).unwrap();
+    vk.parts().1.set_host_shader(Some(shader)).unwrap();
+    fn frame<R: CrowdRenderer>(
+        r: &mut R,
+        asset: &Asset<'_>,
+        culling: Culling,
+        green_right: bool,
+    ) -> (Vec<u8>, u64) {
+        let gpu_asset = r.upload(asset).unwrap();
+        let mut crowd =
+            Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), CrowdConfig::default());
+        let left = crowd.spawn([-0.5, 0.0, 0.0], 0.0, 0);
+        let right = crowd.spawn([0.5, 0.0, 0.0], 0.0, 0);
+        crowd.set_user_data(left, [0xff00_00ff, 0, 0, 0]); // red (r in the low byte)
+        crowd.set_user_data(right, [0xffff_0000, 0, 0, 0]); // blue
+        let camera = Camera::look_at([0.0, 1.0, 3.2], [0.0, 0.9, 0.0], 0.9, 1.0, 0.1, 50.0);
+        let options = RenderOptions { ground: false, shadow_distance: 0.0, culling, ..Default::default() };
+        let mut gpu_crowd = r.create_crowd(&crowd).unwrap();
+        r.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &options).unwrap();
+        if green_right {
+            crowd.set_user_data(right, [0xff00_ff00, 0, 0, 0]);
+        }
+        let report = r.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &options).unwrap();
+        (r.read_rgba8().unwrap(), report.uploaded_bytes)
+    }
+    for culling in [Culling::Cpu, Culling::Gpu] {
+        let (w, _) = frame(&mut wg, &asset, culling, false);
+        let (k, _) = frame(&mut vk, &asset, culling, false);
+        assert_eq!(w, k, "{culling:?}: the backends differ");
+        save_image(&format!("host_shader_user_data_{culling:?}"), SIZE, &w);
+        let half = |left: bool| {
+            let mut colours = std::collections::HashSet::new();
+            for (i, p) in w.chunks_exact(4).enumerate() {
+                let x = i as u32 % SIZE[0];
+                if (x < SIZE[0] / 2) == left && p != &w[..4] {
+                    colours.insert([p[0], p[1], p[2]]);
+                }
+            }
+            colours
+        };
+        assert_eq!(
+            half(true).into_iter().collect::<Vec<_>>(),
+            [[255, 0, 0]],
+            "{culling:?}: the left one is red"
+        );
+        assert_eq!(
+            half(false).into_iter().collect::<Vec<_>>(),
+            [[0, 0, 255]],
+            "{culling:?}: the right one is blue"
+        );
+        let (still, unchanged_upload) = frame(&mut wg, &asset, culling, false);
+        let (green, changed_upload) = frame(&mut wg, &asset, culling, true);
+        assert_eq!(changed_upload, unchanged_upload + 16, "{culling:?}: one instance's 16 bytes");
+        let changed: Vec<u32> = still
+            .chunks_exact(4)
+            .zip(green.chunks_exact(4))
+            .enumerate()
+            .filter(|(_, (a, b))| a != b)
+            .map(|(i, _)| i as u32 % SIZE[0])
+            .collect();
+        assert!(
+            !changed.is_empty() && changed.iter().all(|&x| x >= SIZE[0] / 2),
+            "{culling:?}: only the right one"
+        );
+        let (k_green, _) = frame(&mut vk, &asset, culling, true);
+        assert_eq!(green, k_green, "{culling:?}: the backends differ after the change");
+    }
+    let messages = vk.parts().0.messages();
+    drop(vk);
+    assert_eq!((messages.errors(), messages.warnings()), (0, 0), "the validation layer reported problems");
+}

@@ -237,6 +237,7 @@ pub struct CrowdSync {
     scatter_capacity: u32,
     records_synced: bool,
     list_synced: bool,
+    user_data_synced: bool,
     template_for: Option<(u64, u32)>,
     cull_params_written: Option<CullParams>,
     record_count: u32,
@@ -272,6 +273,7 @@ impl CrowdSync {
     /// recorded frame is dropped unsubmitted.
     pub fn mark_unsynced(&mut self) {
         self.records_synced = false;
+        self.user_data_synced = false;
         self.list_synced = false;
         self.record_capacity = 0;
         self.list_capacity = 0;
@@ -360,6 +362,11 @@ impl CrowdCapacity {
     pub fn list_bytes(&self) -> u64 {
         u64::from(self.list) * 4
     }
+
+    /// Bytes of the per-instance user data buffer (`instance_user_data`, 16 bytes a record).
+    pub fn user_data_bytes(&self) -> u64 {
+        u64::from(self.records) * 16
+    }
 }
 
 /// Bytes of a crowd's scatter buffers of `capacity` records: `(indices, records)`.
@@ -395,6 +402,9 @@ pub struct CrowdPlan {
     pub record_writes: Vec<Range<u32>>,
     /// Instance-list entries to write: indices into `Crowd::instance_list`, written at the same entry.
     pub list_writes: Option<Range<u32>>,
+    /// User data ranges to write in place (`Crowd::user_data` indices, 16 bytes each, written at the
+    /// same index of the `instance_user_data` buffer): the changed ones, or all after a grow.
+    pub user_data_writes: Vec<Range<u32>>,
     /// Records packed for `cs_scatter` (`indices` to `scatter_indices`, `records` to
     /// `scatter_records`, both from offset 0); `scattered() == 0`: none. Its `direct` list is empty
     /// (the direct ranges are in `record_writes`).
@@ -922,6 +932,7 @@ fn plan_crowd(
     plan.grow = None;
     plan.grow_scatter = None;
     plan.record_writes.clear();
+    plan.user_data_writes.clear();
     plan.list_writes = None;
     plan.scatter.direct.clear();
     plan.scatter.indices.clear();
@@ -981,6 +992,7 @@ fn plan_crowd(
         check("instance record", capacity.record_bytes(), limits)?;
         check("visible list", capacity.visible_bytes(), limits)?;
         check("instance list", capacity.list_bytes(), limits)?;
+        check("instance user data", capacity.user_data_bytes(), limits)?;
         plan.grow = Some(capacity);
         sync.record_capacity = capacity.records;
         sync.list_capacity = capacity.list;
@@ -990,8 +1002,20 @@ fn plan_crowd(
         sync.view_lists = 0;
         sync.records_synced = false;
         sync.list_synced = false;
+        sync.user_data_synced = false;
     }
     let mut uploaded = size_of::<FrameUniforms>() as u64;
+    // User data: whole when unsynced, else the changed ranges (always taken, so changes do not pile
+    // up while the buffers are recreated).
+    let user_ranges: Vec<Range<u32>> =
+        c.crowd.take_user_data_uploads().iter().map(|&(a, d)| a..a + d.len() as u32).collect();
+    if sync.user_data_synced {
+        plan.user_data_writes = user_ranges;
+    } else if count > 0 {
+        plan.user_data_writes.push(0..count);
+    }
+    sync.user_data_synced = true;
+    uploaded += plan.user_data_writes.iter().map(|r| u64::from(r.len() as u32) * 16).sum::<u64>();
     // Records: whole when unsynced, else the dirty ranges (long ones in place, many short ones
     // packed for the scatter pass).
     if sync.records_synced {

@@ -48,6 +48,7 @@
 //! | 2 | 4 | `cull_params` | uniform [`CullParams`] | compute |
 //! | 2 | 5 | `visible` | read-write storage `array<u32>` (per-LOD visible lists) | compute |
 //! | 2 | 6 | `draw_args` | read-write storage `array<atomic<u32>>` (indexed-indirect draws) | compute |
+//! | 2 | 7 | `instance_user_data` | read-only storage `array<vec4<u32>>` (16 bytes of user data per record, `Crowd::set_user_data`) | fragment |
 //! | 3 | 0 | `scatter_indices` | read-only storage `array<u32>` (count, then destinations) | compute (`cs_scatter` only) |
 //! | 3 | 1 | `scatter_records` | read-only storage `array<InstanceRecord>` (packed changed records) | compute (`cs_scatter` only) |
 //! | 3 | 2 | `scatter_target` | read-write storage `array<InstanceRecord>` (the crowd's records) | compute (`cs_scatter` only) |
@@ -1380,6 +1381,10 @@ const fn storage<T>(read_only: bool) -> BindingKind {
     BindingKind::StorageBuffer { read_only, min_size: std::mem::size_of::<T>() as u64 }
 }
 
+/// Bindings that only a host's shader reads (`vat_core::pipeline::HostShader`); vat's own entry
+/// points leave them alone.
+pub const HOST_ONLY_BINDINGS: &[&str] = &["instance_user_data"];
+
 /// Every resource binding of [`SHADER_SOURCE`], sorted by group then binding; bindings of a group are
 /// numbered from 0 without gaps.
 pub const BINDINGS: &[Binding] = &[
@@ -1606,6 +1611,13 @@ pub const BINDINGS: &[Binding] = &[
         name: "draw_args",
         kind: storage::<u32>(false),
         stages: ShaderStages::COMPUTE,
+    },
+    Binding {
+        group: GROUP_CROWD,
+        binding: 7,
+        name: "instance_user_data",
+        kind: BindingKind::StorageBuffer { read_only: true, min_size: 16 },
+        stages: ShaderStages::FRAGMENT,
     },
     Binding {
         group: GROUP_SCATTER,

@@ -238,8 +238,11 @@ pub const SHADOW_SAMPLER: SamplerState = SamplerState {
 /// - its input is vat's `VertexOutput` (clip position; `world_position` and `world_normal`;
 ///   `color`, the vertex colour times the instance tint, or the built-in palette's albedo without
 ///   materials; `world_tangent` with the bitangent sign in `w`, zero without tangent frames; `uv`;
-///   `material`, the record in `materials` of the vertex's material under the instance's variant);
-/// - the bindings: `frame` (camera, clock, the host's light), `asset` (`material_count`...),
+///   `material`, the record in `materials` of the vertex's material under the instance's variant;
+///   `instance`, the drawn instance's record index);
+/// - the bindings: `instance_user_data[in.instance]`, the 16 bytes the host gave the instance
+///   (`Crowd::set_user_data`); `instances[in.instance]`, its record; `frame` (camera, clock, the
+///   host's light), `asset` (`material_count`...),
 ///   `materials`, `material_color_texture`, `material_data_texture`, `material_sampler`,
 ///   `shadow_map` with `shadow_sampler`;
 /// - the helpers: `vat_shade` (the built-in palette shading), `vat_shade_material` (the built-in
@@ -249,8 +252,8 @@ pub const SHADOW_SAMPLER: SamplerState = SamplerState {
 /// with this fragment entry point while it is set (`Renderer::set_host_shader`); the vertex stages
 /// are vat's. The entry point must be a `@fragment` function of the source writing
 /// `@location(0)`. Compile errors name lines of [`HostShader::module_source`] (vat's source comes
-/// first). Host vertex stages (the host's own vertex outputs), the previous frame's position and
-/// per-instance user data are not offered yet.
+/// first). Host vertex stages (the host's own vertex outputs) and the previous frame's position are
+/// not offered yet.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HostShader {
     source: String,

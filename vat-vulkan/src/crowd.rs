@@ -149,6 +149,8 @@ pub(crate) struct CrowdBuffers {
     pub(crate) draw_args: HostBuffer,
     pub(crate) args_template: HostBuffer,
     pub(crate) cull_params: HostBuffer,
+    /// 16 bytes of user data per record (`instance_user_data`).
+    pub(crate) user_data: HostBuffer,
     /// Set 2: colour and depth over the CPU list, colour and depth over the GPU lists, compute.
     colour_cpu: vk::DescriptorSet,
     depth_cpu: vk::DescriptorSet,
@@ -201,6 +203,7 @@ impl CrowdBuffers {
 struct CrowdSetBuffers {
     records: vk::Buffer,
     cull_params: vk::Buffer,
+    user_data: vk::Buffer,
     visible: vk::Buffer,
     draw_args: vk::Buffer,
 }
@@ -271,6 +274,7 @@ impl Renderer {
             let crowd = CrowdSetBuffers {
                 records: buffers.records.buffer,
                 cull_params: buffers.cull_params.buffer,
+                user_data: buffers.user_data.buffer,
                 visible: visible.buffer,
                 draw_args: draw_args.buffer,
             };
@@ -300,6 +304,7 @@ impl Renderer {
                 "cull_params" => crowd.cull_params,
                 "visible" => crowd.visible,
                 "draw_args" => crowd.draw_args,
+                "instance_user_data" => crowd.user_data,
                 _ => return None,
             }))
         })
@@ -334,9 +339,11 @@ impl Renderer {
             vk::BufferUsageFlags::UNIFORM_BUFFER | dst,
             "cull params",
         )?;
+        let user_data = owned.buffer(capacity.user_data_bytes().max(16), storage, "instance user data")?;
         let crowd = CrowdSetBuffers {
             records: records.buffer,
             cull_params: cull_params.buffer,
+            user_data: user_data.buffer,
             visible: visible.buffer,
             draw_args: draw_args.buffer,
         };
@@ -354,6 +361,7 @@ impl Renderer {
             draw_args,
             args_template,
             cull_params,
+            user_data,
             colour_cpu,
             depth_cpu,
             colour_gpu,

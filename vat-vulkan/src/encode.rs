@@ -71,6 +71,11 @@ impl Renderer {
             let list = &draw.crowd.instance_list()[r.start as usize..r.end as usize];
             queue_write(writes, buffers.list.buffer, u64::from(r.start) * 4, bytemuck::cast_slice(list));
         }
+        let user_data = draw.crowd.user_data();
+        for r in &plan.user_data_writes {
+            let bytes: &[u8] = bytemuck::cast_slice(&user_data[r.start as usize..r.end as usize]);
+            queue_write(writes, buffers.user_data.buffer, u64::from(r.start) * 16, bytes);
+        }
         if plan.scatter.scattered() > 0 {
             let scatter = buffers.scatter.as_ref().ok_or(VulkanError::Internal("scatter buffers missing"))?;
             queue_write(writes, scatter.indices.buffer, 0, bytemuck::cast_slice(&plan.scatter.indices));

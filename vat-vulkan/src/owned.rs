@@ -165,39 +165,10 @@ impl Owned {
         format: vk::Format,
         what: &'static str,
     ) -> Result<(vk::Image, vk::ImageView), VulkanError> {
-        let info = vk::ImageCreateInfo::default()
-            .image_type(vk::ImageType::TYPE_2D)
-            .format(format)
-            .extent(vk::Extent3D { width, height, depth: 1 })
-            .mip_levels(mip_levels)
-            .array_layers(layers)
-            .samples(vk::SampleCountFlags::TYPE_1)
-            .tiling(vk::ImageTiling::OPTIMAL)
-            .usage(vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE)
-            .initial_layout(vk::ImageLayout::UNDEFINED);
-        // SAFETY: valid create info on a live device.
-        let image =
-            unsafe { self.device().create_image(&info, None) }.map_err(VulkanError::vk("create image"))?;
-        self.push(Object::Image(image));
-        // SAFETY: `image` was just created on this device.
-        let requirements = unsafe { self.device().get_image_memory_requirements(image) };
-        let memory = self.allocate(requirements, vk::MemoryPropertyFlags::DEVICE_LOCAL, what)?;
-        // SAFETY: fresh image and memory of the right size and type, bound once at offset 0.
-        unsafe { self.device().bind_image_memory(image, memory, 0) }
-            .map_err(VulkanError::vk("bind image"))?;
+        let usage = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
         let range =
             vk::ImageSubresourceRange { level_count: mip_levels, layer_count: layers, ..color_range() };
-        let view_info = vk::ImageViewCreateInfo::default()
-            .image(image)
-            .view_type(vk::ImageViewType::TYPE_2D_ARRAY)
-            .format(format)
-            .subresource_range(range);
-        // SAFETY: view of a live image with bound memory; the range is within its levels and layers.
-        let view = unsafe { self.device().create_image_view(&view_info, None) }
-            .map_err(VulkanError::vk("create image view"))?;
-        self.push(Object::ImageView(view));
-        Ok((image, view))
+        self.create_image(width, height, format, usage, range, vk::ImageViewType::TYPE_2D_ARRAY, what)
     }
 
     /// A device-local 2D image of one mip level with `usage`, and a view of its `aspect`.
@@ -210,12 +181,29 @@ impl Owned {
         aspect: vk::ImageAspectFlags,
         what: &'static str,
     ) -> Result<(vk::Image, vk::ImageView), VulkanError> {
+        let range = vk::ImageSubresourceRange { aspect_mask: aspect, ..color_range() };
+        self.create_image(width, height, format, usage, range, vk::ImageViewType::TYPE_2D, what)
+    }
+
+    /// A device-local 2D image with `range.level_count` mip levels and `range.layer_count` layers,
+    /// and a `view_type` view of `range`.
+    #[allow(clippy::too_many_arguments)]
+    fn create_image(
+        &mut self,
+        width: u32,
+        height: u32,
+        format: vk::Format,
+        usage: vk::ImageUsageFlags,
+        range: vk::ImageSubresourceRange,
+        view_type: vk::ImageViewType,
+        what: &'static str,
+    ) -> Result<(vk::Image, vk::ImageView), VulkanError> {
         let info = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
             .format(format)
             .extent(vk::Extent3D { width, height, depth: 1 })
-            .mip_levels(1)
-            .array_layers(1)
+            .mip_levels(range.level_count)
+            .array_layers(range.layer_count)
             .samples(vk::SampleCountFlags::TYPE_1)
             .tiling(vk::ImageTiling::OPTIMAL)
             .usage(usage)
@@ -233,10 +221,10 @@ impl Owned {
             .map_err(VulkanError::vk("bind image"))?;
         let view_info = vk::ImageViewCreateInfo::default()
             .image(image)
-            .view_type(vk::ImageViewType::TYPE_2D)
+            .view_type(view_type)
             .format(format)
-            .subresource_range(vk::ImageSubresourceRange { aspect_mask: aspect, ..color_range() });
-        // SAFETY: view of a live image with bound memory.
+            .subresource_range(range);
+        // SAFETY: view of a live image with bound memory; the range is within its levels and layers.
         let view = unsafe { self.device().create_image_view(&view_info, None) }
             .map_err(VulkanError::vk("create image view"))?;
         self.push(Object::ImageView(view));

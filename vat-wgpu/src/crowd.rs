@@ -143,6 +143,8 @@ pub(crate) struct CrowdBuffers {
     pub(crate) draw_args: wgpu::Buffer,
     pub(crate) args_template: wgpu::Buffer,
     pub(crate) cull_params: wgpu::Buffer,
+    /// 16 bytes of user data per record (`instance_user_data`).
+    pub(crate) user_data: wgpu::Buffer,
     /// Group 2: colour and depth over the CPU list, colour and depth over the GPU lists, compute.
     colour_cpu: wgpu::BindGroup,
     depth_cpu: wgpu::BindGroup,
@@ -241,13 +243,15 @@ impl Renderer {
         Ok(())
     }
 
-    /// Group 2 of `set` over the crowd's `records` and `cull_params`, `instance_list`, and the
-    /// `visible` lists and `draw_args` the culling writes.
+    /// Group 2 of `set` over the crowd's `records`, `cull_params` and `user_data`, `instance_list`,
+    /// and the `visible` lists and `draw_args` the culling writes.
+    #[allow(clippy::too_many_arguments)]
     fn crowd_group(
         &self,
         set: StageSet,
         records: &wgpu::Buffer,
         cull_params: &wgpu::Buffer,
+        user_data: &wgpu::Buffer,
         instance_list: &wgpu::Buffer,
         visible: &wgpu::Buffer,
         draw_args: &wgpu::Buffer,
@@ -262,6 +266,7 @@ impl Renderer {
                 "cull_params" => cull_params.as_entire_binding(),
                 "visible" => visible.as_entire_binding(),
                 "draw_args" => draw_args.as_entire_binding(),
+                "instance_user_data" => user_data.as_entire_binding(),
                 _ => return None,
             })
         })
@@ -291,6 +296,7 @@ impl Renderer {
                 StageSet::Compute,
                 &b.records,
                 &b.cull_params,
+                &b.user_data,
                 &b.list,
                 &visible,
                 &draw_args,
@@ -299,6 +305,7 @@ impl Renderer {
                 StageSet::Depth,
                 &b.records,
                 &b.cull_params,
+                &b.user_data,
                 &visible,
                 &visible,
                 &draw_args,
@@ -325,8 +332,10 @@ impl Renderer {
             size_of::<CullParams>() as u64,
             wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         );
+        let user_data =
+            empty_buffer(d, "vat instance user data", capacity.user_data_bytes().max(16), storage);
         let group = |set: StageSet, instance_list: &wgpu::Buffer| {
-            self.crowd_group(set, &records, &cull_params, instance_list, &visible, &draw_args)
+            self.crowd_group(set, &records, &cull_params, &user_data, instance_list, &visible, &draw_args)
         };
         gpu.buffers = Some(CrowdBuffers {
             colour_cpu: group(StageSet::Colour, &list)?,
@@ -340,6 +349,7 @@ impl Renderer {
             draw_args,
             args_template,
             cull_params,
+            user_data,
             scatter: None,
             views: Vec::new(),
         });

@@ -66,6 +66,11 @@ impl Renderer {
             let list = &draw.crowd.instance_list()[r.start as usize..r.end as usize];
             q.write_buffer(&buffers.list, u64::from(r.start) * 4, bytemuck::cast_slice(list));
         }
+        let user_data = draw.crowd.user_data();
+        for r in &plan.user_data_writes {
+            let bytes: &[u8] = bytemuck::cast_slice(&user_data[r.start as usize..r.end as usize]);
+            q.write_buffer(&buffers.user_data, u64::from(r.start) * 16, bytes);
+        }
         if plan.scatter.scattered() > 0 {
             let Some(scatter) = &buffers.scatter else {
                 return Err(RenderError::Device("internal: scatter buffers missing".into()));

@@ -506,6 +506,11 @@ pub struct Crowd {
     root_movers: Vec<u32>,
     /// Index into `asset.root_motion` of each clip's track.
     root_by_clip: Vec<Option<u32>>,
+    /// Per-instance user data ([`Crowd::set_user_data`]), 16 bytes each.
+    user_data: Vec<[u32; 4]>,
+    /// Which user data changed since the last upload.
+    user_dirty: DirtySet,
+    user_ranges: Vec<(u32, u32)>,
 }
 
 impl Crowd {
@@ -543,6 +548,9 @@ impl Crowd {
             ranges: Vec::new(),
             root_movers: Vec::new(),
             root_by_clip,
+            user_data: Vec::new(),
+            user_dirty: DirtySet::default(),
+            user_ranges: Vec::new(),
         }
     }
 
@@ -588,6 +596,11 @@ impl Crowd {
         self.spatial.push_instance(position, r.scale);
         self.dirty.resize(self.records.len());
         self.dirty.mark(id as usize);
+        // New user data is zero, which a fresh GPU buffer already holds, but an instance spawned
+        // into a buffer slot once used may not: upload it.
+        self.user_data.push([0; 4]);
+        self.user_dirty.resize(self.user_data.len());
+        self.user_dirty.mark(id as usize);
         id
     }
 
@@ -1050,6 +1063,41 @@ impl Crowd {
         self.dirty.take_ranges(n, self.config.upload_merge_gap, &mut self.ranges);
         let records = &self.records;
         self.ranges.iter().map(|&(a, b)| (a, &records[a as usize..b as usize])).collect()
+    }
+
+    /// Sets the 16 bytes of user data of instance `i`: four `u32`s a host's shaders read as
+    /// `instance_user_data[in.instance]` (group 2, the fragment stage; see
+    /// `vat_core::pipeline::HostShader`), e.g. a team colour, a selection flag or an index into
+    /// the host's own tables. Kept beside the 64-byte record (which it does not change), uploaded
+    /// only when changed ([`Crowd::take_user_data_uploads`]). Zero for a new instance.
+    ///
+    /// # Panics
+    /// If `i >= count()`.
+    pub fn set_user_data(&mut self, i: InstanceId, data: [u32; 4]) {
+        let count = self.user_data.len();
+        match self.user_data.get_mut(i as usize) {
+            Some(slot) if *slot == data => {}
+            Some(slot) => {
+                *slot = data;
+                self.user_dirty.mark(i as usize);
+            }
+            None => panic!("instance {i} out of range (the crowd has {count})"),
+        }
+    }
+
+    /// Every instance's user data, by instance id ([`Crowd::set_user_data`]).
+    pub fn user_data(&self) -> &[[u32; 4]] {
+        &self.user_data
+    }
+
+    /// The user data changed since the last call, as `(first instance, data)` ranges (coalesced like
+    /// the records' with [`CrowdConfig::upload_merge_gap`]); clears the changes. The frame plan takes
+    /// them for the backends.
+    pub fn take_user_data_uploads(&mut self) -> Vec<(u32, &[[u32; 4]])> {
+        let n = self.user_data.len() as u32;
+        self.user_dirty.take_ranges(n, self.config.upload_merge_gap, &mut self.user_ranges);
+        let data = &self.user_data;
+        self.user_ranges.iter().map(|&(a, b)| (a, &data[a as usize..b as usize])).collect()
     }
 
     /// The nearest shown instance hit by the ray from `origin` along `direction` (world space, metres;

@@ -103,8 +103,9 @@ fn a_first_cpu_frame_grows_the_buffers_and_uploads_everything_then_nothing() {
     assert!(list_len >= 40);
     assert_eq!(c.grow, Some(CrowdCapacity { records: 64, list: list_len.max(64).next_power_of_two() }));
     assert_eq!(c.record_writes, vec![0..40]);
+    assert_eq!(c.user_data_writes, vec![0..40]);
     assert_eq!(c.list_writes, Some(0..list_len));
-    assert_eq!(c.uploaded_bytes, 40 * 64 + u64::from(list_len) * 4 + uniforms());
+    assert_eq!(c.uploaded_bytes, 40 * 64 + 40 * 16 + u64::from(list_len) * 4 + uniforms());
     assert!(p.dispatches.is_empty());
     assert!(p.shadow_view_proj.is_some());
     // The draws are the crowd's batches, each with its LOD's index range.
@@ -161,7 +162,7 @@ fn gpu_culling_dispatches_once_and_draws_indirect_per_lod() {
     assert_eq!(fades, vec![true, true, false]);
     assert_eq!(p.depth.len(), 2, "shadow casters: LODs 0 and 1");
     assert_eq!(p.report().dispatches, 1);
-    assert_eq!(c.uploaded_bytes, 100 * 64 + uniforms() + 16);
+    assert_eq!(c.uploaded_bytes, 100 * 64 + 100 * 16 + uniforms() + 16);
     assert_eq!(f.sync.gpu_lods(), 3);
 
     // Unchanged: no template, no parameters, no records; the draw args are still reset.
@@ -614,4 +615,24 @@ fn a_rigid_asset_draws_through_the_rigid_program_on_both_culling_paths() {
     let mut p = FramePlan::default();
     let bone = RenderOptions { mode: RenderMode::Bone, ..cpu() };
     assert!(matches!(plan(&mut p, &mut [&mut f], &bone), Err(PlanError::AssetHasNoBones { .. })));
+}
+
+#[test]
+fn user_data_uploads_only_what_changed() {
+    let mut f = fixture(40, 3, VertexFormat::Packed64);
+    let mut p = FramePlan::default();
+    plan(&mut p, &mut [&mut f], &cpu()).unwrap();
+    assert_eq!(p.crowds[0].user_data_writes, vec![0..40]);
+    plan(&mut p, &mut [&mut f], &cpu()).unwrap();
+    assert!(p.crowds[0].user_data_writes.is_empty(), "nothing changed");
+    f.crowd.set_user_data(7, [1, 2, 3, 4]);
+    f.crowd.set_user_data(9, [0; 4]); // unchanged: not uploaded
+    plan(&mut p, &mut [&mut f], &cpu()).unwrap();
+    assert_eq!(p.crowds[0].user_data_writes, vec![7..8]);
+    assert_eq!(f.crowd.user_data()[7], [1, 2, 3, 4]);
+    assert!(p.crowds[0].record_writes.is_empty(), "user data leaves the records alone");
+    // After the GPU copy is lost, everything again.
+    f.sync.mark_unsynced();
+    plan(&mut p, &mut [&mut f], &cpu()).unwrap();
+    assert_eq!(p.crowds[0].user_data_writes, vec![0..40]);
 }

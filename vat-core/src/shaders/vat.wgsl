@@ -397,6 +397,9 @@ struct DecodedVertex {
 // 2 * MAX_LODS indexed-indirect draws of DRAW_ARGS_WORDS words: bodies per LOD, then attachments per
 // LOD. The CPU writes every word but instance_count, which cs_cull counts up from 0.
 @group(2) @binding(6) var<storage, read_write> draw_args: array<atomic<u32>>;
+// 16 bytes of user data per record (Crowd::set_user_data), for host fragment stages: index with
+// VertexOutput.instance.
+@group(2) @binding(7) var<storage, read> instance_user_data: array<vec4<u32>>;
 
 // Group 3: the record scatter, cs_scatter's alone (its target is the buffer group 2 binds read-only).
 // scatter_indices[0] is the count n, scatter_indices[1 + k] the destination of scatter_records[k].
@@ -1148,12 +1151,14 @@ struct VertexOutput {
     // The material: its id for the palette (asset.material_count == 0), else its record in
     // `materials` (the instance's variant applied).
     @location(5) @interpolate(flat) material: u32,
+    // The drawn instance's record index (in `instances` and `instance_user_data`).
+    @location(6) @interpolate(flat) instance: u32,
 }
 
 fn vat_hidden_output() -> VertexOutput {
     return VertexOutput(
         HIDDEN_POSITION, vec3<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0), vec4<f32>(0.0), vec4<f32>(0.0),
-        vec2<f32>(0.0), 0u,
+        vec2<f32>(0.0), 0u, 0u,
     );
 }
 
@@ -1176,7 +1181,7 @@ fn vat_lit_output(
         let slot = select(0u, v, v <= asset.material_variant_count);
         record = slot * asset.material_count + min(material, asset.material_count - 1u);
     }
-    return VertexOutput(frame.view_proj * vec4<f32>(world, 1.0), world, v.normal.xyz, color, v.tangent, uv, record);
+    return VertexOutput(frame.view_proj * vec4<f32>(world, 1.0), world, v.normal.xyz, color, v.tangent, uv, record, 0u);
 }
 
 // vat_lit_output with the material, coordinates and colour of body vertex `vertex`.
@@ -1427,7 +1432,9 @@ fn vs_vat(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_
         return vat_hidden_output();
     }
     let v = vat_decode_vertex(inst, vertex, frame.time);
-    return vat_lit_output_of(inst, v, vertex);
+    var out = vat_lit_output_of(inst, v, vertex);
+    out.instance = instance_list[instance_index];
+    return out;
 }
 
 // VAT mode, shadow pass: the same displacement, projected by the sun.
@@ -1449,7 +1456,9 @@ fn vs_bone(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
         return vat_hidden_output();
     }
     let v = vat_skin_vertex(inst, vertex, frame.time);
-    return vat_lit_output_of(inst, v, vertex);
+    var out = vat_lit_output_of(inst, v, vertex);
+    out.instance = instance_list[instance_index];
+    return out;
 }
 
 // Bone mode, shadow pass.
@@ -1471,7 +1480,9 @@ fn vs_rigid(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instanc
         return vat_hidden_output();
     }
     let v = vat_rigid_vertex(inst, vertex, frame.time);
-    return vat_lit_output_of(inst, v, vertex);
+    var out = vat_lit_output_of(inst, v, vertex);
+    out.instance = instance_list[instance_index];
+    return out;
 }
 
 // Rigid mode, shadow pass.
@@ -1494,7 +1505,9 @@ fn vs_rest(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
         return vat_hidden_output();
     }
     let rest = rest_vertices[vertex];
-    return vat_lit_output_of(inst, vat_to_world(inst, rest.position, rest.normal), vertex);
+    var out = vat_lit_output_of(inst, vat_to_world(inst, rest.position, rest.normal), vertex);
+    out.instance = instance_list[instance_index];
+    return out;
 }
 
 // Rest mode, shadow pass.
@@ -1517,7 +1530,9 @@ fn vs_attachment(@builtin(vertex_index) vertex: u32, @builtin(instance_index) in
         return vat_hidden_output();
     }
     let v = vat_attachment_vertex(inst, vertex, frame.time);
-    return vat_lit_output(inst, v, attachment_vertices[vertex].material, vec2<f32>(0.0), vec4<f32>(1.0));
+    var out = vat_lit_output(inst, v, attachment_vertices[vertex].material, vec2<f32>(0.0), vec4<f32>(1.0));
+    out.instance = instance_list[instance_index];
+    return out;
 }
 
 // Socket attachments, shadow pass.
@@ -1548,6 +1563,7 @@ fn vs_ground(@builtin(vertex_index) vertex: u32) -> VertexOutput {
         vec4<f32>(0.30, 0.33, 0.27, 1.0),
         vec4<f32>(1.0, 0.0, 0.0, 1.0),
         vec2<f32>(0.0),
+        0u,
         0u,
     );
 }
