@@ -742,3 +742,35 @@ fn every_bad_folder_is_a_typed_error_of_the_library() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Material images that cannot be used (missing, not an image) are not errors: the import leaves
+/// the texture out with a note naming the image and why, and the bake (soft and rigid) goes on,
+/// the material kept without its texture.
+#[test]
+fn unusable_material_images_are_notes_and_the_bake_goes_on() {
+    let dir = std::env::temp_dir().join(format!("vat-bad-inputs-images-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("junk.png"), b"not a png at all").unwrap();
+    for (uri, why) in [("missing.png", "file not found"), ("junk.png", "cannot decode it")] {
+        let glb = vat_bake::testdata::textured_rigid_glb_with_image_uri(uri);
+        let rig = import_slice_with(&glb, Some(&dir), uri, &ImportOptions::default()).unwrap();
+        assert!(
+            rig.notes.iter().any(|n| n.contains(uri) && n.contains(why) && n.contains("left out")),
+            "{uri}: {:?}",
+            rig.notes
+        );
+        let materials = rig.materials.as_ref().unwrap();
+        assert_eq!(materials.materials.len(), 2);
+        assert!(materials.materials[0].base_color_texture.is_none());
+        assert!(materials.color_images.is_empty());
+        prepare(&rig, &BakeOptions { lods: LodOptions::Count(1), ..BakeOptions::default() }).unwrap();
+        let source = vat_bake::rigid::RigidSource::from_rig(&rig, 10.0).unwrap();
+        let (bytes, stats) =
+            vat_bake::rigid::bake_rigid(&source, &vat_bake::rigid::RigidBakeOptions::default()).unwrap();
+        assert_eq!(stats.materials, 2);
+        let asset = Asset::parse(&bytes).unwrap();
+        assert!(asset.manifest().material_textures.is_none());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

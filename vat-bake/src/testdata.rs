@@ -799,3 +799,12 @@ pub fn textured_rigid_glb() -> Vec<u8> {
     });
     glb(&serde_json::to_vec(&json).unwrap_or_default(), &bin)
 }
+
+/// [`textured_rigid_glb`] with its one image read from the external file `uri` (relative to the
+/// `.glb`'s folder) instead of the binary chunk: with no such file, or one that is not an image,
+/// the import leaves the texture out with a note and the bake goes on.
+pub fn textured_rigid_glb_with_image_uri(uri: &str) -> Vec<u8> {
+    let (mut json, bin) = split_glb(&textured_rigid_glb());
+    json["images"] = json!([{ "uri": uri }]);
+    glb(&serde_json::to_vec(&json).unwrap_or_default(), &bin)
+}
