@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use vat_bake::gltf_import::{ImportOptions, import_slice_with};
 use vat_bake::lods::LodOptions;
 use vat_bake::prepare::{BakeOptions, prepare};
-use vat_core::container::{Asset, Limits};
+use vat_core::container::{Asset, BlobId, Limits, Manifest, MaterialVariant, StreamKind, write_container};
 
 /// How the command line is run on a case (the `command` column of `CASES.tsv`).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -86,6 +86,66 @@ fn fix_manifest_crc(bytes: &mut [u8]) {
     let len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
     let crc = crc32fast::hash(&bytes[16..16 + len]);
     put_u32(bytes, 12, crc);
+}
+
+/// The valid `.vat` with materials every material load case starts from: the textured rigid glTF
+/// ([`vat_bake::testdata::textured_rigid_glb`]: two pieces, two materials, one 4 x 4 texture).
+fn material_vat() -> Vec<u8> {
+    let rig = vat_bake::gltf_import::import_slice(&vat_bake::testdata::textured_rigid_glb(), None, "rigid")
+        .unwrap();
+    let source = vat_bake::rigid::RigidSource::from_rig(&rig, 10.0).unwrap();
+    vat_bake::rigid::bake_rigid(&source, &vat_bake::rigid::RigidBakeOptions::default()).unwrap().0
+}
+
+/// `vat` rewritten with its manifest and blobs edited by `edit` (the blob table and checksums
+/// recomputed, nothing validated), so that only the edit is wrong.
+fn rewritten(vat: &[u8], edit: impl FnOnce(&mut Manifest, &mut Vec<Vec<u8>>)) -> Vec<u8> {
+    let asset = Asset::parse(vat).unwrap();
+    let mut manifest = asset.manifest().clone();
+    let mut blobs: Vec<Vec<u8>> =
+        (0..manifest.blobs.len() as u32).map(|b| asset.blob(BlobId(b)).to_vec()).collect();
+    edit(&mut manifest, &mut blobs);
+    let blobs: Vec<&[u8]> = blobs.iter().map(Vec::as_slice).collect();
+    let mut out = Vec::new();
+    write_container(&mut out, Path::new("bad.vat"), manifest, &blobs).unwrap();
+    assert!(Asset::parse(&out).is_err(), "the edit left a valid file");
+    out
+}
+
+/// `.vat` files whose material sections are hostile, each broken in one way.
+fn material_vat_cases() -> Vec<(&'static str, Vec<u8>, &'static str)> {
+    let vat = material_vat();
+    let color = |m: &mut Manifest| m.material_textures.as_mut().unwrap().color.as_mut().unwrap().clone();
+    let mut out = Vec::new();
+    let v = rewritten(&vat, |m, _| m.materials[0].base_color_texture.as_mut().unwrap().layer = 1);
+    out.push(("vat-material-layer-past-array.vat", v, "base colour texture layer 1 is out of range"));
+    let v = rewritten(&vat, |m, blobs| {
+        let texels = color(m).texels.0 as usize;
+        let len = blobs[texels].len();
+        blobs[texels].truncate(len - 4);
+    });
+    out.push(("vat-material-texels-wrong-size.vat", v, "colour texture array"));
+    let v = rewritten(&vat, |m, blobs| {
+        let array = color(m);
+        // One level of the 4 x 4 layer (its chain has 3), its texels cut to that level.
+        blobs[array.texels.0 as usize].truncate(4 * 4 * 4);
+        m.material_textures.as_mut().unwrap().color.as_mut().unwrap().mip_levels = 1;
+    });
+    out.push(("vat-material-partial-mip-chain.vat", v, "mip levels"));
+    let v = rewritten(&vat, |m, blobs| {
+        let ids = m.streams.iter().find(|s| s.kind == StreamKind::MaterialId).unwrap().blob.0 as usize;
+        blobs[ids][5] = 2;
+    });
+    out.push(("vat-material-id-past-materials.vat", v, "material id 2 is out of range (count 2)"));
+    let v = rewritten(&vat, |m, _| {
+        m.material_variants = vec![MaterialVariant { name: "bad".into(), materials: vec![0, 7] }];
+    });
+    out.push(("vat-material-variant-past-materials.vat", v, "material variant material 7"));
+    let v = rewritten(&vat, |m, _| m.materials[1].roughness_factor = f32::NAN);
+    out.push(("vat-material-nan-factor.vat", v, "material factors is not finite"));
+    let v = rewritten(&vat, |m, _| m.materials[0].base_color_factor[3] = f32::INFINITY);
+    out.push(("vat-material-infinite-colour.vat", v, "material base colour factor is not finite"));
+    out
 }
 
 /// Every case, in a fixed order.
@@ -181,6 +241,9 @@ fn cases() -> Vec<Case> {
     }
     file("vat-over-memory-budget.vat", vat.clone(), Load, vec!["--max-memory", "1000"], "1000");
     file("vat-zeros.vat", vec![0u8; 64], Load, vec![], "magic");
+    for (name, bytes, expect) in material_vat_cases() {
+        file(name, bytes, Load, vec![], expect);
+    }
 
     // ---- glTF / GLB import.
     let g = base_gltf();
@@ -321,6 +384,26 @@ fn cases() -> Vec<Case> {
     );
     edit("gltf-keys-not-float.gltf", &|v| v["accessors"][5]["componentType"] = json!(5123), "accessor 5");
     edit("gltf-points-primitive.gltf", &|v| v["meshes"][0]["primitives"][0]["mode"] = json!(0), "mode");
+    // Materials: an image file outside the glTF's folder (one that exists: a missing image is a
+    // note, not an error), and more materials than a .vat holds.
+    edit(
+        "gltf-image-uri-parent-escape.gltf",
+        &|v| {
+            v["images"] = json!([{ "uri": "../../Cargo.toml" }]);
+            v["textures"] = json!([{ "source": 0 }]);
+            v["materials"] = json!([{ "pbrMetallicRoughness": { "baseColorTexture": { "index": 0 } } }]);
+            v["meshes"][0]["primitives"][0]["material"] = json!(0);
+        },
+        "resolves outside",
+    );
+    edit(
+        "gltf-too-many-materials.gltf",
+        &|v| {
+            v["materials"] = json!(vec![json!({ "name": "m" }); 257]);
+            v["meshes"][0]["primitives"][0]["material"] = json!(256);
+        },
+        "257 materials; at most 256",
+    );
     let not_json: &[(&str, &[u8], &'static str)] = &[
         ("gltf-empty.gltf", b"", "JSON"),
         ("gltf-syntax-error.gltf", b"{\"asset\": {\"version\": \"2.0\"", "JSON"),
@@ -658,4 +741,36 @@ fn every_bad_folder_is_a_typed_error_of_the_library() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Material images that cannot be used (missing, not an image) are not errors: the import leaves
+/// the texture out with a note naming the image and why, and the bake (soft and rigid) goes on,
+/// the material kept without its texture.
+#[test]
+fn unusable_material_images_are_notes_and_the_bake_goes_on() {
+    let dir = std::env::temp_dir().join(format!("vat-bad-inputs-images-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("junk.png"), b"not a png at all").unwrap();
+    for (uri, why) in [("missing.png", "file not found"), ("junk.png", "cannot decode it")] {
+        let glb = vat_bake::testdata::textured_rigid_glb_with_image_uri(uri);
+        let rig = import_slice_with(&glb, Some(&dir), uri, &ImportOptions::default()).unwrap();
+        assert!(
+            rig.notes.iter().any(|n| n.contains(uri) && n.contains(why) && n.contains("left out")),
+            "{uri}: {:?}",
+            rig.notes
+        );
+        let materials = rig.materials.as_ref().unwrap();
+        assert_eq!(materials.materials.len(), 2);
+        assert!(materials.materials[0].base_color_texture.is_none());
+        assert!(materials.color_images.is_empty());
+        prepare(&rig, &BakeOptions { lods: LodOptions::Count(1), ..BakeOptions::default() }).unwrap();
+        let source = vat_bake::rigid::RigidSource::from_rig(&rig, 10.0).unwrap();
+        let (bytes, stats) =
+            vat_bake::rigid::bake_rigid(&source, &vat_bake::rigid::RigidBakeOptions::default()).unwrap();
+        assert_eq!(stats.materials, 2);
+        let asset = Asset::parse(&bytes).unwrap();
+        assert!(asset.manifest().material_textures.is_none());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

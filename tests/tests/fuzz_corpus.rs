@@ -244,6 +244,23 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     .unwrap()
     .0;
     out.push(("vat_reader", "small-rigid-shatter.vat".to_owned(), rigid));
+    // Materials (format 4): the textured rigid glTF (two pieces, two materials, a 4 x 4 PNG base
+    // colour texture, TEXCOORD_0 and COLOR_0) as a glTF seed, and its rigid and soft bakes (the
+    // materials, material texture array, Uv0 and Color0 sections) as .vat seeds.
+    let textured = vat_bake::testdata::textured_rigid_glb();
+    out.push(("gltf_bake", "textured-rigid.glb".to_owned(), textured.clone()));
+    let pieces = import_slice(&textured, None, "textured").unwrap();
+    let source = vat_bake::rigid::RigidSource::from_rig(&pieces, 4.0).unwrap();
+    let rigid =
+        vat_bake::rigid::bake_rigid(&source, &vat_bake::rigid::RigidBakeOptions::default()).unwrap().0;
+    out.push(("vat_reader", "small-rigid-textured.vat".to_owned(), rigid.clone()));
+    let soft = prepare(&pieces, &small(false, Packed64)).unwrap().to_vat_bytes().unwrap();
+    for bytes in [&rigid, &soft] {
+        let asset = vat_core::container::Asset::parse(bytes).unwrap();
+        let m = asset.manifest();
+        assert!(m.materials.len() == 2 && m.material_textures.is_some(), "a textured seed without materials");
+    }
+    out.push(("vat_reader", "small-soft-textured.vat".to_owned(), soft));
     for (i, args) in [
         "--clips walk --frames 3",
         "--clips wave --fps 4 --format f16 --bones",

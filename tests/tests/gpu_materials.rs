@@ -192,3 +192,92 @@ fn material_variants_select_materials_per_instance_on_both_backends() {
     drop(vk);
     assert_eq!((messages.errors(), messages.warnings()), (0, 0), "the validation layer reported problems");
 }
+
+/// The textured rigid glTF (`vat_bake::testdata::textured_rigid_glb`: piece "left" with a 4 x 4
+/// base colour texture of red, green, blue and white quadrants, piece "right" with vertex
+/// colours) baked in the rigid mode, with `edit` applied to its source first.
+fn rigid_textured_vat(edit: impl FnOnce(&mut vat_bake::rigid::RigidSource)) -> Vec<u8> {
+    let glb = vat_bake::testdata::textured_rigid_glb();
+    let rig = vat_bake::gltf_import::import_slice(&glb, None, "pieces").unwrap();
+    let mut source = vat_bake::rigid::RigidSource::from_rig(&rig, 30.0).unwrap();
+    edit(&mut source);
+    vat_bake::rigid::bake_rigid(&source, &vat_bake::rigid::RigidBakeOptions::default()).unwrap().0
+}
+
+const RIGID_SIZE: [u32; 2] = [128, 96];
+
+/// Both pieces a quarter into their tumble, seen from the front, no ground, no shadows.
+fn render_pieces<R: CrowdRenderer>(renderer: &mut R, bytes: &[u8]) -> Vec<u8> {
+    let asset = Asset::parse(bytes).unwrap();
+    let gpu_asset = renderer.upload(&asset).unwrap();
+    let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), CrowdConfig::default());
+    crowd.spawn_at_phase([0.0, 0.0, 0.0], 0.0, 0, 0.25);
+    let aspect = RIGID_SIZE[0] as f32 / RIGID_SIZE[1] as f32;
+    let camera = Camera::look_at([0.4, 1.2, 2.4], [0.0, 0.35, 0.0], 0.8, aspect, 0.1, 50.0);
+    let options = RenderOptions { ground: false, shadow_distance: 0.0, ..Default::default() };
+    let mut gpu_crowd = renderer.create_crowd(&crowd).unwrap();
+    renderer.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &options).unwrap();
+    renderer.read_rgba8().unwrap()
+}
+
+/// A rigid bake keeps its materials on the GPU: both backends draw the textured, vertex-coloured
+/// pieces alike (the render-parity tolerance, Vulkan under the validation layer with no message),
+/// the texture and vertex colours show (more hues than the same pieces without them), and the
+/// image differs from the built-in palette's.
+#[test]
+fn a_rigid_textured_asset_renders_alike_on_both_backends_under_validation() {
+    let textured = rigid_textured_vat(|_| {});
+    let mut vk = vat_vulkan::Offscreen::new(RIGID_SIZE, Default::default()).unwrap();
+    assert!(vk.parts().0.validation_enabled(), "the validation layer is not installed (cargo xtask deps)");
+    let mut wg = vat_wgpu::Offscreen::new(RIGID_SIZE, Default::default()).unwrap();
+    let vk_image = render_pieces(&mut vk, &textured);
+    let wg_image = render_pieces(&mut wg, &textured);
+    save_image("materials_rigid_vulkan", RIGID_SIZE, &vk_image);
+    save_image("materials_rigid_wgpu", RIGID_SIZE, &wg_image);
+    let pixels = RIGID_SIZE[0] * RIGID_SIZE[1];
+    let differing = vk_image
+        .chunks_exact(4)
+        .zip(wg_image.chunks_exact(4))
+        .filter(|(p, q)| p.iter().zip(q.iter()).any(|(a, b)| a.abs_diff(*b) > 2))
+        .count();
+    println!("rigid: wgpu vs Vulkan: {differing} of {pixels} pixels differ by more than 2 levels");
+    assert!(differing as f64 <= 0.001 * f64::from(pixels), "{differing} pixels differ");
+
+    let background = [wg_image[0], wg_image[1], wg_image[2], wg_image[3]];
+    let body = body_pixels(&wg_image, background);
+    assert!(body.len() > 300, "the pieces cover {} pixels", body.len());
+    let plain = rigid_textured_vat(|source| {
+        for m in &mut source.materials.as_mut().unwrap().materials {
+            m.base_color_texture = None;
+        }
+        for p in &mut source.pieces {
+            p.colors = None;
+        }
+    });
+    let plain_image = render_pieces(&mut wg, &plain);
+    save_image("materials_rigid_plain_wgpu", RIGID_SIZE, &plain_image);
+    let palette = rigid_textured_vat(|source| source.materials = None);
+    let palette_image = render_pieces(&mut wg, &palette);
+    save_image("materials_rigid_palette_wgpu", RIGID_SIZE, &palette_image);
+    let (textured_bins, plain_bins) = (hue_bins(&body), hue_bins(&body_pixels(&plain_image, background)));
+    let changed = |other: &[u8]| {
+        wg_image
+            .chunks_exact(4)
+            .zip(other.chunks_exact(4))
+            .filter(|(p, q)| p.iter().zip(q.iter()).any(|(a, b)| a.abs_diff(*b) > 6))
+            .count()
+    };
+    let (from_plain, from_palette) = (changed(&plain_image), changed(&palette_image));
+    println!(
+        "rigid: {} piece pixels; hue bins textured {textured_bins}, plain {plain_bins}; {from_plain} pixels \
+         differ from the plain pieces, {from_palette} from the palette",
+        body.len()
+    );
+    assert!(textured_bins >= 3 && textured_bins > plain_bins, "hue bins {textured_bins} vs {plain_bins}");
+    assert!(from_plain * 3 >= body.len(), "texture and colours change only {from_plain} pixels");
+    assert!(from_palette * 3 >= body.len(), "the materials change only {from_palette} pixels");
+
+    let messages = vk.parts().0.messages();
+    drop(vk);
+    assert_eq!((messages.errors(), messages.warnings()), (0, 0), "the validation layer reported problems");
+}

@@ -1458,25 +1458,11 @@ fn prepare_planned(
                 blob: blobs.add(bytes),
             });
         }
-        if let Some(uv) = &set.uvs {
-            let bytes = f32_bytes(uv.iter().flat_map(|v| v.to_array()));
-            streams.push(VertexStream {
-                kind: StreamKind::Uv0,
-                element: ElementFormat::F32x2,
-                blob: blobs.add(bytes),
-            });
-        }
-        if let Some(colors) = &set.colors {
-            let bytes = colors
-                .iter()
-                .flat_map(|c| vat_core::gpu::pack_unorm8x4(c.to_array()).to_le_bytes())
-                .collect();
-            streams.push(VertexStream {
-                kind: StreamKind::Color0,
-                element: ElementFormat::Unorm8x4,
-                blob: blobs.add(bytes),
-            });
-        }
+        streams.extend(surface_streams(
+            set.uvs.as_ref().map(|uv| uv.iter().map(|v| v.to_array())),
+            set.colors.as_ref().map(|c| c.iter().map(|v| v.to_array())),
+            |bytes| blobs.add(bytes),
+        ));
         streams.push(VertexStream {
             kind: StreamKind::MaterialId,
             element: ElementFormat::U8,
@@ -1526,13 +1512,13 @@ fn prepare_planned(
         manifest.captures = captures;
         manifest.attachments = attachments;
         if let Some(materials) = &rig.materials {
-            let (list, textures) =
-                material_sections(materials, options.material_texture_size, &mut texture_notes, |bytes| {
-                    blobs.add(bytes)
-                });
-            manifest.materials = list;
-            manifest.material_textures = textures;
-            manifest.material_variants = materials.variants.clone();
+            set_material_sections(
+                &mut manifest,
+                materials,
+                options.material_texture_size,
+                &mut texture_notes,
+                |bytes| blobs.add(bytes),
+            );
         }
         // A looping clip that travels (more than 1 % of the body's width per cycle) strides by its
         // track; one in place keeps its measured stride.
@@ -1600,6 +1586,46 @@ pub(crate) fn material_sections(
     let textures =
         (color.is_some() || data.is_some()).then_some(vat_core::container::MaterialTextures { color, data });
     (materials.materials.clone(), textures)
+}
+
+/// The `Uv0` (`F32x2`) and `Color0` (`Unorm8x4`, linear RGBA packed by
+/// [`vat_core::gpu::pack_unorm8x4`]) streams of a bake, for whichever of the two it has, blobs added
+/// through `add`; shared by the soft and rigid bakes so both write the same element formats.
+pub(crate) fn surface_streams(
+    uvs: Option<impl Iterator<Item = [f32; 2]>>,
+    colors: Option<impl Iterator<Item = [f32; 4]>>,
+    mut add: impl FnMut(Vec<u8>) -> vat_core::container::BlobId,
+) -> Vec<VertexStream> {
+    let mut streams = Vec::new();
+    if let Some(uv) = uvs {
+        let bytes = f32_bytes(uv.flatten());
+        streams.push(VertexStream { kind: StreamKind::Uv0, element: ElementFormat::F32x2, blob: add(bytes) });
+    }
+    if let Some(colors) = colors {
+        let bytes = colors.flat_map(|c| vat_core::gpu::pack_unorm8x4(c).to_le_bytes()).collect();
+        streams.push(VertexStream {
+            kind: StreamKind::Color0,
+            element: ElementFormat::Unorm8x4,
+            blob: add(bytes),
+        });
+    }
+    streams
+}
+
+/// Fills `manifest`'s `materials`, `material_textures` and `material_variants` from `materials`
+/// ([`material_sections`], texture blobs added through `add`, notes on textures left out or
+/// shrunk pushed to `notes`); shared by the soft and rigid bakes.
+pub(crate) fn set_material_sections(
+    manifest: &mut Manifest,
+    materials: &crate::rig::RigMaterials,
+    max_side: u32,
+    notes: &mut Vec<String>,
+    add: impl FnMut(Vec<u8>) -> vat_core::container::BlobId,
+) {
+    let (list, textures) = material_sections(materials, max_side, notes, add);
+    manifest.materials = list;
+    manifest.material_textures = textures;
+    manifest.material_variants = materials.variants.clone();
 }
 
 /// The larger horizontal (x or z) extent of the vertex animation's box, metres (0 without one).

@@ -44,8 +44,13 @@ pub struct RigidPiece {
     pub positions: Vec<[f32; 3]>,
     /// Rest unit normals.
     pub normals: Vec<[f32; 3]>,
-    /// Material id per vertex.
+    /// Material id per vertex, indexing [`RigidSource::materials`] when the source has them (else
+    /// the built-in palette).
     pub material_ids: Vec<u8>,
+    /// Texture coordinates per vertex (glTF `TEXCOORD_0`), if authored.
+    pub uvs: Option<Vec<[f32; 2]>>,
+    /// Linear RGBA vertex colours (glTF `COLOR_0`), if authored.
+    pub colors: Option<Vec<[f32; 4]>>,
     /// Triangle list into this piece's vertices.
     pub indices: Vec<u32>,
     /// The pivot's rest position, metres, object space: vertex `p` of the piece at a frame is
@@ -85,6 +90,9 @@ pub struct RigidSource {
     pub pieces: Vec<RigidPiece>,
     /// The clips, in texture order.
     pub clips: Vec<RigidClip>,
+    /// The source's materials and their decoded textures, indexed by the pieces'
+    /// [`RigidPiece::material_ids`] (`None`: drawn with the built-in palette).
+    pub materials: Option<crate::rig::RigMaterials>,
 }
 
 /// Largest deviation from 1 of a piece's relative scale (per axis) accepted by
@@ -145,6 +153,8 @@ impl RigidSource {
                     .map(|&n| normal_matrix.transform_vector3(n).normalize_or_zero().to_array())
                     .collect(),
                 material_ids: mesh.material_ids.clone(),
+                uvs: mesh.uvs.as_ref().map(|uv| uv.iter().map(|t| t.to_array()).collect()),
+                colors: mesh.colors.as_ref().map(|c| c.iter().map(|c| c.to_array()).collect()),
                 indices: mesh.indices.clone(),
                 rest_pivot: g.w_axis.truncate().to_array(),
             });
@@ -188,7 +198,7 @@ impl RigidSource {
             }
             clips.push(RigidClip { name: clip.name.clone(), fps, looping, frames });
         }
-        Ok(Self { name: rig.name.clone(), pieces, clips })
+        Ok(Self { name: rig.name.clone(), pieces, clips, materials: rig.materials.clone() })
     }
 
     /// Vertices of all pieces together.
@@ -295,6 +305,8 @@ impl RigidSource {
                 positions: vs.iter().map(|&v| seq.positions[0][v].to_array()).collect(),
                 normals: vs.iter().map(|&v| normals0[v].to_array()).collect(),
                 material_ids: vec![0; vs.len()],
+                uvs: seq.uvs.as_ref().map(|uv| vs.iter().map(|&v| uv[v].to_array()).collect()),
+                colors: None,
                 indices: Vec::new(),
                 rest_pivot: [c0[0] as f32, c0[1] as f32, c0[2] as f32],
             });
@@ -332,7 +344,7 @@ impl RigidSource {
             frames.push(transforms);
         }
         let clip = RigidClip { name: seq.name.clone(), fps: seq.fps, looping: false, frames };
-        Ok((Self { name: seq.name.clone(), pieces, clips: vec![clip] }, worst))
+        Ok((Self { name: seq.name.clone(), pieces, clips: vec![clip], materials: None }, worst))
     }
 }
 
@@ -478,11 +490,14 @@ fn place_f64(t: &PieceTransform, rest_pivot: [f32; 3], p: [f32; 3]) -> [f64; 3] 
 pub struct RigidBakeOptions {
     /// Largest texture width or height of the target device.
     pub max_texture_dim: u32,
+    /// Largest side of a material texture layer, texels (as
+    /// [`crate::prepare::BakeOptions::material_texture_size`]).
+    pub material_texture_size: u32,
 }
 
 impl Default for RigidBakeOptions {
     fn default() -> Self {
-        Self { max_texture_dim: 16384 }
+        Self { max_texture_dim: 16384, material_texture_size: crate::textures::DEFAULT_MATERIAL_TEXTURE_SIZE }
     }
 }
 
@@ -509,6 +524,11 @@ pub struct RigidBakeStats {
     pub translation_quantum_mm: [f64; 3],
     /// The size of the whole file, bytes.
     pub file_bytes: u64,
+    /// Materials written (0: drawn with the built-in palette).
+    pub materials: u32,
+    /// What the bake left out or changed of the materials' textures (e.g. a layer shrunk to
+    /// `material_texture_size`), one line each.
+    pub notes: Vec<String>,
 }
 
 /// Encodes `source` as a `.vat` file in the rigid mode ([`vat_core::container::VatMode::Rigid`]):
@@ -560,14 +580,32 @@ pub fn bake_rigid(source: &RigidSource, options: &RigidBakeOptions) -> Result<(V
     let mut positions = Vec::with_capacity(vertex_count);
     let mut normals = Vec::with_capacity(vertex_count);
     let mut materials = Vec::with_capacity(vertex_count);
+    let mut uvs = source.pieces.iter().any(|p| p.uvs.is_some()).then(|| Vec::with_capacity(vertex_count));
+    let mut colors =
+        source.pieces.iter().any(|p| p.colors.is_some()).then(|| Vec::with_capacity(vertex_count));
     let mut vertex_texels = Vec::with_capacity(vertex_count);
     let mut indices = Vec::new();
     for (k, p) in source.pieces.iter().enumerate() {
         let n = p.positions.len();
-        if p.normals.len() != n || p.material_ids.len() != n || p.indices.len() % 3 != 0 {
+        let uv_len = p.uvs.as_ref().map_or(n, Vec::len);
+        let color_len = p.colors.as_ref().map_or(n, Vec::len);
+        if p.normals.len() != n
+            || p.material_ids.len() != n
+            || uv_len != n
+            || color_len != n
+            || p.indices.len() % 3 != 0
+        {
             return Err(invalid(&format!("piece {:?}", p.name), "streams of different lengths".into()));
         }
-        if p.positions.iter().chain(&p.normals).chain([&p.rest_pivot]).flatten().any(|v| !v.is_finite()) {
+        let surface = p.uvs.iter().flatten().flatten().chain(p.colors.iter().flatten().flatten());
+        if p.positions
+            .iter()
+            .chain(&p.normals)
+            .chain([&p.rest_pivot])
+            .flatten()
+            .chain(surface)
+            .any(|v| !v.is_finite())
+        {
             return Err(invalid(&format!("piece {:?}", p.name), "a value is not finite".into()));
         }
         let base = positions.len() as u32;
@@ -578,6 +616,14 @@ pub fn bake_rigid(source: &RigidSource, options: &RigidBakeOptions) -> Result<(V
         positions.extend_from_slice(&p.positions);
         normals.extend_from_slice(&p.normals);
         materials.extend_from_slice(&p.material_ids);
+        // A piece without uvs or colours among pieces with them gets (0, 0) and opaque white, as the
+        // soft bake does.
+        if let Some(uvs) = &mut uvs {
+            uvs.extend(p.uvs.clone().unwrap_or_else(|| vec![[0.0; 2]; n]));
+        }
+        if let Some(colors) = &mut colors {
+            colors.extend(p.colors.clone().unwrap_or_else(|| vec![[1.0; 4]; n]));
+        }
         vertex_texels.extend((0..n).map(|_| rigid::encode_vertex_texel(k as u32, p.rest_pivot)));
     }
     if indices.is_empty() {
@@ -671,8 +717,33 @@ pub fn bake_rigid(source: &RigidSource, options: &RigidBakeOptions) -> Result<(V
     manifest.streams = vec![
         VertexStream { kind: StreamKind::RestPosition, element: ElementFormat::F32x3, blob: rest_blob },
         VertexStream { kind: StreamKind::RestNormal, element: ElementFormat::F32x3, blob: normal_blob },
-        VertexStream { kind: StreamKind::MaterialId, element: ElementFormat::U8, blob: material_blob },
     ];
+    manifest.streams.extend(crate::prepare::surface_streams(
+        uvs.map(Vec::into_iter),
+        colors.map(Vec::into_iter),
+        |bytes| writer.add_blob(bytes),
+    ));
+    manifest.streams.push(VertexStream {
+        kind: StreamKind::MaterialId,
+        element: ElementFormat::U8,
+        blob: material_blob,
+    });
+    let mut notes = Vec::new();
+    if let Some(materials) = &source.materials {
+        if let Some(&id) = materials_past(&materials.materials, &source.pieces) {
+            return Err(invalid(
+                &source.name,
+                format!("material id {id} is past its {} materials", materials.materials.len()),
+            ));
+        }
+        crate::prepare::set_material_sections(
+            &mut manifest,
+            materials,
+            options.material_texture_size,
+            &mut notes,
+            |bytes| writer.add_blob(bytes),
+        );
+    }
     manifest.rigid_animation = Some(RigidAnimation {
         layout,
         pivot_bounds,
@@ -694,8 +765,18 @@ pub fn bake_rigid(source: &RigidSource, options: &RigidBakeOptions) -> Result<(V
         vertex_texture_bytes: vertex_layout.byte_len(rigid::RIGID_TEXEL_BYTES),
         translation_quantum_mm: pivot_bounds.extent.map(|e| f64::from(e) / 65535.0 * 1e3),
         file_bytes: bytes.len() as u64,
+        materials: source.materials.as_ref().map_or(0, |m| m.materials.len() as u32),
+        notes,
     };
     Ok((bytes, stats))
+}
+
+/// The first material id of `pieces` past `materials`, if any.
+fn materials_past<'a>(
+    materials: &[vat_core::container::Material],
+    pieces: &'a [RigidPiece],
+) -> Option<&'a u8> {
+    pieces.iter().flat_map(|p| &p.material_ids).find(|&&id| usize::from(id) >= materials.len())
 }
 
 /// What [`verify_rigid`] found.
@@ -1140,3 +1221,7 @@ mod tests {
         assert!(rigid::rotation_angle_between(t.rotation, q.to_array()) < 1e-5);
     }
 }
+
+#[cfg(test)]
+#[path = "rigid_materials_tests.rs"]
+mod materials_tests;

@@ -687,3 +687,124 @@ pub fn textured_humanoid_with_variants_glb() -> Vec<u8> {
     }
     glb(&serde_json::to_vec(&json).unwrap_or_default(), &bin)
 }
+
+/// The base colour texture of [`textured_rigid_glb`]: 4 x 4, a red / green / blue / white
+/// quadrant per 2 x 2 block, opaque.
+pub fn textured_rigid_image() -> image::RgbaImage {
+    const QUADRANTS: [[u8; 4]; 4] =
+        [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255], [255, 255, 255, 255]];
+    image::RgbaImage::from_fn(4, 4, |x, y| image::Rgba(QUADRANTS[(y / 2 * 2 + x / 2) as usize]))
+}
+
+/// A rigid-body glTF (`.glb`, about 2 KB): two tetrahedra on two animated nodes, one clip
+/// ("tumble", 1 s: piece "left" rises 1 m, piece "right" turns 90 degrees about y). Piece "left"
+/// has `TEXCOORD_0` and material 0 ("painted": a 4 x 4 PNG base colour texture,
+/// [`textured_rigid_image`], embedded in the binary chunk); piece "right" has `COLOR_0` (one
+/// colour per vertex) and material 1 ("plain": a base colour factor, double-sided).
+/// Deterministic.
+pub fn textured_rigid_glb() -> Vec<u8> {
+    /// Appends `bytes` (4-byte aligned) as a buffer view; returns its index.
+    fn push_view(bin: &mut Vec<u8>, views: &mut Vec<Value>, bytes: &[u8]) -> usize {
+        while !bin.len().is_multiple_of(4) {
+            bin.push(0);
+        }
+        views.push(json!({ "buffer": 0, "byteOffset": bin.len(), "byteLength": bytes.len() }));
+        bin.extend_from_slice(bytes);
+        views.len() - 1
+    }
+    let mut bin: Vec<u8> = Vec::new();
+    let mut views = Vec::new();
+    let mut accessors = Vec::new();
+    let mut floats = |bin: &mut Vec<u8>, accessors: &mut Vec<Value>, data: &[f32], ty: &str, n: usize| {
+        let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let view = push_view(bin, &mut views, &bytes);
+        accessors
+            .push(json!({ "bufferView": view, "componentType": 5126, "count": data.len() / n, "type": ty }));
+        accessors.len() - 1
+    };
+    let tetra = [[0.0f32, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 0.5]];
+    let corners: Vec<f32> = tetra.iter().flatten().copied().collect();
+    let normals: Vec<f32> = [[-1.0f32, -1.0, -1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+        .iter()
+        .flat_map(|n| {
+            let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+            n.map(|c| c / l)
+        })
+        .collect();
+    let position = floats(&mut bin, &mut accessors, &corners, "VEC3", 3);
+    accessors[position]["min"] = json!([0.0, 0.0, 0.0]);
+    accessors[position]["max"] = json!([0.5, 0.5, 0.5]);
+    let normal = floats(&mut bin, &mut accessors, &normals, "VEC3", 3);
+    let uv = floats(&mut bin, &mut accessors, &[0.25, 0.25, 0.75, 0.25, 0.25, 0.75, 0.75, 0.75], "VEC2", 2);
+    let colors = [1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0];
+    let color = floats(&mut bin, &mut accessors, &colors, "VEC4", 4);
+    let times = floats(&mut bin, &mut accessors, &[0.0, 1.0], "SCALAR", 1);
+    accessors[times]["min"] = json!([0.0]);
+    accessors[times]["max"] = json!([1.0]);
+    let rise = floats(&mut bin, &mut accessors, &[-1.0, 0.0, 0.0, -1.0, 1.0, 0.0], "VEC3", 3);
+    let h = std::f32::consts::FRAC_1_SQRT_2;
+    let turn = floats(&mut bin, &mut accessors, &[0.0, 0.0, 0.0, 1.0, 0.0, h, 0.0, h], "VEC4", 4);
+    let index_bytes: Vec<u8> =
+        [0u16, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3].iter().flat_map(|i| i.to_le_bytes()).collect();
+    let index_view = push_view(&mut bin, &mut views, &index_bytes);
+    accessors.push(json!({ "bufferView": index_view, "componentType": 5123, "count": 12, "type": "SCALAR" }));
+    let indices = accessors.len() - 1;
+    let mut png = std::io::Cursor::new(Vec::new());
+    let encoded = textured_rigid_image().write_to(&mut png, image::ImageFormat::Png);
+    let png = encoded.map(|()| png.into_inner()).unwrap_or_default();
+    let image_view = push_view(&mut bin, &mut views, &png);
+    let json = json!({
+        "asset": { "version": "2.0", "generator": "vat-bake testdata" },
+        "scene": 0,
+        "scenes": [{ "nodes": [0, 1] }],
+        "nodes": [
+            { "name": "left", "mesh": 0, "translation": [-1.0, 0.0, 0.0] },
+            { "name": "right", "mesh": 1, "translation": [1.0, 0.0, 0.0] }
+        ],
+        "meshes": [
+            { "name": "left", "primitives": [{
+                "attributes": { "POSITION": position, "NORMAL": normal, "TEXCOORD_0": uv },
+                "indices": indices, "material": 0
+            }] },
+            { "name": "right", "primitives": [{
+                "attributes": { "POSITION": position, "NORMAL": normal, "COLOR_0": color },
+                "indices": indices, "material": 1
+            }] }
+        ],
+        "materials": [
+            { "name": "painted", "pbrMetallicRoughness": {
+                "baseColorTexture": { "index": 0 }, "metallicFactor": 0.0, "roughnessFactor": 0.8
+            } },
+            { "name": "plain", "pbrMetallicRoughness": {
+                "baseColorFactor": [0.2, 0.4, 0.9, 1.0], "metallicFactor": 0.5, "roughnessFactor": 0.4
+            }, "doubleSided": true }
+        ],
+        "images": [{ "bufferView": image_view, "mimeType": "image/png", "name": "quadrants.png" }],
+        "samplers": [{ "magFilter": 9729, "minFilter": 9987, "wrapS": 33071, "wrapT": 33071 }],
+        "textures": [{ "source": 0, "sampler": 0 }],
+        "animations": [{
+            "name": "tumble",
+            "samplers": [
+                { "input": times, "output": rise, "interpolation": "LINEAR" },
+                { "input": times, "output": turn, "interpolation": "LINEAR" }
+            ],
+            "channels": [
+                { "sampler": 0, "target": { "node": 0, "path": "translation" } },
+                { "sampler": 1, "target": { "node": 1, "path": "rotation" } }
+            ]
+        }],
+        "accessors": accessors,
+        "bufferViews": views,
+        "buffers": [{ "byteLength": bin.len() }]
+    });
+    glb(&serde_json::to_vec(&json).unwrap_or_default(), &bin)
+}
+
+/// [`textured_rigid_glb`] with its one image read from the external file `uri` (relative to the
+/// `.glb`'s folder) instead of the binary chunk: with no such file, or one that is not an image,
+/// the import leaves the texture out with a note and the bake goes on.
+pub fn textured_rigid_glb_with_image_uri(uri: &str) -> Vec<u8> {
+    let (mut json, bin) = split_glb(&textured_rigid_glb());
+    json["images"] = json!([{ "uri": uri }]);
+    glb(&serde_json::to_vec(&json).unwrap_or_default(), &bin)
+}

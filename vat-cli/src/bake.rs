@@ -401,6 +401,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
             &args.out,
             args.fps,
             args.max_texture_dim,
+            args.material_texture_size,
             args.max_memory,
             args.resource_root.as_deref(),
         );

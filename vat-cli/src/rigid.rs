@@ -62,6 +62,9 @@ pub(crate) fn load(
             let options =
                 ImportOptions { skin: None, max_memory, resource_root: resource_root.map(Path::to_path_buf) };
             let rig = gltf_import::import_file(path, &options)?;
+            for note in &rig.notes {
+                eprintln!("note: {}: {note}", path.display());
+            }
             RigidSource::from_rig(&rig, fps)
                 .with_context(|| format!("{}: cannot bake in the rigid mode", path.display()))
         }
@@ -82,13 +85,14 @@ pub(crate) fn bake(
     out: &Path,
     fps: f32,
     max_texture_dim: u32,
+    material_texture_size: u32,
     max_memory: u64,
     resource_root: Option<&Path>,
 ) -> Result<()> {
     let started = Instant::now();
     let what = input.describe();
     let source = load(input, fps, max_memory, resource_root)?;
-    let (bytes, stats) = bake_rigid(&source, &RigidBakeOptions { max_texture_dim })
+    let (bytes, stats) = bake_rigid(&source, &RigidBakeOptions { max_texture_dim, material_texture_size })
         .with_context(|| format!("{what}: bake failed"))?;
     let baked = started.elapsed();
     let asset = Asset::parse(&bytes).with_context(|| format!("{what}: the baked file does not read back"))?;
@@ -116,6 +120,12 @@ pub(crate) fn bake(
         stats.vertex_texture_bytes,
         stats.file_bytes
     )?;
+    if stats.materials > 0 {
+        writeln!(o, "  {} materials", stats.materials)?;
+    }
+    for note in &stats.notes {
+        writeln!(o, "  note: {note}")?;
+    }
     print_report(&mut o, &report)?;
     writeln!(
         o,

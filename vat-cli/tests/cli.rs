@@ -174,6 +174,43 @@ fn the_bad_input_corpus_fails_cleanly() {
     assert!(files.len() >= 50, "{}", files.len());
 }
 
+/// A rigid glTF with materials bakes them (`vat bake --mode rigid`); one whose image is missing or
+/// not an image still bakes, the texture left out with a note naming why.
+#[test]
+fn a_rigid_gltf_bakes_its_materials_and_image_problems_are_notes() {
+    let dir = scratch("rigid-materials");
+    let glb = dir.join("pieces.glb");
+    std::fs::write(&glb, vat_bake::testdata::textured_rigid_glb()).unwrap();
+    let out = dir.join("pieces.vat");
+    let bake = vat(&["bake", s(&glb), "--mode", "rigid", "--out", s(&out)]);
+    let stdout = String::from_utf8_lossy(&bake.stdout);
+    assert!(bake.status.success(), "{}", String::from_utf8_lossy(&bake.stderr));
+    assert!(stdout.contains("2 materials"), "{stdout}");
+    let inspect = vat(&["inspect", s(&out), "--json"]);
+    assert!(inspect.status.success(), "{}", String::from_utf8_lossy(&inspect.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
+    assert_eq!(json["materials"].as_array().map(Vec::len), Some(2), "{json}");
+
+    std::fs::write(dir.join("junk.png"), b"not a png at all").unwrap();
+    for (uri, why) in [("missing.png", "file not found"), ("junk.png", "cannot decode it")] {
+        let glb = dir.join(format!("with-{uri}.glb"));
+        std::fs::write(&glb, vat_bake::testdata::textured_rigid_glb_with_image_uri(uri)).unwrap();
+        let out = dir.join(format!("with-{uri}.vat"));
+        for mode in [&["--mode", "rigid"][..], &[]] {
+            let mut args = vec!["bake", s(&glb), "--out", s(&out)];
+            args.extend_from_slice(mode);
+            let bake = vat(&args);
+            let printed =
+                format!("{}{}", String::from_utf8_lossy(&bake.stdout), String::from_utf8_lossy(&bake.stderr));
+            assert!(bake.status.success(), "{uri} {mode:?}: {printed}");
+            let note = printed.lines().find(|l| l.contains("note:") && l.contains(uri) && l.contains(why));
+            assert!(note.is_some(), "{uri} {mode:?}: no note saying {why:?}: {printed}");
+            assert!(out.is_file());
+            std::fs::remove_file(&out).unwrap();
+        }
+    }
+}
+
 #[test]
 fn max_memory_accepts_binary_suffixes_and_refuses_nonsense() {
     let dir = scratch("max-memory");

@@ -165,7 +165,19 @@ fn prism(poly: &[Vec2], name: String) -> (RigidPiece, Vec<Vec3>) {
         .iter()
         .flat_map(|p| [Vec3::new(p.x - c.x, p.y - c.y, h), Vec3::new(p.x - c.x, p.y - c.y, -h)])
         .collect();
-    (RigidPiece { name, positions, normals, material_ids, indices, rest_pivot: [c.x, c.y, 0.0] }, corners)
+    (
+        RigidPiece {
+            name,
+            positions,
+            normals,
+            material_ids,
+            uvs: None,
+            colors: None,
+            indices,
+            rest_pivot: [c.x, c.y, 0.0],
+        },
+        corners,
+    )
 }
 
 /// A wall of about `pieces` Voronoi pieces (seeded by `seed`) shattering: one one-shot clip
@@ -247,6 +259,7 @@ pub fn shatter_with(pieces: usize, seed: u64) -> RigidSource {
         name: "shatter".into(),
         pieces: out,
         clips: vec![RigidClip { name: "shatter".into(), fps: SHATTER_FPS, looping: false, frames: track }],
+        materials: None,
     }
 }
 
