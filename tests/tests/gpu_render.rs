@@ -480,7 +480,8 @@ fn gpu_culling_skips_the_cpu_frame_and_the_paths_alternate() {
     assert!(s.crowd.grid().is_none(), "GPU culling built the crowd's grid");
     let expected = CrowdStats { simulated: n, uploaded_record_bytes: all, ..CrowdStats::default() };
     assert_eq!(first.stats, expected);
-    assert_eq!(first.uploaded_bytes, all + uniforms + cull);
+    // The first frame also uploads every instance's 16 bytes of user data (zero here).
+    assert_eq!(first.uploaded_bytes, all + u64::from(n) * 16 + uniforms + cull);
     assert_eq!(first.dispatches, 1);
 
     // One instance moves to another cell: one record (the culling parameters did not change: not
