@@ -16,7 +16,7 @@ use vat_core::container::{Asset, Limits};
 use vat_core::encoding::{NormalRounding, VertexFormat};
 
 /// Vertex texture formats selectable on the command line.
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum FormatArg {
     /// 8 bytes per vertex per frame: 40-bit position + 24-bit octahedral normal (default).
     Packed64,
@@ -395,6 +395,11 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         ];
         if let Some((flag, _)) = soft_only.iter().find(|(_, given)| *given) {
             bail!("{flag} does not apply to the rigid mode (one piece texel per piece per frame at --fps)");
+        }
+        if args.format != FormatArg::Packed64 {
+            bail!(
+                "--format does not apply to the rigid mode: pieces are stored in its own 16-byte texel                  (unorm16 pivot, snorm16 quaternion; vat_core::rigid)"
+            );
         }
         return crate::rigid::bake(
             &rigid_input,

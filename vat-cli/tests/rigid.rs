@@ -104,6 +104,8 @@ fn misuse_of_the_rigid_mode_is_refused() {
     assert!(!soft.status.success() && out(&soft).contains("--mode rigid"), "{}", out(&soft));
     let flag = vat(&["bake", "--procgen", "shatter", "--bones", "--out", s(&file)]);
     assert!(!flag.status.success() && out(&flag).contains("--bones does not apply"), "{}", out(&flag));
+    let format = vat(&["bake", "--procgen", "shatter", "--format", "f16", "--out", s(&file)]);
+    assert!(!format.status.success() && out(&format).contains("--format does not apply"), "{}", out(&format));
     let nothing = vat(&["bake", "--mode", "rigid", "--out", s(&file)]);
     assert!(!nothing.status.success(), "{}", out(&nothing));
     let skinned = dir.join("skinned.glb");

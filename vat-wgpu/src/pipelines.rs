@@ -48,7 +48,7 @@ impl Renderer {
     /// next use. The vat-vulkan twin is `Renderer::set_host_shader`.
     ///
     /// # Errors
-    /// [`RenderError::HostShader`] with naga's message; the renderer keeps its previous shader.
+    /// [`crate::RenderError::HostShader`] with naga's message; the renderer keeps its previous shader.
     pub fn set_host_shader(&mut self, shader: Option<HostShader>) -> Result<(), crate::RenderError> {
         let Some(shader) = shader else {
             self.host_shader = None;
