@@ -66,6 +66,15 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
         v["buffers"][0]["uri"] = serde_json::json!(uri);
         out.push(("gltf_bake", format!("{name}.gltf"), gltf(&v), Expect::Refused(expect)));
     }
+    // A bufferView image without `mimeType` (the gltf crate unwraps it; found by fuzzing).
+    let (mut json, bin) = vat_bake::testdata::split_glb(&vat_bake::testdata::textured_rigid_glb());
+    for image in json["images"].as_array_mut().into_iter().flatten() {
+        if let Some(o) = image.as_object_mut() {
+            o.remove("mimeType");
+        }
+    }
+    let glb = vat_bake::testdata::glb(&serde_json::to_vec(&json).unwrap(), &bin);
+    out.push(("gltf_bake", "image-without-mime-type.glb".into(), glb, Expect::Accepted));
     let mut bom = "\u{feff}".as_bytes().to_vec();
     bom.extend(gltf(&small_skinned_gltf()));
     out.push(("gltf_bake", "utf8-bom.gltf".into(), bom, Expect::Accepted));

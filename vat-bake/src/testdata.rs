@@ -644,8 +644,9 @@ pub fn textured_humanoid_images() -> (image::RgbaImage, image::RgbaImage, image:
     (base, normal, mr)
 }
 
-/// The JSON and BIN chunks of a `.glb` this crate wrote (empty on a malformed one).
-pub(crate) fn split_glb(bytes: &[u8]) -> (Value, Vec<u8>) {
+/// The JSON and BIN chunks of a `.glb` this crate wrote (empty on a malformed one); [`glb`] puts
+/// them back together.
+pub fn split_glb(bytes: &[u8]) -> (Value, Vec<u8>) {
     let word = |at: usize| {
         bytes.get(at..at + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
     };

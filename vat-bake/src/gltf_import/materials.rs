@@ -22,6 +22,14 @@ use crate::rig::{MaterialImage, RigMaterials};
 /// Largest image side decoded, in texels (a 16384 x 16384 RGBA8 image is 1 GiB).
 const MAX_IMAGE_SIDE: u32 = 16384;
 
+/// Where an image's bytes are.
+enum ImageSource<'j> {
+    /// In the bufferView of this index.
+    View(usize),
+    /// At this URI (a `data:` URI or a relative path).
+    Uri(&'j str),
+}
+
 /// Which texture array an image goes into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Space {
@@ -71,6 +79,7 @@ pub(super) fn import(
     }
     let mut loader = ImageLoader {
         ctx,
+        doc,
         buffers: imp.buffers,
         base_dir,
         root,
@@ -232,6 +241,7 @@ fn variants(
 /// Loads each image once per colour space and hands out its layer.
 struct ImageLoader<'c, 'a, 'b> {
     ctx: &'c Ctx<'a>,
+    doc: &'c gltf::Document,
     buffers: &'c [std::borrow::Cow<'b, [u8]>],
     base_dir: Option<&'c Path>,
     root: Option<&'c Path>,
@@ -324,17 +334,34 @@ impl ImageLoader<'_, '_, '_> {
     fn load(&self, image: &gltf::Image<'_>) -> Result<std::result::Result<MaterialImage, String>> {
         let index = image.index();
         let part = format!("image {index}");
-        let (name, bytes): (String, std::borrow::Cow<'_, [u8]>) = match image.source() {
-            gltf::image::Source::View { view, .. } => {
+        // The image's JSON, not `gltf::Image::source`, which unwraps a missing `mimeType` (a
+        // bufferView image without one is invalid glTF but must not panic) and a missing `uri`.
+        let Some(json) = self.doc.as_json().images.get(index) else {
+            return Ok(Err(format!("image {index} does not exist")));
+        };
+        let source = match (json.buffer_view.as_ref(), json.uri.as_deref()) {
+            (Some(view), _) => ImageSource::View(view.value()),
+            (None, Some(uri)) => ImageSource::Uri(uri),
+            (None, None) => {
+                return Ok(Err(format!("image {index}: it has neither a bufferView nor a uri")));
+            }
+        };
+        let (name, bytes): (String, std::borrow::Cow<'_, [u8]>) = match source {
+            ImageSource::View(view_index) => {
                 let name = image.name().map_or_else(|| format!("image {index}"), str::to_owned);
-                let buffer = &self.buffers[view.buffer().index()];
+                let Some(view) = self.doc.views().nth(view_index) else {
+                    return Ok(Err(format!("{name}: its bufferView {view_index} does not exist")));
+                };
+                let Some(buffer) = self.buffers.get(view.buffer().index()) else {
+                    return Ok(Err(format!("{name}: its bufferView's buffer does not exist")));
+                };
                 let range = view.offset().checked_add(view.length()).map(|end| view.offset()..end);
                 match range.and_then(|r| buffer.get(r)) {
                     Some(b) => (name, std::borrow::Cow::Borrowed(b)),
                     None => return Ok(Err(format!("{name}: its bufferView lies outside its buffer"))),
                 }
             }
-            gltf::image::Source::Uri { uri, .. } => {
+            ImageSource::Uri(uri) => {
                 let name = image.name().map_or_else(|| shorten(uri), str::to_owned);
                 if let Some(rest) = uri.strip_prefix("data:") {
                     let Some((_, payload)) = rest.split_once(";base64,") else {

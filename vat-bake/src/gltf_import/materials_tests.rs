@@ -174,3 +174,18 @@ fn material_variants_map_each_material_under_each_variant() {
     let bytes = prepare(&rig, &BakeOptions::default()).unwrap().to_vat_bytes().unwrap();
     assert_eq!(Asset::parse(&bytes).unwrap().manifest().material_variants, materials.variants);
 }
+
+#[test]
+fn an_image_without_its_mime_type_or_source_never_panics() {
+    // A bufferView image without `mimeType` (invalid glTF; the gltf crate unwraps it): the format is
+    // read from the bytes. The fuzzer found this one.
+    let bytes = edited(|json, _| {
+        json["images"][0].as_object_mut().unwrap().remove("mimeType");
+    });
+    let rig = import_slice(&bytes, None, "no-mime").unwrap();
+    assert!(rig.materials.as_ref().unwrap().materials[0].base_color_texture.is_some(), "{:?}", rig.notes);
+    // Neither a bufferView nor a uri: a note.
+    let bytes = edited(|json, _| json["images"][0] = json!({ "name": "nowhere" }));
+    let rig = import_slice(&bytes, None, "no-source").unwrap();
+    assert!(rig.notes.iter().any(|n| n.contains("neither a bufferView nor a uri")), "{:?}", rig.notes);
+}
