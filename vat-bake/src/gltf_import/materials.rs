@@ -56,7 +56,9 @@ pub(super) fn import(
     let mut notes = Vec::new();
     let primitives = || doc.meshes().flat_map(|m| m.primitives());
     let authored_ids =
-        primitives().any(|p| p.attributes().any(|(s, _)| s == gltf::Semantic::Extras("MATERIAL_ID".into())));
+        // `Primitive::get`, not `attributes()`, which unwraps every attribute name (an unknown,
+        // invalid one is allowed through validation and would panic there).
+        primitives().any(|p| p.get(&gltf::Semantic::Extras("MATERIAL_ID".into())).is_some());
     if doc.materials().len() == 0 || authored_ids {
         return Ok((None, notes));
     }

@@ -189,3 +189,16 @@ fn an_image_without_its_mime_type_or_source_never_panics() {
     let rig = import_slice(&bytes, None, "no-source").unwrap();
     assert!(rig.notes.iter().any(|n| n.contains("neither a bufferView nor a uri")), "{:?}", rig.notes);
 }
+
+#[test]
+fn an_unknown_attribute_name_with_materials_never_panics() {
+    // An attribute name that is neither a glTF semantic nor `_`-prefixed: validation lets it
+    // through (it is ignored), and the gltf crate's `attributes()` would unwrap it.
+    let bytes = edited(|json, _| {
+        let p = &mut json["meshes"][0]["primitives"][0];
+        let position = p["attributes"]["POSITION"].clone();
+        p["attributes"]["NOT_A_SEMANTIC"] = position;
+    });
+    let rig = import_slice(&bytes, None, "unknown-attribute").unwrap();
+    assert!(rig.materials.is_some());
+}
