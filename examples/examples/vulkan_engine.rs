@@ -232,7 +232,8 @@ fn main() -> Result<()> {
                 &to_attachments,
             );
         }
-        let target = vat_vulkan::RenderTarget { color: color_view, depth: depth_view, size: SIZE };
+        let target =
+            vat_vulkan::RenderTarget { color: color_view, depth: depth_view, motion: None, size: SIZE };
         let mut gpu_crowd = renderer.create_crowd(&crowd)?;
         let mut crowds =
             [vat_vulkan::CrowdDraw { asset: &gpu_asset, gpu: &mut gpu_crowd, crowd: &mut crowd }];

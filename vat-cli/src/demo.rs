@@ -446,8 +446,12 @@ impl WgpuPresenter {
         draw: CrowdFrame<'_, vat_wgpu::Offscreen>,
     ) -> Result<FrameReport> {
         let view = texture.texture.create_view(&wgpu::TextureViewDescriptor::default());
-        let formats =
-            vat_wgpu::PassFormats { color: Some(self.config.format), depth: WGPU_DEPTH, samples: 1 };
+        let formats = vat_wgpu::PassFormats {
+            color: Some(self.config.format),
+            motion: None,
+            depth: WGPU_DEPTH,
+            samples: 1,
+        };
         self.host(renderer, draw.ground);
         let (Some(host), depth) = (&mut self.host, &self.depth) else {
             bail!("the demo's scene was made above");

@@ -222,6 +222,7 @@ impl AssetDrawInfo {
             influences: self.influences,
             vertex_format: self.vertex_format,
             double_sided: self.double_sided,
+            motion_vectors: false,
         }
     }
 }
@@ -234,6 +235,7 @@ pub struct CrowdSync {
     crowd: Option<u64>,
     record_capacity: u32,
     list_capacity: u32,
+    history_capacity: bool,
     scatter_capacity: u32,
     records_synced: bool,
     list_synced: bool,
@@ -243,6 +245,13 @@ pub struct CrowdSync {
     record_count: u32,
     gpu_lods: u32,
     view_lists: u32,
+    /// Motion vectors on: the records as the last plan uploaded them (the previous frame's records
+    /// of the next plan), indexed like the crowd's; `None` while motion vectors are off.
+    history: Option<Vec<InstanceRecord>>,
+    /// The record ranges the last plan wrote (their previous records change again this frame).
+    history_ranges: Vec<Range<u32>>,
+    /// The camera matrix and crowd clock of the last plan with motion vectors.
+    previous_frame: Option<([[f32; 4]; 4], f32)>,
 }
 
 impl CrowdSync {
@@ -281,6 +290,10 @@ impl CrowdSync {
         self.template_for = None;
         self.cull_params_written = None;
         self.view_lists = 0;
+        // The failed frame may have moved the history on without its upload: start it again.
+        self.history = None;
+        self.history_ranges.clear();
+        self.previous_frame = None;
     }
 
     /// Whether the GPU records mirror the crowd's.
@@ -301,7 +314,11 @@ impl CrowdSync {
 
     /// The capacities of the buffers (zero before the first frame).
     pub fn capacity(&self) -> CrowdCapacity {
-        CrowdCapacity { records: self.record_capacity, list: self.list_capacity }
+        CrowdCapacity {
+            records: self.record_capacity,
+            list: self.list_capacity,
+            history: self.history_capacity,
+        }
     }
 
     /// Records the scatter buffers hold (0: none yet).
@@ -345,12 +362,15 @@ pub struct CrowdCapacity {
     pub records: u32,
     /// Entries of the instance list.
     pub list: u32,
+    /// Whether the record buffer holds a second half of `records` previous records after the
+    /// current ones (motion vectors: instance `i`'s previous record at index `records + i`).
+    pub history: bool,
 }
 
 impl CrowdCapacity {
-    /// Bytes of the record buffer.
+    /// Bytes of the record buffer (twice as many records with [`history`](Self::history)).
     pub fn record_bytes(&self) -> u64 {
-        u64::from(self.records) * size_of::<InstanceRecord>() as u64
+        u64::from(self.records) * size_of::<InstanceRecord>() as u64 * (1 + u64::from(self.history))
     }
 
     /// Bytes of the visible lists (the camera's, and each GPU-culled extra view's).
@@ -400,6 +420,11 @@ pub struct CrowdPlan {
     /// Record ranges to write in place: indices into `Crowd::records`, written at the same index of
     /// the record buffer.
     pub record_writes: Vec<Range<u32>>,
+    /// Motion vectors: previous records to write, as `(first record index in the record buffer,
+    /// range of previous_records)` (the indices are past the capacity: the buffer's second half).
+    pub previous_record_writes: Vec<(u32, Range<u32>)>,
+    /// The previous records `previous_record_writes` take their data from.
+    pub previous_records: Vec<InstanceRecord>,
     /// Instance-list entries to write: indices into `Crowd::instance_list`, written at the same entry.
     pub list_writes: Option<Range<u32>>,
     /// User data ranges to write in place (`Crowd::user_data` indices, 16 bytes each, written at the
@@ -678,9 +703,28 @@ pub struct FramePlan {
     pub mode: RenderMode,
     /// The culling path used.
     pub culling: Culling,
+    /// Whether the colour draws write motion vectors (`RenderOptions::motion_vectors`): the pass
+    /// they are drawn into must have the motion attachment then, and only then.
+    pub motion_vectors: bool,
 }
 
 impl FramePlan {
+    /// Checks that a pass with (`true`) or without a motion attachment suits the planned colour
+    /// draws, as both backends' `draw` do.
+    ///
+    /// # Panics
+    /// If it does not: the frame was prepared with motion vectors and the pass has no motion
+    /// attachment, or the other way round.
+    pub fn check_motion_attachment(&self, pass_has_motion: bool) {
+        assert!(
+            pass_has_motion == self.motion_vectors,
+            "the frame was prepared with motion_vectors = {} but the pass {} a motion attachment \
+             (PassFormats::motion)",
+            self.motion_vectors,
+            if pass_has_motion { "has" } else { "has no" }
+        );
+    }
+
     /// Plans a frame of `crowds` seen by `camera`: runs each crowd's CPU side (see the module docs),
     /// updates each [`CrowdSync`] and replaces the plan.
     ///
@@ -733,6 +777,7 @@ impl FramePlan {
         self.clear_color = options.clear_color;
         self.mode = options.mode;
         self.culling = options.culling;
+        self.motion_vectors = options.motion_vectors;
         let casts = crowds.iter().any(|c| c.crowd.config().shadows);
         self.host_shadow_map = false;
         self.shadow_view_proj = None;
@@ -763,6 +808,7 @@ impl FramePlan {
                 shadow_max_lod: config.shadow_max_lod,
                 shadow: lookup,
                 ground_half_extent: options.ground_half_extent,
+                history: None,
             })
         };
         if options.ground {
@@ -777,7 +823,10 @@ impl FramePlan {
                 pipeline: PipelineKey {
                     program: Program::Ground,
                     pass: PassKind::Colour,
-                    variant: ShaderVariantKey::NEUTRAL,
+                    variant: ShaderVariantKey {
+                        motion_vectors: options.motion_vectors,
+                        ..ShaderVariantKey::NEUTRAL
+                    },
                 },
                 resources: DrawResources::FrameOnly { crowd },
                 geometry: DrawGeometry::Vertices { vertices: 0..6, instances: 0..1 },
@@ -787,11 +836,13 @@ impl FramePlan {
         for (k, (c, plan)) in crowds.iter_mut().zip(self.crowds.iter_mut()).enumerate() {
             plan.uniforms =
                 uniforms_for(c.crowd.shader_time(), &c.crowd.asset().lod_distances, c.crowd.config());
-            if let Err(e) = plan_crowd(plan, c, camera, options.culling, limits) {
+            if let Err(e) = plan_crowd(plan, c, camera, options.culling, options.motion_vectors, limits) {
                 failed = Some(e);
                 break;
             }
-            plan_draws(k, c, plan, options.mode, shadow.is_some(), &mut self.depth, &mut self.colour);
+            plan_history(plan, c, camera, options);
+            let motion = options.motion_vectors;
+            plan_draws(k, c, plan, options.mode, shadow.is_some(), motion, &mut self.depth, &mut self.colour);
         }
         if let Some(e) = failed {
             for c in crowds.iter_mut() {
@@ -926,12 +977,15 @@ fn plan_crowd(
     c: &mut PlanCrowd<'_>,
     camera: &Camera,
     culling: Culling,
+    motion: bool,
     limits: &PlanLimits,
 ) -> Result<(), PlanError> {
     plan.culling = culling;
     plan.grow = None;
     plan.grow_scatter = None;
     plan.record_writes.clear();
+    plan.previous_record_writes.clear();
+    plan.previous_records.clear();
     plan.user_data_writes.clear();
     plan.list_writes = None;
     plan.scatter.direct.clear();
@@ -976,8 +1030,10 @@ fn plan_crowd(
     }
     // Buffers.
     let fresh = sync.record_capacity == 0;
-    if fresh || count > sync.record_capacity || list_len > sync.list_capacity {
+    let needs_history = motion && !sync.history_capacity;
+    if fresh || needs_history || count > sync.record_capacity || list_len > sync.list_capacity {
         let capacity = CrowdCapacity {
+            history: motion,
             records: if fresh || count > sync.record_capacity {
                 grow(count, sync.record_capacity)
             } else {
@@ -996,6 +1052,7 @@ fn plan_crowd(
         plan.grow = Some(capacity);
         sync.record_capacity = capacity.records;
         sync.list_capacity = capacity.list;
+        sync.history_capacity = capacity.history;
         sync.scatter_capacity = 0;
         sync.template_for = None;
         sync.cull_params_written = None;
@@ -1040,7 +1097,17 @@ fn plan_crowd(
     } else if count > 0 {
         plan.record_writes.push(0..count);
     }
+    let whole = !sync.records_synced;
     sync.records_synced = true;
+    if motion {
+        plan_previous_records(plan, c.crowd, sync, &ranges, whole);
+    } else {
+        sync.history = None;
+        sync.history_ranges.clear();
+        sync.previous_frame = None;
+        c.crowd.take_motion_resets();
+    }
+    uploaded += plan.previous_records.len() as u64 * size_of::<InstanceRecord>() as u64;
     uploaded += plan.record_writes.iter().map(|r| record_bytes(r.len() as u32)).sum::<u64>();
     // The instance list (CPU culling only; the GPU path neither reads nor writes it).
     if !gpu_culling {
@@ -1082,6 +1149,84 @@ fn plan_crowd(
     Ok(())
 }
 
+/// The previous records this frame writes (motion vectors), and the history moved on: instance
+/// `i`'s previous record must be its record as the last plan uploaded it. That changes for the
+/// records written this frame and those written by the last plan (`dirty`, `sync.history_ranges`);
+/// instances new to the history and those whose history the host reset
+/// (`Crowd::reset_motion_history`) get their current record (no motion of their own). `whole`:
+/// the buffers are new, so every previous record is written.
+fn plan_previous_records(
+    plan: &mut CrowdPlan,
+    crowd: &mut Crowd,
+    sync: &mut CrowdSync,
+    dirty: &[Range<u32>],
+    whole: bool,
+) {
+    let count = crowd.count();
+    let resets = crowd.take_motion_resets();
+    let records = crowd.records();
+    let history = sync.history.get_or_insert_with(Vec::new);
+    let known = history.len().min(count as usize);
+    history.truncate(known);
+    history.extend_from_slice(&records[known..count as usize]);
+    let mut touched: Vec<Range<u32>> = Vec::new();
+    if whole {
+        touched.push(0..count);
+    } else {
+        touched.extend(dirty.iter().cloned());
+        touched.extend(sync.history_ranges.iter().map(|r| r.start.min(count)..r.end.min(count)));
+        touched.push(known as u32..count);
+    }
+    for &i in resets.iter().filter(|&&i| i < count) {
+        history[i as usize] = records[i as usize];
+        touched.push(i..i + 1);
+    }
+    for r in merge_ranges(touched) {
+        let first = plan.previous_records.len() as u32;
+        plan.previous_records.extend_from_slice(&history[r.start as usize..r.end as usize]);
+        let written = first..plan.previous_records.len() as u32;
+        plan.previous_record_writes.push((sync.record_capacity + r.start, written));
+    }
+    for r in dirty {
+        let r = r.start.min(count) as usize..r.end.min(count) as usize;
+        history[r.clone()].copy_from_slice(&records[r]);
+    }
+    sync.history_ranges.clear();
+    sync.history_ranges.extend(dirty.iter().cloned());
+}
+
+/// `ranges` sorted and merged where they overlap or touch; empty ones dropped.
+fn merge_ranges(mut ranges: Vec<Range<u32>>) -> Vec<Range<u32>> {
+    ranges.retain(|r| !r.is_empty());
+    ranges.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<u32>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// The crowd's uniforms' previous frame (motion vectors): the camera and clock of its last plan
+/// (this frame's camera on a camera cut or without one), and where its previous records are.
+fn plan_history(plan: &mut CrowdPlan, c: &mut PlanCrowd<'_>, camera: &Camera, options: &RenderOptions) {
+    if !options.motion_vectors {
+        return;
+    }
+    let time = plan.uniforms.time;
+    let (view_proj, previous_time) = match c.sync.previous_frame {
+        Some((view_proj, t)) if !options.camera_cut => (view_proj, t),
+        Some((_, t)) => (camera.view_proj, t),
+        None => (camera.view_proj, time),
+    };
+    plan.uniforms.previous_view_proj = view_proj;
+    plan.uniforms.previous_time = previous_time;
+    plan.uniforms.previous_records = c.sync.record_capacity;
+    c.sync.previous_frame = Some((camera.view_proj, time));
+}
+
 /// LODs a crowd draws: those of its thresholds and of its asset, 1 to [`MAX_LODS`].
 fn lod_count(crowd: &Crowd, asset: &AssetDrawInfo) -> u32 {
     crowd.asset().lod_distances.lod_count().min(asset.lod_count()).clamp(1, MAX_LODS as u32)
@@ -1094,13 +1239,21 @@ fn plan_draws(
     plan: &CrowdPlan,
     mode: RenderMode,
     shadow_pass: bool,
+    motion: bool,
     depth: &mut Vec<Draw>,
     colour: &mut Vec<Draw>,
 ) {
     let config = c.crowd.config();
     let asset = c.asset;
     let attachments_on = config.attachments && asset.has_attachments();
-    let key = |program, pass, cross_fade| PipelineKey { program, pass, variant: asset.variant(cross_fade) };
+    let key = |program, pass, cross_fade| PipelineKey {
+        program,
+        pass,
+        variant: ShaderVariantKey {
+            motion_vectors: motion && pass == PassKind::Colour,
+            ..asset.variant(cross_fade)
+        },
+    };
     let body = asset.body_program(mode);
     let casts = shadow_pass && config.shadows;
     let draw = |pipeline, instances, geometry| Draw {

@@ -146,6 +146,11 @@ pub const OVERRIDE_INFLUENCES: &str = "INFLUENCES";
 /// resolved by naga (`process_overrides`) before it writes SPIR-V, one module per variant.
 pub const OVERRIDE_VERTEX_FORMAT: &str = "VERTEX_FORMAT";
 
+/// Name of the WGSL `override` (bool) that makes the colour vertex stages also decode each vertex
+/// at the previous frame (`VertexOutput::previous_world_position`, for motion vectors; `false`, the
+/// default, leaves it equal to `world_position`). wgpu takes it as `1.0` / `0.0`.
+pub const OVERRIDE_MOTION_VECTORS: &str = "MOTION_VECTORS";
+
 /// Threads per workgroup of `cs_cull` (one record per thread, linear index as in `cs_decode`).
 pub const CULL_WORKGROUP_SIZE: u32 = 64;
 /// Threads per workgroup of `cs_scatter` (one changed record per thread).
@@ -184,7 +189,7 @@ pub const fn vertex_format_code(format: VertexFormat) -> u32 {
 // GPU-visible structs
 // ---------------------------------------------------------------------------------------------------
 
-/// Per-frame values shared by every pass (group 0, binding 0; uniform, 336 bytes). Built with
+/// Per-frame values shared by every pass (group 0, binding 0; uniform, 416 bytes). Built with
 /// [`FrameUniforms::new`].
 ///
 /// **Lighting inputs (the host's light).** `fs_lit` shades with `sun_direction`, `sun_color` and
@@ -243,11 +248,33 @@ pub struct FrameUniforms {
     pub ground_half_extent: f32,
     /// Colour of the sun's light, linear RGB, multiplying the direct term (white = 1, 1, 1).
     pub sun_color: [f32; 3],
-    /// Padding to the block's 16-byte size; 0.
+    /// Padding; 0.
     pub _pad0: f32,
+    /// The previous frame's world-to-clip matrix of the camera, column-major (motion vectors; equal
+    /// to `view_proj` without history or on a camera cut).
+    pub previous_view_proj: [[f32; 4]; 4],
+    /// The crowd's clock at the previous frame, seconds, in the same epoch as the previous records
+    /// (equal to `time` without history).
+    pub previous_time: f32,
+    /// Where the previous frame's records start in `instances`: instance `i`'s previous record is
+    /// `instances[previous_records + i]`; 0: no history (the current record stands for it).
+    pub previous_records: u32,
+    /// Padding to the block's 16-byte size; 0.
+    pub _pad1: [u32; 2],
 }
 
-const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 336);
+const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 416);
+
+/// The previous frame a crowd's motion vectors are computed against ([`FrameInputs::history`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameHistory {
+    /// The camera's world-to-clip matrix of the previous frame, column-major.
+    pub view_proj: [[f32; 4]; 4],
+    /// The crowd's clock at the previous frame, seconds.
+    pub time: f32,
+    /// Index of the first previous record in the record buffer (its capacity; > 0).
+    pub previous_records: u32,
+}
 
 /// What [`FrameUniforms::new`] builds the per-frame uniforms from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -279,6 +306,9 @@ pub struct FrameInputs<'a> {
     pub shadow: Option<ShadowLookup>,
     /// Half the side of the ground square around the camera, metres (used only when it is drawn).
     pub ground_half_extent: f32,
+    /// The previous frame, for motion vectors; `None`: no history (the previous frame is this one,
+    /// so every motion vector is zero).
+    pub history: Option<FrameHistory>,
 }
 
 /// How the colour draws look a shadow map up: `light = ambient * sky + (1 - ambient) * max(n . sun,
@@ -383,6 +413,10 @@ impl FrameUniforms {
             ground_half_extent: inputs.ground_half_extent,
             sun_color: inputs.sun_color.map(|c| finite_or_zero(c).max(0.0)),
             _pad0: 0.0,
+            previous_view_proj: inputs.history.map_or(inputs.view_proj, |h| h.view_proj),
+            previous_time: inputs.history.map_or(inputs.time, |h| h.time),
+            previous_records: inputs.history.map_or(0, |h| h.previous_records),
+            _pad1: [0; 2],
         }
     }
 }
@@ -1799,6 +1833,10 @@ pub const ENTRY_POINT_VS_GROUND: &str = "vs_ground";
 pub const ENTRY_POINT_FS_LIT: &str = "fs_lit";
 /// The ground's fragment shader (binds group 0 alone).
 pub const ENTRY_POINT_FS_GROUND: &str = "fs_ground";
+/// `fs_lit` plus the motion target (location 1), for pipelines with motion vectors.
+pub const ENTRY_POINT_FS_LIT_MOTION: &str = "fs_lit_motion";
+/// `fs_ground` plus the motion target (location 1).
+pub const ENTRY_POINT_FS_GROUND_MOTION: &str = "fs_ground_motion";
 
 /// Every entry point of [`SHADER_SOURCE`], in source order.
 pub const ENTRY_POINTS: &[EntryPoint] = &[
@@ -1820,4 +1858,6 @@ pub const ENTRY_POINTS: &[EntryPoint] = &[
     EntryPoint { name: ENTRY_POINT_VS_GROUND, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_FS_LIT, stage: ShaderStage::Fragment },
     EntryPoint { name: ENTRY_POINT_FS_GROUND, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_FS_LIT_MOTION, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_FS_GROUND_MOTION, stage: ShaderStage::Fragment },
 ];

@@ -48,17 +48,43 @@ pub struct ShaderVariantKey {
     /// an asset with a double-sided material; the fragment stage then discards the back faces of
     /// its single-sided materials.
     pub double_sided: bool,
+    /// `MOTION_VECTORS`: the colour pipeline also decodes each vertex at the previous frame and
+    /// writes the motion target (location 1; `fs_lit_motion`, `fs_ground_motion`, or the host
+    /// shader's motion entry point). Set by the frame plan from `RenderOptions::motion_vectors`.
+    pub motion_vectors: bool,
 }
 
 impl ShaderVariantKey {
     /// The variant of pipelines that decode no asset (culling, ground): no fade, 4 influences, the
-    /// default format.
-    pub const NEUTRAL: Self =
-        Self { cross_fade: false, influences: 4, vertex_format: VertexFormat::Packed64, double_sided: false };
+    /// default format, no motion vectors.
+    pub const NEUTRAL: Self = Self {
+        cross_fade: false,
+        influences: 4,
+        vertex_format: VertexFormat::Packed64,
+        double_sided: false,
+        motion_vectors: false,
+    };
 
     /// `influences` as the override takes it: 8 stays 8, everything else is 4.
     pub fn influences_override(&self) -> u32 {
         if self.influences == 8 { 8 } else { 4 }
+    }
+
+    /// The values of every WGSL `override` of [`gpu::SHADER_SOURCE`] for this variant with the
+    /// renderer's `interpolation`, by name, as both backends pass them (wgpu as pipeline
+    /// constants, vat-vulkan to naga's `process_overrides`); booleans are `1.0` / `0.0`.
+    pub fn override_constants(
+        &self,
+        interpolation: crate::playback::Interpolation,
+    ) -> [(&'static str, f64); 5] {
+        let flag = |b: bool| if b { 1.0 } else { 0.0 };
+        [
+            (gpu::OVERRIDE_INTERPOLATION, f64::from(interpolation.as_u32())),
+            (gpu::OVERRIDE_CROSS_FADE, flag(self.cross_fade)),
+            (gpu::OVERRIDE_INFLUENCES, f64::from(self.influences_override())),
+            (gpu::OVERRIDE_VERTEX_FORMAT, f64::from(gpu::vertex_format_code(self.vertex_format))),
+            (gpu::OVERRIDE_MOTION_VECTORS, flag(self.motion_vectors)),
+        ]
     }
 }
 
@@ -92,12 +118,24 @@ impl PipelineKey {
     }
 
     /// The fragment entry point: `fs_lit` in colour passes (`fs_ground` for the ground, which binds
-    /// no asset), none in depth passes.
+    /// no asset; `fs_lit_motion` and `fs_ground_motion` with motion vectors), none in depth passes.
     pub fn fragment_entry_point(&self) -> Option<&'static str> {
+        let motion = self.variant.motion_vectors;
         match (self.pass, self.program) {
+            (PassKind::Colour, Program::Ground) if motion => Some(gpu::ENTRY_POINT_FS_GROUND_MOTION),
             (PassKind::Colour, Program::Ground) => Some(gpu::ENTRY_POINT_FS_GROUND),
+            (PassKind::Colour, _) if motion => Some(gpu::ENTRY_POINT_FS_LIT_MOTION),
             (PassKind::Colour, _) => Some(gpu::ENTRY_POINT_FS_LIT),
             (PassKind::Depth, _) => None,
+        }
+    }
+
+    /// Number of colour targets of the pipeline: 0 in depth passes, 2 with motion vectors (colour,
+    /// motion), else 1.
+    pub fn color_target_count(&self) -> u32 {
+        match self.pass {
+            PassKind::Depth => 0,
+            PassKind::Colour => 1 + u32::from(self.variant.motion_vectors),
         }
     }
 
@@ -252,19 +290,57 @@ pub const SHADOW_SAMPLER: SamplerState = SamplerState {
 /// with this fragment entry point while it is set (`Renderer::set_host_shader`); the vertex stages
 /// are vat's. The entry point must be a `@fragment` function of the source writing
 /// `@location(0)`. Compile errors name lines of [`HostShader::module_source`] (vat's source comes
-/// first). Host vertex stages (the host's own vertex outputs) and the previous frame's position are
-/// not offered yet.
+/// first). With motion vectors, `VertexOutput::previous_world_position` is the vertex at the previous
+/// frame and the pipelines use the motion entry point ([`HostShader::with_motion_entry_point`]).
+/// Host vertex stages (the host's own vertex outputs) are not offered yet.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HostShader {
     source: String,
     fragment_entry_point: String,
+    motion_entry_point: Option<String>,
 }
 
 impl HostShader {
     /// A host fragment stage: `source` (WGSL, no `enable` directives: it follows vat's source) and the
     /// name of its `@fragment` entry point.
     pub fn new(source: impl Into<String>, fragment_entry_point: impl Into<String>) -> Self {
-        Self { source: source.into(), fragment_entry_point: fragment_entry_point.into() }
+        Self {
+            source: source.into(),
+            fragment_entry_point: fragment_entry_point.into(),
+            motion_entry_point: None,
+        }
+    }
+
+    /// With the entry point of its colour pipelines when motion vectors are on
+    /// (`RenderOptions::motion_vectors`): a `@fragment` function of the source writing
+    /// `@location(0)` (colour) and `@location(1)` (motion: `vec4<f32>(vat_motion_vector(in), 0.0,
+    /// 0.0)`, the helper vat's own `fs_lit_motion` writes). Without one, a frame with motion vectors
+    /// and this shader is refused (the backend's `HostShader` error).
+    pub fn with_motion_entry_point(mut self, entry_point: impl Into<String>) -> Self {
+        self.motion_entry_point = Some(entry_point.into());
+        self
+    }
+
+    /// The motion entry point's name, if it has one.
+    pub fn motion_entry_point(&self) -> Option<&str> {
+        self.motion_entry_point.as_deref()
+    }
+
+    /// Every entry point a backend checks the module for: the fragment one, then the motion one.
+    pub fn entry_points(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.fragment_entry_point.as_str()).chain(self.motion_entry_point.as_deref())
+    }
+
+    /// Why a frame with `motion_vectors` cannot be drawn with this shader: `Some(message)` when
+    /// motion vectors are on and it has no motion entry point.
+    pub fn refuses(&self, motion_vectors: bool) -> Option<String> {
+        (motion_vectors && self.motion_entry_point.is_none()).then(|| {
+            format!(
+                "motion vectors are on but the host shader has no motion entry point (only `{}`): \
+                 add one with HostShader::with_motion_entry_point",
+                self.fragment_entry_point
+            )
+        })
     }
 
     /// The host's WGSL as given.
@@ -306,6 +382,11 @@ impl PipelineKey {
     pub fn fragment_stage<'a>(&self, host: Option<&'a HostShader>) -> Option<FragmentStage<'a>> {
         let vat = self.fragment_entry_point()?;
         match host {
+            Some(h) if self.binds_asset_and_crowd() && self.variant.motion_vectors => {
+                // A host shader without a motion entry point is refused before planning
+                // (HostShader::refuses); vat's own stage stands in here so nothing draws unshaded.
+                Some(h.motion_entry_point().map_or(FragmentStage::Vat(vat), FragmentStage::Host))
+            }
             Some(h) if self.binds_asset_and_crowd() => Some(FragmentStage::Host(h.fragment_entry_point())),
             _ => Some(FragmentStage::Vat(vat)),
         }

@@ -109,6 +109,20 @@ pub struct RenderOptions {
     /// ([`crate::gpu::SHADOW_NORMAL_OFFSET`]) are multiplied by it, so shadows look the same at any
     /// scale. Not finite or `<= 0` means 1.
     pub scene_unit: f32,
+    /// Motion vectors (default off): every colour draw also writes each pixel's screen motion since
+    /// the previous frame into a second colour target (location 1), which the host's pass must have
+    /// (the backend's `PassFormats::motion`). The motion is `uv_now - uv_previous` in fractions of
+    /// the target (`uv = (0.5 + 0.5 x, 0.5 - 0.5 y)` of the NDC: x right, y down), in `.xy` of a
+    /// `vec4` (`.zw` = 0), from the previous frame's camera, clock and instance records. Each crowd
+    /// keeps its records of the previous frame in a second half of its record buffer (64 more bytes
+    /// per instance on the GPU and the CPU, and the previous records of the changed instances
+    /// uploaded as well), and the vertex stage decodes each vertex twice. The previous frame of a
+    /// crowd is its last planned one; the first frame with motion vectors has none (zero motion
+    /// but the camera's, which it has neither).
+    pub motion_vectors: bool,
+    /// Motion vectors: forget the previous camera this frame (a cut), so the motion is the scene's
+    /// alone. Instances are reset one by one with `Crowd::reset_motion_history` (a teleport).
+    pub camera_cut: bool,
 }
 
 impl RenderOptions {
@@ -150,6 +164,8 @@ impl Default for RenderOptions {
             ground: false,
             ground_half_extent: 250.0,
             scene_unit: 1.0,
+            motion_vectors: false,
+            camera_cut: false,
         }
     }
 }
@@ -371,6 +387,14 @@ pub trait CrowdRenderer {
     /// # Errors
     /// The device was lost or the read-back failed.
     fn read_rgba8(&mut self) -> Result<Vec<u8>, Self::Error>;
+
+    /// The motion-vector target of the last frame rendered with [`RenderOptions::motion_vectors`]:
+    /// `width * height` RGBA `f32` texels, top row first, `.xy` the motion (0 where nothing was
+    /// drawn). Waits for the frame.
+    ///
+    /// # Errors
+    /// The device was lost or the read-back failed.
+    fn read_motion(&mut self) -> Result<Vec<[f32; 4]>, Self::Error>;
 
     /// The instance indices the last GPU-culled frame of `crowd` put in each LOD's draw list, one
     /// ascending list per LOD (empty before any GPU-culled frame). Waits for the frame. For tests and

@@ -281,7 +281,7 @@ impl Gpu {
     ) -> Frame {
         let begin = Instant::now();
         self.begin();
-        let target = RenderTarget { color: self.color.2, depth: self.depth.2, size: SIZE };
+        let target = RenderTarget { color: self.color.2, depth: self.depth.2, motion: None, size: SIZE };
         let start = Instant::now();
         let report = self
             .renderer

@@ -67,6 +67,11 @@ impl Renderer {
                 bytes,
             );
         }
+        for (first, r) in &plan.previous_record_writes {
+            let bytes: &[u8] = bytemuck::cast_slice(&plan.previous_records[r.start as usize..r.end as usize]);
+            let offset = u64::from(*first) * size_of::<InstanceRecord>() as u64;
+            queue_write(writes, buffers.records.buffer, offset, bytes);
+        }
         if let Some(r) = &plan.list_writes {
             let list = &draw.crowd.instance_list()[r.start as usize..r.end as usize];
             queue_write(writes, buffers.list.buffer, u64::from(r.start) * 4, bytemuck::cast_slice(list));

@@ -93,7 +93,7 @@ mod swapchain;
 pub use asset::GpuAsset;
 pub use crowd::GpuCrowd;
 pub use device::{Context, MessageCounts};
-pub use offscreen::Offscreen;
+pub use offscreen::{MOTION_FORMAT, Offscreen};
 pub use pipelines::PassFormats;
 pub use renderer::{CrowdDraw, RenderTarget, Renderer, RendererConfig, flipped_viewport, full_rect};
 pub use swapchain::{Presented, Swapchain, SwapchainTarget};
@@ -174,6 +174,13 @@ pub enum VulkanError {
          with the map's view, or use ShadowMapSource::BuiltIn"
     )]
     NoHostShadowMap,
+    /// `RenderOptions::motion_vectors` is on but the render target has no motion attachment
+    /// (`RenderTarget::motion`).
+    #[error(
+        "motion vectors are on but the render target has no motion attachment: set RenderTarget::motion \
+         (a float colour image view) or turn RenderOptions::motion_vectors off"
+    )]
+    NoMotionTarget,
     /// A window cannot be presented to: a window system other than Xlib, XCB or Wayland, a window
     /// without handles, or a loader without the surface extensions.
     #[error("cannot present to the window: {0}")]

@@ -16,6 +16,9 @@ use crate::{Context, CrowdDraw, GpuAsset, GpuCrowd, RenderTarget, Renderer, Rend
 const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_SRGB;
 /// Format of the offscreen depth target (wgpu's `Depth32Float`).
 const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
+/// Format of the offscreen motion-vector target (vat-wgpu's `MOTION_FORMAT`, `Rgba32Float`): a
+/// motion is read back exactly as the shader wrote it.
+pub const MOTION_FORMAT: vk::Format = vk::Format::R32G32B32A32_SFLOAT;
 
 /// The colour and depth images of an [`Offscreen`].
 struct Target {
@@ -23,13 +26,16 @@ struct Target {
     color: vk::ImageView,
     depth_image: vk::Image,
     depth: vk::ImageView,
+    motion_image: vk::Image,
+    motion: vk::ImageView,
     size: [u32; 2],
     _owned: Owned,
 }
 
 impl Target {
-    /// Creates the images and leaves the colour one cleared to zero in `COLOR_ATTACHMENT_OPTIMAL`
-    /// (what [`Offscreen::read_rgba8`] expects between frames).
+    /// Creates the images and leaves the colour and motion ones cleared to zero in
+    /// `COLOR_ATTACHMENT_OPTIMAL` (what [`Offscreen::read_rgba8`] and `read_motion` expect between
+    /// frames).
     fn new(ctx: &Rc<Context>, size: [u32; 2]) -> Result<Self, VulkanError> {
         let limit = ctx.properties.limits.max_image_dimension2_d;
         if size[0] == 0 || size[1] == 0 || size[0] > limit || size[1] > limit {
@@ -59,20 +65,34 @@ impl Target {
             vk::ImageAspectFlags::DEPTH,
             "depth target",
         )?;
+        let (motion_image, motion) = owned.image_with(
+            size[0],
+            size[1],
+            MOTION_FORMAT,
+            vk::ImageUsageFlags::COLOR_ATTACHMENT
+                | vk::ImageUsageFlags::TRANSFER_SRC
+                | vk::ImageUsageFlags::TRANSFER_DST,
+            vk::ImageAspectFlags::COLOR,
+            "motion target",
+        )?;
         let mut scope = Owned::new(ctx);
         scope.submit_and_wait(|device, cb| {
-            let to_dst = [image_barrier(
-                color_image,
-                vk::ImageAspectFlags::COLOR,
-                (vk::ImageLayout::UNDEFINED, vk::AccessFlags::empty()),
-                (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::AccessFlags::TRANSFER_WRITE),
-            )];
-            let to_attachment = [image_barrier(
-                color_image,
-                vk::ImageAspectFlags::COLOR,
-                (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::AccessFlags::TRANSFER_WRITE),
-                (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
-            )];
+            let to_dst = [color_image, motion_image].map(|image| {
+                image_barrier(
+                    image,
+                    vk::ImageAspectFlags::COLOR,
+                    (vk::ImageLayout::UNDEFINED, vk::AccessFlags::empty()),
+                    (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::AccessFlags::TRANSFER_WRITE),
+                )
+            });
+            let to_attachment = [color_image, motion_image].map(|image| {
+                image_barrier(
+                    image,
+                    vk::ImageAspectFlags::COLOR,
+                    (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::AccessFlags::TRANSFER_WRITE),
+                    (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
+                )
+            });
             // SAFETY: recording into `cb`; the image is live with TRANSFER_DST usage.
             unsafe {
                 device.cmd_pipeline_barrier(
@@ -84,13 +104,15 @@ impl Target {
                     &[],
                     &to_dst,
                 );
-                device.cmd_clear_color_image(
-                    cb,
-                    color_image,
-                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    &vk::ClearColorValue { float32: [0.0; 4] },
-                    &[color_range()],
-                );
+                for image in [color_image, motion_image] {
+                    device.cmd_clear_color_image(
+                        cb,
+                        image,
+                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                        &vk::ClearColorValue { float32: [0.0; 4] },
+                        &[color_range()],
+                    );
+                }
                 device.cmd_pipeline_barrier(
                     cb,
                     vk::PipelineStageFlags::TRANSFER,
@@ -102,7 +124,7 @@ impl Target {
                 );
             }
         })?;
-        Ok(Self { color_image, color, depth_image, depth, size, _owned: owned })
+        Ok(Self { color_image, color, depth_image, depth, motion_image, motion, size, _owned: owned })
     }
 }
 
@@ -318,6 +340,14 @@ impl Offscreen {
                         | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
                 ),
             ),
+            // The motion image keeps its contents (the last frame with motion vectors) between
+            // frames that do not draw into it.
+            image_barrier(
+                t.motion_image,
+                vk::ImageAspectFlags::COLOR,
+                (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
+                (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
+            ),
         ];
         // SAFETY: recording; both images are the target's.
         unsafe {
@@ -331,7 +361,12 @@ impl Offscreen {
                 &to_attachment,
             );
         }
-        let target = RenderTarget { color: t.color, depth: t.depth, size: t.size };
+        let target = RenderTarget {
+            color: t.color,
+            depth: t.depth,
+            motion: Some((t.motion, MOTION_FORMAT)),
+            size: t.size,
+        };
         let report = record(&self.ctx, &mut self.renderer, cb, target);
         if let Some((pool, _)) = self.timer {
             // SAFETY: recording, outside any rendering (`record` leaves none open); query 1 was reset
@@ -458,12 +493,40 @@ impl CrowdRenderer for Offscreen {
     }
 
     fn read_rgba8(&mut self) -> Result<Vec<u8>, VulkanError> {
+        let image = self.target.color_image;
+        self.read_attachment(image, 4)
+    }
+
+    fn read_motion(&mut self) -> Result<Vec<[f32; 4]>, VulkanError> {
+        let image = self.target.motion_image;
+        Ok(self.read_attachment(image, 16)?.chunks_exact(16).map(bytemuck::pod_read_unaligned).collect())
+    }
+
+    fn gpu_counts(&mut self, crowd: &mut GpuCrowd) -> Result<Option<GpuCountsResult>, VulkanError> {
+        self.renderer.gpu_counts(crowd)
+    }
+
+    fn read_gpu_visible(&mut self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, VulkanError> {
+        self.wait_frame()?;
+        let mut lists = self.renderer.read_gpu_visible(crowd)?;
+        for list in &mut lists {
+            list.sort_unstable();
+        }
+        Ok(lists)
+    }
+}
+
+impl Offscreen {
+    /// Copies colour attachment `image` of the target (`texel` bytes a pixel, in
+    /// `COLOR_ATTACHMENT_OPTIMAL` between frames, left so) back as tightly packed rows, top first.
+    /// Waits for the frame first.
+    fn read_attachment(&mut self, image: vk::Image, texel: u64) -> Result<Vec<u8>, VulkanError> {
         self.wait_frame()?;
         let [width, height] = self.target.size;
-        let bytes = u64::from(width) * u64::from(height) * 4;
+        let bytes = u64::from(width) * u64::from(height) * texel;
         let mut scope = Owned::new(&self.ctx);
-        let readback = scope.buffer(bytes, vk::BufferUsageFlags::TRANSFER_DST, "colour readback")?;
-        let image = self.target.color_image;
+        let readback = scope.buffer(bytes, vk::BufferUsageFlags::TRANSFER_DST, "attachment readback")?;
+
         scope.submit_and_wait(|device, cb| {
             let to_src = [image_barrier(
                 image,
@@ -512,18 +575,5 @@ impl CrowdRenderer for Offscreen {
             }
         })?;
         scope.read(&readback, bytes as usize)
-    }
-
-    fn gpu_counts(&mut self, crowd: &mut GpuCrowd) -> Result<Option<GpuCountsResult>, VulkanError> {
-        self.renderer.gpu_counts(crowd)
-    }
-
-    fn read_gpu_visible(&mut self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, VulkanError> {
-        self.wait_frame()?;
-        let mut lists = self.renderer.read_gpu_visible(crowd)?;
-        for list in &mut lists {
-            list.sort_unstable();
-        }
-        Ok(lists)
     }
 }

@@ -23,6 +23,12 @@ pub struct PassFormats {
     pub color: Option<vk::Format>,
     /// Format of its depth attachment (vat's pipelines always test and write depth).
     pub depth: vk::Format,
+    /// Format of the motion-vector attachment at location 1 (`None`: none). A frame prepared with
+    /// `RenderOptions::motion_vectors` must be drawn into a pass that has one, and only such a
+    /// frame: its colour pipelines write `vec4<f32>(motion.xy, 0, 0)` there (see
+    /// `vat_core::render::RenderOptions::motion_vectors`; a float format such as `Rg16Float` or,
+    /// for exact motion, `Rg32Float`).
+    pub motion: Option<vk::Format>,
     /// Samples per pixel of the attachments (1 without MSAA; the pipelines' rasterization samples).
     pub samples: u32,
 }
@@ -31,7 +37,8 @@ pub struct PassFormats {
 pub(crate) const SHADOW_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 
 /// The shadow pass: depth only, [`SHADOW_FORMAT`], one sample.
-pub(crate) const SHADOW_PASS: PassFormats = PassFormats { color: None, depth: SHADOW_FORMAT, samples: 1 };
+pub(crate) const SHADOW_PASS: PassFormats =
+    PassFormats { color: None, motion: None, depth: SHADOW_FORMAT, samples: 1 };
 
 /// A compute pipeline: entry point and variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -64,9 +71,10 @@ impl Renderer {
         };
         let module = ShaderModule::from_source(&shader.module_source())
             .map_err(|e| VulkanError::HostShader(e.to_string()))?;
-        let entry = shader.fragment_entry_point();
-        if !module.has_fragment_entry_point(entry) {
-            return Err(VulkanError::HostShader(format!("the source has no @fragment fn {entry}")));
+        for entry in shader.entry_points() {
+            if !module.has_fragment_entry_point(entry) {
+                return Err(VulkanError::HostShader(format!("the source has no @fragment fn {entry}")));
+            }
         }
         self.host_shader = Some((shader, module));
         self.render_pipelines.clear();
@@ -80,6 +88,7 @@ impl Renderer {
             cross_fade: key.cross_fade,
             influences: key.influences_override(),
             vertex_format: key.vertex_format,
+            motion_vectors: key.motion_vectors,
         }
     }
 
@@ -217,14 +226,18 @@ impl Renderer {
             .depth_test_enable(true)
             .depth_write_enable(state.depth_write)
             .depth_compare_op(conv::map_compare(state.depth_compare));
-        let blend_attachments = [vk::PipelineColorBlendAttachmentState::default()
-            .blend_enable(false)
-            .color_write_mask(vk::ColorComponentFlags::RGBA)];
-        let blend = vk::PipelineColorBlendStateCreateInfo::default()
-            .attachments(if formats.color.is_some() { &blend_attachments } else { &[] });
+        let color_formats: Vec<vk::Format> = formats.color.into_iter().chain(formats.motion).collect();
+        let blend_attachments: Vec<_> = color_formats
+            .iter()
+            .map(|_| {
+                vk::PipelineColorBlendAttachmentState::default()
+                    .blend_enable(false)
+                    .color_write_mask(vk::ColorComponentFlags::RGBA)
+            })
+            .collect();
+        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
         let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
-        let color_formats: Vec<vk::Format> = formats.color.into_iter().collect();
         let mut rendering = vk::PipelineRenderingCreateInfo::default()
             .color_attachment_formats(&color_formats)
             .depth_attachment_format(formats.depth);

@@ -60,15 +60,19 @@ impl Default for RendererConfig {
 /// Where [`Renderer::render`] draws: views of the caller's colour and depth images (formats as in
 /// [`RendererConfig`], one mip level and layer each) and their size in pixels.
 ///
-/// On entry to the recorded commands the colour image must be in `COLOR_ATTACHMENT_OPTIMAL` and the
-/// depth image in `DEPTH_ATTACHMENT_OPTIMAL` (or `DEPTH_STENCIL_ATTACHMENT_OPTIMAL` for a combined
-/// format, see [`RendererConfig::depth_format`]); both are cleared, and left in the same layouts.
+/// On entry to the recorded commands the colour image (and the motion image, when drawn into) must
+/// be in `COLOR_ATTACHMENT_OPTIMAL` and the depth image in `DEPTH_ATTACHMENT_OPTIMAL` (or
+/// `DEPTH_STENCIL_ATTACHMENT_OPTIMAL` for a combined format, see [`RendererConfig::depth_format`]);
+/// they are cleared, and left in the same layouts.
 #[derive(Debug, Clone, Copy)]
 pub struct RenderTarget {
     /// Colour attachment, cleared to [`RenderOptions::clear_color`].
     pub color: vk::ImageView,
     /// Depth attachment, cleared to 1.
     pub depth: vk::ImageView,
+    /// Motion-vector attachment and its format (cleared to 0), drawn into only when
+    /// [`RenderOptions::motion_vectors`] is on, which needs one.
+    pub motion: Option<(vk::ImageView, vk::Format)>,
     /// Width and height in pixels.
     pub size: [u32; 2],
 }
@@ -595,7 +599,12 @@ impl Renderer {
     /// The formats of the rendering [`render`](Self::render) begins: the config's colour and depth
     /// formats, one sample. Give them to [`draw`](Self::draw) for host rendering of the same kind.
     pub fn pass_formats(&self) -> PassFormats {
-        PassFormats { color: Some(self.config.color_format), depth: self.config.depth_format, samples: 1 }
+        PassFormats {
+            color: Some(self.config.color_format),
+            motion: None,
+            depth: self.config.depth_format,
+            samples: 1,
+        }
     }
 
     /// Records everything of one frame of `crowds` (any number, of any assets uploaded to this
@@ -642,6 +651,10 @@ impl Renderer {
         if options.samples_host_shadow_map() && self.host_shadow.is_none() {
             // Before planning: nothing of the crowds is taken or changed.
             return Err(VulkanError::NoHostShadowMap);
+        }
+        if let Some(refusal) = self.host_shader.as_ref().and_then(|(h, _)| h.refuses(options.motion_vectors))
+        {
+            return Err(VulkanError::HostShader(refusal));
         }
         let limits = PlanLimits { max_storage_buffer_bytes: storage_limit(&self.ctx) };
         let mut plan = std::mem::take(&mut self.plan);
@@ -729,6 +742,7 @@ impl Renderer {
     ) -> Result<(), VulkanError> {
         let Some(prepared) = self.prepared.as_ref() else { return Ok(()) };
         prepared.check(crowds.iter().map(|d| d.crowd.id()));
+        self.plan.check_motion_attachment(formats.motion.is_some());
         let plan = std::mem::take(&mut self.plan);
         let result = self.encode_colour(cb, &plan, crowds, formats, area);
         self.plan = plan;
@@ -812,6 +826,11 @@ impl Renderer {
         if target.size[0] == 0 || target.size[1] == 0 {
             return Err(VulkanError::EmptyTarget);
         }
+        let motion = if options.motion_vectors {
+            Some(target.motion.ok_or(VulkanError::NoMotionTarget)?)
+        } else {
+            None
+        };
         let report = self.prepare(cb, crowds, camera, options, &[])?;
         let d = &self.ctx.device;
         let output = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
@@ -835,14 +854,16 @@ impl Renderer {
             );
         }
         let [r, g, b, a] = options.clear_color;
-        let color_attachment = [vk::RenderingAttachmentInfo::default()
-            .image_view(target.color)
-            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-            .load_op(vk::AttachmentLoadOp::CLEAR)
-            .store_op(vk::AttachmentStoreOp::STORE)
-            .clear_value(vk::ClearValue {
-                color: vk::ClearColorValue { float32: [r as f32, g as f32, b as f32, a as f32] },
-            })];
+        let attachment = |view, clear| {
+            vk::RenderingAttachmentInfo::default()
+                .image_view(view)
+                .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .load_op(vk::AttachmentLoadOp::CLEAR)
+                .store_op(vk::AttachmentStoreOp::STORE)
+                .clear_value(vk::ClearValue { color: vk::ClearColorValue { float32: clear } })
+        };
+        let mut color_attachment = vec![attachment(target.color, [r as f32, g as f32, b as f32, a as f32])];
+        color_attachment.extend(motion.map(|(view, _)| attachment(view, [0.0; 4])));
         let depth_attachment = vk::RenderingAttachmentInfo::default()
             .image_view(target.depth)
             .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
@@ -859,7 +880,7 @@ impl Renderer {
             .depth_attachment(&depth_attachment);
         // SAFETY: outside any render pass; the caller guarantees the layouts given.
         unsafe { d.cmd_begin_rendering(cb, &info) };
-        let formats = self.pass_formats();
+        let formats = PassFormats { motion: motion.map(|(_, format)| format), ..self.pass_formats() };
         let drawn = self.draw(cb, crowds, formats, area);
         // SAFETY: ends the rendering begun above (also when no draw was recorded).
         unsafe { self.ctx.device.cmd_end_rendering(cb) };

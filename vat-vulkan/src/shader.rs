@@ -14,6 +14,7 @@ use naga::back::spv;
 use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
 use vat_core::encoding::VertexFormat;
 use vat_core::gpu::{self, EntryPoint, ShaderStage};
+use vat_core::pipeline::ShaderVariantKey;
 use vat_core::playback::Interpolation;
 
 /// Why the shader could not be translated. Any of these is a bug in vat-core's WGSL or in this
@@ -52,6 +53,8 @@ pub struct ShaderVariant {
     pub influences: u32,
     /// [`gpu::OVERRIDE_VERTEX_FORMAT`]: the asset's vertex format (its [`gpu::vertex_format_code`]).
     pub vertex_format: VertexFormat,
+    /// [`gpu::OVERRIDE_MOTION_VECTORS`]: the colour vertex stages decode the previous frame too.
+    pub motion_vectors: bool,
 }
 
 impl Default for ShaderVariant {
@@ -62,22 +65,23 @@ impl Default for ShaderVariant {
             cross_fade: true,
             influences: 4,
             vertex_format: VertexFormat::Packed64,
+            motion_vectors: false,
         }
     }
 }
 
 impl ShaderVariant {
-    /// The pipeline constants naga resolves, by WGSL name (vat-wgpu's `Renderer::constants`).
+    /// The pipeline constants naga resolves, by WGSL name
+    /// (`vat_core::pipeline::ShaderVariantKey::override_constants`, as vat-wgpu passes them).
     pub fn constants(&self) -> naga::back::PipelineConstants {
-        let mut c = naga::back::PipelineConstants::default();
-        c.insert(gpu::OVERRIDE_INTERPOLATION.to_owned(), f64::from(self.interpolation.as_u32()));
-        c.insert(gpu::OVERRIDE_CROSS_FADE.to_owned(), if self.cross_fade { 1.0 } else { 0.0 });
-        c.insert(gpu::OVERRIDE_INFLUENCES.to_owned(), if self.influences == 8 { 8.0 } else { 4.0 });
-        c.insert(
-            gpu::OVERRIDE_VERTEX_FORMAT.to_owned(),
-            f64::from(gpu::vertex_format_code(self.vertex_format)),
-        );
-        c
+        let key = ShaderVariantKey {
+            cross_fade: self.cross_fade,
+            influences: self.influences,
+            vertex_format: self.vertex_format,
+            double_sided: false,
+            motion_vectors: self.motion_vectors,
+        };
+        key.override_constants(self.interpolation).into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
     }
 }
 

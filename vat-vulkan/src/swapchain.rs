@@ -220,7 +220,12 @@ impl Swapchain {
             color: view,
             depth: *depth_view,
             area: full_rect(self.extent),
-            formats: PassFormats { color: Some(self.format.format), depth: DEPTH_FORMAT, samples: 1 },
+            formats: PassFormats {
+                color: Some(self.format.format),
+                motion: None,
+                depth: DEPTH_FORMAT,
+                samples: 1,
+            },
         };
         let depth_image = *depth_image;
         let waits = [(self.acquired, vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT)];

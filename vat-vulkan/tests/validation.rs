@@ -78,7 +78,15 @@ fn every_translated_entry_point_passes_the_validation_layer() {
                 for (influences, vertex_format) in
                     [4, 8].into_iter().flat_map(|i| vat_tests_formats().into_iter().map(move |f| (i, f)))
                 {
-                    let variant = ShaderVariant { interpolation, cross_fade, influences, vertex_format };
+                    // Motion vectors follow the fade: both values are covered without doubling the count.
+                    let motion_vectors = cross_fade;
+                    let variant = ShaderVariant {
+                        interpolation,
+                        cross_fade,
+                        influences,
+                        vertex_format,
+                        motion_vectors,
+                    };
                     let words = shader.spirv(entry, &variant).unwrap();
                     let info = vk::ShaderModuleCreateInfo::default().code(&words);
                     // SAFETY: SPIR-V words from naga; the module is destroyed right away.

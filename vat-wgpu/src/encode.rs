@@ -62,6 +62,10 @@ impl Renderer {
             let bytes: &[u8] = bytemuck::cast_slice(&records[r.start as usize..r.end as usize]);
             q.write_buffer(&buffers.records, u64::from(r.start) * size_of::<InstanceRecord>() as u64, bytes);
         }
+        for (first, r) in &plan.previous_record_writes {
+            let bytes: &[u8] = bytemuck::cast_slice(&plan.previous_records[r.start as usize..r.end as usize]);
+            q.write_buffer(&buffers.records, u64::from(*first) * size_of::<InstanceRecord>() as u64, bytes);
+        }
         if let Some(r) = &plan.list_writes {
             let list = &draw.crowd.instance_list()[r.start as usize..r.end as usize];
             q.write_buffer(&buffers.list, u64::from(r.start) * 4, bytemuck::cast_slice(list));

@@ -88,6 +88,13 @@ pub enum RenderError {
          with the map's view, or use ShadowMapSource::BuiltIn"
     )]
     NoHostShadowMap,
+    /// `RenderOptions::motion_vectors` is on but the render target has no motion attachment
+    /// (`RenderTarget::motion`).
+    #[error(
+        "motion vectors are on but the render target has no motion attachment: set RenderTarget::motion \
+         (a float colour view) or turn RenderOptions::motion_vectors off"
+    )]
+    NoMotionTarget,
     /// `Renderer::decode` of a mode that decodes nothing (`RenderMode::Rest`: its vertices are the
     /// asset's rest vertices).
     #[error(
@@ -97,8 +104,9 @@ pub enum RenderError {
     /// Reading a buffer or texture back failed.
     #[error("readback failed: {0}")]
     Readback(String),
-    /// A host shader (`Renderer::set_host_shader`) does not compile with vat's shader, or lacks its
-    /// `@fragment` entry point.
+    /// A host shader (`Renderer::set_host_shader`) does not compile with vat's shader or lacks its
+    /// `@fragment` entry points, or a frame with motion vectors has a host shader without a motion
+    /// entry point.
     #[error("the host shader was refused: {0}")]
     HostShader(String),
 }

@@ -78,7 +78,7 @@ pub use error::RenderError;
 pub use offscreen::Offscreen;
 pub use pipelines::PassFormats;
 pub use renderer::{CrowdDraw, Renderer};
-pub use target::HeadlessTarget;
+pub use target::{HeadlessTarget, MOTION_FORMAT};
 
 use vat_core::playback::Interpolation;
 pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
@@ -116,6 +116,9 @@ pub struct RenderTarget<'a> {
     pub color: &'a wgpu::TextureView,
     /// Depth attachment, cleared to 1.
     pub depth: &'a wgpu::TextureView,
+    /// Motion-vector attachment and its format (cleared to 0), drawn into only when
+    /// [`RenderOptions::motion_vectors`] is on, which needs one.
+    pub motion: Option<(&'a wgpu::TextureView, wgpu::TextureFormat)>,
     /// Width and height in pixels.
     pub size: [u32; 2],
 }

@@ -278,6 +278,11 @@ impl CrowdRenderer for Offscreen {
         self.target.read_rgba8(&self.device, &self.queue)
     }
 
+    fn read_motion(&mut self) -> Result<Vec<[f32; 4]>, RenderError> {
+        self.check_device()?;
+        self.target.read_motion(&self.device, &self.queue)
+    }
+
     fn read_gpu_visible(&mut self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, RenderError> {
         self.check_device()?;
         let mut lists = self.renderer.read_gpu_visible(crowd)?;

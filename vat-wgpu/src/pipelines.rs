@@ -17,6 +17,12 @@ pub struct PassFormats {
     pub color: Option<wgpu::TextureFormat>,
     /// Format of the pass's depth attachment (vat's pipelines always test and write depth).
     pub depth: wgpu::TextureFormat,
+    /// Format of the motion-vector attachment at location 1 (`None`: none). A frame prepared with
+    /// `RenderOptions::motion_vectors` must be drawn into a pass that has one, and only such a
+    /// frame: its colour pipelines write `vec4<f32>(motion.xy, 0, 0)` there (see
+    /// `vat_core::render::RenderOptions::motion_vectors`; a float format such as `Rg16Float` or,
+    /// for exact motion, `Rg32Float`).
+    pub motion: Option<wgpu::TextureFormat>,
     /// Samples per pixel of the attachments (1 without MSAA; the pipelines' multisample count).
     pub samples: u32,
 }
@@ -25,7 +31,8 @@ pub struct PassFormats {
 pub(crate) const SHADOW_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 
 /// The shadow pass: depth only, [`SHADOW_FORMAT`], one sample.
-pub(crate) const SHADOW_PASS: PassFormats = PassFormats { color: None, depth: SHADOW_FORMAT, samples: 1 };
+pub(crate) const SHADOW_PASS: PassFormats =
+    PassFormats { color: None, motion: None, depth: SHADOW_FORMAT, samples: 1 };
 
 /// A compute pipeline: entry point and variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -64,9 +71,13 @@ impl Renderer {
         )
         .validate(&module)
         .map_err(|e| crate::RenderError::HostShader(e.emit_to_string(&source)))?;
-        let entry = shader.fragment_entry_point();
-        if !module.entry_points.iter().any(|e| e.name == entry && e.stage == naga::ShaderStage::Fragment) {
-            return Err(crate::RenderError::HostShader(format!("the source has no @fragment fn {entry}")));
+        for entry in shader.entry_points() {
+            if !module.entry_points.iter().any(|e| e.name == entry && e.stage == naga::ShaderStage::Fragment)
+            {
+                return Err(crate::RenderError::HostShader(format!(
+                    "the source has no @fragment fn {entry}"
+                )));
+            }
         }
         let compiled = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("vat host shader"),
@@ -78,13 +89,8 @@ impl Renderer {
     }
 
     /// The pipeline constants (WGSL overrides) of `variant`.
-    fn constants(&self, variant: &ShaderVariantKey) -> [(&'static str, f64); 4] {
-        [
-            (gpu::OVERRIDE_INTERPOLATION, f64::from(self.config.interpolation.as_u32())),
-            (gpu::OVERRIDE_CROSS_FADE, if variant.cross_fade { 1.0 } else { 0.0 }),
-            (gpu::OVERRIDE_INFLUENCES, f64::from(variant.influences_override())),
-            (gpu::OVERRIDE_VERTEX_FORMAT, f64::from(gpu::vertex_format_code(variant.vertex_format))),
-        ]
+    fn constants(&self, variant: &ShaderVariantKey) -> [(&'static str, f64); 5] {
+        variant.override_constants(self.config.interpolation)
     }
 
     /// The compute pipeline of `key`, created on first use.
@@ -124,11 +130,10 @@ impl Renderer {
                 PassKind::Depth => &self.pipeline_layouts[StageSet::Depth as usize],
             }
         };
-        let targets = [formats.color.map(|format| wgpu::ColorTargetState {
-            format,
-            blend: None,
-            write_mask: wgpu::ColorWrites::ALL,
-        })];
+        let target =
+            |format| Some(wgpu::ColorTargetState { format, blend: None, write_mask: wgpu::ColorWrites::ALL });
+        let targets: Vec<Option<wgpu::ColorTargetState>> =
+            formats.color.into_iter().chain(formats.motion).map(target).collect();
         let state = key.state();
         let pipeline = self.device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some(entry),
@@ -164,7 +169,7 @@ impl Renderer {
                     module,
                     entry_point: Some(entry),
                     compilation_options: options.clone(),
-                    targets: if formats.color.is_some() { &targets } else { &[] },
+                    targets: &targets,
                 }
             }),
             multiview_mask: None,

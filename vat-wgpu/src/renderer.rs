@@ -378,7 +378,12 @@ impl Renderer {
     /// The formats of the passes [`render`](Self::render) begins: the config's colour and depth
     /// formats, one sample. Give them to [`draw`](Self::draw) for a host pass of the same kind.
     pub fn pass_formats(&self) -> PassFormats {
-        PassFormats { color: Some(self.config.color_format), depth: self.config.depth_format, samples: 1 }
+        PassFormats {
+            color: Some(self.config.color_format),
+            motion: None,
+            depth: self.config.depth_format,
+            samples: 1,
+        }
     }
 
     /// Records everything of one frame of `crowds` (any number, of any assets uploaded to this
@@ -425,6 +430,10 @@ impl Renderer {
         if options.samples_host_shadow_map() && self.host_shadow.is_none() {
             // Before planning: nothing of the crowds is taken or changed.
             return Err(RenderError::NoHostShadowMap);
+        }
+        if let Some(refusal) = self.host_shader.as_ref().and_then(|(h, _)| h.refuses(options.motion_vectors))
+        {
+            return Err(RenderError::HostShader(refusal));
         }
         let limits = self.plan_limits();
         let mut plan = std::mem::take(&mut self.plan);
@@ -510,6 +519,7 @@ impl Renderer {
     pub fn draw(&mut self, pass: &mut wgpu::RenderPass<'_>, crowds: &[CrowdDraw<'_>], formats: PassFormats) {
         let Some(prepared) = self.prepared.as_ref() else { return };
         prepared.check(crowds.iter().map(|d| d.crowd.id()));
+        self.plan.check_motion_attachment(formats.motion.is_some());
         let plan = std::mem::take(&mut self.plan);
         self.encode_colour(pass, &plan, crowds, formats);
         self.plan = plan;
@@ -574,19 +584,26 @@ impl Renderer {
         options: &RenderOptions,
     ) -> Result<FrameReport, RenderError> {
         assert!(target.size[0] > 0 && target.size[1] > 0, "render target of size {:?}", target.size);
+        let motion = if options.motion_vectors {
+            Some(target.motion.ok_or(RenderError::NoMotionTarget)?)
+        } else {
+            None
+        };
         let report = self.prepare(encoder, crowds, camera, options, &[])?;
         let [r, g, b, a] = options.clear_color;
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("vat colour"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: target.color,
+        let attachment = |view, clear| {
+            Some(wgpu::RenderPassColorAttachment {
+                view,
                 depth_slice: None,
                 resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a }),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
+                ops: wgpu::Operations { load: wgpu::LoadOp::Clear(clear), store: wgpu::StoreOp::Store },
+            })
+        };
+        let mut color_attachments = vec![attachment(target.color, wgpu::Color { r, g, b, a })];
+        color_attachments.extend(motion.map(|(view, _)| attachment(view, wgpu::Color::TRANSPARENT)));
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("vat colour"),
+            color_attachments: &color_attachments,
             depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
                 view: target.depth,
                 depth_ops: Some(wgpu::Operations {
@@ -599,7 +616,7 @@ impl Renderer {
             occlusion_query_set: None,
             multiview_mask: None,
         });
-        let formats = self.pass_formats();
+        let formats = PassFormats { motion: motion.map(|(_, format)| format), ..self.pass_formats() };
         self.draw(&mut pass, crowds, formats);
         Ok(report)
     }

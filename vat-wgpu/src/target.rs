@@ -10,13 +10,19 @@ pub struct HeadlessTarget {
     color: wgpu::Texture,
     color_view: wgpu::TextureView,
     depth_view: wgpu::TextureView,
+    motion: wgpu::Texture,
+    motion_view: wgpu::TextureView,
     size: [u32; 2],
 }
 
+/// The format of [`HeadlessTarget`]'s motion-vector attachment: 32-bit float RGBA, so a motion is
+/// read back exactly as the shader wrote it.
+pub const MOTION_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba32Float;
+
 impl HeadlessTarget {
     /// Creates the textures: colour of `config.color_format` (which must be a 4-byte RGBA or BGRA
-    /// format for [`read_rgba8`](Self::read_rgba8)), depth of `config.depth_format`, `size` pixels
-    /// (each side at least 1).
+    /// format for [`read_rgba8`](Self::read_rgba8)), depth of `config.depth_format`, motion vectors
+    /// of [`MOTION_FORMAT`] (16 bytes a pixel), `size` pixels (each side at least 1).
     pub fn new(device: &wgpu::Device, size: [u32; 2], config: RendererConfig) -> Self {
         let extent =
             wgpu::Extent3d { width: size[0].max(1), height: size[1].max(1), depth_or_array_layers: 1 };
@@ -38,14 +44,41 @@ impl HeadlessTarget {
             wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
         );
         let depth = make("vat headless depth", config.depth_format, wgpu::TextureUsages::RENDER_ATTACHMENT);
+        let motion = make(
+            "vat headless motion",
+            MOTION_FORMAT,
+            wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        );
         let color_view = color.create_view(&wgpu::TextureViewDescriptor::default());
         let depth_view = depth.create_view(&wgpu::TextureViewDescriptor::default());
-        Self { color, color_view, depth_view, size: [extent.width, extent.height] }
+        let motion_view = motion.create_view(&wgpu::TextureViewDescriptor::default());
+        Self { color, color_view, depth_view, motion, motion_view, size: [extent.width, extent.height] }
     }
 
-    /// The views to render into.
+    /// The views to render into (the motion attachment is drawn into only with motion vectors on).
     pub fn target(&self) -> RenderTarget<'_> {
-        RenderTarget { color: &self.color_view, depth: &self.depth_view, size: self.size }
+        RenderTarget {
+            color: &self.color_view,
+            depth: &self.depth_view,
+            motion: Some((&self.motion_view, MOTION_FORMAT)),
+            size: self.size,
+        }
+    }
+
+    /// Copies the motion-vector texture back: `width * height` RGBA `f32` texels, rows top to
+    /// bottom, as the last frame with motion vectors wrote them (`.xy` the motion; see
+    /// `vat_core::render::RenderOptions::motion_vectors`; 0 where nothing was drawn). Waits for the
+    /// GPU.
+    ///
+    /// # Errors
+    /// [`RenderError::Readback`] if mapping fails.
+    pub fn read_motion(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+    ) -> Result<Vec<[f32; 4]>, RenderError> {
+        let bytes = read_texture(device, queue, &self.motion, self.size, 16)?;
+        Ok(bytes.chunks_exact(16).map(bytemuck::pod_read_unaligned).collect())
     }
 
     /// Width and height in pixels.
@@ -65,35 +98,7 @@ impl HeadlessTarget {
             return Err(RenderError::Readback(format!("colour format {format:?} is not 4 bytes per pixel")));
         }
         let bgra = matches!(format, wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb);
-        let [width, height] = self.size;
-        let row = width * 4;
-        let padded = row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
-        let staging = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("vat headless readback"),
-            size: u64::from(padded) * u64::from(height),
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-        encoder.copy_texture_to_buffer(
-            self.color.as_image_copy(),
-            wgpu::TexelCopyBufferInfo {
-                buffer: &staging,
-                layout: wgpu::TexelCopyBufferLayout {
-                    offset: 0,
-                    bytes_per_row: Some(padded),
-                    rows_per_image: Some(height),
-                },
-            },
-            self.color.size(),
-        );
-        queue.submit([encoder.finish()]);
-        let bytes = read_mapped(device, &staging)?;
-        let mut out = Vec::with_capacity((row * height) as usize);
-        for y in 0..height as usize {
-            let start = y * padded as usize;
-            out.extend_from_slice(&bytes[start..start + row as usize]);
-        }
+        let mut out = read_texture(device, queue, &self.color, self.size, 4)?;
         if bgra {
             for px in out.chunks_exact_mut(4) {
                 px.swap(0, 2);
@@ -101,6 +106,46 @@ impl HeadlessTarget {
         }
         Ok(out)
     }
+}
+
+/// Copies `texture` (`size` pixels of `texel` bytes) back as tightly packed rows, top to bottom.
+fn read_texture(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    texture: &wgpu::Texture,
+    size: [u32; 2],
+    texel: u32,
+) -> Result<Vec<u8>, RenderError> {
+    let [width, height] = size;
+    let row = width * texel;
+    let padded = row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("vat headless readback"),
+        size: u64::from(padded) * u64::from(height),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+    encoder.copy_texture_to_buffer(
+        texture.as_image_copy(),
+        wgpu::TexelCopyBufferInfo {
+            buffer: &staging,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(padded),
+                rows_per_image: Some(height),
+            },
+        },
+        texture.size(),
+    );
+    queue.submit([encoder.finish()]);
+    let bytes = read_mapped(device, &staging)?;
+    let mut out = Vec::with_capacity((row * height) as usize);
+    for y in 0..height as usize {
+        let start = y * padded as usize;
+        out.extend_from_slice(&bytes[start..start + row as usize]);
+    }
+    Ok(out)
 }
 
 /// Maps a `MAP_READ` buffer, waits, and copies its contents out.

@@ -319,7 +319,7 @@ impl SceneGpu {
             host.layouts.push(unsafe { d.create_pipeline_layout(&info, None) }?);
         }
         host.shadow_pipeline =
-            host.pipeline(PassFormats { color: None, depth: SHADOW_FORMAT, samples: 1 })?;
+            host.pipeline(PassFormats { color: None, motion: None, depth: SHADOW_FORMAT, samples: 1 })?;
         Ok(host)
     }
 
@@ -531,7 +531,11 @@ impl SceneGpu {
                 d.cmd_draw(cb, r.end - r.start, 1, r.start, 0);
             }
         }
-        let cast = crowd(cb, PassFormats { color: None, depth: SHADOW_FORMAT, samples: 1 }, shadow_area);
+        let cast = crowd(
+            cb,
+            PassFormats { color: None, motion: None, depth: SHADOW_FORMAT, samples: 1 },
+            shadow_area,
+        );
         // SAFETY: ends the rendering begun above.
         unsafe { d.cmd_end_rendering(cb) };
         cast?;

@@ -511,6 +511,8 @@ pub struct Crowd {
     /// Which user data changed since the last upload.
     user_dirty: DirtySet,
     user_ranges: Vec<(u32, u32)>,
+    /// Instances whose motion history the host reset since the last frame plan.
+    motion_resets: Vec<u32>,
 }
 
 impl Crowd {
@@ -551,6 +553,7 @@ impl Crowd {
             user_data: Vec::new(),
             user_dirty: DirtySet::default(),
             user_ranges: Vec::new(),
+            motion_resets: Vec::new(),
         }
     }
 
@@ -1098,6 +1101,25 @@ impl Crowd {
         self.user_dirty.take_ranges(n, self.config.upload_merge_gap, &mut self.user_ranges);
         let data = &self.user_data;
         self.user_ranges.iter().map(|&(a, b)| (a, &data[a as usize..b as usize])).collect()
+    }
+
+    /// Forgets instance `i`'s previous frame for motion vectors (`RenderOptions::motion_vectors`):
+    /// at the next frame its previous record is its current one, so a teleport or a respawn draws
+    /// no streak (the motion left is the camera's and the animation's own over the frame). Call it
+    /// with the change, before the next frame.
+    ///
+    /// # Panics
+    /// If `i >= count()`.
+    pub fn reset_motion_history(&mut self, i: InstanceId) {
+        let count = self.records.len();
+        assert!((i as usize) < count, "instance {i} out of range (count {count})");
+        self.motion_resets.push(i);
+    }
+
+    /// The instances reset with [`reset_motion_history`](Self::reset_motion_history) since the last
+    /// call (the frame plan takes them), in call order, possibly repeated.
+    pub fn take_motion_resets(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.motion_resets)
     }
 
     /// The nearest shown instance hit by the ray from `origin` along `direction` (world space, metres;

@@ -101,7 +101,10 @@ fn a_first_cpu_frame_grows_the_buffers_and_uploads_everything_then_nothing() {
     let c = &p.crowds[0];
     let list_len = f.crowd.instance_list().len() as u32;
     assert!(list_len >= 40);
-    assert_eq!(c.grow, Some(CrowdCapacity { records: 64, list: list_len.max(64).next_power_of_two() }));
+    assert_eq!(
+        c.grow,
+        Some(CrowdCapacity { records: 64, list: list_len.max(64).next_power_of_two(), history: false })
+    );
     assert_eq!(c.record_writes, vec![0..40]);
     assert_eq!(c.user_data_writes, vec![0..40]);
     assert_eq!(c.list_writes, Some(0..list_len));

@@ -121,6 +121,10 @@ fn rust_structs() -> Vec<RustStruct> {
             ground_half_extent,
             sun_color,
             _pad0,
+            previous_view_proj,
+            previous_time,
+            previous_records,
+            _pad1,
         }),
         rust_struct!(AssetConstants {
             bounds_min,
@@ -571,7 +575,11 @@ fn override_and_constants_match_rust() {
         o.init.and_then(|init| literal_u32(&module, init)),
         Some(vertex_format_code(VertexFormat::Packed64))
     );
-    assert_eq!(module.overrides.len(), 4, "every override needs a Rust name");
+    let (_, o) =
+        module.overrides.iter().find(|(_, o)| o.name.as_deref() == Some(OVERRIDE_MOTION_VECTORS)).unwrap();
+    let init = o.init.map(|init| &module.global_expressions[init]);
+    assert!(matches!(init, Some(Expression::Literal(Literal::Bool(false)))), "{init:?}");
+    assert_eq!(module.overrides.len(), 5, "every override needs a Rust name");
     for (name, value) in [
         ("INTERPOLATION_POINT", INTERPOLATION_POINT),
         ("INTERPOLATION_LINEAR", INTERPOLATION_LINEAR),
@@ -771,6 +779,7 @@ fn uniforms_with(
         shadow_max_lod: limit,
         shadow,
         ground_half_extent: 10.0,
+        history: None,
     })
 }
 

@@ -24,6 +24,10 @@ override INTERPOLATION: u32 = 1u;
 // Whether clip B of a running cross-fade is decoded and blended in (the cross-fade variant, default);
 // false gives the plain variant, which shows clip A only and never fetches clip B.
 override CROSS_FADE: bool = true;
+
+// Motion vectors: the colour vertex stages also decode each vertex at the previous frame (the
+// previous record at the previous time) into VertexOutput.previous_world_position.
+override MOTION_VECTORS: bool = false;
 // Bone influences per vertex of the bone paths: 4 (default) or 8; must equal the asset's
 // (vat_core::gpu::AssetConstants::influences), which is the stride of the joints/weights streams.
 override INFLUENCES: u32 = 4u;
@@ -87,7 +91,7 @@ const PI: f32 = 3.14159265358979;
 // GPU-visible structs (twins of the Rust structs named alike)
 // ---------------------------------------------------------------------------------------------------
 
-// Per-frame values shared by every pass. Twin of vat_core::gpu::FrameUniforms (336 bytes).
+// Per-frame values shared by every pass. Twin of vat_core::gpu::FrameUniforms (416 bytes).
 struct FrameUniforms {
     // World to clip space of the camera, column-major.
     view_proj: mat4x4<f32>,
@@ -125,8 +129,15 @@ struct FrameUniforms {
     ground_half_extent: f32,
     // Colour of the sun's light, linear RGB, multiplying the direct term.
     sun_color: vec3<f32>,
-    // Padding to 336 bytes; 0.
     _pad0: f32,
+    // The camera's world-to-clip matrix of the previous frame (motion vectors), column-major.
+    previous_view_proj: mat4x4<f32>,
+    // The crowd's clock at the previous frame, seconds (same epoch as the previous records).
+    previous_time: f32,
+    // Instance i's previous record is instances[previous_records + i]; 0: no history.
+    previous_records: u32,
+    // Padding to 416 bytes; 0.
+    _pad1: vec2<u32>,
 }
 
 // Per-asset constants. Twin of vat_core::gpu::AssetConstants (96 bytes).
@@ -1153,12 +1164,15 @@ struct VertexOutput {
     @location(5) @interpolate(flat) material: u32,
     // The drawn instance's record index (in `instances` and `instance_user_data`).
     @location(6) @interpolate(flat) instance: u32,
+    // World position of the same vertex at the previous frame (its previous record at
+    // frame.previous_time), metres; equal to world_position without motion vectors.
+    @location(7) previous_world_position: vec3<f32>,
 }
 
 fn vat_hidden_output() -> VertexOutput {
     return VertexOutput(
         HIDDEN_POSITION, vec3<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0), vec4<f32>(0.0), vec4<f32>(0.0),
-        vec2<f32>(0.0), 0u, 0u,
+        vec2<f32>(0.0), 0u, 0u, vec3<f32>(0.0),
     );
 }
 
@@ -1181,7 +1195,7 @@ fn vat_lit_output(
         let slot = select(0u, v, v <= asset.material_variant_count);
         record = slot * asset.material_count + min(material, asset.material_count - 1u);
     }
-    return VertexOutput(frame.view_proj * vec4<f32>(world, 1.0), world, v.normal.xyz, color, v.tangent, uv, record, 0u);
+    return VertexOutput(frame.view_proj * vec4<f32>(world, 1.0), world, v.normal.xyz, color, v.tangent, uv, record, 0u, world);
 }
 
 // vat_lit_output with the material, coordinates and colour of body vertex `vertex`.
@@ -1193,6 +1207,36 @@ fn vat_lit_output_of(inst: InstanceRecord, v: DecodedVertex, vertex: u32) -> Ver
 // The record drawn as instance `instance_index` of a draw (its first_instance included).
 fn vat_drawn_instance(instance_index: u32) -> InstanceRecord {
     return instances[instance_list[instance_index]];
+}
+
+// The previous frame's record of record `index` (motion vectors): the second half of `instances`,
+// or the current record without history.
+fn vat_previous_instance(index: u32) -> InstanceRecord {
+    if frame.previous_records == 0u {
+        return instances[index];
+    }
+    return instances[frame.previous_records + index];
+}
+
+// The screen motion of a fragment since the previous frame: uv_now - uv_previous in fractions of the
+// target (uv = (0.5 + 0.5 x, 0.5 - 0.5 y) of the NDC: x right, y down), from the fragment's world
+// position now (frame.view_proj) and at the previous frame (frame.previous_view_proj). Zero where
+// the previous position was behind the previous camera (w <= 0).
+fn vat_motion_vector(in: VertexOutput) -> vec2<f32> {
+    let now = frame.view_proj * vec4<f32>(in.world_position, 1.0);
+    let before = frame.previous_view_proj * vec4<f32>(in.previous_world_position, 1.0);
+    if now.w <= 0.0 || before.w <= 0.0 {
+        return vec2<f32>(0.0);
+    }
+    let d = now.xy / now.w - before.xy / before.w;
+    return vec2<f32>(0.5 * d.x, -0.5 * d.y);
+}
+
+// What the motion-vector fragment stages write: the colour (location 0) and the motion (location 1;
+// vat_motion_vector in .xy, .zw = 0).
+struct LitMotionOutput {
+    @location(0) color: vec4<f32>,
+    @location(1) motion: vec4<f32>,
 }
 
 fn vat_is_hidden(inst: InstanceRecord) -> bool {
@@ -1434,6 +1478,10 @@ fn vs_vat(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_
     let v = vat_decode_vertex(inst, vertex, frame.time);
     var out = vat_lit_output_of(inst, v, vertex);
     out.instance = instance_list[instance_index];
+    if MOTION_VECTORS {
+        let previous = vat_previous_instance(out.instance);
+        out.previous_world_position = vat_decode_vertex(previous, vertex, frame.previous_time).position.xyz;
+    }
     return out;
 }
 
@@ -1458,6 +1506,10 @@ fn vs_bone(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     let v = vat_skin_vertex(inst, vertex, frame.time);
     var out = vat_lit_output_of(inst, v, vertex);
     out.instance = instance_list[instance_index];
+    if MOTION_VECTORS {
+        let previous = vat_previous_instance(out.instance);
+        out.previous_world_position = vat_skin_vertex(previous, vertex, frame.previous_time).position.xyz;
+    }
     return out;
 }
 
@@ -1482,6 +1534,10 @@ fn vs_rigid(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instanc
     let v = vat_rigid_vertex(inst, vertex, frame.time);
     var out = vat_lit_output_of(inst, v, vertex);
     out.instance = instance_list[instance_index];
+    if MOTION_VECTORS {
+        let previous = vat_previous_instance(out.instance);
+        out.previous_world_position = vat_rigid_vertex(previous, vertex, frame.previous_time).position.xyz;
+    }
     return out;
 }
 
@@ -1507,6 +1563,10 @@ fn vs_rest(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     let rest = rest_vertices[vertex];
     var out = vat_lit_output_of(inst, vat_to_world(inst, rest.position, rest.normal), vertex);
     out.instance = instance_list[instance_index];
+    if MOTION_VECTORS {
+        let previous = vat_previous_instance(out.instance);
+        out.previous_world_position = vat_to_world(previous, rest.position, rest.normal).position.xyz;
+    }
     return out;
 }
 
@@ -1532,6 +1592,10 @@ fn vs_attachment(@builtin(vertex_index) vertex: u32, @builtin(instance_index) in
     let v = vat_attachment_vertex(inst, vertex, frame.time);
     var out = vat_lit_output(inst, v, attachment_vertices[vertex].material, vec2<f32>(0.0), vec4<f32>(1.0));
     out.instance = instance_list[instance_index];
+    if MOTION_VECTORS {
+        let previous = vat_previous_instance(out.instance);
+        out.previous_world_position = vat_attachment_vertex(previous, vertex, frame.previous_time).position.xyz;
+    }
     return out;
 }
 
@@ -1565,6 +1629,7 @@ fn vs_ground(@builtin(vertex_index) vertex: u32) -> VertexOutput {
         vec2<f32>(0.0),
         0u,
         0u,
+        world,
     );
 }
 
@@ -1584,4 +1649,24 @@ fn fs_lit(in: VertexOutput, @builtin(front_facing) front: bool) -> @location(0) 
 @fragment
 fn fs_ground(in: VertexOutput) -> @location(0) vec4<f32> {
     return vat_shade(in);
+}
+
+// fs_lit with motion vectors: the same colour, and the motion target.
+@fragment
+fn fs_lit_motion(in: VertexOutput, @builtin(front_facing) front: bool) -> LitMotionOutput {
+    let ddx = dpdx(in.uv);
+    let ddy = dpdy(in.uv);
+    var color: vec4<f32>;
+    if asset.material_count == 0u {
+        color = vat_shade(in);
+    } else {
+        color = vat_shade_material(in, front, ddx, ddy);
+    }
+    return LitMotionOutput(color, vec4<f32>(vat_motion_vector(in), 0.0, 0.0));
+}
+
+// fs_ground with motion vectors (the ground is static: its motion is the camera's).
+@fragment
+fn fs_ground_motion(in: VertexOutput) -> LitMotionOutput {
+    return LitMotionOutput(vat_shade(in), vec4<f32>(vat_motion_vector(in), 0.0, 0.0));
 }
