@@ -1191,8 +1191,12 @@ fn plan_previous_records(
         let r = r.start.min(count) as usize..r.end.min(count) as usize;
         history[r.clone()].copy_from_slice(&records[r]);
     }
+    // Next frame, the records written now get them as their previous ones; not those new to the
+    // history, whose previous record is already their current one.
     sync.history_ranges.clear();
-    sync.history_ranges.extend(dirty.iter().cloned());
+    let known = known as u32;
+    sync.history_ranges
+        .extend(dirty.iter().map(|r| r.start.min(known)..r.end.min(known)).filter(|r| !r.is_empty()));
 }
 
 /// `ranges` sorted and merged where they overlap or touch; empty ones dropped.

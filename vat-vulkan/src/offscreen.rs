@@ -341,11 +341,12 @@ impl Offscreen {
                 ),
             ),
             // The motion image keeps its contents (the last frame with motion vectors) between
-            // frames that do not draw into it.
+            // frames that do not draw into it; `Renderer::render` orders its writes after the
+            // previous frame's (a memory barrier over every attachment), so none is needed here.
             image_barrier(
                 t.motion_image,
                 vk::ImageAspectFlags::COLOR,
-                (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
+                (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::empty()),
                 (vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
             ),
         ];

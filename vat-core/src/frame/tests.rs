@@ -639,3 +639,142 @@ fn user_data_uploads_only_what_changed() {
     plan(&mut p, &mut [&mut f], &cpu()).unwrap();
     assert_eq!(p.crowds[0].user_data_writes, vec![0..40]);
 }
+
+/// The previous records a plan writes, by record index (the buffer index less the capacity).
+fn previous_writes(c: &CrowdPlan, capacity: u32) -> Vec<(u32, InstanceRecord)> {
+    let mut out = Vec::new();
+    for (first, r) in &c.previous_record_writes {
+        assert!(*first >= capacity, "previous record written at {first}, below the capacity {capacity}");
+        for (k, rec) in c.previous_records[r.start as usize..r.end as usize].iter().enumerate() {
+            out.push((first - capacity + k as u32, *rec));
+        }
+    }
+    out
+}
+
+/// Every previous record `c` writes is `expected[i]`, and those of `must` are written. (Dirty
+/// ranges merge across short clean gaps, so a few unchanged records may be written again, with the
+/// value they already have.)
+fn assert_previous(c: &CrowdPlan, capacity: u32, expected: &[InstanceRecord], must: &[u32]) {
+    let written = previous_writes(c, capacity);
+    for (i, r) in &written {
+        assert_eq!(*r, expected[*i as usize], "previous record {i}");
+    }
+    for i in must {
+        assert!(written.iter().any(|(k, _)| k == i), "previous record {i} is not written: {written:?}");
+    }
+}
+
+#[test]
+fn motion_vectors_keep_each_records_previous_frame_and_the_previous_camera_and_clock() {
+    let mut f = fixture(6, 1, VertexFormat::Packed64);
+    let mut p = FramePlan::default();
+    let motion = RenderOptions { motion_vectors: true, ..cpu() };
+    let cam_a = camera();
+    let cam_b = Camera::look_at([1.0, 2.0, 12.0], [0.0, 1.0, 0.0], 0.9, 1.0, 0.1, 500.0);
+    let run = |p: &mut FramePlan, f: &mut Fixture, cam: &Camera, o: &RenderOptions| {
+        let mut inputs = [PlanCrowd { crowd: &mut f.crowd, asset: &f.asset, sync: &mut f.sync }];
+        p.plan(&mut inputs, cam, o, &LIMITS).unwrap();
+    };
+
+    // Frame 1: the buffers get a history half; every previous record is the current one, and the
+    // previous camera and clock are this frame's.
+    run(&mut p, &mut f, &cam_a, &motion);
+    let c = &p.crowds[0];
+    let capacity = c.grow.unwrap().records;
+    assert!(c.grow.unwrap().history);
+    assert_eq!(c.grow.unwrap().record_bytes(), u64::from(capacity) * 64 * 2);
+    let frame1: Vec<InstanceRecord> = f.crowd.records().to_vec();
+    let written = previous_writes(c, capacity);
+    assert_eq!(written, frame1.iter().copied().enumerate().map(|(i, r)| (i as u32, r)).collect::<Vec<_>>());
+    assert_eq!(c.uniforms.previous_records, capacity);
+    assert_eq!(c.uniforms.previous_view_proj, cam_a.view_proj);
+    assert_eq!(c.uniforms.previous_time, c.uniforms.time);
+    assert!(p.motion_vectors);
+    assert!(p.colour.iter().all(|d| d.pipeline.variant.motion_vectors));
+    assert!(p.depth.iter().all(|d| !d.pipeline.variant.motion_vectors));
+    assert_eq!(p.colour[0].pipeline.fragment_entry_point(), Some(gpu::ENTRY_POINT_FS_LIT_MOTION));
+    assert_eq!(p.colour[0].pipeline.color_target_count(), 2);
+    let t1 = c.uniforms.time;
+
+    // Frame 2: instance 1 moves, instance 3 teleports with its history reset, the camera moves.
+    f.crowd.advance(0.25);
+    f.crowd.set_transform(1, [5.0, 0.0, 1.0], 0.3);
+    f.crowd.set_transform(3, [-20.0, 0.0, 0.0], 0.0);
+    f.crowd.reset_motion_history(3);
+    run(&mut p, &mut f, &cam_b, &motion);
+    let c = &p.crowds[0];
+    assert_eq!(c.grow, None);
+    // Moved: its old record; reset: its current one; the others keep theirs.
+    let mut expected = frame1.clone();
+    expected[3] = f.crowd.records()[3];
+    assert_previous(c, capacity, &expected, &[1, 3]);
+    assert!(previous_writes(c, capacity).len() < 6, "only the changed records are written");
+    assert_eq!(c.uniforms.previous_view_proj, cam_a.view_proj);
+    assert_eq!(c.uniforms.previous_time, t1);
+    assert!(c.uniforms.time > t1);
+    let frame2: Vec<InstanceRecord> = f.crowd.records().to_vec();
+
+    // Frame 3: nothing changes, but the records written last frame get their frame-2 values as
+    // their previous ones.
+    run(&mut p, &mut f, &cam_b, &motion);
+    let c = &p.crowds[0];
+    assert_previous(c, capacity, &frame2, &[1, 3]);
+    assert_eq!(c.uniforms.previous_view_proj, cam_b.view_proj);
+
+    // Frame 4: nothing left to write; a camera cut forgets the previous camera.
+    run(&mut p, &mut f, &cam_a, &RenderOptions { camera_cut: true, ..motion });
+    let c = &p.crowds[0];
+    assert!(c.previous_record_writes.is_empty());
+    assert_eq!(c.uniforms.previous_view_proj, cam_a.view_proj);
+
+    // A new instance's previous record is its current one.
+    let id = f.crowd.spawn([2.0, 0.0, 0.0], 0.0, 0);
+    run(&mut p, &mut f, &cam_a, &motion);
+    let c = &p.crowds[0];
+    assert_eq!(previous_writes(c, capacity), vec![(id, f.crowd.records()[id as usize])]);
+
+    // Motion vectors off: no history, no previous writes, plain pipelines.
+    f.crowd.set_transform(0, [1.0, 0.0, 0.0], 0.0);
+    run(&mut p, &mut f, &cam_a, &cpu());
+    let c = &p.crowds[0];
+    assert!(c.previous_record_writes.is_empty());
+    assert_eq!(c.uniforms.previous_records, 0);
+    assert_eq!(c.uniforms.previous_view_proj, cam_a.view_proj);
+    assert!(!p.motion_vectors);
+    assert!(p.colour.iter().all(|d| !d.pipeline.variant.motion_vectors));
+    // On again: the history starts over from the current records, written whole.
+    run(&mut p, &mut f, &cam_b, &motion);
+    let c = &p.crowds[0];
+    let current = f.crowd.records().to_vec();
+    assert_eq!(
+        previous_writes(c, capacity),
+        current.iter().copied().enumerate().map(|(i, r)| (i as u32, r)).collect::<Vec<_>>()
+    );
+    assert_eq!(c.uniforms.previous_view_proj, cam_b.view_proj);
+}
+
+#[test]
+fn a_failed_frame_starts_the_motion_history_over() {
+    let mut f = fixture(3, 1, VertexFormat::Packed64);
+    let mut p = FramePlan::default();
+    let motion = RenderOptions { motion_vectors: true, ..cpu() };
+    plan(&mut p, &mut [&mut f], &motion).unwrap();
+    f.crowd.set_transform(0, [3.0, 0.0, 0.0], 0.0);
+    f.sync.mark_unsynced();
+    plan(&mut p, &mut [&mut f], &motion).unwrap();
+    let c = &p.crowds[0];
+    let capacity = c.grow.unwrap().records;
+    // The buffers are new and the history is gone: every previous record is the current one.
+    let current = f.crowd.records().to_vec();
+    assert_eq!(
+        previous_writes(c, capacity),
+        current.iter().copied().enumerate().map(|(i, r)| (i as u32, r)).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn ranges_merge_where_they_overlap_or_touch() {
+    assert_eq!(merge_ranges(vec![5..7, 0..2, 2..3, 6..9, 4..4, 11..12]), vec![0..3, 5..9, 11..12]);
+    assert!(merge_ranges(vec![]).is_empty());
+}
