@@ -28,6 +28,10 @@ fn fs_normals(in: VertexOutput) -> @location(0) vec4<f32> {
 ";
 
 fn render<R: CrowdRenderer>(renderer: &mut R) -> Vec<u8> {
+    render_in(renderer, vat_core::render::RenderMode::Vat)
+}
+
+fn render_in<R: CrowdRenderer>(renderer: &mut R, mode: vat_core::render::RenderMode) -> Vec<u8> {
     let asset = Asset::parse(humanoid_vat()).unwrap();
     let gpu_asset = renderer.upload(&asset).unwrap();
     let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), CrowdConfig::default());
@@ -35,7 +39,7 @@ fn render<R: CrowdRenderer>(renderer: &mut R) -> Vec<u8> {
     let id = crowd.spawn_at_phase([0.0, 0.0, 0.0], 0.5, walk, 0.2);
     crowd.set_variant(id, 2 | VARIANT_ACCESSORY);
     let camera = Camera::look_at([1.5, 1.4, 2.6], [0.0, 0.9, 0.0], 0.8, 1.0, 0.1, 50.0);
-    let options = RenderOptions { ground: false, shadow_distance: 6.0, ..Default::default() };
+    let options = RenderOptions { ground: false, shadow_distance: 6.0, mode, ..Default::default() };
     let mut gpu_crowd = renderer.create_crowd(&crowd).unwrap();
     renderer.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &options).unwrap();
     renderer.read_rgba8().unwrap()
@@ -200,6 +204,91 @@ fn per_instance_user_data_reaches_host_shaders_on_both_backends() {
         let (k_green, _) = frame(&mut vk, &asset, culling, true);
         assert_eq!(green, k_green, "{culling:?}: the backends differ after the change");
     }
+    let messages = vk.parts().0.messages();
+    drop(vk);
+    assert_eq!((messages.errors(), messages.warnings()), (0, 0), "the validation layer reported problems");
+}
+
+const HOST_VERTEX: &str = "
+struct HostOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) normal: vec3<f32>,
+    @location(1) @interpolate(flat) instance: u32,
+    @location(2) height: f32,
+}
+
+@vertex
+fn vs_host(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> HostOut {
+    let v = vat_vertex(vertex, instance_index);
+    let object = vat_object_position(instances[v.instance], v.world_position);
+    return HostOut(v.clip_position, v.world_normal, v.instance, object.y);
+}
+
+@fragment
+fn fs_host_normals(in: HostOut) -> @location(0) vec4<f32> {
+    return vec4<f32>(vat_normalize(in.normal) * 0.5 + 0.5, 1.0);
+}
+
+@fragment
+fn fs_host_height(in: HostOut) -> @location(0) vec4<f32> {
+    return vec4<f32>(vec3<f32>(clamp(in.height / 1.8, 0.0, 1.0)), 1.0);
+}
+";
+
+/// A host vertex stage (`HostShader::with_vertex_entry_point`) built on `vat_vertex`, with outputs
+/// of its own: passing vat's decoded normal through gives exactly the image of the fragment-only
+/// normals shader, in VAT and bone mode (the `PROGRAM` override picks the decode, the cap
+/// attachment included); an output of its own (the object-space height, from
+/// `vat_object_position`) shades the character bottom to top; wgpu and Vulkan agree.
+#[test]
+fn host_vertex_stages_decode_with_vat_vertex_and_add_outputs_of_their_own() {
+    use vat_core::render::RenderMode;
+    let mut wg = vat_wgpu::Offscreen::new(SIZE, Default::default()).unwrap();
+    let mut vk = vat_vulkan::Offscreen::new(SIZE, Default::default()).unwrap();
+    let fragment_only = HostShader::new(NORMALS, "fs_normals");
+    let host_vertex = HostShader::new(HOST_VERTEX, "fs_host_normals").with_vertex_entry_point("vs_host");
+    for mode in [RenderMode::Vat, RenderMode::Bone] {
+        wg.parts().2.set_host_shader(Some(fragment_only.clone())).unwrap();
+        vk.parts().1.set_host_shader(Some(fragment_only.clone())).unwrap();
+        let (w_fragment, k_fragment) = (render_in(&mut wg, mode), render_in(&mut vk, mode));
+        wg.parts().2.set_host_shader(Some(host_vertex.clone())).unwrap();
+        vk.parts().1.set_host_shader(Some(host_vertex.clone())).unwrap();
+        let (w_vertex, k_vertex) = (render_in(&mut wg, mode), render_in(&mut vk, mode));
+        assert_eq!(differing(&w_vertex, &w_fragment), 0, "{mode:?}: wgpu, host vertex stage vs vat's");
+        assert_eq!(differing(&k_vertex, &k_fragment), 0, "{mode:?}: Vulkan, host vertex stage vs vat's");
+    }
+
+    let height = HostShader::new(HOST_VERTEX, "fs_host_height").with_vertex_entry_point("vs_host");
+    wg.parts().2.set_host_shader(Some(height.clone())).unwrap();
+    vk.parts().1.set_host_shader(Some(height)).unwrap();
+    let (w, k) = (render(&mut wg), render(&mut vk));
+    save_image("host_shader_vertex_height_wgpu", SIZE, &w);
+    assert!(differing(&w, &k) as f64 <= 0.001 * f64::from(SIZE[0] * SIZE[1]), "the backends differ");
+    // Mean grey of the character's top and bottom rows: the height grows upwards.
+    let background = [w[0], w[1], w[2], w[3]];
+    let rows: Vec<(usize, f64)> = w
+        .chunks_exact(4)
+        .enumerate()
+        .filter(|(_, p)| *p != background)
+        .map(|(i, p)| (i / SIZE[0] as usize, f64::from(p[0])))
+        .collect();
+    assert!(rows.len() > 400, "the character covers {} pixels", rows.len());
+    let (top, bottom) = (rows.iter().map(|r| r.0).min().unwrap(), rows.iter().map(|r| r.0).max().unwrap());
+    let mean = |lo: usize, hi: usize| {
+        let v: Vec<f64> = rows.iter().filter(|r| r.0 >= lo && r.0 <= hi).map(|r| r.1).collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let span = (bottom - top) / 5;
+    let (upper, lower) = (mean(top, top + span), mean(bottom - span, bottom));
+    assert!(upper > lower + 60.0, "object height shades {upper:.0} at the top, {lower:.0} at the bottom");
+
+    // A missing vertex entry point is refused on both.
+    let bad = HostShader::new(HOST_VERTEX, "fs_host_normals").with_vertex_entry_point("vs_missing");
+    assert!(matches!(
+        wg.parts().2.set_host_shader(Some(bad.clone())),
+        Err(vat_wgpu::RenderError::HostShader(_))
+    ));
+    assert!(matches!(vk.parts().1.set_host_shader(Some(bad)), Err(vat_vulkan::VulkanError::HostShader(_))));
     let messages = vk.parts().0.messages();
     drop(vk);
     assert_eq!((messages.errors(), messages.warnings()), (0, 0), "the validation layer reported problems");

@@ -151,6 +151,11 @@ pub const OVERRIDE_VERTEX_FORMAT: &str = "VERTEX_FORMAT";
 /// default, leaves it equal to `world_position`). wgpu takes it as `1.0` / `0.0`.
 pub const OVERRIDE_MOTION_VECTORS: &str = "MOTION_VECTORS";
 
+/// Name of the WGSL `override` (u32) naming the program of a colour pipeline
+/// ([`crate::pipeline::PipelineKey::program_code`]) for `vat_vertex`, the decode a host's own vertex
+/// stage calls. vat's own entry points do not read it.
+pub const OVERRIDE_PROGRAM: &str = "PROGRAM";
+
 /// Threads per workgroup of `cs_cull` (one record per thread, linear index as in `cs_decode`).
 pub const CULL_WORKGROUP_SIZE: u32 = 64;
 /// Threads per workgroup of `cs_scatter` (one changed record per thread).
@@ -202,6 +207,11 @@ pub const fn vertex_format_code(format: VertexFormat) -> u32 {
 /// `draw_depth`, and gives it to the backend's `Renderer::set_host_shadow_map`).
 /// For a host's extra depth view (`crate::frame::FramePlan::view_depth`) the depth entry points
 /// project with `light_view_proj` set to the view's matrix (`crate::frame::CrowdPlan::view_uniforms`).
+///
+/// **Motion vectors.** With `RenderOptions::motion_vectors` the colour vertex stages decode each
+/// vertex a second time with its previous record (`instances[previous_records + i]`) at
+/// `previous_time`, and the motion fragment stages project it with `previous_view_proj`
+/// (`vat_motion_vector`); without history the three equal this frame's values (no motion).
 ///
 /// Kept in sync with `struct FrameUniforms` in vat.wgsl.
 #[repr(C)]

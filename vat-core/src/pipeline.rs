@@ -69,23 +69,26 @@ impl ShaderVariantKey {
     pub fn influences_override(&self) -> u32 {
         if self.influences == 8 { 8 } else { 4 }
     }
+}
 
-    /// The values of every WGSL `override` of [`gpu::SHADER_SOURCE`] for this variant with the
-    /// renderer's `interpolation`, by name, as both backends pass them (wgpu as pipeline
-    /// constants, vat-vulkan to naga's `process_overrides`); booleans are `1.0` / `0.0`.
-    pub fn override_constants(
-        &self,
-        interpolation: crate::playback::Interpolation,
-    ) -> [(&'static str, f64); 5] {
-        let flag = |b: bool| if b { 1.0 } else { 0.0 };
-        [
-            (gpu::OVERRIDE_INTERPOLATION, f64::from(interpolation.as_u32())),
-            (gpu::OVERRIDE_CROSS_FADE, flag(self.cross_fade)),
-            (gpu::OVERRIDE_INFLUENCES, f64::from(self.influences_override())),
-            (gpu::OVERRIDE_VERTEX_FORMAT, f64::from(gpu::vertex_format_code(self.vertex_format))),
-            (gpu::OVERRIDE_MOTION_VECTORS, flag(self.motion_vectors)),
-        ]
-    }
+/// The values of every WGSL `override` of [`gpu::SHADER_SOURCE`] for `variant` with the renderer's
+/// `interpolation` and the pipeline's `program_code` ([`PipelineKey::program_code`]; 0 for compute
+/// pipelines), by name, as both backends pass them (wgpu as pipeline constants, vat-vulkan to naga's
+/// `process_overrides`); booleans are `1.0` / `0.0`.
+pub fn override_constants(
+    variant: &ShaderVariantKey,
+    interpolation: crate::playback::Interpolation,
+    program_code: u32,
+) -> [(&'static str, f64); 6] {
+    let flag = |b: bool| if b { 1.0 } else { 0.0 };
+    [
+        (gpu::OVERRIDE_INTERPOLATION, f64::from(interpolation.as_u32())),
+        (gpu::OVERRIDE_CROSS_FADE, flag(variant.cross_fade)),
+        (gpu::OVERRIDE_INFLUENCES, f64::from(variant.influences_override())),
+        (gpu::OVERRIDE_VERTEX_FORMAT, f64::from(gpu::vertex_format_code(variant.vertex_format))),
+        (gpu::OVERRIDE_MOTION_VECTORS, flag(variant.motion_vectors)),
+        (gpu::OVERRIDE_PROGRAM, f64::from(program_code)),
+    ]
 }
 
 /// A render pipeline independent of the host pass: program, pass kind and shader variant.
@@ -143,6 +146,28 @@ impl PipelineKey {
     /// binds group 0 alone.
     pub fn binds_asset_and_crowd(&self) -> bool {
         self.program != Program::Ground
+    }
+
+    /// The `PROGRAM` override's value ([`gpu::OVERRIDE_PROGRAM`]): which decode `vat_vertex` runs
+    /// (`PROGRAM_VAT` 0, `PROGRAM_BONE` 1, `PROGRAM_RIGID` 2, `PROGRAM_REST` 3, `PROGRAM_ATTACHMENT` 4;
+    /// the ground, which decodes nothing, 0).
+    pub fn program_code(&self) -> u32 {
+        match self.program {
+            Program::Body(RenderMode::Vat) | Program::Ground => 0,
+            Program::Body(RenderMode::Bone) => 1,
+            Program::Rigid => 2,
+            Program::Body(RenderMode::Rest) => 3,
+            Program::Attachment => 4,
+        }
+    }
+
+    /// The values of every WGSL `override` for this render pipeline ([`override_constants`] of its
+    /// variant and [`program_code`](Self::program_code)).
+    pub fn override_constants(
+        &self,
+        interpolation: crate::playback::Interpolation,
+    ) -> [(&'static str, f64); 6] {
+        override_constants(&self.variant, interpolation, self.program_code())
     }
 
     /// Its fixed state.
@@ -298,6 +323,7 @@ pub struct HostShader {
     source: String,
     fragment_entry_point: String,
     motion_entry_point: Option<String>,
+    vertex_entry_point: Option<String>,
 }
 
 impl HostShader {
@@ -308,7 +334,25 @@ impl HostShader {
             source: source.into(),
             fragment_entry_point: fragment_entry_point.into(),
             motion_entry_point: None,
+            vertex_entry_point: None,
         }
+    }
+
+    /// With the host's own vertex stage for the same pipelines: a `@vertex` function of the source
+    /// taking `@builtin(vertex_index)` and `@builtin(instance_index)`, which calls
+    /// `vat_vertex(vertex_index, instance_index)` (vat's decode of the pipeline's program: vat's
+    /// `VertexOutput`, see [`HostShader`]) and writes outputs of its own, which the host's fragment
+    /// entry points then take. `vat_object_position` and `vat_object_direction` give object space
+    /// back from world space with the instance's record (`instances[out.instance]`). Pass the clip
+    /// position through unchanged for hidden instances (it is outside the clip volume).
+    pub fn with_vertex_entry_point(mut self, entry_point: impl Into<String>) -> Self {
+        self.vertex_entry_point = Some(entry_point.into());
+        self
+    }
+
+    /// The host vertex entry point's name, if it has one.
+    pub fn vertex_entry_point(&self) -> Option<&str> {
+        self.vertex_entry_point.as_deref()
     }
 
     /// With the entry point of its colour pipelines when motion vectors are on
@@ -326,7 +370,8 @@ impl HostShader {
         self.motion_entry_point.as_deref()
     }
 
-    /// Every entry point a backend checks the module for: the fragment one, then the motion one.
+    /// Every fragment entry point a backend checks the module for: the fragment one, then the
+    /// motion one. (The vertex one is [`vertex_entry_point`](Self::vertex_entry_point).)
     pub fn entry_points(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.fragment_entry_point.as_str()).chain(self.motion_entry_point.as_deref())
     }
@@ -363,6 +408,29 @@ impl HostShader {
             gpu::SHADER_SOURCE,
             self.source
         )
+    }
+}
+
+/// The vertex stage of a render pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VertexStage<'a> {
+    /// An entry point of vat's own module.
+    Vat(&'static str),
+    /// The host shader's entry point (compiled from [`HostShader::module_source`]).
+    Host(&'a str),
+}
+
+impl PipelineKey {
+    /// The vertex stage of this pipeline when `host` is set: the host's vertex entry point (if it
+    /// has one) for the colour pipelines that draw an asset, vat's
+    /// ([`PipelineKey::vertex_entry_point`]) otherwise.
+    pub fn vertex_stage<'a>(&self, host: Option<&'a HostShader>) -> VertexStage<'a> {
+        match host.and_then(HostShader::vertex_entry_point) {
+            Some(entry) if self.binds_asset_and_crowd() && self.pass == PassKind::Colour => {
+                VertexStage::Host(entry)
+            }
+            _ => VertexStage::Vat(self.vertex_entry_point()),
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use std::ffi::CString;
 
 use ash::vk;
 use vat_core::gpu;
-use vat_core::pipeline::{FragmentStage, HostShader, PassKind, PipelineKey, ShaderVariantKey};
+use vat_core::pipeline::{FragmentStage, HostShader, PassKind, PipelineKey, ShaderVariantKey, VertexStage};
 
 use crate::owned::{Object, Owned};
 use crate::renderer::StageSet;
@@ -76,6 +76,9 @@ impl Renderer {
                 return Err(VulkanError::HostShader(format!("the source has no @fragment fn {entry}")));
             }
         }
+        if let Some(entry) = shader.vertex_entry_point().filter(|v| !module.has_vertex_entry_point(v)) {
+            return Err(VulkanError::HostShader(format!("the source has no @vertex fn {entry}")));
+        }
         self.host_shader = Some((shader, module));
         self.render_pipelines.clear();
         Ok(())
@@ -89,6 +92,7 @@ impl Renderer {
             influences: key.influences_override(),
             vertex_format: key.vertex_format,
             motion_vectors: key.motion_vectors,
+            program: 0,
         }
     }
 
@@ -157,11 +161,24 @@ impl Renderer {
         if let Some(&p) = self.render_pipelines.get(&(key, formats)) {
             return Ok(p);
         }
-        let entry = key.vertex_entry_point();
-        let variant = self.variant(&key.variant);
+        let variant = ShaderVariant { program: key.program_code(), ..self.variant(&key.variant) };
         let mut scope = Owned::new(&self.ctx);
-        let vertex = self.shader_module(&mut scope, entry, &variant)?;
-        let vs_name = CString::new(entry).map_err(|_| VulkanError::UnknownEntryPoint(entry))?;
+        let (vertex, vs_name) =
+            match (key.vertex_stage(self.host_shader.as_ref().map(|(h, _)| h)), &self.host_shader) {
+                (VertexStage::Host(vs), Some((_, host))) => {
+                    let words = host.spirv_of(vs, vat_core::gpu::ShaderStage::Vertex, &variant)?;
+                    let name = CString::new(vs)
+                        .map_err(|_| VulkanError::HostShader(format!("entry point {vs:?} has a NUL")))?;
+                    (self.module_from_words(&mut scope, &words)?, name)
+                }
+                (VertexStage::Host(vs), None) => {
+                    return Err(VulkanError::HostShader(format!("{vs}: no host shader is set")));
+                }
+                (VertexStage::Vat(vs), _) => {
+                    let name = CString::new(vs).map_err(|_| VulkanError::UnknownEntryPoint(vs))?;
+                    (self.shader_module(&mut scope, vs, &variant)?, name)
+                }
+            };
         let stage = key.fragment_stage(self.host_shader.as_ref().map(|(h, _)| h));
         let fs_name = match stage {
             Some(FragmentStage::Vat(fs)) => {

@@ -55,6 +55,8 @@ pub struct ShaderVariant {
     pub vertex_format: VertexFormat,
     /// [`gpu::OVERRIDE_MOTION_VECTORS`]: the colour vertex stages decode the previous frame too.
     pub motion_vectors: bool,
+    /// [`gpu::OVERRIDE_PROGRAM`]: the render pipeline's `PipelineKey::program_code` (0 for compute).
+    pub program: u32,
 }
 
 impl Default for ShaderVariant {
@@ -66,6 +68,7 @@ impl Default for ShaderVariant {
             influences: 4,
             vertex_format: VertexFormat::Packed64,
             motion_vectors: false,
+            program: 0,
         }
     }
 }
@@ -81,7 +84,10 @@ impl ShaderVariant {
             double_sided: false,
             motion_vectors: self.motion_vectors,
         };
-        key.override_constants(self.interpolation).into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+        vat_core::pipeline::override_constants(&key, self.interpolation, self.program)
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect()
     }
 }
 
@@ -131,6 +137,11 @@ impl ShaderModule {
     /// Whether the module has a `@fragment` entry point `name`.
     pub fn has_fragment_entry_point(&self, name: &str) -> bool {
         self.module.entry_points.iter().any(|e| e.name == name && e.stage == naga::ShaderStage::Fragment)
+    }
+
+    /// Whether the module has a `@vertex` entry point `name`.
+    pub fn has_vertex_entry_point(&self, name: &str) -> bool {
+        self.module.entry_points.iter().any(|e| e.name == name && e.stage == naga::ShaderStage::Vertex)
     }
 
     /// SPIR-V words of `entry` with the overrides of `variant`: SPIR-V 1.6 (Vulkan 1.3, as wgpu-hal

@@ -3,7 +3,7 @@
 //! `vat_core::pipeline` through [`crate::conv`] (the Vulkan twin is vat-vulkan's `pipelines.rs`).
 
 use vat_core::gpu;
-use vat_core::pipeline::{FragmentStage, HostShader, PassKind, PipelineKey, ShaderVariantKey};
+use vat_core::pipeline::{FragmentStage, HostShader, PassKind, PipelineKey, ShaderVariantKey, VertexStage};
 
 use crate::renderer::StageSet;
 use crate::{Renderer, conv};
@@ -79,6 +79,12 @@ impl Renderer {
                 )));
             }
         }
+        let vertex = shader.vertex_entry_point();
+        if let Some(entry) = vertex.filter(|v| {
+            !module.entry_points.iter().any(|e| e.name == *v && e.stage == naga::ShaderStage::Vertex)
+        }) {
+            return Err(crate::RenderError::HostShader(format!("the source has no @vertex fn {entry}")));
+        }
         let compiled = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("vat host shader"),
             source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -88,9 +94,9 @@ impl Renderer {
         Ok(())
     }
 
-    /// The pipeline constants (WGSL overrides) of `variant`.
-    fn constants(&self, variant: &ShaderVariantKey) -> [(&'static str, f64); 5] {
-        variant.override_constants(self.config.interpolation)
+    /// The pipeline constants (WGSL overrides) of a compute pipeline of `variant`.
+    fn constants(&self, variant: &ShaderVariantKey) -> [(&'static str, f64); 6] {
+        vat_core::pipeline::override_constants(variant, self.config.interpolation, 0)
     }
 
     /// The compute pipeline of `key`, created on first use.
@@ -120,7 +126,7 @@ impl Renderer {
             return p.clone();
         }
         let entry = key.vertex_entry_point();
-        let constants = self.constants(&key.variant);
+        let constants = key.override_constants(self.config.interpolation);
         let options = wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() };
         let layout = if !key.binds_asset_and_crowd() {
             &self.frame_only_layout
@@ -134,13 +140,18 @@ impl Renderer {
             |format| Some(wgpu::ColorTargetState { format, blend: None, write_mask: wgpu::ColorWrites::ALL });
         let targets: Vec<Option<wgpu::ColorTargetState>> =
             formats.color.into_iter().chain(formats.motion).map(target).collect();
+        let host = self.host_shader.as_ref();
+        let (vertex_module, vertex_entry) = match (key.vertex_stage(host.map(|(h, _)| h)), host) {
+            (VertexStage::Host(entry), Some((_, module))) => (module, entry),
+            (VertexStage::Host(entry), None) | (VertexStage::Vat(entry), _) => (&self.module, entry),
+        };
         let state = key.state();
         let pipeline = self.device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some(entry),
             layout: Some(layout),
             vertex: wgpu::VertexState {
-                module: &self.module,
-                entry_point: Some(entry),
+                module: vertex_module,
+                entry_point: Some(vertex_entry),
                 compilation_options: options.clone(),
                 buffers: &[],
             },

@@ -579,7 +579,23 @@ fn override_and_constants_match_rust() {
         module.overrides.iter().find(|(_, o)| o.name.as_deref() == Some(OVERRIDE_MOTION_VECTORS)).unwrap();
     let init = o.init.map(|init| &module.global_expressions[init]);
     assert!(matches!(init, Some(Expression::Literal(Literal::Bool(false)))), "{init:?}");
-    assert_eq!(module.overrides.len(), 5, "every override needs a Rust name");
+    let (_, o) = module.overrides.iter().find(|(_, o)| o.name.as_deref() == Some(OVERRIDE_PROGRAM)).unwrap();
+    assert_eq!(o.init.and_then(|init| literal_u32(&module, init)), Some(0));
+    assert_eq!(module.overrides.len(), 6, "every override needs a Rust name");
+    // The PROGRAM_* constants are the codes PipelineKey::program_code gives.
+    use crate::pipeline::{PassKind, PipelineKey, Program, ShaderVariantKey};
+    use crate::render::RenderMode;
+    for (name, program) in [
+        ("PROGRAM_VAT", Program::Body(RenderMode::Vat)),
+        ("PROGRAM_BONE", Program::Body(RenderMode::Bone)),
+        ("PROGRAM_RIGID", Program::Rigid),
+        ("PROGRAM_REST", Program::Body(RenderMode::Rest)),
+        ("PROGRAM_ATTACHMENT", Program::Attachment),
+    ] {
+        let key = PipelineKey { program, pass: PassKind::Colour, variant: ShaderVariantKey::NEUTRAL };
+        let (_, c) = module.constants.iter().find(|(_, c)| c.name.as_deref() == Some(name)).unwrap();
+        assert_eq!(literal_u32(&module, c.init), Some(key.program_code()), "{name}");
+    }
     for (name, value) in [
         ("INTERPOLATION_POINT", INTERPOLATION_POINT),
         ("INTERPOLATION_LINEAR", INTERPOLATION_LINEAR),

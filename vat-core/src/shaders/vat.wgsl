@@ -28,6 +28,15 @@ override CROSS_FADE: bool = true;
 // Motion vectors: the colour vertex stages also decode each vertex at the previous frame (the
 // previous record at the previous time) into VertexOutput.previous_world_position.
 override MOTION_VECTORS: bool = false;
+
+// The program of a colour pipeline (vat_core::pipeline::Program), for vat_vertex in a host's own
+// vertex stage: which decode it runs. vat's own vertex entry points ignore it.
+override PROGRAM: u32 = 0u;
+const PROGRAM_VAT: u32 = 0u;
+const PROGRAM_BONE: u32 = 1u;
+const PROGRAM_RIGID: u32 = 2u;
+const PROGRAM_REST: u32 = 3u;
+const PROGRAM_ATTACHMENT: u32 = 4u;
 // Bone influences per vertex of the bone paths: 4 (default) or 8; must equal the asset's
 // (vat_core::gpu::AssetConstants::influences), which is the stride of the joints/weights streams.
 override INFLUENCES: u32 = 4u;
@@ -1471,6 +1480,11 @@ fn cs_scatter(@builtin(global_invocation_id) global_id: vec3<u32>, @builtin(num_
 // record comes from the instance list.
 @vertex
 fn vs_vat(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> VertexOutput {
+    return vat_output_vat(vertex, instance_index);
+}
+
+// What vs_vat outputs for vertex `vertex` of draw instance `instance_index` (vat_vertex with PROGRAM_VAT).
+fn vat_output_vat(vertex: u32, instance_index: u32) -> VertexOutput {
     let inst = vat_drawn_instance(instance_index);
     if vat_is_hidden(inst) {
         return vat_hidden_output();
@@ -1499,6 +1513,11 @@ fn vs_vat_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) ins
 // Bone mode, colour pass.
 @vertex
 fn vs_bone(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> VertexOutput {
+    return vat_output_bone(vertex, instance_index);
+}
+
+// What vs_bone outputs for vertex `vertex` of draw instance `instance_index` (vat_vertex with PROGRAM_BONE).
+fn vat_output_bone(vertex: u32, instance_index: u32) -> VertexOutput {
     let inst = vat_drawn_instance(instance_index);
     if vat_is_hidden(inst) {
         return vat_hidden_output();
@@ -1527,6 +1546,11 @@ fn vs_bone_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) in
 // Rigid mode (a rigid asset in VAT mode), colour pass.
 @vertex
 fn vs_rigid(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> VertexOutput {
+    return vat_output_rigid(vertex, instance_index);
+}
+
+// What vs_rigid outputs for vertex `vertex` of draw instance `instance_index` (vat_vertex with PROGRAM_RIGID).
+fn vat_output_rigid(vertex: u32, instance_index: u32) -> VertexOutput {
     let inst = vat_drawn_instance(instance_index);
     if vat_is_hidden(inst) {
         return vat_hidden_output();
@@ -1556,6 +1580,11 @@ fn vs_rigid_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) i
 // static-instance baseline of the VAT's cost.
 @vertex
 fn vs_rest(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> VertexOutput {
+    return vat_output_rest(vertex, instance_index);
+}
+
+// What vs_rest outputs for vertex `vertex` of draw instance `instance_index` (vat_vertex with PROGRAM_REST).
+fn vat_output_rest(vertex: u32, instance_index: u32) -> VertexOutput {
     let inst = vat_drawn_instance(instance_index);
     if vat_is_hidden(inst) {
         return vat_hidden_output();
@@ -1585,6 +1614,11 @@ fn vs_rest_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) in
 // VARIANT_ACCESSORY (or hidden) collapse.
 @vertex
 fn vs_attachment(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> VertexOutput {
+    return vat_output_attachment(vertex, instance_index);
+}
+
+// What vs_attachment outputs for vertex `vertex` of draw instance `instance_index` (vat_vertex with PROGRAM_ATTACHMENT).
+fn vat_output_attachment(vertex: u32, instance_index: u32) -> VertexOutput {
     let inst = vat_drawn_instance(instance_index);
     if vat_is_hidden(inst) || (inst.variant_bits & VARIANT_ACCESSORY) == 0u {
         return vat_hidden_output();
@@ -1669,4 +1703,49 @@ fn fs_lit_motion(in: VertexOutput, @builtin(front_facing) front: bool) -> LitMot
 @fragment
 fn fs_ground_motion(in: VertexOutput) -> LitMotionOutput {
     return LitMotionOutput(vat_shade(in), vec4<f32>(vat_motion_vector(in), 0.0, 0.0));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The vertex decode library of host vertex stages (vat_core::pipeline::HostShader)
+// ---------------------------------------------------------------------------------------------------
+
+// The decoded vertex `vertex` (the index buffer's value) of draw instance `instance_index` (the
+// draw's instance index, first_instance included) as vat's own colour vertex stage of the
+// pipeline's program (override PROGRAM) outputs it: clip position (HIDDEN_POSITION, outside the
+// clip volume, for a hidden instance: pass it through), world position and normal, tangent frame,
+// UV0, colour, material record, record index, and the previous frame's world position.
+fn vat_vertex(vertex: u32, instance_index: u32) -> VertexOutput {
+    switch PROGRAM {
+        case PROGRAM_BONE: {
+            return vat_output_bone(vertex, instance_index);
+        }
+        case PROGRAM_RIGID: {
+            return vat_output_rigid(vertex, instance_index);
+        }
+        case PROGRAM_REST: {
+            return vat_output_rest(vertex, instance_index);
+        }
+        case PROGRAM_ATTACHMENT: {
+            return vat_output_attachment(vertex, instance_index);
+        }
+        default: {
+            return vat_output_vat(vertex, instance_index);
+        }
+    }
+}
+
+// Object space of instance record `inst` from world space: the inverse of vat_to_world for a
+// point (metres).
+fn vat_object_position(inst: InstanceRecord, world: vec3<f32>) -> vec3<f32> {
+    let c = cos(inst.yaw);
+    let s = sin(inst.yaw);
+    let d = (world - inst.position) / inst.scale;
+    return vec3<f32>(c * d.x - s * d.z, d.y, s * d.x + c * d.z);
+}
+
+// Object space of instance record `inst` from world space for a direction (a normal or tangent).
+fn vat_object_direction(inst: InstanceRecord, world: vec3<f32>) -> vec3<f32> {
+    let c = cos(inst.yaw);
+    let s = sin(inst.yaw);
+    return vec3<f32>(c * world.x - s * world.z, world.y, s * world.x + c * world.z);
 }
