@@ -21,6 +21,7 @@ use vat_core::playback::Interpolation;
 use vat_core::reference::{self, RigidAnimationView};
 use vat_core::rigid::{self, ROTATION_BOUND_DEG, ROTATION_BOUND_RAD};
 
+use crate::lods::{self, LodOptions};
 use crate::rig::{MeshBinding, MeshRole, Rig};
 use crate::sample;
 use crate::{BakeError, Result};
@@ -486,18 +487,26 @@ fn place_f64(t: &PieceTransform, rest_pivot: [f32; 3], p: [f32; 3]) -> [f64; 3] 
 }
 
 /// Options of [`bake_rigid`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RigidBakeOptions {
     /// Largest texture width or height of the target device.
     pub max_texture_dim: u32,
     /// Largest side of a material texture layer, texels (as
     /// [`crate::prepare::BakeOptions::material_texture_size`]).
     pub material_texture_size: u32,
+    /// The LOD chain (`--lods N` or `--lod-ratios ...`; default 5 levels), simplified from the rest
+    /// pose: a piece keeps its shape as it moves, so one simplification serves every frame, and
+    /// pieces are separate meshes, so no triangle of a coarser level joins two pieces.
+    pub lods: LodOptions,
 }
 
 impl Default for RigidBakeOptions {
     fn default() -> Self {
-        Self { max_texture_dim: 16384, material_texture_size: crate::textures::DEFAULT_MATERIAL_TEXTURE_SIZE }
+        Self {
+            max_texture_dim: 16384,
+            material_texture_size: crate::textures::DEFAULT_MATERIAL_TEXTURE_SIZE,
+            lods: LodOptions::default(),
+        }
     }
 }
 
@@ -512,6 +521,8 @@ pub struct RigidBakeStats {
     pub triangles: u32,
     /// Frames of all clips.
     pub frames: u32,
+    /// Triangles of each LOD, LOD 0 (every triangle) first.
+    pub lod_triangles: Vec<u32>,
     /// Piece texture width x height, texels.
     pub piece_texture: [u32; 2],
     /// Bytes of the piece texture.
@@ -535,7 +546,8 @@ pub struct RigidBakeStats {
 /// the piece texture (one column per piece and one row per frame when both fit
 /// `max_texture_dim`, else the linear layout; each piece's quaternion track kept in one
 /// hemisphere), the rigid vertex
-/// texture, rest positions, normals and material ids, one LOD of every triangle. Deterministic:
+/// texture, rest positions, normals and material ids, and the LOD chain of `options.lods` (from the
+/// rest pose; a level that cannot simplify is dropped with a note). Deterministic:
 /// the same source gives the same bytes.
 ///
 /// # Errors
@@ -703,17 +715,31 @@ pub fn bake_rigid(source: &RigidSource, options: &RigidBakeOptions) -> Result<(V
     let normal_blob = writer.add_blob(f32s(&normals));
     let material_blob = writer.add_blob(materials);
     let triangles = indices.len() as u32 / 3;
-    let index_blob = writer.add_blob(indices.iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<u8>>());
+    // LODs from the rest pose (LOD 0 = every triangle), switching by their error and the rest size.
+    let rest: Vec<Vec3> = positions.iter().map(|&p| Vec3::from(p)).collect();
+    let chain = lods::build_lod_chain_posed(&rest, &indices, &[], &options.lods)?;
+    let rest_size =
+        PositionBounds::from_points(positions.iter().copied())?.extent.into_iter().fold(0.0f32, f32::max);
+    let errors: Vec<f32> = chain.levels.iter().map(|l| l.error).collect();
+    let distances = vat_core::lod::lod_switch_distances(&errors, rest_size);
+    let mut index_bytes = Vec::with_capacity(chain.levels.iter().map(|l| l.indices.len()).sum::<usize>() * 4);
+    let mut lod_entries = Vec::with_capacity(chain.levels.len());
+    for (level, &max_distance) in chain.levels.iter().zip(&distances) {
+        let first_index = (index_bytes.len() / 4) as u32;
+        index_bytes.extend(level.indices.iter().flat_map(|i| i.to_le_bytes()));
+        lod_entries.push(Lod {
+            first_index,
+            index_count: level.indices.len() as u32,
+            triangle_count: (level.indices.len() / 3) as u32,
+            screen_error: level.error,
+            max_distance,
+        });
+    }
+    let index_blob = writer.add_blob(index_bytes);
     let mut manifest = Manifest::new(source.name.clone(), vertex_count as u32);
     manifest.clips = map.clips().to_vec();
     manifest.indices = Some(index_blob);
-    manifest.lods = vec![Lod {
-        first_index: 0,
-        index_count: triangles * 3,
-        triangle_count: triangles,
-        screen_error: 0.0,
-        max_distance: f32::INFINITY,
-    }];
+    manifest.lods = lod_entries;
     manifest.streams = vec![
         VertexStream { kind: StreamKind::RestPosition, element: ElementFormat::F32x3, blob: rest_blob },
         VertexStream { kind: StreamKind::RestNormal, element: ElementFormat::F32x3, blob: normal_blob },
@@ -728,7 +754,7 @@ pub fn bake_rigid(source: &RigidSource, options: &RigidBakeOptions) -> Result<(V
         element: ElementFormat::U8,
         blob: material_blob,
     });
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = chain.dropped.iter().map(ToString::to_string).collect();
     if let Some(materials) = &source.materials {
         if let Some(&id) = materials_past(&materials.materials, &source.pieces) {
             return Err(invalid(
@@ -766,6 +792,7 @@ pub fn bake_rigid(source: &RigidSource, options: &RigidBakeOptions) -> Result<(V
         translation_quantum_mm: pivot_bounds.extent.map(|e| f64::from(e) / 65535.0 * 1e3),
         file_bytes: bytes.len() as u64,
         materials: source.materials.as_ref().map_or(0, |m| m.materials.len() as u32),
+        lod_triangles: chain.triangle_counts().into_iter().map(|t| t as u32).collect(),
         notes,
     };
     Ok((bytes, stats))
@@ -1081,6 +1108,95 @@ mod tests {
         assert!(report.rotation_max_error_deg > 0.0);
         // Deterministic.
         assert_eq!(bake_rigid(&source, &RigidBakeOptions::default()).unwrap().0, bytes);
+    }
+
+    /// A smooth UV sphere piece of `rings` x `2 * rings` quads around `centre`, radius 0.5 m.
+    fn sphere_piece(name: &str, centre: [f32; 3], rings: u32) -> RigidPiece {
+        let segments = 2 * rings;
+        let mut positions = Vec::new();
+        for r in 0..=rings {
+            let theta = std::f32::consts::PI * r as f32 / rings as f32;
+            for k in 0..=segments {
+                let phi = std::f32::consts::TAU * k as f32 / segments as f32;
+                let n = [theta.sin() * phi.cos(), theta.cos(), theta.sin() * phi.sin()];
+                positions.push([centre[0] + 0.5 * n[0], centre[1] + 0.5 * n[1], centre[2] + 0.5 * n[2]]);
+            }
+        }
+        let normals =
+            positions.iter().map(|p| (Vec3::from(*p) - Vec3::from(centre)).normalize().to_array()).collect();
+        let mut indices = Vec::new();
+        for r in 0..rings {
+            for k in 0..segments {
+                let (a, b) = (r * (segments + 1) + k, (r + 1) * (segments + 1) + k);
+                indices.extend([a, b, a + 1, a + 1, b, b + 1]);
+            }
+        }
+        let n = positions.len();
+        RigidPiece {
+            name: name.into(),
+            positions,
+            normals,
+            material_ids: vec![0; n],
+            uvs: None,
+            colors: None,
+            indices,
+            rest_pivot: centre,
+        }
+    }
+
+    #[test]
+    fn rigid_bakes_have_lods_from_the_rest_pose_that_never_join_two_pieces() {
+        let pieces = vec![sphere_piece("a", [0.0, 1.0, 0.0], 16), sphere_piece("b", [1.5, 1.0, 0.0], 16)];
+        let frames = (0..10)
+            .map(|f| {
+                let t = f as f32 / 10.0;
+                vec![
+                    PieceTransform {
+                        pivot: [0.0, 1.0 + t, 0.0],
+                        rotation: quat_array(Quat::from_rotation_y(t)),
+                    },
+                    PieceTransform {
+                        pivot: [1.5, 1.0, t],
+                        rotation: quat_array(Quat::from_rotation_x(2.0 * t)),
+                    },
+                ]
+            })
+            .collect();
+        let source = RigidSource {
+            name: "spheres".into(),
+            pieces,
+            clips: vec![RigidClip { name: "fly".into(), fps: 10.0, looping: false, frames }],
+            materials: None,
+        };
+        let (bytes, stats) = bake_rigid(&source, &RigidBakeOptions::default()).unwrap();
+        let asset = Asset::parse(&bytes).unwrap();
+        let lods = &asset.manifest().lods;
+        assert!(lods.len() >= 3, "{:?} ({:?})", stats.lod_triangles, stats.notes);
+        assert_eq!(stats.lod_triangles[0], stats.triangles);
+        assert!(stats.lod_triangles.windows(2).all(|w| w[1] < w[0]), "{:?}", stats.lod_triangles);
+        assert!(lods.windows(2).all(|w| w[0].max_distance < w[1].max_distance));
+        let first_b = source.pieces[0].positions.len() as u32;
+        for lod in 0..lods.len() {
+            let indices: Vec<u32> = asset
+                .lod_index_bytes(lod)
+                .unwrap()
+                .chunks_exact(4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            for t in indices.chunks_exact(3) {
+                let piece = |i: u32| i >= first_b;
+                assert!(
+                    t.iter().all(|&i| piece(i) == piece(t[0])),
+                    "LOD {lod}: triangle {t:?} joins the pieces"
+                );
+            }
+        }
+        assert!(verify_rigid(&asset, &source).unwrap().passed);
+        // --lods 1 keeps every triangle in one level.
+        let one = RigidBakeOptions { lods: LodOptions::Count(1), ..RigidBakeOptions::default() };
+        let (bytes, stats) = bake_rigid(&source, &one).unwrap();
+        assert_eq!(Asset::parse(&bytes).unwrap().manifest().lods.len(), 1);
+        assert_eq!(stats.lod_triangles, vec![stats.triangles]);
     }
 
     #[test]

@@ -383,8 +383,6 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
             ("--clips", args.clips.is_some()),
             ("--loop", args.loop_clips.is_some()),
             ("--once", args.once_clips.is_some()),
-            ("--lods", args.lods.is_some()),
-            ("--lod-ratios", args.lod_ratios.is_some()),
             ("--bones", args.bones),
             ("--tangents", args.tangents),
             ("--precise-normals", args.precise_normals),
@@ -398,15 +396,20 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         }
         if args.format != FormatArg::Packed64 {
             bail!(
-                "--format does not apply to the rigid mode: pieces are stored in its own 16-byte texel                  (unorm16 pivot, snorm16 quaternion; vat_core::rigid)"
+                "--format does not apply to the rigid mode: pieces are stored in its own 16-byte texel \
+                 (unorm16 pivot, snorm16 quaternion; vat_core::rigid)"
             );
         }
+        let options = vat_bake::rigid::RigidBakeOptions {
+            max_texture_dim: args.max_texture_dim,
+            material_texture_size: args.material_texture_size,
+            lods: lod_options(args),
+        };
         return crate::rigid::bake(
             &rigid_input,
             &args.out,
             args.fps,
-            args.max_texture_dim,
-            args.material_texture_size,
+            &options,
             args.max_memory,
             args.resource_root.as_deref(),
         );
@@ -429,11 +432,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         clips: args.clips.clone(),
         looping: args.loop_clips.clone().unwrap_or_default(),
         one_shot: args.once_clips.clone().unwrap_or_default(),
-        lods: match (&args.lods, &args.lod_ratios) {
-            (_, Some(r)) => LodOptions::Ratios(r.clone()),
-            (Some(n), None) => LodOptions::Count(*n),
-            (None, None) => LodOptions::default(),
-        },
+        lods: lod_options(args),
         bones: args.bones,
         tangents: args.tangents,
         format: args.format.into(),
@@ -657,4 +656,13 @@ pub(crate) fn export_glb(out: &Path) -> Result<()> {
     export::write_glb(&rig, out).with_context(|| format!("{}: cannot export", out.display()))?;
     println!("wrote {} ({} clips)", out.display(), rig.clips.len());
     Ok(())
+}
+
+/// The LOD chain `--lods` / `--lod-ratios` ask for (the default chain without either).
+fn lod_options(args: &BakeArgs) -> LodOptions {
+    match (&args.lods, &args.lod_ratios) {
+        (_, Some(r)) => LodOptions::Ratios(r.clone()),
+        (Some(n), None) => LodOptions::Count(*n),
+        (None, None) => LodOptions::default(),
+    }
 }

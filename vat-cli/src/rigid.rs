@@ -84,16 +84,14 @@ pub(crate) fn bake(
     input: &RigidInput<'_>,
     out: &Path,
     fps: f32,
-    max_texture_dim: u32,
-    material_texture_size: u32,
+    options: &RigidBakeOptions,
     max_memory: u64,
     resource_root: Option<&Path>,
 ) -> Result<()> {
     let started = Instant::now();
     let what = input.describe();
     let source = load(input, fps, max_memory, resource_root)?;
-    let (bytes, stats) = bake_rigid(&source, &RigidBakeOptions { max_texture_dim, material_texture_size })
-        .with_context(|| format!("{what}: bake failed"))?;
+    let (bytes, stats) = bake_rigid(&source, options).with_context(|| format!("{what}: bake failed"))?;
     let baked = started.elapsed();
     let asset = Asset::parse(&bytes).with_context(|| format!("{what}: the baked file does not read back"))?;
     let report = verify_rigid(&asset, &source).with_context(|| format!("{what}: cannot verify the bake"))?;

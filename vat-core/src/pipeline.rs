@@ -317,7 +317,11 @@ pub const SHADOW_SAMPLER: SamplerState = SamplerState {
 /// `@location(0)`. Compile errors name lines of [`HostShader::module_source`] (vat's source comes
 /// first). With motion vectors, `VertexOutput::previous_world_position` is the vertex at the previous
 /// frame and the pipelines use the motion entry point ([`HostShader::with_motion_entry_point`]).
-/// Host vertex stages (the host's own vertex outputs) are not offered yet.
+/// A host may also write its own vertex stage ([`HostShader::with_vertex_entry_point`]): it calls
+/// `vat_vertex(vertex_index, instance_index)`, the documented decode library function (vat's
+/// `VertexOutput` of the pipeline's program: clip, world position, normal, tangent frame, UV0,
+/// colour, material, record index, previous world position), and writes outputs of its own, which
+/// its fragment entry points take; `vat_object_position` / `vat_object_direction` give object space.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HostShader {
     source: String,

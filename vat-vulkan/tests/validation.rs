@@ -86,6 +86,8 @@ fn every_translated_entry_point_passes_the_validation_layer() {
                         influences,
                         vertex_format,
                         motion_vectors,
+                        // vat's own entry points do not read PROGRAM (host vertex stages do).
+                        program: 0,
                     };
                     let words = shader.spirv(entry, &variant).unwrap();
                     let info = vk::ShaderModuleCreateInfo::default().code(&words);
