@@ -1171,6 +1171,7 @@ mod tests {
         let (bytes, stats) = bake_rigid(&source, &RigidBakeOptions::default()).unwrap();
         let asset = Asset::parse(&bytes).unwrap();
         let lods = &asset.manifest().lods;
+        println!("LOD triangles: {:?}", stats.lod_triangles);
         assert!(lods.len() >= 3, "{:?} ({:?})", stats.lod_triangles, stats.notes);
         assert_eq!(stats.lod_triangles[0], stats.triangles);
         assert!(stats.lod_triangles.windows(2).all(|w| w[1] < w[0]), "{:?}", stats.lod_triangles);
