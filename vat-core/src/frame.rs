@@ -841,8 +841,7 @@ impl FramePlan {
                 break;
             }
             plan_history(plan, c, camera, options);
-            let motion = options.motion_vectors;
-            plan_draws(k, c, plan, options.mode, shadow.is_some(), motion, &mut self.depth, &mut self.colour);
+            plan_draws(k, c, plan, options, shadow.is_some(), &mut self.depth, &mut self.colour);
         }
         if let Some(e) = failed {
             for c in crowds.iter_mut() {
@@ -1241,12 +1240,12 @@ fn plan_draws(
     k: usize,
     c: &PlanCrowd<'_>,
     plan: &CrowdPlan,
-    mode: RenderMode,
+    options: &RenderOptions,
     shadow_pass: bool,
-    motion: bool,
     depth: &mut Vec<Draw>,
     colour: &mut Vec<Draw>,
 ) {
+    let (mode, motion) = (options.mode, options.motion_vectors);
     let config = c.crowd.config();
     let asset = c.asset;
     let attachments_on = config.attachments && asset.has_attachments();
