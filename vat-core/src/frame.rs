@@ -194,24 +194,24 @@ impl AssetDrawInfo {
         self.mode
     }
 
-    /// The program that draws its bodies in `mode`: [`Program::Rigid`] for a rigid asset in
-    /// [`RenderMode::Vat`], else [`Program::Body`]`(mode)`.
+    /// The program that draws its bodies in `mode`: [`Program::Rigid`] for a rigid asset and
+    /// [`Program::Fluid`] for a fluid asset in [`RenderMode::Vat`], else [`Program::Body`]`(mode)`.
     pub fn body_program(&self, mode: RenderMode) -> Program {
-        if self.mode == VatMode::Rigid && mode == RenderMode::Vat {
-            Program::Rigid
-        } else {
-            Program::Body(mode)
+        match (self.mode, mode) {
+            (VatMode::Rigid, RenderMode::Vat) => Program::Rigid,
+            (VatMode::Fluid, RenderMode::Vat) => Program::Fluid,
+            _ => Program::Body(mode),
         }
     }
 
     /// The compute entry point that decodes its vertices in `mode` for verification:
-    /// [`gpu::ENTRY_POINT_DECODE_RIGID`] for a rigid asset in [`RenderMode::Vat`], else
-    /// [`RenderMode::decode_entry_point`].
+    /// [`gpu::ENTRY_POINT_DECODE_RIGID`] for a rigid asset and [`gpu::ENTRY_POINT_DECODE_FLUID`] for
+    /// a fluid asset in [`RenderMode::Vat`], else [`RenderMode::decode_entry_point`].
     pub fn decode_entry_point(&self, mode: RenderMode) -> Option<&'static str> {
-        if self.body_program(mode) == Program::Rigid {
-            Some(gpu::ENTRY_POINT_DECODE_RIGID)
-        } else {
-            mode.decode_entry_point()
+        match self.body_program(mode) {
+            Program::Rigid => Some(gpu::ENTRY_POINT_DECODE_RIGID),
+            Program::Fluid => Some(gpu::ENTRY_POINT_DECODE_FLUID),
+            _ => mode.decode_entry_point(),
         }
     }
 
@@ -938,7 +938,7 @@ impl FramePlan {
         };
         FrameReport {
             stats,
-            draws_main: count(|p| matches!(p, Program::Body(_) | Program::Rigid)),
+            draws_main: count(|p| matches!(p, Program::Body(_) | Program::Rigid | Program::Fluid)),
             draws_shadow: self.depth.len() as u32,
             draws_attachments: count(|p| *p == Program::Attachment),
             draws_ground: count(|p| *p == Program::Ground),

@@ -41,6 +41,7 @@
 //! | 1 | 19 | `material_color_texture` | `texture_2d_array<f32>` (`Rgba8UnormSrgb` base colour layers, mipmapped; [`material_textures`]) | fragment |
 //! | 1 | 20 | `material_data_texture` | `texture_2d_array<f32>` (`Rgba8Unorm` normal and metallic-roughness layers, mipmapped) | fragment |
 //! | 1 | 21 | `material_sampler` | `sampler` (trilinear, clamp to edge: wraps are applied in the shader, [`crate::pipeline::MATERIAL_SAMPLER`]) | fragment |
+//! | 1 | 22 | `fluid_lookup` | `texture_2d<u32>` (`Rgba32Uint` fluid lookup texture, [`crate::fluid`]; 1x1 for other assets) | vertex, compute |
 //! | 2 | 0 | `instances` | read-only storage `array<InstanceRecord>` | vertex, compute |
 //! | 2 | 1 | `decode_params` | uniform [`DecodeParams`] | compute |
 //! | 2 | 2 | `decoded` | read-write storage `array<DecodedVertex>` | compute |
@@ -71,6 +72,10 @@
 //! Rigid mode (a rigid asset in VAT mode, `vs_rigid`): one rigid vertex texel per vertex plus one
 //! piece texel per sampled frame (point 1, linear 2, cubic 4; doubled while cross-fading), so 3 at
 //! linear interpolation.
+//!
+//! Fluid mode (a fluid asset in VAT mode, `vs_fluid`): one lookup fetch per corner, then the
+//! format's textures once (Packed64 1, Unorm16/F16/F32/Unorm8 2, Split8 3), never interpolated;
+//! a collapsed corner stops after the lookup.
 //!
 //! The morph layer uses textures, not storage buffers: the vertex and compute stages already bind 8
 //! storage buffers each (WebGPU's default limit).
@@ -545,8 +550,10 @@ pub struct AssetConstants {
     /// Material variants of the asset ([`crate::container::Manifest::material_variants`]): an
     /// instance's material variant `v` in `1..=material_variant_count` draws variant `v - 1`.
     pub material_variant_count: u32,
-    /// Keeps the size a multiple of 16 bytes (144); zero.
-    pub _pad: u32,
+    /// Width of the fluid lookup texture in texels ([`crate::fluid`]; frame `f`'s entry of corner
+    /// `c` is lane `e % 4` of texel `e / 4`, `e = f * 4 * ceil(vertex_count / 4) + c`), 0 for other
+    /// assets. A fluid asset's `vertex_count` is its pool's corners and `frame_count` its frames.
+    pub fluid_lookup_width: u32,
 }
 
 const _: () = assert!(std::mem::size_of::<AssetConstants>() == 144);
@@ -581,17 +588,18 @@ impl AssetConstants {
                 tangents: 0,
                 material_count: manifest.materials.len() as u32,
                 material_variant_count: manifest.material_variants.len() as u32,
-                _pad: 0,
+                fluid_lookup_width: 0,
             });
         }
         let va = manifest.vertex_animation.as_ref()?;
+        let fluid = manifest.fluid_animation.as_ref();
         let morph = manifest.morph_animation.as_ref();
         let [bx, by, bz] = va.position_bits;
         Some(Self {
             bounds_min: va.bounds.min,
-            vertex_count: va.layout.vertex_count,
+            vertex_count: if fluid.is_some() { manifest.vertex_count } else { va.layout.vertex_count },
             bounds_extent: va.bounds.extent,
-            frame_count: va.layout.frame_count,
+            frame_count: fluid.map_or(va.layout.frame_count, |f| f.lookup_layout.frame_count),
             position_bits: [bx, by, bz, 0],
             texture_width: va.layout.width,
             clip_count: manifest.clips.len() as u32,
@@ -612,7 +620,7 @@ impl AssetConstants {
             rigid_vertex_width: 0,
             material_count: manifest.materials.len() as u32,
             material_variant_count: manifest.material_variants.len() as u32,
-            _pad: 0,
+            fluid_lookup_width: fluid.map_or(0, |f| f.lookup_layout.width),
         })
     }
 }
@@ -778,6 +786,25 @@ pub fn rigid_textures<'a>(asset: &crate::container::Asset<'a>) -> [TextureData<'
         ],
         // A parsed asset has both blobs; only a hand-made Asset could lack them.
         _ => [dummy, dummy],
+    }
+}
+
+/// The fluid mode's lookup texture (group 1, binding 22), borrowed from a validated asset: that of
+/// its [`crate::container::FluidAnimation`] ([`crate::fluid::LOOKUP_TEXEL_FORMAT`]), or a 1x1 zero
+/// `Rgba32Uint` stand-in for other assets (their pipelines never read it).
+pub fn fluid_lookup_texture<'a>(asset: &crate::container::Asset<'a>) -> TextureData<'a> {
+    let dummy =
+        TextureData { width: 1, height: 1, format: TexelFormat::Rgba32Uint, bytes: &ZERO_RGBA32U_TEXEL };
+    let Some(fa) = asset.manifest().fluid_animation.as_ref() else { return dummy };
+    match asset.get_blob(fa.lookup) {
+        Some(bytes) => TextureData {
+            width: fa.lookup_layout.width,
+            height: fa.lookup_layout.height,
+            format: crate::fluid::LOOKUP_TEXEL_FORMAT,
+            bytes,
+        },
+        // A parsed asset has the blob; only a hand-made Asset could lack it.
+        None => dummy,
     }
 }
 
@@ -1608,6 +1635,13 @@ pub const BINDINGS: &[Binding] = &[
         stages: ShaderStages::FRAGMENT,
     },
     Binding {
+        group: GROUP_ASSET,
+        binding: 22,
+        name: "fluid_lookup",
+        kind: BindingKind::Texture { sample_type: TextureSampleType::Uint },
+        stages: VERTEX_COMPUTE,
+    },
+    Binding {
         group: GROUP_CROWD,
         binding: 0,
         name: "instances",
@@ -1825,6 +1859,13 @@ pub const ENTRY_POINT_VS_VAT_DEPTH: &str = "vs_vat_depth";
 pub const ENTRY_POINT_VS_BONE: &str = "vs_bone";
 /// Bone-mode depth-only vertex shader.
 pub const ENTRY_POINT_VS_BONE_DEPTH: &str = "vs_bone_depth";
+/// [`ENTRY_POINT_DECODE`] of a fluid asset (corners through the lookup texture; a collapsed corner
+/// decodes to all zeros, `position.w == 0`).
+pub const ENTRY_POINT_DECODE_FLUID: &str = "cs_decode_fluid";
+/// Fluid-mode colour vertex shader (a fluid asset drawn in `RenderMode::Vat`).
+pub const ENTRY_POINT_VS_FLUID: &str = "vs_fluid";
+/// Fluid-mode depth-only vertex shader.
+pub const ENTRY_POINT_VS_FLUID_DEPTH: &str = "vs_fluid_depth";
 /// Rigid-mode colour vertex shader (a rigid asset drawn in `RenderMode::Vat`).
 pub const ENTRY_POINT_VS_RIGID: &str = "vs_rigid";
 /// Rigid-mode depth-only vertex shader.
@@ -1853,6 +1894,7 @@ pub const ENTRY_POINTS: &[EntryPoint] = &[
     EntryPoint { name: ENTRY_POINT_DECODE, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_DECODE_BONE, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_DECODE_RIGID, stage: ShaderStage::Compute },
+    EntryPoint { name: ENTRY_POINT_DECODE_FLUID, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_CULL, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_SCATTER, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_VS_VAT, stage: ShaderStage::Vertex },
@@ -1861,6 +1903,8 @@ pub const ENTRY_POINTS: &[EntryPoint] = &[
     EntryPoint { name: ENTRY_POINT_VS_BONE_DEPTH, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_RIGID, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_RIGID_DEPTH, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_VS_FLUID, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_VS_FLUID_DEPTH, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_REST, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_REST_DEPTH, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_ATTACHMENT, stage: ShaderStage::Vertex },

@@ -39,6 +39,7 @@ pub mod clip;
 pub mod container;
 pub mod crowd;
 pub mod encoding;
+pub mod fluid;
 mod error;
 pub mod frame;
 pub mod gpu;

@@ -28,6 +28,9 @@ pub enum Program {
     /// The pieces of a rigid asset ([`crate::container::VatMode::Rigid`]) drawn in
     /// [`RenderMode::Vat`]: placed by the piece texture (`vs_rigid`, `vs_rigid_depth`).
     Rigid,
+    /// The pool corners of a fluid asset ([`crate::container::VatMode::Fluid`]) drawn in
+    /// [`RenderMode::Vat`]: placed through the lookup texture (`vs_fluid`, `vs_fluid_depth`).
+    Fluid,
     /// Socket attachments, placed by the capture tracks.
     Attachment,
     /// The ground square (`vs_ground`, colour passes only; group 0 alone).
@@ -114,6 +117,8 @@ impl PipelineKey {
             (Program::Body(RenderMode::Rest), PassKind::Depth) => gpu::ENTRY_POINT_VS_REST_DEPTH,
             (Program::Rigid, PassKind::Colour) => gpu::ENTRY_POINT_VS_RIGID,
             (Program::Rigid, PassKind::Depth) => gpu::ENTRY_POINT_VS_RIGID_DEPTH,
+            (Program::Fluid, PassKind::Colour) => gpu::ENTRY_POINT_VS_FLUID,
+            (Program::Fluid, PassKind::Depth) => gpu::ENTRY_POINT_VS_FLUID_DEPTH,
             (Program::Attachment, PassKind::Colour) => gpu::ENTRY_POINT_VS_ATTACHMENT,
             (Program::Attachment, PassKind::Depth) => gpu::ENTRY_POINT_VS_ATTACHMENT_DEPTH,
             (Program::Ground, _) => gpu::ENTRY_POINT_VS_GROUND,
@@ -149,8 +154,8 @@ impl PipelineKey {
     }
 
     /// The `PROGRAM` override's value ([`gpu::OVERRIDE_PROGRAM`]): which decode `vat_vertex` runs
-    /// (`PROGRAM_VAT` 0, `PROGRAM_BONE` 1, `PROGRAM_RIGID` 2, `PROGRAM_REST` 3, `PROGRAM_ATTACHMENT` 4;
-    /// the ground, which decodes nothing, 0).
+    /// (`PROGRAM_VAT` 0, `PROGRAM_BONE` 1, `PROGRAM_RIGID` 2, `PROGRAM_REST` 3, `PROGRAM_ATTACHMENT` 4,
+    /// `PROGRAM_FLUID` 5; the ground, which decodes nothing, 0).
     pub fn program_code(&self) -> u32 {
         match self.program {
             Program::Body(RenderMode::Vat) | Program::Ground => 0,
@@ -158,6 +163,7 @@ impl PipelineKey {
             Program::Rigid => 2,
             Program::Body(RenderMode::Rest) => 3,
             Program::Attachment => 4,
+            Program::Fluid => 5,
         }
     }
 

@@ -128,6 +128,8 @@ impl Renderer {
         let rigid = gpu::rigid_textures(asset);
         check_texture("rigid piece", rigid[0].width, rigid[0].height)?;
         check_texture("rigid vertex", rigid[1].width, rigid[1].height)?;
+        let fluid = gpu::fluid_lookup_texture(asset);
+        check_texture("fluid lookup", fluid.width, fluid.height)?;
         if let Some(b) = &m.bone_animation {
             check_texture("bone", b.layout.width, b.layout.height)?;
         }
@@ -172,7 +174,7 @@ impl Renderer {
         let mut owned = Owned::new(&self.ctx);
         let mut gpu_bytes = 0u64;
         // Textures: (what, width, height, format, bytes): the bone texture, the morph layer's two,
-        // the rigid mode's two, then every vertex-texture binding (the format's textures, 1x1 stand-ins for the others).
+        // the rigid mode's two, the fluid lookup, then every vertex-texture binding (the format's textures, 1x1 stand-ins for the others).
         let zero_texel = [0u8; 16];
         let mut textures = Vec::new();
         let (joints, weights) = match &m.bone_animation {
@@ -191,9 +193,9 @@ impl Renderer {
                 (&[][..], &[][..])
             }
         };
-        for (what, t) in ["morph delta", "morph weights", "rigid piece", "rigid vertex"]
+        for (what, t) in ["morph delta", "morph weights", "rigid piece", "rigid vertex", "fluid lookup"]
             .into_iter()
-            .zip(morph.into_iter().chain(rigid))
+            .zip(morph.into_iter().chain(rigid).chain([fluid]))
         {
             textures.push((what, t.width, t.height, conv::map_texel_format(t.format), t.bytes));
         }
@@ -323,9 +325,9 @@ impl Renderer {
         drop(indices);
         gpu_bytes += buffers.iter().map(|b| b.size).sum::<u64>() + index_buffer.size;
         let (bone_view, morph_view, morph_weights_view) = (views[0], views[1], views[2]);
-        let (rigid_pieces_view, rigid_vertices_view) = (views[3], views[4]);
+        let (rigid_pieces_view, rigid_vertices_view, fluid_lookup_view) = (views[3], views[4], views[5]);
         let vat_views: Vec<(&str, vk::ImageView)> =
-            vertex_textures.iter().zip(&views[5..]).map(|(t, &view)| (t.name, view)).collect();
+            vertex_textures.iter().zip(&views[6..]).map(|(t, &view)| (t.name, view)).collect();
         let material_sampler = self.material_sampler;
         let mut sets = Vec::new();
         for set in StageSet::ALL {
@@ -347,6 +349,7 @@ impl Renderer {
                     "morph_weights" => Resource::Image(morph_weights_view),
                     "rigid_pieces" => Resource::Image(rigid_pieces_view),
                     "rigid_vertices" => Resource::Image(rigid_vertices_view),
+                    "fluid_lookup" => Resource::Image(fluid_lookup_view),
                     "materials" => Resource::Buffer(material_buf.buffer),
                     "material_sampler" => Resource::Sampler(material_sampler),
                     _ => return None,

@@ -97,6 +97,8 @@ impl Renderer {
         let rigid = gpu::rigid_textures(asset);
         check_texture("rigid piece", rigid[0].width, rigid[0].height)?;
         check_texture("rigid vertex", rigid[1].width, rigid[1].height)?;
+        let fluid = gpu::fluid_lookup_texture(asset);
+        check_texture("fluid lookup", fluid.width, fluid.height)?;
         if let Some(b) = &m.bone_animation {
             check_texture("bone", b.layout.width, b.layout.height)?;
         }
@@ -207,6 +209,9 @@ impl Renderer {
             gpu_bytes += t.bytes.len() as u64;
             texture("vat rigid texture", t.width, t.height, conv::map_texel_format(t.format), t.bytes)
         });
+        gpu_bytes += fluid.bytes.len() as u64;
+        let fluid_lookup =
+            texture("vat fluid lookup", fluid.width, fluid.height, conv::map_texel_format(fluid.format), fluid.bytes);
         // Material texture arrays: every mip level of every layer, uploaded level by level.
         let material_views = material_textures.map(|t| {
             let (width, height) = t.levels.first().map_or((1, 1), |l| (l.width, l.height));
@@ -300,6 +305,7 @@ impl Renderer {
         let morph_weights_view = morph_weights.create_view(&wgpu::TextureViewDescriptor::default());
         let rigid_pieces_view = rigid_pieces.create_view(&wgpu::TextureViewDescriptor::default());
         let rigid_vertices_view = rigid_vertices.create_view(&wgpu::TextureViewDescriptor::default());
+        let fluid_lookup_view = fluid_lookup.create_view(&wgpu::TextureViewDescriptor::default());
         let groups = StageSet::ALL
             .iter()
             .map(|&set| {
@@ -328,6 +334,7 @@ impl Renderer {
                             "morph_weights" => wgpu::BindingResource::TextureView(&morph_weights_view),
                             "rigid_pieces" => wgpu::BindingResource::TextureView(&rigid_pieces_view),
                             "rigid_vertices" => wgpu::BindingResource::TextureView(&rigid_vertices_view),
+                            "fluid_lookup" => wgpu::BindingResource::TextureView(&fluid_lookup_view),
                             "materials" => material_buf.as_entire_binding(),
                             "material_sampler" => wgpu::BindingResource::Sampler(&self.material_sampler),
                             _ => return None,

@@ -83,6 +83,12 @@ pub struct Manifest {
     /// files never have it (their encoding is that of version 5 without this trailing empty list,
     /// one zero byte; see [`Manifest::format_version`]). Soft mode only.
     pub root_motion: Vec<RootMotionTrack>,
+    /// The fluid animation ([`VatMode::Fluid`], dynamic remeshing), if the asset is a fluid bake. A
+    /// format version 6 section, the manifest's last field (older files end before it; their
+    /// encoding is that of version 6 without this trailing `None`). A fluid asset's
+    /// [`Manifest::vertex_animation`] holds the frames' vertices back to back (see
+    /// [`FluidAnimation`]); it has no bone, morph or rigid animation.
+    pub fluid_animation: Option<FluidAnimation>,
 }
 
 /// Which VAT mode an asset was baked in: which layout, bound, CPU reference and shader path it uses.
@@ -94,14 +100,19 @@ pub enum VatMode {
     Soft,
     /// One texel per piece per frame, pieces moving as units ([`Manifest::rigid_animation`]).
     Rigid,
+    /// Topology that changes every frame ([`Manifest::fluid_animation`]): a triangle pool sized for
+    /// the busiest frame, a per-frame lookup from pool corner to that frame's vertex data, unused
+    /// triangles collapsed. Frames are never interpolated (their topologies differ).
+    Fluid,
 }
 
 impl VatMode {
-    /// The mode's name as the CLI prints and takes it: `"soft"` or `"rigid"`.
+    /// The mode's name as the CLI prints and takes it: `"soft"`, `"rigid"` or `"fluid"`.
     pub const fn name(self) -> &'static str {
         match self {
             VatMode::Soft => "soft",
             VatMode::Rigid => "rigid",
+            VatMode::Fluid => "fluid",
         }
     }
 }
@@ -129,13 +140,20 @@ impl Manifest {
             material_textures: None,
             material_variants: Vec::new(),
             root_motion: Vec::new(),
+            fluid_animation: None,
         }
     }
 
-    /// The mode the asset was baked in: [`VatMode::Rigid`] with a rigid animation, else
-    /// [`VatMode::Soft`].
+    /// The mode the asset was baked in: [`VatMode::Rigid`] with a rigid animation,
+    /// [`VatMode::Fluid`] with a fluid animation, else [`VatMode::Soft`].
     pub fn mode(&self) -> VatMode {
-        if self.rigid_animation.is_some() { VatMode::Rigid } else { VatMode::Soft }
+        if self.rigid_animation.is_some() {
+            VatMode::Rigid
+        } else if self.fluid_animation.is_some() {
+            VatMode::Fluid
+        } else {
+            VatMode::Soft
+        }
     }
 
     /// The box holding every vertex of every frame, metres, object space (what culling bounds
@@ -155,9 +173,12 @@ impl Manifest {
     /// were before version 2 existed.
     /// [`super::FORMAT_VERSION_RIGID`] (3) with a rigid animation.
     /// [`super::FORMAT_VERSION_MATERIALS`] (4) with materials, material textures or variants;
-    /// [`super::FORMAT_VERSION_ROOT_MOTION`] (5) with root motion.
+    /// [`super::FORMAT_VERSION_ROOT_MOTION`] (5) with root motion;
+    /// [`super::FORMAT_VERSION_FLUID`] (6) with a fluid animation.
     pub fn format_version(&self) -> u32 {
-        if !self.root_motion.is_empty() {
+        if self.fluid_animation.is_some() {
+            super::FORMAT_VERSION_FLUID
+        } else if !self.root_motion.is_empty() {
             super::FORMAT_VERSION_ROOT_MOTION
         } else if !self.materials.is_empty()
             || self.material_textures.is_some()
@@ -279,6 +300,44 @@ pub struct RigidAnimation {
     /// A name per piece (`piece_names.len() == layout.vertex_count`), informational and not
     /// necessarily unique (the glTF node's name, or `"piece <k>"`).
     pub piece_names: Vec<String>,
+}
+
+/// The fluid animation of [`Manifest::fluid_animation`] (see [`crate::fluid`] for the decode).
+///
+/// The mesh is a *pool* of `pool_triangles` triangles drawn without sharing:
+/// [`Manifest::vertex_count`] `== 3 * pool_triangles` *corners*, corner `c` the corner `c % 3` of
+/// pool triangle `c / 3`. At frame `f` the first `frames[f].triangle_count` pool triangles are that
+/// frame's triangles, in the source's order, and the rest are collapsed (drawn outside the clip
+/// volume). The *lookup texture* (`Rgba32Uint`, four little-endian `u32` entries per texel) maps
+/// each corner at each frame to a vertex of the frame: entry `e = f * 4 * lookup_layout.vertex_count
+/// + c` lies in lane `e % 4` of texel `e / 4` (texel `t` at `(t % width, t / width)`); it is a
+/// texel index into [`Manifest::vertex_animation`], whose texture holds every frame's vertices back
+/// to back (frame `f`'s from `frames[f].first_vertex` on), or [`crate::fluid::COLLAPSED`] for a
+/// corner of a collapsed triangle and for the unused lanes after the last corner.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FluidAnimation {
+    /// Triangles of the pool (those of the busiest frame), `>= 1`.
+    pub pool_triangles: u32,
+    /// One entry per frame of all clips together, in texture order.
+    pub frames: Vec<FluidFrame>,
+    /// The lookup texture's layout: `vertex_count == ceil(3 * pool_triangles / 4)` (texels per
+    /// frame), `frame_count == frames.len()`.
+    pub lookup_layout: crate::layout::VertexTextureLayout,
+    /// The lookup texture, `lookup_layout.byte_len(16)` bytes; the unused texels of its last row
+    /// are zero.
+    pub lookup: BlobId,
+}
+
+/// One frame of a [`FluidAnimation`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FluidFrame {
+    /// Texel of the vertex animation holding this frame's vertex 0: the sum of the vertex counts
+    /// of the frames before it.
+    pub first_vertex: u32,
+    /// Vertices of this frame (may be 0: an empty frame draws nothing).
+    pub vertex_count: u32,
+    /// Triangles of this frame, `<= pool_triangles`.
+    pub triangle_count: u32,
 }
 
 /// One level of detail: a range of the shared index blob.

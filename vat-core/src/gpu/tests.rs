@@ -151,7 +151,7 @@ fn rust_structs() -> Vec<RustStruct> {
             tangents,
             material_count,
             material_variant_count,
-            _pad,
+            fluid_lookup_width,
         }),
         rust_struct!(ClipRecord { first_frame, frame_count, flags, fps, duration, stride, _pad }),
         rust_struct!(InstanceRecord {
@@ -533,11 +533,12 @@ fn stage_check_catches_a_binding_hidden_from_its_user() {
     let clips = table.iter().position(|b| b.name == "clips").unwrap();
     table[clips].stages = ShaderStages::VERTEX;
     let problems = check_stages(&module, &info, &table);
-    // The three decode entry points read the clip table (cs_cull does not).
-    assert_eq!(problems.len(), 3, "{problems:?}");
+    // The four decode entry points read the clip table (cs_cull does not).
+    assert_eq!(problems.len(), 4, "{problems:?}");
     assert!(problems[0].contains("cs_decode (Compute) uses clips"), "{problems:?}");
     assert!(problems[1].contains("cs_decode_bone (Compute) uses clips"), "{problems:?}");
     assert!(problems[2].contains("cs_decode_rigid (Compute) uses clips"), "{problems:?}");
+    assert!(problems[3].contains("cs_decode_fluid (Compute) uses clips"), "{problems:?}");
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ const PROGRAM_BONE: u32 = 1u;
 const PROGRAM_RIGID: u32 = 2u;
 const PROGRAM_REST: u32 = 3u;
 const PROGRAM_ATTACHMENT: u32 = 4u;
+const PROGRAM_FLUID: u32 = 5u;
 // Bone influences per vertex of the bone paths: 4 (default) or 8; must equal the asset's
 // (vat_core::gpu::AssetConstants::influences), which is the stride of the joints/weights streams.
 override INFLUENCES: u32 = 4u;
@@ -90,6 +91,8 @@ const MAX_LODS: u32 = 8u;
 const DRAW_ARGS_WORDS: u32 = 5u;
 // Position a hidden instance's vertices collapse to: outside the clip volume, so nothing rasterises.
 const HIDDEN_POSITION: vec4<f32> = vec4<f32>(2.0, 2.0, 2.0, 1.0);
+// The fluid lookup entry of a collapsed corner (vat_core::fluid::COLLAPSED).
+const FLUID_COLLAPSED: u32 = 0xFFFFFFFFu;
 // vat_core::gpu::NO_TEXTURE_LAYER: a MaterialRecord without that texture.
 const NO_TEXTURE_LAYER: u32 = 0xFFFFFFFFu;
 // vat_core::gpu::MATERIAL_DOUBLE_SIDED (MaterialRecord.flags).
@@ -149,7 +152,7 @@ struct FrameUniforms {
     _pad1: vec2<u32>,
 }
 
-// Per-asset constants. Twin of vat_core::gpu::AssetConstants (96 bytes).
+// Per-asset constants. Twin of vat_core::gpu::AssetConstants (144 bytes).
 struct AssetConstants {
     // Lowest corner of the bake's bounding box, metres, object space.
     bounds_min: vec3<f32>,
@@ -202,7 +205,9 @@ struct AssetConstants {
     // Material variants: an instance's material variant v in 1..=material_variant_count draws
     // variant v - 1 (records v * material_count + id); 0 or past them, as authored.
     material_variant_count: u32,
-    _pad2: u32,
+    // Width of the fluid lookup texture in texels (0 for other assets). A fluid asset's vertex_count
+    // is its pool's corners, its frame_count the fluid's frames.
+    fluid_lookup_width: u32,
 }
 
 // One clip of the asset. Twin of vat_core::gpu::ClipRecord (32 bytes).
@@ -403,6 +408,9 @@ struct DecodedVertex {
 @group(1) @binding(20) var material_data_texture: texture_2d_array<f32>;
 // Trilinear, clamp to edge: each material's wrap is applied to the coordinates (vat_wrap_uv).
 @group(1) @binding(21) var material_sampler: sampler;
+// Fluid mode (vat_core::fluid): the lookup texture (Rgba32Uint, four u32 entries per texel: per frame
+// per pool corner, the vat_texture texel of the corner's vertex, or FLUID_COLLAPSED).
+@group(1) @binding(22) var fluid_lookup: texture_2d<u32>;
 
 // Group 2: per crowd.
 @group(2) @binding(0) var<storage, read> instances: array<InstanceRecord>;
@@ -891,6 +899,58 @@ fn vat_rigid_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> DecodedVert
     let p = pivot + vat_rigid_rotate(q, rest.position - rest_pivot);
     let n = vat_normalize(vat_rigid_rotate(q, rest.normal));
     return vat_to_world(inst, p, n);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Fluid mode: a triangle pool whose corners find their vertex through a per-frame lookup
+// (vat_core::fluid; CPU twin vat_core::reference::decode_fluid_vertex)
+// ---------------------------------------------------------------------------------------------------
+
+// The absolute frame a fluid instance shows at `time`: clip A's frame of point interpolation (the
+// nearer of the two frames around the phase), whatever INTERPOLATION is: frames of different
+// topology are never blended. An index past the clip table reads its last clip.
+fn vat_fluid_frame(inst: InstanceRecord, time: f32) -> u32 {
+    let clip = clips[min(inst.clip_a, arrayLength(&clips) - 1u)];
+    let looping = (clip.flags & CLIP_FLAG_LOOPING) != 0u;
+    let phase = vat_phase(inst.phase_offset_a, time, inst.rate_a, vat_wrap(inst.variant_bits >> VARIANT_WRAP_A_SHIFT, looping));
+    var f0: u32;
+    var f1: u32;
+    var t: f32;
+    if looping {
+        let pos = phase * f32(clip.frame_count);
+        let fl = floor(pos);
+        t = pos - fl;
+        f0 = u32(fl) % clip.frame_count;
+        f1 = (f0 + 1u) % clip.frame_count;
+    } else {
+        let last = clip.frame_count - 1u;
+        let pos = phase * f32(last);
+        let fl = floor(pos);
+        t = pos - fl;
+        f0 = min(u32(fl), last);
+        f1 = min(f0 + 1u, last);
+    }
+    return clip.first_frame + select(f1, f0, t < 0.5);
+}
+
+// Decodes pool corner `corner` of a fluid asset for instance `inst` at `time`: the lookup entry of
+// the corner at the instance's frame (vat_fluid_frame), then that vat_texture texel decoded in
+// VERTEX_FORMAT and the instance transform of vat_to_world. A collapsed corner gives all zeros
+// (position.w == 0), which callers draw at HIDDEN_POSITION.
+fn vat_fluid_vertex(inst: InstanceRecord, corner: u32, time: f32) -> DecodedVertex {
+    let frame_index = vat_fluid_frame(inst, time);
+    let e = frame_index * (((asset.vertex_count + 3u) / 4u) * 4u) + corner;
+    let t = e / 4u;
+    let lw = max(asset.fluid_lookup_width, 1u);
+    let entries = textureLoad(fluid_lookup, vec2<i32>(i32(t % lw), i32(t / lw)), 0);
+    let d = entries[e % 4u];
+    if d == FLUID_COLLAPSED {
+        return DecodedVertex(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    }
+    let width = asset.texture_width;
+    let s = vat_decode_texel(vec2<i32>(i32(d % width), i32(d / width)));
+    let p = asset.bounds_min + s.position * asset.bounds_extent;
+    return vat_to_world(inst, p, vat_normalize(s.normal));
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1424,6 +1484,23 @@ fn cs_decode_rigid(@builtin(global_invocation_id) global_id: vec3<u32>, @builtin
     decoded[index] = vat_rigid_vertex(instances[instance_index], vertex, frame.time);
 }
 
+// cs_decode of a fluid asset: the same threads and output, corners through the lookup texture (a
+// collapsed corner writes all zeros).
+@compute @workgroup_size(DECODE_WORKGROUP_SIZE)
+fn cs_decode_fluid(@builtin(global_invocation_id) global_id: vec3<u32>, @builtin(num_workgroups) num_workgroups: vec3<u32>) {
+    let index = global_id.y * (num_workgroups.x * DECODE_WORKGROUP_SIZE) + global_id.x;
+    let vertex_count = asset.vertex_count;
+    if vertex_count == 0u || index / vertex_count >= decode_params.instance_count {
+        return;
+    }
+    let instance_index = decode_params.first_instance + index / vertex_count;
+    let vertex = index % vertex_count;
+    if instance_index >= arrayLength(&instances) || index >= arrayLength(&decoded) {
+        return;
+    }
+    decoded[index] = vat_fluid_vertex(instances[instance_index], vertex, frame.time);
+}
+
 // GPU culling, one thread per record (linear index as in cs_decode): skips hidden records; tests the
 // bounding sphere (centre = position + R_y(yaw) * (scale * box centre), radius = scale * |extent| / 2)
 // against the six frustum planes (outside when dot(n, c) + d < -r for one plane); picks the LOD from
@@ -1573,6 +1650,49 @@ fn vs_rigid_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) i
         return HIDDEN_POSITION;
     }
     let v = vat_rigid_vertex(inst, vertex, frame.time);
+    return frame.light_view_proj * vec4<f32>(v.position.xyz, 1.0);
+}
+
+// Fluid mode (a fluid asset in VAT mode), colour pass.
+@vertex
+fn vs_fluid(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> VertexOutput {
+    return vat_output_fluid(vertex, instance_index);
+}
+
+// What vs_fluid outputs for pool corner `vertex` of draw instance `instance_index` (vat_vertex with
+// PROGRAM_FLUID): material 0, no UV, white vertex colour; a collapsed corner is hidden. The previous
+// world position is this frame's object position placed by the previous record (no surface point
+// persists across a change of topology; see vat_core::fluid).
+fn vat_output_fluid(vertex: u32, instance_index: u32) -> VertexOutput {
+    let inst = vat_drawn_instance(instance_index);
+    if vat_is_hidden(inst) {
+        return vat_hidden_output();
+    }
+    let v = vat_fluid_vertex(inst, vertex, frame.time);
+    if v.position.w == 0.0 {
+        return vat_hidden_output();
+    }
+    var out = vat_lit_output(inst, v, 0u, vec2<f32>(0.0), vec4<f32>(1.0));
+    out.instance = instance_list[instance_index];
+    if MOTION_VECTORS {
+        let previous = vat_previous_instance(out.instance);
+        let object = vat_object_position(inst, v.position.xyz);
+        out.previous_world_position = vat_to_world(previous, object, vec3<f32>(0.0, 1.0, 0.0)).position.xyz;
+    }
+    return out;
+}
+
+// Fluid mode, shadow pass.
+@vertex
+fn vs_fluid_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> @builtin(position) vec4<f32> {
+    let inst = vat_drawn_instance(instance_index);
+    if vat_is_hidden(inst) {
+        return HIDDEN_POSITION;
+    }
+    let v = vat_fluid_vertex(inst, vertex, frame.time);
+    if v.position.w == 0.0 {
+        return HIDDEN_POSITION;
+    }
     return frame.light_view_proj * vec4<f32>(v.position.xyz, 1.0);
 }
 
@@ -1727,6 +1847,9 @@ fn vat_vertex(vertex: u32, instance_index: u32) -> VertexOutput {
         }
         case PROGRAM_ATTACHMENT: {
             return vat_output_attachment(vertex, instance_index);
+        }
+        case PROGRAM_FLUID: {
+            return vat_output_fluid(vertex, instance_index);
         }
         default: {
             return vat_output_vat(vertex, instance_index);
