@@ -28,6 +28,7 @@
 
 mod error;
 pub mod export;
+pub mod fluid;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod gltf_import;
