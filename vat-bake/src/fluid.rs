@@ -616,3 +616,37 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+#[cfg(test)]
+mod splash_tests {
+    #![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
+
+    use super::*;
+
+    #[test]
+    fn the_splash_changes_topology_is_deterministic_closed_and_verifies() {
+        let a = crate::procgen::fluid_by_name("splash").unwrap();
+        let b = crate::procgen::fluid_by_name("splash").unwrap();
+        assert_eq!(a, b);
+        let tris: Vec<usize> = a.frames.iter().map(|f| f.triangles.len()).collect();
+        let distinct: std::collections::BTreeSet<usize> = tris.iter().copied().collect();
+        assert!(distinct.len() > a.frames.len() / 2, "triangle counts {tris:?}");
+        // Marching tetrahedra on a grid whose box holds the liquid: every edge is shared by two
+        // triangles (a closed surface) except where the surface leaves the grid's box.
+        for f in &a.frames {
+            let mut edges = std::collections::HashMap::new();
+            for t in &f.triangles {
+                for k in 0..3 {
+                    let (u, v) = (t[k], t[(k + 1) % 3]);
+                    *edges.entry((u.min(v), u.max(v))).or_insert(0u32) += 1;
+                }
+            }
+            let open = edges.values().filter(|&&n| n != 2).count();
+            assert!(open * 20 < edges.len().max(1), "{open} of {} edges open", edges.len());
+        }
+        let (bytes, stats) = bake_fluid(&a, &FluidBakeOptions::default()).unwrap();
+        assert_eq!(stats.pool_triangles as usize, *tris.iter().max().unwrap());
+        let report = verify_fluid(&Asset::parse(&bytes).unwrap(), &a).unwrap();
+        assert!(report.passed, "{:?}", report.failures);
+    }
+}

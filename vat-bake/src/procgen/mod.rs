@@ -27,6 +27,7 @@ mod morph_sheet;
 mod motion;
 mod shatter;
 mod skeleton;
+mod splash;
 #[cfg(test)]
 mod tests;
 
@@ -244,6 +245,18 @@ pub fn by_name(name: &str) -> Option<Result<Rig>> {
 /// Names of the built-in rigid-body sources ([`rigid_by_name`]): `shatter`, a wall breaking into
 /// [`SHATTER_PIECES`] Voronoi pieces under gravity with ground bounces.
 pub const RIGID_SOURCES: [&str; 1] = ["shatter"];
+
+/// The built-in fluid sources (`vat bake --procgen NAME`, [`crate::fluid`]).
+pub const FLUID_SOURCES: [&str; 1] = ["splash"];
+
+/// The built-in fluid source named `name` (one of [`FLUID_SOURCES`]); `None` for another name.
+/// Every call builds the same frames, bit for bit.
+pub fn fluid_by_name(name: &str) -> Option<crate::fluid::FluidSequence> {
+    match name {
+        "splash" => Some(splash::splash()),
+        _ => None,
+    }
+}
 
 /// The built-in rigid-body source named `name` (one of [`RIGID_SOURCES`]); `None` for another name.
 /// Every call builds the same source, bit for bit.
