@@ -55,6 +55,9 @@ pub(crate) enum ModeArg {
     /// Node-animated pieces (rigid-body): every node carrying a mesh is a piece that moves as a
     /// unit (one piece texel per piece per frame).
     Rigid,
+    /// A folder of per-frame OBJ meshes whose topology changes from frame to frame (fluid: a
+    /// triangle pool and a per-frame lookup; frames are not interpolated).
+    Fluid,
 }
 
 /// `vat bake` arguments.
@@ -65,18 +68,20 @@ pub(crate) struct BakeArgs {
     /// humanoid is baked.
     input: Option<PathBuf>,
     /// Bake a built-in procedural source: `humanoid` (the default without a value), `cloth` (a
-    /// banner on a pole in the wind, soft-body) or `shatter` (a wall breaking into a few hundred
-    /// pieces, rigid-body).
+    /// banner on a pole in the wind, soft-body), `shatter` (a wall breaking into a few hundred
+    /// pieces, rigid-body) or `splash` (a drop falling into a pool, remeshed every frame, fluid).
     #[arg(long, conflicts_with = "input", num_args = 0..=1, default_missing_value = "humanoid",
           value_parser = clap::builder::PossibleValuesParser::new(
-              vat_bake::procgen::SOURCES.iter().chain(&vat_bake::procgen::RIGID_SOURCES).copied()))]
+              vat_bake::procgen::SOURCES.iter().chain(&vat_bake::procgen::RIGID_SOURCES)
+                  .chain(&vat_bake::procgen::FLUID_SOURCES).copied()))]
     procgen: Option<String>,
     /// What the input is: `skeletal` (a rigged or node-animated glTF; the default for a file) or
     /// `soft` (a mesh sequence: a folder of per-frame files, the default for a folder, or a glTF whose
     /// frames are morph targets driven by a weights animation) or `rigid` (a glTF whose animated
     /// nodes carry meshes: each node's mesh is a piece; or a mesh-sequence folder whose connected
-    /// pieces each move rigidly within 0.1 mm; implied by `--procgen shatter`). A sequence
-    /// plays at --fps and bakes one texture frame per source frame.
+    /// pieces each move rigidly within 0.1 mm; implied by `--procgen shatter`) or `fluid` (a folder
+    /// of per-frame OBJ meshes whose vertex and triangle counts change; implied by `--procgen
+    /// splash`). A sequence plays at --fps and bakes one texture frame per source frame.
     #[arg(long, value_enum)]
     mode: Option<ModeArg>,
     /// Output .vat path (written atomically: a temp file, then a rename).
@@ -361,6 +366,52 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     {
         bail!("{}: --out names the input file; choose another output path", args.out.display());
     }
+    let fluid_input = match (input, args.procgen.as_deref()) {
+        (Some(path), _) if args.mode == Some(ModeArg::Fluid) => {
+            if !path.is_dir() {
+                bail!("{}: --mode fluid reads a folder of per-frame OBJ files", path.display());
+            }
+            Some(crate::fluid::FluidInput::Folder(path, args.fps))
+        }
+        (None, Some(name)) if vat_bake::procgen::FLUID_SOURCES.contains(&name) => {
+            if matches!(args.mode, Some(m) if m != ModeArg::Fluid) {
+                bail!("--procgen {name} is a fluid source; bake it with --mode fluid (or no --mode)");
+            }
+            Some(crate::fluid::FluidInput::Procedural(name))
+        }
+        (None, _) if args.mode == Some(ModeArg::Fluid) => {
+            bail!("--mode fluid needs a folder of OBJ frames or a fluid built-in source (--procgen splash)")
+        }
+        _ => None,
+    };
+    if let Some(fluid_input) = fluid_input {
+        let not_fluid = [
+            ("--frames", args.frames.is_some()),
+            ("--clips", args.clips.is_some()),
+            ("--once", args.once_clips.is_some()),
+            ("--bones", args.bones),
+            ("--tangents", args.tangents),
+            ("--precise-normals", args.precise_normals),
+            ("--capture", args.capture.is_some()),
+            ("--skin", args.skin.is_some()),
+            ("--accept-influence-loss", args.accept_influence_loss),
+            ("--root-motion", args.root_motion),
+            ("--lods", args.lods.is_some()),
+            ("--lod-ratios", args.lod_ratios.is_some()),
+        ];
+        if let Some((flag, _)) = not_fluid.iter().find(|(_, given)| *given) {
+            bail!(
+                "{flag} does not apply to the fluid mode (one clip of every frame at --fps; the topology changes \
+                 every frame, so there are no LODs, bones or tangent frames)"
+            );
+        }
+        let options = vat_bake::fluid::FluidBakeOptions {
+            max_texture_dim: args.max_texture_dim,
+            format: args.format.into(),
+            looping: args.loop_clips.is_some(),
+        };
+        return crate::fluid::bake(&fluid_input, &args.out, &options, args.max_memory);
+    }
     let rigid_input = match (input, args.procgen.as_deref()) {
         (Some(path), _) if args.mode == Some(ModeArg::Rigid) && path.is_dir() => {
             Some(crate::rigid::RigidInput::Sequence(path, args.fps))
@@ -603,6 +654,9 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<()> {
     let bytes = read_vat(&args.file, args.max_memory)?;
     let asset = Asset::parse_with_limits(&bytes, &load_limits(args.max_memory))
         .with_context(|| format!("{}: not a valid .vat file", args.file.display()))?;
+    if asset.manifest().mode() == vat_core::container::VatMode::Fluid {
+        return crate::fluid::verify(&args.file, &asset, args.source.as_deref(), args.json, args.max_memory);
+    }
     if asset.manifest().mode() == vat_core::container::VatMode::Rigid {
         return crate::rigid::verify(
             &args.file,

@@ -26,6 +26,7 @@
 mod bake;
 mod bench;
 mod demo;
+mod fluid;
 mod inspect;
 mod interop;
 mod render;

@@ -48,7 +48,8 @@ pub const fn lookup_texels_per_frame(pool_triangles: u32) -> u32 {
 /// [`Error::IndexOutOfRange`] when the entry lies outside `lookup` (`texels_per_frame` lookup
 /// texels per frame, 16 bytes each).
 pub fn lookup_entry(lookup: &[u8], texels_per_frame: u32, frame: u32, corner: u32) -> Result<u32> {
-    let e = u64::from(frame) * u64::from(texels_per_frame) * u64::from(LOOKUP_ENTRIES_PER_TEXEL) + u64::from(corner);
+    let e = u64::from(frame) * u64::from(texels_per_frame) * u64::from(LOOKUP_ENTRIES_PER_TEXEL)
+        + u64::from(corner);
     let count = lookup.len() as u64 / 4;
     let start = usize::try_from(e)
         .ok()

@@ -210,8 +210,13 @@ impl Renderer {
             texture("vat rigid texture", t.width, t.height, conv::map_texel_format(t.format), t.bytes)
         });
         gpu_bytes += fluid.bytes.len() as u64;
-        let fluid_lookup =
-            texture("vat fluid lookup", fluid.width, fluid.height, conv::map_texel_format(fluid.format), fluid.bytes);
+        let fluid_lookup = texture(
+            "vat fluid lookup",
+            fluid.width,
+            fluid.height,
+            conv::map_texel_format(fluid.format),
+            fluid.bytes,
+        );
         // Material texture arrays: every mip level of every layer, uploaded level by level.
         let material_views = material_textures.map(|t| {
             let (width, height) = t.levels.first().map_or((1, 1), |l| (l.width, l.height));

@@ -61,10 +61,9 @@ mod writer;
 mod tests;
 
 pub use manifest::{
-    Attachment, BlobEntry, BlobId, Bone, BoneAnimation, CaptureTrack, ElementFormat, Lod, Manifest,
-    FluidAnimation, FluidFrame, MorphAnimation, RigidAnimation, RootMotionTrack, Socket, StreamKind, VatMode,
-    VertexAnimation,
-    VertexStream,
+    Attachment, BlobEntry, BlobId, Bone, BoneAnimation, CaptureTrack, ElementFormat, FluidAnimation,
+    FluidFrame, Lod, Manifest, MorphAnimation, RigidAnimation, RootMotionTrack, Socket, StreamKind, VatMode,
+    VertexAnimation, VertexStream,
 };
 pub use material::{
     AlphaMode, MAX_MATERIALS, MAX_TEXTURE_LAYERS, Material, MaterialTextures, MaterialVariant, TextureArray,

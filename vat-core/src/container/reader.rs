@@ -309,8 +309,16 @@ pub fn check_manifest_counts(m: &Manifest, limits: &Limits) -> Result<()> {
         within("morph target count", morph.layout.target_count.into(), limits.max_morph_targets.into())?;
     }
     if let Some(fa) = &m.fluid_animation {
-        within("fluid lookup texture width", fa.lookup_layout.width.into(), limits.max_texture_dimension.into())?;
-        within("fluid lookup texture height", fa.lookup_layout.height.into(), limits.max_texture_dimension.into())?;
+        within(
+            "fluid lookup texture width",
+            fa.lookup_layout.width.into(),
+            limits.max_texture_dimension.into(),
+        )?;
+        within(
+            "fluid lookup texture height",
+            fa.lookup_layout.height.into(),
+            limits.max_texture_dimension.into(),
+        )?;
     }
     if let Some(ra) = &m.rigid_animation {
         within("rigid piece count", ra.layout.vertex_count.into(), limits.max_vertices.into())?;
@@ -567,7 +575,11 @@ fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> Result<Clip
         if m.fluid_animation.is_some() {
             expect_equal("fluid vertex texture frame count", 1, l.frame_count.into())?;
         } else {
-            expect_equal("vertex texture frame count (frames of all clips)", frame_count, l.frame_count.into())?;
+            expect_equal(
+                "vertex texture frame count (frames of all clips)",
+                frame_count,
+                l.frame_count.into(),
+            )?;
         }
         if l.frame_count == 0 {
             return Err(Error::ZeroCount { what: "vertex texture frame count" });
