@@ -485,11 +485,11 @@ pub fn verify_fluid(asset: &Asset<'_>, source: &dyn FluidFrames) -> Result<Fluid
                     for a in 0..3 {
                         let e = (f64::from(d.object_position[a]) - f64::from(p[a])).abs();
                         p_max[a] = p_max[a].max(e);
-                        bad |= !(e <= position_bound[a]);
+                        bad |= e.is_nan() || e > position_bound[a];
                     }
                     let angle = angle_deg(d.object_normal, nrm);
                     n_max = n_max.max(angle);
-                    bad |= !(angle <= normal_bound);
+                    bad |= angle.is_nan() || angle > normal_bound;
                     bad_corners += u64::from(bad);
                 }
                 (Some(_), None) => bad_corners += 1,

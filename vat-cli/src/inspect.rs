@@ -23,8 +23,9 @@ pub(crate) fn run(path: &Path, as_json: bool, max_memory: u64) -> Result<()> {
 }
 
 /// The summary as JSON. Fixed keys (a scripting interface): `clips` (array), `lods` (array),
-/// `bytes_per_vertex_frame` (number), `mode` (`"soft"` or `"rigid"`), `rigid` (null, or the pieces,
-/// bytes per piece per frame, pivot box and bounds), and per clip `root_motion` (null, or its
+/// `bytes_per_vertex_frame` (number), `mode` (`"soft"`, `"rigid"` or `"fluid"`), `rigid` (null, or
+/// the pieces, bytes per piece per frame, pivot box and bounds), `fluid` (null, or the pool's
+/// triangles, the frames' vertex and triangle counts and the lookup's bytes), and per clip `root_motion` (null, or its
 /// track: `cycle` with `x_m`, `z_m`, `yaw_rad`, `distance_m`, and `frames`, one `[x_m, z_m,
 /// yaw_rad]` per stored frame relative to the clip's first); more are present.
 pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
@@ -152,6 +153,23 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
             "rotation_bound_deg": vat_core::rigid::ROTATION_BOUND_DEG,
         });
     }
+    let mut fluid = Value::Null;
+    if let Some(fa) = &m.fluid_animation {
+        textures.push(json!({
+            "role": "fluid lookup",
+            "format": "Rgba32Uint",
+            "width": fa.lookup_layout.width,
+            "height": fa.lookup_layout.height,
+            "bytes": asset.blob(fa.lookup).len(),
+        }));
+        fluid = json!({
+            "pool_triangles": fa.pool_triangles,
+            "frame_vertices": fa.frames.iter().map(|f| f.vertex_count).collect::<Vec<_>>(),
+            "frame_triangles": fa.frames.iter().map(|f| f.triangle_count).collect::<Vec<_>>(),
+            "vertices": fa.frames.iter().map(|f| u64::from(f.vertex_count)).sum::<u64>(),
+            "lookup_bytes_per_frame": u64::from(fa.lookup_layout.vertex_count) * 16,
+        });
+    }
     let sockets: Vec<Value> = m
         .sockets
         .iter()
@@ -196,6 +214,7 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
         "name": m.name,
         "mode": m.mode().name(),
         "rigid": rigid,
+        "fluid": fluid,
         "file_bytes": file_bytes,
         "vertex_count": m.vertex_count,
         "frame_count": asset.frame_count(),
@@ -287,7 +306,27 @@ fn print_human(path: &Path, s: &Value) {
             r["rotation_bound_deg"].as_f64().unwrap_or(0.0)
         );
     }
-    if s["rigid"].is_null() {
+    if !s["fluid"].is_null() {
+        let f = &s["fluid"];
+        let counts = |k: &str| {
+            f[k].as_array().map_or((0, 0), |a| {
+                let v = a.iter().filter_map(Value::as_u64);
+                (v.clone().min().unwrap_or(0), v.max().unwrap_or(0))
+            })
+        };
+        let (vmin, vmax) = counts("frame_vertices");
+        let (tmin, tmax) = counts("frame_triangles");
+        println!(
+            "  fluid: pool of {} triangles ({} corners) x {} frames; {} vertices in all ({vmin}..{vmax} per frame), \
+             {tmin}..{tmax} triangles per frame; format {}; lookup {} bytes per frame; frames not interpolated",
+            f["pool_triangles"],
+            s["vertex_count"],
+            s["frame_count"],
+            f["vertices"],
+            s["format"].as_str().unwrap_or("none"),
+            f["lookup_bytes_per_frame"]
+        );
+    } else if s["rigid"].is_null() {
         println!(
             "  {} vertices x {} frames, format {}, {} bytes per vertex per frame",
             s["vertex_count"],

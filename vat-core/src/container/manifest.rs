@@ -309,8 +309,9 @@ pub struct RigidAnimation {
 /// pool triangle `c / 3`. At frame `f` the first `frames[f].triangle_count` pool triangles are that
 /// frame's triangles, in the source's order, and the rest are collapsed (drawn outside the clip
 /// volume). The *lookup texture* (`Rgba32Uint`, four little-endian `u32` entries per texel) maps
-/// each corner at each frame to a vertex of the frame: entry `e = f * 4 * lookup_layout.vertex_count
-/// + c` lies in lane `e % 4` of texel `e / 4` (texel `t` at `(t % width, t / width)`); it is a
+/// each corner at each frame to a vertex of the frame: entry
+/// `e = f * 4 * lookup_layout.vertex_count + c` lies in lane `e % 4` of texel `e / 4` (texel `t`
+/// at `(t % width, t / width)`); it is a
 /// texel index into [`Manifest::vertex_animation`], whose texture holds every frame's vertices back
 /// to back (frame `f`'s from `frames[f].first_vertex` on), or [`crate::fluid::COLLAPSED`] for a
 /// corner of a collapsed triangle and for the unused lanes after the last corner.
