@@ -153,6 +153,23 @@ pub fn rigid_vat() -> &'static [u8] {
     })
 }
 
+/// The built-in splash baked in the fluid mode with `format` (memoised per format).
+pub fn fluid_vat(format: vat_core::encoding::VertexFormat) -> &'static [u8] {
+    static BYTES: OnceLock<std::sync::Mutex<Vec<(vat_core::encoding::VertexFormat, &'static [u8])>>> =
+        OnceLock::new();
+    let cache = BYTES.get_or_init(Default::default);
+    let mut cache = cache.lock().expect("no test panicked while baking");
+    if let Some((_, bytes)) = cache.iter().find(|(f, _)| *f == format) {
+        return bytes;
+    }
+    let source = vat_bake::procgen::fluid_by_name("splash").expect("the splash is built in");
+    let options = vat_bake::fluid::FluidBakeOptions { format, ..Default::default() };
+    let bytes: &'static [u8] =
+        Vec::leak(vat_bake::fluid::bake_fluid(&source, &options).expect("the splash bakes").0);
+    cache.push((format, bytes));
+    bytes
+}
+
 /// Writes tightly packed RGBA8 pixels as a binary PPM (alpha dropped) to `$VAT_TEST_IMAGES/name.ppm`
 /// when that variable names a directory; does nothing otherwise. For looking at test renders.
 pub fn save_image(name: &str, size: [u32; 2], rgba: &[u8]) {
