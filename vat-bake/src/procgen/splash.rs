@@ -17,9 +17,12 @@ pub(crate) const SPLASH_FPS: f32 = 24.0;
 const CELLS: [usize; 3] = [36, 18, 36];
 const BOX_MIN: Vec3 = Vec3::new(-1.0, -0.05, -1.0);
 const BOX_MAX: Vec3 = Vec3::new(1.0, 0.95, 1.0);
-/// The iso level of the field `sum r^2 / d^2` (a ball alone has its surface at `d = r`).
-const ISO: f32 = 1.0;
+/// The iso level of the field (a ball alone has its surface at `d = 1.6 r * sqrt(1 - ISO^(1/3))`,
+/// about `1.03 r`).
+const ISO: f32 = 0.2;
 const GRAVITY: f32 = 9.81;
+/// When the drop meets the pool, seconds.
+const IMPACT: f32 = 0.35;
 
 /// A metaball: centre (metres) and radius (metres).
 struct Ball {
@@ -30,16 +33,7 @@ struct Ball {
 /// The balls of the splash at time `t` (seconds).
 fn balls(t: f32) -> Vec<Ball> {
     let mut out = Vec::new();
-    // The pool: a ring of flat balls just under y = 0, bulging as the drop lands.
-    let impact = 0.35;
-    let bulge =
-        if t > impact { 0.06 * (-(t - impact) * 3.0).exp() * ((t - impact) * 14.0).sin().abs() } else { 0.0 };
-    for i in 0..7 {
-        let a = i as f32 / 7.0 * std::f32::consts::TAU;
-        let r = if i == 0 { 0.0 } else { 0.45 };
-        let (x, z) = if i == 0 { (0.0, 0.0) } else { (r * a.cos(), r * a.sin()) };
-        out.push(Ball { centre: Vec3::new(x, -0.16 + bulge, z), radius: 0.26 });
-    }
+    let impact = IMPACT;
     // The falling drop, until it lands.
     if t < impact {
         let y = 0.85 - 0.5 * GRAVITY * t * t;
@@ -57,7 +51,7 @@ fn balls(t: f32) -> Vec<Ball> {
         let a = i as f32 / 14.0 * std::f32::consts::TAU + 0.2 * next();
         let speed = 1.1 + 0.5 * next();
         let up = 2.0 + 0.8 * next();
-        let radius = 0.05 + 0.03 * next();
+        let radius = 0.08 + 0.04 * next();
         let dt = t - impact;
         if dt <= 0.0 {
             continue;
@@ -69,27 +63,54 @@ fn balls(t: f32) -> Vec<Ball> {
         let r = 0.12 + speed * dt;
         out.push(Ball { centre: Vec3::new(r * a.cos(), y, r * a.sin()), radius });
     }
+    // The jet that rises from the centre once the crater closes, and falls back.
+    let dt = t - impact - 0.25;
+    if dt > 0.0 {
+        let y = 1.9 * dt - 0.5 * GRAVITY * dt * dt;
+        if y > -0.05 {
+            out.push(Ball { centre: Vec3::new(0.0, y, 0.0), radius: 0.1 });
+            out.push(Ball { centre: Vec3::new(0.0, 0.5 * y, 0.0), radius: 0.08 });
+        }
+    }
     out
 }
 
-/// The field and its gradient at `p`.
-fn field(balls: &[Ball], p: Vec3) -> (f32, Vec3) {
-    let mut f = 0.0;
-    let mut g = Vec3::ZERO;
-    for b in balls {
-        let d = p - b.centre;
-        let d2 = d.length_squared().max(1e-6);
-        let r2 = b.radius * b.radius;
-        f += r2 / d2;
-        g += d * (-2.0 * r2 / (d2 * d2));
+/// The field at `p` at time `t`: the pool, a flat pancake `(1 - u^2)^3 (1 - s^2)^3` (`u` the
+/// height from its rippling middle plane over its half thickness, `s` the distance from its axis
+/// over its radius), plus a compact kernel `(1 - d^2 / R^2)^3` per ball with `R = 1.6 r` (zero
+/// beyond `R`, so distant balls do not swell the surface).
+fn field(balls: &[Ball], t: f32, p: Vec3) -> f32 {
+    const POOL_Y: f32 = -0.02;
+    const POOL_HALF: f32 = 0.1;
+    const POOL_RADIUS: f32 = 0.85;
+    let r = (p.x * p.x + p.z * p.z).sqrt();
+    let dt = t - IMPACT;
+    let ripple = if dt > 0.0 { 0.03 * (-1.2 * dt).exp() * (14.0 * r - 16.0 * dt).sin() } else { 0.0 };
+    let u = (p.y - POOL_Y - ripple) / POOL_HALF;
+    let s = r / POOL_RADIUS;
+    let (a, b) = (1.0 - u * u, 1.0 - s * s);
+    let mut f = if a > 0.0 && b > 0.0 { a * a * a * b * b * b } else { 0.0 };
+    for ball in balls {
+        let big_r2 = (1.6 * ball.radius) * (1.6 * ball.radius);
+        let x = 1.0 - (p - ball.centre).length_squared() / big_r2;
+        if x > 0.0 {
+            f += x * x * x;
+        }
     }
-    (f, g)
+    f
+}
+
+/// The field's gradient at `p` by central differences (1 mm steps).
+fn gradient(balls: &[Ball], t: f32, p: Vec3) -> Vec3 {
+    let h = 1e-3;
+    let d = |e: Vec3| (field(balls, t, p + e * h) - field(balls, t, p - e * h)) / (2.0 * h);
+    Vec3::new(d(Vec3::X), d(Vec3::Y), d(Vec3::Z))
 }
 
 /// Meshes the iso surface of `balls` by marching tetrahedra (six per cube, split along the main
 /// diagonal): one vertex per grid edge the surface crosses, shared by the triangles around it, its
 /// normal the field's descending gradient; triangles wound outwards.
-fn mesh(balls: &[Ball]) -> FluidMesh {
+fn mesh(balls: &[Ball], t: f32) -> FluidMesh {
     let [nx, ny, nz] = CELLS;
     let step = (BOX_MAX - BOX_MIN) / Vec3::new(nx as f32, ny as f32, nz as f32);
     let index = |x: usize, y: usize, z: usize| (z * (ny + 1) + y) * (nx + 1) + x;
@@ -98,7 +119,7 @@ fn mesh(balls: &[Ball]) -> FluidMesh {
     for z in 0..=nz {
         for y in 0..=ny {
             for x in 0..=nx {
-                values[index(x, y, z)] = field(balls, point(x, y, z)).0 - ISO;
+                values[index(x, y, z)] = field(balls, t, point(x, y, z)) - ISO;
             }
         }
     }
@@ -110,7 +131,7 @@ fn mesh(balls: &[Ball]) -> FluidMesh {
             let (va, vb) = (values[a], values[b]);
             let t = va / (va - vb);
             let p = pa + (pb - pa) * t;
-            let n = -field(balls, p).1;
+            let n = -gradient(balls, t, p);
             out.positions.push(p.to_array());
             out.normals.push(n.try_normalize().unwrap_or(Vec3::Y).to_array());
             (out.positions.len() - 1) as u32
@@ -184,6 +205,11 @@ fn mesh(balls: &[Ball]) -> FluidMesh {
 
 /// The splash: [`SPLASH_FRAMES`] frames at [`SPLASH_FPS`], about 2 m across.
 pub(crate) fn splash() -> FluidSequence {
-    let frames = (0..SPLASH_FRAMES).map(|f| mesh(&balls(f as f32 / SPLASH_FPS))).collect();
+    let frames = (0..SPLASH_FRAMES)
+        .map(|f| {
+            let t = f as f32 / SPLASH_FPS;
+            mesh(&balls(t), t)
+        })
+        .collect();
     FluidSequence { name: "splash".into(), fps: SPLASH_FPS, frames }
 }
