@@ -53,5 +53,6 @@ pub mod render;
 pub mod rigid;
 pub mod root_motion;
 pub mod scene;
+pub mod sprite;
 
 pub use error::{Error, Result};
