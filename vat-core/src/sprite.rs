@@ -286,10 +286,10 @@ mod tests {
             assert_eq!(t[3] >> 18, 0, "bits 18..32 are zero");
             let (d, c) = decode_particle_texel(&b, t).unwrap();
             assert_eq!(c, continues);
-            for a in 0..3 {
+            for (a, w) in worst.iter_mut().take(3).enumerate() {
                 let err = (f64::from(d.position[a]) - f64::from(p.position[a])).abs();
                 assert!(err <= e.position[a] + 2e-6, "axis {a}: {err}");
-                worst[a] = worst[a].max(err / e.position[a]);
+                *w = w.max(err / e.position[a]);
             }
             let err = (f64::from(d.size) - f64::from(p.size)).abs();
             assert!(err <= e.size + 1e-7, "size {err}");
