@@ -650,3 +650,139 @@ mod splash_tests {
         assert!(report.passed, "{:?}", report.failures);
     }
 }
+
+#[cfg(test)]
+mod hostile_tests {
+    #![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
+
+    use vat_core::Error;
+    use vat_core::container::BlobId;
+
+    use super::*;
+
+    /// Re-encodes a baked fluid with `edit` applied to its manifest and blobs: the writer runs the
+    /// reader's validation, so a refusal here is the reader's typed error.
+    fn rebuilt(
+        bytes: &[u8],
+        edit: impl FnOnce(&mut Manifest, &mut Vec<Vec<u8>>),
+    ) -> vat_core::Result<Vec<u8>> {
+        let asset = Asset::parse(bytes).unwrap();
+        let mut manifest = asset.manifest().clone();
+        let mut blobs: Vec<Vec<u8>> =
+            (0..manifest.blobs.len()).map(|i| asset.blob(BlobId(i as u32)).to_vec()).collect();
+        edit(&mut manifest, &mut blobs);
+        let mut writer = ContainerWriter::new();
+        for b in blobs {
+            writer.add_blob(b);
+        }
+        writer.finish(manifest)
+    }
+
+    #[test]
+    fn hostile_fluid_manifests_and_lookups_give_typed_errors() {
+        let source = tests_source();
+        let (bytes, _) = bake_fluid(&source, &FluidBakeOptions::default()).unwrap();
+        // Unchanged, it rebuilds to the same bytes.
+        assert_eq!(rebuilt(&bytes, |_, _| {}).unwrap(), bytes);
+        fn lookup(m: &Manifest) -> usize {
+            m.fluid_animation.as_ref().unwrap().lookup.0 as usize
+        }
+        type Edit = fn(&mut Manifest, &mut Vec<Vec<u8>>);
+        let cases: Vec<(&str, Edit, fn(&Error) -> bool)> = vec![
+            (
+                "live corner past its frame",
+                |m, b| {
+                    let at = lookup(m);
+                    b[at][0..4].copy_from_slice(&9999u32.to_le_bytes());
+                },
+                |e| matches!(e, Error::IndexOutOfRange { .. }),
+            ),
+            (
+                "live corner of another frame",
+                |m, b| {
+                    let at = lookup(m);
+                    let first = m.fluid_animation.as_ref().unwrap().frames[1].first_vertex;
+                    b[at][0..4].copy_from_slice(&first.to_le_bytes());
+                },
+                |e| matches!(e, Error::IndexOutOfRange { .. }),
+            ),
+            (
+                "collapsed corner pointing at a vertex",
+                |m, b| {
+                    let at = lookup(m);
+                    // Frame 0 has 2 triangles (6 live corners) of a pool of 8.
+                    b[at][4 * 7..4 * 8].copy_from_slice(&0u32.to_le_bytes());
+                },
+                |e| matches!(e, Error::OutOfRange { what: "fluid lookup entry of a collapsed corner", .. }),
+            ),
+            (
+                "short lookup",
+                |m, b| b[lookup(m)].truncate(32),
+                |e| matches!(e, Error::BlobSizeMismatch { .. }),
+            ),
+            (
+                "frames not back to back",
+                |m, _| m.fluid_animation.as_mut().unwrap().frames[2].first_vertex += 1,
+                |e| matches!(e, Error::ManifestMismatch { .. }),
+            ),
+            (
+                "more triangles than the pool",
+                |m, _| m.fluid_animation.as_mut().unwrap().frames[0].triangle_count = 9,
+                |e| matches!(e, Error::OutOfRange { what: "fluid frame triangle count", .. }),
+            ),
+            (
+                "a frame entry missing",
+                |m, _| {
+                    m.fluid_animation.as_mut().unwrap().frames.pop();
+                },
+                |e| matches!(e, Error::ManifestMismatch { .. }),
+            ),
+            (
+                "pool that does not match the corners",
+                |m, _| m.fluid_animation.as_mut().unwrap().pool_triangles = 7,
+                |e| matches!(e, Error::ManifestMismatch { .. }),
+            ),
+            (
+                "zero pool",
+                |m, _| m.fluid_animation.as_mut().unwrap().pool_triangles = 0,
+                |e| matches!(e, Error::ZeroCount { .. }),
+            ),
+            (
+                "no vertex animation",
+                |m, _| m.vertex_animation = None,
+                |e| matches!(e, Error::OutOfRange { what: "fluid animation", .. }),
+            ),
+            (
+                "vertex texture of the wrong size",
+                |m, _| m.vertex_animation.as_mut().unwrap().layout.vertex_count += 1,
+                |e| matches!(e, Error::ManifestMismatch { .. } | Error::OutOfRange { .. }),
+            ),
+        ];
+        for (what, edit, check) in cases {
+            match rebuilt(&bytes, edit) {
+                Err(e) => assert!(check(&e), "{what}: unexpected error {e:?}"),
+                Ok(_) => panic!("{what}: accepted"),
+            }
+        }
+    }
+
+    fn tests_source() -> FluidSequence {
+        // The strips of the bake tests: 1..=4 quads per frame, a pool of 8 triangles.
+        let frames = (0..6)
+            .map(|f| {
+                let k = 1 + f % 4;
+                let mut m = FluidMesh::default();
+                for i in 0..=k {
+                    m.positions.push([i as f32 * 0.1, 0.05 * f as f32, 0.0]);
+                    m.positions.push([i as f32 * 0.1, 0.05 * f as f32 + 0.2, 0.0]);
+                }
+                for i in 0..k as u32 {
+                    m.triangles.push([2 * i, 2 * i + 2, 2 * i + 1]);
+                    m.triangles.push([2 * i + 1, 2 * i + 2, 2 * i + 3]);
+                }
+                m
+            })
+            .collect();
+        FluidSequence { name: "strips".into(), fps: 24.0, frames }
+    }
+}
