@@ -155,8 +155,8 @@ pub fn rigid_vat() -> &'static [u8] {
 
 /// The built-in splash baked in the fluid mode with `format` (memoised per format).
 pub fn fluid_vat(format: vat_core::encoding::VertexFormat) -> &'static [u8] {
-    static BYTES: OnceLock<std::sync::Mutex<Vec<(vat_core::encoding::VertexFormat, &'static [u8])>>> =
-        OnceLock::new();
+    type Baked = Vec<(vat_core::encoding::VertexFormat, &'static [u8])>;
+    static BYTES: OnceLock<std::sync::Mutex<Baked>> = OnceLock::new();
     let cache = BYTES.get_or_init(Default::default);
     let mut cache = cache.lock().expect("no test panicked while baking");
     if let Some((_, bytes)) = cache.iter().find(|(f, _)| *f == format) {

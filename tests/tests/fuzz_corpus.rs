@@ -253,6 +253,19 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     .unwrap()
     .0;
     out.push(("vat_reader", "small-rigid-shatter.vat".to_owned(), rigid));
+    // A fluid-mode file (format 6): three frames of one, two and one triangles.
+    let tri = |y: f32, n: u32| vat_bake::fluid::FluidMesh {
+        positions: (0..=n).flat_map(|i| [[i as f32, y, 0.0], [i as f32, y + 1.0, 0.0]]).collect(),
+        normals: Vec::new(),
+        triangles: (0..n).map(|i| [2 * i, 2 * i + 2, 2 * i + 1]).collect(),
+    };
+    let fluid = vat_bake::fluid::FluidSequence {
+        name: "fluid".into(),
+        fps: 10.0,
+        frames: vec![tri(0.0, 1), tri(0.5, 2), tri(1.0, 1)],
+    };
+    let fluid = vat_bake::fluid::bake_fluid(&fluid, &vat_bake::fluid::FluidBakeOptions::default()).unwrap().0;
+    out.push(("vat_reader", "small-fluid.vat".to_owned(), fluid));
     // Materials (format 4): the textured rigid glTF (two pieces, two materials, a 4 x 4 PNG base
     // colour texture, TEXCOORD_0 and COLOR_0) as a glTF seed, and its rigid and soft bakes (the
     // materials, material texture array, Uv0 and Color0 sections) as .vat seeds.

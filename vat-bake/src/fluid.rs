@@ -688,7 +688,8 @@ mod hostile_tests {
             m.fluid_animation.as_ref().unwrap().lookup.0 as usize
         }
         type Edit = fn(&mut Manifest, &mut Vec<Vec<u8>>);
-        let cases: Vec<(&str, Edit, fn(&Error) -> bool)> = vec![
+        type Check = fn(&Error) -> bool;
+        let cases: Vec<(&str, Edit, Check)> = vec![
             (
                 "live corner past its frame",
                 |m, b| {

@@ -90,6 +90,13 @@ fn load_vat_once(data: &[u8]) -> std::result::Result<(), vat_core::Error> {
             }
         }
     }
+    if let Ok(view) = vat_core::reference::FluidAnimationView::from_asset(&asset) {
+        for time in [0.0f32, 0.37, 5.0] {
+            for corner in [0, manifest.vertex_count.saturating_sub(1)] {
+                vat_core::reference::decode_fluid_vertex(&view, &InstanceRecord::default(), time, corner)?;
+            }
+        }
+    }
     if let Ok(view) = vat_core::reference::RigidAnimationView::from_asset(&asset) {
         let last = manifest.vertex_count.saturating_sub(1);
         for time in [0.0f32, 0.37, 5.0] {

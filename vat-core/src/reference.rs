@@ -55,8 +55,23 @@ impl<'a> VertexAnimationView<'a> {
     /// The vertex animation of a validated asset, borrowing its blobs.
     ///
     /// # Errors
-    /// [`Error::OutOfRange`] if the asset has no vertex animation texture (e.g. a bone-only bake).
+    /// [`Error::OutOfRange`] if the asset has no vertex animation texture (e.g. a bone-only bake)
+    /// or is a fluid bake (whose texture is not laid out per frame).
     pub fn from_asset(asset: &'a Asset<'_>) -> Result<Self> {
+        if asset.manifest().fluid_animation.is_some() {
+            // Its texture holds every frame's vertices back to back, not frame-major per vertex:
+            // decode it through FluidAnimationView.
+            return Err(Error::OutOfRange {
+                what: "vertex animation",
+                value: "that of a fluid asset".into(),
+                expected: "a soft asset (decode a fluid asset with FluidAnimationView)",
+            });
+        }
+        Self::from_asset_unchecked(asset)
+    }
+
+    /// [`Self::from_asset`] without the fluid check (the fluid view's vertex texture).
+    fn from_asset_unchecked(asset: &'a Asset<'_>) -> Result<Self> {
         let manifest = asset.manifest();
         let va = manifest.vertex_animation.as_ref().ok_or(Error::OutOfRange {
             what: "vertex animation",
@@ -816,7 +831,7 @@ impl<'a> FluidAnimationView<'a> {
             expected: "an asset baked in the fluid mode",
         })?;
         Ok(Self {
-            vertices: VertexAnimationView::from_asset(asset)?,
+            vertices: VertexAnimationView::from_asset_unchecked(asset)?,
             fluid,
             lookup: asset.blob(fluid.lookup),
             corner_count: manifest.vertex_count,
