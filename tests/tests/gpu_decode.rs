@@ -266,7 +266,9 @@ fn gpu_decode(
             "bone_texture" | "morph_texture" | "morph_weights" => {
                 wgpu::BindingResource::TextureView(&bone_view)
             }
-            "rigid_pieces" | "rigid_vertices" => wgpu::BindingResource::TextureView(&rigid_view),
+            "rigid_pieces" | "rigid_vertices" | "fluid_lookup" => {
+                wgpu::BindingResource::TextureView(&rigid_view)
+            }
             "joints" => stand_ins[0].as_entire_binding(),
             "weights" => stand_ins[1].as_entire_binding(),
             "rest_vertices" => stand_ins[2].as_entire_binding(),
