@@ -56,7 +56,12 @@ fn invalid(part: impl Into<String>, problem: impl Into<String>) -> BakeError {
 
 /// Checks a frame (finite values, unit-able normals, indices in range) and fills in smooth
 /// normals where it has none.
-fn checked(mut mesh: FluidMesh, part: &str) -> Result<FluidMesh> {
+fn checked(mesh: FluidMesh, part: &str) -> Result<FluidMesh> {
+    Ok(checked_noting(mesh, part)?.0)
+}
+
+/// [`checked`], and whether the normals were recomputed.
+fn checked_noting(mut mesh: FluidMesh, part: &str) -> Result<(FluidMesh, bool)> {
     if mesh.positions.iter().flatten().any(|v| !v.is_finite()) {
         return Err(invalid(part, "a vertex position is not finite"));
     }
@@ -75,10 +80,12 @@ fn checked(mut mesh: FluidMesh, part: &str) -> Result<FluidMesh> {
         let idx: Vec<u32> = mesh.triangles.iter().flatten().copied().collect();
         mesh.normals = crate::sequence::smooth_normals(&p, &idx).into_iter().map(|v| v.to_array()).collect();
     }
-    Ok(mesh)
+    let recomputed = !usable && !mesh.positions.is_empty();
+    Ok((mesh, recomputed))
 }
 
-/// Fluid frames held in memory (the built-in splash, tests).
+/// Fluid frames held in memory (the built-in splash, tests). A frame whose normals are missing or
+/// degenerate gets smooth area-weighted normals.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FluidSequence {
     /// Name of the asset and its clip.
@@ -115,6 +122,8 @@ pub struct FluidFolder {
     fps: f32,
     files: Vec<PathBuf>,
     max_memory: u64,
+    /// What reading the frames left out or recomputed, one line each (first read only).
+    notes: std::cell::RefCell<Vec<String>>,
 }
 
 impl FluidFolder {
@@ -146,7 +155,7 @@ impl FluidFolder {
             .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
             .filter(|n| !n.is_empty())
             .unwrap_or_else(|| "fluid".into());
-        Ok(Self { name, fps, files, max_memory })
+        Ok(Self { name, fps, files, max_memory, notes: Default::default() })
     }
 }
 
@@ -181,6 +190,12 @@ impl FluidFrames for FluidFolder {
             return Ok(FluidMesh::default());
         }
         let seq = crate::sequence::parse_obj_frame(&bytes, file, &self.name)?;
+        let mut notes = seq.notes.clone();
+        if seq.uvs.is_some() {
+            notes.push(format!(
+                "{part}: texture coordinates left out (the fluid mode stores positions and normals)"
+            ));
+        }
         let positions = seq.positions.into_iter().next().unwrap_or_default();
         let normals = seq.normals.and_then(|n| n.into_iter().next()).unwrap_or_default();
         let mesh = FluidMesh {
@@ -188,10 +203,20 @@ impl FluidFrames for FluidFolder {
             normals: normals.iter().map(|v| v.to_array()).collect(),
             triangles: seq.indices.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect(),
         };
-        checked(mesh, &part)
+        let (mesh, recomputed) = checked_noting(mesh, &part)?;
+        if recomputed {
+            notes.push(format!("{part}: normals missing or degenerate; recomputed smooth (area-weighted)"));
+        }
+        let mut all = self.notes.borrow_mut();
+        for n in notes {
+            if !all.contains(&n) {
+                all.push(n);
+            }
+        }
+        Ok(mesh)
     }
     fn notes(&self) -> Vec<String> {
-        Vec::new()
+        self.notes.borrow().clone()
     }
 }
 
@@ -613,6 +638,13 @@ mod tests {
         let report = verify_fluid(&asset, &folder).unwrap();
         assert!(report.passed, "{:?}", report.failures);
         assert_eq!(asset.manifest().fluid_animation.as_ref().unwrap().frames[4].triangle_count, 0);
+        // The OBJ files have no normals: each frame's recomputation is said, one line per file.
+        assert_eq!(
+            stats.notes.iter().filter(|n| n.contains("recomputed smooth")).count(),
+            4,
+            "{:?}",
+            stats.notes
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
