@@ -89,6 +89,12 @@ pub struct Manifest {
     /// [`Manifest::vertex_animation`] holds the frames' vertices back to back (see
     /// [`FluidAnimation`]); it has no bone, morph or rigid animation.
     pub fluid_animation: Option<FluidAnimation>,
+    /// The sprite (particle) animation ([`VatMode::Sprite`]), if the asset is a sprite bake. A
+    /// format version 7 section, the manifest's last field (older files end before it; their
+    /// encoding is that of version 7 without this trailing `None`). A sprite asset draws four
+    /// corners per particle slot ([`Manifest::vertex_count`] `== 4 * slots`, see
+    /// [`SpriteAnimation`]); it has no vertex, bone, morph, rigid or fluid animation.
+    pub sprite_animation: Option<SpriteAnimation>,
 }
 
 /// Which VAT mode an asset was baked in: which layout, bound, CPU reference and shader path it uses.
@@ -104,15 +110,19 @@ pub enum VatMode {
     /// the busiest frame, a per-frame lookup from pool corner to that frame's vertex data, unused
     /// triangles collapsed. Frames are never interpolated (their topologies differ).
     Fluid,
+    /// Particles drawn as camera-facing cards ([`Manifest::sprite_animation`]): one texel per
+    /// particle slot per frame, interpolated where a particle persists, dead slots collapsed.
+    Sprite,
 }
 
 impl VatMode {
-    /// The mode's name as the CLI prints and takes it: `"soft"`, `"rigid"` or `"fluid"`.
+    /// The mode's name as the CLI prints and takes it: `"soft"`, `"rigid"`, `"fluid"` or `"sprite"`.
     pub const fn name(self) -> &'static str {
         match self {
             VatMode::Soft => "soft",
             VatMode::Rigid => "rigid",
             VatMode::Fluid => "fluid",
+            VatMode::Sprite => "sprite",
         }
     }
 }
@@ -141,16 +151,20 @@ impl Manifest {
             material_variants: Vec::new(),
             root_motion: Vec::new(),
             fluid_animation: None,
+            sprite_animation: None,
         }
     }
 
     /// The mode the asset was baked in: [`VatMode::Rigid`] with a rigid animation,
-    /// [`VatMode::Fluid`] with a fluid animation, else [`VatMode::Soft`].
+    /// [`VatMode::Fluid`] with a fluid animation, [`VatMode::Sprite`] with a sprite animation, else
+    /// [`VatMode::Soft`].
     pub fn mode(&self) -> VatMode {
         if self.rigid_animation.is_some() {
             VatMode::Rigid
         } else if self.fluid_animation.is_some() {
             VatMode::Fluid
+        } else if self.sprite_animation.is_some() {
+            VatMode::Sprite
         } else {
             VatMode::Soft
         }
@@ -163,7 +177,7 @@ impl Manifest {
         match (&self.vertex_animation, &self.rigid_animation) {
             (Some(va), _) => Some(va.bounds),
             (None, Some(ra)) => Some(ra.bounds),
-            (None, None) => None,
+            (None, None) => self.sprite_animation.as_ref().map(SpriteAnimation::card_bounds),
         }
     }
 
@@ -174,9 +188,12 @@ impl Manifest {
     /// [`super::FORMAT_VERSION_RIGID`] (3) with a rigid animation.
     /// [`super::FORMAT_VERSION_MATERIALS`] (4) with materials, material textures or variants;
     /// [`super::FORMAT_VERSION_ROOT_MOTION`] (5) with root motion;
-    /// [`super::FORMAT_VERSION_FLUID`] (6) with a fluid animation.
+    /// [`super::FORMAT_VERSION_FLUID`] (6) with a fluid animation;
+    /// [`super::FORMAT_VERSION_SPRITE`] (7) with a sprite animation.
     pub fn format_version(&self) -> u32 {
-        if self.fluid_animation.is_some() {
+        if self.sprite_animation.is_some() {
+            super::FORMAT_VERSION_SPRITE
+        } else if self.fluid_animation.is_some() {
             super::FORMAT_VERSION_FLUID
         } else if !self.root_motion.is_empty() {
             super::FORMAT_VERSION_ROOT_MOTION
@@ -327,6 +344,46 @@ pub struct FluidAnimation {
     /// The lookup texture, `lookup_layout.byte_len(16)` bytes; the unused texels of its last row
     /// are zero.
     pub lookup: BlobId,
+}
+
+/// The sprite animation of [`Manifest::sprite_animation`] (see [`crate::sprite`] for the texel and
+/// the sampling).
+///
+/// Particles live in *slots*: a slot holds at most one particle per frame, and a particle keeps its
+/// slot for as long as it lives. Slot `s` draws the four *corners* `4 s .. 4 s + 4` of the mesh
+/// ([`Manifest::vertex_count`] `== 4 * slots`; the index blob draws each slot's card as the two
+/// triangles `(4s, 4s+1, 4s+2)` and `(4s, 4s+2, 4s+3)`), built in the vertex shader as a card facing
+/// the camera. The *particle texture* (`Rgba32Uint`) holds one texel per slot per frame, texel
+/// `frame * slots + slot` at `(t % width, t / width)`; a slot without a particle is
+/// [`crate::sprite::DEAD_TEXEL`] and draws nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpriteAnimation {
+    /// The particle texture's layout: `vertex_count` is the number of slots (`>= 1`),
+    /// `frame_count` the frames of all clips together.
+    pub layout: VertexTextureLayout,
+    /// The box particle centres are quantised into (metres, object space; finite, extent `>= 0`).
+    pub position_bounds: PositionBounds,
+    /// The largest card edge length (metres, finite, `>= 0`): a size field of 65535.
+    pub max_size: f32,
+    /// The particle texture, [`crate::sprite::SPRITE_TEXEL_FORMAT`]: `layout.byte_len(16)` bytes;
+    /// the unused texels of its last row are zero.
+    pub particles: BlobId,
+}
+
+impl SpriteAnimation {
+    /// What the particle texels are quantised against.
+    pub fn sprite_bounds(&self) -> crate::sprite::SpriteBounds {
+        crate::sprite::SpriteBounds { position: self.position_bounds, max_size: self.max_size }
+    }
+
+    /// The box holding every card corner at every frame (what culling bounds instances with): the
+    /// centre box grown on every side by half a card's diagonal, `max_size * sqrt(1/2)` (a card of
+    /// any rotation facing any direction stays within that distance of its centre).
+    pub fn card_bounds(&self) -> PositionBounds {
+        let r = self.max_size * std::f32::consts::FRAC_1_SQRT_2;
+        let b = &self.position_bounds;
+        PositionBounds { min: b.min.map(|m| m - r), extent: b.extent.map(|e| e + 2.0 * r) }
+    }
 }
 
 /// One frame of a [`FluidAnimation`].

@@ -1,7 +1,7 @@
 //! The `.vat` container: one file holding a baked asset, written by [`ContainerWriter`] and read back,
 //! validated and zero-copy, by [`Asset`].
 //!
-//! # Byte layout (format versions 1 to 6)
+//! # Byte layout (format versions 1 to 7)
 //!
 //! All integers are little-endian. Offsets are from the start of the file.
 //!
@@ -9,7 +9,8 @@
 //!  offset  size  field
 //!       0     4  magic b"VAT\0"
 //!       4     4  format version, u32 (1; 2 with a morph animation; 3 with a rigid animation;
-//!                4 with materials; 5 with root motion; 6 with a fluid animation)
+//!                4 with materials; 5 with root motion; 6 with a fluid animation;
+//!                7 with a sprite animation)
 //!       8     4  manifest length M in bytes, u32
 //!      12     4  CRC-32 (IEEE, as crc32fast computes it) of the M manifest bytes, u32
 //!      16     M  manifest, postcard-encoded `Manifest`
@@ -26,7 +27,8 @@
 //! Version 3 adds the rigid-body mode, [`Manifest::rigid_animation`]; version 4 the materials
 //! ([`Manifest::materials`], [`Manifest::material_textures`], [`Manifest::material_variants`]);
 //! version 5 root motion ([`Manifest::root_motion`]); version 6 the fluid mode
-//! ([`Manifest::fluid_animation`]); these are the manifest's last fields, in that
+//! ([`Manifest::fluid_animation`]); version 7 the sprite mode ([`Manifest::sprite_animation`]);
+//! these are the manifest's last fields, in that
 //! order. Older versions end the manifest before the fields they cannot hold; the reader decodes
 //! them as if they were empty and the writer leaves them out of every file that has none, so older
 //! files and files without these sections keep their bytes.
@@ -62,7 +64,7 @@ mod tests;
 
 pub use manifest::{
     Attachment, BlobEntry, BlobId, Bone, BoneAnimation, CaptureTrack, ElementFormat, FluidAnimation,
-    FluidFrame, Lod, Manifest, MorphAnimation, RigidAnimation, RootMotionTrack, Socket, StreamKind, VatMode,
+    FluidFrame, Lod, Manifest, MorphAnimation, RigidAnimation, RootMotionTrack, Socket, SpriteAnimation, StreamKind, VatMode,
     VertexAnimation, VertexStream,
 };
 pub use material::{
@@ -75,9 +77,9 @@ pub use writer::{ContainerWriter, PendingFile, container_bytes, write_container,
 /// The first four bytes of every `.vat` file.
 pub const MAGIC: [u8; 4] = *b"VAT\0";
 
-/// The newest format version this build writes and reads (6). A file is written with the oldest
+/// The newest format version this build writes and reads (7). A file is written with the oldest
 /// version that can describe it ([`Manifest::format_version`]).
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 
 /// The oldest format version this build reads (1): every manifest section but
 /// [`Manifest::morph_animation`].
@@ -103,6 +105,11 @@ pub const FORMAT_VERSION_ROOT_MOTION: u32 = 5;
 /// `None`, which the reader supplies and the writer leaves out).
 pub const FORMAT_VERSION_FLUID: u32 = 6;
 
+/// The format version that added [`Manifest::sprite_animation`] (the sprite mode), the manifest's
+/// last field (after the version 6 fluid animation): older manifests end before it (one zero byte,
+/// `None`, which the reader supplies and the writer leaves out).
+pub const FORMAT_VERSION_SPRITE: u32 = 7;
+
 /// The format version that added [`Manifest::materials`], [`Manifest::material_textures`] and
 /// [`Manifest::material_variants`], the three fields after [`Manifest::rigid_animation`]: older
 /// manifests end before them (the reader supplies their empty encodings, three zero bytes, and the
@@ -123,6 +130,9 @@ pub(crate) fn omitted_trailing_bytes(version: u32) -> usize {
         omitted += 1;
     }
     if version < FORMAT_VERSION_FLUID {
+        omitted += 1;
+    }
+    if version < FORMAT_VERSION_SPRITE {
         omitted += 1;
     }
     omitted
