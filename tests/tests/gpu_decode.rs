@@ -266,7 +266,7 @@ fn gpu_decode(
             "bone_texture" | "morph_texture" | "morph_weights" => {
                 wgpu::BindingResource::TextureView(&bone_view)
             }
-            "rigid_pieces" | "rigid_vertices" | "fluid_lookup" => {
+            "rigid_pieces" | "rigid_vertices" | "fluid_lookup" | "sprite_particles" => {
                 wgpu::BindingResource::TextureView(&rigid_view)
             }
             "joints" => stand_ins[0].as_entire_binding(),

@@ -194,23 +194,27 @@ impl AssetDrawInfo {
         self.mode
     }
 
-    /// The program that draws its bodies in `mode`: [`Program::Rigid`] for a rigid asset and
-    /// [`Program::Fluid`] for a fluid asset in [`RenderMode::Vat`], else [`Program::Body`]`(mode)`.
+    /// The program that draws its bodies in `mode`: [`Program::Rigid`] for a rigid asset,
+    /// [`Program::Fluid`] for a fluid asset and [`Program::Sprite`] for a sprite asset in
+    /// [`RenderMode::Vat`], else [`Program::Body`]`(mode)`.
     pub fn body_program(&self, mode: RenderMode) -> Program {
         match (self.mode, mode) {
             (VatMode::Rigid, RenderMode::Vat) => Program::Rigid,
             (VatMode::Fluid, RenderMode::Vat) => Program::Fluid,
+            (VatMode::Sprite, RenderMode::Vat) => Program::Sprite,
             _ => Program::Body(mode),
         }
     }
 
     /// The compute entry point that decodes its vertices in `mode` for verification:
     /// [`gpu::ENTRY_POINT_DECODE_RIGID`] for a rigid asset and [`gpu::ENTRY_POINT_DECODE_FLUID`] for
-    /// a fluid asset in [`RenderMode::Vat`], else [`RenderMode::decode_entry_point`].
+    /// a fluid asset and [`gpu::ENTRY_POINT_DECODE_SPRITE`] for a sprite asset in
+    /// [`RenderMode::Vat`], else [`RenderMode::decode_entry_point`].
     pub fn decode_entry_point(&self, mode: RenderMode) -> Option<&'static str> {
         match self.body_program(mode) {
             Program::Rigid => Some(gpu::ENTRY_POINT_DECODE_RIGID),
             Program::Fluid => Some(gpu::ENTRY_POINT_DECODE_FLUID),
+            Program::Sprite => Some(gpu::ENTRY_POINT_DECODE_SPRITE),
             _ => mode.decode_entry_point(),
         }
     }
@@ -938,7 +942,9 @@ impl FramePlan {
         };
         FrameReport {
             stats,
-            draws_main: count(|p| matches!(p, Program::Body(_) | Program::Rigid | Program::Fluid)),
+            draws_main: count(|p| {
+                matches!(p, Program::Body(_) | Program::Rigid | Program::Fluid | Program::Sprite)
+            }),
             draws_shadow: self.depth.len() as u32,
             draws_attachments: count(|p| *p == Program::Attachment),
             draws_ground: count(|p| *p == Program::Ground),

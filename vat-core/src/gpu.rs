@@ -42,6 +42,7 @@
 //! | 1 | 20 | `material_data_texture` | `texture_2d_array<f32>` (`Rgba8Unorm` normal and metallic-roughness layers, mipmapped) | fragment |
 //! | 1 | 21 | `material_sampler` | `sampler` (trilinear, clamp to edge: wraps are applied in the shader, [`crate::pipeline::MATERIAL_SAMPLER`]) | fragment |
 //! | 1 | 22 | `fluid_lookup` | `texture_2d<u32>` (`Rgba32Uint` fluid lookup texture, [`crate::fluid`]; 1x1 for other assets) | vertex, compute |
+//! | 1 | 23 | `sprite_particles` | `texture_2d<u32>` (`Rgba32Uint` particle texture, [`crate::sprite`]; 1x1 for other assets) | vertex, compute |
 //! | 2 | 0 | `instances` | read-only storage `array<InstanceRecord>` | vertex, compute |
 //! | 2 | 1 | `decode_params` | uniform [`DecodeParams`] | compute |
 //! | 2 | 2 | `decoded` | read-write storage `array<DecodedVertex>` | compute |
@@ -77,6 +78,10 @@
 //! format's textures once (Packed64 1, Unorm16/F16/F32/Unorm8 2, Split8 3), never interpolated;
 //! a collapsed corner stops after the lookup.
 //!
+//! Sprite mode (a sprite asset in VAT mode, `vs_sprite`): one particle texel per sampled frame
+//! (point 1, linear and cubic 2: particles interpolate linearly), per card corner; never
+//! cross-faded.
+//!
 //! The morph layer uses textures, not storage buffers: the vertex and compute stages already bind 8
 //! storage buffers each (WebGPU's default limit).
 //!
@@ -88,7 +93,7 @@
 //! chosen per pipeline by [`OVERRIDE_VERTEX_FORMAT`] (set to [`vertex_format_code`] of the asset's
 //! format); integer formats bind `texture_2d<u32>`, float formats `texture_2d<f32>` read with
 //! `textureLoad` (never filtered), so every format decodes exactly what
-//! [`crate::encoding::decode_vertex_texel`] decodes. Sampled textures per stage: vertex and compute 10
+//! [`crate::encoding::decode_vertex_texel`] decodes. Sampled textures per stage: vertex and compute 13
 //! each (WebGPU's default limit is 16).
 
 use bytemuck::{Pod, Zeroable};
@@ -554,9 +559,20 @@ pub struct AssetConstants {
     /// `c` is lane `e % 4` of texel `e / 4`, `e = f * 4 * ceil(vertex_count / 4) + c`), 0 for other
     /// assets. A fluid asset's `vertex_count` is its pool's corners and `frame_count` its frames.
     pub fluid_lookup_width: u32,
+    /// Lowest corner of the box particle centres are quantised into ([`crate::sprite`]), metres,
+    /// object space; 0 for other assets. (`bounds_min`/`bounds_extent` of a sprite asset are its
+    /// card box, [`crate::container::SpriteAnimation::card_bounds`], which culling uses.)
+    pub particle_min: [f32; 3],
+    /// Width of the particle texture in texels (texel `frame * slots + slot` at
+    /// `(t % width, t / width)`, `slots = vertex_count / 4`), 0 for other assets.
+    pub particle_texture_width: u32,
+    /// Size of the particle centre box along each axis, metres, `>= 0` (0 for other assets).
+    pub particle_extent: [f32; 3],
+    /// The largest card edge length, metres (a size field of 65535), 0 for other assets.
+    pub particle_max_size: f32,
 }
 
-const _: () = assert!(std::mem::size_of::<AssetConstants>() == 144);
+const _: () = assert!(std::mem::size_of::<AssetConstants>() == 176);
 
 impl AssetConstants {
     /// The constants of a validated asset's vertex animation (or rigid animation); `None` if it was
@@ -589,6 +605,44 @@ impl AssetConstants {
                 material_count: manifest.materials.len() as u32,
                 material_variant_count: manifest.material_variants.len() as u32,
                 fluid_lookup_width: 0,
+                particle_min: [0.0; 3],
+                particle_texture_width: 0,
+                particle_extent: [0.0; 3],
+                particle_max_size: 0.0,
+            });
+        }
+        if let (None, Some(sa)) = (&manifest.vertex_animation, &manifest.sprite_animation) {
+            let cards = sa.card_bounds();
+            return Some(Self {
+                bounds_min: cards.min,
+                vertex_count: manifest.vertex_count,
+                bounds_extent: cards.extent,
+                frame_count: sa.layout.frame_count,
+                position_bits: [0; 4],
+                texture_width: 0,
+                clip_count: manifest.clips.len() as u32,
+                bone_count: 0,
+                vertex_format: vertex_format_code(VertexFormat::Packed64),
+                bone_texture_width: 0,
+                influences: 0,
+                attachment_vertex_count: 0,
+                morph_target_count: 0,
+                morph_texture_width: 0,
+                morph_rows_per_band: 0,
+                morph_weights_width: 0,
+                piece_count: 0,
+                pivot_min: [0.0; 3],
+                piece_texture_width: 0,
+                pivot_extent: [0.0; 3],
+                rigid_vertex_width: 0,
+                tangents: 0,
+                material_count: manifest.materials.len() as u32,
+                material_variant_count: manifest.material_variants.len() as u32,
+                fluid_lookup_width: 0,
+                particle_min: sa.position_bounds.min,
+                particle_texture_width: sa.layout.width,
+                particle_extent: sa.position_bounds.extent,
+                particle_max_size: sa.max_size,
             });
         }
         let va = manifest.vertex_animation.as_ref()?;
@@ -621,6 +675,10 @@ impl AssetConstants {
             material_count: manifest.materials.len() as u32,
             material_variant_count: manifest.material_variants.len() as u32,
             fluid_lookup_width: fluid.map_or(0, |f| f.lookup_layout.width),
+            particle_min: [0.0; 3],
+            particle_texture_width: 0,
+            particle_extent: [0.0; 3],
+            particle_max_size: 0.0,
         })
     }
 }
@@ -801,6 +859,25 @@ pub fn fluid_lookup_texture<'a>(asset: &crate::container::Asset<'a>) -> TextureD
             width: fa.lookup_layout.width,
             height: fa.lookup_layout.height,
             format: crate::fluid::LOOKUP_TEXEL_FORMAT,
+            bytes,
+        },
+        // A parsed asset has the blob; only a hand-made Asset could lack it.
+        None => dummy,
+    }
+}
+
+/// The sprite mode's particle texture (group 1, binding 23), borrowed from a validated asset: that
+/// of its [`crate::container::SpriteAnimation`] ([`crate::sprite::SPRITE_TEXEL_FORMAT`]), or a 1x1
+/// zero `Rgba32Uint` stand-in for other assets (their pipelines never read it).
+pub fn sprite_particle_texture<'a>(asset: &crate::container::Asset<'a>) -> TextureData<'a> {
+    let dummy =
+        TextureData { width: 1, height: 1, format: TexelFormat::Rgba32Uint, bytes: &ZERO_RGBA32U_TEXEL };
+    let Some(sa) = asset.manifest().sprite_animation.as_ref() else { return dummy };
+    match asset.get_blob(sa.particles) {
+        Some(bytes) => TextureData {
+            width: sa.layout.width,
+            height: sa.layout.height,
+            format: crate::sprite::SPRITE_TEXEL_FORMAT,
             bytes,
         },
         // A parsed asset has the blob; only a hand-made Asset could lack it.
@@ -1642,6 +1719,13 @@ pub const BINDINGS: &[Binding] = &[
         stages: VERTEX_COMPUTE,
     },
     Binding {
+        group: GROUP_ASSET,
+        binding: 23,
+        name: "sprite_particles",
+        kind: BindingKind::Texture { sample_type: TextureSampleType::Uint },
+        stages: VERTEX_COMPUTE,
+    },
+    Binding {
         group: GROUP_CROWD,
         binding: 0,
         name: "instances",
@@ -1866,6 +1950,13 @@ pub const ENTRY_POINT_DECODE_FLUID: &str = "cs_decode_fluid";
 pub const ENTRY_POINT_VS_FLUID: &str = "vs_fluid";
 /// Fluid-mode depth-only vertex shader.
 pub const ENTRY_POINT_VS_FLUID_DEPTH: &str = "vs_fluid_depth";
+/// [`ENTRY_POINT_DECODE`] of a sprite asset (card corners built facing `FrameUniforms::camera_position`;
+/// a dead slot's corners decode to all zeros, `position.w == 0`).
+pub const ENTRY_POINT_DECODE_SPRITE: &str = "cs_decode_sprite";
+/// Sprite-mode colour vertex shader (a sprite asset drawn in `RenderMode::Vat`).
+pub const ENTRY_POINT_VS_SPRITE: &str = "vs_sprite";
+/// Sprite-mode depth-only vertex shader.
+pub const ENTRY_POINT_VS_SPRITE_DEPTH: &str = "vs_sprite_depth";
 /// Rigid-mode colour vertex shader (a rigid asset drawn in `RenderMode::Vat`).
 pub const ENTRY_POINT_VS_RIGID: &str = "vs_rigid";
 /// Rigid-mode depth-only vertex shader.
@@ -1895,6 +1986,7 @@ pub const ENTRY_POINTS: &[EntryPoint] = &[
     EntryPoint { name: ENTRY_POINT_DECODE_BONE, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_DECODE_RIGID, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_DECODE_FLUID, stage: ShaderStage::Compute },
+    EntryPoint { name: ENTRY_POINT_DECODE_SPRITE, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_CULL, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_SCATTER, stage: ShaderStage::Compute },
     EntryPoint { name: ENTRY_POINT_VS_VAT, stage: ShaderStage::Vertex },
@@ -1905,6 +1997,8 @@ pub const ENTRY_POINTS: &[EntryPoint] = &[
     EntryPoint { name: ENTRY_POINT_VS_RIGID_DEPTH, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_FLUID, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_FLUID_DEPTH, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_VS_SPRITE, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_VS_SPRITE_DEPTH, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_REST, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_REST_DEPTH, stage: ShaderStage::Vertex },
     EntryPoint { name: ENTRY_POINT_VS_ATTACHMENT, stage: ShaderStage::Vertex },

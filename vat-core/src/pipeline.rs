@@ -31,6 +31,10 @@ pub enum Program {
     /// The pool corners of a fluid asset ([`crate::container::VatMode::Fluid`]) drawn in
     /// [`RenderMode::Vat`]: placed through the lookup texture (`vs_fluid`, `vs_fluid_depth`).
     Fluid,
+    /// The particle cards of a sprite asset ([`crate::container::VatMode::Sprite`]) drawn in
+    /// [`RenderMode::Vat`]: built from the particle texture facing the camera (`vs_sprite`,
+    /// `vs_sprite_depth`).
+    Sprite,
     /// Socket attachments, placed by the capture tracks.
     Attachment,
     /// The ground square (`vs_ground`, colour passes only; group 0 alone).
@@ -119,6 +123,8 @@ impl PipelineKey {
             (Program::Rigid, PassKind::Depth) => gpu::ENTRY_POINT_VS_RIGID_DEPTH,
             (Program::Fluid, PassKind::Colour) => gpu::ENTRY_POINT_VS_FLUID,
             (Program::Fluid, PassKind::Depth) => gpu::ENTRY_POINT_VS_FLUID_DEPTH,
+            (Program::Sprite, PassKind::Colour) => gpu::ENTRY_POINT_VS_SPRITE,
+            (Program::Sprite, PassKind::Depth) => gpu::ENTRY_POINT_VS_SPRITE_DEPTH,
             (Program::Attachment, PassKind::Colour) => gpu::ENTRY_POINT_VS_ATTACHMENT,
             (Program::Attachment, PassKind::Depth) => gpu::ENTRY_POINT_VS_ATTACHMENT_DEPTH,
             (Program::Ground, _) => gpu::ENTRY_POINT_VS_GROUND,
@@ -155,7 +161,7 @@ impl PipelineKey {
 
     /// The `PROGRAM` override's value ([`gpu::OVERRIDE_PROGRAM`]): which decode `vat_vertex` runs
     /// (`PROGRAM_VAT` 0, `PROGRAM_BONE` 1, `PROGRAM_RIGID` 2, `PROGRAM_REST` 3, `PROGRAM_ATTACHMENT` 4,
-    /// `PROGRAM_FLUID` 5; the ground, which decodes nothing, 0).
+    /// `PROGRAM_FLUID` 5, `PROGRAM_SPRITE` 6; the ground, which decodes nothing, 0).
     pub fn program_code(&self) -> u32 {
         match self.program {
             Program::Body(RenderMode::Vat) | Program::Ground => 0,
@@ -164,6 +170,7 @@ impl PipelineKey {
             Program::Body(RenderMode::Rest) => 3,
             Program::Attachment => 4,
             Program::Fluid => 5,
+            Program::Sprite => 6,
         }
     }
 

@@ -130,6 +130,8 @@ impl Renderer {
         check_texture("rigid vertex", rigid[1].width, rigid[1].height)?;
         let fluid = gpu::fluid_lookup_texture(asset);
         check_texture("fluid lookup", fluid.width, fluid.height)?;
+        let sprite = gpu::sprite_particle_texture(asset);
+        check_texture("sprite particle", sprite.width, sprite.height)?;
         if let Some(b) = &m.bone_animation {
             check_texture("bone", b.layout.width, b.layout.height)?;
         }
@@ -174,7 +176,7 @@ impl Renderer {
         let mut owned = Owned::new(&self.ctx);
         let mut gpu_bytes = 0u64;
         // Textures: (what, width, height, format, bytes): the bone texture, the morph layer's two,
-        // the rigid mode's two, the fluid lookup, then every vertex-texture binding (the format's textures, 1x1 stand-ins for the others).
+        // the rigid mode's two, the fluid lookup, the sprite particles, then every vertex-texture binding (the format's textures, 1x1 stand-ins for the others).
         let zero_texel = [0u8; 16];
         let mut textures = Vec::new();
         let (joints, weights) = match &m.bone_animation {
@@ -193,10 +195,15 @@ impl Renderer {
                 (&[][..], &[][..])
             }
         };
-        for (what, t) in ["morph delta", "morph weights", "rigid piece", "rigid vertex", "fluid lookup"]
-            .into_iter()
-            .zip(morph.into_iter().chain(rigid).chain([fluid]))
-        {
+        let named = [
+            "morph delta",
+            "morph weights",
+            "rigid piece",
+            "rigid vertex",
+            "fluid lookup",
+            "sprite particle",
+        ];
+        for (what, t) in named.into_iter().zip(morph.into_iter().chain(rigid).chain([fluid, sprite])) {
             textures.push((what, t.width, t.height, conv::map_texel_format(t.format), t.bytes));
         }
         for t in &vertex_textures {
@@ -325,9 +332,10 @@ impl Renderer {
         drop(indices);
         gpu_bytes += buffers.iter().map(|b| b.size).sum::<u64>() + index_buffer.size;
         let (bone_view, morph_view, morph_weights_view) = (views[0], views[1], views[2]);
-        let (rigid_pieces_view, rigid_vertices_view, fluid_lookup_view) = (views[3], views[4], views[5]);
+        let (rigid_pieces_view, rigid_vertices_view) = (views[3], views[4]);
+        let (fluid_lookup_view, sprite_particles_view) = (views[5], views[6]);
         let vat_views: Vec<(&str, vk::ImageView)> =
-            vertex_textures.iter().zip(&views[6..]).map(|(t, &view)| (t.name, view)).collect();
+            vertex_textures.iter().zip(&views[7..]).map(|(t, &view)| (t.name, view)).collect();
         let material_sampler = self.material_sampler;
         let mut sets = Vec::new();
         for set in StageSet::ALL {
@@ -350,6 +358,7 @@ impl Renderer {
                     "rigid_pieces" => Resource::Image(rigid_pieces_view),
                     "rigid_vertices" => Resource::Image(rigid_vertices_view),
                     "fluid_lookup" => Resource::Image(fluid_lookup_view),
+                    "sprite_particles" => Resource::Image(sprite_particles_view),
                     "materials" => Resource::Buffer(material_buf.buffer),
                     "material_sampler" => Resource::Sampler(material_sampler),
                     _ => return None,

@@ -99,6 +99,8 @@ impl Renderer {
         check_texture("rigid vertex", rigid[1].width, rigid[1].height)?;
         let fluid = gpu::fluid_lookup_texture(asset);
         check_texture("fluid lookup", fluid.width, fluid.height)?;
+        let sprite = gpu::sprite_particle_texture(asset);
+        check_texture("sprite particle", sprite.width, sprite.height)?;
         if let Some(b) = &m.bone_animation {
             check_texture("bone", b.layout.width, b.layout.height)?;
         }
@@ -217,6 +219,14 @@ impl Renderer {
             conv::map_texel_format(fluid.format),
             fluid.bytes,
         );
+        gpu_bytes += sprite.bytes.len() as u64;
+        let sprite_particles = texture(
+            "vat sprite particles",
+            sprite.width,
+            sprite.height,
+            conv::map_texel_format(sprite.format),
+            sprite.bytes,
+        );
         // Material texture arrays: every mip level of every layer, uploaded level by level.
         let material_views = material_textures.map(|t| {
             let (width, height) = t.levels.first().map_or((1, 1), |l| (l.width, l.height));
@@ -311,6 +321,7 @@ impl Renderer {
         let rigid_pieces_view = rigid_pieces.create_view(&wgpu::TextureViewDescriptor::default());
         let rigid_vertices_view = rigid_vertices.create_view(&wgpu::TextureViewDescriptor::default());
         let fluid_lookup_view = fluid_lookup.create_view(&wgpu::TextureViewDescriptor::default());
+        let sprite_particles_view = sprite_particles.create_view(&wgpu::TextureViewDescriptor::default());
         let groups = StageSet::ALL
             .iter()
             .map(|&set| {
@@ -340,6 +351,7 @@ impl Renderer {
                             "rigid_pieces" => wgpu::BindingResource::TextureView(&rigid_pieces_view),
                             "rigid_vertices" => wgpu::BindingResource::TextureView(&rigid_vertices_view),
                             "fluid_lookup" => wgpu::BindingResource::TextureView(&fluid_lookup_view),
+                            "sprite_particles" => wgpu::BindingResource::TextureView(&sprite_particles_view),
                             "materials" => material_buf.as_entire_binding(),
                             "material_sampler" => wgpu::BindingResource::Sampler(&self.material_sampler),
                             _ => return None,

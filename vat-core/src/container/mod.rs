@@ -64,8 +64,8 @@ mod tests;
 
 pub use manifest::{
     Attachment, BlobEntry, BlobId, Bone, BoneAnimation, CaptureTrack, ElementFormat, FluidAnimation,
-    FluidFrame, Lod, Manifest, MorphAnimation, RigidAnimation, RootMotionTrack, Socket, SpriteAnimation, StreamKind, VatMode,
-    VertexAnimation, VertexStream,
+    FluidFrame, Lod, Manifest, MorphAnimation, RigidAnimation, RootMotionTrack, Socket, SpriteAnimation,
+    StreamKind, VatMode, VertexAnimation, VertexStream,
 };
 pub use material::{
     AlphaMode, MAX_MATERIALS, MAX_TEXTURE_LAYERS, Material, MaterialTextures, MaterialVariant, TextureArray,

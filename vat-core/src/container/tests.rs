@@ -451,7 +451,7 @@ fn corruption_cases() -> Vec<(String, Vec<u8>, Check)> {
     case!("flipped magic", b, Error::BadMagic { found: [b'W', b'A', b'T', 0] });
     let mut b = good.clone();
     b[4..8].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
-    case!("future version", b, Error::UnsupportedVersion { found: 7, supported: FORMAT_VERSION });
+    case!("future version", b, Error::UnsupportedVersion { found: 8, supported: FORMAT_VERSION });
     let mut b = good.clone();
     b[4..8].copy_from_slice(&0u32.to_le_bytes());
     case!("version 0", b, Error::UnsupportedVersion { found: 0, supported: FORMAT_VERSION });

@@ -152,6 +152,10 @@ fn rust_structs() -> Vec<RustStruct> {
             material_count,
             material_variant_count,
             fluid_lookup_width,
+            particle_min,
+            particle_texture_width,
+            particle_extent,
+            particle_max_size,
         }),
         rust_struct!(ClipRecord { first_frame, frame_count, flags, fps, duration, stride, _pad }),
         rust_struct!(InstanceRecord {
@@ -533,12 +537,13 @@ fn stage_check_catches_a_binding_hidden_from_its_user() {
     let clips = table.iter().position(|b| b.name == "clips").unwrap();
     table[clips].stages = ShaderStages::VERTEX;
     let problems = check_stages(&module, &info, &table);
-    // The four decode entry points read the clip table (cs_cull does not).
-    assert_eq!(problems.len(), 4, "{problems:?}");
+    // The five decode entry points read the clip table (cs_cull does not).
+    assert_eq!(problems.len(), 5, "{problems:?}");
     assert!(problems[0].contains("cs_decode (Compute) uses clips"), "{problems:?}");
     assert!(problems[1].contains("cs_decode_bone (Compute) uses clips"), "{problems:?}");
     assert!(problems[2].contains("cs_decode_rigid (Compute) uses clips"), "{problems:?}");
     assert!(problems[3].contains("cs_decode_fluid (Compute) uses clips"), "{problems:?}");
+    assert!(problems[4].contains("cs_decode_sprite (Compute) uses clips"), "{problems:?}");
 }
 
 // ---------------------------------------------------------------------------------------------------
