@@ -60,6 +60,8 @@ mod reader;
 mod writer;
 
 #[cfg(test)]
+mod sprite_tests;
+#[cfg(test)]
 mod tests;
 
 pub use manifest::{
