@@ -170,6 +170,17 @@ pub fn fluid_vat(format: vat_core::encoding::VertexFormat) -> &'static [u8] {
     bytes
 }
 
+/// The built-in fountain baked in the sprite mode (looping, as `vat bake --procgen fountain`
+/// bakes it; memoised).
+pub fn sprite_vat() -> &'static [u8] {
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTES.get_or_init(|| {
+        let source = vat_bake::procgen::sprite_by_name("fountain").expect("the fountain is built in");
+        let options = vat_bake::sprite::SpriteBakeOptions { looping: true, ..Default::default() };
+        vat_bake::sprite::bake_sprite(&source, &options).expect("the fountain bakes").0
+    })
+}
+
 /// Writes tightly packed RGBA8 pixels as a binary PPM (alpha dropped) to `$VAT_TEST_IMAGES/name.ppm`
 /// when that variable names a directory; does nothing otherwise. For looking at test renders.
 pub fn save_image(name: &str, size: [u32; 2], rgba: &[u8]) {

@@ -58,6 +58,9 @@ pub(crate) enum ModeArg {
     /// A folder of per-frame OBJ meshes whose topology changes from frame to frame (fluid: a
     /// triangle pool and a per-frame lookup; frames are not interpolated).
     Fluid,
+    /// A folder of per-frame particle files, CSV (header `id,x,y,z,size,r,g,b,a`, optional
+    /// `rotation`) or PLY (sprite: camera-facing cards, interpolated where a particle's id persists).
+    Sprite,
 }
 
 /// `vat bake` arguments.
@@ -69,11 +72,13 @@ pub(crate) struct BakeArgs {
     input: Option<PathBuf>,
     /// Bake a built-in procedural source: `humanoid` (the default without a value), `cloth` (a
     /// banner on a pole in the wind, soft-body), `shatter` (a wall breaking into a few hundred
-    /// pieces, rigid-body) or `splash` (a drop falling into a pool, remeshed every frame, fluid).
+    /// pieces, rigid-body), `splash` (a drop falling into a pool, remeshed every frame, fluid) or
+    /// `fountain` (a looping particle fountain, sprite).
     #[arg(long, conflicts_with = "input", num_args = 0..=1, default_missing_value = "humanoid",
           value_parser = clap::builder::PossibleValuesParser::new(
               vat_bake::procgen::SOURCES.iter().chain(&vat_bake::procgen::RIGID_SOURCES)
-                  .chain(&vat_bake::procgen::FLUID_SOURCES).copied()))]
+                  .chain(&vat_bake::procgen::FLUID_SOURCES).chain(&vat_bake::procgen::SPRITE_SOURCES)
+                  .copied()))]
     procgen: Option<String>,
     /// What the input is: `skeletal` (a rigged or node-animated glTF; the default for a file) or
     /// `soft` (a mesh sequence: a folder of per-frame files, the default for a folder, or a glTF whose
@@ -81,7 +86,8 @@ pub(crate) struct BakeArgs {
     /// nodes carry meshes: each node's mesh is a piece; or a mesh-sequence folder whose connected
     /// pieces each move rigidly within 0.1 mm; implied by `--procgen shatter`) or `fluid` (a folder
     /// of per-frame OBJ meshes whose vertex and triangle counts change; implied by `--procgen
-    /// splash`). A sequence plays at --fps and bakes one texture frame per source frame.
+    /// splash`) or `sprite` (a folder of per-frame CSV or PLY particle files; implied by `--procgen
+    /// fountain`). A sequence plays at --fps and bakes one texture frame per source frame.
     #[arg(long, value_enum)]
     mode: Option<ModeArg>,
     /// Output .vat path (written atomically: a temp file, then a rename).
@@ -412,6 +418,57 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         };
         return crate::fluid::bake(&fluid_input, &args.out, &options, args.max_memory);
     }
+    let sprite_input = match (input, args.procgen.as_deref()) {
+        (Some(path), _) if args.mode == Some(ModeArg::Sprite) => {
+            if !path.is_dir() {
+                bail!(
+                    "{}: --mode sprite reads a folder of per-frame CSV or PLY particle files",
+                    path.display()
+                );
+            }
+            Some(crate::sprite::SpriteInput::Folder(path, args.fps))
+        }
+        (None, Some(name)) if vat_bake::procgen::SPRITE_SOURCES.contains(&name) => {
+            if matches!(args.mode, Some(m) if m != ModeArg::Sprite) {
+                bail!("--procgen {name} is a sprite source; bake it with --mode sprite (or no --mode)");
+            }
+            Some(crate::sprite::SpriteInput::Procedural(name))
+        }
+        (None, _) if args.mode == Some(ModeArg::Sprite) => {
+            bail!(
+                "--mode sprite needs a folder of CSV or PLY frames or a sprite built-in source (--procgen fountain)"
+            )
+        }
+        _ => None,
+    };
+    if let Some(sprite_input) = sprite_input {
+        let not_sprite = [
+            ("--frames", args.frames.is_some()),
+            ("--clips", args.clips.is_some()),
+            ("--once", args.once_clips.is_some()),
+            ("--bones", args.bones),
+            ("--tangents", args.tangents),
+            ("--precise-normals", args.precise_normals),
+            ("--capture", args.capture.is_some()),
+            ("--skin", args.skin.is_some()),
+            ("--accept-influence-loss", args.accept_influence_loss),
+            ("--root-motion", args.root_motion),
+            ("--lods", args.lods.is_some()),
+            ("--lod-ratios", args.lod_ratios.is_some()),
+            ("--format", args.format != FormatArg::Packed64),
+        ];
+        if let Some((flag, _)) = not_sprite.iter().find(|(_, given)| *given) {
+            bail!(
+                "{flag} does not apply to the sprite mode (one clip of every frame at --fps; particles are cards with \
+                 their own 16-byte texel, so there are no LODs, bones, tangent frames or vertex formats)"
+            );
+        }
+        // The fountain is a seamless loop; a folder loops with --loop.
+        let looping =
+            args.loop_clips.is_some() || matches!(sprite_input, crate::sprite::SpriteInput::Procedural(_));
+        let options = vat_bake::sprite::SpriteBakeOptions { max_texture_dim: args.max_texture_dim, looping };
+        return crate::sprite::bake(&sprite_input, &args.out, &options, args.max_memory);
+    }
     let rigid_input = match (input, args.procgen.as_deref()) {
         (Some(path), _) if args.mode == Some(ModeArg::Rigid) && path.is_dir() => {
             Some(crate::rigid::RigidInput::Sequence(path, args.fps))
@@ -654,6 +711,9 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<()> {
     let bytes = read_vat(&args.file, args.max_memory)?;
     let asset = Asset::parse_with_limits(&bytes, &load_limits(args.max_memory))
         .with_context(|| format!("{}: not a valid .vat file", args.file.display()))?;
+    if asset.manifest().mode() == vat_core::container::VatMode::Sprite {
+        return crate::sprite::verify(&args.file, &asset, args.source.as_deref(), args.json, args.max_memory);
+    }
     if asset.manifest().mode() == vat_core::container::VatMode::Fluid {
         return crate::fluid::verify(&args.file, &asset, args.source.as_deref(), args.json, args.max_memory);
     }

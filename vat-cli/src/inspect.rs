@@ -23,9 +23,11 @@ pub(crate) fn run(path: &Path, as_json: bool, max_memory: u64) -> Result<()> {
 }
 
 /// The summary as JSON. Fixed keys (a scripting interface): `clips` (array), `lods` (array),
-/// `bytes_per_vertex_frame` (number), `mode` (`"soft"`, `"rigid"` or `"fluid"`), `rigid` (null, or
+/// `bytes_per_vertex_frame` (number), `mode` (`"soft"`, `"rigid"`, `"fluid"` or `"sprite"`), `rigid` (null, or
 /// the pieces, bytes per piece per frame, pivot box and bounds), `fluid` (null, or the pool's
-/// triangles, the frames' vertex and triangle counts and the lookup's bytes), and per clip `root_motion` (null, or its
+/// triangles, the frames' vertex and triangle counts and the lookup's bytes), `sprite` (null, or the
+/// slots, bytes per slot per frame, live particles per frame, the centre box, the largest card and
+/// the bounds of every field), and per clip `root_motion` (null, or its
 /// track: `cycle` with `x_m`, `z_m`, `yaw_rad`, `distance_m`, and `frames`, one `[x_m, z_m,
 /// yaw_rad]` per stored frame relative to the clip's first); more are present.
 pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
@@ -170,6 +172,42 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
             "lookup_bytes_per_frame": u64::from(fa.lookup_layout.vertex_count) * 16,
         });
     }
+    let mut sprite = Value::Null;
+    if let Some(sa) = &m.sprite_animation {
+        let particles = asset.blob(sa.particles);
+        textures.push(json!({
+            "role": "sprite particles",
+            "format": "Rgba32Uint",
+            "width": sa.layout.width,
+            "height": sa.layout.height,
+            "bytes": particles.len(),
+        }));
+        let slots = u64::from(sa.layout.vertex_count);
+        // Live particles per frame, counted from the texels' alive flags (a validated file).
+        let alive: Vec<u64> = (0..u64::from(sa.layout.frame_count))
+            .map(|f| {
+                (0..slots)
+                    .filter(|s| {
+                        vat_core::sprite::texel_at(particles, f * slots + s)
+                            .is_ok_and(|t| t[3] & vat_core::sprite::FLAG_ALIVE != 0)
+                    })
+                    .count() as u64
+            })
+            .collect();
+        let b = vat_core::sprite::error_bounds(&sa.sprite_bounds());
+        bounds = json!({ "min_m": sa.card_bounds().min, "extent_m": sa.card_bounds().extent });
+        sprite = json!({
+            "slots": slots,
+            "bytes_per_slot_frame": vat_core::sprite::SPRITE_TEXEL_BYTES,
+            "alive_per_frame": alive,
+            "particle_bounds": { "min_m": sa.position_bounds.min, "extent_m": sa.position_bounds.extent },
+            "max_size_m": sa.max_size,
+            "position_bound_mm": b.position.map(|v| v * 1e3),
+            "size_bound_mm": b.size * 1e3,
+            "color_bound": b.color,
+            "rotation_bound_deg": b.rotation_rad.to_degrees(),
+        });
+    }
     let sockets: Vec<Value> = m
         .sockets
         .iter()
@@ -215,6 +253,7 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
         "mode": m.mode().name(),
         "rigid": rigid,
         "fluid": fluid,
+        "sprite": sprite,
         "file_bytes": file_bytes,
         "vertex_count": m.vertex_count,
         "frame_count": asset.frame_count(),
@@ -306,7 +345,33 @@ fn print_human(path: &Path, s: &Value) {
             r["rotation_bound_deg"].as_f64().unwrap_or(0.0)
         );
     }
-    if !s["fluid"].is_null() {
+    if !s["sprite"].is_null() {
+        let p = &s["sprite"];
+        let alive = p["alive_per_frame"].as_array().map_or((0, 0, 0), |a| {
+            let v = a.iter().filter_map(Value::as_u64);
+            (v.clone().min().unwrap_or(0), v.clone().max().unwrap_or(0), v.sum::<u64>())
+        });
+        println!(
+            "  sprite: {} particle slots ({} card corners) x {} frames, {} bytes per slot per frame; {}..{} alive per \
+             frame ({} particle-frames); centre box min {} m, extent {} m; largest card {} m; bounds: centre {} mm \
+             per axis, size {:.4} mm, colour {:.5}, rotation {:.4} deg; interpolated where a particle persists, \
+             never cross-faded",
+            p["slots"],
+            s["vertex_count"],
+            s["frame_count"],
+            p["bytes_per_slot_frame"],
+            alive.0,
+            alive.1,
+            alive.2,
+            p["particle_bounds"]["min_m"],
+            p["particle_bounds"]["extent_m"],
+            p["max_size_m"],
+            p["position_bound_mm"],
+            p["size_bound_mm"].as_f64().unwrap_or(0.0),
+            p["color_bound"].as_f64().unwrap_or(0.0),
+            p["rotation_bound_deg"].as_f64().unwrap_or(0.0)
+        );
+    } else if !s["fluid"].is_null() {
         let f = &s["fluid"];
         let counts = |k: &str| {
             f[k].as_array().map_or((0, 0), |a| {

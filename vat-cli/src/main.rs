@@ -31,6 +31,7 @@ mod inspect;
 mod interop;
 mod render;
 mod rigid;
+mod sprite;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
