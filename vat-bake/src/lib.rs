@@ -22,6 +22,7 @@
 //! | [`stride`] | stride extraction from planted feet |
 //! | [`verify`] | decoded bake vs fresh skinning, with error figures |
 //! | [`rigid`] | the rigid-body mode: node-animated pieces or [`procgen::shatter`] -> `.vat`, verified against the source transforms |
+//! | [`sprite`] | the sprite (particle) mode: CSV/PLY particle frames or [`procgen::fountain`] -> camera-facing cards, verified against the source |
 //! | [`root_motion`] | `--root-motion`: root translation and yaw fitted to the baked vertices, frames baked in place |
 //!
 //! Errors at this crate's boundary are one enum, [`BakeError`].
@@ -43,6 +44,7 @@ pub mod root_motion;
 pub mod sample;
 pub mod sequence;
 pub mod skin;
+pub mod sprite;
 pub mod stride;
 pub mod tangents;
 #[doc(hidden)]

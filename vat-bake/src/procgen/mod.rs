@@ -21,6 +21,7 @@
 //! Deterministic: no randomness; the same parameters give the same rig, bit for bit.
 
 mod cloth;
+mod fountain;
 mod math;
 mod mesh;
 mod morph_sheet;
@@ -34,6 +35,10 @@ mod tests;
 use glam::{Mat4, Quat, Vec3};
 
 pub use cloth::{CLOTH_COLUMNS, CLOTH_FPS, CLOTH_PERIOD, CLOTH_ROWS, MATERIAL_BANNER, cloth, cloth_sequence};
+pub use fountain::{
+    FOUNTAIN_EMISSION_RATE, FOUNTAIN_FPS, FOUNTAIN_FRAMES, FOUNTAIN_LOOP_PARTICLES, FOUNTAIN_MAX_LIFE,
+    fountain,
+};
 pub use morph_sheet::{SHEET_COLUMNS, SHEET_ROWS, morph_rig};
 pub use motion::{
     GAITS, Gait, IDLE_DURATION, JOG, KEYS_PER_SECOND, LOOK_AROUND_DURATION, RUN, Side, WALK, WAVE_DURATION,
@@ -254,6 +259,19 @@ pub const FLUID_SOURCES: [&str; 1] = ["splash"];
 pub fn fluid_by_name(name: &str) -> Option<crate::fluid::FluidSequence> {
     match name {
         "splash" => Some(splash::splash()),
+        _ => None,
+    }
+}
+
+/// The built-in sprite sources (`vat bake --procgen NAME`, [`crate::sprite`]): `fountain`, a
+/// looping water fountain ([`fountain`]), baked with `looping: true`.
+pub const SPRITE_SOURCES: [&str; 1] = ["fountain"];
+
+/// The built-in sprite source named `name` (one of [`SPRITE_SOURCES`]); `None` for another name.
+/// Every call builds the same frames, bit for bit.
+pub fn sprite_by_name(name: &str) -> Option<crate::sprite::SpriteSequence> {
+    match name {
+        "fountain" => Some(fountain::fountain()),
         _ => None,
     }
 }
