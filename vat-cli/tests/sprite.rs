@@ -130,7 +130,7 @@ fn a_ply_folder_bakes_in_the_sprite_mode() {
         std::fs::rename(dir.join(format!("p{f:02}.ply")), frames.join(format!("p{f:02}.ply"))).unwrap();
     }
     let file = dir.join("dots.vat");
-    let bake = vat(&["bake", s(&frames), "--mode", "sprite", "--fps", "10", "--loop", "--out", s(&file)]);
+    let bake = vat(&["bake", s(&frames), "--mode", "sprite", "--fps", "10", "--loop", "frames", "--out", s(&file)]);
     assert!(bake.status.success(), "{}", out(&bake));
     // pscale is a radius: said, not silently doubled.
     assert!(out(&bake).contains("note:") && out(&bake).contains("pscale"), "{}", out(&bake));

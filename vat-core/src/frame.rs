@@ -108,14 +108,14 @@ pub struct AssetDrawInfo {
 impl AssetDrawInfo {
     /// The description of an asset of manifest `m` whose index buffer holds `lod_index_count`
     /// indices of LODs, then `attachment_index_count` indices of the attachment meshes. A new id each
-    /// call. `None` without vertex (or rigid) animation or without LODs.
+    /// call. `None` without vertex, rigid or sprite animation or without LODs.
     pub fn new(m: &Manifest, lod_index_count: u32, attachment_index_count: u32) -> Option<Self> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        // A rigid asset has no vertex format; its pipelines carry the neutral one.
-        let vertex_format = match (&m.vertex_animation, &m.rigid_animation) {
-            (Some(va), _) => va.format,
-            (None, Some(_)) => ShaderVariantKey::NEUTRAL.vertex_format,
-            (None, None) => return None,
+        // A rigid or sprite asset has no vertex format; its pipelines carry the neutral one.
+        let vertex_format = match (&m.vertex_animation, &m.rigid_animation, &m.sprite_animation) {
+            (Some(va), _, _) => va.format,
+            (None, Some(_), _) | (None, None, Some(_)) => ShaderVariantKey::NEUTRAL.vertex_format,
+            (None, None, None) => return None,
         };
         if m.lods.is_empty() {
             return None;

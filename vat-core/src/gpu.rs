@@ -752,11 +752,11 @@ pub struct VertexTexture<'a> {
 /// [`vertex_texture_bindings`] puts them, each `layout.width x layout.height` in its
 /// [`TexelFormat`], and 1x1 zero stand-ins (`Rgba8Uint` for the unsigned bindings, `Rgba32Float` for
 /// the float ones) elsewhere; all six stand-ins for a rigid asset (its pieces live in
-/// [`rigid_textures`]). `None` if the asset has neither a vertex animation texture nor a rigid
-/// animation. Backends upload these as they are; they never re-derive them.
+/// [`rigid_textures`]) and a sprite asset (its particles live in [`sprite_particle_texture`]).
+/// `None` if the asset has no vertex animation texture, rigid animation or sprite animation. Backends upload these as they are; they never re-derive them.
 pub fn vertex_textures<'a>(asset: &crate::container::Asset<'a>) -> Option<[VertexTexture<'a>; 6]> {
     let m = asset.manifest();
-    if m.vertex_animation.is_none() && m.rigid_animation.is_none() {
+    if m.vertex_animation.is_none() && m.rigid_animation.is_none() && m.sprite_animation.is_none() {
         return None;
     }
     let mut out = VERTEX_TEXTURE_BINDINGS.map(|name| {
