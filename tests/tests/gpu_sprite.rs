@@ -140,9 +140,11 @@ fn camera() -> Camera {
     Camera::look_at([0.0, 2.2, -5.5], [0.0, 1.0, 2.2], 0.9, SIZE[0] as f32 / SIZE[1] as f32, 0.1, 100.0)
 }
 
-/// Pixels of the fountains' water colour (blue above red, bright): not ground, not sky.
+/// Pixels of the fountains' water: bluer than green (the ground is greener than blue, its shadows
+/// too) and not the sky's colour (the sky is one flat colour: the top-left pixel's).
 fn water_pixels(image: &[u8]) -> usize {
-    image.chunks_exact(4).filter(|p| p[2] > p[0].saturating_add(25) && p[2] > 150).count()
+    let sky = &image[..4];
+    image.chunks_exact(4).filter(|p| p[2] > p[1] && *p != sky).count()
 }
 
 fn sprite_crowd_renders_the_same_with_cpu_and_gpu_culling<R: CrowdRenderer>(mut renderer: R) {
