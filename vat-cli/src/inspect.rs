@@ -323,6 +323,12 @@ fn materials_json(m: &vat_core::container::Manifest) -> Value {
     )
 }
 
+/// `[a, b, c]` of a JSON array of numbers with `digits` decimals (`?` for a missing one).
+fn fixed3(v: &Value, digits: usize) -> String {
+    let n = |k: usize| v[k].as_f64().map_or("?".into(), |x| format!("{x:.digits$}"));
+    format!("[{}, {}, {}]", n(0), n(1), n(2))
+}
+
 fn print_human(path: &Path, s: &Value) {
     // Names come from the file: printed with control characters escaped.
     let name = crate::terminal_safe(s["name"].as_str().unwrap_or(""));
@@ -363,10 +369,10 @@ fn print_human(path: &Path, s: &Value) {
             alive.0,
             alive.1,
             alive.2,
-            p["particle_bounds"]["min_m"],
-            p["particle_bounds"]["extent_m"],
-            p["max_size_m"],
-            p["position_bound_mm"],
+            fixed3(&p["particle_bounds"]["min_m"], 3),
+            fixed3(&p["particle_bounds"]["extent_m"], 3),
+            p["max_size_m"].as_f64().map_or("?".into(), |v| format!("{v:.4}")),
+            fixed3(&p["position_bound_mm"], 5),
             p["size_bound_mm"].as_f64().unwrap_or(0.0),
             p["color_bound"].as_f64().unwrap_or(0.0),
             p["rotation_bound_deg"].as_f64().unwrap_or(0.0)

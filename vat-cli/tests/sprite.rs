@@ -130,7 +130,8 @@ fn a_ply_folder_bakes_in_the_sprite_mode() {
         std::fs::rename(dir.join(format!("p{f:02}.ply")), frames.join(format!("p{f:02}.ply"))).unwrap();
     }
     let file = dir.join("dots.vat");
-    let bake = vat(&["bake", s(&frames), "--mode", "sprite", "--fps", "10", "--loop", "frames", "--out", s(&file)]);
+    let bake =
+        vat(&["bake", s(&frames), "--mode", "sprite", "--fps", "10", "--loop", "frames", "--out", s(&file)]);
     assert!(bake.status.success(), "{}", out(&bake));
     // pscale is a radius: said, not silently doubled.
     assert!(out(&bake).contains("note:") && out(&bake).contains("pscale"), "{}", out(&bake));
@@ -146,7 +147,10 @@ fn misuse_is_refused_and_writes_nothing() {
     write_csv_frames(&frames, 3, 0.1);
     let file = dir.join("x.vat");
     for (args, reason) in [
-        (vec!["bake", s(&frames), "--mode", "sprite", "--lods", "3"], "--lods does not apply to the sprite mode"),
+        (
+            vec!["bake", s(&frames), "--mode", "sprite", "--lods", "3"],
+            "--lods does not apply to the sprite mode",
+        ),
         (
             vec!["bake", s(&frames), "--mode", "sprite", "--format", "unorm16"],
             "--format does not apply to the sprite mode",
