@@ -426,3 +426,45 @@ fn demo_frames_a_centimetre_and_a_tiny_asset_like_the_humanoid() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `vat demo X.vat` plays a file of every mode the other jobs bake (soft cloth, rigid shatter, fluid
+/// splash, sprite fountain): each bakes, runs three frames under Xvfb and shows something besides sky
+/// and ground.
+#[test]
+fn demo_under_xvfb_plays_every_mode() {
+    let dir = scratch("modes");
+    for (source, mode) in
+        [("cloth", "soft"), ("shatter", "rigid"), ("splash", "fluid"), ("fountain", "sprite")]
+    {
+        let file = dir.join(format!("{source}.vat"));
+        let bake = Command::new(VAT)
+            .args(["bake", "--procgen", source, "--out", file.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(bake.status.success(), "{source}: {}", String::from_utf8_lossy(&bake.stderr));
+        let shot = dir.join(format!("{source}.png"));
+        let (out, log) = demo_under_xvfb(
+            &dir,
+            &[
+                file.to_str().unwrap(),
+                "--instances",
+                "60",
+                "--frames",
+                "3",
+                "--screenshot",
+                shot.to_str().unwrap(),
+                "--size",
+                "320x240",
+            ],
+        );
+        assert!(out.status.success() && !log.contains("panicked"), "{source}: vat demo failed\n{log}");
+        let (w, h, rgba) = read_png(&shot);
+        let c = census(w, h, &rgba);
+        println!(
+            "{source} ({mode}): {:.2}% of the lower two thirds is neither sky nor ground",
+            c.other_share * 100.0
+        );
+        assert!(c.other_share > 0.005, "{source} ({mode}): nothing drawn ({:.3}%)", c.other_share * 100.0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
