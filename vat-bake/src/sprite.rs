@@ -1213,6 +1213,11 @@ pub fn bake_sprite(
     Ok((bytes, stats))
 }
 
+/// Whether an error is NaN or above its bound.
+fn outside(err: f64, bound: f64) -> bool {
+    err.is_nan() || err > bound
+}
+
 /// The most failure lines a [`SpriteVerifyReport`] lists.
 pub const SPRITE_VERIFY_MAX_FAILURE_LINES: usize = 20;
 
@@ -1358,26 +1363,26 @@ pub fn verify_sprite(
                 for a in 0..3 {
                     let err = (f64::from(d.position[a]) - f64::from(p.position[a])).abs();
                     p_max[a] = p_max[a].max(err);
-                    if !(err <= position_bound[a]) {
+                    if outside(err, position_bound[a]) {
                         bad.push(format!("centre axis {a} off by {:.4} mm", err * 1e3));
                     }
                 }
                 let err = (f64::from(d.size) - f64::from(p.size)).abs();
                 s_max = s_max.max(err);
-                if !(err <= size_bound) {
+                if outside(err, size_bound) {
                     bad.push(format!("size off by {:.4} mm", err * 1e3));
                 }
                 for ch in 0..4 {
                     let err = (f64::from(d.color[ch]) - f64::from(p.color[ch].clamp(0.0, 1.0))).abs();
                     c_max = c_max.max(err);
-                    if !(err <= color_bound) {
+                    if outside(err, color_bound) {
                         bad.push(format!("colour channel {ch} off by {err:.5}"));
                     }
                 }
                 let err = f64::from(wrap_delta(d.rotation - wrap_angle(p.rotation))).abs();
                 r_max = r_max.max(err);
                 let rotation_bound = e.rotation_rad + 4.0 * eps * (pi + f64::from(p.rotation.abs()));
-                if !(err <= rotation_bound) {
+                if outside(err, rotation_bound) {
                     bad.push(format!("rotation off by {:.4} deg", err.to_degrees()));
                 }
                 if !bad.is_empty() {
