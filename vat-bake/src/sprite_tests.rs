@@ -264,6 +264,14 @@ fn hostile_ply_gives_typed_errors() {
             "pscale or radius",
         ),
         ("no vertex", b"ply\nformat ascii 1.0\nelement face 0\nproperty float q\nend_header\n".to_vec(), "no element \"vertex\""),
+        (
+            "two vertex elements",
+            b"ply\nformat ascii 1.0\nelement vertex 0\nproperty float x\nelement vertex 0\nproperty float x\nend_header\n"
+                .to_vec(),
+            "more than one element",
+        ),
+        ("bad header line", b"ply\nformat ascii 1.0\nelemnt vertex 1\nend_header\n".to_vec(), "header line 3"),
+        ("no format", b"ply\nelement vertex 0\nproperty float x\nend_header\n".to_vec(), "no format line"),
     ];
     for (what, bytes, needle) in cases {
         let r = read_sprite_ply(&bytes, "bad.ply");
