@@ -473,6 +473,15 @@ impl Scalar {
     fn is_float(self) -> bool {
         matches!(self, Scalar::F32 | Scalar::F64)
     }
+    /// The smallest value of an integer type (0 for the unsigned ones; unused for floats).
+    fn int_min(self) -> f64 {
+        match self {
+            Scalar::I8 => -128.0,
+            Scalar::I16 => -32_768.0,
+            Scalar::I32 => -2_147_483_648.0,
+            _ => 0.0,
+        }
+    }
     /// The largest value of an integer type (what a colour of that type is scaled by).
     fn int_max(self) -> f64 {
         match self {
@@ -529,6 +538,12 @@ impl Body<'_> {
                     t.parse().map_err(|_| invalid(part, format!("{}: \"{t}\" is not a number", at())))?;
                 if !ty.is_float() && v.fract() != 0.0 {
                     return Err(invalid(part, format!("{}: \"{t}\" is not an integer", at())));
+                }
+                if !ty.is_float() && !(ty.int_min()..=ty.int_max()).contains(&v) {
+                    return Err(invalid(
+                        part,
+                        format!("{}: {t} is outside the range of its type {ty:?}", at()),
+                    ));
                 }
                 Ok(v)
             }

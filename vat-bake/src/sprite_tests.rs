@@ -271,6 +271,13 @@ fn hostile_ply_gives_typed_errors() {
             "more than one element",
         ),
         ("bad header line", b"ply\nformat ascii 1.0\nelemnt vertex 1\nend_header\n".to_vec(), "header line 3"),
+        ("id out of its type", {
+            let mut t = b"ply\nformat ascii 1.0\nelement vertex 1\nproperty uchar id\nproperty float x\n\
+                          property float y\nproperty float z\nproperty float size\nend_header\n"
+                .to_vec();
+            t.extend(b"300 0 0 0 1\n");
+            t
+        }, "outside the range"),
         ("no format", b"ply\nelement vertex 0\nproperty float x\nend_header\n".to_vec(), "no format line"),
     ];
     for (what, bytes, needle) in cases {
