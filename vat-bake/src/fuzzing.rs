@@ -404,6 +404,20 @@ pub fn houdini_quad(rows: usize) -> Vec<u8> {
     openvat_parts(json, &png, &glb)
 }
 
+/// Parses `data` as one sprite CSV frame ([`crate::sprite::read_sprite_csv`]; bytes that are not
+/// UTF-8 are skipped) and discards the result: a typed error or a frame, never a panic.
+pub fn sprite_csv(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = crate::sprite::read_sprite_csv(text, "fuzz.csv");
+    }
+}
+
+/// Parses `data` as one sprite PLY frame ([`crate::sprite::read_sprite_ply`]) and discards the
+/// result: a typed error or a frame, never a panic, and nothing allocated past the data's size.
+pub fn sprite_ply(data: &[u8]) {
+    let _ = crate::sprite::read_sprite_ply(data, "fuzz.ply");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -448,18 +462,4 @@ mod tests {
         assert!(import_and_bake(&glb[..glb.len() / 2]).is_err());
         assert!(load_vat(b"VAT\0").is_err());
     }
-}
-
-/// Parses `data` as one sprite CSV frame ([`crate::sprite::read_sprite_csv`]; bytes that are not
-/// UTF-8 are skipped) and discards the result: a typed error or a frame, never a panic.
-pub fn sprite_csv(data: &[u8]) {
-    if let Ok(text) = std::str::from_utf8(data) {
-        let _ = crate::sprite::read_sprite_csv(text, "fuzz.csv");
-    }
-}
-
-/// Parses `data` as one sprite PLY frame ([`crate::sprite::read_sprite_ply`]) and discards the
-/// result: a typed error or a frame, never a panic, and nothing allocated past the data's size.
-pub fn sprite_ply(data: &[u8]) {
-    let _ = crate::sprite::read_sprite_ply(data, "fuzz.ply");
 }

@@ -190,7 +190,8 @@ pub struct SpriteFolder {
 
 impl SpriteFolder {
     /// Lists the frames of `dir` at `fps` frames per second; each file, decoded, must fit
-    /// `max_memory` bytes (a file is charged 8 times its size). Sub-folders are left out (one
+    /// `max_memory` bytes (a file is charged 16 times its size: a particle takes up to 13 times the bytes of its
+    /// smallest PLY encoding). Sub-folders are left out (one
     /// note).
     ///
     /// # Errors
@@ -276,11 +277,12 @@ impl SpriteFrames for SpriteFolder {
         let part = format!("{}", file.display());
         let io = |e| BakeError::Io { path: file.clone(), source: e };
         let len = std::fs::metadata(file).map_err(io)?.len();
-        // Decoded, a frame takes several times its bytes: charge 8x against the budget.
-        if len.saturating_mul(8) > self.max_memory {
+        // Decoded, a frame takes up to 13 times its bytes (52-byte particles from 4-byte PLY vertices):
+        // charge 16x against the budget.
+        if len.saturating_mul(16) > self.max_memory {
             return Err(BakeError::OverBudget {
                 what: format!("sprite frame {part}"),
-                needed: len.saturating_mul(8),
+                needed: len.saturating_mul(16),
                 limit: self.max_memory,
                 hint: "raise --max-memory, or split the frame",
             });
@@ -471,6 +473,15 @@ impl Scalar {
     fn is_float(self) -> bool {
         matches!(self, Scalar::F32 | Scalar::F64)
     }
+    /// The smallest value of an integer type (0 for the unsigned ones; unused for floats).
+    fn int_min(self) -> f64 {
+        match self {
+            Scalar::I8 => -128.0,
+            Scalar::I16 => -32_768.0,
+            Scalar::I32 => -2_147_483_648.0,
+            _ => 0.0,
+        }
+    }
     /// The largest value of an integer type (what a colour of that type is scaled by).
     fn int_max(self) -> f64 {
         match self {
@@ -528,6 +539,12 @@ impl Body<'_> {
                 if !ty.is_float() && v.fract() != 0.0 {
                     return Err(invalid(part, format!("{}: \"{t}\" is not an integer", at())));
                 }
+                if !ty.is_float() && !(ty.int_min()..=ty.int_max()).contains(&v) {
+                    return Err(invalid(
+                        part,
+                        format!("{}: {t} is outside the range of its type {ty:?}", at()),
+                    ));
+                }
                 Ok(v)
             }
             Body::Binary { data, pos, big } => {
@@ -554,11 +571,14 @@ impl Body<'_> {
             }
         }
     }
-    /// Bytes (binary) or bytes of text (ASCII) left.
-    fn remaining(&self, ascii_left: usize) -> usize {
+    /// Whether `len` items of type `item` can still follow: binary, `len * size` bytes must be
+    /// left; ASCII, at least one character per item (`ascii_len`, the whole text, bounds it).
+    fn can_hold(&self, len: f64, item: Scalar, ascii_len: usize) -> bool {
         match self {
-            Body::Ascii { .. } => ascii_left,
-            Body::Binary { data, pos, .. } => data.len().saturating_sub(*pos),
+            Body::Ascii { .. } => len <= ascii_len as f64,
+            Body::Binary { data, pos, .. } => {
+                len * item.size() as f64 <= data.len().saturating_sub(*pos) as f64
+            }
         }
     }
 }
@@ -680,6 +700,12 @@ pub fn read_sprite_ply(bytes: &[u8], part: &str) -> Result<(SpriteFrame, Vec<Str
         .iter()
         .position(|e| e.name == "vertex")
         .ok_or_else(|| invalid(part, "has no element \"vertex\" (the particles)"))?;
+    if elements.iter().filter(|e| e.name == "vertex").count() > 1 {
+        return Err(invalid(
+            part,
+            "has more than one element \"vertex\" (write the particles as one element)",
+        ));
+    }
     let v = &elements[vertex];
     let prop = |n: &str| -> Result<Option<(usize, Scalar)>> {
         match v.properties.iter().position(|p| p.name == n) {
@@ -812,7 +838,8 @@ pub fn read_sprite_ply(bytes: &[u8], part: &str) -> Result<(SpriteFrame, Vec<Str
     let mut values = vec![0.0f64; v.properties.len()];
     for (ei, e) in elements.iter().enumerate() {
         if ei == vertex {
-            frame.particles = Vec::with_capacity(usize::try_from(e.count).unwrap_or(0));
+            // The count is bounded by the data (checked above); reserve modestly all the same.
+            frame.particles = Vec::with_capacity(usize::try_from(e.count.min(1 << 16)).unwrap_or(0));
         }
         for n in 0..e.count {
             for (pi, p) in e.properties.iter().enumerate() {
@@ -829,9 +856,8 @@ pub fn read_sprite_ply(bytes: &[u8], part: &str) -> Result<(SpriteFrame, Vec<Str
                         if len < 0.0 {
                             return Err(invalid(part, format!("{}: negative list length {len}", at())));
                         }
-                        // Each item takes at least one byte: a length past the data is truncation.
-                        let left = body.remaining(data.len()) as f64;
-                        if len * item.size().min(2) as f64 > left + 1.0 {
+                        // A length past the data is truncation (refused before looping over it).
+                        if !body.can_hold(len, item, data.len()) {
                             return Err(invalid(
                                 part,
                                 format!("{}: list of {len} items past the end of the data", at()),
@@ -1213,6 +1239,11 @@ pub fn bake_sprite(
     Ok((bytes, stats))
 }
 
+/// Whether an error is NaN or above its bound.
+fn outside(err: f64, bound: f64) -> bool {
+    err.is_nan() || err > bound
+}
+
 /// The most failure lines a [`SpriteVerifyReport`] lists.
 pub const SPRITE_VERIFY_MAX_FAILURE_LINES: usize = 20;
 
@@ -1243,7 +1274,8 @@ pub struct SpriteVerifyReport {
     pub color_bound: f64,
     /// Largest rotation error modulo 360 degrees, degrees.
     pub rotation_max_error_deg: f64,
-    /// The format's rotation bound plus f32 rounding (of a rotation of magnitude pi), degrees.
+    /// The format's rotation bound plus f32 rounding, degrees: the largest of the per-particle
+    /// bounds used (at least that of a source angle of magnitude pi).
     pub rotation_bound_deg: f64,
     /// One line per failed check, at most [`SPRITE_VERIFY_MAX_FAILURE_LINES`].
     pub failures: Vec<String>,
@@ -1320,6 +1352,7 @@ pub fn verify_sprite(
         }
     }
     let (mut p_max, mut s_max, mut c_max, mut r_max) = ([0.0f64; 3], 0.0f64, 0.0f64, 0.0f64);
+    let mut r_bound_max = e.rotation_rad + 8.0 * eps * pi;
     let (mut texels, mut particle_frames) = (0u64, 0u64);
     let frames_checked = frames.min(sa.layout.frame_count as usize);
     if table.slot_count == slots {
@@ -1358,26 +1391,27 @@ pub fn verify_sprite(
                 for a in 0..3 {
                     let err = (f64::from(d.position[a]) - f64::from(p.position[a])).abs();
                     p_max[a] = p_max[a].max(err);
-                    if !(err <= position_bound[a]) {
+                    if outside(err, position_bound[a]) {
                         bad.push(format!("centre axis {a} off by {:.4} mm", err * 1e3));
                     }
                 }
                 let err = (f64::from(d.size) - f64::from(p.size)).abs();
                 s_max = s_max.max(err);
-                if !(err <= size_bound) {
+                if outside(err, size_bound) {
                     bad.push(format!("size off by {:.4} mm", err * 1e3));
                 }
                 for ch in 0..4 {
                     let err = (f64::from(d.color[ch]) - f64::from(p.color[ch].clamp(0.0, 1.0))).abs();
                     c_max = c_max.max(err);
-                    if !(err <= color_bound) {
+                    if outside(err, color_bound) {
                         bad.push(format!("colour channel {ch} off by {err:.5}"));
                     }
                 }
                 let err = f64::from(wrap_delta(d.rotation - wrap_angle(p.rotation))).abs();
                 r_max = r_max.max(err);
                 let rotation_bound = e.rotation_rad + 4.0 * eps * (pi + f64::from(p.rotation.abs()));
-                if !(err <= rotation_bound) {
+                r_bound_max = r_bound_max.max(rotation_bound);
+                if outside(err, rotation_bound) {
                     bad.push(format!("rotation off by {:.4} deg", err.to_degrees()));
                 }
                 if !bad.is_empty() {
@@ -1403,7 +1437,7 @@ pub fn verify_sprite(
         color_max_error: c_max,
         color_bound,
         rotation_max_error_deg: r_max.to_degrees(),
-        rotation_bound_deg: (e.rotation_rad + 8.0 * eps * pi).to_degrees(),
+        rotation_bound_deg: r_bound_max.to_degrees(),
         failures,
         failures_left_off: left_off,
     })
