@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use vat_bake::fuzzing::{
     bake_from_args, import_and_bake, import_houdini_parts, import_openvat_parts, load_vat, obj_sequence_bake,
+    sprite_frame_bake,
 };
 use vat_bake::gltf_import::import_slice;
 use vat_bake::lods::LodOptions;
@@ -27,13 +28,14 @@ fn root() -> PathBuf {
 type Target = fn(&[u8]) -> Result<(), String>;
 
 /// The fuzz targets and the function each calls; `Err` is a typed error (fine), a panic is a bug.
-const TARGETS: [(&str, Target); 6] = [
+const TARGETS: [(&str, Target); 7] = [
     ("vat_reader", |d| load_vat(d).map_err(|e| e.to_string())),
     ("gltf_bake", |d| import_and_bake(d).map_err(|e| e.to_string())),
     ("bake_args", |d| bake_from_args(d).map_err(|e| e.to_string())),
     ("obj_sequence", |d| obj_sequence_bake(d).map_err(|e| e.to_string())),
     ("openvat_import", |d| import_openvat_parts(d).map_err(|e| e.to_string())),
     ("houdini_import", |d| import_houdini_parts(d).map_err(|e| e.to_string())),
+    ("sprite_frames", |d| sprite_frame_bake(d).map_err(|e| e.to_string())),
 ];
 
 /// What a regression input must keep doing: be accepted, or fail with a message containing the text.
@@ -266,6 +268,44 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     };
     let fluid = vat_bake::fluid::bake_fluid(&fluid, &vat_bake::fluid::FluidBakeOptions::default()).unwrap().0;
     out.push(("vat_reader", "small-fluid.vat".to_owned(), fluid));
+    // Sprite frames (format 7): a CSV frame, an ASCII PLY frame (pscale, uchar colour, a face list
+    // to skip) and a binary one, and a small looping sprite file baked from three CSV frames.
+    let csv = "id,x,y,z,size,r,g,b,a,rotation\n1,0,0.5,0,0.1,1,0.5,0.2,1,0.3\n2,0.2,0.1,-0.1,0.05,0.2,0.4,1,0.6,-2\n";
+    out.push(("sprite_frames", "two-particles.csv".to_owned(), csv.as_bytes().to_vec()));
+    let ply = "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\nproperty float z\n\
+               property int id\nproperty float pscale\nproperty uchar red\nproperty uchar green\nproperty uchar blue\n\
+               element face 1\nproperty list uchar int vertex_indices\nend_header\n0 1 0 7 0.05 255 128 0\n\
+               1 0 0 8 0.02 0 128 255\n3 0 1 1\n";
+    out.push(("sprite_frames", "two-particles-ascii.ply".to_owned(), ply.as_bytes().to_vec()));
+    let mut binary =
+        b"ply\nformat binary_little_endian 1.0\nelement vertex 2\nproperty float x\nproperty float y\n\
+                       property float z\nproperty uint id\nproperty float size\nend_header\n"
+            .to_vec();
+    for (id, x) in [(3u32, 0.5f32), (4, -0.5)] {
+        for v in [x, 1.0, 0.0] {
+            binary.extend(v.to_le_bytes());
+        }
+        binary.extend(id.to_le_bytes());
+        binary.extend(0.1f32.to_le_bytes());
+    }
+    out.push(("sprite_frames", "two-particles-binary.ply".to_owned(), binary));
+    let frames = (0..3)
+        .map(|k| {
+            let text = format!(
+                "id,x,y,z,size,r,g,b,a\n1,0,{},0,0.1,1,1,1,1\n{},1,0,0,0.2,0,0,1,1\n",
+                0.1 * k as f32,
+                2 + k
+            );
+            vat_bake::sprite::read_sprite_csv(&text, "seed.csv").unwrap().0
+        })
+        .collect();
+    let sprite = vat_bake::sprite::SpriteSequence { name: "sprite".into(), fps: 10.0, frames };
+    let options = vat_bake::sprite::SpriteBakeOptions { looping: true, ..Default::default() };
+    out.push((
+        "vat_reader",
+        "small-sprite.vat".to_owned(),
+        vat_bake::sprite::bake_sprite(&sprite, &options).unwrap().0,
+    ));
     // Materials (format 4): the textured rigid glTF (two pieces, two materials, a 4 x 4 PNG base
     // colour texture, TEXCOORD_0 and COLOR_0) as a glTF seed, and its rigid and soft bakes (the
     // materials, material texture array, Uv0 and Color0 sections) as .vat seeds.
@@ -421,6 +461,7 @@ fn every_fuzz_target_has_a_dictionary_libfuzzer_can_read() {
         ("obj_sequence", "obj.dict"),
         ("openvat_import", "openvat.dict"),
         ("houdini_import", "houdini.dict"),
+        ("sprite_frames", "sprite.dict"),
     ] {
         let path = root().join("fuzz").join(dict);
         let text =

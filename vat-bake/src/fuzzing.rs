@@ -12,8 +12,7 @@
 //! | `gltf_bake` | [`import_and_bake`] | a `.glb` or `.gltf` file |
 //! | `bake_args` | [`bake_from_args`] | `vat bake` arguments as text |
 //! | `openvat_import` | [`import_openvat_parts`] | an OpenVAT bake's sidecar, texture and glb, length-prefixed |
-//! | (replay) | [`sprite_csv`] | one sprite CSV frame |
-//! | (replay) | [`sprite_ply`] | one sprite PLY frame |
+//! | `sprite_frames` | [`sprite_frame_bake`] | one sprite frame, CSV or PLY |
 
 use std::sync::OnceLock;
 
@@ -96,6 +95,25 @@ fn load_vat_once(data: &[u8]) -> std::result::Result<(), vat_core::Error> {
         for time in [0.0f32, 0.37, 5.0] {
             for corner in [0, manifest.vertex_count.saturating_sub(1)] {
                 vat_core::reference::decode_fluid_vertex(&view, &InstanceRecord::default(), time, corner)?;
+            }
+        }
+    }
+    if let Ok(view) = vat_core::reference::SpriteAnimationView::from_asset(&asset) {
+        let last = manifest.vertex_count.saturating_sub(1);
+        for time in [0.0f32, 0.37, 5.0] {
+            for corner in [0, last] {
+                for interpolation in [Interpolation::Point, Interpolation::Linear] {
+                    let record = InstanceRecord::default();
+                    let camera = [1.0, 2.0, 3.0];
+                    vat_core::reference::decode_sprite_corner(
+                        &view,
+                        &record,
+                        time,
+                        corner,
+                        interpolation,
+                        camera,
+                    )?;
+                }
             }
         }
     }
@@ -404,18 +422,41 @@ pub fn houdini_quad(rows: usize) -> Vec<u8> {
     openvat_parts(json, &png, &glb)
 }
 
-/// Parses `data` as one sprite CSV frame ([`crate::sprite::read_sprite_csv`]; bytes that are not
-/// UTF-8 are skipped) and discards the result: a typed error or a frame, never a panic.
-pub fn sprite_csv(data: &[u8]) {
-    if let Ok(text) = std::str::from_utf8(data) {
-        let _ = crate::sprite::read_sprite_csv(text, "fuzz.csv");
+/// Reads `data` as one sprite frame, PLY when it starts with `ply`, else CSV text
+/// ([`crate::sprite::read_sprite_ply`], [`crate::sprite::read_sprite_csv`]), then bakes it as a
+/// looping two-frame sequence (the frame, then the same particles 1 cm higher), reads the file back
+/// and verifies it against the frames ([`crate::sprite::verify_sprite`]). At most 64 MiB of input.
+///
+/// # Errors
+/// The typed parse, bake or verify error; [`BakeError::InvalidInput`] for input that is neither
+/// PLY nor UTF-8, and for a bake that fails verification.
+pub fn sprite_frame_bake(data: &[u8]) -> Result<()> {
+    use crate::sprite::{
+        SpriteBakeOptions, SpriteSequence, bake_sprite, read_sprite_csv, read_sprite_ply, verify_sprite,
+    };
+    let refuse =
+        |problem: &str| BakeError::InvalidInput { part: "fuzz sprite frame".into(), problem: problem.into() };
+    if data.len() as u64 > FUZZ_MAX_MEMORY {
+        return Err(refuse("larger than the fuzz budget"));
     }
-}
-
-/// Parses `data` as one sprite PLY frame ([`crate::sprite::read_sprite_ply`]) and discards the
-/// result: a typed error or a frame, never a panic, and nothing allocated past the data's size.
-pub fn sprite_ply(data: &[u8]) {
-    let _ = crate::sprite::read_sprite_ply(data, "fuzz.ply");
+    let (frame, _notes) = if data.starts_with(b"ply") {
+        read_sprite_ply(data, "fuzz.ply")?
+    } else {
+        let text = std::str::from_utf8(data).map_err(|_| refuse("neither PLY nor UTF-8 text"))?;
+        read_sprite_csv(text, "fuzz.csv")?
+    };
+    let mut higher = frame.clone();
+    for p in &mut higher.particles {
+        p.particle.position[1] += 0.01;
+    }
+    let source = SpriteSequence { name: "fuzz".into(), fps: 10.0, frames: vec![frame, higher] };
+    let options = SpriteBakeOptions { max_texture_dim: FUZZ_MAX_TEXTURE_DIM, looping: true };
+    let (bytes, _) = bake_sprite(&source, &options)?;
+    let asset = Asset::parse(&bytes)?;
+    if !verify_sprite(&asset, &source, true)?.passed {
+        return Err(refuse("the bake failed its verification"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

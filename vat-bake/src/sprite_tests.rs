@@ -283,7 +283,7 @@ fn hostile_ply_gives_typed_errors() {
     for (what, bytes, needle) in cases {
         let r = read_sprite_ply(&bytes, "bad.ply");
         assert!(is_invalid(&r, needle), "{what}: {r:?}");
-        crate::fuzzing::sprite_ply(&bytes);
+        assert!(crate::fuzzing::sprite_frame_bake(&bytes).is_err(), "{what}: the fuzz entry accepted it");
     }
     // A face list claiming 2^31 items in a tiny file: refused, not looped over.
     let mut list = b"ply\nformat binary_little_endian 1.0\nelement vertex 0\nproperty float x\nproperty float y\n\
@@ -294,11 +294,13 @@ fn hostile_ply_gives_typed_errors() {
 }
 
 #[test]
-fn fuzz_entry_points_take_garbage() {
-    for data in [&b""[..], b"ply", b"ply\n", b"\xff\xfe", b"id,x\n1", CSV.as_bytes()] {
-        crate::fuzzing::sprite_csv(data);
-        crate::fuzzing::sprite_ply(data);
+fn the_fuzz_entry_takes_garbage_and_bakes_a_good_frame() {
+    for data in [&b"ply"[..], b"ply\n", b"\xff\xfe", b"id,x\n1"] {
+        assert!(crate::fuzzing::sprite_frame_bake(data).is_err(), "{data:?}");
     }
+    // An empty file is an empty frame: no particle in any frame.
+    assert!(crate::fuzzing::sprite_frame_bake(b"").is_err());
+    crate::fuzzing::sprite_frame_bake(CSV.as_bytes()).unwrap();
 }
 
 fn table(frames: &[&[Option<u64>]], looping: bool) -> Result<SlotTable> {

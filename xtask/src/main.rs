@@ -211,6 +211,7 @@ fn fuzz(seconds: u64) -> Result<()> {
             "obj_sequence" => "obj.dict",
             "openvat_import" => "openvat.dict",
             "houdini_import" => "houdini.dict",
+            "sprite_frames" => "sprite.dict",
             _ => "bake_args.dict",
         };
         cmd.arg(format!("-dict={dict}"));
