@@ -55,8 +55,10 @@ fn the_built_in_fountain_bakes_verifies_inspects_and_renders_as_sprites() {
     assert_eq!(summary["mode"], "sprite");
     let alive = summary["sprite"]["alive_per_frame"].as_array().unwrap();
     assert_eq!(alive.len() as u64, summary["frame_count"].as_u64().unwrap());
-    // The slots are the most particles alive at once.
-    assert_eq!(alive.iter().filter_map(|t| t.as_u64()).max(), summary["sprite"]["slots"].as_u64());
+    // The slots hold the most particles alive at once, with a few more for the loop's wrap.
+    let most = alive.iter().filter_map(|t| t.as_u64()).max().unwrap();
+    let slots = summary["sprite"]["slots"].as_u64().unwrap();
+    assert!((most..=most + most / 8).contains(&slots), "{slots} slots for {most} alive");
     let human = vat(&["inspect", s(&file)]);
     assert!(out(&human).contains("sprite:") && out(&human).contains("never cross-faded"), "{}", out(&human));
     let png = dir.join("fountain.png");
