@@ -165,6 +165,30 @@ pub(crate) struct BakeArgs {
     root_motion: bool,
 }
 
+impl BakeArgs {
+    /// The first flag given that the per-frame effect modes (fluid, sprite) do not take: they bake
+    /// one clip of every frame at --fps, with no LODs, bones, tangent frames or root motion.
+    fn sequence_effect_flag_given(&self) -> Option<&'static str> {
+        let args = self;
+        [
+            ("--frames", args.frames.is_some()),
+            ("--clips", args.clips.is_some()),
+            ("--once", args.once_clips.is_some()),
+            ("--bones", args.bones),
+            ("--tangents", args.tangents),
+            ("--precise-normals", args.precise_normals),
+            ("--capture", args.capture.is_some()),
+            ("--skin", args.skin.is_some()),
+            ("--accept-influence-loss", args.accept_influence_loss),
+            ("--root-motion", args.root_motion),
+            ("--lods", args.lods.is_some()),
+            ("--lod-ratios", args.lod_ratios.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
+}
+
 /// `vat verify` arguments.
 #[derive(Debug, Args)]
 pub(crate) struct VerifyArgs {
@@ -391,21 +415,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         _ => None,
     };
     if let Some(fluid_input) = fluid_input {
-        let not_fluid = [
-            ("--frames", args.frames.is_some()),
-            ("--clips", args.clips.is_some()),
-            ("--once", args.once_clips.is_some()),
-            ("--bones", args.bones),
-            ("--tangents", args.tangents),
-            ("--precise-normals", args.precise_normals),
-            ("--capture", args.capture.is_some()),
-            ("--skin", args.skin.is_some()),
-            ("--accept-influence-loss", args.accept_influence_loss),
-            ("--root-motion", args.root_motion),
-            ("--lods", args.lods.is_some()),
-            ("--lod-ratios", args.lod_ratios.is_some()),
-        ];
-        if let Some((flag, _)) = not_fluid.iter().find(|(_, given)| *given) {
+        if let Some(flag) = args.sequence_effect_flag_given() {
             bail!(
                 "{flag} does not apply to the fluid mode (one clip of every frame at --fps; the topology changes \
                  every frame, so there are no LODs, bones or tangent frames)"
@@ -442,22 +452,8 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         _ => None,
     };
     if let Some(sprite_input) = sprite_input {
-        let not_sprite = [
-            ("--frames", args.frames.is_some()),
-            ("--clips", args.clips.is_some()),
-            ("--once", args.once_clips.is_some()),
-            ("--bones", args.bones),
-            ("--tangents", args.tangents),
-            ("--precise-normals", args.precise_normals),
-            ("--capture", args.capture.is_some()),
-            ("--skin", args.skin.is_some()),
-            ("--accept-influence-loss", args.accept_influence_loss),
-            ("--root-motion", args.root_motion),
-            ("--lods", args.lods.is_some()),
-            ("--lod-ratios", args.lod_ratios.is_some()),
-            ("--format", args.format != FormatArg::Packed64),
-        ];
-        if let Some((flag, _)) = not_sprite.iter().find(|(_, given)| *given) {
+        let format = (args.format != FormatArg::Packed64).then_some("--format");
+        if let Some(flag) = args.sequence_effect_flag_given().or(format) {
             bail!(
                 "{flag} does not apply to the sprite mode (one clip of every frame at --fps; particles are cards with \
                  their own 16-byte texel, so there are no LODs, bones, tangent frames or vertex formats)"
