@@ -164,8 +164,15 @@ fn install_cargo_fuzz() -> Result<()> {
 }
 
 /// The fuzz targets of `fuzz/Cargo.toml`.
-const FUZZ_TARGETS: &[&str] =
-    &["vat_reader", "gltf_bake", "bake_args", "obj_sequence", "openvat_import", "houdini_import"];
+const FUZZ_TARGETS: &[&str] = &[
+    "vat_reader",
+    "gltf_bake",
+    "bake_args",
+    "obj_sequence",
+    "openvat_import",
+    "houdini_import",
+    "sprite_frames",
+];
 
 /// The pinned bakes' hashes, checked in a release build (vat-bake only: no GPU crates to build).
 fn determinism() -> Result<()> {
