@@ -60,7 +60,8 @@ const ELEMENT_ARRAY_BUFFER: u32 = 34963;
 /// glTF: a non-finite node transform, socket or vertex value, stream lengths that disagree, an
 /// index, joint, node, skin or socket reference out of range, a skinned mesh without 4 or 8
 /// influences, an attachment not rigidly carried by its socket's node, a clip that
-/// [`crate::sample::validate_clip`] rejects, or a file over 4 GiB.
+/// [`crate::sample::validate_clip`] rejects, a rig with a streamed body (its frames are not channels;
+/// export [`crate::sequence::MeshSequence::into_morph_rig`] instead), or a file over 4 GiB.
 pub fn export_glb(rig: &Rig) -> Result<Vec<u8>> {
     validate(rig)?;
     let mut doc = Document::default();
@@ -89,6 +90,14 @@ fn all_finite(values: impl IntoIterator<Item = f32>) -> bool {
 
 /// Checks everything the document needs, so that writing it cannot fail or produce invalid glTF.
 fn validate(rig: &Rig) -> Result<()> {
+    if rig.streamed_body.is_some() {
+        return Err(invalid(
+            rig,
+            "its body",
+            "is a streamed mesh sequence, whose frames glTF cannot carry as channels; export the sequence's \
+             morph-target rig (MeshSequence::into_morph_rig)",
+        ));
+    }
     let nodes = rig.nodes.len();
     for (i, n) in rig.nodes.iter().enumerate() {
         if n.parent.is_some_and(|p| p >= i) {

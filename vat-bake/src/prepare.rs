@@ -204,6 +204,13 @@ pub fn estimate_bake_bytes(rig: &Rig, options: &BakeOptions, total_frames: u32) 
     let block =
         crate::verify::block_bytes_per_vertex(options.tangents, reduced).saturating_mul(u64::from(vertices));
     bytes = bytes.saturating_add(block);
+    // A streamed body: the frames being read, two per thread (a blend reads two), and the decoded
+    // frame each task gathers into.
+    if let Some(body) = &rig.streamed_body {
+        let threads = rayon::current_num_threads() as u64;
+        let per_task = body.frames.frame_bytes().saturating_mul(2).saturating_add(u64::from(vertices) * 24);
+        bytes = bytes.saturating_add(per_task.saturating_mul(threads));
+    }
     Some(bytes.saturating_add(u64::from(vertices).saturating_mul(128)).saturating_add(PROCESS_BASELINE_BYTES))
 }
 
@@ -530,7 +537,7 @@ fn clip_seam(
     root_motion: bool,
 ) -> Result<(f64, f64)> {
     let c = &rig.clips[clip];
-    let mut frames = skin::skin_clip_frames(rig, set, &[(clip, c.start), (clip, c.end)], false);
+    let mut frames = skin::skin_clip_frames(rig, set, &[(clip, c.start), (clip, c.end)], false)?;
     if root_motion {
         let arrays = |ps: &[Vec3]| ps.iter().map(|p| p.to_array()).collect::<Vec<_>>();
         if let Some(t) =
@@ -1053,7 +1060,8 @@ fn encode_by_block<F>(
     fill: F,
 ) -> Result<EncodedTextures>
 where
-    F: Fn(std::ops::Range<usize>, &mut [[f32; 3]], &mut [[f32; 3]], Option<&mut [[f32; 4]]>) + Sync,
+    F: Fn(std::ops::Range<usize>, &mut [[f32; 3]], &mut [[f32; 3]], Option<&mut [[f32; 4]]>) -> Result<()>
+        + Sync,
 {
     let texels = layout.texel_count() as usize;
     let block = block.max(1);
@@ -1090,7 +1098,7 @@ where
                 scratch.tangents.resize(len, [0.0; 4]);
             }
             let tangents = if with_tangents { Some(&mut scratch.tangents[..len]) } else { None };
-            fill(range, &mut scratch.positions[..len], &mut scratch.normals[..len], tangents);
+            fill(range, &mut scratch.positions[..len], &mut scratch.normals[..len], tangents)?;
             scratch.encoded.resize_with(texel_formats.len(), Vec::new);
             scratch.encoded.iter_mut().for_each(Vec::clear);
             encoding::encode_vertex_texels(
@@ -1141,6 +1149,7 @@ fn encode_vertex_textures(
         |r: std::ops::Range<usize>, p: &mut [[f32; 3]], n: &mut [[f32; 3]], _: Option<&mut [[f32; 4]]>| {
             p.copy_from_slice(&positions[r.clone()]);
             n.copy_from_slice(&normals[r]);
+            Ok(())
         };
     let (textures, _) =
         encode_by_block(layout, format, bounds, bits, rounding, false, ENCODE_CHUNK_TEXELS, fill)?;
@@ -1171,6 +1180,25 @@ fn prepare_planned(
         rig
     };
     let total_frames = plan.row_map.total_frames();
+    if rig.streamed_body.is_some() {
+        // A streamed mesh sequence is positions and normals per frame: nothing to skin, no nodes.
+        let refused = [
+            ("--bones", options.bones),
+            ("--tangents", options.tangents),
+            ("--root-motion", options.root_motion),
+            ("--capture", !options.captures.is_empty()),
+        ];
+        if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
+            return Err(invalid_option(
+                flag,
+                format!(
+                    "does not apply to mesh sequence \"{}\" (a soft-body sequence stores positions and normals per \
+                     frame: no skeleton, tangent frames or nodes)",
+                    rig.name
+                ),
+            ));
+        }
+    }
     // Fail on an impossible texture before allocating anything per frame (the frame limit was
     // checked per clip by `plan_clips`; an empty rig fails in VertexSet::from_rig with its own
     // message).
@@ -1196,7 +1224,7 @@ fn prepare_planned(
         let picked: Vec<(usize, f32)> = (0..LOD_REFERENCE_POSES.min(samples.len()))
             .map(|j| samples[(2 * j + 1) * samples.len() / (2 * LOD_REFERENCE_POSES.min(samples.len()))])
             .collect();
-        let poses = skin::skin_clip_frames(rig, &set, &picked, false);
+        let poses = skin::skin_clip_frames(rig, &set, &picked, false)?;
         let pose_refs: Vec<&[Vec3]> = poses.iter().map(|f| f.positions.as_slice()).collect();
         let chain = lods::build_lod_chain_posed(&set.positions, &set.indices, &pose_refs, &options.lods)?;
         let mut lists = chain.index_lists();
@@ -1236,6 +1264,29 @@ fn prepare_planned(
     // Skin the positions of every frame for the quantisation box (nothing stored), one clip at a
     // time for progress.
     let (poses, bounds, root_tracks) = timed(&mut timings, "skin", || {
+        if let Some(body) = &rig.streamed_body {
+            // Frames read from the source one per task (nothing kept): the box only.
+            let mut frame_bounds = Vec::with_capacity(samples.len());
+            for clip in plan.row_map.clips() {
+                let frames = clip.first_frame as usize..clip.end_frame() as usize;
+                frame_bounds.par_extend(samples[frames].par_iter().map(|&(c, t)| {
+                    skin::streamed_frame(rig, body, &set, c, t, false)
+                        .map(|f| skin::FrameBounds::of(&f.positions))
+                }));
+                progress(Progress {
+                    stage: "skin",
+                    done: u64::from(clip.end_frame()),
+                    total: u64::from(total_frames),
+                });
+            }
+            let frame_bounds: Vec<skin::FrameBounds> = frame_bounds.into_iter().collect::<Result<_>>()?;
+            let all = skin::FrameBounds::merge(&frame_bounds);
+            if !all.finite {
+                return Err(vat_core::Error::NotFinite { what: "point coordinate" }.into());
+            }
+            let bounds = PositionBounds::from_points([all.min.to_array(), all.max.to_array()])?;
+            return Ok((Vec::new(), bounds, Vec::new()));
+        }
         let sampled: Vec<(skin::FramePose, Option<Vec<Mat4>>)> = samples
             .par_iter()
             .map(|&(clip, time)| {
@@ -1295,7 +1346,24 @@ fn prepare_planned(
         } else {
             [0; 3]
         };
-        let (textures, tangents) = if format == VertexFormat::Packed64
+        let (textures, tangents) = if let Some(body) = &rig.streamed_body {
+            // A frame per block, read again from the source.
+            let fill = |texels: std::ops::Range<usize>,
+                        p: &mut [[f32; 3]],
+                        nrm: &mut [[f32; 3]],
+                        _: Option<&mut [[f32; 4]]>| {
+                let Some(&(clip, time)) = samples.get(texels.start / n) else { return Ok(()) };
+                let frame = skin::streamed_frame(rig, body, &set, clip, time, false)?;
+                for ((op, on), (fp, fnrm)) in
+                    p.iter_mut().zip(nrm.iter_mut()).zip(frame.positions.iter().zip(&frame.normals))
+                {
+                    *op = fp.to_array();
+                    *on = fnrm.to_array();
+                }
+                Ok(())
+            };
+            encode_by_block(&layout, format, &bounds, bits, options.normal_rounding, false, n, fill)?
+        } else if format == VertexFormat::Packed64
             && options.normal_rounding == NormalRounding::Nearest
             && !options.tangents
         {
@@ -1315,6 +1383,7 @@ fn prepare_planned(
                 if let Some(pose) = poses.get(texels.start / n) {
                     skin::skin_frame_into(&set, &skin_plan, pose, p, nrm, t);
                 }
+                Ok(())
             };
             encode_by_block(
                 &layout,

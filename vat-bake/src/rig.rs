@@ -278,6 +278,108 @@ pub struct Rig {
     /// (`None`: the source has none, or its material ids are authored `_MATERIAL_ID` values, and
     /// the asset is drawn with the built-in palette).
     pub materials: Option<RigMaterials>,
+    /// A body whose frames are read from its source on demand instead of computed from the clips'
+    /// channels (a mesh sequence: [`crate::sequence`]). When set, the rig has one body mesh, rigid on
+    /// an identity node, holding frame 0 (its rest pose), and its clips have no channels: sampling
+    /// clip `c` at a time reads the frames [`StreamedBody::clips`]`[c]` maps it to.
+    pub streamed_body: Option<StreamedBody>,
+}
+
+/// One frame of a [`BodyFrames`] source: every vertex of the body mesh, in its vertex order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BodyFrame {
+    /// Positions, metres.
+    pub positions: Vec<Vec3>,
+    /// Unit normals.
+    pub normals: Vec<Vec3>,
+}
+
+/// The frames of a streamed body ([`Rig::streamed_body`]): read one at a time, so a bake holds a
+/// few frames at once whatever the sequence's length. Implementations are read from several
+/// threads at once.
+pub trait BodyFrames: Send + Sync {
+    /// Frames in the source (`>= 1`).
+    fn frame_count(&self) -> usize;
+    /// Vertices per frame: the body mesh's.
+    fn vertex_count(&self) -> usize;
+    /// The most bytes one [`BodyFrames::read_frame`] holds while it runs (the file and the decoded
+    /// frame), for the bake's memory budget.
+    fn frame_bytes(&self) -> u64;
+    /// Frame `k` (`k < frame_count()`).
+    ///
+    /// # Errors
+    /// The source's: a file that cannot be read again, or that changed since it was checked (its
+    /// topology or vertex count differs from frame 0's).
+    fn read_frame(&self, k: usize) -> crate::Result<BodyFrame>;
+}
+
+/// Which source frames a clip of a streamed body plays: clip time `t` seconds (from the clip's
+/// start) is source position `first + t * fps`, between two frames a linear blend of them (normals
+/// renormalised); past `last` it stays on `last`, unless the clip `wraps`, when the position
+/// `last + 1` is `first` again (a looping clip whose source stores its frames once).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreamedClip {
+    /// First source frame of the clip.
+    pub first: usize,
+    /// Last source frame of the clip (`>= first`).
+    pub last: usize,
+    /// Source frames per second (`> 0`).
+    pub fps: f32,
+    /// Whether the frame after `last` is `first`.
+    pub wraps: bool,
+}
+
+impl StreamedClip {
+    /// The source frames and weight at `t` seconds into the clip: `(a, b, w)`, the frame is
+    /// `a + w * (b - a)`, `w` in `[0, 1)` (0 when `t` lands on a frame, within f32 rounding of the
+    /// time).
+    pub fn frames_at(&self, t: f32) -> (usize, usize, f32) {
+        let count = self.last.saturating_sub(self.first) + 1;
+        let x = (f64::from(t) * f64::from(self.fps)).max(0.0);
+        let nearest = x.round();
+        // Frame times are `k / fps` rounded to f32: within a few ulps of a whole frame is that frame.
+        let (i, w) = if (x - nearest).abs() <= 1e-5 * nearest.max(1.0) {
+            (nearest as usize, 0.0)
+        } else {
+            (x.floor() as usize, (x - x.floor()) as f32)
+        };
+        let frame = |i: usize| {
+            if i < count {
+                self.first + i
+            } else if self.wraps && i == count {
+                self.first
+            } else {
+                self.last
+            }
+        };
+        if w == 0.0 || i + 1 > count { (frame(i), frame(i), 0.0) } else { (frame(i), frame(i + 1), w) }
+    }
+}
+
+/// A rig's streamed body: its frame source and the frames each clip plays.
+#[derive(Clone)]
+pub struct StreamedBody {
+    /// The frames.
+    pub frames: std::sync::Arc<dyn BodyFrames>,
+    /// One entry per [`Rig::clips`] entry, in order.
+    pub clips: Vec<StreamedClip>,
+}
+
+impl std::fmt::Debug for StreamedBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamedBody")
+            .field("frames", &self.frames.frame_count())
+            .field("vertices", &self.frames.vertex_count())
+            .field("clips", &self.clips)
+            .finish()
+    }
+}
+
+impl PartialEq for StreamedBody {
+    /// The same source object and the same clips.
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.frames, &other.frames) && self.clips == other.clips
+    }
 }
 
 /// A rig's materials and the images their textures sample, split by colour space: a

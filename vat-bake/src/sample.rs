@@ -266,7 +266,35 @@ pub fn validate_clip(rig: &Rig, clip: usize) -> Result<()> {
             format!("start {} s and end {} s are not a finite, ordered span", c.start, c.end),
         ));
     }
-    // A zero-length clip without channels is the rest pose (a static asset's one clip).
+    // A zero-length clip without channels is the rest pose (a static asset's one clip); a streamed
+    // body's clips have no channels (their frames come from the source).
+    if let Some(body) = &rig.streamed_body {
+        let Some(map) = body.clips.get(clip) else {
+            return Err(bad(
+                format!("clip \"{}\"", c.name),
+                format!("the streamed body maps {} of the rig's {} clips", body.clips.len(), rig.clips.len()),
+            ));
+        };
+        let frames = body.frames.frame_count();
+        if !c.channels.is_empty()
+            || map.first > map.last
+            || map.last >= frames
+            || !(map.fps.is_finite() && map.fps > 0.0)
+        {
+            return Err(bad(
+                format!("clip \"{}\"", c.name),
+                format!(
+                    "plays streamed frames {}..={} at {} fps of {frames} (and has {} channels): need frames in \
+                     range, a positive rate and no channels",
+                    map.first,
+                    map.last,
+                    map.fps,
+                    c.channels.len()
+                ),
+            ));
+        }
+        return Ok(());
+    }
     if c.channels.is_empty() && c.end > c.start {
         return Err(bad(format!("clip \"{}\"", c.name), "has no channels".into()));
     }

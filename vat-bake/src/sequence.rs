@@ -1,38 +1,52 @@
 //! Soft-body sources: a mesh sequence (one mesh per frame, the same topology in every frame), read from
 //! a folder of per-frame OBJ or glTF files or made by a simulation ([`crate::procgen::cloth`]).
 //!
-//! A sequence becomes an ordinary [`Rig`] that bakes through the VAT path unchanged: one rigid mesh
-//! whose rest pose is frame 0, frame `k` as morph target `k - 1` (its position and normal deltas
-//! from frame 0), and one clip whose LINEAR morph-weights channel selects target `k - 1` alone at
-//! `k / fps` seconds. Sampled at the source's own rate, each baked frame is exactly a source frame
-//! (`p0 + (pk - p0)` in f32, within an f32 ulp of `pk`); between two frames the weights blend them
-//! linearly, as VAT playback does. So `verify` checks the bake against the source frames through the
-//! same code as a skinned bake.
+//! A sequence becomes a [`Rig`] with a streamed body ([`Rig::streamed_body`]) that bakes through the
+//! VAT path: one rigid mesh whose rest pose is frame 0, and one clip that plays every frame at the
+//! source's rate. The bake and `verify` read the frames from the source as they need them (a frame
+//! per task), so a sequence folder is **streamed from disk**: it is read once to be checked
+//! ([`SequenceFolder::open`]), once for the quantisation box, once to encode and once to verify,
+//! and memory holds a few frames at a time, not the sequence. Sampled at the source's own rate, each
+//! baked frame is exactly a source frame; between two frames the two are blended linearly, as VAT
+//! playback does. So `verify` checks the bake against the source frames through the same code as a
+//! skinned bake.
 //!
 //! **Normals.** Taken from the source when every frame has them; otherwise recomputed for every frame:
 //! area-weighted over the triangles that use each vertex *index*, so vertices the source splits (a
 //! hard edge, a UV seam) keep separate normals and hard edges stay hard (averaging by position, which
 //! welds hard edges smooth, is a known defect of some VAT exporters).
 //!
-//! **Cost.** The weights channel holds one weight per target per frame: `F * (F - 1)` floats for `F`
-//! frames, charged to the memory budget with the frames themselves; [`MAX_SEQUENCE_FRAMES`] frames at
-//! most (64 MiB of weights).
+//! **Memory.** A folder costs the frames being read (about two per thread, each its file plus 48
+//! bytes a vertex), charged to the bake's budget ([`crate::prepare::estimate_bake_bytes`]); an
+//! in-memory [`MeshSequence`] holds its frames (24 bytes per vertex per frame). A sequence has at most
+//! [`MAX_SEQUENCE_FRAMES`] frames, the `.vat` reader's frame limit.
+//!
+//! [`MeshSequence::into_morph_rig`] makes the other form, frames as morph targets under a weights
+//! channel (a "mesh cache", as other tools export them), for export to glTF.
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
 
 use glam::{Vec2, Vec3};
 
 use crate::gltf_import::{self, ImportOptions};
 use crate::rig::{
-    AnimationClip, Channel, ChannelTarget, KeyInterpolation, Mesh, MeshBinding, MeshRole, MorphTarget, Node,
-    Rig, Transform,
+    AnimationClip, BodyFrame, BodyFrames, Channel, ChannelTarget, KeyInterpolation, Mesh, MeshBinding,
+    MeshRole, MorphTarget, Node, Rig, StreamedBody, StreamedClip, Transform,
 };
 use crate::skin::VertexSet;
 use crate::{BakeError, Result};
 
-/// The most frames a sequence may have (its weights channel holds `F * (F - 1)` floats).
-pub const MAX_SEQUENCE_FRAMES: usize = 4096;
+/// The most frames a sequence may have: the `.vat` reader's frame limit
+/// ([`vat_core::container::Limits::max_frames`]'s default).
+pub const MAX_SEQUENCE_FRAMES: usize = 1 << 20;
+
+/// The most frames [`MeshSequence::into_morph_rig`] makes morph targets of (its weights channel holds
+/// `F * (F - 1)` floats: 64 MiB at this count).
+pub const MAX_MORPH_SEQUENCE_FRAMES: usize = 4096;
 
 /// A mesh sequence: the same triangles in every frame, positions (and normals) per frame.
 #[derive(Debug, Clone, PartialEq)]
@@ -179,14 +193,41 @@ impl MeshSequence {
     }
 
     /// The rig that bakes this sequence (see the module docs): one rigid mesh on one node, frame 0 as
-    /// its rest pose, one morph target per later frame, and one clip named after the sequence that
-    /// plays every frame at the source's rate. Whether it loops is left to the bake (its seam).
+    /// its rest pose, and one clip named after the sequence that plays every frame at the source's
+    /// rate, read from the sequence (kept in memory) as the bake needs them. Whether it loops is left
+    /// to the bake (its seam).
     ///
     /// # Errors
     /// As [`MeshSequence::validate`].
     pub fn into_rig(self) -> Result<Rig> {
         self.validate()?;
+        let (name, fps, notes, uvs) = (self.name.clone(), self.fps, self.notes.clone(), self.uvs.clone());
+        let frames =
+            InMemoryFrames { positions: self.positions, normals: self.normals, indices: self.indices };
+        let indices = frames.indices.clone();
+        streamed_rig(name, fps, uvs, indices, notes, Arc::new(frames))
+    }
+
+    /// The sequence as a morph-target rig (a "mesh cache"): one rigid mesh on one node, frame 0 as its
+    /// rest pose, frame `k` as morph target `k - 1` (its position and normal deltas from frame 0), and
+    /// one clip whose LINEAR morph-weights channel selects target `k - 1` alone at `k / fps` seconds:
+    /// the form glTF carries a sequence in ([`crate::export`]). [`MeshSequence::into_rig`] bakes with
+    /// less memory.
+    ///
+    /// # Errors
+    /// As [`MeshSequence::validate`]; [`BakeError::InvalidInput`] past [`MAX_MORPH_SEQUENCE_FRAMES`]
+    /// frames.
+    pub fn into_morph_rig(self) -> Result<Rig> {
+        self.validate()?;
         let frames = self.frame_count();
+        if frames > MAX_MORPH_SEQUENCE_FRAMES {
+            return Err(invalid(
+                format!("sequence \"{}\"", self.name),
+                format!(
+                    "has {frames} frames; at most {MAX_MORPH_SEQUENCE_FRAMES} become morph targets (split it)"
+                ),
+            ));
+        }
         let n = self.vertex_count();
         let normals_of = |k: usize| match &self.normals {
             Some(normals) => normals[k].iter().map(|v| v.try_normalize().unwrap_or(Vec3::Y)).collect(),
@@ -258,6 +299,97 @@ impl MeshSequence {
             notes: self.notes,
             ..Rig::default()
         })
+    }
+}
+
+/// The streamed rig of a sequence (see the module docs): frame 0 of `frames` as the rest mesh, one clip
+/// over every frame at `fps`.
+fn streamed_rig(
+    name: String,
+    fps: f32,
+    uvs: Option<Vec<Vec2>>,
+    indices: Vec<u32>,
+    notes: Vec<String>,
+    frames: Arc<dyn BodyFrames>,
+) -> Result<Rig> {
+    let count = frames.frame_count();
+    let first = frames.read_frame(0)?;
+    let n = first.positions.len();
+    // Exactly the time the bake samples the last frame at (`prepare::frame_time`).
+    let end = (count.saturating_sub(1) as f64 / f64::from(fps)) as f32;
+    let mesh = Mesh {
+        name: name.clone(),
+        binding: MeshBinding::Rigid { node: 0 },
+        role: MeshRole::Body,
+        positions: first.positions,
+        normals: first.normals,
+        tangents: None,
+        uvs,
+        colors: None,
+        material_ids: vec![0; n],
+        indices,
+        influence_count: 0,
+        joints: Vec::new(),
+        weights: Vec::new(),
+        full_influences: None,
+        morph_targets: Vec::new(),
+        default_morph_weights: Vec::new(),
+    };
+    let clip = AnimationClip {
+        name: name.clone(),
+        channels: Vec::new(),
+        start: 0.0,
+        end,
+        looping: None,
+        known_stride: None,
+        locomotion: false,
+    };
+    Ok(Rig {
+        name,
+        nodes: vec![Node { name: "sequence".into(), parent: None, rest: Transform::IDENTITY }],
+        meshes: vec![mesh],
+        clips: vec![clip],
+        notes,
+        streamed_body: Some(StreamedBody {
+            frames,
+            clips: vec![StreamedClip { first: 0, last: count.saturating_sub(1), fps, wraps: false }],
+        }),
+        ..Rig::default()
+    })
+}
+
+/// The frames of a [`MeshSequence`], in memory.
+struct InMemoryFrames {
+    positions: Vec<Vec<Vec3>>,
+    normals: Option<Vec<Vec<Vec3>>>,
+    indices: Vec<u32>,
+}
+
+impl BodyFrames for InMemoryFrames {
+    fn frame_count(&self) -> usize {
+        self.positions.len()
+    }
+
+    fn vertex_count(&self) -> usize {
+        self.positions.first().map_or(0, Vec::len)
+    }
+
+    fn frame_bytes(&self) -> u64 {
+        self.vertex_count() as u64 * 24
+    }
+
+    fn read_frame(&self, k: usize) -> Result<BodyFrame> {
+        let Some(positions) = self.positions.get(k) else {
+            return Err(invalid(
+                format!("sequence frame {k}"),
+                format!("past its {} frames", self.positions.len()),
+            ));
+        };
+        let normals = match &self.normals {
+            Some(all) => all[k].iter().map(|v| v.try_normalize().unwrap_or(Vec3::Y)).collect(),
+            None => smooth_normals(positions, &self.indices),
+        };
+        Ok(BodyFrame { positions: positions.clone(), normals })
     }
 }
 
@@ -543,128 +675,309 @@ fn read_gltf(path: &Path, max_memory: u64) -> Result<Frame> {
     })
 }
 
-/// Reads a sequence folder ([`sequence_files`]) into a [`MeshSequence`] named after the folder.
-///
-/// # Errors
-/// [`BakeError::Io`] for an unreadable folder or file; [`BakeError::InvalidInput`] naming the file for
-/// a frame that does not parse or whose topology (vertex count or triangles) differs from frame 0's;
-/// [`BakeError::OverBudget`] past `options.max_memory`; glTF import errors for glTF frames.
-pub fn read_sequence(dir: &Path, options: &SequenceOptions) -> Result<MeshSequence> {
-    let (files, others) = list_frames(dir)?;
-    if files.len() > MAX_SEQUENCE_FRAMES {
-        return Err(invalid(
-            format!("sequence folder {}", dir.display()),
-            format!(
-                "has {} frame files; at most {MAX_SEQUENCE_FRAMES} bake as one soft-body clip",
-                files.len()
-            ),
-        ));
-    }
-    let mut budget = Budget { used: 0, limit: options.max_memory };
-    let frames = files.len() as u64;
-    budget
-        .charge("the weights channel", frames.saturating_mul(frames.saturating_sub(1)).saturating_mul(4))?;
-    let name = dir
-        .canonicalize()
-        .ok()
-        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "sequence".into());
-    let mut sequence = MeshSequence {
-        name,
-        positions: Vec::with_capacity(files.len()),
-        normals: Some(Vec::with_capacity(files.len())),
-        uvs: None,
-        indices: Vec::new(),
-        fps: options.fps,
-        notes: Vec::new(),
-    };
-    // Each frame's notes, in first-seen order: (note, first file, frames with it).
-    let mut frame_notes: Vec<(String, String, usize)> = Vec::new();
-    let mut with_normals = 0usize;
-    for (k, file) in files.iter().enumerate() {
-        let frame = match frame_kind(file) {
-            Some(FrameKind::Obj) => {
-                let len = std::fs::metadata(file)
-                    .map_err(|e| BakeError::Io { path: file.clone(), source: e })?
-                    .len();
-                budget.charge(&file_name(file), len)?;
-                let bytes = read_bounded(file, len)?;
-                read_obj(file, &bytes)?
-            }
-            _ => read_gltf(file, options.max_memory.saturating_sub(budget.used))?,
-        };
-        // Positions, normals and the morph deltas made from them: about 48 bytes per vertex per frame.
-        budget.charge(&file_name(file), frame.positions.len() as u64 * 48)?;
-        if k == 0 {
-            sequence.indices = frame.indices;
-            sequence.uvs = frame.uvs;
-        } else if frame.indices != sequence.indices {
-            let first = frame.indices.iter().zip(&sequence.indices).position(|(a, b)| a != b);
+/// A sequence folder ([`sequence_files`]), checked and ready to stream: it holds frame 0's topology and
+/// texture coordinates, and reads any frame again from its file ([`BodyFrames`]).
+#[derive(Debug, Clone)]
+pub struct SequenceFolder {
+    name: String,
+    fps: f32,
+    files: Vec<PathBuf>,
+    indices: Vec<u32>,
+    uvs: Option<Vec<Vec2>>,
+    vertex_count: usize,
+    /// Whether every frame has normals (else every frame's are recomputed).
+    source_normals: bool,
+    /// The largest file plus its decoded frame, bytes.
+    frame_bytes: u64,
+    max_memory: u64,
+    notes: Vec<String>,
+}
+
+/// What checking one frame file found.
+struct FrameCheck {
+    notes: Vec<String>,
+    normals: bool,
+    bytes: u64,
+}
+
+impl SequenceFolder {
+    /// Lists `dir`'s frame files and reads every one once to check it (in parallel, a frame per
+    /// task, nothing kept but frame 0's triangles and texture coordinates): the same vertex count
+    /// and triangles as frame 0, finite positions and normals. The notes say what the files had that
+    /// the sequence leaves out (once per kind, with the first file and the count of frames).
+    ///
+    /// # Errors
+    /// [`BakeError::Io`] for an unreadable folder or file; [`BakeError::InvalidInput`] naming the file
+    /// for a frame that does not parse or whose topology differs from frame 0's;
+    /// [`BakeError::OverBudget`] when the frames read at once would exceed `options.max_memory`;
+    /// glTF import errors for glTF frames; [`BakeError::InvalidOption`] (`--fps`) for a bad rate.
+    pub fn open(dir: &Path, options: &SequenceOptions) -> Result<SequenceFolder> {
+        let (files, others) = list_frames(dir)?;
+        if files.len() > MAX_SEQUENCE_FRAMES {
             return Err(invalid(
-                format!("{}", file.display()),
+                format!("sequence folder {}", dir.display()),
+                format!(
+                    "has {} frame files; at most {MAX_SEQUENCE_FRAMES} bake as one soft-body clip",
+                    files.len()
+                ),
+            ));
+        }
+        let name = dir
+            .canonicalize()
+            .ok()
+            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "sequence".into());
+        // Frame 0 fixes the topology; frames are read a few at a time (one per thread).
+        let threads = rayon::current_num_threads().max(1) as u64;
+        let per_read = options.max_memory / threads;
+        let (first, first_bytes) = read_frame_file(&files[0], per_read)?;
+        let mut folder = SequenceFolder {
+            name,
+            fps: options.fps,
+            vertex_count: first.positions.len(),
+            indices: first.indices,
+            uvs: first.uvs,
+            source_normals: first.normals.is_some(),
+            frame_bytes: first_bytes,
+            max_memory: per_read,
+            notes: Vec::new(),
+            files,
+        };
+        // The rate, the triangles and frame 0's values, checked as a one-frame sequence.
+        MeshSequence {
+            name: folder.name.clone(),
+            positions: vec![first.positions],
+            normals: first.normals.map(|n| vec![n]),
+            uvs: folder.uvs.clone(),
+            indices: folder.indices.clone(),
+            fps: folder.fps,
+            notes: Vec::new(),
+        }
+        .validate()
+        .map_err(|e| match e {
+            BakeError::InvalidInput { problem, .. } => {
+                invalid(format!("{}", folder.files[0].display()), problem)
+            }
+            other => other,
+        })?;
+        let checks: Vec<Result<FrameCheck>> = (1..folder.files.len())
+            .into_par_iter()
+            .map(|k| {
+                let (frame, bytes) = folder.checked_frame(k)?;
+                Ok(FrameCheck { notes: frame.notes, normals: frame.normals.is_some(), bytes })
+            })
+            .collect();
+        let mut frame_notes: Vec<(String, String, usize)> = Vec::new();
+        let mut add_notes = |notes: Vec<String>, file: &Path| {
+            for note in notes {
+                match frame_notes.iter_mut().find(|(n, _, _)| *n == note) {
+                    Some(seen) => seen.2 += 1,
+                    None => frame_notes.push((note, file_name(file), 1)),
+                }
+            }
+        };
+        add_notes(first.notes, &folder.files[0]);
+        let mut with_normals = usize::from(folder.source_normals);
+        for (k, check) in checks.into_iter().enumerate() {
+            let check = check?;
+            add_notes(check.notes, &folder.files[k + 1]);
+            with_normals += usize::from(check.normals);
+            folder.frame_bytes = folder.frame_bytes.max(check.bytes);
+        }
+        let frames = folder.files.len();
+        folder.source_normals = with_normals == frames;
+        if !others.is_empty() {
+            let shown: Vec<&str> = others.iter().take(3).map(String::as_str).collect();
+            folder.notes.push(format!(
+                "{}: {} entries that are not frame files left out ({}{})",
+                dir.display(),
+                others.len(),
+                shown.join(", "),
+                if others.len() > 3 { ", ..." } else { "" }
+            ));
+        }
+        for (note, first, count) in frame_notes {
+            let more = if count > 1 { format!(" (and {} more frames)", count - 1) } else { String::new() };
+            folder.notes.push(format!("{first}{more}: {note}"));
+        }
+        if with_normals > 0 && with_normals < frames {
+            folder.notes.push(format!(
+                "{}: {with_normals} of {frames} frames have normals; the normals of every frame are recomputed instead",
+                dir.display()
+            ));
+        }
+        Ok(folder)
+    }
+
+    /// The sequence's name (the folder's).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The frame files, in frame order.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// What the files had that the sequence leaves out, one line each.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// The rig that bakes this folder, streaming its frames from the files (see the module docs).
+    ///
+    /// # Errors
+    /// Frame 0's read errors (the file changed since [`SequenceFolder::open`]).
+    pub fn into_rig(self) -> Result<Rig> {
+        let (name, fps, uvs, indices, notes) =
+            (self.name.clone(), self.fps, self.uvs.clone(), self.indices.clone(), self.notes.clone());
+        streamed_rig(name, fps, uvs, indices, notes, Arc::new(self))
+    }
+
+    /// Reads frame `k`'s file and checks it against frame 0: the same vertex count and triangles,
+    /// finite positions and normals. Returns the frame and the bytes the read held.
+    fn checked_frame(&self, k: usize) -> Result<(Frame, u64)> {
+        let file = &self.files[k];
+        let (frame, bytes) = read_frame_file(file, self.max_memory)?;
+        let part = || format!("{}", file.display());
+        let n = self.vertex_count;
+        if frame.positions.len() != n {
+            return Err(invalid(
+                part(),
+                format!(
+                    "has {} vertices, frame 0 ({}) has {n}: a soft-body sequence needs the same topology in every frame",
+                    frame.positions.len(),
+                    file_name(&self.files[0])
+                ),
+            ));
+        }
+        if frame.indices != self.indices {
+            let first = frame.indices.iter().zip(&self.indices).position(|(a, b)| a != b);
+            return Err(invalid(
+                part(),
                 match first {
                     Some(i) => format!(
                         "triangle {} differs from frame 0's ({} in {}): a soft-body sequence needs the same topology \
                          in every frame",
                         i / 3,
                         file_name(file),
-                        file_name(&files[0])
+                        file_name(&self.files[0])
                     ),
                     None => format!(
                         "has {} triangles, frame 0 has {}: a soft-body sequence needs the same topology in every frame",
                         frame.indices.len() / 3,
-                        sequence.indices.len() / 3
+                        self.indices.len() / 3
                     ),
                 },
             ));
         }
-        for note in frame.notes {
-            match frame_notes.iter_mut().find(|(n, _, _)| *n == note) {
-                Some(seen) => seen.2 += 1,
-                None => frame_notes.push((note, file_name(file), 1)),
+        if let Some(v) = frame.positions.iter().position(|p| !p.is_finite()) {
+            return Err(invalid(part(), format!("vertex {v} is not finite")));
+        }
+        if let Some(normals) = &frame.normals
+            && normals.iter().any(|v| !v.is_finite())
+        {
+            return Err(invalid(part(), format!("needs {n} finite normals")));
+        }
+        Ok((frame, bytes))
+    }
+}
+
+impl BodyFrames for SequenceFolder {
+    fn frame_count(&self) -> usize {
+        self.files.len()
+    }
+
+    fn vertex_count(&self) -> usize {
+        self.vertex_count
+    }
+
+    fn frame_bytes(&self) -> u64 {
+        self.frame_bytes
+    }
+
+    fn read_frame(&self, k: usize) -> Result<BodyFrame> {
+        if k >= self.files.len() {
+            return Err(invalid(
+                format!("sequence \"{}\" frame {k}", self.name),
+                format!("past its {} frames", self.files.len()),
+            ));
+        }
+        let (frame, _) = self.checked_frame(k)?;
+        let normals = match frame.normals {
+            Some(n) if self.source_normals => {
+                n.iter().map(|v| v.try_normalize().unwrap_or(Vec3::Y)).collect()
             }
+            _ => smooth_normals(&frame.positions, &self.indices),
+        };
+        Ok(BodyFrame { positions: frame.positions, normals })
+    }
+}
+
+/// Reads one frame file (OBJ within `max_memory` bytes, or glTF under that budget): the frame and
+/// about the bytes the read held (the file and 48 bytes per vertex).
+fn read_frame_file(file: &Path, max_memory: u64) -> Result<(Frame, u64)> {
+    match frame_kind(file) {
+        Some(FrameKind::Obj) => {
+            let len = std::fs::metadata(file)
+                .map_err(|e| BakeError::Io { path: file.to_path_buf(), source: e })?
+                .len();
+            let mut budget = Budget { used: 0, limit: max_memory };
+            budget.charge(&file_name(file), len)?;
+            let bytes = read_bounded(file, len)?;
+            let frame = read_obj(file, &bytes)?;
+            let decoded = frame.positions.len() as u64 * 48;
+            budget.charge(&file_name(file), decoded)?;
+            Ok((frame, len + decoded))
         }
-        with_normals += usize::from(frame.normals.is_some());
-        match (&mut sequence.normals, frame.normals) {
-            (Some(all), Some(n)) => all.push(n),
-            (normals, _) => *normals = None,
+        _ => {
+            let len = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+            let frame = read_gltf(file, max_memory)?;
+            let decoded = frame.positions.len() as u64 * 48;
+            Ok((frame, len + decoded))
         }
-        sequence.positions.push(frame.positions);
     }
-    if !others.is_empty() {
-        let shown: Vec<&str> = others.iter().take(3).map(String::as_str).collect();
-        sequence.notes.push(format!(
-            "{}: {} entries that are not frame files left out ({}{})",
-            dir.display(),
-            others.len(),
-            shown.join(", "),
-            if others.len() > 3 { ", ..." } else { "" }
-        ));
-    }
-    for (note, first, count) in frame_notes {
-        let more = if count > 1 { format!(" (and {} more frames)", count - 1) } else { String::new() };
-        sequence.notes.push(format!("{first}{more}: {note}"));
-    }
-    if with_normals > 0 && with_normals < files.len() {
-        sequence.notes.push(format!(
-            "{}: {with_normals} of {} frames have normals; the normals of every frame are recomputed instead",
-            dir.display(),
-            files.len()
-        ));
-    }
-    sequence.validate().map_err(|e| match e {
-        // Name the file of a bad frame.
-        BakeError::InvalidInput { part, problem } => {
-            let k: Option<usize> = part.rsplit(' ').next().and_then(|s| s.parse().ok());
-            match k.and_then(|k| files.get(k)) {
-                Some(file) => invalid(format!("{}", file.display()), problem),
-                None => invalid(part, problem),
-            }
+}
+
+/// Reads a sequence folder ([`sequence_files`]) into a [`MeshSequence`] named after the folder, every
+/// frame in memory ([`SequenceFolder::open`], then each frame again); [`sequence_rig`] bakes a folder
+/// without holding its frames.
+///
+/// # Errors
+/// As [`SequenceFolder::open`]; [`BakeError::OverBudget`] when the frames exceed `options.max_memory`.
+pub fn read_sequence(dir: &Path, options: &SequenceOptions) -> Result<MeshSequence> {
+    let folder = SequenceFolder::open(dir, options)?;
+    let mut budget = Budget { used: 0, limit: options.max_memory };
+    let mut positions = Vec::with_capacity(folder.files.len());
+    let mut normals = folder.source_normals.then(|| Vec::with_capacity(folder.files.len()));
+    for k in 0..folder.files.len() {
+        // Positions and normals: 24 bytes per vertex per frame.
+        budget.charge(&file_name(&folder.files[k]), folder.vertex_count as u64 * 24)?;
+        let frame = folder.read_frame(k)?;
+        if let Some(all) = &mut normals {
+            all.push(frame.normals);
         }
-        other => other,
-    })?;
-    Ok(sequence)
+        positions.push(frame.positions);
+    }
+    Ok(MeshSequence {
+        name: folder.name,
+        positions,
+        normals,
+        uvs: folder.uvs,
+        indices: folder.indices,
+        fps: folder.fps,
+        notes: folder.notes,
+    })
+}
+
+/// The rig of a sequence folder that streams its frames from the files ([`SequenceFolder::open`],
+/// then [`SequenceFolder::into_rig`]).
+///
+/// # Errors
+/// As [`SequenceFolder::open`].
+pub fn sequence_rig(dir: &Path, options: &SequenceOptions) -> Result<Rig> {
+    SequenceFolder::open(dir, options)?.into_rig()
 }
 
 /// Parses `bytes` as one OBJ frame (see [`read_sequence`] for what is read) into a one-frame
@@ -726,7 +1039,7 @@ mod tests {
         let mut seq = crate::procgen::cloth_sequence();
         seq.positions.truncate(20);
         seq.normals.as_mut().unwrap().truncate(20);
-        let mut rig = seq.clone().into_rig().unwrap();
+        let mut rig = seq.clone().into_morph_rig().unwrap();
         rig.clips[0].channels[0].interpolation = KeyInterpolation::Step;
         let glb = crate::export::export_glb(&rig).unwrap();
         let imported = crate::gltf_import::import_slice(&glb, None, "cache").unwrap();
@@ -921,7 +1234,7 @@ mod tests {
                 normals: seq.normals.as_ref().map(|n| vec![n[k].clone()]),
                 ..seq.clone()
             }
-            .into_rig()
+            .into_morph_rig()
             .unwrap();
             rig.clips.clear();
             crate::export::write_glb(&rig, &dir.join(format!("f{k}.glb"))).unwrap();

@@ -25,7 +25,7 @@ use rayon::prelude::*;
 
 use vat_core::encoding::Packed64Encoder;
 
-use crate::rig::{MAX_INFLUENCES, Mesh, MeshBinding, MeshRole, Rig};
+use crate::rig::{MAX_INFLUENCES, Mesh, MeshBinding, MeshRole, Rig, StreamedBody};
 use crate::sample::{Pose, global_matrices, rest_pose, sample_pose};
 use crate::{BakeError, Result};
 
@@ -723,20 +723,110 @@ fn skin_frame(
 /// Frames are computed in parallel (rayon), each by one thread in a fixed order, so the output is
 /// bit-identical whatever the thread count. A clip index out of range is a caller bug: it panics in
 /// debug builds and skins the rest pose in release builds.
+///
+/// A rig with a [`Rig::streamed_body`] reads its frames from the source instead
+/// ([`streamed_frame`]).
+///
+/// # Errors
+/// Only for a streamed body: [`streamed_frame`]'s.
 pub fn skin_clip_frames(
     rig: &Rig,
     set: &VertexSet,
     samples: &[(usize, f32)],
     with_tangents: bool,
-) -> Vec<SkinnedFrame> {
+) -> Result<Vec<SkinnedFrame>> {
+    if let Some(body) = &rig.streamed_body {
+        return samples
+            .par_iter()
+            .map(|&(clip, time)| streamed_frame(rig, body, set, clip, time, with_tangents))
+            .collect();
+    }
     let plan = SkinPlan::new(set);
-    samples
+    Ok(samples
         .par_iter()
         .map(|&(clip, time)| {
             let frame = FramePose::sample(rig, set, clip, time);
             skin_frame(set, &plan, &frame.bones, &frame.morph_weights, with_tangents)
         })
-        .collect()
+        .collect())
+}
+
+/// The frame of a streamed body ([`Rig::streamed_body`]) at `(clip, absolute time)`, in the order
+/// of `set` (a vertex set of `rig`, possibly reordered: each vertex is read from its
+/// [`VertexSet::sources`] entry): the source frame the time lands on, or the linear blend of the two
+/// it falls between ([`crate::rig::StreamedClip::frames_at`]; normals renormalised). Holds at most
+/// two source frames at a time.
+///
+/// # Errors
+/// [`BakeError::InvalidInput`] for a clip index out of range, a set that is not the streamed body's
+/// (other vertex count or meshes), tangents asked of a set that has them (a streamed body has no
+/// tangent frames), or a frame whose size differs; the source's own read errors.
+pub fn streamed_frame(
+    rig: &Rig,
+    body: &StreamedBody,
+    set: &VertexSet,
+    clip: usize,
+    time: f32,
+    with_tangents: bool,
+) -> Result<SkinnedFrame> {
+    let (Some(c), Some(map)) = (rig.clips.get(clip), body.clips.get(clip)) else {
+        return Err(invalid(
+            format!("sample of clip {clip}"),
+            format!("the rig has {} clips ({} streamed)", rig.clips.len(), body.clips.len()),
+        ));
+    };
+    if with_tangents && set.tangents.is_some() {
+        return Err(invalid(
+            format!("rig \"{}\"", rig.name),
+            "a streamed mesh sequence has no tangent frames (bake it without --tangents)",
+        ));
+    }
+    let source_vertices = body.frames.vertex_count();
+    if set.sources.len() != set.vertex_count()
+        || set.sources.iter().any(|s| s.mesh != 0 || s.vertex as usize >= source_vertices)
+    {
+        return Err(invalid(
+            format!("rig \"{}\"", rig.name),
+            format!(
+                "its vertex set ({} vertices) is not the streamed body's one mesh of {source_vertices} vertices",
+                set.vertex_count()
+            ),
+        ));
+    }
+    let (a, b, w) = map.frames_at(time - c.start);
+    let read = |k: usize| -> Result<crate::rig::BodyFrame> {
+        let frame = body.frames.read_frame(k)?;
+        if frame.positions.len() != source_vertices || frame.normals.len() != source_vertices {
+            return Err(invalid(
+                format!("rig \"{}\" frame {k}", rig.name),
+                format!(
+                    "has {} positions and {} normals; the sequence has {source_vertices} vertices",
+                    frame.positions.len(),
+                    frame.normals.len()
+                ),
+            ));
+        }
+        Ok(frame)
+    };
+    let fa = read(a)?;
+    let fb = if w == 0.0 || a == b { None } else { Some(read(b)?) };
+    let mut positions = Vec::with_capacity(set.vertex_count());
+    let mut normals = Vec::with_capacity(set.vertex_count());
+    for s in &set.sources {
+        let v = s.vertex as usize;
+        match &fb {
+            None => {
+                positions.push(fa.positions[v]);
+                normals.push(fa.normals[v]);
+            }
+            Some(fb) => {
+                positions.push(fa.positions[v] + (fb.positions[v] - fa.positions[v]) * w);
+                let n = fa.normals[v] + (fb.normals[v] - fa.normals[v]) * w;
+                normals.push(n.try_normalize().unwrap_or(fa.normals[v]));
+            }
+        }
+    }
+    Ok(SkinnedFrame { positions, normals, tangents: None })
 }
 
 /// [`skin_clip_frames`] into frame-major flat arrays, the layout vat-core's
@@ -769,6 +859,24 @@ pub fn skin_frames_into(
     check_samples(rig, samples)?;
     if n == 0 {
         return Ok(());
+    }
+    if let Some(body) = &rig.streamed_body {
+        let with_tangents = tangents.is_some();
+        let frame = |&(clip, time): &(usize, f32), p: &mut [[f32; 3]], nrm: &mut [[f32; 3]]| -> Result<()> {
+            let f = streamed_frame(rig, body, set, clip, time, with_tangents)?;
+            for ((out_p, out_n), (sp, sn)) in
+                p.iter_mut().zip(nrm.iter_mut()).zip(f.positions.iter().zip(&f.normals))
+            {
+                *out_p = sp.to_array();
+                *out_n = sn.to_array();
+            }
+            Ok(())
+        };
+        return positions
+            .par_chunks_mut(n)
+            .zip(normals.par_chunks_mut(n))
+            .zip(samples.par_iter())
+            .try_for_each(|((p, nrm), s)| frame(s, p, nrm));
     }
     let plan = SkinPlan::new(set);
     let frame =
@@ -933,11 +1041,11 @@ pub fn skinned_bounds(rig: &Rig, set: &VertexSet, samples: &[(usize, f32)]) -> R
     let plan = SkinPlan::new(set);
     let per_frame: Vec<FrameBounds> = samples
         .par_iter()
-        .map(|&(clip, time)| {
-            let pose = FramePose::sample(rig, set, clip, time);
-            frame_bounds(set, &plan, &pose)
+        .map(|&(clip, time)| match &rig.streamed_body {
+            Some(body) => Ok(FrameBounds::of(&streamed_frame(rig, body, set, clip, time, false)?.positions)),
+            None => Ok(frame_bounds(set, &plan, &FramePose::sample(rig, set, clip, time))),
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let all = FrameBounds::merge(&per_frame);
     Ok((all.min, all.max))
 }
@@ -954,6 +1062,15 @@ pub(crate) struct FrameBounds {
 }
 
 impl FrameBounds {
+    /// The bounds of `positions`.
+    pub(crate) fn of(positions: &[Vec3]) -> FrameBounds {
+        positions
+            .iter()
+            .fold(FrameBounds { min: Vec3::INFINITY, max: Vec3::NEG_INFINITY, finite: true }, |a, p| {
+                FrameBounds { min: a.min.min(*p), max: a.max.max(*p), finite: a.finite && p.is_finite() }
+            })
+    }
+
     /// The bounds of all of `frames`, merged in order.
     pub(crate) fn merge(frames: &[FrameBounds]) -> FrameBounds {
         frames
@@ -1987,7 +2104,7 @@ mod tests {
         let set = VertexSet::from_rig(&rig).unwrap();
         let run = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            pool.install(|| skin_clip_frames(&rig, &set, &samples(), true))
+            pool.install(|| skin_clip_frames(&rig, &set, &samples(), true).unwrap())
         };
         let one = run(1);
         let four = run(4);
@@ -2003,7 +2120,7 @@ mod tests {
         let rig = animated_rig();
         let set = VertexSet::from_rig(&rig).unwrap();
         let samples = samples();
-        let frames = skin_clip_frames(&rig, &set, &samples, true);
+        let frames = skin_clip_frames(&rig, &set, &samples, true).unwrap();
         let len = samples.len() * set.vertex_count();
         let (mut p, mut n, mut t) = (vec![[0.0f32; 3]; len], vec![[0.0f32; 3]; len], vec![[0.0f32; 4]; len]);
         skin_frames_into(&rig, &set, &samples, &mut p, &mut n, Some(&mut t)).unwrap();
@@ -2031,7 +2148,7 @@ mod tests {
         let set = VertexSet::from_rig(&rig).unwrap();
         let (lo, hi) = skinned_bounds(&rig, &set, &samples()).unwrap();
         let mut want = (Vec3::INFINITY, Vec3::NEG_INFINITY);
-        for f in skin_clip_frames(&rig, &set, &samples(), false) {
+        for f in skin_clip_frames(&rig, &set, &samples(), false).unwrap() {
             for p in f.positions {
                 want = (want.0.min(p), want.1.max(p));
             }
@@ -2095,7 +2212,7 @@ mod tests {
         // After Gram-Schmidt in f32 the residual dot product and the length error are a few
         // roundings (2^-24 each) of unit quantities: the subtraction, the dot and the normalisation.
         let bound = 8.0 * f32::EPSILON;
-        for frame in skin_clip_frames(&rig, &set, &samples(), true) {
+        for frame in skin_clip_frames(&rig, &set, &samples(), true).unwrap() {
             for (n, t) in frame.normals.iter().zip(frame.tangents.unwrap()) {
                 assert!(n.dot(t.truncate()).abs() <= bound, "{n} . {t}");
                 assert!((t.truncate().length() - 1.0).abs() <= bound && (n.length() - 1.0).abs() <= bound);
@@ -2114,8 +2231,8 @@ mod tests {
         let order: Vec<u32> = (0..n).map(|i| ((i * 37 + 5) % n) as u32).collect();
         let mut remapped = set.clone();
         remapped.remap(&order).unwrap();
-        let before = skin_clip_frames(&rig, &set, &samples(), true);
-        let after = skin_clip_frames(&rig, &remapped, &samples(), true);
+        let before = skin_clip_frames(&rig, &set, &samples(), true).unwrap();
+        let after = skin_clip_frames(&rig, &remapped, &samples(), true).unwrap();
         for (b, a) in before.iter().zip(&after) {
             let permuted = SkinnedFrame {
                 positions: order.iter().map(|&o| b.positions[o as usize]).collect(),

@@ -336,16 +336,16 @@ fn load_rig(
             if skin.is_some() {
                 bail!("{}: --skin does not apply to a mesh sequence", dir.display());
             }
-            let sequence = vat_bake::sequence::read_sequence(
+            let rig = vat_bake::sequence::sequence_rig(
                 dir,
                 &vat_bake::sequence::SequenceOptions { fps, max_memory },
             )
             .with_context(|| format!("{}: cannot read the mesh sequence", dir.display()))?;
-            let frames = sequence.frame_count();
-            let rig = sequence
-                .into_rig()
-                .with_context(|| format!("{}: cannot bake the mesh sequence", dir.display()))?;
-            eprintln!("note: {}: {frames} frames at {fps} fps (soft-body)", dir.display());
+            let frames = rig.streamed_body.as_ref().map_or(0, |b| b.frames.frame_count());
+            eprintln!(
+                "note: {}: {frames} frames at {fps} fps (soft-body, streamed from the files)",
+                dir.display()
+            );
             Ok(rig)
         }
         RigSource::Procedural(name) => match procgen::by_name(name) {

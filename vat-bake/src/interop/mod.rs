@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use glam::Vec3;
 use serde_json::Value;
 
-use crate::rig::{AnimationClip, Channel, ChannelTarget, KeyInterpolation, Rig};
+use crate::rig::{AnimationClip, Rig, StreamedClip};
 use crate::sequence::MeshSequence;
 use crate::{BakeError, Result};
 
@@ -68,10 +68,9 @@ pub struct ImportedBake {
 }
 
 impl ImportedBake {
-    /// The rig that bakes this import: the sequence's rig ([`MeshSequence::into_rig`]) with one
-    /// clip per [`ImportedClip`]. Each clip is a LINEAR morph-weights channel over its own frames
-    /// (frame `k` of the bake is morph target `k - 1`, frame 0 the rest pose), keyed at
-    /// `(k - first) / fps`; a looping clip gets one more key, its first frame again at
+    /// The rig that bakes this import: the sequence's streamed rig ([`MeshSequence::into_rig`]) with
+    /// one clip per [`ImportedClip`], each playing its own frames ([`StreamedClip`]): source frame
+    /// `first + i` at `i / fps` seconds; a looping clip lasts one frame more, its first frame again at
     /// `frames / fps`, so vat's looping clip (which stores `round(duration * fps)` frames and wraps)
     /// holds every source frame and wraps from the last back to the first, as the source plays it.
     /// Its looping flag is the source's.
@@ -81,7 +80,6 @@ impl ImportedBake {
     /// with a bad rate.
     pub fn to_rig(&self) -> Result<Rig> {
         let frames = self.sequence.frame_count();
-        let targets = frames.saturating_sub(1);
         for c in &self.clips {
             if c.first > c.last || c.last >= frames || !(c.fps.is_finite() && c.fps > 0.0) {
                 return Err(BakeError::InvalidInput {
@@ -95,50 +93,36 @@ impl ImportedBake {
         }
         let mut rig = self.sequence.clone().into_rig()?;
         rig.notes.extend(self.notes.iter().cloned());
-        let weights_of = |k: usize, values: &mut Vec<f32>| {
-            let at = values.len();
-            values.resize(at + targets, 0.0);
-            if k > 0 {
-                values[at + k - 1] = 1.0;
-            }
-        };
+        let time = |i: usize, fps: f32| (i as f64 / f64::from(fps)) as f32;
         rig.clips = self
             .clips
             .iter()
             .map(|c| {
-                let mut times = Vec::with_capacity(c.frame_count() + 1);
-                let mut values = Vec::with_capacity((c.frame_count() + 1) * targets);
-                let time = |i: usize| (i as f64 / f64::from(c.fps)) as f32;
-                for (i, k) in (c.first..=c.last).enumerate() {
-                    times.push(time(i));
-                    weights_of(k, &mut values);
-                }
-                if c.looping && c.frame_count() > 1 {
-                    times.push(time(c.frame_count()));
-                    weights_of(c.first, &mut values);
-                }
-                let end = times.last().copied().unwrap_or(0.0);
-                let channels = if targets == 0 {
-                    Vec::new()
-                } else {
-                    vec![Channel {
-                        target: ChannelTarget::MorphWeights(0),
-                        interpolation: KeyInterpolation::Linear,
-                        times,
-                        values,
-                    }]
-                };
+                let wraps = c.looping && c.frame_count() > 1;
+                let keys = if wraps { c.frame_count() } else { c.frame_count() - 1 };
                 AnimationClip {
                     name: c.name.clone(),
-                    channels,
+                    channels: Vec::new(),
                     start: 0.0,
-                    end,
+                    end: time(keys, c.fps),
                     looping: Some(c.looping),
                     known_stride: None,
                     locomotion: false,
                 }
             })
             .collect();
+        if let Some(body) = &mut rig.streamed_body {
+            body.clips = self
+                .clips
+                .iter()
+                .map(|c| StreamedClip {
+                    first: c.first,
+                    last: c.last,
+                    fps: c.fps,
+                    wraps: c.looping && c.frame_count() > 1,
+                })
+                .collect();
+        }
         Ok(rig)
     }
 
