@@ -302,6 +302,48 @@ impl MeshSequence {
     }
 }
 
+/// The rig of a mesh sequence whose frames come from `frames` (see the module docs): frame 0 as the
+/// rest mesh, the triangle list `indices` (into the frames' vertices) and texture coordinates `uvs`
+/// (one per vertex, static), and one clip named `name` over every frame at `fps` frames per second;
+/// `notes` become [`Rig::notes`]. This is how a host streams its own simulation cache into a bake:
+/// implement [`BodyFrames`] over it.
+///
+/// # Errors
+/// [`BakeError::InvalidOption`] (`--fps`) for a rate that is not positive and finite;
+/// [`BakeError::InvalidInput`] for no frames, no vertices, an index out of range or a partial
+/// triangle, texture coordinates of another count, or frame 0's read error.
+pub fn rig_from_frames(
+    name: String,
+    fps: f32,
+    uvs: Option<Vec<Vec2>>,
+    indices: Vec<u32>,
+    notes: Vec<String>,
+    frames: Arc<dyn BodyFrames>,
+) -> Result<Rig> {
+    if frames.frame_count() == 0 {
+        return Err(invalid(format!("sequence \"{name}\""), "has no frames"));
+    }
+    let first = frames.read_frame(0)?;
+    // Frame 0, the triangles, the texture coordinates and the rate, checked as a one-frame sequence.
+    MeshSequence {
+        name: name.clone(),
+        positions: vec![first.positions],
+        normals: Some(vec![first.normals]),
+        uvs: uvs.clone(),
+        indices: indices.clone(),
+        fps,
+        notes: Vec::new(),
+    }
+    .validate()?;
+    if frames.vertex_count() != frames.read_frame(0)?.positions.len() {
+        return Err(invalid(
+            format!("sequence \"{name}\""),
+            format!("says it has {} vertices; its frame 0 has another count", frames.vertex_count()),
+        ));
+    }
+    streamed_rig(name, fps, uvs, indices, notes, frames)
+}
+
 /// The streamed rig of a sequence (see the module docs): frame 0 of `frames` as the rest mesh, one clip
 /// over every frame at `fps`.
 fn streamed_rig(
@@ -954,9 +996,11 @@ pub fn read_sequence(dir: &Path, options: &SequenceOptions) -> Result<MeshSequen
     for k in 0..folder.files.len() {
         // Positions and normals: 24 bytes per vertex per frame.
         budget.charge(&file_name(&folder.files[k]), folder.vertex_count as u64 * 24)?;
-        let frame = folder.read_frame(k)?;
-        if let Some(all) = &mut normals {
-            all.push(frame.normals);
+        // As read (the normals unnormalised, or recomputed later from the positions), so the
+        // sequence bakes exactly as the folder does.
+        let (frame, _) = folder.checked_frame(k)?;
+        if let (Some(all), Some(n)) = (&mut normals, frame.normals) {
+            all.push(n);
         }
         positions.push(frame.positions);
     }
@@ -1140,6 +1184,94 @@ mod tests {
             assert!(report.passed, "{report:#?}");
             let _ = std::fs::remove_dir_all(&dir);
         }
+    }
+
+    /// The folder's streamed rig bakes to exactly the bytes of the same frames held in memory, and
+    /// reads every frame file again per pass instead of keeping them.
+    #[test]
+    fn a_streamed_folder_bakes_the_bytes_of_its_frames_in_memory() {
+        let mut seq = crate::procgen::cloth_sequence();
+        seq.positions.truncate(16);
+        seq.normals.as_mut().unwrap().truncate(16);
+        let dir = scratch("streamed");
+        crate::testdata::write_obj_frames(&seq, &dir, true);
+        let options = SequenceOptions::default();
+        let streamed = sequence_rig(&dir, &options).unwrap();
+        let in_memory = read_sequence(&dir, &options).unwrap().into_rig().unwrap();
+        assert!(streamed.meshes[0].morph_targets.is_empty() && streamed.clips[0].channels.is_empty());
+        let bake_options = BakeOptions { lods: crate::lods::LodOptions::Count(2), ..Default::default() };
+        let a = prepare(&streamed, &bake_options).unwrap();
+        let b = prepare(&in_memory, &bake_options).unwrap();
+        assert!(a.to_vat_bytes().unwrap() == b.to_vat_bytes().unwrap(), "the two bakes differ");
+        let report = verify_prepared(&a, &streamed).unwrap();
+        assert!(report.passed, "{:?}", report.failures);
+        // Options that need a skeleton or tangent frames are refused by name.
+        for (flag, options) in [
+            ("--bones", BakeOptions { bones: true, ..bake_options.clone() }),
+            ("--tangents", BakeOptions { tangents: true, ..bake_options.clone() }),
+            ("--root-motion", BakeOptions { root_motion: true, ..bake_options.clone() }),
+        ] {
+            let e = prepare(&streamed, &options).unwrap_err().to_string();
+            assert!(e.contains(flag) && e.contains("mesh sequence"), "{flag}: {e}");
+        }
+        // glTF cannot carry the streamed frames; the morph-target form exports.
+        let e = crate::export::export_glb(&streamed).unwrap_err().to_string();
+        assert!(e.contains("into_morph_rig"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A frame file that changes between the check and the bake is an error naming it, not a
+    /// silently different bake.
+    #[test]
+    fn a_frame_file_that_changes_after_it_was_checked_fails_the_bake_naming_it() {
+        let mut seq = crate::procgen::cloth_sequence();
+        seq.positions.truncate(6);
+        seq.normals.as_mut().unwrap().truncate(6);
+        let dir = scratch("changed");
+        crate::testdata::write_obj_frames(&seq, &dir, false);
+        let rig = sequence_rig(&dir, &SequenceOptions::default()).unwrap();
+        let frame = dir.join("frame_3.obj");
+        std::fs::write(&frame, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
+        let e = prepare(&rig, &BakeOptions { lods: crate::lods::LodOptions::Count(1), ..Default::default() })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("frame_3.obj") && e.contains("same topology"), "{e}");
+        std::fs::remove_file(&frame).unwrap();
+        let e = prepare(&rig, &BakeOptions { lods: crate::lods::LodOptions::Count(1), ..Default::default() })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("frame_3.obj"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// More frames than the morph-target form allows bake through the streamed form; the morph form
+    /// refuses them by name.
+    #[test]
+    fn a_sequence_past_the_morph_limit_bakes_streamed() {
+        let frames = MAX_MORPH_SEQUENCE_FRAMES + 4;
+        let base = [Vec3::ZERO, Vec3::X, Vec3::Y];
+        let seq = MeshSequence {
+            name: "long".into(),
+            positions: (0..frames)
+                .map(|k| base.iter().map(|p| *p + Vec3::Z * (k as f32 * 1e-3)).collect())
+                .collect(),
+            normals: None,
+            uvs: None,
+            indices: vec![0, 1, 2],
+            fps: 60.0,
+            notes: Vec::new(),
+        };
+        let e = seq.clone().into_morph_rig().unwrap_err().to_string();
+        assert!(e.contains(&MAX_MORPH_SEQUENCE_FRAMES.to_string()), "{e}");
+        let rig = seq.into_rig().unwrap();
+        let bake = prepare(
+            &rig,
+            &BakeOptions { fps: 60.0, lods: crate::lods::LodOptions::Count(1), ..Default::default() },
+        )
+        .unwrap();
+        assert_eq!(bake.stats.frames as usize, frames);
+        let report = verify_prepared(&bake, &rig).unwrap();
+        assert!(report.passed, "{:?}", report.failures);
     }
 
     #[test]

@@ -238,7 +238,7 @@ fn a_mesh_sequence_folder_bakes_and_verifies_against_its_frames() {
     let bake = vat(&["bake", s(&frames), "--out", s(&out), "--fps", "24", "--lods", "2"]);
     let stderr = String::from_utf8_lossy(&bake.stderr);
     assert!(bake.status.success(), "{stderr}");
-    assert!(stderr.contains("12 frames at 24 fps (soft-body)"), "{stderr}");
+    assert!(stderr.contains("12 frames at 24 fps (soft-body, streamed from the files)"), "{stderr}");
     let verify = vat(&["verify", s(&out), "--source", s(&frames)]);
     assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stdout));
     let inspect = String::from_utf8_lossy(&vat(&["inspect", s(&out)]).stdout).into_owned();
