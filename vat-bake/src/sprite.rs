@@ -310,16 +310,35 @@ impl SpriteFrames for SpriteFolder {
     }
 }
 
-/// Counts colour channels outside `[0, 1]` and clamps them.
-fn clamp_colour(c: [f32; 4], clamped: &mut u64) -> [f32; 4] {
-    c.map(|v| {
+/// How far past `[0, 1]` a colour channel may lie and still be clamped: half a unorm8 step, the
+/// colour bound itself. 0 and 1 encode exactly, so a channel clamped from within it stays within
+/// the bound of its source value, and verifying against the clamped value is verifying against the
+/// source.
+pub const COLOUR_CLAMP_TOLERANCE: f32 = 0.5 / 255.0;
+
+/// Clamps colour channels within [`COLOUR_CLAMP_TOLERANCE`] of `[0, 1]` (counting them); refuses
+/// channels farther out (HDR or negative colours, which an unorm8 texel cannot carry) naming `at`.
+fn clamp_colour(c: [f32; 4], clamped: &mut u64, part: &str, at: &dyn Fn() -> String) -> Result<[f32; 4]> {
+    if let Some(v) = c.iter().find(|v| !(-COLOUR_CLAMP_TOLERANCE..=1.0 + COLOUR_CLAMP_TOLERANCE).contains(*v))
+    {
+        return Err(invalid(
+            part,
+            format!(
+                "{}: colour {c:?} has the channel {v} outside [0, 1]: sprite colours are stored as linear unorm8, \
+                 so HDR and negative colours are not carried; scale the colours into [0, 1] (an HDR intensity \
+                 belongs in the host's material)",
+                at()
+            ),
+        ));
+    }
+    Ok(c.map(|v| {
         if (0.0..=1.0).contains(&v) {
             v
         } else {
             *clamped += 1;
             v.clamp(0.0, 1.0)
         }
-    })
+    }))
 }
 
 /// The columns a sprite CSV must have (any order).
@@ -332,13 +351,14 @@ pub const SPRITE_CSV_COLUMNS: [&str; 9] = ["id", "x", "y", "z", "size", "r", "g"
 /// `x,y,z` the centre in metres, `size` the card's edge length in metres (`>= 0`), `r,g,b,a` linear
 /// colour. `rotation` (radians) is optional (0 without it). Other columns are ignored (one note).
 /// Fields are trimmed; empty lines are skipped; a file of only whitespace is an empty frame; a
-/// header with no rows is an empty frame. Colour values outside `[0, 1]` are clamped (one note
-/// counting them).
+/// header with no rows is an empty frame. Colour values within [`COLOUR_CLAMP_TOLERANCE`] outside
+/// `[0, 1]` are clamped (one note counting them); farther out (HDR, negative) they are refused.
 ///
 /// # Errors
 /// [`BakeError::InvalidInput`] naming `part` and the line: a missing or repeated column, a row with
 /// the wrong number of fields, a field that is not a number (or not a `u64` id), a NaN or infinite
-/// value, a negative size, an id used twice (naming both lines).
+/// value, a negative size, a colour channel outside `[0, 1]` by more than
+/// [`COLOUR_CLAMP_TOLERANCE`], an id used twice (naming both lines).
 pub fn read_sprite_csv(text: &str, part: &str) -> Result<(SpriteFrame, Vec<String>)> {
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty());
     let Some((header_line, header)) = lines.next() else {
@@ -422,14 +442,17 @@ pub fn read_sprite_csv(text: &str, part: &str) -> Result<(SpriteFrame, Vec<Strin
         let particle = Particle {
             position: [number(idx[1])?, number(idx[2])?, number(idx[3])?],
             size,
-            color: clamp_colour(colour, &mut clamped),
+            color: clamp_colour(colour, &mut clamped, part, &|| format!("line {n}"))?,
             rotation: rotation.map(number).transpose()?.unwrap_or(0.0),
         };
         frame.particles.push(SourceParticle { id: Some(id), particle });
         line_numbers.push(n);
     }
     if clamped > 0 {
-        notes.push(format!("{part}: {clamped} colour value(s) outside [0, 1] clamped"));
+        notes.push(format!(
+            "{part}: {clamped} colour value(s) within half a unorm8 step outside [0, 1] clamped (within the colour \
+             bound)"
+        ));
     }
     check_particles(&frame, part, true, |i| format!("line {}", line_numbers.get(i).copied().unwrap_or(0)))?;
     Ok((frame, notes))
@@ -681,7 +704,8 @@ fn ply_header(bytes: &[u8], part: &str) -> Result<(PlyFormat, Vec<Element>, usiz
 /// `>= 0`; without it no particle persists across frames, one note); the card's edge length from
 /// `size`, else `pscale` or `radius` read as a radius (edge length = 2 * value, one note); colour
 /// from `red,green,blue[,alpha]` or `r,g,b[,a]` (integer types scaled by their largest value, e.g.
-/// `uchar / 255`; floats as they are, clamped to `[0, 1]` with one note counting them; no alpha is
+/// `uchar / 255`; floats as they are, within [`COLOUR_CLAMP_TOLERANCE`] of `[0, 1]` clamped with one
+/// note counting them, farther out refused (HDR colours are not carried); no alpha is
 /// opaque; no colour at all is opaque white, one note); `rotation` (radians, optional). Other
 /// vertex properties and other elements are skipped (one note each); so is data after the last
 /// element (one note).
@@ -691,7 +715,8 @@ fn ply_header(bytes: &[u8], part: &str) -> Result<(PlyFormat, Vec<Element>, usiz
 /// header without `end_header` or format, an unknown type, no `vertex` element or no `x,y,z`, no
 /// size property (naming the accepted ones), an element count that exceeds the bytes available
 /// (checked before allocating), truncated data, a non-number, a NaN, a negative size or id, a
-/// fractional or float id, an id used twice (naming both vertices).
+/// fractional or float id, a colour channel outside `[0, 1]` by more than
+/// [`COLOUR_CLAMP_TOLERANCE`], an id used twice (naming both vertices).
 pub fn read_sprite_ply(bytes: &[u8], part: &str) -> Result<(SpriteFrame, Vec<String>)> {
     let (format, elements, body_at) = ply_header(bytes, part)?;
     let data = bytes.get(body_at..).unwrap_or_default();
@@ -895,7 +920,11 @@ pub fn read_sprite_ply(bytes: &[u8], part: &str) -> Result<(SpriteFrame, Vec<Str
             let particle = Particle {
                 position: xyz.map(|p| get(p) as f32),
                 size: (get(size) * size_scale) as f32,
-                color: if raw.iter().all(|x| x.is_finite()) { clamp_colour(raw, &mut clamped) } else { raw },
+                color: if raw.iter().all(|x| x.is_finite()) {
+                    clamp_colour(raw, &mut clamped, part, &|| at.clone())?
+                } else {
+                    raw
+                },
                 rotation: rotation.map_or(0.0, |p| get(p) as f32),
             };
             frame.particles.push(SourceParticle { id, particle });
@@ -909,7 +938,10 @@ pub fn read_sprite_ply(bytes: &[u8], part: &str) -> Result<(SpriteFrame, Vec<Str
         notes.push(format!("{part}: data after the last element ignored"));
     }
     if clamped > 0 {
-        notes.push(format!("{part}: {clamped} colour value(s) outside [0, 1] clamped"));
+        notes.push(format!(
+            "{part}: {clamped} colour value(s) within half a unorm8 step outside [0, 1] clamped (within the colour \
+             bound)"
+        ));
     }
     check_particles(&frame, part, true, |i| format!("vertex {i}"))?;
     Ok((frame, notes))
@@ -1350,7 +1382,8 @@ pub struct SpriteVerifyReport {
     pub size_max_error_mm: f64,
     /// The format's size bound plus f32 rounding, millimetres.
     pub size_bound_mm: f64,
-    /// Largest colour channel error (after clamping the source to `[0, 1]`).
+    /// Largest colour channel error (against the source clamped to `[0, 1]`, which the readers only
+    /// do within [`COLOUR_CLAMP_TOLERANCE`], so within the bound of the source's own value).
     pub color_max_error: f64,
     /// The format's colour bound plus f32 rounding.
     pub color_bound: f64,

@@ -36,7 +36,7 @@ fn is_invalid(r: &Result<impl std::fmt::Debug>, needle: &str) -> bool {
 const CSV: &str = "\n  a, rotation, id ,x,y,z,size,r,g,b, extra\n\
                    1,0.25,7,1.5,2,3,0.1,0.5,0.25,1.0,x\n\
                    \n\
-                   0.5,-1,8,-1,0,0.5,0.2,1.5,-0.5,0,y\n";
+                   0.5,-1,8,-1,0,0.5,0.2,1.0015,-0.0015,0,y\n";
 
 #[test]
 fn csv_reads_any_column_order_clamps_and_notes() {
@@ -56,6 +56,13 @@ fn csv_reads_any_column_order_clamps_and_notes() {
     // Header only, or nothing: an empty frame.
     assert!(read_sprite_csv("id,x,y,z,size,r,g,b,a\n", "e.csv").unwrap().0.particles.is_empty());
     assert!(read_sprite_csv("  \n", "e.csv").unwrap().0.particles.is_empty());
+    // Farther than half a unorm8 step outside [0, 1] (HDR or negative): refused, naming the line
+    // and the channel, not clamped.
+    for bad in ["1.5", "-0.5", "1.002"] {
+        let text = format!("id,x,y,z,size,r,g,b,a\n3,0,0,0,1,0.5,{bad},1,1\n");
+        let e = read_sprite_csv(&text, "hdr.csv").unwrap_err().to_string();
+        assert!(e.contains("hdr.csv") && e.contains("line 2") && e.contains(bad) && e.contains("HDR"), "{e}");
+    }
     // No rotation column: 0, no note.
     let (f, n) = read_sprite_csv("id,x,y,z,size,r,g,b,a\n3,0,0,0,1,1,1,1,1", "r.csv").unwrap();
     assert_eq!(f.particles[0].particle.rotation, 0.0);
@@ -218,10 +225,15 @@ fn ply_radius_defaults_and_missing_ids_are_noted() {
     assert!(notes.iter().any(|n| n.contains("never persist")));
     // Float colours outside [0, 1]: clamped and counted.
     let text = b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\n\
-                 property float size\nproperty float r\nproperty float g\nproperty float b\nend_header\n0 0 0 1 2 -1 0.5\n";
+                 property float size\nproperty float r\nproperty float g\nproperty float b\nend_header\n0 0 0 1 1.0019 -0.0019 0.5\n";
     let (frame, notes) = read_sprite_ply(text, "c.ply").unwrap();
     assert_eq!(frame.particles[0].particle.color, [1.0, 0.0, 0.5, 1.0]);
     assert!(notes.iter().any(|n| n.contains("2 colour value(s)")), "{notes:?}");
+    // HDR: refused, naming the vertex.
+    let text = b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\n\
+                 property float size\nproperty float r\nproperty float g\nproperty float b\nend_header\n0 0 0 1 4 0 0.5\n";
+    let e = read_sprite_ply(text, "hdr.ply").unwrap_err().to_string();
+    assert!(e.contains("hdr.ply") && e.contains("vertex 0") && e.contains("HDR"), "{e}");
 }
 
 #[test]
