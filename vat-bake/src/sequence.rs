@@ -324,6 +324,16 @@ pub fn rig_from_frames(
         return Err(invalid(format!("sequence \"{name}\""), "has no frames"));
     }
     let first = frames.read_frame(0)?;
+    if frames.vertex_count() != first.positions.len() {
+        return Err(invalid(
+            format!("sequence \"{name}\""),
+            format!(
+                "says it has {} vertices; its frame 0 has {}",
+                frames.vertex_count(),
+                first.positions.len()
+            ),
+        ));
+    }
     // Frame 0, the triangles, the texture coordinates and the rate, checked as a one-frame sequence.
     MeshSequence {
         name: name.clone(),
@@ -335,12 +345,6 @@ pub fn rig_from_frames(
         notes: Vec::new(),
     }
     .validate()?;
-    if frames.vertex_count() != frames.read_frame(0)?.positions.len() {
-        return Err(invalid(
-            format!("sequence \"{name}\""),
-            format!("says it has {} vertices; its frame 0 has another count", frames.vertex_count()),
-        ));
-    }
     streamed_rig(name, fps, uvs, indices, notes, frames)
 }
 
