@@ -1352,15 +1352,10 @@ fn prepare_planned(
                         p: &mut [[f32; 3]],
                         nrm: &mut [[f32; 3]],
                         _: Option<&mut [[f32; 4]]>| {
-                let Some(&(clip, time)) = samples.get(texels.start / n) else { return Ok(()) };
-                let frame = skin::streamed_frame(rig, body, &set, clip, time, false)?;
-                for ((op, on), (fp, fnrm)) in
-                    p.iter_mut().zip(nrm.iter_mut()).zip(frame.positions.iter().zip(&frame.normals))
-                {
-                    *op = fp.to_array();
-                    *on = fnrm.to_array();
+                match samples.get(texels.start / n) {
+                    Some(&(clip, time)) => skin::streamed_frame_into(rig, body, &set, clip, time, p, nrm),
+                    None => Ok(()),
                 }
-                Ok(())
             };
             encode_by_block(&layout, format, &bounds, bits, options.normal_rounding, false, n, fill)?
         } else if format == VertexFormat::Packed64

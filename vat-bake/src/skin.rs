@@ -769,18 +769,46 @@ pub fn streamed_frame(
     time: f32,
     with_tangents: bool,
 ) -> Result<SkinnedFrame> {
-    let (Some(c), Some(map)) = (rig.clips.get(clip), body.clips.get(clip)) else {
-        return Err(invalid(
-            format!("sample of clip {clip}"),
-            format!("the rig has {} clips ({} streamed)", rig.clips.len(), body.clips.len()),
-        ));
-    };
     if with_tangents && set.tangents.is_some() {
         return Err(invalid(
             format!("rig \"{}\"", rig.name),
             "a streamed mesh sequence has no tangent frames (bake it without --tangents)",
         ));
     }
+    let n = set.vertex_count();
+    let (mut p, mut nrm) = (vec![[0.0f32; 3]; n], vec![[0.0f32; 3]; n]);
+    streamed_frame_into(rig, body, set, clip, time, &mut p, &mut nrm)?;
+    Ok(SkinnedFrame {
+        positions: p.into_iter().map(Vec3::from_array).collect(),
+        normals: nrm.into_iter().map(Vec3::from_array).collect(),
+        tangents: None,
+    })
+}
+
+/// [`streamed_frame`] written into `positions` and `normals` (each `set.vertex_count()` long,
+/// vertex `v` at index `v`): what the bake encodes and verification compares, without a frame of
+/// its own.
+///
+/// # Errors
+/// As [`streamed_frame`]; [`BakeError::InvalidInput`] for arrays of another length.
+pub(crate) fn streamed_frame_into(
+    rig: &Rig,
+    body: &StreamedBody,
+    set: &VertexSet,
+    clip: usize,
+    time: f32,
+    positions: &mut [[f32; 3]],
+    normals: &mut [[f32; 3]],
+) -> Result<()> {
+    if positions.len() != set.vertex_count() || normals.len() != set.vertex_count() {
+        return Err(invalid("streamed frame arrays", format!("need {} entries each", set.vertex_count())));
+    }
+    let (Some(c), Some(map)) = (rig.clips.get(clip), body.clips.get(clip)) else {
+        return Err(invalid(
+            format!("sample of clip {clip}"),
+            format!("the rig has {} clips ({} streamed)", rig.clips.len(), body.clips.len()),
+        ));
+    };
     let source_vertices = body.frames.vertex_count();
     if set.sources.len() != set.vertex_count()
         || set.sources.iter().any(|s| s.mesh != 0 || s.vertex as usize >= source_vertices)
@@ -810,23 +838,22 @@ pub fn streamed_frame(
     };
     let fa = read(a)?;
     let fb = if w == 0.0 || a == b { None } else { Some(read(b)?) };
-    let mut positions = Vec::with_capacity(set.vertex_count());
-    let mut normals = Vec::with_capacity(set.vertex_count());
-    for s in &set.sources {
+    for ((s, out_p), out_n) in set.sources.iter().zip(positions.iter_mut()).zip(normals.iter_mut()) {
         let v = s.vertex as usize;
-        match &fb {
-            None => {
-                positions.push(fa.positions[v]);
-                normals.push(fa.normals[v]);
-            }
+        let (p, n) = match &fb {
+            None => (fa.positions[v], fa.normals[v]),
             Some(fb) => {
-                positions.push(fa.positions[v] + (fb.positions[v] - fa.positions[v]) * w);
                 let n = fa.normals[v] + (fb.normals[v] - fa.normals[v]) * w;
-                normals.push(n.try_normalize().unwrap_or(fa.normals[v]));
+                (
+                    fa.positions[v] + (fb.positions[v] - fa.positions[v]) * w,
+                    n.try_normalize().unwrap_or(fa.normals[v]),
+                )
             }
-        }
+        };
+        *out_p = p.to_array();
+        *out_n = n.to_array();
     }
-    Ok(SkinnedFrame { positions, normals, tangents: None })
+    Ok(())
 }
 
 /// [`skin_clip_frames`] into frame-major flat arrays, the layout vat-core's
@@ -861,22 +888,19 @@ pub fn skin_frames_into(
         return Ok(());
     }
     if let Some(body) = &rig.streamed_body {
-        let with_tangents = tangents.is_some();
-        let frame = |&(clip, time): &(usize, f32), p: &mut [[f32; 3]], nrm: &mut [[f32; 3]]| -> Result<()> {
-            let f = streamed_frame(rig, body, set, clip, time, with_tangents)?;
-            for ((out_p, out_n), (sp, sn)) in
-                p.iter_mut().zip(nrm.iter_mut()).zip(f.positions.iter().zip(&f.normals))
-            {
-                *out_p = sp.to_array();
-                *out_n = sn.to_array();
-            }
-            Ok(())
-        };
+        if tangents.is_some() {
+            return Err(invalid(
+                format!("rig \"{}\"", rig.name),
+                "a streamed mesh sequence has no tangent frames (bake it without --tangents)",
+            ));
+        }
         return positions
             .par_chunks_mut(n)
             .zip(normals.par_chunks_mut(n))
             .zip(samples.par_iter())
-            .try_for_each(|((p, nrm), s)| frame(s, p, nrm));
+            .try_for_each(|((p, nrm), &(clip, time))| {
+                streamed_frame_into(rig, body, set, clip, time, p, nrm)
+            });
     }
     let plan = SkinPlan::new(set);
     let frame =
