@@ -218,29 +218,149 @@ impl RigidSource {
 pub const RIGID_DETECTION_TOLERANCE: f32 = 1e-4;
 
 impl RigidSource {
-    /// The pieces of a mesh sequence (the same triangles in every frame), detected as rigid: the
-    /// connected components of its triangles, where vertices at the same position in every frame
-    /// count as one (a flat-shaded piece's split vertices; pieces that only touch at rest stay
-    /// apart once they move); each component's motion from frame 0 fitted as a rotation about its
-    /// frame-0 centroid and a translation (Horn's closed form, in f64). Every vertex must be within
-    /// `tolerance` metres of its fitted position at every frame. One one-shot clip named after
-    /// the sequence, one baked frame per source frame at its rate. Normals from the source's frame
-    /// 0, or recomputed as [`crate::sequence::smooth_normals`]; material id 0. Returns the source
-    /// and the largest fit residual, metres.
+    /// The pieces of a mesh sequence held in memory, detected as rigid: [`RigidSource::from_frames`]
+    /// over its frames.
     ///
     /// # Errors
-    /// Those of [`crate::sequence::MeshSequence::validate`]; [`BakeError::InvalidInput`] naming
-    /// the piece, frame and residual when a component does not move rigidly within `tolerance`,
-    /// or for a `tolerance` that is not finite and `>= 0`.
+    /// Those of [`crate::sequence::MeshSequence::validate`] and [`RigidSource::from_frames`].
     pub fn from_sequence(seq: &crate::sequence::MeshSequence, tolerance: f32) -> Result<(Self, f64)> {
         seq.validate()?;
+        let frames = crate::sequence::SequenceFrames(seq);
+        Self::from_frames(&seq.name, seq.fps, &seq.indices, seq.uvs.as_deref(), &frames, tolerance)
+    }
+
+    /// The pieces of a sequence folder, detected as rigid as its files are read, a few frames at
+    /// a time ([`RigidSource::from_frames`]): memory in proportion to one frame per thread, not to
+    /// the sequence.
+    ///
+    /// # Errors
+    /// Those of [`RigidSource::from_frames`], and a file that changed since it was checked.
+    pub fn from_folder(folder: &crate::sequence::SequenceFolder, tolerance: f32) -> Result<(Self, f64)> {
+        Self::from_frames(folder.name(), folder.fps(), folder.indices(), folder.uvs(), folder, tolerance)
+    }
+
+    /// The pieces of a mesh sequence (the same triangles `indices` in every frame of `frames`, at
+    /// `fps` frames per second), detected as rigid: the connected components of its triangles,
+    /// where vertices at the same position in every frame count as one (a flat-shaded piece's split
+    /// vertices; pieces that only touch at rest stay apart once they move); each component's motion
+    /// from frame 0 fitted as a rotation about its frame-0 centroid and a translation (Horn's closed
+    /// form, in f64). Every vertex must be within `tolerance` metres of its fitted position at every
+    /// frame. One one-shot clip named `name`, one baked frame per source frame at its rate. Normals
+    /// and positions of the rest pieces from frame 0; texture coordinates from `uvs`; material id 0.
+    /// Returns the source and the largest fit residual, metres.
+    ///
+    /// The frames are read as they are needed and dropped after, one per thread at a time: once to
+    /// tell apart vertices that share a frame-0 position (skipped when none do), once to fit the
+    /// pieces. Only frame 0 and the fitted transforms stay in memory.
+    ///
+    /// # Errors
+    /// [`BakeError::InvalidInput`] naming the piece, frame and residual when a component does not
+    /// move rigidly within `tolerance`; naming the frame for a frame of the wrong vertex count or
+    /// with values that are not finite; for no frames, a triangle list that is not whole triangles
+    /// of the frame's vertices, or texture coordinates that do not match them.
+    /// [`BakeError::InvalidOption`] for a `tolerance` that is not finite and `>= 0` or an `fps` that
+    /// is not finite and `> 0`. The errors of `frames`' reads.
+    pub fn from_frames(
+        name: &str,
+        fps: f32,
+        indices: &[u32],
+        uvs: Option<&[glam::Vec2]>,
+        frames: &dyn crate::rig::BodyFrames,
+        tolerance: f32,
+    ) -> Result<(Self, f64)> {
+        use rayon::prelude::*;
         if !(tolerance.is_finite() && tolerance >= 0.0) {
             return Err(BakeError::InvalidOption {
                 option: "rigid tolerance",
                 problem: format!("{tolerance} is not a finite distance >= 0"),
             });
         }
-        let n = seq.vertex_count();
+        if !(fps.is_finite() && fps > 0.0) {
+            return Err(BakeError::InvalidOption {
+                option: "--fps",
+                problem: format!("{fps} is not a finite rate > 0"),
+            });
+        }
+        let part = || format!("sequence \"{name}\"");
+        let frame_count = frames.frame_count();
+        if frame_count == 0 {
+            return Err(BakeError::InvalidInput { part: part(), problem: "has no frames".into() });
+        }
+        let n = frames.vertex_count();
+        if !indices.len().is_multiple_of(3) || indices.iter().any(|&i| i as usize >= n) {
+            return Err(BakeError::InvalidInput {
+                part: part(),
+                problem: format!("its {} indices are not whole triangles of its {n} vertices", indices.len()),
+            });
+        }
+        if let Some(uv) = uvs
+            && (uv.len() != n || uv.iter().any(|t| !t.is_finite()))
+        {
+            return Err(BakeError::InvalidInput {
+                part: part(),
+                problem: format!("needs {n} finite texture coordinates, has {}", uv.len()),
+            });
+        }
+        let read = |f: usize| -> Result<crate::rig::BodyFrame> {
+            let frame = frames.read_frame(f)?;
+            if frame.positions.len() != n
+                || frame.normals.len() != n
+                || frame.positions.iter().chain(&frame.normals).any(|p| !p.is_finite())
+            {
+                return Err(BakeError::InvalidInput {
+                    part: format!("sequence \"{name}\" frame {f}"),
+                    problem: format!(
+                        "needs {n} finite positions and normals, has {} and {}",
+                        frame.positions.len(),
+                        frame.normals.len()
+                    ),
+                });
+            }
+            Ok(frame)
+        };
+        let rest = read(0)?;
+        // Vertices with the same trajectory: classes of equal frame-0 positions, split frame by
+        // frame by their positions there (exact, on the bits; -0 is +0). Only vertices that share
+        // a class are followed, so a sequence without split vertices is not read for this.
+        let bits = |p: Vec3| p.to_array().map(|x| (x + 0.0).to_bits());
+        let mut first_class: std::collections::HashMap<[u32; 3], (u32, u32)> =
+            std::collections::HashMap::new();
+        let mut class_of = Vec::with_capacity(n);
+        for &p in &rest.positions {
+            let next = first_class.len() as u32;
+            let entry = first_class.entry(bits(p)).or_insert((next, 0));
+            entry.1 += 1;
+            class_of.push(entry.0);
+        }
+        let shared: std::collections::HashSet<u32> =
+            first_class.values().filter(|&&(_, count)| count > 1).map(|&(c, _)| c).collect();
+        drop(first_class);
+        // (vertex, class) of the vertices still sharing a class.
+        let mut followed: Vec<(usize, u32)> =
+            (0..n).filter(|&v| shared.contains(&class_of[v])).map(|v| (v, class_of[v])).collect();
+        drop(shared);
+        let threads = rayon::current_num_threads().max(1);
+        let mut next_frame = 1;
+        while next_frame < frame_count && !followed.is_empty() {
+            let batch: Vec<usize> = (next_frame..frame_count.min(next_frame + threads)).collect();
+            next_frame += batch.len();
+            let read_batch: Vec<Result<crate::rig::BodyFrame>> = batch.par_iter().map(|&f| read(f)).collect();
+            for frame in read_batch {
+                let frame = frame?;
+                let mut split: std::collections::HashMap<(u32, [u32; 3]), (u32, u32)> =
+                    std::collections::HashMap::new();
+                for (v, class) in &mut followed {
+                    let next = split.len() as u32;
+                    let entry = split.entry((*class, bits(frame.positions[*v]))).or_insert((next, 0));
+                    entry.1 += 1;
+                    *class = entry.0;
+                }
+                // A vertex alone in its class has no twin left: stop following it.
+                let alone: std::collections::HashSet<u32> =
+                    split.values().filter(|&&(_, count)| count == 1).map(|&(c, _)| c).collect();
+                followed.retain(|(_, class)| !alone.contains(class));
+            }
+        }
         // Union-find over vertices: triangles, and identical trajectories.
         let mut parent: Vec<usize> = (0..n).collect();
         fn find(parent: &mut [usize], mut v: usize) -> usize {
@@ -256,28 +376,16 @@ impl RigidSource {
                 parent[ra.max(rb)] = ra.min(rb);
             }
         };
-        for t in seq.indices.chunks_exact(3) {
+        for t in indices.chunks_exact(3) {
             union(&mut parent, t[0] as usize, t[1] as usize);
             union(&mut parent, t[1] as usize, t[2] as usize);
         }
-        // Identical trajectories: bucketed by a hash of every frame's position bits, then compared
-        // exactly (memory in proportion to the vertices, not to vertices x frames); -0 is +0.
-        let bits = |x: f32| (x + 0.0).to_bits();
-        let same_path = |a: usize, b: usize| {
-            seq.positions.iter().all(|f| f[a].to_array().map(bits) == f[b].to_array().map(bits))
-        };
-        let mut buckets: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
-        for v in 0..n {
-            let hash =
-                seq.positions.iter().flat_map(|f| f[v].to_array()).fold(0xcbf2_9ce4_8422_2325u64, |h, x| {
-                    (h ^ u64::from(bits(x))).wrapping_mul(0x0100_0000_01b3)
-                });
-            let bucket = buckets.entry(hash).or_default();
-            match bucket.iter().copied().find(|&w| same_path(v, w)) {
-                Some(w) => union(&mut parent, v, w),
-                None => bucket.push(v),
-            }
+        let mut twin: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+        for &(v, class) in &followed {
+            let w = *twin.entry(class).or_insert(v);
+            union(&mut parent, v, w);
         }
+        drop(followed);
         // Components in order of their first vertex.
         let mut component_of = vec![usize::MAX; n];
         let mut members: Vec<Vec<usize>> = Vec::new();
@@ -290,47 +398,38 @@ impl RigidSource {
             let c = component_of[r];
             members[c].push(v);
         }
-        let normals0: Vec<Vec3> = match &seq.normals {
-            Some(normals) => normals[0].iter().map(|v| v.try_normalize().unwrap_or(Vec3::Y)).collect(),
-            None => crate::sequence::smooth_normals(&seq.positions[0], &seq.indices),
-        };
         let mut local_index = vec![0u32; n];
         let mut pieces = Vec::with_capacity(members.len());
         for (k, vs) in members.iter().enumerate() {
             for (i, &v) in vs.iter().enumerate() {
                 local_index[v] = i as u32;
             }
-            let c0 = centroid(vs.iter().map(|&v| seq.positions[0][v]));
+            let c0 = centroid(vs.iter().map(|&v| rest.positions[v]));
             pieces.push(RigidPiece {
                 name: format!("piece {k}"),
-                positions: vs.iter().map(|&v| seq.positions[0][v].to_array()).collect(),
-                normals: vs.iter().map(|&v| normals0[v].to_array()).collect(),
+                positions: vs.iter().map(|&v| rest.positions[v].to_array()).collect(),
+                normals: vs.iter().map(|&v| rest.normals[v].to_array()).collect(),
                 material_ids: vec![0; vs.len()],
-                uvs: seq.uvs.as_ref().map(|uv| vs.iter().map(|&v| uv[v].to_array()).collect()),
+                uvs: uvs.map(|uv| vs.iter().map(|&v| uv[v].to_array()).collect()),
                 colors: None,
                 indices: Vec::new(),
                 rest_pivot: [c0[0] as f32, c0[1] as f32, c0[2] as f32],
             });
         }
-        for t in seq.indices.chunks_exact(3) {
+        for t in indices.chunks_exact(3) {
             let c = component_of[find(&mut parent, t[0] as usize)];
             pieces[c].indices.extend(t.iter().map(|&v| local_index[v as usize]));
         }
-        let mut worst = 0.0f64;
-        let mut frames = Vec::with_capacity(seq.frame_count());
-        for (f, frame) in seq.positions.iter().enumerate() {
+        // Every frame's fit, a frame per task; the first frame in order that fails is the error.
+        let fit_frame = |f: usize, frame: &[Vec3]| -> Result<(Vec<PieceTransform>, f64)> {
+            let mut worst = 0.0f64;
             let mut transforms = Vec::with_capacity(members.len());
             for (k, vs) in members.iter().enumerate() {
-                let rest_pivot = pieces[k].rest_pivot;
                 let (t, residual) =
-                    fit_rigid(vs.iter().map(|&v| (seq.positions[0][v], frame[v])), rest_pivot);
+                    fit_rigid(vs.iter().map(|&v| (rest.positions[v], frame[v])), pieces[k].rest_pivot);
                 if residual > f64::from(tolerance) {
                     return Err(BakeError::InvalidInput {
-                        part: format!(
-                            "sequence \"{}\" frame {f}, piece {k} ({} vertices)",
-                            seq.name,
-                            vs.len()
-                        ),
+                        part: format!("sequence \"{name}\" frame {f}, piece {k} ({} vertices)", vs.len()),
                         problem: format!(
                             "does not move rigidly: a vertex is {:.4} mm from the best rigid fit (tolerance \
                              {:.4} mm); bake the sequence in the soft mode",
@@ -342,10 +441,24 @@ impl RigidSource {
                 worst = worst.max(residual);
                 transforms.push(t);
             }
-            frames.push(transforms);
+            Ok((transforms, worst))
+        };
+        let fits: Vec<Result<(Vec<PieceTransform>, f64)>> = (0..frame_count)
+            .into_par_iter()
+            .map(|f| match f {
+                0 => fit_frame(0, &rest.positions),
+                _ => fit_frame(f, &read(f)?.positions),
+            })
+            .collect();
+        let mut worst = 0.0f64;
+        let mut clip_frames = Vec::with_capacity(frame_count);
+        for fit in fits {
+            let (transforms, residual) = fit?;
+            worst = worst.max(residual);
+            clip_frames.push(transforms);
         }
-        let clip = RigidClip { name: seq.name.clone(), fps: seq.fps, looping: false, frames };
-        Ok((Self { name: seq.name.clone(), pieces, clips: vec![clip], materials: None }, worst))
+        let clip = RigidClip { name: name.to_string(), fps, looping: false, frames: clip_frames };
+        Ok((Self { name: name.to_string(), pieces, clips: vec![clip], materials: None }, worst))
     }
 }
 
@@ -1324,6 +1437,94 @@ mod tests {
         let e = RigidSource::from_sequence(&bent, RIGID_DETECTION_TOLERANCE).unwrap_err().to_string();
         assert!(e.contains("frame 40") && e.contains("does not move rigidly"), "{e}");
         assert!(RigidSource::from_sequence(&seq, f32::NAN).is_err());
+    }
+
+    /// A sequence folder is detected frame by frame from its files: the same pieces and the same
+    /// transforms, to the bit, as the same frames held in memory; a file bent after the check fails.
+    #[test]
+    fn rigid_pieces_are_detected_streaming_a_sequence_folder() {
+        use crate::sequence::{SequenceFolder, SequenceOptions, read_sequence};
+        let shatter = crate::procgen::shatter_with(6, 4);
+        let mut seq = sequence_of(&shatter);
+        seq.positions.truncate(24);
+        let dir = std::env::temp_dir().join(format!("vat-rigid-folder-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        crate::testdata::write_obj_frames(&seq, &dir, false);
+        let options = SequenceOptions { fps: 30.0, ..Default::default() };
+        let in_memory = read_sequence(&dir, &options).unwrap();
+        let (expected, expected_residual) =
+            RigidSource::from_sequence(&in_memory, RIGID_DETECTION_TOLERANCE).unwrap();
+        let folder = SequenceFolder::open(&dir, &options).unwrap();
+        let (streamed, residual) = RigidSource::from_folder(&folder, RIGID_DETECTION_TOLERANCE).unwrap();
+        assert_eq!(streamed.pieces.len(), shatter.pieces.len());
+        assert_eq!(residual.to_bits(), expected_residual.to_bits());
+        assert_eq!(streamed.clips[0].frames.len(), 24);
+        for (a, b) in streamed.pieces.iter().zip(&expected.pieces) {
+            assert_eq!((&a.positions, &a.indices, a.rest_pivot), (&b.positions, &b.indices, b.rest_pivot));
+        }
+        for (fa, fb) in streamed.clips[0].frames.iter().zip(&expected.clips[0].frames) {
+            for (a, b) in fa.iter().zip(fb) {
+                assert_eq!((a.pivot, a.rotation), (b.pivot, b.rotation));
+            }
+        }
+        // Frame 17's file rewritten after the check, a vertex 1 mm off its piece: the fit pass,
+        // which reads it again, names the frame.
+        let mut bent = seq.clone();
+        bent.positions[17][5].x += 1e-3;
+        let scratch = dir.join("bent");
+        std::fs::create_dir_all(&scratch).unwrap();
+        crate::testdata::write_obj_frames(&bent, &scratch, false);
+        std::fs::copy(scratch.join("frame_17.obj"), dir.join("frame_17.obj")).unwrap();
+        let e = RigidSource::from_folder(&folder, RIGID_DETECTION_TOLERANCE).unwrap_err().to_string();
+        assert!(e.contains("frame 17") && e.contains("does not move rigidly"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Vertices that share a position at rest but part later are different pieces, even when
+    /// they share it for most frames; vertices that share every position are one.
+    #[test]
+    fn shared_rest_positions_part_only_when_their_paths_do() {
+        // Two triangles touching at one corner (vertices 2 and 3), a third sharing every position
+        // of the first (vertices 6..9 copy 0..3: one piece with it).
+        let rest = [
+            Vec3::ZERO,
+            Vec3::X,
+            Vec3::Y,
+            Vec3::Y,
+            Vec3::new(1.0, 1.0, 0.0),
+            Vec3::new(0.0, 2.0, 0.0),
+            Vec3::ZERO,
+            Vec3::X,
+            Vec3::Y,
+        ];
+        let frames: Vec<Vec<Vec3>> = (0..10)
+            .map(|f| {
+                // The second triangle moves off only at the last frame.
+                let shift = if f == 9 { Vec3::new(0.0, 0.0, 0.5) } else { Vec3::ZERO };
+                rest.iter()
+                    .enumerate()
+                    .map(|(v, &p)| if (3..6).contains(&v) { p + shift } else { p })
+                    .collect()
+            })
+            .collect();
+        let seq = crate::sequence::MeshSequence {
+            name: "corners".into(),
+            positions: frames,
+            normals: None,
+            uvs: None,
+            indices: vec![0, 1, 2, 3, 4, 5, 6, 7, 8],
+            fps: 10.0,
+            notes: Vec::new(),
+        };
+        let (source, _) = RigidSource::from_sequence(&seq, RIGID_DETECTION_TOLERANCE).unwrap();
+        let sizes: Vec<usize> = source.pieces.iter().map(|p| p.positions.len()).collect();
+        assert_eq!(sizes, [6, 3]);
+        // Had they never parted, the touching corner would join them.
+        let mut still = seq.clone();
+        still.positions[9] = still.positions[0].clone();
+        let (source, _) = RigidSource::from_sequence(&still, RIGID_DETECTION_TOLERANCE).unwrap();
+        assert_eq!(source.pieces.len(), 1);
     }
 
     #[test]

@@ -411,6 +411,46 @@ struct InMemoryFrames {
     indices: Vec<u32>,
 }
 
+/// Frame `k` of frames held in memory: its positions, and its normals normalised (or recomputed
+/// when the source has none).
+fn frame_in_memory(
+    positions: &[Vec<Vec3>],
+    normals: Option<&[Vec<Vec3>]>,
+    indices: &[u32],
+    k: usize,
+) -> Result<BodyFrame> {
+    let Some(frame) = positions.get(k) else {
+        return Err(invalid(format!("sequence frame {k}"), format!("past its {} frames", positions.len())));
+    };
+    let normals = match normals {
+        Some(all) => all[k].iter().map(|v| v.try_normalize().unwrap_or(Vec3::Y)).collect(),
+        None => smooth_normals(frame, indices),
+    };
+    Ok(BodyFrame { positions: frame.clone(), normals })
+}
+
+/// A [`MeshSequence`] read as [`BodyFrames`] without moving its frames (what
+/// [`crate::rigid::RigidSource::from_sequence`] detects pieces in).
+pub(crate) struct SequenceFrames<'a>(pub(crate) &'a MeshSequence);
+
+impl BodyFrames for SequenceFrames<'_> {
+    fn frame_count(&self) -> usize {
+        self.0.frame_count()
+    }
+
+    fn vertex_count(&self) -> usize {
+        self.0.vertex_count()
+    }
+
+    fn frame_bytes(&self) -> u64 {
+        self.0.vertex_count() as u64 * 24
+    }
+
+    fn read_frame(&self, k: usize) -> Result<BodyFrame> {
+        frame_in_memory(&self.0.positions, self.0.normals.as_deref(), &self.0.indices, k)
+    }
+}
+
 impl BodyFrames for InMemoryFrames {
     fn frame_count(&self) -> usize {
         self.positions.len()
@@ -425,17 +465,7 @@ impl BodyFrames for InMemoryFrames {
     }
 
     fn read_frame(&self, k: usize) -> Result<BodyFrame> {
-        let Some(positions) = self.positions.get(k) else {
-            return Err(invalid(
-                format!("sequence frame {k}"),
-                format!("past its {} frames", self.positions.len()),
-            ));
-        };
-        let normals = match &self.normals {
-            Some(all) => all[k].iter().map(|v| v.try_normalize().unwrap_or(Vec3::Y)).collect(),
-            None => smooth_normals(positions, &self.indices),
-        };
-        Ok(BodyFrame { positions: positions.clone(), normals })
+        frame_in_memory(&self.positions, self.normals.as_deref(), &self.indices, k)
     }
 }
 
@@ -869,6 +899,21 @@ impl SequenceFolder {
     /// What the files had that the sequence leaves out, one line each.
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// Frames per second of the source.
+    pub fn fps(&self) -> f32 {
+        self.fps
+    }
+
+    /// Frame 0's triangle list (every frame's), three indices per triangle.
+    pub fn indices(&self) -> &[u32] {
+        &self.indices
+    }
+
+    /// Frame 0's texture coordinates (static), if it has them.
+    pub fn uvs(&self) -> Option<&[Vec2]> {
+        self.uvs.as_deref()
     }
 
     /// The rig that bakes this folder, streaming its frames from the files (see the module docs).

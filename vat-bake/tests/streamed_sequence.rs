@@ -3,11 +3,9 @@
 //! memory budget rules as glTF bakes"). The heap is measured with a counting allocator, so this file
 //! holds one test: nothing else allocates while it measures.
 
-// Test code: a failed unwrap is the failure report. The counting allocator below is the file's only
-// unsafe code: it forwards to the system allocator (each block says why that is sound).
-#![allow(clippy::unwrap_used, clippy::expect_used, unsafe_code)]
+// Test code: a failed unwrap is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -18,34 +16,8 @@ use vat_bake::sequence::{rig_from_frames, smooth_normals};
 use vat_bake::verify::verify;
 use vat_core::container::Asset;
 
-/// The system allocator, counting the bytes live now and the most live since the last reset.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded unchanged to the system allocator, which upholds GlobalAlloc's
-// contract; the counters are only bookkeeping.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded with the caller's layout (non-zero size, as GlobalAlloc requires).
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `alloc` above with this `layout`.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+mod common;
+use common::{LIVE, PEAK};
 
 /// A `side` x `side` grid of vertices rippling: each frame computed when it is read, so the
 /// sequence exists nowhere as a whole. Counts the reads.

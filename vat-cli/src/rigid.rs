@@ -42,16 +42,19 @@ pub(crate) fn load(
     match *input {
         RigidInput::Sequence(dir, fps) => {
             let options = vat_bake::sequence::SequenceOptions { fps, max_memory };
-            let sequence = vat_bake::sequence::read_sequence(dir, &options)
+            let folder = vat_bake::sequence::SequenceFolder::open(dir, &options)
                 .with_context(|| format!("{}: cannot read the mesh sequence", dir.display()))?;
+            for note in folder.notes() {
+                eprintln!("note: {note}");
+            }
             let tolerance = vat_bake::rigid::RIGID_DETECTION_TOLERANCE;
-            let (source, residual) = RigidSource::from_sequence(&sequence, tolerance)
+            let (source, residual) = RigidSource::from_folder(&folder, tolerance)
                 .with_context(|| format!("{}: cannot bake in the rigid mode", dir.display()))?;
             eprintln!(
-                "note: {}: {} frames at {fps} fps; {} rigid pieces detected, largest fit residual {:.5} mm \
-                 (tolerance {:.3} mm)",
+                "note: {}: {} frames at {fps} fps (streamed from the files); {} rigid pieces detected, largest \
+                 fit residual {:.5} mm (tolerance {:.3} mm)",
                 dir.display(),
-                sequence.frame_count(),
+                folder.files().len(),
                 source.pieces.len(),
                 residual * 1e3,
                 f64::from(tolerance) * 1e3
