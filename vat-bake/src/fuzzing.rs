@@ -320,6 +320,7 @@ pub fn import_openvat_parts(data: &[u8]) -> Result<()> {
         texture: PathBuf::from("fuzz_vat"),
         normals: None,
         mesh: PathBuf::from("fuzz.glb"),
+        mesh_note: None,
     };
     let mut budget = Budget::new(FUZZ_MAX_MEMORY);
     let info = parse_remap_info(&files.sidecar, json)?;

@@ -213,6 +213,8 @@ pub struct OpenVatFiles {
     pub normals: Option<PathBuf>,
     /// The mesh.
     pub mesh: PathBuf,
+    /// How the mesh was found when it is not `<N>.glb|gltf` or `--mesh` (one line for the notes).
+    pub mesh_note: Option<String>,
 }
 
 fn files_with(dir: &Path, pred: impl Fn(&str) -> bool) -> Result<Vec<PathBuf>> {
@@ -301,22 +303,54 @@ pub fn locate(dir: &Path, options: &OpenVatOptions) -> Result<OpenVatFiles> {
         })?;
     let ext = texture.extension().and_then(|e| e.to_str()).unwrap_or("exr").to_owned();
     let normals = existing(dir, &format!("{name}_vnrm.{ext}"));
+    let mut mesh_note = None;
     let mesh = match &options.mesh {
         Some(m) => m.clone(),
-        None => existing(dir, &format!("{name}.glb")).or_else(|| existing(dir, &format!("{name}.gltf"))).ok_or_else(|| {
-            let fbx = existing(dir, &format!("{name}.fbx")).is_some();
-            bad(
-                &dir.join(format!("{name}.glb")),
-                "the mesh",
-                if fbx {
-                    format!("is missing; only {name}.fbx is there, and vat reads glTF: convert it to {name}.glb (Blender: File > Export > glTF 2.0, +Y up, keeping UVMap 2 as TEXCOORD_1)")
-                } else {
-                    format!("is missing (neither {name}.glb nor {name}.gltf; choose one with --mesh)")
-                },
-            )
-        })?,
+        None => {
+            match existing(dir, &format!("{name}.glb")).or_else(|| existing(dir, &format!("{name}.gltf"))) {
+                Some(m) => m,
+                None => {
+                    // A renamed mesh (as engines' demo folders ship them): the folder's one glTF. The
+                    // texel checks of the decode refuse a mesh that was not made for the texture.
+                    let gltfs = files_with(dir, |n| {
+                        let n = n.to_ascii_lowercase();
+                        n.ends_with(".glb") || n.ends_with(".gltf")
+                    })?;
+                    match gltfs.as_slice() {
+                        [one] => {
+                            mesh_note = Some(format!(
+                                "the mesh is {} (the folder's only glTF; {name}.glb is not there)",
+                                file_name(one)
+                            ));
+                            one.clone()
+                        }
+                        _ => {
+                            let fbx = existing(dir, &format!("{name}.fbx")).is_some();
+                            return Err(bad(
+                                &dir.join(format!("{name}.glb")),
+                                "the mesh",
+                                if fbx {
+                                    format!(
+                                        "is missing; only {name}.fbx is there, and vat reads glTF: convert it to {name}.glb (Blender: File > Export > glTF 2.0, +Y up, keeping UVMap 2 as TEXCOORD_1)"
+                                    )
+                                } else if gltfs.is_empty() {
+                                    format!(
+                                        "is missing (neither {name}.glb nor {name}.gltf; choose one with --mesh)"
+                                    )
+                                } else {
+                                    format!(
+                                        "is missing (neither {name}.glb nor {name}.gltf, and the folder has {} other glTF files; choose one with --mesh)",
+                                        gltfs.len()
+                                    )
+                                },
+                            ));
+                        }
+                    }
+                }
+            }
+        }
     };
-    Ok(OpenVatFiles { name, sidecar, texture, normals, mesh })
+    Ok(OpenVatFiles { name, sidecar, texture, normals, mesh, mesh_note })
 }
 
 /// Where each mesh vertex reads the texture: its column and the row of frame 0.
@@ -441,6 +475,7 @@ pub(crate) fn decode(
     budget: &mut Budget,
 ) -> Result<ImportedBake> {
     let mut notes = info.notes.clone();
+    notes.extend(files.mesh_note.clone());
     let (w, h, frames) = (texture.width, texture.height, info.frames);
     let lookup = lookup_texels(mesh, &files.mesh, w, h, &|_| false)?;
     let r = lookup.rows_per_frame;

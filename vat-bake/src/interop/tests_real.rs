@@ -246,3 +246,30 @@ fn houdini_bakes_out_of_scope_are_refused_with_what_to_do() {
         "{e}"
     );
 }
+
+/// A bake whose mesh was renamed (engines' demo folders ship `Plane_vat.exr` beside `Denim.glb`)
+/// imports with the folder's one glTF, says so in a note, and decodes as with its own name; with
+/// two candidate meshes it is refused, naming `--mesh`.
+#[test]
+fn a_renamed_mesh_is_the_folders_only_gltf_and_two_are_ambiguous() {
+    let Some(src) = bake_dir("openvat-jello") else { return };
+    let dir = std::env::temp_dir().join(format!("vat-renamed-mesh-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["Cylinder-remap_info.json", "Cylinder_vat.exr"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    std::fs::copy(src.join("Cylinder.glb"), dir.join("jelly.glb")).unwrap();
+    let renamed = read_openvat(&dir, &OpenVatOptions::default()).unwrap();
+    let original = read("openvat-jello", OpenVatOptions::default()).unwrap();
+    assert!(
+        renamed.notes.iter().any(|n| n.contains("jelly.glb") && n.contains("only glTF")),
+        "{:?}",
+        renamed.notes
+    );
+    assert_eq!(renamed.sequence.positions, original.sequence.positions);
+    std::fs::copy(src.join("Cylinder.glb"), dir.join("other.glb")).unwrap();
+    let e = read_openvat(&dir, &OpenVatOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("2 other glTF files") && e.contains("--mesh"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
