@@ -319,26 +319,11 @@ impl RigidSource {
             Ok(frame)
         };
         let rest = read(0)?;
-        // Vertices with the same trajectory: classes of equal frame-0 positions, split frame by
-        // frame by their positions there (exact, on the bits; -0 is +0). Only vertices that share
-        // a class are followed, so a sequence without split vertices is not read for this.
-        let bits = |p: Vec3| p.to_array().map(|x| (x + 0.0).to_bits());
-        let mut first_class: std::collections::HashMap<[u32; 3], (u32, u32)> =
-            std::collections::HashMap::new();
-        let mut class_of = Vec::with_capacity(n);
-        for &p in &rest.positions {
-            let next = first_class.len() as u32;
-            let entry = first_class.entry(bits(p)).or_insert((next, 0));
-            entry.1 += 1;
-            class_of.push(entry.0);
-        }
-        let shared: std::collections::HashSet<u32> =
-            first_class.values().filter(|&&(_, count)| count > 1).map(|&(c, _)| c).collect();
-        drop(first_class);
-        // (vertex, class) of the vertices still sharing a class.
-        let mut followed: Vec<(usize, u32)> =
-            (0..n).filter(|&v| shared.contains(&class_of[v])).map(|v| (v, class_of[v])).collect();
-        drop(shared);
+        // Vertices with the same trajectory: one class split frame by frame by the vertices'
+        // positions there. Only vertices that still share a class are followed, so a sequence
+        // without split vertices is not read for this.
+        let mut followed: Vec<(usize, u32)> = (0..n).map(|v| (v, 0)).collect();
+        split_by_position(&mut followed, &rest.positions);
         let threads = rayon::current_num_threads().max(1);
         let mut next_frame = 1;
         while next_frame < frame_count && !followed.is_empty() {
@@ -346,19 +331,7 @@ impl RigidSource {
             next_frame += batch.len();
             let read_batch: Vec<Result<crate::rig::BodyFrame>> = batch.par_iter().map(|&f| read(f)).collect();
             for frame in read_batch {
-                let frame = frame?;
-                let mut split: std::collections::HashMap<(u32, [u32; 3]), (u32, u32)> =
-                    std::collections::HashMap::new();
-                for (v, class) in &mut followed {
-                    let next = split.len() as u32;
-                    let entry = split.entry((*class, bits(frame.positions[*v]))).or_insert((next, 0));
-                    entry.1 += 1;
-                    *class = entry.0;
-                }
-                // A vertex alone in its class has no twin left: stop following it.
-                let alone: std::collections::HashSet<u32> =
-                    split.values().filter(|&&(_, count)| count == 1).map(|&(c, _)| c).collect();
-                followed.retain(|(_, class)| !alone.contains(class));
+                split_by_position(&mut followed, &frame?.positions);
             }
         }
         // Union-find over vertices: triangles, and identical trajectories.
@@ -460,6 +433,23 @@ impl RigidSource {
         let clip = RigidClip { name: name.to_string(), fps, looping: false, frames: clip_frames };
         Ok((Self { name: name.to_string(), pieces, clips: vec![clip], materials: None }, worst))
     }
+}
+
+/// Splits the classes of `followed` (`(vertex, class)` pairs) by the vertices' `positions`
+/// (exact, on the bits; -0 is +0), and stops following a vertex left alone in its class: it has
+/// no twin whose path it could share.
+fn split_by_position(followed: &mut Vec<(usize, u32)>, positions: &[Vec3]) {
+    let bits = |p: Vec3| p.to_array().map(|x| (x + 0.0).to_bits());
+    let mut split: std::collections::HashMap<(u32, [u32; 3]), (u32, u32)> = std::collections::HashMap::new();
+    for (v, class) in followed.iter_mut() {
+        let next = split.len() as u32;
+        let entry = split.entry((*class, bits(positions[*v]))).or_insert((next, 0));
+        entry.1 += 1;
+        *class = entry.0;
+    }
+    let alone: std::collections::HashSet<u32> =
+        split.values().filter(|&&(_, count)| count == 1).map(|&(c, _)| c).collect();
+    followed.retain(|(_, class)| !alone.contains(class));
 }
 
 /// The mean of `points`, f64.

@@ -201,11 +201,10 @@ impl MeshSequence {
     /// As [`MeshSequence::validate`].
     pub fn into_rig(self) -> Result<Rig> {
         self.validate()?;
-        let (name, fps, notes, uvs) = (self.name.clone(), self.fps, self.notes.clone(), self.uvs.clone());
-        let frames =
-            InMemoryFrames { positions: self.positions, normals: self.normals, indices: self.indices };
-        let indices = frames.indices.clone();
-        streamed_rig(name, fps, uvs, indices, notes, Arc::new(frames))
+        let mut seq = self;
+        let (name, fps, indices) = (seq.name.clone(), seq.fps, seq.indices.clone());
+        let (uvs, notes) = (seq.uvs.take(), std::mem::take(&mut seq.notes));
+        streamed_rig(name, fps, uvs, indices, notes, Arc::new(SequenceFrames(seq)))
     }
 
     /// The sequence as a morph-target rig (a "mesh cache"): one rigid mesh on one node, frame 0 as its
@@ -404,60 +403,19 @@ fn streamed_rig(
     })
 }
 
-/// The frames of a [`MeshSequence`], in memory.
-struct InMemoryFrames {
-    positions: Vec<Vec<Vec3>>,
-    normals: Option<Vec<Vec<Vec3>>>,
-    indices: Vec<u32>,
-}
+/// A [`MeshSequence`] read as [`BodyFrames`], owned (`S = MeshSequence`: the rig of
+/// [`MeshSequence::into_rig`]) or borrowed (`S = &MeshSequence`: what
+/// [`crate::rigid::RigidSource::from_sequence`] detects pieces in). A frame's normals are the
+/// source's normalised, or recomputed when it has none.
+pub(crate) struct SequenceFrames<S>(pub(crate) S);
 
-/// Frame `k` of frames held in memory: its positions, and its normals normalised (or recomputed
-/// when the source has none).
-fn frame_in_memory(
-    positions: &[Vec<Vec3>],
-    normals: Option<&[Vec<Vec3>]>,
-    indices: &[u32],
-    k: usize,
-) -> Result<BodyFrame> {
-    let Some(frame) = positions.get(k) else {
-        return Err(invalid(format!("sequence frame {k}"), format!("past its {} frames", positions.len())));
-    };
-    let normals = match normals {
-        Some(all) => all[k].iter().map(|v| v.try_normalize().unwrap_or(Vec3::Y)).collect(),
-        None => smooth_normals(frame, indices),
-    };
-    Ok(BodyFrame { positions: frame.clone(), normals })
-}
-
-/// A [`MeshSequence`] read as [`BodyFrames`] without moving its frames (what
-/// [`crate::rigid::RigidSource::from_sequence`] detects pieces in).
-pub(crate) struct SequenceFrames<'a>(pub(crate) &'a MeshSequence);
-
-impl BodyFrames for SequenceFrames<'_> {
+impl<S: std::borrow::Borrow<MeshSequence> + Send + Sync> BodyFrames for SequenceFrames<S> {
     fn frame_count(&self) -> usize {
-        self.0.frame_count()
+        self.0.borrow().frame_count()
     }
 
     fn vertex_count(&self) -> usize {
-        self.0.vertex_count()
-    }
-
-    fn frame_bytes(&self) -> u64 {
-        self.0.vertex_count() as u64 * 24
-    }
-
-    fn read_frame(&self, k: usize) -> Result<BodyFrame> {
-        frame_in_memory(&self.0.positions, self.0.normals.as_deref(), &self.0.indices, k)
-    }
-}
-
-impl BodyFrames for InMemoryFrames {
-    fn frame_count(&self) -> usize {
-        self.positions.len()
-    }
-
-    fn vertex_count(&self) -> usize {
-        self.positions.first().map_or(0, Vec::len)
+        self.0.borrow().vertex_count()
     }
 
     fn frame_bytes(&self) -> u64 {
@@ -465,7 +423,18 @@ impl BodyFrames for InMemoryFrames {
     }
 
     fn read_frame(&self, k: usize) -> Result<BodyFrame> {
-        frame_in_memory(&self.positions, self.normals.as_deref(), &self.indices, k)
+        let seq = self.0.borrow();
+        let Some(frame) = seq.positions.get(k) else {
+            return Err(invalid(
+                format!("sequence frame {k}"),
+                format!("past its {} frames", seq.positions.len()),
+            ));
+        };
+        let normals = match &seq.normals {
+            Some(all) => all[k].iter().map(|v| v.try_normalize().unwrap_or(Vec3::Y)).collect(),
+            None => smooth_normals(frame, &seq.indices),
+        };
+        Ok(BodyFrame { positions: frame.clone(), normals })
     }
 }
 
