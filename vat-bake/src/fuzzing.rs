@@ -12,6 +12,7 @@
 //! | `gltf_bake` | [`import_and_bake`] | a `.glb` or `.gltf` file |
 //! | `bake_args` | [`bake_from_args`] | `vat bake` arguments as text |
 //! | `openvat_import` | [`import_openvat_parts`] | an OpenVAT bake's sidecar, texture and glb, length-prefixed |
+//! | `houdini_import` | [`import_houdini_parts`] | a Houdini VAT 3 bake's `_data.json`, texture(s) and glb, length-prefixed |
 //! | `sprite_frames` | [`sprite_frame_bake`] | one sprite frame, CSV or PLY |
 
 use std::sync::OnceLock;
@@ -372,29 +373,287 @@ pub fn import_houdini_parts(data: &[u8]) -> Result<()> {
 
     use crate::interop::houdini::{check_in_scope, decode, parse_data_json};
     use crate::interop::{Budget, images, lookup_mesh_from_bytes};
-    let (json, texture, glb) = split_openvat_parts(data).ok_or_else(|| BakeError::InvalidInput {
+    let refuse = |n: &str| BakeError::InvalidInput {
         part: "fuzz input".into(),
-        problem: "is not three length-prefixed parts".into(),
-    })?;
-    let mut budget = Budget::new(FUZZ_MAX_MEMORY);
-    let info = parse_data_json(Path::new("fuzz_data.json"), json)?;
-    let exr = texture.starts_with(&[0x76, 0x2f, 0x31, 0x01]);
-    let texture_path = Path::new(if exr { "fuzz_pos.exr" } else { "fuzz_pos.png" });
-    let mesh_path = Path::new("fuzz_mesh.glb");
-    let texture = if exr {
-        images::decode_exr(texture, texture_path, &mut budget)?
-    } else {
-        images::decode_png(texture, texture_path, &mut budget)?
+        problem: format!("is not {n} length-prefixed parts"),
     };
-    check_in_scope(Path::new("fuzz_data.json"), &info)?;
+    let (json, _, _) = split_openvat_parts(data).ok_or_else(|| refuse("three"))?;
+    let mut budget = Budget::new(FUZZ_MAX_MEMORY);
+    let json_path = Path::new("fuzz_data.json");
+    let info = parse_data_json(json_path, json)?;
+    check_in_scope(json_path, &info)?;
+    let texture_of = |bytes: &[u8], stem: &str, budget: &mut Budget| {
+        let exr = bytes.starts_with(&[0x76, 0x2f, 0x31, 0x01]);
+        let path = std::path::PathBuf::from(format!("{stem}.{}", if exr { "exr" } else { "png" }));
+        let texture = if exr {
+            images::decode_exr(bytes, &path, budget)
+        } else {
+            images::decode_png(bytes, &path, budget)
+        };
+        texture.map(|t| (path, t))
+    };
+    let mesh_path = Path::new("fuzz_mesh.glb");
+    if info.vat_type == "Rigidbody" {
+        let parts = split_parts(data, 4).ok_or_else(|| refuse("four"))?;
+        let (pos_path, pos) = texture_of(parts[1], "fuzz_pos", &mut budget)?;
+        let (rot_path, rot) = texture_of(parts[2], "fuzz_rot", &mut budget)?;
+        let mesh = lookup_mesh_from_bytes(parts[3], mesh_path, &mut budget)?;
+        let pivots = crate::interop::houdini_rigid::pivot_uvs(parts[3], mesh_path, &budget)?;
+        let rigid = crate::interop::houdini_rigid::RigidParts {
+            name: "fuzz",
+            data: &info,
+            json_path,
+            pos_path: &pos_path,
+            pos: &pos,
+            rot_path: &rot_path,
+            rot: &rot,
+            mesh_path,
+            mesh: &mesh,
+            pivots: &pivots,
+            has_colour: false,
+        };
+        let imported = crate::interop::houdini_rigid::decode(&rigid, None, &mut budget)?;
+        let source = &imported.source;
+        if source.frame_count() > FUZZ_MAX_INTEROP_FRAMES * 8 || source.vertex_count() > 4096 {
+            return Ok(());
+        }
+        let options = crate::rigid::RigidBakeOptions {
+            max_texture_dim: FUZZ_MAX_TEXTURE_DIM,
+            lods: LodOptions::Count(1),
+            ..Default::default()
+        };
+        let (bytes, _) = crate::rigid::bake_rigid(source, &options)?;
+        let asset = Asset::parse(&bytes)?;
+        if !crate::rigid::verify_rigid(&asset, source)?.passed {
+            return Err(BakeError::InvalidInput {
+                part: "fuzz input".into(),
+                problem: "its rigid bake failed its verification".into(),
+            });
+        }
+        return Ok(());
+    }
+    let (_, texture, glb) = split_openvat_parts(data).ok_or_else(|| refuse("three"))?;
+    let (texture_path, texture) = texture_of(texture, "fuzz_pos", &mut budget)?;
     let mesh = lookup_mesh_from_bytes(glb, mesh_path, &mut budget)?;
-    let imported = decode("fuzz", &info, texture_path, &texture, mesh_path, &mesh, &mut budget)?;
+    let imported = decode("fuzz", &info, &texture_path, &texture, mesh_path, &mesh, &mut budget)?;
     if imported.sequence.frame_count() > FUZZ_MAX_INTEROP_FRAMES || imported.sequence.vertex_count() > 4096 {
         return Ok(());
     }
     let rig = imported.to_rig()?;
     let options = BakeOptions { fps: imported.bake_fps(), frames: None, ..small_bake_options() };
     bake_verify_reload(&rig, &options)
+}
+
+/// Joins parts into one input: each but the last as `[u32 LE length][bytes]`, the last as it is
+/// ([`openvat_parts`] is the three-part case; a Houdini rigid-body input has four: `_data.json`,
+/// position texture, rotation texture, mesh).
+pub fn join_parts(parts: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        if i + 1 < parts.len() {
+            out.extend_from_slice(&(part.len() as u32).to_le_bytes());
+        }
+        out.extend_from_slice(part);
+    }
+    out
+}
+
+/// Splits a [`join_parts`] input into `n` parts; `None` when it is not one.
+pub fn split_parts(data: &[u8], n: usize) -> Option<Vec<&[u8]>> {
+    let mut parts = Vec::with_capacity(n);
+    let mut rest = data;
+    for _ in 1..n {
+        let len = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
+        parts.push(rest.get(4..4usize.checked_add(len)?)?);
+        rest = &rest[4 + len..];
+    }
+    parts.push(rest);
+    Some(parts)
+}
+
+/// A SideFX Labs VAT 3 rigid-body bake made here, with the values it was made from: cubes tumbling
+/// and falling, one texel per piece per frame (HDR: 32-bit float RGBA EXRs), written as VAT 3's ROP
+/// lays it out (see [`crate::interop::houdini`]). For tests, the fuzz seed and the bad-input corpus.
+#[derive(Debug, Clone)]
+pub struct HoudiniRigidFixture {
+    /// `_data.json`.
+    pub json: Vec<u8>,
+    /// `_pos.exr`.
+    pub pos_exr: Vec<u8>,
+    /// `_rot.exr`.
+    pub rot_exr: Vec<u8>,
+    /// `_mesh.glb`.
+    pub glb: Vec<u8>,
+    /// Texture width and height.
+    pub size: (usize, usize),
+    /// The position and rotation texels, rows top to bottom, as in the files.
+    pub pos_texels: Vec<[f32; 4]>,
+    /// See `pos_texels`.
+    pub rot_texels: Vec<[f32; 4]>,
+    /// Mesh positions, normals and `TEXCOORD_1..=3`, as in the glb (the last 6 vertices are bounds
+    /// extenders).
+    pub positions: Vec<[f32; 3]>,
+    /// See `positions`.
+    pub normals: Vec<[f32; 3]>,
+    /// See `positions`.
+    pub uv1: Vec<[f32; 2]>,
+    /// See `positions`.
+    pub uv2: Vec<[f32; 2]>,
+    /// See `positions`.
+    pub uv3: Vec<[f32; 2]>,
+    /// Frames and rate.
+    pub frames: usize,
+    /// `Houdini FPS`.
+    pub fps: f32,
+}
+
+impl HoudiniRigidFixture {
+    /// The four [`import_houdini_parts`] parts.
+    pub fn parts(&self) -> Vec<u8> {
+        join_parts(&[&self.json, &self.pos_exr, &self.rot_exr, &self.glb])
+    }
+
+    /// Writes the bake as `dir/<name>_{data.json,pos.exr,rot.exr,mesh.glb}`.
+    ///
+    /// # Errors
+    /// [`BakeError::Io`] when a file cannot be written.
+    pub fn write(&self, dir: &std::path::Path, name: &str) -> Result<()> {
+        for (suffix, bytes) in [
+            ("data.json", &self.json),
+            ("pos.exr", &self.pos_exr),
+            ("rot.exr", &self.rot_exr),
+            ("mesh.glb", &self.glb),
+        ] {
+            let path = dir.join(format!("{name}_{suffix}"));
+            std::fs::write(&path, bytes).map_err(|e| BakeError::Io { path, source: e })?;
+        }
+        Ok(())
+    }
+}
+
+/// [`HoudiniRigidFixture`] of `pieces` cubes in `columns` texture columns (rows per frame:
+/// `ceil(pieces / columns)`) over `frames` frames at 24 fps. Piece 0 turns 170 degrees a frame when
+/// `fast` (more than nlerp can follow at the source rate), the others 3 to 40 degrees.
+pub fn houdini_rigid_fixture(
+    pieces: usize,
+    columns: usize,
+    frames: usize,
+    fast: bool,
+) -> HoudiniRigidFixture {
+    use glam::{Quat, Vec3};
+    let columns = columns.clamp(1, pieces.max(1));
+    let rows = pieces.div_ceil(columns).max(1);
+    let (w, h) = (columns, frames * rows);
+    let fps = 24.0f32;
+    let mut f = HoudiniRigidFixture {
+        json: Vec::new(),
+        pos_exr: Vec::new(),
+        rot_exr: Vec::new(),
+        glb: Vec::new(),
+        size: (w, h),
+        pos_texels: vec![[0.0; 4]; w * h],
+        rot_texels: vec![[0.0; 4]; w * h],
+        positions: Vec::new(),
+        normals: Vec::new(),
+        uv1: Vec::new(),
+        uv2: Vec::new(),
+        uv3: Vec::new(),
+        frames,
+        fps,
+    };
+    let mut indices = Vec::new();
+    let mut lo = Vec3::splat(f32::MAX);
+    let mut hi = Vec3::splat(f32::MIN);
+    for p in 0..pieces {
+        let (col, row) = (p % columns, p / columns);
+        let half = 0.1 + 0.02 * (p % 3) as f32;
+        let centre = Vec3::new((p % 4) as f32 * 0.5, 1.0 + 0.3 * (p / 4) as f32, (p % 3) as f32 * 0.4 - 0.4);
+        let axis = Vec3::new(1.0 + p as f32, 2.0, 0.5 - (p % 2) as f32).normalize();
+        let turn_deg = if fast && p == 0 { 170.0 } else { 3.0 + (p * 7 % 38) as f32 };
+        // A cube's 6 faces, 4 vertices each (flat normals).
+        for (axis_i, sign) in (0..3).flat_map(|a| [(a, 1.0f32), (a, -1.0)]) {
+            let n = Vec3::from(std::array::from_fn::<f32, 3, _>(|i| if i == axis_i { sign } else { 0.0 }));
+            let (u, v) = (
+                Vec3::from(std::array::from_fn::<f32, 3, _>(|i| f32::from(u8::from(i == (axis_i + 1) % 3)))),
+                Vec3::from(std::array::from_fn::<f32, 3, _>(|i| f32::from(u8::from(i == (axis_i + 2) % 3)))),
+            );
+            let base = f.positions.len() as u32;
+            for (a, b) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+                let pos = centre + (n + u * a + v * b) * half;
+                lo = lo.min(pos);
+                hi = hi.max(pos);
+                f.positions.push(pos.to_array());
+                f.normals.push(n.to_array());
+                f.uv1.push([(col as f32 + 0.5) / w as f32, (row as f32 + 0.5) / h as f32]);
+                f.uv2.push([centre.x, 0.0]);
+                f.uv3.push([centre.y, centre.z]);
+            }
+            let quad = if sign > 0.0 { [0, 1, 2, 0, 2, 3] } else { [0, 2, 1, 0, 3, 2] };
+            indices.extend(quad.iter().map(|i| base + i));
+        }
+        for fr in 0..frames {
+            let t = fr as f32 / fps;
+            let pivot = centre + Vec3::new(0.05 * p as f32 * t, -0.5 * 9.81 * t * t * 0.1, 0.1 * t);
+            let q = Quat::from_axis_angle(axis, (turn_deg * fr as f32).to_radians());
+            let q = q.normalize();
+            // Smallest three: the largest component is left out (made positive), its index in alpha.
+            let c = [q.w, q.x, q.y, q.z];
+            let idx = (0..4).max_by(|&a, &b| c[a].abs().total_cmp(&c[b].abs())).unwrap_or(0);
+            let q = if c[idx] < 0.0 { -q } else { q };
+            let stored = match idx {
+                1 => [q.w, q.y, q.z],
+                2 => [q.x, q.w, q.z],
+                3 => [q.x, q.y, q.w],
+                _ => [q.x, q.y, q.z],
+            };
+            let texel = (row + fr * rows) * w + col;
+            f.pos_texels[texel] = [pivot.x, pivot.y, pivot.z, idx as f32 / 4.0];
+            f.rot_texels[texel] = [stored[0], stored[1], stored[2], turn_deg / 360.0];
+            lo = lo.min(pivot - Vec3::splat(0.3));
+            hi = hi.max(pivot + Vec3::splat(0.3));
+        }
+    }
+    // Bounds extenders: two thin triangles on the bounds' corners reading no texel.
+    let lo = (lo * 10.0).floor() / 10.0;
+    let hi = (hi * 10.0).ceil() / 10.0;
+    for corner in [hi, lo] {
+        let base = f.positions.len() as u32;
+        for d in [Vec3::ZERO, Vec3::new(0.0, -0.01, 0.0), Vec3::new(0.0, 0.0, -0.01)] {
+            f.positions.push((corner + d * corner.signum()).to_array());
+            f.normals.push([0.0, 1.0, 0.0]);
+            f.uv1.push([0.0, 1.0]);
+            f.uv2.push([0.0, 0.0]);
+            f.uv3.push([0.0, 0.0]);
+        }
+        indices.extend([base, base + 1, base + 2]);
+    }
+    let positions: Vec<Vec3> = f.positions.iter().map(|p| Vec3::from(*p)).collect();
+    let normals: Vec<Vec3> = f.normals.iter().map(|p| Vec3::from(*p)).collect();
+    f.glb = crate::interop::openvat::lookup_glb_with_sets(
+        "fuzz",
+        &positions,
+        &normals,
+        &[None, Some(&f.uv1), Some(&f.uv2), Some(&f.uv3)],
+        &indices,
+    )
+    .unwrap_or_default();
+    f.pos_exr = crate::interop::images::encode_rgba_exr32(w, h, &f.pos_texels).unwrap_or_default();
+    f.rot_exr = crate::interop::images::encode_rgba_exr32(w, h, &f.rot_texels).unwrap_or_default();
+    f.json = format!(
+        r#"[{{"Axis System": "Right-Handed Y-Up", "Bound Max X": {}, "Bound Max Y": {}, "Bound Max Z": {},
+  "Bound Min X": {}, "Bound Min Y": {}, "Bound Min Z": {}, "Frame Count": {frames}, "Houdini FPS": {fps},
+  "Name": "fuzz", "Spare Color Texture": 0, "Two Position Textures": 0, "Use HDR Textures": 1,
+  "VAT Type": "Rigidbody", "Vertex Count": 8}}]"#,
+        hi.x, hi.y, hi.z, lo.x, lo.y, lo.z
+    )
+    .into_bytes();
+    f
+}
+
+/// A small valid rigid-body [`import_houdini_parts`] input: three cubes over 4 frames, one turning
+/// fast. The seed of the `houdini_import` corpus's rigid cases.
+pub fn houdini_rigid_seed() -> Vec<u8> {
+    houdini_rigid_fixture(3, 3, 4, true).parts()
 }
 
 /// A small valid [`import_houdini_parts`] input: one quad (4 points, 2 triangles) moving over 3

@@ -19,12 +19,17 @@ pub(crate) enum RigidInput<'a> {
     Sequence(&'a Path, f32),
     /// A built-in source ([`procgen::RIGID_SOURCES`]).
     Procedural(&'a str),
+    /// A SideFX Labs VAT 3 rigid-body bake folder, with the frames baked per source frame
+    /// (`None`: chosen by the import).
+    Houdini(&'a Path, Option<u32>),
 }
 
 impl RigidInput<'_> {
     fn describe(&self) -> String {
         match self {
-            RigidInput::File(p) | RigidInput::Sequence(p, _) => p.display().to_string(),
+            RigidInput::File(p) | RigidInput::Sequence(p, _) | RigidInput::Houdini(p, _) => {
+                p.display().to_string()
+            }
             RigidInput::Procedural(name) => format!("procedural {name}"),
         }
     }
@@ -70,6 +75,26 @@ pub(crate) fn load(
             }
             RigidSource::from_rig(&rig, fps)
                 .with_context(|| format!("{}: cannot bake in the rigid mode", path.display()))
+        }
+        RigidInput::Houdini(dir, substeps) => {
+            use vat_bake::interop::houdini::{self, HoudiniBake, HoudiniOptions};
+            let options = HoudiniOptions { max_memory, substeps };
+            match houdini::read_houdini(dir, &options)
+                .with_context(|| format!("{}: cannot import the Houdini VAT bake", dir.display()))?
+            {
+                HoudiniBake::Rigidbody(imported) => {
+                    for note in &imported.notes {
+                        eprintln!("note: {}: {}", dir.display(), crate::terminal_safe(note));
+                    }
+                    Ok(imported.source)
+                }
+                HoudiniBake::Softbody(_) => {
+                    bail!(
+                        "{}: a Softbody bake has no rigid pieces (import it with vat import-houdini)",
+                        dir.display()
+                    )
+                }
+            }
         }
         RigidInput::Procedural(name) => match procgen::rigid_by_name(name) {
             Some(source) => Ok(source),
@@ -172,15 +197,25 @@ pub(crate) fn verify(
     resource_root: Option<&Path>,
 ) -> Result<()> {
     let m = asset.manifest();
-    let input = match source {
-        Some(path) if path.is_dir() => RigidInput::Sequence(path, m.clips.first().map_or(30.0, |c| c.fps)),
-        Some(path) => RigidInput::File(path),
-        None if procgen::RIGID_SOURCES.contains(&m.name.as_str()) => RigidInput::Procedural(&m.name),
-        None => bail!(
-            "{}: rigid asset {:?} was not baked from a built-in source; give the source it was baked from with --source",
-            file.display(),
-            crate::terminal_safe(&m.name)
-        ),
+    let houdini = source.filter(|p| p.is_dir()).and_then(|p| vat_bake::interop::houdini::read_data(p).ok());
+    let input = match (source, houdini) {
+        // The import baked `fps / Houdini FPS` frames per source frame.
+        (Some(path), Some(data)) => {
+            let fps = m.clips.first().map_or(data.fps, |c| c.fps);
+            RigidInput::Houdini(path, Some((fps / data.fps).round().max(1.0) as u32))
+        }
+        (source, _) => match source {
+            Some(path) if path.is_dir() => {
+                RigidInput::Sequence(path, m.clips.first().map_or(30.0, |c| c.fps))
+            }
+            Some(path) => RigidInput::File(path),
+            None if procgen::RIGID_SOURCES.contains(&m.name.as_str()) => RigidInput::Procedural(&m.name),
+            None => bail!(
+                "{}: rigid asset {:?} was not baked from a built-in source; give the source it was baked from with --source",
+                file.display(),
+                crate::terminal_safe(&m.name)
+            ),
+        },
     };
     let fps = m.clips.first().map_or(30.0, |c| c.fps);
     let rigid_source = load(&input, fps, max_memory, resource_root)?;

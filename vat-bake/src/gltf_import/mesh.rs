@@ -95,13 +95,29 @@ pub(super) fn read(
             })?;
             same_count("TANGENT", raw.len())?;
             let mut tangents = Vec::with_capacity(n);
+            let mut zero = Vec::new();
             for (v, [x, y, z, w]) in raw.into_iter().enumerate() {
-                let xyz = unit_or_keep(Vec3::new(x, y, z)).filter(|_| w.is_finite()).ok_or_else(|| {
-                    ctx.err(label("TANGENT"), format!("tangent of vertex {v} is zero-length or not finite"))
-                })?;
-                tangents.push(xyz.extend(if w < 0.0 { -1.0 } else { 1.0 }));
+                let t = Vec3::new(x, y, z);
+                if !(t.is_finite() && w.is_finite()) {
+                    return Err(ctx.err(label("TANGENT"), format!("tangent of vertex {v} is not finite")));
+                }
+                // Exporters write zero tangents where the UVs are degenerate: no basis to keep.
+                match unit_or_keep(t) {
+                    Some(xyz) => tangents.push(xyz.extend(if w < 0.0 { -1.0 } else { 1.0 })),
+                    None => zero.push(v),
+                }
             }
-            Some(tangents)
+            if zero.is_empty() {
+                Some(tangents)
+            } else {
+                notes.push(format!(
+                    "{part}: TANGENT left out: {} of its {n} tangents are zero-length (first: vertex {}); `--tangents` \
+                     regenerates them",
+                    zero.len(),
+                    zero[0]
+                ));
+                None
+            }
         }
     };
 

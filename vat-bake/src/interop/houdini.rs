@@ -22,6 +22,9 @@ use std::path::{Path, PathBuf};
 use glam::Vec3;
 use serde_json::Value;
 
+pub use super::houdini_rigid::{
+    HOUDINI_RIGID_MAX_SUBSTEPS, HOUDINI_RIGID_TURN_TOLERANCE_DEG, ImportedRigidBake,
+};
 use super::{Budget, ImportedBake, ImportedClip, bad, existing, images, number};
 use crate::sequence::{MAX_SEQUENCE_FRAMES, MeshSequence};
 use crate::{BakeError, Result};
@@ -31,12 +34,25 @@ use crate::{BakeError, Result};
 pub struct HoudiniOptions {
     /// Memory budget of the read (files, decoded textures, frames).
     pub max_memory: u64,
+    /// Rigid-body bakes: frames baked per source frame (`None`: the fewest, at most
+    /// [`HOUDINI_RIGID_MAX_SUBSTEPS`], that keep vat's in-between turns within
+    /// [`HOUDINI_RIGID_TURN_TOLERANCE_DEG`] of VAT 3's; see [`ImportedRigidBake::substeps`]).
+    pub substeps: Option<u32>,
 }
 
 impl Default for HoudiniOptions {
     fn default() -> Self {
-        Self { max_memory: crate::prepare::DEFAULT_MAX_MEMORY }
+        Self { max_memory: crate::prepare::DEFAULT_MAX_MEMORY, substeps: None }
     }
+}
+
+/// A Houdini bake as it imports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HoudiniBake {
+    /// `Softbody`: every vertex's decoded frames.
+    Softbody(ImportedBake),
+    /// `Rigidbody`: the pieces and their transforms, for vat's rigid mode.
+    Rigidbody(ImportedRigidBake),
 }
 
 /// The `_data.json` parameters that the import uses.
@@ -52,6 +68,11 @@ pub struct HoudiniData {
     pub frames: usize,
     /// `Houdini FPS`.
     pub fps: f32,
+    /// `Use HDR Textures` when present: HDR textures hold values as they are (positions, rotations),
+    /// LDR ones `[0, 1]` codes remapped by the bounds. Absent: an EXR is HDR, a PNG LDR.
+    pub hdr: Option<bool>,
+    /// `Two Position Textures` (absent: no).
+    pub two_position_textures: bool,
 }
 
 /// Parses `_data.json` bytes (an array of one object, or the object itself).
@@ -95,7 +116,23 @@ pub fn parse_data_json(path: &Path, bytes: &[u8]) -> Result<HoudiniData> {
     if !(fps > 0.0 && fps <= 1e4) {
         return Err(bad(path, "Houdini FPS", format!("is {fps}: need a positive rate")));
     }
-    Ok(HoudiniData { vat_type, min, max, frames: frames as usize, fps: fps as f32 })
+    let flag = |key: &str| -> Result<Option<bool>> {
+        object
+            .get(key)
+            .map(|v| super::boolean(v).ok_or_else(|| bad(path, key, format!("is {v}: need 0 or 1"))))
+            .transpose()
+    };
+    let hdr = flag("Use HDR Textures")?;
+    let two_position_textures = flag("Two Position Textures")?.unwrap_or(false);
+    Ok(HoudiniData {
+        vat_type,
+        min,
+        max,
+        frames: frames as usize,
+        fps: fps as f32,
+        hdr,
+        two_position_textures,
+    })
 }
 
 fn locate(dir: &Path) -> Result<(String, PathBuf)> {
@@ -137,14 +174,14 @@ fn locate(dir: &Path) -> Result<(String, PathBuf)> {
     }
 }
 
-/// Refuses a `VAT Type` other than `Softbody`, naming what is imported.
+/// Refuses a `VAT Type` other than `Softbody` and `Rigidbody`, naming what is imported.
 pub(crate) fn check_in_scope(json_path: &Path, data: &HoudiniData) -> Result<()> {
-    if data.vat_type != "Softbody" {
+    if data.vat_type != "Softbody" && data.vat_type != "Rigidbody" {
         return Err(bad(
             json_path,
             "VAT Type",
             format!(
-                "is {:?}: only Softbody bakes are imported (rigid-body, particle and dynamic-mesh bakes are not)",
+                "is {:?}: only Softbody and Rigidbody bakes are imported (particle and dynamic-mesh bakes are not)",
                 data.vat_type
             ),
         ));
@@ -152,21 +189,88 @@ pub(crate) fn check_in_scope(json_path: &Path, data: &HoudiniData) -> Result<()>
     Ok(())
 }
 
-/// Reads and decodes a Houdini VAT 3 soft-body bake folder (see the module docs).
+/// The `_data.json` of a bake folder, parsed (what [`read_houdini`] reads first).
+///
+/// # Errors
+/// As [`read_houdini`] for the folder and the JSON.
+pub fn read_data(dir: &Path) -> Result<HoudiniData> {
+    let (_, json_path) = locate(dir)?;
+    let mut budget = Budget::new(1 << 20);
+    let bytes = super::read_file(&json_path, "the VAT parameters", &mut budget)?;
+    parse_data_json(&json_path, &bytes)
+}
+
+/// Whether a texture holds values as they are (HDR) or `[0, 1]` codes: `Use HDR Textures` when the
+/// JSON has it, else the file's kind; an 8/16-bit PNG cannot be HDR.
+pub(crate) fn texture_is_hdr(data: &HoudiniData, path: &Path, texture: &images::Texture) -> Result<bool> {
+    let float = !matches!(texture.kind, images::SampleKind::Unorm(_));
+    match data.hdr {
+        Some(true) if !float => Err(bad(
+            path,
+            "the texture",
+            "is an 8/16-bit PNG, but Use HDR Textures is 1 (HDR bakes write float EXRs)",
+        )),
+        Some(hdr) => Ok(hdr),
+        None => Ok(float),
+    }
+}
+
+/// Whether a vertex is one of the bounds extenders VAT 3 adds (`TEXCOORD_1.y` past the first frame's
+/// rows and within half a frame of the texture's end, as its shaders test): it reads no texel.
+pub(crate) fn is_padding_vertex(lookup: glam::Vec2, frames: usize) -> bool {
+    let f = frames.max(1) as f32;
+    lookup.y >= 1.0 / f && lookup.y > 1.0 - 0.5 / f
+}
+
+/// The texture height a bake of `frames` frames at `rows` rows per frame needs.
+pub(crate) fn check_height(path: &Path, h: usize, frames: usize, rows: usize) -> Result<()> {
+    if h != frames * rows {
+        return Err(bad(
+            path,
+            "the texture's height",
+            format!(
+                "is {h} rows, but Frame Count is {frames} and TEXCOORD_1 uses {rows} row(s) per frame: expected {}",
+                frames * rows
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `dir/<name>_<kind>.exr`, else `.png`.
+fn texture_file(dir: &Path, name: &str, kind: &str, what: &str, why: &str) -> Result<PathBuf> {
+    existing(dir, &format!("{name}_{kind}.exr"))
+        .or_else(|| existing(dir, &format!("{name}_{kind}.png")))
+        .ok_or_else(|| bad(&dir.join(format!("{name}_{kind}.exr")), what, format!("is missing{why}")))
+}
+
+/// Reads and decodes a Houdini VAT 3 bake folder (see the module docs): a `Softbody` bake into
+/// its frames, a `Rigidbody` bake into its pieces and their transforms.
 ///
 /// # Errors
 /// [`BakeError::Interop`] for missing files, an out-of-scope `VAT Type`, a texture whose size
-/// disagrees with `Frame Count` or the mesh's `TEXCOORD_1`, non-finite texels; [`BakeError::OverBudget`]
-/// past the budget; glTF errors of the mesh.
-pub fn read_houdini(dir: &Path, options: &HoudiniOptions) -> Result<ImportedBake> {
+/// disagrees with `Frame Count` or the mesh's `TEXCOORD_1`, non-finite texels, and for rigid
+/// bakes the checks of [`ImportedRigidBake`]; [`BakeError::OverBudget`] past the budget; glTF
+/// errors of the mesh.
+pub fn read_houdini(dir: &Path, options: &HoudiniOptions) -> Result<HoudiniBake> {
     let (name, json_path) = locate(dir)?;
     let mut budget = Budget::new(options.max_memory);
     let bytes = super::read_file(&json_path, "the VAT parameters", &mut budget)?;
     let data = parse_data_json(&json_path, &bytes)?;
     check_in_scope(&json_path, &data)?;
-    let texture_path = existing(dir, &format!("{name}_pos.exr"))
-        .or_else(|| existing(dir, &format!("{name}_pos.png")))
-        .ok_or_else(|| bad(&dir.join(format!("{name}_pos.png")), "the position texture", "is missing"))?;
+    let rigid = data.vat_type == "Rigidbody";
+    let texture_path = texture_file(dir, &name, "pos", "the position texture", "")?;
+    let rot_path = if rigid {
+        Some(texture_file(
+            dir,
+            &name,
+            "rot",
+            "the rotation texture",
+            ": a Rigidbody bake keeps its pieces' rotations there",
+        )?)
+    } else {
+        None
+    };
     let mesh_path = existing(dir, &format!("{name}_mesh.glb"))
         .or_else(|| existing(dir, &format!("{name}_mesh.gltf")))
         .ok_or_else(|| {
@@ -181,8 +285,36 @@ pub fn read_houdini(dir: &Path, options: &HoudiniOptions) -> Result<ImportedBake
             )
         })?;
     let texture = images::read_texture(&texture_path, "the position texture", &mut budget)?;
-    let mesh = super::read_lookup_mesh(&mesh_path, &mut budget)?;
-    decode(&name, &data, &texture_path, &texture, &mesh_path, &mesh, &mut budget)
+    let mesh_bytes = super::read_file(&mesh_path, "the mesh", &mut budget)?;
+    let mesh = super::lookup_mesh_from_bytes(&mesh_bytes, &mesh_path, &mut budget)?;
+    let has_colour = ["exr", "png"].iter().any(|e| existing(dir, &format!("{name}_col.{e}")).is_some());
+    if let Some(rot_path) = rot_path {
+        let rot = images::read_texture(&rot_path, "the rotation texture", &mut budget)?;
+        let pivots = super::houdini_rigid::pivot_uvs(&mesh_bytes, &mesh_path, &budget)?;
+        drop(mesh_bytes);
+        let parts = super::houdini_rigid::RigidParts {
+            name: &name,
+            data: &data,
+            json_path: &json_path,
+            pos_path: &texture_path,
+            pos: &texture,
+            rot_path: &rot_path,
+            rot: &rot,
+            mesh_path: &mesh_path,
+            mesh: &mesh,
+            pivots: &pivots,
+            has_colour,
+        };
+        return super::houdini_rigid::decode(&parts, options.substeps, &mut budget)
+            .map(HoudiniBake::Rigidbody);
+    }
+    drop(mesh_bytes);
+    let mut bake = decode(&name, &data, &texture_path, &texture, &mesh_path, &mesh, &mut budget)?;
+    if has_colour {
+        bake.notes
+            .push(format!("{name}_col (per-frame colours) is not read: the mesh keeps its own colours"));
+    }
+    Ok(HoudiniBake::Softbody(bake))
 }
 
 pub(crate) fn decode(
@@ -194,23 +326,14 @@ pub(crate) fn decode(
     mesh: &super::LookupMesh,
     budget: &mut Budget,
 ) -> Result<ImportedBake> {
-    let mut notes = Vec::new();
+    let mut notes = mesh.notes.clone();
     let (w, h) = (texture.width, texture.height);
-    // Bounds extenders: TEXCOORD_1 at (0, 1), outside every texel centre.
-    let extender = |v: usize| mesh.lookup[v].y >= 1.0 && mesh.lookup[v].x <= 0.0;
-    let lookup = super::openvat::lookup_texels(mesh, mesh_path, w, h, &extender)?;
-    let r = lookup.rows_per_frame;
+    let hdr = texture_is_hdr(data, texture_path, texture)?;
     let frames = data.frames;
-    if h != frames * r {
-        return Err(bad(
-            texture_path,
-            "the texture's height",
-            format!(
-                "is {h} rows, but Frame Count is {frames} and TEXCOORD_1 uses {r} row(s) per frame: expected {}",
-                frames * r
-            ),
-        ));
-    }
+    let padding = |v: usize| is_padding_vertex(mesh.lookup[v], frames);
+    let lookup = super::openvat::lookup_texels(mesh, mesh_path, w, h, &padding)?;
+    let r = lookup.rows_per_frame;
+    check_height(texture_path, h, frames, r)?;
     // Keep the vertices that read the texture, and the triangles made of them only.
     let kept: Vec<usize> = (0..mesh.positions.len()).filter(|&v| lookup.col[v] != u32::MAX).collect();
     let mut new_index = vec![u32::MAX; mesh.positions.len()];
@@ -227,7 +350,7 @@ pub(crate) fn decode(
     let left_out = mesh.positions.len() - kept.len();
     if left_out > 0 {
         notes.push(format!(
-            "{left_out} bounds-extender vertices (TEXCOORD_1 = (0, 1), no texel) and {} triangles using them left out",
+            "{left_out} bounds-extender vertices (TEXCOORD_1 past the frames' rows, no texel) and {} triangles using them left out",
             (mesh.indices.len() - indices.len()) / 3
         ));
     }
@@ -243,27 +366,42 @@ pub(crate) fn decode(
     let range = Vec3::from(data.max) - min;
     let mut positions = Vec::with_capacity(frames);
     let mut channel_max = Vec3::ZERO;
+    let mut abs_max = Vec3::ZERO;
     for f in 0..frames {
         let mut pf = Vec::with_capacity(n);
         for &v in &kept {
             let (c, row) = (lookup.col[v] as usize, lookup.row[v] as usize + f * r);
             let t = texture.at(c, row);
             let t3 = Vec3::new(t[0], t[1], t[2]);
-            if !t3.is_finite() || t3.min_element() < -1e-3 || t3.max_element() > 1.0 + 1e-3 {
+            if !t3.is_finite() {
                 return Err(bad(
                     texture_path,
                     format!("texel ({c}, {row})"),
-                    format!("holds {t3}, outside [0, 1]: the bounds do not hold the offsets"),
+                    format!("holds {t3}: not finite"),
                 ));
             }
-            channel_max = channel_max.max(t3);
+            // HDR texels are the offsets themselves; LDR ones codes in [0, 1] over the bounds.
+            let offset = if hdr {
+                abs_max = abs_max.max(t3.abs());
+                t3
+            } else {
+                if t3.min_element() < -1e-3 || t3.max_element() > 1.0 + 1e-3 {
+                    return Err(bad(
+                        texture_path,
+                        format!("texel ({c}, {row})"),
+                        format!("holds {t3}, outside [0, 1]: the bounds do not hold the offsets"),
+                    ));
+                }
+                channel_max = channel_max.max(t3);
+                min + t3 * range
+            };
             let m = mesh.mesh_of[v] as usize;
-            pf.push(mesh.positions[v] + mesh.linear[m] * (min + t3 * range));
+            pf.push(mesh.positions[v] + mesh.linear[m] * offset);
         }
         positions.push(pf);
     }
     for (a, axis) in ["R (x)", "G (y)", "B (z)"].iter().enumerate() {
-        if channel_max[a] == 0.0 && range[a] > 0.0 {
+        if !hdr && channel_max[a] == 0.0 && range[a] > 0.0 {
             notes.push(format!(
                 "channel {axis} of {} is 0 in every texel: that offset is Bound Min {} everywhere (Houdini's LDR soft-body bounds bug); imported as stored",
                 texture_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
@@ -284,7 +422,10 @@ pub(crate) fn decode(
         .iter()
         .map(|l| l.x_axis.length().max(l.y_axis.length()).max(l.z_axis.length()))
         .fold(0.0f32, f32::max);
-    let step = (range.abs() * texture.kind.half_step() * scale).to_array();
+    // A code's half step over the range (LDR); half a float's spacing at the largest offset (HDR).
+    let step =
+        if hdr { abs_max * 2.0 * texture.kind.half_step() } else { range.abs() * texture.kind.half_step() };
+    let step = (step * scale).to_array();
     let sequence = MeshSequence {
         name: name.to_owned(),
         positions,

@@ -267,6 +267,23 @@ pub(crate) fn encode_texture(format: TextureFormat, w: usize, h: usize, rgb: &[[
     Ok(out)
 }
 
+/// Encodes `w x h` RGBA values (rows top to bottom) as a 32-bit float RGBA EXR, as Houdini's VAT 3
+/// ROP writes its HDR textures (values as they are, not remapped).
+pub(crate) fn encode_rgba_exr32(w: usize, h: usize, rgba: &[[f32; 4]]) -> Result<Vec<u8>> {
+    use exr::prelude::*;
+    let mut out = Vec::new();
+    let at = |x: usize, y: usize| rgba.get(y * w + x).copied().unwrap_or([0.0; 4]);
+    let channels = SpecificChannels::rgba(|p: Vec2<usize>| {
+        let [r, g, b, a] = at(p.x(), p.y());
+        (r, g, b, a)
+    });
+    let layer = Layer::new((w, h), LayerAttributes::default(), Encoding::SMALL_LOSSLESS, channels);
+    Image::from_layer(layer).write().non_parallel().to_buffered(Cursor::new(&mut out)).map_err(|e| {
+        crate::BakeError::InvalidInput { part: "the RGBA texture".into(), problem: e.to_string() }
+    })?;
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

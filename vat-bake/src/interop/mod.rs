@@ -14,6 +14,7 @@
 //! they are read, images by their header's size before they are decoded.
 
 pub mod houdini;
+pub(crate) mod houdini_rigid;
 pub(crate) mod images;
 pub mod openvat;
 
@@ -300,6 +301,12 @@ pub(crate) struct LookupMesh {
     pub(crate) mesh_of: Vec<u32>,
     /// The linear part of each mesh's node transform (object offsets -> scene offsets).
     pub(crate) linear: Vec<glam::Mat3>,
+    /// Each mesh's node transform (object points -> scene points).
+    pub(crate) matrix: Vec<glam::Mat4>,
+    /// Linear RGBA `COLOR_0`, when every primitive has it.
+    pub(crate) colors: Option<Vec<glam::Vec4>>,
+    /// What the glTF import left out or repaired (its notes), one line each.
+    pub(crate) notes: Vec<String>,
 }
 
 /// Reads a bake's mesh (`.glb`/`.gltf`) with its lookup UVs.
@@ -326,6 +333,9 @@ pub(crate) fn lookup_mesh_from_bytes(bytes: &[u8], path: &Path, budget: &mut Bud
         indices: Vec::new(),
         mesh_of: Vec::new(),
         linear: Vec::new(),
+        matrix: Vec::new(),
+        colors: Some(Vec::new()),
+        notes: plain.notes.iter().map(|n| format!("{}: {n}", path.display())).collect(),
     };
     for (m, (a, b)) in plain.meshes.iter().zip(&lookup.meshes).enumerate() {
         let Some(l) = &b.uvs else {
@@ -349,15 +359,44 @@ pub(crate) fn lookup_mesh_from_bytes(bytes: &[u8], path: &Path, budget: &mut Bud
             (Some(all), Some(uv)) => all.extend_from_slice(uv),
             (uvs, _) => *uvs = None,
         }
+        match (&mut mesh.colors, &a.colors) {
+            (Some(all), Some(c)) => all.extend_from_slice(c),
+            (colors, _) => *colors = None,
+        }
         mesh.lookup.extend_from_slice(l);
         mesh.indices.extend(a.indices.iter().map(|i| i + base));
         mesh.mesh_of.extend(std::iter::repeat_n(m as u32, a.positions.len()));
         mesh.linear.push(linear);
+        mesh.matrix.push(matrix);
     }
     if mesh.positions.is_empty() {
         return Err(bad(path, "the mesh", "has no triangles"));
     }
     Ok(mesh)
+}
+
+/// `TEXCOORD_<set>` of every vertex of a bake's mesh, in [`lookup_mesh_from_bytes`]'s vertex order;
+/// `what` says what the set carries, for the error when a primitive lacks it.
+pub(crate) fn uv_set_from_bytes(
+    bytes: &[u8],
+    path: &Path,
+    budget: &Budget,
+    set: u32,
+    what: &str,
+) -> Result<Vec<glam::Vec2>> {
+    let options = crate::gltf_import::ImportOptions {
+        max_memory: budget.left().saturating_add(bytes.len() as u64),
+        ..Default::default()
+    };
+    let rig = crate::gltf_import::import_slice_uv_set(bytes, path, &options, set)?;
+    let mut all = Vec::new();
+    for m in &rig.meshes {
+        let Some(uv) = &m.uvs else {
+            return Err(bad(path, format!("mesh \"{}\"", m.name), format!("has no TEXCOORD_{set} ({what})")));
+        };
+        all.extend_from_slice(uv);
+    }
+    Ok(all)
 }
 
 /// `dir/name` when it exists as a file.
@@ -395,5 +434,7 @@ mod tests {
 
 #[cfg(test)]
 mod tests_export;
+#[cfg(test)]
+mod tests_houdini_rigid;
 #[cfg(test)]
 mod tests_real;

@@ -432,7 +432,7 @@ pub(crate) fn check_shared_texels(mesh: &LookupMesh, lookup: &Lookup, mesh_path:
     Ok(())
 }
 
-fn bbox_extent(p: &[Vec3]) -> f32 {
+pub(crate) fn bbox_extent(p: &[Vec3]) -> f32 {
     let (lo, hi) =
         p.iter().fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
     (hi - lo).max_element().max(0.0)
@@ -476,6 +476,7 @@ pub(crate) fn decode(
 ) -> Result<ImportedBake> {
     let mut notes = info.notes.clone();
     notes.extend(files.mesh_note.clone());
+    notes.extend(mesh.notes.iter().cloned());
     let (w, h, frames) = (texture.width, texture.height, info.frames);
     let lookup = lookup_texels(mesh, &files.mesh, w, h, &|_| false)?;
     let r = lookup.rows_per_frame;
@@ -891,6 +892,17 @@ pub(crate) fn lookup_glb(
     uv1: &[[f32; 2]],
     indices: &[u32],
 ) -> Result<Vec<u8>> {
+    lookup_glb_with_sets(name, positions, normals, &[uv0, Some(uv1)], indices)
+}
+
+/// [`lookup_glb`] with any texture-coordinate sets: `sets[k]`, when given, is `TEXCOORD_k`.
+pub(crate) fn lookup_glb_with_sets(
+    name: &str,
+    positions: &[Vec3],
+    normals: &[Vec3],
+    sets: &[Option<&[[f32; 2]]>],
+    indices: &[u32],
+) -> Result<Vec<u8>> {
     use serde_json::json;
     let mut bin: Vec<u8> = Vec::new();
     let mut views = Vec::new();
@@ -937,12 +949,12 @@ pub(crate) fn lookup_glb(
     );
     let nrm = push(floats(&mut normals.iter().flat_map(|p| p.to_array())), n, "VEC3", FLOAT, ARRAY, None);
     let mut attributes = json!({"POSITION": pos, "NORMAL": nrm});
-    if let Some(uv) = uv0 {
-        attributes["TEXCOORD_0"] =
-            json!(push(floats(&mut uv.iter().flatten().copied()), n, "VEC2", FLOAT, ARRAY, None));
+    for (k, uv) in sets.iter().enumerate() {
+        if let Some(uv) = uv {
+            attributes[format!("TEXCOORD_{k}")] =
+                json!(push(floats(&mut uv.iter().flatten().copied()), n, "VEC2", FLOAT, ARRAY, None));
+        }
     }
-    attributes["TEXCOORD_1"] =
-        json!(push(floats(&mut uv1.iter().flatten().copied()), n, "VEC2", FLOAT, ARRAY, None));
     let idx = push(
         indices.iter().flat_map(|i| i.to_le_bytes()).collect(),
         indices.len(),

@@ -201,8 +201,13 @@ fn openvat_glass_with_the_other_mesh_decodes_elsewhere() {
 #[test]
 fn houdini_vat3_softbody_imports_without_its_bounds_extenders() {
     let Some(dir) = bake_dir("houdini-vat3-softbody") else { return };
-    let b = super::houdini::read_houdini(&dir, &Default::default()).unwrap();
+    let super::houdini::HoudiniBake::Softbody(b) =
+        super::houdini::read_houdini(&dir, &Default::default()).unwrap()
+    else {
+        panic!("a Softbody bake imports as frames")
+    };
     assert_eq!(b.sequence.frame_count(), 120);
+    assert!(b.notes.iter().any(|n| n.contains("_col") && n.contains("not read")), "{:?}", b.notes);
     // 6 bounds-extender vertices (2 triangles) left out, said in a note.
     assert!(
         b.notes.iter().any(|n| n.contains("6 bounds-extender vertices") && n.contains("2 triangles")),
