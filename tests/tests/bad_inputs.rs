@@ -576,7 +576,33 @@ fn interop_folder_cases() -> Vec<Case> {
     let text = String::from_utf8(json.clone()).unwrap();
     let rigid = text.replacen("\"VAT Type\": \"Softbody\"", "\"VAT Type\": \"Rigidbody\"", 1);
     assert_ne!(rigid, text, "the seed names its VAT type");
-    folder("houdini-rigid-body", houdini(rigid.as_bytes(), &png, &glb), ImportHoudini, "rigid");
+    // A Rigidbody bake without its rotation texture.
+    folder("houdini-rigid-body", houdini(rigid.as_bytes(), &png, &glb), ImportHoudini, "q_rot.exr");
+    // Rigid-body bakes: a piece that scales, and LDR textures, which vat's rigid import refuses.
+    let mut fx = vat_bake::fuzzing::houdini_rigid_fixture(3, 3, 4, false);
+    let rigid_files = |fx: &vat_bake::fuzzing::HoudiniRigidFixture| {
+        vec![
+            ("q_data.json", fx.json.clone()),
+            ("q_pos.exr", fx.pos_exr.clone()),
+            ("q_rot.exr", fx.rot_exr.clone()),
+            ("q_mesh.glb", fx.glb.clone()),
+        ]
+    };
+    folder(
+        "houdini-rigid-rot-truncated",
+        {
+            let mut files = rigid_files(&fx);
+            files[2].1.truncate(fx.rot_exr.len() / 2);
+            files
+        },
+        ImportHoudini,
+        "q_rot.exr",
+    );
+    fx.json = String::from_utf8(fx.json.clone())
+        .unwrap()
+        .replace("\"Use HDR Textures\": 1", "\"Use HDR Textures\": 0")
+        .into_bytes();
+    folder("houdini-rigid-ldr", rigid_files(&fx), ImportHoudini, "Use HDR Textures");
     folder("houdini-mesh-missing", houdini(&json, &png, &glb)[..2].to_vec(), ImportHoudini, "q_mesh.glb");
     out
 }
@@ -713,7 +739,7 @@ fn variant(debug: &str) -> &str {
 /// typed error containing the expected text, no panic.
 #[test]
 fn every_bad_folder_is_a_typed_error_of_the_library() {
-    use vat_bake::interop::houdini::{HoudiniOptions, read_houdini};
+    use vat_bake::interop::houdini::{HoudiniBake, HoudiniOptions, read_houdini};
     use vat_bake::interop::openvat::{OpenVatOptions, read_openvat};
     let dir = corpus_dir();
     let mut failures = Vec::new();
@@ -723,7 +749,14 @@ fn every_bad_folder_is_a_typed_error_of_the_library() {
         let path = dir.join(&c.file);
         let imported = match c.command {
             Command::ImportOpenVat => read_openvat(&path, &OpenVatOptions::default()),
-            Command::ImportHoudini => read_houdini(&path, &HoudiniOptions::default()),
+            Command::ImportHoudini => match read_houdini(&path, &HoudiniOptions::default()) {
+                Ok(HoudiniBake::Softbody(bake)) => Ok(bake),
+                Ok(HoudiniBake::Rigidbody(_)) => {
+                    failures.push(format!("{}: imports", c.file));
+                    continue;
+                }
+                Err(e) => Err(e),
+            },
             _ => unreachable!("folder cases are imports"),
         };
         let result = imported.and_then(|bake| {

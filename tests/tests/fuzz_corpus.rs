@@ -145,9 +145,41 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
             ("frames-zero", "\"Frame Count\": 3", "\"Frame Count\": 0", "whole number"),
             ("bounds-nan", "\"Bound Min Y\": -0.5", "\"Bound Min Y\": \"NaN\"", "finite number"),
             ("bounds-inverted", "\"Bound Max Y\": 0.5", "\"Bound Max Y\": -0.6", "below Bound Min"),
-            ("rigid-body", "Softbody", "Rigidbody", "only Softbody"),
+            // A rigid-body bake is four parts (its rotation texture too).
+            ("rigid-body", "Softbody", "Rigidbody", "four"),
+            ("particles", "Softbody", "Particles", "only Softbody and Rigidbody"),
         ],
     );
+    // Houdini VAT 3 rigid-body imports: `_data.json`, position and rotation EXRs, mesh.
+    let rigid = vat_bake::fuzzing::houdini_rigid_fixture(3, 3, 4, true);
+    let four = |json: &[u8], pos: &[u8], rot: &[u8], glb: &[u8]| {
+        vat_bake::fuzzing::join_parts(&[json, pos, rot, glb])
+    };
+    let (pos, rot, glb) = (&rigid.pos_exr[..], &rigid.rot_exr[..], &rigid.glb[..]);
+    out.push(("houdini_import", "rigid-seed-accepted.bin".to_owned(), rigid.parts(), Expect::Accepted));
+    let json = String::from_utf8(rigid.json.clone()).unwrap();
+    for (name, from, to, expect) in [
+        ("rigid-ldr", "\"Use HDR Textures\": 1", "\"Use HDR Textures\": 0", "LDR"),
+        ("rigid-frames-lie", "\"Frame Count\": 4", "\"Frame Count\": 3", "Frame Count"),
+        (
+            "rigid-two-position-textures",
+            "\"Two Position Textures\": 0",
+            "\"Two Position Textures\": 1",
+            "Two Position",
+        ),
+    ] {
+        assert!(json.contains(from), "rigid {name}: the fixture has no {from:?}");
+        let bytes = four(json.replace(from, to).as_bytes(), pos, rot, glb);
+        out.push(("houdini_import", format!("{name}.bin"), bytes, Expect::Refused(expect)));
+    }
+    for (name, bytes, expect) in [
+        ("rigid-rot-truncated", four(&rigid.json, pos, &rot[..rot.len() / 2], glb), "EXR"),
+        ("rigid-rot-empty", four(&rigid.json, pos, &[], glb), "PNG"),
+        ("rigid-mesh-missing", four(&rigid.json, pos, rot, &[]), "fuzz_mesh.glb"),
+        ("rigid-three-parts", vat_bake::fuzzing::openvat_parts(&rigid.json, pos, glb), "four"),
+    ] {
+        out.push(("houdini_import", format!("{name}.bin"), bytes, Expect::Refused(expect)));
+    }
     let input = vat_bake::fuzzing::openvat_parts;
     let seed = vat_bake::fuzzing::houdini_seed();
     let (_, png, glb) = vat_bake::fuzzing::split_openvat_parts(&seed).unwrap();
@@ -349,6 +381,11 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     out.push(("obj_sequence", "two-objects.obj".to_owned(), two.as_bytes().to_vec()));
     out.push(("openvat_import", "quad-png16-two-clips.bin".to_owned(), vat_bake::fuzzing::openvat_seed()));
     out.push(("houdini_import", "quad-png16-softbody.bin".to_owned(), vat_bake::fuzzing::houdini_seed()));
+    out.push((
+        "houdini_import",
+        "cubes-exr32-rigidbody.bin".to_owned(),
+        vat_bake::fuzzing::houdini_rigid_seed(),
+    ));
     out
 }
 

@@ -303,7 +303,7 @@ pub(crate) fn decode(
                 ));
             }
             let d = object_pivot(u).distance(object_pivot(v));
-            if !(d <= tolerance) {
+            if d.is_nan() || d > tolerance {
                 return Err(bad(
                     mesh_path,
                     format!("vertices {u} and {v}"),
