@@ -82,3 +82,40 @@ fn real_bakes_import_or_are_refused_in_one_line() {
     assert!(!refused.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A SideFX Labs VAT 3 rigid-body bake (made here in VAT 3's layout, one piece turning 170 degrees a
+/// frame) imports into the rigid mode with substeps, verifies, and `vat verify --source` checks the
+/// file against the bake folder again; a refused bake writes nothing.
+#[test]
+fn a_houdini_rigid_body_bake_imports_into_the_rigid_mode_and_verifies_again() {
+    let dir = scratch("houdini-rigid");
+    let bake = dir.join("bake");
+    std::fs::create_dir_all(&bake).unwrap();
+    vat_bake::fuzzing::houdini_rigid_fixture(4, 4, 10, true).write(&bake, "cubes").unwrap();
+    let out = dir.join("cubes.vat");
+    let s = |p: &PathBuf| p.to_str().unwrap().to_owned();
+    let o = vat(&["import-houdini", &s(&bake), "--out", &s(&out), "--lods", "1"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("(rigid): 4 pieces, 96 vertices") && t.contains("PASSED"), "{t}");
+    assert!(t.contains("frames per source frame") && t.contains("bounds-extender"), "{t}");
+    let o = vat(&["verify", &s(&out), "--source", &s(&bake)]);
+    let t = text(&o);
+    assert!(o.status.success() && t.contains("PASSED"), "{t}");
+    // At the source's rate, as asked.
+    let one = dir.join("one.vat");
+    let o = vat(&["import-houdini", &s(&bake), "--out", &s(&one), "--substeps", "1", "--lods", "1"]);
+    let t = text(&o);
+    assert!(o.status.success() && t.contains("; 10 frames;") && t.contains("source's rate"), "{t}");
+    let o = vat(&["verify", &s(&one), "--source", &s(&bake)]);
+    assert!(o.status.success(), "{}", text(&o));
+    // Refused: no file written, one line.
+    std::fs::remove_file(bake.join("cubes_rot.exr")).unwrap();
+    let refused = dir.join("refused.vat");
+    let o = vat(&["import-houdini", &s(&bake), "--out", &s(&refused)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("rotation texture") && err.contains("missing"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!refused.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

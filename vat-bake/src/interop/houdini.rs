@@ -4,18 +4,24 @@
 //!
 //! | file | holds |
 //! |---|---|
-//! | `<N>_data.json` | an array of one object: `VAT Type` (`Softbody`, ...), `Bound Min X/Y/Z`, `Bound Max X/Y/Z`, `Frame Count`, `Houdini FPS`, `Use HDR Textures` (0: PNG), ... |
-//! | `<N>_pos.exr` / `.png` | one row per frame (frame 0 = first scanline), one column per point; RGB = `(offset - Bound Min) / (Bound Max - Bound Min)`, the offset from the rest mesh |
-//! | `<N>_rot`, `<N>_col` | rotation/normal and colour data (not read: normals are recomputed) |
-//! | `<N>_mesh.glb` | the rest mesh, Y up (Houdini's axes are glTF's: no swizzle), each vertex's texel in `TEXCOORD_1` |
+//! | `<N>_data.json` | an array of one object: `VAT Type` (`Softbody`, `Rigidbody`, ...), `Bound Min X/Y/Z`, `Bound Max X/Y/Z`, `Frame Count`, `Houdini FPS`, `Use HDR Textures` (0: LDR PNG, 1: HDR EXR), `Two Position Textures`, ... |
+//! | `<N>_pos.exr` / `.png` | one block of rows per frame (frame 0 = first scanline), one texel per point (soft body) or per piece (rigid body). Soft body: the offset from the rest mesh, as it is (HDR) or as RGB = `(offset - Bound Min) / (Bound Max - Bound Min)` (LDR). Rigid body: see [`ImportedRigidBake`]'s module |
+//! | `<N>_rot` | soft body: normals (not read: normals are recomputed); rigid body: the pieces' rotations |
+//! | `<N>_col` | per-frame colours (not read, said in a `note:`) |
+//! | `<N>_mesh.glb` | the rest mesh, Y up (Houdini's axes are glTF's: no swizzle), each vertex's texel in `TEXCOORD_1`; rigid bodies: each piece's rest pivot in `TEXCOORD_2.x`, `TEXCOORD_3.xy` |
 //!
-//! The mesh's bounds-extender vertices (`TEXCOORD_1 = (0, 1)`, on the bounding-box corners so engines
-//! do not cull the moving mesh) read no texel and are left out with their triangles (a `note:`). PNG
-//! values are raw (`byte / 255`) whatever the `sRGB` chunk says.
+//! The mesh's bounds-extender vertices (`TEXCOORD_1.y` past the frames' rows, as VAT 3's shaders
+//! test; on the bounding-box corners so engines do not cull the moving mesh) read no texel and are
+//! left out with their triangles (a `note:`). PNG values are raw (`byte / 255`) whatever the `sRGB`
+//! chunk says.
 //!
-//! In scope: `Softbody`. Refused with a typed error naming what to do: other `VAT Type`s
-//! (`Rigidbody`, `Particles`, `DynamicMesh`), VAT 2 bakes without `_data.json` (parameters in an
-//! engine material), FBX-only meshes (convert them to glTF).
+//! In scope: `Softbody` (decoded to every vertex's frames, [`HoudiniBake::Softbody`]) and HDR
+//! `Rigidbody` (decoded to pieces and transforms for vat's rigid mode, [`HoudiniBake::Rigidbody`]:
+//! VAT 3's rigid layout, its shaders' decode and the in-between frames are described in
+//! `houdini_rigid.rs`, summarised on [`ImportedRigidBake`]). Refused with a typed error naming
+//! what to do: `Particles` and `DynamicMesh`, LDR rigid bodies, `Two Position Textures`, pieces
+//! that scale, VAT 2 bakes without `_data.json` (parameters in an engine material), FBX-only meshes
+//! (convert them to glTF).
 
 use std::path::{Path, PathBuf};
 

@@ -49,6 +49,16 @@ pub const HOUDINI_RIGID_MAX_SUBSTEPS: u32 = 8;
 const STILL_RATE: f64 = 1e-4;
 
 /// A decoded VAT 3 rigid-body bake.
+///
+/// The layout read: one texel per piece per frame, at the piece's `TEXCOORD_1` texel, frame `f`
+/// `f` blocks of rows lower (frame 0 the first scanline). `_pos` RGB is the piece's pivot (object
+/// space, metres) and A `i / 4`, the index of the quaternion component `_rot` leaves out (0: w,
+/// 1: x, 2: y, 3: z); `_rot` RGB holds the other three ("smallest three") and A the turn to the next
+/// frame in rotations per frame; the mesh's `TEXCOORD_2.x`, `TEXCOORD_3.xy` hold the piece's rest
+/// pivot. A vertex is `pivot(f) + rotate(q(f), p - rest_pivot)`, which is vat's rigid model, so key
+/// frames carry over as they are; between frames VAT 3's shaders slerp at the stored rate where vat
+/// nlerps, so the bake has [`ImportedRigidBake::substeps`] frames per source frame, the in-between
+/// ones at VAT 3's own in-between transforms.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportedRigidBake {
     /// The pieces and one looping clip (VAT 3's shaders loop) of `source_frames * substeps` frames at
