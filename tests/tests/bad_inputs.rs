@@ -576,6 +576,11 @@ fn interop_folder_cases() -> Vec<Case> {
     let text = String::from_utf8(json.clone()).unwrap();
     let rigid = text.replacen("\"VAT Type\": \"Softbody\"", "\"VAT Type\": \"Rigidbody\"", 1);
     assert_ne!(rigid, text, "the seed names its VAT type");
+    // An OBJ mesh (point i reads texel i) with more points than the texture has texels.
+    let obj = format!("{}f 1 2 3\nf 1 3 4\n", "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n".repeat(3));
+    let obj_files =
+        vec![("q_data.json", json.to_vec()), ("q_pos.png", png.to_vec()), ("q_mesh.obj", obj.into_bytes())];
+    folder("houdini-obj-mesh-too-many-points", obj_files, ImportHoudini, "has 12 points");
     // A Rigidbody bake without its rotation texture.
     folder("houdini-rigid-body", houdini(rigid.as_bytes(), &png, &glb), ImportHoudini, "q_rot.exr");
     // Rigid-body bakes: a piece that scales, and LDR textures, which vat's rigid import refuses.

@@ -652,6 +652,98 @@ fn read_obj(path: &Path, bytes: &[u8]) -> Result<Frame> {
     Ok(frame)
 }
 
+/// An OBJ mesh read as [`read_obj`] reads a frame, with each vertex's point: the index of the `v`
+/// statement its position comes from (0-based, in file order), as tools that store one texel per
+/// point (Houdini's VAT 3) number them.
+pub(crate) struct ObjPoints {
+    /// Rest positions per vertex.
+    pub(crate) positions: Vec<Vec3>,
+    /// Unit normals per vertex, when every vertex has one.
+    pub(crate) normals: Option<Vec<Vec3>>,
+    /// Texture coordinates per vertex (glTF convention), when every vertex has one.
+    pub(crate) uvs: Option<Vec<Vec2>>,
+    /// Triangle list.
+    pub(crate) indices: Vec<u32>,
+    /// The point of each vertex.
+    pub(crate) point_of: Vec<u32>,
+    /// `v` statements in the file.
+    pub(crate) point_count: usize,
+    /// What the file had that the mesh leaves out, one line each.
+    pub(crate) notes: Vec<String>,
+}
+
+/// Reads an OBJ mesh with each vertex's point ([`ObjPoints`]). The points are followed through the
+/// file's faces (fan-triangulated, as the OBJ reader does) and checked against the reader's output
+/// corner by corner, position bits and all: a file where they cannot be followed is an error, never a
+/// guess.
+///
+/// # Errors
+/// Those of reading an OBJ frame; [`BakeError::InvalidInput`] when the points cannot be followed.
+pub(crate) fn read_obj_points(path: &Path, bytes: &[u8]) -> Result<ObjPoints> {
+    let frame = read_obj(path, bytes)?;
+    let part = || format!("{}", path.display());
+    // The file's points and each triangle corner's point, in file order.
+    let text = std::str::from_utf8(bytes).map_err(|e| invalid(part(), format!("is not UTF-8 text: {e}")))?;
+    let mut points: Vec<Vec3> = Vec::new();
+    let mut corners: Vec<u32> = Vec::new();
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        match words.next() {
+            Some("v") => {
+                let xyz: Vec<f32> = words.take(3).map(|w| w.parse::<f32>().unwrap_or(f32::NAN)).collect();
+                points.push(if xyz.len() == 3 { Vec3::new(xyz[0], xyz[1], xyz[2]) } else { Vec3::NAN });
+            }
+            Some("f") => {
+                let face: Vec<u32> = words
+                    .filter_map(|w| w.split('/').next()?.parse::<i64>().ok())
+                    .map(|i| if i < 0 { points.len() as i64 + i } else { i - 1 })
+                    .filter_map(|i| u32::try_from(i).ok())
+                    .collect();
+                for k in 1..face.len().saturating_sub(1) {
+                    corners.extend([face[0], face[k], face[k + 1]]);
+                }
+            }
+            _ => {}
+        }
+    }
+    let unfollowed = |why: String| {
+        invalid(
+            part(),
+            format!("its points cannot be followed to its vertices ({why}); export triangles or quads"),
+        )
+    };
+    if corners.len() != frame.indices.len() {
+        return Err(unfollowed(format!(
+            "{} triangle corners, the reader made {}",
+            corners.len(),
+            frame.indices.len()
+        )));
+    }
+    let mut point_of = vec![u32::MAX; frame.positions.len()];
+    for (c, (&v, &p)) in frame.indices.iter().zip(&corners).enumerate() {
+        let (v, pi) = (v as usize, p as usize);
+        let same = points.get(pi).is_some_and(|q| {
+            q.to_array().map(f32::to_bits) == frame.positions[v].to_array().map(f32::to_bits)
+        });
+        if !same || (point_of[v] != u32::MAX && point_of[v] != p) {
+            return Err(unfollowed(format!("corner {c} of the triangles")));
+        }
+        point_of[v] = p;
+    }
+    if point_of.contains(&u32::MAX) {
+        return Err(unfollowed("a vertex no triangle uses".into()));
+    }
+    Ok(ObjPoints {
+        positions: frame.positions,
+        normals: frame.normals,
+        uvs: frame.uvs,
+        indices: frame.indices,
+        point_of,
+        point_count: points.len(),
+        notes: frame.notes,
+    })
+}
+
 /// Checks that every index of every `f` and `l` statement of OBJ text names a position, texture
 /// coordinate or normal defined above it (1-based, or negative: relative to the last one), as the OBJ
 /// format requires, reading the lines the way tobj does.
@@ -1080,6 +1172,34 @@ fn read_bounded(file: &Path, len: u64) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn obj_points_are_followed_through_polygons_groups_and_relative_indices() {
+        // A quad and a pentagon in two objects, the second with negative (relative) indices and
+        // per-corner texture coordinates that split one point into two vertices.
+        let obj =
+            b"v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\no a\nf 1/1 2/2 3/3 4/4\n\
+o b\nv 2 0 0\nv 3 0 0\nv 3 1 0\nv 2.5 2 0\nv 2 1 0\nf -5/1 -4/2 -3/3 -2/4 -1/1\nf 3/1 2/2 5/3\n";
+        let p = read_obj_points(Path::new("t.obj"), obj).unwrap();
+        assert_eq!(p.point_count, 9);
+        for (v, &pt) in p.point_of.iter().enumerate() {
+            let want = [
+                [0., 0., 0.],
+                [1., 0., 0.],
+                [1., 1., 0.],
+                [0., 1., 0.],
+                [2., 0., 0.],
+                [3., 0., 0.],
+                [3., 1., 0.],
+                [2.5, 2., 0.],
+                [2., 1., 0.],
+            ];
+            assert_eq!(p.positions[v].to_array(), want[pt as usize], "vertex {v}");
+        }
+        // Point 2 (1, 1, 0) is used with two texture coordinates: two vertices, one point.
+        assert_eq!(p.point_of.iter().filter(|&&q| q == 2).count(), 2);
+        assert_eq!(p.indices.len(), 3 * (2 + 3 + 1));
+    }
     use crate::prepare::{BakeOptions, prepare};
     use crate::verify::verify_prepared;
 

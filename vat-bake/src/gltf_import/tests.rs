@@ -1304,3 +1304,41 @@ fn imports_over_the_memory_budget_are_refused_with_the_numbers() {
     let message = gltf_error(import_file(&path, &tiny), path.to_str().unwrap());
     assert_contains(&message, &["the file", "10 bytes"]);
 }
+
+/// Exporters write zero tangents where the UVs are degenerate (Houdini's glTF exporter does): the
+/// TANGENT attribute is left out with a note (`--tangents` regenerates it), not the file refused; a
+/// NaN tangent is still corrupt data and refused.
+#[test]
+fn zero_length_tangents_leave_the_attribute_out_with_a_note_and_nan_ones_are_refused() {
+    for (bad, refused) in [([0.0f32, 0.0, 0.0, 1.0], false), ([f32::NAN, 0.0, 0.0, 1.0], true)] {
+        let mut f = Fixture::new();
+        let position = f.positions(&STRIP);
+        let indices = f.u16s(&STRIP_INDICES, "SCALAR");
+        let mut tangents = [[1.0f32, 0.0, 0.0, 1.0]; 6];
+        tangents[4] = bad;
+        let tangent = f.f32s(tangents.as_flattened(), "VEC4");
+        let normal = f.f32s([[0.0f32, 0.0, 1.0]; 6].as_flattened(), "VEC3");
+        let mesh = f.push(
+            "meshes",
+            json!({ "name": "strip", "primitives": [{
+                "attributes": { "POSITION": position, "NORMAL": normal, "TANGENT": tangent },
+                "indices": indices,
+            }]}),
+        );
+        f.node(json!({ "name": "strip", "mesh": mesh }), true);
+        if refused {
+            let e = gltf_error(import(&f), "fixture.gltf");
+            assert!(e.contains("TANGENT") && e.contains("vertex 4") && e.contains("not finite"), "{e}");
+        } else {
+            let rig = import(&f).unwrap();
+            assert!(rig.meshes[0].tangents.is_none());
+            assert!(
+                rig.notes.iter().any(|n| n.contains("TANGENT left out")
+                    && n.contains("1 of its 6")
+                    && n.contains("vertex 4")),
+                "{:?}",
+                rig.notes
+            );
+        }
+    }
+}

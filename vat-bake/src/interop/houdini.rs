@@ -9,6 +9,7 @@
 //! | `<N>_rot` | soft body: normals (not read: normals are recomputed); rigid body: the pieces' rotations |
 //! | `<N>_col` | per-frame colours (not read, said in a `note:`) |
 //! | `<N>_mesh.glb` | the rest mesh, Y up (Houdini's axes are glTF's: no swizzle), each vertex's texel in `TEXCOORD_1`; rigid bodies: each piece's rest pivot in `TEXCOORD_2.x`, `TEXCOORD_3.xy` |
+//! | `<N>_mesh.obj` | soft bodies, when there is no glTF: an OBJ has no lookup UVs, so point `i` (its `v` statement) reads texel `i` of a frame's rows, VAT 3's point order (said in a `note:`); up to 6 points past the texels, in triangles of their own, are the bounds extenders |
 //!
 //! The mesh's bounds-extender vertices (`TEXCOORD_1.y` past the frames' rows, as VAT 3's shaders
 //! test; on the bounding-box corners so engines do not cull the moving mesh) read no texel and are
@@ -21,7 +22,7 @@
 //! `houdini_rigid.rs`, summarised on [`ImportedRigidBake`]). Refused with a typed error naming
 //! what to do: `Particles` and `DynamicMesh`, LDR rigid bodies, `Two Position Textures`, pieces
 //! that scale, VAT 2 bakes without `_data.json` (parameters in an engine material), FBX-only meshes
-//! (convert them to glTF).
+//! (convert them to glTF, or OBJ for a soft body), OBJ meshes of rigid bodies (no pivots).
 
 use std::path::{Path, PathBuf};
 
@@ -243,6 +244,92 @@ pub(crate) fn check_height(path: &Path, h: usize, frames: usize, rows: usize) ->
     Ok(())
 }
 
+/// The most points past a frame's texels an OBJ mesh may have: VAT 3's bounds extenders, two
+/// triangles.
+const OBJ_EXTENDER_POINTS: usize = 6;
+
+/// A soft body's OBJ mesh as a [`super::LookupMesh`]: an OBJ carries no lookup UVs, so point `i`
+/// (its `v` statement, 0-based) reads texel `i` of a frame's block of rows, row by row, as VAT 3
+/// numbers its points; up to [`OBJ_EXTENDER_POINTS`] points past the texels, in triangles of their
+/// own, are bounds extenders (left out like the glTF ones).
+fn obj_lookup_mesh(
+    bytes: &[u8],
+    path: &Path,
+    w: usize,
+    h: usize,
+    frames: usize,
+) -> Result<super::LookupMesh> {
+    let obj = crate::sequence::read_obj_points(path, bytes)?;
+    let rows = h / frames.max(1);
+    if rows == 0 || rows * frames != h {
+        return Err(bad(
+            path,
+            "the mesh",
+            format!("cannot be laid on a {w} x {h} texture of {frames} frames"),
+        ));
+    }
+    let texels = w * rows;
+    let n = obj.point_count;
+    let extenders = n.saturating_sub(texels);
+    // One row: as many points as columns; wrapped rows: the last row partly used.
+    let fewest = if rows == 1 { w } else { texels - w + 1 };
+    if n < fewest || extenders > OBJ_EXTENDER_POINTS {
+        return Err(bad(
+            path,
+            "the mesh",
+            format!(
+                "has {n} points, but the texture holds {texels} a frame ({w} x {rows}): point i reads texel i in an \
+                 OBJ, so this is not the texture's mesh"
+            ),
+        ));
+    }
+    let extender = |p: u32| p as usize >= texels;
+    if let Some(t) = obj.indices.chunks_exact(3).position(|t| {
+        let e = t.iter().filter(|&&v| extender(obj.point_of[v as usize])).count();
+        e != 0 && e != 3
+    }) {
+        return Err(bad(
+            path,
+            format!("triangle {t}"),
+            format!(
+                "joins points past the texture's {texels} texels with points on it: not bounds extenders"
+            ),
+        ));
+    }
+    let lookup = obj
+        .point_of
+        .iter()
+        .map(|&p| {
+            if extender(p) {
+                glam::Vec2::new(0.0, 1.0)
+            } else {
+                let (c, r) = (p as usize % w, p as usize / w);
+                glam::Vec2::new((c as f32 + 0.5) / w as f32, (r as f32 + 0.5) / h as f32)
+            }
+        })
+        .collect();
+    let count = obj.positions.len();
+    let mut notes: Vec<String> = obj.notes.iter().map(|n| format!("{}: {n}", path.display())).collect();
+    notes.push(format!(
+        "{}: an OBJ has no lookup UVs: point i reads texel i of a frame's rows, in VAT 3's point order (nothing in \
+         the files can confirm that order; a glTF mesh's TEXCOORD_1 can)",
+        path.display()
+    ));
+    Ok(super::LookupMesh {
+        positions: obj.positions,
+        // Soft-body normals are recomputed from the decoded frames; the rest normals go unused.
+        normals: obj.normals.unwrap_or_else(|| vec![Vec3::Y; count]),
+        uvs: obj.uvs,
+        lookup,
+        indices: obj.indices,
+        mesh_of: vec![0; count],
+        linear: vec![glam::Mat3::IDENTITY],
+        matrix: vec![glam::Mat4::IDENTITY],
+        colors: None,
+        notes,
+    })
+}
+
 /// `dir/<name>_<kind>.exr`, else `.png`.
 fn texture_file(dir: &Path, name: &str, kind: &str, what: &str, why: &str) -> Result<PathBuf> {
     existing(dir, &format!("{name}_{kind}.exr"))
@@ -277,22 +364,41 @@ pub fn read_houdini(dir: &Path, options: &HoudiniOptions) -> Result<HoudiniBake>
     } else {
         None
     };
+    let obj_path = existing(dir, &format!("{name}_mesh.obj"));
     let mesh_path = existing(dir, &format!("{name}_mesh.glb"))
         .or_else(|| existing(dir, &format!("{name}_mesh.gltf")))
+        .or_else(|| if rigid { None } else { obj_path.clone() })
         .ok_or_else(|| {
-            let other = ["fbx", "obj"].into_iter().find(|e| existing(dir, &format!("{name}_mesh.{e}")).is_some());
+            let glb = dir.join(format!("{name}_mesh.glb"));
+            if rigid && obj_path.is_some() {
+                return bad(
+                    &glb,
+                    "the mesh",
+                    format!(
+                        "is missing; {name}_mesh.obj cannot carry each piece's rest pivot (TEXCOORD_2, TEXCOORD_3): \
+                         export the mesh as glTF ({name}_mesh.glb)"
+                    ),
+                );
+            }
+            let fbx = existing(dir, &format!("{name}_mesh.fbx")).is_some();
             bad(
-                &dir.join(format!("{name}_mesh.glb")),
+                &glb,
                 "the mesh",
-                match other {
-                    Some(e) => format!("is missing; {name}_mesh.{e} cannot carry the lookup UVs vat reads: export the mesh as glTF ({name}_mesh.glb, uv2 as TEXCOORD_1)"),
-                    None => "is missing".to_owned(),
+                if fbx {
+                    format!("is missing; vat does not read FBX ({name}_mesh.fbx): export the mesh as glTF ({name}_mesh.glb, uv2 as TEXCOORD_1) or OBJ")
+                } else {
+                    "is missing".to_owned()
                 },
             )
         })?;
     let texture = images::read_texture(&texture_path, "the position texture", &mut budget)?;
     let mesh_bytes = super::read_file(&mesh_path, "the mesh", &mut budget)?;
-    let mesh = super::lookup_mesh_from_bytes(&mesh_bytes, &mesh_path, &mut budget)?;
+    let is_obj = mesh_path.extension().is_some_and(|e| e.eq_ignore_ascii_case("obj"));
+    let mesh = if is_obj {
+        obj_lookup_mesh(&mesh_bytes, &mesh_path, texture.width, texture.height, data.frames)?
+    } else {
+        super::lookup_mesh_from_bytes(&mesh_bytes, &mesh_path, &mut budget)?
+    };
     let has_colour = ["exr", "png"].iter().any(|e| existing(dir, &format!("{name}_col.{e}")).is_some());
     if let Some(rot_path) = rot_path {
         let rot = images::read_texture(&rot_path, "the rotation texture", &mut budget)?;

@@ -278,3 +278,69 @@ fn a_renamed_mesh_is_the_folders_only_gltf_and_two_are_ambiguous() {
     assert!(e.contains("2 other glTF files") && e.contains("--mesh"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A soft body whose mesh is OBJ (no lookup UVs: point `i` reads texel `i`) decodes exactly as with
+/// its glTF mesh: the real flag bake's glb rewritten as an OBJ whose points are its texel columns,
+/// the bounds extenders as 6 points past them.
+#[test]
+fn a_houdini_soft_body_with_an_obj_mesh_decodes_as_with_its_gltf_mesh() {
+    use std::fmt::Write as _;
+    let Some(src) = bake_dir("houdini-vat3-softbody") else { return };
+    let mut budget = super::Budget::new(1 << 30);
+    let mesh = super::read_lookup_mesh(&src.join("vat3_softBody_mesh.glb"), &mut budget).unwrap();
+    let w = 3761usize;
+    let mut point_of = Vec::new();
+    let mut points: Vec<Vec3> = vec![Vec3::NAN; w];
+    for (v, l) in mesh.lookup.iter().enumerate() {
+        if super::houdini::is_padding_vertex(*l, 120) {
+            point_of.push(points.len());
+            points.push(mesh.positions[v]);
+        } else {
+            let c = (f64::from(l.x) * w as f64).floor() as usize;
+            points[c] = mesh.positions[v];
+            point_of.push(c);
+        }
+    }
+    assert_eq!(points.len(), w + 6);
+    assert!(points.iter().all(|p| p.is_finite()), "every column has a point");
+    let mut obj = String::new();
+    for p in &points {
+        writeln!(obj, "v {} {} {}", p.x, p.y, p.z).unwrap();
+    }
+    let uvs = mesh.uvs.as_ref().unwrap();
+    for uv in uvs {
+        writeln!(obj, "vt {} {}", uv.x, 1.0 - uv.y).unwrap();
+    }
+    for t in mesh.indices.chunks_exact(3) {
+        let corner = |v: u32| format!("{}/{}", point_of[v as usize] + 1, v + 1);
+        writeln!(obj, "f {} {} {}", corner(t[0]), corner(t[1]), corner(t[2])).unwrap();
+    }
+    let dir = std::env::temp_dir().join(format!("vat-houdini-obj-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["vat3_softBody_data.json", "vat3_softBody_pos.png"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    std::fs::write(dir.join("vat3_softBody_mesh.obj"), &obj).unwrap();
+    let soft = |dir: &std::path::Path| match super::houdini::read_houdini(dir, &Default::default()).unwrap() {
+        super::houdini::HoudiniBake::Softbody(b) => b,
+        super::houdini::HoudiniBake::Rigidbody(_) => panic!("a soft body"),
+    };
+    let (from_obj, from_glb) = (soft(&dir), soft(&src));
+    assert!(from_obj.notes.iter().any(|n| n.contains("no lookup UVs")), "{:?}", from_obj.notes);
+    assert!(from_obj.notes.iter().any(|n| n.contains("6 bounds-extender vertices")), "{:?}", from_obj.notes);
+    let (a, b) = (&from_obj.sequence, &from_glb.sequence);
+    assert_eq!(a.indices.len(), b.indices.len());
+    assert_eq!(a.frame_count(), b.frame_count());
+    for f in 0..a.frame_count() {
+        for (i, j) in a.indices.iter().zip(&b.indices) {
+            assert_eq!(a.positions[f][*i as usize], b.positions[f][*j as usize], "frame {f}");
+        }
+    }
+    // A mesh of another point count is refused, naming the counts.
+    let more = format!("{obj}{}", "v 0 0 0\n".repeat(10));
+    std::fs::write(dir.join("vat3_softBody_mesh.obj"), more).unwrap();
+    let e = super::houdini::read_houdini(&dir, &Default::default()).unwrap_err().to_string();
+    assert!(e.contains("has 3777 points") && e.contains("3761 a frame"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
