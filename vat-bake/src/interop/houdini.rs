@@ -557,3 +557,56 @@ pub(crate) fn decode(
     }];
     Ok(ImportedBake { sequence, clips, source_step: step, notes })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fuzz seed's quad with its texture replaced: `texels` (4 x 3, RGB) as a float EXR, and
+    /// its `Use HDR Textures` flag set to `hdr`.
+    fn quad_with(texels: &[[f32; 3]], hdr: &str, exr: bool) -> Result<ImportedBake> {
+        let seed = crate::fuzzing::houdini_seed();
+        let (json, png, glb) = crate::fuzzing::split_openvat_parts(&seed).unwrap();
+        let json = String::from_utf8(json.to_vec()).unwrap().replace("\"Use HDR Textures\": 0", hdr);
+        let data = parse_data_json(Path::new("q_data.json"), json.as_bytes())?;
+        let mut budget = Budget::new(1 << 26);
+        let (path, texture) = if exr {
+            let bytes = images::encode_texture(images::TextureFormat::Exr32, 4, 3, texels)?;
+            (Path::new("q_pos.exr"), images::decode_exr(&bytes, Path::new("q_pos.exr"), &mut budget)?)
+        } else {
+            (Path::new("q_pos.png"), images::decode_png(png, Path::new("q_pos.png"), &mut budget)?)
+        };
+        let mesh = super::super::lookup_mesh_from_bytes(glb, Path::new("q_mesh.glb"), &mut budget)?;
+        decode("q", &data, path, &texture, Path::new("q_mesh.glb"), &mesh, &mut budget)
+    }
+
+    #[test]
+    fn hdr_soft_bodies_hold_their_offsets_as_they_are_and_ldr_ones_codes() {
+        // Offsets outside [0, 1], as an HDR bake stores them.
+        let texels: Vec<[f32; 3]> = (0..12).map(|i| [-2.5 + i as f32, 0.25 * i as f32, 3.0]).collect();
+        for flag in ["\"Use HDR Textures\": 1", "\"Other\": 0"] {
+            // The flag, or (absent) the file's kind: an EXR is HDR.
+            let b = quad_with(&texels, flag, true).unwrap();
+            let rest = [Vec3::ZERO, Vec3::X, Vec3::new(1.0, 1.0, 0.0), Vec3::Y];
+            for f in 0..3 {
+                for (v, r) in rest.iter().enumerate() {
+                    assert_eq!(
+                        b.sequence.positions[f][v],
+                        *r + Vec3::from(texels[f * 4 + v]),
+                        "{flag}: frame {f} vertex {v}"
+                    );
+                }
+            }
+            // The source's step: half a float's spacing at the largest offset.
+            assert!(b.source_step[0] > 0.0 && b.source_step[0] < 1e-6, "{:?}", b.source_step);
+        }
+        // The same texels read as LDR codes lie outside [0, 1]: the bounds do not hold them.
+        let e = quad_with(&texels, "\"Use HDR Textures\": 0", true).unwrap_err().to_string();
+        assert!(e.contains("outside [0, 1]"), "{e}");
+        // An 8/16-bit PNG cannot be HDR.
+        let e = quad_with(&texels, "\"Use HDR Textures\": 1", false).unwrap_err().to_string();
+        assert!(e.contains("PNG") && e.contains("Use HDR Textures is 1"), "{e}");
+        let e = quad_with(&texels, "\"Use HDR Textures\": 7", true).unwrap_err().to_string();
+        assert!(e.contains("need 0 or 1"), "{e}");
+    }
+}
