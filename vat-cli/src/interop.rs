@@ -60,9 +60,10 @@ pub(crate) struct ImportBakeArgs {
     /// Output .vat path (written atomically, only once verified).
     #[arg(long, short)]
     out: PathBuf,
-    /// Vertex texture format of the .vat.
-    #[arg(long, value_enum, default_value_t = FormatArg::Packed64)]
-    format: FormatArg,
+    /// Vertex texture format of the .vat (default packed64; not for rigid-body imports, whose pieces
+    /// are stored in the rigid mode's own texel).
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
     /// Number of LODs requested (1..=8).
     #[arg(long)]
     lods: Option<u32>,
@@ -176,6 +177,12 @@ pub(crate) fn import_houdini(args: &ImportHoudiniArgs) -> Result<()> {
     let data = houdini::read_data(&args.dir)
         .with_context(|| format!("{}: cannot import the Houdini VAT bake", args.dir.display()))?;
     if data.vat_type == "Rigidbody" {
+        if args.bake.format.is_some() {
+            anyhow::bail!(
+                "--format does not apply to a Rigidbody bake: its pieces are stored in the rigid mode's own 16-byte \
+                 texel (unorm16 pivot, snorm16 quaternion)"
+            );
+        }
         // Pieces in vat's rigid mode (one texel per piece per frame), not per-vertex frames.
         let options = vat_bake::rigid::RigidBakeOptions {
             lods: args.bake.lods.map_or_else(LodOptions::default, LodOptions::Count),
@@ -209,7 +216,7 @@ fn bake_import(dir: &Path, imported: ImportedBake, args: &ImportBakeArgs) -> Res
     let options = BakeOptions {
         fps: imported.bake_fps(),
         lods: args.lods.map_or_else(LodOptions::default, LodOptions::Count),
-        format: args.format.into(),
+        format: args.format.unwrap_or(FormatArg::Packed64).into(),
         max_memory: args.max_memory,
         ..BakeOptions::default()
     };

@@ -109,6 +109,9 @@ fn a_houdini_rigid_body_bake_imports_into_the_rigid_mode_and_verifies_again() {
     assert!(o.status.success() && t.contains("; 10 frames;") && t.contains("source's rate"), "{t}");
     let o = vat(&["verify", &s(&one), "--source", &s(&bake)]);
     assert!(o.status.success(), "{}", text(&o));
+    // A vertex format does not apply to pieces.
+    let o = vat(&["import-houdini", &s(&bake), "--out", &s(&one), "--format", "f16"]);
+    assert!(!o.status.success() && text(&o).contains("--format does not apply"), "{}", text(&o));
     // Refused: no file written, one line.
     std::fs::remove_file(bake.join("cubes_rot.exr")).unwrap();
     let refused = dir.join("refused.vat");
