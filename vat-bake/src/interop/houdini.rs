@@ -229,6 +229,50 @@ pub(crate) fn is_padding_vertex(lookup: glam::Vec2, frames: usize) -> bool {
     lookup.y >= 1.0 / f && lookup.y > 1.0 - 0.5 / f
 }
 
+/// The part of a texture a bake fills, `(columns, rows)` from the top-left texel, and a note when it
+/// is less than the texture. VAT 3's ROP can pad its textures to powers of two; it then rounds the
+/// bounds to 0.1 and encodes the filled share past that in their decimals, as its shaders decode
+/// it: columns `1 - (ceil(10 Bound Min Z) - 10 Bound Min Z)` of the width, rows likewise from
+/// `Bound Max X`. Bounds on whole tenths (to 1e-4, so that f32 rounding reads as whole) fill it.
+///
+/// # Errors
+/// [`BakeError::Interop`] when the encoded share is not a whole number of texels.
+pub(crate) fn active_area(
+    data: &HoudiniData,
+    path: &Path,
+    w: usize,
+    h: usize,
+) -> Result<(usize, usize, Option<String>)> {
+    let share = |bound: f32| {
+        let s = f64::from(bound) * 10.0;
+        let gap = s.ceil() - s;
+        if !(1e-4..=1.0 - 1e-4).contains(&gap) { 1.0 } else { 1.0 - gap }
+    };
+    let area = |share: f64, size: usize, what: &str, key: &str| -> Result<usize> {
+        let n = share * size as f64;
+        if (n - n.round()).abs() > 0.05 || n.round() < 1.0 {
+            return Err(bad(
+                path,
+                "the texture",
+                format!(
+                    "is {size} {what}, but {key}'s decimals say the bake fills {share:.5} of it ({n:.2} {what}), \
+                     not a whole number: the bounds do not describe this texture"
+                ),
+            ));
+        }
+        Ok(n.round() as usize)
+    };
+    let columns = area(share(data.min[2]), w, "columns", "Bound Min Z")?;
+    let rows = area(share(data.max[0]), h, "rows", "Bound Max X")?;
+    let note = ((columns, rows) != (w, h)).then(|| {
+        format!(
+            "the texture is padded: the bake fills its top-left {columns} x {rows} texels of {w} x {h} (the share VAT 3 \
+             encodes in the bounds' decimals)"
+        )
+    });
+    Ok((columns, rows, note))
+}
+
 /// The texture height a bake of `frames` frames at `rows` rows per frame needs.
 pub(crate) fn check_height(path: &Path, h: usize, frames: usize, rows: usize) -> Result<()> {
     if h != frames * rows {
@@ -395,7 +439,8 @@ pub fn read_houdini(dir: &Path, options: &HoudiniOptions) -> Result<HoudiniBake>
     let mesh_bytes = super::read_file(&mesh_path, "the mesh", &mut budget)?;
     let is_obj = mesh_path.extension().is_some_and(|e| e.eq_ignore_ascii_case("obj"));
     let mesh = if is_obj {
-        obj_lookup_mesh(&mesh_bytes, &mesh_path, texture.width, texture.height, data.frames)?
+        let (w, h, _) = active_area(&data, &texture_path, texture.width, texture.height)?;
+        obj_lookup_mesh(&mesh_bytes, &mesh_path, w, h, data.frames)?
     } else {
         super::lookup_mesh_from_bytes(&mesh_bytes, &mesh_path, &mut budget)?
     };
@@ -443,6 +488,8 @@ pub(crate) fn decode(
     let hdr = texture_is_hdr(data, texture_path, texture)?;
     let frames = data.frames;
     let padding = |v: usize| is_padding_vertex(mesh.lookup[v], frames);
+    let (w, h, padded) = active_area(data, texture_path, w, h)?;
+    notes.extend(padded);
     let lookup = super::openvat::lookup_texels(mesh, mesh_path, w, h, &padding)?;
     let r = lookup.rows_per_frame;
     check_height(texture_path, h, frames, r)?;

@@ -262,6 +262,8 @@ pub(crate) fn decode(
         ));
     }
     let padding = |v: usize| is_padding_vertex(mesh.lookup[v], frames);
+    let (w, h, padded) = super::houdini::active_area(data, pos_path, w, h)?;
+    notes.extend(padded);
     let lookup = super::openvat::lookup_texels(mesh, mesh_path, w, h, &padding)?;
     let r = lookup.rows_per_frame;
     check_height(pos_path, h, frames, r)?;
@@ -416,13 +418,33 @@ pub(crate) fn decode(
         }
     }
     let key = |f: usize, p: usize| keys[(f % frames) * pieces_n + p];
+    // VAT 3 bakes its mesh at frame 0: say where frame 0 is not that rest pose.
+    let (mut off, mut off_pivot, mut off_turn) = (0usize, 0.0f64, 0.0f64);
+    for (p, rest) in rest_pivots.iter().enumerate() {
+        let (pivot, q, _) = key(0, p);
+        let (d, a) = (pivot.distance(rest.as_dvec3()), angle(q, DQuat::IDENTITY));
+        if d > f64::from(tolerance) || a > 0.01f64.to_radians() {
+            off += 1;
+            off_pivot = off_pivot.max(d);
+            off_turn = off_turn.max(a);
+        }
+    }
+    if off > 0 {
+        notes.push(format!(
+            "frame 0 is not the mesh's rest pose for {off} of {pieces_n} pieces (pivot up to {off_pivot:.4} m from \
+             TEXCOORD_2/3's, turned up to {:.2} deg): decoded as stored, as VAT 3's shaders do; VAT 3 bakes its mesh at \
+             frame 0, so this means a mesh from another frame, or pivots encoded (its \"Very High\" pivot accuracy, \
+             which is not read: re-export with High or Maximum)",
+            off_turn.to_degrees()
+        ));
+    }
 
     // Segments f -> f + 1 (the wrap, last -> first, not held to the tolerance).
     let segments = frames.saturating_sub(1);
     let fastest_turn_deg = (0..segments * pieces_n)
         .map(|i| key(i / pieces_n, i % pieces_n).2.abs() * 360.0)
         .fold(0.0f64, f64::max);
-    let tolerance = HOUDINI_RIGID_TURN_TOLERANCE_DEG.to_radians();
+    let turn_tolerance = HOUDINI_RIGID_TURN_TOLERANCE_DEG.to_radians();
     let k = match substeps {
         Some(k) => k,
         None => (0..segments * pieces_n)
@@ -431,7 +453,7 @@ pub(crate) fn decode(
                 let (f, p) = (i / pieces_n, i % pieces_n);
                 let ((_, q0, rate), (_, q1, _)) = (key(f, p), key(f + 1, p));
                 (1..=HOUDINI_RIGID_MAX_SUBSTEPS)
-                    .find(|&k| segment_deviation(q0, q1, rate, k) <= tolerance)
+                    .find(|&k| segment_deviation(q0, q1, rate, k) <= turn_tolerance)
                     .unwrap_or(HOUDINI_RIGID_MAX_SUBSTEPS)
             })
             .max()
@@ -521,7 +543,10 @@ pub(crate) fn decode(
         ));
     }
     if has_colour {
-        notes.push(format!("{name}_col (per-frame colours) is not read: the mesh keeps its own colours"));
+        notes.push(format!(
+            "{name}_col is not read (per-frame colours, or with VAT 3's smoothly interpolated trajectories the pieces' \
+             accelerations): the mesh keeps its own colours, and pivots move in straight lines between frames"
+        ));
     }
     let clip = RigidClip { name: name.to_owned(), fps, looping: true, frames: baked_frames };
     let source = RigidSource { name: name.to_owned(), pieces, clips: vec![clip], materials: None };

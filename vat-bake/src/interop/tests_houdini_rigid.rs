@@ -158,6 +158,7 @@ fn a_vat3_rigid_bake_plays_as_its_shaders_play_it() {
     assert_eq!(fast.source.clips[0].fps, 24.0 * fast.substeps as f32);
     assert!(fast.source.clips[0].looping);
     assert!(fast.notes.iter().any(|n| n.contains("6 bounds-extender vertices") && n.contains("2 triangles")));
+    assert!(!fast.notes.iter().any(|n| n.contains("frame 0 is not")), "{:?}", fast.notes);
     // Seven slow cubes wrapped over three rows a frame: the source's rate is enough.
     let slow = check_against_the_shaders("wrapped", &houdini_rigid_fixture(7, 3, 9, false));
     assert_eq!(slow.substeps, 1);
@@ -294,4 +295,73 @@ fn a_triangle_across_pieces_is_refused() {
         rewrite_glb(fx);
     });
     assert!(e.contains("joins pieces"), "{e}");
+}
+
+/// A bake padded to powers of two (VAT 3's option): the filled share encoded in the bounds'
+/// decimals, as its shaders read it, names the top-left texels the mesh's `TEXCOORD_1` covers.
+#[test]
+fn a_padded_texture_reads_its_filled_texels() {
+    let fx = houdini_rigid_fixture(5, 5, 12, false);
+    let dir = scratch("unpadded");
+    fx.write(&dir, "cubes").unwrap();
+    let plain = import(&dir, None).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    // 5 x 12 texels in an 8 x 16 texture: shares 0.625 and 0.75.
+    let mut padded = fx.clone();
+    let (w, h) = fx.size;
+    let pad = |texels: &[[f32; 4]]| {
+        let mut out = vec![[0.25f32, 0.5, 0.75, 0.0]; 8 * 16];
+        for r in 0..h {
+            out[r * 8..r * 8 + w].copy_from_slice(&texels[r * w..(r + 1) * w]);
+        }
+        out
+    };
+    padded.pos_exr = super::images::encode_rgba_exr32(8, 16, &pad(&fx.pos_texels)).unwrap();
+    padded.rot_exr = super::images::encode_rgba_exr32(8, 16, &pad(&fx.rot_texels)).unwrap();
+    let mut json: serde_json::Value = serde_json::from_slice(&fx.json).unwrap();
+    let min_z = json[0]["Bound Min Z"].as_f64().unwrap();
+    let max_x = json[0]["Bound Max X"].as_f64().unwrap();
+    json[0]["Bound Min Z"] = serde_json::json!(((min_z * 10.0).round() - 0.375) / 10.0);
+    json[0]["Bound Max X"] = serde_json::json!(((max_x * 10.0).round() + 1.0 - 0.25) / 10.0);
+    padded.json = serde_json::to_vec(&json).unwrap();
+    let dir = scratch("padded");
+    padded.write(&dir, "cubes").unwrap();
+    let b = import(&dir, None).unwrap();
+    assert!(
+        b.notes.iter().any(|n| n.contains("padded") && n.contains("5 x 12 texels of 8 x 16")),
+        "{:?}",
+        b.notes
+    );
+    assert_eq!(b.source.clips, plain.source.clips);
+    assert_eq!(b.source.pieces, plain.source.pieces);
+    // Decimals that name a share of no whole texel are refused.
+    json[0]["Bound Min Z"] = serde_json::json!(((min_z * 10.0).round() - 0.33) / 10.0);
+    padded.json = serde_json::to_vec(&json).unwrap();
+    padded.write(&dir, "cubes").unwrap();
+    let e = import(&dir, None).unwrap_err().to_string();
+    assert!(e.contains("Bound Min Z") && e.contains("not a whole number"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A mesh whose pivots are not frame 0's (another frame's mesh, or pivots VAT 3 encoded) decodes as
+/// stored, as the shaders do, and says so.
+#[test]
+fn a_rest_pose_other_than_frame_0_is_said() {
+    let mut fx = houdini_rigid_fixture(3, 3, 4, false);
+    for v in 24..48 {
+        fx.uv2[v][0] += 0.5;
+    }
+    rewrite_glb(&mut fx);
+    let dir = scratch("rest");
+    fx.write(&dir, "cubes").unwrap();
+    let b = import(&dir, None).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        b.notes
+            .iter()
+            .any(|n| n.contains("frame 0 is not the mesh's rest pose for 1 of 3 pieces")
+                && n.contains("0.5000 m")),
+        "{:?}",
+        b.notes
+    );
 }
