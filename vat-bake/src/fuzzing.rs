@@ -275,6 +275,9 @@ fn format(name: &str) -> Result<VertexFormat> {
 /// The most frames or texels a side of a fuzzed OpenVAT import may have before it is baked.
 const FUZZ_MAX_INTEROP_FRAMES: usize = 16;
 
+/// The most piece-frames (position texels) a fuzzed Houdini rigid-body import decodes.
+const FUZZ_MAX_RIGID_TEXELS: usize = 1 << 16;
+
 /// Joins an OpenVAT bake's sidecar JSON, texture (EXR or PNG) and glb into one
 /// [`import_openvat_parts`] input: `[u32 LE length][sidecar][u32 LE length][texture][glb]`.
 pub fn openvat_parts(sidecar: &[u8], texture: &[u8], glb: &[u8]) -> Vec<u8> {
@@ -397,6 +400,10 @@ pub fn import_houdini_parts(data: &[u8]) -> Result<()> {
         let parts = split_parts(data, 4).ok_or_else(|| refuse("four"))?;
         let (pos_path, pos) = texture_of(parts[1], "fuzz_pos", &mut budget)?;
         let (rot_path, rot) = texture_of(parts[2], "fuzz_rot", &mut budget)?;
+        // The substep search costs up to a few hundred turns a piece-frame: keep executions short.
+        if pos.width * pos.height > FUZZ_MAX_RIGID_TEXELS {
+            return Ok(());
+        }
         let mesh = lookup_mesh_from_bytes(parts[3], mesh_path, &mut budget)?;
         let pivots = crate::interop::houdini_rigid::pivot_uvs(parts[3], mesh_path, &budget)?;
         let rigid = crate::interop::houdini_rigid::RigidParts {
