@@ -281,26 +281,15 @@ const FUZZ_MAX_RIGID_TEXELS: usize = 1 << 16;
 /// Joins an OpenVAT bake's sidecar JSON, texture (EXR or PNG) and glb into one
 /// [`import_openvat_parts`] input: `[u32 LE length][sidecar][u32 LE length][texture][glb]`.
 pub fn openvat_parts(sidecar: &[u8], texture: &[u8], glb: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(8 + sidecar.len() + texture.len() + glb.len());
-    for part in [sidecar, texture] {
-        out.extend_from_slice(&(part.len() as u32).to_le_bytes());
-        out.extend_from_slice(part);
-    }
-    out.extend_from_slice(glb);
-    out
+    join_parts(&[sidecar, texture, glb])
 }
 
 /// Splits an [`openvat_parts`] input into (sidecar, texture, glb); `None` when it is not one.
 pub fn split_openvat_parts(data: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
-    let take = |d: &[u8]| -> Option<(usize, usize)> {
-        let len = u32::from_le_bytes(d.get(..4)?.try_into().ok()?) as usize;
-        (d.len() >= 4 + len).then_some((4, 4 + len))
-    };
-    let (a, b) = take(data)?;
-    let json = &data[a..b];
-    let rest = &data[b..];
-    let (c, d) = take(rest)?;
-    Some((json, &rest[c..d], &rest[d..]))
+    match split_parts(data, 3)?[..] {
+        [json, texture, glb] => Some((json, texture, glb)),
+        _ => None,
+    }
 }
 
 /// Imports an OpenVAT bake given as bytes ([`openvat_parts`]: sidecar, texture, glb) with a
@@ -508,6 +497,8 @@ pub struct HoudiniRigidFixture {
     pub uv2: Vec<[f32; 2]>,
     /// See `positions`.
     pub uv3: Vec<[f32; 2]>,
+    /// The glb's triangles.
+    pub indices: Vec<u32>,
     /// Frames and rate.
     pub frames: usize,
     /// `Houdini FPS`.
@@ -565,6 +556,7 @@ pub fn houdini_rigid_fixture(
         uv1: Vec::new(),
         uv2: Vec::new(),
         uv3: Vec::new(),
+        indices: Vec::new(),
         frames,
         fps,
     };
@@ -644,6 +636,7 @@ pub fn houdini_rigid_fixture(
         &indices,
     )
     .unwrap_or_default();
+    f.indices = indices;
     f.pos_exr = crate::interop::images::encode_rgba_exr32(w, h, &f.pos_texels).unwrap_or_default();
     f.rot_exr = crate::interop::images::encode_rgba_exr32(w, h, &f.rot_texels).unwrap_or_default();
     f.json = format!(

@@ -603,10 +603,15 @@ impl Budget {
 /// fans; points and lines ignored), vertices split where the file's position, texture and normal
 /// indices differ (so hard edges and seams keep their own vertices).
 fn read_obj(path: &Path, bytes: &[u8]) -> Result<Frame> {
+    read_obj_walked(path, bytes, None)
+}
+
+/// [`read_obj`], also following the file's points into `walk` when given.
+fn read_obj_walked(path: &Path, bytes: &[u8], walk: Option<&mut ObjPointWalk>) -> Result<Frame> {
     let part = || format!("{}", path.display());
     // tobj computes offsets from face indices unchecked (an index of 0 or far past the end wraps or
     // overflows), so every face index is checked against what precedes it first.
-    let extras = check_obj_indices(bytes).map_err(|problem| invalid(part(), problem))?;
+    let extras = check_obj_indices(bytes, walk).map_err(|problem| invalid(part(), problem))?;
     let options =
         tobj::LoadOptions { single_index: true, triangulate: true, ignore_points: true, ignore_lines: true };
     // A malformed file must be a typed error even if the third-party parser panics on it.
@@ -680,32 +685,10 @@ pub(crate) struct ObjPoints {
 /// # Errors
 /// Those of reading an OBJ frame; [`BakeError::InvalidInput`] when the points cannot be followed.
 pub(crate) fn read_obj_points(path: &Path, bytes: &[u8]) -> Result<ObjPoints> {
-    let frame = read_obj(path, bytes)?;
     let part = || format!("{}", path.display());
-    // The file's points and each triangle corner's point, in file order.
-    let text = std::str::from_utf8(bytes).map_err(|e| invalid(part(), format!("is not UTF-8 text: {e}")))?;
-    let mut points: Vec<Vec3> = Vec::new();
-    let mut corners: Vec<u32> = Vec::new();
-    for line in text.lines() {
-        let mut words = line.split_whitespace();
-        match words.next() {
-            Some("v") => {
-                let xyz: Vec<f32> = words.take(3).map(|w| w.parse::<f32>().unwrap_or(f32::NAN)).collect();
-                points.push(if xyz.len() == 3 { Vec3::new(xyz[0], xyz[1], xyz[2]) } else { Vec3::NAN });
-            }
-            Some("f") => {
-                let face: Vec<u32> = words
-                    .filter_map(|w| w.split('/').next()?.parse::<i64>().ok())
-                    .map(|i| if i < 0 { points.len() as i64 + i } else { i - 1 })
-                    .filter_map(|i| u32::try_from(i).ok())
-                    .collect();
-                for k in 1..face.len().saturating_sub(1) {
-                    corners.extend([face[0], face[k], face[k + 1]]);
-                }
-            }
-            _ => {}
-        }
-    }
+    let mut walk = ObjPointWalk::default();
+    let frame = read_obj_walked(path, bytes, Some(&mut walk))?;
+    let ObjPointWalk { points, corners } = walk;
     let unfollowed = |why: String| {
         invalid(
             part(),
@@ -744,10 +727,21 @@ pub(crate) fn read_obj_points(path: &Path, bytes: &[u8]) -> Result<ObjPoints> {
     })
 }
 
+/// An OBJ file's points (its `v` statements, in order) and the point of each corner of its faces,
+/// fan-triangulated as tobj triangulates them, as [`check_obj_indices`] follows them.
+#[derive(Default)]
+struct ObjPointWalk {
+    points: Vec<Vec3>,
+    corners: Vec<u32>,
+}
+
 /// Checks that every index of every `f` and `l` statement of OBJ text names a position, texture
 /// coordinate or normal defined above it (1-based, or negative: relative to the last one), as the OBJ
-/// format requires, reading the lines the way tobj does.
-fn check_obj_indices(bytes: &[u8]) -> std::result::Result<ObjExtras, String> {
+/// format requires, reading the lines the way tobj does; follows the points into `walk` when given.
+fn check_obj_indices(
+    bytes: &[u8],
+    mut walk: Option<&mut ObjPointWalk>,
+) -> std::result::Result<ObjExtras, String> {
     let text =
         std::str::from_utf8(bytes).map_err(|e| format!("is not UTF-8 text (byte {})", e.valid_up_to()))?;
     let mut counts = [0i64; 3]; // v, vt, vn
@@ -763,6 +757,15 @@ fn check_obj_indices(bytes: &[u8]) -> std::result::Result<ObjExtras, String> {
                 if line.split_whitespace().count() >= 7 {
                     extras.colours += 1;
                 }
+                if let Some(walk) = walk.as_deref_mut() {
+                    let xyz: Vec<f32> =
+                        words.by_ref().take(3).map(|w| w.parse().unwrap_or(f32::NAN)).collect();
+                    walk.points.push(if xyz.len() == 3 {
+                        Vec3::new(xyz[0], xyz[1], xyz[2])
+                    } else {
+                        Vec3::NAN
+                    });
+                }
             }
             Some("vt") => counts[1] += 1,
             Some("vn") => counts[2] += 1,
@@ -770,6 +773,7 @@ fn check_obj_indices(bytes: &[u8]) -> std::result::Result<ObjExtras, String> {
                 if first == Some("l") {
                     extras.points_and_lines += 1;
                 }
+                let mut face = Vec::new();
                 for word in words {
                     for (slot, token) in word.split('/').enumerate().take(3) {
                         if token.is_empty() {
@@ -787,6 +791,16 @@ fn check_obj_indices(bytes: &[u8]) -> std::result::Result<ObjExtras, String> {
                                 n + 1
                             ));
                         }
+                        if slot == 0 {
+                            face.push(resolved as u32);
+                        }
+                    }
+                }
+                if let Some(walk) = walk.as_deref_mut()
+                    && first == Some("f")
+                {
+                    for k in 1..face.len().saturating_sub(1) {
+                        walk.corners.extend([face[0], face[k], face[k + 1]]);
                     }
                 }
             }
