@@ -337,6 +337,13 @@ pub(crate) fn lookup_mesh_from_bytes(bytes: &[u8], path: &Path, budget: &mut Bud
         colors: Some(Vec::new()),
         notes: plain.notes.iter().map(|n| format!("{}: {n}", path.display())).collect(),
     };
+    if let Some(m) = plain.materials.as_ref().filter(|m| !m.materials.is_empty()) {
+        mesh.notes.push(format!(
+            "{}: its {} material(s) and their textures are not carried: the import draws with vat's palette",
+            path.display(),
+            m.materials.len()
+        ));
+    }
     for (m, (a, b)) in plain.meshes.iter().zip(&lookup.meshes).enumerate() {
         let Some(l) = &b.uvs else {
             return Err(bad(

@@ -103,6 +103,12 @@ fn openvat_cube_decodes_to_the_readme_values_and_bakes() {
     assert!(b.notes.iter().any(|n| n.contains("no clip table")), "{:?}", b.notes);
     // Separate normals decoded: unit.
     assert!(b.sequence.normals.as_ref().unwrap()[9].iter().all(|n| (n.length() - 1.0).abs() < 1e-5));
+    // The glb's one material is not carried, and said.
+    assert!(
+        b.notes.iter().any(|n| n.contains("1 material(s)") && n.contains("not carried")),
+        "{:?}",
+        b.notes
+    );
     bake_and_check("openvat-cube", &b, vat_core::encoding::VertexFormat::Packed64);
     bake_and_check("openvat-cube", &b, vat_core::encoding::VertexFormat::F16);
 }
