@@ -13,6 +13,9 @@
 #   SIZE            offscreen target                      (default 1920x1080)
 #   BASELINE_MAX    largest count of the CPU-skinning baseline (default 100000)
 #   BUDGET_S        wall-clock limit of the whole run, seconds (default 290)
+#   VAT_BIN         a prebuilt release `vat` to run instead of building one (a device machine
+#                   without a Rust toolchain gets the binary built elsewhere)
+#   VULKAN          1 (default) also runs the GPU section through vat-vulkan (`--backend vulkan`)
 #
 # `vat bench` picks a real GPU (discrete, then integrated) over the CPU driver when both exist; the
 # adapter it used is in the JSON ("adapter"). It fails (non-zero) when no Vulkan adapter exists.
@@ -33,9 +36,14 @@ mkdir -p "$OUT_DIR"
 command -v vulkaninfo >/dev/null && vulkaninfo --summary > "$OUT_DIR/vulkaninfo.txt" 2>&1 || true
 command -v nvidia-smi >/dev/null && nvidia-smi > "$OUT_DIR/nvidia-smi.txt" 2>&1 || true
 
-echo "building vat (release)..." >&2
-cargo build --release --locked -p vat-cli 2>&1 | tail -n 3 >&2
-VAT=target/release/vat
+if [ -n "${VAT_BIN:-}" ]; then
+    VAT="$VAT_BIN"
+else
+    echo "building vat (release)..." >&2
+    cargo build --release --locked -p vat-cli 2>&1 | tail -n 3 >&2
+    VAT=target/release/vat
+fi
+VULKAN="${VULKAN:-1}"
 
 left() { echo $(( BUDGET_S - ($(date +%s) - START) )); }
 
@@ -46,9 +54,17 @@ timeout "$(left)" "$VAT" bench --instances 1000 --frames 100 \
     --baseline-max "$BASELINE_MAX" --baseline-frames 5 --baseline-budget 20 \
     --json --out "$OUT_DIR/gpu.json" > /dev/null
 
+# 1b. The same GPU section through the ash backend (no CPU-skinning baseline: it is wgpu only).
+if [ "$VULKAN" = 1 ]; then
+    echo "GPU section, vat-vulkan: $GPU_INSTANCES instances ($(left) s left)" >&2
+    timeout "$(left)" "$VAT" bench --instances 1000 --frames 100 --backend vulkan \
+        --gpu-instances "$GPU_INSTANCES" --gpu-frames "$GPU_FRAMES" --size "$SIZE" \
+        --baseline-max 0 --json --out "$OUT_DIR/gpu-vulkan.json" > /dev/null || echo "vulkan section failed" >&2
+fi
+
 # 2. The renderer-free CPU section at every count (no GPU), with the baseline.
 echo "CPU section: $CPU_INSTANCES instances, $CPU_FRAMES frames ($(left) s left)" >&2
 timeout "$(left)" "$VAT" bench --instances "$CPU_INSTANCES" --frames "$CPU_FRAMES" \
     --baseline-max "$BASELINE_MAX" --no-gpu --json --out "$OUT_DIR/cpu.json" > /dev/null
 
-echo "done in $(( $(date +%s) - START )) s: $OUT_DIR/gpu.json $OUT_DIR/cpu.json" >&2
+echo "done in $(( $(date +%s) - START )) s: $OUT_DIR/gpu.json $OUT_DIR/gpu-vulkan.json $OUT_DIR/cpu.json" >&2
