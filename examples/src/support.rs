@@ -26,6 +26,6 @@ pub fn save_png(path: &Path, size: [u32; 2], rgba: &[u8]) -> Result<()> {
         encoder.set_source_srgb(png::SrgbRenderingIntent::Perceptual);
         encoder.write_header()?.write_image_data(rgba)?;
     }
-    vat_core::container::write_file_atomically(path, &bytes)
+    vat_core::files::write_file_atomically(path, &bytes)
         .with_context(|| format!("{}: cannot write", path.display()))
 }

@@ -76,7 +76,7 @@ pub fn export_glb(rig: &Rig) -> Result<Vec<u8>> {
 /// file) when it cannot be written.
 pub fn write_glb(rig: &Rig, path: &Path) -> Result<()> {
     let bytes = export_glb(rig)?;
-    vat_core::container::write_file_atomically(path, &bytes)?;
+    vat_core::files::write_file_atomically(path, &bytes)?;
     Ok(())
 }
 

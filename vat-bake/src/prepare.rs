@@ -33,10 +33,10 @@ use serde::Serialize;
 use vat_core::clip::{Clip, ClipMode, ClipRowMap};
 use vat_core::container::{
     Attachment, BlobId, Bone as ManifestBone, BoneAnimation, CaptureTrack, ElementFormat, Lod, Manifest,
-    PendingFile, Socket as ManifestSocket, StreamKind, VertexAnimation, VertexStream, container_bytes,
-    write_container, write_file_atomically,
+    Socket as ManifestSocket, StreamKind, VertexAnimation, VertexStream, container_bytes, write_container,
 };
 use vat_core::encoding::{self, NormalRounding, PositionBounds, VertexFormat};
+use vat_core::files::{PendingFile, write_file_atomically};
 use vat_core::layout::{BoneTextureLayout, VertexTextureLayout};
 
 use crate::lods::{self, LodOptions};

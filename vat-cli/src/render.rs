@@ -379,7 +379,7 @@ fn write_png(path: &Path, size: [u32; 2], rgba: &[u8]) -> Result<()> {
         let mut writer = encoder.write_header().context("PNG header")?;
         writer.write_image_data(rgba).context("PNG data")?;
     }
-    vat_core::container::write_file_atomically(path, &bytes)
+    vat_core::files::write_file_atomically(path, &bytes)
         .with_context(|| format!("{}: cannot write", path.display()))
 }
 

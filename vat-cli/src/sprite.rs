@@ -67,7 +67,7 @@ pub(crate) fn bake(
     if !report.passed {
         bail!("{what}: verification failed, nothing written: {}", report.failures.join("; "));
     }
-    vat_core::container::write_file_atomically(out, &bytes)
+    vat_core::files::write_file_atomically(out, &bytes)
         .with_context(|| format!("{}: cannot write", out.display()))?;
     let stdout = std::io::stdout();
     let mut o = stdout.lock();

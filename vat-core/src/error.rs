@@ -268,6 +268,14 @@ pub enum Error {
         message: String,
     },
     // --- end .vat container ---
+    /// A file gate ([`crate::files`]) refused a path before reading or replacing it.
+    #[error("{path}: {problem}")]
+    FileRefused {
+        /// The path as the caller named it.
+        path: String,
+        /// The rule it broke.
+        problem: crate::files::FileProblem,
+    },
 }
 
 /// `Result` with vat-core's [`Error`].

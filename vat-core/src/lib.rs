@@ -40,6 +40,7 @@ pub mod container;
 pub mod crowd;
 pub mod encoding;
 mod error;
+pub mod files;
 pub mod fluid;
 pub mod frame;
 pub mod gpu;

@@ -819,7 +819,7 @@ pub fn export_openvat(
     let mut files = Vec::new();
     let mut write = |file: String, bytes: &[u8]| -> Result<()> {
         let path = dir.join(file);
-        vat_core::container::write_file_atomically(&path, bytes)?;
+        vat_core::files::write_file_atomically(&path, bytes)?;
         files.push(path);
         Ok(())
     };

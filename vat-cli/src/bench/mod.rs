@@ -464,7 +464,7 @@ pub(crate) fn bench(args: &BenchArgs) -> Result<()> {
         println!("{text}");
     }
     if let Some(path) = &args.out {
-        vat_core::container::write_file_atomically(path, text.as_bytes())
+        vat_core::files::write_file_atomically(path, text.as_bytes())
             .with_context(|| format!("{}: cannot write", path.display()))?;
     }
     Ok(())

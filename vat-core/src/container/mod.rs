@@ -74,7 +74,7 @@ pub use material::{
     TextureBinding, TextureColorSpace, TextureFilter, TextureSource, TextureWrap,
 };
 pub use reader::{Asset, Limits, check_manifest_counts};
-pub use writer::{ContainerWriter, PendingFile, container_bytes, write_container, write_file_atomically};
+pub use writer::{ContainerWriter, container_bytes, write_container};
 
 /// The first four bytes of every `.vat` file.
 pub const MAGIC: [u8; 4] = *b"VAT\0";

@@ -7,6 +7,7 @@ use super::*;
 use crate::Error;
 use crate::clip::{ClipMode, ClipRowMap};
 use crate::encoding::{PositionBounds, TexelFormat, VertexFormat};
+use crate::files::{PendingFile, write_file_atomically};
 use crate::layout::{BoneTextureLayout, MorphTextureLayout, MorphWeightsLayout, VertexTextureLayout};
 
 /// Deterministic filler bytes (a 32-bit LCG), so blobs are not all zeros and checksums differ.
@@ -856,17 +857,23 @@ fn atomic_write_replaces_the_file_and_leaves_no_temporary() {
     let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, vec![std::ffi::OsString::from("asset.vat")]);
 
-    // Renaming over a directory fails: the error names it and the temporary file is gone.
+    // A folder is never replaced: the error names it and no temporary file is made.
     let blocked = dir.join("blocked");
     std::fs::create_dir(&blocked).unwrap();
     let err = write_file_atomically(&blocked, &bytes).unwrap_err();
-    assert!(matches!(&err, Error::Io { path, .. } if path.ends_with("blocked")), "{err:?}");
+    assert!(
+        matches!(&err, Error::FileRefused { path, problem: crate::files::FileProblem::OutputNotRegular { .. } } if path.ends_with("blocked")),
+        "{err:?}"
+    );
     let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     names.sort();
     assert_eq!(names, vec![std::ffi::OsString::from("asset.vat"), std::ffi::OsString::from("blocked")]);
 
     let missing = dir.join("no-such-dir").join("x.vat");
-    assert!(matches!(write_file_atomically(&missing, &bytes), Err(Error::Io { .. })));
+    assert!(matches!(
+        write_file_atomically(&missing, &bytes),
+        Err(Error::FileRefused { problem: crate::files::FileProblem::OutputFolderMissing, .. })
+    ));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
