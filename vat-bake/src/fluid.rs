@@ -172,18 +172,9 @@ impl FluidFrames for FluidFolder {
     fn frame(&self, k: usize) -> Result<FluidMesh> {
         let file = self.files.get(k).ok_or(invalid(&self.name, format!("has no frame {k}")))?;
         let part = format!("{}", file.display());
-        let io = |e| BakeError::Io { path: file.clone(), source: e };
-        let len = std::fs::metadata(file).map_err(io)?.len();
-        // Decoded, a frame takes several times its text: charge 8x against the budget.
-        if len.saturating_mul(8) > self.max_memory {
-            return Err(BakeError::OverBudget {
-                what: format!("fluid frame {part}"),
-                needed: len.saturating_mul(8),
-                limit: self.max_memory,
-                hint: "raise --max-memory, or split the frame",
-            });
-        }
-        let bytes = std::fs::read(file).map_err(io)?;
+        // Decoded, a frame takes several times its text: it may hold an eighth of the budget.
+        let limit = vat_core::files::ReadLimit::new(self.max_memory / 8, "--max-memory");
+        let bytes = crate::input::read_in_folder(file, limit)?;
         // A frame without faces is an empty frame (a fluid may vanish), not an error.
         let has_faces = bytes.split(|&b| b == b'\n').any(|l| l.trim_ascii_start().starts_with(b"f "));
         if !has_faces {

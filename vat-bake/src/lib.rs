@@ -33,6 +33,7 @@ pub mod fluid;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod gltf_import;
+mod input;
 pub mod interop;
 pub mod lods;
 pub mod morph;

@@ -451,7 +451,14 @@ fn invalid_input(part: impl Into<String>, problem: impl Into<String>) -> BakeErr
 }
 
 /// Checks the options that do not depend on the rig.
-fn validate_options(options: &BakeOptions) -> Result<()> {
+/// Checks the options that do not depend on the rig (rates, counts, sizes, LOD ratios), so a caller
+/// can refuse them before reading any input; [`prepare`] checks them again.
+///
+/// # Errors
+/// [`BakeError::InvalidOption`] naming the option: `--fps` not finite and positive, `--frames 0`,
+/// `--max-texture-dim` or `--material-texture-size` outside 1 to 16384, an empty `--clips`, LOD
+/// counts or ratios out of range.
+pub fn validate_options(options: &BakeOptions) -> Result<()> {
     if !(options.fps.is_finite() && options.fps > 0.0) {
         return Err(invalid_option("--fps", format!("{}; expected a finite number > 0", options.fps)));
     }
@@ -462,6 +469,12 @@ fn validate_options(options: &BakeOptions) -> Result<()> {
         return Err(invalid_option(
             "--max-texture-dim",
             format!("{}; expected 1 to {MAX_TEXTURE_DIM}", options.max_texture_dim),
+        ));
+    }
+    if !(1..=MAX_TEXTURE_DIM).contains(&options.material_texture_size) {
+        return Err(invalid_option(
+            "--material-texture-size",
+            format!("{}; expected 1 to {MAX_TEXTURE_DIM} texels", options.material_texture_size),
         ));
     }
     if options.clips.as_ref().is_some_and(Vec::is_empty) {

@@ -31,6 +31,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use glam::{Vec2, Vec3};
+use vat_core::files::ReadLimit;
 
 use crate::gltf_import::{self, ImportOptions};
 use crate::rig::{
@@ -449,21 +450,14 @@ pub fn sequence_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(list_frames(dir)?.0)
 }
 
-/// [`sequence_files`], and the names of the folder's other entries (not frames: left out).
+/// [`sequence_files`], and the names of the folder's other entries (not frames: left out). Frames
+/// are listed through vat-core's read gate: a frame that is a link out of the folder, a FIFO or a
+/// device is refused, naming it.
 fn list_frames(dir: &Path) -> Result<(Vec<PathBuf>, Vec<String>)> {
-    let io = |e| BakeError::Io { path: dir.to_path_buf(), source: e };
-    let mut files = Vec::new();
-    let mut others = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(io)? {
-        let entry = entry.map_err(io)?;
-        let path = entry.path();
-        let kind = frame_kind(&path);
-        if kind.is_some() && entry.file_type().map_err(io)?.is_file() {
-            files.push(path);
-        } else {
-            others.push(file_name(&path));
-        }
-    }
+    let listing = crate::input::list_frames(dir, |p| frame_kind(p).is_some())?;
+    let mut files = listing.frames;
+    let mut others = listing.others;
+    others.extend(listing.folders.into_iter().map(|f| format!("{f}/")));
     others.sort();
     let part = || format!("sequence folder {}", dir.display());
     if files.is_empty() {
@@ -1086,12 +1080,10 @@ impl BodyFrames for SequenceFolder {
 fn read_frame_file(file: &Path, max_memory: u64) -> Result<(Frame, u64)> {
     match frame_kind(file) {
         Some(FrameKind::Obj) => {
-            let len = std::fs::metadata(file)
-                .map_err(|e| BakeError::Io { path: file.to_path_buf(), source: e })?
-                .len();
             let mut budget = Budget { used: 0, limit: max_memory };
+            let bytes = crate::input::read_in_folder(file, ReadLimit::new(max_memory, "--max-memory"))?;
+            let len = bytes.len() as u64;
             budget.charge(&file_name(file), len)?;
-            let bytes = read_bounded(file, len)?;
             let frame = read_obj(file, &bytes)?;
             let decoded = frame.positions.len() as u64 * 48;
             budget.charge(&file_name(file), decoded)?;
@@ -1169,18 +1161,6 @@ pub fn parse_obj_frame(bytes: &[u8], label: &Path, name: &str) -> Result<MeshSeq
         other => other,
     })?;
     Ok(sequence)
-}
-
-/// The bytes of `file`, at most `len + 1` read (a file that grows after its size was charged fails).
-fn read_bounded(file: &Path, len: u64) -> Result<Vec<u8>> {
-    use std::io::Read as _;
-    let io = |e| BakeError::Io { path: file.to_path_buf(), source: e };
-    let mut bytes = Vec::new();
-    std::fs::File::open(file).map_err(io)?.take(len.saturating_add(1)).read_to_end(&mut bytes).map_err(io)?;
-    if bytes.len() as u64 > len {
-        return Err(invalid(format!("{}", file.display()), "grew while it was read"));
-    }
-    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -205,17 +205,11 @@ impl SpriteFolder {
                 problem: format!("{fps} is not a positive, finite frame rate"),
             });
         }
-        let io = |e| BakeError::Io { path: dir.to_path_buf(), source: e };
-        let mut files = Vec::new();
-        let mut folders = Vec::new();
-        for entry in std::fs::read_dir(dir).map_err(io)? {
-            let entry = entry.map_err(io)?;
-            if entry.file_type().map_err(io)?.is_dir() {
-                folders.push(entry.file_name().to_string_lossy().into_owned());
-            } else {
-                files.push(entry.path());
-            }
-        }
+        // Every entry but sub-folders is a frame candidate: the gate refuses one that is not a
+        // regular file inside the folder, and a file of another kind is refused below.
+        let listing = crate::input::list_frames(dir, |_| true)?;
+        let mut files = listing.frames;
+        let folders = listing.folders;
         let kind = |f: &Path| match f.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase) {
             Some(e) if e == "csv" => Some(FrameFormat::Csv),
             Some(e) if e == "ply" => Some(FrameFormat::Ply),
@@ -247,15 +241,9 @@ impl SpriteFolder {
         let file_name =
             |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         files.sort_by(|a, b| natural_order(&file_name(a), &file_name(b)));
-        let name = dir
-            .canonicalize()
-            .ok()
-            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .filter(|n| !n.is_empty())
-            .unwrap_or_else(|| "sprite".into());
+        let name = listing.name.unwrap_or_else(|| "sprite".into());
         let mut notes = Vec::new();
         if !folders.is_empty() {
-            folders.sort();
             notes.push(format!("{part}: sub-folders left out: {}", folders.join(", ")));
         }
         Ok(Self { name, fps, files, format, max_memory, notes: RefCell::new(notes) })
@@ -275,19 +263,10 @@ impl SpriteFrames for SpriteFolder {
     fn frame(&self, k: usize) -> Result<SpriteFrame> {
         let file = self.files.get(k).ok_or(invalid(&self.name, format!("has no frame {k}")))?;
         let part = format!("{}", file.display());
-        let io = |e| BakeError::Io { path: file.clone(), source: e };
-        let len = std::fs::metadata(file).map_err(io)?.len();
-        // Decoded, a frame takes up to 13 times its bytes (52-byte particles from 4-byte PLY vertices):
-        // charge 16x against the budget.
-        if len.saturating_mul(16) > self.max_memory {
-            return Err(BakeError::OverBudget {
-                what: format!("sprite frame {part}"),
-                needed: len.saturating_mul(16),
-                limit: self.max_memory,
-                hint: "raise --max-memory, or split the frame",
-            });
-        }
-        let bytes = std::fs::read(file).map_err(io)?;
+        // Decoded, a frame takes up to 13 times its bytes (52-byte particles from 4-byte PLY
+        // vertices): it may hold a sixteenth of the budget.
+        let limit = vat_core::files::ReadLimit::new(self.max_memory / 16, "--max-memory");
+        let bytes = crate::input::read_in_folder(file, limit)?;
         let (frame, notes) = match self.format {
             FrameFormat::Csv => {
                 let text = std::str::from_utf8(&bytes).map_err(|e| {

@@ -94,10 +94,10 @@ pub(crate) struct BakeArgs {
     #[arg(long, short)]
     out: PathBuf,
     /// Samples per second of every clip.
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, value_parser = parse_rate)]
     fps: f32,
     /// Samples per clip instead of --fps.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     frames: Option<u32>,
     /// Only these clips (comma-separated names); the others are not even validated.
     #[arg(long, value_delimiter = ',')]
@@ -116,10 +116,10 @@ pub(crate) struct BakeArgs {
     accept_influence_loss: bool,
     /// Number of LODs requested (1..=8). A level that cannot get below 90 % of the previous kept
     /// level's triangles is dropped, with one warning line each: the file may hold fewer.
-    #[arg(long, conflicts_with = "lod_ratios")]
+    #[arg(long, conflicts_with = "lod_ratios", value_parser = clap::value_parser!(u32).range(1..=8))]
     lods: Option<u32>,
     /// Triangle ratio of each LOD, starting at 1 (comma-separated, e.g. 1,0.38,0.1,0.03,0.01).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = parse_ratio)]
     lod_ratios: Option<Vec<f32>>,
     /// Also bake the bone texture and joints/weights streams (bone mode).
     #[arg(long)]
@@ -131,12 +131,13 @@ pub(crate) struct BakeArgs {
     #[arg(long, value_enum, default_value_t = FormatArg::Packed64)]
     format: FormatArg,
     /// Largest texture width or height the target device supports.
-    #[arg(long, default_value_t = 16384)]
+    #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u32).range(1..=16384))]
     max_texture_dim: u32,
     /// Largest side, in texels, of the material texture arrays (base colour; normal and
     /// metallic-roughness): each array's images are resampled to one power-of-two layer size up to
     /// this (each resampled image is said).
-    #[arg(long, default_value_t = vat_bake::textures::DEFAULT_MATERIAL_TEXTURE_SIZE, value_name = "TEXELS")]
+    #[arg(long, default_value_t = vat_bake::textures::DEFAULT_MATERIAL_TEXTURE_SIZE, value_name = "TEXELS",
+          value_parser = clap::value_parser!(u32).range(1..=16384))]
     material_texture_size: u32,
     /// The folder the glTF's external files (buffer `uri`s) must lie in; default: the glTF's own
     /// folder. Files outside it, links out of it, absolute paths and non-regular files are refused.
@@ -239,39 +240,37 @@ pub(crate) fn parse_bytes(text: &str) -> std::result::Result<u64, String> {
     n.checked_mul(1u64 << shift).ok_or_else(|| format!("{text:?} does not fit in 64 bits"))
 }
 
+/// A rate in samples per second: finite and positive (checked as the command line is parsed, before
+/// any input is read).
+pub(crate) fn parse_rate(text: &str) -> std::result::Result<f32, String> {
+    let v: f32 = text.trim().parse().map_err(|e| format!("{text:?} is not a number ({e})"))?;
+    if v.is_finite() && v > 0.0 { Ok(v) } else { Err(format!("{v} is not a positive, finite rate")) }
+}
+
+/// A LOD triangle ratio: finite, above 0 and at most 1.
+fn parse_ratio(text: &str) -> std::result::Result<f32, String> {
+    let v: f32 = text.trim().parse().map_err(|e| format!("{text:?} is not a number ({e})"))?;
+    if v.is_finite() && v > 0.0 && v <= 1.0 { Ok(v) } else { Err(format!("{v} is not a ratio in (0, 1]")) }
+}
+
 /// The reader's limits with `max_memory` as the largest file.
 pub(crate) fn load_limits(max_memory: u64) -> Limits {
     Limits { max_total_bytes: max_memory, ..Limits::default() }
 }
 
-/// Reads a `.vat` file, refusing one larger than `max_memory` bytes: first by its size on disk,
-/// then by the bytes actually read (at most `max_memory + 1`, so a device such as `/dev/zero` or a
-/// file that grows cannot exhaust memory); only regular files are read (a FIFO cannot block).
+/// Reads a `.vat` file through vat-core's read gate ([`vat_core::files::read_named_file`]): a regular
+/// file only (a FIFO or device such as `/dev/zero` is refused from its type, never waited on or
+/// read), refused when larger than `max_memory` bytes, first by its size on disk, then by the bytes
+/// actually read.
 pub(crate) fn read_vat(path: &Path, max_memory: u64) -> Result<Vec<u8>> {
-    use std::io::Read as _;
-    let too_big = |len: String| {
-        anyhow::anyhow!(
-            "{}: the file is {len} bytes, more than the memory budget of {max_memory} bytes (--max-memory); \
-             not read",
-            path.display()
-        )
-    };
-    let meta = std::fs::metadata(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    if !meta.is_file() {
-        bail!("{}: not a regular file (a folder, device, FIFO or socket); not read", path.display());
-    }
-    if meta.len() > max_memory {
-        return Err(too_big(meta.len().to_string()));
-    }
-    let file = std::fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.take(max_memory.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
-    if bytes.len() as u64 > max_memory {
-        return Err(too_big(format!("more than {max_memory}")));
-    }
-    Ok(bytes)
+    let limit = vat_core::files::ReadLimit::new(max_memory, "--max-memory");
+    Ok(vat_core::files::read_named_file(path, limit)?)
+}
+
+/// Refuses `out` before any input is read when it cannot receive an output (a device such as
+/// `/dev/null`, a FIFO, a folder, a symbolic link, a missing folder): see [`vat_core::files`].
+pub(crate) fn check_out(out: &Path) -> Result<()> {
+    vat_core::files::check_output(out).with_context(|| "--out cannot be written".to_owned())
 }
 
 /// Streams `prepared` to a temporary file beside `out`, reads it back, verifies what is on disk
@@ -390,6 +389,7 @@ impl ProgressLine {
 /// that fails verification writes nothing.
 pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     let started = Instant::now();
+    check_out(&args.out)?;
     let input = args.input.as_deref();
     if let Some(input) = input
         && same_file(input, &args.out)
@@ -529,7 +529,23 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         (None, Some(name)) => RigSource::Procedural(name),
         (None, None) => RigSource::Procedural("humanoid"),
     };
-    let rig = load_rig(&rig_source, args.skin, args.max_memory, args.resource_root.as_deref())?;
+    if let RigSource::Sequence(path, _) = rig_source {
+        // Refused before the folder is read (prepare refuses them again for a library caller).
+        let refused = [
+            ("--bones", args.bones),
+            ("--tangents", args.tangents),
+            ("--root-motion", args.root_motion),
+            ("--capture", args.capture.is_some()),
+            ("--skin", args.skin.is_some()),
+        ];
+        if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
+            bail!(
+                "{flag} does not apply to mesh sequence {} (a soft-body sequence stores positions and normals per \
+                 frame: no skeleton, tangent frames or nodes)",
+                path.display()
+            );
+        }
+    }
     let options = BakeOptions {
         fps: args.fps,
         frames: args.frames,
@@ -548,6 +564,8 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         root_motion: args.root_motion,
         ..BakeOptions::default()
     };
+    prepare::validate_options(&options)?;
+    let rig = load_rig(&rig_source, args.skin, args.max_memory, args.resource_root.as_deref())?;
     let mut bar = ProgressLine { enabled: std::io::stderr().is_terminal() };
     let source = rig_source.describe();
     let prepared = prepare::prepare_with_progress(&rig, &options, &mut |p| bar.update(p))
@@ -762,6 +780,7 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<()> {
 
 /// `vat export-glb`: the procedural humanoid as an animated .glb (written atomically).
 pub(crate) fn export_glb(out: &Path) -> Result<()> {
+    check_out(out)?;
     let rig = procgen::humanoid();
     export::write_glb(&rig, out).with_context(|| format!("{}: cannot export", out.display()))?;
     println!("wrote {} ({} clips)", out.display(), rig.clips.len());

@@ -202,6 +202,9 @@ pub(crate) fn demo(args: &DemoArgs) -> Result<()> {
     if !args.lod_bias.is_finite() {
         bail!("--lod-bias must be a finite number");
     }
+    if let Some(shot) = &args.screenshot {
+        vat_core::files::check_output(shot).context("--screenshot cannot be written")?;
+    }
     // The window system first: without a display there is no point opening a device.
     let event_loop = open_event_loop()?;
     match args.backend {

@@ -40,7 +40,8 @@ pub(crate) enum NormalsArg {
 pub(crate) struct ExportOpenVatArgs {
     /// The .vat file.
     file: PathBuf,
-    /// Output folder (created if missing; each file written atomically).
+    /// Output folder (created if missing; its files appear together or not at all, and a file in it
+    /// that is not a regular file is never replaced).
     #[arg(long, short)]
     out: PathBuf,
     /// Texture format.
@@ -65,7 +66,7 @@ pub(crate) struct ImportBakeArgs {
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
     /// Number of LODs requested (1..=8).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8))]
     lods: Option<u32>,
     /// Memory budget of the import and bake (suffixes K, M, G: binary).
     #[arg(long, value_parser = parse_bytes, default_value = "2G")]
@@ -87,7 +88,7 @@ pub(crate) struct ImportOpenVatArgs {
     #[arg(long)]
     first_frame: Option<i64>,
     /// Frames per second when the sidecar has no clip table.
-    #[arg(long, default_value_t = 24.0)]
+    #[arg(long, default_value_t = 24.0, value_parser = crate::bake::parse_rate)]
     fps: f32,
     /// Recompute normals from the decoded positions (keeps hard edges hard).
     #[arg(long)]
@@ -104,7 +105,7 @@ pub(crate) struct ImportHoudiniArgs {
     dir: PathBuf,
     /// Rigid-body bakes: frames baked per source frame, 1..=64 (default: the fewest that keep vat's
     /// in-between turns within 0.5 deg of VAT 3's shaders, at most 8).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     substeps: Option<u32>,
     #[command(flatten)]
     bake: ImportBakeArgs,
@@ -112,6 +113,7 @@ pub(crate) struct ImportHoudiniArgs {
 
 /// `vat export-openvat`.
 pub(crate) fn export_openvat(args: &ExportOpenVatArgs) -> Result<()> {
+    vat_core::files::PendingFolder::check(&args.out).with_context(|| "--out cannot be written".to_owned())?;
     let bytes = read_vat(&args.file, args.max_memory)?;
     let asset = Asset::parse_with_limits(&bytes, &crate::bake::load_limits(args.max_memory))
         .with_context(|| format!("{}: not a valid .vat file", args.file.display()))?;
@@ -159,6 +161,7 @@ pub(crate) fn export_openvat(args: &ExportOpenVatArgs) -> Result<()> {
 
 /// `vat import-openvat`.
 pub(crate) fn import_openvat(args: &ImportOpenVatArgs) -> Result<()> {
+    crate::bake::check_out(&args.bake.out)?;
     let options = OpenVatOptions {
         sidecar: args.json.clone(),
         mesh: args.mesh.clone(),
@@ -174,6 +177,7 @@ pub(crate) fn import_openvat(args: &ImportOpenVatArgs) -> Result<()> {
 
 /// `vat import-houdini`.
 pub(crate) fn import_houdini(args: &ImportHoudiniArgs) -> Result<()> {
+    crate::bake::check_out(&args.bake.out)?;
     let data = houdini::read_data(&args.dir)
         .with_context(|| format!("{}: cannot import the Houdini VAT bake", args.dir.display()))?;
     if data.vat_type == "Rigidbody" {

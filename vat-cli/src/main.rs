@@ -142,8 +142,22 @@ fn quiet_on_closed_stdout() {
     }));
 }
 
+/// A write past the process's file-size limit (`ulimit -f`) fails with an error the write gate turns
+/// into "nothing written" instead of killing the process with SIGXFSZ, which would leave the
+/// temporary file behind.
+#[allow(unsafe_code)] // One libc call, audited below: std has no safe way to ignore a signal.
+fn fail_writes_past_the_file_size_limit() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_IGN installs no handler (no code runs on the
+    // signal) and happens before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
 fn main() -> ExitCode {
     quiet_on_closed_stdout();
+    fail_writes_past_the_file_size_limit();
     let cli = Cli::parse_from(render::join_camera_value(std::env::args_os()));
     let result = match cli.command {
         Command::Bake(args) => bake::bake(&args),

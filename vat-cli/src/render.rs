@@ -252,6 +252,7 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
     // Arguments first: a bad --camera, --fov, --time or --lod-bias fails before any bake or device work.
     let custom_camera = args.camera.as_deref().map(parse_camera).transpose()?;
     check_view_args(args)?;
+    crate::bake::check_out(&args.out)?;
     if let Some(asset) = &args.asset
         && crate::bake::same_file(asset, &args.out)
     {

@@ -1,7 +1,7 @@
 //! The file around the scene: the GLB container, the JSON, structural validation, extensions and buffers.
 
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use base64::Engine as _;
 use gltf::json;
@@ -219,33 +219,45 @@ pub(super) fn validate(ctx: &Ctx<'_>, root: &json::Root) -> Result<()> {
     }
 }
 
-/// Decodes `%XX` escapes of a relative URI.
-pub(super) fn percent_decode(uri: &str) -> Option<String> {
-    let bytes = uri.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+/// Where a glTF's external files are read from: its folder (opened through vat-core's read gate
+/// the first time a file is needed, so files without external resources never touch the file
+/// system) and the wider folder they may lie in (`--resource-root`).
+pub(super) struct Resources<'a> {
+    base_dir: Option<&'a Path>,
+    root: Option<&'a Path>,
+    folder: std::cell::OnceCell<std::result::Result<vat_core::files::InputFolder, vat_core::Error>>,
 }
 
-/// Loads every buffer: the GLB BIN chunk, `data:` URIs (base64), or files relative to `base_dir`
-/// confined to `root` ([`confined_file`]). Each must hold at least its declared `byteLength`; a file
+impl<'a> Resources<'a> {
+    pub(super) fn new(base_dir: Option<&'a Path>, root: Option<&'a Path>) -> Self {
+        Self { base_dir, root, folder: std::cell::OnceCell::new() }
+    }
+
+    /// The folder, or why there is none (no base folder given, or the gate refused it).
+    pub(super) fn folder(&self) -> std::result::Result<&vat_core::files::InputFolder, String> {
+        let Some(dir) = self.base_dir else {
+            return Err("refers to an external file but no base directory was given to resolve it".into());
+        };
+        let opened = self.folder.get_or_init(|| {
+            let folder =
+                vat_core::files::InputFolder::open(dir)?.with_hint(" or widen it with --resource-root");
+            match self.root {
+                Some(root) => folder.with_root(root, " or widen it with --resource-root"),
+                None => Ok(folder),
+            }
+        });
+        opened.as_ref().map_err(|e| format!("cannot open its folder: {e}"))
+    }
+}
+
+/// Loads every buffer: the GLB BIN chunk, `data:` URIs (base64), or files read through vat-core's
+/// read gate from the glTF's folder, confined to it or to `--resource-root` ([`Resources`]). Each must hold at least its declared `byteLength`; a file
 /// is read up to that many bytes only (charged first), whatever its metadata says.
 pub(super) fn load_buffers<'b>(
     ctx: &Ctx<'_>,
     doc: &gltf::Document,
     bin: Option<&'b [u8]>,
-    base_dir: Option<&Path>,
-    root: Option<&Path>,
+    resources: &Resources<'_>,
 ) -> Result<Vec<Cow<'b, [u8]>>> {
     let mut buffers = Vec::new();
     for buffer in doc.buffers() {
@@ -274,35 +286,14 @@ pub(super) fn load_buffers<'b>(
                         .map_err(|e| ctx.err(&part, format!("invalid base64 data URI: {e}")))?;
                     Cow::Owned(bytes)
                 } else {
-                    if uri.split('/').next().is_some_and(|first| first.contains(':')) {
-                        return Err(ctx.err(&part, "only data: URIs and relative file paths are supported"));
-                    }
-                    let relative = percent_decode(uri)
-                        .ok_or_else(|| ctx.err(&part, "invalid percent-encoding in the uri"))?;
-                    refuse_absolute(ctx, &part, &relative)?;
-                    let Some(dir) = base_dir else {
-                        return Err(ctx.err(
-                            &part,
-                            "refers to an external file but no base directory was given to resolve it",
-                        ));
-                    };
-                    let file = confined_file(ctx, &part, dir, root.unwrap_or(dir), &relative)?;
+                    let folder = resources.folder().map_err(|e| ctx.err(&part, e))?;
+                    let relative = folder.decode_uri(uri).map_err(|e| ctx.err(&part, e.to_string()))?;
                     // Read no more than the declared length (charged before reading): the bound comes
                     // from the bytes read, never from the file's metadata.
                     let declared = buffer.length() as u64;
                     ctx.charge(&part, declared)?;
-                    let opened = std::fs::File::open(&file).map_err(|e| {
-                        ctx.err(&part, format!("cannot read buffer file {}: {e}", file.display()))
-                    })?;
-                    // The handle itself must be a regular file too (the path may have changed since).
-                    if !opened.metadata().is_ok_and(|m| m.is_file()) {
-                        return Err(ctx.err(&part, format!("{} is not a regular file", file.display())));
-                    }
-                    let mut bytes = Vec::new();
-                    use std::io::Read as _;
-                    opened.take(declared).read_to_end(&mut bytes).map_err(|e| {
-                        ctx.err(&part, format!("cannot read buffer file {}: {e}", file.display()))
-                    })?;
+                    let bytes =
+                        folder.read_prefix(&relative, declared).map_err(|e| ctx.err(&part, e.to_string()))?;
                     Cow::Owned(bytes)
                 }
             }
@@ -318,95 +309,6 @@ pub(super) fn load_buffers<'b>(
     Ok(buffers)
 }
 
-/// The file `relative` (a decoded relative `uri`) names, resolved against `dir`, when it is a regular
-/// file inside `root` after resolving symbolic links and `..`; otherwise a [`crate::BakeError::Gltf`]
-/// that names the rule broken (absolute path, escape, not a regular file) and never reads the file.
-pub(super) fn confined_file(
-    ctx: &Ctx<'_>,
-    part: &str,
-    dir: &Path,
-    root: &Path,
-    relative: &str,
-) -> Result<PathBuf> {
-    let rel = Path::new(relative);
-    refuse_absolute(ctx, part, relative)?;
-    let escapes = || {
-        ctx.err(
-            part,
-            format!(
-                "resolves outside the resource folder {} (a `..` escape or a link out of it); move the file \
-                 there or widen the folder with --resource-root",
-                root.display()
-            ),
-        )
-    };
-    // A `..` climbing out of the folder is refused before the file system is asked anything (so
-    // a missing file outside it is reported as the escape it is); links are checked below.
-    if !lexically_inside(root, &dir.join(rel)) {
-        return Err(escapes());
-    }
-    let canonical_root = std::fs::canonicalize(root).map_err(|e| {
-        ctx.err(part, format!("the resource folder {} cannot be resolved: {e}", root.display()))
-    })?;
-    let canonical = std::fs::canonicalize(dir.join(rel))
-        .map_err(|e| ctx.err(part, format!("cannot read buffer file {}: {e}", dir.join(rel).display())))?;
-    if !canonical.starts_with(&canonical_root) {
-        return Err(ctx.err(
-            part,
-            format!(
-                "resolves outside the resource folder {} (a `..` escape or a link out of it); move the file \
-                 there or widen the folder with --resource-root",
-                canonical_root.display()
-            ),
-        ));
-    }
-    let meta = std::fs::metadata(&canonical)
-        .map_err(|e| ctx.err(part, format!("cannot read buffer file {}: {e}", canonical.display())))?;
-    if !meta.is_file() {
-        return Err(ctx.err(
-            part,
-            format!("{} is not a regular file (a folder, device, FIFO or socket)", canonical.display()),
-        ));
-    }
-    Ok(canonical)
-}
-
-/// Refuses a decoded `uri` that is an absolute path (or names a root, a Windows drive root, or
-/// holds a NUL), whether or not a folder was given to resolve relative ones.
-fn refuse_absolute(ctx: &Ctx<'_>, part: &str, relative: &str) -> Result<()> {
-    let rel = Path::new(relative);
-    if relative.contains('\0') || rel.is_absolute() || rel.has_root() || relative.starts_with('\\') {
-        return Err(
-            ctx.err(part, "is an absolute path; external resources must be relative to the glTF's folder")
-        );
-    }
-    Ok(())
-}
-
-/// Whether `path` stays inside `root` once both are absolute and `.` and `..` are applied to the
-/// names (no file system access; links are not followed).
-fn lexically_inside(root: &Path, path: &Path) -> bool {
-    use std::path::Component;
-    fn lexical(p: &Path) -> Vec<Component<'_>> {
-        let mut out = Vec::new();
-        for c in p.components() {
-            match c {
-                Component::CurDir => {}
-                Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
-                    out.pop();
-                }
-                other => out.push(other),
-            }
-        }
-        out
-    }
-    // Both made absolute against the working folder (a relative glTF path with an absolute
-    // --resource-root); when that fails, the link-resolving check decides alone.
-    let (Ok(root), Ok(path)) = (std::path::absolute(root), std::path::absolute(path)) else { return true };
-    let (root, path) = (lexical(&root), lexical(&path));
-    path.starts_with(&root) && !path[root.len()..].contains(&Component::ParentDir)
-}
-
 /// A URI for messages: data URIs cut to their header.
 pub(super) fn shorten(uri: &str) -> String {
     if uri.starts_with("data:") {
@@ -414,24 +316,5 @@ pub(super) fn shorten(uri: &str) -> String {
         format!("{head}...")
     } else {
         format!("{uri:?}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_dot_dot_escape_is_seen_from_the_names_alone() {
-        let root = Path::new("models/hero");
-        assert!(lexically_inside(root, &root.join("hero.bin")));
-        assert!(lexically_inside(root, &root.join("textures/../hero.bin")));
-        assert!(lexically_inside(root, &root.join("./a/./b.bin")));
-        assert!(!lexically_inside(root, &root.join("../hero.bin")));
-        assert!(!lexically_inside(root, &root.join("a/../../hero/../../x.bin")));
-        // A relative folder against an absolute root: compared as absolute paths.
-        let cwd = std::env::current_dir().unwrap();
-        assert!(lexically_inside(&cwd, Path::new("models/x.bin")));
-        assert!(!lexically_inside(&cwd.join("models"), Path::new("x.bin")));
     }
 }

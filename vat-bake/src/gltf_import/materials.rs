@@ -7,14 +7,12 @@
 //! extensions, and images that are missing or cannot be decoded (the material keeps its factors).
 
 use std::collections::HashMap;
-use std::io::Read as _;
-use std::path::Path;
 
 use base64::Engine as _;
 use gltf::texture::{MagFilter, MinFilter, WrappingMode};
 use vat_core::container::{AlphaMode, MAX_MATERIALS, Material, TextureBinding, TextureFilter, TextureWrap};
 
-use super::container::{confined_file, percent_decode, shorten};
+use super::container::{Resources, shorten};
 use super::{Ctx, Importer};
 use crate::Result;
 use crate::rig::{MaterialImage, RigMaterials};
@@ -47,8 +45,7 @@ enum Space {
 /// root, or an import over its memory budget.
 pub(super) fn import(
     imp: &Importer<'_, '_>,
-    base_dir: Option<&Path>,
-    root: Option<&Path>,
+    resources: &Resources<'_>,
     variants_json: Option<&serde_json::Value>,
 ) -> Result<(Option<RigMaterials>, Vec<String>)> {
     let doc = imp.doc;
@@ -83,8 +80,7 @@ pub(super) fn import(
         ctx,
         doc,
         buffers: imp.buffers,
-        base_dir,
-        root,
+        resources,
         layers: HashMap::new(),
         out: RigMaterials::default(),
         failed: HashMap::new(),
@@ -245,8 +241,7 @@ struct ImageLoader<'c, 'a, 'b> {
     ctx: &'c Ctx<'a>,
     doc: &'c gltf::Document,
     buffers: &'c [std::borrow::Cow<'b, [u8]>],
-    base_dir: Option<&'c Path>,
-    root: Option<&'c Path>,
+    resources: &'c Resources<'c>,
     /// (glTF image index, space) -> layer.
     layers: HashMap<(usize, Space), u32>,
     out: RigMaterials,
@@ -375,36 +370,49 @@ impl ImageLoader<'_, '_, '_> {
                         Err(e) => return Ok(Err(format!("{name}: invalid base64 data URI: {e}"))),
                     }
                 } else {
-                    if uri.split('/').next().is_some_and(|first| first.contains(':')) {
-                        return Ok(Err(format!("{name}: only data: URIs and relative file paths are read")));
-                    }
-                    let Some(relative) = percent_decode(uri) else {
-                        return Ok(Err(format!("{name}: invalid percent-encoding in the uri")));
+                    use vat_core::files::FileProblem;
+                    let folder = match self.resources.folder() {
+                        Ok(f) => f,
+                        Err(e) => return Ok(Err(format!("{name}: {e}"))),
                     };
-                    let Some(dir) = self.base_dir else {
-                        return Ok(Err(format!(
-                            "{name}: an external file, and no base directory to resolve it"
-                        )));
-                    };
-                    if !dir.join(&relative).exists() {
-                        return Ok(Err(format!("{name}: file not found next to the glTF")));
+                    // Through the read gate. One missing inside the folder, or a URI that is no file
+                    // path, is left out with a note; one leaving the folder is refused from its name
+                    // or its links' text (never looked up outside, so the outcome does not depend on
+                    // what exists there), as are special files and the budget.
+                    let limit = vat_core::files::ReadLimit::new(self.ctx.remaining(), "--max-memory");
+                    match folder.decode_uri(uri).and_then(|rel| folder.read(&rel, limit)) {
+                        Ok(bytes) => {
+                            self.ctx.charge(&part, bytes.len() as u64)?;
+                            (name, std::borrow::Cow::Owned(bytes))
+                        }
+                        Err(vat_core::Error::FileRefused { problem: FileProblem::Missing, .. }) => {
+                            return Ok(Err(format!("{name}: file not found next to the glTF")));
+                        }
+                        Err(vat_core::Error::FileRefused {
+                            problem: FileProblem::BadReference { why },
+                            ..
+                        }) => {
+                            return Ok(Err(format!("{name}: the uri {why}")));
+                        }
+                        Err(e) => return Err(self.ctx.err(&part, e.to_string())),
                     }
-                    let file = confined_file(self.ctx, &part, dir, self.root.unwrap_or(dir), &relative)?;
-                    let opened = std::fs::File::open(&file)
-                        .map_err(|e| self.ctx.err(&part, format!("cannot read {}: {e}", file.display())))?;
-                    let len = opened.metadata().map(|m| m.len()).unwrap_or(0);
-                    self.ctx.charge(&part, len)?;
-                    let mut bytes = Vec::new();
-                    opened
-                        .take(len)
-                        .read_to_end(&mut bytes)
-                        .map_err(|e| self.ctx.err(&part, format!("cannot read {}: {e}", file.display())))?;
-                    (name, std::borrow::Cow::Owned(bytes))
                 }
             }
         };
-        let mut reader = match image::ImageReader::new(std::io::Cursor::new(&bytes[..])).with_guessed_format()
-        {
+        self.decode(&part, name, &bytes)
+    }
+
+    /// Decodes an image's bytes to RGBA8, its size checked and its memory charged before anything
+    /// is decoded: the decoder's own image, then the RGBA copy (the decoder's is given back once
+    /// converted). A file that is not an image is a note; the budget is a refusal.
+    fn decode(
+        &self,
+        part: &str,
+        name: String,
+        bytes: &[u8],
+    ) -> Result<std::result::Result<MaterialImage, String>> {
+        use image::ImageDecoder as _;
+        let mut reader = match image::ImageReader::new(std::io::Cursor::new(bytes)).with_guessed_format() {
             Ok(r) => r,
             Err(e) => return Ok(Err(format!("{name}: {e}"))),
         };
@@ -413,15 +421,28 @@ impl ImageLoader<'_, '_, '_> {
         limits.max_image_height = Some(MAX_IMAGE_SIDE);
         limits.max_alloc = Some(self.ctx.remaining().max(1));
         reader.limits(limits);
-        let decoded = match reader.decode() {
-            Ok(d) => d.to_rgba8(),
+        let decoder = match reader.into_decoder() {
+            Ok(d) => d,
             Err(e) => return Ok(Err(format!("{name}: cannot decode it ({e}; PNG and JPEG are read)"))),
         };
-        let (width, height) = decoded.dimensions();
+        let (width, height) = decoder.dimensions();
         if width == 0 || height == 0 {
             return Ok(Err(format!("{name}: the image is empty")));
         }
-        self.ctx.charge(&part, u64::from(width) * u64::from(height) * 4)?;
+        let native = decoder.total_bytes();
+        let rgba = u64::from(width) * u64::from(height) * 4;
+        let converted = decoder.color_type() != image::ColorType::Rgba8;
+        self.ctx.charge(
+            &format!("{part}: a {width}x{height} image"),
+            native.saturating_add(if converted { rgba } else { 0 }),
+        )?;
+        let decoded = match image::DynamicImage::from_decoder(decoder) {
+            Ok(d) => d.into_rgba8(),
+            Err(e) => return Ok(Err(format!("{name}: cannot decode it ({e}; PNG and JPEG are read)"))),
+        };
+        if converted {
+            self.ctx.release(native);
+        }
         Ok(Ok(MaterialImage { name, width, height, rgba: decoded.into_raw() }))
     }
 }

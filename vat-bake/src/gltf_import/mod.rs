@@ -125,12 +125,16 @@ impl Default for ImportOptions {
 /// malformed or unsupported content (see the module docs); [`BakeError::InvalidOption`] for a bad
 /// [`ImportOptions::skin`].
 pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Rig> {
-    let io = |source| BakeError::Io { path: path.to_path_buf(), source };
-    let len = std::fs::metadata(path).map_err(io)?.len();
-    if len > options.max_memory {
-        return Err(over_budget(path, "the file", len, options.max_memory));
-    }
-    let bytes = std::fs::read(path).map_err(io)?;
+    // Through the read gate: a regular file (a FIFO or device is refused, never waited on), at most
+    // the budget, the bound being the bytes read.
+    let limit = vat_core::files::ReadLimit::new(options.max_memory, "--max-memory");
+    let bytes = vat_core::files::read_named_file(path, limit).map_err(|e| match e {
+        vat_core::Error::FileRefused {
+            problem: vat_core::files::FileProblem::TooLarge { size, limit, .. },
+            ..
+        } => over_budget(path, "the file", size.max(limit.saturating_add(1)), limit),
+        other => other.into(),
+    })?;
     let name = path.file_stem().map_or_else(|| "model".to_owned(), |s| s.to_string_lossy().into_owned());
     let base_dir = path.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
     import_bytes(&bytes, base_dir, path, &name, options, 0)
@@ -192,8 +196,8 @@ fn import_bytes(
     container::check_positions(&ctx, &root)?;
     container::validate(&ctx, &root)?;
     let doc = gltf::Document::from_json_without_validation(root);
-    let root = options.resource_root.as_deref().or(base_dir);
-    let buffers = container::load_buffers(&ctx, &doc, bin, base_dir, root)?;
+    let resources = container::Resources::new(base_dir, options.resource_root.as_deref());
+    let buffers = container::load_buffers(&ctx, &doc, bin, &resources)?;
     let ctx = Ctx { material_count: doc.materials().len(), ..ctx };
     let mut importer = Importer::new(ctx, &doc, &buffers, name);
     importer.nodes()?;
@@ -207,7 +211,7 @@ fn import_bytes(
         .any(|w| w == b"KHR_materials_variants")
         .then(|| serde_json::from_slice::<Value>(json_bytes).ok())
         .flatten();
-    let (materials, notes) = materials::import(&importer, base_dir, root, variants_json.as_ref())?;
+    let (materials, notes) = materials::import(&importer, &resources, variants_json.as_ref())?;
     importer.rig.materials = materials;
     importer.rig.notes.extend(notes);
     importer.feet()?;
@@ -250,6 +254,12 @@ impl Ctx<'_> {
     /// Bytes left of the budget.
     pub(super) fn remaining(&self) -> u64 {
         self.budget.saturating_sub(self.used.get())
+    }
+
+    /// Gives back bytes charged for a buffer that has been freed (a decoder's own image once it was
+    /// converted).
+    pub(super) fn release(&self, bytes: u64) {
+        self.used.set(self.used.get().saturating_sub(bytes));
     }
 
     pub(super) fn charge(&self, part: &str, bytes: u64) -> Result<()> {

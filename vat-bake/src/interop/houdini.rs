@@ -202,8 +202,13 @@ pub(crate) fn check_in_scope(json_path: &Path, data: &HoudiniData) -> Result<()>
 /// As [`read_houdini`] for the folder and the JSON.
 pub fn read_data(dir: &Path) -> Result<HoudiniData> {
     let (_, json_path) = locate(dir)?;
-    let mut budget = Budget::new(1 << 20);
-    let bytes = super::read_file(&json_path, "the VAT parameters", &mut budget)?;
+    let mut budget = Budget::fixed(4 << 20, "a VAT 3 _data.json holds a few KB; this one is not one");
+    let bytes = super::read_file_scaled(
+        &json_path,
+        "the VAT parameters",
+        &mut budget,
+        super::JSON_BYTES_PER_TEXT_BYTE,
+    )?;
     parse_data_json(&json_path, &bytes)
 }
 
@@ -392,7 +397,12 @@ fn texture_file(dir: &Path, name: &str, kind: &str, what: &str, why: &str) -> Re
 pub fn read_houdini(dir: &Path, options: &HoudiniOptions) -> Result<HoudiniBake> {
     let (name, json_path) = locate(dir)?;
     let mut budget = Budget::new(options.max_memory);
-    let bytes = super::read_file(&json_path, "the VAT parameters", &mut budget)?;
+    let bytes = super::read_file_scaled(
+        &json_path,
+        "the VAT parameters",
+        &mut budget,
+        super::JSON_BYTES_PER_TEXT_BYTE,
+    )?;
     let data = parse_data_json(&json_path, &bytes)?;
     check_in_scope(&json_path, &data)?;
     let rigid = data.vat_type == "Rigidbody";

@@ -151,11 +151,19 @@ pub(crate) fn bad(path: &Path, part: impl Into<String>, problem: impl Into<Strin
 pub(crate) struct Budget {
     pub(crate) used: u64,
     pub(crate) limit: u64,
+    /// What raises `limit`, for the errors.
+    pub(crate) option: &'static str,
 }
 
 impl Budget {
+    /// A budget of `limit` bytes raised with `--max-memory`.
     pub(crate) fn new(limit: u64) -> Self {
-        Self { used: 0, limit }
+        Self { used: 0, limit, option: "--max-memory" }
+    }
+
+    /// A budget no option raises (`why` says why it is enough).
+    pub(crate) fn fixed(limit: u64, why: &'static str) -> Self {
+        Self { used: 0, limit, option: why }
     }
 
     pub(crate) fn charge(&mut self, what: &str, bytes: u64) -> Result<()> {
@@ -165,7 +173,11 @@ impl Budget {
                 what: format!("the import ({what})"),
                 needed: used,
                 limit: self.limit,
-                hint: "raise --max-memory if the files are trusted",
+                hint: if self.option == "--max-memory" {
+                    "raise --max-memory if the files are trusted"
+                } else {
+                    self.option
+                },
             });
         }
         self.used = used;
@@ -177,33 +189,39 @@ impl Budget {
     }
 }
 
-/// The bytes of `file`, at most `len + 1` read (a file that grows after its size was charged fails).
-pub(crate) fn read_bounded(file: &Path, len: u64) -> Result<Vec<u8>> {
-    use std::io::Read as _;
-    let io = |e| BakeError::Io { path: file.to_path_buf(), source: e };
-    let mut bytes = Vec::new();
-    std::fs::File::open(file).map_err(io)?.take(len.saturating_add(1)).read_to_end(&mut bytes).map_err(io)?;
-    if bytes.len() as u64 > len {
-        return Err(bad(file, "the file", "grew while it was read"));
-    }
+/// Bytes a parsed JSON document may take per byte of its text (a `serde_json::Value` of 32 bytes for
+/// a two-byte `0,`), charged before it is parsed.
+pub(crate) const JSON_BYTES_PER_TEXT_BYTE: u64 = 16;
+
+/// Reads `path` (a file of a bake folder, or one the user named) through vat-core's read gate
+/// ([`vat_core::files`]): a regular file confined to its own folder (links out of it, FIFOs,
+/// devices refused without waiting), at most what is left of `budget`, then charged to it.
+pub(crate) fn read_file(path: &Path, what: &str, budget: &mut Budget) -> Result<Vec<u8>> {
+    read_file_scaled(path, what, budget, 1)
+}
+
+/// [`read_file`] of a file that takes `factor` times its size once decoded: refused before it is
+/// read when that would pass the budget, and charged `factor` times its bytes.
+pub(crate) fn read_file_scaled(path: &Path, what: &str, budget: &mut Budget, factor: u64) -> Result<Vec<u8>> {
+    use vat_core::files::{InputFolder, ReadLimit};
+    let name = path.file_name().ok_or_else(|| bad(path, what, "names no file"))?;
+    let limit = ReadLimit::new(budget.left() / factor.max(1), budget.option);
+    let bytes = InputFolder::containing(path)
+        .and_then(|folder| folder.read(Path::new(name), limit))
+        .map_err(|e| gate_error(path, what, e))?;
+    budget
+        .charge(&format!("{what} {}", path.display()), (bytes.len() as u64).saturating_mul(factor.max(1)))?;
     Ok(bytes)
 }
 
-/// Reads a regular file charged to `budget`; a missing file is a [`BakeError::Interop`] saying what
-/// it is for.
-pub(crate) fn read_file(path: &Path, what: &str, budget: &mut Budget) -> Result<Vec<u8>> {
-    let meta = std::fs::metadata(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            bad(path, what, "is missing")
-        } else {
-            BakeError::Io { path: path.to_path_buf(), source: e }
-        }
-    })?;
-    if !meta.is_file() {
-        return Err(bad(path, what, "is not a regular file"));
+/// A refusal of the read gate as the importers report it: the file, what it is for, and the rule.
+pub(crate) fn gate_error(path: &Path, what: &str, e: vat_core::Error) -> BakeError {
+    use vat_core::files::FileProblem;
+    match e {
+        vat_core::Error::FileRefused { problem: FileProblem::Missing, .. } => bad(path, what, "is missing"),
+        vat_core::Error::FileRefused { problem, .. } => bad(path, what, problem.to_string()),
+        other => other.into(),
     }
-    budget.charge(&format!("{what} {}", path.display()), meta.len())?;
-    read_bounded(path, meta.len())
 }
 
 /// Parses JSON as hand-edited sidecars are written: a comma before a closing `}` or `]` (outside
@@ -406,10 +424,12 @@ pub(crate) fn uv_set_from_bytes(
     Ok(all)
 }
 
-/// `dir/name` when it exists as a file.
+/// `dir/name` when the folder has an entry of that name, whatever it is: reading it through
+/// [`read_file`] then says what is wrong with one that is not a regular file inside the folder (a
+/// FIFO is "a FIFO", not "missing").
 pub(crate) fn existing(dir: &Path, name: &str) -> Option<PathBuf> {
     let p = dir.join(name);
-    p.is_file().then_some(p)
+    std::fs::symlink_metadata(&p).is_ok().then_some(p)
 }
 
 #[cfg(test)]

@@ -223,7 +223,9 @@ fn files_with(dir: &Path, pred: impl Fn(&str) -> bool) -> Result<Vec<PathBuf>> {
     for entry in std::fs::read_dir(dir).map_err(io)? {
         let entry = entry.map_err(io)?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if pred(&name) && entry.path().is_file() {
+        // Whatever the entry is: the read gate then says what is wrong with one that is not a
+        // regular file inside the folder.
+        if pred(&name) {
             out.push(entry.path());
         }
     }
@@ -453,7 +455,8 @@ const RANGE_SLACK: f32 = 1e-3;
 pub fn read_openvat(dir: &Path, options: &OpenVatOptions) -> Result<ImportedBake> {
     let files = locate(dir, options)?;
     let mut budget = Budget::new(options.max_memory);
-    let side_bytes = super::read_file(&files.sidecar, "the sidecar", &mut budget)?;
+    let side_bytes =
+        super::read_file_scaled(&files.sidecar, "the sidecar", &mut budget, super::JSON_BYTES_PER_TEXT_BYTE)?;
     let info = parse_remap_info(&files.sidecar, &side_bytes)?;
     let texture = images::read_texture(&files.texture, "the position texture", &mut budget)?;
     let normal_texture = match (&files.normals, options.recompute_normals) {
@@ -718,8 +721,10 @@ pub const MAX_EXPORT_DIM: usize = crate::prepare::MAX_TEXTURE_DIM as usize;
 /// UVs.
 ///
 /// # Errors
-/// [`BakeError::Interop`] when the asset has no vertex animation texture, or more vertices or rows
-/// than [`MAX_EXPORT_DIM`]; [`BakeError::Core`] for decode or write failures.
+/// [`BakeError::Interop`] when the asset has no vertex animation texture (a rigid, sprite or fluid
+/// asset is named as such), or more vertices or rows than [`MAX_EXPORT_DIM`]; [`BakeError::Core`]
+/// for decode failures and for the write gate's refusals ([`vat_core::files::PendingFolder`]: `dir`
+/// is a link, a file or a device) and write failures, after which nothing is left.
 pub fn export_openvat(
     asset: &vat_core::container::Asset<'_>,
     dir: &Path,
@@ -729,6 +734,26 @@ pub fn export_openvat(
     use vat_core::playback::Interpolation;
     use vat_core::reference::{VertexAnimationView, decode_object_frame};
     let manifest = asset.manifest();
+    // The modes OpenVAT's layout (one texel per vertex per frame, fixed topology) cannot hold, by name.
+    let other_mode = if manifest.rigid_animation.is_some() {
+        Some("a rigid-body asset (one transform per piece per frame)")
+    } else if manifest.sprite_animation.is_some() {
+        Some("a sprite asset (particles, not mesh vertices)")
+    } else if manifest.fluid_animation.is_some() {
+        Some("a fluid asset (its topology changes every frame)")
+    } else {
+        None
+    };
+    if let (Some(what), None) = (other_mode, &manifest.vertex_animation) {
+        return Err(bad(
+            dir,
+            "the asset",
+            format!(
+                "is {what}: OpenVAT holds one texel per vertex per frame of one fixed mesh, so only skeletal and \
+                 soft-body assets export"
+            ),
+        ));
+    }
     let view = VertexAnimationView::from_asset(asset)
         .map_err(|e| bad(dir, "the asset", format!("cannot be exported: {e}")))?;
     let n = view.layout.vertex_count as usize;
@@ -815,12 +840,13 @@ pub fn export_openvat(
         [(b.x + 1.0) * 0.5, (b.y + 1.0) * 0.5, (b.z + 1.0) * 0.5]
     };
     let ext = options.format.extension();
-    std::fs::create_dir_all(dir).map_err(|e| BakeError::Io { path: dir.to_path_buf(), source: e })?;
+    // Every file goes to a temporary folder first and appears with the others on commit: a failure
+    // (a full disk, a file-size limit) leaves nothing, not even the folder.
+    let mut pending = vat_core::files::PendingFolder::create(dir)?;
     let mut files = Vec::new();
     let mut write = |file: String, bytes: &[u8]| -> Result<()> {
-        let path = dir.join(file);
-        vat_core::files::write_file_atomically(&path, bytes)?;
-        files.push(path);
+        pending.write(&file, bytes)?;
+        files.push(dir.join(file));
         Ok(())
     };
     match options.normals {
@@ -861,6 +887,7 @@ pub fn export_openvat(
     let lookup: Vec<[f32; 2]> = (0..n).map(|c| [(c as f32 + 0.5) / n as f32, 0.5 / height as f32]).collect();
     let glb = lookup_glb(&name, &rest, &rest_normals, uvs.as_deref(), &lookup, &indices)?;
     write(format!("{name}.glb"), &glb)?;
+    pending.commit()?;
     let step = options.format.kind().half_step();
     let magnitude = |a: usize| lo[a].abs().max(hi[a].abs());
     let rest_max = rest.iter().fold(Vec3::ZERO, |m, r| m.max(r.abs()));

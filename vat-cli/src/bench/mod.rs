@@ -327,6 +327,9 @@ pub(crate) fn baseline_frames(args: &BenchArgs, first_ms: f64) -> u32 {
 
 /// `vat bench`.
 pub(crate) fn bench(args: &BenchArgs) -> Result<()> {
+    if let Some(out) = &args.out {
+        crate::bake::check_out(out)?;
+    }
     for &n in &args.instances {
         crate::render::check_instances("--instances", n, args.max_memory)?;
     }

@@ -217,6 +217,26 @@ impl InputFolder {
         read_bounded(&shown, file, len, limit)
     }
 
+    /// The first `n` bytes of the regular file `reference` names, or all of it when shorter (a glTF
+    /// buffer file is read up to its declared `byteLength`, whatever follows): the same rules as
+    /// [`InputFolder::read`], the bound being `n`.
+    ///
+    /// # Errors
+    /// As [`InputFolder::read`], without [`FileProblem::TooLarge`].
+    pub fn read_prefix(&self, reference: &Path, n: u64) -> Result<Vec<u8>> {
+        let shown = self.shown(reference);
+        let (path, kind) = self.resolve_in(reference).map_err(|p| refused(&shown, p))?;
+        if kind != FileKind::Regular {
+            return Err(refused(&shown, FileProblem::NotRegular { kind }));
+        }
+        let file = open_regular(&path, false).map_err(|e| rename_error(e, &shown))?;
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0).min(n);
+        let mut bytes = Vec::new();
+        bytes.try_reserve_exact(len as usize).map_err(|e| io_error(&shown, std::io::Error::other(e)))?;
+        file.take(n).read_to_end(&mut bytes).map_err(|e| io_error(&shown, e))?;
+        Ok(bytes)
+    }
+
     /// Decodes a URI reference as glTF writes them (RFC 3986 percent-encoding, `/` separators) into
     /// a relative path: `data:` URIs are the caller's; any other scheme (`http:`, `file:`) is refused.
     ///

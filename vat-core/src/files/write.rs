@@ -43,8 +43,6 @@ pub fn check_output(path: &Path) -> Result<()> {
     }
 }
 
-/// Checks that `dir` may receive a multi-file output ([`PendingFolder`]): it does not exist (and its
-/// parent does), or it is a real folder.
 fn check_output_folder(dir: &Path) -> Result<()> {
     match fs::symlink_metadata(dir) {
         Ok(meta) => match FileKind::of(&meta) {
@@ -218,8 +216,17 @@ pub struct PendingFolder {
 }
 
 impl PendingFolder {
-    /// Checks `dir` (new, or a real folder: not a link, a file or a device) and creates the
-    /// temporary folder beside it.
+    /// Checks that `dir` may receive a multi-file output: it does not exist (and its parent does), or
+    /// it is a real folder (not a link, a file or a device). Commands call this before they read any
+    /// input; [`PendingFolder::create`] and [`PendingFolder::commit`] check again.
+    ///
+    /// # Errors
+    /// As [`check_output`], for `dir` as a folder.
+    pub fn check(dir: &Path) -> Result<()> {
+        check_output_folder(dir)
+    }
+
+    /// Checks `dir` ([`PendingFolder::check`]) and creates the temporary folder beside it.
     ///
     /// # Errors
     /// [`Error::FileRefused`] as for [`check_output`], for `dir` as a folder; [`Error::Io`] when the
