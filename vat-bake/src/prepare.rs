@@ -151,7 +151,9 @@ impl Default for BakeOptions {
 /// texture likewise when baked, with one bone per rig node (an upper bound); the per-frame skinning
 /// matrices (64 bytes per node per frame, twice when the global matrices are kept); the vertex set
 /// (128 bytes per vertex, and 40 per vertex per morph target); and LOD building (12 bytes per
-/// vertex per reference pose and rest position, three copies of the index list). `None` when the texture does not fit `options.max_texture_dim`
+/// vertex per reference pose and rest position, three copies of the index list); the rig's decoded
+/// material images and the texture arrays built from them
+/// ([`crate::textures::material_texture_bytes`]). `None` when the texture does not fit `options.max_texture_dim`
 /// (the layout's own error says so).
 pub fn estimate_bake_bytes(rig: &Rig, options: &BakeOptions, total_frames: u32) -> Option<u64> {
     let vertices = u32::try_from(rig.body_vertex_count()).ok()?.max(1);
@@ -210,6 +212,13 @@ pub fn estimate_bake_bytes(rig: &Rig, options: &BakeOptions, total_frames: u32) 
         let threads = rayon::current_num_threads() as u64;
         let per_task = body.frames.frame_bytes().saturating_mul(2).saturating_add(u64::from(vertices) * 24);
         bytes = bytes.saturating_add(per_task.saturating_mul(threads));
+    }
+    // Material textures: the decoded images the rig holds, and the arrays built from them.
+    if let Some(m) = &rig.materials {
+        let held: u64 = m.color_images.iter().chain(&m.data_images).map(|i| i.rgba.len() as u64).sum();
+        bytes = bytes
+            .saturating_add(held)
+            .saturating_add(crate::textures::material_texture_bytes(m, options.material_texture_size));
     }
     Some(bytes.saturating_add(u64::from(vertices).saturating_mul(128)).saturating_add(PROCESS_BASELINE_BYTES))
 }

@@ -1227,7 +1227,17 @@ pub fn bake_sprite(
     let slots = table.slot_count;
     let position_bounds = PositionBounds::from_points([lo, hi])?;
     let bounds = SpriteBounds { position: position_bounds, max_size };
-    let layout = VertexTextureLayout::new(slots, frames_u32, options.max_texture_dim)?;
+    let layout = VertexTextureLayout::new(slots, frames_u32, options.max_texture_dim).map_err(|e| match e {
+        vat_core::Error::TextureTooLarge { texels, max_dimension, .. } => BakeError::InvalidOption {
+            option: "--max-texture-dim",
+            problem: format!(
+                "{slots} particle slots x {frames_u32} frames = {texels} texels do not fit in a {max_dimension} x \
+                 {max_dimension} texture; raise --max-texture-dim (up to 16384) if the device allows, or bake fewer \
+                 frames (--fps) or particles"
+            ),
+        },
+        other => other.into(),
+    })?;
     let texture_len = usize::try_from(layout.byte_len(SPRITE_TEXEL_BYTES))
         .map_err(|_| invalid(source.name(), "particle texture too large for this machine"))?;
 

@@ -22,6 +22,24 @@ pub fn layer_size(images: &[MaterialImage], max_side: u32) -> (u32, u32) {
     (fit(w), fit(h))
 }
 
+/// The bytes building the material texture arrays of `materials` holds at once under `max_side`:
+/// for each array, its mip chain twice (the levels, then the blob they are copied into) plus one
+/// resampled layer in flight, and the file read back for verification holds the blob once more.
+/// The decoded images themselves are the rig's, counted by the caller.
+pub fn material_texture_bytes(materials: &crate::rig::RigMaterials, max_side: u32) -> u64 {
+    let array = |images: &[MaterialImage]| -> u64 {
+        if images.is_empty() {
+            return 0;
+        }
+        let (w, h) = layer_size(images, max_side);
+        let layer = u64::from(w) * u64::from(h) * 4;
+        // A full mip chain is at most 4/3 of level 0.
+        let chain = (layer.saturating_mul(images.len() as u64)).saturating_mul(4) / 3;
+        chain.saturating_mul(3).saturating_add(layer)
+    };
+    array(&materials.color_images).saturating_add(array(&materials.data_images))
+}
+
 /// The texture array of `images` (each resampled bilinearly to [`layer_size`] when its size
 /// differs, with one note saying so), and its texel blob (every layer's level 0, then level 1, ...).
 /// The array's `texels` is a placeholder [`BlobId`] the caller replaces. `None` without images.
@@ -39,10 +57,18 @@ pub fn texture_array(
     let mut levels: Vec<Vec<RgbaImage>> = Vec::new();
     let mut level0 = Vec::with_capacity(images.len());
     for img in images {
-        let source = RgbaImage::from_raw(img.width, img.height, img.rgba.clone())
-            .unwrap_or_else(|| RgbaImage::new(img.width.max(1), img.height.max(1)));
+        // Borrowed: only the layer that goes into the array is a new image.
+        let source =
+            image::ImageBuffer::<image::Rgba<u8>, &[u8]>::from_raw(img.width, img.height, &img.rgba[..]);
+        let Some(source) = source else {
+            level0.push(RgbaImage::new(width, height));
+            continue;
+        };
         if (img.width, img.height) == (width, height) {
-            level0.push(source);
+            level0.push(
+                RgbaImage::from_raw(width, height, img.rgba.clone())
+                    .unwrap_or_else(|| RgbaImage::new(width, height)),
+            );
         } else {
             notes.push(format!(
                 "texture {}: {}x{} resampled to {width}x{height} (the {} array's layer size; \

@@ -94,10 +94,10 @@ pub(crate) struct BakeArgs {
     #[arg(long, short)]
     out: PathBuf,
     /// Samples per second of every clip.
-    #[arg(long, default_value_t = 30.0, value_parser = parse_rate)]
+    #[arg(long, default_value_t = 30.0)]
     fps: f32,
     /// Samples per clip instead of --fps.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long)]
     frames: Option<u32>,
     /// Only these clips (comma-separated names); the others are not even validated.
     #[arg(long, value_delimiter = ',')]
@@ -116,10 +116,10 @@ pub(crate) struct BakeArgs {
     accept_influence_loss: bool,
     /// Number of LODs requested (1..=8). A level that cannot get below 90 % of the previous kept
     /// level's triangles is dropped, with one warning line each: the file may hold fewer.
-    #[arg(long, conflicts_with = "lod_ratios", value_parser = clap::value_parser!(u32).range(1..=8))]
+    #[arg(long, conflicts_with = "lod_ratios")]
     lods: Option<u32>,
     /// Triangle ratio of each LOD, starting at 1 (comma-separated, e.g. 1,0.38,0.1,0.03,0.01).
-    #[arg(long, value_delimiter = ',', value_parser = parse_ratio)]
+    #[arg(long, value_delimiter = ',')]
     lod_ratios: Option<Vec<f32>>,
     /// Also bake the bone texture and joints/weights streams (bone mode).
     #[arg(long)]
@@ -131,13 +131,12 @@ pub(crate) struct BakeArgs {
     #[arg(long, value_enum, default_value_t = FormatArg::Packed64)]
     format: FormatArg,
     /// Largest texture width or height the target device supports.
-    #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u32).range(1..=16384))]
+    #[arg(long, default_value_t = 16384)]
     max_texture_dim: u32,
     /// Largest side, in texels, of the material texture arrays (base colour; normal and
     /// metallic-roughness): each array's images are resampled to one power-of-two layer size up to
     /// this (each resampled image is said).
-    #[arg(long, default_value_t = vat_bake::textures::DEFAULT_MATERIAL_TEXTURE_SIZE, value_name = "TEXELS",
-          value_parser = clap::value_parser!(u32).range(1..=16384))]
+    #[arg(long, default_value_t = vat_bake::textures::DEFAULT_MATERIAL_TEXTURE_SIZE, value_name = "TEXELS")]
     material_texture_size: u32,
     /// The folder the glTF's external files (buffer `uri`s) must lie in; default: the glTF's own
     /// folder. Files outside it, links out of it, absolute paths and non-regular files are refused.
@@ -245,12 +244,6 @@ pub(crate) fn parse_bytes(text: &str) -> std::result::Result<u64, String> {
 pub(crate) fn parse_rate(text: &str) -> std::result::Result<f32, String> {
     let v: f32 = text.trim().parse().map_err(|e| format!("{text:?} is not a number ({e})"))?;
     if v.is_finite() && v > 0.0 { Ok(v) } else { Err(format!("{v} is not a positive, finite rate")) }
-}
-
-/// A LOD triangle ratio: finite, above 0 and at most 1.
-fn parse_ratio(text: &str) -> std::result::Result<f32, String> {
-    let v: f32 = text.trim().parse().map_err(|e| format!("{text:?} is not a number ({e})"))?;
-    if v.is_finite() && v > 0.0 && v <= 1.0 { Ok(v) } else { Err(format!("{v} is not a ratio in (0, 1]")) }
 }
 
 /// The reader's limits with `max_memory` as the largest file.
@@ -390,6 +383,27 @@ impl ProgressLine {
 pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     let started = Instant::now();
     check_out(&args.out)?;
+    // Every option that does not depend on the input, checked before any input is read (the modes'
+    // own refusals of flags that do not apply follow, also before reading).
+    let options = BakeOptions {
+        fps: args.fps,
+        frames: args.frames,
+        clips: args.clips.clone(),
+        looping: args.loop_clips.clone().unwrap_or_default(),
+        one_shot: args.once_clips.clone().unwrap_or_default(),
+        lods: lod_options(args),
+        bones: args.bones,
+        tangents: args.tangents,
+        format: args.format.into(),
+        max_texture_dim: args.max_texture_dim,
+        captures: args.capture.clone().unwrap_or_default(),
+        normal_rounding: if args.precise_normals { NormalRounding::Precise } else { NormalRounding::Nearest },
+        max_memory: args.max_memory,
+        material_texture_size: args.material_texture_size,
+        root_motion: args.root_motion,
+        ..BakeOptions::default()
+    };
+    prepare::validate_options(&options)?;
     let input = args.input.as_deref();
     if let Some(input) = input
         && same_file(input, &args.out)
@@ -546,25 +560,6 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
             );
         }
     }
-    let options = BakeOptions {
-        fps: args.fps,
-        frames: args.frames,
-        clips: args.clips.clone(),
-        looping: args.loop_clips.clone().unwrap_or_default(),
-        one_shot: args.once_clips.clone().unwrap_or_default(),
-        lods: lod_options(args),
-        bones: args.bones,
-        tangents: args.tangents,
-        format: args.format.into(),
-        max_texture_dim: args.max_texture_dim,
-        captures: args.capture.clone().unwrap_or_default(),
-        normal_rounding: if args.precise_normals { NormalRounding::Precise } else { NormalRounding::Nearest },
-        max_memory: args.max_memory,
-        material_texture_size: args.material_texture_size,
-        root_motion: args.root_motion,
-        ..BakeOptions::default()
-    };
-    prepare::validate_options(&options)?;
     let rig = load_rig(&rig_source, args.skin, args.max_memory, args.resource_root.as_deref())?;
     let mut bar = ProgressLine { enabled: std::io::stderr().is_terminal() };
     let source = rig_source.describe();

@@ -480,7 +480,7 @@ fn print_human(path: &Path, s: &Value) {
     }
     for (k, v) in s["material_variants"].as_array().into_iter().flatten().enumerate() {
         println!(
-            "  material variant {} {:?} (instance variant {}): materials {}",
+            "  material variant {} \"{}\" (instance variant {}): materials {}",
             k,
             crate::terminal_safe(v["name"].as_str().unwrap_or("")),
             k + 1,
@@ -493,7 +493,7 @@ fn print_human(path: &Path, s: &Value) {
     }
     for mat in materials {
         println!(
-            "  material {} {:?}: base colour {}, metallic {}, roughness {}, {}{}",
+            "  material {} \"{}\": base colour {}, metallic {}, roughness {}, {}{}",
             mat["id"],
             crate::terminal_safe(mat["name"].as_str().unwrap_or("")),
             mat["base_color_factor"],

@@ -250,7 +250,7 @@ fn bake_import(dir: &Path, imported: ImportedBake, args: &ImportBakeArgs) -> Res
     for c in &imported.clips {
         writeln!(
             out,
-            "  clip {:?}: source frames {}..={} at {} fps, {}",
+            "  clip \"{}\": source frames {}..={} at {} fps, {}",
             crate::terminal_safe(&c.name),
             c.first,
             c.last,

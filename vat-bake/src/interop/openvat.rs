@@ -124,7 +124,8 @@ pub fn parse_remap_info(path: &Path, bytes: &[u8]) -> Result<RemapInfo> {
         let a = remap.get(key).and_then(Value::as_array).ok_or_else(|| bad(path, &part, "is missing"))?;
         let v: Vec<f64> = a.iter().filter_map(number).collect();
         if a.len() != 3 || v.len() != 3 || v.iter().any(|x| !x.is_finite() || x.abs() > 1e30) {
-            return Err(bad(path, part, format!("is {a:?}: need three finite numbers")));
+            let shown = serde_json::to_string(a).unwrap_or_default();
+            return Err(bad(path, part, format!("is {shown}: need three finite numbers within 1e30")));
         }
         Ok([v[0] as f32, v[1] as f32, v[2] as f32])
     };
