@@ -416,12 +416,14 @@ impl ImageLoader<'_, '_, '_> {
             Ok(r) => r,
             Err(e) => return Ok(Err(format!("{name}: {e}"))),
         };
+        // The header is read with no allocation limit of the decoder's own (the budget below is the
+        // limit), so an image over it is a budget refusal naming --max-memory, not a decoder error.
         let mut limits = image::Limits::default();
         limits.max_image_width = Some(MAX_IMAGE_SIDE);
         limits.max_image_height = Some(MAX_IMAGE_SIDE);
-        limits.max_alloc = Some(self.ctx.remaining().max(1));
-        reader.limits(limits);
-        let decoder = match reader.into_decoder() {
+        limits.max_alloc = None;
+        reader.limits(limits.clone());
+        let mut decoder = match reader.into_decoder() {
             Ok(d) => d,
             Err(e) => return Ok(Err(format!("{name}: cannot decode it ({e}; PNG and JPEG are read)"))),
         };
@@ -436,6 +438,11 @@ impl ImageLoader<'_, '_, '_> {
             &format!("{part}: a {width}x{height} image"),
             native.saturating_add(if converted { rgba } else { 0 }),
         )?;
+        // The decoder's own working memory beyond its image is bounded by what is left.
+        limits.max_alloc = Some(native.saturating_add(self.ctx.remaining()).max(1));
+        if let Err(e) = decoder.set_limits(limits) {
+            return Ok(Err(format!("{name}: cannot decode it ({e})")));
+        }
         let decoded = match image::DynamicImage::from_decoder(decoder) {
             Ok(d) => d.into_rgba8(),
             Err(e) => return Ok(Err(format!("{name}: cannot decode it ({e}; PNG and JPEG are read)"))),
