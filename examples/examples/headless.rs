@@ -27,7 +27,7 @@ fn main() -> Result<()> {
     let size = [640, 360];
     let camera =
         Camera::look_at([0.0, 1.6, 7.0], [0.0, 0.9, 0.0], 0.8, size[0] as f32 / size[1] as f32, 0.1, 100.0);
-    let target = HeadlessTarget::new(&device, size, config);
+    let target = HeadlessTarget::new(&device, size, config)?;
     let mut encoder = device.create_command_encoder(&Default::default());
     let options = RenderOptions { ground: true, ground_half_extent: 12.0, ..RenderOptions::default() };
     let mut gpu_crowd = renderer.create_crowd(&crowd)?;

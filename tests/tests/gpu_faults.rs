@@ -140,3 +140,101 @@ fn devices_are_opened_under_the_device_lifetime_lock_on_both_backends() {
         assert!(opened.load(Ordering::SeqCst), "{backend}");
     }
 }
+
+/// The address space this process has mapped, bytes (`VmSize` of `/proc/self/status`).
+fn address_space_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmSize:")).unwrap();
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+/// Sets this process's soft address-space limit (`RLIMIT_AS`; `None`: unlimited) with util-linux's
+/// `prlimit`, without `unsafe`. On lavapipe device memory is host memory, so the limit makes the
+/// device's allocations fail, as `ulimit -v` did in the reported `vat render`.
+fn limit_address_space(bytes: Option<u64>) {
+    let soft = bytes.map_or_else(|| "unlimited".to_owned(), |b| b.to_string());
+    let status = std::process::Command::new("prlimit")
+        .args(["--pid", &std::process::id().to_string(), &format!("--as={soft}:")])
+        .status()
+        .unwrap();
+    assert!(status.success(), "prlimit failed");
+}
+
+/// Headroom left above what the child has mapped when it limits itself: far less than each failing
+/// request below (an 11 MB asset's textures, 128 MiB of decoded vertices, a 16384² target, a
+/// crowd's 30 MB of buffers), far more than the small allocations around them.
+const HEADROOM: u64 = 32 << 20;
+
+/// Set in the child process of [`running_out_of_device_memory_is_a_typed_error_not_a_panic`].
+const CHILD: &str = "VAT_TESTS_OUT_OF_MEMORY_CHILD";
+
+/// Device allocations that fail for want of memory are [`RenderError::OutOfDeviceMemory`] on a
+/// host's device, whose uncaptured-error handler is wgpu's default (a panic): an asset upload (whose
+/// buffers `create_buffer_init` used to make, which panics when the device cannot create them), a
+/// decode's output and read-back buffers and a crowd's buffers. The test runs
+/// itself again in a child process that limits its own address space once the device is open; the
+/// parent checks that the child ran every step and that nothing panicked.
+#[test]
+fn running_out_of_device_memory_is_a_typed_error_not_a_panic() {
+    if std::env::var_os(CHILD).is_some() {
+        out_of_memory_child();
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["running_out_of_device_memory_is_a_typed_error_not_a_panic", "--exact", "--nocapture"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    println!("child stdout:\n{stdout}\nchild stderr:\n{stderr}");
+    assert!(!stderr.contains("panicked") && !stdout.contains("panicked"), "the child panicked");
+    assert!(out.status.success(), "the child failed: {:?}", out.status);
+    assert!(stdout.contains("every step failed with a typed error"), "the child did not run every step");
+}
+
+/// The child's steps, each allocation failing under the address-space limit.
+fn out_of_memory_child() {
+    let (_instance, device, queue) = instance_and_device(|_| {});
+    let config = RendererConfig { shadow_map_size: 64, ..RendererConfig::default() };
+    let mut renderer = Renderer::new(&device, &queue, config).unwrap();
+    // An asset of 27 MB of animation textures: the humanoid sampled at 120 fps.
+    let options = vat_bake::prepare::BakeOptions { fps: 120.0, bones: true, ..Default::default() };
+    let big = vat_bake::prepare::prepare(&vat_bake::procgen::humanoid(), &options).unwrap();
+    let big = big.to_vat_bytes().unwrap();
+    let big = Asset::parse(&big).unwrap();
+    let small = Asset::parse(humanoid_vat()).unwrap();
+    let gpu_small = renderer.upload(&small).unwrap();
+    // As many records as make 128 MiB of decoded vertices (the storage-buffer limit allows it).
+    let per_record = u64::from(gpu_small.vertex_count()) * 48;
+    let records = vec![vat_core::instance::InstanceRecord::default(); ((128u64 << 20) / per_record) as usize];
+    // The decode pipeline is compiled before the limit (the driver's compiler needs memory too).
+    renderer.decode(&gpu_small, &records[..1], 0.0, vat_wgpu::RenderMode::Vat, false).unwrap();
+    let mut crowd = Crowd::new(CrowdAsset::from_manifest(small.manifest()).unwrap(), CrowdConfig::default());
+    for k in 0..300_000u32 {
+        crowd.spawn([(k % 600) as f32, 0.0, (k / 600) as f32], 0.0, k % 3);
+    }
+    let mut gpu_crowd = renderer.create_crowd(&crowd).unwrap();
+    let camera = Camera::look_at([300.0, 50.0, -50.0], [300.0, 0.0, 250.0], 0.8, 1.0, 0.1, 1000.0);
+    // No shadows, CPU culling: the frame fails in its uploads, before it would compile a pipeline.
+    let options = RenderOptions { shadows: false, ..RenderOptions::default() };
+    let target = vat_wgpu::HeadlessTarget::new(&device, [64, 64], config).unwrap();
+
+    limit_address_space(Some(address_space_bytes() + HEADROOM));
+    let is_oom = |e: &RenderError| matches!(e, RenderError::OutOfDeviceMemory { .. });
+    let err = renderer.decode(&gpu_small, &records, 0.0, vat_wgpu::RenderMode::Vat, false).unwrap_err();
+    println!("decode: {err}");
+    assert!(is_oom(&err), "{err:?}");
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let mut draws = [vat_wgpu::CrowdDraw { asset: &gpu_small, gpu: &mut gpu_crowd, crowd: &mut crowd }];
+    let err = renderer.render(&mut encoder, &mut draws, &camera, target.target(), &options).unwrap_err();
+    println!("crowd: {err}");
+    assert!(is_oom(&err), "{err:?}");
+    drop(encoder);
+    // Last: wgpu-core loses the device when a staging copy of the upload cannot be allocated.
+    let err = renderer.upload(&big).unwrap_err();
+    println!("upload: {err}");
+    assert!(is_oom(&err), "{err:?}");
+    limit_address_space(None);
+    println!("every step failed with a typed error");
+}

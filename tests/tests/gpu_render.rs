@@ -46,7 +46,7 @@ fn scene(side: u32) -> Scene {
             crowd.set_variant(id, ((i * 37) & 0xFF) | (vat_core::instance::VARIANT_ACCESSORY * (i % 2)));
         }
     }
-    let target = HeadlessTarget::new(&gpu.device, SIZE, config);
+    let target = HeadlessTarget::new(&gpu.device, SIZE, config).unwrap();
     let camera =
         Camera::look_at([0.0, 6.0, 14.0], [0.0, 0.8, 0.0], 0.9, SIZE[0] as f32 / SIZE[1] as f32, 0.1, 300.0);
     let gpu_crowd = renderer.create_crowd(&crowd).unwrap();

@@ -60,7 +60,7 @@ fn bone_mode_needs_bones_and_every_vertex_format_uploads() {
     let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), CrowdConfig::default());
     crowd.spawn([0.0; 3], 0.0, 0);
     let mut gpu_crowd = renderer.create_crowd(&crowd).unwrap();
-    let target = HeadlessTarget::new(&gpu.device, [32, 32], RendererConfig::default());
+    let target = HeadlessTarget::new(&gpu.device, [32, 32], RendererConfig::default()).unwrap();
     let camera = Camera::look_at([0.0, 1.0, 4.0], [0.0, 1.0, 0.0], 0.8, 1.0, 0.1, 50.0);
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     let options = RenderOptions { mode: RenderMode::Bone, ..Default::default() };

@@ -149,7 +149,7 @@ fn main() {
     let mut renderer = Renderer::new(&device, &queue, config).expect("renderer");
     let gpu_humanoid = renderer.upload(&humanoid).expect("upload");
     let gpu_cloth = renderer.upload(&cloth).expect("upload");
-    let target = HeadlessTarget::new(&device, SIZE, config);
+    let target = HeadlessTarget::new(&device, SIZE, config).expect("target");
     let view_depth = device
         .create_texture(&wgpu::TextureDescriptor {
             label: Some("host view depth"),

@@ -141,7 +141,7 @@ fn render(c: &mut Criterion) {
     let config = RendererConfig { shadow_map_size: 512, ..RendererConfig::default() };
     let mut renderer = Renderer::new(&device, &queue, config).expect("renderer");
     let gpu_asset = renderer.upload(&asset).expect("upload");
-    let target = HeadlessTarget::new(&device, SIZE, config);
+    let target = HeadlessTarget::new(&device, SIZE, config).expect("target");
     let mut gpu = Gpu { device, queue, renderer, asset: gpu_asset, target };
 
     clear_only_reference(&gpu);

@@ -9,7 +9,7 @@ use vat_core::frame::gpu_counts::{CountsRing, RING_DEPTH};
 use vat_core::frame::{CrowdCapacity, CrowdSync, HostMapCache, InstanceSource, scatter_buffer_bytes};
 use vat_core::gpu::{self, CullParams, FrameUniforms};
 
-use crate::renderer::{StageSet, bind_group, empty_buffer};
+use crate::renderer::{AllocScope, StageSet, bind_group, empty_buffer};
 use crate::{RenderError, Renderer};
 
 /// One crowd's GPU copy: its frame uniforms (group 0), records (resident), CPU-culled instance list,
@@ -81,17 +81,30 @@ pub(crate) struct CountsReadback {
 }
 
 impl CountsReadback {
-    /// Creates the slots' buffers if there are none yet.
-    pub(crate) fn ensure_slots(&mut self, device: &wgpu::Device) {
-        while self.slots.len() < RING_DEPTH {
-            let buffer = empty_buffer(
-                device,
-                "vat culling counts readback",
-                gpu::DRAW_ARGS_BYTES,
-                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            );
-            self.slots.push(CountsSlot { buffer, state: Arc::new(AtomicU8::new(SLOT_PENDING)) });
+    /// Creates the slots' buffers if there are none yet (all or none).
+    ///
+    /// # Errors
+    /// [`RenderError::OutOfDeviceMemory`] or [`RenderError::Device`] if wgpu cannot create them.
+    pub(crate) fn ensure_slots(&mut self, device: &wgpu::Device) -> Result<(), RenderError> {
+        let missing = RING_DEPTH.saturating_sub(self.slots.len());
+        if missing == 0 {
+            return Ok(());
         }
+        let scope = AllocScope::push(device);
+        let slots: Vec<CountsSlot> = (0..missing)
+            .map(|_| {
+                let buffer = empty_buffer(
+                    device,
+                    "vat culling counts readback",
+                    gpu::DRAW_ARGS_BYTES,
+                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                );
+                CountsSlot { buffer, state: Arc::new(AtomicU8::new(SLOT_PENDING)) }
+            })
+            .collect();
+        let bytes = missing as u64 * gpu::DRAW_ARGS_BYTES;
+        self.slots.extend(scope.finish("culling counts read-back buffers", bytes, Ok(slots))?);
+        Ok(())
     }
 
     /// Asks for this frame's slot to be mapped once `encoder` is submitted.
@@ -206,15 +219,19 @@ impl Renderer {
     /// its first frame). Use the result only with `crowd` and this renderer.
     ///
     /// # Errors
-    /// [`RenderError::Device`] if a bind group cannot be created.
+    /// [`RenderError::OutOfDeviceMemory`] if the device cannot allocate the uniform buffer,
+    /// [`RenderError::Device`] if it or a bind group cannot be created otherwise.
     pub fn create_crowd(&mut self, crowd: &Crowd) -> Result<GpuCrowd, RenderError> {
+        let scope = AllocScope::push(&self.device);
+        let bytes = size_of::<FrameUniforms>() as u64;
         let frame_buffer = empty_buffer(
             &self.device,
             "vat crowd frame",
-            size_of::<FrameUniforms>() as u64,
+            bytes,
             wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         );
-        let frame_groups = self.frame_groups_for(&frame_buffer, None)?;
+        let frame_groups = self.frame_groups_for(&frame_buffer, None);
+        let frame_groups = scope.finish("crowd uniforms", bytes, frame_groups)?;
         Ok(GpuCrowd {
             sync: CrowdSync::new(crowd.id()),
             frame_buffer,
@@ -315,7 +332,8 @@ impl Renderer {
         Ok(())
     }
 
-    /// Replaces `gpu`'s buffers with ones of `capacity` (the plan then uploads everything).
+    /// Replaces `gpu`'s buffers with ones of `capacity` (the plan then uploads everything). Call it
+    /// inside an [`AllocScope`] (`upload_crowd`'s): a failed creation is caught there.
     pub(crate) fn grow_crowd(&self, gpu: &mut GpuCrowd, capacity: CrowdCapacity) -> Result<(), RenderError> {
         let d = &self.device;
         let copy = wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;

@@ -3,26 +3,41 @@
 //! before the host's passes, `Renderer::encode_colour` the draws inside one. Nothing here decides
 //! what is drawn.
 
-use vat_core::frame::{CrowdPlan, Dispatch, Draw, DrawGeometry, DrawResources, FramePlan, HostMapCache};
+use vat_core::frame::{
+    CrowdPlan, Dispatch, Draw, DrawGeometry, DrawResources, FramePlan, HostMapCache, scatter_buffer_bytes,
+};
 use vat_core::gpu;
 use vat_core::instance::InstanceRecord;
 use vat_core::pipeline::PipelineKey;
 
 use crate::crowd::{CrowdBuffers, GpuCrowd};
 use crate::pipelines::{CULL, PassFormats, SHADOW_PASS};
-use crate::renderer::{CrowdDraw, StageSet};
+use crate::renderer::{AllocScope, CrowdDraw, StageSet};
 use crate::{RenderError, Renderer};
 
 /// Copies `bytes` (a multiple of 4) to the start of `target` through the staging belt, in `encoder`.
+///
+/// Not `StagingBelt::write_buffer`, which panics when the belt cannot create a chunk (out of
+/// memory); the chunk's own error is caught by the caller's [`AllocScope`].
+///
+/// # Errors
+/// [`RenderError::OutOfDeviceMemory`] when the chunk could not be created (nothing is recorded).
 fn belt_write(
     belt: &mut wgpu::util::StagingBelt,
     encoder: &mut wgpu::CommandEncoder,
     target: &wgpu::Buffer,
     bytes: &[u8],
-) {
-    if let Some(size) = wgpu::BufferSize::new(bytes.len() as u64) {
-        belt.write_buffer(encoder, target, 0, size).copy_from_slice(bytes);
-    }
+) -> Result<(), RenderError> {
+    let Some(size) = wgpu::BufferSize::new(bytes.len() as u64) else { return Ok(()) };
+    let align = wgpu::BufferSize::new(wgpu::COPY_BUFFER_ALIGNMENT).unwrap_or(size);
+    let slice = belt.allocate(size, align);
+    let Ok(mut view) = slice.get_mapped_range_mut() else {
+        return Err(RenderError::OutOfDeviceMemory { what: "uniforms' staging belt", bytes: size.get() });
+    };
+    view.slice(..).copy_from_slice(bytes);
+    drop(view);
+    encoder.copy_buffer_to_buffer(slice.buffer(), slice.offset(), target, 0, size.get());
+    Ok(())
 }
 
 fn buffers_of(gpu: &GpuCrowd) -> Result<&CrowdBuffers, RenderError> {
@@ -30,15 +45,43 @@ fn buffers_of(gpu: &GpuCrowd) -> Result<&CrowdBuffers, RenderError> {
 }
 
 impl Renderer {
-    /// Grows `gpu`'s buffers as `plan` says and queues its uploads: changed records and list entries
-    /// (`queue.write_buffer`, written at the next submit), the scatter's packed records, the culling
-    /// inputs, and its uniforms (through the belt, in `encoder`).
+    /// [`queue_crowd_uploads`](Self::queue_crowd_uploads) inside an [`AllocScope`]: a buffer the
+    /// device cannot create (the crowd outgrew its memory), or the staging memory of a write, is
+    /// [`RenderError::OutOfDeviceMemory`] rather than an error left to the device's handler (wgpu's
+    /// default one panics).
     fn upload_crowd(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
         draw: &mut CrowdDraw<'_>,
         plan: &CrowdPlan,
     ) -> Result<(), RenderError> {
+        let scope = AllocScope::push(&self.device);
+        let mut requested = 0;
+        let result = self.queue_crowd_uploads(encoder, draw, plan, &mut requested);
+        scope.finish("crowd buffers", requested, result)
+    }
+
+    /// Grows `gpu`'s buffers as `plan` says and queues its uploads: changed records and list entries
+    /// (`queue.write_buffer`, written at the next submit), the scatter's packed records, the culling
+    /// inputs, and its uniforms (through the belt, in `encoder`). Adds the bytes of the buffers it
+    /// creates and of the writes it queues to `requested`.
+    fn queue_crowd_uploads(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        draw: &mut CrowdDraw<'_>,
+        plan: &CrowdPlan,
+        requested: &mut u64,
+    ) -> Result<(), RenderError> {
+        *requested += plan.grow.map_or(0, |c| {
+            c.record_bytes() + c.list_bytes() + c.visible_bytes() + c.user_data_bytes().max(16)
+        });
+        *requested += plan.grow_scatter.map_or(0, |c| {
+            let (indices, records) = scatter_buffer_bytes(c);
+            indices + records
+        });
+        *requested += plan
+            .grow_view_lists
+            .map_or(0, |views| u64::from(views) * draw.gpu.sync.capacity().visible_bytes());
         if let Some(capacity) = plan.grow {
             self.grow_crowd(draw.gpu, capacity)?;
         }
@@ -57,43 +100,47 @@ impl Renderer {
         }
         let buffers = buffers_of(draw.gpu)?;
         let q = &self.queue;
+        let mut write = |buffer: &wgpu::Buffer, offset: u64, bytes: &[u8]| {
+            *requested += bytes.len() as u64;
+            q.write_buffer(buffer, offset, bytes);
+        };
         let records = draw.crowd.records();
         for r in &plan.record_writes {
             let bytes: &[u8] = bytemuck::cast_slice(&records[r.start as usize..r.end as usize]);
-            q.write_buffer(&buffers.records, u64::from(r.start) * size_of::<InstanceRecord>() as u64, bytes);
+            write(&buffers.records, u64::from(r.start) * size_of::<InstanceRecord>() as u64, bytes);
         }
         for (first, r) in &plan.previous_record_writes {
             let bytes: &[u8] = bytemuck::cast_slice(&plan.previous_records[r.start as usize..r.end as usize]);
-            q.write_buffer(&buffers.records, u64::from(*first) * size_of::<InstanceRecord>() as u64, bytes);
+            write(&buffers.records, u64::from(*first) * size_of::<InstanceRecord>() as u64, bytes);
         }
         if let Some(r) = &plan.list_writes {
             let list = &draw.crowd.instance_list()[r.start as usize..r.end as usize];
-            q.write_buffer(&buffers.list, u64::from(r.start) * 4, bytemuck::cast_slice(list));
+            write(&buffers.list, u64::from(r.start) * 4, bytemuck::cast_slice(list));
         }
         let user_data = draw.crowd.user_data();
         for r in &plan.user_data_writes {
             let bytes: &[u8] = bytemuck::cast_slice(&user_data[r.start as usize..r.end as usize]);
-            q.write_buffer(&buffers.user_data, u64::from(r.start) * 16, bytes);
+            write(&buffers.user_data, u64::from(r.start) * 16, bytes);
         }
         if plan.scatter.scattered() > 0 {
             let Some(scatter) = &buffers.scatter else {
                 return Err(RenderError::Device("internal: scatter buffers missing".into()));
             };
-            q.write_buffer(&scatter.indices, 0, bytemuck::cast_slice(&plan.scatter.indices));
-            q.write_buffer(&scatter.records, 0, bytemuck::cast_slice(&plan.scatter.records));
+            write(&scatter.indices, 0, bytemuck::cast_slice(&plan.scatter.indices));
+            write(&scatter.records, 0, bytemuck::cast_slice(&plan.scatter.records));
         }
         if let Some(template) = &plan.args_template {
-            q.write_buffer(&buffers.args_template, 0, bytemuck::cast_slice(template));
+            write(&buffers.args_template, 0, bytemuck::cast_slice(template));
         }
         if let Some(params) = &plan.cull_params {
             // Through the queue, not the belt: the write is not repeated, so it must not be lost with
             // an encoder that is never submitted.
-            q.write_buffer(&buffers.cull_params, 0, bytemuck::bytes_of(params));
+            write(&buffers.cull_params, 0, bytemuck::bytes_of(params));
         }
-        belt_write(&mut self.belt, encoder, &draw.gpu.frame_buffer, bytemuck::bytes_of(&plan.uniforms));
+        belt_write(&mut self.belt, encoder, &draw.gpu.frame_buffer, bytemuck::bytes_of(&plan.uniforms))?;
         self.grow_views(draw.gpu, plan.view_uniforms.len())?;
         for (uniforms, view) in plan.view_uniforms.iter().zip(&draw.gpu.views) {
-            belt_write(&mut self.belt, encoder, &view.buffer, bytemuck::bytes_of(uniforms));
+            belt_write(&mut self.belt, encoder, &view.buffer, bytemuck::bytes_of(uniforms))?;
         }
         Ok(())
     }
@@ -138,7 +185,7 @@ impl Renderer {
             self.upload_crowd(encoder, draw, crowd_plan)?;
         }
         if let Some(uniforms) = &plan.frame_uniforms {
-            belt_write(&mut self.belt, encoder, &self.frame_buffer, bytemuck::bytes_of(uniforms));
+            belt_write(&mut self.belt, encoder, &self.frame_buffer, bytemuck::bytes_of(uniforms))?;
         }
         // 2. Draw arguments reset from the template (GPU culling).
         for (draw, crowd_plan) in crowds.iter().zip(&plan.crowds) {

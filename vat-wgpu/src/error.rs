@@ -71,7 +71,21 @@ pub enum RenderError {
     /// The asset data is inconsistent (should not happen for a validated asset).
     #[error(transparent)]
     Core(#[from] vat_core::Error),
-    /// wgpu reported an error (out of memory, validation) while creating resources or recording.
+    /// The device could not allocate memory for a buffer or texture (wgpu's `OutOfMemory` error,
+    /// caught in an error scope). On a software driver such as Mesa's lavapipe, device memory is host
+    /// memory, so an address-space limit (`ulimit -v`) or a full host causes it. Whatever the failed
+    /// call created is released. A failed buffer or texture leaves the device usable, but wgpu-core
+    /// loses the device when a staging copy (an upload's writes) cannot be allocated: later calls
+    /// then fail (`Offscreen` reports [`RenderError::DeviceLost`]).
+    #[error("out of device memory: the GPU could not allocate the {what} ({bytes} bytes requested)")]
+    OutOfDeviceMemory {
+        /// What was being created: `"asset upload"`, `"crowd buffers"`, a buffer's label, ...
+        what: &'static str,
+        /// The bytes the failed call asked for (all of its buffers and textures together).
+        bytes: u64,
+    },
+    /// wgpu reported an error (validation, or another failure than out of memory) while creating
+    /// resources or recording.
     #[error("wgpu error: {0}")]
     Device(String),
     /// The GPU device was lost (driver reset, `Device::destroy`, a removed GPU). Nothing made on it

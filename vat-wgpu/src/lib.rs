@@ -22,7 +22,7 @@
 //! let crowd_asset = vat_core::crowd::CrowdAsset::from_manifest(asset.manifest())?;
 //! let mut crowd = vat_core::crowd::Crowd::new(crowd_asset, Default::default());
 //! crowd.spawn([0.0, 0.0, 0.0], 0.0, 0);
-//! let target = HeadlessTarget::new(&device, [256, 256], RendererConfig::default());
+//! let target = HeadlessTarget::new(&device, [256, 256], RendererConfig::default())?;
 //! let camera = vat_core::crowd::Camera::look_at([0.0, 1.5, 5.0], [0.0, 1.0, 0.0], 0.8, 1.0, 0.1, 500.0);
 //! let mut gpu_crowd = renderer.create_crowd(&crowd)?;
 //! let mut encoder = device.create_command_encoder(&Default::default());

@@ -131,7 +131,7 @@ impl Offscreen {
         };
         check_target_size(&device, size)?;
         let renderer = Renderer::new(&device, &queue, config)?;
-        let target = HeadlessTarget::new(&device, size, config);
+        let target = HeadlessTarget::new(&device, size, config)?;
         let timer = FrameTimer::new(&device);
         let faults = Arc::new(Mutex::new(Faults::default()));
         let lost = Arc::clone(&faults);
@@ -244,7 +244,7 @@ impl CrowdRenderer for Offscreen {
         self.check_device()?;
         check_target_size(&self.device, size)?;
         self.wait()?;
-        self.target = HeadlessTarget::new(&self.device, size, *self.renderer.config());
+        self.target = HeadlessTarget::new(&self.device, size, *self.renderer.config())?;
         Ok(())
     }
 

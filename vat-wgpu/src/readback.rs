@@ -7,7 +7,7 @@ use vat_core::instance::InstanceRecord;
 
 use crate::crowd::GpuCrowd;
 use crate::pipelines::ComputeKey;
-use crate::renderer::{StageSet, bind_group, buffer_init, empty_buffer, storage_limit};
+use crate::renderer::{AllocScope, StageSet, bind_group, buffer_init, empty_buffer, storage_limit};
 use crate::target::read_mapped;
 use crate::{GpuAsset, RenderError, RenderMode, Renderer};
 
@@ -21,7 +21,8 @@ impl Renderer {
     ///
     /// # Errors
     /// [`RenderError::AssetHasNoBones`] for bone mode without bones, [`RenderError::BufferTooLarge`],
-    /// [`RenderError::Readback`].
+    /// [`RenderError::OutOfDeviceMemory`] if the device cannot allocate the output and read-back
+    /// buffers, [`RenderError::Readback`].
     pub fn decode(
         &mut self,
         asset: &GpuAsset,
@@ -48,66 +49,74 @@ impl Renderer {
         };
         let pipeline = self.compute_pipeline(ComputeKey { entry, variant: asset.info.variant(cross_fade) });
         let d = &self.device;
-        let uniform = wgpu::BufferUsages::UNIFORM;
-        let frame = FrameUniforms { time, ..bytemuck::Zeroable::zeroed() };
-        let frame_buf = buffer_init(d, "vat decode frame", bytemuck::bytes_of(&frame), 0, uniform);
-        let frame_group = self.frame_groups_for(&frame_buf, None)?;
-        let record_buf = buffer_init(
-            d,
-            "vat decode records",
-            bytemuck::cast_slice(records),
-            64,
-            wgpu::BufferUsages::STORAGE,
-        );
-        let params = DecodeParams { first_instance: 0, instance_count: records.len() as u32, _pad: [0; 2] };
-        let params_buf = buffer_init(d, "vat decode params", bytemuck::bytes_of(&params), 0, uniform);
-        let out = empty_buffer(
-            d,
-            "vat decoded",
-            out_bytes,
-            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-        );
-        let group = bind_group(
-            d,
-            &self.group_layouts[StageSet::Compute as usize][2],
-            gpu::GROUP_CROWD,
-            StageSet::Compute,
-            "vat decode",
-            |name| {
-                Some(match name {
-                    "instances" => record_buf.as_entire_binding(),
-                    "decode_params" => params_buf.as_entire_binding(),
-                    "decoded" => out.as_entire_binding(),
-                    "instance_list" => self.dummy_visible.as_entire_binding(),
-                    "cull_params" => self.dummy_cull_params.as_entire_binding(),
-                    "visible" => self.dummy_visible.as_entire_binding(),
-                    "draw_args" => self.dummy_draw_args.as_entire_binding(),
-                    _ => return None,
-                })
-            },
-        )?;
-        let staging = empty_buffer(
-            d,
-            "vat decoded readback",
-            out_bytes,
-            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        );
-        let mut encoder =
-            d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("vat decode") });
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("vat decode"),
-                timestamp_writes: None,
-            });
-            pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, &frame_group[StageSet::Compute as usize], &[]);
-            pass.set_bind_group(1, &asset.groups[StageSet::Compute as usize], &[]);
-            pass.set_bind_group(2, &group, &[]);
-            let [x, y] = workgroups(count, gpu::DECODE_WORKGROUP_SIZE);
-            pass.dispatch_workgroups(x, y, 1);
-        }
-        encoder.copy_buffer_to_buffer(&out, 0, &staging, 0, out_bytes);
-        self.queue.submit([encoder.finish()]);
+        // The buffers, their bind groups and the copy into the staging buffer, in one scope.
+        let scope = AllocScope::push(d);
+        let requested = 2 * out_bytes + size_of_val(records) as u64;
+        let created = (|| -> Result<_, RenderError> {
+            let uniform = wgpu::BufferUsages::UNIFORM;
+            let frame = FrameUniforms { time, ..bytemuck::Zeroable::zeroed() };
+            let frame_buf = buffer_init(d, "vat decode frame", bytemuck::bytes_of(&frame), 0, uniform)?;
+            let frame_group = self.frame_groups_for(&frame_buf, None)?;
+            let record_buf = buffer_init(
+                d,
+                "vat decode records",
+                bytemuck::cast_slice(records),
+                64,
+                wgpu::BufferUsages::STORAGE,
+            )?;
+            let params =
+                DecodeParams { first_instance: 0, instance_count: records.len() as u32, _pad: [0; 2] };
+            let params_buf = buffer_init(d, "vat decode params", bytemuck::bytes_of(&params), 0, uniform)?;
+            let out = empty_buffer(
+                d,
+                "vat decoded",
+                out_bytes,
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            );
+            let group = bind_group(
+                d,
+                &self.group_layouts[StageSet::Compute as usize][2],
+                gpu::GROUP_CROWD,
+                StageSet::Compute,
+                "vat decode",
+                |name| {
+                    Some(match name {
+                        "instances" => record_buf.as_entire_binding(),
+                        "decode_params" => params_buf.as_entire_binding(),
+                        "decoded" => out.as_entire_binding(),
+                        "instance_list" => self.dummy_visible.as_entire_binding(),
+                        "cull_params" => self.dummy_cull_params.as_entire_binding(),
+                        "visible" => self.dummy_visible.as_entire_binding(),
+                        "draw_args" => self.dummy_draw_args.as_entire_binding(),
+                        _ => return None,
+                    })
+                },
+            )?;
+            let staging = empty_buffer(
+                d,
+                "vat decoded readback",
+                out_bytes,
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            );
+            let mut encoder =
+                d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("vat decode") });
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("vat decode"),
+                    timestamp_writes: None,
+                });
+                pass.set_pipeline(&pipeline);
+                pass.set_bind_group(0, &frame_group[StageSet::Compute as usize], &[]);
+                pass.set_bind_group(1, &asset.groups[StageSet::Compute as usize], &[]);
+                pass.set_bind_group(2, &group, &[]);
+                let [x, y] = workgroups(count, gpu::DECODE_WORKGROUP_SIZE);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+            encoder.copy_buffer_to_buffer(&out, 0, &staging, 0, out_bytes);
+            Ok((encoder.finish(), staging))
+        })();
+        let (commands, staging) = scope.finish("decoded vertex buffers", requested, created)?;
+        self.queue.submit([commands]);
         let bytes = read_mapped(d, &staging)?;
         Ok(bytemuck::pod_collect_to_vec(&bytes[..out_bytes as usize]))
     }
@@ -116,6 +125,7 @@ impl Renderer {
     /// after waiting for the GPU.
     fn read_back(&self, buffer: &wgpu::Buffer, size: u64) -> Result<Vec<u8>, RenderError> {
         let d = &self.device;
+        let scope = AllocScope::push(d);
         let staging = empty_buffer(
             d,
             "vat readback",
@@ -125,7 +135,8 @@ impl Renderer {
         let mut encoder =
             d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("vat readback") });
         encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
-        self.queue.submit([encoder.finish()]);
+        let commands = scope.finish("read-back buffer", size, Ok(encoder.finish()))?;
+        self.queue.submit([commands]);
         read_mapped(d, &staging)
     }
 
@@ -134,7 +145,7 @@ impl Renderer {
     /// and debugging: after a frame it equals `Crowd::records`.
     ///
     /// # Errors
-    /// [`RenderError::Readback`].
+    /// [`RenderError::OutOfDeviceMemory`] for the read-back buffer, [`RenderError::Readback`].
     pub fn read_gpu_records(&self, crowd: &GpuCrowd) -> Result<Vec<InstanceRecord>, RenderError> {
         let Some(b) = &crowd.buffers else { return Ok(Vec::new()) };
         let size = u64::from(crowd.sync.record_count()) * size_of::<InstanceRecord>() as u64;
@@ -149,7 +160,7 @@ impl Renderer {
     /// before any. For tests and debugging: compare with the CPU path after sorting.
     ///
     /// # Errors
-    /// [`RenderError::Readback`].
+    /// [`RenderError::OutOfDeviceMemory`] for the read-back buffers, [`RenderError::Readback`].
     pub fn read_gpu_visible(&self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, RenderError> {
         let Some(b) = &crowd.buffers else { return Ok(Vec::new()) };
         let lods = crowd.sync.gpu_lods() as usize;

@@ -18,7 +18,6 @@ use vat_core::frame::gpu_counts::GpuCountsResult;
 use vat_core::frame::{FramePlan, HostMapCache, PlanCrowd, PlanError, PlanLimits, PreparedCrowds};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
 use vat_core::pipeline::{MATERIAL_SAMPLER, PipelineKey, SHADOW_SAMPLER};
-use wgpu::util::DeviceExt;
 
 use crate::crowd::GpuCrowd;
 use crate::device::REQUIRED_FEATURES;
@@ -120,29 +119,77 @@ pub struct Renderer {
 }
 
 /// A storage/uniform buffer initialised with `bytes`, padded with zeros to at least `min_size` bytes
-/// and a multiple of 4.
+/// and a multiple of 4. Call it inside an [`AllocScope`].
+///
+/// Not `DeviceExt::create_buffer_init`: when the device cannot create the buffer (out of memory),
+/// that `expect`s its mapping and panics, whatever error scope is open.
+///
+/// # Errors
+/// [`RenderError::OutOfDeviceMemory`] naming `label` when the buffer could not be created (the
+/// scope's error says why).
 pub(crate) fn buffer_init(
     device: &wgpu::Device,
-    label: &str,
+    label: &'static str,
     bytes: &[u8],
     min_size: usize,
     usage: wgpu::BufferUsages,
-) -> wgpu::Buffer {
+) -> Result<wgpu::Buffer, RenderError> {
     let len = bytes.len().max(min_size).max(4).next_multiple_of(4);
-    if len == bytes.len() {
-        return device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(label),
-            contents: bytes,
-            usage,
-        });
-    }
-    let mut padded = bytes.to_vec();
-    padded.resize(len, 0);
-    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
-        contents: &padded,
+        size: len as u64,
         usage,
-    })
+        // Mapped at creation: no staging copy; the bytes past `bytes` are zeroed by wgpu.
+        mapped_at_creation: true,
+    });
+    let Ok(mut view) = buffer.get_mapped_range_mut(..) else {
+        return Err(RenderError::OutOfDeviceMemory { what: label, bytes: len as u64 });
+    };
+    view.slice(..bytes.len()).copy_from_slice(bytes);
+    drop(view);
+    buffer.unmap();
+    Ok(buffer)
+}
+
+/// Two error scopes around resource creation, out of memory apart from validation: wgpu reports
+/// both asynchronously, and its default handler for an error outside any scope panics (a host's
+/// device may have it).
+pub(crate) struct AllocScope {
+    oom: wgpu::ErrorScopeGuard,
+    validation: wgpu::ErrorScopeGuard,
+}
+
+impl AllocScope {
+    /// Pushes the scopes on `device` (for the calling thread).
+    pub(crate) fn push(device: &wgpu::Device) -> Self {
+        let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        Self { oom, validation }
+    }
+
+    /// Pops the scopes and gives `result` unless they caught an error: out of memory is
+    /// [`RenderError::OutOfDeviceMemory`] of `what` and `bytes`, validation is
+    /// [`RenderError::Device`] unless `result` is already an error.
+    ///
+    /// # Errors
+    /// As above, or `result`'s error.
+    pub(crate) fn finish<T>(
+        self,
+        what: &'static str,
+        bytes: u64,
+        result: Result<T, RenderError>,
+    ) -> Result<T, RenderError> {
+        // Reverse order of pushing.
+        let validation = pollster::block_on(self.validation.pop());
+        let oom = pollster::block_on(self.oom.pop());
+        match (oom, validation) {
+            (Some(_), _) => Err(RenderError::OutOfDeviceMemory { what, bytes }),
+            // A validation error after a failure is its consequence (an invalid object used).
+            (None, Some(_)) if result.is_err() => result,
+            (None, Some(e)) => Err(RenderError::Device(e.to_string())),
+            (None, None) => result,
+        }
+    }
 }
 
 pub(crate) fn empty_buffer(
@@ -188,8 +235,9 @@ impl Renderer {
     ///
     /// # Errors
     /// [`RenderError::MissingFeature`] without `INDIRECT_FIRST_INSTANCE`, [`RenderError::LimitTooLow`]
-    /// if the device allows fewer than 8 storage buffers per stage, [`RenderError::Device`] if wgpu
-    /// reports an error while creating them.
+    /// if the device allows fewer than 8 storage buffers per stage,
+    /// [`RenderError::OutOfDeviceMemory`] if the device cannot allocate them (the shadow map),
+    /// [`RenderError::Device`] if wgpu reports another error while creating them.
     pub fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
@@ -213,7 +261,7 @@ impl Renderer {
                 available: storage_per_stage,
             });
         }
-        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let scope = AllocScope::push(device);
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("vat.wgsl"),
             source: wgpu::ShaderSource::Wgsl(gpu::SHADER_SOURCE.into()),
@@ -316,11 +364,10 @@ impl Renderer {
             material_sampler,
             belt: wgpu::util::StagingBelt::new(device.clone(), BELT_CHUNK),
         };
-        renderer.frame_groups = renderer.frame_groups_for(&renderer.frame_buffer, None)?;
+        let groups = renderer.frame_groups_for(&renderer.frame_buffer, None);
         renderer.compute_pipeline(CULL);
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(RenderError::Device(e.to_string()));
-        }
+        let shadow_bytes = u64::from(size) * u64::from(size) * 4;
+        renderer.frame_groups = scope.finish("renderer's shadow map and buffers", shadow_bytes, groups)?;
         Ok(renderer)
     }
 
@@ -413,7 +460,8 @@ impl Renderer {
     /// # Errors
     /// [`RenderError::AssetHasNoBones`] for bone mode on an asset without bones;
     /// [`RenderError::BufferTooLarge`] if a crowd outgrows the device's storage binding size;
-    /// [`RenderError::Device`]. After an error each crowd is uploaded whole at its next frame, and
+    /// [`RenderError::OutOfDeviceMemory`] if the device cannot allocate a crowd's grown buffers (or
+    /// the staging memory of its writes); [`RenderError::Device`]. After an error each crowd is uploaded whole at its next frame, and
     /// [`draw`](Self::draw) draws nothing until the next successful `prepare`.
     ///
     /// # Panics
@@ -445,11 +493,18 @@ impl Renderer {
             plan.plan_with_views(&mut inputs, camera, options, &limits, views)
         };
         let planned = planned.map_err(RenderError::from);
-        if planned.is_ok() {
-            self.begin_counts(crowds, options.culling);
-        }
-        let result = planned.and_then(|()| self.encode_prepare(encoder, &plan, crowds));
+        // Everything the frame creates (crowd buffers, read-back slots, staging chunks, pipelines)
+        // and the belt's closing unmaps in one scope: their errors are this call's, not the
+        // device's uncaptured-error handler's (wgpu's default one panics).
+        let scope = AllocScope::push(&self.device);
+        let result = planned
+            .and_then(|()| self.begin_counts(crowds, options.culling))
+            .and_then(|()| self.encode_prepare(encoder, &plan, crowds));
+        self.belt.finish_and_recall_on_submit(encoder);
+        let result = scope.finish("frame's staging memory", BELT_CHUNK, result);
         if result.is_err() {
+            // A chunk the belt failed to create would come back to it and fail every later frame.
+            self.belt = wgpu::util::StagingBelt::new(self.device.clone(), BELT_CHUNK);
             for d in crowds.iter_mut() {
                 d.gpu.sync.mark_unsynced();
                 d.gpu.counts.ring.drop_current();
@@ -463,25 +518,30 @@ impl Renderer {
         let mut report = plan.report();
         report.set_gpu_rings(crowds.iter().map(|d| &d.gpu.counts.ring));
         self.plan = plan;
-        self.belt.finish_and_recall_on_submit(encoder);
         result.map(|()| report)
     }
 
     /// The counts of every crowd's read-back ring that arrived (polling the device once, without
     /// waiting), then a new frame of each ring, and with GPU culling a slot for this frame's copy
     /// (none when every slot is in flight).
-    fn begin_counts(&self, crowds: &mut [CrowdDraw<'_>], culling: Culling) {
+    ///
+    /// # Errors
+    /// Those of creating the rings' buffers (before any ring starts a frame).
+    fn begin_counts(&self, crowds: &mut [CrowdDraw<'_>], culling: Culling) -> Result<(), RenderError> {
+        if culling == Culling::Gpu {
+            for d in crowds.iter_mut() {
+                d.gpu.counts.ensure_slots(&self.device)?;
+            }
+        }
         if crowds.iter().any(|d| !d.gpu.counts.ring.in_flight().is_empty()) {
             let _ = self.device.poll(wgpu::PollType::Poll);
         }
         for d in crowds.iter_mut() {
             let counts = &mut d.gpu.counts;
             counts.collect();
-            if culling == Culling::Gpu {
-                counts.ensure_slots(&self.device);
-            }
             counts.ring.start_frame(culling == Culling::Gpu);
         }
+        Ok(())
     }
 
     /// The GPU culling's counts of `crowd`'s newest frame whose read-back has arrived, polling the

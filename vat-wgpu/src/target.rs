@@ -2,7 +2,13 @@
 
 use std::sync::mpsc;
 
+use crate::renderer::AllocScope;
 use crate::{RenderError, RenderTarget, RendererConfig};
+
+/// Bytes a texel of a colour target of `format` takes (4 when wgpu does not say).
+fn target_texel_bytes(format: wgpu::TextureFormat) -> u64 {
+    format.block_copy_size(None).map_or(4, u64::from)
+}
 
 /// Colour and depth textures for rendering without a window, with a readback to tightly packed RGBA8.
 #[derive(Debug)]
@@ -23,7 +29,13 @@ impl HeadlessTarget {
     /// Creates the textures: colour of `config.color_format` (which must be a 4-byte RGBA or BGRA
     /// format for [`read_rgba8`](Self::read_rgba8)), depth of `config.depth_format`, motion vectors
     /// of [`MOTION_FORMAT`] (16 bytes a pixel), `size` pixels (each side at least 1).
-    pub fn new(device: &wgpu::Device, size: [u32; 2], config: RendererConfig) -> Self {
+    ///
+    /// # Errors
+    /// [`RenderError::OutOfDeviceMemory`] if the device cannot allocate them,
+    /// [`RenderError::Device`] if wgpu refuses them otherwise (a size over the device's
+    /// `max_texture_dimension_2d`, a format that cannot be rendered to).
+    pub fn new(device: &wgpu::Device, size: [u32; 2], config: RendererConfig) -> Result<Self, RenderError> {
+        let scope = AllocScope::push(device);
         let extent =
             wgpu::Extent3d { width: size[0].max(1), height: size[1].max(1), depth_or_array_layers: 1 };
         let make = |label, format, usage| {
@@ -52,7 +64,11 @@ impl HeadlessTarget {
         let color_view = color.create_view(&wgpu::TextureViewDescriptor::default());
         let depth_view = depth.create_view(&wgpu::TextureViewDescriptor::default());
         let motion_view = motion.create_view(&wgpu::TextureViewDescriptor::default());
-        Self { color, color_view, depth_view, motion, motion_view, size: [extent.width, extent.height] }
+        let texels = u64::from(extent.width) * u64::from(extent.height);
+        let bytes = texels * (target_texel_bytes(config.color_format) + 4 + 16);
+        let target =
+            Self { color, color_view, depth_view, motion, motion_view, size: [extent.width, extent.height] };
+        scope.finish("render target", bytes, Ok(target))
     }
 
     /// The views to render into (the motion attachment is drawn into only with motion vectors on).
@@ -71,6 +87,7 @@ impl HeadlessTarget {
     /// GPU.
     ///
     /// # Errors
+    /// [`RenderError::OutOfDeviceMemory`] if the device cannot allocate the read-back buffer,
     /// [`RenderError::Readback`] if mapping fails.
     pub fn read_motion(
         &self,
@@ -91,7 +108,8 @@ impl HeadlessTarget {
     /// the GPU.
     ///
     /// # Errors
-    /// [`RenderError::Readback`] if the format is not 4 bytes per pixel or mapping fails.
+    /// [`RenderError::Readback`] if the format is not 4 bytes per pixel or mapping fails,
+    /// [`RenderError::OutOfDeviceMemory`] if the device cannot allocate the read-back buffer.
     pub fn read_rgba8(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<u8>, RenderError> {
         let format = self.color.format();
         if format.block_copy_size(None) != Some(4) {
@@ -119,9 +137,11 @@ fn read_texture(
     let [width, height] = size;
     let row = width * texel;
     let padded = row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    let scope = AllocScope::push(device);
+    let staging_bytes = u64::from(padded) * u64::from(height);
     let staging = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("vat headless readback"),
-        size: u64::from(padded) * u64::from(height),
+        size: staging_bytes,
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
@@ -138,7 +158,8 @@ fn read_texture(
         },
         texture.size(),
     );
-    queue.submit([encoder.finish()]);
+    let commands = scope.finish("read-back buffer", staging_bytes, Ok(encoder.finish()))?;
+    queue.submit([commands]);
     let bytes = read_mapped(device, &staging)?;
     let mut out = Vec::with_capacity((row * height) as usize);
     for y in 0..height as usize {
