@@ -396,6 +396,20 @@ fn cases() -> Vec<Case> {
         },
         "resolves outside",
     );
+    // Image URIs leaving the folder that name nothing: refused from the name alone, exactly as the
+    // escape above that names a file (before the read gate, these were notes: an existence oracle).
+    let material = |v: &mut Value, uri: &str| {
+        v["images"] = json!([{ "uri": uri }]);
+        v["textures"] = json!([{ "source": 0 }]);
+        v["materials"] = json!([{ "pbrMetallicRoughness": { "baseColorTexture": { "index": 0 } } }]);
+        v["meshes"][0]["primitives"][0]["material"] = json!(0);
+    };
+    edit(
+        "gltf-image-uri-absolute-missing.gltf",
+        &|v| material(v, "/nonexistent/x.png"),
+        "outside the folder",
+    );
+    edit("gltf-image-uri-parent-missing.gltf", &|v| material(v, "../../x/no-such.png"), "outside the folder");
     edit(
         "gltf-too-many-materials.gltf",
         &|v| {
@@ -404,6 +418,12 @@ fn cases() -> Vec<Case> {
         },
         "257 materials; at most 256",
     );
+    // A PNG bomb: 8192 x 8192 grey zeros in a few tens of KB, decoding to 64 MiB then 256 MiB of RGBA:
+    // charged from its header, refused before decoding.
+    let bomb = format!("data:image/png;base64,{}", BASE64.encode(png_bomb(8192)));
+    let mut v = g.clone();
+    material(&mut v, &bomb);
+    file("gltf-image-png-bomb.gltf", gltf_bytes(&v), Bake, vec!["--max-memory", "128M"], "--max-memory");
     let not_json: &[(&str, &[u8], &'static str)] = &[
         ("gltf-empty.gltf", b"", "JSON"),
         ("gltf-syntax-error.gltf", b"{\"asset\": {\"version\": \"2.0\"", "JSON"),
@@ -513,6 +533,23 @@ fn cases() -> Vec<Case> {
     out
 }
 
+/// A PNG of `side` x `side` grey pixels, all zero: a few KB that decode to `side`² x 4 bytes of RGBA.
+fn png_bomb(side: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, side, side);
+    encoder.set_color(png::ColorType::Grayscale);
+    encoder.set_compression(png::Compression::Balanced);
+    let mut writer = encoder.write_header().unwrap();
+    let mut stream = writer.stream_writer().unwrap();
+    let row = vec![0u8; side as usize];
+    for _ in 0..side {
+        std::io::Write::write_all(&mut stream, &row).unwrap();
+    }
+    stream.finish().unwrap();
+    drop(writer);
+    out
+}
+
 /// Folders of another tool's bake (OpenVAT, SideFX Labs VAT 3), each broken in one way, built from the
 /// importers' fuzz seeds (a quad over three frames).
 fn interop_folder_cases() -> Vec<Case> {
@@ -609,6 +646,18 @@ fn interop_folder_cases() -> Vec<Case> {
         .into_bytes();
     folder("houdini-rigid-ldr", rigid_files(&fx), ImportHoudini, "Use HDR Textures");
     folder("houdini-mesh-missing", houdini(&json, &png, &glb)[..2].to_vec(), ImportHoudini, "q_mesh.glb");
+    // A sidecar of 1 MiB (whitespace after a valid object) under an 8 MiB budget: parsed, it could
+    // take 16 times its text; refused before it is read.
+    let mut huge = json.clone();
+    huge.extend(std::iter::repeat_n(b' ', 1 << 20));
+    out.push(Case {
+        file: "openvat-sidecar-huge".into(),
+        bytes: None,
+        folder: openvat(&huge, &png, &glb).into_iter().map(|(f, b)| (f.to_owned(), b)).collect(),
+        command: ImportOpenVat,
+        args: vec!["--max-memory", "8M"],
+        expect: "--max-memory",
+    });
     out
 }
 
@@ -735,6 +784,21 @@ fn every_bad_file_is_a_typed_error_of_the_library() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The `--max-memory` of a case's arguments (`8M`: binary suffixes), else the default budget.
+fn max_memory_arg(args: &[&str]) -> u64 {
+    let Some(at) = args.iter().position(|a| *a == "--max-memory") else {
+        return vat_bake::prepare::DEFAULT_MAX_MEMORY;
+    };
+    let text = args[at + 1];
+    let (digits, shift) = match text.as_bytes().last() {
+        Some(b'K') => (&text[..text.len() - 1], 10),
+        Some(b'M') => (&text[..text.len() - 1], 20),
+        Some(b'G') => (&text[..text.len() - 1], 30),
+        _ => (text, 0),
+    };
+    digits.parse::<u64>().unwrap() << shift
+}
+
 /// The variant name at the start of a `Debug` string.
 fn variant(debug: &str) -> &str {
     debug.split(|ch: char| !ch.is_alphanumeric() && ch != '_').next().unwrap_or(debug)
@@ -752,16 +816,21 @@ fn every_bad_folder_is_a_typed_error_of_the_library() {
     assert!(folders.len() >= 12, "{}", folders.len());
     for c in &folders {
         let path = dir.join(&c.file);
+        let max_memory = max_memory_arg(&c.args);
         let imported = match c.command {
-            Command::ImportOpenVat => read_openvat(&path, &OpenVatOptions::default()),
-            Command::ImportHoudini => match read_houdini(&path, &HoudiniOptions::default()) {
-                Ok(HoudiniBake::Softbody(bake)) => Ok(bake),
-                Ok(HoudiniBake::Rigidbody(_)) => {
-                    failures.push(format!("{}: imports", c.file));
-                    continue;
+            Command::ImportOpenVat => {
+                read_openvat(&path, &OpenVatOptions { max_memory, ..OpenVatOptions::default() })
+            }
+            Command::ImportHoudini => {
+                match read_houdini(&path, &HoudiniOptions { max_memory, ..HoudiniOptions::default() }) {
+                    Ok(HoudiniBake::Softbody(bake)) => Ok(bake),
+                    Ok(HoudiniBake::Rigidbody(_)) => {
+                        failures.push(format!("{}: imports", c.file));
+                        continue;
+                    }
+                    Err(e) => Err(e),
                 }
-                Err(e) => Err(e),
-            },
+            }
             _ => unreachable!("folder cases are imports"),
         };
         let result = imported.and_then(|bake| {

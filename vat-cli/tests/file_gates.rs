@@ -64,8 +64,10 @@ fn mkfifo(path: &Path) {
 }
 
 fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     v.sort();
     v
 }
@@ -123,6 +125,11 @@ fn no_writer_replaces_what_is_not_a_regular_file() {
     assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
     assert!(std::fs::symlink_metadata(dir.join("fifo")).unwrap().file_type().is_fifo());
     assert!(std::fs::symlink_metadata(dir.join("link")).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read(dir.join("real")).unwrap(), b"old");
+    // A regular file where export-openvat's folder would go is not replaced either.
+    let real = dir.join("real");
+    let args = ["export-openvat", s(&missing), "--out", s(&real)];
+    assert_refused(&vat(&args), &["a regular file, not a folder", "refuses to replace it"]);
     assert_eq!(std::fs::read(dir.join("real")).unwrap(), b"old");
     assert_eq!(names(&dir), ["fifo", "folder", "link", "real"]);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -225,9 +232,19 @@ fn images_are_charged_before_they_are_decoded() {
     let out = dir.join("x.vat");
     // 8192² decodes to 64 MiB grey, then 256 MiB RGBA: refused under a 128 MiB budget, before decoding.
     let started = Instant::now();
-    let result = vat(&["bake", s(&glb), "--mode", "rigid", "--out", s(&out), "--max-memory", "128M"]);
+    let result = vat(&["bake", s(&glb), "--out", s(&out), "--max-memory", "128M"]);
     assert_refused(&result, &["8192x8192", "--max-memory"]);
     assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
     assert!(!out.exists());
+    // Between what the image needs decoded and what it is charged: either refused, or baked with a
+    // real peak within the budget (before the charge came first, this bake decoded 320 MiB and then
+    // reported a peak over its 300 MiB budget).
+    let result = vat(&["bake", s(&glb), "--out", s(&out), "--max-memory", "300M"]);
+    if result.status.success() {
+        let text = String::from_utf8_lossy(&result.stdout);
+        assert!(!text.contains("exceeded --max-memory"), "{text}");
+    } else {
+        assert_refused(&result, &["--max-memory"]);
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -157,6 +157,15 @@ pub enum FileProblem {
         /// Where the link points, when it can be read.
         target: Option<String>,
     },
+    /// A multi-file output's target exists and is not a folder (a regular file, a device, a FIFO):
+    /// refused, never replaced.
+    #[error(
+        "is {kind}, not a folder; a multi-file output goes into a new or existing folder, and vat refuses to replace it"
+    )]
+    OutputNotFolder {
+        /// What it is.
+        kind: FileKind,
+    },
     /// An output's folder does not exist.
     #[error("its folder does not exist; create it first")]
     OutputFolderMissing,

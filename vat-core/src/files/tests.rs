@@ -286,6 +286,6 @@ fn a_pending_folder_appears_whole_or_not_at_all() {
     std::fs::write(s.0.join("plain"), b"p").unwrap();
     assert!(matches!(
         problem(PendingFolder::create(&s.0.join("plain"))),
-        FileProblem::OutputNotRegular { kind: FileKind::Regular }
+        FileProblem::OutputNotFolder { kind: FileKind::Regular }
     ));
 }

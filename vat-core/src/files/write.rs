@@ -51,7 +51,7 @@ fn check_output_folder(dir: &Path) -> Result<()> {
                 let target = fs::read_link(dir).ok().map(|t| t.display().to_string());
                 Err(refused(dir, FileProblem::OutputSymlink { target }))
             }
-            kind => Err(refused(dir, FileProblem::OutputNotRegular { kind })),
+            kind => Err(refused(dir, FileProblem::OutputNotFolder { kind })),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let parent = parent_of(dir);
