@@ -420,7 +420,7 @@ fn cases() -> Vec<Case> {
     );
     // A PNG bomb: 8192 x 8192 grey zeros in a few tens of KB, decoding to 64 MiB then 256 MiB of RGBA:
     // charged from its header, refused before decoding.
-    let bomb = format!("data:image/png;base64,{}", BASE64.encode(png_bomb(8192)));
+    let bomb = format!("data:image/png;base64,{}", BASE64.encode(vat_bake::testdata::png_bomb(8192)));
     let mut v = g.clone();
     material(&mut v, &bomb);
     file("gltf-image-png-bomb.gltf", gltf_bytes(&v), Bake, vec!["--max-memory", "128M"], "--max-memory");
@@ -530,23 +530,6 @@ fn cases() -> Vec<Case> {
     render(vec!["--instances", "0"], "at least 1");
     render(vec!["--instances", "100000000", "--max-memory", "1G"], "memory budget");
     out.extend(interop_folder_cases());
-    out
-}
-
-/// A PNG of `side` x `side` grey pixels, all zero: a few KB that decode to `side`² x 4 bytes of RGBA.
-fn png_bomb(side: u32) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut encoder = png::Encoder::new(&mut out, side, side);
-    encoder.set_color(png::ColorType::Grayscale);
-    encoder.set_compression(png::Compression::Balanced);
-    let mut writer = encoder.write_header().unwrap();
-    let mut stream = writer.stream_writer().unwrap();
-    let row = vec![0u8; side as usize];
-    for _ in 0..side {
-        std::io::Write::write_all(&mut stream, &row).unwrap();
-    }
-    stream.finish().unwrap();
-    drop(writer);
     out
 }
 

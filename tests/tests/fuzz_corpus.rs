@@ -68,6 +68,22 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
         v["buffers"][0]["uri"] = serde_json::json!(uri);
         out.push(("gltf_bake", format!("{name}.gltf"), gltf(&v), Expect::Refused(expect)));
     }
+    // Image URIs: out of the folder (from the name alone, whether it exists or not), and a PNG
+    // bomb charged from its header before it is decoded (the read and write gates' issue).
+    let mut v = small_skinned_gltf();
+    v["images"] = serde_json::json!([{ "uri": "/nonexistent/x.png" }]);
+    v["textures"] = serde_json::json!([{ "source": 0 }]);
+    v["materials"] = serde_json::json!([{ "pbrMetallicRoughness": { "baseColorTexture": { "index": 0 } } }]);
+    v["meshes"][0]["primitives"][0]["material"] = serde_json::json!(0);
+    out.push((
+        "gltf_bake",
+        "image-uri-absolute-missing.gltf".into(),
+        gltf(&v),
+        Expect::Refused("outside the folder"),
+    ));
+    let bomb = vat_bake::testdata::png_bomb(8192);
+    v["images"] = serde_json::json!([{ "uri": format!("data:image/png;base64,{}", { use base64::Engine as _; base64::engine::general_purpose::STANDARD.encode(bomb) }) }]);
+    out.push(("gltf_bake", "image-png-bomb.gltf".into(), gltf(&v), Expect::Refused("--max-memory")));
     // A bufferView image without `mimeType` (the gltf crate unwraps it; found by fuzzing).
     let (mut json, bin) = vat_bake::testdata::split_glb(&vat_bake::testdata::textured_rigid_glb());
     for image in json["images"].as_array_mut().into_iter().flatten() {

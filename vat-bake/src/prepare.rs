@@ -2118,6 +2118,41 @@ mod tests {
         vat_core::container::Asset::parse(&vat.to_vat_bytes().unwrap()).unwrap();
     }
 
+    /// Material textures are charged: the images the rig holds and the arrays built from them (with
+    /// their mip chains), so a many-texture bake is refused before it builds them.
+    #[test]
+    fn the_estimate_charges_material_images_and_texture_arrays() {
+        let bytes = crate::testdata::textured_humanoid_glb();
+        let rig = crate::gltf_import::import_slice(&bytes, None, "textured").unwrap();
+        let materials = rig.materials.clone().unwrap();
+        let images: u64 =
+            materials.color_images.iter().chain(&materials.data_images).map(|i| i.rgba.len() as u64).sum();
+        assert!(images > 0);
+        let bare = Rig { materials: None, ..rig.clone() };
+        let options = BakeOptions::default();
+        let frames = plan_clips(&rig, &options).unwrap().row_map.total_frames();
+        let with = estimate_bake_bytes(&rig, &options, frames).unwrap();
+        let without = estimate_bake_bytes(&bare, &options, frames).unwrap();
+        let arrays = crate::textures::material_texture_bytes(&materials, options.material_texture_size);
+        assert_eq!(with - without, images + arrays);
+        // The arrays' real size: every layer's mip chain, as texture_array builds it.
+        let mut notes = Vec::new();
+        let built: u64 = [
+            (&materials.color_images, vat_core::container::TextureColorSpace::Srgb),
+            (&materials.data_images, vat_core::container::TextureColorSpace::Linear),
+        ]
+        .into_iter()
+        .filter_map(|(i, space)| {
+            crate::textures::texture_array(i, space, options.material_texture_size, &mut notes)
+        })
+        .map(|(_, blob)| blob.len() as u64)
+        .sum();
+        assert!(arrays >= 2 * built, "{arrays} < 2 x {built}");
+        // Refused under a budget that holds the rest but not the textures.
+        let tight = BakeOptions { max_memory: without + images, ..BakeOptions::default() };
+        assert!(matches!(prepare(&rig, &tight), Err(BakeError::OverBudget { .. })));
+    }
+
     #[test]
     fn bakes_over_the_memory_budget_are_refused_before_allocating() {
         let rig = tube_rig(0.15);

@@ -624,3 +624,12 @@ fn the_disc_shows_about_nine_tenths_of_the_half_edge_when_opaque() {
     // Shaded towards the rim.
     assert!(img.rgba[4 * (row * n + row)] > img.rgba[4 * (row * n + n - 8)]);
 }
+
+/// More particle slots x frames than the texture limit: the error names the option that raises it.
+#[test]
+fn a_particle_texture_over_the_limit_names_max_texture_dim() {
+    let options = SpriteBakeOptions { max_texture_dim: 4, ..SpriteBakeOptions::default() };
+    let err = bake_sprite(&crate::procgen::fountain(), &options).unwrap_err();
+    assert!(matches!(err, BakeError::InvalidOption { option: "--max-texture-dim", .. }), "{err}");
+    assert!(err.to_string().contains("particle slots"), "{err}");
+}

@@ -809,3 +809,25 @@ pub fn textured_rigid_glb_with_image_uri(uri: &str) -> Vec<u8> {
     json["images"] = json!([{ "uri": uri }]);
     glb(&serde_json::to_vec(&json).unwrap_or_default(), &bin)
 }
+
+/// A PNG of `side` x `side` grey pixels, all zero: a few tens of KB that decode to `side`² bytes,
+/// then `side`² x 4 bytes of RGBA (an image "bomb" for the budget tests). Empty if encoding fails.
+pub fn png_bomb(side: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, side, side);
+    encoder.set_color(png::ColorType::Grayscale);
+    encoder.set_compression(png::Compression::Balanced);
+    let Ok(mut writer) = encoder.write_header() else { return Vec::new() };
+    let Ok(mut stream) = writer.stream_writer() else { return Vec::new() };
+    let row = vec![0u8; side as usize];
+    for _ in 0..side {
+        if std::io::Write::write_all(&mut stream, &row).is_err() {
+            return Vec::new();
+        }
+    }
+    if stream.finish().is_err() {
+        return Vec::new();
+    }
+    drop(writer);
+    out
+}

@@ -204,27 +204,10 @@ fn options_are_checked_before_any_input_is_read() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A PNG of `side` x `side` grey pixels, all zero: a few KB that decode to `side`² x 4 bytes of RGBA.
-fn png_bomb(side: u32) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut encoder = png::Encoder::new(&mut out, side, side);
-    encoder.set_color(png::ColorType::Grayscale);
-    encoder.set_compression(png::Compression::Fast);
-    let mut writer = encoder.write_header().unwrap();
-    let mut stream = writer.stream_writer().unwrap();
-    let row = vec![0u8; side as usize];
-    for _ in 0..side {
-        std::io::Write::write_all(&mut stream, &row).unwrap();
-    }
-    stream.finish().unwrap();
-    drop(writer);
-    out
-}
-
 #[test]
 fn images_are_charged_before_they_are_decoded() {
     let dir = scratch("images");
-    let bomb = png_bomb(8192);
+    let bomb = vat_bake::testdata::png_bomb(8192);
     assert!(bomb.len() < 1 << 20, "{} bytes", bomb.len());
     std::fs::write(dir.join("bomb.png"), &bomb).unwrap();
     let glb = dir.join("model.glb");
@@ -246,5 +229,25 @@ fn images_are_charged_before_they_are_decoded() {
     } else {
         assert_refused(&result, &["--max-memory"]);
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Names from a file are printed with control characters escaped once (`\u{1b}`), not escaped and
+/// then quoted with their backslashes escaped again.
+#[test]
+fn inspect_escapes_names_once() {
+    let dir = scratch("escapes");
+    let (mut json, bin) =
+        vat_bake::testdata::split_glb(&vat_bake::testdata::textured_humanoid_with_variants_glb());
+    json["extensions"]["KHR_materials_variants"]["variants"][0]["name"] = "r\u{1b}[2Jed".into();
+    let glb = dir.join("v.glb");
+    std::fs::write(&glb, vat_bake::testdata::glb(&serde_json::to_vec(&json).unwrap(), &bin)).unwrap();
+    let out = dir.join("v.vat");
+    let bake = vat(&["bake", s(&glb), "--out", s(&out), "--frames", "2", "--lods", "1"]);
+    assert!(bake.status.success(), "{}", stderr(&bake));
+    let inspect = vat(&["inspect", s(&out)]);
+    let text = String::from_utf8_lossy(&inspect.stdout);
+    assert!(text.contains("\"r\\u{1b}[2Jed\""), "{text}");
+    assert!(!text.contains("\\\\u") && !text.contains('\u{1b}'), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -286,8 +286,10 @@ pub(super) fn load_buffers<'b>(
                         .map_err(|e| ctx.err(&part, format!("invalid base64 data URI: {e}")))?;
                     Cow::Owned(bytes)
                 } else {
+                    // What the text alone decides (a scheme, an absolute path) before any folder.
+                    let relative =
+                        vat_core::files::decode_uri(uri).map_err(|e| ctx.err(&part, e.to_string()))?;
                     let folder = resources.folder().map_err(|e| ctx.err(&part, e))?;
-                    let relative = folder.decode_uri(uri).map_err(|e| ctx.err(&part, e.to_string()))?;
                     // Read no more than the declared length (charged before reading): the bound comes
                     // from the bytes read, never from the file's metadata.
                     let declared = buffer.length() as u64;

@@ -371,16 +371,19 @@ impl ImageLoader<'_, '_, '_> {
                     }
                 } else {
                     use vat_core::files::FileProblem;
-                    let folder = match self.resources.folder() {
-                        Ok(f) => f,
-                        Err(e) => return Ok(Err(format!("{name}: {e}"))),
+                    // What the text alone decides (a scheme, an absolute path) before any folder.
+                    let relative = vat_core::files::decode_uri(uri);
+                    let folder = match (&relative, self.resources.folder()) {
+                        (Ok(_), Ok(f)) => Some(f),
+                        (Ok(_), Err(e)) => return Ok(Err(format!("{name}: {e}"))),
+                        (Err(_), _) => None,
                     };
                     // Through the read gate. One missing inside the folder, or a URI that is no file
                     // path, is left out with a note; one leaving the folder is refused from its name
                     // or its links' text (never looked up outside, so the outcome does not depend on
                     // what exists there), as are special files and the budget.
                     let limit = vat_core::files::ReadLimit::new(self.ctx.remaining(), "--max-memory");
-                    match folder.decode_uri(uri).and_then(|rel| folder.read(&rel, limit)) {
+                    match relative.and_then(|rel| folder.map_or(Ok(Vec::new()), |f| f.read(&rel, limit))) {
                         Ok(bytes) => {
                             self.ctx.charge(&part, bytes.len() as u64)?;
                             (name, std::borrow::Cow::Owned(bytes))

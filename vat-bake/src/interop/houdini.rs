@@ -203,13 +203,14 @@ pub(crate) fn check_in_scope(json_path: &Path, data: &HoudiniData) -> Result<()>
 pub fn read_data(dir: &Path) -> Result<HoudiniData> {
     let (_, json_path) = locate(dir)?;
     let mut budget = Budget::fixed(4 << 20, "a VAT 3 _data.json holds a few KB; this one is not one");
-    let bytes = super::read_file_scaled(
-        &json_path,
-        "the VAT parameters",
-        &mut budget,
-        super::JSON_BYTES_PER_TEXT_BYTE,
-    )?;
-    parse_data_json(&json_path, &bytes)
+    read_data_json(&json_path, &mut budget)
+}
+
+/// Reads and parses the `_data.json` at `json_path`, its text charged to `budget` as parsed JSON.
+fn read_data_json(json_path: &Path, budget: &mut Budget) -> Result<HoudiniData> {
+    let bytes =
+        super::read_file_scaled(json_path, "the VAT parameters", budget, super::JSON_BYTES_PER_TEXT_BYTE)?;
+    parse_data_json(json_path, &bytes)
 }
 
 /// Whether a texture holds values as they are (HDR) or `[0, 1]` codes: `Use HDR Textures` when the
@@ -397,13 +398,7 @@ fn texture_file(dir: &Path, name: &str, kind: &str, what: &str, why: &str) -> Re
 pub fn read_houdini(dir: &Path, options: &HoudiniOptions) -> Result<HoudiniBake> {
     let (name, json_path) = locate(dir)?;
     let mut budget = Budget::new(options.max_memory);
-    let bytes = super::read_file_scaled(
-        &json_path,
-        "the VAT parameters",
-        &mut budget,
-        super::JSON_BYTES_PER_TEXT_BYTE,
-    )?;
-    let data = parse_data_json(&json_path, &bytes)?;
+    let data = read_data_json(&json_path, &mut budget)?;
     check_in_scope(&json_path, &data)?;
     let rigid = data.vat_type == "Rigidbody";
     let texture_path = texture_file(dir, &name, "pos", "the position texture", "")?;

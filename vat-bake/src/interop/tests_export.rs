@@ -254,3 +254,34 @@ fn a_round_trip_through_openvat_reproduces_the_asset() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// A mode OpenVAT's layout cannot hold is refused by name, before anything is written (it used to
+/// say "vertex animation = none is out of range").
+#[test]
+fn rigid_and_sprite_assets_are_refused_by_name_and_write_nothing() {
+    let rigid =
+        crate::rigid::bake_rigid(&crate::procgen::shatter(), &crate::rigid::RigidBakeOptions::default())
+            .unwrap()
+            .0;
+    let sprite =
+        crate::sprite::bake_sprite(&crate::procgen::fountain(), &crate::sprite::SpriteBakeOptions::default())
+            .unwrap()
+            .0;
+    let dir = scratch("other-modes");
+    for (bytes, words) in [(rigid, "a rigid-body asset"), (sprite, "a sprite asset")] {
+        let asset = Asset::parse(&bytes).unwrap();
+        let out = dir.join("out");
+        let err = export_openvat(&asset, &out, &OpenVatExport::default()).unwrap_err().to_string();
+        assert!(err.contains(words) && err.contains("only skeletal and soft-body assets export"), "{err}");
+        assert!(!err.contains("out of range"), "{err}");
+        assert!(!out.exists());
+    }
+}
+
+/// A sidecar's bounds are printed as the JSON they are, not as the parser's values.
+#[test]
+fn bounds_errors_print_the_json_as_written() {
+    let json = br#"{"os-remap": {"Min": [1e31, 1, 1], "Max": [2, 2, 2], "Frames": 3}}"#;
+    let err = super::openvat::parse_remap_info(Path::new("q-remap_info.json"), json).unwrap_err().to_string();
+    assert!(err.contains("[1e31,1,1]") && !err.contains("Number("), "{err}");
+}

@@ -28,7 +28,7 @@ mod write;
 #[cfg(test)]
 mod tests;
 
-pub use read::{FolderEntry, InputFolder, ReadLimit, read_named_file};
+pub use read::{FolderEntry, InputFolder, ReadLimit, decode_uri, read_named_file};
 pub use write::{PendingFile, PendingFolder, check_output, write_file_atomically};
 
 use std::path::Path;
@@ -136,7 +136,10 @@ pub enum FileProblem {
         why: String,
     },
     /// An input larger than the bytes it may take.
-    #[error("holds more than {limit} bytes, the limit set by {option}{}", if *size > *limit { format!(" (it is {size} bytes)") } else { String::new() })]
+    #[error(
+        "{}the {limit} bytes of its memory budget ({option})",
+        if *size > *limit { format!("is {size} bytes, over ") } else { "holds more than ".to_owned() }
+    )]
     TooLarge {
         /// Its size when known (the bytes found so far otherwise).
         size: u64,

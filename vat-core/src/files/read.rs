@@ -24,6 +24,36 @@ impl ReadLimit {
     }
 }
 
+/// Decodes a URI reference as glTF writes them (RFC 3986 percent-encoding, `/` separators) into a
+/// relative path, from the text alone: `data:` URIs are the caller's; any other scheme (`http:`,
+/// `file:`), bad percent-encoding, a NUL and an absolute path are refused. The bytes need not be
+/// UTF-8 (`%FF` names the file whose name holds byte 0xFF).
+///
+/// # Errors
+/// [`crate::Error::FileRefused`] with [`FileProblem::BadReference`] for a scheme, bad
+/// percent-encoding or a NUL, and [`FileProblem::OutsideFolder`] for an absolute path.
+pub fn decode_uri(uri: &str) -> Result<PathBuf> {
+    let shown = Path::new(uri);
+    if uri.split('/').next().is_some_and(|first| first.contains(':')) {
+        return Err(refused(
+            shown,
+            FileProblem::BadReference {
+                why: "names a URI scheme; only data: URIs and relative file paths are read".into(),
+            },
+        ));
+    }
+    let decoded = percent_decode(uri).ok_or_else(|| {
+        refused(shown, FileProblem::BadReference { why: "has invalid percent-encoding".into() })
+    })?;
+    let path = bytes_to_path(decoded);
+    lexical_check(&[], &path).or_else(|p| match p {
+        // Depth is the folder's to judge; only what the text alone decides is refused here.
+        FileProblem::OutsideFolder { how: "a .. climbing out", .. } => Ok(()),
+        other => Err(refused(shown, other)),
+    })?;
+    Ok(path)
+}
+
 /// Longest chain of symbolic links followed for one reference (Linux's own limit).
 const MAX_LINK_HOPS: u32 = 40;
 
@@ -207,14 +237,21 @@ impl InputFolder {
     /// (refused from its type before it is opened); [`FileProblem::TooLarge`];
     /// [`crate::Error::Io`] when the file system fails.
     pub fn read(&self, reference: &Path, limit: ReadLimit) -> Result<Vec<u8>> {
+        let (shown, file) = self.open(reference)?;
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        read_bounded(&shown, file, len, limit)
+    }
+
+    /// The regular file `reference` names, resolved and opened (see [`InputFolder::read`]), with
+    /// the path errors name it by.
+    fn open(&self, reference: &Path) -> Result<(PathBuf, File)> {
         let shown = self.shown(reference);
         let (path, kind) = self.resolve_in(reference).map_err(|p| refused(&shown, p))?;
         if kind != FileKind::Regular {
             return Err(refused(&shown, FileProblem::NotRegular { kind }));
         }
         let file = open_regular(&path, false).map_err(|e| rename_error(e, &shown))?;
-        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-        read_bounded(&shown, file, len, limit)
+        Ok((shown, file))
     }
 
     /// The first `n` bytes of the regular file `reference` names, or all of it when shorter (a glTF
@@ -224,12 +261,7 @@ impl InputFolder {
     /// # Errors
     /// As [`InputFolder::read`], without [`FileProblem::TooLarge`].
     pub fn read_prefix(&self, reference: &Path, n: u64) -> Result<Vec<u8>> {
-        let shown = self.shown(reference);
-        let (path, kind) = self.resolve_in(reference).map_err(|p| refused(&shown, p))?;
-        if kind != FileKind::Regular {
-            return Err(refused(&shown, FileProblem::NotRegular { kind }));
-        }
-        let file = open_regular(&path, false).map_err(|e| rename_error(e, &shown))?;
+        let (shown, file) = self.open(reference)?;
         let len = file.metadata().map(|m| m.len()).unwrap_or(0).min(n);
         let mut bytes = Vec::new();
         bytes.try_reserve_exact(len as usize).map_err(|e| io_error(&shown, std::io::Error::other(e)))?;
@@ -237,27 +269,14 @@ impl InputFolder {
         Ok(bytes)
     }
 
-    /// Decodes a URI reference as glTF writes them (RFC 3986 percent-encoding, `/` separators) into
-    /// a relative path: `data:` URIs are the caller's; any other scheme (`http:`, `file:`) is refused.
+    /// [`decode_uri`], and a `..` that climbs out of this folder refused from the name alone.
     ///
     /// # Errors
-    /// [`crate::Error::FileRefused`] with [`FileProblem::BadReference`] for a scheme, bad
-    /// percent-encoding or a NUL, and [`FileProblem::OutsideFolder`] for an absolute path.
+    /// As [`decode_uri`]; [`FileProblem::OutsideFolder`] for a `..` climbing out.
     pub fn decode_uri(&self, uri: &str) -> Result<PathBuf> {
-        let shown = Path::new(uri);
-        if uri.split('/').next().is_some_and(|first| first.contains(':')) {
-            return Err(refused(
-                shown,
-                FileProblem::BadReference {
-                    why: "names a URI scheme; only data: URIs and relative file paths are read".into(),
-                },
-            ));
-        }
-        let decoded = percent_decode(uri).ok_or_else(|| {
-            refused(shown, FileProblem::BadReference { why: "has invalid percent-encoding".into() })
-        })?;
-        let path = bytes_to_path(decoded);
-        lexical_check(&self.base_in_root, &path).map_err(|p| refused(shown, self.with_root_text(p)))?;
+        let path = decode_uri(uri)?;
+        lexical_check(&self.base_in_root, &path)
+            .map_err(|p| refused(Path::new(uri), self.with_root_text(p)))?;
         Ok(path)
     }
 
