@@ -237,14 +237,14 @@ impl InputFolder {
     /// (refused from its type before it is opened); [`FileProblem::TooLarge`];
     /// [`crate::Error::Io`] when the file system fails.
     pub fn read(&self, reference: &Path, limit: ReadLimit) -> Result<Vec<u8>> {
-        let (shown, file) = self.open(reference)?;
+        let (shown, file) = self.open_file(reference)?;
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         read_bounded(&shown, file, len, limit)
     }
 
     /// The regular file `reference` names, resolved and opened (see [`InputFolder::read`]), with
     /// the path errors name it by.
-    fn open(&self, reference: &Path) -> Result<(PathBuf, File)> {
+    fn open_file(&self, reference: &Path) -> Result<(PathBuf, File)> {
         let shown = self.shown(reference);
         let (path, kind) = self.resolve_in(reference).map_err(|p| refused(&shown, p))?;
         if kind != FileKind::Regular {
@@ -261,7 +261,7 @@ impl InputFolder {
     /// # Errors
     /// As [`InputFolder::read`], without [`FileProblem::TooLarge`].
     pub fn read_prefix(&self, reference: &Path, n: u64) -> Result<Vec<u8>> {
-        let (shown, file) = self.open(reference)?;
+        let (shown, file) = self.open_file(reference)?;
         let len = file.metadata().map(|m| m.len()).unwrap_or(0).min(n);
         let mut bytes = Vec::new();
         bytes.try_reserve_exact(len as usize).map_err(|e| io_error(&shown, std::io::Error::other(e)))?;
