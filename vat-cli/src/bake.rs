@@ -403,8 +403,12 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         root_motion: args.root_motion,
         ..BakeOptions::default()
     };
-    prepare::validate_options(&options)?;
     let input = args.input.as_deref();
+    let named = input.map_or_else(
+        || format!("procedural {}", args.procgen.as_deref().unwrap_or("humanoid")),
+        |p| p.display().to_string(),
+    );
+    prepare::validate_options(&options).with_context(|| format!("{named}: not baked"))?;
     if let Some(input) = input
         && same_file(input, &args.out)
     {

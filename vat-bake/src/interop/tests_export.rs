@@ -283,5 +283,5 @@ fn rigid_and_sprite_assets_are_refused_by_name_and_write_nothing() {
 fn bounds_errors_print_the_json_as_written() {
     let json = br#"{"os-remap": {"Min": [1e31, 1, 1], "Max": [2, 2, 2], "Frames": 3}}"#;
     let err = super::openvat::parse_remap_info(Path::new("q-remap_info.json"), json).unwrap_err().to_string();
-    assert!(err.contains("[1e31,1,1]") && !err.contains("Number("), "{err}");
+    assert!(err.contains("[1e+31,1,1]") && !err.contains("Number("), "{err}");
 }

@@ -75,7 +75,7 @@ pub fn container_bytes(manifest: Manifest, blobs: &[&[u8]]) -> Result<Vec<u8>> {
 
 /// Streams the file image of `manifest` and `blobs` (laid out as [`ContainerWriter::finish`] lays
 /// them) into `out`, without holding it in memory, and returns its length. Not validated: read
-/// the result back with [`Asset::parse`] before trusting it (a [`PendingFile`] lets a caller do
+/// the result back with [`Asset::parse`] before trusting it (a [`crate::files::PendingFile`] lets a caller do
 /// that before the file takes its final name).
 ///
 /// # Errors
