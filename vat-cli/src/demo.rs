@@ -450,6 +450,7 @@ impl WgpuPresenter {
     ) -> Result<FrameReport> {
         let view = texture.texture.create_view(&wgpu::TextureViewDescriptor::default());
         let formats = vat_wgpu::PassFormats {
+            conventions: vat_wgpu::PassConventions::STANDARD,
             color: Some(self.config.format),
             motion: None,
             depth: WGPU_DEPTH,

@@ -807,7 +807,7 @@ impl FramePlan {
                 sun_color: options.sun_color,
                 ambient: options.ambient,
                 lod_thresholds: thresholds,
-                lod_bias: config.lod_bias,
+                lod_bias: config.lod_bias + camera.lod_bias(),
                 cross_fade_max_lod: config.cross_fade_max_lod,
                 shadow_max_lod: config.shadow_max_lod,
                 shadow: lookup,

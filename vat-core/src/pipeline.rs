@@ -4,8 +4,10 @@
 //! maps these to its own types with small pure `map_*` functions, as it maps the binding table.
 //!
 //! What a pipeline does *not* carry here is the host pass's state (colour and depth formats, sample
-//! count): a backend caches pipelines by `(PipelineKey, its pass formats)`, so one renderer can draw
-//! into several hosts' passes (an MSAA one included).
+//! count, and the depth and winding conventions of [`PassConventions`]): a backend caches pipelines
+//! by `(PipelineKey, its pass formats)`, whose conventions give the state through
+//! [`PipelineKey::state_in`], so one renderer can draw into several hosts' passes (an MSAA one, a
+//! reverse-Z one included).
 
 use crate::encoding::VertexFormat;
 use crate::gpu;
@@ -183,9 +185,10 @@ impl PipelineKey {
         override_constants(&self.variant, interpolation, self.program_code())
     }
 
-    /// Its fixed state.
-    pub fn state(&self) -> PipelineState {
-        let mut state = PipelineState::for_pass(self.pass);
+    /// Its fixed state in a pass of `conventions` ([`PipelineState::for_pass`]), with no culling
+    /// for a double-sided variant.
+    pub fn state_in(&self, conventions: &PassConventions) -> PipelineState {
+        let mut state = PipelineState::for_pass(self.pass, conventions);
         if self.variant.double_sided {
             state.cull_mode = CullMode::None;
         }
@@ -200,13 +203,17 @@ pub enum CullMode {
     None,
     /// Back faces.
     Back,
+    /// Front faces.
+    Front,
 }
 
 /// Which winding is the front face (in the framebuffer, with the backends' y-up clip space).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FrontFace {
-    /// Counter-clockwise.
+    /// Counter-clockwise: vat's meshes seen through a right-handed camera with a y-up clip space.
     Ccw,
+    /// Clockwise: for a host whose projection mirrors the image (a y-down clip space, say).
+    Cw,
 }
 
 /// A depth (or sampler) comparison: passes when `new op stored`.
@@ -216,6 +223,65 @@ pub enum CompareFunction {
     Less,
     /// `<=`.
     LessEqual,
+    /// `>` (reverse-Z).
+    Greater,
+    /// `>=` (reverse-Z).
+    GreaterEqual,
+}
+
+impl CompareFunction {
+    /// Whether nearer is greater (reverse-Z: depth 1 at the near plane, 0 at the far one or at
+    /// infinity).
+    pub fn is_reverse_z(self) -> bool {
+        matches!(self, Self::Greater | Self::GreaterEqual)
+    }
+}
+
+/// The depth and winding conventions of the pass vat draws into, which the host's pass sets:
+/// part of every render pipeline's state ([`PipelineKey::state_in`]) for the colour and depth
+/// draws into the host's passes. vat's own shadow map is always [`PassConventions::STANDARD`].
+///
+/// The camera's matrix must match: a reverse-Z pass needs a reverse-Z projection
+/// (`Camera::look_at_reverse_z`, or the host's own). The frustum culling reads either
+/// (`Frustum::from_view_proj`), an infinite far plane included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PassConventions {
+    /// The depth test of vat's draws.
+    pub depth_compare: CompareFunction,
+    /// Whether vat's draws write depth.
+    pub depth_write: bool,
+    /// Which winding is the front face.
+    pub front_face: FrontFace,
+    /// Which faces are discarded (a double-sided asset draws both whatever this says).
+    pub cull_mode: CullMode,
+}
+
+impl Default for PassConventions {
+    /// [`PassConventions::STANDARD`].
+    fn default() -> Self {
+        Self::STANDARD
+    }
+}
+
+impl PassConventions {
+    /// Depth 0 at the near plane, 1 at the far one, cleared to 1, test `Less` with writes;
+    /// counter-clockwise front faces, back faces culled. vat's own passes.
+    pub const STANDARD: Self = Self {
+        depth_compare: CompareFunction::Less,
+        depth_write: true,
+        front_face: FrontFace::Ccw,
+        cull_mode: CullMode::Back,
+    };
+
+    /// Reverse-Z as Bevy and most modern engines use it (an infinite far plane): depth 1 at the near
+    /// plane, 0 at infinity, cleared to 0, test `GreaterEqual` with writes; counter-clockwise front
+    /// faces, back faces culled.
+    pub const REVERSE_Z: Self = Self { depth_compare: CompareFunction::GreaterEqual, ..Self::STANDARD };
+
+    /// The depth a pass of these conventions is cleared to: the farthest value, 0 for reverse-Z, else 1.
+    pub fn clear_depth(&self) -> f32 {
+        if self.depth_compare.is_reverse_z() { 0.0 } else { 1.0 }
+    }
 }
 
 /// Depth bias of a depth-only pipeline, in the API's terms: `constant` depth units plus
@@ -256,21 +322,28 @@ pub struct PipelineState {
     pub depth_bias: DepthBias,
 }
 
-/// Depth bias of the shadow (depth-only) pipelines: 2 steps + 2 x slope.
+/// Depth bias of the shadow (depth-only) pipelines: 2 steps + 2 x slope, away from the light
+/// (negated in a reverse-Z pass, where farther is smaller).
 pub const SHADOW_DEPTH_BIAS: DepthBias = DepthBias { constant: 2, slope_scale: 2.0, clamp: 0.0 };
 
 impl PipelineState {
-    /// The state of `pass`'s pipelines: back faces culled (counter-clockwise front), depth test
-    /// `Less` with writes, and [`SHADOW_DEPTH_BIAS`] in depth-only passes.
-    pub fn for_pass(pass: PassKind) -> Self {
+    /// The state of `pass`'s pipelines in a pass of `conventions`: its culling, winding, depth test
+    /// and writes, and in depth-only passes [`SHADOW_DEPTH_BIAS`] pushing depth away from the view
+    /// (negated for reverse-Z).
+    pub fn for_pass(pass: PassKind, conventions: &PassConventions) -> Self {
+        let away = if conventions.depth_compare.is_reverse_z() { -1 } else { 1 };
         Self {
-            cull_mode: CullMode::Back,
-            front_face: FrontFace::Ccw,
-            depth_write: true,
-            depth_compare: CompareFunction::Less,
+            cull_mode: conventions.cull_mode,
+            front_face: conventions.front_face,
+            depth_write: conventions.depth_write,
+            depth_compare: conventions.depth_compare,
             depth_bias: match pass {
                 PassKind::Colour => DepthBias::NONE,
-                PassKind::Depth => SHADOW_DEPTH_BIAS,
+                PassKind::Depth => DepthBias {
+                    constant: SHADOW_DEPTH_BIAS.constant * away,
+                    slope_scale: SHADOW_DEPTH_BIAS.slope_scale * away as f32,
+                    clamp: SHADOW_DEPTH_BIAS.clamp,
+                },
             },
         }
     }
@@ -517,9 +590,42 @@ mod tests {
 
     #[test]
     fn only_depth_passes_are_biased() {
-        assert!(!PipelineState::for_pass(PassKind::Colour).depth_bias.is_enabled());
-        assert_eq!(PipelineState::for_pass(PassKind::Depth).depth_bias, SHADOW_DEPTH_BIAS);
+        let standard = &PassConventions::STANDARD;
+        assert!(!PipelineState::for_pass(PassKind::Colour, standard).depth_bias.is_enabled());
+        assert_eq!(PipelineState::for_pass(PassKind::Depth, standard).depth_bias, SHADOW_DEPTH_BIAS);
         assert!(SHADOW_DEPTH_BIAS.is_enabled());
+    }
+
+    #[test]
+    fn the_host_pass_sets_depth_test_winding_and_culling() {
+        let reverse = PassConventions::REVERSE_Z;
+        assert_eq!(reverse.clear_depth(), 0.0);
+        assert_eq!(PassConventions::STANDARD.clear_depth(), 1.0);
+        let key = |pass, double_sided| PipelineKey {
+            program: Program::Body(RenderMode::Vat),
+            pass,
+            variant: ShaderVariantKey { double_sided, ..ShaderVariantKey::NEUTRAL },
+        };
+        let colour = key(PassKind::Colour, false).state_in(&reverse);
+        assert_eq!(colour.depth_compare, CompareFunction::GreaterEqual);
+        assert!(colour.depth_write && colour.cull_mode == CullMode::Back);
+        // The depth bias still pushes away from the view: towards 0 in reverse-Z.
+        let depth = key(PassKind::Depth, false).state_in(&reverse);
+        assert_eq!(depth.depth_bias.constant, -SHADOW_DEPTH_BIAS.constant);
+        assert!(depth.depth_bias.slope_scale < 0.0);
+        let host = PassConventions {
+            depth_write: false,
+            front_face: FrontFace::Cw,
+            cull_mode: CullMode::Front,
+            ..PassConventions::STANDARD
+        };
+        let state = key(PassKind::Colour, false).state_in(&host);
+        assert_eq!(
+            (state.depth_write, state.front_face, state.cull_mode),
+            (false, FrontFace::Cw, CullMode::Front)
+        );
+        // A double-sided asset draws both faces whatever the host culls.
+        assert_eq!(key(PassKind::Colour, true).state_in(&host).cull_mode, CullMode::None);
     }
 
     #[test]

@@ -89,6 +89,7 @@ pub fn map_cull_mode(mode: CullMode) -> vk::CullModeFlags {
     match mode {
         CullMode::None => vk::CullModeFlags::NONE,
         CullMode::Back => vk::CullModeFlags::BACK,
+        CullMode::Front => vk::CullModeFlags::FRONT,
     }
 }
 
@@ -96,6 +97,7 @@ pub fn map_cull_mode(mode: CullMode) -> vk::CullModeFlags {
 pub fn map_front_face(face: FrontFace) -> vk::FrontFace {
     match face {
         FrontFace::Ccw => vk::FrontFace::COUNTER_CLOCKWISE,
+        FrontFace::Cw => vk::FrontFace::CLOCKWISE,
     }
 }
 
@@ -104,6 +106,8 @@ pub fn map_compare(compare: CompareFunction) -> vk::CompareOp {
     match compare {
         CompareFunction::Less => vk::CompareOp::LESS,
         CompareFunction::LessEqual => vk::CompareOp::LESS_OR_EQUAL,
+        CompareFunction::Greater => vk::CompareOp::GREATER,
+        CompareFunction::GreaterEqual => vk::CompareOp::GREATER_OR_EQUAL,
     }
 }
 
@@ -238,8 +242,8 @@ mod tests {
 
     #[test]
     fn fixed_state_maps_to_what_the_renderer_always_used() {
-        use vat_core::pipeline::{PassKind, PipelineState, SHADOW_SAMPLER};
-        let depth = PipelineState::for_pass(PassKind::Depth);
+        use vat_core::pipeline::{PassConventions, PassKind, PipelineState, SHADOW_SAMPLER};
+        let depth = PipelineState::for_pass(PassKind::Depth, &PassConventions::STANDARD);
         assert_eq!(map_cull_mode(depth.cull_mode), vk::CullModeFlags::BACK);
         assert_eq!(map_front_face(depth.front_face), vk::FrontFace::COUNTER_CLOCKWISE);
         assert_eq!(map_compare(depth.depth_compare), vk::CompareOp::LESS);

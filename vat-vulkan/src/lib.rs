@@ -97,6 +97,7 @@ pub use offscreen::{MOTION_FORMAT, Offscreen};
 pub use pipelines::PassFormats;
 pub use renderer::{CrowdDraw, RenderTarget, Renderer, RendererConfig, flipped_viewport, full_rect};
 pub use swapchain::{Presented, Swapchain, SwapchainTarget};
+pub use vat_core::pipeline::PassConventions;
 pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
 
 use ash::vk;

@@ -6,7 +6,9 @@ use std::ffi::CString;
 
 use ash::vk;
 use vat_core::gpu;
-use vat_core::pipeline::{FragmentStage, HostShader, PassKind, PipelineKey, ShaderVariantKey, VertexStage};
+use vat_core::pipeline::{
+    FragmentStage, HostShader, PassConventions, PassKind, PipelineKey, ShaderVariantKey, VertexStage,
+};
 
 use crate::owned::{Object, Owned};
 use crate::renderer::StageSet;
@@ -29,6 +31,10 @@ pub struct PassFormats {
     /// `vat_core::render::RenderOptions::motion_vectors`; a float format such as `Rg16Float` or,
     /// for exact motion, `Rg32Float`).
     pub motion: Option<vk::Format>,
+    /// The pass's depth and winding conventions: every pipeline's depth test and writes, front face
+    /// and culling ([`PassConventions::STANDARD`], or [`PassConventions::REVERSE_Z`] for a host
+    /// with reverse-Z depth such as Bevy). Part of the pipeline cache's key.
+    pub conventions: PassConventions,
     /// Samples per pixel of the attachments (1 without MSAA; the pipelines' rasterization samples).
     pub samples: u32,
 }
@@ -37,8 +43,13 @@ pub struct PassFormats {
 pub(crate) const SHADOW_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 
 /// The shadow pass: depth only, [`SHADOW_FORMAT`], one sample.
-pub(crate) const SHADOW_PASS: PassFormats =
-    PassFormats { color: None, motion: None, depth: SHADOW_FORMAT, samples: 1 };
+pub(crate) const SHADOW_PASS: PassFormats = PassFormats {
+    color: None,
+    motion: None,
+    depth: SHADOW_FORMAT,
+    conventions: PassConventions::STANDARD,
+    samples: 1,
+};
 
 /// A compute pipeline: entry point and variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -222,7 +233,7 @@ impl Renderer {
                 PassKind::Depth => self.pipeline_layouts[StageSet::Depth as usize],
             }
         };
-        let state = key.state();
+        let state = key.state_in(&formats.conventions);
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default();
         let input_assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
             .topology(vk::PrimitiveTopology::TRIANGLE_LIST);

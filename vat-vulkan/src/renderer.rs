@@ -18,7 +18,7 @@ use vat_core::crowd::Camera;
 use vat_core::frame::gpu_counts::GpuCountsResult;
 use vat_core::frame::{FramePlan, HostMapCache, PlanCrowd, PlanError, PlanLimits, PreparedCrowds};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
-use vat_core::pipeline::{MATERIAL_SAMPLER, PipelineKey, SHADOW_SAMPLER};
+use vat_core::pipeline::{MATERIAL_SAMPLER, PassConventions, PipelineKey, SHADOW_SAMPLER};
 use vat_core::playback::Interpolation;
 use vat_core::render::{Culling, FrameReport, RenderOptions};
 
@@ -43,16 +43,23 @@ pub struct RendererConfig {
     pub shadow_map_size: u32,
     /// Frame interpolation of every pipeline (the `INTERPOLATION` override): linear by default.
     pub interpolation: Interpolation,
+    /// Depth and winding conventions of the pass [`Renderer::render`] begins (its depth is cleared
+    /// to [`PassConventions::clear_depth`]) and of [`Renderer::pass_formats`]: standard by default,
+    /// [`PassConventions::REVERSE_Z`] with a reverse-Z camera
+    /// (`vat_core::crowd::Camera::look_at_reverse_z`). vat's own shadow map is standard either way.
+    pub conventions: PassConventions,
 }
 
 impl Default for RendererConfig {
-    /// `R8G8B8A8_SRGB` colour, `D32_SFLOAT` depth, a 2048² shadow map, linear interpolation.
+    /// `R8G8B8A8_SRGB` colour, `D32_SFLOAT` depth, a 2048² shadow map, linear interpolation,
+    /// standard depth.
     fn default() -> Self {
         Self {
             color_format: vk::Format::R8G8B8A8_SRGB,
             depth_format: vk::Format::D32_SFLOAT,
             shadow_map_size: 2048,
             interpolation: Interpolation::Linear,
+            conventions: PassConventions::STANDARD,
         }
     }
 }
@@ -603,6 +610,7 @@ impl Renderer {
             color: Some(self.config.color_format),
             motion: None,
             depth: self.config.depth_format,
+            conventions: self.config.conventions,
             samples: 1,
         }
     }
@@ -870,7 +878,10 @@ impl Renderer {
             .load_op(vk::AttachmentLoadOp::CLEAR)
             .store_op(vk::AttachmentStoreOp::STORE)
             .clear_value(vk::ClearValue {
-                depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 },
+                depth_stencil: vk::ClearDepthStencilValue {
+                    depth: self.config.conventions.clear_depth(),
+                    stencil: 0,
+                },
             });
         let area = full_rect(target.size);
         let info = vk::RenderingInfo::default()

@@ -19,7 +19,7 @@ use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
 
 use crate::offscreen::image_barrier;
 use crate::owned::{Owned, color_range};
-use crate::{Context, CrowdDraw, Offscreen, PassFormats, VulkanError, full_rect};
+use crate::{Context, CrowdDraw, Offscreen, PassConventions, PassFormats, VulkanError, full_rect};
 
 /// The depth format of the swapchain's depth image (the offscreen target's).
 const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
@@ -221,6 +221,7 @@ impl Swapchain {
             depth: *depth_view,
             area: full_rect(self.extent),
             formats: PassFormats {
+                conventions: PassConventions::STANDARD,
                 color: Some(self.format.format),
                 motion: None,
                 depth: DEPTH_FORMAT,

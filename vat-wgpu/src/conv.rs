@@ -101,6 +101,7 @@ pub fn map_cull_mode(mode: CullMode) -> Option<wgpu::Face> {
     match mode {
         CullMode::None => None,
         CullMode::Back => Some(wgpu::Face::Back),
+        CullMode::Front => Some(wgpu::Face::Front),
     }
 }
 
@@ -108,6 +109,7 @@ pub fn map_cull_mode(mode: CullMode) -> Option<wgpu::Face> {
 pub fn map_front_face(face: FrontFace) -> wgpu::FrontFace {
     match face {
         FrontFace::Ccw => wgpu::FrontFace::Ccw,
+        FrontFace::Cw => wgpu::FrontFace::Cw,
     }
 }
 
@@ -116,6 +118,8 @@ pub fn map_compare(compare: CompareFunction) -> wgpu::CompareFunction {
     match compare {
         CompareFunction::Less => wgpu::CompareFunction::Less,
         CompareFunction::LessEqual => wgpu::CompareFunction::LessEqual,
+        CompareFunction::Greater => wgpu::CompareFunction::Greater,
+        CompareFunction::GreaterEqual => wgpu::CompareFunction::GreaterEqual,
     }
 }
 
@@ -232,8 +236,8 @@ mod tests {
 
     #[test]
     fn fixed_state_maps_to_what_the_renderer_always_used() {
-        use vat_core::pipeline::{PassKind, PipelineState, SHADOW_SAMPLER};
-        let depth = PipelineState::for_pass(PassKind::Depth);
+        use vat_core::pipeline::{PassConventions, PassKind, PipelineState, SHADOW_SAMPLER};
+        let depth = PipelineState::for_pass(PassKind::Depth, &PassConventions::STANDARD);
         assert_eq!(
             map_depth_bias(depth.depth_bias),
             wgpu::DepthBiasState { constant: 2, slope_scale: 2.0, clamp: 0.0 }

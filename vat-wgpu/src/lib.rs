@@ -80,6 +80,7 @@ pub use pipelines::PassFormats;
 pub use renderer::{CrowdDraw, Renderer};
 pub use target::{HeadlessTarget, MOTION_FORMAT};
 
+pub use vat_core::pipeline::PassConventions;
 use vat_core::playback::Interpolation;
 pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
 
@@ -94,16 +95,23 @@ pub struct RendererConfig {
     pub shadow_map_size: u32,
     /// Frame interpolation of every pipeline (the `INTERPOLATION` override): linear by default.
     pub interpolation: Interpolation,
+    /// Depth and winding conventions of the pass [`Renderer::render`] begins (its depth is cleared
+    /// to [`PassConventions::clear_depth`]) and of [`Renderer::pass_formats`]: standard by default,
+    /// [`PassConventions::REVERSE_Z`] with a reverse-Z camera
+    /// (`vat_core::crowd::Camera::look_at_reverse_z`). vat's own shadow map is standard either way.
+    pub conventions: PassConventions,
 }
 
 impl Default for RendererConfig {
-    /// `Rgba8UnormSrgb` colour, `Depth32Float` depth, a 2048² shadow map, linear interpolation.
+    /// `Rgba8UnormSrgb` colour, `Depth32Float` depth, a 2048² shadow map, linear interpolation,
+    /// standard depth.
     fn default() -> Self {
         Self {
             color_format: wgpu::TextureFormat::Rgba8UnormSrgb,
             depth_format: wgpu::TextureFormat::Depth32Float,
             shadow_map_size: 2048,
             interpolation: Interpolation::Linear,
+            conventions: PassConventions::STANDARD,
         }
     }
 }

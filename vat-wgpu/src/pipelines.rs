@@ -3,7 +3,9 @@
 //! `vat_core::pipeline` through [`crate::conv`] (the Vulkan twin is vat-vulkan's `pipelines.rs`).
 
 use vat_core::gpu;
-use vat_core::pipeline::{FragmentStage, HostShader, PassKind, PipelineKey, ShaderVariantKey, VertexStage};
+use vat_core::pipeline::{
+    FragmentStage, HostShader, PassConventions, PassKind, PipelineKey, ShaderVariantKey, VertexStage,
+};
 
 use crate::renderer::StageSet;
 use crate::{Renderer, conv};
@@ -23,6 +25,10 @@ pub struct PassFormats {
     /// `vat_core::render::RenderOptions::motion_vectors`; a float format such as `Rg16Float` or,
     /// for exact motion, `Rg32Float`).
     pub motion: Option<wgpu::TextureFormat>,
+    /// The pass's depth and winding conventions: every pipeline's depth test and writes, front face
+    /// and culling ([`PassConventions::STANDARD`], or [`PassConventions::REVERSE_Z`] for a host
+    /// with reverse-Z depth such as Bevy). Part of the pipeline cache's key.
+    pub conventions: PassConventions,
     /// Samples per pixel of the attachments (1 without MSAA; the pipelines' multisample count).
     pub samples: u32,
 }
@@ -31,8 +37,13 @@ pub struct PassFormats {
 pub(crate) const SHADOW_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 
 /// The shadow pass: depth only, [`SHADOW_FORMAT`], one sample.
-pub(crate) const SHADOW_PASS: PassFormats =
-    PassFormats { color: None, motion: None, depth: SHADOW_FORMAT, samples: 1 };
+pub(crate) const SHADOW_PASS: PassFormats = PassFormats {
+    color: None,
+    motion: None,
+    depth: SHADOW_FORMAT,
+    conventions: PassConventions::STANDARD,
+    samples: 1,
+};
 
 /// A compute pipeline: entry point and variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -145,7 +156,7 @@ impl Renderer {
             (VertexStage::Host(entry), Some((_, module))) => (module, entry),
             (VertexStage::Host(entry), None) | (VertexStage::Vat(entry), _) => (&self.module, entry),
         };
-        let state = key.state();
+        let state = key.state_in(&formats.conventions);
         let pipeline = self.device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some(entry),
             layout: Some(layout),

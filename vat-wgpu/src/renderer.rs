@@ -429,6 +429,7 @@ impl Renderer {
             color: Some(self.config.color_format),
             motion: None,
             depth: self.config.depth_format,
+            conventions: self.config.conventions,
             samples: 1,
         }
     }
@@ -667,7 +668,7 @@ impl Renderer {
             depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
                 view: target.depth,
                 depth_ops: Some(wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(1.0),
+                    load: wgpu::LoadOp::Clear(self.config.conventions.clear_depth()),
                     store: wgpu::StoreOp::Store,
                 }),
                 stencil_ops: None,

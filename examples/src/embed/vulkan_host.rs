@@ -318,8 +318,13 @@ impl SceneGpu {
             // SAFETY: valid create info; destroyed by `SceneGpu::drop`.
             host.layouts.push(unsafe { d.create_pipeline_layout(&info, None) }?);
         }
-        host.shadow_pipeline =
-            host.pipeline(PassFormats { color: None, motion: None, depth: SHADOW_FORMAT, samples: 1 })?;
+        host.shadow_pipeline = host.pipeline(PassFormats {
+            conventions: vat_vulkan::PassConventions::STANDARD,
+            color: None,
+            motion: None,
+            depth: SHADOW_FORMAT,
+            samples: 1,
+        })?;
         Ok(host)
     }
 
@@ -533,7 +538,13 @@ impl SceneGpu {
         }
         let cast = crowd(
             cb,
-            PassFormats { color: None, motion: None, depth: SHADOW_FORMAT, samples: 1 },
+            PassFormats {
+                conventions: vat_vulkan::PassConventions::STANDARD,
+                color: None,
+                motion: None,
+                depth: SHADOW_FORMAT,
+                samples: 1,
+            },
             shadow_area,
         );
         // SAFETY: ends the rendering begun above.

@@ -288,7 +288,16 @@ impl SceneGpu {
         for range in casters {
             pass.draw(range.clone(), 0..1);
         }
-        crowd(&mut pass, PassFormats { color: None, motion: None, depth: SHADOW_FORMAT, samples: 1 });
+        crowd(
+            &mut pass,
+            PassFormats {
+                conventions: vat_wgpu::PassConventions::STANDARD,
+                color: None,
+                motion: None,
+                depth: SHADOW_FORMAT,
+                samples: 1,
+            },
+        );
     }
 
     /// Records the host's colour pass into `encoder` over `target`: colour cleared to `sky`,

@@ -149,6 +149,8 @@ pub(super) struct CullParams<'a> {
     pub(super) attachment_triangles: u32,
     pub(super) frustum: &'a Frustum,
     pub(super) eye: [f32; 3],
+    /// The crowd's LOD bias plus the camera's (`Camera::lod_bias`), in doublings of distance.
+    pub(super) lod_bias: f32,
     /// The list changed membership this frame: the far pool must be rebuilt.
     pub(super) membership_changed: bool,
 }
@@ -198,7 +200,7 @@ pub(super) fn cull(
         if cell.shown == 0 {
             continue;
         }
-        let Some(lod) = visible_cell_lod(cell, shape, p.frustum, p.eye, config, p.thresholds) else {
+        let Some(lod) = visible_cell_lod(cell, shape, p, config) else {
             continue;
         };
         s.visible_cells += 1;
@@ -267,16 +269,10 @@ pub(super) fn cull(
     CullOutput { main_fade, main_plain, shadow, attachments, stats: s, far_rewritten }
 }
 
-/// The LOD of `cell` seen from `eye`, if the cell's box (its members' box grown by the instance
-/// volume, see `Shape`, at the cell's largest scale) meets `frustum`.
-fn visible_cell_lod(
-    cell: &CellData,
-    shape: &Shape,
-    frustum: &Frustum,
-    eye: [f32; 3],
-    config: &CrowdConfig,
-    thresholds: &LodThresholds,
-) -> Option<u32> {
+/// The LOD of `cell` seen from `p.eye` (with `p.lod_bias`), if the cell's box (its members' box
+/// grown by the instance volume, see `Shape`, at the cell's largest scale) meets `p.frustum`.
+fn visible_cell_lod(cell: &CellData, shape: &Shape, p: &CullParams<'_>, config: &CrowdConfig) -> Option<u32> {
+    let (frustum, eye, thresholds) = (p.frustum, p.eye, p.thresholds);
     let last_lod = thresholds.lod_count() - 1;
     // The members' box grown by the instance volume (see `Shape`), at the cell's largest scale.
     let k = cell.max_scale;
@@ -299,7 +295,7 @@ fn visible_cell_lod(
             length([d(0), d(1), d(2)])
         }
     };
-    Some(thresholds.select(distance, config.lod_bias).min(last_lod))
+    Some(thresholds.select(distance, p.lod_bias).min(last_lod))
 }
 
 /// The batches of an extra view (see `Crowd::cull_view`).
@@ -325,7 +321,7 @@ pub(super) fn cull_view(spatial: &Spatial, p: &CullParams<'_>) -> ViewDraws {
         if cell.shown == 0 {
             continue;
         }
-        let Some(lod) = visible_cell_lod(cell, p.shape, p.frustum, p.eye, config, p.thresholds) else {
+        let Some(lod) = visible_cell_lod(cell, p.shape, p, config) else {
             continue;
         };
         // Every cell's members stand in its own list section, far-pool cells included.

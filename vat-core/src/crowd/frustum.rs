@@ -1,5 +1,7 @@
 //! The camera of a frame and its view frustum.
 
+use crate::lod::LOD_PIXEL_ANGLE;
+
 /// The camera a frame is culled and drawn for.
 ///
 /// `view_proj` maps world space (metres) to clip space with WebGPU / Vulkan conventions: a point is
@@ -12,6 +14,13 @@ pub struct Camera {
     pub view_proj: [[f32; 4]; 4],
     /// Eye position in world space, metres: LOD distances are measured from here.
     pub position: [f32; 3],
+    /// The angle one pixel of the view spans vertically, radians (small-angle: `2 tan(fov_y / 2) /
+    /// viewport rows`). LOD switch distances, made for [`LOD_PIXEL_ANGLE`] (60 degrees over 1,080
+    /// rows), are scaled by `LOD_PIXEL_ANGLE / pixel_angle` for this view ([`Camera::lod_bias`]), so a
+    /// level switches where its error spans the same number of this view's pixels. Set it with
+    /// [`Camera::with_viewport`]; [`Camera::look_at`] and [`Camera::look_at_reverse_z`] start at
+    /// [`LOD_PIXEL_ANGLE`].
+    pub pixel_angle: f32,
 }
 
 impl Camera {
@@ -23,6 +32,18 @@ impl Camera {
     /// (`eye == target`, `near == far`, ...) give non-finite matrix entries, not a panic; such a
     /// camera culls everything.
     pub fn look_at(eye: [f32; 3], target: [f32; 3], fov_y: f32, aspect: f32, near: f32, far: f32) -> Self {
+        let g = 1.0 / (fov_y * 0.5).tan();
+        let proj = [
+            [g / aspect, 0.0, 0.0, 0.0],
+            [0.0, g, 0.0, 0.0],
+            [0.0, 0.0, far / (near - far), -1.0],
+            [0.0, 0.0, near * far / (near - far), 0.0],
+        ];
+        Self::from_view_and_projection(eye, target, &proj)
+    }
+
+    /// The camera at `eye` looking at `target` (see [`Camera::look_at`]) through `proj`.
+    fn from_view_and_projection(eye: [f32; 3], target: [f32; 3], proj: &[[f32; 4]; 4]) -> Self {
         let f = normalize(sub(target, eye));
         let up = if cross(f, [0.0, 1.0, 0.0]).iter().all(|&c| c.abs() < 1e-6) {
             [0.0, 0.0, 1.0]
@@ -37,14 +58,41 @@ impl Camera {
             [s[2], u[2], -f[2], 0.0],
             [-dot(s, eye), -dot(u, eye), dot(f, eye), 1.0],
         ];
+        Self { view_proj: mul_mat4(proj, &view), position: eye, pixel_angle: LOD_PIXEL_ANGLE as f32 }
+    }
+
+    /// [`Camera::look_at`] with a reverse-Z projection and an infinite far plane, the convention of
+    /// Bevy and most modern engines: depth 1 at the `near` plane (metres, `> 0`), falling towards 0
+    /// at infinity. Draw it into a pass of `vat_core::pipeline::PassConventions::REVERSE_Z` (depth
+    /// cleared to 0, test `GreaterEqual`). Degenerate arguments give non-finite entries, as
+    /// [`Camera::look_at`]'s do.
+    pub fn look_at_reverse_z(eye: [f32; 3], target: [f32; 3], fov_y: f32, aspect: f32, near: f32) -> Self {
         let g = 1.0 / (fov_y * 0.5).tan();
-        let proj = [
-            [g / aspect, 0.0, 0.0, 0.0],
-            [0.0, g, 0.0, 0.0],
-            [0.0, 0.0, far / (near - far), -1.0],
-            [0.0, 0.0, near * far / (near - far), 0.0],
-        ];
-        Self { view_proj: mul_mat4(&proj, &view), position: eye }
+        // z_clip = near, w_clip = -z_view: depth near / distance along the view axis.
+        let proj =
+            [[g / aspect, 0.0, 0.0, 0.0], [0.0, g, 0.0, 0.0], [0.0, 0.0, 0.0, -1.0], [0.0, 0.0, near, 0.0]];
+        Self::from_view_and_projection(eye, target, &proj)
+    }
+
+    /// This camera with LODs chosen for a viewport of `rows` pixel rows (at least 1) and a vertical
+    /// field of view of `fov_y` radians: [`pixel_angle`](Self::pixel_angle) `= 2 tan(fov_y / 2) /
+    /// rows`. A `fov_y` outside `(0, pi)` (or not finite) leaves the camera as it is.
+    pub fn with_viewport(mut self, rows: u32, fov_y: f32) -> Self {
+        if fov_y.is_finite() && fov_y > 0.0 && fov_y < std::f32::consts::PI {
+            self.pixel_angle = 2.0 * (fov_y * 0.5).tan() / rows.max(1) as f32;
+        }
+        self
+    }
+
+    /// The LOD bias of this view, in doublings of distance, added to `CrowdConfig::lod_bias`:
+    /// `log2(pixel_angle / LOD_PIXEL_ANGLE)`, 0 for the default 60 degrees over 1,080 rows, negative
+    /// (LODs switch farther) for a finer view. A `pixel_angle` that is not finite or not `> 0`
+    /// counts as [`LOD_PIXEL_ANGLE`].
+    pub fn lod_bias(&self) -> f32 {
+        let angle = f64::from(self.pixel_angle);
+        // Against the f32 default the field holds, so the default is exactly 0.
+        let default = f64::from(LOD_PIXEL_ANGLE as f32);
+        if angle.is_finite() && angle > 0.0 { (angle / default).log2() as f32 } else { 0.0 }
     }
 
     /// Clip-space coordinates `[x, y, z, w]` of world point `p`: `view_proj * [p, 1]`.

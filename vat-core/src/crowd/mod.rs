@@ -351,6 +351,7 @@ fn cull_params<'a>(
         attachment_triangles: asset.attachment_triangles,
         frustum,
         eye: camera.position,
+        lod_bias: config.lod_bias + camera.lod_bias(),
         membership_changed,
     }
 }

@@ -215,7 +215,7 @@ fn check_frame(crowd: &Crowd, gpu: &Gpu, f: &Frame, camera: &Camera) {
             let p = recs[i].position;
             let e = camera.position;
             let d = ((p[0] - e[0]).powi(2) + (p[1] - e[1]).powi(2) + (p[2] - e[2]).powi(2)).sqrt();
-            let own = a.lod_distances.select(d * (1.0 + 1e-5), c.lod_bias);
+            let own = a.lod_distances.select(d * (1.0 + 1e-5), c.lod_bias + camera.lod_bias());
             assert!(lod <= own, "instance {i}: LOD {lod} > {own} at {d} m");
         }
     }
@@ -589,6 +589,71 @@ fn lod_bias_shifts_lods() {
         [thresholds.select(15.0, -1.0), thresholds.select(15.0, 0.0), thresholds.select(15.0, 1.0)],
         [0, 1, 2]
     );
+}
+
+#[test]
+fn lods_follow_the_views_resolution_and_field_of_view() {
+    let config = CrowdConfig { cell_size: 4.0, far_pool: false, ..CrowdConfig::default() };
+    let mut crowd = Crowd::new(asset(), config);
+    let distances = [6.0f32, 15.0, 33.0, 70.0, 140.0];
+    for d in distances {
+        crowd.spawn([0.0, 0.0, -d], 0.0, IDLE);
+    }
+    let fov = std::f32::consts::FRAC_PI_3;
+    let base = Camera::look_at([0.0, 0.9, 0.0], [0.0, 0.9, -10.0], fov, 1.0, 0.1, 500.0);
+    let thresholds = asset().lod_distances;
+    let mut gpu = Gpu::default();
+    // 60 degrees over 1,080 rows is the view the thresholds were made for: no bias.
+    assert!(base.with_viewport(1080, fov).lod_bias().abs() < 1e-6);
+    assert_eq!(base.lod_bias(), 0.0);
+    // Twice the rows: each level's error spans twice the pixels, so each switch is twice as far;
+    // a quarter of the rows, or a field of view that sees more per pixel, switches sooner.
+    for (rows, view_fov, doublings) in
+        [(2160, fov, -1.0f32), (270, fov, 2.0), (1080, 2.0 * (1.25 * (fov * 0.5).tan()).atan(), 0.321_93)]
+    {
+        let cam = base.with_viewport(rows, view_fov);
+        assert!((cam.lod_bias() - doublings).abs() < 2e-3, "{rows} rows: bias {}", cam.lod_bias());
+        let f = frame(&mut crowd, &mut gpu, &cam);
+        check_frame(&crowd, &gpu, &f, &cam);
+        let expected: Vec<_> =
+            distances.iter().map(|&d| Some(thresholds.select(d, cam.lod_bias()))).collect();
+        assert_eq!(drawn_lods(&crowd, &gpu, &f), expected, "{rows} rows");
+    }
+    // Concretely: 15 m is LOD 1 at 1,080 rows, LOD 0 at 2,160.
+    let fine = base.with_viewport(2160, fov);
+    let f = frame(&mut crowd, &mut gpu, &fine);
+    assert_eq!(drawn_lods(&crowd, &gpu, &f)[1], Some(0));
+    // Nonsense fields of view leave the camera as it is.
+    assert_eq!(base.with_viewport(2160, f32::NAN), base);
+    assert_eq!(base.with_viewport(2160, 4.0), base);
+}
+
+#[test]
+fn a_reverse_z_camera_with_an_infinite_far_plane_culls_like_the_standard_one() {
+    let eye = [0.0, 1.0, 0.0];
+    let target = [0.0, 1.0, -10.0];
+    let reverse = Camera::look_at_reverse_z(eye, target, 1.0, 1.5, 0.1);
+    let frustum = Frustum::from_view_proj(&reverse.view_proj);
+    // Depth 1 at the near plane, falling towards 0 far away, never below.
+    let depth = |p: [f32; 3]| {
+        let c = reverse.project(p);
+        c[2] / c[3]
+    };
+    assert!((depth([0.0, 1.0, -0.1]) - 1.0).abs() < 1e-5);
+    assert!(depth([0.0, 1.0, -1.0]) > depth([0.0, 1.0, -100.0]));
+    assert!(depth([0.0, 1.0, -1e6]) > 0.0);
+    // Inside: in front at any distance; outside: behind the near plane, off to the side.
+    assert!(frustum.contains_point([0.0, 1.0, -1e6]));
+    assert!(frustum.contains_point([0.0, 1.0, -5.0]));
+    assert!(!frustum.contains_point([0.0, 1.0, -0.05]));
+    assert!(!frustum.contains_point([50.0, 1.0, -5.0]));
+    // The side planes are the standard camera's.
+    let standard = Frustum::from_view_proj(&Camera::look_at(eye, target, 1.0, 1.5, 0.1, 500.0).view_proj);
+    for plane in 0..4 {
+        for (a, b) in frustum.planes[plane].iter().zip(standard.planes[plane]) {
+            assert!((a - b).abs() < 1e-5, "plane {plane}");
+        }
+    }
 }
 
 #[test]
