@@ -445,7 +445,8 @@ impl FrameUniforms {
 /// `-sun_direction`, fitted around the bounding sphere of the camera frustum's first
 /// `shadow_distance` metres (so the map follows the camera and does not shimmer with its rotation),
 /// reaching `caster_margin` metres further towards the sun for casters outside the view. Column-major,
-/// depth 0..1 (near the sun = 0). `None` if `view_proj` is not invertible.
+/// depth 0..1 (near the sun = 0). `view_proj` may be standard or reverse-Z, with a finite or an
+/// infinite far plane. `None` if `view_proj` is not invertible.
 pub fn shadow_view_proj(
     view_proj: &[[f32; 4]; 4],
     sun_direction: [f32; 3],
@@ -462,13 +463,26 @@ pub fn shadow_view_proj(
         let h = inv * Vec4::new(x, y, z, 1.0);
         h.truncate() / h.w
     };
+    // Which clip depth is the near plane: 0, or 1 for reverse-Z. Perspective depth is hyperbolic,
+    // so depth 0.5 lies next to the near plane either way; an infinite far plane unprojects to a
+    // point at infinity (not finite), which is never the near one.
+    let centre_ray = [unproject(0.0, 0.0, 0.0), unproject(0.0, 0.0, 0.5), unproject(0.0, 0.0, 1.0)];
+    let reverse_z = !centre_ray[0].is_finite()
+        || (centre_ray[2].is_finite() && centre_ray[2].distance(centre_ray[1]) < centre_ray[0].distance(centre_ray[1]));
+    let (near_z, far_z) = if reverse_z { (1.0, 0.0) } else { (0.0, 1.0) };
     let mut corners = Vec::with_capacity(8);
     for (x, y) in [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)] {
-        let near = unproject(x, y, 0.0);
-        let far = unproject(x, y, 1.0);
-        let edge = far - near;
-        let len = edge.length();
+        let near = unproject(x, y, near_z);
+        let far = unproject(x, y, far_z);
+        let (edge, len) = if far.is_finite() {
+            let edge = far - near;
+            (edge, edge.length())
+        } else {
+            // An infinite far plane: the first shadow_distance metres along the corner's ray.
+            ((unproject(x, y, 0.5) - near).normalize_or_zero(), f32::INFINITY)
+        };
         let t = if len > 0.0 { (shadow_distance / len).min(1.0) } else { 0.0 };
+        let t = if len.is_infinite() { shadow_distance } else { t };
         corners.push(near);
         corners.push(near + edge * t);
     }

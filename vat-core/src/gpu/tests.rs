@@ -856,3 +856,24 @@ fn material_records_hold_every_variant_slot() {
     // Without materials: one neutral record.
     assert_eq!(material_records(&Manifest::new("none", 1)).len(), 1);
 }
+
+#[test]
+fn the_sun_map_fits_a_reverse_z_camera_like_the_standard_one() {
+    use crate::crowd::Camera;
+    let (eye, target) = ([3.0, 2.0, 9.0], [0.0, 1.0, 0.0]);
+    let standard = Camera::look_at(eye, target, 0.9, 1.6, 0.1, 200.0);
+    let reverse = Camera::look_at_reverse_z(eye, target, 0.9, 1.6, 0.1);
+    let sun = [0.4, 0.8, 0.3];
+    let a = shadow_view_proj(&standard.view_proj, sun, 60.0, 30.0).unwrap();
+    let b = shadow_view_proj(&reverse.view_proj, sun, 60.0, 30.0).unwrap();
+    // The same first 60 m of the view: the same fit, to the rounding of two inversions.
+    for (ca, cb) in a.iter().zip(&b) {
+        for (x, y) in ca.iter().zip(cb) {
+            assert!((x - y).abs() < 1e-4 * (1.0 + x.abs()), "{a:?}\n{b:?}");
+        }
+    }
+    // A far plane nearer than the shadow distance still bounds the fit.
+    let short = Camera::look_at(eye, target, 0.9, 1.6, 0.1, 20.0);
+    let c = shadow_view_proj(&short.view_proj, sun, 60.0, 30.0).unwrap();
+    assert!(c[0][0].abs() > a[0][0].abs() * 1.5, "a 20 m view fits a smaller map");
+}
