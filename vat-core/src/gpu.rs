@@ -468,7 +468,8 @@ pub fn shadow_view_proj(
     // point at infinity (not finite), which is never the near one.
     let centre_ray = [unproject(0.0, 0.0, 0.0), unproject(0.0, 0.0, 0.5), unproject(0.0, 0.0, 1.0)];
     let reverse_z = !centre_ray[0].is_finite()
-        || (centre_ray[2].is_finite() && centre_ray[2].distance(centre_ray[1]) < centre_ray[0].distance(centre_ray[1]));
+        || (centre_ray[2].is_finite()
+            && centre_ray[2].distance(centre_ray[1]) < centre_ray[0].distance(centre_ray[1]));
     let (near_z, far_z) = if reverse_z { (1.0, 0.0) } else { (0.0, 1.0) };
     let mut corners = Vec::with_capacity(8);
     for (x, y) in [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)] {
@@ -1833,6 +1834,55 @@ pub fn bindings_for_stages(group: u32, stages: ShaderStages) -> impl Iterator<It
 /// `0..group_count()`). [`GROUP_SCATTER`], after them, is `cs_scatter`'s alone.
 pub fn group_count() -> u32 {
     BINDINGS.iter().filter(|b| b.group != GROUP_SCATTER).map(|b| b.group + 1).max().unwrap_or(0)
+}
+
+/// How many resources of each kind one shader stage sees at most in one of vat's pipeline layouts:
+/// what a device's per-stage limits must allow ([`stage_binding_counts`]). Backends turn it into
+/// their device requirements (vat-wgpu's `required_limits`, vat-vulkan's `DeviceRequirements`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StageBindingCounts {
+    /// `var<uniform>` buffers.
+    pub uniform_buffers: u32,
+    /// `var<storage>` buffers.
+    pub storage_buffers: u32,
+    /// Sampled textures (arrays count once).
+    pub sampled_textures: u32,
+    /// Samplers, comparison ones included.
+    pub samplers: u32,
+}
+
+/// The largest [`StageBindingCounts`] of `stage` (one of [`ShaderStages::VERTEX`], `FRAGMENT`,
+/// `COMPUTE`) over vat's pipeline layouts: groups `0..group_count()` together, or
+/// [`GROUP_SCATTER`] alone (`cs_scatter`'s layout).
+pub fn stage_binding_counts(stage: ShaderStages) -> StageBindingCounts {
+    let count = |groups: &mut dyn Iterator<Item = u32>| {
+        let mut c = StageBindingCounts::default();
+        for g in groups {
+            for b in bindings_in_group(g).filter(|b| b.stages.contains(stage)) {
+                match b.kind {
+                    BindingKind::UniformBuffer { .. } => c.uniform_buffers += 1,
+                    BindingKind::StorageBuffer { .. } => c.storage_buffers += 1,
+                    BindingKind::Texture { .. } | BindingKind::TextureArray { .. } => c.sampled_textures += 1,
+                    BindingKind::Sampler { .. } => c.samplers += 1,
+                }
+            }
+        }
+        c
+    };
+    let main = count(&mut (0..group_count()));
+    let scatter = count(&mut std::iter::once(GROUP_SCATTER));
+    StageBindingCounts {
+        uniform_buffers: main.uniform_buffers.max(scatter.uniform_buffers),
+        storage_buffers: main.storage_buffers.max(scatter.storage_buffers),
+        sampled_textures: main.sampled_textures.max(scatter.sampled_textures),
+        samplers: main.samplers.max(scatter.samplers),
+    }
+}
+
+/// The most bind groups (descriptor sets) any of vat's pipeline layouts has: `cs_scatter`'s, whose
+/// [`GROUP_SCATTER`] comes after the others.
+pub fn required_bind_groups() -> u32 {
+    group_count().max(GROUP_SCATTER + 1)
 }
 
 /// How [`ScatterPlan`] splits a frame's dirty record ranges: ranges of at least this many records are

@@ -31,7 +31,7 @@ const QUEUE_FLAGS: vk::QueueFlags =
 ///
 /// # Safety
 /// `pd` must be a physical device of `instance`.
-unsafe fn supported_features(
+pub(crate) unsafe fn supported_features(
     instance: &ash::Instance,
     pd: vk::PhysicalDevice,
 ) -> (vk::PhysicalDeviceFeatures, vk::PhysicalDeviceVulkan13Features<'static>) {
@@ -346,11 +346,15 @@ impl Context {
         let queue_info = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(queue_family)
             .queue_priorities(&priorities)];
-        let mut features13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true);
-        let mut features = vk::PhysicalDeviceFeatures2::default()
-            .features(vk::PhysicalDeviceFeatures::default().draw_indirect_first_instance(true));
-        let device_extensions =
-            if guard.surface.is_some() { vec![ash::khr::swapchain::NAME.as_ptr()] } else { Vec::new() };
+        let requirements = if guard.surface.is_some() {
+            crate::DeviceRequirements::presenting()
+        } else {
+            crate::DeviceRequirements::offscreen()
+        };
+        let mut features13 = requirements.vulkan13_features();
+        let mut features = vk::PhysicalDeviceFeatures2::default().features(requirements.features);
+        let device_extensions: Vec<*const c_char> =
+            requirements.extensions.iter().map(|e| e.as_ptr()).collect();
         let device_info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queue_info)
             .enabled_extension_names(&device_extensions)
@@ -638,7 +642,11 @@ unsafe fn create_surface(
 ///
 /// # Safety
 /// `pd` must be a physical device of `instance`.
-unsafe fn has_device_extension(instance: &ash::Instance, pd: vk::PhysicalDevice, name: &CStr) -> bool {
+pub(crate) unsafe fn has_device_extension(
+    instance: &ash::Instance,
+    pd: vk::PhysicalDevice,
+    name: &CStr,
+) -> bool {
     // SAFETY: the caller guarantees `pd` is of `instance`.
     let extensions = unsafe { instance.enumerate_device_extension_properties(pd) }.unwrap_or_default();
     extensions.iter().any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == name))

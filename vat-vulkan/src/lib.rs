@@ -87,6 +87,7 @@ mod owned;
 mod pipelines;
 mod readback;
 mod renderer;
+mod requirements;
 pub mod shader;
 mod swapchain;
 
@@ -96,6 +97,7 @@ pub use device::{Context, MessageCounts};
 pub use offscreen::{MOTION_FORMAT, Offscreen};
 pub use pipelines::PassFormats;
 pub use renderer::{CrowdDraw, RenderTarget, Renderer, RendererConfig, flipped_viewport, full_rect};
+pub use requirements::DeviceRequirements;
 pub use swapchain::{Presented, Swapchain, SwapchainTarget};
 pub use vat_core::pipeline::PassConventions;
 pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
@@ -112,6 +114,9 @@ pub enum VulkanError {
     /// No physical device supports Vulkan 1.3 with a compute queue.
     #[error("no Vulkan 1.3 device with a compute queue (install mesa-vulkan-drivers for lavapipe)")]
     NoDevice,
+    /// The physical device lacks something vat-vulkan needs ([`DeviceRequirements::check`]).
+    #[error("the device lacks {0}, which vat-vulkan needs (see DeviceRequirements)")]
+    Unsupported(String),
     /// A Vulkan call failed.
     #[error("{what}: {result}")]
     Vk {

@@ -356,18 +356,12 @@ impl Renderer {
     /// context's queue, waited for).
     ///
     /// # Errors
-    /// [`VulkanError::LimitTooLow`] if the device allows fewer than 8 storage buffers per stage,
+    /// [`VulkanError::LimitTooLow`] if the device's descriptor limits are below what vat binds
+    /// ([`crate::DeviceRequirements::check_limits`]),
     /// [`VulkanError::Shader`], [`VulkanError::Vk`], [`VulkanError::NoMemoryType`].
     pub fn new(ctx: &Rc<Context>, config: RendererConfig) -> Result<Self, VulkanError> {
         let limits = &ctx.properties.limits;
-        let storage_per_stage = limits.max_per_stage_descriptor_storage_buffers;
-        if storage_per_stage < 8 {
-            return Err(VulkanError::LimitTooLow {
-                limit: "maxPerStageDescriptorStorageBuffers",
-                required: 8,
-                available: u64::from(storage_per_stage),
-            });
-        }
+        crate::DeviceRequirements::check_limits(limits)?;
         let shader = ShaderModule::new()?;
         let mut owned = Owned::new(ctx);
         let device = &ctx.device;

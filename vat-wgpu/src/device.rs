@@ -9,6 +9,77 @@ pub(crate) const REQUIRED_FEATURES: [(wgpu::Features, &str, &str); 1] = [(
     "GPU-culled indirect draws start at first_instance = lod * capacity; without it they draw nothing",
 )];
 
+/// The wgpu features a [`crate::Renderer`] needs on its device: `INDIRECT_FIRST_INSTANCE` (GPU-culled
+/// indirect draws start at `first_instance = lod * capacity`). A host that opens its own device
+/// adds them to its own: `required_features: host_features | vat_wgpu::required_features()`.
+pub fn required_features() -> wgpu::Features {
+    REQUIRED_FEATURES.iter().fold(wgpu::Features::empty(), |all, (feature, _, _)| all | *feature)
+}
+
+/// The wgpu limits a [`crate::Renderer`] needs: WebGPU's defaults (`wgpu::Limits::default()`: 8,192
+/// texels per texture side, 128 MiB storage bindings), raised to what vat's binding table
+/// (`vat_core::gpu::BINDINGS`) binds per shader stage and its bind-group count. A host that opens its
+/// own device merges them into its own request:
+/// `required_limits: host_limits.or_better_values_from(&vat_wgpu::required_limits())`.
+///
+/// These are the least vat runs with. Bigger assets (textures wider than 8,192) and crowds (a
+/// record or list buffer over 128 MiB, about a million instances) need the adapter's larger
+/// `max_texture_dimension_2d` and `max_storage_buffer_binding_size` (`adapter.limits()`): without
+/// them upload and prepare return [`RenderError::TextureTooLarge`] and
+/// [`RenderError::BufferTooLarge`] naming the limit.
+pub fn required_limits() -> wgpu::Limits {
+    use vat_core::gpu::{ShaderStages, stage_binding_counts};
+    let base = wgpu::Limits::default();
+    let mut limits = base.clone();
+    for stage in [ShaderStages::VERTEX, ShaderStages::FRAGMENT, ShaderStages::COMPUTE] {
+        let c = stage_binding_counts(stage);
+        limits.max_uniform_buffers_per_shader_stage =
+            limits.max_uniform_buffers_per_shader_stage.max(c.uniform_buffers);
+        limits.max_storage_buffers_per_shader_stage =
+            limits.max_storage_buffers_per_shader_stage.max(c.storage_buffers);
+        limits.max_sampled_textures_per_shader_stage =
+            limits.max_sampled_textures_per_shader_stage.max(c.sampled_textures);
+        limits.max_samplers_per_shader_stage = limits.max_samplers_per_shader_stage.max(c.samplers);
+    }
+    limits.max_bind_groups = base.max_bind_groups.max(vat_core::gpu::required_bind_groups());
+    limits
+}
+
+/// The first of vat's binding-table limits ([`required_limits`]) that `available` does not reach, as
+/// [`RenderError::LimitTooLow`].
+pub(crate) fn check_binding_limits(available: &wgpu::Limits) -> Result<(), RenderError> {
+    let needed = required_limits();
+    let pairs = [
+        ("max_bind_groups", needed.max_bind_groups, available.max_bind_groups),
+        (
+            "max_storage_buffers_per_shader_stage",
+            needed.max_storage_buffers_per_shader_stage,
+            available.max_storage_buffers_per_shader_stage,
+        ),
+        (
+            "max_uniform_buffers_per_shader_stage",
+            needed.max_uniform_buffers_per_shader_stage,
+            available.max_uniform_buffers_per_shader_stage,
+        ),
+        (
+            "max_sampled_textures_per_shader_stage",
+            needed.max_sampled_textures_per_shader_stage,
+            available.max_sampled_textures_per_shader_stage,
+        ),
+        (
+            "max_samplers_per_shader_stage",
+            needed.max_samplers_per_shader_stage,
+            available.max_samplers_per_shader_stage,
+        ),
+    ];
+    match pairs.into_iter().find(|(_, required, has)| has < required) {
+        Some((limit, required, has)) => {
+            Err(RenderError::LimitTooLow { limit, required: u64::from(required), available: u64::from(has) })
+        }
+        None => Ok(()),
+    }
+}
+
 /// Opens a device for offscreen rendering on a Vulkan adapter, preferring the CPU adapter (Mesa's
 /// lavapipe) when there is one, so results are the same on every machine; otherwise the first
 /// Vulkan adapter. The device gets the adapter's limits and `INDIRECT_FIRST_INSTANCE`.

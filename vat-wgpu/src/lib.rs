@@ -73,7 +73,7 @@ mod target;
 
 pub use asset::GpuAsset;
 pub use crowd::GpuCrowd;
-pub use device::{headless_device, presenting_device, vat_instance};
+pub use device::{headless_device, presenting_device, required_features, required_limits, vat_instance};
 pub use error::RenderError;
 pub use offscreen::Offscreen;
 pub use pipelines::PassFormats;

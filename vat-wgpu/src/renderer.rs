@@ -235,7 +235,7 @@ impl Renderer {
     ///
     /// # Errors
     /// [`RenderError::MissingFeature`] without `INDIRECT_FIRST_INSTANCE`, [`RenderError::LimitTooLow`]
-    /// if the device allows fewer than 8 storage buffers per stage,
+    /// if the device's per-stage binding limits or bind groups are below [`crate::required_limits`]'s,
     /// [`RenderError::OutOfDeviceMemory`] if the device cannot allocate them (the shadow map),
     /// [`RenderError::Device`] if wgpu reports another error while creating them.
     pub fn new(
@@ -253,14 +253,7 @@ impl Renderer {
             }
         }
         let limits = device.limits();
-        let storage_per_stage = u64::from(limits.max_storage_buffers_per_shader_stage);
-        if storage_per_stage < 8 {
-            return Err(RenderError::LimitTooLow {
-                limit: "max_storage_buffers_per_shader_stage",
-                required: 8,
-                available: storage_per_stage,
-            });
-        }
+        crate::device::check_binding_limits(&limits)?;
         let scope = AllocScope::push(device);
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("vat.wgsl"),
