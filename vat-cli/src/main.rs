@@ -155,7 +155,22 @@ fn fail_writes_past_the_file_size_limit() {
     }
 }
 
+/// Without a desktop session (no `XDG_RUNTIME_DIR`, as on a server, in a container or over ssh),
+/// Mesa's implicit Vulkan layer `VK_LAYER_MESA_device_select` probes for a Wayland display to pick
+/// the display's GPU and prints `error: XDG_RUNTIME_DIR is invalid or not set` although nothing is
+/// wrong. With no session there is no display GPU to prefer, so the layer is turned off through its
+/// own switch (`NODEVICE_SELECT=1`) unless the user set it either way.
+#[allow(unsafe_code)] // std::env::set_var is unsafe: other threads could read the environment.
+fn quiet_device_select_without_a_session() {
+    let session = std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| std::path::Path::new(&d).is_dir());
+    if !session && std::env::var_os("NODEVICE_SELECT").is_none() {
+        // SAFETY: called first thing in `main`, before any other thread exists.
+        unsafe { std::env::set_var("NODEVICE_SELECT", "1") };
+    }
+}
+
 fn main() -> ExitCode {
+    quiet_device_select_without_a_session();
     quiet_on_closed_stdout();
     fail_writes_past_the_file_size_limit();
     let cli = Cli::parse_from(render::join_camera_value(std::env::args_os()));
