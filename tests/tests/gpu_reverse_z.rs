@@ -268,9 +268,8 @@ fn check(name: &str, standard: &(Vec<u8>, Vec<u8>), reverse: &(Vec<u8>, Vec<u8>)
     let background = standard.0[..4].to_vec();
     let px = |img: &[u8], p: usize| img[p * 4..p * 4 + 4].to_vec();
     let left = |p: usize| (p % SIZE[0] as usize) < SIZE[0] as usize / 2;
-    let crowd_pixels = |img: &[u8], half: bool| {
-        (0..pixels).filter(|&p| left(p) == half && px(img, p) != background).count()
-    };
+    let crowd_pixels =
+        |img: &[u8], half: bool| (0..pixels).filter(|&p| left(p) == half && px(img, p) != background).count();
     // render(): the crowd as the standard renderer draws it. Tolerance: reverse-Z resolves a few
     // depth ties inside the bodies differently (0.5 % of the crowd's pixels).
     let covered = crowd_pixels(&standard.0, true) + crowd_pixels(&standard.0, false);
@@ -287,7 +286,10 @@ fn check(name: &str, standard: &(Vec<u8>, Vec<u8>), reverse: &(Vec<u8>, Vec<u8>)
         "{name}: the host's plane at {PLANE} m hides the back of the crowd only: {right_host} of {right_render} pixels"
     );
     let off = differing(&standard.1, &reverse.1);
-    assert!(off * 200 <= covered, "{name}: the reverse-Z host frame differs from the standard one at {off} pixels");
+    assert!(
+        off * 200 <= covered,
+        "{name}: the reverse-Z host frame differs from the standard one at {off} pixels"
+    );
 }
 
 #[test]
@@ -300,7 +302,11 @@ fn a_reverse_z_host_shares_its_depth_with_vat_on_both_backends() {
         let v_standard = vulkan_frames(bytes, culling, PassConventions::STANDARD);
         let v_reverse = vulkan_frames(bytes, culling, PassConventions::REVERSE_Z);
         check(&format!("vulkan-{culling:?}"), &v_standard, &v_reverse);
-        assert_eq!(differing(&w_reverse.1, &v_reverse.1), 0, "{culling:?}: wgpu and Vulkan host frames differ");
+        assert_eq!(
+            differing(&w_reverse.1, &v_reverse.1),
+            0,
+            "{culling:?}: wgpu and Vulkan host frames differ"
+        );
         assert_eq!(differing(&w_reverse.0, &v_reverse.0), 0, "{culling:?}: wgpu and Vulkan renders differ");
     }
 }

@@ -42,7 +42,9 @@
 //!   `draw_depth`.
 //! - [`Renderer::draw`]`(pass, crowds, formats)`: the colour draws, into a render pass the host
 //!   began (its attachments of [`PassFormats`], its load ops, its viewport and scissor). Nothing is
-//!   cleared; vat's draws test `Less` against the host's depth and write it.
+//!   cleared; vat's draws test the host's depth as [`PassFormats::conventions`] says (`Less` by
+//!   default, [`PassConventions::REVERSE_Z`]'s `GreaterEqual` for a reverse-Z host such as Bevy) and
+//!   write it.
 //! - [`Renderer::draw_depth`]`(pass, crowds, view, formats)`: depth-only draws of extra view `view`
 //!   (a shadow cascade, spot light or depth pre-pass) into a pass the host began.
 //!
@@ -52,8 +54,16 @@
 //! [`presenting_device`] and give it to [`Offscreen::with_device`]; a frame is then
 //! `record_host_frame` of `prepare` + a pass over the surface texture with `draw` inside (formats:
 //! the surface's), then `Queue::present` (`vat demo` does this).
-//! Lighting (sun direction, ambient) comes from [`RenderOptions`]; the host's own shadow map is not
-//! sampled yet (vat samples its built-in one).
+//! Lighting (sun direction, colour, ambient) comes from [`RenderOptions`]. Shadows come from vat's
+//! built-in sun map, or from the host's own map ([`Renderer::set_host_shadow_map`] with
+//! `RenderOptions::shadow_map = ShadowMapSource::Host(lookup)`), into which the host draws the crowd
+//! with [`Renderer::draw_depth`].
+//!
+//! A host that opens its own device adds [`required_features`] to its features and merges
+//! [`required_limits`] into its limits (`Limits::or_better_values_from`); `examples/wgpu_host.rs`
+//! is a complete host in about a hundred lines: its device, its reverse-Z pass and depth, its own
+//! object and the crowd. LODs follow the view when the camera knows its viewport
+//! (`Camera::with_viewport`).
 //!
 //! Texel fetches per vertex (vertex shader, linear interpolation): VAT mode 2 (one 64-bit texel per
 //! frame, two frames), 4 while cross-fading; bone mode 3 rows x 2 frames per influence: 24 with 4
