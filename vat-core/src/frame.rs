@@ -945,7 +945,13 @@ impl FramePlan {
             draws_main: count(|p| {
                 matches!(p, Program::Body(_) | Program::Rigid | Program::Fluid | Program::Sprite)
             }),
-            draws_shadow: self.depth.len() as u32,
+            // The crowd's shadow draws: into vat's map, or, when the colour draws sample the host's
+            // map, into the host's depth views (draw_depth), where the host draws its casters.
+            draws_shadow: if self.host_shadow_map {
+                self.view_depth.iter().map(|v| v.len() as u32).sum()
+            } else {
+                self.depth.len() as u32
+            },
             draws_attachments: count(|p| *p == Program::Attachment),
             draws_ground: count(|p| *p == Program::Ground),
             draws_views: self.view_depth.iter().map(|v| v.len() as u32).sum(),
@@ -957,6 +963,7 @@ impl FramePlan {
             gpu_counts: None,
             gpu_counts_frames_late: None,
             gpu_counts_skipped: false,
+            shadow_view_proj: self.shadow_view_proj,
         }
     }
 }

@@ -124,8 +124,18 @@ pub fn device_lifetime_lock() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The WGSL source of every vat shader (`src/shaders/vat.wgsl`).
-pub const SHADER_SOURCE: &str = include_str!("shaders/vat.wgsl");
+/// The WGSL source of every vat shader (`src/shaders/vat.wgsl`, then the shadow lookup of
+/// `src/shaders/shadow.wgsl`, [`SHADOW_WGSL`]).
+pub const SHADER_SOURCE: &str =
+    concat!(include_str!("shaders/vat.wgsl"), include_str!("shaders/shadow.wgsl"));
+
+/// The sun shadow lookup of [`SHADER_SOURCE`] on its own (`vat_shadow_lookup`, the end of
+/// `SHADER_SOURCE`): WGSL with no bindings, which a host includes in its own shader to shade its
+/// surfaces exactly as vat shades the crowd, from vat's built-in shadow map (the backend's
+/// `Renderer::shadow_map_view`, the matrix [`crate::render::FrameReport::shadow_view_proj`]) or its
+/// own ([`ShadowLookup`]'s conventions). Its sampler is a comparison sampler of
+/// [`crate::pipeline::SHADOW_SAMPLER`]'s state.
+pub const SHADOW_WGSL: &str = include_str!("shaders/shadow.wgsl");
 
 /// Name of the WGSL `override` constant that selects the interpolation mode; its value is one of
 /// [`INTERPOLATION_POINT`], [`INTERPOLATION_LINEAR`] (the default) or [`INTERPOLATION_CUBIC`].

@@ -216,7 +216,10 @@ pub struct FrameReport {
     pub stats: CrowdStats,
     /// Draw calls recorded in the colour pass (bodies).
     pub draws_main: u32,
-    /// Draw calls recorded in the shadow pass (0 when shadows are off).
+    /// The crowd's shadow-casting draw calls: those of vat's shadow pass with the built-in map, or,
+    /// when the colour draws sample the host's map ([`ShadowMapSource::Host`]), the depth draws of
+    /// the extra views (`draw_depth`, through which the host draws the crowd into its maps, so
+    /// the same as [`draws_views`](Self::draws_views)); 0 when shadows are off.
     pub draws_shadow: u32,
     /// Draw calls of socket attachments in the colour pass.
     pub draws_attachments: u32,
@@ -255,6 +258,12 @@ pub struct FrameReport {
     /// [`RING_DEPTH`](crate::frame::gpu_counts::RING_DEPTH) frames behind); the counts of this frame
     /// will never be reported. Nothing waits for a slot.
     pub gpu_counts_skipped: bool,
+    /// The built-in sun shadow map's matrix this frame (world to clip, column-major, depth 0..1 with
+    /// 0 nearest the sun), when vat drew its shadow pass: with the backend's `Renderer::shadow_map_view`
+    /// and [`crate::gpu::SHADOW_WGSL`]'s `vat_shadow_lookup`, a host shades its own surfaces with
+    /// the crowd's shadows exactly as vat shades the crowd (bias and normal offset of
+    /// `ShadowLookup::built_in`). `None` without a built-in shadow pass.
+    pub shadow_view_proj: Option<[[f32; 4]; 4]>,
 }
 
 impl FrameReport {

@@ -39,7 +39,10 @@ pub struct RendererConfig {
     pub color_format: vk::Format,
     /// Format of [`RenderTarget::depth`] (e.g. `D32_SFLOAT`).
     pub depth_format: vk::Format,
-    /// Side of the square shadow map in texels (e.g. 2048); at least 1.
+    /// Side of vat's built-in square sun shadow map in texels (e.g. 2048; clamped to the device's
+    /// texture limit). 0: no built-in map (a 1 x 1 placeholder is bound), for a host that gives its
+    /// own (`ShadowMapSource::Host`); a frame asking for built-in shadows is then refused
+    /// (`NoBuiltInShadowMap`).
     pub shadow_map_size: u32,
     /// Frame interpolation of every pipeline (the `INTERPOLATION` override): linear by default.
     pub interpolation: Interpolation,
@@ -580,6 +583,18 @@ impl Renderer {
         drop(old);
     }
 
+    /// vat's built-in sun shadow map's view (`D32_SFLOAT`, sampled; 1 x 1 when
+    /// `RendererConfig::shadow_map_size` is 0), in `SHADER_READ_ONLY_OPTIMAL` outside vat's shadow
+    /// pass. After a [`prepare`](Self::prepare) whose report has `shadow_view_proj`, it holds that
+    /// frame's casters for commands recorded after `prepare`'s (which end with a barrier making the
+    /// depth writes visible to fragment-shader reads): bind it with a comparison sampler of
+    /// `vat_core::pipeline::SHADOW_SAMPLER`'s state and look it up with
+    /// `vat_core::gpu::SHADOW_WGSL`'s `vat_shadow_lookup` to shadow the host's own surfaces exactly as
+    /// the crowd is shadowed. Owned by the renderer.
+    pub fn shadow_map_view(&self) -> vk::ImageView {
+        self.shadow_view
+    }
+
     /// Gives the renderer the host's shadow map, sampled by the colour draws of frames whose
     /// `RenderOptions::shadow_map` is `ShadowMapSource::Host` (with that lookup's matrix, bias and
     /// strength; `None` forgets it). `view` must be a 2D view of one layer of a depth-format image
@@ -653,6 +668,12 @@ impl Renderer {
         if options.samples_host_shadow_map() && self.host_shadow.is_none() {
             // Before planning: nothing of the crowds is taken or changed.
             return Err(VulkanError::NoHostShadowMap);
+        }
+        if self.config.shadow_map_size == 0
+            && options.shadows
+            && options.shadow_map == vat_core::render::ShadowMapSource::BuiltIn
+        {
+            return Err(VulkanError::NoBuiltInShadowMap);
         }
         if let Some(refusal) = self.host_shader.as_ref().and_then(|(h, _)| h.refuses(options.motion_vectors))
         {

@@ -102,6 +102,13 @@ pub enum RenderError {
          with the map's view, or use ShadowMapSource::BuiltIn"
     )]
     NoHostShadowMap,
+    /// The frame draws vat's own sun shadows (`ShadowMapSource::BuiltIn`, shadows on) but the renderer
+    /// was made without a built-in shadow map (`RendererConfig::shadow_map_size` 0).
+    #[error(
+        "the frame draws vat's built-in shadows, but the renderer has no built-in shadow map \
+         (RendererConfig::shadow_map_size is 0): give a size, use ShadowMapSource::Host, or turn shadows off"
+    )]
+    NoBuiltInShadowMap,
     /// `RenderOptions::motion_vectors` is on but the render target has no motion attachment
     /// (`RenderTarget::motion`).
     #[error(

@@ -101,7 +101,10 @@ pub struct RendererConfig {
     pub color_format: wgpu::TextureFormat,
     /// Format of [`RenderTarget::depth`] (e.g. `Depth32Float`).
     pub depth_format: wgpu::TextureFormat,
-    /// Side of the square shadow map in texels (e.g. 2048); at least 1.
+    /// Side of vat's built-in square sun shadow map in texels (e.g. 2048; clamped to the device's
+    /// texture limit). 0: no built-in map (a 1 x 1 placeholder is bound), for a host that gives its
+    /// own (`ShadowMapSource::Host`); a frame asking for built-in shadows is then refused
+    /// (`NoBuiltInShadowMap`).
     pub shadow_map_size: u32,
     /// Frame interpolation of every pipeline (the `INTERPOLATION` override): linear by default.
     pub interpolation: Interpolation,

@@ -410,6 +410,17 @@ impl Renderer {
         self.host_shadow = view;
     }
 
+    /// vat's built-in sun shadow map (`Depth32Float`, `TEXTURE_BINDING`; 1 x 1 when
+    /// `RendererConfig::shadow_map_size` is 0). After a [`prepare`](Self::prepare) whose report has
+    /// `shadow_view_proj`, it holds that frame's casters for passes recorded after `prepare`'s
+    /// commands: bind it with a comparison sampler of `vat_core::pipeline::SHADOW_SAMPLER`'s state
+    /// (`conv::map_sampler`) and look it up with `vat_core::gpu::SHADOW_WGSL`'s `vat_shadow_lookup`
+    /// and `ShadowLookup::built_in(report.shadow_view_proj, scene_unit)` to shadow the host's own
+    /// surfaces exactly as the crowd is shadowed.
+    pub fn shadow_map_view(&self) -> &wgpu::TextureView {
+        &self.shadow_view
+    }
+
     /// The plan's limits on this device.
     fn plan_limits(&self) -> PlanLimits {
         PlanLimits { max_storage_buffer_bytes: storage_limit(&self.device.limits()) }
@@ -472,6 +483,12 @@ impl Renderer {
         if options.samples_host_shadow_map() && self.host_shadow.is_none() {
             // Before planning: nothing of the crowds is taken or changed.
             return Err(RenderError::NoHostShadowMap);
+        }
+        if self.config.shadow_map_size == 0
+            && options.shadows
+            && options.shadow_map == vat_core::render::ShadowMapSource::BuiltIn
+        {
+            return Err(RenderError::NoBuiltInShadowMap);
         }
         if let Some(refusal) = self.host_shader.as_ref().and_then(|(h, _)| h.refuses(options.motion_vectors))
         {

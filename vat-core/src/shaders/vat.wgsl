@@ -1344,19 +1344,18 @@ fn vat_material_color(material: u32, variant_bits: u32, tint: vec3<f32>) -> vec3
 }
 
 // 1 where the sun reaches `world` (unit normal n), down to 1 - shadow_strength in full shadow; 1
-// outside the shadow map or when shadows are off.
+// outside the shadow map or when shadows are off (vat_shadow_lookup of shadow.wgsl, appended).
 fn vat_shadow(world: vec3<f32>, n: vec3<f32>) -> f32 {
-    if frame.shadow_strength <= 0.0 {
-        return 1.0;
-    }
-    let lp = frame.light_view_proj * vec4<f32>(world + n * frame.shadow_normal_offset, 1.0);
-    let ndc = lp.xyz / lp.w;
-    let uv = vec2<f32>(ndc.x * 0.5 + 0.5, 0.5 - ndc.y * 0.5);
-    if uv.x < 0.0 || uv.x > 1.0 || uv.y < 0.0 || uv.y > 1.0 || ndc.z > 1.0 {
-        return 1.0;
-    }
-    let lit = textureSampleCompareLevel(shadow_map, shadow_sampler, uv, ndc.z - frame.shadow_bias);
-    return 1.0 - frame.shadow_strength * (1.0 - lit);
+    return vat_shadow_lookup(
+        shadow_map,
+        shadow_sampler,
+        frame.light_view_proj,
+        world,
+        n,
+        frame.shadow_normal_offset,
+        frame.shadow_bias,
+        frame.shadow_strength,
+    );
 }
 
 // What the vertex paths hand to fs_lit.
