@@ -19,7 +19,9 @@ pub const MAX_GRID_CELLS_PER_AXIS: u32 = 1 << 24;
 
 /// The angle one pixel spans in the view the default LOD switch distances assume, radians: a 60 degree
 /// vertical field of view over 1080 rows, `2 tan(30 deg) / 1080` (small-angle: an object of size `s`
-/// at distance `d` spans `s / (d * LOD_PIXEL_ANGLE)` rows).
+/// at distance `d` spans `s / (d * LOD_PIXEL_ANGLE)` rows). A view of another size or field of view
+/// (`Camera::pixel_angle`, set by `Camera::with_viewport`) scales every switch distance by
+/// `LOD_PIXEL_ANGLE / pixel_angle` through its LOD bias (`Camera::lod_bias`).
 pub const LOD_PIXEL_ANGLE: f64 = 2.0 * 0.577_350_269_189_625_8 / 1080.0;
 
 /// Each LOD switch distance is at least this many times the previous one (see

@@ -34,8 +34,10 @@
 //! ## Using it in an existing engine
 //! What [`Renderer::render`] expects and changes (the README section "Using the Vulkan backend in an
 //! existing engine" has the whole picture and `examples/examples/vulkan_engine.rs` a compiling engine):
-//! - **Device**: Vulkan 1.3 with `dynamicRendering` and `drawIndirectFirstInstance` enabled, a queue
-//!   family with graphics and compute, at least 8 storage buffers per stage.
+//! - **Device**: what [`DeviceRequirements`] lists (Vulkan 1.3 with `dynamicRendering` and
+//!   `drawIndirectFirstInstance` enabled, a queue family with graphics and compute, the descriptor
+//!   limits of vat's binding table): merge it into your device creation with
+//!   [`DeviceRequirements::merge_into`] and check a physical device with [`DeviceRequirements::check`].
 //! - **Command buffer**: primary, recording, outside any render pass; afterwards no rendering is
 //!   open. Bound pipelines, descriptor sets (sets 0-2), the index buffer, viewport and scissor are
 //!   left changed: rebind yours.
