@@ -1,9 +1,10 @@
 //! Workspace build helper.
 //!
 //! - `cargo xtask test`: installs the system packages the tests need (when missing), then runs the
-//!   workspace tests. This is the README's test command; `.ci/run` calls it too.
+//!   workspace tests (vat-bevy's apart, with `--ignore-rust-version`). This is the README's test command; `.ci/run` calls it too.
 //! - `cargo xtask ci`: what CI runs: formatting, clippy with warnings denied, rustdoc with warnings
-//!   denied, the same steps as `cargo xtask test`, `cargo xtask determinism`, then `cargo xtask fuzz 60`
+//!   denied (each for the workspace without vat-bevy, then for vat-bevy with `--ignore-rust-version`:
+//!   Bevy 0.20.1 declares a newer rust-version than the toolchain), the same steps as `cargo xtask test`, `cargo xtask determinism`, then `cargo xtask fuzz 60`
 //!   (installing cargo-fuzz first when it is missing).
 //! - `cargo xtask deps`: only the system-package step.
 //! - `cargo xtask render [ARGS...]`: the system-package step, then `vat render ARGS` in release (the
@@ -123,10 +124,17 @@ fn deps() -> Result<()> {
     run(install)
 }
 
+/// The crate built apart: Bevy 0.20.1 declares a newer rust-version than the workspace's toolchain,
+/// so every command on it passes `--ignore-rust-version`, and workspace-wide commands exclude it.
+const BEVY_CRATE: &str = "vat-bevy";
+
 fn test() -> Result<()> {
     let mut cmd = cargo();
-    cmd.args(["test", "--workspace", "--locked"]);
-    run(cmd)
+    cmd.args(["test", "--workspace", "--locked", "--exclude", BEVY_CRATE]);
+    run(cmd)?;
+    let mut bevy = cargo();
+    bevy.args(["test", "--locked", "--ignore-rust-version", "-p", BEVY_CRATE]);
+    run(bevy)
 }
 
 fn ci() -> Result<()> {
@@ -134,11 +142,21 @@ fn ci() -> Result<()> {
     fmt.args(["fmt", "--all", "--", "--check"]);
     run(fmt)?;
     let mut clippy = cargo();
-    clippy.args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]);
+    clippy.args(["clippy", "--workspace", "--all-targets", "--locked", "--exclude", BEVY_CRATE]);
+    clippy.args(["--", "-D", "warnings"]);
     run(clippy)?;
+    let mut clippy_bevy = cargo();
+    clippy_bevy.args(["clippy", "--all-targets", "--locked", "--ignore-rust-version", "-p", BEVY_CRATE]);
+    clippy_bevy.args(["--", "-D", "warnings"]);
+    run(clippy_bevy)?;
     let mut doc = cargo();
-    doc.args(["doc", "--workspace", "--no-deps", "--locked"]).env("RUSTDOCFLAGS", "-D warnings");
+    doc.args(["doc", "--workspace", "--no-deps", "--locked", "--exclude", BEVY_CRATE]);
+    doc.env("RUSTDOCFLAGS", "-D warnings");
     run(doc)?;
+    let mut doc_bevy = cargo();
+    doc_bevy.args(["doc", "--no-deps", "--locked", "--ignore-rust-version", "-p", BEVY_CRATE]);
+    doc_bevy.env("RUSTDOCFLAGS", "-D warnings");
+    run(doc_bevy)?;
     test()?;
     determinism()?;
     install_cargo_fuzz()?;

@@ -1,0 +1,159 @@
+//! The example's scene rendered headless by Bevy (on the software Vulkan driver in CI), measured:
+//! the crowd appears, and the building occludes the characters behind it (vat draws into Bevy's
+//! reverse-Z depth buffer), in an HDR, 4x MSAA camera.
+
+#![allow(clippy::unwrap_used)] // Tests.
+
+#[path = "../examples/common/scene.rs"]
+mod scene;
+
+use std::sync::{Arc, Mutex};
+
+use bevy::app::PluginsState;
+use bevy::prelude::*;
+use bevy::render::RenderPlugin;
+use bevy::render::render_resource::TextureFormat;
+use bevy::render::renderer::RenderDevice;
+use bevy::render::settings::WgpuSettings;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
+use bevy::window::ExitCondition;
+use vat_bevy::VatPlugin;
+
+const SIZE: UVec2 = UVec2::new(320, 200);
+
+/// A headless app of the scene (characters behind the building only) rendering into an image.
+fn app() -> App {
+    let mut app = App::new();
+    let plugins = DefaultPlugins.set(WindowPlugin {
+        primary_window: None,
+        exit_condition: ExitCondition::DontExit,
+        ..default()
+    });
+    #[cfg(feature = "window")]
+    let plugins = plugins.disable::<bevy::winit::WinitPlugin>();
+    app.add_plugins((plugins, VatPlugin));
+    let image = Image::new_target_texture(SIZE.x, SIZE.y, TextureFormat::Rgba8UnormSrgb, None);
+    let target = app.world_mut().resource_mut::<Assets<Image>>().add(image);
+    app.insert_resource(scene::SceneConfig {
+        instances: 600,
+        target: Some(target.clone()),
+        vat: scene::humanoid_vat(),
+        // Behind the building (its back face is at z = 4.5): every character is occluded where
+        // the building covers it.
+        z_range: (-scene::AREA, 3.0),
+    })
+    .insert_resource(Target(target))
+    .add_systems(Startup, scene::setup)
+    .add_systems(Update, scene::walk);
+    while app.plugins_state() == PluginsState::Adding {
+        bevy::tasks::tick_global_task_pools_on_main_thread();
+    }
+    app.finish();
+    app.cleanup();
+    assert!(
+        app.world().get_resource::<RenderDevice>().is_some(),
+        "Bevy found no GPU adapter: install the software Vulkan driver (cargo xtask deps)"
+    );
+    app.update(); // Startup: the scene.
+    app
+}
+
+#[derive(Resource)]
+struct Target(Handle<Image>);
+
+/// Renders a few frames with the crowd and the building shown or hidden, then one screenshot,
+/// as RGBA8.
+fn render(app: &mut App, crowd: bool, building: bool) -> Vec<u8> {
+    let entities = *app.world().resource::<scene::SceneEntities>();
+    let visibility = |on: bool| if on { Visibility::Inherited } else { Visibility::Hidden };
+    app.world_mut().entity_mut(entities.crowd).insert(visibility(crowd));
+    app.world_mut().entity_mut(entities.building).insert(visibility(building));
+    for _ in 0..3 {
+        app.update();
+    }
+    let shot: Arc<Mutex<Option<Image>>> = Arc::default();
+    let slot = shot.clone();
+    let target = app.world().resource::<Target>().0.clone();
+    app.world_mut().spawn(Screenshot::image(target)).observe(move |captured: On<ScreenshotCaptured>| {
+        *slot.lock().unwrap() = Some(captured.image.clone());
+    });
+    for _ in 0..30 {
+        app.update();
+        if let Some(image) = shot.lock().unwrap().take() {
+            assert_eq!(image.texture_descriptor.size.width, SIZE.x);
+            if let Ok(dir) = std::env::var("VAT_BEVY_TEST_OUT") {
+                // For a look: VAT_BEVY_TEST_OUT=dir writes each render as a PNG.
+                let name = format!("{dir}/crowd{}_building{}.png", u8::from(crowd), u8::from(building));
+                image.clone().try_into_dynamic().unwrap().to_rgba8().save(&name).unwrap();
+            }
+            let data = image.data.expect("the screenshot has pixels");
+            assert_eq!(data.len(), (SIZE.x * SIZE.y * 4) as usize);
+            return data;
+        }
+    }
+    panic!("no screenshot after 30 frames");
+}
+
+/// Whether pixel `i` differs by more than 8/255 in a colour channel.
+fn differs(a: &[u8], b: &[u8], i: usize) -> bool {
+    (0..3).any(|c| a[4 * i + c].abs_diff(b[4 * i + c]) > 8)
+}
+
+/// `mask` shrunk by `r` pixels (away from edges that MSAA blends).
+fn erode(mask: &[bool], r: i32) -> Vec<bool> {
+    let (w, h) = (SIZE.x as i32, SIZE.y as i32);
+    (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            (-r..=r).all(|dy| {
+                (-r..=r).all(|dx| {
+                    let (u, v) = (x + dx, y + dy);
+                    u >= 0 && v >= 0 && u < w && v < h && mask[(v * w + u) as usize]
+                })
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn crowd_is_drawn_and_occluded_by_the_building() {
+    let mut app = app();
+    // Bevy compiles its pipelines in the background: its meshes appear a few frames in.
+    let _warm_up = render(&mut app, true, true);
+    let all = render(&mut app, true, true);
+    let no_crowd = render(&mut app, false, true);
+    let no_building = render(&mut app, true, false);
+    let empty = render(&mut app, false, false);
+    let n = (SIZE.x * SIZE.y) as usize;
+
+    // The crowd appears: pixels differ from the render without it.
+    let crowd_pixels = (0..n).filter(|&i| differs(&all, &no_crowd, i)).count();
+    eprintln!("pixels changed by the crowd: {crowd_pixels} of {n}");
+    assert!(crowd_pixels > 500, "the crowd changed only {crowd_pixels} pixels");
+    // Lit, not black: the mean of the crowd's pixels.
+    let mean: f64 = (0..n)
+        .filter(|&i| differs(&all, &no_crowd, i))
+        .map(|i| f64::from(all[4 * i]) + f64::from(all[4 * i + 1]) + f64::from(all[4 * i + 2]))
+        .sum::<f64>()
+        / (3.0 * crowd_pixels as f64);
+    eprintln!("mean channel of the crowd's pixels: {mean:.1}");
+    assert!(mean > 20.0, "the crowd is black (mean channel {mean:.1})");
+
+    // The building's pixels (it changes the empty render there), away from its edges.
+    let building: Vec<bool> = (0..n).map(|i| differs(&no_crowd, &empty, i)).collect();
+    let building = erode(&building, 2);
+    let building_pixels = building.iter().filter(|&&b| b).count();
+    assert!(building_pixels > 1000, "the building covers only {building_pixels} pixels");
+    // Where the crowd is drawn without the building, inside the building's silhouette...
+    let behind: Vec<usize> = (0..n).filter(|&i| building[i] && differs(&no_building, &empty, i)).collect();
+    eprintln!("building pixels with characters behind them: {}", behind.len());
+    assert!(behind.len() > 100, "only {} characters' pixels behind the building", behind.len());
+    // ...the building hides it: the render with the crowd equals the one without there.
+    let leaked = behind.iter().filter(|&&i| differs(&all, &no_crowd, i)).count();
+    eprintln!("of which drawn over the building: {leaked}");
+    assert!(
+        leaked * 50 <= behind.len(),
+        "{leaked} of {} pixels of characters behind the building were drawn over it",
+        behind.len()
+    );
+}
