@@ -12,8 +12,9 @@
 //!   64 bytes each and only the changed ones are uploaded.
 //! - Drawing: after Bevy's main opaque pass, into the view's colour target (HDR or not, any MSAA)
 //!   and Bevy's depth buffer with Bevy's conventions (reverse-Z, `GreaterEqual`, `Depth32Float`),
-//!   lit by the scene's first `DirectionalLight` and the `GlobalAmbientLight` (see
-//!   [`VatRenderSettings`] for what is and is not shared with Bevy's PBR).
+//!   lit by the scene's first `DirectionalLight` and the `GlobalAmbientLight`, casting shadows into
+//!   Bevy's directional cascades (see [`VatRenderSettings`] for what is and is not shared with
+//!   Bevy's PBR).
 //!
 //! ```no_run
 //! use bevy::prelude::*;
@@ -56,26 +57,30 @@
 mod asset;
 mod crowd;
 mod error;
+mod instance;
 mod render;
 
 pub use asset::{VatAsset, VatAssetLoader};
 pub use crowd::{CrowdGuard, VatAnimationEvent, VatCrowd, VatCrowdRebuilt};
 pub use error::VatBevyError;
+pub use instance::VatInstance;
 
 use bevy::core_pipeline::core_3d::{main_opaque_pass_3d, main_transparent_pass_3d};
 use bevy::core_pipeline::schedule::{Core3d, Core3dSystems};
 use bevy::ecs::schedule::ApplyDeferred;
 use bevy::pbr::{LATE_SHADOW_PASS, per_view_shadow_pass};
 use bevy::prelude::*;
+use bevy::render::settings::WgpuSettings;
 use bevy::render::{Render, RenderApp, RenderSystems};
 pub use vat_wgpu::Culling;
 
 /// Adds vat's crowds to an app with Bevy's renderer (`DefaultPlugins`, or at least the asset,
 /// render, core pipeline and PBR plugins): see the [crate docs](crate). Add it after them.
 ///
-/// The device must have `INDIRECT_FIRST_INSTANCE` (Bevy's default `WgpuSettings` ask for every
-/// feature the adapter has; Vulkan, Metal and DX12 adapters have it); without it an error is
-/// logged once and crowds are not drawn.
+/// The device must meet vat's requirements (`vat_wgpu::required_features()`, e.g.
+/// `INDIRECT_FIRST_INSTANCE`, and `required_limits()`): Bevy's default `WgpuSettings` ask for
+/// every feature and limit the adapter has, and [`wgpu_settings`] adds them to settings that do
+/// not. Without them an error naming what is missing is logged once and crowds are not drawn.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct VatPlugin;
 
@@ -86,7 +91,8 @@ impl Plugin for VatPlugin {
             .init_resource::<VatRenderSettings>()
             .add_message::<VatAnimationEvent>()
             .add_message::<VatCrowdRebuilt>()
-            .add_systems(PreUpdate, (crowd::build_crowds, crowd::advance_crowds).chain());
+            .add_systems(PreUpdate, (crowd::build_crowds, crowd::advance_crowds).chain())
+            .add_systems(PostUpdate, instance::sync_instances.after(TransformSystems::Propagate));
         let Some(render_app) = app.get_sub_app_mut(RenderApp) else { return };
         render_app
             .init_resource::<render::VatRenderState>()
@@ -114,21 +120,37 @@ impl Plugin for VatPlugin {
     }
 }
 
+/// Bevy's default `WgpuSettings` with vat's device requirements added
+/// (`vat_wgpu::required_features()`, `vat_wgpu::required_limits()`), for
+/// `RenderPlugin { render_creation: vat_bevy::wgpu_settings().into(), .. }`. Bevy's default
+/// settings already ask for every feature and limit of the adapter; these are for an app that
+/// trims them (another `WgpuSettingsPriority`), so that the device still has what vat needs.
+pub fn wgpu_settings() -> WgpuSettings {
+    let mut settings = WgpuSettings::default();
+    settings.features |= vat_wgpu::required_features();
+    settings.limits = settings.limits.or_better_values_from(&vat_wgpu::required_limits());
+    settings
+}
+
 /// How crowds are drawn (a resource of the main world, read every frame).
 ///
 /// What is shared with Bevy's renderer: the view (matrix, viewport, MSAA, HDR target), the depth
-/// buffer (crowds and Bevy's meshes occlude each other), the first `DirectionalLight`'s direction,
-/// colour and illuminance and the `GlobalAmbientLight`, scaled by the camera's exposure so the
-/// crowd is about as bright as a Lambertian `StandardMaterial` of the same colour. What is not:
-/// the crowd is shaded by vat's own `fs_lit` (Lambert plus GGX for textured assets, not Bevy's PBR:
-/// no environment maps, point or spot lights, fog); it casts shadows onto itself through vat's own
-/// shadow map ([`shadows`](Self::shadows)) but neither casts into nor receives Bevy's cascades; it
-/// is not in Bevy's depth or motion-vector prepasses (so not in TAA, SSAO or depth of field inputs).
+/// buffer (crowds and Bevy's meshes occlude each other), the directional lights' shadow cascades
+/// (the crowds cast into them, so onto Bevy's meshes: [`cast_bevy_shadows`](Self::cast_bevy_shadows)),
+/// the first `DirectionalLight`'s direction, colour and illuminance and the `GlobalAmbientLight`,
+/// scaled by the camera's exposure so that the crowd is about as bright as a Lambertian
+/// `StandardMaterial` of the same colour. What is not: the crowd is shaded by vat's own `fs_lit`
+/// (Lambert plus GGX for textured assets, not Bevy's PBR: no environment maps, point or spot
+/// lights, fog, per-camera `AmbientLight`); it receives shadows from vat's own shadow map of the
+/// sun, in which only crowds cast ([`shadows`](Self::shadows)), not from Bevy's cascades (Bevy's
+/// meshes do not shadow it); it is not in Bevy's depth, normal or motion-vector prepasses (so not
+/// in TAA, SSAO or depth of field inputs).
 #[derive(Resource, Debug, Clone, Copy, PartialEq)]
 pub struct VatRenderSettings {
     /// CPU or GPU culling (default CPU).
     pub culling: Culling,
-    /// The crowd's shadows on itself, from vat's own shadow map of the sun (default on).
+    /// The crowds' shadows on themselves, from vat's own shadow map of the sun (default on;
+    /// without a `DirectionalLight` there are none).
     pub shadows: bool,
     /// How far from the camera vat's shadow map reaches, metres (default 60).
     pub shadow_distance: f32,

@@ -60,6 +60,7 @@ pub(crate) struct ExtractedLight {
 }
 
 /// `ExtractSchedule`: the visible crowds, their assets, the settings and the light.
+#[allow(clippy::too_many_arguments)] // One system: its parameters are its queries.
 pub(crate) fn extract_crowds(
     crowds: Extract<Query<(Entity, &VatCrowd, &InheritedVisibility)>>,
     assets: Extract<Res<Assets<VatAsset>>>,
@@ -81,7 +82,7 @@ pub(crate) fn extract_crowds(
         extracted.assets.entry(id).or_insert_with(|| asset.bytes().clone());
         extracted.crowds.push(ExtractedCrowd { entity, asset: id, shared: crowd.shared().clone() });
     }
-    commands.insert_resource(settings.clone());
+    commands.insert_resource(**settings);
     light.sun = suns.iter().next().map(|(sun, transform)| {
         let towards = -transform.forward();
         let c = sun.color.to_linear();

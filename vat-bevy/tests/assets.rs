@@ -9,7 +9,9 @@ use std::time::Duration;
 use bevy::asset::AssetPlugin;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use vat_bevy::{VatAnimationEvent, VatAsset, VatBevyError, VatCrowd, VatCrowdRebuilt, VatPlugin};
+use vat_bevy::{
+    VatAnimationEvent, VatAsset, VatBevyError, VatCrowd, VatCrowdRebuilt, VatInstance, VatPlugin,
+};
 use vat_core::crowd::CrowdConfig;
 use vat_core::instance::PlayMode;
 
@@ -79,4 +81,37 @@ fn crowds_are_built_rebuilt_on_reload_and_send_events() {
     assert_eq!(c.records()[42].position, [42.0, 0.0, 0.0]);
     assert_eq!(c.records()[42].tint, [0.5, 0.25, 1.0]);
     assert_ne!(c.records()[7].variant_bits & vat_core::instance::VARIANT_HIDDEN, 0, "hidden stays hidden");
+}
+
+#[test]
+fn instances_as_entities_follow_their_transform() {
+    let bytes = humanoid();
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, AssetPlugin::default(), TransformPlugin, VatPlugin));
+    let asset = VatAsset::from_bytes(bytes).unwrap();
+    let walk = asset.clip_index("walk").unwrap();
+    let handle = app.world_mut().resource_mut::<Assets<VatAsset>>().add(asset.clone());
+    let crowd = app.world_mut().spawn(VatCrowd::with_asset(handle, &asset, CrowdConfig::default())).id();
+    let one = app
+        .world_mut()
+        .spawn((
+            VatInstance::new(crowd, 0),
+            Transform::from_xyz(3.0, 0.0, 4.0).with_rotation(Quat::from_rotation_y(1.0)),
+        ))
+        .id();
+    app.update();
+    let record = |app: &App| app.world().get::<VatCrowd>(crowd).unwrap().crowd().unwrap().records()[0];
+    assert_eq!(app.world().get::<VatCrowd>(crowd).unwrap().crowd().unwrap().count(), 1);
+    assert_eq!(record(&app).position, [3.0, 0.0, 4.0]);
+    assert!((record(&app).yaw - 1.0).abs() < 1e-5, "yaw {}", record(&app).yaw);
+
+    app.world_mut().get_mut::<Transform>(one).unwrap().translation.x = -2.0;
+    app.world_mut().get_mut::<VatInstance>(one).unwrap().clip = walk;
+    app.update();
+    assert_eq!(record(&app).position, [-2.0, 0.0, 4.0]);
+    assert_eq!(record(&app).clip_b_index(), walk, "the walk fades in");
+
+    app.world_mut().despawn(one);
+    app.update();
+    assert_ne!(record(&app).variant_bits & vat_core::instance::VARIANT_HIDDEN, 0, "despawned");
 }
