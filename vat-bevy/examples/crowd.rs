@@ -17,6 +17,7 @@ use std::time::Duration;
 use bevy::app::ScheduleRunnerPlugin;
 use bevy::image::Image;
 use bevy::prelude::*;
+use bevy::render::RenderPlugin;
 use bevy::render::render_resource::TextureFormat;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use bevy::window::ExitCondition;
@@ -77,7 +78,7 @@ fn main() -> AppExit {
     let headless = args.frames.is_some() || args.screenshot.is_some();
     let mut app = App::new();
     if headless {
-        let plugins = DefaultPlugins.set(WindowPlugin {
+        let plugins = DefaultPlugins.set(render_plugin()).set(WindowPlugin {
             primary_window: None,
             exit_condition: ExitCondition::DontExit,
             ..default()
@@ -86,7 +87,7 @@ fn main() -> AppExit {
         let plugins = plugins.disable::<bevy::winit::WinitPlugin>();
         app.add_plugins((plugins, ScheduleRunnerPlugin::run_loop(Duration::ZERO)));
     } else {
-        app.add_plugins(DefaultPlugins.set(WindowPlugin {
+        app.add_plugins(DefaultPlugins.set(render_plugin()).set(WindowPlugin {
             primary_window: Some(Window {
                 title: "vat-bevy crowd".into(),
                 resolution: (args.size.x, args.size.y).into(),
@@ -120,6 +121,11 @@ fn main() -> AppExit {
     .run()
 }
 
+/// Bevy's renderer with vat's device requirements (see `vat_bevy::wgpu_settings`).
+fn render_plugin() -> RenderPlugin {
+    RenderPlugin { render_creation: vat_bevy::wgpu_settings().into(), ..default() }
+}
+
 fn count_frames(mut headless: ResMut<Headless>, mut commands: Commands, mut exit: MessageWriter<AppExit>) {
     headless.rendered += 1;
     if headless.rendered != headless.frames {
@@ -141,7 +147,8 @@ fn count_frames(mut headless: ResMut<Headless>, mut commands: Commands, mut exit
     }
 }
 
-/// Prints how many animation events arrived (plays ending), once a second.
+/// Prints how many animation events (footsteps: the marked first frame of each gait) arrived, every
+/// 5 s.
 fn count_events(
     mut events: MessageReader<VatAnimationEvent>,
     time: Res<Time>,

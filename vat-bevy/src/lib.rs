@@ -121,12 +121,15 @@ impl Plugin for VatPlugin {
 }
 
 /// Bevy's default `WgpuSettings` with vat's device requirements added
-/// (`vat_wgpu::required_features()`, `vat_wgpu::required_limits()`), for
-/// `RenderPlugin { render_creation: vat_bevy::wgpu_settings().into(), .. }`. Bevy's default
-/// settings already ask for every feature and limit of the adapter; these are for an app that
-/// trims them (another `WgpuSettingsPriority`), so that the device still has what vat needs.
+/// (`vat_wgpu::required_features()`, `vat_wgpu::required_limits()`) and without the `DEBUG`
+/// instance flag, for `RenderPlugin { render_creation: vat_bevy::wgpu_settings().into(), .. }`.
+/// Bevy's default settings already ask for every feature and limit of the adapter; these are for
+/// an app that trims them (another `WgpuSettingsPriority`), so that the device still has what vat
+/// needs. `DEBUG` (on in debug builds) embeds each shader's WGSL in its SPIR-V, which older
+/// Vulkan validation layers (Debian 12's) misreport as invalid SPIR-V on every module.
 pub fn wgpu_settings() -> WgpuSettings {
     let mut settings = WgpuSettings::default();
+    settings.instance_flags.remove(wgpu::InstanceFlags::DEBUG);
     settings.features |= vat_wgpu::required_features();
     settings.limits = settings.limits.or_better_values_from(&vat_wgpu::required_limits());
     settings

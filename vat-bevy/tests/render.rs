@@ -24,13 +24,8 @@ const SIZE: UVec2 = UVec2::new(320, 200);
 /// A headless app of the scene (characters behind the building only) rendering into an image.
 fn app() -> App {
     let mut app = App::new();
-    // vat's requirements, Vulkan only (the software driver in CI), and no `DEBUG` flag (which embeds the WGSL in the SPIR-V, which older
-    // validation layers misreport).
-    let wgpu = WgpuSettings {
-        instance_flags: wgpu::InstanceFlags::from_build_config() - wgpu::InstanceFlags::DEBUG,
-        backends: Some(wgpu::Backends::VULKAN),
-        ..vat_bevy::wgpu_settings()
-    };
+    // Vulkan only: the software driver in CI (no GL adapter probed).
+    let wgpu = WgpuSettings { backends: Some(wgpu::Backends::VULKAN), ..vat_bevy::wgpu_settings() };
     let plugins = DefaultPlugins
         .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
         .set(RenderPlugin { render_creation: wgpu.into(), ..default() });

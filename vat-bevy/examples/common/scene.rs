@@ -84,6 +84,7 @@ pub(crate) fn setup(
         CascadeShadowConfigBuilder { num_cascades: 2, maximum_distance: 60.0, ..default() }.build(),
     ));
     commands.insert_resource(GlobalAmbientLight { brightness: 300.0, ..default() });
+    commands.insert_resource(ClearColor(Color::srgb(0.45, 0.6, 0.8)));
     commands.spawn((
         Mesh3d(meshes.add(Plane3d::default().mesh().size(2.0 * AREA + 20.0, 2.0 * AREA + 20.0))),
         MeshMaterial3d(materials.add(Color::srgb(0.35, 0.45, 0.3))),
@@ -105,6 +106,10 @@ pub(crate) fn setup(
     let crowd = VatCrowd::with_asset(handle, &asset, crowd_config);
     let mut agents = Agents { clips, z_range: config.z_range, ..default() };
     if let Some(mut c) = crowd.crowd() {
+        // Footsteps: an event each time a gait passes its first frame.
+        for &gait in &clips[1..] {
+            c.mark_frame(gait, 0);
+        }
         for i in 0..config.instances {
             let (z0, z1) = config.z_range;
             let p = [(hash(i, 1) * 2.0 - 1.0) * AREA, 0.0, z0 + hash(i, 2) * (z1 - z0)];
