@@ -9,7 +9,11 @@
 //!   to Bevy's `Core3d` schedule.
 //! - [`VatCrowd`]: a component naming its `Handle<VatAsset>`; its instances live in a
 //!   [`vat_core::crowd::Crowd`] ([`VatCrowd::crowd`]), not as entities, so 100,000 of them cost
-//!   64 bytes each and only the changed ones are uploaded.
+//!   64 bytes each and only the changed ones are uploaded. For a few characters handled one by
+//!   one, [`VatInstance`] makes an instance an entity placed by its `Transform`.
+//! - Hot reload: a `.vat` file changed on disk (the crate's `file_watcher` feature, Bevy's) or an
+//!   asset replaced in `Assets<VatAsset>` rebuilds its crowds with the same instance ids
+//!   ([`VatCrowdRebuilt`]) and uploads the new asset.
 //! - Drawing: after Bevy's main opaque pass, into the view's colour target (HDR or not, any MSAA)
 //!   and Bevy's depth buffer with Bevy's conventions (reverse-Z, `GreaterEqual`, `Depth32Float`),
 //!   lit by the scene's first `DirectionalLight` and the `GlobalAmbientLight`, casting shadows into

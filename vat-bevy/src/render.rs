@@ -48,6 +48,8 @@ struct ExtractedCrowd {
     entity: Entity,
     asset: AssetId<VatAsset>,
     shared: SharedCrowd,
+    /// Drawn this frame (hidden crowds keep their GPU copies, and are not drawn).
+    visible: bool,
 }
 
 /// The scene's light as vat's `fs_lit` takes it, before the camera's exposure.
@@ -74,13 +76,15 @@ pub(crate) fn extract_crowds(
     extracted.crowds.clear();
     extracted.assets.clear();
     for (entity, crowd, visibility) in &crowds {
-        if !visibility.get() {
-            continue;
-        }
         let id = crowd.asset().id();
         let Some(asset) = assets.get(id) else { continue };
         extracted.assets.entry(id).or_insert_with(|| asset.bytes().clone());
-        extracted.crowds.push(ExtractedCrowd { entity, asset: id, shared: crowd.shared().clone() });
+        extracted.crowds.push(ExtractedCrowd {
+            entity,
+            asset: id,
+            shared: crowd.shared().clone(),
+            visible: visibility.get(),
+        });
     }
     commands.insert_resource(**settings);
     light.sun = suns.iter().next().map(|(sun, transform)| {
@@ -200,12 +204,11 @@ pub(crate) fn lighting(light: &ExtractedLight, exposure: f32, options: &mut Rend
     }
 }
 
-/// The crowds of `extracted` that have GPU copies of their current build, locked: the guards, in
-/// extraction order.
+/// The visible crowds of a frame, locked, in extraction order.
 type Locked<'a> = Vec<(Entity, AssetId<VatAsset>, MutexGuard<'a, Option<BuiltCrowd>>)>;
 
 fn lock_all(extracted: &ExtractedCrowds) -> Locked<'_> {
-    extracted.crowds.iter().map(|c| (c.entity, c.asset, lock(&c.shared))).collect()
+    extracted.crowds.iter().filter(|c| c.visible).map(|c| (c.entity, c.asset, lock(&c.shared))).collect()
 }
 
 /// Pairs each locked crowd with its GPU asset and crowd: the draws of a frame, and their entities.
