@@ -313,3 +313,92 @@ macro_rules! per_backend {
         }
     };
 }
+
+/// A host's render pipeline on wgpu for the tests' offscreen targets (`Rgba8UnormSrgb` colour,
+/// `Depth32Float` depth, one sample): `vs` and `fs` of `wgsl`, no vertex buffers, no culling,
+/// depth written and tested with `compare`, colour written where `write_colour`.
+pub fn host_pipeline(
+    device: &wgpu::Device,
+    wgsl: &str,
+    compare: wgpu::CompareFunction,
+    write_colour: bool,
+) -> wgpu::RenderPipeline {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("host"),
+        source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+    });
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some("host"),
+        layout: None,
+        vertex: wgpu::VertexState {
+            module: &module,
+            entry_point: Some("vs"),
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
+        primitive: wgpu::PrimitiveState::default(),
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: wgpu::TextureFormat::Depth32Float,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(compare),
+            stencil: wgpu::StencilState::default(),
+            bias: wgpu::DepthBiasState::default(),
+        }),
+        multisample: wgpu::MultisampleState::default(),
+        fragment: Some(wgpu::FragmentState {
+            module: &module,
+            entry_point: Some("fs"),
+            compilation_options: Default::default(),
+            targets: &[Some(wgpu::ColorTargetState {
+                format: wgpu::TextureFormat::Rgba8UnormSrgb,
+                blend: None,
+                write_mask: if write_colour { wgpu::ColorWrites::ALL } else { wgpu::ColorWrites::empty() },
+            })],
+        }),
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
+/// The host's depth fill on wgpu: a full-screen triangle writing `depth` (compare `Always`, colour
+/// writes off; scissor it to the part of the screen it covers).
+pub fn wgpu_depth_fill(device: &wgpu::Device, depth: f32) -> wgpu::RenderPipeline {
+    let wgsl = format!(
+        "@vertex fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {{
+             var p = array<vec2<f32>, 3>(vec2<f32>(-1.0, -1.0), vec2<f32>(3.0, -1.0), vec2<f32>(-1.0, 3.0));
+             return vec4<f32>(p[i], {depth:?}, 1.0);
+         }}
+         @fragment fn fs() -> @location(0) vec4<f32> {{ return vec4<f32>(0.0); }}"
+    );
+    host_pipeline(device, &wgsl, wgpu::CompareFunction::Always, false)
+}
+
+/// Begins the host's colour pass over an offscreen target: colour cleared to `clear`, depth to
+/// `clear_depth`, both stored.
+pub fn begin_host_pass<'e>(
+    encoder: &'e mut wgpu::CommandEncoder,
+    target: vat_wgpu::RenderTarget<'_>,
+    clear: wgpu::Color,
+    clear_depth: f32,
+) -> wgpu::RenderPass<'e> {
+    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some("host pass"),
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view: target.color,
+            depth_slice: None,
+            resolve_target: None,
+            ops: wgpu::Operations { load: wgpu::LoadOp::Clear(clear), store: wgpu::StoreOp::Store },
+        })],
+        depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+            view: target.depth,
+            depth_ops: Some(wgpu::Operations {
+                load: wgpu::LoadOp::Clear(clear_depth),
+                store: wgpu::StoreOp::Store,
+            }),
+            stencil_ops: None,
+        }),
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    })
+}

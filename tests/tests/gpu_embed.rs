@@ -17,7 +17,7 @@ use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::encoding::VertexFormat;
 use vat_core::render::{CrowdDraw, CrowdRenderer, Culling, RenderOptions};
-use vat_tests::{humanoid_vat_in, save_image};
+use vat_tests::{begin_host_pass, humanoid_vat_in, save_image, wgpu_depth_fill};
 
 const SIZE: [u32; 2] = [256, 160];
 /// The host's clear colour (linear), unlike vat's default.
@@ -67,54 +67,6 @@ fn check(name: &str, reference: &[u8], embedded: &[u8]) {
     assert_eq!(differing, 0, "{name}: pixels of the right half unlike render()'s");
 }
 
-/// The host's depth pre-fill on wgpu: a full-screen triangle at depth 0 (compare `Always`),
-/// scissored by the host to the left half.
-fn wgpu_depth_fill(device: &wgpu::Device) -> wgpu::RenderPipeline {
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("host depth fill"),
-        source: wgpu::ShaderSource::Wgsl(
-            "@vertex fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
-                 var p = array<vec2<f32>, 3>(vec2<f32>(-1.0, -1.0), vec2<f32>(3.0, -1.0), vec2<f32>(-1.0, 3.0));
-                 return vec4<f32>(p[i], 0.0, 1.0);
-             }
-             @fragment fn fs() -> @location(0) vec4<f32> { return vec4<f32>(0.0); }"
-                .into(),
-        ),
-    });
-    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: Some("host depth fill"),
-        layout: None,
-        vertex: wgpu::VertexState {
-            module: &module,
-            entry_point: Some("vs"),
-            compilation_options: Default::default(),
-            buffers: &[],
-        },
-        primitive: wgpu::PrimitiveState::default(),
-        depth_stencil: Some(wgpu::DepthStencilState {
-            format: wgpu::TextureFormat::Depth32Float,
-            depth_write_enabled: Some(true),
-            depth_compare: Some(wgpu::CompareFunction::Always),
-            stencil: wgpu::StencilState::default(),
-            bias: wgpu::DepthBiasState::default(),
-        }),
-        multisample: wgpu::MultisampleState::default(),
-        // Colour writes off: the host's clear colour stays.
-        fragment: Some(wgpu::FragmentState {
-            module: &module,
-            entry_point: Some("fs"),
-            compilation_options: Default::default(),
-            targets: &[Some(wgpu::ColorTargetState {
-                format: wgpu::TextureFormat::Rgba8UnormSrgb,
-                blend: None,
-                write_mask: wgpu::ColorWrites::empty(),
-            })],
-        }),
-        multiview_mask: None,
-        cache: None,
-    })
-}
-
 /// `render()` and a host frame of the same crowd on wgpu: `(reference, embedded)`.
 fn wgpu_frames(bytes: &[u8], culling: Culling) -> (Vec<u8>, Vec<u8>) {
     let mut r = vat_wgpu::Offscreen::new(SIZE, Default::default()).unwrap();
@@ -123,34 +75,12 @@ fn wgpu_frames(bytes: &[u8], culling: Culling) -> (Vec<u8>, Vec<u8>) {
     let mut gpu = r.create_crowd(&crowd).unwrap();
     r.render_crowd(&asset, &mut gpu, &mut crowd, &camera(), &options(culling)).unwrap();
     let reference = r.read_rgba8().unwrap();
-    let fill = wgpu_depth_fill(r.parts().0);
+    let fill = wgpu_depth_fill(r.parts().0, 0.0);
     r.record_host_frame(|_, renderer, encoder, target| {
         let mut crowds = [CrowdDraw { asset: &asset, gpu: &mut gpu, crowd: &mut crowd }];
         let report = renderer.prepare(encoder, &mut crowds, &camera(), &options(culling), &[])?;
         let [r, g, b, a] = HOST_CLEAR;
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("host pass"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: target.color,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a }),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: target.depth,
-                depth_ops: Some(wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(1.0),
-                    store: wgpu::StoreOp::Store,
-                }),
-                stencil_ops: None,
-            }),
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
+        let mut pass = begin_host_pass(encoder, target, wgpu::Color { r, g, b, a }, 1.0);
         // The host's own content first: depth 0 over the left half.
         pass.set_pipeline(&fill);
         pass.set_scissor_rect(0, 0, SIZE[0] / 2, SIZE[1]);

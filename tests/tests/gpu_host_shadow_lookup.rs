@@ -11,7 +11,7 @@ use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::encoding::VertexFormat;
 use vat_core::gpu::ShadowLookup;
 use vat_core::render::{CrowdDraw, CrowdRenderer, RenderOptions};
-use vat_tests::{humanoid_vat_in, save_image};
+use vat_tests::{begin_host_pass, host_pipeline, humanoid_vat_in, save_image};
 use wgpu::util::DeviceExt;
 
 const SIZE: [u32; 2] = [256, 192];
@@ -72,37 +72,7 @@ fn a_host_ground_including_the_shadow_helper_is_shadowed_where_vats_ground_is() 
     let bare = frame(&mut r, &mut crowd, &mut gpu, false, true);
 
     let device = r.parts().0.clone();
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("host ground"),
-        source: wgpu::ShaderSource::Wgsl(host_ground_source().into()),
-    });
-    let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: Some("host ground"),
-        layout: None,
-        vertex: wgpu::VertexState {
-            module: &module,
-            entry_point: Some("vs"),
-            compilation_options: Default::default(),
-            buffers: &[],
-        },
-        primitive: wgpu::PrimitiveState::default(),
-        depth_stencil: Some(wgpu::DepthStencilState {
-            format: wgpu::TextureFormat::Depth32Float,
-            depth_write_enabled: Some(true),
-            depth_compare: Some(wgpu::CompareFunction::Less),
-            stencil: wgpu::StencilState::default(),
-            bias: wgpu::DepthBiasState::default(),
-        }),
-        multisample: wgpu::MultisampleState::default(),
-        fragment: Some(wgpu::FragmentState {
-            module: &module,
-            entry_point: Some("fs"),
-            compilation_options: Default::default(),
-            targets: &[Some(wgpu::TextureFormat::Rgba8UnormSrgb.into())],
-        }),
-        multiview_mask: None,
-        cache: None,
-    });
+    let pipeline = host_pipeline(&device, &host_ground_source(), wgpu::CompareFunction::Less, true);
     let sampler = device
         .create_sampler(&vat_wgpu::conv::map_sampler("host shadow", &vat_core::pipeline::SHADOW_SAMPLER));
     let options = RenderOptions::default();
@@ -133,29 +103,7 @@ fn a_host_ground_including_the_shadow_helper_is_shadowed_where_vats_ground_is() 
                 wgpu::BindGroupEntry { binding: 2, resource: wgpu::BindingResource::Sampler(&sampler) },
             ],
         });
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("host pass"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: target.color,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: target.depth,
-                depth_ops: Some(wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(1.0),
-                    store: wgpu::StoreOp::Store,
-                }),
-                stencil_ops: None,
-            }),
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
+        let mut pass = begin_host_pass(encoder, target, wgpu::Color::BLACK, 1.0);
         pass.set_pipeline(&pipeline);
         pass.set_bind_group(0, &group, &[]);
         pass.draw(0..6, 0..1);

@@ -20,7 +20,7 @@ use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::encoding::VertexFormat;
 use vat_core::pipeline::PassConventions;
 use vat_core::render::{CrowdDraw, CrowdRenderer, Culling, RenderOptions};
-use vat_tests::{humanoid_vat_in, save_image};
+use vat_tests::{begin_host_pass, humanoid_vat_in, save_image, wgpu_depth_fill};
 
 const SIZE: [u32; 2] = [256, 160];
 const EYE: [f32; 3] = [0.0, 2.0, 7.0];
@@ -93,29 +93,8 @@ fn wgpu_frames(bytes: &[u8], culling: Culling, conventions: PassConventions) -> 
         let mut crowds = [CrowdDraw { asset: &asset, gpu: &mut gpu, crowd: &mut crowd }];
         let report = renderer.prepare(encoder, &mut crowds, &cam, &options(culling), &[])?;
         let [r, g, b, a] = options(culling).clear_color;
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("host pass"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: target.color,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a }),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: target.depth,
-                depth_ops: Some(wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(conventions.clear_depth()),
-                    store: wgpu::StoreOp::Store,
-                }),
-                stencil_ops: None,
-            }),
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
+        let clear = wgpu::Color { r, g, b, a };
+        let mut pass = begin_host_pass(encoder, target, clear, conventions.clear_depth());
         let half = SIZE[0] / 2;
         pass.set_pipeline(&fills[0]);
         pass.set_scissor_rect(0, 0, half, SIZE[1]);
@@ -132,55 +111,6 @@ fn wgpu_frames(bytes: &[u8], culling: Culling, conventions: PassConventions) -> 
     })
     .unwrap();
     (reference, r.read_rgba8().unwrap())
-}
-
-/// The host's depth fill on wgpu: a full-screen triangle writing `depth` (compare `Always`, colour
-/// writes off).
-fn wgpu_depth_fill(device: &wgpu::Device, depth: f32) -> wgpu::RenderPipeline {
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("host depth fill"),
-        source: wgpu::ShaderSource::Wgsl(
-            format!(
-                "@vertex fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {{
-                     var p = array<vec2<f32>, 3>(vec2<f32>(-1.0, -1.0), vec2<f32>(3.0, -1.0), vec2<f32>(-1.0, 3.0));
-                     return vec4<f32>(p[i], {depth:?}, 1.0);
-                 }}
-                 @fragment fn fs() -> @location(0) vec4<f32> {{ return vec4<f32>(0.0); }}"
-            )
-            .into(),
-        ),
-    });
-    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: Some("host depth fill"),
-        layout: None,
-        vertex: wgpu::VertexState {
-            module: &module,
-            entry_point: Some("vs"),
-            compilation_options: Default::default(),
-            buffers: &[],
-        },
-        primitive: wgpu::PrimitiveState::default(),
-        depth_stencil: Some(wgpu::DepthStencilState {
-            format: wgpu::TextureFormat::Depth32Float,
-            depth_write_enabled: Some(true),
-            depth_compare: Some(wgpu::CompareFunction::Always),
-            stencil: wgpu::StencilState::default(),
-            bias: wgpu::DepthBiasState::default(),
-        }),
-        multisample: wgpu::MultisampleState::default(),
-        fragment: Some(wgpu::FragmentState {
-            module: &module,
-            entry_point: Some("fs"),
-            compilation_options: Default::default(),
-            targets: &[Some(wgpu::ColorTargetState {
-                format: wgpu::TextureFormat::Rgba8UnormSrgb,
-                blend: None,
-                write_mask: wgpu::ColorWrites::empty(),
-            })],
-        }),
-        multiview_mask: None,
-        cache: None,
-    })
 }
 
 /// The same two frames on Vulkan, under the validation layer (which must stay silent).
