@@ -64,6 +64,12 @@ struct Target(Handle<Image>);
 /// Renders a few frames with the crowd and the building shown or hidden, then one screenshot,
 /// as RGBA8.
 fn render(app: &mut App, crowd: bool, building: bool) -> Vec<u8> {
+    let target = app.world().resource::<Target>().0.clone();
+    render_to(app, target, crowd, building)
+}
+
+/// [`render`] of the camera rendering into `target`.
+fn render_to(app: &mut App, target: Handle<Image>, crowd: bool, building: bool) -> Vec<u8> {
     let entities = *app.world().resource::<scene::SceneEntities>();
     let visibility = |on: bool| if on { Visibility::Inherited } else { Visibility::Hidden };
     app.world_mut().entity_mut(entities.crowd).insert(visibility(crowd));
@@ -73,7 +79,6 @@ fn render(app: &mut App, crowd: bool, building: bool) -> Vec<u8> {
     }
     let shot: Arc<Mutex<Option<Image>>> = Arc::default();
     let slot = shot.clone();
-    let target = app.world().resource::<Target>().0.clone();
     app.world_mut().spawn(Screenshot::image(target)).observe(move |captured: On<ScreenshotCaptured>| {
         *slot.lock().unwrap() = Some(captured.image.clone());
     });
@@ -166,4 +171,26 @@ fn crowd_is_drawn_and_occluded_by_the_building() {
         "{leaked} of {} pixels of characters behind the building were drawn over it",
         behind.len()
     );
+
+    // A second 3D camera (another view, another image) draws the crowd too, and the first one
+    // still does: each view is planned and submitted in turn.
+    let image = Image::new_target_texture(SIZE.x, SIZE.y, TextureFormat::Rgba8UnormSrgb, None);
+    let second = app.world_mut().resource_mut::<Assets<Image>>().add(image);
+    app.world_mut().spawn((
+        Camera3d::default(),
+        Camera { order: 1, ..default() },
+        Msaa::Sample4,
+        bevy::camera::Hdr,
+        bevy::core_pipeline::tonemapping::Tonemapping::AcesFitted,
+        Transform::from_xyz(20.0, 8.0, -4.0).looking_at(Vec3::new(0.0, 1.0, -4.0), Vec3::Y),
+        bevy::camera::RenderTarget::Image(second.clone().into()),
+    ));
+    let side = render_to(&mut app, second.clone(), true, true);
+    let side_empty = render_to(&mut app, second, false, true);
+    let side_pixels = (0..n).filter(|&i| differs(&side, &side_empty, i)).count();
+    let first = render(&mut app, true, true);
+    let first_pixels = (0..n).filter(|&i| differs(&first, &no_crowd, i)).count();
+    eprintln!("two cameras: the crowd changes {first_pixels} and {side_pixels} pixels");
+    assert!(side_pixels > 500, "the second camera drew {side_pixels} crowd pixels");
+    assert!(first_pixels * 2 > crowd_pixels, "the first camera drew {first_pixels} crowd pixels with two");
 }
