@@ -485,17 +485,16 @@ pub fn shadow_view_proj(
     for (x, y) in [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)] {
         let near = unproject(x, y, near_z);
         let far = unproject(x, y, far_z);
-        let (edge, len) = if far.is_finite() {
+        let reach = if far.is_finite() {
             let edge = far - near;
-            (edge, edge.length())
+            let len = edge.length();
+            edge * if len > 0.0 { (shadow_distance / len).min(1.0) } else { 0.0 }
         } else {
             // An infinite far plane: the first shadow_distance metres along the corner's ray.
-            ((unproject(x, y, 0.5) - near).normalize_or_zero(), f32::INFINITY)
+            (unproject(x, y, 0.5) - near).normalize_or_zero() * shadow_distance
         };
-        let t = if len > 0.0 { (shadow_distance / len).min(1.0) } else { 0.0 };
-        let t = if len.is_infinite() { shadow_distance } else { t };
         corners.push(near);
-        corners.push(near + edge * t);
+        corners.push(near + reach);
     }
     let centre = corners.iter().copied().sum::<Vec3>() / corners.len() as f32;
     let radius = corners.iter().map(|c| c.distance(centre)).fold(0.0f32, f32::max).max(1e-3);
@@ -1887,6 +1886,20 @@ pub fn stage_binding_counts(stage: ShaderStages) -> StageBindingCounts {
         sampled_textures: main.sampled_textures.max(scatter.sampled_textures),
         samplers: main.samplers.max(scatter.samplers),
     }
+}
+
+/// The per-stage limits a device needs for vat: the largest [`stage_binding_counts`] of the vertex,
+/// fragment and compute stages, field by field.
+pub fn max_stage_binding_counts() -> StageBindingCounts {
+    [ShaderStages::VERTEX, ShaderStages::FRAGMENT, ShaderStages::COMPUTE]
+        .into_iter()
+        .map(stage_binding_counts)
+        .fold(StageBindingCounts::default(), |a, c| StageBindingCounts {
+            uniform_buffers: a.uniform_buffers.max(c.uniform_buffers),
+            storage_buffers: a.storage_buffers.max(c.storage_buffers),
+            sampled_textures: a.sampled_textures.max(c.sampled_textures),
+            samplers: a.samplers.max(c.samplers),
+        })
 }
 
 /// The most bind groups (descriptor sets) any of vat's pipeline layouts has: `cs_scatter`'s, whose

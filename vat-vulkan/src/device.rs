@@ -23,10 +23,6 @@ use crate::VulkanError;
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 
-/// What the queue of a context must support: graphics (render passes) and compute (culling, decode).
-const QUEUE_FLAGS: vk::QueueFlags =
-    vk::QueueFlags::from_raw(vk::QueueFlags::GRAPHICS.as_raw() | vk::QueueFlags::COMPUTE.as_raw());
-
 /// The Vulkan 1.0 and 1.3 features a physical device supports.
 ///
 /// # Safety
@@ -307,33 +303,29 @@ impl Context {
             vk::PhysicalDeviceType::INTEGRATED_GPU => 2,
             _ => 3,
         };
+        let requirements = if guard.surface.is_some() {
+            crate::DeviceRequirements::presenting()
+        } else {
+            crate::DeviceRequirements::offscreen()
+        };
         let mut candidates = Vec::new();
         for pd in devices {
             // SAFETY: `pd` was enumerated from this instance.
-            let props = unsafe { instance.get_physical_device_properties(pd) };
-            if props.api_version < vk::API_VERSION_1_3 {
+            if unsafe { requirements.check(instance, pd) }.is_err() {
                 continue;
             }
             // SAFETY: as above.
+            let props = unsafe { instance.get_physical_device_properties(pd) };
+            // SAFETY: as above.
             let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
             let family = (0..families.len() as u32).find(|&i| {
-                families[i as usize].queue_flags.contains(QUEUE_FLAGS)
+                families[i as usize].queue_flags.contains(requirements.queue_flags)
                     && guard.surface.as_ref().is_none_or(|s| {
                         // SAFETY: `pd` and the surface are of this instance; `i` is a family of `pd`.
                         unsafe { s.loader.get_physical_device_surface_support(pd, i, s.surface) }
                             .unwrap_or(false)
                     })
             });
-            // SAFETY: `pd` was enumerated from this instance.
-            let has_swapchain = unsafe { has_device_extension(instance, pd, ash::khr::swapchain::NAME) };
-            if guard.surface.is_some() && !has_swapchain {
-                continue;
-            }
-            // SAFETY: as above.
-            let (f10, f13) = unsafe { supported_features(instance, pd) };
-            if f10.draw_indirect_first_instance == vk::FALSE || f13.dynamic_rendering == vk::FALSE {
-                continue;
-            }
             if let Some(family) = family {
                 candidates.push((rank(props.device_type), pd, props, family));
             }
@@ -346,11 +338,6 @@ impl Context {
         let queue_info = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(queue_family)
             .queue_priorities(&priorities)];
-        let requirements = if guard.surface.is_some() {
-            crate::DeviceRequirements::presenting()
-        } else {
-            crate::DeviceRequirements::offscreen()
-        };
         let mut features13 = requirements.vulkan13_features();
         let mut features = vk::PhysicalDeviceFeatures2::default().features(requirements.features);
         let device_extensions: Vec<*const c_char> =
@@ -436,9 +423,11 @@ impl Context {
         let properties = unsafe { instance.get_physical_device_properties(physical_device) };
         // SAFETY: as above.
         let families = unsafe { instance.get_physical_device_queue_family_properties(physical_device) };
-        let family_ok =
-            families.get(queue_family as usize).is_some_and(|f| f.queue_flags.contains(QUEUE_FLAGS));
-        if properties.api_version < vk::API_VERSION_1_3 || !family_ok {
+        let requirements = crate::DeviceRequirements::offscreen();
+        let family_ok = families
+            .get(queue_family as usize)
+            .is_some_and(|f| f.queue_flags.contains(requirements.queue_flags));
+        if properties.api_version < requirements.api_version || !family_ok {
             return Err(VulkanError::NoDevice);
         }
         let pool_info = vk::CommandPoolCreateInfo::default()

@@ -4,7 +4,7 @@
 use std::ffi::CStr;
 
 use ash::vk;
-use vat_core::gpu::{ShaderStages, stage_binding_counts};
+use vat_core::gpu::max_stage_binding_counts;
 
 use crate::VulkanError;
 
@@ -74,14 +74,7 @@ impl DeviceRequirements {
     /// The descriptor limits vat's pipeline layouts need, `(Vulkan limit name, required, available
     /// in `limits`)` each.
     fn descriptor_limits(limits: &vk::PhysicalDeviceLimits) -> [(&'static str, u32, u32); 5] {
-        let mut need = vat_core::gpu::StageBindingCounts::default();
-        for stage in [ShaderStages::VERTEX, ShaderStages::FRAGMENT, ShaderStages::COMPUTE] {
-            let c = stage_binding_counts(stage);
-            need.uniform_buffers = need.uniform_buffers.max(c.uniform_buffers);
-            need.storage_buffers = need.storage_buffers.max(c.storage_buffers);
-            need.sampled_textures = need.sampled_textures.max(c.sampled_textures);
-            need.samplers = need.samplers.max(c.samplers);
-        }
+        let need = max_stage_binding_counts();
         [
             (
                 "maxBoundDescriptorSets",
@@ -170,6 +163,8 @@ impl DeviceRequirements {
 
 #[cfg(test)]
 mod tests {
+    use vat_core::gpu::{ShaderStages, stage_binding_counts};
+
     use super::*;
 
     #[test]

@@ -28,49 +28,48 @@ pub fn required_features() -> wgpu::Features {
 /// them upload and prepare return [`RenderError::TextureTooLarge`] and
 /// [`RenderError::BufferTooLarge`] naming the limit.
 pub fn required_limits() -> wgpu::Limits {
-    use vat_core::gpu::{ShaderStages, stage_binding_counts};
     let base = wgpu::Limits::default();
-    let mut limits = base.clone();
-    for stage in [ShaderStages::VERTEX, ShaderStages::FRAGMENT, ShaderStages::COMPUTE] {
-        let c = stage_binding_counts(stage);
-        limits.max_uniform_buffers_per_shader_stage =
-            limits.max_uniform_buffers_per_shader_stage.max(c.uniform_buffers);
-        limits.max_storage_buffers_per_shader_stage =
-            limits.max_storage_buffers_per_shader_stage.max(c.storage_buffers);
-        limits.max_sampled_textures_per_shader_stage =
-            limits.max_sampled_textures_per_shader_stage.max(c.sampled_textures);
-        limits.max_samplers_per_shader_stage = limits.max_samplers_per_shader_stage.max(c.samplers);
+    let need = vat_core::gpu::max_stage_binding_counts();
+    wgpu::Limits {
+        max_bind_groups: base.max_bind_groups.max(vat_core::gpu::required_bind_groups()),
+        max_uniform_buffers_per_shader_stage: base
+            .max_uniform_buffers_per_shader_stage
+            .max(need.uniform_buffers),
+        max_storage_buffers_per_shader_stage: base
+            .max_storage_buffers_per_shader_stage
+            .max(need.storage_buffers),
+        max_sampled_textures_per_shader_stage: base
+            .max_sampled_textures_per_shader_stage
+            .max(need.sampled_textures),
+        max_samplers_per_shader_stage: base.max_samplers_per_shader_stage.max(need.samplers),
+        ..base
     }
-    limits.max_bind_groups = base.max_bind_groups.max(vat_core::gpu::required_bind_groups());
-    limits
 }
 
-/// The first of vat's binding-table limits ([`required_limits`]) that `available` does not reach, as
-/// [`RenderError::LimitTooLow`].
+/// The first limit of `available` below what vat's binding table binds
+/// (`vat_core::gpu::max_stage_binding_counts`, `required_bind_groups`), as
+/// [`RenderError::LimitTooLow`]. Only the table's own needs are checked, not the WebGPU defaults
+/// [`required_limits`] starts from.
 pub(crate) fn check_binding_limits(available: &wgpu::Limits) -> Result<(), RenderError> {
-    let needed = required_limits();
+    let need = vat_core::gpu::max_stage_binding_counts();
     let pairs = [
-        ("max_bind_groups", needed.max_bind_groups, available.max_bind_groups),
+        ("max_bind_groups", vat_core::gpu::required_bind_groups(), available.max_bind_groups),
         (
             "max_storage_buffers_per_shader_stage",
-            needed.max_storage_buffers_per_shader_stage,
+            need.storage_buffers,
             available.max_storage_buffers_per_shader_stage,
         ),
         (
             "max_uniform_buffers_per_shader_stage",
-            needed.max_uniform_buffers_per_shader_stage,
+            need.uniform_buffers,
             available.max_uniform_buffers_per_shader_stage,
         ),
         (
             "max_sampled_textures_per_shader_stage",
-            needed.max_sampled_textures_per_shader_stage,
+            need.sampled_textures,
             available.max_sampled_textures_per_shader_stage,
         ),
-        (
-            "max_samplers_per_shader_stage",
-            needed.max_samplers_per_shader_stage,
-            available.max_samplers_per_shader_stage,
-        ),
+        ("max_samplers_per_shader_stage", need.samplers, available.max_samplers_per_shader_stage),
     ];
     match pairs.into_iter().find(|(_, required, has)| has < required) {
         Some((limit, required, has)) => {
