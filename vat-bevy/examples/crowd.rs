@@ -19,7 +19,7 @@ use bevy::image::Image;
 use bevy::prelude::*;
 use bevy::render::RenderPlugin;
 use bevy::render::render_resource::TextureFormat;
-use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::window::ExitCondition;
 use vat_bevy::{VatAnimationEvent, VatPlugin};
 
@@ -75,6 +75,14 @@ fn main() -> AppExit {
             return AppExit::error();
         }
     };
+    // The output is checked before anything runs (vat's write gate: never replaces what is not a
+    // regular file), and written all or nothing at the end.
+    if let Some(path) = &args.screenshot
+        && let Err(e) = vat_core::files::check_output(path)
+    {
+        eprintln!("crowd: {e}");
+        return AppExit::error();
+    }
     let headless = args.frames.is_some() || args.screenshot.is_some();
     let mut app = App::new();
     if headless {
@@ -133,18 +141,44 @@ fn count_frames(mut headless: ResMut<Headless>, mut commands: Commands, mut exit
     }
     match headless.screenshot.clone() {
         Some(path) => {
-            commands
-                .spawn(Screenshot::image(headless.target.clone()))
-                .observe(save_to_disk(path.clone()))
-                .observe(move |_: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
-                    println!("crowd: saved {}", path.display());
-                    exit.write(AppExit::Success);
-                });
+            commands.spawn(Screenshot::image(headless.target.clone())).observe(
+                move |captured: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| match save_png(
+                    &path,
+                    &captured.image,
+                ) {
+                    Ok(()) => {
+                        println!("crowd: saved {}", path.display());
+                        exit.write(AppExit::Success);
+                    }
+                    Err(e) => {
+                        eprintln!("crowd: {}: {e}", path.display());
+                        exit.write(AppExit::error());
+                    }
+                },
+            );
         }
         None => {
             exit.write(AppExit::Success);
         }
     }
+}
+
+/// Writes `image` as an 8-bit RGBA PNG at `path` through vat's write gate (temporary file, then
+/// rename: nothing is left on failure).
+fn save_png(path: &std::path::Path, image: &Image) -> Result<(), String> {
+    let rgba = image.clone().try_into_dynamic().map_err(|e| e.to_string())?.to_rgba8();
+    let mut bytes = Vec::new();
+    {
+        let mut encoder = png::Encoder::new(&mut bytes, rgba.width(), rgba.height());
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder.set_source_srgb(png::SrgbRenderingIntent::Perceptual);
+        encoder
+            .write_header()
+            .and_then(|mut w| w.write_image_data(rgba.as_raw()))
+            .map_err(|e| e.to_string())?;
+    }
+    vat_core::files::write_file_atomically(path, &bytes).map_err(|e| e.to_string())
 }
 
 /// Prints how many animation events (footsteps: the marked first frame of each gait) arrived, every
