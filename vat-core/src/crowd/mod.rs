@@ -38,6 +38,9 @@
 //! place, so the instance transform carries the motion). [`Crowd::advance`] computes each move
 //! from the same analytic phase the shader shows, wraps and play modes included, blending the two
 //! clips' moves by the fade weight during a cross-fade, and marks the moved records dirty.
+//! [`Crowd::set_root_motion_mode`] can instead (or also) report each move to the game as a
+//! [`RootMotionDelta`] ([`Crowd::drain_root_motion`]), and [`Crowd::root_motion_delta`] computes
+//! the move over any interval without changing anything.
 //!
 //! # Grid, list and culling
 //! Instances are bucketed into the square cells of a [`ChunkGrid`] on the XZ plane. The world extent
@@ -81,6 +84,7 @@ mod tests;
 
 pub use events::{AnimationEvent, AnimationEventKind, MAX_PENDING_EVENTS};
 pub use frustum::{Camera, Frustum};
+pub use root::{DEFAULT_ROOT_MOTION_CAPACITY, RootMotionDelta, RootMotionMode};
 
 use crate::clip::{Clip, ClipMode};
 use crate::container::Manifest;
@@ -269,6 +273,12 @@ pub struct CrowdConfig {
     /// it before the plays whose events are wanted: an instance is scheduled for events when its
     /// play starts ([`Crowd::play_as`], [`Crowd::set_speed`]) or its clip gets a mark.
     pub record_events: bool,
+    /// The most [`RootMotionDelta`]s that wait to be drained ([`Crowd::drain_root_motion`]; default
+    /// [`DEFAULT_ROOT_MOTION_CAPACITY`]); later ones are counted in
+    /// [`Crowd::dropped_root_motion`] instead of kept. Only instances in a reporting
+    /// [`RootMotionMode`] make them, one per instance and `advance` at most: a host draining every
+    /// frame needs as many as it has reporting instances.
+    pub root_motion_capacity: usize,
 }
 
 impl Default for CrowdConfig {
@@ -286,6 +296,7 @@ impl Default for CrowdConfig {
             attachment_max_lod: 1,
             upload_merge_gap: 16,
             record_events: false,
+            root_motion_capacity: DEFAULT_ROOT_MOTION_CAPACITY,
         }
     }
 }
@@ -463,8 +474,11 @@ const FLAG_MOVER: u8 = 1;
 const FLAG_FADING: u8 = 2;
 /// Per-instance flag: has a play in `queued`.
 const FLAG_QUEUED: u8 = 8;
-/// Per-instance flag: moves by root motion (listed in `root_movers`).
-const FLAG_ROOT_MOTION: u8 = 16;
+/// Per-instance flag: moves by root motion ([`RootMotionMode::applies`]; listed in `root_movers`).
+const FLAG_ROOT_APPLY: u8 = 16;
+/// Per-instance flag: reports its root motion ([`RootMotionMode::reports`]; listed in
+/// `root_movers`).
+const FLAG_ROOT_REPORT: u8 = 32;
 
 /// A crowd of instances of one asset. See the [module documentation](self).
 #[derive(Debug, Clone)]
@@ -503,8 +517,13 @@ pub struct Crowd {
     far: FarPool,
     capacity: BatchCapacity,
     ranges: Vec<(u32, u32)>,
-    /// Instances with root motion on ([`Crowd::set_root_motion`]), each once.
+    /// Instances with a root-motion mode other than `Off` ([`Crowd::set_root_motion_mode`]), each
+    /// once, ascending.
     root_movers: Vec<u32>,
+    /// Root-motion moves waiting for [`Crowd::drain_root_motion`].
+    root_reports: Vec<RootMotionDelta>,
+    /// Moves found while [`CrowdConfig::root_motion_capacity`] were waiting (not kept).
+    dropped_root_motion: u64,
     /// Index into `asset.root_motion` of each clip's track.
     root_by_clip: Vec<Option<u32>>,
     /// Per-instance user data ([`Crowd::set_user_data`]), 16 bytes each.
@@ -550,6 +569,8 @@ impl Crowd {
             capacity: BatchCapacity::default(),
             ranges: Vec::new(),
             root_movers: Vec::new(),
+            root_reports: Vec::new(),
+            dropped_root_motion: 0,
             root_by_clip,
             user_data: Vec::new(),
             user_dirty: DirtySet::default(),
@@ -645,14 +666,17 @@ impl Crowd {
         self.spatial.note_variant(i as usize, old, bits);
     }
 
-    /// Hides instance `i` (sets [`VARIANT_HIDDEN`]); ids stay stable. Undo with
-    /// [`set_variant`](Self::set_variant).
+    /// Hides instance `i` (sets [`VARIANT_HIDDEN`]) and turns its root motion off
+    /// ([`RootMotionMode::Off`]: a despawned instance neither moves nor reports moves); ids stay
+    /// stable. Undo with [`set_variant`](Self::set_variant) (and
+    /// [`set_root_motion_mode`](Self::set_root_motion_mode)).
     ///
     /// # Panics
     /// If `i >= count()`.
     pub fn despawn(&mut self, i: InstanceId) {
         let bits = self.records[i as usize].variant_bits | VARIANT_HIDDEN;
         self.set_variant(i, bits);
+        self.set_root_motion_mode(i, RootMotionMode::Off);
     }
 
     /// Sets the colour multiplier of instance `i` (linear RGB).
@@ -883,16 +907,17 @@ impl Crowd {
     /// phase offsets and fade start are shifted (the phase the shader computes is unchanged up to
     /// f32 rounding) and every record is marked dirty (one full upload). Then folds every fade whose
     /// weight has reached 1 into slot A and marks those records dirty. Instances with root motion
-    /// on ([`set_root_motion`](Self::set_root_motion)) are moved by their clips' motion over the
-    /// step first.
+    /// on ([`set_root_motion_mode`](Self::set_root_motion_mode)) are moved by their clips' motion
+    /// over the step, or have it reported, first.
     pub fn advance(&mut self, dt_seconds: f64) {
         let dt = if dt_seconds.is_finite() && dt_seconds > 0.0 { dt_seconds } else { 0.0 };
+        let from = self.clock.now();
         // dt is finite and >= 0: advance cannot fail.
         let _ = self.clock.advance(dt);
         // Events between the previous frame's shader time and this one's, in the old epoch.
         let due = self.find_events(self.event_time, self.time());
         // Root motion over the same step, in the same epoch.
-        self.apply_root_motion(self.event_time, self.time());
+        self.apply_root_motion(self.event_time, self.time(), from, self.clock.now());
         if self.clock.needs_rebase() {
             let shift = self.clock.rebase();
             let clips = &self.asset.clips;

@@ -1,5 +1,6 @@
-//! Root motion in the crowd ([`Crowd::set_root_motion`]): instances whose clips carry a
-//! [`RootMotionTrack`] move by it, computed on the CPU from the phase the shader shows.
+//! Root motion in the crowd ([`Crowd::set_root_motion_mode`]): instances whose clips carry a
+//! [`RootMotionTrack`] move by it, or report the move to the game, computed on the CPU from the
+//! phase the shader shows.
 //!
 //! At each [`Crowd::advance`], for every instance with root motion on, each playing slot's
 //! unwrapped phase is taken at the previous and the current frame's shader time exactly as the
@@ -7,20 +8,90 @@
 //! its track's [`RootMotionTrack::delta`] between the two. While a cross-fade runs the two slots'
 //! moves are blended by the fade weight at the middle of the step (the blend of their root
 //! velocities; exact for the linear fade over steps inside it). The move, in the instance's own
-//! frame, is scaled by the instance scale, turned by its yaw and added to its position and yaw (in
-//! `f64`, rounded once), and the record is marked dirty, as [`Crowd::set_transform`] does.
+//! frame, is scaled by the instance scale and turned by its yaw. Then, by the instance's
+//! [`RootMotionMode`]:
+//! - [`Apply`](RootMotionMode::Apply): it is added to the record's position and yaw (in `f64`,
+//!   rounded once), and the record is marked dirty, as [`Crowd::set_transform`] does;
+//! - [`Report`](RootMotionMode::Report): it is kept as a [`RootMotionDelta`] for
+//!   [`Crowd::drain_root_motion`] and the record is left alone, so the game moves the instance
+//!   (through its character controller, collision, navigation mesh) and writes the result back;
+//! - [`ApplyAndReport`](RootMotionMode::ApplyAndReport): both.
 //!
 //! Successive moves compose to the motion between the first and the last phase, so from phase 0
 //! over one whole loop an instance moves by exactly its track's [`RootMotionTrack::cycle`] (turned
 //! by its yaw), up to one `f32` rounding of the record per step.
 
-use super::{Crowd, FLAG_ROOT_MOTION, InstanceId, events};
-use crate::instance::PlayingSlot;
+use super::{Crowd, FLAG_ROOT_APPLY, FLAG_ROOT_REPORT, InstanceId, events};
+use crate::instance::{InstanceRecord, PlayingSlot};
 use crate::playback::{self, Wrap};
 use crate::root_motion::{RootMotionTrack, RootPose};
 
+/// What a crowd does with an instance's root motion ([`Crowd::set_root_motion_mode`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum RootMotionMode {
+    /// Root motion is ignored: the game moves the instance itself (the default).
+    #[default]
+    Off,
+    /// Every [`Crowd::advance`] moves the instance's record by its clips' root motion.
+    Apply,
+    /// Every [`Crowd::advance`] reports the move as a [`RootMotionDelta`]
+    /// ([`Crowd::drain_root_motion`]) and leaves the record where it is: the game applies it
+    /// (or not) and writes the result back with [`Crowd::set_transform`].
+    Report,
+    /// Both: the record is moved and the move is reported.
+    ApplyAndReport,
+}
+
+impl RootMotionMode {
+    /// Whether the crowd moves the record ([`Apply`](Self::Apply), [`ApplyAndReport`](Self::ApplyAndReport)).
+    pub fn applies(self) -> bool {
+        matches!(self, Self::Apply | Self::ApplyAndReport)
+    }
+
+    /// Whether the crowd reports the move ([`Report`](Self::Report), [`ApplyAndReport`](Self::ApplyAndReport)).
+    pub fn reports(self) -> bool {
+        matches!(self, Self::Report | Self::ApplyAndReport)
+    }
+}
+
+/// How far one instance's clips moved it over one [`Crowd::advance`], reported for instances in
+/// [`RootMotionMode::Report`] or [`RootMotionMode::ApplyAndReport`] ([`Crowd::drain_root_motion`]).
+///
+/// `translation` and `yaw` are the move in world space: what [`RootMotionMode::Apply`] adds to the
+/// record (`position.x += translation[0]`, `position.z += translation[1]`, `yaw += yaw`), computed
+/// from the record as it was at the start of the step (its scale and yaw). A game in
+/// [`RootMotionMode::Report`] that adds them to its own transform and writes it back with
+/// [`Crowd::set_transform`] before the next `advance` moves the instance as `Apply` would (up to
+/// one more `f32` rounding per step).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RootMotionDelta {
+    /// The instance.
+    pub instance: InstanceId,
+    /// World-space move on the ground plane, `[x, z]`, metres: `local`'s translation scaled by the
+    /// instance scale and turned by the instance's yaw (`x' = cos * x + sin * z`,
+    /// `z' = cos * z - sin * x`).
+    pub translation: [f32; 2],
+    /// Turn about +Y, radians (the record's yaw convention: positive turns +Z towards +X).
+    pub yaw: f32,
+    /// The same move in the instance's own frame, unscaled, as the clips' tracks give it (metres
+    /// and radians, the frame the instance faced at the start of the step): what
+    /// [`Crowd::root_motion_delta`] returns for the step.
+    pub local: RootPose,
+    /// The crowd clock's time ([`crate::playback::Clock::now`], seconds) of the previous
+    /// `advance`: where the step starts.
+    pub from_time: f64,
+    /// The crowd clock's time of the `advance` that made the move: where the step ends.
+    pub to_time: f64,
+}
+
+/// The default of [`super::CrowdConfig::root_motion_capacity`]: 262,144 deltas (12 MiB) wait to be
+/// drained, one frame of a crowd of that many reporting instances.
+pub const DEFAULT_ROOT_MOTION_CAPACITY: usize = 1 << 18;
+
 impl Crowd {
-    /// Turns root motion on or off for instance `i`: while on, every [`advance`](Self::advance)
+    /// Turns root motion on or off for instance `i`: the same as
+    /// [`set_root_motion_mode`](Self::set_root_motion_mode) with [`RootMotionMode::Apply`] (on) or
+    /// [`RootMotionMode::Off`] (off). While on, every [`advance`](Self::advance)
     /// moves it by the root motion of the clips it plays (their [`RootMotionTrack`]s in
     /// [`super::CrowdAsset::root_motion`]; clips without one do not move it). Each slot's move is
     /// its track's [`RootMotionTrack::delta`] between the unwrapped phases the shader shows at the
@@ -35,25 +106,104 @@ impl Crowd {
     /// # Panics
     /// If `i >= count()`.
     pub fn set_root_motion(&mut self, i: InstanceId, on: bool) {
-        let count = self.records.len();
-        assert!((i as usize) < count, "instance {i} out of range (count {count})");
-        let flag = &mut self.flags[i as usize];
-        let was = *flag & FLAG_ROOT_MOTION != 0;
-        if on && !was {
-            *flag |= FLAG_ROOT_MOTION;
-            self.root_movers.push(i);
-        } else if !on && was {
-            *flag &= !FLAG_ROOT_MOTION;
-            self.root_movers.retain(|&m| m != i);
-        }
+        self.set_root_motion_mode(i, if on { RootMotionMode::Apply } else { RootMotionMode::Off });
     }
 
-    /// Whether instance `i` moves by root motion ([`set_root_motion`](Self::set_root_motion)).
+    /// Whether instance `i` moves by root motion: its [`root_motion_mode`](Self::root_motion_mode)
+    /// [applies](RootMotionMode::applies) it.
     ///
     /// # Panics
     /// If `i >= count()`.
     pub fn root_motion(&self, i: InstanceId) -> bool {
-        self.flags[i as usize] & FLAG_ROOT_MOTION != 0
+        self.root_motion_mode(i).applies()
+    }
+
+    /// Sets what every [`advance`](Self::advance) does with instance `i`'s root motion (the move
+    /// [`set_root_motion`](Self::set_root_motion) describes): nothing, move the record, report the
+    /// move as a [`RootMotionDelta`] for [`drain_root_motion`](Self::drain_root_motion), or both.
+    /// Only the instances with a mode other than [`RootMotionMode::Off`] cost anything at `advance`.
+    /// [`despawn`](Self::despawn) sets it back to `Off`.
+    ///
+    /// # Panics
+    /// If `i >= count()`.
+    pub fn set_root_motion_mode(&mut self, i: InstanceId, mode: RootMotionMode) {
+        let count = self.records.len();
+        assert!((i as usize) < count, "instance {i} out of range (count {count})");
+        let flag = &mut self.flags[i as usize];
+        let was = *flag & (FLAG_ROOT_APPLY | FLAG_ROOT_REPORT) != 0;
+        *flag &= !(FLAG_ROOT_APPLY | FLAG_ROOT_REPORT);
+        if mode.applies() {
+            *flag |= FLAG_ROOT_APPLY;
+        }
+        if mode.reports() {
+            *flag |= FLAG_ROOT_REPORT;
+        }
+        // `root_movers` stays sorted, so that one advance reports in ascending instance order
+        // (hosts look an instance's delta up by binary search).
+        let at = self.root_movers.binary_search(&i);
+        match (was, mode != RootMotionMode::Off, at) {
+            (false, true, Err(at)) => self.root_movers.insert(at, i),
+            (true, false, Ok(at)) => {
+                self.root_movers.remove(at);
+            }
+            _ => {}
+        }
+    }
+
+    /// What [`advance`](Self::advance) does with instance `i`'s root motion
+    /// ([`set_root_motion_mode`](Self::set_root_motion_mode)).
+    ///
+    /// # Panics
+    /// If `i >= count()`.
+    pub fn root_motion_mode(&self, i: InstanceId) -> RootMotionMode {
+        let flag = self.flags[i as usize];
+        match (flag & FLAG_ROOT_APPLY != 0, flag & FLAG_ROOT_REPORT != 0) {
+            (false, false) => RootMotionMode::Off,
+            (true, false) => RootMotionMode::Apply,
+            (false, true) => RootMotionMode::Report,
+            (true, true) => RootMotionMode::ApplyAndReport,
+        }
+    }
+
+    /// The root-motion moves reported by the [`advance`](Self::advance) calls since the last drain
+    /// (instances in [`RootMotionMode::Report`] or [`RootMotionMode::ApplyAndReport`]), in order:
+    /// by `advance`, then by ascending instance id. An instance whose clips did not move it over a
+    /// step (no track, a held end, rate 0) reports nothing for it.
+    ///
+    /// At most [`CrowdConfig::root_motion_capacity`](super::CrowdConfig::root_motion_capacity)
+    /// wait to be drained; later ones are counted in
+    /// [`dropped_root_motion`](Self::dropped_root_motion) instead, so a game that never drains
+    /// does not accumulate them (a report-only instance whose delta is dropped does not move).
+    pub fn drain_root_motion(&mut self) -> std::vec::Drain<'_, RootMotionDelta> {
+        self.root_reports.drain(..)
+    }
+
+    /// Root-motion moves found while
+    /// [`CrowdConfig::root_motion_capacity`](super::CrowdConfig::root_motion_capacity) were already
+    /// waiting to be drained, since the crowd was made: they were not kept.
+    pub fn dropped_root_motion(&self) -> u64 {
+        self.dropped_root_motion
+    }
+
+    /// How instance `i`'s clips move it between shader times `t0` and `t1` (seconds of the current
+    /// epoch, as [`shader_time`](Self::shader_time) gives them), in its own frame, unscaled (metres
+    /// and radians, as the tracks give it; scale it by the instance scale and turn it by the
+    /// instance's yaw for the world): the move [`advance`](Self::advance) computes for a step from
+    /// `t0` to `t1`, whatever the instance's [`RootMotionMode`]. For a game that steps its own
+    /// character controller, e.g. `root_motion_delta(i, shader_time(), shader_time() + dt)` for the
+    /// coming frame. Each playing slot moves by its track's [`RootMotionTrack::delta`] between the
+    /// phases the shader shows at `t0` and `t1`, with the record as it is now (a fade or a queued
+    /// play starting later is not foreseen); during a cross-fade the two are blended by the fade
+    /// weight at the middle of the interval, which is what `advance` does per step (over a long
+    /// interval the fade's weight changes within it: sum shorter ones). The identity without
+    /// tracks, or for `t0 == t1`. Changes nothing.
+    ///
+    /// # Panics
+    /// If `i >= count()`.
+    pub fn root_motion_delta(&self, i: InstanceId, t0: f32, t1: f32) -> RootPose {
+        let count = self.records.len();
+        assert!((i as usize) < count, "instance {i} out of range (count {count})");
+        self.record_delta(&self.records[i as usize], t0, t1)
     }
 
     /// The track of `clip`, if it has one.
@@ -77,35 +227,66 @@ impl Crowd {
         track.delta(clip, x0, x1, wrap)
     }
 
-    /// Moves every instance with root motion on by its clips' motion between shader times `t0`
-    /// and `t1` (of one epoch).
-    pub(super) fn apply_root_motion(&mut self, t0: f32, t1: f32) {
+    /// How the record `r` moves between shader times `t0` and `t1`, in its own frame, unscaled:
+    /// slot A's move, blended with slot B's by the fade weight at the middle of the step while a
+    /// cross-fade runs.
+    fn record_delta(&self, r: &InstanceRecord, t0: f32, t1: f32) -> RootPose {
+        if t0 == t1 {
+            return RootPose::IDENTITY;
+        }
+        let d = self.slot_delta(r.slot_a(), t0, t1);
+        let duration = r.fade_duration();
+        if duration > 0.0 {
+            let w = playback::fade_weight(0.5 * t0 + 0.5 * t1, r.fade_start, duration);
+            let b = self.slot_delta(r.slot_b(), t0, t1);
+            return RootPose::lerp(&d, &b, f64::from(w));
+        }
+        d
+    }
+
+    /// Moves (or reports the move of) every instance with root motion on by its clips' motion
+    /// between shader times `t0` and `t1` (of one epoch), which are the crowd clock's times `from`
+    /// and `to`.
+    pub(super) fn apply_root_motion(&mut self, t0: f32, t1: f32, from: f64, to: f64) {
         if self.root_movers.is_empty() || t0 == t1 {
             return;
         }
         for k in 0..self.root_movers.len() {
             let i = self.root_movers[k];
             let r = self.records[i as usize];
-            let mut d = self.slot_delta(r.slot_a(), t0, t1);
-            let duration = r.fade_duration();
-            if duration > 0.0 {
-                let w = playback::fade_weight(0.5 * t0 + 0.5 * t1, r.fade_start, duration);
-                let b = self.slot_delta(r.slot_b(), t0, t1);
-                d = RootPose::lerp(&d, &b, f64::from(w));
-            }
+            let d = self.record_delta(&r, t0, t1);
             if d == RootPose::IDENTITY {
                 continue;
             }
+            // The world move, in f64 from the record: the same numbers for Apply and Report.
             let scale = f64::from(r.scale);
             let (s, c) = f64::from(r.yaw).sin_cos();
             let (dx, dz) = (f64::from(d.x) * scale, f64::from(d.z) * scale);
-            let position = [
-                (f64::from(r.position[0]) + c * dx + s * dz) as f32,
-                r.position[1],
-                (f64::from(r.position[2]) + c * dz - s * dx) as f32,
-            ];
-            let yaw = (f64::from(r.yaw) + f64::from(d.yaw)) as f32;
-            self.set_transform(i, position, yaw);
+            let (wx, wz) = (c * dx + s * dz, c * dz - s * dx);
+            let flag = self.flags[i as usize];
+            if flag & FLAG_ROOT_REPORT != 0 {
+                if self.root_reports.len() < self.config.root_motion_capacity {
+                    self.root_reports.push(RootMotionDelta {
+                        instance: i,
+                        translation: [wx as f32, wz as f32],
+                        yaw: d.yaw,
+                        local: d,
+                        from_time: from,
+                        to_time: to,
+                    });
+                } else {
+                    self.dropped_root_motion += 1;
+                }
+            }
+            if flag & FLAG_ROOT_APPLY != 0 {
+                let position = [
+                    (f64::from(r.position[0]) + wx) as f32,
+                    r.position[1],
+                    (f64::from(r.position[2]) + wz) as f32,
+                ];
+                let yaw = (f64::from(r.yaw) + f64::from(d.yaw)) as f32;
+                self.set_transform(i, position, yaw);
+            }
         }
     }
 }
@@ -291,5 +472,238 @@ mod tests {
         assert!(crowd.clock().epoch() > 0.0, "the epoch was re-based");
         let p = crowd.records()[i as usize].position;
         assert!((p[0] - 140.0).abs() <= bound(70 * 30, 256.0), "{p:?}");
+    }
+
+    #[test]
+    fn the_mode_is_set_and_read_back_and_set_root_motion_is_off_or_apply() {
+        let mut crowd = Crowd::new(asset(), CrowdConfig::default());
+        let i = crowd.spawn([0.0; 3], 0.0, WALK);
+        assert_eq!(crowd.root_motion_mode(i), RootMotionMode::Off);
+        for mode in [
+            RootMotionMode::Report,
+            RootMotionMode::ApplyAndReport,
+            RootMotionMode::Apply,
+            RootMotionMode::Off,
+            RootMotionMode::Report,
+        ] {
+            crowd.set_root_motion_mode(i, mode);
+            assert_eq!(crowd.root_motion_mode(i), mode);
+            assert_eq!(crowd.root_motion(i), mode.applies());
+            assert_eq!(crowd.root_movers, if mode == RootMotionMode::Off { vec![] } else { vec![i] });
+        }
+        crowd.set_root_motion(i, true);
+        assert_eq!(crowd.root_motion_mode(i), RootMotionMode::Apply);
+        crowd.set_root_motion(i, false);
+        assert_eq!(crowd.root_motion_mode(i), RootMotionMode::Off);
+        assert!(crowd.root_movers.is_empty());
+    }
+
+    /// Three instances side by side, from the same place, through a turning walk, a cross-fade
+    /// into a strafe and one into a one-shot step: `Apply` moves its record; `Report` leaves its
+    /// record where it was and reports the world move, which the test (as the game) adds to it and
+    /// writes back, so that it follows the `Apply` one up to rounding; `ApplyAndReport` moves
+    /// exactly as `Apply` and reports its own record's move.
+    #[test]
+    fn report_mode_reports_the_move_apply_mode_makes_and_leaves_the_record_alone() {
+        let mut crowd = Crowd::new(asset(), CrowdConfig::default());
+        let (p0, yaw0, scale) = ([10.0, 0.5, -4.0], 0.7f32, 1.5f32);
+        let apply = crowd.spawn(p0, yaw0, WALK);
+        let report = crowd.spawn(p0, yaw0, WALK);
+        let both = crowd.spawn(p0, yaw0, WALK);
+        let modes = [
+            (apply, RootMotionMode::Apply),
+            (report, RootMotionMode::Report),
+            (both, RootMotionMode::ApplyAndReport),
+        ];
+        for (i, mode) in modes {
+            crowd.set_scale(i, scale);
+            crowd.set_root_motion_mode(i, mode);
+        }
+        let dt = 1.0 / 30.0;
+        let mut reported = 0;
+        for step in 1..=120u32 {
+            if step == 31 {
+                for i in [apply, report, both] {
+                    crowd.play(i, STRAFE, 0.5);
+                }
+            }
+            if step == 61 {
+                for i in [apply, report, both] {
+                    crowd.play(i, STEP, 0.3);
+                }
+            }
+            let before = crowd.records().to_vec();
+            let from = crowd.clock().now();
+            crowd.advance(dt);
+            let after = crowd.records().to_vec();
+            let deltas: Vec<RootMotionDelta> = crowd.drain_root_motion().collect();
+            let (r, b) = (report as usize, both as usize);
+            // The report-only record did not move.
+            assert_eq!((after[r].position, after[r].yaw), (before[r].position, before[r].yaw), "step {step}");
+            // ApplyAndReport moves exactly as Apply.
+            let a = apply as usize;
+            assert_eq!((after[b].position, after[b].yaw), (after[a].position, after[a].yaw), "step {step}");
+            if after[a].position == before[a].position && after[a].yaw == before[a].yaw {
+                // The one-shot step holds its end: nothing moves, nothing is reported.
+                assert!(deltas.is_empty(), "step {step}: {deltas:?}");
+                continue;
+            }
+            reported += 1;
+            assert_eq!(deltas.iter().map(|d| d.instance).collect::<Vec<_>>(), [report, both], "step {step}");
+            for d in &deltas {
+                assert_eq!((d.from_time, d.to_time), (from, crowd.clock().now()));
+                assert_eq!(d.yaw, d.local.yaw);
+            }
+            // Both's report is its record's move (one rounding of the record and one of the move).
+            let moved =
+                [0, 2].map(|k| (f64::from(after[b].position[k]) - f64::from(before[b].position[k])) as f32);
+            let d = deltas[1];
+            for (k, axis) in [(0, 0), (1, 2)] {
+                assert!(
+                    (d.translation[k] - moved[k]).abs() <= bound(1, 16.0),
+                    "step {step} axis {axis}: reported {:?}, moved {moved:?}",
+                    d.translation
+                );
+            }
+            assert!((before[b].yaw + d.yaw - after[b].yaw).abs() <= bound(1, 4.0), "step {step}");
+            // The game applies the report-only delta and writes it back.
+            let d = deltas[0];
+            let p = before[r].position;
+            let position = [p[0] + d.translation[0], p[1], p[2] + d.translation[1]];
+            crowd.set_transform(report, position, before[r].yaw + d.yaw);
+            let (got, want) = (crowd.records()[r], after[a]);
+            for k in 0..3 {
+                assert!(
+                    (got.position[k] - want.position[k]).abs() <= bound(step, 16.0),
+                    "step {step} axis {k}: {:?} vs {:?}",
+                    got.position,
+                    want.position
+                );
+            }
+            assert!(
+                (got.yaw - want.yaw).abs() <= bound(step, 4.0),
+                "step {step}: {} vs {}",
+                got.yaw,
+                want.yaw
+            );
+        }
+        // The walk turned the instances, the strafe and the step moved them: reports all along
+        // until the one-shot step held its end.
+        assert!(reported > 90, "{reported}");
+        let moved = crowd.records()[apply as usize];
+        assert!((moved.yaw - yaw0).abs() > 0.4 && (moved.position[0] - p0[0]).abs() > 1.0, "{moved:?}");
+    }
+
+    #[test]
+    fn a_report_only_instance_uploads_nothing() {
+        let mut crowd = Crowd::new(asset(), CrowdConfig::default());
+        let i = crowd.spawn([1.0, 0.0, 2.0], 0.3, STRAFE);
+        crowd.set_root_motion_mode(i, RootMotionMode::Report);
+        let _ = crowd.take_record_uploads();
+        let record = crowd.records()[i as usize];
+        advance(&mut crowd, 40, 1.0 / 30.0);
+        assert_eq!(crowd.records()[i as usize], record);
+        assert!(crowd.take_record_uploads().is_empty());
+        assert_eq!(crowd.drain_root_motion().count(), 40);
+    }
+
+    /// The pending moves are bounded by `CrowdConfig::root_motion_capacity`: the rest are counted,
+    /// not kept; after a drain, moves are kept again. Within one `advance` they come in ascending
+    /// instance order, whatever order the modes were set in.
+    #[test]
+    fn pending_moves_are_bounded_and_the_dropped_ones_counted() {
+        let config = CrowdConfig { root_motion_capacity: 5, ..CrowdConfig::default() };
+        let mut crowd = Crowd::new(asset(), config);
+        let ids: Vec<u32> = (0..3).map(|k| crowd.spawn([k as f32, 0.0, 0.0], 0.0, STRAFE)).collect();
+        for &i in ids.iter().rev() {
+            crowd.set_root_motion_mode(i, RootMotionMode::Report);
+        }
+        advance(&mut crowd, 3, 1.0 / 30.0);
+        assert_eq!(crowd.dropped_root_motion(), 4);
+        let kept: Vec<(u32, f64)> = crowd.drain_root_motion().map(|d| (d.instance, d.to_time)).collect();
+        let (t1, t2) = (1.0 / 30.0, 2.0 / 30.0);
+        assert_eq!(kept, [(0, t1), (1, t1), (2, t1), (0, t2), (1, t2)]);
+        crowd.advance(1.0 / 30.0);
+        assert_eq!(crowd.drain_root_motion().count(), 3);
+        assert_eq!(crowd.dropped_root_motion(), 4);
+    }
+
+    #[test]
+    fn a_despawned_instance_neither_reports_nor_moves() {
+        let mut crowd = Crowd::new(asset(), CrowdConfig::default());
+        let gone = crowd.spawn([0.0; 3], 0.0, STRAFE);
+        let kept = crowd.spawn([0.0; 3], 0.0, STRAFE);
+        let applied = crowd.spawn([0.0; 3], 0.0, STRAFE);
+        crowd.set_root_motion_mode(gone, RootMotionMode::ApplyAndReport);
+        crowd.set_root_motion_mode(kept, RootMotionMode::Report);
+        crowd.set_root_motion_mode(applied, RootMotionMode::Apply);
+        crowd.advance(1.0 / 30.0);
+        assert_eq!(crowd.drain_root_motion().map(|d| d.instance).collect::<Vec<_>>(), [gone, kept]);
+        crowd.despawn(gone);
+        crowd.despawn(applied);
+        assert_eq!(crowd.root_motion_mode(gone), RootMotionMode::Off);
+        let (p_gone, p_applied) =
+            (crowd.records()[gone as usize].position, crowd.records()[applied as usize].position);
+        advance(&mut crowd, 10, 1.0 / 30.0);
+        assert!(crowd.drain_root_motion().all(|d| d.instance == kept));
+        assert_eq!(crowd.records()[gone as usize].position, p_gone);
+        assert_eq!(crowd.records()[applied as usize].position, p_applied);
+        assert_eq!(crowd.root_movers, [kept]);
+    }
+
+    /// Over one whole loop from phase 0, the moves reported step by step compose to the track's
+    /// cycle, and so does the pure query over the loop; the query changes nothing and works
+    /// whatever the mode.
+    #[test]
+    fn the_query_over_a_loop_is_the_composed_reports_and_the_track_s_cycle() {
+        let mut crowd = Crowd::new(asset(), CrowdConfig::default());
+        for (clip, cycle) in [
+            (WALK, RootPose { x: 0.0, z: 1.3, yaw: 0.5 }),
+            (STRAFE, RootPose { x: 2.0, ..RootPose::IDENTITY }),
+        ] {
+            let i = crowd.spawn([3.0, 0.0, 1.0], 0.4, clip);
+            let off = crowd.spawn([3.0, 0.0, 1.0], 0.4, clip);
+            crowd.set_scale(i, 2.0);
+            crowd.set_root_motion_mode(i, RootMotionMode::Report);
+            let t0 = crowd.shader_time();
+            let _ = crowd.drain_root_motion().count();
+            let ahead = crowd.root_motion_delta(i, t0, t0 + 1.0);
+            let records = crowd.records().to_vec();
+            assert_eq!(crowd.root_motion_delta(off, t0, t0 + 1.0), ahead, "the mode does not matter");
+            assert_eq!(crowd.records(), records, "the query changes nothing");
+            advance(&mut crowd, 30, 1.0 / 30.0);
+            let t1 = crowd.shader_time();
+            let r = crowd.records()[i as usize];
+            assert_eq!(t1 * r.rate_a + r.phase_offset_a - (t0 * r.rate_a + r.phase_offset_a), 1.0);
+            let mut composed = RootPose::IDENTITY;
+            let mut world = [0.0f64; 2];
+            for d in crowd.drain_root_motion().filter(|d| d.instance == i) {
+                composed = composed.then_local(&d.local);
+                world[0] += f64::from(d.translation[0]);
+                world[1] += f64::from(d.translation[1]);
+            }
+            let query = crowd.root_motion_delta(i, t0, t1);
+            let b = bound(30, 4.0);
+            for (what, got) in [("composed", composed), ("query", query), ("ahead", ahead)] {
+                assert!(
+                    (got.x - cycle.x).abs() <= b
+                        && (got.z - cycle.z).abs() <= b
+                        && (got.yaw - cycle.yaw).abs() <= b,
+                    "clip {clip} {what}: {got:?} vs {cycle:?}"
+                );
+            }
+            // The record never turned (report only): the strafe's world moves add up to its
+            // cycle scaled by 2 and turned by the spawn yaw.
+            if clip == STRAFE {
+                let (s, c) = 0.4f64.sin_cos();
+                let expected = [2.0 * 2.0 * c, -2.0 * 2.0 * s];
+                for k in 0..2 {
+                    assert!(
+                        (world[k] - expected[k]).abs() <= f64::from(bound(30, 8.0)),
+                        "{world:?} vs {expected:?}"
+                    );
+                }
+            }
+        }
     }
 }
