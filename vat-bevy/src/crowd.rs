@@ -1,19 +1,21 @@
 //! Crowds in the ECS: the [`VatCrowd`] component (one entity per crowd, any number of instances in
-//! it), the per-frame clock step, animation events as Bevy messages, and the rebuild after a hot
-//! reload.
+//! it), the per-frame clock step, animation events as Bevy messages, root-motion moves in the
+//! crowd's [`VatRootMotion`], and the rebuild after a hot reload.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bevy::prelude::*;
 use vat_core::crowd::{AnimationEvent, Crowd, CrowdConfig};
 
-use crate::VatAsset;
+use crate::{VatAsset, VatRootMotion};
 
 /// A crowd of one [`VatAsset`]: any number of instances (100,000 and more), each a 64-byte record
 /// in a [`vat_core::crowd::Crowd`], not an entity. Spawn, move, play, cross-fade and despawn them
 /// through [`VatCrowd::crowd`], which gives the whole `Crowd` API (`spawn`, `set_transform`,
-/// `play`, `play_as`, `play_after`, `set_speed`, `set_root_motion`, `set_tint`, `despawn`, ...).
-/// Only the instances touched are uploaded at the next frame.
+/// `play`, `play_as`, `play_after`, `set_speed`, `set_root_motion_mode`, `set_tint`, `despawn`,
+/// ...). Only the instances touched are uploaded at the next frame. The moves of instances whose
+/// root motion is reported (`RootMotionMode::Report`) arrive each frame in the entity's
+/// [`VatRootMotion`] (a required component).
 ///
 /// The crowd is drawn by every 3D camera (see [`crate::VatPlugin`]), in world space: the entity's
 /// own `Transform` is not applied. Hide the whole crowd with `Visibility::Hidden`.
@@ -24,7 +26,7 @@ use crate::VatAsset;
 /// (each keeps its position, heading, scale, tint, variant bits and clip when the new asset has
 /// it, else clip 0) and a [`VatCrowdRebuilt`] message is sent.
 #[derive(Component, Debug, Clone)]
-#[require(Visibility)]
+#[require(Visibility, VatRootMotion)]
 pub struct VatCrowd {
     asset: Handle<VatAsset>,
     config: CrowdConfig,
@@ -144,7 +146,8 @@ pub(crate) fn build_crowds(
 }
 
 /// Spawns every instance of `old` into `fresh` with the same id, transform, scale, tint, variant
-/// bits (hidden ones stay hidden) and clip (clip 0 when `fresh`'s asset has no such clip).
+/// bits (hidden ones stay hidden), root-motion mode and clip (clip 0 when `fresh`'s asset has no
+/// such clip).
 fn carry_instances(old: &Crowd, fresh: &mut Crowd) -> u32 {
     let clips = fresh.asset().clips.len() as u32;
     if clips == 0 {
@@ -157,20 +160,29 @@ fn carry_instances(old: &Crowd, fresh: &mut Crowd) -> u32 {
         fresh.set_tint(id, r.tint);
         // Hidden ones stay hidden; the playback bits are `fresh`'s own.
         fresh.set_variant(id, r.variant_bits);
+        // A `VatInstance` sets its mode once: the rebuilt crowd must keep it.
+        fresh.set_root_motion_mode(id, old.root_motion_mode(id));
     }
     old.count()
 }
 
-/// `PreUpdate`: advances every crowd's clock by the frame's time and sends the events found.
+/// `PreUpdate`: advances every crowd's clock by the frame's time, sends the events found and
+/// replaces the crowd's [`VatRootMotion`] by the moves reported.
 pub(crate) fn advance_crowds(
-    crowds: Query<(Entity, &VatCrowd)>,
+    mut crowds: Query<(Entity, &VatCrowd, Option<&mut VatRootMotion>)>,
     time: Res<Time>,
     mut events: MessageWriter<VatAnimationEvent>,
 ) {
     let dt = time.delta_secs_f64();
-    for (entity, crowd) in &crowds {
+    for (entity, crowd, motion) in &mut crowds {
         let Some(mut guard) = crowd.crowd() else { continue };
         guard.advance(dt);
         events.write_batch(guard.drain_events().map(|event| VatAnimationEvent { crowd: entity, event }));
+        let dropped = guard.dropped_root_motion();
+        match motion {
+            Some(mut motion) => VatRootMotion::replace(&mut motion, guard.drain_root_motion(), dropped),
+            // The component was removed: the moves are not kept (bounded by the crowd anyway).
+            None => drop(guard.drain_root_motion()),
+        }
     }
 }

@@ -63,11 +63,13 @@ mod crowd;
 mod error;
 mod instance;
 mod render;
+mod root_motion;
 
 pub use asset::{VatAsset, VatAssetLoader};
 pub use crowd::{CrowdGuard, VatAnimationEvent, VatCrowd, VatCrowdRebuilt};
 pub use error::VatBevyError;
 pub use instance::VatInstance;
+pub use root_motion::VatRootMotion;
 
 use bevy::core_pipeline::core_3d::{main_opaque_pass_3d, main_transparent_pass_3d};
 use bevy::core_pipeline::schedule::{Core3d, Core3dSystems};
@@ -95,7 +97,10 @@ impl Plugin for VatPlugin {
             .init_resource::<VatRenderSettings>()
             .add_message::<VatAnimationEvent>()
             .add_message::<VatCrowdRebuilt>()
-            .add_systems(PreUpdate, (crowd::build_crowds, crowd::advance_crowds).chain())
+            .add_systems(
+                PreUpdate,
+                (crowd::build_crowds, crowd::advance_crowds, root_motion::move_instances).chain(),
+            )
             .add_systems(PostUpdate, instance::sync_instances.after(TransformSystems::Propagate));
         let Some(render_app) = app.get_sub_app_mut(RenderApp) else { return };
         render_app
