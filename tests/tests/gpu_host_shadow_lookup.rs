@@ -23,9 +23,9 @@ const HALF: f32 = 12.0;
 fn host_ground_source() -> String {
     format!(
         "{}
-struct Host {{ view_proj: mat4x4<f32>, light_view_proj: mat4x4<f32>, params: vec4<f32>, eye: vec4<f32> }}
+struct Host {{ view_proj: mat4x4<f32>, eye: vec4<f32>, shadow: VatShadowLookup }}
 @group(0) @binding(0) var<uniform> host: Host;
-@group(0) @binding(1) var map: texture_depth_2d;
+@group(0) @binding(1) var map: texture_depth_2d_array;
 @group(0) @binding(2) var compare: sampler_comparison;
 struct Out {{ @builtin(position) clip: vec4<f32>, @location(0) world: vec3<f32> }}
 @vertex fn vs(@builtin(vertex_index) i: u32) -> Out {{
@@ -35,8 +35,7 @@ struct Out {{ @builtin(position) clip: vec4<f32>, @location(0) world: vec3<f32> 
     return Out(host.view_proj * vec4(w, 1.0), w);
 }}
 @fragment fn fs(in: Out) -> @location(0) vec4<f32> {{
-    let f = vat_shadow_lookup(map, compare, host.light_view_proj, in.world, vec3(0.0, 1.0, 0.0),
-        host.params.x, host.params.y, host.params.z);
+    let f = vat_shadow_lookup(map, compare, host.shadow, in.world, vec3(0.0, 1.0, 0.0));
     return vec4(vec3(f), 1.0);
 }}",
         vat_core::gpu::SHADOW_WGSL
@@ -82,13 +81,12 @@ fn a_host_ground_including_the_shadow_helper_is_shadowed_where_vats_ground_is() 
         let frame = renderer.prepare(encoder, &mut crowds, &camera, &options, &[])?;
         let light = frame.shadow_view_proj.expect("vat drew its shadow pass");
         let lookup = ShadowLookup::built_in(light, options.scene_unit);
-        let mut uniforms: Vec<f32> = camera.view_proj.iter().flatten().copied().collect();
-        uniforms.extend(light.iter().flatten());
-        uniforms.extend([lookup.normal_offset, lookup.bias, lookup.strength, 0.0]);
-        uniforms.extend([EYE[0], EYE[1], EYE[2], 0.0]);
+        let mut uniforms: Vec<u8> = bytemuck::cast_slice(&camera.view_proj).to_vec();
+        uniforms.extend(bytemuck::cast_slice(&[EYE[0], EYE[1], EYE[2], 0.0]));
+        uniforms.extend(bytemuck::bytes_of(&lookup.uniforms()));
         let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("host uniforms"),
-            contents: bytemuck::cast_slice(&uniforms),
+            contents: &uniforms,
             usage: wgpu::BufferUsages::UNIFORM,
         });
         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -175,7 +173,11 @@ fn without_a_built_in_map_the_host_map_is_used_and_its_draws_counted() {
         usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
         view_formats: &[],
     });
-    let view = map.create_view(&Default::default());
+    // One view serves as the host pass's attachment and as vat's binding (a one-layer array).
+    let view = map.create_view(&wgpu::TextureViewDescriptor {
+        dimension: Some(wgpu::TextureViewDimension::D2Array),
+        ..Default::default()
+    });
     r.parts().2.set_host_shadow_map(Some(view.clone()));
     let options = RenderOptions {
         shadow_map: vat_core::render::ShadowMapSource::Host(ShadowLookup::host(light)),

@@ -17,7 +17,7 @@
 //! | group | binding | WGSL name | resource | stages |
 //! |---|---|---|---|---|
 //! | 0 | 0 | `frame` | uniform [`FrameUniforms`] | vertex, fragment, compute |
-//! | 0 | 1 | `shadow_map` | `texture_depth_2d` (the sun's shadow map) | fragment |
+//! | 0 | 1 | `shadow_map` | `texture_depth_2d_array` (the sun's shadow map, its cascades' layers) | fragment |
 //! | 0 | 2 | `shadow_sampler` | `sampler_comparison` (less-equal, linear) | fragment |
 //! | 1 | 0 | `vat_texture` | `texture_2d<u32>` (first unsigned vertex texture: `Rg32Uint` Packed64, `Rgba16Uint` Unorm16 / `Rgba8Uint` Unorm8 positions, `Rgba8Uint` Split8 high bytes) | vertex, compute |
 //! | 1 | 1 | `clips` | read-only storage `array<ClipRecord>` | vertex, compute |
@@ -214,13 +214,13 @@ pub const fn vertex_format_code(format: VertexFormat) -> u32 {
 // GPU-visible structs
 // ---------------------------------------------------------------------------------------------------
 
-/// Per-frame values shared by every pass (group 0, binding 0; uniform, 416 bytes). Built with
+/// Per-frame values shared by every pass (group 0, binding 0; uniform, 768 bytes). Built with
 /// [`FrameUniforms::new`].
 ///
 /// **Lighting inputs (the host's light).** `fs_lit` shades with `sun_direction`, `sun_color` and
 /// `ambient` (the host's `RenderOptions::sun_direction`, `sun_color`, `ambient`) and a shadow map
-/// (group 0, binding 1, with the comparison sampler of binding 2) through `light_view_proj`,
-/// `shadow_strength`, `shadow_bias` and `shadow_normal_offset`: `light = ambient * sky + (1 -
+/// (group 0, binding 1, a depth array, with the comparison sampler of binding 2) through `shadow`
+/// ([`ShadowLookup`]): `light = ambient * sky + (1 -
 /// ambient) * max(n . sun, 0) * sun_color * shadow`, where `sky = mix(0.55, 1, 0.5 + 0.5 * n.y)` and
 /// `shadow` is [`ShadowLookup`]'s. The map is vat's own (its built-in shadow pass) or the host's
 /// (`RenderOptions::shadow_map`: the host renders its shadow map, the crowd included through
@@ -268,18 +268,10 @@ pub struct FrameUniforms {
     pub cross_fade_max_lod: u32,
     /// Coarsest LOD drawn into the shadow map, at most `lod_count - 1`.
     pub shadow_max_lod: u32,
-    /// How dark shadowed surfaces get: 0 = no shadows (the shadow map is not read), 1 = full.
-    pub shadow_strength: f32,
-    /// Depth bias subtracted from the light-space depth before the comparison (depth units, 0..1).
-    pub shadow_bias: f32,
-    /// Offset along the surface normal before the shadow lookup, metres.
-    pub shadow_normal_offset: f32,
-    /// Half the side of the ground square `vs_ground` draws at `y = 0` around the camera, metres.
-    pub ground_half_extent: f32,
     /// Colour of the sun's light, linear RGB, multiplying the direct term (white = 1, 1, 1).
     pub sun_color: [f32; 3],
-    /// Padding; 0.
-    pub _pad0: f32,
+    /// Half the side of the ground square `vs_ground` draws at `y = 0` around the camera, metres.
+    pub ground_half_extent: f32,
     /// The previous frame's world-to-clip matrix of the camera, column-major (motion vectors; equal
     /// to `view_proj` without history or on a camera cut).
     pub previous_view_proj: [[f32; 4]; 4],
@@ -289,11 +281,14 @@ pub struct FrameUniforms {
     /// Where the previous frame's records start in `instances`: instance `i`'s previous record is
     /// `instances[previous_records + i]`; 0: no history (the current record stands for it).
     pub previous_records: u32,
-    /// Padding to the block's 16-byte size; 0.
-    pub _pad1: [u32; 2],
+    /// Padding; 0.
+    pub _pad: [u32; 2],
+    /// How the colour draws look the shadow map up ([`ShadowLookup::uniforms`]; `count` 0: no
+    /// shadows, the map is not read).
+    pub shadow: ShadowLookupUniforms,
 }
 
-const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 416);
+const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 768);
 
 /// The previous frame a crowd's motion vectors are computed against ([`FrameInputs::history`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -341,23 +336,68 @@ pub struct FrameInputs<'a> {
     pub history: Option<FrameHistory>,
 }
 
-/// How the colour draws look a shadow map up: `light = ambient * sky + (1 - ambient) * max(n . sun,
-/// 0) * sun_color * shadow`, with `shadow = 1 - strength * (1 - lit)`, where `lit` is the
-/// comparison `depth_ref - bias <= stored` (a `LessEqual` comparison sampler, bilinear PCF) at the
-/// texel `view_proj` maps `world + n * normal_offset` to. The map's conventions are those of vat's
-/// own: depth 0..1 with 0 nearest the light (not reversed-Z), clip-space `y` up, texture `v` down
-/// (`uv = (x * 0.5 + 0.5, 0.5 - y * 0.5)` of the NDC); points outside it (`uv` outside 0..1 or
-/// depth > 1) are lit.
+/// The most cascades a [`ShadowLookup`] holds (Bevy's `MAX_CASCADES_PER_LIGHT` on native targets).
+pub const MAX_SHADOW_CASCADES: usize = 4;
+
+/// One cascade of a sun shadow map ([`ShadowLookup::cascades`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShadowCascade {
+    /// World to the cascade's clip space, column-major, depth 0..1 (reverse-Z or not, as the
+    /// lookup's [`ShadowLookup::reverse_z`] says).
+    pub view_proj: [[f32; 4]; 4],
+    /// View distance where the cascade ends, in scene length units along
+    /// [`ShadowLookup::view_depth`]: a point is looked up in the first cascade whose `far_bound`
+    /// exceeds its distance. [`f32::MAX`] for a map that covers every distance.
+    pub far_bound: f32,
+    /// Offset along the surface normal before this cascade's lookup, scene length units (Bevy:
+    /// `shadow_normal_bias * texel_size`).
+    pub normal_offset: f32,
+    /// Layer of the map array that holds the cascade.
+    pub layer: u32,
+}
+
+/// How the colour draws look a sun shadow map up: `light = ambient * sky + (1 - ambient) * max(n .
+/// sun, 0) * sun_color * shadow`, with `shadow = 1 - strength * (1 - lit)`. `lit` is 2 x 2
+/// percentage-closer filtering of a depth comparison in one cascade, at the texel its `view_proj`
+/// maps `world + n * normal_offset + light_offset` to; the reference depth is moved `bias` towards
+/// the light first. Clip-space `y` is up and texture `v` down (`uv = (x * 0.5 + 0.5, 0.5 - y * 0.5)`
+/// of the NDC); points outside the cascade (`uv` or depth outside 0..1) are lit.
+///
+/// - **Which cascade.** The first whose [`ShadowCascade::far_bound`] exceeds the point's view
+///   distance `dot(view_depth, (world, 1))`; past the last one a point is lit. Over the last
+///   `overlap` share of a cascade's range the next one is blended in linearly
+///   ([`cascade_weights`](Self::cascade_weights) computes the choice on the CPU). This is how Bevy
+///   picks and blends its directional cascades.
+/// - **Depth convention.** Standard maps hold 0 nearest the light and are lit where `reference <=
+///   stored` (cleared to 1); reverse-Z maps ([`reverse_z`](Self::reverse_z), Bevy's) hold 1 nearest
+///   the light and are lit where `reference >= stored` (cleared to 0). Both are sampled through the
+///   one comparison sampler ([`crate::pipeline::SHADOW_SAMPLER`]); the shader takes the
+///   complement for reverse-Z, exactly.
+///
+/// vat's own map is one cascade covering every distance ([`built_in`](Self::built_in)); a host's
+/// cascade array is described with [`cascaded`](Self::cascaded).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ShadowLookup {
-    /// World to the shadow map's clip space, column-major, depth 0..1.
-    pub view_proj: [[f32; 4]; 4],
+    /// The cascades, nearest first; entries from `cascade_count` on are unused.
+    pub cascades: [ShadowCascade; MAX_SHADOW_CASCADES],
+    /// Cascades in use, 1..=[`MAX_SHADOW_CASCADES`].
+    pub cascade_count: usize,
+    /// The view distance of a world point is `dot(view_depth, (x, y, z, 1))`: the camera's
+    /// view-space depth row, negated so that points ahead are positive (Bevy: minus the `z` row of
+    /// `view_from_world`). All zeros with one cascade.
+    pub view_depth: [f32; 4],
+    /// Share of each cascade's far end that is blended with the next one, 0..1 (Bevy:
+    /// `CascadeShadowConfig::overlap_proportion`).
+    pub overlap: f32,
+    /// Whether the map is reverse-Z (1 nearest the light, cleared to 0).
+    pub reverse_z: bool,
     /// How dark shadowed surfaces get: 0 = not at all, 1 = only ambient light.
     pub strength: f32,
-    /// Subtracted from the reference depth before the comparison, depth units (0..1).
+    /// Moves the reference depth towards the light before the comparison, depth units (0..1).
     pub bias: f32,
-    /// Offset along the surface normal before the lookup, scene length units.
-    pub normal_offset: f32,
+    /// Added to every looked-up point, scene length units (Bevy: `shadow_depth_bias` times the unit
+    /// vector towards the light); zero for vat's own map.
+    pub light_offset: [f32; 3],
 }
 
 /// How dark vat's own shadows get ([`ShadowLookup::strength`]).
@@ -366,24 +406,186 @@ pub const SHADOW_STRENGTH: f32 = 0.75;
 /// The comparison bias of vat's own shadow lookups ([`ShadowLookup::bias`]), depth units.
 pub const SHADOW_COMPARE_BIAS: f32 = 0.0015;
 
+/// One cascade as the shader reads it (`VatShadowCascade` of [`SHADOW_WGSL`], 80 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct ShadowCascadeUniforms {
+    /// [`ShadowCascade::view_proj`].
+    pub view_proj: [[f32; 4]; 4],
+    /// [`ShadowCascade::far_bound`].
+    pub far_bound: f32,
+    /// [`ShadowCascade::normal_offset`].
+    pub normal_offset: f32,
+    /// [`ShadowCascade::layer`].
+    pub layer: u32,
+    /// Padding; 0.
+    pub _pad: u32,
+}
+
+/// A [`ShadowLookup`] as the shader reads it (`VatShadowLookup` of [`SHADOW_WGSL`], 368 bytes):
+/// [`FrameUniforms::shadow`], and what a host puts in its own uniforms to call
+/// `vat_shadow_lookup`. Built with [`ShadowLookup::uniforms`]; all zeros reads no map.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct ShadowLookupUniforms {
+    /// The cascades; entries from `count` on are zero.
+    pub cascades: [ShadowCascadeUniforms; MAX_SHADOW_CASCADES],
+    /// [`ShadowLookup::view_depth`].
+    pub view_depth: [f32; 4],
+    /// [`ShadowLookup::light_offset`].
+    pub light_offset: [f32; 3],
+    /// Cascades in use; 0: no shadows (the map is not read).
+    pub count: u32,
+    /// [`ShadowLookup::overlap`].
+    pub overlap: f32,
+    /// [`ShadowLookup::bias`].
+    pub bias: f32,
+    /// [`ShadowLookup::strength`], 0..=1; 0: the map is not read.
+    pub strength: f32,
+    /// 1 for a reverse-Z map, else 0.
+    pub reverse_z: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<ShadowCascadeUniforms>() == 80);
+const _: () = assert!(std::mem::size_of::<ShadowLookupUniforms>() == 368);
+
+/// Why [`ShadowLookup::cascaded`] refused its cascades.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ShadowCascadeError {
+    /// No cascade, or more than [`MAX_SHADOW_CASCADES`].
+    #[error("a shadow lookup takes 1 to {MAX_SHADOW_CASCADES} cascades, not {0}")]
+    Count(usize),
+    /// The far bounds do not increase from one cascade to the next (or one is not a number).
+    #[error("cascade {0}'s far bound does not exceed the previous cascade's")]
+    Unordered(usize),
+}
+
 impl ShadowLookup {
     /// The lookup of vat's own shadow map `view_proj` ([`shadow_view_proj`]) in a scene of
     /// `scene_unit` length units per metre (`RenderOptions::scene_unit`; not finite or `<= 0`
-    /// means 1): [`SHADOW_STRENGTH`], [`SHADOW_COMPARE_BIAS`], and a normal offset of
+    /// means 1): one standard (not reverse-Z) cascade in layer 0 covering every distance,
+    /// [`SHADOW_STRENGTH`], [`SHADOW_COMPARE_BIAS`], and a normal offset of
     /// [`SHADOW_NORMAL_OFFSET`] metres.
     pub fn built_in(view_proj: [[f32; 4]; 4], scene_unit: f32) -> Self {
-        Self {
+        let cascade = ShadowCascade {
             view_proj,
+            far_bound: f32::MAX,
+            normal_offset: SHADOW_NORMAL_OFFSET * sanitized_scene_unit(scene_unit),
+            layer: 0,
+        };
+        Self {
+            cascades: [cascade; MAX_SHADOW_CASCADES],
+            cascade_count: 1,
+            view_depth: [0.0; 4],
+            overlap: 0.0,
+            reverse_z: false,
             strength: SHADOW_STRENGTH,
             bias: SHADOW_COMPARE_BIAS,
-            normal_offset: SHADOW_NORMAL_OFFSET * sanitized_scene_unit(scene_unit),
+            light_offset: [0.0; 3],
         }
     }
 
-    /// A host's shadow map `view_proj` looked up like vat's own (strength, bias and normal offset
-    /// of [`built_in`](Self::built_in) at scene unit 1); set the fields to the host's own values.
+    /// A host's single standard shadow map `view_proj` (layer 0) looked up like vat's own
+    /// (strength, bias and normal offset of [`built_in`](Self::built_in) at scene unit 1); set the
+    /// fields to the host's own values.
     pub fn host(view_proj: [[f32; 4]; 4]) -> Self {
         Self::built_in(view_proj, 1.0)
+    }
+
+    /// A host's cascaded map: `cascades` nearest first (1..=[`MAX_SHADOW_CASCADES`], far bounds
+    /// increasing), chosen by the view distance `dot(view_depth, (world, 1))` and blended over the
+    /// last `overlap` share of each; `reverse_z` for maps holding 1 nearest the light. Strength 1
+    /// (only ambient light in full shadow), no bias and no light offset: set those fields to the
+    /// host's values.
+    ///
+    /// # Errors
+    /// [`ShadowCascadeError`] for no cascade, too many, or far bounds that do not increase.
+    pub fn cascaded(
+        cascades: &[ShadowCascade],
+        view_depth: [f32; 4],
+        overlap: f32,
+        reverse_z: bool,
+    ) -> Result<Self, ShadowCascadeError> {
+        let (&first, _) = cascades.split_first().ok_or(ShadowCascadeError::Count(0))?;
+        if cascades.len() > MAX_SHADOW_CASCADES {
+            return Err(ShadowCascadeError::Count(cascades.len()));
+        }
+        // Anything but "less" (NaN bounds included) is refused.
+        let increasing = |k: usize| {
+            cascades[k - 1].far_bound.partial_cmp(&cascades[k].far_bound) == Some(std::cmp::Ordering::Less)
+        };
+        if let Some(k) = (1..cascades.len()).find(|&k| !increasing(k)) {
+            return Err(ShadowCascadeError::Unordered(k));
+        }
+        let mut all = [first; MAX_SHADOW_CASCADES];
+        all[..cascades.len()].copy_from_slice(cascades);
+        Ok(Self {
+            cascades: all,
+            cascade_count: cascades.len(),
+            view_depth,
+            overlap,
+            reverse_z,
+            strength: 1.0,
+            bias: 0.0,
+            light_offset: [0.0; 3],
+        })
+    }
+
+    /// The cascades in use.
+    pub fn active_cascades(&self) -> &[ShadowCascade] {
+        &self.cascades[..self.cascade_count.min(MAX_SHADOW_CASCADES)]
+    }
+
+    /// The cascades the shader reads for a point at view distance `distance`, with their weights:
+    /// `[(k, 1)]` inside cascade `k`, `[(k, 1 - t), (k + 1, t)]` in the blended end of `k`, and
+    /// none past the last cascade (the point is lit). The shader's choice, computed the same way
+    /// in `f32`.
+    pub fn cascade_weights(&self, distance: f32) -> Vec<(usize, f32)> {
+        let cascades = self.active_cascades();
+        let Some(k) = cascades.iter().position(|c| distance < c.far_bound) else {
+            return Vec::new();
+        };
+        let Some(_) = cascades.get(k + 1) else {
+            return vec![(k, 1.0)];
+        };
+        let far = cascades[k].far_bound;
+        let next_near = (1.0 - finite_or_zero(self.overlap)) * far;
+        if distance >= next_near && far > next_near {
+            let t = (distance - next_near) / (far - next_near);
+            vec![(k, 1.0 - t), (k + 1, t)]
+        } else {
+            vec![(k, 1.0)]
+        }
+    }
+
+    /// The lookup as the shader reads it. Strengths that are not finite or negative are read as
+    /// 0 and above 1 as 1; biases, offsets and the overlap that are not finite as 0 (the overlap
+    /// clamped to 0..1); a lookup with a matrix that is not finite reads no map (count 0: every
+    /// lookup would be NaN).
+    pub fn uniforms(&self) -> ShadowLookupUniforms {
+        let cascades = self.active_cascades();
+        if cascades.iter().any(|c| !c.view_proj.iter().flatten().all(|v| v.is_finite())) {
+            return ShadowLookupUniforms::zeroed();
+        }
+        let mut out = ShadowLookupUniforms::zeroed();
+        for (slot, c) in out.cascades.iter_mut().zip(cascades) {
+            *slot = ShadowCascadeUniforms {
+                view_proj: c.view_proj,
+                // NaN bounds would make every choice fail: read as covering nothing.
+                far_bound: if c.far_bound.is_nan() { f32::NEG_INFINITY } else { c.far_bound },
+                normal_offset: finite_or_zero(c.normal_offset),
+                layer: c.layer,
+                _pad: 0,
+            };
+        }
+        out.view_depth = self.view_depth.map(finite_or_zero);
+        out.light_offset = self.light_offset.map(finite_or_zero);
+        out.count = cascades.len() as u32;
+        out.overlap = finite_or_zero(self.overlap).clamp(0.0, 1.0);
+        out.bias = finite_or_zero(self.bias);
+        out.strength = finite_or_zero(self.strength).clamp(0.0, 1.0);
+        out.reverse_z = u32::from(self.reverse_z);
+        out
     }
 }
 
@@ -412,19 +614,25 @@ impl Default for FrameUniforms {
 
 impl FrameUniforms {
     /// The uniforms of one frame. With `shadow: None`, `light_view_proj` is the identity and
-    /// `shadow_strength` 0 (the shadow map is never read). Non-finite or negative shadow strengths
-    /// and sun colours are read as 0, strengths above 1 as 1, non-finite biases and offsets as 0.
+    /// `shadow` all zeros (the shadow map is never read); else `light_view_proj` is cascade 0's
+    /// matrix and `shadow` is [`ShadowLookup::uniforms`]. Non-finite or negative sun colours are
+    /// read as 0.
     pub fn new(inputs: &FrameInputs<'_>) -> Self {
         let mut lod_distances = [[0.0f32; 4]; 2];
         for (i, &d) in inputs.lod_thresholds.as_slice().iter().enumerate() {
             lod_distances[i / 4][i % 4] = d;
         }
         let sun = glam::Vec3::from(inputs.sun_direction).try_normalize().unwrap_or(glam::Vec3::Y);
-        // A shadow matrix that is not finite would make every lookup NaN: no shadows then.
-        let shadow = inputs.shadow.filter(|s| s.view_proj.iter().flatten().all(|v| v.is_finite()));
+        let shadow = inputs.shadow.map_or_else(ShadowLookupUniforms::zeroed, |s| s.uniforms());
+        // vat's own shadow pass draws through cascade 0 (its only one).
+        let light_view_proj = if shadow.count > 0 {
+            shadow.cascades[0].view_proj
+        } else {
+            glam::Mat4::IDENTITY.to_cols_array_2d()
+        };
         Self {
             view_proj: inputs.view_proj,
-            light_view_proj: shadow.map_or(glam::Mat4::IDENTITY.to_cols_array_2d(), |s| s.view_proj),
+            light_view_proj,
             camera_position: inputs.camera_position,
             time: inputs.time,
             sun_direction: sun.to_array(),
@@ -437,16 +645,13 @@ impl FrameUniforms {
             // uniforms never name a LOD the asset lacks.
             cross_fade_max_lod: inputs.cross_fade_max_lod.min(inputs.lod_thresholds.lod_count() - 1),
             shadow_max_lod: inputs.shadow_max_lod.min(inputs.lod_thresholds.lod_count() - 1),
-            shadow_strength: shadow.map_or(0.0, |s| finite_or_zero(s.strength).clamp(0.0, 1.0)),
-            shadow_bias: shadow.map_or(0.0, |s| finite_or_zero(s.bias)),
-            shadow_normal_offset: shadow.map_or(0.0, |s| finite_or_zero(s.normal_offset)),
-            ground_half_extent: inputs.ground_half_extent,
             sun_color: inputs.sun_color.map(|c| finite_or_zero(c).max(0.0)),
-            _pad0: 0.0,
+            ground_half_extent: inputs.ground_half_extent,
             previous_view_proj: inputs.history.map_or(inputs.view_proj, |h| h.view_proj),
             previous_time: inputs.history.map_or(inputs.time, |h| h.time),
             previous_records: inputs.history.map_or(0, |h| h.previous_records),
-            _pad1: [0; 2],
+            _pad: [0; 2],
+            shadow,
         }
     }
 }
@@ -1502,8 +1707,8 @@ pub enum BindingKind {
         /// What the texture returns.
         sample_type: TextureSampleType,
     },
-    /// A sampled 2D texture array (`texture_2d_array`), not multisampled, sampled with a filtering
-    /// sampler.
+    /// A sampled 2D texture array (`texture_2d_array`, or `texture_depth_2d_array` with a comparison
+    /// sampler), not multisampled; colour arrays are sampled with a filtering sampler.
     TextureArray {
         /// What the texture returns.
         sample_type: TextureSampleType,
@@ -1571,7 +1776,7 @@ pub const BINDINGS: &[Binding] = &[
         group: GROUP_FRAME,
         binding: 1,
         name: "shadow_map",
-        kind: BindingKind::Texture { sample_type: TextureSampleType::Depth },
+        kind: BindingKind::TextureArray { sample_type: TextureSampleType::Depth },
         stages: ShaderStages::FRAGMENT,
     },
     Binding {

@@ -171,6 +171,9 @@ impl Default for RenderOptions {
 }
 
 /// Whose shadow map the crowd's colour draws sample ([`RenderOptions::shadow_map`]).
+// The host's lookup (four cascades) is held inline so that `RenderOptions` stays `Copy`; options are
+// made once per frame, so their size costs nothing that matters.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub enum ShadowMapSource {
     /// vat's own: `prepare` fits an orthographic sun map around the camera's first

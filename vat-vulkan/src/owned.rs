@@ -185,6 +185,21 @@ impl Owned {
         self.create_image(width, height, format, usage, range, vk::ImageViewType::TYPE_2D, what)
     }
 
+    /// [`image_with`](Self::image_with), its view an array of the one layer (`TYPE_2D_ARRAY`), as a
+    /// binding declared `texture_depth_2d_array` needs; the same view serves as an attachment.
+    pub(crate) fn layer_array_image_with(
+        &mut self,
+        width: u32,
+        height: u32,
+        format: vk::Format,
+        usage: vk::ImageUsageFlags,
+        aspect: vk::ImageAspectFlags,
+        what: &'static str,
+    ) -> Result<(vk::Image, vk::ImageView), VulkanError> {
+        let range = vk::ImageSubresourceRange { aspect_mask: aspect, ..color_range() };
+        self.create_image(width, height, format, usage, range, vk::ImageViewType::TYPE_2D_ARRAY, what)
+    }
+
     /// A device-local 2D image with `range.level_count` mip levels and `range.layer_count` layers,
     /// and a `view_type` view of `range`.
     #[allow(clippy::too_many_arguments)]

@@ -393,7 +393,7 @@ impl Renderer {
         let storage = vk::BufferUsageFlags::STORAGE_BUFFER;
         let frame_buffer = owned.buffer(size_of::<FrameUniforms>() as u64, uniform, "frame uniforms")?;
         let shadow_size = config.shadow_map_size.clamp(1, limits.max_image_dimension2_d);
-        let (shadow_image, shadow_view) = owned.image_with(
+        let (shadow_image, shadow_view) = owned.layer_array_image_with(
             shadow_size,
             shadow_size,
             SHADOW_FORMAT,
@@ -587,21 +587,25 @@ impl Renderer {
     /// `RendererConfig::shadow_map_size` is 0), in `SHADER_READ_ONLY_OPTIMAL` outside vat's shadow
     /// pass. After a [`prepare`](Self::prepare) whose report has `shadow_view_proj`, it holds that
     /// frame's casters for commands recorded after `prepare`'s (which end with a barrier making the
-    /// depth writes visible to fragment-shader reads): bind it with a comparison sampler of
+    /// depth writes visible to fragment-shader reads): a one-layer `TYPE_2D_ARRAY` view. Bind it as
+    /// a `texture_depth_2d_array` with a comparison sampler of
     /// `vat_core::pipeline::SHADOW_SAMPLER`'s state and look it up with
-    /// `vat_core::gpu::SHADOW_WGSL`'s `vat_shadow_lookup` to shadow the host's own surfaces exactly as
-    /// the crowd is shadowed. Owned by the renderer.
+    /// `vat_core::gpu::SHADOW_WGSL`'s `vat_shadow_lookup` and
+    /// `ShadowLookup::built_in(report.shadow_view_proj, scene_unit).uniforms()` to shadow the host's
+    /// own surfaces exactly as the crowd is shadowed. Owned by the renderer.
     pub fn shadow_map_view(&self) -> vk::ImageView {
         self.shadow_view
     }
 
     /// Gives the renderer the host's shadow map, sampled by the colour draws of frames whose
     /// `RenderOptions::shadow_map` is `ShadowMapSource::Host` (with that lookup's matrix, bias and
-    /// strength; `None` forgets it). `view` must be a 2D view of one layer of a depth-format image
-    /// (`D32_SFLOAT`, `D16_UNORM`, ...) made with `SAMPLED` usage, in
+    /// strength; `None` forgets it). `view` must be a `TYPE_2D_ARRAY` view (aspect depth) of a
+    /// depth-format image (`D32_SFLOAT`, `D16_UNORM`, ...) made with `SAMPLED` usage: one layer for a
+    /// single map, the cascades' layers for a cascaded one (`ShadowLookup::cascaded`), in
     /// `SHADER_READ_ONLY_OPTIMAL` layout whenever a command buffer recorded by
     /// [`draw`](Self::draw) executes, and alive until those command buffers finish. It is sampled
-    /// through vat's comparison sampler (`LESS_OR_EQUAL`, linear: 2 x 2 PCF); its conventions are
+    /// through vat's comparison sampler (`LESS_OR_EQUAL`, linear: 2 x 2 PCF; reverse-Z maps through
+    /// its exact complement); its conventions are
     /// `vat_core::gpu::ShadowLookup`'s. The host renders it before the colour rendering that
     /// samples it, typically with [`draw_depth`](Self::draw_depth) of the same frame for the crowd's
     /// own shadows, then transitions it (depth writes before fragment-shader reads). A host that

@@ -93,6 +93,8 @@ pub struct Renderer {
     /// The renderer's own group-0 uniforms (the ground of a frame without crowds; decode).
     pub(crate) frame_buffer: wgpu::Buffer,
     pub(crate) shadow_view: wgpu::TextureView,
+    /// `shadow_view` as the one-layer array the `shadow_map` binding takes.
+    pub(crate) shadow_array_view: wgpu::TextureView,
     /// Group 0 per stage set over `frame_buffer`.
     pub(crate) frame_groups: Vec<wgpu::BindGroup>,
     /// Group 0 over `frame_buffer` and each host shadow map drawn with.
@@ -317,6 +319,12 @@ impl Renderer {
             view_formats: &[],
         });
         let shadow_view = shadow_map.create_view(&wgpu::TextureViewDescriptor::default());
+        // The binding is a depth array (a host's cascades are layers); vat's own map is one layer.
+        let shadow_array_view = shadow_map.create_view(&wgpu::TextureViewDescriptor {
+            label: Some("vat shadow map (array)"),
+            dimension: Some(wgpu::TextureViewDimension::D2Array),
+            ..Default::default()
+        });
         let shadow_sampler = device.create_sampler(&conv::map_sampler("vat shadow sampler", &SHADOW_SAMPLER));
         let material_sampler =
             device.create_sampler(&conv::map_sampler("vat material sampler", &MATERIAL_SAMPLER));
@@ -353,6 +361,7 @@ impl Renderer {
             dummy_draw_args: empty_buffer(device, "vat dummy", gpu::DRAW_ARGS_BYTES, storage),
             frame_buffer,
             shadow_view,
+            shadow_array_view,
             shadow_sampler,
             material_sampler,
             belt: wgpu::util::StagingBelt::new(device.clone(), BELT_CHUNK),
@@ -376,7 +385,7 @@ impl Renderer {
         frame: &wgpu::Buffer,
         host_shadow: Option<&wgpu::TextureView>,
     ) -> Result<Vec<wgpu::BindGroup>, RenderError> {
-        let shadow_view = host_shadow.unwrap_or(&self.shadow_view);
+        let shadow_view = host_shadow.unwrap_or(&self.shadow_array_view);
         StageSet::ALL
             .iter()
             .map(|&set| {
@@ -399,10 +408,14 @@ impl Renderer {
 
     /// Gives the renderer the host's shadow map, sampled by the colour draws of frames whose
     /// `RenderOptions::shadow_map` is `ShadowMapSource::Host` (with that lookup's matrix, bias and
-    /// strength; `None` forgets it). `view` must be a view of one layer of a `Depth32Float` (or other
-    /// depth-format) texture with `TEXTURE_BINDING` usage, sampled through vat's comparison sampler
-    /// (`LessEqual`, linear: 2 x 2 PCF); its conventions are `vat_core::gpu::ShadowLookup`'s. The
-    /// host renders it before the colour pass that samples it, typically with
+    /// strength; `None` forgets it). `view` must be a `D2Array` view (aspect depth only) of a
+    /// `Depth32Float` (or other depth-format) texture with `TEXTURE_BINDING` usage: one layer for a
+    /// single map, the cascades' layers for a cascaded one (`ShadowLookup::cascaded`, each
+    /// cascade naming its layer). It is sampled through vat's comparison sampler (`LessEqual`,
+    /// linear: 2 x 2 PCF; reverse-Z maps, `ShadowLookup::reverse_z`, through its exact
+    /// complement); its conventions are `vat_core::gpu::ShadowLookup`'s. Bevy's
+    /// `ViewShadowBindings::directional_light_depth_texture_view` is such a view. The host renders
+    /// it before the colour pass that samples it, typically with
     /// [`draw_depth`](Self::draw_depth) of the same frame for the crowd's own shadows. A host that
     /// cycles through several maps (one per frame in flight) calls this every frame; each crowd
     /// keeps bind groups over `vat_core::frame::HOST_SHADOW_MAPS_KEPT` of them.
@@ -410,15 +423,16 @@ impl Renderer {
         self.host_shadow = view;
     }
 
-    /// vat's built-in sun shadow map (`Depth32Float`, `TEXTURE_BINDING`; 1 x 1 when
-    /// `RendererConfig::shadow_map_size` is 0). After a [`prepare`](Self::prepare) whose report has
-    /// `shadow_view_proj`, it holds that frame's casters for passes recorded after `prepare`'s
-    /// commands: bind it with a comparison sampler of `vat_core::pipeline::SHADOW_SAMPLER`'s state
-    /// (`conv::map_sampler`) and look it up with `vat_core::gpu::SHADOW_WGSL`'s `vat_shadow_lookup`
-    /// and `ShadowLookup::built_in(report.shadow_view_proj, scene_unit)` to shadow the host's own
-    /// surfaces exactly as the crowd is shadowed.
+    /// vat's built-in sun shadow map as a one-layer `D2Array` view (`Depth32Float`,
+    /// `TEXTURE_BINDING`; 1 x 1 when `RendererConfig::shadow_map_size` is 0). After a
+    /// [`prepare`](Self::prepare) whose report has `shadow_view_proj`, it holds that frame's casters
+    /// for passes recorded after `prepare`'s commands: bind it as a `texture_depth_2d_array` with a
+    /// comparison sampler of `vat_core::pipeline::SHADOW_SAMPLER`'s state (`conv::map_sampler`)
+    /// and look it up with `vat_core::gpu::SHADOW_WGSL`'s `vat_shadow_lookup` and
+    /// `ShadowLookup::built_in(report.shadow_view_proj, scene_unit).uniforms()` to shadow the
+    /// host's own surfaces exactly as the crowd is shadowed.
     pub fn shadow_map_view(&self) -> &wgpu::TextureView {
-        &self.shadow_view
+        &self.shadow_array_view
     }
 
     /// The plan's limits on this device.

@@ -19,10 +19,11 @@
 //! calls are in [`wgpu_host`] and [`vulkan_host`], one small file per backend.
 
 use anyhow::Result;
+use bytemuck::Zeroable;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::gpu::ShadowLookup;
+use vat_core::gpu::{ShadowLookup, ShadowLookupUniforms};
 use vat_core::render::{CrowdRenderer, Culling, RenderOptions, ShadowMapSource};
 use vat_core::scene::GroundSquare;
 
@@ -44,14 +45,14 @@ struct Host {
     light_view_proj: mat4x4<f32>,
     // xyz: unit vector towards the sun; w: ambient.
     sun: vec4<f32>,
-    // xyz: sun colour; w: shadow strength (0: no shadow lookup).
+    // xyz: sun colour.
     sun_color: vec4<f32>,
-    // x: depth-compare bias; y: normal offset before the lookup (scene units).
-    shadow: vec4<f32>,
+    // vat's lookup of the host's map (vat_core::gpu::ShadowLookupUniforms; strength 0: none).
+    shadow: VatShadowLookup,
 }
 
 @group(0) @binding(0) var<uniform> host: Host;
-@group(0) @binding(1) var shadow_map: texture_depth_2d;
+@group(0) @binding(1) var shadow_map: texture_depth_2d_array;
 @group(0) @binding(2) var shadow_sampler: sampler_comparison;
 
 struct SceneOut {
@@ -71,29 +72,23 @@ fn vs_shadow(@location(0) position: vec3<f32>) -> @builtin(position) vec4<f32> {
     return host.light_view_proj * vec4<f32>(position, 1.0);
 }
 
-fn host_shadow(world: vec3<f32>, n: vec3<f32>) -> f32 {
-    if host.sun_color.w <= 0.0 {
-        return 1.0;
-    }
-    let lp = host.light_view_proj * vec4<f32>(world + n * host.shadow.y, 1.0);
-    let ndc = lp.xyz / lp.w;
-    let uv = vec2<f32>(ndc.x * 0.5 + 0.5, 0.5 - ndc.y * 0.5);
-    if uv.x < 0.0 || uv.x > 1.0 || uv.y < 0.0 || uv.y > 1.0 || ndc.z > 1.0 {
-        return 1.0;
-    }
-    let lit = textureSampleCompareLevel(shadow_map, shadow_sampler, uv, ndc.z - host.shadow.x);
-    return 1.0 - host.sun_color.w * (1.0 - lit);
-}
-
 @fragment
 fn fs_scene(in: SceneOut) -> @location(0) vec4<f32> {
     let n = normalize(in.normal);
-    let direct = max(dot(n, host.sun.xyz), 0.0) * host_shadow(in.world, n) * host.sun_color.xyz;
+    // vat_shadow_lookup: vat_core::gpu::SHADOW_WGSL, appended (host_shader()).
+    let shadow = vat_shadow_lookup(shadow_map, shadow_sampler, host.shadow, in.world, n);
+    let direct = max(dot(n, host.sun.xyz), 0.0) * shadow * host.sun_color.xyz;
     let sky = mix(0.55, 1.0, 0.5 + 0.5 * n.y);
     let light = host.sun.w * sky + (1.0 - host.sun.w) * direct;
     return vec4<f32>(in.color * light, 1.0);
 }
 "#;
+
+/// The host's whole shader: [`HOST_SHADER`] followed by vat's shadow lookup
+/// ([`vat_core::gpu::SHADOW_WGSL`]), so its surfaces are shadowed exactly as the crowd is.
+pub fn host_shader() -> String {
+    format!("{HOST_SHADER}{}", vat_core::gpu::SHADOW_WGSL)
+}
 
 /// One vertex of the host's scene (its vertex buffer: three `vec3<f32>` attributes, 36 bytes).
 #[repr(C)]
@@ -107,7 +102,7 @@ pub struct HostVertex {
     pub color: [f32; 3],
 }
 
-/// The host's uniform block (`struct Host` of [`HOST_SHADER`], 176 bytes).
+/// The host's uniform block (`struct Host` of [`HOST_SHADER`], 528 bytes).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct HostUniforms {
@@ -117,10 +112,11 @@ pub struct HostUniforms {
     pub light_view_proj: [[f32; 4]; 4],
     /// Unit vector towards the sun, and the ambient light in `w`.
     pub sun: [f32; 4],
-    /// The sun's colour, and the shadow strength in `w` (0: no shadow lookup).
+    /// The sun's colour; `w` is 0.
     pub sun_color: [f32; 4],
-    /// The shadow lookup's depth-compare bias in `x` and normal offset (scene units) in `y`.
-    pub shadow: [f32; 4],
+    /// How the host's surfaces look its shadow map up: the same lookup vat's draws use (all
+    /// zeros: no shadows).
+    pub shadow: ShadowLookupUniforms,
 }
 
 /// A vertex range of the host's vertex buffer.
@@ -331,7 +327,7 @@ impl Scene {
                 self.light_view_proj = m;
                 self.shadow_strength = lookup.strength;
                 self.shadow_bias = lookup.bias;
-                self.shadow_normal_offset = lookup.normal_offset;
+                self.shadow_normal_offset = lookup.cascades[0].normal_offset;
             }
             None => self.shadow_strength = 0.0,
         }
@@ -350,9 +346,18 @@ impl Scene {
             view_proj: self.camera.view_proj,
             light_view_proj: self.light_view_proj,
             sun: [x, y, z, self.ambient],
-            sun_color: [r, g, b, if self.shadows() { self.shadow_strength } else { 0.0 }],
-            shadow: [self.shadow_bias, self.shadow_normal_offset, 0.0, 0.0],
+            sun_color: [r, g, b, 0.0],
+            shadow: if self.shadows() { self.lookup().uniforms() } else { ShadowLookupUniforms::zeroed() },
         }
+    }
+
+    /// How the host's map is looked up, by the host's surfaces and by vat's draws alike: its
+    /// matrix, strength, bias and normal offset.
+    pub fn lookup(&self) -> ShadowLookup {
+        let mut lookup = ShadowLookup::host(self.light_view_proj);
+        (lookup.strength, lookup.bias) = (self.shadow_strength, self.shadow_bias);
+        lookup.cascades[0].normal_offset = self.shadow_normal_offset;
+        lookup
     }
 
     /// The vertex ranges the host draws into its shadow map (`host_casts`) and its colour pass.
@@ -381,12 +386,7 @@ impl Scene {
     /// and shadow map (looked up with the host shader's own bias, offset and strength; shadows off
     /// when nothing samples it), no ground and the host's clear colour (the host draws its own).
     pub fn options(&self, culling: Culling) -> RenderOptions {
-        let lookup = ShadowLookup {
-            view_proj: self.light_view_proj,
-            strength: self.shadow_strength,
-            bias: self.shadow_bias,
-            normal_offset: self.shadow_normal_offset,
-        };
+        let lookup = self.lookup();
         RenderOptions {
             culling,
             shadows: self.shadows(),

@@ -20,7 +20,7 @@ use vat_vulkan::{
 };
 
 use super::{
-    HOST_SHADER, HostCrowds, HostFrame, HostVertex, MSAA_SAMPLES, SHADOW_MAP_SIZE, SIZE, Scene, VertexRange,
+    HostCrowds, HostFrame, HostVertex, MSAA_SAMPLES, SHADOW_MAP_SIZE, SIZE, Scene, VertexRange, host_shader,
 };
 
 /// The host's shadow map format.
@@ -111,15 +111,16 @@ fn memory_type(ctx: &Context, bits: u32, flags: vk::MemoryPropertyFlags) -> Resu
         .ok_or_else(|| anyhow!("no memory type with {flags:?}"))
 }
 
-/// SPIR-V of `entry` of [`HOST_SHADER`] (no coordinate adjustment: the host flips Y with the
+/// SPIR-V of `entry` of the host's shader ([`host_shader`]) (no coordinate adjustment: the host flips Y with the
 /// viewport, as vat-vulkan does).
 fn spirv(entry: &str, stage: naga::ShaderStage) -> Result<Vec<u32>> {
-    let module = naga::front::wgsl::parse_str(HOST_SHADER)
-        .map_err(|e| anyhow!("{}", e.emit_to_string(HOST_SHADER)))?;
+    let source = host_shader();
+    let module =
+        naga::front::wgsl::parse_str(&source).map_err(|e| anyhow!("{}", e.emit_to_string(&source)))?;
     let info =
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
             .validate(&module)
-            .map_err(|e| anyhow!("{}", e.emit_to_string(HOST_SHADER)))?;
+            .map_err(|e| anyhow!("{}", e.emit_to_string(&source)))?;
     let options = naga::back::spv::Options {
         lang_version: (1, 3),
         flags: naga::back::spv::WriterFlags::LABEL_VARYINGS,
@@ -167,9 +168,17 @@ impl SceneGpu {
         } else {
             vk::ImageAspectFlags::COLOR
         };
+        // Depth images are sampled as one-layer arrays (vat's lookup takes cascade layers); the same
+        // view is the shadow pass's attachment.
+        let view_type =
+            if aspect == vk::ImageAspectFlags::DEPTH && usage.contains(vk::ImageUsageFlags::SAMPLED) {
+                vk::ImageViewType::TYPE_2D_ARRAY
+            } else {
+                vk::ImageViewType::TYPE_2D
+            };
         let view_info = vk::ImageViewCreateInfo::default()
             .image(image)
-            .view_type(vk::ImageViewType::TYPE_2D)
+            .view_type(view_type)
             .format(format)
             .subresource_range(vk::ImageSubresourceRange { aspect_mask: aspect, ..depth_range() });
         // SAFETY: a view of the live image above; destroyed by `SceneGpu::drop`.

@@ -13,7 +13,7 @@ use vat_wgpu::{Offscreen, PassFormats, Renderer, RendererConfig};
 use wgpu::util::DeviceExt as _;
 
 use super::{
-    HOST_SHADER, HostCrowds, HostFrame, HostVertex, MSAA_SAMPLES, SHADOW_MAP_SIZE, SIZE, Scene, VertexRange,
+    HostCrowds, HostFrame, HostVertex, MSAA_SAMPLES, SHADOW_MAP_SIZE, SIZE, Scene, VertexRange, host_shader,
 };
 
 /// The host's shadow map format.
@@ -28,6 +28,7 @@ pub struct SceneGpu {
     module: wgpu::ShaderModule,
     vertices: wgpu::Buffer,
     uniforms: wgpu::Buffer,
+    shadow_attachment: wgpu::TextureView,
     shadow_view: wgpu::TextureView,
     scene_layout: wgpu::PipelineLayout,
     scene_pipelines: Vec<(PassFormats, wgpu::RenderPipeline)>,
@@ -57,7 +58,7 @@ impl SceneGpu {
     pub fn new(device: &wgpu::Device, scene: &Scene) -> Self {
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("host shader"),
-            source: wgpu::ShaderSource::Wgsl(HOST_SHADER.into()),
+            source: wgpu::ShaderSource::Wgsl(host_shader().into()),
         });
         // At least one vertex: a ground-only scene may draw nothing, but a buffer is never empty.
         let mut vertices = scene.vertices.clone();
@@ -88,7 +89,13 @@ impl SceneGpu {
             usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
             view_formats: &[],
         });
-        let shadow_view = shadow_map.create_view(&wgpu::TextureViewDescriptor::default());
+        let shadow_attachment = shadow_map.create_view(&wgpu::TextureViewDescriptor::default());
+        // Sampled as a one-layer array: vat's lookup (SHADOW_WGSL) takes cascade layers.
+        let shadow_view = shadow_map.create_view(&wgpu::TextureViewDescriptor {
+            label: Some("host shadow map (array)"),
+            dimension: Some(wgpu::TextureViewDimension::D2Array),
+            ..Default::default()
+        });
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("host shadow sampler"),
             mag_filter: wgpu::FilterMode::Linear,
@@ -116,7 +123,7 @@ impl SceneGpu {
                     wgpu::ShaderStages::FRAGMENT,
                     wgpu::BindingType::Texture {
                         sample_type: wgpu::TextureSampleType::Depth,
-                        view_dimension: wgpu::TextureViewDimension::D2,
+                        view_dimension: wgpu::TextureViewDimension::D2Array,
                         multisampled: false,
                     },
                 ),
@@ -193,6 +200,7 @@ impl SceneGpu {
             module,
             vertices,
             uniforms,
+            shadow_attachment,
             shadow_view,
             scene_layout,
             scene_pipelines: Vec::new(),
@@ -202,7 +210,8 @@ impl SceneGpu {
         }
     }
 
-    /// The host's shadow map (give it to vat with `Renderer::set_host_shadow_map`).
+    /// The host's shadow map as a one-layer array (give it to vat with
+    /// `Renderer::set_host_shadow_map`).
     pub fn shadow_view(&self) -> &wgpu::TextureView {
         &self.shadow_view
     }
@@ -271,7 +280,7 @@ impl SceneGpu {
             label: Some("host shadow pass"),
             color_attachments: &[],
             depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: &self.shadow_view,
+                view: &self.shadow_attachment,
                 depth_ops: Some(wgpu::Operations {
                     load: wgpu::LoadOp::Clear(1.0),
                     store: wgpu::StoreOp::Store,

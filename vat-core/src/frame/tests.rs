@@ -341,7 +341,7 @@ fn shadows_off_plans_no_depth_pass() {
     let mut p = FramePlan::default();
     plan(&mut p, &mut [&mut f], &RenderOptions { shadows: false, ..gpu_culled() }).unwrap();
     assert_eq!((p.shadow_view_proj, p.depth.len()), (None, 0));
-    assert_eq!(p.crowds[0].uniforms.shadow_strength, 0.0);
+    assert_eq!((p.crowds[0].uniforms.shadow.count, p.crowds[0].uniforms.shadow.strength), (0, 0.0));
     assert_eq!(p.pipelines().len(), 2, "fade and plain colour pipelines");
 }
 
@@ -501,7 +501,8 @@ fn a_cpu_culled_view_is_culled_for_itself() {
 fn the_hosts_shadow_map_replaces_vats_shadow_pass() {
     let mut f = fixture(20, 2, VertexFormat::Packed64);
     let matrix = camera().view_proj;
-    let lookup = gpu::ShadowLookup { view_proj: matrix, strength: 0.6, bias: 0.002, normal_offset: 0.05 };
+    let mut lookup = gpu::ShadowLookup::host(matrix);
+    (lookup.strength, lookup.bias, lookup.cascades[0].normal_offset) = (0.6, 0.002, 0.05);
     let host =
         RenderOptions { shadow_map: ShadowMapSource::Host(lookup), sun_color: [1.0, 0.5, 0.25], ..cpu() };
     let mut p = FramePlan::default();
@@ -510,18 +511,20 @@ fn the_hosts_shadow_map_replaces_vats_shadow_pass() {
     assert_eq!(p.shadow_view_proj, None, "vat draws no shadow pass of its own");
     assert!(p.depth.is_empty() && !p.colour.is_empty());
     let u = p.crowds[0].uniforms;
-    assert_eq!((u.light_view_proj, u.shadow_strength, u.shadow_bias), (matrix, 0.6, 0.002));
-    assert_eq!((u.shadow_normal_offset, u.sun_color), (0.05, [1.0, 0.5, 0.25]));
+    assert_eq!((u.light_view_proj, u.shadow.strength, u.shadow.bias), (matrix, 0.6, 0.002));
+    assert_eq!((u.shadow.cascades[0].normal_offset, u.sun_color), (0.05, [1.0, 0.5, 0.25]));
+    assert_eq!(u.shadow, lookup.uniforms());
     // Shadows off: neither map is sampled.
     plan(&mut p, &mut [&mut f], &RenderOptions { shadows: false, ..host }).unwrap();
     assert!(!p.host_shadow_map && p.shadow_view_proj.is_none());
-    assert_eq!(p.crowds[0].uniforms.shadow_strength, 0.0);
+    assert_eq!(p.crowds[0].uniforms.shadow.count, 0);
     // Back to vat's own: its pass and its lookup.
     plan(&mut p, &mut [&mut f], &cpu()).unwrap();
     assert!(!p.host_shadow_map && !p.depth.is_empty());
     let u = p.crowds[0].uniforms;
     assert_eq!(Some(u.light_view_proj), p.shadow_view_proj);
-    assert_eq!((u.shadow_strength, u.shadow_bias), (gpu::SHADOW_STRENGTH, gpu::SHADOW_COMPARE_BIAS));
+    assert_eq!((u.shadow.strength, u.shadow.bias), (gpu::SHADOW_STRENGTH, gpu::SHADOW_COMPARE_BIAS));
+    assert_eq!((u.shadow.count, u.shadow.reverse_z, u.shadow.cascades[0].far_bound), (1, 0, f32::MAX));
 }
 
 #[test]

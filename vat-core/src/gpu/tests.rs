@@ -55,24 +55,31 @@ fn fail_if_any(what: &str, problems: &[String]) {
 // ---------------------------------------------------------------------------------------------------
 
 /// The scalar type a Rust field is made of, to catch an `f32` declared `u32` on the other side.
+/// `None` for a nested struct (its own entry in [`rust_structs`] checks its members).
 trait GpuScalar {
-    const KIND: ScalarKind;
+    const KIND: Option<ScalarKind>;
 }
 impl GpuScalar for f32 {
-    const KIND: ScalarKind = ScalarKind::Float;
+    const KIND: Option<ScalarKind> = Some(ScalarKind::Float);
 }
 impl GpuScalar for u32 {
-    const KIND: ScalarKind = ScalarKind::Uint;
+    const KIND: Option<ScalarKind> = Some(ScalarKind::Uint);
+}
+impl GpuScalar for ShadowCascadeUniforms {
+    const KIND: Option<ScalarKind> = None;
+}
+impl GpuScalar for ShadowLookupUniforms {
+    const KIND: Option<ScalarKind> = None;
 }
 impl<T: GpuScalar, const N: usize> GpuScalar for [T; N] {
-    const KIND: ScalarKind = T::KIND;
+    const KIND: Option<ScalarKind> = T::KIND;
 }
 
 struct RustField {
     name: &'static str,
     offset: usize,
     size: usize,
-    kind: ScalarKind,
+    kind: Option<ScalarKind>,
 }
 
 struct RustStruct {
@@ -88,12 +95,19 @@ fn field<S, T: GpuScalar>(name: &'static str, offset: usize, _get: fn(&S) -> &T)
 /// Describes a Rust struct from a list of all its fields. The destructuring pattern has no `..`, so
 /// leaving a field out of the list does not compile.
 macro_rules! rust_struct {
-    ($t:ident { $($f:ident),* $(,)? }) => {{
+    ($t:ident { $($f:ident),* $(,)? }) => {
+        rust_struct!(@describe $t, stringify!($t), $($f),*)
+    };
+    // A struct whose WGSL twin has another name (the `Vat`-prefixed structs of shadow.wgsl).
+    ($t:ident as $wgsl:literal { $($f:ident),* $(,)? }) => {
+        rust_struct!(@describe $t, $wgsl, $($f),*)
+    };
+    (@describe $t:ident, $wgsl:expr, $($f:ident),*) => {{
         fn _every_field_is_listed(v: $t) {
             let $t { $($f: _),* } = v;
         }
         RustStruct {
-            name: stringify!($t),
+            name: $wgsl,
             size: size_of::<$t>(),
             fields: vec![$(field(stringify!($f), offset_of!($t, $f), |s: &$t| &s.$f)),*],
         }
@@ -115,16 +129,24 @@ fn rust_structs() -> Vec<RustStruct> {
             lod_count,
             cross_fade_max_lod,
             shadow_max_lod,
-            shadow_strength,
-            shadow_bias,
-            shadow_normal_offset,
-            ground_half_extent,
             sun_color,
-            _pad0,
+            ground_half_extent,
             previous_view_proj,
             previous_time,
             previous_records,
-            _pad1,
+            _pad,
+            shadow,
+        }),
+        rust_struct!(ShadowCascadeUniforms as "VatShadowCascade" { view_proj, far_bound, normal_offset, layer, _pad }),
+        rust_struct!(ShadowLookupUniforms as "VatShadowLookup" {
+            cascades,
+            view_depth,
+            light_offset,
+            count,
+            overlap,
+            bias,
+            strength,
+            reverse_z,
         }),
         rust_struct!(AssetConstants {
             bounds_min,
@@ -242,7 +264,7 @@ fn check_struct_layouts(module: &Module, structs: &[RustStruct]) -> Vec<String> 
             if size != f.size {
                 problems.push(format!("{}.{name}: WGSL size {size} != Rust size {}", rust.name, f.size));
             }
-            if kind != Some(f.kind) {
+            if kind != f.kind {
                 problems
                     .push(format!("{}.{name}: WGSL scalar {kind:?} != Rust scalar {:?}", rust.name, f.kind));
             }
@@ -774,7 +796,8 @@ fn frame_uniforms_clamp_lod_limits_to_the_assets_last_lod() {
     assert_eq!((u.lod_count, u.shadow_max_lod, u.cross_fade_max_lod), (3, 1, 1), "within range: unchanged");
     let u = uniforms(&three, 8);
     assert_eq!((u.shadow_max_lod, u.cross_fade_max_lod), (2, 2));
-    assert_eq!(u.shadow_normal_offset, SHADOW_NORMAL_OFFSET * 100.0, "the offset follows the scene unit");
+    let offset = u.shadow.cascades[0].normal_offset;
+    assert_eq!(offset, SHADOW_NORMAL_OFFSET * 100.0, "the offset follows the scene unit");
     assert_eq!(
         (sanitized_scene_unit(f32::NAN), sanitized_scene_unit(-1.0), sanitized_scene_unit(0.2)),
         (1.0, 1.0, 0.2)
@@ -810,27 +833,87 @@ fn frame_uniforms_carry_the_hosts_light_and_shadow_lookup() {
     let lods = crate::lod::LodThresholds::default();
     let matrix =
         glam::camera::rh::proj::directx::orthographic(-5.0, 5.0, -5.0, 5.0, 0.0, 20.0).to_cols_array_2d();
-    let host = ShadowLookup { view_proj: matrix, strength: 0.5, bias: 0.004, normal_offset: 0.1 };
+    let mut host = ShadowLookup::host(matrix);
+    (host.strength, host.bias, host.cascades[0].normal_offset) = (0.5, 0.004, 0.1);
     let u = uniforms_with(&lods, 0, Some(host));
     assert_eq!(u.light_view_proj, matrix);
-    assert_eq!((u.shadow_strength, u.shadow_bias, u.shadow_normal_offset), (0.5, 0.004, 0.1));
+    let s = u.shadow;
+    assert_eq!((s.count, s.strength, s.bias, s.cascades[0].normal_offset), (1, 0.5, 0.004, 0.1));
     assert_eq!(u.sun_color, [1.0, 0.9, 0.8]);
     let none = uniforms_with(&lods, 0, None);
-    assert_eq!((none.shadow_strength, none.shadow_bias, none.shadow_normal_offset), (0.0, 0.0, 0.0));
+    assert_eq!(none.shadow, ShadowLookupUniforms::zeroed(), "no lookup: all zeros");
     assert_eq!(none.light_view_proj, glam::Mat4::IDENTITY.to_cols_array_2d());
     // Hostile values: a NaN matrix means no shadows, strengths are clamped to 0..=1, NaN to 0.
     let mut nan = host;
-    nan.view_proj[1][2] = f32::NAN;
-    assert_eq!(uniforms_with(&lods, 0, Some(nan)).shadow_strength, 0.0, "a NaN matrix reads no map");
-    let wild = ShadowLookup { strength: 7.0, bias: f32::NAN, normal_offset: f32::INFINITY, ..host };
-    let u = uniforms_with(&lods, 0, Some(wild));
-    assert_eq!((u.shadow_strength, u.shadow_bias, u.shadow_normal_offset), (1.0, 0.0, 0.0));
+    nan.cascades[0].view_proj[1][2] = f32::NAN;
+    assert_eq!(uniforms_with(&lods, 0, Some(nan)).shadow.count, 0, "a NaN matrix reads no map");
+    let mut wild = ShadowLookup { strength: 7.0, bias: f32::NAN, overlap: f32::NAN, ..host };
+    wild.cascades[0].normal_offset = f32::INFINITY;
+    let s = uniforms_with(&lods, 0, Some(wild)).shadow;
+    assert_eq!((s.strength, s.bias, s.overlap, s.cascades[0].normal_offset), (1.0, 0.0, 0.0, 0.0));
     let built_in = ShadowLookup::built_in(matrix, f32::NAN);
     assert_eq!(
-        (built_in.strength, built_in.bias, built_in.normal_offset),
-        (SHADOW_STRENGTH, SHADOW_COMPARE_BIAS, SHADOW_NORMAL_OFFSET),
+        (built_in.strength, built_in.bias, built_in.cascades[0].normal_offset, built_in.reverse_z),
+        (SHADOW_STRENGTH, SHADOW_COMPARE_BIAS, SHADOW_NORMAL_OFFSET, false),
         "vat's own lookup, scene unit 1"
     );
+}
+
+/// Bevy-like cascades: 4 of them ending at 5, 12, 30 and 80 m, 20 % overlap.
+fn four_cascades() -> ShadowLookup {
+    let identity = glam::Mat4::IDENTITY.to_cols_array_2d();
+    let cascades: Vec<ShadowCascade> = [5.0, 12.0, 30.0, 80.0]
+        .iter()
+        .enumerate()
+        .map(|(k, &far_bound)| ShadowCascade {
+            view_proj: identity,
+            far_bound,
+            normal_offset: 0.0,
+            layer: k as u32,
+        })
+        .collect();
+    ShadowLookup::cascaded(&cascades, [0.0, 0.0, -1.0, 0.0], 0.2, true).unwrap()
+}
+
+#[test]
+fn cascades_are_chosen_by_view_distance_and_blended_over_the_overlap() {
+    let lookup = four_cascades();
+    assert_eq!(lookup.cascade_weights(0.0), vec![(0, 1.0)]);
+    assert_eq!(lookup.cascade_weights(3.9), vec![(0, 1.0)], "before the overlap (4 m): cascade 0 alone");
+    // 4.5 m is halfway through cascade 0's overlap [4, 5).
+    assert_eq!(lookup.cascade_weights(4.5), vec![(0, 0.5), (1, 0.5)]);
+    assert_eq!(lookup.cascade_weights(5.0), vec![(1, 1.0)], "the far bound itself is the next cascade's");
+    let w = lookup.cascade_weights(78.0);
+    assert_eq!(w, vec![(3, 1.0)], "the last cascade has no next one to blend with");
+    assert!(lookup.cascade_weights(80.0).is_empty(), "past the last cascade: lit");
+    // Weights always sum to 1 inside the cascades, and the choice is monotonic.
+    let mut last = 0;
+    for i in 0..800 {
+        let d = i as f32 * 0.1;
+        let w = lookup.cascade_weights(d);
+        let sum: f32 = w.iter().map(|&(_, x)| x).sum();
+        assert!((sum - 1.0).abs() <= 1e-6 && w[0].0 >= last, "{d}: {w:?}");
+        last = w[0].0;
+    }
+    // The uniforms carry what the shader needs to make the same choice.
+    let u = lookup.uniforms();
+    assert_eq!((u.count, u.reverse_z, u.overlap, u.view_depth), (4, 1, 0.2, [0.0, 0.0, -1.0, 0.0]));
+    let bounds: Vec<(f32, u32)> = u.cascades.iter().map(|c| (c.far_bound, c.layer)).collect();
+    assert_eq!(bounds, vec![(5.0, 0), (12.0, 1), (30.0, 2), (80.0, 3)]);
+}
+
+#[test]
+fn cascaded_lookups_refuse_what_the_shader_cannot_pick_from() {
+    let one = four_cascades().cascades[0];
+    assert_eq!(ShadowLookup::cascaded(&[], [0.0; 4], 0.2, true), Err(ShadowCascadeError::Count(0)));
+    assert_eq!(ShadowLookup::cascaded(&[one; 5], [0.0; 4], 0.2, true), Err(ShadowCascadeError::Count(5)));
+    let mut c = four_cascades().cascades;
+    c[2].far_bound = 12.0;
+    assert_eq!(ShadowLookup::cascaded(&c, [0.0; 4], 0.2, true), Err(ShadowCascadeError::Unordered(2)));
+    c[2].far_bound = f32::NAN;
+    assert_eq!(ShadowLookup::cascaded(&c, [0.0; 4], 0.2, true), Err(ShadowCascadeError::Unordered(2)));
+    let err = ShadowLookup::cascaded(&[one; 5], [0.0; 4], 0.2, true).unwrap_err();
+    assert!(err.to_string().contains("1 to 4 cascades"), "{err}");
 }
 
 #[test]

@@ -107,7 +107,7 @@ const PI: f32 = 3.14159265358979;
 // GPU-visible structs (twins of the Rust structs named alike)
 // ---------------------------------------------------------------------------------------------------
 
-// Per-frame values shared by every pass. Twin of vat_core::gpu::FrameUniforms (416 bytes).
+// Per-frame values shared by every pass. Twin of vat_core::gpu::FrameUniforms (768 bytes).
 struct FrameUniforms {
     // World to clip space of the camera, column-major.
     view_proj: mat4x4<f32>,
@@ -135,25 +135,20 @@ struct FrameUniforms {
     cross_fade_max_lod: u32,
     // Coarsest LOD drawn into the shadow map.
     shadow_max_lod: u32,
-    // How dark shadowed surfaces get: 0 = no shadows (the shadow map is not read), 1 = full.
-    shadow_strength: f32,
-    // Depth bias subtracted from the light-space depth before the comparison (0..1 depth units).
-    shadow_bias: f32,
-    // World-space offset along the normal applied before the shadow lookup, metres.
-    shadow_normal_offset: f32,
-    // Half the side of the ground square vs_ground draws at y = 0 around the camera, metres.
-    ground_half_extent: f32,
     // Colour of the sun's light, linear RGB, multiplying the direct term.
     sun_color: vec3<f32>,
-    _pad0: f32,
+    // Half the side of the ground square vs_ground draws at y = 0 around the camera, metres.
+    ground_half_extent: f32,
     // The camera's world-to-clip matrix of the previous frame (motion vectors), column-major.
     previous_view_proj: mat4x4<f32>,
     // The crowd's clock at the previous frame, seconds (same epoch as the previous records).
     previous_time: f32,
     // Instance i's previous record is instances[previous_records + i]; 0: no history.
     previous_records: u32,
-    // Padding to 416 bytes; 0.
-    _pad1: vec2<u32>,
+    _pad: vec2<u32>,
+    // How the colour draws look the shadow map up (VatShadowLookup of shadow.wgsl; count 0: no
+    // shadows, the map is not read).
+    shadow: VatShadowLookup,
 }
 
 // Per-asset constants. Twin of vat_core::gpu::AssetConstants (176 bytes).
@@ -356,8 +351,9 @@ struct DecodedVertex {
 
 // Group 0: per frame.
 @group(0) @binding(0) var<uniform> frame: FrameUniforms;
-// The sun's shadow map (depth of the casters seen from the sun through frame.light_view_proj).
-@group(0) @binding(1) var shadow_map: texture_depth_2d;
+// The sun's shadow map: vat's own (one layer, the casters seen from the sun through
+// frame.light_view_proj) or the host's (its cascades' layers, frame.shadow).
+@group(0) @binding(1) var shadow_map: texture_depth_2d_array;
 // Comparison sampler (less-equal, linear: 2x2 percentage-closer filtering).
 @group(0) @binding(2) var shadow_sampler: sampler_comparison;
 
@@ -1343,19 +1339,11 @@ fn vat_material_color(material: u32, variant_bits: u32, tint: vec3<f32>) -> vec3
     }
 }
 
-// 1 where the sun reaches `world` (unit normal n), down to 1 - shadow_strength in full shadow; 1
-// outside the shadow map or when shadows are off (vat_shadow_lookup of shadow.wgsl, appended).
+// 1 where the sun reaches `world` (unit normal n), down to 1 - frame.shadow.strength in full
+// shadow; 1 outside the shadow map or when shadows are off (vat_shadow_lookup of shadow.wgsl,
+// appended).
 fn vat_shadow(world: vec3<f32>, n: vec3<f32>) -> f32 {
-    return vat_shadow_lookup(
-        shadow_map,
-        shadow_sampler,
-        frame.light_view_proj,
-        world,
-        n,
-        frame.shadow_normal_offset,
-        frame.shadow_bias,
-        frame.shadow_strength,
-    );
+    return vat_shadow_lookup(shadow_map, shadow_sampler, frame.shadow, world, n);
 }
 
 // What the vertex paths hand to fs_lit.
