@@ -6,8 +6,8 @@
 //!
 //! `cargo run --release -p vat-examples --example vulkan_engine`
 //!
-//! What the engine must provide: Vulkan 1.3 with `dynamicRendering` and `drawIndirectFirstInstance`
-//! enabled, a queue family with graphics and compute, colour/depth views in
+//! What the engine must provide: Vulkan 1.3 with `dynamicRendering`, `drawIndirectFirstInstance` and
+//! `independentBlend` enabled, a queue family with graphics and compute, colour/depth views in
 //! `COLOR_ATTACHMENT_OPTIMAL` / `DEPTH_ATTACHMENT_OPTIMAL` when the recorded commands start. See the
 //! README section "Using the Vulkan backend in an existing engine".
 
@@ -65,8 +65,9 @@ impl Engine {
             [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
         // The features vat-vulkan needs, enabled by the engine.
         let mut features13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true);
-        let mut features = vk::PhysicalDeviceFeatures2::default()
-            .features(vk::PhysicalDeviceFeatures::default().draw_indirect_first_instance(true));
+        let mut features = vk::PhysicalDeviceFeatures2::default().features(
+            vk::PhysicalDeviceFeatures::default().draw_indirect_first_instance(true).independent_blend(true),
+        );
         let info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
             .push_next(&mut features)

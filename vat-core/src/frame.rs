@@ -35,7 +35,7 @@ use crate::encoding::VertexFormat;
 use crate::gpu::{self, CullParams, FrameInputs, FrameUniforms, ScatterPlan, ShadowLookup};
 use crate::instance::InstanceRecord;
 use crate::lod::{LodThresholds, MAX_LODS};
-use crate::pipeline::{PassKind, PipelineKey, Program, ShaderVariantKey};
+use crate::pipeline::{PassKind, PipelineKey, PrepassTargets, Program, ShaderVariantKey};
 use crate::render::{Culling, FrameReport, RenderMode, RenderOptions, ShadowMapSource};
 
 pub mod gpu_counts;
@@ -707,26 +707,49 @@ pub struct FramePlan {
     pub mode: RenderMode,
     /// The culling path used.
     pub culling: Culling,
-    /// Whether the colour draws write motion vectors (`RenderOptions::motion_vectors`): the pass
-    /// they are drawn into must have the motion attachment then, and only then.
+    /// Whether the frame was planned with motion vectors (`RenderOptions::motion_vectors`): its
+    /// colour draws write them into a pass with a motion attachment, and only such a frame may be
+    /// drawn into one (a colour pass or a prepass).
     pub motion_vectors: bool,
 }
 
 impl FramePlan {
-    /// Checks that a pass with (`true`) or without a motion attachment suits the planned colour
-    /// draws, as both backends' `draw` do.
+    /// Checks that a pass with (`true`) or without a motion attachment suits the planned frame, as
+    /// both backends' `draw` and `draw_prepass` do: a motion attachment needs a frame planned with
+    /// motion vectors (a frame with them may be drawn into a pass without one).
     ///
     /// # Panics
-    /// If it does not: the frame was prepared with motion vectors and the pass has no motion
-    /// attachment, or the other way round.
+    /// If the pass has a motion attachment and the frame was prepared without motion vectors.
     pub fn check_motion_attachment(&self, pass_has_motion: bool) {
         assert!(
-            pass_has_motion == self.motion_vectors,
-            "the frame was prepared with motion_vectors = {} but the pass {} a motion attachment \
-             (PassFormats::motion)",
-            self.motion_vectors,
-            if pass_has_motion { "has" } else { "has no" }
+            !pass_has_motion || self.motion_vectors,
+            "the pass has a motion attachment (PassFormats::motion or PrepassFormats::motion) but the \
+             frame was prepared with motion_vectors = false"
         );
+    }
+
+    /// The colour draws as a colour pass with (`true`) or without a motion attachment draws them:
+    /// [`colour`](Self::colour) as planned, or, for a frame planned with motion vectors drawn into a
+    /// pass without one, each pipeline without its motion target
+    /// ([`PipelineKey::with_motion_target`]). See [`check_motion_attachment`](Self::check_motion_attachment).
+    pub fn colour_draws(&self, pass_has_motion: bool) -> std::borrow::Cow<'_, [Draw]> {
+        if pass_has_motion || !self.motion_vectors {
+            return std::borrow::Cow::Borrowed(&self.colour);
+        }
+        std::borrow::Cow::Owned(
+            self.colour
+                .iter()
+                .map(|d| Draw { pipeline: d.pipeline.with_motion_target(false), ..d.clone() })
+                .collect(),
+        )
+    }
+
+    /// The draws of a host's prepass of the camera with `targets` (depth, and the normal and motion
+    /// targets it has): the colour draws (the ground, then every crowd's bodies and attachments,
+    /// the same instances, LODs, cross-fades and resources), each in its prepass pipeline
+    /// ([`PipelineKey::in_prepass`]), so the prepass writes the depth the colour pass writes.
+    pub fn prepass_draws(&self, targets: PrepassTargets) -> Vec<Draw> {
+        self.colour.iter().map(|d| Draw { pipeline: d.pipeline.in_prepass(targets), ..d.clone() }).collect()
     }
 
     /// Plans a frame of `crowds` seen by `camera`: runs each crowd's CPU side (see the module docs),
@@ -813,6 +836,7 @@ impl FramePlan {
                 shadow: lookup,
                 ground_half_extent: options.ground_half_extent,
                 history: None,
+                jitter: options.jitter,
             })
         };
         if options.ground {
@@ -1225,16 +1249,18 @@ fn merge_ranges(mut ranges: Vec<Range<u32>>) -> Vec<Range<u32>> {
     out
 }
 
-/// The crowd's uniforms' previous frame (motion vectors): the camera and clock of its last plan
-/// (this frame's camera on a camera cut or without one), and where its previous records are.
+/// The crowd's uniforms' previous frame (motion vectors): the camera (`options.previous_view_proj`
+/// when the host gives it, else that of the crowd's last plan; this frame's camera on a camera cut
+/// or without either) and clock of its last plan, and where its previous records are.
 fn plan_history(plan: &mut CrowdPlan, c: &mut PlanCrowd<'_>, camera: &Camera, options: &RenderOptions) {
     if !options.motion_vectors {
         return;
     }
     let time = plan.uniforms.time;
     let (view_proj, previous_time) = match c.sync.previous_frame {
-        Some((view_proj, t)) if !options.camera_cut => (view_proj, t),
+        Some((view_proj, t)) if !options.camera_cut => (options.previous_view_proj.unwrap_or(view_proj), t),
         Some((_, t)) => (camera.view_proj, t),
+        None if !options.camera_cut => (options.previous_view_proj.unwrap_or(camera.view_proj), time),
         None => (camera.view_proj, time),
     };
     plan.uniforms.previous_view_proj = view_proj;

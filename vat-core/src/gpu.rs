@@ -281,8 +281,11 @@ pub struct FrameUniforms {
     /// Where the previous frame's records start in `instances`: instance `i`'s previous record is
     /// `instances[previous_records + i]`; 0: no history (the current record stands for it).
     pub previous_records: u32,
-    /// Padding; 0.
-    pub _pad: [u32; 2],
+    /// Sub-pixel offset of every colour and prepass vertex stage's clip position, in NDC units
+    /// (x right, y up; one pixel is `2 / width` by `2 / height`): `clip.xy += jitter * clip.w`, a
+    /// constant offset of the image (TAA's jitter). `[0, 0]`: none. The culling, the LOD choice,
+    /// the depth-only views and the motion vectors use `view_proj` unjittered.
+    pub jitter: [f32; 2],
     /// How the colour draws look the shadow map up ([`ShadowLookup::uniforms`]; `count` 0: no
     /// shadows, the map is not read).
     pub shadow: ShadowLookupUniforms,
@@ -334,6 +337,9 @@ pub struct FrameInputs<'a> {
     /// The previous frame, for motion vectors; `None`: no history (the previous frame is this one,
     /// so every motion vector is zero).
     pub history: Option<FrameHistory>,
+    /// Sub-pixel jitter of the colour and prepass draws, NDC units ([`FrameUniforms::jitter`]);
+    /// non-finite components are 0.
+    pub jitter: [f32; 2],
 }
 
 /// The most cascades a [`ShadowLookup`] holds (Bevy's `MAX_CASCADES_PER_LIGHT` on native targets).
@@ -650,7 +656,7 @@ impl FrameUniforms {
             previous_view_proj: inputs.history.map_or(inputs.view_proj, |h| h.view_proj),
             previous_time: inputs.history.map_or(inputs.time, |h| h.time),
             previous_records: inputs.history.map_or(0, |h| h.previous_records),
-            _pad: [0; 2],
+            jitter: inputs.jitter.map(finite_or_zero),
             shadow,
         }
     }
@@ -2271,6 +2277,26 @@ pub const ENTRY_POINT_FS_GROUND: &str = "fs_ground";
 pub const ENTRY_POINT_FS_LIT_MOTION: &str = "fs_lit_motion";
 /// `fs_ground` plus the motion target (location 1).
 pub const ENTRY_POINT_FS_GROUND_MOTION: &str = "fs_ground_motion";
+/// Prepass fragment shader of the pipelines that draw an asset, normal target alone: writes
+/// `vec4(n * 0.5 + 0.5, 1)` of the unit world normal at location 0 (Bevy's `Rgb10a2Unorm` normal
+/// prepass), after `fs_lit`'s discards (back faces of single-sided materials, alpha mask).
+pub const ENTRY_POINT_FS_PREPASS: &str = "fs_prepass";
+/// [`ENTRY_POINT_FS_PREPASS`] plus the motion target at location 1 (`vec4(motion, 0, 0)`, see
+/// `RenderOptions::motion_vectors` for the convention).
+pub const ENTRY_POINT_FS_PREPASS_MOTION: &str = "fs_prepass_motion";
+/// Prepass fragment shader with the motion target alone, at location 1 (location 0 has no
+/// attachment: the pipeline's slot 0 is empty, with no writes), after `fs_lit`'s discards.
+pub const ENTRY_POINT_FS_PREPASS_MOTION_ONLY: &str = "fs_prepass_motion_only";
+/// Depth-only prepass fragment shader of the pipelines that draw an asset: no target, only
+/// `fs_lit`'s discards, so the prepass's depth is the colour pass's.
+pub const ENTRY_POINT_FS_PREPASS_DEPTH: &str = "fs_prepass_depth";
+/// The ground's prepass fragment shader, normal target alone (group 0 alone; the ground's
+/// depth-only prepass has no fragment stage).
+pub const ENTRY_POINT_FS_GROUND_PREPASS: &str = "fs_ground_prepass";
+/// [`ENTRY_POINT_FS_GROUND_PREPASS`] plus the motion target (location 1).
+pub const ENTRY_POINT_FS_GROUND_PREPASS_MOTION: &str = "fs_ground_prepass_motion";
+/// The ground's prepass fragment shader with the motion target alone (location 1).
+pub const ENTRY_POINT_FS_GROUND_PREPASS_MOTION_ONLY: &str = "fs_ground_prepass_motion_only";
 
 /// Every entry point of [`SHADER_SOURCE`], in source order.
 pub const ENTRY_POINTS: &[EntryPoint] = &[
@@ -2300,4 +2326,11 @@ pub const ENTRY_POINTS: &[EntryPoint] = &[
     EntryPoint { name: ENTRY_POINT_FS_GROUND, stage: ShaderStage::Fragment },
     EntryPoint { name: ENTRY_POINT_FS_LIT_MOTION, stage: ShaderStage::Fragment },
     EntryPoint { name: ENTRY_POINT_FS_GROUND_MOTION, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_FS_PREPASS, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_FS_PREPASS_MOTION, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_FS_PREPASS_MOTION_ONLY, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_FS_PREPASS_DEPTH, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_FS_GROUND_PREPASS, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_FS_GROUND_PREPASS_MOTION, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_FS_GROUND_PREPASS_MOTION_ONLY, stage: ShaderStage::Fragment },
 ];

@@ -18,8 +18,40 @@ use crate::render::RenderMode;
 pub enum PassKind {
     /// Colour + depth: vertex and fragment (`fs_lit`) stages, the shadow map sampled.
     Colour,
-    /// Depth only (the shadow map, or a host's depth pre-pass): vertex stage alone, depth bias on.
+    /// Depth only (the shadow map, or a host's depth-only view): vertex stage alone, projected by
+    /// `light_view_proj`, depth bias on.
     Depth,
+    /// A host's prepass of the camera (depth, and the normal and motion targets it has): the colour
+    /// pipelines' vertex stages (same positions, the same jitter), a prepass fragment stage
+    /// ([`PipelineKey::fragment_entry_point`]) and no depth bias, so its depth is the colour
+    /// pass's.
+    Prepass(PrepassTargets),
+}
+
+/// The colour targets of a host's prepass ([`PassKind::Prepass`]), at Bevy's locations: the normal
+/// at location 0 (`vec4(n * 0.5 + 0.5, 1)` of the unit world normal, for an unsigned normalised
+/// format such as `Rgb10a2Unorm`), the motion at location 1 (`vec4(motion, 0, 0)`, the convention
+/// of `RenderOptions::motion_vectors`, for a float format such as `Rg16Float`). A pass with the
+/// motion target alone has no attachment at location 0 ([`colour_slots`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct PrepassTargets {
+    /// Whether the pass has the normal target (location 0).
+    pub normal: bool,
+    /// Whether the pass has the motion target (location 1). The frame must have been prepared with
+    /// `RenderOptions::motion_vectors`.
+    pub motion: bool,
+}
+
+/// The colour attachments of a pass with `location0` and `location1` (formats, or any per-slot
+/// value), as both backends give them to a pipeline and a pass: `[location0, location1]` without the
+/// trailing empty slots. A colour pass with motion gives `[Some(colour), Some(motion)]`; a prepass
+/// with the motion target alone `[None, Some(motion)]`; a depth-only pass `[]`.
+pub fn colour_slots<T>(location0: Option<T>, location1: Option<T>) -> Vec<Option<T>> {
+    let mut slots = vec![location0, location1];
+    while slots.last().is_some_and(Option::is_none) {
+        slots.pop();
+    }
+    slots
 }
 
 /// What a render pipeline draws.
@@ -112,47 +144,83 @@ pub struct PipelineKey {
 }
 
 impl PipelineKey {
-    /// The vertex entry point of [`gpu::SHADER_SOURCE`] it runs.
+    /// The vertex entry point of [`gpu::SHADER_SOURCE`] it runs (a prepass runs the colour pass's).
     pub fn vertex_entry_point(&self) -> &'static str {
-        match (self.program, self.pass) {
-            (Program::Body(RenderMode::Vat), PassKind::Colour) => gpu::ENTRY_POINT_VS_VAT,
-            (Program::Body(RenderMode::Vat), PassKind::Depth) => gpu::ENTRY_POINT_VS_VAT_DEPTH,
-            (Program::Body(RenderMode::Bone), PassKind::Colour) => gpu::ENTRY_POINT_VS_BONE,
-            (Program::Body(RenderMode::Bone), PassKind::Depth) => gpu::ENTRY_POINT_VS_BONE_DEPTH,
-            (Program::Body(RenderMode::Rest), PassKind::Colour) => gpu::ENTRY_POINT_VS_REST,
-            (Program::Body(RenderMode::Rest), PassKind::Depth) => gpu::ENTRY_POINT_VS_REST_DEPTH,
-            (Program::Rigid, PassKind::Colour) => gpu::ENTRY_POINT_VS_RIGID,
-            (Program::Rigid, PassKind::Depth) => gpu::ENTRY_POINT_VS_RIGID_DEPTH,
-            (Program::Fluid, PassKind::Colour) => gpu::ENTRY_POINT_VS_FLUID,
-            (Program::Fluid, PassKind::Depth) => gpu::ENTRY_POINT_VS_FLUID_DEPTH,
-            (Program::Sprite, PassKind::Colour) => gpu::ENTRY_POINT_VS_SPRITE,
-            (Program::Sprite, PassKind::Depth) => gpu::ENTRY_POINT_VS_SPRITE_DEPTH,
-            (Program::Attachment, PassKind::Colour) => gpu::ENTRY_POINT_VS_ATTACHMENT,
-            (Program::Attachment, PassKind::Depth) => gpu::ENTRY_POINT_VS_ATTACHMENT_DEPTH,
+        let depth = self.pass == PassKind::Depth;
+        match (self.program, depth) {
+            (Program::Body(RenderMode::Vat), false) => gpu::ENTRY_POINT_VS_VAT,
+            (Program::Body(RenderMode::Vat), true) => gpu::ENTRY_POINT_VS_VAT_DEPTH,
+            (Program::Body(RenderMode::Bone), false) => gpu::ENTRY_POINT_VS_BONE,
+            (Program::Body(RenderMode::Bone), true) => gpu::ENTRY_POINT_VS_BONE_DEPTH,
+            (Program::Body(RenderMode::Rest), false) => gpu::ENTRY_POINT_VS_REST,
+            (Program::Body(RenderMode::Rest), true) => gpu::ENTRY_POINT_VS_REST_DEPTH,
+            (Program::Rigid, false) => gpu::ENTRY_POINT_VS_RIGID,
+            (Program::Rigid, true) => gpu::ENTRY_POINT_VS_RIGID_DEPTH,
+            (Program::Fluid, false) => gpu::ENTRY_POINT_VS_FLUID,
+            (Program::Fluid, true) => gpu::ENTRY_POINT_VS_FLUID_DEPTH,
+            (Program::Sprite, false) => gpu::ENTRY_POINT_VS_SPRITE,
+            (Program::Sprite, true) => gpu::ENTRY_POINT_VS_SPRITE_DEPTH,
+            (Program::Attachment, false) => gpu::ENTRY_POINT_VS_ATTACHMENT,
+            (Program::Attachment, true) => gpu::ENTRY_POINT_VS_ATTACHMENT_DEPTH,
             (Program::Ground, _) => gpu::ENTRY_POINT_VS_GROUND,
         }
     }
 
     /// The fragment entry point: `fs_lit` in colour passes (`fs_ground` for the ground, which binds
     /// no asset; `fs_lit_motion` and `fs_ground_motion` with motion vectors), none in depth passes.
+    /// In a prepass, by its targets: `fs_prepass` (normal), `fs_prepass_motion` (normal and motion),
+    /// `fs_prepass_motion_only` (motion), `fs_prepass_depth` (none: `fs_lit`'s discards alone);
+    /// the ground's `fs_ground_prepass`, `fs_ground_prepass_motion`,
+    /// `fs_ground_prepass_motion_only`, and no fragment stage in a depth-only prepass.
     pub fn fragment_entry_point(&self) -> Option<&'static str> {
         let motion = self.variant.motion_vectors;
-        match (self.pass, self.program) {
-            (PassKind::Colour, Program::Ground) if motion => Some(gpu::ENTRY_POINT_FS_GROUND_MOTION),
-            (PassKind::Colour, Program::Ground) => Some(gpu::ENTRY_POINT_FS_GROUND),
-            (PassKind::Colour, _) if motion => Some(gpu::ENTRY_POINT_FS_LIT_MOTION),
-            (PassKind::Colour, _) => Some(gpu::ENTRY_POINT_FS_LIT),
-            (PassKind::Depth, _) => None,
+        let ground = self.program == Program::Ground;
+        match self.pass {
+            PassKind::Colour if ground && motion => Some(gpu::ENTRY_POINT_FS_GROUND_MOTION),
+            PassKind::Colour if ground => Some(gpu::ENTRY_POINT_FS_GROUND),
+            PassKind::Colour if motion => Some(gpu::ENTRY_POINT_FS_LIT_MOTION),
+            PassKind::Colour => Some(gpu::ENTRY_POINT_FS_LIT),
+            PassKind::Depth => None,
+            PassKind::Prepass(t) => match (ground, t.normal, t.motion) {
+                (true, true, true) => Some(gpu::ENTRY_POINT_FS_GROUND_PREPASS_MOTION),
+                (true, true, false) => Some(gpu::ENTRY_POINT_FS_GROUND_PREPASS),
+                (true, false, true) => Some(gpu::ENTRY_POINT_FS_GROUND_PREPASS_MOTION_ONLY),
+                (true, false, false) => None,
+                (false, true, true) => Some(gpu::ENTRY_POINT_FS_PREPASS_MOTION),
+                (false, true, false) => Some(gpu::ENTRY_POINT_FS_PREPASS),
+                (false, false, true) => Some(gpu::ENTRY_POINT_FS_PREPASS_MOTION_ONLY),
+                (false, false, false) => Some(gpu::ENTRY_POINT_FS_PREPASS_DEPTH),
+            },
         }
     }
 
-    /// Number of colour targets of the pipeline: 0 in depth passes, 2 with motion vectors (colour,
-    /// motion), else 1.
+    /// Number of colour attachment slots of the pipeline ([`colour_slots`]): 0 in depth passes,
+    /// 2 with motion vectors (colour, motion), else 1; in a prepass 2 with the motion target
+    /// (location 0 empty without the normal one), 1 with the normal target alone, else 0.
     pub fn color_target_count(&self) -> u32 {
         match self.pass {
             PassKind::Depth => 0,
             PassKind::Colour => 1 + u32::from(self.variant.motion_vectors),
+            PassKind::Prepass(t) if t.motion => 2,
+            PassKind::Prepass(t) => u32::from(t.normal),
         }
+    }
+
+    /// This colour pipeline's twin in a host's prepass with `targets`: the same program and
+    /// variant, motion decoded only when the prepass writes it.
+    pub fn in_prepass(self, targets: PrepassTargets) -> Self {
+        Self {
+            pass: PassKind::Prepass(targets),
+            variant: ShaderVariantKey { motion_vectors: targets.motion, ..self.variant },
+            ..self
+        }
+    }
+
+    /// This colour pipeline in a colour pass with (`true`) or without a motion target: a frame
+    /// prepared with motion vectors draws colour alone into a pass without one (its motion written
+    /// by a prepass, or not at all).
+    pub fn with_motion_target(self, motion: bool) -> Self {
+        Self { variant: ShaderVariantKey { motion_vectors: motion, ..self.variant }, ..self }
     }
 
     /// Whether the pipeline binds groups 1 (asset) and 2 (crowd) as well as group 0; the ground
@@ -338,7 +406,7 @@ impl PipelineState {
             depth_write: conventions.depth_write,
             depth_compare: conventions.depth_compare,
             depth_bias: match pass {
-                PassKind::Colour => DepthBias::NONE,
+                PassKind::Colour | PassKind::Prepass(_) => DepthBias::NONE,
                 PassKind::Depth => DepthBias {
                     constant: SHADOW_DEPTH_BIAS.constant * away,
                     slope_scale: SHADOW_DEPTH_BIAS.slope_scale * away as f32,
@@ -513,7 +581,8 @@ pub enum VertexStage<'a> {
 impl PipelineKey {
     /// The vertex stage of this pipeline when `host` is set: the host's vertex entry point (if it
     /// has one) for the colour pipelines that draw an asset, vat's
-    /// ([`PipelineKey::vertex_entry_point`]) otherwise.
+    /// ([`PipelineKey::vertex_entry_point`]) otherwise (prepasses included: vat's prepass fragment
+    /// stages take vat's `VertexOutput`).
     pub fn vertex_stage<'a>(&self, host: Option<&'a HostShader>) -> VertexStage<'a> {
         match host.and_then(HostShader::vertex_entry_point) {
             Some(entry) if self.binds_asset_and_crowd() && self.pass == PassKind::Colour => {
@@ -535,10 +604,11 @@ pub enum FragmentStage<'a> {
 
 impl PipelineKey {
     /// The fragment stage of this pipeline when `host` is set: the host's entry point for the colour
-    /// pipelines that draw an asset, vat's ([`PipelineKey::fragment_entry_point`]) otherwise; `None`
-    /// in depth passes.
+    /// pipelines that draw an asset, vat's ([`PipelineKey::fragment_entry_point`]) otherwise
+    /// (prepasses included); `None` in depth passes.
     pub fn fragment_stage<'a>(&self, host: Option<&'a HostShader>) -> Option<FragmentStage<'a>> {
         let vat = self.fragment_entry_point()?;
+        let host = host.filter(|_| self.pass == PassKind::Colour);
         match host {
             Some(h) if self.binds_asset_and_crowd() && self.variant.motion_vectors => {
                 // A host shader without a motion entry point is refused before planning
@@ -586,6 +656,59 @@ mod tests {
             Some(FragmentStage::Vat(gpu::ENTRY_POINT_FS_GROUND))
         );
         assert_eq!(key(Program::Rigid, PassKind::Depth).fragment_stage(Some(&host)), None);
+    }
+
+    #[test]
+    fn prepass_pipelines_pick_their_fragment_stage_by_targets() {
+        let both = PrepassTargets { normal: true, motion: true };
+        let normal = PrepassTargets { normal: true, motion: false };
+        let motion = PrepassTargets { normal: false, motion: true };
+        let none = PrepassTargets::default();
+        let colour =
+            |program| PipelineKey { program, pass: PassKind::Colour, variant: ShaderVariantKey::NEUTRAL };
+        let body = colour(Program::Body(RenderMode::Bone));
+        let cases = [
+            (
+                both,
+                Some(gpu::ENTRY_POINT_FS_PREPASS_MOTION),
+                Some(gpu::ENTRY_POINT_FS_GROUND_PREPASS_MOTION),
+                2,
+            ),
+            (normal, Some(gpu::ENTRY_POINT_FS_PREPASS), Some(gpu::ENTRY_POINT_FS_GROUND_PREPASS), 1),
+            (
+                motion,
+                Some(gpu::ENTRY_POINT_FS_PREPASS_MOTION_ONLY),
+                Some(gpu::ENTRY_POINT_FS_GROUND_PREPASS_MOTION_ONLY),
+                2,
+            ),
+            (none, Some(gpu::ENTRY_POINT_FS_PREPASS_DEPTH), None, 0),
+        ];
+        for (targets, fs, ground_fs, slots) in cases {
+            let pre = body.in_prepass(targets);
+            assert_eq!(pre.vertex_entry_point(), gpu::ENTRY_POINT_VS_BONE, "the colour vertex stage");
+            assert_eq!(pre.variant.motion_vectors, targets.motion);
+            assert_eq!(pre.fragment_entry_point(), fs);
+            assert_eq!(pre.color_target_count(), slots);
+            let slots_of = colour_slots(targets.normal.then_some(0), targets.motion.then_some(1));
+            assert_eq!(slots_of.len() as u32, slots);
+            let ground = colour(Program::Ground).in_prepass(targets);
+            assert_eq!(ground.fragment_entry_point(), ground_fs);
+            // vat's prepass stages whatever host shader is set (they take vat's VertexOutput).
+            let host = HostShader::new("", "fs_host").with_vertex_entry_point("vs_host");
+            assert_eq!(pre.fragment_stage(Some(&host)), fs.map(FragmentStage::Vat));
+            assert_eq!(pre.vertex_stage(Some(&host)), VertexStage::Vat(gpu::ENTRY_POINT_VS_BONE));
+            for entry in fs.into_iter().chain(ground_fs) {
+                assert!(gpu::SHADER_SOURCE.contains(&format!("fn {entry}(")), "{entry}");
+            }
+        }
+        assert_eq!(colour_slots(None, Some('m')), vec![None, Some('m')]);
+        assert_eq!(colour_slots(Some('c'), None), vec![Some('c')]);
+        assert_eq!(colour_slots::<char>(None, None), Vec::<Option<char>>::new());
+        // A colour pass without a motion target draws colour alone.
+        let moving =
+            PipelineKey { variant: ShaderVariantKey { motion_vectors: true, ..body.variant }, ..body };
+        assert_eq!(moving.with_motion_target(false), body);
+        assert_eq!(body.with_motion_target(false).fragment_entry_point(), Some(gpu::ENTRY_POINT_FS_LIT));
     }
 
     #[test]

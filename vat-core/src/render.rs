@@ -109,11 +109,15 @@ pub struct RenderOptions {
     /// ([`crate::gpu::SHADOW_NORMAL_OFFSET`]) are multiplied by it, so shadows look the same at any
     /// scale. Not finite or `<= 0` means 1.
     pub scene_unit: f32,
-    /// Motion vectors (default off): every colour draw also writes each pixel's screen motion since
-    /// the previous frame into a second colour target (location 1), which the host's pass must have
-    /// (the backend's `PassFormats::motion`). The motion is `uv_now - uv_previous` in fractions of
+    /// Motion vectors (default off): the frame keeps what motion needs, and the draws into a pass
+    /// with a motion target write each pixel's screen motion since the previous frame there: the
+    /// colour draws into a pass with a second colour target (location 1, the backend's
+    /// `PassFormats::motion`; a colour pass without one draws colour alone), and the prepass draws
+    /// (the backend's `draw_prepass` with `PrepassFormats::motion`). A pass with a motion target
+    /// needs a frame prepared with them. The motion is `uv_now - uv_previous` in fractions of
     /// the target (`uv = (0.5 + 0.5 x, 0.5 - 0.5 y)` of the NDC: x right, y down), in `.xy` of a
-    /// `vec4` (`.zw` = 0), from the previous frame's camera, clock and instance records. Each crowd
+    /// `vec4` (`.zw` = 0), from the previous frame's camera, clock and instance records: Bevy's
+    /// convention (`(ndc_now - ndc_previous) * (0.5, -0.5)`, unjittered). Each crowd
     /// keeps its records of the previous frame in a second half of its record buffer (64 more bytes
     /// per instance on the GPU and the CPU, and the previous records of the changed instances
     /// uploaded as well), and the vertex stage decodes each vertex twice. The previous frame of a
@@ -123,6 +127,18 @@ pub struct RenderOptions {
     /// Motion vectors: forget the previous camera this frame (a cut), so the motion is the scene's
     /// alone. Instances are reset one by one with `Crowd::reset_motion_history` (a teleport).
     pub camera_cut: bool,
+    /// Motion vectors: the camera's world-to-clip matrix of the previous frame as the host knows it
+    /// (column-major, unjittered; Bevy's `PreviousViewData::clip_from_world`), instead of the
+    /// camera each crowd was last planned with. For a host that prepares several views a frame,
+    /// where a crowd's last plan may be another view's. `None` (default): the crowd's last camera.
+    /// [`camera_cut`](Self::camera_cut) wins over it.
+    pub previous_view_proj: Option<[[f32; 4]; 4]>,
+    /// Sub-pixel jitter of the colour and prepass draws (TAA), in NDC units (x right, y up; one
+    /// pixel is `2 / width` by `2 / height`): every colour and prepass vertex stage moves its clip
+    /// position by `jitter * clip.w` (`crate::gpu::FrameUniforms::jitter`). Default `[0, 0]`;
+    /// non-finite components are 0. The camera's matrix stays unjittered: culling, LOD, the
+    /// depth-only views and the motion vectors use it as given.
+    pub jitter: [f32; 2],
 }
 
 impl RenderOptions {
@@ -166,6 +182,8 @@ impl Default for RenderOptions {
             scene_unit: 1.0,
             motion_vectors: false,
             camera_cut: false,
+            previous_view_proj: None,
+            jitter: [0.0; 2],
         }
     }
 }

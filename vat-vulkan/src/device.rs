@@ -397,8 +397,9 @@ impl Context {
     /// messenger, if any, sees this crate's messages.
     ///
     /// The device must have been created with Vulkan 1.3's `dynamicRendering` and Vulkan 1.0's
-    /// `drawIndirectFirstInstance` features enabled (Vulkan cannot be asked which features a device
-    /// was created with), and `queue_family` must support graphics and compute.
+    /// `drawIndirectFirstInstance` and `independentBlend` features enabled (Vulkan cannot be asked
+    /// which features a device was created with), and `queue_family` must support graphics and
+    /// compute.
     ///
     /// # Safety
     /// `instance`, `physical_device`, `device` and `queue` must be valid, related (the device created

@@ -11,7 +11,7 @@ use vat_core::pipeline::PipelineKey;
 
 use crate::crowd::CrowdBuffers;
 use crate::owned::color_range;
-use crate::pipelines::{CULL, PassFormats, SHADOW_PASS};
+use crate::pipelines::{CULL, PassFormats, PrepassFormats, SHADOW_PASS};
 use crate::renderer::{CrowdDraw, HostFrameSets, StageSet, flipped_viewport, full_rect, memory_barrier};
 use crate::{Renderer, VulkanError};
 
@@ -399,13 +399,41 @@ impl Renderer {
         formats: PassFormats,
         area: vk::Rect2D,
     ) -> Result<(), VulkanError> {
+        let draws = plan.colour_draws(formats.motion.is_some());
+        self.encode_camera_draws(cb, &draws, crowds, formats, area)
+    }
+
+    /// Records `plan`'s prepass draws into `cb`, inside the host's prepass rendering of `formats`,
+    /// drawing into `area`. Pipelines are created before anything is recorded.
+    pub(crate) fn encode_prepass(
+        &mut self,
+        cb: vk::CommandBuffer,
+        plan: &FramePlan,
+        crowds: &[CrowdDraw<'_>],
+        formats: PrepassFormats,
+        area: vk::Rect2D,
+    ) -> Result<(), VulkanError> {
+        let draws = plan.prepass_draws(formats.targets());
+        self.encode_camera_draws(cb, &draws, crowds, formats.pass_formats(), area)
+    }
+
+    /// Records `draws` of the camera (colour or prepass pipelines, the colour descriptor sets) into
+    /// `cb` inside the host's rendering of `formats`; pipelines first.
+    fn encode_camera_draws(
+        &mut self,
+        cb: vk::CommandBuffer,
+        draws: &[Draw],
+        crowds: &[CrowdDraw<'_>],
+        formats: PassFormats,
+        area: vk::Rect2D,
+    ) -> Result<(), VulkanError> {
         let mut pipelines: Vec<(PipelineKey, vk::Pipeline)> = Vec::new();
-        for draw in &plan.colour {
+        for draw in draws {
             if !pipelines.iter().any(|(k, _)| *k == draw.pipeline) {
                 pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, formats)?));
             }
         }
-        self.encode_draws(cb, StageSet::Colour, None, area, &plan.colour, crowds, &pipelines);
+        self.encode_draws(cb, StageSet::Colour, None, area, draws, crowds, &pipelines);
         Ok(())
     }
 

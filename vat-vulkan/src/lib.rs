@@ -34,9 +34,9 @@
 //! ## Using it in an existing engine
 //! What [`Renderer::render`] expects and changes (the README section "Using the Vulkan backend in an
 //! existing engine" has the whole picture and `examples/examples/vulkan_engine.rs` a compiling engine):
-//! - **Device**: what [`DeviceRequirements`] lists (Vulkan 1.3 with `dynamicRendering` and
-//!   `drawIndirectFirstInstance` enabled, a queue family with graphics and compute, the descriptor
-//!   limits of vat's binding table): merge it into your device creation with
+//! - **Device**: what [`DeviceRequirements`] lists (Vulkan 1.3 with `dynamicRendering`,
+//!   `drawIndirectFirstInstance` and `independentBlend` enabled, a queue family with graphics and
+//!   compute, the descriptor limits of vat's binding table): merge it into your device creation with
 //!   [`DeviceRequirements::merge_into`] and check a physical device with [`DeviceRequirements::check`].
 //! - **Command buffer**: primary, recording, outside any render pass; afterwards no rendering is
 //!   open. Bound pipelines, descriptor sets (sets 0-2), the index buffer, viewport and scissor are
@@ -67,8 +67,11 @@
 //!   cleared (the host's load ops stand), depth is tested `LESS` and written.
 //! - [`Renderer::draw_depth`]`(cb, crowds, view, formats, area)`: inside the host's depth-only
 //!   rendering: the depth draws of extra view `view`.
+//! - [`Renderer::draw_prepass`]`(cb, crowds, formats, area)`: inside the host's prepass rendering
+//!   ([`PrepassFormats`]: depth, normal at location 0, motion at location 1): the camera's draws
+//!   with the colour pass's depth, writing the world normal and the motion.
 //!
-//! `draw` and `draw_depth` set the viewport to [`flipped_viewport`]`(area)` (vat's clip space is
+//! `draw`, `draw_depth` and `draw_prepass` set the viewport to [`flipped_viewport`]`(area)` (vat's clip space is
 //! wgpu's, y up) and the scissor to `area`, and leave vat's last graphics pipeline, sets 0-2 and
 //! index buffer bound: rebind yours after them. Barriers on the host's attachments (before, between
 //! and after its passes) are the host's. [`Offscreen::record_host_frame`] runs a host frame on the
@@ -97,7 +100,7 @@ pub use asset::GpuAsset;
 pub use crowd::GpuCrowd;
 pub use device::{Context, MessageCounts};
 pub use offscreen::{MOTION_FORMAT, Offscreen};
-pub use pipelines::PassFormats;
+pub use pipelines::{PassFormats, PrepassFormats};
 pub use renderer::{CrowdDraw, RenderTarget, Renderer, RendererConfig, flipped_viewport, full_rect};
 pub use requirements::DeviceRequirements;
 pub use swapchain::{Presented, Swapchain, SwapchainTarget};

@@ -7,7 +7,8 @@ use std::ffi::CString;
 use ash::vk;
 use vat_core::gpu;
 use vat_core::pipeline::{
-    FragmentStage, HostShader, PassConventions, PassKind, PipelineKey, ShaderVariantKey, VertexStage,
+    FragmentStage, HostShader, PassConventions, PassKind, PipelineKey, PrepassTargets, ShaderVariantKey,
+    VertexStage, colour_slots,
 };
 
 use crate::owned::{Object, Owned};
@@ -25,11 +26,12 @@ pub struct PassFormats {
     pub color: Option<vk::Format>,
     /// Format of its depth attachment (vat's pipelines always test and write depth).
     pub depth: vk::Format,
-    /// Format of the motion-vector attachment at location 1 (`None`: none). A frame prepared with
-    /// `RenderOptions::motion_vectors` must be drawn into a pass that has one, and only such a
-    /// frame: its colour pipelines write `vec4<f32>(motion.xy, 0, 0)` there (see
+    /// Format of the motion-vector attachment at location 1 (`None`: none). Only a frame prepared
+    /// with `RenderOptions::motion_vectors` may be drawn into a pass that has one: its colour
+    /// pipelines write `vec4<f32>(motion.xy, 0, 0)` there (see
     /// `vat_core::render::RenderOptions::motion_vectors`; a float format such as `Rg16Float` or,
-    /// for exact motion, `Rg32Float`).
+    /// for exact motion, `Rg32Float`). Such a frame drawn into a pass without one draws colour
+    /// alone (its motion written by [`Renderer::draw_prepass`], say).
     pub motion: Option<vk::Format>,
     /// The pass's depth and winding conventions: every pipeline's depth test and writes, front face
     /// and culling ([`PassConventions::STANDARD`], or [`PassConventions::REVERSE_Z`] for a host
@@ -37,6 +39,50 @@ pub struct PassFormats {
     pub conventions: PassConventions,
     /// Samples per pixel of the attachments (1 without MSAA; the pipelines' rasterization samples).
     pub samples: u32,
+}
+
+/// The state of a host's prepass of the camera that [`Renderer::draw_prepass`] draws into (the
+/// twin of vat-wgpu's `PrepassFormats`, Bevy's layout): a depth attachment and at most two colour
+/// attachments, the normal at location 0 and the motion at location 1. The rendering's colour
+/// attachments must be those of `vat_core::pipeline::colour_slots(normal, motion)`: `[normal,
+/// motion]` without the trailing empty ones, so a motion-only pass has two attachments, the first
+/// with a null image view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PrepassFormats {
+    /// Format of the normal attachment at location 0 (`None`: none): vat writes
+    /// `vec4(n * 0.5 + 0.5, 1)` of the unit world normal (after normal mapping, negated on back
+    /// faces), for an unsigned normalised format such as `A2B10G10R10_UNORM_PACK32`.
+    pub normal: Option<vk::Format>,
+    /// Format of the motion attachment at location 1 (`None`: none): `vec4(motion, 0, 0)` in the
+    /// convention of `RenderOptions::motion_vectors`, for a float format such as
+    /// `R16G16_SFLOAT`. The frame must have been prepared with motion vectors.
+    pub motion: Option<vk::Format>,
+    /// Format of the depth attachment (the host's main depth buffer, which the prepass fills).
+    pub depth: vk::Format,
+    /// Samples per pixel of the attachments (1 without MSAA).
+    pub samples: u32,
+    /// The pass's depth and winding conventions: the same as the colour pass's, so its draws pass
+    /// the depth test where the prepass wrote.
+    pub conventions: PassConventions,
+}
+
+impl PrepassFormats {
+    /// Which targets the pass has.
+    pub fn targets(&self) -> PrepassTargets {
+        PrepassTargets { normal: self.normal.is_some(), motion: self.motion.is_some() }
+    }
+
+    /// The same attachments as [`PassFormats`] (the normal one as `color`), the pipeline cache's
+    /// key with the prepass pipeline's [`PipelineKey`].
+    pub fn pass_formats(&self) -> PassFormats {
+        PassFormats {
+            color: self.normal,
+            depth: self.depth,
+            motion: self.motion,
+            conventions: self.conventions,
+            samples: self.samples,
+        }
+    }
 }
 
 /// The shadow map's format (wgpu's `Depth32Float`).
@@ -229,7 +275,7 @@ impl Renderer {
             self.frame_only_layout
         } else {
             match key.pass {
-                PassKind::Colour => self.pipeline_layouts[StageSet::Colour as usize],
+                PassKind::Colour | PassKind::Prepass(_) => self.pipeline_layouts[StageSet::Colour as usize],
                 PassKind::Depth => self.pipeline_layouts[StageSet::Depth as usize],
             }
         };
@@ -254,13 +300,21 @@ impl Renderer {
             .depth_test_enable(true)
             .depth_write_enable(state.depth_write)
             .depth_compare_op(conv::map_compare(state.depth_compare));
-        let color_formats: Vec<vk::Format> = formats.color.into_iter().chain(formats.motion).collect();
+        // An empty slot (a motion-only prepass's location 0) is `UNDEFINED`: no attachment there.
+        let color_formats: Vec<vk::Format> = colour_slots(formats.color, formats.motion)
+            .into_iter()
+            .map(|f| f.unwrap_or(vk::Format::UNDEFINED))
+            .collect();
+        // Nothing is written to an empty slot (`independentBlend`: the write masks differ).
         let blend_attachments: Vec<_> = color_formats
             .iter()
-            .map(|_| {
-                vk::PipelineColorBlendAttachmentState::default()
-                    .blend_enable(false)
-                    .color_write_mask(vk::ColorComponentFlags::RGBA)
+            .map(|&f| {
+                let mask = if f == vk::Format::UNDEFINED {
+                    vk::ColorComponentFlags::empty()
+                } else {
+                    vk::ColorComponentFlags::RGBA
+                };
+                vk::PipelineColorBlendAttachmentState::default().blend_enable(false).color_write_mask(mask)
             })
             .collect();
         let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);

@@ -24,7 +24,7 @@ use vat_core::render::{Culling, FrameReport, RenderOptions};
 
 use crate::crowd::GpuCrowd;
 use crate::owned::{HostBuffer, Object, Owned, color_range};
-use crate::pipelines::{CULL, ComputeKey, PassFormats, SHADOW_FORMAT};
+use crate::pipelines::{CULL, ComputeKey, PassFormats, PrepassFormats, SHADOW_FORMAT};
 use crate::shader::{ShaderModule, ShaderVariant};
 use crate::{Context, GpuAsset, VulkanError, conv};
 
@@ -772,6 +772,47 @@ impl Renderer {
         self.plan.check_motion_attachment(formats.motion.is_some());
         let plan = std::mem::take(&mut self.plan);
         let result = self.encode_colour(cb, &plan, crowds, formats, area);
+        self.plan = plan;
+        result
+    }
+
+    /// Records the prepass draws of the last [`prepare`](Self::prepare)d frame into `cb`, **inside**
+    /// dynamic rendering the host began for its prepass of the camera, drawing into `area`: the
+    /// colour draws' instances, LODs and cross-fades (the ground first when
+    /// [`RenderOptions::ground`] is on, then every crowd's bodies and attachments, culled as
+    /// [`draw`](Self::draw) culls them), each with the colour pass's vertex stage (the same
+    /// positions and [`RenderOptions::jitter`]) and a prepass fragment stage writing what `formats`
+    /// has: the unit world normal as `vec4(n * 0.5 + 0.5, 1)` at location 0, the motion as
+    /// `vec4(motion, 0, 0)` at location 1, with `fs_lit`'s discards, so the depth it writes is the
+    /// depth `draw` writes (no bias). The later colour pass then draws the same fragments with an
+    /// `OR_EQUAL` test. The twin of vat-wgpu's `Renderer::draw_prepass`; a host shader's stages are
+    /// not used here.
+    ///
+    /// **State expected:** rendering whose colour attachments are
+    /// `vat_core::pipeline::colour_slots(formats.normal, formats.motion)` (a motion-only prepass has
+    /// a null image view at location 0) and a depth attachment of `formats.depth`, any load ops.
+    /// **State left:** as [`draw`](Self::draw). Draws nothing after a failed `prepare`.
+    ///
+    /// # Errors
+    /// [`VulkanError::Vk`] or [`VulkanError::Shader`] if a pipeline cannot be created (nothing is
+    /// recorded then).
+    ///
+    /// # Panics
+    /// If `crowds` are not the crowds of the last successful `prepare`, in the same order, or
+    /// `formats.motion` is set and the frame was prepared without
+    /// [`RenderOptions::motion_vectors`].
+    pub fn draw_prepass(
+        &mut self,
+        cb: vk::CommandBuffer,
+        crowds: &[CrowdDraw<'_>],
+        formats: PrepassFormats,
+        area: vk::Rect2D,
+    ) -> Result<(), VulkanError> {
+        let Some(prepared) = self.prepared.as_ref() else { return Ok(()) };
+        prepared.check(crowds.iter().map(|d| d.crowd.id()));
+        self.plan.check_motion_attachment(formats.motion.is_some());
+        let plan = std::mem::take(&mut self.plan);
+        let result = self.encode_prepass(cb, &plan, crowds, formats, area);
         self.plan = plan;
         result
     }

@@ -20,7 +20,8 @@ pub struct DeviceRequirements {
     /// The least Vulkan version of the physical device (1.3: dynamic rendering, synchronization).
     pub api_version: u32,
     /// Vulkan 1.0 features: `drawIndirectFirstInstance` (GPU-culled indirect draws start at
-    /// `first_instance = lod * capacity`).
+    /// `first_instance = lod * capacity`) and `independentBlend` (a prepass with the motion target
+    /// alone writes no colour at its empty location 0: the slots' write masks differ).
     pub features: vk::PhysicalDeviceFeatures,
     /// Vulkan 1.3's `dynamicRendering` (every pass is dynamic rendering).
     pub dynamic_rendering: bool,
@@ -39,7 +40,9 @@ impl DeviceRequirements {
     pub fn offscreen() -> Self {
         Self {
             api_version: vk::API_VERSION_1_3,
-            features: vk::PhysicalDeviceFeatures::default().draw_indirect_first_instance(true),
+            features: vk::PhysicalDeviceFeatures::default()
+                .draw_indirect_first_instance(true)
+                .independent_blend(true),
             dynamic_rendering: true,
             extensions: &[],
             queue_flags: vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE,
@@ -60,6 +63,9 @@ impl DeviceRequirements {
     ) {
         if self.features.draw_indirect_first_instance == vk::TRUE {
             features.draw_indirect_first_instance = vk::TRUE;
+        }
+        if self.features.independent_blend == vk::TRUE {
+            features.independent_blend = vk::TRUE;
         }
         if self.dynamic_rendering {
             vulkan13.dynamic_rendering = vk::TRUE;
@@ -143,6 +149,9 @@ impl DeviceRequirements {
         {
             return missing("the drawIndirectFirstInstance feature".into());
         }
+        if self.features.independent_blend == vk::TRUE && f10.independent_blend == vk::FALSE {
+            return missing("the independentBlend feature".into());
+        }
         if self.dynamic_rendering && f13.dynamic_rendering == vk::FALSE {
             return missing("the dynamicRendering feature".into());
         }
@@ -193,6 +202,7 @@ mod tests {
         let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
         DeviceRequirements::presenting().merge_into(&mut f10, &mut f13);
         assert_eq!((f10.sampler_anisotropy, f10.draw_indirect_first_instance), (vk::TRUE, vk::TRUE));
+        assert_eq!(f10.independent_blend, vk::TRUE);
         assert_eq!(f13.dynamic_rendering, vk::TRUE);
         assert_eq!(DeviceRequirements::presenting().extensions, [ash::khr::swapchain::NAME]);
     }

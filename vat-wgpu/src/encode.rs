@@ -11,7 +11,7 @@ use vat_core::instance::InstanceRecord;
 use vat_core::pipeline::PipelineKey;
 
 use crate::crowd::{CrowdBuffers, GpuCrowd};
-use crate::pipelines::{CULL, PassFormats, SHADOW_PASS};
+use crate::pipelines::{CULL, PassFormats, PrepassFormats, SHADOW_PASS};
 use crate::renderer::{AllocScope, CrowdDraw, StageSet};
 use crate::{RenderError, Renderer};
 
@@ -283,13 +283,38 @@ impl Renderer {
         crowds: &[CrowdDraw<'_>],
         formats: PassFormats,
     ) {
+        let draws = plan.colour_draws(formats.motion.is_some());
+        self.encode_camera_draws(pass, &draws, crowds, formats);
+    }
+
+    /// Records `plan`'s prepass draws into the host's prepass `pass` of `formats`.
+    pub(crate) fn encode_prepass(
+        &mut self,
+        pass: &mut wgpu::RenderPass<'_>,
+        plan: &FramePlan,
+        crowds: &[CrowdDraw<'_>],
+        formats: PrepassFormats,
+    ) {
+        let draws = plan.prepass_draws(formats.targets());
+        self.encode_camera_draws(pass, &draws, crowds, formats.pass_formats());
+    }
+
+    /// Records `draws` of the camera (colour or prepass pipelines, the colour bind groups) into the
+    /// host's `pass` of `formats`.
+    fn encode_camera_draws(
+        &mut self,
+        pass: &mut wgpu::RenderPass<'_>,
+        draws: &[Draw],
+        crowds: &[CrowdDraw<'_>],
+        formats: PassFormats,
+    ) {
         let mut pipelines: Vec<(PipelineKey, wgpu::RenderPipeline)> = Vec::new();
-        for draw in &plan.colour {
+        for draw in draws {
             if !pipelines.iter().any(|(k, _)| *k == draw.pipeline) {
                 pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, formats)));
             }
         }
-        self.encode_draws(pass, StageSet::Colour, None, &plan.colour, crowds, &pipelines);
+        self.encode_draws(pass, StageSet::Colour, None, draws, crowds, &pipelines);
     }
 
     /// Records `plan`'s depth draws of extra view `view` into the host's depth `pass` of `formats`.

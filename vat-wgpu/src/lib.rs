@@ -46,7 +46,11 @@
 //!   default, [`PassConventions::REVERSE_Z`]'s `GreaterEqual` for a reverse-Z host such as Bevy) and
 //!   write it.
 //! - [`Renderer::draw_depth`]`(pass, crowds, view, formats)`: depth-only draws of extra view `view`
-//!   (a shadow cascade, spot light or depth pre-pass) into a pass the host began.
+//!   (a shadow cascade, spot light or depth-only view) into a pass the host began.
+//! - [`Renderer::draw_prepass`]`(pass, crowds, formats)`: the camera's prepass (Bevy's depth,
+//!   normal and motion-vector prepasses, [`PrepassFormats`]): the colour draws' instances with the
+//!   same depth, writing the world normal and the motion, so TAA, SSAO and motion blur see the
+//!   crowd; [`RenderOptions::jitter`] moves the colour and prepass draws by TAA's sub-pixel offset.
 //!
 //! `draw` and `draw_depth` leave vat's last pipeline, bind groups 0-2 and index buffer bound and
 //! touch nothing else; [`Offscreen::record_host_frame`] runs a host frame on the offscreen target.
@@ -86,7 +90,7 @@ pub use crowd::GpuCrowd;
 pub use device::{headless_device, presenting_device, required_features, required_limits, vat_instance};
 pub use error::RenderError;
 pub use offscreen::Offscreen;
-pub use pipelines::PassFormats;
+pub use pipelines::{PassFormats, PrepassFormats};
 pub use renderer::{CrowdDraw, Renderer};
 pub use target::{HeadlessTarget, MOTION_FORMAT};
 

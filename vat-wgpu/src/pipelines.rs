@@ -4,7 +4,8 @@
 
 use vat_core::gpu;
 use vat_core::pipeline::{
-    FragmentStage, HostShader, PassConventions, PassKind, PipelineKey, ShaderVariantKey, VertexStage,
+    FragmentStage, HostShader, PassConventions, PassKind, PipelineKey, PrepassTargets, ShaderVariantKey,
+    VertexStage, colour_slots,
 };
 
 use crate::renderer::StageSet;
@@ -19,11 +20,12 @@ pub struct PassFormats {
     pub color: Option<wgpu::TextureFormat>,
     /// Format of the pass's depth attachment (vat's pipelines always test and write depth).
     pub depth: wgpu::TextureFormat,
-    /// Format of the motion-vector attachment at location 1 (`None`: none). A frame prepared with
-    /// `RenderOptions::motion_vectors` must be drawn into a pass that has one, and only such a
-    /// frame: its colour pipelines write `vec4<f32>(motion.xy, 0, 0)` there (see
+    /// Format of the motion-vector attachment at location 1 (`None`: none). Only a frame prepared
+    /// with `RenderOptions::motion_vectors` may be drawn into a pass that has one: its colour
+    /// pipelines write `vec4<f32>(motion.xy, 0, 0)` there (see
     /// `vat_core::render::RenderOptions::motion_vectors`; a float format such as `Rg16Float` or,
-    /// for exact motion, `Rg32Float`).
+    /// for exact motion, `Rg32Float`). Such a frame drawn into a pass without one draws colour
+    /// alone (its motion written by [`Renderer::draw_prepass`], say).
     pub motion: Option<wgpu::TextureFormat>,
     /// The pass's depth and winding conventions: every pipeline's depth test and writes, front face
     /// and culling ([`PassConventions::STANDARD`], or [`PassConventions::REVERSE_Z`] for a host
@@ -31,6 +33,49 @@ pub struct PassFormats {
     pub conventions: PassConventions,
     /// Samples per pixel of the attachments (1 without MSAA; the pipelines' multisample count).
     pub samples: u32,
+}
+
+/// The state of a host's prepass of the camera that [`Renderer::draw_prepass`] draws into:
+/// Bevy's layout (`ViewPrepassTextures`), a depth attachment and at most two colour attachments,
+/// the normal at location 0 and the motion at location 1. The pass's colour attachments must be
+/// those of `vat_core::pipeline::colour_slots(normal, motion)`: `[normal, motion]` without the
+/// trailing empty ones, so a motion-only pass has no attachment (`None`) at location 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PrepassFormats {
+    /// Format of the normal attachment at location 0 (`None`: none): vat writes
+    /// `vec4(n * 0.5 + 0.5, 1)` of the unit world normal (after normal mapping, negated on back
+    /// faces), for an unsigned normalised format such as Bevy's `Rgb10a2Unorm`.
+    pub normal: Option<wgpu::TextureFormat>,
+    /// Format of the motion attachment at location 1 (`None`: none): `vec4(motion, 0, 0)` in the
+    /// convention of `RenderOptions::motion_vectors` (Bevy's), for a float format such as Bevy's
+    /// `Rg16Float`. The frame must have been prepared with motion vectors.
+    pub motion: Option<wgpu::TextureFormat>,
+    /// Format of the depth attachment (the host's main depth buffer, which the prepass fills).
+    pub depth: wgpu::TextureFormat,
+    /// Samples per pixel of the attachments (1 without MSAA).
+    pub samples: u32,
+    /// The pass's depth and winding conventions ([`PassConventions::REVERSE_Z`] for Bevy): the
+    /// same as the colour pass's, so its draws pass the depth test where the prepass wrote.
+    pub conventions: PassConventions,
+}
+
+impl PrepassFormats {
+    /// Which targets the pass has.
+    pub fn targets(&self) -> PrepassTargets {
+        PrepassTargets { normal: self.normal.is_some(), motion: self.motion.is_some() }
+    }
+
+    /// The same attachments as [`PassFormats`] (the normal one as `color`), the pipeline cache's
+    /// key with the prepass pipeline's [`PipelineKey`].
+    pub fn pass_formats(&self) -> PassFormats {
+        PassFormats {
+            color: self.normal,
+            depth: self.depth,
+            motion: self.motion,
+            conventions: self.conventions,
+            samples: self.samples,
+        }
+    }
 }
 
 /// The shadow map's format.
@@ -143,14 +188,14 @@ impl Renderer {
             &self.frame_only_layout
         } else {
             match key.pass {
-                PassKind::Colour => &self.pipeline_layouts[StageSet::Colour as usize],
+                PassKind::Colour | PassKind::Prepass(_) => &self.pipeline_layouts[StageSet::Colour as usize],
                 PassKind::Depth => &self.pipeline_layouts[StageSet::Depth as usize],
             }
         };
         let target =
-            |format| Some(wgpu::ColorTargetState { format, blend: None, write_mask: wgpu::ColorWrites::ALL });
+            |format| wgpu::ColorTargetState { format, blend: None, write_mask: wgpu::ColorWrites::ALL };
         let targets: Vec<Option<wgpu::ColorTargetState>> =
-            formats.color.into_iter().chain(formats.motion).map(target).collect();
+            colour_slots(formats.color.map(target), formats.motion.map(target));
         let host = self.host_shader.as_ref();
         let (vertex_module, vertex_entry) = match (key.vertex_stage(host.map(|(h, _)| h)), host) {
             (VertexStage::Host(entry), Some((_, module))) => (module, entry),

@@ -23,8 +23,8 @@ use crate::crowd::GpuCrowd;
 use crate::device::REQUIRED_FEATURES;
 use crate::pipelines::{CULL, ComputeKey, SHADOW_FORMAT};
 use crate::{
-    Culling, FrameReport, GpuAsset, PassFormats, RenderError, RenderOptions, RenderTarget, RendererConfig,
-    conv,
+    Culling, FrameReport, GpuAsset, PassFormats, PrepassFormats, RenderError, RenderOptions, RenderTarget,
+    RendererConfig, conv,
 };
 
 /// Bytes of one chunk of the staging belt that carries the frame uniforms.
@@ -607,6 +607,42 @@ impl Renderer {
         self.plan.check_motion_attachment(formats.motion.is_some());
         let plan = std::mem::take(&mut self.plan);
         self.encode_colour(pass, &plan, crowds, formats);
+        self.plan = plan;
+    }
+
+    /// Records the prepass draws of the last [`prepare`](Self::prepare)d frame into a host's prepass
+    /// of the camera that the host began (Bevy's depth, normal and motion-vector prepasses): the
+    /// colour draws' instances, LODs and cross-fades (the ground first when
+    /// [`RenderOptions::ground`] is on, then every crowd's bodies and attachments, culled as
+    /// [`draw`](Self::draw) culls them), each with the colour pass's vertex stage (the same
+    /// positions and [`RenderOptions::jitter`]) and a prepass fragment stage writing what `formats`
+    /// has: the unit world normal as `vec4(n * 0.5 + 0.5, 1)` at location 0, the motion as
+    /// `vec4(motion, 0, 0)` at location 1 (`vat_core::gpu::ENTRY_POINT_FS_PREPASS` and its
+    /// siblings), with `fs_lit`'s discards (back faces of single-sided materials, alpha mask), so
+    /// the depth it writes is the depth `draw` writes (no bias). The later colour pass then draws
+    /// the same fragments with the pass's test (`GreaterEqual` or `LessEqual` pass on equal depth;
+    /// use such conventions, not `Greater` or `Less`). A host shader's stages are not used here.
+    ///
+    /// **State expected:** a pass whose colour attachments are
+    /// `vat_core::pipeline::colour_slots(formats.normal, formats.motion)` (a motion-only pass has no
+    /// attachment at location 0) and a depth attachment of `formats.depth`, any load ops, any
+    /// viewport. **State left:** as [`draw`](Self::draw). Draws nothing after a failed `prepare`.
+    ///
+    /// # Panics
+    /// If `crowds` are not the crowds of the last successful `prepare`, in the same order, or
+    /// `formats.motion` is set and the frame was prepared without
+    /// [`RenderOptions::motion_vectors`].
+    pub fn draw_prepass(
+        &mut self,
+        pass: &mut wgpu::RenderPass<'_>,
+        crowds: &[CrowdDraw<'_>],
+        formats: PrepassFormats,
+    ) {
+        let Some(prepared) = self.prepared.as_ref() else { return };
+        prepared.check(crowds.iter().map(|d| d.crowd.id()));
+        self.plan.check_motion_attachment(formats.motion.is_some());
+        let plan = std::mem::take(&mut self.plan);
+        self.encode_prepass(pass, &plan, crowds, formats);
         self.plan = plan;
     }
 

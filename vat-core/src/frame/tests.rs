@@ -758,6 +758,84 @@ fn motion_vectors_keep_each_records_previous_frame_and_the_previous_camera_and_c
 }
 
 #[test]
+fn the_hosts_previous_camera_and_jitter_reach_the_uniforms() {
+    let mut f = fixture(4, 1, VertexFormat::Packed64);
+    let mut p = FramePlan::default();
+    let host_previous = Camera::look_at([3.0, 2.0, 12.0], [0.0, 1.0, 0.0], 0.9, 1.0, 0.1, 500.0).view_proj;
+    let options = RenderOptions {
+        motion_vectors: true,
+        previous_view_proj: Some(host_previous),
+        jitter: [0.25, f32::NAN],
+        ..cpu()
+    };
+    // The host's previous camera, from the first frame on (no history of the crowd's own yet).
+    plan(&mut p, &mut [&mut f], &options).unwrap();
+    assert_eq!(p.crowds[0].uniforms.previous_view_proj, host_previous);
+    assert_eq!(p.crowds[0].uniforms.jitter, [0.25, 0.0]);
+    assert_eq!(p.crowds[0].uniforms.view_proj, camera().view_proj, "the camera stays unjittered");
+    plan(&mut p, &mut [&mut f], &options).unwrap();
+    assert_eq!(p.crowds[0].uniforms.previous_view_proj, host_previous);
+    // A camera cut wins over it.
+    plan(&mut p, &mut [&mut f], &RenderOptions { camera_cut: true, ..options }).unwrap();
+    assert_eq!(p.crowds[0].uniforms.previous_view_proj, camera().view_proj);
+    // Without it, the crowd's last camera.
+    let other = Camera::look_at([0.0, 5.0, 12.0], [0.0, 1.0, 0.0], 0.9, 1.0, 0.1, 500.0);
+    let mut inputs = [PlanCrowd { crowd: &mut f.crowd, asset: &f.asset, sync: &mut f.sync }];
+    p.plan(&mut inputs, &other, &RenderOptions { previous_view_proj: None, ..options }, &LIMITS).unwrap();
+    assert_eq!(p.crowds[0].uniforms.previous_view_proj, camera().view_proj);
+    assert_eq!(RenderOptions::default().jitter, [0.0; 2]);
+}
+
+#[test]
+fn a_prepass_draws_the_colour_draws_in_prepass_pipelines() {
+    use crate::pipeline::{PipelineState, PrepassTargets};
+    let mut f = fixture(30, 3, VertexFormat::Packed64);
+    let mut p = FramePlan::default();
+    let options = RenderOptions { ground: true, motion_vectors: true, ..cpu() };
+    plan(&mut p, &mut [&mut f], &options).unwrap();
+    assert!(p.colour.len() >= 2 && p.colour[0].pipeline.program == Program::Ground);
+    for targets in [
+        PrepassTargets { normal: true, motion: true },
+        PrepassTargets { normal: true, motion: false },
+        PrepassTargets { normal: false, motion: true },
+        PrepassTargets::default(),
+    ] {
+        let draws = p.prepass_draws(targets);
+        assert_eq!(draws.len(), p.colour.len());
+        for (pre, colour) in draws.iter().zip(&p.colour) {
+            // Same resources, geometry, program, LOD and fade: the same instances and positions.
+            assert_eq!((pre.resources, &pre.geometry), (colour.resources, &colour.geometry));
+            assert_eq!(pre.pipeline.program, colour.pipeline.program);
+            assert_eq!(pre.pipeline.variant.cross_fade, colour.pipeline.variant.cross_fade);
+            assert_eq!(pre.pipeline.pass, PassKind::Prepass(targets));
+            assert_eq!(pre.pipeline.variant.motion_vectors, targets.motion);
+            assert_eq!(pre.pipeline.vertex_entry_point(), colour.pipeline.vertex_entry_point());
+            let conventions = crate::pipeline::PassConventions::REVERSE_Z;
+            assert_eq!(pre.pipeline.state_in(&conventions), colour.pipeline.state_in(&conventions));
+            assert!(!PipelineState::for_pass(pre.pipeline.pass, &conventions).depth_bias.is_enabled());
+        }
+    }
+    // The colour pass after a prepass that wrote the motion: the same draws, colour alone.
+    let plain = p.colour_draws(false);
+    assert!(plain.iter().zip(&p.colour).all(|(a, b)| a.pipeline == b.pipeline.with_motion_target(false)));
+    assert!(plain.iter().all(|d| d.pipeline.color_target_count() == 1));
+    assert!(matches!(p.colour_draws(true), std::borrow::Cow::Borrowed(_)));
+    p.check_motion_attachment(false);
+    p.check_motion_attachment(true);
+}
+
+#[test]
+#[should_panic(expected = "prepared with motion_vectors = false")]
+fn a_motion_attachment_needs_a_frame_with_motion_vectors() {
+    let mut f = fixture(3, 1, VertexFormat::Packed64);
+    let mut p = FramePlan::default();
+    plan(&mut p, &mut [&mut f], &cpu()).unwrap();
+    p.check_motion_attachment(false);
+    assert!(matches!(p.colour_draws(false), std::borrow::Cow::Borrowed(_)));
+    p.check_motion_attachment(true);
+}
+
+#[test]
 fn a_failed_frame_starts_the_motion_history_over() {
     let mut f = fixture(3, 1, VertexFormat::Packed64);
     let mut p = FramePlan::default();

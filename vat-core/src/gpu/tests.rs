@@ -134,7 +134,7 @@ fn rust_structs() -> Vec<RustStruct> {
             previous_view_proj,
             previous_time,
             previous_records,
-            _pad,
+            jitter,
             shadow,
         }),
         rust_struct!(ShadowCascadeUniforms as "VatShadowCascade" { view_proj, far_bound, normal_offset, layer, _pad }),
@@ -825,6 +825,7 @@ fn uniforms_with(
         shadow,
         ground_half_extent: 10.0,
         history: None,
+        jitter: [0.0; 2],
     })
 }
 

@@ -145,7 +145,9 @@ struct FrameUniforms {
     previous_time: f32,
     // Instance i's previous record is instances[previous_records + i]; 0: no history.
     previous_records: u32,
-    _pad: vec2<u32>,
+    // Sub-pixel offset of the colour and prepass draws in NDC (TAA): clip.xy += jitter * clip.w
+    // (vat_jitter); (0, 0) for none. Culling, LOD and motion vectors use view_proj unjittered.
+    jitter: vec2<f32>,
     // How the colour draws look the shadow map up (VatShadowLookup of shadow.wgsl; count 0: no
     // shadows, the map is not read).
     shadow: VatShadowLookup,
@@ -1397,7 +1399,13 @@ fn vat_lit_output(
         let slot = select(0u, v, v <= asset.material_variant_count);
         record = slot * asset.material_count + min(material, asset.material_count - 1u);
     }
-    return VertexOutput(frame.view_proj * vec4<f32>(world, 1.0), world, v.normal.xyz, color, v.tangent, uv, record, 0u, world);
+    return VertexOutput(vat_jitter(frame.view_proj * vec4<f32>(world, 1.0)), world, v.normal.xyz, color, v.tangent, uv, record, 0u, world);
+}
+
+// A clip position of the camera (frame.view_proj) moved by frame.jitter, a constant offset in NDC
+// (TAA's sub-pixel jitter): the clip position every colour and prepass vertex stage outputs.
+fn vat_jitter(clip: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(clip.xy + frame.jitter * clip.w, clip.zw);
 }
 
 // vat_lit_output with the material, coordinates and colour of body vertex `vertex`.
@@ -1477,14 +1485,16 @@ fn vat_wrap_uv(uv: vec2<f32>, codes: u32) -> vec2<f32> {
     return vec2<f32>(vat_wrap_coordinate(uv.x, codes & 3u), vat_wrap_coordinate(uv.y, (codes >> 2u) & 3u));
 }
 
-// The material shading of fs_lit (assets with materials): base colour = factor x texture (sRGB
-// decoded by the sampler) x in.color; alpha-mask discard; tangent-space normal map along the
-// decoded tangent frame; metallic-roughness GGX specular (Smith-Schlick visibility, Schlick
-// Fresnel) plus Lambert diffuse from the sun (shadowed), an ambient term of the same sky as
-// vat_shade, and emission. `ddx`/`ddy` are the unwrapped coordinates' derivatives (taken in
-// uniform control flow), so wrapping never breaks the mip selection at a seam.
-fn vat_shade_material(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<f32>) -> vec4<f32> {
-    let m = materials[min(in.material, (asset.material_variant_count + 1u) * asset.material_count - 1u)];
+// The material record of fragment `in` (assets with materials): `in.material`, clamped to the
+// records of `materials`.
+fn vat_fragment_material(in: VertexOutput) -> MaterialRecord {
+    return materials[min(in.material, (asset.material_variant_count + 1u) * asset.material_count - 1u)];
+}
+
+// The base colour of material `m` at fragment `in`: factor x texture (sRGB decoded by the sampler)
+// x in.color. Discards the back faces of a single-sided material and what its alpha cutoff masks
+// (the discards of fs_lit and of the prepass fragment stages alike).
+fn vat_material_base(in: VertexOutput, m: MaterialRecord, front: bool, ddx: vec2<f32>, ddy: vec2<f32>) -> vec4<f32> {
     let double_sided = (m.flags & MATERIAL_DOUBLE_SIDED) != 0u;
     if !front && !double_sided {
         discard;
@@ -1497,14 +1507,12 @@ fn vat_shade_material(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<f
     if base.a < m.alpha_cutoff {
         discard;
     }
-    var metallic = m.metallic;
-    var roughness = m.roughness;
-    if m.metallic_roughness_layer != NO_TEXTURE_LAYER {
-        let uv = vat_wrap_uv(in.uv, (m.wrap >> 4u) & 15u);
-        let mr = textureSampleGrad(material_data_texture, material_sampler, uv, m.metallic_roughness_layer, ddx, ddy);
-        roughness *= mr.g;
-        metallic *= mr.b;
-    }
+    return base;
+}
+
+// The unit shading normal of material `m` at fragment `in`, world space: the interpolated normal,
+// negated on back faces, then the tangent-space normal map along the decoded tangent frame.
+fn vat_material_normal(in: VertexOutput, m: MaterialRecord, front: bool, ddx: vec2<f32>, ddy: vec2<f32>) -> vec3<f32> {
     var n = vat_normalize(in.world_normal);
     if !front {
         n = -n;
@@ -1519,6 +1527,27 @@ fn vat_shade_material(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<f
         let bitangent = cross(n, tangent) * select(-1.0, 1.0, t.w >= 0.0);
         n = vat_normalize(tangent * tn.x + bitangent * tn.y + n * tn.z);
     }
+    return n;
+}
+
+// The material shading of fs_lit (assets with materials): base colour = factor x texture (sRGB
+// decoded by the sampler) x in.color; alpha-mask discard; tangent-space normal map along the
+// decoded tangent frame; metallic-roughness GGX specular (Smith-Schlick visibility, Schlick
+// Fresnel) plus Lambert diffuse from the sun (shadowed), an ambient term of the same sky as
+// vat_shade, and emission. `ddx`/`ddy` are the unwrapped coordinates' derivatives (taken in
+// uniform control flow), so wrapping never breaks the mip selection at a seam.
+fn vat_shade_material(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<f32>) -> vec4<f32> {
+    let m = vat_fragment_material(in);
+    let base = vat_material_base(in, m, front, ddx, ddy);
+    var metallic = m.metallic;
+    var roughness = m.roughness;
+    if m.metallic_roughness_layer != NO_TEXTURE_LAYER {
+        let uv = vat_wrap_uv(in.uv, (m.wrap >> 4u) & 15u);
+        let mr = textureSampleGrad(material_data_texture, material_sampler, uv, m.metallic_roughness_layer, ddx, ddy);
+        roughness *= mr.g;
+        metallic *= mr.b;
+    }
+    let n = vat_material_normal(in, m, front, ddx, ddy);
     let l = vat_normalize(frame.sun_direction);
     let v = vat_normalize(frame.camera_position - in.world_position);
     let h = vat_normalize(l + v);
@@ -1975,7 +2004,7 @@ fn vs_ground(@builtin(vertex_index) vertex: u32) -> VertexOutput {
     let c = corners[min(vertex, 5u)] * frame.ground_half_extent;
     let world = vec3<f32>(frame.camera_position.x + c.x, 0.0, frame.camera_position.z + c.y);
     return VertexOutput(
-        frame.view_proj * vec4<f32>(world, 1.0),
+        vat_jitter(frame.view_proj * vec4<f32>(world, 1.0)),
         world,
         vec3<f32>(0.0, 1.0, 0.0),
         vec4<f32>(0.30, 0.33, 0.27, 1.0),
@@ -2023,6 +2052,97 @@ fn fs_lit_motion(in: VertexOutput, @builtin(front_facing) front: bool) -> LitMot
 @fragment
 fn fs_ground_motion(in: VertexOutput) -> LitMotionOutput {
     return LitMotionOutput(vat_shade(in), vec4<f32>(vat_motion_vector(in), 0.0, 0.0));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Prepass fragment stages (a host's depth / normal / motion-vector prepass, Bevy's formats)
+// ---------------------------------------------------------------------------------------------------
+
+// What the prepass fragment stages with both targets write: the normal (location 0,
+// vat_encode_normal) and the motion (location 1; vat_motion_vector in .xy, .zw = 0).
+struct PrepassOutput {
+    @location(0) normal: vec4<f32>,
+    @location(1) motion: vec4<f32>,
+}
+
+// A unit world normal as a prepass stores it in an unsigned normalised target (Bevy's
+// Rgb10a2Unorm normal prepass): n * 0.5 + 0.5 in .xyz, 1 in .w.
+fn vat_encode_normal(n: vec3<f32>) -> vec4<f32> {
+    return vec4<f32>(n * 0.5 + 0.5, 1.0);
+}
+
+// The discards of fs_lit for fragment `in` (assets with materials: the back faces of single-sided
+// materials, alpha-masked texels), so a prepass keeps exactly the fragments the colour pass keeps.
+fn vat_prepass_discard(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<f32>) {
+    if asset.material_count != 0u {
+        _ = vat_material_base(in, vat_fragment_material(in), front, ddx, ddy);
+    }
+}
+
+// The unit world normal a prepass writes for fragment `in` after vat_prepass_discard: the
+// material's shading normal (vat_material_normal: negated on back faces, normal map applied), or
+// for assets without materials the interpolated normal, negated on back faces.
+fn vat_prepass_normal(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<f32>) -> vec3<f32> {
+    vat_prepass_discard(in, front, ddx, ddy);
+    if asset.material_count == 0u {
+        let n = vat_normalize(in.world_normal);
+        return select(-n, n, front);
+    }
+    return vat_material_normal(in, vat_fragment_material(in), front, ddx, ddy);
+}
+
+// Prepass with a normal target alone (location 0).
+@fragment
+fn fs_prepass(in: VertexOutput, @builtin(front_facing) front: bool) -> @location(0) vec4<f32> {
+    let ddx = dpdx(in.uv);
+    let ddy = dpdy(in.uv);
+    return vat_encode_normal(vat_prepass_normal(in, front, ddx, ddy));
+}
+
+// Prepass with normal (location 0) and motion (location 1) targets.
+@fragment
+fn fs_prepass_motion(in: VertexOutput, @builtin(front_facing) front: bool) -> PrepassOutput {
+    let ddx = dpdx(in.uv);
+    let ddy = dpdy(in.uv);
+    let n = vat_prepass_normal(in, front, ddx, ddy);
+    return PrepassOutput(vat_encode_normal(n), vec4<f32>(vat_motion_vector(in), 0.0, 0.0));
+}
+
+// Prepass with a motion target alone (location 1; location 0 has no attachment).
+@fragment
+fn fs_prepass_motion_only(in: VertexOutput, @builtin(front_facing) front: bool) -> @location(1) vec4<f32> {
+    let ddx = dpdx(in.uv);
+    let ddy = dpdy(in.uv);
+    vat_prepass_discard(in, front, ddx, ddy);
+    return vec4<f32>(vat_motion_vector(in), 0.0, 0.0);
+}
+
+// Depth-only prepass: no target, only fs_lit's discards.
+@fragment
+fn fs_prepass_depth(in: VertexOutput, @builtin(front_facing) front: bool) {
+    let ddx = dpdx(in.uv);
+    let ddy = dpdy(in.uv);
+    vat_prepass_discard(in, front, ddx, ddy);
+}
+
+// The ground's prepass with a normal target alone (group 0 only; its depth-only prepass has no
+// fragment stage).
+@fragment
+fn fs_ground_prepass(in: VertexOutput) -> @location(0) vec4<f32> {
+    return vat_encode_normal(vat_normalize(in.world_normal));
+}
+
+// The ground's prepass with normal and motion targets.
+@fragment
+fn fs_ground_prepass_motion(in: VertexOutput) -> PrepassOutput {
+    let n = vat_encode_normal(vat_normalize(in.world_normal));
+    return PrepassOutput(n, vec4<f32>(vat_motion_vector(in), 0.0, 0.0));
+}
+
+// The ground's prepass with a motion target alone (location 1).
+@fragment
+fn fs_ground_prepass_motion_only(in: VertexOutput) -> @location(1) vec4<f32> {
+    return vec4<f32>(vat_motion_vector(in), 0.0, 0.0);
 }
 
 // ---------------------------------------------------------------------------------------------------
