@@ -776,6 +776,14 @@ impl Renderer {
         result
     }
 
+    /// Whether the last successful [`prepare`](Self::prepare) planned motion vectors
+    /// ([`RenderOptions::motion_vectors`]): only then may [`draw`](Self::draw) or
+    /// [`draw_prepass`](Self::draw_prepass) be given a pass with a motion attachment. `false` after
+    /// a failed `prepare`.
+    pub fn motion_vectors_prepared(&self) -> bool {
+        self.prepared.is_some() && self.plan.motion_vectors
+    }
+
     /// Records the prepass draws of the last [`prepare`](Self::prepare)d frame into `cb`, **inside**
     /// dynamic rendering the host began for its prepass of the camera, drawing into `area`: the
     /// colour draws' instances, LODs and cross-fades (the ground first when

@@ -610,6 +610,14 @@ impl Renderer {
         self.plan = plan;
     }
 
+    /// Whether the last successful [`prepare`](Self::prepare) planned motion vectors
+    /// ([`RenderOptions::motion_vectors`]): only then may [`draw`](Self::draw) or
+    /// [`draw_prepass`](Self::draw_prepass) be given a pass with a motion attachment. `false` after
+    /// a failed `prepare`.
+    pub fn motion_vectors_prepared(&self) -> bool {
+        self.prepared.is_some() && self.plan.motion_vectors
+    }
+
     /// Records the prepass draws of the last [`prepare`](Self::prepare)d frame into a host's prepass
     /// of the camera that the host began (Bevy's depth, normal and motion-vector prepasses): the
     /// colour draws' instances, LODs and cross-fades (the ground first when
