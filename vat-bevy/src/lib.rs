@@ -149,23 +149,24 @@ pub fn wgpu_settings() -> WgpuSettings {
 /// What is shared with Bevy's renderer: the view (matrix, viewport, MSAA, HDR target), the depth
 /// buffer (crowds and Bevy's meshes occlude each other), the directional lights' shadow cascades
 /// (the crowds cast into them, so onto Bevy's meshes: [`cast_bevy_shadows`](Self::cast_bevy_shadows)),
-/// the first `DirectionalLight`'s direction, colour and illuminance and the `GlobalAmbientLight`,
-/// scaled by the camera's exposure so that the crowd is about as bright as a Lambertian
-/// `StandardMaterial` of the same colour. What is not: the crowd is shaded by vat's own `fs_lit`
-/// (Lambert plus GGX for textured assets, not Bevy's PBR: no environment maps, point or spot
-/// lights, fog, per-camera `AmbientLight`); it receives shadows from vat's own shadow map of the
-/// sun, in which only crowds cast ([`shadows`](Self::shadows)), not from Bevy's cascades (Bevy's
-/// meshes do not shadow it); it is not in Bevy's depth, normal or motion-vector prepasses (so not
-/// in TAA, SSAO or depth of field inputs).
+/// and the crowds receive those cascades too ([`shadows`](Self::shadows): Bevy's meshes and the
+/// crowds shadow the crowds, looked up as Bevy's shader picks and blends cascades, with the
+/// light's depth and normal biases, through hardware 2 x 2 PCF rather than Bevy's default
+/// Gaussian filter); the direction, colour and illuminance of the view's first shadowed
+/// `DirectionalLight` (the first `DirectionalLight` when none casts shadows) and the
+/// `GlobalAmbientLight`, scaled by the camera's exposure so that the crowd is about as bright as a
+/// Lambertian `StandardMaterial` of the same colour. vat allocates no shadow map of its own. What
+/// is not: the crowd is shaded by vat's own `fs_lit` (Lambert plus GGX for textured assets, not
+/// Bevy's PBR: no environment maps, point or spot lights, fog, per-camera `AmbientLight`); it is
+/// not in Bevy's depth, normal or motion-vector prepasses (so not in TAA, SSAO or depth of field
+/// inputs).
 #[derive(Resource, Debug, Clone, Copy, PartialEq)]
 pub struct VatRenderSettings {
     /// CPU or GPU culling (default CPU).
     pub culling: Culling,
-    /// The crowds' shadows on themselves, from vat's own shadow map of the sun (default on;
-    /// without a `DirectionalLight` there are none).
+    /// The crowds receive the view's directional shadow cascades (default on; without a
+    /// `DirectionalLight` with `shadows_enabled` there are none).
     pub shadows: bool,
-    /// How far from the camera vat's shadow map reaches, metres (default 60).
-    pub shadow_distance: f32,
     /// Crowds cast shadows into Bevy's directional-light cascades, onto Bevy's meshes (default
     /// on; each cascade is one more depth-only draw of the crowds).
     pub cast_bevy_shadows: bool,
@@ -173,6 +174,6 @@ pub struct VatRenderSettings {
 
 impl Default for VatRenderSettings {
     fn default() -> Self {
-        Self { culling: Culling::Cpu, shadows: true, shadow_distance: 60.0, cast_bevy_shadows: true }
+        Self { culling: Culling::Cpu, shadows: true, cast_bevy_shadows: true }
     }
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, MutexGuard};
 use bevy::asset::AssetId;
 use bevy::core_pipeline::core_3d::CORE_3D_DEPTH_FORMAT;
 use bevy::light::{DirectionalLight, GlobalAmbientLight};
-use bevy::pbr::{ShadowView, ViewLightEntities};
+use bevy::pbr::{ExtractedDirectionalLight, LightEntity, ShadowView, ViewLightEntities, ViewShadowBindings};
 use bevy::prelude::*;
 use bevy::render::Extract;
 use bevy::render::camera::ExtractedCamera;
@@ -16,7 +16,9 @@ use bevy::render::render_resource::{RenderPassDescriptor, StoreOp};
 use bevy::render::renderer::{FlushCommands, RenderDevice, RenderQueue, ViewQuery};
 use bevy::render::view::{ExtractedView, Msaa, ViewDepthStencilTexture, ViewTarget};
 use vat_core::crowd::Camera as VatCamera;
+use vat_core::gpu::{ShadowCascade, ShadowLookup};
 use vat_core::pipeline::PassConventions;
+use vat_core::render::ShadowMapSource;
 use vat_wgpu::{CrowdDraw, GpuAsset, GpuCrowd, PassFormats, RenderOptions, Renderer, RendererConfig};
 
 use crate::crowd::{BuiltCrowd, SharedCrowd};
@@ -111,6 +113,8 @@ pub(crate) fn prepare_crowds(
         let config = RendererConfig {
             color_format: bevy::render::render_resource::TextureFormat::Rgba16Float,
             depth_format: CORE_3D_DEPTH_FORMAT,
+            // Crowds receive Bevy's cascades (`view_shadows`): vat's own sun map is not needed.
+            shadow_map_size: 0,
             ..RendererConfig::default()
         };
         Renderer::new(device.wgpu_device(), &queue, config).map_err(|e| {
@@ -234,19 +238,91 @@ fn pair<'a>(
     (draws, entities)
 }
 
-/// The options of a frame of `camera`.
+/// What [`view_shadows`] reads of a view: its light views (the directional cascades in layer
+/// order) and its shadow map.
+type ViewShadowInputs = (Option<&'static ViewLightEntities>, Option<&'static ViewShadowBindings>);
+
+/// The light that shades and shadows a view's crowds: the first shadowed directional light of the
+/// view (Bevy's light 0 of its cascades, matched by entity), with the view's cascades of it.
+pub(crate) struct ViewShadows {
+    /// How vat looks Bevy's cascades up (reverse-Z, the light's biases, Bevy's cascade choice).
+    lookup: ShadowLookup,
+    /// Unit vector towards the light, and its colour times its illuminance (linear).
+    sun: ([f32; 3], [f32; 3]),
+    /// Bevy's directional shadow map of the view (a `D2Array` of every cascade's layer).
+    map: bevy::render::render_resource::TextureView,
+}
+
+/// The view's shadows as vat looks them up, or `None` without a directional light with shadows
+/// (or before Bevy made the view's cascades). Layer `j` of Bevy's map is entry `j` of the view's
+/// `ViewLightEntities` (only directional cascades are in it, in layer order).
+pub(crate) fn view_shadows(
+    view_entity: Entity,
+    view: &ExtractedView,
+    lights: Option<&ViewLightEntities>,
+    bindings: Option<&ViewShadowBindings>,
+    light_entities: &Query<&LightEntity>,
+    directional: &Query<&ExtractedDirectionalLight>,
+) -> Option<ViewShadows> {
+    let layers: Vec<(u32, Entity, usize)> = lights?
+        .lights
+        .iter()
+        .enumerate()
+        .filter_map(|(j, &e)| match light_entities.get(e) {
+            Ok(&LightEntity::Directional { light_entity, cascade_index }) => {
+                Some((j as u32, light_entity, cascade_index))
+            }
+            _ => None,
+        })
+        .collect();
+    let &(_, light_entity, _) = layers.first()?;
+    let light = directional.get(light_entity).ok()?;
+    let cascades = light.cascades.get(&view_entity)?;
+    let bounds = &light.cascade_shadow_config.bounds;
+    let mut vat_cascades = Vec::with_capacity(cascades.len());
+    for &(layer, _, k) in layers.iter().filter(|(_, e, _)| *e == light_entity) {
+        let (Some(cascade), Some(&far_bound)) = (cascades.get(k), bounds.get(k)) else { continue };
+        vat_cascades.push(ShadowCascade {
+            view_proj: cascade.clip_from_world.to_cols_array_2d(),
+            far_bound,
+            normal_offset: light.shadow_normal_bias * cascade.texel_size,
+            layer,
+        });
+    }
+    // Bevy's view distance is minus the view-space z: the z row of view_from_world, negated.
+    let view_from_world = view.world_from_view.to_matrix().inverse();
+    let row = view_from_world.row(2);
+    let view_depth = [-row.x, -row.y, -row.z, -row.w];
+    let overlap = light.cascade_shadow_config.overlap_proportion;
+    let mut lookup = ShadowLookup::cascaded(&vat_cascades, view_depth, overlap, true).ok()?;
+    let towards = light.transform.back().as_vec3();
+    lookup.light_offset = (towards * light.shadow_depth_bias).to_array();
+    let c = light.color;
+    let sun = (towards.to_array(), [c.red, c.green, c.blue].map(|x| x * light.illuminance));
+    Some(ViewShadows { lookup, sun, map: bindings?.directional_light_depth_texture_view.clone() })
+}
+
+/// The options of a frame of `camera`: shaded by the view's shadowed directional light and
+/// shadowed by its cascades when there is one (then `renderer` samples Bevy's map), else by the
+/// scene's first directional light, unshadowed.
 fn frame_options(
     settings: &VatRenderSettings,
     light: &ExtractedLight,
     camera: &ExtractedCamera,
+    shadows: Option<&ViewShadows>,
+    renderer: &mut Renderer,
 ) -> RenderOptions {
-    let mut options = RenderOptions {
-        culling: settings.culling,
-        shadows: settings.shadows,
-        shadow_distance: settings.shadow_distance,
-        ..Default::default()
-    };
-    lighting(light, camera.exposure, &mut options);
+    let mut options = RenderOptions { culling: settings.culling, shadows: false, ..Default::default() };
+    let mut light = *light;
+    if let Some(s) = shadows {
+        light.sun = Some(s.sun);
+        if settings.shadows {
+            options.shadows = true;
+            options.shadow_map = ShadowMapSource::Host(s.lookup);
+            renderer.set_host_shadow_map(Some((*s.map).clone()));
+        }
+    }
+    lighting(&light, camera.exposure, &mut options);
     options
 }
 
@@ -263,8 +339,10 @@ fn new_encoder(device: &RenderDevice) -> bevy::render::render_resource::CommandE
 /// frame prepared here.
 #[allow(clippy::too_many_arguments)] // One system: its parameters are its queries.
 pub(crate) fn vat_shadow_pass(
-    view: ViewQuery<(Entity, &ExtractedCamera, &ExtractedView, Option<&ViewLightEntities>)>,
+    view: ViewQuery<(Entity, &ExtractedCamera, &ExtractedView, ViewShadowInputs)>,
     cascades: Query<(&ShadowView, &ExtractedView)>,
+    light_entities: Query<&LightEntity>,
+    directional: Query<&ExtractedDirectionalLight>,
     extracted: Res<ExtractedCrowds>,
     light: Res<ExtractedLight>,
     settings: Res<VatRenderSettings>,
@@ -273,7 +351,7 @@ pub(crate) fn vat_shadow_pass(
     mut state: ResMut<VatRenderState>,
     mut flush: FlushCommands,
 ) {
-    let (view_entity, camera, extracted_view, lights) = view.into_inner();
+    let (view_entity, camera, extracted_view, (lights, bindings)) = view.into_inner();
     let state = &mut *state;
     state.prepared = None;
     if !settings.cast_bevy_shadows {
@@ -294,7 +372,8 @@ pub(crate) fn vat_shadow_pass(
     if draws.is_empty() {
         return;
     }
-    let options = frame_options(&settings, &light, camera);
+    let shadows = view_shadows(view_entity, extracted_view, lights, bindings, &light_entities, &directional);
+    let options = frame_options(&settings, &light, camera, shadows.as_ref(), renderer);
     let views: Vec<[[f32; 4]; 4]> = cascades.iter().map(|(_, m)| *m).collect();
     let mut encoder = new_encoder(&device);
     if let Err(e) = renderer.prepare(&mut encoder, &mut draws, &vat_camera(extracted_view), &options, &views)
@@ -320,7 +399,11 @@ pub(crate) fn vat_shadow_pass(
         });
         renderer.draw_depth(&mut pass, &draws, k, formats);
     }
+    // Unlock the crowds before flushing: the flush waits for Bevy's command-encoding tasks, which
+    // share the task pool with main-world systems that may be waiting for these locks (pipelined
+    // rendering runs both worlds at once).
     drop(draws);
+    drop(guards);
     flush.flush();
     queue.submit([encoder.finish()]);
     state.prepared = Some((view_entity, entities));
@@ -336,7 +419,17 @@ pub(crate) fn vat_shadow_pass(
 /// several cameras with the last one's lists.
 #[allow(clippy::too_many_arguments)] // One system: its parameters are its queries.
 pub(crate) fn vat_main_pass(
-    view: ViewQuery<(Entity, &ExtractedCamera, &ExtractedView, &ViewTarget, &ViewDepthStencilTexture, &Msaa)>,
+    view: ViewQuery<(
+        Entity,
+        &ExtractedCamera,
+        &ExtractedView,
+        &ViewTarget,
+        &ViewDepthStencilTexture,
+        &Msaa,
+        ViewShadowInputs,
+    )>,
+    light_entities: Query<&LightEntity>,
+    directional: Query<&ExtractedDirectionalLight>,
     extracted: Res<ExtractedCrowds>,
     light: Res<ExtractedLight>,
     settings: Res<VatRenderSettings>,
@@ -345,7 +438,7 @@ pub(crate) fn vat_main_pass(
     mut state: ResMut<VatRenderState>,
     mut flush: FlushCommands,
 ) {
-    let (view_entity, camera, extracted_view, target, depth, msaa) = view.into_inner();
+    let (view_entity, camera, extracted_view, target, depth, msaa, (lights, bindings)) = view.into_inner();
     let state = &mut *state;
     let prepared = state.prepared.take();
     let Some(Ok(renderer)) = state.renderer.as_mut() else { return };
@@ -356,7 +449,9 @@ pub(crate) fn vat_main_pass(
     }
     let mut encoder = new_encoder(&device);
     if prepared != Some((view_entity, entities)) {
-        let options = frame_options(&settings, &light, camera);
+        let shadows =
+            view_shadows(view_entity, extracted_view, lights, bindings, &light_entities, &directional);
+        let options = frame_options(&settings, &light, camera, shadows.as_ref(), renderer);
         if let Err(e) = renderer.prepare(&mut encoder, &mut draws, &vat_camera(extracted_view), &options, &[])
         {
             error!("vat-bevy: crowds not drawn this frame: {}", VatBevyError::from(e));
@@ -393,7 +488,11 @@ pub(crate) fn vat_main_pass(
         }
         renderer.draw(&mut pass, &draws, formats);
     }
+    // Unlock the crowds before flushing: the flush waits for Bevy's command-encoding tasks, which
+    // share the task pool with main-world systems that may be waiting for these locks (pipelined
+    // rendering runs both worlds at once).
     drop(draws);
+    drop(guards);
     flush.flush();
     queue.submit([encoder.finish()]);
 }

@@ -29,6 +29,10 @@ pub(crate) struct SceneConfig {
     pub(crate) z_range: (f32, f32),
 }
 
+/// The camera's eye and target (metres) and vertical field of view (radians, Bevy's default).
+pub(crate) const EYE: Vec3 = Vec3::new(0.0, 6.0, 22.0);
+pub(crate) const TARGET: Vec3 = Vec3::new(0.0, 1.0, 0.0);
+
 /// The scene's main entities.
 #[derive(Resource, Debug, Clone, Copy)]
 #[allow(dead_code)] // Shared by the example and the test; each reads only some of them.
@@ -72,7 +76,7 @@ pub(crate) fn setup(
         Msaa::Sample4,
         bevy::camera::Hdr,
         Tonemapping::AcesFitted,
-        Transform::from_xyz(0.0, 6.0, 22.0).looking_at(Vec3::new(0.0, 1.0, 0.0), Vec3::Y),
+        Transform::from_translation(EYE).looking_at(TARGET, Vec3::Y),
     ));
     if let Some(image) = &config.target {
         camera.insert(RenderTarget::Image(image.clone().into()));
@@ -80,7 +84,8 @@ pub(crate) fn setup(
     let camera = camera.id();
     commands.spawn((
         DirectionalLight { illuminance: 8_000.0, shadow_maps_enabled: true, ..default() },
-        Transform::from_xyz(-4.0, 10.0, 6.0).looking_at(Vec3::ZERO, Vec3::Y),
+        // Low from the left: the building's shadow falls across the crowd to its right.
+        Transform::from_xyz(-8.0, 8.0, 4.0).looking_at(Vec3::ZERO, Vec3::Y),
         CascadeShadowConfigBuilder { num_cascades: 2, maximum_distance: 60.0, ..default() }.build(),
     ));
     commands.insert_resource(GlobalAmbientLight { brightness: 300.0, ..default() });
