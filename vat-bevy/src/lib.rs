@@ -62,6 +62,7 @@ mod asset;
 mod crowd;
 mod error;
 mod instance;
+mod prepass;
 mod render;
 mod root_motion;
 
@@ -72,6 +73,7 @@ pub use instance::VatInstance;
 pub use root_motion::VatRootMotion;
 
 use bevy::core_pipeline::core_3d::{main_opaque_pass_3d, main_transparent_pass_3d};
+use bevy::core_pipeline::prepass::node::late_prepass;
 use bevy::core_pipeline::schedule::{Core3d, Core3dSystems};
 use bevy::ecs::schedule::ApplyDeferred;
 use bevy::pbr::{LATE_SHADOW_PASS, per_view_shadow_pass};
@@ -109,7 +111,11 @@ impl Plugin for VatPlugin {
             .init_resource::<render::ExtractedLight>()
             .init_resource::<VatRenderSettings>()
             .add_systems(ExtractSchedule, render::extract_crowds)
-            .add_systems(Render, render::prepare_crowds.in_set(RenderSystems::PrepareResources))
+            .add_systems(
+                Render,
+                (render::prepare_crowds, prepass::prepare_view_temporal)
+                    .in_set(RenderSystems::PrepareResources),
+            )
             .add_systems(
                 Core3d,
                 // The opaque pass's commands are handed over first, so that the crowd pass can
@@ -118,6 +124,11 @@ impl Plugin for VatPlugin {
                     (ApplyDeferred, render::vat_shadow_pass)
                         .chain()
                         .after(per_view_shadow_pass::<LATE_SHADOW_PASS>)
+                        .before(Core3dSystems::MainPass),
+                    (ApplyDeferred, prepass::vat_prepass)
+                        .chain()
+                        .after(late_prepass)
+                        .after(render::vat_shadow_pass)
                         .before(Core3dSystems::MainPass),
                     (ApplyDeferred, render::vat_main_pass)
                         .chain()
@@ -157,9 +168,10 @@ pub fn wgpu_settings() -> WgpuSettings {
 /// `GlobalAmbientLight`, scaled by the camera's exposure so that the crowd is about as bright as a
 /// Lambertian `StandardMaterial` of the same colour. vat allocates no shadow map of its own. What
 /// is not: the crowd is shaded by vat's own `fs_lit` (Lambert plus GGX for textured assets, not
-/// Bevy's PBR: no environment maps, point or spot lights, fog, per-camera `AmbientLight`); it is
-/// not in Bevy's depth, normal or motion-vector prepasses (so not in TAA, SSAO or depth of field
-/// inputs).
+/// Bevy's PBR: no environment maps, point or spot lights, fog, per-camera `AmbientLight`). The
+/// crowds are in Bevy's depth, normal and motion-vector prepasses (a camera's `DepthPrepass`,
+/// `NormalPrepass`, `MotionVectorPrepass`; not the deferred G-buffer), jittered by TAA, so TAA,
+/// SSAO, depth of field and motion blur see them.
 #[derive(Resource, Debug, Clone, Copy, PartialEq)]
 pub struct VatRenderSettings {
     /// CPU or GPU culling (default CPU).

@@ -22,20 +22,22 @@ use vat_core::render::ShadowMapSource;
 use vat_wgpu::{CrowdDraw, GpuAsset, GpuCrowd, PassFormats, RenderOptions, Renderer, RendererConfig};
 
 use crate::crowd::{BuiltCrowd, SharedCrowd};
+use crate::prepass::ViewTemporal;
 use crate::{VatAsset, VatBevyError, VatCrowd, VatRenderSettings};
 
 /// The render world's vat state.
 #[derive(Resource, Default)]
 pub(crate) struct VatRenderState {
     /// vat's renderer on Bevy's device (made at the first frame), or why it could not be made.
-    renderer: Option<Result<Renderer, String>>,
+    pub(crate) renderer: Option<Result<Renderer, String>>,
     /// Uploaded assets, with the bytes each was uploaded from.
-    assets: HashMap<AssetId<VatAsset>, (Arc<[u8]>, GpuAsset)>,
+    pub(crate) assets: HashMap<AssetId<VatAsset>, (Arc<[u8]>, GpuAsset)>,
     /// GPU copies of the crowds, by main-world entity, with the id of the crowd each mirrors.
-    crowds: HashMap<Entity, (u64, GpuCrowd)>,
-    /// The view (render-world entity) whose frame [`vat_shadow_pass`] prepared, with the crowds'
-    /// entities in the order they were prepared: its main pass draws without preparing again.
-    prepared: Option<(Entity, Vec<Entity>)>,
+    pub(crate) crowds: HashMap<Entity, (u64, GpuCrowd)>,
+    /// The view (render-world entity) whose frame [`vat_shadow_pass`] (or `prepass::vat_prepass`)
+    /// prepared, with the crowds' entities in the order they were prepared: its main pass draws
+    /// without preparing again.
+    pub(crate) prepared: Option<(Entity, Vec<Entity>)>,
 }
 
 /// The crowds of this frame, extracted from the main world.
@@ -209,14 +211,14 @@ pub(crate) fn lighting(light: &ExtractedLight, exposure: f32, options: &mut Rend
 }
 
 /// The visible crowds of a frame, locked, in extraction order.
-type Locked<'a> = Vec<(Entity, AssetId<VatAsset>, MutexGuard<'a, Option<BuiltCrowd>>)>;
+pub(crate) type Locked<'a> = Vec<(Entity, AssetId<VatAsset>, MutexGuard<'a, Option<BuiltCrowd>>)>;
 
-fn lock_all(extracted: &ExtractedCrowds) -> Locked<'_> {
+pub(crate) fn lock_all(extracted: &ExtractedCrowds) -> Locked<'_> {
     extracted.crowds.iter().filter(|c| c.visible).map(|c| (c.entity, c.asset, lock(&c.shared))).collect()
 }
 
 /// Pairs each locked crowd with its GPU asset and crowd: the draws of a frame, and their entities.
-fn pair<'a>(
+pub(crate) fn pair<'a>(
     guards: &'a mut Locked<'_>,
     assets: &'a HashMap<AssetId<VatAsset>, (Arc<[u8]>, GpuAsset)>,
     crowds: &'a mut HashMap<Entity, (u64, GpuCrowd)>,
@@ -304,12 +306,14 @@ pub(crate) fn view_shadows(
 
 /// The options of a frame of `camera`: shaded by the view's shadowed directional light and
 /// shadowed by its cascades when there is one (then `renderer` samples Bevy's map), else by the
-/// scene's first directional light, unshadowed.
-fn frame_options(
+/// scene's first directional light, unshadowed; with the view's motion vectors, previous camera
+/// and TAA jitter (`temporal`, see `crate::prepass`).
+pub(crate) fn frame_options(
     settings: &VatRenderSettings,
     light: &ExtractedLight,
     camera: &ExtractedCamera,
     shadows: Option<&ViewShadows>,
+    temporal: Option<&ViewTemporal>,
     renderer: &mut Renderer,
 ) -> RenderOptions {
     let mut options = RenderOptions { culling: settings.culling, shadows: false, ..Default::default() };
@@ -323,10 +327,13 @@ fn frame_options(
         }
     }
     lighting(&light, camera.exposure, &mut options);
+    if let Some(t) = temporal {
+        t.apply(&mut options);
+    }
     options
 }
 
-fn new_encoder(device: &RenderDevice) -> bevy::render::render_resource::CommandEncoder {
+pub(crate) fn new_encoder(device: &RenderDevice) -> bevy::render::render_resource::CommandEncoder {
     device.create_command_encoder(&bevy::render::render_resource::CommandEncoderDescriptor {
         label: Some("vat crowds"),
     })
@@ -341,6 +348,7 @@ fn new_encoder(device: &RenderDevice) -> bevy::render::render_resource::CommandE
 pub(crate) fn vat_shadow_pass(
     view: ViewQuery<(Entity, &ExtractedCamera, &ExtractedView, ViewShadowInputs)>,
     cascades: Query<(&ShadowView, &ExtractedView)>,
+    temporals: Query<&ViewTemporal>,
     light_entities: Query<&LightEntity>,
     directional: Query<&ExtractedDirectionalLight>,
     extracted: Res<ExtractedCrowds>,
@@ -373,7 +381,8 @@ pub(crate) fn vat_shadow_pass(
         return;
     }
     let shadows = view_shadows(view_entity, extracted_view, lights, bindings, &light_entities, &directional);
-    let options = frame_options(&settings, &light, camera, shadows.as_ref(), renderer);
+    let temporal = temporals.get(view_entity).ok();
+    let options = frame_options(&settings, &light, camera, shadows.as_ref(), temporal, renderer);
     let views: Vec<[[f32; 4]; 4]> = cascades.iter().map(|(_, m)| *m).collect();
     let mut encoder = new_encoder(&device);
     if let Err(e) = renderer.prepare(&mut encoder, &mut draws, &vat_camera(extracted_view), &options, &views)
@@ -428,6 +437,7 @@ pub(crate) fn vat_main_pass(
         &Msaa,
         ViewShadowInputs,
     )>,
+    temporals: Query<&ViewTemporal>,
     light_entities: Query<&LightEntity>,
     directional: Query<&ExtractedDirectionalLight>,
     extracted: Res<ExtractedCrowds>,
@@ -451,7 +461,8 @@ pub(crate) fn vat_main_pass(
     if prepared != Some((view_entity, entities)) {
         let shadows =
             view_shadows(view_entity, extracted_view, lights, bindings, &light_entities, &directional);
-        let options = frame_options(&settings, &light, camera, shadows.as_ref(), renderer);
+        let temporal = temporals.get(view_entity).ok();
+        let options = frame_options(&settings, &light, camera, shadows.as_ref(), temporal, renderer);
         if let Err(e) = renderer.prepare(&mut encoder, &mut draws, &vat_camera(extracted_view), &options, &[])
         {
             error!("vat-bevy: crowds not drawn this frame: {}", VatBevyError::from(e));
