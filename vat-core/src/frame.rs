@@ -837,6 +837,7 @@ impl FramePlan {
                 ground_half_extent: options.ground_half_extent,
                 history: None,
                 jitter: options.jitter,
+                light_model: options.light_model,
             })
         };
         if options.ground {

@@ -214,7 +214,7 @@ pub const fn vertex_format_code(format: VertexFormat) -> u32 {
 // GPU-visible structs
 // ---------------------------------------------------------------------------------------------------
 
-/// Per-frame values shared by every pass (group 0, binding 0; uniform, 768 bytes). Built with
+/// Per-frame values shared by every pass (group 0, binding 0; uniform, 784 bytes). Built with
 /// [`FrameUniforms::new`].
 ///
 /// **Lighting inputs (the host's light).** `fs_lit` shades with `sun_direction`, `sun_color` and
@@ -286,12 +286,54 @@ pub struct FrameUniforms {
     /// constant offset of the image (TAA's jitter). `[0, 0]`: none. The culling, the LOD choice,
     /// the depth-only views and the motion vectors use `view_proj` unjittered.
     pub jitter: [f32; 2],
+    /// [`LightModel::Pbr`]'s ambient light colour, linear RGB in the host's units; 0 otherwise.
+    pub ambient_color: [f32; 3],
+    /// How `fs_lit` lights surfaces: [`LightModel::code`].
+    pub light_model: u32,
     /// How the colour draws look the shadow map up ([`ShadowLookup::uniforms`]; `count` 0: no
     /// shadows, the map is not read).
     pub shadow: ShadowLookupUniforms,
 }
 
-const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 768);
+const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 784);
+
+/// How the colour draws light surfaces (`RenderOptions::light_model`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum LightModel {
+    /// vat's own: `light = ambient * sky + (1 - ambient) * direct`, with `ambient` a share (0..1),
+    /// `sky` a tint by the normal's height and `direct` a Lambert sun of `sun_color` (plus GGX
+    /// specular for assets with materials); `sun_color` 1 is a white surface facing the sun at
+    /// full brightness. Made for vat's own renders.
+    #[default]
+    Vat,
+    /// The physically based model of Bevy's `StandardMaterial` (Filament's) for one directional
+    /// light and a uniform ambient light, to stand beside a host's PBR meshes: Burley diffuse,
+    /// GGX specular with height-correlated Smith visibility, Schlick Fresnel and multiple-scattering
+    /// compensation, ambient through the split-sum terms. `sun_color` is the sun's colour times
+    /// its illuminance (lux) times the camera's exposure, `ambient_color` the ambient light's
+    /// colour times its brightness times the exposure; the result is linear radiance in the same
+    /// units, for the host's tone mapping. Surfaces without materials are a default
+    /// `StandardMaterial` of their colour (dielectric, perceptual roughness 0.5).
+    Pbr {
+        /// The ambient light's colour, linear RGB in the host's units (see above).
+        ambient_color: [f32; 3],
+    },
+}
+
+/// [`FrameUniforms::light_model`] of [`LightModel::Vat`] (the WGSL `LIGHT_MODEL_VAT`).
+pub const LIGHT_MODEL_VAT: u32 = 0;
+/// [`FrameUniforms::light_model`] of [`LightModel::Pbr`] (the WGSL `LIGHT_MODEL_PBR`).
+pub const LIGHT_MODEL_PBR: u32 = 1;
+
+impl LightModel {
+    /// The model's code in [`FrameUniforms::light_model`].
+    pub const fn code(&self) -> u32 {
+        match self {
+            Self::Vat => LIGHT_MODEL_VAT,
+            Self::Pbr { .. } => LIGHT_MODEL_PBR,
+        }
+    }
+}
 
 /// The previous frame a crowd's motion vectors are computed against ([`FrameInputs::history`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -340,6 +382,8 @@ pub struct FrameInputs<'a> {
     /// Sub-pixel jitter of the colour and prepass draws, NDC units ([`FrameUniforms::jitter`]);
     /// non-finite components are 0.
     pub jitter: [f32; 2],
+    /// How the colour draws light surfaces.
+    pub light_model: LightModel,
 }
 
 /// The most cascades a [`ShadowLookup`] holds (Bevy's `MAX_CASCADES_PER_LIGHT` on native targets).
@@ -657,6 +701,11 @@ impl FrameUniforms {
             previous_time: inputs.history.map_or(inputs.time, |h| h.time),
             previous_records: inputs.history.map_or(0, |h| h.previous_records),
             jitter: inputs.jitter.map(finite_or_zero),
+            ambient_color: match inputs.light_model {
+                LightModel::Pbr { ambient_color } => ambient_color.map(|c| finite_or_zero(c).max(0.0)),
+                LightModel::Vat => [0.0; 3],
+            },
+            light_model: inputs.light_model.code(),
             shadow,
         }
     }

@@ -139,6 +139,11 @@ pub struct RenderOptions {
     /// non-finite components are 0. The camera's matrix stays unjittered: culling, LOD, the
     /// depth-only views and the motion vectors use it as given.
     pub jitter: [f32; 2],
+    /// How the colour draws light surfaces: vat's own model (default, with
+    /// [`ambient`](Self::ambient) and [`sun_color`](Self::sun_color) as shares) or the physically
+    /// based one of a host's PBR meshes ([`crate::gpu::LightModel::Pbr`], `sun_color` in the
+    /// host's units).
+    pub light_model: crate::gpu::LightModel,
 }
 
 impl RenderOptions {
@@ -184,6 +189,7 @@ impl Default for RenderOptions {
             camera_cut: false,
             previous_view_proj: None,
             jitter: [0.0; 2],
+            light_model: crate::gpu::LightModel::Vat,
         }
     }
 }

@@ -135,6 +135,8 @@ fn rust_structs() -> Vec<RustStruct> {
             previous_time,
             previous_records,
             jitter,
+            ambient_color,
+            light_model,
             shadow,
         }),
         rust_struct!(ShadowCascadeUniforms as "VatShadowCascade" { view_proj, far_bound, normal_offset, layer, _pad }),
@@ -826,6 +828,7 @@ fn uniforms_with(
         ground_half_extent: 10.0,
         history: None,
         jitter: [0.0; 2],
+        light_model: LightModel::Vat,
     })
 }
 
@@ -960,4 +963,40 @@ fn the_sun_map_fits_a_reverse_z_camera_like_the_standard_one() {
     let short = Camera::look_at(eye, target, 0.9, 1.6, 0.1, 20.0);
     let c = shadow_view_proj(&short.view_proj, sun, 60.0, 30.0).unwrap();
     assert!(c[0][0].abs() > a[0][0].abs() * 1.5, "a 20 m view fits a smaller map");
+}
+
+#[test]
+fn the_pbr_light_model_carries_its_ambient_colour_and_vats_carries_none() {
+    let lods = crate::lod::LodThresholds::default();
+    let inputs_light = |light_model| {
+        let inputs = FrameInputs {
+            view_proj: glam::Mat4::IDENTITY.to_cols_array_2d(),
+            camera_position: [0.0; 3],
+            time: 0.0,
+            frustum_planes: [[0.0; 4]; 6],
+            sun_direction: [0.0, 1.0, 0.0],
+            sun_color: [1.0; 3],
+            ambient: 0.3,
+            lod_thresholds: &lods,
+            lod_bias: 0.0,
+            cross_fade_max_lod: 0,
+            shadow_max_lod: 0,
+            shadow: None,
+            ground_half_extent: 10.0,
+            history: None,
+            jitter: [0.0; 2],
+            light_model,
+        };
+        let u = FrameUniforms::new(&inputs);
+        (u.light_model, u.ambient_color)
+    };
+    assert_eq!(inputs_light(LightModel::Vat), (LIGHT_MODEL_VAT, [0.0; 3]));
+    let pbr = LightModel::Pbr { ambient_color: [300.0, 250.0, f32::NAN] };
+    assert_eq!(inputs_light(pbr), (LIGHT_MODEL_PBR, [300.0, 250.0, 0.0]), "NaN reads as 0");
+    let negative = LightModel::Pbr { ambient_color: [-1.0, 0.5, 0.25] };
+    assert_eq!(inputs_light(negative).1, [0.0, 0.5, 0.25], "negative light reads as 0");
+    // The WGSL constants are the Rust ones.
+    for (name, value) in [("LIGHT_MODEL_VAT", LIGHT_MODEL_VAT), ("LIGHT_MODEL_PBR", LIGHT_MODEL_PBR)] {
+        assert!(SHADER_SOURCE.contains(&format!("const {name}: u32 = {value}u;")), "{name} = {value}");
+    }
 }

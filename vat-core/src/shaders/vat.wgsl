@@ -107,7 +107,7 @@ const PI: f32 = 3.14159265358979;
 // GPU-visible structs (twins of the Rust structs named alike)
 // ---------------------------------------------------------------------------------------------------
 
-// Per-frame values shared by every pass. Twin of vat_core::gpu::FrameUniforms (768 bytes).
+// Per-frame values shared by every pass. Twin of vat_core::gpu::FrameUniforms (784 bytes).
 struct FrameUniforms {
     // World to clip space of the camera, column-major.
     view_proj: mat4x4<f32>,
@@ -148,6 +148,10 @@ struct FrameUniforms {
     // Sub-pixel offset of the colour and prepass draws in NDC (TAA): clip.xy += jitter * clip.w
     // (vat_jitter); (0, 0) for none. Culling, LOD and motion vectors use view_proj unjittered.
     jitter: vec2<f32>,
+    // LIGHT_MODEL_PBR: the ambient light's colour, linear RGB in the host's units (0 otherwise).
+    ambient_color: vec3<f32>,
+    // How fs_lit lights surfaces: LIGHT_MODEL_VAT or LIGHT_MODEL_PBR (vat_core::gpu::LightModel).
+    light_model: u32,
     // How the colour draws look the shadow map up (VatShadowLookup of shadow.wgsl; count 0: no
     // shadows, the map is not read).
     shadow: VatShadowLookup,
@@ -1457,11 +1461,74 @@ fn vat_is_hidden(inst: InstanceRecord) -> bool {
 // vat_core::gpu::FrameUniforms' docs.
 fn vat_shade(in: VertexOutput) -> vec4<f32> {
     let n = vat_normalize(in.world_normal);
+    if frame.light_model == LIGHT_MODEL_PBR {
+        // The palette's colours as a default StandardMaterial: dielectric, perceptual roughness 0.5.
+        return vec4<f32>(vat_light_pbr(in.color.rgb, 0.0, 0.5, n, in.world_position), 1.0);
+    }
     let sun = vat_normalize(frame.sun_direction);
     let direct = max(dot(n, sun), 0.0) * vat_shadow(in.world_position, n) * frame.sun_color;
     let sky = mix(0.55, 1.0, 0.5 + 0.5 * n.y);
     let light = frame.ambient * sky + (1.0 - frame.ambient) * direct;
     return vec4<f32>(in.color.rgb * light, 1.0);
+}
+
+// FrameUniforms::light_model: vat's own light model (a Lambert sun and a sky-tinted ambient share,
+// see vat_shade and vat_shade_material).
+const LIGHT_MODEL_VAT: u32 = 0u;
+// FrameUniforms::light_model: the physically based model of Bevy's StandardMaterial (Filament's)
+// for one directional light and a uniform ambient light (vat_light_pbr).
+const LIGHT_MODEL_PBR: u32 = 1u;
+
+// Filament's split-sum DFG terms, the polynomial fit of Karis ("Physically based shading on mobile"):
+// (scale, bias) of F0 for a perceptual roughness and n . v; kept above 0 for the divisions below.
+fn vat_dfg(perceptual_roughness: f32, n_dot_v: f32) -> vec2<f32> {
+    let r = perceptual_roughness * vec4<f32>(-1.0, -0.0275, -0.572, 0.022) + vec4<f32>(1.0, 0.0425, 1.04, -0.04);
+    let a004 = min(r.x * r.x, exp2(-9.28 * n_dot_v)) * r.x + r.y;
+    return max(vec2<f32>(-1.04, 1.04) * a004 + r.zw, vec2<f32>(5e-5));
+}
+
+// Radiance towards the camera of a surface lit by the sun (frame.sun_color: its illuminance times
+// colour and the camera's exposure, along frame.sun_direction, shadowed) and a uniform ambient light
+// (frame.ambient_color), in the physically based model of Bevy's StandardMaterial (Filament's):
+// Burley diffuse; GGX distribution, height-correlated Smith visibility and Schlick Fresnel (f90 from
+// F0) with multiple-scattering compensation; F0 = 0.04 for dielectrics (reflectance 0.5) and the base
+// colour for metals; perceptual roughness clamped to 0.089..1; ambient through the split-sum terms
+// with Fresnel-based specular occlusion. `n` is the unit shading normal, `world` the position.
+fn vat_light_pbr(base: vec3<f32>, metallic: f32, perceptual_roughness: f32, n: vec3<f32>, world: vec3<f32>) -> vec3<f32> {
+    let pr = clamp(perceptual_roughness, 0.089, 1.0);
+    let a = pr * pr;
+    let a2 = a * a;
+    let v = vat_normalize(frame.camera_position - world);
+    let l = vat_normalize(frame.sun_direction);
+    let h = vat_normalize(l + v);
+    let n_dot_v = max(dot(n, v), 1e-4);
+    let n_dot_l = saturate(dot(n, l));
+    let n_dot_h = saturate(dot(n, h));
+    let l_dot_h = saturate(dot(l, h));
+    let f0 = mix(vec3<f32>(0.04), base, saturate(metallic));
+    let diffuse_color = base * (1.0 - saturate(metallic));
+    let dfg = vat_dfg(pr, n_dot_v);
+    // Specular: D (written to stay accurate near n . h = 1), V, F, then the energy lost to single
+    // scattering put back.
+    let k = a / (1.0 - n_dot_h * n_dot_h + (n_dot_h * a) * (n_dot_h * a));
+    let distribution = k * k / PI;
+    let lambda_v = n_dot_l * sqrt((n_dot_v - a2 * n_dot_v) * n_dot_v + a2);
+    let lambda_l = n_dot_v * sqrt((n_dot_l - a2 * n_dot_l) * n_dot_l + a2);
+    let visibility = 0.5 / (lambda_v + lambda_l);
+    let f90 = saturate(dot(f0, vec3<f32>(50.0 * 0.33)));
+    let fresnel = f0 + (f90 - f0) * pow(1.0 - l_dot_h, 5.0);
+    let specular = distribution * visibility * fresnel * (1.0 + f0 * (1.0 / (dfg.x + dfg.y) - 1.0));
+    // Burley diffuse.
+    let burley_f90 = 0.5 + 2.0 * a * l_dot_h * l_dot_h;
+    let light_scatter = 1.0 + (burley_f90 - 1.0) * pow(1.0 - n_dot_l, 5.0);
+    let view_scatter = 1.0 + (burley_f90 - 1.0) * pow(1.0 - n_dot_v, 5.0);
+    let diffuse = diffuse_color * (light_scatter * view_scatter / PI);
+    let direct = (diffuse + specular) * frame.sun_color * n_dot_l * vat_shadow(world, n);
+    // Ambient: the diffuse lobe at full roughness, the specular one at the surface's.
+    let dfg_rough = vat_dfg(1.0, n_dot_v);
+    let diffuse_ambient = diffuse_color * dfg_rough.x + dfg_rough.y;
+    let specular_ambient = (f0 * dfg.x + dfg.y) * f90;
+    return direct + (diffuse_ambient + specular_ambient) * frame.ambient_color;
 }
 
 // One texture coordinate wrapped by `code` (0 repeat, 1 clamp to edge, 2 mirrored repeat) into 0..1.
@@ -1548,6 +1615,9 @@ fn vat_shade_material(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<f
         metallic *= mr.b;
     }
     let n = vat_material_normal(in, m, front, ddx, ddy);
+    if frame.light_model == LIGHT_MODEL_PBR {
+        return vec4<f32>(vat_light_pbr(base.rgb, metallic, roughness, n, in.world_position) + m.emissive_factor, 1.0);
+    }
     let l = vat_normalize(frame.sun_direction);
     let v = vat_normalize(frame.camera_position - in.world_position);
     let h = vat_normalize(l + v);
