@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bevy::prelude::*;
 use vat_core::crowd::{AnimationEvent, Crowd, CrowdConfig};
 
+use crate::timing::VatCpuTime;
 use crate::{VatAsset, VatRootMotion};
 
 /// A crowd of one [`VatAsset`]: any number of instances (100,000 and more), each a 64-byte record
@@ -126,7 +127,9 @@ pub(crate) fn build_crowds(
     crowds: Query<(Entity, &VatCrowd)>,
     assets: Res<Assets<VatAsset>>,
     mut rebuilt: MessageWriter<VatCrowdRebuilt>,
+    cpu: Res<VatCpuTime>,
 ) {
+    let _span = cpu.span();
     for (entity, crowd) in &crowds {
         let Some(asset) = assets.get(&crowd.asset) else { continue };
         let mut slot = crowd.shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -172,7 +175,9 @@ pub(crate) fn advance_crowds(
     mut crowds: Query<(Entity, &VatCrowd, Option<&mut VatRootMotion>)>,
     time: Res<Time>,
     mut events: MessageWriter<VatAnimationEvent>,
+    cpu: Res<VatCpuTime>,
 ) {
+    let _span = cpu.span();
     let dt = time.delta_secs_f64();
     for (entity, crowd, motion) in &mut crowds {
         let Some(mut guard) = crowd.crowd() else { continue };

@@ -6,6 +6,7 @@ use bevy::prelude::*;
 use vat_core::crowd::{InstanceId, RootMotionMode};
 
 use crate::VatCrowd;
+use crate::timing::VatCpuTime;
 
 /// One instance of a [`VatCrowd`] as an entity, placed by its `GlobalTransform` (translation,
 /// heading about +Y, uniform scale from `x`), for small crowds and characters the game handles
@@ -76,7 +77,9 @@ pub(crate) fn sync_instances(
     crowds: Query<&VatCrowd>,
     mut removed: RemovedComponents<VatInstance>,
     mut owners: Local<HashMap<Entity, (Entity, InstanceId)>>,
+    cpu: Res<VatCpuTime>,
 ) {
+    let _span = cpu.span();
     for entity in removed.read() {
         if let Some((crowd, id)) = owners.remove(&entity)
             && let Some(mut c) = crowds.get(crowd).ok().and_then(VatCrowd::crowd)

@@ -65,12 +65,14 @@ mod instance;
 mod prepass;
 mod render;
 mod root_motion;
+mod timing;
 
 pub use asset::{VatAsset, VatAssetLoader};
 pub use crowd::{CrowdGuard, VatAnimationEvent, VatCrowd, VatCrowdRebuilt};
 pub use error::VatBevyError;
 pub use instance::VatInstance;
 pub use root_motion::VatRootMotion;
+pub use timing::VatCpuTime;
 
 use bevy::core_pipeline::core_3d::{main_opaque_pass_3d, main_transparent_pass_3d};
 use bevy::core_pipeline::prepass::node::late_prepass;
@@ -94,9 +96,12 @@ pub struct VatPlugin;
 
 impl Plugin for VatPlugin {
     fn build(&self, app: &mut App) {
+        // One counter for both worlds' systems.
+        let cpu = VatCpuTime::default();
         app.init_asset::<VatAsset>()
             .init_asset_loader::<VatAssetLoader>()
             .init_resource::<VatRenderSettings>()
+            .insert_resource(cpu.clone())
             .add_message::<VatAnimationEvent>()
             .add_message::<VatCrowdRebuilt>()
             .add_systems(
@@ -106,6 +111,7 @@ impl Plugin for VatPlugin {
             .add_systems(PostUpdate, instance::sync_instances.after(TransformSystems::Propagate));
         let Some(render_app) = app.get_sub_app_mut(RenderApp) else { return };
         render_app
+            .insert_resource(cpu)
             .init_resource::<render::VatRenderState>()
             .init_resource::<render::ExtractedCrowds>()
             .init_resource::<render::ExtractedLight>()

@@ -31,6 +31,7 @@ use crate::render::{
     ExtractedCrowds, ExtractedLight, VatRenderState, frame_options, lock_all, new_encoder, pair, vat_camera,
     view_shadows,
 };
+use crate::timing::VatCpuTime;
 
 /// What a 3D view's frame needs for Bevy's temporal effects: a component of the render world's view
 /// entity, made each frame by [`prepare_view_temporal`].
@@ -101,7 +102,9 @@ type PrepassView<'a> = (
 pub(crate) fn prepare_view_temporal(
     views: Query<TemporalInputs<'_>, With<ExtractedCamera>>,
     mut commands: Commands,
+    cpu: Res<VatCpuTime>,
 ) {
+    let _span = cpu.span();
     let motion_vectors = views.iter().any(|(_, _, motion, _, _)| motion);
     for (entity, view, _, jitter, previous) in &views {
         let size = view.viewport.zw().as_vec2();
@@ -131,7 +134,9 @@ pub(crate) fn vat_prepass(
     queue: Res<RenderQueue>,
     mut state: ResMut<VatRenderState>,
     mut flush: FlushCommands,
+    cpu: Res<VatCpuTime>,
 ) {
+    let _span = cpu.span();
     let (view_entity, camera, extracted_view, depth, textures, msaa, temporal, (lights, bindings), deferred) =
         view.into_inner();
     if deferred {

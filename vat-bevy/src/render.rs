@@ -16,13 +16,14 @@ use bevy::render::render_resource::{RenderPassDescriptor, StoreOp};
 use bevy::render::renderer::{FlushCommands, RenderDevice, RenderQueue, ViewQuery};
 use bevy::render::view::{ExtractedView, Msaa, ViewDepthStencilTexture, ViewTarget};
 use vat_core::crowd::Camera as VatCamera;
-use vat_core::gpu::{ShadowCascade, ShadowLookup};
+use vat_core::gpu::{LightModel, ShadowCascade, ShadowLookup};
 use vat_core::pipeline::PassConventions;
 use vat_core::render::ShadowMapSource;
 use vat_wgpu::{CrowdDraw, GpuAsset, GpuCrowd, PassFormats, RenderOptions, Renderer, RendererConfig};
 
 use crate::crowd::{BuiltCrowd, SharedCrowd};
 use crate::prepass::ViewTemporal;
+use crate::timing::VatCpuTime;
 use crate::{VatAsset, VatBevyError, VatCrowd, VatRenderSettings};
 
 /// The render world's vat state.
@@ -76,7 +77,9 @@ pub(crate) fn extract_crowds(
     mut extracted: ResMut<ExtractedCrowds>,
     mut light: ResMut<ExtractedLight>,
     mut commands: Commands,
+    cpu: Res<VatCpuTime>,
 ) {
+    let _span = cpu.span();
     extracted.crowds.clear();
     extracted.assets.clear();
     for (entity, crowd, visibility) in &crowds {
@@ -109,7 +112,9 @@ pub(crate) fn prepare_crowds(
     queue: Res<RenderQueue>,
     extracted: Res<ExtractedCrowds>,
     mut state: ResMut<VatRenderState>,
+    cpu: Res<VatCpuTime>,
 ) {
+    let _span = cpu.span();
     let state = &mut *state;
     let renderer = state.renderer.get_or_insert_with(|| {
         let config = RendererConfig {
@@ -187,21 +192,16 @@ pub(crate) fn vat_camera(view: &ExtractedView) -> VatCamera {
     }
 }
 
-/// vat's lighting inputs for a view of `exposure` (Bevy's exposure multiplier): Bevy's radiance of a
-/// Lambertian surface of albedo `a` is `a * (ambient + illuminance * max(n.l, 0) / pi) * exposure`;
-/// vat's `fs_lit` computes `a * (ambient * sky + (1 - ambient) * max(n.l, 0) * sun_color)` (`sky`
-/// between 0.55 and 1 by the normal's height), so `ambient` is the luminance of Bevy's ambient
-/// times the exposure (clamped to 1) and `sun_color` the sun's colour times its illuminance, the
-/// exposure and `1 / pi`, divided by `1 - ambient`.
+/// vat's lighting inputs for a view of `exposure` (Bevy's exposure multiplier), in Bevy's light
+/// model ([`LightModel::Pbr`], the model of Bevy's `StandardMaterial`): the sun's colour times its
+/// illuminance and the exposure, the ambient light's colour times its brightness and the exposure
+/// (Bevy's `GlobalAmbientLight`), radiance out in Bevy's units for its tone mapping.
 pub(crate) fn lighting(light: &ExtractedLight, exposure: f32, options: &mut RenderOptions) {
-    let [r, g, b] = light.ambient;
-    let ambient = ((0.2126 * r + 0.7152 * g + 0.0722 * b) * exposure).clamp(0.0, 0.95);
-    options.ambient = ambient;
+    options.light_model = LightModel::Pbr { ambient_color: light.ambient.map(|c| c * exposure) };
     match light.sun {
         Some((direction, color)) => {
             options.sun_direction = direction;
-            let k = exposure / std::f32::consts::PI / (1.0 - ambient);
-            options.sun_color = color.map(|c| c * k);
+            options.sun_color = color.map(|c| c * exposure);
         }
         None => {
             options.sun_color = [0.0; 3];
@@ -358,7 +358,9 @@ pub(crate) fn vat_shadow_pass(
     queue: Res<RenderQueue>,
     mut state: ResMut<VatRenderState>,
     mut flush: FlushCommands,
+    cpu: Res<VatCpuTime>,
 ) {
+    let _span = cpu.span();
     let (view_entity, camera, extracted_view, (lights, bindings)) = view.into_inner();
     let state = &mut *state;
     state.prepared = None;
@@ -447,7 +449,9 @@ pub(crate) fn vat_main_pass(
     queue: Res<RenderQueue>,
     mut state: ResMut<VatRenderState>,
     mut flush: FlushCommands,
+    cpu: Res<VatCpuTime>,
 ) {
+    let _span = cpu.span();
     let (view_entity, camera, extracted_view, target, depth, msaa, (lights, bindings)) = view.into_inner();
     let state = &mut *state;
     let prepared = state.prepared.take();

@@ -5,6 +5,7 @@ use bevy::prelude::*;
 use vat_core::crowd::{InstanceId, RootMotionDelta};
 
 use crate::VatInstance;
+use crate::timing::VatCpuTime;
 
 /// The root-motion moves of one crowd's instances over the last frame: every
 /// [`RootMotionDelta`] that `Crowd::advance` reported in this frame's `PreUpdate`, for the
@@ -79,7 +80,9 @@ impl VatRootMotion {
 pub(crate) fn move_instances(
     mut instances: Query<(&VatInstance, &mut Transform)>,
     crowds: Query<&VatRootMotion>,
+    cpu: Res<VatCpuTime>,
 ) {
+    let _span = cpu.span();
     for (instance, mut transform) in &mut instances {
         let Some(id) = instance.id() else { continue };
         if !instance.root_motion {
