@@ -12,13 +12,13 @@
 //!
 //! - **vat-bevy**: a headless Bevy app with [`VatPlugin`] (Bevy's camera, light and cascades). Its
 //!   figure is [`VatCpuTime`]: the CPU time of vat-bevy's own systems in both worlds (building and
-//!   advancing crowds, instance sync, extraction, upload, the shadow, prepass and main passes), per
-//!   frame.
+//!   advancing crowds, instance sync, extraction, upload, planning and recording the shadow,
+//!   prepass and main passes; not Bevy's work they wait for, not the submits), per frame.
 //! - **vat-wgpu direct**: a host on vat-wgpu's headless device: per frame `Crowd::advance`,
 //!   `Renderer::prepare` with two extra views, `draw_depth` into two layers of its own shadow map,
-//!   `draw` into its colour and depth target, and the submit. Its figure is the CPU time of those
-//!   calls (the wait for the GPU after each frame is outside it, on both sides alike: Bevy waits
-//!   in its own systems, not vat's).
+//!   `draw` into its colour and depth target. Its figure is the CPU time of those calls; the
+//!   submit and the wait for the GPU after each frame are outside it, as they are outside
+//!   `VatCpuTime` (on the software driver a submit waits for the device's queue).
 //!
 //! Each prints the median and the 90th percentile over the measured frames (after a warm-up), and
 //! the ratio of the medians. On the software Vulkan driver the GPU work shares the CPU with the
@@ -305,8 +305,11 @@ fn direct_frames(bytes: &Arc<[u8]>, n: u32, args: &Args) -> Vec<Duration> {
                 .forget_lifetime();
             renderer.draw(&mut pass, &draws, colour_formats);
         }
-        queue.submit([encoder.finish()]);
+        let commands = encoder.finish();
+        // The submit is not counted (as in VatCpuTime): on a software driver it waits for the
+        // device's queue.
         let elapsed = start.elapsed();
+        queue.submit([commands]);
         // The GPU's frame, outside the measured time (as Bevy's wait is outside vat's systems).
         let _ = device.poll(wgpu::PollType::wait_indefinitely());
         if k >= args.warm_up {

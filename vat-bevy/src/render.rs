@@ -360,7 +360,7 @@ pub(crate) fn vat_shadow_pass(
     mut flush: FlushCommands,
     cpu: Res<VatCpuTime>,
 ) {
-    let _span = cpu.span();
+    let mut span = cpu.span();
     let (view_entity, camera, extracted_view, (lights, bindings)) = view.into_inner();
     let state = &mut *state;
     state.prepared = None;
@@ -415,8 +415,11 @@ pub(crate) fn vat_shadow_pass(
     // rendering runs both worlds at once).
     drop(draws);
     drop(guards);
-    flush.flush();
-    queue.submit([encoder.finish()]);
+    // Neither Bevy's own commands (flushed first so that vat's follow them) nor the submit are
+    // vat's CPU time: on a software driver a submit waits for the device's queue.
+    span.excluding(|| flush.flush());
+    let commands = encoder.finish();
+    span.excluding(|| queue.submit([commands]));
     state.prepared = Some((view_entity, entities));
 }
 
@@ -451,7 +454,7 @@ pub(crate) fn vat_main_pass(
     mut flush: FlushCommands,
     cpu: Res<VatCpuTime>,
 ) {
-    let _span = cpu.span();
+    let mut span = cpu.span();
     let (view_entity, camera, extracted_view, target, depth, msaa, (lights, bindings)) = view.into_inner();
     let state = &mut *state;
     let prepared = state.prepared.take();
@@ -508,6 +511,9 @@ pub(crate) fn vat_main_pass(
     // rendering runs both worlds at once).
     drop(draws);
     drop(guards);
-    flush.flush();
-    queue.submit([encoder.finish()]);
+    // Neither Bevy's own commands (flushed first so that vat's follow them) nor the submit are
+    // vat's CPU time: on a software driver a submit waits for the device's queue.
+    span.excluding(|| flush.flush());
+    let commands = encoder.finish();
+    span.excluding(|| queue.submit([commands]));
 }

@@ -9,7 +9,8 @@ use bevy::prelude::*;
 /// The CPU time vat-bevy's own systems have spent since the app started, summed over both worlds:
 /// in the main world building and advancing crowds, moving root-motion entities and syncing
 /// [`crate::VatInstance`]s; in the render world extracting, uploading, and planning and recording
-/// the shadow, prepass and main passes of every view (submits included, the GPU's own work not).
+/// the shadow, prepass and main passes of every view (their submits included; neither the GPU's
+/// work nor the flush of Bevy's own commands that vat's passes do first).
 /// A resource of the main world (the render world adds to the same counter), for profiling: read
 /// [`total`](Self::total) before and after `App::update` for one frame's cost. With Bevy's
 /// pipelined rendering the render world's share of an update is the previous frame's.
@@ -32,6 +33,16 @@ impl VatCpuTime {
 pub(crate) struct Span<'a> {
     total: &'a AtomicU64,
     start: Instant,
+}
+
+impl Span<'_> {
+    /// Runs `f` without counting its time (Bevy's work inside a vat system, a submit).
+    pub(crate) fn excluding<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        let started = Instant::now();
+        let result = f();
+        self.start += started.elapsed();
+        result
+    }
 }
 
 impl Drop for Span<'_> {
