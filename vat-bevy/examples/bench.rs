@@ -7,8 +7,9 @@
 //!
 //! Both sides draw one crowd of procedural humanoids standing in a square grid (2 m apart) and
 //! playing the walk at random phases, from one camera (960 x 540, one sample, reverse-Z) at a corner
-//! of the grid, with a directional light of two shadow cascades: the crowd is planned once per
-//! frame with both cascades as extra views, drawn into each cascade, then into the main pass.
+//! of the grid, with a directional light of two shadow cascades (Bevy's: the direct host draws into
+//! the very cascade views Bevy made for the camera): the crowd is planned once per frame with both
+//! cascades as extra views, drawn into each cascade, then into the main pass.
 //!
 //! - **vat-bevy**: a headless Bevy app with [`VatPlugin`] (Bevy's camera, light and cascades). Its
 //!   figure is [`VatCpuTime`]: the CPU time of vat-bevy's own systems in both worlds (building and
@@ -111,8 +112,12 @@ fn median_and_p90(mut v: Vec<Duration>) -> (f64, f64) {
     (ms(v[v.len() / 2]), ms(v[(v.len() * 9 / 10).min(v.len() - 1)]))
 }
 
-/// vat-bevy: the CPU time of its systems per frame.
-fn bevy_frames(bytes: &Arc<[u8]>, n: u32, args: &Args) -> Vec<Duration> {
+/// One of Bevy's cascades for the camera: world to clip, and where it ends (view distance, m).
+type BevyCascade = ([[f32; 4]; 4], f32);
+
+/// vat-bevy: the CPU time of its systems per frame, and Bevy's cascades for the camera (the views
+/// the direct host then draws into, so both sides do the same work).
+fn bevy_frames(bytes: &Arc<[u8]>, n: u32, args: &Args) -> (Vec<Duration>, Vec<BevyCascade>) {
     let mut app = App::new();
     let wgpu = WgpuSettings { backends: Some(wgpu::Backends::VULKAN), ..vat_bevy::wgpu_settings() };
     let plugins = DefaultPlugins
@@ -129,13 +134,14 @@ fn bevy_frames(bytes: &Arc<[u8]>, n: u32, args: &Args) -> Vec<Duration> {
     let image = Image::new_target_texture(SIZE.x, SIZE.y, TextureFormat::Rgba8UnormSrgb, None);
     let target = app.world_mut().resource_mut::<Assets<Image>>().add(image);
     let (eye, look) = eye_and_target(n);
-    app.world_mut().spawn((
+    let camera = app.world_mut().spawn((
         Camera3d::default(),
         Msaa::Off,
         Transform::from_translation(eye).looking_at(look, Vec3::Y),
         bevy::camera::RenderTarget::Image(target.into()),
     ));
-    app.world_mut().spawn((
+    let camera = camera.id();
+    let light = app.world_mut().spawn((
         DirectionalLight { illuminance: 8_000.0, shadow_maps_enabled: true, ..default() },
         Transform::from_translation(sun()).looking_at(Vec3::ZERO, Vec3::Y),
         CascadeShadowConfigBuilder {
@@ -146,6 +152,7 @@ fn bevy_frames(bytes: &Arc<[u8]>, n: u32, args: &Args) -> Vec<Duration> {
         }
         .build(),
     ));
+    let light = light.id();
     let asset = VatAsset::from_bytes(bytes.to_vec()).expect("the humanoid is a valid .vat");
     let walk = asset.clip_index("walk").unwrap_or(0);
     let handle = app.world_mut().resource_mut::<Assets<VatAsset>>().add(asset.clone());
@@ -163,11 +170,17 @@ fn bevy_frames(bytes: &Arc<[u8]>, n: u32, args: &Args) -> Vec<Duration> {
             frames.push(cpu.total() - before);
         }
     }
-    frames
+    let bounds = app.world().get::<bevy::light::CascadeShadowConfig>(light).expect("cascades").bounds.clone();
+    let cascades = app.world().get::<bevy::light::Cascades>(light).expect("cascades");
+    let views = cascades.cascades.get(&camera).expect("the camera's cascades");
+    let cascades =
+        views.iter().zip(bounds).map(|(c, far)| (c.clip_from_world.to_cols_array_2d(), far)).collect();
+    (frames, cascades)
 }
 
-/// vat-wgpu used directly: the CPU time of the host's vat calls per frame.
-fn direct_frames(bytes: &Arc<[u8]>, n: u32, args: &Args) -> Vec<Duration> {
+/// vat-wgpu used directly, drawing into `cascades` (Bevy's, for the same camera and light): the CPU
+/// time of the host's vat calls per frame.
+fn direct_frames(bytes: &Arc<[u8]>, n: u32, args: &Args, cascades: &[BevyCascade]) -> Vec<Duration> {
     let (device, queue, _) = vat_wgpu::headless_device().expect("a Vulkan adapter (cargo xtask deps)");
     let config = RendererConfig {
         color_format: wgpu::TextureFormat::Rgba8UnormSrgb,
@@ -198,7 +211,7 @@ fn direct_frames(bytes: &Arc<[u8]>, n: u32, args: &Args) -> Vec<Duration> {
     };
     let color = texture("color", wgpu::TextureFormat::Rgba8UnormSrgb, 1).create_view(&Default::default());
     let depth = texture("depth", wgpu::TextureFormat::Depth32Float, 1).create_view(&Default::default());
-    let shadow = texture("cascades", wgpu::TextureFormat::Depth32Float, 2);
+    let shadow = texture("cascades", wgpu::TextureFormat::Depth32Float, cascades.len() as u32);
     let layer = |k: u32| {
         shadow.create_view(&wgpu::TextureViewDescriptor {
             dimension: Some(wgpu::TextureViewDimension::D2),
@@ -207,7 +220,7 @@ fn direct_frames(bytes: &Arc<[u8]>, n: u32, args: &Args) -> Vec<Duration> {
             ..Default::default()
         })
     };
-    let layers = [layer(0), layer(1)];
+    let layers: Vec<wgpu::TextureView> = (0..cascades.len() as u32).map(layer).collect();
     renderer.set_host_shadow_map(Some(shadow.create_view(&wgpu::TextureViewDescriptor {
         dimension: Some(wgpu::TextureViewDimension::D2Array),
         ..Default::default()
@@ -221,22 +234,25 @@ fn direct_frames(bytes: &Arc<[u8]>, n: u32, args: &Args) -> Vec<Duration> {
         NEAR,
     )
     .with_viewport(SIZE.y, FOV);
-    // Two cascades, as the Bevy side has: sun maps fitted to the first 20 and 80 m of the view.
-    let cascade = |k: usize| {
-        let m = vat_core::gpu::shadow_view_proj(&camera.view_proj, sun().to_array(), CASCADES[k], 10.0)
-            .expect("a sun map");
-        ShadowCascade { view_proj: m, far_bound: CASCADES[k], normal_offset: 0.02, layer: k as u32 }
-    };
-    let cascades = [cascade(0), cascade(1)];
+    let cascades: Vec<ShadowCascade> = cascades
+        .iter()
+        .enumerate()
+        .map(|(k, &(view_proj, far_bound))| ShadowCascade {
+            view_proj,
+            far_bound,
+            normal_offset: 0.02,
+            layer: k as u32,
+        })
+        .collect();
     let forward = (look - eye).normalize();
     let view_depth = [forward.x, forward.y, forward.z, -forward.dot(eye)];
-    let lookup = ShadowLookup::cascaded(&cascades, view_depth, 0.2, false).expect("two cascades");
+    let lookup = ShadowLookup::cascaded(&cascades, view_depth, 0.2, true).expect("Bevy's cascades");
     let options = RenderOptions {
         shadow_map: ShadowMapSource::Host(lookup),
         sun_direction: sun().to_array(),
         ..Default::default()
     };
-    let views = [cascades[0].view_proj, cascades[1].view_proj];
+    let views: Vec<[[f32; 4]; 4]> = cascades.iter().map(|c| c.view_proj).collect();
     let depth_formats = PassFormats {
         color: None,
         depth: wgpu::TextureFormat::Depth32Float,
@@ -337,8 +353,9 @@ fn main() {
     println!("| instances | vat-bevy | vat-wgpu direct | vat-bevy / direct |");
     println!("|---:|---:|---:|---:|");
     for &n in &args.instances {
-        let (direct, direct_p90) = median_and_p90(direct_frames(&bytes, n, &args));
-        let (bevy, bevy_p90) = median_and_p90(bevy_frames(&bytes, n, &args));
+        let (bevy_times, cascades) = bevy_frames(&bytes, n, &args);
+        let (bevy, bevy_p90) = median_and_p90(bevy_times);
+        let (direct, direct_p90) = median_and_p90(direct_frames(&bytes, n, &args, &cascades));
         println!(
             "| {n} | {bevy:.2} / {bevy_p90:.2} | {direct:.2} / {direct_p90:.2} | {:.2} |",
             bevy / direct

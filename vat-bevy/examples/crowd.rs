@@ -1,5 +1,7 @@
-//! A crowd of procedural humanoids in a Bevy scene: a ground, a building, a directional light with
-//! cascades and characters walking, jogging and idling with cross-fades, drawn by vat-bevy.
+//! A crowd in a Bevy scene: a ground, a building, a directional light with cascades and 10,000
+//! characters of two assets (the procedural humanoid, and the same exported as a textured glTF
+//! character and baked from that file) walking, jogging and idling with cross-fades, drawn by
+//! vat-bevy.
 //!
 //! ```sh
 //! cargo run --release -p vat-bevy --example crowd --ignore-rust-version                 # a window
@@ -31,7 +33,7 @@ struct Args {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { frames: None, screenshot: None, instances: 2_000, size: UVec2::new(1280, 720) };
+    let mut args = Args { frames: None, screenshot: None, instances: 10_000, size: UVec2::new(1280, 720) };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -122,6 +124,7 @@ fn main() -> AppExit {
         instances: args.instances,
         target,
         vat: scene::humanoid_vat(),
+        second: Some(scene::textured_vat()),
         z_range: (-scene::AREA, scene::AREA),
     })
     .add_systems(Startup, scene::setup)

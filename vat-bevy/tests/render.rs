@@ -44,6 +44,7 @@ fn app() -> App {
         instances: 600,
         target: Some(target.clone()),
         vat: scene::humanoid_vat(),
+        second: None,
         // Behind the building (its back face is at z = 4.5, and a body reaches 0.3 m): every
         // character is occluded where the building covers it. The sun, low from the left, casts
         // the building's shadow across the characters right of it (x from 3 to 8 m, z from 2 m).

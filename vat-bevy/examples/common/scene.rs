@@ -1,6 +1,6 @@
 //! The crowd scene shared by the `crowd` example and the headless render test: a ground, a building
 //! (a cuboid), a directional light with cascades and a crowd of procedural humanoids (baked in
-//! memory) walking, jogging and idling with cross-fades.
+//! memory; optionally a second crowd of another asset) walking, jogging and idling with cross-fades.
 
 use bevy::camera::RenderTarget;
 use bevy::core_pipeline::tonemapping::Tonemapping;
@@ -16,6 +16,17 @@ pub(crate) fn humanoid_vat() -> Vec<u8> {
     bake.to_vat_bytes().expect("the bake serialises")
 }
 
+/// The procedural humanoid exported to glTF as a textured character (base colour, normal and
+/// metallic-roughness textures), imported and baked with default options, as `.vat` bytes: the
+/// second asset of the example's crowd.
+#[allow(dead_code)] // The example uses it, the render test does not.
+pub(crate) fn textured_vat() -> Vec<u8> {
+    let glb = vat_bake::testdata::textured_humanoid_glb();
+    let rig = vat_bake::gltf_import::import_slice(&glb, None, "textured-humanoid.glb").expect("imports");
+    let bake = vat_bake::prepare::prepare(&rig, &Default::default()).expect("the textured humanoid bakes");
+    bake.to_vat_bytes().expect("the bake serialises")
+}
+
 /// How the scene is set up.
 #[derive(Resource, Clone)]
 pub(crate) struct SceneConfig {
@@ -25,6 +36,8 @@ pub(crate) struct SceneConfig {
     pub(crate) target: Option<Handle<Image>>,
     /// The baked asset.
     pub(crate) vat: Vec<u8>,
+    /// A second baked asset: every other character is one of it (its own crowd).
+    pub(crate) second: Option<Vec<u8>>,
     /// The characters stay within these `z` (metres); `x` spans the whole area.
     pub(crate) z_range: (f32, f32),
 }
@@ -42,14 +55,20 @@ pub(crate) struct SceneEntities {
     pub(crate) building: Entity,
 }
 
-/// Per character: where it heads and how fast; the crowd holds the rest.
+/// Per crowd, per character: where it heads and how fast; the crowd holds the rest.
 #[derive(Resource, Default)]
 pub(crate) struct Agents {
+    crowds: Vec<(Entity, CrowdAgents)>,
+    z_range: (f32, f32),
+}
+
+/// The characters of one crowd.
+#[derive(Default)]
+struct CrowdAgents {
     heading: Vec<f32>,
     speed: Vec<f32>,
     next_change: Vec<f32>,
     clips: [u32; 4],
-    z_range: (f32, f32),
 }
 
 /// Half the side of the square the characters walk in, metres; the building stands in the middle.
@@ -103,30 +122,39 @@ pub(crate) fn setup(
             Transform::from_xyz(0.0, 2.5, 6.0),
         ))
         .id();
-    let asset = VatAsset::from_bytes(config.vat.clone()).expect("the humanoid is a valid .vat");
-    let clip = |name: &str| asset.clip_index(name).unwrap_or(0);
-    let clips = [clip("idle"), clip("walk"), clip("jog"), clip("run")];
-    let crowd_config = CrowdConfig { record_events: true, ..default() };
-    let handle = vat_assets.add(asset.clone());
-    let crowd = VatCrowd::with_asset(handle, &asset, crowd_config);
-    let mut agents = Agents { clips, z_range: config.z_range, ..default() };
-    if let Some(mut c) = crowd.crowd() {
-        // Footsteps: an event each time a gait passes its first frame.
-        for &gait in &clips[1..] {
-            c.mark_frame(gait, 0);
+    let mut agents = Agents { z_range: config.z_range, ..default() };
+    let assets: Vec<&Vec<u8>> = std::iter::once(&config.vat).chain(config.second.as_ref()).collect();
+    let mut crowd = None;
+    for (k, bytes) in assets.iter().enumerate() {
+        let asset = VatAsset::from_bytes((*bytes).clone()).expect("the scene's assets are valid .vat files");
+        let clip = |name: &str| asset.clip_index(name).unwrap_or(0);
+        let clips = [clip("idle"), clip("walk"), clip("jog"), clip("run")];
+        let crowd_config = CrowdConfig { record_events: true, ..default() };
+        let handle = vat_assets.add(asset.clone());
+        let vat_crowd = VatCrowd::with_asset(handle, &asset, crowd_config);
+        let mut set = CrowdAgents { clips, ..default() };
+        if let Some(mut c) = vat_crowd.crowd() {
+            // Footsteps: an event each time a gait passes its first frame.
+            for &gait in &clips[1..] {
+                c.mark_frame(gait, 0);
+            }
+            // Character i belongs to crowd i % assets.
+            for i in (k as u32..config.instances).step_by(assets.len()) {
+                let (z0, z1) = config.z_range;
+                let p = [(hash(i, 1) * 2.0 - 1.0) * AREA, 0.0, z0 + hash(i, 2) * (z1 - z0)];
+                let heading = hash(i, 3) * std::f32::consts::TAU;
+                let id = c.spawn_at_phase(p, heading, clips[0], hash(i, 4));
+                c.set_tint(id, [0.6 + 0.4 * hash(i, 5), 0.6 + 0.4 * hash(i, 6), 0.6 + 0.4 * hash(i, 7)]);
+                set.heading.push(heading);
+                set.speed.push(0.0);
+                set.next_change.push(0.0);
+            }
         }
-        for i in 0..config.instances {
-            let (z0, z1) = config.z_range;
-            let p = [(hash(i, 1) * 2.0 - 1.0) * AREA, 0.0, z0 + hash(i, 2) * (z1 - z0)];
-            let heading = hash(i, 3) * std::f32::consts::TAU;
-            let id = c.spawn_at_phase(p, heading, clips[0], hash(i, 4));
-            c.set_tint(id, [0.6 + 0.4 * hash(i, 5), 0.6 + 0.4 * hash(i, 6), 0.6 + 0.4 * hash(i, 7)]);
-            agents.heading.push(heading);
-            agents.speed.push(0.0);
-            agents.next_change.push(0.0);
-        }
+        let entity = commands.spawn(vat_crowd).id();
+        crowd.get_or_insert(entity);
+        agents.crowds.push((entity, set));
     }
-    let crowd = commands.spawn(crowd).id();
+    let crowd = crowd.expect("the scene has a crowd");
     commands.insert_resource(agents);
     commands.insert_resource(SceneEntities { camera, crowd, building });
 }
@@ -136,38 +164,41 @@ pub(crate) fn setup(
 pub(crate) fn walk(time: Res<Time>, mut agents: ResMut<Agents>, crowds: Query<&VatCrowd>) {
     let dt = time.delta_secs().min(0.1);
     let now = time.elapsed_secs();
-    let Some(crowd) = crowds.iter().next() else { return };
-    let Some(mut c) = crowd.crowd() else { return };
     let agents = &mut *agents;
-    for i in 0..agents.heading.len() {
-        let id = i as u32;
-        if now >= agents.next_change[i] {
-            let pick = hash(id, (now * 10.0) as u32 + 11);
-            let (speed, clip) = match pick {
-                p if p < 0.2 => (0.0, agents.clips[0]),
-                p if p < 0.7 => (1.2 + pick, agents.clips[1]),
-                p if p < 0.9 => (2.5 + pick, agents.clips[2]),
-                _ => (4.5, agents.clips[3]),
-            };
-            agents.speed[i] = speed;
-            agents.next_change[i] = now + 2.0 + 4.0 * hash(id, (now * 10.0) as u32 + 12);
-            c.set_speed(id, speed.max(0.01));
-            c.play(id, clip, 0.4);
+    let (z0, z1) = agents.z_range;
+    for (entity, set) in &mut agents.crowds {
+        let Ok(crowd) = crowds.get(*entity) else { continue };
+        let Some(mut c) = crowd.crowd() else { continue };
+        for i in 0..set.heading.len() {
+            let id = i as u32;
+            if now >= set.next_change[i] {
+                let pick = hash(id, (now * 10.0) as u32 + 11);
+                let (speed, clip) = match pick {
+                    p if p < 0.2 => (0.0, set.clips[0]),
+                    p if p < 0.7 => (1.2 + pick, set.clips[1]),
+                    p if p < 0.9 => (2.5 + pick, set.clips[2]),
+                    _ => (4.5, set.clips[3]),
+                };
+                set.speed[i] = speed;
+                set.next_change[i] = now + 2.0 + 4.0 * hash(id, (now * 10.0) as u32 + 12);
+                c.set_speed(id, speed.max(0.01));
+                c.play(id, clip, 0.4);
+            }
+            let speed = set.speed[i];
+            if speed == 0.0 {
+                continue;
+            }
+            let r = c.records()[i];
+            let mut heading = set.heading[i];
+            let mut p =
+                Vec3::from_array(r.position) + Vec3::new(heading.sin(), 0.0, heading.cos()) * speed * dt;
+            if p.x.abs() > AREA || p.z < z0 || p.z > z1 {
+                // Back towards the middle of the area.
+                heading = (-p.x).atan2(0.5 * (z0 + z1) - p.z);
+                p = p.clamp(Vec3::new(-AREA, 0.0, z0), Vec3::new(AREA, 0.0, z1));
+                set.heading[i] = heading;
+            }
+            c.set_transform(id, p.to_array(), heading);
         }
-        let speed = agents.speed[i];
-        if speed == 0.0 {
-            continue;
-        }
-        let r = c.records()[i];
-        let mut heading = agents.heading[i];
-        let mut p = Vec3::from_array(r.position) + Vec3::new(heading.sin(), 0.0, heading.cos()) * speed * dt;
-        let (z0, z1) = agents.z_range;
-        if p.x.abs() > AREA || p.z < z0 || p.z > z1 {
-            // Back towards the middle of the area.
-            heading = (-p.x).atan2(0.5 * (z0 + z1) - p.z);
-            p = p.clamp(Vec3::new(-AREA, 0.0, z0), Vec3::new(AREA, 0.0, z1));
-            agents.heading[i] = heading;
-        }
-        c.set_transform(id, p.to_array(), heading);
     }
 }
