@@ -11,20 +11,18 @@
 
 #![allow(clippy::unwrap_used)] // Tests.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 
-use bevy::app::PluginsState;
 use bevy::camera::RenderTarget;
 use bevy::core_pipeline::prepass::{DepthPrepass, MotionVectorPrepass, NormalPrepass, ViewPrepassTextures};
 use bevy::core_pipeline::schedule::{Core3d, Core3dSystems};
 use bevy::prelude::*;
-use bevy::render::render_resource::TextureFormat;
+use bevy::render::RenderApp;
 use bevy::render::renderer::{FlushCommands, RenderDevice, RenderQueue, ViewQuery};
-use bevy::render::settings::WgpuSettings;
 use bevy::render::view::ExtractedView;
-use bevy::render::{RenderApp, RenderPlugin};
-use bevy::window::ExitCondition;
-use vat_bevy::{VatAsset, VatCrowd, VatPlugin};
+use vat_bevy::{VatAsset, VatCrowd};
 use vat_core::crowd::CrowdConfig;
 
 const SIZE: UVec2 = UVec2::new(160, 100);
@@ -171,17 +169,8 @@ fn read_prepass(
 
 /// A headless app of a prepass camera and a crowd of five humanoids, rendering into an image.
 fn app() -> App {
-    let mut app = App::new();
-    // Vulkan only: the software driver in CI (no GL adapter probed).
-    let wgpu = WgpuSettings { backends: Some(wgpu::Backends::VULKAN), ..vat_bevy::wgpu_settings() };
-    let plugins = DefaultPlugins
-        .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
-        .set(RenderPlugin { render_creation: wgpu.into(), ..default() });
-    #[cfg(feature = "window")]
-    let plugins = plugins.disable::<bevy::winit::WinitPlugin>();
-    app.add_plugins((plugins, VatPlugin));
-    let image = Image::new_target_texture(SIZE.x, SIZE.y, TextureFormat::Rgba8UnormSrgb, None);
-    let target = app.world_mut().resource_mut::<Assets<Image>>().add(image);
+    let mut app = common::unfinished_headless_app();
+    let target = common::image_target(&mut app, SIZE);
     let rig = vat_bake::procgen::humanoid();
     let bytes = vat_bake::prepare::prepare(&rig, &Default::default()).unwrap().to_vat_bytes().unwrap();
     let asset = VatAsset::from_bytes(bytes).unwrap();
@@ -220,15 +209,7 @@ fn app() -> App {
     app.insert_resource(shared.clone());
     let render_app = app.get_sub_app_mut(RenderApp).unwrap();
     render_app.insert_resource(shared).add_systems(Core3d, read_prepass.after(Core3dSystems::MainPass));
-    while app.plugins_state() == PluginsState::Adding {
-        bevy::tasks::tick_global_task_pools_on_main_thread();
-    }
-    app.finish();
-    app.cleanup();
-    assert!(
-        app.world().get_resource::<RenderDevice>().is_some(),
-        "Bevy found no GPU adapter: install the software Vulkan driver (cargo xtask deps)"
-    );
+    common::finish(&mut app);
     app.update();
     // A still crowd: its clock is Bevy's virtual time.
     app.world_mut().resource_mut::<Time<Virtual>>().pause();

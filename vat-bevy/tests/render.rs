@@ -10,36 +10,18 @@
 
 #![allow(clippy::unwrap_used)] // Tests.
 
+mod common;
 #[path = "../examples/common/scene.rs"]
 mod scene;
 
-use std::sync::{Arc, Mutex};
-
-use bevy::app::PluginsState;
 use bevy::prelude::*;
-use bevy::render::RenderPlugin;
-use bevy::render::render_resource::TextureFormat;
-use bevy::render::renderer::RenderDevice;
-use bevy::render::settings::WgpuSettings;
-use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
-use bevy::window::ExitCondition;
-use vat_bevy::VatPlugin;
 
 const SIZE: UVec2 = UVec2::new(320, 200);
 
 /// A headless app of the scene (characters behind the building only) rendering into an image.
 fn app() -> App {
-    let mut app = App::new();
-    // Vulkan only: the software driver in CI (no GL adapter probed).
-    let wgpu = WgpuSettings { backends: Some(wgpu::Backends::VULKAN), ..vat_bevy::wgpu_settings() };
-    let plugins = DefaultPlugins
-        .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
-        .set(RenderPlugin { render_creation: wgpu.into(), ..default() });
-    #[cfg(feature = "window")]
-    let plugins = plugins.disable::<bevy::winit::WinitPlugin>();
-    app.add_plugins((plugins, VatPlugin));
-    let image = Image::new_target_texture(SIZE.x, SIZE.y, TextureFormat::Rgba8UnormSrgb, None);
-    let target = app.world_mut().resource_mut::<Assets<Image>>().add(image);
+    let mut app = common::headless_app();
+    let target = common::image_target(&mut app, SIZE);
     app.insert_resource(scene::SceneConfig {
         instances: 600,
         target: Some(target.clone()),
@@ -53,15 +35,6 @@ fn app() -> App {
     .insert_resource(Target(target))
     .add_systems(Startup, scene::setup)
     .add_systems(Update, scene::walk);
-    while app.plugins_state() == PluginsState::Adding {
-        bevy::tasks::tick_global_task_pools_on_main_thread();
-    }
-    app.finish();
-    app.cleanup();
-    assert!(
-        app.world().get_resource::<RenderDevice>().is_some(),
-        "Bevy found no GPU adapter: install the software Vulkan driver (cargo xtask deps)"
-    );
     app.update(); // Startup: the scene.
     // A still frame: no walking, no animation (the crowd's clock is Bevy's virtual time).
     app.world_mut().resource_mut::<Time<Virtual>>().pause();
@@ -87,26 +60,12 @@ fn render_to(app: &mut App, target: Handle<Image>, crowd: bool, building: bool) 
     for _ in 0..3 {
         app.update();
     }
-    let shot: Arc<Mutex<Option<Image>>> = Arc::default();
-    let slot = shot.clone();
-    app.world_mut().spawn(Screenshot::image(target)).observe(move |captured: On<ScreenshotCaptured>| {
-        *slot.lock().unwrap() = Some(captured.image.clone());
-    });
-    for _ in 0..30 {
-        app.update();
-        if let Some(image) = shot.lock().unwrap().take() {
-            assert_eq!(image.texture_descriptor.size.width, SIZE.x);
-            if let Ok(dir) = std::env::var("VAT_BEVY_TEST_OUT") {
-                // For a look: VAT_BEVY_TEST_OUT=dir writes each render as a PNG.
-                let name = format!("{dir}/crowd{}_building{}.png", u8::from(crowd), u8::from(building));
-                image.clone().try_into_dynamic().unwrap().to_rgba8().save(&name).unwrap();
-            }
-            let data = image.data.expect("the screenshot has pixels");
-            assert_eq!(data.len(), (SIZE.x * SIZE.y * 4) as usize);
-            return data;
-        }
-    }
-    panic!("no screenshot after 30 frames");
+    let name = format!("crowd{}_building{}", u8::from(crowd), u8::from(building));
+    let image = common::screenshot(app, target, &name);
+    assert_eq!(image.texture_descriptor.size.width, SIZE.x);
+    let data = image.data.expect("the screenshot has pixels");
+    assert_eq!(data.len(), (SIZE.x * SIZE.y * 4) as usize);
+    data
 }
 
 /// Whether pixel `i` differs by more than 8/255 in a colour channel.
@@ -262,8 +221,7 @@ fn crowd_is_drawn_and_occluded_by_the_building() {
 
     // A second 3D camera (another view, another image) draws the crowd too, and the first one
     // still does: each view is planned and submitted in turn.
-    let image = Image::new_target_texture(SIZE.x, SIZE.y, TextureFormat::Rgba8UnormSrgb, None);
-    let second = app.world_mut().resource_mut::<Assets<Image>>().add(image);
+    let second = common::image_target(&mut app, SIZE);
     app.world_mut().spawn((
         Camera3d::default(),
         Camera { order: 1, ..default() },

@@ -13,19 +13,12 @@
 
 #![allow(clippy::unwrap_used)] // Tests.
 
-use std::sync::{Arc, Mutex};
+mod common;
 
-use bevy::app::PluginsState;
 use bevy::asset::RenderAssetUsages;
 use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
-use bevy::render::RenderPlugin;
-use bevy::render::render_resource::TextureFormat;
-use bevy::render::renderer::RenderDevice;
-use bevy::render::settings::WgpuSettings;
-use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
-use bevy::window::ExitCondition;
-use vat_bevy::{VatAsset, VatCrowd, VatPlugin};
+use vat_bevy::{VatAsset, VatCrowd};
 use vat_core::crowd::CrowdConfig;
 
 const SIZE: UVec2 = UVec2::new(320, 200);
@@ -119,25 +112,8 @@ struct Scene {
 }
 
 fn app() -> App {
-    let mut app = App::new();
-    let wgpu = WgpuSettings { backends: Some(wgpu::Backends::VULKAN), ..vat_bevy::wgpu_settings() };
-    let plugins = DefaultPlugins
-        .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
-        .set(RenderPlugin { render_creation: wgpu.into(), ..default() });
-    #[cfg(feature = "window")]
-    let plugins = plugins.disable::<bevy::winit::WinitPlugin>();
-    app.add_plugins((plugins, VatPlugin));
-    while app.plugins_state() == PluginsState::Adding {
-        bevy::tasks::tick_global_task_pools_on_main_thread();
-    }
-    app.finish();
-    app.cleanup();
-    assert!(
-        app.world().get_resource::<RenderDevice>().is_some(),
-        "Bevy found no GPU adapter: install the software Vulkan driver (cargo xtask deps)"
-    );
-    let image = Image::new_target_texture(SIZE.x, SIZE.y, TextureFormat::Rgba8UnormSrgb, None);
-    let target = app.world_mut().resource_mut::<Assets<Image>>().add(image);
+    let mut app = common::headless_app();
+    let target = common::image_target(&mut app, SIZE);
     let world = app.world_mut();
     world.spawn((
         Camera3d::default(),
@@ -191,24 +167,8 @@ fn render(app: &mut App, vat: bool, bevy: bool) -> Vec<u8> {
     for _ in 0..3 {
         app.update();
     }
-    let shot: Arc<Mutex<Option<Image>>> = Arc::default();
-    let slot = shot.clone();
-    app.world_mut().spawn(Screenshot::image(target)).observe(move |captured: On<ScreenshotCaptured>| {
-        *slot.lock().unwrap() = Some(captured.image.clone());
-    });
-    // Bevy compiles the screenshot's pipeline in the background: up to a minute of frames.
-    let start = std::time::Instant::now();
-    while start.elapsed().as_secs() < 60 {
-        app.update();
-        if let Some(image) = shot.lock().unwrap().take() {
-            if let Ok(dir) = std::env::var("VAT_BEVY_TEST_OUT") {
-                let name = format!("{dir}/shading_vat{}_bevy{}.png", u8::from(vat), u8::from(bevy));
-                image.clone().try_into_dynamic().unwrap().to_rgba8().save(&name).unwrap();
-            }
-            return image.data.expect("the screenshot has pixels");
-        }
-    }
-    panic!("no screenshot after 60 s of frames");
+    let name = format!("shading_vat{}_bevy{}", u8::from(vat), u8::from(bevy));
+    common::screenshot(app, target, &name).data.expect("the screenshot has pixels")
 }
 
 #[test]
