@@ -75,7 +75,7 @@ done
 field() { # line, key
     echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
-adapter=$(grep -ho 'adapter [^;]*' "$WORK"/open_vat-*.log | head -n 1 | sed 's/^adapter //')
+adapter=$(grep -ho '^open_vat: adapter [^;]*' "$WORK"/open_vat-*.log | head -n 1 | sed 's/^open_vat: adapter //')
 echo
 echo "Frame time, ms (median / p90 of $FRAMES frames after $WARM_UP of warm-up), $(nproc) CPU cores, adapter: ${adapter:-?}${EXTRA:+, extra arguments: $EXTRA}"
 echo

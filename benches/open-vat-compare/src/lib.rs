@@ -55,6 +55,9 @@ pub struct Args {
     pub single_lod: bool,
     /// `vat_bevy` only: GPU culling instead of vat-bevy's default CPU culling.
     pub gpu_culling: bool,
+    /// `vat_bevy` only, diagnostics: `CrowdConfig::cross_fade = false` (every batch drawn with the
+    /// plain pipeline, whose vertex stage never decodes a second clip).
+    pub no_cross_fade: bool,
     /// Diagnostics: the characters cast no shadows (`NotShadowCaster`; vat-bevy:
     /// `VatRenderSettings::cast_bevy_shadows = false`).
     pub no_cast: bool,
@@ -80,6 +83,7 @@ impl Args {
         for (on, name) in [
             (self.single_lod, "single_lod"),
             (self.gpu_culling, "gpu_culling"),
+            (self.no_cross_fade, "no_cross_fade"),
             (self.no_cast, "no_cast"),
             (self.no_receive, "no_receive"),
             (self.reverse_order, "reverse_order"),
@@ -100,13 +104,14 @@ impl Args {
 }
 
 /// Parses `--instances N --frames F --warm-up W --assets DIR`, the diagnostics `--size WxH --msaa
-/// 1|4 --no-cast --no-receive`, and for `vat_bevy` (`vat`) `--single-lod --gpu-culling`, for
+/// 1|4 --no-cast --no-receive`, and for `vat_bevy` (`vat`) `--single-lod --gpu-culling
+/// --no-cross-fade`, for
 /// `open_vat` `--reverse-order`. `--instances 0` measures the scene alone.
 pub fn parse_args(binary: &str, vat: bool) -> Args {
     let usage = format!(
         "usage: {binary} [--instances N] [--frames F] [--warm-up W] [--assets DIR] [--size WxH] [--msaa 1|4] \
          [--no-cast] [--no-receive] [--screenshot out.ppm]{}",
-        if vat { " [--single-lod] [--gpu-culling]" } else { " [--reverse-order]" }
+        if vat { " [--single-lod] [--gpu-culling] [--no-cross-fade]" } else { " [--reverse-order]" }
     );
     let mut args = Args {
         instances: 1_000,
@@ -115,6 +120,7 @@ pub fn parse_args(binary: &str, vat: bool) -> Args {
         assets: PathBuf::from("assets"),
         single_lod: false,
         gpu_culling: false,
+        no_cross_fade: false,
         no_cast: false,
         no_receive: false,
         reverse_order: false,
@@ -131,15 +137,19 @@ pub fn parse_args(binary: &str, vat: bool) -> Args {
         let mut value = |name: &str| it.next().unwrap_or_else(|| fail(format!("{name} needs a value")));
         match a.as_str() {
             "--instances" => {
-                args.instances = value("--instances").parse().unwrap_or_else(|e| fail(format!("--instances: {e}")))
+                args.instances =
+                    value("--instances").parse().unwrap_or_else(|e| fail(format!("--instances: {e}")))
             }
-            "--frames" => args.frames = value("--frames").parse().unwrap_or_else(|e| fail(format!("--frames: {e}"))),
+            "--frames" => {
+                args.frames = value("--frames").parse().unwrap_or_else(|e| fail(format!("--frames: {e}")))
+            }
             "--warm-up" => {
                 args.warm_up = value("--warm-up").parse().unwrap_or_else(|e| fail(format!("--warm-up: {e}")))
             }
             "--assets" => args.assets = value("--assets").into(),
             "--single-lod" if vat => args.single_lod = true,
             "--gpu-culling" if vat => args.gpu_culling = true,
+            "--no-cross-fade" if vat => args.no_cross_fade = true,
             "--no-cast" => args.no_cast = true,
             "--no-receive" => args.no_receive = true,
             "--reverse-order" if !vat => args.reverse_order = true,
@@ -199,7 +209,11 @@ pub fn base_app(assets: &Path) -> App {
     let wgpu = WgpuSettings { backends: Some(wgpu::Backends::VULKAN), ..vat_bevy::wgpu_settings() };
     let plugins = DefaultPlugins
         .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
-        .set(RenderPlugin { render_creation: wgpu.into(), synchronous_pipeline_compilation: true, ..default() })
+        .set(RenderPlugin {
+            render_creation: wgpu.into(),
+            synchronous_pipeline_compilation: true,
+            ..default()
+        })
         .set(AssetPlugin {
             file_path: assets.to_string_lossy().into_owned(),
             meta_check: AssetMetaCheck::Never,
@@ -258,7 +272,12 @@ pub fn spawn_scene(app: &mut App, args: &Args) -> Handle<Image> {
 
 /// Updates `app` until `ready` holds (at most `limit`), then `args.warm_up` frames, then measures
 /// `args.frames` frames: each the wall time of `App::update` plus the wait for the GPU to go idle.
-pub fn measure(app: &mut App, args: &Args, limit: Duration, mut ready: impl FnMut(&mut App) -> bool) -> Vec<Duration> {
+pub fn measure(
+    app: &mut App,
+    args: &Args,
+    limit: Duration,
+    mut ready: impl FnMut(&mut App) -> bool,
+) -> Vec<Duration> {
     let device = app.world().resource::<RenderDevice>().clone();
     let idle = |device: &RenderDevice| {
         if let Err(e) = device.poll(wgpu::PollType::wait_indefinitely()) {
@@ -320,9 +339,11 @@ pub fn save_screenshot(app: &mut App, args: &Args, target: &Handle<Image>) {
     let Some(path) = &args.screenshot else { return };
     let shot: Arc<Mutex<Option<Image>>> = Arc::default();
     let slot = shot.clone();
-    app.world_mut().spawn(Screenshot::image(target.clone())).observe(move |captured: On<ScreenshotCaptured>| {
-        *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(captured.image.clone());
-    });
+    app.world_mut().spawn(Screenshot::image(target.clone())).observe(
+        move |captured: On<ScreenshotCaptured>| {
+            *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(captured.image.clone());
+        },
+    );
     for _ in 0..10 {
         app.update();
         let taken = shot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();

@@ -74,7 +74,8 @@ fn main() {
                         Mesh3d(mesh.clone()),
                         MeshMaterial3d(material.clone()),
                         Transform::from_translation(position).with_rotation(Quat::from_rotation_y(heading)),
-                        VatAnimator::new(remap.clone(), texture.clone(), clip.clone()).with_elapsed(phase * duration),
+                        VatAnimator::new(remap.clone(), texture.clone(), clip.clone())
+                            .with_elapsed(phase * duration),
                     )
                 })
                 .collect();
@@ -101,16 +102,20 @@ fn main() {
     let world = app.world_mut();
     let characters: std::collections::HashSet<Entity> =
         world.query_filtered::<Entity, With<VatAnimator>>().iter(world).collect();
-    let visible = world
-        .query_filtered::<&VisibleEntities, With<Camera3d>>()
-        .iter(world)
-        .next()
-        .map_or(0, |v| v.get(std::any::TypeId::of::<Mesh3d>()).iter().filter(|e| characters.contains(e)).count());
+    let visible =
+        world.query_filtered::<&VisibleEntities, With<Camera3d>>().iter(world).next().map_or(0, |v| {
+            v.get(std::any::TypeId::of::<Mesh3d>()).iter().filter(|e| characters.contains(e)).count()
+        });
     // Characters in each cascade after Bevy's per-entity culling of the cascade's frustum.
     let per_cascade: Vec<usize> = world
         .query::<&bevy::camera::visibility::CascadesVisibleEntities>()
         .iter(world)
-        .flat_map(|c| c.entities.values().flatten().map(|v| v.entities.iter().filter(|e| characters.contains(e)).count()))
+        .flat_map(|c| {
+            c.entities
+                .values()
+                .flatten()
+                .map(|v| v.entities.iter().filter(|e| characters.contains(e)).count())
+        })
         .collect();
     let format = app
         .world()
@@ -153,7 +158,9 @@ impl Files {
             .filter_map(Result::ok)
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .find(|name| name.ends_with("-remap_info.json"))
-            .unwrap_or_else(|| fail(&format!("{}: no *-remap_info.json (run vat export-openvat)", dir.display())));
+            .unwrap_or_else(|| {
+                fail(&format!("{}: no *-remap_info.json (run vat export-openvat)", dir.display()))
+            });
         let stem = sidecar.trim_end_matches("-remap_info.json");
         Self {
             exr: dir.join(format!("{stem}_vat.exr")),
@@ -184,10 +191,12 @@ fn load_glb(path: &Path) -> (Mesh, usize) {
     });
     let positions: Vec<[f32; 3]> =
         reader.read_positions().unwrap_or_else(|| fail("the glb has no POSITION")).collect();
-    let normals: Vec<[f32; 3]> = reader.read_normals().unwrap_or_else(|| fail("the glb has no NORMAL")).collect();
+    let normals: Vec<[f32; 3]> =
+        reader.read_normals().unwrap_or_else(|| fail("the glb has no NORMAL")).collect();
     let lookup: Vec<[f32; 2]> =
         reader.read_tex_coords(1).unwrap_or_else(|| fail("the glb has no TEXCOORD_1")).into_f32().collect();
-    let indices: Vec<u32> = reader.read_indices().unwrap_or_else(|| fail("the glb has no indices")).into_u32().collect();
+    let indices: Vec<u32> =
+        reader.read_indices().unwrap_or_else(|| fail("the glb has no indices")).into_u32().collect();
     let triangles = indices.len() / 3;
     let mut mesh = Mesh::new(PrimitiveTopology::TriangleList, RenderAssetUsages::default());
     mesh.insert_attribute(Mesh::ATTRIBUTE_POSITION, positions);

@@ -31,7 +31,11 @@ fn main() {
         std::process::exit(1)
     });
     let lod_triangles: Vec<u32> = asset.crowd_asset().lod_triangles.clone();
-    let config = CrowdConfig { lod_bias: if args.single_lod { -64.0 } else { 0.0 }, ..default() };
+    let config = CrowdConfig {
+        lod_bias: if args.single_lod { -64.0 } else { 0.0 },
+        cross_fade: !args.no_cross_fade,
+        ..default()
+    };
     let n = args.instances;
     let spawn = |crowd: &mut Crowd| {
         for i in 0..n {
