@@ -124,17 +124,16 @@ fn deps() -> Result<()> {
     run(install)
 }
 
-/// The crate built apart: Bevy 0.20.1 declares a newer rust-version than the workspace's toolchain,
-/// so every command on it passes `--ignore-rust-version`, and workspace-wide commands exclude it.
-const BEVY_CRATE: &str = "vat-bevy";
+/// Bevy 0.20.1 (under vat-bevy) declares a newer rust-version than the workspace's toolchain, so
+/// every workspace-wide command passes `--ignore-rust-version`. Each step is one cargo command over
+/// the whole workspace: Bevy turns on features of shared dependencies (wgpu, bytemuck), and separate
+/// commands with and without vat-bevy would build wgpu and everything above it twice.
+const WORKSPACE: &[&str] = &["--workspace", "--locked", "--ignore-rust-version"];
 
 fn test() -> Result<()> {
     let mut cmd = cargo();
-    cmd.args(["test", "--workspace", "--locked", "--exclude", BEVY_CRATE]);
-    run(cmd)?;
-    let mut bevy = cargo();
-    bevy.args(["test", "--locked", "--ignore-rust-version", "-p", BEVY_CRATE]);
-    run(bevy)
+    cmd.arg("test").args(WORKSPACE);
+    run(cmd)
 }
 
 fn ci() -> Result<()> {
@@ -142,21 +141,12 @@ fn ci() -> Result<()> {
     fmt.args(["fmt", "--all", "--", "--check"]);
     run(fmt)?;
     let mut clippy = cargo();
-    clippy.args(["clippy", "--workspace", "--all-targets", "--locked", "--exclude", BEVY_CRATE]);
-    clippy.args(["--", "-D", "warnings"]);
+    clippy.arg("clippy").args(WORKSPACE).args(["--all-targets", "--", "-D", "warnings"]);
     run(clippy)?;
-    let mut clippy_bevy = cargo();
-    clippy_bevy.args(["clippy", "--all-targets", "--locked", "--ignore-rust-version", "-p", BEVY_CRATE]);
-    clippy_bevy.args(["--", "-D", "warnings"]);
-    run(clippy_bevy)?;
     let mut doc = cargo();
-    doc.args(["doc", "--workspace", "--no-deps", "--locked", "--exclude", BEVY_CRATE]);
+    doc.arg("doc").args(WORKSPACE).arg("--no-deps");
     doc.env("RUSTDOCFLAGS", "-D warnings");
     run(doc)?;
-    let mut doc_bevy = cargo();
-    doc_bevy.args(["doc", "--no-deps", "--locked", "--ignore-rust-version", "-p", BEVY_CRATE]);
-    doc_bevy.env("RUSTDOCFLAGS", "-D warnings");
-    run(doc_bevy)?;
     test()?;
     determinism()?;
     install_cargo_fuzz()?;
