@@ -148,6 +148,66 @@ impl Mesh {
     pub fn vertex_count(&self) -> usize {
         self.positions.len()
     }
+
+    /// Rebuilds the vertices from an index map: new vertex `i` is old vertex `map[i]` (a vertex may
+    /// be listed several times, to unweld it, or not at all, to drop it). Every per-vertex attribute
+    /// follows the one map together (positions, normals, tangents, texture coordinates, colours,
+    /// material ids, joints and weights, the full influence lists, and every morph target's
+    /// deltas), so no attribute is ever unwelded, remapped or dropped without the others. The
+    /// triangle list is left as it is: the caller rewrites it for the new vertices.
+    ///
+    /// # Errors
+    /// [`crate::BakeError::InvalidInput`] when an entry of `map` is not a vertex of the mesh.
+    pub fn select_vertices(&mut self, map: &[u32]) -> crate::Result<()> {
+        let n = self.vertex_count();
+        if let Some(k) = map.iter().position(|&v| v as usize >= n) {
+            return Err(crate::BakeError::InvalidInput {
+                part: format!("mesh \"{}\"", self.name),
+                problem: format!("vertex map entry {k} is {}, past its {n} vertices", map[k]),
+            });
+        }
+        fn pick<T: Clone>(values: &mut Vec<T>, map: &[u32]) {
+            // Empty arrays stay empty: joints and weights of a rigid mesh.
+            if !values.is_empty() {
+                *values = map.iter().map(|&v| values[v as usize].clone()).collect();
+            }
+        }
+        // Destructured without `..`: a per-vertex field added to `Mesh` must be handled here.
+        let Mesh {
+            name: _,
+            binding: _,
+            role: _,
+            positions,
+            normals,
+            tangents,
+            uvs,
+            colors,
+            material_ids,
+            indices: _,
+            influence_count: _,
+            joints,
+            weights,
+            full_influences,
+            morph_targets,
+            default_morph_weights: _,
+        } = self;
+        pick(positions, map);
+        pick(normals, map);
+        tangents.iter_mut().for_each(|t| pick(t, map));
+        uvs.iter_mut().for_each(|uv| pick(uv, map));
+        colors.iter_mut().for_each(|c| pick(c, map));
+        pick(material_ids, map);
+        pick(joints, map);
+        pick(weights, map);
+        full_influences.iter_mut().for_each(|f| pick(f, map));
+        for target in morph_targets {
+            let MorphTarget { name: _, positions, normals, tangents } = target;
+            pick(positions, map);
+            normals.iter_mut().for_each(|d| pick(d, map));
+            tangents.iter_mut().for_each(|d| pick(d, map));
+        }
+        Ok(())
+    }
 }
 
 /// How a keyframe sampler interpolates (glTF `sampler.interpolation`).

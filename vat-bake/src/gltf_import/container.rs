@@ -187,7 +187,9 @@ pub(super) fn check_positions(ctx: &Ctx<'_>, root: &json::Root) -> Result<()> {
 /// which unwrap, cannot panic later. Ignored, because they do not affect what vat reads:
 /// - POSITION `min`/`max` (required by the spec, but vat computes its own bounds);
 /// - unknown required extensions (materials, textures, lights: vat bakes geometry only);
-/// - attribute names outside the spec (attributes vat does not read).
+/// - attribute names outside the spec (attributes vat does not read);
+/// - a texture without an image `source` (allowed by the spec; the material keeps its factors and
+///   the texture is left out with a note).
 pub(super) fn validate(ctx: &Ctx<'_>, root: &json::Root) -> Result<()> {
     let mut problems: Vec<(String, json::validation::Error)> = Vec::new();
     let mut report = |path: &dyn Fn() -> json::Path, error| problems.push((path().to_string(), error));
@@ -207,7 +209,11 @@ pub(super) fn validate(ctx: &Ctx<'_>, root: &json::Root) -> Result<()> {
             path.contains("[\"POSITION\"]") && (path.ends_with(".min") || path.ends_with(".max"));
         let unknown_extension = path.starts_with("extensionsRequired") && matches!(error, E::Unsupported);
         let unknown_attribute = path.contains(".attributes[") && matches!(error, E::Invalid);
-        !(position_bounds || unknown_extension || unknown_attribute)
+        // A texture without an image `source` is valid glTF (its image may come from an extension,
+        // or there is none): the material import leaves it out with a note.
+        let sourceless_texture =
+            path.starts_with("textures[") && path.ends_with("].source") && matches!(error, E::Missing);
+        !(position_bounds || unknown_extension || unknown_attribute || sourceless_texture)
     });
     match problems.split_first() {
         None => Ok(()),

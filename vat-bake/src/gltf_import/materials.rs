@@ -268,6 +268,17 @@ impl ImageLoader<'_, '_, '_> {
             ));
             return Ok(None);
         }
+        // `Texture::source` unwraps a missing `source` (allowed by the spec: Blockbench writes it,
+        // and an extension may carry the image instead), read from the JSON first.
+        let source = self.doc.as_json().textures.get(texture.index()).map(|t| t.source.value());
+        if source.is_none_or(|s| s >= self.doc.images().len()) {
+            notes.push(format!(
+                "{label}: {what} texture left out: texture {} has no image source (glTF allows it); the \
+                 material keeps its factors",
+                texture.index()
+            ));
+            return Ok(None);
+        }
         let image = texture.source();
         let index = image.index();
         let layer = match self.layers.get(&(index, space)) {

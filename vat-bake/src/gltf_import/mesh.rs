@@ -18,8 +18,13 @@ pub(super) struct Primitive<'p, 'a> {
     pub(super) node: &'p gltf::Node<'a>,
     /// The mesh.
     pub(super) mesh: &'p gltf::Mesh<'a>,
-    /// The primitive.
+    /// The primitive whose attributes are read.
     pub(super) primitive: &'p gltf::Primitive<'a>,
+    /// The other primitives of the mesh with exactly the same attribute and morph target accessors:
+    /// their vertices are `primitive`'s, read once, and each keeps its own triangles and material.
+    pub(super) others: &'p [gltf::Primitive<'a>],
+    /// `mesh "Body"`, for messages.
+    pub(super) label: &'p str,
     /// `mesh "Body" primitive 0`, for messages.
     pub(super) part: &'p str,
     /// The skin's joint count when the primitive is skinned.
@@ -158,27 +163,40 @@ pub(super) fn read(
         }
     };
 
-    let mut indices = triangle_list(ctx, buffers, src, &reader, n)?;
-    let triangles = indices.len() / 3;
-    drop_zero_area_triangles(&mut indices);
-    if indices.is_empty() {
-        return Err(ctx.err(
-            format!("{part} indices"),
-            format!("all {triangles} triangles repeat a vertex index (no area): nothing to draw"),
-        ));
-    }
-    if indices.len() / 3 < triangles {
-        notes.push(format!(
-            "{part}: {} of {triangles} triangles left out: they repeat a vertex index, so they cover no area",
-            triangles - indices.len() / 3
-        ));
+    // Every member's triangles, with the material its vertices are drawn with.
+    let authored_ids = authored_material_ids(ctx, buffers, src, n)?;
+    let mut members: Vec<(Vec<u32>, Option<u8>)> = Vec::with_capacity(1 + src.others.len());
+    for member in std::iter::once(src.primitive).chain(src.others) {
+        let member_part = format!("{} primitive {}", src.label, member.index());
+        let member_reader = member.reader(get.clone());
+        let mut indices = triangle_list(ctx, buffers, member, &member_part, &member_reader, n)?;
+        let triangles = indices.len() / 3;
+        drop_zero_area_triangles(&mut indices);
+        if indices.is_empty() {
+            return Err(ctx.err(
+                format!("{member_part} indices"),
+                format!("all {triangles} triangles repeat a vertex index (no area): nothing to draw"),
+            ));
+        }
+        if indices.len() / 3 < triangles {
+            notes.push(format!(
+                "{member_part}: {} of {triangles} triangles left out: they repeat a vertex index, so they cover no area",
+                triangles - indices.len() / 3
+            ));
+        }
+        let material = match authored_ids {
+            Some(_) => None,
+            // Without a material, the glTF default material: the slot after the document's own
+            // (`materials::import` appends it).
+            None => Some(member.material().index().unwrap_or(ctx.material_count).min(255) as u8),
+        };
+        members.push((indices, material));
     }
     let Influences { count: influence_count, joints, weights, full: full_influences } = match src.joint_count
     {
         None => Influences { count: 0, joints: Vec::new(), weights: Vec::new(), full: None },
         Some(joint_count) => influences(ctx, buffers, src, &reader, n, joint_count)?,
     };
-    let material_ids = material_ids(ctx, buffers, src, n)?;
     let morph_targets = morph_targets(ctx, buffers, src, &reader, n)?;
     let default_morph_weights = default_morph_weights(ctx, src, morph_targets.len())?;
 
@@ -191,8 +209,8 @@ pub(super) fn read(
         tangents,
         uvs,
         colors,
-        material_ids,
-        indices,
+        material_ids: Vec::new(),
+        indices: Vec::new(),
         influence_count,
         joints,
         weights,
@@ -200,19 +218,78 @@ pub(super) fn read(
         morph_targets,
         default_morph_weights,
     };
-    match normals {
-        Some(normals) => mesh.normals = normals,
-        None => {
-            // One vertex per index: charged before it is allocated (a few bytes of indices can
-            // name millions of corners, each with every morph target).
-            ctx.charge(
-                &format!("{part} (flat shading: one vertex per triangle corner)"),
-                unwelded_bytes(&mesh),
-            )?;
-            flat_shade(&mut mesh);
-        }
+    let flat = normals.is_none();
+    if let Some(normals) = normals {
+        mesh.normals = normals;
+    }
+    share_vertices(ctx, part, &mut mesh, members, authored_ids)?;
+    if flat {
+        // One vertex per index: charged before it is allocated (a few bytes of indices can
+        // name millions of corners, each with every morph target).
+        ctx.charge(
+            &format!("{part} (flat shading: one vertex per triangle corner)"),
+            vertex_bytes(&mesh, mesh.indices.len()),
+        )?;
+        flat_shade(&mut mesh)?;
     }
     Ok(mesh)
+}
+
+/// Builds the mesh's vertices and triangle list from its members' triangles: one vertex per
+/// source vertex a triangle uses, drawn with one material (a source vertex used by members of
+/// different materials is one vertex per material; members of one material share it). Vertices
+/// no triangle uses are dropped. Keeps source order (the vertices unchanged when a single member
+/// uses them all). Every attribute follows the one map ([`Mesh::select_vertices`]).
+fn share_vertices(
+    ctx: &Ctx<'_>,
+    part: &str,
+    mesh: &mut Mesh,
+    members: Vec<(Vec<u32>, Option<u8>)>,
+    authored_ids: Option<Vec<u8>>,
+) -> Result<()> {
+    let n = mesh.vertex_count();
+    if members.len() == 1 {
+        // One primitive (the usual case): its vertices as they are when its triangles use them all.
+        let mut used = vec![false; n];
+        members.iter().flat_map(|(indices, _)| indices).for_each(|&v| used[v as usize] = true);
+        if used.iter().all(|&u| u) {
+            let (indices, material) = members.into_iter().next().unwrap_or_default();
+            mesh.material_ids = authored_ids.unwrap_or_else(|| vec![material.unwrap_or(0); n]);
+            mesh.indices = indices;
+            return Ok(());
+        }
+    }
+    let corners: usize = members.iter().map(|(indices, _)| indices.len()).sum();
+    let id_of = |v: u32, material: Option<u8>| match (&authored_ids, material) {
+        (Some(ids), _) => ids[v as usize],
+        (None, Some(id)) => id,
+        (None, None) => 0,
+    };
+    // (source vertex, material) of every corner, sorted: the new vertices in source order.
+    let key_bytes = (corners as u64).saturating_mul(size_of::<(u32, u8)>() as u64 + 4);
+    ctx.charge(&format!("{part} (vertices shared by its primitives)"), key_bytes)?;
+    let mut keys: Vec<(u32, u8)> = Vec::with_capacity(corners);
+    for (indices, material) in &members {
+        keys.extend(indices.iter().map(|&v| (v, id_of(v, *material))));
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    let new_index = |v: u32, id: u8| keys.binary_search(&(v, id)).unwrap_or_default() as u32;
+    let mut indices = Vec::with_capacity(corners);
+    for (member, material) in &members {
+        indices.extend(member.iter().map(|&v| new_index(v, id_of(v, *material))));
+    }
+    let identity = keys.len() == n && keys.iter().enumerate().all(|(i, &(v, _))| v as usize == i);
+    if !identity {
+        ctx.charge(&format!("{part} (vertices shared by its primitives)"), vertex_bytes(mesh, keys.len()))?;
+        let map: Vec<u32> = keys.iter().map(|&(v, _)| v).collect();
+        mesh.select_vertices(&map)?;
+    }
+    mesh.material_ids = keys.iter().map(|&(_, id)| id).collect();
+    mesh.indices = indices;
+    // The keys and the members' lists are freed here; the new index list stays.
+    ctx.release(key_bytes.saturating_sub((corners as u64).saturating_mul(4)));
+    Ok(())
 }
 
 /// Removes the triangles with a repeated index (zero area, invisible) from a triangle list, keeping
@@ -229,13 +306,14 @@ fn drop_zero_area_triangles(indices: &mut Vec<u32>) {
     indices.truncate(3 * kept);
 }
 
-/// The bytes [`flat_shade`] allocates for `mesh`: every per-vertex array (morph targets included)
-/// once per index, and the new index list.
-fn unwelded_bytes(mesh: &Mesh) -> u64 {
-    let corners = mesh.indices.len() as u64;
-    let mut per_corner: u64 = 12 + 12 + 4 + 4; // position, face normal, material id, index
+/// The bytes a copy of `mesh` with `vertices` vertices allocates: every per-vertex array (morph
+/// targets included) and an index per vertex (what [`flat_shade`] adds).
+fn vertex_bytes(mesh: &Mesh, vertices: usize) -> u64 {
+    let corners = vertices as u64;
+    let mut per_corner: u64 = 12 + 12 + 4 + 4; // position, normal, material id, index
     per_corner += mesh.tangents.as_ref().map_or(0, |_| 16);
     per_corner += mesh.uvs.as_ref().map_or(0, |_| 8);
+    per_corner += mesh.colors.as_ref().map_or(0, |_| 16);
     if !mesh.joints.is_empty() {
         per_corner += (size_of_val(&mesh.joints[0]) + size_of_val(&mesh.weights[0])) as u64;
     }
@@ -254,15 +332,16 @@ fn unwelded_bytes(mesh: &Mesh) -> u64 {
 fn triangle_list<'a, 's, F>(
     ctx: &Ctx<'_>,
     buffers: &[Cow<'_, [u8]>],
-    src: &Primitive<'_, 'a>,
+    primitive: &gltf::Primitive<'a>,
+    part: &str,
     reader: &gltf::mesh::Reader<'a, 's, F>,
     n: usize,
 ) -> Result<Vec<u32>>
 where
     F: Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
 {
-    let part = format!("{} indices", src.part);
-    let raw: Vec<u32> = match src.primitive.indices() {
+    let part = format!("{part} indices");
+    let raw: Vec<u32> = match primitive.indices() {
         Some(accessor) => accessors::read(ctx, &accessor, INDICES, buffers, &part, || {
             reader.read_indices().map(|i| i.into_u32())
         })?,
@@ -271,14 +350,14 @@ where
             (0..n as u32).collect()
         }
     };
-    if matches!(src.primitive.mode(), Mode::TriangleStrip | Mode::TriangleFan) {
+    if matches!(primitive.mode(), Mode::TriangleStrip | Mode::TriangleFan) {
         // The list has three indices per triangle: about three times the strip or fan.
         ctx.charge(&format!("{part} (as a triangle list)"), (raw.len() as u64).saturating_mul(12))?;
     }
     if let Some(k) = raw.iter().position(|&i| i as usize >= n) {
         return Err(ctx.err(part, format!("index {k} is {}, past the {n} vertices", raw[k])));
     }
-    let list = match src.primitive.mode() {
+    let list = match primitive.mode() {
         Mode::TriangleStrip => (0..raw.len().saturating_sub(2))
             // The spec's order: p_i, p_(i + 1 + i % 2), p_(i + 2 - i % 2) (odd triangles keep the winding).
             .flat_map(|i| [raw[i], raw[i + 1 + i % 2], raw[i + 2 - i % 2]])
@@ -454,19 +533,16 @@ pub(crate) fn largest_influences(list: &[(u16, f32)]) -> Vec<(u16, f32)> {
     keep.into_iter().map(|i| merged[i]).collect()
 }
 
-/// `_MATERIAL_ID` when present, else the primitive's material index (clamped to 255), else 0.
-fn material_ids(
+/// The authored `_MATERIAL_ID` per vertex, `None` when the primitive has none (its vertices then
+/// take each primitive's material index, clamped to 255).
+fn authored_material_ids(
     ctx: &Ctx<'_>,
     buffers: &[Cow<'_, [u8]>],
     src: &Primitive<'_, '_>,
     n: usize,
-) -> Result<Vec<u8>> {
+) -> Result<Option<Vec<u8>>> {
     let Some(accessor) = src.primitive.get(&Semantic::Extras("MATERIAL_ID".to_owned())) else {
-        // Without a material, the glTF default material: the slot after the document's own
-        // (`materials::import` appends it).
-        let index = src.primitive.material().index().unwrap_or(ctx.material_count);
-        let id = index.min(255) as u8;
-        return Ok(vec![id; n]);
+        return Ok(None);
     };
     let part = format!("{} _MATERIAL_ID", src.part);
     let get = accessors::source(buffers);
@@ -513,7 +589,7 @@ fn material_ids(
         }
         ids.push(id as u8);
     }
-    Ok(ids)
+    Ok(Some(ids))
 }
 
 /// Morph targets with their deltas and (valid) names.
@@ -615,37 +691,13 @@ fn default_morph_weights(ctx: &Ctx<'_>, src: &Primitive<'_, '_>, targets: usize)
     Ok(weights.to_vec())
 }
 
-/// Unwelds the mesh (one vertex per index) and gives each triangle its face normal; a zero-area
-/// triangle gets +Y.
-fn flat_shade(mesh: &mut Mesh) {
-    fn unweld<T: Copy>(values: &mut Vec<T>, indices: &[u32]) {
-        if !values.is_empty() {
-            *values = indices.iter().map(|&i| values[i as usize]).collect();
-        }
-    }
+/// Unwelds the mesh (one vertex per index, every attribute with it: [`Mesh::select_vertices`]) and
+/// gives each triangle its face normal; a zero-area triangle gets +Y.
+fn flat_shade(mesh: &mut Mesh) -> Result<()> {
     let indices = std::mem::take(&mut mesh.indices);
-    unweld(&mut mesh.positions, &indices);
-    if let Some(t) = mesh.tangents.as_mut() {
-        unweld(t, &indices);
-    }
-    if let Some(uv) = mesh.uvs.as_mut() {
-        unweld(uv, &indices);
-    }
-    unweld(&mut mesh.material_ids, &indices);
-    unweld(&mut mesh.joints, &indices);
-    unweld(&mut mesh.weights, &indices);
-    if let Some(full) = mesh.full_influences.as_mut() {
-        *full = indices.iter().map(|&i| full[i as usize].clone()).collect();
-    }
-    for target in &mut mesh.morph_targets {
-        unweld(&mut target.positions, &indices);
-        if let Some(n) = target.normals.as_mut() {
-            unweld(n, &indices);
-        }
-        if let Some(t) = target.tangents.as_mut() {
-            unweld(t, &indices);
-        }
-    }
+    // The normals are computed below: none to carry.
+    mesh.normals.clear();
+    mesh.select_vertices(&indices)?;
     mesh.normals = mesh
         .positions
         .chunks_exact(3)
@@ -655,6 +707,7 @@ fn flat_shade(mesh: &mut Mesh) {
         })
         .collect();
     mesh.indices = (0..mesh.positions.len() as u32).collect();
+    Ok(())
 }
 
 /// Applies the affine `m` to a rigid mesh: points by `m`, directions and normals by its linear part and

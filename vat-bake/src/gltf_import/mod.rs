@@ -11,15 +11,21 @@
 //!   on one union skeleton. [`ImportOptions::skin`] restricts the import to one skin; primitives
 //!   skinned by the others are then left out, each with a line in [`Rig::notes`]. Inverse bind
 //!   matrices are identity when absent.
-//! - **Meshes**: one rig mesh per triangle primitive. A primitive with `JOINTS_0` on a node with the
+//! - **Meshes**: one rig mesh per triangle primitive, or per set of primitives of one mesh that share
+//!   their vertex data (the same accessors for every attribute and morph target, as exporters write
+//!   a model with many materials over one vertex buffer): their vertices are read once and shared,
+//!   each primitive keeping its own triangles and material (a vertex used by primitives of different
+//!   materials is one vertex per material), and a note says so. Vertices no triangle uses are
+//!   dropped. A primitive with `JOINTS_0` on a node with the
 //!   chosen skin is [`MeshBinding::Skinned`] (its node transform ignored, per spec); any other primitive
 //!   is [`MeshBinding::Rigid`] on its node (props on joints, rigid node animation, morph-only meshes).
 //!   Rigid meshes have `influence_count == 0` and empty `joints`/`weights`.
 //!   - Triangle strips and fans are converted to lists; `POINTS` and `LINES*` primitives are left
 //!     out, each with a line in [`Rig::notes`] (a scene with nothing else is an error).
-//!   - Missing normals: flat normals, per spec. The vertices are unwelded (one vertex per index, all
-//!     attributes and morph deltas copied) so each triangle gets its own face normal; a zero-area
-//!     triangle gets +Y.
+//!   - Missing normals: flat normals, per spec. The vertices are unwelded (one vertex per index, every
+//!     attribute with it: colours, texture coordinates, tangents, influences, material ids, morph
+//!     deltas; [`crate::rig::Mesh::select_vertices`]) so each triangle gets its own face normal; a
+//!     zero-area triangle gets +Y.
 //!   - Unit vectors (normals, tangents, rotations) already unit within [`UNIT_TOLERANCE`] are kept
 //!     bit-exact; others are normalised; zero-length ones are an error.
 //!   - `JOINTS_n/WEIGHTS_n` for every `n` from 0 up; weights renormalised to sum 1. One set gives 4
@@ -59,6 +65,7 @@
 //! Every accessor is checked (layout, count, byte ranges, sparse indices) before the `gltf` crate's
 //! readers touch it, so malformed or truncated files are typed errors, never panics.
 
+
 mod accessors;
 mod anim;
 mod container;
@@ -71,6 +78,8 @@ mod fixture;
 mod materials_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod whole_file_tests;
 #[cfg(test)]
 mod whole_scene_tests;
 
@@ -582,8 +591,10 @@ impl<'a, 'b> Importer<'a, 'b> {
                 }
             };
             let primitive_count = gmesh.primitives().len();
+            let label = container::mesh_label(gmesh.name(), gmesh.index());
+            // The triangle primitives to bake, with their bindings.
+            let mut baked: Vec<(gltf::Primitive<'_>, MeshBinding, Option<usize>)> = Vec::new();
             for prim in gmesh.primitives() {
-                let label = container::mesh_label(gmesh.name(), gmesh.index());
                 let part = format!("mesh {label} primitive {}", prim.index());
                 let has_joints = prim.get(&gltf::Semantic::Joints(0)).is_some();
                 let vertices = prim.get(&gltf::Semantic::Positions).map_or(0, |a| a.count());
@@ -622,27 +633,64 @@ impl<'a, 'b> Importer<'a, 'b> {
                     },
                     _ => (MeshBinding::Rigid { node: r }, None),
                 };
-                let name = if primitive_count > 1 {
-                    format!("{}.{}", gmesh.name().unwrap_or("mesh"), prim.index())
-                } else {
-                    gmesh.name().map_or_else(|| format!("mesh{}", gmesh.index()), str::to_owned)
+                baked.push((prim, binding.0, binding.1));
+            }
+            // Primitives with the same attribute and morph target accessors share their vertices:
+            // one rig mesh each set, read once.
+            for group in shared_attribute_groups(self.doc, &gmesh, baked.iter().map(|(p, ..)| p)) {
+                let (prim, binding, joint_count) = &baked[group[0]];
+                let others: Vec<gltf::Primitive<'_>> =
+                    group[1..].iter().map(|&k| baked[k].0.clone()).collect();
+                let part = format!("mesh {label} primitive {}", prim.index());
+                let mesh_label = format!("mesh {label}");
+                let base = gmesh.name().unwrap_or("mesh");
+                let name = match group.len() {
+                    _ if primitive_count == 1 => {
+                        gmesh.name().map_or_else(|| format!("mesh{}", gmesh.index()), str::to_owned)
+                    }
+                    1 => format!("{base}.{}", prim.index()),
+                    2..=4 => {
+                        let list: Vec<String> =
+                            group.iter().map(|&k| baked[k].0.index().to_string()).collect();
+                        format!("{base}.{}", list.join("+"))
+                    }
+                    k => format!("{base}.{}+{} more", prim.index(), k - 1),
                 };
                 let source = mesh::Primitive {
                     node,
                     mesh: &gmesh,
-                    primitive: &prim,
+                    primitive: prim,
+                    others: &others,
+                    label: &mesh_label,
                     part: &part,
-                    joint_count: binding.1,
+                    joint_count: *joint_count,
                 };
+                let binding = *binding;
                 let mut rig_mesh = mesh::read(
                     &self.ctx,
                     self.buffers,
                     &source,
                     name,
-                    binding.0,
+                    binding,
                     role.clone(),
                     &mut self.rig.notes,
                 )?;
+                if group.len() > 1 {
+                    let list: Vec<String> = group.iter().map(|&k| baked[k].0.index().to_string()).collect();
+                    let materials = {
+                        let mut ids = rig_mesh.material_ids.clone();
+                        ids.sort_unstable();
+                        ids.dedup();
+                        ids.len()
+                    };
+                    self.rig.notes.push(format!(
+                        "{mesh_label}: primitives {} share one set of vertex attributes: baked as one mesh of {} \
+                         vertices (those their triangles use) with {materials} material(s), each primitive \
+                         keeping its own triangles and material",
+                        list.join(", "),
+                        rig_mesh.vertex_count()
+                    ));
+                }
                 if let Some(full) = &rig_mesh.full_influences {
                     let reduced: Vec<&Vec<(u16, f32)>> =
                         full.iter().filter(|l| l.len() > crate::rig::MAX_INFLUENCES).collect();
@@ -760,6 +808,50 @@ impl<'a, 'b> Importer<'a, 'b> {
         };
         Ok(())
     }
+}
+
+/// The primitives of one mesh grouped by their vertex data: primitives whose attributes and morph
+/// targets name exactly the same accessors are one group (their vertices are one set in the
+/// source; each primitive keeps its own indices and material). Groups are lists of positions in
+/// `primitives`, in the order of their first primitive.
+fn shared_attribute_groups<'p, 'a: 'p>(
+    doc: &gltf::Document,
+    mesh: &gltf::Mesh<'_>,
+    primitives: impl Iterator<Item = &'p gltf::Primitive<'a>>,
+) -> Vec<Vec<usize>> {
+    type Key = (Vec<(String, usize)>, Vec<[Option<usize>; 3]>);
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut group_of: HashMap<Key, usize> = HashMap::new();
+    for (k, prim) in primitives.enumerate() {
+        // From the JSON: `Primitive::attributes` unwraps every attribute name, and an invalid one
+        // is let through validation (an attribute vat does not read).
+        let Some(json) = doc.as_json().meshes.get(mesh.index()).and_then(|m| m.primitives.get(prim.index()))
+        else {
+            groups.push(vec![k]);
+            continue;
+        };
+        let attributes: Vec<(String, usize)> = json
+            .attributes
+            .iter()
+            .map(|(semantic, accessor)| (semantic.to_string(), accessor.value()))
+            .collect();
+        let targets: Vec<[Option<usize>; 3]> = json
+            .targets
+            .iter()
+            .flatten()
+            .map(|t| {
+                [t.positions.map(|a| a.value()), t.normals.map(|a| a.value()), t.tangents.map(|a| a.value())]
+            })
+            .collect();
+        match group_of.entry((attributes, targets)) {
+            std::collections::hash_map::Entry::Occupied(g) => groups[*g.get()].push(k),
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(groups.len());
+                groups.push(vec![k]);
+            }
+        }
+    }
+    groups
 }
 
 /// `q` kept when unit within [`UNIT_TOLERANCE`], else normalised; `None` when zero or not finite.

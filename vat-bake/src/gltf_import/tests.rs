@@ -523,6 +523,9 @@ fn morph_weights_channel_targets_every_primitive() {
     let t0 = f.f32s(&[0.0, 0.1, 0.0].repeat(6), "VEC3");
     let prim = f.json["meshes"][mesh]["primitives"][0].clone();
     f.json["meshes"][mesh]["primitives"] = json!([prim.clone(), prim]);
+    // Its own positions: primitives with one attribute set would be one rig mesh.
+    let own = f.positions(&STRIP);
+    f.json["meshes"][mesh]["primitives"][1]["attributes"]["POSITION"] = json!(own);
     for p in 0..2 {
         f.json["meshes"][mesh]["primitives"][p]["targets"] = json!([{ "POSITION": t0 }]);
     }
@@ -800,7 +803,9 @@ fn strips_fans_and_matrices() {
     let order = f.u16s(&[0, 1, 2, 3, 4, 5], "SCALAR");
     f.json["meshes"][mesh]["primitives"][0]["indices"] = json!(order);
     f.json["meshes"][mesh]["primitives"][0]["mode"] = json!(5);
-    let fan = f.json["meshes"][mesh]["primitives"][0].clone();
+    let mut fan = f.json["meshes"][mesh]["primitives"][0].clone();
+    // Its own positions: primitives with one attribute set would be one rig mesh.
+    fan["attributes"]["POSITION"] = json!(f.positions(&STRIP));
     f.json["meshes"][mesh]["primitives"] = json!([f.json["meshes"][mesh]["primitives"][0].clone(), fan]);
     f.json["meshes"][mesh]["primitives"][1]["mode"] = json!(6);
     // A matrix: rotate 90 degrees about +Y, scale 2, translate (1, 2, 3).
