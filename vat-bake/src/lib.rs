@@ -37,6 +37,7 @@ mod input;
 pub mod interop;
 pub mod lods;
 pub mod morph;
+pub mod notes;
 pub mod prepare;
 pub mod procgen;
 pub mod rig;

@@ -291,7 +291,8 @@ pub struct BakeStats {
     pub deduplicated_blobs: u32,
     /// Things the user should know (e.g. a locomotion clip whose stride could not be measured).
     pub warnings: Vec<String>,
-    /// What the bake added that the source did not have (e.g. generated tangents), one line each.
+    /// What the bake added that the source did not have (e.g. generated tangents), one line each; a
+    /// note that repeats is said once, with a count ([`crate::notes::collapse`]).
     pub notes: Vec<String>,
     /// Whether each baked clip loops, and why (see [`BakeOptions::looping`]).
     pub clip_looping: Vec<ClipLooping>,
@@ -1646,7 +1647,7 @@ fn prepare_planned(
             .collect(),
         clip_looping: plan.looping.clone(),
         timings,
-        notes,
+        notes: crate::notes::collapse(notes),
     };
     check_readable(rig, &manifest, blobs.blobs.len())?;
     Ok(PreparedBake { manifest, blobs: blobs.blobs, vertex_order, stats })

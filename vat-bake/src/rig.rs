@@ -329,7 +329,8 @@ pub struct Rig {
     /// What the source had that this rig leaves out, one line each with the reason (e.g. a `POINTS`
     /// primitive, meshes of a skin other than the one chosen with `--skin`), and what the import
     /// changed (influences past [`MAX_INFLUENCES`] dropped). Empty when nothing was left out. The
-    /// CLI prints every line.
+    /// CLI prints every line; the importers say a note that repeats per mesh or frame once, with a
+    /// count ([`crate::notes::collapse`]).
     pub notes: Vec<String>,
     /// Vertices of the source's meshes that [`Rig::notes`] says were left out (0 when none), so a
     /// report can say "baked V of V + left_out vertices".
@@ -472,6 +473,25 @@ pub struct MaterialImage {
 }
 
 impl Rig {
+    /// What the rig's source is, in words, for a bake's summary line: `2 skinned + 1 rigid meshes`
+    /// (`+ 1 attachments` when it has some) for a character or scene, and for a mesh sequence (a
+    /// [`Rig::streamed_body`]: a soft-body or cloth cache) `a mesh sequence of 61 frames (one
+    /// soft-body mesh)`, which has no skin nor rigid parts to count.
+    pub fn source_summary(&self) -> String {
+        if let Some(body) = &self.streamed_body {
+            let frames = body.frames.frame_count();
+            let frames = if frames == 1 { "1 frame".to_owned() } else { format!("{frames} frames") };
+            return format!("a mesh sequence of {frames} (one soft-body mesh)");
+        }
+        let body = self.meshes.iter().filter(|m| m.role == MeshRole::Body);
+        let skinned = body.clone().filter(|m| matches!(m.binding, MeshBinding::Skinned { .. })).count();
+        let rigid = body.count() - skinned;
+        let attachments = self.meshes.len() - skinned - rigid;
+        let attachments =
+            if attachments > 0 { format!(" + {attachments} attachments") } else { String::new() };
+        format!("{skinned} skinned + {rigid} rigid meshes{attachments}")
+    }
+
     /// Global (model-space) rest transforms of every node.
     pub fn rest_globals(&self) -> Vec<Mat4> {
         let locals: Vec<Mat4> = self.nodes.iter().map(|n| n.rest.to_mat4()).collect();
@@ -536,6 +556,21 @@ mod tests {
     #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
     use crate::prepare::{BakeOptions, prepare};
+
+    #[test]
+    fn the_summary_says_what_the_source_is() {
+        // A cloth cache is a mesh sequence, not "0 skinned + 1 rigid meshes".
+        let cloth = crate::procgen::cloth().unwrap();
+        assert_eq!(cloth.source_summary(), "a mesh sequence of 61 frames (one soft-body mesh)");
+        let humanoid = crate::procgen::humanoid();
+        let skinned = humanoid.meshes.iter().filter(|m| m.role == super::MeshRole::Body).count();
+        let attachments = humanoid.meshes.len() - skinned;
+        assert!(attachments > 0);
+        assert_eq!(
+            humanoid.source_summary(),
+            format!("{skinned} skinned + 0 rigid meshes + {attachments} attachments")
+        );
+    }
 
     #[test]
     fn a_scaled_rig_bakes_a_scaled_asset() {

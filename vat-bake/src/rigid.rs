@@ -641,7 +641,8 @@ pub struct RigidBakeStats {
     /// Materials written (0: drawn with the built-in palette).
     pub materials: u32,
     /// What the bake left out or changed of the materials' textures (e.g. a layer shrunk to
-    /// `material_texture_size`), one line each.
+    /// `material_texture_size`), one line each; a repeated note is said once, with a count
+    /// ([`crate::notes::collapse`]).
     pub notes: Vec<String>,
 }
 
@@ -896,7 +897,7 @@ pub fn bake_rigid(source: &RigidSource, options: &RigidBakeOptions) -> Result<(V
         file_bytes: bytes.len() as u64,
         materials: source.materials.as_ref().map_or(0, |m| m.materials.len() as u32),
         lod_triangles: chain.triangle_counts().into_iter().map(|t| t as u32).collect(),
-        notes,
+        notes: crate::notes::collapse(notes),
     };
     Ok((bytes, stats))
 }

@@ -1147,7 +1147,8 @@ pub struct SpriteBakeStats {
     pub color_bound: f64,
     /// The rotation's error bound, degrees.
     pub rotation_bound_deg: f64,
-    /// What the bake left out or changed, one line each.
+    /// What the bake left out or changed, one line each; a note that repeats per frame is said once,
+    /// with the count of frames ([`crate::notes::collapse`]).
     pub notes: Vec<String>,
 }
 
@@ -1337,7 +1338,7 @@ pub fn bake_sprite(
         size_bound_mm: e.size * 1e3,
         color_bound: e.color,
         rotation_bound_deg: e.rotation_rad.to_degrees(),
-        notes,
+        notes: crate::notes::collapse(notes),
     };
     Ok((bytes, stats))
 }

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use vat_bake::gltf_import::{self, ImportOptions};
 use vat_bake::lods::LodOptions;
 use vat_bake::prepare::{self, BakeOptions, LoopDecision, Progress};
-use vat_bake::rig::{MeshBinding, MeshRole, Rig};
+use vat_bake::rig::Rig;
 use vat_bake::verify::{self, VerifyOptions, VerifyReport};
 use vat_bake::{export, procgen};
 use vat_core::container::{Asset, Limits};
@@ -574,17 +574,13 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     let s = &stats;
     let out = std::io::stdout();
     let mut out = out.lock();
-    let body = rig.meshes.iter().filter(|m| m.role == MeshRole::Body);
-    let skinned = body.clone().filter(|m| matches!(m.binding, MeshBinding::Skinned { .. })).count();
-    let rigid = body.count() - skinned;
-    let attachments = rig.meshes.len() - skinned - rigid;
     let baked_vertices: u64 = rig.meshes.iter().map(|m| m.vertex_count() as u64).sum();
     writeln!(
         out,
-        "baked {source} -> {}: {skinned} skinned + {rigid} rigid meshes{}, {} of {} scene vertices ({} in the \
+        "baked {source} -> {}: {}, {} of {} scene vertices ({} in the \
          animation texture); {}, {} frames, texture {} x {}, {} bytes/vertex/frame",
         args.out.display(),
-        if attachments > 0 { format!(" + {attachments} attachments") } else { String::new() },
+        rig.source_summary(),
         baked_vertices,
         baked_vertices + rig.left_out_vertices,
         s.vertex_count,
@@ -594,7 +590,8 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         s.texture_height,
         s.bytes_per_vertex_frame
     )?;
-    for note in rig.notes.iter().chain(&s.notes) {
+    // The import's and the bake's notes, a note repeated between them said once.
+    for note in vat_bake::notes::collapse(rig.notes.iter().chain(&s.notes).map(String::as_str)) {
         writeln!(out, "  note: {note}")?;
     }
     for c in &s.clip_looping {

@@ -239,6 +239,10 @@ fn a_mesh_sequence_folder_bakes_and_verifies_against_its_frames() {
     let stderr = String::from_utf8_lossy(&bake.stderr);
     assert!(bake.status.success(), "{stderr}");
     assert!(stderr.contains("12 frames at 24 fps (soft-body, streamed from the files)"), "{stderr}");
+    // The summary says what the source is, not "0 skinned + 1 rigid meshes".
+    let stdout = String::from_utf8_lossy(&bake.stdout);
+    assert!(stdout.contains(": a mesh sequence of 12 frames (one soft-body mesh), "), "{stdout}");
+    assert!(!stdout.contains("rigid meshes"), "{stdout}");
     let verify = vat(&["verify", s(&out), "--source", s(&frames)]);
     assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stdout));
     let inspect = String::from_utf8_lossy(&vat(&["inspect", s(&out)]).stdout).into_owned();

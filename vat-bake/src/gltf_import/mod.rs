@@ -64,7 +64,9 @@
 //!
 //! Every accessor is checked (layout, count, byte ranges, sparse indices) before the `gltf` crate's
 //! readers touch it, so malformed or truncated files are typed errors, never panics.
-
+//!
+//! [`Rig::notes`] says each thing once: a note that repeats per mesh or primitive is one line with
+//! the count ([`crate::notes::collapse`]).
 
 mod accessors;
 mod anim;
@@ -225,6 +227,9 @@ fn import_bytes(
     importer.rig.notes.extend(notes);
     importer.feet()?;
     importer.rig.clips = anim::clips(&importer)?;
+    // A note repeated per mesh or primitive is said once, with a count.
+    let notes = std::mem::take(&mut importer.rig.notes);
+    importer.rig.notes = crate::notes::collapse(notes);
     Ok(importer.rig)
 }
 

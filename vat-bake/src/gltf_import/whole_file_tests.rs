@@ -247,3 +247,34 @@ fn a_texture_without_an_image_source_is_a_note_and_its_material_keeps_its_factor
     let error = import_slice(&f.gltf(), None, "fixture.gltf").unwrap_err().to_string();
     assert!(error.contains("textures[0].source"), "{error}");
 }
+
+/// The same note about many primitives is one line with the count, not one line each.
+#[test]
+fn a_note_repeated_per_primitive_is_said_once_with_the_count() {
+    let mut f = Fixture::new();
+    let mut primitives = Vec::new();
+    for k in 0..5 {
+        // Each primitive its own positions (five attribute sets), each with colours above 1.
+        let positions: Vec<[f32; 3]> = grid_positions().iter().map(|p| [p[0], p[1], k as f32]).collect();
+        let position = f.positions(&positions);
+        let normal = f.f32s(&[0.0, 0.0, 1.0].repeat(9), "VEC3");
+        let color = f.f32s(&[2.0, 0.5, 0.5, 1.0].repeat(9), "VEC4");
+        let index = f.u16s(&grid_indices(), "SCALAR");
+        primitives.push(json!({
+            "attributes": { "POSITION": position, "NORMAL": normal, "COLOR_0": color },
+            "indices": index,
+        }));
+    }
+    let mesh = f.push("meshes", json!({ "name": "Tiles", "primitives": primitives }));
+    f.node(json!({ "name": "Tiles", "mesh": mesh }), true);
+    let rig = import(&f);
+    assert_eq!(rig.meshes.len(), 5);
+    assert_eq!(
+        rig.notes,
+        vec![
+            "COLOR_0 values outside 0..=1 are clamped (vertex colours are stored as 8-bit unorm) (for 5 \
+             primitives: mesh \"Tiles\" primitive 0 ... mesh \"Tiles\" primitive 4)"
+                .to_owned()
+        ]
+    );
+}
