@@ -103,6 +103,7 @@ pub struct AssetDrawInfo {
     vertex_format: VertexFormat,
     mode: VatMode,
     double_sided: bool,
+    has_materials: bool,
 }
 
 impl AssetDrawInfo {
@@ -130,6 +131,7 @@ impl AssetDrawInfo {
             vertex_format,
             mode: m.mode(),
             double_sided: m.materials.iter().any(|mat| mat.double_sided),
+            has_materials: !m.materials.is_empty(),
         })
     }
 
@@ -219,7 +221,14 @@ impl AssetDrawInfo {
         }
     }
 
-    /// The shader variant of its pipelines with cross-fade `cross_fade`.
+    /// Whether it has materials (else it is shaded with the built-in palette).
+    pub fn has_materials(&self) -> bool {
+        self.has_materials
+    }
+
+    /// The shader variant of its pipelines with cross-fade `cross_fade`: its influences, vertex
+    /// format, sidedness and shading path (materials or palette); no motion vectors, the light
+    /// model chosen at run time.
     pub fn variant(&self, cross_fade: bool) -> ShaderVariantKey {
         ShaderVariantKey {
             cross_fade,
@@ -227,6 +236,8 @@ impl AssetDrawInfo {
             vertex_format: self.vertex_format,
             double_sided: self.double_sided,
             motion_vectors: false,
+            materials: Some(self.has_materials),
+            light_model: None,
         }
     }
 }
@@ -854,6 +865,7 @@ impl FramePlan {
                     pass: PassKind::Colour,
                     variant: ShaderVariantKey {
                         motion_vectors: options.motion_vectors,
+                        light_model: Some(options.light_model.code()),
                         ..ShaderVariantKey::NEUTRAL
                     },
                 },
@@ -907,7 +919,7 @@ impl FramePlan {
                     let theirs =
                         |d: &&Draw| matches!(d.resources, DrawResources::Crowd { crowd, .. } if crowd == k);
                     draws.extend(self.colour.iter().filter(theirs).map(|d| Draw {
-                        pipeline: PipelineKey { pass: PassKind::Depth, ..d.pipeline },
+                        pipeline: d.pipeline.in_depth_pass(),
                         resources: DrawResources::Crowd {
                             crowd: k,
                             instances: InstanceSource::ViewLists { view: v },
@@ -1294,6 +1306,8 @@ fn plan_draws(
         pass,
         variant: ShaderVariantKey {
             motion_vectors: motion && pass == PassKind::Colour,
+            // Only the colour pass lights; the others keep one pipeline whatever the light model.
+            light_model: (pass == PassKind::Colour).then_some(options.light_model.code()),
             ..asset.variant(cross_fade)
         },
     };

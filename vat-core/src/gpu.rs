@@ -4,7 +4,8 @@
 //! - [`SHADER_SOURCE`] is the only shader text. vat-wgpu hands it to wgpu; vat-vulkan translates the same
 //!   text to SPIR-V with naga. Variants are WGSL `override` constants set at pipeline creation
 //!   ([`OVERRIDE_INTERPOLATION`], [`OVERRIDE_CROSS_FADE`], [`OVERRIDE_INFLUENCES`],
-//!   [`OVERRIDE_VERTEX_FORMAT`]), never text templating.
+//!   [`OVERRIDE_VERTEX_FORMAT`], [`OVERRIDE_MOTION_VECTORS`], [`OVERRIDE_PROGRAM`],
+//!   [`OVERRIDE_MATERIALS`], [`OVERRIDE_LIGHT_MODEL`]), never text templating.
 //! - Every struct here is `#[repr(C)]` + [`Pod`], with explicit `_pad` fields, and is kept in sync with
 //!   the WGSL struct of the same name; tests compare sizes and member offsets with what naga computes
 //!   for the WGSL. [`crate::instance::InstanceRecord`] is one more such struct.
@@ -175,6 +176,17 @@ pub const OVERRIDE_MOTION_VECTORS: &str = "MOTION_VECTORS";
 /// ([`crate::pipeline::PipelineKey::program_code`]) for `vat_vertex`, the decode a host's own vertex
 /// stage calls. vat's own entry points do not read it.
 pub const OVERRIDE_PROGRAM: &str = "PROGRAM";
+
+/// Name of the WGSL `override` (u32) fixing a pipeline's shading path: 1 the built-in palette
+/// (the asset has no materials; no tangent frames are decoded), 2 the materials, 0 (the default)
+/// chosen at run time from [`AssetConstants::material_count`]
+/// ([`crate::pipeline::ShaderVariantKey::materials`]). Must match the asset.
+pub const OVERRIDE_MATERIALS: &str = "MATERIALS";
+
+/// Name of the WGSL `override` (u32) fixing a pipeline's light model: 1 + [`LightModel::code`],
+/// or 0 (the default) for [`FrameUniforms::light_model`] at run time
+/// ([`crate::pipeline::ShaderVariantKey::light_model`]).
+pub const OVERRIDE_LIGHT_MODEL: &str = "LIGHT_MODEL";
 
 /// Threads per workgroup of `cs_cull` (one record per thread, linear index as in `cs_decode`).
 pub const CULL_WORKGROUP_SIZE: u32 = 64;

@@ -93,17 +93,28 @@ pub struct ShaderVariantKey {
     /// writes the motion target (location 1; `fs_lit_motion`, `fs_ground_motion`, or the host
     /// shader's motion entry point). Set by the frame plan from `RenderOptions::motion_vectors`.
     pub motion_vectors: bool,
+    /// `MATERIALS`: the shading path fixed in the pipeline, `Some(true)` the asset's materials,
+    /// `Some(false)` the built-in palette (then no tangent frames are decoded), `None` chosen at run
+    /// time from the asset's uniforms. Must match the asset. Pipelines with a host's shader stage
+    /// always choose at run time ([`PipelineKey::override_constants_for`]).
+    pub materials: Option<bool>,
+    /// `LIGHT_MODEL`: the light model fixed in the pipeline ([`gpu::LightModel::code`]), or `None`
+    /// for the frame's (`FrameUniforms::light_model`) at run time. Set by the frame plan from
+    /// `RenderOptions::light_model` for colour pipelines.
+    pub light_model: Option<u32>,
 }
 
 impl ShaderVariantKey {
     /// The variant of pipelines that decode no asset (culling, ground): no fade, 4 influences, the
-    /// default format, no motion vectors.
+    /// default format, no motion vectors, shading chosen at run time.
     pub const NEUTRAL: Self = Self {
         cross_fade: false,
         influences: 4,
         vertex_format: VertexFormat::Packed64,
         double_sided: false,
         motion_vectors: false,
+        materials: None,
+        light_model: None,
     };
 
     /// `influences` as the override takes it: 8 stays 8, everything else is 4.
@@ -115,13 +126,18 @@ impl ShaderVariantKey {
 /// The values of every WGSL `override` of [`gpu::SHADER_SOURCE`] for `variant` with the renderer's
 /// `interpolation` and the pipeline's `program_code` ([`PipelineKey::program_code`]; 0 for compute
 /// pipelines), by name, as both backends pass them (wgpu as pipeline constants, vat-vulkan to naga's
-/// `process_overrides`); booleans are `1.0` / `0.0`.
+/// `process_overrides`); booleans are `1.0` / `0.0`, an unfixed shading choice `0.0`.
 pub fn override_constants(
     variant: &ShaderVariantKey,
     interpolation: crate::playback::Interpolation,
     program_code: u32,
-) -> [(&'static str, f64); 6] {
+) -> [(&'static str, f64); 8] {
     let flag = |b: bool| if b { 1.0 } else { 0.0 };
+    let materials = match variant.materials {
+        None => 0.0,
+        Some(false) => 1.0,
+        Some(true) => 2.0,
+    };
     [
         (gpu::OVERRIDE_INTERPOLATION, f64::from(interpolation.as_u32())),
         (gpu::OVERRIDE_CROSS_FADE, flag(variant.cross_fade)),
@@ -129,6 +145,8 @@ pub fn override_constants(
         (gpu::OVERRIDE_VERTEX_FORMAT, f64::from(gpu::vertex_format_code(variant.vertex_format))),
         (gpu::OVERRIDE_MOTION_VECTORS, flag(variant.motion_vectors)),
         (gpu::OVERRIDE_PROGRAM, f64::from(program_code)),
+        (gpu::OVERRIDE_MATERIALS, materials),
+        (gpu::OVERRIDE_LIGHT_MODEL, variant.light_model.map_or(0.0, |code| f64::from(code) + 1.0)),
     ]
 }
 
@@ -216,6 +234,16 @@ impl PipelineKey {
         }
     }
 
+    /// This colour pipeline's twin in a depth pass (an extra view's shadow draws): the same program
+    /// and variant, unlit (no light model: one depth pipeline whatever the light).
+    pub fn in_depth_pass(self) -> Self {
+        Self {
+            pass: PassKind::Depth,
+            variant: ShaderVariantKey { light_model: None, ..self.variant },
+            ..self
+        }
+    }
+
     /// This colour pipeline in a colour pass with (`true`) or without a motion target: a frame
     /// prepared with motion vectors draws colour alone into a pass without one (its motion written
     /// by a prepass, or not at all).
@@ -245,12 +273,27 @@ impl PipelineKey {
     }
 
     /// The values of every WGSL `override` for this render pipeline ([`override_constants`] of its
-    /// variant and [`program_code`](Self::program_code)).
+    /// variant and [`program_code`](Self::program_code)) when vat's own stages draw it.
     pub fn override_constants(
         &self,
         interpolation: crate::playback::Interpolation,
-    ) -> [(&'static str, f64); 6] {
-        override_constants(&self.variant, interpolation, self.program_code())
+    ) -> [(&'static str, f64); 8] {
+        self.override_constants_for(interpolation, false)
+    }
+
+    /// [`override_constants`](Self::override_constants) for a pipeline with (`host_shader`) or
+    /// without a stage of a host's shader: a host's stage gets the shading path chosen at run time
+    /// (`MATERIALS` 0), so it sees the asset's tangent frames whatever the asset's shading path.
+    pub fn override_constants_for(
+        &self,
+        interpolation: crate::playback::Interpolation,
+        host_shader: bool,
+    ) -> [(&'static str, f64); 8] {
+        let mut variant = self.variant;
+        if host_shader {
+            variant.materials = None;
+        }
+        override_constants(&variant, interpolation, self.program_code())
     }
 
     /// Its fixed state in a pass of `conventions` ([`PipelineState::for_pass`]), with no culling
@@ -619,6 +662,14 @@ impl PipelineKey {
             _ => Some(FragmentStage::Vat(vat)),
         }
     }
+
+    /// Whether a stage of `host` runs in this pipeline ([`vertex_stage`](Self::vertex_stage) or
+    /// [`fragment_stage`](Self::fragment_stage)): its constants are then
+    /// [`override_constants_for`](Self::override_constants_for)`(_, true)`.
+    pub fn runs_host_stage(&self, host: Option<&HostShader>) -> bool {
+        matches!(self.vertex_stage(host), VertexStage::Host(_))
+            || matches!(self.fragment_stage(host), Some(FragmentStage::Host(_)))
+    }
 }
 
 /// The material textures' sampler (`material_sampler`): trilinear, clamped to the edge. Each
@@ -634,6 +685,39 @@ pub const MATERIAL_SAMPLER: SamplerState = SamplerState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shading_overrides_follow_the_key_and_a_host_stage_chooses_at_run_time() {
+        use crate::playback::Interpolation;
+        let value = |c: &[(&str, f64); 8], name: &str| c.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+        let body = |materials, light_model| PipelineKey {
+            program: Program::Body(RenderMode::Vat),
+            pass: PassKind::Colour,
+            variant: ShaderVariantKey { materials, light_model, ..ShaderVariantKey::NEUTRAL },
+        };
+        for (materials, code) in [(None, 0.0), (Some(false), 1.0), (Some(true), 2.0)] {
+            let c = body(materials, None).override_constants(Interpolation::Linear);
+            assert_eq!(value(&c, gpu::OVERRIDE_MATERIALS), Some(code), "{materials:?}");
+            assert_eq!(value(&c, gpu::OVERRIDE_LIGHT_MODEL), Some(0.0));
+        }
+        let pbr = gpu::LightModel::Pbr { ambient_color: [0.1; 3] }.code();
+        let c = body(Some(false), Some(pbr)).override_constants(Interpolation::Linear);
+        assert_eq!(value(&c, gpu::OVERRIDE_LIGHT_MODEL), Some(f64::from(gpu::LIGHT_MODEL_PBR) + 1.0));
+        let c = body(Some(true), Some(gpu::LightModel::Vat.code())).override_constants(Interpolation::Linear);
+        assert_eq!(value(&c, gpu::OVERRIDE_LIGHT_MODEL), Some(f64::from(gpu::LIGHT_MODEL_VAT) + 1.0));
+        // A host's fragment stage runs in the colour pipeline: the shading path is left to run time
+        // (it may read tangent frames of a palette asset); the light model stays fixed.
+        let host = HostShader::new("", "fs_host");
+        let key = body(Some(false), Some(pbr));
+        assert!(key.runs_host_stage(Some(&host)));
+        assert!(!key.runs_host_stage(None));
+        let c = key.override_constants_for(Interpolation::Linear, key.runs_host_stage(Some(&host)));
+        assert_eq!(value(&c, gpu::OVERRIDE_MATERIALS), Some(0.0));
+        assert_eq!(value(&c, gpu::OVERRIDE_LIGHT_MODEL), Some(f64::from(gpu::LIGHT_MODEL_PBR) + 1.0));
+        // The shadow pass runs no host stage.
+        let depth = PipelineKey { pass: PassKind::Depth, ..key };
+        assert!(!depth.runs_host_stage(Some(&host)));
+    }
 
     #[test]
     fn a_host_shader_replaces_the_fragment_of_asset_colour_pipelines_only() {

@@ -150,6 +150,8 @@ impl Renderer {
             vertex_format: key.vertex_format,
             motion_vectors: key.motion_vectors,
             program: 0,
+            materials: key.materials,
+            light_model: key.light_model,
         }
     }
 
@@ -218,7 +220,11 @@ impl Renderer {
         if let Some(&p) = self.render_pipelines.get(&(key, formats)) {
             return Ok(p);
         }
-        let variant = ShaderVariant { program: key.program_code(), ..self.variant(&key.variant) };
+        let mut variant = ShaderVariant { program: key.program_code(), ..self.variant(&key.variant) };
+        if key.runs_host_stage(self.host_shader.as_ref().map(|(h, _)| h)) {
+            // A host's stage chooses the shading path at run time (PipelineKey::override_constants_for).
+            variant.materials = None;
+        }
         let mut scope = Owned::new(&self.ctx);
         let (vertex, vs_name) =
             match (key.vertex_stage(self.host_shader.as_ref().map(|(h, _)| h)), &self.host_shader) {

@@ -57,6 +57,12 @@ pub struct ShaderVariant {
     pub motion_vectors: bool,
     /// [`gpu::OVERRIDE_PROGRAM`]: the render pipeline's `PipelineKey::program_code` (0 for compute).
     pub program: u32,
+    /// [`gpu::OVERRIDE_MATERIALS`]: the shading path (`ShaderVariantKey::materials`; `None`
+    /// chooses at run time).
+    pub materials: Option<bool>,
+    /// [`gpu::OVERRIDE_LIGHT_MODEL`]: the light model's code (`ShaderVariantKey::light_model`;
+    /// `None` reads the frame's).
+    pub light_model: Option<u32>,
 }
 
 impl Default for ShaderVariant {
@@ -69,6 +75,8 @@ impl Default for ShaderVariant {
             vertex_format: VertexFormat::Packed64,
             motion_vectors: false,
             program: 0,
+            materials: None,
+            light_model: None,
         }
     }
 }
@@ -83,6 +91,8 @@ impl ShaderVariant {
             vertex_format: self.vertex_format,
             double_sided: false,
             motion_vectors: self.motion_vectors,
+            materials: self.materials,
+            light_model: self.light_model,
         };
         vat_core::pipeline::override_constants(&key, self.interpolation, self.program)
             .into_iter()

@@ -151,7 +151,7 @@ impl Renderer {
     }
 
     /// The pipeline constants (WGSL overrides) of a compute pipeline of `variant`.
-    fn constants(&self, variant: &ShaderVariantKey) -> [(&'static str, f64); 6] {
+    fn constants(&self, variant: &ShaderVariantKey) -> [(&'static str, f64); 8] {
         vat_core::pipeline::override_constants(variant, self.config.interpolation, 0)
     }
 
@@ -182,7 +182,8 @@ impl Renderer {
             return p.clone();
         }
         let entry = key.vertex_entry_point();
-        let constants = key.override_constants(self.config.interpolation);
+        let host_stage = key.runs_host_stage(self.host_shader.as_ref().map(|(h, _)| h));
+        let constants = key.override_constants_for(self.config.interpolation, host_stage);
         let options = wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() };
         let layout = if !key.binds_asset_and_crowd() {
             &self.frame_only_layout

@@ -270,7 +270,8 @@ pub(super) fn cull(
 }
 
 /// The LOD of `cell` seen from `p.eye` (with `p.lod_bias`), if the cell's box (its members' box
-/// grown by the instance volume, see `Shape`, at the cell's largest scale) meets `p.frustum`.
+/// grown by the instance volume, see `Shape`, at the cell's largest scale) is not outside any plane
+/// of `p.frustum`.
 fn visible_cell_lod(cell: &CellData, shape: &Shape, p: &CullParams<'_>, config: &CrowdConfig) -> Option<u32> {
     let (frustum, eye, thresholds) = (p.frustum, p.eye, p.thresholds);
     let last_lod = thresholds.lod_count() - 1;
@@ -281,11 +282,13 @@ fn visible_cell_lod(cell: &CellData, shape: &Shape, p: &CullParams<'_>, config: 
     let hi = [cell.max[0] + mh, cell.max[1] + (shape.y_hi * k).max(0.0), cell.max[2] + mh];
     let centre = [(lo[0] + hi[0]) * 0.5, (lo[1] + hi[1]) * 0.5, (lo[2] + hi[2]) * 0.5];
     let half = [(hi[0] - lo[0]) * 0.5, (hi[1] - lo[1]) * 0.5, (hi[2] - lo[2]) * 0.5];
-    let radius = length(half);
-    // Slack for the f32 rounding of the box, its centre and the plane distances.
-    let reach = centre[0].abs().max(centre[1].abs()).max(centre[2].abs()) + radius;
-    let radius = radius + reach * 1e-5 + 1e-4;
-    if !frustum.intersects_sphere(centre, radius) {
+    // The box itself against each plane (its most inward corner): tighter than a sphere around it,
+    // most of all for the thin, oblique boxes of a shadow cascade. Slack for the f32 rounding of
+    // the box and the plane distances.
+    let reach = centre[0].abs().max(centre[1].abs()).max(centre[2].abs()) + length(half);
+    let slack = reach * 1e-5 + 1e-4;
+    let (lo_s, hi_s) = (lo.map(|v| v - slack), hi.map(|v| v + slack));
+    if !frustum.intersects_box(lo_s, hi_s) {
         return None;
     }
     let distance = match config.lod_distance {

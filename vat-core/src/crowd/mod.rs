@@ -56,8 +56,8 @@
 //! drawn as one batch. A cell's bounds are the box of its members' positions grown by the instance
 //! volume at the cell's largest scale (see [`CrowdAsset::instance_sphere`]: the box encloses every
 //! member's bounding sphere, which is what the GPU culling shader tests per instance), so every
-//! instance whose sphere meets the frustum is in a drawn batch. A cell is tested as the sphere around
-//! that box; its LOD comes from the camera's distance to the box centre or to the box
+//! instance whose sphere meets the frustum is in a drawn batch. A cell is tested as that box against
+//! each plane (a box outside none is drawn); its LOD comes from the camera's distance to the box centre or to the box
 //! ([`CrowdConfig::lod_distance`]), through [`LodThresholds::select`] with [`CrowdConfig::lod_bias`].
 //! Consecutive visible cells of the same LOD are contiguous in the list and merge into one batch.
 //!

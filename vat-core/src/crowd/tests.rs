@@ -1512,3 +1512,36 @@ fn events_are_kept_only_when_asked_and_bounded() {
     assert_eq!(crowd.drain_events().count(), MAX_PENDING_EVENTS);
     assert_eq!(MAX_PENDING_EVENTS as u64 + dropped, 2 * u64::from(n) * 20, "every pass found once");
 }
+
+#[test]
+fn a_cell_whose_box_is_outside_an_oblique_plane_is_not_drawn_though_its_sphere_would_be() {
+    // One upright character at the origin; an orthographic view (a shadow cascade's kind) whose
+    // left plane runs at 45 degrees in XZ. The members' box corner (+x, +z) reaches sqrt(2) * mh
+    // along the plane's normal, while the sphere around the box (tall: the character's height)
+    // reaches farther: a plane between the two keeps the sphere and rejects the box.
+    let mut crowd = Crowd::new(asset(), CrowdConfig::default());
+    crowd.spawn([0.0, 0.0, 0.0], 0.0, IDLE);
+    let camera = Camera::look_at([0.0, 2.0, 10.0], [0.0, 1.0, 0.0], 0.9, 1.0, 0.1, 100.0);
+    let _ = crowd.prepare_frame(&camera);
+    let (c, r) = crowd.asset().instance_sphere(&crowd.records()[0]);
+    // At least the box's horizontal half-width (the Shape margin rounds up by far less than 1 %).
+    let mh = ((c[0] * c[0] + c[2] * c[2]).sqrt() + r) * 1.01 + 1e-3;
+    let view = |d: f32| {
+        // Rows r0 = (k, 0, k, t), r1 = (0, 0.1, 0, 0), r2 = (0, 0, 0, 0.5), r3 = (0, 0, 0, 1): the left
+        // plane (r3 + r0) normalised is n = (1, 0, 1) / sqrt(2) with offset (1 + t) / (k sqrt(2)) = d.
+        let k = 0.01f32;
+        let t = d * k * 2f32.sqrt() - 1.0;
+        [[k, 0.0, 0.0, 0.0], [0.0, 0.1, 0.0, 0.0], [k, 0.0, 0.0, 0.0], [t, 0.0, 0.5, 1.0]]
+    };
+    let drawn = |d: f32| crowd.cull_view(&view(d), &camera).instances;
+    // The box clear of the plane by 2 cm: culled, though the sphere around the box meets it.
+    let d = -(2f32.sqrt() * mh + 0.02);
+    let box_half = [mh, r, mh];
+    let sphere_radius = (box_half[0].powi(2) + box_half[1].powi(2) + box_half[2].powi(2)).sqrt();
+    assert!(sphere_radius + d > 0.0, "the case needs a sphere that reaches past the plane");
+    assert_eq!(drawn(d), 0);
+    // The instance itself is outside: its sphere's centre is farther than r behind the plane.
+    assert!((c[0] + c[2]) / 2f32.sqrt() + d < -r);
+    // The plane moved past the box's corner: drawn.
+    assert_eq!(drawn(-(2f32.sqrt() * mh) * 0.5), 1);
+}

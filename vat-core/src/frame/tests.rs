@@ -346,6 +346,40 @@ fn shadows_off_plans_no_depth_pass() {
 }
 
 #[test]
+fn colour_pipelines_fix_the_assets_shading_path_and_the_light_model() {
+    use crate::container::Material;
+    use crate::gpu::LightModel;
+    let mut palette = fixture(20, 3, VertexFormat::Packed64);
+    let mut m = manifest(3, VertexFormat::Packed64);
+    m.materials = vec![Material::default()];
+    let index_count = m.lods.iter().map(|l| l.index_count).sum();
+    let mut textured = fixture(20, 3, VertexFormat::Packed64);
+    textured.asset = AssetDrawInfo::new(&m, index_count, 0).unwrap();
+    assert!(textured.asset.has_materials() && !palette.asset.has_materials());
+    let pbr = LightModel::Pbr { ambient_color: [0.2; 3] };
+    for light_model in [LightModel::Vat, pbr] {
+        let mut p = FramePlan::default();
+        let options = RenderOptions { light_model, ground: true, ..cpu() };
+        plan(&mut p, &mut [&mut palette, &mut textured], &options).unwrap();
+        for d in &p.colour {
+            let v = d.pipeline.variant;
+            assert_eq!(v.light_model, Some(light_model.code()), "{:?}", d.pipeline);
+            let expected = match d.resources {
+                DrawResources::Crowd { crowd: 0, .. } => Some(false),
+                DrawResources::Crowd { .. } => Some(true),
+                DrawResources::FrameOnly { .. } => None,
+            };
+            assert_eq!(v.materials, expected, "{:?}", d.pipeline);
+        }
+        assert!(p.colour.iter().any(|d| d.pipeline.variant.materials == Some(true)));
+        assert!(p.colour.iter().any(|d| d.pipeline.variant.materials == Some(false)));
+        // Depth draws do not light: one pipeline whatever the light model.
+        assert!(!p.depth.is_empty());
+        assert!(p.depth.iter().all(|d| d.pipeline.variant.light_model.is_none()));
+    }
+}
+
+#[test]
 fn extra_views_draw_bodies_in_depth_pipelines_with_their_own_uniforms() {
     for options in [RenderOptions { ground: true, ..cpu() }, RenderOptions { ground: true, ..gpu_culled() }] {
         let mut f = fixture(20, 3, VertexFormat::Packed64);
@@ -363,9 +397,11 @@ fn extra_views_draw_bodies_in_depth_pipelines_with_their_own_uniforms() {
             assert_eq!(draws.len(), bodies.len(), "{options:?}: no ground in the view's draws");
             for (depth, colour) in draws.iter().zip(&bodies) {
                 assert_eq!(depth.pipeline.pass, PassKind::Depth);
+                // The same variant, but unlit (depth pipelines keep no light model).
+                let unlit = ShaderVariantKey { light_model: None, ..colour.pipeline.variant };
                 assert_eq!(
                     (depth.pipeline.program, depth.pipeline.variant),
-                    (colour.pipeline.program, colour.pipeline.variant)
+                    (colour.pipeline.program, unlit)
                 );
                 assert_eq!(depth.geometry, colour.geometry);
                 if options.culling == Culling::Cpu {
@@ -423,7 +459,7 @@ fn a_gpu_culled_view_is_culled_for_itself_into_its_own_lists() {
     for (v, draws) in p.view_depth.iter().enumerate() {
         assert_eq!(draws.len(), bodies.len());
         for (depth, colour) in draws.iter().zip(&bodies) {
-            assert_eq!(depth.pipeline, PipelineKey { pass: PassKind::Depth, ..colour.pipeline });
+            assert_eq!(depth.pipeline, colour.pipeline.in_depth_pass());
             assert_eq!(
                 depth.resources,
                 DrawResources::Crowd { crowd: 0, instances: InstanceSource::ViewLists { view: v } }

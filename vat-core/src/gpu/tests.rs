@@ -611,7 +611,27 @@ fn override_and_constants_match_rust() {
     assert!(matches!(init, Some(Expression::Literal(Literal::Bool(false)))), "{init:?}");
     let (_, o) = module.overrides.iter().find(|(_, o)| o.name.as_deref() == Some(OVERRIDE_PROGRAM)).unwrap();
     assert_eq!(o.init.and_then(|init| literal_u32(&module, init)), Some(0));
-    assert_eq!(module.overrides.len(), 6, "every override needs a Rust name");
+    for name in [OVERRIDE_MATERIALS, OVERRIDE_LIGHT_MODEL] {
+        let (_, o) = module.overrides.iter().find(|(_, o)| o.name.as_deref() == Some(name)).unwrap();
+        assert_eq!(
+            o.init.and_then(|init| literal_u32(&module, init)),
+            Some(0),
+            "{name}: run time by default"
+        );
+    }
+    assert_eq!(module.overrides.len(), 8, "every override needs a Rust name");
+    // The codes override_constants gives: MATERIALS 0 run time, 1 palette, 2 materials;
+    // LIGHT_MODEL 0 the frame's, else 1 + the LIGHT_MODEL_* constant.
+    for (name, value) in [
+        ("MATERIALS_RUN_TIME", 0),
+        ("MATERIALS_PALETTE", 1),
+        ("MATERIALS_MATERIALS", 2),
+        ("LIGHT_MODEL_VAT", LIGHT_MODEL_VAT),
+        ("LIGHT_MODEL_PBR", LIGHT_MODEL_PBR),
+    ] {
+        let (_, c) = module.constants.iter().find(|(_, c)| c.name.as_deref() == Some(name)).unwrap();
+        assert_eq!(literal_u32(&module, c.init), Some(value), "{name}");
+    }
     // The PROGRAM_* constants are the codes PipelineKey::program_code gives.
     use crate::pipeline::{PassKind, PipelineKey, Program, ShaderVariantKey};
     use crate::render::RenderMode;

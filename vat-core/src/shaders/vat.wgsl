@@ -57,6 +57,38 @@ const VERTEX_FORMAT_SPLIT8: u32 = 5u;
 // sit in the bindings vat_core::gpu::vertex_texture_bindings names; the others hold 1x1 stand-ins.
 override VERTEX_FORMAT: u32 = 0u;
 
+// Shading specialisations of vat's own pipelines (vat_core::pipeline::ShaderVariantKey::materials
+// and ::light_model), so a pipeline keeps one shading path and the compiler drops the others (a
+// software rasteriser runs every side of a branch on a uniform). 0, the default, decides at run
+// time from the uniforms, as a host's own shader that includes this source gets it.
+// MATERIALS: 1 the palette (asset.material_count == 0; no tangent frames decoded), 2 the materials.
+override MATERIALS: u32 = 0u;
+const MATERIALS_RUN_TIME: u32 = 0u;
+const MATERIALS_PALETTE: u32 = 1u;
+const MATERIALS_MATERIALS: u32 = 2u;
+// LIGHT_MODEL: 1 + the light model's code (LIGHT_MODEL_VAT, LIGHT_MODEL_PBR), or 0 for
+// frame.light_model.
+override LIGHT_MODEL: u32 = 0u;
+
+// Whether the asset's fragments take the material path (vat_shade_material) rather than the palette.
+fn vat_has_materials() -> bool {
+    if MATERIALS == MATERIALS_PALETTE {
+        return false;
+    }
+    if MATERIALS == MATERIALS_MATERIALS {
+        return true;
+    }
+    return asset.material_count != 0u;
+}
+
+// The light model of this pipeline (LIGHT_MODEL_VAT or LIGHT_MODEL_PBR).
+fn vat_light_model() -> u32 {
+    if LIGHT_MODEL != 0u {
+        return LIGHT_MODEL - 1u;
+    }
+    return frame.light_model;
+}
+
 // ClipRecord.flags bit 0: the clip wraps (looping); clear: one-shot, clamps (vat_core::gpu::CLIP_FLAG_LOOPING).
 const CLIP_FLAG_LOOPING: u32 = 1u;
 // InstanceRecord.clip_b bits 0..16 hold the clip index; bits 16..32 the fade duration as binary16.
@@ -783,7 +815,8 @@ fn vat_quat_tangent(q: vec4<f32>) -> vec4<f32> {
 // fetch, not interpolated), made perpendicular to n (Gram-Schmidt), then turned by the instance's
 // yaw. Zero without tangents.
 fn vat_decode_tangent(inst: InstanceRecord, s: FrameSample, vertex: u32, n: vec3<f32>) -> vec4<f32> {
-    if asset.tangents == 0u {
+    // The palette's pipelines shade without tangents.
+    if asset.tangents == 0u || MATERIALS == MATERIALS_PALETTE {
         return vec4<f32>(0.0);
     }
     var chosen = s.frames.z;
@@ -1396,7 +1429,7 @@ fn vat_lit_output(
     let world = v.position.xyz;
     var color = vertex_color * vec4<f32>(inst.tint, 1.0);
     var record = material;
-    if asset.material_count == 0u {
+    if !vat_has_materials() {
         color = vec4<f32>(vat_material_color(material, inst.variant_bits, inst.tint), 1.0) * vertex_color;
     } else {
         let v = inst.variant_bits & VARIANT_MATERIAL_MASK;
@@ -1461,7 +1494,7 @@ fn vat_is_hidden(inst: InstanceRecord) -> bool {
 // vat_core::gpu::FrameUniforms' docs.
 fn vat_shade(in: VertexOutput) -> vec4<f32> {
     let n = vat_normalize(in.world_normal);
-    if frame.light_model == LIGHT_MODEL_PBR {
+    if vat_light_model() == LIGHT_MODEL_PBR {
         // The palette's colours as a default StandardMaterial: dielectric, perceptual roughness 0.5.
         return vec4<f32>(vat_light_pbr(in.color.rgb, 0.0, 0.5, n, in.world_position), 1.0);
     }
@@ -1615,7 +1648,7 @@ fn vat_shade_material(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<f
         metallic *= mr.b;
     }
     let n = vat_material_normal(in, m, front, ddx, ddy);
-    if frame.light_model == LIGHT_MODEL_PBR {
+    if vat_light_model() == LIGHT_MODEL_PBR {
         return vec4<f32>(vat_light_pbr(base.rgb, metallic, roughness, n, in.world_position) + m.emissive_factor, 1.0);
     }
     let l = vat_normalize(frame.sun_direction);
@@ -2092,7 +2125,7 @@ fn vs_ground(@builtin(vertex_index) vertex: u32) -> VertexOutput {
 fn fs_lit(in: VertexOutput, @builtin(front_facing) front: bool) -> @location(0) vec4<f32> {
     let ddx = dpdx(in.uv);
     let ddy = dpdy(in.uv);
-    if asset.material_count == 0u {
+    if !vat_has_materials() {
         return vat_shade(in);
     }
     return vat_shade_material(in, front, ddx, ddy);
@@ -2110,7 +2143,7 @@ fn fs_lit_motion(in: VertexOutput, @builtin(front_facing) front: bool) -> LitMot
     let ddx = dpdx(in.uv);
     let ddy = dpdy(in.uv);
     var color: vec4<f32>;
-    if asset.material_count == 0u {
+    if !vat_has_materials() {
         color = vat_shade(in);
     } else {
         color = vat_shade_material(in, front, ddx, ddy);
@@ -2144,7 +2177,7 @@ fn vat_encode_normal(n: vec3<f32>) -> vec4<f32> {
 // The discards of fs_lit for fragment `in` (assets with materials: the back faces of single-sided
 // materials, alpha-masked texels), so a prepass keeps exactly the fragments the colour pass keeps.
 fn vat_prepass_discard(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<f32>) {
-    if asset.material_count != 0u {
+    if vat_has_materials() {
         _ = vat_material_base(in, vat_fragment_material(in), front, ddx, ddy);
     }
 }
@@ -2154,7 +2187,7 @@ fn vat_prepass_discard(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<
 // for assets without materials the interpolated normal, negated on back faces.
 fn vat_prepass_normal(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<f32>) -> vec3<f32> {
     vat_prepass_discard(in, front, ddx, ddy);
-    if asset.material_count == 0u {
+    if !vat_has_materials() {
         let n = vat_normalize(in.world_normal);
         return select(-n, n, front);
     }
