@@ -88,6 +88,10 @@ fn every_translated_entry_point_passes_the_validation_layer() {
                         motion_vectors,
                         // vat's own entry points do not read PROGRAM (host vertex stages do).
                         program: 0,
+                        // The shading specialisations cycle through the variants (run time, palette,
+                        // materials; run time, vat's light model, PBR) without multiplying the count.
+                        materials: [None, Some(false), Some(true)][modules % 3],
+                        light_model: [None, Some(0), Some(1)][(modules / 3) % 3],
                     };
                     let words = shader.spirv(entry, &variant).unwrap();
                     let info = vk::ShaderModuleCreateInfo::default().code(&words);
