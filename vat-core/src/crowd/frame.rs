@@ -3,6 +3,7 @@
 use super::spatial::{CellData, Spatial};
 use super::{CrowdConfig, CrowdStats, DrawBatch, Shape, ViewDraws};
 use crate::crowd::Frustum;
+use crate::instance::{InstanceRecord, VARIANT_ACCESSORY, VARIANT_HIDDEN};
 use crate::lod::{LodDistance, LodThresholds};
 
 /// Which records changed since the last frame: one bit per record, plus the list of words that have a
@@ -153,6 +154,8 @@ pub(super) struct CullParams<'a> {
     pub(super) lod_bias: f32,
     /// The list changed membership this frame: the far pool must be rebuilt.
     pub(super) membership_changed: bool,
+    /// The crowd's records (the members of a cell the frustum cuts are tested one by one).
+    pub(super) records: &'a [InstanceRecord],
 }
 
 /// Culls every non-empty cell, picks its LOD, builds the batches of every pass and the far pool.
@@ -193,6 +196,7 @@ pub(super) fn cull(
     let mut s = CrowdStats::default();
     let mut far_shown = 0u32;
     let mut far_accessory = 0u32;
+    let mut cut = Vec::new();
     far.now.clear();
     let shape = p.shape;
     for &c in &spatial.nonempty {
@@ -200,29 +204,49 @@ pub(super) fn cull(
         if cell.shown == 0 {
             continue;
         }
-        let Some(lod) = visible_cell_lod(cell, shape, p, config) else {
+        let Some((lod, inside)) = visible_cell_lod(cell, shape, p, config) else {
             continue;
         };
-        s.visible_cells += 1;
-        s.submitted += cell.shown;
-        s.hidden_in_view += cell.count - cell.shown;
-        s.triangles += u64::from(cell.shown) * tris(lod);
+        let (start, end) = (spatial.cell_start[c as usize], spatial.cell_start[c as usize + 1]);
         if far_active && lod == last_lod {
+            // The far pool copies whole cells (a pool that followed the frustum edge would be
+            // rewritten and uploaded whenever the camera turns).
+            s.visible_cells += 1;
+            s.submitted += cell.shown;
+            s.hidden_in_view += cell.count - cell.shown;
+            s.triangles += u64::from(cell.shown) * tris(lod);
             far.now.push(c);
             far_shown += cell.shown;
             far_accessory += cell.accessory;
             continue;
         }
-        let (start, end) = (spatial.cell_start[c as usize], spatial.cell_start[c as usize + 1]);
-        route_main(main_runs.push(lod, start, end, false));
+        s.visible_cells += 1;
+        // The cell's runs in view: the whole section, or (the frustum cuts the cell) the runs of
+        // its members in view. Shadows take the whole cell: its members beside the view still
+        // cast into it.
+        let (shown, accessory) = if inside {
+            s.hidden_in_view += cell.count - cell.shown;
+            cut.clear();
+            cut.push((start, end));
+            (cell.shown, cell.accessory)
+        } else {
+            members_in_view(spatial, start, end, shape, p, &mut cut)
+        };
+        s.submitted += shown;
+        s.triangles += u64::from(shown) * tris(lod);
+        for &(a, b) in &cut {
+            route_main(main_runs.push(lod, a, b, false));
+        }
         if config.shadows && lod <= shadow_max_lod {
             shadow.extend(shadow_runs.push(lod, start, end, false));
             s.shadow_casters += cell.shown;
         }
-        if attachments_on && lod <= attachment_max_lod && cell.accessory > 0 {
-            attachments.extend(attach_runs.push(lod, start, end, true));
-            s.attachments_drawn += cell.accessory;
-            s.triangles += u64::from(cell.accessory) * attach_tris;
+        if attachments_on && lod <= attachment_max_lod && accessory > 0 {
+            for &(a, b) in &cut {
+                attachments.extend(attach_runs.push(lod, a, b, true));
+            }
+            s.attachments_drawn += accessory;
+            s.triangles += u64::from(accessory) * attach_tris;
         }
     }
 
@@ -272,14 +296,16 @@ pub(super) fn cull(
 /// The LOD of `cell` seen from `p.eye` (with `p.lod_bias`), if the cell's box (its members' box
 /// grown by the instance volume, see `Shape`, at the cell's largest scale) is not outside any plane
 /// of `p.frustum`.
-fn visible_cell_lod(cell: &CellData, shape: &Shape, p: &CullParams<'_>, config: &CrowdConfig) -> Option<u32> {
+fn visible_cell_lod(
+    cell: &CellData,
+    shape: &Shape,
+    p: &CullParams<'_>,
+    config: &CrowdConfig,
+) -> Option<(u32, bool)> {
     let (frustum, eye, thresholds) = (p.frustum, p.eye, p.thresholds);
     let last_lod = thresholds.lod_count() - 1;
     // The members' box grown by the instance volume (see `Shape`), at the cell's largest scale.
-    let k = cell.max_scale;
-    let mh = shape.margin_h * k;
-    let lo = [cell.min[0] - mh, cell.min[1] + (shape.y_lo * k).min(0.0), cell.min[2] - mh];
-    let hi = [cell.max[0] + mh, cell.max[1] + (shape.y_hi * k).max(0.0), cell.max[2] + mh];
+    let (lo, hi) = instance_box(cell.min, cell.max, cell.max_scale, shape);
     let centre = [(lo[0] + hi[0]) * 0.5, (lo[1] + hi[1]) * 0.5, (lo[2] + hi[2]) * 0.5];
     let half = [(hi[0] - lo[0]) * 0.5, (hi[1] - lo[1]) * 0.5, (hi[2] - lo[2]) * 0.5];
     // The box itself against each plane (its most inward corner): tighter than a sphere around it,
@@ -291,6 +317,7 @@ fn visible_cell_lod(cell: &CellData, shape: &Shape, p: &CullParams<'_>, config: 
     if !frustum.intersects_box(lo_s, hi_s) {
         return None;
     }
+    let inside = frustum.contains_box(lo_s, hi_s);
     let distance = match config.lod_distance {
         LodDistance::CellCentre => length([eye[0] - centre[0], eye[1] - centre[1], eye[2] - centre[2]]),
         LodDistance::NearEdge => {
@@ -298,7 +325,59 @@ fn visible_cell_lod(cell: &CellData, shape: &Shape, p: &CullParams<'_>, config: 
             length([d(0), d(1), d(2)])
         }
     };
-    Some(thresholds.select(distance, p.lod_bias).min(last_lod))
+    Some((thresholds.select(distance, p.lod_bias).min(last_lod), inside))
+}
+
+/// The maximal runs `a..b` of list positions in `start..end` (a cell's list section) whose
+/// instances are shown and whose box (the instance volume at its position and scale, as a cell's,
+/// see `Shape`) is not outside any plane of `p.frustum`, into `runs` (cleared first); returns how
+/// many instances the runs hold and how many of them carry the accessory bit. Conservative like
+/// the cell test: every shown instance whose sphere meets the frustum is in a run.
+fn members_in_view(
+    spatial: &Spatial,
+    start: u32,
+    end: u32,
+    shape: &Shape,
+    p: &CullParams<'_>,
+    runs: &mut Vec<(u32, u32)>,
+) -> (u32, u32) {
+    runs.clear();
+    let mut open: Option<u32> = None;
+    let (mut shown, mut accessory) = (0, 0);
+    for k in start..end {
+        let r = &p.records[spatial.list[k as usize] as usize];
+        let keep = r.variant_bits & VARIANT_HIDDEN == 0 && {
+            let (lo, hi) = instance_box(r.position, r.position, r.scale, shape);
+            // Slack for the f32 rounding of the box and the plane distances, as for a cell.
+            let reach = lo.iter().chain(&hi).fold(0.0f32, |m, v| m.max(v.abs()));
+            let slack = reach * 1e-5 + 1e-4;
+            p.frustum.intersects_box(lo.map(|v| v - slack), hi.map(|v| v + slack))
+        };
+        match (keep, open) {
+            (true, None) => open = Some(k),
+            (false, Some(a)) => {
+                runs.push((a, k));
+                open = None;
+            }
+            _ => {}
+        }
+        if keep {
+            shown += 1;
+            accessory += u32::from(r.variant_bits & VARIANT_ACCESSORY != 0);
+        }
+    }
+    if let Some(a) = open {
+        runs.push((a, end));
+    }
+    (shown, accessory)
+}
+
+/// The box of the positions `min..max` grown by the instance volume at scale `k` (see `Shape`).
+fn instance_box(min: [f32; 3], max: [f32; 3], k: f32, shape: &Shape) -> ([f32; 3], [f32; 3]) {
+    let mh = shape.margin_h * k;
+    let lo = [min[0] - mh, min[1] + (shape.y_lo * k).min(0.0), min[2] - mh];
+    let hi = [max[0] + mh, max[1] + (shape.y_hi * k).max(0.0), max[2] + mh];
+    (lo, hi)
 }
 
 /// The batches of an extra view (see `Crowd::cull_view`).
@@ -310,6 +389,7 @@ pub(super) fn cull_view(spatial: &Spatial, p: &CullParams<'_>) -> ViewDraws {
     let attachments_on = config.attachments && p.attachment_triangles > 0;
     let mut out = ViewDraws::default();
     let (mut main_runs, mut attach_runs) = (Runs::default(), Runs::default());
+    let mut cut = Vec::new();
     let route_main = |b: Option<DrawBatch>, out: &mut ViewDraws| {
         if let Some(b) = b {
             if config.cross_fade && b.lod <= cross_fade_max_lod {
@@ -324,15 +404,27 @@ pub(super) fn cull_view(spatial: &Spatial, p: &CullParams<'_>) -> ViewDraws {
         if cell.shown == 0 {
             continue;
         }
-        let Some(lod) = visible_cell_lod(cell, p.shape, p, config) else {
+        let Some((lod, inside)) = visible_cell_lod(cell, p.shape, p, config) else {
             continue;
         };
         // Every cell's members stand in its own list section, far-pool cells included.
         let (start, end) = (spatial.cell_start[c as usize], spatial.cell_start[c as usize + 1]);
-        route_main(main_runs.push(lod, start, end, false), &mut out);
-        out.instances += cell.shown;
-        if attachments_on && lod <= attachment_max_lod && cell.accessory > 0 {
-            out.attachments.extend(attach_runs.push(lod, start, end, true));
+        let (shown, accessory) = if inside {
+            cut.clear();
+            cut.push((start, end));
+            (cell.shown, cell.accessory)
+        } else {
+            // The view cuts the cell (a shadow cascade's edge): its members in the view alone.
+            members_in_view(spatial, start, end, p.shape, p, &mut cut)
+        };
+        out.instances += shown;
+        for &(a, b) in &cut {
+            route_main(main_runs.push(lod, a, b, false), &mut out);
+        }
+        if attachments_on && lod <= attachment_max_lod && accessory > 0 {
+            for &(a, b) in &cut {
+                out.attachments.extend(attach_runs.push(lod, a, b, true));
+            }
         }
     }
     route_main(main_runs.finish(), &mut out);

@@ -172,6 +172,16 @@ impl Frustum {
             self.distance(i, corner) >= 0.0
         })
     }
+
+    /// Whether the axis-aligned box `min..max` (metres) is inside or on every plane (the test of
+    /// each plane's most outward corner). NaN inputs give `false`.
+    #[inline]
+    pub fn contains_box(&self, min: [f32; 3], max: [f32; 3]) -> bool {
+        self.planes.iter().enumerate().all(|(i, n)| {
+            let corner = std::array::from_fn(|a| if n[a] >= 0.0 { min[a] } else { max[a] });
+            self.distance(i, corner) >= 0.0
+        })
+    }
 }
 
 fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {

@@ -57,7 +57,11 @@
 //! volume at the cell's largest scale (see [`CrowdAsset::instance_sphere`]: the box encloses every
 //! member's bounding sphere, which is what the GPU culling shader tests per instance), so every
 //! instance whose sphere meets the frustum is in a drawn batch. A cell is tested as that box against
-//! each plane (a box outside none is drawn); its LOD comes from the camera's distance to the box centre or to the box
+//! each plane (a box outside none is drawn); a cell the frustum cuts (its box not inside every plane)
+//! has its members tested one by one (each one's box, the instance volume at its position and scale),
+//! and the main pass draws the runs of its list section that are in view. Shadow and attachment
+//! batches, and the far pool, take whole cells (members beside the view still cast into it). Its LOD
+//! comes from the camera's distance to the box centre or to the box
 //! ([`CrowdConfig::lod_distance`]), through [`LodThresholds::select`] with [`CrowdConfig::lod_bias`].
 //! Consecutive visible cells of the same LOD are contiguous in the list and merge into one batch.
 //!
@@ -353,6 +357,7 @@ fn cull_params<'a>(
     frustum: &'a Frustum,
     camera: &Camera,
     membership_changed: bool,
+    records: &'a [InstanceRecord],
 ) -> CullParams<'a> {
     CullParams {
         config,
@@ -364,6 +369,7 @@ fn cull_params<'a>(
         eye: camera.position,
         lod_bias: config.lod_bias + camera.lod_bias(),
         membership_changed,
+        records,
     }
 }
 
@@ -383,7 +389,7 @@ pub struct ViewDraws {
 
 /// Counters of one frame.
 ///
-/// They add up: `drawn == submitted` on the CPU path (whole cells are drawn); the main batches hold
+/// They add up: `drawn == submitted` on the CPU path; the main batches hold
 /// `submitted + hidden_in_view` entries; `triangles` is the sum over drawn instances of their LOD's
 /// triangles plus `attachments_drawn * attachment_triangles`; `draws_main == main_fade.len() +
 /// main_plain.len()`.
@@ -391,13 +397,14 @@ pub struct ViewDraws {
 pub struct CrowdStats {
     /// Instances in the crowd (records), hidden ones included.
     pub simulated: u32,
-    /// Shown (not hidden) instances in visible cells: what the CPU culling hands to the GPU.
+    /// Shown (not hidden) instances the CPU culling hands to the GPU: the members of the visible
+    /// cells, those of a cell the frustum cuts only when in view themselves.
     pub submitted: u32,
     /// Shown instances the main pass draws (equal to `submitted` on the CPU path; a GPU-culling
     /// backend reports its per-instance count here).
     pub drawn: u32,
-    /// Hidden instances in visible cells: in the batches, collapsed by the shader. (Added to the
-    /// contract.)
+    /// Hidden instances in the main batches (members of visible cells the frustum does not cut):
+    /// collapsed by the shader. (Added to the contract.)
     pub hidden_in_view: u32,
     /// Triangles drawn by the main pass, attachments included.
     pub triangles: u64,
@@ -1031,8 +1038,15 @@ impl Crowd {
 
         // 3. Culling and batches.
         let frustum = Frustum::from_view_proj(&camera.view_proj);
-        let params =
-            cull_params(&self.config, &self.shape, &self.asset, &frustum, camera, membership_changed);
+        let params = cull_params(
+            &self.config,
+            &self.shape,
+            &self.asset,
+            &frustum,
+            camera,
+            membership_changed,
+            &self.records,
+        );
         let out = frame::cull(&mut self.spatial, &mut self.far, &mut self.capacity, &params);
 
         // 4. Uploads.
@@ -1070,14 +1084,14 @@ impl Crowd {
     /// prepared (call it after that, before the crowd changes): the cells meeting `view_proj`'s
     /// frustum (world to clip, column-major, depth 0..1), each at the LOD `camera` gives it (so a
     /// shadow cascade draws the LODs the colour pass draws), as batches of the same instance list,
-    /// so nothing more is uploaded. A view reaching beyond the camera's frustum (a shadow cascade's
+    /// so nothing more is uploaded; of a cell the view cuts, the runs of members in the view. A view reaching beyond the camera's frustum (a shadow cascade's
     /// casters beside the view) gets those casters; the far pool is not used (each cell's own list
     /// section is drawn). Costs O(non-empty cells).
     pub fn cull_view(&self, view_proj: &[[f32; 4]; 4], camera: &Camera) -> ViewDraws {
         let frustum = Frustum::from_view_proj(view_proj);
         frame::cull_view(
             &self.spatial,
-            &cull_params(&self.config, &self.shape, &self.asset, &frustum, camera, false),
+            &cull_params(&self.config, &self.shape, &self.asset, &frustum, camera, false, &self.records),
         )
     }
 

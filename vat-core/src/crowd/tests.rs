@@ -191,6 +191,17 @@ fn batch_members(gpu: &Gpu, batches: &[DrawBatch], n: usize) -> Vec<bool> {
     seen
 }
 
+/// The LOD of each instance's entry in `batches` (`None` if in none).
+fn member_lods(gpu: &Gpu, batches: &[DrawBatch], n: usize) -> Vec<Option<u32>> {
+    let mut lods = vec![None; n];
+    for b in batches {
+        for &i in &gpu.list[b.first_instance as usize..(b.first_instance + b.instance_count) as usize] {
+            lods[i as usize] = Some(b.lod);
+        }
+    }
+    lods
+}
+
 /// Everything a frame must satisfy, against brute force over every record.
 fn check_frame(crowd: &Crowd, gpu: &Gpu, f: &Frame, camera: &Camera) {
     let lods = drawn_lods(crowd, gpu, f);
@@ -205,6 +216,21 @@ fn check_frame(crowd: &Crowd, gpu: &Gpu, f: &Frame, camera: &Camera) {
         let (centre, radius) = a.instance_sphere(r);
         if shown(i) && frustum.intersects_sphere(centre, radius) {
             assert!(lods[i].is_some(), "instance {i} at {:?} is in view but not drawn", r.position);
+        }
+    }
+    // And nothing far out of view outside the far pool (which copies whole cells): the members of
+    // a cell the frustum cuts are tested one by one (by their box, which holds the sphere and
+    // reaches at most sqrt(3) times its radius from the centre).
+    let listed =
+        batch_members(gpu, &f.main().filter(|b| b.first_instance < n as u32).copied().collect::<Vec<_>>(), n);
+    for (i, r) in recs.iter().enumerate() {
+        let (centre, radius) = a.instance_sphere(r);
+        if listed[i] && shown(i) {
+            assert!(
+                frustum.intersects_sphere(centre, radius * 1.75 + 1e-3),
+                "instance {i} at {:?} drawn out of view",
+                r.position
+            );
         }
     }
     // LOD: below lod_count; with NearEdge never coarser than the instance's own distance calls for.
@@ -226,14 +252,20 @@ fn check_frame(crowd: &Crowd, gpu: &Gpu, f: &Frame, camera: &Camera) {
     for b in &f.main_plain {
         assert!(!c.cross_fade || b.lod > c.cross_fade_max_lod, "{b:?} in main_plain");
     }
-    // Shadows: exactly the drawn instances with LOD <= shadow_max_lod, at the same LOD.
+    // Shadows: every drawn instance with LOD <= shadow_max_lod, at the same LOD, and the other
+    // members of its cell (whole cells cast: members beside the view cast into it).
     let in_shadow = batch_members(gpu, &f.shadow, n);
+    let shadow_lods = member_lods(gpu, &f.shadow, n);
     for b in &f.shadow {
         assert!(c.shadows && b.lod <= c.shadow_max_lod, "{b:?} in the shadow pass");
     }
     for i in 0..n {
-        let expected = c.shadows && lods[i].is_some_and(|l| l <= c.shadow_max_lod);
-        assert_eq!(in_shadow[i], expected, "instance {i} shadow");
+        if c.shadows && lods[i].is_some_and(|l| l <= c.shadow_max_lod) {
+            assert_eq!(shadow_lods[i], lods[i], "instance {i} casts at the LOD it is drawn at");
+        }
+        if !c.shadows {
+            assert!(!in_shadow[i], "instance {i} casts with shadows off");
+        }
     }
     // Attachments: the drawn cells with LOD <= attachment_max_lod holding a shown accessory.
     let in_attach = batch_members(gpu, &f.attachments, n);
@@ -671,14 +703,21 @@ fn far_pool_makes_exactly_one_far_batch() {
     assert_eq!(far1.len(), 1, "{far1:?}");
     assert!(far2.len() > 1, "without the pool the far cells are several batches: {far2:?}");
     assert_eq!(far1[0].first_instance, 1600);
-    assert_eq!(far1[0].instance_count, far2.iter().map(|b| b.instance_count).sum::<u32>());
+    // The pool copies whole cells; without it the cells the frustum cuts draw their members in view.
+    assert!(far1[0].instance_count >= far2.iter().map(|b| b.instance_count).sum::<u32>());
     assert_eq!(f1.stats.far_pool_instances, far1[0].instance_count);
     assert_eq!(f1.instance_list_len, 1600 + far1[0].instance_count);
     assert_eq!(f2.instance_list_len, 1600);
-    // The same instances at the same LODs either way, in fewer draws with the pool.
-    assert_eq!(drawn_lods(&with, &g1, &f1), drawn_lods(&without, &g2, &f2));
+    // The same instances at the same LODs either way (the pool's whole cells besides), in fewer
+    // draws with the pool.
+    let (l1, l2) = (drawn_lods(&with, &g1, &f1), drawn_lods(&without, &g2, &f2));
+    for (i, (a, b)) in l1.iter().zip(&l2).enumerate() {
+        if b.is_some() || a.is_some_and(|l| l < 4) {
+            assert_eq!(a, b, "instance {i}");
+        }
+    }
     assert!(f1.stats.draws_main < f2.stats.draws_main);
-    assert_eq!(f1.stats.triangles, f2.stats.triangles);
+    assert!(f1.stats.triangles >= f2.stats.triangles);
     // Turning the pool off at runtime drops it from the list.
     with.config_mut().far_pool = false;
     let f3 = frame(&mut with, &mut g1, &cam);
@@ -701,7 +740,8 @@ fn shadow_batches_follow_shadow_max_lod_and_vanish_without_shadows() {
     }
     assert!(casters.windows(2).all(|w| w[0] < w[1]), "more LODs cast more: {casters:?}");
     let f = frame(&mut crowd, &mut gpu, &cam);
-    assert_eq!(f.stats.shadow_casters, f.stats.submitted, "shadow_max_lod 4 casts every drawn instance");
+    // Every drawn instance casts (check_frame), and the members of the cut cells beside the view.
+    assert!(f.stats.shadow_casters >= f.stats.submitted, "shadow_max_lod 4 casts every drawn instance");
     crowd.config_mut().shadows = false;
     let f = frame(&mut crowd, &mut gpu, &cam);
     check_frame(&crowd, &gpu, &f, &cam);
@@ -742,9 +782,10 @@ fn an_asset_with_fewer_lods_still_casts_shadows_and_cross_fades() {
             let expected_casters: u32 =
                 drawn_lods(&crowd, &gpu, &f).iter().flatten().filter(|&&l| l <= smax.min(last)).count()
                     as u32;
-            assert_eq!(f.stats.shadow_casters, expected_casters, "{lods} LODs, shadow_max_lod {smax}");
+            // And the members of the cells the frustum cuts, beside the view.
+            assert!(f.stats.shadow_casters >= expected_casters, "{lods} LODs, shadow_max_lod {smax}");
             if lods == 1 || smax >= 1 {
-                assert_eq!(f.stats.shadow_casters, f.stats.submitted, "a {lods}-LOD crowd casts everywhere");
+                assert!(f.stats.shadow_casters >= f.stats.submitted, "a {lods}-LOD crowd casts everywhere");
                 assert!(f.stats.draws_shadow > 0);
             }
             if lods == 1 || fmax >= 1 {
