@@ -19,6 +19,7 @@
 //! | [`prepare`] | bake options and the in-memory [`prepare::PreparedBake`]; writing `.vat` |
 //! | [`lods`] | the LOD chain (index buffers over the one vertex set) and vertex reordering |
 //! | [`morph`] | bone mode's live morph layer (morph delta texture + per-frame weights track) |
+//! | [`feet`] | finding a rig's feet: naming conventions, else the skeleton's shape |
 //! | [`stride`] | stride extraction from planted feet |
 //! | [`verify`] | decoded bake vs fresh skinning, with error figures |
 //! | [`rigid`] | the rigid-body mode: node-animated pieces or [`procgen::shatter`] -> `.vat`, verified against the source transforms |
@@ -29,6 +30,7 @@
 
 mod error;
 pub mod export;
+pub mod feet;
 pub mod fluid;
 #[doc(hidden)]
 pub mod fuzzing;

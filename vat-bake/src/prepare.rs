@@ -43,7 +43,7 @@ use crate::lods::{self, LodOptions};
 use crate::rig::{AnimationClip, ChannelTarget, MeshRole, Rig};
 use crate::sample::{global_matrices, sample_pose, validate_clip};
 use crate::skin::{self, VertexSet};
-use crate::stride::extract_stride;
+use crate::stride::measure_stride;
 use crate::{BakeError, Result};
 
 /// The largest `--max-texture-dim` accepted: the largest texture dimension the `.vat` reader admits
@@ -685,12 +685,11 @@ fn plan_clips(rig: &Rig, options: &BakeOptions) -> Result<ClipPlan> {
                 }
                 None => {
                     let resolved = AnimationClip { looping: Some(looping), ..clip.clone() };
-                    match extract_stride(rig, &resolved)? {
-                        Some(s) => s,
-                        None => {
+                    match measure_stride(rig, &resolved)? {
+                        Ok(s) => s.stride,
+                        Err(why) => {
                             warnings.push(format!(
-                                "clip \"{}\" is locomotion but no stride could be measured (no feet, or no planted \
-                                 foot moving backwards); baked with stride 0",
+                                "clip \"{}\": no stride: {why}; baked with stride 0",
                                 clip.name
                             ));
                             0.0

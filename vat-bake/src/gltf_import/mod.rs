@@ -54,7 +54,7 @@
 //! | node | `{"vat_socket": "head"}` | a [`Socket`] named `head` on the node's parent, offset = the node's local matrix (a root node: on itself, identity) |
 //! | node with a mesh | `{"vat_attachment": "head"}` | its primitives become [`MeshRole::Attachment`] on socket `head`: vertices are moved into the socket's space (unchanged when the mesh sits on the socket node itself), binding `Rigid { node: socket.node }` |
 //! | socket node with a mesh | `{"vat_socket": "head", "vat_attachment": "cap"}` | as above on its own socket `head`; `cap` is the mesh's name (what [`crate::export`] writes) |
-//! | node | `{"vat_foot": "left"}` / `"right"` | [`Rig::feet`]; without it feet are found by name (`foot`/`ankle` with `left`, `l_`, `_l`, `.l` or the right equivalents), among skin joints when there is a skin |
+//! | node | `{"vat_foot": "left"}` / `"right"` | [`Rig::feet`]; without it feet are found by name among skin joints when there is a skin (Mixamo, Blender, Unreal, Unity and `FootL` conventions, [`crate::feet::by_name`]); a rig with no feet by name gets them from its skeleton's shape when a stride is measured ([`crate::feet::by_geometry`]) |
 //! | animation | `{"vat_looping": false}` (also `looping` or `loop`) | one-shot (`false`) or looping (`true`) clip; absent: the bake decides from the clip's seam ([`crate::prepare::BakeOptions::looping`]) |
 //! | animation | `{"vat_locomotion": true, "vat_stride": 1.48}` | locomotion flag and exact stride in metres per cycle (default: locomotion when the name contains walk, jog, run or sprint; stride unknown) |
 //!
@@ -78,6 +78,8 @@ mod mesh;
 mod fixture;
 #[cfg(test)]
 mod materials_tests;
+#[cfg(test)]
+mod stride_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -793,20 +795,10 @@ impl<'a, 'b> Importer<'a, 'b> {
             }
             tagged[side] = Some(r);
         }
-        let candidates: Vec<usize> = if self.rig.skins.is_empty() {
-            (0..self.rig.nodes.len()).collect()
-        } else {
-            let mut joints: Vec<usize> =
-                self.rig.skins.iter().flat_map(|s| s.joints.iter().copied()).collect();
-            joints.sort_unstable(); // rig order: ancestors (ankles) before descendants (toes)
-            joints.dedup();
-            joints
-        };
-        let by_name = |side: usize| {
-            candidates.iter().copied().find(|&r| foot_side(&self.rig.nodes[r].name) == Some(side))
-        };
-        let left = tagged[0].or_else(|| by_name(0));
-        let right = tagged[1].or_else(|| by_name(1));
+        let [by_name_left, by_name_right] =
+            crate::feet::by_name(&self.rig, &crate::feet::candidates(&self.rig));
+        let left = tagged[0].or(by_name_left);
+        let right = tagged[1].or(by_name_right);
         self.rig.feet = match (left, right) {
             (Some(left), Some(right)) if left != right => Some(Feet { left, right }),
             _ => None,
@@ -868,25 +860,5 @@ pub(super) fn unit_quat(q: Quat) -> Option<Quat> {
         Some(q)
     } else {
         Some(q / len)
-    }
-}
-
-/// 0 for a left foot, 1 for a right foot, by name: `foot` or `ankle` plus a side marker.
-fn foot_side(name: &str) -> Option<usize> {
-    let n = name.to_lowercase();
-    if !(n.contains("foot") || n.contains("ankle")) {
-        return None;
-    }
-    let marks = |word: &str, c: char| {
-        n.contains(word)
-            || n.starts_with(&format!("{c}_"))
-            || n.ends_with(&format!("_{c}"))
-            || n.ends_with(&format!(".{c}"))
-            || n.contains(&format!("_{c}_"))
-    };
-    match (marks("left", 'l'), marks("right", 'r')) {
-        (true, false) => Some(0),
-        (false, true) => Some(1),
-        _ => None,
     }
 }
