@@ -1248,7 +1248,14 @@ fn prepare_planned(
             .collect();
         let poses = skin::skin_clip_frames(rig, &set, &picked, false)?;
         let pose_refs: Vec<&[Vec3]> = poses.iter().map(|f| f.positions.as_slice()).collect();
-        let chain = lods::build_lod_chain_posed(&set.positions, &set.indices, &pose_refs, &options.lods)?;
+        let surface = lods::LodSurface {
+            normals: Some(&set.normals),
+            uvs: set.uvs.as_deref(),
+            colors: set.colors.as_deref(),
+            groups: None,
+        };
+        let chain =
+            lods::build_lod_chain_surface(&set.positions, &set.indices, &pose_refs, &surface, &options.lods)?;
         let mut lists = chain.index_lists();
         let order = if options.optimize_vertex_order {
             lods::reorder_for_locality(&mut set, &mut lists)?
@@ -1622,6 +1629,7 @@ fn prepare_planned(
         Ok(manifest)
     })?;
     notes.extend(texture_notes);
+    notes.extend(chain.notes());
 
     let va = manifest.vertex_animation.as_ref();
     let stats = BakeStats {

@@ -821,7 +821,26 @@ pub fn bake_rigid(source: &RigidSource, options: &RigidBakeOptions) -> Result<(V
     let triangles = indices.len() as u32 / 3;
     // LODs from the rest pose (LOD 0 = every triangle), switching by their error and the rest size.
     let rest: Vec<Vec3> = positions.iter().map(|&p| Vec3::from(p)).collect();
-    let chain = lods::build_lod_chain_posed(&rest, &indices, &[], &options.lods)?;
+    // Welded by position within a piece only (pieces move apart), seams kept by the normals,
+    // texture coordinates and colours.
+    let groups: Vec<u32> = source
+        .pieces
+        .iter()
+        .enumerate()
+        .flat_map(|(k, p)| std::iter::repeat_n(k as u32, p.positions.len()))
+        .collect();
+    let normal_vecs: Vec<Vec3> = normals.iter().map(|&n| Vec3::from(n)).collect();
+    let uv_vecs: Option<Vec<glam::Vec2>> =
+        uvs.as_ref().map(|u| u.iter().map(|&t| glam::Vec2::from(t)).collect());
+    let color_vecs: Option<Vec<glam::Vec4>> =
+        colors.as_ref().map(|c| c.iter().map(|&t| glam::Vec4::from(t)).collect());
+    let surface = lods::LodSurface {
+        normals: Some(&normal_vecs),
+        uvs: uv_vecs.as_deref(),
+        colors: color_vecs.as_deref(),
+        groups: Some(&groups),
+    };
+    let chain = lods::build_lod_chain_surface(&rest, &indices, &[], &surface, &options.lods)?;
     let rest_size =
         PositionBounds::from_points(positions.iter().copied())?.extent.into_iter().fold(0.0f32, f32::max);
     let errors: Vec<f32> = chain.levels.iter().map(|l| l.error).collect();
@@ -859,6 +878,7 @@ pub fn bake_rigid(source: &RigidSource, options: &RigidBakeOptions) -> Result<(V
         blob: material_blob,
     });
     let mut notes: Vec<String> = chain.dropped.iter().map(ToString::to_string).collect();
+    notes.extend(chain.notes());
     if let Some(materials) = &source.materials {
         if let Some(&id) = materials_past(&materials.materials, &source.pieces) {
             return Err(invalid(

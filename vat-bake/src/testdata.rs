@@ -831,3 +831,177 @@ pub fn png_bomb(side: u32) -> Vec<u8> {
     drop(writer);
     out
 }
+
+// ---- Game characters for the LOD chain: the procedural humanoid's skeleton and clips, another body.
+
+/// The parts of a character built on the procedural humanoid's skeleton: one segment per bone
+/// (parent joint to joint, the root's child left out) and one for the head (0.22 m up from the
+/// head joint), each `(from, to, bone)` in rest metres with the joint it is bound to.
+fn humanoid_segments(rig: &crate::rig::Rig) -> Vec<(Vec3, Vec3, u16)> {
+    let rest: Vec<Vec3> = rig.rest_globals().iter().map(|g| g.w_axis.truncate()).collect();
+    let mut segments = Vec::new();
+    for (j, node) in rig.nodes.iter().enumerate() {
+        match node.parent {
+            Some(p) if rig.nodes[p].parent.is_some() => segments.push((rest[p], rest[j], p as u16)),
+            _ => {}
+        }
+        if node.name == "head" {
+            segments.push((rest[j], rest[j] + Vec3::new(0.0, 0.22, 0.0), j as u16));
+        }
+    }
+    segments
+}
+
+/// The procedural humanoid with its body replaced by `body` (rigidly bound parts) and no cap.
+fn humanoid_with_body(name: &str, body: crate::rig::Mesh) -> crate::rig::Rig {
+    let mut rig = crate::procgen::humanoid();
+    rig.name = name.into();
+    rig.meshes = vec![body];
+    rig.sockets.clear();
+    rig
+}
+
+/// A body mesh of `positions`/`normals`/`uvs`/`indices`, every vertex bound to `bones[v]` alone.
+fn rigid_bound_body(
+    positions: Vec<Vec3>,
+    normals: Vec<Vec3>,
+    uvs: Vec<glam::Vec2>,
+    indices: Vec<u32>,
+    bones: &[u16],
+) -> crate::rig::Mesh {
+    use crate::rig::{MAX_INFLUENCES, Mesh, MeshBinding, MeshRole};
+    let n = positions.len();
+    Mesh {
+        name: "body".into(),
+        binding: MeshBinding::Skinned { skin: 0 },
+        role: MeshRole::Body,
+        positions,
+        normals,
+        tangents: None,
+        uvs: Some(uvs),
+        colors: None,
+        material_ids: vec![0; n],
+        indices,
+        influence_count: 1,
+        joints: bones
+            .iter()
+            .map(|&b| std::array::from_fn::<u16, MAX_INFLUENCES, _>(|k| if k == 0 { b } else { 0 }))
+            .collect(),
+        weights: (0..n).map(|_| std::array::from_fn(|k| if k == 0 { 1.0 } else { 0.0 })).collect(),
+        full_influences: None,
+        morph_targets: Vec::new(),
+        default_morph_weights: Vec::new(),
+    }
+}
+
+/// A low-poly, hard-edged robot of 3,072 triangles on the procedural humanoid's skeleton and clips:
+/// one faceted 8-sided cylinder of 7 segments per part (24 parts: every bone and the head), flat
+/// shaded with every triangle its own three vertices (9,216 vertices: face normals, texture
+/// coordinates unwrapped around each cylinder and on its caps, so split at every position), each
+/// part bound rigidly to its bone. The shape of stylised game characters whose hard edges and UV
+/// seams split every vertex. Deterministic.
+pub fn lowpoly_robot() -> crate::rig::Rig {
+    const SIDES: usize = 8;
+    const RINGS: usize = 7;
+    let rig = crate::procgen::humanoid();
+    let (mut positions, mut normals, mut uvs, mut bones) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (part, &(from, to, bone)) in humanoid_segments(&rig).iter().enumerate() {
+        let axis = to - from;
+        let (a, b) = (from + 0.03 * axis, to - 0.03 * axis);
+        let d = axis.normalize_or(Vec3::Y);
+        let e1 = d.any_orthonormal_vector();
+        let e2 = d.cross(e1);
+        let radius = (0.035 + 0.12 * axis.length()).min(0.11) * (1.0 + 0.03 * (part % 3) as f32);
+        let ring = |r: usize, s: usize| {
+            let phi = std::f32::consts::TAU * s as f32 / SIDES as f32;
+            a + (b - a) * (r as f32 / RINGS as f32) + radius * (phi.cos() * e1 + phi.sin() * e2)
+        };
+        let mut tri = |p: [Vec3; 3], uv: [glam::Vec2; 3]| {
+            let nrm = (p[1] - p[0]).cross(p[2] - p[0]).normalize_or(d);
+            for k in 0..3 {
+                positions.push(p[k]);
+                normals.push(nrm);
+                uvs.push(uv[k]);
+                bones.push(bone);
+            }
+        };
+        let side_uv =
+            |r: usize, s: usize| glam::Vec2::new(s as f32 / SIDES as f32, r as f32 / RINGS as f32 * 0.5);
+        for r in 0..RINGS {
+            for s in 0..SIDES {
+                let (p00, p01, p10, p11) = (ring(r, s), ring(r, s + 1), ring(r + 1, s), ring(r + 1, s + 1));
+                let (u00, u01, u10, u11) =
+                    (side_uv(r, s), side_uv(r, s + 1), side_uv(r + 1, s), side_uv(r + 1, s + 1));
+                tri([p00, p10, p01], [u00, u10, u01]);
+                tri([p01, p10, p11], [u01, u10, u11]);
+            }
+        }
+        let cap_uv = |s: usize, top: bool| {
+            let phi = std::f32::consts::TAU * s as f32 / SIDES as f32;
+            glam::Vec2::new(0.25 + 0.2 * phi.cos() + if top { 0.5 } else { 0.0 }, 0.75 + 0.2 * phi.sin())
+        };
+        for s in 0..SIDES {
+            let centre = |top: bool| glam::Vec2::new(if top { 0.75 } else { 0.25 }, 0.75);
+            tri([a, ring(0, s), ring(0, s + 1)], [centre(false), cap_uv(s, false), cap_uv(s + 1, false)]);
+            tri(
+                [b, ring(RINGS, s + 1), ring(RINGS, s)],
+                [centre(true), cap_uv(s + 1, true), cap_uv(s, true)],
+            );
+        }
+    }
+    let indices = (0..positions.len() as u32).collect();
+    humanoid_with_body("lowpoly_robot", rigid_bound_body(positions, normals, uvs, indices, &bones))
+}
+
+/// A smooth, textured character of 16,680 vertices (32,256 triangles) on the procedural humanoid's
+/// skeleton and clips: one ellipsoid per part (24 parts: every bone and the head), 22 rings of 32
+/// segments with analytic smooth normals and texture coordinates wrapped around it, so each part has
+/// a UV seam (a column of vertices split, same position and normal, u = 0 and u = 1), each part
+/// bound rigidly to its bone. Deterministic.
+pub fn seamed_character() -> crate::rig::Rig {
+    const SEGMENTS: usize = 32;
+    const RINGS: usize = 22;
+    let rig = crate::procgen::humanoid();
+    let (mut positions, mut normals, mut uvs, mut bones, mut indices) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (part, &(from, to, bone)) in humanoid_segments(&rig).iter().enumerate() {
+        let axis = to - from;
+        let centre = (from + to) * 0.5;
+        let half = axis.length() * 0.55;
+        let d = axis.normalize_or(Vec3::Y);
+        let e1 = d.any_orthonormal_vector();
+        let e2 = d.cross(e1);
+        let radius = (0.035 + 0.12 * axis.length()).min(0.11) * (1.0 + 0.03 * (part % 3) as f32);
+        let base = positions.len() as u32;
+        let mut vertex = |theta: f32, phi: f32, uv: glam::Vec2| {
+            let local = Vec3::new(theta.sin() * phi.cos(), theta.cos(), theta.sin() * phi.sin());
+            positions.push(centre + radius * local.x * e1 + half * local.y * d + radius * local.z * e2);
+            let n = Vec3::new(local.x / radius, local.y / half, local.z / radius);
+            normals.push((n.x * e1 + n.y * d + n.z * e2).normalize_or(d));
+            uvs.push(uv);
+            bones.push(bone);
+        };
+        vertex(0.0, 0.0, glam::Vec2::new(0.5, 0.0));
+        for r in 1..RINGS {
+            let theta = std::f32::consts::PI * r as f32 / RINGS as f32;
+            for s in 0..=SEGMENTS {
+                let u = s as f32 / SEGMENTS as f32;
+                vertex(theta, std::f32::consts::TAU * u, glam::Vec2::new(u, r as f32 / RINGS as f32));
+            }
+        }
+        vertex(std::f32::consts::PI, 0.0, glam::Vec2::new(0.5, 1.0));
+        let south = positions.len() as u32 - 1;
+        let ring = |r: usize, s: usize| base + 1 + ((r - 1) * (SEGMENTS + 1) + s) as u32;
+        for s in 0..SEGMENTS {
+            indices.extend([base, ring(1, s + 1), ring(1, s)]);
+            indices.extend([south, ring(RINGS - 1, s), ring(RINGS - 1, s + 1)]);
+        }
+        for r in 1..RINGS - 1 {
+            for s in 0..SEGMENTS {
+                let (p00, p01, p10, p11) = (ring(r, s), ring(r, s + 1), ring(r + 1, s), ring(r + 1, s + 1));
+                indices.extend([p00, p01, p10, p01, p11, p10]);
+            }
+        }
+    }
+    humanoid_with_body("seamed_character", rigid_bound_body(positions, normals, uvs, indices, &bones))
+}

@@ -181,3 +181,33 @@ fn a_rigid_mesh_sequence_bakes_with_detected_pieces_and_a_soft_one_is_refused() 
     );
     assert!(!refused_file.exists());
 }
+
+#[test]
+fn the_built_in_shatter_gets_lods_and_inspect_lists_each_levels_triangles_and_error() {
+    // Every shard is flat shaded (no shared vertices): the chain welds by position within a piece,
+    // so the shatter simplifies (it kept LOD 0 only before) and `vat inspect` prints one line per
+    // level with its triangles, its measured error and where it is used.
+    let dir = scratch("lods");
+    let file = dir.join("shatter.vat");
+    let bake = vat(&["bake", "--procgen", "shatter", "--out", s(&file)]);
+    assert!(bake.status.success(), "{}", out(&bake));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&vat(&["inspect", s(&file), "--json"]).stdout).unwrap();
+    let lods = summary["lods"].as_array().unwrap();
+    assert!(lods.len() >= 3, "{lods:?}");
+    let human = out(&vat(&["inspect", s(&file)]));
+    let mut from = 0.0;
+    for (i, l) in lods.iter().enumerate() {
+        let error = l["screen_error_m"].as_f64().unwrap();
+        let until = l["max_distance_m"].as_f64().map_or("any distance".to_string(), |d| format!("{d:.2} m"));
+        let line = format!(
+            "LOD {i}: {} triangles, error {error:.4} m, used from {from:.2} m to {until}",
+            l["triangles"]
+        );
+        assert!(human.contains(&line), "missing {line:?} in\n{human}");
+        if i > 0 {
+            assert!(error > 0.0, "LOD {i} has a measured error");
+        }
+        from = l["max_distance_m"].as_f64().unwrap_or(from);
+    }
+}
