@@ -137,6 +137,8 @@ fn bevy_frames(bytes: &Arc<[u8]>, n: u32, args: &Args) -> (Vec<Duration>, Vec<Be
     let camera = app.world_mut().spawn((
         Camera3d::default(),
         Msaa::Off,
+        // Bevy's default (TonyMcMapFace) needs the `tonemapping_luts` feature vat-bevy leaves out.
+        bevy::core_pipeline::tonemapping::Tonemapping::AcesFitted,
         Transform::from_translation(eye).looking_at(look, Vec3::Y),
         bevy::camera::RenderTarget::Image(target.into()),
     ));
