@@ -226,9 +226,9 @@ impl AssetDrawInfo {
         self.has_materials
     }
 
-    /// The shader variant of its pipelines with cross-fade `cross_fade`: its influences, vertex
-    /// format, sidedness and shading path (materials or palette); no motion vectors, the light
-    /// model chosen at run time.
+    /// The shader variant of its compute pipelines (decode for verification) with cross-fade
+    /// `cross_fade`: its influences, vertex format and sidedness; no motion vectors, shading chosen
+    /// at run time (so the decode reads every tangent frame the asset has).
     pub fn variant(&self, cross_fade: bool) -> ShaderVariantKey {
         ShaderVariantKey {
             cross_fade,
@@ -236,9 +236,15 @@ impl AssetDrawInfo {
             vertex_format: self.vertex_format,
             double_sided: self.double_sided,
             motion_vectors: false,
-            materials: Some(self.has_materials),
+            materials: None,
             light_model: None,
         }
+    }
+
+    /// The shader variant of its render pipelines: [`variant`](Self::variant) with its shading path
+    /// fixed (materials or the palette, which decodes no tangent frames).
+    pub fn render_variant(&self, cross_fade: bool) -> ShaderVariantKey {
+        ShaderVariantKey { materials: Some(self.has_materials), ..self.variant(cross_fade) }
     }
 }
 
@@ -1308,7 +1314,7 @@ fn plan_draws(
             motion_vectors: motion && pass == PassKind::Colour,
             // Only the colour pass lights; the others keep one pipeline whatever the light model.
             light_model: (pass == PassKind::Colour).then_some(options.light_model.code()),
-            ..asset.variant(cross_fade)
+            ..asset.render_variant(cross_fade)
         },
     };
     let body = asset.body_program(mode);
@@ -1394,7 +1400,7 @@ fn plan_view_draws(
     let config = c.crowd.config();
     let asset = c.asset;
     let draw = |program, cross_fade, indices: Range<u32>, b: &DrawBatch| Draw {
-        pipeline: PipelineKey { program, pass: PassKind::Depth, variant: asset.variant(cross_fade) },
+        pipeline: PipelineKey { program, pass: PassKind::Depth, variant: asset.render_variant(cross_fade) },
         resources: DrawResources::Crowd { crowd: k, instances: InstanceSource::InstanceList },
         geometry: DrawGeometry::Indexed {
             indices,

@@ -356,6 +356,11 @@ fn colour_pipelines_fix_the_assets_shading_path_and_the_light_model() {
     let mut textured = fixture(20, 3, VertexFormat::Packed64);
     textured.asset = AssetDrawInfo::new(&m, index_count, 0).unwrap();
     assert!(textured.asset.has_materials() && !palette.asset.has_materials());
+    // The decode for verification chooses at run time: it must read every tangent frame.
+    for f in [&palette, &textured] {
+        assert_eq!(f.asset.variant(true).materials, None);
+        assert_eq!(f.asset.render_variant(true).materials, Some(f.asset.has_materials()));
+    }
     let pbr = LightModel::Pbr { ambient_color: [0.2; 3] };
     for light_model in [LightModel::Vat, pbr] {
         let mut p = FramePlan::default();
