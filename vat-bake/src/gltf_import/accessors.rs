@@ -15,17 +15,40 @@ use crate::Result;
 /// without a buffer view (zeros plus sparse values, no bytes in the file) cannot ask for gigabytes.
 pub(super) const MAX_ACCESSOR_COUNT: usize = 1 << 22;
 
-/// Float VEC3 (positions, normals, morph deltas, translations, scales).
+/// Float VEC3 (translation and scale keys).
 pub(super) const F32_VEC3: &[(DataType, Dimensions)] = &[(DataType::F32, Dimensions::Vec3)];
-/// Float VEC4 (tangents).
-pub(super) const F32_VEC4: &[(DataType, Dimensions)] = &[(DataType::F32, Dimensions::Vec4)];
 /// Float SCALAR (keyframe times).
 pub(super) const F32_SCALAR: &[(DataType, Dimensions)] = &[(DataType::F32, Dimensions::Scalar)];
 /// Float MAT4 (inverse bind matrices).
 pub(super) const F32_MAT4: &[(DataType, Dimensions)] = &[(DataType::F32, Dimensions::Mat4)];
-/// TEXCOORD_n: float or normalised unsigned byte/short VEC2.
-pub(super) const TEXCOORDS: &[(DataType, Dimensions)] =
-    &[(DataType::F32, Dimensions::Vec2), (DataType::U8, Dimensions::Vec2), (DataType::U16, Dimensions::Vec2)];
+/// POSITION: float, or (`KHR_mesh_quantization`) signed or unsigned byte/short, normalised or not, VEC3.
+pub(super) const POSITIONS: &[(DataType, Dimensions)] = &[
+    (DataType::F32, Dimensions::Vec3),
+    (DataType::I8, Dimensions::Vec3),
+    (DataType::U8, Dimensions::Vec3),
+    (DataType::I16, Dimensions::Vec3),
+    (DataType::U16, Dimensions::Vec3),
+];
+/// NORMAL, and morph target NORMAL/TANGENT deltas: float, or (`KHR_mesh_quantization`) normalised
+/// signed byte/short, VEC3.
+pub(super) const UNIT_VEC3: &[(DataType, Dimensions)] =
+    &[(DataType::F32, Dimensions::Vec3), (DataType::I8, Dimensions::Vec3), (DataType::I16, Dimensions::Vec3)];
+/// TANGENT: float, or (`KHR_mesh_quantization`) normalised signed byte/short, VEC4.
+pub(super) const UNIT_VEC4: &[(DataType, Dimensions)] =
+    &[(DataType::F32, Dimensions::Vec4), (DataType::I8, Dimensions::Vec4), (DataType::I16, Dimensions::Vec4)];
+/// Morph target POSITION deltas: float, or (`KHR_mesh_quantization`) signed byte/short, normalised
+/// or not, VEC3.
+pub(super) const DELTAS: &[(DataType, Dimensions)] =
+    &[(DataType::F32, Dimensions::Vec3), (DataType::I8, Dimensions::Vec3), (DataType::I16, Dimensions::Vec3)];
+/// TEXCOORD_n: float or normalised unsigned byte/short VEC2, and (`KHR_mesh_quantization`) signed
+/// or unsigned byte/short, normalised or not.
+pub(super) const TEXCOORDS: &[(DataType, Dimensions)] = &[
+    (DataType::F32, Dimensions::Vec2),
+    (DataType::I8, Dimensions::Vec2),
+    (DataType::U8, Dimensions::Vec2),
+    (DataType::I16, Dimensions::Vec2),
+    (DataType::U16, Dimensions::Vec2),
+];
 /// COLOR_n: float or normalised unsigned byte/short VEC3 or VEC4.
 pub(super) const COLORS: &[(DataType, Dimensions)] = &[
     (DataType::F32, Dimensions::Vec3),
@@ -97,13 +120,9 @@ pub(super) fn check(
     let layout = (accessor.data_type(), accessor.dimensions());
     if !allowed.contains(&layout) {
         let expected: Vec<String> = allowed.iter().map(|(t, d)| format!("{t:?} {d:?}")).collect();
-        let quantised = allowed.iter().all(|(t, _)| *t == DataType::F32) && layout.0 != DataType::F32;
-        let hint =
-            if quantised { " (quantised attributes, KHR_mesh_quantization, are not supported)" } else { "" };
-        return Err(ctx.err(
-            part,
-            format!("is {:?} {:?}; expected {}{hint}", layout.0, layout.1, expected.join(" or ")),
-        ));
+        return Err(
+            ctx.err(part, format!("is {:?} {:?}; expected {}", layout.0, layout.1, expected.join(" or ")))
+        );
     }
     let count = accessor.count();
     if count == 0 || count > MAX_ACCESSOR_COUNT {
@@ -269,4 +288,112 @@ pub(super) fn read<T, I: Iterator<Item = T>>(
         ));
     }
     Ok(items)
+}
+
+/// Which integer storage a dequantised accessor may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Integers {
+    /// Normalised or not (POSITION, TEXCOORD_n, morph POSITION deltas).
+    Any,
+    /// Normalised only (unit vectors: NORMAL, TANGENT and their morph deltas).
+    Normalized,
+    /// Read as normalised whatever the accessor says: unsigned TEXCOORD_n in a file that does not
+    /// declare `KHR_mesh_quantization`, where the core spec allows only normalised storage (and
+    /// exporters have left the flag out).
+    AssumeNormalized,
+}
+
+/// `c` as a float per the glTF spec: a normalised signed value is `max(c / 127, -1)` (bytes) or
+/// `max(c / 32767, -1)` (shorts), a normalised unsigned one `c / 255` or `c / 65535`; a value that is
+/// not normalised is the integer itself.
+trait Dequantise: Copy {
+    fn dequantise(self, normalized: bool) -> f32;
+}
+
+impl Dequantise for f32 {
+    fn dequantise(self, _: bool) -> f32 {
+        self
+    }
+}
+
+impl Dequantise for i8 {
+    fn dequantise(self, normalized: bool) -> f32 {
+        if normalized { (f32::from(self) / 127.0).max(-1.0) } else { f32::from(self) }
+    }
+}
+
+impl Dequantise for u8 {
+    fn dequantise(self, normalized: bool) -> f32 {
+        if normalized { f32::from(self) / 255.0 } else { f32::from(self) }
+    }
+}
+
+impl Dequantise for i16 {
+    fn dequantise(self, normalized: bool) -> f32 {
+        if normalized { (f32::from(self) / 32767.0).max(-1.0) } else { f32::from(self) }
+    }
+}
+
+impl Dequantise for u16 {
+    fn dequantise(self, normalized: bool) -> f32 {
+        if normalized { f32::from(self) / 65535.0 } else { f32::from(self) }
+    }
+}
+
+/// Reads a float or quantised (`KHR_mesh_quantization`) accessor of one of the `allowed` layouts
+/// as floats, each integer component dequantised exactly as the spec says ([`Dequantise`]); a
+/// dequantisation transform the file keeps elsewhere (a node's scale and offset, a skin's inverse
+/// bind matrices, a `KHR_texture_transform`) is applied where that is read. Checked as [`read`].
+pub(super) fn read_dequantised<const N: usize>(
+    ctx: &Ctx<'_>,
+    accessor: &gltf::Accessor<'_>,
+    allowed: &[(DataType, Dimensions)],
+    integers: Integers,
+    buffers: &[Cow<'_, [u8]>],
+    part: &str,
+) -> Result<Vec<[f32; N]>>
+where
+    [f32; N]: gltf::accessor::Item,
+    [i8; N]: gltf::accessor::Item,
+    [u8; N]: gltf::accessor::Item,
+    [i16; N]: gltf::accessor::Item,
+    [u16; N]: gltf::accessor::Item,
+{
+    let normalized = accessor.normalized() || integers == Integers::AssumeNormalized;
+    let data_type = accessor.data_type();
+    if data_type != DataType::F32 && integers == Integers::Normalized && !normalized {
+        return Err(ctx.err(
+            accessor_part(part, accessor),
+            format!(
+                "is {data_type:?} but not normalized; quantised unit vectors (KHR_mesh_quantization) are \
+                 normalized BYTE or SHORT"
+            ),
+        ));
+    }
+    fn typed<T, const N: usize>(
+        ctx: &Ctx<'_>,
+        accessor: &gltf::Accessor<'_>,
+        allowed: &[(DataType, Dimensions)],
+        buffers: &[Cow<'_, [u8]>],
+        part: &str,
+        normalized: bool,
+    ) -> Result<Vec<[f32; N]>>
+    where
+        T: Dequantise,
+        [T; N]: gltf::accessor::Item,
+    {
+        let get = source(buffers);
+        let raw = read(ctx, accessor, allowed, buffers, part, || {
+            gltf::accessor::Iter::<[T; N]>::new(accessor.clone(), get.clone())
+        })?;
+        Ok(raw.into_iter().map(|v| v.map(|c| c.dequantise(normalized))).collect())
+    }
+    match data_type {
+        DataType::I8 => typed::<i8, N>(ctx, accessor, allowed, buffers, part, normalized),
+        DataType::U8 => typed::<u8, N>(ctx, accessor, allowed, buffers, part, normalized),
+        DataType::I16 => typed::<i16, N>(ctx, accessor, allowed, buffers, part, normalized),
+        DataType::U16 => typed::<u16, N>(ctx, accessor, allowed, buffers, part, normalized),
+        // F32, and U32 (no allowed layout has it: `check` refuses it before anything is read).
+        _ => typed::<f32, N>(ctx, accessor, allowed, buffers, part, normalized),
+    }
 }

@@ -7,7 +7,10 @@ use gltf::Semantic;
 use gltf::mesh::Mode;
 use serde_json::Value;
 
-use super::accessors::{self, COLORS, F32_VEC3, F32_VEC4, INDICES, JOINTS, MATERIAL_IDS, TEXCOORDS, WEIGHTS};
+use super::accessors::{
+    self, COLORS, DELTAS, INDICES, Integers, JOINTS, MATERIAL_IDS, POSITIONS, TEXCOORDS, UNIT_VEC3,
+    UNIT_VEC4, WEIGHTS,
+};
 use super::{Ctx, extras_object, unit_or_keep};
 use crate::Result;
 use crate::rig::{MAX_INFLUENCES, Mesh, MeshBinding, MeshRole, MorphTarget};
@@ -58,7 +61,7 @@ pub(super) fn read(
 
     let accessor = prim.get(&Semantic::Positions).ok_or_else(|| ctx.err(part, "missing POSITION"))?;
     let positions: Vec<Vec3> =
-        accessors::read(ctx, &accessor, F32_VEC3, buffers, &label("POSITION"), || reader.read_positions())?
+        accessors::read_dequantised(ctx, &accessor, POSITIONS, Integers::Any, buffers, &label("POSITION"))?
             .into_iter()
             .map(Vec3::from)
             .collect();
@@ -77,9 +80,14 @@ pub(super) fn read(
     let normals = match prim.get(&Semantic::Normals) {
         None => None,
         Some(accessor) => {
-            let raw = accessors::read(ctx, &accessor, F32_VEC3, buffers, &label("NORMAL"), || {
-                reader.read_normals()
-            })?;
+            let raw = accessors::read_dequantised(
+                ctx,
+                &accessor,
+                UNIT_VEC3,
+                Integers::Normalized,
+                buffers,
+                &label("NORMAL"),
+            )?;
             same_count("NORMAL", raw.len())?;
             let mut normals = Vec::with_capacity(n);
             for (v, normal) in raw.into_iter().enumerate() {
@@ -95,9 +103,14 @@ pub(super) fn read(
     let tangents = match prim.get(&Semantic::Tangents) {
         None => None,
         Some(accessor) => {
-            let raw = accessors::read(ctx, &accessor, F32_VEC4, buffers, &label("TANGENT"), || {
-                reader.read_tangents()
-            })?;
+            let raw = accessors::read_dequantised(
+                ctx,
+                &accessor,
+                UNIT_VEC4,
+                Integers::Normalized,
+                buffers,
+                &label("TANGENT"),
+            )?;
             same_count("TANGENT", raw.len())?;
             let mut tangents = Vec::with_capacity(n);
             let mut zero = Vec::new();
@@ -131,9 +144,12 @@ pub(super) fn read(
     let uvs = match prim.get(&Semantic::TexCoords(uv_set)) {
         None => None,
         Some(accessor) => {
-            let raw = accessors::read(ctx, &accessor, TEXCOORDS, buffers, &label(&uv_name), || {
-                reader.read_tex_coords(uv_set).map(|t| t.into_f32())
-            })?;
+            // Quantised coordinates (KHR_mesh_quantization) are often plain integers, scaled by a
+            // KHR_texture_transform; without the extension, unsigned ones are normalised (the
+            // core spec allows nothing else), as the `gltf` reader's `into_f32` reads them.
+            let integers = if ctx.quantization { Integers::Any } else { Integers::AssumeNormalized };
+            let raw =
+                accessors::read_dequantised(ctx, &accessor, TEXCOORDS, integers, buffers, &label(&uv_name))?;
             same_count(&uv_name, raw.len())?;
             let uvs: Vec<Vec2> = raw.into_iter().map(Vec2::from).collect();
             if let Some(v) = uvs.iter().position(|uv| !uv.is_finite()) {
@@ -197,7 +213,7 @@ pub(super) fn read(
         None => Influences { count: 0, joints: Vec::new(), weights: Vec::new(), full: None },
         Some(joint_count) => influences(ctx, buffers, src, &reader, n, joint_count)?,
     };
-    let morph_targets = morph_targets(ctx, buffers, src, &reader, n)?;
+    let morph_targets = morph_targets(ctx, buffers, src, n)?;
     let default_morph_weights = default_morph_weights(ctx, src, morph_targets.len())?;
 
     let mut mesh = Mesh {
@@ -592,67 +608,42 @@ fn authored_material_ids(
     Ok(Some(ids))
 }
 
-/// Morph targets with their deltas and (valid) names.
-fn morph_targets<'a, 's, F>(
+/// Morph targets with their deltas (float or quantised, [`accessors::read_dequantised`]) and (valid)
+/// names.
+fn morph_targets(
     ctx: &Ctx<'_>,
     buffers: &[Cow<'_, [u8]>],
-    src: &Primitive<'_, 'a>,
-    reader: &gltf::mesh::Reader<'a, 's, F>,
+    src: &Primitive<'_, '_>,
     n: usize,
-) -> Result<Vec<MorphTarget>>
-where
-    F: Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
-{
+) -> Result<Vec<MorphTarget>> {
     let targets: Vec<gltf::mesh::MorphTarget<'_>> = src.primitive.morph_targets().collect();
     let target_part = |t: usize, attribute: &str| format!("{} target {t} {attribute}", src.part);
-    // Check every accessor first: the reader builds its iterators as soon as it is advanced.
-    for (t, target) in targets.iter().enumerate() {
-        for (accessor, attribute) in
-            [(target.positions(), "POSITION"), (target.normals(), "NORMAL"), (target.tangents(), "TANGENT")]
-        {
-            if let Some(accessor) = accessor {
-                let count = accessors::check(ctx, &accessor, F32_VEC3, buffers, &target_part(t, attribute))?;
-                if count != n {
-                    return Err(
-                        ctx.err(target_part(t, attribute), format!("has {count} elements, POSITION has {n}"))
-                    );
-                }
-            }
-        }
-    }
     let names = target_names(src.mesh, targets.len());
     let mut out = Vec::with_capacity(targets.len());
-    for (t, (positions, normals, tangents)) in reader.read_morph_targets().enumerate() {
-        let deltas = |iter: Option<gltf::accessor::Iter<'s, [f32; 3]>>,
-                      attribute: &str|
+    for (t, target) in targets.iter().enumerate() {
+        let deltas = |accessor: Option<gltf::Accessor<'_>>,
+                      attribute: &str,
+                      allowed: &[(gltf::accessor::DataType, gltf::accessor::Dimensions)],
+                      integers: Integers|
          -> Result<Option<Vec<Vec3>>> {
-            let Some(iter) = iter else { return Ok(None) };
-            let deltas: Vec<Vec3> = iter.map(Vec3::from).collect();
+            let Some(accessor) = accessor else { return Ok(None) };
+            let part = target_part(t, attribute);
+            let deltas: Vec<Vec3> =
+                accessors::read_dequantised::<3>(ctx, &accessor, allowed, integers, buffers, &part)?
+                    .into_iter()
+                    .map(Vec3::from)
+                    .collect();
             if deltas.len() != n {
-                return Err(ctx.err(
-                    target_part(t, attribute),
-                    format!("yields {} elements, expected {n}", deltas.len()),
-                ));
+                return Err(ctx.err(part, format!("has {} elements, POSITION has {n}", deltas.len())));
             }
             if let Some(v) = deltas.iter().position(|d| !d.is_finite()) {
-                return Err(ctx.err(target_part(t, attribute), format!("vertex {v} is not finite")));
+                return Err(ctx.err(part, format!("vertex {v} is not finite")));
             }
             Ok(Some(deltas))
         };
-        let target = &targets[t];
-        let present = |a: Option<gltf::Accessor<'_>>, read: &Option<Vec<Vec3>>, attribute: &str| {
-            if a.is_some() && read.is_none() {
-                Err(ctx.err(target_part(t, attribute), "cannot be read"))
-            } else {
-                Ok(())
-            }
-        };
-        let positions = deltas(positions, "POSITION")?;
-        let normals = deltas(normals, "NORMAL")?;
-        let tangents = deltas(tangents, "TANGENT")?;
-        present(target.positions(), &positions, "POSITION")?;
-        present(target.normals(), &normals, "NORMAL")?;
-        present(target.tangents(), &tangents, "TANGENT")?;
+        let positions = deltas(target.positions(), "POSITION", DELTAS, Integers::Any)?;
+        let normals = deltas(target.normals(), "NORMAL", UNIT_VEC3, Integers::Normalized)?;
+        let tangents = deltas(target.tangents(), "TANGENT", UNIT_VEC3, Integers::Normalized)?;
         out.push(MorphTarget {
             name: names.as_ref().map(|names| names[t].clone()),
             positions: positions.unwrap_or_else(|| vec![Vec3::ZERO; n]),

@@ -58,9 +58,19 @@
 //! | animation | `{"vat_looping": false}` (also `looping` or `loop`) | one-shot (`false`) or looping (`true`) clip; absent: the bake decides from the clip's seam ([`crate::prepare::BakeOptions::looping`]) |
 //! | animation | `{"vat_locomotion": true, "vat_stride": 1.48}` | locomotion flag and exact stride in metres per cycle (default: locomotion when the name contains walk, jog, run or sprint; stride unknown) |
 //!
+//! Extensions read:
+//!
+//! - `KHR_mesh_quantization`: POSITION and TEXCOORD_n as (un)signed bytes or shorts, normalised or
+//!   not; NORMAL, TANGENT and morph NORMAL/TANGENT deltas as normalised signed bytes or shorts; morph
+//!   POSITION deltas as signed bytes or shorts, normalised or not. Each component is dequantised
+//!   exactly by the spec's equations (normalised signed `max(c / 127, -1)` or `max(c / 32767, -1)`,
+//!   unsigned `c / 255` or `c / 65535`, not normalised: `c`), and the transform such files keep
+//!   their scale and offset in (the node's TRS, a skin's inverse bind matrices) is applied as for
+//!   any file. Other layouts are a [`BakeError::Gltf`] naming the accessor.
+//!
 //! Not supported, each a [`BakeError::Gltf`] naming the file and the part: Draco and meshopt
 //! compression (`KHR_draco_mesh_compression`, `EXT_meshopt_compression`, `KHR_meshopt_compression`),
-//! quantised attributes (`KHR_mesh_quantization`: non-float POSITION/NORMAL/TANGENT), remote URIs.
+//! remote URIs.
 //!
 //! Every accessor is checked (layout, count, byte ranges, sparse indices) before the `gltf` crate's
 //! readers touch it, so malformed or truncated files are typed errors, never panics.
@@ -74,6 +84,8 @@ mod container;
 mod materials;
 mod mesh;
 
+#[cfg(test)]
+mod extension_tests;
 #[cfg(test)]
 mod fixture;
 #[cfg(test)]
@@ -200,12 +212,23 @@ fn import_bytes(
     options: &ImportOptions,
     uv_set: u32,
 ) -> Result<Rig> {
-    let ctx = Ctx { file, used: Cell::new(0), budget: options.max_memory, uv_set, material_count: 0 };
+    let ctx = Ctx {
+        file,
+        used: Cell::new(0),
+        budget: options.max_memory,
+        uv_set,
+        material_count: 0,
+        quantization: false,
+    };
     ctx.charge("the file", bytes.len() as u64)?;
     let (json_bytes, bin) = container::split_glb(&ctx, bytes)?;
     let root = container::parse_json(&ctx, json_bytes)?;
     container::check_version(&ctx, &root)?;
     container::check_extensions(&ctx, &root)?;
+    let quantization = [&root.extensions_used, &root.extensions_required]
+        .iter()
+        .any(|list| list.iter().any(|e| e == "KHR_mesh_quantization"));
+    let ctx = Ctx { quantization, ..ctx };
     container::check_positions(&ctx, &root)?;
     container::validate(&ctx, &root)?;
     let doc = gltf::Document::from_json_without_validation(root);
@@ -248,6 +271,9 @@ pub(super) struct Ctx<'p> {
     /// Materials of the document: a primitive without one gets this id (the glTF default
     /// material, appended after the document's own).
     material_count: usize,
+    /// The file declares `KHR_mesh_quantization`: unsigned texture coordinates may be plain
+    /// integers (without it, the core spec has them normalised, flag or not).
+    quantization: bool,
 }
 
 /// The [`BakeError::Gltf`] of an import over its memory budget, with the numbers.
