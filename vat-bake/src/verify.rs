@@ -400,18 +400,33 @@ struct Fresh<'a> {
 
 /// Decodes every vertex at `probe` and compares it with a fresh frame.
 fn compare_frame(ctx: &Context<'_>, probe: Probe, fresh: Fresh<'_>) -> Result<FrameErrors> {
-    let Fresh { positions, normals, tangents } = fresh;
     // The whole frame decoded at once, bit for bit what decode_vertex gives each vertex.
     let n = ctx.vertex_count;
-    let (mut decoded_p, mut decoded_n) = (vec![[0.0f32; 3]; n], vec![[0.0f32; 3]; n]);
-    decode_object_frame(
-        ctx.view,
-        probe.clip,
-        probe.offset,
-        probe.interpolation,
-        &mut decoded_p,
-        &mut decoded_n,
-    )?;
+    DECODED.with_borrow_mut(|(decoded_p, decoded_n)| {
+        // Each worker thread keeps its frame buffers: a frame is decoded into them in full.
+        decoded_p.resize(n, [0.0; 3]);
+        decoded_n.resize(n, [0.0; 3]);
+        decode_object_frame(ctx.view, probe.clip, probe.offset, probe.interpolation, decoded_p, decoded_n)?;
+        compare_decoded(ctx, probe, fresh, decoded_p, decoded_n)
+    })
+}
+
+thread_local! {
+    /// One decoded frame (positions, normals) per verification thread, reused frame after frame.
+    static DECODED: std::cell::RefCell<(Vec<[f32; 3]>, Vec<[f32; 3]>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// [`compare_frame`] once the frame at `probe` is decoded into `decoded_p` and `decoded_n`.
+fn compare_decoded(
+    ctx: &Context<'_>,
+    probe: Probe,
+    fresh: Fresh<'_>,
+    decoded_p: &[[f32; 3]],
+    decoded_n: &[[f32; 3]],
+) -> Result<FrameErrors> {
+    let Fresh { positions, normals, tangents } = fresh;
+    let n = ctx.vertex_count;
     let instance = InstanceRecord {
         clip_a: probe.clip,
         phase_offset_a: probe.offset,
@@ -458,6 +473,20 @@ fn compare_frame(ctx: &Context<'_>, probe: Probe, fresh: Fresh<'_>) -> Result<Fr
         e.failed += u64::from(bad);
     }
     Ok(e)
+}
+
+/// Largest per-axis distance between matching points of `a` and `b`, metres (frame-to-frame
+/// motion and seams: reported figures, f32 differences are exact enough). The maximum is taken
+/// over the bit patterns of the non-negative differences, which order as the values do, so the
+/// loop vectorises; a NaN difference (its bits above infinity's) makes the result NaN.
+fn max_axis_distance(a: &[[f32; 3]], b: &[[f32; 3]]) -> f64 {
+    let a = a.as_flattened();
+    let b = b.as_flattened();
+    let mut m = 0u32;
+    for (x, y) in a.iter().zip(b) {
+        m = m.max((x - y).abs().to_bits());
+    }
+    f64::from(f32::from_bits(m))
 }
 
 /// Finds the vertex order the asset was baked in, by its rest-position stream.
@@ -620,15 +649,6 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
             skin::apply_full_influences(rig, &set, samples, &mut full.0, &mut full.1, full.2.as_deref_mut())?;
             Ok(if full_reference { (full, Some(baked.0)) } else { (baked, Some(full.0)) })
         };
-    // Frame-to-frame motion and seams: reported figures, f32 differences are exact enough.
-    let max_axis_distance = |a: &[[f32; 3]], b: &[[f32; 3]]| {
-        let mut m = 0.0f32;
-        for (x, y) in a.iter().zip(b) {
-            m = m.max((x[0] - y[0]).abs()).max((x[1] - y[1]).abs()).max((x[2] - y[2]).abs());
-        }
-        f64::from(m)
-    };
-
     let mut frames_total = FrameErrors::default();
     let mut mid_total = FrameErrors::default();
     let (mut vertex_frames, mut mid_samples) = (0u64, 0u64);
@@ -1221,6 +1241,27 @@ mod tests {
     use vat_core::encoding::VertexFormat;
 
     const FORMATS: [VertexFormat; 6] = VertexFormat::ALL;
+
+    #[test]
+    fn max_axis_distance_is_the_largest_axis_difference_and_keeps_nan() {
+        // Differences of every sign and size, the largest on one axis of one point in the middle.
+        let a: Vec<[f32; 3]> = (0..37).map(|i| [i as f32 * 0.1, -(i as f32), 1e-3 * i as f32]).collect();
+        let mut b = a.clone();
+        for (i, p) in b.iter_mut().enumerate() {
+            p[i % 3] += if i % 2 == 0 { 1e-4 } else { -2e-4 };
+        }
+        b[20][1] -= 0.75;
+        let scalar = a
+            .iter()
+            .zip(&b)
+            .flat_map(|(x, y)| (0..3).map(move |k| (x[k] - y[k]).abs()))
+            .fold(0.0f32, f32::max);
+        assert_eq!(max_axis_distance(&a, &b), f64::from(scalar));
+        assert!(max_axis_distance(&a, &b) > 0.74);
+        assert_eq!(max_axis_distance(&a, &a), 0.0);
+        b[5][2] = f32::NAN;
+        assert!(max_axis_distance(&a, &b).is_nan(), "a NaN position must not vanish from the figure");
+    }
 
     #[test]
     fn exact_frame_offsets_select_each_frame_alone() {
