@@ -219,6 +219,8 @@ pub(crate) struct VerifyArgs {
     /// reading it.
     #[arg(long, value_parser = parse_bytes, default_value = "4G")]
     max_memory: u64,
+    #[command(flatten)]
+    interop: crate::interop::VerifySourceArgs,
 }
 
 /// A byte count: digits with an optional binary suffix `K`, `M`, `G` or `T` (also `KiB`, `MB`, ...:
@@ -735,9 +737,19 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<()> {
             args.json,
             args.max_memory,
             args.resource_root.as_deref(),
+            &args.interop.houdini_files(),
         );
     }
     let baked_name = asset.manifest().name.clone();
+    // Another tool's bake (OpenVAT, Houdini VAT 3) is decoded as its import decoded it.
+    let imported = crate::interop::imported_rig(
+        &args.file,
+        &asset,
+        args.source.as_deref(),
+        &args.interop,
+        args.fps,
+        args.max_memory,
+    )?;
     let rig_source = match args.source.as_deref() {
         Some(path) if path.is_dir() => {
             // A sequence bakes one texture frame per source frame, so the clip's rate is the source's.
@@ -752,7 +764,10 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<()> {
             crate::terminal_safe(&baked_name)
         ),
     };
-    let rig = load_rig(&rig_source, args.skin, args.max_memory, args.resource_root.as_deref())?;
+    let rig = match imported {
+        Some(rig) => rig,
+        None => load_rig(&rig_source, args.skin, args.max_memory, args.resource_root.as_deref())?,
+    };
     let options =
         VerifyOptions { accept_influence_loss: args.accept_influence_loss, ..VerifyOptions::default() };
     let report: VerifyReport = verify::verify_with(&asset, &rig, &options)

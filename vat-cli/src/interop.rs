@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use vat_bake::interop::openvat::{self, NormalsExport, OpenVatExport, OpenVatOptions};
-use vat_bake::interop::{ImportedBake, TextureFormat, houdini};
+use vat_bake::interop::{ImportedBake, SourceKind, TextureFormat, detect_source, houdini};
 use vat_bake::lods::LodOptions;
 use vat_bake::prepare::{self, BakeOptions};
 use vat_core::container::Asset;
@@ -76,14 +76,24 @@ pub(crate) struct ImportBakeArgs {
 /// `vat import-openvat` arguments.
 #[derive(Debug, Args)]
 pub(crate) struct ImportOpenVatArgs {
-    /// The folder of the OpenVAT bake (`<N>-remap_info.json`, `<N>_vat.exr|png`, `<N>.glb`).
+    /// The folder of the OpenVAT bake (`<N>-remap_info.json`, `<N>_vat.exr|png` or
+    /// `<N>_packed_vat.exr|png`, `<N>.glb` or `M_<N>_glTF_yUp.glb`; also looked for in its direct
+    /// subfolders, such as OpenVAT's `packed/` and `mesh/`).
     dir: PathBuf,
-    /// The sidecar, when the folder has several or it is renamed.
-    #[arg(long)]
+    /// The sidecar (`*-remap_info.json`), when the folder has several or it is renamed.
+    #[arg(long, visible_alias = "sidecar", value_name = "FILE")]
     json: Option<PathBuf>,
-    /// The mesh, when it is not `<N>.glb`.
-    #[arg(long)]
+    /// The mesh, when discovery cannot find it (not `<N>.glb|gltf`, `M_<N>_glTF_yUp.glb`, or the
+    /// folder's only glTF).
+    #[arg(long, value_name = "FILE")]
     mesh: Option<PathBuf>,
+    /// The position texture, when it is not `<N>_vat.exr|png`, `<N>_packed_vat.exr|png` or the
+    /// folder's only `*_vat` texture.
+    #[arg(long, value_name = "FILE")]
+    texture: Option<PathBuf>,
+    /// The separate normal texture, when it is not `<N>_vnrm.<ext>` or the folder's only `*_vnrm`.
+    #[arg(long, value_name = "FILE")]
+    normal_texture: Option<PathBuf>,
     /// The scene frame of the texture's first row (default: 0 when a clip starts at 0, else 1).
     #[arg(long)]
     first_frame: Option<i64>,
@@ -101,14 +111,54 @@ pub(crate) struct ImportOpenVatArgs {
 #[derive(Debug, Args)]
 pub(crate) struct ImportHoudiniArgs {
     /// The folder of the Houdini VAT 3 bake (`<N>_data.json`, `<N>_pos.exr|png`, `<N>_rot.exr` for
-    /// rigid bodies, `<N>_mesh.glb`).
+    /// rigid bodies, `<N>_mesh.glb`; also looked for in its direct subfolders, such as VAT 3's
+    /// `geo/`, `tex/` and `data/`).
     dir: PathBuf,
+    #[command(flatten)]
+    files: HoudiniFileArgs,
     /// Rigid-body bakes: frames baked per source frame, 1..=64 (default: the fewest that keep vat's
     /// in-between turns within 0.5 deg of VAT 3's shaders, at most 8).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     substeps: Option<u32>,
     #[command(flatten)]
     bake: ImportBakeArgs,
+}
+
+/// The files of a Houdini VAT 3 bake, when VAT 3's naming does not find them.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct HoudiniFileArgs {
+    /// The parameters (`<N>_data.json`).
+    #[arg(long, value_name = "FILE")]
+    data: Option<PathBuf>,
+    /// The position texture (`<N>_pos.exr|png`).
+    #[arg(long, value_name = "FILE")]
+    pos: Option<PathBuf>,
+    /// The rotation texture (`<N>_rot.exr|png`).
+    #[arg(long, value_name = "FILE")]
+    rot: Option<PathBuf>,
+    /// The colour texture (`<N>_col.exr|png`).
+    #[arg(long, value_name = "FILE")]
+    col: Option<PathBuf>,
+    /// The lookup table of a dynamic-mesh bake (`<N>_lookup.exr|png`).
+    #[arg(long, value_name = "FILE")]
+    lookup: Option<PathBuf>,
+    /// The mesh (`<N>_mesh.glb|gltf`, or `.obj` for a soft body).
+    #[arg(long, value_name = "FILE")]
+    mesh: Option<PathBuf>,
+}
+
+impl HoudiniFileArgs {
+    /// The files as the import takes them.
+    pub(crate) fn files(&self) -> houdini::HoudiniFiles {
+        houdini::HoudiniFiles {
+            data: self.data.clone(),
+            pos: self.pos.clone(),
+            rot: self.rot.clone(),
+            col: self.col.clone(),
+            lookup: self.lookup.clone(),
+            mesh: self.mesh.clone(),
+        }
+    }
 }
 
 /// `vat export-openvat`.
@@ -165,6 +215,8 @@ pub(crate) fn import_openvat(args: &ImportOpenVatArgs) -> Result<()> {
     let options = OpenVatOptions {
         sidecar: args.json.clone(),
         mesh: args.mesh.clone(),
+        texture: args.texture.clone(),
+        normal_texture: args.normal_texture.clone(),
         first_frame: args.first_frame,
         fps: args.fps,
         recompute_normals: args.recompute_normals,
@@ -178,7 +230,8 @@ pub(crate) fn import_openvat(args: &ImportOpenVatArgs) -> Result<()> {
 /// `vat import-houdini`.
 pub(crate) fn import_houdini(args: &ImportHoudiniArgs) -> Result<()> {
     crate::bake::check_out(&args.bake.out)?;
-    let data = houdini::read_data(&args.dir)
+    let files = args.files.files();
+    let data = houdini::read_data_in(&args.dir, &files)
         .with_context(|| format!("{}: cannot import the Houdini VAT bake", args.dir.display()))?;
     if data.vat_type == "Rigidbody" {
         if args.bake.format.is_some() {
@@ -192,7 +245,7 @@ pub(crate) fn import_houdini(args: &ImportHoudiniArgs) -> Result<()> {
             lods: args.bake.lods.map_or_else(LodOptions::default, LodOptions::Count),
             ..Default::default()
         };
-        let input = crate::rigid::RigidInput::Houdini(&args.dir, args.substeps);
+        let input = crate::rigid::RigidInput::Houdini(&args.dir, args.substeps, &files);
         return crate::rigid::bake(&input, &args.bake.out, data.fps, &options, args.bake.max_memory, None);
     }
     if args.substeps.is_some() {
@@ -202,7 +255,7 @@ pub(crate) fn import_houdini(args: &ImportHoudiniArgs) -> Result<()> {
             data.vat_type
         );
     }
-    let options = houdini::HoudiniOptions { max_memory: args.bake.max_memory, substeps: None };
+    let options = houdini::HoudiniOptions { max_memory: args.bake.max_memory, files, substeps: None };
     match houdini::read_houdini(&args.dir, &options)
         .with_context(|| format!("{}: cannot import the Houdini VAT bake", args.dir.display()))?
     {
@@ -279,4 +332,110 @@ fn bake_import(dir: &Path, imported: ImportedBake, args: &ImportBakeArgs) -> Res
         writeln!(out, "  warning: {w}")?;
     }
     Ok(())
+}
+
+/// `vat verify --source FOLDER` where the folder is another tool's bake (OpenVAT, Houdini VAT 3):
+/// the files discovery cannot find and the import options that change the decode, as given to
+/// `vat import-openvat` / `vat import-houdini`.
+#[derive(Debug, Clone, Default, Args)]
+#[command(
+    next_help_heading = "When --source is an OpenVAT or Houdini VAT 3 bake folder (as given to its import)"
+)]
+pub(crate) struct VerifySourceArgs {
+    /// OpenVAT: the sidecar (`*-remap_info.json`; import-openvat's --json).
+    #[arg(long, value_name = "FILE")]
+    sidecar: Option<PathBuf>,
+    /// OpenVAT: the position texture.
+    #[arg(long, value_name = "FILE")]
+    texture: Option<PathBuf>,
+    /// OpenVAT: the separate normal texture.
+    #[arg(long, value_name = "FILE")]
+    normal_texture: Option<PathBuf>,
+    /// OpenVAT: the scene frame of the texture's first row.
+    #[arg(long)]
+    first_frame: Option<i64>,
+    /// OpenVAT: the import recomputed the normals.
+    #[arg(long)]
+    recompute_normals: bool,
+    #[command(flatten)]
+    houdini: HoudiniFileArgs,
+}
+
+impl VerifySourceArgs {
+    /// The Houdini files named.
+    pub(crate) fn houdini_files(&self) -> houdini::HoudiniFiles {
+        self.houdini.files()
+    }
+
+    fn openvat_options(&self, fps: f32, max_memory: u64) -> OpenVatOptions {
+        OpenVatOptions {
+            sidecar: self.sidecar.clone(),
+            mesh: self.houdini.mesh.clone(),
+            texture: self.texture.clone(),
+            normal_texture: self.normal_texture.clone(),
+            first_frame: self.first_frame,
+            fps,
+            recompute_normals: self.recompute_normals,
+            max_memory,
+        }
+    }
+}
+
+/// What kind of other tool's bake `source` is (`None`: none, or not a folder).
+pub(crate) fn detect(source: &Path, args: &VerifySourceArgs, max_memory: u64) -> Result<Option<SourceKind>> {
+    detect_source(source, &args.openvat_options(24.0, max_memory), &args.houdini_files())
+        .with_context(|| format!("{}: cannot read the bake's parameters", source.display()))
+}
+
+/// The rig a soft-mode asset imported from another tool's bake is verified against: the folder
+/// decoded as `vat import-openvat` / `vat import-houdini` decoded it (`fps`: the rate of a bake
+/// without a clip table, default the file's clip rate). `None` when `source` is not such a bake.
+pub(crate) fn imported_rig(
+    file: &Path,
+    asset: &Asset<'_>,
+    source: Option<&Path>,
+    args: &VerifySourceArgs,
+    fps: Option<f32>,
+    max_memory: u64,
+) -> Result<Option<vat_bake::rig::Rig>> {
+    let Some(dir) = source else { return Ok(None) };
+    let imported = match detect(dir, args, max_memory)? {
+        None => return Ok(None),
+        Some(SourceKind::OpenVat) => {
+            let fps = fps.or_else(|| asset.manifest().clips.first().map(|c| c.fps)).unwrap_or(24.0);
+            openvat::read_openvat(dir, &args.openvat_options(fps, max_memory))
+                .with_context(|| format!("{}: cannot read the OpenVAT bake", dir.display()))?
+        }
+        Some(SourceKind::Houdini(data)) => {
+            let options =
+                houdini::HoudiniOptions { max_memory, files: args.houdini_files(), ..Default::default() };
+            match houdini::read_houdini(dir, &options) {
+                Ok(houdini::HoudiniBake::Softbody(b)) => b,
+                _ => anyhow::bail!(
+                    "{}: {} is a Houdini {} bake, which imports into another mode than this {}-mode file's",
+                    file.display(),
+                    dir.display(),
+                    crate::terminal_safe(&data.vat_type),
+                    mode_name(asset)
+                ),
+            }
+        }
+    };
+    eprintln!(
+        "note: {}: decoded as its import decodes it ({} vertices, {} frames, {} clips)",
+        dir.display(),
+        imported.sequence.vertex_count(),
+        imported.sequence.frame_count(),
+        imported.clips.len()
+    );
+    Ok(Some(imported.to_rig().with_context(|| format!("{}: cannot build the rig", dir.display()))?))
+}
+
+fn mode_name(asset: &Asset<'_>) -> &'static str {
+    match asset.manifest().mode() {
+        vat_core::container::VatMode::Soft => "soft",
+        vat_core::container::VatMode::Rigid => "rigid",
+        vat_core::container::VatMode::Fluid => "fluid",
+        vat_core::container::VatMode::Sprite => "sprite",
+    }
 }

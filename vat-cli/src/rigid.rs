@@ -20,14 +20,14 @@ pub(crate) enum RigidInput<'a> {
     /// A built-in source ([`procgen::RIGID_SOURCES`]).
     Procedural(&'a str),
     /// A SideFX Labs VAT 3 rigid-body bake folder, with the frames baked per source frame
-    /// (`None`: chosen by the import).
-    Houdini(&'a Path, Option<u32>),
+    /// (`None`: chosen by the import) and the files named on the command line.
+    Houdini(&'a Path, Option<u32>, &'a vat_bake::interop::houdini::HoudiniFiles),
 }
 
 impl RigidInput<'_> {
     fn describe(&self) -> String {
         match self {
-            RigidInput::File(p) | RigidInput::Sequence(p, _) | RigidInput::Houdini(p, _) => {
+            RigidInput::File(p) | RigidInput::Sequence(p, _) | RigidInput::Houdini(p, _, _) => {
                 p.display().to_string()
             }
             RigidInput::Procedural(name) => format!("procedural {name}"),
@@ -76,9 +76,9 @@ pub(crate) fn load(
             RigidSource::from_rig(&rig, fps)
                 .with_context(|| format!("{}: cannot bake in the rigid mode", path.display()))
         }
-        RigidInput::Houdini(dir, substeps) => {
+        RigidInput::Houdini(dir, substeps, files) => {
             use vat_bake::interop::houdini::{self, HoudiniBake, HoudiniOptions};
-            let options = HoudiniOptions { max_memory, substeps };
+            let options = HoudiniOptions { max_memory, substeps, files: files.clone() };
             match houdini::read_houdini(dir, &options)
                 .with_context(|| format!("{}: cannot import the Houdini VAT bake", dir.display()))?
             {
@@ -195,14 +195,17 @@ pub(crate) fn verify(
     json: bool,
     max_memory: u64,
     resource_root: Option<&Path>,
+    houdini_files: &vat_bake::interop::houdini::HoudiniFiles,
 ) -> Result<()> {
     let m = asset.manifest();
-    let houdini = source.filter(|p| p.is_dir()).and_then(|p| vat_bake::interop::houdini::read_data(p).ok());
+    let houdini = source
+        .filter(|p| p.is_dir())
+        .and_then(|p| vat_bake::interop::houdini::read_data_in(p, houdini_files).ok());
     let input = match (source, houdini) {
         // The import baked `fps / Houdini FPS` frames per source frame.
         (Some(path), Some(data)) => {
             let fps = m.clips.first().map_or(data.fps, |c| c.fps);
-            RigidInput::Houdini(path, Some((fps / data.fps).round().max(1.0) as u32))
+            RigidInput::Houdini(path, Some((fps / data.fps).round().max(1.0) as u32), houdini_files)
         }
         (source, _) => match source {
             Some(path) if path.is_dir() => {

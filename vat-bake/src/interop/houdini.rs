@@ -32,15 +32,18 @@ use serde_json::Value;
 pub use super::houdini_rigid::{
     HOUDINI_RIGID_MAX_SUBSTEPS, HOUDINI_RIGID_TURN_TOLERANCE_DEG, ImportedRigidBake,
 };
-use super::{Budget, ImportedBake, ImportedClip, bad, existing, images, number};
+use super::openvat::{file_name, find_all, find_named, listed, search_folders, shown};
+use super::{Budget, ImportedBake, ImportedClip, bad, images, number};
+use crate::Result;
 use crate::sequence::{MAX_SEQUENCE_FRAMES, MeshSequence};
-use crate::{BakeError, Result};
 
 /// How a Houdini bake is read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HoudiniOptions {
     /// Memory budget of the read (files, decoded textures, frames).
     pub max_memory: u64,
+    /// Files named instead of found by VAT 3's naming.
+    pub files: HoudiniFiles,
     /// Rigid-body bakes: frames baked per source frame (`None`: the fewest, at most
     /// [`HOUDINI_RIGID_MAX_SUBSTEPS`], that keep vat's in-between turns within
     /// [`HOUDINI_RIGID_TURN_TOLERANCE_DEG`] of VAT 3's; see [`ImportedRigidBake::substeps`]).
@@ -49,7 +52,11 @@ pub struct HoudiniOptions {
 
 impl Default for HoudiniOptions {
     fn default() -> Self {
-        Self { max_memory: crate::prepare::DEFAULT_MAX_MEMORY, substeps: None }
+        Self {
+            max_memory: crate::prepare::DEFAULT_MAX_MEMORY,
+            files: HoudiniFiles::default(),
+            substeps: None,
+        }
     }
 }
 
@@ -142,42 +149,219 @@ pub fn parse_data_json(path: &Path, bytes: &[u8]) -> Result<HoudiniData> {
     })
 }
 
-fn locate(dir: &Path) -> Result<(String, PathBuf)> {
+/// Files of a bake named on the command line (`vat import-houdini`'s `--data`, `--pos`, `--rot`,
+/// `--col`, `--lookup`, `--mesh`), for folders whose names discovery cannot read; each `None` is
+/// found by VAT 3's naming ([`read_houdini`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HoudiniFiles {
+    /// `<N>_data.json`.
+    pub data: Option<PathBuf>,
+    /// `<N>_pos.exr|png`.
+    pub pos: Option<PathBuf>,
+    /// `<N>_rot.exr|png`.
+    pub rot: Option<PathBuf>,
+    /// `<N>_col.exr|png`.
+    pub col: Option<PathBuf>,
+    /// `<N>_lookup.exr|png` (dynamic-mesh bakes).
+    pub lookup: Option<PathBuf>,
+    /// `<N>_mesh.glb|gltf` (or `.obj` for a soft body).
+    pub mesh: Option<PathBuf>,
+}
+
+/// A bake folder as discovery found it: its name, its `_data.json`, where to look for the rest.
+pub(crate) struct Located {
+    dir: PathBuf,
+    pub(crate) name: String,
+    pub(crate) json: PathBuf,
+    folders: Vec<PathBuf>,
+    /// How files were found where it is not by their plain names.
+    pub(crate) notes: Vec<String>,
+}
+
+/// `N` of `<N><suffix>` (suffix compared without case).
+fn strip_suffix_nocase(name: &str, suffix: &str) -> Option<String> {
+    let cut = name.len().checked_sub(suffix.len())?;
+    (name.is_char_boundary(cut) && name[cut..].eq_ignore_ascii_case(suffix)).then(|| name[..cut].to_owned())
+}
+
+/// Finds a bake's `_data.json` in `dir` and its direct subfolders (VAT 3 groups its files into
+/// `geo/`, `tex/` and `data/` by default), or takes the one `files.data` names.
+pub(crate) fn locate(dir: &Path, files: &HoudiniFiles) -> Result<Located> {
     if !dir.is_dir() {
         return Err(bad(dir, "the bake", "is not a folder (give the folder holding the VAT files)"));
     }
-    let io = |e| BakeError::Io { path: dir.to_path_buf(), source: e };
-    let mut found = Vec::new();
-    let mut fbx = None;
-    let mut mat = None;
-    for entry in std::fs::read_dir(dir).map_err(io)? {
-        let path = entry.map_err(io)?.path();
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if let Some(stem) = name.strip_suffix("_data.json") {
-            found.push((stem.to_owned(), path.clone()));
+    let folders = search_folders(dir)?;
+    let json = match &files.data {
+        Some(p) => p.clone(),
+        None => {
+            let found = find_all(&folders, &|n| n.ends_with("_data.json"))?;
+            match found.as_slice() {
+                [one] => one.clone(),
+                [] => {
+                    let mat = find_all(&folders, &|n| n.ends_with(".mat"))?;
+                    let fbx = find_all(&folders, &|n| n.ends_with(".fbx"))?;
+                    return Err(bad(
+                        dir,
+                        "the bake",
+                        match (mat.first(), fbx.first()) {
+                            (Some(m), Some(f)) if find_all(&folders, &|n| n.ends_with("_mat.mat"))?.is_empty() => {
+                                format!(
+                                    "has no <N>_data.json: a SideFX Labs VAT 2 bake keeps its parameters in an engine \
+                                     material ({}) and its mesh in {}; only VAT 3 bakes are read (re-export with the VAT 3 \
+                                     ROP, or convert the mesh to glTF)",
+                                    shown(dir, m),
+                                    shown(dir, f)
+                                )
+                            }
+                            _ => "has no <N>_data.json (looked in the folder and its subfolders): VAT 3 writes it only \
+                                  with \"Allow Exporting Real-Time Data JSON File\" on (its parameters are otherwise in the \
+                                  mesh's bounds, which vat does not read); re-export with it, or name the file with --data"
+                                .to_owned(),
+                        },
+                    ));
+                }
+                many => {
+                    return Err(bad(
+                        dir,
+                        "the bake",
+                        format!(
+                            "has {} *_data.json files ({}); give a folder with one bake, or name one with --data",
+                            many.len(),
+                            listed(dir, many)
+                        ),
+                    ));
+                }
+            }
         }
-        let lower = name.to_ascii_lowercase();
-        if lower.ends_with(".fbx") {
-            fbx = Some(name.clone());
+    };
+    let json_name = file_name(&json);
+    let name = strip_suffix_nocase(&json_name, "_data.json")
+        .or_else(|| {
+            let pos = file_name(files.pos.as_deref()?);
+            strip_suffix_nocase(&pos, "_pos.exr").or_else(|| strip_suffix_nocase(&pos, "_pos.png"))
+        })
+        .unwrap_or_else(|| json.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+    // The JSON's own folder first, then the others.
+    let first: Vec<PathBuf> =
+        json.parent().filter(|p| p.is_dir()).map(Path::to_path_buf).into_iter().collect();
+    let folders = first.iter().cloned().chain(folders.into_iter().filter(|f| !first.contains(f))).collect();
+    Ok(Located { dir: dir.to_path_buf(), name, json, folders, notes: Vec::new() })
+}
+
+impl Located {
+    /// The texture of `kind` (`pos`, `rot`, `col`, `lookup`): `given`, else `<N>_<kind>.exr|png`, else
+    /// the only `*_<kind>.exr|png` (a note); `None` when there is none.
+    pub(crate) fn texture(
+        &mut self,
+        kind: &str,
+        given: Option<&PathBuf>,
+        flag: &str,
+    ) -> Result<Option<PathBuf>> {
+        if let Some(g) = given {
+            return Ok(Some(g.clone()));
         }
-        if lower.ends_with(".mat") {
-            mat = Some(name.clone());
+        let n = &self.name;
+        if let Some(p) = find_named(&self.folders, &[format!("{n}_{kind}.exr"), format!("{n}_{kind}.png")])? {
+            return Ok(Some(p));
+        }
+        let (exr, png) = (format!("_{kind}.exr"), format!("_{kind}.png"));
+        let any = find_all(&self.folders, &|f| f.ends_with(&exr) || f.ends_with(&png))?;
+        match any.as_slice() {
+            [] => Ok(None),
+            [one] => {
+                self.notes.push(format!(
+                    "the _{kind} texture is {} (the only *_{kind} texture; {n}_{kind}.exr|png is not there)",
+                    shown(&self.dir, one)
+                ));
+                Ok(Some(one.clone()))
+            }
+            many => Err(bad(
+                &self.dir.join(format!("{n}_{kind}.exr")),
+                format!("the _{kind} texture"),
+                format!(
+                    "is ambiguous: {n}_{kind}.exr|png is not there and {} *_{kind} textures are ({}); name one with {flag}",
+                    many.len(),
+                    listed(&self.dir, many)
+                ),
+            )),
         }
     }
-    found.sort();
-    match found.len() {
-        1 => Ok(found.remove(0)),
-        0 => Err(bad(
-            dir,
-            "the bake",
-            match (mat, fbx) {
-                (Some(m), Some(f)) => format!(
-                    "has no <N>_data.json: a SideFX Labs VAT 2 bake keeps its parameters in an engine material ({m}) and its mesh in {f}; only VAT 3 bakes are read (re-export with the VAT 3 ROP, or convert the mesh to glTF)"
+
+    /// [`Located::texture`], required: its absence is an error saying what was looked for, `why`
+    /// the bake needs it and the option that names it.
+    pub(crate) fn required(
+        &mut self,
+        kind: &str,
+        given: Option<&PathBuf>,
+        what: &str,
+        flag: &str,
+        why: &str,
+    ) -> Result<PathBuf> {
+        self.texture(kind, given, flag)?.ok_or_else(|| {
+            let n = &self.name;
+            bad(
+                &self.dir.join(format!("{n}_{kind}.exr")),
+                what,
+                format!(
+                    "is missing{why}: looked for {n}_{kind}.exr, {n}_{kind}.png, then the only *_{kind}.exr|png, in the \
+                     folder and its subfolders; name it with {flag}"
                 ),
-                _ => "has no <N>_data.json: is it a SideFX Labs VAT 3 bake?".to_owned(),
-            },
-        )),
-        n => Err(bad(dir, "the bake", format!("has {n} *_data.json files; give a folder with one bake"))),
+            )
+        })
+    }
+
+    /// The mesh: `given`, else `<N>_mesh.glb|gltf` (and `.obj` when `obj` allows it), else the only
+    /// glTF (a note). `rigid` says the refusal of an OBJ-only rigid body.
+    pub(crate) fn mesh(&mut self, given: Option<&PathBuf>, obj: bool, rigid: bool) -> Result<PathBuf> {
+        if let Some(g) = given {
+            return Ok(g.clone());
+        }
+        let n = self.name.clone();
+        let mut names = vec![format!("{n}_mesh.glb"), format!("{n}_mesh.gltf")];
+        if obj {
+            names.push(format!("{n}_mesh.obj"));
+        }
+        if let Some(p) = find_named(&self.folders, &names)? {
+            return Ok(p);
+        }
+        let gltfs = find_all(&self.folders, &|f| f.ends_with(".glb") || f.ends_with(".gltf"))?;
+        if let [one] = gltfs.as_slice() {
+            self.notes.push(format!(
+                "the mesh is {} (the only glTF; {n}_mesh.glb is not there)",
+                shown(&self.dir, one)
+            ));
+            return Ok(one.clone());
+        }
+        let glb = self.dir.join(format!("{n}_mesh.glb"));
+        let looked = format!("looked for {} in the folder and its subfolders", names.join(", "));
+        if rigid && find_named(&self.folders, &[format!("{n}_mesh.obj")])?.is_some() {
+            return Err(bad(
+                &glb,
+                "the mesh",
+                format!(
+                    "is missing; {n}_mesh.obj cannot carry each piece's rest pivot (TEXCOORD_2, TEXCOORD_3): export the \
+                     mesh as glTF ({n}_mesh.glb), or name a glTF with --mesh"
+                ),
+            ));
+        }
+        let fbx = find_all(&self.folders, &|f| f.ends_with(".fbx"))?;
+        let problem = if !gltfs.is_empty() {
+            format!(
+                "is ambiguous: {looked}, found none and {} other glTF files ({}); name one with --mesh",
+                gltfs.len(),
+                listed(&self.dir, &gltfs)
+            )
+        } else if let Some(f) = fbx.first() {
+            format!(
+                "is missing; vat does not read FBX ({}): export the mesh as glTF ({n}_mesh.glb, uv2 as TEXCOORD_1){} or \
+                 name it with --mesh",
+                shown(&self.dir, f),
+                if obj { " or OBJ" } else { "" }
+            )
+        } else {
+            format!("is missing: {looked} and found no glTF; name it with --mesh")
+        };
+        Err(bad(&glb, "the mesh", problem))
     }
 }
 
@@ -201,7 +385,15 @@ pub(crate) fn check_in_scope(json_path: &Path, data: &HoudiniData) -> Result<()>
 /// # Errors
 /// As [`read_houdini`] for the folder and the JSON.
 pub fn read_data(dir: &Path) -> Result<HoudiniData> {
-    let (_, json_path) = locate(dir)?;
+    read_data_in(dir, &HoudiniFiles::default())
+}
+
+/// [`read_data`] with the files named in `files` (`--data`).
+///
+/// # Errors
+/// As [`read_houdini`] for the folder and the JSON.
+pub fn read_data_in(dir: &Path, files: &HoudiniFiles) -> Result<HoudiniData> {
+    let json_path = locate(dir, files)?.json;
     let mut budget = Budget::fixed(4 << 20, "a VAT 3 _data.json holds a few KB; this one is not one");
     read_data_json(&json_path, &mut budget)
 }
@@ -380,13 +572,6 @@ fn obj_lookup_mesh(
     })
 }
 
-/// `dir/<name>_<kind>.exr`, else `.png`.
-fn texture_file(dir: &Path, name: &str, kind: &str, what: &str, why: &str) -> Result<PathBuf> {
-    existing(dir, &format!("{name}_{kind}.exr"))
-        .or_else(|| existing(dir, &format!("{name}_{kind}.png")))
-        .ok_or_else(|| bad(&dir.join(format!("{name}_{kind}.exr")), what, format!("is missing{why}")))
-}
-
 /// Reads and decodes a Houdini VAT 3 bake folder (see the module docs): a `Softbody` bake into
 /// its frames, a `Rigidbody` bake into its pieces and their transforms.
 ///
@@ -396,50 +581,27 @@ fn texture_file(dir: &Path, name: &str, kind: &str, what: &str, why: &str) -> Re
 /// bakes the checks of [`ImportedRigidBake`]; [`BakeError::OverBudget`] past the budget; glTF
 /// errors of the mesh.
 pub fn read_houdini(dir: &Path, options: &HoudiniOptions) -> Result<HoudiniBake> {
-    let (name, json_path) = locate(dir)?;
+    let mut located = locate(dir, &options.files)?;
+    let (name, json_path) = (located.name.clone(), located.json.clone());
     let mut budget = Budget::new(options.max_memory);
     let data = read_data_json(&json_path, &mut budget)?;
     check_in_scope(&json_path, &data)?;
     let rigid = data.vat_type == "Rigidbody";
-    let texture_path = texture_file(dir, &name, "pos", "the position texture", "")?;
+    let files = &options.files;
+    let texture_path = located.required("pos", files.pos.as_ref(), "the position texture", "--pos", "")?;
     let rot_path = if rigid {
-        Some(texture_file(
-            dir,
-            &name,
+        Some(located.required(
             "rot",
+            files.rot.as_ref(),
             "the rotation texture",
+            "--rot",
             ": a Rigidbody bake keeps its pieces' rotations there",
         )?)
     } else {
         None
     };
-    let obj_path = existing(dir, &format!("{name}_mesh.obj"));
-    let mesh_path = existing(dir, &format!("{name}_mesh.glb"))
-        .or_else(|| existing(dir, &format!("{name}_mesh.gltf")))
-        .or_else(|| if rigid { None } else { obj_path.clone() })
-        .ok_or_else(|| {
-            let glb = dir.join(format!("{name}_mesh.glb"));
-            if rigid && obj_path.is_some() {
-                return bad(
-                    &glb,
-                    "the mesh",
-                    format!(
-                        "is missing; {name}_mesh.obj cannot carry each piece's rest pivot (TEXCOORD_2, TEXCOORD_3): \
-                         export the mesh as glTF ({name}_mesh.glb)"
-                    ),
-                );
-            }
-            let fbx = existing(dir, &format!("{name}_mesh.fbx")).is_some();
-            bad(
-                &glb,
-                "the mesh",
-                if fbx {
-                    format!("is missing; vat does not read FBX ({name}_mesh.fbx): export the mesh as glTF ({name}_mesh.glb, uv2 as TEXCOORD_1) or OBJ")
-                } else {
-                    "is missing".to_owned()
-                },
-            )
-        })?;
+    let mesh_path = located.mesh(files.mesh.as_ref(), !rigid, rigid)?;
+    let col_path = located.texture("col", files.col.as_ref(), "--col")?;
     let texture = images::read_texture(&texture_path, "the position texture", &mut budget)?;
     let mesh_bytes = super::read_file(&mesh_path, "the mesh", &mut budget)?;
     let is_obj = mesh_path.extension().is_some_and(|e| e.eq_ignore_ascii_case("obj"));
@@ -449,7 +611,7 @@ pub fn read_houdini(dir: &Path, options: &HoudiniOptions) -> Result<HoudiniBake>
     } else {
         super::lookup_mesh_from_bytes(&mesh_bytes, &mesh_path, &mut budget)?
     };
-    let has_colour = ["exr", "png"].iter().any(|e| existing(dir, &format!("{name}_col.{e}")).is_some());
+    let has_colour = col_path.is_some();
     if let Some(rot_path) = rot_path {
         let rot = images::read_texture(&rot_path, "the rotation texture", &mut budget)?;
         let pivots = super::houdini_rigid::pivot_uvs(&mesh_bytes, &mesh_path, &budget)?;
@@ -467,11 +629,13 @@ pub fn read_houdini(dir: &Path, options: &HoudiniOptions) -> Result<HoudiniBake>
             pivots: &pivots,
             has_colour,
         };
-        return super::houdini_rigid::decode(&parts, options.substeps, &mut budget)
-            .map(HoudiniBake::Rigidbody);
+        let mut bake = super::houdini_rigid::decode(&parts, options.substeps, &mut budget)?;
+        bake.notes.splice(0..0, located.notes);
+        return Ok(HoudiniBake::Rigidbody(bake));
     }
     drop(mesh_bytes);
     let mut bake = decode(&name, &data, &texture_path, &texture, &mesh_path, &mesh, &mut budget)?;
+    bake.notes.splice(0..0, located.notes);
     if has_colour {
         bake.notes
             .push(format!("{name}_col (per-frame colours) is not read: the mesh keeps its own colours"));

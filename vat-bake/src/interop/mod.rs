@@ -13,6 +13,8 @@
 //! store linear data in them). Every read is bounded: files are charged to a memory budget before
 //! they are read, images by their header's size before they are decoded.
 
+#[doc(hidden)]
+pub mod fixtures;
 pub mod houdini;
 pub(crate) mod houdini_rigid;
 pub(crate) mod images;
@@ -20,7 +22,7 @@ pub mod openvat;
 
 pub use images::TextureFormat;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use glam::Vec3;
 use serde_json::Value;
@@ -139,6 +141,43 @@ impl ImportedBake {
         }
         best.1
     }
+}
+
+/// What kind of other tool's bake a folder holds ([`detect_source`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourceKind {
+    /// An OpenVAT bake (a `*-remap_info.json` sidecar, or files named as OpenVAT's).
+    OpenVat,
+    /// A Houdini VAT 3 bake (a `*_data.json`), with its parameters.
+    Houdini(houdini::HoudiniData),
+}
+
+/// Whether `dir` is another tool's bake, found as the importers find it: a Houdini VAT 3 bake when
+/// `houdini.data` is given or the folder (or a direct subfolder) has a `*_data.json`; an OpenVAT
+/// bake when the options name its sidecar or texture or the folder (or a direct subfolder) has a
+/// `*-remap_info.json`; `None` otherwise (a mesh sequence, or not a folder).
+///
+/// # Errors
+/// The Houdini import's errors when its `_data.json` cannot be read or parsed.
+pub fn detect_source(
+    dir: &Path,
+    openvat: &openvat::OpenVatOptions,
+    houdini: &houdini::HoudiniFiles,
+) -> Result<Option<SourceKind>> {
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    let folders = openvat::search_folders(dir)?;
+    if houdini.data.is_some() || !openvat::find_all(&folders, &|n| n.ends_with("_data.json"))?.is_empty() {
+        return Ok(Some(SourceKind::Houdini(houdini::read_data_in(dir, houdini)?)));
+    }
+    if openvat.sidecar.is_some()
+        || openvat.texture.is_some()
+        || !openvat::find_all(&folders, &|n| n.ends_with(openvat::SIDECAR_SUFFIX))?.is_empty()
+    {
+        return Ok(Some(SourceKind::OpenVat));
+    }
+    Ok(None)
 }
 
 /// The [`BakeError::Interop`] for `path`.
@@ -424,14 +463,6 @@ pub(crate) fn uv_set_from_bytes(
     Ok(all)
 }
 
-/// `dir/name` when the folder has an entry of that name, whatever it is: reading it through
-/// [`read_file`] then says what is wrong with one that is not a regular file inside the folder (a
-/// FIFO is "a FIFO", not "missing").
-pub(crate) fn existing(dir: &Path, name: &str) -> Option<PathBuf> {
-    let p = dir.join(name);
-    std::fs::symlink_metadata(&p).is_ok().then_some(p)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -459,6 +490,8 @@ mod tests {
     }
 }
 
+#[cfg(test)]
+mod tests_discovery;
 #[cfg(test)]
 mod tests_export;
 #[cfg(test)]

@@ -6,9 +6,12 @@
 //! | file | holds |
 //! |---|---|
 //! | `<N>-remap_info.json` | `{"os-remap": {"Min": [x,y,z], "Max": [x,y,z], "Frames": F}, "animations": {name: {"startFrame", "endFrame", "framerate", "looping"}}}` |
-//! | `<N>_vat.exr` / `.png` | one row per frame (frame 0 = the file's first scanline), one column per encoded (Blender) vertex; RGB = `(offset - Min) / (Max - Min)`; with packed normals the height is `2F` and rows `[F, 2F)` hold normals |
+//! | `<N>_vat.exr` / `.png` (`<N>_packed_vat` when it packs normals) | one row per frame (frame 0 = the file's first scanline), one column per encoded (Blender) vertex; RGB = `(offset - Min) / (Max - Min)`; with packed normals the lower half holds normals (rows `[F, 2F)` of a `2F`-row texture; `H / 2` rows down in one rounded up to a power of two) |
 //! | `<N>_vnrm.exr` / `.png` | separate normals: same size and rows as `_vat`, RGB = `(n + 1) / 2` |
-//! | `<N>.glb` | the rest (proxy) mesh, glTF Y-up, each vertex's texel in `TEXCOORD_1` = `((col + 0.5) / W, (row + 0.5) / H)` |
+//! | `<N>.glb` (`mesh/M_<N>_glTF_yUp.glb` in OpenVAT's tutorial folders) | the rest (proxy) mesh, glTF Y-up, each vertex's texel in `TEXCOORD_1` = `((col + 0.5) / W, (row + 0.5) / H)` |
+//!
+//! [`locate`] finds the files by these names in the folder and its direct subfolders; options name
+//! any of them instead.
 //!
 //! Offsets are in Blender object space (right-handed, Z up): a vertex's glTF position at frame `f`
 //! is `rest + (off.x, off.z, -off.y)` (normals likewise). Clip frames are Blender scene frames,
@@ -17,8 +20,9 @@
 //! What the reader accepts beyond the strict layout (each a `note:` where it changes anything):
 //! `Min`/`Max`/`Frames` and clip fields as numbers or numeric strings; a trailing comma before a
 //! closing brace (hand-edited sidecars); unknown keys (ignored); `animations` missing or empty (one
-//! looping clip over every frame); overlapping clips in any order; several texture rows per frame
-//! (a wrapped layout: `R` rows, frame `f` at `row + f R`).
+//! looping clip over every frame); overlapping clips in any order; more vertices than columns
+//! (OpenVAT's wrapped layout: blocks of `F` rows, one row a frame); textures rounded up to a
+//! power of two (the spare rows and columns unused).
 
 use std::path::{Path, PathBuf};
 
@@ -26,7 +30,7 @@ use glam::{Mat3, Vec3};
 use serde_json::Value;
 
 use super::images::{self, Texture};
-use super::{Budget, ImportedBake, ImportedClip, LookupMesh, bad, boolean, existing, number};
+use super::{Budget, ImportedBake, ImportedClip, LookupMesh, bad, boolean, number};
 use crate::sequence::{MAX_SEQUENCE_FRAMES, MeshSequence};
 use crate::{BakeError, Result};
 
@@ -38,8 +42,12 @@ pub const SIDECAR_SUFFIX: &str = "-remap_info.json";
 pub struct OpenVatOptions {
     /// The sidecar JSON (`--json`); default: the folder's one `*-remap_info.json`.
     pub sidecar: Option<PathBuf>,
-    /// The mesh (`--mesh`); default `<N>.glb` (or `.gltf`) beside the sidecar.
+    /// The mesh (`--mesh`); default: found by OpenVAT's naming ([`locate`]).
     pub mesh: Option<PathBuf>,
+    /// The position texture (`--texture`); default: found by OpenVAT's naming ([`locate`]).
+    pub texture: Option<PathBuf>,
+    /// The separate normal texture (`--normal-texture`); default: `<N>_vnrm.<ext>` when there is one.
+    pub normal_texture: Option<PathBuf>,
     /// The scene frame stored in the texture's first row (`--first-frame`); default 0 when a clip
     /// starts at frame 0, else 1 (Blender's default scene start, and every real sidecar seen).
     pub first_frame: Option<i64>,
@@ -59,6 +67,8 @@ impl Default for OpenVatOptions {
         Self {
             sidecar: None,
             mesh: None,
+            texture: None,
+            normal_texture: None,
             first_frame: None,
             fps: 24.0,
             recompute_normals: false,
@@ -208,22 +218,23 @@ pub struct OpenVatFiles {
     pub name: String,
     /// The sidecar.
     pub sidecar: PathBuf,
-    /// `<N>_vat.exr|png`.
+    /// `<N>_vat.exr|png` (or `<N>_packed_vat`, or the texture `--texture` names).
     pub texture: PathBuf,
     /// `<N>_vnrm.exr|png`, when present.
     pub normals: Option<PathBuf>,
     /// The mesh.
     pub mesh: PathBuf,
-    /// How the mesh was found when it is not `<N>.glb|gltf` or `--mesh` (one line for the notes).
+    /// How the files were found where it is not by their plain names (one line for the notes).
     pub mesh_note: Option<String>,
 }
 
+/// The entries of `dir` whose lower-cased name satisfies `pred`, sorted.
 fn files_with(dir: &Path, pred: impl Fn(&str) -> bool) -> Result<Vec<PathBuf>> {
     let io = |e| BakeError::Io { path: dir.to_path_buf(), source: e };
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(io)? {
         let entry = entry.map_err(io)?;
-        let name = entry.file_name().to_string_lossy().into_owned();
+        let name = entry.file_name().to_string_lossy().to_lowercase();
         // Whatever the entry is: the read gate then says what is wrong with one that is not a
         // regular file inside the folder.
         if pred(&name) {
@@ -234,118 +245,186 @@ fn files_with(dir: &Path, pred: impl Fn(&str) -> bool) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-fn file_name(p: &Path) -> String {
+pub(crate) fn file_name(p: &Path) -> String {
     p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
-/// Finds a bake's files in `dir` (see [`OpenVatOptions`] for the defaults).
+/// The folders discovery searches: `dir`, then its direct subfolders in name order (OpenVAT's own
+/// tutorial bake keeps its mesh in `mesh/` and its packed texture and sidecar in `packed/`). Links
+/// to folders are not followed.
+pub(crate) fn search_folders(dir: &Path) -> Result<Vec<PathBuf>> {
+    let io = |e| BakeError::Io { path: dir.to_path_buf(), source: e };
+    let mut subs = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        if entry.file_type().map_err(io)?.is_dir() {
+            subs.push(entry.path());
+        }
+    }
+    subs.sort();
+    let mut out = vec![dir.to_path_buf()];
+    out.extend(subs);
+    Ok(out)
+}
+
+/// Every file of `folders` whose lower-cased name satisfies `pred`, folder by folder.
+pub(crate) fn find_all(folders: &[PathBuf], pred: &dyn Fn(&str) -> bool) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for f in folders {
+        out.extend(files_with(f, pred)?);
+    }
+    Ok(out)
+}
+
+/// The first of `names` (in their order, each looked for in every folder in turn) that exists,
+/// compared without case.
+pub(crate) fn find_named(folders: &[PathBuf], names: &[String]) -> Result<Option<PathBuf>> {
+    for name in names {
+        let lower = name.to_lowercase();
+        if let Some(p) = find_all(folders, &|n| n == lower)?.into_iter().next() {
+            return Ok(Some(p));
+        }
+    }
+    Ok(None)
+}
+
+/// `path` relative to `dir` when it lies in it, for messages.
+pub(crate) fn shown(dir: &Path, path: &Path) -> String {
+    path.strip_prefix(dir).map_or_else(|_| path.display().to_string(), |p| p.display().to_string())
+}
+
+/// `paths` relative to `dir`, comma-separated.
+pub(crate) fn listed(dir: &Path, paths: &[PathBuf]) -> String {
+    paths.iter().map(|p| shown(dir, p)).collect::<Vec<_>>().join(", ")
+}
+
+/// The texture suffixes of OpenVAT's position textures, lower case, most specific first.
+const POSITION_SUFFIXES: [&str; 4] = ["_packed_vat.exr", "_packed_vat.png", "_vat.exr", "_vat.png"];
+
+/// `N` of a texture named `<N>_vat.<ext>` or `<N>_packed_vat.<ext>`.
+fn base_of_texture(name: &str) -> Option<String> {
+    let lower = name.to_lowercase();
+    POSITION_SUFFIXES.iter().find(|s| lower.ends_with(*s)).map(|s| name[..name.len() - s.len()].to_owned())
+}
+
+/// Whether a position texture is named as OpenVAT names a texture that packs its normals.
+pub(crate) fn named_packed(texture: &Path) -> bool {
+    file_name(texture).to_lowercase().contains("_packed_vat.")
+}
+
+/// Finds a bake's files in `dir` and its direct subfolders, by OpenVAT's naming: the sidecar
+/// `<N>-remap_info.json`; the position texture `<N>_vat.exr|png`, else `<N>_packed_vat.exr|png`
+/// (normals packed in its lower half), else the only `*_vat.exr|png`; separate normals
+/// `<N>_vnrm.<ext>`, else the only `*_vnrm.<ext>`; the mesh `<N>.glb|gltf`, else
+/// `M_<N>_glTF_yUp.glb` or another `M_<N>*` / `<N>_mesh*` glTF (OpenVAT's export names), else the
+/// only glTF. Each option of [`OpenVatOptions`] names its file instead.
 ///
 /// # Errors
-/// [`BakeError::Interop`] naming what is missing or ambiguous, and the option that settles it.
+/// [`BakeError::Interop`] naming what is missing or ambiguous, what was looked for and the option
+/// that names the file.
 pub fn locate(dir: &Path, options: &OpenVatOptions) -> Result<OpenVatFiles> {
     if !dir.is_dir() {
         return Err(bad(dir, "the bake", "is not a folder (give the folder holding the OpenVAT files)"));
     }
+    let folders = search_folders(dir)?;
+    let mut notes: Vec<String> = Vec::new();
     let sidecar = match &options.sidecar {
         Some(s) => s.clone(),
         None => {
-            let found = files_with(dir, |n| n.ends_with(SIDECAR_SUFFIX))?;
+            let found = find_all(&folders, &|n| n.ends_with(SIDECAR_SUFFIX))?;
             match found.as_slice() {
                 [one] => one.clone(),
                 [] => {
                     return Err(bad(
                         dir,
                         "the sidecar",
-                        format!("no *{SIDECAR_SUFFIX} in the folder: is it an OpenVAT bake?"),
+                        format!(
+                            "is missing: looked for *{SIDECAR_SUFFIX} in the folder and its subfolders and found none \
+                             (is it an OpenVAT bake? name the sidecar with --json)"
+                        ),
                     ));
                 }
                 many => {
-                    let names: Vec<String> = many.iter().map(|p| file_name(p)).collect();
                     return Err(bad(
                         dir,
                         "the sidecar",
-                        format!("{} candidates ({}); choose one with --json", many.len(), names.join(", ")),
-                    ));
-                }
-            }
-        }
-    };
-    let side_name = file_name(&sidecar);
-    let name = match side_name.strip_suffix(SIDECAR_SUFFIX) {
-        Some(n) => n.to_owned(),
-        None => {
-            // A renamed sidecar: the base name is the folder's one texture's.
-            let found = files_with(dir, |n| n.ends_with("_vat.exr") || n.ends_with("_vat.png"))?;
-            match found.as_slice() {
-                [one] => file_name(one)
-                    .trim_end_matches(".exr")
-                    .trim_end_matches(".png")
-                    .trim_end_matches("_vat")
-                    .to_owned(),
-                _ => {
-                    return Err(bad(
-                        &sidecar,
-                        "the sidecar",
                         format!(
-                            "is not named <N>{SIDECAR_SUFFIX} and the folder has {} *_vat textures, so its bake is unknown",
-                            found.len()
+                            "is ambiguous: {} *{SIDECAR_SUFFIX} files ({}); choose one with --json",
+                            many.len(),
+                            listed(dir, many)
                         ),
                     ));
                 }
             }
         }
     };
-    let texture = existing(dir, &format!("{name}_vat.exr"))
-        .or_else(|| existing(dir, &format!("{name}_vat.png")))
-        .ok_or_else(|| {
-            bad(
-                &dir.join(format!("{name}_vat.exr")),
-                "the position texture",
-                format!("is missing (neither {name}_vat.exr nor {name}_vat.png)"),
-            )
-        })?;
-    let ext = texture.extension().and_then(|e| e.to_str()).unwrap_or("exr").to_owned();
-    let normals = existing(dir, &format!("{name}_vnrm.{ext}"));
-    let mut mesh_note = None;
-    let mesh = match &options.mesh {
-        Some(m) => m.clone(),
+    // The sidecar's folder is searched first for the other files.
+    let first: Vec<PathBuf> =
+        sidecar.parent().filter(|p| p.is_dir()).map(Path::to_path_buf).into_iter().collect();
+    let folders: Vec<PathBuf> =
+        first.iter().cloned().chain(folders.into_iter().filter(|f| !first.contains(f))).collect();
+    let side_name = file_name(&sidecar);
+    let given_base = options.texture.as_deref().and_then(|t| base_of_texture(&file_name(t)));
+    let name = match (side_name.strip_suffix(SIDECAR_SUFFIX), given_base) {
+        (Some(n), _) => n.to_owned(),
+        (None, Some(n)) => n,
+        (None, None) => {
+            // A renamed sidecar: the base name is the one position texture's.
+            let found = find_all(&folders, &|n| {
+                POSITION_SUFFIXES.iter().any(|s| n.ends_with(s)) && !n.contains("_vnrm")
+            })?;
+            match found.as_slice() {
+                [one] => base_of_texture(&file_name(one)).unwrap_or_default(),
+                _ => {
+                    return Err(bad(
+                        &sidecar,
+                        "the sidecar",
+                        format!(
+                            "is not named <N>{SIDECAR_SUFFIX} and the folder has {} *_vat textures ({}), so its bake \
+                             is unknown: name the position texture with --texture",
+                            found.len(),
+                            listed(dir, &found)
+                        ),
+                    ));
+                }
+            }
+        }
+    };
+    let texture = match &options.texture {
+        Some(t) => t.clone(),
         None => {
-            match existing(dir, &format!("{name}.glb")).or_else(|| existing(dir, &format!("{name}.gltf"))) {
-                Some(m) => m,
+            let plain = [
+                format!("{name}_vat.exr"),
+                format!("{name}_vat.png"),
+                format!("{name}_packed_vat.exr"),
+                format!("{name}_packed_vat.png"),
+            ];
+            match find_named(&folders, &plain)? {
+                Some(t) => t,
                 None => {
-                    // A renamed mesh (as engines' demo folders ship them): the folder's one glTF. The
-                    // texel checks of the decode refuse a mesh that was not made for the texture.
-                    let gltfs = files_with(dir, |n| {
-                        let n = n.to_ascii_lowercase();
-                        n.ends_with(".glb") || n.ends_with(".gltf")
-                    })?;
-                    match gltfs.as_slice() {
+                    let any = find_all(&folders, &|n| POSITION_SUFFIXES.iter().any(|s| n.ends_with(s)))?;
+                    match any.as_slice() {
                         [one] => {
-                            mesh_note = Some(format!(
-                                "the mesh is {} (the folder's only glTF; {name}.glb is not there)",
-                                file_name(one)
+                            notes.push(format!(
+                                "the position texture is {} (the only *_vat texture; {name}_vat.exr is not there)",
+                                shown(dir, one)
                             ));
                             one.clone()
                         }
                         _ => {
-                            let fbx = existing(dir, &format!("{name}.fbx")).is_some();
                             return Err(bad(
-                                &dir.join(format!("{name}.glb")),
-                                "the mesh",
-                                if fbx {
-                                    format!(
-                                        "is missing; only {name}.fbx is there, and vat reads glTF: convert it to {name}.glb (Blender: File > Export > glTF 2.0, +Y up, keeping UVMap 2 as TEXCOORD_1)"
-                                    )
-                                } else if gltfs.is_empty() {
-                                    format!(
-                                        "is missing (neither {name}.glb nor {name}.gltf; choose one with --mesh)"
-                                    )
-                                } else {
-                                    format!(
-                                        "is missing (neither {name}.glb nor {name}.gltf, and the folder has {} other glTF files; choose one with --mesh)",
-                                        gltfs.len()
-                                    )
-                                },
+                                &dir.join(format!("{name}_vat.exr")),
+                                "the position texture",
+                                format!(
+                                    "is missing: looked for {}, then the only *_vat.exr|png, in the folder and its \
+                                     subfolders, and found {}; name it with --texture",
+                                    plain.join(", "),
+                                    if any.is_empty() {
+                                        "no texture".to_owned()
+                                    } else {
+                                        format!("{} ({})", any.len(), listed(dir, &any))
+                                    }
+                                ),
                             ));
                         }
                     }
@@ -353,7 +432,98 @@ pub fn locate(dir: &Path, options: &OpenVatOptions) -> Result<OpenVatFiles> {
             }
         }
     };
+    let ext = texture.extension().and_then(|e| e.to_str()).unwrap_or("exr").to_lowercase();
+    let normals = match &options.normal_texture {
+        Some(n) => Some(n.clone()),
+        None => match find_named(&folders, &[format!("{name}_vnrm.{ext}")])? {
+            Some(n) => Some(n),
+            None => {
+                let suffix = format!("_vnrm.{ext}");
+                let any = find_all(&folders, &|n| n.ends_with(&suffix))?;
+                match any.as_slice() {
+                    [] => None,
+                    [one] => {
+                        notes.push(format!(
+                            "the normal texture is {} (the only *_vnrm texture; {name}_vnrm.{ext} is not there)",
+                            shown(dir, one)
+                        ));
+                        Some(one.clone())
+                    }
+                    many => {
+                        return Err(bad(
+                            &dir.join(format!("{name}_vnrm.{ext}")),
+                            "the normal texture",
+                            format!(
+                                "is ambiguous: {name}_vnrm.{ext} is not there and {} *_vnrm textures are ({}); name one \
+                                 with --normal-texture",
+                                many.len(),
+                                listed(dir, many)
+                            ),
+                        ));
+                    }
+                }
+            }
+        },
+    };
+    let mesh = match &options.mesh {
+        Some(m) => m.clone(),
+        None => locate_mesh(dir, &folders, &name, &mut notes)?,
+    };
+    let mesh_note = (!notes.is_empty()).then(|| notes.join("; "));
     Ok(OpenVatFiles { name, sidecar, texture, normals, mesh, mesh_note })
+}
+
+/// The mesh of bake `name` (see [`locate`]); a line in `notes` when it is not `<N>.glb|gltf`.
+fn locate_mesh(dir: &Path, folders: &[PathBuf], name: &str, notes: &mut Vec<String>) -> Result<PathBuf> {
+    let is_gltf = |n: &str| n.ends_with(".glb") || n.ends_with(".gltf");
+    if let Some(m) = find_named(folders, &[format!("{name}.glb"), format!("{name}.gltf")])? {
+        return Ok(m);
+    }
+    let lower = name.to_lowercase();
+    let (m_prefix, mesh_prefix) = (format!("m_{lower}"), format!("{lower}_mesh"));
+    let named =
+        find_all(folders, &|n| is_gltf(n) && (n.starts_with(&m_prefix) || n.starts_with(&mesh_prefix)))?;
+    // OpenVAT's export names: M_<N>_glTF_yUp.glb first.
+    let yup = format!("m_{lower}_gltf_yup.");
+    let pick =
+        named.iter().find(|p| file_name(p).to_lowercase().starts_with(&yup)).or(match named.as_slice() {
+            [one] => Some(one),
+            _ => None,
+        });
+    if let Some(m) = pick {
+        notes.push(format!("the mesh is {} (OpenVAT's export name for {name})", shown(dir, m)));
+        return Ok(m.clone());
+    }
+    let gltfs = find_all(folders, &|n| is_gltf(n))?;
+    let looked =
+        format!("{name}.glb, {name}.gltf, M_{name}_glTF_yUp.glb, M_{name}*.glb|gltf, {name}_mesh*.glb|gltf");
+    if let [one] = gltfs.as_slice() {
+        notes.push(format!(
+            "the mesh is {} (the folder's only glTF; {name}.glb is not there)",
+            shown(dir, one)
+        ));
+        return Ok(one.clone());
+    }
+    let fbx = find_all(folders, &|n| n.ends_with(".fbx"))?;
+    let problem = if !gltfs.is_empty() {
+        format!(
+            "is ambiguous: looked for {looked} in the folder and its subfolders, found none of them and {} other glTF files \
+             ({}); choose one with --mesh",
+            gltfs.len(),
+            listed(dir, &gltfs)
+        )
+    } else if !fbx.is_empty() {
+        format!(
+            "is missing: looked for {looked} and found only FBX ({}), which vat does not read: convert it to {name}.glb \
+             (Blender: File > Export > glTF 2.0, +Y up, keeping UVMap 2 as TEXCOORD_1) or name a glTF with --mesh",
+            listed(dir, &fbx)
+        )
+    } else {
+        format!(
+            "is missing: looked for {looked} in the folder and its subfolders and found no glTF; name it with --mesh"
+        )
+    };
+    Err(bad(&dir.join(format!("{name}.glb")), "the mesh", problem))
 }
 
 /// Where each mesh vertex reads the texture: its column and the row of frame 0.
@@ -441,6 +611,80 @@ pub(crate) fn bbox_extent(p: &[Vec3]) -> f32 {
     (hi - lo).max_element().max(0.0)
 }
 
+/// Where an OpenVAT texture keeps a vertex's frames: OpenVAT wraps a bake that has more vertices
+/// than columns in blocks of `F` rows (vertex `i` in column `i % W` of block `i / W`, its
+/// `TEXCOORD_1` on the block's first row, frame `f` at that row plus `f`, one row a frame, as
+/// OpenVAT's encoder lays the texels and its decoders step); a texture that packs its normals holds
+/// them in its lower half (`H / 2` rows down, as the decoders sample at `v + 0.5`), past positions
+/// that may not fill the upper half when OpenVAT rounded the height up to a power of two.
+pub(crate) struct BlockLayout {
+    /// The first row of the normals (packed), `None` without packed normals.
+    pub(crate) normal_row: Option<usize>,
+    /// A line for the notes when the texture has rows no frame uses.
+    pub(crate) note: Option<String>,
+}
+
+/// Checks the rows `TEXCOORD_1` reads against OpenVAT's block layout ([`BlockLayout`]) and finds the
+/// packed normals.
+pub(crate) fn block_layout(
+    files: &OpenVatFiles,
+    lookup: &Lookup,
+    mesh: &LookupMesh,
+    texture: &Texture,
+    frames: usize,
+) -> Result<BlockLayout> {
+    let h = texture.height;
+    let mut blocks = 0usize;
+    for v in 0..mesh.positions.len() {
+        let row = lookup.row[v] as usize;
+        if !row.is_multiple_of(frames) {
+            return Err(bad(
+                &files.mesh,
+                format!("TEXCOORD_1 of vertex {v}"),
+                format!(
+                    "reads row {row}, which does not start a block of Frames = {frames} rows: OpenVAT wraps a bake in                      blocks of one row a frame, so a vertex's first frame is on row 0, {frames}, {}, ... (is Frames                      right, or the mesh made for another texture?)",
+                    2 * frames
+                ),
+            ));
+        }
+        blocks = blocks.max(row / frames + 1);
+    }
+    let used = blocks * frames;
+    let packed_name = named_packed(&files.texture);
+    if h < used || (packed_name && h < 2 * used) {
+        return Err(bad(
+            &files.texture,
+            "the texture's height",
+            format!(
+                "is {h} rows, but the sidecar says Frames = {frames} and TEXCOORD_1 uses {blocks} block(s) of rows:                  expected at least {used}{}",
+                if packed_name {
+                    format!(" twice over ({}), as the name says it packs normals", 2 * used)
+                } else {
+                    format!(" ({} with packed normals)", 2 * used)
+                }
+            ),
+        ));
+    }
+    // Packed normals start halfway down; without them, rows past the frames are padding. A texture
+    // not named packed that is tall enough for normals holds them when its lower half reads as unit
+    // vectors where the vertices' normals would be (older OpenVAT versions padded plain textures).
+    let unit = |v: usize, f: usize| {
+        let t = texture.at(lookup.col[v] as usize, lookup.row[v] as usize + h / 2 + f);
+        let n = Vec3::new(t[0], t[1], t[2]) * 2.0 - Vec3::ONE;
+        n.is_finite() && (0.5..=1.5).contains(&n.length())
+    };
+    let packed =
+        h >= 2 * used && (packed_name || (0..mesh.positions.len()).all(|v| (0..frames).all(|f| unit(v, f))));
+    let spare = if packed { h - 2 * used } else { h - used };
+    let note = (spare > 0).then(|| {
+        format!(
+            "the texture has {h} rows: {used} of positions{}, the other {spare} unused (OpenVAT rounds heights up to              a power of two)",
+            if packed { format!(" and {used} of packed normals from row {}", h / 2) } else { String::new() }
+        )
+    });
+    Ok(BlockLayout { normal_row: packed.then_some(h / 2), note })
+}
+
 /// How far outside `[0, 1]` a texel value may be before the bounds are called a lie (a half float's
 /// step at 1, with margin).
 const RANGE_SLACK: f32 = 1e-3;
@@ -483,22 +727,9 @@ pub(crate) fn decode(
     notes.extend(mesh.notes.iter().cloned());
     let (w, h, frames) = (texture.width, texture.height, info.frames);
     let lookup = lookup_texels(mesh, &files.mesh, w, h, &|_| false)?;
-    let r = lookup.rows_per_frame;
-    let packed = if h == frames * r {
-        false
-    } else if h == 2 * frames * r {
-        true
-    } else {
-        return Err(bad(
-            &files.texture,
-            "the texture's height",
-            format!(
-                "is {h} rows, but the sidecar says Frames = {frames} and TEXCOORD_1 uses {r} row(s) per frame: expected {} (or {} with packed normals)",
-                frames * r,
-                2 * frames * r
-            ),
-        ));
-    };
+    let layout = block_layout(files, &lookup, mesh, texture, frames)?;
+    notes.extend(layout.note.clone());
+    let packed = layout.normal_row.is_some();
     check_shared_texels(mesh, &lookup, &files.mesh)?;
     if let Some(nt) = normal_texture
         && (nt.width != w || nt.height != h)
@@ -525,7 +756,7 @@ pub(crate) fn decode(
     let normal_source = match (normal_texture, packed, options.recompute_normals) {
         (_, _, true) => None,
         (Some(nt), _, _) => Some((nt, 0usize)),
-        (None, true, _) => Some((texture, frames * r)),
+        (None, true, _) => Some((texture, layout.normal_row.unwrap_or(0))),
         (None, false, _) => None,
     };
     if packed && normal_texture.is_some() {
@@ -538,7 +769,7 @@ pub(crate) fn decode(
     for f in 0..frames {
         let mut pf = Vec::with_capacity(n);
         for v in 0..n {
-            let (c, row) = (lookup.col[v] as usize, lookup.row[v] as usize + f * r);
+            let (c, row) = (lookup.col[v] as usize, lookup.row[v] as usize + f);
             let t = texture.at(c, row);
             let t3 = Vec3::new(t[0], t[1], t[2]);
             if !t3.is_finite() || t3.min_element() < -RANGE_SLACK || t3.max_element() > 1.0 + RANGE_SLACK {
@@ -558,9 +789,23 @@ pub(crate) fn decode(
         if let (Some(all), Some((nt, base))) = (normals.as_mut(), normal_source) {
             let mut nf = Vec::with_capacity(n);
             for v in 0..n {
-                let (c, row) = (lookup.col[v] as usize, lookup.row[v] as usize + base + f * r);
+                let (c, row) = (lookup.col[v] as usize, lookup.row[v] as usize + base + f);
                 let t = nt.at(c, row);
                 let raw = Vec3::new(t[0], t[1], t[2]) * 2.0 - Vec3::ONE;
+                if !(raw.is_finite() && (0.5..=1.5).contains(&raw.length())) {
+                    return Err(bad(
+                        files.normals.as_deref().unwrap_or(&files.texture),
+                        format!("texel ({c}, {row})"),
+                        format!(
+                            "holds {raw} as a normal, not a unit vector: {}",
+                            if base > 0 {
+                                "the rows there do not hold packed normals"
+                            } else {
+                                "not an OpenVAT normal texture"
+                            }
+                        ),
+                    ));
+                }
                 let m = mesh.mesh_of[v] as usize;
                 let normal =
                     (normal_matrices[m] * blender_to_gltf(raw)).try_normalize().ok_or_else(|| {
