@@ -9,7 +9,7 @@
 //! What the engine must provide: Vulkan 1.3 with `dynamicRendering`, `drawIndirectFirstInstance` and
 //! `independentBlend` enabled, a queue family with graphics and compute, colour/depth views in
 //! `COLOR_ATTACHMENT_OPTIMAL` / `DEPTH_ATTACHMENT_OPTIMAL` when the recorded commands start. See the
-//! README section "Using the Vulkan backend in an existing engine".
+//! guide chapter "Using the Vulkan backend in an existing engine" (`docs/guide/src/embedding-vulkan.md`).
 
 #![allow(unsafe_code)] // the engine side is raw Vulkan, as an engine's would be
 

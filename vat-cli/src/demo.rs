@@ -76,7 +76,7 @@ use winit::window::{Window, WindowId};
 
 use crate::render::{BackendArg, CullingArg, ModeArg};
 
-/// The keys, for `vat demo --help` (the README lists the same).
+/// The keys, for `vat demo --help` (the guide's demo chapter lists the same).
 pub(crate) const KEYS_HELP: &str = "\
 Keys (the window must have focus):
   M            VAT / bone / rest pose (bone mode needs an asset baked with --bones)

@@ -32,8 +32,8 @@
 //!   entry point; [`conv`]: pure `map_*` functions from the binding table to Vulkan types.
 //!
 //! ## Using it in an existing engine
-//! What [`Renderer::render`] expects and changes (the README section "Using the Vulkan backend in an
-//! existing engine" has the whole picture and `examples/examples/vulkan_engine.rs` a compiling engine):
+//! What [`Renderer::render`] expects and changes (the guide chapter "Using the Vulkan backend in an
+//! existing engine", `docs/guide/src/embedding-vulkan.md`, has the whole picture and `examples/examples/vulkan_engine.rs` a compiling engine):
 //! - **Device**: what [`DeviceRequirements`] lists (Vulkan 1.3 with `dynamicRendering`,
 //!   `drawIndirectFirstInstance` and `independentBlend` enabled, a queue family with graphics and
 //!   compute, the descriptor limits of vat's binding table): merge it into your device creation with

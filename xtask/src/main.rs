@@ -1,11 +1,15 @@
 //! Workspace build helper.
 //!
 //! - `cargo xtask test`: installs the system packages the tests need (when missing), then runs the
-//!   workspace tests (vat-bevy's apart, with `--ignore-rust-version`). This is the README's test command; `.ci/run` calls it too.
-//! - `cargo xtask ci`: what CI runs: formatting, clippy with warnings denied, rustdoc with warnings
-//!   denied (each for the workspace without vat-bevy, then for vat-bevy with `--ignore-rust-version`:
-//!   Bevy 0.20.1 declares a newer rust-version than the toolchain), the same steps as `cargo xtask test`, `cargo xtask determinism`, then `cargo xtask fuzz 60`
-//!   (installing cargo-fuzz first when it is missing).
+//!   whole workspace's tests, vat-bevy included, in one cargo command with `--ignore-rust-version`
+//!   (see [`WORKSPACE`]). This is the README's test command; `.ci/run` calls it too.
+//! - `cargo xtask ci`: what CI runs: formatting, the documentation checks and the guide's build,
+//!   clippy and rustdoc with warnings denied (one command each over the whole workspace), the same
+//!   steps as `cargo xtask test`, `cargo xtask determinism`, then `cargo xtask fuzz 30` (installing
+//!   cargo-fuzz first when it is missing).
+//! - `cargo xtask docs`: the documentation checks (links and anchors of every Markdown file, the
+//!   guide's summary, the README's length) and the guide's mdBook build (`docs/guide`); part of
+//!   `cargo xtask ci`.
 //! - `cargo xtask deps`: only the system-package step.
 //! - `cargo xtask render [ARGS...]`: the system-package step, then `vat render ARGS` in release (the
 //!   README's main-job command: a crowd image on a fresh machine, software Vulkan driver included).
@@ -20,6 +24,8 @@
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
+
+mod docs;
 
 /// Debian packages the tests need: Mesa's software Vulkan driver (lavapipe), the loader, the
 /// Khronos validation layer, and Xvfb with the X libraries of the windowed demo.
@@ -57,6 +63,7 @@ fn main() -> Result<()> {
             fuzz(seconds)
         }
         Some("determinism") => determinism(),
+        Some("docs") => docs::docs(&workspace_root()),
         Some("render") => {
             deps()?;
             let mut cmd = cargo();
@@ -65,11 +72,16 @@ fn main() -> Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|ci|deps|fuzz [seconds]|determinism|render [vat render args]>"
+                "usage: cargo xtask <test|ci|deps|docs|fuzz [seconds]|determinism|render [vat render args]>"
             );
             std::process::exit(2);
         }
     }
+}
+
+/// The workspace's root folder (xtask's parent).
+fn workspace_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 fn cargo() -> Command {
@@ -140,6 +152,7 @@ fn ci() -> Result<()> {
     let mut fmt = cargo();
     fmt.args(["fmt", "--all", "--", "--check"]);
     run(fmt)?;
+    docs::docs(&workspace_root())?;
     let mut clippy = cargo();
     clippy.arg("clippy").args(WORKSPACE).args(["--all-targets", "--", "-D", "warnings"]);
     run(clippy)?;
@@ -193,7 +206,7 @@ fn determinism() -> Result<()> {
 /// `cargo fuzz run` of every target for `seconds` each; prints the executions of each and fails on
 /// the first crash (its input is then in `fuzz/artifacts/<target>/`).
 fn fuzz(seconds: u64) -> Result<()> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = workspace_root();
     let fuzz_dir = root.join("fuzz");
     let nightly =
         Command::new("cargo").args(["+nightly", "--version"]).output().is_ok_and(|o| o.status.success());
