@@ -17,12 +17,8 @@ const CHUNK_HEADER_BYTES: usize = 8;
 const CHUNK_JSON: u32 = 0x4E4F_534A; // "JSON" little-endian
 const CHUNK_BIN: u32 = 0x004E_4942; // "BIN\0" little-endian
 
-/// Extensions that change how geometry is stored; vat does not decode them.
-const UNSUPPORTED_EXTENSIONS: &[(&str, &str)] = &[
-    ("KHR_draco_mesh_compression", "Draco-compressed meshes"),
-    ("EXT_meshopt_compression", "meshoptimizer-compressed buffers"),
-    ("KHR_meshopt_compression", "meshoptimizer-compressed buffers"),
-];
+/// Extensions that change how geometry is stored and that vat does not decode.
+const UNSUPPORTED_EXTENSIONS: &[(&str, &str)] = &[("KHR_draco_mesh_compression", "Draco-compressed meshes")];
 
 fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
     let b = bytes.get(at..at.checked_add(4)?)?;
@@ -257,17 +253,24 @@ impl<'a> Resources<'a> {
 }
 
 /// Loads every buffer: the GLB BIN chunk, `data:` URIs (base64), or files read through vat-core's
-/// read gate from the glTF's folder, confined to it or to `--resource-root` ([`Resources`]). Each must hold at least its declared `byteLength`; a file
-/// is read up to that many bytes only (charged first), whatever its metadata says.
+/// read gate from the glTF's folder, confined to it or to `--resource-root` ([`Resources`]). Each
+/// must hold at least its declared `byteLength`; a file is read up to that many bytes only (charged
+/// first), whatever its metadata says. A buffer `needed` says no to (the fallback of compressed
+/// views, see [`super::meshopt_compression::needed_buffers`]) is left empty and never read.
 pub(super) fn load_buffers<'b>(
     ctx: &Ctx<'_>,
     doc: &gltf::Document,
     bin: Option<&'b [u8]>,
     resources: &Resources<'_>,
+    needed: &[bool],
 ) -> Result<Vec<Cow<'b, [u8]>>> {
     let mut buffers = Vec::new();
     for buffer in doc.buffers() {
         let i = buffer.index();
+        if !needed.get(i).copied().unwrap_or(true) {
+            buffers.push(Cow::Borrowed(&[][..]));
+            continue;
+        }
         let data: Cow<'b, [u8]> = match buffer.source() {
             gltf::buffer::Source::Bin => match (i, bin) {
                 (0, Some(bin)) => Cow::Borrowed(bin),

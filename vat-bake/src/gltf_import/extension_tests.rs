@@ -282,3 +282,503 @@ fn unsigned_texture_coordinates_are_plain_integers_only_under_the_extension() {
     let core = import_named(&f.gltf()).unwrap();
     assert_eq!(core.meshes[0].uvs.as_ref().unwrap()[1], glam::Vec2::new(1.0, 0.0));
 }
+
+// ---- EXT_meshopt_compression / KHR_meshopt_compression ----
+
+/// One buffer view of the meshopt fixture: its plain bytes (what the decoder must give back),
+/// its compressed stream, and the extension's parameters.
+struct Stream {
+    plain: Vec<u8>,
+    encoded: Vec<u8>,
+    stride: usize,
+    count: usize,
+    mode: &'static str,
+    filter: &'static str,
+    /// The parent view's `byteStride` (vertex attributes), if any.
+    view_stride: Option<usize>,
+}
+
+/// Which meshopt extension (and attribute stream version) a fixture uses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Meshopt {
+    /// `EXT_meshopt_compression`, version 0 attribute streams.
+    Ext,
+    /// `KHR_meshopt_compression`, version 1 attribute streams, and a COLOR filtered stream.
+    Khr,
+}
+
+impl Meshopt {
+    fn name(self) -> &'static str {
+        match self {
+            Meshopt::Ext => "EXT_meshopt_compression",
+            Meshopt::Khr => "KHR_meshopt_compression",
+        }
+    }
+}
+
+/// `bytes` as elements of `N` bytes, compressed as an ATTRIBUTES stream.
+fn encode_attributes<const N: usize>(bytes: &[u8], version: Meshopt) -> Vec<u8> {
+    let elements: Vec<[u8; N]> = bytes.chunks_exact(N).map(|c| c.try_into().unwrap()).collect();
+    let version = if version == Meshopt::Ext { 0 } else { 1 };
+    meshopt::encode_vertex_buffer_level(&elements, 2, Some(version)).unwrap()
+}
+
+fn attribute_stream<const N: usize>(
+    plain: Vec<u8>,
+    filter: &'static str,
+    view_stride: Option<usize>,
+    version: Meshopt,
+) -> Stream {
+    Stream {
+        encoded: encode_attributes::<N>(&plain, version),
+        count: plain.len() / N,
+        plain,
+        stride: N,
+        mode: "ATTRIBUTES",
+        filter,
+        view_stride,
+    }
+}
+
+fn le_bytes<T: Copy, const K: usize>(values: &[T], to: impl Fn(T) -> [u8; K]) -> Vec<u8> {
+    values.iter().flat_map(|&v| to(v)).collect()
+}
+
+/// A 4 x 4 vertex grid (two primitives: a TRIANGLES-compressed u16 list and an INDICES-compressed
+/// u32 list of the other half) with oct-encoded normals and tangents, UVs, colours, an
+/// exponentially encoded morph target and a rotation (quaternion filter) and translation
+/// (exponential filter) animation: every mode and filter. Returns the streams in view order, and
+/// the glTF JSON with views over them in a buffer laid out by `layout`, plus the original
+/// unit normals and rotations (for the filters' own error).
+fn meshopt_scene(version: Meshopt) -> (Vec<Stream>, Value, Vec<[f32; 4]>, Vec<[f32; 4]>) {
+    let n = 16;
+    let positions: Vec<f32> = (0..n)
+        .flat_map(|v| [(v % 4) as f32 * 0.25, (v / 4) as f32 * 0.25, ((v * 7) % 5) as f32 * 0.01])
+        .collect();
+    let normals: Vec<[f32; 4]> = (0..n)
+        .map(|v| {
+            let t = v as f32 * 0.37;
+            let d = glam::Vec3::new(t.sin() * 0.3, t.cos() * 0.2, 1.0).normalize();
+            [d.x, d.y, d.z, 0.0]
+        })
+        .collect();
+    let tangents: Vec<[f32; 4]> = (0..n)
+        .map(|v| {
+            let t = v as f32 * 0.21;
+            let d = glam::Vec3::new(1.0, t.sin() * 0.4, t.cos() * 0.1).normalize();
+            [d.x, d.y, d.z, if v % 3 == 0 { -1.0 } else { 1.0 }]
+        })
+        .collect();
+    let uvs: Vec<u16> = (0..n).flat_map(|v| [(v % 4) as u16 * 21845, (v / 4) as u16 * 21845]).collect();
+    let colors: Vec<[f32; 4]> = (0..n).map(|v| [v as f32 / 15.0, 1.0 - v as f32 / 15.0, 0.5, 1.0]).collect();
+    let deltas: Vec<[f32; 3]> = (0..n).map(|v| [0.0, 0.0, v as f32 * 0.013 - 0.1]).collect();
+    let mut triangles = Vec::new();
+    for row in 0..3u32 {
+        for col in 0..3u32 {
+            let a = row * 4 + col;
+            triangles.push([a, a + 1, a + 4]);
+            triangles.push([a + 4, a + 1, a + 5]);
+        }
+    }
+    let first: Vec<u32> = triangles.iter().step_by(2).flatten().copied().collect();
+    let second: Vec<u32> = triangles.iter().skip(1).step_by(2).flatten().copied().collect();
+    let times = [0.0f32, 0.5, 1.0, 1.5];
+    let rotations: Vec<[f32; 4]> = times
+        .iter()
+        .map(|&t| {
+            let q = glam::Quat::from_rotation_y(t * 0.8);
+            [q.x, q.y, q.z, q.w]
+        })
+        .collect();
+    let translations: Vec<[f32; 3]> = times.iter().map(|&t| [t * 0.1, 0.0, -t * 0.03]).collect();
+
+    let mut streams = Vec::new();
+    streams.push(attribute_stream::<12>(le_bytes(&positions, f32::to_le_bytes), "NONE", Some(12), version));
+    // Octahedral normals (8-bit) and tangents (16-bit): the plain file holds what the filter
+    // decodes, as an exporter writes the fallback.
+    let mut oct8 = meshopt::encode_filter_oct::<i8>(&normals, 8);
+    let encoded8 = encode_attributes::<4>(&le_bytes(&oct8, |e: [i8; 4]| e.map(|x| x as u8)), version);
+    meshopt::decode_filter_oct(&mut oct8);
+    streams.push(Stream {
+        plain: le_bytes(&oct8, |e: [i8; 4]| e.map(|x| x as u8)),
+        encoded: encoded8,
+        stride: 4,
+        count: n,
+        mode: "ATTRIBUTES",
+        filter: "OCTAHEDRAL",
+        view_stride: Some(4),
+    });
+    let mut oct16 = meshopt::encode_filter_oct::<i16>(&tangents, 12);
+    let shorts = |e: [i16; 4]| -> [u8; 8] {
+        let mut out = [0; 8];
+        for (k, x) in e.iter().enumerate() {
+            out[2 * k..2 * k + 2].copy_from_slice(&x.to_le_bytes());
+        }
+        out
+    };
+    let encoded16 = encode_attributes::<8>(&le_bytes(&oct16, shorts), version);
+    meshopt::decode_filter_oct(&mut oct16);
+    streams.push(Stream {
+        plain: le_bytes(&oct16, shorts),
+        encoded: encoded16,
+        stride: 8,
+        count: n,
+        mode: "ATTRIBUTES",
+        filter: "OCTAHEDRAL",
+        view_stride: Some(8),
+    });
+    streams.push(attribute_stream::<4>(le_bytes(&uvs, u16::to_le_bytes), "NONE", Some(4), version));
+    if version == Meshopt::Khr {
+        let mut color = meshopt::encode_filter_color::<u8>(&colors, 8);
+        let encoded = encode_attributes::<4>(&le_bytes(&color, |e: [u8; 4]| e), version);
+        meshopt::decode_filter_color(&mut color);
+        streams.push(Stream {
+            plain: le_bytes(&color, |e: [u8; 4]| e),
+            encoded,
+            stride: 4,
+            count: n,
+            mode: "ATTRIBUTES",
+            filter: "COLOR",
+            view_stride: Some(4),
+        });
+    } else {
+        let color: Vec<u8> = colors.iter().flat_map(|c| c.map(|x| (x * 255.0).round() as u8)).collect();
+        streams.push(attribute_stream::<4>(color, "NONE", Some(4), version));
+    }
+    let mut exp = meshopt::encode_filter_exp(&deltas, 15, meshopt::EncodeExpMode::SharedVector);
+    let words = |e: [u32; 3]| -> [u8; 12] {
+        let mut out = [0; 12];
+        for (k, x) in e.iter().enumerate() {
+            out[4 * k..4 * k + 4].copy_from_slice(&x.to_le_bytes());
+        }
+        out
+    };
+    let encoded = encode_attributes::<12>(&le_bytes(&exp, words), version);
+    meshopt::decode_filter_exp(&mut exp);
+    streams.push(Stream {
+        plain: le_bytes(&exp, words),
+        encoded,
+        stride: 12,
+        count: n,
+        mode: "ATTRIBUTES",
+        filter: "EXPONENTIAL",
+        view_stride: Some(12),
+    });
+    // The triangle codec may rotate a triangle's corners (keeping its winding): the plain file
+    // holds the order it decodes to, as an exporter writes the fallback.
+    let encoded = meshopt::encode_index_buffer(&first, n).unwrap();
+    let short: Vec<u16> = meshopt::decode_index_buffer(&encoded, first.len()).unwrap();
+    let rotated = |t: &[u16]| [[t[0], t[1], t[2]], [t[1], t[2], t[0]], [t[2], t[0], t[1]]];
+    for (t, original) in short.chunks_exact(3).zip(first.chunks_exact(3)) {
+        let original = [original[0] as u16, original[1] as u16, original[2] as u16];
+        assert!(rotated(t).contains(&original), "{t:?} is not {original:?} rotated");
+    }
+    streams.push(Stream {
+        plain: le_bytes(&short, u16::to_le_bytes),
+        encoded,
+        stride: 2,
+        count: first.len(),
+        mode: "TRIANGLES",
+        filter: "NONE",
+        view_stride: None,
+    });
+    streams.push(Stream {
+        plain: le_bytes(&second, u32::to_le_bytes),
+        encoded: meshopt::encode_index_sequence(&second, n).unwrap(),
+        stride: 4,
+        count: second.len(),
+        mode: "INDICES",
+        filter: "NONE",
+        view_stride: None,
+    });
+    streams.push(attribute_stream::<4>(le_bytes(&times, f32::to_le_bytes), "NONE", None, version));
+    let mut quat = meshopt::encode_filter_quat(&rotations, 12);
+    let encoded = encode_attributes::<8>(&le_bytes(&quat, shorts), version);
+    meshopt::decode_filter_quat(&mut quat);
+    streams.push(Stream {
+        plain: le_bytes(&quat, shorts),
+        encoded,
+        stride: 8,
+        count: times.len(),
+        mode: "ATTRIBUTES",
+        filter: "QUATERNION",
+        view_stride: None,
+    });
+    let mut exp = meshopt::encode_filter_exp(&translations, 20, meshopt::EncodeExpMode::Separate);
+    let encoded = encode_attributes::<12>(&le_bytes(&exp, words), version);
+    meshopt::decode_filter_exp(&mut exp);
+    streams.push(Stream {
+        plain: le_bytes(&exp, words),
+        encoded,
+        stride: 12,
+        count: times.len(),
+        mode: "ATTRIBUTES",
+        filter: "EXPONENTIAL",
+        view_stride: None,
+    });
+
+    let accessor = |view: usize, component: u32, count: usize, ty: &str, normalized: bool| json!({ "bufferView": view, "componentType": component, "count": count, "type": ty, "normalized": normalized });
+    let json = json!({
+        "asset": { "version": "2.0" },
+        "scene": 0,
+        "scenes": [{ "nodes": [0] }],
+        "nodes": [{ "name": "Grid", "mesh": 0 }],
+        "meshes": [{ "name": "Grid", "weights": [0.5], "primitives": [
+            {
+                "attributes": { "POSITION": 0, "NORMAL": 1, "TANGENT": 2, "TEXCOORD_0": 3, "COLOR_0": 4 },
+                "targets": [{ "POSITION": 5 }],
+                "indices": 6,
+            },
+            {
+                "attributes": { "POSITION": 0, "NORMAL": 1, "TANGENT": 2, "TEXCOORD_0": 3, "COLOR_0": 4 },
+                "targets": [{ "POSITION": 5 }],
+                "indices": 7,
+            },
+        ]}],
+        "accessors": [
+            accessor(0, 5126, n, "VEC3", false),
+            accessor(1, BYTE, n, "VEC3", true),
+            accessor(2, SHORT, n, "VEC4", true),
+            accessor(3, UNSIGNED_SHORT, n, "VEC2", true),
+            accessor(4, UNSIGNED_BYTE, n, "VEC4", true),
+            accessor(5, 5126, n, "VEC3", false),
+            accessor(6, UNSIGNED_SHORT, first.len(), "SCALAR", false),
+            accessor(7, 5125, second.len(), "SCALAR", false),
+            accessor(8, 5126, times.len(), "SCALAR", false),
+            accessor(9, SHORT, times.len(), "VEC4", true),
+            accessor(10, 5126, times.len(), "VEC3", false),
+        ],
+        "animations": [{ "name": "spin", "samplers": [
+            { "input": 8, "output": 9, "interpolation": "LINEAR" },
+            { "input": 8, "output": 10, "interpolation": "LINEAR" },
+        ], "channels": [
+            { "sampler": 0, "target": { "node": 0, "path": "rotation" } },
+            { "sampler": 1, "target": { "node": 0, "path": "translation" } },
+        ]}],
+    });
+    (streams, json, normals, rotations)
+}
+
+/// The plain `.glb`: every view holds its decoded bytes.
+fn plain_glb(streams: &[Stream], json: &Value) -> Vec<u8> {
+    let mut json = json.clone();
+    let mut bin = Vec::new();
+    let mut views = Vec::new();
+    for s in streams {
+        bin.resize(bin.len().next_multiple_of(4), 0);
+        let mut view = json!({ "buffer": 0, "byteOffset": bin.len(), "byteLength": s.plain.len() });
+        if let Some(stride) = s.view_stride {
+            view["byteStride"] = json!(stride);
+        }
+        views.push(view);
+        bin.extend_from_slice(&s.plain);
+    }
+    json["bufferViews"] = json!(views);
+    json["buffers"] = json!([{ "byteLength": bin.len() }]);
+    crate::testdata::glb(&serde_json::to_vec(&json).unwrap(), &bin)
+}
+
+/// The compressed file's JSON and BIN chunk: the streams in buffer 0 (the BIN chunk), every view
+/// on the fallback buffer 1, which has no data (no `uri`, no chunk) and says `fallback: true`.
+fn compressed_parts(streams: &[Stream], json: &Value, version: Meshopt) -> (Value, Vec<u8>) {
+    let mut json = json.clone();
+    let mut bin = Vec::new();
+    let mut fallback = 0usize;
+    let mut views = Vec::new();
+    for s in streams {
+        bin.resize(bin.len().next_multiple_of(4), 0);
+        let mut view = json!({ "buffer": 1, "byteOffset": fallback, "byteLength": s.plain.len(), "extensions": {
+            version.name(): {
+                "buffer": 0, "byteOffset": bin.len(), "byteLength": s.encoded.len(), "byteStride": s.stride,
+                "count": s.count, "mode": s.mode, "filter": s.filter,
+            }
+        }});
+        if let Some(stride) = s.view_stride {
+            view["byteStride"] = json!(stride);
+        }
+        views.push(view);
+        bin.extend_from_slice(&s.encoded);
+        fallback = (fallback + s.plain.len()).next_multiple_of(4);
+    }
+    json["bufferViews"] = json!(views);
+    json["buffers"] = json!([
+        { "byteLength": bin.len() },
+        { "byteLength": fallback, "extensions": { version.name(): { "fallback": true } } },
+    ]);
+    json["extensionsUsed"] = json!([version.name(), "KHR_mesh_quantization"]);
+    json["extensionsRequired"] = json!([version.name(), "KHR_mesh_quantization"]);
+    (json, bin)
+}
+
+fn compressed_glb(streams: &[Stream], json: &Value, version: Meshopt) -> Vec<u8> {
+    let (json, bin) = compressed_parts(streams, json, version);
+    crate::testdata::glb(&serde_json::to_vec(&json).unwrap(), &bin)
+}
+
+#[test]
+fn meshopt_compressed_files_import_and_bake_as_their_uncompressed_twins() {
+    for version in [Meshopt::Ext, Meshopt::Khr] {
+        let (streams, json, normals, rotations) = meshopt_scene(version);
+        // Every stream really is compressed (the decoder has work to do).
+        assert!(streams.iter().all(|s| s.encoded != s.plain));
+        let plain = import_slice(&plain_glb(&streams, &json), None, "grid.glb").unwrap();
+        let compressed = import_slice(&compressed_glb(&streams, &json, version), None, "grid.glb")
+            .unwrap_or_else(|e| panic!("{version:?}: {e}"));
+        assert_eq!(compressed, plain, "{version:?}");
+        assert_eq!(baked(&compressed), baked(&plain), "{version:?}");
+        // The filters give back the encoded values within their precision: 8-bit octahedral
+        // normals, 12-bit quaternions.
+        let mesh = &compressed.meshes[0];
+        assert_eq!(mesh.indices.len(), 54);
+        for (v, n) in mesh.normals.iter().enumerate() {
+            let expected = glam::Vec3::from_slice(&normals[v][..3]);
+            assert!(n.angle_between(expected) < 0.02, "{version:?} normal {v}: {n} vs {expected}");
+        }
+        let clip = &compressed.clips[0];
+        let rotation = clip
+            .channels
+            .iter()
+            .find(|c| matches!(c.target, crate::rig::ChannelTarget::Rotation(_)))
+            .unwrap();
+        for (k, q) in rotation.values.chunks_exact(4).enumerate() {
+            let q = glam::Quat::from_slice(q).normalize();
+            let expected = glam::Quat::from_array(rotations[k]);
+            assert!(q.angle_between(expected) < 0.002, "{version:?} rotation key {k}: {q} vs {expected}");
+        }
+    }
+}
+
+/// The import of the meshopt fixture after `edit` changed its JSON or compressed bytes.
+fn edited_meshopt(edit: impl FnOnce(&mut Value, &mut Vec<u8>)) -> crate::Result<Rig> {
+    let (streams, json, ..) = meshopt_scene(Meshopt::Ext);
+    let (mut json, mut bin) = compressed_parts(&streams, &json, Meshopt::Ext);
+    edit(&mut json, &mut bin);
+    import_slice(&crate::testdata::glb(&serde_json::to_vec(&json).unwrap(), &bin), None, "grid.glb")
+}
+
+#[track_caller]
+fn expect_gltf_error(result: crate::Result<Rig>, parts: &[&str]) {
+    match result {
+        Err(e @ BakeError::Gltf { .. }) => {
+            let message = e.to_string();
+            for part in parts {
+                assert!(message.contains(part), "{message:?} does not contain {part:?}");
+            }
+        }
+        Err(e) => panic!("expected a glTF error with {parts:?}, got {e:?}"),
+        Ok(_) => panic!("expected a glTF error with {parts:?}, the import succeeded"),
+    }
+}
+
+#[test]
+fn the_fallback_buffer_is_never_read() {
+    // A fallback with a uri that cannot be read (no folder to read it from) is not needed.
+    let rig = edited_meshopt(|json, _| json["buffers"][1]["uri"] = json!("fallback.bin")).unwrap();
+    assert_eq!(rig.meshes[0].indices.len(), 54);
+    // Nor is one without the `fallback` flag that only compressed views use.
+    let rig =
+        edited_meshopt(|json, _| drop(json["buffers"][1].as_object_mut().unwrap().remove("extensions")));
+    assert_eq!(rig.unwrap().meshes[0].positions.len(), 16);
+}
+
+#[test]
+fn corrupt_meshopt_streams_are_typed_errors() {
+    let ext = |json: &mut Value, view: usize| -> Value {
+        json["bufferViews"][view]["extensions"]["EXT_meshopt_compression"].take()
+    };
+    let set = |json: &mut Value, view: usize, value: Value| {
+        json["bufferViews"][view]["extensions"]["EXT_meshopt_compression"] = value;
+    };
+    // A truncated stream, and one whose header byte is not a meshopt version.
+    for (view, what) in [(0, "ATTRIBUTES"), (6, "TRIANGLES"), (7, "INDICES")] {
+        expect_gltf_error(
+            edited_meshopt(|json, _| {
+                let mut e = ext(json, view);
+                e["byteLength"] = json!(e["byteLength"].as_u64().unwrap() - 7);
+                set(json, view, e);
+            }),
+            &[&format!("buffer view {view} (EXT_meshopt_compression)"), what, "does not decode", "corrupt"],
+        );
+        expect_gltf_error(
+            edited_meshopt(|json, bin| {
+                let e = ext(json, view);
+                bin[e["byteOffset"].as_u64().unwrap() as usize] = 0x17;
+                set(json, view, e);
+            }),
+            &[&format!("buffer view {view}"), "does not decode"],
+        );
+    }
+    // Any byte of any stream changed: a typed error or garbage that imports, never a panic.
+    let (streams, json, ..) = meshopt_scene(Meshopt::Ext);
+    let (json, bin) = compressed_parts(&streams, &json, Meshopt::Ext);
+    let json_bytes = serde_json::to_vec(&json).unwrap();
+    for at in (0..bin.len()).step_by(3) {
+        for value in [0x00, 0xff, bin[at] ^ 0x55] {
+            let mut bad = bin.clone();
+            bad[at] = value;
+            let _ = import_slice(&crate::testdata::glb(&json_bytes, &bad), None, "grid.glb");
+        }
+    }
+}
+
+#[test]
+fn meshopt_views_breaking_the_spec_rules_are_refused() {
+    let cases: [(usize, &str, Value, &str); 8] = [
+        (0, "byteStride", json!(6), "ATTRIBUTES needs a byteStride that is a multiple of 4 in 4..=256"),
+        (0, "byteStride", json!(260), "multiple of 4 in 4..=256"),
+        (6, "filter", json!("OCTAHEDRAL"), "TRIANGLES and INDICES take no filter"),
+        (7, "byteStride", json!(8), "TRIANGLES and INDICES need a byteStride of 2 or 4"),
+        (0, "filter", json!("OCTAHEDRAL"), "OCTAHEDRAL and COLOR need a byteStride of 4 or 8"),
+        (3, "mode", json!("STRIPS"), "mode \"STRIPS\" is none of"),
+        (3, "filter", json!("SPLINE"), "filter \"SPLINE\" is none of"),
+        (3, "byteOffset", json!(1u64 << 40), "run past the end of buffer 0"),
+    ];
+    for (view, field, value, expected) in cases {
+        expect_gltf_error(
+            edited_meshopt(|json, _| {
+                json["bufferViews"][view]["extensions"]["EXT_meshopt_compression"][field] = value;
+            }),
+            &[&format!("buffer view {view} (EXT_meshopt_compression)"), expected],
+        );
+    }
+    // QUATERNION over 4-byte elements (the view's count adjusted to keep byteLength).
+    expect_gltf_error(
+        edited_meshopt(|json, _| {
+            let e = &mut json["bufferViews"][3]["extensions"]["EXT_meshopt_compression"];
+            e["filter"] = json!("QUATERNION");
+        }),
+        &["buffer view 3", "QUATERNION needs a byteStride of 8"],
+    );
+    // A view decoding to 12 GiB: refused by the memory budget before anything is allocated.
+    expect_gltf_error(
+        edited_meshopt(|json, _| {
+            json["bufferViews"][0]["extensions"]["EXT_meshopt_compression"]["count"] = json!(1u64 << 30);
+            json["bufferViews"][0]["byteLength"] = json!(12u64 << 30);
+        }),
+        &["the decoded meshopt buffer views", "more than the memory budget", "--max-memory"],
+    );
+    // A count whose decoded size is not the view's byteLength; a TRIANGLES count not of triangles;
+    // a missing field.
+    expect_gltf_error(
+        edited_meshopt(|json, _| {
+            json["bufferViews"][0]["extensions"]["EXT_meshopt_compression"]["count"] = json!(15)
+        }),
+        &["buffer view 0", "byteStride 12 x count 15 is not the bufferView's byteLength 192"],
+    );
+    expect_gltf_error(
+        edited_meshopt(|json, _| {
+            json["bufferViews"][6]["extensions"]["EXT_meshopt_compression"]["count"] = json!(26);
+            json["bufferViews"][6]["byteLength"] = json!(52);
+        }),
+        &["buffer view 6", "TRIANGLES needs a count that is a multiple of 3"],
+    );
+    expect_gltf_error(
+        edited_meshopt(|json, _| {
+            json["bufferViews"][0]["extensions"]["EXT_meshopt_compression"]
+                .as_object_mut()
+                .unwrap()
+                .remove("count");
+        }),
+        &["buffer view 0", "has no `count`"],
+    );
+}

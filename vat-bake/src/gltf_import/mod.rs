@@ -67,10 +67,15 @@
 //!   unsigned `c / 255` or `c / 65535`, not normalised: `c`), and the transform such files keep
 //!   their scale and offset in (the node's TRS, a skin's inverse bind matrices) is applied as for
 //!   any file. Other layouts are a [`BakeError::Gltf`] naming the accessor.
+//! - `EXT_meshopt_compression` and `KHR_meshopt_compression`: compressed buffer views (modes
+//!   ATTRIBUTES, TRIANGLES, INDICES; filters NONE, OCTAHEDRAL, QUATERNION, EXPONENTIAL, COLOR) are
+//!   decoded by meshoptimizer's own decoder (the `meshopt` crate) before any accessor is read; the
+//!   uncompressed fallback buffer is never read, so it need not exist. A view breaking the spec's
+//!   rules, or a stream that does not decode, is a [`BakeError::Gltf`] naming the view
+//!   (`meshopt_compression.rs`).
 //!
-//! Not supported, each a [`BakeError::Gltf`] naming the file and the part: Draco and meshopt
-//! compression (`KHR_draco_mesh_compression`, `EXT_meshopt_compression`, `KHR_meshopt_compression`),
-//! remote URIs.
+//! Not supported, each a [`BakeError::Gltf`] naming the file and the part: Draco compression
+//! (`KHR_draco_mesh_compression`), remote URIs.
 //!
 //! Every accessor is checked (layout, count, byte ranges, sparse indices) before the `gltf` crate's
 //! readers touch it, so malformed or truncated files are typed errors, never panics.
@@ -83,6 +88,7 @@ mod anim;
 mod container;
 mod materials;
 mod mesh;
+mod meshopt_compression;
 
 #[cfg(test)]
 mod extension_tests;
@@ -232,22 +238,23 @@ fn import_bytes(
     container::check_positions(&ctx, &root)?;
     container::validate(&ctx, &root)?;
     let doc = gltf::Document::from_json_without_validation(root);
+    // Extension objects the gltf crate is built without (meshopt views, texture transforms and
+    // KTX2 sources, material variants) are read from the raw JSON, parsed only when the file
+    // names one of them.
+    let raw = raw_json(json_bytes);
+    let compressed = meshopt_compression::compressed_views(&ctx, raw.as_ref(), &doc)?;
+    let needed = meshopt_compression::needed_buffers(&doc, &compressed);
     let resources = container::Resources::new(base_dir, options.resource_root.as_deref());
-    let buffers = container::load_buffers(&ctx, &doc, bin, &resources)?;
+    let mut buffers = container::load_buffers(&ctx, &doc, bin, &resources, &needed)?;
+    let doc = meshopt_compression::decode(&ctx, doc, &mut buffers, &compressed)?;
     let ctx = Ctx { material_count: doc.materials().len(), ..ctx };
     let mut importer = Importer::new(ctx, &doc, &buffers, name);
     importer.nodes()?;
     importer.skin(options)?;
     importer.sockets()?;
     importer.meshes()?;
-    // KHR_materials_variants is read from the raw JSON (the gltf crate is built without it),
-    // parsed only when the file names it.
-    let variants_json = json_bytes
-        .windows(b"KHR_materials_variants".len())
-        .any(|w| w == b"KHR_materials_variants")
-        .then(|| serde_json::from_slice::<Value>(json_bytes).ok())
-        .flatten();
-    let (materials, notes) = materials::import(&importer, &resources, variants_json.as_ref())?;
+    let variants_json = raw.as_ref().filter(|_| contains(json_bytes, b"KHR_materials_variants"));
+    let (materials, notes) = materials::import(&importer, &resources, variants_json)?;
     importer.rig.materials = materials;
     importer.rig.notes.extend(notes);
     importer.feet()?;
@@ -256,6 +263,21 @@ fn import_bytes(
     let notes = std::mem::take(&mut importer.rig.notes);
     importer.rig.notes = crate::notes::collapse(notes);
     Ok(importer.rig)
+}
+
+/// The glTF JSON as a [`Value`] when it names an extension read from there (see
+/// [`import_bytes`]), else `None`. It parsed as glTF already, so this parse does not fail.
+fn raw_json(json_bytes: &[u8]) -> Option<Value> {
+    const NAMES: [&[u8]; 4] =
+        [b"meshopt_compression", b"KHR_texture_transform", b"KHR_texture_basisu", b"KHR_materials_variants"];
+    let named = NAMES.iter().any(|name| contains(json_bytes, name));
+    let json_bytes = json_bytes.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(json_bytes);
+    named.then(|| serde_json::from_slice::<Value>(json_bytes).ok()).flatten()
+}
+
+/// Whether `name` occurs in `bytes`.
+fn contains(bytes: &[u8], name: &[u8]) -> bool {
+    bytes.windows(name.len()).any(|w| w == name)
 }
 
 /// The file being imported, for error messages, and the memory budget it draws from.
