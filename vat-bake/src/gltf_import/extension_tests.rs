@@ -782,3 +782,246 @@ fn meshopt_views_breaking_the_spec_rules_are_refused() {
         &["buffer view 0", "has no `count`"],
     );
 }
+
+// ---- KHR_texture_transform ----
+
+/// Texels per side of the test texture, and of each of its 4 x 4 cells of one colour.
+const TEXELS: u32 = 16;
+const CELL: u32 = 4;
+
+/// The colour of cell `(x, y)` (column, row from the top) of the test texture: all distinct.
+fn cell_color(x: u32, y: u32) -> [u8; 4] {
+    [40 + 50 * x as u8, 30 + 60 * y as u8, 200 - 10 * (x + 4 * y) as u8, 255]
+}
+
+/// A 16 x 16 PNG of 4 x 4 cells, each of one [`cell_color`].
+fn cells_png() -> Vec<u8> {
+    let image = image::RgbaImage::from_fn(TEXELS, TEXELS, |x, y| image::Rgba(cell_color(x / CELL, y / CELL)));
+    let mut png = Vec::new();
+    image.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png).unwrap();
+    png
+}
+
+/// The spec example's transform: the lower left quadrant of the image, turned clockwise.
+fn spec_example() -> Value {
+    json!({ "offset": [0.0, 1.0], "rotation": std::f64::consts::FRAC_PI_2, "scale": [0.5, 0.5] })
+}
+
+/// A quad whose four vertices sit at UVs `uvs` (floats, or `quantised` as plain unsigned shorts),
+/// one material per entry of `materials` (its JSON), primitive `k` drawn with material `k` over the
+/// same vertices, and the cells texture as texture 0.
+fn textured_quad(uvs: &[[f32; 2]; 4], quantised: bool, materials: &[Value]) -> Fixture {
+    let mut f = Fixture::new();
+    let position = f.positions(&[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1.0, 0.0]]);
+    let uv = if quantised {
+        let raw: Vec<u16> = uvs.iter().flatten().map(|&c| c as u16).collect();
+        f.u16s(&raw, "VEC2")
+    } else {
+        f.f32s(&uvs.concat(), "VEC2")
+    };
+    let normal = f.f32s(&[0.0, 0.0, 1.0].repeat(4), "VEC3");
+    let indices = f.u16s(&[0, 1, 2, 2, 1, 3], "SCALAR");
+    let attributes = json!({ "POSITION": position, "NORMAL": normal, "TEXCOORD_0": uv });
+    let primitives: Vec<Value> = (0..materials.len())
+        .map(|k| json!({ "attributes": attributes, "indices": indices, "material": k }))
+        .collect();
+    let mesh = f.push("meshes", json!({ "name": "Quad", "primitives": primitives }));
+    f.node(json!({ "name": "Quad", "mesh": mesh }), true);
+    let png = cells_png();
+    let view = f.view(&png, None);
+    f.json["images"] = json!([{ "bufferView": view, "mimeType": "image/png" }]);
+    f.json["samplers"] = json!([{}]);
+    f.json["textures"] = json!([{ "source": 0, "sampler": 0 }]);
+    f.json["materials"] = json!(materials);
+    f.json["extensionsUsed"] = json!(["KHR_texture_transform", "KHR_mesh_quantization"]);
+    f
+}
+
+/// A material whose base colour, metallic-roughness and normal textures (all texture 0) carry the
+/// transforms given (`None`: no extension).
+fn material(base: Option<Value>, metallic: Option<Value>, normal: Option<Value>) -> Value {
+    let info = |t: Option<Value>| match t {
+        Some(t) => json!({ "index": 0, "extensions": { "KHR_texture_transform": t } }),
+        None => json!({ "index": 0 }),
+    };
+    json!({
+        "pbrMetallicRoughness": { "baseColorTexture": info(base), "metallicRoughnessTexture": info(metallic) },
+        "normalTexture": info(normal),
+    })
+}
+
+/// The cell of the test texture that `uv` samples.
+fn cell_at(uv: glam::Vec2) -> (u32, u32) {
+    let cells = (TEXELS / CELL) as f32;
+    ((uv.x * cells).floor() as u32, (uv.y * cells).floor() as u32)
+}
+
+/// UVs at the centres of the quad's four quarters, and the cells the spec example's transform
+/// shows there. Worked from the extension's own description rather than its equations: the
+/// quad's UV origin shows the image's bottom-left corner, moving along the quad's u moves up the
+/// image (half its height over the whole quad), moving along v moves right (half its width).
+const QUARTERS: [[f32; 2]; 4] = [[0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]];
+const EXPECTED_CELLS: [(u32, u32); 4] = [(0, 3), (0, 2), (1, 3), (1, 2)];
+
+#[test]
+fn texture_transforms_move_the_lookup_to_the_texels_the_spec_describes() {
+    let example = || Some(spec_example());
+    // The float quad, and the gltfpack way: plain unsigned short UVs (the quarters times 4), their
+    // dequantisation (a quarter) merged into the transform's scale.
+    let quantised_example =
+        json!({ "offset": [0.0, 1.0], "rotation": std::f64::consts::FRAC_PI_2, "scale": [0.125, 0.125] });
+    let fours = QUARTERS.map(|[u, v]| [u * 4.0, v * 4.0]);
+    for (name, f) in [
+        ("float", textured_quad(&QUARTERS, false, &[material(example(), example(), example())])),
+        (
+            "quantised",
+            textured_quad(
+                &fours,
+                true,
+                &[material(
+                    Some(quantised_example.clone()),
+                    Some(quantised_example.clone()),
+                    Some(quantised_example),
+                )],
+            ),
+        ),
+    ] {
+        let rig = import_slice(&f.gltf(), None, "quad.gltf").unwrap();
+        assert!(rig.notes.iter().all(|n| !n.contains("KHR_texture_transform")), "{name}: {:?}", rig.notes);
+        let uvs = rig.meshes[0].uvs.clone().unwrap();
+        let cells: Vec<(u32, u32)> = uvs.iter().map(|&uv| cell_at(uv)).collect();
+        assert_eq!(cells, EXPECTED_CELLS, "{name}: {uvs:?}");
+        // The bake samples the same texels: its UV stream into its base colour array's level 0.
+        let bytes = baked(&rig);
+        let asset = vat_core::container::Asset::parse(&bytes).unwrap();
+        let (format, uv_bytes) = asset.stream(vat_core::container::StreamKind::Uv0).unwrap();
+        let baked_uvs: Vec<glam::Vec2> = match format {
+            vat_core::container::ElementFormat::F32x2 => uv_bytes
+                .chunks_exact(8)
+                .map(|c| {
+                    glam::Vec2::new(
+                        f32::from_le_bytes(c[..4].try_into().unwrap()),
+                        f32::from_le_bytes(c[4..].try_into().unwrap()),
+                    )
+                })
+                .collect(),
+            _ => uv_bytes
+                .chunks_exact(4)
+                .map(|c| {
+                    let unorm = |b: &[u8]| f32::from(u16::from_le_bytes([b[0], b[1]])) / 65535.0;
+                    glam::Vec2::new(unorm(&c[..2]), unorm(&c[2..]))
+                })
+                .collect(),
+        };
+        let textures = asset.manifest().material_textures.as_ref().unwrap();
+        let color = textures.color.as_ref().unwrap();
+        let level0 = &asset.blob(color.texels)[..(color.width * color.height * 4) as usize];
+        for (v, uv) in baked_uvs.iter().enumerate() {
+            let x = ((uv.x * color.width as f32).floor() as u32).min(color.width - 1);
+            let y = ((uv.y * color.height as f32).floor() as u32).min(color.height - 1);
+            let at = ((y * color.width + x) * 4) as usize;
+            let (cx, cy) = EXPECTED_CELLS[v];
+            assert_eq!(level0[at..at + 4], cell_color(cx, cy), "{name}: baked vertex {v} at {uv}");
+        }
+    }
+}
+
+#[test]
+fn each_material_transforms_its_own_vertices_and_a_texcoord_override_is_honoured() {
+    // Two primitives over the same vertices: material 0 untransformed, material 1 offset by half
+    // the image to the right; its base colour texture says TEXCOORD_1 but the transform overrides
+    // it back to TEXCOORD_0.
+    let mut shifted = material(Some(json!({ "offset": [0.5, 0.0], "texCoord": 0 })), None, None);
+    shifted["pbrMetallicRoughness"]["baseColorTexture"]["texCoord"] = json!(1);
+    shifted["pbrMetallicRoughness"].as_object_mut().unwrap().remove("metallicRoughnessTexture");
+    shifted.as_object_mut().unwrap().remove("normalTexture");
+    let f = textured_quad(&QUARTERS, false, &[material(None, None, None), shifted]);
+    let rig = import_slice(&f.gltf(), None, "quad.gltf").unwrap();
+    assert!(rig.notes.iter().all(|n| !n.contains("TEXCOORD_1")), "{:?}", rig.notes);
+    let mesh = &rig.meshes[0];
+    let uvs = mesh.uvs.as_ref().unwrap();
+    assert_eq!(mesh.material_ids.len(), 8, "one vertex per material");
+    for ((uv, &id), p) in uvs.iter().zip(&mesh.material_ids).zip(&mesh.positions) {
+        // The source vertex, from its position (the quad's corners in order 0..4).
+        let source = (p.x + 2.0 * p.y) as usize;
+        let original = glam::Vec2::from(QUARTERS[source]);
+        let expected = if id == 1 { original + glam::Vec2::new(0.5, 0.0) } else { original };
+        assert_eq!(*uv, expected, "material {id}, vertex {source}");
+    }
+    // The override pointing away from the baked set leaves the texture out, and says so.
+    let mut away = material(Some(json!({ "texCoord": 1 })), None, None);
+    away.as_object_mut().unwrap().remove("normalTexture");
+    let rig = import_slice(&textured_quad(&QUARTERS, false, &[away]).gltf(), None, "quad.gltf").unwrap();
+    assert!(
+        rig.notes.iter().any(|n| n.contains("base colour texture left out: it uses TEXCOORD_1")),
+        "{:?}",
+        rig.notes
+    );
+    assert!(rig.materials.as_ref().unwrap().materials[0].base_color_texture.is_none());
+}
+
+#[test]
+fn different_transforms_in_one_material_bake_the_base_colours_and_say_so() {
+    let f = textured_quad(
+        &QUARTERS,
+        false,
+        &[material(Some(spec_example()), Some(spec_example()), Some(json!({ "scale": [2.0, 2.0] })))],
+    );
+    let rig = import_slice(&f.gltf(), None, "quad.gltf").unwrap();
+    let cells: Vec<(u32, u32)> = rig.meshes[0].uvs.as_ref().unwrap().iter().map(|&uv| cell_at(uv)).collect();
+    assert_eq!(cells, EXPECTED_CELLS);
+    let notes: Vec<&String> = rig.notes.iter().filter(|n| n.contains("KHR_texture_transform")).collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    for part in [
+        "different KHR_texture_transforms",
+        "normal: offset [0, 0], rotation 0, scale [2, 2]",
+        "the base colour texture's is baked into the UVs",
+        "the normal texture is sampled with it",
+    ] {
+        assert!(notes[0].contains(part), "{:?} lacks {part:?}", notes[0]);
+    }
+    // A malformed transform is left out, said, and the texture sampled untransformed.
+    let f = textured_quad(&QUARTERS, false, &[material(Some(json!({ "scale": "big" })), None, None)]);
+    let rig = import_slice(&f.gltf(), None, "quad.gltf").unwrap();
+    assert!(
+        rig.notes.iter().any(|n| n.contains("base colour texture's KHR_texture_transform left out")
+            && n.contains("`scale` is \"big\"")),
+        "{:?}",
+        rig.notes
+    );
+    assert_eq!(rig.meshes[0].uvs.as_ref().unwrap(), &QUARTERS.map(glam::Vec2::from).to_vec());
+}
+
+// ---- KHR_texture_basisu ----
+
+#[test]
+fn ktx2_textures_are_left_out_with_a_note_naming_them() {
+    // A texture whose only image is KTX2 (through the extension, no `source`), and an image whose
+    // bytes are KTX2 behind a plain `source`.
+    let mut f = textured_quad(&QUARTERS, false, &[material(None, None, None)]);
+    let mut ktx2 = b"\xABKTX 20\xBB\r\n\x1A\n".to_vec();
+    ktx2.resize(80, 0);
+    let view = f.view(&ktx2, None);
+    f.json["images"].as_array_mut().unwrap().push(json!({ "bufferView": view, "mimeType": "image/ktx2" }));
+    f.json["textures"] = json!([
+        { "extensions": { "KHR_texture_basisu": { "source": 1 } } },
+        { "source": 1 },
+        // A PNG source beside the KTX2 one: the PNG is used.
+        { "source": 0, "extensions": { "KHR_texture_basisu": { "source": 1 } } },
+    ]);
+    f.json["materials"][0]["pbrMetallicRoughness"]["metallicRoughnessTexture"]["index"] = json!(1);
+    f.json["materials"][0]["normalTexture"]["index"] = json!(2);
+    f.json["extensionsUsed"] = json!(["KHR_texture_basisu"]);
+    let rig = import_slice(&f.gltf(), None, "quad.gltf").unwrap();
+    let notes = rig.notes.join("\n");
+    for part in [
+        "base colour texture left out: texture 0, image 1 is KTX2 / Basis Universal (KHR_texture_basisu), which vat does not decode",
+        "metallic-roughness texture left out: image 1: a KTX2 / Basis Universal image, which vat does not decode",
+        "Re-export the model from its source with PNG or JPEG textures",
+    ] {
+        assert!(notes.contains(part), "no {part:?} in:\n{notes}");
+    }
+    let material = &rig.materials.as_ref().unwrap().materials[0];
+    assert!(material.base_color_texture.is_none() && material.metallic_roughness_texture.is_none());
+    assert!(material.normal_texture.is_some());
+}

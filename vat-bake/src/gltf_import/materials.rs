@@ -2,20 +2,45 @@
 //! metallic-roughness textures (PNG and JPEG, from a `bufferView`, a `data:` URI or a file inside
 //! the resource root), samplers, alpha mode and double-sidedness.
 //!
-//! What vat does not keep is said in one note each: occlusion and emissive textures, textures of
-//! another coordinate set than the one baked, `KHR_texture_transform` and `KHR_materials_*`
-//! extensions, and images that are missing or cannot be decoded (the material keeps its factors).
+//! `KHR_texture_transform` (offset, rotation, scale, and its `texCoord` override) is baked into
+//! the texture coordinates: vat's materials sample every texture with the vertex's one UV set, so
+//! the transform of a material's textures is applied to the UVs of the vertices drawn with that
+//! material ([`apply_uv_transforms`]; vertices shared by primitives of different materials are
+//! already one vertex per material). When one material's baked textures (base colour,
+//! metallic-roughness, normal) carry different transforms, the UVs take the base colour's (else
+//! the first bound texture's) and one note names the textures sampled with it instead of their own.
+//!
+//! `KHR_texture_basisu` (KTX2 / Basis Universal images) is not decoded: a texture whose only image
+//! is KTX2 is left out with a note (the material keeps its factors) telling to re-export with PNG or
+//! JPEG textures; a texture that also has a PNG/JPEG `source` uses that. Why not decode: the crates
+//! there are do not meet the bar for a dependency of this importer. `ktx2` only parses the
+//! container (the Basis payload still needs a transcoder); `basis-universal` builds Binomial's C++
+//! encoder and transcoder through `cc` and its last release (0.3.1) wraps a 2023 codec; `basisu`,
+//! a pure-Rust transcoder, has a single 0.1.0 release and no record of maintenance yet. None comes
+//! with a Rust encoder either, so no KTX2 fixture could be built in code to test a decoder against.
+//!
+//! What vat does not keep is also said in one note each: occlusion and emissive textures, textures
+//! of another coordinate set than the one baked, `KHR_materials_*` extensions, and images that are
+//! missing or cannot be decoded (the material keeps its factors).
 
 use std::collections::HashMap;
 
 use base64::Engine as _;
 use gltf::texture::{MagFilter, MinFilter, WrappingMode};
+use serde_json::Value;
 use vat_core::container::{AlphaMode, MAX_MATERIALS, Material, TextureBinding, TextureFilter, TextureWrap};
 
 use super::container::{Resources, shorten};
 use super::{Ctx, Importer};
 use crate::Result;
 use crate::rig::{MaterialImage, RigMaterials};
+
+/// What to do about a KTX2 texture (see the module docs for why it is not decoded).
+const KTX2_FIX: &str = "Re-export the model from its source with PNG or JPEG textures (gltfpack without \
+                        -tc, gltf-transform without its etc1s/uastc step) to bake its textures";
+
+/// The first bytes of every KTX2 file.
+const KTX2_MAGIC: &[u8] = b"\xABKTX 20\xBB\r\n\x1A\n";
 
 /// Largest image side decoded, in texels (a 16384 x 16384 RGBA8 image is 1 GiB).
 const MAX_IMAGE_SIDE: u32 = 16384;
@@ -35,10 +60,109 @@ enum Space {
     Data,
 }
 
+/// A `KHR_texture_transform`: `uv' = T(offset) R(rotation) S(scale) uv`, rotation counter-clockwise
+/// in UV space (`u' = sx u cos r + sy v sin r + ox`, `v' = sy v cos r - sx u sin r + oy`, which
+/// the extension's example, the lower left quadrant turned clockwise, pins down).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct UvTransform {
+    offset: [f64; 2],
+    rotation: f64,
+    scale: [f64; 2],
+}
+
+impl UvTransform {
+    const IDENTITY: UvTransform = UvTransform { offset: [0.0, 0.0], rotation: 0.0, scale: [1.0, 1.0] };
+
+    /// The transform as an affine map of UV space.
+    pub(super) fn affine(&self) -> glam::DAffine2 {
+        let (sin, cos) = self.rotation.sin_cos();
+        let [sx, sy] = self.scale;
+        glam::DAffine2::from_cols(
+            glam::DVec2::new(sx * cos, -sx * sin),
+            glam::DVec2::new(sy * sin, sy * cos),
+            glam::DVec2::from(self.offset),
+        )
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "offset [{}, {}], rotation {}, scale [{}, {}]",
+            self.offset[0], self.offset[1], self.rotation, self.scale[0], self.scale[1]
+        )
+    }
+}
+
+/// The `KHR_texture_transform` of a textureInfo's JSON and its `texCoord` override: `Ok(None)`
+/// when it has none, `Err` saying what is malformed.
+fn texture_transform(info: &Value) -> std::result::Result<Option<(UvTransform, Option<u32>)>, String> {
+    let Some(ext) = info.get("extensions").and_then(|e| e.get("KHR_texture_transform")) else {
+        return Ok(None);
+    };
+    let pair = |key: &str, default: [f64; 2]| -> std::result::Result<[f64; 2], String> {
+        match ext.get(key) {
+            None => Ok(default),
+            Some(v) => match v.as_array().map(|a| a.iter().map(Value::as_f64).collect::<Vec<_>>()) {
+                Some(a) if a.len() == 2 && a.iter().all(|x| x.is_some_and(f64::is_finite)) => {
+                    Ok([a[0].unwrap_or_default(), a[1].unwrap_or_default()])
+                }
+                _ => Err(format!("`{key}` is {v}, not two finite numbers")),
+            },
+        }
+    };
+    let offset = pair("offset", [0.0, 0.0])?;
+    let scale = pair("scale", [1.0, 1.0])?;
+    let rotation = match ext.get("rotation") {
+        None => 0.0,
+        Some(v) => v
+            .as_f64()
+            .filter(|r| r.is_finite())
+            .ok_or_else(|| format!("`rotation` is {v}, not a finite number"))?,
+    };
+    let tex_coord = match ext.get("texCoord") {
+        None => None,
+        Some(v) => Some(
+            v.as_u64()
+                .and_then(|t| u32::try_from(t).ok())
+                .ok_or_else(|| format!("`texCoord` is {v}, not a texture coordinate set"))?,
+        ),
+    };
+    Ok(Some((UvTransform { offset, rotation, scale }, tex_coord)))
+}
+
+/// What [`import`] gives.
+pub(super) struct Imported {
+    /// The document's materials, or `None` (see [`import`]).
+    pub(super) materials: Option<RigMaterials>,
+    /// One note per thing left out.
+    pub(super) notes: Vec<String>,
+    /// By material id: the `KHR_texture_transform` baked into the UVs of its vertices, `None`
+    /// when none (or the identity).
+    pub(super) uv_transforms: Vec<Option<UvTransform>>,
+}
+
+/// Applies each material's [`Imported::uv_transforms`] to the texture coordinates of the vertices
+/// drawn with it.
+pub(super) fn apply_uv_transforms(meshes: &mut [crate::rig::Mesh], transforms: &[Option<UvTransform>]) {
+    if transforms.iter().all(Option::is_none) {
+        return;
+    }
+    let affine: Vec<Option<glam::DAffine2>> = transforms.iter().map(|t| t.map(|t| t.affine())).collect();
+    for mesh in meshes {
+        let Some(uvs) = mesh.uvs.as_mut() else { continue };
+        for (uv, &id) in uvs.iter_mut().zip(&mesh.material_ids) {
+            if let Some(Some(a)) = affine.get(usize::from(id)) {
+                *uv = a.transform_point2(uv.as_dvec2()).as_vec2();
+            }
+        }
+    }
+}
+
 /// The document's materials, or `None` (with no note) when it has none or when its primitives
 /// carry authored `_MATERIAL_ID`s (whose ids are not material indices), plus one note per thing
-/// left out. The material of id `k` is glTF material `k`; a primitive without a material uses
-/// the glTF default material, appended after them.
+/// left out, and each material's texture transform. The material of id `k` is glTF material `k`;
+/// a primitive without a material uses the glTF default material, appended after them. `raw` is
+/// the document's JSON when it names an extension read from there; `has_variants` says whether
+/// it names `KHR_materials_variants`.
 ///
 /// # Errors
 /// [`crate::BakeError::Gltf`] for more than 256 materials, an image `uri` escaping the resource
@@ -46,18 +170,20 @@ enum Space {
 pub(super) fn import(
     imp: &Importer<'_, '_>,
     resources: &Resources<'_>,
-    variants_json: Option<&serde_json::Value>,
-) -> Result<(Option<RigMaterials>, Vec<String>)> {
+    raw: Option<&Value>,
+    has_variants: bool,
+) -> Result<Imported> {
     let doc = imp.doc;
     let ctx = &imp.ctx;
     let mut notes = Vec::new();
+    let none = |notes| Ok(Imported { materials: None, notes, uv_transforms: Vec::new() });
     let primitives = || doc.meshes().flat_map(|m| m.primitives());
     let authored_ids =
         // `Primitive::get`, not `attributes()`, which unwraps every attribute name (an unknown,
         // invalid one is allowed through validation and would panic there).
         primitives().any(|p| p.get(&gltf::Semantic::Extras("MATERIAL_ID".into())).is_some());
     if doc.materials().len() == 0 || authored_ids {
-        return Ok((None, notes));
+        return none(notes);
     }
     let needs_default = primitives().any(|p| p.material().index().is_none());
     let count = doc.materials().len() + usize::from(needs_default);
@@ -68,17 +194,15 @@ pub(super) fn import(
         ));
     }
     for ext in doc.extensions_used() {
-        if ext == "KHR_texture_transform" {
-            notes.push(
-                "KHR_texture_transform left out: textures are sampled with untransformed coordinates".into(),
-            );
-        } else if ext.starts_with("KHR_materials_") {
+        if ext.starts_with("KHR_materials_") {
             notes.push(format!("{ext} left out: vat shades glTF's core metallic-roughness model"));
         }
     }
+    let mut uv_transforms = Vec::with_capacity(count);
     let mut loader = ImageLoader {
         ctx,
         doc,
+        raw,
         buffers: imp.buffers,
         resources,
         layers: HashMap::new(),
@@ -114,38 +238,73 @@ pub(super) fn import(
             double_sided: m.double_sided(),
             ..Material::default()
         };
+        // Each baked texture's KHR_texture_transform (read from the raw JSON: the gltf crate is
+        // built without it) and the coordinate set it overrides to.
+        let raw_material = raw.map(|r| &r["materials"][m.index().unwrap_or(0)]);
+        let mut transform_of = |info: Option<&Value>, what: &str| match info.map(texture_transform) {
+            None | Some(Ok(None)) => (UvTransform::IDENTITY, None),
+            Some(Ok(Some(found))) => found,
+            Some(Err(why)) => {
+                notes.push(format!(
+                    "{label}: {what} texture's KHR_texture_transform left out (it is sampled untransformed): {why}"
+                ));
+                (UvTransform::IDENTITY, None)
+            }
+        };
+        let base_transform =
+            transform_of(raw_material.map(|r| &r["pbrMetallicRoughness"]["baseColorTexture"]), "base colour");
+        let metallic_transform = transform_of(
+            raw_material.map(|r| &r["pbrMetallicRoughness"]["metallicRoughnessTexture"]),
+            "metallic-roughness",
+        );
+        let normal_transform = transform_of(raw_material.map(|r| &r["normalTexture"]), "normal");
+        // The transforms of the textures that are bound, in the order the UVs choose from.
+        let mut bound: Vec<(&str, UvTransform)> = Vec::new();
         if let Some(info) = pbr.base_color_texture() {
+            let (transform, tex_coord) = base_transform;
             material.base_color_texture = loader.binding(
                 &label,
                 "base colour",
                 info.texture(),
-                info.tex_coord(),
+                tex_coord.unwrap_or(info.tex_coord()),
                 Space::Color,
                 &mut notes,
             )?;
+            if material.base_color_texture.is_some() {
+                bound.push(("base colour", transform));
+            }
         }
         if let Some(info) = pbr.metallic_roughness_texture() {
+            let (transform, tex_coord) = metallic_transform;
             material.metallic_roughness_texture = loader.binding(
                 &label,
                 "metallic-roughness",
                 info.texture(),
-                info.tex_coord(),
+                tex_coord.unwrap_or(info.tex_coord()),
                 Space::Data,
                 &mut notes,
             )?;
+            if material.metallic_roughness_texture.is_some() {
+                bound.push(("metallic-roughness", transform));
+            }
         }
         if let Some(normal) = m.normal_texture() {
+            let (transform, tex_coord) = normal_transform;
             let scale = normal.scale();
             material.normal_scale = if scale.is_finite() { scale } else { 1.0 };
             material.normal_texture = loader.binding(
                 &label,
                 "normal",
                 normal.texture(),
-                normal.tex_coord(),
+                tex_coord.unwrap_or(normal.tex_coord()),
                 Space::Data,
                 &mut notes,
             )?;
+            if material.normal_texture.is_some() {
+                bound.push(("normal", transform));
+            }
         }
+        uv_transforms.push(uv_transform(&label, &bound, &mut notes));
         if m.occlusion_texture().is_some() {
             notes.push(format!(
                 "{label}: occlusion texture left out (vat's shading has no ambient occlusion)"
@@ -159,11 +318,31 @@ pub(super) fn import(
     if needs_default {
         // glTF's default material: white, fully metallic and rough.
         loader.out.materials.push(Material { name: "glTF default".into(), ..Material::default() });
+        uv_transforms.push(None);
     }
-    if let Some(raw) = variants_json {
+    if let Some(raw) = raw.filter(|_| has_variants) {
         loader.out.variants = variants(raw, doc, count, &mut notes);
     }
-    Ok((Some(loader.out), notes))
+    Ok(Imported { materials: Some(loader.out), notes, uv_transforms })
+}
+
+/// The transform baked into the UVs of a material whose bound textures carry `bound` (in the order
+/// base colour, metallic-roughness, normal): the first one's, `None` when that is the identity.
+/// When the others differ, one note says which textures are sampled with it instead.
+fn uv_transform(label: &str, bound: &[(&str, UvTransform)], notes: &mut Vec<String>) -> Option<UvTransform> {
+    let ((first_what, first), rest) = bound.split_first()?;
+    let differing: Vec<&str> = rest.iter().filter(|(_, t)| t != first).map(|(what, _)| *what).collect();
+    if !differing.is_empty() {
+        let all: Vec<String> = bound.iter().map(|(what, t)| format!("{what}: {}", t.describe())).collect();
+        notes.push(format!(
+            "{label}: its textures carry different KHR_texture_transforms ({}); a vertex has one UV set, so the \
+             {first_what} texture's is baked into the UVs and the {} texture{} sampled with it, not with its own",
+            all.join("; "),
+            differing.join(" and "),
+            if differing.len() == 1 { " is" } else { "s are" },
+        ));
+    }
+    (*first != UvTransform::IDENTITY).then_some(*first)
 }
 
 /// The `KHR_materials_variants` of the raw document `raw`: for each variant (at most 255), the
@@ -240,6 +419,8 @@ fn variants(
 struct ImageLoader<'c, 'a, 'b> {
     ctx: &'c Ctx<'a>,
     doc: &'c gltf::Document,
+    /// The document's JSON, when parsed (for `KHR_texture_basisu`).
+    raw: Option<&'c Value>,
     buffers: &'c [std::borrow::Cow<'b, [u8]>],
     resources: &'c Resources<'c>,
     /// (glTF image index, space) -> layer.
@@ -272,6 +453,17 @@ impl ImageLoader<'_, '_, '_> {
         // and an extension may carry the image instead), read from the JSON first.
         let source = self.doc.as_json().textures.get(texture.index()).map(|t| t.source.value());
         if source.is_none_or(|s| s >= self.doc.images().len()) {
+            let basisu =
+                self.raw.map(|r| &r["textures"][texture.index()]["extensions"]["KHR_texture_basisu"]);
+            if let Some(ktx2) = basisu.filter(|b| b.is_object()) {
+                let image = ktx2["source"].as_u64().map_or_else(String::new, |i| format!(", image {i}"));
+                notes.push(format!(
+                    "{label}: {what} texture left out: texture {}{image} is KTX2 / Basis Universal \
+                     (KHR_texture_basisu), which vat does not decode; the material keeps its factors. {KTX2_FIX}",
+                    texture.index()
+                ));
+                return Ok(None);
+            }
             notes.push(format!(
                 "{label}: {what} texture left out: texture {} has no image source (glTF allows it); the \
                  material keeps its factors",
@@ -426,6 +618,12 @@ impl ImageLoader<'_, '_, '_> {
         bytes: &[u8],
     ) -> Result<std::result::Result<MaterialImage, String>> {
         use image::ImageDecoder as _;
+        if bytes.starts_with(KTX2_MAGIC) {
+            return Ok(Err(format!(
+                "{name}: a KTX2 / Basis Universal image, which vat does not decode (the material keeps its \
+                 factors). {KTX2_FIX}"
+            )));
+        }
         let mut reader = match image::ImageReader::new(std::io::Cursor::new(bytes)).with_guessed_format() {
             Ok(r) => r,
             Err(e) => return Ok(Err(format!("{name}: {e}"))),

@@ -73,6 +73,14 @@
 //!   uncompressed fallback buffer is never read, so it need not exist. A view breaking the spec's
 //!   rules, or a stream that does not decode, is a [`BakeError::Gltf`] naming the view
 //!   (`meshopt_compression.rs`).
+//! - `KHR_texture_transform` (offset, rotation, scale, `texCoord` override) on the base colour,
+//!   metallic-roughness and normal textures: baked into the texture coordinates of the vertices
+//!   drawn with each material. A material whose textures carry different transforms gets its base
+//!   colour's, and one note names the textures sampled with it (`materials.rs`). The interop
+//!   importers' lookup UVs (another set) are read untransformed.
+//! - `KHR_texture_basisu` is recognised, not decoded: a texture whose image is KTX2 is left out with
+//!   a note naming it and saying how to re-export (the material keeps its factors); a PNG or JPEG
+//!   `source` beside it is used (`materials.rs` says why no decoder).
 //!
 //! Not supported, each a [`BakeError::Gltf`] naming the file and the part: Draco compression
 //! (`KHR_draco_mesh_compression`), remote URIs.
@@ -253,10 +261,15 @@ fn import_bytes(
     importer.skin(options)?;
     importer.sockets()?;
     importer.meshes()?;
-    let variants_json = raw.as_ref().filter(|_| contains(json_bytes, b"KHR_materials_variants"));
-    let (materials, notes) = materials::import(&importer, &resources, variants_json)?;
-    importer.rig.materials = materials;
-    importer.rig.notes.extend(notes);
+    let variants = contains(json_bytes, b"KHR_materials_variants");
+    let imported = materials::import(&importer, &resources, raw.as_ref(), variants)?;
+    importer.rig.materials = imported.materials;
+    importer.rig.notes.extend(imported.notes);
+    // Texture transforms go into the texture coordinates; the interop importers' lookup UVs
+    // (another set) are read as they are.
+    if importer.ctx.uv_set == 0 {
+        materials::apply_uv_transforms(&mut importer.rig.meshes, &imported.uv_transforms);
+    }
     importer.feet()?;
     importer.rig.clips = anim::clips(&importer)?;
     // A note repeated per mesh or primitive is said once, with a count.
