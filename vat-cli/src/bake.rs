@@ -727,7 +727,14 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<()> {
         return crate::sprite::verify(&args.file, &asset, args.source.as_deref(), args.json, args.max_memory);
     }
     if asset.manifest().mode() == vat_core::container::VatMode::Fluid {
-        return crate::fluid::verify(&args.file, &asset, args.source.as_deref(), args.json, args.max_memory);
+        return crate::fluid::verify(
+            &args.file,
+            &asset,
+            args.source.as_deref(),
+            args.json,
+            args.max_memory,
+            &args.interop,
+        );
     }
     if asset.manifest().mode() == vat_core::container::VatMode::Rigid {
         return crate::rigid::verify(

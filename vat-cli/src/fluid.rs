@@ -18,12 +18,14 @@ pub(crate) enum FluidInput<'a> {
     Folder(&'a Path, f32),
     /// A built-in source ([`procgen::FLUID_SOURCES`]).
     Procedural(&'a str),
+    /// A SideFX Labs VAT 3 dynamic-mesh bake folder, with the files named on the command line.
+    Houdini(&'a Path, &'a vat_bake::interop::houdini::HoudiniFiles),
 }
 
 impl FluidInput<'_> {
     fn describe(&self) -> String {
         match self {
-            FluidInput::Folder(p, _) => p.display().to_string(),
+            FluidInput::Folder(p, _) | FluidInput::Houdini(p, _) => p.display().to_string(),
             FluidInput::Procedural(name) => format!("procedural {name}"),
         }
     }
@@ -37,6 +39,14 @@ fn load(input: &FluidInput<'_>, max_memory: u64) -> Result<Box<dyn FluidFrames>>
             FluidFolder::open(dir, fps, max_memory)
                 .with_context(|| format!("{}: cannot read the fluid sequence", dir.display()))?,
         )),
+        FluidInput::Houdini(dir, files) => {
+            use vat_bake::interop::houdini::{HoudiniOptions, read_houdini_dynamic_mesh};
+            let options = HoudiniOptions { max_memory, files: files.clone(), ..Default::default() };
+            Ok(Box::new(
+                read_houdini_dynamic_mesh(dir, &options)
+                    .with_context(|| format!("{}: cannot import the Houdini VAT bake", dir.display()))?,
+            ))
+        }
         FluidInput::Procedural(name) => match procgen::fluid_by_name(name) {
             Some(source) => Ok(Box::new(source)),
             None => bail!(
@@ -131,11 +141,16 @@ pub(crate) fn verify(
     source: Option<&Path>,
     json: bool,
     max_memory: u64,
+    interop: &crate::interop::VerifySourceArgs,
 ) -> Result<()> {
     let m = asset.manifest();
     let fps = m.clips.first().map_or(30.0, |c| c.fps);
+    let files = interop.houdini_files();
     let input = match source {
-        Some(path) => FluidInput::Folder(path, fps),
+        Some(path) => match crate::interop::detect(path, interop, max_memory)? {
+            Some(vat_bake::interop::SourceKind::Houdini(_)) => FluidInput::Houdini(path, &files),
+            _ => FluidInput::Folder(path, fps),
+        },
         None if procgen::FLUID_SOURCES.contains(&m.name.as_str()) => FluidInput::Procedural(&m.name),
         None => bail!(
             "{}: fluid asset {:?} was not baked from a built-in source; give the folder it was baked from with --source",

@@ -248,6 +248,22 @@ pub(crate) fn import_houdini(args: &ImportHoudiniArgs) -> Result<()> {
         let input = crate::rigid::RigidInput::Houdini(&args.dir, args.substeps, &files);
         return crate::rigid::bake(&input, &args.bake.out, data.fps, &options, args.bake.max_memory, None);
     }
+    if data.vat_type == "DynamicMesh" {
+        if args.substeps.is_some() || args.bake.lods.is_some() {
+            anyhow::bail!(
+                "--substeps and --lods do not apply to a DynamicMesh bake: it imports into the fluid mode, whose every \
+                 frame has its own triangles"
+            );
+        }
+        let options = vat_bake::fluid::FluidBakeOptions {
+            format: args.bake.format.unwrap_or(FormatArg::Packed64).into(),
+            // VAT 3's shaders loop.
+            looping: true,
+            ..Default::default()
+        };
+        let input = crate::fluid::FluidInput::Houdini(&args.dir, &files);
+        return crate::fluid::bake(&input, &args.bake.out, &options, args.bake.max_memory);
+    }
     if args.substeps.is_some() {
         anyhow::bail!(
             "--substeps applies to Rigidbody bakes; {} is a {} bake",

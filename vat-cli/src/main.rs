@@ -72,7 +72,8 @@ enum Command {
     ExportOpenvat(interop::ExportOpenVatArgs),
     /// Import an OpenVAT (Blender) bake folder into a verified .vat.
     ImportOpenvat(interop::ImportOpenVatArgs),
-    /// Import a SideFX Labs VAT 3 (Houdini) soft-body bake folder into a verified .vat.
+    /// Import a SideFX Labs VAT 3 (Houdini) bake folder into a verified .vat (soft body; rigid body
+    /// into the rigid mode; dynamic mesh into the fluid mode).
     ImportHoudini(interop::ImportHoudiniArgs),
     /// Write the procedural humanoid as an animated .glb.
     ExportGlb {

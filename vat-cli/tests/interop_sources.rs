@@ -130,3 +130,49 @@ fn png16(w: usize, h: usize, rgb: &[[f32; 3]]) -> Vec<u8> {
     writer.finish().unwrap();
     out
 }
+
+#[test]
+fn a_houdini_dynamic_mesh_imports_into_the_fluid_mode_and_verifies_against_its_folder() {
+    use vat_bake::interop::fixtures::houdini_dynamic_fixture;
+    let dir = scratch("dynamic");
+    let bake = dir.join("export");
+    let fx = houdini_dynamic_fixture(6, false);
+    fx.write(&bake, "splash").unwrap();
+    let out = dir.join("splash.vat");
+    let o = vat(&["import-houdini", &s(&bake), "--out", &s(&out)]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("(fluid,") && t.contains("PASSED") && t.contains("6 pool triangles"), "{t}");
+    let o = vat(&["inspect", &s(&out)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = vat(&["verify", &s(&out), "--source", &s(&bake)]);
+    let t = text(&o);
+    assert!(o.status.success() && t.contains("PASSED"), "{t}");
+    // The folder's positions mirrored in y: the file no longer matches it.
+    let tampered = dir.join("tampered");
+    fx.write(&tampered, "splash").unwrap();
+    let bytes: Vec<[u8; 4]> = fx
+        .pos_texels
+        .iter()
+        .map(|t| [t[0], 1.0 - t[1], t[2], t[3]].map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8))
+        .collect();
+    std::fs::write(tampered.join("tex/splash_pos.png"), rgba8(fx.pos_size.0, fx.pos_size.1, &bytes)).unwrap();
+    let o = vat(&["verify", &s(&out), "--source", &s(&tampered)]);
+    let t = text(&o);
+    assert!(!o.status.success() && t.contains("FAILED"), "{t}");
+    // Options that do not apply are refused before anything is read.
+    let o = vat(&["import-houdini", &s(&bake), "--out", &s(&out), "--lods", "2"]);
+    assert!(!o.status.success() && text(&o).contains("--lods"), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn rgba8(w: usize, h: usize, codes: &[[u8; 4]]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, w as u32, h as u32);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().unwrap();
+    writer.write_image_data(&codes.concat()).unwrap();
+    writer.finish().unwrap();
+    out
+}

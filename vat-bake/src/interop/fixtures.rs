@@ -143,3 +143,259 @@ pub fn openvat_tutorial_fixture(
         step: step.to_array(),
     }
 }
+
+/// One frame of a fixture's changing mesh: its points (positions and unit normals, object space)
+/// and triangles.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FixtureFrame {
+    /// Point positions.
+    pub positions: Vec<Vec3>,
+    /// Point normals.
+    pub normals: Vec<Vec3>,
+    /// Triangles, indices into the points.
+    pub triangles: Vec<[u32; 3]>,
+}
+
+/// A VAT 3 dynamic-mesh bake (`VAT Type` `DynamicMesh`) made here in VAT 3's layout, with the
+/// frames it encodes and the raw texels, as VAT 3's shader reads them.
+#[derive(Debug, Clone)]
+pub struct HoudiniDynamicFixture {
+    /// `_data.json`.
+    pub json: Vec<u8>,
+    /// `_pos`, `_rot`, `_lookup` and `_col` files (PNG when LDR, EXR when HDR).
+    pub pos: Vec<u8>,
+    /// See `pos`.
+    pub rot: Vec<u8>,
+    /// See `pos`.
+    pub lookup: Vec<u8>,
+    /// See `pos`.
+    pub col: Vec<u8>,
+    /// `_mesh.glb`.
+    pub glb: Vec<u8>,
+    /// The texture file extension (`png` or `exr`).
+    pub ext: &'static str,
+    /// The frames encoded.
+    pub frames: Vec<FixtureFrame>,
+    /// Position (and rotation) texture size.
+    pub pos_size: (usize, usize),
+    /// Lookup table size.
+    pub lookup_size: (usize, usize),
+    /// The texels as the shader reads them (`code / 255` for LDR), rows top to bottom.
+    pub pos_texels: Vec<[f32; 4]>,
+    /// See `pos_texels`.
+    pub rot_texels: Vec<[f32; 4]>,
+    /// See `pos_texels`.
+    pub lookup_texels: Vec<[f32; 4]>,
+    /// `TEXCOORD_0` of every mesh vertex (the pool's corners, then 6 bounds extenders).
+    pub uv0: Vec<[f32; 2]>,
+    /// The mesh's triangles.
+    pub indices: Vec<u32>,
+    /// `Bound Min X/Y/Z`, `Bound Max X/Y/Z` as written.
+    pub bounds: ([f32; 3], [f32; 3]),
+    /// `Houdini FPS`.
+    pub fps: f32,
+}
+
+impl HoudiniDynamicFixture {
+    /// Writes the bake as VAT 3 groups its files by default: `data/<N>_data.json`,
+    /// `tex/<N>_pos|rot|lookup|col.<ext>`, `geo/<N>_mesh.glb`.
+    ///
+    /// # Errors
+    /// [`BakeError::Io`] when a file cannot be written.
+    pub fn write(&self, dir: &Path, name: &str) -> Result<()> {
+        let ext = self.ext;
+        write(&dir.join("data").join(format!("{name}_data.json")), &self.json)?;
+        write(&dir.join("geo").join(format!("{name}_mesh.glb")), &self.glb)?;
+        for (kind, bytes) in
+            [("pos", &self.pos), ("rot", &self.rot), ("lookup", &self.lookup), ("col", &self.col)]
+        {
+            write(&dir.join("tex").join(format!("{name}_{kind}.{ext}")), bytes)?;
+        }
+        Ok(())
+    }
+}
+
+/// `v` in `[0, 1]` as an 8-bit code.
+fn code8(v: f32) -> u8 {
+    (v.clamp(0.0, 1.0) * 255.0).round() as u8
+}
+
+/// Bounds rounded outward to whole tenths (VAT 3 rounds them to 0.1 and encodes flags in further
+/// decimals).
+fn tenths(lo: Vec3, hi: Vec3) -> (Vec3, Vec3) {
+    ((lo * 10.0 - 1e-3).floor() / 10.0, (hi * 10.0 + 1e-3).ceil() / 10.0)
+}
+
+/// A VAT 3 dynamic-mesh bake of `frames` frames: a ribbon of 1 to 3 quads (its topology changes
+/// from frame to frame) waving in place, its points packed in a 7-column position texture, a pool of
+/// the busiest frame's 6 triangles whose 18 corners read an 8-column lookup table (3 rows a frame),
+/// each frame's unused corners on texel (0, 0), and 6 bounds-extender vertices. `hdr`: float EXR
+/// textures (values as they are, `u = R + G / 2048` lookups) instead of 8-bit PNGs.
+pub fn houdini_dynamic_fixture(frames: usize, hdr: bool) -> HoudiniDynamicFixture {
+    use glam::Quat;
+    let frames = frames.max(1);
+    let mut fx_frames = Vec::with_capacity(frames);
+    for k in 0..frames {
+        let quads = 1 + k % 3;
+        let mut f = FixtureFrame::default();
+        for j in 0..2 {
+            for i in 0..=quads {
+                let (x, t) = (i as f32 * 0.3, k as f32 * 0.7 + i as f32);
+                f.positions.push(Vec3::new(x, j as f32 * 0.4 + 0.1 * t.sin(), 0.2 * (t + j as f32).cos()));
+                f.normals.push(Vec3::new(0.3 * t.sin(), 1.0, 0.4 * (t + j as f32).cos()).normalize());
+            }
+        }
+        let row = quads as u32 + 1;
+        for i in 0..quads as u32 {
+            f.triangles.push([i, i + 1, row + i + 1]);
+            f.triangles.push([i, row + i + 1, row + i]);
+        }
+        fx_frames.push(f);
+    }
+    let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+    for p in fx_frames.iter().flat_map(|f| &f.positions) {
+        lo = lo.min(*p);
+        hi = hi.max(*p);
+    }
+    let (lo, hi) = tenths(lo, hi);
+    // Flags in further decimals, as VAT 3's shader reads them: Bound Max Z's tenths' fraction >= 0.5
+    // for HDR textures, Bound Min X's (negated) for an HDR lookup table.
+    let (mut min_w, mut max_w) = (lo, hi);
+    if hdr {
+        max_w.z += 0.05;
+        min_w.x -= 0.05;
+    }
+    let range = hi - lo;
+    // Points of every frame, back to back, in a 7-column position texture.
+    let points: usize = fx_frames.iter().map(|f| f.positions.len()).sum();
+    let (pw, ph) = (7usize, points.div_ceil(7));
+    let mut pos_texels = vec![[0.0f32; 4]; pw * ph];
+    let mut rot_texels = vec![[0.5f32, 0.5, 0.5, 1.0]; pw * ph];
+    let mut first_point = Vec::with_capacity(frames);
+    let mut p = 0usize;
+    for f in &fx_frames {
+        first_point.push(p);
+        for (pos, n) in f.positions.iter().zip(&f.normals) {
+            let q = Quat::from_rotation_arc(Vec3::Y, *n);
+            let (pv, qv) = if hdr {
+                (pos.extend(1.0).to_array(), q.to_array())
+            } else {
+                let t = (*pos - lo) / range;
+                let c = |v: f32| f32::from(code8(v)) / 255.0;
+                ([c(t.x), c(t.y), c(t.z), 1.0], q.to_array().map(|x| c(x * 0.5 + 0.5)))
+            };
+            pos_texels[p] = pv;
+            rot_texels[p] = qv;
+            p += 1;
+        }
+    }
+    // The lookup table: 18 corners in 8 columns, 3 rows a frame.
+    let pool = fx_frames.iter().map(|f| f.triangles.len()).max().unwrap_or(1);
+    let corners = 3 * pool;
+    let (lw, rows) = (8usize, (3 * pool).div_ceil(8));
+    let lh = rows * frames;
+    let mut lookup_texels = vec![[0.0f32; 4]; lw * lh];
+    for (k, f) in fx_frames.iter().enumerate() {
+        for (t, tri) in f.triangles.iter().enumerate() {
+            for (j, &v) in tri.iter().enumerate() {
+                let c = 3 * t + j;
+                let point = first_point[k] + v as usize;
+                let (u, v) =
+                    (((point % pw) as f32 + 0.5) / pw as f32, ((point / pw) as f32 + 0.5) / ph as f32);
+                let texel = if hdr {
+                    [u, 0.0, v, 0.0]
+                } else {
+                    // u = R + G / 255 with R, G 8-bit codes over 255.
+                    let split = |x: f32| {
+                        let hi8 = (x * 255.0).floor().min(255.0);
+                        let lo8 = ((x - hi8 / 255.0) * 65025.0).round().clamp(0.0, 255.0);
+                        (hi8 / 255.0, lo8 / 255.0)
+                    };
+                    let ((r, g), (b, a)) = (split(u), split(v));
+                    [r, g, b, a]
+                };
+                lookup_texels[(k * rows + c / lw) * lw + c % lw] = texel;
+            }
+        }
+    }
+    // The pool: each corner its own vertex, at a spot of its own (the shader does not read it).
+    let mut positions = Vec::new();
+    let mut uv0 = Vec::new();
+    let mut indices = Vec::new();
+    for c in 0..corners {
+        positions.push(Vec3::new(
+            (c / 3) as f32 * 0.1 + [0.0, 0.05, 0.0][c % 3],
+            [0.0, 0.0, 0.05][c % 3],
+            0.0,
+        ));
+        uv0.push([((c % lw) as f32 + 0.5) / lw as f32, ((c / lw) as f32 + 0.5) / lh as f32]);
+        indices.push(c as u32);
+    }
+    // Bounds extenders: two triangles on the box's corners, TEXCOORD_0 = (0, 1).
+    let base = positions.len() as u32;
+    for p in [
+        Vec3::new(hi.x, hi.y, hi.z),
+        Vec3::new(hi.x, hi.y - 0.01, hi.z),
+        Vec3::new(hi.x, hi.y, hi.z - 0.01),
+        Vec3::new(lo.x, lo.y, lo.z),
+        Vec3::new(lo.x, lo.y + 0.01, lo.z),
+        Vec3::new(lo.x, lo.y, lo.z + 0.01),
+    ] {
+        positions.push(p);
+        uv0.push([0.0, 1.0]);
+    }
+    indices.extend([base, base + 1, base + 2, base + 3, base + 4, base + 5]);
+    let normals = vec![Vec3::Y; positions.len()];
+    let uv1 = vec![[0.0f32, 1.0]; positions.len()];
+    let glb = super::openvat::lookup_glb_with_sets(
+        "dynamic",
+        &positions,
+        &normals,
+        &[Some(&uv0), Some(&uv1)],
+        &indices,
+    )
+    .unwrap_or_default();
+    let fps = 24.0f32;
+    let json = format!(
+        "[{{\"Axis System\": \"Right-Handed Y-Up\", \"Bound Max X\": {}, \"Bound Max Y\": {}, \"Bound Max Z\": {}, \
+         \"Bound Min X\": {}, \"Bound Min Y\": {}, \"Bound Min Z\": {}, \"Frame Count\": {frames}, \"Houdini FPS\": {fps}, \
+         \"Name\": \"dynamic\", \"Spare Color Texture\": 0, \"Two Position Textures\": 0, \"Use HDR Textures\": {}, \
+         \"VAT Type\": \"DynamicMesh\", \"Vertex Count\": 8}}]",
+        max_w.x,
+        max_w.y,
+        max_w.z,
+        min_w.x,
+        min_w.y,
+        min_w.z,
+        u8::from(hdr)
+    )
+    .into_bytes();
+    let encode = |w: usize, h: usize, texels: &[[f32; 4]]| -> Vec<u8> {
+        if hdr {
+            images::encode_rgba_exr32(w, h, texels).unwrap_or_default()
+        } else {
+            let codes: Vec<[u8; 4]> = texels.iter().map(|t| t.map(code8)).collect();
+            images::encode_rgba_png8(w, h, &codes).unwrap_or_default()
+        }
+    };
+    let col = encode(pw, ph, &vec![[1.0f32; 4]; pw * ph]);
+    HoudiniDynamicFixture {
+        json,
+        pos: encode(pw, ph, &pos_texels),
+        rot: encode(pw, ph, &rot_texels),
+        lookup: encode(lw, lh, &lookup_texels),
+        col,
+        glb,
+        ext: if hdr { "exr" } else { "png" },
+        frames: fx_frames,
+        pos_size: (pw, ph),
+        lookup_size: (lw, lh),
+        pos_texels,
+        rot_texels,
+        lookup_texels,
+        uv0,
+        indices,
+        bounds: (min_w.to_array(), max_w.to_array()),
+        fps,
+    }
+}

@@ -1,4 +1,5 @@
-//! SideFX Labs "Vertex Animation Textures" 3 (Houdini) bakes: import ([`read_houdini`]).
+//! SideFX Labs "Vertex Animation Textures" 3 (Houdini) bakes: import ([`read_houdini`],
+//! [`read_houdini_dynamic_mesh`]).
 //!
 //! The files of a bake named `N`:
 //!
@@ -11,6 +12,9 @@
 //! | `<N>_mesh.glb` | the rest mesh, Y up (Houdini's axes are glTF's: no swizzle), each vertex's texel in `TEXCOORD_1`; rigid bodies: each piece's rest pivot in `TEXCOORD_2.x`, `TEXCOORD_3.xy` |
 //! | `<N>_mesh.obj` | soft bodies, when there is no glTF: an OBJ has no lookup UVs, so point `i` (its `v` statement) reads texel `i` of a frame's rows, VAT 3's point order (said in a `note:`); up to 6 points past the texels, in triangles of their own, are the bounds extenders |
 //!
+//! Files are found by these names in the folder and its direct subfolders (VAT 3 groups them into
+//! `geo/`, `tex/` and `data/` by default); [`HoudiniFiles`] names any of them instead.
+//!
 //! The mesh's bounds-extender vertices (`TEXCOORD_1.y` past the frames' rows, as VAT 3's shaders
 //! test; on the bounding-box corners so engines do not cull the moving mesh) read no texel and are
 //! left out with their triangles (a `note:`). PNG values are raw (`byte / 255`) whatever the `sRGB`
@@ -19,8 +23,10 @@
 //! In scope: `Softbody` (decoded to every vertex's frames, [`HoudiniBake::Softbody`]) and HDR
 //! `Rigidbody` (decoded to pieces and transforms for vat's rigid mode, [`HoudiniBake::Rigidbody`]:
 //! VAT 3's rigid layout, its shaders' decode and the in-between frames are described in
-//! `houdini_rigid.rs`, summarised on [`ImportedRigidBake`]). Refused with a typed error naming
-//! what to do: `Particles` and `DynamicMesh`, LDR rigid bodies, `Two Position Textures`, pieces
+//! `houdini_rigid.rs`, summarised on [`ImportedRigidBake`]) and `DynamicMesh` (decoded to frames
+//! of changing topology for vat's fluid mode, [`read_houdini_dynamic_mesh`]: its lookup-table
+//! layout is described on [`ImportedFluidBake`]'s module, `houdini_fluid.rs`). Refused with a typed
+//! error naming what to do: LDR rigid bodies, `Two Position Textures`, pieces
 //! that scale, VAT 2 bakes without `_data.json` (parameters in an engine material), FBX-only meshes
 //! (convert them to glTF, or OBJ for a soft body), OBJ meshes of rigid bodies (no pivots).
 
@@ -29,6 +35,7 @@ use std::path::{Path, PathBuf};
 use glam::Vec3;
 use serde_json::Value;
 
+pub use super::houdini_fluid::{HOUDINI_FLUID_EXTENDER_V, ImportedFluidBake};
 pub use super::houdini_rigid::{
     HOUDINI_RIGID_MAX_SUBSTEPS, HOUDINI_RIGID_TURN_TOLERANCE_DEG, ImportedRigidBake,
 };
@@ -367,17 +374,93 @@ impl Located {
 
 /// Refuses a `VAT Type` other than `Softbody` and `Rigidbody`, naming what is imported.
 pub(crate) fn check_in_scope(json_path: &Path, data: &HoudiniData) -> Result<()> {
-    if data.vat_type != "Softbody" && data.vat_type != "Rigidbody" {
-        return Err(bad(
-            json_path,
-            "VAT Type",
-            format!(
-                "is {:?}: only Softbody and Rigidbody bakes are imported (particle and dynamic-mesh bakes are not)",
-                data.vat_type
-            ),
-        ));
+    let problem = match data.vat_type.as_str() {
+        "Softbody" | "Rigidbody" => return Ok(()),
+        "DynamicMesh" => {
+            "is \"DynamicMesh\": it imports into vat's fluid mode (read_houdini_dynamic_mesh; vat \
+                          import-houdini does so), not as Softbody or Rigidbody frames"
+                .to_owned()
+        }
+        "Particles" => {
+            "is \"Particles\": it imports into vat's sprite mode (read_houdini_particles; vat import-houdini \
+                        does so), not as Softbody or Rigidbody frames"
+                .to_owned()
+        }
+        other => format!(
+            "is {other:?}: VAT 3 writes Softbody, Rigidbody, DynamicMesh and Particles bakes, and vat imports those four"
+        ),
+    };
+    Err(bad(json_path, "VAT Type", problem))
+}
+
+/// Reads the `_data.json` of `dir` and refuses a bake whose `VAT Type` is not `want`, naming the
+/// reader for the type it is.
+fn read_typed(dir: &Path, options: &HoudiniOptions, want: &str) -> Result<(Located, HoudiniData, Budget)> {
+    let located = locate(dir, &options.files)?;
+    let mut budget = Budget::new(options.max_memory);
+    let data = read_data_json(&located.json, &mut budget)?;
+    if data.vat_type != want {
+        if data.vat_type == "Softbody" || data.vat_type == "Rigidbody" {
+            return Err(bad(
+                &located.json,
+                "VAT Type",
+                format!("is {:?}, not {want:?}: read it with read_houdini", data.vat_type),
+            ));
+        }
+        check_in_scope(&located.json, &data)?;
     }
-    Ok(())
+    Ok((located, data, budget))
+}
+
+/// Reads and decodes a `DynamicMesh` bake folder (VAT 3's "Dynamic Remeshing (Fluid)" mode) into
+/// frames for vat's fluid mode: the layout and its decode are described on
+/// [`ImportedFluidBake`]'s module (`houdini_fluid.rs`): a lookup table maps each corner of a pool of
+/// triangles to a point of each frame, whose position and normal the `_pos` and `_rot` textures
+/// hold. Files as [`read_houdini`] finds them, and `<N>_lookup.exr|png` (`--lookup`).
+///
+/// # Errors
+/// [`BakeError::Interop`](crate::BakeError::Interop) for missing files, another `VAT Type`, `Two
+/// Position Textures`, a lookup table the mesh's `TEXCOORD_0` and `Frame Count` do not describe, a
+/// lookup texel pointing outside the position texture, non-finite texels, LDR positions outside
+/// `[0, 1]`, rotations that turn +Y onto no direction; [`BakeError::OverBudget`](crate::BakeError::OverBudget)
+/// past the budget; glTF errors of the mesh.
+pub fn read_houdini_dynamic_mesh(dir: &Path, options: &HoudiniOptions) -> Result<ImportedFluidBake> {
+    let (mut located, data, mut budget) = read_typed(dir, options, "DynamicMesh")?;
+    let files = &options.files;
+    let lookup_path = located.required(
+        "lookup",
+        files.lookup.as_ref(),
+        "the lookup table",
+        "--lookup",
+        ": a DynamicMesh bake maps each corner to its point of each frame there",
+    )?;
+    let pos_path = located.required("pos", files.pos.as_ref(), "the position texture", "--pos", "")?;
+    let rot_path = located.texture("rot", files.rot.as_ref(), "--rot")?;
+    let col_path = located.texture("col", files.col.as_ref(), "--col")?;
+    let mesh_path = located.mesh(files.mesh.as_ref(), false, false)?;
+    let lookup = images::read_texture(&lookup_path, "the lookup table", &mut budget)?;
+    let pos = images::read_texture(&pos_path, "the position texture", &mut budget)?;
+    let rot = match rot_path {
+        Some(p) => Some((images::read_texture(&p, "the rotation texture", &mut budget)?, p)),
+        None => None,
+    };
+    let mesh_bytes = super::read_file(&mesh_path, "the mesh", &mut budget)?;
+    let parts = super::houdini_fluid::FluidParts {
+        name: &located.name,
+        data: &data,
+        json_path: &located.json,
+        mesh_path: &mesh_path,
+        mesh_bytes: &mesh_bytes,
+        lookup_path: &lookup_path,
+        lookup,
+        pos_path: &pos_path,
+        pos,
+        rot,
+        has_colour: col_path.is_some(),
+    };
+    let mut bake = super::houdini_fluid::decode(parts, &mut budget)?;
+    bake.notes.splice(0..0, std::mem::take(&mut located.notes));
+    Ok(bake)
 }
 
 /// The `_data.json` of a bake folder, parsed (what [`read_houdini`] reads first).

@@ -284,6 +284,22 @@ pub(crate) fn encode_rgba_exr32(w: usize, h: usize, rgba: &[[f32; 4]]) -> Result
     Ok(out)
 }
 
+/// Encodes `w x h` RGBA byte codes (rows top to bottom) as an 8-bit RGBA PNG, as Houdini's VAT 3
+/// ROP writes its LDR textures.
+pub(crate) fn encode_rgba_png8(w: usize, h: usize, rgba: &[[u8; 4]]) -> Result<Vec<u8>> {
+    let fail = |e: String| crate::BakeError::InvalidInput { part: "the RGBA texture".into(), problem: e };
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, w as u32, h as u32);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(|e| fail(e.to_string()))?;
+    let mut data: Vec<u8> = rgba.iter().flatten().copied().collect();
+    data.resize(w * h * 4, 0);
+    writer.write_image_data(&data).map_err(|e| fail(e.to_string()))?;
+    writer.finish().map_err(|e| fail(e.to_string()))?;
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,7 @@
 #[doc(hidden)]
 pub mod fixtures;
 pub mod houdini;
+pub(crate) mod houdini_fluid;
 pub(crate) mod houdini_rigid;
 pub(crate) mod images;
 pub mod openvat;
@@ -494,6 +495,8 @@ mod tests {
 mod tests_discovery;
 #[cfg(test)]
 mod tests_export;
+#[cfg(test)]
+mod tests_houdini_fluid;
 #[cfg(test)]
 mod tests_houdini_rigid;
 #[cfg(test)]

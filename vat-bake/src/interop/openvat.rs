@@ -642,7 +642,9 @@ pub(crate) fn block_layout(
                 &files.mesh,
                 format!("TEXCOORD_1 of vertex {v}"),
                 format!(
-                    "reads row {row}, which does not start a block of Frames = {frames} rows: OpenVAT wraps a bake in                      blocks of one row a frame, so a vertex's first frame is on row 0, {frames}, {}, ... (is Frames                      right, or the mesh made for another texture?)",
+                    "reads row {row}, which does not start a block of Frames = {frames} rows: OpenVAT wraps a bake in \
+                     blocks of one row a frame, so a vertex's first frame is on row 0, {frames}, {}, ... (is Frames \
+                     right, or the mesh made for another texture?)",
                     2 * frames
                 ),
             ));
@@ -656,7 +658,8 @@ pub(crate) fn block_layout(
             &files.texture,
             "the texture's height",
             format!(
-                "is {h} rows, but the sidecar says Frames = {frames} and TEXCOORD_1 uses {blocks} block(s) of rows:                  expected at least {used}{}",
+                "is {h} rows, but the sidecar says Frames = {frames} and TEXCOORD_1 uses {blocks} block(s) of rows: \
+                 expected at least {used}{}",
                 if packed_name {
                     format!(" twice over ({}), as the name says it packs normals", 2 * used)
                 } else {
@@ -678,7 +681,8 @@ pub(crate) fn block_layout(
     let spare = if packed { h - 2 * used } else { h - used };
     let note = (spare > 0).then(|| {
         format!(
-            "the texture has {h} rows: {used} of positions{}, the other {spare} unused (OpenVAT rounds heights up to              a power of two)",
+            "the texture has {h} rows: {used} of positions{}, the other {spare} unused (OpenVAT rounds heights up to \
+             a power of two)",
             if packed { format!(" and {used} of packed normals from row {}", h / 2) } else { String::new() }
         )
     });
