@@ -17,7 +17,10 @@ const CHUNK_HEADER_BYTES: usize = 8;
 const CHUNK_JSON: u32 = 0x4E4F_534A; // "JSON" little-endian
 const CHUNK_BIN: u32 = 0x004E_4942; // "BIN\0" little-endian
 
-/// Extensions that change how geometry is stored and that vat does not decode.
+/// Extensions that change how geometry is stored and that vat does not decode. Draco: no decoder is
+/// a dependency of vat-bake (the pure-Rust `draco-core` crate is the candidate); `gltf-transform
+/// copy` (checked with `@gltf-transform/cli` 4.5.1) reads a Draco file and writes it without the
+/// extension, which the refusal says.
 const UNSUPPORTED_EXTENSIONS: &[(&str, &str)] = &[("KHR_draco_mesh_compression", "Draco-compressed meshes")];
 
 fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
@@ -136,8 +139,9 @@ pub(super) fn check_extensions(ctx: &Ctx<'_>, root: &json::Root) -> Result<()> {
                 return Err(ctx.err(
                     key,
                     format!(
-                        "{name} ({what}) is not supported; re-export the file without compression \
-                         (e.g. `gltf-transform copy` or the exporter's compression option off)"
+                        "{name} ({what}) is not decoded by vat; write the file without it: \
+                         `npx @gltf-transform/cli copy in.glb out.glb` decodes Draco and writes plain \
+                         geometry (or export with the exporter's Draco option off)"
                     ),
                 ));
             }

@@ -36,8 +36,9 @@ use crate::Result;
 use crate::rig::{MaterialImage, RigMaterials};
 
 /// What to do about a KTX2 texture (see the module docs for why it is not decoded).
-const KTX2_FIX: &str = "Re-export the model from its source with PNG or JPEG textures (gltfpack without \
-                        -tc, gltf-transform without its etc1s/uastc step) to bake its textures";
+const KTX2_FIX: &str = "To bake its textures, convert them to PNG (`gltf-transform ktxdecompress in.glb \
+                        out.glb`, which needs KTX-Software's `ktx` tool) or re-export with PNG or JPEG textures \
+                        (gltfpack without -tc)";
 
 /// The first bytes of every KTX2 file.
 const KTX2_MAGIC: &[u8] = b"\xABKTX 20\xBB\r\n\x1A\n";

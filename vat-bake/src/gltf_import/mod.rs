@@ -83,7 +83,8 @@
 //!   `source` beside it is used (`materials.rs` says why no decoder).
 //!
 //! Not supported, each a [`BakeError::Gltf`] naming the file and the part: Draco compression
-//! (`KHR_draco_mesh_compression`), remote URIs.
+//! (`KHR_draco_mesh_compression`: the error gives the command that writes the file without it,
+//! `gltf-transform copy`), remote URIs.
 //!
 //! Every accessor is checked (layout, count, byte ranges, sparse indices) before the `gltf` crate's
 //! readers touch it, so malformed or truncated files are typed errors, never panics.
