@@ -347,10 +347,9 @@ fn le_bytes<T: Copy, const K: usize>(values: &[T], to: impl Fn(T) -> [u8; K]) ->
 /// A 4 x 4 vertex grid (two primitives: a TRIANGLES-compressed u16 list and an INDICES-compressed
 /// u32 list of the other half) with oct-encoded normals and tangents, UVs, colours, an
 /// exponentially encoded morph target and a rotation (quaternion filter) and translation
-/// (exponential filter) animation: every mode and filter. Returns the streams in view order, and
-/// the glTF JSON with views over them in a buffer laid out by `layout`, plus the original
-/// unit normals and rotations (for the filters' own error).
-fn meshopt_scene(version: Meshopt) -> (Vec<Stream>, Value, Vec<[f32; 4]>, Vec<[f32; 4]>) {
+/// (exponential filter) animation: every mode and filter. The document comes without buffers
+/// and views ([`plain_glb`] and [`compressed_parts`] lay those out).
+fn meshopt_scene(version: Meshopt) -> MeshoptScene {
     let n = 16;
     let positions: Vec<f32> = (0..n)
         .flat_map(|v| [(v % 4) as f32 * 0.25, (v / 4) as f32 * 0.25, ((v * 7) % 5) as f32 * 0.01])
@@ -556,7 +555,18 @@ fn meshopt_scene(version: Meshopt) -> (Vec<Stream>, Value, Vec<[f32; 4]>, Vec<[f
             { "sampler": 1, "target": { "node": 0, "path": "translation" } },
         ]}],
     });
-    (streams, json, normals, rotations)
+    MeshoptScene { streams, json, normals, rotations }
+}
+
+/// What [`meshopt_scene`] builds.
+struct MeshoptScene {
+    /// The buffer views, in order.
+    streams: Vec<Stream>,
+    /// The document without its buffers and views.
+    json: Value,
+    /// The unit normals and rotations before their filters' encoding.
+    normals: Vec<[f32; 4]>,
+    rotations: Vec<[f32; 4]>,
 }
 
 /// The plain `.glb`: every view holds its decoded bytes.
@@ -618,7 +628,7 @@ fn compressed_glb(streams: &[Stream], json: &Value, version: Meshopt) -> Vec<u8>
 #[test]
 fn meshopt_compressed_files_import_and_bake_as_their_uncompressed_twins() {
     for version in [Meshopt::Ext, Meshopt::Khr] {
-        let (streams, json, normals, rotations) = meshopt_scene(version);
+        let MeshoptScene { streams, json, normals, rotations } = meshopt_scene(version);
         // Every stream really is compressed (the decoder has work to do).
         assert!(streams.iter().all(|s| s.encoded != s.plain));
         let plain = import_slice(&plain_glb(&streams, &json), None, "grid.glb").unwrap();
@@ -650,7 +660,7 @@ fn meshopt_compressed_files_import_and_bake_as_their_uncompressed_twins() {
 
 /// The import of the meshopt fixture after `edit` changed its JSON or compressed bytes.
 fn edited_meshopt(edit: impl FnOnce(&mut Value, &mut Vec<u8>)) -> crate::Result<Rig> {
-    let (streams, json, ..) = meshopt_scene(Meshopt::Ext);
+    let MeshoptScene { streams, json, .. } = meshopt_scene(Meshopt::Ext);
     let (mut json, mut bin) = compressed_parts(&streams, &json, Meshopt::Ext);
     edit(&mut json, &mut bin);
     import_slice(&crate::testdata::glb(&serde_json::to_vec(&json).unwrap(), &bin), None, "grid.glb")
@@ -709,7 +719,7 @@ fn corrupt_meshopt_streams_are_typed_errors() {
         );
     }
     // Any byte of any stream changed: a typed error or garbage that imports, never a panic.
-    let (streams, json, ..) = meshopt_scene(Meshopt::Ext);
+    let MeshoptScene { streams, json, .. } = meshopt_scene(Meshopt::Ext);
     let (json, bin) = compressed_parts(&streams, &json, Meshopt::Ext);
     let json_bytes = serde_json::to_vec(&json).unwrap();
     for at in (0..bin.len()).step_by(3) {
