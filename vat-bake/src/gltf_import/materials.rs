@@ -11,8 +11,9 @@
 //! the first bound texture's) and one note names the textures sampled with it instead of their own.
 //!
 //! `KHR_texture_basisu` (KTX2 / Basis Universal images) is not decoded: a texture whose only image
-//! is KTX2 is left out with a note (the material keeps its factors) telling to re-export with PNG or
-//! JPEG textures; a texture that also has a PNG/JPEG `source` uses that. Why not decode: the crates
+//! is KTX2 is left out with a note naming it (the material keeps its factors) and how to get PNG
+//! textures (`gltf-transform ktxdecompress`, or a re-export without KTX2); a texture that also has
+//! a PNG/JPEG `source` uses that. Why not decode: the crates
 //! there are do not meet the bar for a dependency of this importer. `ktx2` only parses the
 //! container (the Basis payload still needs a transcoder); `basis-universal` builds Binomial's C++
 //! encoder and transcoder through `cc` and its last release (0.3.1) wraps a 2023 codec; `basisu`,
