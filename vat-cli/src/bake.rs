@@ -724,7 +724,14 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<()> {
     let asset = Asset::parse_with_limits(&bytes, &load_limits(args.max_memory))
         .with_context(|| format!("{}: not a valid .vat file", args.file.display()))?;
     if asset.manifest().mode() == vat_core::container::VatMode::Sprite {
-        return crate::sprite::verify(&args.file, &asset, args.source.as_deref(), args.json, args.max_memory);
+        return crate::sprite::verify(
+            &args.file,
+            &asset,
+            args.source.as_deref(),
+            args.json,
+            args.max_memory,
+            &args.interop,
+        );
     }
     if asset.manifest().mode() == vat_core::container::VatMode::Fluid {
         return crate::fluid::verify(

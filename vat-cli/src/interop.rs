@@ -120,8 +120,22 @@ pub(crate) struct ImportHoudiniArgs {
     /// in-between turns within 0.5 deg of VAT 3's shaders, at most 8).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     substeps: Option<u32>,
+    /// Particle bakes: the card edge at scale 1, metres (the VAT 3 material's Particle Width Base
+    /// Scale times its scale multipliers; not in the files).
+    #[arg(long, value_name = "METRES", default_value_t = houdini::HOUDINI_PARTICLE_SIZE, value_parser = parse_metres)]
+    particle_size: f32,
     #[command(flatten)]
     bake: ImportBakeArgs,
+}
+
+/// A positive, finite length in metres.
+fn parse_metres(text: &str) -> std::result::Result<f32, String> {
+    let v: f32 = text.trim().parse().map_err(|e| format!("{text:?} is not a number ({e})"))?;
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not a positive, finite length in metres"))
+    }
 }
 
 /// The files of a Houdini VAT 3 bake, when VAT 3's naming does not find them.
@@ -248,6 +262,21 @@ pub(crate) fn import_houdini(args: &ImportHoudiniArgs) -> Result<()> {
         let input = crate::rigid::RigidInput::Houdini(&args.dir, args.substeps, &files);
         return crate::rigid::bake(&input, &args.bake.out, data.fps, &options, args.bake.max_memory, None);
     }
+    if data.vat_type == "Particles" {
+        if args.substeps.is_some() || args.bake.lods.is_some() || args.bake.format.is_some() {
+            anyhow::bail!(
+                "--substeps, --lods and --format do not apply to a Particles bake: it imports into the sprite mode, one \
+                 16-byte texel per particle per frame"
+            );
+        }
+        let options = vat_bake::sprite::SpriteBakeOptions {
+            // VAT 3's shaders loop.
+            looping: true,
+            ..Default::default()
+        };
+        let input = crate::sprite::SpriteInput::Houdini(&args.dir, &files, args.particle_size);
+        return crate::sprite::bake(&input, &args.bake.out, &options, args.bake.max_memory);
+    }
     if data.vat_type == "DynamicMesh" {
         if args.substeps.is_some() || args.bake.lods.is_some() {
             anyhow::bail!(
@@ -271,7 +300,7 @@ pub(crate) fn import_houdini(args: &ImportHoudiniArgs) -> Result<()> {
             data.vat_type
         );
     }
-    let options = houdini::HoudiniOptions { max_memory: args.bake.max_memory, files, substeps: None };
+    let options = houdini::HoudiniOptions { max_memory: args.bake.max_memory, files, ..Default::default() };
     match houdini::read_houdini(&args.dir, &options)
         .with_context(|| format!("{}: cannot import the Houdini VAT bake", args.dir.display()))?
     {
@@ -373,6 +402,9 @@ pub(crate) struct VerifySourceArgs {
     /// OpenVAT: the import recomputed the normals.
     #[arg(long)]
     recompute_normals: bool,
+    /// Houdini particles: the card edge at scale 1, metres (import-houdini's --particle-size).
+    #[arg(long, value_name = "METRES", value_parser = parse_metres)]
+    particle_size: Option<f32>,
     #[command(flatten)]
     houdini: HoudiniFileArgs,
 }
@@ -381,6 +413,11 @@ impl VerifySourceArgs {
     /// The Houdini files named.
     pub(crate) fn houdini_files(&self) -> houdini::HoudiniFiles {
         self.houdini.files()
+    }
+
+    /// The card edge of a particle bake's import.
+    pub(crate) fn particle_size(&self) -> f32 {
+        self.particle_size.unwrap_or(houdini::HOUDINI_PARTICLE_SIZE)
     }
 
     fn openvat_options(&self, fps: f32, max_memory: u64) -> OpenVatOptions {

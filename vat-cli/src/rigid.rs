@@ -78,7 +78,7 @@ pub(crate) fn load(
         }
         RigidInput::Houdini(dir, substeps, files) => {
             use vat_bake::interop::houdini::{self, HoudiniBake, HoudiniOptions};
-            let options = HoudiniOptions { max_memory, substeps, files: files.clone() };
+            let options = HoudiniOptions { max_memory, substeps, files: files.clone(), ..Default::default() };
             match houdini::read_houdini(dir, &options)
                 .with_context(|| format!("{}: cannot import the Houdini VAT bake", dir.display()))?
             {

@@ -18,12 +18,15 @@ pub(crate) enum SpriteInput<'a> {
     Folder(&'a Path, f32),
     /// A built-in source ([`procgen::SPRITE_SOURCES`]).
     Procedural(&'a str),
+    /// A SideFX Labs VAT 3 particle bake folder, with the files named on the command line and the
+    /// card edge at scale 1 (metres).
+    Houdini(&'a Path, &'a vat_bake::interop::houdini::HoudiniFiles, f32),
 }
 
 impl SpriteInput<'_> {
     fn describe(&self) -> String {
         match self {
-            SpriteInput::Folder(p, _) => p.display().to_string(),
+            SpriteInput::Folder(p, _) | SpriteInput::Houdini(p, _, _) => p.display().to_string(),
             SpriteInput::Procedural(name) => format!("procedural {name}"),
         }
     }
@@ -37,6 +40,15 @@ fn load(input: &SpriteInput<'_>, max_memory: u64) -> Result<Box<dyn SpriteFrames
             SpriteFolder::open(dir, fps, max_memory)
                 .with_context(|| format!("{}: cannot read the particle sequence", dir.display()))?,
         )),
+        SpriteInput::Houdini(dir, files, particle_size) => {
+            use vat_bake::interop::houdini::{HoudiniOptions, read_houdini_particles};
+            let options =
+                HoudiniOptions { max_memory, files: files.clone(), particle_size, ..Default::default() };
+            Ok(Box::new(
+                read_houdini_particles(dir, &options)
+                    .with_context(|| format!("{}: cannot import the Houdini VAT bake", dir.display()))?,
+            ))
+        }
         SpriteInput::Procedural(name) => match procgen::sprite_by_name(name) {
             Some(source) => Ok(Box::new(source)),
             None => bail!(
@@ -140,12 +152,19 @@ pub(crate) fn verify(
     source: Option<&Path>,
     json: bool,
     max_memory: u64,
+    interop: &crate::interop::VerifySourceArgs,
 ) -> Result<()> {
     let m = asset.manifest();
     let fps = m.clips.first().map_or(30.0, |c| c.fps);
     let looping = m.clips.first().is_some_and(|c| c.is_looping());
+    let files = interop.houdini_files();
     let input = match source {
-        Some(path) => SpriteInput::Folder(path, fps),
+        Some(path) => match crate::interop::detect(path, interop, max_memory)? {
+            Some(vat_bake::interop::SourceKind::Houdini(_)) => {
+                SpriteInput::Houdini(path, &files, interop.particle_size())
+            }
+            _ => SpriteInput::Folder(path, fps),
+        },
         None if procgen::SPRITE_SOURCES.contains(&m.name.as_str()) => SpriteInput::Procedural(&m.name),
         None => bail!(
             "{}: sprite asset {:?} was not baked from a built-in source; give the folder it was baked from with --source",

@@ -90,10 +90,17 @@ fn files_discovery_cannot_find_are_named_with_flags() {
 fn real_bakes_verify_against_their_folders() {
     let Some(root) = vat_bake::testdata::shared_testdata() else { return };
     let dir = scratch("real");
-    for (command, name) in [("import-openvat", "openvat-cube"), ("import-houdini", "houdini-vat3-softbody")] {
+    for (command, name) in [
+        ("import-openvat", "openvat-cube"),
+        ("import-openvat", "openvat-jello"),
+        ("import-houdini", "houdini-vat3-softbody"),
+        ("import-houdini", "houdini-vat3-particles"),
+    ] {
         let src = root.join("vat-bakes").join(name);
         let out = dir.join(format!("{name}.vat"));
-        let o = vat(&[command, &s(&src), "--out", &s(&out), "--lods", "1"]);
+        // LODs do not apply to particles (the sprite mode draws cards).
+        let lods: &[&str] = if name.contains("particles") { &[] } else { &["--lods", "1"] };
+        let o = vat(&[&[command, &s(&src), "--out", &s(&out)], lods].concat());
         assert!(o.status.success(), "{name}: {}", text(&o));
         let o = vat(&["verify", &s(&out), "--source", &s(&src)]);
         assert!(o.status.success(), "{name}: {}", text(&o));
@@ -163,6 +170,29 @@ fn a_houdini_dynamic_mesh_imports_into_the_fluid_mode_and_verifies_against_its_f
     // Options that do not apply are refused before anything is read.
     let o = vat(&["import-houdini", &s(&bake), "--out", &s(&out), "--lods", "2"]);
     assert!(!o.status.success() && text(&o).contains("--lods"), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_houdini_particle_bake_imports_into_the_sprite_mode_and_verifies_against_its_folder() {
+    use vat_bake::interop::fixtures::houdini_particle_fixture;
+    let dir = scratch("particles");
+    let bake = dir.join("export");
+    houdini_particle_fixture(9, 4, 5, false).write(&bake, "sparks").unwrap();
+    let out = dir.join("sparks.vat");
+    let o = vat(&["import-houdini", &s(&bake), "--out", &s(&out), "--particle-size", "0.3"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("(sprite)") && t.contains("PASSED") && t.contains("0.3 m"), "{t}");
+    let o = vat(&["verify", &s(&out), "--source", &s(&bake), "--particle-size", "0.3"]);
+    let t = text(&o);
+    assert!(o.status.success() && t.contains("PASSED"), "{t}");
+    // Read with another card size, the folder no longer matches the file.
+    let o = vat(&["verify", &s(&out), "--source", &s(&bake)]);
+    let t = text(&o);
+    assert!(!o.status.success() && t.contains("FAILED"), "{t}");
+    let o = vat(&["import-houdini", &s(&bake), "--out", &s(&out), "--particle-size=-1"]);
+    assert!(!o.status.success() && text(&o).contains("--particle-size"), "{}", text(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -399,3 +399,165 @@ pub fn houdini_dynamic_fixture(frames: usize, hdr: bool) -> HoudiniDynamicFixtur
         fps,
     }
 }
+
+/// A VAT 3 particle bake (`VAT Type` `Particles`) made here in VAT 3's layout, with the raw texels
+/// as VAT 3's shader reads them.
+#[derive(Debug, Clone)]
+pub struct HoudiniParticleFixture {
+    /// `_data.json`.
+    pub json: Vec<u8>,
+    /// `_pos` and `_col` files (PNG when LDR, EXR when HDR).
+    pub pos: Vec<u8>,
+    /// See `pos`.
+    pub col: Vec<u8>,
+    /// `_mesh.glb`.
+    pub glb: Vec<u8>,
+    /// The texture file extension (`png` or `exr`).
+    pub ext: &'static str,
+    /// Texture size.
+    pub size: (usize, usize),
+    /// Frames.
+    pub frames: usize,
+    /// Cards.
+    pub cards: usize,
+    /// The texels as the shader reads them (`code / 255` for LDR), rows top to bottom.
+    pub pos_texels: Vec<[f32; 4]>,
+    /// See `pos_texels`.
+    pub col_texels: Vec<[f32; 4]>,
+    /// `TEXCOORD_0` and `TEXCOORD_1` of every mesh vertex (4 per card, then 6 bounds extenders).
+    pub uv0: Vec<[f32; 2]>,
+    /// See `uv0`.
+    pub uv1: Vec<[f32; 2]>,
+    /// `Bound Min X/Y/Z`, `Bound Max X/Y/Z` as written.
+    pub bounds: ([f32; 3], [f32; 3]),
+}
+
+impl HoudiniParticleFixture {
+    /// Writes the bake in one folder: `<N>_data.json`, `<N>_pos|col.<ext>`, `<N>_mesh.glb`.
+    ///
+    /// # Errors
+    /// [`BakeError::Io`] when a file cannot be written.
+    pub fn write(&self, dir: &Path, name: &str) -> Result<()> {
+        let ext = self.ext;
+        write(&dir.join(format!("{name}_data.json")), &self.json)?;
+        write(&dir.join(format!("{name}_mesh.glb")), &self.glb)?;
+        write(&dir.join(format!("{name}_pos.{ext}")), &self.pos)?;
+        write(&dir.join(format!("{name}_col.{ext}")), &self.col)
+    }
+}
+
+/// A VAT 3 particle bake of `cards` square cards over `frames` frames in a texture of `columns`
+/// columns (more cards wrap into more rows a frame). The bounds are `[-1.2, 1.8]` in x and z and
+/// `[-1.2, 1.35]` in y, so that the object origin is an exact 8-bit code on every axis, and `Bound
+/// Max Y`'s decimals scale pscale by 2 (`1 / (1 - fract(13.5))`). Card 1 has scale 0 at frame 1 and
+/// card 2 is parked at the origin at frame 2 (both hidden by VAT 3's shader). `hdr`: float EXRs
+/// (values as they are, `Bound Max Z` 1.85 flags them), one colour channel above 1.
+pub fn houdini_particle_fixture(
+    cards: usize,
+    columns: usize,
+    frames: usize,
+    hdr: bool,
+) -> HoudiniParticleFixture {
+    let cards = cards.max(3);
+    let columns = columns.clamp(1, cards);
+    let frames = frames.max(3);
+    let rows = cards.div_ceil(columns);
+    let (w, h) = (columns, rows * frames);
+    let lo = Vec3::splat(-1.2);
+    let hi = Vec3::new(1.8, 1.35, if hdr { 1.85 } else { 1.8 });
+    let range = hi - lo;
+    let pscale_max = 2.0f32;
+    let mut pos_texels = vec![[0.0f32; 4]; w * h];
+    let mut col_texels = vec![[0.0f32; 4]; w * h];
+    for k in 0..frames {
+        for i in 0..cards {
+            let t = k as f32 * 0.4 + i as f32;
+            let mut centre =
+                Vec3::new(0.9 * t.sin(), 0.3 + 0.1 * k as f32 - 0.05 * i as f32, 0.8 * (1.3 * t).cos());
+            let mut pscale = 0.2 + 0.15 * ((i + k) % 5) as f32;
+            if (i, k) == (1, 1) {
+                pscale = 0.0;
+            }
+            if (i, k) == (2, 2) {
+                centre = Vec3::ZERO;
+            }
+            let texel = (i / columns + k * rows) * w + i % columns;
+            let alpha = pscale / pscale_max;
+            let colour =
+                [0.2 + 0.1 * (i % 7) as f32, 0.9 - 0.1 * (k % 8) as f32, 0.5, 0.25 + 0.05 * (i % 10) as f32];
+            if hdr {
+                pos_texels[texel] = centre.extend(alpha).to_array();
+                col_texels[texel] =
+                    if (i, k) == (0, 0) { [1.5, colour[1], colour[2], colour[3]] } else { colour };
+            } else {
+                let c = |v: f32| f32::from(code8(v)) / 255.0;
+                let n = (centre - lo) / range;
+                pos_texels[texel] = [c(n.x), c(n.y), c(n.z), c(alpha)];
+                col_texels[texel] = colour.map(c);
+            }
+        }
+    }
+    let (mut positions, mut uv0, mut uv1, mut indices) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for i in 0..cards {
+        let base = positions.len() as u32;
+        let lookup = [((i % columns) as f32 + 0.5) / w as f32, ((i / columns) as f32 + 0.5) / h as f32];
+        for corner in [[0.0f32, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]] {
+            positions.push(Vec3::new(i as f32 + corner[0] * 0.5, 0.0, corner[1] * 0.5));
+            uv0.push(corner);
+            uv1.push(lookup);
+        }
+        indices.extend([base, base + 2, base + 1, base + 2, base, base + 3]);
+    }
+    let base = positions.len() as u32;
+    for p in [hi, hi - Vec3::Y * 0.01, hi - Vec3::Z * 0.01, lo, lo + Vec3::Y * 0.01, lo + Vec3::Z * 0.01] {
+        positions.push(p);
+        uv0.push([0.0, 1.0]);
+        uv1.push([0.0, 1.0]);
+    }
+    indices.extend((0..6).map(|k| base + k));
+    let normals = vec![Vec3::Y; positions.len()];
+    let glb = super::openvat::lookup_glb_with_sets(
+        "particles",
+        &positions,
+        &normals,
+        &[Some(&uv0), Some(&uv1)],
+        &indices,
+    )
+    .unwrap_or_default();
+    let json = format!(
+        "[{{\"Bound Max X\": {}, \"Bound Max Y\": {}, \"Bound Max Z\": {}, \"Bound Min X\": {}, \"Bound Min Y\": {}, \
+         \"Bound Min Z\": {}, \"Frame Count\": {frames}, \"Houdini FPS\": 24.0, \"Name\": \"particles\", \
+         \"Two Position Textures\": 0, \"Use HDR Textures\": {}, \"VAT Type\": \"Particles\", \"Vertex Count\": 2048}}]",
+        hi.x,
+        hi.y,
+        hi.z,
+        lo.x,
+        lo.y,
+        lo.z,
+        u8::from(hdr)
+    )
+    .into_bytes();
+    let encode = |texels: &[[f32; 4]]| -> Vec<u8> {
+        if hdr {
+            images::encode_rgba_exr32(w, h, texels).unwrap_or_default()
+        } else {
+            let codes: Vec<[u8; 4]> = texels.iter().map(|t| t.map(code8)).collect();
+            images::encode_rgba_png8(w, h, &codes).unwrap_or_default()
+        }
+    };
+    HoudiniParticleFixture {
+        json,
+        pos: encode(&pos_texels),
+        col: encode(&col_texels),
+        glb,
+        ext: if hdr { "exr" } else { "png" },
+        size: (w, h),
+        frames,
+        cards,
+        pos_texels,
+        col_texels,
+        uv0,
+        uv1,
+        bounds: (lo.to_array(), hi.to_array()),
+    }
+}

@@ -1,5 +1,5 @@
 //! SideFX Labs "Vertex Animation Textures" 3 (Houdini) bakes: import ([`read_houdini`],
-//! [`read_houdini_dynamic_mesh`]).
+//! [`read_houdini_dynamic_mesh`], [`read_houdini_particles`]).
 //!
 //! The files of a bake named `N`:
 //!
@@ -25,7 +25,9 @@
 //! VAT 3's rigid layout, its shaders' decode and the in-between frames are described in
 //! `houdini_rigid.rs`, summarised on [`ImportedRigidBake`]) and `DynamicMesh` (decoded to frames
 //! of changing topology for vat's fluid mode, [`read_houdini_dynamic_mesh`]: its lookup-table
-//! layout is described on [`ImportedFluidBake`]'s module, `houdini_fluid.rs`). Refused with a typed
+//! layout is described on [`ImportedFluidBake`]'s module, `houdini_fluid.rs`) and `Particles`
+//! (decoded to frames of square camera-facing cards for vat's sprite mode,
+//! [`read_houdini_particles`], described in `houdini_sprite.rs`). Refused with a typed
 //! error naming what to do: LDR rigid bodies, `Two Position Textures`, pieces
 //! that scale, VAT 2 bakes without `_data.json` (parameters in an engine material), FBX-only meshes
 //! (convert them to glTF, or OBJ for a soft body), OBJ meshes of rigid bodies (no pivots).
@@ -39,6 +41,7 @@ pub use super::houdini_fluid::{HOUDINI_FLUID_EXTENDER_V, ImportedFluidBake};
 pub use super::houdini_rigid::{
     HOUDINI_RIGID_MAX_SUBSTEPS, HOUDINI_RIGID_TURN_TOLERANCE_DEG, ImportedRigidBake,
 };
+pub use super::houdini_sprite::{HOUDINI_ORIGIN_RADIUS, HOUDINI_PARTICLE_SIZE, ImportedSpriteBake};
 use super::openvat::{file_name, find_all, find_named, listed, search_folders, shown};
 use super::{Budget, ImportedBake, ImportedClip, bad, images, number};
 use crate::Result;
@@ -51,6 +54,9 @@ pub struct HoudiniOptions {
     pub max_memory: u64,
     /// Files named instead of found by VAT 3's naming.
     pub files: HoudiniFiles,
+    /// Particle bakes: the card edge at scale 1, metres (VAT 3's material's *Particle Width Base
+    /// Scale*, not in the files; default [`HOUDINI_PARTICLE_SIZE`]).
+    pub particle_size: f32,
     /// Rigid-body bakes: frames baked per source frame (`None`: the fewest, at most
     /// [`HOUDINI_RIGID_MAX_SUBSTEPS`], that keep vat's in-between turns within
     /// [`HOUDINI_RIGID_TURN_TOLERANCE_DEG`] of VAT 3's; see [`ImportedRigidBake::substeps`]).
@@ -62,6 +68,7 @@ impl Default for HoudiniOptions {
         Self {
             max_memory: crate::prepare::DEFAULT_MAX_MEMORY,
             files: HoudiniFiles::default(),
+            particle_size: HOUDINI_PARTICLE_SIZE,
             substeps: None,
         }
     }
@@ -99,7 +106,7 @@ pub struct HoudiniData {
 /// Parses `_data.json` bytes (an array of one object, or the object itself).
 ///
 /// # Errors
-/// [`BakeError::Interop`] naming the key that is missing or out of range.
+/// [`BakeError::Interop`](crate::BakeError::Interop) naming the key that is missing or out of range.
 pub fn parse_data_json(path: &Path, bytes: &[u8]) -> Result<HoudiniData> {
     let (root, _) = super::lenient_json(path, bytes)?;
     let object = match &root {
@@ -376,16 +383,12 @@ impl Located {
 pub(crate) fn check_in_scope(json_path: &Path, data: &HoudiniData) -> Result<()> {
     let problem = match data.vat_type.as_str() {
         "Softbody" | "Rigidbody" => return Ok(()),
-        "DynamicMesh" => {
-            "is \"DynamicMesh\": it imports into vat's fluid mode (read_houdini_dynamic_mesh; vat \
-                          import-houdini does so), not as Softbody or Rigidbody frames"
-                .to_owned()
-        }
-        "Particles" => {
-            "is \"Particles\": it imports into vat's sprite mode (read_houdini_particles; vat import-houdini \
-                        does so), not as Softbody or Rigidbody frames"
-                .to_owned()
-        }
+        "DynamicMesh" => "is \"DynamicMesh\": read_houdini imports only Softbody and Rigidbody bakes; a dynamic \
+                          mesh imports into vat's fluid mode (read_houdini_dynamic_mesh; vat import-houdini does so)"
+            .to_owned(),
+        "Particles" => "is \"Particles\": read_houdini imports only Softbody and Rigidbody bakes; a particle bake \
+                        imports into vat's sprite mode (read_houdini_particles; vat import-houdini does so)"
+            .to_owned(),
         other => format!(
             "is {other:?}: VAT 3 writes Softbody, Rigidbody, DynamicMesh and Particles bakes, and vat imports those four"
         ),
@@ -517,7 +520,7 @@ pub(crate) fn is_padding_vertex(lookup: glam::Vec2, frames: usize) -> bool {
 /// `Bound Max X`. Bounds on whole tenths (to 1e-4, so that f32 rounding reads as whole) fill it.
 ///
 /// # Errors
-/// [`BakeError::Interop`] when the encoded share is not a whole number of texels.
+/// [`BakeError::Interop`](crate::BakeError::Interop) when the encoded share is not a whole number of texels.
 pub(crate) fn active_area(
     data: &HoudiniData,
     path: &Path,
@@ -655,13 +658,55 @@ fn obj_lookup_mesh(
     })
 }
 
+/// Reads and decodes a `Particles` bake folder (VAT 3's "Particle Sprites (Sprite)" mode) into
+/// frames for vat's sprite mode: one square card per particle, its centre, scale and colour from the
+/// `_pos` and `_col` textures at the card's `TEXCOORD_1` texel, as described on
+/// [`ImportedSpriteBake`]'s module (`houdini_sprite.rs`). Files as [`read_houdini`] finds them
+/// (`_rot` is not read: VAT 3's particles have no rotation texture).
+///
+/// # Errors
+/// [`BakeError::Interop`](crate::BakeError::Interop) for missing files, another `VAT Type`, `Two
+/// Position Textures`, a texture whose size disagrees with `Frame Count` or the mesh's `TEXCOORD_1`,
+/// cards that are not VAT 3's square (four corners of the unit square in `TEXCOORD_0`), triangles
+/// across cards, non-finite texels, LDR centres outside `[0, 1]`, negative scales;
+/// [`BakeError::InvalidOption`](crate::BakeError::InvalidOption) for a bad
+/// [`HoudiniOptions::particle_size`]; [`BakeError::OverBudget`](crate::BakeError::OverBudget) past
+/// the budget; glTF errors of the mesh.
+pub fn read_houdini_particles(dir: &Path, options: &HoudiniOptions) -> Result<ImportedSpriteBake> {
+    let (mut located, data, mut budget) = read_typed(dir, options, "Particles")?;
+    let files = &options.files;
+    let pos_path = located.required("pos", files.pos.as_ref(), "the position texture", "--pos", "")?;
+    let col_path = located.texture("col", files.col.as_ref(), "--col")?;
+    let mesh_path = located.mesh(files.mesh.as_ref(), false, false)?;
+    let pos = images::read_texture(&pos_path, "the position texture", &mut budget)?;
+    let col = match col_path {
+        Some(p) => Some((images::read_texture(&p, "the colour texture", &mut budget)?, p)),
+        None => None,
+    };
+    let mesh = super::read_lookup_mesh(&mesh_path, &mut budget)?;
+    let parts = super::houdini_sprite::SpriteParts {
+        name: &located.name,
+        data: &data,
+        json_path: &located.json,
+        mesh_path: &mesh_path,
+        mesh: &mesh,
+        pos_path: &pos_path,
+        pos,
+        col,
+        card_size: options.particle_size,
+    };
+    let mut bake = super::houdini_sprite::decode(parts)?;
+    bake.notes.splice(0..0, std::mem::take(&mut located.notes));
+    Ok(bake)
+}
+
 /// Reads and decodes a Houdini VAT 3 bake folder (see the module docs): a `Softbody` bake into
 /// its frames, a `Rigidbody` bake into its pieces and their transforms.
 ///
 /// # Errors
-/// [`BakeError::Interop`] for missing files, an out-of-scope `VAT Type`, a texture whose size
+/// [`BakeError::Interop`](crate::BakeError::Interop) for missing files, an out-of-scope `VAT Type`, a texture whose size
 /// disagrees with `Frame Count` or the mesh's `TEXCOORD_1`, non-finite texels, and for rigid
-/// bakes the checks of [`ImportedRigidBake`]; [`BakeError::OverBudget`] past the budget; glTF
+/// bakes the checks of [`ImportedRigidBake`]; [`BakeError::OverBudget`](crate::BakeError::OverBudget) past the budget; glTF
 /// errors of the mesh.
 pub fn read_houdini(dir: &Path, options: &HoudiniOptions) -> Result<HoudiniBake> {
     let mut located = locate(dir, &options.files)?;

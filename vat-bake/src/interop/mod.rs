@@ -18,6 +18,7 @@ pub mod fixtures;
 pub mod houdini;
 pub(crate) mod houdini_fluid;
 pub(crate) mod houdini_rigid;
+pub(crate) mod houdini_sprite;
 pub(crate) mod images;
 pub mod openvat;
 
@@ -499,5 +500,7 @@ mod tests_export;
 mod tests_houdini_fluid;
 #[cfg(test)]
 mod tests_houdini_rigid;
+#[cfg(test)]
+mod tests_houdini_sprite;
 #[cfg(test)]
 mod tests_real;

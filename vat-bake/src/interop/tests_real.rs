@@ -244,12 +244,29 @@ fn houdini_vat3_softbody_imports_without_its_bounds_extenders() {
     bake_and_check("houdini-vat3-softbody", &b, vat_core::encoding::VertexFormat::Packed64);
 }
 
+/// The real particle bake imports into the sprite mode (read_houdini_particles), and read_houdini
+/// names that mode for it: 1082 square cards over 240 frames, those VAT 3 hides at the end (scale
+/// 0, parked at the origin) not alive.
 #[test]
-fn houdini_bakes_out_of_scope_are_refused_with_what_to_do() {
+fn houdini_vat3_particles_import_into_the_sprite_mode() {
+    use crate::sprite::SpriteFrames;
     let Some(dir) = bake_dir("houdini-vat3-particles") else { return };
     let e = super::houdini::read_houdini(&dir, &Default::default()).unwrap_err();
     assert!(matches!(e, crate::BakeError::Interop { .. }), "{e:?}");
-    assert!(e.to_string().contains("\"Particles\"") && e.to_string().contains("Softbody"), "{e}");
+    assert!(e.to_string().contains("\"Particles\"") && e.to_string().contains("sprite mode"), "{e}");
+    let b = super::houdini::read_houdini_particles(&dir, &Default::default()).unwrap();
+    assert_eq!(b.frame_count(), 240);
+    assert_eq!(b.frame(0).unwrap().particles.len(), 1082);
+    let last = b.frame(239).unwrap();
+    assert_eq!(last.particles.len(), 18, "1064 cards have scale 0 at the last frame");
+    let p = &b.frame(0).unwrap().particles[0].particle;
+    assert!((p.size - 0.2).abs() < 1e-6 && p.rotation == 0.0, "{p:?}");
+    let notes = b.notes().join("\n");
+    assert!(notes.contains("1082 cards") && notes.contains("6 bounds-extender vertices"), "{notes}");
+}
+
+#[test]
+fn houdini_bakes_out_of_scope_are_refused_with_what_to_do() {
     let Some(dir) = bake_dir("houdini-vat2-rigid") else { return };
     let e = super::houdini::read_houdini(&dir, &Default::default()).unwrap_err().to_string();
     assert!(
