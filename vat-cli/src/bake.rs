@@ -283,7 +283,7 @@ pub(crate) fn write_verified(
     let stats = prepared.stats.clone();
     // Only the file on disk is needed from here on: verification reads it back.
     drop(prepared);
-    let bytes = std::fs::read(pending.temp_path())
+    let bytes = read_back(pending.temp_path())
         .with_context(|| format!("{}: cannot read back", pending.temp_path().display()))?;
     let asset = Asset::parse(&bytes)
         .with_context(|| format!("{}: the written file does not read back", out.display()))?;
@@ -297,6 +297,44 @@ pub(crate) fn write_verified(
     drop(bytes);
     pending.commit().with_context(|| format!("{}: cannot write", out.display()))?;
     Ok((stats, report))
+}
+
+/// The whole of a file just written, read back for verification. Large files (at least 16 MiB)
+/// are read as two halves on two threads (the copies out of the page cache and the page faults of
+/// the new buffer then run side by side: a few hundred megabytes of animation texture take half the
+/// time); a file that changes length while it is read is an error.
+fn read_back(path: &Path) -> std::io::Result<Vec<u8>> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::File::open(path)?;
+        let len = usize::try_from(file.metadata()?.len()).map_err(std::io::Error::other)?;
+        if len >= 16 << 20 {
+            let mut bytes = vec![0u8; len];
+            let (first, second) = bytes.split_at_mut(len / 2);
+            let offset = first.len() as u64;
+            let (a, b) = std::thread::scope(|scope| {
+                let other =
+                    std::thread::Builder::new().spawn_scoped(scope, || file.read_exact_at(second, offset));
+                let a = file.read_exact_at(first, 0);
+                let b = match other {
+                    Ok(handle) => {
+                        handle.join().unwrap_or_else(|_| Err(std::io::Error::other("read thread panicked")))
+                    }
+                    Err(e) => Err(e),
+                };
+                (a, b)
+            });
+            a?;
+            b?;
+            // Nothing past the length read: the file is the one that was written.
+            if file.read_at(&mut [0u8; 1], len as u64)? != 0 {
+                return Err(std::io::Error::other("the file grew while it was read back"));
+            }
+            return Ok(bytes);
+        }
+    }
+    std::fs::read(path)
 }
 
 /// Where a rig comes from: a glTF file, a mesh-sequence folder (at `fps`), or a built-in source.

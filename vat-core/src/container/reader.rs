@@ -404,7 +404,7 @@ fn check_blob_table(m: &Manifest, bytes: &[u8], manifest_end: u64, limits: &Limi
             return Err(Error::BadPadding { offset: gap_start + k as u64 });
         }
         let end = b.offset + b.length;
-        let computed = crc32fast::hash(range(bytes, b.offset, end)?);
+        let computed = super::blob_crc32(range(bytes, b.offset, end)?);
         if computed != b.crc32 {
             return Err(Error::BlobChecksumMismatch { blob: i as u32, stored: b.crc32, computed });
         }

@@ -1446,3 +1446,13 @@ fn hostile_root_motion_gives_typed_errors() {
     let err = Asset::parse(&fx.bytes()).err();
     assert!(matches!(err, Some(Error::OutOfRange { what: "root motion", .. })), "{err:?}");
 }
+
+#[test]
+fn blob_crc32_splits_large_blobs_without_changing_the_value() {
+    // Around the threshold and with pieces of unequal length (the last one shorter).
+    for len in [0, 1, 4095, super::PARALLEL_CRC_MIN_BYTES - 1, super::PARALLEL_CRC_MIN_BYTES + 12_345] {
+        let data: Vec<u8> =
+            (0..len).map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3]).collect();
+        assert_eq!(super::blob_crc32(&data), crc32fast::hash(&data), "{len} bytes");
+    }
+}

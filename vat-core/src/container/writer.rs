@@ -173,7 +173,7 @@ fn blob_entries<B: AsRef<[u8]>>(manifest_len: u64, blobs: &[B]) -> Result<Vec<Bl
             let offset = align_up(end).ok_or(overflow.clone())?;
             let length = data.len() as u64;
             end = offset.checked_add(length).ok_or(overflow.clone())?;
-            Ok(BlobEntry { offset, length, crc32: crc32fast::hash(data) })
+            Ok(BlobEntry { offset, length, crc32: super::blob_crc32(data) })
         })
         .collect()
 }
