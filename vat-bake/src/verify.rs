@@ -411,10 +411,12 @@ fn compare_frame(ctx: &Context<'_>, probe: Probe, fresh: Fresh<'_>) -> Result<Fr
     })
 }
 
+/// A decoded frame: positions and normals.
+type DecodedFrame = (Vec<[f32; 3]>, Vec<[f32; 3]>);
+
 thread_local! {
-    /// One decoded frame (positions, normals) per verification thread, reused frame after frame.
-    static DECODED: std::cell::RefCell<(Vec<[f32; 3]>, Vec<[f32; 3]>)> =
-        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    /// One decoded frame per verification thread, reused frame after frame.
+    static DECODED: std::cell::RefCell<DecodedFrame> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
 /// [`compare_frame`] once the frame at `probe` is decoded into `decoded_p` and `decoded_n`.

@@ -103,8 +103,11 @@ use crate::clip::{Clip, ClipMode};
 use crate::encoding::{TexelFormat, VertexFormat};
 use crate::instance::InstanceRecord;
 
+mod resources;
 #[cfg(test)]
 mod tests;
+
+pub use resources::{AssetBinding, AssetResource, AssetResources, ResourceError, ResourceLimits};
 
 /// Serialises the creation and destruction of Vulkan instances and devices in this process. Hold the
 /// guard across `vkCreateInstance` .. `vkCreateDevice` and across `vkDestroyDevice` ..

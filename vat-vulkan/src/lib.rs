@@ -264,6 +264,22 @@ pub enum VulkanError {
     },
 }
 
+impl From<vat_core::gpu::ResourceError> for VulkanError {
+    fn from(e: vat_core::gpu::ResourceError) -> Self {
+        use vat_core::gpu::ResourceError as R;
+        match e {
+            R::NoAnimation => VulkanError::AssetHasNoVertexAnimation,
+            R::NoLods => VulkanError::AssetHasNoLods,
+            R::TextureTooLarge { what, width, height, limit } => {
+                VulkanError::TextureTooLarge { what, width, height, limit }
+            }
+            R::BufferTooLarge { what, size, limit } => VulkanError::BufferTooLarge { what, size, limit },
+            // Future variants: the message says what the core found.
+            other => VulkanError::Unsupported(other.to_string()),
+        }
+    }
+}
+
 impl VulkanError {
     /// The error of a failed call `what`: [`DeviceLost`](Self::DeviceLost) for
     /// `VK_ERROR_DEVICE_LOST`, [`Vk`](Self::Vk) otherwise.

@@ -131,3 +131,19 @@ pub enum RenderError {
     #[error("the host shader was refused: {0}")]
     HostShader(String),
 }
+
+impl From<vat_core::gpu::ResourceError> for RenderError {
+    fn from(e: vat_core::gpu::ResourceError) -> Self {
+        use vat_core::gpu::ResourceError as R;
+        match e {
+            R::NoAnimation => RenderError::AssetHasNoVertexAnimation,
+            R::NoLods => RenderError::AssetHasNoLods,
+            R::TextureTooLarge { what, width, height, limit } => {
+                RenderError::TextureTooLarge { what, width, height, limit }
+            }
+            R::BufferTooLarge { what, size, limit } => RenderError::BufferTooLarge { what, size, limit },
+            // Future variants: the message says what the core found.
+            other => RenderError::Device(other.to_string()),
+        }
+    }
+}

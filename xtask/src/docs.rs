@@ -114,7 +114,7 @@ pub(crate) fn check_links_and_summary(root: &Path) -> Result<Vec<String>> {
         for chapter in chapters {
             let relative =
                 chapter.strip_prefix(&src).unwrap_or(&chapter).to_string_lossy().replace('\\', "/");
-            if relative != "SUMMARY.md" && !listed.iter().any(|l| *l == relative) {
+            if relative != "SUMMARY.md" && !listed.contains(&relative) {
                 problems.push(format!(
                     "docs/guide/src/{relative}: not listed in SUMMARY.md (the book leaves it out)"
                 ));

@@ -1456,3 +1456,76 @@ fn blob_crc32_splits_large_blobs_without_changing_the_value() {
         assert_eq!(super::blob_crc32(&data), crc32fast::hash(&data), "{len} bytes");
     }
 }
+
+#[test]
+fn asset_resources_cover_group_1_of_the_binding_table_exactly_once() {
+    use crate::gpu::{AssetResource, AssetResources, BINDINGS, GROUP_ASSET, ResourceError};
+    let bytes = realistic().write().unwrap();
+    let asset = Asset::parse(&bytes).unwrap();
+    let resources = AssetResources::new(&asset).unwrap();
+    let mut listed: Vec<&str> = resources.bindings.iter().map(|b| b.name).collect();
+    let mut table: Vec<&str> = BINDINGS.iter().filter(|b| b.group == GROUP_ASSET).map(|b| b.name).collect();
+    listed.sort_unstable();
+    table.sort_unstable();
+    assert_eq!(listed, table, "every group-1 binding has one resource, and nothing else is listed");
+    // The asset's own data where it has some, stand-ins where its mode has none.
+    let m = asset.manifest();
+    let bones = m.bone_animation.as_ref().unwrap();
+    let bone = resources.binding("bone_texture").unwrap();
+    assert!(!bone.stand_in);
+    assert!(matches!(&bone.resource, AssetResource::Texture(t) if t.bytes == asset.blob(bones.texture)));
+    let joints = resources.binding("joints").unwrap();
+    assert!(
+        matches!(&joints.resource, AssetResource::Buffer { bytes, uniform: false } if **bytes == *asset.blob(bones.joints))
+    );
+    assert!(resources.binding("rigid_pieces").unwrap().stand_in);
+    assert!(matches!(
+        resources.binding("asset").unwrap().resource,
+        AssetResource::Buffer { uniform: true, .. }
+    ));
+    assert_eq!(
+        resources.indices.len() as u32 / 4,
+        resources.attachment_first_index + resources.attachment_index_count
+    );
+    assert_eq!(&resources.indices[..asset.index_bytes().unwrap().len()], asset.index_bytes().unwrap());
+    // A buffer never binds below its table minimum (an empty stream still gets one element).
+    let captures = resources.binding("captures").unwrap();
+    assert!(captures.requested_bytes() >= 16 && captures.min_bytes() == 16);
+    // Without LODs there is nothing to draw.
+    let no_lods = minimal().write().unwrap();
+    assert_eq!(AssetResources::new(&Asset::parse(&no_lods).unwrap()).unwrap_err(), ResourceError::NoLods);
+}
+
+#[test]
+fn asset_resources_are_checked_against_the_device_limits() {
+    use crate::gpu::{AssetResources, ResourceError, ResourceLimits};
+    let bytes = realistic().write().unwrap();
+    let asset = Asset::parse(&bytes).unwrap();
+    let resources = AssetResources::new(&asset).unwrap();
+    let roomy = ResourceLimits {
+        max_texture_dimension_2d: 8192,
+        max_texture_array_layers: 256,
+        max_storage_buffer_bytes: 1 << 27,
+    };
+    resources.check(&roomy).unwrap();
+    // The 64 x 4 animation texture is the widest.
+    let narrow = ResourceLimits { max_texture_dimension_2d: 63, ..roomy };
+    assert_eq!(
+        resources.check(&narrow).unwrap_err(),
+        ResourceError::TextureTooLarge { what: "vertex animation", width: 64, height: 4, limit: 63 }
+    );
+    // The largest buffer is refused with its name and size.
+    let largest = resources
+        .bindings
+        .iter()
+        .filter(|b| matches!(b.resource, crate::gpu::AssetResource::Buffer { uniform: false, .. }))
+        .map(|b| b.requested_bytes())
+        .max()
+        .unwrap()
+        .max(resources.indices.len() as u64);
+    let small = ResourceLimits { max_storage_buffer_bytes: largest - 1, ..roomy };
+    assert!(
+        matches!(resources.check(&small).unwrap_err(), ResourceError::BufferTooLarge { size, .. } if size == largest)
+    );
+    assert!(resources.requested_bytes() >= resources.indices.len() as u64 + largest);
+}
