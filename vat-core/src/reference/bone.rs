@@ -1,0 +1,312 @@
+//! Bone mode's CPU reference: skinning from the bone texture, the live morph layer.
+
+use super::*;
+
+/// The live morph layer of a bone-mode asset, borrowed (see [`crate::container::MorphAnimation`]).
+#[derive(Debug, Clone)]
+pub struct MorphView<'a> {
+    /// The tiled delta texture's layout.
+    pub layout: MorphTextureLayout,
+    /// The delta texture, `Rgba32Float`.
+    pub texture: &'a [u8],
+    /// The weights track's layout.
+    pub weights_layout: MorphWeightsLayout,
+    /// The weights track, `Rgba32Float`.
+    pub weights: &'a [u8],
+}
+
+/// Everything the bone-mode decoder needs of an asset: bone texture, skinning streams, rest pose
+/// (as the backends upload it, [`crate::gpu::rest_vertices`]) and the morph layer if baked.
+#[derive(Debug, Clone)]
+pub struct BoneAnimationView<'a> {
+    /// The bone texture's layout.
+    pub layout: BoneTextureLayout,
+    /// The bone texture, `Rgba32Float`, 3 rows per bone per frame.
+    pub texture: &'a [u8],
+    /// Influences per vertex (4 or 8).
+    pub influences: u32,
+    /// `u16` bone index per influence per vertex.
+    pub joints: &'a [u8],
+    /// `f32` weight per influence per vertex.
+    pub weights: &'a [u8],
+    /// Rest position and normal per vertex (what group 1's `rest_vertices` holds).
+    pub rest: Vec<crate::gpu::RestVertex>,
+    /// The live morph layer, if baked.
+    pub morph: Option<MorphView<'a>>,
+    /// The clips, in texture order.
+    pub clips: &'a [Clip],
+}
+
+impl<'a> BoneAnimationView<'a> {
+    /// The bone mode of a validated asset, borrowing its blobs.
+    ///
+    /// # Errors
+    /// [`Error::MissingSection`] if the asset was baked without bones.
+    pub fn from_asset(asset: &'a Asset<'_>) -> Result<Self> {
+        let manifest = asset.manifest();
+        let ba = manifest
+            .bone_animation
+            .as_ref()
+            .ok_or(Error::MissingSection { what: "bone animation (bake with --bones)" })?;
+        let morph = manifest.morph_animation.as_ref().map(|ma| MorphView {
+            layout: ma.layout,
+            texture: asset.blob(ma.texture),
+            weights_layout: ma.weights_layout,
+            weights: asset.blob(ma.weights),
+        });
+        Ok(Self {
+            layout: ba.layout,
+            texture: asset.blob(ba.texture),
+            influences: ba.influences,
+            joints: asset.blob(ba.joints),
+            weights: asset.blob(ba.weights),
+            rest: crate::gpu::rest_vertices(asset),
+            morph,
+            clips: &manifest.clips,
+        })
+    }
+
+    /// Vertices (of the rest pose).
+    pub fn vertex_count(&self) -> u32 {
+        self.rest.len() as u32
+    }
+}
+
+/// Little-endian f32 number `i` of `bytes`, or [`Error::Truncated`].
+pub(crate) fn f32_at(bytes: &[u8], i: usize, section: &'static str) -> Result<f32> {
+    let b = i.checked_mul(4).and_then(|at| bytes.get(at..at + 4)).ok_or(Error::Truncated {
+        section,
+        needed: (i as u64 + 1) * 4,
+        available: bytes.len() as u64,
+    })?;
+    Ok(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Texel `(x, y)` (four f32) of a texture `width` texels wide.
+pub(crate) fn texel4(bytes: &[u8], width: u32, [x, y]: [u32; 2], section: &'static str) -> Result<[f32; 4]> {
+    let base = (y as usize * width as usize + x as usize) * 4;
+    Ok([
+        f32_at(bytes, base, section)?,
+        f32_at(bytes, base + 1, section)?,
+        f32_at(bytes, base + 2, section)?,
+        f32_at(bytes, base + 3, section)?,
+    ])
+}
+
+/// A 3x4 affine as its rows (`vat.wgsl`'s `Affine`).
+type Affine = [[f32; 4]; 3];
+
+/// The frames a clip samples (absolute indices) and their weights (`vat_clip_frames`).
+pub(crate) fn clip_frames(
+    clips: &[Clip],
+    slot: PlayingSlot,
+    time: f32,
+    interp: Interpolation,
+) -> Result<([u32; 4], [f32; 4])> {
+    let last = clips.len().checked_sub(1).ok_or(Error::ZeroCount { what: "clip count" })?;
+    let clip = &clips[(slot.clip as usize).min(last)];
+    let wrap = playback::Wrap::from_code(slot.wrap_code, clip.mode);
+    let sample = playback::wrapped_clip_sample(clip, wrap, slot.phase_offset, time, slot.rate, interp);
+    Ok((playback::absolute_frames(clip, &sample), sample.weights))
+}
+
+/// `vat_skin_clip`: `Σ_k Σ_f (w_k w_f) M(joint_k, f)`, zero weights skipped, `m + w * b` per entry.
+pub(crate) fn skin_clip(
+    view: &BoneAnimationView<'_>,
+    (frames, fw): ([u32; 4], [f32; 4]),
+    vertex: u32,
+) -> Result<Affine> {
+    let mut m = [[0.0f32; 4]; 3];
+    let influences = view.influences as usize;
+    for k in 0..influences {
+        let slot = vertex as usize * influences + k;
+        let wk = f32_at(view.weights, slot, "skin weights")?;
+        if wk == 0.0 {
+            continue;
+        }
+        let j = view.joints.get(2 * slot..2 * slot + 2).ok_or(Error::Truncated {
+            section: "joint indices",
+            needed: 2 * slot as u64 + 2,
+            available: view.joints.len() as u64,
+        })?;
+        let joint = u32::from(u16::from_le_bytes([j[0], j[1]]));
+        for f in 0..4 {
+            let wf = fw[f];
+            if wf == 0.0 {
+                continue;
+            }
+            let w = wk * wf;
+            for (r, row) in m.iter_mut().enumerate() {
+                // The shader's u32 texel index: (frame * bone_count + bone) * 3 + row.
+                let t = (frames[f].wrapping_mul(view.layout.bone_count).wrapping_add(joint))
+                    .wrapping_mul(crate::layout::TEXELS_PER_BONE)
+                    .wrapping_add(r as u32);
+                let width = view.layout.width.max(1);
+                let b = texel4(view.texture, width, [t % width, t / width], "bone texture")?;
+                for c in 0..4 {
+                    row[c] += w * b[c];
+                }
+            }
+        }
+    }
+    Ok(m)
+}
+
+/// `vat_morph_clip_weights`: the weights of targets `4g..4g + 4` at the sampled frames,
+/// `Σ_f w_f W(f)`, zero frame weights skipped.
+pub(crate) fn morph_clip_weights(
+    morph: &MorphView<'_>,
+    (frames, fw): ([u32; 4], [f32; 4]),
+    group: u32,
+) -> Result<[f32; 4]> {
+    let mut w = [0.0f32; 4];
+    let per_frame = morph.layout.target_count.div_ceil(MORPH_WEIGHTS_PER_TEXEL);
+    let width = morph.weights_layout.width.max(1);
+    for f in 0..4 {
+        let wf = fw[f];
+        if wf == 0.0 {
+            continue;
+        }
+        let t = frames[f].wrapping_mul(per_frame).wrapping_add(group);
+        let texel = texel4(morph.weights, width, [t % width, t / width], "morph weights")?;
+        for c in 0..4 {
+            w[c] += wf * texel[c];
+        }
+    }
+    Ok(w)
+}
+
+/// The blended weight of every morph target of `morph` for one instance state: clip A's sampled
+/// frames `a`, cross-faded with clip B's `b` by `fade` (`(1 - fade) * w_a + fade * w_b`, only when
+/// `fade > 0`), exactly as `vat_morph_rest` blends them.
+pub(crate) fn morph_target_weights(
+    morph: &MorphView<'_>,
+    a: ([u32; 4], [f32; 4]),
+    b: ([u32; 4], [f32; 4]),
+    fade: f32,
+) -> Result<Vec<f32>> {
+    let count = morph.layout.target_count;
+    let mut out = Vec::with_capacity(count as usize);
+    for g in 0..count.div_ceil(MORPH_WEIGHTS_PER_TEXEL) {
+        let mut w = morph_clip_weights(morph, a, g)?;
+        if fade > 0.0 {
+            let wb = morph_clip_weights(morph, b, g)?;
+            w = std::array::from_fn(|c| (1.0 - fade) * w[c] + fade * wb[c]);
+        }
+        out.extend(w.iter().take((count - g * MORPH_WEIGHTS_PER_TEXEL).min(4) as usize));
+    }
+    Ok(out)
+}
+
+/// `vat_morph_rest`: `p + Σ_t w_t dp_t`, `n + Σ_t w_t dn_t` over the targets in order, weight 0
+/// skipped.
+pub(crate) fn morph_rest(
+    morph: &MorphView<'_>,
+    target_weights: &[f32],
+    vertex: u32,
+    mut p: [f32; 3],
+    mut n: [f32; 3],
+) -> Result<([f32; 3], [f32; 3])> {
+    let l = &morph.layout;
+    for (t, &wt) in target_weights.iter().enumerate() {
+        if wt == 0.0 {
+            continue;
+        }
+        let t = t as u32;
+        let dp = texel4(
+            morph.texture,
+            l.width,
+            l.texel_coord(t, MorphChannel::Position, vertex),
+            "morph texture",
+        )?;
+        let dn =
+            texel4(morph.texture, l.width, l.texel_coord(t, MorphChannel::Normal, vertex), "morph texture")?;
+        for i in 0..3 {
+            p[i] += dp[i] * wt;
+            n[i] += dn[i] * wt;
+        }
+    }
+    Ok((p, n))
+}
+
+/// `vat_affine_point`: `dot(row_r, [p, 1])`, summed left to right.
+pub(crate) fn affine_point(m: &Affine, p: [f32; 3]) -> [f32; 3] {
+    std::array::from_fn(|r| m[r][0] * p[0] + m[r][1] * p[1] + m[r][2] * p[2] + m[r][3])
+}
+
+/// `vat_affine_normal`: `normalize(sign(det M3) cof(M3) n)`, cofactor columns `c1 x c2`, `c2 x c0`,
+/// `c0 x c1`.
+pub(crate) fn affine_normal(m: &Affine, n: [f32; 3]) -> [f32; 3] {
+    let col = |j: usize| [m[0][j], m[1][j], m[2][j]];
+    let cross = |a: [f32; 3], b: [f32; 3]| {
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    };
+    let (c0, c1, c2) = (col(0), col(1), col(2));
+    let (k0, k1, k2) = (cross(c1, c2), cross(c2, c0), cross(c0, c1));
+    let det = c0[0] * k0[0] + c0[1] * k0[1] + c0[2] * k0[2];
+    let v: [f32; 3] = std::array::from_fn(|i| k0[i] * n[0] + k1[i] * n[1] + k2[i] * n[2]);
+    normalize3(if det < 0.0 { v.map(|x| -x) } else { v })
+}
+
+/// Decodes vertex `vertex` of `instance` at epoch-relative `time` (seconds) in bone mode, as the
+/// shader's `vat_skin_vertex` does: the skinning matrix of clip A's sampled frames, cross-faded to
+/// clip B's while a fade runs; the rest pose plus the live morph layer (when the view has one),
+/// blended by the same frames and fade; `M p` and the cofactor normal; the instance transform.
+/// `object_*` are the skinned values before the instance transform.
+///
+/// # Errors
+/// [`Error::OutOfRange`] for a vertex outside the asset; [`Error::ZeroCount`] without clips;
+/// [`Error::Truncated`] if a texture or stream of the view is shorter than its layout says.
+pub fn decode_bone_vertex(
+    view: &BoneAnimationView<'_>,
+    instance: &InstanceRecord,
+    time: f32,
+    vertex: u32,
+    interp: Interpolation,
+) -> Result<DecodedVertex> {
+    let rest = view.rest.get(vertex as usize).ok_or(Error::OutOfRange {
+        what: "vertex index",
+        value: vertex.to_string(),
+        expected: "< the asset's vertex count",
+    })?;
+    let sa = clip_frames(view.clips, instance.slot_a(), time, interp)?;
+    let w = playback::fade_weight(time, instance.fade_start, instance.fade_duration());
+    let mut sb = sa;
+    let mut m = skin_clip(view, sa, vertex)?;
+    if w > 0.0 {
+        sb = clip_frames(view.clips, instance.slot_b(), time, interp)?;
+        let b = skin_clip(view, sb, vertex)?;
+        for r in 0..3 {
+            for c in 0..4 {
+                m[r][c] = (1.0 - w) * m[r][c] + w * b[r][c];
+            }
+        }
+    }
+    let (p, n) = match &view.morph {
+        Some(morph) => {
+            let weights = morph_target_weights(morph, sa, sb, w)?;
+            morph_rest(morph, &weights, vertex, rest.position, rest.normal)?
+        }
+        None => (rest.position, rest.normal),
+    };
+    Ok(to_world(instance, affine_point(&m, p), affine_normal(&m, n)))
+}
+
+/// The blended weight of every morph target of `view`'s morph layer for `instance` at `time`, as
+/// bone mode blends them (empty without a morph layer): for tests and tools that want the weights
+/// the shader sees.
+///
+/// # Errors
+/// As [`decode_bone_vertex`].
+pub fn morph_weights_at(
+    view: &BoneAnimationView<'_>,
+    instance: &InstanceRecord,
+    time: f32,
+    interp: Interpolation,
+) -> Result<Vec<f32>> {
+    let Some(morph) = &view.morph else { return Ok(Vec::new()) };
+    let sa = clip_frames(view.clips, instance.slot_a(), time, interp)?;
+    let w = playback::fade_weight(time, instance.fade_start, instance.fade_duration());
+    let sb = if w > 0.0 { clip_frames(view.clips, instance.slot_b(), time, interp)? } else { sa };
+    morph_target_weights(morph, sa, sb, w)
+}
