@@ -47,6 +47,7 @@ pub mod gpu;
 pub mod instance;
 pub mod layout;
 pub mod lod;
+pub mod modes;
 pub mod pipeline;
 pub mod playback;
 pub mod reference;

@@ -74,6 +74,7 @@ pub use material::{
     TextureBinding, TextureColorSpace, TextureFilter, TextureSource, TextureWrap,
 };
 pub use reader::{Asset, Limits, check_manifest_counts};
+pub(crate) use reader::{validate_fluid_section, validate_rigid_section, validate_sprite_section};
 pub use writer::{ContainerWriter, container_bytes, write_container};
 
 /// The first four bytes of every `.vat` file.

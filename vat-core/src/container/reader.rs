@@ -559,8 +559,9 @@ mod rigid;
 mod root_motion;
 mod sprite;
 
+pub(crate) use fluid::validate_fluid_section;
 use fluid::*;
 use manifest_checks::*;
-use rigid::*;
+pub(crate) use rigid::validate_rigid_section;
 use root_motion::*;
-use sprite::*;
+pub(crate) use sprite::validate_sprite_section;

@@ -112,25 +112,16 @@ impl AssetDrawInfo {
     /// [`Program::Fluid`] for a fluid asset and [`Program::Sprite`] for a sprite asset in
     /// [`RenderMode::Vat`], else [`Program::Body`]`(mode)`.
     pub fn body_program(&self, mode: RenderMode) -> Program {
-        match (self.mode, mode) {
-            (VatMode::Rigid, RenderMode::Vat) => Program::Rigid,
-            (VatMode::Fluid, RenderMode::Vat) => Program::Fluid,
-            (VatMode::Sprite, RenderMode::Vat) => Program::Sprite,
-            _ => Program::Body(mode),
-        }
+        crate::modes::body_program(self.mode, mode)
     }
 
     /// The compute entry point that decodes its vertices in `mode` for verification:
     /// [`gpu::ENTRY_POINT_DECODE_RIGID`] for a rigid asset and [`gpu::ENTRY_POINT_DECODE_FLUID`] for
     /// a fluid asset and [`gpu::ENTRY_POINT_DECODE_SPRITE`] for a sprite asset in
-    /// [`RenderMode::Vat`], else [`RenderMode::decode_entry_point`].
+    /// [`RenderMode::Vat`], else [`RenderMode::decode_entry_point`] (the mode table,
+    /// [`crate::modes::decode_entry_point`]).
     pub fn decode_entry_point(&self, mode: RenderMode) -> Option<&'static str> {
-        match self.body_program(mode) {
-            Program::Rigid => Some(gpu::ENTRY_POINT_DECODE_RIGID),
-            Program::Fluid => Some(gpu::ENTRY_POINT_DECODE_FLUID),
-            Program::Sprite => Some(gpu::ENTRY_POINT_DECODE_SPRITE),
-            _ => mode.decode_entry_point(),
-        }
+        crate::modes::decode_entry_point(self.mode, mode)
     }
 
     /// Whether it has materials (else it is shaded with the built-in palette).

@@ -8,8 +8,8 @@ use std::borrow::Cow;
 
 use super::{
     AssetConstants, AttachmentMesh, BINDINGS, Binding, BindingKind, GROUP_ASSET, MaterialTexture,
-    TextureData, clip_records, fluid_lookup_texture, material_records, material_textures, morph_textures,
-    rest_vertices, rigid_textures, sprite_particle_texture, vertex_textures,
+    TextureData, clip_records, material_records, material_textures, morph_textures, rest_vertices,
+    vertex_textures,
 };
 use crate::container::Asset;
 
@@ -184,19 +184,13 @@ impl<'a> AssetResources<'a> {
         let [deltas, weights] = morph_textures(asset);
         bindings.push(texture("morph_texture", "vat morph deltas", deltas, !has_morphs));
         bindings.push(texture("morph_weights", "vat morph weights", weights, !has_morphs));
-        let rigid = m.rigid_animation.is_some();
-        let [pieces, rigid_vertices] = rigid_textures(asset);
-        bindings.push(texture("rigid_pieces", "vat rigid pieces", pieces, !rigid));
-        bindings.push(texture("rigid_vertices", "vat rigid vertices", rigid_vertices, !rigid));
-        let fluid = m.fluid_animation.is_some();
-        bindings.push(texture("fluid_lookup", "vat fluid lookup", fluid_lookup_texture(asset), !fluid));
-        let sprite = m.sprite_animation.is_some();
-        bindings.push(texture(
-            "sprite_particles",
-            "vat sprite particles",
-            sprite_particle_texture(asset),
-            !sprite,
-        ));
+        // Each mode's own textures, through the mode table (stand-ins where the file has no section).
+        for entry in &crate::modes::MODES {
+            let stand_in = !(entry.present)(m);
+            for (name, label, data) in (entry.textures)(asset) {
+                bindings.push(texture(name, label, data, stand_in));
+            }
+        }
         for t in materials {
             let label = if t.stand_in { "vat material texture (none)" } else { "vat material texture" };
             let stand_in = t.stand_in;

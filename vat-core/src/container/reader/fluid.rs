@@ -109,3 +109,13 @@ pub(super) fn validate_fluid_animation(
     }
     Ok(())
 }
+
+/// The mode table's check of the fluid section ([`crate::modes::MODES`]).
+pub(crate) fn validate_fluid_section(c: &crate::modes::SectionCheck<'_>) -> Result<()> {
+    match &c.manifest.fluid_animation {
+        Some(fa) => {
+            validate_fluid_animation(fa, c.manifest, c.bytes, c.limits, c.vertex_count, c.frame_count)
+        }
+        None => Ok(()),
+    }
+}

@@ -272,14 +272,19 @@ pub(super) fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> 
     }
     unique("attachment", m.attachments.iter().map(|a| a.name.as_str()))?;
 
-    if let Some(ra) = &m.rigid_animation {
-        validate_rigid_animation(ra, m, bytes, limits, vertex_count, frame_count)?;
-    }
-    if let Some(fa) = &m.fluid_animation {
-        validate_fluid_animation(fa, m, bytes, limits, vertex_count, frame_count)?;
-    }
-    if let Some(sa) = &m.sprite_animation {
-        validate_sprite_animation(sa, m, bytes, limits, vertex_count, &clip_map)?;
+    // Each mode's own section, through the mode table.
+    let check = crate::modes::SectionCheck {
+        manifest: m,
+        bytes,
+        limits,
+        vertex_count,
+        frame_count,
+        clip_map: &clip_map,
+    };
+    for entry in &crate::modes::MODES {
+        if (entry.present)(m) {
+            (entry.validate)(&check)?;
+        }
     }
     validate_materials(m, bytes, limits)?;
     validate_root_motion(m)?;

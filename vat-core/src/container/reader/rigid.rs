@@ -80,3 +80,13 @@ pub(super) fn validate_rigid_animation(
     expect_equal("rigid piece name count", pieces, ra.piece_names.len() as u64)?;
     Ok(())
 }
+
+/// The mode table's check of the rigid section ([`crate::modes::MODES`]).
+pub(crate) fn validate_rigid_section(c: &crate::modes::SectionCheck<'_>) -> Result<()> {
+    match &c.manifest.rigid_animation {
+        Some(ra) => {
+            validate_rigid_animation(ra, c.manifest, c.bytes, c.limits, c.vertex_count, c.frame_count)
+        }
+        None => Ok(()),
+    }
+}

@@ -128,3 +128,11 @@ pub(super) fn validate_sprite_animation(
     }
     Ok(())
 }
+
+/// The mode table's check of the sprite section ([`crate::modes::MODES`]).
+pub(crate) fn validate_sprite_section(c: &crate::modes::SectionCheck<'_>) -> Result<()> {
+    match &c.manifest.sprite_animation {
+        Some(sa) => validate_sprite_animation(sa, c.manifest, c.bytes, c.limits, c.vertex_count, c.clip_map),
+        None => Ok(()),
+    }
+}
