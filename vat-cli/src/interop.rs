@@ -61,11 +61,11 @@ pub(crate) struct ImportBakeArgs {
     /// Output .vat path (written atomically, only once verified).
     #[arg(long, short)]
     out: PathBuf,
-    /// Vertex texture format of the .vat (default packed64; not for rigid-body imports, whose pieces
-    /// are stored in the rigid mode's own texel).
+    /// Vertex texture format of the .vat (default packed64; not for rigid-body or particle imports,
+    /// whose pieces and particles are stored in their modes' own texels).
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
-    /// Number of LODs requested (1..=8).
+    /// Number of LODs requested (1..=8; not for dynamic-mesh or particle imports).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8))]
     lods: Option<u32>,
     /// Memory budget of the import and bake (suffixes K, M, G: binary).
@@ -156,7 +156,8 @@ pub(crate) struct HoudiniFileArgs {
     /// The lookup table of a dynamic-mesh bake (`<N>_lookup.exr|png`).
     #[arg(long, value_name = "FILE")]
     lookup: Option<PathBuf>,
-    /// The mesh (`<N>_mesh.glb|gltf`, or `.obj` for a soft body).
+    /// The mesh (`<N>_mesh.glb|gltf`, or `.obj` for a soft body; for `vat verify`, an OpenVAT
+    /// bake's mesh too).
     #[arg(long, value_name = "FILE")]
     mesh: Option<PathBuf>,
 }
