@@ -11,7 +11,7 @@ use anyhow::{Result, bail};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::render::{CrowdRenderer, Culling, RenderOptions};
-use vat_core::scene::{self, SceneScale};
+use vat_examples::scene::{self, SceneScale};
 use vat_examples::sim::{Simulation, wander_half_extent};
 
 fn main() -> Result<()> {

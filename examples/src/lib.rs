@@ -14,5 +14,6 @@ pub const TOON_SHADER: &str = include_str!("shaders/toon.wgsl");
 pub fn toon_shader() -> vat_core::pipeline::HostShader {
     vat_core::pipeline::HostShader::new(TOON_SHADER, "fs_toon")
 }
+pub mod scene;
 pub mod sim;
 pub mod support;

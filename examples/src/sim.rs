@@ -4,7 +4,7 @@
 //! clips. Written against vat-core only, so it runs unchanged with any backend.
 //!
 //! Lengths and speeds are tuned for the metre-scale humanoid and scaled to the asset's own unit
-//! ([`vat_core::scene::SceneScale`], from the crowd's asset bounds): a centimetre-scale asset walks at
+//! ([`crate::scene::SceneScale`], from the crowd's asset bounds): a centimetre-scale asset walks at
 //! the same pace relative to its size, picks its gait by the same relative speed and keeps the same
 //! relative personal space.
 //!
@@ -13,7 +13,7 @@
 //! (`vat demo`, key T) uses it to show what stride matching buys.
 
 use vat_core::crowd::{Crowd, InstanceId};
-use vat_core::scene::SceneScale;
+use crate::scene::SceneScale;
 
 /// The clips the simulation switches between, by index in the asset (`None` when the asset lacks one).
 #[derive(Debug, Clone, Copy, Default)]

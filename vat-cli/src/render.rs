@@ -12,7 +12,7 @@ use vat_bake::procgen;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::render::{Culling, RenderMode, RenderOptions};
-use vat_core::scene::{self, DemoLayout, SceneScale};
+use vat_examples::scene::{self, DemoLayout, SceneScale};
 use vat_examples::embed::vulkan_host::VulkanHost;
 use vat_examples::embed::wgpu_host::WgpuHost;
 use vat_examples::embed::{HostFrame, Scene};

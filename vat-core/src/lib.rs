@@ -20,7 +20,6 @@
 //! | [`pipeline`] | render pipeline keys and fixed state (culling, depth, bias, the shadow sampler) |
 //! | [`render`] | the backend seam: render options, frame report and the [`render::CrowdRenderer`] trait |
 //! | [`rigid`] | the rigid-body mode: piece and rigid vertex texels, their bounds, quaternion helpers |
-//! | [`scene`] | a deterministic demo crowd layout and its scale-derived framing (CLI, examples, benchmarks) |
 //! | [`reference`](mod@reference) | a CPU reference decoder that computes exactly what the vertex shader computes |
 //!
 //! ## Conventions
@@ -28,8 +27,9 @@
 //! - Right-handed coordinates, **+Y up**; a character at yaw 0 faces **+Z** (the glTF convention).
 //!   Yaw is a rotation about +Y in radians, counter-clockwise seen from above.
 //! - Lengths in **metres** (an asset authored in another unit keeps it: its bounds, strides and LOD
-//!   distances are in that unit, and [`scene::SceneScale`] scales demo scenes to it), time in **seconds**, phase in **cycles** (`[0, 1)`), rates in cycles per second,
-//!   speeds in metres per second.
+//!   distances are in that unit; the examples' `vat_examples::scene::SceneScale` scales demo scenes
+//!   to it), time in **seconds**, phase in **cycles** (`[0, 1)`), rates in cycles per second, speeds
+//!   in metres per second.
 //! - Matrices are column-major (glam's convention, and WGSL's).
 //! - Texels are addressed `(x, y)` with `x` the column and `y` the row, both from zero.
 //!
@@ -54,7 +54,6 @@ pub mod reference;
 pub mod render;
 pub mod rigid;
 pub mod root_motion;
-pub mod scene;
 pub mod sprite;
 
 pub use error::{Error, Result};

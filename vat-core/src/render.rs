@@ -103,8 +103,8 @@ pub struct RenderOptions {
     /// Half the side of the ground square, metres.
     pub ground_half_extent: f32,
     /// Length units of the scene per metre of the renderer's own fixed lengths (default 1): the
-    /// drawn asset's [`crate::scene::SceneScale::unit`] (100 for a centimetre-scale scene). The
-    /// shadow map's reach towards the sun for casters outside the view
+    /// drawn asset's unit (100 for a centimetre-scale scene; the examples take it from
+    /// `vat_examples::scene::SceneScale::unit`). The shadow map's reach towards the sun for casters outside the view
     /// ([`crate::gpu::SHADOW_CASTER_MARGIN`]) and the shadow lookup's normal offset
     /// ([`crate::gpu::SHADOW_NORMAL_OFFSET`]) are multiplied by it, so shadows look the same at any
     /// scale. Not finite or `<= 0` means 1.

@@ -25,7 +25,7 @@ use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::frame::gpu_counts::GpuCountsResult;
 use vat_core::gpu::{ShadowLookup, ShadowLookupUniforms};
 use vat_core::render::{CrowdRenderer, Culling, RenderOptions, ShadowMapSource};
-use vat_core::scene::GroundSquare;
+use crate::scene::GroundSquare;
 
 pub mod vulkan_host;
 pub mod wgpu_host;

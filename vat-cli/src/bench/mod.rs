@@ -31,7 +31,7 @@ use vat_bake::procgen;
 use vat_bake::rig::Rig;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig, FrameDraws};
-use vat_core::scene::{self, DemoLayout};
+use vat_examples::scene::{self, DemoLayout};
 use vat_examples::sim::Simulation;
 
 use crate::render::CullingArg;

@@ -12,9 +12,9 @@
 //! size, no camera inside a mesh, no dots. `vat render`, `vat demo` and the examples take their
 //! numbers from here; the backends only draw what they are given.
 
-use crate::crowd::{Crowd, InstanceId};
-use crate::encoding::PositionBounds;
-use crate::instance::{VARIANT_ACCESSORY, VARIANT_MATERIAL_MASK};
+use vat_core::crowd::{Crowd, InstanceId};
+use vat_core::encoding::PositionBounds;
+use vat_core::instance::{VARIANT_ACCESSORY, VARIANT_MATERIAL_MASK};
 
 /// The size the demo scenes' fixed lengths were tuned for: the largest side of the bounds of the
 /// built-in procedural humanoid (over every frame of its clips; 1.24 x 2.07 x 1.43 m), metres.
