@@ -861,3 +861,73 @@ mod tests {
         }
     }
 }
+
+/// The state of the pass a render pipeline draws in, over a graphics API's format type `F`
+/// (`wgpu::TextureFormat` in vat-wgpu, `vk::Format` in vat-vulkan, which name it `PassFormats`):
+/// attachment formats, sample count and the pass's conventions. Given to a renderer's `draw` as the
+/// host pass's: the renderer caches one pipeline per `(PipelineKey, PassFormats)`, so it can draw
+/// into several hosts' passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PassFormats<F> {
+    /// Format of the pass's single colour attachment, at location 0 (`None`: a depth-only pass).
+    pub color: Option<F>,
+    /// Format of the pass's depth attachment (vat's pipelines always test and write depth).
+    pub depth: F,
+    /// Format of the motion-vector attachment at location 1 (`None`: none). Only a frame prepared
+    /// with `RenderOptions::motion_vectors` may be drawn into a pass that has one: its colour
+    /// pipelines write `vec4<f32>(motion.xy, 0, 0)` there (see
+    /// [`crate::render::RenderOptions::motion_vectors`]; a float format such as `Rg16Float` or, for
+    /// exact motion, `Rg32Float`). Such a frame drawn into a pass without one draws colour alone
+    /// (its motion written by the renderer's `draw_prepass`, say).
+    pub motion: Option<F>,
+    /// The pass's depth and winding conventions: every pipeline's depth test and writes, front face
+    /// and culling ([`PassConventions::STANDARD`], or [`PassConventions::REVERSE_Z`] for a host
+    /// with reverse-Z depth such as Bevy). Part of the pipeline cache's key.
+    pub conventions: PassConventions,
+    /// Samples per pixel of the attachments (1 without MSAA; the pipelines' sample count).
+    pub samples: u32,
+}
+
+/// The state of a host's prepass of the camera that a renderer's `draw_prepass` draws into, over a
+/// graphics API's format type `F` (each backend names it `PrepassFormats`): Bevy's layout
+/// (`ViewPrepassTextures`), a depth attachment and at most two colour attachments, the normal at
+/// location 0 and the motion at location 1. The pass's colour attachments must be those of
+/// [`colour_slots`]`(normal, motion)`: `[normal, motion]` without the trailing empty ones, so a
+/// motion-only pass has an empty slot at location 0 (wgpu: `None`; Vulkan: a null image view).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PrepassFormats<F> {
+    /// Format of the normal attachment at location 0 (`None`: none): vat writes
+    /// `vec4(n * 0.5 + 0.5, 1)` of the unit world normal (after normal mapping, negated on back
+    /// faces), for an unsigned normalised format such as Bevy's `Rgb10a2Unorm`.
+    pub normal: Option<F>,
+    /// Format of the motion attachment at location 1 (`None`: none): `vec4(motion, 0, 0)` in the
+    /// convention of `RenderOptions::motion_vectors` (Bevy's), for a float format such as Bevy's
+    /// `Rg16Float`. The frame must have been prepared with motion vectors.
+    pub motion: Option<F>,
+    /// Format of the depth attachment (the host's main depth buffer, which the prepass fills).
+    pub depth: F,
+    /// Samples per pixel of the attachments (1 without MSAA).
+    pub samples: u32,
+    /// The pass's depth and winding conventions ([`PassConventions::REVERSE_Z`] for Bevy): the
+    /// same as the colour pass's, so its draws pass the depth test where the prepass wrote.
+    pub conventions: PassConventions,
+}
+
+impl<F: Copy> PrepassFormats<F> {
+    /// Which targets the pass has.
+    pub fn targets(&self) -> PrepassTargets {
+        PrepassTargets { normal: self.normal.is_some(), motion: self.motion.is_some() }
+    }
+
+    /// The same attachments as [`PassFormats`] (the normal one as `color`), the pipeline cache's
+    /// key with the prepass pipeline's [`PipelineKey`].
+    pub fn pass_formats(&self) -> PassFormats<F> {
+        PassFormats {
+            color: self.normal,
+            depth: self.depth,
+            motion: self.motion,
+            conventions: self.conventions,
+            samples: self.samples,
+        }
+    }
+}

@@ -7,8 +7,8 @@ use std::ffi::CString;
 use ash::vk;
 use vat_core::gpu;
 use vat_core::pipeline::{
-    FragmentStage, HostShader, PassConventions, PassKind, PipelineKey, PrepassTargets, ShaderVariantKey,
-    VertexStage, colour_slots,
+    FragmentStage, HostShader, PassConventions, PassKind, PipelineKey, ShaderVariantKey, VertexStage,
+    colour_slots,
 };
 
 use crate::owned::{Object, Owned};
@@ -16,74 +16,13 @@ use crate::renderer::StageSet;
 use crate::shader::{ShaderModule, ShaderVariant, entry_point};
 use crate::{Renderer, VulkanError, conv};
 
-/// The state of the rendering a graphics pipeline draws in (dynamic rendering:
-/// `VkPipelineRenderingCreateInfo`): attachment formats and sample count. Given to
-/// [`Renderer::draw`] as the host rendering's: the renderer caches one pipeline per
-/// `(vat_core::pipeline::PipelineKey, PassFormats)`, so it can draw into several hosts' passes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PassFormats {
-    /// Format of the rendering's single colour attachment, at location 0 (`None`: depth only).
-    pub color: Option<vk::Format>,
-    /// Format of its depth attachment (vat's pipelines always test and write depth).
-    pub depth: vk::Format,
-    /// Format of the motion-vector attachment at location 1 (`None`: none). Only a frame prepared
-    /// with `RenderOptions::motion_vectors` may be drawn into a pass that has one: its colour
-    /// pipelines write `vec4<f32>(motion.xy, 0, 0)` there (see
-    /// `vat_core::render::RenderOptions::motion_vectors`; a float format such as `Rg16Float` or,
-    /// for exact motion, `Rg32Float`). Such a frame drawn into a pass without one draws colour
-    /// alone (its motion written by [`Renderer::draw_prepass`], say).
-    pub motion: Option<vk::Format>,
-    /// The pass's depth and winding conventions: every pipeline's depth test and writes, front face
-    /// and culling ([`PassConventions::STANDARD`], or [`PassConventions::REVERSE_Z`] for a host
-    /// with reverse-Z depth such as Bevy). Part of the pipeline cache's key.
-    pub conventions: PassConventions,
-    /// Samples per pixel of the attachments (1 without MSAA; the pipelines' rasterization samples).
-    pub samples: u32,
-}
+/// The state of the pass a render pipeline draws in, in this backend's formats (`vk::Format`):
+/// see [`vat_core::pipeline::PassFormats`].
+pub type PassFormats = vat_core::pipeline::PassFormats<vk::Format>;
 
-/// The state of a host's prepass of the camera that [`Renderer::draw_prepass`] draws into (the
-/// twin of vat-wgpu's `PrepassFormats`, Bevy's layout): a depth attachment and at most two colour
-/// attachments, the normal at location 0 and the motion at location 1. The rendering's colour
-/// attachments must be those of `vat_core::pipeline::colour_slots(normal, motion)`: `[normal,
-/// motion]` without the trailing empty ones, so a motion-only pass has two attachments, the first
-/// with a null image view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PrepassFormats {
-    /// Format of the normal attachment at location 0 (`None`: none): vat writes
-    /// `vec4(n * 0.5 + 0.5, 1)` of the unit world normal (after normal mapping, negated on back
-    /// faces), for an unsigned normalised format such as `A2B10G10R10_UNORM_PACK32`.
-    pub normal: Option<vk::Format>,
-    /// Format of the motion attachment at location 1 (`None`: none): `vec4(motion, 0, 0)` in the
-    /// convention of `RenderOptions::motion_vectors`, for a float format such as
-    /// `R16G16_SFLOAT`. The frame must have been prepared with motion vectors.
-    pub motion: Option<vk::Format>,
-    /// Format of the depth attachment (the host's main depth buffer, which the prepass fills).
-    pub depth: vk::Format,
-    /// Samples per pixel of the attachments (1 without MSAA).
-    pub samples: u32,
-    /// The pass's depth and winding conventions: the same as the colour pass's, so its draws pass
-    /// the depth test where the prepass wrote.
-    pub conventions: PassConventions,
-}
-
-impl PrepassFormats {
-    /// Which targets the pass has.
-    pub fn targets(&self) -> PrepassTargets {
-        PrepassTargets { normal: self.normal.is_some(), motion: self.motion.is_some() }
-    }
-
-    /// The same attachments as [`PassFormats`] (the normal one as `color`), the pipeline cache's
-    /// key with the prepass pipeline's [`PipelineKey`].
-    pub fn pass_formats(&self) -> PassFormats {
-        PassFormats {
-            color: self.normal,
-            depth: self.depth,
-            motion: self.motion,
-            conventions: self.conventions,
-            samples: self.samples,
-        }
-    }
-}
+/// The state of a host's prepass that [`Renderer::draw_prepass`] draws into, in this backend's
+/// formats: see [`vat_core::pipeline::PrepassFormats`].
+pub type PrepassFormats = vat_core::pipeline::PrepassFormats<vk::Format>;
 
 /// The shadow map's format (wgpu's `Depth32Float`).
 pub(crate) const SHADOW_FORMAT: vk::Format = vk::Format::D32_SFLOAT;

@@ -4,79 +4,20 @@
 
 use vat_core::gpu;
 use vat_core::pipeline::{
-    FragmentStage, HostShader, PassConventions, PassKind, PipelineKey, PrepassTargets, ShaderVariantKey,
-    VertexStage, colour_slots,
+    FragmentStage, HostShader, PassConventions, PassKind, PipelineKey, ShaderVariantKey, VertexStage,
+    colour_slots,
 };
 
 use crate::renderer::StageSet;
 use crate::{Renderer, conv};
 
-/// The state of the pass a render pipeline draws in: attachment formats and sample count. Given to
-/// [`Renderer::draw`] as the host pass's: the renderer caches one pipeline per
-/// `(vat_core::pipeline::PipelineKey, PassFormats)`, so it can draw into several hosts' passes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PassFormats {
-    /// Format of the pass's single colour attachment, at location 0 (`None`: a depth-only pass).
-    pub color: Option<wgpu::TextureFormat>,
-    /// Format of the pass's depth attachment (vat's pipelines always test and write depth).
-    pub depth: wgpu::TextureFormat,
-    /// Format of the motion-vector attachment at location 1 (`None`: none). Only a frame prepared
-    /// with `RenderOptions::motion_vectors` may be drawn into a pass that has one: its colour
-    /// pipelines write `vec4<f32>(motion.xy, 0, 0)` there (see
-    /// `vat_core::render::RenderOptions::motion_vectors`; a float format such as `Rg16Float` or,
-    /// for exact motion, `Rg32Float`). Such a frame drawn into a pass without one draws colour
-    /// alone (its motion written by [`Renderer::draw_prepass`], say).
-    pub motion: Option<wgpu::TextureFormat>,
-    /// The pass's depth and winding conventions: every pipeline's depth test and writes, front face
-    /// and culling ([`PassConventions::STANDARD`], or [`PassConventions::REVERSE_Z`] for a host
-    /// with reverse-Z depth such as Bevy). Part of the pipeline cache's key.
-    pub conventions: PassConventions,
-    /// Samples per pixel of the attachments (1 without MSAA; the pipelines' multisample count).
-    pub samples: u32,
-}
+/// The state of the pass a render pipeline draws in, in this backend's formats (`wgpu::TextureFormat`):
+/// see [`vat_core::pipeline::PassFormats`].
+pub type PassFormats = vat_core::pipeline::PassFormats<wgpu::TextureFormat>;
 
-/// The state of a host's prepass of the camera that [`Renderer::draw_prepass`] draws into:
-/// Bevy's layout (`ViewPrepassTextures`), a depth attachment and at most two colour attachments,
-/// the normal at location 0 and the motion at location 1. The pass's colour attachments must be
-/// those of `vat_core::pipeline::colour_slots(normal, motion)`: `[normal, motion]` without the
-/// trailing empty ones, so a motion-only pass has no attachment (`None`) at location 0.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PrepassFormats {
-    /// Format of the normal attachment at location 0 (`None`: none): vat writes
-    /// `vec4(n * 0.5 + 0.5, 1)` of the unit world normal (after normal mapping, negated on back
-    /// faces), for an unsigned normalised format such as Bevy's `Rgb10a2Unorm`.
-    pub normal: Option<wgpu::TextureFormat>,
-    /// Format of the motion attachment at location 1 (`None`: none): `vec4(motion, 0, 0)` in the
-    /// convention of `RenderOptions::motion_vectors` (Bevy's), for a float format such as Bevy's
-    /// `Rg16Float`. The frame must have been prepared with motion vectors.
-    pub motion: Option<wgpu::TextureFormat>,
-    /// Format of the depth attachment (the host's main depth buffer, which the prepass fills).
-    pub depth: wgpu::TextureFormat,
-    /// Samples per pixel of the attachments (1 without MSAA).
-    pub samples: u32,
-    /// The pass's depth and winding conventions ([`PassConventions::REVERSE_Z`] for Bevy): the
-    /// same as the colour pass's, so its draws pass the depth test where the prepass wrote.
-    pub conventions: PassConventions,
-}
-
-impl PrepassFormats {
-    /// Which targets the pass has.
-    pub fn targets(&self) -> PrepassTargets {
-        PrepassTargets { normal: self.normal.is_some(), motion: self.motion.is_some() }
-    }
-
-    /// The same attachments as [`PassFormats`] (the normal one as `color`), the pipeline cache's
-    /// key with the prepass pipeline's [`PipelineKey`].
-    pub fn pass_formats(&self) -> PassFormats {
-        PassFormats {
-            color: self.normal,
-            depth: self.depth,
-            motion: self.motion,
-            conventions: self.conventions,
-            samples: self.samples,
-        }
-    }
-}
+/// The state of a host's prepass that [`Renderer::draw_prepass`] draws into, in this backend's
+/// formats: see [`vat_core::pipeline::PrepassFormats`].
+pub type PrepassFormats = vat_core::pipeline::PrepassFormats<wgpu::TextureFormat>;
 
 /// The shadow map's format.
 pub(crate) const SHADOW_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
