@@ -12,6 +12,40 @@
 //! backend.render(&draws, crowd.shader_time());
 //! ```
 //!
+//! A crowd needs no GPU and no file: a [`CrowdAsset`] comes from a `.vat` manifest
+//! ([`CrowdAsset::from_manifest`]) or is built by hand, as here.
+//! ```
+//! use vat_core::clip::{ClipMode, ClipRowMap};
+//! use vat_core::crowd::{AnimationEventKind, Camera, Crowd, CrowdAsset, CrowdConfig};
+//! use vat_core::encoding::PositionBounds;
+//! use vat_core::instance::PlayMode;
+//!
+//! let mut clips = ClipRowMap::new();
+//! clips.push("idle", 2.0, 30.0, ClipMode::Looping, 0.0)?; // clip 0: a 2 s loop at 30 fps
+//! clips.push("wave", 1.0, 30.0, ClipMode::OneShot, 0.0)?; // clip 1: a 1 s one-shot
+//! let asset = CrowdAsset {
+//!     clips: clips.clips().to_vec(),
+//!     bounds: PositionBounds { min: [-0.5, 0.0, -0.5], extent: [1.0, 1.8, 1.0] },
+//!     lod_triangles: vec![1000],
+//!     lod_distances: Default::default(),
+//!     attachment_triangles: 0,
+//!     root_motion: Vec::new(),
+//! };
+//! let mut crowd = Crowd::new(asset, CrowdConfig { record_events: true, ..CrowdConfig::default() });
+//! let waver = crowd.spawn([0.0, 0.0, 0.0], 0.0, 0);
+//! crowd.spawn([1.5, 0.0, 0.0], 0.0, 0);
+//! crowd.play_as(waver, 1, 0.2, PlayMode::Once); // wave once, then hold the last frame
+//! for _ in 0..45 {
+//!     crowd.advance(1.0 / 30.0); // 1.5 s
+//! }
+//! let events: Vec<_> = crowd.drain_events().collect();
+//! assert!(events.iter().any(|e| e.instance == waver && e.kind == AnimationEventKind::Ended));
+//! let camera = Camera::look_at([0.0, 1.6, 6.0], [0.0, 1.0, 0.0], 0.8, 16.0 / 9.0, 0.1, 100.0);
+//! let draws = crowd.prepare_frame(&camera);
+//! assert_eq!(draws.stats.drawn, 2); // both in view; the batches say what to draw
+//! # Ok::<(), vat_core::Error>(())
+//! ```
+//!
 //! # Playback
 //! Slot A of a record plays the current clip; slot B is the clip being faded in. [`Crowd::play`] with
 //! a fade starts slot B at the current shader time with the fade duration (stored as binary16, see
