@@ -5,13 +5,32 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use vat_bake::interop::openvat::{self, NormalsExport, OpenVatExport, OpenVatOptions};
+use vat_bake::interop::openvat::{self, ExportTarget, NormalsExport, OpenVatExport, OpenVatOptions};
 use vat_bake::interop::{ImportedBake, SourceKind, TextureFormat, detect_source, houdini};
 use vat_bake::lods::LodOptions;
 use vat_bake::prepare::{self, BakeOptions};
 use vat_core::container::Asset;
 
 use crate::bake::{FormatArg, parse_bytes, read_vat};
+
+/// `--target` of export-openvat.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum TargetArg {
+    /// What most OpenVAT decoders play: half-float EXR, packed normals, 1-based clips in texture
+    /// order, offsets in Blender axes (Godot's addon and bevy_open_vat play it; see the notes).
+    Default,
+    /// sharpen3d's Unity package: the glb's offsets in a glTF importer's object space (centimetres).
+    Unity,
+    /// sharpen3d's Unreal material (not readable here: the default layout, said in a note).
+    Unreal,
+    /// antzGames' Godot addon: half-float EXR, packed normals, looping clips closed on their first
+    /// frame.
+    Godot,
+    /// bevy_open_vat: 32-bit EXR, packed normals, 0-based clips with a boundary row.
+    Bevy,
+    /// The three.js OpenVAT viewer: half-float EXR, no normals, TEXCOORD_1 half a row above.
+    Three,
+}
 
 /// `--format` of export-openvat.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -44,12 +63,17 @@ pub(crate) struct ExportOpenVatArgs {
     /// that is not a regular file is never replaced).
     #[arg(long, short)]
     out: PathBuf,
-    /// Texture format.
-    #[arg(long, value_enum, default_value_t = OpenVatFormatArg::Exr16)]
-    format: OpenVatFormatArg,
-    /// Where normals go.
-    #[arg(long, value_enum, default_value_t = NormalsArg::Separate)]
-    normals: NormalsArg,
+    /// Whose OpenVAT decoder the files are laid out for: texture format, normals, clip rows and
+    /// base, the mesh's offset space (each target's choices and measured errors: the guide's interop
+    /// chapter).
+    #[arg(long, value_enum, default_value_t = TargetArg::Default)]
+    target: TargetArg,
+    /// Texture format [default: the target's: exr32 for bevy, else exr16].
+    #[arg(long, value_enum)]
+    format: Option<OpenVatFormatArg>,
+    /// Where normals go [default: the target's: none for three, else packed].
+    #[arg(long, value_enum)]
+    normals: Option<NormalsArg>,
     /// Refuse a .vat larger than this many bytes (suffixes K, M, G: binary).
     #[arg(long, value_parser = parse_bytes, default_value = "4G")]
     max_memory: u64,
@@ -182,33 +206,49 @@ pub(crate) fn export_openvat(args: &ExportOpenVatArgs) -> Result<()> {
     let bytes = read_vat(&args.file, args.max_memory)?;
     let asset = Asset::parse_with_limits(&bytes, &crate::bake::load_limits(args.max_memory))
         .with_context(|| format!("{}: not a valid .vat file", args.file.display()))?;
-    let options = OpenVatExport {
-        format: match args.format {
+    let target = match args.target {
+        TargetArg::Default => ExportTarget::Default,
+        TargetArg::Unity => ExportTarget::Unity,
+        TargetArg::Unreal => ExportTarget::Unreal,
+        TargetArg::Godot => ExportTarget::Godot,
+        TargetArg::Bevy => ExportTarget::Bevy,
+        TargetArg::Three => ExportTarget::Three,
+    };
+    let mut options = OpenVatExport::for_target(target);
+    if let Some(format) = args.format {
+        options.format = match format {
             OpenVatFormatArg::Png16 => TextureFormat::Png16,
             OpenVatFormatArg::Exr16 => TextureFormat::Exr16,
             OpenVatFormatArg::Exr32 => TextureFormat::Exr32,
-        },
-        normals: match args.normals {
+        };
+    }
+    if let Some(normals) = args.normals {
+        options.normals = match normals {
             NormalsArg::Packed => NormalsExport::Packed,
             NormalsArg::Separate => NormalsExport::Separate,
             NormalsArg::None => NormalsExport::None,
-        },
-    };
+        };
+    }
     let written = openvat::export_openvat(&asset, &args.out, &options)
         .with_context(|| format!("{}: cannot export as OpenVAT", args.file.display()))?;
     let out = std::io::stdout();
     let mut out = out.lock();
     writeln!(
         out,
-        "exported {} -> {}: {} vertices x {} frames ({} x {} texels), Min {:?} Max {:?} (Blender axes)",
+        "exported {} -> {} for {}: {} vertices x {} frames ({} x {} texels), Min {:?} Max {:?} ({})",
         args.file.display(),
         args.out.display(),
+        target.name(),
         written.width,
         written.frames,
         written.width,
         written.height,
         written.min,
-        written.max
+        written.max,
+        match target.offset_space() {
+            openvat::export_targets::OffsetSpace::Blender => "Blender axes, metres",
+            openvat::export_targets::OffsetSpace::GltfCentimetres => "glTF axes, centimetres",
+        }
     )?;
     for f in &written.files {
         writeln!(out, "  wrote {}", f.display())?;
@@ -216,11 +256,15 @@ pub(crate) fn export_openvat(args: &ExportOpenVatArgs) -> Result<()> {
     let b = written.position_bound;
     writeln!(
         out,
-        "  a decoder of these files is within {:.4} / {:.4} / {:.4} mm (x / y / z) of vat's own decode",
+        "  {}'s decoder of these files is within {:.4} / {:.4} / {:.4} mm (x / y / z) of vat's own decode",
+        target.name(),
         b[0] * 1e3,
         b[1] * 1e3,
         b[2] * 1e3
     )?;
+    for note in &written.notes {
+        writeln!(out, "  note: {}", crate::terminal_safe(note))?;
+    }
     Ok(())
 }
 

@@ -912,49 +912,75 @@ pub enum NormalsExport {
     None,
 }
 
-/// What [`export_openvat`] writes.
+#[path = "export_targets.rs"]
+pub mod export_targets;
+#[cfg(test)]
+#[path = "tests_export_targets.rs"]
+mod tests_export_targets;
+
+pub use export_targets::ExportTarget;
+
+/// What [`export_openvat`] writes: the engine it is for, and the texture format and normals layout
+/// (by default the target's own, [`OpenVatExport::for_target`]; another choice is written as asked,
+/// with a note saying what the target's decoder makes of it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenVatExport {
+    /// `--target`: whose decoder the files are laid out for (clip rows, offset space, lookup row).
+    pub target: ExportTarget,
     /// `--format`.
     pub format: super::TextureFormat,
     /// `--normals`.
     pub normals: NormalsExport,
 }
 
+impl OpenVatExport {
+    /// The texture format and normals layout `target`'s decoder reads
+    /// ([`ExportTarget::format`], [`ExportTarget::normals`]).
+    pub fn for_target(target: ExportTarget) -> Self {
+        Self { target, format: target.format(), normals: target.normals() }
+    }
+}
+
 impl Default for OpenVatExport {
     fn default() -> Self {
-        Self { format: super::TextureFormat::Exr16, normals: NormalsExport::Separate }
+        Self::for_target(ExportTarget::Default)
     }
 }
 
 /// What an export wrote, and its error bound.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenVatWritten {
+    /// The engine the files are laid out for.
+    pub target: ExportTarget,
     /// The base name `N` of the files.
     pub name: String,
     /// Every file written.
     pub files: Vec<PathBuf>,
-    /// Texture size (columns = vertices, rows = frames, doubled with packed normals).
+    /// Texture size (columns = vertices: the body's, then each exported attachment's).
     pub width: usize,
-    /// Texture height.
+    /// Texture height (rows = `frames`, doubled with packed normals).
     pub height: usize,
-    /// Frames exported (every stored frame of every clip).
+    /// Rows of frames (`os-remap.Frames`): every stored frame of every clip, plus the rows the
+    /// target's clip convention repeats ([`OpenVatWritten::row_frames`]).
     pub frames: usize,
-    /// `os-remap.Min` (Blender axes).
+    /// For each row of frames, the asset's frame it holds (frames counted clip after clip, as
+    /// stored).
+    pub row_frames: Vec<u32>,
+    /// Vertices of the body (the first columns); the attachments' follow.
+    pub body_vertices: usize,
+    /// `os-remap.Min` (the target's offset axes and units: [`ExportTarget::offset_space`]).
     pub min: [f32; 3],
-    /// `os-remap.Max` (Blender axes).
+    /// `os-remap.Max`.
     pub max: [f32; 3],
-    /// The largest error a decoder of these files can see against vat's own decode, per glTF axis
-    /// (metres): half the texture format's step times the range, plus f32 rounding.
+    /// The largest error the target's decoder can see against vat's own decode, per glTF axis
+    /// (metres): half the texture's step (as the engine holds it) times the range, plus f32 rounding.
     pub position_bound: [f32; 3],
-}
-
-/// A file-name-safe version of `name`.
-fn file_stem_of(name: &str) -> String {
-    let s: String =
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-    let s = s.trim_matches('.').to_owned();
-    if s.is_empty() { "vat".to_owned() } else { s }
+    /// The step of the texture's values as the target's decoder reads them (a fraction of the
+    /// range): the normals' quantum.
+    pub texel_step: f32,
+    /// One line for each thing the export left out or the target's decoder cannot take, with the
+    /// reason.
+    pub notes: Vec<String>,
 }
 
 /// The most columns (vertices) or rows an exported texture may have: the texture size every engine
@@ -963,12 +989,14 @@ pub const MAX_EXPORT_DIM: usize = crate::prepare::MAX_TEXTURE_DIM as usize;
 
 /// Writes a `.vat` asset as an OpenVAT bake in `dir` (created if missing), every file atomically:
 /// `<N>_vat.<ext>`, `<N>_vnrm.<ext>` (separate normals), `<N>-remap_info.json` and `<N>.glb`, `N`
-/// the asset's name. Every stored frame of every clip, decoded by vat's CPU reference, becomes one
-/// row (clips in texture order, so their `startFrame`/`endFrame` are 1-based rows); each vertex one
-/// column. Offsets are from the asset's rest positions (its rest stream, else frame 0), in Blender
-/// axes ([`gltf_to_blender`]); `Min`/`Max` are their exact per-axis extremes. The glb holds the rest
-/// mesh (LOD 0) with `TEXCOORD_1 = ((col + 0.5) / W, 0.5 / H)` and `TEXCOORD_0` when the asset has
-/// UVs.
+/// the asset's name, laid out for `options.target` (see [`ExportTarget`] for what each engine's
+/// decoder reads). Every stored frame of every clip, decoded by vat's CPU reference, becomes a row
+/// (clips in texture order, listed in that order in the sidecar); each vertex a column, the rest
+/// mesh's (LOD 0) and then each attachment's, placed per frame by its socket's captured transform.
+/// Offsets are from the asset's rest positions (its rest stream, else frame 0; an attachment's
+/// frame 0); `Min`/`Max` are their exact per-axis extremes. The glb holds that mesh with
+/// `TEXCOORD_1` on each vertex's column in the first row and `TEXCOORD_0` when the asset has UVs.
+/// What is left out is named in [`OpenVatWritten::notes`].
 ///
 /// # Errors
 /// [`BakeError::Interop`] when the asset has no vertex animation texture (a rigid, sprite or fluid
@@ -980,183 +1008,7 @@ pub fn export_openvat(
     dir: &Path,
     options: &OpenVatExport,
 ) -> Result<OpenVatWritten> {
-    use vat_core::container::{ElementFormat, StreamKind};
-    use vat_core::playback::Interpolation;
-    use vat_core::reference::{VertexAnimationView, decode_object_frame};
-    let manifest = asset.manifest();
-    // The modes OpenVAT's layout (one texel per vertex per frame, fixed topology) cannot hold, by name.
-    let other_mode = if manifest.rigid_animation.is_some() {
-        Some("a rigid-body asset (one transform per piece per frame)")
-    } else if manifest.sprite_animation.is_some() {
-        Some("a sprite asset (particles, not mesh vertices)")
-    } else if manifest.fluid_animation.is_some() {
-        Some("a fluid asset (its topology changes every frame)")
-    } else {
-        None
-    };
-    if let (Some(what), None) = (other_mode, &manifest.vertex_animation) {
-        return Err(bad(
-            dir,
-            "the asset",
-            format!(
-                "is {what}: OpenVAT holds one texel per vertex per frame of one fixed mesh, so only skeletal and \
-                 soft-body assets export"
-            ),
-        ));
-    }
-    let view = VertexAnimationView::from_asset(asset)
-        .map_err(|e| bad(dir, "the asset", format!("cannot be exported: {e}")))?;
-    let n = view.layout.vertex_count as usize;
-    let name = file_stem_of(&manifest.name);
-    let clips = &manifest.clips;
-    let frames: usize = clips.iter().map(|c| c.frame_count as usize).sum();
-    let height = if options.normals == NormalsExport::Packed { 2 * frames } else { frames };
-    if n > MAX_EXPORT_DIM || height > MAX_EXPORT_DIM || n == 0 || frames == 0 {
-        return Err(bad(
-            dir,
-            "the export",
-            format!(
-                "would be {n} x {height} texels: OpenVAT's single-row layout needs 1..={MAX_EXPORT_DIM} vertices and rows"
-            ),
-        ));
-    }
-    // Decode every frame.
-    let (mut p, mut nrm) = (vec![[0.0f32; 3]; n], vec![[0.0f32; 3]; n]);
-    let mut positions = Vec::with_capacity(frames * n);
-    let mut normals = Vec::with_capacity(frames * n);
-    for (c, clip) in clips.iter().enumerate() {
-        for k in 0..clip.frame_count {
-            let offset = crate::verify::exact_frame_offset(clip, k).unwrap_or(0.0);
-            decode_object_frame(&view, c as u32, offset, Interpolation::Point, &mut p, &mut nrm)?;
-            positions.extend(p.iter().map(|v| Vec3::from(*v)));
-            normals.extend(nrm.iter().map(|v| Vec3::from(*v)));
-        }
-    }
-    let f32s = |bytes: &[u8]| -> Vec<f32> {
-        bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
-    };
-    let rest: Vec<Vec3> = match asset.stream(StreamKind::RestPosition) {
-        Some((ElementFormat::F32x3, bytes)) if bytes.len() == n * 12 => {
-            f32s(bytes).chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect()
-        }
-        _ => positions[..n].to_vec(),
-    };
-    let rest_normals: Vec<Vec3> = match asset.stream(StreamKind::RestNormal) {
-        Some((ElementFormat::F32x3, bytes)) if bytes.len() == n * 12 => {
-            f32s(bytes).chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect()
-        }
-        _ => normals[..n].to_vec(),
-    };
-    let uvs: Option<Vec<[f32; 2]>> = match asset.stream(StreamKind::Uv0) {
-        Some((ElementFormat::F32x2, bytes)) if bytes.len() == n * 8 => {
-            Some(f32s(bytes).chunks_exact(2).map(|c| [c[0], c[1]]).collect())
-        }
-        Some((ElementFormat::Unorm16x2, bytes)) if bytes.len() == n * 4 => Some(
-            bytes
-                .chunks_exact(4)
-                .map(|b| {
-                    [
-                        f32::from(u16::from_le_bytes([b[0], b[1]])) / 65535.0,
-                        f32::from(u16::from_le_bytes([b[2], b[3]])) / 65535.0,
-                    ]
-                })
-                .collect(),
-        ),
-        _ => None,
-    };
-    let indices: Vec<u32> = match asset.lod_index_bytes(0) {
-        Some(bytes) => bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
-        None => return Err(bad(dir, "the asset", "has no LOD 0 triangles to export")),
-    };
-    // Offsets in Blender axes, and their box.
-    let offsets: Vec<Vec3> =
-        positions.iter().enumerate().map(|(i, p)| gltf_to_blender(*p - rest[i % n])).collect();
-    let (lo, hi) = offsets
-        .iter()
-        .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), o| (lo.min(*o), hi.max(*o)));
-    let range = hi - lo;
-    let t_of = |o: Vec3| -> [f32; 3] {
-        let mut t = [0.0f32; 3];
-        for a in 0..3 {
-            if range[a] > 0.0 {
-                t[a] = ((o[a] - lo[a]) / range[a]).clamp(0.0, 1.0);
-            }
-        }
-        t
-    };
-    let mut rgb: Vec<[f32; 3]> = offsets.iter().map(|o| t_of(*o)).collect();
-    let normal_rgb = |v: &Vec3| {
-        let b = gltf_to_blender(*v);
-        [(b.x + 1.0) * 0.5, (b.y + 1.0) * 0.5, (b.z + 1.0) * 0.5]
-    };
-    let ext = options.format.extension();
-    // Every file goes to a temporary folder first and appears with the others on commit: a failure
-    // (a full disk, a file-size limit) leaves nothing, not even the folder.
-    let mut pending = vat_core::files::PendingFolder::create(dir)?;
-    let mut files = Vec::new();
-    let mut write = |file: String, bytes: &[u8]| -> Result<()> {
-        pending.write(&file, bytes)?;
-        files.push(dir.join(file));
-        Ok(())
-    };
-    match options.normals {
-        NormalsExport::Packed => rgb.extend(normals.iter().map(normal_rgb)),
-        NormalsExport::Separate => {
-            let nrgb: Vec<[f32; 3]> = normals.iter().map(normal_rgb).collect();
-            write(format!("{name}_vnrm.{ext}"), &images::encode_texture(options.format, n, frames, &nrgb)?)?;
-        }
-        NormalsExport::None => {}
-    }
-    write(format!("{name}_vat.{ext}"), &images::encode_texture(options.format, n, height, &rgb)?)?;
-    // The sidecar: clips are 1-based rows.
-    let mut animations = serde_json::Map::new();
-    let mut first = 0usize;
-    for clip in clips {
-        let fps = if clip.fps.fract() == 0.0 {
-            serde_json::json!(clip.fps as i64)
-        } else {
-            serde_json::json!(clip.fps)
-        };
-        animations.insert(
-            clip.name.clone(),
-            serde_json::json!({
-                "startFrame": first + 1,
-                "endFrame": first + clip.frame_count as usize,
-                "framerate": fps,
-                "looping": clip.is_looping(),
-            }),
-        );
-        first += clip.frame_count as usize;
-    }
-    let sidecar = serde_json::json!({
-        "os-remap": { "Min": lo.to_array(), "Max": hi.to_array(), "Frames": frames },
-        "animations": animations,
-    });
-    let text = serde_json::to_string_pretty(&sidecar).map_err(|e| bad(dir, "the sidecar", e.to_string()))?;
-    write(format!("{name}{SIDECAR_SUFFIX}"), text.as_bytes())?;
-    let lookup: Vec<[f32; 2]> = (0..n).map(|c| [(c as f32 + 0.5) / n as f32, 0.5 / height as f32]).collect();
-    let glb = lookup_glb(&name, &rest, &rest_normals, uvs.as_deref(), &lookup, &indices)?;
-    write(format!("{name}.glb"), &glb)?;
-    pending.commit()?;
-    let step = options.format.kind().half_step();
-    let magnitude = |a: usize| lo[a].abs().max(hi[a].abs());
-    let rest_max = rest.iter().fold(Vec3::ZERO, |m, r| m.max(r.abs()));
-    let blender_bound = Vec3::new(
-        range.x * step + 4.0 * f32::EPSILON * (magnitude(0) + range.x),
-        range.y * step + 4.0 * f32::EPSILON * (magnitude(1) + range.y),
-        range.z * step + 4.0 * f32::EPSILON * (magnitude(2) + range.z),
-    );
-    let position_bound = (blender_to_gltf(blender_bound).abs() + rest_max * 2.0 * f32::EPSILON).to_array();
-    Ok(OpenVatWritten {
-        name,
-        files,
-        width: n,
-        height,
-        frames,
-        min: lo.to_array(),
-        max: hi.to_array(),
-        position_bound,
-    })
+    export_targets::export(asset, dir, options)
 }
 
 /// A `.glb` with one mesh: POSITION (with min/max), NORMAL, TEXCOORD_0 when given, TEXCOORD_1 and
