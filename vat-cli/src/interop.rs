@@ -23,8 +23,8 @@ pub(crate) enum TargetArg {
     Unity,
     /// sharpen3d's Unreal material (not readable here: the default layout, said in a note).
     Unreal,
-    /// antzGames' Godot addon: half-float EXR, packed normals, looping clips closed on their first
-    /// frame.
+    /// antzGames' Godot addon: half-float EXR, packed normals, each clip closed by one more row (a
+    /// loop's first frame, a one-shot's last).
     Godot,
     /// bevy_open_vat: 32-bit EXR, packed normals, 0-based clips with a boundary row.
     Bevy,
