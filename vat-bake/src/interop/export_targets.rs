@@ -1,5 +1,5 @@
 //! `vat export-openvat --target`: the layout each engine's published OpenVAT decoder reads, and the
-//! export that writes it ([`export`], behind [`super::export_openvat`]).
+//! export that writes it (behind [`super::export_openvat`]).
 //!
 //! What each decoder does, as read in its source (the tests transcribe each one's arithmetic,
 //! `tests_export_targets.rs`):
