@@ -274,10 +274,15 @@ fn cases() -> Vec<Case> {
         },
         "mesh",
     );
+    // A Draco primitive whose stream is no Draco stream (the buffer view of the indices).
     edit(
-        "gltf-required-extension.gltf",
-        &|v| v["extensionsRequired"] = json!(["KHR_draco_mesh_compression"]),
-        "KHR_draco_mesh_compression",
+        "gltf-draco-not-a-stream.gltf",
+        &|v| {
+            v["extensionsRequired"] = json!(["KHR_draco_mesh_compression"]);
+            v["meshes"][0]["primitives"][0]["extensions"] =
+                json!({ "KHR_draco_mesh_compression": { "bufferView": 0, "attributes": { "POSITION": 0 } } });
+        },
+        "KHR_draco_mesh_compression, buffer view 0): the Draco stream does not decode",
     );
     edit("gltf-accessor-count-too-big.gltf", &|v| v["accessors"][1]["count"] = json!(1000), "accessor 1");
     edit("gltf-accessor-count-zero.gltf", &|v| v["accessors"][1]["count"] = json!(0), "accessor");

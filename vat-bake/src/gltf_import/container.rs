@@ -1,6 +1,7 @@
 //! The file around the scene: the GLB container, the JSON, structural validation, extensions and buffers.
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use base64::Engine as _;
@@ -16,12 +17,6 @@ const GLB_HEADER_BYTES: usize = 12;
 const CHUNK_HEADER_BYTES: usize = 8;
 const CHUNK_JSON: u32 = 0x4E4F_534A; // "JSON" little-endian
 const CHUNK_BIN: u32 = 0x004E_4942; // "BIN\0" little-endian
-
-/// Extensions that change how geometry is stored and that vat does not decode. Draco: no decoder is
-/// a dependency of vat-bake (the pure-Rust `draco-core` crate is the candidate); `gltf-transform
-/// copy` (checked with `@gltf-transform/cli` 4.5.1) reads a Draco file and writes it without the
-/// extension, which the refusal says.
-const UNSUPPORTED_EXTENSIONS: &[(&str, &str)] = &[("KHR_draco_mesh_compression", "Draco-compressed meshes")];
 
 fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
     let b = bytes.get(at..at.checked_add(4)?)?;
@@ -129,27 +124,6 @@ pub(super) fn check_version(ctx: &Ctx<'_>, root: &json::Root) -> Result<()> {
     Ok(())
 }
 
-/// Rejects compression extensions vat cannot decode, naming them.
-pub(super) fn check_extensions(ctx: &Ctx<'_>, root: &json::Root) -> Result<()> {
-    for (list, key) in
-        [(&root.extensions_required, "extensionsRequired"), (&root.extensions_used, "extensionsUsed")]
-    {
-        for name in list {
-            if let Some((_, what)) = UNSUPPORTED_EXTENSIONS.iter().find(|(n, _)| n == name) {
-                return Err(ctx.err(
-                    key,
-                    format!(
-                        "{name} ({what}) is not decoded by vat; write the file without it: \
-                         `npx @gltf-transform/cli copy in.glb out.glb` decodes Draco and writes plain \
-                         geometry (or export with the exporter's Draco option off)"
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// The name of mesh `index` for messages: `"Body"` when named, else its index.
 pub(super) fn mesh_label(name: Option<&str>, index: usize) -> String {
     match name {
@@ -189,8 +163,10 @@ pub(super) fn check_positions(ctx: &Ctx<'_>, root: &json::Root) -> Result<()> {
 /// - unknown required extensions (materials, textures, lights: vat bakes geometry only);
 /// - attribute names outside the spec (attributes vat does not read);
 /// - a texture without an image `source` (allowed by the spec; the material keeps its factors and
-///   the texture is left out with a note).
-pub(super) fn validate(ctx: &Ctx<'_>, root: &json::Root) -> Result<()> {
+///   the texture is left out with a note);
+/// - a missing `bufferView` on the accessors of `draco` (a Draco primitive's accessors describe the
+///   decoded stream and have none).
+pub(super) fn validate(ctx: &Ctx<'_>, root: &json::Root, draco: &BTreeSet<usize>) -> Result<()> {
     let mut problems: Vec<(String, json::validation::Error)> = Vec::new();
     let mut report = |path: &dyn Fn() -> json::Path, error| problems.push((path().to_string(), error));
     root.validate(root, json::Path::new, &mut report);
@@ -213,7 +189,13 @@ pub(super) fn validate(ctx: &Ctx<'_>, root: &json::Root) -> Result<()> {
         // or there is none): the material import leaves it out with a note.
         let sourceless_texture =
             path.starts_with("textures[") && path.ends_with("].source") && matches!(error, E::Missing);
-        !(position_bounds || unknown_extension || unknown_attribute || sourceless_texture)
+        let draco_data = matches!(error, E::Missing)
+            && path
+                .strip_prefix("accessors[")
+                .and_then(|rest| rest.strip_suffix("].bufferView"))
+                .and_then(|i| i.parse::<usize>().ok())
+                .is_some_and(|i| draco.contains(&i));
+        !(position_bounds || unknown_extension || unknown_attribute || sourceless_texture || draco_data)
     });
     match problems.split_first() {
         None => Ok(()),

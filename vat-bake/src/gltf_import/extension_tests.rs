@@ -2,7 +2,7 @@
 //! quantised file against the float file of the values the spec's equations give),
 //! `EXT_meshopt_compression` / `KHR_meshopt_compression` (each compressed file against the
 //! uncompressed one), `KHR_texture_transform` (transformed lookups against the texels expected),
-//! and what is left out (`KHR_texture_basisu`; Draco's refusal is tested in `tests.rs`).
+//! and what is left out (`KHR_texture_basisu`); Draco is tested in `draco_tests.rs`.
 
 use serde_json::{Value, json};
 

@@ -81,10 +81,15 @@
 //! - `KHR_texture_basisu` is recognised, not decoded: a texture whose image is KTX2 is left out with
 //!   a note naming it and saying how to re-export (the material keeps its factors); a PNG or JPEG
 //!   `source` beside it is used (`materials.rs` says why no decoder).
+//! - `KHR_draco_mesh_compression`: each Draco primitive's stream is decoded by the pure-Rust
+//!   `draco-core` decoder before any accessor is read (sequential and EdgeBreaker connectivity,
+//!   quantised and octahedral attributes), its mapped attributes and triangles written in the
+//!   accessors' own types into a new buffer; the decoded size is charged to the memory budget first
+//!   and the decoder held to the counts the accessors declare. A corrupt stream, or one that
+//!   disagrees with its accessors, is a [`BakeError::Gltf`] naming the mesh, primitive and buffer
+//!   view (`draco.rs`).
 //!
-//! Not supported, each a [`BakeError::Gltf`] naming the file and the part: Draco compression
-//! (`KHR_draco_mesh_compression`: the error gives the command that writes the file without it,
-//! `gltf-transform copy`), remote URIs.
+//! Not supported, each a [`BakeError::Gltf`] naming the file and the part: remote URIs.
 //!
 //! Every accessor is checked (layout, count, byte ranges, sparse indices) before the `gltf` crate's
 //! readers touch it, so malformed or truncated files are typed errors, never panics.
@@ -95,10 +100,13 @@
 mod accessors;
 mod anim;
 mod container;
+mod draco;
 mod materials;
 mod mesh;
 mod meshopt_compression;
 
+#[cfg(test)]
+mod draco_tests;
 #[cfg(test)]
 mod extension_tests;
 #[cfg(test)]
@@ -239,23 +247,25 @@ fn import_bytes(
     let (json_bytes, bin) = container::split_glb(&ctx, bytes)?;
     let root = container::parse_json(&ctx, json_bytes)?;
     container::check_version(&ctx, &root)?;
-    container::check_extensions(&ctx, &root)?;
     let quantization = [&root.extensions_used, &root.extensions_required]
         .iter()
         .any(|list| list.iter().any(|e| e == "KHR_mesh_quantization"));
     let ctx = Ctx { quantization, ..ctx };
     container::check_positions(&ctx, &root)?;
-    container::validate(&ctx, &root)?;
-    let doc = gltf::Document::from_json_without_validation(root);
-    // Extension objects the gltf crate is built without (meshopt views, texture transforms and
-    // KTX2 sources, material variants) are read from the raw JSON, parsed only when the file
-    // names one of them.
+    // Extension objects the gltf crate is built without (Draco primitives, meshopt views, texture
+    // transforms and KTX2 sources, material variants) are read from the raw JSON, parsed only when
+    // the file names one of them.
     let raw = raw_json(json_bytes);
+    // Draco primitives' accessors have no buffer view (their data is in the stream).
+    let draco = draco::draco_primitives(&ctx, raw.as_ref(), &root)?;
+    container::validate(&ctx, &root, &draco::draco_accessors(&draco))?;
+    let doc = gltf::Document::from_json_without_validation(root);
     let compressed = meshopt_compression::compressed_views(&ctx, raw.as_ref(), &doc)?;
     let needed = meshopt_compression::needed_buffers(&doc, &compressed);
     let resources = container::Resources::new(base_dir, options.resource_root.as_deref());
     let mut buffers = container::load_buffers(&ctx, &doc, bin, &resources, &needed)?;
     let doc = meshopt_compression::decode(&ctx, doc, &mut buffers, &compressed)?;
+    let doc = draco::decode(&ctx, doc, &mut buffers, &draco)?;
     let ctx = Ctx { material_count: doc.materials().len(), ..ctx };
     let mut importer = Importer::new(ctx, &doc, &buffers, name);
     importer.nodes()?;
@@ -282,8 +292,13 @@ fn import_bytes(
 /// The glTF JSON as a [`Value`] when it names an extension read from there (see
 /// [`import_bytes`]), else `None`. It parsed as glTF already, so this parse does not fail.
 fn raw_json(json_bytes: &[u8]) -> Option<Value> {
-    const NAMES: [&[u8]; 4] =
-        [b"meshopt_compression", b"KHR_texture_transform", b"KHR_texture_basisu", b"KHR_materials_variants"];
+    const NAMES: [&[u8]; 5] = [
+        b"KHR_draco_mesh_compression",
+        b"meshopt_compression",
+        b"KHR_texture_transform",
+        b"KHR_texture_basisu",
+        b"KHR_materials_variants",
+    ];
     let named = NAMES.iter().any(|name| contains(json_bytes, name));
     let json_bytes = json_bytes.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(json_bytes);
     named.then(|| serde_json::from_slice::<Value>(json_bytes).ok()).flatten()
