@@ -7,8 +7,9 @@
 # at each count of characters, then a markdown table (median and p90 ms, and the ratios).
 #
 # The asset: the procedural humanoid baked by `vat bake` into humanoid.vat, and that same file
-# exported by `vat export-openvat --format exr16 --normals packed` (bevy_open_vat reads the normals
-# from the position texture's lower half), into a scratch folder.
+# exported by `vat export-openvat --target bevy --format exr16 --normals packed` (bevy_open_vat reads
+# the normals from the position texture's lower half and its clip rows 0-based; the export includes
+# the cap attachment's columns, as vat-bevy draws the caps), into a scratch folder.
 #
 # Usage: scripts/open-vat-compare.sh [WORK_DIR]      (default: a new folder under /tmp)
 # Environment (optional):
@@ -48,7 +49,7 @@ fi
 # The asset: one bake, exported for bevy_open_vat.
 "$BIN/vat" bake --out "$WORK/humanoid.vat" > "$WORK/bake.log" 2>&1 || { cat "$WORK/bake.log" >&2; exit 1; }
 rm -rf "$WORK/openvat"
-"$BIN/vat" export-openvat "$WORK/humanoid.vat" --out "$WORK/openvat" --format exr16 --normals packed \
+"$BIN/vat" export-openvat "$WORK/humanoid.vat" --out "$WORK/openvat" --target bevy --format exr16 --normals packed \
     > "$WORK/export.log" 2>&1 || { cat "$WORK/export.log" >&2; exit 1; }
 grep -E "LOD triangles" "$WORK/bake.log" >&2 || true
 head -n 1 "$WORK/export.log" >&2
