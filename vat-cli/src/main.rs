@@ -6,9 +6,12 @@
 //!   procedural humanoid when no input is given, into a verified `.vat` file (written atomically).
 //! - `vat inspect X.vat [--json]`: what a `.vat` holds.
 //! - `vat verify X.vat [--source INPUT] [--json]`: decode the bake with the CPU reference decoder and
-//!   compare it with fresh CPU skinning of the source; non-zero exit when it exceeds the format's bound.
-//! - `vat export-openvat X.vat --out DIR [--format png16|exr16|exr32] [--normals packed|separate|none]`:
-//!   the asset as an OpenVAT bake that OpenVAT's engine decoders play.
+//!   compare it with the source (fresh CPU skinning of a glTF, the frames of a folder, or an OpenVAT
+//!   or Houdini bake decoded as its import decoded it); non-zero exit when it exceeds the format's
+//!   bound.
+//! - `vat export-openvat X.vat --out DIR [--target default|unity|unreal|godot|bevy|three]
+//!   [--format png16|exr16|exr32] [--normals packed|separate|none]`: the asset as an OpenVAT bake
+//!   laid out for the target engine's published decoder (format, normals, clip rows, mesh space).
 //! - `vat import-openvat DIR --out X.vat` / `vat import-houdini DIR --out X.vat`: another tool's
 //!   bake, validated, decoded and baked into a verified `.vat` in vat's own formats.
 //! - `vat export-glb OUT.glb`: write the procedural humanoid as an animated glTF binary.
