@@ -13,8 +13,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use vat_bake::fuzzing::{
-    bake_from_args, import_and_bake, import_houdini_parts, import_openvat_parts, load_vat, obj_sequence_bake,
-    sprite_frame_bake,
+    bake_from_args, import_and_bake, import_houdini_dynamic_parts, import_houdini_particle_parts,
+    import_houdini_parts, import_openvat_parts, load_vat, obj_sequence_bake, sprite_frame_bake,
 };
 use vat_bake::gltf_import::import_slice;
 use vat_bake::lods::LodOptions;
@@ -28,13 +28,15 @@ fn root() -> PathBuf {
 type Target = fn(&[u8]) -> Result<(), String>;
 
 /// The fuzz targets and the function each calls; `Err` is a typed error (fine), a panic is a bug.
-const TARGETS: [(&str, Target); 7] = [
+const TARGETS: [(&str, Target); 9] = [
     ("vat_reader", |d| load_vat(d).map_err(|e| e.to_string())),
     ("gltf_bake", |d| import_and_bake(d).map_err(|e| e.to_string())),
     ("bake_args", |d| bake_from_args(d).map_err(|e| e.to_string())),
     ("obj_sequence", |d| obj_sequence_bake(d).map_err(|e| e.to_string())),
     ("openvat_import", |d| import_openvat_parts(d).map_err(|e| e.to_string())),
     ("houdini_import", |d| import_houdini_parts(d).map_err(|e| e.to_string())),
+    ("houdini_dynamic_import", |d| import_houdini_dynamic_parts(d).map_err(|e| e.to_string())),
+    ("houdini_particle_import", |d| import_houdini_particle_parts(d).map_err(|e| e.to_string())),
     ("sprite_frames", |d| sprite_frame_bake(d).map_err(|e| e.to_string())),
 ];
 
@@ -163,7 +165,19 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
             ("bounds-inverted", "\"Bound Max Y\": 0.5", "\"Bound Max Y\": -0.6", "below Bound Min"),
             // A rigid-body bake is four parts (its rotation texture too).
             ("rigid-body", "Softbody", "Rigidbody", "four"),
-            ("particles", "Softbody", "Particles", "only Softbody and Rigidbody"),
+            // Each imports through its own function, which the refusal names.
+            (
+                "particles",
+                "Softbody",
+                "Particles",
+                "a particle bake imports into vat's sprite mode (read_houdini_particles",
+            ),
+            (
+                "dynamic-mesh",
+                "Softbody",
+                "DynamicMesh",
+                "a dynamic mesh imports into vat's fluid mode (read_houdini_dynamic_mesh",
+            ),
         ],
     );
     // Houdini VAT 3 rigid-body imports: `_data.json`, position and rotation EXRs, mesh.
@@ -215,7 +229,74 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
         input(json, short_png, short_glb),
         Expect::Refused("Frame Count"),
     ));
+    houdini_dynamic_and_particle_cases(&mut out);
     out
+}
+
+/// The dynamic-mesh and particle importers' regression inputs: each seed (accepted, with and
+/// without its optional texture), and its `_data.json`, textures and mesh made hostile in turn.
+fn houdini_dynamic_and_particle_cases(out: &mut Vec<(&'static str, String, Vec<u8>, Expect)>) {
+    use vat_bake::fuzzing::{houdini_dynamic_seed, houdini_particle_seed, join_parts, split_parts};
+    let target = "houdini_dynamic_import";
+    let seed = houdini_dynamic_seed(false);
+    let p = split_parts(&seed, 5).unwrap();
+    let json = std::str::from_utf8(p[0]).unwrap();
+    let (lookup, pos, rot, glb) = (p[1], p[2], p[3], p[4]);
+    let five = |json: &[u8], lookup: &[u8], pos: &[u8], rot: &[u8], glb: &[u8]| {
+        join_parts(&[json, lookup, pos, rot, glb])
+    };
+    let mut push =
+        |target, name: &str, bytes, expect| out.push((target, format!("{name}.bin"), bytes, expect));
+    push(target, "seed-accepted", seed.clone(), Expect::Accepted);
+    push(target, "no-rotation-accepted", five(p[0], lookup, pos, &[], glb), Expect::Accepted);
+    for (name, from, to, expect) in [
+        ("frames-lie", "\"Frame Count\": 3", "\"Frame Count\": 5", "not one bake"),
+        ("not-dynamic", "\"DynamicMesh\"", "\"Particles\"", "this target reads \"DynamicMesh\""),
+        (
+            "two-position-textures",
+            "\"Two Position Textures\": 0",
+            "\"Two Position Textures\": 1",
+            "Two Position",
+        ),
+    ] {
+        assert!(json.contains(from), "{target} {name}: the seed has no {from:?}");
+        let bytes = five(json.replace(from, to).as_bytes(), lookup, pos, rot, glb);
+        push(target, name, bytes, Expect::Refused(expect));
+    }
+    for (name, bytes, expect) in [
+        ("lookup-truncated", five(p[0], &lookup[..lookup.len() / 2], pos, rot, glb), "fuzz_lookup.png"),
+        ("pos-empty", five(p[0], lookup, &[], rot, glb), "fuzz_pos.png"),
+        ("mesh-missing", five(p[0], lookup, pos, rot, &[]), "fuzz_mesh.glb"),
+        // The lookup table where the position texture should be: not the rotation texture's size.
+        ("lookup-as-positions", five(p[0], lookup, lookup, rot, glb), "they must match"),
+        ("four-parts", join_parts(&[p[0], lookup, pos, glb]), "five length-prefixed"),
+    ] {
+        push(target, name, bytes, Expect::Refused(expect));
+    }
+    let target = "houdini_particle_import";
+    let seed = houdini_particle_seed(false);
+    let p = split_parts(&seed, 4).unwrap();
+    let json = std::str::from_utf8(p[0]).unwrap();
+    let (pos, col, glb) = (p[1], p[2], p[3]);
+    let four = |json: &[u8], pos: &[u8], col: &[u8], glb: &[u8]| join_parts(&[json, pos, col, glb]);
+    push(target, "seed-accepted", seed.clone(), Expect::Accepted);
+    push(target, "no-colour-accepted", four(p[0], pos, &[], glb), Expect::Accepted);
+    for (name, from, to, expect) in [
+        ("frames-lie", "\"Frame Count\": 3", "\"Frame Count\": 4", "Frame Count"),
+        ("not-particles", "\"Particles\"", "\"Softbody\"", "this target reads \"Particles\""),
+        ("bounds-nan", "\"Bound Min Y\": -1.2", "\"Bound Min Y\": \"NaN\"", "finite number"),
+    ] {
+        assert!(json.contains(from), "{target} {name}: the seed has no {from:?}");
+        push(target, name, four(json.replace(from, to).as_bytes(), pos, col, glb), Expect::Refused(expect));
+    }
+    for (name, bytes, expect) in [
+        ("pos-truncated", four(p[0], &pos[..pos.len() / 2], col, glb), "fuzz_pos.png"),
+        ("col-truncated", four(p[0], pos, &col[..col.len() / 2], glb), "fuzz_col.png"),
+        ("mesh-missing", four(p[0], pos, col, &[]), "fuzz_mesh.glb"),
+        ("three-parts", join_parts(&[p[0], pos, glb]), "four length-prefixed"),
+    ] {
+        push(target, name, bytes, Expect::Refused(expect));
+    }
 }
 
 /// An importer's regression inputs from its valid three-part `seed` (sidecar, texture, mesh): the
@@ -250,6 +331,7 @@ fn the_regression_inputs_are_what_the_generator_makes_and_keep_their_outcome() {
     for (target, name, bytes, expect) in regressions() {
         let path = root().join("fuzz/regressions").join(target).join(&name);
         if blessing {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, &bytes).unwrap();
         }
         let disk =
@@ -402,6 +484,12 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         "cubes-exr32-rigidbody.bin".to_owned(),
         vat_bake::fuzzing::houdini_rigid_seed(),
     ));
+    for (hdr, kind) in [(false, "png8"), (true, "exr32")] {
+        let dynamic = vat_bake::fuzzing::houdini_dynamic_seed(hdr);
+        out.push(("houdini_dynamic_import", format!("ribbon-{kind}-dynamicmesh.bin"), dynamic));
+        let particles = vat_bake::fuzzing::houdini_particle_seed(hdr);
+        out.push(("houdini_particle_import", format!("cards-{kind}-particles.bin"), particles));
+    }
     out
 }
 
@@ -514,6 +602,8 @@ fn every_fuzz_target_has_a_dictionary_libfuzzer_can_read() {
         ("obj_sequence", "obj.dict"),
         ("openvat_import", "openvat.dict"),
         ("houdini_import", "houdini.dict"),
+        ("houdini_dynamic_import", "houdini.dict"),
+        ("houdini_particle_import", "houdini.dict"),
         ("sprite_frames", "sprite.dict"),
     ] {
         let path = root().join("fuzz").join(dict);

@@ -13,6 +13,8 @@
 //! | `bake_args` | [`bake_from_args`] | `vat bake` arguments as text |
 //! | `openvat_import` | [`import_openvat_parts`] | an OpenVAT bake's sidecar, texture and glb, length-prefixed |
 //! | `houdini_import` | [`import_houdini_parts`] | a Houdini VAT 3 bake's `_data.json`, texture(s) and glb, length-prefixed |
+//! | `houdini_dynamic_import` | [`import_houdini_dynamic_parts`] | a Houdini VAT 3 `DynamicMesh` bake's `_data.json`, lookup, position and rotation textures and glb, length-prefixed |
+//! | `houdini_particle_import` | [`import_houdini_particle_parts`] | a Houdini VAT 3 `Particles` bake's `_data.json`, position and colour textures and glb, length-prefixed |
 //! | `sprite_frames` | [`sprite_frame_bake`] | one sprite frame, CSV or PLY |
 
 use std::sync::OnceLock;
@@ -364,7 +366,7 @@ pub fn import_houdini_parts(data: &[u8]) -> Result<()> {
     use std::path::Path;
 
     use crate::interop::houdini::{check_in_scope, decode, parse_data_json};
-    use crate::interop::{Budget, images, lookup_mesh_from_bytes};
+    use crate::interop::{Budget, lookup_mesh_from_bytes};
     let refuse = |n: &str| BakeError::InvalidInput {
         part: "fuzz input".into(),
         problem: format!("is not {n} length-prefixed parts"),
@@ -374,16 +376,6 @@ pub fn import_houdini_parts(data: &[u8]) -> Result<()> {
     let json_path = Path::new("fuzz_data.json");
     let info = parse_data_json(json_path, json)?;
     check_in_scope(json_path, &info)?;
-    let texture_of = |bytes: &[u8], stem: &str, budget: &mut Budget| {
-        let exr = bytes.starts_with(&[0x76, 0x2f, 0x31, 0x01]);
-        let path = std::path::PathBuf::from(format!("{stem}.{}", if exr { "exr" } else { "png" }));
-        let texture = if exr {
-            images::decode_exr(bytes, &path, budget)
-        } else {
-            images::decode_png(bytes, &path, budget)
-        };
-        texture.map(|t| (path, t))
-    };
     let mesh_path = Path::new("fuzz_mesh.glb");
     if info.vat_type == "Rigidbody" {
         let parts = split_parts(data, 4).ok_or_else(|| refuse("four"))?;
@@ -438,6 +430,169 @@ pub fn import_houdini_parts(data: &[u8]) -> Result<()> {
     let rig = imported.to_rig()?;
     let options = BakeOptions { fps: imported.bake_fps(), frames: None, ..small_bake_options() };
     bake_verify_reload(&rig, &options)
+}
+
+/// A fuzzed texture part: an EXR when it starts with the EXR magic, else a PNG, named
+/// `<stem>.exr|png` in messages.
+fn texture_of(
+    bytes: &[u8],
+    stem: &str,
+    budget: &mut crate::interop::Budget,
+) -> Result<(std::path::PathBuf, crate::interop::images::Texture)> {
+    use crate::interop::images;
+    let exr = bytes.starts_with(&[0x76, 0x2f, 0x31, 0x01]);
+    let path = std::path::PathBuf::from(format!("{stem}.{}", if exr { "exr" } else { "png" }));
+    let texture =
+        if exr { images::decode_exr(bytes, &path, budget) } else { images::decode_png(bytes, &path, budget) };
+    texture.map(|t| (path, t))
+}
+
+/// The most texels a fuzzed dynamic-mesh or particle import's lookup or position texture may have
+/// before it is decoded into frames (larger ones are accepted unread, to keep executions short).
+const FUZZ_MAX_INTEROP_TEXELS: usize = 1 << 14;
+
+/// `_data.json` of a fuzzed Houdini input, parsed, and refused unless its `VAT Type` is `want`.
+fn houdini_data_of(json: &[u8], want: &str) -> Result<crate::interop::houdini::HoudiniData> {
+    let json_path = std::path::Path::new("fuzz_data.json");
+    let info = crate::interop::houdini::parse_data_json(json_path, json)?;
+    if info.vat_type != want {
+        let problem = format!("is {:?}; this target reads {want:?} bakes", info.vat_type);
+        return Err(crate::interop::bad(json_path, "VAT Type", problem));
+    }
+    Ok(info)
+}
+
+/// Imports a SideFX Labs VAT 3 dynamic-mesh bake (`VAT Type` `DynamicMesh`, the importer of
+/// [`crate::interop::houdini::read_houdini_dynamic_mesh`]) given as five [`join_parts`] parts:
+/// `_data.json`, lookup table, position texture, rotation texture (empty: none) and `_mesh.glb`,
+/// textures EXR or PNG, with a 64 MiB budget; when it decodes (and is small), bakes it in the
+/// fluid mode (looping), verifies the bake against the decoded frames and reloads the `.vat` bytes.
+///
+/// # Errors
+/// The typed import, bake or verify error; [`BakeError::InvalidInput`] when the bytes are not five
+/// parts or the bake fails its verification.
+pub fn import_houdini_dynamic_parts(data: &[u8]) -> Result<()> {
+    use crate::fluid::{FluidBakeOptions, FluidFrames, bake_fluid, verify_fluid};
+    use crate::interop::Budget;
+    use crate::interop::houdini_fluid::{FluidParts, decode};
+    let refuse =
+        |problem: &str| BakeError::InvalidInput { part: "fuzz input".into(), problem: problem.into() };
+    let parts = split_parts(data, 5).ok_or_else(|| refuse("is not five length-prefixed parts"))?;
+    let info = houdini_data_of(parts[0], "DynamicMesh")?;
+    let mut budget = Budget::new(FUZZ_MAX_MEMORY);
+    let (lookup_path, lookup) = texture_of(parts[1], "fuzz_lookup", &mut budget)?;
+    let (pos_path, pos) = texture_of(parts[2], "fuzz_pos", &mut budget)?;
+    if lookup.width * lookup.height > FUZZ_MAX_INTEROP_TEXELS
+        || pos.width * pos.height > FUZZ_MAX_INTEROP_TEXELS
+    {
+        return Ok(());
+    }
+    let rot = match parts[3] {
+        [] => None,
+        bytes => Some(texture_of(bytes, "fuzz_rot", &mut budget).map(|(path, t)| (t, path))?),
+    };
+    let parts = FluidParts {
+        name: "fuzz",
+        data: &info,
+        json_path: std::path::Path::new("fuzz_data.json"),
+        mesh_path: std::path::Path::new("fuzz_mesh.glb"),
+        mesh_bytes: parts[4],
+        lookup_path: &lookup_path,
+        lookup,
+        pos_path: &pos_path,
+        pos,
+        rot,
+        has_colour: false,
+    };
+    let imported = decode(parts, &mut budget)?;
+    if imported.frame_count() > FUZZ_MAX_INTEROP_FRAMES {
+        return Ok(());
+    }
+    let options =
+        FluidBakeOptions { max_texture_dim: FUZZ_MAX_TEXTURE_DIM, looping: true, ..Default::default() };
+    let (bytes, _) = bake_fluid(&imported, &options)?;
+    let asset = Asset::parse(&bytes)?;
+    if !verify_fluid(&asset, &imported)?.passed {
+        return Err(refuse("its fluid bake failed its verification"));
+    }
+    if let Err(e) = load_vat(&bytes) {
+        panic!("the fluid baker wrote a .vat file its reader refuses: {e}");
+    }
+    Ok(())
+}
+
+/// Imports a SideFX Labs VAT 3 particle bake (`VAT Type` `Particles`, the importer of
+/// [`crate::interop::houdini::read_houdini_particles`]) given as four [`join_parts`] parts:
+/// `_data.json`, position texture, colour texture (empty: none) and `_mesh.glb`, textures EXR or
+/// PNG, with a 64 MiB budget and VAT 3's default card size; when it decodes (and is small), bakes it
+/// in the sprite mode (looping), verifies the bake against the decoded frames and reloads the
+/// `.vat` bytes.
+///
+/// # Errors
+/// The typed import, bake or verify error; [`BakeError::InvalidInput`] when the bytes are not four
+/// parts or the bake fails its verification.
+pub fn import_houdini_particle_parts(data: &[u8]) -> Result<()> {
+    use crate::interop::houdini::HOUDINI_PARTICLE_SIZE;
+    use crate::interop::houdini_sprite::{SpriteParts, decode};
+    use crate::interop::{Budget, lookup_mesh_from_bytes};
+    use crate::sprite::{SpriteBakeOptions, SpriteFrames, bake_sprite, verify_sprite};
+    let refuse =
+        |problem: &str| BakeError::InvalidInput { part: "fuzz input".into(), problem: problem.into() };
+    let parts = split_parts(data, 4).ok_or_else(|| refuse("is not four length-prefixed parts"))?;
+    let info = houdini_data_of(parts[0], "Particles")?;
+    let mut budget = Budget::new(FUZZ_MAX_MEMORY);
+    let (pos_path, pos) = texture_of(parts[1], "fuzz_pos", &mut budget)?;
+    if pos.width * pos.height > FUZZ_MAX_INTEROP_TEXELS {
+        return Ok(());
+    }
+    let col = match parts[2] {
+        [] => None,
+        bytes => Some(texture_of(bytes, "fuzz_col", &mut budget).map(|(path, t)| (t, path))?),
+    };
+    let mesh_path = std::path::Path::new("fuzz_mesh.glb");
+    let mesh = lookup_mesh_from_bytes(parts[3], mesh_path, &mut budget)?;
+    let parts = SpriteParts {
+        name: "fuzz",
+        data: &info,
+        json_path: std::path::Path::new("fuzz_data.json"),
+        mesh_path,
+        mesh: &mesh,
+        pos_path: &pos_path,
+        pos,
+        col,
+        card_size: HOUDINI_PARTICLE_SIZE,
+    };
+    let imported = decode(parts)?;
+    if imported.frame_count() > FUZZ_MAX_INTEROP_FRAMES {
+        return Ok(());
+    }
+    let options = SpriteBakeOptions { max_texture_dim: FUZZ_MAX_TEXTURE_DIM, looping: true };
+    let (bytes, _) = bake_sprite(&imported, &options)?;
+    let asset = Asset::parse(&bytes)?;
+    if !verify_sprite(&asset, &imported, true)?.passed {
+        return Err(refuse("its sprite bake failed its verification"));
+    }
+    if let Err(e) = load_vat(&bytes) {
+        panic!("the sprite baker wrote a .vat file its reader refuses: {e}");
+    }
+    Ok(())
+}
+
+/// A small valid [`import_houdini_dynamic_parts`] input: VAT 3's layout of a ribbon of 1 to 3
+/// quads over 3 frames ([`crate::interop::fixtures::houdini_dynamic_fixture`]), 8-bit PNGs when
+/// not `hdr`, float EXRs when it is. The seeds of the `houdini_dynamic_import` corpus.
+pub fn houdini_dynamic_seed(hdr: bool) -> Vec<u8> {
+    let f = crate::interop::fixtures::houdini_dynamic_fixture(3, hdr);
+    join_parts(&[&f.json, &f.lookup, &f.pos, &f.rot, &f.glb])
+}
+
+/// A small valid [`import_houdini_particle_parts`] input: VAT 3's layout of 3 square cards over 3
+/// frames in a 2-column texture, one card hidden by scale 0 and one parked at the origin
+/// ([`crate::interop::fixtures::houdini_particle_fixture`]), 8-bit PNGs when not `hdr`, float
+/// EXRs when it is. The seeds of the `houdini_particle_import` corpus.
+pub fn houdini_particle_seed(hdr: bool) -> Vec<u8> {
+    let f = crate::interop::fixtures::houdini_particle_fixture(3, 2, 3, hdr);
+    join_parts(&[&f.json, &f.pos, &f.col, &f.glb])
 }
 
 /// Joins parts into one input: each but the last as `[u32 LE length][bytes]`, the last as it is
@@ -754,6 +909,42 @@ mod tests {
         assert!(import_houdini_parts(&openvat_parts(json, &png[..png.len() / 2], glb)).is_err());
         assert!(import_houdini_parts(&openvat_parts(json, png, &[])).is_err());
         assert!(import_houdini_parts(b"\x01").is_err());
+    }
+
+    #[test]
+    fn the_dynamic_mesh_and_particle_seeds_import_and_broken_parts_are_refused() {
+        for hdr in [false, true] {
+            import_houdini_dynamic_parts(&houdini_dynamic_seed(hdr)).unwrap();
+            import_houdini_particle_parts(&houdini_particle_seed(hdr)).unwrap();
+        }
+        let seed = houdini_dynamic_seed(false);
+        let parts = split_parts(&seed, 5).unwrap();
+        // Without its rotation texture (normals from the frames' triangles), and broken ways.
+        import_houdini_dynamic_parts(&join_parts(&[parts[0], parts[1], parts[2], &[], parts[4]])).unwrap();
+        let truncated = &parts[1][..parts[1].len() / 2];
+        let type_is = |t: &str| String::from_utf8_lossy(parts[0]).replace("DynamicMesh", t).into_bytes();
+        for (bad, expect) in [
+            (join_parts(&[parts[0], truncated, parts[2], parts[3], parts[4]]), "fuzz_lookup.png"),
+            (join_parts(&[parts[0], parts[1], parts[2], parts[3], &[]]), "fuzz_mesh.glb"),
+            (join_parts(&[&type_is("Softbody"), parts[1], parts[2], parts[3], parts[4]]), "\"Softbody\""),
+            (parts[0].to_vec(), "five"),
+        ] {
+            let e = import_houdini_dynamic_parts(&bad).unwrap_err().to_string();
+            assert!(e.contains(expect), "{e}");
+        }
+        let seed = houdini_particle_seed(false);
+        let parts = split_parts(&seed, 4).unwrap();
+        import_houdini_particle_parts(&join_parts(&[parts[0], parts[1], &[], parts[3]])).unwrap();
+        let truncated = &parts[1][..parts[1].len() / 2];
+        for (bad, expect) in [
+            (join_parts(&[parts[0], truncated, parts[2], parts[3]]), "fuzz_pos.png"),
+            (join_parts(&[parts[0], parts[1], parts[2], &[]]), "fuzz_mesh.glb"),
+            (join_parts(&[b"[{}]", parts[1], parts[2], parts[3]]), "VAT Type"),
+            (b"\x01".to_vec(), "four"),
+        ] {
+            let e = import_houdini_particle_parts(&bad).unwrap_err().to_string();
+            assert!(e.contains(expect), "{e}");
+        }
     }
 
     #[test]

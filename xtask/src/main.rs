@@ -193,6 +193,8 @@ const FUZZ_TARGETS: &[&str] = &[
     "obj_sequence",
     "openvat_import",
     "houdini_import",
+    "houdini_dynamic_import",
+    "houdini_particle_import",
     "sprite_frames",
 ];
 
