@@ -22,8 +22,10 @@
 //! what the accessors declare, is a [`BakeError::Gltf`] naming the mesh, primitive and buffer view.
 //! The decoder returns an error for every corrupt stream; it is not wrapped in `catch_unwind`:
 //! 160,000 truncated, bit-flipped and randomly overwritten streams of every connectivity and
-//! attribute coding (with overflow checks and debug assertions on), and the `gltf_bake` fuzz
-//! target on Draco seeds, found no panic (`draco_tests.rs` keeps a smaller sweep of it).
+//! attribute coding (with overflow checks and debug assertions on), and 532,000 runs of the
+//! `gltf_bake` fuzz target from Draco seeds (AddressSanitizer, debug assertions), found no panic;
+//! `draco_tests.rs` keeps a smaller sweep. Should one appear, this is the one boundary to contain
+//! it at.
 //!
 //! [`BakeError::Gltf`]: crate::BakeError::Gltf
 
