@@ -230,7 +230,15 @@ fn fuzz(seconds: u64) -> Result<()> {
             cmd.args(["--sanitizer", "none"]);
         }
         cmd.arg(&scratch).arg(format!("corpus/{target}")).arg(format!("regressions/{target}"));
-        if !matches!(*target, "bake_args" | "obj_sequence" | "openvat_import" | "houdini_import") {
+        if !matches!(
+            *target,
+            "bake_args"
+                | "obj_sequence"
+                | "openvat_import"
+                | "houdini_import"
+                | "houdini_dynamic_import"
+                | "houdini_particle_import"
+        ) {
             cmd.arg(root.join("tests/data/bad"));
         }
         cmd.arg("--").arg(format!("-max_total_time={seconds}")).arg("-rss_limit_mb=2048").arg("-timeout=20");
@@ -241,7 +249,7 @@ fn fuzz(seconds: u64) -> Result<()> {
             "vat_reader" => "vat.dict",
             "obj_sequence" => "obj.dict",
             "openvat_import" => "openvat.dict",
-            "houdini_import" => "houdini.dict",
+            "houdini_import" | "houdini_dynamic_import" | "houdini_particle_import" => "houdini.dict",
             "sprite_frames" => "sprite.dict",
             _ => "bake_args.dict",
         };
