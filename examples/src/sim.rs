@@ -12,8 +12,8 @@
 //! plays at the rate it was baked at whatever the agent's speed, and the feet slide. The demo
 //! (`vat demo`, key T) uses it to show what stride matching buys.
 
-use vat_core::crowd::{Crowd, InstanceId};
 use crate::scene::SceneScale;
+use vat_core::crowd::{Crowd, InstanceId};
 
 /// The clips the simulation switches between, by index in the asset (`None` when the asset lacks one).
 #[derive(Debug, Clone, Copy, Default)]

@@ -60,10 +60,10 @@ use clap::{Args, ValueEnum};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::render::{CrowdRenderer, Culling, FrameReport, RenderMode, RenderOptions};
-use vat_examples::scene::{GROUND_MARGIN, GroundSquare, SceneScale};
 use vat_examples::embed::vulkan_host::{ColourTarget as VulkanColourTarget, SceneGpu as VulkanSceneGpu};
 use vat_examples::embed::wgpu_host::{ColourTarget, SceneGpu};
 use vat_examples::embed::{HostFrame, Scene as HostScene};
+use vat_examples::scene::{GROUND_MARGIN, GroundSquare, SceneScale};
 use vat_examples::sim::{Simulation, wander_half_extent};
 
 use crate::render::GROUND_COLOR;

@@ -12,10 +12,10 @@ use vat_bake::procgen;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::render::{Culling, RenderMode, RenderOptions};
-use vat_examples::scene::{self, DemoLayout, SceneScale};
 use vat_examples::embed::vulkan_host::VulkanHost;
 use vat_examples::embed::wgpu_host::WgpuHost;
 use vat_examples::embed::{HostFrame, Scene};
+use vat_examples::scene::{self, DemoLayout, SceneScale};
 
 /// The ground's colour (linear RGB) in `vat render` and `vat demo`.
 pub(crate) const GROUND_COLOR: [f32; 3] = [0.30, 0.33, 0.27];

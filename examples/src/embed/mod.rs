@@ -18,6 +18,7 @@
 //! The scene and the frame's order are written once here ([`Scene`], [`HostFrame`]); the API
 //! calls are in [`wgpu_host`] and [`vulkan_host`], one small file per backend.
 
+use crate::scene::GroundSquare;
 use anyhow::Result;
 use bytemuck::Zeroable;
 use vat_core::container::Asset;
@@ -25,7 +26,6 @@ use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::frame::gpu_counts::GpuCountsResult;
 use vat_core::gpu::{ShadowLookup, ShadowLookupUniforms};
 use vat_core::render::{CrowdRenderer, Culling, RenderOptions, ShadowMapSource};
-use crate::scene::GroundSquare;
 
 pub mod vulkan_host;
 pub mod wgpu_host;
