@@ -239,8 +239,8 @@ fn houdini_dynamic_and_particle_cases(out: &mut Vec<(&'static str, String, Vec<u
     use vat_bake::fuzzing::{houdini_dynamic_seed, houdini_particle_seed, join_parts, split_parts};
     let target = "houdini_dynamic_import";
     let seed = houdini_dynamic_seed(false);
-    let p = split_parts(&seed, 5).unwrap();
-    let json = std::str::from_utf8(p[0]).unwrap();
+    let p = split_parts(&seed, 5).expect("the dynamic-mesh seed has five parts");
+    let json = std::str::from_utf8(p[0]).expect("the seed's data JSON is UTF-8");
     let (lookup, pos, rot, glb) = (p[1], p[2], p[3], p[4]);
     let five = |json: &[u8], lookup: &[u8], pos: &[u8], rot: &[u8], glb: &[u8]| {
         join_parts(&[json, lookup, pos, rot, glb])
@@ -275,8 +275,8 @@ fn houdini_dynamic_and_particle_cases(out: &mut Vec<(&'static str, String, Vec<u
     }
     let target = "houdini_particle_import";
     let seed = houdini_particle_seed(false);
-    let p = split_parts(&seed, 4).unwrap();
-    let json = std::str::from_utf8(p[0]).unwrap();
+    let p = split_parts(&seed, 4).expect("the particle seed has four parts");
+    let json = std::str::from_utf8(p[0]).expect("the seed's data JSON is UTF-8");
     let (pos, col, glb) = (p[1], p[2], p[3]);
     let four = |json: &[u8], pos: &[u8], col: &[u8], glb: &[u8]| join_parts(&[json, pos, col, glb]);
     push(target, "seed-accepted", seed.clone(), Expect::Accepted);
@@ -331,7 +331,8 @@ fn the_regression_inputs_are_what_the_generator_makes_and_keep_their_outcome() {
     for (target, name, bytes, expect) in regressions() {
         let path = root().join("fuzz/regressions").join(target).join(&name);
         if blessing {
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let folder = path.parent().expect("a regression file lies in its target's folder");
+            std::fs::create_dir_all(folder).expect("cannot create the regression folder");
             std::fs::write(&path, &bytes).unwrap();
         }
         let disk =

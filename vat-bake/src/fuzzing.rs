@@ -914,11 +914,11 @@ mod tests {
     #[test]
     fn the_dynamic_mesh_and_particle_seeds_import_and_broken_parts_are_refused() {
         for hdr in [false, true] {
-            import_houdini_dynamic_parts(&houdini_dynamic_seed(hdr)).unwrap();
-            import_houdini_particle_parts(&houdini_particle_seed(hdr)).unwrap();
+            import_houdini_dynamic_parts(&houdini_dynamic_seed(hdr)).expect("the dynamic-mesh seed imports");
+            import_houdini_particle_parts(&houdini_particle_seed(hdr)).expect("the particle seed imports");
         }
         let seed = houdini_dynamic_seed(false);
-        let parts = split_parts(&seed, 5).unwrap();
+        let parts = split_parts(&seed, 5).expect("the dynamic-mesh seed has five parts");
         // Without its rotation texture (normals from the frames' triangles), and broken ways.
         import_houdini_dynamic_parts(&join_parts(&[parts[0], parts[1], parts[2], &[], parts[4]])).unwrap();
         let truncated = &parts[1][..parts[1].len() / 2];
@@ -933,7 +933,7 @@ mod tests {
             assert!(e.contains(expect), "{e}");
         }
         let seed = houdini_particle_seed(false);
-        let parts = split_parts(&seed, 4).unwrap();
+        let parts = split_parts(&seed, 4).expect("the particle seed has four parts");
         import_houdini_particle_parts(&join_parts(&[parts[0], parts[1], &[], parts[3]])).unwrap();
         let truncated = &parts[1][..parts[1].len() / 2];
         for (bad, expect) in [
