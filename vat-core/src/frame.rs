@@ -15,11 +15,12 @@
 //!    ([`Draw`]): pipeline key, bound resources, index range and instance range or indirect-argument
 //!    offset.
 //!
-//! A backend executes it in this order: grow buffers, write the uploads, the template copies of
-//! GPU-culled crowds (`args_template` → `draw_args`, and → each extra view's draw args,
-//! [`gpu::DRAW_ARGS_BYTES`]), the dispatches, the
-//! depth pass (when [`FramePlan::shadow_view_proj`] is set) and the colour pass. The plan decides
-//! what is drawn; a backend decides nothing.
+//! [`FramePlan::record`] gives the order as a list of [`Command`]s: grow buffers, write the uploads,
+//! the template copies of GPU-culled crowds (`args_template` → `draw_args`, and → each extra view's
+//! draw args, [`gpu::DRAW_ARGS_BYTES`]), the dispatches, the depth pass (when
+//! [`FramePlan::shadow_view_proj`] is set); the host's passes follow. [`FrameState::prepare`] is the
+//! one driver both backends run over it ([`FrameBackend`]). The plan decides what is drawn; a
+//! backend decides nothing.
 //!
 //! **Sync contract.** The plan marks each crowd's GPU copy as synced as of this frame (the crowd's
 //! dirty set is taken while planning). If planning fails part-way, every crowd of the frame is
@@ -91,11 +92,15 @@ pub enum PlanError {
 }
 
 mod asset_info;
+mod driver;
 mod plan_types;
 mod planner;
+mod recording;
 mod sync;
 
 pub use asset_info::*;
+pub use driver::*;
 pub use plan_types::*;
 pub use planner::*;
+pub use recording::*;
 pub use sync::*;

@@ -16,13 +16,14 @@ use std::rc::Rc;
 use ash::vk;
 use vat_core::crowd::Camera;
 use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::frame::{FramePlan, HostMapCache, PlanCrowd, PlanError, PlanLimits, PreparedCrowds};
+use vat_core::frame::{FrameError, FrameState, HostMapCache, HostPass, PlanError, Prechecks};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
 use vat_core::pipeline::{MATERIAL_SAMPLER, PassConventions, PipelineKey, SHADOW_SAMPLER};
 use vat_core::playback::Interpolation;
 use vat_core::render::{Culling, FrameReport, RenderOptions};
 
 use crate::crowd::GpuCrowd;
+use crate::encode::Replay;
 use crate::owned::{HostBuffer, Object, Owned, color_range};
 use crate::pipelines::{CULL, ComputeKey, PassFormats, PrepassFormats, SHADOW_FORMAT};
 use crate::shader::{ShaderModule, ShaderVariant};
@@ -169,9 +170,7 @@ pub struct Renderer {
     pub(crate) scatter_pipeline_layout: vk::PipelineLayout,
     pub(crate) scatter_pipeline: vk::Pipeline,
     /// The frame plan, reused every frame.
-    plan: FramePlan,
-    /// The crowds (ids) of the last successful `prepare`; `None` after a failed one.
-    prepared: Option<PreparedCrowds>,
+    frame: FrameState,
     /// Layouts, pipelines, per-frame resources; destroyed last.
     pub(crate) owned: Owned,
 }
@@ -531,8 +530,7 @@ impl Renderer {
             scatter_set_layout,
             scatter_pipeline_layout,
             scatter_pipeline: vk::Pipeline::null(),
-            plan: FramePlan::default(),
-            prepared: None,
+            frame: FrameState::default(),
             owned,
         };
         renderer.scatter_pipeline = renderer.create_compute_pipeline(
@@ -668,52 +666,28 @@ impl Renderer {
         options: &RenderOptions,
         views: &[[[f32; 4]; 4]],
     ) -> Result<FrameReport, VulkanError> {
-        self.prepared = None;
-        if options.samples_host_shadow_map() && self.host_shadow.is_none() {
-            // Before planning: nothing of the crowds is taken or changed.
-            return Err(VulkanError::NoHostShadowMap);
-        }
-        if self.config.shadow_map_size == 0
-            && options.shadows
-            && options.shadow_map == vat_core::render::ShadowMapSource::BuiltIn
-        {
-            return Err(VulkanError::NoBuiltInShadowMap);
-        }
-        if let Some(refusal) = self.host_shader.as_ref().and_then(|(h, _)| h.refuses(options.motion_vectors))
-        {
-            return Err(VulkanError::HostShader(refusal));
-        }
-        let limits = PlanLimits { max_storage_buffer_bytes: storage_limit(&self.ctx) };
-        let mut plan = std::mem::take(&mut self.plan);
-        let planned = {
-            let mut inputs: Vec<PlanCrowd<'_>> = crowds
-                .iter_mut()
-                .map(|d| PlanCrowd { crowd: &mut *d.crowd, asset: &d.asset.info, sync: &mut d.gpu.sync })
-                .collect();
-            plan.plan_with_views(&mut inputs, camera, options, &limits, views)
+        // A copy: the replay borrows the renderer.
+        let host_shader = self.host_shader.as_ref().map(|(h, _)| h.clone());
+        let checks = Prechecks {
+            host_shadow_map: self.host_shadow.is_some(),
+            built_in_shadow_map: self.config.shadow_map_size > 0,
+            host_shader: host_shader.as_ref(),
         };
-        let result = planned
-            .map_err(VulkanError::from)
-            .and_then(|()| self.begin_counts(crowds, options.culling))
-            .and_then(|()| self.encode_prepare(cb, &plan, crowds));
-        if result.is_err() {
-            for d in crowds.iter_mut() {
-                d.gpu.sync.mark_unsynced();
-                d.gpu.counts.ring.drop_current();
-            }
-        } else {
-            self.prepared = Some(PreparedCrowds::new(crowds.iter().map(|d| d.crowd.id())));
-        }
-        let mut report = plan.report();
-        report.set_gpu_rings(crowds.iter().map(|d| &d.gpu.counts.ring));
-        self.plan = plan;
-        result.map(|()| report)
+        self.frame_host_shadow = None;
+        let mut frame = std::mem::take(&mut self.frame);
+        let report = frame.prepare(&mut Replay::new(self, cb), checks, crowds, camera, options, views);
+        self.frame = frame;
+        report
     }
 
     /// The counts of every crowd's read-back ring that arrived (events checked without waiting),
     /// then a new frame of each ring, and with GPU culling a slot for this frame's copy (none when
     /// every slot is in flight).
-    fn begin_counts(&self, crowds: &mut [CrowdDraw<'_>], culling: Culling) -> Result<(), VulkanError> {
+    pub(crate) fn begin_counts(
+        &self,
+        crowds: &mut [CrowdDraw<'_>],
+        culling: Culling,
+    ) -> Result<(), VulkanError> {
         for d in crowds.iter_mut() {
             let counts = &mut d.gpu.counts;
             counts.collect()?;
@@ -767,13 +741,40 @@ impl Renderer {
         formats: PassFormats,
         area: vk::Rect2D,
     ) -> Result<(), VulkanError> {
-        let Some(prepared) = self.prepared.as_ref() else { return Ok(()) };
-        prepared.check(crowds.iter().map(|d| d.crowd.id()));
-        self.plan.check_motion_attachment(formats.motion.is_some());
-        let plan = std::mem::take(&mut self.plan);
-        let result = self.encode_colour(cb, &plan, crowds, formats, area);
-        self.plan = plan;
-        result
+        self.draw_host_pass(cb, crowds, HostPass::Colour { motion: formats.motion.is_some() }, formats, area)
+    }
+
+    /// Records the prepared frame's draws of `host` into `cb`, inside the host's rendering of
+    /// `formats`, drawing into `area`: pipelines and resources are found before anything is
+    /// recorded (nothing after a failed `prepare`).
+    ///
+    /// # Errors
+    /// Those of creating a pipeline; a resource not found.
+    ///
+    /// # Panics
+    /// Those of `FrameState::draws`.
+    fn draw_host_pass(
+        &mut self,
+        cb: vk::CommandBuffer,
+        crowds: &[CrowdDraw<'_>],
+        host: HostPass,
+        formats: PassFormats,
+        area: vk::Rect2D,
+    ) -> Result<(), VulkanError> {
+        let frame = std::mem::take(&mut self.frame);
+        let (set, view) = match host {
+            HostPass::Depth { view, .. } => (StageSet::Depth, Some(view)),
+            _ => (StageSet::Colour, None),
+        };
+        let found = match frame.draws(crowds.iter().map(|d| d.crowd.id()), host) {
+            Some(draws) => self
+                .pipelines_for(&draws, formats)
+                .and_then(|pipelines| Ok(self.find_draws(set, view, &draws, crowds, &pipelines)?)),
+            None => Ok(Vec::new()),
+        };
+        self.frame = frame;
+        self.record_draws(cb, set, area, &found?);
+        Ok(())
     }
 
     /// Whether the last successful [`prepare`](Self::prepare) planned motion vectors
@@ -781,7 +782,7 @@ impl Renderer {
     /// [`draw_prepass`](Self::draw_prepass) be given a pass with a motion attachment. `false` after
     /// a failed `prepare`.
     pub fn motion_vectors_prepared(&self) -> bool {
-        self.prepared.is_some() && self.plan.motion_vectors
+        self.frame.motion_vectors_prepared()
     }
 
     /// Records the prepass draws of the last [`prepare`](Self::prepare)d frame into `cb`, **inside**
@@ -816,13 +817,7 @@ impl Renderer {
         formats: PrepassFormats,
         area: vk::Rect2D,
     ) -> Result<(), VulkanError> {
-        let Some(prepared) = self.prepared.as_ref() else { return Ok(()) };
-        prepared.check(crowds.iter().map(|d| d.crowd.id()));
-        self.plan.check_motion_attachment(formats.motion.is_some());
-        let plan = std::mem::take(&mut self.plan);
-        let result = self.encode_prepass(cb, &plan, crowds, formats, area);
-        self.plan = plan;
-        result
+        self.draw_host_pass(cb, crowds, HostPass::Prepass(formats.targets()), formats.pass_formats(), area)
     }
 
     /// Records the depth-only draws of extra view `view` (an index into the `views` given to the last
@@ -855,21 +850,13 @@ impl Renderer {
         formats: PassFormats,
         area: vk::Rect2D,
     ) -> Result<(), VulkanError> {
-        let Some(prepared) = self.prepared.as_ref() else { return Ok(()) };
-        prepared.check(crowds.iter().map(|d| d.crowd.id()));
-        assert!(
-            view < self.plan.views.len(),
-            "view {view} of a frame prepared with {} views",
-            self.plan.views.len()
-        );
-        assert!(
-            formats.color.is_none(),
-            "draw_depth draws into a depth-only pass: formats.color must be None"
-        );
-        let plan = std::mem::take(&mut self.plan);
-        let result = self.encode_view_depth(cb, &plan, crowds, view, formats, area);
-        self.plan = plan;
-        result
+        self.draw_host_pass(
+            cb,
+            crowds,
+            HostPass::Depth { view, colour: formats.color.is_some() },
+            formats,
+            area,
+        )
     }
 
     /// Records one frame of `crowds` seen by `camera` into the caller's command buffer `cb`
@@ -967,15 +954,24 @@ impl Renderer {
     }
 }
 
-impl From<PlanError> for VulkanError {
-    fn from(e: PlanError) -> Self {
+impl From<FrameError> for VulkanError {
+    fn from(e: FrameError) -> Self {
         match e {
-            PlanError::AssetHasNoBones { .. } => VulkanError::AssetHasNoBones,
-            PlanError::BufferTooLarge { what, size, limit } => {
+            FrameError::NoHostShadowMap => VulkanError::NoHostShadowMap,
+            FrameError::NoBuiltInShadowMap => VulkanError::NoBuiltInShadowMap,
+            FrameError::HostShader(refusal) => VulkanError::HostShader(refusal),
+            FrameError::Plan(PlanError::AssetHasNoBones { .. }) => VulkanError::AssetHasNoBones,
+            FrameError::Plan(PlanError::BufferTooLarge { what, size, limit }) => {
                 VulkanError::BufferTooLarge { what, size, limit }
             }
-            _ => VulkanError::Internal("unknown plan error"),
+            _ => VulkanError::Internal("a frame error"),
         }
+    }
+}
+
+impl From<vat_core::frame::Missing> for VulkanError {
+    fn from(m: vat_core::frame::Missing) -> Self {
+        FrameError::Missing(m).into()
     }
 }
 

@@ -15,12 +15,13 @@ use std::collections::HashMap;
 
 use vat_core::crowd::Camera;
 use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::frame::{FramePlan, HostMapCache, PlanCrowd, PlanError, PlanLimits, PreparedCrowds};
+use vat_core::frame::{FrameError, FrameState, HostMapCache, HostPass, PlanError, PlanLimits, Prechecks};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
 use vat_core::pipeline::{MATERIAL_SAMPLER, PipelineKey, SHADOW_SAMPLER};
 
 use crate::crowd::GpuCrowd;
 use crate::device::REQUIRED_FEATURES;
+use crate::encode::Replay;
 use crate::pipelines::{CULL, ComputeKey, SHADOW_FORMAT};
 use crate::{
     Culling, FrameReport, GpuAsset, PassFormats, PrepassFormats, RenderError, RenderOptions, RenderTarget,
@@ -28,7 +29,7 @@ use crate::{
 };
 
 /// Bytes of one chunk of the staging belt that carries the frame uniforms.
-const BELT_CHUNK: u64 = 4096;
+pub(crate) const BELT_CHUNK: u64 = 4096;
 // The belt copies whole words.
 const _: () = assert!(size_of::<FrameUniforms>().is_multiple_of(4));
 
@@ -79,10 +80,9 @@ pub struct Renderer {
     /// Group 3 (`cs_scatter`'s own) and the scatter pipeline (its layout holds group 3 alone).
     pub(crate) scatter_layout: wgpu::BindGroupLayout,
     pub(crate) scatter_pipeline: wgpu::ComputePipeline,
-    /// The frame plan, reused every frame.
-    plan: FramePlan,
-    /// The crowds (ids) of the last successful `prepare`; `None` after a failed one.
-    prepared: Option<PreparedCrowds>,
+    /// The frame plan and its recording, reused every frame, and the crowds of the last successful
+    /// `prepare`.
+    frame: FrameState,
     /// Test hook: the upload step at which [`Renderer::upload`] fails on purpose.
     #[cfg(feature = "fault-injection")]
     pub(crate) upload_fault: Option<u32>,
@@ -347,8 +347,7 @@ impl Renderer {
             frame_only_layout,
             scatter_layout,
             scatter_pipeline,
-            plan: FramePlan::default(),
-            prepared: None,
+            frame: FrameState::default(),
             #[cfg(feature = "fault-injection")]
             upload_fault: None,
             render_pipelines: HashMap::new(),
@@ -436,7 +435,7 @@ impl Renderer {
     }
 
     /// The plan's limits on this device.
-    fn plan_limits(&self) -> PlanLimits {
+    pub(crate) fn plan_limits(&self) -> PlanLimits {
         PlanLimits { max_storage_buffer_bytes: storage_limit(&self.device.limits()) }
     }
 
@@ -493,57 +492,18 @@ impl Renderer {
         options: &RenderOptions,
         views: &[[[f32; 4]; 4]],
     ) -> Result<FrameReport, RenderError> {
-        self.prepared = None;
-        if options.samples_host_shadow_map() && self.host_shadow.is_none() {
-            // Before planning: nothing of the crowds is taken or changed.
-            return Err(RenderError::NoHostShadowMap);
-        }
-        if self.config.shadow_map_size == 0
-            && options.shadows
-            && options.shadow_map == vat_core::render::ShadowMapSource::BuiltIn
-        {
-            return Err(RenderError::NoBuiltInShadowMap);
-        }
-        if let Some(refusal) = self.host_shader.as_ref().and_then(|(h, _)| h.refuses(options.motion_vectors))
-        {
-            return Err(RenderError::HostShader(refusal));
-        }
-        let limits = self.plan_limits();
-        let mut plan = std::mem::take(&mut self.plan);
-        let planned = {
-            let mut inputs: Vec<PlanCrowd<'_>> = crowds
-                .iter_mut()
-                .map(|d| PlanCrowd { crowd: &mut *d.crowd, asset: &d.asset.info, sync: &mut d.gpu.sync })
-                .collect();
-            plan.plan_with_views(&mut inputs, camera, options, &limits, views)
+        // A copy: the replay borrows the renderer.
+        let host_shader = self.host_shader.as_ref().map(|(h, _)| h.clone());
+        let checks = Prechecks {
+            host_shadow_map: self.host_shadow.is_some(),
+            built_in_shadow_map: self.config.shadow_map_size > 0,
+            host_shader: host_shader.as_ref(),
         };
-        let planned = planned.map_err(RenderError::from);
-        // Everything the frame creates (crowd buffers, read-back slots, staging chunks, pipelines)
-        // and the belt's closing unmaps in one scope: their errors are this call's, not the
-        // device's uncaptured-error handler's (wgpu's default one panics).
-        let scope = AllocScope::push(&self.device);
-        let result = planned
-            .and_then(|()| self.begin_counts(crowds, options.culling))
-            .and_then(|()| self.encode_prepare(encoder, &plan, crowds));
-        self.belt.finish_and_recall_on_submit(encoder);
-        let result = scope.finish("frame's staging memory", BELT_CHUNK, result);
-        if result.is_err() {
-            // A chunk the belt failed to create would come back to it and fail every later frame.
-            self.belt = wgpu::util::StagingBelt::new(self.device.clone(), BELT_CHUNK);
-            for d in crowds.iter_mut() {
-                d.gpu.sync.mark_unsynced();
-                d.gpu.counts.ring.drop_current();
-            }
-        } else {
-            self.prepared = Some(PreparedCrowds::new(crowds.iter().map(|d| d.crowd.id())));
-            for d in crowds.iter_mut() {
-                d.gpu.counts.map_on_submit(encoder);
-            }
-        }
-        let mut report = plan.report();
-        report.set_gpu_rings(crowds.iter().map(|d| &d.gpu.counts.ring));
-        self.plan = plan;
-        result.map(|()| report)
+        self.frame_host_shadow = None;
+        let mut frame = std::mem::take(&mut self.frame);
+        let report = frame.prepare(&mut Replay::new(self, encoder), checks, crowds, camera, options, views);
+        self.frame = frame;
+        report
     }
 
     /// The counts of every crowd's read-back ring that arrived (polling the device once, without
@@ -552,7 +512,11 @@ impl Renderer {
     ///
     /// # Errors
     /// Those of creating the rings' buffers (before any ring starts a frame).
-    fn begin_counts(&self, crowds: &mut [CrowdDraw<'_>], culling: Culling) -> Result<(), RenderError> {
+    pub(crate) fn begin_counts(
+        &self,
+        crowds: &mut [CrowdDraw<'_>],
+        culling: Culling,
+    ) -> Result<(), RenderError> {
         if culling == Culling::Gpu {
             for d in crowds.iter_mut() {
                 d.gpu.counts.ensure_slots(&self.device)?;
@@ -602,12 +566,38 @@ impl Renderer {
     /// # Panics
     /// If `crowds` are not the crowds of the last successful `prepare`, in the same order.
     pub fn draw(&mut self, pass: &mut wgpu::RenderPass<'_>, crowds: &[CrowdDraw<'_>], formats: PassFormats) {
-        let Some(prepared) = self.prepared.as_ref() else { return };
-        prepared.check(crowds.iter().map(|d| d.crowd.id()));
-        self.plan.check_motion_attachment(formats.motion.is_some());
-        let plan = std::mem::take(&mut self.plan);
-        self.encode_colour(pass, &plan, crowds, formats);
-        self.plan = plan;
+        self.draw_host_pass(pass, crowds, HostPass::Colour { motion: formats.motion.is_some() }, formats);
+    }
+
+    /// Records the prepared frame's draws of `host` into the host's `pass` of `formats` (nothing
+    /// after a failed `prepare`).
+    ///
+    /// # Panics
+    /// Those of `FrameState::draws`.
+    fn draw_host_pass(
+        &mut self,
+        pass: &mut wgpu::RenderPass<'_>,
+        crowds: &[CrowdDraw<'_>],
+        host: HostPass,
+        formats: PassFormats,
+    ) {
+        let frame = std::mem::take(&mut self.frame);
+        let (set, view) = match host {
+            HostPass::Depth { view, .. } => (StageSet::Depth, Some(view)),
+            _ => (StageSet::Colour, None),
+        };
+        let drawn = match frame.draws(crowds.iter().map(|d| d.crowd.id()), host) {
+            Some(draws) => {
+                let pipelines = self.pipelines_for(&draws, formats);
+                self.encode_draws(pass, set, view, &draws, crowds, &pipelines)
+            }
+            None => Ok(()),
+        };
+        self.frame = frame;
+        if let Err(missing) = drawn {
+            // `prepare` found every draw's resources (its `finish`), and nothing drops them between.
+            panic!("internal: {missing} at draw time, though prepare found it");
+        }
     }
 
     /// Whether the last successful [`prepare`](Self::prepare) planned motion vectors
@@ -615,7 +605,7 @@ impl Renderer {
     /// [`draw_prepass`](Self::draw_prepass) be given a pass with a motion attachment. `false` after
     /// a failed `prepare`.
     pub fn motion_vectors_prepared(&self) -> bool {
-        self.prepared.is_some() && self.plan.motion_vectors
+        self.frame.motion_vectors_prepared()
     }
 
     /// Records the prepass draws of the last [`prepare`](Self::prepare)d frame into a host's prepass
@@ -646,12 +636,7 @@ impl Renderer {
         crowds: &[CrowdDraw<'_>],
         formats: PrepassFormats,
     ) {
-        let Some(prepared) = self.prepared.as_ref() else { return };
-        prepared.check(crowds.iter().map(|d| d.crowd.id()));
-        self.plan.check_motion_attachment(formats.motion.is_some());
-        let plan = std::mem::take(&mut self.plan);
-        self.encode_prepass(pass, &plan, crowds, formats);
-        self.plan = plan;
+        self.draw_host_pass(pass, crowds, HostPass::Prepass(formats.targets()), formats.pass_formats());
     }
 
     /// Records the depth-only draws of extra view `view` (an index into the `views` given to the last
@@ -678,20 +663,7 @@ impl Renderer {
         view: usize,
         formats: PassFormats,
     ) {
-        let Some(prepared) = self.prepared.as_ref() else { return };
-        prepared.check(crowds.iter().map(|d| d.crowd.id()));
-        assert!(
-            view < self.plan.views.len(),
-            "view {view} of a frame prepared with {} views",
-            self.plan.views.len()
-        );
-        assert!(
-            formats.color.is_none(),
-            "draw_depth draws into a depth-only pass: formats.color must be None"
-        );
-        let plan = std::mem::take(&mut self.plan);
-        self.encode_view_depth(pass, &plan, crowds, view, formats);
-        self.plan = plan;
+        self.draw_host_pass(pass, crowds, HostPass::Depth { view, colour: formats.color.is_some() }, formats);
     }
 
     /// Records one frame of `crowds` seen by `camera` into `encoder` and `target`, clearing it: the
@@ -751,14 +723,23 @@ impl Renderer {
     }
 }
 
-impl From<PlanError> for RenderError {
-    fn from(e: PlanError) -> Self {
+impl From<FrameError> for RenderError {
+    fn from(e: FrameError) -> Self {
         match e {
-            PlanError::AssetHasNoBones { .. } => RenderError::AssetHasNoBones,
-            PlanError::BufferTooLarge { what, size, limit } => {
+            FrameError::NoHostShadowMap => RenderError::NoHostShadowMap,
+            FrameError::NoBuiltInShadowMap => RenderError::NoBuiltInShadowMap,
+            FrameError::HostShader(refusal) => RenderError::HostShader(refusal),
+            FrameError::Plan(PlanError::AssetHasNoBones { .. }) => RenderError::AssetHasNoBones,
+            FrameError::Plan(PlanError::BufferTooLarge { what, size, limit }) => {
                 RenderError::BufferTooLarge { what, size, limit }
             }
             other => RenderError::Device(other.to_string()),
         }
+    }
+}
+
+impl From<vat_core::frame::Missing> for RenderError {
+    fn from(m: vat_core::frame::Missing) -> Self {
+        FrameError::Missing(m).into()
     }
 }

@@ -900,3 +900,32 @@ fn ranges_merge_where_they_overlap_or_touch() {
     assert_eq!(merge_ranges(vec![5..7, 0..2, 2..3, 6..9, 4..4, 11..12]), vec![0..3, 5..9, 11..12]);
     assert!(merge_ranges(vec![]).is_empty());
 }
+
+#[test]
+fn a_gpu_culled_frame_records_growth_writes_resets_dispatches_and_counts_in_order() {
+    let mut f = fixture(20, 2, VertexFormat::Packed64);
+    let mut p = FramePlan::default();
+    plan(&mut p, &mut [&mut f], &gpu_culled()).unwrap();
+    let mut commands = Vec::new();
+    p.record(&mut commands);
+    let at = |want: &dyn Fn(&Command) -> bool| commands.iter().position(want).unwrap();
+    let grow = at(&|c| matches!(c, Command::GrowCrowd { crowd: 0, .. }));
+    let records = at(&|c| matches!(c, Command::Write { target: BufferId::Records { crowd: 0 }, .. }));
+    let reset = at(&|c| matches!(c, Command::Copy { to: BufferId::DrawArgs { crowd: 0 }, .. }));
+    let cull = at(&|c| matches!(c, Command::Dispatch(Dispatch::Cull { crowd: 0, .. })));
+    let counts = at(&|c| matches!(c, Command::CopyCounts { crowd: 0 }));
+    assert!(grow < records && records < reset && reset < cull && cull < counts, "{commands:#?}");
+    // Every write's bytes come from the plan or the crowd, and the record write covers them all.
+    let Command::Write { data, offset: 0, .. } = &commands[records] else { panic!("{commands:#?}") };
+    assert_eq!(p.bytes(Some((0, &f.crowd)), data).len(), 20 * size_of::<InstanceRecord>());
+    // With the default built-in shadows, the shadow pass is last: begin, its draws, end.
+    assert_eq!(commands.last(), Some(&Command::EndPass));
+    let draws = commands.iter().filter(|c| matches!(c, Command::Draw { .. })).count();
+    assert_eq!(draws, p.depth.len());
+}
+
+#[test]
+fn a_missing_resource_is_an_error_naming_it() {
+    let e = FrameError::from(Missing::Buffer(BufferId::DrawArgs { crowd: 2 }));
+    assert!(e.to_string().contains("DrawArgs { crowd: 2 }"), "{e}");
+}
