@@ -200,11 +200,12 @@ pub fn estimate_bake_bytes(rig: &Rig, options: &BakeOptions, total_frames: u32) 
             u64::from(vertices).saturating_mul(12 * (1 + crate::lods::MAX_REFERENCE_POSES as u64)),
         )
         .saturating_add(index_bytes.saturating_mul(3));
-    // Verification's working set: a block of fresh frames (positions, normals, tangents; twice when
-    // influences were reduced) and one decoded frame per thread.
+    // Verification's working set: a few fresh frames (positions, normals, tangents; twice when
+    // influences were reduced) and one decoded frame per thread, and two frames per chunk of a block.
     let reduced = rig.meshes.iter().any(|m| m.full_influences.is_some());
     let block =
-        crate::verify::block_bytes_per_vertex(options.tangents, reduced).saturating_mul(u64::from(vertices));
+        crate::verify::block_bytes_per_vertex(options.tangents, reduced, rayon::current_num_threads())
+            .saturating_mul(u64::from(vertices));
     bytes = bytes.saturating_add(block);
     // A streamed body: the frames being read, two per thread (a blend reads two), and the decoded
     // frame each task gathers into.
@@ -866,6 +867,557 @@ fn timed<T>(timings: &mut Vec<StageTiming>, stage: &'static str, f: impl FnOnce(
     Ok(out)
 }
 
+/// The vertex animation section: every frame of `samples` skinned again from its `poses` (or read
+/// again from a streamed sequence), encoded in `options.format` in the box `bounds` into textures
+/// of `layout`, added to `blobs`; and the textures' size in bytes.
+///
+/// Errors: an encoding error ([`vat_core::Error`]) or a streamed frame that cannot be read.
+#[allow(clippy::too_many_arguments)]
+fn encode_vertex_animation(
+    rig: &Rig,
+    set: &VertexSet,
+    skin_plan: &skin::SkinPlan,
+    samples: &[(usize, f32)],
+    poses: &[skin::FramePose],
+    bounds: PositionBounds,
+    layout: VertexTextureLayout,
+    options: &BakeOptions,
+    blobs: &mut BlobTable,
+) -> Result<(VertexAnimation, u64)> {
+    let format = options.format;
+    let n = set.vertex_count();
+    let bits = if format == VertexFormat::Packed64 {
+        encoding::allocate_position_bits(bounds.extent)
+    } else {
+        [0; 3]
+    };
+    let (textures, tangents) = if let Some(body) = &rig.streamed_body {
+        // A frame per block, read again from the source.
+        let fill = |texels: std::ops::Range<usize>,
+                    p: &mut [[f32; 3]],
+                    nrm: &mut [[f32; 3]],
+                    _: Option<&mut [[f32; 4]]>| {
+            match samples.get(texels.start / n) {
+                Some(&(clip, time)) => skin::streamed_frame_into(rig, body, set, clip, time, p, nrm),
+                None => Ok(()),
+            }
+        };
+        encode_by_block(&layout, format, &bounds, bits, options.normal_rounding, false, n, fill)?
+    } else if format == VertexFormat::Packed64
+        && options.normal_rounding == NormalRounding::Nearest
+        && !options.tangents
+    {
+        // The default: each frame's texels straight from the skinning kernel's lanes.
+        let encoder = encoding::Packed64Encoder::new(&bounds, bits)?;
+        let mut texture = vec![0u8; layout.byte_len(8) as usize];
+        texture[..samples.len() * n * 8]
+            .par_chunks_mut(n * 8)
+            .zip(poses.par_iter())
+            .for_each(|(texels, pose)| skin::skin_frame_packed64(set, skin_plan, pose, &encoder, texels));
+        (vec![texture], None)
+    } else {
+        let fill = |texels: std::ops::Range<usize>,
+                    p: &mut [[f32; 3]],
+                    nrm: &mut [[f32; 3]],
+                    t: Option<&mut [[f32; 4]]>| {
+            // Blocks are whole frames.
+            if let Some(pose) = poses.get(texels.start / n) {
+                skin::skin_frame_into(set, skin_plan, pose, p, nrm, t);
+            }
+            Ok(())
+        };
+        encode_by_block(&layout, format, &bounds, bits, options.normal_rounding, options.tangents, n, fill)?
+    };
+    let bytes: u64 = textures.iter().chain(&tangents).map(|t| t.len() as u64).sum();
+    let texture_ids = textures.into_iter().map(|t| blobs.add(t)).collect();
+    let tangent_id = tangents.map(|t| blobs.add(t));
+    let va = VertexAnimation {
+        layout,
+        format,
+        bounds,
+        position_bits: bits,
+        textures: texture_ids,
+        tangents: tangent_id,
+    };
+    Ok((va, bytes))
+}
+
+/// The bone animation section (bone mode: the skinning matrix of every bone at every frame, from
+/// `globals`, shared with the batch's other rigs of the same bone list; joints and weights per
+/// vertex) and the capture tracks of `capture_nodes`, their blobs added to `blobs`; and the bone
+/// texture's size in bytes.
+///
+/// Errors: a bone texture that does not fit `options.max_texture_dim`.
+#[allow(clippy::too_many_arguments)]
+fn bone_sections(
+    set: &VertexSet,
+    skeleton: &Skeleton,
+    globals: Option<Arc<Vec<Vec<Mat4>>>>,
+    capture_nodes: &[usize],
+    total_frames: u32,
+    options: &BakeOptions,
+    mut shared: Option<&mut SharedSampling>,
+    blobs: &mut BlobTable,
+) -> Result<(Option<BoneAnimation>, u64, Vec<CaptureTrack>)> {
+    let n = set.vertex_count();
+    let mut bone_animation = None;
+    let mut bone_bytes = 0u64;
+    if let (true, Some(globals)) = (options.bones, &globals) {
+        let bone_count = skeleton.bones.len() as u32;
+        let layout = BoneTextureLayout::new(bone_count, total_frames, options.max_texture_dim)?;
+        let reused = shared.as_ref().and_then(|s| {
+            s.bone_textures.iter().find(|(k, _)| *k == skeleton.bones).map(|(_, t)| Arc::clone(t))
+        });
+        let texture = match reused {
+            Some(t) => t,
+            None => {
+                let len = layout.byte_len(16) as usize;
+                let mut out = Vec::with_capacity(len);
+                for frame in globals.iter() {
+                    for &(node, inverse_bind) in &skeleton.bones {
+                        let m = frame.get(node).copied().unwrap_or(Mat4::IDENTITY) * inverse_bind;
+                        let c = m.to_cols_array();
+                        // Row r of the affine: (m[0][r], m[1][r], m[2][r], m[3][r]).
+                        for r in 0..3 {
+                            for col in 0..4 {
+                                out.extend_from_slice(&c[col * 4 + r].to_le_bytes());
+                            }
+                        }
+                    }
+                }
+                out.resize(len, 0);
+                let t = Arc::new(out);
+                if let Some(s) = shared.as_mut() {
+                    s.bone_textures.push((skeleton.bones.clone(), Arc::clone(&t)));
+                }
+                t
+            }
+        };
+        bone_bytes = texture.len() as u64;
+        let influences = if set.influence_count <= 4 { 4 } else { 8 };
+        let mut joints = Vec::with_capacity(n * influences * 2);
+        let mut weights = Vec::with_capacity(n * influences * 4);
+        for (j, w) in set.joints.iter().zip(&set.weights) {
+            for s in 0..influences {
+                let bone = skeleton.from_set.get(usize::from(j[s])).copied().unwrap_or(0);
+                joints.extend_from_slice(&bone.to_le_bytes());
+                weights.extend_from_slice(&w[s].to_le_bytes());
+            }
+        }
+        bone_animation = Some(BoneAnimation {
+            layout,
+            texture: blobs.add_shared(texture),
+            influences: influences as u32,
+            joints: blobs.add(joints),
+            weights: blobs.add(weights),
+        });
+    }
+    let mut captures = Vec::new();
+    if let Some(globals) = &globals {
+        for &node in capture_nodes {
+            let bone = skeleton.of_node[node].unwrap_or(0);
+            let bytes = f32_bytes(globals.iter().flat_map(|frame| affine_3x4(&frame[node])));
+            captures.push(CaptureTrack { bone, blob: blobs.add(bytes) });
+        }
+    }
+    Ok((bone_animation, bone_bytes, captures))
+}
+
+/// The index bytes of every LOD (one list after the other, little-endian u32) and their entries,
+/// with switch distances from each LOD's error and the asset's `size` (its box's largest extent),
+/// in the asset's units, strictly increasing ([`vat_core::lod::lod_switch_distances`]).
+fn lod_sections(chain: &lods::LodChain, lod_lists: &[Vec<u32>], size: f32) -> (Vec<u8>, Vec<Lod>) {
+    let mut index_bytes = Vec::with_capacity(lod_lists.iter().map(Vec::len).sum::<usize>() * 4);
+    let mut lod_entries = Vec::with_capacity(lod_lists.len());
+    let errors: Vec<f32> = chain.levels.iter().map(|l| l.error).collect();
+    let distances = vat_core::lod::lod_switch_distances(&errors, size);
+    for ((list, level), &max_distance) in lod_lists.iter().zip(&chain.levels).zip(&distances) {
+        let first_index = (index_bytes.len() / 4) as u32;
+        for &v in list {
+            index_bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        lod_entries.push(Lod {
+            first_index,
+            index_count: list.len() as u32,
+            triangle_count: (list.len() / 3) as u32,
+            screen_error: level.error,
+            max_distance,
+        });
+    }
+    (index_bytes, lod_entries)
+}
+
+/// The per-vertex streams of the body (rest position, normal and tangent, UVs, colours, material
+/// ids), their blobs added to `blobs` in that order.
+fn vertex_streams(set: &VertexSet, blobs: &mut BlobTable) -> Vec<VertexStream> {
+    let mut streams = vec![
+        VertexStream {
+            kind: StreamKind::RestPosition,
+            element: ElementFormat::F32x3,
+            blob: blobs.add(vec3_bytes(&set.positions)),
+        },
+        VertexStream {
+            kind: StreamKind::RestNormal,
+            element: ElementFormat::F32x3,
+            blob: blobs.add(vec3_bytes(&set.normals)),
+        },
+    ];
+    if let Some(t) = &set.tangents {
+        let bytes = f32_bytes(t.iter().flat_map(|v: &Vec4| v.to_array()));
+        streams.push(VertexStream {
+            kind: StreamKind::RestTangent,
+            element: ElementFormat::F32x4,
+            blob: blobs.add(bytes),
+        });
+    }
+    streams.extend(surface_streams(
+        set.uvs.as_ref().map(|uv| uv.iter().map(|v| v.to_array())),
+        set.colors.as_ref().map(|c| c.iter().map(|v| v.to_array())),
+        |bytes| blobs.add(bytes),
+    ));
+    streams.push(VertexStream {
+        kind: StreamKind::MaterialId,
+        element: ElementFormat::U8,
+        blob: blobs.add(set.material_ids.clone()),
+    });
+    streams
+}
+
+/// The attachment meshes (`(mesh index, name)`) as manifest entries, their blobs added to `blobs`
+/// (positions, normals, material ids, indices of each in turn).
+fn attachment_sections(
+    rig: &Rig,
+    attachment_meshes: &[(usize, String)],
+    blobs: &mut BlobTable,
+) -> Vec<Attachment> {
+    attachment_meshes
+        .iter()
+        .map(|(mi, name)| {
+            let m = &rig.meshes[*mi];
+            let socket = match m.role {
+                MeshRole::Attachment { socket } => socket as u32,
+                MeshRole::Body => 0,
+            };
+            Attachment {
+                name: name.clone(),
+                socket,
+                vertex_count: m.vertex_count() as u32,
+                positions: blobs.add(vec3_bytes(&m.positions)),
+                normals: blobs.add(vec3_bytes(&m.normals)),
+                material_ids: blobs.add(m.material_ids.clone()),
+                indices: blobs.add(m.indices.iter().flat_map(|i| i.to_le_bytes()).collect()),
+            }
+        })
+        .collect()
+}
+
+/// Refuses the options that do not apply to a streamed mesh sequence (no skeleton, tangent frames
+/// or nodes).
+///
+/// Errors: [`BakeError::InvalidOption`] naming the first such option given.
+fn refuse_sequence_options(rig: &Rig, options: &BakeOptions) -> Result<()> {
+    if rig.streamed_body.is_some() {
+        // A streamed mesh sequence is positions and normals per frame: nothing to skin, no nodes.
+        let refused = [
+            ("--bones", options.bones),
+            ("--tangents", options.tangents),
+            ("--root-motion", options.root_motion),
+            ("--capture", !options.captures.is_empty()),
+        ];
+        if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
+            return Err(invalid_option(
+                flag,
+                format!(
+                    "does not apply to mesh sequence \"{}\" (a soft-body sequence stores positions and normals per \
+                 frame: no skeleton, tangent frames or nodes)",
+                    rig.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The rig's sockets as manifest entries, each on its node's bone of `skeleton`.
+fn manifest_sockets(rig: &Rig, skeleton: &Skeleton) -> Vec<ManifestSocket> {
+    rig.sockets
+        .iter()
+        .map(|s| ManifestSocket {
+            name: s.name.clone(),
+            bone: skeleton.of_node[s.node].unwrap_or(0),
+            local: affine_3x4(&s.local),
+        })
+        .collect()
+}
+
+/// Stores the root motion `tracks` in `manifest`, with a note per clip: a looping clip that travels
+/// (more than 1 % of the body's width per cycle) strides by its track; one in place keeps its
+/// measured stride.
+fn set_root_motion(
+    manifest: &mut Manifest,
+    tracks: Vec<vat_core::root_motion::RootMotionTrack>,
+    notes: &mut Vec<String>,
+) {
+    let width = vertex_animation_width(manifest);
+    for track in &tracks {
+        if let Some(clip) = manifest.clips.get_mut(track.clip as usize) {
+            let travels = clip.mode == ClipMode::Looping && track.cycle.distance() > 0.01 * width;
+            if travels {
+                clip.stride = track.cycle.distance();
+            }
+            notes.push(crate::root_motion::note(clip, track, travels));
+        }
+    }
+    manifest.root_motion = tracks;
+}
+
+/// The figures of a bake: `texture_bytes` are the vertex and bone textures' sizes.
+fn bake_stats(
+    manifest: &Manifest,
+    chain: &lods::LodChain,
+    plan: &ClipPlan,
+    blobs: &BlobTable,
+    texture_bytes: [u64; 2],
+    timings: Vec<StageTiming>,
+    notes: Vec<String>,
+) -> BakeStats {
+    let [vertex_texture_bytes, bone_texture_bytes] = texture_bytes;
+    let va = manifest.vertex_animation.as_ref();
+    BakeStats {
+        vertex_count: manifest.vertex_count,
+        triangle_counts: chain.levels.iter().map(|l| l.triangle_count() as u32).collect(),
+        lod_errors_m: chain.levels.iter().map(|l| l.error).collect(),
+        stalled_lods: chain.dropped.iter().map(|d| d.requested as u32).collect(),
+        clips: plan.row_map.len() as u32,
+        frames: plan.row_map.total_frames(),
+        texture_width: va.map_or(0, |v| v.layout.width),
+        texture_height: va.map_or(0, |v| v.layout.height),
+        bytes_per_vertex_frame: va.map_or(0, |v| v.format.bytes_per_vertex_frame()),
+        vertex_texture_bytes,
+        bone_texture_bytes,
+        blob_bytes: blobs.blobs.iter().map(|b| b.len() as u64).sum(),
+        deduplicated_blobs: blobs.deduplicated,
+        warnings: plan
+            .warnings
+            .iter()
+            .cloned()
+            .chain(chain.dropped.iter().map(ToString::to_string))
+            .collect(),
+        clip_looping: plan.looping.clone(),
+        timings,
+        notes: crate::notes::collapse(notes),
+    }
+}
+
+/// A bake's LOD chain, its index lists in the final vertex order, and that order ([`build_lods`]).
+type LodBuild = (lods::LodChain, Vec<Vec<u32>>, Vec<u32>);
+
+/// A stage's result with its figure.
+type Timed<T> = Result<(T, StageTiming)>;
+
+/// [`build_lods`] on `set`, and beside it, when it can run there, `sampling` of every frame on a
+/// copy of `set` before the reorder: the box does not depend on the vertex order (each vertex
+/// skins alike in any order; min and max are exact). Root motion is fitted to frames in the final
+/// vertex order (its sums depend on the order), and a streamed sequence's frames are read after:
+/// those are not sampled here (`None`), nor is progress reported.
+fn lods_beside_frames(
+    rig: &Rig,
+    set: &mut VertexSet,
+    options: &BakeOptions,
+    samples: &[(usize, f32)],
+    sampling: &FrameSampling<'_>,
+) -> (Timed<LodBuild>, Option<Timed<SampledFrames>>) {
+    if options.root_motion || rig.streamed_body.is_some() {
+        return (timed_result("lods", || build_lods(rig, set, options, samples)), None);
+    }
+    let unordered = set.clone();
+    let (lods, frames) = rayon::join(
+        || timed_result("lods", || build_lods(rig, set, options, samples)),
+        || timed_result("skin", || sampling.run(&unordered, &skin::SkinPlan::new(&unordered), &mut |_| {})),
+    );
+    (lods, Some(frames))
+}
+
+/// `rig`, with tangents generated for its body meshes without TANGENT when `--tangents` asks for
+/// them (MikkTSpace, or without UVs a perpendicular basis), and a note per such mesh.
+fn with_generated_tangents<'a>(
+    rig: &'a Rig,
+    options: &BakeOptions,
+) -> (std::borrow::Cow<'a, Rig>, Vec<String>) {
+    let missing = rig.meshes.iter().any(|m| m.role == MeshRole::Body && m.tangents.is_none());
+    if !(options.tangents && missing) {
+        return (std::borrow::Cow::Borrowed(rig), Vec::new());
+    }
+    let mut owned = rig.clone();
+    let notes = crate::tangents::generate_missing(&mut owned).iter().map(ToString::to_string).collect();
+    (std::borrow::Cow::Owned(owned), notes)
+}
+
+/// Refuses `--tangents` when the body's vertex `set` has none (after [`with_generated_tangents`]).
+fn refuse_missing_tangents(rig: &Rig, set: &VertexSet, options: &BakeOptions) -> Result<()> {
+    if options.tangents && set.tangents.is_none() {
+        return Err(invalid_option(
+            "--tangents",
+            format!("rig \"{}\" has no tangents on its body meshes", rig.name),
+        ));
+    }
+    Ok(())
+}
+
+/// [`timed`] for a stage that may run beside another: its figure is returned, not pushed.
+fn timed_result<T>(stage: &'static str, f: impl FnOnce() -> Result<T>) -> Timed<T> {
+    let start = Instant::now();
+    let out = f()?;
+    Ok((out, StageTiming { stage, seconds: start.elapsed().as_secs_f64() }))
+}
+
+/// The LOD chain of `set` on its original topology (simplified with the rest pose and a few
+/// reference poses of `samples`), then `set` put in the locality order (unless
+/// [`BakeOptions::optimize_vertex_order`] is off): the chain, its index lists in the new order and
+/// the order (new index -> original index).
+fn build_lods(
+    rig: &Rig,
+    set: &mut VertexSet,
+    options: &BakeOptions,
+    samples: &[(usize, f32)],
+) -> Result<(lods::LodChain, Vec<Vec<u32>>, Vec<u32>)> {
+    let n = set.vertex_count();
+    let references = LOD_REFERENCE_POSES.min(samples.len());
+    let picked: Vec<(usize, f32)> =
+        (0..references).map(|j| samples[(2 * j + 1) * samples.len() / (2 * references)]).collect();
+    let poses = skin::skin_clip_frames(rig, set, &picked, false)?;
+    let pose_refs: Vec<&[Vec3]> = poses.iter().map(|f| f.positions.as_slice()).collect();
+    let surface = lods::LodSurface {
+        normals: Some(&set.normals),
+        uvs: set.uvs.as_deref(),
+        colors: set.colors.as_deref(),
+        groups: None,
+    };
+    let chain =
+        lods::build_lod_chain_surface(&set.positions, &set.indices, &pose_refs, &surface, &options.lods)?;
+    let mut lists = chain.index_lists();
+    let order = if options.optimize_vertex_order {
+        lods::reorder_for_locality(set, &mut lists)?
+    } else {
+        (0..n as u32).collect()
+    };
+    Ok((chain, lists, order))
+}
+
+/// What sampling every frame gives the encoder: each frame's skinning matrices and morph weights
+/// (empty for a streamed sequence, whose frames are read again), the quantisation box, the root
+/// motion tracks, and the global node matrices when kept.
+struct SampledFrames {
+    poses: Vec<skin::FramePose>,
+    bounds: PositionBounds,
+    root_tracks: Vec<vat_core::root_motion::RootMotionTrack>,
+    globals: Option<Vec<Vec<Mat4>>>,
+}
+
+/// Sampling every frame of a bake: see [`FrameSampling::run`].
+struct FrameSampling<'a> {
+    rig: &'a Rig,
+    plan: &'a ClipPlan,
+    /// `(rig clip, absolute time)` of every frame, in texture order.
+    samples: &'a [(usize, f32)],
+    /// Fit and remove each clip's root motion ([`BakeOptions::root_motion`]).
+    root_motion: bool,
+    /// Keep every frame's global node matrices (bone texture, capture tracks).
+    keep_globals: bool,
+}
+
+impl FrameSampling<'_> {
+    /// Samples every frame of the plan on `set` (skinned with `skin_plan`, made from it): the poses,
+    /// root motion fitted and removed (in place), and the box of every skinned position (nothing
+    /// stored per vertex), one clip at a time for progress.
+    ///
+    /// Errors: a non-finite skinned position, a root motion fit that fails, a streamed frame that
+    /// cannot be read.
+    fn run(
+        &self,
+        set: &VertexSet,
+        skin_plan: &skin::SkinPlan,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<SampledFrames> {
+        let (rig, plan, samples) = (self.rig, self.plan, self.samples);
+        let total_frames = plan.row_map.total_frames();
+        let clip_done = |progress: &mut dyn FnMut(Progress), clip: &Clip| {
+            progress(Progress {
+                stage: "skin",
+                done: u64::from(clip.end_frame()),
+                total: u64::from(total_frames),
+            })
+        };
+        let mut frame_bounds = Vec::with_capacity(samples.len());
+        if let Some(body) = &rig.streamed_body {
+            // Frames read from the source one per task (nothing kept): the box only.
+            for clip in plan.row_map.clips() {
+                let frames = clip.first_frame as usize..clip.end_frame() as usize;
+                frame_bounds.par_extend(samples[frames].par_iter().map(|&(c, t)| {
+                    skin::streamed_frame(rig, body, set, c, t, false)
+                        .map(|f| skin::FrameBounds::of(&f.positions))
+                }));
+                clip_done(progress, clip);
+            }
+            let frame_bounds: Vec<skin::FrameBounds> = frame_bounds.into_iter().collect::<Result<_>>()?;
+            let bounds = bounds_of(&frame_bounds)?;
+            return Ok(SampledFrames { poses: Vec::new(), bounds, root_tracks: Vec::new(), globals: None });
+        }
+        let keep_globals = self.keep_globals;
+        let sampled: Vec<(skin::FramePose, Option<Vec<Mat4>>)> = samples
+            .par_iter()
+            .map(|&(clip, time)| {
+                let pose = sample_pose(rig, &rig.clips[clip], time);
+                let globals = global_matrices(rig, &pose);
+                let frame = skin::FramePose::new(rig, set, pose, &globals);
+                (frame, keep_globals.then_some(globals))
+            })
+            .collect();
+        let (mut poses, globals): (Vec<skin::FramePose>, Vec<Option<Vec<Mat4>>>) =
+            sampled.into_iter().unzip();
+        let mut globals: Option<Vec<Vec<Mat4>>> =
+            keep_globals.then(|| globals.into_iter().flatten().collect());
+        // Root motion: fitted to each clip's skinned frames, then removed from them (in place).
+        let mut root_tracks = Vec::new();
+        if self.root_motion {
+            for (ci, (clip, &source)) in plan.row_map.clips().iter().zip(&plan.sources).enumerate() {
+                let frames = clip.first_frame as usize..clip.end_frame() as usize;
+                let g = globals.as_mut().map(|g| &mut g[frames.clone()]);
+                root_tracks.push(crate::root_motion::extract_clip(
+                    rig,
+                    set,
+                    skin_plan,
+                    ci as u32,
+                    clip,
+                    source,
+                    &mut poses[frames],
+                    g,
+                )?);
+            }
+        }
+        for clip in plan.row_map.clips() {
+            let frames = clip.first_frame as usize..clip.end_frame() as usize;
+            frame_bounds
+                .par_extend(poses[frames].par_iter().map(|p| Ok(skin::frame_bounds(set, skin_plan, p))));
+            clip_done(progress, clip);
+        }
+        let frame_bounds: Vec<skin::FrameBounds> = frame_bounds.into_iter().collect::<Result<_>>()?;
+        let bounds = bounds_of(&frame_bounds)?;
+        Ok(SampledFrames { poses, bounds, root_tracks, globals })
+    }
+}
+
+/// The quantisation box of every frame's bounds.
+///
+/// Errors: [`vat_core::Error::NotFinite`] when a skinned position is not finite.
+fn bounds_of(frames: &[skin::FrameBounds]) -> Result<PositionBounds> {
+    let all = skin::FrameBounds::merge(frames);
+    if !all.finite {
+        return Err(vat_core::Error::NotFinite { what: "point coordinate" }.into());
+    }
+    Ok(PositionBounds::from_points([all.min.to_array(), all.max.to_array()])?)
+}
+
 /// The skeleton written to the manifest: every bone of the vertex set plus one per socket or
 /// captured node that is not a bone yet, sorted by node (so parents come first).
 struct Skeleton {
@@ -1183,44 +1735,14 @@ fn prepare_planned(
     rig: &Rig,
     options: &BakeOptions,
     plan: &ClipPlan,
-    mut shared: Option<&mut SharedSampling>,
+    shared: Option<&mut SharedSampling>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<PreparedBake> {
     let mut timings = Vec::new();
-    // `--tangents` on meshes without TANGENT: MikkTSpace (or, without UVs, a perpendicular basis),
-    // said in a note per mesh.
-    let with_tangents;
-    let mut notes = Vec::new();
-    let rig = if options.tangents
-        && rig.meshes.iter().any(|m| m.role == crate::rig::MeshRole::Body && m.tangents.is_none())
-    {
-        let mut owned = rig.clone();
-        notes = crate::tangents::generate_missing(&mut owned).iter().map(ToString::to_string).collect();
-        with_tangents = owned;
-        &with_tangents
-    } else {
-        rig
-    };
+    let (rig, mut notes) = with_generated_tangents(rig, options);
+    let rig = rig.as_ref();
     let total_frames = plan.row_map.total_frames();
-    if rig.streamed_body.is_some() {
-        // A streamed mesh sequence is positions and normals per frame: nothing to skin, no nodes.
-        let refused = [
-            ("--bones", options.bones),
-            ("--tangents", options.tangents),
-            ("--root-motion", options.root_motion),
-            ("--capture", !options.captures.is_empty()),
-        ];
-        if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
-            return Err(invalid_option(
-                flag,
-                format!(
-                    "does not apply to mesh sequence \"{}\" (a soft-body sequence stores positions and normals per \
-                     frame: no skeleton, tangent frames or nodes)",
-                    rig.name
-                ),
-            ));
-        }
-    }
+    refuse_sequence_options(rig, options)?;
     // Fail on an impossible texture before allocating anything per frame (the frame limit was
     // checked per clip by `plan_clips`; an empty rig fails in VertexSet::from_rig with its own
     // message).
@@ -1233,39 +1755,21 @@ fn prepare_planned(
     let attachment_meshes = attachment_meshes(rig)?;
     let samples = plan.samples(rig);
 
-    // Vertex set, LODs on the original topology, then the locality order.
-    let (set, lod_chain, vertex_order) = timed(&mut timings, "lods", || {
-        let mut set = VertexSet::from_rig(rig)?;
-        if options.tangents && set.tangents.is_none() {
-            return Err(invalid_option(
-                "--tangents",
-                format!("rig \"{}\" has no tangents on its body meshes", rig.name),
-            ));
-        }
-        let n = set.vertex_count();
-        let picked: Vec<(usize, f32)> = (0..LOD_REFERENCE_POSES.min(samples.len()))
-            .map(|j| samples[(2 * j + 1) * samples.len() / (2 * LOD_REFERENCE_POSES.min(samples.len()))])
-            .collect();
-        let poses = skin::skin_clip_frames(rig, &set, &picked, false)?;
-        let pose_refs: Vec<&[Vec3]> = poses.iter().map(|f| f.positions.as_slice()).collect();
-        let surface = lods::LodSurface {
-            normals: Some(&set.normals),
-            uvs: set.uvs.as_deref(),
-            colors: set.colors.as_deref(),
-            groups: None,
-        };
-        let chain =
-            lods::build_lod_chain_surface(&set.positions, &set.indices, &pose_refs, &surface, &options.lods)?;
-        let mut lists = chain.index_lists();
-        let order = if options.optimize_vertex_order {
-            lods::reorder_for_locality(&mut set, &mut lists)?
-        } else {
-            (0..n as u32).collect()
-        };
-        Ok((set, (chain, lists), order))
-    })?;
+    // The vertex set; its LODs on the original topology, then the locality order; and every
+    // frame's pose and the quantisation box.
+    let mut set = VertexSet::from_rig(rig)?;
+    refuse_missing_tangents(rig, &set, options)?;
+    // Sample every frame once: the skinning matrices (and morph weights) of each, and the global
+    // node matrices when the bone texture or capture tracks need them.
+    let needs_globals = options.bones || !capture_nodes.is_empty();
+    // A batch shares the first rig's node matrices.
+    let keep_globals = needs_globals && shared.is_none();
+    let sampling =
+        FrameSampling { rig, plan, samples: &samples, root_motion: options.root_motion, keep_globals };
+    let (lods, early_frames) = lods_beside_frames(rig, &mut set, options, &samples, &sampling);
+    let ((chain, lod_lists, vertex_order), lods_time) = lods?;
+    timings.push(lods_time);
     progress(Progress { stage: "lods", done: 1, total: 1 });
-    let (chain, lod_lists) = lod_chain;
     let n = set.vertex_count();
     let n32 = n as u32;
     // The skeleton is known now: refuse a bone texture that cannot fit before any per-frame work.
@@ -1279,318 +1783,51 @@ fn prepare_planned(
     } else {
         None
     };
-
-    // Sample every frame once: the skinning matrices (and morph weights) of each, and the global
-    // node matrices when the bone texture or capture tracks need them.
-    let needs_globals = options.bones || !capture_nodes.is_empty();
-    // A batch shares the first rig's node matrices.
-    let keep_globals = needs_globals && shared.is_none();
     let skin_plan = skin::SkinPlan::new(&set);
-    let mut sampled_globals: Option<Vec<Vec<Mat4>>> = None;
     let mut blobs = BlobTable::default();
-    let format = options.format;
     let layout = VertexTextureLayout::new(n32, total_frames, options.max_texture_dim)?;
-    // Skin the positions of every frame for the quantisation box (nothing stored), one clip at a
-    // time for progress.
-    let (poses, bounds, root_tracks) = timed(&mut timings, "skin", || {
-        if let Some(body) = &rig.streamed_body {
-            // Frames read from the source one per task (nothing kept): the box only.
-            let mut frame_bounds = Vec::with_capacity(samples.len());
-            for clip in plan.row_map.clips() {
-                let frames = clip.first_frame as usize..clip.end_frame() as usize;
-                frame_bounds.par_extend(samples[frames].par_iter().map(|&(c, t)| {
-                    skin::streamed_frame(rig, body, &set, c, t, false)
-                        .map(|f| skin::FrameBounds::of(&f.positions))
-                }));
-                progress(Progress {
-                    stage: "skin",
-                    done: u64::from(clip.end_frame()),
-                    total: u64::from(total_frames),
-                });
-            }
-            let frame_bounds: Vec<skin::FrameBounds> = frame_bounds.into_iter().collect::<Result<_>>()?;
-            let all = skin::FrameBounds::merge(&frame_bounds);
-            if !all.finite {
-                return Err(vat_core::Error::NotFinite { what: "point coordinate" }.into());
-            }
-            let bounds = PositionBounds::from_points([all.min.to_array(), all.max.to_array()])?;
-            return Ok((Vec::new(), bounds, Vec::new()));
-        }
-        let sampled: Vec<(skin::FramePose, Option<Vec<Mat4>>)> = samples
-            .par_iter()
-            .map(|&(clip, time)| {
-                let pose = sample_pose(rig, &rig.clips[clip], time);
-                let globals = global_matrices(rig, &pose);
-                let frame = skin::FramePose::new(rig, &set, pose, &globals);
-                (frame, keep_globals.then_some(globals))
-            })
-            .collect();
-        let (mut poses, globals): (Vec<skin::FramePose>, Vec<Option<Vec<Mat4>>>) =
-            sampled.into_iter().unzip();
-        let mut globals: Option<Vec<Vec<Mat4>>> =
-            keep_globals.then(|| globals.into_iter().flatten().collect());
-        // Root motion: fitted to each clip's skinned frames, then removed from them (in place).
-        let mut tracks = Vec::new();
-        if options.root_motion {
-            for (ci, (clip, &source)) in plan.row_map.clips().iter().zip(&plan.sources).enumerate() {
-                let frames = clip.first_frame as usize..clip.end_frame() as usize;
-                let g = globals.as_mut().map(|g| &mut g[frames.clone()]);
-                tracks.push(crate::root_motion::extract_clip(
-                    rig,
-                    &set,
-                    &skin_plan,
-                    ci as u32,
-                    clip,
-                    source,
-                    &mut poses[frames],
-                    g,
-                )?);
-            }
-        }
-        sampled_globals = globals;
-        let mut frame_bounds = Vec::with_capacity(poses.len());
-        for clip in plan.row_map.clips() {
-            let frames = clip.first_frame as usize..clip.end_frame() as usize;
-            frame_bounds
-                .par_extend(poses[frames].par_iter().map(|p| skin::frame_bounds(&set, &skin_plan, p)));
+    let (frames, skin_time) = match early_frames {
+        Some(frames) => {
+            let frames = frames?;
             progress(Progress {
                 stage: "skin",
-                done: u64::from(clip.end_frame()),
+                done: u64::from(total_frames),
                 total: u64::from(total_frames),
             });
+            frames
         }
-        let all = skin::FrameBounds::merge(&frame_bounds);
-        if !all.finite {
-            return Err(vat_core::Error::NotFinite { what: "point coordinate" }.into());
-        }
-        let bounds = PositionBounds::from_points([all.min.to_array(), all.max.to_array()])?;
-        Ok((poses, bounds, tracks))
-    })?;
+        None => timed_result("skin", || sampling.run(&set, &skin_plan, progress))?,
+    };
+    timings.push(skin_time);
+    let SampledFrames { poses, bounds, root_tracks, globals: mut sampled_globals } = frames;
 
     // Skin again, a frame per task into reused buffers, and encode each frame straight into the
     // textures.
     let (vertex_animation, vertex_texture_bytes) = timed(&mut timings, "encode", || {
-        let bits = if format == VertexFormat::Packed64 {
-            encoding::allocate_position_bits(bounds.extent)
-        } else {
-            [0; 3]
-        };
-        let (textures, tangents) = if let Some(body) = &rig.streamed_body {
-            // A frame per block, read again from the source.
-            let fill = |texels: std::ops::Range<usize>,
-                        p: &mut [[f32; 3]],
-                        nrm: &mut [[f32; 3]],
-                        _: Option<&mut [[f32; 4]]>| {
-                match samples.get(texels.start / n) {
-                    Some(&(clip, time)) => skin::streamed_frame_into(rig, body, &set, clip, time, p, nrm),
-                    None => Ok(()),
-                }
-            };
-            encode_by_block(&layout, format, &bounds, bits, options.normal_rounding, false, n, fill)?
-        } else if format == VertexFormat::Packed64
-            && options.normal_rounding == NormalRounding::Nearest
-            && !options.tangents
-        {
-            // The default: each frame's texels straight from the skinning kernel's lanes.
-            let encoder = encoding::Packed64Encoder::new(&bounds, bits)?;
-            let mut texture = vec![0u8; layout.byte_len(8) as usize];
-            texture[..samples.len() * n * 8].par_chunks_mut(n * 8).zip(poses.par_iter()).for_each(
-                |(texels, pose)| skin::skin_frame_packed64(&set, &skin_plan, pose, &encoder, texels),
-            );
-            (vec![texture], None)
-        } else {
-            let fill = |texels: std::ops::Range<usize>,
-                        p: &mut [[f32; 3]],
-                        nrm: &mut [[f32; 3]],
-                        t: Option<&mut [[f32; 4]]>| {
-                // Blocks are whole frames.
-                if let Some(pose) = poses.get(texels.start / n) {
-                    skin::skin_frame_into(&set, &skin_plan, pose, p, nrm, t);
-                }
-                Ok(())
-            };
-            encode_by_block(
-                &layout,
-                format,
-                &bounds,
-                bits,
-                options.normal_rounding,
-                options.tangents,
-                n,
-                fill,
-            )?
-        };
-        let bytes: u64 = textures.iter().chain(&tangents).map(|t| t.len() as u64).sum();
-        let texture_ids = textures.into_iter().map(|t| blobs.add(t)).collect();
-        let tangent_id = tangents.map(|t| blobs.add(t));
-        let va = VertexAnimation {
-            layout,
-            format,
-            bounds,
-            position_bits: bits,
-            textures: texture_ids,
-            tangents: tangent_id,
-        };
-        Ok((va, bytes))
+        encode_vertex_animation(rig, &set, &skin_plan, &samples, &poses, bounds, layout, options, &mut blobs)
     })?;
     progress(Progress { stage: "encode", done: 1, total: 1 });
     drop(poses);
 
     // Bone texture, sockets, captures.
     let (bone_animation, bone_texture_bytes, captures) = timed(&mut timings, "bones", || {
-        let globals: Option<Arc<Vec<Vec<Mat4>>>> = match (&shared, needs_globals) {
+        let globals = match (&shared, needs_globals) {
             (_, false) => None,
             (Some(s), true) => Some(Arc::clone(&s.globals)),
             (None, true) => sampled_globals.take().map(Arc::new),
         };
-        let mut bone_animation = None;
-        let mut bone_bytes = 0u64;
-        if let (true, Some(globals)) = (options.bones, &globals) {
-            let bone_count = skeleton.bones.len() as u32;
-            let layout = BoneTextureLayout::new(bone_count, total_frames, options.max_texture_dim)?;
-            let reused = shared.as_ref().and_then(|s| {
-                s.bone_textures.iter().find(|(k, _)| *k == skeleton.bones).map(|(_, t)| Arc::clone(t))
-            });
-            let texture = match reused {
-                Some(t) => t,
-                None => {
-                    let len = layout.byte_len(16) as usize;
-                    let mut out = Vec::with_capacity(len);
-                    for frame in globals.iter() {
-                        for &(node, inverse_bind) in &skeleton.bones {
-                            let m = frame.get(node).copied().unwrap_or(Mat4::IDENTITY) * inverse_bind;
-                            let c = m.to_cols_array();
-                            // Row r of the affine: (m[0][r], m[1][r], m[2][r], m[3][r]).
-                            for r in 0..3 {
-                                for col in 0..4 {
-                                    out.extend_from_slice(&c[col * 4 + r].to_le_bytes());
-                                }
-                            }
-                        }
-                    }
-                    out.resize(len, 0);
-                    let t = Arc::new(out);
-                    if let Some(s) = shared.as_mut() {
-                        s.bone_textures.push((skeleton.bones.clone(), Arc::clone(&t)));
-                    }
-                    t
-                }
-            };
-            bone_bytes = texture.len() as u64;
-            let influences = if set.influence_count <= 4 { 4 } else { 8 };
-            let mut joints = Vec::with_capacity(n * influences * 2);
-            let mut weights = Vec::with_capacity(n * influences * 4);
-            for (j, w) in set.joints.iter().zip(&set.weights) {
-                for s in 0..influences {
-                    let bone = skeleton.from_set.get(usize::from(j[s])).copied().unwrap_or(0);
-                    joints.extend_from_slice(&bone.to_le_bytes());
-                    weights.extend_from_slice(&w[s].to_le_bytes());
-                }
-            }
-            bone_animation = Some(BoneAnimation {
-                layout,
-                texture: blobs.add_shared(texture),
-                influences: influences as u32,
-                joints: blobs.add(joints),
-                weights: blobs.add(weights),
-            });
-        }
-        let mut captures = Vec::new();
-        if let Some(globals) = &globals {
-            for &node in &capture_nodes {
-                let bone = skeleton.of_node[node].unwrap_or(0);
-                let bytes = f32_bytes(globals.iter().flat_map(|frame| affine_3x4(&frame[node])));
-                captures.push(CaptureTrack { bone, blob: blobs.add(bytes) });
-            }
-        }
-        Ok((bone_animation, bone_bytes, captures))
+        bone_sections(&set, &skeleton, globals, &capture_nodes, total_frames, options, shared, &mut blobs)
     })?;
     progress(Progress { stage: "bones", done: 1, total: 1 });
 
     // LODs, streams, sockets, attachments, materials, manifest.
     let mut texture_notes = Vec::new();
     let manifest = timed(&mut timings, "assemble", || {
-        let mut index_bytes = Vec::with_capacity(lod_lists.iter().map(Vec::len).sum::<usize>() * 4);
-        let mut lod_entries = Vec::with_capacity(lod_lists.len());
-        // Switch distances from each LOD's error and the asset's size, in the asset's units, strictly
-        // increasing (vat_core::lod::lod_switch_distances).
-        let errors: Vec<f32> = chain.levels.iter().map(|l| l.error).collect();
         let size = vertex_animation.bounds.extent.iter().fold(0.0f32, |a, &b| a.max(b));
-        let distances = vat_core::lod::lod_switch_distances(&errors, size);
-        for ((list, level), &max_distance) in lod_lists.iter().zip(&chain.levels).zip(&distances) {
-            let first_index = (index_bytes.len() / 4) as u32;
-            for &v in list {
-                index_bytes.extend_from_slice(&v.to_le_bytes());
-            }
-            lod_entries.push(Lod {
-                first_index,
-                index_count: list.len() as u32,
-                triangle_count: (list.len() / 3) as u32,
-                screen_error: level.error,
-                max_distance,
-            });
-        }
+        let (index_bytes, lod_entries) = lod_sections(&chain, &lod_lists, size);
+        let streams = vertex_streams(&set, &mut blobs);
 
-        let mut streams = vec![
-            VertexStream {
-                kind: StreamKind::RestPosition,
-                element: ElementFormat::F32x3,
-                blob: blobs.add(vec3_bytes(&set.positions)),
-            },
-            VertexStream {
-                kind: StreamKind::RestNormal,
-                element: ElementFormat::F32x3,
-                blob: blobs.add(vec3_bytes(&set.normals)),
-            },
-        ];
-        if let Some(t) = &set.tangents {
-            let bytes = f32_bytes(t.iter().flat_map(|v: &Vec4| v.to_array()));
-            streams.push(VertexStream {
-                kind: StreamKind::RestTangent,
-                element: ElementFormat::F32x4,
-                blob: blobs.add(bytes),
-            });
-        }
-        streams.extend(surface_streams(
-            set.uvs.as_ref().map(|uv| uv.iter().map(|v| v.to_array())),
-            set.colors.as_ref().map(|c| c.iter().map(|v| v.to_array())),
-            |bytes| blobs.add(bytes),
-        ));
-        streams.push(VertexStream {
-            kind: StreamKind::MaterialId,
-            element: ElementFormat::U8,
-            blob: blobs.add(set.material_ids.clone()),
-        });
-
-        let sockets = rig
-            .sockets
-            .iter()
-            .map(|s| ManifestSocket {
-                name: s.name.clone(),
-                bone: skeleton.of_node[s.node].unwrap_or(0),
-                local: affine_3x4(&s.local),
-            })
-            .collect();
-
-        let attachments: Vec<Attachment> = attachment_meshes
-            .iter()
-            .map(|(mi, name)| {
-                let m = &rig.meshes[*mi];
-                let socket = match m.role {
-                    MeshRole::Attachment { socket } => socket as u32,
-                    MeshRole::Body => 0,
-                };
-                Attachment {
-                    name: name.clone(),
-                    socket,
-                    vertex_count: m.vertex_count() as u32,
-                    positions: blobs.add(vec3_bytes(&m.positions)),
-                    normals: blobs.add(vec3_bytes(&m.normals)),
-                    material_ids: blobs.add(m.material_ids.clone()),
-                    indices: blobs.add(m.indices.iter().flat_map(|i| i.to_le_bytes()).collect()),
-                }
-            })
-            .collect();
+        let attachments = attachment_sections(rig, &attachment_meshes, &mut blobs);
 
         let mut manifest = Manifest::new(rig.name.clone(), n32);
         manifest.clips = plan.row_map.clips().to_vec();
@@ -1601,7 +1838,7 @@ fn prepare_planned(
         manifest.lods = lod_entries;
         manifest.streams = streams;
         manifest.bones = skeleton.manifest_bones(rig);
-        manifest.sockets = sockets;
+        manifest.sockets = manifest_sockets(rig, &skeleton);
         manifest.captures = captures;
         manifest.attachments = attachments;
         if let Some(materials) = &rig.materials {
@@ -1613,49 +1850,21 @@ fn prepare_planned(
                 |bytes| blobs.add(bytes),
             );
         }
-        // A looping clip that travels (more than 1 % of the body's width per cycle) strides by its
-        // track; one in place keeps its measured stride.
-        let width = vertex_animation_width(&manifest);
-        for track in &root_tracks {
-            if let Some(clip) = manifest.clips.get_mut(track.clip as usize) {
-                let travels = clip.mode == ClipMode::Looping && track.cycle.distance() > 0.01 * width;
-                if travels {
-                    clip.stride = track.cycle.distance();
-                }
-                notes.push(crate::root_motion::note(clip, track, travels));
-            }
-        }
-        manifest.root_motion = root_tracks;
+        set_root_motion(&mut manifest, root_tracks, &mut notes);
         Ok(manifest)
     })?;
     notes.extend(texture_notes);
     notes.extend(chain.notes());
 
-    let va = manifest.vertex_animation.as_ref();
-    let stats = BakeStats {
-        vertex_count: n32,
-        triangle_counts: chain.levels.iter().map(|l| l.triangle_count() as u32).collect(),
-        lod_errors_m: chain.levels.iter().map(|l| l.error).collect(),
-        stalled_lods: chain.dropped.iter().map(|d| d.requested as u32).collect(),
-        clips: plan.row_map.len() as u32,
-        frames: total_frames,
-        texture_width: va.map_or(0, |v| v.layout.width),
-        texture_height: va.map_or(0, |v| v.layout.height),
-        bytes_per_vertex_frame: format.bytes_per_vertex_frame(),
-        vertex_texture_bytes,
-        bone_texture_bytes,
-        blob_bytes: blobs.blobs.iter().map(|b| b.len() as u64).sum(),
-        deduplicated_blobs: blobs.deduplicated,
-        warnings: plan
-            .warnings
-            .iter()
-            .cloned()
-            .chain(chain.dropped.iter().map(ToString::to_string))
-            .collect(),
-        clip_looping: plan.looping.clone(),
+    let stats = bake_stats(
+        &manifest,
+        &chain,
+        plan,
+        &blobs,
+        [vertex_texture_bytes, bone_texture_bytes],
         timings,
-        notes: crate::notes::collapse(notes),
-    };
+        notes,
+    );
     check_readable(rig, &manifest, blobs.blobs.len())?;
     Ok(PreparedBake { manifest, blobs: blobs.blobs, vertex_order, stats })
 }

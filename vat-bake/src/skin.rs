@@ -871,29 +871,19 @@ pub fn skin_frames_into(
     normals: &mut [[f32; 3]],
     tangents: Option<&mut [[f32; 4]]>,
 ) -> Result<()> {
+    check_frame_arrays(
+        rig,
+        set,
+        samples,
+        positions.len(),
+        normals.len(),
+        tangents.as_ref().map(|t| t.len()),
+    )?;
     let n = set.vertex_count();
-    let expected = samples.len() * n;
-    let lens = [Some(positions.len()), Some(normals.len()), tangents.as_ref().map(|t| t.len())];
-    if lens.iter().flatten().any(|&l| l != expected) {
-        return Err(invalid(
-            "skinned frame arrays",
-            format!("need {expected} entries each ({} samples x {n} vertices)", samples.len()),
-        ));
-    }
-    if tangents.is_some() && set.tangents.is_none() {
-        return Err(invalid("skinned frame arrays", "tangents requested from a vertex set without tangents"));
-    }
-    check_samples(rig, samples)?;
     if n == 0 {
         return Ok(());
     }
     if let Some(body) = &rig.streamed_body {
-        if tangents.is_some() {
-            return Err(invalid(
-                format!("rig \"{}\"", rig.name),
-                "a streamed mesh sequence has no tangent frames (bake it without --tangents)",
-            ));
-        }
         return positions
             .par_chunks_mut(n)
             .zip(normals.par_chunks_mut(n))
@@ -911,6 +901,91 @@ pub fn skin_frames_into(
         };
     for_each_frame(samples, n, positions, normals, tangents, frame);
     Ok(())
+}
+
+/// The checks of [`skin_frames_into`] on its arrays' lengths (`samples.len() * vertex_count` each),
+/// the tangents asked for and the samples' clips.
+fn check_frame_arrays(
+    rig: &Rig,
+    set: &VertexSet,
+    samples: &[(usize, f32)],
+    positions: usize,
+    normals: usize,
+    tangents: Option<usize>,
+) -> Result<()> {
+    let n = set.vertex_count();
+    let expected = samples.len() * n;
+    if [Some(positions), Some(normals), tangents].iter().flatten().any(|&l| l != expected) {
+        return Err(invalid(
+            "skinned frame arrays",
+            format!("need {expected} entries each ({} samples x {n} vertices)", samples.len()),
+        ));
+    }
+    if tangents.is_some() && set.tangents.is_none() {
+        return Err(invalid("skinned frame arrays", "tangents requested from a vertex set without tangents"));
+    }
+    check_samples(rig, samples)?;
+    if tangents.is_some() && rig.streamed_body.is_some() {
+        return Err(invalid(
+            format!("rig \"{}\"", rig.name),
+            "a streamed mesh sequence has no tangent frames (bake it without --tangents)",
+        ));
+    }
+    Ok(())
+}
+
+/// Skins a few frames at a time, many times, with the vertex grouping ([`SkinPlan`]) built once:
+/// [`skin_frames_into`] groups the vertices again on every call, which costs more than skinning a
+/// frame of a large mesh. Verification skins its frames this way, a few per parallel task.
+pub(crate) struct FrameSkinner<'a> {
+    rig: &'a Rig,
+    set: &'a VertexSet,
+    /// Unused for a streamed mesh sequence (frames are read, not skinned).
+    plan: SkinPlan,
+}
+
+impl<'a> FrameSkinner<'a> {
+    /// The skinner of `set`, a vertex set of `rig`.
+    pub(crate) fn new(rig: &'a Rig, set: &'a VertexSet) -> Self {
+        Self { rig, set, plan: SkinPlan::new(set) }
+    }
+
+    /// [`skin_frames_into`], bit for bit and with the same errors, on the calling thread (the
+    /// caller runs several of these in parallel).
+    pub(crate) fn skin_frames(
+        &self,
+        samples: &[(usize, f32)],
+        positions: &mut [[f32; 3]],
+        normals: &mut [[f32; 3]],
+        mut tangents: Option<&mut [[f32; 4]]>,
+    ) -> Result<()> {
+        let (rig, set) = (self.rig, self.set);
+        check_frame_arrays(
+            rig,
+            set,
+            samples,
+            positions.len(),
+            normals.len(),
+            tangents.as_ref().map(|t| t.len()),
+        )?;
+        let n = set.vertex_count();
+        if n == 0 {
+            return Ok(());
+        }
+        for (f, &(clip, time)) in samples.iter().enumerate() {
+            let r = f * n..(f + 1) * n;
+            let (p, nrm) = (&mut positions[r.clone()], &mut normals[r.clone()]);
+            if let Some(body) = &rig.streamed_body {
+                streamed_frame_into(rig, body, set, clip, time, p, nrm)?;
+            } else {
+                let pose = FramePose::sample(rig, set, clip, time);
+                let t = tangents.as_deref_mut().map(|t| &mut t[r]);
+                let mut sink = ArraySink { positions: p, normals: Some(nrm), tangents: t };
+                skin_into(set, &self.plan, &pose.bones, &pose.morph_weights, &mut sink);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Calls `f(sample, positions, normals, tangents)` for each sample and its frame's part of the

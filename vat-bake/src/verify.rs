@@ -525,12 +525,33 @@ fn baked_set_for(asset: &Asset<'_>, rig: &Rig) -> Result<VertexSet> {
 /// skinning whatever the clip length.
 const FRAME_BLOCK: usize = 48;
 
-/// Bytes per vertex that verification holds for one block of frames: fresh positions and normals
-/// (24 bytes a vertex-frame, 40 with tangents), twice when influences were reduced, plus a decoded
-/// frame (24 bytes) per thread for two threads; counted by [`crate::prepare::estimate_bake_bytes`].
-pub(crate) fn block_bytes_per_vertex(tangents: bool, reduced: bool) -> u64 {
+/// Frames one verification task skins, decodes and compares: a few frames of a large mesh stay in
+/// cache between the skinning and the comparison.
+const FRAME_CHUNK: usize = 4;
+
+/// What one task of [`FRAME_CHUNK`] baked frames found.
+struct ChunkResult {
+    /// Per frame, in order.
+    errors: Vec<FrameErrors>,
+    /// Largest position change of the reduction to 8 influences, metres.
+    reduction: f64,
+    /// Largest frame-to-frame step within the chunk, metres.
+    max_step: f64,
+    /// The chunk's first and last fresh frames (positions), for the steps between chunks.
+    first: Vec<[f32; 3]>,
+    last: Vec<[f32; 3]>,
+}
+
+/// Bytes per vertex that verification holds for one block of frames on `threads` threads: each
+/// busy thread's chunk of fresh positions and normals (24 bytes a vertex-frame, 40 with tangents; twice
+/// when influences were reduced) and decoded frame (24 bytes), and the first and last fresh
+/// positions of every chunk of the block (24 bytes a chunk); counted by
+/// [`crate::prepare::estimate_bake_bytes`].
+pub(crate) fn block_bytes_per_vertex(tangents: bool, reduced: bool, threads: usize) -> u64 {
     let fresh = if tangents { 40 } else { 24 };
-    FRAME_BLOCK as u64 * fresh * if reduced { 2 } else { 1 } + 2 * 24
+    let chunk = FRAME_CHUNK as u64 * fresh * if reduced { 2 } else { 1 };
+    let chunks = FRAME_BLOCK.div_ceil(FRAME_CHUNK);
+    threads.clamp(1, chunks) as u64 * (chunk + 24) + chunks as u64 * 24
 }
 
 /// Verifies `asset` against fresh skinning of `rig`, its source (see the module docs), with
@@ -641,9 +662,13 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
     };
     // Baked frames: the baked 8 influences skinned once, and, when some vertex has more, a copy
     // with those vertices skinned by all of theirs: `(reference, the other)` for the comparison.
-    let skin_baked_block =
+    let skinner = skin::FrameSkinner::new(rig, &set);
+    let skin_baked_chunk =
         |samples: &[(usize, f32)], tangents: bool| -> Result<(Skinned, Option<Vec<[f32; 3]>>)> {
-            let baked = skin_block(samples, tangents, false)?;
+            let len = samples.len() * n;
+            let mut baked: Skinned =
+                (vec![[0.0; 3]; len], vec![[0.0; 3]; len], tangents.then(|| vec![[0.0; 4]; len]));
+            skinner.skin_frames(samples, &mut baked.0, &mut baked.1, baked.2.as_deref_mut())?;
             if !reduced {
                 return Ok((baked, None));
             }
@@ -684,82 +709,102 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
             })
             .collect::<Result<_>>()?;
 
-        // Baked frames, a block at a time.
+        // Baked frames, a block at a time, each block in chunks of a few frames that one task
+        // skins, decodes and compares while they are still in cache.
         let mut first_frame: Option<Vec<[f32; 3]>> = None;
         let mut previous: Option<Vec<[f32; 3]>> = None;
         let mut max_step = 0.0f64;
         for block in (0..frames).step_by(FRAME_BLOCK) {
             let ks = block..(block + FRAME_BLOCK).min(frames);
-            let samples: Vec<(usize, f32)> =
-                ks.clone().map(|k| (source_index, frame_time(source, clip, k as u32))).collect();
-            let ((mut positions, mut normals, mut tangents), mut other) =
-                skin_baked_block(&samples, tangent_texture.is_some())?;
-            if let Some(track) = track {
-                for f in 0..samples.len() {
-                    let pose = track.frames.get(ks.start + f).copied().unwrap_or(RootPose::IDENTITY);
-                    let r = f * n..(f + 1) * n;
-                    let t = tangents.as_mut().map(|t| &mut t[r.clone()]);
-                    to_in_place(&pose, &mut positions[r.clone()], &mut normals[r.clone()], t);
-                    if let Some(o) = other.as_mut() {
-                        to_in_place(&pose, &mut o[r], &mut [], None);
-                    }
-                }
-            }
-            if let Some(other) = other {
-                // What the reduction to 8 influences costs, on the vertices it touched.
-                for f in 0..samples.len() {
-                    for (v, _) in &set.full_influences {
-                        let i = f * n + *v as usize;
-                        let (d, _) = position_errors(positions[i], other[i]);
-                        reduction_max = reduction_max.max(d[0].max(d[1]).max(d[2]));
-                    }
-                }
-            }
-            let per_frame: Vec<FrameErrors> = (0..samples.len())
+            let chunks: Vec<ChunkResult> = ks
+                .clone()
+                .step_by(FRAME_CHUNK)
+                .collect::<Vec<_>>()
                 .into_par_iter()
-                .map(|f| {
-                    let k = ks.start + f;
-                    let r = f * n..(f + 1) * n;
-                    let probe = Probe {
-                        clip: ci as u32,
-                        offset: offsets[k],
-                        interpolation: Interpolation::Point,
-                        frame: Some(clip.first_frame + k as u32),
-                    };
-                    let fresh = Fresh {
-                        positions: &positions[r.clone()],
-                        normals: &normals[r.clone()],
-                        tangents: tangents.as_ref().map(|t| &t[r]),
-                    };
-                    compare_frame(&ctx, probe, fresh)
+                .map(|start| {
+                    let frames = start..(start + FRAME_CHUNK).min(ks.end);
+                    let samples: Vec<(usize, f32)> =
+                        frames.clone().map(|k| (source_index, frame_time(source, clip, k as u32))).collect();
+                    let (mut fresh, mut other) = skin_baked_chunk(&samples, tangent_texture.is_some())?;
+                    let (positions, normals, tangents) = (&mut fresh.0, &mut fresh.1, &mut fresh.2);
+                    if let Some(track) = track {
+                        for (f, k) in frames.clone().enumerate() {
+                            let pose = track.frames.get(k).copied().unwrap_or(RootPose::IDENTITY);
+                            let r = f * n..(f + 1) * n;
+                            let t = tangents.as_mut().map(|t| &mut t[r.clone()]);
+                            to_in_place(&pose, &mut positions[r.clone()], &mut normals[r.clone()], t);
+                            if let Some(o) = other.as_mut() {
+                                to_in_place(&pose, &mut o[r], &mut [], None);
+                            }
+                        }
+                    }
+                    // What the reduction to 8 influences costs, on the vertices it touched.
+                    let mut reduction = 0.0f64;
+                    if let Some(other) = &other {
+                        for f in 0..samples.len() {
+                            for (v, _) in &set.full_influences {
+                                let i = f * n + *v as usize;
+                                let (d, _) = position_errors(positions[i], other[i]);
+                                reduction = reduction.max(d[0].max(d[1]).max(d[2]));
+                            }
+                        }
+                    }
+                    let errors = frames
+                        .clone()
+                        .enumerate()
+                        .map(|(f, k)| {
+                            let r = f * n..(f + 1) * n;
+                            let probe = Probe {
+                                clip: ci as u32,
+                                offset: offsets[k],
+                                interpolation: Interpolation::Point,
+                                frame: Some(clip.first_frame + k as u32),
+                            };
+                            let fresh = Fresh {
+                                positions: &positions[r.clone()],
+                                normals: &normals[r.clone()],
+                                tangents: tangents.as_ref().map(|t| &t[r]),
+                            };
+                            compare_frame(&ctx, probe, fresh)
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    let frame = |f: usize| &positions[f * n..(f + 1) * n];
+                    let max_step = (1..samples.len())
+                        .map(|f| max_axis_distance(frame(f - 1), frame(f)))
+                        .fold(0.0, f64::max);
+                    Ok(ChunkResult {
+                        errors,
+                        reduction,
+                        max_step,
+                        first: frame(0).to_vec(),
+                        last: frame(samples.len() - 1).to_vec(),
+                    })
                 })
                 .collect::<Result<_>>()?;
-            for (f, e) in per_frame.iter().enumerate() {
-                if worst.as_ref().is_none_or(|(w, _)| e.max_axis > *w) {
-                    let sample = WorstSample {
-                        clip: clip.name.clone(),
-                        frame: (ks.start + f) as u32,
-                        vertex: e.worst_vertex,
-                    };
-                    worst = Some((e.max_axis, sample));
+            // In frame order: the figures do not depend on how the chunks were scheduled.
+            let mut k = ks.start;
+            for chunk in chunks {
+                for e in &chunk.errors {
+                    if worst.as_ref().is_none_or(|(w, _)| e.max_axis > *w) {
+                        let sample =
+                            WorstSample { clip: clip.name.clone(), frame: k as u32, vertex: e.worst_vertex };
+                        worst = Some((e.max_axis, sample));
+                    }
+                    accumulate(&mut frames_total, e);
+                    k += 1;
                 }
-                accumulate(&mut frames_total, e);
+                reduction_max = reduction_max.max(chunk.reduction);
+                // Frame-to-frame motion: within the chunk, and from the chunk before (the clip's
+                // first frame is kept for the seam).
+                max_step = max_step.max(chunk.max_step);
+                if let Some(prev) = &previous {
+                    max_step = max_step.max(max_axis_distance(prev, &chunk.first));
+                }
+                if first_frame.is_none() {
+                    first_frame = Some(chunk.first);
+                }
+                previous = Some(chunk.last);
             }
-            // Frame-to-frame motion, in parallel within the block; only the block's last frame is
-            // kept for the next block (and the clip's first, for the seam).
-            let frame = |f: usize| &positions[f * n..(f + 1) * n];
-            let steps: Vec<f64> = (1..samples.len())
-                .into_par_iter()
-                .map(|f| max_axis_distance(frame(f - 1), frame(f)))
-                .collect();
-            max_step = steps.into_iter().fold(max_step, f64::max);
-            if let Some(prev) = &previous {
-                max_step = max_step.max(max_axis_distance(prev, frame(0)));
-            }
-            if first_frame.is_none() {
-                first_frame = Some(frame(0).to_vec());
-            }
-            previous = Some(frame(samples.len() - 1).to_vec());
         }
         vertex_frames += (frames * n) as u64;
 
