@@ -1238,14 +1238,12 @@ fn lods_beside_frames(
     (lods, Some(frames))
 }
 
-/// `rig`, with tangents generated for its body meshes without TANGENT when `--tangents` asks for
-/// them (MikkTSpace, or without UVs a perpendicular basis), and a note per such mesh.
-fn with_generated_tangents<'a>(
-    rig: &'a Rig,
-    options: &BakeOptions,
-) -> (std::borrow::Cow<'a, Rig>, Vec<String>) {
+/// `rig`, with tangents generated for its body meshes without TANGENT when `tangents` asks for
+/// them (`--tangents`: MikkTSpace, or without UVs a perpendicular basis), and a note per such
+/// mesh. Deterministic: verification generates the same tangents to check a bake against.
+pub(crate) fn with_generated_tangents(rig: &Rig, tangents: bool) -> (std::borrow::Cow<'_, Rig>, Vec<String>) {
     let missing = rig.meshes.iter().any(|m| m.role == MeshRole::Body && m.tangents.is_none());
-    if !(options.tangents && missing) {
+    if !(tangents && missing) {
         return (std::borrow::Cow::Borrowed(rig), Vec::new());
     }
     let mut owned = rig.clone();
@@ -1739,7 +1737,7 @@ fn prepare_planned(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<PreparedBake> {
     let mut timings = Vec::new();
-    let (rig, mut notes) = with_generated_tangents(rig, options);
+    let (rig, mut notes) = with_generated_tangents(rig, options.tangents);
     let rig = rig.as_ref();
     let total_frames = plan.row_map.total_frames();
     refuse_sequence_options(rig, options)?;

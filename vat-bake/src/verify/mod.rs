@@ -30,13 +30,18 @@ use vat_core::container::{Asset, StreamKind};
 use vat_core::encoding;
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::{self, Interpolation};
-use vat_core::reference::{BoneAnimationView, VertexAnimationView, decode_bone_vertex, decode_object_frame};
+use vat_core::reference::{BoneAnimationView, VertexAnimationView};
 use vat_core::root_motion::RootPose;
 
 use crate::prepare::{PreparedBake, baked_vertex_set, frame_time};
 use crate::rig::Rig;
 use crate::skin::{self, VertexSet};
 use crate::{BakeError, Result};
+
+mod frames;
+
+pub(crate) use frames::block_bytes_per_vertex;
+use frames::*;
 
 /// Where the largest position error of a verification was found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -183,7 +188,7 @@ impl Default for VerifyOptions {
 }
 
 /// The bound, metres per axis, between bone-mode skinning from the baked bone texture
-/// (`Σ w_i (M_i p)`, as the shader and [`decode_bone_vertex`] compute it) and fresh CPU skinning
+/// (`Σ w_i (M_i p)`, as the shader and [`vat_core::reference::decode_bone_vertex`] compute it) and fresh CPU skinning
 /// (`(Σ w_i M_i) p`, matrices blended first), both in f32.
 ///
 /// `influences` counts the morph targets of the live morph layer too (each adds a rounded product
@@ -245,75 +250,6 @@ pub fn exact_frame_offset(clip: &Clip, k: u32) -> Option<f32> {
     (selected == k && k < clip.frame_count.max(1)).then_some(offset)
 }
 
-/// Per-axis difference and squared Euclidean distance, metres (m²): the square root is taken once,
-/// of the largest, not per vertex.
-fn position_errors(decoded: [f32; 3], fresh: [f32; 3]) -> ([f64; 3], f64) {
-    let d: [f64; 3] = std::array::from_fn(|a| (f64::from(decoded[a]) - f64::from(fresh[a])).abs());
-    (d, d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
-}
-
-/// Angle between two non-zero vectors, radians: `atan2(|a x b|, a . b)` in f64 (accurate for tiny
-/// angles, unlike `acos`).
-fn angle(a: [f32; 3], b: [f32; 3]) -> f64 {
-    let a = a.map(f64::from);
-    let b = b.map(f64::from);
-    let c = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
-    let sin = (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt();
-    let cos = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-    // Small angles (every vertex of a good bake): atan(x) by its series, x = tan(angle) < 1/20, whose
-    // first omitted term is below x^9 / 9 < 2e-13 rad: exact for reporting, and ten times cheaper
-    // than atan2.
-    if cos > 0.0 && sin < 0.05 * cos {
-        let x = sin / cos;
-        let x2 = x * x;
-        x * (1.0 - x2 * (1.0 / 3.0 - x2 * (1.0 / 5.0 - x2 / 7.0)))
-    } else {
-        sin.atan2(cos)
-    }
-}
-
-/// Error figures of one frame (summed sequentially afterwards, so means do not depend on threads).
-#[derive(Debug, Clone, Copy, Default)]
-struct FrameErrors {
-    max_axis: f64,
-    sum_axis: f64,
-    /// Largest squared Euclidean distance, m².
-    max_euclid_sq: f64,
-    max_normal: f64,
-    sum_normal: f64,
-    max_tangent: f64,
-    max_bone: f64,
-    failed: u64,
-    worst_vertex: u32,
-}
-
-/// Everything [`compare_frame`] needs that is the same for every frame.
-struct Context<'a> {
-    view: &'a VertexAnimationView<'a>,
-    bones: Option<BoneAnimationView<'a>>,
-    tangent_texture: Option<&'a [u8]>,
-    bound_m: [f64; 3],
-    normal_bound_rad: f64,
-    tangent_bound_rad: f64,
-    vertex_count: usize,
-}
-
-/// Per-axis position error, metres, of bone mode for one vertex of one probe: `vertex` decoded by
-/// vat-core's CPU reference of the bone path ([`decode_bone_vertex`], bone texture, skinning
-/// streams, rest pose and live morph layer) for `instance` at time 0, in object space, against
-/// `fresh`.
-fn bone_path_error_m(
-    bones: &BoneAnimationView<'_>,
-    instance: &InstanceRecord,
-    interpolation: Interpolation,
-    vertex: u32,
-    fresh: [f32; 3],
-) -> Result<f64> {
-    let d = decode_bone_vertex(bones, instance, 0.0, vertex, interpolation)?;
-    let (axes, _) = position_errors(d.object_position, fresh);
-    Ok(axes[0].max(axes[1]).max(axes[2]))
-}
-
 /// `(max_row_abs, max_t)` of [`bone_error_bound_m`] over every baked bone matrix (rows of
 /// `Rgba32Float` texels); NaN when one is not finite (so every comparison with the bound fails).
 fn bone_magnitudes(texture: &[u8]) -> (f64, f64) {
@@ -358,7 +294,7 @@ fn max_abs_f32(bytes: &[u8]) -> f64 {
 ///
 /// # Errors
 /// [`BakeError::Verification`] when `clip` is past the clip table, no phase selects frame `k` or
-/// `fresh` has the wrong length; decoding errors from [`decode_bone_vertex`].
+/// `fresh` has the wrong length; decoding errors from [`vat_core::reference::decode_bone_vertex`].
 pub fn bone_path_errors(bones: &BoneAnimationView<'_>, clip: u32, k: u32, fresh: &[[f32; 3]]) -> Result<f64> {
     let c = bones.clips.get(clip as usize).ok_or_else(|| {
         BakeError::Verification(format!("clip {clip} is past the asset's {} clips", bones.clips.len()))
@@ -379,116 +315,6 @@ pub fn bone_path_errors(bones: &BoneAnimationView<'_>, clip: u32, k: u32, fresh:
         max = max.max(bone_path_error_m(bones, &instance, Interpolation::Point, v as u32, p)?);
     }
     Ok(max * 1000.0)
-}
-
-/// Where the decoder reads: a clip at a phase, and the baked frame that is when it is one.
-#[derive(Debug, Clone, Copy)]
-struct Probe {
-    clip: u32,
-    offset: f32,
-    interpolation: Interpolation,
-    /// The absolute frame read alone (baked frames), for the tangent texture.
-    frame: Option<u32>,
-}
-
-/// One freshly skinned frame.
-struct Fresh<'a> {
-    positions: &'a [[f32; 3]],
-    normals: &'a [[f32; 3]],
-    tangents: Option<&'a [[f32; 4]]>,
-}
-
-/// Decodes every vertex at `probe` and compares it with a fresh frame.
-fn compare_frame(ctx: &Context<'_>, probe: Probe, fresh: Fresh<'_>) -> Result<FrameErrors> {
-    // The whole frame decoded at once, bit for bit what decode_vertex gives each vertex.
-    let n = ctx.vertex_count;
-    DECODED.with_borrow_mut(|(decoded_p, decoded_n)| {
-        // Each worker thread keeps its frame buffers: a frame is decoded into them in full.
-        decoded_p.resize(n, [0.0; 3]);
-        decoded_n.resize(n, [0.0; 3]);
-        decode_object_frame(ctx.view, probe.clip, probe.offset, probe.interpolation, decoded_p, decoded_n)?;
-        compare_decoded(ctx, probe, fresh, decoded_p, decoded_n)
-    })
-}
-
-/// A decoded frame: positions and normals.
-type DecodedFrame = (Vec<[f32; 3]>, Vec<[f32; 3]>);
-
-thread_local! {
-    /// One decoded frame per verification thread, reused frame after frame.
-    static DECODED: std::cell::RefCell<DecodedFrame> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
-}
-
-/// [`compare_frame`] once the frame at `probe` is decoded into `decoded_p` and `decoded_n`.
-fn compare_decoded(
-    ctx: &Context<'_>,
-    probe: Probe,
-    fresh: Fresh<'_>,
-    decoded_p: &[[f32; 3]],
-    decoded_n: &[[f32; 3]],
-) -> Result<FrameErrors> {
-    let Fresh { positions, normals, tangents } = fresh;
-    let n = ctx.vertex_count;
-    let instance = InstanceRecord {
-        clip_a: probe.clip,
-        phase_offset_a: probe.offset,
-        rate_a: 0.0,
-        ..Default::default()
-    };
-    let mut e = FrameErrors::default();
-    for v in 0..n {
-        let (axes, euclid_sq) = position_errors(decoded_p[v], positions[v]);
-        let axis = axes[0].max(axes[1]).max(axes[2]);
-        let normal = angle(decoded_n[v], normals[v]);
-        // NaN errors fail too.
-        let outside = |error: f64, bound: f64| error > bound || error.is_nan();
-        let mut bad =
-            (0..3).any(|a| outside(axes[a], ctx.bound_m[a])) || outside(normal, ctx.normal_bound_rad);
-        if let (Some(texture), Some(t), Some(frame)) = (ctx.tangent_texture, tangents, probe.frame) {
-            let texel = ctx.view.layout.texel_index(frame, v as u32) as usize * 8;
-            let q: [f32; 4] = std::array::from_fn(|c| {
-                let i = texel + 2 * c;
-                encoding::f16_bits_to_f32(u16::from_le_bytes([texture[i], texture[i + 1]]))
-            });
-            let (_, decoded) = encoding::quat_to_tangent_frame(q);
-            let fresh = t[v];
-            let error = if (decoded[3] < 0.0) != (fresh[3] < 0.0) {
-                std::f64::consts::PI
-            } else {
-                angle([decoded[0], decoded[1], decoded[2]], [fresh[0], fresh[1], fresh[2]])
-            };
-            e.max_tangent = e.max_tangent.max(error);
-            bad |= outside(error, ctx.tangent_bound_rad);
-        }
-        if let (Some(bones), Some(_)) = (&ctx.bones, probe.frame) {
-            let error = bone_path_error_m(bones, &instance, probe.interpolation, v as u32, positions[v])?;
-            e.max_bone = e.max_bone.max(error);
-        }
-        if axis > e.max_axis {
-            e.worst_vertex = v as u32;
-        }
-        e.max_axis = e.max_axis.max(axis);
-        e.sum_axis += axis;
-        e.max_euclid_sq = e.max_euclid_sq.max(euclid_sq);
-        e.max_normal = e.max_normal.max(normal);
-        e.sum_normal += normal;
-        e.failed += u64::from(bad);
-    }
-    Ok(e)
-}
-
-/// Largest per-axis distance between matching points of `a` and `b`, metres (frame-to-frame
-/// motion and seams: reported figures, f32 differences are exact enough). The maximum is taken
-/// over the bit patterns of the non-negative differences, which order as the values do, so the
-/// loop vectorises; a NaN difference (its bits above infinity's) makes the result NaN.
-fn max_axis_distance(a: &[[f32; 3]], b: &[[f32; 3]]) -> f64 {
-    let a = a.as_flattened();
-    let b = b.as_flattened();
-    let mut m = 0u32;
-    for (x, y) in a.iter().zip(b) {
-        m = m.max((x - y).abs().to_bits());
-    }
-    f64::from(f32::from_bits(m))
 }
 
 /// Finds the vertex order the asset was baked in, by its rest-position stream.
@@ -519,39 +345,6 @@ fn baked_set_for(asset: &Asset<'_>, rig: &Rig) -> Result<VertexSet> {
             manifest.vertex_count, rig.name
         ),
     })
-}
-
-/// Frames skinned and compared at a time: bounds verification's memory by a few frames of fresh
-/// skinning whatever the clip length.
-const FRAME_BLOCK: usize = 48;
-
-/// Frames one verification task skins, decodes and compares: a few frames of a large mesh stay in
-/// cache between the skinning and the comparison.
-const FRAME_CHUNK: usize = 4;
-
-/// What one task of [`FRAME_CHUNK`] baked frames found.
-struct ChunkResult {
-    /// Per frame, in order.
-    errors: Vec<FrameErrors>,
-    /// Largest position change of the reduction to 8 influences, metres.
-    reduction: f64,
-    /// Largest frame-to-frame step within the chunk, metres.
-    max_step: f64,
-    /// The chunk's first and last fresh frames (positions), for the steps between chunks.
-    first: Vec<[f32; 3]>,
-    last: Vec<[f32; 3]>,
-}
-
-/// Bytes per vertex that verification holds for one block of frames on `threads` threads: each
-/// busy thread's chunk of fresh positions and normals (24 bytes a vertex-frame, 40 with tangents; twice
-/// when influences were reduced) and decoded frame (24 bytes), and the first and last fresh
-/// positions of every chunk of the block (24 bytes a chunk); counted by
-/// [`crate::prepare::estimate_bake_bytes`].
-pub(crate) fn block_bytes_per_vertex(tangents: bool, reduced: bool, threads: usize) -> u64 {
-    let fresh = if tangents { 40 } else { 24 };
-    let chunk = FRAME_CHUNK as u64 * fresh * if reduced { 2 } else { 1 };
-    let chunks = FRAME_BLOCK.div_ceil(FRAME_CHUNK);
-    threads.clamp(1, chunks) as u64 * (chunk + 24) + chunks as u64 * 24
 }
 
 /// Verifies `asset` against fresh skinning of `rig`, its source (see the module docs), with
@@ -586,18 +379,10 @@ pub fn verify(asset: &Asset<'_>, rig: &Rig) -> Result<VerifyReport> {
 /// (from [`VertexSet::from_rig`]).
 pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Result<VerifyReport> {
     let rig = crate::prepare::with_static_clip(rig);
-    let mut rig = rig.as_ref();
     // A bake with tangent frames of a source without TANGENT generated them (`--tangents`): the
     // same deterministic generation on the source gives the tangents they are checked against.
-    let with_tangents;
-    if asset.tangent_texture().is_some()
-        && rig.meshes.iter().any(|m| m.role == crate::rig::MeshRole::Body && m.tangents.is_none())
-    {
-        let mut owned = rig.clone();
-        crate::tangents::generate_missing(&mut owned);
-        with_tangents = owned;
-        rig = &with_tangents;
-    }
+    let (rig, _) = crate::prepare::with_generated_tangents(rig.as_ref(), asset.tangent_texture().is_some());
+    let rig = rig.as_ref();
     let view = VertexAnimationView::from_asset(asset)?;
     let manifest = asset.manifest();
     let set = baked_set_for(asset, rig)?;
@@ -614,25 +399,7 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
         (Some(_), Some(_)) => Some(BoneAnimationView::from_asset(asset)?),
         _ => None,
     };
-    let bone_bound_m = bones.as_ref().map(|b| {
-        let (row_abs, t) = bone_magnitudes(b.texture);
-        // The live morph layer moves the bind-space positions by at most Σ |w| |d| per axis.
-        let (targets, morph_reach) = match &b.morph {
-            Some(m) => {
-                let targets = m.layout.target_count as usize;
-                (targets, targets as f64 * max_abs_f32(m.texture) * max_abs_f32(m.weights))
-            }
-            None => (0, 0.0),
-        };
-        let bx = &view.bounds;
-        let box_abs = (0..3)
-            .map(|a| f64::from(bx.min[a]).abs().max((f64::from(bx.min[a]) + f64::from(bx.extent[a])).abs()))
-            .fold(0.0, f64::max);
-        let max_p = box_abs
-            .max(set.positions.iter().map(|p| f64::from(p.abs().max_element())).fold(0.0, f64::max))
-            + morph_reach;
-        bone_error_bound_m(b.influences as usize + targets, row_abs, max_p, t)
-    });
+    let bone_bound_m = bones.as_ref().map(|b| bone_bound_of(b, &view.bounds, &set));
     let has_bones = bones.is_some();
     let weight_problem = bones.as_ref().and_then(skin_weight_problem);
     let ctx = Context {
@@ -648,42 +415,15 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
     let reduced = !set.full_influences.is_empty();
     // The reference the paths are compared with: full skinning, unless the reduction is accepted.
     let full_reference = reduced && !options.accept_influence_loss;
-    let skin_block = |samples: &[(usize, f32)], tangents: bool, full: bool| -> Result<Skinned> {
-        let len = samples.len() * n;
-        let mut p = vec![[0.0f32; 3]; len];
-        let mut nrm = vec![[0.0f32; 3]; len];
-        let mut t = tangents.then(|| vec![[0.0f32; 4]; len]);
-        if full {
-            skin::skin_frames_into_full(rig, &set, samples, &mut p, &mut nrm, t.as_deref_mut())?;
-        } else {
-            skin::skin_frames_into(rig, &set, samples, &mut p, &mut nrm, t.as_deref_mut())?;
-        }
-        Ok((p, nrm, t))
+    let checks = ClipChecks {
+        rig,
+        set: &set,
+        ctx: &ctx,
+        full_reference,
+        mid_frames: options.mid_frames,
+        skinner: skin::FrameSkinner::new(rig, &set),
     };
-    // Baked frames: the baked 8 influences skinned once, and, when some vertex has more, a copy
-    // with those vertices skinned by all of theirs: `(reference, the other)` for the comparison.
-    let skinner = skin::FrameSkinner::new(rig, &set);
-    let skin_baked_chunk =
-        |samples: &[(usize, f32)], tangents: bool| -> Result<(Skinned, Option<Vec<[f32; 3]>>)> {
-            let len = samples.len() * n;
-            let mut baked: Skinned =
-                (vec![[0.0; 3]; len], vec![[0.0; 3]; len], tangents.then(|| vec![[0.0; 4]; len]));
-            skinner.skin_frames(samples, &mut baked.0, &mut baked.1, baked.2.as_deref_mut())?;
-            if !reduced {
-                return Ok((baked, None));
-            }
-            let mut full = baked.clone();
-            skin::apply_full_influences(rig, &set, samples, &mut full.0, &mut full.1, full.2.as_deref_mut())?;
-            Ok(if full_reference { (full, Some(baked.0)) } else { (baked, Some(full.0)) })
-        };
-    let mut frames_total = FrameErrors::default();
-    let mut mid_total = FrameErrors::default();
-    let (mut vertex_frames, mut mid_samples) = (0u64, 0u64);
-    let mut worst: Option<(f64, WorstSample)> = None;
-    let mut reduction_max = 0.0f64;
-    let mut clip_reports = Vec::with_capacity(manifest.clips.len());
-    let mut root_max = 0.0f64;
-    let mut warnings = Vec::new();
+    let mut totals = Totals::default();
     let source_clips = first_by_name(rig.clips.iter().map(|c| c.name.as_str()));
     for (ci, clip) in manifest.clips.iter().enumerate() {
         let source_index =
@@ -691,213 +431,24 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
                 part: format!("asset \"{}\" clip \"{}\"", manifest.name, clip.name),
                 problem: format!("rig \"{}\" has no clip of that name", rig.name),
             })?;
-        let source = &rig.clips[source_index];
         let track = manifest.root_motion.iter().find(|t| t.clip == ci as u32);
         if let Some(track) = track {
-            root_max =
-                root_max.max(track_error_m(rig, &set, ci as u32, clip, source_index, track, &view.bounds)?);
+            let error = track_error_m(rig, &set, ci as u32, clip, source_index, track, &view.bounds)?;
+            totals.root_max = totals.root_max.max(error);
         }
-        let frames = clip.frame_count as usize;
-        let offsets: Vec<f32> = (0..clip.frame_count)
-            .map(|k| {
-                exact_frame_offset(clip, k).ok_or_else(|| {
-                    BakeError::Verification(format!(
-                        "no phase selects frame {k} of clip \"{}\" exactly",
-                        clip.name
-                    ))
-                })
-            })
-            .collect::<Result<_>>()?;
-
-        // Baked frames, a block at a time, each block in chunks of a few frames that one task
-        // skins, decodes and compares while they are still in cache.
-        let mut first_frame: Option<Vec<[f32; 3]>> = None;
-        let mut previous: Option<Vec<[f32; 3]>> = None;
-        let mut max_step = 0.0f64;
-        for block in (0..frames).step_by(FRAME_BLOCK) {
-            let ks = block..(block + FRAME_BLOCK).min(frames);
-            let chunks: Vec<ChunkResult> = ks
-                .clone()
-                .step_by(FRAME_CHUNK)
-                .collect::<Vec<_>>()
-                .into_par_iter()
-                .map(|start| {
-                    let frames = start..(start + FRAME_CHUNK).min(ks.end);
-                    let samples: Vec<(usize, f32)> =
-                        frames.clone().map(|k| (source_index, frame_time(source, clip, k as u32))).collect();
-                    let (mut fresh, mut other) = skin_baked_chunk(&samples, tangent_texture.is_some())?;
-                    let (positions, normals, tangents) = (&mut fresh.0, &mut fresh.1, &mut fresh.2);
-                    if let Some(track) = track {
-                        for (f, k) in frames.clone().enumerate() {
-                            let pose = track.frames.get(k).copied().unwrap_or(RootPose::IDENTITY);
-                            let r = f * n..(f + 1) * n;
-                            let t = tangents.as_mut().map(|t| &mut t[r.clone()]);
-                            to_in_place(&pose, &mut positions[r.clone()], &mut normals[r.clone()], t);
-                            if let Some(o) = other.as_mut() {
-                                to_in_place(&pose, &mut o[r], &mut [], None);
-                            }
-                        }
-                    }
-                    // What the reduction to 8 influences costs, on the vertices it touched.
-                    let mut reduction = 0.0f64;
-                    if let Some(other) = &other {
-                        for f in 0..samples.len() {
-                            for (v, _) in &set.full_influences {
-                                let i = f * n + *v as usize;
-                                let (d, _) = position_errors(positions[i], other[i]);
-                                reduction = reduction.max(d[0].max(d[1]).max(d[2]));
-                            }
-                        }
-                    }
-                    let errors = frames
-                        .clone()
-                        .enumerate()
-                        .map(|(f, k)| {
-                            let r = f * n..(f + 1) * n;
-                            let probe = Probe {
-                                clip: ci as u32,
-                                offset: offsets[k],
-                                interpolation: Interpolation::Point,
-                                frame: Some(clip.first_frame + k as u32),
-                            };
-                            let fresh = Fresh {
-                                positions: &positions[r.clone()],
-                                normals: &normals[r.clone()],
-                                tangents: tangents.as_ref().map(|t| &t[r]),
-                            };
-                            compare_frame(&ctx, probe, fresh)
-                        })
-                        .collect::<Result<Vec<_>>>()?;
-                    let frame = |f: usize| &positions[f * n..(f + 1) * n];
-                    let max_step = (1..samples.len())
-                        .map(|f| max_axis_distance(frame(f - 1), frame(f)))
-                        .fold(0.0, f64::max);
-                    Ok(ChunkResult {
-                        errors,
-                        reduction,
-                        max_step,
-                        first: frame(0).to_vec(),
-                        last: frame(samples.len() - 1).to_vec(),
-                    })
-                })
-                .collect::<Result<_>>()?;
-            // In frame order: the figures do not depend on how the chunks were scheduled.
-            let mut k = ks.start;
-            for chunk in chunks {
-                for e in &chunk.errors {
-                    if worst.as_ref().is_none_or(|(w, _)| e.max_axis > *w) {
-                        let sample =
-                            WorstSample { clip: clip.name.clone(), frame: k as u32, vertex: e.worst_vertex };
-                        worst = Some((e.max_axis, sample));
-                    }
-                    accumulate(&mut frames_total, e);
-                    k += 1;
-                }
-                reduction_max = reduction_max.max(chunk.reduction);
-                // Frame-to-frame motion: within the chunk, and from the chunk before (the clip's
-                // first frame is kept for the seam).
-                max_step = max_step.max(chunk.max_step);
-                if let Some(prev) = &previous {
-                    max_step = max_step.max(max_axis_distance(prev, &chunk.first));
-                }
-                if first_frame.is_none() {
-                    first_frame = Some(chunk.first);
-                }
-                previous = Some(chunk.last);
-            }
-        }
-        vertex_frames += (frames * n) as u64;
-
-        // The seam of a looping clip: the source's end pose against its start pose (what playback
-        // joins when it wraps from the last frame back to the first).
-        let looping = clip.mode == ClipMode::Looping;
-        let seam = if looping && source.duration() > 0.0 {
-            let (mut end, mut end_normals, _) =
-                skin_block(&[(source_index, source.end)], false, full_reference)?;
-            if let Some(track) = track {
-                to_in_place(&track.cycle, &mut end, &mut end_normals, None);
-            }
-            let start = first_frame.as_deref().unwrap_or(&[]);
-            Some(max_axis_distance(start, &end))
-        } else if looping {
-            Some(0.0)
-        } else {
-            None
-        };
-        let quantum = bound_m[0].max(bound_m[1]).max(bound_m[2]);
-        let seam_warning = seam.is_some_and(|s| s > SEAM_WARNING_RATIO * max_step && s > quantum);
-        if let (true, Some(s)) = (seam_warning, seam) {
-            warnings.push(format!(
-                "looping clip \"{}\": its seam (end pose to start pose) is {:.3} mm, {:.1} times its largest \
-                 frame-to-frame step ({:.3} mm): it pops at every wrap; bake it with --once if it plays once",
-                clip.name,
-                s * 1e3,
-                if max_step > 0.0 { s / max_step } else { f64::INFINITY },
-                max_step * 1e3
-            ));
-        }
-        clip_reports.push(ClipReport {
-            name: clip.name.clone(),
-            looping,
-            frames: clip.frame_count,
-            seam_mm: seam.map(|s| s * 1e3),
-            max_frame_step_mm: max_step * 1e3,
-            seam_warning,
-        });
-
-        // Mid-frames: halfway to the next frame (looping clips wrap to the clip's end time).
-        let intervals = match clip.mode {
-            ClipMode::Looping => clip.frame_count,
-            ClipMode::OneShot => clip.frame_count - 1,
-        };
-        if source.duration() == 0.0 || !options.mid_frames {
-            continue; // a pose has nothing between frames; or not asked for
-        }
-        let mut mid_offsets = Vec::with_capacity(intervals as usize);
-        let mut mid_samples_t = Vec::with_capacity(intervals as usize);
-        for k in 0..intervals {
-            let offset = ((f64::from(k) + 0.5) / f64::from(intervals)) as f32;
-            let s = playback::clip_sample(clip, offset, 0.0, 0.0, Interpolation::Linear);
-            let (f0, f1, w) = (s.frames[1], s.frames[2], f64::from(s.weights[2]));
-            let t0 = f64::from(frame_time(source, clip, f0));
-            let t1 = if f1 > f0 { f64::from(frame_time(source, clip, f1)) } else { f64::from(source.end) };
-            mid_offsets.push(offset);
-            mid_samples_t.push((source_index, (t0 + w * (t1 - t0)) as f32));
-        }
-        for block in (0..mid_offsets.len()).step_by(FRAME_BLOCK) {
-            let ks = block..(block + FRAME_BLOCK).min(mid_offsets.len());
-            let (mut positions, mut normals, _) =
-                skin_block(&mid_samples_t[ks.clone()], false, full_reference)?;
-            if let Some(track) = track {
-                for f in 0..ks.len() {
-                    let pose = track.pose_in_cycle(clip, f64::from(mid_offsets[ks.start + f]));
-                    let r = f * n..(f + 1) * n;
-                    to_in_place(&pose, &mut positions[r.clone()], &mut normals[r], None);
-                }
-            }
-            let per_mid: Vec<FrameErrors> = (0..ks.len())
-                .into_par_iter()
-                .map(|f| {
-                    let r = f * n..(f + 1) * n;
-                    let probe = Probe {
-                        clip: ci as u32,
-                        offset: mid_offsets[ks.start + f],
-                        interpolation: Interpolation::Linear,
-                        frame: None,
-                    };
-                    compare_frame(
-                        &ctx,
-                        probe,
-                        Fresh { positions: &positions[r.clone()], normals: &normals[r], tangents: None },
-                    )
-                })
-                .collect::<Result<_>>()?;
-            for e in &per_mid {
-                accumulate(&mut mid_total, e);
-            }
-        }
-        mid_samples += (mid_offsets.len() * n) as u64;
+        checks.check(ci, clip, source_index, track, &mut totals)?;
     }
+    let Totals {
+        frames: frames_total,
+        mid: mid_total,
+        vertex_frames,
+        mid_samples,
+        worst,
+        reduction_max,
+        root_max,
+        clips: clip_reports,
+        warnings,
+    } = totals;
 
     let captures = verify_captures(asset, rig)?;
 
@@ -933,61 +484,15 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
         }
         failures.push(line);
     }
-    if let Some(bound) = bone_bound_m {
-        let passed = frames_total.max_bone <= bound && weight_problem.is_none();
-        if let Some(problem) = &weight_problem {
-            failures.push(format!("bone: {problem}"));
-        }
-        paths.push(PathReport {
-            path: "bone".into(),
-            max_error_mm: frames_total.max_bone * mm,
-            bound_mm: bound * mm,
-            passed,
-        });
-        // False for a NaN error or bound too (a non-finite bone texture).
-        let within_bound = frames_total.max_bone <= bound;
-        if !within_bound {
-            let morphs = rig.meshes.iter().any(|m| !m.morph_targets.is_empty());
-            failures.push(format!(
-                "bone: bone-mode skinning errs up to {:.4} mm against fresh skinning, bound {:.6} mm{}",
-                frames_total.max_bone * mm,
-                bound * mm,
-                if morphs { " (the source has morph targets)" } else { "" }
-            ));
-        }
-    }
-    if !manifest.root_motion.is_empty() {
-        // False for a NaN error too.
-        let passed = root_max <= quantum_mm / mm;
-        paths.push(PathReport {
-            path: "root".into(),
-            max_error_mm: root_max * mm,
-            bound_mm: quantum_mm,
-            passed,
-        });
-        if !passed {
-            failures.push(format!(
-                "root: the root-motion tracks differ from a fresh extraction from the source by up to {:.4} mm \
-                 (yaw counted at the body's horizontal reach), bound {quantum_mm:.4} mm",
-                root_max * mm
-            ));
-        }
-    }
-    if let Some((error, bound)) = captures {
-        let passed = error <= bound;
-        paths.push(PathReport {
-            path: "capture".into(),
-            max_error_mm: error * mm,
-            bound_mm: bound * mm,
-            passed,
-        });
-        if !passed {
-            failures.push(format!(
-                "capture: socket/capture tracks err up to {:.6} mm against fresh node transforms, bound {:.6} mm",
-                error * mm,
-                bound * mm
-            ));
-        }
+    let morphs = rig.meshes.iter().any(|m| !m.morph_targets.is_empty());
+    let others = [
+        bone_bound_m.map(|bound| bone_path(frames_total.max_bone, bound, weight_problem.as_deref(), morphs)),
+        (!manifest.root_motion.is_empty()).then(|| root_path(root_max, quantum_mm)),
+        captures.map(|(error, bound)| capture_path(error, bound)),
+    ];
+    for (path, path_failures) in others.into_iter().flatten() {
+        paths.push(path);
+        failures.extend(path_failures);
     }
     Ok(VerifyReport {
         format: format!("{format:?}"),
@@ -1030,6 +535,87 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
 /// Bound: the bake stored exactly these f32 matrices, so only a different evaluation order could
 /// differ; 16 roundings (`u = 2^-24`) of the largest translation magnitude (plus the same of 1 m)
 /// covers that; a corrupt or NaN track exceeds it.
+/// The bone path's bound ([`bone_error_bound_m`]), metres, for the bake's bone texture, box and
+/// rest positions: the live morph layer moves the bind-space positions by at most Σ |w| |d| per
+/// axis.
+fn bone_bound_of(b: &BoneAnimationView<'_>, bx: &encoding::PositionBounds, set: &VertexSet) -> f64 {
+    let (row_abs, t) = bone_magnitudes(b.texture);
+    let (targets, morph_reach) = match &b.morph {
+        Some(m) => {
+            let targets = m.layout.target_count as usize;
+            (targets, targets as f64 * max_abs_f32(m.texture) * max_abs_f32(m.weights))
+        }
+        None => (0, 0.0),
+    };
+    let box_abs = (0..3)
+        .map(|a| f64::from(bx.min[a]).abs().max((f64::from(bx.min[a]) + f64::from(bx.extent[a])).abs()))
+        .fold(0.0, f64::max);
+    let max_p = box_abs
+        .max(set.positions.iter().map(|p| f64::from(p.abs().max_element())).fold(0.0, f64::max))
+        + morph_reach;
+    bone_error_bound_m(b.influences as usize + targets, row_abs, max_p, t)
+}
+
+/// The bone path's report: its largest error against `bound` (metres; false for a NaN error or
+/// bound too, from a non-finite bone texture), and its failures (the skin weights' problem too).
+fn bone_path(
+    max_bone: f64,
+    bound: f64,
+    weight_problem: Option<&str>,
+    morphs: bool,
+) -> (PathReport, Vec<String>) {
+    let mm = 1000.0;
+    let mut failures = Vec::new();
+    if let Some(problem) = weight_problem {
+        failures.push(format!("bone: {problem}"));
+    }
+    let within_bound = max_bone <= bound;
+    if !within_bound {
+        failures.push(format!(
+            "bone: bone-mode skinning errs up to {:.4} mm against fresh skinning, bound {:.6} mm{}",
+            max_bone * mm,
+            bound * mm,
+            if morphs { " (the source has morph targets)" } else { "" }
+        ));
+    }
+    let passed = within_bound && weight_problem.is_none();
+    (PathReport { path: "bone".into(), max_error_mm: max_bone * mm, bound_mm: bound * mm, passed }, failures)
+}
+
+/// The root-motion path's report: the tracks' largest error (metres) against the format's quantum
+/// `bound_mm` (false for a NaN error too).
+fn root_path(error: f64, bound_mm: f64) -> (PathReport, Vec<String>) {
+    let mm = 1000.0;
+    let passed = error <= bound_mm / mm;
+    let failure = (!passed).then(|| {
+        format!(
+            "root: the root-motion tracks differ from a fresh extraction from the source by up to {:.4} mm \
+             (yaw counted at the body's horizontal reach), bound {bound_mm:.4} mm",
+            error * mm
+        )
+    });
+    let path = PathReport { path: "root".into(), max_error_mm: error * mm, bound_mm, passed };
+    (path, failure.into_iter().collect())
+}
+
+/// The capture path's report: the socket and capture tracks' largest error against `bound`
+/// (metres).
+fn capture_path(error: f64, bound: f64) -> (PathReport, Vec<String>) {
+    let mm = 1000.0;
+    let passed = error <= bound;
+    let failure = (!passed).then(|| {
+        format!(
+            "capture: socket/capture tracks err up to {:.6} mm against fresh node transforms, bound {:.6} mm",
+            error * mm,
+            bound * mm
+        )
+    });
+    (
+        PathReport { path: "capture".into(), max_error_mm: error * mm, bound_mm: bound * mm, passed },
+        failure.into_iter().collect(),
+    )
+}
+
 fn verify_captures(asset: &Asset<'_>, rig: &Rig) -> Result<Option<(f64, f64)>> {
     let manifest = asset.manifest();
     if manifest.captures.is_empty() {
@@ -1139,34 +725,6 @@ fn affine_in_place(pose: &RootPose, cols: [f32; 16]) -> [f32; 16] {
     out
 }
 
-/// Moves one fresh frame into the bake's in-place space: `T^-1` applied (in f64, rounded once)
-/// to every position, and its rotation to every normal and tangent direction (`normals` may be
-/// empty: only positions are moved then).
-fn to_in_place(
-    pose: &RootPose,
-    positions: &mut [[f32; 3]],
-    normals: &mut [[f32; 3]],
-    tangents: Option<&mut [[f32; 4]]>,
-) {
-    if *pose == RootPose::IDENTITY {
-        return;
-    }
-    let (s, c) = (-f64::from(pose.yaw)).sin_cos();
-    let turn = |v: [f64; 3]| [c * v[0] + s * v[2], v[1], c * v[2] - s * v[0]];
-    let (x, z) = (f64::from(pose.x), f64::from(pose.z));
-    for p in positions.iter_mut() {
-        let r = turn([f64::from(p[0]) - x, f64::from(p[1]), f64::from(p[2]) - z]);
-        *p = r.map(|v| v as f32);
-    }
-    for nrm in normals.iter_mut() {
-        *nrm = turn(nrm.map(f64::from)).map(|v| v as f32);
-    }
-    for t in tangents.into_iter().flatten() {
-        let r = turn([f64::from(t[0]), f64::from(t[1]), f64::from(t[2])]);
-        *t = [r[0] as f32, r[1] as f32, r[2] as f32, t[3]];
-    }
-}
-
 /// How far the stored root-motion `track` of baked clip `clip` (index `ci`, from rig clip
 /// `source`) is from the track a fresh extraction from the source gives (the bake's own fit,
 /// [`crate::root_motion`], of freshly skinned frames), metres: the largest `|Δx|`, `|Δz|` and
@@ -1217,20 +775,6 @@ fn track_error_m(
     }
     Ok(err)
 }
-
-/// Sums per-frame figures in frame order (deterministic whatever the thread count).
-fn accumulate(total: &mut FrameErrors, e: &FrameErrors) {
-    total.max_axis = total.max_axis.max(e.max_axis);
-    total.sum_axis += e.sum_axis;
-    total.max_euclid_sq = total.max_euclid_sq.max(e.max_euclid_sq);
-    total.max_normal = total.max_normal.max(e.max_normal);
-    total.sum_normal += e.sum_normal;
-    total.max_tangent = total.max_tangent.max(e.max_tangent);
-    total.max_bone = total.max_bone.max(e.max_bone);
-    total.failed += e.failed;
-}
-
-type Skinned = (Vec<[f32; 3]>, Vec<[f32; 3]>, Option<Vec<[f32; 4]>>);
 
 /// [`verify`] of a bake still in memory (through its `.vat` bytes, exactly as a file would be read).
 ///
