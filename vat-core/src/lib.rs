@@ -35,6 +35,7 @@
 //!
 //! Errors at this crate's boundary are one enum, [`Error`].
 
+pub mod backend;
 pub mod clip;
 pub mod container;
 pub mod crowd;

@@ -2,199 +2,106 @@
 //! `crowd.rs`.
 
 use ash::vk;
+use vat_core::backend::{CrowdGroups, Handles, ScatterBuffers, ViewLists, ViewUniforms};
 use vat_core::crowd::Crowd;
-use vat_core::frame::gpu_counts::{CountsRing, RING_DEPTH};
-use vat_core::frame::{CrowdCapacity, CrowdSync, HostMapCache, InstanceSource, scatter_buffer_bytes};
+use vat_core::frame::gpu_counts::RING_DEPTH;
+use vat_core::frame::{CrowdCapacity, scatter_buffer_bytes};
 use vat_core::gpu::{self, CullParams, FrameUniforms};
 
 use crate::owned::{HostBuffer, Object, Owned};
 use crate::renderer::{HostFrameSets, Resource, StageSet, descriptor_set};
 use crate::{Renderer, VulkanError};
 
-/// One crowd's GPU copy: its frame uniforms (set 0), records (resident), CPU-culled instance list,
-/// GPU-culled visible lists and indirect draws, the record scatter's buffers, their descriptor sets,
-/// and what they hold ([`CrowdSync`]). Made by [`Renderer::create_crowd`] for one [`Crowd`]; using
-/// it with another crowd panics. Buffers are created (and grown) by the frames that need them.
-/// Dropping it waits for the device to be idle, then destroys it.
-pub struct GpuCrowd {
-    pub(crate) sync: CrowdSync,
-    /// The crowd's set-0 uniforms (camera, its clock and LOD settings, light).
-    pub(crate) frame_buffer: HostBuffer,
-    /// Set 0 per [`StageSet`], over `frame_buffer` and vat's shadow map.
-    pub(crate) frame_sets: Vec<vk::DescriptorSet>,
-    /// Set 0 per [`StageSet`] over `frame_buffer` and each host shadow map drawn with.
-    pub(crate) host_frame_sets: HostMapCache<vk::ImageView, HostFrameSets>,
-    /// Per extra depth view (`Renderer::prepare`'s `views`, grown on demand): its set-0 uniforms and
-    /// the depth and compute sets 0 over them (owned by `owned`).
-    pub(crate) views: Vec<ViewUniforms>,
-    pub(crate) buffers: Option<CrowdBuffers>,
-    /// The read-back ring of the GPU culling's counts.
-    pub(crate) counts: CountsReadback,
-    /// The uniform buffers and set-0 pools; destroyed last.
-    owned: Owned,
-}
+/// vat-vulkan's handle types in vat-core's generic GPU state ([`vat_core::backend::Handles`]).
+#[derive(Debug)]
+pub struct VkHandles;
 
-impl std::fmt::Debug for GpuCrowd {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GpuCrowd").field("sync", &self.sync).finish_non_exhaustive()
-    }
-}
+impl Handles for VkHandles {
+    type Buffer = HostBuffer;
+    type Group = vk::DescriptorSet;
+    type Index = vk::Buffer;
+    type HostMap = vk::ImageView;
+    type HostGroups = HostFrameSets;
+    type Slot = CountsSlot;
+    type Keep = Owned;
 
-impl Drop for GpuCrowd {
-    fn drop(&mut self) {
+    fn release(keep: &mut Owned) {
         // SAFETY: plain wait on a live device; submitted frames may still use the crowd's buffers,
         // which its fields destroy next.
-        let _ = unsafe { self.owned.ctx.device.device_wait_idle() };
+        let _ = unsafe { keep.ctx.device.device_wait_idle() };
     }
 }
 
-impl GpuCrowd {
-    /// What the GPU copy holds (capacities, sync state).
-    pub fn sync(&self) -> &CrowdSync {
-        &self.sync
-    }
-
-    /// Forgets what the GPU copy holds: the next frame uploads the whole crowd. Call it after
-    /// dropping a command buffer that recorded a frame of this crowd without submitting it.
-    pub fn mark_unsynced(&mut self) {
-        self.sync.mark_unsynced();
-        self.counts.ring.drop_current();
-    }
-}
-
-/// One extra view's set-0 uniforms of a crowd, and the sets 0 over them.
-pub(crate) struct ViewUniforms {
-    pub(crate) buffer: HostBuffer,
-    /// Depth set 0 (the view's depth draws).
-    pub(crate) depth: vk::DescriptorSet,
-    /// Compute set 0 (the view's culling dispatch).
-    pub(crate) compute: vk::DescriptorSet,
-}
+/// One crowd's GPU copy on Vulkan (`vat_core::backend::GpuCrowd`): made by
+/// [`Renderer::create_crowd`] for one [`Crowd`]; using it with another crowd panics. Dropping it
+/// waits for the device to be idle, then destroys it.
+pub type GpuCrowd = vat_core::backend::GpuCrowd<VkHandles>;
+type CountsReadback = vat_core::backend::CountsReadback<VkHandles>;
+type CrowdBuffers = vat_core::backend::CrowdBuffers<VkHandles>;
 
 /// One slot of the counts ring: a host-visible, coherent copy of `draw_args` and the event the
 /// frame's command buffer sets after the copy (and a barrier making it visible to host reads).
-pub(crate) struct CountsSlot {
+pub struct CountsSlot {
     pub(crate) buffer: HostBuffer,
     pub(crate) event: vk::Event,
 }
 
-/// The GPU culling's counts read back without waiting (`vat_core::frame::gpu_counts`): the ring's
-/// bookkeeping and its [`RING_DEPTH`] slots (made with the crowd's first GPU-culled frame). A
-/// frame's copy is recorded after the culling dispatch, followed by a transfer -> host barrier and
-/// `vkCmdSetEvent`; `vkGetEventStatus` tells, without blocking, whether it has executed. This needs
-/// no fence of the host's: the renderer records into command buffers it does not submit.
-#[derive(Default)]
-pub(crate) struct CountsReadback {
-    pub(crate) ring: CountsRing,
-    pub(crate) slots: Vec<CountsSlot>,
-    /// The slots' buffers and events; `None` until the first GPU-culled frame.
-    owned: Option<Owned>,
+// The GPU culling's counts read back without waiting (`vat_core::frame::gpu_counts`): the ring's
+// [`RING_DEPTH`] slots are made with the crowd's first GPU-culled frame. A frame's copy is recorded
+// after the culling dispatch, followed by a transfer -> host barrier and `vkCmdSetEvent`;
+// `vkGetEventStatus` tells, without blocking, whether it has executed. This needs no fence of the
+// host's: the renderer records into command buffers it does not submit.
+
+/// Creates the slots of `counts` if there are none yet.
+pub(crate) fn ensure_slots(
+    counts: &mut CountsReadback,
+    ctx: &std::rc::Rc<crate::Context>,
+) -> Result<(), VulkanError> {
+    if counts.keep.is_some() {
+        return Ok(());
+    }
+    let mut owned = Owned::new(ctx);
+    let mut slots = Vec::with_capacity(RING_DEPTH);
+    for _ in 0..RING_DEPTH {
+        let buffer =
+            owned.buffer(gpu::DRAW_ARGS_BYTES, vk::BufferUsageFlags::TRANSFER_DST, "culling counts")?;
+        // SAFETY: valid create info on a live device; the event is destroyed with `owned`.
+        let event = unsafe { ctx.device.create_event(&vk::EventCreateInfo::default(), None) }
+            .map_err(VulkanError::vk("create event"))?;
+        owned.push(Object::Event(event));
+        slots.push(CountsSlot { buffer, event });
+    }
+    counts.slots = slots;
+    counts.keep = Some(owned);
+    Ok(())
 }
 
-impl CountsReadback {
-    /// Creates the slots if there are none yet.
-    pub(crate) fn ensure_slots(&mut self, ctx: &std::rc::Rc<crate::Context>) -> Result<(), VulkanError> {
-        if self.owned.is_some() {
-            return Ok(());
+/// Takes the results of every slot of `counts` whose event is set, without waiting, and resets the
+/// events.
+///
+/// # Errors
+/// [`VulkanError::Vk`] or [`VulkanError::DeviceLost`] from the event query or the read.
+pub(crate) fn collect(counts: &mut CountsReadback) -> Result<(), VulkanError> {
+    let Some(owned) = &counts.keep else { return Ok(()) };
+    let d = &owned.ctx.device;
+    for (slot, _) in counts.ring.in_flight() {
+        let Some(s) = counts.slots.get(slot) else { continue };
+        // SAFETY: an event of this device, not waited on by any command buffer.
+        let set = unsafe { d.get_event_status(s.event) }.map_err(VulkanError::vk("get event status"))?;
+        if !set {
+            continue;
         }
-        let mut owned = Owned::new(ctx);
-        let mut slots = Vec::with_capacity(RING_DEPTH);
-        for _ in 0..RING_DEPTH {
-            let buffer =
-                owned.buffer(gpu::DRAW_ARGS_BYTES, vk::BufferUsageFlags::TRANSFER_DST, "culling counts")?;
-            // SAFETY: valid create info on a live device; the event is destroyed with `owned`.
-            let event = unsafe { ctx.device.create_event(&vk::EventCreateInfo::default(), None) }
-                .map_err(VulkanError::vk("create event"))?;
-            owned.push(Object::Event(event));
-            slots.push(CountsSlot { buffer, event });
-        }
-        self.slots = slots;
-        self.owned = Some(owned);
-        Ok(())
+        // The event was set after the copy and a transfer -> host barrier: the copy is complete
+        // and visible in the coherent memory.
+        let bytes = owned.read(&s.buffer, gpu::DRAW_ARGS_BYTES as usize)?;
+        let words: Vec<u32> =
+            bytes.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
+        // SAFETY: the event's set has executed (observed above) and no command waits on it; the
+        // slot is recorded again only after this reset.
+        unsafe { d.reset_event(s.event) }.map_err(VulkanError::vk("reset event"))?;
+        counts.ring.complete(slot, &words);
     }
-
-    /// Takes the results of every slot whose event is set, without waiting, and resets the events.
-    ///
-    /// # Errors
-    /// [`VulkanError::Vk`] or [`VulkanError::DeviceLost`] from the event query or the read.
-    pub(crate) fn collect(&mut self) -> Result<(), VulkanError> {
-        let Some(owned) = &self.owned else { return Ok(()) };
-        let d = &owned.ctx.device;
-        for (slot, _) in self.ring.in_flight() {
-            let Some(s) = self.slots.get(slot) else { continue };
-            // SAFETY: an event of this device, not waited on by any command buffer.
-            let set = unsafe { d.get_event_status(s.event) }.map_err(VulkanError::vk("get event status"))?;
-            if !set {
-                continue;
-            }
-            // The event was set after the copy and a transfer -> host barrier: the copy is complete
-            // and visible in the coherent memory.
-            let bytes = owned.read(&s.buffer, gpu::DRAW_ARGS_BYTES as usize)?;
-            let words: Vec<u32> =
-                bytes.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
-            // SAFETY: the event's set has executed (observed above) and no command waits on it; the
-            // slot is recorded again only after this reset.
-            unsafe { d.reset_event(s.event) }.map_err(VulkanError::vk("reset event"))?;
-            self.ring.complete(slot, &words);
-        }
-        Ok(())
-    }
-}
-
-/// The buffers of a [`GpuCrowd`] at one capacity.
-pub(crate) struct CrowdBuffers {
-    pub(crate) records: HostBuffer,
-    pub(crate) list: HostBuffer,
-    pub(crate) visible: HostBuffer,
-    pub(crate) draw_args: HostBuffer,
-    pub(crate) args_template: HostBuffer,
-    pub(crate) cull_params: HostBuffer,
-    /// 16 bytes of user data per record (`instance_user_data`).
-    pub(crate) user_data: HostBuffer,
-    /// Set 2: colour and depth over the CPU list, colour and depth over the GPU lists, compute.
-    colour_cpu: vk::DescriptorSet,
-    depth_cpu: vk::DescriptorSet,
-    colour_gpu: vk::DescriptorSet,
-    depth_gpu: vk::DescriptorSet,
-    pub(crate) compute: vk::DescriptorSet,
-    pub(crate) scatter: Option<ScatterBuffers>,
-    /// Per GPU-culled extra view (`CrowdPlan::grow_view_lists`): its own lists (owned by `owned`).
-    pub(crate) views: Vec<ViewLists>,
-    /// The buffers and descriptor pools; destroyed last.
-    pub(crate) owned: Owned,
-}
-
-/// One GPU-culled extra view's own visible lists and draw arguments (sized like the crowd's), with
-/// the sets 2 over them.
-pub(crate) struct ViewLists {
-    pub(crate) draw_args: HostBuffer,
-    /// Compute set 2: the crowd's records and culling parameters, writing this view's lists.
-    pub(crate) compute: vk::DescriptorSet,
-    /// Depth set 2 over this view's visible lists.
-    depth: vk::DescriptorSet,
-}
-
-impl CrowdBuffers {
-    /// Set 2 of `set` over `instances` (`None`: a view's lists outside a depth pass).
-    pub(crate) fn group(&self, set: StageSet, instances: InstanceSource) -> Option<vk::DescriptorSet> {
-        Some(match (set, instances) {
-            (StageSet::Depth, InstanceSource::InstanceList) => self.depth_cpu,
-            (StageSet::Depth, InstanceSource::VisibleLists) => self.depth_gpu,
-            (StageSet::Depth, InstanceSource::ViewLists { view }) => self.views.get(view)?.depth,
-            (_, InstanceSource::InstanceList) => self.colour_cpu,
-            (_, InstanceSource::VisibleLists) => self.colour_gpu,
-            (_, InstanceSource::ViewLists { .. }) => return None,
-        })
-    }
-
-    /// The draw arguments the indirect draws over `instances` read (`None`: the CPU list).
-    pub(crate) fn draw_args_of(&self, instances: InstanceSource) -> Option<vk::Buffer> {
-        match instances {
-            InstanceSource::InstanceList => None,
-            InstanceSource::VisibleLists => Some(self.draw_args.buffer),
-            InstanceSource::ViewLists { view } => Some(self.views.get(view)?.draw_args.buffer),
-        }
-    }
+    Ok(())
 }
 
 /// The buffers of a crowd's set 2 besides its instance list: the records and culling parameters
@@ -206,15 +113,6 @@ struct CrowdSetBuffers {
     user_data: vk::Buffer,
     visible: vk::Buffer,
     draw_args: vk::Buffer,
-}
-
-/// The record scatter's packed records and destinations, and set 3 of `cs_scatter` over them and the
-/// record buffer.
-pub(crate) struct ScatterBuffers {
-    pub(crate) indices: HostBuffer,
-    pub(crate) records: HostBuffer,
-    pub(crate) set: vk::DescriptorSet,
-    _owned: Owned,
 }
 
 impl Renderer {
@@ -229,16 +127,7 @@ impl Renderer {
         let frame_buffer =
             owned.buffer(size_of::<FrameUniforms>() as u64, uniform, "crowd frame uniforms")?;
         let frame_sets = self.frame_sets_for(&mut owned, frame_buffer.buffer)?;
-        Ok(GpuCrowd {
-            sync: CrowdSync::new(crowd.id()),
-            frame_buffer,
-            frame_sets,
-            host_frame_sets: HostMapCache::default(),
-            views: Vec::new(),
-            buffers: None,
-            counts: CountsReadback::default(),
-            owned,
-        })
+        Ok(GpuCrowd::new(crowd.id(), frame_buffer, frame_sets, owned))
     }
 
     /// Gives `gpu` at least `views` extra-view uniform buffers and their depth and compute sets.
@@ -246,8 +135,8 @@ impl Renderer {
         let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
         while gpu.views.len() < views {
             let buffer =
-                gpu.owned.buffer(size_of::<FrameUniforms>() as u64, uniform, "crowd view uniforms")?;
-            let sets = self.frame_sets_for(&mut gpu.owned, buffer.buffer)?;
+                gpu.keep.buffer(size_of::<FrameUniforms>() as u64, uniform, "crowd view uniforms")?;
+            let sets = self.frame_sets_for(&mut gpu.keep, buffer.buffer)?;
             let (depth, compute) = (sets[StageSet::Depth as usize], sets[StageSet::Compute as usize]);
             gpu.views.push(ViewUniforms { buffer, depth, compute });
         }
@@ -264,7 +153,7 @@ impl Renderer {
     ) -> Result<(), VulkanError> {
         let storage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
         while buffers.views.len() < views as usize {
-            let owned = &mut buffers.owned;
+            let owned = &mut buffers.keep;
             let visible = owned.buffer(capacity.visible_bytes(), storage, "view visible lists")?;
             let draw_args = owned.buffer(
                 gpu::DRAW_ARGS_BYTES,
@@ -280,7 +169,7 @@ impl Renderer {
             };
             let compute = self.crowd_set(owned, StageSet::Compute, crowd, buffers.list.buffer)?;
             let depth = self.crowd_set(owned, StageSet::Depth, crowd, visible.buffer)?;
-            buffers.views.push(ViewLists { draw_args, compute, depth });
+            buffers.views.push(ViewLists { visible, draw_args, compute, depth });
         }
         Ok(())
     }
@@ -362,14 +251,10 @@ impl Renderer {
             args_template,
             cull_params,
             user_data,
-            colour_cpu,
-            depth_cpu,
-            colour_gpu,
-            depth_gpu,
-            compute,
+            groups: CrowdGroups { colour_cpu, depth_cpu, colour_gpu, depth_gpu, compute },
             scatter: None,
             views: Vec::new(),
-            owned,
+            keep: owned,
         });
         Ok(())
     }
@@ -402,7 +287,7 @@ impl Renderer {
                 }))
             },
         )?;
-        buffers.scatter = Some(ScatterBuffers { indices, records, set, _owned: owned });
+        buffers.scatter = Some(ScatterBuffers { indices, records, group: set, keep: owned });
         Ok(())
     }
 }

@@ -1,22 +1,22 @@
 //! Replaying a frame's recording (`vat_core::frame::Command`) on Vulkan: [`Replay`] is this
-//! backend's [`FrameBackend`], one `match` over the commands (the twin of vat-wgpu's `encode.rs`).
-//! Everything that can fail (buffer growth, pipelines, finding every resource) happens while the
-//! commands are matched; [`FrameBackend::finish`] then records what they queued with the barriers
-//! (`vkCmdUpdateBuffer` writes, draw-argument resets, dispatches, the shadow pass). A resource a
-//! command or draw names that is not here is an error. Nothing here decides what is drawn.
+//! backend's [`FrameBackend`], one `match` over the commands whose ids vat-core resolves
+//! (`vat_core::backend::resolve`). Everything that can fail (buffer growth, pipelines, finding every
+//! resource) happens while the commands are matched and in [`FrameBackend::finish`] before it
+//! records what they queued with the barriers (`vkCmdUpdateBuffer` writes, draw-argument resets,
+//! dispatches, the shadow pass). Nothing here decides what is drawn or finds a resource.
 
 use ash::vk;
-use vat_core::frame::gpu_counts::CountsRing;
-use vat_core::frame::{
-    AssetDrawInfo, BufferId, Command, CrowdSync, Dispatch, Draw, DrawGeometry, DrawResources, FrameBackend,
-    FramePlan, HostMapCache, Missing, Pass, PlanLimits,
+use vat_core::backend::{
+    AssetParts, Compute, DrawStep, Found, GpuAssetParts, RendererFrame, Stage, buffer, compute, draw_steps,
+    find_draws,
 };
+use vat_core::frame::{Command, Draw, FrameBackend, FramePlan, Missing, PlanLimits};
 use vat_core::gpu;
 use vat_core::pipeline::PipelineKey;
 use vat_core::render::Culling;
 
-use crate::crowd::GpuCrowd;
-use crate::owned::color_range;
+use crate::crowd::VkHandles;
+use crate::owned::{HostBuffer, color_range};
 use crate::pipelines::{CULL, SHADOW_PASS};
 use crate::renderer::{CrowdDraw, HostFrameSets, StageSet, flipped_viewport, full_rect, memory_barrier};
 use crate::{GpuAsset, Renderer, VulkanError};
@@ -26,20 +26,13 @@ const UPDATE_CHUNK: usize = 65536;
 // `vkCmdUpdateBuffer` writes whole words.
 const _: () = assert!(size_of::<vat_core::gpu::FrameUniforms>().is_multiple_of(4));
 
-/// What one draw binds, found.
-#[derive(Clone, Copy)]
-enum Bindings {
-    /// Sets 0-2 and the index buffer of a crowd's draw, and its indirect arguments.
-    Crowd { sets: [vk::DescriptorSet; 3], index: vk::Buffer, args: Option<vk::Buffer> },
-    /// Set 0 alone.
-    FrameOnly(vk::DescriptorSet),
-}
-
 /// A draw with its resources and pipeline found: recording it cannot fail.
-pub(crate) struct FoundDraw {
-    draw: Draw,
-    bindings: Bindings,
-    pipeline: vk::Pipeline,
+pub(crate) type FoundDraw<'a> = Found<'a, VkHandles, vk::Pipeline>;
+
+impl GpuAssetParts<VkHandles> for GpuAsset {
+    fn parts(&self) -> AssetParts<'_, VkHandles> {
+        AssetParts { info: &self.info, groups: &self.sets, index: &self.index_buffer }
+    }
 }
 
 /// One `prepare`'s replay: the commands queued, found and checked, then recorded into `cb` by
@@ -57,10 +50,8 @@ pub(crate) struct Replay<'r> {
     culls: Vec<([vk::DescriptorSet; 3], [u32; 2])>,
     /// Culling counts to copy into their read-back slot, and the slot's event.
     counts: Vec<(vk::Buffer, vk::Buffer, vk::Event)>,
-    /// The open shadow pass's draws (indices into the plan's depth draws).
-    shadow_open: Option<Vec<usize>>,
-    /// The shadow pass's draws, found; `None`: no shadow pass.
-    shadow: Option<Vec<FoundDraw>>,
+    /// The shadow pass's pipelines; `None`: no shadow pass.
+    shadow: Option<Vec<(PipelineKey, vk::Pipeline)>>,
     cull_pipeline: Option<vk::Pipeline>,
 }
 
@@ -75,106 +66,9 @@ impl<'r> Replay<'r> {
             scatters: Vec::new(),
             culls: Vec::new(),
             counts: Vec::new(),
-            shadow_open: None,
             shadow: None,
             cull_pipeline: None,
         }
-    }
-
-    /// The culling dispatch's sets and workgroups.
-    fn cull_sets(
-        &mut self,
-        crowds: &[CrowdDraw<'_>],
-        dispatch: Dispatch,
-    ) -> Result<([vk::DescriptorSet; 3], [u32; 2]), VulkanError> {
-        let compute = StageSet::Compute as usize;
-        let (crowd, workgroups, frame, lists) = match dispatch {
-            Dispatch::Cull { crowd, workgroups, .. } => {
-                let b = crowds[crowd].gpu.buffers.as_ref().ok_or(Missing::CrowdBuffers(crowd))?;
-                (crowd, workgroups, crowds[crowd].gpu.frame_sets[compute], b.compute)
-            }
-            Dispatch::CullView { crowd, view, workgroups, .. } => {
-                let gpu = &crowds[crowd].gpu;
-                let (Some(u), Some(l)) =
-                    (gpu.views.get(view), gpu.buffers.as_ref().and_then(|b| b.views.get(view)))
-                else {
-                    return Err(Missing::ViewLists { crowd, view }.into());
-                };
-                (crowd, workgroups, u.compute, l.compute)
-            }
-            Dispatch::Scatter { crowd, .. } => return Err(Missing::CrowdBuffers(crowd).into()),
-        };
-        if self.cull_pipeline.is_none() {
-            self.cull_pipeline = Some(self.renderer.compute_pipeline(CULL)?);
-        }
-        Ok(([frame, crowds[crowd].asset.sets[compute], lists], workgroups))
-    }
-
-    /// Finds or queues `command`; see [`FrameBackend::command`].
-    fn run(
-        &mut self,
-        crowds: &mut [CrowdDraw<'_>],
-        plan: &FramePlan,
-        command: &Command,
-    ) -> Result<(), VulkanError> {
-        let r = &mut *self.renderer;
-        match command {
-            Command::HostShadowGroups => r.host_shadow_sets(crowds, plan)?,
-            Command::BeginUploads { .. } | Command::EndUploads { .. } => {}
-            Command::GrowCrowd { crowd, capacity } => r.grow_crowd(crowds[*crowd].gpu, *capacity)?,
-            Command::GrowScatter { crowd, records } => {
-                let buffers = crowds[*crowd].gpu.buffers.as_mut().ok_or(Missing::CrowdBuffers(*crowd))?;
-                r.grow_scatter(buffers, *records)?;
-            }
-            Command::GrowViewLists { crowd, views } => {
-                let gpu = &mut *crowds[*crowd].gpu;
-                let capacity = gpu.sync.capacity();
-                let buffers = gpu.buffers.as_mut().ok_or(Missing::CrowdBuffers(*crowd))?;
-                r.grow_view_lists(buffers, capacity, *views)?;
-            }
-            Command::GrowViewUniforms { crowd, views } => r.grow_views(crowds[*crowd].gpu, *views)?,
-            Command::Write { target, offset, data } => {
-                let bytes = plan.bytes(target.crowd().map(|k| (k, &*crowds[k].crowd)), data);
-                let buffer = r.buffer(crowds, *target)?;
-                if !bytes.is_empty() {
-                    self.writes.push((buffer, *offset, bytes.to_vec()));
-                }
-            }
-            Command::Copy { from, to, bytes } => {
-                self.copies.push((r.buffer(crowds, *from)?, r.buffer(crowds, *to)?, *bytes));
-            }
-            Command::Dispatch(Dispatch::Scatter { crowd, workgroups, .. }) => {
-                let scatter = crowds[*crowd].gpu.buffers.as_ref().and_then(|b| b.scatter.as_ref());
-                let scatter = scatter.ok_or(Missing::Buffer(BufferId::ScatterRecords { crowd: *crowd }))?;
-                self.scatters.push((scatter.set, *workgroups));
-            }
-            Command::Dispatch(dispatch) => {
-                let cull = self.cull_sets(crowds, *dispatch)?;
-                self.culls.push(cull);
-            }
-            Command::CopyCounts { crowd } => {
-                let gpu = &crowds[*crowd].gpu;
-                if let Some(slot) = gpu.counts.ring.current_slot()
-                    && let (Some(b), Some(s)) = (&gpu.buffers, gpu.counts.slots.get(slot))
-                {
-                    self.counts.push((b.draw_args.buffer, s.buffer.buffer, s.event));
-                }
-            }
-            Command::BeginPass(Pass::Shadow) => self.shadow_open = Some(Vec::new()),
-            Command::Draw { index } => self.shadow_open.get_or_insert_default().push(*index),
-            Command::EndPass => {
-                let draws: Vec<Draw> = self
-                    .shadow_open
-                    .take()
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|&i| plan.depth[i].clone())
-                    .collect();
-                let pipelines = r.pipelines_for(&draws, SHADOW_PASS)?;
-                self.shadow = Some(r.find_draws(StageSet::Depth, None, &draws, crowds, &pipelines)?);
-            }
-        }
-        Ok(())
     }
 
     /// Records the queued writes, resets and dispatches with their barriers.
@@ -280,128 +174,106 @@ impl<'r> Replay<'r> {
 }
 
 impl FrameBackend for Replay<'_> {
+    type Handles = VkHandles;
     type Asset = GpuAsset;
-    type Crowd = GpuCrowd;
     type Error = VulkanError;
-
-    fn info(asset: &GpuAsset) -> &AssetDrawInfo {
-        &asset.info
-    }
-
-    fn sync(crowd: &mut GpuCrowd) -> &mut CrowdSync {
-        &mut crowd.sync
-    }
-
-    fn ring(crowd: &GpuCrowd) -> &CountsRing {
-        &crowd.counts.ring
-    }
-
-    fn ring_mut(crowd: &mut GpuCrowd) -> &mut CountsRing {
-        &mut crowd.counts.ring
-    }
 
     fn plan_limits(&self) -> PlanLimits {
         PlanLimits { max_storage_buffer_bytes: crate::renderer::storage_limit(&self.renderer.ctx) }
+    }
+
+    fn own(&mut self) -> &mut RendererFrame<VkHandles> {
+        &mut self.renderer.own
+    }
+
+    fn host_groups(&self, frame: &HostBuffer, map: &vk::ImageView) -> Result<HostFrameSets, VulkanError> {
+        self.renderer.host_frame_sets_for(frame.buffer, *map)
+    }
+
+    fn release_host_groups(&self, old: HostFrameSets) {
+        self.renderer.release_host_frame_sets(old);
     }
 
     fn begin_frame(&mut self, crowds: &mut [CrowdDraw<'_>], culling: Culling) -> Result<(), VulkanError> {
         self.renderer.begin_counts(crowds, culling)
     }
 
+    /// Finds or queues `command`.
     fn command(
         &mut self,
         crowds: &mut [CrowdDraw<'_>],
         plan: &FramePlan,
         command: &Command,
     ) -> Result<(), VulkanError> {
-        self.run(crowds, plan, command)
+        let r = &mut *self.renderer;
+        match command {
+            // Growth is not caught per crowd on Vulkan (each allocation reports itself); the host's
+            // groups are the driver's.
+            Command::BeginUploads { .. } | Command::EndUploads { .. } | Command::HostShadowGroups => {}
+            Command::GrowCrowd { crowd, capacity } => r.grow_crowd(crowds[*crowd].gpu, *capacity)?,
+            Command::GrowScatter { crowd, records } => {
+                let buffers = crowds[*crowd].gpu.buffers.as_mut().ok_or(Missing::CrowdBuffers(*crowd))?;
+                r.grow_scatter(buffers, *records)?;
+            }
+            Command::GrowViewLists { crowd, views } => {
+                let gpu = &mut *crowds[*crowd].gpu;
+                let capacity = gpu.sync.capacity();
+                let buffers = gpu.buffers.as_mut().ok_or(Missing::CrowdBuffers(*crowd))?;
+                r.grow_view_lists(buffers, capacity, *views)?;
+            }
+            Command::GrowViewUniforms { crowd, views } => r.grow_views(crowds[*crowd].gpu, *views)?,
+            Command::Write { target, offset, data } => {
+                let bytes = plan.bytes(target.crowd().map(|k| (k, &*crowds[k].crowd)), data);
+                let to = buffer(crowds, &r.own.frame_buffer, *target)?.buffer;
+                if !bytes.is_empty() {
+                    self.writes.push((to, *offset, bytes.to_vec()));
+                }
+            }
+            Command::Copy { from, to, bytes } => {
+                let own = &r.own.frame_buffer;
+                let (from, to) = (buffer(crowds, own, *from)?.buffer, buffer(crowds, own, *to)?.buffer);
+                self.copies.push((from, to, *bytes));
+            }
+            Command::Dispatch(dispatch) => match compute(crowds, *dispatch)? {
+                Compute::Scatter { group, workgroups } => self.scatters.push((*group, workgroups)),
+                Compute::Cull { groups: [g0, g1, g2], workgroups } => {
+                    if self.cull_pipeline.is_none() {
+                        self.cull_pipeline = Some(r.compute_pipeline(CULL)?);
+                    }
+                    self.culls.push(([*g0, *g1, *g2], workgroups));
+                }
+            },
+            Command::CopyCounts { crowd } => {
+                if let Some((args, slot)) = crowds[*crowd].gpu.counts_copy() {
+                    self.counts.push((args.buffer, slot.buffer.buffer, slot.event));
+                }
+            }
+            Command::ShadowPass => self.shadow = Some(r.pipelines_for(&plan.depth, SHADOW_PASS)?),
+        }
+        Ok(())
     }
 
     fn finish(&mut self, crowds: &mut [CrowdDraw<'_>], plan: &FramePlan) -> Result<(), VulkanError> {
         let r = &*self.renderer;
-        for draw in &plan.colour {
-            r.bindings(StageSet::Colour, None, draw, crowds)?;
-        }
-        for (view, draws) in plan.view_depth.iter().enumerate() {
-            for draw in draws {
-                r.bindings(StageSet::Depth, Some(view), draw, crowds)?;
+        let shadow = match &self.shadow {
+            Some(pipelines) => {
+                Some(find_draws(crowds, &r.own, (Stage::Depth, None), &plan.depth, pipelines)?)
             }
-        }
+            None => None,
+        };
         // From here on nothing fails: record.
         self.record_compute();
-        if let Some(draws) = &self.shadow {
-            self.renderer.record_shadow_pass(self.cb, draws);
+        if let Some(draws) = &shadow {
+            r.record_shadow_pass(self.cb, draws);
         }
         Ok(())
-    }
-
-    fn end_frame(
-        &mut self,
-        _: &mut [CrowdDraw<'_>],
-        result: Result<(), VulkanError>,
-    ) -> Result<(), VulkanError> {
-        result
     }
 }
 
 impl Renderer {
-    /// The buffer `id` names.
-    fn buffer(&self, crowds: &[CrowdDraw<'_>], id: BufferId) -> Result<vk::Buffer, Missing> {
-        let buffers = |k: usize| crowds[k].gpu.buffers.as_ref();
-        let found = match id {
-            BufferId::Records { crowd } => buffers(crowd).map(|b| b.records.buffer),
-            BufferId::List { crowd } => buffers(crowd).map(|b| b.list.buffer),
-            BufferId::UserData { crowd } => buffers(crowd).map(|b| b.user_data.buffer),
-            BufferId::ScatterIndices { crowd } => {
-                buffers(crowd).and_then(|b| Some(b.scatter.as_ref()?.indices.buffer))
-            }
-            BufferId::ScatterRecords { crowd } => {
-                buffers(crowd).and_then(|b| Some(b.scatter.as_ref()?.records.buffer))
-            }
-            BufferId::ArgsTemplate { crowd } => buffers(crowd).map(|b| b.args_template.buffer),
-            BufferId::CullParams { crowd } => buffers(crowd).map(|b| b.cull_params.buffer),
-            BufferId::DrawArgs { crowd } => buffers(crowd).map(|b| b.draw_args.buffer),
-            BufferId::ViewDrawArgs { crowd, view } => {
-                buffers(crowd).and_then(|b| Some(b.views.get(view)?.draw_args.buffer))
-            }
-            BufferId::Uniforms { crowd } => Some(crowds[crowd].gpu.frame_buffer.buffer),
-            BufferId::ViewUniforms { crowd, view } => {
-                crowds[crowd].gpu.views.get(view).map(|v| v.buffer.buffer)
-            }
-            BufferId::FrameUniforms => Some(self.frame_buffer.buffer),
-        };
-        found.ok_or(Missing::Buffer(id))
-    }
-
-    /// Set 0 over the host's shadow map for every crowd, and for the renderer's own uniforms when
-    /// the frame has them: the colour draws sample it.
-    fn host_shadow_sets(
-        &mut self,
-        crowds: &mut [CrowdDraw<'_>],
-        plan: &FramePlan,
-    ) -> Result<(), VulkanError> {
-        let view = self.host_shadow.ok_or(VulkanError::NoHostShadowMap)?;
-        for draw in crowds.iter_mut() {
-            let (gpu, renderer) = (&mut *draw.gpu, &*self);
-            gpu.host_frame_sets.get_or_insert(
-                view,
-                || renderer.host_frame_sets_for(gpu.frame_buffer.buffer, view),
-                |old| renderer.release_host_frame_sets(old),
-            )?;
-        }
-        if plan.frame_uniforms.is_some() {
-            let sets = self.host_frame_sets_for(self.frame_buffer.buffer, view)?;
-            let mut cache = std::mem::take(&mut self.host_frame_sets);
-            cache.get_or_insert::<VulkanError>(view, || Ok(sets), |old| self.release_host_frame_sets(old))?;
-            self.host_frame_sets = cache;
-        }
-        self.frame_host_shadow = Some(view);
-        Ok(())
-    }
-
     /// Records the built-in shadow pass with `draws`: vat's own depth image, cleared, and its layout
     /// transitions.
-    fn record_shadow_pass(&self, cb: vk::CommandBuffer, draws: &[FoundDraw]) {
+    fn record_shadow_pass(&self, cb: vk::CommandBuffer, draws: &[FoundDraw<'_>]) {
         let d = &self.ctx.device;
         let range = vk::ImageSubresourceRange { aspect_mask: vk::ImageAspectFlags::DEPTH, ..color_range() };
         let shadow_barrier = |old,
@@ -466,88 +338,7 @@ impl Renderer {
         draws: &[Draw],
         formats: crate::PassFormats,
     ) -> Result<Vec<(PipelineKey, vk::Pipeline)>, VulkanError> {
-        let mut pipelines: Vec<(PipelineKey, vk::Pipeline)> = Vec::new();
-        for draw in draws {
-            if !pipelines.iter().any(|(k, _)| *k == draw.pipeline) {
-                pipelines.push((draw.pipeline, self.render_pipeline(draw.pipeline, formats)?));
-            }
-        }
-        Ok(pipelines)
-    }
-
-    /// The set 0 of `set` a draw binds: over the host's shadow map when the prepared frame's
-    /// colour draws sample it, else `own` (over vat's).
-    fn frame_set(
-        &self,
-        set: StageSet,
-        own: &[vk::DescriptorSet],
-        host: &HostMapCache<vk::ImageView, HostFrameSets>,
-    ) -> Option<vk::DescriptorSet> {
-        match self.frame_host_shadow {
-            Some(view) if set == StageSet::Colour => host.get(&view)?.sets.get(set as usize).copied(),
-            _ => own.get(set as usize).copied(),
-        }
-    }
-
-    /// What `draw` binds in a pass of `set` (each crowd's set 0 that of extra view `view` when
-    /// given).
-    fn bindings(
-        &self,
-        set: StageSet,
-        view: Option<usize>,
-        draw: &Draw,
-        crowds: &[CrowdDraw<'_>],
-    ) -> Result<Bindings, Missing> {
-        match draw.resources {
-            DrawResources::Crowd { crowd, instances } => {
-                let c = &crowds[crowd];
-                let b = c.gpu.buffers.as_ref().ok_or(Missing::CrowdBuffers(crowd))?;
-                let frame = match view {
-                    Some(v) => c.gpu.views.get(v).map(|u| u.depth),
-                    None => self.frame_set(set, &c.gpu.frame_sets, &c.gpu.host_frame_sets),
-                };
-                let frame = frame.ok_or(Missing::FrameGroup { crowd: Some(crowd), view })?;
-                let lists = b.group(set, instances).ok_or(Missing::CrowdBuffers(crowd))?;
-                let args = match draw.geometry {
-                    DrawGeometry::IndexedIndirect { .. } => {
-                        Some(b.draw_args_of(instances).ok_or(Missing::CrowdBuffers(crowd))?)
-                    }
-                    _ => None,
-                };
-                let sets = [frame, c.asset.sets[set as usize], lists];
-                Ok(Bindings::Crowd { sets, index: c.asset.index_buffer, args })
-            }
-            DrawResources::FrameOnly { crowd } => {
-                let frame_set = match crowd {
-                    Some(k) => self.frame_set(set, &crowds[k].gpu.frame_sets, &crowds[k].gpu.host_frame_sets),
-                    None => self.frame_set(set, &self.frame_sets, &self.host_frame_sets),
-                };
-                Ok(Bindings::FrameOnly(frame_set.ok_or(Missing::FrameGroup { crowd, view: None })?))
-            }
-        }
-    }
-
-    /// `draws` of a pass of `set` with their resources and pipelines found.
-    ///
-    /// # Errors
-    /// [`Missing`] for a resource or pipeline not found.
-    pub(crate) fn find_draws(
-        &self,
-        set: StageSet,
-        view: Option<usize>,
-        draws: &[Draw],
-        crowds: &[CrowdDraw<'_>],
-        pipelines: &[(PipelineKey, vk::Pipeline)],
-    ) -> Result<Vec<FoundDraw>, Missing> {
-        draws
-            .iter()
-            .map(|draw| {
-                let bindings = self.bindings(set, view, draw, crowds)?;
-                let found = pipelines.iter().find(|(k, _)| *k == draw.pipeline);
-                let pipeline = found.ok_or(Missing::Pipeline(draw.pipeline))?.1;
-                Ok(FoundDraw { draw: draw.clone(), bindings, pipeline })
-            })
-            .collect()
+        vat_core::backend::pipelines_for(draws, |key| self.render_pipeline(key, formats))
     }
 
     /// Records `draws` into `cb` inside dynamic rendering (pipelines of `set`'s layouts), binding
@@ -556,9 +347,9 @@ impl Renderer {
     pub(crate) fn record_draws(
         &self,
         cb: vk::CommandBuffer,
-        set: StageSet,
+        set: Stage,
         area: vk::Rect2D,
-        draws: &[FoundDraw],
+        draws: &[FoundDraw<'_>],
     ) {
         let d = &self.ctx.device;
         let graphics = vk::PipelineBindPoint::GRAPHICS;
@@ -568,55 +359,37 @@ impl Renderer {
         unsafe {
             d.cmd_set_viewport(cb, 0, &[flipped_viewport(area)]);
             d.cmd_set_scissor(cb, 0, &[area]);
-            let mut bound: Option<DrawResources> = None;
-            let mut current: Option<PipelineKey> = None;
-            for FoundDraw { draw, bindings, pipeline } in draws {
-                if bound != Some(draw.resources) {
-                    match *bindings {
-                        Bindings::Crowd { sets, index, .. } => {
-                            let layout = self.pipeline_layouts[set as usize];
-                            d.cmd_bind_descriptor_sets(cb, graphics, layout, 0, &sets, &[]);
-                            d.cmd_bind_index_buffer(cb, index, 0, vk::IndexType::UINT32);
-                        }
-                        Bindings::FrameOnly(frame) => {
-                            d.cmd_bind_descriptor_sets(
-                                cb,
-                                graphics,
-                                self.frame_only_layout,
-                                0,
-                                &[frame],
-                                &[],
-                            );
-                        }
-                    }
-                    bound = Some(draw.resources);
+            let layouts = (self.pipeline_layouts[set as usize], self.frame_only_layout);
+            draw_steps(draws, |step| match step {
+                DrawStep::BindCrowd { groups: [g0, g1, g2], index } => {
+                    d.cmd_bind_descriptor_sets(cb, graphics, layouts.0, 0, &[*g0, *g1, *g2], &[]);
+                    d.cmd_bind_index_buffer(cb, *index, 0, vk::IndexType::UINT32);
                 }
-                if current != Some(draw.pipeline) {
-                    d.cmd_bind_pipeline(cb, graphics, *pipeline);
-                    current = Some(draw.pipeline);
+                DrawStep::BindFrameOnly(frame) => {
+                    d.cmd_bind_descriptor_sets(cb, graphics, layouts.1, 0, &[*frame], &[]);
                 }
-                match (&draw.geometry, *bindings) {
-                    (DrawGeometry::Indexed { indices, instances }, _) => d.cmd_draw_indexed(
+                DrawStep::Pipeline(pipeline) => d.cmd_bind_pipeline(cb, graphics, *pipeline),
+                DrawStep::Indexed { indices, instances } => d.cmd_draw_indexed(
+                    cb,
+                    indices.len() as u32,
+                    instances.len() as u32,
+                    indices.start,
+                    0,
+                    instances.start,
+                ),
+                DrawStep::IndexedIndirect { args, offset } => {
+                    d.cmd_draw_indexed_indirect(cb, args.buffer, offset, 1, 0);
+                }
+                DrawStep::Vertices { vertices, instances } => {
+                    d.cmd_draw(
                         cb,
-                        indices.end - indices.start,
-                        instances.end - instances.start,
-                        indices.start,
-                        0,
-                        instances.start,
-                    ),
-                    (DrawGeometry::IndexedIndirect { offset }, Bindings::Crowd { args: Some(args), .. }) => {
-                        d.cmd_draw_indexed_indirect(cb, args, *offset, 1, 0);
-                    }
-                    (DrawGeometry::IndexedIndirect { .. }, _) => {}
-                    (DrawGeometry::Vertices { vertices, instances }, _) => d.cmd_draw(
-                        cb,
-                        vertices.end - vertices.start,
-                        instances.end - instances.start,
+                        vertices.len() as u32,
+                        instances.len() as u32,
                         vertices.start,
                         instances.start,
-                    ),
+                    );
                 }
-            }
+            });
         }
     }
 }

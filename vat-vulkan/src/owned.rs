@@ -28,14 +28,14 @@ pub(crate) enum Object {
 
 /// Objects created on `ctx`'s device, destroyed on drop. Holds the context, so the device outlives
 /// every object of the scope.
-pub(crate) struct Owned {
+pub struct Owned {
     pub(crate) ctx: Rc<Context>,
     objects: Vec<Object>,
 }
 
 /// A buffer with its own memory, host-visible and coherent.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct HostBuffer {
+pub struct HostBuffer {
     pub(crate) buffer: vk::Buffer,
     pub(crate) memory: vk::DeviceMemory,
     pub(crate) size: u64,

@@ -134,7 +134,7 @@ impl Renderer {
             }
         })?;
         let words = |b: &HostBuffer| -> Result<Vec<u32>, VulkanError> {
-            let bytes = c.owned.read(b, b.size as usize)?;
+            let bytes = c.keep.read(b, b.size as usize)?;
             Ok(bytes.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())
         };
         let args = words(&c.draw_args)?;
@@ -167,7 +167,7 @@ impl Renderer {
                 );
             }
         })?;
-        let bytes = c.owned.read(&c.records, size)?;
+        let bytes = c.keep.read(&c.records, size)?;
         Ok(bytes.chunks_exact(size_of::<InstanceRecord>()).map(bytemuck::pod_read_unaligned).collect())
     }
 }

@@ -14,15 +14,16 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use ash::vk;
+use vat_core::backend::{RendererFrame, find_draws};
 use vat_core::crowd::Camera;
 use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::frame::{FrameError, FrameState, HostMapCache, HostPass, PlanError, Prechecks};
+use vat_core::frame::{FrameError, FrameState, HostPass, PlanError, Prechecks};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
 use vat_core::pipeline::{MATERIAL_SAMPLER, PassConventions, PipelineKey, SHADOW_SAMPLER};
 use vat_core::playback::Interpolation;
 use vat_core::render::{Culling, FrameReport, RenderOptions};
 
-use crate::crowd::GpuCrowd;
+use crate::crowd::{GpuCrowd, VkHandles};
 use crate::encode::Replay;
 use crate::owned::{HostBuffer, Object, Owned, color_range};
 use crate::pipelines::{CULL, ComputeKey, PassFormats, PrepassFormats, SHADOW_FORMAT};
@@ -88,26 +89,15 @@ pub struct RenderTarget {
     pub size: [u32; 2],
 }
 
-/// The pipeline kinds, each with its own layouts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum StageSet {
-    /// Colour pipelines: vertex + fragment.
-    Colour = 0,
-    /// Depth-only shadow pipelines: vertex.
-    Depth = 1,
-    /// Compute pipelines.
-    Compute = 2,
-}
+/// The pipeline kinds, each with its own layouts (vat-core's).
+pub(crate) use vat_core::backend::Stage as StageSet;
 
-impl StageSet {
-    pub(crate) const ALL: [StageSet; 3] = [StageSet::Colour, StageSet::Depth, StageSet::Compute];
-
-    pub(crate) fn stages(self) -> ShaderStages {
-        match self {
-            StageSet::Colour => ShaderStages::VERTEX_FRAGMENT,
-            StageSet::Depth => ShaderStages::VERTEX,
-            StageSet::Compute => ShaderStages::COMPUTE,
-        }
+/// The shader stages of `set`'s pipelines.
+pub(crate) fn shader_stages(set: StageSet) -> ShaderStages {
+    match set {
+        StageSet::Colour => ShaderStages::VERTEX_FRAGMENT,
+        StageSet::Depth => ShaderStages::VERTEX,
+        StageSet::Compute => ShaderStages::COMPUTE,
     }
 }
 
@@ -142,22 +132,15 @@ pub struct Renderer {
     pub(crate) frame_only_layout: vk::PipelineLayout,
     pub(crate) render_pipelines: HashMap<(PipelineKey, PassFormats), vk::Pipeline>,
     pub(crate) compute_pipelines: HashMap<ComputeKey, vk::Pipeline>,
-    /// The renderer's own set-0 uniforms (the ground of a frame without crowds).
-    pub(crate) frame_buffer: HostBuffer,
+    /// The renderer's own set-0 uniforms (the ground of a frame without crowds), their sets, and
+    /// the host's shadow map.
+    pub(crate) own: RendererFrame<VkHandles>,
     pub(crate) shadow_image: vk::Image,
     pub(crate) shadow_size: u32,
     pub(crate) shadow_view: vk::ImageView,
     pub(crate) shadow_sampler: vk::Sampler,
     /// The material textures' sampler (group 1's `material_sampler`), shared by every asset.
     pub(crate) material_sampler: vk::Sampler,
-    /// Set 0 per stage set over `frame_buffer`.
-    pub(crate) frame_sets: Vec<vk::DescriptorSet>,
-    /// Set 0 over `frame_buffer` and each host shadow map drawn with (each with its pools).
-    pub(crate) host_frame_sets: HostMapCache<vk::ImageView, HostFrameSets>,
-    /// The host's shadow map ([`Renderer::set_host_shadow_map`]).
-    pub(crate) host_shadow: Option<vk::ImageView>,
-    /// The host shadow map the prepared frame's colour draws sample (`None`: vat's own).
-    pub(crate) frame_host_shadow: Option<vk::ImageView>,
     /// Stand-ins for the decode bindings in the culling set and the culling bindings in the decode
     /// set (one compute layout serves both entry points).
     pub(crate) dummy_decode_params: HostBuffer,
@@ -200,9 +183,15 @@ pub(crate) fn storage_limit(ctx: &Context) -> u64 {
 
 /// Set 0 per stage set over a frame's uniforms and a host's shadow map, with the descriptor pools
 /// they came from (destroyed with it).
-pub(crate) struct HostFrameSets {
+pub struct HostFrameSets {
     pub(crate) sets: Vec<vk::DescriptorSet>,
     _owned: Owned,
+}
+
+impl AsRef<[vk::DescriptorSet]> for HostFrameSets {
+    fn as_ref(&self) -> &[vk::DescriptorSet] {
+        &self.sets
+    }
 }
 
 /// Set 0 per stage set over `frame`, the shadow map and its sampler; pools recorded in `owned`.
@@ -238,7 +227,7 @@ pub(crate) fn descriptor_set(
     set: StageSet,
     resource: impl Fn(&str) -> Option<Resource>,
 ) -> Result<vk::DescriptorSet, VulkanError> {
-    let bindings: Vec<&gpu::Binding> = gpu::bindings_for_stages(group, set.stages()).collect();
+    let bindings: Vec<&gpu::Binding> = gpu::bindings_for_stages(group, shader_stages(set)).collect();
     let mut resources = Vec::with_capacity(bindings.len());
     for b in &bindings {
         resources.push(resource(b.name).ok_or(VulkanError::UnboundBinding { name: b.name, group })?);
@@ -372,7 +361,7 @@ impl Renderer {
         for set in StageSet::ALL {
             let mut layouts = Vec::new();
             for group in 0..gpu::group_count() {
-                let bindings = conv::bind_group_layout_entries(group, set.stages());
+                let bindings = conv::bind_group_layout_entries(group, shader_stages(set));
                 let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
                 // SAFETY: valid create info on a live device.
                 let layout = unsafe { device.create_descriptor_set_layout(&info, None) }
@@ -511,16 +500,12 @@ impl Renderer {
             pipeline_layouts,
             render_pipelines: HashMap::new(),
             compute_pipelines: HashMap::new(),
-            frame_buffer,
+            own: RendererFrame::new(frame_buffer, frame_sets),
             shadow_image,
             shadow_size,
             shadow_view,
             shadow_sampler,
             material_sampler,
-            frame_sets,
-            host_frame_sets: HostMapCache::default(),
-            host_shadow: None,
-            frame_host_shadow: None,
             frame_only_layout,
             dummy_decode_params,
             dummy_decoded,
@@ -611,7 +596,7 @@ impl Renderer {
     /// `vat_core::frame::HOST_SHADOW_MAPS_KEPT` of them (a further map waits for the device to be
     /// idle once before releasing the least recently used).
     pub fn set_host_shadow_map(&mut self, view: Option<vk::ImageView>) {
-        self.host_shadow = view;
+        self.own.host_shadow = view;
     }
 
     /// The formats of the rendering [`render`](Self::render) begins: the config's colour and depth
@@ -669,11 +654,10 @@ impl Renderer {
         // A copy: the replay borrows the renderer.
         let host_shader = self.host_shader.as_ref().map(|(h, _)| h.clone());
         let checks = Prechecks {
-            host_shadow_map: self.host_shadow.is_some(),
+            host_shadow_map: self.own.host_shadow.is_some(),
             built_in_shadow_map: self.config.shadow_map_size > 0,
             host_shader: host_shader.as_ref(),
         };
-        self.frame_host_shadow = None;
         let mut frame = std::mem::take(&mut self.frame);
         let report = frame.prepare(&mut Replay::new(self, cb), checks, crowds, camera, options, views);
         self.frame = frame;
@@ -690,9 +674,9 @@ impl Renderer {
     ) -> Result<(), VulkanError> {
         for d in crowds.iter_mut() {
             let counts = &mut d.gpu.counts;
-            counts.collect()?;
+            crate::crowd::collect(counts)?;
             if culling == Culling::Gpu {
-                counts.ensure_slots(&self.ctx)?;
+                crate::crowd::ensure_slots(counts, &self.ctx)?;
             }
             counts.ring.start_frame(culling == Culling::Gpu);
         }
@@ -708,7 +692,7 @@ impl Renderer {
     /// # Errors
     /// [`VulkanError::Vk`] or [`VulkanError::DeviceLost`] from the event query or the read.
     pub fn gpu_counts(&self, crowd: &mut GpuCrowd) -> Result<Option<GpuCountsResult>, VulkanError> {
-        crowd.counts.collect()?;
+        crate::crowd::collect(&mut crowd.counts)?;
         Ok(crowd.counts.ring.latest())
     }
 
@@ -766,15 +750,19 @@ impl Renderer {
             HostPass::Depth { view, .. } => (StageSet::Depth, Some(view)),
             _ => (StageSet::Colour, None),
         };
-        let found = match frame.draws(crowds.iter().map(|d| d.crowd.id()), host) {
-            Some(draws) => self
-                .pipelines_for(&draws, formats)
-                .and_then(|pipelines| Ok(self.find_draws(set, view, &draws, crowds, &pipelines)?)),
-            None => Ok(Vec::new()),
+        let result = match frame.draws(crowds.iter().map(|d| d.crowd.id()), host) {
+            Some(draws) => self.pipelines_for(&draws, formats).and_then(|pipelines| {
+                let found = find_draws(crowds, &self.own, (set, view), &draws, &pipelines)?;
+                self.record_draws(cb, set, area, &found);
+                Ok(())
+            }),
+            None => {
+                self.record_draws(cb, set, area, &[]);
+                Ok(())
+            }
         };
         self.frame = frame;
-        self.record_draws(cb, set, area, &found?);
-        Ok(())
+        result
     }
 
     /// Whether the last successful [`prepare`](Self::prepare) planned motion vectors

@@ -4,214 +4,115 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use vat_core::backend::{CrowdGroups, Handles, ScatterBuffers, ViewLists, ViewUniforms};
 use vat_core::crowd::Crowd;
-use vat_core::frame::gpu_counts::{CountsRing, RING_DEPTH};
-use vat_core::frame::{CrowdCapacity, CrowdSync, HostMapCache, InstanceSource, scatter_buffer_bytes};
+use vat_core::frame::gpu_counts::RING_DEPTH;
+use vat_core::frame::{CrowdCapacity, scatter_buffer_bytes};
 use vat_core::gpu::{self, CullParams, FrameUniforms};
 
 use crate::renderer::{AllocScope, StageSet, bind_group, empty_buffer};
 use crate::{RenderError, Renderer};
 
-/// One crowd's GPU copy: its frame uniforms (group 0), records (resident), CPU-culled instance list,
-/// GPU-culled visible lists and indirect draws, the record scatter's buffers, their bind groups,
-/// and what they hold ([`CrowdSync`]). Made by [`Renderer::create_crowd`] for one [`Crowd`]; using
-/// it with another crowd panics. Buffers are created (and grown) by the frames that need them.
+/// vat-wgpu's handle types in vat-core's generic GPU state ([`vat_core::backend::Handles`]).
 #[derive(Debug)]
-pub struct GpuCrowd {
-    pub(crate) sync: CrowdSync,
-    /// The crowd's group-0 uniforms (camera, its clock and LOD settings, light).
-    pub(crate) frame_buffer: wgpu::Buffer,
-    /// Group 0 per [`StageSet`], over `frame_buffer` and vat's shadow map.
-    pub(crate) frame_groups: Vec<wgpu::BindGroup>,
-    /// Group 0 per [`StageSet`] over `frame_buffer` and each host shadow map drawn with.
-    pub(crate) host_frame_groups: HostMapCache<wgpu::TextureView, Vec<wgpu::BindGroup>>,
-    /// Per extra depth view (`Renderer::prepare`'s `views`, grown on demand): its group-0 uniforms
-    /// and the depth and compute groups 0 over them.
-    pub(crate) views: Vec<ViewUniforms>,
-    pub(crate) buffers: Option<CrowdBuffers>,
-    /// The read-back ring of the GPU culling's counts.
-    pub(crate) counts: CountsReadback,
+pub struct WgpuHandles;
+
+impl Handles for WgpuHandles {
+    type Buffer = wgpu::Buffer;
+    type Group = wgpu::BindGroup;
+    type Index = wgpu::Buffer;
+    type HostMap = wgpu::TextureView;
+    type HostGroups = Vec<wgpu::BindGroup>;
+    type Slot = CountsSlot;
+    type Keep = ();
 }
 
-impl GpuCrowd {
-    /// What the GPU copy holds (capacities, sync state).
-    pub fn sync(&self) -> &CrowdSync {
-        &self.sync
-    }
-
-    /// Forgets what the GPU copy holds: the next frame uploads the whole crowd. Needed only when an
-    /// encoder that recorded a frame of this crowd is dropped unsubmitted.
-    pub fn mark_unsynced(&mut self) {
-        self.sync.mark_unsynced();
-        self.counts.ring.drop_current();
-    }
-}
-
-/// One extra view's group-0 uniforms of a crowd, and the groups 0 over them.
-#[derive(Debug)]
-pub(crate) struct ViewUniforms {
-    pub(crate) buffer: wgpu::Buffer,
-    /// Depth group 0 (the view's depth draws).
-    pub(crate) depth: wgpu::BindGroup,
-    /// Compute group 0 (the view's culling dispatch).
-    pub(crate) compute: wgpu::BindGroup,
-}
+/// One crowd's GPU copy on wgpu (`vat_core::backend::GpuCrowd`): made by
+/// [`Renderer::create_crowd`] for one [`Crowd`]; using it with another crowd panics.
+pub type GpuCrowd = vat_core::backend::GpuCrowd<WgpuHandles>;
+type CountsReadback = vat_core::backend::CountsReadback<WgpuHandles>;
+type CrowdBuffers = vat_core::backend::CrowdBuffers<WgpuHandles>;
 
 /// A slot's map state, set by its `map_buffer_on_submit` callback.
 const SLOT_PENDING: u8 = 0;
 const SLOT_MAPPED: u8 = 1;
 const SLOT_FAILED: u8 = 2;
 
-/// One slot of the counts ring: a mappable copy of `draw_args` and its map state.
+/// One slot of a crowd's counts ring: a mappable copy of `draw_args` and its map state.
 #[derive(Debug)]
-pub(crate) struct CountsSlot {
+pub struct CountsSlot {
     pub(crate) buffer: wgpu::Buffer,
     state: Arc<AtomicU8>,
 }
 
-/// The GPU culling's counts read back without waiting (`vat_core::frame::gpu_counts`): the ring's
-/// bookkeeping and its [`RING_DEPTH`] mappable buffers (made with the crowd's first GPU-culled
-/// frame). A frame's copy is recorded after the culling dispatch and mapped when its encoder is
-/// submitted (`map_buffer_on_submit`); `device.poll(PollType::Poll)` runs the callbacks without
-/// blocking.
-#[derive(Debug, Default)]
-pub(crate) struct CountsReadback {
-    pub(crate) ring: CountsRing,
-    pub(crate) slots: Vec<CountsSlot>,
-}
+// The GPU culling's counts read back without waiting (`vat_core::frame::gpu_counts`): the ring's
+// [`RING_DEPTH`] mappable buffers are made with the crowd's first GPU-culled frame. A frame's copy
+// is recorded after the culling dispatch and mapped when its encoder is submitted
+// (`map_buffer_on_submit`); `device.poll(PollType::Poll)` runs the callbacks without blocking.
 
-impl CountsReadback {
-    /// Creates the slots' buffers if there are none yet (all or none).
-    ///
-    /// # Errors
-    /// [`RenderError::OutOfDeviceMemory`] or [`RenderError::Device`] if wgpu cannot create them.
-    pub(crate) fn ensure_slots(&mut self, device: &wgpu::Device) -> Result<(), RenderError> {
-        let missing = RING_DEPTH.saturating_sub(self.slots.len());
-        if missing == 0 {
-            return Ok(());
-        }
-        let scope = AllocScope::push(device);
-        let slots: Vec<CountsSlot> = (0..missing)
-            .map(|_| {
-                let buffer = empty_buffer(
-                    device,
-                    "vat culling counts readback",
-                    gpu::DRAW_ARGS_BYTES,
-                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                );
-                CountsSlot { buffer, state: Arc::new(AtomicU8::new(SLOT_PENDING)) }
-            })
-            .collect();
-        let bytes = missing as u64 * gpu::DRAW_ARGS_BYTES;
-        self.slots.extend(scope.finish("culling counts read-back buffers", bytes, Ok(slots))?);
-        Ok(())
+/// Creates the slots' buffers of `counts` if there are none yet (all or none).
+///
+/// # Errors
+/// [`RenderError::OutOfDeviceMemory`] or [`RenderError::Device`] if wgpu cannot create them.
+pub(crate) fn ensure_slots(counts: &mut CountsReadback, device: &wgpu::Device) -> Result<(), RenderError> {
+    let missing = RING_DEPTH.saturating_sub(counts.slots.len());
+    if missing == 0 {
+        return Ok(());
     }
-
-    /// Asks for this frame's slot to be mapped once `encoder` is submitted.
-    pub(crate) fn map_on_submit(&mut self, encoder: &wgpu::CommandEncoder) {
-        let Some(slot) = self.ring.current_slot() else { return };
-        let s = &self.slots[slot];
-        s.state.store(SLOT_PENDING, Ordering::Release);
-        let state = Arc::clone(&s.state);
-        encoder.map_buffer_on_submit(&s.buffer, wgpu::MapMode::Read, .., move |r| {
-            state.store(if r.is_ok() { SLOT_MAPPED } else { SLOT_FAILED }, Ordering::Release);
-        });
-    }
-
-    /// Takes the results of every slot that has arrived, without waiting (the caller polled the
-    /// device just before).
-    pub(crate) fn collect(&mut self) {
-        for (slot, _) in self.ring.in_flight() {
-            let Some(s) = self.slots.get(slot) else { continue };
-            match s.state.load(Ordering::Acquire) {
-                SLOT_MAPPED => {
-                    let words: Vec<u32> = match s.buffer.get_mapped_range(..) {
-                        Ok(view) => bytemuck::pod_collect_to_vec(&view),
-                        Err(_) => Vec::new(),
-                    };
-                    s.buffer.unmap();
-                    s.state.store(SLOT_PENDING, Ordering::Release);
-                    if words.is_empty() {
-                        self.ring.release(slot);
-                    } else {
-                        self.ring.complete(slot, &words);
-                    }
-                }
-                SLOT_FAILED => {
-                    s.state.store(SLOT_PENDING, Ordering::Release);
-                    self.ring.release(slot);
-                }
-                _ => {}
-            }
-        }
-    }
-}
-
-/// The buffers of a [`GpuCrowd`] at one capacity.
-#[derive(Debug)]
-pub(crate) struct CrowdBuffers {
-    pub(crate) records: wgpu::Buffer,
-    pub(crate) list: wgpu::Buffer,
-    pub(crate) visible: wgpu::Buffer,
-    pub(crate) draw_args: wgpu::Buffer,
-    pub(crate) args_template: wgpu::Buffer,
-    pub(crate) cull_params: wgpu::Buffer,
-    /// 16 bytes of user data per record (`instance_user_data`).
-    pub(crate) user_data: wgpu::Buffer,
-    /// Group 2: colour and depth over the CPU list, colour and depth over the GPU lists, compute.
-    colour_cpu: wgpu::BindGroup,
-    depth_cpu: wgpu::BindGroup,
-    colour_gpu: wgpu::BindGroup,
-    depth_gpu: wgpu::BindGroup,
-    pub(crate) compute: wgpu::BindGroup,
-    pub(crate) scatter: Option<ScatterBuffers>,
-    /// Per GPU-culled extra view (`CrowdPlan::grow_view_lists`): its own lists.
-    pub(crate) views: Vec<ViewLists>,
-}
-
-/// One GPU-culled extra view's own visible lists and draw arguments (sized like the crowd's), with
-/// the groups 2 over them.
-#[derive(Debug)]
-pub(crate) struct ViewLists {
-    /// The visible lists (bound by both groups; kept with them).
-    _visible: wgpu::Buffer,
-    pub(crate) draw_args: wgpu::Buffer,
-    /// Compute group 2: the crowd's records and culling parameters, writing this view's lists.
-    pub(crate) compute: wgpu::BindGroup,
-    /// Depth group 2 over this view's visible lists.
-    depth: wgpu::BindGroup,
-}
-
-impl CrowdBuffers {
-    /// Group 2 of `set` over `instances` (`None`: a view's lists outside a depth pass).
-    pub(crate) fn group(&self, set: StageSet, instances: InstanceSource) -> Option<&wgpu::BindGroup> {
-        Some(match (set, instances) {
-            (StageSet::Depth, InstanceSource::InstanceList) => &self.depth_cpu,
-            (StageSet::Depth, InstanceSource::VisibleLists) => &self.depth_gpu,
-            (StageSet::Depth, InstanceSource::ViewLists { view }) => &self.views.get(view)?.depth,
-            (_, InstanceSource::InstanceList) => &self.colour_cpu,
-            (_, InstanceSource::VisibleLists) => &self.colour_gpu,
-            (_, InstanceSource::ViewLists { .. }) => return None,
+    let scope = AllocScope::push(device);
+    let slots: Vec<CountsSlot> = (0..missing)
+        .map(|_| {
+            let buffer = empty_buffer(
+                device,
+                "vat culling counts readback",
+                gpu::DRAW_ARGS_BYTES,
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            );
+            CountsSlot { buffer, state: Arc::new(AtomicU8::new(SLOT_PENDING)) }
         })
-    }
-
-    /// The draw arguments the indirect draws over `instances` read (`None`: the CPU list).
-    pub(crate) fn draw_args_of(&self, instances: InstanceSource) -> Option<&wgpu::Buffer> {
-        match instances {
-            InstanceSource::InstanceList => None,
-            InstanceSource::VisibleLists => Some(&self.draw_args),
-            InstanceSource::ViewLists { view } => Some(&self.views.get(view)?.draw_args),
-        }
-    }
+        .collect();
+    let bytes = missing as u64 * gpu::DRAW_ARGS_BYTES;
+    counts.slots.extend(scope.finish("culling counts read-back buffers", bytes, Ok(slots))?);
+    Ok(())
 }
 
-/// Packed changed records and their destinations (`vat_core::gpu::ScatterPlan`), bound with the
-/// record buffer as group 3 of `cs_scatter`.
-#[derive(Debug)]
-pub(crate) struct ScatterBuffers {
-    pub(crate) indices: wgpu::Buffer,
-    pub(crate) records: wgpu::Buffer,
-    pub(crate) group: wgpu::BindGroup,
+/// Asks for `counts`' slot of this frame to be mapped once `encoder` is submitted.
+pub(crate) fn map_on_submit(counts: &CountsReadback, encoder: &wgpu::CommandEncoder) {
+    let Some(slot) = counts.ring.current_slot() else { return };
+    let s = &counts.slots[slot];
+    s.state.store(SLOT_PENDING, Ordering::Release);
+    let state = Arc::clone(&s.state);
+    encoder.map_buffer_on_submit(&s.buffer, wgpu::MapMode::Read, .., move |r| {
+        state.store(if r.is_ok() { SLOT_MAPPED } else { SLOT_FAILED }, Ordering::Release);
+    });
+}
+
+/// Takes the results of every slot of `counts` that has arrived, without waiting (the caller polled
+/// the device just before).
+pub(crate) fn collect(counts: &mut CountsReadback) {
+    for (slot, _) in counts.ring.in_flight() {
+        let Some(s) = counts.slots.get(slot) else { continue };
+        match s.state.load(Ordering::Acquire) {
+            SLOT_MAPPED => {
+                let words: Vec<u32> = match s.buffer.get_mapped_range(..) {
+                    Ok(view) => bytemuck::pod_collect_to_vec(&view),
+                    Err(_) => Vec::new(),
+                };
+                s.buffer.unmap();
+                s.state.store(SLOT_PENDING, Ordering::Release);
+                if words.is_empty() {
+                    counts.ring.release(slot);
+                } else {
+                    counts.ring.complete(slot, &words);
+                }
+            }
+            SLOT_FAILED => {
+                s.state.store(SLOT_PENDING, Ordering::Release);
+                counts.ring.release(slot);
+            }
+            _ => {}
+        }
+    }
 }
 
 impl Renderer {
@@ -232,15 +133,7 @@ impl Renderer {
         );
         let frame_groups = self.frame_groups_for(&frame_buffer, None);
         let frame_groups = scope.finish("crowd uniforms", bytes, frame_groups)?;
-        Ok(GpuCrowd {
-            sync: CrowdSync::new(crowd.id()),
-            frame_buffer,
-            frame_groups,
-            host_frame_groups: HostMapCache::default(),
-            views: Vec::new(),
-            buffers: None,
-            counts: CountsReadback::default(),
-        })
+        Ok(GpuCrowd::new(crowd.id(), frame_buffer, frame_groups, ()))
     }
 
     /// Gives `gpu` at least `views` extra-view uniform buffers and their depth and compute groups.
@@ -327,7 +220,7 @@ impl Renderer {
                 &visible,
                 &draw_args,
             )?;
-            buffers.views.push(ViewLists { _visible: visible, draw_args, compute, depth });
+            buffers.views.push(ViewLists { visible, draw_args, compute, depth });
         }
         Ok(())
     }
@@ -355,12 +248,16 @@ impl Renderer {
         let group = |set: StageSet, instance_list: &wgpu::Buffer| {
             self.crowd_group(set, &records, &cull_params, &user_data, instance_list, &visible, &draw_args)
         };
-        gpu.buffers = Some(CrowdBuffers {
+        let groups = CrowdGroups {
             colour_cpu: group(StageSet::Colour, &list)?,
             depth_cpu: group(StageSet::Depth, &list)?,
             colour_gpu: group(StageSet::Colour, &visible)?,
             depth_gpu: group(StageSet::Depth, &visible)?,
             compute: group(StageSet::Compute, &list)?,
+        };
+        gpu.buffers = Some(CrowdBuffers {
+            groups,
+            keep: (),
             records,
             list,
             visible,
@@ -394,7 +291,7 @@ impl Renderer {
                 _ => None,
             },
         )?;
-        buffers.scatter = Some(ScatterBuffers { indices, records, group });
+        buffers.scatter = Some(ScatterBuffers { indices, records, group, keep: () });
         Ok(())
     }
 }

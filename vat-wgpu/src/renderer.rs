@@ -13,13 +13,14 @@
 
 use std::collections::HashMap;
 
+use vat_core::backend::RendererFrame;
 use vat_core::crowd::Camera;
 use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::frame::{FrameError, FrameState, HostMapCache, HostPass, PlanError, PlanLimits, Prechecks};
+use vat_core::frame::{FrameError, FrameState, HostPass, PlanError, PlanLimits, Prechecks};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
 use vat_core::pipeline::{MATERIAL_SAMPLER, PipelineKey, SHADOW_SAMPLER};
 
-use crate::crowd::GpuCrowd;
+use crate::crowd::{GpuCrowd, WgpuHandles};
 use crate::device::REQUIRED_FEATURES;
 use crate::encode::Replay;
 use crate::pipelines::{CULL, ComputeKey, SHADOW_FORMAT};
@@ -36,26 +37,15 @@ const _: () = assert!(size_of::<FrameUniforms>().is_multiple_of(4));
 /// One crowd of a frame on this backend: `vat_core::render::CrowdDraw` of [`GpuAsset`] and [`GpuCrowd`].
 pub type CrowdDraw<'a> = vat_core::render::CrowdDraw<'a, GpuAsset, GpuCrowd>;
 
-/// The pipeline kinds, each with its own layouts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum StageSet {
-    /// Colour pipelines: vertex + fragment.
-    Colour = 0,
-    /// Depth-only shadow pipelines: vertex.
-    Depth = 1,
-    /// Compute pipelines.
-    Compute = 2,
-}
+/// The pipeline kinds, each with its own layouts (vat-core's).
+pub(crate) use vat_core::backend::Stage as StageSet;
 
-impl StageSet {
-    pub(crate) const ALL: [StageSet; 3] = [StageSet::Colour, StageSet::Depth, StageSet::Compute];
-
-    pub(crate) fn stages(self) -> ShaderStages {
-        match self {
-            StageSet::Colour => ShaderStages::VERTEX_FRAGMENT,
-            StageSet::Depth => ShaderStages::VERTEX,
-            StageSet::Compute => ShaderStages::COMPUTE,
-        }
+/// The shader stages of `set`'s pipelines.
+pub(crate) fn shader_stages(set: StageSet) -> ShaderStages {
+    match set {
+        StageSet::Colour => ShaderStages::VERTEX_FRAGMENT,
+        StageSet::Depth => ShaderStages::VERTEX,
+        StageSet::Compute => ShaderStages::COMPUTE,
     }
 }
 
@@ -90,19 +80,12 @@ pub struct Renderer {
     /// The host's fragment stage and its module ([`Renderer::set_host_shader`]).
     pub(crate) host_shader: Option<(vat_core::pipeline::HostShader, wgpu::ShaderModule)>,
     pub(crate) compute_pipelines: HashMap<ComputeKey, wgpu::ComputePipeline>,
-    /// The renderer's own group-0 uniforms (the ground of a frame without crowds; decode).
-    pub(crate) frame_buffer: wgpu::Buffer,
+    /// The renderer's own group-0 uniforms (the ground of a frame without crowds; decode), their
+    /// groups, and the host's shadow map.
+    pub(crate) own: RendererFrame<WgpuHandles>,
     pub(crate) shadow_view: wgpu::TextureView,
     /// `shadow_view` as the one-layer array the `shadow_map` binding takes.
     pub(crate) shadow_array_view: wgpu::TextureView,
-    /// Group 0 per stage set over `frame_buffer`.
-    pub(crate) frame_groups: Vec<wgpu::BindGroup>,
-    /// Group 0 over `frame_buffer` and each host shadow map drawn with.
-    pub(crate) host_frame_groups: HostMapCache<wgpu::TextureView, Vec<wgpu::BindGroup>>,
-    /// The host's shadow map ([`Renderer::set_host_shadow_map`]).
-    pub(crate) host_shadow: Option<wgpu::TextureView>,
-    /// The host shadow map the prepared frame's colour draws sample (`None`: vat's own).
-    pub(crate) frame_host_shadow: Option<wgpu::TextureView>,
     pub(crate) shadow_sampler: wgpu::Sampler,
     /// The material textures' sampler (group 1's `material_sampler`), shared by every asset.
     pub(crate) material_sampler: wgpu::Sampler,
@@ -223,7 +206,7 @@ pub(crate) fn bind_group<'a>(
     resource: impl Fn(&str) -> Option<wgpu::BindingResource<'a>>,
 ) -> Result<wgpu::BindGroup, RenderError> {
     let mut entries = Vec::new();
-    for b in gpu::bindings_for_stages(group, set.stages()) {
+    for b in gpu::bindings_for_stages(group, shader_stages(set)) {
         let r = resource(b.name)
             .ok_or_else(|| RenderError::Device(format!("internal: no resource for binding {}", b.name)))?;
         entries.push(wgpu::BindGroupEntry { binding: b.binding, resource: r });
@@ -268,7 +251,7 @@ impl Renderer {
                     .map(|g| {
                         device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                             label: Some("vat group"),
-                            entries: &conv::bind_group_layout_entries(g, set.stages()),
+                            entries: &conv::bind_group_layout_entries(g, shader_stages(*set)),
                         })
                     })
                     .collect()
@@ -338,10 +321,6 @@ impl Renderer {
             queue: queue.clone(),
             config,
             module,
-            frame_groups: Vec::new(),
-            host_frame_groups: HostMapCache::default(),
-            host_shadow: None,
-            frame_host_shadow: None,
             group_layouts,
             pipeline_layouts,
             frame_only_layout,
@@ -358,17 +337,17 @@ impl Renderer {
             dummy_cull_params: empty_buffer(device, "vat dummy", size_of::<CullParams>() as u64, uniform),
             dummy_visible: empty_buffer(device, "vat dummy", 4, storage),
             dummy_draw_args: empty_buffer(device, "vat dummy", gpu::DRAW_ARGS_BYTES, storage),
-            frame_buffer,
+            own: RendererFrame::new(frame_buffer, Vec::new()),
             shadow_view,
             shadow_array_view,
             shadow_sampler,
             material_sampler,
             belt: wgpu::util::StagingBelt::new(device.clone(), BELT_CHUNK),
         };
-        let groups = renderer.frame_groups_for(&renderer.frame_buffer, None);
+        let groups = renderer.frame_groups_for(&renderer.own.frame_buffer, None);
         renderer.compute_pipeline(CULL);
         let shadow_bytes = u64::from(size) * u64::from(size) * 4;
-        renderer.frame_groups = scope.finish("renderer's shadow map and buffers", shadow_bytes, groups)?;
+        renderer.own.groups.own = scope.finish("renderer's shadow map and buffers", shadow_bytes, groups)?;
         Ok(renderer)
     }
 
@@ -419,7 +398,7 @@ impl Renderer {
     /// cycles through several maps (one per frame in flight) calls this every frame; each crowd
     /// keeps bind groups over `vat_core::frame::HOST_SHADOW_MAPS_KEPT` of them.
     pub fn set_host_shadow_map(&mut self, view: Option<wgpu::TextureView>) {
-        self.host_shadow = view;
+        self.own.host_shadow = view;
     }
 
     /// vat's built-in sun shadow map as a one-layer `D2Array` view (`Depth32Float`,
@@ -495,11 +474,10 @@ impl Renderer {
         // A copy: the replay borrows the renderer.
         let host_shader = self.host_shader.as_ref().map(|(h, _)| h.clone());
         let checks = Prechecks {
-            host_shadow_map: self.host_shadow.is_some(),
+            host_shadow_map: self.own.host_shadow.is_some(),
             built_in_shadow_map: self.config.shadow_map_size > 0,
             host_shader: host_shader.as_ref(),
         };
-        self.frame_host_shadow = None;
         let mut frame = std::mem::take(&mut self.frame);
         let report = frame.prepare(&mut Replay::new(self, encoder), checks, crowds, camera, options, views);
         self.frame = frame;
@@ -519,7 +497,7 @@ impl Renderer {
     ) -> Result<(), RenderError> {
         if culling == Culling::Gpu {
             for d in crowds.iter_mut() {
-                d.gpu.counts.ensure_slots(&self.device)?;
+                crate::crowd::ensure_slots(&mut d.gpu.counts, &self.device)?;
             }
         }
         if crowds.iter().any(|d| !d.gpu.counts.ring.in_flight().is_empty()) {
@@ -527,7 +505,7 @@ impl Renderer {
         }
         for d in crowds.iter_mut() {
             let counts = &mut d.gpu.counts;
-            counts.collect();
+            crate::crowd::collect(counts);
             counts.ring.start_frame(culling == Culling::Gpu);
         }
         Ok(())
@@ -541,7 +519,7 @@ impl Renderer {
     pub fn gpu_counts(&self, crowd: &mut GpuCrowd) -> Option<GpuCountsResult> {
         if !crowd.counts.ring.in_flight().is_empty() {
             let _ = self.device.poll(wgpu::PollType::Poll);
-            crowd.counts.collect();
+            crate::crowd::collect(&mut crowd.counts);
         }
         crowd.counts.ring.latest()
     }

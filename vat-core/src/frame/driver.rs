@@ -6,29 +6,37 @@
 use std::borrow::Cow;
 
 use super::*;
-use crate::frame::gpu_counts::CountsRing;
+use crate::backend::{GpuAssetParts, GpuCrowd, Handles, RendererFrame, Stage, bindings};
 use crate::pipeline::HostShader;
 use crate::render::CrowdDraw;
 
-/// A backend as the driver sees it: its crowds' state and the replay of one [`Command`].
+/// A backend as the driver sees it: its handles, the replay of one [`Command`] and the recording of
+/// what it queued.
 pub trait FrameBackend {
+    /// The backend's handle types.
+    type Handles: Handles;
     /// The backend's uploaded asset (`GpuAsset`).
-    type Asset;
-    /// The backend's GPU copy of a crowd (`GpuCrowd`).
-    type Crowd;
+    type Asset: GpuAssetParts<Self::Handles>;
     /// The backend's error.
     type Error: From<FrameError>;
 
-    /// The asset as the planner takes it.
-    fn info(asset: &Self::Asset) -> &AssetDrawInfo;
-    /// The crowd copy's sync state.
-    fn sync(crowd: &mut Self::Crowd) -> &mut CrowdSync;
-    /// The crowd copy's read-back ring of culling counts.
-    fn ring(crowd: &Self::Crowd) -> &CountsRing;
-    /// The crowd copy's read-back ring, to change.
-    fn ring_mut(crowd: &mut Self::Crowd) -> &mut CountsRing;
     /// The device's limits on a plan.
     fn plan_limits(&self) -> PlanLimits;
+    /// The renderer's own group-0 state.
+    fn own(&mut self) -> &mut RendererFrame<Self::Handles>;
+    /// Groups 0 over the uniforms `frame` and the host's shadow map `map`.
+    ///
+    /// # Errors
+    /// The backend's.
+    fn host_groups(
+        &self,
+        frame: &<Self::Handles as Handles>::Buffer,
+        map: &<Self::Handles as Handles>::HostMap,
+    ) -> Result<<Self::Handles as Handles>::HostGroups, Self::Error>;
+    /// Releases groups 0 over a host shadow map no longer kept (once no submitted frame reads them).
+    fn release_host_groups(&self, old: <Self::Handles as Handles>::HostGroups) {
+        drop(old);
+    }
     /// After planning, before any command: collect the counts that arrived and start each crowd's
     /// ring frame (a slot for this frame's counts with GPU culling).
     ///
@@ -36,30 +44,29 @@ pub trait FrameBackend {
     /// The backend's, e.g. a ring buffer that cannot be created.
     fn begin_frame(
         &mut self,
-        crowds: &mut [CrowdDraw<'_, Self::Asset, Self::Crowd>],
+        crowds: &mut [FrameCrowd<'_, Self>],
         culling: Culling,
     ) -> Result<(), Self::Error>;
     /// Carries out one command (or queues it, for a backend that records only once nothing can
-    /// fail). A resource it does not hold is [`FrameError::Missing`].
+    /// fail); [`Command::HostShadowGroups`] is the driver's. A resource it does not hold is
+    /// [`FrameError::Missing`].
     ///
     /// # Errors
     /// The backend's; [`FrameError::Missing`].
     fn command(
         &mut self,
-        crowds: &mut [CrowdDraw<'_, Self::Asset, Self::Crowd>],
+        crowds: &mut [FrameCrowd<'_, Self>],
         plan: &FramePlan,
         command: &Command,
     ) -> Result<(), Self::Error>;
-    /// After the last command: checks that every draw of the host's passes finds its resources and
-    /// records what the backend queued.
+    /// After the last command, once the driver found every draw of the host's passes: records what
+    /// the backend queued (finding the rest first: nothing fails once recording starts).
     ///
     /// # Errors
     /// The backend's; [`FrameError::Missing`].
-    fn finish(
-        &mut self,
-        crowds: &mut [CrowdDraw<'_, Self::Asset, Self::Crowd>],
-        plan: &FramePlan,
-    ) -> Result<(), Self::Error>;
+    fn finish(&mut self, _crowds: &mut [FrameCrowd<'_, Self>], _plan: &FramePlan) -> Result<(), Self::Error> {
+        Ok(())
+    }
     /// Last, whenever the prechecks passed (after a failed plan too): closes what the backend opened for
     /// the frame and gives the frame's result, which it may turn into an error.
     ///
@@ -67,9 +74,68 @@ pub trait FrameBackend {
     /// `result`'s, or the backend's.
     fn end_frame(
         &mut self,
-        crowds: &mut [CrowdDraw<'_, Self::Asset, Self::Crowd>],
+        _crowds: &mut [FrameCrowd<'_, Self>],
         result: Result<(), Self::Error>,
-    ) -> Result<(), Self::Error>;
+    ) -> Result<(), Self::Error> {
+        result
+    }
+}
+
+/// One crowd of a frame on backend `B`.
+pub type FrameCrowd<'a, B> =
+    CrowdDraw<'a, <B as FrameBackend>::Asset, GpuCrowd<<B as FrameBackend>::Handles>>;
+
+/// Makes (or reuses) group 0 over the host's shadow map for every crowd, and for the renderer's own
+/// uniforms when the frame has them: the colour draws sample it.
+///
+/// # Errors
+/// [`FrameError::NoHostShadowMap`]; the backend's.
+fn host_shadow_groups<B: FrameBackend + ?Sized>(
+    backend: &mut B,
+    crowds: &mut [FrameCrowd<'_, B>],
+    plan: &FramePlan,
+) -> Result<(), B::Error> {
+    let map = backend.own().host_shadow.clone().ok_or(FrameError::NoHostShadowMap)?;
+    for d in crowds.iter_mut() {
+        let gpu = &mut *d.gpu;
+        let made = || backend.host_groups(&gpu.frame_buffer, &map);
+        gpu.frame.host.get_or_insert(map.clone(), made, |old| backend.release_host_groups(old))?;
+    }
+    if plan.frame_uniforms.is_some() {
+        let own = backend.own();
+        let (frame, mut cache) = (own.frame_buffer.clone(), std::mem::take(&mut own.groups.host));
+        let made = cache.get_or_insert(
+            map.clone(),
+            || backend.host_groups(&frame, &map),
+            |old| backend.release_host_groups(old),
+        );
+        let made = made.map(|_| ());
+        backend.own().groups.host = cache;
+        made?;
+    }
+    backend.own().frame_host_shadow = Some(map);
+    Ok(())
+}
+
+/// Checks that every draw of the host's passes (colour, extra views' depth) finds its resources.
+///
+/// # Errors
+/// [`FrameError::Missing`].
+fn check_host_draws<B: FrameBackend + ?Sized>(
+    backend: &mut B,
+    crowds: &[FrameCrowd<'_, B>],
+    plan: &FramePlan,
+) -> Result<(), FrameError> {
+    let own = &*backend.own();
+    for draw in &plan.colour {
+        bindings(crowds, own, Stage::Colour, None, draw)?;
+    }
+    for (view, draws) in plan.view_depth.iter().enumerate() {
+        for draw in draws {
+            bindings(crowds, own, Stage::Depth, Some(view), draw)?;
+        }
+    }
+    Ok(())
 }
 
 /// What the driver checks before planning, as plain data of the backend's renderer.
@@ -154,19 +220,24 @@ impl FrameState {
         &mut self,
         backend: &mut B,
         checks: Prechecks<'_>,
-        crowds: &mut [CrowdDraw<'_, B::Asset, B::Crowd>],
+        crowds: &mut [FrameCrowd<'_, B>],
         camera: &Camera,
         options: &RenderOptions,
         views: &[[[f32; 4]; 4]],
     ) -> Result<FrameReport, B::Error> {
         self.prepared = None;
+        backend.own().frame_host_shadow = None;
         // Before planning: nothing of the crowds is taken or changed.
         checks.check(options)?;
         let limits = backend.plan_limits();
         let planned = {
             let mut inputs: Vec<PlanCrowd<'_>> = crowds
                 .iter_mut()
-                .map(|d| PlanCrowd { crowd: &mut *d.crowd, asset: B::info(d.asset), sync: B::sync(d.gpu) })
+                .map(|d| PlanCrowd {
+                    crowd: &mut *d.crowd,
+                    asset: d.asset.parts().info,
+                    sync: &mut d.gpu.sync,
+                })
                 .collect();
             self.plan.plan_with_views(&mut inputs, camera, options, &limits, views)
         };
@@ -174,21 +245,24 @@ impl FrameState {
             backend.begin_frame(crowds, options.culling)?;
             self.plan.record(&mut self.commands);
             for command in &self.commands {
-                backend.command(crowds, &self.plan, command)?;
+                match command {
+                    Command::HostShadowGroups => host_shadow_groups(backend, crowds, &self.plan)?,
+                    _ => backend.command(crowds, &self.plan, command)?,
+                }
             }
+            check_host_draws(backend, crowds, &self.plan)?;
             backend.finish(crowds, &self.plan)
         });
         let result = backend.end_frame(crowds, result);
         if result.is_err() {
             for d in crowds.iter_mut() {
-                B::sync(d.gpu).mark_unsynced();
-                B::ring_mut(d.gpu).drop_current();
+                d.gpu.mark_unsynced();
             }
         } else {
             self.prepared = Some(PreparedCrowds::new(crowds.iter().map(|d| d.crowd.id())));
         }
         let mut report = self.plan.report();
-        report.set_gpu_rings(crowds.iter().map(|d| B::ring(d.gpu)));
+        report.set_gpu_rings(crowds.iter().map(|d| &d.gpu.counts.ring));
         result.map(|()| report)
     }
 

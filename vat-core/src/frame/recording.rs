@@ -124,13 +124,6 @@ pub enum WriteData {
     FrameUniforms,
 }
 
-/// A render pass the recording begins itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Pass {
-    /// vat's built-in shadow map, cleared to 1, drawn with [`FramePlan::depth`].
-    Shadow,
-}
-
 /// One step of a frame before the host's passes, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
@@ -202,15 +195,8 @@ pub enum Command {
         /// Position of the crowd in the frame.
         crowd: usize,
     },
-    /// Begin a pass of the recording's own.
-    BeginPass(Pass),
-    /// Draw `FramePlan::depth[index]` in the open [`Pass::Shadow`].
-    Draw {
-        /// Index into [`FramePlan::depth`].
-        index: usize,
-    },
-    /// End the open pass.
-    EndPass,
+    /// vat's built-in shadow map, cleared to 1, with the draws [`FramePlan::depth`].
+    ShadowPass,
 }
 
 /// What a backend failed to find or the frame refused, before or while replaying a recording.
@@ -312,9 +298,7 @@ impl FramePlan {
             out.extend((0..self.crowds.len()).map(|crowd| Command::CopyCounts { crowd }));
         }
         if self.shadow_view_proj.is_some() {
-            out.push(Command::BeginPass(Pass::Shadow));
-            out.extend((0..self.depth.len()).map(|index| Command::Draw { index }));
-            out.push(Command::EndPass);
+            out.push(Command::ShadowPass);
         }
     }
 

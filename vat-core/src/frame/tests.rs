@@ -918,10 +918,9 @@ fn a_gpu_culled_frame_records_growth_writes_resets_dispatches_and_counts_in_orde
     // Every write's bytes come from the plan or the crowd, and the record write covers them all.
     let Command::Write { data, offset: 0, .. } = &commands[records] else { panic!("{commands:#?}") };
     assert_eq!(p.bytes(Some((0, &f.crowd)), data).len(), 20 * size_of::<InstanceRecord>());
-    // With the default built-in shadows, the shadow pass is last: begin, its draws, end.
-    assert_eq!(commands.last(), Some(&Command::EndPass));
-    let draws = commands.iter().filter(|c| matches!(c, Command::Draw { .. })).count();
-    assert_eq!(draws, p.depth.len());
+    // With the default built-in shadows, the shadow pass (of the plan's depth draws) is last.
+    assert_eq!(commands.last(), Some(&Command::ShadowPass));
+    assert!(!p.depth.is_empty());
 }
 
 #[test]
