@@ -32,34 +32,7 @@ pub(crate) fn run(path: &Path, as_json: bool, max_memory: u64) -> Result<()> {
 /// yaw_rad]` per stored frame relative to the clip's first); more are present.
 pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
     let m: &Manifest = asset.manifest();
-    let clips: Vec<Value> = m
-        .clips
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let root_motion = m.root_motion.iter().find(|t| t.clip == i as u32).map_or(Value::Null, |t| {
-                json!({
-                    "cycle": {
-                        "x_m": t.cycle.x,
-                        "z_m": t.cycle.z,
-                        "yaw_rad": t.cycle.yaw,
-                        "distance_m": t.cycle.distance(),
-                    },
-                    "frames": t.frames.iter().map(|p| [p.x, p.z, p.yaw]).collect::<Vec<_>>(),
-                })
-            });
-            json!({
-                "name": c.name,
-                "first_frame": c.first_frame,
-                "frames": c.frame_count,
-                "fps": c.fps,
-                "duration_s": c.duration,
-                "looping": c.is_looping(),
-                "stride_m": c.stride,
-                "root_motion": root_motion,
-            })
-        })
-        .collect();
+    let clips = clip_summaries(m);
     let lods: Vec<Value> = m
         .lods
         .iter()
@@ -130,84 +103,15 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
             "bytes": asset.blob(ma.weights).len(),
         }));
     }
-    let mut rigid = Value::Null;
-    if let Some(ra) = &m.rigid_animation {
-        textures.push(json!({
-            "role": "rigid pieces",
-            "format": "Rgba32Uint",
-            "width": ra.layout.width,
-            "height": ra.layout.height,
-            "bytes": asset.blob(ra.pieces).len(),
-        }));
-        textures.push(json!({
-            "role": "rigid vertices",
-            "format": "Rgba32Uint",
-            "width": ra.vertex_layout.width,
-            "height": ra.vertex_layout.height,
-            "bytes": asset.blob(ra.vertices).len(),
-        }));
-        bounds = json!({ "min_m": ra.bounds.min, "extent_m": ra.bounds.extent });
-        rigid = json!({
-            "pieces": ra.layout.vertex_count,
-            "bytes_per_piece_frame": vat_core::rigid::RIGID_TEXEL_BYTES,
-            "pivot_bounds": { "min_m": ra.pivot_bounds.min, "extent_m": ra.pivot_bounds.extent },
-            "translation_bound_mm": vat_core::rigid::translation_bound(&ra.pivot_bounds).map(|b| b * 1e3),
-            "rotation_bound_deg": vat_core::rigid::ROTATION_BOUND_DEG,
-        });
-    }
-    let mut fluid = Value::Null;
-    if let Some(fa) = &m.fluid_animation {
-        textures.push(json!({
-            "role": "fluid lookup",
-            "format": "Rgba32Uint",
-            "width": fa.lookup_layout.width,
-            "height": fa.lookup_layout.height,
-            "bytes": asset.blob(fa.lookup).len(),
-        }));
-        fluid = json!({
-            "pool_triangles": fa.pool_triangles,
-            "frame_vertices": fa.frames.iter().map(|f| f.vertex_count).collect::<Vec<_>>(),
-            "frame_triangles": fa.frames.iter().map(|f| f.triangle_count).collect::<Vec<_>>(),
-            "vertices": fa.frames.iter().map(|f| u64::from(f.vertex_count)).sum::<u64>(),
-            "lookup_bytes_per_frame": u64::from(fa.lookup_layout.vertex_count) * 16,
-        });
-    }
-    let mut sprite = Value::Null;
-    if let Some(sa) = &m.sprite_animation {
-        let particles = asset.blob(sa.particles);
-        textures.push(json!({
-            "role": "sprite particles",
-            "format": "Rgba32Uint",
-            "width": sa.layout.width,
-            "height": sa.layout.height,
-            "bytes": particles.len(),
-        }));
-        let slots = u64::from(sa.layout.vertex_count);
-        // Live particles per frame, counted from the texels' alive flags (a validated file).
-        let alive: Vec<u64> = (0..u64::from(sa.layout.frame_count))
-            .map(|f| {
-                (0..slots)
-                    .filter(|s| {
-                        vat_core::sprite::texel_at(particles, f * slots + s)
-                            .is_ok_and(|t| t[3] & vat_core::sprite::FLAG_ALIVE != 0)
-                    })
-                    .count() as u64
-            })
-            .collect();
-        let b = vat_core::sprite::error_bounds(&sa.sprite_bounds());
-        bounds = json!({ "min_m": sa.card_bounds().min, "extent_m": sa.card_bounds().extent });
-        sprite = json!({
-            "slots": slots,
-            "bytes_per_slot_frame": vat_core::sprite::SPRITE_TEXEL_BYTES,
-            "alive_per_frame": alive,
-            "particle_bounds": { "min_m": sa.position_bounds.min, "extent_m": sa.position_bounds.extent },
-            "max_size_m": sa.max_size,
-            "position_bound_mm": b.position.map(|v| v * 1e3),
-            "size_bound_mm": b.size * 1e3,
-            "color_bound": b.color,
-            "rotation_bound_deg": b.rotation_rad.to_degrees(),
-        });
-    }
+    let rigid = m
+        .rigid_animation
+        .as_ref()
+        .map_or(Value::Null, |ra| rigid_summary(asset, ra, &mut textures, &mut bounds));
+    let fluid = m.fluid_animation.as_ref().map_or(Value::Null, |fa| fluid_summary(asset, fa, &mut textures));
+    let sprite = m
+        .sprite_animation
+        .as_ref()
+        .map_or(Value::Null, |sa| sprite_summary(asset, sa, &mut textures, &mut bounds));
     let sockets: Vec<Value> = m
         .sockets
         .iter()
@@ -352,6 +256,133 @@ fn lod_lines(lods: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Each clip's summary: frames, rate, looping, stride and root-motion track.
+fn clip_summaries(m: &Manifest) -> Vec<Value> {
+    m.clips
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let root_motion = m.root_motion.iter().find(|t| t.clip == i as u32).map_or(Value::Null, |t| {
+                json!({
+                    "cycle": {
+                        "x_m": t.cycle.x,
+                        "z_m": t.cycle.z,
+                        "yaw_rad": t.cycle.yaw,
+                        "distance_m": t.cycle.distance(),
+                    },
+                    "frames": t.frames.iter().map(|p| [p.x, p.z, p.yaw]).collect::<Vec<_>>(),
+                })
+            });
+            json!({
+                "name": c.name,
+                "first_frame": c.first_frame,
+                "frames": c.frame_count,
+                "fps": c.fps,
+                "duration_s": c.duration,
+                "looping": c.is_looping(),
+                "stride_m": c.stride,
+                "root_motion": root_motion,
+            })
+        })
+        .collect()
+}
+
+/// The rigid section's summary: pieces, texel size, pivot box and bounds. Its textures are added to `textures`; `bounds` becomes its box when it has one.
+fn rigid_summary(
+    asset: &Asset<'_>,
+    ra: &vat_core::container::RigidAnimation,
+    textures: &mut Vec<Value>,
+    bounds: &mut Value,
+) -> Value {
+    textures.push(json!({
+        "role": "rigid pieces",
+        "format": "Rgba32Uint",
+        "width": ra.layout.width,
+        "height": ra.layout.height,
+        "bytes": asset.blob(ra.pieces).len(),
+    }));
+    textures.push(json!({
+        "role": "rigid vertices",
+        "format": "Rgba32Uint",
+        "width": ra.vertex_layout.width,
+        "height": ra.vertex_layout.height,
+        "bytes": asset.blob(ra.vertices).len(),
+    }));
+    *bounds = json!({ "min_m": ra.bounds.min, "extent_m": ra.bounds.extent });
+    json!({
+        "pieces": ra.layout.vertex_count,
+        "bytes_per_piece_frame": vat_core::rigid::RIGID_TEXEL_BYTES,
+        "pivot_bounds": { "min_m": ra.pivot_bounds.min, "extent_m": ra.pivot_bounds.extent },
+        "translation_bound_mm": vat_core::rigid::translation_bound(&ra.pivot_bounds).map(|b| b * 1e3),
+        "rotation_bound_deg": vat_core::rigid::ROTATION_BOUND_DEG,
+    })
+}
+
+/// The fluid section's summary: the pool, each frame's vertices and triangles, the lookup. Its
+/// lookup texture is added to `textures`.
+fn fluid_summary(
+    asset: &Asset<'_>,
+    fa: &vat_core::container::FluidAnimation,
+    textures: &mut Vec<Value>,
+) -> Value {
+    textures.push(json!({
+        "role": "fluid lookup",
+        "format": "Rgba32Uint",
+        "width": fa.lookup_layout.width,
+        "height": fa.lookup_layout.height,
+        "bytes": asset.blob(fa.lookup).len(),
+    }));
+    json!({
+        "pool_triangles": fa.pool_triangles,
+        "frame_vertices": fa.frames.iter().map(|f| f.vertex_count).collect::<Vec<_>>(),
+        "frame_triangles": fa.frames.iter().map(|f| f.triangle_count).collect::<Vec<_>>(),
+        "vertices": fa.frames.iter().map(|f| u64::from(f.vertex_count)).sum::<u64>(),
+        "lookup_bytes_per_frame": u64::from(fa.lookup_layout.vertex_count) * 16,
+    })
+}
+
+/// The sprite section's summary: slots, live particles per frame, the boxes and every field's bound. Its textures are added to `textures`; `bounds` becomes its box when it has one.
+fn sprite_summary(
+    asset: &Asset<'_>,
+    sa: &vat_core::container::SpriteAnimation,
+    textures: &mut Vec<Value>,
+    bounds: &mut Value,
+) -> Value {
+    let particles = asset.blob(sa.particles);
+    textures.push(json!({
+        "role": "sprite particles",
+        "format": "Rgba32Uint",
+        "width": sa.layout.width,
+        "height": sa.layout.height,
+        "bytes": particles.len(),
+    }));
+    let slots = u64::from(sa.layout.vertex_count);
+    // Live particles per frame, counted from the texels' alive flags (a validated file).
+    let alive: Vec<u64> = (0..u64::from(sa.layout.frame_count))
+        .map(|f| {
+            (0..slots)
+                .filter(|s| {
+                    vat_core::sprite::texel_at(particles, f * slots + s)
+                        .is_ok_and(|t| t[3] & vat_core::sprite::FLAG_ALIVE != 0)
+                })
+                .count() as u64
+        })
+        .collect();
+    let b = vat_core::sprite::error_bounds(&sa.sprite_bounds());
+    *bounds = json!({ "min_m": sa.card_bounds().min, "extent_m": sa.card_bounds().extent });
+    json!({
+        "slots": slots,
+        "bytes_per_slot_frame": vat_core::sprite::SPRITE_TEXEL_BYTES,
+        "alive_per_frame": alive,
+        "particle_bounds": { "min_m": sa.position_bounds.min, "extent_m": sa.position_bounds.extent },
+        "max_size_m": sa.max_size,
+        "position_bound_mm": b.position.map(|v| v * 1e3),
+        "size_bound_mm": b.size * 1e3,
+        "color_bound": b.color,
+        "rotation_bound_deg": b.rotation_rad.to_degrees(),
+    })
+}
+
 fn print_human(path: &Path, s: &Value) {
     // Names come from the file: printed with control characters escaped.
     let name = crate::terminal_safe(s["name"].as_str().unwrap_or(""));
@@ -361,6 +392,63 @@ fn print_human(path: &Path, s: &Value) {
         s["file_bytes"],
         s["mode"].as_str().unwrap_or("soft")
     );
+    print_mode_sections(s);
+    if !s["bounds"].is_null() {
+        let bits = &s["bounds"]["position_bits"];
+        println!(
+            "  bounds: min {} m, extent {} m{}",
+            s["bounds"]["min_m"],
+            s["bounds"]["extent_m"],
+            if bits.is_null() { String::new() } else { format!(", position bits {bits}") }
+        );
+    }
+    print_clips(s);
+    let tris: Vec<String> =
+        s["lods"].as_array().into_iter().flatten().map(|l| l["triangles"].to_string()).collect();
+    println!("  LOD triangles: {}", if tris.is_empty() { "none".into() } else { tris.join(" / ") });
+    for line in lod_lines(&s["lods"]) {
+        println!("    {line}");
+    }
+    println!("  textures:");
+    for t in s["textures"].as_array().into_iter().flatten() {
+        println!(
+            "    {:<20} {:<12} {} x {}{}, {} bytes",
+            t["role"].as_str().unwrap_or(""),
+            t["format"].as_str().unwrap_or(""),
+            t["width"],
+            t["height"],
+            if t["layers"].is_null() {
+                String::new()
+            } else {
+                format!(" x {} layers, {} mips", t["layers"], t["mip_levels"])
+            },
+            t["bytes"]
+        );
+    }
+    println!("  bones: {}", s["bones"]);
+    for so in s["sockets"].as_array().into_iter().flatten() {
+        println!("  socket {} on {} at {} m", so["name"], so["bone"], so["offset_m"]);
+    }
+    for a in s["attachments"].as_array().into_iter().flatten() {
+        println!(
+            "  attachment {} on socket {}: {} vertices, {} triangles",
+            a["name"], a["socket"], a["vertices"], a["triangles"]
+        );
+    }
+    for (k, v) in s["material_variants"].as_array().into_iter().flatten().enumerate() {
+        println!(
+            "  material variant {} \"{}\" (instance variant {}): materials {}",
+            k,
+            crate::terminal_safe(v["name"].as_str().unwrap_or("")),
+            k + 1,
+            v["materials"]
+        );
+    }
+    print_materials(s);
+}
+
+/// The rigid or sprite section of the summary `s`, printed.
+fn print_mode_sections(s: &Value) {
     if !s["rigid"].is_null() {
         let r = &s["rigid"];
         println!(
@@ -431,15 +519,10 @@ fn print_human(path: &Path, s: &Value) {
     } else {
         println!("  {} vertices x {} frames", s["vertex_count"], s["frame_count"]);
     }
-    if !s["bounds"].is_null() {
-        let bits = &s["bounds"]["position_bits"];
-        println!(
-            "  bounds: min {} m, extent {} m{}",
-            s["bounds"]["min_m"],
-            s["bounds"]["extent_m"],
-            if bits.is_null() { String::new() } else { format!(", position bits {bits}") }
-        );
-    }
+}
+
+/// The clips of the summary `s`, printed one per line.
+fn print_clips(s: &Value) {
     println!("  clips:");
     for c in s["clips"].as_array().into_iter().flatten() {
         println!(
@@ -472,47 +555,10 @@ fn print_human(path: &Path, s: &Value) {
             );
         }
     }
-    let tris: Vec<String> =
-        s["lods"].as_array().into_iter().flatten().map(|l| l["triangles"].to_string()).collect();
-    println!("  LOD triangles: {}", if tris.is_empty() { "none".into() } else { tris.join(" / ") });
-    for line in lod_lines(&s["lods"]) {
-        println!("    {line}");
-    }
-    println!("  textures:");
-    for t in s["textures"].as_array().into_iter().flatten() {
-        println!(
-            "    {:<20} {:<12} {} x {}{}, {} bytes",
-            t["role"].as_str().unwrap_or(""),
-            t["format"].as_str().unwrap_or(""),
-            t["width"],
-            t["height"],
-            if t["layers"].is_null() {
-                String::new()
-            } else {
-                format!(" x {} layers, {} mips", t["layers"], t["mip_levels"])
-            },
-            t["bytes"]
-        );
-    }
-    println!("  bones: {}", s["bones"]);
-    for so in s["sockets"].as_array().into_iter().flatten() {
-        println!("  socket {} on {} at {} m", so["name"], so["bone"], so["offset_m"]);
-    }
-    for a in s["attachments"].as_array().into_iter().flatten() {
-        println!(
-            "  attachment {} on socket {}: {} vertices, {} triangles",
-            a["name"], a["socket"], a["vertices"], a["triangles"]
-        );
-    }
-    for (k, v) in s["material_variants"].as_array().into_iter().flatten().enumerate() {
-        println!(
-            "  material variant {} \"{}\" (instance variant {}): materials {}",
-            k,
-            crate::terminal_safe(v["name"].as_str().unwrap_or("")),
-            k + 1,
-            v["materials"]
-        );
-    }
+}
+
+/// The materials of the summary `s`, printed.
+fn print_materials(s: &Value) {
     let materials = s["materials"].as_array().map_or(&[][..], Vec::as_slice);
     if materials.is_empty() {
         println!("  materials: none (drawn with the built-in palette)");

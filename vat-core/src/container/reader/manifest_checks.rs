@@ -18,172 +18,13 @@ pub(super) fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> 
     within("frame count", frame_count, limits.max_frames.into())?;
     unique("clip", m.clips.iter().map(|c| c.name.as_str()))?;
 
-    if let Some(va) = &m.vertex_animation {
-        let l = &va.layout;
-        // A fluid asset's vertex texture holds every frame's vertices back to back: one "frame" of
-        // all of them (checked against the fluid frames in validate_fluid_animation).
-        let (texture_vertices, texture_frames) = match &m.fluid_animation {
-            Some(fa) => (fluid_vertex_total(fa)?, 1),
-            None => (vertex_count, frame_count),
-        };
-        expect_equal("vertex texture vertex count", texture_vertices, l.vertex_count.into())?;
-        if m.fluid_animation.is_some() {
-            expect_equal("fluid vertex texture frame count", 1, l.frame_count.into())?;
-        } else {
-            expect_equal(
-                "vertex texture frame count (frames of all clips)",
-                frame_count,
-                l.frame_count.into(),
-            )?;
-        }
-        if l.frame_count == 0 {
-            return Err(Error::ZeroCount { what: "vertex texture frame count" });
-        }
-        let names = Grid { width: "vertex texture width", height: "vertex texture height" };
-        let texels = check_grid(&names, l.width, l.height, texture_vertices * texture_frames, limits)?;
-        let formats = va.format.texel_formats();
-        expect_equal("vertex texture count", formats.len() as u64, va.textures.len() as u64)?;
-        for (&id, &format) in va.textures.iter().zip(formats) {
-            let len = product("vertex texture bytes", &[texels, format.bytes_per_texel().into()], limits)?;
-            sized_blob(bytes, m, id, "vertex texture", len)?;
-        }
-        if let Some(id) = va.tangents {
-            let len = product("tangent texture bytes", &[texels, 8], limits)?;
-            sized_blob(bytes, m, id, "tangent texture", len)?;
-        }
-        check_finite("position bounds min", &va.bounds.min)?;
-        check_finite("position bounds extent", &va.bounds.extent)?;
-        if va.bounds.extent.iter().any(|&e| e < 0.0) {
-            return Err(Error::OutOfRange {
-                what: "position bounds extent",
-                value: format!("{:?}", va.bounds.extent),
-                expected: ">= 0 metres on each axis",
-            });
-        }
-        // Packed64 allocates 40 bits over the axes, at most 20 each (an axis of zero extent may get
-        // none); the other formats store fixed-size channels and leave the field zeroed.
-        let bits = va.position_bits;
-        if va.format == VertexFormat::Packed64 {
-            if bits.iter().any(|&b| b > 20) || bits.iter().sum::<u32>() != 40 {
-                return Err(Error::OutOfRange {
-                    what: "packed64 position bits",
-                    value: format!("{bits:?}"),
-                    expected: "each in 0..=20, summing to 40",
-                });
-            }
-        } else if bits != [0; 3] {
-            return Err(Error::OutOfRange {
-                what: "position bits",
-                value: format!("{bits:?}"),
-                expected: "[0, 0, 0] for formats other than packed64",
-            });
-        }
-    }
-
-    if let Some(ba) = &m.bone_animation {
-        let l = &ba.layout;
-        expect_equal("bone texture bone count (bones in the skeleton)", bone_count, l.bone_count.into())?;
-        expect_equal("bone texture frame count (frames of all clips)", frame_count, l.frame_count.into())?;
-        if l.bone_count == 0 {
-            return Err(Error::ZeroCount { what: "bone texture bone count" });
-        }
-        if l.frame_count == 0 {
-            return Err(Error::ZeroCount { what: "bone texture frame count" });
-        }
-        let names = Grid { width: "bone texture width", height: "bone texture height" };
-        let needed = product("bone texture texels", &[frame_count, bone_count, 3], limits)?;
-        let texels = check_grid(&names, l.width, l.height, needed, limits)?;
-        let len = product("bone texture bytes", &[texels, 16], limits)?;
-        sized_blob(bytes, m, ba.texture, "bone texture", len)?;
-        if !matches!(ba.influences, 4 | 8) {
-            return Err(Error::OutOfRange {
-                what: "bone influences per vertex",
-                value: ba.influences.to_string(),
-                expected: "4 or 8",
-            });
-        }
-        let slots = vertex_count * u64::from(ba.influences);
-        let joints = sized_blob(bytes, m, ba.joints, "joint indices", slots * 2)?;
-        for c in joints.chunks_exact(2) {
-            let joint = u16::from_le_bytes([c[0], c[1]]);
-            if u64::from(joint) >= bone_count {
-                return Err(Error::IndexOutOfRange { what: "joint", index: joint.into(), count: bone_count });
-            }
-        }
-        let weights = sized_blob(bytes, m, ba.weights, "skin weights", slots * 4)?;
-        for c in weights.chunks_exact(4) {
-            let w = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-            if !(0.0..=1.0).contains(&w) {
-                return Err(Error::OutOfRange {
-                    what: "skin weight",
-                    value: w.to_string(),
-                    expected: "in [0, 1]",
-                });
-            }
-        }
-    }
-
+    check_vertex_animation(m, bytes, limits, vertex_count, frame_count)?;
+    check_bone_animation(m, bytes, limits, vertex_count, frame_count, bone_count)?;
     if let Some(ma) = &m.morph_animation {
         validate_morph_animation(ma, m, bytes, limits, vertex_count, frame_count)?;
     }
 
-    match (m.indices, m.lods.is_empty()) {
-        (None, true) => {}
-        (None, false) => return Err(Error::MissingSection { what: "the index blob its LODs refer to" }),
-        (Some(_), true) => return Err(Error::MissingSection { what: "LODs for its index blob" }),
-        (Some(id), false) => {
-            let data = blob_bytes(bytes, m, id, "index blob")?;
-            expect_equal("index blob length modulo 4", 0, data.len() as u64 % 4)?;
-            let available = data.len() as u64 / 4;
-            for c in data.chunks_exact(4) {
-                let index = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                if u64::from(index) >= vertex_count {
-                    return Err(Error::IndexOutOfRange {
-                        what: "vertex index",
-                        index: index.into(),
-                        count: vertex_count,
-                    });
-                }
-            }
-            let mut previous_distance = 0.0f32;
-            for (i, lod) in m.lods.iter().enumerate() {
-                let end = u64::from(lod.first_index) + u64::from(lod.index_count);
-                if end > available {
-                    return Err(Error::LodRangeOutOfBounds {
-                        lod: i as u32,
-                        first_index: lod.first_index,
-                        index_count: lod.index_count,
-                        available,
-                    });
-                }
-                if lod.triangle_count == 0 {
-                    return Err(Error::ZeroCount { what: "LOD triangle count" });
-                }
-                expect_equal(
-                    "LOD index count (3 x triangle count)",
-                    u64::from(lod.triangle_count) * 3,
-                    lod.index_count.into(),
-                )?;
-                if !(lod.screen_error.is_finite() && lod.screen_error >= 0.0) {
-                    return Err(Error::OutOfRange {
-                        what: "LOD screen error",
-                        value: lod.screen_error.to_string(),
-                        expected: "finite and >= 0 metres",
-                    });
-                }
-                // NaN fails both comparisons' negation below, so it is refused too.
-                if !(lod.max_distance > 0.0 && lod.max_distance >= previous_distance) {
-                    return Err(Error::OutOfRange {
-                        what: "LOD max distance",
-                        value: lod.max_distance.to_string(),
-                        expected: "> 0 metres and not less than the previous LOD's",
-                    });
-                }
-                previous_distance = lod.max_distance;
-            }
-        }
-    }
-
+    check_indices_and_lods(m, bytes, vertex_count)?;
     let mut kinds = HashSet::new();
     for s in &m.streams {
         if !kinds.insert(s.kind) {
@@ -290,6 +131,196 @@ pub(super) fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> 
     validate_root_motion(m)?;
 
     Ok(clip_map)
+}
+
+/// The vertex animation section: texture layout and blobs against the vertex and frame counts, the position box.
+fn check_vertex_animation(
+    m: &Manifest,
+    bytes: &[u8],
+    limits: &Limits,
+    vertex_count: u64,
+    frame_count: u64,
+) -> Result<()> {
+    if let Some(va) = &m.vertex_animation {
+        let l = &va.layout;
+        // A fluid asset's vertex texture holds every frame's vertices back to back: one "frame" of
+        // all of them (checked against the fluid frames in validate_fluid_animation).
+        let (texture_vertices, texture_frames) = match &m.fluid_animation {
+            Some(fa) => (fluid_vertex_total(fa)?, 1),
+            None => (vertex_count, frame_count),
+        };
+        expect_equal("vertex texture vertex count", texture_vertices, l.vertex_count.into())?;
+        if m.fluid_animation.is_some() {
+            expect_equal("fluid vertex texture frame count", 1, l.frame_count.into())?;
+        } else {
+            expect_equal(
+                "vertex texture frame count (frames of all clips)",
+                frame_count,
+                l.frame_count.into(),
+            )?;
+        }
+        if l.frame_count == 0 {
+            return Err(Error::ZeroCount { what: "vertex texture frame count" });
+        }
+        let names = Grid { width: "vertex texture width", height: "vertex texture height" };
+        let texels = check_grid(&names, l.width, l.height, texture_vertices * texture_frames, limits)?;
+        let formats = va.format.texel_formats();
+        expect_equal("vertex texture count", formats.len() as u64, va.textures.len() as u64)?;
+        for (&id, &format) in va.textures.iter().zip(formats) {
+            let len = product("vertex texture bytes", &[texels, format.bytes_per_texel().into()], limits)?;
+            sized_blob(bytes, m, id, "vertex texture", len)?;
+        }
+        if let Some(id) = va.tangents {
+            let len = product("tangent texture bytes", &[texels, 8], limits)?;
+            sized_blob(bytes, m, id, "tangent texture", len)?;
+        }
+        check_finite("position bounds min", &va.bounds.min)?;
+        check_finite("position bounds extent", &va.bounds.extent)?;
+        if va.bounds.extent.iter().any(|&e| e < 0.0) {
+            return Err(Error::OutOfRange {
+                what: "position bounds extent",
+                value: format!("{:?}", va.bounds.extent),
+                expected: ">= 0 metres on each axis",
+            });
+        }
+        // Packed64 allocates 40 bits over the axes, at most 20 each (an axis of zero extent may get
+        // none); the other formats store fixed-size channels and leave the field zeroed.
+        let bits = va.position_bits;
+        if va.format == VertexFormat::Packed64 {
+            if bits.iter().any(|&b| b > 20) || bits.iter().sum::<u32>() != 40 {
+                return Err(Error::OutOfRange {
+                    what: "packed64 position bits",
+                    value: format!("{bits:?}"),
+                    expected: "each in 0..=20, summing to 40",
+                });
+            }
+        } else if bits != [0; 3] {
+            return Err(Error::OutOfRange {
+                what: "position bits",
+                value: format!("{bits:?}"),
+                expected: "[0, 0, 0] for formats other than packed64",
+            });
+        }
+    }
+
+    Ok(())
+}
+
+/// The bone animation section: texture layout against the bones and frames, joint and weight streams.
+fn check_bone_animation(
+    m: &Manifest,
+    bytes: &[u8],
+    limits: &Limits,
+    vertex_count: u64,
+    frame_count: u64,
+    bone_count: u64,
+) -> Result<()> {
+    if let Some(ba) = &m.bone_animation {
+        let l = &ba.layout;
+        expect_equal("bone texture bone count (bones in the skeleton)", bone_count, l.bone_count.into())?;
+        expect_equal("bone texture frame count (frames of all clips)", frame_count, l.frame_count.into())?;
+        if l.bone_count == 0 {
+            return Err(Error::ZeroCount { what: "bone texture bone count" });
+        }
+        if l.frame_count == 0 {
+            return Err(Error::ZeroCount { what: "bone texture frame count" });
+        }
+        let names = Grid { width: "bone texture width", height: "bone texture height" };
+        let needed = product("bone texture texels", &[frame_count, bone_count, 3], limits)?;
+        let texels = check_grid(&names, l.width, l.height, needed, limits)?;
+        let len = product("bone texture bytes", &[texels, 16], limits)?;
+        sized_blob(bytes, m, ba.texture, "bone texture", len)?;
+        if !matches!(ba.influences, 4 | 8) {
+            return Err(Error::OutOfRange {
+                what: "bone influences per vertex",
+                value: ba.influences.to_string(),
+                expected: "4 or 8",
+            });
+        }
+        let slots = vertex_count * u64::from(ba.influences);
+        let joints = sized_blob(bytes, m, ba.joints, "joint indices", slots * 2)?;
+        for c in joints.chunks_exact(2) {
+            let joint = u16::from_le_bytes([c[0], c[1]]);
+            if u64::from(joint) >= bone_count {
+                return Err(Error::IndexOutOfRange { what: "joint", index: joint.into(), count: bone_count });
+            }
+        }
+        let weights = sized_blob(bytes, m, ba.weights, "skin weights", slots * 4)?;
+        for c in weights.chunks_exact(4) {
+            let w = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            if !(0.0..=1.0).contains(&w) {
+                return Err(Error::OutOfRange {
+                    what: "skin weight",
+                    value: w.to_string(),
+                    expected: "in [0, 1]",
+                });
+            }
+        }
+    }
+
+    Ok(())
+}
+
+/// The index blob and the LOD table: ranges inside the indices, every index below the vertex count.
+fn check_indices_and_lods(m: &Manifest, bytes: &[u8], vertex_count: u64) -> Result<()> {
+    match (m.indices, m.lods.is_empty()) {
+        (None, true) => {}
+        (None, false) => return Err(Error::MissingSection { what: "the index blob its LODs refer to" }),
+        (Some(_), true) => return Err(Error::MissingSection { what: "LODs for its index blob" }),
+        (Some(id), false) => {
+            let data = blob_bytes(bytes, m, id, "index blob")?;
+            expect_equal("index blob length modulo 4", 0, data.len() as u64 % 4)?;
+            let available = data.len() as u64 / 4;
+            for c in data.chunks_exact(4) {
+                let index = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                if u64::from(index) >= vertex_count {
+                    return Err(Error::IndexOutOfRange {
+                        what: "vertex index",
+                        index: index.into(),
+                        count: vertex_count,
+                    });
+                }
+            }
+            let mut previous_distance = 0.0f32;
+            for (i, lod) in m.lods.iter().enumerate() {
+                let end = u64::from(lod.first_index) + u64::from(lod.index_count);
+                if end > available {
+                    return Err(Error::LodRangeOutOfBounds {
+                        lod: i as u32,
+                        first_index: lod.first_index,
+                        index_count: lod.index_count,
+                        available,
+                    });
+                }
+                if lod.triangle_count == 0 {
+                    return Err(Error::ZeroCount { what: "LOD triangle count" });
+                }
+                expect_equal(
+                    "LOD index count (3 x triangle count)",
+                    u64::from(lod.triangle_count) * 3,
+                    lod.index_count.into(),
+                )?;
+                if !(lod.screen_error.is_finite() && lod.screen_error >= 0.0) {
+                    return Err(Error::OutOfRange {
+                        what: "LOD screen error",
+                        value: lod.screen_error.to_string(),
+                        expected: "finite and >= 0 metres",
+                    });
+                }
+                // NaN fails both comparisons' negation below, so it is refused too.
+                if !(lod.max_distance > 0.0 && lod.max_distance >= previous_distance) {
+                    return Err(Error::OutOfRange {
+                        what: "LOD max distance",
+                        value: lod.max_distance.to_string(),
+                        expected: "> 0 metres and not less than the previous LOD's",
+                    });
+                }
+                previous_distance = lod.max_distance;
+            }
+        }
+    }
+
+    Ok(())
 }
 
 /// The materials and their texture arrays: counts, finite factors in range, every texture binding
