@@ -144,6 +144,8 @@ pub(super) struct BatchCapacity {
 /// Inputs of [`cull`] that are not the grid.
 pub(super) struct CullParams<'a> {
     pub(super) config: &'a CrowdConfig,
+    /// Route the finest LODs to the cross-fade pipeline ([`super::Crowd::cross_fade_in_use`]).
+    pub(super) cross_fade: bool,
     pub(super) shape: &'a Shape,
     pub(super) thresholds: &'a LodThresholds,
     pub(super) lod_triangles: &'a [u32],
@@ -183,7 +185,7 @@ pub(super) fn cull(
     let mut attachments = Vec::with_capacity(capacity.attachments);
     let mut route_main = |b: Option<DrawBatch>| {
         if let Some(b) = b {
-            if config.cross_fade && b.lod <= cross_fade_max_lod {
+            if p.cross_fade && b.lod <= cross_fade_max_lod {
                 main_fade.push(b);
             } else {
                 main_plain.push(b);
@@ -392,7 +394,7 @@ pub(super) fn cull_view(spatial: &Spatial, p: &CullParams<'_>) -> ViewDraws {
     let mut cut = Vec::new();
     let route_main = |b: Option<DrawBatch>, out: &mut ViewDraws| {
         if let Some(b) = b {
-            if config.cross_fade && b.lod <= cross_fade_max_lod {
+            if p.cross_fade && b.lod <= cross_fade_max_lod {
                 out.main_fade.push(b);
             } else {
                 out.main_plain.push(b);

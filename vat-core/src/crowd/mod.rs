@@ -629,6 +629,15 @@ impl Crowd {
         });
     }
 
+    /// Whether this frame's draws use the cross-fade pipeline for the finest LODs
+    /// ([`CrowdConfig::cross_fade`] and `cross_fade_max_lod`): only while the config asks for it
+    /// and some instance's fade is running (from [`Crowd::play`] until [`Crowd::advance`] folds
+    /// the finished fade into slot A). With no fade running, both pipelines draw the same
+    /// positions, and the plain one samples one clip per vertex instead of two.
+    pub fn cross_fade_in_use(&self) -> bool {
+        self.config.cross_fade && !self.fading.is_empty()
+    }
+
     /// The crowd's identity (a clone gets a new one).
     pub fn id(&self) -> &CrowdId {
         &self.id
@@ -705,6 +714,7 @@ impl Crowd {
         let frustum = Frustum::from_view_proj(&camera.view_proj);
         let params = cull_params(
             &self.config,
+            self.cross_fade_in_use(),
             &self.shape,
             &self.asset,
             &frustum,
@@ -756,7 +766,16 @@ impl Crowd {
         let frustum = Frustum::from_view_proj(view_proj);
         frame::cull_view(
             &self.spatial,
-            &cull_params(&self.config, &self.shape, &self.asset, &frustum, camera, false, &self.records),
+            &cull_params(
+                &self.config,
+                self.cross_fade_in_use(),
+                &self.shape,
+                &self.asset,
+                &frustum,
+                camera,
+                false,
+                &self.records,
+            ),
         )
     }
 

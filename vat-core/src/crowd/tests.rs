@@ -246,11 +246,12 @@ fn check_frame(crowd: &Crowd, gpu: &Gpu, f: &Frame, camera: &Camera) {
         }
     }
     // Pipelines.
+    let fade = crowd.cross_fade_in_use();
     for b in &f.main_fade {
-        assert!(c.cross_fade && b.lod <= c.cross_fade_max_lod, "{b:?} in main_fade");
+        assert!(fade && b.lod <= c.cross_fade_max_lod, "{b:?} in main_fade");
     }
     for b in &f.main_plain {
-        assert!(!c.cross_fade || b.lod > c.cross_fade_max_lod, "{b:?} in main_plain");
+        assert!(!fade || b.lod > c.cross_fade_max_lod, "{b:?} in main_plain");
     }
     // Shadows: every drawn instance with LOD <= shadow_max_lod, at the same LOD, and the other
     // members of its cell (whole cells cast: members beside the view cast into it).
@@ -771,6 +772,8 @@ fn an_asset_with_fewer_lods_still_casts_shadows_and_cross_fades() {
                     crowd.spawn([x as f32 * 5.0, 0.0, z as f32 * 5.0], 0.0, WALK);
                 }
             }
+            // A fade running: the cross-fade pipeline is in use.
+            crowd.play(0, RUN, 0.5);
             let mut gpu = Gpu::default();
             let f = frame(&mut crowd, &mut gpu, &cam);
             check_frame(&crowd, &gpu, &f, &cam);
@@ -804,6 +807,8 @@ fn cross_fade_split_follows_cross_fade_max_lod() {
     let cam = edge_camera();
     let mut crowd = block_crowd(CrowdConfig::default());
     let mut gpu = Gpu::default();
+    // A fade running: the cross-fade pipeline is in use.
+    crowd.play(0, RUN, 10.0);
     let f = frame(&mut crowd, &mut gpu, &cam);
     check_frame(&crowd, &gpu, &f, &cam);
     assert!(!f.main_fade.is_empty() && !f.main_plain.is_empty());
@@ -819,6 +824,35 @@ fn cross_fade_split_follows_cross_fade_max_lod() {
     let f = frame(&mut crowd, &mut gpu, &cam);
     check_frame(&crowd, &gpu, &f, &cam);
     assert!(f.main_plain.is_empty());
+}
+
+#[test]
+fn the_cross_fade_pipeline_is_used_only_while_a_fade_runs() {
+    let cam = edge_camera();
+    let mut crowd = block_crowd(CrowdConfig::default());
+    let mut gpu = Gpu::default();
+    let f = frame(&mut crowd, &mut gpu, &cam);
+    check_frame(&crowd, &gpu, &f, &cam);
+    assert!(!crowd.cross_fade_in_use());
+    assert!(f.main_fade.is_empty() && !f.main_plain.is_empty(), "no fade: every batch plain");
+    let plain = drawn_lods(&crowd, &gpu, &f);
+    // A 0.5 s fade: the finest LODs cross-fade until advance folds the finished fade.
+    crowd.play(0, RUN, 0.5);
+    assert!(crowd.cross_fade_in_use());
+    let f = frame(&mut crowd, &mut gpu, &cam);
+    check_frame(&crowd, &gpu, &f, &cam);
+    assert!(!f.main_fade.is_empty() && f.main_fade.iter().all(|b| b.lod <= 1));
+    assert_eq!(drawn_lods(&crowd, &gpu, &f), plain, "the same instances at the same LODs");
+    crowd.advance(0.25);
+    assert!(crowd.cross_fade_in_use(), "half way");
+    crowd.advance(0.3);
+    assert!(!crowd.cross_fade_in_use(), "the fade is over");
+    let f = frame(&mut crowd, &mut gpu, &cam);
+    assert!(f.main_fade.is_empty());
+    // Off in the config: never, fade or not.
+    crowd.config_mut().cross_fade = false;
+    crowd.play(1, RUN, 0.5);
+    assert!(!crowd.cross_fade_in_use());
 }
 
 #[test]

@@ -158,6 +158,9 @@ pub struct CrowdConfig {
     /// distance.
     pub shadow_max_lod: u32,
     /// Use the cross-fade pipeline at all (default true). Off: every batch goes to `main_plain`.
+    /// On, it is used only while some instance's fade runs ([`Crowd::cross_fade_in_use`]): with
+    /// no fade running it draws what the plain pipeline draws, at the cost of a second clip's
+    /// sampling per vertex.
     pub cross_fade: bool,
     /// Coarsest LOD drawn with the cross-fade pipeline (default 1); coarser batches go to
     /// `main_plain`, showing clip A only while a fade runs. Clamped to the asset's last LOD like
@@ -250,6 +253,7 @@ pub struct FrameDraws<'a> {
 /// The cull loop's inputs for `frustum`, LODs from `camera`'s position.
 pub(super) fn cull_params<'a>(
     config: &'a CrowdConfig,
+    cross_fade: bool,
     shape: &'a Shape,
     asset: &'a CrowdAsset,
     frustum: &'a Frustum,
@@ -259,6 +263,7 @@ pub(super) fn cull_params<'a>(
 ) -> CullParams<'a> {
     CullParams {
         config,
+        cross_fade,
         shape,
         thresholds: &asset.lod_distances,
         lod_triangles: &asset.lod_triangles,

@@ -628,6 +628,8 @@ pub(super) fn plan_draws(
 ) {
     let (mode, motion) = (options.mode, options.motion_vectors);
     let config = c.crowd.config();
+    // The cross-fade pipeline only while a fade runs (Crowd::cross_fade_in_use).
+    let cross_fade = c.crowd.cross_fade_in_use();
     let asset = c.asset;
     let attachments_on = config.attachments && asset.has_attachments();
     let key = |program, pass, cross_fade| PipelineKey {
@@ -654,24 +656,24 @@ pub(super) fn plan_draws(
             |draw: u32| DrawGeometry::IndexedIndirect { offset: u64::from(draw) * DRAW_ARGS_STRIDE };
         if casts {
             for lod in 0..lod_count.min(config.shadow_max_lod.saturating_add(1)) {
-                depth.push(draw(key(body, PassKind::Depth, config.cross_fade), src, indirect(lod)));
+                depth.push(draw(key(body, PassKind::Depth, cross_fade), src, indirect(lod)));
             }
             if attachments_on {
                 let last =
                     config.shadow_max_lod.min(config.attachment_max_lod).saturating_add(1).min(lod_count);
                 for lod in 0..last {
-                    let pipeline = key(Program::Attachment, PassKind::Depth, config.cross_fade);
+                    let pipeline = key(Program::Attachment, PassKind::Depth, cross_fade);
                     depth.push(draw(pipeline, src, indirect(MAX_LODS as u32 + lod)));
                 }
             }
         }
         for lod in 0..lod_count {
-            let fade = config.cross_fade && lod <= config.cross_fade_max_lod;
+            let fade = cross_fade && lod <= config.cross_fade_max_lod;
             colour.push(draw(key(body, PassKind::Colour, fade), src, indirect(lod)));
         }
         if attachments_on {
             for lod in 0..lod_count.min(config.attachment_max_lod.saturating_add(1)) {
-                let pipeline = key(Program::Attachment, PassKind::Colour, config.cross_fade);
+                let pipeline = key(Program::Attachment, PassKind::Colour, cross_fade);
                 colour.push(draw(pipeline, src, indirect(MAX_LODS as u32 + lod)));
             }
         }
@@ -685,15 +687,11 @@ pub(super) fn plan_draws(
     };
     if casts {
         for s in &b.shadow {
-            depth.push(draw(
-                key(body, PassKind::Depth, config.cross_fade),
-                src,
-                batch(asset.lod_indices(s.lod), s),
-            ));
+            depth.push(draw(key(body, PassKind::Depth, cross_fade), src, batch(asset.lod_indices(s.lod), s)));
         }
         if attachments_on {
             for a in b.attachments.iter().filter(|a| a.lod <= config.shadow_max_lod) {
-                let pipeline = key(Program::Attachment, PassKind::Depth, config.cross_fade);
+                let pipeline = key(Program::Attachment, PassKind::Depth, cross_fade);
                 depth.push(draw(pipeline, src, batch(asset.attachment_indices(), a)));
             }
         }
@@ -706,7 +704,7 @@ pub(super) fn plan_draws(
     }
     if attachments_on {
         for a in &b.attachments {
-            let pipeline = key(Program::Attachment, PassKind::Colour, config.cross_fade);
+            let pipeline = key(Program::Attachment, PassKind::Colour, cross_fade);
             colour.push(draw(pipeline, src, batch(asset.attachment_indices(), a)));
         }
     }
@@ -736,7 +734,9 @@ pub(super) fn plan_view_draws(
     if config.attachments && asset.has_attachments() {
         let attachments = view.attachments.iter();
         out.extend(
-            attachments.map(|b| draw(Program::Attachment, config.cross_fade, asset.attachment_indices(), b)),
+            attachments.map(|b| {
+                draw(Program::Attachment, c.crowd.cross_fade_in_use(), asset.attachment_indices(), b)
+            }),
         );
     }
 }

@@ -141,6 +141,8 @@ fn a_first_cpu_frame_grows_the_buffers_and_uploads_everything_then_nothing() {
 #[test]
 fn gpu_culling_dispatches_once_and_draws_indirect_per_lod() {
     let mut f = fixture(100, 3, VertexFormat::Packed64);
+    // A fade running: the cross-fade pipeline is in use.
+    f.crowd.play_as(0, 0, 0.5, crate::instance::PlayMode::Once);
     let mut p = FramePlan::default();
     plan(&mut p, &mut [&mut f], &gpu_culled()).unwrap();
     let c = &p.crowds[0];
@@ -338,11 +340,17 @@ fn a_backend_failure_after_planning_resyncs_through_mark_unsynced() {
 #[test]
 fn shadows_off_plans_no_depth_pass() {
     let mut f = fixture(20, 3, VertexFormat::Packed64);
+    f.crowd.play_as(0, 0, 0.5, crate::instance::PlayMode::Once);
     let mut p = FramePlan::default();
     plan(&mut p, &mut [&mut f], &RenderOptions { shadows: false, ..gpu_culled() }).unwrap();
     assert_eq!((p.shadow_view_proj, p.depth.len()), (None, 0));
     assert_eq!((p.crowds[0].uniforms.shadow.count, p.crowds[0].uniforms.shadow.strength), (0, 0.0));
     assert_eq!(p.pipelines().len(), 2, "fade and plain colour pipelines");
+    // No fade running: the plain pipeline alone.
+    let mut f = fixture(20, 3, VertexFormat::Packed64);
+    plan(&mut p, &mut [&mut f], &RenderOptions { shadows: false, ..gpu_culled() }).unwrap();
+    assert_eq!(p.pipelines().len(), 1, "the plain colour pipeline");
+    assert!(p.colour.iter().all(|d| !d.pipeline.variant.cross_fade));
 }
 
 #[test]
