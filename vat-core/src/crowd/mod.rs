@@ -712,9 +712,8 @@ impl Crowd {
 
         // 3. Culling and batches.
         let frustum = Frustum::from_view_proj(&camera.view_proj);
-        let params = cull_params(
+        let mut params = cull_params(
             &self.config,
-            self.cross_fade_in_use(),
             &self.shape,
             &self.asset,
             &frustum,
@@ -722,6 +721,7 @@ impl Crowd {
             membership_changed,
             &self.records,
         );
+        params.cross_fade = self.cross_fade_in_use();
         let out = frame::cull(&mut self.spatial, &mut self.far, &mut self.capacity, &params);
 
         // 4. Uploads.
@@ -764,19 +764,10 @@ impl Crowd {
     /// section is drawn). Costs O(non-empty cells).
     pub fn cull_view(&self, view_proj: &[[f32; 4]; 4], camera: &Camera) -> ViewDraws {
         let frustum = Frustum::from_view_proj(view_proj);
-        frame::cull_view(
-            &self.spatial,
-            &cull_params(
-                &self.config,
-                self.cross_fade_in_use(),
-                &self.shape,
-                &self.asset,
-                &frustum,
-                camera,
-                false,
-                &self.records,
-            ),
-        )
+        let mut params =
+            cull_params(&self.config, &self.shape, &self.asset, &frustum, camera, false, &self.records);
+        params.cross_fade = self.cross_fade_in_use();
+        frame::cull_view(&self.spatial, &params)
     }
 
     /// For GPU-driven culling, where the records stay resident and a compute pass culls them: the dirty

@@ -251,9 +251,9 @@ pub struct FrameDraws<'a> {
 }
 
 /// The cull loop's inputs for `frustum`, LODs from `camera`'s position.
+/// The cross-fade routing is off: the caller sets `cross_fade` from [`Crowd::cross_fade_in_use`].
 pub(super) fn cull_params<'a>(
     config: &'a CrowdConfig,
-    cross_fade: bool,
     shape: &'a Shape,
     asset: &'a CrowdAsset,
     frustum: &'a Frustum,
@@ -263,7 +263,7 @@ pub(super) fn cull_params<'a>(
 ) -> CullParams<'a> {
     CullParams {
         config,
-        cross_fade,
+        cross_fade: false,
         shape,
         thresholds: &asset.lod_distances,
         lod_triangles: &asset.lod_triangles,
