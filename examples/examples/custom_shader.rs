@@ -16,9 +16,12 @@ const SIZE: [u32; 2] = [640, 360];
 
 fn main() -> Result<()> {
     let backend = std::env::args().nth(1).unwrap_or_else(|| "wgpu".into());
-    // The textured stand-in character (vat_bake::testdata::textured_humanoid_glb), baked in memory.
-    let rig =
-        vat_bake::gltf_import::import_slice(&vat_bake::testdata::textured_humanoid_glb(), None, "textured")?;
+    // The textured stand-in character (vat_procgen::testdata::textured_humanoid_glb), baked in memory.
+    let rig = vat_bake::gltf_import::import_slice(
+        &vat_procgen::testdata::textured_humanoid_glb(),
+        None,
+        "textured",
+    )?;
     let bytes =
         vat_bake::prepare::prepare(&rig, &vat_bake::prepare::BakeOptions::default())?.to_vat_bytes()?;
     let asset = Asset::parse(&bytes)?;

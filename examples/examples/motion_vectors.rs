@@ -20,8 +20,7 @@ const FULL: f32 = 0.02;
 
 fn main() -> Result<()> {
     let backend = std::env::args().nth(1).unwrap_or_else(|| "wgpu".into());
-    let bytes =
-        vat_bake::prepare::prepare(&vat_bake::procgen::humanoid(), &Default::default())?.to_vat_bytes()?;
+    let bytes = vat_bake::prepare::prepare(&vat_procgen::humanoid(), &Default::default())?.to_vat_bytes()?;
     let asset = Asset::parse(&bytes)?;
     let mut fields = Vec::new();
     for name in match backend.as_str() {

@@ -13,7 +13,7 @@ use anyhow::Context as _;
 
 fn main() -> anyhow::Result<()> {
     let out = std::env::args().nth(1).unwrap_or_else(|| "textured.glb".into());
-    let bytes = vat_bake::testdata::textured_humanoid_glb();
+    let bytes = vat_procgen::testdata::textured_humanoid_glb();
     std::fs::write(&out, &bytes).with_context(|| format!("writing {out}"))?;
     println!("wrote {out} ({} bytes): 2 materials, 3 embedded textures", bytes.len());
     Ok(())

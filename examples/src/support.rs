@@ -9,7 +9,7 @@ pub fn asset_bytes(path: Option<&Path>) -> Result<Vec<u8>> {
     match path {
         Some(p) => std::fs::read(p).with_context(|| format!("{}: cannot read", p.display())),
         None => {
-            let rig = vat_bake::procgen::humanoid();
+            let rig = vat_procgen::humanoid();
             let options = vat_bake::prepare::BakeOptions { bones: true, ..Default::default() };
             Ok(vat_bake::prepare::prepare(&rig, &options)?.to_vat_bytes()?)
         }

@@ -5,5 +5,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = vat_bake::fuzzing::bake_from_args(data);
+    let _ = vat_procgen::fuzzing::bake_from_args(data);
 });

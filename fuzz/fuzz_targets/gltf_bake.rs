@@ -5,5 +5,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = vat_bake::fuzzing::import_and_bake(data);
+    let _ = vat_procgen::fuzzing::import_and_bake(data);
 });

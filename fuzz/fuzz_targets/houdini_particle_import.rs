@@ -6,5 +6,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = vat_bake::fuzzing::import_houdini_particle_parts(data);
+    let _ = vat_procgen::fuzzing::import_houdini_particle_parts(data);
 });

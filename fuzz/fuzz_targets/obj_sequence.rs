@@ -4,5 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = vat_bake::fuzzing::obj_sequence_bake(data);
+    let _ = vat_procgen::fuzzing::obj_sequence_bake(data);
 });

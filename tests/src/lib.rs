@@ -91,7 +91,7 @@ pub fn limited_gpu(
 pub fn humanoid_vat() -> &'static [u8] {
     static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
     BYTES.get_or_init(|| {
-        let rig = vat_bake::procgen::humanoid();
+        let rig = vat_procgen::humanoid();
         let options = vat_bake::prepare::BakeOptions { bones: true, ..Default::default() };
         let bake = vat_bake::prepare::prepare(&rig, &options).expect("the humanoid bakes");
         bake.to_vat_bytes().expect("the bake serialises")
@@ -110,14 +110,14 @@ pub fn humanoid_vat_in(format: vat_core::encoding::VertexFormat) -> &'static [u8
     static BYTES: [OnceLock<Vec<u8>>; 6] = [const { OnceLock::new() }; 6];
     let slot = ALL_VERTEX_FORMATS.iter().position(|&f| f == format).expect("a listed format");
     BYTES[slot].get_or_init(|| {
-        let rig = vat_bake::procgen::humanoid();
+        let rig = vat_procgen::humanoid();
         let options = vat_bake::prepare::BakeOptions { format, ..Default::default() };
         let bake = vat_bake::prepare::prepare(&rig, &options).expect("the humanoid bakes");
         bake.to_vat_bytes().expect("the bake serialises")
     })
 }
 
-/// [`vat_bake::procgen::morph_rig`] (`skinned`: the sheet on a two-joint skin, else every mesh rigid
+/// [`vat_procgen::morph_rig`] (`skinned`: the sheet on a two-joint skin, else every mesh rigid
 /// on its node, a morph-only asset) baked with default options plus `--bones`, so with the live
 /// morph layer (5 targets, 2,172 vertices: morph bands of 2 rows), as `.vat` bytes. Baked once per
 /// test binary.
@@ -126,7 +126,7 @@ pub fn morph_vat(skinned: bool) -> &'static [u8] {
     static RIGID: OnceLock<Vec<u8>> = OnceLock::new();
     let cell = if skinned { &SKINNED } else { &RIGID };
     cell.get_or_init(|| {
-        let rig = vat_bake::procgen::morph_rig(skinned);
+        let rig = vat_procgen::morph_rig(skinned);
         let options = vat_bake::prepare::BakeOptions { bones: true, ..Default::default() };
         let bake = vat_bake::prepare::prepare(&rig, &options).expect("the morph rig bakes");
         assert!(bake.manifest().morph_animation.is_some(), "the morph rig gets a morph layer");
@@ -134,14 +134,14 @@ pub fn morph_vat(skinned: bool) -> &'static [u8] {
     })
 }
 
-/// A rigid-mode asset, as `.vat` bytes: [`vat_bake::procgen::shatter_with`] of 48 pieces (seed 5),
+/// A rigid-mode asset, as `.vat` bytes: [`vat_procgen::shatter_with`] of 48 pieces (seed 5),
 /// its one-shot `shatter` clip plus a looping `rewind` clip (the same frames backwards, so the loop
 /// wraps from the rubble to the standing wall: a long rotation at the seam). Baked once per test
 /// binary.
 pub fn rigid_vat() -> &'static [u8] {
     static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
     BYTES.get_or_init(|| {
-        let mut source = vat_bake::procgen::shatter_with(48, 5);
+        let mut source = vat_procgen::shatter_with(48, 5);
         let mut rewind = source.clips[0].clone();
         rewind.name = "rewind".into();
         rewind.frames.reverse();
@@ -162,7 +162,7 @@ pub fn fluid_vat(format: vat_core::encoding::VertexFormat) -> &'static [u8] {
     if let Some((_, bytes)) = cache.iter().find(|(f, _)| *f == format) {
         return bytes;
     }
-    let source = vat_bake::procgen::fluid_by_name("splash").expect("the splash is built in");
+    let source = vat_procgen::fluid_by_name("splash").expect("the splash is built in");
     let options = vat_bake::fluid::FluidBakeOptions { format, ..Default::default() };
     let bytes: &'static [u8] =
         Vec::leak(vat_bake::fluid::bake_fluid(&source, &options).expect("the splash bakes").0);
@@ -175,7 +175,7 @@ pub fn fluid_vat(format: vat_core::encoding::VertexFormat) -> &'static [u8] {
 pub fn sprite_vat() -> &'static [u8] {
     static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
     BYTES.get_or_init(|| {
-        let source = vat_bake::procgen::sprite_by_name("fountain").expect("the fountain is built in");
+        let source = vat_procgen::sprite_by_name("fountain").expect("the fountain is built in");
         let options = vat_bake::sprite::SpriteBakeOptions { looping: true, ..Default::default() };
         vat_bake::sprite::bake_sprite(&source, &options).expect("the fountain bakes").0
     })

@@ -59,9 +59,9 @@ fn corpus_dir() -> PathBuf {
 }
 
 /// A valid, small `.gltf` the project writes itself (two bones, one clip, buffers as data URIs:
-/// [`vat_bake::testdata::small_skinned_gltf`]); no third-party file is copied into the corpus.
+/// [`vat_procgen::testdata::small_skinned_gltf`]); no third-party file is copied into the corpus.
 fn base_gltf() -> Value {
-    vat_bake::testdata::small_skinned_gltf()
+    vat_procgen::testdata::small_skinned_gltf()
 }
 
 fn gltf_bytes(v: &Value) -> Vec<u8> {
@@ -89,10 +89,11 @@ fn fix_manifest_crc(bytes: &mut [u8]) {
 }
 
 /// The valid `.vat` with materials every material load case starts from: the textured rigid glTF
-/// ([`vat_bake::testdata::textured_rigid_glb`]: two pieces, two materials, one 4 x 4 texture).
+/// ([`vat_procgen::testdata::textured_rigid_glb`]: two pieces, two materials, one 4 x 4 texture).
 fn material_vat() -> Vec<u8> {
-    let rig = vat_bake::gltf_import::import_slice(&vat_bake::testdata::textured_rigid_glb(), None, "rigid")
-        .unwrap();
+    let rig =
+        vat_bake::gltf_import::import_slice(&vat_procgen::testdata::textured_rigid_glb(), None, "rigid")
+            .unwrap();
     let source = vat_bake::rigid::RigidSource::from_rig(&rig, 10.0).unwrap();
     vat_bake::rigid::bake_rigid(&source, &vat_bake::rigid::RigidBakeOptions::default()).unwrap().0
 }
@@ -176,7 +177,7 @@ fn cases() -> Vec<Case> {
     file("vat-empty.vat", Vec::new(), Load, vec![], "header");
     file("vat-three-bytes.vat", b"VAT".to_vec(), Load, vec![], "header");
     file("vat-png-magic.vat", b"\x89PNG\r\n\x1a\n\0\0\0\0\0\0\0\0".to_vec(), Load, vec![], "magic");
-    file("vat-glb-given.vat", vat_bake::testdata::small_skinned_glb(), Load, vec![], "magic");
+    file("vat-glb-given.vat", vat_procgen::testdata::small_skinned_glb(), Load, vec![], "magic");
     file("vat-text.vat", b"this is not a vat file\n".to_vec(), Load, vec![], "magic");
     let mut v = vat.clone();
     // Versions 2 (the morph layer), 3 (the rigid mode), 5 (root motion), 6 (the fluid mode) and 7
@@ -425,7 +426,7 @@ fn cases() -> Vec<Case> {
     );
     // A PNG bomb: 8192 x 8192 grey zeros in a few tens of KB, decoding to 64 MiB then 256 MiB of RGBA:
     // charged from its header, refused before decoding.
-    let bomb = format!("data:image/png;base64,{}", BASE64.encode(vat_bake::testdata::png_bomb(8192)));
+    let bomb = format!("data:image/png;base64,{}", BASE64.encode(vat_procgen::testdata::png_bomb(8192)));
     let mut v = g.clone();
     material(&mut v, &bomb);
     file("gltf-image-png-bomb.gltf", gltf_bytes(&v), Bake, vec!["--max-memory", "128M"], "--max-memory");
@@ -440,18 +441,18 @@ fn cases() -> Vec<Case> {
         file(name, bytes.to_vec(), Bake, vec![], expect);
     }
     // Cost classes: a mesh of zero-area triangles only, and indices that unweld past the budget.
-    let flat = vat_bake::testdata::degenerate_only(10);
+    let flat = vat_procgen::testdata::degenerate_only(10);
     file("gltf-zero-area-only.glb", flat, Bake, vec![], "repeat a vertex index");
     file(
         "gltf-unweld-over-budget.glb",
-        vat_bake::testdata::morph_fan_out(20_000, 100),
+        vat_procgen::testdata::morph_fan_out(20_000, 100),
         Bake,
         vec!["--max-memory", "64M"],
         "flat shading",
     );
     // GLB containers.
     let json = gltf_bytes(&g);
-    let good = vat_bake::testdata::glb(&json, &[]);
+    let good = vat_procgen::testdata::glb(&json, &[]);
     let mut v = good.clone();
     put_u32(&mut v, 4, 1);
     file("glb-version-1.glb", v, Bake, vec![], "GLB version 1");
@@ -469,12 +470,12 @@ fn cases() -> Vec<Case> {
     buffer_from_bin["buffers"][0].as_object_mut().unwrap().remove("uri");
     file(
         "glb-bin-chunk-missing.glb",
-        vat_bake::testdata::glb(&gltf_bytes(&buffer_from_bin), &[]),
+        vat_procgen::testdata::glb(&gltf_bytes(&buffer_from_bin), &[]),
         Bake,
         vec![],
         "binary chunk",
     );
-    let whole = vat_bake::testdata::small_skinned_glb();
+    let whole = vat_procgen::testdata::small_skinned_glb();
     file("glb-truncated.glb", whole[..whole.len() - 100].to_vec(), Bake, vec![], "truncated");
 
     // ---- Bake options on a valid input (reusing the first valid file written below).
@@ -546,8 +547,8 @@ fn interop_folder_cases() -> Vec<Case> {
         let folder = files.into_iter().map(|(f, b)| (f.to_owned(), b)).collect();
         out.push(Case { file: name.to_owned(), bytes: None, folder, command, args: Vec::new(), expect });
     };
-    let seed = vat_bake::fuzzing::openvat_seed();
-    let (json, png, glb) = vat_bake::fuzzing::split_openvat_parts(&seed).unwrap();
+    let seed = vat_procgen::fuzzing::openvat_seed();
+    let (json, png, glb) = vat_procgen::fuzzing::split_openvat_parts(&seed).unwrap();
     let (json, png, glb) = (json.to_vec(), png.to_vec(), glb.to_vec());
     let openvat = |json: &[u8], png: &[u8], glb: &[u8]| {
         vec![("q-remap_info.json", json.to_vec()), ("q_vat.png", png.to_vec()), ("q.glb", glb.to_vec())]
@@ -571,8 +572,8 @@ fn interop_folder_cases() -> Vec<Case> {
     let frames_lie = String::from_utf8(json.clone()).unwrap().replace("\"Frames\": 3", "\"Frames\": 99");
     folder("openvat-frames-lie", openvat(frames_lie.as_bytes(), &png, &glb), ImportOpenVat, "99");
 
-    let seed = vat_bake::fuzzing::houdini_seed();
-    let (json, png, glb) = vat_bake::fuzzing::split_openvat_parts(&seed).unwrap();
+    let seed = vat_procgen::fuzzing::houdini_seed();
+    let (json, png, glb) = vat_procgen::fuzzing::split_openvat_parts(&seed).unwrap();
     let (json, png, glb) = (json.to_vec(), png.to_vec(), glb.to_vec());
     let houdini = |json: &[u8], png: &[u8], glb: &[u8]| {
         vec![("q_data.json", json.to_vec()), ("q_pos.png", png.to_vec()), ("q_mesh.glb", glb.to_vec())]
@@ -590,8 +591,8 @@ fn interop_folder_cases() -> Vec<Case> {
         ImportHoudini,
         "q_pos.png",
     );
-    let wrong = vat_bake::fuzzing::houdini_quad(5);
-    let (_, wrong_png, _) = vat_bake::fuzzing::split_openvat_parts(&wrong).unwrap();
+    let wrong = vat_procgen::fuzzing::houdini_quad(5);
+    let (_, wrong_png, _) = vat_procgen::fuzzing::split_openvat_parts(&wrong).unwrap();
     folder(
         "houdini-texture-wrong-size",
         houdini(&json, wrong_png, &glb),
@@ -609,8 +610,8 @@ fn interop_folder_cases() -> Vec<Case> {
     // A Rigidbody bake without its rotation texture.
     folder("houdini-rigid-body", houdini(rigid.as_bytes(), &png, &glb), ImportHoudini, "q_rot.exr");
     // Rigid-body bakes: a piece that scales, and LDR textures, which vat's rigid import refuses.
-    let mut fx = vat_bake::fuzzing::houdini_rigid_fixture(3, 3, 4, false);
-    let rigid_files = |fx: &vat_bake::fuzzing::HoudiniRigidFixture| {
+    let mut fx = vat_procgen::fuzzing::houdini_rigid_fixture(3, 3, 4, false);
+    let rigid_files = |fx: &vat_procgen::fuzzing::HoudiniRigidFixture| {
         vec![
             ("q_data.json", fx.json.clone()),
             ("q_pos.exr", fx.pos_exr.clone()),
@@ -848,7 +849,7 @@ fn unusable_material_images_are_notes_and_the_bake_goes_on() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("junk.png"), b"not a png at all").unwrap();
     for (uri, why) in [("missing.png", "file not found"), ("junk.png", "cannot decode it")] {
-        let glb = vat_bake::testdata::textured_rigid_glb_with_image_uri(uri);
+        let glb = vat_procgen::testdata::textured_rigid_glb_with_image_uri(uri);
         let rig = import_slice_with(&glb, Some(&dir), uri, &ImportOptions::default()).unwrap();
         assert!(
             rig.notes.iter().any(|n| n.contains(uri) && n.contains(why) && n.contains("left out")),

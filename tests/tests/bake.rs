@@ -6,17 +6,17 @@
 
 use std::path::PathBuf;
 
+use vat_bake::export;
 use vat_bake::gltf_import::{ImportOptions, import_file, import_slice};
 use vat_bake::prepare::{BakeOptions, PreparedBake, prepare};
 use vat_bake::verify::verify_prepared;
-use vat_bake::{export, procgen};
 use vat_core::container::Asset;
 use vat_core::encoding::{VertexFormat, unpack_texel};
 
 /// A Khronos sample of the shared real-file corpus (`../shared/testdata/gltf/`); `None` when the
 /// corpus is missing (the test is skipped, and says so; with `CI=true` it fails instead).
 fn sample(relative: &str) -> Option<PathBuf> {
-    vat_bake::testdata::shared_file(&format!("gltf/{relative}"))
+    vat_procgen::testdata::shared_file(&format!("gltf/{relative}"))
 }
 
 #[test]
@@ -71,7 +71,7 @@ fn vertex_texels(bake: &PreparedBake) -> Vec<[u32; 2]> {
 
 #[test]
 fn humanoid_round_trips_through_glb_texel_for_texel() {
-    let rig = procgen::humanoid();
+    let rig = vat_procgen::humanoid();
     let options = BakeOptions { bones: true, ..BakeOptions::default() };
     let direct = prepare(&rig, &options).unwrap();
     let glb = export::export_glb(&rig).unwrap();
@@ -110,7 +110,7 @@ fn humanoid_round_trips_through_glb_texel_for_texel() {
 
 #[test]
 fn bakes_are_byte_identical_across_runs_and_thread_counts() {
-    let rig = procgen::humanoid();
+    let rig = vat_procgen::humanoid();
     let options = BakeOptions { bones: true, tangents: true, ..BakeOptions::default() };
     let bytes_with = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();

@@ -6,10 +6,10 @@
 // Integration tests report failure by panicking.
 #![allow(clippy::unwrap_used)]
 
+use vat_bake::export;
 use vat_bake::gltf_import::{ImportOptions, import_file};
 use vat_bake::lods::LodOptions;
 use vat_bake::prepare::{BakeOptions, prepare};
-use vat_bake::{export, procgen};
 use vat_core::encoding::VertexFormat;
 
 fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
@@ -18,7 +18,7 @@ fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
 
 #[test]
 fn gltf_bakes_are_identical_across_runs_and_thread_counts() {
-    let Some(data) = vat_bake::testdata::shared_testdata().map(|d| d.join("gltf")) else { return };
+    let Some(data) = vat_procgen::testdata::shared_testdata().map(|d| d.join("gltf")) else { return };
     for file in ["RiggedSimple/RiggedSimple.glb", "AnimatedMorphCube/AnimatedMorphCube.gltf"] {
         for options in [
             BakeOptions::default(),
@@ -45,7 +45,7 @@ fn gltf_bakes_are_identical_across_runs_and_thread_counts() {
 
 #[test]
 fn the_humanoid_export_is_identical_across_runs_and_thread_counts() {
-    let glb = |threads| in_pool(threads, || export::export_glb(&procgen::humanoid()).unwrap());
+    let glb = |threads| in_pool(threads, || export::export_glb(&vat_procgen::humanoid()).unwrap());
     let one = glb(1);
     assert!(glb(3) == one && glb(1) == one);
 }

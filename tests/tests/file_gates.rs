@@ -182,8 +182,9 @@ fn folder_readers_read_names_that_are_not_utf8() {
 
 /// An OpenVAT and a Houdini VAT 3 bake folder from the importers' fuzz seeds.
 fn bake_folder(dir: &Path, houdini: bool) -> [(String, Vec<u8>); 3] {
-    let seed = if houdini { vat_bake::fuzzing::houdini_seed() } else { vat_bake::fuzzing::openvat_seed() };
-    let (json, png, glb) = vat_bake::fuzzing::split_openvat_parts(&seed).unwrap();
+    let seed =
+        if houdini { vat_procgen::fuzzing::houdini_seed() } else { vat_procgen::fuzzing::openvat_seed() };
+    let (json, png, glb) = vat_procgen::fuzzing::split_openvat_parts(&seed).unwrap();
     let files = if houdini {
         [("q_data.json", json), ("q_pos.png", png), ("q_mesh.glb", glb)]
     } else {
@@ -230,7 +231,7 @@ fn openvat_and_houdini_folders_refuse_every_class_in_every_file() {
 /// A `.gltf` whose one buffer is the external file `uri` (written as `buf.bin` beside it when the
 /// name is plain), from the project's small skinned glTF.
 fn gltf_with_buffer(dir: &Path, uri: &str) -> (PathBuf, Vec<u8>) {
-    let mut json = vat_bake::testdata::small_skinned_gltf();
+    let mut json = vat_procgen::testdata::small_skinned_gltf();
     let data = json["buffers"][0]["uri"].as_str().unwrap().to_owned();
     let bytes = base64::engine::general_purpose::STANDARD.decode(data.split_once(',').unwrap().1).unwrap();
     json["buffers"][0]["uri"] = uri.into();
@@ -245,7 +246,7 @@ fn import(path: PathBuf) -> impl FnOnce() -> vat_bake::Result<vat_bake::rig::Rig
 
 #[test]
 fn gltf_buffer_and_image_uris_refuse_every_class() {
-    let image = vat_bake::testdata::textured_rigid_image();
+    let image = vat_procgen::testdata::textured_rigid_image();
     let mut png = Vec::new();
     image.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png).unwrap();
     for kind in ["buffer", "image"] {
@@ -254,7 +255,7 @@ fn gltf_buffer_and_image_uris_refuse_every_class() {
                 gltf_with_buffer(dir, uri)
             } else {
                 let path = dir.join("model.glb");
-                std::fs::write(&path, vat_bake::testdata::textured_rigid_glb_with_image_uri(uri)).unwrap();
+                std::fs::write(&path, vat_procgen::testdata::textured_rigid_glb_with_image_uri(uri)).unwrap();
                 (path, png.clone())
             }
         };

@@ -1,6 +1,6 @@
 //! Stable-toolchain replay of the fuzz corpora: every file of `fuzz/corpus/<target>/` and
 //! `fuzz/regressions/<target>/` (crashes found by fuzzing, kept as regression inputs) goes through
-//! the function its fuzz target calls (`vat_bake::fuzzing`), and so do the bad-input files of
+//! the function its fuzz target calls (`vat_procgen::fuzzing`), and so do the bad-input files of
 //! `tests/data/bad/`. None may panic; the files of `regressions/` must also keep failing cleanly or
 //! succeeding as they did when fixed. The seed files are generated here: `VAT_BLESS=1` rewrites them.
 //!
@@ -12,13 +12,13 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use vat_bake::fuzzing::{
-    bake_from_args, import_and_bake, import_houdini_dynamic_parts, import_houdini_particle_parts,
-    import_houdini_parts, import_openvat_parts, load_vat, obj_sequence_bake, sprite_frame_bake,
-};
 use vat_bake::gltf_import::import_slice;
 use vat_bake::lods::LodOptions;
 use vat_bake::prepare::{BakeOptions, prepare};
+use vat_procgen::fuzzing::{
+    bake_from_args, import_and_bake, import_houdini_dynamic_parts, import_houdini_particle_parts,
+    import_houdini_parts, import_openvat_parts, load_vat, obj_sequence_bake, sprite_frame_bake,
+};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -51,7 +51,7 @@ enum Expect {
 /// hostile input the project has fixed (each also has its own test beside the fix). Small, so the
 /// fuzzers can start from them.
 fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
-    use vat_bake::testdata::{
+    use vat_procgen::testdata::{
         degenerate, degenerate_only, fan, many_nodes, morph_fan_out, small_skinned_gltf,
     };
     let mut out = Vec::new();
@@ -83,17 +83,17 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
         gltf(&v),
         Expect::Refused("outside the folder"),
     ));
-    let bomb = vat_bake::testdata::png_bomb(8192);
+    let bomb = vat_procgen::testdata::png_bomb(8192);
     v["images"] = serde_json::json!([{ "uri": format!("data:image/png;base64,{}", { use base64::Engine as _; base64::engine::general_purpose::STANDARD.encode(bomb) }) }]);
     out.push(("gltf_bake", "image-png-bomb.gltf".into(), gltf(&v), Expect::Refused("--max-memory")));
     // A bufferView image without `mimeType` (the gltf crate unwraps it; found by fuzzing).
-    let (mut json, bin) = vat_bake::testdata::split_glb(&vat_bake::testdata::textured_rigid_glb());
+    let (mut json, bin) = vat_procgen::testdata::split_glb(&vat_procgen::testdata::textured_rigid_glb());
     for image in json["images"].as_array_mut().into_iter().flatten() {
         if let Some(o) = image.as_object_mut() {
             o.remove("mimeType");
         }
     }
-    let glb = vat_bake::testdata::glb(&serde_json::to_vec(&json).unwrap(), &bin);
+    let glb = vat_procgen::testdata::glb(&serde_json::to_vec(&json).unwrap(), &bin);
     out.push(("gltf_bake", "image-without-mime-type.glb".into(), glb, Expect::Accepted));
     let mut bom = "\u{feff}".as_bytes().to_vec();
     bom.extend(gltf(&small_skinned_gltf()));
@@ -143,7 +143,7 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
     importer_cases(
         &mut out,
         "openvat_import",
-        &vat_bake::fuzzing::openvat_seed(),
+        &vat_procgen::fuzzing::openvat_seed(),
         "fuzz.glb",
         &[
             ("frames-lie", "\"Frames\": 3", "\"Frames\": 5", "texture's height"),
@@ -156,7 +156,7 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
     importer_cases(
         &mut out,
         "houdini_import",
-        &vat_bake::fuzzing::houdini_seed(),
+        &vat_procgen::fuzzing::houdini_seed(),
         "fuzz_mesh.glb",
         &[
             ("frames-lie", "\"Frame Count\": 3", "\"Frame Count\": 5", "Frame Count"),
@@ -181,9 +181,9 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
         ],
     );
     // Houdini VAT 3 rigid-body imports: `_data.json`, position and rotation EXRs, mesh.
-    let rigid = vat_bake::fuzzing::houdini_rigid_fixture(3, 3, 4, true);
+    let rigid = vat_procgen::fuzzing::houdini_rigid_fixture(3, 3, 4, true);
     let four = |json: &[u8], pos: &[u8], rot: &[u8], glb: &[u8]| {
-        vat_bake::fuzzing::join_parts(&[json, pos, rot, glb])
+        vat_procgen::fuzzing::join_parts(&[json, pos, rot, glb])
     };
     let (pos, rot, glb) = (&rigid.pos_exr[..], &rigid.rot_exr[..], &rigid.glb[..]);
     out.push(("houdini_import", "rigid-seed-accepted.bin".to_owned(), rigid.parts(), Expect::Accepted));
@@ -206,13 +206,13 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
         ("rigid-rot-truncated", four(&rigid.json, pos, &rot[..rot.len() / 2], glb), "EXR"),
         ("rigid-rot-empty", four(&rigid.json, pos, &[], glb), "PNG"),
         ("rigid-mesh-missing", four(&rigid.json, pos, rot, &[]), "fuzz_mesh.glb"),
-        ("rigid-three-parts", vat_bake::fuzzing::openvat_parts(&rigid.json, pos, glb), "four"),
+        ("rigid-three-parts", vat_procgen::fuzzing::openvat_parts(&rigid.json, pos, glb), "four"),
     ] {
         out.push(("houdini_import", format!("{name}.bin"), bytes, Expect::Refused(expect)));
     }
-    let input = vat_bake::fuzzing::openvat_parts;
-    let seed = vat_bake::fuzzing::houdini_seed();
-    let (_, png, glb) = vat_bake::fuzzing::split_openvat_parts(&seed).unwrap();
+    let input = vat_procgen::fuzzing::openvat_parts;
+    let seed = vat_procgen::fuzzing::houdini_seed();
+    let (_, png, glb) = vat_procgen::fuzzing::split_openvat_parts(&seed).unwrap();
     out.push((
         "houdini_import",
         "not-json.bin".to_owned(),
@@ -220,9 +220,9 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
         Expect::Refused("JSON"),
     ));
     // Two rows (and a mesh looking them up) for a Frame Count of 3.
-    let short = vat_bake::fuzzing::houdini_quad(2);
-    let (_, short_png, short_glb) = vat_bake::fuzzing::split_openvat_parts(&short).unwrap();
-    let (json, _, _) = vat_bake::fuzzing::split_openvat_parts(&seed).unwrap();
+    let short = vat_procgen::fuzzing::houdini_quad(2);
+    let (_, short_png, short_glb) = vat_procgen::fuzzing::split_openvat_parts(&short).unwrap();
+    let (json, _, _) = vat_procgen::fuzzing::split_openvat_parts(&seed).unwrap();
     out.push((
         "houdini_import",
         "image-too-short.bin".to_owned(),
@@ -236,7 +236,7 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
 /// The dynamic-mesh and particle importers' regression inputs: each seed (accepted, with and
 /// without its optional texture), and its `_data.json`, textures and mesh made hostile in turn.
 fn houdini_dynamic_and_particle_cases(out: &mut Vec<(&'static str, String, Vec<u8>, Expect)>) {
-    use vat_bake::fuzzing::{houdini_dynamic_seed, houdini_particle_seed, join_parts, split_parts};
+    use vat_procgen::fuzzing::{houdini_dynamic_seed, houdini_particle_seed, join_parts, split_parts};
     let target = "houdini_dynamic_import";
     let seed = houdini_dynamic_seed(false);
     let p = split_parts(&seed, 5).expect("the dynamic-mesh seed has five parts");
@@ -309,9 +309,9 @@ fn importer_cases(
     mesh: &'static str,
     edits: &[(&str, &str, &str, &'static str)],
 ) {
-    let (json, png, glb) = vat_bake::fuzzing::split_openvat_parts(seed).unwrap();
+    let (json, png, glb) = vat_procgen::fuzzing::split_openvat_parts(seed).unwrap();
     let json_text = std::str::from_utf8(json).unwrap();
-    let input = vat_bake::fuzzing::openvat_parts;
+    let input = vat_procgen::fuzzing::openvat_parts;
     let mut push =
         |name: &str, bytes: Vec<u8>, expect| out.push((target, format!("{name}.bin"), bytes, expect));
     push("seed-accepted", input(json, png, glb), Expect::Accepted);
@@ -355,8 +355,8 @@ fn the_regression_inputs_are_what_the_generator_makes_and_keep_their_outcome() {
 fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     // Seeds the project writes itself (no third-party file is copied into the repository): the
     // small skinned glTF as .gltf and .glb, and the procedural humanoid's .glb export.
-    let small_gltf = serde_json::to_vec(&vat_bake::testdata::small_skinned_gltf()).unwrap();
-    let small_glb = vat_bake::testdata::small_skinned_glb();
+    let small_gltf = serde_json::to_vec(&vat_procgen::testdata::small_skinned_gltf()).unwrap();
+    let small_glb = vat_procgen::testdata::small_skinned_glb();
     let mut out = Vec::new();
     out.push(("gltf_bake", "small-skinned.gltf".to_owned(), small_gltf.clone()));
     out.push(("gltf_bake", "small-skinned.glb".to_owned(), small_glb));
@@ -380,7 +380,7 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     }
     // A rigid-mode file (format 3): six pieces of the shatter.
     let rigid = vat_bake::rigid::bake_rigid(
-        &vat_bake::procgen::shatter_with(6, 1),
+        &vat_procgen::shatter_with(6, 1),
         &vat_bake::rigid::RigidBakeOptions::default(),
     )
     .unwrap()
@@ -440,7 +440,7 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     // Materials (format 4): the textured rigid glTF (two pieces, two materials, a 4 x 4 PNG base
     // colour texture, TEXCOORD_0 and COLOR_0) as a glTF seed, and its rigid and soft bakes (the
     // materials, material texture array, Uv0 and Color0 sections) as .vat seeds.
-    let textured = vat_bake::testdata::textured_rigid_glb();
+    let textured = vat_procgen::testdata::textured_rigid_glb();
     out.push(("gltf_bake", "textured-rigid.glb".to_owned(), textured.clone()));
     let pieces = import_slice(&textured, None, "textured").unwrap();
     let source = vat_bake::rigid::RigidSource::from_rig(&pieces, 4.0).unwrap();
@@ -478,17 +478,17 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     out.push(("obj_sequence", "cube.obj".to_owned(), cube.as_bytes().to_vec()));
     let two = "o a\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf -3 -2 -1\no b\nv 2 0 0\nv 3 0 0\nv 2 1 0\nv 3 1 0\nf -4 -3 -1 -2\n";
     out.push(("obj_sequence", "two-objects.obj".to_owned(), two.as_bytes().to_vec()));
-    out.push(("openvat_import", "quad-png16-two-clips.bin".to_owned(), vat_bake::fuzzing::openvat_seed()));
-    out.push(("houdini_import", "quad-png16-softbody.bin".to_owned(), vat_bake::fuzzing::houdini_seed()));
+    out.push(("openvat_import", "quad-png16-two-clips.bin".to_owned(), vat_procgen::fuzzing::openvat_seed()));
+    out.push(("houdini_import", "quad-png16-softbody.bin".to_owned(), vat_procgen::fuzzing::houdini_seed()));
     out.push((
         "houdini_import",
         "cubes-exr32-rigidbody.bin".to_owned(),
-        vat_bake::fuzzing::houdini_rigid_seed(),
+        vat_procgen::fuzzing::houdini_rigid_seed(),
     ));
     for (hdr, kind) in [(false, "png8"), (true, "exr32")] {
-        let dynamic = vat_bake::fuzzing::houdini_dynamic_seed(hdr);
+        let dynamic = vat_procgen::fuzzing::houdini_dynamic_seed(hdr);
         out.push(("houdini_dynamic_import", format!("ribbon-{kind}-dynamicmesh.bin"), dynamic));
-        let particles = vat_bake::fuzzing::houdini_particle_seed(hdr);
+        let particles = vat_procgen::fuzzing::houdini_particle_seed(hdr);
         out.push(("houdini_particle_import", format!("cards-{kind}-particles.bin"), particles));
     }
     out

@@ -200,7 +200,7 @@ fn out_of_memory_child() {
     let mut renderer = Renderer::new(&device, &queue, config).unwrap();
     // An asset of 27 MB of animation textures: the humanoid sampled at 120 fps.
     let options = vat_bake::prepare::BakeOptions { fps: 120.0, bones: true, ..Default::default() };
-    let big = vat_bake::prepare::prepare(&vat_bake::procgen::humanoid(), &options).unwrap();
+    let big = vat_bake::prepare::prepare(&vat_procgen::humanoid(), &options).unwrap();
     let big = big.to_vat_bytes().unwrap();
     let big = Asset::parse(&big).unwrap();
     let small = Asset::parse(humanoid_vat()).unwrap();

@@ -1,4 +1,4 @@
-//! Materials on the GPU: the textured humanoid (`vat_bake::testdata::textured_humanoid_glb`: a JPEG
+//! Materials on the GPU: the textured humanoid (`vat_procgen::testdata::textured_humanoid_glb`: a JPEG
 //! base colour of 8 hue bands and a checker, a PNG normal map of bumps, a metallic-roughness
 //! texture) baked with `--tangents` and drawn by both backends.
 //!
@@ -24,7 +24,7 @@ const SIZE: [u32; 2] = [96, 128];
 
 /// The textured humanoid baked with tangents, after `edit` changed its imported rig.
 fn textured_vat(edit: impl FnOnce(&mut vat_bake::rig::Rig)) -> Vec<u8> {
-    let glb = vat_bake::testdata::textured_humanoid_glb();
+    let glb = vat_procgen::testdata::textured_humanoid_glb();
     let mut rig = vat_bake::gltf_import::import_slice(&glb, None, "textured").unwrap();
     assert!(rig.notes.is_empty(), "{:?}", rig.notes);
     edit(&mut rig);
@@ -154,7 +154,7 @@ fn a_textured_normal_mapped_character_renders_alike_on_both_backends_under_valid
 /// ("red") with the cap's red, 0 and any variant past the asset's as authored.
 #[test]
 fn material_variants_select_materials_per_instance_on_both_backends() {
-    let glb = vat_bake::testdata::textured_humanoid_with_variants_glb();
+    let glb = vat_procgen::testdata::textured_humanoid_with_variants_glb();
     let rig = vat_bake::gltf_import::import_slice(&glb, None, "variants").unwrap();
     let bytes = prepare(&rig, &BakeOptions::default()).unwrap().to_vat_bytes().unwrap();
     let mut vk = vat_vulkan::Offscreen::new(SIZE, Default::default()).unwrap();
@@ -193,11 +193,11 @@ fn material_variants_select_materials_per_instance_on_both_backends() {
     assert_eq!((messages.errors(), messages.warnings()), (0, 0), "the validation layer reported problems");
 }
 
-/// The textured rigid glTF (`vat_bake::testdata::textured_rigid_glb`: piece "left" with a 4 x 4
+/// The textured rigid glTF (`vat_procgen::testdata::textured_rigid_glb`: piece "left" with a 4 x 4
 /// base colour texture of red, green, blue and white quadrants, piece "right" with vertex
 /// colours) baked in the rigid mode, with `edit` applied to its source first.
 fn rigid_textured_vat(edit: impl FnOnce(&mut vat_bake::rigid::RigidSource)) -> Vec<u8> {
-    let glb = vat_bake::testdata::textured_rigid_glb();
+    let glb = vat_procgen::testdata::textured_rigid_glb();
     let rig = vat_bake::gltf_import::import_slice(&glb, None, "pieces").unwrap();
     let mut source = vat_bake::rigid::RigidSource::from_rig(&rig, 30.0).unwrap();
     edit(&mut source);

@@ -48,7 +48,7 @@ fn a_device_without_indirect_first_instance_is_refused() {
 #[test]
 fn bone_mode_needs_bones_and_every_vertex_format_uploads() {
     let gpu = test_gpu();
-    let rig = vat_bake::procgen::humanoid();
+    let rig = vat_procgen::humanoid();
     let mut renderer = Renderer::new(&gpu.device, &gpu.queue, RendererConfig::default()).unwrap();
 
     let bytes = prepare(&rig, &BakeOptions::default()).unwrap().to_vat_bytes().unwrap();

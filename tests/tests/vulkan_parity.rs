@@ -60,7 +60,7 @@ fn vulkan_decode_is_bit_identical_to_wgpu_under_validation() {
     println!("vat-vulkan on {:?}; vat-wgpu on {:?}", ctx.device_name(), gpu.info.name);
     let (mut total, mut same, mut worst) = (0usize, 0usize, 0i64);
     // The humanoid with its tangent frames too (VAT mode decodes them; bone mode leaves them 0).
-    let rig = vat_bake::procgen::humanoid();
+    let rig = vat_procgen::humanoid();
     let options = vat_bake::prepare::BakeOptions { bones: true, tangents: true, ..Default::default() };
     let with_tangents = vat_bake::prepare::prepare(&rig, &options).unwrap().to_vat_bytes().unwrap();
     let assets = [

@@ -6,10 +6,11 @@
 
 use criterion::{Criterion, criterion_main};
 use vat_bake::prepare::{BakeOptions, prepare};
-use vat_bake::{procgen, testdata, verify};
+use vat_bake::verify;
+use vat_procgen::testdata;
 
 fn bake(c: &mut Criterion) {
-    let rig = procgen::humanoid();
+    let rig = vat_procgen::humanoid();
     let options = BakeOptions { frames: Some(48), bones: true, ..BakeOptions::default() };
     let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("rayon pool");
     let mut group = c.benchmark_group("bake");
@@ -20,7 +21,7 @@ fn bake(c: &mut Criterion) {
     group.bench_function("humanoid_6x48_bones_all_threads", |b| {
         b.iter(|| prepare(&rig, &options).expect("bake"))
     });
-    group.bench_function("procgen_humanoid", |b| b.iter(procgen::humanoid));
+    group.bench_function("procgen_humanoid", |b| b.iter(vat_procgen::humanoid));
     group.finish();
 
     // The large asset of a real export (34,560 vertices, 60 primitives, 18 joints, one 35 s clip of

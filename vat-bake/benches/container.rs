@@ -16,13 +16,12 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_main};
 use vat_bake::prepare::{BakeOptions, prepare};
-use vat_bake::procgen;
 use vat_core::container::Asset;
 use vat_core::crowd::CrowdAsset;
 use vat_core::reference::VertexAnimationView;
 
 fn container(c: &mut Criterion) {
-    let rig = procgen::humanoid();
+    let rig = vat_procgen::humanoid();
     let mut group = c.benchmark_group("container");
     group.sample_size(30).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
     for (name, bones) in [("default", false), ("bones", true)] {

@@ -14,11 +14,10 @@
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_main};
-use vat_bake::procgen;
 use vat_bake::skin::{VertexSet, skin_frames_into};
 
 fn skin(c: &mut Criterion) {
-    let rig = procgen::humanoid();
+    let rig = vat_procgen::humanoid();
     let set = VertexSet::from_rig(&rig).expect("the humanoid's vertex set");
     let n = set.vertex_count();
     let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("rayon pool");

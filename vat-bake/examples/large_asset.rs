@@ -8,7 +8,7 @@
 //! ```
 
 use vat_bake::export::write_glb;
-use vat_bake::testdata::{LargeRigShape, large_rig};
+use vat_procgen::testdata::{LargeRigShape, large_rig};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = std::env::args().nth(1).unwrap_or_else(|| "large.glb".to_owned());

@@ -3,7 +3,7 @@
 //! Every source becomes a [`RigidSource`]: pieces (a rest mesh each, with its pivot) and clips that
 //! give every piece's pivot and rotation (from rest) at every baked frame. Two sources produce it: a
 //! glTF (or any [`Rig`]) whose animated nodes carry meshes ([`RigidSource::from_rig`], one piece per
-//! mesh), and [`crate::procgen::shatter`]. [`bake_rigid`] encodes it into a `.vat` in the rigid
+//! mesh), and `vat_procgen::shatter`. [`bake_rigid`] encodes it into a `.vat` in the rigid
 //! mode, and [`verify_rigid`] decodes the file with vat-core's CPU reference (what the shader
 //! computes) and compares every piece's transform and every vertex at every frame with the source,
 //! each against the bound the format gives it.

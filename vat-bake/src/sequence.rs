@@ -1,5 +1,5 @@
 //! Soft-body sources: a mesh sequence (one mesh per frame, the same topology in every frame), read from
-//! a folder of per-frame OBJ or glTF files or made by a simulation ([`crate::procgen::cloth`]).
+//! a folder of per-frame OBJ or glTF files or made by a simulation (`vat_procgen::cloth`).
 //!
 //! A sequence becomes a [`Rig`] with a streamed body ([`Rig::streamed_body`]) that bakes through the
 //! VAT path: one rigid mesh whose rest pose is frame 0, and one clip that plays every frame at the

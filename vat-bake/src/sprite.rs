@@ -4,7 +4,7 @@
 //! Frames are read **twice, one at a time** ([`SpriteFrames`]): a first pass collects the particle
 //! ids of every frame, the box of the centres and the largest card, and assigns slots
 //! ([`assign_slots`]); a second encodes each frame's row of the particle texture and drops it.
-//! Sources: in memory ([`SpriteSequence`], e.g. [`crate::procgen::sprite_by_name`]) or a folder of
+//! Sources: in memory ([`SpriteSequence`], e.g. `vat_procgen::sprite_by_name`) or a folder of
 //! per-frame CSV or PLY files ([`SpriteFolder`], read by [`read_sprite_csv`] and
 //! [`read_sprite_ply`]).
 //!

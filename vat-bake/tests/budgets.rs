@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use vat_bake::gltf_import::{ImportOptions, import_slice_with};
-use vat_bake::testdata::morph_fan_out;
+use vat_procgen::testdata::morph_fan_out;
 
 #[test]
 fn unwelding_is_charged_before_it_is_allocated() {

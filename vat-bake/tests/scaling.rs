@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use vat_bake::lods::{ADJACENCY_WORK_PER_TRIANGLE, AdjacencyWork};
 use vat_bake::prepare::{BakeOptions, prepare};
-use vat_bake::testdata::{degenerate, degenerate_only, fan, many_nodes};
+use vat_procgen::testdata::{degenerate, degenerate_only, fan, many_nodes};
 
 /// The most a 10x larger input may cost, in multiples of the smaller one's time.
 const MAX_RATIO: f64 = 30.0;

@@ -345,7 +345,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let rig = vat_bake::procgen::humanoid();
+    let rig = vat_procgen::humanoid();
     let bake = vat_bake::prepare::prepare(&rig, &Default::default()).expect("the humanoid bakes");
     let bytes: Arc<[u8]> = bake.to_vat_bytes().expect("the bake serialises").into();
     println!(

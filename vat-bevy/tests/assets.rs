@@ -16,7 +16,7 @@ use vat_core::crowd::CrowdConfig;
 use vat_core::instance::PlayMode;
 
 fn humanoid() -> Vec<u8> {
-    let rig = vat_bake::procgen::humanoid();
+    let rig = vat_procgen::humanoid();
     let options =
         vat_bake::prepare::BakeOptions { lods: vat_bake::lods::LodOptions::Count(1), ..Default::default() };
     vat_bake::prepare::prepare(&rig, &options).unwrap().to_vat_bytes().unwrap()

@@ -171,7 +171,7 @@ fn read_prepass(
 fn app() -> App {
     let mut app = common::unfinished_headless_app();
     let target = common::image_target(&mut app, SIZE);
-    let rig = vat_bake::procgen::humanoid();
+    let rig = vat_procgen::humanoid();
     let bytes = vat_bake::prepare::prepare(&rig, &Default::default()).unwrap().to_vat_bytes().unwrap();
     let asset = VatAsset::from_bytes(bytes).unwrap();
     let handle = app.world_mut().resource_mut::<Assets<VatAsset>>().add(asset.clone());

@@ -19,7 +19,7 @@ use vat_core::root_motion::RootPose;
 fn travelling() -> &'static [u8] {
     static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
     BYTES.get_or_init(|| {
-        let mut rig = vat_bake::procgen::humanoid();
+        let mut rig = vat_procgen::humanoid();
         let walk = rig.clips.iter().position(|c| c.name == "walk").unwrap();
         vat_bake::root_motion::add_root_motion(&mut rig, walk, 60.0, |t| RootPose {
             x: 0.0,

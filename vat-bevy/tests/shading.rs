@@ -84,7 +84,7 @@ fn sphere_glb(factors: Factors) -> Vec<u8> {
         count = positions.len(),
         icount = indices.len(),
     );
-    vat_bake::testdata::glb(json.as_bytes(), &bin)
+    vat_procgen::testdata::glb(json.as_bytes(), &bin)
 }
 
 /// The same sphere and material as Bevy's mesh and `StandardMaterial`.

@@ -6,14 +6,15 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use vat_bake::export;
 use vat_bake::gltf_import::{self, ImportOptions};
 use vat_bake::lods::LodOptions;
 use vat_bake::prepare::{self, BakeOptions, LoopDecision, Progress};
 use vat_bake::rig::Rig;
 use vat_bake::verify::{self, VerifyOptions, VerifyReport};
-use vat_bake::{export, procgen};
 use vat_core::container::{Asset, Limits};
 use vat_core::encoding::{NormalRounding, VertexFormat};
+use vat_procgen as procgen;
 
 /// Vertex texture formats selectable on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -76,8 +77,8 @@ pub(crate) struct BakeArgs {
     /// `fountain` (a looping particle fountain, sprite).
     #[arg(long, conflicts_with = "input", num_args = 0..=1, default_missing_value = "humanoid",
           value_parser = clap::builder::PossibleValuesParser::new(
-              vat_bake::procgen::SOURCES.iter().chain(&vat_bake::procgen::RIGID_SOURCES)
-                  .chain(&vat_bake::procgen::FLUID_SOURCES).chain(&vat_bake::procgen::SPRITE_SOURCES)
+              procgen::SOURCES.iter().chain(&procgen::RIGID_SOURCES)
+                  .chain(&procgen::FLUID_SOURCES).chain(&procgen::SPRITE_SOURCES)
                   .copied()))]
     procgen: Option<String>,
     /// What the input is: `skeletal` (a rigged or node-animated glTF; the default for a file) or
@@ -461,7 +462,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
             }
             Some(crate::fluid::FluidInput::Folder(path, args.fps))
         }
-        (None, Some(name)) if vat_bake::procgen::FLUID_SOURCES.contains(&name) => {
+        (None, Some(name)) if procgen::FLUID_SOURCES.contains(&name) => {
             if matches!(args.mode, Some(m) if m != ModeArg::Fluid) {
                 bail!("--procgen {name} is a fluid source; bake it with --mode fluid (or no --mode)");
             }
@@ -496,7 +497,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
             }
             Some(crate::sprite::SpriteInput::Folder(path, args.fps))
         }
-        (None, Some(name)) if vat_bake::procgen::SPRITE_SOURCES.contains(&name) => {
+        (None, Some(name)) if procgen::SPRITE_SOURCES.contains(&name) => {
             if matches!(args.mode, Some(m) if m != ModeArg::Sprite) {
                 bail!("--procgen {name} is a sprite source; bake it with --mode sprite (or no --mode)");
             }
@@ -528,7 +529,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
             Some(crate::rigid::RigidInput::Sequence(path, args.fps))
         }
         (Some(path), _) if args.mode == Some(ModeArg::Rigid) => Some(crate::rigid::RigidInput::File(path)),
-        (None, Some(name)) if vat_bake::procgen::RIGID_SOURCES.contains(&name) => {
+        (None, Some(name)) if procgen::RIGID_SOURCES.contains(&name) => {
             if matches!(args.mode, Some(ModeArg::Skeletal | ModeArg::Soft)) {
                 bail!("--procgen {name} is a rigid-body source; bake it with --mode rigid (or no --mode)");
             }

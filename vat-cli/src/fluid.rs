@@ -9,14 +9,13 @@ use anyhow::{Context, Result, bail};
 use vat_bake::fluid::{
     FluidBakeOptions, FluidFolder, FluidFrames, FluidVerifyReport, bake_fluid, verify_fluid,
 };
-use vat_bake::procgen;
 use vat_core::container::Asset;
 
 /// Where a fluid source comes from.
 pub(crate) enum FluidInput<'a> {
     /// A folder of per-frame OBJ files at a frame rate.
     Folder(&'a Path, f32),
-    /// A built-in source ([`procgen::FLUID_SOURCES`]).
+    /// A built-in source ([`vat_procgen::FLUID_SOURCES`]).
     Procedural(&'a str),
     /// A SideFX Labs VAT 3 dynamic-mesh bake folder, with the files named on the command line.
     Houdini(&'a Path, &'a vat_bake::interop::houdini::HoudiniFiles),
@@ -47,11 +46,11 @@ fn load(input: &FluidInput<'_>, max_memory: u64) -> Result<Box<dyn FluidFrames>>
                     .with_context(|| format!("{}: cannot import the Houdini VAT bake", dir.display()))?,
             ))
         }
-        FluidInput::Procedural(name) => match procgen::fluid_by_name(name) {
+        FluidInput::Procedural(name) => match vat_procgen::fluid_by_name(name) {
             Some(source) => Ok(Box::new(source)),
             None => bail!(
                 "no built-in fluid source named {name:?} (built-in: {})",
-                procgen::FLUID_SOURCES.join(", ")
+                vat_procgen::FLUID_SOURCES.join(", ")
             ),
         },
     }
@@ -151,7 +150,7 @@ pub(crate) fn verify(
             Some(vat_bake::interop::SourceKind::Houdini(_)) => FluidInput::Houdini(path, &files),
             _ => FluidInput::Folder(path, fps),
         },
-        None if procgen::FLUID_SOURCES.contains(&m.name.as_str()) => FluidInput::Procedural(&m.name),
+        None if vat_procgen::FLUID_SOURCES.contains(&m.name.as_str()) => FluidInput::Procedural(&m.name),
         None => bail!(
             "{}: fluid asset {:?} was not baked from a built-in source; give the folder it was baked from with --source",
             file.display(),

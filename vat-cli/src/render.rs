@@ -8,7 +8,6 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use vat_bake::prepare::{BakeOptions, prepare};
-use vat_bake::procgen;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::render::{Culling, RenderMode, RenderOptions};
@@ -238,7 +237,7 @@ fn asset_bytes(path: Option<&Path>, max_memory: u64) -> Result<Vec<u8>> {
     match path {
         Some(p) => crate::bake::read_vat(p, max_memory),
         None => {
-            let rig = procgen::humanoid();
+            let rig = vat_procgen::humanoid();
             let options = BakeOptions { bones: true, ..BakeOptions::default() };
             let bake = prepare(&rig, &options).context("procedural humanoid: bake failed")?;
             Ok(bake.to_vat_bytes()?)

@@ -7,7 +7,6 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use vat_bake::gltf_import::{self, ImportOptions};
-use vat_bake::procgen;
 use vat_bake::rigid::{RigidBakeOptions, RigidSource, RigidVerifyReport, bake_rigid, verify_rigid};
 use vat_core::container::Asset;
 
@@ -17,7 +16,7 @@ pub(crate) enum RigidInput<'a> {
     File(&'a Path),
     /// A mesh-sequence folder (at a frame rate) whose pieces are detected as rigid.
     Sequence(&'a Path, f32),
-    /// A built-in source ([`procgen::RIGID_SOURCES`]).
+    /// A built-in source ([`vat_procgen::RIGID_SOURCES`]).
     Procedural(&'a str),
     /// A SideFX Labs VAT 3 rigid-body bake folder, with the frames baked per source frame
     /// (`None`: chosen by the import) and the files named on the command line.
@@ -96,11 +95,11 @@ pub(crate) fn load(
                 }
             }
         }
-        RigidInput::Procedural(name) => match procgen::rigid_by_name(name) {
+        RigidInput::Procedural(name) => match vat_procgen::rigid_by_name(name) {
             Some(source) => Ok(source),
             None => bail!(
                 "no built-in rigid source named {name:?} (built-in: {})",
-                procgen::RIGID_SOURCES.join(", ")
+                vat_procgen::RIGID_SOURCES.join(", ")
             ),
         },
     }
@@ -212,7 +211,7 @@ pub(crate) fn verify(
                 RigidInput::Sequence(path, m.clips.first().map_or(30.0, |c| c.fps))
             }
             Some(path) => RigidInput::File(path),
-            None if procgen::RIGID_SOURCES.contains(&m.name.as_str()) => RigidInput::Procedural(&m.name),
+            None if vat_procgen::RIGID_SOURCES.contains(&m.name.as_str()) => RigidInput::Procedural(&m.name),
             None => bail!(
                 "{}: rigid asset {:?} was not baked from a built-in source; give the source it was baked from with --source",
                 file.display(),

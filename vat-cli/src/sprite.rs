@@ -6,7 +6,6 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use vat_bake::procgen;
 use vat_bake::sprite::{
     SpriteBakeOptions, SpriteFolder, SpriteFrames, SpriteVerifyReport, bake_sprite, verify_sprite,
 };
@@ -16,7 +15,7 @@ use vat_core::container::Asset;
 pub(crate) enum SpriteInput<'a> {
     /// A folder of per-frame CSV or PLY particle files at a frame rate.
     Folder(&'a Path, f32),
-    /// A built-in source ([`procgen::SPRITE_SOURCES`]).
+    /// A built-in source ([`vat_procgen::SPRITE_SOURCES`]).
     Procedural(&'a str),
     /// A SideFX Labs VAT 3 particle bake folder, with the files named on the command line and the
     /// card edge at scale 1 (metres).
@@ -49,11 +48,11 @@ fn load(input: &SpriteInput<'_>, max_memory: u64) -> Result<Box<dyn SpriteFrames
                     .with_context(|| format!("{}: cannot import the Houdini VAT bake", dir.display()))?,
             ))
         }
-        SpriteInput::Procedural(name) => match procgen::sprite_by_name(name) {
+        SpriteInput::Procedural(name) => match vat_procgen::sprite_by_name(name) {
             Some(source) => Ok(Box::new(source)),
             None => bail!(
                 "no built-in sprite source named {name:?} (built-in: {})",
-                procgen::SPRITE_SOURCES.join(", ")
+                vat_procgen::SPRITE_SOURCES.join(", ")
             ),
         },
     }
@@ -165,7 +164,7 @@ pub(crate) fn verify(
             }
             _ => SpriteInput::Folder(path, fps),
         },
-        None if procgen::SPRITE_SOURCES.contains(&m.name.as_str()) => SpriteInput::Procedural(&m.name),
+        None if vat_procgen::SPRITE_SOURCES.contains(&m.name.as_str()) => SpriteInput::Procedural(&m.name),
         None => bail!(
             "{}: sprite asset {:?} was not baked from a built-in source; give the folder it was baked from with --source",
             file.display(),

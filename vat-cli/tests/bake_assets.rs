@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use vat_bake::testdata::{LargeRigShape, large_rig};
+use vat_procgen::testdata::{LargeRigShape, large_rig};
 
 fn vat(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_vat")).args(args).output().unwrap()
@@ -75,7 +75,7 @@ fn max_memory_bounds_the_peak_of_the_process() {
 fn bake_prints_what_it_baked_and_how_each_clip_plays() {
     let dir = scratch("clips");
     let glb = dir.join("small.glb");
-    std::fs::write(&glb, vat_bake::testdata::small_skinned_glb()).unwrap();
+    std::fs::write(&glb, vat_procgen::testdata::small_skinned_glb()).unwrap();
     let out = dir.join("small.vat");
     let bake = vat(&["bake", s(&glb), "--out", s(&out)]);
     let (stdout, stderr) = text(&bake);
@@ -98,7 +98,7 @@ fn bake_prints_what_it_baked_and_how_each_clip_plays() {
 fn bake_refuses_to_overwrite_its_input() {
     let dir = scratch("overwrite");
     let glb = dir.join("small.glb");
-    let bytes = vat_bake::testdata::small_skinned_glb();
+    let bytes = vat_procgen::testdata::small_skinned_glb();
     std::fs::write(&glb, &bytes).unwrap();
     let bake = vat(&["bake", s(&glb), "--out", s(&glb)]);
     assert!(!bake.status.success());
@@ -141,7 +141,7 @@ fn a_closed_stdout_ends_quietly_with_the_pipe_status() {
 #[test]
 fn names_from_files_cannot_drive_the_terminal() {
     let dir = scratch("terminal");
-    let mut gltf = vat_bake::testdata::small_skinned_gltf();
+    let mut gltf = vat_procgen::testdata::small_skinned_gltf();
     let evil = "sway\u{1b}]0;pwned\u{7}\u{1b}[31m\r\nvat: error: forged";
     gltf["animations"][0]["name"] = serde_json::json!(evil);
     let input = dir.join("evil.gltf");

@@ -180,7 +180,7 @@ fn the_bad_input_corpus_fails_cleanly() {
 fn a_rigid_gltf_bakes_its_materials_and_image_problems_are_notes() {
     let dir = scratch("rigid-materials");
     let glb = dir.join("pieces.glb");
-    std::fs::write(&glb, vat_bake::testdata::textured_rigid_glb()).unwrap();
+    std::fs::write(&glb, vat_procgen::testdata::textured_rigid_glb()).unwrap();
     let out = dir.join("pieces.vat");
     let bake = vat(&["bake", s(&glb), "--mode", "rigid", "--out", s(&out)]);
     let stdout = String::from_utf8_lossy(&bake.stdout);
@@ -194,7 +194,7 @@ fn a_rigid_gltf_bakes_its_materials_and_image_problems_are_notes() {
     std::fs::write(dir.join("junk.png"), b"not a png at all").unwrap();
     for (uri, why) in [("missing.png", "file not found"), ("junk.png", "cannot decode it")] {
         let glb = dir.join(format!("with-{uri}.glb"));
-        std::fs::write(&glb, vat_bake::testdata::textured_rigid_glb_with_image_uri(uri)).unwrap();
+        std::fs::write(&glb, vat_procgen::testdata::textured_rigid_glb_with_image_uri(uri)).unwrap();
         let out = dir.join(format!("with-{uri}.vat"));
         for mode in [&["--mode", "rigid"][..], &[]] {
             let mut args = vec!["bake", s(&glb), "--out", s(&out)];
@@ -230,10 +230,10 @@ fn a_mesh_sequence_folder_bakes_and_verifies_against_its_frames() {
     let dir = scratch("soft");
     let frames = dir.join("banner");
     std::fs::create_dir_all(&frames).unwrap();
-    let mut seq = vat_bake::procgen::cloth_sequence();
+    let mut seq = vat_procgen::cloth_sequence();
     seq.positions.truncate(12); // keep the test quick
     seq.normals.as_mut().unwrap().truncate(12);
-    vat_bake::testdata::write_obj_frames(&seq, &frames, false);
+    vat_procgen::testdata::write_obj_frames(&seq, &frames, false);
     let out = dir.join("banner.vat");
     let bake = vat(&["bake", s(&frames), "--out", s(&out), "--fps", "24", "--lods", "2"]);
     let stderr = String::from_utf8_lossy(&bake.stderr);

@@ -406,7 +406,7 @@ fn demo_census(dir: &Path, asset: &Path) -> Census {
 #[test]
 fn demo_frames_a_centimetre_and_a_tiny_asset_like_the_humanoid() {
     let dir = scratch("scale");
-    let rig = vat_bake::procgen::humanoid();
+    let rig = vat_procgen::humanoid();
     let options = vat_bake::prepare::BakeOptions::default();
     let mut shares = Vec::new();
     for (name, factor) in [("metres", 1.0f32), ("centimetres", 100.0), ("tiny", 0.2 / 2.07)] {

@@ -207,11 +207,11 @@ fn options_are_checked_before_any_input_is_read() {
 #[test]
 fn images_are_charged_before_they_are_decoded() {
     let dir = scratch("images");
-    let bomb = vat_bake::testdata::png_bomb(8192);
+    let bomb = vat_procgen::testdata::png_bomb(8192);
     assert!(bomb.len() < 1 << 20, "{} bytes", bomb.len());
     std::fs::write(dir.join("bomb.png"), &bomb).unwrap();
     let glb = dir.join("model.glb");
-    std::fs::write(&glb, vat_bake::testdata::textured_rigid_glb_with_image_uri("bomb.png")).unwrap();
+    std::fs::write(&glb, vat_procgen::testdata::textured_rigid_glb_with_image_uri("bomb.png")).unwrap();
     let out = dir.join("x.vat");
     // 8192² decodes to 64 MiB grey, then 256 MiB RGBA: refused under a 128 MiB budget, before decoding.
     let started = Instant::now();
@@ -238,10 +238,10 @@ fn images_are_charged_before_they_are_decoded() {
 fn inspect_escapes_names_once() {
     let dir = scratch("escapes");
     let (mut json, bin) =
-        vat_bake::testdata::split_glb(&vat_bake::testdata::textured_humanoid_with_variants_glb());
+        vat_procgen::testdata::split_glb(&vat_procgen::testdata::textured_humanoid_with_variants_glb());
     json["extensions"]["KHR_materials_variants"]["variants"][0]["name"] = "r\u{1b}[2Jed".into();
     let glb = dir.join("v.glb");
-    std::fs::write(&glb, vat_bake::testdata::glb(&serde_json::to_vec(&json).unwrap(), &bin)).unwrap();
+    std::fs::write(&glb, vat_procgen::testdata::glb(&serde_json::to_vec(&json).unwrap(), &bin)).unwrap();
     let out = dir.join("v.vat");
     let bake = vat(&["bake", s(&glb), "--out", s(&out), "--frames", "2", "--lods", "1"]);
     assert!(bake.status.success(), "{}", stderr(&bake));

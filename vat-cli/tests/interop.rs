@@ -57,7 +57,7 @@ fn a_bake_goes_out_to_openvat_and_back_in() {
 
 #[test]
 fn real_bakes_import_or_are_refused_in_one_line() {
-    let Some(root) = vat_bake::testdata::shared_testdata() else { return };
+    let Some(root) = vat_procgen::testdata::shared_testdata() else { return };
     let bakes = root.join("vat-bakes");
     let dir = scratch("real");
     let out = dir.join("x.vat");
@@ -91,7 +91,7 @@ fn a_houdini_rigid_body_bake_imports_into_the_rigid_mode_and_verifies_again() {
     let dir = scratch("houdini-rigid");
     let bake = dir.join("bake");
     std::fs::create_dir_all(&bake).unwrap();
-    vat_bake::fuzzing::houdini_rigid_fixture(4, 4, 10, true).write(&bake, "cubes").unwrap();
+    vat_procgen::fuzzing::houdini_rigid_fixture(4, 4, 10, true).write(&bake, "cubes").unwrap();
     let out = dir.join("cubes.vat");
     let s = |p: &PathBuf| p.to_str().unwrap().to_owned();
     let o = vat(&["import-houdini", &s(&bake), "--out", &s(&out), "--lods", "1"]);

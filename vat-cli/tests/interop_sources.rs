@@ -88,7 +88,7 @@ fn files_discovery_cannot_find_are_named_with_flags() {
 
 #[test]
 fn real_bakes_verify_against_their_folders() {
-    let Some(root) = vat_bake::testdata::shared_testdata() else { return };
+    let Some(root) = vat_procgen::testdata::shared_testdata() else { return };
     let dir = scratch("real");
     for (command, name) in [
         ("import-openvat", "openvat-cube"),

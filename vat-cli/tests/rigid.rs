@@ -74,7 +74,7 @@ fn the_built_in_shatter_bakes_verifies_and_inspects_as_rigid() {
 
 #[test]
 fn a_node_animated_gltf_bakes_rigid_and_verifies_against_its_source() {
-    let Some(data) = vat_bake::testdata::shared_testdata() else { return };
+    let Some(data) = vat_procgen::testdata::shared_testdata() else { return };
     let gltf = data.join("gltf/BoxAnimated/BoxAnimated.glb");
     let dir = scratch("gltf");
     let file = dir.join("box.vat");
@@ -109,7 +109,7 @@ fn misuse_of_the_rigid_mode_is_refused() {
     let nothing = vat(&["bake", "--mode", "rigid", "--out", s(&file)]);
     assert!(!nothing.status.success(), "{}", out(&nothing));
     let skinned = dir.join("skinned.glb");
-    std::fs::write(&skinned, vat_bake::testdata::small_skinned_glb()).unwrap();
+    std::fs::write(&skinned, vat_procgen::testdata::small_skinned_glb()).unwrap();
     let refused = vat(&["bake", s(&skinned), "--mode", "rigid", "--out", s(&file)]);
     assert!(!refused.status.success() && out(&refused).contains("skinned"), "{}", out(&refused));
     assert!(!file.exists(), "nothing is written");
@@ -117,7 +117,7 @@ fn misuse_of_the_rigid_mode_is_refused() {
 
 /// The first `frames` frames of a small shatter as a mesh sequence (pieces placed per frame).
 fn shatter_sequence(frames: usize) -> vat_bake::sequence::MeshSequence {
-    let source = vat_bake::procgen::shatter_with(8, 4);
+    let source = vat_procgen::shatter_with(8, 4);
     let mut indices = Vec::new();
     let mut base = 0u32;
     for p in &source.pieces {
@@ -157,7 +157,7 @@ fn a_rigid_mesh_sequence_bakes_with_detected_pieces_and_a_soft_one_is_refused() 
     let dir = scratch("sequence");
     let frames = dir.join("frames");
     std::fs::create_dir_all(&frames).unwrap();
-    vat_bake::testdata::write_obj_frames(&shatter_sequence(40), &frames, false);
+    vat_procgen::testdata::write_obj_frames(&shatter_sequence(40), &frames, false);
     let file = dir.join("pieces.vat");
     let bake = vat(&["bake", s(&frames), "--mode", "rigid", "--fps", "30", "--out", s(&file)]);
     assert!(bake.status.success(), "{}", out(&bake));
@@ -171,7 +171,7 @@ fn a_rigid_mesh_sequence_bakes_with_detected_pieces_and_a_soft_one_is_refused() 
     // The cloth deforms: not rigid, refused with the residual, nothing written.
     let cloth = dir.join("cloth");
     std::fs::create_dir_all(&cloth).unwrap();
-    vat_bake::testdata::write_obj_frames(&vat_bake::procgen::cloth_sequence(), &cloth, false);
+    vat_procgen::testdata::write_obj_frames(&vat_procgen::cloth_sequence(), &cloth, false);
     let refused_file = dir.join("cloth.vat");
     let refused = vat(&["bake", s(&cloth), "--mode", "rigid", "--fps", "30", "--out", s(&refused_file)]);
     assert!(

@@ -35,7 +35,7 @@ fn added(t: f32) -> RootPose {
 fn bake_with_root_motion_then_inspect_and_verify() {
     let dir = scratch("walk");
     let glb = dir.join("travelling.glb");
-    let mut rig = vat_bake::procgen::humanoid();
+    let mut rig = vat_procgen::humanoid();
     let walk = rig.clips.iter().position(|c| c.name == "walk").unwrap();
     vat_bake::root_motion::add_root_motion(&mut rig, walk, 60.0, added).unwrap();
     vat_bake::export::write_glb(&rig, &glb).unwrap();

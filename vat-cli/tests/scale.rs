@@ -10,7 +10,7 @@
 //! - `vat bake` of a 12-triangle box and of an unwelded mesh prints one warning line per dropped LOD
 //!   and writes a chain that never repeats a level.
 //!
-//! Fixtures are generated here: the humanoid rig from `vat_bake::procgen`, scaled with
+//! Fixtures are generated here: the humanoid rig from `vat_procgen`, scaled with
 //! `Rig::scaled`, and boxes that replace its body mesh (skinned rigidly to its first joint, so they
 //! keep the humanoid's clips).
 
@@ -50,7 +50,7 @@ fn ok(out: &Output) -> String {
 /// rigidly to the first joint; `welded`: 8 shared corners (12 triangles), else every triangle with
 /// its own 3 vertices (36 vertices).
 fn box_rig(size: Vec3, welded: bool) -> Rig {
-    let mut rig = vat_bake::procgen::humanoid();
+    let mut rig = vat_procgen::humanoid();
     let corners: Vec<Vec3> = (0..8u32)
         .map(|i| {
             let c = Vec3::new((i & 1) as f32 - 0.5, ((i >> 1) & 1) as f32, ((i >> 2) & 1) as f32 - 0.5);
@@ -196,7 +196,7 @@ fn a_bad_camera_fails_with_one_line_before_rendering() {
 #[test]
 fn assets_of_any_scale_frame_like_the_humanoid() {
     let dir = scratch("frame");
-    let humanoid = vat_bake::procgen::humanoid();
+    let humanoid = vat_procgen::humanoid();
     let height = {
         let bake = prepare(&humanoid, &BakeOptions { frames: Some(2), ..Default::default() }).unwrap();
         bake.manifest().vertex_animation.as_ref().unwrap().bounds.extent[1]

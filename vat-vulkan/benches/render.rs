@@ -63,7 +63,7 @@ impl Rng {
 
 /// The procedural humanoid, baked with default options, as `.vat` bytes.
 fn humanoid() -> Vec<u8> {
-    let rig = vat_bake::procgen::humanoid();
+    let rig = vat_procgen::humanoid();
     let bake = vat_bake::prepare::prepare(&rig, &Default::default()).expect("the humanoid bakes");
     bake.to_vat_bytes().expect("the bake serialises")
 }

@@ -67,7 +67,7 @@ fn main() {
         VertexFormat::Split8,
     ] {
         let options = vat_bake::prepare::BakeOptions { format, ..Default::default() };
-        let bytes = vat_bake::prepare::prepare(&vat_bake::procgen::humanoid(), &options)
+        let bytes = vat_bake::prepare::prepare(&vat_procgen::humanoid(), &options)
             .expect("the humanoid bakes")
             .to_vat_bytes()
             .expect("the bake serialises");

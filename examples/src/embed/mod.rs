@@ -473,8 +473,8 @@ pub const SKY: [f64; 4] = [0.45, 0.6, 0.85, 1.0];
 /// A bake failure (none expected).
 pub fn assets() -> Result<[Vec<u8>; 2]> {
     let options = vat_bake::prepare::BakeOptions::default();
-    let humanoid = vat_bake::prepare::prepare(&vat_bake::procgen::humanoid(), &options)?.to_vat_bytes()?;
-    let cloth = vat_bake::prepare::prepare(&vat_bake::procgen::cloth()?, &options)?.to_vat_bytes()?;
+    let humanoid = vat_bake::prepare::prepare(&vat_procgen::humanoid(), &options)?.to_vat_bytes()?;
+    let cloth = vat_bake::prepare::prepare(&vat_procgen::cloth()?, &options)?.to_vat_bytes()?;
     Ok([humanoid, cloth])
 }
 

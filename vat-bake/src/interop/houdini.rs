@@ -380,7 +380,7 @@ impl Located {
 }
 
 /// Refuses a `VAT Type` other than `Softbody` and `Rigidbody`, naming what is imported.
-pub(crate) fn check_in_scope(json_path: &Path, data: &HoudiniData) -> Result<()> {
+pub fn check_in_scope(json_path: &Path, data: &HoudiniData) -> Result<()> {
     let problem = match data.vat_type.as_str() {
         "Softbody" | "Rigidbody" => return Ok(()),
         "DynamicMesh" => "is \"DynamicMesh\": read_houdini imports only Softbody and Rigidbody bakes; a dynamic \
@@ -771,7 +771,9 @@ pub fn read_houdini(dir: &Path, options: &HoudiniOptions) -> Result<HoudiniBake>
     Ok(HoudiniBake::Softbody(bake))
 }
 
-pub(crate) fn decode(
+/// Decodes a soft-body bake's parsed parts: the position texture read through the mesh's lookup
+/// coordinates into frames (split from the file reader for the fuzz targets).
+pub fn decode(
     name: &str,
     data: &HoudiniData,
     texture_path: &Path,

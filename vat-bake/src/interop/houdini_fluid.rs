@@ -71,18 +71,29 @@ pub struct ImportedFluidBake {
 }
 
 /// The parts of a dynamic-mesh bake, read.
-pub(crate) struct FluidParts<'a> {
-    pub(crate) name: &'a str,
-    pub(crate) data: &'a HoudiniData,
-    pub(crate) json_path: &'a Path,
-    pub(crate) mesh_path: &'a Path,
-    pub(crate) mesh_bytes: &'a [u8],
-    pub(crate) lookup_path: &'a Path,
-    pub(crate) lookup: Texture,
-    pub(crate) pos_path: &'a Path,
-    pub(crate) pos: Texture,
-    pub(crate) rot: Option<(Texture, PathBuf)>,
-    pub(crate) has_colour: bool,
+pub struct FluidParts<'a> {
+    /// The bake's name (`<name>_data.json`), for messages and the mesh's name.
+    pub name: &'a str,
+    /// The parsed `_data.json`.
+    pub data: &'a HoudiniData,
+    /// Where `_data.json` was read from, for messages.
+    pub json_path: &'a Path,
+    /// Where `_mesh.glb` was read from, for messages.
+    pub mesh_path: &'a Path,
+    /// `_mesh.glb`'s bytes.
+    pub mesh_bytes: &'a [u8],
+    /// Where the lookup texture was read from, for messages.
+    pub lookup_path: &'a Path,
+    /// The lookup texture, decoded.
+    pub lookup: Texture,
+    /// Where the position texture was read from, for messages.
+    pub pos_path: &'a Path,
+    /// The position texture, decoded.
+    pub pos: Texture,
+    /// The rotation texture, decoded, and where it was read from; `None`: normals from the frames' triangles.
+    pub rot: Option<(Texture, PathBuf)>,
+    /// Whether the folder has a `_col` texture (not read).
+    pub has_colour: bool,
 }
 
 /// The pool of a dynamic-mesh bake's glb: every corner's `TEXCOORD_0` and the triangles, all
@@ -135,7 +146,7 @@ fn texels(uvs: &[Vec2], keep: &[bool], w: usize, h: usize) -> Option<Vec<(u32, u
 }
 
 /// Decodes a dynamic-mesh bake's parts (see the module docs).
-pub(crate) fn decode(parts: FluidParts<'_>, budget: &mut Budget) -> Result<ImportedFluidBake> {
+pub fn decode(parts: FluidParts<'_>, budget: &mut Budget) -> Result<ImportedFluidBake> {
     let FluidParts {
         name,
         data,

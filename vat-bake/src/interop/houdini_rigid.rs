@@ -83,24 +83,33 @@ pub struct ImportedRigidBake {
 }
 
 /// What a rigid-body import reads, parsed and decoded.
-pub(crate) struct RigidParts<'a> {
-    pub(crate) name: &'a str,
-    pub(crate) data: &'a HoudiniData,
-    pub(crate) json_path: &'a Path,
-    pub(crate) pos_path: &'a Path,
-    pub(crate) pos: &'a Texture,
-    pub(crate) rot_path: &'a Path,
-    pub(crate) rot: &'a Texture,
-    pub(crate) mesh_path: &'a Path,
-    pub(crate) mesh: &'a LookupMesh,
+pub struct RigidParts<'a> {
+    /// The bake's name (`<name>_data.json`), for messages and the mesh's name.
+    pub name: &'a str,
+    /// The parsed `_data.json`.
+    pub data: &'a HoudiniData,
+    /// Where `_data.json` was read from, for messages.
+    pub json_path: &'a Path,
+    /// Where the position texture was read from, for messages.
+    pub pos_path: &'a Path,
+    /// The position texture (pivots), decoded.
+    pub pos: &'a Texture,
+    /// Where the rotation texture was read from, for messages.
+    pub rot_path: &'a Path,
+    /// The rotation texture, decoded.
+    pub rot: &'a Texture,
+    /// Where `_mesh.glb` was read from, for messages.
+    pub mesh_path: &'a Path,
+    /// `_mesh.glb`'s mesh.
+    pub mesh: &'a LookupMesh,
     /// `TEXCOORD_2` and `TEXCOORD_3` of every mesh vertex.
-    pub(crate) pivots: &'a (Vec<Vec2>, Vec<Vec2>),
+    pub pivots: &'a (Vec<Vec2>, Vec<Vec2>),
     /// Whether the folder has a `_col` texture (not read).
-    pub(crate) has_colour: bool,
+    pub has_colour: bool,
 }
 
 /// `TEXCOORD_2` and `TEXCOORD_3` of a rigid bake's mesh (the rest pivots).
-pub(crate) fn pivot_uvs(bytes: &[u8], path: &Path, budget: &Budget) -> Result<(Vec<Vec2>, Vec<Vec2>)> {
+pub fn pivot_uvs(bytes: &[u8], path: &Path, budget: &Budget) -> Result<(Vec<Vec2>, Vec<Vec2>)> {
     let what = "the rest pivot of each vertex's piece: x in TEXCOORD_2.x, y and z in TEXCOORD_3";
     Ok((
         super::uv_set_from_bytes(bytes, path, budget, 2, what)?,
@@ -193,7 +202,7 @@ fn orthonormal_part(linear: glam::Mat3) -> Option<DMat3> {
 }
 
 /// Decodes a rigid-body bake (see the module docs).
-pub(crate) fn decode(
+pub fn decode(
     parts: &RigidParts<'_>,
     substeps: Option<u32>,
     budget: &mut Budget,

@@ -68,16 +68,25 @@ pub struct ImportedSpriteBake {
 }
 
 /// The parts of a particle bake, read.
-pub(crate) struct SpriteParts<'a> {
-    pub(crate) name: &'a str,
-    pub(crate) data: &'a HoudiniData,
-    pub(crate) json_path: &'a Path,
-    pub(crate) mesh_path: &'a Path,
-    pub(crate) mesh: &'a LookupMesh,
-    pub(crate) pos_path: &'a Path,
-    pub(crate) pos: Texture,
-    pub(crate) col: Option<(Texture, PathBuf)>,
-    pub(crate) card_size: f32,
+pub struct SpriteParts<'a> {
+    /// The bake's name (`<name>_data.json`), for messages and the mesh's name.
+    pub name: &'a str,
+    /// The parsed `_data.json`.
+    pub data: &'a HoudiniData,
+    /// Where `_data.json` was read from, for messages.
+    pub json_path: &'a Path,
+    /// Where `_mesh.glb` was read from, for messages.
+    pub mesh_path: &'a Path,
+    /// `_mesh.glb`'s mesh (one card per particle).
+    pub mesh: &'a LookupMesh,
+    /// Where the position texture was read from, for messages.
+    pub pos_path: &'a Path,
+    /// The position texture, decoded.
+    pub pos: Texture,
+    /// The colour texture, decoded, and where it was read from; `None`: no per-frame colours.
+    pub col: Option<(Texture, PathBuf)>,
+    /// The card edge at scale 1, metres.
+    pub card_size: f32,
 }
 
 /// `pscale`'s largest value as VAT 3 encodes it in `Bound Max Y`'s decimals: `1 / (1 - fract(10
@@ -96,7 +105,7 @@ fn square_corner(uv: Vec2) -> Option<usize> {
 }
 
 /// Decodes a particle bake's parts (see the module docs).
-pub(crate) fn decode(parts: SpriteParts<'_>) -> Result<ImportedSpriteBake> {
+pub fn decode(parts: SpriteParts<'_>) -> Result<ImportedSpriteBake> {
     let SpriteParts { name, data, json_path, mesh_path, mesh, pos_path, pos, col, card_size } = parts;
     let mut notes = mesh.notes.clone();
     if data.two_position_textures {

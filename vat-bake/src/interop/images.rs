@@ -32,9 +32,11 @@ impl SampleKind {
 
 /// A decoded texture: RGBA per texel, rows top to bottom (row 0 is the file's first scanline).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Texture {
-    pub(crate) width: usize,
-    pub(crate) height: usize,
+pub struct Texture {
+    /// Texels a row.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
     pub(crate) texels: Vec<[f32; 4]>,
     pub(crate) kind: SampleKind,
 }
@@ -58,7 +60,7 @@ pub(crate) fn read_texture(path: &Path, what: &str, budget: &mut Budget) -> Resu
 
 /// Decodes EXR bytes: the first layer's `R`, `G`, `B` (required) and `A` (optional, 1 when absent)
 /// channels at full resolution, as f32.
-pub(crate) fn decode_exr(bytes: &[u8], path: &Path, budget: &mut Budget) -> Result<Texture> {
+pub fn decode_exr(bytes: &[u8], path: &Path, budget: &mut Budget) -> Result<Texture> {
     use exr::prelude::*;
     if bytes.len() < 4 || bytes[..4] != [0x76, 0x2f, 0x31, 0x01] {
         return Err(bad(path, "the EXR", "does not start with the EXR magic number (76 2f 31 01)"));
@@ -123,7 +125,7 @@ pub(crate) fn decode_exr(bytes: &[u8], path: &Path, budget: &mut Budget) -> Resu
 /// Decodes PNG bytes (grey, grey + alpha, RGB or RGBA, 8 or 16 bits; palettes expanded): raw values
 /// over the largest code, with no colour-space conversion (these tools write linear data even
 /// where the file says `sRGB`).
-pub(crate) fn decode_png(bytes: &[u8], path: &Path, budget: &mut Budget) -> Result<Texture> {
+pub fn decode_png(bytes: &[u8], path: &Path, budget: &mut Budget) -> Result<Texture> {
     let limit = usize::try_from(budget.left()).unwrap_or(usize::MAX);
     let mut decoder = png::Decoder::new_with_limits(Cursor::new(bytes), png::Limits { bytes: limit });
     decoder.set_transformations(png::Transformations::EXPAND);
@@ -216,7 +218,7 @@ impl TextureFormat {
 }
 
 /// Encodes `w x h` RGB values in `[0, 1]` (rows top to bottom) in `format`.
-pub(crate) fn encode_texture(format: TextureFormat, w: usize, h: usize, rgb: &[[f32; 3]]) -> Result<Vec<u8>> {
+pub fn encode_texture(format: TextureFormat, w: usize, h: usize, rgb: &[[f32; 3]]) -> Result<Vec<u8>> {
     use exr::prelude::*;
     let mut out = Vec::new();
     let fail = |e: String| crate::BakeError::InvalidInput { part: "the exported texture".into(), problem: e };
@@ -269,7 +271,7 @@ pub(crate) fn encode_texture(format: TextureFormat, w: usize, h: usize, rgb: &[[
 
 /// Encodes `w x h` RGBA values (rows top to bottom) as a 32-bit float RGBA EXR, as Houdini's VAT 3
 /// ROP writes its HDR textures (values as they are, not remapped).
-pub(crate) fn encode_rgba_exr32(w: usize, h: usize, rgba: &[[f32; 4]]) -> Result<Vec<u8>> {
+pub fn encode_rgba_exr32(w: usize, h: usize, rgba: &[[f32; 4]]) -> Result<Vec<u8>> {
     use exr::prelude::*;
     let mut out = Vec::new();
     let at = |x: usize, y: usize| rgba.get(y * w + x).copied().unwrap_or([0.0; 4]);

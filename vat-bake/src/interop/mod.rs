@@ -24,6 +24,21 @@ pub mod openvat;
 
 pub use images::TextureFormat;
 
+/// The importers' stages below their file readers (bytes in memory in, a decoded bake out) and the
+/// writers of the small files that test inputs are made of. For vat-procgen's fuzz entry points and
+/// fixtures, which feed the decoders bytes without files. Not a supported API: it may change
+/// with any release.
+#[doc(hidden)]
+pub mod stages {
+    pub use super::houdini::{check_in_scope, decode as decode_houdini_softbody};
+    pub use super::houdini_fluid::{FluidParts, decode as decode_houdini_dynamic};
+    pub use super::houdini_rigid::{RigidParts, decode as decode_houdini_rigid, pivot_uvs};
+    pub use super::houdini_sprite::{SpriteParts, decode as decode_houdini_particles};
+    pub use super::images::{Texture, decode_exr, decode_png, encode_rgba_exr32, encode_texture};
+    pub use super::openvat::{decode as decode_openvat, lookup_glb, lookup_glb_with_sets};
+    pub use super::{Budget, LookupMesh, bad, lookup_mesh_from_bytes};
+}
+
 use std::path::Path;
 
 use glam::Vec3;
@@ -183,13 +198,13 @@ pub fn detect_source(
 }
 
 /// The [`BakeError::Interop`] for `path`.
-pub(crate) fn bad(path: &Path, part: impl Into<String>, problem: impl Into<String>) -> BakeError {
+pub fn bad(path: &Path, part: impl Into<String>, problem: impl Into<String>) -> BakeError {
     BakeError::Interop { path: path.to_path_buf(), part: part.into(), problem: problem.into() }
 }
 
 /// Charges bytes to an import's memory budget.
 #[derive(Debug)]
-pub(crate) struct Budget {
+pub struct Budget {
     pub(crate) used: u64,
     pub(crate) limit: u64,
     /// What raises `limit`, for the errors.
@@ -198,7 +213,7 @@ pub(crate) struct Budget {
 
 impl Budget {
     /// A budget of `limit` bytes raised with `--max-memory`.
-    pub(crate) fn new(limit: u64) -> Self {
+    pub fn new(limit: u64) -> Self {
         Self { used: 0, limit, option: "--max-memory" }
     }
 
@@ -345,7 +360,7 @@ pub(crate) fn boolean(v: &Value) -> Option<bool> {
 /// (nodes' rest transforms applied), with its lookup UV (`TEXCOORD_1`), texture UV (`TEXCOORD_0`)
 /// when every primitive has one, and the local-to-scene linear part per vertex so texture offsets
 /// (object space) can be carried into the scene.
-pub(crate) struct LookupMesh {
+pub struct LookupMesh {
     /// Rest positions, scene space.
     pub(crate) positions: Vec<Vec3>,
     /// Rest unit normals, scene space.
@@ -374,8 +389,8 @@ pub(crate) fn read_lookup_mesh(path: &Path, budget: &mut Budget) -> Result<Looku
     lookup_mesh_from_bytes(&bytes, path, budget)
 }
 
-/// [`read_lookup_mesh`] of bytes already read (`path` names them; external buffers beside it).
-pub(crate) fn lookup_mesh_from_bytes(bytes: &[u8], path: &Path, budget: &mut Budget) -> Result<LookupMesh> {
+/// `read_lookup_mesh` of bytes already read (`path` names them; external buffers beside it).
+pub fn lookup_mesh_from_bytes(bytes: &[u8], path: &Path, budget: &mut Budget) -> Result<LookupMesh> {
     let options = crate::gltf_import::ImportOptions {
         max_memory: budget.left().saturating_add(bytes.len() as u64),
         ..Default::default()

@@ -717,7 +717,7 @@ pub fn read_openvat(dir: &Path, options: &OpenVatOptions) -> Result<ImportedBake
 }
 
 /// Decodes parsed parts (split from [`read_openvat`] for the fuzz targets).
-pub(crate) fn decode(
+pub fn decode(
     files: &OpenVatFiles,
     info: &RemapInfo,
     texture: &Texture,
@@ -1013,7 +1013,7 @@ pub fn export_openvat(
 
 /// A `.glb` with one mesh: POSITION (with min/max), NORMAL, TEXCOORD_0 when given, TEXCOORD_1 and
 /// u32 indices, on one node with no transform.
-pub(crate) fn lookup_glb(
+pub fn lookup_glb(
     name: &str,
     positions: &[Vec3],
     normals: &[Vec3],
@@ -1025,7 +1025,7 @@ pub(crate) fn lookup_glb(
 }
 
 /// [`lookup_glb`] with any texture-coordinate sets: `sets[k]`, when given, is `TEXCOORD_k`.
-pub(crate) fn lookup_glb_with_sets(
+pub fn lookup_glb_with_sets(
     name: &str,
     positions: &[Vec3],
     normals: &[Vec3],

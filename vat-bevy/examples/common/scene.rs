@@ -11,7 +11,7 @@ use vat_core::crowd::CrowdConfig;
 
 /// The procedural humanoid baked with default options (5 LODs), as `.vat` bytes.
 pub(crate) fn humanoid_vat() -> Vec<u8> {
-    let rig = vat_bake::procgen::humanoid();
+    let rig = vat_procgen::humanoid();
     let bake = vat_bake::prepare::prepare(&rig, &Default::default()).expect("the humanoid bakes");
     bake.to_vat_bytes().expect("the bake serialises")
 }
@@ -21,7 +21,7 @@ pub(crate) fn humanoid_vat() -> Vec<u8> {
 /// second asset of the example's crowd.
 #[allow(dead_code)] // The example uses it, the render test does not.
 pub(crate) fn textured_vat() -> Vec<u8> {
-    let glb = vat_bake::testdata::textured_humanoid_glb();
+    let glb = vat_procgen::testdata::textured_humanoid_glb();
     let rig = vat_bake::gltf_import::import_slice(&glb, None, "textured-humanoid.glb").expect("imports");
     let bake = vat_bake::prepare::prepare(&rig, &Default::default()).expect("the textured humanoid bakes");
     bake.to_vat_bytes().expect("the bake serialises")

@@ -27,7 +27,6 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 use vat_bake::prepare::{BakeOptions, prepare};
-use vat_bake::procgen;
 use vat_bake::rig::Rig;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig, FrameDraws};
@@ -309,7 +308,7 @@ fn load(args: &BenchArgs) -> Result<(Vec<u8>, Option<Rig>, String)> {
             Ok((bytes, None, p.display().to_string()))
         }
         None => {
-            let rig = procgen::humanoid();
+            let rig = vat_procgen::humanoid();
             let options = BakeOptions { bones: true, ..BakeOptions::default() };
             let bake = prepare(&rig, &options).context("procedural humanoid: bake failed")?;
             Ok((bake.to_vat_bytes()?, Some(rig), "procedural humanoid".to_string()))

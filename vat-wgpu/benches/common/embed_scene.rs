@@ -29,7 +29,7 @@ pub(crate) fn bake(rig: &vat_bake::rig::Rig) -> Vec<u8> {
 
 /// The procedural humanoid and soft-body banner, baked.
 pub(crate) fn assets() -> [Vec<u8>; 2] {
-    [bake(&vat_bake::procgen::humanoid()), bake(&vat_bake::procgen::cloth().expect("the banner bakes"))]
+    [bake(&vat_procgen::humanoid()), bake(&vat_procgen::cloth().expect("the banner bakes"))]
 }
 
 /// `n` static instances over a square of side `sqrt(n) * 2` m.

@@ -13,7 +13,7 @@
 
 use vat_core::sprite::Particle;
 
-use crate::sprite::{SourceParticle, SpriteFrame, SpriteSequence};
+use vat_bake::sprite::{SourceParticle, SpriteFrame, SpriteSequence};
 
 /// Frames per second of the fountain.
 pub const FOUNTAIN_FPS: u32 = 24;

@@ -12,9 +12,9 @@
 
 use glam::{Vec2, Vec3};
 
-use crate::Result;
-use crate::rig::Rig;
-use crate::sequence::{MeshSequence, smooth_normals};
+use vat_bake::Result;
+use vat_bake::rig::Rig;
+use vat_bake::sequence::{MeshSequence, smooth_normals};
 
 /// Particles along the banner's length (x).
 pub const CLOTH_COLUMNS: usize = 24;

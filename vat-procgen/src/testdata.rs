@@ -193,27 +193,6 @@ pub fn glb(json: &[u8], bin: &[u8]) -> Vec<u8> {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_small_fixtures_import_bake_and_verify() {
-        for (name, bytes) in [
-            ("small.gltf", serde_json::to_vec(&small_skinned_gltf()).unwrap()),
-            ("small.glb", small_skinned_glb()),
-        ] {
-            let rig = crate::gltf_import::import_slice(&bytes, None, name).unwrap();
-            // No normals: flat-shaded, one vertex per index.
-            assert_eq!(rig.body_vertex_count(), 24, "{name}");
-            assert_eq!(rig.clips[0].looping, None);
-            let bake = crate::prepare::prepare(&rig, &crate::prepare::BakeOptions::default()).unwrap();
-            assert!(bake.stats.clip_looping[0].looping, "{name}: its last key returns to its first");
-            assert!(crate::verify::verify_prepared(&bake, &rig).unwrap().passed, "{name}");
-        }
-    }
-}
-
 /// The shape of [`large_rig`]: the benchmark asset of a large real export.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LargeRigShape {
@@ -238,8 +217,8 @@ impl LargeRigShape {
 /// weighted to up to 4 joints (its own, the parent, and two neighbours) with smooth weights,
 /// and one clip "sway" whose keys (one per frame, LINEAR) rock every joint about Z and X and
 /// return to the first key, so it loops. Deterministic.
-pub fn large_rig(shape: LargeRigShape) -> crate::rig::Rig {
-    use crate::rig::{
+pub fn large_rig(shape: LargeRigShape) -> vat_bake::rig::Rig {
+    use vat_bake::rig::{
         AnimationClip, Channel, ChannelTarget, KeyInterpolation, Mesh, MeshBinding, MeshRole, Node, Rig,
         Skin, Transform,
     };
@@ -295,8 +274,8 @@ pub fn large_rig(shape: LargeRigShape) -> crate::rig::Rig {
                 mesh.normals.push(Vec3::new(-(u - 0.5) * 0.2, -(v - 0.5) * 0.2, 1.0).normalize());
                 let w = [1.0 + u + v, 1.0 - 0.5 * v, 0.5 + 0.5 * u, 0.25 * (1.0 - u)];
                 let sum: f32 = w.iter().sum();
-                let mut jw = [0u16; crate::rig::MAX_INFLUENCES];
-                let mut ww = [0f32; crate::rig::MAX_INFLUENCES];
+                let mut jw = [0u16; vat_bake::rig::MAX_INFLUENCES];
+                let mut ww = [0f32; vat_bake::rig::MAX_INFLUENCES];
                 for k in 0..4 {
                     jw[k] = neighbours[k] as u16;
                     ww[k] = w[k] / sum;
@@ -510,7 +489,7 @@ pub fn morph_fan_out(triangles: usize, targets: usize) -> Vec<u8> {
 
 /// Writes `seq` as one OBJ file per frame (`frame_<k>.obj`, unpadded so name order is not
 /// number order), positions printed in the shortest form that reads back to the same f32.
-pub fn write_obj_frames(seq: &crate::sequence::MeshSequence, dir: &Path, normals: bool) {
+pub fn write_obj_frames(seq: &vat_bake::sequence::MeshSequence, dir: &Path, normals: bool) {
     for (k, frame) in seq.positions.iter().enumerate() {
         let mut text = String::from("# vat test frame\no sheet\n");
         for p in frame {
@@ -543,7 +522,7 @@ pub fn write_obj_frames(seq: &crate::sequence::MeshSequence, dir: &Path, normals
 /// every image embedded in the binary chunk. Deterministic.
 pub fn textured_humanoid_glb() -> Vec<u8> {
     let rig = crate::procgen::humanoid();
-    let glb_bytes = crate::export::export_glb(&rig).unwrap_or_default();
+    let glb_bytes = vat_bake::export::export_glb(&rig).unwrap_or_default();
     let (mut json, mut bin) = split_glb(&glb_bytes);
     let (base, normal, mr) = textured_humanoid_images();
     let encode = |img: &image::RgbaImage, format: image::ImageFormat| {
@@ -598,7 +577,7 @@ pub fn textured_humanoid_glb() -> Vec<u8> {
         let cap = json["meshes"][m]["name"].as_str().is_some_and(|n| n.contains("cap"));
         for p in json["meshes"][m]["primitives"].as_array_mut().into_iter().flatten() {
             if let Some(a) = p["attributes"].as_object_mut() {
-                a.remove(crate::export::MATERIAL_ID_ATTRIBUTE);
+                a.remove(vat_bake::export::MATERIAL_ID_ATTRIBUTE);
             }
             p["material"] = json!(if cap { 1 } else { 0 });
         }
@@ -837,7 +816,7 @@ pub fn png_bomb(side: u32) -> Vec<u8> {
 /// The parts of a character built on the procedural humanoid's skeleton: one segment per bone
 /// (parent joint to joint, the root's child left out) and one for the head (0.22 m up from the
 /// head joint), each `(from, to, bone)` in rest metres with the joint it is bound to.
-fn humanoid_segments(rig: &crate::rig::Rig) -> Vec<(Vec3, Vec3, u16)> {
+fn humanoid_segments(rig: &vat_bake::rig::Rig) -> Vec<(Vec3, Vec3, u16)> {
     let rest: Vec<Vec3> = rig.rest_globals().iter().map(|g| g.w_axis.truncate()).collect();
     let mut segments = Vec::new();
     for (j, node) in rig.nodes.iter().enumerate() {
@@ -853,7 +832,7 @@ fn humanoid_segments(rig: &crate::rig::Rig) -> Vec<(Vec3, Vec3, u16)> {
 }
 
 /// The procedural humanoid with its body replaced by `body` (rigidly bound parts) and no cap.
-fn humanoid_with_body(name: &str, body: crate::rig::Mesh) -> crate::rig::Rig {
+fn humanoid_with_body(name: &str, body: vat_bake::rig::Mesh) -> vat_bake::rig::Rig {
     let mut rig = crate::procgen::humanoid();
     rig.name = name.into();
     rig.meshes = vec![body];
@@ -868,8 +847,8 @@ fn rigid_bound_body(
     uvs: Vec<glam::Vec2>,
     indices: Vec<u32>,
     bones: &[u16],
-) -> crate::rig::Mesh {
-    use crate::rig::{MAX_INFLUENCES, Mesh, MeshBinding, MeshRole};
+) -> vat_bake::rig::Mesh {
+    use vat_bake::rig::{MAX_INFLUENCES, Mesh, MeshBinding, MeshRole};
     let n = positions.len();
     Mesh {
         name: "body".into(),
@@ -900,7 +879,7 @@ fn rigid_bound_body(
 /// coordinates unwrapped around each cylinder and on its caps, so split at every position), each
 /// part bound rigidly to its bone. The shape of stylised game characters whose hard edges and UV
 /// seams split every vertex. Deterministic.
-pub fn lowpoly_robot() -> crate::rig::Rig {
+pub fn lowpoly_robot() -> vat_bake::rig::Rig {
     const SIDES: usize = 8;
     const RINGS: usize = 7;
     let rig = crate::procgen::humanoid();
@@ -958,7 +937,7 @@ pub fn lowpoly_robot() -> crate::rig::Rig {
 /// segments with analytic smooth normals and texture coordinates wrapped around it, so each part has
 /// a UV seam (a column of vertices split, same position and normal, u = 0 and u = 1), each part
 /// bound rigidly to its bone. Deterministic.
-pub fn seamed_character() -> crate::rig::Rig {
+pub fn seamed_character() -> vat_bake::rig::Rig {
     const SEGMENTS: usize = 32;
     const RINGS: usize = 22;
     let rig = crate::procgen::humanoid();

@@ -9,7 +9,7 @@ use super::joint::*;
 use super::math::DVec3;
 use super::skeleton::{Skeleton, arm_direction};
 use super::{MATERIAL_CAP, MATERIAL_PANTS, MATERIAL_SHIRT, MATERIAL_SHOES, MATERIAL_SKIN};
-use crate::rig::MAX_INFLUENCES;
+use vat_bake::rig::MAX_INFLUENCES;
 
 /// One cross-section of a tube: an ellipse around `center` in the plane normal to `axis`.
 #[derive(Debug, Clone)]

@@ -26,12 +26,12 @@ use vat_core::instance::InstanceRecord;
 use vat_core::playback::Interpolation;
 use vat_core::reference::{VertexAnimationView, decode_vertex};
 
-use crate::gltf_import::{ImportOptions, import_slice_with};
-use crate::lods::LodOptions;
-use crate::prepare::{BakeOptions, prepare};
-use crate::rig::Rig;
-use crate::verify::verify_prepared;
-use crate::{BakeError, Result};
+use vat_bake::gltf_import::{ImportOptions, import_slice_with};
+use vat_bake::lods::LodOptions;
+use vat_bake::prepare::{BakeOptions, prepare};
+use vat_bake::rig::Rig;
+use vat_bake::verify::verify_prepared;
+use vat_bake::{BakeError, Result};
 
 /// The memory budget of every fuzzed import and bake: 64 MiB.
 pub const FUZZ_MAX_MEMORY: u64 = 64 << 20;
@@ -183,7 +183,7 @@ pub fn obj_sequence_bake(data: &[u8]) -> Result<()> {
             problem: "larger than the fuzz budget".into(),
         });
     }
-    let mut sequence = crate::sequence::parse_obj_frame(data, std::path::Path::new("fuzz.obj"), "fuzz")?;
+    let mut sequence = vat_bake::sequence::parse_obj_frame(data, std::path::Path::new("fuzz.obj"), "fuzz")?;
     let moved: Vec<glam::Vec3> = sequence.positions[0].iter().map(|p| *p + glam::Vec3::splat(0.01)).collect();
     sequence.positions.push(moved);
     if let Some(normals) = &mut sequence.normals {
@@ -303,8 +303,8 @@ pub fn split_openvat_parts(data: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
 pub fn import_openvat_parts(data: &[u8]) -> Result<()> {
     use std::path::{Path, PathBuf};
 
-    use crate::interop::openvat::{OpenVatFiles, OpenVatOptions, decode, parse_remap_info};
-    use crate::interop::{Budget, images, lookup_mesh_from_bytes};
+    use vat_bake::interop::openvat::{OpenVatFiles, OpenVatOptions, parse_remap_info};
+    use vat_bake::interop::stages::{Budget, decode_exr, decode_openvat, decode_png, lookup_mesh_from_bytes};
     let (json, texture, glb) = split_openvat_parts(data).ok_or_else(|| BakeError::InvalidInput {
         part: "fuzz input".into(),
         problem: "is not three length-prefixed parts".into(),
@@ -320,13 +320,13 @@ pub fn import_openvat_parts(data: &[u8]) -> Result<()> {
     let mut budget = Budget::new(FUZZ_MAX_MEMORY);
     let info = parse_remap_info(&files.sidecar, json)?;
     let texture = if texture.starts_with(&[0x76, 0x2f, 0x31, 0x01]) {
-        images::decode_exr(texture, Path::new("fuzz_vat.exr"), &mut budget)?
+        decode_exr(texture, Path::new("fuzz_vat.exr"), &mut budget)?
     } else {
-        images::decode_png(texture, Path::new("fuzz_vat.png"), &mut budget)?
+        decode_png(texture, Path::new("fuzz_vat.png"), &mut budget)?
     };
     let mesh = lookup_mesh_from_bytes(glb, &files.mesh, &mut budget)?;
     let options = OpenVatOptions { max_memory: FUZZ_MAX_MEMORY, ..Default::default() };
-    let imported = decode(&files, &info, &texture, None, &mesh, &options, &mut budget)?;
+    let imported = decode_openvat(&files, &info, &texture, None, &mesh, &options, &mut budget)?;
     if imported.sequence.frame_count() > FUZZ_MAX_INTEROP_FRAMES || imported.sequence.vertex_count() > 4096 {
         return Ok(());
     }
@@ -343,11 +343,17 @@ pub fn openvat_seed() -> Vec<u8> {
     let positions = [Vec3::ZERO, Vec3::X, Vec3::new(1.0, 1.0, 0.0), Vec3::Y];
     let normals = [Vec3::Z; 4];
     let lookup: Vec<[f32; 2]> = (0..4).map(|c| [(c as f32 + 0.5) / 4.0, 0.5 / 3.0]).collect();
-    let glb =
-        crate::interop::openvat::lookup_glb("fuzz", &positions, &normals, None, &lookup, &[0, 1, 2, 0, 2, 3])
-            .unwrap_or_default();
+    let glb = vat_bake::interop::stages::lookup_glb(
+        "fuzz",
+        &positions,
+        &normals,
+        None,
+        &lookup,
+        &[0, 1, 2, 0, 2, 3],
+    )
+    .unwrap_or_default();
     let rgb: Vec<[f32; 3]> = (0..12).map(|i| [(i / 4) as f32 / 2.0, 0.5, (i % 4) as f32 / 3.0]).collect();
-    let png = crate::interop::images::encode_texture(crate::interop::TextureFormat::Png16, 4, 3, &rgb)
+    let png = vat_bake::interop::stages::encode_texture(vat_bake::interop::TextureFormat::Png16, 4, 3, &rgb)
         .unwrap_or_default();
     let json = br#"{"os-remap": {"Min": [0, -0.5, 0], "Max": [1, 0.5, "0.3"], "Frames": 3},
  "animations": {"a": {"startFrame": 1, "endFrame": 3, "framerate": 24, "looping": true},
@@ -365,8 +371,11 @@ pub fn openvat_seed() -> Vec<u8> {
 pub fn import_houdini_parts(data: &[u8]) -> Result<()> {
     use std::path::Path;
 
-    use crate::interop::houdini::{check_in_scope, decode, parse_data_json};
-    use crate::interop::{Budget, lookup_mesh_from_bytes};
+    use vat_bake::interop::houdini::parse_data_json;
+    use vat_bake::interop::stages::{
+        Budget, RigidParts, check_in_scope, decode_houdini_rigid, decode_houdini_softbody,
+        lookup_mesh_from_bytes, pivot_uvs,
+    };
     let refuse = |n: &str| BakeError::InvalidInput {
         part: "fuzz input".into(),
         problem: format!("is not {n} length-prefixed parts"),
@@ -386,8 +395,8 @@ pub fn import_houdini_parts(data: &[u8]) -> Result<()> {
             return Ok(());
         }
         let mesh = lookup_mesh_from_bytes(parts[3], mesh_path, &mut budget)?;
-        let pivots = crate::interop::houdini_rigid::pivot_uvs(parts[3], mesh_path, &budget)?;
-        let rigid = crate::interop::houdini_rigid::RigidParts {
+        let pivots = pivot_uvs(parts[3], mesh_path, &budget)?;
+        let rigid = RigidParts {
             name: "fuzz",
             data: &info,
             json_path,
@@ -400,19 +409,19 @@ pub fn import_houdini_parts(data: &[u8]) -> Result<()> {
             pivots: &pivots,
             has_colour: false,
         };
-        let imported = crate::interop::houdini_rigid::decode(&rigid, None, &mut budget)?;
+        let imported = decode_houdini_rigid(&rigid, None, &mut budget)?;
         let source = &imported.source;
         if source.frame_count() > FUZZ_MAX_INTEROP_FRAMES * 8 || source.vertex_count() > 4096 {
             return Ok(());
         }
-        let options = crate::rigid::RigidBakeOptions {
+        let options = vat_bake::rigid::RigidBakeOptions {
             max_texture_dim: FUZZ_MAX_TEXTURE_DIM,
             lods: LodOptions::Count(1),
             ..Default::default()
         };
-        let (bytes, _) = crate::rigid::bake_rigid(source, &options)?;
+        let (bytes, _) = vat_bake::rigid::bake_rigid(source, &options)?;
         let asset = Asset::parse(&bytes)?;
-        if !crate::rigid::verify_rigid(&asset, source)?.passed {
+        if !vat_bake::rigid::verify_rigid(&asset, source)?.passed {
             return Err(BakeError::InvalidInput {
                 part: "fuzz input".into(),
                 problem: "its rigid bake failed its verification".into(),
@@ -423,7 +432,8 @@ pub fn import_houdini_parts(data: &[u8]) -> Result<()> {
     let (_, texture, glb) = split_openvat_parts(data).ok_or_else(|| refuse("three"))?;
     let (texture_path, texture) = texture_of(texture, "fuzz_pos", &mut budget)?;
     let mesh = lookup_mesh_from_bytes(glb, mesh_path, &mut budget)?;
-    let imported = decode("fuzz", &info, &texture_path, &texture, mesh_path, &mesh, &mut budget)?;
+    let imported =
+        decode_houdini_softbody("fuzz", &info, &texture_path, &texture, mesh_path, &mesh, &mut budget)?;
     if imported.sequence.frame_count() > FUZZ_MAX_INTEROP_FRAMES || imported.sequence.vertex_count() > 4096 {
         return Ok(());
     }
@@ -437,13 +447,12 @@ pub fn import_houdini_parts(data: &[u8]) -> Result<()> {
 fn texture_of(
     bytes: &[u8],
     stem: &str,
-    budget: &mut crate::interop::Budget,
-) -> Result<(std::path::PathBuf, crate::interop::images::Texture)> {
-    use crate::interop::images;
+    budget: &mut vat_bake::interop::stages::Budget,
+) -> Result<(std::path::PathBuf, vat_bake::interop::stages::Texture)> {
+    use vat_bake::interop::stages::{decode_exr, decode_png};
     let exr = bytes.starts_with(&[0x76, 0x2f, 0x31, 0x01]);
     let path = std::path::PathBuf::from(format!("{stem}.{}", if exr { "exr" } else { "png" }));
-    let texture =
-        if exr { images::decode_exr(bytes, &path, budget) } else { images::decode_png(bytes, &path, budget) };
+    let texture = if exr { decode_exr(bytes, &path, budget) } else { decode_png(bytes, &path, budget) };
     texture.map(|t| (path, t))
 }
 
@@ -452,18 +461,18 @@ fn texture_of(
 const FUZZ_MAX_INTEROP_TEXELS: usize = 1 << 14;
 
 /// `_data.json` of a fuzzed Houdini input, parsed, and refused unless its `VAT Type` is `want`.
-fn houdini_data_of(json: &[u8], want: &str) -> Result<crate::interop::houdini::HoudiniData> {
+fn houdini_data_of(json: &[u8], want: &str) -> Result<vat_bake::interop::houdini::HoudiniData> {
     let json_path = std::path::Path::new("fuzz_data.json");
-    let info = crate::interop::houdini::parse_data_json(json_path, json)?;
+    let info = vat_bake::interop::houdini::parse_data_json(json_path, json)?;
     if info.vat_type != want {
         let problem = format!("is {:?}; this target reads {want:?} bakes", info.vat_type);
-        return Err(crate::interop::bad(json_path, "VAT Type", problem));
+        return Err(vat_bake::interop::stages::bad(json_path, "VAT Type", problem));
     }
     Ok(info)
 }
 
 /// Imports a SideFX Labs VAT 3 dynamic-mesh bake (`VAT Type` `DynamicMesh`, the importer of
-/// [`crate::interop::houdini::read_houdini_dynamic_mesh`]) given as five [`join_parts`] parts:
+/// [`vat_bake::interop::houdini::read_houdini_dynamic_mesh`]) given as five [`join_parts`] parts:
 /// `_data.json`, lookup table, position texture, rotation texture (empty: none) and `_mesh.glb`,
 /// textures EXR or PNG, with a 64 MiB budget; when it decodes (and is small), bakes it in the
 /// fluid mode (looping), verifies the bake against the decoded frames and reloads the `.vat` bytes.
@@ -472,9 +481,8 @@ fn houdini_data_of(json: &[u8], want: &str) -> Result<crate::interop::houdini::H
 /// The typed import, bake or verify error; [`BakeError::InvalidInput`] when the bytes are not five
 /// parts or the bake fails its verification.
 pub fn import_houdini_dynamic_parts(data: &[u8]) -> Result<()> {
-    use crate::fluid::{FluidBakeOptions, FluidFrames, bake_fluid, verify_fluid};
-    use crate::interop::Budget;
-    use crate::interop::houdini_fluid::{FluidParts, decode};
+    use vat_bake::fluid::{FluidBakeOptions, FluidFrames, bake_fluid, verify_fluid};
+    use vat_bake::interop::stages::{Budget, FluidParts, decode_houdini_dynamic as decode};
     let refuse =
         |problem: &str| BakeError::InvalidInput { part: "fuzz input".into(), problem: problem.into() };
     let parts = split_parts(data, 5).ok_or_else(|| refuse("is not five length-prefixed parts"))?;
@@ -522,7 +530,7 @@ pub fn import_houdini_dynamic_parts(data: &[u8]) -> Result<()> {
 }
 
 /// Imports a SideFX Labs VAT 3 particle bake (`VAT Type` `Particles`, the importer of
-/// [`crate::interop::houdini::read_houdini_particles`]) given as four [`join_parts`] parts:
+/// [`vat_bake::interop::houdini::read_houdini_particles`]) given as four [`join_parts`] parts:
 /// `_data.json`, position texture, colour texture (empty: none) and `_mesh.glb`, textures EXR or
 /// PNG, with a 64 MiB budget and VAT 3's default card size; when it decodes (and is small), bakes it
 /// in the sprite mode (looping), verifies the bake against the decoded frames and reloads the
@@ -532,10 +540,11 @@ pub fn import_houdini_dynamic_parts(data: &[u8]) -> Result<()> {
 /// The typed import, bake or verify error; [`BakeError::InvalidInput`] when the bytes are not four
 /// parts or the bake fails its verification.
 pub fn import_houdini_particle_parts(data: &[u8]) -> Result<()> {
-    use crate::interop::houdini::HOUDINI_PARTICLE_SIZE;
-    use crate::interop::houdini_sprite::{SpriteParts, decode};
-    use crate::interop::{Budget, lookup_mesh_from_bytes};
-    use crate::sprite::{SpriteBakeOptions, SpriteFrames, bake_sprite, verify_sprite};
+    use vat_bake::interop::houdini::HOUDINI_PARTICLE_SIZE;
+    use vat_bake::interop::stages::{
+        Budget, SpriteParts, decode_houdini_particles as decode, lookup_mesh_from_bytes,
+    };
+    use vat_bake::sprite::{SpriteBakeOptions, SpriteFrames, bake_sprite, verify_sprite};
     let refuse =
         |problem: &str| BakeError::InvalidInput { part: "fuzz input".into(), problem: problem.into() };
     let parts = split_parts(data, 4).ok_or_else(|| refuse("is not four length-prefixed parts"))?;
@@ -579,19 +588,19 @@ pub fn import_houdini_particle_parts(data: &[u8]) -> Result<()> {
 }
 
 /// A small valid [`import_houdini_dynamic_parts`] input: VAT 3's layout of a ribbon of 1 to 3
-/// quads over 3 frames ([`crate::interop::fixtures::houdini_dynamic_fixture`]), 8-bit PNGs when
+/// quads over 3 frames ([`vat_bake::interop::fixtures::houdini_dynamic_fixture`]), 8-bit PNGs when
 /// not `hdr`, float EXRs when it is. The seeds of the `houdini_dynamic_import` corpus.
 pub fn houdini_dynamic_seed(hdr: bool) -> Vec<u8> {
-    let f = crate::interop::fixtures::houdini_dynamic_fixture(3, hdr);
+    let f = vat_bake::interop::fixtures::houdini_dynamic_fixture(3, hdr);
     join_parts(&[&f.json, &f.lookup, &f.pos, &f.rot, &f.glb])
 }
 
 /// A small valid [`import_houdini_particle_parts`] input: VAT 3's layout of 3 square cards over 3
 /// frames in a 2-column texture, one card hidden by scale 0 and one parked at the origin
-/// ([`crate::interop::fixtures::houdini_particle_fixture`]), 8-bit PNGs when not `hdr`, float
+/// ([`vat_bake::interop::fixtures::houdini_particle_fixture`]), 8-bit PNGs when not `hdr`, float
 /// EXRs when it is. The seeds of the `houdini_particle_import` corpus.
 pub fn houdini_particle_seed(hdr: bool) -> Vec<u8> {
-    let f = crate::interop::fixtures::houdini_particle_fixture(3, 2, 3, hdr);
+    let f = vat_bake::interop::fixtures::houdini_particle_fixture(3, 2, 3, hdr);
     join_parts(&[&f.json, &f.pos, &f.col, &f.glb])
 }
 
@@ -624,7 +633,7 @@ pub fn split_parts(data: &[u8], n: usize) -> Option<Vec<&[u8]>> {
 
 /// A SideFX Labs VAT 3 rigid-body bake made here, with the values it was made from: cubes tumbling
 /// and falling, one texel per piece per frame (HDR: 32-bit float RGBA EXRs), written as VAT 3's ROP
-/// lays it out (see [`crate::interop::houdini`]). For tests, the fuzz seed and the bad-input corpus.
+/// lays it out (see [`vat_bake::interop::houdini`]). For tests, the fuzz seed and the bad-input corpus.
 #[derive(Debug, Clone)]
 pub struct HoudiniRigidFixture {
     /// `_data.json`.
@@ -783,7 +792,7 @@ pub fn houdini_rigid_fixture(
     }
     let positions: Vec<Vec3> = f.positions.iter().map(|p| Vec3::from(*p)).collect();
     let normals: Vec<Vec3> = f.normals.iter().map(|p| Vec3::from(*p)).collect();
-    f.glb = crate::interop::openvat::lookup_glb_with_sets(
+    f.glb = vat_bake::interop::stages::lookup_glb_with_sets(
         "fuzz",
         &positions,
         &normals,
@@ -792,8 +801,8 @@ pub fn houdini_rigid_fixture(
     )
     .unwrap_or_default();
     f.indices = indices;
-    f.pos_exr = crate::interop::images::encode_rgba_exr32(w, h, &f.pos_texels).unwrap_or_default();
-    f.rot_exr = crate::interop::images::encode_rgba_exr32(w, h, &f.rot_texels).unwrap_or_default();
+    f.pos_exr = vat_bake::interop::stages::encode_rgba_exr32(w, h, &f.pos_texels).unwrap_or_default();
+    f.rot_exr = vat_bake::interop::stages::encode_rgba_exr32(w, h, &f.rot_texels).unwrap_or_default();
     f.json = format!(
         r#"[{{"Axis System": "Right-Handed Y-Up", "Bound Max X": {}, "Bound Max Y": {}, "Bound Max Z": {},
   "Bound Min X": {}, "Bound Min Y": {}, "Bound Min Z": {}, "Frame Count": {frames}, "Houdini FPS": {fps},
@@ -824,13 +833,20 @@ pub fn houdini_quad(rows: usize) -> Vec<u8> {
     let positions = [Vec3::ZERO, Vec3::X, Vec3::new(1.0, 1.0, 0.0), Vec3::Y];
     let normals = [Vec3::Z; 4];
     let lookup: Vec<[f32; 2]> = (0..4).map(|c| [(c as f32 + 0.5) / 4.0, 0.5 / rows.max(1) as f32]).collect();
-    let glb =
-        crate::interop::openvat::lookup_glb("fuzz", &positions, &normals, None, &lookup, &[0, 1, 2, 0, 2, 3])
-            .unwrap_or_default();
+    let glb = vat_bake::interop::stages::lookup_glb(
+        "fuzz",
+        &positions,
+        &normals,
+        None,
+        &lookup,
+        &[0, 1, 2, 0, 2, 3],
+    )
+    .unwrap_or_default();
     let rgb: Vec<[f32; 3]> =
         (0..4 * rows).map(|i| [(i / 4) as f32 / 2.0, 0.5, (i % 4) as f32 / 3.0]).collect();
-    let png = crate::interop::images::encode_texture(crate::interop::TextureFormat::Png16, 4, rows, &rgb)
-        .unwrap_or_default();
+    let png =
+        vat_bake::interop::stages::encode_texture(vat_bake::interop::TextureFormat::Png16, 4, rows, &rgb)
+            .unwrap_or_default();
     let json = br#"[{"VAT Type": "Softbody", "Bound Min X": 0, "Bound Min Y": -0.5, "Bound Min Z": 0,
   "Bound Max X": 1, "Bound Max Y": 0.5, "Bound Max Z": 0.3, "Frame Count": 3, "Houdini FPS": 24,
   "Use HDR Textures": 0}]"#;
@@ -838,15 +854,15 @@ pub fn houdini_quad(rows: usize) -> Vec<u8> {
 }
 
 /// Reads `data` as one sprite frame, PLY when it starts with `ply`, else CSV text
-/// ([`crate::sprite::read_sprite_ply`], [`crate::sprite::read_sprite_csv`]), then bakes it as a
+/// ([`vat_bake::sprite::read_sprite_ply`], [`vat_bake::sprite::read_sprite_csv`]), then bakes it as a
 /// looping two-frame sequence (the frame, then the same particles 1 cm higher), reads the file back
-/// and verifies it against the frames ([`crate::sprite::verify_sprite`]). At most 64 MiB of input.
+/// and verifies it against the frames ([`vat_bake::sprite::verify_sprite`]). At most 64 MiB of input.
 ///
 /// # Errors
 /// The typed parse, bake or verify error; [`BakeError::InvalidInput`] for input that is neither
 /// PLY nor UTF-8, and for a bake that fails verification.
 pub fn sprite_frame_bake(data: &[u8]) -> Result<()> {
-    use crate::sprite::{
+    use vat_bake::sprite::{
         SpriteBakeOptions, SpriteSequence, bake_sprite, read_sprite_csv, read_sprite_ply, verify_sprite,
     };
     let refuse =
@@ -872,86 +888,4 @@ pub fn sprite_frame_bake(data: &[u8]) -> Result<()> {
         return Err(refuse("the bake failed its verification"));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn args_parse_like_the_command_line() {
-        bake_from_args(b"--clips walk --frames 3 --lods 1").unwrap();
-        bake_from_args(b"--clips wave --fps 4 --format f16 --bones").unwrap();
-        for (bad, option) in [
-            (&b"--fps"[..], "--fps"),
-            (b"--fps x", "--fps"),
-            (b"--format nope", "--format"),
-            (b"--what", "arguments"),
-            (b"\xff", "arguments"),
-            (b"--fps 0", "--fps"),
-            (b"--clips nope", "--clips"),
-            (b"--lods 0", "--lods"),
-        ] {
-            match bake_from_args(bad) {
-                Err(BakeError::InvalidOption { option: o, .. }) => assert_eq!(o, option, "{bad:?}"),
-                other => panic!("{bad:?}: {other:?}"),
-            }
-        }
-        // The budget cap: 1 KiB is far too little.
-        assert!(matches!(bake_from_args(b"--max-memory 1024"), Err(BakeError::OverBudget { .. })));
-    }
-
-    #[test]
-    fn the_houdini_seed_imports_and_broken_parts_are_refused() {
-        import_houdini_parts(&houdini_seed()).unwrap();
-        let seed = houdini_seed();
-        let (json, png, glb) = split_openvat_parts(&seed).unwrap();
-        assert!(import_houdini_parts(&openvat_parts(json, &png[..png.len() / 2], glb)).is_err());
-        assert!(import_houdini_parts(&openvat_parts(json, png, &[])).is_err());
-        assert!(import_houdini_parts(b"\x01").is_err());
-    }
-
-    #[test]
-    fn the_dynamic_mesh_and_particle_seeds_import_and_broken_parts_are_refused() {
-        for hdr in [false, true] {
-            import_houdini_dynamic_parts(&houdini_dynamic_seed(hdr)).expect("the dynamic-mesh seed imports");
-            import_houdini_particle_parts(&houdini_particle_seed(hdr)).expect("the particle seed imports");
-        }
-        let seed = houdini_dynamic_seed(false);
-        let parts = split_parts(&seed, 5).expect("the dynamic-mesh seed has five parts");
-        // Without its rotation texture (normals from the frames' triangles), and broken ways.
-        import_houdini_dynamic_parts(&join_parts(&[parts[0], parts[1], parts[2], &[], parts[4]])).unwrap();
-        let truncated = &parts[1][..parts[1].len() / 2];
-        let type_is = |t: &str| String::from_utf8_lossy(parts[0]).replace("DynamicMesh", t).into_bytes();
-        for (bad, expect) in [
-            (join_parts(&[parts[0], truncated, parts[2], parts[3], parts[4]]), "fuzz_lookup.png"),
-            (join_parts(&[parts[0], parts[1], parts[2], parts[3], &[]]), "fuzz_mesh.glb"),
-            (join_parts(&[&type_is("Softbody"), parts[1], parts[2], parts[3], parts[4]]), "\"Softbody\""),
-            (parts[0].to_vec(), "five"),
-        ] {
-            let e = import_houdini_dynamic_parts(&bad).unwrap_err().to_string();
-            assert!(e.contains(expect), "{e}");
-        }
-        let seed = houdini_particle_seed(false);
-        let parts = split_parts(&seed, 4).expect("the particle seed has four parts");
-        import_houdini_particle_parts(&join_parts(&[parts[0], parts[1], &[], parts[3]])).unwrap();
-        let truncated = &parts[1][..parts[1].len() / 2];
-        for (bad, expect) in [
-            (join_parts(&[parts[0], truncated, parts[2], parts[3]]), "fuzz_pos.png"),
-            (join_parts(&[parts[0], parts[1], parts[2], &[]]), "fuzz_mesh.glb"),
-            (join_parts(&[b"[{}]", parts[1], parts[2], parts[3]]), "VAT Type"),
-            (b"\x01".to_vec(), "four"),
-        ] {
-            let e = import_houdini_particle_parts(&bad).unwrap_err().to_string();
-            assert!(e.contains(expect), "{e}");
-        }
-    }
-
-    #[test]
-    fn the_humanoid_glb_imports_bakes_and_reloads() {
-        let glb = crate::export::export_glb(humanoid()).unwrap();
-        import_and_bake(&glb).unwrap();
-        assert!(import_and_bake(&glb[..glb.len() / 2]).is_err());
-        assert!(load_vat(b"VAT\0").is_err());
-    }
 }

@@ -16,7 +16,7 @@
 
 use glam::{Mat4, Quat, Vec3};
 
-use crate::rig::{
+use vat_bake::rig::{
     AnimationClip, Channel, ChannelTarget, KeyInterpolation, MAX_INFLUENCES, Mesh, MeshBinding, MeshRole,
     MorphTarget, Node, Rig, Skin, Transform,
 };

@@ -9,7 +9,7 @@ use std::f64::consts::{PI, TAU};
 use super::joint::*;
 use super::math::{DMat3, DQuat, DVec3};
 use super::skeleton::{LEG_L, LEG_R, Skeleton, arm_direction};
-use crate::rig::{AnimationClip, Channel, ChannelTarget, KeyInterpolation};
+use vat_bake::rig::{AnimationClip, Channel, ChannelTarget, KeyInterpolation};
 
 /// Keys per second of every procedural clip. Bakes at any fps dividing 60 sample exactly on keys.
 pub const KEYS_PER_SECOND: u32 = 60;

@@ -15,7 +15,7 @@
 
 use glam::{Quat, Vec2, Vec3};
 
-use crate::rigid::{PieceTransform, RigidClip, RigidPiece, RigidSource};
+use vat_bake::rigid::{PieceTransform, RigidClip, RigidPiece, RigidSource};
 
 /// Frames per second of the shatter clip.
 pub const SHATTER_FPS: f32 = 30.0;
@@ -274,7 +274,7 @@ mod tests {
     #![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
 
     use super::*;
-    use crate::rigid::{RigidBakeOptions, bake_rigid, verify_rigid};
+    use vat_bake::rigid::{RigidBakeOptions, bake_rigid, verify_rigid};
 
     #[test]
     fn cells_tile_the_wall() {

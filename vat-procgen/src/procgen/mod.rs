@@ -1,24 +1,4 @@
-//! The built-in procedural humanoid: a rigged, animated character built in code, so a bake needs no
-//! assets.
-//!
-//! - About 2,440 vertices and 4,500 triangles of smooth-shaded closed tubes (torso, neck, head,
-//!   arms, hands, legs, feet), one skin of 25 joints ([`joint`]), 1-2 influences per vertex blended
-//!   across every joint so limbs bend smoothly. Per-vertex material ids: [`MATERIAL_SKIN`],
-//!   [`MATERIAL_SHIRT`], [`MATERIAL_PANTS`], [`MATERIAL_SHOES`]. UVs (u along each tube, v around)
-//!   and tangents along the sweep (w = +1).
-//! - About 1.78 m tall (see [`HumanoidParams`]), feet on y = 0, facing +Z, its left on +X; the arms
-//!   in an A-pose at rest.
-//! - A `"head"` socket on the crown and a cap ([`MATERIAL_CAP`]) attached to it.
-//! - Six clips, keyed at 60 keys per second with LINEAR interpolation, every key at `k / 60` s:
-//!   `idle` (3 s loop), `walk`, `jog`, `run` (looping cycles, [`WALK`], [`JOG`], [`RUN`]), `wave`
-//!   (2 s, one-shot, its first and last keys the same relaxed standing pose) and `look_around` (4 s loop). Looping clips end
-//!   with a copy of their first key.
-//!
-//! Gaits follow explicit ankle trajectories ([`Gait::ankle_target`]) solved with analytic two-bone
-//! IK, so each gait's stride is exact: a planted foot slides backwards at exactly
-//! `stride / duration` m/s, and the clip's `known_stride` is `stride`.
-//!
-//! Deterministic: no randomness; the same parameters give the same rig, bit for bit.
+//! The built-in procedural sources; re-exported at the crate root (see the crate docs).
 
 mod cloth;
 mod fountain;
@@ -48,8 +28,8 @@ pub use shatter::{
     SHATTER_PIECES, SHATTER_SEED, WALL_HEIGHT, WALL_THICKNESS, WALL_WIDTH, shatter, shatter_with,
 };
 
-use crate::rig::{Feet, Mesh, MeshBinding, MeshRole, Node, Rig, Skin, Socket, Transform};
-use crate::{BakeError, Result};
+use vat_bake::rig::{Feet, Mesh, MeshBinding, MeshRole, Node, Rig, Skin, Socket, Transform};
+use vat_bake::{BakeError, Result};
 
 /// Joint (and node) indices of the humanoid. Every node is a joint of the one skin, and joint `j`
 /// is node `j`.
@@ -92,7 +72,7 @@ pub mod joint {
     pub const THIGH_L: usize = 17;
     /// Left shin (knee joint).
     pub const SHIN_L: usize = 18;
-    /// Left foot (ankle joint); [`crate::rig::Feet::left`].
+    /// Left foot (ankle joint); [`vat_bake::rig::Feet::left`].
     pub const FOOT_L: usize = 19;
     /// Left toes (ball of the foot).
     pub const TOE_L: usize = 20;
@@ -100,7 +80,7 @@ pub mod joint {
     pub const THIGH_R: usize = 21;
     /// Right shin.
     pub const SHIN_R: usize = 22;
-    /// Right foot (ankle joint); [`crate::rig::Feet::right`].
+    /// Right foot (ankle joint); [`vat_bake::rig::Feet::right`].
     pub const FOOT_R: usize = 23;
     /// Right toes.
     pub const TOE_R: usize = 24;
@@ -251,25 +231,25 @@ pub fn by_name(name: &str) -> Option<Result<Rig>> {
 /// [`SHATTER_PIECES`] Voronoi pieces under gravity with ground bounces.
 pub const RIGID_SOURCES: [&str; 1] = ["shatter"];
 
-/// The built-in fluid sources (`vat bake --procgen NAME`, [`crate::fluid`]).
+/// The built-in fluid sources (`vat bake --procgen NAME`, [`vat_bake::fluid`]).
 pub const FLUID_SOURCES: [&str; 1] = ["splash"];
 
 /// The built-in fluid source named `name` (one of [`FLUID_SOURCES`]); `None` for another name.
 /// Every call builds the same frames, bit for bit.
-pub fn fluid_by_name(name: &str) -> Option<crate::fluid::FluidSequence> {
+pub fn fluid_by_name(name: &str) -> Option<vat_bake::fluid::FluidSequence> {
     match name {
         "splash" => Some(splash::splash()),
         _ => None,
     }
 }
 
-/// The built-in sprite sources (`vat bake --procgen NAME`, [`crate::sprite`]): `fountain`, a
+/// The built-in sprite sources (`vat bake --procgen NAME`, [`vat_bake::sprite`]): `fountain`, a
 /// looping water fountain ([`fountain`]), baked with `looping: true`.
 pub const SPRITE_SOURCES: [&str; 1] = ["fountain"];
 
 /// The built-in sprite source named `name` (one of [`SPRITE_SOURCES`]); `None` for another name.
 /// Every call builds the same frames, bit for bit.
-pub fn sprite_by_name(name: &str) -> Option<crate::sprite::SpriteSequence> {
+pub fn sprite_by_name(name: &str) -> Option<vat_bake::sprite::SpriteSequence> {
     match name {
         "fountain" => Some(fountain::fountain()),
         _ => None,
@@ -278,7 +258,7 @@ pub fn sprite_by_name(name: &str) -> Option<crate::sprite::SpriteSequence> {
 
 /// The built-in rigid-body source named `name` (one of [`RIGID_SOURCES`]); `None` for another name.
 /// Every call builds the same source, bit for bit.
-pub fn rigid_by_name(name: &str) -> Option<crate::rigid::RigidSource> {
+pub fn rigid_by_name(name: &str) -> Option<vat_bake::rigid::RigidSource> {
     match name {
         "shatter" => Some(shatter()),
         _ => None,

@@ -6,7 +6,7 @@
 
 use glam::Vec3;
 
-use crate::fluid::{FluidMesh, FluidSequence};
+use vat_bake::fluid::{FluidMesh, FluidSequence};
 
 /// Frames of the splash.
 pub(crate) const SPLASH_FRAMES: usize = 48;

@@ -7,7 +7,7 @@ use glam::{Mat4, Quat, Vec3};
 
 use super::joint::*;
 use super::*;
-use crate::rig::{AnimationClip, ChannelTarget, KeyInterpolation, MAX_INFLUENCES};
+use vat_bake::rig::{AnimationClip, ChannelTarget, KeyInterpolation, MAX_INFLUENCES};
 
 /// f32 unit roundoff (half an ulp of 1).
 const U: f32 = f32::EPSILON / 2.0;
