@@ -61,7 +61,7 @@ mod determinism;
 // points), but vat-procgen depends on this crate: as a dev-dependency it would link a second
 // vat-bake whose types differ from the ones under test. So the test build compiles vat-procgen's
 // source files into this crate, at the paths the tests use (`crate::procgen`, `crate::testdata`,
-// `crate::fuzzing`); the files name this crate `vat_bake::`, which `extern crate self` makes
+// `crate::fuzzing`, `crate::interop_fixtures`); the files name this crate `vat_bake::`, which `extern crate self` makes
 // resolve here too. Test builds only: the library has none of it. (Items that only vat-procgen's
 // own users need are unused here, hence the allows; procgen's own unit tests, a fraction of a
 // second, run in both crates' test builds.) vat-bake's dev-dependency on vat-procgen is for its
@@ -72,6 +72,10 @@ extern crate self as vat_bake;
 #[allow(dead_code, unreachable_pub, unused_imports)]
 #[path = "../../vat-procgen/src/fuzzing.rs"]
 mod fuzzing;
+#[cfg(test)]
+#[allow(dead_code, unreachable_pub, unused_imports)]
+#[path = "../../vat-procgen/src/interop_fixtures.rs"]
+mod interop_fixtures;
 #[cfg(test)]
 #[allow(dead_code, unreachable_pub, unused_imports)]
 #[path = "../../vat-procgen/src/procgen/mod.rs"]

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use vat_bake::interop::fixtures::openvat_tutorial_fixture;
+use vat_procgen::interop_fixtures::openvat_tutorial_fixture;
 
 fn vat(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_vat")).args(args).output().unwrap()
@@ -140,7 +140,7 @@ fn png16(w: usize, h: usize, rgb: &[[f32; 3]]) -> Vec<u8> {
 
 #[test]
 fn a_houdini_dynamic_mesh_imports_into_the_fluid_mode_and_verifies_against_its_folder() {
-    use vat_bake::interop::fixtures::houdini_dynamic_fixture;
+    use vat_procgen::interop_fixtures::houdini_dynamic_fixture;
     let dir = scratch("dynamic");
     let bake = dir.join("export");
     let fx = houdini_dynamic_fixture(6, false);
@@ -175,7 +175,7 @@ fn a_houdini_dynamic_mesh_imports_into_the_fluid_mode_and_verifies_against_its_f
 
 #[test]
 fn a_houdini_particle_bake_imports_into_the_sprite_mode_and_verifies_against_its_folder() {
-    use vat_bake::interop::fixtures::houdini_particle_fixture;
+    use vat_procgen::interop_fixtures::houdini_particle_fixture;
     let dir = scratch("particles");
     let bake = dir.join("export");
     houdini_particle_fixture(9, 4, 5, false).write(&bake, "sparks").unwrap();

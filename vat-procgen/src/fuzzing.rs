@@ -588,19 +588,19 @@ pub fn import_houdini_particle_parts(data: &[u8]) -> Result<()> {
 }
 
 /// A small valid [`import_houdini_dynamic_parts`] input: VAT 3's layout of a ribbon of 1 to 3
-/// quads over 3 frames ([`vat_bake::interop::fixtures::houdini_dynamic_fixture`]), 8-bit PNGs when
+/// quads over 3 frames ([`crate::interop_fixtures::houdini_dynamic_fixture`]), 8-bit PNGs when
 /// not `hdr`, float EXRs when it is. The seeds of the `houdini_dynamic_import` corpus.
 pub fn houdini_dynamic_seed(hdr: bool) -> Vec<u8> {
-    let f = vat_bake::interop::fixtures::houdini_dynamic_fixture(3, hdr);
+    let f = crate::interop_fixtures::houdini_dynamic_fixture(3, hdr);
     join_parts(&[&f.json, &f.lookup, &f.pos, &f.rot, &f.glb])
 }
 
 /// A small valid [`import_houdini_particle_parts`] input: VAT 3's layout of 3 square cards over 3
 /// frames in a 2-column texture, one card hidden by scale 0 and one parked at the origin
-/// ([`vat_bake::interop::fixtures::houdini_particle_fixture`]), 8-bit PNGs when not `hdr`, float
+/// ([`crate::interop_fixtures::houdini_particle_fixture`]), 8-bit PNGs when not `hdr`, float
 /// EXRs when it is. The seeds of the `houdini_particle_import` corpus.
 pub fn houdini_particle_seed(hdr: bool) -> Vec<u8> {
-    let f = vat_bake::interop::fixtures::houdini_particle_fixture(3, 2, 3, hdr);
+    let f = crate::interop_fixtures::houdini_particle_fixture(3, 2, 3, hdr);
     join_parts(&[&f.json, &f.pos, &f.col, &f.glb])
 }
 

@@ -8,6 +8,7 @@
 //! |---|---|
 //! | the crate root | the built-in procedural sources: the humanoid ([`humanoid`], [`by_name`]), the cloth banner ([`cloth`]), the shattering wall ([`shatter`], [`rigid_by_name`]), the splash ([`fluid_by_name`]) and the fountain ([`fountain`], [`sprite_by_name`]); a small morph rig ([`morph_rig`]) |
 //! | [`testdata`] | test inputs: the shared real-file corpus's location, small generated glTF files, large and textured rigs |
+//! | [`interop_fixtures`] | bakes made in other tools' layouts (OpenVAT, Houdini VAT 3) from known motion, for the import tests |
 //! | [`fuzzing`] | the functions the fuzz targets in `fuzz/` call, shared with the corpus replay in `tests/` |
 //!
 //! Everything here is built in code and deterministic: the same parameters give the same output,
@@ -39,6 +40,7 @@
 mod procgen;
 
 pub mod fuzzing;
+pub mod interop_fixtures;
 pub mod testdata;
 
 pub use procgen::*;

@@ -288,7 +288,7 @@ pub fn encode_rgba_exr32(w: usize, h: usize, rgba: &[[f32; 4]]) -> Result<Vec<u8
 
 /// Encodes `w x h` RGBA byte codes (rows top to bottom) as an 8-bit RGBA PNG, as Houdini's VAT 3
 /// ROP writes its LDR textures.
-pub(crate) fn encode_rgba_png8(w: usize, h: usize, rgba: &[[u8; 4]]) -> Result<Vec<u8>> {
+pub fn encode_rgba_png8(w: usize, h: usize, rgba: &[[u8; 4]]) -> Result<Vec<u8>> {
     let fail = |e: String| crate::BakeError::InvalidInput { part: "the RGBA texture".into(), problem: e };
     let mut out = Vec::new();
     let mut encoder = png::Encoder::new(&mut out, w as u32, h as u32);

@@ -13,8 +13,6 @@
 //! store linear data in them). Every read is bounded: files are charged to a memory budget before
 //! they are read, images by their header's size before they are decoded.
 
-#[doc(hidden)]
-pub mod fixtures;
 pub mod houdini;
 pub(crate) mod houdini_fluid;
 pub(crate) mod houdini_rigid;
@@ -34,7 +32,9 @@ pub mod stages {
     pub use super::houdini_fluid::{FluidParts, decode as decode_houdini_dynamic};
     pub use super::houdini_rigid::{RigidParts, decode as decode_houdini_rigid, pivot_uvs};
     pub use super::houdini_sprite::{SpriteParts, decode as decode_houdini_particles};
-    pub use super::images::{Texture, decode_exr, decode_png, encode_rgba_exr32, encode_texture};
+    pub use super::images::{
+        Texture, decode_exr, decode_png, encode_rgba_exr32, encode_rgba_png8, encode_texture,
+    };
     pub use super::openvat::{decode as decode_openvat, lookup_glb, lookup_glb_with_sets};
     pub use super::{Budget, LookupMesh, bad, lookup_mesh_from_bytes};
 }

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::fixtures::{OpenVatFixture, openvat_tutorial_fixture};
 use super::openvat::{OpenVatOptions, read_openvat};
+use crate::interop_fixtures::{OpenVatFixture, openvat_tutorial_fixture};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("vat-discovery-{name}-{}", std::process::id()));

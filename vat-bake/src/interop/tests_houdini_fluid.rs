@@ -11,9 +11,9 @@ use vat_core::container::Asset;
 use vat_core::instance::InstanceRecord;
 use vat_core::reference::{FluidAnimationView, decode_fluid_vertex};
 
-use super::fixtures::{HoudiniDynamicFixture, houdini_dynamic_fixture};
 use super::houdini::{HoudiniFiles, HoudiniOptions, ImportedFluidBake, read_houdini_dynamic_mesh};
 use crate::fluid::{FluidBakeOptions, FluidFrames, bake_fluid, verify_fluid};
+use crate::interop_fixtures::{HoudiniDynamicFixture, houdini_dynamic_fixture};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("vat-houdini-fluid-{name}-{}", std::process::id()));

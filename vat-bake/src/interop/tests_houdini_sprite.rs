@@ -12,8 +12,8 @@ use vat_core::instance::InstanceRecord;
 use vat_core::playback::Interpolation;
 use vat_core::reference::{SpriteAnimationView, sprite_card, sprite_particle};
 
-use super::fixtures::{HoudiniParticleFixture, houdini_particle_fixture};
 use super::houdini::{HOUDINI_PARTICLE_SIZE, HoudiniOptions, ImportedSpriteBake, read_houdini_particles};
+use crate::interop_fixtures::{HoudiniParticleFixture, houdini_particle_fixture};
 use crate::sprite::{SpriteBakeOptions, SpriteFrames, bake_sprite, verify_sprite};
 
 fn scratch(name: &str) -> PathBuf {

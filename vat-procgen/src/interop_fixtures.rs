@@ -6,9 +6,12 @@ use std::path::Path;
 
 use glam::Vec3;
 
-use super::images::{self, TextureFormat};
-use super::openvat::{blender_to_gltf, gltf_to_blender, lookup_glb};
-use crate::{BakeError, Result};
+use vat_bake::interop::TextureFormat;
+use vat_bake::interop::openvat::{blender_to_gltf, gltf_to_blender};
+use vat_bake::interop::stages::{
+    encode_rgba_exr32, encode_rgba_png8, encode_texture, lookup_glb, lookup_glb_with_sets,
+};
+use vat_bake::{BakeError, Result};
 
 fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Some(dir) = path.parent() {
@@ -113,7 +116,7 @@ pub fn openvat_tutorial_fixture(
             normals[f].push(normal);
         }
     }
-    let texture = images::encode_texture(TextureFormat::Png16, w, h, &rgb).unwrap_or_default();
+    let texture = encode_texture(TextureFormat::Png16, w, h, &rgb).unwrap_or_default();
     let lookup: Vec<[f32; 2]> = (0..vertices)
         .map(|i| [((i % w) as f32 + 0.5) / w as f32, (((i / w) * frames) as f32 + 0.5) / h as f32])
         .collect();
@@ -347,14 +350,8 @@ pub fn houdini_dynamic_fixture(frames: usize, hdr: bool) -> HoudiniDynamicFixtur
     indices.extend([base, base + 1, base + 2, base + 3, base + 4, base + 5]);
     let normals = vec![Vec3::Y; positions.len()];
     let uv1 = vec![[0.0f32, 1.0]; positions.len()];
-    let glb = super::openvat::lookup_glb_with_sets(
-        "dynamic",
-        &positions,
-        &normals,
-        &[Some(&uv0), Some(&uv1)],
-        &indices,
-    )
-    .unwrap_or_default();
+    let glb = lookup_glb_with_sets("dynamic", &positions, &normals, &[Some(&uv0), Some(&uv1)], &indices)
+        .unwrap_or_default();
     let fps = 24.0f32;
     let json = format!(
         "[{{\"Axis System\": \"Right-Handed Y-Up\", \"Bound Max X\": {}, \"Bound Max Y\": {}, \"Bound Max Z\": {}, \
@@ -372,10 +369,10 @@ pub fn houdini_dynamic_fixture(frames: usize, hdr: bool) -> HoudiniDynamicFixtur
     .into_bytes();
     let encode = |w: usize, h: usize, texels: &[[f32; 4]]| -> Vec<u8> {
         if hdr {
-            images::encode_rgba_exr32(w, h, texels).unwrap_or_default()
+            encode_rgba_exr32(w, h, texels).unwrap_or_default()
         } else {
             let codes: Vec<[u8; 4]> = texels.iter().map(|t| t.map(code8)).collect();
-            images::encode_rgba_png8(w, h, &codes).unwrap_or_default()
+            encode_rgba_png8(w, h, &codes).unwrap_or_default()
         }
     };
     let col = encode(pw, ph, &vec![[1.0f32; 4]; pw * ph]);
@@ -516,14 +513,8 @@ pub fn houdini_particle_fixture(
     }
     indices.extend((0..6).map(|k| base + k));
     let normals = vec![Vec3::Y; positions.len()];
-    let glb = super::openvat::lookup_glb_with_sets(
-        "particles",
-        &positions,
-        &normals,
-        &[Some(&uv0), Some(&uv1)],
-        &indices,
-    )
-    .unwrap_or_default();
+    let glb = lookup_glb_with_sets("particles", &positions, &normals, &[Some(&uv0), Some(&uv1)], &indices)
+        .unwrap_or_default();
     let json = format!(
         "[{{\"Bound Max X\": {}, \"Bound Max Y\": {}, \"Bound Max Z\": {}, \"Bound Min X\": {}, \"Bound Min Y\": {}, \
          \"Bound Min Z\": {}, \"Frame Count\": {frames}, \"Houdini FPS\": 24.0, \"Name\": \"particles\", \
@@ -539,10 +530,10 @@ pub fn houdini_particle_fixture(
     .into_bytes();
     let encode = |texels: &[[f32; 4]]| -> Vec<u8> {
         if hdr {
-            images::encode_rgba_exr32(w, h, texels).unwrap_or_default()
+            encode_rgba_exr32(w, h, texels).unwrap_or_default()
         } else {
             let codes: Vec<[u8; 4]> = texels.iter().map(|t| t.map(code8)).collect();
-            images::encode_rgba_png8(w, h, &codes).unwrap_or_default()
+            encode_rgba_png8(w, h, &codes).unwrap_or_default()
         }
     };
     HoudiniParticleFixture {
