@@ -201,27 +201,11 @@ fn orthonormal_part(linear: glam::Mat3) -> Option<DMat3> {
     (err < 1e-4).then_some(o)
 }
 
-/// Decodes a rigid-body bake (see the module docs).
-pub fn decode(
-    parts: &RigidParts<'_>,
-    substeps: Option<u32>,
-    budget: &mut Budget,
-) -> Result<ImportedRigidBake> {
-    use rayon::prelude::*;
-    let RigidParts {
-        name,
-        data,
-        json_path,
-        pos_path,
-        pos,
-        rot_path,
-        rot,
-        mesh_path,
-        mesh,
-        pivots,
-        has_colour,
-    } = *parts;
-    let mut notes = mesh.notes.clone();
+/// Refuses what [`decode`] cannot import: an LDR bake, an 8/16-bit rotation texture, two
+/// position textures, substeps outside 1 to 64, textures of different sizes, pivot UV sets that do
+/// not have the mesh's vertices.
+fn check_parts(parts: &RigidParts<'_>, substeps: Option<u32>) -> Result<()> {
+    let RigidParts { data, json_path, pos_path, pos, rot_path, rot, mesh_path, mesh, pivots, .. } = *parts;
     if !texture_is_hdr(data, pos_path, pos)? {
         return Err(bad(
             json_path,
@@ -260,7 +244,6 @@ pub fn decode(
             format!("is {} x {}, the position texture {w} x {h}: they must match", rot.width, rot.height),
         ));
     }
-    let frames = data.frames;
     let n = mesh.positions.len();
     let (uv2, uv3) = pivots;
     if uv2.len() != n || uv3.len() != n {
@@ -270,13 +253,41 @@ pub fn decode(
             format!("do not have the mesh's {n} vertices"),
         ));
     }
-    let padding = |v: usize| is_padding_vertex(mesh.lookup[v], frames);
-    let (w, h, padded) = super::houdini::active_area(data, pos_path, w, h)?;
-    notes.extend(padded);
-    let lookup = super::openvat::lookup_texels(mesh, mesh_path, w, h, &padding)?;
-    let r = lookup.rows_per_frame;
-    check_height(pos_path, h, frames, r)?;
+    Ok(())
+}
 
+/// A rigid bake's pieces, in texel order.
+struct Pieces {
+    /// Each piece's texel `(column, first row)`.
+    texels: Vec<(usize, usize)>,
+    /// Each piece's mesh vertices.
+    members: Vec<Vec<usize>>,
+    /// Each piece's triangles, as indices into its own vertices.
+    piece_indices: Vec<Vec<u32>>,
+    /// Each piece's rest pivot, scene space.
+    rest_pivots: Vec<Vec3>,
+    /// Each piece's mesh (the node whose transform carries it into the scene).
+    piece_mesh: Vec<usize>,
+    /// Each mesh's node transform as a rotation, when it is one (see [`orthonormal_part`]).
+    orthonormal: Vec<Option<DMat3>>,
+    /// How far a piece's vertices' rest pivots may lie apart, and frame 0 from the rest pose.
+    tolerance: f32,
+}
+
+/// Groups the mesh's vertices into pieces by the texel they read, checks their rest pivots and
+/// meshes, splits the triangles among them (leaving out those of bounds extenders, with a note),
+/// and charges the decoded pieces to `budget`.
+fn group_pieces(
+    parts: &RigidParts<'_>,
+    lookup: &super::openvat::Lookup,
+    substeps: Option<u32>,
+    budget: &mut Budget,
+    notes: &mut Vec<String>,
+) -> Result<Pieces> {
+    let RigidParts { data, mesh_path, mesh, pivots, .. } = *parts;
+    let frames = data.frames;
+    let n = mesh.positions.len();
+    let (uv2, uv3) = pivots;
     // Pieces in texel order; each vertex's piece and its index within it.
     let mut piece_of_texel = BTreeMap::new();
     for v in 0..n {
@@ -374,7 +385,22 @@ pub fn decode(
              using them left out"
         ));
     }
+    Ok(Pieces { texels, members, piece_indices, rest_pivots, piece_mesh, orthonormal, tolerance })
+}
 
+/// Each piece's key transform at each source frame, scene space: `keys[f * pieces + p]` =
+/// `(pivot, rotation, rate)`. Refuses texels that are not finite, carry a piece scale or hold no
+/// quaternion.
+fn key_transforms(
+    parts: &RigidParts<'_>,
+    texels: &[(usize, usize)],
+    piece_mesh: &[usize],
+    orthonormal: &[Option<DMat3>],
+    r: usize,
+) -> Result<Vec<(DVec3, DQuat, f64)>> {
+    let RigidParts { data, pos_path, pos, rot_path, rot, mesh, .. } = *parts;
+    let frames = data.frames;
+    let pieces_n = texels.len();
     // Key transforms, scene space: keys[f * pieces + p] = (pivot, rotation, rate).
     let mut keys: Vec<(DVec3, DQuat, f64)> = Vec::with_capacity(frames * pieces_n);
     for f in 0..frames {
@@ -426,7 +452,13 @@ pub fn decode(
             keys.push((pivot, q, f64::from(ra)));
         }
     }
-    let key = |f: usize, p: usize| keys[(f % frames) * pieces_n + p];
+    Ok(keys)
+}
+
+/// A note when frame 0 (the first of `keys`, one per piece) is not the mesh's rest pose.
+fn rest_pose_note(keys: &[(DVec3, DQuat, f64)], rest_pivots: &[Vec3], tolerance: f32) -> Option<String> {
+    let pieces_n = rest_pivots.len();
+    let key = |_f: usize, p: usize| keys[p];
     // VAT 3 bakes its mesh at frame 0: say where frame 0 is not that rest pose.
     let (mut off, mut off_pivot, mut off_turn) = (0usize, 0.0f64, 0.0f64);
     for (p, rest) in rest_pivots.iter().enumerate() {
@@ -438,16 +470,41 @@ pub fn decode(
             off_turn = off_turn.max(a);
         }
     }
-    if off > 0 {
-        notes.push(format!(
+    (off > 0).then(|| {
+        format!(
             "frame 0 is not the mesh's rest pose for {off} of {pieces_n} pieces (pivot up to {off_pivot:.4} m from \
              TEXCOORD_2/3's, turned up to {:.2} deg): decoded as stored, as VAT 3's shaders do; VAT 3 bakes its mesh at \
              frame 0, so this means a mesh from another frame, or pivots encoded (its \"Very High\" pivot accuracy, \
              which is not read: re-export with High or Maximum)",
             off_turn.to_degrees()
-        ));
-    }
+        )
+    })
+}
 
+/// How finely the turns between source frames are baked, and how far vat's decode is from VAT 3's.
+struct TurnStats {
+    /// Baked frames per source frame.
+    k: u32,
+    /// The fastest turn a frame, degrees.
+    fastest_turn_deg: f64,
+    /// The largest deviation of vat's decode from VAT 3's turn, radians.
+    turn_max: f64,
+    /// Piece-frames VAT 3 holds and then jumps.
+    held: usize,
+    /// The largest such jump, radians.
+    held_max: f64,
+}
+
+/// The substeps (`substeps`, or the fewest that keep every segment within
+/// [`HOUDINI_RIGID_TURN_TOLERANCE_DEG`]) and the turn statistics of the keys.
+fn turn_stats(
+    keys: &[(DVec3, DQuat, f64)],
+    frames: usize,
+    pieces_n: usize,
+    substeps: Option<u32>,
+) -> TurnStats {
+    use rayon::prelude::*;
+    let key = |f: usize, p: usize| keys[(f % frames) * pieces_n + p];
     // Segments f -> f + 1 (the wrap, last -> first, not held to the tolerance).
     let segments = frames.saturating_sub(1);
     let fastest_turn_deg = (0..segments * pieces_n)
@@ -486,6 +543,38 @@ pub fn decode(
         })
         .filter(|&a| a > jump)
         .fold((0usize, 0.0f64), |(n, m), a| (n + 1, m.max(a)));
+    TurnStats { k, fastest_turn_deg, turn_max, held, held_max }
+}
+
+/// Decodes a rigid-body bake (see the module docs).
+pub fn decode(
+    parts: &RigidParts<'_>,
+    substeps: Option<u32>,
+    budget: &mut Budget,
+) -> Result<ImportedRigidBake> {
+    use rayon::prelude::*;
+    let RigidParts { name, data, pos_path, pos, mesh_path, mesh, has_colour, .. } = *parts;
+    let mut notes = mesh.notes.clone();
+    check_parts(parts, substeps)?;
+    let (w, h) = (pos.width, pos.height);
+    let frames = data.frames;
+    let padding = |v: usize| is_padding_vertex(mesh.lookup[v], frames);
+    let (w, h, padded) = super::houdini::active_area(data, pos_path, w, h)?;
+    notes.extend(padded);
+    let lookup = super::openvat::lookup_texels(mesh, mesh_path, w, h, &padding)?;
+    let r = lookup.rows_per_frame;
+    check_height(pos_path, h, frames, r)?;
+
+    let Pieces { texels, members, piece_indices, rest_pivots, piece_mesh, orthonormal, tolerance } =
+        group_pieces(parts, &lookup, substeps, budget, &mut notes)?;
+    let pieces_n = texels.len();
+
+    let keys = key_transforms(parts, &texels, &piece_mesh, &orthonormal, r)?;
+    let key = |f: usize, p: usize| keys[(f % frames) * pieces_n + p];
+    notes.extend(rest_pose_note(&keys, &rest_pivots, tolerance));
+
+    let TurnStats { k, fastest_turn_deg, turn_max, held, held_max } =
+        turn_stats(&keys, frames, pieces_n, substeps);
 
     let transform = |pivot: DVec3, q: DQuat| PieceTransform {
         pivot: pivot.as_vec3().to_array(),
