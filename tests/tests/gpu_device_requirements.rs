@@ -59,7 +59,7 @@ fn a_host_device_below_vats_limits_is_refused_by_name_on_wgpu() {
     let err = vat_wgpu::Renderer::new(&device, &queue, Default::default()).unwrap_err();
     let wanted = limits.max_storage_buffers_per_shader_stage as u64;
     assert!(
-        matches!(err, vat_wgpu::RenderError::LimitTooLow { limit: "max_storage_buffers_per_shader_stage", available, .. } if available == wanted),
+        matches!(err, vat_wgpu::Error::LimitTooLow { limit: "max_storage_buffers_per_shader_stage", available, .. } if available == wanted),
         "{err}"
     );
     let (device, queue) = wgpu_device(vat_wgpu::required_limits(), wgpu::Features::empty());

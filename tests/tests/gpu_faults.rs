@@ -11,7 +11,7 @@ use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::render::{CrowdRenderer, RenderOptions};
 use vat_tests::{LockedDrop, humanoid_vat, limited_gpu};
-use vat_wgpu::{Offscreen, RenderError, Renderer, RendererConfig};
+use vat_wgpu::{DeviceError, Error, Offscreen, Renderer, RendererConfig};
 
 /// An instance with a device on its CPU adapter (the adapter's limits changed by `limits`).
 fn instance_and_device(
@@ -42,7 +42,7 @@ fn an_upload_failing_at_any_step_leaves_nothing_alive() {
     for step in 0..Renderer::UPLOAD_STEPS {
         renderer.inject_upload_fault(Some(step));
         let err = renderer.upload(&asset).unwrap_err();
-        assert!(matches!(&err, RenderError::Device(m) if m.contains("injected")), "{err:?}");
+        assert!(matches!(&err, Error::Device(DeviceError::Wgpu(m)) if m.contains("injected")), "{err:?}");
         device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
         assert_eq!(live(&instance), before, "step {step}: a failed upload left objects alive");
     }
@@ -92,13 +92,13 @@ fn a_lost_device_is_a_typed_error_and_a_new_device_renders_the_same_asset() {
 
     first.parts().0.destroy();
     let err = first.wait().unwrap_err();
-    assert!(matches!(err, RenderError::DeviceLost(_)), "{err:?}");
+    assert!(matches!(err, Error::DeviceLost(_)), "{err:?}");
     let err = first.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &options).unwrap_err();
     println!("{err}");
-    assert!(matches!(err, RenderError::DeviceLost(_)), "{err:?}");
+    assert!(matches!(err, Error::DeviceLost(_)), "{err:?}");
     assert!(err.to_string().contains("upload the asset again"));
-    assert!(matches!(first.read_rgba8(), Err(RenderError::DeviceLost(_))));
-    assert!(matches!(first.upload(&asset), Err(RenderError::DeviceLost(_))));
+    assert!(matches!(first.read_rgba8(), Err(Error::DeviceLost(_))));
+    assert!(matches!(first.upload(&asset), Err(Error::DeviceLost(_))));
     drop(gpu_crowd);
     drop(gpu_asset);
     drop(first);
@@ -169,7 +169,7 @@ const HEADROOM: u64 = 32 << 20;
 /// Set in the child process of [`running_out_of_device_memory_is_a_typed_error_not_a_panic`].
 const CHILD: &str = "VAT_TESTS_OUT_OF_MEMORY_CHILD";
 
-/// Device allocations that fail for want of memory are [`RenderError::OutOfDeviceMemory`] on a
+/// Device allocations that fail for want of memory are [`DeviceError::OutOfDeviceMemory`] on a
 /// host's device, whose uncaptured-error handler is wgpu's default (a panic): an asset upload (whose
 /// buffers `create_buffer_init` used to make, which panics when the device cannot create them), a
 /// decode's output and read-back buffers and a crowd's buffers. The test runs
@@ -221,7 +221,7 @@ fn out_of_memory_child() {
     let target = vat_wgpu::HeadlessTarget::new(&device, [64, 64], config).unwrap();
 
     limit_address_space(Some(address_space_bytes() + HEADROOM));
-    let is_oom = |e: &RenderError| matches!(e, RenderError::OutOfDeviceMemory { .. });
+    let is_oom = |e: &Error| matches!(e, Error::Device(DeviceError::OutOfDeviceMemory { .. }));
     let err = renderer.decode(&gpu_small, &records, 0.0, vat_wgpu::RenderMode::Vat, false).unwrap_err();
     println!("decode: {err}");
     assert!(is_oom(&err), "{err:?}");

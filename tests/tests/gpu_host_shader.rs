@@ -102,10 +102,10 @@ fn host_fragment_stages_draw_alike_on_both_backends_and_bad_ones_are_typed_error
     ];
     for shader in bad {
         let e = wg.parts().2.set_host_shader(Some(shader.clone())).unwrap_err();
-        assert!(matches!(e, vat_wgpu::RenderError::HostShader(_)), "{e}");
+        assert!(matches!(e, vat_wgpu::Error::HostShader(_)), "{e}");
         println!("wgpu: {e}");
         let e = vk.parts().1.set_host_shader(Some(shader)).unwrap_err();
-        assert!(matches!(e, vat_vulkan::VulkanError::HostShader(_)), "{e}");
+        assert!(matches!(e, vat_vulkan::Error::HostShader(_)), "{e}");
     }
     assert_eq!(render(&mut wg), w, "a refused shader replaced the previous one");
 
@@ -284,11 +284,8 @@ fn host_vertex_stages_decode_with_vat_vertex_and_add_outputs_of_their_own() {
 
     // A missing vertex entry point is refused on both.
     let bad = HostShader::new(HOST_VERTEX, "fs_host_normals").with_vertex_entry_point("vs_missing");
-    assert!(matches!(
-        wg.parts().2.set_host_shader(Some(bad.clone())),
-        Err(vat_wgpu::RenderError::HostShader(_))
-    ));
-    assert!(matches!(vk.parts().1.set_host_shader(Some(bad)), Err(vat_vulkan::VulkanError::HostShader(_))));
+    assert!(matches!(wg.parts().2.set_host_shader(Some(bad.clone())), Err(vat_wgpu::Error::HostShader(_))));
+    assert!(matches!(vk.parts().1.set_host_shader(Some(bad)), Err(vat_vulkan::Error::HostShader(_))));
     let messages = vk.parts().0.messages();
     drop(vk);
     assert_eq!((messages.errors(), messages.warnings()), (0, 0), "the validation layer reported problems");

@@ -155,7 +155,7 @@ fn without_a_built_in_map_the_host_map_is_used_and_its_draws_counted() {
     let mut gpu = r.create_crowd(&crowd).unwrap();
     let camera = Camera::look_at(EYE, [0.0, 0.0, -1.0], 0.9, SIZE[0] as f32 / SIZE[1] as f32, 0.1, 100.0);
     let err = r.render_crowd(&asset, &mut gpu, &mut crowd, &camera, &RenderOptions::default()).unwrap_err();
-    assert!(matches!(err, vat_wgpu::RenderError::NoBuiltInShadowMap), "{err}");
+    assert!(matches!(err, vat_wgpu::Error::Frame(vat_core::frame::FrameError::NoBuiltInShadowMap)), "{err}");
     assert!(err.to_string().contains("shadow_map_size"), "{err}");
     // Without shadows the frame draws.
     let off = RenderOptions { shadows: false, ..Default::default() };

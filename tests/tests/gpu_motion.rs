@@ -16,6 +16,7 @@
 
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
+use vat_core::frame::FrameError;
 use vat_core::instance::InstanceRecord;
 use vat_core::pipeline::HostShader;
 use vat_core::playback::Interpolation;
@@ -253,12 +254,12 @@ fn motion_vectors_need_a_motion_entry_point_in_the_host_shader() {
     let options = RenderOptions { motion_vectors: true, ..RenderOptions::default() };
     let err = wg.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera(0), &options).unwrap_err();
     assert!(
-        matches!(err, vat_wgpu::RenderError::HostShader(ref m) if m.contains("motion entry point")),
+        matches!(err, vat_wgpu::Error::Frame(FrameError::HostShader(ref m)) if m.contains("motion entry point")),
         "{err}"
     );
     // A missing motion entry point in the source is refused when the shader is set.
     let bad = HostShader::new(PROBE, "fs_probe_colour").with_motion_entry_point("fs_missing");
-    assert!(matches!(wg.parts().2.set_host_shader(Some(bad)), Err(vat_wgpu::RenderError::HostShader(_))));
+    assert!(matches!(wg.parts().2.set_host_shader(Some(bad)), Err(vat_wgpu::Error::HostShader(_))));
 
     let mut vk = vat_tests::vulkan_offscreen(SIZE, 256);
     vk.parts().1.set_host_shader(Some(HostShader::new(PROBE, "fs_probe_colour"))).unwrap();
@@ -266,7 +267,7 @@ fn motion_vectors_need_a_motion_entry_point_in_the_host_shader() {
     let mut gpu_crowd = vk.create_crowd(&crowd).unwrap();
     let err = vk.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera(0), &options).unwrap_err();
     assert!(
-        matches!(err, vat_vulkan::VulkanError::HostShader(ref m) if m.contains("motion entry point")),
+        matches!(err, vat_vulkan::Error::Frame(FrameError::HostShader(ref m)) if m.contains("motion entry point")),
         "{err}"
     );
 }

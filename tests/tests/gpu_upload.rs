@@ -8,8 +8,13 @@ use vat_bake::prepare::{BakeOptions, prepare};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::encoding::VertexFormat;
+use vat_core::frame::{FrameError, PlanError};
+use vat_core::gpu::ResourceError;
+use vat_core::render::CrowdRenderer;
 use vat_tests::{LockedDrop, humanoid_vat, limited_gpu, test_gpu};
-use vat_wgpu::{CrowdDraw, HeadlessTarget, RenderError, RenderMode, RenderOptions, Renderer, RendererConfig};
+use vat_wgpu::{
+    CrowdDraw, DeviceError, Error, HeadlessTarget, RenderMode, RenderOptions, Renderer, RendererConfig,
+};
 
 /// A device on the CPU adapter with `features` and the adapter's limits changed by `limits`.
 fn device_with(
@@ -28,13 +33,16 @@ fn an_asset_larger_than_the_device_allows_is_refused_before_anything_is_created(
     let asset = Asset::parse(humanoid_vat()).unwrap();
     let err = renderer.upload(&asset).unwrap_err();
     println!("{err}");
-    assert!(matches!(err, RenderError::TextureTooLarge { width: 4096, limit: 2048, .. }), "{err:?}");
+    assert!(
+        matches!(err, Error::Resource(ResourceError::TextureTooLarge { width: 4096, limit: 2048, .. })),
+        "{err:?}"
+    );
     // Storage-buffer limits are checked the same way.
     let (device, queue) =
         device_with(wgpu::Features::INDIRECT_FIRST_INSTANCE, |l| l.max_storage_buffer_binding_size = 1 << 16);
     let mut renderer = Renderer::new(&device, &queue, RendererConfig::default()).unwrap();
     let err = renderer.upload(&asset).unwrap_err();
-    assert!(matches!(err, RenderError::BufferTooLarge { .. }), "{err:?}");
+    assert!(matches!(err, Error::Resource(ResourceError::BufferTooLarge { .. })), "{err:?}");
 }
 
 #[test]
@@ -42,7 +50,10 @@ fn a_device_without_indirect_first_instance_is_refused() {
     let (device, queue) = device_with(wgpu::Features::empty(), |_| {});
     let err = Renderer::new(&device, &queue, RendererConfig::default()).unwrap_err();
     println!("{err}");
-    assert!(matches!(err, RenderError::MissingFeature { feature: "INDIRECT_FIRST_INSTANCE", .. }), "{err:?}");
+    assert!(
+        matches!(err, Error::Device(DeviceError::MissingFeature { feature: "INDIRECT_FIRST_INSTANCE", .. })),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -56,7 +67,7 @@ fn bone_mode_needs_bones_and_every_vertex_format_uploads() {
     let gpu_asset = renderer.upload(&asset).unwrap();
     assert!(!gpu_asset.has_bones());
     let err = renderer.decode(&gpu_asset, &[Default::default()], 0.0, RenderMode::Bone, true).unwrap_err();
-    assert!(matches!(err, RenderError::AssetHasNoBones), "{err:?}");
+    assert!(matches!(err, Error::AssetHasNoBones), "{err:?}");
     let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), CrowdConfig::default());
     crowd.spawn([0.0; 3], 0.0, 0);
     let mut gpu_crowd = renderer.create_crowd(&crowd).unwrap();
@@ -73,7 +84,10 @@ fn bone_mode_needs_bones_and_every_vertex_format_uploads() {
             &options,
         )
         .unwrap_err();
-    assert!(matches!(err, RenderError::AssetHasNoBones), "{err:?}");
+    // The plan error keeps its detail (which crowd), as on Vulkan (`plan_errors_keep_their_detail`).
+    assert_eq!(err.plan(), Some(&PlanError::AssetHasNoBones { crowd: 0 }), "{err:?}");
+    assert!(matches!(err, Error::Frame(FrameError::Plan(PlanError::AssetHasNoBones { crowd: 0 }))));
+    assert!(err.to_string().contains("crowd 0"), "{err}");
     // VAT mode of the same asset renders.
     renderer
         .render(
@@ -93,4 +107,33 @@ fn bone_mode_needs_bones_and_every_vertex_format_uploads() {
     let f16_asset = renderer.upload(&Asset::parse(&bytes).unwrap()).unwrap();
     assert_eq!(f16_asset.vertex_format(), VertexFormat::F16);
     assert_eq!(gpu_asset.vertex_format(), VertexFormat::Packed64);
+}
+
+vat_tests::per_backend!(a_plan_error_keeps_its_detail, [32, 32], 256, plan_error_keeps_its_detail);
+
+/// A frame in bone mode of an asset baked without bones is the core's plan error, with the crowd it
+/// names, on either backend (one error enum, `vat_core::backend::Error`, never flattened to text).
+fn plan_error_keeps_its_detail<R, D>(mut r: R)
+where
+    R: CrowdRenderer<Error = vat_core::backend::Error<D>>,
+    D: std::fmt::Debug + std::fmt::Display,
+{
+    let rig = vat_procgen::humanoid();
+    let bytes = prepare(&rig, &BakeOptions::default()).unwrap().to_vat_bytes().unwrap();
+    let asset = Asset::parse(&bytes).unwrap();
+    let gpu_asset = r.upload(&asset).unwrap();
+    let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), CrowdConfig::default());
+    crowd.spawn([0.0; 3], 0.0, 0);
+    let mut gpu_crowd = r.create_crowd(&crowd).unwrap();
+    let camera = Camera::look_at([0.0, 1.0, 4.0], [0.0, 1.0, 0.0], 0.8, 1.0, 0.1, 50.0);
+    let options = RenderOptions { mode: RenderMode::Bone, ..Default::default() };
+    let err = r.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &options).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            vat_core::backend::Error::Frame(FrameError::Plan(PlanError::AssetHasNoBones { crowd: 0 }))
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("crowd 0"), "{err}");
 }

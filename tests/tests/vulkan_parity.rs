@@ -212,10 +212,10 @@ fn a_vulkan_upload_that_fails_at_any_step_leaks_nothing() {
         for n in 0.. {
             ctx.fail_allocations_after(Some(n));
             match renderer.upload(&asset) {
-                Err(vat_vulkan::VulkanError::Vk {
+                Err(vat_vulkan::Error::Device(vat_vulkan::DeviceError::Vk {
                     result: ash::vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
                     ..
-                }) => {
+                })) => {
                     failures += 1;
                 }
                 Err(e) => panic!("unexpected error: {e}"),
@@ -258,7 +258,16 @@ fn a_texture_larger_than_the_device_limit_is_refused_with_its_numbers_and_leaks_
         let err = renderer.upload(&asset).unwrap_err();
         let message = err.to_string();
         println!("upload refused as intended: {message}");
-        assert!(matches!(err, vat_vulkan::VulkanError::TextureTooLarge { limit: 1024, .. }), "{err:?}");
+        assert!(
+            matches!(
+                err,
+                vat_vulkan::Error::Resource(vat_core::gpu::ResourceError::TextureTooLarge {
+                    limit: 1024,
+                    ..
+                })
+            ),
+            "{err:?}"
+        );
         assert!(message.contains(&width.to_string()) && message.contains("1024"), "{message}");
     }
     drop(Rc::into_inner(ctx).expect("every renderer and asset is dropped"));

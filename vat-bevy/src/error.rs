@@ -14,5 +14,5 @@ pub enum VatBevyError {
     Asset(#[from] vat_core::Error),
     /// vat's wgpu renderer refused the device, the asset or a frame.
     #[error("vat renderer: {0}")]
-    Render(#[from] vat_wgpu::RenderError),
+    Render(#[from] vat_wgpu::Error),
 }

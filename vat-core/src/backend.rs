@@ -11,12 +11,20 @@ use crate::crowd::CrowdId;
 use crate::frame::gpu_counts::CountsRing;
 use crate::frame::{CrowdSync, HostMapCache, InstanceSource};
 
+mod asset;
+mod config;
+mod decode;
+mod error;
 pub mod resolve;
 
 pub use crate::frame::{
     AssetDrawInfo, BufferId, Command, Dispatch, Draw, DrawGeometry, DrawResources, FrameBackend, FrameCrowd,
     FrameError, FramePlan, FrameState, HostPass, Missing, PlanLimits, Prechecks, WriteData,
 };
+pub use asset::GpuAsset;
+pub use config::{CULL, ComputeKey, RendererConfig, TargetFormats};
+pub use decode::{DecodeJob, decode_buffer, plan_decode};
+pub use error::Error;
 pub use resolve::*;
 
 /// The handle types of one backend. The core holds them in its generic structs and hands them back

@@ -80,6 +80,20 @@ pub enum TexelFormat {
 }
 
 impl TexelFormat {
+    /// Every texel format, in declaration order (backends test their format tables over it).
+    pub const ALL: [TexelFormat; 10] = [
+        TexelFormat::Rg32Uint,
+        TexelFormat::Rgba16Uint,
+        TexelFormat::Rg16Uint,
+        TexelFormat::Rgba16Float,
+        TexelFormat::Rg16Float,
+        TexelFormat::Rgba32Float,
+        TexelFormat::Rg32Float,
+        TexelFormat::Rgba8Uint,
+        TexelFormat::Rg8Uint,
+        TexelFormat::Rgba32Uint,
+    ];
+
     /// Bytes per texel.
     pub const fn bytes_per_texel(self) -> u32 {
         match self {

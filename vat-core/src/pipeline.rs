@@ -888,6 +888,13 @@ pub struct PassFormats<F> {
     pub samples: u32,
 }
 
+impl<F> PassFormats<F> {
+    /// vat's own shadow pass: depth only, in `depth`, standard conventions, one sample.
+    pub const fn shadow(depth: F) -> Self {
+        Self { color: None, depth, motion: None, conventions: PassConventions::STANDARD, samples: 1 }
+    }
+}
+
 /// The state of a host's prepass of the camera that a renderer's `draw_prepass` draws into, over a
 /// graphics API's format type `F` (each backend names it `PrepassFormats`): Bevy's layout
 /// (`ViewPrepassTextures`), a depth attachment and at most two colour attachments, the normal at

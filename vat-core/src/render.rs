@@ -351,7 +351,8 @@ pub trait CrowdRenderer {
     /// One crowd's GPU copy (records, lists, uniforms and their sync state), made by
     /// [`create_crowd`](Self::create_crowd) for one [`Crowd`].
     type Crowd;
-    /// This backend's error (`vat_wgpu::RenderError`, `vat_vulkan::VulkanError`).
+    /// This backend's error (`vat_wgpu::Error`, `vat_vulkan::Error`: both
+    /// [`crate::backend::Error`] over the backend's own device errors).
     type Error: std::error::Error + Send + Sync + 'static;
 
     /// A short name of the backend and adapter, e.g. `"wgpu/Vulkan: llvmpipe (LLVM 19.1.7, 256 bits)"`.

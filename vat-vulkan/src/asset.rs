@@ -3,87 +3,19 @@
 
 use ash::vk;
 use vat_core::container::Asset;
-use vat_core::encoding::VertexFormat;
 use vat_core::frame::AssetDrawInfo;
-use vat_core::gpu::{self, AssetBinding, AssetResource, AssetResources, ResourceLimits};
+use vat_core::gpu::{self, AssetBinding, AssetResource, AssetResources, ResourceError, ResourceLimits};
 
+use crate::crowd::VkHandles;
 use crate::owned::{Owned, color_range};
 use crate::renderer::{Resource, StageSet, descriptor_set, storage_limit};
-use crate::{Renderer, VulkanError, conv};
+use crate::{DeviceError, Error, Renderer, conv};
 
-/// A baked asset on the device: animation and bone textures, clip table, vertex streams, index buffer
-/// (every LOD, then the attachments), attachment meshes and capture tracks, with their descriptor
-/// sets (set 1 per pipeline kind). Keeps no CPU copy of the payload. Made by [`Renderer::upload`];
-/// use it only with that renderer. Any number of crowds ([`crate::GpuCrowd`]) may draw it. Dropping
-/// it waits for the device to be idle, then destroys it.
-pub struct GpuAsset {
-    owned: Owned,
-    /// What the frame plan needs of it (LOD ranges, attachments, variant).
-    pub(crate) info: AssetDrawInfo,
-    /// Set 1, per [`StageSet`].
-    pub(crate) sets: Vec<vk::DescriptorSet>,
-    pub(crate) index_buffer: vk::Buffer,
-    gpu_bytes: u64,
-}
-
-impl std::fmt::Debug for GpuAsset {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GpuAsset")
-            .field("info", &self.info)
-            .field("gpu_bytes", &self.gpu_bytes)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Drop for GpuAsset {
-    fn drop(&mut self) {
-        // SAFETY: plain wait on a live device (the asset holds the context); submitted frames may
-        // still read the asset's objects, which `owned` destroys next.
-        let _ = unsafe { self.owned.ctx.device.device_wait_idle() };
-    }
-}
-
-impl GpuAsset {
-    /// Whether bone mode is available (the asset was baked with `--bones`).
-    pub fn has_bones(&self) -> bool {
-        self.info.has_bones()
-    }
-
-    /// Whether the asset has socket attachments.
-    pub fn has_attachments(&self) -> bool {
-        self.info.has_attachments()
-    }
-
-    /// Bone influences per vertex (4 or 8), 0 without bones.
-    pub fn influences(&self) -> u32 {
-        self.info.influences()
-    }
-
-    /// LOD levels of the asset's index buffer.
-    pub fn lod_count(&self) -> u32 {
-        self.info.lod_count()
-    }
-
-    /// Vertices per frame.
-    pub fn vertex_count(&self) -> u32 {
-        self.info.vertex_count()
-    }
-
-    /// The vertex format of its animation textures.
-    pub fn vertex_format(&self) -> VertexFormat {
-        self.info.vertex_format()
-    }
-
-    /// What the frame plan knows of it.
-    pub fn draw_info(&self) -> &AssetDrawInfo {
-        &self.info
-    }
-
-    /// Bytes of GPU memory its textures and buffers take.
-    pub fn gpu_bytes(&self) -> u64 {
-        self.gpu_bytes
-    }
-}
+/// A baked asset on the device, with its descriptor sets (set 1 per pipeline kind): vat-core's
+/// [`vat_core::backend::GpuAsset`] over Vulkan's handles. Made by [`Renderer::upload`]; use it only
+/// with that renderer. Any number of crowds ([`crate::GpuCrowd`]) may draw it. Dropping it waits for
+/// the device to be idle, then destroys it.
+pub type GpuAsset = vat_core::backend::GpuAsset<VkHandles>;
 
 impl Renderer {
     /// Uploads a validated asset: every resource of [`AssetResources`] (vat-core lists each
@@ -94,16 +26,16 @@ impl Renderer {
     /// error, everything created so far is destroyed and nothing is kept.
     ///
     /// # Errors
-    /// [`VulkanError::AssetHasNoVertexAnimation`], [`VulkanError::AssetHasNoLods`],
-    /// [`VulkanError::UnsupportedFormat`] (the device cannot sample one of the vertex format's texel
-    /// formats; never on a conformant device), [`VulkanError::TextureTooLarge`],
-    /// [`VulkanError::TextureData`], [`VulkanError::BufferTooLarge`], [`VulkanError::Vk`],
-    /// [`VulkanError::NoMemoryType`].
-    pub fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, VulkanError> {
+    /// [`ResourceError::NoAnimation`](vat_core::gpu::ResourceError::NoAnimation), [`ResourceError::NoLods`](vat_core::gpu::ResourceError::NoLods),
+    /// [`DeviceError::UnsupportedFormat`](crate::DeviceError::UnsupportedFormat) (the device cannot sample one of the vertex format's texel
+    /// formats; never on a conformant device), [`ResourceError::TextureTooLarge`](vat_core::gpu::ResourceError::TextureTooLarge),
+    /// [`DeviceError::TextureData`](crate::DeviceError::TextureData), [`ResourceError::BufferTooLarge`](vat_core::gpu::ResourceError::BufferTooLarge), [`DeviceError::Vk`](crate::DeviceError::Vk),
+    /// [`DeviceError::NoMemoryType`](crate::DeviceError::NoMemoryType).
+    pub fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, Error> {
         if let Some(va) = &asset.manifest().vertex_animation {
             for &texel in va.format.texel_formats() {
                 if !self.ctx.supports_sampled_image(conv::map_texel_format(texel)) {
-                    return Err(VulkanError::UnsupportedFormat { format: va.format, texel });
+                    return Err(DeviceError::UnsupportedFormat { format: va.format, texel }.into());
                 }
             }
         }
@@ -149,8 +81,8 @@ impl Renderer {
             resources.attachment_first_index,
             resources.attachment_index_count,
         )
-        .ok_or(VulkanError::AssetHasNoLods)?;
-        Ok(GpuAsset { owned, info, sets, index_buffer: index_buffer.buffer, gpu_bytes })
+        .ok_or(Error::Resource(ResourceError::NoLods))?;
+        Ok(GpuAsset { info, groups: sets, index_buffer: index_buffer.buffer, gpu_bytes, keep: owned })
     }
 }
 
@@ -163,7 +95,7 @@ impl Renderer {
         staging: &mut Owned,
         copies: &mut Vec<StagedCopy>,
         b: &AssetBinding<'_>,
-    ) -> Result<(Resource, u64), VulkanError> {
+    ) -> Result<(Resource, u64), Error> {
         Ok(match &b.resource {
             AssetResource::Texture(t) => {
                 let format = conv::map_texel_format(t.format);
@@ -172,7 +104,7 @@ impl Renderer {
                     * u64::from(conv::format_texel_bytes(format).unwrap_or(4));
                 if (t.bytes.len() as u64) < expected {
                     let actual = t.bytes.len() as u64;
-                    return Err(VulkanError::TextureData { what: b.label, expected, actual });
+                    return Err(DeviceError::TextureData { what: b.label, expected, actual }.into());
                 }
                 let usage = vk::BufferUsageFlags::TRANSFER_SRC;
                 let source =
@@ -215,7 +147,7 @@ fn array_texture(
     staging: &mut Owned,
     t: &gpu::MaterialTexture<'_>,
     label: &'static str,
-) -> Result<(vk::ImageView, StagedCopy), VulkanError> {
+) -> Result<(vk::ImageView, StagedCopy), Error> {
     let (width, height) = t.levels.first().map_or((1, 1), |l| (l.width, l.height));
     let format = if t.srgb { vk::Format::R8G8B8A8_SRGB } else { vk::Format::R8G8B8A8_UNORM };
     let bytes: Vec<u8> = t.levels.iter().flat_map(|l| l.bytes.iter().copied()).collect();

@@ -10,7 +10,7 @@ use vat_core::gpu::{self, CullParams, FrameUniforms};
 
 use crate::owned::{HostBuffer, Object, Owned};
 use crate::renderer::{HostFrameSets, Resource, StageSet, descriptor_set};
-use crate::{Renderer, VulkanError};
+use crate::{DeviceError, Error, Renderer};
 
 /// vat-vulkan's handle types in vat-core's generic GPU state ([`vat_core::backend::Handles`]).
 #[derive(Debug)]
@@ -56,7 +56,7 @@ pub struct CountsSlot {
 pub(crate) fn ensure_slots(
     counts: &mut CountsReadback,
     ctx: &std::rc::Rc<crate::Context>,
-) -> Result<(), VulkanError> {
+) -> Result<(), Error> {
     if counts.keep.is_some() {
         return Ok(());
     }
@@ -67,7 +67,7 @@ pub(crate) fn ensure_slots(
             owned.buffer(gpu::DRAW_ARGS_BYTES, vk::BufferUsageFlags::TRANSFER_DST, "culling counts")?;
         // SAFETY: valid create info on a live device; the event is destroyed with `owned`.
         let event = unsafe { ctx.device.create_event(&vk::EventCreateInfo::default(), None) }
-            .map_err(VulkanError::vk("create event"))?;
+            .map_err(DeviceError::vk("create event"))?;
         owned.push(Object::Event(event));
         slots.push(CountsSlot { buffer, event });
     }
@@ -80,14 +80,14 @@ pub(crate) fn ensure_slots(
 /// events.
 ///
 /// # Errors
-/// [`VulkanError::Vk`] or [`VulkanError::DeviceLost`] from the event query or the read.
-pub(crate) fn collect(counts: &mut CountsReadback) -> Result<(), VulkanError> {
+/// [`DeviceError::Vk`](crate::DeviceError::Vk) or [`Error::DeviceLost`] from the event query or the read.
+pub(crate) fn collect(counts: &mut CountsReadback) -> Result<(), Error> {
     let Some(owned) = &counts.keep else { return Ok(()) };
     let d = &owned.ctx.device;
     for (slot, _) in counts.ring.in_flight() {
         let Some(s) = counts.slots.get(slot) else { continue };
         // SAFETY: an event of this device, not waited on by any command buffer.
-        let set = unsafe { d.get_event_status(s.event) }.map_err(VulkanError::vk("get event status"))?;
+        let set = unsafe { d.get_event_status(s.event) }.map_err(DeviceError::vk("get event status"))?;
         if !set {
             continue;
         }
@@ -98,7 +98,7 @@ pub(crate) fn collect(counts: &mut CountsReadback) -> Result<(), VulkanError> {
             bytes.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
         // SAFETY: the event's set has executed (observed above) and no command waits on it; the
         // slot is recorded again only after this reset.
-        unsafe { d.reset_event(s.event) }.map_err(VulkanError::vk("reset event"))?;
+        unsafe { d.reset_event(s.event) }.map_err(DeviceError::vk("reset event"))?;
         counts.ring.complete(slot, &words);
     }
     Ok(())
@@ -120,8 +120,8 @@ impl Renderer {
     /// its first frame). Use the result only with `crowd` and this renderer.
     ///
     /// # Errors
-    /// [`VulkanError::Vk`], [`VulkanError::NoMemoryType`].
-    pub fn create_crowd(&mut self, crowd: &Crowd) -> Result<GpuCrowd, VulkanError> {
+    /// [`DeviceError::Vk`](crate::DeviceError::Vk), [`DeviceError::NoMemoryType`](crate::DeviceError::NoMemoryType).
+    pub fn create_crowd(&mut self, crowd: &Crowd) -> Result<GpuCrowd, Error> {
         let mut owned = Owned::new(&self.ctx);
         let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
         let frame_buffer =
@@ -131,7 +131,7 @@ impl Renderer {
     }
 
     /// Gives `gpu` at least `views` extra-view uniform buffers and their depth and compute sets.
-    pub(crate) fn grow_views(&self, gpu: &mut GpuCrowd, views: usize) -> Result<(), VulkanError> {
+    pub(crate) fn grow_views(&self, gpu: &mut GpuCrowd, views: usize) -> Result<(), Error> {
         let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
         while gpu.views.len() < views {
             let buffer =
@@ -150,7 +150,7 @@ impl Renderer {
         buffers: &mut CrowdBuffers,
         capacity: CrowdCapacity,
         views: u32,
-    ) -> Result<(), VulkanError> {
+    ) -> Result<(), Error> {
         let storage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
         while buffers.views.len() < views as usize {
             let owned = &mut buffers.keep;
@@ -181,7 +181,7 @@ impl Renderer {
         set: StageSet,
         crowd: CrowdSetBuffers,
         instance_list: vk::Buffer,
-    ) -> Result<vk::DescriptorSet, VulkanError> {
+    ) -> Result<vk::DescriptorSet, Error> {
         let (decode_params, decoded) = (self.dummy_decode_params.buffer, self.dummy_decoded.buffer);
         let layout = self.set_layouts[set as usize][gpu::GROUP_CROWD as usize];
         descriptor_set(owned, layout, gpu::GROUP_CROWD, set, |name| {
@@ -201,10 +201,10 @@ impl Renderer {
 
     /// Replaces `gpu`'s buffers with ones of `capacity` (the plan then uploads everything); waits for
     /// the device to be idle first when there are old ones (frames in flight may read them).
-    pub(crate) fn grow_crowd(&self, gpu: &mut GpuCrowd, capacity: CrowdCapacity) -> Result<(), VulkanError> {
+    pub(crate) fn grow_crowd(&self, gpu: &mut GpuCrowd, capacity: CrowdCapacity) -> Result<(), Error> {
         if gpu.buffers.is_some() {
             // SAFETY: plain wait on a live device, before the old buffers are destroyed.
-            unsafe { self.ctx.device.device_wait_idle() }.map_err(VulkanError::vk("wait for device idle"))?;
+            unsafe { self.ctx.device.device_wait_idle() }.map_err(DeviceError::vk("wait for device idle"))?;
             gpu.buffers = None;
         }
         let mut owned = Owned::new(&self.ctx);
@@ -261,10 +261,10 @@ impl Renderer {
 
     /// Replaces `buffers`' scatter buffers with ones of `capacity` records (waiting for the device
     /// to be idle first when there are old ones).
-    pub(crate) fn grow_scatter(&self, buffers: &mut CrowdBuffers, capacity: u32) -> Result<(), VulkanError> {
+    pub(crate) fn grow_scatter(&self, buffers: &mut CrowdBuffers, capacity: u32) -> Result<(), Error> {
         if buffers.scatter.is_some() {
             // SAFETY: plain wait on a live device, before the old buffers are destroyed.
-            unsafe { self.ctx.device.device_wait_idle() }.map_err(VulkanError::vk("wait for device idle"))?;
+            unsafe { self.ctx.device.device_wait_idle() }.map_err(DeviceError::vk("wait for device idle"))?;
             buffers.scatter = None;
         }
         let mut owned = Owned::new(&self.ctx);

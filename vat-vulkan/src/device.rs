@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use ash::vk;
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle, RawDisplayHandle, RawWindowHandle};
 
-use crate::VulkanError;
+use crate::{DeviceError, Error};
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 
@@ -174,9 +174,9 @@ impl Context {
     /// with a messenger that counts errors and warnings ([`messages`](Self::messages)).
     ///
     /// # Errors
-    /// [`VulkanError::Load`] without a Vulkan loader, [`VulkanError::NoDevice`] without a suitable
-    /// device, [`VulkanError::Vk`] if a Vulkan call fails.
-    pub fn headless() -> Result<Self, VulkanError> {
+    /// [`DeviceError::Load`](crate::DeviceError::Load) without a Vulkan loader, [`DeviceError::NoDevice`](crate::DeviceError::NoDevice) without a suitable
+    /// device, [`DeviceError::Vk`](crate::DeviceError::Vk) if a Vulkan call fails.
+    pub fn headless() -> Result<Self, Error> {
         Self::headless_with_validation(true)
     }
 
@@ -190,7 +190,7 @@ impl Context {
     ///
     /// # Errors
     /// As [`headless`](Self::headless).
-    pub fn headless_with_validation(validation: bool) -> Result<Self, VulkanError> {
+    pub fn headless_with_validation(validation: bool) -> Result<Self, Error> {
         Self::open(validation, None)
     }
 
@@ -203,20 +203,20 @@ impl Context {
     /// Make a [`crate::Swapchain`] on it. The wgpu twin is `vat_wgpu::presenting_device`.
     ///
     /// # Errors
-    /// [`VulkanError::Window`] for a window of another kind or without handles, the
-    /// [`VulkanError::NoDevice`] of a system where no device can present to it, and those of
+    /// [`DeviceError::Window`](crate::DeviceError::Window) for a window of another kind or without handles, the
+    /// [`DeviceError::NoDevice`](crate::DeviceError::NoDevice) of a system where no device can present to it, and those of
     /// [`headless`](Self::headless).
-    pub fn presenting<W>(window: Arc<W>, validation: bool) -> Result<Self, VulkanError>
+    pub fn presenting<W>(window: Arc<W>, validation: bool) -> Result<Self, Error>
     where
         W: HasWindowHandle + HasDisplayHandle + Send + Sync + 'static,
     {
-        let display = window.display_handle().map_err(|e| VulkanError::Window(e.to_string()))?.as_raw();
-        let handle = window.window_handle().map_err(|e| VulkanError::Window(e.to_string()))?.as_raw();
+        let display = window.display_handle().map_err(|e| DeviceError::Window(e.to_string()))?.as_raw();
+        let handle = window.window_handle().map_err(|e| DeviceError::Window(e.to_string()))?.as_raw();
         Self::open(validation, Some(WindowHandles { display, handle, owner: window }))
     }
 
     /// [`headless_with_validation`](Self::headless_with_validation), presenting to `window` when given.
-    fn open(validation: bool, window: Option<WindowHandles>) -> Result<Self, VulkanError> {
+    fn open(validation: bool, window: Option<WindowHandles>) -> Result<Self, Error> {
         // Held to the end, so that it covers the instance guard's teardown on every error path too.
         let _lifetime = vat_core::gpu::device_lifetime_lock();
         let surface_extensions = match &window {
@@ -224,16 +224,16 @@ impl Context {
             None => &[],
         };
         // SAFETY: loading the system's Vulkan loader; nothing else in the process unloads it.
-        let entry = unsafe { ash::Entry::load() }.map_err(|e| VulkanError::Load(e.to_string()))?;
+        let entry = unsafe { ash::Entry::load() }.map_err(|e| DeviceError::Load(e.to_string()))?;
         let validation = validation && {
             // SAFETY: plain query on a loaded entry.
             let layers =
-                unsafe { entry.enumerate_instance_layer_properties() }.map_err(VulkanError::vk("layers"))?;
+                unsafe { entry.enumerate_instance_layer_properties() }.map_err(DeviceError::vk("layers"))?;
             layers.iter().any(|l| l.layer_name_as_c_str().is_ok_and(|n| n == VALIDATION_LAYER))
         };
         // SAFETY: plain query on a loaded entry.
         let extensions = unsafe { entry.enumerate_instance_extension_properties(None) }
-            .map_err(VulkanError::vk("instance extensions"))?;
+            .map_err(DeviceError::vk("instance extensions"))?;
         let has_debug_utils = validation
             || extensions
                 .iter()
@@ -244,10 +244,11 @@ impl Context {
             if has_debug_utils { vec![ash::ext::debug_utils::NAME.as_ptr()] } else { Vec::new() };
         for &name in surface_extensions {
             if !extensions.iter().any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == name)) {
-                return Err(VulkanError::Window(format!(
+                return Err(DeviceError::Window(format!(
                     "the Vulkan loader lacks {} (install libvulkan1 and mesa-vulkan-drivers)",
                     name.to_string_lossy()
-                )));
+                ))
+                .into());
             }
             extension_names.push(name.as_ptr());
         }
@@ -261,30 +262,12 @@ impl Context {
             .enabled_extension_names(&extension_names);
         // SAFETY: the create info and the strings it points to live until the call returns.
         let instance =
-            unsafe { entry.create_instance(&info, None) }.map_err(VulkanError::vk("create instance"))?;
+            unsafe { entry.create_instance(&info, None) }.map_err(DeviceError::vk("create instance"))?;
         // Declared before the guard so that it outlives the messenger on every path.
         let counts = Arc::<MessageCounts>::default();
         let mut guard = InstanceGuard { instance, debug: None, surface: None };
         if has_debug_utils {
-            let utils = ash::ext::debug_utils::Instance::new(&entry, &guard.instance);
-            let info = vk::DebugUtilsMessengerCreateInfoEXT::default()
-                .message_severity(
-                    vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
-                        | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
-                )
-                .message_type(
-                    vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
-                        | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
-                        | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
-                )
-                .pfn_user_callback(Some(debug_callback))
-                .user_data(Arc::as_ptr(&counts).cast_mut().cast());
-            // SAFETY: the user data (the shared counts) outlives the messenger: the context holds a
-            // reference until `Drop` has destroyed the messenger, and the guard destroys it on every
-            // failure path before `counts` is dropped.
-            let messenger = unsafe { utils.create_debug_utils_messenger(&info, None) }
-                .map_err(VulkanError::vk("create debug messenger"))?;
-            guard.debug = Some((utils, messenger));
+            guard.debug = Some(debug_messenger(&entry, &guard.instance, &counts)?);
         }
         if let Some(w) = window {
             // SAFETY: the handles are those of `w.owner`, a live window that the surface keeps alive
@@ -296,44 +279,14 @@ impl Context {
         let instance = &guard.instance;
         // SAFETY: plain query on a live instance.
         let devices =
-            unsafe { instance.enumerate_physical_devices() }.map_err(VulkanError::vk("physical devices"))?;
-        let rank = |t: vk::PhysicalDeviceType| match t {
-            vk::PhysicalDeviceType::CPU => 0,
-            vk::PhysicalDeviceType::DISCRETE_GPU => 1,
-            vk::PhysicalDeviceType::INTEGRATED_GPU => 2,
-            _ => 3,
-        };
+            unsafe { instance.enumerate_physical_devices() }.map_err(DeviceError::vk("physical devices"))?;
         let requirements = if guard.surface.is_some() {
             crate::DeviceRequirements::presenting()
         } else {
             crate::DeviceRequirements::offscreen()
         };
-        let mut candidates = Vec::new();
-        for pd in devices {
-            // SAFETY: `pd` was enumerated from this instance.
-            if unsafe { requirements.check(instance, pd) }.is_err() {
-                continue;
-            }
-            // SAFETY: as above.
-            let props = unsafe { instance.get_physical_device_properties(pd) };
-            // SAFETY: as above.
-            let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
-            let family = (0..families.len() as u32).find(|&i| {
-                families[i as usize].queue_flags.contains(requirements.queue_flags)
-                    && guard.surface.as_ref().is_none_or(|s| {
-                        // SAFETY: `pd` and the surface are of this instance; `i` is a family of `pd`.
-                        unsafe { s.loader.get_physical_device_surface_support(pd, i, s.surface) }
-                            .unwrap_or(false)
-                    })
-            });
-            if let Some(family) = family {
-                candidates.push((rank(props.device_type), pd, props, family));
-            }
-        }
-        candidates.sort_by_key(|c| c.0);
-        let Some(&(_, physical_device, properties, queue_family)) = candidates.first() else {
-            return Err(VulkanError::NoDevice);
-        };
+        let (physical_device, properties, queue_family) =
+            pick_device(instance, devices, guard.surface.as_ref(), &requirements)?;
         let priorities = [1.0f32];
         let queue_info = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(queue_family)
@@ -349,7 +302,7 @@ impl Context {
             .push_next(&mut features13);
         // SAFETY: the create info lives until the call returns; `physical_device` is of this instance.
         let device = unsafe { instance.create_device(physical_device, &device_info, None) }
-            .map_err(VulkanError::vk("create device"))?;
+            .map_err(DeviceError::vk("create device"))?;
         // SAFETY: family `queue_family` was requested with one queue.
         let queue = unsafe { device.get_device_queue(queue_family, 0) };
         let pool_info = vk::CommandPoolCreateInfo::default()
@@ -361,7 +314,7 @@ impl Context {
             Err(e) => {
                 // SAFETY: nothing was created from the device yet.
                 unsafe { device.destroy_device(None) };
-                return Err(VulkanError::from_vk("create command pool", e));
+                return Err(DeviceError::from_vk("create command pool", e));
             }
         };
         // SAFETY: plain query.
@@ -410,8 +363,8 @@ impl Context {
     /// other queues: Vulkan requires external synchronisation of queue submissions.
     ///
     /// # Errors
-    /// [`VulkanError::NoDevice`] if the physical device is older than Vulkan 1.3 or the family lacks
-    /// graphics or compute; [`VulkanError::Vk`] if the command pool cannot be created.
+    /// [`DeviceError::NoDevice`](crate::DeviceError::NoDevice) if the physical device is older than Vulkan 1.3 or the family lacks
+    /// graphics or compute; [`DeviceError::Vk`](crate::DeviceError::Vk) if the command pool cannot be created.
     pub unsafe fn from_handles(
         entry: ash::Entry,
         instance: ash::Instance,
@@ -419,7 +372,7 @@ impl Context {
         device: ash::Device,
         queue: vk::Queue,
         queue_family: u32,
-    ) -> Result<Self, VulkanError> {
+    ) -> Result<Self, Error> {
         // SAFETY: the caller guarantees the handles are valid and related.
         let properties = unsafe { instance.get_physical_device_properties(physical_device) };
         // SAFETY: as above.
@@ -429,14 +382,14 @@ impl Context {
             .get(queue_family as usize)
             .is_some_and(|f| f.queue_flags.contains(requirements.queue_flags));
         if properties.api_version < requirements.api_version || !family_ok {
-            return Err(VulkanError::NoDevice);
+            return Err(DeviceError::NoDevice.into());
         }
         let pool_info = vk::CommandPoolCreateInfo::default()
             .queue_family_index(queue_family)
             .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
         // SAFETY: valid create info on the caller's live device.
         let command_pool = unsafe { device.create_command_pool(&pool_info, None) }
-            .map_err(VulkanError::vk("create command pool"))?;
+            .map_err(DeviceError::vk("create command pool"))?;
         // SAFETY: as above.
         let memory_properties = unsafe { instance.get_physical_device_memory_properties(physical_device) };
         Ok(Self {
@@ -474,12 +427,12 @@ impl Context {
     }
 
     /// Counts one memory allocation against [`fail_allocations_after`](Self::fail_allocations_after).
-    pub(crate) fn count_allocation(&self) -> Result<(), VulkanError> {
+    pub(crate) fn count_allocation(&self) -> Result<(), Error> {
         match self.allocations_left.get() {
-            Some(0) => Err(VulkanError::Vk {
+            Some(0) => Err(Error::Device(DeviceError::Vk {
                 what: "allocate memory (failed on purpose)",
                 result: vk::Result::ERROR_OUT_OF_DEVICE_MEMORY,
-            }),
+            })),
             Some(n) => {
                 self.allocations_left.set(Some(n - 1));
                 Ok(())
@@ -580,12 +533,12 @@ struct WindowHandles {
 }
 
 /// The instance extensions a surface of a window on `display` needs.
-fn surface_extensions(display: RawDisplayHandle) -> Result<&'static [&'static CStr], VulkanError> {
+fn surface_extensions(display: RawDisplayHandle) -> Result<&'static [&'static CStr], Error> {
     match display {
         RawDisplayHandle::Xlib(_) => Ok(&[ash::khr::surface::NAME, ash::khr::xlib_surface::NAME]),
         RawDisplayHandle::Xcb(_) => Ok(&[ash::khr::surface::NAME, ash::khr::xcb_surface::NAME]),
         RawDisplayHandle::Wayland(_) => Ok(&[ash::khr::surface::NAME, ash::khr::wayland_surface::NAME]),
-        other => Err(VulkanError::Window(format!("cannot present to a window of {other:?}"))),
+        other => Err(DeviceError::Window(format!("cannot present to a window of {other:?}")).into()),
     }
 }
 
@@ -599,8 +552,8 @@ unsafe fn create_surface(
     instance: &ash::Instance,
     display: RawDisplayHandle,
     handle: RawWindowHandle,
-) -> Result<vk::SurfaceKHR, VulkanError> {
-    let missing = || VulkanError::Window("the window system returned a null display".into());
+) -> Result<vk::SurfaceKHR, Error> {
+    let missing = || DeviceError::Window("the window system returned a null display".into());
     let result = match (display, handle) {
         (RawDisplayHandle::Xlib(d), RawWindowHandle::Xlib(w)) => {
             let dpy = d.display.ok_or_else(missing)?.as_ptr();
@@ -623,9 +576,9 @@ unsafe fn create_surface(
                 ash::khr::wayland_surface::Instance::new(entry, instance).create_wayland_surface(&info, None)
             }
         }
-        (d, w) => return Err(VulkanError::Window(format!("cannot present to {w:?} on {d:?}"))),
+        (d, w) => return Err(DeviceError::Window(format!("cannot present to {w:?} on {d:?}")).into()),
     };
-    result.map_err(VulkanError::vk("create window surface"))
+    result.map_err(DeviceError::vk("create window surface"))
 }
 
 /// Whether physical device `pd` of `instance` offers device extension `name`.
@@ -640,4 +593,73 @@ pub(crate) unsafe fn has_device_extension(
     // SAFETY: the caller guarantees `pd` is of `instance`.
     let extensions = unsafe { instance.enumerate_device_extension_properties(pd) }.unwrap_or_default();
     extensions.iter().any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == name))
+}
+/// The debug messenger on `instance` that counts the validation layer's warnings and errors into
+/// `counts`.
+fn debug_messenger(
+    entry: &ash::Entry,
+    instance: &ash::Instance,
+    counts: &Arc<MessageCounts>,
+) -> Result<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT), Error> {
+    let utils = ash::ext::debug_utils::Instance::new(entry, instance);
+    let info = vk::DebugUtilsMessengerCreateInfoEXT::default()
+        .message_severity(
+            vk::DebugUtilsMessageSeverityFlagsEXT::WARNING | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
+        )
+        .message_type(
+            vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
+        )
+        .pfn_user_callback(Some(debug_callback))
+        .user_data(Arc::as_ptr(counts).cast_mut().cast());
+    // SAFETY: the user data (the shared counts) outlives the messenger: the context holds a
+    // reference until `Drop` has destroyed the messenger, and the caller's guard destroys it on every
+    // failure path before `counts` is dropped.
+    let messenger = unsafe { utils.create_debug_utils_messenger(&info, None) }
+        .map_err(DeviceError::vk("create debug messenger"))?;
+    Ok((utils, messenger))
+}
+
+/// The physical device of `devices` to open: one that meets `requirements` with a queue family of
+/// its queue flags (that presents to `surface`, when given), the CPU device first, then discrete,
+/// integrated and other GPUs; its properties and the queue family.
+fn pick_device(
+    instance: &ash::Instance,
+    devices: Vec<vk::PhysicalDevice>,
+    surface: Option<&PresentSurface>,
+    requirements: &crate::DeviceRequirements,
+) -> Result<(vk::PhysicalDevice, vk::PhysicalDeviceProperties, u32), Error> {
+    let rank = |t: vk::PhysicalDeviceType| match t {
+        vk::PhysicalDeviceType::CPU => 0,
+        vk::PhysicalDeviceType::DISCRETE_GPU => 1,
+        vk::PhysicalDeviceType::INTEGRATED_GPU => 2,
+        _ => 3,
+    };
+    let mut candidates = Vec::new();
+    for pd in devices {
+        // SAFETY: `pd` was enumerated from this instance.
+        if unsafe { requirements.check(instance, pd) }.is_err() {
+            continue;
+        }
+        // SAFETY: as above.
+        let props = unsafe { instance.get_physical_device_properties(pd) };
+        // SAFETY: as above.
+        let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
+        let family = (0..families.len() as u32).find(|&i| {
+            families[i as usize].queue_flags.contains(requirements.queue_flags)
+                && surface.is_none_or(|s| {
+                    // SAFETY: `pd` and the surface are of this instance; `i` is a family of `pd`.
+                    unsafe { s.loader.get_physical_device_surface_support(pd, i, s.surface) }.unwrap_or(false)
+                })
+        });
+        if let Some(family) = family {
+            candidates.push((rank(props.device_type), pd, props, family));
+        }
+    }
+    candidates.sort_by_key(|c| c.0);
+    let Some(&(_, physical_device, properties, queue_family)) = candidates.first() else {
+        return Err(DeviceError::NoDevice.into());
+    };
+    Ok((physical_device, properties, queue_family))
 }

@@ -7,8 +7,7 @@
 
 use ash::vk;
 use vat_core::backend::{
-    AssetParts, Compute, DrawStep, Found, GpuAssetParts, RendererFrame, Stage, buffer, compute, draw_steps,
-    find_draws,
+    Compute, DrawStep, Found, RendererFrame, Stage, buffer, compute, draw_steps, find_draws,
 };
 use vat_core::frame::{Command, Draw, FrameBackend, FramePlan, Missing, PlanLimits};
 use vat_core::gpu;
@@ -19,7 +18,7 @@ use crate::crowd::VkHandles;
 use crate::owned::{HostBuffer, color_range};
 use crate::pipelines::{CULL, SHADOW_PASS};
 use crate::renderer::{CrowdDraw, HostFrameSets, StageSet, flipped_viewport, full_rect, memory_barrier};
-use crate::{GpuAsset, Renderer, VulkanError};
+use crate::{Error, Renderer};
 
 /// Most bytes one `vkCmdUpdateBuffer` may write.
 const UPDATE_CHUNK: usize = 65536;
@@ -28,12 +27,6 @@ const _: () = assert!(size_of::<vat_core::gpu::FrameUniforms>().is_multiple_of(4
 
 /// A draw with its resources and pipeline found: recording it cannot fail.
 pub(crate) type FoundDraw<'a> = Found<'a, VkHandles, vk::Pipeline>;
-
-impl GpuAssetParts<VkHandles> for GpuAsset {
-    fn parts(&self) -> AssetParts<'_, VkHandles> {
-        AssetParts { info: &self.info, groups: &self.sets, index: &self.index_buffer }
-    }
-}
 
 /// One `prepare`'s replay: the commands queued, found and checked, then recorded into `cb` by
 /// [`FrameBackend::finish`].
@@ -175,8 +168,7 @@ impl<'r> Replay<'r> {
 
 impl FrameBackend for Replay<'_> {
     type Handles = VkHandles;
-    type Asset = GpuAsset;
-    type Error = VulkanError;
+    type Error = Error;
 
     fn plan_limits(&self) -> PlanLimits {
         PlanLimits { max_storage_buffer_bytes: crate::renderer::storage_limit(&self.renderer.ctx) }
@@ -186,7 +178,7 @@ impl FrameBackend for Replay<'_> {
         &mut self.renderer.own
     }
 
-    fn host_groups(&self, frame: &HostBuffer, map: &vk::ImageView) -> Result<HostFrameSets, VulkanError> {
+    fn host_groups(&self, frame: &HostBuffer, map: &vk::ImageView) -> Result<HostFrameSets, Error> {
         self.renderer.host_frame_sets_for(frame.buffer, *map)
     }
 
@@ -194,7 +186,7 @@ impl FrameBackend for Replay<'_> {
         self.renderer.release_host_frame_sets(old);
     }
 
-    fn begin_frame(&mut self, crowds: &mut [CrowdDraw<'_>], culling: Culling) -> Result<(), VulkanError> {
+    fn begin_frame(&mut self, crowds: &mut [CrowdDraw<'_>], culling: Culling) -> Result<(), Error> {
         self.renderer.begin_counts(crowds, culling)
     }
 
@@ -204,7 +196,7 @@ impl FrameBackend for Replay<'_> {
         crowds: &mut [CrowdDraw<'_>],
         plan: &FramePlan,
         command: &Command,
-    ) -> Result<(), VulkanError> {
+    ) -> Result<(), Error> {
         let r = &mut *self.renderer;
         match command {
             // Growth is not caught per crowd on Vulkan (each allocation reports itself); the host's
@@ -253,7 +245,7 @@ impl FrameBackend for Replay<'_> {
         Ok(())
     }
 
-    fn finish(&mut self, crowds: &mut [CrowdDraw<'_>], plan: &FramePlan) -> Result<(), VulkanError> {
+    fn finish(&mut self, crowds: &mut [CrowdDraw<'_>], plan: &FramePlan) -> Result<(), Error> {
         let r = &*self.renderer;
         let shadow = match &self.shadow {
             Some(pipelines) => {
@@ -337,7 +329,7 @@ impl Renderer {
         &mut self,
         draws: &[Draw],
         formats: crate::PassFormats,
-    ) -> Result<Vec<(PipelineKey, vk::Pipeline)>, VulkanError> {
+    ) -> Result<Vec<(PipelineKey, vk::Pipeline)>, Error> {
         vat_core::backend::pipelines_for(draws, |key| self.render_pipeline(key, formats))
     }
 

@@ -41,8 +41,8 @@
 //! - **Command buffer**: primary, recording, outside any render pass; afterwards no rendering is
 //!   open. Bound pipelines, descriptor sets (sets 0-2), the index buffer, viewport and scissor are
 //!   left changed: rebind yours.
-//! - **Images**: colour view (format [`RendererConfig::color_format`]) in
-//!   `COLOR_ATTACHMENT_OPTIMAL`, depth view ([`RendererConfig::depth_format`]) in
+//! - **Images**: colour view (format [`RendererConfig::color_format`](vat_core::backend::RendererConfig::color_format)) in
+//!   `COLOR_ATTACHMENT_OPTIMAL`, depth view ([`RendererConfig::depth_format`](vat_core::backend::RendererConfig::depth_format)) in
 //!   `DEPTH_ATTACHMENT_OPTIMAL`; both are cleared and stay in those layouts. Make your earlier
 //!   accesses to them available before (e.g. the transition into those layouts); after the frame, the
 //!   colour writes are in `COLOR_ATTACHMENT_OUTPUT` / `COLOR_ATTACHMENT_WRITE`: barrier from there
@@ -101,7 +101,7 @@ pub use crowd::GpuCrowd;
 pub use device::{Context, MessageCounts};
 pub use offscreen::{MOTION_FORMAT, Offscreen};
 pub use pipelines::{PassFormats, PrepassFormats};
-pub use renderer::{CrowdDraw, RenderTarget, Renderer, RendererConfig, flipped_viewport, full_rect};
+pub use renderer::{CrowdDraw, Formats, RenderTarget, Renderer, RendererConfig, flipped_viewport, full_rect};
 pub use requirements::DeviceRequirements;
 pub use swapchain::{Presented, Swapchain, SwapchainTarget};
 pub use vat_core::pipeline::PassConventions;
@@ -109,10 +109,14 @@ pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
 
 use ash::vk;
 
-/// What can go wrong in vat-vulkan.
+/// Everything that can go wrong in vat-vulkan that a caller cannot rule out in advance: the same
+/// enum as `vat_wgpu::Error` ([`vat_core::backend::Error`]) over this backend's [`DeviceError`]s.
+pub type Error = vat_core::backend::Error<DeviceError>;
+
+/// What only Vulkan reports ([`Error::Device`](vat_core::backend::Error::Device)).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum VulkanError {
+pub enum DeviceError {
     /// The Vulkan loader could not be loaded.
     #[error("could not load Vulkan: {0} (install mesa-vulkan-drivers and libvulkan1)")]
     Load(String),
@@ -130,38 +134,12 @@ pub enum VulkanError {
         /// Its result.
         result: vk::Result,
     },
-    /// The device was lost (`VK_ERROR_DEVICE_LOST`: a driver reset, a hang, a removed GPU). Nothing
-    /// made on it can be used again: drop the renderer and its assets, create a new device, a new
-    /// renderer, and upload the asset again (the `.vat` bytes and the `Crowd` are unaffected).
-    #[error(
-        "the Vulkan device was lost during {what}; create a new renderer on a new device and upload the asset again"
-    )]
-    DeviceLost {
-        /// The call that reported it.
-        what: &'static str,
-    },
     /// No memory type with the needed properties.
     #[error("no memory type for the {0}")]
     NoMemoryType(&'static str),
     /// The shader could not be translated.
     #[error(transparent)]
-    Shader(#[from] shader::ShaderError),
-    /// The asset has no LOD index ranges (nothing to draw).
-    #[error("the asset has no LODs (no index buffer)")]
-    AssetHasNoLods,
-    /// A device limit is below what the renderer needs.
-    #[error("the device's {limit} is {available}, the renderer needs at least {required}")]
-    LimitTooLow {
-        /// The Vulkan limit.
-        limit: &'static str,
-        /// What the renderer needs.
-        required: u64,
-        /// What the device offers.
-        available: u64,
-    },
-    /// A render target of size zero.
-    #[error("the render target has a zero size")]
-    EmptyTarget,
+    Shader(shader::ShaderError),
     /// The binding table names a binding this crate has no resource for (vat-core gained a binding
     /// this version of vat-vulkan does not know).
     #[error("no resource for binding {name} of set {group}")]
@@ -171,50 +149,16 @@ pub enum VulkanError {
         /// Its group (descriptor set).
         group: u32,
     },
-    /// A host shader (`Renderer::set_host_shader`) does not compile with vat's shader, or lacks its
-    /// `@fragment` entry point.
-    #[error("the host shader was refused: {0}")]
-    HostShader(String),
     /// An entry point the renderer uses is missing from vat-core's entry-point table.
     #[error("vat-core has no entry point {0}")]
     UnknownEntryPoint(&'static str),
-    /// The frame samples the host's shadow map (`RenderOptions::shadow_map` is
-    /// `ShadowMapSource::Host`) but none was given to `Renderer::set_host_shadow_map`.
-    #[error(
-        "the frame samples the host's shadow map, but none was given: call Renderer::set_host_shadow_map \
-         with the map's view, or use ShadowMapSource::BuiltIn"
-    )]
-    NoHostShadowMap,
-    /// The frame draws vat's own sun shadows (`ShadowMapSource::BuiltIn`, shadows on) but the renderer
-    /// was made without a built-in shadow map (`RendererConfig::shadow_map_size` 0).
-    #[error(
-        "the frame draws vat's built-in shadows, but the renderer has no built-in shadow map \
-         (RendererConfig::shadow_map_size is 0): give a size, use ShadowMapSource::Host, or turn shadows off"
-    )]
-    NoBuiltInShadowMap,
-    /// `RenderOptions::motion_vectors` is on but the render target has no motion attachment
-    /// (`RenderTarget::motion`).
-    #[error(
-        "motion vectors are on but the render target has no motion attachment: set RenderTarget::motion \
-         (a float colour image view) or turn RenderOptions::motion_vectors off"
-    )]
-    NoMotionTarget,
     /// A window cannot be presented to: a window system other than Xlib, XCB or Wayland, a window
     /// without handles, or a loader without the surface extensions.
     #[error("cannot present to the window: {0}")]
     Window(String),
-    /// `Renderer::decode` of a mode that decodes nothing (`RenderMode::Rest`: its vertices are the
-    /// asset's rest vertices).
-    #[error(
-        "{0:?} mode decodes nothing: its vertices are the asset's rest vertices (vat_core::gpu::rest_vertices)"
-    )]
-    NoDecode(vat_core::render::RenderMode),
     /// A broken internal invariant (a bug in this crate).
     #[error("internal error: {0}")]
     Internal(&'static str),
-    /// The asset was baked without a vertex animation texture.
-    #[error("the asset has no vertex animation")]
-    AssetHasNoVertexAnimation,
     /// The device cannot sample a texel format the asset's vertex format needs (every format used
     /// is one Vulkan requires for sampled images, so a conformant device never reports this).
     #[error(
@@ -227,21 +171,6 @@ pub enum VulkanError {
         /// The texel format the device lacks.
         texel: vat_core::encoding::TexelFormat,
     },
-    /// Bone mode was asked of an asset without bones.
-    #[error("the asset has no bone animation")]
-    AssetHasNoBones,
-    /// A texture exceeds the device's `maxImageDimension2D`.
-    #[error("the {what} texture is {width}x{height}, more than the device's limit of {limit}")]
-    TextureTooLarge {
-        /// Which texture.
-        what: &'static str,
-        /// Its width.
-        width: u32,
-        /// Its height.
-        height: u32,
-        /// `maxImageDimension2D`.
-        limit: u32,
-    },
     /// A texture's data is shorter than its size says.
     #[error("the {what} texture needs {expected} bytes, the asset holds {actual}")]
     TextureData {
@@ -252,47 +181,33 @@ pub enum VulkanError {
         /// Bytes present.
         actual: u64,
     },
-    /// A storage buffer exceeds the device's `maxStorageBufferRange`.
-    #[error("the {what} buffer would be {size} bytes, more than the device's limit of {limit}")]
-    BufferTooLarge {
-        /// Which buffer.
-        what: &'static str,
-        /// Its size.
-        size: u64,
-        /// The limit.
-        limit: u64,
-    },
 }
 
-impl From<vat_core::gpu::ResourceError> for VulkanError {
-    fn from(e: vat_core::gpu::ResourceError) -> Self {
-        use vat_core::gpu::ResourceError as R;
-        match e {
-            R::NoAnimation => VulkanError::AssetHasNoVertexAnimation,
-            R::NoLods => VulkanError::AssetHasNoLods,
-            R::TextureTooLarge { what, width, height, limit } => {
-                VulkanError::TextureTooLarge { what, width, height, limit }
-            }
-            R::BufferTooLarge { what, size, limit } => VulkanError::BufferTooLarge { what, size, limit },
-            // Future variants: the message says what the core found.
-            other => VulkanError::Unsupported(other.to_string()),
-        }
+impl From<DeviceError> for Error {
+    fn from(e: DeviceError) -> Self {
+        Error::Device(e)
     }
 }
 
-impl VulkanError {
-    /// The error of a failed call `what`: [`DeviceLost`](Self::DeviceLost) for
-    /// `VK_ERROR_DEVICE_LOST`, [`Vk`](Self::Vk) otherwise.
-    pub(crate) fn from_vk(what: &'static str, result: vk::Result) -> Self {
+impl From<shader::ShaderError> for Error {
+    fn from(e: shader::ShaderError) -> Self {
+        Error::Device(DeviceError::Shader(e))
+    }
+}
+
+impl DeviceError {
+    /// The error of a failed call `what`: [`Error::DeviceLost`](vat_core::backend::Error::DeviceLost)
+    /// for `VK_ERROR_DEVICE_LOST`, [`DeviceError::Vk`](crate::DeviceError::Vk) otherwise.
+    pub(crate) fn from_vk(what: &'static str, result: vk::Result) -> Error {
         if result == vk::Result::ERROR_DEVICE_LOST {
-            Self::DeviceLost { what }
+            Error::DeviceLost(what.to_string())
         } else {
-            Self::Vk { what, result }
+            Error::Device(Self::Vk { what, result })
         }
     }
 
     /// A `map_err` adapter naming the failed call.
-    pub(crate) fn vk(what: &'static str) -> impl Fn(vk::Result) -> Self {
+    pub(crate) fn vk(what: &'static str) -> impl Fn(vk::Result) -> Error {
         move |result| Self::from_vk(what, result)
     }
 }
@@ -303,10 +218,13 @@ mod tests {
 
     #[test]
     fn device_loss_is_its_own_error() {
-        let lost = VulkanError::vk("queue submit")(vk::Result::ERROR_DEVICE_LOST);
-        assert!(matches!(lost, VulkanError::DeviceLost { what: "queue submit" }), "{lost:?}");
+        let lost = DeviceError::vk("queue submit")(vk::Result::ERROR_DEVICE_LOST);
+        assert!(matches!(&lost, Error::DeviceLost(what) if what == "queue submit"), "{lost:?}");
         assert!(lost.to_string().contains("upload the asset again"));
-        let oom = VulkanError::vk("allocate memory")(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY);
-        assert!(matches!(oom, VulkanError::Vk { result: vk::Result::ERROR_OUT_OF_DEVICE_MEMORY, .. }));
+        let oom = DeviceError::vk("allocate memory")(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY);
+        assert!(matches!(
+            oom,
+            Error::Device(DeviceError::Vk { result: vk::Result::ERROR_OUT_OF_DEVICE_MEMORY, .. })
+        ));
     }
 }

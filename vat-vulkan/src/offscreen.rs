@@ -7,10 +7,13 @@ use ash::vk;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd};
 use vat_core::frame::gpu_counts::GpuCountsResult;
+use vat_core::gpu::ResourceError;
 use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
 
 use crate::owned::{Object, Owned, color_range};
-use crate::{Context, CrowdDraw, GpuAsset, GpuCrowd, RenderTarget, Renderer, RendererConfig, VulkanError};
+use crate::{
+    Context, CrowdDraw, DeviceError, Error, GpuAsset, GpuCrowd, RenderTarget, Renderer, RendererConfig,
+};
 
 /// Format of the offscreen colour target (wgpu's `Rgba8UnormSrgb`).
 const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_SRGB;
@@ -36,15 +39,16 @@ impl Target {
     /// Creates the images and leaves the colour and motion ones cleared to zero in
     /// `COLOR_ATTACHMENT_OPTIMAL` (what [`Offscreen::read_rgba8`] and `read_motion` expect between
     /// frames).
-    fn new(ctx: &Rc<Context>, size: [u32; 2]) -> Result<Self, VulkanError> {
+    fn new(ctx: &Rc<Context>, size: [u32; 2]) -> Result<Self, Error> {
         let limit = ctx.properties.limits.max_image_dimension2_d;
         if size[0] == 0 || size[1] == 0 || size[0] > limit || size[1] > limit {
-            return Err(VulkanError::TextureTooLarge {
+            return Err(ResourceError::TextureTooLarge {
                 what: "target",
                 width: size[0],
                 height: size[1],
                 limit,
-            });
+            }
+            .into());
         }
         let mut owned = Owned::new(ctx);
         let (color_image, color) = owned.image_with(
@@ -205,9 +209,9 @@ impl Offscreen {
     /// validation layer when installed) and creates a renderer and a target of `size` pixels.
     ///
     /// # Errors
-    /// Those of [`Context::headless`] and [`Renderer::new`]; [`VulkanError::TextureTooLarge`] for a
+    /// Those of [`Context::headless`] and [`Renderer::new`]; [`ResourceError::TextureTooLarge`](vat_core::gpu::ResourceError::TextureTooLarge) for a
     /// zero or over-limit target size.
-    pub fn new(size: [u32; 2], config: RendererConfig) -> Result<Self, VulkanError> {
+    pub fn new(size: [u32; 2], config: RendererConfig) -> Result<Self, Error> {
         Self::with_context(&Rc::new(Context::headless()?), size, config)
     }
 
@@ -215,12 +219,8 @@ impl Offscreen {
     /// engine's device).
     ///
     /// # Errors
-    /// Those of [`Renderer::new`]; [`VulkanError::TextureTooLarge`] for a zero or over-limit size.
-    pub fn with_context(
-        ctx: &Rc<Context>,
-        size: [u32; 2],
-        config: RendererConfig,
-    ) -> Result<Self, VulkanError> {
+    /// Those of [`Renderer::new`]; [`ResourceError::TextureTooLarge`](vat_core::gpu::ResourceError::TextureTooLarge) for a zero or over-limit size.
+    pub fn with_context(ctx: &Rc<Context>, size: [u32; 2], config: RendererConfig) -> Result<Self, Error> {
         let config = RendererConfig { color_format: COLOR_FORMAT, depth_format: DEPTH_FORMAT, ..config };
         let target = Target::new(ctx, size)?;
         let renderer = Renderer::new(ctx, config)?;
@@ -231,11 +231,11 @@ impl Offscreen {
             .command_buffer_count(1);
         // SAFETY: the pool is the context's; the context is not `Sync`, so no other thread uses it.
         let cb = unsafe { ctx.device.allocate_command_buffers(&info) }
-            .map_err(VulkanError::vk("allocate command buffer"))?[0];
+            .map_err(DeviceError::vk("allocate command buffer"))?[0];
         frame_objects.push(Object::CommandBuffer(cb));
         // SAFETY: valid create info on a live device.
         let fence = unsafe { ctx.device.create_fence(&vk::FenceCreateInfo::default(), None) }
-            .map_err(VulkanError::vk("create fence"))?;
+            .map_err(DeviceError::vk("create fence"))?;
         frame_objects.push(Object::Fence(fence));
         let timer = Self::create_timer(ctx)?;
         Ok(Self {
@@ -276,8 +276,8 @@ impl Offscreen {
     /// begin, end or submit the command buffer.
     pub fn record_host_frame<R>(
         &mut self,
-        record: impl FnOnce(&Context, &mut Renderer, vk::CommandBuffer, RenderTarget) -> Result<R, VulkanError>,
-    ) -> Result<R, VulkanError> {
+        record: impl FnOnce(&Context, &mut Renderer, vk::CommandBuffer, RenderTarget) -> Result<R, Error>,
+    ) -> Result<R, Error> {
         // SAFETY: no semaphores.
         unsafe { self.record_host_frame_synced(&[], &[], record) }
     }
@@ -300,15 +300,15 @@ impl Offscreen {
         &mut self,
         waits: &[(vk::Semaphore, vk::PipelineStageFlags)],
         signals: &[vk::Semaphore],
-        record: impl FnOnce(&Context, &mut Renderer, vk::CommandBuffer, RenderTarget) -> Result<R, VulkanError>,
-    ) -> Result<R, VulkanError> {
+        record: impl FnOnce(&Context, &mut Renderer, vk::CommandBuffer, RenderTarget) -> Result<R, Error>,
+    ) -> Result<R, Error> {
         self.wait_frame()?;
         self.timed = false;
         let (d, cb) = (&self.ctx.device, self.cb);
         let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         // SAFETY: the command buffer is not pending (its fence was waited for); its pool allows
         // resetting single buffers, which `begin` does implicitly.
-        unsafe { d.begin_command_buffer(cb, &begin) }.map_err(VulkanError::vk("begin command buffer"))?;
+        unsafe { d.begin_command_buffer(cb, &begin) }.map_err(DeviceError::vk("begin command buffer"))?;
         if let Some((pool, _)) = self.timer {
             // SAFETY: recording, outside any rendering; both queries are of this pool, and no
             // submitted work uses them (the previous frame was waited for). The reset precedes the
@@ -375,7 +375,7 @@ impl Offscreen {
             unsafe { d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1) };
         }
         // SAFETY: recording, begun above; `record` leaves no rendering open.
-        unsafe { d.end_command_buffer(cb) }.map_err(VulkanError::vk("end command buffer"))?;
+        unsafe { d.end_command_buffer(cb) }.map_err(DeviceError::vk("end command buffer"))?;
         let report = report?;
         let cbs = [cb];
         let (wait_semaphores, wait_stages): (Vec<vk::Semaphore>, Vec<vk::PipelineStageFlags>) =
@@ -389,7 +389,7 @@ impl Offscreen {
         // any of them waits for the device); the queue is used by this thread only; the caller
         // guarantees the semaphores' states.
         unsafe { d.queue_submit(self.ctx.queue, &submit, self.fence) }
-            .map_err(VulkanError::vk("queue submit"))?;
+            .map_err(DeviceError::vk("queue submit"))?;
         self.pending = true;
         self.timed = self.timer.is_some();
         Ok(report)
@@ -397,7 +397,7 @@ impl Offscreen {
 
     /// A timestamp query pool of 2 and the queue family's `timestampValidBits`, when the family
     /// writes timestamps and the device has a positive `timestampPeriod`.
-    fn create_timer(ctx: &Context) -> Result<Option<(vk::QueryPool, u32)>, VulkanError> {
+    fn create_timer(ctx: &Context) -> Result<Option<(vk::QueryPool, u32)>, Error> {
         // SAFETY: the context's physical device is of its instance.
         let families =
             unsafe { ctx.instance.get_physical_device_queue_family_properties(ctx.physical_device) };
@@ -409,20 +409,20 @@ impl Offscreen {
         let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2);
         // SAFETY: valid create info on a live device.
         let pool = unsafe { ctx.device.create_query_pool(&info, None) }
-            .map_err(VulkanError::vk("create timestamp query pool"))?;
+            .map_err(DeviceError::vk("create timestamp query pool"))?;
         Ok(Some((pool, bits)))
     }
 
     /// Waits for the submitted frame, if any, and resets its fence.
-    fn wait_frame(&mut self) -> Result<(), VulkanError> {
+    fn wait_frame(&mut self) -> Result<(), Error> {
         if !self.pending {
             return Ok(());
         }
         let d = &self.ctx.device;
         // SAFETY: waits on and resets a fence of this device that a submission signals.
         unsafe {
-            d.wait_for_fences(&[self.fence], true, u64::MAX).map_err(VulkanError::vk("wait for fence"))?;
-            d.reset_fences(&[self.fence]).map_err(VulkanError::vk("reset fence"))?;
+            d.wait_for_fences(&[self.fence], true, u64::MAX).map_err(DeviceError::vk("wait for fence"))?;
+            d.reset_fences(&[self.fence]).map_err(DeviceError::vk("reset fence"))?;
         }
         self.pending = false;
         Ok(())
@@ -432,13 +432,13 @@ impl Offscreen {
 impl CrowdRenderer for Offscreen {
     type Asset = GpuAsset;
     type Crowd = GpuCrowd;
-    type Error = VulkanError;
+    type Error = Error;
 
     fn adapter_name(&self) -> String {
         format!("vulkan: {}", self.ctx.device_name())
     }
 
-    fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, VulkanError> {
+    fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, Error> {
         self.renderer.upload(asset)
     }
 
@@ -446,13 +446,13 @@ impl CrowdRenderer for Offscreen {
         self.target.size
     }
 
-    fn resize(&mut self, size: [u32; 2]) -> Result<(), VulkanError> {
+    fn resize(&mut self, size: [u32; 2]) -> Result<(), Error> {
         self.wait_frame()?;
         self.target = Target::new(&self.ctx, size)?;
         Ok(())
     }
 
-    fn create_crowd(&mut self, crowd: &Crowd) -> Result<GpuCrowd, VulkanError> {
+    fn create_crowd(&mut self, crowd: &Crowd) -> Result<GpuCrowd, Error> {
         self.renderer.create_crowd(crowd)
     }
 
@@ -461,7 +461,7 @@ impl CrowdRenderer for Offscreen {
         crowds: &mut [CrowdDraw<'_>],
         camera: &Camera,
         options: &RenderOptions,
-    ) -> Result<FrameReport, VulkanError> {
+    ) -> Result<FrameReport, Error> {
         self.record_host_frame(|_, renderer, cb, target| renderer.render(cb, crowds, camera, target, options))
     }
 
@@ -489,25 +489,25 @@ impl CrowdRenderer for Offscreen {
         Some(ticks as f64 * f64::from(self.ctx.properties.limits.timestamp_period) * 1e-6)
     }
 
-    fn wait(&mut self) -> Result<(), VulkanError> {
+    fn wait(&mut self) -> Result<(), Error> {
         self.wait_frame()
     }
 
-    fn read_rgba8(&mut self) -> Result<Vec<u8>, VulkanError> {
+    fn read_rgba8(&mut self) -> Result<Vec<u8>, Error> {
         let image = self.target.color_image;
         self.read_attachment(image, 4)
     }
 
-    fn read_motion(&mut self) -> Result<Vec<[f32; 4]>, VulkanError> {
+    fn read_motion(&mut self) -> Result<Vec<[f32; 4]>, Error> {
         let image = self.target.motion_image;
         Ok(self.read_attachment(image, 16)?.chunks_exact(16).map(bytemuck::pod_read_unaligned).collect())
     }
 
-    fn gpu_counts(&mut self, crowd: &mut GpuCrowd) -> Result<Option<GpuCountsResult>, VulkanError> {
+    fn gpu_counts(&mut self, crowd: &mut GpuCrowd) -> Result<Option<GpuCountsResult>, Error> {
         self.renderer.gpu_counts(crowd)
     }
 
-    fn read_gpu_visible(&mut self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, VulkanError> {
+    fn read_gpu_visible(&mut self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, Error> {
         self.wait_frame()?;
         let mut lists = self.renderer.read_gpu_visible(crowd)?;
         for list in &mut lists {
@@ -521,7 +521,7 @@ impl Offscreen {
     /// Copies colour attachment `image` of the target (`texel` bytes a pixel, in
     /// `COLOR_ATTACHMENT_OPTIMAL` between frames, left so) back as tightly packed rows, top first.
     /// Waits for the frame first.
-    fn read_attachment(&mut self, image: vk::Image, texel: u64) -> Result<Vec<u8>, VulkanError> {
+    fn read_attachment(&mut self, image: vk::Image, texel: u64) -> Result<Vec<u8>, Error> {
         self.wait_frame()?;
         let [width, height] = self.target.size;
         let bytes = u64::from(width) * u64::from(height) * texel;

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use ash::vk;
 
-use crate::{Context, VulkanError};
+use crate::{Context, DeviceError, Error};
 
 /// One object of a scope.
 #[derive(Debug, Clone, Copy)]
@@ -60,18 +60,18 @@ impl Owned {
         requirements: vk::MemoryRequirements,
         flags: vk::MemoryPropertyFlags,
         what: &'static str,
-    ) -> Result<vk::DeviceMemory, VulkanError> {
+    ) -> Result<vk::DeviceMemory, Error> {
         let type_index = self
             .ctx
             .memory_type(requirements.memory_type_bits, flags)
-            .ok_or(VulkanError::NoMemoryType(what))?;
+            .ok_or(DeviceError::NoMemoryType(what))?;
         self.ctx.count_allocation()?;
         let info = vk::MemoryAllocateInfo::default()
             .allocation_size(requirements.size)
             .memory_type_index(type_index);
         // SAFETY: valid allocate info on a live device.
         let memory = unsafe { self.device().allocate_memory(&info, None) }
-            .map_err(VulkanError::vk("allocate memory"))?;
+            .map_err(DeviceError::vk("allocate memory"))?;
         self.push(Object::Memory(memory));
         Ok(memory)
     }
@@ -82,13 +82,13 @@ impl Owned {
         size: u64,
         usage: vk::BufferUsageFlags,
         what: &'static str,
-    ) -> Result<HostBuffer, VulkanError> {
+    ) -> Result<HostBuffer, Error> {
         let size = size.max(4).next_multiple_of(4);
         let info =
             vk::BufferCreateInfo::default().size(size).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE);
         // SAFETY: valid create info on a live device.
         let buffer =
-            unsafe { self.device().create_buffer(&info, None) }.map_err(VulkanError::vk("create buffer"))?;
+            unsafe { self.device().create_buffer(&info, None) }.map_err(DeviceError::vk("create buffer"))?;
         self.push(Object::Buffer(buffer));
         // SAFETY: `buffer` was just created on this device.
         let requirements = unsafe { self.device().get_buffer_memory_requirements(buffer) };
@@ -96,7 +96,7 @@ impl Owned {
         let memory = self.allocate(requirements, flags, what)?;
         // SAFETY: fresh buffer and memory of the right size and type, bound once at offset 0.
         unsafe { self.device().bind_buffer_memory(buffer, memory, 0) }
-            .map_err(VulkanError::vk("bind buffer"))?;
+            .map_err(DeviceError::vk("bind buffer"))?;
         Ok(HostBuffer { buffer, memory, size })
     }
 
@@ -107,7 +107,7 @@ impl Owned {
         min_size: u64,
         usage: vk::BufferUsageFlags,
         what: &'static str,
-    ) -> Result<HostBuffer, VulkanError> {
+    ) -> Result<HostBuffer, Error> {
         let b = self.buffer((bytes.len() as u64).max(min_size), usage, what)?;
         let mut data = bytes.to_vec();
         data.resize(b.size as usize, 0);
@@ -116,11 +116,11 @@ impl Owned {
     }
 
     /// Copies `bytes` (at most the buffer's size) to the start of a host-visible buffer.
-    pub(crate) fn write(&self, b: &HostBuffer, bytes: &[u8]) -> Result<(), VulkanError> {
+    pub(crate) fn write(&self, b: &HostBuffer, bytes: &[u8]) -> Result<(), Error> {
         let len = bytes.len().min(b.size as usize);
         // SAFETY: the memory is host-visible, not mapped elsewhere, and `size` is within it.
         let ptr = unsafe { self.device().map_memory(b.memory, 0, b.size, vk::MemoryMapFlags::empty()) }
-            .map_err(VulkanError::vk("map memory"))?;
+            .map_err(DeviceError::vk("map memory"))?;
         // SAFETY: `ptr` points at `b.size >= len` mapped bytes that nothing else accesses.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr.cast::<u8>(), len) };
         // SAFETY: mapped just above.
@@ -129,11 +129,11 @@ impl Owned {
     }
 
     /// The first `len` bytes of a host-visible buffer (the GPU must be done writing it).
-    pub(crate) fn read(&self, b: &HostBuffer, len: usize) -> Result<Vec<u8>, VulkanError> {
+    pub(crate) fn read(&self, b: &HostBuffer, len: usize) -> Result<Vec<u8>, Error> {
         let len = len.min(b.size as usize);
         // SAFETY: as in `write`.
         let ptr = unsafe { self.device().map_memory(b.memory, 0, b.size, vk::MemoryMapFlags::empty()) }
-            .map_err(VulkanError::vk("map memory"))?;
+            .map_err(DeviceError::vk("map memory"))?;
         let mut out = vec![0u8; len];
         // SAFETY: `ptr` points at `b.size >= len` mapped, coherent bytes.
         unsafe { std::ptr::copy_nonoverlapping(ptr.cast::<u8>(), out.as_mut_ptr(), len) };
@@ -149,7 +149,7 @@ impl Owned {
         height: u32,
         format: vk::Format,
         what: &'static str,
-    ) -> Result<(vk::Image, vk::ImageView), VulkanError> {
+    ) -> Result<(vk::Image, vk::ImageView), Error> {
         let usage = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
         self.image_with(width, height, format, usage, vk::ImageAspectFlags::COLOR, what)
     }
@@ -164,7 +164,7 @@ impl Owned {
         mip_levels: u32,
         format: vk::Format,
         what: &'static str,
-    ) -> Result<(vk::Image, vk::ImageView), VulkanError> {
+    ) -> Result<(vk::Image, vk::ImageView), Error> {
         let usage = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
         let range =
             vk::ImageSubresourceRange { level_count: mip_levels, layer_count: layers, ..color_range() };
@@ -180,7 +180,7 @@ impl Owned {
         usage: vk::ImageUsageFlags,
         aspect: vk::ImageAspectFlags,
         what: &'static str,
-    ) -> Result<(vk::Image, vk::ImageView), VulkanError> {
+    ) -> Result<(vk::Image, vk::ImageView), Error> {
         let range = vk::ImageSubresourceRange { aspect_mask: aspect, ..color_range() };
         self.create_image(width, height, format, usage, range, vk::ImageViewType::TYPE_2D, what)
     }
@@ -195,7 +195,7 @@ impl Owned {
         usage: vk::ImageUsageFlags,
         aspect: vk::ImageAspectFlags,
         what: &'static str,
-    ) -> Result<(vk::Image, vk::ImageView), VulkanError> {
+    ) -> Result<(vk::Image, vk::ImageView), Error> {
         let range = vk::ImageSubresourceRange { aspect_mask: aspect, ..color_range() };
         self.create_image(width, height, format, usage, range, vk::ImageViewType::TYPE_2D_ARRAY, what)
     }
@@ -212,7 +212,7 @@ impl Owned {
         range: vk::ImageSubresourceRange,
         view_type: vk::ImageViewType,
         what: &'static str,
-    ) -> Result<(vk::Image, vk::ImageView), VulkanError> {
+    ) -> Result<(vk::Image, vk::ImageView), Error> {
         let info = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
             .format(format)
@@ -226,14 +226,14 @@ impl Owned {
             .initial_layout(vk::ImageLayout::UNDEFINED);
         // SAFETY: valid create info on a live device.
         let image =
-            unsafe { self.device().create_image(&info, None) }.map_err(VulkanError::vk("create image"))?;
+            unsafe { self.device().create_image(&info, None) }.map_err(DeviceError::vk("create image"))?;
         self.push(Object::Image(image));
         // SAFETY: `image` was just created on this device.
         let requirements = unsafe { self.device().get_image_memory_requirements(image) };
         let memory = self.allocate(requirements, vk::MemoryPropertyFlags::DEVICE_LOCAL, what)?;
         // SAFETY: fresh image and memory of the right size and type, bound once at offset 0.
         unsafe { self.device().bind_image_memory(image, memory, 0) }
-            .map_err(VulkanError::vk("bind image"))?;
+            .map_err(DeviceError::vk("bind image"))?;
         let view_info = vk::ImageViewCreateInfo::default()
             .image(image)
             .view_type(view_type)
@@ -241,7 +241,7 @@ impl Owned {
             .subresource_range(range);
         // SAFETY: view of a live image with bound memory; the range is within its levels and layers.
         let view = unsafe { self.device().create_image_view(&view_info, None) }
-            .map_err(VulkanError::vk("create image view"))?;
+            .map_err(DeviceError::vk("create image view"))?;
         self.push(Object::ImageView(view));
         Ok((image, view))
     }
@@ -251,7 +251,7 @@ impl Owned {
     pub(crate) fn submit_and_wait(
         &mut self,
         record: impl FnOnce(&ash::Device, vk::CommandBuffer),
-    ) -> Result<(), VulkanError> {
+    ) -> Result<(), Error> {
         let ctx = Rc::clone(&self.ctx);
         let device = &ctx.device;
         let info = vk::CommandBufferAllocateInfo::default()
@@ -261,32 +261,32 @@ impl Owned {
         // SAFETY: the pool is the context's and lives as long as it; the context is not `Sync`, so no
         // other thread uses the pool meanwhile.
         let cb = unsafe { device.allocate_command_buffers(&info) }
-            .map_err(VulkanError::vk("allocate command buffer"))?[0];
+            .map_err(DeviceError::vk("allocate command buffer"))?[0];
         self.push(Object::CommandBuffer(cb));
         let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         // SAFETY: a fresh command buffer in the initial state.
         unsafe { device.begin_command_buffer(cb, &begin) }
-            .map_err(VulkanError::vk("begin command buffer"))?;
+            .map_err(DeviceError::vk("begin command buffer"))?;
         record(device, cb);
         // SAFETY: recording, begun above.
-        unsafe { device.end_command_buffer(cb) }.map_err(VulkanError::vk("end command buffer"))?;
+        unsafe { device.end_command_buffer(cb) }.map_err(DeviceError::vk("end command buffer"))?;
         // SAFETY: valid create info on a live device.
         let fence = unsafe { device.create_fence(&vk::FenceCreateInfo::default(), None) }
-            .map_err(VulkanError::vk("create fence"))?;
+            .map_err(DeviceError::vk("create fence"))?;
         self.push(Object::Fence(fence));
         let cbs = [cb];
         let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
         // SAFETY: the command buffer is executable and every object it uses lives in this scope or
         // longer; the queue is used by one thread at a time.
         unsafe { device.queue_submit(self.ctx.queue, &submit, fence) }
-            .map_err(VulkanError::vk("queue submit"))?;
+            .map_err(DeviceError::vk("queue submit"))?;
         // SAFETY: waits on a fence of this device.
         let waited = unsafe { device.wait_for_fences(&[fence], true, u64::MAX) };
         if let Err(e) = waited {
             // The objects the work uses must not be destroyed while it may still run.
             // SAFETY: plain wait on a live device.
             let _ = unsafe { device.device_wait_idle() };
-            return Err(VulkanError::from_vk("wait for fence", e));
+            return Err(DeviceError::from_vk("wait for fence", e));
         }
         Ok(())
     }

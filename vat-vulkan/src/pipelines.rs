@@ -5,16 +5,14 @@
 use std::ffi::CString;
 
 use ash::vk;
-use vat_core::gpu;
 use vat_core::pipeline::{
-    FragmentStage, HostShader, PassConventions, PassKind, PipelineKey, ShaderVariantKey, VertexStage,
-    colour_slots,
+    FragmentStage, HostShader, PassKind, PipelineKey, ShaderVariantKey, VertexStage, colour_slots,
 };
 
 use crate::owned::{Object, Owned};
 use crate::renderer::StageSet;
 use crate::shader::{ShaderModule, ShaderVariant, entry_point};
-use crate::{Renderer, VulkanError, conv};
+use crate::{DeviceError, Error, Renderer, conv};
 
 /// The state of the pass a render pipeline draws in, in this backend's formats (`vk::Format`):
 /// see [`vat_core::pipeline::PassFormats`].
@@ -28,26 +26,9 @@ pub type PrepassFormats = vat_core::pipeline::PrepassFormats<vk::Format>;
 pub(crate) const SHADOW_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 
 /// The shadow pass: depth only, [`SHADOW_FORMAT`], one sample.
-pub(crate) const SHADOW_PASS: PassFormats = PassFormats {
-    color: None,
-    motion: None,
-    depth: SHADOW_FORMAT,
-    conventions: PassConventions::STANDARD,
-    samples: 1,
-};
+pub(crate) const SHADOW_PASS: PassFormats = PassFormats::shadow(SHADOW_FORMAT);
 
-/// A compute pipeline: entry point and variant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct ComputeKey {
-    pub(crate) entry: &'static str,
-    pub(crate) variant: ShaderVariantKey,
-}
-
-/// The culling pipeline (`cs_cull`, which decodes nothing: one variant).
-pub(crate) const CULL: ComputeKey = ComputeKey {
-    entry: gpu::ENTRY_POINT_CULL,
-    variant: ShaderVariantKey { cross_fade: true, ..ShaderVariantKey::NEUTRAL },
-};
+pub(crate) use vat_core::backend::{CULL, ComputeKey};
 
 impl Renderer {
     /// Sets the host's own fragment stage for every colour pipeline that draws an asset (see
@@ -58,22 +39,22 @@ impl Renderer {
     /// `Renderer::set_host_shader`.
     ///
     /// # Errors
-    /// [`VulkanError::HostShader`] with naga's message; the renderer keeps its previous shader.
-    pub fn set_host_shader(&mut self, shader: Option<HostShader>) -> Result<(), VulkanError> {
+    /// [`Error::HostShader`] with naga's message; the renderer keeps its previous shader.
+    pub fn set_host_shader(&mut self, shader: Option<HostShader>) -> Result<(), Error> {
         let Some(shader) = shader else {
             self.host_shader = None;
             self.render_pipelines.clear();
             return Ok(());
         };
         let module = ShaderModule::from_source(&shader.module_source())
-            .map_err(|e| VulkanError::HostShader(e.to_string()))?;
+            .map_err(|e| Error::HostShader(e.to_string()))?;
         for entry in shader.entry_points() {
             if !module.has_fragment_entry_point(entry) {
-                return Err(VulkanError::HostShader(format!("the source has no @fragment fn {entry}")));
+                return Err(Error::HostShader(format!("the source has no @fragment fn {entry}")));
             }
         }
         if let Some(entry) = shader.vertex_entry_point().filter(|v| !module.has_vertex_entry_point(v)) {
-            return Err(VulkanError::HostShader(format!("the source has no @vertex fn {entry}")));
+            return Err(Error::HostShader(format!("the source has no @vertex fn {entry}")));
         }
         self.host_shader = Some((shader, module));
         self.render_pipelines.clear();
@@ -100,24 +81,24 @@ impl Renderer {
         scope: &mut Owned,
         entry: &'static str,
         variant: &ShaderVariant,
-    ) -> Result<vk::ShaderModule, VulkanError> {
-        let ep = entry_point(entry).ok_or(VulkanError::UnknownEntryPoint(entry))?;
+    ) -> Result<vk::ShaderModule, Error> {
+        let ep = entry_point(entry).ok_or(DeviceError::UnknownEntryPoint(entry))?;
         let words = self.shader.spirv(ep, variant)?;
         self.module_from_words(scope, &words)
     }
 
     /// A shader module of SPIR-V `words` (from naga's writer), recorded in `scope`.
-    fn module_from_words(&self, scope: &mut Owned, words: &[u32]) -> Result<vk::ShaderModule, VulkanError> {
+    fn module_from_words(&self, scope: &mut Owned, words: &[u32]) -> Result<vk::ShaderModule, Error> {
         let info = vk::ShaderModuleCreateInfo::default().code(words);
         // SAFETY: valid SPIR-V from naga's writer, on a live device.
         let module = unsafe { self.ctx.device.create_shader_module(&info, None) }
-            .map_err(VulkanError::vk("create shader module"))?;
+            .map_err(DeviceError::vk("create shader module"))?;
         scope.push(Object::ShaderModule(module));
         Ok(module)
     }
 
     /// The compute pipeline of `key`, created on first use.
-    pub(crate) fn compute_pipeline(&mut self, key: ComputeKey) -> Result<vk::Pipeline, VulkanError> {
+    pub(crate) fn compute_pipeline(&mut self, key: ComputeKey) -> Result<vk::Pipeline, Error> {
         if let Some(&p) = self.compute_pipelines.get(&key) {
             return Ok(p);
         }
@@ -133,10 +114,10 @@ impl Renderer {
         entry: &'static str,
         variant: &ShaderVariant,
         layout: vk::PipelineLayout,
-    ) -> Result<vk::Pipeline, VulkanError> {
+    ) -> Result<vk::Pipeline, Error> {
         let mut scope = Owned::new(&self.ctx);
         let module = self.shader_module(&mut scope, entry, variant)?;
-        let name = CString::new(entry).map_err(|_| VulkanError::UnknownEntryPoint(entry))?;
+        let name = CString::new(entry).map_err(|_| DeviceError::UnknownEntryPoint(entry))?;
         let stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)
             .module(module)
@@ -145,7 +126,7 @@ impl Renderer {
         // SAFETY: valid create info; module and layout are live.
         let pipeline =
             unsafe { self.ctx.device.create_compute_pipelines(vk::PipelineCache::null(), &info, None) }
-                .map_err(|(_, e)| VulkanError::from_vk("create compute pipeline", e))?[0];
+                .map_err(|(_, e)| DeviceError::from_vk("create compute pipeline", e))?[0];
         self.owned.push(Object::Pipeline(pipeline));
         Ok(pipeline) // `scope` destroys the shader module.
     }
@@ -155,7 +136,7 @@ impl Renderer {
         &mut self,
         key: PipelineKey,
         formats: PassFormats,
-    ) -> Result<vk::Pipeline, VulkanError> {
+    ) -> Result<vk::Pipeline, Error> {
         if let Some(&p) = self.render_pipelines.get(&(key, formats)) {
             return Ok(p);
         }
@@ -170,25 +151,24 @@ impl Renderer {
                 (VertexStage::Host(vs), Some((_, host))) => {
                     let words = host.spirv_of(vs, vat_core::gpu::ShaderStage::Vertex, &variant)?;
                     let name = CString::new(vs)
-                        .map_err(|_| VulkanError::HostShader(format!("entry point {vs:?} has a NUL")))?;
+                        .map_err(|_| Error::HostShader(format!("entry point {vs:?} has a NUL")))?;
                     (self.module_from_words(&mut scope, &words)?, name)
                 }
                 (VertexStage::Host(vs), None) => {
-                    return Err(VulkanError::HostShader(format!("{vs}: no host shader is set")));
+                    return Err(Error::HostShader(format!("{vs}: no host shader is set")));
                 }
                 (VertexStage::Vat(vs), _) => {
-                    let name = CString::new(vs).map_err(|_| VulkanError::UnknownEntryPoint(vs))?;
+                    let name = CString::new(vs).map_err(|_| DeviceError::UnknownEntryPoint(vs))?;
                     (self.shader_module(&mut scope, vs, &variant)?, name)
                 }
             };
         let stage = key.fragment_stage(self.host_shader.as_ref().map(|(h, _)| h));
         let fs_name = match stage {
             Some(FragmentStage::Vat(fs)) => {
-                Some(CString::new(fs).map_err(|_| VulkanError::UnknownEntryPoint(fs))?)
+                Some(CString::new(fs).map_err(|_| DeviceError::UnknownEntryPoint(fs))?)
             }
             Some(FragmentStage::Host(fs)) => Some(
-                CString::new(fs)
-                    .map_err(|_| VulkanError::HostShader(format!("entry point {fs:?} has a NUL")))?,
+                CString::new(fs).map_err(|_| Error::HostShader(format!("entry point {fs:?} has a NUL")))?,
             ),
             None => None,
         };
@@ -206,7 +186,7 @@ impl Renderer {
                 }
                 (FragmentStage::Vat(fs), _) => self.shader_module(&mut scope, fs, &variant)?,
                 (FragmentStage::Host(fs), None) => {
-                    return Err(VulkanError::HostShader(format!("{fs}: no host shader is set")));
+                    return Err(Error::HostShader(format!("{fs}: no host shader is set")));
                 }
             };
             stages.push(
@@ -284,7 +264,7 @@ impl Renderer {
         // and layout are live.
         let pipeline =
             unsafe { self.ctx.device.create_graphics_pipelines(vk::PipelineCache::null(), &info, None) }
-                .map_err(|(_, e)| VulkanError::from_vk("create graphics pipeline", e))?[0];
+                .map_err(|(_, e)| DeviceError::from_vk("create graphics pipeline", e))?[0];
         self.owned.push(Object::Pipeline(pipeline));
         self.render_pipelines.insert((key, formats), pipeline);
         Ok(pipeline) // `scope` destroys the shader modules.

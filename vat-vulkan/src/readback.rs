@@ -2,6 +2,7 @@
 //! the Vulkan twin of vat-wgpu's `readback.rs`.
 
 use ash::vk;
+use vat_core::backend::{DecodeJob, decode_buffer, plan_decode};
 use vat_core::frame::workgroups;
 use vat_core::gpu::{self, DecodeParams, DecodedVertex, FrameUniforms};
 use vat_core::instance::InstanceRecord;
@@ -11,7 +12,7 @@ use crate::crowd::GpuCrowd;
 use crate::owned::{HostBuffer, Owned};
 use crate::pipelines::ComputeKey;
 use crate::renderer::{Resource, StageSet, descriptor_set, memory_barrier, storage_limit};
-use crate::{GpuAsset, Renderer, VulkanError};
+use crate::{Error, GpuAsset, Renderer};
 
 impl Renderer {
     /// Decodes every vertex of `records` at epoch-relative `time` with `cs_decode` /
@@ -23,8 +24,8 @@ impl Renderer {
     /// submitted. vat-wgpu's `Renderer::decode`.
     ///
     /// # Errors
-    /// [`VulkanError::AssetHasNoBones`] for bone mode without bones, [`VulkanError::BufferTooLarge`],
-    /// [`VulkanError::Vk`], [`VulkanError::NoMemoryType`], [`VulkanError::Shader`].
+    /// [`Error::AssetHasNoBones`] for bone mode without bones, [`ResourceError::BufferTooLarge`](vat_core::gpu::ResourceError::BufferTooLarge),
+    /// [`DeviceError::Vk`](crate::DeviceError::Vk), [`DeviceError::NoMemoryType`](crate::DeviceError::NoMemoryType), [`DeviceError::Shader`](crate::DeviceError::Shader).
     pub fn decode(
         &mut self,
         asset: &GpuAsset,
@@ -32,24 +33,14 @@ impl Renderer {
         time: f32,
         mode: RenderMode,
         cross_fade: bool,
-    ) -> Result<Vec<DecodedVertex>, VulkanError> {
-        if mode == RenderMode::Bone && !asset.has_bones() {
-            return Err(VulkanError::AssetHasNoBones);
-        }
-        let count = records.len() as u64 * u64::from(asset.vertex_count());
-        let out_bytes = count * size_of::<DecodedVertex>() as u64;
+    ) -> Result<Vec<DecodedVertex>, Error> {
         let limit = storage_limit(&self.ctx);
-        if out_bytes > limit {
-            return Err(VulkanError::BufferTooLarge { what: "decoded vertex", size: out_bytes, limit });
-        }
-        if count == 0 {
+        let Some(DecodeJob { entry, variant, count, out_bytes }) =
+            plan_decode(&asset.info, records.len(), mode, cross_fade, limit)?
+        else {
             return Ok(Vec::new());
-        }
-        let Some(entry) = asset.info.decode_entry_point(mode) else {
-            return Err(VulkanError::NoDecode(mode));
         };
-        let pipeline =
-            self.compute_pipeline(ComputeKey { entry, variant: asset.info.variant(cross_fade) })?;
+        let pipeline = self.compute_pipeline(ComputeKey { entry, variant })?;
         let mut scope = Owned::new(&self.ctx);
         let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER;
         let storage = vk::BufferUsageFlags::STORAGE_BUFFER;
@@ -75,19 +66,11 @@ impl Renderer {
             gpu::GROUP_CROWD,
             StageSet::Compute,
             |n| {
-                Some(Resource::Buffer(match n {
-                    "instances" => record_buf.buffer,
-                    "decode_params" => params_buf.buffer,
-                    "decoded" => out.buffer,
-                    "instance_list" => visible,
-                    "cull_params" => cull,
-                    "visible" => visible,
-                    "draw_args" => draw_args,
-                    _ => return None,
-                }))
+                let buffers = [record_buf.buffer, params_buf.buffer, out.buffer, visible, cull, draw_args];
+                decode_buffer(n).map(|i| Resource::Buffer(buffers[i]))
             },
         )?;
-        let sets = [frame_set, asset.sets[compute], crowd_set];
+        let sets = [frame_set, asset.groups[compute], crowd_set];
         let layout = self.pipeline_layouts[compute];
         let [x, y] = workgroups(count, gpu::DECODE_WORKGROUP_SIZE);
         scope.submit_and_wait(|device, cb| {
@@ -114,8 +97,8 @@ impl Renderer {
     /// For tests and debugging: compare with the CPU path after sorting.
     ///
     /// # Errors
-    /// [`VulkanError::Vk`] if the submission or the wait fails.
-    pub fn read_gpu_visible(&self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, VulkanError> {
+    /// [`DeviceError::Vk`](crate::DeviceError::Vk) if the submission or the wait fails.
+    pub fn read_gpu_visible(&self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, Error> {
         let Some(c) = &crowd.buffers else { return Ok(Vec::new()) };
         let lods = crowd.sync.gpu_lods() as usize;
         if lods == 0 {
@@ -133,7 +116,7 @@ impl Renderer {
                 );
             }
         })?;
-        let words = |b: &HostBuffer| -> Result<Vec<u32>, VulkanError> {
+        let words = |b: &HostBuffer| -> Result<Vec<u32>, Error> {
             let bytes = c.keep.read(b, b.size as usize)?;
             Ok(bytes.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())
         };
@@ -148,8 +131,8 @@ impl Renderer {
     /// debugging: after a frame it equals `Crowd::records`.
     ///
     /// # Errors
-    /// [`VulkanError::Vk`] if the submission or the wait fails.
-    pub fn read_gpu_records(&self, crowd: &GpuCrowd) -> Result<Vec<InstanceRecord>, VulkanError> {
+    /// [`DeviceError::Vk`](crate::DeviceError::Vk) if the submission or the wait fails.
+    pub fn read_gpu_records(&self, crowd: &GpuCrowd) -> Result<Vec<InstanceRecord>, Error> {
         let Some(c) = &crowd.buffers else { return Ok(Vec::new()) };
         let size = crowd.sync.record_count() as usize * size_of::<InstanceRecord>();
         if size == 0 {

@@ -17,10 +17,9 @@ use ash::vk;
 use vat_core::backend::{RendererFrame, find_draws};
 use vat_core::crowd::Camera;
 use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::frame::{FrameError, FrameState, HostPass, PlanError, Prechecks};
+use vat_core::frame::{FrameState, HostPass, Prechecks};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
-use vat_core::pipeline::{MATERIAL_SAMPLER, PassConventions, PipelineKey, SHADOW_SAMPLER};
-use vat_core::playback::Interpolation;
+use vat_core::pipeline::{MATERIAL_SAMPLER, PipelineKey, SHADOW_SAMPLER};
 use vat_core::render::{Culling, FrameReport, RenderOptions};
 
 use crate::crowd::{GpuCrowd, VkHandles};
@@ -28,53 +27,32 @@ use crate::encode::Replay;
 use crate::owned::{HostBuffer, Object, Owned, color_range};
 use crate::pipelines::{CULL, ComputeKey, PassFormats, PrepassFormats, SHADOW_FORMAT};
 use crate::shader::{ShaderModule, ShaderVariant};
-use crate::{Context, GpuAsset, VulkanError, conv};
+use crate::{Context, DeviceError, Error, GpuAsset, conv};
 
 /// One crowd of a frame on this backend: `vat_core::render::CrowdDraw` of [`GpuAsset`] and [`GpuCrowd`].
 pub type CrowdDraw<'a> = vat_core::render::CrowdDraw<'a, GpuAsset, GpuCrowd>;
 
-/// How a [`Renderer`] is set up: the formats of the targets it renders into and its fixed variants
-/// (vat-wgpu's `RendererConfig`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RendererConfig {
-    /// Format of [`RenderTarget::color`] (e.g. `R8G8B8A8_SRGB`, or the swapchain's format).
-    pub color_format: vk::Format,
-    /// Format of [`RenderTarget::depth`] (e.g. `D32_SFLOAT`).
-    pub depth_format: vk::Format,
-    /// Side of vat's built-in square sun shadow map in texels (e.g. 2048; clamped to the device's
-    /// texture limit). 0: no built-in map (a 1 x 1 placeholder is bound), for a host that gives its
-    /// own (`ShadowMapSource::Host`); a frame asking for built-in shadows is then refused
-    /// (`NoBuiltInShadowMap`).
-    pub shadow_map_size: u32,
-    /// Frame interpolation of every pipeline (the `INTERPOLATION` override): linear by default.
-    pub interpolation: Interpolation,
-    /// Depth and winding conventions of the pass [`Renderer::render`] begins (its depth is cleared
-    /// to [`PassConventions::clear_depth`]) and of [`Renderer::pass_formats`]: standard by default,
-    /// [`PassConventions::REVERSE_Z`] with a reverse-Z camera
-    /// (`vat_core::crowd::Camera::look_at_reverse_z`). vat's own shadow map is standard either way.
-    pub conventions: PassConventions,
+/// vat-vulkan's image formats ([`vat_core::backend::TargetFormats`]): `R8G8B8A8_SRGB` colour and
+/// `D32_SFLOAT` depth by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Formats;
+
+impl vat_core::backend::TargetFormats for Formats {
+    type Format = vk::Format;
+    const COLOR: vk::Format = vk::Format::R8G8B8A8_SRGB;
+    const DEPTH: vk::Format = vk::Format::D32_SFLOAT;
 }
 
-impl Default for RendererConfig {
-    /// `R8G8B8A8_SRGB` colour, `D32_SFLOAT` depth, a 2048² shadow map, linear interpolation,
-    /// standard depth.
-    fn default() -> Self {
-        Self {
-            color_format: vk::Format::R8G8B8A8_SRGB,
-            depth_format: vk::Format::D32_SFLOAT,
-            shadow_map_size: 2048,
-            interpolation: Interpolation::Linear,
-            conventions: PassConventions::STANDARD,
-        }
-    }
-}
+/// How a [`Renderer`] is set up: the formats of the targets it renders into ([`RenderTarget`]'s
+/// views) and its fixed variants; vat-core's one definition over Vulkan's formats.
+pub type RendererConfig = vat_core::backend::RendererConfig<Formats>;
 
 /// Where [`Renderer::render`] draws: views of the caller's colour and depth images (formats as in
 /// [`RendererConfig`], one mip level and layer each) and their size in pixels.
 ///
 /// On entry to the recorded commands the colour image (and the motion image, when drawn into) must
 /// be in `COLOR_ATTACHMENT_OPTIMAL` and the depth image in `DEPTH_ATTACHMENT_OPTIMAL` (or
-/// `DEPTH_STENCIL_ATTACHMENT_OPTIMAL` for a combined format, see [`RendererConfig::depth_format`]);
+/// `DEPTH_STENCIL_ATTACHMENT_OPTIMAL` for a combined format, see [`RendererConfig::depth_format`](vat_core::backend::RendererConfig::depth_format));
 /// they are cleared, and left in the same layouts.
 #[derive(Debug, Clone, Copy)]
 pub struct RenderTarget {
@@ -194,6 +172,94 @@ impl AsRef<[vk::DescriptorSet]> for HostFrameSets {
     }
 }
 
+/// Clears vat's shadow map `shadow_image` to depth 1 and leaves it in `SHADER_READ_ONLY_OPTIMAL`
+/// (a submission on the context's queue, waited for): it is sampled before any shadow pass when
+/// shadows are off.
+fn clear_shadow_map(ctx: &Rc<Context>, shadow_image: vk::Image) -> Result<(), Error> {
+    let mut scope = Owned::new(ctx);
+    scope.submit_and_wait(|device, cb| {
+        let range = vk::ImageSubresourceRange { aspect_mask: vk::ImageAspectFlags::DEPTH, ..color_range() };
+        let barrier = |old, new, src, dst| {
+            [vk::ImageMemoryBarrier::default()
+                .src_access_mask(src)
+                .dst_access_mask(dst)
+                .old_layout(old)
+                .new_layout(new)
+                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .image(shadow_image)
+                .subresource_range(range)]
+        };
+        let to_dst = barrier(
+            vk::ImageLayout::UNDEFINED,
+            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            vk::AccessFlags::empty(),
+            vk::AccessFlags::TRANSFER_WRITE,
+        );
+        let to_read = barrier(
+            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+            vk::AccessFlags::TRANSFER_WRITE,
+            vk::AccessFlags::SHADER_READ,
+        );
+        // SAFETY: recording into `cb`; the image is live and has TRANSFER_DST usage.
+        unsafe {
+            device.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::TOP_OF_PIPE,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &to_dst,
+            );
+            device.cmd_clear_depth_stencil_image(
+                cb,
+                shadow_image,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                &vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 },
+                &[range],
+            );
+            device.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::FRAGMENT_SHADER,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &to_read,
+            );
+        }
+    })?;
+    Ok(())
+}
+
+/// The set layouts of `cs_scatter`'s own pipeline layout (empty sets 0-2, then set 3) and that
+/// layout, recorded in `owned`: set 3's layout and the pipeline layout.
+fn scatter_layouts(
+    device: &ash::Device,
+    owned: &mut Owned,
+) -> Result<(vk::DescriptorSetLayout, vk::PipelineLayout), Error> {
+    // `cs_scatter` has a layout of its own: empty sets 0-2, then set 3.
+    let scatter_bindings = conv::bind_group_layout_entries(gpu::GROUP_SCATTER, ShaderStages::COMPUTE);
+    let mut scatter_layouts = Vec::new();
+    for group in 0..=gpu::GROUP_SCATTER {
+        let bindings = if group == gpu::GROUP_SCATTER { &scatter_bindings[..] } else { &[] };
+        let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(bindings);
+        // SAFETY: valid create info on a live device.
+        let layout = unsafe { device.create_descriptor_set_layout(&info, None) }
+            .map_err(DeviceError::vk("create descriptor set layout"))?;
+        owned.push(Object::SetLayout(layout));
+        scatter_layouts.push(layout);
+    }
+    let info = vk::PipelineLayoutCreateInfo::default().set_layouts(&scatter_layouts);
+    // SAFETY: valid create info; the set layouts are live.
+    let scatter_pipeline_layout = unsafe { device.create_pipeline_layout(&info, None) }
+        .map_err(DeviceError::vk("create pipeline layout"))?;
+    owned.push(Object::PipelineLayout(scatter_pipeline_layout));
+    Ok((scatter_layouts[gpu::GROUP_SCATTER as usize], scatter_pipeline_layout))
+}
+
 /// Set 0 per stage set over `frame`, the shadow map and its sampler; pools recorded in `owned`.
 fn frame_sets_for(
     set_layouts: &[Vec<vk::DescriptorSetLayout>],
@@ -201,7 +267,7 @@ fn frame_sets_for(
     frame: vk::Buffer,
     shadow_view: vk::ImageView,
     shadow_sampler: vk::Sampler,
-) -> Result<Vec<vk::DescriptorSet>, VulkanError> {
+) -> Result<Vec<vk::DescriptorSet>, Error> {
     let mut frame_sets = Vec::new();
     for set in StageSet::ALL {
         let layout = set_layouts[set as usize][gpu::GROUP_FRAME as usize];
@@ -226,11 +292,11 @@ pub(crate) fn descriptor_set(
     group: u32,
     set: StageSet,
     resource: impl Fn(&str) -> Option<Resource>,
-) -> Result<vk::DescriptorSet, VulkanError> {
+) -> Result<vk::DescriptorSet, Error> {
     let bindings: Vec<&gpu::Binding> = gpu::bindings_for_stages(group, shader_stages(set)).collect();
     let mut resources = Vec::with_capacity(bindings.len());
     for b in &bindings {
-        resources.push(resource(b.name).ok_or(VulkanError::UnboundBinding { name: b.name, group })?);
+        resources.push(resource(b.name).ok_or(DeviceError::UnboundBinding { name: b.name, group })?);
     }
     let mut sizes: Vec<vk::DescriptorPoolSize> = Vec::new();
     for b in &bindings {
@@ -248,14 +314,14 @@ pub(crate) fn descriptor_set(
     let info = vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes);
     // SAFETY: valid create info on a live device.
     let pool = unsafe { device.create_descriptor_pool(&info, None) }
-        .map_err(VulkanError::vk("create descriptor pool"))?;
+        .map_err(DeviceError::vk("create descriptor pool"))?;
     owned.push(Object::DescriptorPool(pool));
     let device = &owned.ctx.device;
     let layouts = [layout];
     let alloc = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&layouts);
     // SAFETY: the pool has room for exactly this set's descriptors.
     let descriptor_set = unsafe { device.allocate_descriptor_sets(&alloc) }
-        .map_err(VulkanError::vk("allocate descriptor set"))?[0];
+        .map_err(DeviceError::vk("allocate descriptor set"))?[0];
     let infos: Vec<(vk::DescriptorBufferInfo, vk::DescriptorImageInfo)> = resources
         .iter()
         .map(|r| match *r {
@@ -347,10 +413,10 @@ impl Renderer {
     /// context's queue, waited for).
     ///
     /// # Errors
-    /// [`VulkanError::LimitTooLow`] if the device's descriptor limits are below what vat binds
+    /// [`Error::LimitTooLow`] if the device's descriptor limits are below what vat binds
     /// ([`crate::DeviceRequirements::check_limits`]),
-    /// [`VulkanError::Shader`], [`VulkanError::Vk`], [`VulkanError::NoMemoryType`].
-    pub fn new(ctx: &Rc<Context>, config: RendererConfig) -> Result<Self, VulkanError> {
+    /// [`DeviceError::Shader`](crate::DeviceError::Shader), [`DeviceError::Vk`](crate::DeviceError::Vk), [`DeviceError::NoMemoryType`](crate::DeviceError::NoMemoryType).
+    pub fn new(ctx: &Rc<Context>, config: RendererConfig) -> Result<Self, Error> {
         let limits = &ctx.properties.limits;
         crate::DeviceRequirements::check_limits(limits)?;
         let shader = ShaderModule::new()?;
@@ -365,14 +431,14 @@ impl Renderer {
                 let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
                 // SAFETY: valid create info on a live device.
                 let layout = unsafe { device.create_descriptor_set_layout(&info, None) }
-                    .map_err(VulkanError::vk("create descriptor set layout"))?;
+                    .map_err(DeviceError::vk("create descriptor set layout"))?;
                 owned.push(Object::SetLayout(layout));
                 layouts.push(layout);
             }
             let info = vk::PipelineLayoutCreateInfo::default().set_layouts(&layouts);
             // SAFETY: valid create info; the set layouts are live.
             let layout = unsafe { device.create_pipeline_layout(&info, None) }
-                .map_err(VulkanError::vk("create pipeline layout"))?;
+                .map_err(DeviceError::vk("create pipeline layout"))?;
             owned.push(Object::PipelineLayout(layout));
             pipeline_layouts.push(layout);
             set_layouts.push(layouts);
@@ -394,12 +460,12 @@ impl Renderer {
         let sampler_info = conv::map_sampler(&SHADOW_SAMPLER);
         // SAFETY: valid create info on a live device.
         let shadow_sampler = unsafe { device.create_sampler(&sampler_info, None) }
-            .map_err(VulkanError::vk("create sampler"))?;
+            .map_err(DeviceError::vk("create sampler"))?;
         owned.push(Object::Sampler(shadow_sampler));
         let sampler_info = conv::map_sampler(&MATERIAL_SAMPLER);
         // SAFETY: valid create info on a live device.
         let material_sampler = unsafe { device.create_sampler(&sampler_info, None) }
-            .map_err(VulkanError::vk("create sampler"))?;
+            .map_err(DeviceError::vk("create sampler"))?;
         owned.push(Object::Sampler(material_sampler));
         let dummy_decode_params = owned.buffer(size_of::<DecodeParams>() as u64, uniform, "dummy buffer")?;
         let dummy_decoded = owned.buffer(size_of::<DecodedVertex>() as u64, storage, "dummy buffer")?;
@@ -413,84 +479,11 @@ impl Renderer {
         ));
         // SAFETY: valid create info; the set layout is live.
         let frame_only_layout = unsafe { device.create_pipeline_layout(&frame_only_info, None) }
-            .map_err(VulkanError::vk("create pipeline layout"))?;
+            .map_err(DeviceError::vk("create pipeline layout"))?;
         owned.push(Object::PipelineLayout(frame_only_layout));
         // Clear the shadow map once: sampled before any shadow pass when shadows are off.
-        let mut scope = Owned::new(ctx);
-        scope.submit_and_wait(|device, cb| {
-            let range =
-                vk::ImageSubresourceRange { aspect_mask: vk::ImageAspectFlags::DEPTH, ..color_range() };
-            let barrier = |old, new, src, dst| {
-                [vk::ImageMemoryBarrier::default()
-                    .src_access_mask(src)
-                    .dst_access_mask(dst)
-                    .old_layout(old)
-                    .new_layout(new)
-                    .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                    .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                    .image(shadow_image)
-                    .subresource_range(range)]
-            };
-            let to_dst = barrier(
-                vk::ImageLayout::UNDEFINED,
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                vk::AccessFlags::empty(),
-                vk::AccessFlags::TRANSFER_WRITE,
-            );
-            let to_read = barrier(
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-                vk::AccessFlags::TRANSFER_WRITE,
-                vk::AccessFlags::SHADER_READ,
-            );
-            // SAFETY: recording into `cb`; the image is live and has TRANSFER_DST usage.
-            unsafe {
-                device.cmd_pipeline_barrier(
-                    cb,
-                    vk::PipelineStageFlags::TOP_OF_PIPE,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::DependencyFlags::empty(),
-                    &[],
-                    &[],
-                    &to_dst,
-                );
-                device.cmd_clear_depth_stencil_image(
-                    cb,
-                    shadow_image,
-                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    &vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 },
-                    &[range],
-                );
-                device.cmd_pipeline_barrier(
-                    cb,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::PipelineStageFlags::FRAGMENT_SHADER,
-                    vk::DependencyFlags::empty(),
-                    &[],
-                    &[],
-                    &to_read,
-                );
-            }
-        })?;
-        drop(scope);
-        // `cs_scatter` has a layout of its own: empty sets 0-2, then set 3.
-        let scatter_bindings = conv::bind_group_layout_entries(gpu::GROUP_SCATTER, ShaderStages::COMPUTE);
-        let mut scatter_layouts = Vec::new();
-        for group in 0..=gpu::GROUP_SCATTER {
-            let bindings = if group == gpu::GROUP_SCATTER { &scatter_bindings[..] } else { &[] };
-            let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(bindings);
-            // SAFETY: valid create info on a live device.
-            let layout = unsafe { device.create_descriptor_set_layout(&info, None) }
-                .map_err(VulkanError::vk("create descriptor set layout"))?;
-            owned.push(Object::SetLayout(layout));
-            scatter_layouts.push(layout);
-        }
-        let info = vk::PipelineLayoutCreateInfo::default().set_layouts(&scatter_layouts);
-        // SAFETY: valid create info; the set layouts are live.
-        let scatter_pipeline_layout = unsafe { device.create_pipeline_layout(&info, None) }
-            .map_err(VulkanError::vk("create pipeline layout"))?;
-        owned.push(Object::PipelineLayout(scatter_pipeline_layout));
-        let scatter_set_layout = scatter_layouts[gpu::GROUP_SCATTER as usize];
+        clear_shadow_map(ctx, shadow_image)?;
+        let (scatter_set_layout, scatter_pipeline_layout) = scatter_layouts(device, &mut owned)?;
         let mut renderer = Self {
             ctx: Rc::clone(ctx),
             config,
@@ -542,7 +535,7 @@ impl Renderer {
         &self,
         owned: &mut Owned,
         frame: vk::Buffer,
-    ) -> Result<Vec<vk::DescriptorSet>, VulkanError> {
+    ) -> Result<Vec<vk::DescriptorSet>, Error> {
         frame_sets_for(&self.set_layouts, owned, frame, self.shadow_view, self.shadow_sampler)
     }
 
@@ -551,7 +544,7 @@ impl Renderer {
         &self,
         frame: vk::Buffer,
         view: vk::ImageView,
-    ) -> Result<HostFrameSets, VulkanError> {
+    ) -> Result<HostFrameSets, Error> {
         let mut owned = Owned::new(&self.ctx);
         let sets = frame_sets_for(&self.set_layouts, &mut owned, frame, view, self.shadow_sampler)?;
         Ok(HostFrameSets { sets, _owned: owned })
@@ -602,13 +595,7 @@ impl Renderer {
     /// The formats of the rendering [`render`](Self::render) begins: the config's colour and depth
     /// formats, one sample. Give them to [`draw`](Self::draw) for host rendering of the same kind.
     pub fn pass_formats(&self) -> PassFormats {
-        PassFormats {
-            color: Some(self.config.color_format),
-            motion: None,
-            depth: self.config.depth_format,
-            conventions: self.config.conventions,
-            samples: 1,
-        }
+        self.config.pass_formats()
     }
 
     /// Records everything of one frame of `crowds` (any number, of any assets uploaded to this
@@ -637,9 +624,9 @@ impl Renderer {
     /// and [`draw`](Self::draw) draws nothing until the next successful `prepare`.
     ///
     /// # Errors
-    /// [`VulkanError::AssetHasNoBones`] for bone mode on an asset without bones;
-    /// [`VulkanError::BufferTooLarge`] if a crowd outgrows the device's storage buffer range;
-    /// [`VulkanError::Vk`] or [`VulkanError::Shader`] if a pipeline cannot be created.
+    /// [`Error::AssetHasNoBones`] for bone mode on an asset without bones;
+    /// a [`vat_core::frame::PlanError::BufferTooLarge`] if a crowd outgrows the device's storage buffer range;
+    /// [`DeviceError::Vk`](crate::DeviceError::Vk) or [`DeviceError::Shader`](crate::DeviceError::Shader) if a pipeline cannot be created.
     ///
     /// # Panics
     /// If a [`GpuCrowd`] is paired with a crowd it was not made for.
@@ -650,7 +637,7 @@ impl Renderer {
         camera: &Camera,
         options: &RenderOptions,
         views: &[[[f32; 4]; 4]],
-    ) -> Result<FrameReport, VulkanError> {
+    ) -> Result<FrameReport, Error> {
         // A copy: the replay borrows the renderer.
         let host_shader = self.host_shader.as_ref().map(|(h, _)| h.clone());
         let checks = Prechecks {
@@ -667,11 +654,7 @@ impl Renderer {
     /// The counts of every crowd's read-back ring that arrived (events checked without waiting),
     /// then a new frame of each ring, and with GPU culling a slot for this frame's copy (none when
     /// every slot is in flight).
-    pub(crate) fn begin_counts(
-        &self,
-        crowds: &mut [CrowdDraw<'_>],
-        culling: Culling,
-    ) -> Result<(), VulkanError> {
+    pub(crate) fn begin_counts(&self, crowds: &mut [CrowdDraw<'_>], culling: Culling) -> Result<(), Error> {
         for d in crowds.iter_mut() {
             let counts = &mut d.gpu.counts;
             crate::crowd::collect(counts)?;
@@ -690,8 +673,8 @@ impl Renderer {
     /// counts known when it was prepared.
     ///
     /// # Errors
-    /// [`VulkanError::Vk`] or [`VulkanError::DeviceLost`] from the event query or the read.
-    pub fn gpu_counts(&self, crowd: &mut GpuCrowd) -> Result<Option<GpuCountsResult>, VulkanError> {
+    /// [`DeviceError::Vk`](crate::DeviceError::Vk) or [`Error::DeviceLost`] from the event query or the read.
+    pub fn gpu_counts(&self, crowd: &mut GpuCrowd) -> Result<Option<GpuCountsResult>, Error> {
         crate::crowd::collect(&mut crowd.counts)?;
         Ok(crowd.counts.ring.latest())
     }
@@ -713,7 +696,7 @@ impl Renderer {
     /// scissor before your next draw. Draws nothing after a failed `prepare`.
     ///
     /// # Errors
-    /// [`VulkanError::Vk`] or [`VulkanError::Shader`] if a pipeline cannot be created (nothing is
+    /// [`DeviceError::Vk`](crate::DeviceError::Vk) or [`DeviceError::Shader`](crate::DeviceError::Shader) if a pipeline cannot be created (nothing is
     /// recorded then).
     ///
     /// # Panics
@@ -724,7 +707,7 @@ impl Renderer {
         crowds: &[CrowdDraw<'_>],
         formats: PassFormats,
         area: vk::Rect2D,
-    ) -> Result<(), VulkanError> {
+    ) -> Result<(), Error> {
         self.draw_host_pass(cb, crowds, HostPass::Colour { motion: formats.motion.is_some() }, formats, area)
     }
 
@@ -744,7 +727,7 @@ impl Renderer {
         host: HostPass,
         formats: PassFormats,
         area: vk::Rect2D,
-    ) -> Result<(), VulkanError> {
+    ) -> Result<(), Error> {
         let frame = std::mem::take(&mut self.frame);
         let (set, view) = match host {
             HostPass::Depth { view, .. } => (StageSet::Depth, Some(view)),
@@ -791,7 +774,7 @@ impl Renderer {
     /// **State left:** as [`draw`](Self::draw). Draws nothing after a failed `prepare`.
     ///
     /// # Errors
-    /// [`VulkanError::Vk`] or [`VulkanError::Shader`] if a pipeline cannot be created (nothing is
+    /// [`DeviceError::Vk`](crate::DeviceError::Vk) or [`DeviceError::Shader`](crate::DeviceError::Shader) if a pipeline cannot be created (nothing is
     /// recorded then).
     ///
     /// # Panics
@@ -804,7 +787,7 @@ impl Renderer {
         crowds: &[CrowdDraw<'_>],
         formats: PrepassFormats,
         area: vk::Rect2D,
-    ) -> Result<(), VulkanError> {
+    ) -> Result<(), Error> {
         self.draw_host_pass(cb, crowds, HostPass::Prepass(formats.targets()), formats.pass_formats(), area)
     }
 
@@ -824,7 +807,7 @@ impl Renderer {
     /// index buffer stay bound; rendering stays open. Draws nothing after a failed `prepare`.
     ///
     /// # Errors
-    /// [`VulkanError::Vk`] or [`VulkanError::Shader`] if a pipeline cannot be created (nothing is
+    /// [`DeviceError::Vk`](crate::DeviceError::Vk) or [`DeviceError::Shader`](crate::DeviceError::Shader) if a pipeline cannot be created (nothing is
     /// recorded then).
     ///
     /// # Panics
@@ -837,7 +820,7 @@ impl Renderer {
         view: usize,
         formats: PassFormats,
         area: vk::Rect2D,
-    ) -> Result<(), VulkanError> {
+    ) -> Result<(), Error> {
         self.draw_host_pass(
             cb,
             crowds,
@@ -861,7 +844,7 @@ impl Renderer {
     /// expects of `target`.
     ///
     /// # Errors
-    /// Those of [`prepare`](Self::prepare) and [`draw`](Self::draw); [`VulkanError::EmptyTarget`]
+    /// Those of [`prepare`](Self::prepare) and [`draw`](Self::draw); [`Error::EmptyTarget`]
     /// for a target of size zero.
     ///
     /// # Panics
@@ -873,15 +856,12 @@ impl Renderer {
         camera: &Camera,
         target: RenderTarget,
         options: &RenderOptions,
-    ) -> Result<FrameReport, VulkanError> {
+    ) -> Result<FrameReport, Error> {
         if target.size[0] == 0 || target.size[1] == 0 {
-            return Err(VulkanError::EmptyTarget);
+            return Err(Error::EmptyTarget);
         }
-        let motion = if options.motion_vectors {
-            Some(target.motion.ok_or(VulkanError::NoMotionTarget)?)
-        } else {
-            None
-        };
+        let motion =
+            if options.motion_vectors { Some(target.motion.ok_or(Error::NoMotionTarget)?) } else { None };
         let report = self.prepare(cb, crowds, camera, options, &[])?;
         let d = &self.ctx.device;
         let output = vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
@@ -939,27 +919,6 @@ impl Renderer {
         // SAFETY: ends the rendering begun above (also when no draw was recorded).
         unsafe { self.ctx.device.cmd_end_rendering(cb) };
         drawn.map(|()| report)
-    }
-}
-
-impl From<FrameError> for VulkanError {
-    fn from(e: FrameError) -> Self {
-        match e {
-            FrameError::NoHostShadowMap => VulkanError::NoHostShadowMap,
-            FrameError::NoBuiltInShadowMap => VulkanError::NoBuiltInShadowMap,
-            FrameError::HostShader(refusal) => VulkanError::HostShader(refusal),
-            FrameError::Plan(PlanError::AssetHasNoBones { .. }) => VulkanError::AssetHasNoBones,
-            FrameError::Plan(PlanError::BufferTooLarge { what, size, limit }) => {
-                VulkanError::BufferTooLarge { what, size, limit }
-            }
-            _ => VulkanError::Internal("a frame error"),
-        }
-    }
-}
-
-impl From<vat_core::frame::Missing> for VulkanError {
-    fn from(m: vat_core::frame::Missing) -> Self {
-        FrameError::Missing(m).into()
     }
 }
 

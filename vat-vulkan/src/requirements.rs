@@ -6,7 +6,7 @@ use std::ffi::CStr;
 use ash::vk;
 use vat_core::gpu::max_stage_binding_counts;
 
-use crate::VulkanError;
+use crate::{DeviceError, Error};
 
 /// What a [`crate::Renderer`] needs of its device: the API version, the features, the device
 /// extensions, the queue's capabilities and the descriptor limits of vat's binding table
@@ -109,14 +109,12 @@ impl DeviceRequirements {
     /// Checks the descriptor limits of a device's `limits` against vat's binding table.
     ///
     /// # Errors
-    /// [`VulkanError::LimitTooLow`] naming the first limit below what vat binds.
-    pub fn check_limits(limits: &vk::PhysicalDeviceLimits) -> Result<(), VulkanError> {
+    /// [`Error::LimitTooLow`] naming the first limit below what vat binds.
+    pub fn check_limits(limits: &vk::PhysicalDeviceLimits) -> Result<(), Error> {
         match Self::descriptor_limits(limits).into_iter().find(|(_, required, has)| has < required) {
-            Some((limit, required, has)) => Err(VulkanError::LimitTooLow {
-                limit,
-                required: u64::from(required),
-                available: u64::from(has),
-            }),
+            Some((limit, required, has)) => {
+                Err(Error::LimitTooLow { limit, required: u64::from(required), available: u64::from(has) })
+            }
             None => Ok(()),
         }
     }
@@ -125,14 +123,14 @@ impl DeviceRequirements {
     /// limits, and a queue family with [`queue_flags`](Self::queue_flags).
     ///
     /// # Errors
-    /// [`VulkanError::Unsupported`] naming what is missing; [`VulkanError::LimitTooLow`].
+    /// [`DeviceError::Unsupported`](crate::DeviceError::Unsupported) naming what is missing; [`Error::LimitTooLow`].
     ///
     /// # Safety
     /// `pd` must be a physical device of the live `instance`.
-    pub unsafe fn check(&self, instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<(), VulkanError> {
+    pub unsafe fn check(&self, instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<(), Error> {
         // SAFETY: the caller guarantees `pd` is of the live `instance`.
         let props = unsafe { instance.get_physical_device_properties(pd) };
-        let missing = |what: String| Err(VulkanError::Unsupported(what));
+        let missing = |what: String| Err(DeviceError::Unsupported(what).into());
         if props.api_version < self.api_version {
             return missing(format!(
                 "Vulkan {}.{} (the device has {}.{})",
@@ -194,7 +192,7 @@ mod tests {
         assert!(
             matches!(
                 err,
-                VulkanError::LimitTooLow { limit: "maxPerStageDescriptorStorageBuffers", available: 2, .. }
+                Error::LimitTooLow { limit: "maxPerStageDescriptorStorageBuffers", available: 2, .. }
             ),
             "{err}"
         );

@@ -19,7 +19,7 @@ use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
 
 use crate::offscreen::image_barrier;
 use crate::owned::{Owned, color_range};
-use crate::{Context, CrowdDraw, Offscreen, PassConventions, PassFormats, VulkanError, full_rect};
+use crate::{Context, CrowdDraw, DeviceError, Error, Offscreen, PassConventions, PassFormats, full_rect};
 
 /// The depth format of the swapchain's depth image (the offscreen target's).
 const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
@@ -70,16 +70,16 @@ impl Swapchain {
     /// one) on `ctx`'s window surface.
     ///
     /// # Errors
-    /// [`VulkanError::Window`] when `ctx` is not [`Context::presenting`] or the surface offers no
-    /// sRGB 8-bit format; [`VulkanError::Vk`] when a Vulkan call fails.
-    pub fn new(ctx: &Rc<Context>, size: [u32; 2]) -> Result<Self, VulkanError> {
+    /// [`DeviceError::Window`](crate::DeviceError::Window) when `ctx` is not [`Context::presenting`] or the surface offers no
+    /// sRGB 8-bit format; [`DeviceError::Vk`](crate::DeviceError::Vk) when a Vulkan call fails.
+    pub fn new(ctx: &Rc<Context>, size: [u32; 2]) -> Result<Self, Error> {
         let surface =
-            ctx.surface().ok_or_else(|| VulkanError::Window("the context has no surface".into()))?;
-        let surface_loader = ctx.surface_loader().ok_or(VulkanError::Internal("surface without loader"))?;
+            ctx.surface().ok_or_else(|| DeviceError::Window("the context has no surface".into()))?;
+        let surface_loader = ctx.surface_loader().ok_or(DeviceError::Internal("surface without loader"))?;
         // SAFETY: the surface and the physical device are of this context's instance.
         let formats =
             unsafe { surface_loader.get_physical_device_surface_formats(ctx.physical_device, surface) }
-                .map_err(VulkanError::vk("surface formats"))?;
+                .map_err(DeviceError::vk("surface formats"))?;
         let format = [vk::Format::B8G8R8A8_SRGB, vk::Format::R8G8B8A8_SRGB]
             .iter()
             .find_map(|&want| {
@@ -89,11 +89,11 @@ impl Swapchain {
                     .copied()
             })
             .ok_or_else(|| {
-                VulkanError::Window(format!("the surface offers no 8-bit sRGB format: {formats:?}"))
+                DeviceError::Window(format!("the surface offers no 8-bit sRGB format: {formats:?}"))
             })?;
         // SAFETY: plain semaphore creation on a live device.
         let acquired = unsafe { ctx.device.create_semaphore(&vk::SemaphoreCreateInfo::default(), None) }
-            .map_err(VulkanError::vk("create semaphore"))?;
+            .map_err(DeviceError::vk("create semaphore"))?;
         let mut swapchain = Self {
             loader: ash::khr::swapchain::Device::new(&ctx.instance, &ctx.device),
             swapchain: vk::SwapchainKHR::null(),
@@ -139,7 +139,7 @@ impl Swapchain {
     ///
     /// # Errors
     /// As [`new`](Self::new).
-    pub fn resize(&mut self, size: [u32; 2]) -> Result<(), VulkanError> {
+    pub fn resize(&mut self, size: [u32; 2]) -> Result<(), Error> {
         self.wanted = size;
         self.recreate()
     }
@@ -160,7 +160,7 @@ impl Swapchain {
         crowds: &mut [CrowdDraw<'_>],
         camera: &Camera,
         options: &RenderOptions,
-    ) -> Result<Presented, VulkanError> {
+    ) -> Result<Presented, Error> {
         self.render_with(offscreen, |ctx, renderer, cb, target| {
             let report = renderer.prepare(cb, crowds, camera, options, &[])?;
             record_rendering(ctx, cb, &target, options.clear_color, |cb| {
@@ -184,7 +184,7 @@ impl Swapchain {
     /// acquisition, submission or presentation. After an error the swapchain must be recreated
     /// ([`resize`](Self::resize)) before the next frame (an acquired image may be left
     /// unpresented).
-    pub fn render_with<T, E: From<VulkanError>>(
+    pub fn render_with<T, E: From<Error>>(
         &mut self,
         offscreen: &mut Offscreen,
         record: impl FnOnce(&Context, &mut crate::Renderer, vk::CommandBuffer, SwapchainTarget) -> Result<T, E>,
@@ -208,13 +208,15 @@ impl Swapchain {
                 self.recreate()?;
                 return Ok(Presented::Skipped);
             }
-            Err(e) => return Err(VulkanError::from_vk("acquire next image", e).into()),
+            Err(e) => return Err(DeviceError::from_vk("acquire next image", e).into()),
         };
         let i = index as usize;
         let (Some(&image), Some(&view), Some(&rendered), Some((depth_image, depth_view, _))) =
             (self.images.get(i), self.views.get(i), self.rendered.get(i), self.depth.as_ref())
         else {
-            return Err(VulkanError::Internal("acquired an image the swapchain does not have").into());
+            return Err(
+                Error::from(DeviceError::Internal("acquired an image the swapchain does not have")).into()
+            );
         };
         let target = SwapchainTarget {
             color: view,
@@ -247,7 +249,7 @@ impl Swapchain {
                     Err(e) => {
                         // Not submitted: the caller's error is returned below.
                         failure = Some(e);
-                        Err(VulkanError::Internal("the host's frame recording failed"))
+                        Err(DeviceError::Internal("the host's frame recording failed").into())
                     }
                 }
             })
@@ -268,19 +270,19 @@ impl Swapchain {
         match presented {
             Ok(false) if !acquire_suboptimal => {}
             Ok(_) | Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => self.recreate()?,
-            Err(e) => return Err(VulkanError::from_vk("queue present", e).into()),
+            Err(e) => return Err(DeviceError::from_vk("queue present", e).into()),
         }
         Ok(Presented::Shown(out))
     }
 
     /// (Re)creates the swapchain, its views, semaphores and depth image at the wanted size (or the
     /// surface's current extent), replacing the old ones once the device is idle.
-    fn recreate(&mut self) -> Result<(), VulkanError> {
+    fn recreate(&mut self) -> Result<(), Error> {
         let ctx = Rc::clone(&self.ctx);
-        let surface = ctx.surface().ok_or(VulkanError::Internal("swapchain without surface"))?;
-        let surface_loader = ctx.surface_loader().ok_or(VulkanError::Internal("surface without loader"))?;
+        let surface = ctx.surface().ok_or(DeviceError::Internal("swapchain without surface"))?;
+        let surface_loader = ctx.surface_loader().ok_or(DeviceError::Internal("surface without loader"))?;
         // SAFETY: plain wait on a live device: nothing may use the objects replaced below.
-        unsafe { ctx.device.device_wait_idle() }.map_err(VulkanError::vk("wait for the device"))?;
+        unsafe { ctx.device.device_wait_idle() }.map_err(DeviceError::vk("wait for the device"))?;
         self.destroy_images();
         // No images until they are all made: a failure below leaves a swapchain that `render`
         // recreates before using.
@@ -288,7 +290,7 @@ impl Swapchain {
         // SAFETY: the surface and the physical device are of this context's instance.
         let caps =
             unsafe { surface_loader.get_physical_device_surface_capabilities(ctx.physical_device, surface) }
-                .map_err(VulkanError::vk("surface capabilities"))?;
+                .map_err(DeviceError::vk("surface capabilities"))?;
         let extent = if caps.current_extent.width == u32::MAX {
             vk::Extent2D {
                 width: self.wanted[0].clamp(caps.min_image_extent.width, caps.max_image_extent.width),
@@ -336,10 +338,10 @@ impl Swapchain {
             unsafe { self.loader.destroy_swapchain(old, None) };
             self.swapchain = vk::SwapchainKHR::null();
         }
-        self.swapchain = created.map_err(VulkanError::vk("create swapchain"))?;
+        self.swapchain = created.map_err(DeviceError::vk("create swapchain"))?;
         // SAFETY: a live swapchain of this loader.
         let images = unsafe { self.loader.get_swapchain_images(self.swapchain) }
-            .map_err(VulkanError::vk("swapchain images"))?;
+            .map_err(DeviceError::vk("swapchain images"))?;
         self.images = images;
         let d = &ctx.device;
         for &image in &self.images {
@@ -350,11 +352,11 @@ impl Swapchain {
                 .subresource_range(color_range());
             // SAFETY: a view of a live swapchain image of this device.
             let view = unsafe { d.create_image_view(&view_info, None) }
-                .map_err(VulkanError::vk("create image view"))?;
+                .map_err(DeviceError::vk("create image view"))?;
             self.views.push(view);
             // SAFETY: plain semaphore creation on a live device.
             let semaphore = unsafe { d.create_semaphore(&vk::SemaphoreCreateInfo::default(), None) }
-                .map_err(VulkanError::vk("create semaphore"))?;
+                .map_err(DeviceError::vk("create semaphore"))?;
             self.rendered.push(semaphore);
         }
         let mut owned = Owned::new(&ctx);
@@ -486,8 +488,8 @@ fn record_rendering(
     cb: vk::CommandBuffer,
     target: &SwapchainTarget,
     clear: [f64; 4],
-    draw: impl FnOnce(vk::CommandBuffer) -> Result<(), VulkanError>,
-) -> Result<(), VulkanError> {
+    draw: impl FnOnce(vk::CommandBuffer) -> Result<(), Error>,
+) -> Result<(), Error> {
     let d = &ctx.device;
     let [r, g, b, a] = clear;
     let color_attachment = [vk::RenderingAttachmentInfo::default()

@@ -2,26 +2,17 @@
 //! `asset.rs`).
 
 use vat_core::container::Asset;
-use vat_core::encoding::VertexFormat;
 use vat_core::frame::AssetDrawInfo;
-use vat_core::gpu::{self, AssetBinding, AssetResource, AssetResources, ResourceLimits};
+use vat_core::gpu::{self, AssetBinding, AssetResource, AssetResources, ResourceError, ResourceLimits};
 
+use crate::crowd::WgpuHandles;
 use crate::renderer::{AllocScope, StageSet, bind_group, buffer_init, storage_limit};
-use crate::{RenderError, Renderer, conv};
+use crate::{Error, Renderer, conv};
 
-/// A baked asset on the GPU: animation and bone textures, clip table, vertex streams, index buffer
-/// (every LOD, then the attachments), attachment meshes and capture tracks, with their bind groups
-/// (group 1 per pipeline kind). Keeps no CPU copy of the payload. Made by [`Renderer::upload`]; use
-/// it only with that renderer. Any number of crowds ([`crate::GpuCrowd`]) may draw it.
-#[derive(Debug)]
-pub struct GpuAsset {
-    /// What the frame plan needs of it (LOD ranges, attachments, variant).
-    pub(crate) info: AssetDrawInfo,
-    /// Group 1, per [`StageSet`].
-    pub(crate) groups: Vec<wgpu::BindGroup>,
-    pub(crate) index_buffer: wgpu::Buffer,
-    gpu_bytes: u64,
-}
+/// A baked asset on the GPU, with its bind groups (group 1 per pipeline kind): vat-core's
+/// [`vat_core::backend::GpuAsset`] over wgpu's handles. Made by [`Renderer::upload`]; use it only
+/// with that renderer. Any number of crowds ([`crate::GpuCrowd`]) may draw it.
+pub type GpuAsset = vat_core::backend::GpuAsset<WgpuHandles>;
 
 /// A created asset resource, bound by name.
 enum Made {
@@ -31,62 +22,20 @@ enum Made {
     Sampler,
 }
 
-impl GpuAsset {
-    /// Whether bone mode is available (the asset was baked with `--bones`).
-    pub fn has_bones(&self) -> bool {
-        self.info.has_bones()
-    }
-
-    /// Whether the asset has socket attachments.
-    pub fn has_attachments(&self) -> bool {
-        self.info.has_attachments()
-    }
-
-    /// Bone influences per vertex (4 or 8), 0 without bones.
-    pub fn influences(&self) -> u32 {
-        self.info.influences()
-    }
-
-    /// LOD levels of the asset's index buffer.
-    pub fn lod_count(&self) -> u32 {
-        self.info.lod_count()
-    }
-
-    /// Vertices per frame.
-    pub fn vertex_count(&self) -> u32 {
-        self.info.vertex_count()
-    }
-
-    /// The vertex format of its animation textures.
-    pub fn vertex_format(&self) -> VertexFormat {
-        self.info.vertex_format()
-    }
-
-    /// What the frame plan knows of it.
-    pub fn draw_info(&self) -> &AssetDrawInfo {
-        &self.info
-    }
-
-    /// Bytes of GPU memory its textures and buffers take.
-    pub fn gpu_bytes(&self) -> u64 {
-        self.gpu_bytes
-    }
-}
-
 impl Renderer {
     /// Uploads a validated asset: every resource of [`AssetResources`] (vat-core lists each
     /// group-1 binding with what it holds and checks them against the device's limits first), the
     /// index buffer, and group 1's bind groups. wgpu errors (out of memory, validation) are caught in
     /// error scopes; on failure, everything created so far is released (dropped) and nothing is
-    /// kept. Every mode and every [`VertexFormat`] uploads (their texel formats are core WebGPU
+    /// kept. Every mode and every [`VertexFormat`](vat_core::encoding::VertexFormat) uploads (their texel formats are core WebGPU
     /// formats that every device can read with `textureLoad`).
     ///
     /// # Errors
-    /// [`RenderError::AssetHasNoVertexAnimation`], [`RenderError::AssetHasNoLods`],
-    /// [`RenderError::TextureTooLarge`], [`RenderError::BufferTooLarge`] (from
-    /// [`AssetResources::check`]), [`RenderError::OutOfDeviceMemory`] when the device cannot
-    /// allocate the textures or buffers, [`RenderError::Device`] for another wgpu error.
-    pub fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, RenderError> {
+    /// [`Error::Resource`] ([`ResourceError::NoAnimation`](vat_core::gpu::ResourceError::NoAnimation), [`ResourceError::NoLods`](vat_core::gpu::ResourceError::NoLods),
+    /// [`ResourceError::TextureTooLarge`](vat_core::gpu::ResourceError::TextureTooLarge), [`ResourceError::BufferTooLarge`](vat_core::gpu::ResourceError::BufferTooLarge), from
+    /// [`AssetResources::check`]), [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) when the device cannot
+    /// allocate the textures or buffers, [`DeviceError::Wgpu`](crate::DeviceError::Wgpu) for another wgpu error.
+    pub fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, Error> {
         let resources = AssetResources::new(asset)?;
         let limits = self.device.limits();
         resources.check(&ResourceLimits {
@@ -100,7 +49,7 @@ impl Renderer {
         // handler (wgpu's default one panics). The scope is popped on every way out, early returns
         // included (the closure).
         let scope = AllocScope::push(&device);
-        let created = (|| -> Result<_, RenderError> {
+        let created = (|| -> Result<_, Error> {
             let mut made: Vec<(&str, Made)> = Vec::with_capacity(resources.bindings.len());
             let mut gpu_bytes = 0;
             for (i, b) in resources.bindings.iter().enumerate() {
@@ -144,12 +93,12 @@ impl Renderer {
             resources.attachment_first_index,
             resources.attachment_index_count,
         )
-        .ok_or(RenderError::AssetHasNoLods)?;
-        Ok(GpuAsset { info, groups, index_buffer, gpu_bytes })
+        .ok_or(Error::Resource(ResourceError::NoLods))?;
+        Ok(GpuAsset { info, groups, index_buffer, gpu_bytes, keep: () })
     }
 
     /// Creates one asset resource and uploads its contents (a texture's view, a buffer).
-    fn make_asset_resource(&self, device: &wgpu::Device, b: &AssetBinding<'_>) -> Result<Made, RenderError> {
+    fn make_asset_resource(&self, device: &wgpu::Device, b: &AssetBinding<'_>) -> Result<Made, Error> {
         let usage = wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST;
         Ok(match &b.resource {
             AssetResource::Texture(t) => {
@@ -236,10 +185,10 @@ impl Renderer {
 
     /// Fails the upload at `step` when a fault is injected there.
     #[allow(clippy::unused_self, clippy::unnecessary_wraps)] // without the feature: a no-op
-    fn upload_step(&self, step: u32) -> Result<(), RenderError> {
+    fn upload_step(&self, step: u32) -> Result<(), Error> {
         #[cfg(feature = "fault-injection")]
         if self.upload_fault == Some(step) {
-            return Err(RenderError::Device(format!("injected upload fault at step {step}")));
+            return Err(crate::DeviceError::Wgpu(format!("injected upload fault at step {step}")).into());
         }
         let _ = step;
         Ok(())

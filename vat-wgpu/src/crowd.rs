@@ -11,7 +11,7 @@ use vat_core::frame::{CrowdCapacity, scatter_buffer_bytes};
 use vat_core::gpu::{self, CullParams, FrameUniforms};
 
 use crate::renderer::{AllocScope, StageSet, bind_group, empty_buffer};
-use crate::{RenderError, Renderer};
+use crate::{Error, Renderer};
 
 /// vat-wgpu's handle types in vat-core's generic GPU state ([`vat_core::backend::Handles`]).
 #[derive(Debug)]
@@ -53,8 +53,8 @@ pub struct CountsSlot {
 /// Creates the slots' buffers of `counts` if there are none yet (all or none).
 ///
 /// # Errors
-/// [`RenderError::OutOfDeviceMemory`] or [`RenderError::Device`] if wgpu cannot create them.
-pub(crate) fn ensure_slots(counts: &mut CountsReadback, device: &wgpu::Device) -> Result<(), RenderError> {
+/// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) or [`DeviceError::Wgpu`](crate::DeviceError::Wgpu) if wgpu cannot create them.
+pub(crate) fn ensure_slots(counts: &mut CountsReadback, device: &wgpu::Device) -> Result<(), Error> {
     let missing = RING_DEPTH.saturating_sub(counts.slots.len());
     if missing == 0 {
         return Ok(());
@@ -120,9 +120,9 @@ impl Renderer {
     /// its first frame). Use the result only with `crowd` and this renderer.
     ///
     /// # Errors
-    /// [`RenderError::OutOfDeviceMemory`] if the device cannot allocate the uniform buffer,
-    /// [`RenderError::Device`] if it or a bind group cannot be created otherwise.
-    pub fn create_crowd(&mut self, crowd: &Crowd) -> Result<GpuCrowd, RenderError> {
+    /// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) if the device cannot allocate the uniform buffer,
+    /// [`DeviceError::Wgpu`](crate::DeviceError::Wgpu) if it or a bind group cannot be created otherwise.
+    pub fn create_crowd(&mut self, crowd: &Crowd) -> Result<GpuCrowd, Error> {
         let scope = AllocScope::push(&self.device);
         let bytes = size_of::<FrameUniforms>() as u64;
         let frame_buffer = empty_buffer(
@@ -137,7 +137,7 @@ impl Renderer {
     }
 
     /// Gives `gpu` at least `views` extra-view uniform buffers and their depth and compute groups.
-    pub(crate) fn grow_views(&self, gpu: &mut GpuCrowd, views: usize) -> Result<(), RenderError> {
+    pub(crate) fn grow_views(&self, gpu: &mut GpuCrowd, views: usize) -> Result<(), Error> {
         while gpu.views.len() < views {
             let buffer = empty_buffer(
                 &self.device,
@@ -165,7 +165,7 @@ impl Renderer {
         instance_list: &wgpu::Buffer,
         visible: &wgpu::Buffer,
         draw_args: &wgpu::Buffer,
-    ) -> Result<wgpu::BindGroup, RenderError> {
+    ) -> Result<wgpu::BindGroup, Error> {
         let layout = &self.group_layouts[set as usize][2];
         bind_group(&self.device, layout, gpu::GROUP_CROWD, set, "vat crowd", |name| {
             Some(match name {
@@ -189,7 +189,7 @@ impl Renderer {
         buffers: &mut CrowdBuffers,
         capacity: CrowdCapacity,
         views: u32,
-    ) -> Result<(), RenderError> {
+    ) -> Result<(), Error> {
         let d = &self.device;
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let bytes = capacity.visible_bytes();
@@ -227,7 +227,7 @@ impl Renderer {
 
     /// Replaces `gpu`'s buffers with ones of `capacity` (the plan then uploads everything). Call it
     /// inside an [`AllocScope`] (`upload_crowd`'s): a failed creation is caught there.
-    pub(crate) fn grow_crowd(&self, gpu: &mut GpuCrowd, capacity: CrowdCapacity) -> Result<(), RenderError> {
+    pub(crate) fn grow_crowd(&self, gpu: &mut GpuCrowd, capacity: CrowdCapacity) -> Result<(), Error> {
         let d = &self.device;
         let copy = wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
         let storage = wgpu::BufferUsages::STORAGE | copy;
@@ -272,7 +272,7 @@ impl Renderer {
     }
 
     /// Replaces `buffers`' scatter buffers with ones of `capacity` records.
-    pub(crate) fn grow_scatter(&self, buffers: &mut CrowdBuffers, capacity: u32) -> Result<(), RenderError> {
+    pub(crate) fn grow_scatter(&self, buffers: &mut CrowdBuffers, capacity: u32) -> Result<(), Error> {
         let d = &self.device;
         let (index_bytes, record_bytes) = scatter_buffer_bytes(capacity);
         let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;

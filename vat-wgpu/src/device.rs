@@ -1,8 +1,8 @@
 //! Opening a device for headless rendering.
 
-use crate::RenderError;
+use crate::{DeviceError, Error};
 
-/// Features every [`crate::Renderer`] needs, with the reason (for [`RenderError::MissingFeature`]).
+/// Features every [`crate::Renderer`] needs, with the reason (for [`DeviceError::MissingFeature`](crate::DeviceError::MissingFeature)).
 pub(crate) const REQUIRED_FEATURES: [(wgpu::Features, &str, &str); 1] = [(
     wgpu::Features::INDIRECT_FIRST_INSTANCE,
     "INDIRECT_FIRST_INSTANCE",
@@ -25,8 +25,8 @@ pub fn required_features() -> wgpu::Features {
 /// These are the least vat runs with. Bigger assets (textures wider than 8,192) and crowds (a
 /// record or list buffer over 128 MiB, about a million instances) need the adapter's larger
 /// `max_texture_dimension_2d` and `max_storage_buffer_binding_size` (`adapter.limits()`): without
-/// them upload and prepare return [`RenderError::TextureTooLarge`] and
-/// [`RenderError::BufferTooLarge`] naming the limit.
+/// them upload and prepare return [`ResourceError::TextureTooLarge`](vat_core::gpu::ResourceError::TextureTooLarge) and
+/// [`ResourceError::BufferTooLarge`](vat_core::gpu::ResourceError::BufferTooLarge) naming the limit.
 pub fn required_limits() -> wgpu::Limits {
     let base = wgpu::Limits::default();
     let need = vat_core::gpu::max_stage_binding_counts();
@@ -48,9 +48,9 @@ pub fn required_limits() -> wgpu::Limits {
 
 /// The first limit of `available` below what vat's binding table binds
 /// (`vat_core::gpu::max_stage_binding_counts`, `required_bind_groups`), as
-/// [`RenderError::LimitTooLow`]. Only the table's own needs are checked, not the WebGPU defaults
+/// [`Error::LimitTooLow`]. Only the table's own needs are checked, not the WebGPU defaults
 /// [`required_limits`] starts from.
-pub(crate) fn check_binding_limits(available: &wgpu::Limits) -> Result<(), RenderError> {
+pub(crate) fn check_binding_limits(available: &wgpu::Limits) -> Result<(), Error> {
     let need = vat_core::gpu::max_stage_binding_counts();
     let pairs = [
         ("max_bind_groups", vat_core::gpu::required_bind_groups(), available.max_bind_groups),
@@ -73,7 +73,7 @@ pub(crate) fn check_binding_limits(available: &wgpu::Limits) -> Result<(), Rende
     ];
     match pairs.into_iter().find(|(_, required, has)| has < required) {
         Some((limit, required, has)) => {
-            Err(RenderError::LimitTooLow { limit, required: u64::from(required), available: u64::from(has) })
+            Err(Error::LimitTooLow { limit, required: u64::from(required), available: u64::from(has) })
         }
         None => Ok(()),
     }
@@ -87,16 +87,16 @@ pub(crate) fn check_binding_limits(available: &wgpu::Limits) -> Result<(), Rende
 /// in the SPIR-V, which older validation layers misreport).
 ///
 /// # Errors
-/// [`RenderError::NoAdapter`] (the message has the install command),
-/// [`RenderError::MissingFeature`] if the adapter lacks `INDIRECT_FIRST_INSTANCE`,
-/// [`RenderError::Device`] if the device cannot be opened.
-pub fn headless_device() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo), RenderError> {
+/// [`DeviceError::NoAdapter`](crate::DeviceError::NoAdapter) (the message has the install command),
+/// [`DeviceError::MissingFeature`](crate::DeviceError::MissingFeature) if the adapter lacks `INDIRECT_FIRST_INSTANCE`,
+/// [`DeviceError::Wgpu`](crate::DeviceError::Wgpu) if the device cannot be opened.
+pub fn headless_device() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo), Error> {
     // Declared first so that it is released last, after the instance and the other adapters drop.
     let _lifetime = vat_core::gpu::device_lifetime_lock();
     let instance = new_instance();
     let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
     adapters.sort_by_key(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
-    let adapter = adapters.into_iter().next().ok_or(RenderError::NoAdapter)?;
+    let adapter = adapters.into_iter().next().ok_or(DeviceError::NoAdapter)?;
     let (device, queue) = open_device(&adapter, "vat headless")?;
     Ok((device, queue, adapter.get_info()))
 }
@@ -123,35 +123,36 @@ fn new_instance() -> wgpu::Instance {
 /// `Surface::get_capabilities`. The Vulkan twin is `vat_vulkan::Context::presenting`.
 ///
 /// # Errors
-/// [`RenderError::NoAdapter`] when no adapter can present to the surface, and those of
+/// [`DeviceError::NoAdapter`](crate::DeviceError::NoAdapter) when no adapter can present to the surface, and those of
 /// [`headless_device`].
 pub fn presenting_device(
     instance: &wgpu::Instance,
     surface: &wgpu::Surface<'_>,
-) -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue), RenderError> {
+) -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue), Error> {
     let mut adapters: Vec<wgpu::Adapter> =
         pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN))
             .into_iter()
             .filter(|a| a.is_surface_supported(surface))
             .collect();
     adapters.sort_by_key(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
-    let adapter = adapters.into_iter().next().ok_or(RenderError::NoAdapter)?;
+    let adapter = adapters.into_iter().next().ok_or(DeviceError::NoAdapter)?;
     let _lifetime = vat_core::gpu::device_lifetime_lock();
     let (device, queue) = open_device(&adapter, "vat presenting")?;
     Ok((adapter, device, queue))
 }
 
 /// A device on `adapter` with [`REQUIRED_FEATURES`] and the adapter's limits.
-fn open_device(adapter: &wgpu::Adapter, label: &str) -> Result<(wgpu::Device, wgpu::Queue), RenderError> {
+fn open_device(adapter: &wgpu::Adapter, label: &str) -> Result<(wgpu::Device, wgpu::Queue), Error> {
     let info = adapter.get_info();
     let mut features = wgpu::Features::empty();
     for (feature, name, why) in REQUIRED_FEATURES {
         if !adapter.features().contains(feature) {
-            return Err(RenderError::MissingFeature {
+            return Err(DeviceError::MissingFeature {
                 feature: name,
                 why,
                 adapter: format!("adapter {:?}", info.name),
-            });
+            }
+            .into());
         }
         features |= feature;
     }
@@ -161,5 +162,5 @@ fn open_device(adapter: &wgpu::Adapter, label: &str) -> Result<(wgpu::Device, wg
         required_limits: adapter.limits(),
         ..Default::default()
     }))
-    .map_err(|e| RenderError::Device(format!("could not open a device on {}: {e}", info.name)))
+    .map_err(|e| DeviceError::Wgpu(format!("could not open a device on {}: {e}", info.name)).into())
 }

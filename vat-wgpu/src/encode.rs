@@ -3,10 +3,7 @@
 //! (`vat_core::backend::resolve`); `Renderer::encode_draws` maps found draws to a pass's calls (the
 //! shadow pass, or a host's). Nothing here decides what is drawn or finds a resource.
 
-use vat_core::backend::{
-    AssetParts, Compute, DrawStep, GpuAssetParts, RendererFrame, Stage, buffer, compute, draw_steps,
-    find_draws,
-};
+use vat_core::backend::{Compute, DrawStep, RendererFrame, Stage, buffer, compute, draw_steps, find_draws};
 use vat_core::frame::{Command, Draw, FrameBackend, FramePlan, Missing, PlanLimits, scatter_buffer_bytes};
 use vat_core::gpu;
 use vat_core::pipeline::PipelineKey;
@@ -15,7 +12,7 @@ use vat_core::render::Culling;
 use crate::crowd::WgpuHandles;
 use crate::pipelines::{CULL, SHADOW_PASS};
 use crate::renderer::{AllocScope, BELT_CHUNK, CrowdDraw, StageSet};
-use crate::{GpuAsset, RenderError, Renderer};
+use crate::{DeviceError, Error, Renderer};
 
 /// Copies `bytes` (a multiple of 4) to byte `offset` of `target` through the staging belt, in
 /// `encoder`.
@@ -24,30 +21,26 @@ use crate::{GpuAsset, RenderError, Renderer};
 /// memory); the chunk's own error is caught by the caller's [`AllocScope`].
 ///
 /// # Errors
-/// [`RenderError::OutOfDeviceMemory`] when the chunk could not be created (nothing is recorded).
+/// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) when the chunk could not be created (nothing is recorded).
 fn belt_write(
     belt: &mut wgpu::util::StagingBelt,
     encoder: &mut wgpu::CommandEncoder,
     target: &wgpu::Buffer,
     offset: u64,
     bytes: &[u8],
-) -> Result<(), RenderError> {
+) -> Result<(), Error> {
     let Some(size) = wgpu::BufferSize::new(bytes.len() as u64) else { return Ok(()) };
     let align = wgpu::BufferSize::new(wgpu::COPY_BUFFER_ALIGNMENT).unwrap_or(size);
     let slice = belt.allocate(size, align);
     let Ok(mut view) = slice.get_mapped_range_mut() else {
-        return Err(RenderError::OutOfDeviceMemory { what: "uniforms' staging belt", bytes: size.get() });
+        return Err(
+            DeviceError::OutOfDeviceMemory { what: "uniforms' staging belt", bytes: size.get() }.into()
+        );
     };
     view.slice(..).copy_from_slice(bytes);
     drop(view);
     encoder.copy_buffer_to_buffer(slice.buffer(), slice.offset(), target, offset, size.get());
     Ok(())
-}
-
-impl GpuAssetParts<WgpuHandles> for GpuAsset {
-    fn parts(&self) -> AssetParts<'_, WgpuHandles> {
-        AssetParts { info: &self.info, groups: &self.groups, index: &self.index_buffer }
-    }
 }
 
 /// One `prepare`'s replay of the frame's commands into the host's `encoder`. Everything the frame
@@ -62,7 +55,7 @@ pub(crate) struct Replay<'r, 'e> {
     scope: Option<AllocScope>,
     /// The open scope of one crowd's uploads and the bytes they asked for: a buffer the device
     /// cannot create (the crowd outgrew its memory), or the staging memory of a write, is
-    /// [`RenderError::OutOfDeviceMemory`] of the crowd's buffers.
+    /// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) of the crowd's buffers.
     uploads: Option<(AllocScope, u64)>,
 }
 
@@ -79,7 +72,7 @@ impl<'r, 'e> Replay<'r, 'e> {
         crowds: &mut [CrowdDraw<'_>],
         plan: &FramePlan,
         command: &Command,
-    ) -> Result<u64, RenderError> {
+    ) -> Result<u64, Error> {
         let r = &mut *self.renderer;
         match command {
             Command::BeginUploads { .. } => self.uploads = Some((AllocScope::push(&r.device), 0)),
@@ -163,8 +156,7 @@ impl<'r, 'e> Replay<'r, 'e> {
 
 impl FrameBackend for Replay<'_, '_> {
     type Handles = WgpuHandles;
-    type Asset = GpuAsset;
-    type Error = RenderError;
+    type Error = Error;
 
     fn plan_limits(&self) -> PlanLimits {
         self.renderer.plan_limits()
@@ -178,11 +170,11 @@ impl FrameBackend for Replay<'_, '_> {
         &self,
         frame: &wgpu::Buffer,
         map: &wgpu::TextureView,
-    ) -> Result<Vec<wgpu::BindGroup>, RenderError> {
+    ) -> Result<Vec<wgpu::BindGroup>, Error> {
         self.renderer.frame_groups_for(frame, Some(map))
     }
 
-    fn begin_frame(&mut self, crowds: &mut [CrowdDraw<'_>], culling: Culling) -> Result<(), RenderError> {
+    fn begin_frame(&mut self, crowds: &mut [CrowdDraw<'_>], culling: Culling) -> Result<(), Error> {
         self.scope = Some(AllocScope::push(&self.renderer.device));
         self.renderer.begin_counts(crowds, culling)
     }
@@ -192,7 +184,7 @@ impl FrameBackend for Replay<'_, '_> {
         crowds: &mut [CrowdDraw<'_>],
         plan: &FramePlan,
         command: &Command,
-    ) -> Result<(), RenderError> {
+    ) -> Result<(), Error> {
         let result = self.run(crowds, plan, command);
         match (self.uploads.take(), result) {
             (Some((scope, bytes)), Err(e)) => scope.finish("crowd buffers", bytes, Err(e)),
@@ -203,11 +195,7 @@ impl FrameBackend for Replay<'_, '_> {
         }
     }
 
-    fn end_frame(
-        &mut self,
-        crowds: &mut [CrowdDraw<'_>],
-        result: Result<(), RenderError>,
-    ) -> Result<(), RenderError> {
+    fn end_frame(&mut self, crowds: &mut [CrowdDraw<'_>], result: Result<(), Error>) -> Result<(), Error> {
         let r = &mut *self.renderer;
         r.belt.finish_and_recall_on_submit(self.encoder);
         let result = match self.scope.take() {
@@ -233,7 +221,7 @@ impl Renderer {
         encoder: &mut wgpu::CommandEncoder,
         draws: &[Draw],
         crowds: &[CrowdDraw<'_>],
-    ) -> Result<(), RenderError> {
+    ) -> Result<(), Error> {
         let pipelines = self.pipelines_for(draws, SHADOW_PASS);
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("vat shadow"),

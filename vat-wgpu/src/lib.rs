@@ -88,50 +88,29 @@ mod target;
 pub use asset::GpuAsset;
 pub use crowd::GpuCrowd;
 pub use device::{headless_device, presenting_device, required_features, required_limits, vat_instance};
-pub use error::RenderError;
+pub use error::{DeviceError, Error};
 pub use offscreen::Offscreen;
 pub use pipelines::{PassFormats, PrepassFormats};
 pub use renderer::{CrowdDraw, Renderer};
 pub use target::{HeadlessTarget, MOTION_FORMAT};
 
 pub use vat_core::pipeline::PassConventions;
-use vat_core::playback::Interpolation;
 pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
 
-/// How a [`Renderer`] is set up: the formats of the targets it renders into and its fixed variants.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RendererConfig {
-    /// Format of [`RenderTarget::color`] (e.g. `Rgba8UnormSrgb`, or the surface format).
-    pub color_format: wgpu::TextureFormat,
-    /// Format of [`RenderTarget::depth`] (e.g. `Depth32Float`).
-    pub depth_format: wgpu::TextureFormat,
-    /// Side of vat's built-in square sun shadow map in texels (e.g. 2048; clamped to the device's
-    /// texture limit). 0: no built-in map (a 1 x 1 placeholder is bound), for a host that gives its
-    /// own (`ShadowMapSource::Host`); a frame asking for built-in shadows is then refused
-    /// (`NoBuiltInShadowMap`).
-    pub shadow_map_size: u32,
-    /// Frame interpolation of every pipeline (the `INTERPOLATION` override): linear by default.
-    pub interpolation: Interpolation,
-    /// Depth and winding conventions of the pass [`Renderer::render`] begins (its depth is cleared
-    /// to [`PassConventions::clear_depth`]) and of [`Renderer::pass_formats`]: standard by default,
-    /// [`PassConventions::REVERSE_Z`] with a reverse-Z camera
-    /// (`vat_core::crowd::Camera::look_at_reverse_z`). vat's own shadow map is standard either way.
-    pub conventions: PassConventions,
+/// vat-wgpu's texture formats ([`vat_core::backend::TargetFormats`]): `Rgba8UnormSrgb` colour and
+/// `Depth32Float` depth by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Formats;
+
+impl vat_core::backend::TargetFormats for Formats {
+    type Format = wgpu::TextureFormat;
+    const COLOR: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+    const DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 }
 
-impl Default for RendererConfig {
-    /// `Rgba8UnormSrgb` colour, `Depth32Float` depth, a 2048² shadow map, linear interpolation,
-    /// standard depth.
-    fn default() -> Self {
-        Self {
-            color_format: wgpu::TextureFormat::Rgba8UnormSrgb,
-            depth_format: wgpu::TextureFormat::Depth32Float,
-            shadow_map_size: 2048,
-            interpolation: Interpolation::Linear,
-            conventions: PassConventions::STANDARD,
-        }
-    }
-}
+/// How a [`Renderer`] is set up: the formats of the targets it renders into ([`RenderTarget`]'s
+/// views) and its fixed variants; vat-core's one definition over wgpu's formats.
+pub type RendererConfig = vat_core::backend::RendererConfig<Formats>;
 
 /// Where [`Renderer::render`] draws: views of the caller's colour and depth textures (formats as in
 /// [`RendererConfig`]) and their size in pixels.

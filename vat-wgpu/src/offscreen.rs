@@ -5,18 +5,19 @@ use std::sync::{Arc, Mutex};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd};
 use vat_core::frame::gpu_counts::GpuCountsResult;
+use vat_core::gpu::ResourceError;
 use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
 
 use crate::{
-    CrowdDraw, GpuAsset, GpuCrowd, HeadlessTarget, RenderError, RenderTarget, Renderer, RendererConfig,
-    headless_device,
+    CrowdDraw, DeviceError, Error, GpuAsset, GpuCrowd, HeadlessTarget, RenderTarget, Renderer,
+    RendererConfig, headless_device,
 };
 
 /// A [`Renderer`] with its own device, queue and offscreen target: vat-wgpu's
 /// [`CrowdRenderer`](vat_core::render::CrowdRenderer). Game code written against the trait runs
 /// unchanged on `vat_vulkan::Offscreen`.
 ///
-/// The target is `Rgba8UnormSrgb` colour + `Depth32Float` depth ([`RendererConfig::default`]
+/// The target is `Rgba8UnormSrgb` colour + `Depth32Float` depth ([`RendererConfig::default`](vat_core::backend::RendererConfig::default)
 /// formats; the shadow-map size and interpolation are taken from the config given).
 ///
 /// On a device opened with `TIMESTAMP_QUERY`, every frame is bracketed by two timestamps (written by
@@ -105,9 +106,9 @@ impl Offscreen {
     /// renderer and a target of `size` pixels.
     ///
     /// # Errors
-    /// Those of [`headless_device`] and [`Renderer::new`]; [`RenderError::TextureTooLarge`] for a
+    /// Those of [`headless_device`] and [`Renderer::new`]; [`ResourceError::TextureTooLarge`](vat_core::gpu::ResourceError::TextureTooLarge) for a
     /// target larger than the device allows.
-    pub fn new(size: [u32; 2], config: RendererConfig) -> Result<Self, RenderError> {
+    pub fn new(size: [u32; 2], config: RendererConfig) -> Result<Self, Error> {
         let (device, queue, info) = headless_device()?;
         Self::with_device(device, queue, info, size, config)
     }
@@ -116,14 +117,14 @@ impl Offscreen {
     /// adapter's limits).
     ///
     /// # Errors
-    /// Those of [`Renderer::new`]; [`RenderError::TextureTooLarge`] for an over-limit target size.
+    /// Those of [`Renderer::new`]; [`ResourceError::TextureTooLarge`](vat_core::gpu::ResourceError::TextureTooLarge) for an over-limit target size.
     pub fn with_device(
         device: wgpu::Device,
         queue: wgpu::Queue,
         info: wgpu::AdapterInfo,
         size: [u32; 2],
         config: RendererConfig,
-    ) -> Result<Self, RenderError> {
+    ) -> Result<Self, Error> {
         let config = RendererConfig {
             color_format: wgpu::TextureFormat::Rgba8UnormSrgb,
             depth_format: wgpu::TextureFormat::Depth32Float,
@@ -172,8 +173,8 @@ impl Offscreen {
             &mut Renderer,
             &mut wgpu::CommandEncoder,
             RenderTarget<'_>,
-        ) -> Result<R, RenderError>,
-    ) -> Result<R, RenderError> {
+        ) -> Result<R, Error>,
+    ) -> Result<R, Error> {
         self.check_device()?;
         let mut encoder = self
             .device
@@ -200,24 +201,30 @@ impl Offscreen {
 impl Offscreen {
     /// The device's loss, or the first error it reported outside an error scope, as a typed error
     /// (the error is cleared once returned; the loss stays).
-    fn check_device(&self) -> Result<(), RenderError> {
+    fn check_device(&self) -> Result<(), Error> {
         let Ok(mut faults) = self.faults.lock() else {
-            return Err(RenderError::Device("the device fault record was poisoned".into()));
+            return Err(DeviceError::Wgpu("the device fault record was poisoned".into()).into());
         };
         if let Some(reason) = &faults.lost {
-            return Err(RenderError::DeviceLost(reason.clone()));
+            return Err(Error::DeviceLost(reason.clone()));
         }
         match faults.error.take() {
-            Some(e) => Err(RenderError::Device(e)),
+            Some(e) => Err(DeviceError::Wgpu(e).into()),
             None => Ok(()),
         }
     }
 }
 
-fn check_target_size(device: &wgpu::Device, size: [u32; 2]) -> Result<(), RenderError> {
+fn check_target_size(device: &wgpu::Device, size: [u32; 2]) -> Result<(), Error> {
     let limit = device.limits().max_texture_dimension_2d;
     if size[0] == 0 || size[1] == 0 || size[0] > limit || size[1] > limit {
-        return Err(RenderError::TextureTooLarge { what: "target", width: size[0], height: size[1], limit });
+        return Err(ResourceError::TextureTooLarge {
+            what: "target",
+            width: size[0],
+            height: size[1],
+            limit,
+        }
+        .into());
     }
     Ok(())
 }
@@ -225,13 +232,13 @@ fn check_target_size(device: &wgpu::Device, size: [u32; 2]) -> Result<(), Render
 impl CrowdRenderer for Offscreen {
     type Asset = GpuAsset;
     type Crowd = GpuCrowd;
-    type Error = RenderError;
+    type Error = Error;
 
     fn adapter_name(&self) -> String {
         format!("wgpu/{:?}: {}", self.info.backend, self.info.name)
     }
 
-    fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, RenderError> {
+    fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, Error> {
         self.check_device()?;
         self.renderer.upload(asset)
     }
@@ -240,7 +247,7 @@ impl CrowdRenderer for Offscreen {
         self.target.size()
     }
 
-    fn resize(&mut self, size: [u32; 2]) -> Result<(), RenderError> {
+    fn resize(&mut self, size: [u32; 2]) -> Result<(), Error> {
         self.check_device()?;
         check_target_size(&self.device, size)?;
         self.wait()?;
@@ -248,7 +255,7 @@ impl CrowdRenderer for Offscreen {
         Ok(())
     }
 
-    fn create_crowd(&mut self, crowd: &Crowd) -> Result<GpuCrowd, RenderError> {
+    fn create_crowd(&mut self, crowd: &Crowd) -> Result<GpuCrowd, Error> {
         self.check_device()?;
         self.renderer.create_crowd(crowd)
     }
@@ -258,32 +265,32 @@ impl CrowdRenderer for Offscreen {
         crowds: &mut [CrowdDraw<'_>],
         camera: &Camera,
         options: &RenderOptions,
-    ) -> Result<FrameReport, RenderError> {
+    ) -> Result<FrameReport, Error> {
         self.record_host_frame(|_, renderer, encoder, target| {
             renderer.render(encoder, crowds, camera, target, options)
         })
     }
 
-    fn wait(&mut self) -> Result<(), RenderError> {
+    fn wait(&mut self) -> Result<(), Error> {
         self.check_device()?;
         let polled = self.device.poll(wgpu::PollType::wait_indefinitely());
         // A loss is reported through the callback while polling.
         self.check_device()?;
-        polled.map_err(|e| RenderError::Device(e.to_string()))?;
+        polled.map_err(|e| DeviceError::Wgpu(e.to_string()))?;
         Ok(())
     }
 
-    fn read_rgba8(&mut self) -> Result<Vec<u8>, RenderError> {
+    fn read_rgba8(&mut self) -> Result<Vec<u8>, Error> {
         self.check_device()?;
         self.target.read_rgba8(&self.device, &self.queue)
     }
 
-    fn read_motion(&mut self) -> Result<Vec<[f32; 4]>, RenderError> {
+    fn read_motion(&mut self) -> Result<Vec<[f32; 4]>, Error> {
         self.check_device()?;
         self.target.read_motion(&self.device, &self.queue)
     }
 
-    fn read_gpu_visible(&mut self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, RenderError> {
+    fn read_gpu_visible(&mut self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, Error> {
         self.check_device()?;
         let mut lists = self.renderer.read_gpu_visible(crowd)?;
         for list in &mut lists {
@@ -292,7 +299,7 @@ impl CrowdRenderer for Offscreen {
         Ok(lists)
     }
 
-    fn gpu_counts(&mut self, crowd: &mut GpuCrowd) -> Result<Option<GpuCountsResult>, RenderError> {
+    fn gpu_counts(&mut self, crowd: &mut GpuCrowd) -> Result<Option<GpuCountsResult>, Error> {
         self.check_device()?;
         Ok(self.renderer.gpu_counts(crowd))
     }

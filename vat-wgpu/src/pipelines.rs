@@ -2,10 +2,8 @@
 //! formats ([`PassFormats`]), compute pipelines by [`ComputeKey`]; fixed state from
 //! `vat_core::pipeline` through [`crate::conv`] (the Vulkan twin is vat-vulkan's `pipelines.rs`).
 
-use vat_core::gpu;
 use vat_core::pipeline::{
-    FragmentStage, HostShader, PassConventions, PassKind, PipelineKey, ShaderVariantKey, VertexStage,
-    colour_slots,
+    FragmentStage, HostShader, PassKind, PipelineKey, ShaderVariantKey, VertexStage, colour_slots,
 };
 
 use crate::renderer::StageSet;
@@ -23,26 +21,9 @@ pub type PrepassFormats = vat_core::pipeline::PrepassFormats<wgpu::TextureFormat
 pub(crate) const SHADOW_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 
 /// The shadow pass: depth only, [`SHADOW_FORMAT`], one sample.
-pub(crate) const SHADOW_PASS: PassFormats = PassFormats {
-    color: None,
-    motion: None,
-    depth: SHADOW_FORMAT,
-    conventions: PassConventions::STANDARD,
-    samples: 1,
-};
+pub(crate) const SHADOW_PASS: PassFormats = PassFormats::shadow(SHADOW_FORMAT);
 
-/// A compute pipeline: entry point and variant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct ComputeKey {
-    pub(crate) entry: &'static str,
-    pub(crate) variant: ShaderVariantKey,
-}
-
-/// The culling pipeline (`cs_cull`, which decodes nothing: one variant).
-pub(crate) const CULL: ComputeKey = ComputeKey {
-    entry: gpu::ENTRY_POINT_CULL,
-    variant: ShaderVariantKey { cross_fade: true, ..ShaderVariantKey::NEUTRAL },
-};
+pub(crate) use vat_core::backend::{CULL, ComputeKey};
 
 impl Renderer {
     /// Sets the host's own fragment stage for every colour pipeline that draws an asset (see
@@ -52,8 +33,8 @@ impl Renderer {
     /// next use. The vat-vulkan twin is `Renderer::set_host_shader`.
     ///
     /// # Errors
-    /// [`crate::RenderError::HostShader`] with naga's message; the renderer keeps its previous shader.
-    pub fn set_host_shader(&mut self, shader: Option<HostShader>) -> Result<(), crate::RenderError> {
+    /// [`crate::Error::HostShader`] with naga's message; the renderer keeps its previous shader.
+    pub fn set_host_shader(&mut self, shader: Option<HostShader>) -> Result<(), crate::Error> {
         let Some(shader) = shader else {
             self.host_shader = None;
             self.render_pipelines.clear();
@@ -61,26 +42,24 @@ impl Renderer {
         };
         let source = shader.module_source();
         let module = naga::front::wgsl::parse_str(&source)
-            .map_err(|e| crate::RenderError::HostShader(e.emit_to_string(&source)))?;
+            .map_err(|e| crate::Error::HostShader(e.emit_to_string(&source)))?;
         naga::valid::Validator::new(
             naga::valid::ValidationFlags::all(),
             naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32,
         )
         .validate(&module)
-        .map_err(|e| crate::RenderError::HostShader(e.emit_to_string(&source)))?;
+        .map_err(|e| crate::Error::HostShader(e.emit_to_string(&source)))?;
         for entry in shader.entry_points() {
             if !module.entry_points.iter().any(|e| e.name == entry && e.stage == naga::ShaderStage::Fragment)
             {
-                return Err(crate::RenderError::HostShader(format!(
-                    "the source has no @fragment fn {entry}"
-                )));
+                return Err(crate::Error::HostShader(format!("the source has no @fragment fn {entry}")));
             }
         }
         let vertex = shader.vertex_entry_point();
         if let Some(entry) = vertex.filter(|v| {
             !module.entry_points.iter().any(|e| e.name == *v && e.stage == naga::ShaderStage::Vertex)
         }) {
-            return Err(crate::RenderError::HostShader(format!("the source has no @vertex fn {entry}")));
+            return Err(crate::Error::HostShader(format!("the source has no @vertex fn {entry}")));
         }
         let compiled = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("vat host shader"),

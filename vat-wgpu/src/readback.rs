@@ -1,6 +1,7 @@
 //! Decode on the GPU and read-backs of a crowd's GPU copy, for verification, tests and debugging
 //! (the Vulkan twin is vat-vulkan's `readback.rs`).
 
+use vat_core::backend::{DecodeJob, decode_buffer, plan_decode};
 use vat_core::frame::workgroups;
 use vat_core::gpu::{self, DecodeParams, DecodedVertex, FrameUniforms};
 use vat_core::instance::InstanceRecord;
@@ -9,7 +10,7 @@ use crate::crowd::GpuCrowd;
 use crate::pipelines::ComputeKey;
 use crate::renderer::{AllocScope, StageSet, bind_group, buffer_init, empty_buffer, storage_limit};
 use crate::target::read_mapped;
-use crate::{GpuAsset, RenderError, RenderMode, Renderer};
+use crate::{Error, GpuAsset, RenderMode, Renderer};
 
 impl Renderer {
     /// Decodes every vertex of `records` at epoch-relative `time` on the GPU (the `cs_decode` /
@@ -20,9 +21,9 @@ impl Renderer {
     /// buffers, so it does not disturb a frame recorded but not yet submitted.
     ///
     /// # Errors
-    /// [`RenderError::AssetHasNoBones`] for bone mode without bones, [`RenderError::BufferTooLarge`],
-    /// [`RenderError::OutOfDeviceMemory`] if the device cannot allocate the output and read-back
-    /// buffers, [`RenderError::Readback`].
+    /// [`Error::AssetHasNoBones`] for bone mode without bones, [`ResourceError::BufferTooLarge`](vat_core::gpu::ResourceError::BufferTooLarge),
+    /// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) if the device cannot allocate the output and read-back
+    /// buffers, [`DeviceError::Readback`](crate::DeviceError::Readback).
     pub fn decode(
         &mut self,
         asset: &GpuAsset,
@@ -30,29 +31,19 @@ impl Renderer {
         time: f32,
         mode: RenderMode,
         cross_fade: bool,
-    ) -> Result<Vec<DecodedVertex>, RenderError> {
-        if mode == RenderMode::Bone && !asset.has_bones() {
-            return Err(RenderError::AssetHasNoBones);
-        }
-        let count = records.len() as u64 * u64::from(asset.vertex_count());
-        let out_bytes = count * size_of::<DecodedVertex>() as u64;
-        let limits = self.device.limits();
-        let limit = storage_limit(&limits);
-        if out_bytes > limit {
-            return Err(RenderError::BufferTooLarge { what: "decoded vertex", size: out_bytes, limit });
-        }
-        if count == 0 {
+    ) -> Result<Vec<DecodedVertex>, Error> {
+        let limit = storage_limit(&self.device.limits());
+        let Some(DecodeJob { entry, variant, count, out_bytes }) =
+            plan_decode(&asset.info, records.len(), mode, cross_fade, limit)?
+        else {
             return Ok(Vec::new());
-        }
-        let Some(entry) = asset.info.decode_entry_point(mode) else {
-            return Err(RenderError::NoDecode(mode));
         };
-        let pipeline = self.compute_pipeline(ComputeKey { entry, variant: asset.info.variant(cross_fade) });
+        let pipeline = self.compute_pipeline(ComputeKey { entry, variant });
         let d = &self.device;
         // The buffers, their bind groups and the copy into the staging buffer, in one scope.
         let scope = AllocScope::push(d);
         let requested = 2 * out_bytes + size_of_val(records) as u64;
-        let created = (|| -> Result<_, RenderError> {
+        let created = (|| -> Result<_, Error> {
             let uniform = wgpu::BufferUsages::UNIFORM;
             let frame = FrameUniforms { time, ..bytemuck::Zeroable::zeroed() };
             let frame_buf = buffer_init(d, "vat decode frame", bytemuck::bytes_of(&frame), 0, uniform)?;
@@ -80,16 +71,15 @@ impl Renderer {
                 StageSet::Compute,
                 "vat decode",
                 |name| {
-                    Some(match name {
-                        "instances" => record_buf.as_entire_binding(),
-                        "decode_params" => params_buf.as_entire_binding(),
-                        "decoded" => out.as_entire_binding(),
-                        "instance_list" => self.dummy_visible.as_entire_binding(),
-                        "cull_params" => self.dummy_cull_params.as_entire_binding(),
-                        "visible" => self.dummy_visible.as_entire_binding(),
-                        "draw_args" => self.dummy_draw_args.as_entire_binding(),
-                        _ => return None,
-                    })
+                    let buffers = [
+                        &record_buf,
+                        &params_buf,
+                        &out,
+                        &self.dummy_visible,
+                        &self.dummy_cull_params,
+                        &self.dummy_draw_args,
+                    ];
+                    decode_buffer(name).map(|i| buffers[i].as_entire_binding())
                 },
             )?;
             let staging = empty_buffer(
@@ -123,7 +113,7 @@ impl Renderer {
 
     /// The first `size` bytes of `buffer` (which has `COPY_SRC`), copied to a mappable buffer and read
     /// after waiting for the GPU.
-    fn read_back(&self, buffer: &wgpu::Buffer, size: u64) -> Result<Vec<u8>, RenderError> {
+    fn read_back(&self, buffer: &wgpu::Buffer, size: u64) -> Result<Vec<u8>, Error> {
         let d = &self.device;
         let scope = AllocScope::push(d);
         let staging = empty_buffer(
@@ -145,8 +135,8 @@ impl Renderer {
     /// and debugging: after a frame it equals `Crowd::records`.
     ///
     /// # Errors
-    /// [`RenderError::OutOfDeviceMemory`] for the read-back buffer, [`RenderError::Readback`].
-    pub fn read_gpu_records(&self, crowd: &GpuCrowd) -> Result<Vec<InstanceRecord>, RenderError> {
+    /// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) for the read-back buffer, [`DeviceError::Readback`](crate::DeviceError::Readback).
+    pub fn read_gpu_records(&self, crowd: &GpuCrowd) -> Result<Vec<InstanceRecord>, Error> {
         let Some(b) = &crowd.buffers else { return Ok(Vec::new()) };
         let size = u64::from(crowd.sync.record_count()) * size_of::<InstanceRecord>() as u64;
         if size == 0 {
@@ -160,14 +150,14 @@ impl Renderer {
     /// before any. For tests and debugging: compare with the CPU path after sorting.
     ///
     /// # Errors
-    /// [`RenderError::OutOfDeviceMemory`] for the read-back buffers, [`RenderError::Readback`].
-    pub fn read_gpu_visible(&self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, RenderError> {
+    /// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) for the read-back buffers, [`DeviceError::Readback`](crate::DeviceError::Readback).
+    pub fn read_gpu_visible(&self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, Error> {
         let Some(b) = &crowd.buffers else { return Ok(Vec::new()) };
         let lods = crowd.sync.gpu_lods() as usize;
         if lods == 0 {
             return Ok(Vec::new());
         }
-        let read = |buffer: &wgpu::Buffer| -> Result<Vec<u32>, RenderError> {
+        let read = |buffer: &wgpu::Buffer| -> Result<Vec<u32>, Error> {
             Ok(bytemuck::pod_collect_to_vec(&self.read_back(buffer, buffer.size())?))
         };
         let args = read(&b.draw_args)?;

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use vat_core::backend::RendererFrame;
 use vat_core::crowd::Camera;
 use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::frame::{FrameError, FrameState, HostPass, PlanError, PlanLimits, Prechecks};
+use vat_core::frame::{FrameState, HostPass, PlanLimits, Prechecks};
 use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
 use vat_core::pipeline::{MATERIAL_SAMPLER, PipelineKey, SHADOW_SAMPLER};
 
@@ -25,8 +25,8 @@ use crate::device::REQUIRED_FEATURES;
 use crate::encode::Replay;
 use crate::pipelines::{CULL, ComputeKey, SHADOW_FORMAT};
 use crate::{
-    Culling, FrameReport, GpuAsset, PassFormats, PrepassFormats, RenderError, RenderOptions, RenderTarget,
-    RendererConfig, conv,
+    Culling, DeviceError, Error, FrameReport, GpuAsset, PassFormats, PrepassFormats, RenderOptions,
+    RenderTarget, RendererConfig, conv,
 };
 
 /// Bytes of one chunk of the staging belt that carries the frame uniforms.
@@ -110,7 +110,7 @@ pub struct Renderer {
 /// that `expect`s its mapping and panics, whatever error scope is open.
 ///
 /// # Errors
-/// [`RenderError::OutOfDeviceMemory`] naming `label` when the buffer could not be created (the
+/// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) naming `label` when the buffer could not be created (the
 /// scope's error says why).
 pub(crate) fn buffer_init(
     device: &wgpu::Device,
@@ -118,7 +118,7 @@ pub(crate) fn buffer_init(
     bytes: &[u8],
     min_size: usize,
     usage: wgpu::BufferUsages,
-) -> Result<wgpu::Buffer, RenderError> {
+) -> Result<wgpu::Buffer, Error> {
     let len = bytes.len().max(min_size).max(4).next_multiple_of(4);
     let buffer = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
@@ -128,7 +128,7 @@ pub(crate) fn buffer_init(
         mapped_at_creation: true,
     });
     let Ok(mut view) = buffer.get_mapped_range_mut(..) else {
-        return Err(RenderError::OutOfDeviceMemory { what: label, bytes: len as u64 });
+        return Err(DeviceError::OutOfDeviceMemory { what: label, bytes: len as u64 }.into());
     };
     view.slice(..bytes.len()).copy_from_slice(bytes);
     drop(view);
@@ -153,8 +153,8 @@ impl AllocScope {
     }
 
     /// Pops the scopes and gives `result` unless they caught an error: out of memory is
-    /// [`RenderError::OutOfDeviceMemory`] of `what` and `bytes`, validation is
-    /// [`RenderError::Device`] unless `result` is already an error.
+    /// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) of `what` and `bytes`, validation is
+    /// [`DeviceError::Wgpu`](crate::DeviceError::Wgpu) unless `result` is already an error.
     ///
     /// # Errors
     /// As above, or `result`'s error.
@@ -162,16 +162,16 @@ impl AllocScope {
         self,
         what: &'static str,
         bytes: u64,
-        result: Result<T, RenderError>,
-    ) -> Result<T, RenderError> {
+        result: Result<T, Error>,
+    ) -> Result<T, Error> {
         // Reverse order of pushing.
         let validation = pollster::block_on(self.validation.pop());
         let oom = pollster::block_on(self.oom.pop());
         match (oom, validation) {
-            (Some(_), _) => Err(RenderError::OutOfDeviceMemory { what, bytes }),
+            (Some(_), _) => Err(DeviceError::OutOfDeviceMemory { what, bytes }.into()),
             // A validation error after a failure is its consequence (an invalid object used).
             (None, Some(_)) if result.is_err() => result,
-            (None, Some(e)) => Err(RenderError::Device(e.to_string())),
+            (None, Some(e)) => Err(DeviceError::Wgpu(e.to_string()).into()),
             (None, None) => result,
         }
     }
@@ -204,11 +204,11 @@ pub(crate) fn bind_group<'a>(
     set: StageSet,
     label: &str,
     resource: impl Fn(&str) -> Option<wgpu::BindingResource<'a>>,
-) -> Result<wgpu::BindGroup, RenderError> {
+) -> Result<wgpu::BindGroup, Error> {
     let mut entries = Vec::new();
     for b in gpu::bindings_for_stages(group, shader_stages(set)) {
         let r = resource(b.name)
-            .ok_or_else(|| RenderError::Device(format!("internal: no resource for binding {}", b.name)))?;
+            .ok_or_else(|| DeviceError::Wgpu(format!("internal: no resource for binding {}", b.name)))?;
         entries.push(wgpu::BindGroupEntry { binding: b.binding, resource: r });
     }
     Ok(device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(label), layout, entries: &entries }))
@@ -219,22 +219,19 @@ impl Renderer {
     /// pipeline; render and decode pipelines are created on first use (each variant once).
     ///
     /// # Errors
-    /// [`RenderError::MissingFeature`] without `INDIRECT_FIRST_INSTANCE`, [`RenderError::LimitTooLow`]
+    /// [`DeviceError::MissingFeature`](crate::DeviceError::MissingFeature) without `INDIRECT_FIRST_INSTANCE`, [`Error::LimitTooLow`]
     /// if the device's per-stage binding limits or bind groups are below [`crate::required_limits`]'s,
-    /// [`RenderError::OutOfDeviceMemory`] if the device cannot allocate them (the shadow map),
-    /// [`RenderError::Device`] if wgpu reports another error while creating them.
-    pub fn new(
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        config: RendererConfig,
-    ) -> Result<Self, RenderError> {
+    /// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) if the device cannot allocate them (the shadow map),
+    /// [`DeviceError::Wgpu`](crate::DeviceError::Wgpu) if wgpu reports another error while creating them.
+    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, config: RendererConfig) -> Result<Self, Error> {
         for (feature, name, why) in REQUIRED_FEATURES {
             if !device.features().contains(feature) {
-                return Err(RenderError::MissingFeature {
+                return Err(DeviceError::MissingFeature {
                     feature: name,
                     why,
                     adapter: "the device (opened without it)".into(),
-                });
+                }
+                .into());
             }
         }
         let limits = device.limits();
@@ -362,7 +359,7 @@ impl Renderer {
         &self,
         frame: &wgpu::Buffer,
         host_shadow: Option<&wgpu::TextureView>,
-    ) -> Result<Vec<wgpu::BindGroup>, RenderError> {
+    ) -> Result<Vec<wgpu::BindGroup>, Error> {
         let shadow_view = host_shadow.unwrap_or(&self.shadow_array_view);
         StageSet::ALL
             .iter()
@@ -421,13 +418,7 @@ impl Renderer {
     /// The formats of the passes [`render`](Self::render) begins: the config's colour and depth
     /// formats, one sample. Give them to [`draw`](Self::draw) for a host pass of the same kind.
     pub fn pass_formats(&self) -> PassFormats {
-        PassFormats {
-            color: Some(self.config.color_format),
-            motion: None,
-            depth: self.config.depth_format,
-            conventions: self.config.conventions,
-            samples: 1,
-        }
+        self.config.pass_formats()
     }
 
     /// Records everything of one frame of `crowds` (any number, of any assets uploaded to this
@@ -455,10 +446,10 @@ impl Renderer {
     /// clears).
     ///
     /// # Errors
-    /// [`RenderError::AssetHasNoBones`] for bone mode on an asset without bones;
-    /// [`RenderError::BufferTooLarge`] if a crowd outgrows the device's storage binding size;
-    /// [`RenderError::OutOfDeviceMemory`] if the device cannot allocate a crowd's grown buffers (or
-    /// the staging memory of its writes); [`RenderError::Device`]. After an error each crowd is uploaded whole at its next frame, and
+    /// [`Error::AssetHasNoBones`] for bone mode on an asset without bones;
+    /// a [`vat_core::frame::PlanError::BufferTooLarge`] if a crowd outgrows the device's storage binding size;
+    /// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) if the device cannot allocate a crowd's grown buffers (or
+    /// the staging memory of its writes); [`DeviceError::Wgpu`](crate::DeviceError::Wgpu). After an error each crowd is uploaded whole at its next frame, and
     /// [`draw`](Self::draw) draws nothing until the next successful `prepare`.
     ///
     /// # Panics
@@ -470,7 +461,7 @@ impl Renderer {
         camera: &Camera,
         options: &RenderOptions,
         views: &[[[f32; 4]; 4]],
-    ) -> Result<FrameReport, RenderError> {
+    ) -> Result<FrameReport, Error> {
         // A copy: the replay borrows the renderer.
         let host_shader = self.host_shader.as_ref().map(|(h, _)| h.clone());
         let checks = Prechecks {
@@ -490,11 +481,7 @@ impl Renderer {
     ///
     /// # Errors
     /// Those of creating the rings' buffers (before any ring starts a frame).
-    pub(crate) fn begin_counts(
-        &self,
-        crowds: &mut [CrowdDraw<'_>],
-        culling: Culling,
-    ) -> Result<(), RenderError> {
+    pub(crate) fn begin_counts(&self, crowds: &mut [CrowdDraw<'_>], culling: Culling) -> Result<(), Error> {
         if culling == Culling::Gpu {
             for d in crowds.iter_mut() {
                 crate::crowd::ensure_slots(&mut d.gpu.counts, &self.device)?;
@@ -661,13 +648,10 @@ impl Renderer {
         camera: &Camera,
         target: RenderTarget<'_>,
         options: &RenderOptions,
-    ) -> Result<FrameReport, RenderError> {
+    ) -> Result<FrameReport, Error> {
         assert!(target.size[0] > 0 && target.size[1] > 0, "render target of size {:?}", target.size);
-        let motion = if options.motion_vectors {
-            Some(target.motion.ok_or(RenderError::NoMotionTarget)?)
-        } else {
-            None
-        };
+        let motion =
+            if options.motion_vectors { Some(target.motion.ok_or(Error::NoMotionTarget)?) } else { None };
         let report = self.prepare(encoder, crowds, camera, options, &[])?;
         let [r, g, b, a] = options.clear_color;
         let attachment = |view, clear| {
@@ -698,26 +682,5 @@ impl Renderer {
         let formats = PassFormats { motion: motion.map(|(_, format)| format), ..self.pass_formats() };
         self.draw(&mut pass, crowds, formats);
         Ok(report)
-    }
-}
-
-impl From<FrameError> for RenderError {
-    fn from(e: FrameError) -> Self {
-        match e {
-            FrameError::NoHostShadowMap => RenderError::NoHostShadowMap,
-            FrameError::NoBuiltInShadowMap => RenderError::NoBuiltInShadowMap,
-            FrameError::HostShader(refusal) => RenderError::HostShader(refusal),
-            FrameError::Plan(PlanError::AssetHasNoBones { .. }) => RenderError::AssetHasNoBones,
-            FrameError::Plan(PlanError::BufferTooLarge { what, size, limit }) => {
-                RenderError::BufferTooLarge { what, size, limit }
-            }
-            other => RenderError::Device(other.to_string()),
-        }
-    }
-}
-
-impl From<vat_core::frame::Missing> for RenderError {
-    fn from(m: vat_core::frame::Missing) -> Self {
-        FrameError::Missing(m).into()
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::mpsc;
 
 use crate::renderer::AllocScope;
-use crate::{RenderError, RenderTarget, RendererConfig};
+use crate::{DeviceError, Error, RenderTarget, RendererConfig};
 
 /// Bytes a texel of a colour target of `format` takes (4 when wgpu does not say).
 fn target_texel_bytes(format: wgpu::TextureFormat) -> u64 {
@@ -31,10 +31,10 @@ impl HeadlessTarget {
     /// of [`MOTION_FORMAT`] (16 bytes a pixel), `size` pixels (each side at least 1).
     ///
     /// # Errors
-    /// [`RenderError::OutOfDeviceMemory`] if the device cannot allocate them,
-    /// [`RenderError::Device`] if wgpu refuses them otherwise (a size over the device's
+    /// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) if the device cannot allocate them,
+    /// [`DeviceError::Wgpu`](crate::DeviceError::Wgpu) if wgpu refuses them otherwise (a size over the device's
     /// `max_texture_dimension_2d`, a format that cannot be rendered to).
-    pub fn new(device: &wgpu::Device, size: [u32; 2], config: RendererConfig) -> Result<Self, RenderError> {
+    pub fn new(device: &wgpu::Device, size: [u32; 2], config: RendererConfig) -> Result<Self, Error> {
         let scope = AllocScope::push(device);
         let extent =
             wgpu::Extent3d { width: size[0].max(1), height: size[1].max(1), depth_or_array_layers: 1 };
@@ -87,13 +87,9 @@ impl HeadlessTarget {
     /// GPU.
     ///
     /// # Errors
-    /// [`RenderError::OutOfDeviceMemory`] if the device cannot allocate the read-back buffer,
-    /// [`RenderError::Readback`] if mapping fails.
-    pub fn read_motion(
-        &self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-    ) -> Result<Vec<[f32; 4]>, RenderError> {
+    /// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) if the device cannot allocate the read-back buffer,
+    /// [`DeviceError::Readback`](crate::DeviceError::Readback) if mapping fails.
+    pub fn read_motion(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<[f32; 4]>, Error> {
         let bytes = read_texture(device, queue, &self.motion, self.size, 16)?;
         Ok(bytes.chunks_exact(16).map(bytemuck::pod_read_unaligned).collect())
     }
@@ -108,12 +104,14 @@ impl HeadlessTarget {
     /// the GPU.
     ///
     /// # Errors
-    /// [`RenderError::Readback`] if the format is not 4 bytes per pixel or mapping fails,
-    /// [`RenderError::OutOfDeviceMemory`] if the device cannot allocate the read-back buffer.
-    pub fn read_rgba8(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<u8>, RenderError> {
+    /// [`DeviceError::Readback`](crate::DeviceError::Readback) if the format is not 4 bytes per pixel or mapping fails,
+    /// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) if the device cannot allocate the read-back buffer.
+    pub fn read_rgba8(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<u8>, Error> {
         let format = self.color.format();
         if format.block_copy_size(None) != Some(4) {
-            return Err(RenderError::Readback(format!("colour format {format:?} is not 4 bytes per pixel")));
+            return Err(
+                DeviceError::Readback(format!("colour format {format:?} is not 4 bytes per pixel")).into()
+            );
         }
         let bgra = matches!(format, wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb);
         let mut out = read_texture(device, queue, &self.color, self.size, 4)?;
@@ -133,7 +131,7 @@ fn read_texture(
     texture: &wgpu::Texture,
     size: [u32; 2],
     texel: u32,
-) -> Result<Vec<u8>, RenderError> {
+) -> Result<Vec<u8>, Error> {
     let [width, height] = size;
     let row = width * texel;
     let padded = row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
@@ -170,16 +168,16 @@ fn read_texture(
 }
 
 /// Maps a `MAP_READ` buffer, waits, and copies its contents out.
-pub(crate) fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>, RenderError> {
+pub(crate) fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>, Error> {
     let (tx, rx) = mpsc::channel();
     buffer.map_async(wgpu::MapMode::Read, .., move |r| {
         let _ = tx.send(r);
     });
-    device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| RenderError::Readback(e.to_string()))?;
+    device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| DeviceError::Readback(e.to_string()))?;
     rx.recv()
-        .map_err(|e| RenderError::Readback(e.to_string()))?
-        .map_err(|e| RenderError::Readback(e.to_string()))?;
-    let bytes = buffer.get_mapped_range(..).map_err(|e| RenderError::Readback(e.to_string()))?.to_vec();
+        .map_err(|e| DeviceError::Readback(e.to_string()))?
+        .map_err(|e| DeviceError::Readback(e.to_string()))?;
+    let bytes = buffer.get_mapped_range(..).map_err(|e| DeviceError::Readback(e.to_string()))?.to_vec();
     buffer.unmap();
     Ok(bytes)
 }

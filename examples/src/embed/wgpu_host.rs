@@ -368,7 +368,7 @@ impl SceneGpu {
         scene: &Scene,
         frame: &HostFrame,
         target: &ColourTarget<'_>,
-    ) -> Result<FrameReport, vat_wgpu::RenderError> {
+    ) -> Result<FrameReport, vat_wgpu::Error> {
         let (casters, colour) = scene.ranges(frame);
         let options = scene.options(frame.culling);
         // The sun's view only when something casts into the map (culling it costs CPU or GPU time).

@@ -9,7 +9,7 @@ use vat_bake::rig::Rig;
 use vat_core::container::Asset;
 use vat_core::crowd::CrowdAsset;
 use vat_core::render::{CrowdRenderer, RenderMode, RenderOptions};
-use vat_wgpu::{Offscreen, RenderError, RendererConfig};
+use vat_wgpu::{DeviceError, Offscreen, RendererConfig};
 
 use super::baseline::{Comparator, Skinner};
 use super::{
@@ -35,7 +35,7 @@ pub(crate) enum Outcome {
 /// Opens a Vulkan device for the benchmark: a real GPU (discrete, then integrated, then virtual)
 /// when there is one, else the CPU adapter (lavapipe); `INDIRECT_FIRST_INSTANCE` (required) and
 /// `TIMESTAMP_QUERY` (when the adapter has it), the adapter's limits.
-fn open_device() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo), RenderError> {
+fn open_device() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo), DeviceError> {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = wgpu::Backends::VULKAN;
     desc.flags = wgpu::InstanceFlags::from_build_config() - wgpu::InstanceFlags::DEBUG;
@@ -48,10 +48,10 @@ fn open_device() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo), Rende
         wgpu::DeviceType::Other => 3,
         wgpu::DeviceType::Cpu => 4,
     });
-    let adapter = adapters.into_iter().next().ok_or(RenderError::NoAdapter)?;
+    let adapter = adapters.into_iter().next().ok_or(DeviceError::NoAdapter)?;
     let info = adapter.get_info();
     if !adapter.features().contains(wgpu::Features::INDIRECT_FIRST_INSTANCE) {
-        return Err(RenderError::MissingFeature {
+        return Err(DeviceError::MissingFeature {
             feature: "INDIRECT_FIRST_INSTANCE",
             why: "GPU-culled indirect draws need it",
             adapter: format!("adapter {:?}", info.name),
@@ -65,7 +65,7 @@ fn open_device() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo), Rende
         required_limits: adapter.limits(),
         ..Default::default()
     }))
-    .map_err(|e| RenderError::Device(format!("could not open a device on {}: {e}", info.name)))?;
+    .map_err(|e| DeviceError::Wgpu(format!("could not open a device on {}: {e}", info.name)))?;
     Ok((device, queue, info))
 }
 
@@ -88,7 +88,7 @@ pub(crate) fn run(
     }
     let (device, queue, info) = match open_device() {
         Ok(d) => d,
-        Err(RenderError::NoAdapter) => return Ok(Outcome::NoAdapter(RenderError::NoAdapter.to_string())),
+        Err(DeviceError::NoAdapter) => return Ok(Outcome::NoAdapter(DeviceError::NoAdapter.to_string())),
         Err(e) => return Err(e.into()),
     };
     let timestamps = device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
@@ -257,7 +257,7 @@ fn baseline_row(
         device
             .poll(wgpu::PollType::wait_indefinitely())
             .map(|_| ())
-            .map_err(|e| RenderError::Device(e.to_string()))
+            .map_err(|e| vat_wgpu::Error::from(DeviceError::Wgpu(e.to_string())))
     };
     let (mut wall, mut cpu) = (Vec::new(), Vec::new());
     let mut bytes = 0;

@@ -312,7 +312,9 @@ impl Presenter for VulkanPresenter {
                 host.record_frame(r, cb, &mut crowds, ground, &frame, &target).map(drop).map_err(|e| {
                     // Not submitted: the host's error is returned below.
                     failure = Some(e);
-                    vat_vulkan::VulkanError::Internal("the demo's frame recording failed")
+                    vat_vulkan::Error::from(vat_vulkan::DeviceError::Internal(
+                        "the demo's frame recording failed",
+                    ))
                 })
             })
             .map_err(|e| failure.take().unwrap_or_else(|| e.into()))

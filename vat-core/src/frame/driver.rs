@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use super::*;
-use crate::backend::{GpuAssetParts, GpuCrowd, Handles, RendererFrame, Stage, bindings};
+use crate::backend::{GpuAsset, GpuCrowd, Handles, RendererFrame, Stage, bindings};
 use crate::pipeline::HostShader;
 use crate::render::CrowdDraw;
 
@@ -15,8 +15,6 @@ use crate::render::CrowdDraw;
 pub trait FrameBackend {
     /// The backend's handle types.
     type Handles: Handles;
-    /// The backend's uploaded asset (`GpuAsset`).
-    type Asset: GpuAssetParts<Self::Handles>;
     /// The backend's error.
     type Error: From<FrameError>;
 
@@ -83,7 +81,7 @@ pub trait FrameBackend {
 
 /// One crowd of a frame on backend `B`.
 pub type FrameCrowd<'a, B> =
-    CrowdDraw<'a, <B as FrameBackend>::Asset, GpuCrowd<<B as FrameBackend>::Handles>>;
+    CrowdDraw<'a, GpuAsset<<B as FrameBackend>::Handles>, GpuCrowd<<B as FrameBackend>::Handles>>;
 
 /// Makes (or reuses) group 0 over the host's shadow map for every crowd, and for the renderer's own
 /// uniforms when the frame has them: the colour draws sample it.
@@ -233,11 +231,7 @@ impl FrameState {
         let planned = {
             let mut inputs: Vec<PlanCrowd<'_>> = crowds
                 .iter_mut()
-                .map(|d| PlanCrowd {
-                    crowd: &mut *d.crowd,
-                    asset: d.asset.parts().info,
-                    sync: &mut d.gpu.sync,
-                })
+                .map(|d| PlanCrowd { crowd: &mut *d.crowd, asset: &d.asset.info, sync: &mut d.gpu.sync })
                 .collect();
             self.plan.plan_with_views(&mut inputs, camera, options, &limits, views)
         };

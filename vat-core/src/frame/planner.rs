@@ -214,6 +214,20 @@ impl FramePlan {
             }
             return Err(e);
         }
+        self.plan_views(crowds, camera, options, views);
+        self.plan_dispatches(crowds, views.len());
+        Ok(())
+    }
+
+    /// The host's extra depth `views` of the planned crowds: each crowd's view uniforms and, with
+    /// GPU culling, its view lists; the depth draws of each view ([`view_depth`](Self::view_depth)).
+    fn plan_views(
+        &mut self,
+        crowds: &mut [PlanCrowd<'_>],
+        camera: &Camera,
+        options: &RenderOptions,
+        views: &[[[f32; 4]; 4]],
+    ) {
         self.views.extend_from_slice(views);
         let n_views = views.len() as u32;
         for (plan, c) in self.crowds.iter_mut().zip(crowds.iter_mut()) {
@@ -254,6 +268,11 @@ impl FramePlan {
             }
             self.view_depth.push(draws);
         }
+    }
+
+    /// The compute dispatches of the planned crowds: the record scatters, then the camera's culling,
+    /// then the culling of each of `views` extra views.
+    fn plan_dispatches(&mut self, crowds: &[PlanCrowd<'_>], views: usize) {
         for (k, plan) in self.crowds.iter().enumerate() {
             let records = plan.scatter.scattered();
             if records > 0 {
@@ -272,12 +291,11 @@ impl FramePlan {
             let records = c.crowd.count();
             if plan.culling == Culling::Gpu && records > 0 {
                 let workgroups = workgroups(u64::from(records), gpu::CULL_WORKGROUP_SIZE);
-                for view in 0..views.len() {
+                for view in 0..views {
                     self.dispatches.push(Dispatch::CullView { crowd: k, view, records, workgroups });
                 }
             }
         }
-        Ok(())
     }
 
     /// The pipelines the plan's draws use, each once, in first-use order.
@@ -353,27 +371,10 @@ pub(super) fn plan_crowd(
     motion: bool,
     limits: &PlanLimits,
 ) -> Result<(), PlanError> {
-    plan.culling = culling;
-    plan.grow = None;
-    plan.grow_scatter = None;
-    plan.record_writes.clear();
-    plan.previous_record_writes.clear();
-    plan.previous_records.clear();
-    plan.user_data_writes.clear();
-    plan.list_writes = None;
-    plan.scatter.direct.clear();
-    plan.scatter.indices.clear();
-    plan.scatter.records.clear();
-    plan.args_template = None;
-    plan.cull_params = None;
-    plan.reset_draw_args = culling == Culling::Gpu;
+    reset_crowd_plan(plan, culling);
     let count = c.crowd.count();
     let sync = &mut *c.sync;
     let gpu_culling = culling == Culling::Gpu;
-    plan.batches.main_fade.clear();
-    plan.batches.main_plain.clear();
-    plan.batches.shadow.clear();
-    plan.batches.attachments.clear();
     // The CPU side: dirty ranges (and, CPU-culled, the batches). Ranges are copied out as index
     // ranges so the plan does not borrow the crowd.
     let mut ranges: Vec<Range<u32>> = Vec::new();
@@ -401,39 +402,7 @@ pub(super) fn plan_crowd(
             attachments: frame.attachments,
         };
     }
-    // Buffers.
-    let fresh = sync.record_capacity == 0;
-    let needs_history = motion && !sync.history_capacity;
-    if fresh || needs_history || count > sync.record_capacity || list_len > sync.list_capacity {
-        let capacity = CrowdCapacity {
-            history: motion,
-            records: if fresh || count > sync.record_capacity {
-                grow(count, sync.record_capacity)
-            } else {
-                sync.record_capacity
-            },
-            list: if fresh || list_len > sync.list_capacity {
-                grow(list_len, sync.list_capacity)
-            } else {
-                sync.list_capacity
-            },
-        };
-        check("instance record", capacity.record_bytes(), limits)?;
-        check("visible list", capacity.visible_bytes(), limits)?;
-        check("instance list", capacity.list_bytes(), limits)?;
-        check("instance user data", capacity.user_data_bytes(), limits)?;
-        plan.grow = Some(capacity);
-        sync.record_capacity = capacity.records;
-        sync.list_capacity = capacity.list;
-        sync.history_capacity = capacity.history;
-        sync.scatter_capacity = 0;
-        sync.template_for = None;
-        sync.cull_params_written = None;
-        sync.view_lists = 0;
-        sync.records_synced = false;
-        sync.list_synced = false;
-        sync.user_data_synced = false;
-    }
+    plan.grow = plan_capacity(sync, count, list_len, motion, limits)?;
     let mut uploaded = size_of::<FrameUniforms>() as u64;
     // User data: whole when unsynced, else the changed ranges (always taken, so changes do not pile
     // up while the buffers are recreated).
@@ -492,34 +461,115 @@ pub(super) fn plan_crowd(
     }
     // GPU culling inputs: the draw template (asset or capacity changed) and the parameters (changed).
     if gpu_culling {
-        let config = c.crowd.config();
-        let lod_count = lod_count(c.crowd, c.asset);
-        let key = (c.asset.id(), sync.record_capacity);
-        if sync.template_for != Some(key) {
-            plan.args_template = Some(gpu::draw_args_template(
-                &c.asset.lods()[..lod_count as usize],
-                sync.record_capacity,
-                c.asset.attachment_first_index(),
-                c.asset.attachment_indices().len() as u32,
-            ));
-            sync.template_for = Some(key);
-        }
-        let params = CullParams {
-            record_count: count,
-            capacity: sync.record_capacity,
-            attachment_max_lod: config.attachment_max_lod,
-            attachments: u32::from(config.attachments && c.asset.has_attachments()),
-        };
-        if sync.cull_params_written != Some(params) {
-            plan.cull_params = Some(params);
-            sync.cull_params_written = Some(params);
-            uploaded += size_of::<CullParams>() as u64;
-        }
-        sync.gpu_lods = lod_count;
+        uploaded += plan_cull_inputs(plan, c.crowd, c.asset, sync, count);
     }
     sync.record_count = count;
     plan.uploaded_bytes = uploaded;
     Ok(())
+}
+
+/// `plan` emptied for a new frame with `culling`.
+fn reset_crowd_plan(plan: &mut CrowdPlan, culling: Culling) {
+    plan.culling = culling;
+    plan.grow = None;
+    plan.grow_scatter = None;
+    plan.record_writes.clear();
+    plan.previous_record_writes.clear();
+    plan.previous_records.clear();
+    plan.user_data_writes.clear();
+    plan.list_writes = None;
+    plan.scatter.direct.clear();
+    plan.scatter.indices.clear();
+    plan.scatter.records.clear();
+    plan.args_template = None;
+    plan.cull_params = None;
+    plan.reset_draw_args = culling == Culling::Gpu;
+    plan.batches.main_fade.clear();
+    plan.batches.main_plain.clear();
+    plan.batches.shadow.clear();
+    plan.batches.attachments.clear();
+}
+
+/// The capacities to grow a crowd's buffers to (`None`: they fit) for `count` records, a CPU
+/// instance list of `list_len` and motion history when `motion`; a growth resets `sync` to nothing
+/// synced at the new capacities.
+fn plan_capacity(
+    sync: &mut CrowdSync,
+    count: u32,
+    list_len: u32,
+    motion: bool,
+    limits: &PlanLimits,
+) -> Result<Option<CrowdCapacity>, PlanError> {
+    let fresh = sync.record_capacity == 0;
+    let needs_history = motion && !sync.history_capacity;
+    if fresh || needs_history || count > sync.record_capacity || list_len > sync.list_capacity {
+        let capacity = CrowdCapacity {
+            history: motion,
+            records: if fresh || count > sync.record_capacity {
+                grow(count, sync.record_capacity)
+            } else {
+                sync.record_capacity
+            },
+            list: if fresh || list_len > sync.list_capacity {
+                grow(list_len, sync.list_capacity)
+            } else {
+                sync.list_capacity
+            },
+        };
+        check("instance record", capacity.record_bytes(), limits)?;
+        check("visible list", capacity.visible_bytes(), limits)?;
+        check("instance list", capacity.list_bytes(), limits)?;
+        check("instance user data", capacity.user_data_bytes(), limits)?;
+        sync.record_capacity = capacity.records;
+        sync.list_capacity = capacity.list;
+        sync.history_capacity = capacity.history;
+        sync.scatter_capacity = 0;
+        sync.template_for = None;
+        sync.cull_params_written = None;
+        sync.view_lists = 0;
+        sync.records_synced = false;
+        sync.list_synced = false;
+        sync.user_data_synced = false;
+        return Ok(Some(capacity));
+    }
+    Ok(None)
+}
+
+/// GPU culling's inputs of a crowd of `count` records: the draw template (when its asset or
+/// capacity changed) and the parameters (when changed); the bytes they upload.
+fn plan_cull_inputs(
+    plan: &mut CrowdPlan,
+    crowd: &Crowd,
+    asset: &AssetDrawInfo,
+    sync: &mut CrowdSync,
+    count: u32,
+) -> u64 {
+    let mut uploaded = 0;
+    let config = crowd.config();
+    let lod_count = lod_count(crowd, asset);
+    let key = (asset.id(), sync.record_capacity);
+    if sync.template_for != Some(key) {
+        plan.args_template = Some(gpu::draw_args_template(
+            &asset.lods()[..lod_count as usize],
+            sync.record_capacity,
+            asset.attachment_first_index(),
+            asset.attachment_indices().len() as u32,
+        ));
+        sync.template_for = Some(key);
+    }
+    let params = CullParams {
+        record_count: count,
+        capacity: sync.record_capacity,
+        attachment_max_lod: config.attachment_max_lod,
+        attachments: u32::from(config.attachments && asset.has_attachments()),
+    };
+    if sync.cull_params_written != Some(params) {
+        plan.cull_params = Some(params);
+        sync.cull_params_written = Some(params);
+        uploaded = size_of::<CullParams>() as u64;
+    }
+    sync.gpu_lods = lod_count;
+    uploaded
 }
 
 /// The previous records this frame writes (motion vectors), and the history moved on: instance

@@ -31,6 +31,17 @@ impl ShaderStages {
         self.0
     }
 
+    /// A backend's flags of these stages: `empty` with `each` (the flags of the vertex, fragment and
+    /// compute stage) or-ed in for every stage in the set. Backends map stage by stage this way,
+    /// never by bit value.
+    pub fn map<T: Copy + std::ops::BitOr<Output = T>>(self, empty: T, each: [T; 3]) -> T {
+        let [vertex, fragment, compute] = each;
+        [(Self::VERTEX, vertex), (Self::FRAGMENT, fragment), (Self::COMPUTE, compute)]
+            .into_iter()
+            .filter(|&(stage, _)| self.contains(stage))
+            .fold(empty, |out, (_, flag)| out | flag)
+    }
+
     /// Both sets together (`self | other`, usable in constants).
     pub const fn union(self, other: Self) -> Self {
         Self(self.0 | other.0)

@@ -1020,3 +1020,19 @@ fn the_pbr_light_model_carries_its_ambient_colour_and_vats_carries_none() {
         assert!(SHADER_SOURCE.contains(&format!("const {name}: u32 = {value}u;")), "{name} = {value}");
     }
 }
+
+#[test]
+fn stages_map_stage_by_stage() {
+    // Vulkan's bits (vertex 1, fragment 0x10, compute 0x20) differ from vat's.
+    let vulkan = [0x1u32, 0x10, 0x20];
+    assert_eq!((ShaderStages::VERTEX | ShaderStages::COMPUTE).map(0, vulkan), 0x21);
+    assert_eq!(ShaderStages::FRAGMENT.map(0, vulkan), 0x10);
+    assert_eq!(ShaderStages::NONE.map(0, vulkan), 0);
+}
+
+#[test]
+fn compute_pipelines_see_the_decode_bindings_and_render_pipelines_do_not() {
+    let compute = bindings_for_stages(GROUP_CROWD, ShaderStages::COMPUTE).count();
+    let render = bindings_for_stages(GROUP_CROWD, ShaderStages::VERTEX_FRAGMENT).count();
+    assert!(compute > render && render > 0, "{compute} compute, {render} render bindings");
+}
