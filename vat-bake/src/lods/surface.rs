@@ -370,30 +370,9 @@ pub fn build_lod_chain_surface(
 ) -> Result<LodChain> {
     let ratios = options.ratios()?;
     let bad = |problem: String| BakeError::InvalidInput { part: "LOD chain input".into(), problem };
-    let n = positions.len();
-    if indices.is_empty() || !indices.len().is_multiple_of(3) {
-        return Err(bad(format!("{} indices; need whole triangles, at least one", indices.len())));
-    }
-    // meshoptimizer reads out of bounds on a bad index instead of reporting it: check first.
-    if let Some(&i) = indices.iter().find(|&&i| i as usize >= n) {
-        return Err(bad(format!("index {i} >= vertex count {n}")));
-    }
-    if positions.iter().any(|p| !p.is_finite()) {
-        return Err(bad("a position is not finite".into()));
-    }
     let poses = &poses[..poses.len().min(MAX_REFERENCE_POSES)];
-    if let Some(p) = poses.iter().find(|p| p.len() != n || p.iter().any(|v| !v.is_finite())) {
-        return Err(bad(format!("a reference pose has {} positions (need {n}, all finite)", p.len())));
-    }
-    let lengths = [
-        ("normals", surface.normals.map(<[Vec3]>::len)),
-        ("texture coordinates", surface.uvs.map(<[Vec2]>::len)),
-        ("colours", surface.colors.map(<[Vec4]>::len)),
-        ("groups", surface.groups.map(<[u32]>::len)),
-    ];
-    if let Some((what, Some(len))) = lengths.iter().find(|(_, len)| len.is_some_and(|l| l != n)) {
-        return Err(bad(format!("{len} {what} for {n} vertices")));
-    }
+    let n = positions.len();
+    check_chain_input(positions, indices, poses, surface)?;
 
     let rest: Vec<[f32; 3]> = positions.iter().map(|p| p.to_array()).collect();
     let rest_bytes: &[u8] = bytemuck::cast_slice(&rest);
@@ -438,15 +417,7 @@ pub fn build_lod_chain_surface(
     if !work.within_budget() || area.is_empty() {
         let reason =
             if area.is_empty() { DropReason::NotSimplified } else { DropReason::OverWorkBudget(work) };
-        dropped = (1..ratios.len())
-            .map(|requested| DroppedLod {
-                reason: reason.clone(),
-                requested,
-                reached: 0,
-                previous: 0,
-                previous_triangles: lod0_triangles,
-            })
-            .collect();
+        dropped = dropped_all(ratios.len(), reason, lod0_triangles);
         return Ok(LodChain { levels, dropped });
     }
     let lod0_area: Vec<u32> = indices
@@ -538,6 +509,55 @@ pub fn build_lod_chain_surface(
         });
     }
     Ok(LodChain { levels, dropped })
+}
+
+/// Refuses what the simplifier cannot take: no whole triangles, an index past the vertices, a
+/// position or a reference pose position that is not finite, a pose or surface attribute that does
+/// not have one value per vertex.
+fn check_chain_input(
+    positions: &[Vec3],
+    indices: &[u32],
+    poses: &[&[Vec3]],
+    surface: &LodSurface<'_>,
+) -> Result<()> {
+    let bad = |problem: String| BakeError::InvalidInput { part: "LOD chain input".into(), problem };
+    let n = positions.len();
+    if indices.is_empty() || !indices.len().is_multiple_of(3) {
+        return Err(bad(format!("{} indices; need whole triangles, at least one", indices.len())));
+    }
+    // meshoptimizer reads out of bounds on a bad index instead of reporting it: check first.
+    if let Some(&i) = indices.iter().find(|&&i| i as usize >= n) {
+        return Err(bad(format!("index {i} >= vertex count {n}")));
+    }
+    if positions.iter().any(|p| !p.is_finite()) {
+        return Err(bad("a position is not finite".into()));
+    }
+    if let Some(p) = poses.iter().find(|p| p.len() != n || p.iter().any(|v| !v.is_finite())) {
+        return Err(bad(format!("a reference pose has {} positions (need {n}, all finite)", p.len())));
+    }
+    let lengths = [
+        ("normals", surface.normals.map(<[Vec3]>::len)),
+        ("texture coordinates", surface.uvs.map(<[Vec2]>::len)),
+        ("colours", surface.colors.map(<[Vec4]>::len)),
+        ("groups", surface.groups.map(<[u32]>::len)),
+    ];
+    if let Some((what, Some(len))) = lengths.iter().find(|(_, len)| len.is_some_and(|l| l != n)) {
+        return Err(bad(format!("{len} {what} for {n} vertices")));
+    }
+    Ok(())
+}
+
+/// Every level past LOD 0 dropped for `reason`.
+fn dropped_all(levels: usize, reason: DropReason, lod0_triangles: usize) -> Vec<DroppedLod> {
+    (1..levels)
+        .map(|requested| DroppedLod {
+            reason: reason.clone(),
+            requested,
+            reached: 0,
+            previous: 0,
+            previous_triangles: lod0_triangles,
+        })
+        .collect()
 }
 
 /// meshoptimizer's vertex clustering of `welded` (a triangle list over welded classes) to about

@@ -276,122 +276,10 @@ pub fn read_sprite_ply(bytes: &[u8], part: &str) -> Result<(SpriteFrame, Vec<Str
         ));
     }
     let v = &elements[vertex];
-    let prop = |n: &str| -> Result<Option<(usize, Scalar)>> {
-        match v.properties.iter().position(|p| p.name == n) {
-            None => Ok(None),
-            Some(i) => match v.properties[i].kind {
-                PropKind::Scalar(s) => Ok(Some((i, s))),
-                PropKind::List { .. } => {
-                    Err(invalid(part, format!("vertex property {n} is a list, not a scalar")))
-                }
-            },
-        }
-    };
-    let mut used = BTreeSet::new();
-    let mut need = |n: &str| -> Result<(usize, Scalar)> {
-        let p = prop(n)?.ok_or_else(|| {
-            invalid(part, format!("element vertex has no property {n} (x, y and z are required)"))
-        })?;
-        used.insert(p.0);
-        Ok(p)
-    };
-    let xyz = [need("x")?, need("y")?, need("z")?];
-    let id = prop("id")?;
-    if let Some((i, ty)) = id {
-        if ty.is_float() {
-            return Err(invalid(part, "vertex property id is a float; the id must be an integer type"));
-        }
-        used.insert(i);
-    } else {
-        notes.push(format!(
-            "{part}: no vertex property id: its particles never persist across frames (never interpolated)"
-        ));
-    }
-    let (size, size_scale) = if let Some(p) = prop("size")? {
-        (p, 1.0)
-    } else if let Some((p, name)) =
-        prop("pscale")?.map(|p| (p, "pscale")).or(prop("radius")?.map(|p| (p, "radius")))
-    {
-        notes.push(format!("{part}: card size read from {name} as a radius (edge length = 2 * {name})"));
-        (p, 2.0)
-    } else {
-        return Err(invalid(
-            part,
-            "element vertex has no size property: name the card's edge length size, or its radius pscale or radius",
-        ));
-    };
-    used.insert(size.0);
-    let colour_names =
-        if prop("red")?.is_some() { ["red", "green", "blue", "alpha"] } else { ["r", "g", "b", "a"] };
-    let mut colour: [Option<(usize, Scalar)>; 4] = [None; 4];
-    for (k, n) in colour_names.iter().enumerate() {
-        colour[k] = prop(n)?;
-    }
-    if colour[..3].iter().any(Option::is_none) {
-        if colour.iter().any(Option::is_some) {
-            return Err(invalid(
-                part,
-                format!("vertex colour is incomplete: give all of {}", colour_names[..3].join(",")),
-            ));
-        }
-        notes.push(format!("{part}: no vertex colour: particles are opaque white"));
-    } else if colour[3].is_none() {
-        notes.push(format!("{part}: no vertex {}: particles are opaque", colour_names[3]));
-    }
-    for (i, _) in colour.iter().flatten() {
-        used.insert(*i);
-    }
-    let rotation = prop("rotation")?;
-    if let Some((i, _)) = rotation {
-        used.insert(i);
-    }
-    let ignored: Vec<&str> = v
-        .properties
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !used.contains(i))
-        .map(|(_, p)| p.name.as_str())
-        .collect();
-    if !ignored.is_empty() {
-        notes.push(format!("{part}: vertex properties {} ignored", ignored.join(",")));
-    }
-    let others: Vec<String> =
-        elements.iter().filter(|e| e.name != "vertex").map(|e| format!("{} ({})", e.name, e.count)).collect();
-    if !others.is_empty() {
-        notes.push(format!(
-            "{part}: elements {} skipped (the sprite mode reads vertex only)",
-            others.join(", ")
-        ));
-    }
+    let Columns { xyz, id, size, size_scale, colour, rotation } =
+        vertex_columns(v, &elements, part, &mut notes)?;
 
-    // Counts against the bytes available, before anything is allocated or looped over.
-    let mut need_bytes = 0u64;
-    for e in &elements {
-        if e.properties.is_empty() && e.count > 0 {
-            return Err(invalid(
-                part,
-                format!("element {} has {} instances but no property", e.name, e.count),
-            ));
-        }
-        let per = min_element_bytes(e, format) as u64;
-        let total = e
-            .count
-            .checked_mul(per)
-            .and_then(|t| t.checked_add(need_bytes))
-            .ok_or_else(|| invalid(part, format!("element {}: count {} overflows", e.name, e.count)))?;
-        need_bytes = total;
-    }
-    // ASCII: the last value needs no separator after it.
-    let slack = u64::from(format == PlyFormat::Ascii);
-    if need_bytes > data.len() as u64 + slack {
-        return Err(invalid(
-            part,
-            format!(
-                "the header's element counts need at least {need_bytes} bytes of data, the file has {} after the header (truncated, or a wrong count)",
-                data.len()
-            ),
-        ));
-    }
+    check_counts(&elements, format, data, part)?;
 
     let ascii_text;
     let mut body = match format {
@@ -489,4 +377,142 @@ pub fn read_sprite_ply(bytes: &[u8], part: &str) -> Result<(SpriteFrame, Vec<Str
     }
     check_particles(&frame, part, true, |i| format!("vertex {i}"))?;
     Ok((frame, notes))
+}
+
+/// Where a particle's values are among the vertex element's properties (index and type).
+struct Columns {
+    xyz: [(usize, Scalar); 3],
+    id: Option<(usize, Scalar)>,
+    /// The size property, and the factor from it to the card's edge length (2 for a radius).
+    size: (usize, Scalar),
+    size_scale: f64,
+    colour: [Option<(usize, Scalar)>; 4],
+    rotation: Option<(usize, Scalar)>,
+}
+
+/// Finds the particle properties of the vertex element `v` (see [`read_sprite_ply`]), with a note
+/// for each one missing or read differently, for properties ignored and for other elements skipped.
+fn vertex_columns(v: &Element, elements: &[Element], part: &str, notes: &mut Vec<String>) -> Result<Columns> {
+    let prop = |n: &str| -> Result<Option<(usize, Scalar)>> {
+        match v.properties.iter().position(|p| p.name == n) {
+            None => Ok(None),
+            Some(i) => match v.properties[i].kind {
+                PropKind::Scalar(s) => Ok(Some((i, s))),
+                PropKind::List { .. } => {
+                    Err(invalid(part, format!("vertex property {n} is a list, not a scalar")))
+                }
+            },
+        }
+    };
+    let mut used = BTreeSet::new();
+    let mut need = |n: &str| -> Result<(usize, Scalar)> {
+        let p = prop(n)?.ok_or_else(|| {
+            invalid(part, format!("element vertex has no property {n} (x, y and z are required)"))
+        })?;
+        used.insert(p.0);
+        Ok(p)
+    };
+    let xyz = [need("x")?, need("y")?, need("z")?];
+    let id = prop("id")?;
+    if let Some((i, ty)) = id {
+        if ty.is_float() {
+            return Err(invalid(part, "vertex property id is a float; the id must be an integer type"));
+        }
+        used.insert(i);
+    } else {
+        notes.push(format!(
+            "{part}: no vertex property id: its particles never persist across frames (never interpolated)"
+        ));
+    }
+    let (size, size_scale) = if let Some(p) = prop("size")? {
+        (p, 1.0)
+    } else if let Some((p, name)) =
+        prop("pscale")?.map(|p| (p, "pscale")).or(prop("radius")?.map(|p| (p, "radius")))
+    {
+        notes.push(format!("{part}: card size read from {name} as a radius (edge length = 2 * {name})"));
+        (p, 2.0)
+    } else {
+        return Err(invalid(
+            part,
+            "element vertex has no size property: name the card's edge length size, or its radius pscale or radius",
+        ));
+    };
+    used.insert(size.0);
+    let colour_names =
+        if prop("red")?.is_some() { ["red", "green", "blue", "alpha"] } else { ["r", "g", "b", "a"] };
+    let mut colour: [Option<(usize, Scalar)>; 4] = [None; 4];
+    for (k, n) in colour_names.iter().enumerate() {
+        colour[k] = prop(n)?;
+    }
+    if colour[..3].iter().any(Option::is_none) {
+        if colour.iter().any(Option::is_some) {
+            return Err(invalid(
+                part,
+                format!("vertex colour is incomplete: give all of {}", colour_names[..3].join(",")),
+            ));
+        }
+        notes.push(format!("{part}: no vertex colour: particles are opaque white"));
+    } else if colour[3].is_none() {
+        notes.push(format!("{part}: no vertex {}: particles are opaque", colour_names[3]));
+    }
+    for (i, _) in colour.iter().flatten() {
+        used.insert(*i);
+    }
+    let rotation = prop("rotation")?;
+    if let Some((i, _)) = rotation {
+        used.insert(i);
+    }
+    let ignored: Vec<&str> = v
+        .properties
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !used.contains(i))
+        .map(|(_, p)| p.name.as_str())
+        .collect();
+    if !ignored.is_empty() {
+        notes.push(format!("{part}: vertex properties {} ignored", ignored.join(",")));
+    }
+    let others: Vec<String> =
+        elements.iter().filter(|e| e.name != "vertex").map(|e| format!("{} ({})", e.name, e.count)).collect();
+    if !others.is_empty() {
+        notes.push(format!(
+            "{part}: elements {} skipped (the sprite mode reads vertex only)",
+            others.join(", ")
+        ));
+    }
+    Ok(Columns { xyz, id, size, size_scale, colour, rotation })
+}
+
+/// Refuses element counts that need more bytes than `data` has (or overflow), checked before
+/// anything is allocated or looped over.
+fn check_counts(elements: &[Element], format: PlyFormat, data: &[u8], part: &str) -> Result<()> {
+    // Counts against the bytes available, before anything is allocated or looped over.
+    let mut need_bytes = 0u64;
+    for e in elements {
+        if e.properties.is_empty() && e.count > 0 {
+            return Err(invalid(
+                part,
+                format!("element {} has {} instances but no property", e.name, e.count),
+            ));
+        }
+        let per = min_element_bytes(e, format) as u64;
+        let total = e
+            .count
+            .checked_mul(per)
+            .and_then(|t| t.checked_add(need_bytes))
+            .ok_or_else(|| invalid(part, format!("element {}: count {} overflows", e.name, e.count)))?;
+        need_bytes = total;
+    }
+    // ASCII: the last value needs no separator after it.
+    let slack = u64::from(format == PlyFormat::Ascii);
+    if need_bytes > data.len() as u64 + slack {
+        return Err(invalid(
+            part,
+            format!(
+                "the header's element counts need at least {need_bytes} bytes of data, the file has {} after the header (truncated, or a wrong count)",
+                data.len()
+            ),
+        ));
+    }
+    Ok(())
 }

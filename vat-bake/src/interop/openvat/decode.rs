@@ -144,6 +144,38 @@ pub fn decode(
             "the bake has no normals (no _vnrm texture, no packed rows): recomputed per frame from the decoded positions".to_owned()
         });
     }
+    let clips = clip_table(files, info, frames, options, &mut notes)?;
+    let step = texture.kind.half_step();
+    let scale = mesh
+        .linear
+        .iter()
+        .map(|l| l.x_axis.length().max(l.y_axis.length()).max(l.z_axis.length()))
+        .fold(0.0f32, f32::max);
+    let g = blender_to_gltf(range).abs() * step * scale;
+    let fps = clips.first().map_or(options.fps, |c| c.fps);
+    let sequence = MeshSequence {
+        name: files.name.clone(),
+        positions,
+        normals,
+        uvs: mesh.uvs.clone(),
+        indices: mesh.indices.clone(),
+        fps,
+        notes: Vec::new(),
+    };
+    sequence.validate()?;
+    Ok(ImportedBake { sequence, clips, source_step: g.to_array(), notes })
+}
+
+/// The sidecar's clips as rows of the texture (scene frame minus the first row's frame,
+/// `--first-frame` or guessed), sorted; one looping clip over all frames when it has none. Notes
+/// the framerates and looping assumed.
+fn clip_table(
+    files: &OpenVatFiles,
+    info: &RemapInfo,
+    frames: usize,
+    options: &OpenVatOptions,
+    notes: &mut Vec<String>,
+) -> Result<Vec<ImportedClip>> {
     // Clips: scene frames -> rows.
     let base = options.first_frame.unwrap_or(if info.clips.iter().any(|c| c.start == 0) { 0 } else { 1 });
     let mut clips = Vec::new();
@@ -193,23 +225,5 @@ pub fn decode(
         ));
     }
     clips.sort_by(|a, b| (a.first, a.last, &a.name).cmp(&(b.first, b.last, &b.name)));
-    let step = texture.kind.half_step();
-    let scale = mesh
-        .linear
-        .iter()
-        .map(|l| l.x_axis.length().max(l.y_axis.length()).max(l.z_axis.length()))
-        .fold(0.0f32, f32::max);
-    let g = blender_to_gltf(range).abs() * step * scale;
-    let fps = clips.first().map_or(options.fps, |c| c.fps);
-    let sequence = MeshSequence {
-        name: files.name.clone(),
-        positions,
-        normals,
-        uvs: mesh.uvs.clone(),
-        indices: mesh.indices.clone(),
-        fps,
-        notes: Vec::new(),
-    };
-    sequence.validate()?;
-    Ok(ImportedBake { sequence, clips, source_step: g.to_array(), notes })
+    Ok(clips)
 }
