@@ -282,9 +282,10 @@ pub(crate) fn write_verified(
 ) -> Result<(prepare::BakeStats, VerifyReport)> {
     let pending = prepared.write_pending(out).with_context(|| format!("{}: cannot write", out.display()))?;
     let stats = prepared.stats.clone();
-    // Only the file on disk is needed from here on: verification reads it back.
-    drop(prepared);
-    let bytes = read_back(pending.temp_path())
+    // Only the file on disk is needed from here on: verification reads it back, into the memory of
+    // the bake's largest blob (fresh memory costs a page fault per 4 KiB).
+    let buffer = prepared.into_reusable_buffer();
+    let bytes = read_back(pending.temp_path(), buffer)
         .with_context(|| format!("{}: cannot read back", pending.temp_path().display()))?;
     let asset = Asset::parse(&bytes)
         .with_context(|| format!("{}: the written file does not read back", out.display()))?;
@@ -300,18 +301,21 @@ pub(crate) fn write_verified(
     Ok((stats, report))
 }
 
-/// The whole of a file just written, read back for verification. Large files (at least 16 MiB)
-/// are read as two halves on two threads (the copies out of the page cache and the page faults of
-/// the new buffer then run side by side: a few hundred megabytes of animation texture take half the
-/// time); a file that changes length while it is read is an error.
-fn read_back(path: &Path) -> std::io::Result<Vec<u8>> {
+/// The whole of a file just written, read back for verification into `buffer` (emptied; its
+/// memory is reused). Large files (at least 16 MiB) are read as two halves on two threads (the
+/// copies out of the page cache and any page faults of the buffer then run side by side: a few
+/// hundred megabytes of animation texture take half the time); a file that changes length while it
+/// is read is an error.
+fn read_back(path: &Path, mut buffer: Vec<u8>) -> std::io::Result<Vec<u8>> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileExt;
         let file = std::fs::File::open(path)?;
         let len = usize::try_from(file.metadata()?.len()).map_err(std::io::Error::other)?;
         if len >= 16 << 20 {
-            let mut bytes = vec![0u8; len];
+            buffer.clear();
+            buffer.resize(len, 0);
+            let mut bytes = buffer;
             let (first, second) = bytes.split_at_mut(len / 2);
             let offset = first.len() as u64;
             let (a, b) = std::thread::scope(|scope| {
@@ -335,7 +339,9 @@ fn read_back(path: &Path) -> std::io::Result<Vec<u8>> {
             return Ok(bytes);
         }
     }
-    std::fs::read(path)
+    buffer.clear();
+    std::io::Read::read_to_end(&mut std::fs::File::open(path)?, &mut buffer)?;
+    Ok(buffer)
 }
 
 /// Where a rig comes from: a glTF file, a mesh-sequence folder (at `fps`), or a built-in source.

@@ -316,6 +316,17 @@ impl PreparedBake {
         Ok(write_file_atomically(path, &bytes)?)
     }
 
+    /// Consumes the bake and gives back its largest blob's buffer (the vertex animation texture
+    /// of a large bake), emptied but with its memory, when no other bake shares it; otherwise an
+    /// empty buffer. A caller that reads the written file back can read it into this buffer:
+    /// hundreds of megabytes of fresh memory would otherwise be faulted in again.
+    pub fn into_reusable_buffer(self) -> Vec<u8> {
+        let largest = self.blobs.into_iter().max_by_key(|b| b.capacity());
+        let mut buffer = largest.and_then(|b| Arc::try_unwrap(b).ok()).unwrap_or_default();
+        buffer.clear();
+        buffer
+    }
+
     /// Streams the `.vat` file to a temporary file beside `path` without building it in memory
     /// (the bake's blobs are written as they are), to be read back, checked and then
     /// [`PendingFile::commit`]ted, or dropped (which removes it). The file is not validated here:
