@@ -548,7 +548,8 @@ fn interop_folder_cases() -> Vec<Case> {
         out.push(Case { file: name.to_owned(), bytes: None, folder, command, args: Vec::new(), expect });
     };
     let seed = vat_procgen::fuzzing::openvat_seed();
-    let (json, png, glb) = vat_procgen::fuzzing::split_openvat_parts(&seed).unwrap();
+    let (json, png, glb) = vat_procgen::fuzzing::split_openvat_parts(&seed)
+        .expect("a built-in OpenVAT seed splits into its json, png and glb");
     let (json, png, glb) = (json.to_vec(), png.to_vec(), glb.to_vec());
     let openvat = |json: &[u8], png: &[u8], glb: &[u8]| {
         vec![("q-remap_info.json", json.to_vec()), ("q_vat.png", png.to_vec()), ("q.glb", glb.to_vec())]
@@ -573,7 +574,8 @@ fn interop_folder_cases() -> Vec<Case> {
     folder("openvat-frames-lie", openvat(frames_lie.as_bytes(), &png, &glb), ImportOpenVat, "99");
 
     let seed = vat_procgen::fuzzing::houdini_seed();
-    let (json, png, glb) = vat_procgen::fuzzing::split_openvat_parts(&seed).unwrap();
+    let (json, png, glb) = vat_procgen::fuzzing::split_openvat_parts(&seed)
+        .expect("a built-in OpenVAT seed splits into its json, png and glb");
     let (json, png, glb) = (json.to_vec(), png.to_vec(), glb.to_vec());
     let houdini = |json: &[u8], png: &[u8], glb: &[u8]| {
         vec![("q_data.json", json.to_vec()), ("q_pos.png", png.to_vec()), ("q_mesh.glb", glb.to_vec())]
@@ -592,7 +594,8 @@ fn interop_folder_cases() -> Vec<Case> {
         "q_pos.png",
     );
     let wrong = vat_procgen::fuzzing::houdini_quad(5);
-    let (_, wrong_png, _) = vat_procgen::fuzzing::split_openvat_parts(&wrong).unwrap();
+    let (_, wrong_png, _) = vat_procgen::fuzzing::split_openvat_parts(&wrong)
+        .expect("a built-in OpenVAT seed splits into its json, png and glb");
     folder(
         "houdini-texture-wrong-size",
         houdini(&json, wrong_png, &glb),

@@ -45,7 +45,11 @@ fn gltf_bakes_are_identical_across_runs_and_thread_counts() {
 
 #[test]
 fn the_humanoid_export_is_identical_across_runs_and_thread_counts() {
-    let glb = |threads| in_pool(threads, || export::export_glb(&vat_procgen::humanoid()).unwrap());
+    let glb = |threads| {
+        in_pool(threads, || {
+            export::export_glb(&vat_procgen::humanoid()).expect("the built-in humanoid exports as glb")
+        })
+    };
     let one = glb(1);
     assert!(glb(3) == one && glb(1) == one);
 }

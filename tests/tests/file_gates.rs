@@ -184,7 +184,8 @@ fn folder_readers_read_names_that_are_not_utf8() {
 fn bake_folder(dir: &Path, houdini: bool) -> [(String, Vec<u8>); 3] {
     let seed =
         if houdini { vat_procgen::fuzzing::houdini_seed() } else { vat_procgen::fuzzing::openvat_seed() };
-    let (json, png, glb) = vat_procgen::fuzzing::split_openvat_parts(&seed).unwrap();
+    let (json, png, glb) = vat_procgen::fuzzing::split_openvat_parts(&seed)
+        .expect("a built-in OpenVAT seed splits into its json, png and glb");
     let files = if houdini {
         [("q_data.json", json), ("q_pos.png", png), ("q_mesh.glb", glb)]
     } else {
@@ -236,7 +237,7 @@ fn gltf_with_buffer(dir: &Path, uri: &str) -> (PathBuf, Vec<u8>) {
     let bytes = base64::engine::general_purpose::STANDARD.decode(data.split_once(',').unwrap().1).unwrap();
     json["buffers"][0]["uri"] = uri.into();
     let path = dir.join("model.gltf");
-    std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
+    std::fs::write(&path, serde_json::to_vec(&json).expect("a JSON value serialises")).unwrap();
     (path, bytes)
 }
 
@@ -255,7 +256,8 @@ fn gltf_buffer_and_image_uris_refuse_every_class() {
                 gltf_with_buffer(dir, uri)
             } else {
                 let path = dir.join("model.glb");
-                std::fs::write(&path, vat_procgen::testdata::textured_rigid_glb_with_image_uri(uri)).unwrap();
+                std::fs::write(&path, vat_procgen::testdata::textured_rigid_glb_with_image_uri(uri))
+                    .expect("the test folder is writable");
                 (path, png.clone())
             }
         };

@@ -93,7 +93,7 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
             o.remove("mimeType");
         }
     }
-    let glb = vat_procgen::testdata::glb(&serde_json::to_vec(&json).unwrap(), &bin);
+    let glb = vat_procgen::testdata::glb(&serde_json::to_vec(&json).expect("a JSON value serialises"), &bin);
     out.push(("gltf_bake", "image-without-mime-type.glb".into(), glb, Expect::Accepted));
     let mut bom = "\u{feff}".as_bytes().to_vec();
     bom.extend(gltf(&small_skinned_gltf()));
@@ -212,7 +212,8 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
     }
     let input = vat_procgen::fuzzing::openvat_parts;
     let seed = vat_procgen::fuzzing::houdini_seed();
-    let (_, png, glb) = vat_procgen::fuzzing::split_openvat_parts(&seed).unwrap();
+    let (_, png, glb) = vat_procgen::fuzzing::split_openvat_parts(&seed)
+        .expect("a built-in OpenVAT seed splits into its json, png and glb");
     out.push((
         "houdini_import",
         "not-json.bin".to_owned(),
@@ -221,8 +222,10 @@ fn regressions() -> Vec<(&'static str, String, Vec<u8>, Expect)> {
     ));
     // Two rows (and a mesh looking them up) for a Frame Count of 3.
     let short = vat_procgen::fuzzing::houdini_quad(2);
-    let (_, short_png, short_glb) = vat_procgen::fuzzing::split_openvat_parts(&short).unwrap();
-    let (json, _, _) = vat_procgen::fuzzing::split_openvat_parts(&seed).unwrap();
+    let (_, short_png, short_glb) = vat_procgen::fuzzing::split_openvat_parts(&short)
+        .expect("a built-in OpenVAT seed splits into its json, png and glb");
+    let (json, _, _) = vat_procgen::fuzzing::split_openvat_parts(&seed)
+        .expect("a built-in OpenVAT seed splits into its json, png and glb");
     out.push((
         "houdini_import",
         "image-too-short.bin".to_owned(),

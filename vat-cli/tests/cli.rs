@@ -194,7 +194,8 @@ fn a_rigid_gltf_bakes_its_materials_and_image_problems_are_notes() {
     std::fs::write(dir.join("junk.png"), b"not a png at all").unwrap();
     for (uri, why) in [("missing.png", "file not found"), ("junk.png", "cannot decode it")] {
         let glb = dir.join(format!("with-{uri}.glb"));
-        std::fs::write(&glb, vat_procgen::testdata::textured_rigid_glb_with_image_uri(uri)).unwrap();
+        std::fs::write(&glb, vat_procgen::testdata::textured_rigid_glb_with_image_uri(uri))
+            .expect("the test folder is writable");
         let out = dir.join(format!("with-{uri}.vat"));
         for mode in [&["--mode", "rigid"][..], &[]] {
             let mut args = vec!["bake", s(&glb), "--out", s(&out)];

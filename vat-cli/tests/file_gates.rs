@@ -241,7 +241,11 @@ fn inspect_escapes_names_once() {
         vat_procgen::testdata::split_glb(&vat_procgen::testdata::textured_humanoid_with_variants_glb());
     json["extensions"]["KHR_materials_variants"]["variants"][0]["name"] = "r\u{1b}[2Jed".into();
     let glb = dir.join("v.glb");
-    std::fs::write(&glb, vat_procgen::testdata::glb(&serde_json::to_vec(&json).unwrap(), &bin)).unwrap();
+    std::fs::write(
+        &glb,
+        vat_procgen::testdata::glb(&serde_json::to_vec(&json).expect("a JSON value serialises"), &bin),
+    )
+    .unwrap();
     let out = dir.join("v.vat");
     let bake = vat(&["bake", s(&glb), "--out", s(&out), "--frames", "2", "--lods", "1"]);
     assert!(bake.status.success(), "{}", stderr(&bake));

@@ -32,7 +32,8 @@ fn args_parse_like_the_command_line() {
 fn the_houdini_seed_imports_and_broken_parts_are_refused() {
     import_houdini_parts(&houdini_seed()).unwrap();
     let seed = houdini_seed();
-    let (json, png, glb) = split_openvat_parts(&seed).unwrap();
+    let (json, png, glb) =
+        split_openvat_parts(&seed).expect("a built-in OpenVAT seed splits into its json, png and glb");
     assert!(import_houdini_parts(&openvat_parts(json, &png[..png.len() / 2], glb)).is_err());
     assert!(import_houdini_parts(&openvat_parts(json, png, &[])).is_err());
     assert!(import_houdini_parts(b"\x01").is_err());
@@ -76,7 +77,8 @@ fn the_dynamic_mesh_and_particle_seeds_import_and_broken_parts_are_refused() {
 
 #[test]
 fn the_humanoid_glb_imports_bakes_and_reloads() {
-    let glb = vat_bake::export::export_glb(&vat_procgen::humanoid()).unwrap();
+    let glb =
+        vat_bake::export::export_glb(&vat_procgen::humanoid()).expect("the built-in humanoid exports as glb");
     import_and_bake(&glb).unwrap();
     assert!(import_and_bake(&glb[..glb.len() / 2]).is_err());
     assert!(load_vat(b"VAT\0").is_err());
