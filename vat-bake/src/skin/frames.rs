@@ -229,36 +229,11 @@ pub fn skin_frames_into(
     normals: &mut [[f32; 3]],
     tangents: Option<&mut [[f32; 4]]>,
 ) -> Result<()> {
-    check_frame_arrays(
-        rig,
-        set,
-        samples,
-        positions.len(),
-        normals.len(),
-        tangents.as_ref().map(|t| t.len()),
-    )?;
-    let n = set.vertex_count();
-    if n == 0 {
+    let skinner = FrameSkinner::new(rig, set);
+    let Some(n) = skinner.check(samples, positions, normals, tangents.as_deref())? else {
         return Ok(());
-    }
-    if let Some(body) = &rig.streamed_body {
-        return positions
-            .par_chunks_mut(n)
-            .zip(normals.par_chunks_mut(n))
-            .zip(samples.par_iter())
-            .try_for_each(|((p, nrm), &(clip, time))| {
-                streamed_frame_into(rig, body, set, clip, time, p, nrm)
-            });
-    }
-    let plan = SkinPlan::new(set);
-    let frame =
-        |(clip, time): (usize, f32), p: &mut [[f32; 3]], nrm: &mut [[f32; 3]], t: Option<&mut [[f32; 4]]>| {
-            let pose = FramePose::sample(rig, set, clip, time);
-            let mut sink = ArraySink { positions: p, normals: Some(nrm), tangents: t };
-            skin_into(set, &plan, &pose.bones, &pose.morph_weights, &mut sink);
-        };
-    for_each_frame(samples, n, positions, normals, tangents, frame);
-    Ok(())
+    };
+    try_for_each_frame(samples, n, positions, normals, tangents, |s, p, nrm, t| skinner.frame(s, p, nrm, t))
 }
 
 /// The checks of [`skin_frames_into`] on its arrays' lengths (`samples.len() * vertex_count` each),
@@ -317,54 +292,73 @@ impl<'a> FrameSkinner<'a> {
         normals: &mut [[f32; 3]],
         mut tangents: Option<&mut [[f32; 4]]>,
     ) -> Result<()> {
-        let (rig, set) = (self.rig, self.set);
-        check_frame_arrays(
-            rig,
-            set,
-            samples,
-            positions.len(),
-            normals.len(),
-            tangents.as_ref().map(|t| t.len()),
-        )?;
-        let n = set.vertex_count();
-        if n == 0 {
+        let Some(n) = self.check(samples, positions, normals, tangents.as_deref())? else {
             return Ok(());
-        }
-        for (f, &(clip, time)) in samples.iter().enumerate() {
+        };
+        for (f, &sample) in samples.iter().enumerate() {
             let r = f * n..(f + 1) * n;
-            let (p, nrm) = (&mut positions[r.clone()], &mut normals[r.clone()]);
-            if let Some(body) = &rig.streamed_body {
-                streamed_frame_into(rig, body, set, clip, time, p, nrm)?;
-            } else {
-                let pose = FramePose::sample(rig, set, clip, time);
-                let t = tangents.as_deref_mut().map(|t| &mut t[r]);
-                let mut sink = ArraySink { positions: p, normals: Some(nrm), tangents: t };
-                skin_into(set, &self.plan, &pose.bones, &pose.morph_weights, &mut sink);
-            }
+            let t = tangents.as_deref_mut().map(|t| &mut t[r.clone()]);
+            self.frame(sample, &mut positions[r.clone()], &mut normals[r], t)?;
         }
+        Ok(())
+    }
+
+    /// The checks of [`skin_frames_into`] ([`check_frame_arrays`]); the vertex count, or `None`
+    /// when there are no vertices (nothing to skin).
+    fn check(
+        &self,
+        samples: &[(usize, f32)],
+        positions: &[[f32; 3]],
+        normals: &[[f32; 3]],
+        tangents: Option<&[[f32; 4]]>,
+    ) -> Result<Option<usize>> {
+        let lens = (positions.len(), normals.len(), tangents.map(<[_]>::len));
+        check_frame_arrays(self.rig, self.set, samples, lens.0, lens.1, lens.2)?;
+        let n = self.set.vertex_count();
+        Ok((n > 0).then_some(n))
+    }
+
+    /// One frame at `(clip, time)` into its `n` entries of each array: read from a streamed
+    /// sequence, or skinned.
+    fn frame(
+        &self,
+        (clip, time): (usize, f32),
+        positions: &mut [[f32; 3]],
+        normals: &mut [[f32; 3]],
+        tangents: Option<&mut [[f32; 4]]>,
+    ) -> Result<()> {
+        let (rig, set) = (self.rig, self.set);
+        if let Some(body) = &rig.streamed_body {
+            return streamed_frame_into(rig, body, set, clip, time, positions, normals);
+        }
+        let pose = FramePose::sample(rig, set, clip, time);
+        let mut sink = ArraySink { positions, normals: Some(normals), tangents };
+        skin_into(set, &self.plan, &pose.bones, &pose.morph_weights, &mut sink);
         Ok(())
     }
 }
 
 /// Calls `f(sample, positions, normals, tangents)` for each sample and its frame's part of the
-/// frame-major arrays (`n` entries each), in parallel over frames.
-pub(super) fn for_each_frame<F>(
+/// frame-major arrays (`n` entries each), in parallel over frames; the first error (of some frame)
+/// is returned.
+pub(super) fn try_for_each_frame<F>(
     samples: &[(usize, f32)],
     n: usize,
     positions: &mut [[f32; 3]],
     normals: &mut [[f32; 3]],
     tangents: Option<&mut [[f32; 4]]>,
     f: F,
-) where
-    F: Fn((usize, f32), &mut [[f32; 3]], &mut [[f32; 3]], Option<&mut [[f32; 4]]>) + Sync,
+) -> Result<()>
+where
+    F: Fn((usize, f32), &mut [[f32; 3]], &mut [[f32; 3]], Option<&mut [[f32; 4]]>) -> Result<()> + Sync,
 {
     let pn = positions.par_chunks_mut(n).zip(normals.par_chunks_mut(n));
     match tangents {
         Some(t) => pn
             .zip(t.par_chunks_mut(n))
             .zip(samples.par_iter())
-            .for_each(|(((p, nrm), t), &s)| f(s, p, nrm, Some(t))),
-        None => pn.zip(samples.par_iter()).for_each(|((p, nrm), &s)| f(s, p, nrm, None)),
+            .try_for_each(|(((p, nrm), t), &s)| f(s, p, nrm, Some(t))),
+        None => pn.zip(samples.par_iter()).try_for_each(|((p, nrm), &s)| f(s, p, nrm, None)),
     }
 }
 
@@ -467,6 +461,8 @@ pub fn apply_full_influences(
                 }
             }
         };
-    for_each_frame(samples, n, positions, normals, tangents, fix);
-    Ok(())
+    try_for_each_frame(samples, n, positions, normals, tangents, |s, p, nrm, t| {
+        fix(s, p, nrm, t);
+        Ok(())
+    })
 }
