@@ -7,12 +7,12 @@
 pub mod embed;
 
 /// The toon fragment stage of `examples/examples/custom_shader.rs` (`fs_toon`), WGSL written against
-/// vat's shader ([`vat_core::pipeline::HostShader`]).
+/// vat's shader ([`vat_core::backend::pipeline::HostShader`]).
 pub const TOON_SHADER: &str = include_str!("shaders/toon.wgsl");
 
 /// [`TOON_SHADER`] as a host shader.
-pub fn toon_shader() -> vat_core::pipeline::HostShader {
-    vat_core::pipeline::HostShader::new(TOON_SHADER, "fs_toon")
+pub fn toon_shader() -> vat_core::backend::pipeline::HostShader {
+    vat_core::backend::pipeline::HostShader::new(TOON_SHADER, "fs_toon")
 }
 pub mod scene;
 pub mod sim;

@@ -13,7 +13,7 @@
 //! numbers from here; the backends only draw what they are given.
 
 use vat_core::crowd::{Crowd, InstanceId};
-use vat_core::encoding::PositionBounds;
+use vat_core::format::encoding::PositionBounds;
 use vat_core::instance::{VARIANT_ACCESSORY, VARIANT_MATERIAL_MASK};
 
 /// The size the demo scenes' fixed lengths were tuned for: the largest side of the bounds of the

@@ -8,7 +8,7 @@ use std::ops::Deref;
 use std::sync::{OnceLock, mpsc};
 
 /// A GPU handle (a wgpu instance, device or queue) that is dropped while holding
-/// [`vat_core::gpu::device_lifetime_lock`]: tests run in parallel threads, and the Vulkan loader
+/// [`vat_core::backend::device_lifetime_lock`]: tests run in parallel threads, and the Vulkan loader
 /// crashes when one thread destroys a device while another creates one. Derefs to the handle.
 pub struct LockedDrop<T>(Option<T>);
 
@@ -28,7 +28,7 @@ impl<T> Deref for LockedDrop<T> {
 
 impl<T> Drop for LockedDrop<T> {
     fn drop(&mut self) {
-        let _lifetime = vat_core::gpu::device_lifetime_lock();
+        let _lifetime = vat_core::backend::device_lifetime_lock();
         drop(self.0.take());
     }
 }
@@ -65,7 +65,7 @@ pub fn limited_gpu(
     features: wgpu::Features,
     limits: impl Fn(&mut wgpu::Limits),
 ) -> (LockedDrop<wgpu::Instance>, LockedDrop<wgpu::Device>, LockedDrop<wgpu::Queue>) {
-    let _lifetime = vat_core::gpu::device_lifetime_lock();
+    let _lifetime = vat_core::backend::device_lifetime_lock();
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = wgpu::Backends::VULKAN;
     desc.flags = wgpu::InstanceFlags::from_build_config() - wgpu::InstanceFlags::DEBUG;
@@ -98,15 +98,15 @@ pub fn humanoid_vat() -> &'static [u8] {
     })
 }
 
-/// Every vertex format of the bake, [`vat_core::encoding::VertexFormat::Packed64`] (the default) first.
-pub const ALL_VERTEX_FORMATS: [vat_core::encoding::VertexFormat; 6] = {
-    use vat_core::encoding::VertexFormat as F;
+/// Every vertex format of the bake, [`vat_core::format::encoding::VertexFormat::Packed64`] (the default) first.
+pub const ALL_VERTEX_FORMATS: [vat_core::format::encoding::VertexFormat; 6] = {
+    use vat_core::format::encoding::VertexFormat as F;
     [F::Packed64, F::Unorm16, F::F16, F::F32, F::Unorm8, F::Split8]
 };
 
 /// The procedural humanoid baked with default options in vertex format `format` (no bones), as
 /// `.vat` bytes. Baked once per format per test binary.
-pub fn humanoid_vat_in(format: vat_core::encoding::VertexFormat) -> &'static [u8] {
+pub fn humanoid_vat_in(format: vat_core::format::encoding::VertexFormat) -> &'static [u8] {
     static BYTES: [OnceLock<Vec<u8>>; 6] = [const { OnceLock::new() }; 6];
     let slot = ALL_VERTEX_FORMATS.iter().position(|&f| f == format).expect("a listed format");
     BYTES[slot].get_or_init(|| {
@@ -154,8 +154,8 @@ pub fn rigid_vat() -> &'static [u8] {
 }
 
 /// The built-in splash baked in the fluid mode with `format` (memoised per format).
-pub fn fluid_vat(format: vat_core::encoding::VertexFormat) -> &'static [u8] {
-    type Baked = Vec<(vat_core::encoding::VertexFormat, &'static [u8])>;
+pub fn fluid_vat(format: vat_core::format::encoding::VertexFormat) -> &'static [u8] {
+    type Baked = Vec<(vat_core::format::encoding::VertexFormat, &'static [u8])>;
     static BYTES: OnceLock<std::sync::Mutex<Baked>> = OnceLock::new();
     let cache = BYTES.get_or_init(Default::default);
     let mut cache = cache.lock().expect("no test panicked while baking");

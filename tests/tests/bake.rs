@@ -11,7 +11,7 @@ use vat_bake::gltf_import::{ImportOptions, import_file, import_slice};
 use vat_bake::prepare::{BakeOptions, PreparedBake, prepare};
 use vat_bake::verify::verify_prepared;
 use vat_core::container::Asset;
-use vat_core::encoding::{VertexFormat, unpack_texel};
+use vat_core::format::encoding::{VertexFormat, unpack_texel};
 
 /// A Khronos sample of the shared real-file corpus (`../shared/testdata/gltf/`); `None` when the
 /// corpus is missing (the test is skipped, and says so; with `CI=true` it fails instead).

@@ -10,7 +10,7 @@ use vat_bake::export;
 use vat_bake::gltf_import::{ImportOptions, import_file};
 use vat_bake::lods::LodOptions;
 use vat_bake::prepare::{BakeOptions, prepare};
-use vat_core::encoding::VertexFormat;
+use vat_core::format::encoding::VertexFormat;
 
 fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
     rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)

@@ -373,7 +373,7 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         format,
         ..BakeOptions::default()
     };
-    use vat_core::encoding::VertexFormat::{F16, Packed64, Split8};
+    use vat_core::format::encoding::VertexFormat::{F16, Packed64, Split8};
     for (name, rig, options) in [
         ("small-skinned-packed64.vat", &skin, small(false, Packed64)),
         ("small-skinned-f16-bones.vat", &skin, small(true, F16)),

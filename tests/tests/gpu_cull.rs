@@ -11,9 +11,9 @@
 
 use std::collections::BTreeSet;
 
+use vat_core::backend::frame::gpu_counts::RING_DEPTH;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig, Frustum};
-use vat_core::frame::gpu_counts::RING_DEPTH;
 use vat_core::instance::{VARIANT_ACCESSORY, VARIANT_HIDDEN};
 use vat_core::render::{CrowdDraw, CrowdRenderer, Culling, RenderOptions};
 use vat_tests::{humanoid_vat, per_backend, save_image};

@@ -1,22 +1,24 @@
 //! The WGSL decode compute shader (`cs_decode`) against vat-core's CPU reference decoder, on a real
 //! wgpu device (lavapipe in CI), for every vertex format (each bound where
-//! `vat_core::gpu::vertex_textures` says, decoded by the `VERTEX_FORMAT` override), every
+//! `vat_core::backend::gpu::vertex_textures` says, decoded by the `VERTEX_FORMAT` override), every
 //! interpolation mode, looping and one-shot clips, cross-fades and instance transforms.
 
 // Integration tests report failure by panicking; helpers below unwrap for the same reason.
 #![allow(clippy::unwrap_used)]
 
 use bytemuck::Zeroable;
+use vat_core::backend::gpu::{
+    self, AssetConstants, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages,
+};
 use vat_core::clip::{ClipMode, ClipRowMap};
 use vat_core::container::{Asset, ContainerWriter, Manifest, VertexAnimation};
-use vat_core::encoding::{
+use vat_core::format::encoding::{
     NormalRounding, PositionBounds, VertexFormat, allocate_position_bits, encode_vertex_texture,
 };
-use vat_core::gpu::{self, AssetConstants, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
+use vat_core::format::layout::VertexTextureLayout;
+use vat_core::format::reference::{VertexAnimationView, decode_vertex};
 use vat_core::instance::InstanceRecord;
-use vat_core::layout::VertexTextureLayout;
 use vat_core::playback::{Interpolation, Wrap};
-use vat_core::reference::{VertexAnimationView, decode_vertex};
 use vat_tests::{ALL_VERTEX_FORMATS, TestGpu, test_gpu};
 use wgpu::util::DeviceExt;
 
@@ -55,10 +57,10 @@ fn bake(format: VertexFormat) -> Vec<u8> {
             let (vf, ff) = (v as f32 * 0.37, f as f32 * 0.21);
             let n = normals[(f * VERTICES + v) as usize];
             let t = [(vf + ff).cos(), 0.3, (vf - ff).sin(), if v % 3 == 0 { -1.0 } else { 1.0 }];
-            let q = vat_core::encoding::tangent_frame_to_quat(n, t);
+            let q = vat_core::format::encoding::tangent_frame_to_quat(n, t);
             let at = layout.texel_index(f, v) as usize * 8;
             for (k, c) in q.iter().enumerate() {
-                let bits = vat_core::encoding::f32_to_f16_bits(*c).to_le_bytes();
+                let bits = vat_core::format::encoding::f32_to_f16_bits(*c).to_le_bytes();
                 tangent_texture[at + 2 * k..at + 2 * k + 2].copy_from_slice(&bits);
             }
         }

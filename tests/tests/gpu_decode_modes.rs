@@ -16,11 +16,13 @@
 // Integration tests report failure by panicking; helpers below unwrap for the same reason.
 #![allow(clippy::unwrap_used)]
 
+use vat_core::backend::gpu::DecodedVertex;
 use vat_core::container::{Asset, ContainerWriter, StreamKind};
-use vat_core::gpu::DecodedVertex;
+use vat_core::format::reference::{
+    BoneAnimationView, VertexAnimationView, decode_bone_vertex, decode_vertex,
+};
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::{self, Interpolation};
-use vat_core::reference::{BoneAnimationView, VertexAnimationView, decode_bone_vertex, decode_vertex};
 use vat_tests::{
     ALL_VERTEX_FORMATS, DECODE_TEST_TIME as TIME, decode_test_records as records, humanoid_vat,
     humanoid_vat_in, morph_vat, test_gpu,
@@ -485,7 +487,8 @@ fn bone_mode_plays_the_live_morph_layer_like_the_reference_and_vat_mode() {
         let va = m.vertex_animation.as_ref().unwrap();
         // The format's stored-position bound per axis (identity instances: no yaw mixing, scale 1)
         // plus the f32 tolerance.
-        let format_bound = vat_core::encoding::position_error_bound(va.format, va.position_bits, &va.bounds);
+        let format_bound =
+            vat_core::format::encoding::position_error_bound(va.format, va.position_bits, &va.bounds);
         let bound: Vec<f64> = format_bound.iter().map(|&b| f64::from(b) + TOLERANCE_M).collect();
         let mut max = [0f64; 3];
         for (a, b) in vat.iter().zip(&bone) {

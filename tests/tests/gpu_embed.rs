@@ -15,7 +15,7 @@
 use ash::vk;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::encoding::VertexFormat;
+use vat_core::format::encoding::VertexFormat;
 use vat_core::render::{CrowdDraw, CrowdRenderer, Culling, RenderOptions};
 use vat_tests::{begin_host_pass, humanoid_vat_in, save_image, wgpu_depth_fill};
 

@@ -2,7 +2,7 @@
 //! `fault-injection` hook) or up front (a texture over the device limit) leaves no wgpu resource
 //! alive, counted by wgpu's own registry report; a lost device is a typed error, and a renderer
 //! rebuilt on a new device renders the same asset. Both backends open their devices under
-//! `vat_core::gpu::device_lifetime_lock` (the Vulkan loader races device creation against destruction).
+//! `vat_core::backend::device_lifetime_lock` (the Vulkan loader races device creation against destruction).
 
 // Integration tests report failure by panicking; helpers below unwrap for the same reason.
 #![allow(clippy::unwrap_used)]
@@ -114,7 +114,7 @@ fn a_lost_device_is_a_typed_error_and_a_new_device_renders_the_same_asset() {
     assert!(before.chunks_exact(4).filter(|p| *p != background).count() > 200, "the frame is not blank");
 }
 
-/// Both backends' device constructors wait for `vat_core::gpu::device_lifetime_lock`: while this
+/// Both backends' device constructors wait for `vat_core::backend::device_lifetime_lock`: while this
 /// thread holds it, a device opened on another thread is not ready; once released, it is.
 #[test]
 fn devices_are_opened_under_the_device_lifetime_lock_on_both_backends() {
@@ -122,7 +122,7 @@ fn devices_are_opened_under_the_device_lifetime_lock_on_both_backends() {
     for backend in ["wgpu", "vulkan"] {
         let opened = AtomicBool::new(false);
         std::thread::scope(|s| {
-            let lock = vat_core::gpu::device_lifetime_lock();
+            let lock = vat_core::backend::device_lifetime_lock();
             let opener = s.spawn(|| {
                 match backend {
                     "wgpu" => drop(vat_wgpu::headless_device().unwrap()),

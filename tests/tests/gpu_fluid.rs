@@ -13,9 +13,9 @@ use std::rc::Rc;
 
 use vat_core::container::{Asset, VatMode};
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::encoding::VertexFormat;
+use vat_core::format::encoding::VertexFormat;
+use vat_core::format::reference::{FluidAnimationView, decode_fluid_vertex};
 use vat_core::playback::Interpolation;
-use vat_core::reference::{FluidAnimationView, decode_fluid_vertex};
 use vat_core::render::{CrowdRenderer, Culling, RenderOptions};
 use vat_tests::{
     DECODE_TEST_TIME as TIME, decode_test_records as records, fluid_vat, per_backend, save_image, test_gpu,

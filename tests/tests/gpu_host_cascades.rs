@@ -11,10 +11,10 @@
 #![allow(unsafe_code)] // the host's own Vulkan image, each call with a SAFETY comment
 
 use ash::vk;
+use vat_core::backend::gpu::{ShadowCascade, ShadowLookup};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::encoding::VertexFormat;
-use vat_core::gpu::{ShadowCascade, ShadowLookup};
+use vat_core::format::encoding::VertexFormat;
 use vat_core::render::{CrowdRenderer, RenderOptions, ShadowMapSource};
 use vat_tests::{humanoid_vat_in, save_image};
 
@@ -49,7 +49,7 @@ fn camera() -> Camera {
 /// other layer; view distance along the camera's forward axis.
 fn lookup(reverse_z: bool, first_layer: u32) -> ShadowLookup {
     let cam = camera();
-    let light = vat_core::gpu::shadow_view_proj(&cam.view_proj, SUN, 30.0, 10.0).unwrap();
+    let light = vat_core::backend::gpu::shadow_view_proj(&cam.view_proj, SUN, 30.0, 10.0).unwrap();
     let forward: Vec<f32> = TARGET.iter().zip(EYE).map(|(t, e)| t - e).collect();
     let len = forward.iter().map(|v| v * v).sum::<f32>().sqrt();
     let f = [forward[0] / len, forward[1] / len, forward[2] / len];

@@ -1,4 +1,4 @@
-//! The host's own fragment stage (`vat_core::pipeline::HostShader`, `Renderer::set_host_shader` on
+//! The host's own fragment stage (`vat_core::backend::pipeline::HostShader`, `Renderer::set_host_shader` on
 //! both backends): WGSL appended to vat's shader, drawn by vat's vertex stages.
 //!
 //! - A shader that writes the unit world normal as colour draws unit normals at every character
@@ -11,10 +11,10 @@
 // Integration tests report failure by panicking; helpers below unwrap for the same reason.
 #![allow(clippy::unwrap_used)]
 
+use vat_core::backend::pipeline::HostShader;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::instance::VARIANT_ACCESSORY;
-use vat_core::pipeline::HostShader;
 use vat_core::render::{CrowdRenderer, RenderOptions};
 use vat_tests::{humanoid_vat, save_image};
 

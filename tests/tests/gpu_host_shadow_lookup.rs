@@ -1,15 +1,15 @@
 //! A host shades its own surfaces with vat's sun shadows: its ground shader includes
-//! `vat_core::gpu::SHADOW_WGSL` and looks up `Renderer::shadow_map_view` through
+//! `vat_core::backend::gpu::SHADOW_WGSL` and looks up `Renderer::shadow_map_view` through
 //! `FrameReport::shadow_view_proj`. The pixels it finds in shadow must be those vat's own ground
 //! finds in shadow (vat's ground with shadows on against off), drawn under the same camera.
 
 // Integration tests report failure by panicking; helpers below unwrap for the same reason.
 #![allow(clippy::unwrap_used)]
 
+use vat_core::backend::gpu::ShadowLookup;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::encoding::VertexFormat;
-use vat_core::gpu::ShadowLookup;
+use vat_core::format::encoding::VertexFormat;
 use vat_core::render::{CrowdDraw, CrowdRenderer, RenderOptions};
 use vat_tests::{begin_host_pass, host_pipeline, humanoid_vat_in, save_image};
 use wgpu::util::DeviceExt;
@@ -38,7 +38,7 @@ struct Out {{ @builtin(position) clip: vec4<f32>, @location(0) world: vec3<f32> 
     let f = vat_shadow_lookup(map, compare, host.shadow, in.world, vec3(0.0, 1.0, 0.0));
     return vec4(vec3(f), 1.0);
 }}",
-        vat_core::gpu::SHADOW_WGSL
+        vat_core::backend::gpu::SHADOW_WGSL
     )
 }
 
@@ -72,8 +72,10 @@ fn a_host_ground_including_the_shadow_helper_is_shadowed_where_vats_ground_is() 
 
     let device = r.parts().0.clone();
     let pipeline = host_pipeline(&device, &host_ground_source(), wgpu::CompareFunction::Less, true);
-    let sampler = device
-        .create_sampler(&vat_wgpu::conv::map_sampler("host shadow", &vat_core::pipeline::SHADOW_SAMPLER));
+    let sampler = device.create_sampler(&vat_wgpu::conv::map_sampler(
+        "host shadow",
+        &vat_core::backend::pipeline::SHADOW_SAMPLER,
+    ));
     let options = RenderOptions::default();
     let mut report = None;
     r.record_host_frame(|device, renderer, encoder, target| {
@@ -155,13 +157,17 @@ fn without_a_built_in_map_the_host_map_is_used_and_its_draws_counted() {
     let mut gpu = r.create_crowd(&crowd).unwrap();
     let camera = Camera::look_at(EYE, [0.0, 0.0, -1.0], 0.9, SIZE[0] as f32 / SIZE[1] as f32, 0.1, 100.0);
     let err = r.render_crowd(&asset, &mut gpu, &mut crowd, &camera, &RenderOptions::default()).unwrap_err();
-    assert!(matches!(err, vat_wgpu::Error::Frame(vat_core::frame::FrameError::NoBuiltInShadowMap)), "{err}");
+    assert!(
+        matches!(err, vat_wgpu::Error::Frame(vat_core::backend::frame::FrameError::NoBuiltInShadowMap)),
+        "{err}"
+    );
     assert!(err.to_string().contains("shadow_map_size"), "{err}");
     // Without shadows the frame draws.
     let off = RenderOptions { shadows: false, ..Default::default() };
     assert_eq!(r.render_crowd(&asset, &mut gpu, &mut crowd, &camera, &off).unwrap().draws_shadow, 0);
 
-    let light = vat_core::gpu::shadow_view_proj(&camera.view_proj, [0.4, 0.8, 0.3], 30.0, 30.0).unwrap();
+    let light =
+        vat_core::backend::gpu::shadow_view_proj(&camera.view_proj, [0.4, 0.8, 0.3], 30.0, 30.0).unwrap();
     let device = r.parts().0.clone();
     let map = device.create_texture(&wgpu::TextureDescriptor {
         label: Some("host shadow map"),

@@ -14,13 +14,13 @@
 // Integration tests report failure by panicking; helpers below unwrap for the same reason.
 #![allow(clippy::unwrap_used)]
 
+use vat_core::backend::frame::FrameError;
+use vat_core::backend::pipeline::HostShader;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::frame::FrameError;
+use vat_core::format::reference::{self, VertexAnimationView};
 use vat_core::instance::InstanceRecord;
-use vat_core::pipeline::HostShader;
 use vat_core::playback::Interpolation;
-use vat_core::reference::{self, VertexAnimationView};
 use vat_core::render::{CrowdRenderer, Culling, RenderOptions};
 use vat_tests::humanoid_vat;
 

@@ -8,7 +8,7 @@
 
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::encoding::VertexFormat;
+use vat_core::format::encoding::VertexFormat;
 use vat_core::render::{CrowdDraw, CrowdRenderer, Culling, RenderOptions};
 use vat_tests::{humanoid_vat_in, save_image};
 

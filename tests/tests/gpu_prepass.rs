@@ -24,9 +24,9 @@
 #![allow(unsafe_code)] // raw Vulkan calls of the host's own passes, each with a SAFETY comment
 
 use ash::vk;
+use vat_core::backend::pipeline::{CompareFunction, HostShader, PassConventions};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::pipeline::{CompareFunction, HostShader, PassConventions};
 use vat_core::render::{CrowdDraw, CrowdRenderer, Culling, RenderOptions};
 use vat_tests::{humanoid_vat, save_image};
 

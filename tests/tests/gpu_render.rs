@@ -205,8 +205,8 @@ fn a_crowd_that_did_not_move_uploads_no_instance_bytes<R: CrowdRenderer>(rendere
         assert_eq!(still.stats.uploaded_record_bytes, 0, "{culling:?}: {still:?}");
         assert_eq!(still.stats.uploaded_list_bytes, 0, "{culling:?}: {still:?}");
         // Only the per-frame uniforms (and the culling parameters) are written.
-        let uniforms = std::mem::size_of::<vat_core::gpu::FrameUniforms>() as u64;
-        let cull = std::mem::size_of::<vat_core::gpu::CullParams>() as u64;
+        let uniforms = std::mem::size_of::<vat_core::backend::gpu::FrameUniforms>() as u64;
+        let cull = std::mem::size_of::<vat_core::backend::gpu::CullParams>() as u64;
         let expected = if culling == vat_wgpu::Culling::Gpu { uniforms + cull } else { uniforms };
         assert_eq!(still.uploaded_bytes, expected, "{culling:?}");
         assert!(covered(&image) > 500);
@@ -222,7 +222,7 @@ fn a_crowd_that_did_not_move_uploads_no_instance_bytes<R: CrowdRenderer>(rendere
 /// bit for bit, and the frame recorded the extra dispatch.
 #[test]
 fn scattered_changes_reach_the_gpu_records_exactly() {
-    use vat_core::gpu::{SCATTER_MIN_DIRECT_RECORDS, SCATTER_MIN_RANGES};
+    use vat_core::backend::gpu::{SCATTER_MIN_DIRECT_RECORDS, SCATTER_MIN_RANGES};
     let mut s = scene(40); // 1600 instances
     render(&mut s, &RenderOptions::default());
     let n = s.crowd.count();
@@ -442,8 +442,8 @@ fn attachments_follow_the_head_and_the_accessory_bit() {
 fn gpu_culling_skips_the_cpu_frame_and_the_paths_alternate() {
     use vat_core::crowd::CrowdStats;
     use vat_wgpu::Culling;
-    let uniforms = std::mem::size_of::<vat_core::gpu::FrameUniforms>() as u64;
-    let cull = std::mem::size_of::<vat_core::gpu::CullParams>() as u64;
+    let uniforms = std::mem::size_of::<vat_core::backend::gpu::FrameUniforms>() as u64;
+    let cull = std::mem::size_of::<vat_core::backend::gpu::CullParams>() as u64;
     let gpu = RenderOptions { culling: Culling::Gpu, ..Default::default() };
     let cpu = RenderOptions { culling: Culling::Cpu, ..Default::default() };
     // 64 instances: exactly the smallest record buffer.

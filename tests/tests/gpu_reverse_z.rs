@@ -15,10 +15,10 @@
 #![allow(unsafe_code)] // raw Vulkan calls of the host's own pass, each with a SAFETY comment
 
 use ash::vk;
+use vat_core::backend::pipeline::PassConventions;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::encoding::VertexFormat;
-use vat_core::pipeline::PassConventions;
+use vat_core::format::encoding::VertexFormat;
 use vat_core::render::{CrowdDraw, CrowdRenderer, Culling, RenderOptions};
 use vat_tests::{begin_host_pass, humanoid_vat_in, save_image, wgpu_depth_fill};
 

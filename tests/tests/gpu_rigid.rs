@@ -11,11 +11,11 @@
 
 use std::rc::Rc;
 
+use vat_core::backend::gpu::DecodedVertex;
 use vat_core::container::{Asset, VatMode};
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::gpu::DecodedVertex;
+use vat_core::format::reference::{RigidAnimationView, decode_rigid_vertex};
 use vat_core::playback::Interpolation;
-use vat_core::reference::{RigidAnimationView, decode_rigid_vertex};
 use vat_core::render::{CrowdRenderer, Culling, RenderOptions};
 use vat_tests::{
     DECODE_TEST_TIME as TIME, decode_test_records as records, per_backend, rigid_vat, save_image, test_gpu,

@@ -12,8 +12,8 @@ use std::rc::Rc;
 
 use vat_core::container::{Asset, VatMode};
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
+use vat_core::format::reference::{SpriteAnimationView, decode_sprite_corner};
 use vat_core::playback::Interpolation;
-use vat_core::reference::{SpriteAnimationView, decode_sprite_corner};
 use vat_core::render::{CrowdRenderer, Culling, RenderOptions};
 use vat_tests::{
     DECODE_TEST_TIME as TIME, decode_test_records as records, per_backend, save_image, sprite_vat, test_gpu,

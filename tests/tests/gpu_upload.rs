@@ -5,11 +5,11 @@
 #![allow(clippy::unwrap_used)]
 
 use vat_bake::prepare::{BakeOptions, prepare};
+use vat_core::backend::frame::{FrameError, PlanError};
+use vat_core::backend::gpu::ResourceError;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::encoding::VertexFormat;
-use vat_core::frame::{FrameError, PlanError};
-use vat_core::gpu::ResourceError;
+use vat_core::format::encoding::VertexFormat;
 use vat_core::render::CrowdRenderer;
 use vat_tests::{LockedDrop, humanoid_vat, limited_gpu, test_gpu};
 use vat_wgpu::{

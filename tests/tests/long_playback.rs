@@ -23,8 +23,8 @@ use std::cell::Cell;
 
 use vat_core::clip::{ClipMode, ClipRowMap};
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::encoding::PositionBounds;
-use vat_core::lod::LodThresholds;
+use vat_core::format::encoding::PositionBounds;
+use vat_core::format::lod::LodThresholds;
 use vat_core::playback;
 
 /// The system allocator, counting the bytes live per thread.

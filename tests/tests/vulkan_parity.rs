@@ -13,8 +13,8 @@
 
 use std::rc::Rc;
 
+use vat_core::backend::gpu::DecodedVertex;
 use vat_core::container::Asset;
-use vat_core::gpu::DecodedVertex;
 use vat_core::playback::Interpolation;
 use vat_tests::{
     ALL_VERTEX_FORMATS, DECODE_TEST_TIME as TIME, decode_test_records as records, humanoid_vat,
@@ -261,7 +261,7 @@ fn a_texture_larger_than_the_device_limit_is_refused_with_its_numbers_and_leaks_
         assert!(
             matches!(
                 err,
-                vat_vulkan::Error::Resource(vat_core::gpu::ResourceError::TextureTooLarge {
+                vat_vulkan::Error::Resource(vat_core::backend::gpu::ResourceError::TextureTooLarge {
                     limit: 1024,
                     ..
                 })

@@ -397,7 +397,7 @@ fn unmatched_pixels(a: &[u8], b: &[u8], size: [u32; 2], radius: i64, tolerance: 
 /// limits their colour); those may be at most 0.1 % of the image.
 #[test]
 fn every_vertex_format_renders_on_both_backends_like_packed64() {
-    use vat_core::encoding::{VertexFormat, normal_error_bound_degrees, position_error_bound};
+    use vat_core::format::encoding::{VertexFormat, normal_error_bound_degrees, position_error_bound};
     const SIZE: [u32; 2] = [160, 120];
     const FOV_Y: f32 = 0.9;
     let eye = [0.5f32, 2.2, 6.5];

@@ -18,7 +18,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_main};
 use vat_bake::prepare::{BakeOptions, prepare};
 use vat_core::container::Asset;
 use vat_core::crowd::CrowdAsset;
-use vat_core::reference::VertexAnimationView;
+use vat_core::format::reference::VertexAnimationView;
 
 fn container(c: &mut Criterion) {
     let rig = vat_procgen::humanoid();

@@ -6,7 +6,7 @@
 //! After a deliberate format or bake change, print the new hashes with
 //! `VAT_PRINT_HASHES=1 cargo test --release -p vat-bake --lib determinism -- --nocapture`.
 
-use vat_core::encoding::VertexFormat;
+use vat_core::format::encoding::VertexFormat;
 
 use crate::lods::LodOptions;
 use crate::prepare::{BakeOptions, prepare};

@@ -64,8 +64,8 @@ use meshopt::{SimplifyOptions, VertexDataAdapter};
 use crate::skin::VertexSet;
 use crate::{BakeError, Result};
 
-/// The most LODs a chain may have (vat-core's [`vat_core::lod::MAX_LODS`]).
-pub const MAX_LODS: usize = vat_core::lod::MAX_LODS;
+/// The most LODs a chain may have (vat-core's [`vat_core::format::lod::MAX_LODS`]).
+pub const MAX_LODS: usize = vat_core::format::lod::MAX_LODS;
 
 /// The last ratio of a chain built from [`LodOptions::Count`]: about 1 % of LOD 0's triangles.
 pub const DEFAULT_LAST_RATIO: f64 = 0.01;

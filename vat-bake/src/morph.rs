@@ -17,7 +17,7 @@
 //!   bone mode reproduces CPU skinning to f32 rounding.
 
 use vat_core::container::{BlobId, Limits, MorphAnimation};
-use vat_core::layout::{MORPH_TEXEL_FORMAT, MorphChannel, MorphTextureLayout, MorphWeightsLayout};
+use vat_core::format::layout::{MORPH_TEXEL_FORMAT, MorphChannel, MorphTextureLayout, MorphWeightsLayout};
 
 use crate::rig::Rig;
 use crate::sample::sample_pose;
@@ -151,9 +151,9 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use vat_core::container::Asset;
+    use vat_core::format::reference::{BoneAnimationView, decode_bone_vertex};
     use vat_core::instance::InstanceRecord;
     use vat_core::playback::Interpolation;
-    use vat_core::reference::{BoneAnimationView, decode_bone_vertex};
 
     use super::*;
     use crate::gltf_import::{ImportOptions, import_file};

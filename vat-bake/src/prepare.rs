@@ -35,9 +35,9 @@ use vat_core::container::{
     Attachment, BlobId, Bone as ManifestBone, BoneAnimation, CaptureTrack, ElementFormat, Lod, Manifest,
     Socket as ManifestSocket, StreamKind, VertexAnimation, VertexStream, container_bytes, write_container,
 };
-use vat_core::encoding::{self, NormalRounding, PositionBounds, VertexFormat};
 use vat_core::files::{PendingFile, write_file_atomically};
-use vat_core::layout::{BoneTextureLayout, VertexTextureLayout};
+use vat_core::format::encoding::{self, NormalRounding, PositionBounds, VertexFormat};
+use vat_core::format::layout::{BoneTextureLayout, VertexTextureLayout};
 
 use crate::lods::{self, LodOptions};
 use crate::rig::{AnimationClip, ChannelTarget, MeshRole, Rig};

@@ -382,7 +382,7 @@ mod tests {
     use crate::prepare::{BakeOptions, prepare, prepare_batch};
     use crate::verify::verify;
     use vat_core::container::{Asset, container_bytes};
-    use vat_core::encoding::position_error_bound;
+    use vat_core::format::encoding::position_error_bound;
 
     /// The motion added to the walk: 1.2 m/s forward-right while turning 0.4 rad/s.
     fn added(t: f32) -> RootPose {

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use glam::{BVec4A, Mat4, Vec2, Vec3, Vec3A, Vec4};
 use rayon::prelude::*;
 
-use vat_core::encoding::Packed64Encoder;
+use vat_core::format::encoding::Packed64Encoder;
 
 use crate::rig::{MAX_INFLUENCES, Mesh, MeshBinding, MeshRole, Rig, StreamedBody};
 use crate::sample::{Pose, global_matrices, rest_pose, sample_pose};

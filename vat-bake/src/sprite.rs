@@ -1,5 +1,5 @@
 //! The sprite (particle) mode: bakes a sequence of particle frames into camera-facing cards, one
-//! texel per slot per frame ([`vat_core::sprite`] describes the texel and the sampling).
+//! texel per slot per frame ([`vat_core::format::sprite`] describes the texel and the sampling).
 //!
 //! Frames are read **twice, one at a time** ([`SpriteFrames`]): a first pass collects the particle
 //! ids of every frame, the box of the centres and the largest card, and assigns slots
@@ -21,9 +21,9 @@ use vat_core::container::{
     AlphaMode, Asset, ContainerWriter, Lod, Manifest, Material, MaterialTextures, SpriteAnimation,
     TextureBinding, TextureColorSpace, TextureFilter, TextureWrap,
 };
-use vat_core::encoding::PositionBounds;
-use vat_core::layout::VertexTextureLayout;
-use vat_core::sprite::{
+use vat_core::format::encoding::PositionBounds;
+use vat_core::format::layout::VertexTextureLayout;
+use vat_core::format::sprite::{
     DEAD_TEXEL, Particle, SPRITE_TEXEL_BYTES, SpriteBounds, decode_particle_texel, encode_particle_texel,
     error_bounds, texel_at, wrap_angle, wrap_delta,
 };

@@ -36,8 +36,8 @@ use bevy::render::render_resource::TextureFormat;
 use bevy::render::settings::WgpuSettings;
 use bevy::window::ExitCondition;
 use vat_bevy::{VatAsset, VatCpuTime, VatCrowd, VatPlugin};
+use vat_core::backend::gpu::{ShadowCascade, ShadowLookup};
 use vat_core::crowd::{Camera as VatCamera, Crowd, CrowdConfig};
-use vat_core::gpu::{ShadowCascade, ShadowLookup};
 use vat_core::render::ShadowMapSource;
 use vat_wgpu::{CrowdDraw, PassConventions, PassFormats, RenderOptions, Renderer, RendererConfig};
 

@@ -23,7 +23,7 @@ use bevy::render::camera::{ExtractedCamera, TemporalJitter};
 use bevy::render::render_resource::{RenderPassDescriptor, StoreOp};
 use bevy::render::renderer::{FlushCommands, RenderDevice, RenderQueue, ViewQuery};
 use bevy::render::view::{ExtractedView, Msaa, ViewDepthStencilTexture};
-use vat_core::pipeline::{PassConventions, colour_slots};
+use vat_core::backend::pipeline::{PassConventions, colour_slots};
 use vat_wgpu::{PrepassFormats, RenderOptions};
 
 use crate::VatRenderSettings;

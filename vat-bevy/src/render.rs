@@ -15,9 +15,9 @@ use bevy::render::camera::ExtractedCamera;
 use bevy::render::render_resource::{RenderPassDescriptor, StoreOp};
 use bevy::render::renderer::{FlushCommands, RenderDevice, RenderQueue, ViewQuery};
 use bevy::render::view::{ExtractedView, Msaa, ViewDepthStencilTexture, ViewTarget};
+use vat_core::backend::gpu::{LightModel, ShadowCascade, ShadowLookup};
+use vat_core::backend::pipeline::PassConventions;
 use vat_core::crowd::Camera as VatCamera;
-use vat_core::gpu::{LightModel, ShadowCascade, ShadowLookup};
-use vat_core::pipeline::PassConventions;
 use vat_core::render::ShadowMapSource;
 use vat_wgpu::{CrowdDraw, GpuAsset, GpuCrowd, PassFormats, RenderOptions, Renderer, RendererConfig};
 
@@ -181,7 +181,7 @@ pub(crate) fn vat_camera(view: &ExtractedView) -> VatCamera {
     let camera = VatCamera {
         view_proj: clip_from_world.to_cols_array_2d(),
         position: view.world_from_view.translation().to_array(),
-        pixel_angle: vat_core::lod::LOD_PIXEL_ANGLE as f32,
+        pixel_angle: vat_core::format::lod::LOD_PIXEL_ANGLE as f32,
     };
     let p = view.clip_from_view;
     let perspective = p.w_axis.w == 0.0 && p.y_axis.y > 0.0;

@@ -264,7 +264,7 @@ fn dilate_hit(mask: &[bool], i: usize, r: i32) -> bool {
 fn vat_wgpu_silhouette(crowd: &mut vat_core::crowd::Crowd) -> Vec<bool> {
     use vat_core::render::CrowdRenderer;
     let config = vat_wgpu::RendererConfig {
-        conventions: vat_core::pipeline::PassConventions::REVERSE_Z,
+        conventions: vat_core::backend::pipeline::PassConventions::REVERSE_Z,
         ..Default::default()
     };
     let mut r = vat_wgpu::Offscreen::new([SIZE.x, SIZE.y], config).unwrap();

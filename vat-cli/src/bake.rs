@@ -13,7 +13,7 @@ use vat_bake::prepare::{self, BakeOptions, LoopDecision, Progress};
 use vat_bake::rig::Rig;
 use vat_bake::verify::{self, VerifyOptions, VerifyReport};
 use vat_core::container::{Asset, Limits};
-use vat_core::encoding::{NormalRounding, VertexFormat};
+use vat_core::format::encoding::{NormalRounding, VertexFormat};
 use vat_procgen as procgen;
 
 /// Vertex texture formats selectable on the command line.
@@ -566,7 +566,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         if args.format != FormatArg::Packed64 {
             bail!(
                 "--format does not apply to the rigid mode: pieces are stored in its own 16-byte texel \
-                 (unorm16 pivot, snorm16 quaternion; vat_core::rigid)"
+                 (unorm16 pivot, snorm16 quaternion; vat_core::format::rigid)"
             );
         }
         let options = vat_bake::rigid::RigidBakeOptions {

@@ -348,7 +348,7 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
     let s = &report.stats;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
     // GPU culling: the counts are the GPU's, read back after the frame (0 frames late; the body
-    // triangles only, see `vat_core::frame::gpu_counts`).
+    // triangles only, see `vat_core::backend::frame::gpu_counts`).
     let counted_by = match (report.culling, report.gpu_counts_frames_late) {
         (Culling::Gpu, Some(late)) => format!(" (counted on the GPU, {late} frames late)"),
         (Culling::Gpu, None) => " (the GPU's counts did not arrive)".to_owned(),

@@ -34,8 +34,8 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, criterion_main};
 use vat_core::clip::{ClipMode, ClipRowMap};
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::encoding::PositionBounds;
-use vat_core::lod::LodThresholds;
+use vat_core::format::encoding::PositionBounds;
+use vat_core::format::lod::LodThresholds;
 
 fn asset() -> CrowdAsset {
     let mut m = ClipRowMap::new();

@@ -14,7 +14,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_main};
-use vat_core::encoding::{
+use vat_core::format::encoding::{
     NormalRounding, PositionBounds, VertexFormat, allocate_position_bits, decode_vertex_texel,
     encode_vertex_texels,
 };

@@ -15,6 +15,10 @@ mod asset;
 mod config;
 mod decode;
 mod error;
+pub mod frame;
+pub mod gpu;
+pub mod modes;
+pub mod pipeline;
 pub mod resolve;
 
 pub use crate::frame::{
@@ -26,6 +30,25 @@ pub use config::{CULL, ComputeKey, RendererConfig, TargetFormats};
 pub use decode::{DecodeJob, decode_buffer, plan_decode};
 pub use error::Error;
 pub use resolve::*;
+
+/// Serialises the creation and destruction of Vulkan instances and devices in this process. Hold the
+/// guard across `vkCreateInstance` .. `vkCreateDevice` and across `vkDestroyDevice` ..
+/// `vkDestroyInstance`.
+///
+/// Why: the Khronos Vulkan loader walks its process-global list of logical devices under a lock in
+/// `vkCreateDevice` but unlinks and frees a device's entry in `vkDestroyDevice` without one, so one
+/// thread destroying a device while another creates one (even on separate instances) can read freed
+/// memory and crash (Vulkan-Loader issue 2018, present in the loaders Debian ships). Both backends
+/// take this guard wherever vat creates or destroys a device (`vat_vulkan::Context`,
+/// `vat_wgpu::headless_device`). A wgpu device is destroyed when its last handle drops, which vat
+/// cannot see, so a host that drops devices on one thread while another thread creates one (parallel
+/// tests do) should hold this guard around the drop too.
+///
+/// The guard carries no data; a panic while it was held does not poison it for later callers.
+pub fn device_lifetime_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// The handle types of one backend. The core holds them in its generic structs and hands them back
 /// resolved; it never looks inside one.

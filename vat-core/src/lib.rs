@@ -5,22 +5,25 @@
 //!
 //! This crate has no GPU dependency. It fixes everything the baker and the GPU backends must agree on:
 //!
+//! Two surfaces. The crate root is what game code uses: load an asset ([`Asset`]), run a crowd
+//! ([`Crowd`]: spawn, play, cross-fade, cull, pick, events, root motion) and draw it through a
+//! backend ([`CrowdRenderer`], [`RenderOptions`], [`FrameReport`]). Two named modules hold the rest:
+//! [`format`](mod@format) (what bakers and tools need: layouts, encodings and their bounds, LOD math, the CPU
+//! reference decoder, the per-mode data) and [`backend`] (what vat-wgpu and vat-vulkan need: the GPU
+//! interface, pipeline keys, the frame plan and its recording, the GPU state as data).
+//!
 //! | module | what it holds |
 //! |---|---|
-//! | [`layout`] | where texel `(frame, vertex)` lives in the vertex, bone and morph textures |
+//! | [`crowd`] | the crowd: instance store, CPU culling, LOD, cross-fades, dirty tracking, picking |
 //! | [`clip`] | clips and the clip row map (which frames belong to which clip, wrap or clamp) |
-//! | [`encoding`] | position, normal and rotation encodings, each with its documented error bound |
 //! | [`playback`] | phase, frame pair, interpolation weights, cross-fade, stride-matched rates, the time epoch |
 //! | [`instance`] | the 64-byte per-instance record uploaded to the GPU |
-//! | [`lod`] | LOD selection and the chunk-grid math of the crowd |
-//! | [`crowd`] | the crowd: instance store, CPU culling, LOD, cross-fades, dirty tracking, picking |
+//! | [`root_motion`] | root-motion tracks |
 //! | [`container`] | the `.vat` file: writer and validating, zero-copy reader |
-//! | [`gpu`] | the one WGSL source, GPU-visible structs and the binding table both backends build from |
-//! | [`frame`] | the frame plan: uploads, dispatches and draws of a frame of crowds, for backends to interpret |
-//! | [`pipeline`] | render pipeline keys and fixed state (culling, depth, bias, the shadow sampler) |
+//! | [`files`] | the one gate for every file read or written |
 //! | [`render`] | the backend seam: render options, frame report and the [`render::CrowdRenderer`] trait |
-//! | [`rigid`] | the rigid-body mode: piece and rigid vertex texels, their bounds, quaternion helpers |
-//! | [`reference`](mod@reference) | a CPU reference decoder that computes exactly what the vertex shader computes |
+//! | [`format`](mod@format) | layouts, encodings and bounds, LOD math, per-mode data, the CPU reference decoder |
+//! | [`backend`] | the GPU interface, pipeline keys, the frame plan, the GPU state of crowds as data |
 //!
 //! ## Conventions
 //!
@@ -39,22 +42,23 @@ pub mod backend;
 pub mod clip;
 pub mod container;
 pub mod crowd;
-pub mod encoding;
 mod error;
 pub mod files;
-pub mod fluid;
-pub mod frame;
-pub mod gpu;
+pub mod format;
 pub mod instance;
-pub mod layout;
-pub mod lod;
-pub mod modes;
-pub mod pipeline;
 pub mod playback;
-pub mod reference;
 pub mod render;
-pub mod rigid;
 pub mod root_motion;
-pub mod sprite;
 
+// The modules of the two named surfaces, visible at the root inside this crate only, so the crate's
+// own paths (`crate::gpu::...`) stay short.
+use backend::{frame, gpu, modes, pipeline};
+use format::{encoding, fluid, layout, lod, rigid, sprite};
+
+pub use container::{Asset, Limits};
+pub use crowd::{
+    AnimationEvent, Camera, Crowd, CrowdAsset, CrowdConfig, CrowdStats, InstanceId, RootMotionDelta,
+};
 pub use error::{Error, Result};
+pub use instance::PlayMode;
+pub use render::{CrowdRenderer, Culling, FrameReport, RenderMode, RenderOptions};

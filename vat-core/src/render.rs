@@ -256,7 +256,7 @@ pub struct FrameReport {
     /// by `draw_depth`), summed over the views.
     pub draws_views: u32,
     /// Compute dispatches recorded, summed over the crowds: per crowd the record scatter (a frame
-    /// with many short runs of changed records; see `vat_core::gpu::ScatterPlan`), and with GPU
+    /// with many short runs of changed records; see `vat_core::backend::gpu::ScatterPlan`), and with GPU
     /// culling the camera's culling pass and one per extra view: 0 to 2 + views per crowd.
     pub dispatches: u32,
     /// Bytes written to GPU buffers this frame (records, instance list, uniforms).

@@ -21,10 +21,10 @@ use std::sync::OnceLock;
 
 use vat_core::container::Asset;
 use vat_core::crowd::CrowdAsset;
-use vat_core::encoding::{NormalRounding, VertexFormat};
+use vat_core::format::encoding::{NormalRounding, VertexFormat};
+use vat_core::format::reference::{VertexAnimationView, decode_vertex};
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::Interpolation;
-use vat_core::reference::{VertexAnimationView, decode_vertex};
 
 use vat_bake::gltf_import::{ImportOptions, import_slice_with};
 use vat_bake::lods::LodOptions;
@@ -94,21 +94,26 @@ fn load_vat_once(data: &[u8]) -> std::result::Result<(), vat_core::Error> {
             }
         }
     }
-    if let Ok(view) = vat_core::reference::FluidAnimationView::from_asset(&asset) {
+    if let Ok(view) = vat_core::format::reference::FluidAnimationView::from_asset(&asset) {
         for time in [0.0f32, 0.37, 5.0] {
             for corner in [0, manifest.vertex_count.saturating_sub(1)] {
-                vat_core::reference::decode_fluid_vertex(&view, &InstanceRecord::default(), time, corner)?;
+                vat_core::format::reference::decode_fluid_vertex(
+                    &view,
+                    &InstanceRecord::default(),
+                    time,
+                    corner,
+                )?;
             }
         }
     }
-    if let Ok(view) = vat_core::reference::SpriteAnimationView::from_asset(&asset) {
+    if let Ok(view) = vat_core::format::reference::SpriteAnimationView::from_asset(&asset) {
         let last = manifest.vertex_count.saturating_sub(1);
         for time in [0.0f32, 0.37, 5.0] {
             for corner in [0, last] {
                 for interpolation in [Interpolation::Point, Interpolation::Linear] {
                     let record = InstanceRecord::default();
                     let camera = [1.0, 2.0, 3.0];
-                    vat_core::reference::decode_sprite_corner(
+                    vat_core::format::reference::decode_sprite_corner(
                         &view,
                         &record,
                         time,
@@ -120,12 +125,18 @@ fn load_vat_once(data: &[u8]) -> std::result::Result<(), vat_core::Error> {
             }
         }
     }
-    if let Ok(view) = vat_core::reference::RigidAnimationView::from_asset(&asset) {
+    if let Ok(view) = vat_core::format::reference::RigidAnimationView::from_asset(&asset) {
         let last = manifest.vertex_count.saturating_sub(1);
         for time in [0.0f32, 0.37, 5.0] {
             for vertex in [0, last] {
                 let record = InstanceRecord::default();
-                vat_core::reference::decode_rigid_vertex(&view, &record, time, vertex, Interpolation::Cubic)?;
+                vat_core::format::reference::decode_rigid_vertex(
+                    &view,
+                    &record,
+                    time,
+                    vertex,
+                    Interpolation::Cubic,
+                )?;
             }
         }
     }

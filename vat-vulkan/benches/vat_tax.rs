@@ -14,7 +14,7 @@
 
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::encoding::VertexFormat;
+use vat_core::format::encoding::VertexFormat;
 use vat_core::render::{CrowdRenderer, Culling, RenderMode, RenderOptions};
 use vat_vulkan::{Context, Offscreen, RendererConfig};
 

@@ -2,9 +2,11 @@
 //! `asset.rs`.
 
 use ash::vk;
+use vat_core::backend::frame::AssetDrawInfo;
+use vat_core::backend::gpu::{
+    self, AssetBinding, AssetResource, AssetResources, ResourceError, ResourceLimits,
+};
 use vat_core::container::Asset;
-use vat_core::frame::AssetDrawInfo;
-use vat_core::gpu::{self, AssetBinding, AssetResource, AssetResources, ResourceError, ResourceLimits};
 
 use crate::crowd::VkHandles;
 use crate::owned::{Owned, color_range};
@@ -26,10 +28,10 @@ impl Renderer {
     /// error, everything created so far is destroyed and nothing is kept.
     ///
     /// # Errors
-    /// [`ResourceError::NoAnimation`](vat_core::gpu::ResourceError::NoAnimation), [`ResourceError::NoLods`](vat_core::gpu::ResourceError::NoLods),
+    /// [`ResourceError::NoAnimation`](vat_core::backend::gpu::ResourceError::NoAnimation), [`ResourceError::NoLods`](vat_core::backend::gpu::ResourceError::NoLods),
     /// [`DeviceError::UnsupportedFormat`](crate::DeviceError::UnsupportedFormat) (the device cannot sample one of the vertex format's texel
-    /// formats; never on a conformant device), [`ResourceError::TextureTooLarge`](vat_core::gpu::ResourceError::TextureTooLarge),
-    /// [`DeviceError::TextureData`](crate::DeviceError::TextureData), [`ResourceError::BufferTooLarge`](vat_core::gpu::ResourceError::BufferTooLarge), [`DeviceError::Vk`](crate::DeviceError::Vk),
+    /// formats; never on a conformant device), [`ResourceError::TextureTooLarge`](vat_core::backend::gpu::ResourceError::TextureTooLarge),
+    /// [`DeviceError::TextureData`](crate::DeviceError::TextureData), [`ResourceError::BufferTooLarge`](vat_core::backend::gpu::ResourceError::BufferTooLarge), [`DeviceError::Vk`](crate::DeviceError::Vk),
     /// [`DeviceError::NoMemoryType`](crate::DeviceError::NoMemoryType).
     pub fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, Error> {
         if let Some(va) = &asset.manifest().vertex_animation {

@@ -2,12 +2,12 @@
 //!
 //! Mirrors vat-wgpu's `conv.rs` function by function (same names where they mean the same): the
 //! backend never re-derives a layout; every descriptor-set layout binding comes from
-//! [`vat_core::gpu::BINDINGS`] through these functions.
+//! [`vat_core::backend::gpu::BINDINGS`] through these functions.
 
 use ash::vk;
-use vat_core::encoding::TexelFormat;
-use vat_core::gpu::{self, Binding, BindingKind, ShaderStages};
-use vat_core::pipeline::{CompareFunction, CullMode, FilterMode, FrontFace, SamplerState};
+use vat_core::backend::gpu::{self, Binding, BindingKind, ShaderStages};
+use vat_core::backend::pipeline::{CompareFunction, CullMode, FilterMode, FrontFace, SamplerState};
+use vat_core::format::encoding::TexelFormat;
 
 /// Vulkan stage flags of a set of vat shader stages.
 pub fn map_stages(stages: ShaderStages) -> vk::ShaderStageFlags {
@@ -37,7 +37,7 @@ pub fn map_binding(binding: &Binding) -> vk::DescriptorSetLayoutBinding<'static>
 }
 
 /// The layout bindings of descriptor set `group` that a pipeline of `stages` uses
-/// (see [`vat_core::gpu::bindings_for_stages`]); vat-wgpu's `bind_group_layout_entries`.
+/// (see [`vat_core::backend::gpu::bindings_for_stages`]); vat-wgpu's `bind_group_layout_entries`.
 pub fn bind_group_layout_entries(
     group: u32,
     stages: ShaderStages,
@@ -150,7 +150,7 @@ pub fn map_sampler(sampler: &SamplerState) -> vk::SamplerCreateInfo<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use vat_core::gpu::TextureSampleType;
+    use vat_core::backend::gpu::TextureSampleType;
 
     #[test]
     fn texel_formats_keep_their_size() {
@@ -206,7 +206,7 @@ mod tests {
 
     #[test]
     fn fixed_state_maps_to_what_the_renderer_always_used() {
-        use vat_core::pipeline::{PassConventions, PassKind, PipelineState, SHADOW_SAMPLER};
+        use vat_core::backend::pipeline::{PassConventions, PassKind, PipelineState, SHADOW_SAMPLER};
         let depth = PipelineState::for_pass(PassKind::Depth, &PassConventions::STANDARD);
         assert_eq!(map_cull_mode(depth.cull_mode), vk::CullModeFlags::BACK);
         assert_eq!(map_front_face(depth.front_face), vk::FrontFace::COUNTER_CLOCKWISE);

@@ -2,11 +2,11 @@
 //! `crowd.rs`.
 
 use ash::vk;
+use vat_core::backend::frame::gpu_counts::RING_DEPTH;
+use vat_core::backend::frame::{CrowdCapacity, scatter_buffer_bytes};
+use vat_core::backend::gpu::{self, CullParams, FrameUniforms};
 use vat_core::backend::{CrowdGroups, Handles, ScatterBuffers, ViewLists, ViewUniforms};
 use vat_core::crowd::Crowd;
-use vat_core::frame::gpu_counts::RING_DEPTH;
-use vat_core::frame::{CrowdCapacity, scatter_buffer_bytes};
-use vat_core::gpu::{self, CullParams, FrameUniforms};
 
 use crate::owned::{HostBuffer, Object, Owned};
 use crate::renderer::{HostFrameSets, Resource, StageSet, descriptor_set};
@@ -46,7 +46,7 @@ pub struct CountsSlot {
     pub(crate) event: vk::Event,
 }
 
-// The GPU culling's counts read back without waiting (`vat_core::frame::gpu_counts`): the ring's
+// The GPU culling's counts read back without waiting (`vat_core::backend::frame::gpu_counts`): the ring's
 // [`RING_DEPTH`] slots are made with the crowd's first GPU-culled frame. A frame's copy is recorded
 // after the culling dispatch, followed by a transfer -> host barrier and `vkCmdSetEvent`;
 // `vkGetEventStatus` tells, without blocking, whether it has executed. This needs no fence of the

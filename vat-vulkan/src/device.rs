@@ -218,7 +218,7 @@ impl Context {
     /// [`headless_with_validation`](Self::headless_with_validation), presenting to `window` when given.
     fn open(validation: bool, window: Option<WindowHandles>) -> Result<Self, Error> {
         // Held to the end, so that it covers the instance guard's teardown on every error path too.
-        let _lifetime = vat_core::gpu::device_lifetime_lock();
+        let _lifetime = vat_core::backend::device_lifetime_lock();
         let surface_extensions = match &window {
             Some(w) => surface_extensions(w.display)?,
             None => &[],
@@ -504,7 +504,7 @@ impl Drop for Context {
             }
             return;
         }
-        let _lifetime = vat_core::gpu::device_lifetime_lock();
+        let _lifetime = vat_core::backend::device_lifetime_lock();
         // SAFETY: waits for the device before destroying it; everything this crate creates borrows the
         // context, so it is gone by now. Order: pool, device, messenger, instance.
         unsafe {

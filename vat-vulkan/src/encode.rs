@@ -1,4 +1,4 @@
-//! Replaying a frame's recording (`vat_core::frame::Command`) on Vulkan: [`Replay`] is this
+//! Replaying a frame's recording (`vat_core::backend::frame::Command`) on Vulkan: [`Replay`] is this
 //! backend's [`FrameBackend`], one `match` over the commands whose ids vat-core resolves
 //! (`vat_core::backend::resolve`). Everything that can fail (buffer growth, pipelines, finding every
 //! resource) happens while the commands are matched and in [`FrameBackend::finish`] before it
@@ -6,12 +6,12 @@
 //! dispatches, the shadow pass). Nothing here decides what is drawn or finds a resource.
 
 use ash::vk;
+use vat_core::backend::frame::{Command, Draw, FrameBackend, FramePlan, Missing, PlanLimits};
+use vat_core::backend::gpu;
+use vat_core::backend::pipeline::PipelineKey;
 use vat_core::backend::{
     Compute, DrawStep, Found, RendererFrame, Stage, buffer, compute, draw_steps, find_draws,
 };
-use vat_core::frame::{Command, Draw, FrameBackend, FramePlan, Missing, PlanLimits};
-use vat_core::gpu;
-use vat_core::pipeline::PipelineKey;
 use vat_core::render::Culling;
 
 use crate::crowd::VkHandles;
@@ -23,7 +23,7 @@ use crate::{Error, Renderer};
 /// Most bytes one `vkCmdUpdateBuffer` may write.
 const UPDATE_CHUNK: usize = 65536;
 // `vkCmdUpdateBuffer` writes whole words.
-const _: () = assert!(size_of::<vat_core::gpu::FrameUniforms>().is_multiple_of(4));
+const _: () = assert!(size_of::<vat_core::backend::gpu::FrameUniforms>().is_multiple_of(4));
 
 /// A draw with its resources and pipeline found: recording it cannot fail.
 pub(crate) type FoundDraw<'a> = Found<'a, VkHandles, vk::Pipeline>;

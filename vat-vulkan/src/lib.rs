@@ -2,9 +2,9 @@
 //! # vat-vulkan
 //!
 //! The raw Vulkan backend of vat on `ash`, built from the same GPU interface as vat-wgpu: vat-core's
-//! one WGSL source ([`vat_core::gpu::SHADER_SOURCE`]) translated to SPIR-V by naga (never a copy of
+//! one WGSL source ([`vat_core::backend::gpu::SHADER_SOURCE`]) translated to SPIR-V by naga (never a copy of
 //! the shader), and descriptor-set layouts built from vat-core's binding table
-//! ([`vat_core::gpu::BINDINGS`]).
+//! ([`vat_core::backend::gpu::BINDINGS`]).
 //!
 //! ## What it does
 //! - [`Renderer`]: the Vulkan twin of vat-wgpu's `Renderer`, same passes in the same order and the
@@ -104,7 +104,7 @@ pub use pipelines::{PassFormats, PrepassFormats};
 pub use renderer::{CrowdDraw, Formats, RenderTarget, Renderer, RendererConfig, flipped_viewport, full_rect};
 pub use requirements::DeviceRequirements;
 pub use swapchain::{Presented, Swapchain, SwapchainTarget};
-pub use vat_core::pipeline::PassConventions;
+pub use vat_core::backend::pipeline::PassConventions;
 pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
 
 use ash::vk;
@@ -167,9 +167,9 @@ pub enum DeviceError {
     )]
     UnsupportedFormat {
         /// The asset's vertex format.
-        format: vat_core::encoding::VertexFormat,
+        format: vat_core::format::encoding::VertexFormat,
         /// The texel format the device lacks.
-        texel: vat_core::encoding::TexelFormat,
+        texel: vat_core::format::encoding::TexelFormat,
     },
     /// A texture's data is shorter than its size says.
     #[error("the {what} texture needs {expected} bytes, the asset holds {actual}")]

@@ -4,10 +4,10 @@
 use std::rc::Rc;
 
 use ash::vk;
+use vat_core::backend::frame::gpu_counts::GpuCountsResult;
+use vat_core::backend::gpu::ResourceError;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd};
-use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::gpu::ResourceError;
 use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
 
 use crate::owned::{Object, Owned, color_range};
@@ -209,7 +209,7 @@ impl Offscreen {
     /// validation layer when installed) and creates a renderer and a target of `size` pixels.
     ///
     /// # Errors
-    /// Those of [`Context::headless`] and [`Renderer::new`]; [`ResourceError::TextureTooLarge`](vat_core::gpu::ResourceError::TextureTooLarge) for a
+    /// Those of [`Context::headless`] and [`Renderer::new`]; [`ResourceError::TextureTooLarge`](vat_core::backend::gpu::ResourceError::TextureTooLarge) for a
     /// zero or over-limit target size.
     pub fn new(size: [u32; 2], config: RendererConfig) -> Result<Self, Error> {
         Self::with_context(&Rc::new(Context::headless()?), size, config)
@@ -219,7 +219,7 @@ impl Offscreen {
     /// engine's device).
     ///
     /// # Errors
-    /// Those of [`Renderer::new`]; [`ResourceError::TextureTooLarge`](vat_core::gpu::ResourceError::TextureTooLarge) for a zero or over-limit size.
+    /// Those of [`Renderer::new`]; [`ResourceError::TextureTooLarge`](vat_core::backend::gpu::ResourceError::TextureTooLarge) for a zero or over-limit size.
     pub fn with_context(ctx: &Rc<Context>, size: [u32; 2], config: RendererConfig) -> Result<Self, Error> {
         let config = RendererConfig { color_format: COLOR_FORMAT, depth_format: DEPTH_FORMAT, ..config };
         let target = Target::new(ctx, size)?;

@@ -1,11 +1,11 @@
 //! The pipeline cache: render pipelines keyed by vat-core's [`PipelineKey`] and the host pass's
 //! formats ([`PassFormats`]), compute pipelines by [`ComputeKey`]; fixed state from
-//! `vat_core::pipeline` through [`crate::conv`]. The Vulkan twin of vat-wgpu's `pipelines.rs`.
+//! `vat_core::backend::pipeline` through [`crate::conv`]. The Vulkan twin of vat-wgpu's `pipelines.rs`.
 
 use std::ffi::CString;
 
 use ash::vk;
-use vat_core::pipeline::{
+use vat_core::backend::pipeline::{
     FragmentStage, HostShader, PassKind, PipelineKey, ShaderVariantKey, VertexStage, colour_slots,
 };
 
@@ -15,12 +15,12 @@ use crate::shader::{ShaderModule, ShaderVariant, entry_point};
 use crate::{DeviceError, Error, Renderer, conv};
 
 /// The state of the pass a render pipeline draws in, in this backend's formats (`vk::Format`):
-/// see [`vat_core::pipeline::PassFormats`].
-pub type PassFormats = vat_core::pipeline::PassFormats<vk::Format>;
+/// see [`vat_core::backend::pipeline::PassFormats`].
+pub type PassFormats = vat_core::backend::pipeline::PassFormats<vk::Format>;
 
 /// The state of a host's prepass that [`Renderer::draw_prepass`] draws into, in this backend's
-/// formats: see [`vat_core::pipeline::PrepassFormats`].
-pub type PrepassFormats = vat_core::pipeline::PrepassFormats<vk::Format>;
+/// formats: see [`vat_core::backend::pipeline::PrepassFormats`].
+pub type PrepassFormats = vat_core::backend::pipeline::PrepassFormats<vk::Format>;
 
 /// The shadow map's format (wgpu's `Depth32Float`).
 pub(crate) const SHADOW_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
@@ -32,7 +32,7 @@ pub(crate) use vat_core::backend::{CULL, ComputeKey};
 
 impl Renderer {
     /// Sets the host's own fragment stage for every colour pipeline that draws an asset (see
-    /// `vat_core::pipeline::HostShader`: WGSL appended to vat's shader, its input vat's
+    /// `vat_core::backend::pipeline::HostShader`: WGSL appended to vat's shader, its input vat's
     /// `VertexOutput`), translated to SPIR-V with naga like vat's own; with `None`, vat's `fs_lit`
     /// again. Pipelines are rebuilt on next use; the replaced ones stay alive until the renderer is
     /// dropped, so command buffers that use them stay valid. The vat-wgpu twin is
@@ -149,7 +149,7 @@ impl Renderer {
         let (vertex, vs_name) =
             match (key.vertex_stage(self.host_shader.as_ref().map(|(h, _)| h)), &self.host_shader) {
                 (VertexStage::Host(vs), Some((_, host))) => {
-                    let words = host.spirv_of(vs, vat_core::gpu::ShaderStage::Vertex, &variant)?;
+                    let words = host.spirv_of(vs, vat_core::backend::gpu::ShaderStage::Vertex, &variant)?;
                     let name = CString::new(vs)
                         .map_err(|_| Error::HostShader(format!("entry point {vs:?} has a NUL")))?;
                     (self.module_from_words(&mut scope, &words)?, name)
@@ -181,7 +181,7 @@ impl Renderer {
         if let (Some(stage), Some(fs_name)) = (stage, &fs_name) {
             let fragment = match (stage, &self.host_shader) {
                 (FragmentStage::Host(fs), Some((_, host))) => {
-                    let words = host.spirv_of(fs, vat_core::gpu::ShaderStage::Fragment, &variant)?;
+                    let words = host.spirv_of(fs, vat_core::backend::gpu::ShaderStage::Fragment, &variant)?;
                     self.module_from_words(&mut scope, &words)?
                 }
                 (FragmentStage::Vat(fs), _) => self.shader_module(&mut scope, fs, &variant)?,

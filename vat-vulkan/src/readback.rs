@@ -2,9 +2,9 @@
 //! the Vulkan twin of vat-wgpu's `readback.rs`.
 
 use ash::vk;
+use vat_core::backend::frame::workgroups;
+use vat_core::backend::gpu::{self, DecodeParams, DecodedVertex, FrameUniforms};
 use vat_core::backend::{DecodeJob, decode_buffer, plan_decode};
-use vat_core::frame::workgroups;
-use vat_core::gpu::{self, DecodeParams, DecodedVertex, FrameUniforms};
 use vat_core::instance::InstanceRecord;
 use vat_core::render::RenderMode;
 
@@ -24,7 +24,7 @@ impl Renderer {
     /// submitted. vat-wgpu's `Renderer::decode`.
     ///
     /// # Errors
-    /// [`Error::AssetHasNoBones`] for bone mode without bones, [`ResourceError::BufferTooLarge`](vat_core::gpu::ResourceError::BufferTooLarge),
+    /// [`Error::AssetHasNoBones`] for bone mode without bones, [`ResourceError::BufferTooLarge`](vat_core::backend::gpu::ResourceError::BufferTooLarge),
     /// [`DeviceError::Vk`](crate::DeviceError::Vk), [`DeviceError::NoMemoryType`](crate::DeviceError::NoMemoryType), [`DeviceError::Shader`](crate::DeviceError::Shader).
     pub fn decode(
         &mut self,
@@ -122,7 +122,7 @@ impl Renderer {
         };
         let args = words(&c.draw_args)?;
         let visible = words(&c.visible)?;
-        Ok(vat_core::frame::visible_lists(&args, &visible, lods, crowd.sync.record_capacity()))
+        Ok(vat_core::backend::frame::visible_lists(&args, &visible, lods, crowd.sync.record_capacity()))
     }
 
     /// `crowd`'s GPU copy of its records (the first `record_count` of the record buffer, as of its

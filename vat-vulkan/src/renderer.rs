@@ -1,10 +1,10 @@
 //! The crowd renderer: the shared cache of one device (shader modules, layouts, pipelines, the
 //! shadow map) and the frame entry point, [`Renderer::render`], which plans a frame of any number of
-//! crowds with `vat_core::frame::FramePlan` and carries the plan out (`encode.rs`); the Vulkan twin
+//! crowds with `vat_core::backend::frame::FramePlan` and carries the plan out (`encode.rs`); the Vulkan twin
 //! of vat-wgpu's `renderer.rs`, with the same files beside it: `asset.rs`, `crowd.rs`,
 //! `pipelines.rs`, `encode.rs`, `readback.rs`.
 //!
-//! Every descriptor-set layout comes from `vat_core::gpu::BINDINGS` through [`crate::conv`], per
+//! Every descriptor-set layout comes from `vat_core::backend::gpu::BINDINGS` through [`crate::conv`], per
 //! pipeline kind ([`StageSet`]): colour pipelines (vertex + fragment) see the shadow map, depth-only
 //! shadow pipelines (vertex) do not, compute pipelines see the decode and culling outputs. Every
 //! resource is bound by its WGSL name. Render pipelines use dynamic rendering (Vulkan 1.3) and the
@@ -14,12 +14,12 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use ash::vk;
+use vat_core::backend::frame::gpu_counts::GpuCountsResult;
+use vat_core::backend::frame::{FrameState, HostPass, Prechecks};
+use vat_core::backend::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
+use vat_core::backend::pipeline::{MATERIAL_SAMPLER, PipelineKey, SHADOW_SAMPLER};
 use vat_core::backend::{RendererFrame, find_draws};
 use vat_core::crowd::Camera;
-use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::frame::{FrameState, HostPass, Prechecks};
-use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
-use vat_core::pipeline::{MATERIAL_SAMPLER, PipelineKey, SHADOW_SAMPLER};
 use vat_core::render::{Culling, FrameReport, RenderOptions};
 
 use crate::crowd::{GpuCrowd, VkHandles};
@@ -101,7 +101,7 @@ pub struct Renderer {
     pub(crate) config: RendererConfig,
     pub(crate) shader: ShaderModule,
     /// The host's fragment stage and its parsed module ([`Renderer::set_host_shader`]).
-    pub(crate) host_shader: Option<(vat_core::pipeline::HostShader, ShaderModule)>,
+    pub(crate) host_shader: Option<(vat_core::backend::pipeline::HostShader, ShaderModule)>,
     /// `[stage set][group]`.
     pub(crate) set_layouts: Vec<Vec<vk::DescriptorSetLayout>>,
     /// Per stage set.
@@ -565,8 +565,8 @@ impl Renderer {
     /// frame's casters for commands recorded after `prepare`'s (which end with a barrier making the
     /// depth writes visible to fragment-shader reads): a one-layer `TYPE_2D_ARRAY` view. Bind it as
     /// a `texture_depth_2d_array` with a comparison sampler of
-    /// `vat_core::pipeline::SHADOW_SAMPLER`'s state and look it up with
-    /// `vat_core::gpu::SHADOW_WGSL`'s `vat_shadow_lookup` and
+    /// `vat_core::backend::pipeline::SHADOW_SAMPLER`'s state and look it up with
+    /// `vat_core::backend::gpu::SHADOW_WGSL`'s `vat_shadow_lookup` and
     /// `ShadowLookup::built_in(report.shadow_view_proj, scene_unit).uniforms()` to shadow the host's
     /// own surfaces exactly as the crowd is shadowed. Owned by the renderer.
     pub fn shadow_map_view(&self) -> vk::ImageView {
@@ -582,11 +582,11 @@ impl Renderer {
     /// [`draw`](Self::draw) executes, and alive until those command buffers finish. It is sampled
     /// through vat's comparison sampler (`LESS_OR_EQUAL`, linear: 2 x 2 PCF; reverse-Z maps through
     /// its exact complement); its conventions are
-    /// `vat_core::gpu::ShadowLookup`'s. The host renders it before the colour rendering that
+    /// `vat_core::backend::gpu::ShadowLookup`'s. The host renders it before the colour rendering that
     /// samples it, typically with [`draw_depth`](Self::draw_depth) of the same frame for the crowd's
     /// own shadows, then transitions it (depth writes before fragment-shader reads). A host that
     /// cycles through several maps calls this every frame; each crowd keeps descriptor sets over
-    /// `vat_core::frame::HOST_SHADOW_MAPS_KEPT` of them (a further map waits for the device to be
+    /// `vat_core::backend::frame::HOST_SHADOW_MAPS_KEPT` of them (a further map waits for the device to be
     /// idle once before releasing the least recently used).
     pub fn set_host_shadow_map(&mut self, view: Option<vk::ImageView>) {
         self.own.host_shadow = view;
@@ -601,7 +601,7 @@ impl Renderer {
     /// Records everything of one frame of `crowds` (any number, of any assets uploaded to this
     /// renderer) seen by `camera`, and of the host's extra depth `views` (world-to-clip matrices,
     /// column-major, depth 0..1, each drawn by [`draw_depth`](Self::draw_depth); `&[]` for none),
-    /// that comes before the host's rendering into the host's command buffer `cb`: plans the frame (`vat_core::frame::FramePlan::plan`), then records the writes of
+    /// that comes before the host's rendering into the host's command buffer `cb`: plans the frame (`vat_core::backend::frame::FramePlan::plan`), then records the writes of
     /// each crowd's changed records, list entries and uniforms (`vkCmdUpdateBuffer`), the scatter and
     /// culling dispatches (GPU culling: the camera's and one per extra view) and, when shadows are
     /// drawn, the built-in shadow pass into the renderer's
@@ -625,7 +625,7 @@ impl Renderer {
     ///
     /// # Errors
     /// [`Error::AssetHasNoBones`] for bone mode on an asset without bones;
-    /// a [`vat_core::frame::PlanError::BufferTooLarge`] if a crowd outgrows the device's storage buffer range;
+    /// a [`vat_core::backend::frame::PlanError::BufferTooLarge`] if a crowd outgrows the device's storage buffer range;
     /// [`DeviceError::Vk`](crate::DeviceError::Vk) or [`DeviceError::Shader`](crate::DeviceError::Shader) if a pipeline cannot be created.
     ///
     /// # Panics
@@ -669,7 +669,7 @@ impl Renderer {
     /// The GPU culling's counts of `crowd`'s newest frame whose read-back has arrived, checked
     /// **without waiting** (`vkGetEventStatus`), and how many of the crowd's frames late they are
     /// (0: its last prepared frame, once the host has waited for it); `None` before any. See
-    /// `vat_core::frame::gpu_counts` for what is counted; each frame's [`FrameReport`] carries the
+    /// `vat_core::backend::frame::gpu_counts` for what is counted; each frame's [`FrameReport`] carries the
     /// counts known when it was prepared.
     ///
     /// # Errors
@@ -769,7 +769,7 @@ impl Renderer {
     /// not used here.
     ///
     /// **State expected:** rendering whose colour attachments are
-    /// `vat_core::pipeline::colour_slots(formats.normal, formats.motion)` (a motion-only prepass has
+    /// `vat_core::backend::pipeline::colour_slots(formats.normal, formats.motion)` (a motion-only prepass has
     /// a null image view at location 0) and a depth attachment of `formats.depth`, any load ops.
     /// **State left:** as [`draw`](Self::draw). Draws nothing after a failed `prepare`.
     ///
@@ -797,7 +797,7 @@ impl Renderer {
     /// `formats.depth` (`formats.color` must be `None`: vat's depth pipelines have no fragment
     /// stage), drawing into `area`. The draws are bodies and attachments as the camera's colour
     /// draws (same LODs and cross-fades; no ground), projected by the view's matrix, depth test
-    /// `LESS` with writes and the shadow depth bias (`vat_core::pipeline::SHADOW_DEPTH_BIAS`). The
+    /// `LESS` with writes and the shadow depth bias (`vat_core::backend::pipeline::SHADOW_DEPTH_BIAS`). The
     /// instances are culled for the view itself (CPU culling: `Crowd::cull_view`; GPU culling: a
     /// culling dispatch of `prepare` into the view's own lists), so a view reaching beyond the
     /// camera's frustum gets the casters there.
@@ -934,7 +934,7 @@ mod tests {
 
     #[test]
     fn workgroups_split_at_65535() {
-        assert_eq!(vat_core::frame::workgroups(64, 64), [1, 1]);
-        assert_eq!(vat_core::frame::workgroups(65536 * 64, 64), [65535, 2]);
+        assert_eq!(vat_core::backend::frame::workgroups(64, 64), [1, 1]);
+        assert_eq!(vat_core::backend::frame::workgroups(65536 * 64, 64), [65535, 2]);
     }
 }

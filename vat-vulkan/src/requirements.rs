@@ -4,13 +4,13 @@
 use std::ffi::CStr;
 
 use ash::vk;
-use vat_core::gpu::max_stage_binding_counts;
+use vat_core::backend::gpu::max_stage_binding_counts;
 
 use crate::{DeviceError, Error};
 
 /// What a [`crate::Renderer`] needs of its device: the API version, the features, the device
 /// extensions, the queue's capabilities and the descriptor limits of vat's binding table
-/// (`vat_core::gpu::BINDINGS`). A host that creates its own device (then
+/// (`vat_core::backend::gpu::BINDINGS`). A host that creates its own device (then
 /// [`crate::Context::from_handles`]) enables [`features`](Self::features) and
 /// [`vulkan13_features`](Self::vulkan13_features) with [`merge_into`](Self::merge_into), adds
 /// [`extensions`](Self::extensions), picks a queue family with [`queue_flags`](Self::queue_flags)
@@ -84,7 +84,7 @@ impl DeviceRequirements {
         [
             (
                 "maxBoundDescriptorSets",
-                vat_core::gpu::required_bind_groups(),
+                vat_core::backend::gpu::required_bind_groups(),
                 limits.max_bound_descriptor_sets,
             ),
             (
@@ -170,7 +170,7 @@ impl DeviceRequirements {
 
 #[cfg(test)]
 mod tests {
-    use vat_core::gpu::{ShaderStages, stage_binding_counts};
+    use vat_core::backend::gpu::{ShaderStages, stage_binding_counts};
 
     use super::*;
 

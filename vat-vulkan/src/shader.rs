@@ -1,4 +1,4 @@
-//! vat-core's WGSL ([`vat_core::gpu::SHADER_SOURCE`], the same text wgpu compiles) translated to
+//! vat-core's WGSL ([`vat_core::backend::gpu::SHADER_SOURCE`], the same text wgpu compiles) translated to
 //! SPIR-V by naga: parse, validate, resolve the `override` constants of one variant
 //! (`naga::back::pipeline_constants::process_overrides`), write one entry point
 //! (`naga::back::spv::write_vec`). There is no second shader.
@@ -12,9 +12,9 @@
 
 use naga::back::spv;
 use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
-use vat_core::encoding::VertexFormat;
-use vat_core::gpu::{self, EntryPoint, ShaderStage};
-use vat_core::pipeline::ShaderVariantKey;
+use vat_core::backend::gpu::{self, EntryPoint, ShaderStage};
+use vat_core::backend::pipeline::ShaderVariantKey;
+use vat_core::format::encoding::VertexFormat;
 use vat_core::playback::Interpolation;
 
 /// Why the shader could not be translated. Any of these is a bug in vat-core's WGSL or in this
@@ -83,7 +83,7 @@ impl Default for ShaderVariant {
 
 impl ShaderVariant {
     /// The pipeline constants naga resolves, by WGSL name
-    /// (`vat_core::pipeline::ShaderVariantKey::override_constants`, as vat-wgpu passes them).
+    /// (`vat_core::backend::pipeline::ShaderVariantKey::override_constants`, as vat-wgpu passes them).
     pub fn constants(&self) -> naga::back::PipelineConstants {
         let key = ShaderVariantKey {
             cross_fade: self.cross_fade,
@@ -94,7 +94,7 @@ impl ShaderVariant {
             materials: self.materials,
             light_model: self.light_model,
         };
-        vat_core::pipeline::override_constants(&key, self.interpolation, self.program)
+        vat_core::backend::pipeline::override_constants(&key, self.interpolation, self.program)
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v))
             .collect()
@@ -131,7 +131,7 @@ impl ShaderModule {
     }
 
     /// Parses and validates `source` (a host shader's module:
-    /// `vat_core::pipeline::HostShader::module_source`).
+    /// `vat_core::backend::pipeline::HostShader::module_source`).
     ///
     /// # Errors
     /// [`ShaderError::Parse`] or [`ShaderError::Validate`].

@@ -57,8 +57,8 @@ fn the_messenger_counts_a_leaked_object_at_device_destruction() {
 }
 
 /// Every vertex format (each is a `VERTEX_FORMAT` variant of the shader).
-fn vat_tests_formats() -> [vat_core::encoding::VertexFormat; 6] {
-    use vat_core::encoding::VertexFormat as F;
+fn vat_tests_formats() -> [vat_core::format::encoding::VertexFormat; 6] {
+    use vat_core::format::encoding::VertexFormat as F;
     [F::Packed64, F::Unorm16, F::F16, F::F32, F::Unorm8, F::Split8]
 }
 
@@ -72,7 +72,7 @@ fn every_translated_entry_point_passes_the_validation_layer() {
     let messages = ctx.messages();
     let shader = ShaderModule::new().unwrap();
     let mut modules = 0;
-    for entry in vat_core::gpu::ENTRY_POINTS {
+    for entry in vat_core::backend::gpu::ENTRY_POINTS {
         for interpolation in [Interpolation::Point, Interpolation::Linear, Interpolation::Cubic] {
             for cross_fade in [false, true] {
                 for (influences, vertex_format) in

@@ -1,9 +1,11 @@
 //! Uploaded assets: [`GpuAsset`] and [`Renderer::upload`] (the Vulkan twin is vat-vulkan's
 //! `asset.rs`).
 
+use vat_core::backend::frame::AssetDrawInfo;
+use vat_core::backend::gpu::{
+    self, AssetBinding, AssetResource, AssetResources, ResourceError, ResourceLimits,
+};
 use vat_core::container::Asset;
-use vat_core::frame::AssetDrawInfo;
-use vat_core::gpu::{self, AssetBinding, AssetResource, AssetResources, ResourceError, ResourceLimits};
 
 use crate::crowd::WgpuHandles;
 use crate::renderer::{AllocScope, StageSet, bind_group, buffer_init, storage_limit};
@@ -27,12 +29,12 @@ impl Renderer {
     /// group-1 binding with what it holds and checks them against the device's limits first), the
     /// index buffer, and group 1's bind groups. wgpu errors (out of memory, validation) are caught in
     /// error scopes; on failure, everything created so far is released (dropped) and nothing is
-    /// kept. Every mode and every [`VertexFormat`](vat_core::encoding::VertexFormat) uploads (their texel formats are core WebGPU
+    /// kept. Every mode and every [`VertexFormat`](vat_core::format::encoding::VertexFormat) uploads (their texel formats are core WebGPU
     /// formats that every device can read with `textureLoad`).
     ///
     /// # Errors
-    /// [`Error::Resource`] ([`ResourceError::NoAnimation`](vat_core::gpu::ResourceError::NoAnimation), [`ResourceError::NoLods`](vat_core::gpu::ResourceError::NoLods),
-    /// [`ResourceError::TextureTooLarge`](vat_core::gpu::ResourceError::TextureTooLarge), [`ResourceError::BufferTooLarge`](vat_core::gpu::ResourceError::BufferTooLarge), from
+    /// [`Error::Resource`] ([`ResourceError::NoAnimation`](vat_core::backend::gpu::ResourceError::NoAnimation), [`ResourceError::NoLods`](vat_core::backend::gpu::ResourceError::NoLods),
+    /// [`ResourceError::TextureTooLarge`](vat_core::backend::gpu::ResourceError::TextureTooLarge), [`ResourceError::BufferTooLarge`](vat_core::backend::gpu::ResourceError::BufferTooLarge), from
     /// [`AssetResources::check`]), [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) when the device cannot
     /// allocate the textures or buffers, [`DeviceError::Wgpu`](crate::DeviceError::Wgpu) for another wgpu error.
     pub fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, Error> {

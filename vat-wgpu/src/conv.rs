@@ -1,11 +1,13 @@
 //! Pure mappings from vat-core's GPU interface to wgpu types. No device needed.
 //!
 //! The backend never re-derives a layout: every bind-group layout entry comes from
-//! [`vat_core::gpu::BINDINGS`] through these functions.
+//! [`vat_core::backend::gpu::BINDINGS`] through these functions.
 
-use vat_core::encoding::TexelFormat;
-use vat_core::gpu::{self, Binding, BindingKind, ShaderStages, TextureSampleType};
-use vat_core::pipeline::{CompareFunction, CullMode, DepthBias, FilterMode, FrontFace, SamplerState};
+use vat_core::backend::gpu::{self, Binding, BindingKind, ShaderStages, TextureSampleType};
+use vat_core::backend::pipeline::{
+    CompareFunction, CullMode, DepthBias, FilterMode, FrontFace, SamplerState,
+};
+use vat_core::format::encoding::TexelFormat;
 
 /// wgpu visibility of a set of vat shader stages.
 pub fn map_stages(stages: ShaderStages) -> wgpu::ShaderStages {
@@ -66,7 +68,7 @@ pub fn map_binding(binding: &Binding) -> wgpu::BindGroupLayoutEntry {
 }
 
 /// The layout entries of bind group `group` that a pipeline of `stages` uses
-/// (see [`vat_core::gpu::bindings_for_stages`]).
+/// (see [`vat_core::backend::gpu::bindings_for_stages`]).
 pub fn bind_group_layout_entries(group: u32, stages: ShaderStages) -> Vec<wgpu::BindGroupLayoutEntry> {
     gpu::bindings_for_stages(group, stages).map(map_binding).collect()
 }
@@ -202,7 +204,7 @@ mod tests {
 
     #[test]
     fn fixed_state_maps_to_what_the_renderer_always_used() {
-        use vat_core::pipeline::{PassConventions, PassKind, PipelineState, SHADOW_SAMPLER};
+        use vat_core::backend::pipeline::{PassConventions, PassKind, PipelineState, SHADOW_SAMPLER};
         let depth = PipelineState::for_pass(PassKind::Depth, &PassConventions::STANDARD);
         assert_eq!(
             map_depth_bias(depth.depth_bias),

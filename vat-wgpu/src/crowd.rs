@@ -4,11 +4,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use vat_core::backend::frame::gpu_counts::RING_DEPTH;
+use vat_core::backend::frame::{CrowdCapacity, scatter_buffer_bytes};
+use vat_core::backend::gpu::{self, CullParams, FrameUniforms};
 use vat_core::backend::{CrowdGroups, Handles, ScatterBuffers, ViewLists, ViewUniforms};
 use vat_core::crowd::Crowd;
-use vat_core::frame::gpu_counts::RING_DEPTH;
-use vat_core::frame::{CrowdCapacity, scatter_buffer_bytes};
-use vat_core::gpu::{self, CullParams, FrameUniforms};
 
 use crate::renderer::{AllocScope, StageSet, bind_group, empty_buffer};
 use crate::{Error, Renderer};
@@ -45,7 +45,7 @@ pub struct CountsSlot {
     state: Arc<AtomicU8>,
 }
 
-// The GPU culling's counts read back without waiting (`vat_core::frame::gpu_counts`): the ring's
+// The GPU culling's counts read back without waiting (`vat_core::backend::frame::gpu_counts`): the ring's
 // [`RING_DEPTH`] mappable buffers are made with the crowd's first GPU-culled frame. A frame's copy
 // is recorded after the culling dispatch and mapped when its encoder is submitted
 // (`map_buffer_on_submit`); `device.poll(PollType::Poll)` runs the callbacks without blocking.

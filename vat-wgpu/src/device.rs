@@ -18,20 +18,20 @@ pub fn required_features() -> wgpu::Features {
 
 /// The wgpu limits a [`crate::Renderer`] needs: WebGPU's defaults (`wgpu::Limits::default()`: 8,192
 /// texels per texture side, 128 MiB storage bindings), raised to what vat's binding table
-/// (`vat_core::gpu::BINDINGS`) binds per shader stage and its bind-group count. A host that opens its
+/// (`vat_core::backend::gpu::BINDINGS`) binds per shader stage and its bind-group count. A host that opens its
 /// own device merges them into its own request:
 /// `required_limits: host_limits.or_better_values_from(&vat_wgpu::required_limits())`.
 ///
 /// These are the least vat runs with. Bigger assets (textures wider than 8,192) and crowds (a
 /// record or list buffer over 128 MiB, about a million instances) need the adapter's larger
 /// `max_texture_dimension_2d` and `max_storage_buffer_binding_size` (`adapter.limits()`): without
-/// them upload and prepare return [`ResourceError::TextureTooLarge`](vat_core::gpu::ResourceError::TextureTooLarge) and
-/// [`ResourceError::BufferTooLarge`](vat_core::gpu::ResourceError::BufferTooLarge) naming the limit.
+/// them upload and prepare return [`ResourceError::TextureTooLarge`](vat_core::backend::gpu::ResourceError::TextureTooLarge) and
+/// [`ResourceError::BufferTooLarge`](vat_core::backend::gpu::ResourceError::BufferTooLarge) naming the limit.
 pub fn required_limits() -> wgpu::Limits {
     let base = wgpu::Limits::default();
-    let need = vat_core::gpu::max_stage_binding_counts();
+    let need = vat_core::backend::gpu::max_stage_binding_counts();
     wgpu::Limits {
-        max_bind_groups: base.max_bind_groups.max(vat_core::gpu::required_bind_groups()),
+        max_bind_groups: base.max_bind_groups.max(vat_core::backend::gpu::required_bind_groups()),
         max_uniform_buffers_per_shader_stage: base
             .max_uniform_buffers_per_shader_stage
             .max(need.uniform_buffers),
@@ -47,13 +47,13 @@ pub fn required_limits() -> wgpu::Limits {
 }
 
 /// The first limit of `available` below what vat's binding table binds
-/// (`vat_core::gpu::max_stage_binding_counts`, `required_bind_groups`), as
+/// (`vat_core::backend::gpu::max_stage_binding_counts`, `required_bind_groups`), as
 /// [`Error::LimitTooLow`]. Only the table's own needs are checked, not the WebGPU defaults
 /// [`required_limits`] starts from.
 pub(crate) fn check_binding_limits(available: &wgpu::Limits) -> Result<(), Error> {
-    let need = vat_core::gpu::max_stage_binding_counts();
+    let need = vat_core::backend::gpu::max_stage_binding_counts();
     let pairs = [
-        ("max_bind_groups", vat_core::gpu::required_bind_groups(), available.max_bind_groups),
+        ("max_bind_groups", vat_core::backend::gpu::required_bind_groups(), available.max_bind_groups),
         (
             "max_storage_buffers_per_shader_stage",
             need.storage_buffers,
@@ -92,7 +92,7 @@ pub(crate) fn check_binding_limits(available: &wgpu::Limits) -> Result<(), Error
 /// [`DeviceError::Wgpu`](crate::DeviceError::Wgpu) if the device cannot be opened.
 pub fn headless_device() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo), Error> {
     // Declared first so that it is released last, after the instance and the other adapters drop.
-    let _lifetime = vat_core::gpu::device_lifetime_lock();
+    let _lifetime = vat_core::backend::device_lifetime_lock();
     let instance = new_instance();
     let mut adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
     adapters.sort_by_key(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
@@ -105,11 +105,11 @@ pub fn headless_device() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo
 /// without `DEBUG`). Make a window's surface on it (`Instance::create_surface`), then open the device
 /// with [`presenting_device`].
 pub fn vat_instance() -> wgpu::Instance {
-    let _lifetime = vat_core::gpu::device_lifetime_lock();
+    let _lifetime = vat_core::backend::device_lifetime_lock();
     new_instance()
 }
 
-/// [`vat_instance`] without taking [`vat_core::gpu::device_lifetime_lock`] (for callers that hold it).
+/// [`vat_instance`] without taking [`vat_core::backend::device_lifetime_lock`] (for callers that hold it).
 fn new_instance() -> wgpu::Instance {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = wgpu::Backends::VULKAN;
@@ -136,7 +136,7 @@ pub fn presenting_device(
             .collect();
     adapters.sort_by_key(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
     let adapter = adapters.into_iter().next().ok_or(DeviceError::NoAdapter)?;
-    let _lifetime = vat_core::gpu::device_lifetime_lock();
+    let _lifetime = vat_core::backend::device_lifetime_lock();
     let (device, queue) = open_device(&adapter, "vat presenting")?;
     Ok((adapter, device, queue))
 }

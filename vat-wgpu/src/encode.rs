@@ -1,12 +1,14 @@
-//! Replaying a frame's recording (`vat_core::frame::Command`) on wgpu: [`Replay`] is this backend's
+//! Replaying a frame's recording (`vat_core::backend::frame::Command`) on wgpu: [`Replay`] is this backend's
 //! [`FrameBackend`], one `match` over the commands whose ids vat-core resolves
 //! (`vat_core::backend::resolve`); `Renderer::encode_draws` maps found draws to a pass's calls (the
 //! shadow pass, or a host's). Nothing here decides what is drawn or finds a resource.
 
+use vat_core::backend::frame::{
+    Command, Draw, FrameBackend, FramePlan, Missing, PlanLimits, scatter_buffer_bytes,
+};
+use vat_core::backend::gpu;
+use vat_core::backend::pipeline::PipelineKey;
 use vat_core::backend::{Compute, DrawStep, RendererFrame, Stage, buffer, compute, draw_steps, find_draws};
-use vat_core::frame::{Command, Draw, FrameBackend, FramePlan, Missing, PlanLimits, scatter_buffer_bytes};
-use vat_core::gpu;
-use vat_core::pipeline::PipelineKey;
 use vat_core::render::Culling;
 
 use crate::crowd::WgpuHandles;

@@ -94,7 +94,7 @@ pub use pipelines::{PassFormats, PrepassFormats};
 pub use renderer::{CrowdDraw, Renderer};
 pub use target::{HeadlessTarget, MOTION_FORMAT};
 
-pub use vat_core::pipeline::PassConventions;
+pub use vat_core::backend::pipeline::PassConventions;
 pub use vat_core::render::{Culling, FrameReport, RenderMode, RenderOptions};
 
 /// vat-wgpu's texture formats ([`vat_core::backend::TargetFormats`]): `Rgba8UnormSrgb` colour and

@@ -2,10 +2,10 @@
 
 use std::sync::{Arc, Mutex};
 
+use vat_core::backend::frame::gpu_counts::GpuCountsResult;
+use vat_core::backend::gpu::ResourceError;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd};
-use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::gpu::ResourceError;
 use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
 
 use crate::{
@@ -106,7 +106,7 @@ impl Offscreen {
     /// renderer and a target of `size` pixels.
     ///
     /// # Errors
-    /// Those of [`headless_device`] and [`Renderer::new`]; [`ResourceError::TextureTooLarge`](vat_core::gpu::ResourceError::TextureTooLarge) for a
+    /// Those of [`headless_device`] and [`Renderer::new`]; [`ResourceError::TextureTooLarge`](vat_core::backend::gpu::ResourceError::TextureTooLarge) for a
     /// target larger than the device allows.
     pub fn new(size: [u32; 2], config: RendererConfig) -> Result<Self, Error> {
         let (device, queue, info) = headless_device()?;
@@ -117,7 +117,7 @@ impl Offscreen {
     /// adapter's limits).
     ///
     /// # Errors
-    /// Those of [`Renderer::new`]; [`ResourceError::TextureTooLarge`](vat_core::gpu::ResourceError::TextureTooLarge) for an over-limit target size.
+    /// Those of [`Renderer::new`]; [`ResourceError::TextureTooLarge`](vat_core::backend::gpu::ResourceError::TextureTooLarge) for an over-limit target size.
     pub fn with_device(
         device: wgpu::Device,
         queue: wgpu::Queue,

@@ -1,8 +1,8 @@
 //! The pipeline cache: render pipelines keyed by vat-core's [`PipelineKey`] and the host pass's
 //! formats ([`PassFormats`]), compute pipelines by [`ComputeKey`]; fixed state from
-//! `vat_core::pipeline` through [`crate::conv`] (the Vulkan twin is vat-vulkan's `pipelines.rs`).
+//! `vat_core::backend::pipeline` through [`crate::conv`] (the Vulkan twin is vat-vulkan's `pipelines.rs`).
 
-use vat_core::pipeline::{
+use vat_core::backend::pipeline::{
     FragmentStage, HostShader, PassKind, PipelineKey, ShaderVariantKey, VertexStage, colour_slots,
 };
 
@@ -10,12 +10,12 @@ use crate::renderer::StageSet;
 use crate::{Renderer, conv};
 
 /// The state of the pass a render pipeline draws in, in this backend's formats (`wgpu::TextureFormat`):
-/// see [`vat_core::pipeline::PassFormats`].
-pub type PassFormats = vat_core::pipeline::PassFormats<wgpu::TextureFormat>;
+/// see [`vat_core::backend::pipeline::PassFormats`].
+pub type PassFormats = vat_core::backend::pipeline::PassFormats<wgpu::TextureFormat>;
 
 /// The state of a host's prepass that [`Renderer::draw_prepass`] draws into, in this backend's
-/// formats: see [`vat_core::pipeline::PrepassFormats`].
-pub type PrepassFormats = vat_core::pipeline::PrepassFormats<wgpu::TextureFormat>;
+/// formats: see [`vat_core::backend::pipeline::PrepassFormats`].
+pub type PrepassFormats = vat_core::backend::pipeline::PrepassFormats<wgpu::TextureFormat>;
 
 /// The shadow map's format.
 pub(crate) const SHADOW_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
@@ -72,7 +72,7 @@ impl Renderer {
 
     /// The pipeline constants (WGSL overrides) of a compute pipeline of `variant`.
     fn constants(&self, variant: &ShaderVariantKey) -> [(&'static str, f64); 8] {
-        vat_core::pipeline::override_constants(variant, self.config.interpolation, 0)
+        vat_core::backend::pipeline::override_constants(variant, self.config.interpolation, 0)
     }
 
     /// The compute pipeline of `key`, created on first use.

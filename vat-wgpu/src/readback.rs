@@ -1,9 +1,9 @@
 //! Decode on the GPU and read-backs of a crowd's GPU copy, for verification, tests and debugging
 //! (the Vulkan twin is vat-vulkan's `readback.rs`).
 
+use vat_core::backend::frame::workgroups;
+use vat_core::backend::gpu::{self, DecodeParams, DecodedVertex, FrameUniforms};
 use vat_core::backend::{DecodeJob, decode_buffer, plan_decode};
-use vat_core::frame::workgroups;
-use vat_core::gpu::{self, DecodeParams, DecodedVertex, FrameUniforms};
 use vat_core::instance::InstanceRecord;
 
 use crate::crowd::GpuCrowd;
@@ -21,7 +21,7 @@ impl Renderer {
     /// buffers, so it does not disturb a frame recorded but not yet submitted.
     ///
     /// # Errors
-    /// [`Error::AssetHasNoBones`] for bone mode without bones, [`ResourceError::BufferTooLarge`](vat_core::gpu::ResourceError::BufferTooLarge),
+    /// [`Error::AssetHasNoBones`] for bone mode without bones, [`ResourceError::BufferTooLarge`](vat_core::backend::gpu::ResourceError::BufferTooLarge),
     /// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) if the device cannot allocate the output and read-back
     /// buffers, [`DeviceError::Readback`](crate::DeviceError::Readback).
     pub fn decode(
@@ -162,6 +162,6 @@ impl Renderer {
         };
         let args = read(&b.draw_args)?;
         let visible = read(&b.visible)?;
-        Ok(vat_core::frame::visible_lists(&args, &visible, lods, crowd.sync.record_capacity()))
+        Ok(vat_core::backend::frame::visible_lists(&args, &visible, lods, crowd.sync.record_capacity()))
     }
 }

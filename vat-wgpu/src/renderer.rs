@@ -1,11 +1,11 @@
 //! The crowd renderer: the shared cache of one device (shader module, layouts, pipelines, the shadow
 //! map) and the frame entry point, [`Renderer::render`], which plans a frame of any number of crowds
-//! with `vat_core::frame::FramePlan` and carries the plan out (`encode.rs`). The Vulkan twin is
+//! with `vat_core::backend::frame::FramePlan` and carries the plan out (`encode.rs`). The Vulkan twin is
 //! vat-vulkan's `renderer.rs`; the other files mirror it one for one: `asset.rs` (uploads),
 //! `crowd.rs` (per-crowd GPU state), `pipelines.rs` (the pipeline cache), `encode.rs` (recording a
 //! plan), `readback.rs` (decode and read-backs).
 //!
-//! Every bind-group layout comes from `vat_core::gpu::BINDINGS` through [`crate::conv`], per pipeline
+//! Every bind-group layout comes from `vat_core::backend::gpu::BINDINGS` through [`crate::conv`], per pipeline
 //! kind ([`StageSet`]): colour pipelines (vertex + fragment) see the shadow map, depth-only shadow
 //! pipelines (vertex) do not, compute pipelines see the decode and culling outputs. Every resource is
 //! bound by its WGSL name. The record scatter (`cs_scatter`) has a layout of its own: group 3 alone;
@@ -14,11 +14,11 @@
 use std::collections::HashMap;
 
 use vat_core::backend::RendererFrame;
+use vat_core::backend::frame::gpu_counts::GpuCountsResult;
+use vat_core::backend::frame::{FrameState, HostPass, PlanLimits, Prechecks};
+use vat_core::backend::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
+use vat_core::backend::pipeline::{MATERIAL_SAMPLER, PipelineKey, SHADOW_SAMPLER};
 use vat_core::crowd::Camera;
-use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::frame::{FrameState, HostPass, PlanLimits, Prechecks};
-use vat_core::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
-use vat_core::pipeline::{MATERIAL_SAMPLER, PipelineKey, SHADOW_SAMPLER};
 
 use crate::crowd::{GpuCrowd, WgpuHandles};
 use crate::device::REQUIRED_FEATURES;
@@ -78,7 +78,7 @@ pub struct Renderer {
     pub(crate) upload_fault: Option<u32>,
     pub(crate) render_pipelines: HashMap<(PipelineKey, PassFormats), wgpu::RenderPipeline>,
     /// The host's fragment stage and its module ([`Renderer::set_host_shader`]).
-    pub(crate) host_shader: Option<(vat_core::pipeline::HostShader, wgpu::ShaderModule)>,
+    pub(crate) host_shader: Option<(vat_core::backend::pipeline::HostShader, wgpu::ShaderModule)>,
     pub(crate) compute_pipelines: HashMap<ComputeKey, wgpu::ComputePipeline>,
     /// The renderer's own group-0 uniforms (the ground of a frame without crowds; decode), their
     /// groups, and the host's shadow map.
@@ -388,12 +388,12 @@ impl Renderer {
     /// single map, the cascades' layers for a cascaded one (`ShadowLookup::cascaded`, each
     /// cascade naming its layer). It is sampled through vat's comparison sampler (`LessEqual`,
     /// linear: 2 x 2 PCF; reverse-Z maps, `ShadowLookup::reverse_z`, through its exact
-    /// complement); its conventions are `vat_core::gpu::ShadowLookup`'s. Bevy's
+    /// complement); its conventions are `vat_core::backend::gpu::ShadowLookup`'s. Bevy's
     /// `ViewShadowBindings::directional_light_depth_texture_view` is such a view. The host renders
     /// it before the colour pass that samples it, typically with
     /// [`draw_depth`](Self::draw_depth) of the same frame for the crowd's own shadows. A host that
     /// cycles through several maps (one per frame in flight) calls this every frame; each crowd
-    /// keeps bind groups over `vat_core::frame::HOST_SHADOW_MAPS_KEPT` of them.
+    /// keeps bind groups over `vat_core::backend::frame::HOST_SHADOW_MAPS_KEPT` of them.
     pub fn set_host_shadow_map(&mut self, view: Option<wgpu::TextureView>) {
         self.own.host_shadow = view;
     }
@@ -402,8 +402,8 @@ impl Renderer {
     /// `TEXTURE_BINDING`; 1 x 1 when `RendererConfig::shadow_map_size` is 0). After a
     /// [`prepare`](Self::prepare) whose report has `shadow_view_proj`, it holds that frame's casters
     /// for passes recorded after `prepare`'s commands: bind it as a `texture_depth_2d_array` with a
-    /// comparison sampler of `vat_core::pipeline::SHADOW_SAMPLER`'s state (`conv::map_sampler`)
-    /// and look it up with `vat_core::gpu::SHADOW_WGSL`'s `vat_shadow_lookup` and
+    /// comparison sampler of `vat_core::backend::pipeline::SHADOW_SAMPLER`'s state (`conv::map_sampler`)
+    /// and look it up with `vat_core::backend::gpu::SHADOW_WGSL`'s `vat_shadow_lookup` and
     /// `ShadowLookup::built_in(report.shadow_view_proj, scene_unit).uniforms()` to shadow the
     /// host's own surfaces exactly as the crowd is shadowed.
     pub fn shadow_map_view(&self) -> &wgpu::TextureView {
@@ -424,7 +424,7 @@ impl Renderer {
     /// Records everything of one frame of `crowds` (any number, of any assets uploaded to this
     /// renderer) seen by `camera`, and of the host's extra depth `views` (world-to-clip matrices,
     /// column-major, depth 0..1, each drawn by [`draw_depth`](Self::draw_depth); `&[]` for none),
-    /// that comes before the host's render passes, into the host's `encoder`: plans the frame (`vat_core::frame::FramePlan::plan`: CPU culling with
+    /// that comes before the host's render passes, into the host's `encoder`: plans the frame (`vat_core::backend::frame::FramePlan::plan`: CPU culling with
     /// `Crowd::prepare_frame`, or only the dirty records for GPU culling), queues each crowd's
     /// changed records and list entries (written at the next `queue.submit`), then records the
     /// copies of the uniforms, the scatter and culling compute passes (GPU culling: the camera's and
@@ -447,7 +447,7 @@ impl Renderer {
     ///
     /// # Errors
     /// [`Error::AssetHasNoBones`] for bone mode on an asset without bones;
-    /// a [`vat_core::frame::PlanError::BufferTooLarge`] if a crowd outgrows the device's storage binding size;
+    /// a [`vat_core::backend::frame::PlanError::BufferTooLarge`] if a crowd outgrows the device's storage binding size;
     /// [`DeviceError::OutOfDeviceMemory`](crate::DeviceError::OutOfDeviceMemory) if the device cannot allocate a crowd's grown buffers (or
     /// the staging memory of its writes); [`DeviceError::Wgpu`](crate::DeviceError::Wgpu). After an error each crowd is uploaded whole at its next frame, and
     /// [`draw`](Self::draw) draws nothing until the next successful `prepare`.
@@ -501,7 +501,7 @@ impl Renderer {
     /// The GPU culling's counts of `crowd`'s newest frame whose read-back has arrived, polling the
     /// device once **without waiting**, and how many of the crowd's frames late they are (0: its last
     /// prepared frame, once the host has waited for it); `None` before any. See
-    /// `vat_core::frame::gpu_counts` for what is counted; each frame's [`FrameReport`] carries the
+    /// `vat_core::backend::frame::gpu_counts` for what is counted; each frame's [`FrameReport`] carries the
     /// counts known when it was prepared.
     pub fn gpu_counts(&self, crowd: &mut GpuCrowd) -> Option<GpuCountsResult> {
         if !crowd.counts.ring.in_flight().is_empty() {
@@ -580,14 +580,14 @@ impl Renderer {
     /// [`draw`](Self::draw) culls them), each with the colour pass's vertex stage (the same
     /// positions and [`RenderOptions::jitter`]) and a prepass fragment stage writing what `formats`
     /// has: the unit world normal as `vec4(n * 0.5 + 0.5, 1)` at location 0, the motion as
-    /// `vec4(motion, 0, 0)` at location 1 (`vat_core::gpu::ENTRY_POINT_FS_PREPASS` and its
+    /// `vec4(motion, 0, 0)` at location 1 (`vat_core::backend::gpu::ENTRY_POINT_FS_PREPASS` and its
     /// siblings), with `fs_lit`'s discards (back faces of single-sided materials, alpha mask), so
     /// the depth it writes is the depth `draw` writes (no bias). The later colour pass then draws
     /// the same fragments with the pass's test (`GreaterEqual` or `LessEqual` pass on equal depth;
     /// use such conventions, not `Greater` or `Less`). A host shader's stages are not used here.
     ///
     /// **State expected:** a pass whose colour attachments are
-    /// `vat_core::pipeline::colour_slots(formats.normal, formats.motion)` (a motion-only pass has no
+    /// `vat_core::backend::pipeline::colour_slots(formats.normal, formats.motion)` (a motion-only pass has no
     /// attachment at location 0) and a depth attachment of `formats.depth`, any load ops, any
     /// viewport. **State left:** as [`draw`](Self::draw). Draws nothing after a failed `prepare`.
     ///
@@ -610,7 +610,7 @@ impl Renderer {
     /// (`formats.color` must be `None`: vat's depth pipelines have no fragment stage). The draws are
     /// bodies and attachments as the camera's colour draws (same LODs and cross-fades; no ground),
     /// projected by the view's matrix, depth test `Less` with writes and the shadow depth bias
-    /// (`vat_core::pipeline::SHADOW_DEPTH_BIAS`). The instances are culled for the view itself
+    /// (`vat_core::backend::pipeline::SHADOW_DEPTH_BIAS`). The instances are culled for the view itself
     /// (CPU culling: `Crowd::cull_view`; GPU culling: a culling dispatch of `prepare` into the
     /// view's own lists), so a view reaching beyond the camera's frustum gets the casters there.
     ///

@@ -21,10 +21,10 @@
 use crate::scene::GroundSquare;
 use anyhow::Result;
 use bytemuck::Zeroable;
+use vat_core::backend::frame::gpu_counts::GpuCountsResult;
+use vat_core::backend::gpu::{ShadowLookup, ShadowLookupUniforms};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
-use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::gpu::{ShadowLookup, ShadowLookupUniforms};
 use vat_core::render::{CrowdRenderer, Culling, RenderOptions, ShadowMapSource};
 
 pub mod vulkan_host;
@@ -38,7 +38,7 @@ pub const SHADOW_MAP_SIZE: u32 = 2048;
 
 /// The host's shader: its scene lit by its sun with its shadow map (`vs_scene` / `fs_scene`), and
 /// its shadow pass (`vs_shadow`). The light model matches vat's built-in one (see
-/// `vat_core::gpu::FrameUniforms`), so host and crowd look lit by the same sun.
+/// `vat_core::backend::gpu::FrameUniforms`), so host and crowd look lit by the same sun.
 pub const HOST_SHADER: &str = r#"
 struct Host {
     view_proj: mat4x4<f32>,
@@ -47,7 +47,7 @@ struct Host {
     sun: vec4<f32>,
     // xyz: sun colour.
     sun_color: vec4<f32>,
-    // vat's lookup of the host's map (vat_core::gpu::ShadowLookupUniforms; strength 0: none).
+    // vat's lookup of the host's map (vat_core::backend::gpu::ShadowLookupUniforms; strength 0: none).
     shadow: VatShadowLookup,
 }
 
@@ -75,7 +75,7 @@ fn vs_shadow(@location(0) position: vec3<f32>) -> @builtin(position) vec4<f32> {
 @fragment
 fn fs_scene(in: SceneOut) -> @location(0) vec4<f32> {
     let n = normalize(in.normal);
-    // vat_shadow_lookup: vat_core::gpu::SHADOW_WGSL, appended (host_shader()).
+    // vat_shadow_lookup: vat_core::backend::gpu::SHADOW_WGSL, appended (host_shader()).
     let shadow = vat_shadow_lookup(shadow_map, shadow_sampler, host.shadow, in.world, n);
     let direct = max(dot(n, host.sun.xyz), 0.0) * shadow * host.sun_color.xyz;
     let sky = mix(0.55, 1.0, 0.5 + 0.5 * n.y);
@@ -85,9 +85,9 @@ fn fs_scene(in: SceneOut) -> @location(0) vec4<f32> {
 "#;
 
 /// The host's whole shader: [`HOST_SHADER`] followed by vat's shadow lookup
-/// ([`vat_core::gpu::SHADOW_WGSL`]), so its surfaces are shadowed exactly as the crowd is.
+/// ([`vat_core::backend::gpu::SHADOW_WGSL`]), so its surfaces are shadowed exactly as the crowd is.
 pub fn host_shader() -> String {
-    format!("{HOST_SHADER}{}", vat_core::gpu::SHADOW_WGSL)
+    format!("{HOST_SHADER}{}", vat_core::backend::gpu::SHADOW_WGSL)
 }
 
 /// One vertex of the host's scene (its vertex buffer: three `vec3<f32>` attributes, 36 bytes).

@@ -10,10 +10,10 @@ use std::rc::Rc;
 
 use anyhow::{Context as _, Result, anyhow};
 use ash::vk;
+use vat_core::backend::frame::gpu_counts::GpuCountsResult;
+use vat_core::backend::pipeline::SHADOW_DEPTH_BIAS;
 use vat_core::container::Asset;
 use vat_core::crowd::Crowd;
-use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::pipeline::SHADOW_DEPTH_BIAS;
 use vat_core::render::{CrowdRenderer, FrameReport};
 use vat_vulkan::{
     Context, CrowdDraw, Offscreen, PassFormats, Renderer, RendererConfig, flipped_viewport, full_rect,

@@ -4,10 +4,10 @@
 //! window's surface texture).
 
 use anyhow::{Context as _, Result};
+use vat_core::backend::frame::gpu_counts::GpuCountsResult;
+use vat_core::backend::pipeline::SHADOW_DEPTH_BIAS;
 use vat_core::container::Asset;
 use vat_core::crowd::Crowd;
-use vat_core::frame::gpu_counts::GpuCountsResult;
-use vat_core::pipeline::SHADOW_DEPTH_BIAS;
 use vat_core::render::{CrowdRenderer, FrameReport};
 use vat_wgpu::{Offscreen, PassFormats, Renderer, RendererConfig};
 use wgpu::util::DeviceExt as _;

@@ -115,7 +115,7 @@ fn a_mesh_without_normals_keeps_its_colours_and_uvs_per_corner_and_bakes() {
     let all: Vec<Vec4> = rig.meshes.iter().flat_map(|m| m.colors.clone().unwrap()).collect();
     assert_eq!(bake.vertex_order().len(), 2 * indices.len());
     for (i, &v) in bake.vertex_order().iter().enumerate() {
-        let packed = vat_core::gpu::pack_unorm8x4(all[v as usize].to_array()).to_le_bytes();
+        let packed = vat_core::backend::gpu::pack_unorm8x4(all[v as usize].to_array()).to_le_bytes();
         assert_eq!(&baked[4 * i..4 * i + 4], &packed, "baked vertex {i} (rig vertex {v})");
     }
 }

@@ -431,8 +431,8 @@ fn attachment_frames(
 
 /// The export itself (see [`super::export_openvat`]).
 pub(crate) fn export(asset: &Asset<'_>, dir: &Path, options: &OpenVatExport) -> Result<OpenVatWritten> {
+    use vat_core::format::reference::{VertexAnimationView, decode_object_frame};
     use vat_core::playback::Interpolation;
-    use vat_core::reference::{VertexAnimationView, decode_object_frame};
     let manifest = asset.manifest();
     let target = options.target;
     // The modes OpenVAT's layout (one texel per vertex per frame, fixed topology) cannot hold, by name.

@@ -8,8 +8,8 @@ use std::sync::OnceLock;
 
 use glam::Vec3;
 use vat_core::container::Asset;
+use vat_core::format::reference::{VertexAnimationView, decode_object_frame};
 use vat_core::playback::Interpolation;
-use vat_core::reference::{VertexAnimationView, decode_object_frame};
 
 use super::TextureFormat;
 use super::openvat::{NormalsExport, OpenVatExport, OpenVatOptions, export_openvat, read_openvat};

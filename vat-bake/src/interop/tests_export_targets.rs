@@ -12,8 +12,8 @@ use std::sync::OnceLock;
 use glam::{Mat3, Vec2, Vec3};
 use half::f16;
 use vat_core::container::Asset;
+use vat_core::format::reference::{VertexAnimationView, decode_object_frame};
 use vat_core::playback::Interpolation;
-use vat_core::reference::{VertexAnimationView, decode_object_frame};
 
 use super::{ExportTarget, NormalsExport, OpenVatExport, OpenVatWritten, export_openvat};
 use crate::interop::TextureFormat;

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use glam::{Vec3, Vec4};
 use vat_core::container::Asset;
+use vat_core::format::reference::{FluidAnimationView, decode_fluid_vertex};
 use vat_core::instance::InstanceRecord;
-use vat_core::reference::{FluidAnimationView, decode_fluid_vertex};
 
 use super::houdini::{HoudiniFiles, HoudiniOptions, ImportedFluidBake, read_houdini_dynamic_mesh};
 use crate::fluid::{FluidBakeOptions, FluidFrames, bake_fluid, verify_fluid};

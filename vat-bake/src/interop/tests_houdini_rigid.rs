@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use glam::{Quat, Vec3};
 use vat_core::container::Asset;
+use vat_core::format::reference::{RigidAnimationView, decode_rigid_vertex};
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::Interpolation;
-use vat_core::reference::{RigidAnimationView, decode_rigid_vertex};
 
 use super::houdini::{HoudiniBake, HoudiniOptions, ImportedRigidBake, read_houdini};
 use crate::fuzzing::{HoudiniRigidFixture, houdini_rigid_fixture};

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use glam::{Vec3, Vec4};
 use vat_core::container::Asset;
+use vat_core::format::reference::{SpriteAnimationView, sprite_card, sprite_particle};
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::Interpolation;
-use vat_core::reference::{SpriteAnimationView, sprite_card, sprite_particle};
 
 use super::houdini::{HOUDINI_PARTICLE_SIZE, HoudiniOptions, ImportedSpriteBake, read_houdini_particles};
 use crate::interop_fixtures::{HoudiniParticleFixture, houdini_particle_fixture};

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use glam::Vec3;
 use vat_core::container::Asset;
+use vat_core::format::reference::{VertexAnimationView, decode_object_frame};
 use vat_core::playback::Interpolation;
-use vat_core::reference::{VertexAnimationView, decode_object_frame};
 
 use super::ImportedBake;
 use super::openvat::{OpenVatOptions, read_openvat};
@@ -35,7 +35,7 @@ fn assert_close(got: Vec3, want: [f32; 3], tolerance: f32, what: &str) {
 /// Bakes the import in `format` with one LOD and checks it: verification against the decoded
 /// frames passes, and every frame of every clip decodes (vat's CPU reference) to the source frame the
 /// clip's row map names, within the format's bound. Returns the largest error (metres).
-fn bake_and_check(name: &str, bake: &ImportedBake, format: vat_core::encoding::VertexFormat) -> f32 {
+fn bake_and_check(name: &str, bake: &ImportedBake, format: vat_core::format::encoding::VertexFormat) -> f32 {
     let rig = bake.to_rig().unwrap();
     let options = BakeOptions {
         fps: bake.bake_fps(),
@@ -49,7 +49,8 @@ fn bake_and_check(name: &str, bake: &ImportedBake, format: vat_core::encoding::V
     let bytes = prepared.to_vat_bytes().unwrap();
     let asset = Asset::parse(&bytes).unwrap();
     let view = VertexAnimationView::from_asset(&asset).unwrap();
-    let bound = vat_core::encoding::position_error_bound(view.format, view.position_bits, &view.bounds);
+    let bound =
+        vat_core::format::encoding::position_error_bound(view.format, view.position_bits, &view.bounds);
     let manifest = asset.manifest();
     assert_eq!(manifest.clips.len(), bake.clips.len(), "{name}");
     let n = bake.sequence.vertex_count();
@@ -109,8 +110,8 @@ fn openvat_cube_decodes_to_the_readme_values_and_bakes() {
         "{:?}",
         b.notes
     );
-    bake_and_check("openvat-cube", &b, vat_core::encoding::VertexFormat::Packed64);
-    bake_and_check("openvat-cube", &b, vat_core::encoding::VertexFormat::F16);
+    bake_and_check("openvat-cube", &b, vat_core::format::encoding::VertexFormat::Packed64);
+    bake_and_check("openvat-cube", &b, vat_core::format::encoding::VertexFormat::F16);
 }
 
 #[test]
@@ -120,7 +121,7 @@ fn openvat_cloth_decodes_to_the_readme_values_and_bakes() {
     assert_close(b.sequence.positions[75][0], [-3.450297, -7.431567, 3.450297], 2e-5, "frame 75");
     // The hand-added os-remap.Position key is ignored, and said.
     assert!(b.notes.iter().any(|n| n.contains("Position") && n.contains("ignored")), "{:?}", b.notes);
-    bake_and_check("openvat-cloth", &b, vat_core::encoding::VertexFormat::Packed64);
+    bake_and_check("openvat-cloth", &b, vat_core::format::encoding::VertexFormat::Packed64);
 }
 
 #[test]
@@ -131,7 +132,7 @@ fn openvat_cube_fractured_decodes_to_the_readme_values_and_bakes() {
     assert_close(b.sequence.positions[150][0], [0.049307, 0.136395, 0.557915], 2e-6, "frame 150");
     // Half-float steps of the 0.1-rounded bounds: at most 0.0014 here (README: <= 0.0033).
     assert!(b.source_step.iter().all(|&s| s > 0.0 && s < 0.0033), "{:?}", b.source_step);
-    bake_and_check("openvat-cube-fractured", &b, vat_core::encoding::VertexFormat::Packed64);
+    bake_and_check("openvat-cube-fractured", &b, vat_core::format::encoding::VertexFormat::Packed64);
 }
 
 #[test]
@@ -144,7 +145,7 @@ fn openvat_jello_packed_normals_decode_to_the_readme_values_and_bake() {
     assert_close(n, [-0.1064, 0.9863, -0.1240], 2e-3, "normal of frame 10");
     // `"animations": {}`: one looping clip.
     assert_eq!(b.clips.len(), 1);
-    bake_and_check("openvat-jello", &b, vat_core::encoding::VertexFormat::Packed64);
+    bake_and_check("openvat-jello", &b, vat_core::format::encoding::VertexFormat::Packed64);
 }
 
 #[test]
@@ -164,7 +165,7 @@ fn openvat_soda_can_with_its_trailing_comma_imports_its_clip() {
     let mean: f32 =
         normals.iter().zip(&mesh.normals).map(|(a, b)| a.dot(*b)).sum::<f32>() / normals.len() as f32;
     assert!(mean > 0.99, "{mean}");
-    bake_and_check("openvat-soda-can", &b, vat_core::encoding::VertexFormat::Packed64);
+    bake_and_check("openvat-soda-can", &b, vat_core::format::encoding::VertexFormat::Packed64);
 }
 
 #[test]
@@ -184,7 +185,7 @@ fn openvat_glass_overlapping_clips_bake_over_the_same_frames() {
         b.sequence.positions[f].iter().zip(&rest.positions).map(|(p, r)| p.distance(*r)).sum::<f32>() / 5953.0
     };
     assert!(mean(0) > 3.0 && mean(119) < 0.2, "{} {}", mean(0), mean(119));
-    bake_and_check("openvat-glass", &b, vat_core::encoding::VertexFormat::Packed64);
+    bake_and_check("openvat-glass", &b, vat_core::format::encoding::VertexFormat::Packed64);
 
     // The hand-made non-looping sidecar: three one-shot clips, `Static` a single frame.
     let options = OpenVatOptions { sidecar: Some(dir.join("VAT_Glass_non_looping.json")), ..options };
@@ -192,7 +193,7 @@ fn openvat_glass_overlapping_clips_bake_over_the_same_frames() {
     let clips: Vec<(&str, usize, usize, bool)> =
         b.clips.iter().map(|c| (c.name.as_str(), c.first, c.last, c.looping)).collect();
     assert_eq!(clips, [("Fall", 0, 119, false), ("Break", 25, 119, false), ("Static", 119, 119, false)]);
-    bake_and_check("openvat-glass non-looping", &b, vat_core::encoding::VertexFormat::Packed64);
+    bake_and_check("openvat-glass non-looping", &b, vat_core::format::encoding::VertexFormat::Packed64);
 }
 
 #[test]
@@ -241,7 +242,7 @@ fn houdini_vat3_softbody_imports_without_its_bounds_extenders() {
             "{p} vs {r}"
         );
     }
-    bake_and_check("houdini-vat3-softbody", &b, vat_core::encoding::VertexFormat::Packed64);
+    bake_and_check("houdini-vat3-softbody", &b, vat_core::format::encoding::VertexFormat::Packed64);
 }
 
 /// The real particle bake imports into the sprite mode (read_houdini_particles), and read_houdini

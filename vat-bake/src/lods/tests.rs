@@ -235,13 +235,13 @@ fn game_characters_get_four_halving_levels_with_errors_and_switch_distances() {
             .extent
             .iter()
             .fold(0.0f32, |a, &b| a.max(b));
-        let distances = vat_core::lod::lod_switch_distances(errors, size);
+        let distances = vat_core::format::lod::lod_switch_distances(errors, size);
         for (i, lod) in lods.iter().enumerate() {
             assert_eq!(lod.screen_error, errors[i]);
             assert_eq!(lod.triangle_count, tris[i]);
             assert_eq!(lod.max_distance, distances[i]);
             if let Some(next) = errors.get(i + 1) {
-                let by_error = (f64::from(*next) / vat_core::lod::LOD_PIXEL_ANGLE) as f32;
+                let by_error = (f64::from(*next) / vat_core::format::lod::LOD_PIXEL_ANGLE) as f32;
                 assert!(lod.max_distance >= by_error * 0.999, "LOD {i} switches before its error is a pixel");
             }
         }

@@ -114,7 +114,7 @@ pub fn estimate_bake_bytes(rig: &Rig, options: &BakeOptions, total_frames: u32) 
     let mut bytes = layout.texel_count().saturating_mul(texel_bytes).saturating_mul(2);
     if options.bones {
         let bone_texels =
-            nodes.saturating_mul(u64::from(vat_core::layout::TEXELS_PER_BONE)).saturating_mul(frames);
+            nodes.saturating_mul(u64::from(vat_core::format::layout::TEXELS_PER_BONE)).saturating_mul(frames);
         bytes = bytes.saturating_add(bone_texels.saturating_mul(16).saturating_mul(2));
     }
     let kept = if options.bones || !options.captures.is_empty() || !rig.sockets.is_empty() { 2 } else { 1 };

@@ -164,7 +164,7 @@ pub(crate) fn material_sections(
 }
 
 /// The `Uv0` (`F32x2`) and `Color0` (`Unorm8x4`, linear RGBA packed by
-/// [`vat_core::gpu::pack_unorm8x4`]) streams of a bake, for whichever of the two it has, blobs added
+/// [`vat_core::backend::gpu::pack_unorm8x4`]) streams of a bake, for whichever of the two it has, blobs added
 /// through `add`; shared by the soft and rigid bakes so both write the same element formats.
 pub(crate) fn surface_streams(
     uvs: Option<impl Iterator<Item = [f32; 2]>>,
@@ -177,7 +177,7 @@ pub(crate) fn surface_streams(
         streams.push(VertexStream { kind: StreamKind::Uv0, element: ElementFormat::F32x2, blob: add(bytes) });
     }
     if let Some(colors) = colors {
-        let bytes = colors.flat_map(|c| vat_core::gpu::pack_unorm8x4(c).to_le_bytes()).collect();
+        let bytes = colors.flat_map(|c| vat_core::backend::gpu::pack_unorm8x4(c).to_le_bytes()).collect();
         streams.push(VertexStream {
             kind: StreamKind::Color0,
             element: ElementFormat::Unorm8x4,

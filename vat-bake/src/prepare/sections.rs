@@ -160,12 +160,12 @@ pub(super) fn bone_sections(
 
 /// The index bytes of every LOD (one list after the other, little-endian u32) and their entries,
 /// with switch distances from each LOD's error and the asset's `size` (its box's largest extent),
-/// in the asset's units, strictly increasing ([`vat_core::lod::lod_switch_distances`]).
+/// in the asset's units, strictly increasing ([`vat_core::format::lod::lod_switch_distances`]).
 pub(super) fn lod_sections(chain: &lods::LodChain, lod_lists: &[Vec<u32>], size: f32) -> (Vec<u8>, Vec<Lod>) {
     let mut index_bytes = Vec::with_capacity(lod_lists.iter().map(Vec::len).sum::<usize>() * 4);
     let mut lod_entries = Vec::with_capacity(lod_lists.len());
     let errors: Vec<f32> = chain.levels.iter().map(|l| l.error).collect();
-    let distances = vat_core::lod::lod_switch_distances(&errors, size);
+    let distances = vat_core::format::lod::lod_switch_distances(&errors, size);
     for ((list, level), &max_distance) in lod_lists.iter().zip(&chain.levels).zip(&distances) {
         let first_index = (index_bytes.len() / 4) as u32;
         for &v in list {

@@ -382,7 +382,7 @@ fn rest_lods(
     let rest_size =
         PositionBounds::from_points(positions.iter().copied())?.extent.into_iter().fold(0.0f32, f32::max);
     let errors: Vec<f32> = chain.levels.iter().map(|l| l.error).collect();
-    let distances = vat_core::lod::lod_switch_distances(&errors, rest_size);
+    let distances = vat_core::format::lod::lod_switch_distances(&errors, rest_size);
     let mut index_bytes = Vec::with_capacity(chain.levels.iter().map(|l| l.indices.len()).sum::<usize>() * 4);
     let mut lod_entries = Vec::with_capacity(chain.levels.len());
     for (level, &max_distance) in chain.levels.iter().zip(&distances) {

@@ -42,8 +42,8 @@ fn scratch(name: &str) -> PathBuf {
 #[test]
 fn a_step_morph_mesh_cache_bakes_each_frame_onto_its_key() {
     use vat_core::container::Asset;
+    use vat_core::format::reference::{VertexAnimationView, decode_object_frame};
     use vat_core::playback::Interpolation;
-    use vat_core::reference::{VertexAnimationView, decode_object_frame};
     let mut seq = crate::procgen::cloth_sequence();
     seq.positions.truncate(20);
     seq.normals.as_mut().unwrap().truncate(20);
@@ -57,7 +57,8 @@ fn a_step_morph_mesh_cache_bakes_each_frame_onto_its_key() {
     let bytes = bake.to_vat_bytes().unwrap();
     let asset = Asset::parse(&bytes).unwrap();
     let view = VertexAnimationView::from_asset(&asset).unwrap();
-    let bound = vat_core::encoding::position_error_bound(view.format, view.position_bits, &view.bounds);
+    let bound =
+        vat_core::format::encoding::position_error_bound(view.format, view.position_bits, &view.bounds);
     let clip = &asset.manifest().clips[0];
     assert_eq!(clip.frame_count, 20);
     let n = seq.vertex_count();

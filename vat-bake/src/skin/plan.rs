@@ -98,8 +98,8 @@ pub(crate) fn skin_frame_into(
     skin_into(set, plan, &pose.bones, &pose.morph_weights, &mut sink);
 }
 
-/// Skins one frame straight into its [`vat_core::encoding::VertexFormat::Packed64`] texels (`texels` holds 8 bytes per
-/// vertex, vertex `v` at byte `8 v`): the bytes [`vat_core::encoding::encode_vertex_texels`] gives
+/// Skins one frame straight into its [`vat_core::format::encoding::VertexFormat::Packed64`] texels (`texels` holds 8 bytes per
+/// vertex, vertex `v` at byte `8 v`): the bytes [`vat_core::format::encoding::encode_vertex_texels`] gives
 /// for the positions and normals [`skin_frame_into`] computes, with nearest normal rounding,
 /// without storing them.
 pub(crate) fn skin_frame_packed64(

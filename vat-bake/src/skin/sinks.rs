@@ -136,7 +136,7 @@ impl FrameSink for BoundsSink {
     }
 }
 
-/// One frame of [`vat_core::encoding::VertexFormat::Packed64`] texels (8 bytes per vertex, vertex `v` at byte `8 v`),
+/// One frame of [`vat_core::format::encoding::VertexFormat::Packed64`] texels (8 bytes per vertex, vertex `v` at byte `8 v`),
 /// encoded from the lanes as they are skinned.
 pub(super) struct Packed64Sink<'a> {
     pub(super) encoder: &'a Packed64Encoder,

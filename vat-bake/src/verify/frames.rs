@@ -4,10 +4,12 @@
 
 use rayon::prelude::*;
 use vat_core::clip::{Clip, ClipMode};
-use vat_core::encoding;
+use vat_core::format::encoding;
+use vat_core::format::reference::{
+    BoneAnimationView, VertexAnimationView, decode_bone_vertex, decode_object_frame,
+};
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::{self, Interpolation};
-use vat_core::reference::{BoneAnimationView, VertexAnimationView, decode_bone_vertex, decode_object_frame};
 use vat_core::root_motion::{RootMotionTrack, RootPose};
 
 use super::{ClipReport, SEAM_WARNING_RATIO, WorstSample, exact_frame_offset};

@@ -5,8 +5,8 @@
 //!   interpolation and a phase offset for which vat-core's playback selects frame `k` alone
 //!   ([`exact_frame_offset`]), so the decoded value is the stored texel, not an interpolation. The
 //!   fresh skin is taken at the same time the bake sampled. Each axis of each position must be within
-//!   [`vat_core::encoding::position_error_bound`] of the format and the bake's box, each normal within
-//!   [`vat_core::encoding::normal_error_bound_degrees`], each baked tangent (if any) within
+//!   [`vat_core::format::encoding::position_error_bound`] of the format and the bake's box, each normal within
+//!   [`vat_core::format::encoding::normal_error_bound_degrees`], each baked tangent (if any) within
 //!   [`tangent_error_bound_degrees`]: otherwise the report says `passed: false`.
 //! - **Mid-frames** (reported, never failed). Halfway between frames `k` and `k + 1` the decoder
 //!   interpolates linearly; the fresh skin is taken at the time that interpolation weight stands for.
@@ -27,10 +27,10 @@ use serde::Serialize;
 use std::collections::HashMap;
 use vat_core::clip::{Clip, ClipMode};
 use vat_core::container::{Asset, StreamKind};
-use vat_core::encoding;
+use vat_core::format::encoding;
+use vat_core::format::reference::{BoneAnimationView, VertexAnimationView};
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::{self, Interpolation};
-use vat_core::reference::{BoneAnimationView, VertexAnimationView};
 use vat_core::root_motion::RootPose;
 
 use crate::prepare::{PreparedBake, baked_vertex_set, frame_time};
@@ -188,7 +188,7 @@ impl Default for VerifyOptions {
 }
 
 /// The bound, metres per axis, between bone-mode skinning from the baked bone texture
-/// (`Σ w_i (M_i p)`, as the shader and [`vat_core::reference::decode_bone_vertex`] compute it) and fresh CPU skinning
+/// (`Σ w_i (M_i p)`, as the shader and [`vat_core::format::reference::decode_bone_vertex`] compute it) and fresh CPU skinning
 /// (`(Σ w_i M_i) p`, matrices blended first), both in f32.
 ///
 /// `influences` counts the morph targets of the live morph layer too (each adds a rounded product
@@ -294,7 +294,7 @@ fn max_abs_f32(bytes: &[u8]) -> f64 {
 ///
 /// # Errors
 /// [`BakeError::Verification`] when `clip` is past the clip table, no phase selects frame `k` or
-/// `fresh` has the wrong length; decoding errors from [`vat_core::reference::decode_bone_vertex`].
+/// `fresh` has the wrong length; decoding errors from [`vat_core::format::reference::decode_bone_vertex`].
 pub fn bone_path_errors(bones: &BoneAnimationView<'_>, clip: u32, k: u32, fresh: &[[f32; 3]]) -> Result<f64> {
     let c = bones.clips.get(clip as usize).ok_or_else(|| {
         BakeError::Verification(format!("clip {clip} is past the asset's {} clips", bones.clips.len()))
@@ -829,7 +829,7 @@ mod tests {
     use crate::prepare::fixtures::{RINGS, SEGMENTS, tube_rig};
     use crate::prepare::{BakeOptions, prepare};
     use vat_core::container::ContainerWriter;
-    use vat_core::encoding::VertexFormat;
+    use vat_core::format::encoding::VertexFormat;
 
     const FORMATS: [VertexFormat; 6] = VertexFormat::ALL;
 

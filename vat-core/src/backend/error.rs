@@ -59,7 +59,7 @@ pub enum Error<D> {
     /// `Renderer::decode` of a mode that decodes nothing (`RenderMode::Rest`: its vertices are the
     /// asset's rest vertices).
     #[error(
-        "{0:?} mode decodes nothing: its vertices are the asset's rest vertices (vat_core::gpu::rest_vertices)"
+        "{0:?} mode decodes nothing: its vertices are the asset's rest vertices (vat_core::backend::gpu::rest_vertices)"
     )]
     NoDecode(RenderMode),
     /// A host shader (`Renderer::set_host_shader`) does not compile with vat's shader or lacks its

@@ -6,10 +6,10 @@
 use super::*;
 use crate::clip::{ClipMode, ClipRowMap};
 use crate::encoding::PositionBounds;
+use crate::format::reference::{SpriteAnimationView, decode_sprite_corner, sprite_card, sprite_particle};
 use crate::instance::InstanceRecord;
 use crate::layout::VertexTextureLayout;
 use crate::playback::Interpolation;
-use crate::reference::{SpriteAnimationView, decode_sprite_corner, sprite_card, sprite_particle};
 use crate::sprite::{
     DEAD_TEXEL, FLAG_CONTINUES, Particle, SpriteBounds, decode_particle_texel, encode_particle_texel,
     sample_particle,
@@ -132,7 +132,7 @@ fn a_sprite_file_parses_as_format_7_with_its_card_box() {
     assert_eq!((c.particle_min, c.particle_extent), (sa.position_bounds.min, sa.position_bounds.extent));
     assert_eq!((c.bounds_min, c.bounds_extent), (cards.min, cards.extent));
     // Other views refuse it.
-    assert!(crate::reference::VertexAnimationView::from_asset(&asset).is_err());
+    assert!(crate::format::reference::VertexAnimationView::from_asset(&asset).is_err());
 }
 
 #[test]

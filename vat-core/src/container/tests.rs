@@ -1117,12 +1117,12 @@ proptest! {
         let crc = crc32fast::hash(&bytes[HEADER_LEN as usize..HEADER_LEN as usize + len]);
         bytes[12..16].copy_from_slice(&crc.to_le_bytes());
         if let Ok(asset) = Asset::parse(&bytes)
-            && let Ok(view) = crate::reference::RigidAnimationView::from_asset(&asset)
+            && let Ok(view) = crate::format::reference::RigidAnimationView::from_asset(&asset)
         {
             let record = crate::instance::InstanceRecord::default();
             for v in 0..asset.manifest().vertex_count.min(64) {
                 let interp = crate::playback::Interpolation::Cubic;
-                let _ = crate::reference::decode_rigid_vertex(&view, &record, 0.7, v, interp);
+                let _ = crate::format::reference::decode_rigid_vertex(&view, &record, 0.7, v, interp);
             }
         }
     }

@@ -63,7 +63,7 @@ impl Camera {
 
     /// [`Camera::look_at`] with a reverse-Z projection and an infinite far plane, the convention of
     /// Bevy and most modern engines: depth 1 at the `near` plane (metres, `> 0`), falling towards 0
-    /// at infinity. Draw it into a pass of `vat_core::pipeline::PassConventions::REVERSE_Z` (depth
+    /// at infinity. Draw it into a pass of `vat_core::backend::pipeline::PassConventions::REVERSE_Z` (depth
     /// cleared to 0, test `GreaterEqual`). Degenerate arguments give non-finite entries, as
     /// [`Camera::look_at`]'s do.
     pub fn look_at_reverse_z(eye: [f32; 3], target: [f32; 3], fov_y: f32, aspect: f32, near: f32) -> Self {

@@ -17,7 +17,7 @@
 //! ```
 //! use vat_core::clip::{ClipMode, ClipRowMap};
 //! use vat_core::crowd::{AnimationEventKind, Camera, Crowd, CrowdAsset, CrowdConfig};
-//! use vat_core::encoding::PositionBounds;
+//! use vat_core::format::encoding::PositionBounds;
 //! use vat_core::instance::PlayMode;
 //!
 //! let mut clips = ClipRowMap::new();
@@ -785,7 +785,7 @@ impl Crowd {
 
     /// Sets the 16 bytes of user data of instance `i`: four `u32`s a host's shaders read as
     /// `instance_user_data[in.instance]` (group 2, the fragment stage; see
-    /// `vat_core::pipeline::HostShader`), e.g. a team colour, a selection flag or an index into
+    /// `vat_core::backend::pipeline::HostShader`), e.g. a team colour, a selection flag or an index into
     /// the host's own tables. Kept beside the 64-byte record (which it does not change), uploaded
     /// only when changed ([`Crowd::take_user_data_uploads`]). Zero for a new instance.
     ///

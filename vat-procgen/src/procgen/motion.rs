@@ -538,7 +538,7 @@ fn to_clip(sk: &Skeleton, info: ClipInfo, poses: &[Pose]) -> AnimationClip {
     });
     for j in HIPS..COUNT {
         let mut track: Vec<[f32; 4]> = keys.iter().map(|p| p.rot[j].as_quat().to_array()).collect();
-        vat_core::encoding::make_hemisphere_continuous(&mut track);
+        vat_core::format::encoding::make_hemisphere_continuous(&mut track);
         channels.push(Channel {
             target: ChannelTarget::Rotation(j),
             interpolation: KeyInterpolation::Linear,

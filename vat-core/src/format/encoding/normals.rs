@@ -7,7 +7,7 @@ pub(crate) fn sgn(v: f32) -> f32 {
     if v >= 0.0 { 1.0 } else { -1.0 }
 }
 
-/// `v * (1 / sqrt(dot(v, v)))` with the dot summed left to right, as [`crate::reference`] and WGSL's
+/// `v * (1 / sqrt(dot(v, v)))` with the dot summed left to right, as [`crate::format::reference`] and WGSL's
 /// `normalize`; `+Z` when the squared length is not positive (zero or NaN).
 pub(crate) fn normalize3(v: [f32; 3]) -> [f32; 3] {
     let d = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];

@@ -154,7 +154,7 @@ pub(super) const fn storage<T>(read_only: bool) -> BindingKind {
     BindingKind::StorageBuffer { read_only, min_size: std::mem::size_of::<T>() as u64 }
 }
 
-/// Bindings that only a host's shader reads (`vat_core::pipeline::HostShader`); vat's own entry
+/// Bindings that only a host's shader reads (`vat_core::backend::pipeline::HostShader`); vat's own entry
 /// points leave them alone.
 pub const HOST_ONLY_BINDINGS: &[&str] = &["instance_user_data"];
 

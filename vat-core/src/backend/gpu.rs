@@ -117,29 +117,10 @@ pub use entry_points::*;
 pub use resources::{AssetBinding, AssetResource, AssetResources, ResourceError, ResourceLimits};
 pub use uniforms::*;
 
-/// Serialises the creation and destruction of Vulkan instances and devices in this process. Hold the
-/// guard across `vkCreateInstance` .. `vkCreateDevice` and across `vkDestroyDevice` ..
-/// `vkDestroyInstance`.
-///
-/// Why: the Khronos Vulkan loader walks its process-global list of logical devices under a lock in
-/// `vkCreateDevice` but unlinks and frees a device's entry in `vkDestroyDevice` without one, so one
-/// thread destroying a device while another creates one (even on separate instances) can read freed
-/// memory and crash (Vulkan-Loader issue 2018, present in the loaders Debian ships). Both backends
-/// take this guard wherever vat creates or destroys a device (`vat_vulkan::Context`,
-/// `vat_wgpu::headless_device`). A wgpu device is destroyed when its last handle drops, which vat
-/// cannot see, so a host that drops devices on one thread while another thread creates one (parallel
-/// tests do) should hold this guard around the drop too.
-///
-/// The guard carries no data; a panic while it was held does not poison it for later callers.
-pub fn device_lifetime_lock() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// The WGSL source of every vat shader (`src/shaders/vat.wgsl`, then the shadow lookup of
 /// `src/shaders/shadow.wgsl`, [`SHADOW_WGSL`]).
 pub const SHADER_SOURCE: &str =
-    concat!(include_str!("shaders/vat.wgsl"), include_str!("shaders/shadow.wgsl"));
+    concat!(include_str!("../shaders/vat.wgsl"), include_str!("../shaders/shadow.wgsl"));
 
 /// The sun shadow lookup of [`SHADER_SOURCE`] on its own (`vat_shadow_lookup`, the end of
 /// `SHADER_SOURCE`): WGSL with no bindings, which a host includes in its own shader to shade its
@@ -147,7 +128,7 @@ pub const SHADER_SOURCE: &str =
 /// `Renderer::shadow_map_view`, the matrix [`crate::render::FrameReport::shadow_view_proj`]) or its
 /// own ([`ShadowLookup`]'s conventions). Its sampler is a comparison sampler of
 /// [`crate::pipeline::SHADOW_SAMPLER`]'s state.
-pub const SHADOW_WGSL: &str = include_str!("shaders/shadow.wgsl");
+pub const SHADOW_WGSL: &str = include_str!("../shaders/shadow.wgsl");
 
 /// Name of the WGSL `override` constant that selects the interpolation mode; its value is one of
 /// [`INTERPOLATION_POINT`], [`INTERPOLATION_LINEAR`] (the default) or [`INTERPOLATION_CUBIC`].

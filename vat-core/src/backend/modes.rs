@@ -7,7 +7,7 @@
 //!
 //! Adding a mode: its section in the manifest, its entry here (with its validation, textures and
 //! program), its vertex and decode entry points in the shader and [`Program`], and its CPU reference
-//! (`crate::reference`). `ARCHITECTURE.md` lists the files.
+//! (`crate::format::reference`). `ARCHITECTURE.md` lists the files.
 
 use crate::clip::ClipRowMap;
 use crate::container::{Asset, Limits, Manifest, VatMode};

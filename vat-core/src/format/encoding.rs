@@ -1,7 +1,7 @@
 //! Encodings of positions, normals and rotations, each with its error bound.
 //!
 //! Everything here mirrors the "Positions" and "Normals" formulas of the design (the WGSL shader and
-//! [`crate::reference`] decode with the same f32 operations in the same order; no fused multiply-add).
+//! [`crate::format::reference`] decode with the same f32 operations in the same order; no fused multiply-add).
 //!
 //! - Positions are normalised into the bake's [`PositionBounds`] (`n = (p - min) / extent`, clamped to
 //!   `[0, 1]`) and decoded `p = min + n * extent`. Worst-case errors: [`position_error_bound`].
