@@ -285,7 +285,7 @@ pub(crate) fn write_verified(
     // Only the file on disk is needed from here on: verification reads it back, into the memory of
     // the bake's largest blob (fresh memory costs a page fault per 4 KiB).
     let buffer = prepared.into_reusable_buffer();
-    let bytes = read_back(pending.temp_path(), buffer)
+    let bytes = vat_core::files::read_back(pending.temp_path(), buffer)
         .with_context(|| format!("{}: cannot read back", pending.temp_path().display()))?;
     let asset = Asset::parse(&bytes)
         .with_context(|| format!("{}: the written file does not read back", out.display()))?;
@@ -299,49 +299,6 @@ pub(crate) fn write_verified(
     drop(bytes);
     pending.commit().with_context(|| format!("{}: cannot write", out.display()))?;
     Ok((stats, report))
-}
-
-/// The whole of a file just written, read back for verification into `buffer` (emptied; its
-/// memory is reused). Large files (at least 16 MiB) are read as two halves on two threads (the
-/// copies out of the page cache and any page faults of the buffer then run side by side: a few
-/// hundred megabytes of animation texture take half the time); a file that changes length while it
-/// is read is an error.
-fn read_back(path: &Path, mut buffer: Vec<u8>) -> std::io::Result<Vec<u8>> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileExt;
-        let file = std::fs::File::open(path)?;
-        let len = usize::try_from(file.metadata()?.len()).map_err(std::io::Error::other)?;
-        if len >= 16 << 20 {
-            buffer.clear();
-            buffer.resize(len, 0);
-            let mut bytes = buffer;
-            let (first, second) = bytes.split_at_mut(len / 2);
-            let offset = first.len() as u64;
-            let (a, b) = std::thread::scope(|scope| {
-                let other =
-                    std::thread::Builder::new().spawn_scoped(scope, || file.read_exact_at(second, offset));
-                let a = file.read_exact_at(first, 0);
-                let b = match other {
-                    Ok(handle) => {
-                        handle.join().unwrap_or_else(|_| Err(std::io::Error::other("read thread panicked")))
-                    }
-                    Err(e) => Err(e),
-                };
-                (a, b)
-            });
-            a?;
-            b?;
-            // Nothing past the length read: the file is the one that was written.
-            if file.read_at(&mut [0u8; 1], len as u64)? != 0 {
-                return Err(std::io::Error::other("the file grew while it was read back"));
-            }
-            return Ok(bytes);
-        }
-    }
-    buffer.clear();
-    std::io::Read::read_to_end(&mut std::fs::File::open(path)?, &mut buffer)?;
-    Ok(buffer)
 }
 
 /// Where a rig comes from: a glTF file, a mesh-sequence folder (at `fps`), or a built-in source.

@@ -22,12 +22,14 @@
 //! Both gates report [`crate::Error::FileRefused`] with a [`FileProblem`] saying which rule was
 //! broken, and [`crate::Error::Io`] for failures of the file system itself.
 
+mod large;
 mod read;
 mod write;
 
 #[cfg(test)]
 mod tests;
 
+pub use large::{FileImage, read_back};
 pub use read::{FolderEntry, InputFolder, ReadLimit, decode_uri, read_named_file};
 pub use write::{PendingFile, PendingFolder, check_output, write_file_atomically};
 

@@ -119,7 +119,9 @@ pub struct PendingFile {
 
 impl PendingFile {
     /// Checks `path` ([`check_output`]), creates the temporary file (`.NAME.PID-N.tmp` in `path`'s
-    /// folder, never an existing file), lets `write` fill it, and starts flushing it to disk on a
+    /// folder, never an existing file), lets `write` fill it (buffered; a large file's aligned chunks
+    /// go to the disk without the page cache where the platform allows, see [`super::read_back`]),
+    /// and starts flushing it to disk on a
     /// thread of its own (the data is readable at once; [`PendingFile::commit`] renames only once it
     /// is on disk).
     ///
@@ -128,7 +130,7 @@ impl PendingFile {
     /// creating, writing or flushing fails (the temporary file is then removed).
     pub fn create(
         path: &Path,
-        write: &mut dyn FnMut(&mut std::io::BufWriter<fs::File>) -> std::io::Result<()>,
+        write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
     ) -> Result<PendingFile> {
         check_output(path)?;
         let (dir, tmp) = temporary_beside(path)?;
@@ -136,9 +138,9 @@ impl PendingFile {
             OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| io_error(&tmp, e))?;
         // From here on, dropping `pending` removes the temporary file.
         let mut pending = PendingFile { tmp, path: path.to_path_buf(), dir, committed: false, sync: None };
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        let mut out = super::large::OutputWriter::new(file, &pending.tmp);
         write(&mut out).map_err(|e| io_error(&pending.tmp, e))?;
-        let file = out.into_inner().map_err(|e| io_error(&pending.tmp, e.into_error()))?;
+        let file = out.finish().map_err(|e| io_error(&pending.tmp, e))?;
         // Where threads cannot be spawned, flush here instead.
         match std::thread::Builder::new().name("vat-fsync".into()).spawn({
             let file = file.try_clone().map_err(|e| io_error(&pending.tmp, e))?;
