@@ -53,6 +53,114 @@ fn vertex_layout() -> [wgpu::VertexAttribute; 3] {
     wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32x3]
 }
 
+/// The host's shadow map: its attachment view, its view sampled as a one-layer array, and its
+/// comparison sampler.
+fn shadow_map(device: &wgpu::Device) -> (wgpu::TextureView, wgpu::TextureView, wgpu::Sampler) {
+    let shadow_map = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("host shadow map"),
+        size: wgpu::Extent3d { width: SHADOW_MAP_SIZE, height: SHADOW_MAP_SIZE, depth_or_array_layers: 1 },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: SHADOW_FORMAT,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
+        view_formats: &[],
+    });
+    let shadow_attachment = shadow_map.create_view(&wgpu::TextureViewDescriptor::default());
+    // Sampled as a one-layer array: vat's lookup (SHADOW_WGSL) takes cascade layers.
+    let shadow_view = shadow_map.create_view(&wgpu::TextureViewDescriptor {
+        label: Some("host shadow map (array)"),
+        dimension: Some(wgpu::TextureViewDimension::D2Array),
+        ..Default::default()
+    });
+    let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+        label: Some("host shadow sampler"),
+        mag_filter: wgpu::FilterMode::Linear,
+        min_filter: wgpu::FilterMode::Linear,
+        compare: Some(wgpu::CompareFunction::LessEqual),
+        ..Default::default()
+    });
+    (shadow_attachment, shadow_view, sampler)
+}
+
+/// The layouts of the host's scene group (uniforms, shadow map, sampler) and shadow group (uniforms).
+fn group_layouts(device: &wgpu::Device) -> (wgpu::BindGroupLayout, wgpu::BindGroupLayout) {
+    let entry = |binding, visibility, ty| wgpu::BindGroupLayoutEntry { binding, visibility, ty, count: None };
+    let uniform_entry = entry(
+        0,
+        wgpu::ShaderStages::VERTEX_FRAGMENT,
+        wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+    );
+    let scene_group_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("host scene"),
+        entries: &[
+            uniform_entry,
+            entry(
+                1,
+                wgpu::ShaderStages::FRAGMENT,
+                wgpu::BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Depth,
+                    view_dimension: wgpu::TextureViewDimension::D2Array,
+                    multisampled: false,
+                },
+            ),
+            entry(
+                2,
+                wgpu::ShaderStages::FRAGMENT,
+                wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Comparison),
+            ),
+        ],
+    });
+    let shadow_group_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("host shadow"),
+        entries: &[uniform_entry],
+    });
+    (scene_group_layout, shadow_group_layout)
+}
+
+/// The host's shadow pipeline: its depth-only `vs_shadow` with vat's shadow depth bias.
+fn shadow_pipeline(
+    device: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    layout: &wgpu::PipelineLayout,
+) -> wgpu::RenderPipeline {
+    let attributes = vertex_layout();
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some("host shadow"),
+        layout: Some(layout),
+        vertex: wgpu::VertexState {
+            module,
+            entry_point: Some("vs_shadow"),
+            compilation_options: Default::default(),
+            buffers: &[Some(wgpu::VertexBufferLayout {
+                array_stride: size_of::<HostVertex>() as u64,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &attributes,
+            })],
+        },
+        primitive: wgpu::PrimitiveState::default(),
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: SHADOW_FORMAT,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(wgpu::CompareFunction::Less),
+            stencil: wgpu::StencilState::default(),
+            bias: wgpu::DepthBiasState {
+                constant: SHADOW_DEPTH_BIAS.constant,
+                slope_scale: SHADOW_DEPTH_BIAS.slope_scale,
+                clamp: SHADOW_DEPTH_BIAS.clamp,
+            },
+        }),
+        multisample: wgpu::MultisampleState::default(),
+        fragment: None,
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
 impl SceneGpu {
     /// The host's resources for `scene` on `device` (its uniforms written from `scene`).
     pub fn new(device: &wgpu::Device, scene: &Scene) -> Self {
@@ -75,69 +183,8 @@ impl SceneGpu {
             contents: bytemuck::bytes_of(&scene.uniforms()),
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         });
-        let shadow_map = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("host shadow map"),
-            size: wgpu::Extent3d {
-                width: SHADOW_MAP_SIZE,
-                height: SHADOW_MAP_SIZE,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: SHADOW_FORMAT,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
-            view_formats: &[],
-        });
-        let shadow_attachment = shadow_map.create_view(&wgpu::TextureViewDescriptor::default());
-        // Sampled as a one-layer array: vat's lookup (SHADOW_WGSL) takes cascade layers.
-        let shadow_view = shadow_map.create_view(&wgpu::TextureViewDescriptor {
-            label: Some("host shadow map (array)"),
-            dimension: Some(wgpu::TextureViewDimension::D2Array),
-            ..Default::default()
-        });
-        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
-            label: Some("host shadow sampler"),
-            mag_filter: wgpu::FilterMode::Linear,
-            min_filter: wgpu::FilterMode::Linear,
-            compare: Some(wgpu::CompareFunction::LessEqual),
-            ..Default::default()
-        });
-        let entry =
-            |binding, visibility, ty| wgpu::BindGroupLayoutEntry { binding, visibility, ty, count: None };
-        let uniform_entry = entry(
-            0,
-            wgpu::ShaderStages::VERTEX_FRAGMENT,
-            wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-        );
-        let scene_group_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("host scene"),
-            entries: &[
-                uniform_entry,
-                entry(
-                    1,
-                    wgpu::ShaderStages::FRAGMENT,
-                    wgpu::BindingType::Texture {
-                        sample_type: wgpu::TextureSampleType::Depth,
-                        view_dimension: wgpu::TextureViewDimension::D2Array,
-                        multisampled: false,
-                    },
-                ),
-                entry(
-                    2,
-                    wgpu::ShaderStages::FRAGMENT,
-                    wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Comparison),
-                ),
-            ],
-        });
-        let shadow_group_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("host shadow"),
-            entries: &[uniform_entry],
-        });
+        let (shadow_attachment, shadow_view, sampler) = shadow_map(device);
+        let (scene_group_layout, shadow_group_layout) = group_layouts(device);
         let scene_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("host scene"),
             layout: &scene_group_layout,
@@ -164,37 +211,7 @@ impl SceneGpu {
         };
         let scene_layout = layout("host scene", &scene_group_layout);
         let shadow_layout = layout("host shadow", &shadow_group_layout);
-        let attributes = vertex_layout();
-        let shadow_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("host shadow"),
-            layout: Some(&shadow_layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_shadow"),
-                compilation_options: Default::default(),
-                buffers: &[Some(wgpu::VertexBufferLayout {
-                    array_stride: size_of::<HostVertex>() as u64,
-                    step_mode: wgpu::VertexStepMode::Vertex,
-                    attributes: &attributes,
-                })],
-            },
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: SHADOW_FORMAT,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(wgpu::CompareFunction::Less),
-                stencil: wgpu::StencilState::default(),
-                bias: wgpu::DepthBiasState {
-                    constant: SHADOW_DEPTH_BIAS.constant,
-                    slope_scale: SHADOW_DEPTH_BIAS.slope_scale,
-                    clamp: SHADOW_DEPTH_BIAS.clamp,
-                },
-            }),
-            multisample: wgpu::MultisampleState::default(),
-            fragment: None,
-            multiview_mask: None,
-            cache: None,
-        });
+        let shadow_pipeline = shadow_pipeline(device, &module, &shadow_layout);
         Self {
             device: device.clone(),
             module,
