@@ -10,14 +10,17 @@
 use crate::crowd::CrowdId;
 use crate::frame::gpu_counts::CountsRing;
 use crate::frame::{CrowdSync, HostMapCache, InstanceSource};
+use crate::gpu::ShaderStages;
 
 mod asset;
+mod buffers;
 mod config;
 mod decode;
 mod error;
 pub mod frame;
 pub mod gpu;
 pub mod modes;
+mod offscreen;
 pub mod pipeline;
 pub mod resolve;
 
@@ -26,9 +29,11 @@ pub use crate::frame::{
     FrameError, FramePlan, FrameState, HostPass, Missing, PlanLimits, Prechecks, WriteData,
 };
 pub use asset::GpuAsset;
+pub use buffers::CrowdBuffer;
 pub use config::{CULL, ComputeKey, RendererConfig, TargetFormats};
 pub use decode::{DecodeJob, decode_buffer, plan_decode};
 pub use error::Error;
+pub use offscreen::{check_target_size, sorted_lists};
 pub use resolve::*;
 
 /// Serialises the creation and destruction of Vulkan instances and devices in this process. Hold the
@@ -89,6 +94,15 @@ pub enum Stage {
 impl Stage {
     /// Every stage, in index order.
     pub const ALL: [Stage; 3] = [Stage::Colour, Stage::Depth, Stage::Compute];
+
+    /// The shader stages of this kind's pipelines (what its layouts' bindings are visible to).
+    pub fn shader_stages(self) -> ShaderStages {
+        match self {
+            Stage::Colour => ShaderStages::VERTEX_FRAGMENT,
+            Stage::Depth => ShaderStages::VERTEX,
+            Stage::Compute => ShaderStages::COMPUTE,
+        }
+    }
 }
 
 /// Groups 0 (per [`Stage`]) over one uniform buffer: over vat's shadow map, and over each host
@@ -273,6 +287,26 @@ pub struct CrowdGroups<G> {
     pub compute: G,
 }
 
+impl<G> CrowdGroups<G> {
+    /// The five groups in the order above, each made by `make(stage, instances)` over the CPU-culled
+    /// instance list ([`InstanceSource::InstanceList`]) or the GPU-culled visible lists
+    /// ([`InstanceSource::VisibleLists`]); compute is over the instance list (the culling writes the
+    /// visible lists).
+    ///
+    /// # Errors
+    /// The first of `make`'s.
+    pub fn try_new<E>(mut make: impl FnMut(Stage, InstanceSource) -> Result<G, E>) -> Result<Self, E> {
+        let (cpu, gpu) = (InstanceSource::InstanceList, InstanceSource::VisibleLists);
+        Ok(Self {
+            colour_cpu: make(Stage::Colour, cpu)?,
+            depth_cpu: make(Stage::Depth, cpu)?,
+            colour_gpu: make(Stage::Colour, gpu)?,
+            depth_gpu: make(Stage::Depth, gpu)?,
+            compute: make(Stage::Compute, cpu)?,
+        })
+    }
+}
+
 /// The buffers of a [`GpuCrowd`] at one capacity, and the groups 2 over them.
 pub struct CrowdBuffers<H: Handles> {
     /// The instance records.
@@ -311,6 +345,23 @@ impl<H: Handles> CrowdBuffers<H> {
             (_, InstanceSource::VisibleLists) => &g.colour_gpu,
             (_, InstanceSource::ViewLists { .. }) => return None,
         })
+    }
+
+    /// Gives the buffers visible lists and draw arguments of their own for extra views `0..views`
+    /// (`CrowdPlan::grow_view_lists`), `make` creating the next view's from the buffers.
+    ///
+    /// # Errors
+    /// The first of `make`'s (the views made before it stay).
+    pub fn grow_view_lists<E>(
+        &mut self,
+        views: u32,
+        mut make: impl FnMut(&mut Self) -> Result<ViewLists<H>, E>,
+    ) -> Result<(), E> {
+        while self.views.len() < views as usize {
+            let lists = make(self)?;
+            self.views.push(lists);
+        }
+        Ok(())
     }
 
     /// The draw arguments the indirect draws over `instances` read (`None`: the CPU list).

@@ -3,9 +3,9 @@
 
 use ash::vk;
 use vat_core::backend::frame::gpu_counts::RING_DEPTH;
-use vat_core::backend::frame::{CrowdCapacity, scatter_buffer_bytes};
-use vat_core::backend::gpu::{self, CullParams, FrameUniforms};
-use vat_core::backend::{CrowdGroups, Handles, ScatterBuffers, ViewLists, ViewUniforms};
+use vat_core::backend::frame::{CrowdCapacity, InstanceSource, scatter_buffer_bytes};
+use vat_core::backend::gpu::{self, FrameUniforms};
+use vat_core::backend::{CrowdBuffer, CrowdGroups, Handles, ScatterBuffers, ViewLists, ViewUniforms};
 use vat_core::crowd::Crowd;
 
 use crate::owned::{HostBuffer, Object, Owned};
@@ -115,6 +115,18 @@ struct CrowdSetBuffers {
     draw_args: vk::Buffer,
 }
 
+/// How a crowd buffer of `kind` is used: written by `vkCmdUpdateBuffer` or copies, the draw
+/// arguments also copied from (their counts' read-back), the template only copied from.
+fn usage(kind: CrowdBuffer) -> vk::BufferUsageFlags {
+    use vk::BufferUsageFlags as U;
+    match kind {
+        CrowdBuffer::ArgsTemplate => U::TRANSFER_SRC | U::TRANSFER_DST,
+        CrowdBuffer::CullParams => U::UNIFORM_BUFFER | U::TRANSFER_DST,
+        CrowdBuffer::DrawArgs => U::STORAGE_BUFFER | U::TRANSFER_DST | U::INDIRECT_BUFFER | U::TRANSFER_SRC,
+        _ => U::STORAGE_BUFFER | U::TRANSFER_DST,
+    }
+}
+
 impl Renderer {
     /// Creates the GPU state of `crowd` (its uniform buffer and set 0; the other buffers come with
     /// its first frame). Use the result only with `crowd` and this renderer.
@@ -143,35 +155,31 @@ impl Renderer {
         Ok(())
     }
 
-    /// Gives `buffers` visible lists and draw arguments of their own for extra views `0..views`
-    /// (`CrowdPlan::grow_view_lists`), the lists of the crowd's `capacity`.
-    pub(crate) fn grow_view_lists(
+    /// One extra view's own visible lists and draw arguments for `buffers` (allocated from their
+    /// `keep`), the lists of the crowd's `capacity` ([`CrowdBuffers::grow_view_lists`] makes them).
+    pub(crate) fn view_lists(
         &self,
         buffers: &mut CrowdBuffers,
         capacity: CrowdCapacity,
-        views: u32,
-    ) -> Result<(), Error> {
+    ) -> Result<ViewLists<VkHandles>, Error> {
         let storage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
-        while buffers.views.len() < views as usize {
-            let owned = &mut buffers.keep;
-            let visible = owned.buffer(capacity.visible_bytes(), storage, "view visible lists")?;
-            let draw_args = owned.buffer(
-                gpu::DRAW_ARGS_BYTES,
-                storage | vk::BufferUsageFlags::INDIRECT_BUFFER,
-                "view draw args",
-            )?;
-            let crowd = CrowdSetBuffers {
-                records: buffers.records.buffer,
-                cull_params: buffers.cull_params.buffer,
-                user_data: buffers.user_data.buffer,
-                visible: visible.buffer,
-                draw_args: draw_args.buffer,
-            };
-            let compute = self.crowd_set(owned, StageSet::Compute, crowd, buffers.list.buffer)?;
-            let depth = self.crowd_set(owned, StageSet::Depth, crowd, visible.buffer)?;
-            buffers.views.push(ViewLists { visible, draw_args, compute, depth });
-        }
-        Ok(())
+        let owned = &mut buffers.keep;
+        let visible = owned.buffer(capacity.visible_bytes(), storage, "view visible lists")?;
+        let draw_args = owned.buffer(
+            gpu::DRAW_ARGS_BYTES,
+            storage | vk::BufferUsageFlags::INDIRECT_BUFFER,
+            "view draw args",
+        )?;
+        let crowd = CrowdSetBuffers {
+            records: buffers.records.buffer,
+            cull_params: buffers.cull_params.buffer,
+            user_data: buffers.user_data.buffer,
+            visible: visible.buffer,
+            draw_args: draw_args.buffer,
+        };
+        let compute = self.crowd_set(owned, StageSet::Compute, crowd, buffers.list.buffer)?;
+        let depth = self.crowd_set(owned, StageSet::Depth, crowd, visible.buffer)?;
+        Ok(ViewLists { visible, draw_args, compute, depth })
     }
 
     /// Set 2 of `set` over `crowd`'s buffers and `instance_list`, allocated from `owned`.
@@ -208,54 +216,18 @@ impl Renderer {
             gpu.buffers = None;
         }
         let mut owned = Owned::new(&self.ctx);
-        let dst = vk::BufferUsageFlags::TRANSFER_DST;
-        let storage = vk::BufferUsageFlags::STORAGE_BUFFER | dst;
-        let records = owned.buffer(capacity.record_bytes(), storage, "instance records")?;
-        let list = owned.buffer(capacity.list_bytes(), storage, "instance list")?;
-        let visible = owned.buffer(capacity.visible_bytes(), storage, "visible lists")?;
-        let draw_args = owned.buffer(
-            gpu::DRAW_ARGS_BYTES,
-            storage | vk::BufferUsageFlags::INDIRECT_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC,
-            "draw args",
-        )?;
-        let args_template = owned.buffer(
-            gpu::DRAW_ARGS_BYTES,
-            vk::BufferUsageFlags::TRANSFER_SRC | dst,
-            "draw args template",
-        )?;
-        let cull_params = owned.buffer(
-            size_of::<CullParams>() as u64,
-            vk::BufferUsageFlags::UNIFORM_BUFFER | dst,
-            "cull params",
-        )?;
-        let user_data = owned.buffer(capacity.user_data_bytes().max(16), storage, "instance user data")?;
-        let crowd = CrowdSetBuffers {
-            records: records.buffer,
-            cull_params: cull_params.buffer,
-            user_data: user_data.buffer,
-            visible: visible.buffer,
-            draw_args: draw_args.buffer,
-        };
-        let mut group =
-            |set: StageSet, instance_list: vk::Buffer| self.crowd_set(&mut owned, set, crowd, instance_list);
-        let colour_cpu = group(StageSet::Colour, list.buffer)?;
-        let depth_cpu = group(StageSet::Depth, list.buffer)?;
-        let colour_gpu = group(StageSet::Colour, visible.buffer)?;
-        let depth_gpu = group(StageSet::Depth, visible.buffer)?;
-        let compute = group(StageSet::Compute, list.buffer)?;
-        gpu.buffers = Some(CrowdBuffers {
-            records,
-            list,
-            visible,
-            draw_args,
-            args_template,
-            cull_params,
-            user_data,
-            groups: CrowdGroups { colour_cpu, depth_cpu, colour_gpu, depth_gpu, compute },
-            scatter: None,
-            views: Vec::new(),
-            keep: owned,
-        });
+        let mut buffers = Vec::with_capacity(CrowdBuffer::ALL.len());
+        for kind in CrowdBuffer::ALL {
+            buffers.push(owned.buffer(kind.bytes(capacity), usage(kind), kind.label())?);
+        }
+        let buffers: [HostBuffer; 7] = buffers.try_into().expect("one buffer per kind");
+        let [records, list, visible, draw_args, _, cull_params, user_data] = buffers.map(|b| b.buffer);
+        let crowd = CrowdSetBuffers { records, cull_params, user_data, visible, draw_args };
+        let groups = CrowdGroups::try_new(|set, instances| {
+            let instance_list = if instances == InstanceSource::VisibleLists { visible } else { list };
+            self.crowd_set(&mut owned, set, crowd, instance_list)
+        })?;
+        gpu.buffers = Some(CrowdBuffers::new(buffers, groups, owned));
         Ok(())
     }
 

@@ -211,7 +211,7 @@ impl FrameBackend for Replay<'_> {
                 let gpu = &mut *crowds[*crowd].gpu;
                 let capacity = gpu.sync.capacity();
                 let buffers = gpu.buffers.as_mut().ok_or(Missing::CrowdBuffers(*crowd))?;
-                r.grow_view_lists(buffers, capacity, *views)?;
+                buffers.grow_view_lists(*views, |b| r.view_lists(b, capacity))?;
             }
             Command::GrowViewUniforms { crowd, views } => r.grow_views(crowds[*crowd].gpu, *views)?,
             Command::Write { target, offset, data } => {

@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use ash::vk;
 use vat_core::backend::frame::gpu_counts::GpuCountsResult;
-use vat_core::backend::gpu::ResourceError;
+use vat_core::backend::{check_target_size, sorted_lists};
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd};
 use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
@@ -40,16 +40,7 @@ impl Target {
     /// `COLOR_ATTACHMENT_OPTIMAL` (what [`Offscreen::read_rgba8`] and `read_motion` expect between
     /// frames).
     fn new(ctx: &Rc<Context>, size: [u32; 2]) -> Result<Self, Error> {
-        let limit = ctx.properties.limits.max_image_dimension2_d;
-        if size[0] == 0 || size[1] == 0 || size[0] > limit || size[1] > limit {
-            return Err(ResourceError::TextureTooLarge {
-                what: "target",
-                width: size[0],
-                height: size[1],
-                limit,
-            }
-            .into());
-        }
+        check_target_size(size, ctx.properties.limits.max_image_dimension2_d)?;
         let mut owned = Owned::new(ctx);
         let (color_image, color) = owned.image_with(
             size[0],
@@ -509,11 +500,7 @@ impl CrowdRenderer for Offscreen {
 
     fn read_gpu_visible(&mut self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, Error> {
         self.wait_frame()?;
-        let mut lists = self.renderer.read_gpu_visible(crowd)?;
-        for list in &mut lists {
-            list.sort_unstable();
-        }
-        Ok(lists)
+        Ok(sorted_lists(self.renderer.read_gpu_visible(crowd)?))
     }
 }
 

@@ -70,15 +70,6 @@ pub struct RenderTarget {
 /// The pipeline kinds, each with its own layouts (vat-core's).
 pub(crate) use vat_core::backend::Stage as StageSet;
 
-/// The shader stages of `set`'s pipelines.
-pub(crate) fn shader_stages(set: StageSet) -> ShaderStages {
-    match set {
-        StageSet::Colour => ShaderStages::VERTEX_FRAGMENT,
-        StageSet::Depth => ShaderStages::VERTEX,
-        StageSet::Compute => ShaderStages::COMPUTE,
-    }
-}
-
 /// What a descriptor of a set is bound to.
 #[derive(Clone, Copy)]
 pub(crate) enum Resource {
@@ -293,7 +284,7 @@ pub(crate) fn descriptor_set(
     set: StageSet,
     resource: impl Fn(&str) -> Option<Resource>,
 ) -> Result<vk::DescriptorSet, Error> {
-    let bindings: Vec<&gpu::Binding> = gpu::bindings_for_stages(group, shader_stages(set)).collect();
+    let bindings: Vec<&gpu::Binding> = gpu::bindings_for_stages(group, set.shader_stages()).collect();
     let mut resources = Vec::with_capacity(bindings.len());
     for b in &bindings {
         resources.push(resource(b.name).ok_or(DeviceError::UnboundBinding { name: b.name, group })?);
@@ -427,7 +418,7 @@ impl Renderer {
         for set in StageSet::ALL {
             let mut layouts = Vec::new();
             for group in 0..gpu::group_count() {
-                let bindings = conv::bind_group_layout_entries(group, shader_stages(set));
+                let bindings = conv::bind_group_layout_entries(group, set.shader_stages());
                 let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
                 // SAFETY: valid create info on a live device.
                 let layout = unsafe { device.create_descriptor_set_layout(&info, None) }

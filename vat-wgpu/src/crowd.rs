@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use vat_core::backend::frame::gpu_counts::RING_DEPTH;
-use vat_core::backend::frame::{CrowdCapacity, scatter_buffer_bytes};
-use vat_core::backend::gpu::{self, CullParams, FrameUniforms};
-use vat_core::backend::{CrowdGroups, Handles, ScatterBuffers, ViewLists, ViewUniforms};
+use vat_core::backend::frame::{CrowdCapacity, InstanceSource, scatter_buffer_bytes};
+use vat_core::backend::gpu::{self, FrameUniforms};
+use vat_core::backend::{CrowdBuffer, CrowdGroups, Handles, ScatterBuffers, ViewLists, ViewUniforms};
 use vat_core::crowd::Crowd;
 
 use crate::renderer::{AllocScope, StageSet, bind_group, empty_buffer};
@@ -115,6 +115,18 @@ pub(crate) fn collect(counts: &mut CountsReadback) {
     }
 }
 
+/// How a crowd buffer of `kind` is used: every one is copied to and from (uploads, resets,
+/// read-backs), the storage ones bound as storage.
+fn usage(kind: CrowdBuffer) -> wgpu::BufferUsages {
+    use wgpu::BufferUsages as U;
+    match kind {
+        CrowdBuffer::ArgsTemplate => U::COPY_DST | U::COPY_SRC,
+        CrowdBuffer::CullParams => U::UNIFORM | U::COPY_DST,
+        CrowdBuffer::DrawArgs => U::STORAGE | U::COPY_DST | U::COPY_SRC | U::INDIRECT,
+        _ => U::STORAGE | U::COPY_DST | U::COPY_SRC,
+    }
+}
+
 impl Renderer {
     /// Creates the GPU state of `crowd` (its uniform buffer and group 0; the other buffers come with
     /// its first frame). Use the result only with `crowd` and this renderer.
@@ -182,92 +194,56 @@ impl Renderer {
         })
     }
 
-    /// Gives `buffers` visible lists and draw arguments of their own for extra views `0..views`
-    /// (`CrowdPlan::grow_view_lists`), the lists of the crowd's `capacity`.
-    pub(crate) fn grow_view_lists(
+    /// One extra view's own visible lists and draw arguments for `buffers`, the lists of the crowd's
+    /// `capacity` ([`CrowdBuffers::grow_view_lists`] makes them).
+    pub(crate) fn view_lists(
         &self,
-        buffers: &mut CrowdBuffers,
+        buffers: &CrowdBuffers,
         capacity: CrowdCapacity,
-        views: u32,
-    ) -> Result<(), Error> {
+    ) -> Result<ViewLists<WgpuHandles>, Error> {
         let d = &self.device;
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let bytes = capacity.visible_bytes();
-        while buffers.views.len() < views as usize {
-            let visible = empty_buffer(d, "vat view visible lists", bytes, storage);
-            let draw_args = empty_buffer(
-                d,
-                "vat view draw args",
-                gpu::DRAW_ARGS_BYTES,
-                storage | wgpu::BufferUsages::INDIRECT,
-            );
-            let b = &*buffers;
-            let compute = self.crowd_group(
-                StageSet::Compute,
-                &b.records,
-                &b.cull_params,
-                &b.user_data,
-                &b.list,
-                &visible,
-                &draw_args,
-            )?;
-            let depth = self.crowd_group(
-                StageSet::Depth,
-                &b.records,
-                &b.cull_params,
-                &b.user_data,
-                &visible,
-                &visible,
-                &draw_args,
-            )?;
-            buffers.views.push(ViewLists { visible, draw_args, compute, depth });
-        }
-        Ok(())
+        let visible = empty_buffer(d, "vat view visible lists", capacity.visible_bytes(), storage);
+        let draw_args = empty_buffer(
+            d,
+            "vat view draw args",
+            gpu::DRAW_ARGS_BYTES,
+            storage | wgpu::BufferUsages::INDIRECT,
+        );
+        let b = buffers;
+        let compute = self.crowd_group(
+            StageSet::Compute,
+            &b.records,
+            &b.cull_params,
+            &b.user_data,
+            &b.list,
+            &visible,
+            &draw_args,
+        )?;
+        let depth = self.crowd_group(
+            StageSet::Depth,
+            &b.records,
+            &b.cull_params,
+            &b.user_data,
+            &visible,
+            &visible,
+            &draw_args,
+        )?;
+        Ok(ViewLists { visible, draw_args, compute, depth })
     }
 
     /// Replaces `gpu`'s buffers with ones of `capacity` (the plan then uploads everything). Call it
     /// inside an [`AllocScope`] (`upload_crowd`'s): a failed creation is caught there.
     pub(crate) fn grow_crowd(&self, gpu: &mut GpuCrowd, capacity: CrowdCapacity) -> Result<(), Error> {
-        let d = &self.device;
-        let copy = wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
-        let storage = wgpu::BufferUsages::STORAGE | copy;
-        let records = empty_buffer(d, "vat records", capacity.record_bytes(), storage);
-        let list = empty_buffer(d, "vat instance list", capacity.list_bytes(), storage);
-        let visible = empty_buffer(d, "vat visible lists", capacity.visible_bytes(), storage);
-        let draw_args =
-            empty_buffer(d, "vat draw args", gpu::DRAW_ARGS_BYTES, storage | wgpu::BufferUsages::INDIRECT);
-        let args_template = empty_buffer(d, "vat draw args template", gpu::DRAW_ARGS_BYTES, copy);
-        let cull_params = empty_buffer(
-            d,
-            "vat cull params",
-            size_of::<CullParams>() as u64,
-            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        );
-        let user_data =
-            empty_buffer(d, "vat instance user data", capacity.user_data_bytes().max(16), storage);
-        let group = |set: StageSet, instance_list: &wgpu::Buffer| {
-            self.crowd_group(set, &records, &cull_params, &user_data, instance_list, &visible, &draw_args)
-        };
-        let groups = CrowdGroups {
-            colour_cpu: group(StageSet::Colour, &list)?,
-            depth_cpu: group(StageSet::Depth, &list)?,
-            colour_gpu: group(StageSet::Colour, &visible)?,
-            depth_gpu: group(StageSet::Depth, &visible)?,
-            compute: group(StageSet::Compute, &list)?,
-        };
-        gpu.buffers = Some(CrowdBuffers {
-            groups,
-            keep: (),
-            records,
-            list,
-            visible,
-            draw_args,
-            args_template,
-            cull_params,
-            user_data,
-            scatter: None,
-            views: Vec::new(),
+        let buffers = CrowdBuffer::ALL.map(|kind| {
+            empty_buffer(&self.device, &format!("vat {}", kind.label()), kind.bytes(capacity), usage(kind))
         });
+        let [records, list, visible, draw_args, _, cull_params, user_data] = &buffers;
+        let groups = CrowdGroups::try_new(|set, instances| {
+            let instance_list = if instances == InstanceSource::VisibleLists { visible } else { list };
+            self.crowd_group(set, records, cull_params, user_data, instance_list, visible, draw_args)
+        })?;
+        gpu.buffers = Some(CrowdBuffers::new(buffers, groups, ()));
         Ok(())
     }
 

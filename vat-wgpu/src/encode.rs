@@ -100,7 +100,7 @@ impl<'r, 'e> Replay<'r, 'e> {
                 let gpu = &mut *crowds[*crowd].gpu;
                 let capacity = gpu.sync.capacity();
                 let buffers = gpu.buffers.as_mut().ok_or(Missing::CrowdBuffers(*crowd))?;
-                r.grow_view_lists(buffers, capacity, *views)?;
+                buffers.grow_view_lists(*views, |b| r.view_lists(b, capacity))?;
                 return Ok(u64::from(*views) * capacity.visible_bytes());
             }
             Command::GrowViewUniforms { crowd, views } => r.grow_views(crowds[*crowd].gpu, *views)?,

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use vat_core::backend::frame::gpu_counts::GpuCountsResult;
-use vat_core::backend::gpu::ResourceError;
+use vat_core::backend::sorted_lists;
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd};
 use vat_core::render::{CrowdRenderer, FrameReport, RenderOptions};
@@ -216,17 +216,7 @@ impl Offscreen {
 }
 
 fn check_target_size(device: &wgpu::Device, size: [u32; 2]) -> Result<(), Error> {
-    let limit = device.limits().max_texture_dimension_2d;
-    if size[0] == 0 || size[1] == 0 || size[0] > limit || size[1] > limit {
-        return Err(ResourceError::TextureTooLarge {
-            what: "target",
-            width: size[0],
-            height: size[1],
-            limit,
-        }
-        .into());
-    }
-    Ok(())
+    Ok(vat_core::backend::check_target_size(size, device.limits().max_texture_dimension_2d)?)
 }
 
 impl CrowdRenderer for Offscreen {
@@ -292,11 +282,7 @@ impl CrowdRenderer for Offscreen {
 
     fn read_gpu_visible(&mut self, crowd: &GpuCrowd) -> Result<Vec<Vec<u32>>, Error> {
         self.check_device()?;
-        let mut lists = self.renderer.read_gpu_visible(crowd)?;
-        for list in &mut lists {
-            list.sort_unstable();
-        }
-        Ok(lists)
+        Ok(sorted_lists(self.renderer.read_gpu_visible(crowd)?))
     }
 
     fn gpu_counts(&mut self, crowd: &mut GpuCrowd) -> Result<Option<GpuCountsResult>, Error> {

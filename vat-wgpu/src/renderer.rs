@@ -40,15 +40,6 @@ pub type CrowdDraw<'a> = vat_core::render::CrowdDraw<'a, GpuAsset, GpuCrowd>;
 /// The pipeline kinds, each with its own layouts (vat-core's).
 pub(crate) use vat_core::backend::Stage as StageSet;
 
-/// The shader stages of `set`'s pipelines.
-pub(crate) fn shader_stages(set: StageSet) -> ShaderStages {
-    match set {
-        StageSet::Colour => ShaderStages::VERTEX_FRAGMENT,
-        StageSet::Depth => ShaderStages::VERTEX,
-        StageSet::Compute => ShaderStages::COMPUTE,
-    }
-}
-
 /// Renders crowds of uploaded assets with vat-core's shader; see the crate docs.
 ///
 /// The renderer is the cache shared by every asset and crowd of its device: shader module,
@@ -206,7 +197,7 @@ pub(crate) fn bind_group<'a>(
     resource: impl Fn(&str) -> Option<wgpu::BindingResource<'a>>,
 ) -> Result<wgpu::BindGroup, Error> {
     let mut entries = Vec::new();
-    for b in gpu::bindings_for_stages(group, shader_stages(set)) {
+    for b in gpu::bindings_for_stages(group, set.shader_stages()) {
         let r = resource(b.name)
             .ok_or_else(|| DeviceError::Wgpu(format!("internal: no resource for binding {}", b.name)))?;
         entries.push(wgpu::BindGroupEntry { binding: b.binding, resource: r });
@@ -248,7 +239,7 @@ impl Renderer {
                     .map(|g| {
                         device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                             label: Some("vat group"),
-                            entries: &conv::bind_group_layout_entries(g, shader_stages(*set)),
+                            entries: &conv::bind_group_layout_entries(g, set.shader_stages()),
                         })
                     })
                     .collect()
