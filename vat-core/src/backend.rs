@@ -30,7 +30,7 @@ pub use crate::frame::{
 };
 pub use asset::GpuAsset;
 pub use buffers::CrowdBuffer;
-pub use config::{CULL, ComputeKey, RendererConfig, TargetFormats};
+pub use config::{CULL, ComputeKey, RendererConfig, TargetFormats, texel_size_mismatches};
 pub use decode::{DecodeJob, decode_buffer, plan_decode};
 pub use error::Error;
 pub use offscreen::{check_target_size, sorted_lists};

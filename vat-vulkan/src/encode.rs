@@ -16,9 +16,9 @@ use vat_core::render::Culling;
 
 use crate::crowd::VkHandles;
 use crate::owned::{HostBuffer, color_range};
-use crate::pipelines::{CULL, SHADOW_PASS};
+use crate::pipelines::CULL;
 use crate::renderer::{CrowdDraw, HostFrameSets, StageSet, flipped_viewport, full_rect, memory_barrier};
-use crate::{Error, Renderer};
+use crate::{Error, Renderer, RendererConfig};
 
 /// Most bytes one `vkCmdUpdateBuffer` may write.
 const UPDATE_CHUNK: usize = 65536;
@@ -240,7 +240,9 @@ impl FrameBackend for Replay<'_> {
                     self.counts.push((args.buffer, slot.buffer.buffer, slot.event));
                 }
             }
-            Command::ShadowPass => self.shadow = Some(r.pipelines_for(&plan.depth, SHADOW_PASS)?),
+            Command::ShadowPass => {
+                self.shadow = Some(r.pipelines_for(&plan.depth, RendererConfig::SHADOW_PASS)?)
+            }
         }
         Ok(())
     }

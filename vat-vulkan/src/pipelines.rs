@@ -22,12 +22,6 @@ pub type PassFormats = vat_core::backend::pipeline::PassFormats<vk::Format>;
 /// formats: see [`vat_core::backend::pipeline::PrepassFormats`].
 pub type PrepassFormats = vat_core::backend::pipeline::PrepassFormats<vk::Format>;
 
-/// The shadow map's format (wgpu's `Depth32Float`).
-pub(crate) const SHADOW_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
-
-/// The shadow pass: depth only, [`SHADOW_FORMAT`], one sample.
-pub(crate) const SHADOW_PASS: PassFormats = PassFormats::shadow(SHADOW_FORMAT);
-
 pub(crate) use vat_core::backend::{CULL, ComputeKey};
 
 impl Renderer {

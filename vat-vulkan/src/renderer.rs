@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use ash::vk;
+use vat_core::backend::TargetFormats as _;
 use vat_core::backend::frame::gpu_counts::GpuCountsResult;
 use vat_core::backend::frame::{FrameState, HostPass, Prechecks};
 use vat_core::backend::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
@@ -25,7 +26,7 @@ use vat_core::render::{Culling, FrameReport, RenderOptions};
 use crate::crowd::{GpuCrowd, VkHandles};
 use crate::encode::Replay;
 use crate::owned::{HostBuffer, Object, Owned, color_range};
-use crate::pipelines::{CULL, ComputeKey, PassFormats, PrepassFormats, SHADOW_FORMAT};
+use crate::pipelines::{CULL, ComputeKey, PassFormats, PrepassFormats};
 use crate::shader::{ShaderModule, ShaderVariant};
 use crate::{Context, DeviceError, Error, GpuAsset, conv};
 
@@ -441,7 +442,7 @@ impl Renderer {
         let (shadow_image, shadow_view) = owned.layer_array_image_with(
             shadow_size,
             shadow_size,
-            SHADOW_FORMAT,
+            Formats::SHADOW,
             vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT
                 | vk::ImageUsageFlags::SAMPLED
                 | vk::ImageUsageFlags::TRANSFER_DST,

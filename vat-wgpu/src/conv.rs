@@ -158,10 +158,8 @@ mod tests {
 
     #[test]
     fn texel_formats_keep_their_size() {
-        for f in TexelFormat::ALL {
-            let w = map_texel_format(f);
-            assert_eq!(w.block_copy_size(None), Some(f.bytes_per_texel()), "{f:?} -> {w:?}");
-        }
+        let wgpu_bytes = |f| map_texel_format(f).block_copy_size(None);
+        assert_eq!(vat_core::backend::texel_size_mismatches(wgpu_bytes), []);
     }
 
     #[test]

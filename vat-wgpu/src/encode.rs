@@ -12,9 +12,9 @@ use vat_core::backend::{Compute, DrawStep, RendererFrame, Stage, buffer, compute
 use vat_core::render::Culling;
 
 use crate::crowd::WgpuHandles;
-use crate::pipelines::{CULL, SHADOW_PASS};
+use crate::pipelines::CULL;
 use crate::renderer::{AllocScope, BELT_CHUNK, CrowdDraw, StageSet};
-use crate::{DeviceError, Error, Renderer};
+use crate::{DeviceError, Error, Renderer, RendererConfig};
 
 /// Copies `bytes` (a multiple of 4) to byte `offset` of `target` through the staging belt, in
 /// `encoder`.
@@ -224,7 +224,7 @@ impl Renderer {
         draws: &[Draw],
         crowds: &[CrowdDraw<'_>],
     ) -> Result<(), Error> {
-        let pipelines = self.pipelines_for(draws, SHADOW_PASS);
+        let pipelines = self.pipelines_for(draws, RendererConfig::SHADOW_PASS);
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("vat shadow"),
             color_attachments: &[],

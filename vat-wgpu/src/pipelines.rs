@@ -17,12 +17,6 @@ pub type PassFormats = vat_core::backend::pipeline::PassFormats<wgpu::TextureFor
 /// formats: see [`vat_core::backend::pipeline::PrepassFormats`].
 pub type PrepassFormats = vat_core::backend::pipeline::PrepassFormats<wgpu::TextureFormat>;
 
-/// The shadow map's format.
-pub(crate) const SHADOW_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
-
-/// The shadow pass: depth only, [`SHADOW_FORMAT`], one sample.
-pub(crate) const SHADOW_PASS: PassFormats = PassFormats::shadow(SHADOW_FORMAT);
-
 pub(crate) use vat_core::backend::{CULL, ComputeKey};
 
 impl Renderer {

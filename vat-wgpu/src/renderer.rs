@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 
 use vat_core::backend::RendererFrame;
+use vat_core::backend::TargetFormats as _;
 use vat_core::backend::frame::gpu_counts::GpuCountsResult;
 use vat_core::backend::frame::{FrameState, HostPass, PlanLimits, Prechecks};
 use vat_core::backend::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
@@ -23,9 +24,9 @@ use vat_core::crowd::Camera;
 use crate::crowd::{GpuCrowd, WgpuHandles};
 use crate::device::REQUIRED_FEATURES;
 use crate::encode::Replay;
-use crate::pipelines::{CULL, ComputeKey, SHADOW_FORMAT};
+use crate::pipelines::{CULL, ComputeKey};
 use crate::{
-    Culling, DeviceError, Error, FrameReport, GpuAsset, PassFormats, PrepassFormats, RenderOptions,
+    Culling, DeviceError, Error, Formats, FrameReport, GpuAsset, PassFormats, PrepassFormats, RenderOptions,
     RenderTarget, RendererConfig, conv,
 };
 
@@ -285,7 +286,7 @@ impl Renderer {
             mip_level_count: 1,
             sample_count: 1,
             dimension: wgpu::TextureDimension::D2,
-            format: SHADOW_FORMAT,
+            format: Formats::SHADOW,
             usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
             view_formats: &[],
         });

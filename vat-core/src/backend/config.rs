@@ -1,5 +1,6 @@
 //! How a renderer is set up: one definition for both backends, over each backend's format type.
 
+use crate::encoding::TexelFormat;
 use crate::gpu;
 use crate::pipeline::{PassConventions, PassFormats, ShaderVariantKey};
 use crate::playback::Interpolation;
@@ -13,6 +14,15 @@ pub trait TargetFormats: Copy + std::fmt::Debug + PartialEq {
     const COLOR: Self::Format;
     /// The default depth format: 32-bit float depth.
     const DEPTH: Self::Format;
+    /// The format of vat's own shadow map: 32-bit float depth, the default depth format.
+    const SHADOW: Self::Format = Self::DEPTH;
+}
+
+/// The texel formats whose size a backend's format table changes: `bytes(f)` is the bytes per texel
+/// of the backend's format for `f` (`None`: not a plain texel format). A backend's table test
+/// expects none (a texture is uploaded with vat's row pitch).
+pub fn texel_size_mismatches(bytes: impl Fn(TexelFormat) -> Option<u32>) -> Vec<TexelFormat> {
+    TexelFormat::ALL.into_iter().filter(|&f| bytes(f) != Some(f.bytes_per_texel())).collect()
 }
 
 /// How a renderer is set up: the formats of the targets it renders into and its fixed variants
@@ -53,6 +63,9 @@ impl<F: TargetFormats> Default for RendererConfig<F> {
 }
 
 impl<F: TargetFormats> RendererConfig<F> {
+    /// vat's own shadow pass: depth only, in [`TargetFormats::SHADOW`], one sample.
+    pub const SHADOW_PASS: PassFormats<F::Format> = PassFormats::shadow(F::SHADOW);
+
     /// The formats of the passes a renderer's `render` begins: the colour and depth formats, the
     /// conventions, one sample, no motion attachment.
     pub fn pass_formats(&self) -> PassFormats<F::Format> {
