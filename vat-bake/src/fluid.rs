@@ -1,5 +1,5 @@
 //! The fluid mode (dynamic remeshing): bakes a sequence of meshes whose vertex and triangle counts
-//! change from frame to frame ([`vat_core::format::fluid`] describes the format and the decode).
+//! change from frame to frame ([`vat_core::modes::fluid`] describes the format and the decode).
 //!
 //! Frames are read **twice, one at a time** ([`FluidFrames`]): a first pass finds the box, the
 //! busiest frame and the counts; a second encodes each frame's vertices and lookup entries and
@@ -15,10 +15,10 @@ use vat_core::container::{
     Asset, ContainerWriter, FluidAnimation, FluidFrame, Lod, Manifest, Material, VertexAnimation,
 };
 use vat_core::format::encoding::{self, NormalRounding, PositionBounds, VertexFormat};
-use vat_core::format::fluid::{COLLAPSED, lookup_texels_per_frame};
 use vat_core::format::layout::VertexTextureLayout;
 use vat_core::format::reference::{self, FluidAnimationView};
 use vat_core::instance::InstanceRecord;
+use vat_core::modes::fluid::{COLLAPSED, lookup_texels_per_frame};
 
 use crate::{BakeError, Result};
 

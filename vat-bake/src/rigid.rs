@@ -1,4 +1,4 @@
-//! The rigid-body bake: pieces that move as units ([`vat_core::format::rigid`]).
+//! The rigid-body bake: pieces that move as units ([`vat_core::modes::rigid`]).
 //!
 //! Every source becomes a [`RigidSource`]: pieces (a rest mesh each, with its pivot) and clips that
 //! give every piece's pivot and rotation (from rest) at every baked frame. Two sources produce it: a
@@ -17,8 +17,8 @@ use vat_core::container::{
 use vat_core::format::encoding::{PositionBounds, make_hemisphere_continuous};
 use vat_core::format::layout::VertexTextureLayout;
 use vat_core::format::reference::{self, RigidAnimationView};
-use vat_core::format::rigid::{self, ROTATION_BOUND_DEG, ROTATION_BOUND_RAD};
 use vat_core::instance::InstanceRecord;
+use vat_core::modes::rigid::{self, ROTATION_BOUND_DEG, ROTATION_BOUND_RAD};
 use vat_core::playback::Interpolation;
 
 use crate::lods::{self, LodOptions};

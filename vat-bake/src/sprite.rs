@@ -1,5 +1,5 @@
 //! The sprite (particle) mode: bakes a sequence of particle frames into camera-facing cards, one
-//! texel per slot per frame ([`vat_core::format::sprite`] describes the texel and the sampling).
+//! texel per slot per frame ([`vat_core::modes::sprite`] describes the texel and the sampling).
 //!
 //! Frames are read **twice, one at a time** ([`SpriteFrames`]): a first pass collects the particle
 //! ids of every frame, the box of the centres and the largest card, and assigns slots
@@ -23,7 +23,7 @@ use vat_core::container::{
 };
 use vat_core::format::encoding::PositionBounds;
 use vat_core::format::layout::VertexTextureLayout;
-use vat_core::format::sprite::{
+use vat_core::modes::sprite::{
     DEAD_TEXEL, Particle, SPRITE_TEXEL_BYTES, SpriteBounds, decode_particle_texel, encode_particle_texel,
     error_bounds, texel_at, wrap_angle, wrap_delta,
 };

@@ -523,7 +523,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         if args.format != FormatArg::Packed64 {
             bail!(
                 "--format does not apply to the rigid mode: pieces are stored in its own 16-byte texel \
-                 (unorm16 pivot, snorm16 quaternion; vat_core::format::rigid)"
+                 (unorm16 pivot, snorm16 quaternion; vat_core::modes::rigid)"
             );
         }
         let options = vat_bake::rigid::RigidBakeOptions {

@@ -311,10 +311,10 @@ fn rigid_summary(
     *bounds = json!({ "min_m": ra.bounds.min, "extent_m": ra.bounds.extent });
     json!({
         "pieces": ra.layout.vertex_count,
-        "bytes_per_piece_frame": vat_core::format::rigid::RIGID_TEXEL_BYTES,
+        "bytes_per_piece_frame": vat_core::modes::rigid::RIGID_TEXEL_BYTES,
         "pivot_bounds": { "min_m": ra.pivot_bounds.min, "extent_m": ra.pivot_bounds.extent },
-        "translation_bound_mm": vat_core::format::rigid::translation_bound(&ra.pivot_bounds).map(|b| b * 1e3),
-        "rotation_bound_deg": vat_core::format::rigid::ROTATION_BOUND_DEG,
+        "translation_bound_mm": vat_core::modes::rigid::translation_bound(&ra.pivot_bounds).map(|b| b * 1e3),
+        "rotation_bound_deg": vat_core::modes::rigid::ROTATION_BOUND_DEG,
     })
 }
 
@@ -362,17 +362,17 @@ fn sprite_summary(
         .map(|f| {
             (0..slots)
                 .filter(|s| {
-                    vat_core::format::sprite::texel_at(particles, f * slots + s)
-                        .is_ok_and(|t| t[3] & vat_core::format::sprite::FLAG_ALIVE != 0)
+                    vat_core::modes::sprite::texel_at(particles, f * slots + s)
+                        .is_ok_and(|t| t[3] & vat_core::modes::sprite::FLAG_ALIVE != 0)
                 })
                 .count() as u64
         })
         .collect();
-    let b = vat_core::format::sprite::error_bounds(&sa.sprite_bounds());
+    let b = vat_core::modes::sprite::error_bounds(&sa.sprite_bounds());
     *bounds = json!({ "min_m": sa.card_bounds().min, "extent_m": sa.card_bounds().extent });
     json!({
         "slots": slots,
-        "bytes_per_slot_frame": vat_core::format::sprite::SPRITE_TEXEL_BYTES,
+        "bytes_per_slot_frame": vat_core::modes::sprite::SPRITE_TEXEL_BYTES,
         "alive_per_frame": alive,
         "particle_bounds": { "min_m": sa.position_bounds.min, "extent_m": sa.position_bounds.extent },
         "max_size_m": sa.max_size,

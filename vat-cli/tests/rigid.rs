@@ -134,7 +134,7 @@ fn shatter_sequence(frames: usize) -> vat_bake::sequence::MeshSequence {
                 .flat_map(|(p, t)| {
                     p.positions.iter().map(move |v| {
                         let local = [v[0] - p.rest_pivot[0], v[1] - p.rest_pivot[1], v[2] - p.rest_pivot[2]];
-                        let r = vat_core::format::rigid::quat_rotate(t.rotation, local);
+                        let r = vat_core::modes::rigid::quat_rotate(t.rotation, local);
                         glam::Vec3::new(t.pivot[0] + r[0], t.pivot[1] + r[1], t.pivot[2] + r[2])
                     })
                 })

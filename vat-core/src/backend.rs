@@ -19,7 +19,6 @@ mod decode;
 mod error;
 pub mod frame;
 pub mod gpu;
-pub mod modes;
 mod offscreen;
 pub mod pipeline;
 pub mod resolve;

@@ -7,9 +7,9 @@
 //!
 //! Two surfaces. The crate root is what game code uses: load an asset ([`Asset`]), run a crowd
 //! ([`Crowd`]: spawn, play, cross-fade, cull, pick, events, root motion) and draw it through a
-//! backend ([`CrowdRenderer`], [`RenderOptions`], [`FrameReport`]). Two named modules hold the rest:
+//! backend ([`CrowdRenderer`], [`RenderOptions`], [`FrameReport`]). Named modules hold the rest:
 //! [`format`](mod@format) (what bakers and tools need: layouts, encodings and their bounds, LOD math, the CPU
-//! reference decoder, the per-mode data) and [`backend`] (what vat-wgpu and vat-vulkan need: the GPU
+//! reference decoder), [`modes`] (one module per mode) and [`backend`] (what vat-wgpu and vat-vulkan need: the GPU
 //! interface, pipeline keys, the frame plan and its recording, the GPU state as data).
 //!
 //! | module | what it holds |
@@ -22,7 +22,8 @@
 //! | [`container`] | the `.vat` file: writer and validating, zero-copy reader |
 //! | [`files`] | the one gate for every file read or written |
 //! | [`render`] | the backend seam: render options, frame report and the [`render::CrowdRenderer`] trait |
-//! | [`format`](mod@format) | layouts, encodings and bounds, LOD math, per-mode data, the CPU reference decoder |
+//! | [`format`](mod@format) | layouts, encodings and bounds, LOD math, the CPU reference decoder |
+//! | [`modes`] | one module per mode (rigid, fluid, sprite): data, validation, CPU decode, textures; the mode table |
 //! | [`backend`] | the GPU interface, pipeline keys, the frame plan, the GPU state of crowds as data |
 //!
 //! ## Conventions
@@ -46,14 +47,16 @@ mod error;
 pub mod files;
 pub mod format;
 pub mod instance;
+pub mod modes;
 pub mod playback;
 pub mod render;
 pub mod root_motion;
 
 // The modules of the two named surfaces, visible at the root inside this crate only, so the crate's
 // own paths (`crate::gpu::...`) stay short.
-use backend::{frame, gpu, modes, pipeline};
-use format::{encoding, fluid, layout, lod, rigid, sprite};
+use backend::{frame, gpu, pipeline};
+use format::{encoding, layout, lod};
+use modes::{fluid, rigid, sprite};
 
 pub use container::{Asset, Limits};
 pub use crowd::{

@@ -25,7 +25,7 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use glam::{Vec2, Vec3};
-use vat_core::format::sprite::Particle;
+use vat_core::modes::sprite::Particle;
 
 use super::houdini::{HoudiniData, check_height, is_padding_vertex, texture_is_hdr};
 use super::images::Texture;

@@ -586,7 +586,7 @@ fn the_fountain_is_deterministic_seamless_and_verifies_within_its_bounds() {
     let cont = (0..u64::from(sa.layout.vertex_count))
         .filter(|&s| {
             texel_at(blob, last * u64::from(sa.layout.vertex_count) + s).unwrap()[3]
-                & vat_core::format::sprite::FLAG_CONTINUES
+                & vat_core::modes::sprite::FLAG_CONTINUES
                 != 0
         })
         .count();

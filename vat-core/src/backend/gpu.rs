@@ -117,10 +117,17 @@ pub use entry_points::*;
 pub use resources::{AssetBinding, AssetResource, AssetResources, ResourceError, ResourceLimits};
 pub use uniforms::*;
 
-/// The WGSL source of every vat shader (`src/shaders/vat.wgsl`, then the shadow lookup of
-/// `src/shaders/shadow.wgsl`, [`SHADOW_WGSL`]).
-pub const SHADER_SOURCE: &str =
-    concat!(include_str!("../shaders/vat.wgsl"), include_str!("../shaders/shadow.wgsl"));
+/// The WGSL source of every vat shader: `src/shaders/vat.wgsl` (bindings, structs, the soft and bone
+/// paths, culling, shading), then each mode's own file (`rigid.wgsl`, `fluid.wgsl`, `sprite.wgsl`:
+/// its decode and entry points), then the shadow lookup of `src/shaders/shadow.wgsl`
+/// ([`SHADOW_WGSL`]).
+pub const SHADER_SOURCE: &str = concat!(
+    include_str!("../shaders/vat.wgsl"),
+    include_str!("../shaders/rigid.wgsl"),
+    include_str!("../shaders/fluid.wgsl"),
+    include_str!("../shaders/sprite.wgsl"),
+    include_str!("../shaders/shadow.wgsl")
+);
 
 /// The sun shadow lookup of [`SHADER_SOURCE`] on its own (`vat_shadow_lookup`, the end of
 /// `SHADER_SOURCE`): WGSL with no bindings, which a host includes in its own shader to shade its

@@ -56,7 +56,7 @@
 
 mod manifest;
 mod material;
-mod reader;
+pub(crate) mod reader;
 mod writer;
 
 #[cfg(test)]
@@ -74,7 +74,6 @@ pub use material::{
     TextureBinding, TextureColorSpace, TextureFilter, TextureSource, TextureWrap,
 };
 pub use reader::{Asset, Limits, check_manifest_counts};
-pub(crate) use reader::{validate_fluid_section, validate_rigid_section, validate_sprite_section};
 pub use writer::{ContainerWriter, container_bytes, write_container};
 
 /// The first four bytes of every `.vat` file.
@@ -148,7 +147,7 @@ pub const HEADER_LEN: u64 = 16;
 pub const BLOB_ALIGNMENT: u64 = 16;
 
 /// `offset` rounded up to the next multiple of [`BLOB_ALIGNMENT`], or `None` on overflow.
-fn align_up(offset: u64) -> Option<u64> {
+pub(crate) fn align_up(offset: u64) -> Option<u64> {
     offset.checked_add(BLOB_ALIGNMENT - 1).map(|v| v / BLOB_ALIGNMENT * BLOB_ALIGNMENT)
 }
 

@@ -1,13 +1,15 @@
 //! The validating, zero-copy reader.
 
-use std::collections::HashSet;
+pub(crate) use std::collections::HashSet;
 
-use crate::clip::ClipRowMap;
-use crate::encoding::{TexelFormat, VertexFormat};
-use crate::{Error, Result};
+pub(crate) use crate::clip::ClipRowMap;
+pub(crate) use crate::encoding::{TexelFormat, VertexFormat};
+pub(crate) use crate::{Error, Result};
 
-use super::manifest::{BlobId, ElementFormat, Manifest, StreamKind};
-use super::{FORMAT_VERSION, FORMAT_VERSION_MORPH, HEADER_LEN, MAGIC, MIN_FORMAT_VERSION, align_up};
+pub(crate) use super::manifest::{BlobId, ElementFormat, Manifest, StreamKind};
+pub(crate) use super::{
+    FORMAT_VERSION, FORMAT_VERSION_MORPH, HEADER_LEN, MAGIC, MIN_FORMAT_VERSION, align_up,
+};
 
 /// Upper bounds the reader enforces before it uses any count or size read from a file, so that a
 /// corrupt or hostile file yields [`Error::LimitExceeded`] instead of a huge allocation or loop.
@@ -255,7 +257,7 @@ impl<'a> Asset<'a> {
     }
 }
 
-fn decode_manifest(manifest_bytes: &[u8], version: u32) -> Result<Manifest> {
+pub(crate) fn decode_manifest(manifest_bytes: &[u8], version: u32) -> Result<Manifest> {
     // Older versions end before the trailing sections they cannot hold: decode them with those
     // sections' empty encodings (postcard's 0 bytes) appended, so that a newer section can never be
     // read from an older file.
@@ -340,13 +342,13 @@ pub fn check_manifest_counts(m: &Manifest, limits: &Limits) -> Result<()> {
 }
 
 /// `value <= limit`, else [`Error::LimitExceeded`].
-fn within(what: &'static str, value: u64, limit: u64) -> Result<()> {
+pub(crate) fn within(what: &'static str, value: u64, limit: u64) -> Result<()> {
     if value > limit { Err(Error::LimitExceeded { what, value, limit }) } else { Ok(()) }
 }
 
 /// The product of `factors`, or [`Error::LimitExceeded`] when it overflows `u64` (nothing that large
 /// can be in a file).
-fn product(what: &'static str, factors: &[u64], limits: &Limits) -> Result<u64> {
+pub(crate) fn product(what: &'static str, factors: &[u64], limits: &Limits) -> Result<u64> {
     factors.iter().try_fold(1u64, |acc, &f| acc.checked_mul(f)).ok_or(Error::LimitExceeded {
         what,
         value: u64::MAX,
@@ -356,7 +358,7 @@ fn product(what: &'static str, factors: &[u64], limits: &Limits) -> Result<u64> 
 
 /// Checks the blob table against the file: alignment, order, overlaps, exact padding, exact end,
 /// zero padding bytes and checksums.
-fn check_blob_table(m: &Manifest, bytes: &[u8], manifest_end: u64, limits: &Limits) -> Result<()> {
+pub(crate) fn check_blob_table(m: &Manifest, bytes: &[u8], manifest_end: u64, limits: &Limits) -> Result<()> {
     within("blob count", m.blobs.len() as u64, limits.max_blobs.into())?;
     let file_len = bytes.len() as u64;
     let mut previous_offset: Option<u64> = None;
@@ -414,7 +416,7 @@ fn check_blob_table(m: &Manifest, bytes: &[u8], manifest_end: u64, limits: &Limi
 }
 
 /// `bytes[start..end]`, or [`Error::Truncated`] (unreachable after [`check_blob_table`]).
-fn range(bytes: &[u8], start: u64, end: u64) -> Result<&[u8]> {
+pub(crate) fn range(bytes: &[u8], start: u64, end: u64) -> Result<&[u8]> {
     usize::try_from(start)
         .ok()
         .zip(usize::try_from(end).ok())
@@ -423,7 +425,12 @@ fn range(bytes: &[u8], start: u64, end: u64) -> Result<&[u8]> {
 }
 
 /// The bytes of blob `id`, or [`Error::BlobIdOutOfRange`] naming `what` referred to it.
-fn blob_bytes<'a>(bytes: &'a [u8], m: &Manifest, id: BlobId, what: &'static str) -> Result<&'a [u8]> {
+pub(crate) fn blob_bytes<'a>(
+    bytes: &'a [u8],
+    m: &Manifest,
+    id: BlobId,
+    what: &'static str,
+) -> Result<&'a [u8]> {
     let entry = m.blobs.get(id.0 as usize).ok_or(Error::BlobIdOutOfRange {
         what,
         blob: id.0,
@@ -438,7 +445,7 @@ fn blob_bytes<'a>(bytes: &'a [u8], m: &Manifest, id: BlobId, what: &'static str)
 }
 
 /// Blob `id`'s bytes, checked to be exactly `expected` long.
-fn sized_blob<'a>(
+pub(crate) fn sized_blob<'a>(
     bytes: &'a [u8],
     m: &Manifest,
     id: BlobId,
@@ -453,14 +460,14 @@ fn sized_blob<'a>(
 }
 
 /// Names of the checks of one linearised texture, for error messages.
-struct Grid {
-    width: &'static str,
-    height: &'static str,
+pub(crate) struct Grid {
+    pub(crate) width: &'static str,
+    pub(crate) height: &'static str,
 }
 
 /// A linearised texture of `texels` texels: `width` and `height` in `1..=max_texture_dimension` and
 /// `height == ceil(texels / width)` (enough rows, no empty row). Returns `width * height`.
-fn check_grid(names: &Grid, width: u32, height: u32, texels: u64, limits: &Limits) -> Result<u64> {
+pub(crate) fn check_grid(names: &Grid, width: u32, height: u32, texels: u64, limits: &Limits) -> Result<u64> {
     if width == 0 {
         return Err(Error::ZeroCount { what: names.width });
     }
@@ -476,16 +483,16 @@ fn check_grid(names: &Grid, width: u32, height: u32, texels: u64, limits: &Limit
     Ok(u64::from(width) * u64::from(height))
 }
 
-fn expect_equal(what: &'static str, expected: u64, actual: u64) -> Result<()> {
+pub(crate) fn expect_equal(what: &'static str, expected: u64, actual: u64) -> Result<()> {
     if expected != actual { Err(Error::ManifestMismatch { what, expected, actual }) } else { Ok(()) }
 }
 
-fn check_finite(what: &'static str, values: &[f32]) -> Result<()> {
+pub(crate) fn check_finite(what: &'static str, values: &[f32]) -> Result<()> {
     if values.iter().all(|v| v.is_finite()) { Ok(()) } else { Err(Error::NotFinite { what }) }
 }
 
 /// Checks that `names` has no repeats.
-fn unique<'n>(what: &'static str, names: impl Iterator<Item = &'n str>) -> Result<()> {
+pub(crate) fn unique<'n>(what: &'static str, names: impl Iterator<Item = &'n str>) -> Result<()> {
     let mut seen = HashSet::new();
     for n in names {
         if !seen.insert(n) {
@@ -496,7 +503,7 @@ fn unique<'n>(what: &'static str, names: impl Iterator<Item = &'n str>) -> Resul
 }
 
 /// The morph layer: layouts derived from the counts, format, blob sizes, finite values.
-fn validate_morph_animation(
+pub(crate) fn validate_morph_animation(
     ma: &super::MorphAnimation,
     m: &Manifest,
     bytes: &[u8],
@@ -548,20 +555,14 @@ fn validate_morph_animation(
 }
 
 /// Every little-endian `f32` of `data` is finite, else [`Error::NotFinite`].
-fn check_finite_bytes(what: &'static str, data: &[u8]) -> Result<()> {
+pub(crate) fn check_finite_bytes(what: &'static str, data: &[u8]) -> Result<()> {
     let finite = data.chunks_exact(4).all(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite());
     if finite { Ok(()) } else { Err(Error::NotFinite { what }) }
 }
 
-mod fluid;
 mod manifest_checks;
-mod rigid;
 mod root_motion;
-mod sprite;
 
-pub(crate) use fluid::validate_fluid_section;
-use fluid::*;
-use manifest_checks::*;
-pub(crate) use rigid::validate_rigid_section;
-use root_motion::*;
-pub(crate) use sprite::validate_sprite_section;
+pub(crate) use crate::modes::fluid::fluid_vertex_total;
+pub(crate) use manifest_checks::*;
+pub(crate) use root_motion::*;

@@ -20,16 +20,16 @@
 //! decoder never does; a GPU result may therefore differ in the last bit or two of an f32. Backend
 //! tests state their tolerance in ULPs for that reason.
 
-use crate::clip::Clip;
-use crate::container::Asset;
-use crate::encoding::{self, PositionBounds, VertexFormat};
-use crate::instance::{InstanceRecord, PlayingSlot};
-use crate::layout::{
+pub(crate) use crate::clip::Clip;
+pub(crate) use crate::container::Asset;
+pub(crate) use crate::encoding::{self, PositionBounds, VertexFormat};
+pub(crate) use crate::instance::{InstanceRecord, PlayingSlot};
+pub(crate) use crate::layout::{
     BoneTextureLayout, MORPH_WEIGHTS_PER_TEXEL, MorphChannel, MorphTextureLayout, MorphWeightsLayout,
     VertexTextureLayout,
 };
-use crate::playback::{self, Interpolation};
-use crate::{Error, Result};
+pub(crate) use crate::playback::{self, Interpolation};
+pub(crate) use crate::{Error, Result};
 
 /// Everything the decoder needs of an asset's vertex animation, borrowed.
 #[derive(Debug, Clone)]
@@ -71,7 +71,7 @@ impl<'a> VertexAnimationView<'a> {
     }
 
     /// [`Self::from_asset`] without the fluid check (the fluid view's vertex texture).
-    fn from_asset_unchecked(asset: &'a Asset<'_>) -> Result<Self> {
+    pub(crate) fn from_asset_unchecked(asset: &'a Asset<'_>) -> Result<Self> {
         let manifest = asset.manifest();
         let va = manifest.vertex_animation.as_ref().ok_or(Error::OutOfRange {
             what: "vertex animation",
@@ -109,12 +109,12 @@ pub struct DecodedVertex {
 }
 
 /// Normalised position and unnormalised normal sum of one clip at one time.
-struct ClipValue {
+pub(crate) struct ClipValue {
     position: [f32; 3],
     normal: [f32; 3],
 }
 
-fn decode_clip(
+pub(crate) fn decode_clip(
     view: &VertexAnimationView<'_>,
     slot: PlayingSlot,
     time: f32,
@@ -126,7 +126,7 @@ fn decode_clip(
 }
 
 /// One vertex of a clip at given frames and weights.
-fn decode_clip_at(
+pub(crate) fn decode_clip_at(
     view: &VertexAnimationView<'_>,
     frames: [u32; 4],
     w: [f32; 4],
@@ -156,7 +156,7 @@ fn decode_clip_at(
 /// `vat_decode_clip`: Point reads the one frame of weight 1, Linear sums the two middle frames,
 /// Cubic all four, left to right.
 #[inline(always)]
-fn combine(interp: Interpolation, w: [f32; 4], t: &[encoding::DecodedTexel; 4]) -> ClipValue {
+pub(crate) fn combine(interp: Interpolation, w: [f32; 4], t: &[encoding::DecodedTexel; 4]) -> ClipValue {
     match interp {
         Interpolation::Point => {
             let p = if w[1] == 1.0 { &t[1] } else { &t[2] };
@@ -277,7 +277,11 @@ pub fn decode_vertex(
 }
 
 /// `vat_to_world`: the instance transform of an object-space point and unit normal.
-fn to_world(instance: &InstanceRecord, object_position: [f32; 3], object_normal: [f32; 3]) -> DecodedVertex {
+pub(crate) fn to_world(
+    instance: &InstanceRecord,
+    object_position: [f32; 3],
+    object_normal: [f32; 3],
+) -> DecodedVertex {
     let (s, c) = instance.yaw.sin_cos();
     let scaled = [
         instance.scale * object_position[0],
@@ -296,7 +300,7 @@ fn to_world(instance: &InstanceRecord, object_position: [f32; 3], object_normal:
 
 /// `vat_decode_tangent`: the world tangent of `instance` at `time` for the unit object normal `n`
 /// and fade weight `w` (zero without tangents).
-fn decode_tangent(
+pub(crate) fn decode_tangent(
     view: &VertexAnimationView<'_>,
     instance: &InstanceRecord,
     time: f32,
@@ -329,15 +333,13 @@ fn decode_tangent(
 }
 
 mod bone;
-mod fluid;
-mod helpers;
-mod rigid;
-mod sprite;
+pub(crate) mod helpers;
 #[cfg(test)]
 mod tests;
 
 pub use bone::*;
-pub use fluid::*;
-use helpers::*;
-pub use rigid::*;
-pub use sprite::*;
+// Each mode's decode lives with its mode (`crate::modes`); the reference is one place to call them.
+pub use crate::modes::fluid::reference::*;
+pub use crate::modes::rigid::reference::*;
+pub use crate::modes::sprite::reference::*;
+pub(crate) use helpers::*;

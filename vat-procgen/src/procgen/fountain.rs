@@ -11,7 +11,7 @@
 //! `1 / (FOUNTAIN_FPS * FOUNTAIN_EMISSION_RATE)` s), so frame `FOUNTAIN_FRAMES` would equal frame 0
 //! bit for bit. Deterministic: an integer hash per particle, no `rand`.
 
-use vat_core::format::sprite::Particle;
+use vat_core::modes::sprite::Particle;
 
 use vat_bake::sprite::{SourceParticle, SpriteFrame, SpriteSequence};
 

@@ -265,7 +265,7 @@ pub struct VertexTexture<'a> {
 /// [`vertex_texture_bindings`] puts them, each `layout.width x layout.height` in its
 /// [`TexelFormat`], and 1x1 zero stand-ins (`Rgba8Uint` for the unsigned bindings, `Rgba32Float` for
 /// the float ones) elsewhere; all six stand-ins for a rigid asset (its pieces live in
-/// [`rigid_textures`]) and a sprite asset (its particles live in [`sprite_particle_texture`]).
+/// [`crate::modes::rigid::rigid_textures`]) and a sprite asset (its particles live in [`crate::modes::sprite::sprite_particle_texture`]).
 /// `None` if the asset has no vertex animation texture, rigid animation or sprite animation. Backends upload these as they are; they never re-derive them.
 pub fn vertex_textures<'a>(asset: &crate::container::Asset<'a>) -> Option<[VertexTexture<'a>; 6]> {
     let m = asset.manifest();
@@ -329,74 +329,7 @@ pub fn morph_textures<'a>(asset: &crate::container::Asset<'a>) -> [TextureData<'
 }
 
 /// One zero `Rgba32Uint` texel: the 1x1 stand-in of an absent rigid texture.
-static ZERO_RGBA32U_TEXEL: [u8; 16] = [0; 16];
-
-/// The textures of the rigid mode, `[rigid_pieces, rigid_vertices]` (group 1, bindings 15 and 16),
-/// borrowed from a validated asset: the piece texture and the rigid vertex texture of its
-/// [`crate::container::RigidAnimation`] (both [`crate::rigid::RIGID_TEXEL_FORMAT`]), or two 1x1 zero
-/// `Rgba32Uint` stand-ins for a soft asset (its pipelines never read them), so that every asset
-/// binds the same layout. Backends upload these as they are; they never re-derive them.
-pub fn rigid_textures<'a>(asset: &crate::container::Asset<'a>) -> [TextureData<'a>; 2] {
-    let dummy =
-        TextureData { width: 1, height: 1, format: TexelFormat::Rgba32Uint, bytes: &ZERO_RGBA32U_TEXEL };
-    let Some(ra) = asset.manifest().rigid_animation.as_ref() else { return [dummy, dummy] };
-    match (asset.get_blob(ra.pieces), asset.get_blob(ra.vertices)) {
-        (Some(pieces), Some(vertices)) => [
-            TextureData {
-                width: ra.layout.width,
-                height: ra.layout.height,
-                format: crate::rigid::RIGID_TEXEL_FORMAT,
-                bytes: pieces,
-            },
-            TextureData {
-                width: ra.vertex_layout.width,
-                height: ra.vertex_layout.height,
-                format: crate::rigid::RIGID_TEXEL_FORMAT,
-                bytes: vertices,
-            },
-        ],
-        // A parsed asset has both blobs; only a hand-made Asset could lack them.
-        _ => [dummy, dummy],
-    }
-}
-
-/// The fluid mode's lookup texture (group 1, binding 22), borrowed from a validated asset: that of
-/// its [`crate::container::FluidAnimation`] ([`crate::fluid::LOOKUP_TEXEL_FORMAT`]), or a 1x1 zero
-/// `Rgba32Uint` stand-in for other assets (their pipelines never read it).
-pub fn fluid_lookup_texture<'a>(asset: &crate::container::Asset<'a>) -> TextureData<'a> {
-    let dummy =
-        TextureData { width: 1, height: 1, format: TexelFormat::Rgba32Uint, bytes: &ZERO_RGBA32U_TEXEL };
-    let Some(fa) = asset.manifest().fluid_animation.as_ref() else { return dummy };
-    match asset.get_blob(fa.lookup) {
-        Some(bytes) => TextureData {
-            width: fa.lookup_layout.width,
-            height: fa.lookup_layout.height,
-            format: crate::fluid::LOOKUP_TEXEL_FORMAT,
-            bytes,
-        },
-        // A parsed asset has the blob; only a hand-made Asset could lack it.
-        None => dummy,
-    }
-}
-
-/// The sprite mode's particle texture (group 1, binding 23), borrowed from a validated asset: that
-/// of its [`crate::container::SpriteAnimation`] ([`crate::sprite::SPRITE_TEXEL_FORMAT`]), or a 1x1
-/// zero `Rgba32Uint` stand-in for other assets (their pipelines never read it).
-pub fn sprite_particle_texture<'a>(asset: &crate::container::Asset<'a>) -> TextureData<'a> {
-    let dummy =
-        TextureData { width: 1, height: 1, format: TexelFormat::Rgba32Uint, bytes: &ZERO_RGBA32U_TEXEL };
-    let Some(sa) = asset.manifest().sprite_animation.as_ref() else { return dummy };
-    match asset.get_blob(sa.particles) {
-        Some(bytes) => TextureData {
-            width: sa.layout.width,
-            height: sa.layout.height,
-            format: crate::sprite::SPRITE_TEXEL_FORMAT,
-            bytes,
-        },
-        // A parsed asset has the blob; only a hand-made Asset could lack it.
-        None => dummy,
-    }
-}
+pub(crate) static ZERO_RGBA32U_TEXEL: [u8; 16] = [0; 16];
 
 /// The clip table of an asset, in texture order, as the shader reads it.
 pub fn clip_records(clips: &[Clip]) -> Vec<ClipRecord> {

@@ -1,10 +1,10 @@
 //! The manifest's validation against the file: every section's counts, sizes, names and blobs
 //! ([`validate_manifest`]), the materials.
 
-use super::*;
+pub(crate) use super::*;
 
 /// Everything about the manifest beyond the blob table. Returns the clip row map.
-pub(super) fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> Result<ClipRowMap> {
+pub(crate) fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> Result<ClipRowMap> {
     // Counts first, so nothing below loops or multiplies over an absurd count.
     if m.vertex_count == 0 {
         return Err(Error::ZeroCount { what: "vertex count" });
@@ -134,7 +134,7 @@ pub(super) fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> 
 }
 
 /// The vertex animation section: texture layout and blobs against the vertex and frame counts, the position box.
-fn check_vertex_animation(
+pub(crate) fn check_vertex_animation(
     m: &Manifest,
     bytes: &[u8],
     limits: &Limits,
@@ -207,7 +207,7 @@ fn check_vertex_animation(
 }
 
 /// The bone animation section: texture layout against the bones and frames, joint and weight streams.
-fn check_bone_animation(
+pub(crate) fn check_bone_animation(
     m: &Manifest,
     bytes: &[u8],
     limits: &Limits,
@@ -262,7 +262,7 @@ fn check_bone_animation(
 }
 
 /// The index blob and the LOD table: ranges inside the indices, every index below the vertex count.
-fn check_indices_and_lods(m: &Manifest, bytes: &[u8], vertex_count: u64) -> Result<()> {
+pub(crate) fn check_indices_and_lods(m: &Manifest, bytes: &[u8], vertex_count: u64) -> Result<()> {
     match (m.indices, m.lods.is_empty()) {
         (None, true) => {}
         (None, false) => return Err(Error::MissingSection { what: "the index blob its LODs refer to" }),
@@ -326,7 +326,7 @@ fn check_indices_and_lods(m: &Manifest, bytes: &[u8], vertex_count: u64) -> Resu
 /// The materials and their texture arrays: counts, finite factors in range, every texture binding
 /// a layer of the right array, full mip chains, exact blob sizes, and every material id of the
 /// `MaterialId` stream and the attachments below the material count.
-pub(super) fn validate_materials(m: &Manifest, bytes: &[u8], limits: &Limits) -> Result<()> {
+pub(crate) fn validate_materials(m: &Manifest, bytes: &[u8], limits: &Limits) -> Result<()> {
     within("material count", m.materials.len() as u64, super::super::MAX_MATERIALS as u64)?;
     let textures = m.material_textures.as_ref();
     if textures.is_some() && m.materials.is_empty() {

@@ -6,7 +6,7 @@ use super::*;
 /// pose per stored frame, the first the identity, every value finite and within
 /// [`crate::root_motion::ROOT_MOTION_LIMIT`], a one-shot clip's cycle its last frame. Clip frame
 /// counts were checked against [`Limits::max_frames`] before, so the poses are bounded too.
-pub(super) fn validate_root_motion(m: &Manifest) -> Result<()> {
+pub(crate) fn validate_root_motion(m: &Manifest) -> Result<()> {
     use crate::root_motion::{ROOT_MOTION_LIMIT, RootPose};
     if m.root_motion.is_empty() {
         return Ok(());

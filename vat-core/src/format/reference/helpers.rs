@@ -1,6 +1,6 @@
 //! Small vector helpers and the four-lane Packed64 frame decode shared by the modes.
 
-use super::*;
+pub(crate) use super::*;
 
 /// `a * (1 - w) + b * w` per component (WGSL `mix`).
 pub(crate) fn mix3(a: [f32; 3], b: [f32; 3], w: f32) -> [f32; 3] {

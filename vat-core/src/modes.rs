@@ -1,17 +1,23 @@
-//! The mode table: one entry per way a `.vat` file animates ([`VatMode`]), holding what every layer
-//! asks of a mode: whether a manifest has its section, the section's validation against the file
-//! (the reader runs it), the group-1 textures it binds (the asset's resources gather them, 1x1
-//! stand-ins when the file has no such section), and the program and decode entry point that draw
-//! and decode its bodies (the frame plan and verification pick them). The reader, the resource list
-//! and the plan iterate [`MODES`]; they do not name the modes one by one.
+//! The modes, one module each: a mode (soft, [`rigid`], [`fluid`], [`sprite`]) is one way a `.vat`
+//! file animates ([`VatMode`]), and its module holds everything of it: its constants and texel
+//! formats, its section's validation against the file, its CPU reference decode (re-exported by
+//! [`crate::format::reference`]), the group-1 textures it binds and its entry in the table; its
+//! shader code is `src/shaders/<mode>.wgsl`.
 //!
-//! Adding a mode: its section in the manifest, its entry here (with its validation, textures and
-//! program), its vertex and decode entry points in the shader and [`Program`], and its CPU reference
-//! (`crate::format::reference`). `ARCHITECTURE.md` lists the files.
+//! The table [`MODES`] holds what every layer asks of a mode: whether a manifest has its section,
+//! the section's validation (the reader runs it), the group-1 textures it binds (the asset's
+//! resources gather them, 1x1 stand-ins when the file has no such section), and the program and
+//! decode entry point that draw and decode its bodies (the frame plan and verification pick them).
+//! The reader, the resource list and the plan iterate [`MODES`]; they do not name the modes one by
+//! one. `ARCHITECTURE.md` lists the files a new mode touches.
+
+pub mod fluid;
+pub mod rigid;
+pub mod sprite;
 
 use crate::clip::ClipRowMap;
 use crate::container::{Asset, Limits, Manifest, VatMode};
-use crate::gpu::{self, TextureData};
+use crate::gpu::TextureData;
 use crate::pipeline::Program;
 use crate::render::RenderMode;
 
@@ -60,52 +66,21 @@ impl std::fmt::Debug for ModeEntry {
     }
 }
 
-/// Every mode, in [`VatMode`] order.
-pub static MODES: [ModeEntry; 4] = [
-    ModeEntry {
-        mode: VatMode::Soft,
-        present: |m| m.vertex_animation.is_some(),
-        // The vertex animation is the base section every other check reads (its layout sets the
-        // frame count): the reader checks it before the mode sections.
-        validate: |_| Ok(()),
-        // The vertex-format textures (`vat_texture` ...) are bound by format, not by mode.
-        textures: |_| Vec::new(),
-        program: None,
-        decode_entry_point: None,
-    },
-    ModeEntry {
-        mode: VatMode::Rigid,
-        present: |m| m.rigid_animation.is_some(),
-        validate: crate::container::validate_rigid_section,
-        textures: |asset| {
-            let [pieces, vertices] = gpu::rigid_textures(asset);
-            vec![
-                ("rigid_pieces", "vat rigid pieces", pieces),
-                ("rigid_vertices", "vat rigid vertices", vertices),
-            ]
-        },
-        program: Some(Program::Rigid),
-        decode_entry_point: Some(gpu::ENTRY_POINT_DECODE_RIGID),
-    },
-    ModeEntry {
-        mode: VatMode::Fluid,
-        present: |m| m.fluid_animation.is_some(),
-        validate: crate::container::validate_fluid_section,
-        textures: |asset| vec![("fluid_lookup", "vat fluid lookup", gpu::fluid_lookup_texture(asset))],
-        program: Some(Program::Fluid),
-        decode_entry_point: Some(gpu::ENTRY_POINT_DECODE_FLUID),
-    },
-    ModeEntry {
-        mode: VatMode::Sprite,
-        present: |m| m.sprite_animation.is_some(),
-        validate: crate::container::validate_sprite_section,
-        textures: |asset| {
-            vec![("sprite_particles", "vat sprite particles", gpu::sprite_particle_texture(asset))]
-        },
-        program: Some(Program::Sprite),
-        decode_entry_point: Some(gpu::ENTRY_POINT_DECODE_SPRITE),
-    },
-];
+/// The soft (and skeletal) mode: the vertex animation every other mode builds on.
+const SOFT: ModeEntry = ModeEntry {
+    mode: VatMode::Soft,
+    present: |m| m.vertex_animation.is_some(),
+    // The vertex animation is the base section every other check reads (its layout sets the
+    // frame count): the reader checks it before the mode sections.
+    validate: |_| Ok(()),
+    // The vertex-format textures (`vat_texture` ...) are bound by format, not by mode.
+    textures: |_| Vec::new(),
+    program: None,
+    decode_entry_point: None,
+};
+
+/// Every mode, in [`VatMode`] order: each mode's entry lives in its module.
+pub static MODES: [ModeEntry; 4] = [SOFT, rigid::ENTRY, fluid::ENTRY, sprite::ENTRY];
 
 /// The table's entry of `mode`.
 pub fn mode_entry(mode: VatMode) -> &'static ModeEntry {
@@ -150,7 +125,10 @@ mod tests {
         assert_eq!(body_program(VatMode::Rigid, RenderMode::Vat), Program::Rigid);
         assert_eq!(body_program(VatMode::Rigid, RenderMode::Bone), Program::Body(RenderMode::Bone));
         assert_eq!(body_program(VatMode::Soft, RenderMode::Vat), Program::Body(RenderMode::Vat));
-        assert_eq!(decode_entry_point(VatMode::Fluid, RenderMode::Vat), Some(gpu::ENTRY_POINT_DECODE_FLUID));
+        assert_eq!(
+            decode_entry_point(VatMode::Fluid, RenderMode::Vat),
+            Some(crate::gpu::ENTRY_POINT_DECODE_FLUID)
+        );
         assert_eq!(decode_entry_point(VatMode::Soft, RenderMode::Vat), RenderMode::Vat.decode_entry_point());
         // Every mode with textures binds names of group 1 of the binding table.
         for entry in &MODES {

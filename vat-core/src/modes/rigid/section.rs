@@ -1,6 +1,6 @@
 //! The rigid section's validation.
 
-use super::*;
+use crate::container::reader::*;
 
 /// The rigid animation's checks: exclusive of the other animation kinds, rest streams present,
 /// layouts consistent with the vertex and frame counts, exact blob sizes, finite boxes, every piece

@@ -47,6 +47,11 @@
 //! (the zero quaternion, which no valid track produces, reads as the identity), the pivot
 //! denormalised from the box, and the vertex placed as above.
 
+pub mod reference;
+mod section;
+
+pub(crate) use section::*;
+
 use crate::encoding::PositionBounds;
 use crate::{Error, Result};
 
@@ -221,6 +226,52 @@ pub fn rotation_angle_between(a: [f32; 4], b: [f32; 4]) -> f64 {
     let v = (vx * vx + vy * vy + vz * vz).sqrt();
     // atan2 is scale-invariant: no need to normalise the product.
     2.0 * v.atan2(s.abs())
+}
+
+/// The rigid mode's entry in the mode table ([`crate::modes::MODES`]).
+pub(crate) const ENTRY: crate::modes::ModeEntry = crate::modes::ModeEntry {
+    mode: crate::container::VatMode::Rigid,
+    present: |m| m.rigid_animation.is_some(),
+    validate: validate_rigid_section,
+    textures: |asset| {
+        let [pieces, vertices] = rigid_textures(asset);
+        vec![("rigid_pieces", "vat rigid pieces", pieces), ("rigid_vertices", "vat rigid vertices", vertices)]
+    },
+    program: Some(crate::pipeline::Program::Rigid),
+    decode_entry_point: Some(crate::gpu::ENTRY_POINT_DECODE_RIGID),
+};
+
+/// The textures of the rigid mode, `[rigid_pieces, rigid_vertices]` (group 1, bindings 15 and 16),
+/// borrowed from a validated asset: the piece texture and the rigid vertex texture of its
+/// [`crate::container::RigidAnimation`] (both [`crate::rigid::RIGID_TEXEL_FORMAT`]), or two 1x1 zero
+/// `Rgba32Uint` stand-ins for a soft asset (its pipelines never read them), so that every asset
+/// binds the same layout. Backends upload these as they are; they never re-derive them.
+pub fn rigid_textures<'a>(asset: &crate::container::Asset<'a>) -> [crate::gpu::TextureData<'a>; 2] {
+    let dummy = crate::gpu::TextureData {
+        width: 1,
+        height: 1,
+        format: crate::encoding::TexelFormat::Rgba32Uint,
+        bytes: &crate::gpu::ZERO_RGBA32U_TEXEL,
+    };
+    let Some(ra) = asset.manifest().rigid_animation.as_ref() else { return [dummy, dummy] };
+    match (asset.get_blob(ra.pieces), asset.get_blob(ra.vertices)) {
+        (Some(pieces), Some(vertices)) => [
+            crate::gpu::TextureData {
+                width: ra.layout.width,
+                height: ra.layout.height,
+                format: crate::rigid::RIGID_TEXEL_FORMAT,
+                bytes: pieces,
+            },
+            crate::gpu::TextureData {
+                width: ra.vertex_layout.width,
+                height: ra.vertex_layout.height,
+                format: crate::rigid::RIGID_TEXEL_FORMAT,
+                bytes: vertices,
+            },
+        ],
+        // A parsed asset has both blobs; only a hand-made Asset could lack them.
+        _ => [dummy, dummy],
+    }
 }
 
 #[cfg(test)]

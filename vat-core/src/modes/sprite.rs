@@ -40,6 +40,11 @@
 //! (the result may leave `[-pi, pi]` by less than `pi`, the same angle). Otherwise the nearest
 //! frame wins: `w < 0.5` reads the first texel, else the second; a dead one gives no particle.
 
+pub mod reference;
+mod section;
+
+pub(crate) use section::*;
+
 use crate::encoding::PositionBounds;
 use crate::{Error, Result};
 use std::f32::consts::PI;
@@ -242,6 +247,39 @@ pub fn sample_particle(b: &SpriteBounds, first: [u32; 4], second: [u32; 4], weig
 /// [`Error::IndexOutOfRange`] if the texture is too short.
 pub fn texel_at(bytes: &[u8], index: u64) -> Result<[u32; 4]> {
     crate::rigid::texel_at(bytes, index)
+}
+
+/// The sprite mode's entry in the mode table ([`crate::modes::MODES`]).
+pub(crate) const ENTRY: crate::modes::ModeEntry = crate::modes::ModeEntry {
+    mode: crate::container::VatMode::Sprite,
+    present: |m| m.sprite_animation.is_some(),
+    validate: validate_sprite_section,
+    textures: |asset| vec![("sprite_particles", "vat sprite particles", sprite_particle_texture(asset))],
+    program: Some(crate::pipeline::Program::Sprite),
+    decode_entry_point: Some(crate::gpu::ENTRY_POINT_DECODE_SPRITE),
+};
+
+/// The sprite mode's particle texture (group 1, binding 23), borrowed from a validated asset: that
+/// of its [`crate::container::SpriteAnimation`] ([`crate::sprite::SPRITE_TEXEL_FORMAT`]), or a 1x1
+/// zero `Rgba32Uint` stand-in for other assets (their pipelines never read it).
+pub fn sprite_particle_texture<'a>(asset: &crate::container::Asset<'a>) -> crate::gpu::TextureData<'a> {
+    let dummy = crate::gpu::TextureData {
+        width: 1,
+        height: 1,
+        format: crate::encoding::TexelFormat::Rgba32Uint,
+        bytes: &crate::gpu::ZERO_RGBA32U_TEXEL,
+    };
+    let Some(sa) = asset.manifest().sprite_animation.as_ref() else { return dummy };
+    match asset.get_blob(sa.particles) {
+        Some(bytes) => crate::gpu::TextureData {
+            width: sa.layout.width,
+            height: sa.layout.height,
+            format: crate::sprite::SPRITE_TEXEL_FORMAT,
+            bytes,
+        },
+        // A parsed asset has the blob; only a hand-made Asset could lack it.
+        None => dummy,
+    }
 }
 
 #[cfg(test)]

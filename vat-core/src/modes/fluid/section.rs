@@ -1,10 +1,10 @@
 //! The fluid section's validation.
 
-use super::*;
+use crate::container::reader::*;
 
 /// The vertices of all frames of a fluid animation together (checked `u64` sum; each count is a
 /// `u32`, so the sum of at most `u32::MAX` frames cannot overflow `u64`).
-pub(super) fn fluid_vertex_total(fa: &crate::container::FluidAnimation) -> Result<u64> {
+pub(crate) fn fluid_vertex_total(fa: &crate::container::FluidAnimation) -> Result<u64> {
     Ok(fa.frames.iter().map(|f| u64::from(f.vertex_count)).sum())
 }
 

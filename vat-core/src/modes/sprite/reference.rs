@@ -1,6 +1,6 @@
 //! The sprite mode's CPU reference: particles and their camera-facing cards.
 
-use super::*;
+use crate::format::reference::helpers::*;
 
 /// Everything the decoder needs of a sprite asset ([`crate::container::SpriteAnimation`]),
 /// borrowed.

@@ -1,6 +1,6 @@
 //! The sprite section's validation.
 
-use super::*;
+use crate::container::reader::*;
 
 /// The sprite animation's checks: no other animation, `4 * slots` corners, a particle texture of one
 /// texel per slot per frame, finite bounds and card size, and every texel: a dead slot all zero,

@@ -25,6 +25,11 @@
 //! topology does not have: a fluid vertex's previous position is its position now moved by the
 //! previous instance record (the instance's and the camera's motion, not the surface's own).
 
+pub mod reference;
+mod section;
+
+pub(crate) use section::*;
+
 use crate::{Error, Result};
 
 /// The lookup entry of a collapsed corner (and of the unused lanes after a frame's last corner).
@@ -100,6 +105,39 @@ pub fn build_lookup(
     }
     out.resize(usize::try_from(texel_capacity * 16).unwrap_or(out.len()).max(out.len()), 0);
     Ok(out)
+}
+
+/// The fluid mode's entry in the mode table ([`crate::modes::MODES`]).
+pub(crate) const ENTRY: crate::modes::ModeEntry = crate::modes::ModeEntry {
+    mode: crate::container::VatMode::Fluid,
+    present: |m| m.fluid_animation.is_some(),
+    validate: validate_fluid_section,
+    textures: |asset| vec![("fluid_lookup", "vat fluid lookup", fluid_lookup_texture(asset))],
+    program: Some(crate::pipeline::Program::Fluid),
+    decode_entry_point: Some(crate::gpu::ENTRY_POINT_DECODE_FLUID),
+};
+
+/// The fluid mode's lookup texture (group 1, binding 22), borrowed from a validated asset: that of
+/// its [`crate::container::FluidAnimation`] ([`crate::fluid::LOOKUP_TEXEL_FORMAT`]), or a 1x1 zero
+/// `Rgba32Uint` stand-in for other assets (their pipelines never read it).
+pub fn fluid_lookup_texture<'a>(asset: &crate::container::Asset<'a>) -> crate::gpu::TextureData<'a> {
+    let dummy = crate::gpu::TextureData {
+        width: 1,
+        height: 1,
+        format: crate::encoding::TexelFormat::Rgba32Uint,
+        bytes: &crate::gpu::ZERO_RGBA32U_TEXEL,
+    };
+    let Some(fa) = asset.manifest().fluid_animation.as_ref() else { return dummy };
+    match asset.get_blob(fa.lookup) {
+        Some(bytes) => crate::gpu::TextureData {
+            width: fa.lookup_layout.width,
+            height: fa.lookup_layout.height,
+            format: crate::fluid::LOOKUP_TEXEL_FORMAT,
+            bytes,
+        },
+        // A parsed asset has the blob; only a hand-made Asset could lack it.
+        None => dummy,
+    }
 }
 
 #[cfg(test)]

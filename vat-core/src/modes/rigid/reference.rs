@@ -1,6 +1,6 @@
 //! The rigid mode's CPU reference: pieces' pivots and rotations, and their vertices.
 
-use super::*;
+use crate::format::reference::helpers::*;
 
 /// Everything the decoder needs of a rigid asset ([`crate::container::RigidAnimation`]), borrowed
 /// (the rest positions and normals read once from the streams).

@@ -1,6 +1,6 @@
 //! The fluid mode's CPU reference: the frame an instance shows and its corners.
 
-use super::*;
+use crate::format::reference::helpers::*;
 
 /// Everything the decoder needs of a fluid asset ([`crate::container::FluidAnimation`]), borrowed.
 #[derive(Debug, Clone)]
