@@ -1,0 +1,196 @@
+//! The geometry of the impostor tier (issue 33): which view directions a baked impostor holds, where
+//! each view's image lies, and which views a direction blends. The baker renders a view for every
+//! grid point and the runtime picks and weighs them the same way, so both compute everything from
+//! the functions here (the shader mirrors them; this is their CPU reference).
+//!
+//! # Views
+//! The view directions are the points of an `n x n` grid laid over the octahedral square `[-1, 1]^2`:
+//! grid point `(i, j)` (column `i`, row `j`, both `0..n`) sits at `s = 2 i / (n - 1) - 1`,
+//! `t = 2 j / (n - 1) - 1`, so the square's edges and corners are views too. A **full** layout maps the
+//! square onto the whole sphere (the octahedral map with +Y up, the lower half folded over the
+//! diagonals); a **hemi** layout maps it onto the upper hemisphere only (`y >= 0`, the square being
+//! the octahedron's upper half rotated by 45 degrees), which suits characters seen from the ground or
+//! above, with twice the angular density for the same count. Directions point from the object
+//! **towards the viewer** (metres are not involved: the directions are unit vectors in the object's
+//! own frame, +Y up, +Z forward).
+//!
+//! # A view's image
+//! Each view is an orthographic image of the object's bounding sphere (centre `c`, radius `r`): the
+//! camera looks along `-d`, its right axis is `normalize(up x d)` with `up = +Y` (or `+Z` within
+//! 1e-4 of the poles, where `+Y` and `d` are parallel), its up axis `d x right`. A point `p` lands at
+//! `u = 0.5 + dot(p - c, right) / (2 r)`, `v = 0.5 - dot(p - c, up) / (2 r)` (both in `[0, 1]` inside
+//! the sphere, `v` down like texture rows) with depth `dot(p - c, d) / r` in `[-1, 1]` (positive
+//! towards the viewer).
+//!
+//! # Blending
+//! A direction's continuous grid position falls in one grid cell, split along its diagonal into two
+//! triangles; the three views at the corners of its triangle are blended with barycentric weights
+//! (summing to 1, exactly 1 on a baked view). So the image changes continuously as the camera moves.
+
+/// Which part of the sphere the views cover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum ViewCoverage {
+    /// The whole sphere (objects seen from below too: flocks, debris in the air).
+    Full,
+    /// The upper hemisphere (`y >= 0`): ground characters seen from the side or above. A direction
+    /// below the horizon uses the horizon's views.
+    Hemi,
+}
+
+/// The view grid of an impostor: `views_per_side^2` views over [`ViewCoverage`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct ViewGrid {
+    /// Grid points per side, at least 2 (4 views) and at most [`MAX_VIEWS_PER_SIDE`].
+    pub views_per_side: u32,
+    /// Which directions the grid covers.
+    pub coverage: ViewCoverage,
+}
+
+/// The largest grid side the format accepts (1,024 views).
+pub const MAX_VIEWS_PER_SIDE: u32 = 32;
+
+/// Three views and their weights (summing to 1), as `(view index, weight)`; a view index is
+/// `j * views_per_side + i` for grid point `(i, j)`.
+pub type ViewBlend = [(u32, f32); 3];
+
+impl ViewGrid {
+    /// A grid of `views_per_side` points per side over `coverage`.
+    ///
+    /// # Errors
+    /// [`crate::Error::OutOfRange`] when `views_per_side` is below 2 or above
+    /// [`MAX_VIEWS_PER_SIDE`].
+    pub fn new(views_per_side: u32, coverage: ViewCoverage) -> crate::Result<ViewGrid> {
+        if !(2..=MAX_VIEWS_PER_SIDE).contains(&views_per_side) {
+            return Err(crate::Error::OutOfRange {
+                what: "impostor views per side",
+                value: views_per_side.to_string(),
+                expected: "2 to 32",
+            });
+        }
+        Ok(ViewGrid { views_per_side, coverage })
+    }
+
+    /// The number of views (`views_per_side^2`).
+    pub fn view_count(&self) -> u32 {
+        self.views_per_side * self.views_per_side
+    }
+
+    /// The unit direction (towards the viewer) of view `index` (`j * views_per_side + i`).
+    /// Indices past the grid wrap into it (`index % view_count`).
+    pub fn view_direction(&self, index: u32) -> [f32; 3] {
+        let n = self.views_per_side;
+        let index = index % self.view_count();
+        let (i, j) = (index % n, index / n);
+        let last = (n - 1) as f32;
+        let s = 2.0 * i as f32 / last - 1.0;
+        let t = 2.0 * j as f32 / last - 1.0;
+        square_to_direction([s, t], self.coverage)
+    }
+
+    /// The three views to blend for `direction` (towards the viewer; need not be unit length) and
+    /// their weights. A zero or non-finite direction takes the straight-up (hemi) or `+Z` (full)
+    /// view.
+    pub fn blend(&self, direction: [f32; 3]) -> ViewBlend {
+        let n = self.views_per_side;
+        let [s, t] = direction_to_square(direction, self.coverage);
+        let last = (n - 1) as f32;
+        let gx = ((s + 1.0) * 0.5 * last).clamp(0.0, last);
+        let gy = ((t + 1.0) * 0.5 * last).clamp(0.0, last);
+        // The cell's lower corner, kept inside the grid so the top edge uses the last cell.
+        let cx = (gx.floor() as u32).min(n - 2);
+        let cy = (gy.floor() as u32).min(n - 2);
+        let (fx, fy) = (gx - cx as f32, gy - cy as f32);
+        let at = |di: u32, dj: u32| (cy + dj) * n + cx + di;
+        if fx + fy <= 1.0 {
+            [(at(0, 0), 1.0 - fx - fy), (at(1, 0), fx), (at(0, 1), fy)]
+        } else {
+            [(at(1, 1), fx + fy - 1.0), (at(0, 1), 1.0 - fx), (at(1, 0), 1.0 - fy)]
+        }
+    }
+}
+
+/// The octahedral square position `[s, t]` (each in `[-1, 1]`) of a direction under `coverage`.
+/// A hemi layout takes a direction below the horizon at the horizon (`y` treated as 0). A zero or
+/// non-finite direction maps to the square's centre.
+pub fn direction_to_square(d: [f32; 3], coverage: ViewCoverage) -> [f32; 2] {
+    let [x, mut y, z] = d;
+    if coverage == ViewCoverage::Hemi {
+        y = y.max(0.0);
+    }
+    let sum = x.abs() + y.abs() + z.abs();
+    if !(sum.is_finite() && sum > 0.0) {
+        return [0.0, 0.0];
+    }
+    let (u, v) = (x / sum, z / sum);
+    match coverage {
+        // The upper half-octahedron's diamond |u| + |v| <= 1 rotated onto the square.
+        ViewCoverage::Hemi => [(u + v).clamp(-1.0, 1.0), (u - v).clamp(-1.0, 1.0)],
+        ViewCoverage::Full => {
+            if y >= 0.0 {
+                [u, v]
+            } else {
+                // The lower half folds over the diagonals into the square's corners.
+                [(1.0 - v.abs()) * sign(u), (1.0 - u.abs()) * sign(v)]
+            }
+        }
+    }
+}
+
+/// The unit direction at octahedral square position `[s, t]` (clamped to `[-1, 1]`) under
+/// `coverage`: the inverse of [`direction_to_square`] on its range.
+pub fn square_to_direction(st: [f32; 2], coverage: ViewCoverage) -> [f32; 3] {
+    let s = st[0].clamp(-1.0, 1.0);
+    let t = st[1].clamp(-1.0, 1.0);
+    let (u, v, y) = match coverage {
+        ViewCoverage::Hemi => {
+            let (u, v) = ((s + t) * 0.5, (s - t) * 0.5);
+            (u, v, 1.0 - u.abs() - v.abs())
+        }
+        ViewCoverage::Full => {
+            let y = 1.0 - s.abs() - t.abs();
+            if y >= 0.0 { (s, t, y) } else { ((1.0 - t.abs()) * sign(s), (1.0 - s.abs()) * sign(t), y) }
+        }
+    };
+    normalize([u, y, v])
+}
+
+/// The right and up axes of the orthographic camera of a view whose direction (towards the viewer)
+/// is `d` (unit): `right = normalize(up_ref x d)`, `up = d x right`, with `up_ref = +Y`, or `+Z`
+/// where `d` is within 1e-4 of `+-Y`.
+pub fn view_axes(d: [f32; 3]) -> ([f32; 3], [f32; 3]) {
+    let up_ref = if d[1].abs() > 1.0 - 1e-4 { [0.0, 0.0, 1.0] } else { [0.0, 1.0, 0.0] };
+    let right = normalize(cross(up_ref, d));
+    (right, cross(d, right))
+}
+
+/// Where point `p` (object space, metres) lands in the image of the view with direction `d`, for a
+/// bounding sphere of centre `centre` and radius `radius` (> 0): `[u, v, depth]` as in the module
+/// docs (`u`, `v` in `[0, 1]` and depth in `[-1, 1]` inside the sphere; depth positive towards the
+/// viewer).
+pub fn project_to_view(p: [f32; 3], d: [f32; 3], centre: [f32; 3], radius: f32) -> [f32; 3] {
+    let (right, up) = view_axes(d);
+    let q = [p[0] - centre[0], p[1] - centre[1], p[2] - centre[2]];
+    let inv = 1.0 / radius;
+    [0.5 + dot(q, right) * 0.5 * inv, 0.5 - dot(q, up) * 0.5 * inv, dot(q, d) * inv]
+}
+
+fn sign(x: f32) -> f32 {
+    if x >= 0.0 { 1.0 } else { -1.0 }
+}
+
+fn dot(a: [f32; 3], b: [f32; 3]) -> f32 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+}
+
+fn normalize(a: [f32; 3]) -> [f32; 3] {
+    let len = dot(a, a).sqrt();
+    if len > 0.0 { [a[0] / len, a[1] / len, a[2] / len] } else { [0.0, 1.0, 0.0] }
+}
+
+#[cfg(test)]
+#[path = "impostor_tests.rs"]
+mod tests;
