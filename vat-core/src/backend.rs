@@ -11,6 +11,7 @@ use crate::crowd::CrowdId;
 use crate::frame::gpu_counts::CountsRing;
 use crate::frame::{CrowdSync, HostMapCache, InstanceSource};
 use crate::gpu::ShaderStages;
+use crate::pipeline::HostShader;
 
 mod asset;
 mod buffers;
@@ -152,6 +153,20 @@ impl<H: Handles> RendererFrame<H> {
     /// `frame_buffer` with `groups` over it, no host shadow map.
     pub fn new(frame_buffer: H::Buffer, groups: Vec<H::Group>) -> Self {
         Self { frame_buffer, groups: FrameGroups::new(groups), host_shadow: None, frame_host_shadow: None }
+    }
+
+    /// What a renderer's `prepare` checks before planning: whether the host gave a shadow map
+    /// (this state's), whether `config` has a built-in one, and the renderer's `host_shader`.
+    pub fn prechecks<'a, F: TargetFormats>(
+        &self,
+        config: &RendererConfig<F>,
+        host_shader: Option<&'a HostShader>,
+    ) -> Prechecks<'a> {
+        Prechecks {
+            host_shadow_map: self.host_shadow.is_some(),
+            built_in_shadow_map: config.shadow_map_size > 0,
+            host_shader,
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use std::rc::Rc;
 use ash::vk;
 use vat_core::backend::TargetFormats as _;
 use vat_core::backend::frame::gpu_counts::GpuCountsResult;
-use vat_core::backend::frame::{FrameState, HostPass, Prechecks};
+use vat_core::backend::frame::{FrameState, HostPass};
 use vat_core::backend::gpu::{self, CullParams, DecodeParams, DecodedVertex, FrameUniforms, ShaderStages};
 use vat_core::backend::pipeline::{MATERIAL_SAMPLER, PipelineKey, SHADOW_SAMPLER};
 use vat_core::backend::{RendererFrame, find_draws};
@@ -632,11 +632,7 @@ impl Renderer {
     ) -> Result<FrameReport, Error> {
         // A copy: the replay borrows the renderer.
         let host_shader = self.host_shader.as_ref().map(|(h, _)| h.clone());
-        let checks = Prechecks {
-            host_shadow_map: self.own.host_shadow.is_some(),
-            built_in_shadow_map: self.config.shadow_map_size > 0,
-            host_shader: host_shader.as_ref(),
-        };
+        let checks = self.own.prechecks(&self.config, host_shader.as_ref());
         let mut frame = std::mem::take(&mut self.frame);
         let report = frame.prepare(&mut Replay::new(self, cb), checks, crowds, camera, options, views);
         self.frame = frame;
