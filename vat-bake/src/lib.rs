@@ -36,6 +36,7 @@ pub mod export;
 pub mod feet;
 pub mod fluid;
 pub mod gltf_import;
+pub mod impostor;
 mod input;
 pub mod interop;
 pub mod lods;

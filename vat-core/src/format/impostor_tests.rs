@@ -66,13 +66,15 @@ fn blends_are_convex_and_stay_in_the_grid() {
                 }
                 // The blended views surround the direction. Bound: the nearest grid point of the
                 // cell is a corner of the chosen triangle and lies within h / sqrt(2) of the point
-                // on the square (h = 2 / (n - 1)); the map from the square to the sphere stretches
-                // lengths by at most sqrt(2) (onto the octahedron) times sqrt(3) (normalising a point
-                // at least 1 / sqrt(3) from the centre), and the hemi layout's 45-degree rotation
-                // halves the square first (1 / sqrt(2)). A chord is shorter than its arc.
+                // on the square (h = 2 / (n - 1)). The map from the square to the sphere stretches
+                // lengths by at most 3: onto the octahedron (s, t, 1 - |s| - |t|) by sqrt(3) (the
+                // step (1, 1) becomes (1, 1, -2)), normalising a point at least 1 / sqrt(3) from the
+                // centre by sqrt(3); the lower half's fold is an isometry, and the hemi layout's
+                // 45-degree rotation halves the square first (1 / sqrt(2)). A chord is shorter than
+                // its arc.
                 let stretch = match coverage {
-                    ViewCoverage::Full => 6f32.sqrt(),
-                    ViewCoverage::Hemi => 3f32.sqrt(),
+                    ViewCoverage::Full => 3.0,
+                    ViewCoverage::Hemi => 3.0 / 2f32.sqrt(),
                 };
                 let bound = stretch * 2f32.sqrt() / (n - 1) as f32;
                 let mut d = d;

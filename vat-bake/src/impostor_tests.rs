@@ -1,0 +1,197 @@
+//! The rasteriser against images whose every pixel follows from the geometry.
+
+use super::*;
+use rayon::prelude::*;
+
+/// Positions, normals, colours and indices of a test mesh.
+type Parts = (Vec<Vec3>, Vec<Vec3>, Vec<[f32; 4]>, Vec<u32>);
+
+/// A square of side `side` in the plane z = `z`, centred on the origin, two triangles
+/// (counter-clockwise seen from +Z unless `flip`), normals +Z, one colour.
+fn square(side: f32, z: f32, color: [f32; 4], flip: bool) -> Parts {
+    let h = side / 2.0;
+    let p = vec![Vec3::new(-h, -h, z), Vec3::new(h, -h, z), Vec3::new(h, h, z), Vec3::new(-h, h, z)];
+    let idx = if flip { vec![0, 2, 1, 0, 3, 2] } else { vec![0, 1, 2, 0, 2, 3] };
+    (p, vec![Vec3::Z; 4], vec![color; 4], idx)
+}
+
+const FRONT: [f32; 3] = [0.0, 0.0, 1.0];
+const OPTIONS: RasterOptions = RasterOptions { size: 16, samples_per_side: 4 };
+
+fn render(parts: &[Parts], options: &RasterOptions) -> ViewImage {
+    let (mut p, mut n, mut c, mut idx) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (pp, nn, cc, ii) in parts {
+        let base = p.len() as u32;
+        p.extend_from_slice(pp);
+        n.extend_from_slice(nn);
+        c.extend_from_slice(cc);
+        idx.extend(ii.iter().map(|i| i + base));
+    }
+    let mesh = ImpostorMesh { positions: &p, normals: &n, colors: &c, indices: &idx };
+    render_view(&mesh, FRONT, [0.0; 3], 1.0, options).unwrap()
+}
+
+#[test]
+fn a_square_facing_the_view_covers_exactly_its_pixels_from_either_side() {
+    // Side 1 in a sphere of radius 1: u from 0.25 to 0.75, pixels 4..12 of 16, edges on pixel
+    // boundaries, so every pixel is wholly in or out.
+    for flip in [false, true] {
+        let image = render(&[square(1.0, 0.0, [1.0; 4], flip)], &OPTIONS);
+        for y in 0..16 {
+            for x in 0..16 {
+                let inside = (4..12).contains(&x) && (4..12).contains(&y);
+                let (c, nd) = (image.color[y * 16 + x], image.normal_depth[y * 16 + x]);
+                if inside {
+                    // White, normal +Z (octahedral 0, 0 -> 128), depth 0 (128), fully covered.
+                    assert_eq!((c, nd), ([255, 255, 255, 255], [128, 128, 128, 255]), "pixel {x},{y}");
+                } else {
+                    assert_eq!((c, nd), ([0; 4], [0; 4]), "pixel {x},{y}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_nearer_surface_wins_whatever_the_drawing_order() {
+    let red = square(1.0, 0.0, [1.0, 0.0, 0.0, 1.0], false);
+    let green = square(0.5, 0.25, [0.0, 1.0, 0.0, 1.0], false);
+    for parts in [[red.clone(), green.clone()], [green, red]] {
+        let image = render(&parts, &OPTIONS);
+        // The green square (u 0.375..0.625: pixels 6..10) is nearer the viewer (+Z): depth 0.25 ->
+        // round(0.625 * 255) = 159.
+        assert_eq!(image.color[8 * 16 + 8], [0, 255, 0, 255]);
+        assert_eq!(image.normal_depth[8 * 16 + 8][2], 159);
+        assert_eq!(image.color[4 * 16 + 4], [255, 0, 0, 255]);
+    }
+}
+
+#[test]
+fn coverage_adds_up_to_the_area_within_the_sampling_bound() {
+    // A square turned 30 degrees: its edges cross pixels at every angle.
+    let (mut p, n, c, idx) = square(1.1, 0.0, [0.5; 4], false);
+    let (s, co) = (30f32.to_radians().sin(), 30f32.to_radians().cos());
+    for q in &mut p {
+        *q = Vec3::new(q.x * co - q.y * s, q.x * s + q.y * co, q.z);
+    }
+    for samples_per_side in [1, 2, 4, 8] {
+        let options = RasterOptions { size: 32, samples_per_side };
+        let image = render(&[(p.clone(), n.clone(), c.clone(), idx.clone())], &options);
+        let covered: f32 = image.color.iter().map(|c| c[3] as f32 / 255.0).sum();
+        // In pixels of this image: side 1.1 of the sphere's diameter 2 is 17.6 pixels.
+        let side = 1.1 / 2.0 * 32.0;
+        let area = side * side;
+        // Only samples whose cell an edge crosses can be misclassified: a segment of length L
+        // crosses at most sqrt(2) L S + 2 cells of side 1 / S, each worth 1 / S^2 pixels; plus half
+        // a level of 8-bit rounding per pixel along the edges.
+        let sp = samples_per_side as f32;
+        let crossing_cells = 4.0 * (2f32.sqrt() * side * sp + 2.0);
+        let bound = crossing_cells / (sp * sp) + 4.0 * (2f32.sqrt() * side + 2.0) * 0.5 / 255.0;
+        assert!((covered - area).abs() <= bound, "S={samples_per_side}: {covered} vs {area} (bound {bound})");
+    }
+}
+
+/// A UV sphere of radius 0.8, `rings x segments`, vertex colours from position.
+fn sphere_mesh(rings: u32, segments: u32) -> Parts {
+    let (mut p, mut n, mut c, mut idx) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for r in 0..=rings {
+        let phi = std::f32::consts::PI * r as f32 / rings as f32;
+        for s in 0..=segments {
+            let theta = std::f32::consts::TAU * s as f32 / segments as f32;
+            let d = Vec3::new(phi.sin() * theta.cos(), phi.cos(), phi.sin() * theta.sin());
+            p.push(d * 0.8);
+            n.push(d);
+            c.push([(d.x + 1.0) / 2.0, (d.y + 1.0) / 2.0, (d.z + 1.0) / 2.0, 1.0]);
+        }
+    }
+    for r in 0..rings {
+        for s in 0..segments {
+            let a = r * (segments + 1) + s;
+            let b = a + segments + 1;
+            idx.extend_from_slice(&[a, b, a + 1, a + 1, b, b + 1]);
+        }
+    }
+    (p, n, c, idx)
+}
+
+#[test]
+fn images_are_the_same_bytes_on_any_thread_and_every_run() {
+    let (p, n, c, idx) = sphere_mesh(12, 24);
+    let mesh = ImpostorMesh { positions: &p, normals: &n, colors: &c, indices: &idx };
+    let grid =
+        vat_core::format::impostor::ViewGrid::new(4, vat_core::format::impostor::ViewCoverage::Hemi).unwrap();
+    let options = RasterOptions { size: 24, samples_per_side: 3 };
+    let draw = |v: u32| render_view(&mesh, grid.view_direction(v), [0.0; 3], 1.0, &options).unwrap();
+    let serial: Vec<ViewImage> = (0..grid.view_count()).map(draw).collect();
+    let parallel: Vec<ViewImage> = (0..grid.view_count()).into_par_iter().map(draw).collect();
+    assert_eq!(serial, parallel);
+    assert_eq!(serial, (0..grid.view_count()).map(draw).collect::<Vec<_>>());
+    // Every image shows the sphere whole: the centre pixel is covered, the corners are not.
+    for image in &serial {
+        assert_eq!(image.color[12 * 24 + 12][3], 255);
+        assert_eq!(image.color[0], [0; 4]);
+    }
+}
+
+#[test]
+fn bad_meshes_and_options_are_typed_errors() {
+    let (p, n, c, idx) = square(1.0, 0.0, [1.0; 4], false);
+    let ok = ImpostorMesh { positions: &p, normals: &n, colors: &c, indices: &idx };
+    let draw = |mesh: &ImpostorMesh<'_>, radius: f32, options: &RasterOptions| {
+        render_view(mesh, FRONT, [0.0; 3], radius, options)
+    };
+    assert!(draw(&ok, 1.0, &OPTIONS).is_ok());
+    for options in [
+        RasterOptions { size: 0, samples_per_side: 4 },
+        RasterOptions { size: 16, samples_per_side: 0 },
+        RasterOptions { size: 4096, samples_per_side: 2 },
+    ] {
+        assert!(matches!(draw(&ok, 1.0, &options), Err(BakeError::InvalidOption { .. })), "{options:?}");
+    }
+    for radius in [0.0, -1.0, f32::NAN, f32::INFINITY] {
+        assert!(matches!(draw(&ok, radius, &OPTIONS), Err(BakeError::InvalidInput { .. })), "{radius}");
+    }
+    let bad_index = [0, 1, 4];
+    let short_indices = [0, 1];
+    let nan = [Vec3::new(f32::NAN, 0.0, 0.0), p[1], p[2], p[3]];
+    for mesh in [
+        ImpostorMesh { normals: &n[..3], ..ok },
+        ImpostorMesh { colors: &c[..2], ..ok },
+        ImpostorMesh { indices: &bad_index, ..ok },
+        ImpostorMesh { indices: &short_indices, ..ok },
+        ImpostorMesh { positions: &nan, ..ok },
+    ] {
+        assert!(matches!(draw(&mesh, 1.0, &OPTIONS), Err(BakeError::InvalidInput { .. })));
+    }
+    // No colours means white.
+    let white = draw(&ImpostorMesh { colors: &[], ..ok }, 1.0, &OPTIONS).unwrap();
+    assert_eq!(white.color[8 * 16 + 8], [255, 255, 255, 255]);
+}
+
+#[test]
+fn normals_come_back_within_the_octahedral_quantum_from_every_view() {
+    use vat_core::format::impostor::{ViewCoverage, ViewGrid, view_axes};
+    let grid = ViewGrid::new(6, ViewCoverage::Full).unwrap();
+    for v in 0..grid.view_count() {
+        // A square facing view v, its normals the view direction.
+        let d = grid.view_direction(v);
+        let (right, up) = view_axes(d);
+        let (d, right, up) = (Vec3::from(d), Vec3::from(right), Vec3::from(up));
+        let p = [-right - up, right - up, right + up, -right + up].map(|q| q * 0.5);
+        let n = [d; 4];
+        let mesh = ImpostorMesh { positions: &p, normals: &n, colors: &[], indices: &[0, 1, 2, 0, 2, 3] };
+        let image = render_view(&mesh, d.to_array(), [0.0; 3], 1.0, &OPTIONS).unwrap();
+        let nd = image.normal_depth[8 * 16 + 8];
+        let o = [nd[0] as f32 / 255.0 * 2.0 - 1.0, nd[1] as f32 / 255.0 * 2.0 - 1.0];
+        let decoded = Vec3::from(vat_core::format::encoding::oct_decode_f32(o));
+        // Rounding to 8 bits moves each octahedral coordinate by at most 1/255 (half a step of
+        // 2/255), sqrt(2)/255 together. The map from the square to the sphere stretches lengths by
+        // at most 3: onto the octahedron (s, t, 1 - |s| - |t|) by sqrt(3) (the step (1, 1) becomes
+        // (1, 1, -2)), then normalising a point at least 1 / sqrt(3) from the centre by sqrt(3); the
+        // lower half's fold is an isometry. The angle is the arc, bounded by that length.
+        let bound = 3.0 * 2f32.sqrt() / 255.0;
+        assert!(decoded.angle_between(d) <= bound + 1e-6, "view {v}: {decoded} vs {d}");
+        // Depth 0 at the centre, fully covered.
+        assert_eq!((nd[2], nd[3]), (128, 255), "view {v}");
+    }
+}
