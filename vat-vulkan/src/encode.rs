@@ -6,7 +6,7 @@
 //! dispatches, the shadow pass). Nothing here decides what is drawn or finds a resource.
 
 use ash::vk;
-use vat_core::backend::frame::{Command, Draw, FrameBackend, FramePlan, Missing, PlanLimits};
+use vat_core::backend::frame::{Command, Draw, FrameBackend, FramePlan, Missing, PlanLimits, Step};
 use vat_core::backend::gpu;
 use vat_core::backend::pipeline::PipelineKey;
 use vat_core::backend::{
@@ -191,12 +191,7 @@ impl FrameBackend for Replay<'_> {
     }
 
     /// Finds or queues `command`.
-    fn command(
-        &mut self,
-        crowds: &mut [CrowdDraw<'_>],
-        plan: &FramePlan,
-        command: &Command,
-    ) -> Result<(), Error> {
+    fn command(&mut self, Step { crowds, plan, command }: Step<'_, '_, Self>) -> Result<(), Error> {
         let r = &mut *self.renderer;
         match command {
             // Growth is not caught per crowd on Vulkan (each allocation reports itself); the host's

@@ -4,7 +4,7 @@
 //! shadow pass, or a host's). Nothing here decides what is drawn or finds a resource.
 
 use vat_core::backend::frame::{
-    Command, Draw, FrameBackend, FramePlan, Missing, PlanLimits, scatter_buffer_bytes,
+    Command, Draw, FrameBackend, Missing, PlanLimits, Step, scatter_buffer_bytes,
 };
 use vat_core::backend::gpu;
 use vat_core::backend::pipeline::PipelineKey;
@@ -69,12 +69,7 @@ impl<'r, 'e> Replay<'r, 'e> {
 
     /// Carries out `command`, giving the bytes it asked of the device (counted in the open uploads'
     /// scope).
-    fn run(
-        &mut self,
-        crowds: &mut [CrowdDraw<'_>],
-        plan: &FramePlan,
-        command: &Command,
-    ) -> Result<u64, Error> {
+    fn run(&mut self, Step { crowds, plan, command }: Step<'_, '_, Self>) -> Result<u64, Error> {
         let r = &mut *self.renderer;
         match command {
             Command::BeginUploads { .. } => self.uploads = Some((AllocScope::push(&r.device), 0)),
@@ -181,13 +176,8 @@ impl FrameBackend for Replay<'_, '_> {
         self.renderer.begin_counts(crowds, culling)
     }
 
-    fn command(
-        &mut self,
-        crowds: &mut [CrowdDraw<'_>],
-        plan: &FramePlan,
-        command: &Command,
-    ) -> Result<(), Error> {
-        let result = self.run(crowds, plan, command);
+    fn command(&mut self, step: Step<'_, '_, Self>) -> Result<(), Error> {
+        let result = self.run(step);
         match (self.uploads.take(), result) {
             (Some((scope, bytes)), Err(e)) => scope.finish("crowd buffers", bytes, Err(e)),
             (open, result) => {

@@ -51,12 +51,7 @@ pub trait FrameBackend {
     ///
     /// # Errors
     /// The backend's; [`FrameError::Missing`].
-    fn command(
-        &mut self,
-        crowds: &mut [FrameCrowd<'_, Self>],
-        plan: &FramePlan,
-        command: &Command,
-    ) -> Result<(), Self::Error>;
+    fn command(&mut self, step: Step<'_, '_, Self>) -> Result<(), Self::Error>;
     /// After the last command, once the driver found every draw of the host's passes: records what
     /// the backend queued (finding the rest first: nothing fails once recording starts).
     ///
@@ -77,6 +72,17 @@ pub trait FrameBackend {
     ) -> Result<(), Self::Error> {
         result
     }
+}
+
+/// One command of a frame's recording as [`FrameBackend::command`] carries it out: the command,
+/// the plan it belongs to (its ids index the plan's crowds and buffers) and the frame's crowds.
+pub struct Step<'s, 'c, B: FrameBackend + ?Sized> {
+    /// The frame's crowds, in the plan's order.
+    pub crowds: &'s mut [FrameCrowd<'c, B>],
+    /// The plan the command belongs to.
+    pub plan: &'s FramePlan,
+    /// The command.
+    pub command: &'s Command,
 }
 
 /// One crowd of a frame on backend `B`.
@@ -241,7 +247,7 @@ impl FrameState {
             for command in &self.commands {
                 match command {
                     Command::HostShadowGroups => host_shadow_groups(backend, crowds, &self.plan)?,
-                    _ => backend.command(crowds, &self.plan, command)?,
+                    _ => backend.command(Step { crowds, plan: &self.plan, command })?,
                 }
             }
             check_host_draws(backend, crowds, &self.plan)?;
