@@ -27,7 +27,9 @@ pub(crate) fn run(path: &Path, as_json: bool, max_memory: u64) -> Result<()> {
 /// the pieces, bytes per piece per frame, pivot box and bounds), `fluid` (null, or the pool's
 /// triangles, the frames' vertex and triangle counts and the lookup's bytes), `sprite` (null, or the
 /// slots, bytes per slot per frame, live particles per frame, the centre box, the largest card and
-/// the bounds of every field), and per clip `root_motion` (null, or its
+/// the bounds of every field), `impostors` (null, or the impostor tier: views per side, coverage,
+/// tile size, frames per clip, layers, mip levels, bytes and the verified bound), and per clip
+/// `root_motion` (null, or its
 /// track: `cycle` with `x_m`, `z_m`, `yaw_rad`, `distance_m`, and `frames`, one `[x_m, z_m,
 /// yaw_rad]` per stored frame relative to the clip's first); more are present.
 pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
@@ -112,6 +114,8 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
         .sprite_animation
         .as_ref()
         .map_or(Value::Null, |sa| sprite_summary(asset, sa, &mut textures, &mut bounds));
+    let impostors =
+        m.impostors.as_ref().map_or(Value::Null, |tier| impostor_summary(asset, tier, &mut textures));
     let sockets: Vec<Value> = m
         .sockets
         .iter()
@@ -158,6 +162,7 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
         "rigid": rigid,
         "fluid": fluid,
         "sprite": sprite,
+        "impostors": impostors,
         "file_bytes": file_bytes,
         "vertex_count": m.vertex_count,
         "frame_count": asset.frame_count(),
@@ -342,6 +347,46 @@ fn fluid_summary(
 }
 
 /// The sprite section's summary: slots, live particles per frame, the boxes and every field's bound. Its textures are added to `textures`; `bounds` becomes its box when it has one.
+/// The impostor tier: its grid, images and the bound its bake verified; its two texture arrays join
+/// `textures`.
+fn impostor_summary(
+    asset: &Asset<'_>,
+    tier: &vat_core::format::impostor::ImpostorTier,
+    textures: &mut Vec<Value>,
+) -> Value {
+    for (role, format, blob) in [
+        ("impostor colour", "Rgba8UnormSrgb", tier.color),
+        ("impostor normal and depth", "Rgba8Unorm", tier.normal_depth),
+    ] {
+        textures.push(json!({
+            "role": role,
+            "format": format,
+            "width": tier.layer_side(0),
+            "height": tier.layer_side(0),
+            "layers": tier.layer_count(),
+            "mip_levels": tier.mip_levels,
+            "bytes": asset.blob(blob).len(),
+        }));
+    }
+    json!({
+        "views_per_side": tier.grid.views_per_side,
+        "views": tier.grid.view_count(),
+        "coverage": match tier.grid.coverage {
+            vat_core::format::impostor::ViewCoverage::Full => "full",
+            vat_core::format::impostor::ViewCoverage::Hemi => "hemi",
+        },
+        "tile_size": tier.tile_size,
+        "frames_per_clip": tier.frames_per_clip,
+        "layers": tier.layer_count(),
+        "mip_levels": tier.mip_levels,
+        "centre_m": tier.centre,
+        "radius_m": tier.radius,
+        "bytes": asset.blob(tier.color).len() + asset.blob(tier.normal_depth).len(),
+        "min_coverage_iou": tier.bound.min_coverage_iou,
+        "max_mean_color_error": tier.bound.max_mean_color_error,
+    })
+}
+
 fn sprite_summary(
     asset: &Asset<'_>,
     sa: &vat_core::container::SpriteAnimation,
@@ -460,6 +505,25 @@ fn print_mode_sections(s: &Value) {
             r["pivot_bounds"]["extent_m"],
             r["translation_bound_mm"],
             r["rotation_bound_deg"].as_f64().unwrap_or(0.0)
+        );
+    }
+    if !s["impostors"].is_null() {
+        let p = &s["impostors"];
+        println!(
+            "  impostors: {} {} views ({} per side) of {} px, frames per clip {}, {} layers, {} mip levels, {} bytes; \
+             sphere centre {} m, radius {} m; verified: coverage IoU >= {}, mean colour error <= {}",
+            p["views"],
+            p["coverage"].as_str().unwrap_or("?"),
+            p["views_per_side"],
+            p["tile_size"],
+            p["frames_per_clip"],
+            p["layers"],
+            p["mip_levels"],
+            p["bytes"],
+            p["centre_m"],
+            p["radius_m"],
+            p["min_coverage_iou"],
+            p["max_mean_color_error"]
         );
     }
     if !s["sprite"].is_null() {
@@ -596,5 +660,56 @@ fn print_materials(s: &Value) {
                 t["wrap"][1].as_str().unwrap_or("")
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vat_core::container::{BlobId, ContainerWriter};
+    use vat_core::format::impostor::{ImpostorBound, ImpostorTier, ViewCoverage, ViewGrid};
+
+    /// The summary lists an impostor tier and its texture arrays as the file holds them.
+    #[test]
+    fn an_impostor_tier_is_summarised() {
+        let rig = vat_procgen::humanoid();
+        let options = vat_bake::prepare::BakeOptions::default();
+        let bytes = vat_bake::prepare::prepare(&rig, &options).expect("bake").to_vat_bytes().expect("file");
+        let asset = Asset::parse(&bytes).expect("parse");
+        let mut manifest = asset.manifest().clone();
+        let mut writer = ContainerWriter::new();
+        for i in 0..manifest.blobs.len() {
+            writer.add_blob(asset.blob(BlobId(i as u32)));
+        }
+        let frames_per_clip = vec![1; manifest.clips.len()];
+        let layers = frames_per_clip.len();
+        // 2 x 2 views of 8 px, one mip: layers of 16 x 16 texels.
+        let image = vec![7u8; 16 * 16 * 4 * layers];
+        let color = writer.add_blob(image.clone());
+        let normal_depth = writer.add_blob(image.clone());
+        manifest.impostors = Some(ImpostorTier {
+            grid: ViewGrid::new(2, ViewCoverage::Full).expect("grid"),
+            tile_size: 8,
+            frames_per_clip,
+            centre: [0.0, 0.9, 0.0],
+            radius: 1.1,
+            mip_levels: 1,
+            color,
+            normal_depth,
+            bound: ImpostorBound { min_coverage_iou: 0.9, max_mean_color_error: 0.02 },
+        });
+        let file = writer.finish(manifest).expect("write");
+        let asset = Asset::parse(&file).expect("parse with a tier");
+        let s = summarize(&asset, file.len() as u64);
+        let p = &s["impostors"];
+        assert_eq!((p["views"].as_u64(), p["coverage"].as_str()), (Some(4), Some("full")));
+        assert_eq!(p["layers"].as_u64(), Some(layers as u64));
+        assert_eq!(p["bytes"].as_u64(), Some(2 * image.len() as u64));
+        let arrays: Vec<&Value> =
+            s["textures"].as_array().expect("textures").iter().filter(|t| t["layers"].is_u64()).collect();
+        assert_eq!(arrays.len(), 2);
+        assert_eq!(arrays[0]["width"].as_u64(), Some(16));
+        // And a file without one says so.
+        assert!(summarize(&Asset::parse(&bytes).expect("parse"), bytes.len() as u64)["impostors"].is_null());
     }
 }

@@ -95,6 +95,11 @@ pub struct Manifest {
     /// corners per particle slot ([`Manifest::vertex_count`] `== 4 * slots`, see
     /// [`SpriteAnimation`]); it has no vertex, bone, morph, rigid or fluid animation.
     pub sprite_animation: Option<SpriteAnimation>,
+    /// The impostor tier ([`crate::format::impostor::ImpostorTier`]): images of the body from many
+    /// views at frames of every clip, for far instances drawn as cards. A format version 8 section,
+    /// the manifest's last field (older files end before it; their encoding is that of version 8
+    /// without this trailing `None`). Only beside a vertex animation of a soft (or skeletal) body.
+    pub impostors: Option<crate::format::impostor::ImpostorTier>,
 }
 
 /// Which VAT mode an asset was baked in: which layout, bound, CPU reference and shader path it uses.
@@ -152,6 +157,7 @@ impl Manifest {
             root_motion: Vec::new(),
             fluid_animation: None,
             sprite_animation: None,
+            impostors: None,
         }
     }
 
@@ -189,9 +195,12 @@ impl Manifest {
     /// [`super::FORMAT_VERSION_MATERIALS`] (4) with materials, material textures or variants;
     /// [`super::FORMAT_VERSION_ROOT_MOTION`] (5) with root motion;
     /// [`super::FORMAT_VERSION_FLUID`] (6) with a fluid animation;
-    /// [`super::FORMAT_VERSION_SPRITE`] (7) with a sprite animation.
+    /// [`super::FORMAT_VERSION_SPRITE`] (7) with a sprite animation;
+    /// [`super::FORMAT_VERSION_IMPOSTORS`] (8) with an impostor tier.
     pub fn format_version(&self) -> u32 {
-        if self.sprite_animation.is_some() {
+        if self.impostors.is_some() {
+            super::FORMAT_VERSION_IMPOSTORS
+        } else if self.sprite_animation.is_some() {
             super::FORMAT_VERSION_SPRITE
         } else if self.fluid_animation.is_some() {
             super::FORMAT_VERSION_FLUID

@@ -27,7 +27,8 @@
 //! Version 3 adds the rigid-body mode, [`Manifest::rigid_animation`]; version 4 the materials
 //! ([`Manifest::materials`], [`Manifest::material_textures`], [`Manifest::material_variants`]);
 //! version 5 root motion ([`Manifest::root_motion`]); version 6 the fluid mode
-//! ([`Manifest::fluid_animation`]); version 7 the sprite mode ([`Manifest::sprite_animation`]);
+//! ([`Manifest::fluid_animation`]); version 7 the sprite mode ([`Manifest::sprite_animation`]); version 8 the impostor tier
+//! ([`Manifest::impostors`]);
 //! these are the manifest's last fields, in that
 //! order. Older versions end the manifest before the fields they cannot hold; the reader decodes
 //! them as if they were empty and the writer leaves them out of every file that has none, so older
@@ -60,6 +61,8 @@ pub(crate) mod reader;
 mod writer;
 
 #[cfg(test)]
+mod impostor_tests;
+#[cfg(test)]
 mod sprite_tests;
 #[cfg(test)]
 mod tests;
@@ -79,9 +82,9 @@ pub use writer::{ContainerWriter, container_bytes, write_container};
 /// The first four bytes of every `.vat` file.
 pub const MAGIC: [u8; 4] = *b"VAT\0";
 
-/// The newest format version this build writes and reads (7). A file is written with the oldest
+/// The newest format version this build writes and reads (8). A file is written with the oldest
 /// version that can describe it ([`Manifest::format_version`]).
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 
 /// The oldest format version this build reads (1): every manifest section but
 /// [`Manifest::morph_animation`].
@@ -112,6 +115,11 @@ pub const FORMAT_VERSION_FLUID: u32 = 6;
 /// `None`, which the reader supplies and the writer leaves out).
 pub const FORMAT_VERSION_SPRITE: u32 = 7;
 
+/// The format version that added [`Manifest::impostors`] (the impostor tier), the manifest's last
+/// field (after the version 7 sprite animation): older manifests end before it (one zero byte,
+/// `None`, which the reader supplies and the writer leaves out).
+pub const FORMAT_VERSION_IMPOSTORS: u32 = 8;
+
 /// The format version that added [`Manifest::materials`], [`Manifest::material_textures`] and
 /// [`Manifest::material_variants`], the three fields after [`Manifest::rigid_animation`]: older
 /// manifests end before them (the reader supplies their empty encodings, three zero bytes, and the
@@ -135,6 +143,9 @@ pub(crate) fn omitted_trailing_bytes(version: u32) -> usize {
         omitted += 1;
     }
     if version < FORMAT_VERSION_SPRITE {
+        omitted += 1;
+    }
+    if version < FORMAT_VERSION_IMPOSTORS {
         omitted += 1;
     }
     omitted

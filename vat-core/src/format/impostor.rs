@@ -174,6 +174,146 @@ pub fn project_to_view(p: [f32; 3], d: [f32; 3], centre: [f32; 3], radius: f32) 
     [0.5 + dot(q, right) * 0.5 * inv, 0.5 - dot(q, up) * 0.5 * inv, dot(q, d) * inv]
 }
 
+/// Smallest and largest image side per view, pixels (powers of two).
+pub const TILE_SIZES: std::ops::RangeInclusive<u32> = 8..=512;
+/// Most images baked per clip.
+pub const MAX_FRAMES_PER_CLIP: u32 = 256;
+/// Most images of a tier in all (clips times their frames): each is one layer of the tier's texture
+/// arrays, and 256 layers is what every device offers (wgpu's default limit).
+pub const MAX_IMPOSTOR_LAYERS: u32 = 256;
+
+/// The impostor tier of an asset ([`crate::container::Manifest::impostors`], format version 8):
+/// images of the body from the views of [`ImpostorTier::grid`] at evenly spaced frames of every
+/// clip, for drawing far instances as camera-facing cards.
+///
+/// Layout: each image (one clip, one frame) is one layer of two texture arrays; a layer is the
+/// views' tiles side by side, view `j * n + i` (grid point `(i, j)`) at tile column `i`, row `j`, so
+/// a layer is `n * tile_size` pixels square. Layers are in clip order, then frame order (frame `k` of
+/// a clip's `f` at phase `k / f`). Each blob holds mip level 0 of every layer (row-major, top row
+/// first), then level 1 of every layer, ..., each level half the side of the one before (tiles
+/// `tile_size >> level` wide, so a tile never bleeds into its neighbour).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ImpostorTier {
+    /// The view directions.
+    pub grid: ViewGrid,
+    /// Pixels per side of one view's image, a power of two in [`TILE_SIZES`].
+    pub tile_size: u32,
+    /// Images per clip (in the manifest's clip order), each 1 to [`MAX_FRAMES_PER_CLIP`].
+    pub frames_per_clip: Vec<u32>,
+    /// Centre of the bounding sphere every view frames, object space, metres.
+    pub centre: [f32; 3],
+    /// Its radius, metres (positive).
+    pub radius: f32,
+    /// Mip levels stored per layer, 1 to `log2(tile_size) + 1`.
+    pub mip_levels: u32,
+    /// sRGB colour with coverage in alpha, `Rgba8UnormSrgb` texels.
+    pub color: super::super::container::BlobId,
+    /// Octahedral object-space normal (R, G), view depth (B: `(depth + 1) / 2`, depth in `[-1, 1]`
+    /// of the radius, positive towards the viewer), coverage (A), `Rgba8Unorm` texels.
+    pub normal_depth: super::super::container::BlobId,
+    /// What the bake measured against the mesh at its sample views and frames, and `vat verify`
+    /// checks again.
+    pub bound: ImpostorBound,
+}
+
+/// The worst agreement between the impostor and the mesh it stands for over the verified samples.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ImpostorBound {
+    /// The smallest coverage intersection-over-union (0 to 1) of a sample.
+    pub min_coverage_iou: f32,
+    /// The largest mean absolute colour difference over a sample's covered pixels, as a fraction
+    /// of full scale (0 to 1).
+    pub max_mean_color_error: f32,
+}
+
+impl ImpostorTier {
+    /// Images in all: one layer of each texture array per clip frame.
+    pub fn layer_count(&self) -> u64 {
+        self.frames_per_clip.iter().map(|&f| u64::from(f)).sum()
+    }
+
+    /// Side of a layer at mip `level`, pixels.
+    pub fn layer_side(&self, level: u32) -> u64 {
+        u64::from(self.grid.views_per_side) * u64::from(self.tile_size >> level.min(31))
+    }
+
+    /// Bytes of each of the two blobs: every level of every layer, 4 bytes per texel (`None` on
+    /// overflow).
+    pub fn blob_bytes(&self) -> Option<u64> {
+        (0..self.mip_levels).try_fold(0u64, |sum, level| {
+            let side = self.layer_side(level);
+            side.checked_mul(side)?.checked_mul(4)?.checked_mul(self.layer_count())?.checked_add(sum)
+        })
+    }
+
+    /// The first layer of `clip`'s images (`None` past the clips).
+    pub fn first_layer(&self, clip: usize) -> Option<u64> {
+        (clip < self.frames_per_clip.len())
+            .then(|| self.frames_per_clip[..clip].iter().map(|&f| u64::from(f)).sum())
+    }
+}
+
+/// Checks a manifest's impostor tier against itself, the manifest and the file (the reader runs it).
+pub(crate) fn validate_impostor_tier(
+    tier: &ImpostorTier,
+    m: &crate::container::Manifest,
+    bytes: &[u8],
+    limits: &crate::container::Limits,
+) -> crate::Result<()> {
+    use crate::Error;
+    use crate::container::reader::{expect_equal, sized_blob, within};
+    let range = |what: &'static str, value: String, expected: &'static str| Error::OutOfRange {
+        what,
+        value,
+        expected,
+    };
+    if m.vertex_animation.is_none() || m.mode() != crate::container::VatMode::Soft {
+        return Err(Error::MissingSection {
+            what: "vertex animation (an impostor tier stands for a soft or skeletal body)",
+        });
+    }
+    ViewGrid::new(tier.grid.views_per_side, tier.grid.coverage)?;
+    if !(TILE_SIZES.contains(&tier.tile_size) && tier.tile_size.is_power_of_two()) {
+        return Err(range("impostor tile size", tier.tile_size.to_string(), "a power of two from 8 to 512"));
+    }
+    within("impostor layer side", tier.layer_side(0), limits.max_texture_dimension.into())?;
+    expect_equal(
+        "impostor clips (one frame count per clip)",
+        m.clips.len() as u64,
+        tier.frames_per_clip.len() as u64,
+    )?;
+    if let Some(f) = tier.frames_per_clip.iter().find(|&&f| f == 0 || f > MAX_FRAMES_PER_CLIP) {
+        return Err(range("impostor frames per clip", f.to_string(), "1 to 256"));
+    }
+    within("impostor layers", tier.layer_count(), MAX_IMPOSTOR_LAYERS.into())?;
+    if tier.mip_levels == 0 || tier.mip_levels > tier.tile_size.ilog2() + 1 {
+        return Err(range("impostor mip levels", tier.mip_levels.to_string(), "1 to log2(tile size) + 1"));
+    }
+    if !(tier.centre.iter().all(|c| c.is_finite()) && tier.radius.is_finite()) {
+        return Err(Error::NotFinite { what: "impostor bounding sphere" });
+    }
+    if tier.radius <= 0.0 {
+        return Err(range("impostor radius", tier.radius.to_string(), "greater than 0"));
+    }
+    let b = tier.bound;
+    if !((0.0..=1.0).contains(&b.min_coverage_iou) && (0.0..=1.0).contains(&b.max_mean_color_error)) {
+        return Err(range(
+            "impostor bound",
+            format!("IoU {}, colour error {}", b.min_coverage_iou, b.max_mean_color_error),
+            "both in 0..=1",
+        ));
+    }
+    let len = tier.blob_bytes().ok_or(Error::LimitExceeded {
+        what: "impostor texture bytes",
+        value: u64::MAX,
+        limit: limits.max_total_bytes,
+    })?;
+    within("impostor texture bytes", len, limits.max_total_bytes)?;
+    sized_blob(bytes, m, tier.color, "impostor colour", len)?;
+    sized_blob(bytes, m, tier.normal_depth, "impostor normal and depth", len)?;
+    Ok(())
+}
+
 fn sign(x: f32) -> f32 {
     if x >= 0.0 { 1.0 } else { -1.0 }
 }

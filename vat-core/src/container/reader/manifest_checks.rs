@@ -129,6 +129,9 @@ pub(crate) fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> 
     }
     validate_materials(m, bytes, limits)?;
     validate_root_motion(m)?;
+    if let Some(tier) = &m.impostors {
+        crate::format::impostor::validate_impostor_tier(tier, m, bytes, limits)?;
+    }
 
     Ok(clip_map)
 }
