@@ -253,6 +253,232 @@ fn srgb8(linear: f32) -> u8 {
     unorm8(s)
 }
 
+/// How an impostor tier is baked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImpostorOptions {
+    /// The view directions.
+    pub grid: vat_core::format::impostor::ViewGrid,
+    /// Pixels per side of one view's image, a power of two in
+    /// [`vat_core::format::impostor::TILE_SIZES`].
+    pub tile_size: u32,
+    /// Images per clip, evenly spaced in phase, 1 to
+    /// [`vat_core::format::impostor::MAX_FRAMES_PER_CLIP`].
+    pub frames_per_clip: u32,
+    /// Samples per pixel side when drawing (coverage levels per pixel: its square).
+    pub samples_per_side: u32,
+}
+
+impl Default for ImpostorOptions {
+    /// 8 x 8 hemi views of 64 pixels, 8 images per clip, 4 x 4 samples per pixel: sized for
+    /// characters a few dozen pixels tall.
+    fn default() -> Self {
+        ImpostorOptions {
+            grid: vat_core::format::impostor::ViewGrid {
+                views_per_side: 8,
+                coverage: vat_core::format::impostor::ViewCoverage::Hemi,
+            },
+            tile_size: 64,
+            frames_per_clip: 8,
+            samples_per_side: 4,
+        }
+    }
+}
+
+/// The images of an impostor tier, ready for a container: the two blobs in the layout
+/// [`vat_core::format::impostor::ImpostorTier`] documents, and the tier's geometry (its blob ids
+/// and bound are the writer's and verification's to fill in).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImpostorImages {
+    /// The tier with placeholder blob ids (0) and bound (perfect agreement).
+    pub tier: vat_core::format::impostor::ImpostorTier,
+    /// Colour texels, every mip level of every layer.
+    pub color: Vec<u8>,
+    /// Normal-depth texels, the same layout.
+    pub normal_depth: Vec<u8>,
+}
+
+/// Renders the impostor tier of a soft (or skeletal) asset from its own decode: for every clip,
+/// `frames_per_clip` images at phases `k / frames_per_clip`, each from every view of the grid, of
+/// LOD 0 as vat-core's CPU reference decodes it (linear interpolation, as the mesh is drawn), inside
+/// the sphere around the asset's animation bounds, white (materials are not drawn yet); then a mip
+/// chain per tile down to one pixel. Views render in parallel; the bytes do not depend on the thread
+/// count.
+///
+/// # Errors
+/// [`BakeError::InvalidOption`] for options out of range; [`BakeError::InvalidInput`] for an asset
+/// that is not a soft body with a vertex animation and LOD 0; the reference decoder's errors.
+pub fn bake_tier(
+    asset: &vat_core::container::Asset<'_>,
+    options: &ImpostorOptions,
+) -> Result<ImpostorImages> {
+    use rayon::prelude::*;
+    use vat_core::format::impostor::{
+        ImpostorBound, ImpostorTier, MAX_FRAMES_PER_CLIP, TILE_SIZES, ViewGrid,
+    };
+    use vat_core::format::reference::{VertexAnimationView, decode_object_frame};
+    let option = |problem: String| BakeError::InvalidOption { option: "--impostors", problem };
+    ViewGrid::new(options.grid.views_per_side, options.grid.coverage).map_err(|e| option(e.to_string()))?;
+    if !(TILE_SIZES.contains(&options.tile_size) && options.tile_size.is_power_of_two()) {
+        return Err(option(format!("tile size {} is not a power of two from 8 to 512", options.tile_size)));
+    }
+    if !(1..=MAX_FRAMES_PER_CLIP).contains(&options.frames_per_clip) {
+        return Err(option(format!(
+            "{} frames per clip is not 1 to {MAX_FRAMES_PER_CLIP}",
+            options.frames_per_clip
+        )));
+    }
+    let m = asset.manifest();
+    let input = |problem: &str| BakeError::InvalidInput { part: m.name.clone(), problem: problem.to_owned() };
+    let bounds = m.animation_bounds().ok_or_else(|| input("has no animation bounds: no impostor tier"))?;
+    let view =
+        VertexAnimationView::from_asset(asset).map_err(|e| input(&format!("no impostor tier: {e}")))?;
+    let indices = lod0_indices(asset).ok_or_else(|| input("has no LOD 0 triangles: no impostor tier"))?;
+    let centre: [f32; 3] = std::array::from_fn(|i| bounds.min[i] + bounds.extent[i] * 0.5);
+    let radius = bounds.extent.iter().map(|e| e * e).sum::<f32>().sqrt() * 0.5;
+    let radius = if radius > 0.0 { radius } else { 1e-3 };
+    let raster = RasterOptions { size: options.tile_size, samples_per_side: options.samples_per_side };
+    let n = m.vertex_count as usize;
+    let views = options.grid.view_count();
+    let frames = options.frames_per_clip;
+    // Every (clip, frame) decoded once, then every view of it drawn.
+    let images: Vec<Vec<ViewImage>> = (0..m.clips.len() as u32 * frames)
+        .into_par_iter()
+        .map(|layer| {
+            let (clip, k) = (layer / frames, layer % frames);
+            let mut positions = vec![[0.0f32; 3]; n];
+            let mut normals = vec![[0.0f32; 3]; n];
+            decode_object_frame(
+                &view,
+                clip,
+                k as f32 / frames as f32,
+                vat_core::playback::Interpolation::Linear,
+                &mut positions,
+                &mut normals,
+            )?;
+            let positions: Vec<Vec3> = positions.into_iter().map(Vec3::from).collect();
+            let normals: Vec<Vec3> = normals.into_iter().map(Vec3::from).collect();
+            let mesh =
+                ImpostorMesh { positions: &positions, normals: &normals, colors: &[], indices: &indices };
+            (0..views)
+                .map(|v| render_view(&mesh, options.grid.view_direction(v), centre, radius, &raster))
+                .collect()
+        })
+        .collect::<Result<_>>()?;
+    let mip_levels = options.tile_size.ilog2() + 1;
+    let (color, normal_depth) =
+        assemble_layers(&images, options.grid.views_per_side, options.tile_size, mip_levels);
+    let tier = ImpostorTier {
+        grid: options.grid,
+        tile_size: options.tile_size,
+        frames_per_clip: vec![frames; m.clips.len()],
+        centre,
+        radius,
+        mip_levels,
+        color: vat_core::container::BlobId(0),
+        normal_depth: vat_core::container::BlobId(0),
+        bound: ImpostorBound { min_coverage_iou: 1.0, max_mean_color_error: 0.0 },
+    };
+    Ok(ImpostorImages { tier, color, normal_depth })
+}
+
+/// LOD 0's triangles as vertex indices.
+fn lod0_indices(asset: &vat_core::container::Asset<'_>) -> Option<Vec<u32>> {
+    let m = asset.manifest();
+    let lod = m.lods.first()?;
+    let blob = asset.get_blob(m.indices?)?;
+    let start = lod.first_index as usize * 4;
+    let bytes = blob.get(start..start + lod.index_count as usize * 4)?;
+    Some(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+/// One tile at one mip level: its colour and normal-depth texels.
+type TileLevel = (Vec<[u8; 4]>, Vec<[u8; 4]>);
+
+/// The two blobs of a tier: `images[layer][view]` placed as tiles of their layer, level 0 of every
+/// layer, then each further level (each tile halved by [`halve_tile`]) of every layer.
+fn assemble_layers(images: &[Vec<ViewImage>], per_side: u32, tile: u32, levels: u32) -> (Vec<u8>, Vec<u8>) {
+    let (mut color, mut normal_depth) = (Vec::new(), Vec::new());
+    // Each image's chain of (colour, normal-depth) tiles, level by level.
+    let mut chains: Vec<Vec<TileLevel>> = images
+        .iter()
+        .flatten()
+        .map(|image| vec![(image.color.clone(), image.normal_depth.clone())])
+        .collect();
+    for level in 1..levels {
+        let side = (tile >> (level - 1)) as usize;
+        for chain in &mut chains {
+            let (c, nd) = chain.last().map(|(c, nd)| halve_tile(c, nd, side)).unwrap_or_default();
+            chain.push((c, nd));
+        }
+    }
+    let per_side = per_side as usize;
+    for level in 0..levels as usize {
+        let side = (tile >> level) as usize;
+        let layer_side = side * per_side;
+        for layer in chains.chunks(per_side * per_side) {
+            for y in 0..layer_side {
+                let (j, ty) = (y / side, y % side);
+                for x in 0..layer_side {
+                    let (i, tx) = (x / side, x % side);
+                    let (c, nd) = &layer[j * per_side + i][level];
+                    color.extend_from_slice(&c[ty * side + tx]);
+                    normal_depth.extend_from_slice(&nd[ty * side + tx]);
+                }
+            }
+        }
+    }
+    (color, normal_depth)
+}
+
+/// One mip step of a tile `side` pixels wide (even): each 2 x 2 block to one pixel. Coverage is the
+/// mean; colour is the coverage-weighted mean in linear light, normal the coverage-weighted mean
+/// direction and depth the coverage-weighted mean, so uncovered pixels never darken or bend an edge.
+fn halve_tile(color: &[[u8; 4]], normal_depth: &[[u8; 4]], side: usize) -> (Vec<[u8; 4]>, Vec<[u8; 4]>) {
+    let half = side / 2;
+    let mut c_out = vec![[0u8; 4]; half * half];
+    let mut nd_out = vec![[0u8; 4]; half * half];
+    for y in 0..half {
+        for x in 0..half {
+            let (mut weight, mut rgb, mut normal, mut depth) = (0.0f32, [0.0f32; 3], [0.0f32; 3], 0.0f32);
+            for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                let at = (2 * y + dy) * side + 2 * x + dx;
+                let (c, nd) = (color[at], normal_depth[at]);
+                let w = f32::from(c[3]) / 255.0;
+                weight += w;
+                for (sum, s) in rgb.iter_mut().zip(&c[..3]) {
+                    *sum += srgb_to_linear(*s) * w;
+                }
+                let o = [f32::from(nd[0]) / 255.0 * 2.0 - 1.0, f32::from(nd[1]) / 255.0 * 2.0 - 1.0];
+                let n = vat_core::format::encoding::oct_decode_f32(o);
+                for (sum, s) in normal.iter_mut().zip(n) {
+                    *sum += s * w;
+                }
+                depth += (f32::from(nd[2]) / 255.0 * 2.0 - 1.0) * w;
+            }
+            if weight == 0.0 {
+                continue;
+            }
+            let coverage = unorm8(weight / 4.0);
+            let [r, g, b] = rgb.map(|s| srgb8(s / weight));
+            c_out[y * half + x] = [r, g, b, coverage];
+            let [ox, oy] = oct_encode_f32(normal);
+            nd_out[y * half + x] = [
+                unorm8((ox + 1.0) * 0.5),
+                unorm8((oy + 1.0) * 0.5),
+                unorm8((depth / weight + 1.0) * 0.5),
+                coverage,
+            ];
+        }
+    }
+    (c_out, nd_out)
+}
+
+/// An 8-bit sRGB component to linear light.
+fn srgb_to_linear(s: u8) -> f32 {
+    let s = f32::from(s) / 255.0;
+    if s <= 0.040_45 { s / 12.92 } else { ((s + 0.055) / 1.055).powf(2.4) }
+}
+
 #[cfg(test)]
 #[path = "impostor_tests.rs"]
 mod tests;

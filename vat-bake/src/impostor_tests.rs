@@ -195,3 +195,85 @@ fn normals_come_back_within_the_octahedral_quantum_from_every_view() {
         assert_eq!((nd[2], nd[3]), (128, 255), "view {v}");
     }
 }
+
+#[test]
+fn a_mip_step_keeps_edge_colours_and_averages_coverage() {
+    // One opaque red pixel among three empty ones: the colour stays red (the empty pixels weigh
+    // nothing), coverage is a quarter, the normal and depth are the red pixel's.
+    let color = [[255, 0, 0, 255], [0; 4], [0; 4], [0; 4]];
+    let normal_depth = [[128, 128, 200, 255], [0; 4], [0; 4], [0; 4]];
+    let (c, nd) = halve_tile(&color, &normal_depth, 2);
+    assert_eq!(c, vec![[255, 0, 0, 64]]);
+    assert_eq!(nd, vec![[128, 128, 200, 64]]);
+    // Nothing covered stays zero.
+    assert_eq!(halve_tile(&[[0; 4]; 4], &[[0; 4]; 4], 2), (vec![[0; 4]], vec![[0; 4]]));
+}
+
+/// The built-in humanoid baked with one LOD, its file bytes.
+fn humanoid_file() -> Vec<u8> {
+    let rig = crate::procgen::humanoid();
+    crate::prepare::prepare(&rig, &crate::prepare::BakeOptions::default()).unwrap().to_vat_bytes().unwrap()
+}
+
+#[test]
+fn a_tier_baked_from_a_file_fits_its_layout_and_the_container() {
+    use vat_core::container::{Asset, BlobId, ContainerWriter};
+    use vat_core::format::impostor::{ViewCoverage, ViewGrid};
+    let bytes = humanoid_file();
+    let asset = Asset::parse(&bytes).unwrap();
+    let options = ImpostorOptions {
+        grid: ViewGrid::new(3, ViewCoverage::Hemi).unwrap(),
+        tile_size: 16,
+        frames_per_clip: 2,
+        samples_per_side: 2,
+    };
+    let images = bake_tier(&asset, &options).unwrap();
+    let clips = asset.manifest().clips.len() as u64;
+    assert_eq!(images.tier.layer_count(), 2 * clips);
+    assert_eq!(images.tier.mip_levels, 5);
+    assert_eq!(Some(images.color.len() as u64), images.tier.blob_bytes());
+    assert_eq!(images.color.len(), images.normal_depth.len());
+    // Every layer shows the body from every view: each tile of level 0 has covered pixels, and the
+    // one-pixel top level of each tile is covered where its tile is.
+    let (side, layer_side) = (16usize, 48usize);
+    for layer in 0..images.tier.layer_count() as usize {
+        for tile in 0..9 {
+            let (ti, tj) = (tile % 3, tile / 3);
+            let covered = (0..side * side).any(|p| {
+                let (x, y) = (ti * side + p % side, tj * side + p / side);
+                images.color[((layer * layer_side + y) * layer_side + x) * 4 + 3] > 0
+            });
+            assert!(covered, "layer {layer} view {tile} is empty");
+        }
+    }
+    // The tier and its blobs make a valid file.
+    let mut manifest = asset.manifest().clone();
+    let mut writer = ContainerWriter::new();
+    for i in 0..manifest.blobs.len() {
+        writer.add_blob(asset.blob(BlobId(i as u32)));
+    }
+    let mut tier = images.tier.clone();
+    tier.color = writer.add_blob(images.color.clone());
+    tier.normal_depth = writer.add_blob(images.normal_depth.clone());
+    manifest.impostors = Some(tier);
+    let file = writer.finish(manifest).unwrap();
+    assert!(Asset::parse(&file).unwrap().manifest().impostors.is_some());
+    // The same bytes on one thread.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    assert_eq!(pool.install(|| bake_tier(&asset, &options)).unwrap(), images);
+}
+
+#[test]
+fn tier_options_out_of_range_are_refused() {
+    use vat_core::container::Asset;
+    let bytes = humanoid_file();
+    let asset = Asset::parse(&bytes).unwrap();
+    for options in [
+        ImpostorOptions { tile_size: 48, ..Default::default() },
+        ImpostorOptions { tile_size: 4, ..Default::default() },
+        ImpostorOptions { frames_per_clip: 0, ..Default::default() },
+        ImpostorOptions { frames_per_clip: 257, ..Default::default() },
+    ] {
+        assert!(matches!(bake_tier(&asset, &options), Err(BakeError::InvalidOption { .. })), "{options:?}");
+    }
+}
