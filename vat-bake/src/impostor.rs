@@ -381,6 +381,141 @@ pub fn bake_tier(
     Ok(ImpostorImages { tier, color, normal_depth })
 }
 
+/// How closely a baked tier stands for its mesh: at the centre of every cell of the view grid (the
+/// directions furthest from any baked view) and every baked frame, the mesh drawn from that
+/// direction against the card reconstructed from the tier ([`vat_core::format::impostor::card_samples`]:
+/// three views blended, each sampled bilinearly within its tile, colours blended by coverage). Returns
+/// the smallest coverage intersection-over-union (`sum min(a, b) / sum max(a, b)` over the pixels'
+/// coverages) and the largest mean absolute colour difference over the pixels the mesh covers at
+/// least half (sRGB, fraction of full scale), with the number of images compared.
+///
+/// # Errors
+/// As [`bake_tier`], for the same asset and options.
+pub fn measure_tier(
+    asset: &vat_core::container::Asset<'_>,
+    images: &ImpostorImages,
+    options: &ImpostorOptions,
+) -> Result<(vat_core::format::impostor::ImpostorBound, u32)> {
+    use vat_core::format::impostor::square_to_direction;
+    let tier = &images.tier;
+    let n = tier.grid.views_per_side;
+    let last = (n - 1) as f32;
+    let directions: Vec<[f32; 3]> = (0..(n - 1) * (n - 1))
+        .map(|c| {
+            let (i, j) = ((c % (n - 1)) as f32 + 0.5, (c / (n - 1)) as f32 + 0.5);
+            square_to_direction([2.0 * i / last - 1.0, 2.0 * j / last - 1.0], tier.grid.coverage)
+        })
+        .collect();
+    measure_at(asset, images, options, &directions)
+}
+
+/// [`measure_tier`] at the given directions (towards the viewer).
+fn measure_at(
+    asset: &vat_core::container::Asset<'_>,
+    images: &ImpostorImages,
+    options: &ImpostorOptions,
+    directions: &[[f32; 3]],
+) -> Result<(vat_core::format::impostor::ImpostorBound, u32)> {
+    use rayon::prelude::*;
+    use vat_core::format::impostor::{ImpostorBound, card_samples};
+    use vat_core::format::reference::{VertexAnimationView, decode_object_frame};
+    let m = asset.manifest();
+    let input = |problem: String| BakeError::InvalidInput { part: m.name.clone(), problem };
+    let view = VertexAnimationView::from_asset(asset).map_err(|e| input(e.to_string()))?;
+    let indices = lod0_indices(asset).ok_or_else(|| input("has no LOD 0 triangles".into()))?;
+    let tier = &images.tier;
+    let raster = RasterOptions { size: tier.tile_size, samples_per_side: options.samples_per_side };
+    let frames = options.frames_per_clip;
+    let per_layer: Vec<(f32, f32)> = (0..tier.layer_count() as u32)
+        .into_par_iter()
+        .map(|layer| {
+            let (clip, k) = (layer / frames, layer % frames);
+            let count = m.vertex_count as usize;
+            let (mut positions, mut normals) = (vec![[0.0f32; 3]; count], vec![[0.0f32; 3]; count]);
+            let phase = k as f32 / frames as f32;
+            let interp = vat_core::playback::Interpolation::Linear;
+            decode_object_frame(&view, clip, phase, interp, &mut positions, &mut normals)?;
+            let positions: Vec<Vec3> = positions.into_iter().map(Vec3::from).collect();
+            let normals: Vec<Vec3> = normals.into_iter().map(Vec3::from).collect();
+            let mesh =
+                ImpostorMesh { positions: &positions, normals: &normals, colors: &[], indices: &indices };
+            let (mut iou, mut error) = (1.0f32, 0.0f32);
+            for &d in directions {
+                let reference = render_view(&mesh, d, tier.centre, tier.radius, &raster)?;
+                let size = tier.tile_size as usize;
+                let (mut inter, mut union, mut diff, mut pixels) = (0.0f32, 0.0f32, 0.0f32, 0u32);
+                for p in 0..size * size {
+                    let (u, v) =
+                        (((p % size) as f32 + 0.5) / size as f32, ((p / size) as f32 + 0.5) / size as f32);
+                    let (alpha, rgb) = reconstruct(images, layer as usize, card_samples(&tier.grid, d, u, v));
+                    let r = reference.color[p];
+                    let ra = f32::from(r[3]) / 255.0;
+                    inter += ra.min(alpha);
+                    union += ra.max(alpha);
+                    if ra >= 0.5 {
+                        let rgb = rgb.map(|c| f32::from(srgb8(c)));
+                        diff += (0..3).map(|i| (rgb[i] - f32::from(r[i])).abs()).sum::<f32>() / (3.0 * 255.0);
+                        pixels += 1;
+                    }
+                }
+                iou = iou.min(if union > 0.0 { inter / union } else { 1.0 });
+                error = error.max(if pixels > 0 { diff / pixels as f32 } else { 0.0 });
+            }
+            Ok((iou, error))
+        })
+        .collect::<Result<_>>()?;
+    let bound = per_layer.iter().fold(
+        ImpostorBound { min_coverage_iou: 1.0, max_mean_color_error: 0.0 },
+        |b, &(iou, error)| ImpostorBound {
+            min_coverage_iou: b.min_coverage_iou.min(iou),
+            max_mean_color_error: b.max_mean_color_error.max(error),
+        },
+    );
+    Ok((bound, (per_layer.len() * directions.len()) as u32))
+}
+
+/// A card pixel from three views of `layer` (level 0): coverage `sum w a_k` and the coverage-weighted
+/// linear colour, each view sampled bilinearly with its coordinates clamped inside its own tile.
+fn reconstruct(images: &ImpostorImages, layer: usize, samples: [(u32, f32, [f32; 2]); 3]) -> (f32, [f32; 3]) {
+    let tier = &images.tier;
+    let (n, tile) = (tier.grid.views_per_side as usize, tier.tile_size as usize);
+    let side = n * tile;
+    let texel = |view: usize, x: usize, y: usize| {
+        let (i, j) = (view % n, view / n);
+        let at = ((layer * side + j * tile + y) * side + i * tile + x) * 4;
+        let c = &images.color[at..at + 4];
+        (f32::from(c[3]) / 255.0, [srgb_to_linear(c[0]), srgb_to_linear(c[1]), srgb_to_linear(c[2])])
+    };
+    let (mut alpha, mut rgb) = (0.0f32, [0.0f32; 3]);
+    for (view, weight, [u, v]) in samples {
+        if weight <= 0.0 {
+            continue;
+        }
+        let fx = (u * tile as f32 - 0.5).clamp(0.0, (tile - 1) as f32);
+        let fy = (v * tile as f32 - 0.5).clamp(0.0, (tile - 1) as f32);
+        let (x0, y0) = (fx.floor() as usize, fy.floor() as usize);
+        let (x1, y1) = ((x0 + 1).min(tile - 1), (y0 + 1).min(tile - 1));
+        let (tx, ty) = (fx - x0 as f32, fy - y0 as f32);
+        for (x, y, w) in [
+            (x0, y0, (1.0 - tx) * (1.0 - ty)),
+            (x1, y0, tx * (1.0 - ty)),
+            (x0, y1, (1.0 - tx) * ty),
+            (x1, y1, tx * ty),
+        ] {
+            let (a, c) = texel(view as usize, x, y);
+            let w = w * weight * a;
+            alpha += w;
+            for (sum, s) in rgb.iter_mut().zip(c) {
+                *sum += s * w;
+            }
+        }
+    }
+    if alpha > 0.0 {
+        rgb = rgb.map(|c| c / alpha);
+    }
+    (alpha, rgb)
+}
+
 /// LOD 0's triangles as vertex indices.
 fn lod0_indices(asset: &vat_core::container::Asset<'_>) -> Option<Vec<u32>> {
     let m = asset.manifest();

@@ -277,3 +277,53 @@ fn tier_options_out_of_range_are_refused() {
         assert!(matches!(bake_tier(&asset, &options), Err(BakeError::InvalidOption { .. })), "{options:?}");
     }
 }
+
+#[test]
+fn a_tier_is_measured_against_its_mesh_between_the_baked_views() {
+    use vat_core::container::Asset;
+    use vat_core::format::impostor::{ViewCoverage, ViewGrid};
+    let bytes = humanoid_file();
+    let asset = Asset::parse(&bytes).unwrap();
+    let coarse = ImpostorOptions {
+        grid: ViewGrid::new(3, ViewCoverage::Hemi).unwrap(),
+        tile_size: 32,
+        frames_per_clip: 1,
+        samples_per_side: 2,
+    };
+    let fine = ImpostorOptions { grid: ViewGrid::new(9, ViewCoverage::Hemi).unwrap(), ..coarse };
+    let measure = |options: &ImpostorOptions| {
+        let images = bake_tier(&asset, options).unwrap();
+        measure_tier(&asset, &images, options).unwrap()
+    };
+    let ((coarse_bound, coarse_samples), (fine_bound, fine_samples)) = (measure(&coarse), measure(&fine));
+    eprintln!("humanoid, 32 px tiles: 3 x 3 hemi views {coarse_bound:?}; 9 x 9 {fine_bound:?}");
+    let clips = asset.manifest().clips.len() as u32;
+    assert_eq!((coarse_samples, fine_samples), (4 * clips, 64 * clips));
+    for b in [coarse_bound, fine_bound] {
+        assert!((0.0..=1.0).contains(&b.min_coverage_iou) && (0.0..=1.0).contains(&b.max_mean_color_error));
+    }
+    // More views stand closer for the mesh (the views between are nearer a baked one).
+    assert!(
+        fine_bound.min_coverage_iou > coarse_bound.min_coverage_iou,
+        "{fine_bound:?} vs {coarse_bound:?}"
+    );
+}
+
+#[test]
+fn a_card_seen_from_a_baked_view_is_that_view() {
+    use vat_core::container::Asset;
+    use vat_core::format::impostor::{ViewCoverage, ViewGrid};
+    let bytes = humanoid_file();
+    let asset = Asset::parse(&bytes).unwrap();
+    let options = ImpostorOptions {
+        grid: ViewGrid::new(3, ViewCoverage::Hemi).unwrap(),
+        tile_size: 32,
+        frames_per_clip: 1,
+        samples_per_side: 2,
+    };
+    let images = bake_tier(&asset, &options).unwrap();
+    let directions: Vec<[f32; 3]> = (0..9).map(|v| options.grid.view_direction(v)).collect();
+    // Bilinear samples at the tile's own pixel centres read those pixels back exactly.
+    let (bound, _) = measure_at(&asset, &images, &options, &directions).unwrap();
+    assert!(bound.min_coverage_iou > 0.999 && bound.max_mean_color_error < 1e-3, "{bound:?}");
+}

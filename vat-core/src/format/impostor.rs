@@ -174,6 +174,23 @@ pub fn project_to_view(p: [f32; 3], d: [f32; 3], centre: [f32; 3], radius: f32) 
     [0.5 + dot(q, right) * 0.5 * inv, 0.5 - dot(q, up) * 0.5 * inv, dot(q, d) * inv]
 }
 
+/// Where pixel `(u, v)` of a card seen from `direction` (towards the viewer, unit) samples the
+/// baked views: for each of the three views [`ViewGrid::blend`] picks, its weight and the image
+/// coordinates `(u_k, v_k)` (in `[0, 1]` inside the sphere) of the card point. The card is the plane
+/// through the sphere's centre facing the viewer, `(u, v)` its image coordinates as
+/// [`project_to_view`] defines them for `direction`; the card point is projected into each view's
+/// image (so a view's image is reprojected onto the card, exact for points on the card plane).
+/// Coordinates are relative to the sphere: no centre or radius is needed.
+pub fn card_samples(grid: &ViewGrid, direction: [f32; 3], u: f32, v: f32) -> [(u32, f32, [f32; 2]); 3] {
+    let (right, up) = view_axes(direction);
+    let (x, y) = (2.0 * u - 1.0, 1.0 - 2.0 * v);
+    let point = [right[0] * x + up[0] * y, right[1] * x + up[1] * y, right[2] * x + up[2] * y];
+    grid.blend(direction).map(|(view, weight)| {
+        let [uk, vk, _] = project_to_view(point, grid.view_direction(view), [0.0; 3], 1.0);
+        (view, weight, [uk, vk])
+    })
+}
+
 /// Smallest and largest image side per view, pixels (powers of two).
 pub const TILE_SIZES: std::ops::RangeInclusive<u32> = 8..=512;
 /// Most images baked per clip.

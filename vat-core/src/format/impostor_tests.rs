@@ -134,3 +134,33 @@ fn a_views_image_holds_the_bounding_sphere() {
         }
     }
 }
+
+#[test]
+fn a_card_seen_from_a_baked_view_samples_that_view_where_it_is() {
+    for coverage in COVERAGES {
+        let grid = ViewGrid::new(5, coverage).unwrap();
+        for k in 0..grid.view_count() {
+            let d = grid.view_direction(k);
+            for (u, v) in [(0.5, 0.5), (0.1, 0.8), (0.9, 0.25)] {
+                let samples = card_samples(&grid, d, u, v);
+                // All the weight on views looking the same way, each sampled at the card's own pixel.
+                for (view, weight, [uk, vk]) in samples {
+                    if weight > 1e-4 {
+                        assert!(distance(grid.view_direction(view), d) < 1e-4);
+                        assert!(
+                            (uk - u).abs() < 1e-4 && (vk - v).abs() < 1e-4,
+                            "{coverage:?} {k}: {uk},{vk}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // The card's centre is every view's centre.
+    let grid = ViewGrid::new(4, ViewCoverage::Full).unwrap();
+    for d in sphere(100) {
+        for (_, _, [uk, vk]) in card_samples(&grid, d, 0.5, 0.5) {
+            assert!((uk - 0.5).abs() < 1e-6 && (vk - 0.5).abs() < 1e-6);
+        }
+    }
+}
