@@ -133,6 +133,57 @@ pub fn measure_stride(rig: &Rig, clip: &AnimationClip) -> Result<std::result::Re
     if !clip.locomotion {
         return Ok(Err(NoStride::NotLocomotion));
     }
+    check_feet_nodes(rig)?;
+    let duration = f64::from(clip.duration());
+    if !(duration > 0.0 && duration.is_finite()) {
+        return Ok(Err(NoStride::NoDuration));
+    }
+    let (feet, feet_source) = match find_feet(rig) {
+        Ok(found) => found,
+        Err(why) => return Ok(Err(NoStride::NoFeet(why))),
+    };
+    let no_gait = || {
+        Ok(Err(NoStride::NoGait {
+            feet: [feet.left, feet.right].map(|node| rig.nodes[node].name.clone()),
+            source: feet_source,
+        }))
+    };
+    let tracks = FeetTracks::sample(rig, clip, feet, duration)?;
+    let low = tracks.low_velocities();
+    let Some(facing) = facing_of(&low) else { return no_gait() };
+    let mut backwards: Vec<f64> =
+        contacts(&low, facing).iter().map(|v| -(v[0] * facing[0] + v[1] * facing[1])).collect();
+    if backwards.is_empty() {
+        return no_gait();
+    }
+    let stride = median(&mut backwards) * duration;
+    // Feet found by geometry are named left and right by the facing: left is up x forward.
+    let left_axis = [facing[1], -facing[0]];
+    let apart: f64 = tracks.tracks[0]
+        .iter()
+        .zip(&tracks.tracks[1])
+        .map(|(l, r)| (l[0] - r[0]) * left_axis[0] + (l[2] - r[2]) * left_axis[1])
+        .sum();
+    let feet = if feet_source == FeetSource::Geometry && apart < 0.0 {
+        Feet { left: feet.right, right: feet.left }
+    } else {
+        feet
+    };
+    if !(stride > 0.0 && stride.is_finite()) {
+        return no_gait();
+    }
+    let travel = tracks.travel;
+    Ok(Ok(Stride {
+        stride: stride as f32,
+        facing: Vec3::new(facing[0] as f32, 0.0, facing[1] as f32),
+        travel: travel[0].hypot(travel[2]) as f32,
+        feet,
+        feet_source,
+    }))
+}
+
+/// An error when [`Rig::feet`] names a node the rig does not have.
+fn check_feet_nodes(rig: &Rig) -> Result<()> {
     if let Some(feet) = rig.feet {
         for (side, node) in [("left", feet.left), ("right", feet.right)] {
             if node >= rig.nodes.len() {
@@ -143,16 +194,11 @@ pub fn measure_stride(rig: &Rig, clip: &AnimationClip) -> Result<std::result::Re
             }
         }
     }
-    let duration = f64::from(clip.duration());
-    if !(duration > 0.0 && duration.is_finite()) {
-        return Ok(Err(NoStride::NoDuration));
-    }
-    let (feet, feet_source) = match find_feet(rig) {
-        Ok(found) => found,
-        Err(why) => return Ok(Err(NoStride::NoFeet(why))),
-    };
-    let nodes = [feet.left, feet.right];
-    // The feet's deepest common ancestor (the hips): a one-shot clip's travel is the body's.
+    Ok(())
+}
+
+/// The feet's deepest common ancestor (the hips), if they have one.
+fn body_of(rig: &Rig, feet: Feet) -> Option<usize> {
     let chain = |mut node: usize| {
         let mut chain = vec![node];
         while let Some(p) = rig.nodes[node].parent.filter(|&p| p < node) {
@@ -162,57 +208,79 @@ pub fn measure_stride(rig: &Rig, clip: &AnimationClip) -> Result<std::result::Re
         chain
     };
     let left_chain = chain(feet.left);
-    let body = chain(feet.right).into_iter().find(|n| left_chain.contains(n));
-    let looping = clip.looping.unwrap_or(true);
+    chain(feet.right).into_iter().find(|n| left_chain.contains(n))
+}
 
-    // Positions of the two feet and the body at `time`, in the output space.
-    let positions = |time: f32| -> Result<[[f64; 3]; 3]> {
-        let globals = global_matrices(rig, &sample_pose(rig, clip, time));
-        let mut out = [[0.0; 3]; 3];
-        for (f, node) in [feet.left, feet.right, body.unwrap_or(feet.left)].into_iter().enumerate() {
-            let p: Vec3 = globals[node].w_axis.truncate();
-            if !p.is_finite() {
-                return Err(BakeError::InvalidInput {
-                    part: format!("clip \"{}\"", clip.name),
-                    problem: format!("foot position at {time} s is not finite"),
-                });
+/// Both feet's positions at the sample times, in the frame that travels with the clip (steps 2
+/// and 3 of the module docs).
+struct FeetTracks {
+    /// The sample times (absolute seconds).
+    times: Vec<f32>,
+    /// The left and right foot's positions at each sample.
+    tracks: [Vec<[f64; 3]>; 2],
+    /// The clip's travel per cycle (horizontal; `y` 0).
+    travel: [f64; 3],
+    looping: bool,
+    duration: f64,
+}
+
+impl FeetTracks {
+    fn sample(rig: &Rig, clip: &AnimationClip, feet: Feet, duration: f64) -> Result<FeetTracks> {
+        // The feet's deepest common ancestor (the hips): a one-shot clip's travel is the body's.
+        let body = body_of(rig, feet);
+        let looping = clip.looping.unwrap_or(true);
+        // Positions of the two feet and the body at `time`, in the output space.
+        let positions = |time: f32| -> Result<[[f64; 3]; 3]> {
+            let globals = global_matrices(rig, &sample_pose(rig, clip, time));
+            let mut out = [[0.0; 3]; 3];
+            for (f, node) in [feet.left, feet.right, body.unwrap_or(feet.left)].into_iter().enumerate() {
+                let p: Vec3 = globals[node].w_axis.truncate();
+                if !p.is_finite() {
+                    return Err(BakeError::InvalidInput {
+                        part: format!("clip \"{}\"", clip.name),
+                        problem: format!("foot position at {time} s is not finite"),
+                    });
+                }
+                out[f] = [f64::from(p.x), f64::from(p.y), f64::from(p.z)];
             }
-            out[f] = [f64::from(p.x), f64::from(p.y), f64::from(p.z)];
-        }
-        Ok(out)
-    };
-    // The clip's horizontal travel: a loop's is exactly how far each foot moves over one cycle
-    // (both averaged); a one-shot clip's is how far the body moves.
-    let (first, last) = (positions(clip.start)?, positions(clip.end)?);
-    let moved = |i: usize, a: usize| last[i][a] - first[i][a];
-    let travel = [0, 1, 2].map(|a| match (a, looping, body) {
-        (1, ..) => 0.0,
-        (_, false, Some(_)) => moved(2, a),
-        _ => 0.5 * (moved(0, a) + moved(1, a)),
-    });
+            Ok(out)
+        };
+        // The clip's horizontal travel: a loop's is exactly how far each foot moves over one cycle
+        // (both averaged); a one-shot clip's is how far the body moves.
+        let (first, last) = (positions(clip.start)?, positions(clip.end)?);
+        let moved = |i: usize, a: usize| last[i][a] - first[i][a];
+        let travel = [0, 1, 2].map(|a| match (a, looping, body) {
+            (1, ..) => 0.0,
+            (_, false, Some(_)) => moved(2, a),
+            _ => 0.5 * (moved(0, a) + moved(1, a)),
+        });
 
-    let times = sample_times(clip);
-    let n = times.len();
-    let mut tracks = [Vec::with_capacity(n), Vec::with_capacity(n)];
-    for &time in &times {
-        let elapsed = (f64::from(time) - f64::from(clip.start)) / duration;
-        let feet_now = positions(time)?;
-        for f in 0..2 {
-            // In the frame that travels with the clip.
-            tracks[f].push(std::array::from_fn::<f64, 3, _>(|a| feet_now[f][a] - travel[a] * elapsed));
+        let times = sample_times(clip);
+        let n = times.len();
+        let mut tracks = [Vec::with_capacity(n), Vec::with_capacity(n)];
+        for &time in &times {
+            let elapsed = (f64::from(time) - f64::from(clip.start)) / duration;
+            let feet_now = positions(time)?;
+            for f in 0..2 {
+                // In the frame that travels with the clip.
+                tracks[f].push(std::array::from_fn::<f64, 3, _>(|a| feet_now[f][a] - travel[a] * elapsed));
+            }
         }
+        Ok(FeetTracks { times, tracks, travel, looping, duration })
     }
 
-    // Central-difference velocities over the neighbouring samples; None where a one-shot clip has
-    // no neighbour. Looping clips wrap, the sample before the first lying one period earlier.
-    let velocity = |track: &[[f64; 3]], k: usize| -> Option<[f64; 3]> {
-        let (prev, next, span) = if looping {
+    /// The central-difference velocity of `track` at sample `k` over its neighbouring samples;
+    /// `None` where a one-shot clip has no neighbour. Looping clips wrap, the sample before the
+    /// first lying one period earlier.
+    fn velocity(&self, track: &[[f64; 3]], k: usize) -> Option<[f64; 3]> {
+        let (times, n) = (&self.times, self.times.len());
+        let (prev, next, span) = if self.looping {
             let prev = (k + n - 1) % n;
             let next = (k + 1) % n;
             let t = |i: usize| f64::from(times[i]);
             let mut span = t(next) - t(prev);
             if span <= 0.0 {
-                span += duration;
+                span += self.duration;
             }
             (prev, next, span)
         } else if k == 0 || k + 1 == n {
@@ -221,48 +289,56 @@ pub fn measure_stride(rig: &Rig, clip: &AnimationClip) -> Result<std::result::Re
             (k - 1, k + 1, f64::from(times[k + 1]) - f64::from(times[k - 1]))
         };
         (n >= 3 && span > 0.0).then(|| std::array::from_fn(|a| (track[next][a] - track[prev][a]) / span))
-    };
-    // Horizontal velocities of the low samples of both feet.
-    let mut low = Vec::new();
-    for track in &tracks {
-        let min_y = track.iter().map(|p| p[1]).fold(f64::INFINITY, f64::min);
-        let max_y = track.iter().map(|p| p[1]).fold(f64::NEG_INFINITY, f64::max);
-        let tolerance = contact_height_tolerance(min_y, max_y);
-        for k in 0..n {
-            let Some(v) = velocity(track, k) else { continue };
-            if track[k][1] <= min_y + tolerance {
-                low.push([v[0], v[2]]);
+    }
+
+    /// The horizontal velocities (`x`, `z`) of the low samples of both feet (step 5).
+    fn low_velocities(&self) -> Vec<[f64; 2]> {
+        let mut low = Vec::new();
+        for track in &self.tracks {
+            let min_y = track.iter().map(|p| p[1]).fold(f64::INFINITY, f64::min);
+            let max_y = track.iter().map(|p| p[1]).fold(f64::NEG_INFINITY, f64::max);
+            let tolerance = contact_height_tolerance(min_y, max_y);
+            for k in 0..self.times.len() {
+                let Some(v) = self.velocity(track, k) else { continue };
+                if track[k][1] <= min_y + tolerance {
+                    low.push([v[0], v[2]]);
+                }
             }
         }
+        low
     }
-    let no_gait = || {
-        Ok(Err(NoStride::NoGait {
-            feet: nodes.map(|node| rig.nodes[node].name.clone()),
-            source: feet_source,
-        }))
-    };
+}
+
+/// The median of `values` (sorted in place).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let m = values.len();
+    if m % 2 == 1 { values[m / 2] } else { 0.5 * (values[m / 2 - 1] + values[m / 2]) }
+}
+
+/// The contacts: the low samples moving backwards along `facing`.
+fn contacts(low: &[[f64; 2]], facing: [f64; 2]) -> Vec<[f64; 2]> {
+    low.iter().copied().filter(|v| v[0] * facing[0] + v[1] * facing[1] < 0.0).collect()
+}
+
+/// The facing (horizontal unit `x`, `z`) of the low samples' velocities `low` (step 5): opposite
+/// to their mean, refined as opposite to the contacts' per-axis median until it settles; `None`
+/// when they do not agree on a direction ([`MIN_COHERENCE`]).
+fn facing_of(low: &[[f64; 2]]) -> Option<[f64; 2]> {
     let sum = low.iter().fold([0.0f64; 2], |s, v| [s[0] - v[0], s[1] - v[1]]);
     let scale: f64 = low.iter().map(|v| v[0].hypot(v[1])).sum();
     let length = sum[0].hypot(sum[1]);
     if !(scale > 0.0 && length >= MIN_COHERENCE * scale && length.is_finite()) {
-        return no_gait();
+        return None;
     }
     let mut facing = [sum[0] / length, sum[1] / length];
-    let median = |values: &mut Vec<f64>| -> f64 {
-        values.sort_by(f64::total_cmp);
-        let m = values.len();
-        if m % 2 == 1 { values[m / 2] } else { 0.5 * (values[m / 2 - 1] + values[m / 2]) }
-    };
-    let contacts = |facing: [f64; 2]| -> Vec<[f64; 2]> {
-        low.iter().copied().filter(|v| v[0] * facing[0] + v[1] * facing[1] < 0.0).collect()
-    };
     for _ in 0..4 {
-        let planted = contacts(facing);
+        let planted = contacts(low, facing);
         if planted.is_empty() {
             break;
         }
-        let mx = -median(&mut planted.iter().map(|v| v[0]).collect());
-        let mz = -median(&mut planted.iter().map(|v| v[1]).collect());
+        let mx = -median(&mut planted.iter().map(|v| v[0]).collect::<Vec<_>>());
+        let mz = -median(&mut planted.iter().map(|v| v[1]).collect::<Vec<_>>());
         let len = mx.hypot(mz);
         if !(len > 0.0 && len.is_finite()) {
             break;
@@ -274,34 +350,7 @@ pub fn measure_stride(rig: &Rig, clip: &AnimationClip) -> Result<std::result::Re
             break;
         }
     }
-    let mut backwards: Vec<f64> =
-        contacts(facing).iter().map(|v| -(v[0] * facing[0] + v[1] * facing[1])).collect();
-    if backwards.is_empty() {
-        return no_gait();
-    }
-    let stride = median(&mut backwards) * duration;
-    // Feet found by geometry are named left and right by the facing: left is up x forward.
-    let left_axis = [facing[1], -facing[0]];
-    let apart: f64 = tracks[0]
-        .iter()
-        .zip(&tracks[1])
-        .map(|(l, r)| (l[0] - r[0]) * left_axis[0] + (l[2] - r[2]) * left_axis[1])
-        .sum();
-    let feet = if feet_source == FeetSource::Geometry && apart < 0.0 {
-        Feet { left: feet.right, right: feet.left }
-    } else {
-        feet
-    };
-    if !(stride > 0.0 && stride.is_finite()) {
-        return no_gait();
-    }
-    Ok(Ok(Stride {
-        stride: stride as f32,
-        facing: Vec3::new(facing[0] as f32, 0.0, facing[1] as f32),
-        travel: travel[0].hypot(travel[2]) as f32,
-        feet,
-        feet_source,
-    }))
+    Some(facing)
 }
 
 /// Where [`extract_stride`] samples `clip` (absolute seconds, increasing, within

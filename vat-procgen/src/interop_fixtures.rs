@@ -235,26 +235,8 @@ fn tenths(lo: Vec3, hi: Vec3) -> (Vec3, Vec3) {
 /// each frame's unused corners on texel (0, 0), and 6 bounds-extender vertices. `hdr`: float EXR
 /// textures (values as they are, `u = R + G / 2048` lookups) instead of 8-bit PNGs.
 pub fn houdini_dynamic_fixture(frames: usize, hdr: bool) -> HoudiniDynamicFixture {
-    use glam::Quat;
     let frames = frames.max(1);
-    let mut fx_frames = Vec::with_capacity(frames);
-    for k in 0..frames {
-        let quads = 1 + k % 3;
-        let mut f = FixtureFrame::default();
-        for j in 0..2 {
-            for i in 0..=quads {
-                let (x, t) = (i as f32 * 0.3, k as f32 * 0.7 + i as f32);
-                f.positions.push(Vec3::new(x, j as f32 * 0.4 + 0.1 * t.sin(), 0.2 * (t + j as f32).cos()));
-                f.normals.push(Vec3::new(0.3 * t.sin(), 1.0, 0.4 * (t + j as f32).cos()).normalize());
-            }
-        }
-        let row = quads as u32 + 1;
-        for i in 0..quads as u32 {
-            f.triangles.push([i, i + 1, row + i + 1]);
-            f.triangles.push([i, row + i + 1, row + i]);
-        }
-        fx_frames.push(f);
-    }
+    let fx_frames = ribbon_frames(frames);
     let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
     for p in fx_frames.iter().flat_map(|f| &f.positions) {
         lo = lo.min(*p);
@@ -268,86 +250,10 @@ pub fn houdini_dynamic_fixture(frames: usize, hdr: bool) -> HoudiniDynamicFixtur
         max_w.z += 0.05;
         min_w.x -= 0.05;
     }
-    let range = hi - lo;
-    // Points of every frame, back to back, in a 7-column position texture.
-    let points: usize = fx_frames.iter().map(|f| f.positions.len()).sum();
-    let (pw, ph) = (7usize, points.div_ceil(7));
-    let mut pos_texels = vec![[0.0f32; 4]; pw * ph];
-    let mut rot_texels = vec![[0.5f32, 0.5, 0.5, 1.0]; pw * ph];
-    let mut first_point = Vec::with_capacity(frames);
-    let mut p = 0usize;
-    for f in &fx_frames {
-        first_point.push(p);
-        for (pos, n) in f.positions.iter().zip(&f.normals) {
-            let q = Quat::from_rotation_arc(Vec3::Y, *n);
-            let (pv, qv) = if hdr {
-                (pos.extend(1.0).to_array(), q.to_array())
-            } else {
-                let t = (*pos - lo) / range;
-                let c = |v: f32| f32::from(code8(v)) / 255.0;
-                ([c(t.x), c(t.y), c(t.z), 1.0], q.to_array().map(|x| c(x * 0.5 + 0.5)))
-            };
-            pos_texels[p] = pv;
-            rot_texels[p] = qv;
-            p += 1;
-        }
-    }
-    // The lookup table: 18 corners in 8 columns, 3 rows a frame.
-    let pool = fx_frames.iter().map(|f| f.triangles.len()).max().unwrap_or(1);
-    let corners = 3 * pool;
-    let (lw, rows) = (8usize, (3 * pool).div_ceil(8));
-    let lh = rows * frames;
-    let mut lookup_texels = vec![[0.0f32; 4]; lw * lh];
-    for (k, f) in fx_frames.iter().enumerate() {
-        for (t, tri) in f.triangles.iter().enumerate() {
-            for (j, &v) in tri.iter().enumerate() {
-                let c = 3 * t + j;
-                let point = first_point[k] + v as usize;
-                let (u, v) =
-                    (((point % pw) as f32 + 0.5) / pw as f32, ((point / pw) as f32 + 0.5) / ph as f32);
-                let texel = if hdr {
-                    [u, 0.0, v, 0.0]
-                } else {
-                    // u = R + G / 255 with R, G 8-bit codes over 255.
-                    let split = |x: f32| {
-                        let hi8 = (x * 255.0).floor().min(255.0);
-                        let lo8 = ((x - hi8 / 255.0) * 65025.0).round().clamp(0.0, 255.0);
-                        (hi8 / 255.0, lo8 / 255.0)
-                    };
-                    let ((r, g), (b, a)) = (split(u), split(v));
-                    [r, g, b, a]
-                };
-                lookup_texels[(k * rows + c / lw) * lw + c % lw] = texel;
-            }
-        }
-    }
-    // The pool: each corner its own vertex, at a spot of its own (the shader does not read it).
-    let mut positions = Vec::new();
-    let mut uv0 = Vec::new();
-    let mut indices = Vec::new();
-    for c in 0..corners {
-        positions.push(Vec3::new(
-            (c / 3) as f32 * 0.1 + [0.0, 0.05, 0.0][c % 3],
-            [0.0, 0.0, 0.05][c % 3],
-            0.0,
-        ));
-        uv0.push([((c % lw) as f32 + 0.5) / lw as f32, ((c / lw) as f32 + 0.5) / lh as f32]);
-        indices.push(c as u32);
-    }
-    // Bounds extenders: two triangles on the box's corners, TEXCOORD_0 = (0, 1).
-    let base = positions.len() as u32;
-    for p in [
-        Vec3::new(hi.x, hi.y, hi.z),
-        Vec3::new(hi.x, hi.y - 0.01, hi.z),
-        Vec3::new(hi.x, hi.y, hi.z - 0.01),
-        Vec3::new(lo.x, lo.y, lo.z),
-        Vec3::new(lo.x, lo.y + 0.01, lo.z),
-        Vec3::new(lo.x, lo.y, lo.z + 0.01),
-    ] {
-        positions.push(p);
-        uv0.push([0.0, 1.0]);
-    }
-    indices.extend([base, base + 1, base + 2, base + 3, base + 4, base + 5]);
+    let points = DynamicPoints::new(&fx_frames, lo, hi - lo, hdr);
+    let (pw, ph) = points.size;
+    let (lookup_texels, (lw, lh), corners) = dynamic_lookup(&fx_frames, &points.first_point, (pw, ph), hdr);
+    let (positions, uv0, indices) = dynamic_pool(corners, (lw, lh), lo, hi);
     let normals = vec![Vec3::Y; positions.len()];
     let uv1 = vec![[0.0f32, 1.0]; positions.len()];
     let glb = lookup_glb_with_sets("dynamic", &positions, &normals, &[Some(&uv0), Some(&uv1)], &indices)
@@ -378,8 +284,8 @@ pub fn houdini_dynamic_fixture(frames: usize, hdr: bool) -> HoudiniDynamicFixtur
     let col = encode(pw, ph, &vec![[1.0f32; 4]; pw * ph]);
     HoudiniDynamicFixture {
         json,
-        pos: encode(pw, ph, &pos_texels),
-        rot: encode(pw, ph, &rot_texels),
+        pos: encode(pw, ph, &points.pos_texels),
+        rot: encode(pw, ph, &points.rot_texels),
         lookup: encode(lw, lh, &lookup_texels),
         col,
         glb,
@@ -387,14 +293,156 @@ pub fn houdini_dynamic_fixture(frames: usize, hdr: bool) -> HoudiniDynamicFixtur
         frames: fx_frames,
         pos_size: (pw, ph),
         lookup_size: (lw, lh),
-        pos_texels,
-        rot_texels,
+        pos_texels: points.pos_texels,
+        rot_texels: points.rot_texels,
         lookup_texels,
         uv0,
         indices,
         bounds: (min_w.to_array(), max_w.to_array()),
         fps,
     }
+}
+
+/// The dynamic fixture's motion: at frame `k`, a ribbon of `1 + k % 3` quads waving in place.
+fn ribbon_frames(frames: usize) -> Vec<FixtureFrame> {
+    let mut fx_frames = Vec::with_capacity(frames);
+    for k in 0..frames {
+        let quads = 1 + k % 3;
+        let mut f = FixtureFrame::default();
+        for j in 0..2 {
+            for i in 0..=quads {
+                let (x, t) = (i as f32 * 0.3, k as f32 * 0.7 + i as f32);
+                f.positions.push(Vec3::new(x, j as f32 * 0.4 + 0.1 * t.sin(), 0.2 * (t + j as f32).cos()));
+                f.normals.push(Vec3::new(0.3 * t.sin(), 1.0, 0.4 * (t + j as f32).cos()).normalize());
+            }
+        }
+        let row = quads as u32 + 1;
+        for i in 0..quads as u32 {
+            f.triangles.push([i, i + 1, row + i + 1]);
+            f.triangles.push([i, row + i + 1, row + i]);
+        }
+        fx_frames.push(f);
+    }
+    fx_frames
+}
+
+/// The points of every frame, back to back, in a 7-column position texture and its rotation
+/// texture (raw, or 8-bit codes of the box `lo + range` without `hdr`).
+struct DynamicPoints {
+    pos_texels: Vec<[f32; 4]>,
+    rot_texels: Vec<[f32; 4]>,
+    /// Each frame's first point.
+    first_point: Vec<usize>,
+    /// The textures' width and height.
+    size: (usize, usize),
+}
+
+impl DynamicPoints {
+    fn new(fx_frames: &[FixtureFrame], lo: Vec3, range: Vec3, hdr: bool) -> DynamicPoints {
+        use glam::Quat;
+        let points: usize = fx_frames.iter().map(|f| f.positions.len()).sum();
+        let (pw, ph) = (7usize, points.div_ceil(7));
+        let mut pos_texels = vec![[0.0f32; 4]; pw * ph];
+        let mut rot_texels = vec![[0.5f32, 0.5, 0.5, 1.0]; pw * ph];
+        let mut first_point = Vec::with_capacity(fx_frames.len());
+        let mut p = 0usize;
+        for f in fx_frames {
+            first_point.push(p);
+            for (pos, n) in f.positions.iter().zip(&f.normals) {
+                let q = Quat::from_rotation_arc(Vec3::Y, *n);
+                let (pv, qv) = if hdr {
+                    (pos.extend(1.0).to_array(), q.to_array())
+                } else {
+                    let t = (*pos - lo) / range;
+                    let c = |v: f32| f32::from(code8(v)) / 255.0;
+                    ([c(t.x), c(t.y), c(t.z), 1.0], q.to_array().map(|x| c(x * 0.5 + 0.5)))
+                };
+                pos_texels[p] = pv;
+                rot_texels[p] = qv;
+                p += 1;
+            }
+        }
+        DynamicPoints { pos_texels, rot_texels, first_point, size: (pw, ph) }
+    }
+}
+
+/// The lookup table: the busiest frame's corners in 8 columns, 3 rows a frame, each a point's
+/// texel in the `(pw, ph)` position texture (`u = R + G / 255` 8-bit pairs without `hdr`). Returns
+/// the texels, the table's size and the pool's corner count.
+fn dynamic_lookup(
+    fx_frames: &[FixtureFrame],
+    first_point: &[usize],
+    (pw, ph): (usize, usize),
+    hdr: bool,
+) -> (Vec<[f32; 4]>, (usize, usize), usize) {
+    let frames = fx_frames.len();
+    let pool = fx_frames.iter().map(|f| f.triangles.len()).max().unwrap_or(1);
+    let corners = 3 * pool;
+    let (lw, rows) = (8usize, (3 * pool).div_ceil(8));
+    let lh = rows * frames;
+    let mut lookup_texels = vec![[0.0f32; 4]; lw * lh];
+    for (k, f) in fx_frames.iter().enumerate() {
+        for (t, tri) in f.triangles.iter().enumerate() {
+            for (j, &v) in tri.iter().enumerate() {
+                let c = 3 * t + j;
+                let point = first_point[k] + v as usize;
+                let (u, v) =
+                    (((point % pw) as f32 + 0.5) / pw as f32, ((point / pw) as f32 + 0.5) / ph as f32);
+                let texel = if hdr {
+                    [u, 0.0, v, 0.0]
+                } else {
+                    // u = R + G / 255 with R, G 8-bit codes over 255.
+                    let split = |x: f32| {
+                        let hi8 = (x * 255.0).floor().min(255.0);
+                        let lo8 = ((x - hi8 / 255.0) * 65025.0).round().clamp(0.0, 255.0);
+                        (hi8 / 255.0, lo8 / 255.0)
+                    };
+                    let ((r, g), (b, a)) = (split(u), split(v));
+                    [r, g, b, a]
+                };
+                lookup_texels[(k * rows + c / lw) * lw + c % lw] = texel;
+            }
+        }
+    }
+    (lookup_texels, (lw, lh), corners)
+}
+
+/// The pool mesh: each of `corners` corners its own vertex at a spot of its own (the shader does
+/// not read it) with its lookup texel as `TEXCOORD_0`, then two bounds-extender triangles on the
+/// box's corners (`TEXCOORD_0` = (0, 1)). Returns positions, `TEXCOORD_0` and indices.
+fn dynamic_pool(
+    corners: usize,
+    (lw, lh): (usize, usize),
+    lo: Vec3,
+    hi: Vec3,
+) -> (Vec<Vec3>, Vec<[f32; 2]>, Vec<u32>) {
+    let mut positions = Vec::new();
+    let mut uv0 = Vec::new();
+    let mut indices = Vec::new();
+    for c in 0..corners {
+        positions.push(Vec3::new(
+            (c / 3) as f32 * 0.1 + [0.0, 0.05, 0.0][c % 3],
+            [0.0, 0.0, 0.05][c % 3],
+            0.0,
+        ));
+        uv0.push([((c % lw) as f32 + 0.5) / lw as f32, ((c / lw) as f32 + 0.5) / lh as f32]);
+        indices.push(c as u32);
+    }
+    // Bounds extenders: two triangles on the box's corners, TEXCOORD_0 = (0, 1).
+    let base = positions.len() as u32;
+    for p in [
+        Vec3::new(hi.x, hi.y, hi.z),
+        Vec3::new(hi.x, hi.y - 0.01, hi.z),
+        Vec3::new(hi.x, hi.y, hi.z - 0.01),
+        Vec3::new(lo.x, lo.y, lo.z),
+        Vec3::new(lo.x, lo.y + 0.01, lo.z),
+        Vec3::new(lo.x, lo.y, lo.z + 0.01),
+    ] {
+        positions.push(p);
+        uv0.push([0.0, 1.0]);
+    }
+    indices.extend([base, base + 1, base + 2, base + 3, base + 4, base + 5]);
+    (positions, uv0, indices)
 }
 
 /// A VAT 3 particle bake (`VAT Type` `Particles`) made here in VAT 3's layout, with the raw texels

@@ -212,109 +212,8 @@ pub(super) fn import(
         failed: HashMap::new(),
     };
     for m in doc.materials() {
-        let label = match m.name() {
-            Some(n) if !n.is_empty() => format!("material {:?}", n),
-            _ => format!("material {}", m.index().unwrap_or(0)),
-        };
-        let pbr = m.pbr_metallic_roughness();
-        let unit = |v: f32| if v.is_finite() { v.clamp(0.0, 1.0) } else { 0.0 };
-        let mut material = Material {
-            name: m.name().unwrap_or_default().to_owned(),
-            base_color_factor: pbr.base_color_factor().map(unit),
-            metallic_factor: unit(pbr.metallic_factor()),
-            roughness_factor: unit(pbr.roughness_factor()),
-            normal_scale: 1.0,
-            emissive_factor: m.emissive_factor().map(|e| if e.is_finite() { e.max(0.0) } else { 0.0 }),
-            alpha_mode: match m.alpha_mode() {
-                gltf::material::AlphaMode::Opaque => AlphaMode::Opaque,
-                gltf::material::AlphaMode::Mask => {
-                    AlphaMode::Mask { cutoff: unit(m.alpha_cutoff().unwrap_or(0.5)) }
-                }
-                gltf::material::AlphaMode::Blend => {
-                    notes.push(format!(
-                        "{label}: alpha blending is drawn as a mask with cutoff 0.5 (a crowd is not sorted)"
-                    ));
-                    AlphaMode::Blend
-                }
-            },
-            double_sided: m.double_sided(),
-            ..Material::default()
-        };
-        // Each baked texture's KHR_texture_transform (read from the raw JSON: the gltf crate is
-        // built without it) and the coordinate set it overrides to.
-        let raw_material = raw.map(|r| &r["materials"][m.index().unwrap_or(0)]);
-        let mut transform_of = |info: Option<&Value>, what: &str| match info.map(texture_transform) {
-            None | Some(Ok(None)) => (UvTransform::IDENTITY, None),
-            Some(Ok(Some(found))) => found,
-            Some(Err(why)) => {
-                notes.push(format!(
-                    "{label}: {what} texture's KHR_texture_transform left out (it is sampled untransformed): {why}"
-                ));
-                (UvTransform::IDENTITY, None)
-            }
-        };
-        let base_transform =
-            transform_of(raw_material.map(|r| &r["pbrMetallicRoughness"]["baseColorTexture"]), "base colour");
-        let metallic_transform = transform_of(
-            raw_material.map(|r| &r["pbrMetallicRoughness"]["metallicRoughnessTexture"]),
-            "metallic-roughness",
-        );
-        let normal_transform = transform_of(raw_material.map(|r| &r["normalTexture"]), "normal");
-        // The transforms of the textures that are bound, in the order the UVs choose from.
-        let mut bound: Vec<(&str, UvTransform)> = Vec::new();
-        if let Some(info) = pbr.base_color_texture() {
-            let (transform, tex_coord) = base_transform;
-            material.base_color_texture = loader.binding(
-                &label,
-                "base colour",
-                info.texture(),
-                tex_coord.unwrap_or(info.tex_coord()),
-                Space::Color,
-                &mut notes,
-            )?;
-            if material.base_color_texture.is_some() {
-                bound.push(("base colour", transform));
-            }
-        }
-        if let Some(info) = pbr.metallic_roughness_texture() {
-            let (transform, tex_coord) = metallic_transform;
-            material.metallic_roughness_texture = loader.binding(
-                &label,
-                "metallic-roughness",
-                info.texture(),
-                tex_coord.unwrap_or(info.tex_coord()),
-                Space::Data,
-                &mut notes,
-            )?;
-            if material.metallic_roughness_texture.is_some() {
-                bound.push(("metallic-roughness", transform));
-            }
-        }
-        if let Some(normal) = m.normal_texture() {
-            let (transform, tex_coord) = normal_transform;
-            let scale = normal.scale();
-            material.normal_scale = if scale.is_finite() { scale } else { 1.0 };
-            material.normal_texture = loader.binding(
-                &label,
-                "normal",
-                normal.texture(),
-                tex_coord.unwrap_or(normal.tex_coord()),
-                Space::Data,
-                &mut notes,
-            )?;
-            if material.normal_texture.is_some() {
-                bound.push(("normal", transform));
-            }
-        }
-        uv_transforms.push(uv_transform(&label, &bound, &mut notes));
-        if m.occlusion_texture().is_some() {
-            notes.push(format!(
-                "{label}: occlusion texture left out (vat's shading has no ambient occlusion)"
-            ));
-        }
-        if m.emissive_texture().is_some() {
-            notes.push(format!("{label}: emissive texture left out (the emissive factor is kept)"));
-        }
+        let (material, transform) = import_material(&mut loader, &m, raw, &mut notes)?;
+        uv_transforms.push(transform);
         loader.out.materials.push(material);
     }
     if needs_default {
@@ -326,6 +225,124 @@ pub(super) fn import(
         loader.out.variants = variants(raw, doc, count, &mut notes);
     }
     Ok(Imported { materials: Some(loader.out), notes, uv_transforms })
+}
+
+/// Material `m`: its factors, its bound textures loaded by `loader`, one note per thing left out;
+/// with the transform baked into the UVs of its vertices ([`uv_transform`]).
+fn import_material(
+    loader: &mut ImageLoader<'_, '_, '_>,
+    m: &gltf::Material<'_>,
+    raw: Option<&Value>,
+    notes: &mut Vec<String>,
+) -> Result<(Material, Option<UvTransform>)> {
+    let label = match m.name() {
+        Some(n) if !n.is_empty() => format!("material {:?}", n),
+        _ => format!("material {}", m.index().unwrap_or(0)),
+    };
+    let pbr = m.pbr_metallic_roughness();
+    let mut material = material_factors(m, &label, notes);
+    // Each baked texture's KHR_texture_transform (read from the raw JSON: the gltf crate is
+    // built without it) and the coordinate set it overrides to.
+    let raw_material = raw.map(|r| &r["materials"][m.index().unwrap_or(0)]);
+    let mut transform_of = |info: Option<&Value>, what: &str| match info.map(texture_transform) {
+        None | Some(Ok(None)) => (UvTransform::IDENTITY, None),
+        Some(Ok(Some(found))) => found,
+        Some(Err(why)) => {
+            notes.push(format!(
+                "{label}: {what} texture's KHR_texture_transform left out (it is sampled untransformed): {why}"
+            ));
+            (UvTransform::IDENTITY, None)
+        }
+    };
+    let base_transform =
+        transform_of(raw_material.map(|r| &r["pbrMetallicRoughness"]["baseColorTexture"]), "base colour");
+    let metallic_transform = transform_of(
+        raw_material.map(|r| &r["pbrMetallicRoughness"]["metallicRoughnessTexture"]),
+        "metallic-roughness",
+    );
+    let normal_transform = transform_of(raw_material.map(|r| &r["normalTexture"]), "normal");
+    // The transforms of the textures that are bound, in the order the UVs choose from.
+    let mut bound: Vec<(&str, UvTransform)> = Vec::new();
+    if let Some(info) = pbr.base_color_texture() {
+        let (transform, tex_coord) = base_transform;
+        material.base_color_texture = loader.binding(
+            &label,
+            "base colour",
+            info.texture(),
+            tex_coord.unwrap_or(info.tex_coord()),
+            Space::Color,
+            notes,
+        )?;
+        if material.base_color_texture.is_some() {
+            bound.push(("base colour", transform));
+        }
+    }
+    if let Some(info) = pbr.metallic_roughness_texture() {
+        let (transform, tex_coord) = metallic_transform;
+        material.metallic_roughness_texture = loader.binding(
+            &label,
+            "metallic-roughness",
+            info.texture(),
+            tex_coord.unwrap_or(info.tex_coord()),
+            Space::Data,
+            notes,
+        )?;
+        if material.metallic_roughness_texture.is_some() {
+            bound.push(("metallic-roughness", transform));
+        }
+    }
+    if let Some(normal) = m.normal_texture() {
+        let (transform, tex_coord) = normal_transform;
+        let scale = normal.scale();
+        material.normal_scale = if scale.is_finite() { scale } else { 1.0 };
+        material.normal_texture = loader.binding(
+            &label,
+            "normal",
+            normal.texture(),
+            tex_coord.unwrap_or(normal.tex_coord()),
+            Space::Data,
+            notes,
+        )?;
+        if material.normal_texture.is_some() {
+            bound.push(("normal", transform));
+        }
+    }
+    let transform = uv_transform(&label, &bound, notes);
+    if m.occlusion_texture().is_some() {
+        notes.push(format!("{label}: occlusion texture left out (vat's shading has no ambient occlusion)"));
+    }
+    if m.emissive_texture().is_some() {
+        notes.push(format!("{label}: emissive texture left out (the emissive factor is kept)"));
+    }
+    Ok((material, transform))
+}
+
+/// Material `m`'s factors, alpha mode and sidedness (clamped to their ranges), without textures.
+fn material_factors(m: &gltf::Material<'_>, label: &str, notes: &mut Vec<String>) -> Material {
+    let pbr = m.pbr_metallic_roughness();
+    let unit = |v: f32| if v.is_finite() { v.clamp(0.0, 1.0) } else { 0.0 };
+    Material {
+        name: m.name().unwrap_or_default().to_owned(),
+        base_color_factor: pbr.base_color_factor().map(unit),
+        metallic_factor: unit(pbr.metallic_factor()),
+        roughness_factor: unit(pbr.roughness_factor()),
+        normal_scale: 1.0,
+        emissive_factor: m.emissive_factor().map(|e| if e.is_finite() { e.max(0.0) } else { 0.0 }),
+        alpha_mode: match m.alpha_mode() {
+            gltf::material::AlphaMode::Opaque => AlphaMode::Opaque,
+            gltf::material::AlphaMode::Mask => {
+                AlphaMode::Mask { cutoff: unit(m.alpha_cutoff().unwrap_or(0.5)) }
+            }
+            gltf::material::AlphaMode::Blend => {
+                notes.push(format!(
+                    "{label}: alpha blending is drawn as a mask with cutoff 0.5 (a crowd is not sorted)"
+                ));
+                AlphaMode::Blend
+            }
+        },
+        double_sided: m.double_sided(),
+        ..Material::default()
+    }
 }
 
 /// The transform baked into the UVs of a material whose bound textures carry `bound` (in the order

@@ -46,168 +46,20 @@ pub(super) fn read(
 ) -> Result<Mesh> {
     let prim = src.primitive;
     let part = src.part;
-    let label = |attribute: &str| format!("{part} {attribute}");
-    let mode = prim.mode();
-    if !matches!(mode, Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan) {
-        return Err(ctx.err(
-            part,
-            format!(
-                "mode {mode:?} is not supported; only TRIANGLES, TRIANGLE_STRIP and TRIANGLE_FAN can be baked"
-            ),
-        ));
-    }
+    check_mode(ctx, prim, part)?;
     let get = accessors::source(buffers);
     let reader = prim.reader(get.clone());
-
-    let accessor = prim.get(&Semantic::Positions).ok_or_else(|| ctx.err(part, "missing POSITION"))?;
-    let positions: Vec<Vec3> =
-        accessors::read_dequantised(ctx, &accessor, POSITIONS, Integers::Any, buffers, &label("POSITION"))?
-            .into_iter()
-            .map(Vec3::from)
-            .collect();
-    if let Some(v) = positions.iter().position(|p| !p.is_finite()) {
-        return Err(ctx.err(label("POSITION"), format!("vertex {v} is not finite")));
-    }
-    let n = positions.len();
-    let same_count = |attribute: &str, len: usize| {
-        if len == n {
-            Ok(())
-        } else {
-            Err(ctx.err(label(attribute), format!("has {len} elements, POSITION has {n}")))
-        }
-    };
-
-    let normals = match prim.get(&Semantic::Normals) {
-        None => None,
-        Some(accessor) => {
-            let raw = accessors::read_dequantised(
-                ctx,
-                &accessor,
-                UNIT_VEC3,
-                Integers::Normalized,
-                buffers,
-                &label("NORMAL"),
-            )?;
-            same_count("NORMAL", raw.len())?;
-            let mut normals = Vec::with_capacity(n);
-            for (v, normal) in raw.into_iter().enumerate() {
-                let normal = unit_or_keep(Vec3::from(normal)).ok_or_else(|| {
-                    ctx.err(label("NORMAL"), format!("normal of vertex {v} is zero-length or not finite"))
-                })?;
-                normals.push(normal);
-            }
-            Some(normals)
-        }
-    };
-
-    let tangents = match prim.get(&Semantic::Tangents) {
-        None => None,
-        Some(accessor) => {
-            let raw = accessors::read_dequantised(
-                ctx,
-                &accessor,
-                UNIT_VEC4,
-                Integers::Normalized,
-                buffers,
-                &label("TANGENT"),
-            )?;
-            same_count("TANGENT", raw.len())?;
-            let mut tangents = Vec::with_capacity(n);
-            let mut zero = Vec::new();
-            for (v, [x, y, z, w]) in raw.into_iter().enumerate() {
-                let t = Vec3::new(x, y, z);
-                if !(t.is_finite() && w.is_finite()) {
-                    return Err(ctx.err(label("TANGENT"), format!("tangent of vertex {v} is not finite")));
-                }
-                // Exporters write zero tangents where the UVs are degenerate: no basis to keep.
-                match unit_or_keep(t) {
-                    Some(xyz) => tangents.push(xyz.extend(if w < 0.0 { -1.0 } else { 1.0 })),
-                    None => zero.push(v),
-                }
-            }
-            if zero.is_empty() {
-                Some(tangents)
-            } else {
-                notes.push(format!(
-                    "{part}: TANGENT left out: {} of its {n} tangents are zero-length (first: vertex {}); `--tangents` \
-                     regenerates them",
-                    zero.len(),
-                    zero[0]
-                ));
-                None
-            }
-        }
-    };
-
-    let uv_set = ctx.uv_set;
-    let uv_name = format!("TEXCOORD_{uv_set}");
-    let uvs = match prim.get(&Semantic::TexCoords(uv_set)) {
-        None => None,
-        Some(accessor) => {
-            // Quantised coordinates (KHR_mesh_quantization) are often plain integers, scaled by a
-            // KHR_texture_transform; without the extension, unsigned ones are normalised (the
-            // core spec allows nothing else), as the `gltf` reader's `into_f32` reads them.
-            let integers = if ctx.quantization { Integers::Any } else { Integers::AssumeNormalized };
-            let raw =
-                accessors::read_dequantised(ctx, &accessor, TEXCOORDS, integers, buffers, &label(&uv_name))?;
-            same_count(&uv_name, raw.len())?;
-            let uvs: Vec<Vec2> = raw.into_iter().map(Vec2::from).collect();
-            if let Some(v) = uvs.iter().position(|uv| !uv.is_finite()) {
-                return Err(ctx.err(label(&uv_name), format!("vertex {v} is not finite")));
-            }
-            Some(uvs)
-        }
-    };
-
-    let colors = match prim.get(&Semantic::Colors(0)) {
-        None => None,
-        Some(accessor) => {
-            let raw = accessors::read(ctx, &accessor, COLORS, buffers, &label("COLOR_0"), || {
-                reader.read_colors(0).map(|c| c.into_rgba_f32())
-            })?;
-            same_count("COLOR_0", raw.len())?;
-            let colors: Vec<Vec4> = raw.into_iter().map(Vec4::from).collect();
-            if let Some(v) = colors.iter().position(|c| !c.is_finite()) {
-                return Err(ctx.err(label("COLOR_0"), format!("vertex {v} is not finite")));
-            }
-            if colors.iter().any(|c| c.min_element() < 0.0 || c.max_element() > 1.0) {
-                notes.push(format!(
-                    "{part}: COLOR_0 values outside 0..=1 are clamped (vertex colours are stored as 8-bit unorm)"
-                ));
-            }
-            Some(colors)
-        }
-    };
+    let attributes = Attributes::positions(ctx, buffers, prim, part)?;
+    let n = attributes.n;
+    let normals = attributes.normals()?;
+    let tangents = attributes.tangents(notes)?;
+    let uvs = attributes.uvs()?;
+    let colors = attributes.colors(&reader, notes)?;
+    let positions = attributes.positions;
 
     // Every member's triangles, with the material its vertices are drawn with.
     let authored_ids = authored_material_ids(ctx, buffers, src, n)?;
-    let mut members: Vec<(Vec<u32>, Option<u8>)> = Vec::with_capacity(1 + src.others.len());
-    for member in std::iter::once(src.primitive).chain(src.others) {
-        let member_part = format!("{} primitive {}", src.label, member.index());
-        let member_reader = member.reader(get.clone());
-        let mut indices = triangle_list(ctx, buffers, member, &member_part, &member_reader, n)?;
-        let triangles = indices.len() / 3;
-        drop_zero_area_triangles(&mut indices);
-        if indices.is_empty() {
-            return Err(ctx.err(
-                format!("{member_part} indices"),
-                format!("all {triangles} triangles repeat a vertex index (no area): nothing to draw"),
-            ));
-        }
-        if indices.len() / 3 < triangles {
-            notes.push(format!(
-                "{member_part}: {} of {triangles} triangles left out: they repeat a vertex index, so they cover no area",
-                triangles - indices.len() / 3
-            ));
-        }
-        let material = match authored_ids {
-            Some(_) => None,
-            // Without a material, the glTF default material: the slot after the document's own
-            // (`materials::import` appends it).
-            None => Some(member.material().index().unwrap_or(ctx.material_count).min(255) as u8),
-        };
-        members.push((indices, material));
-    }
+    let members = member_triangles(ctx, buffers, src, n, authored_ids.is_some(), notes)?;
     let Influences { count: influence_count, joints, weights, full: full_influences } = match src.joint_count
     {
         None => Influences { count: 0, joints: Vec::new(), weights: Vec::new(), full: None },
@@ -249,6 +101,232 @@ pub(super) fn read(
         flat_shade(&mut mesh)?;
     }
     Ok(mesh)
+}
+
+/// Refuses a primitive whose mode draws no triangles.
+fn check_mode(ctx: &Ctx<'_>, prim: &gltf::Primitive<'_>, part: &str) -> Result<()> {
+    let mode = prim.mode();
+    if !matches!(mode, Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan) {
+        return Err(ctx.err(
+            part,
+            format!(
+                "mode {mode:?} is not supported; only TRIANGLES, TRIANGLE_STRIP and TRIANGLE_FAN can be baked"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A primitive's per-vertex attributes, read one by one against its `POSITION` count.
+struct Attributes<'x, 'a> {
+    ctx: &'x Ctx<'x>,
+    buffers: &'x [Cow<'x, [u8]>],
+    prim: &'x gltf::Primitive<'a>,
+    part: &'x str,
+    positions: Vec<Vec3>,
+    /// The vertex count (`POSITION`'s).
+    n: usize,
+}
+
+impl<'x, 'a> Attributes<'x, 'a> {
+    /// Reads `POSITION` (required, finite).
+    fn positions(
+        ctx: &'x Ctx<'x>,
+        buffers: &'x [Cow<'x, [u8]>],
+        prim: &'x gltf::Primitive<'a>,
+        part: &'x str,
+    ) -> Result<Self> {
+        let label = |attribute: &str| format!("{part} {attribute}");
+        let accessor = prim.get(&Semantic::Positions).ok_or_else(|| ctx.err(part, "missing POSITION"))?;
+        let positions: Vec<Vec3> = accessors::read_dequantised(
+            ctx,
+            &accessor,
+            POSITIONS,
+            Integers::Any,
+            buffers,
+            &label("POSITION"),
+        )?
+        .into_iter()
+        .map(Vec3::from)
+        .collect();
+        if let Some(v) = positions.iter().position(|p| !p.is_finite()) {
+            return Err(ctx.err(label("POSITION"), format!("vertex {v} is not finite")));
+        }
+        let n = positions.len();
+        Ok(Attributes { ctx, buffers, prim, part, positions, n })
+    }
+
+    /// `mesh "Body" primitive 0 NORMAL`, for messages.
+    fn label(&self, attribute: &str) -> String {
+        format!("{} {attribute}", self.part)
+    }
+
+    /// An error unless an attribute has one element per vertex.
+    fn same_count(&self, attribute: &str, len: usize) -> Result<()> {
+        if len == self.n {
+            Ok(())
+        } else {
+            Err(self.ctx.err(self.label(attribute), format!("has {len} elements, POSITION has {}", self.n)))
+        }
+    }
+
+    /// `NORMAL` when present: unit length (renormalised where slightly off), an error when zero.
+    fn normals(&self) -> Result<Option<Vec<Vec3>>> {
+        let (ctx, n) = (self.ctx, self.n);
+        let Some(accessor) = self.prim.get(&Semantic::Normals) else { return Ok(None) };
+        let raw = accessors::read_dequantised(
+            ctx,
+            &accessor,
+            UNIT_VEC3,
+            Integers::Normalized,
+            self.buffers,
+            &self.label("NORMAL"),
+        )?;
+        self.same_count("NORMAL", raw.len())?;
+        let mut normals = Vec::with_capacity(n);
+        for (v, normal) in raw.into_iter().enumerate() {
+            let normal = unit_or_keep(Vec3::from(normal)).ok_or_else(|| {
+                ctx.err(self.label("NORMAL"), format!("normal of vertex {v} is zero-length or not finite"))
+            })?;
+            normals.push(normal);
+        }
+        Ok(Some(normals))
+    }
+
+    /// `TANGENT` when present and every tangent has a direction (left out with a note otherwise).
+    fn tangents(&self, notes: &mut Vec<String>) -> Result<Option<Vec<Vec4>>> {
+        let (ctx, n, part) = (self.ctx, self.n, self.part);
+        let Some(accessor) = self.prim.get(&Semantic::Tangents) else { return Ok(None) };
+        let raw = accessors::read_dequantised(
+            ctx,
+            &accessor,
+            UNIT_VEC4,
+            Integers::Normalized,
+            self.buffers,
+            &self.label("TANGENT"),
+        )?;
+        self.same_count("TANGENT", raw.len())?;
+        let mut tangents = Vec::with_capacity(n);
+        let mut zero = Vec::new();
+        for (v, [x, y, z, w]) in raw.into_iter().enumerate() {
+            let t = Vec3::new(x, y, z);
+            if !(t.is_finite() && w.is_finite()) {
+                return Err(ctx.err(self.label("TANGENT"), format!("tangent of vertex {v} is not finite")));
+            }
+            // Exporters write zero tangents where the UVs are degenerate: no basis to keep.
+            match unit_or_keep(t) {
+                Some(xyz) => tangents.push(xyz.extend(if w < 0.0 { -1.0 } else { 1.0 })),
+                None => zero.push(v),
+            }
+        }
+        if zero.is_empty() {
+            Ok(Some(tangents))
+        } else {
+            notes.push(format!(
+                "{part}: TANGENT left out: {} of its {n} tangents are zero-length (first: vertex {}); `--tangents` \
+                 regenerates them",
+                zero.len(),
+                zero[0]
+            ));
+            Ok(None)
+        }
+    }
+
+    /// The texture coordinates of the set the bake reads (`TEXCOORD_<uv_set>`), when present.
+    fn uvs(&self) -> Result<Option<Vec<Vec2>>> {
+        let ctx = self.ctx;
+        let uv_set = ctx.uv_set;
+        let uv_name = format!("TEXCOORD_{uv_set}");
+        let Some(accessor) = self.prim.get(&Semantic::TexCoords(uv_set)) else { return Ok(None) };
+        // Quantised coordinates (KHR_mesh_quantization) are often plain integers, scaled by a
+        // KHR_texture_transform; without the extension, unsigned ones are normalised (the
+        // core spec allows nothing else), as the `gltf` reader's `into_f32` reads them.
+        let integers = if ctx.quantization { Integers::Any } else { Integers::AssumeNormalized };
+        let raw = accessors::read_dequantised(
+            ctx,
+            &accessor,
+            TEXCOORDS,
+            integers,
+            self.buffers,
+            &self.label(&uv_name),
+        )?;
+        self.same_count(&uv_name, raw.len())?;
+        let uvs: Vec<Vec2> = raw.into_iter().map(Vec2::from).collect();
+        if let Some(v) = uvs.iter().position(|uv| !uv.is_finite()) {
+            return Err(ctx.err(self.label(&uv_name), format!("vertex {v} is not finite")));
+        }
+        Ok(Some(uvs))
+    }
+
+    /// `COLOR_0` when present, as RGBA (values outside 0..=1 noted: they are clamped when stored).
+    fn colors<'s, F>(
+        &self,
+        reader: &gltf::mesh::Reader<'a, 's, F>,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<Vec<Vec4>>>
+    where
+        F: Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
+    {
+        let (ctx, part) = (self.ctx, self.part);
+        let Some(accessor) = self.prim.get(&Semantic::Colors(0)) else { return Ok(None) };
+        let raw = accessors::read(ctx, &accessor, COLORS, self.buffers, &self.label("COLOR_0"), || {
+            reader.read_colors(0).map(|c| c.into_rgba_f32())
+        })?;
+        self.same_count("COLOR_0", raw.len())?;
+        let colors: Vec<Vec4> = raw.into_iter().map(Vec4::from).collect();
+        if let Some(v) = colors.iter().position(|c| !c.is_finite()) {
+            return Err(ctx.err(self.label("COLOR_0"), format!("vertex {v} is not finite")));
+        }
+        if colors.iter().any(|c| c.min_element() < 0.0 || c.max_element() > 1.0) {
+            notes.push(format!(
+                "{part}: COLOR_0 values outside 0..=1 are clamped (vertex colours are stored as 8-bit unorm)"
+            ));
+        }
+        Ok(Some(colors))
+    }
+}
+
+/// Every member's triangles (the primitive's, then the others sharing its vertices), zero-area
+/// ones left out, each with the material its vertices are drawn with (`None` when the file
+/// authors material ids per vertex).
+fn member_triangles(
+    ctx: &Ctx<'_>,
+    buffers: &[Cow<'_, [u8]>],
+    src: &Primitive<'_, '_>,
+    n: usize,
+    authored_ids: bool,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(Vec<u32>, Option<u8>)>> {
+    let get = accessors::source(buffers);
+    let mut members: Vec<(Vec<u32>, Option<u8>)> = Vec::with_capacity(1 + src.others.len());
+    for member in std::iter::once(src.primitive).chain(src.others) {
+        let member_part = format!("{} primitive {}", src.label, member.index());
+        let member_reader = member.reader(get.clone());
+        let mut indices = triangle_list(ctx, buffers, member, &member_part, &member_reader, n)?;
+        let triangles = indices.len() / 3;
+        drop_zero_area_triangles(&mut indices);
+        if indices.is_empty() {
+            return Err(ctx.err(
+                format!("{member_part} indices"),
+                format!("all {triangles} triangles repeat a vertex index (no area): nothing to draw"),
+            ));
+        }
+        if indices.len() / 3 < triangles {
+            notes.push(format!(
+                "{member_part}: {} of {triangles} triangles left out: they repeat a vertex index, so they cover no area",
+                triangles - indices.len() / 3
+            ));
+        }
+        let material = if authored_ids {
+            None
+        } else {
+            // Without a material, the glTF default material: the slot after the document's own
+            // (`materials::import` appends it).
+            Some(member.material().index().unwrap_or(ctx.material_count).min(255) as u8)
+        };
+        members.push((indices, material));
+    }
+    Ok(members)
 }
 
 /// Builds the mesh's vertices and triangle list from its members' triangles: one vertex per

@@ -429,13 +429,9 @@ fn attachment_frames(
     Ok(AttachmentFrames { positions, normals, indices })
 }
 
-/// The export itself (see [`super::export_openvat`]).
-pub(crate) fn export(asset: &Asset<'_>, dir: &Path, options: &OpenVatExport) -> Result<OpenVatWritten> {
-    use vat_core::format::reference::{VertexAnimationView, decode_object_frame};
-    use vat_core::playback::Interpolation;
-    let manifest = asset.manifest();
-    let target = options.target;
-    // The modes OpenVAT's layout (one texel per vertex per frame, fixed topology) cannot hold, by name.
+/// The modes OpenVAT's layout (one texel per vertex per frame, fixed topology) cannot hold: an
+/// error naming the asset's mode when it is one of them.
+fn check_exportable_mode(manifest: &vat_core::container::Manifest, dir: &Path) -> Result<()> {
     let other_mode = if manifest.rigid_animation.is_some() {
         Some("a rigid-body asset (one transform per piece per frame)")
     } else if manifest.sprite_animation.is_some() {
@@ -455,34 +451,34 @@ pub(crate) fn export(asset: &Asset<'_>, dir: &Path, options: &OpenVatExport) -> 
             ),
         ));
     }
-    let view = VertexAnimationView::from_asset(asset)
-        .map_err(|e| bad(dir, "the asset", format!("cannot be exported: {e}")))?;
-    let body = view.layout.vertex_count as usize;
-    let name = file_stem_of(&manifest.name);
-    let clips = &manifest.clips;
-    let stored: usize = clips.iter().map(|c| c.frame_count as usize).sum();
-    let plans = plan_clips(
-        target.clip_rows(),
-        &clips.iter().map(|c| (c.name.clone(), c.frame_count, c.fps, c.is_looping())).collect::<Vec<_>>(),
-    );
-    let row_frames: Vec<u32> = plans.iter().flat_map(|p| p.rows.iter().copied()).collect();
-    let frames = row_frames.len();
-    let mut notes = target.notes(options.format, options.normals);
-    if target == ExportTarget::Godot {
-        let odd: Vec<String> = clips
-            .iter()
-            .filter(|c| c.fps.fract() != 0.0)
-            .map(|c| format!("{:?} {} fps", c.name, c.fps))
-            .collect();
-        if !odd.is_empty() {
-            notes.push(format!(
-                "Godot's addon reads framerate as a whole number (int()), so these clips play at the rate rounded \
-                 down: {}",
-                odd.join(", ")
-            ));
-        }
-    }
-    // Attachments: placed per frame, appended as columns, or named with the reason.
+    Ok(())
+}
+
+/// Godot's note on clips whose frame rate is not a whole number, if any.
+fn godot_fps_note(clips: &[vat_core::clip::Clip]) -> Option<String> {
+    let odd: Vec<String> = clips
+        .iter()
+        .filter(|c| c.fps.fract() != 0.0)
+        .map(|c| format!("{:?} {} fps", c.name, c.fps))
+        .collect();
+    (!odd.is_empty()).then(|| {
+        format!(
+            "Godot's addon reads framerate as a whole number (int()), so these clips play at the rate rounded \
+             down: {}",
+            odd.join(", ")
+        )
+    })
+}
+
+/// The attachments placed at each of `stored` frames, appended as columns after the `body`
+/// vertices; one note each, with its columns or the reason it is not exported.
+fn export_attachments(
+    asset: &Asset<'_>,
+    body: usize,
+    stored: usize,
+    notes: &mut Vec<String>,
+) -> Vec<AttachmentFrames> {
+    let manifest = asset.manifest();
     let mut attachments = Vec::new();
     for a in &manifest.attachments {
         let socket = manifest.sockets.get(a.socket as usize).map_or("?", |s| s.name.as_str());
@@ -503,17 +499,13 @@ pub(crate) fn export(asset: &Asset<'_>, dir: &Path, options: &OpenVatExport) -> 
             }
         }
     }
-    let n = body + attachments.iter().map(|a| a.positions[0].len()).sum::<usize>();
-    let height = if options.normals == NormalsExport::Packed { 2 * frames } else { frames };
-    if n > MAX_EXPORT_DIM || height > MAX_EXPORT_DIM || body == 0 || stored == 0 {
-        return Err(bad(
-            dir,
-            "the export",
-            format!(
-                "would be {n} x {height} texels: OpenVAT's single-row layout needs 1..={MAX_EXPORT_DIM} vertices and rows"
-            ),
-        ));
-    }
+    attachments
+}
+
+/// The notes on what the asset has and OpenVAT's layout does not carry (LODs, root motion,
+/// material ids).
+fn unexported_notes(asset: &Asset<'_>, notes: &mut Vec<String>) {
+    let manifest = asset.manifest();
     if manifest.lods.len() > 1 {
         notes.push(format!(
             "LODs 1..{} not exported: OpenVAT's layout has one mesh (LOD 0)",
@@ -529,18 +521,33 @@ pub(crate) fn export(asset: &Asset<'_>, dir: &Path, options: &OpenVatExport) -> 
     if asset.stream(StreamKind::MaterialId).is_some() {
         notes.push("material ids not exported: OpenVAT's mesh carries no vat palette".to_owned());
     }
-    // Decode every stored frame: body, then attachments.
+}
+
+/// One vector per vertex per frame, frame-major.
+type FrameVectors = Vec<Vec<Vec3>>;
+
+/// Every stored frame decoded, clip after clip: the body's positions and normals, then the
+/// attachments'.
+fn decode_frames(
+    asset: &Asset<'_>,
+    view: &vat_core::format::reference::VertexAnimationView<'_>,
+    body: usize,
+    stored: usize,
+    attachments: &[AttachmentFrames],
+) -> Result<(FrameVectors, FrameVectors)> {
+    use vat_core::format::reference::decode_object_frame;
+    use vat_core::playback::Interpolation;
     let (mut p, mut nrm) = (vec![[0.0f32; 3]; body], vec![[0.0f32; 3]; body]);
     let mut positions: Vec<Vec<Vec3>> = Vec::with_capacity(stored);
     let mut normals: Vec<Vec<Vec3>> = Vec::with_capacity(stored);
-    for (c, clip) in clips.iter().enumerate() {
+    for (c, clip) in asset.manifest().clips.iter().enumerate() {
         for k in 0..clip.frame_count {
             let offset = crate::verify::exact_frame_offset(clip, k).unwrap_or(0.0);
-            decode_object_frame(&view, c as u32, offset, Interpolation::Point, &mut p, &mut nrm)?;
+            decode_object_frame(view, c as u32, offset, Interpolation::Point, &mut p, &mut nrm)?;
             let f = positions.len();
             let mut pf: Vec<Vec3> = p.iter().map(|v| Vec3::from(*v)).collect();
             let mut nf: Vec<Vec3> = nrm.iter().map(|v| Vec3::from(*v)).collect();
-            for a in &attachments {
+            for a in attachments {
                 pf.extend(&a.positions[f]);
                 nf.extend(&a.normals[f]);
             }
@@ -548,80 +555,200 @@ pub(crate) fn export(asset: &Asset<'_>, dir: &Path, options: &OpenVatExport) -> 
             normals.push(nf);
         }
     }
-    let mut rest: Vec<Vec3> = match asset.stream(StreamKind::RestPosition) {
-        Some((ElementFormat::F32x3, bytes)) if bytes.len() == body * 12 => vec3s(bytes),
-        _ => positions[0][..body].to_vec(),
-    };
-    let mut rest_normals: Vec<Vec3> = match asset.stream(StreamKind::RestNormal) {
-        Some((ElementFormat::F32x3, bytes)) if bytes.len() == body * 12 => vec3s(bytes),
-        _ => normals[0][..body].to_vec(),
-    };
-    rest.extend(&positions[0][body..]);
-    rest_normals.extend(&normals[0][body..]);
-    let uvs: Option<Vec<[f32; 2]>> = match asset.stream(StreamKind::Uv0) {
-        Some((ElementFormat::F32x2, bytes)) if bytes.len() == body * 8 => {
-            Some(f32s(bytes).chunks_exact(2).map(|c| [c[0], c[1]]).collect::<Vec<_>>())
-        }
-        Some((ElementFormat::Unorm16x2, bytes)) if bytes.len() == body * 4 => Some(
-            bytes
-                .chunks_exact(4)
-                .map(|b| {
-                    [
-                        f32::from(u16::from_le_bytes([b[0], b[1]])) / 65535.0,
-                        f32::from(u16::from_le_bytes([b[2], b[3]])) / 65535.0,
-                    ]
-                })
-                .collect(),
-        ),
-        _ => None,
-    }
-    .map(|mut uv| {
-        uv.resize(n, [0.0, 0.0]);
-        uv
-    });
-    let mut indices: Vec<u32> = match asset.lod_index_bytes(0) {
-        Some(bytes) => bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
-        None => return Err(bad(dir, "the asset", "has no LOD 0 triangles to export")),
-    };
-    let mut first = body as u32;
-    for a in &attachments {
-        indices.extend(a.indices.iter().map(|i| i + first));
-        first += a.positions[0].len() as u32;
-    }
-    // Offsets in the target's space, and their box.
-    let space = target.offset_space();
-    let store = |v: Vec3| match space {
-        OffsetSpace::Blender => gltf_to_blender(v),
-        OffsetSpace::GltfCentimetres => v * 100.0,
-    };
-    let store_normal = |v: Vec3| match space {
-        OffsetSpace::Blender => gltf_to_blender(v),
-        OffsetSpace::GltfCentimetres => v,
-    };
-    let offsets: Vec<Vec<Vec3>> =
-        positions.iter().map(|pf| pf.iter().zip(&rest).map(|(p, r)| store(*p - *r)).collect()).collect();
-    let (lo, hi) = offsets
-        .iter()
-        .flatten()
-        .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), o| (lo.min(*o), hi.max(*o)));
-    let range = hi - lo;
-    let t_of = |o: Vec3| -> [f32; 3] {
-        let mut t = [0.0f32; 3];
-        for a in 0..3 {
-            if range[a] > 0.0 {
-                t[a] = ((o[a] - lo[a]) / range[a]).clamp(0.0, 1.0);
+    Ok((positions, normals))
+}
+
+/// The lookup mesh's rest pose: positions, normals, texture coordinates (`n` columns) and
+/// triangles, the attachments' after the body's.
+struct RestMesh {
+    positions: Vec<Vec3>,
+    normals: Vec<Vec3>,
+    uvs: Option<Vec<[f32; 2]>>,
+    indices: Vec<u32>,
+}
+
+impl RestMesh {
+    /// The rest pose from the asset's streams where it has them (the first frame otherwise).
+    fn new(
+        asset: &Asset<'_>,
+        dir: &Path,
+        body: usize,
+        n: usize,
+        frames: (&[Vec<Vec3>], &[Vec<Vec3>]),
+        attachments: &[AttachmentFrames],
+    ) -> Result<RestMesh> {
+        let (positions, normals) = frames;
+        let mut rest: Vec<Vec3> = match asset.stream(StreamKind::RestPosition) {
+            Some((ElementFormat::F32x3, bytes)) if bytes.len() == body * 12 => vec3s(bytes),
+            _ => positions[0][..body].to_vec(),
+        };
+        let mut rest_normals: Vec<Vec3> = match asset.stream(StreamKind::RestNormal) {
+            Some((ElementFormat::F32x3, bytes)) if bytes.len() == body * 12 => vec3s(bytes),
+            _ => normals[0][..body].to_vec(),
+        };
+        rest.extend(&positions[0][body..]);
+        rest_normals.extend(&normals[0][body..]);
+        let uvs = Self::uvs(asset, body).map(|mut uv| {
+            uv.resize(n, [0.0, 0.0]);
+            uv
+        });
+        let mut indices: Vec<u32> = match asset.lod_index_bytes(0) {
+            Some(bytes) => {
+                bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
             }
+            None => return Err(bad(dir, "the asset", "has no LOD 0 triangles to export")),
+        };
+        let mut first = body as u32;
+        for a in attachments {
+            indices.extend(a.indices.iter().map(|i| i + first));
+            first += a.positions[0].len() as u32;
         }
-        t
-    };
-    let normal_rgb = |v: &Vec3| {
-        let b = store_normal(*v);
-        [(b.x + 1.0) * 0.5, (b.y + 1.0) * 0.5, (b.z + 1.0) * 0.5]
-    };
-    let mut rgb: Vec<[f32; 3]> = Vec::with_capacity(height * n);
-    for &f in &row_frames {
-        rgb.extend(offsets[f as usize].iter().map(|o| t_of(*o)));
+        Ok(RestMesh { positions: rest, normals: rest_normals, uvs, indices })
     }
+
+    /// The body's texture coordinates, when the asset stores them as floats or 16-bit unorms.
+    fn uvs(asset: &Asset<'_>, body: usize) -> Option<Vec<[f32; 2]>> {
+        match asset.stream(StreamKind::Uv0) {
+            Some((ElementFormat::F32x2, bytes)) if bytes.len() == body * 8 => {
+                Some(f32s(bytes).chunks_exact(2).map(|c| [c[0], c[1]]).collect::<Vec<_>>())
+            }
+            Some((ElementFormat::Unorm16x2, bytes)) if bytes.len() == body * 4 => Some(
+                bytes
+                    .chunks_exact(4)
+                    .map(|b| {
+                        [
+                            f32::from(u16::from_le_bytes([b[0], b[1]])) / 65535.0,
+                            f32::from(u16::from_le_bytes([b[2], b[3]])) / 65535.0,
+                        ]
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// The offsets from the rest pose in the target's space, per frame, and their box.
+struct Offsets {
+    space: OffsetSpace,
+    offsets: Vec<Vec<Vec3>>,
+    lo: Vec3,
+    hi: Vec3,
+}
+
+impl Offsets {
+    fn new(space: OffsetSpace, positions: &[Vec<Vec3>], rest: &[Vec3]) -> Offsets {
+        let store = |v: Vec3| match space {
+            OffsetSpace::Blender => gltf_to_blender(v),
+            OffsetSpace::GltfCentimetres => v * 100.0,
+        };
+        let offsets: Vec<Vec<Vec3>> =
+            positions.iter().map(|pf| pf.iter().zip(rest).map(|(p, r)| store(*p - *r)).collect()).collect();
+        let (lo, hi) = offsets
+            .iter()
+            .flatten()
+            .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), o| (lo.min(*o), hi.max(*o)));
+        Offsets { space, offsets, lo, hi }
+    }
+
+    fn range(&self) -> Vec3 {
+        self.hi - self.lo
+    }
+
+    /// The texels of the rows `row_frames`: each offset as its place in the box, 0..=1 per axis.
+    fn rows(&self, row_frames: &[u32], capacity: usize) -> Vec<[f32; 3]> {
+        let (lo, range) = (self.lo, self.range());
+        let t_of = |o: Vec3| -> [f32; 3] {
+            let mut t = [0.0f32; 3];
+            for a in 0..3 {
+                if range[a] > 0.0 {
+                    t[a] = ((o[a] - lo[a]) / range[a]).clamp(0.0, 1.0);
+                }
+            }
+            t
+        };
+        let mut rgb: Vec<[f32; 3]> = Vec::with_capacity(capacity);
+        for &f in row_frames {
+            rgb.extend(self.offsets[f as usize].iter().map(|o| t_of(*o)));
+        }
+        rgb
+    }
+
+    /// The normals of the rows `row_frames` in the target's space as colours.
+    fn normal_rows(&self, row_frames: &[u32], normals: &[Vec<Vec3>]) -> Vec<[f32; 3]> {
+        let space = self.space;
+        let store_normal = |v: Vec3| match space {
+            OffsetSpace::Blender => gltf_to_blender(v),
+            OffsetSpace::GltfCentimetres => v,
+        };
+        let normal_rgb = |v: &Vec3| {
+            let b = store_normal(*v);
+            [(b.x + 1.0) * 0.5, (b.y + 1.0) * 0.5, (b.z + 1.0) * 0.5]
+        };
+        row_frames.iter().flat_map(|&f| normals[f as usize].iter().map(normal_rgb)).collect()
+    }
+
+    /// The bound on a decoded position's error in glTF space: the texture's step as the engine
+    /// holds it (`texel_step`), times the range, plus f32 rounding of the decode (`min + t (max -
+    /// min)`, the unit change, the rest position added).
+    fn position_bound(&self, texel_step: f32, rest: &[Vec3]) -> [f32; 3] {
+        let (lo, hi, range) = (self.lo, self.hi, self.range());
+        let magnitude = |a: usize| lo[a].abs().max(hi[a].abs());
+        let rest_max = rest.iter().fold(Vec3::ZERO, |m, r| m.max(r.abs()));
+        let stored_bound = Vec3::new(
+            range.x * texel_step + 4.0 * f32::EPSILON * (magnitude(0) + range.x),
+            range.y * texel_step + 4.0 * f32::EPSILON * (magnitude(1) + range.y),
+            range.z * texel_step + 4.0 * f32::EPSILON * (magnitude(2) + range.z),
+        );
+        let gltf_bound = match self.space {
+            OffsetSpace::Blender => blender_to_gltf(stored_bound).abs(),
+            OffsetSpace::GltfCentimetres => stored_bound * 0.01 * (1.0 + 4.0 * f32::EPSILON),
+        };
+        (gltf_bound + rest_max * 2.0 * f32::EPSILON).to_array()
+    }
+}
+
+/// The export itself (see [`super::export_openvat`]).
+pub(crate) fn export(asset: &Asset<'_>, dir: &Path, options: &OpenVatExport) -> Result<OpenVatWritten> {
+    use vat_core::format::reference::VertexAnimationView;
+    let manifest = asset.manifest();
+    let target = options.target;
+    check_exportable_mode(manifest, dir)?;
+    let view = VertexAnimationView::from_asset(asset)
+        .map_err(|e| bad(dir, "the asset", format!("cannot be exported: {e}")))?;
+    let body = view.layout.vertex_count as usize;
+    let name = file_stem_of(&manifest.name);
+    let clips = &manifest.clips;
+    let stored: usize = clips.iter().map(|c| c.frame_count as usize).sum();
+    let plans = plan_clips(
+        target.clip_rows(),
+        &clips.iter().map(|c| (c.name.clone(), c.frame_count, c.fps, c.is_looping())).collect::<Vec<_>>(),
+    );
+    let row_frames: Vec<u32> = plans.iter().flat_map(|p| p.rows.iter().copied()).collect();
+    let frames = row_frames.len();
+    let mut notes = target.notes(options.format, options.normals);
+    if target == ExportTarget::Godot {
+        notes.extend(godot_fps_note(clips));
+    }
+    // Attachments: placed per frame, appended as columns, or named with the reason.
+    let attachments = export_attachments(asset, body, stored, &mut notes);
+    let n = body + attachments.iter().map(|a| a.positions[0].len()).sum::<usize>();
+    let height = if options.normals == NormalsExport::Packed { 2 * frames } else { frames };
+    if n > MAX_EXPORT_DIM || height > MAX_EXPORT_DIM || body == 0 || stored == 0 {
+        return Err(bad(
+            dir,
+            "the export",
+            format!(
+                "would be {n} x {height} texels: OpenVAT's single-row layout needs 1..={MAX_EXPORT_DIM} vertices and rows"
+            ),
+        ));
+    }
+    unexported_notes(asset, &mut notes);
+    let (positions, normals) = decode_frames(asset, &view, body, stored, &attachments)?;
+    let rest = RestMesh::new(asset, dir, body, n, (&positions, &normals), &attachments)?;
+    // Offsets in the target's space, and their box.
+    let offsets = Offsets::new(target.offset_space(), &positions, &rest.positions);
+    let mut rgb = offsets.rows(&row_frames, height * n);
     let ext = options.format.extension();
     // Every file goes to a temporary folder first and appears with the others on commit: a failure
     // (a full disk, a file-size limit) leaves nothing, not even the folder.
@@ -632,42 +759,32 @@ pub(crate) fn export(asset: &Asset<'_>, dir: &Path, options: &OpenVatExport) -> 
         files.push(dir.join(file));
         Ok(())
     };
-    let normal_rows = || -> Vec<[f32; 3]> {
-        row_frames.iter().flat_map(|&f| normals[f as usize].iter().map(normal_rgb)).collect()
-    };
     match options.normals {
-        NormalsExport::Packed => rgb.extend(normal_rows()),
+        NormalsExport::Packed => rgb.extend(offsets.normal_rows(&row_frames, &normals)),
         NormalsExport::Separate => {
             write(
                 format!("{name}_vnrm.{ext}"),
-                &images::encode_texture(options.format, n, frames, &normal_rows())?,
+                &images::encode_texture(
+                    options.format,
+                    n,
+                    frames,
+                    &offsets.normal_rows(&row_frames, &normals),
+                )?,
             )?;
         }
         NormalsExport::None => {}
     }
     write(format!("{name}_vat.{ext}"), &images::encode_texture(options.format, n, height, &rgb)?)?;
-    let text = sidecar_text(lo.to_array(), hi.to_array(), frames, &plans)?;
+    let (lo, hi) = (offsets.lo.to_array(), offsets.hi.to_array());
+    let text = sidecar_text(lo, hi, frames, &plans)?;
     write(format!("{name}{SIDECAR_SUFFIX}"), text.as_bytes())?;
     let v = target.lookup_row() / height as f32;
     let lookup: Vec<[f32; 2]> = (0..n).map(|c| [(c as f32 + 0.5) / n as f32, v]).collect();
-    let glb = lookup_glb(&name, &rest, &rest_normals, uvs.as_deref(), &lookup, &indices)?;
+    let glb = lookup_glb(&name, &rest.positions, &rest.normals, rest.uvs.as_deref(), &lookup, &rest.indices)?;
     write(format!("{name}.glb"), &glb)?;
     pending.commit()?;
-    // The bound: the texture's step as the engine holds it, times the range, plus f32 rounding of
-    // the decode (`min + t (max - min)`, the unit change, the rest position added).
     let texel_step = options.format.kind().half_step() + target.load_step(options.format).unwrap_or(0.0);
-    let magnitude = |a: usize| lo[a].abs().max(hi[a].abs());
-    let rest_max = rest.iter().fold(Vec3::ZERO, |m, r| m.max(r.abs()));
-    let stored_bound = Vec3::new(
-        range.x * texel_step + 4.0 * f32::EPSILON * (magnitude(0) + range.x),
-        range.y * texel_step + 4.0 * f32::EPSILON * (magnitude(1) + range.y),
-        range.z * texel_step + 4.0 * f32::EPSILON * (magnitude(2) + range.z),
-    );
-    let gltf_bound = match space {
-        OffsetSpace::Blender => blender_to_gltf(stored_bound).abs(),
-        OffsetSpace::GltfCentimetres => stored_bound * 0.01 * (1.0 + 4.0 * f32::EPSILON),
-    };
-    let position_bound = (gltf_bound + rest_max * 2.0 * f32::EPSILON).to_array();
+    let position_bound = offsets.position_bound(texel_step, &rest.positions);
     Ok(OpenVatWritten {
         target,
         name,
@@ -677,8 +794,8 @@ pub(crate) fn export(asset: &Asset<'_>, dir: &Path, options: &OpenVatExport) -> 
         frames,
         row_frames,
         body_vertices: body,
-        min: lo.to_array(),
-        max: hi.to_array(),
+        min: lo,
+        max: hi,
         position_bound,
         texel_step,
         notes,

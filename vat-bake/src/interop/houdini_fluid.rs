@@ -172,93 +172,14 @@ pub fn decode(parts: FluidParts<'_>, budget: &mut Budget) -> Result<ImportedFlui
     let frames = data.frames;
     let (uvs, indices) = pool(mesh_bytes, mesh_path, budget)?;
     let keep: Vec<bool> = uvs.iter().map(|uv| uv.y < HOUDINI_FLUID_EXTENDER_V).collect();
-    // Triangles: those of bounds extenders are left out; a kept one is made of kept corners only.
-    let mut tris = Vec::with_capacity(indices.len() / 3);
-    let mut dropped = 0usize;
-    for (t, tri) in indices.chunks_exact(3).enumerate() {
-        let k = tri.iter().filter(|&&v| keep[v as usize]).count();
-        match k {
-            3 => tris.push([tri[0], tri[1], tri[2]]),
-            0 => dropped += 1,
-            _ => {
-                return Err(bad(
-                    mesh_path,
-                    format!("triangle {t}"),
-                    format!(
-                        "joins bounds-extender corners (TEXCOORD_0.y >= {HOUDINI_FLUID_EXTENDER_V}) with corners that read \
-                         the lookup table: not a VAT 3 dynamic mesh"
-                    ),
-                ));
-            }
-        }
-    }
-    if tris.is_empty() {
-        return Err(bad(mesh_path, "the mesh", "has no triangle that reads the lookup table"));
-    }
-    let extenders = keep.iter().filter(|k| !**k).count();
-    if extenders > 0 {
-        notes.push(format!(
-            "{extenders} bounds-extender vertices (TEXCOORD_0.y >= {HOUDINI_FLUID_EXTENDER_V}, sent to the origin by VAT 3's \
-             shader) and {dropped} triangles using them left out"
-        ));
-    }
-    // The part of the lookup table the bake fills: VAT 3's share in the bounds' decimals, else the
-    // whole table (bakes whose bounds carry no share).
-    let (lw, lh) = (lookup.width, lookup.height);
-    let fits = |w: usize, h: usize| -> Option<(Vec<(u32, u32)>, usize)> {
-        let t = texels(&uvs, &keep, w, h)?;
-        let rows = t.iter().filter(|c| c.0 != u32::MAX).map(|c| c.1 as usize + 1).max()?;
-        (h == frames * rows).then_some((t, rows))
-    };
-    let shared = super::houdini::active_area(data, lookup_path, lw, lh);
-    let found = match &shared {
-        Ok((w, h, note)) => fits(*w, *h).map(|f| (f, note.clone())),
-        Err(_) => None,
-    }
-    .or_else(|| {
-        fits(lw, lh).map(|f| {
-            let said = match &shared {
-                Ok((w, h, _)) if (*w, *h) != (lw, lh) => format!("say the bake fills {w} x {h} texels of it"),
-                Ok(_) => return (f, None),
-                Err(_) => "are no share of it".to_owned(),
-            };
-            let note = format!(
-                "the bounds' decimals (Bound Min Z {}, Bound Max X {}), where VAT 3 encodes a padded table's filled share, \
-                 {said}, but the mesh's TEXCOORD_0 and Frame Count fit the whole {lw} x {lh} lookup table: read whole (the \
-                 bounds carry no share, as floating-world's VAT 3.1 writes them)",
-                data.min[2], data.max[0]
-            );
-            (f, Some(note))
-        })
-    });
-    let Some(((texel_of, rows_per_frame), area_note)) = found else {
-        return Err(bad(
-            lookup_path,
-            "the lookup table",
-            format!(
-                "is {lw} x {lh} texels, but the mesh's TEXCOORD_0 are not its texel centres, or its rows are not Frame \
-                 Count = {frames} blocks of the rows TEXCOORD_0 uses: the table and the mesh are not one bake"
-            ),
-        ));
-    };
-    notes.extend(area_note);
+    let tris = pool_triangles(&indices, &keep, mesh_path, &mut notes)?;
+    let LookupArea { texel_of, rows_per_frame, note } = lookup_area(data, lookup_path, &lookup, &uvs, &keep)?;
+    notes.extend(note);
     let triangles: Vec<[(u32, u32); 3]> = tris
         .iter()
         .map(|t| [texel_of[t[0] as usize], texel_of[t[1] as usize], texel_of[t[2] as usize]])
         .collect();
-    let rot = match rot {
-        Some((t, p)) if (t.width, t.height) != (pos.width, pos.height) => {
-            return Err(bad(
-                &p,
-                "the rotation texture",
-                format!(
-                    "is {} x {}, the position texture {} x {}: they must match",
-                    t.width, t.height, pos.width, pos.height
-                ),
-            ));
-        }
-        other => other,
-    };
+    let rot = check_rotation(rot, &pos)?;
     if rot.is_none() {
         notes.push(
             "no _rot texture: normals recomputed per frame from the decoded positions (smooth, area-weighted)".into(),
@@ -300,6 +221,124 @@ pub fn decode(parts: FluidParts<'_>, budget: &mut Budget) -> Result<ImportedFlui
         bake.frame(k)?;
     }
     Ok(bake)
+}
+
+/// The pool's triangles that read the lookup table: those of bounds extenders (corners not
+/// `keep`) are left out, with a note; an error when a triangle mixes both or none is left.
+fn pool_triangles(
+    indices: &[u32],
+    keep: &[bool],
+    mesh_path: &Path,
+    notes: &mut Vec<String>,
+) -> Result<Vec<[u32; 3]>> {
+    // Triangles: those of bounds extenders are left out; a kept one is made of kept corners only.
+    let mut tris = Vec::with_capacity(indices.len() / 3);
+    let mut dropped = 0usize;
+    for (t, tri) in indices.chunks_exact(3).enumerate() {
+        let k = tri.iter().filter(|&&v| keep[v as usize]).count();
+        match k {
+            3 => tris.push([tri[0], tri[1], tri[2]]),
+            0 => dropped += 1,
+            _ => {
+                return Err(bad(
+                    mesh_path,
+                    format!("triangle {t}"),
+                    format!(
+                        "joins bounds-extender corners (TEXCOORD_0.y >= {HOUDINI_FLUID_EXTENDER_V}) with corners that read \
+                         the lookup table: not a VAT 3 dynamic mesh"
+                    ),
+                ));
+            }
+        }
+    }
+    if tris.is_empty() {
+        return Err(bad(mesh_path, "the mesh", "has no triangle that reads the lookup table"));
+    }
+    let extenders = keep.iter().filter(|k| !**k).count();
+    if extenders > 0 {
+        notes.push(format!(
+            "{extenders} bounds-extender vertices (TEXCOORD_0.y >= {HOUDINI_FLUID_EXTENDER_V}, sent to the origin by VAT 3's \
+             shader) and {dropped} triangles using them left out"
+        ));
+    }
+    Ok(tris)
+}
+
+/// The part of the lookup table the bake fills: VAT 3's share in the bounds' decimals, else the
+/// whole table (bakes whose bounds carry no share, with a note). Returns each kept corner's
+/// texel at frame 0, the rows per frame and the note; an error when neither fits the mesh's
+/// `TEXCOORD_0` and the frame count.
+fn lookup_area(
+    data: &HoudiniData,
+    lookup_path: &Path,
+    lookup: &Texture,
+    uvs: &[Vec2],
+    keep: &[bool],
+) -> Result<LookupArea> {
+    let frames = data.frames;
+    let (lw, lh) = (lookup.width, lookup.height);
+    let fits = |w: usize, h: usize| -> Option<(Vec<(u32, u32)>, usize)> {
+        let t = texels(uvs, keep, w, h)?;
+        let rows = t.iter().filter(|c| c.0 != u32::MAX).map(|c| c.1 as usize + 1).max()?;
+        (h == frames * rows).then_some((t, rows))
+    };
+    let shared = super::houdini::active_area(data, lookup_path, lw, lh);
+    let found = match &shared {
+        Ok((w, h, note)) => fits(*w, *h).map(|f| (f, note.clone())),
+        Err(_) => None,
+    }
+    .or_else(|| {
+        fits(lw, lh).map(|f| {
+            let said = match &shared {
+                Ok((w, h, _)) if (*w, *h) != (lw, lh) => format!("say the bake fills {w} x {h} texels of it"),
+                Ok(_) => return (f, None),
+                Err(_) => "are no share of it".to_owned(),
+            };
+            let note = format!(
+                "the bounds' decimals (Bound Min Z {}, Bound Max X {}), where VAT 3 encodes a padded table's filled share, \
+                 {said}, but the mesh's TEXCOORD_0 and Frame Count fit the whole {lw} x {lh} lookup table: read whole (the \
+                 bounds carry no share, as floating-world's VAT 3.1 writes them)",
+                data.min[2], data.max[0]
+            );
+            (f, Some(note))
+        })
+    });
+    let Some(((texel_of, rows_per_frame), area_note)) = found else {
+        return Err(bad(
+            lookup_path,
+            "the lookup table",
+            format!(
+                "is {lw} x {lh} texels, but the mesh's TEXCOORD_0 are not its texel centres, or its rows are not Frame \
+                 Count = {frames} blocks of the rows TEXCOORD_0 uses: the table and the mesh are not one bake"
+            ),
+        ));
+    };
+    Ok(LookupArea { texel_of, rows_per_frame, note: area_note })
+}
+
+/// The filled part of a lookup table, as [`lookup_area`] finds it.
+struct LookupArea {
+    /// Each kept corner's texel at frame 0 (`u32::MAX` columns for the others).
+    texel_of: Vec<(u32, u32)>,
+    /// Rows of the table per frame.
+    rows_per_frame: usize,
+    /// Why the whole table is read where the bounds said otherwise.
+    note: Option<String>,
+}
+
+/// The rotation texture, when it has the position texture's size (an error otherwise).
+fn check_rotation(rot: Option<(Texture, PathBuf)>, pos: &Texture) -> Result<Option<(Texture, PathBuf)>> {
+    match rot {
+        Some((t, p)) if (t.width, t.height) != (pos.width, pos.height) => Err(bad(
+            &p,
+            "the rotation texture",
+            format!(
+                "is {} x {}, the position texture {} x {}: they must match",
+                t.width, t.height, pos.width, pos.height
+            ),
+        )),
+        other => Ok(other),
+    }
 }
 
 impl ImportedFluidBake {

@@ -57,25 +57,53 @@ impl RigidSource {
         frames: &dyn crate::rig::BodyFrames,
         tolerance: f32,
     ) -> Result<(Self, f64)> {
-        use rayon::prelude::*;
-        if !(tolerance.is_finite() && tolerance >= 0.0) {
-            return Err(BakeError::InvalidOption {
-                option: "rigid tolerance",
-                problem: format!("{tolerance} is not a finite distance >= 0"),
-            });
-        }
-        if !(fps.is_finite() && fps > 0.0) {
-            return Err(BakeError::InvalidOption {
-                option: "--fps",
-                problem: format!("{fps} is not a finite rate > 0"),
-            });
-        }
+        check_options(fps, tolerance)?;
+        let sequence = Sequence { name, frames, n: frames.vertex_count() };
+        sequence.check(indices, uvs)?;
+        let rest = sequence.read(0)?;
+        let followed = sequence.shared_trajectories(&rest)?;
+        let (piece_of, members) = components(sequence.n, indices, followed);
+        let pieces = rest_pieces(&members, &piece_of, &rest, uvs, indices);
+        let (clip_frames, worst) = sequence.fit(&members, &pieces, &rest, tolerance)?;
+        let clip = RigidClip { name: name.to_string(), fps, looping: false, frames: clip_frames };
+        Ok((Self { name: name.to_string(), pieces, clips: vec![clip], materials: None }, worst))
+    }
+}
+
+/// An error for a `tolerance` that is not a finite distance `>= 0` or an `fps` that is not a
+/// finite rate `> 0`.
+fn check_options(fps: f32, tolerance: f32) -> Result<()> {
+    if !(tolerance.is_finite() && tolerance >= 0.0) {
+        return Err(BakeError::InvalidOption {
+            option: "rigid tolerance",
+            problem: format!("{tolerance} is not a finite distance >= 0"),
+        });
+    }
+    if !(fps.is_finite() && fps > 0.0) {
+        return Err(BakeError::InvalidOption {
+            option: "--fps",
+            problem: format!("{fps} is not a finite rate > 0"),
+        });
+    }
+    Ok(())
+}
+
+/// The frames of a mesh sequence whose pieces are detected, with its name and vertex count.
+struct Sequence<'s> {
+    name: &'s str,
+    frames: &'s dyn crate::rig::BodyFrames,
+    n: usize,
+}
+
+impl Sequence<'_> {
+    /// An error for no frames, a triangle list that is not whole triangles of the vertices, or
+    /// texture coordinates that do not match them.
+    fn check(&self, indices: &[u32], uvs: Option<&[glam::Vec2]>) -> Result<()> {
+        let (name, n) = (self.name, self.n);
         let part = || format!("sequence \"{name}\"");
-        let frame_count = frames.frame_count();
-        if frame_count == 0 {
+        if self.frames.frame_count() == 0 {
             return Err(BakeError::InvalidInput { part: part(), problem: "has no frames".into() });
         }
-        let n = frames.vertex_count();
         if !indices.len().is_multiple_of(3) || indices.iter().any(|&i| i as usize >= n) {
             return Err(BakeError::InvalidInput {
                 part: part(),
@@ -90,99 +118,64 @@ impl RigidSource {
                 problem: format!("needs {n} finite texture coordinates, has {}", uv.len()),
             });
         }
-        let read = |f: usize| -> Result<crate::rig::BodyFrame> {
-            let frame = frames.read_frame(f)?;
-            if frame.positions.len() != n
-                || frame.normals.len() != n
-                || frame.positions.iter().chain(&frame.normals).any(|p| !p.is_finite())
-            {
-                return Err(BakeError::InvalidInput {
-                    part: format!("sequence \"{name}\" frame {f}"),
-                    problem: format!(
-                        "needs {n} finite positions and normals, has {} and {}",
-                        frame.positions.len(),
-                        frame.normals.len()
-                    ),
-                });
-            }
-            Ok(frame)
-        };
-        let rest = read(0)?;
-        // Vertices with the same trajectory: one class split frame by frame by the vertices'
-        // positions there. Only vertices that still share a class are followed, so a sequence
-        // without split vertices is not read for this.
-        let mut followed: Vec<(usize, u32)> = (0..n).map(|v| (v, 0)).collect();
+        Ok(())
+    }
+
+    /// Frame `f`, checked: every vertex with a finite position and normal.
+    fn read(&self, f: usize) -> Result<crate::rig::BodyFrame> {
+        let n = self.n;
+        let frame = self.frames.read_frame(f)?;
+        if frame.positions.len() != n
+            || frame.normals.len() != n
+            || frame.positions.iter().chain(&frame.normals).any(|p| !p.is_finite())
+        {
+            return Err(BakeError::InvalidInput {
+                part: format!("sequence \"{}\" frame {f}", self.name),
+                problem: format!(
+                    "needs {n} finite positions and normals, has {} and {}",
+                    frame.positions.len(),
+                    frame.normals.len()
+                ),
+            });
+        }
+        Ok(frame)
+    }
+
+    /// Vertices with the same trajectory: one class split frame by frame by the vertices'
+    /// positions there (`(vertex, class)` pairs of the vertices that still share a class). Only
+    /// vertices that still share a class are followed, so a sequence without split vertices is not
+    /// read for this.
+    fn shared_trajectories(&self, rest: &crate::rig::BodyFrame) -> Result<Vec<(usize, u32)>> {
+        use rayon::prelude::*;
+        let frame_count = self.frames.frame_count();
+        let mut followed: Vec<(usize, u32)> = (0..self.n).map(|v| (v, 0)).collect();
         split_by_position(&mut followed, &rest.positions);
         let threads = rayon::current_num_threads().max(1);
         let mut next_frame = 1;
         while next_frame < frame_count && !followed.is_empty() {
             let batch: Vec<usize> = (next_frame..frame_count.min(next_frame + threads)).collect();
             next_frame += batch.len();
-            let read_batch: Vec<Result<crate::rig::BodyFrame>> = batch.par_iter().map(|&f| read(f)).collect();
+            let read_batch: Vec<Result<crate::rig::BodyFrame>> =
+                batch.par_iter().map(|&f| self.read(f)).collect();
             for frame in read_batch {
                 split_by_position(&mut followed, &frame?.positions);
             }
         }
-        // Union-find over vertices: triangles, and identical trajectories.
-        let mut parent: Vec<usize> = (0..n).collect();
-        fn find(parent: &mut [usize], mut v: usize) -> usize {
-            while parent[v] != v {
-                parent[v] = parent[parent[v]];
-                v = parent[v];
-            }
-            v
-        }
-        let union = |parent: &mut Vec<usize>, a: usize, b: usize| {
-            let (ra, rb) = (find(parent, a), find(parent, b));
-            if ra != rb {
-                parent[ra.max(rb)] = ra.min(rb);
-            }
-        };
-        for t in indices.chunks_exact(3) {
-            union(&mut parent, t[0] as usize, t[1] as usize);
-            union(&mut parent, t[1] as usize, t[2] as usize);
-        }
-        let mut twin: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
-        for &(v, class) in &followed {
-            let w = *twin.entry(class).or_insert(v);
-            union(&mut parent, v, w);
-        }
-        drop(followed);
-        // Components in order of their first vertex.
-        let mut component_of = vec![usize::MAX; n];
-        let mut members: Vec<Vec<usize>> = Vec::new();
-        for v in 0..n {
-            let r = find(&mut parent, v);
-            if component_of[r] == usize::MAX {
-                component_of[r] = members.len();
-                members.push(Vec::new());
-            }
-            let c = component_of[r];
-            members[c].push(v);
-        }
-        let mut local_index = vec![0u32; n];
-        let mut pieces = Vec::with_capacity(members.len());
-        for (k, vs) in members.iter().enumerate() {
-            for (i, &v) in vs.iter().enumerate() {
-                local_index[v] = i as u32;
-            }
-            let c0 = centroid(vs.iter().map(|&v| rest.positions[v]));
-            pieces.push(RigidPiece {
-                name: format!("piece {k}"),
-                positions: vs.iter().map(|&v| rest.positions[v].to_array()).collect(),
-                normals: vs.iter().map(|&v| rest.normals[v].to_array()).collect(),
-                material_ids: vec![0; vs.len()],
-                uvs: uvs.map(|uv| vs.iter().map(|&v| uv[v].to_array()).collect()),
-                colors: None,
-                indices: Vec::new(),
-                rest_pivot: [c0[0] as f32, c0[1] as f32, c0[2] as f32],
-            });
-        }
-        for t in indices.chunks_exact(3) {
-            let c = component_of[find(&mut parent, t[0] as usize)];
-            pieces[c].indices.extend(t.iter().map(|&v| local_index[v as usize]));
-        }
-        // Every frame's fit, a frame per task; the first frame in order that fails is the error.
+        Ok(followed)
+    }
+
+    /// Every frame's fit of every piece (`members`: each piece's vertices), a frame per task: the
+    /// transforms per frame and the largest residual; the first frame in order that fails is the
+    /// error.
+    fn fit(
+        &self,
+        members: &[Vec<usize>],
+        pieces: &[RigidPiece],
+        rest: &crate::rig::BodyFrame,
+        tolerance: f32,
+    ) -> Result<(Vec<Vec<PieceTransform>>, f64)> {
+        use rayon::prelude::*;
+        let name = self.name;
         let fit_frame = |f: usize, frame: &[Vec3]| -> Result<(Vec<PieceTransform>, f64)> {
             let mut worst = 0.0f64;
             let mut transforms = Vec::with_capacity(members.len());
@@ -205,11 +198,12 @@ impl RigidSource {
             }
             Ok((transforms, worst))
         };
+        let frame_count = self.frames.frame_count();
         let fits: Vec<Result<(Vec<PieceTransform>, f64)>> = (0..frame_count)
             .into_par_iter()
             .map(|f| match f {
                 0 => fit_frame(0, &rest.positions),
-                _ => fit_frame(f, &read(f)?.positions),
+                _ => fit_frame(f, &self.read(f)?.positions),
             })
             .collect();
         let mut worst = 0.0f64;
@@ -219,9 +213,88 @@ impl RigidSource {
             worst = worst.max(residual);
             clip_frames.push(transforms);
         }
-        let clip = RigidClip { name: name.to_string(), fps, looping: false, frames: clip_frames };
-        Ok((Self { name: name.to_string(), pieces, clips: vec![clip], materials: None }, worst))
+        Ok((clip_frames, worst))
     }
+}
+
+/// The pieces: connected components of the triangles, where vertices with the same trajectory
+/// (`followed`'s classes) count as one. Returns each vertex's piece and each piece's vertices, in
+/// order of their first vertex.
+fn components(n: usize, indices: &[u32], followed: Vec<(usize, u32)>) -> (Vec<usize>, Vec<Vec<usize>>) {
+    // Union-find over vertices: triangles, and identical trajectories.
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(parent: &mut [usize], mut v: usize) -> usize {
+        while parent[v] != v {
+            parent[v] = parent[parent[v]];
+            v = parent[v];
+        }
+        v
+    }
+    let union = |parent: &mut Vec<usize>, a: usize, b: usize| {
+        let (ra, rb) = (find(parent, a), find(parent, b));
+        if ra != rb {
+            parent[ra.max(rb)] = ra.min(rb);
+        }
+    };
+    for t in indices.chunks_exact(3) {
+        union(&mut parent, t[0] as usize, t[1] as usize);
+        union(&mut parent, t[1] as usize, t[2] as usize);
+    }
+    let mut twin: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    for &(v, class) in &followed {
+        let w = *twin.entry(class).or_insert(v);
+        union(&mut parent, v, w);
+    }
+    drop(followed);
+    // Components in order of their first vertex.
+    let mut component_of = vec![usize::MAX; n];
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    let mut piece_of = Vec::with_capacity(n);
+    for v in 0..n {
+        let r = find(&mut parent, v);
+        if component_of[r] == usize::MAX {
+            component_of[r] = members.len();
+            members.push(Vec::new());
+        }
+        let c = component_of[r];
+        members[c].push(v);
+        piece_of.push(c);
+    }
+    (piece_of, members)
+}
+
+/// The pieces at rest (frame 0): each one's vertices (`members`), pivot at their centroid, and
+/// the triangles of the vertices `piece_of` puts in it.
+fn rest_pieces(
+    members: &[Vec<usize>],
+    piece_of: &[usize],
+    rest: &crate::rig::BodyFrame,
+    uvs: Option<&[glam::Vec2]>,
+    indices: &[u32],
+) -> Vec<RigidPiece> {
+    let mut local_index = vec![0u32; piece_of.len()];
+    let mut pieces = Vec::with_capacity(members.len());
+    for (k, vs) in members.iter().enumerate() {
+        for (i, &v) in vs.iter().enumerate() {
+            local_index[v] = i as u32;
+        }
+        let c0 = centroid(vs.iter().map(|&v| rest.positions[v]));
+        pieces.push(RigidPiece {
+            name: format!("piece {k}"),
+            positions: vs.iter().map(|&v| rest.positions[v].to_array()).collect(),
+            normals: vs.iter().map(|&v| rest.normals[v].to_array()).collect(),
+            material_ids: vec![0; vs.len()],
+            uvs: uvs.map(|uv| vs.iter().map(|&v| uv[v].to_array()).collect()),
+            colors: None,
+            indices: Vec::new(),
+            rest_pivot: [c0[0] as f32, c0[1] as f32, c0[2] as f32],
+        });
+    }
+    for t in indices.chunks_exact(3) {
+        let c = piece_of[t[0] as usize];
+        pieces[c].indices.extend(t.iter().map(|&v| local_index[v as usize]));
+    }
+    pieces
 }
 
 /// Splits the classes of `followed` (`(vertex, class)` pairs) by the vertices' `positions`

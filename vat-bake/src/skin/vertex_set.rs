@@ -61,138 +61,12 @@ impl VertexSet {
         if body.is_empty() {
             return Err(invalid(rig_part(), "has no body mesh to bake"));
         }
-
-        // The skins of the skinned body meshes, merged into one list of bones: a joint is one bone
-        // per distinct (node, inverse bind) pair, so skins listing the same joints with the same bind
-        // share bones, and `joint_maps[skin][j]` is the bone of skin joint `j`.
-        let mut bones: Vec<Bone> = Vec::new();
-        // (node, inverse bind bits) -> bone, so merging stays linear in the joints of all skins.
-        let mut bone_of: HashMap<(usize, [u32; 16]), usize> = HashMap::new();
-        let mut joint_maps: Vec<Option<Vec<u16>>> = vec![None; rig.skins.len()];
-        for &(mi, m) in &body {
-            let MeshBinding::Skinned { skin: s } = m.binding else { continue };
-            let Some(sk) = rig.skins.get(s) else {
-                return Err(invalid(
-                    format!("mesh {mi} \"{}\"", m.name),
-                    format!("uses skin {s}; the rig has {} skins", rig.skins.len()),
-                ));
-            };
-            if joint_maps[s].is_some() {
-                continue;
-            }
-            if sk.joints.len() != sk.inverse_bind.len() {
-                return Err(invalid(
-                    format!("skin {s}"),
-                    format!(
-                        "has {} joints but {} inverse bind matrices",
-                        sk.joints.len(),
-                        sk.inverse_bind.len()
-                    ),
-                ));
-            }
-            let mut map = Vec::with_capacity(sk.joints.len());
-            for (j, (&node, ibm)) in sk.joints.iter().zip(&sk.inverse_bind).enumerate() {
-                if node >= rig.nodes.len() {
-                    return Err(invalid(
-                        format!("skin {s} joint {j}"),
-                        format!("is node {node}; the rig has {} nodes", rig.nodes.len()),
-                    ));
-                }
-                if !ibm.is_finite() {
-                    return Err(invalid(format!("skin {s} joint {j}"), "inverse bind matrix is not finite"));
-                }
-                let bone =
-                    *bone_of.entry((node, ibm.to_cols_array().map(f32::to_bits))).or_insert_with(|| {
-                        bones.push(Bone { node, inverse_bind: *ibm });
-                        bones.len() - 1
-                    });
-                let bone = u16::try_from(bone).map_err(|_| {
-                    invalid(rig_part(), format!("needs {} bones; at most 65,536 fit", bone + 1))
-                })?;
-                map.push(bone);
-            }
-            joint_maps[s] = Some(map);
-        }
-
-        // One bone per rigid carrier node (reusing the joint's bone when the node is a joint).
-        let rest_globals = rig.rest_globals();
-        let mut carriers: Vec<Carrier> = Vec::new();
-        let mut carrier_of: HashMap<usize, usize> = HashMap::new();
-        // Each node's first joint bone (lowest bone index), for carriers that are joints.
-        let mut first_joint_bone: HashMap<usize, usize> = HashMap::new();
-        for (b, bone) in bones.iter().enumerate().rev() {
-            first_joint_bone.insert(bone.node, b);
-        }
-        for &(mi, m) in &body {
-            let MeshBinding::Rigid { node } = m.binding else { continue };
-            if carrier_of.contains_key(&node) {
-                continue;
-            }
-            let Some(rest) = rest_globals.get(node).copied() else {
-                return Err(invalid(
-                    format!("mesh {mi} \"{}\"", m.name),
-                    format!("is carried by node {node}; the rig has {} nodes", rig.nodes.len()),
-                ));
-            };
-            let joint = first_joint_bone.get(&node).copied();
-            let reused = joint.and_then(|j| {
-                let bind = bones[j].inverse_bind.inverse();
-                (bind.is_finite() && bones[j].inverse_bind.determinant() != 0.0).then_some((j, bind))
-            });
-            let (bone, bind) = match reused {
-                Some(found) => found,
-                None => {
-                    let inverse = rest.inverse();
-                    if !rest.is_finite() || rest.determinant() == 0.0 || !inverse.is_finite() {
-                        return Err(invalid(
-                            format!("node {node} \"{}\"", rig.nodes[node].name),
-                            format!(
-                                "carries mesh \"{}\" but its rest transform is singular or not finite",
-                                m.name
-                            ),
-                        ));
-                    }
-                    bones.push(Bone { node, inverse_bind: inverse });
-                    (bones.len() - 1, rest)
-                }
-            };
-            let bone = u16::try_from(bone)
-                .map_err(|_| invalid(rig_part(), format!("needs {} bones; at most 65,536 fit", bone + 1)))?;
-            carrier_of.insert(node, carriers.len());
-            carriers.push(Carrier { bone, bind });
-        }
+        let (mut bones, joint_maps) = merge_skins(rig, &body)?;
+        let (carriers, carrier_of) = rigid_carriers(rig, &body, &mut bones)?;
         if bones.len() > usize::from(u16::MAX) + 1 {
             return Err(invalid(rig_part(), format!("needs {} bones; at most 65,536 fit", bones.len())));
         }
-
-        let total: usize = body.iter().map(|(_, m)| m.vertex_count()).sum();
-        if total == 0 {
-            return Err(invalid(rig_part(), "its body meshes have no vertices"));
-        }
-        if u32::try_from(total).is_err() {
-            return Err(invalid(rig_part(), format!("has {total} body vertices; at most {} fit", u32::MAX)));
-        }
-        let any_tangents = body.iter().any(|(_, m)| m.tangents.is_some());
-        let any_uvs = body.iter().any(|(_, m)| m.uvs.is_some());
-        let any_colors = body.iter().any(|(_, m)| m.colors.is_some());
-
-        let mut set = VertexSet {
-            positions: Vec::with_capacity(total),
-            normals: Vec::with_capacity(total),
-            tangents: any_tangents.then(|| Vec::with_capacity(total)),
-            uvs: any_uvs.then(|| Vec::with_capacity(total)),
-            colors: any_colors.then(|| Vec::with_capacity(total)),
-            material_ids: Vec::with_capacity(total),
-            indices: Vec::new(),
-            influence_count: 4,
-            joints: Vec::with_capacity(total),
-            weights: Vec::with_capacity(total),
-            bones,
-            sources: Vec::with_capacity(total),
-            morph_targets: Vec::new(),
-            full_influences: Vec::new(),
-        };
-
+        let mut set = VertexSet::for_body(rig, &body, bones)?;
         for &(mi, m) in &body {
             let base = set.positions.len();
             let carrier = match m.binding {
@@ -212,6 +86,38 @@ impl VertexSet {
         Ok(set)
     }
 
+    /// An empty set with room for the `body` meshes' vertices, with the attributes any of them has
+    /// and the `bones`; an error when they have no vertices or more than `u32::MAX`.
+    fn for_body(rig: &Rig, body: &[(usize, &Mesh)], bones: Vec<Bone>) -> Result<VertexSet> {
+        let rig_part = || format!("rig \"{}\"", rig.name);
+        let total: usize = body.iter().map(|(_, m)| m.vertex_count()).sum();
+        if total == 0 {
+            return Err(invalid(rig_part(), "its body meshes have no vertices"));
+        }
+        if u32::try_from(total).is_err() {
+            return Err(invalid(rig_part(), format!("has {total} body vertices; at most {} fit", u32::MAX)));
+        }
+        let any_tangents = body.iter().any(|(_, m)| m.tangents.is_some());
+        let any_uvs = body.iter().any(|(_, m)| m.uvs.is_some());
+        let any_colors = body.iter().any(|(_, m)| m.colors.is_some());
+        Ok(VertexSet {
+            positions: Vec::with_capacity(total),
+            normals: Vec::with_capacity(total),
+            tangents: any_tangents.then(|| Vec::with_capacity(total)),
+            uvs: any_uvs.then(|| Vec::with_capacity(total)),
+            colors: any_colors.then(|| Vec::with_capacity(total)),
+            material_ids: Vec::with_capacity(total),
+            indices: Vec::new(),
+            influence_count: 4,
+            joints: Vec::with_capacity(total),
+            weights: Vec::with_capacity(total),
+            bones,
+            sources: Vec::with_capacity(total),
+            morph_targets: Vec::new(),
+            full_influences: Vec::new(),
+        })
+    }
+
     /// Appends mesh `mi`'s vertices; returns the per-vertex lengths `(|normal|, |tangent|)` that the
     /// bind transform scaled by (1 for skinned meshes), which its morph deltas must share.
     pub(super) fn push_mesh(
@@ -221,117 +127,25 @@ impl VertexSet {
         carrier: Option<Carrier>,
         joint_map: &[u16],
     ) -> Result<Vec<(f32, f32)>> {
-        let joint_count = joint_map.len();
         let part = || format!("mesh {mi} \"{}\"", m.name);
         let n = m.vertex_count();
-        let check_len = |what: &str, len: usize| {
-            if len == n {
-                Ok(())
-            } else {
-                Err(invalid(part(), format!("has {n} positions but {len} {what}")))
-            }
-        };
-        check_len("normals", m.normals.len())?;
-        check_len("material ids", m.material_ids.len())?;
-        if let Some(t) = &m.tangents {
-            check_len("tangents", t.len())?;
-        }
-        if let Some(uv) = &m.uvs {
-            check_len("uvs", uv.len())?;
-        }
-        if let Some(c) = &m.colors {
-            check_len("colours", c.len())?;
-        }
-        let influences = match (m.binding, carrier) {
-            (MeshBinding::Skinned { .. }, _) => {
-                check_len("joint sets", m.joints.len())?;
-                check_len("weight sets", m.weights.len())?;
-                if m.influence_count == 0 {
-                    return Err(invalid(part(), "is skinned but uses 0 influences per vertex"));
-                }
-                m.influence_count.min(MAX_INFLUENCES)
-            }
-            (MeshBinding::Rigid { .. }, _) => 0,
-        };
+        let influences = check_mesh_lengths(mi, m)?;
         let mut scales = Vec::with_capacity(n);
         let normal_cols = carrier.map(|c| normal_matrix_columns(&c.bind));
         for v in 0..n {
             let vpart = || format!("{} vertex {v}", part());
-            let p = m.positions[v];
-            let nrm = m.normals[v];
-            if !finite3(p) {
-                return Err(invalid(vpart(), format!("position {p} is not finite")));
-            }
-            if !finite3(nrm) {
-                return Err(invalid(vpart(), format!("normal {nrm} is not finite")));
-            }
-            let tangent = m.tangents.as_ref().map(|t| t[v]);
-            if let Some(t) = tangent
-                && !t.is_finite()
-            {
-                return Err(invalid(vpart(), format!("tangent {t} is not finite")));
-            }
-            let uv = m.uvs.as_ref().map_or(Vec2::ZERO, |uv| uv[v]);
-            if !uv.is_finite() {
-                return Err(invalid(vpart(), format!("uv {uv} is not finite")));
-            }
+            let (p, nrm, tangent, uv) = checked_vertex(m, v, vpart)?;
             let mut joints = [0u16; MAX_INFLUENCES];
             let mut weights = [0.0f32; MAX_INFLUENCES];
             let (pb, nb, tb, scale) = match (carrier, normal_cols) {
                 (Some(c), Some(cols)) => {
                     joints[0] = c.bone;
                     weights[0] = 1.0;
-                    let pb = c.bind.transform_point3(p);
-                    let nb = Vec3::from(apply_columns(&cols, Vec3A::from(nrm)));
-                    let kn = nb.length();
-                    let nb = if kn > 0.0 { nb / kn } else { nrm };
-                    let (tb, kt) = match tangent {
-                        Some(t) => {
-                            let tb = c.bind.transform_vector3(t.truncate());
-                            let kt = tb.length();
-                            (if kt > 0.0 { (tb / kt).extend(t.w) } else { t }, kt)
-                        }
-                        None => (nb.any_orthonormal_vector().extend(1.0), 1.0),
-                    };
-                    if !finite3(pb) || !finite3(nb) || !tb.is_finite() {
-                        return Err(invalid(vpart(), "is not finite once moved to bind space"));
-                    }
-                    (pb, nb, tb, (if kn > 0.0 { kn } else { 1.0 }, if kt > 0.0 { kt } else { 1.0 }))
+                    to_bind_space(c, &cols, p, nrm, tangent)
+                        .ok_or_else(|| invalid(vpart(), "is not finite once moved to bind space"))?
                 }
                 _ => {
-                    let mut sum = 0.0f32;
-                    for s in 0..influences {
-                        let w = m.weights[v][s];
-                        if !w.is_finite() || w < 0.0 {
-                            return Err(invalid(
-                                vpart(),
-                                format!("weight {s} is {w}; weights must be finite and >= 0"),
-                            ));
-                        }
-                        if w > 0.0 {
-                            let j = m.joints[v][s];
-                            if usize::from(j) >= joint_count {
-                                return Err(invalid(
-                                    vpart(),
-                                    format!(
-                                        "joint index {j} (slot {s}) is out of range; the skin has {joint_count} joints"
-                                    ),
-                                ));
-                            }
-                            joints[s] = joint_map[usize::from(j)];
-                            weights[s] = w;
-                            sum += w;
-                        }
-                    }
-                    if !(sum > 0.0 && sum.is_finite()) {
-                        return Err(invalid(
-                            vpart(),
-                            format!("weights sum to {sum}; they must sum to more than 0"),
-                        ));
-                    }
-                    for w in &mut weights[..influences] {
-                        *w /= sum;
-                    }
+                    skin_weights(m, v, influences, joint_map, vpart, &mut joints, &mut weights)?;
                     let tb = tangent.unwrap_or_else(|| nrm.any_orthonormal_vector().extend(1.0));
                     (p, nrm, tb, (1.0, 1.0))
                 }
@@ -351,21 +165,7 @@ impl VertexSet {
                 && list.len() > MAX_INFLUENCES
                 && carrier.is_none()
             {
-                let mut mapped = Vec::with_capacity(list.len());
-                for &(j, w) in list {
-                    let bone = joint_map.get(usize::from(j)).copied().ok_or_else(|| {
-                        invalid(
-                            vpart(),
-                            format!(
-                                "influence on joint {j} is out of range; the skin has {joint_count} joints"
-                            ),
-                        )
-                    })?;
-                    if !(w.is_finite() && w >= 0.0) {
-                        return Err(invalid(vpart(), format!("influence weight {w} is not finite and >= 0")));
-                    }
-                    mapped.push((bone, w));
-                }
+                let mapped = full_influences(list, joint_map, vpart)?;
                 // The vertex was pushed above.
                 self.full_influences.push(((self.positions.len() - 1) as u32, mapped));
             }
@@ -520,4 +320,264 @@ impl VertexSet {
     pub fn mesh_vertices(&self, mesh: usize) -> impl Iterator<Item = usize> + '_ {
         self.sources.iter().enumerate().filter(move |(_, s)| s.mesh as usize == mesh).map(|(i, _)| i)
     }
+}
+
+/// By skin: each joint's bone, for the skins the body uses.
+type JointMaps = Vec<Option<Vec<u16>>>;
+
+/// The skins of the skinned `body` meshes, merged into one list of bones: a joint is one bone per
+/// distinct (node, inverse bind) pair, so skins listing the same joints with the same bind share
+/// bones, and `joint_maps[skin][j]` is the bone of skin joint `j`.
+fn merge_skins(rig: &Rig, body: &[(usize, &Mesh)]) -> Result<(Vec<Bone>, JointMaps)> {
+    let rig_part = || format!("rig \"{}\"", rig.name);
+    let mut bones: Vec<Bone> = Vec::new();
+    // (node, inverse bind bits) -> bone, so merging stays linear in the joints of all skins.
+    let mut bone_of: HashMap<(usize, [u32; 16]), usize> = HashMap::new();
+    let mut joint_maps: Vec<Option<Vec<u16>>> = vec![None; rig.skins.len()];
+    for &(mi, m) in body {
+        let MeshBinding::Skinned { skin: s } = m.binding else { continue };
+        let Some(sk) = rig.skins.get(s) else {
+            return Err(invalid(
+                format!("mesh {mi} \"{}\"", m.name),
+                format!("uses skin {s}; the rig has {} skins", rig.skins.len()),
+            ));
+        };
+        if joint_maps[s].is_some() {
+            continue;
+        }
+        if sk.joints.len() != sk.inverse_bind.len() {
+            return Err(invalid(
+                format!("skin {s}"),
+                format!("has {} joints but {} inverse bind matrices", sk.joints.len(), sk.inverse_bind.len()),
+            ));
+        }
+        let mut map = Vec::with_capacity(sk.joints.len());
+        for (j, (&node, ibm)) in sk.joints.iter().zip(&sk.inverse_bind).enumerate() {
+            if node >= rig.nodes.len() {
+                return Err(invalid(
+                    format!("skin {s} joint {j}"),
+                    format!("is node {node}; the rig has {} nodes", rig.nodes.len()),
+                ));
+            }
+            if !ibm.is_finite() {
+                return Err(invalid(format!("skin {s} joint {j}"), "inverse bind matrix is not finite"));
+            }
+            let bone = *bone_of.entry((node, ibm.to_cols_array().map(f32::to_bits))).or_insert_with(|| {
+                bones.push(Bone { node, inverse_bind: *ibm });
+                bones.len() - 1
+            });
+            let bone = u16::try_from(bone)
+                .map_err(|_| invalid(rig_part(), format!("needs {} bones; at most 65,536 fit", bone + 1)))?;
+            map.push(bone);
+        }
+        joint_maps[s] = Some(map);
+    }
+    Ok((bones, joint_maps))
+}
+
+/// One bone per rigid carrier node of the `body` meshes (reusing the joint's bone when the node is
+/// a joint, else appended to `bones`): the carriers and each carrier node's index among them.
+fn rigid_carriers(
+    rig: &Rig,
+    body: &[(usize, &Mesh)],
+    bones: &mut Vec<Bone>,
+) -> Result<(Vec<Carrier>, HashMap<usize, usize>)> {
+    let rig_part = || format!("rig \"{}\"", rig.name);
+    let rest_globals = rig.rest_globals();
+    let mut carriers: Vec<Carrier> = Vec::new();
+    let mut carrier_of: HashMap<usize, usize> = HashMap::new();
+    // Each node's first joint bone (lowest bone index), for carriers that are joints.
+    let mut first_joint_bone: HashMap<usize, usize> = HashMap::new();
+    for (b, bone) in bones.iter().enumerate().rev() {
+        first_joint_bone.insert(bone.node, b);
+    }
+    for &(mi, m) in body {
+        let MeshBinding::Rigid { node } = m.binding else { continue };
+        if carrier_of.contains_key(&node) {
+            continue;
+        }
+        let Some(rest) = rest_globals.get(node).copied() else {
+            return Err(invalid(
+                format!("mesh {mi} \"{}\"", m.name),
+                format!("is carried by node {node}; the rig has {} nodes", rig.nodes.len()),
+            ));
+        };
+        let joint = first_joint_bone.get(&node).copied();
+        let reused = joint.and_then(|j| {
+            let bind = bones[j].inverse_bind.inverse();
+            (bind.is_finite() && bones[j].inverse_bind.determinant() != 0.0).then_some((j, bind))
+        });
+        let (bone, bind) = match reused {
+            Some(found) => found,
+            None => {
+                let inverse = rest.inverse();
+                if !rest.is_finite() || rest.determinant() == 0.0 || !inverse.is_finite() {
+                    return Err(invalid(
+                        format!("node {node} \"{}\"", rig.nodes[node].name),
+                        format!(
+                            "carries mesh \"{}\" but its rest transform is singular or not finite",
+                            m.name
+                        ),
+                    ));
+                }
+                bones.push(Bone { node, inverse_bind: inverse });
+                (bones.len() - 1, rest)
+            }
+        };
+        let bone = u16::try_from(bone)
+            .map_err(|_| invalid(rig_part(), format!("needs {} bones; at most 65,536 fit", bone + 1)))?;
+        carrier_of.insert(node, carriers.len());
+        carriers.push(Carrier { bone, bind });
+    }
+    Ok((carriers, carrier_of))
+}
+
+/// Checks that mesh `mi`'s per-vertex arrays have one entry per position; returns the influences
+/// per vertex its skinning reads (0 for a rigid mesh).
+fn check_mesh_lengths(mi: usize, m: &Mesh) -> Result<usize> {
+    let part = || format!("mesh {mi} \"{}\"", m.name);
+    let n = m.vertex_count();
+    let check_len = |what: &str, len: usize| {
+        if len == n { Ok(()) } else { Err(invalid(part(), format!("has {n} positions but {len} {what}"))) }
+    };
+    check_len("normals", m.normals.len())?;
+    check_len("material ids", m.material_ids.len())?;
+    if let Some(t) = &m.tangents {
+        check_len("tangents", t.len())?;
+    }
+    if let Some(uv) = &m.uvs {
+        check_len("uvs", uv.len())?;
+    }
+    if let Some(c) = &m.colors {
+        check_len("colours", c.len())?;
+    }
+    Ok(match m.binding {
+        MeshBinding::Skinned { .. } => {
+            check_len("joint sets", m.joints.len())?;
+            check_len("weight sets", m.weights.len())?;
+            if m.influence_count == 0 {
+                return Err(invalid(part(), "is skinned but uses 0 influences per vertex"));
+            }
+            m.influence_count.min(MAX_INFLUENCES)
+        }
+        MeshBinding::Rigid { .. } => 0,
+    })
+}
+
+/// Vertex `v` of `m`: its position, normal, tangent and uv (0, 0 without uvs), each checked finite.
+fn checked_vertex(
+    m: &Mesh,
+    v: usize,
+    vpart: impl Fn() -> String,
+) -> Result<(Vec3, Vec3, Option<Vec4>, Vec2)> {
+    let p = m.positions[v];
+    let nrm = m.normals[v];
+    if !finite3(p) {
+        return Err(invalid(vpart(), format!("position {p} is not finite")));
+    }
+    if !finite3(nrm) {
+        return Err(invalid(vpart(), format!("normal {nrm} is not finite")));
+    }
+    let tangent = m.tangents.as_ref().map(|t| t[v]);
+    if let Some(t) = tangent
+        && !t.is_finite()
+    {
+        return Err(invalid(vpart(), format!("tangent {t} is not finite")));
+    }
+    let uv = m.uvs.as_ref().map_or(Vec2::ZERO, |uv| uv[v]);
+    if !uv.is_finite() {
+        return Err(invalid(vpart(), format!("uv {uv} is not finite")));
+    }
+    Ok((p, nrm, tangent, uv))
+}
+
+/// A rigid mesh's vertex moved to bind space by its carrier `c` (`cols`: its normal matrix): the
+/// position, unit normal and tangent, and the lengths `(|normal|, |tangent|)` the transform scaled
+/// them by; `None` when a result is not finite.
+fn to_bind_space(
+    c: Carrier,
+    cols: &[Vec3A; 3],
+    p: Vec3,
+    nrm: Vec3,
+    tangent: Option<Vec4>,
+) -> Option<(Vec3, Vec3, Vec4, (f32, f32))> {
+    let pb = c.bind.transform_point3(p);
+    let nb = Vec3::from(apply_columns(cols, Vec3A::from(nrm)));
+    let kn = nb.length();
+    let nb = if kn > 0.0 { nb / kn } else { nrm };
+    let (tb, kt) = match tangent {
+        Some(t) => {
+            let tb = c.bind.transform_vector3(t.truncate());
+            let kt = tb.length();
+            (if kt > 0.0 { (tb / kt).extend(t.w) } else { t }, kt)
+        }
+        None => (nb.any_orthonormal_vector().extend(1.0), 1.0),
+    };
+    if !finite3(pb) || !finite3(nb) || !tb.is_finite() {
+        return None;
+    }
+    Some((pb, nb, tb, (if kn > 0.0 { kn } else { 1.0 }, if kt > 0.0 { kt } else { 1.0 })))
+}
+
+/// A skinned vertex's first `influences` weights, checked and normalised, into `joints` (bones,
+/// through `joint_map`) and `weights`.
+fn skin_weights(
+    m: &Mesh,
+    v: usize,
+    influences: usize,
+    joint_map: &[u16],
+    vpart: impl Fn() -> String,
+    joints: &mut [u16; MAX_INFLUENCES],
+    weights: &mut [f32; MAX_INFLUENCES],
+) -> Result<()> {
+    let joint_count = joint_map.len();
+    let mut sum = 0.0f32;
+    for s in 0..influences {
+        let w = m.weights[v][s];
+        if !w.is_finite() || w < 0.0 {
+            return Err(invalid(vpart(), format!("weight {s} is {w}; weights must be finite and >= 0")));
+        }
+        if w > 0.0 {
+            let j = m.joints[v][s];
+            if usize::from(j) >= joint_count {
+                return Err(invalid(
+                    vpart(),
+                    format!("joint index {j} (slot {s}) is out of range; the skin has {joint_count} joints"),
+                ));
+            }
+            joints[s] = joint_map[usize::from(j)];
+            weights[s] = w;
+            sum += w;
+        }
+    }
+    if !(sum > 0.0 && sum.is_finite()) {
+        return Err(invalid(vpart(), format!("weights sum to {sum}; they must sum to more than 0")));
+    }
+    for w in &mut weights[..influences] {
+        *w /= sum;
+    }
+    Ok(())
+}
+
+/// A vertex's full influence list `list` (joint, weight) as bones, checked.
+fn full_influences(
+    list: &[(u16, f32)],
+    joint_map: &[u16],
+    vpart: impl Fn() -> String,
+) -> Result<Vec<(u16, f32)>> {
+    let joint_count = joint_map.len();
+    let mut mapped = Vec::with_capacity(list.len());
+    for &(j, w) in list {
+        let bone = joint_map.get(usize::from(j)).copied().ok_or_else(|| {
+            invalid(
+                vpart(),
+                format!("influence on joint {j} is out of range; the skin has {joint_count} joints"),
+            )
+        })?;
+        if !(w.is_finite() && w >= 0.0) {
+            return Err(invalid(vpart(), format!("influence weight {w} is not finite and >= 0")));
+        }
+        mapped.push((bone, w));
+    }
+    Ok(mapped)
 }

@@ -254,7 +254,21 @@ fn blend(a: usize, b: usize, f: f64) -> Vec<(usize, f64)> {
 pub(super) fn body(sk: &Skeleton) -> MeshData {
     let s = sk.scale;
     let mut m = MeshData::default();
+    torso(&mut m, s);
+    neck(&mut m, s);
+    head(&mut m, s);
+    for side in [1.0, -1.0] {
+        let limbs = Limbs::new(sk, side);
+        limbs.arm(&mut m, s);
+        limbs.hand(&mut m, s);
+        limbs.leg(&mut m, s);
+        limbs.foot(&mut m, s);
+    }
+    m
+}
 
+/// The torso, a closed tube from the crotch to the base of the neck.
+fn torso(m: &mut MeshData, s: f64) {
     // Torso, crotch to the base of the neck: (height, half-width, half-depth, z of the centre) at the
     // reference height. Weights follow the spine by height; below the waist it wears the pants.
     const TORSO: [[f64; 4]; 12] = [
@@ -288,7 +302,10 @@ pub(super) fn body(sk: &Skeleton) -> MeshData {
         cap_rings: [3, 3],
         cap_len: [0.04 * s, 0.035 * s],
     });
+}
 
+/// The neck.
+fn neck(m: &mut MeshData, s: f64) {
     // Neck.
     let neck_chain = [(UPPER_CHEST, 1.32), (NECK, 1.47), (HEAD, 1.56)];
     m.add_tube(&Tube {
@@ -307,7 +324,10 @@ pub(super) fn body(sk: &Skeleton) -> MeshData {
         cap_rings: [2, 2],
         cap_len: [0.02 * s, 0.02 * s],
     });
+}
 
+/// The head.
+fn head(m: &mut MeshData, s: f64) {
     // Head: an ellipsoid swept bottom to top (13 rings between the poles), the jaw narrower and
     // further forward than the crown.
     let head = head_ellipsoid();
@@ -335,8 +355,29 @@ pub(super) fn body(sk: &Skeleton) -> MeshData {
         cap_rings: [1, 1],
         cap_len: [head.radii.y * (1.0 - first_alpha.cos()) * s; 2],
     });
+}
 
-    for side in [1.0, -1.0] {
+/// One side's limbs: the bones of its arm and leg, the arm's direction and shoulder, and the
+/// leg's offset across.
+#[derive(Clone, Copy)]
+struct Limbs {
+    clav: usize,
+    upper: usize,
+    fore: usize,
+    hand: usize,
+    fingers: usize,
+    thigh: usize,
+    shin: usize,
+    foot: usize,
+    toe: usize,
+    d: DVec3,
+    shoulder: DVec3,
+    x: f64,
+}
+
+impl Limbs {
+    /// The limbs of the left side (`side` 1) or the right (`side` -1).
+    fn new(sk: &Skeleton, side: f64) -> Limbs {
         let left = side > 0.0;
         let pick = |l: usize, r: usize| if left { l } else { r };
         let (clav, upper, fore, hand, fingers) = (
@@ -348,7 +389,14 @@ pub(super) fn body(sk: &Skeleton) -> MeshData {
         );
         let d = arm_direction(side);
         let shoulder = sk.pos[upper];
+        let (thigh, shin, foot, toe) =
+            (pick(THIGH_L, THIGH_R), pick(SHIN_L, SHIN_R), pick(FOOT_L, FOOT_R), pick(TOE_L, TOE_R));
+        Limbs { clav, upper, fore, hand, fingers, thigh, shin, foot, toe, d, shoulder, x: side * 0.09 }
+    }
 
+    /// The arm, a tube from the shoulder to the wrist.
+    fn arm(&self, m: &mut MeshData, s: f64) {
+        let Limbs { clav, upper, fore, hand, d, shoulder, .. } = *self;
         // Arm, shoulder to wrist: (distance from the shoulder, semi-axis forward, semi-axis across)
         // at the reference height. Short sleeves.
         const ARM: [[f64; 3]; 15] = [
@@ -390,7 +438,11 @@ pub(super) fn body(sk: &Skeleton) -> MeshData {
             cap_rings: [3, 3],
             cap_len: [0.04 * s, 0.015 * s],
         });
+    }
 
+    /// The hand.
+    fn hand(&self, m: &mut MeshData, s: f64) {
+        let Limbs { hand, fingers, d, shoulder, .. } = *self;
         // Hand, a flattened tube (palm facing the thigh): (distance from the shoulder, half-width,
         // half-thickness).
         const HAND: [[f64; 3]; 6] = [
@@ -417,11 +469,13 @@ pub(super) fn body(sk: &Skeleton) -> MeshData {
             cap_rings: [3, 3],
             cap_len: [0.01 * s, 0.02 * s],
         });
+    }
 
+    /// The leg, from inside the pelvis down to the ankle.
+    fn leg(&self, m: &mut MeshData, s: f64) {
+        let Limbs { thigh, shin, foot, x, .. } = *self;
         // Leg, from inside the pelvis down to the ankle: (height, half-width, half-depth, z of the
         // centre). The top follows the hips a little, the knee and ankle blend their two bones.
-        let (thigh, shin, foot, toe) =
-            (pick(THIGH_L, THIGH_R), pick(SHIN_L, SHIN_R), pick(FOOT_L, FOOT_R), pick(TOE_L, TOE_R));
         const LEG: [[f64; 4]; 19] = [
             [1.00, 0.082, 0.085, 0.000],
             [0.95, 0.085, 0.088, 0.000],
@@ -443,7 +497,6 @@ pub(super) fn body(sk: &Skeleton) -> MeshData {
             [0.13, 0.032, 0.034, 0.000],
             [0.09, 0.031, 0.033, 0.000],
         ];
-        let x = side * 0.09;
         m.add_tube(&Tube {
             sections: LEG
                 .iter()
@@ -466,7 +519,11 @@ pub(super) fn body(sk: &Skeleton) -> MeshData {
             cap_rings: [3, 3],
             cap_len: [0.04 * s, 0.02 * s],
         });
+    }
 
+    /// The foot, heel to toe.
+    fn foot(&self, m: &mut MeshData, s: f64) {
+        let Limbs { foot, toe, x, .. } = *self;
         // Foot, heel to toe, sole on y = 0: (z, half-width, half-height); each section's centre is
         // one half-height above the ground.
         const FOOT: [[f64; 3]; 8] = [
@@ -496,7 +553,6 @@ pub(super) fn body(sk: &Skeleton) -> MeshData {
             cap_len: [0.025 * s, 0.025 * s],
         });
     }
-    m
 }
 
 /// The head's ellipsoid at the reference height: centre (model space) and semi-axes, metres.

@@ -1,0 +1,271 @@
+use super::*;
+use crate::prepare::fixtures::{RINGS, SEGMENTS, tube_rig};
+use crate::prepare::{BakeOptions, prepare};
+use vat_core::container::ContainerWriter;
+use vat_core::format::encoding::VertexFormat;
+
+const FORMATS: [VertexFormat; 6] = VertexFormat::ALL;
+
+#[test]
+fn max_axis_distance_is_the_largest_axis_difference_and_keeps_nan() {
+    // Differences of every sign and size, the largest on one axis of one point in the middle.
+    let a: Vec<[f32; 3]> = (0..37).map(|i| [i as f32 * 0.1, -(i as f32), 1e-3 * i as f32]).collect();
+    let mut b = a.clone();
+    for (i, p) in b.iter_mut().enumerate() {
+        p[i % 3] += if i % 2 == 0 { 1e-4 } else { -2e-4 };
+    }
+    b[20][1] -= 0.75;
+    let scalar =
+        a.iter().zip(&b).flat_map(|(x, y)| (0..3).map(move |k| (x[k] - y[k]).abs())).fold(0.0f32, f32::max);
+    assert_eq!(max_axis_distance(&a, &b), f64::from(scalar));
+    assert!(max_axis_distance(&a, &b) > 0.74);
+    assert_eq!(max_axis_distance(&a, &a), 0.0);
+    b[5][2] = f32::NAN;
+    assert!(max_axis_distance(&a, &b).is_nan(), "a NaN position must not vanish from the figure");
+}
+
+#[test]
+fn exact_frame_offsets_select_each_frame_alone() {
+    for (mode, count) in [
+        (ClipMode::Looping, 30),
+        (ClipMode::Looping, 90),
+        (ClipMode::Looping, 7),
+        (ClipMode::OneShot, 61),
+        (ClipMode::OneShot, 16),
+        (ClipMode::OneShot, 1),
+    ] {
+        let clip = Clip {
+            name: "c".into(),
+            first_frame: 0,
+            frame_count: count,
+            fps: 30.0,
+            mode,
+            duration: 1.0,
+            stride: 0.0,
+        };
+        for k in 0..count {
+            let offset = exact_frame_offset(&clip, k).unwrap();
+            let s = playback::clip_sample(&clip, offset, 0.0, 0.0, Interpolation::Point);
+            let alone = (s.frames[1], s.weights) == (k, [0.0, 1.0, 0.0, 0.0])
+                || (s.frames[2], s.weights) == (k, [0.0, 0.0, 1.0, 0.0]);
+            assert!(alone, "{mode:?} {count} frame {k}: {s:?}");
+        }
+    }
+}
+
+#[test]
+fn tube_bakes_and_verifies_in_every_format() {
+    let rig = tube_rig(0.15);
+    for format in FORMATS {
+        let options = BakeOptions { format, tangents: true, ..Default::default() };
+        let report = verify_prepared(&prepare(&rig, &options).unwrap(), &rig).unwrap();
+        assert!(report.passed, "{format:?}: {report:#?}");
+        assert_eq!(report.vertex_frames, (RINGS * SEGMENTS * 46) as u64);
+        assert_eq!(report.failed_vertex_frames, 0);
+        assert!(report.position_max_error_mm <= report.quantum_mm, "{format:?}");
+        assert!(report.normal_max_error_deg <= report.normal_bound_deg, "{format:?}");
+        assert!(report.tangent_max_error_deg.unwrap() <= report.tangent_bound_deg.unwrap(), "{format:?}");
+        assert!(report.position_mean_error_mm <= report.position_max_error_mm);
+        // Something was actually compared: the quantised formats cannot be exact everywhere.
+        if format != VertexFormat::F32 {
+            assert!(report.position_max_error_mm > 0.0 && report.normal_max_error_deg > 0.0, "{format:?}");
+        }
+        // Interpolating a rotating chain between frames errs more than the quantum of the fine
+        // formats; reported, not failed.
+        assert!(report.mid_frame_vertex_samples > 0);
+        assert!(report.mid_frame_position_max_error_mm > 0.0);
+    }
+}
+
+#[test]
+fn unoptimised_vertex_order_verifies_too() {
+    let rig = tube_rig(0.15);
+    let options = BakeOptions { optimize_vertex_order: false, frames: Some(4), ..Default::default() };
+    let bake = prepare(&rig, &options).unwrap();
+    assert!(bake.vertex_order().iter().enumerate().all(|(i, &v)| v as usize == i));
+    assert!(verify_prepared(&bake, &rig).unwrap().passed);
+}
+
+/// Rebuilds `bake`'s container with `edit` applied to a copy of blob `id`.
+fn with_blob_edited(bake: &PreparedBake, id: u32, edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut writer = ContainerWriter::new();
+    let mut edit = Some(edit);
+    for i in 0..bake.blob_count() as u32 {
+        let mut bytes = bake.blob(vat_core::container::BlobId(i)).unwrap().to_vec();
+        if i == id
+            && let Some(f) = edit.take()
+        {
+            f(&mut bytes);
+        }
+        writer.add_blob(bytes);
+    }
+    writer.finish(bake.manifest().clone()).unwrap()
+}
+
+#[test]
+fn a_corrupted_texture_fails_verification() {
+    let rig = tube_rig(0.15);
+    let bake = prepare(&rig, &BakeOptions { frames: Some(6), ..Default::default() }).unwrap();
+    let id = bake.manifest().vertex_animation.as_ref().unwrap().textures[0].0;
+    let clean = with_blob_edited(&bake, id, |_| {});
+    assert!(verify(&Asset::parse(&clean).unwrap(), &rig).unwrap().passed);
+    // Flip the top bit of vertex 37's y quantum at frame 2 (texel bits 13 + 12 of w0 for a
+    // 13/14/13 split, or thereabouts: any high position bit moves it by far more than the bound).
+    let texel = 2 * (RINGS * SEGMENTS) + 37;
+    let corrupt = with_blob_edited(&bake, id, |b| b[texel * 8 + 3] ^= 0x08);
+    let report = verify(&Asset::parse(&corrupt).unwrap(), &rig).unwrap();
+    assert!(!report.passed);
+    assert_eq!(report.failed_vertex_frames, 1);
+    let worst = report.worst.unwrap();
+    assert_eq!((worst.frame, worst.vertex), (2, 37));
+    // A flipped normal bit alone also fails (w1 bits 8.. hold the octahedral normal).
+    let normal = with_blob_edited(&bake, id, |b| b[texel * 8 + 7] ^= 0x80);
+    let report = verify(&Asset::parse(&normal).unwrap(), &rig).unwrap();
+    assert!(!report.passed && report.normal_max_error_deg > report.normal_bound_deg);
+}
+
+#[test]
+fn a_wrong_morph_delta_fails_the_bone_path() {
+    let rig = crate::procgen::morph_rig(true);
+    let bake = prepare(&rig, &BakeOptions { frames: Some(4), bones: true, ..Default::default() }).unwrap();
+    let clean = verify(&Asset::parse(&bake.to_vat_bytes().unwrap()).unwrap(), &rig).unwrap();
+    assert!(clean.passed, "{clean:#?}");
+    let morph = bake.manifest().morph_animation.as_ref().expect("the morph rig bakes a morph layer");
+    // Non-finite deltas are refused by the writer and the reader; a finite wrong one (1 km on
+    // every delta texel) must fail the bone path against fresh skinning.
+    let bytes = with_blob_edited(&bake, morph.texture.0, |b| {
+        for c in b.chunks_exact_mut(4) {
+            c.copy_from_slice(&1000.0f32.to_le_bytes());
+        }
+    });
+    let report = verify(&Asset::parse(&bytes).unwrap(), &rig).unwrap();
+    let bone = report.paths.iter().find(|p| p.path == "bone").unwrap();
+    assert!(!bone.passed && report.paths[0].passed, "{report:#?}");
+    assert!(report.failures.iter().any(|f| f.starts_with("bone:")), "{:?}", report.failures);
+}
+
+#[test]
+fn broken_bone_and_capture_streams_fail_their_paths() {
+    let rig = tube_rig(0.15);
+    let bake = prepare(&rig, &BakeOptions { frames: Some(6), bones: true, ..Default::default() }).unwrap();
+    let clean = verify(&Asset::parse(&bake.to_vat_bytes().unwrap()).unwrap(), &rig).unwrap();
+    assert!(clean.passed, "{clean:#?}");
+    let m = bake.manifest();
+    let ba = m.bone_animation.as_ref().unwrap();
+    let capture = m.captures.first().expect("the tube's head socket is captured").blob.0;
+    let nan_f32 = |b: &mut Vec<u8>| {
+        for c in b.chunks_exact_mut(4) {
+            c.copy_from_slice(&f32::NAN.to_le_bytes());
+        }
+    };
+    let zero = |b: &mut Vec<u8>| b.iter_mut().for_each(|x| *x = 0);
+    // Finite weights in [0, 1] that no longer sum to 1 (by 1 %).
+    let scaled = |b: &mut Vec<u8>| {
+        for c in b.chunks_exact_mut(4) {
+            let w = f32::from_le_bytes([c[0], c[1], c[2], c[3]]) * 0.99;
+            c.copy_from_slice(&w.to_le_bytes());
+        }
+    };
+    type Edit<'a> = &'a dyn Fn(&mut Vec<u8>);
+    let cases: [(&str, u32, Edit<'_>); 4] = [
+        ("bone", ba.texture.0, &nan_f32),
+        ("bone", ba.weights.0, &zero),
+        ("bone", ba.weights.0, &scaled),
+        ("capture", capture, &nan_f32),
+    ];
+    let mut verified = 0;
+    for (path, blob, edit) in cases {
+        let bytes = with_blob_edited(&bake, blob, |b| edit(b));
+        // The reader may refuse the file outright; if it loads, verification must fail the path.
+        let Ok(asset) = Asset::parse(&bytes) else { continue };
+        verified += 1;
+        let report = verify(&asset, &rig).unwrap();
+        assert!(!report.passed, "{path} blob {blob}: {report:#?}");
+        let failed = report.paths.iter().find(|p| p.path == path).unwrap();
+        assert!(!failed.passed, "{path} blob {blob}: {report:#?}");
+        assert!(report.failures.iter().any(|f| f.starts_with(path)), "{:?}", report.failures);
+        // The vertex texture is untouched: the VAT path still passes.
+        assert!(report.paths[0].passed, "{report:#?}");
+        if blob == ba.weights.0 {
+            assert!(report.failures.iter().any(|f| f.contains("sum to")), "{:?}", report.failures);
+        }
+    }
+    // The reader does not check these streams' values: each case reached verification.
+    assert_eq!(verified, 4);
+}
+
+#[test]
+fn the_wrong_source_is_a_typed_error() {
+    let rig = tube_rig(0.15);
+    let bytes = prepare(&rig, &BakeOptions { frames: Some(3), ..Default::default() })
+        .unwrap()
+        .to_vat_bytes()
+        .unwrap();
+    let asset = Asset::parse(&bytes).unwrap();
+    assert!(matches!(verify(&asset, &tube_rig(0.2)), Err(BakeError::InvalidInput { .. })));
+    let mut renamed = rig.clone();
+    renamed.clips[1].name = "shake".into();
+    assert!(matches!(verify(&asset, &renamed), Err(BakeError::InvalidInput { .. })));
+}
+
+#[test]
+fn bakes_are_byte_identical_across_runs_and_thread_counts() {
+    let rig = tube_rig(0.15);
+    let options = BakeOptions { bones: true, tangents: true, ..Default::default() };
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| prepare(&rig, &options).unwrap().to_vat_bytes().unwrap())
+    };
+    let one = run(1);
+    assert_eq!(one, run(1), "two runs");
+    assert_eq!(one, run(4), "1 thread vs 4");
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    let bytes = prepare(&rig, &options).unwrap().to_vat_bytes().unwrap();
+    let asset = Asset::parse(&bytes).unwrap();
+    let serial = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(|| verify(&asset, &rig).unwrap());
+    assert_eq!(
+        serial,
+        pool.install(|| verify(&asset, &rig).unwrap()),
+        "verify figures do not depend on threads"
+    );
+}
+
+#[test]
+fn humanoid_bakes_and_verifies_in_every_format() {
+    let rig = crate::procgen::humanoid();
+    for format in FORMATS {
+        // Four frames per clip keeps the test fast; every vertex of every frame is checked.
+        let options =
+            BakeOptions { format, frames: Some(4), tangents: true, bones: true, ..Default::default() };
+        let report = verify_prepared(&prepare(&rig, &options).unwrap(), &rig).unwrap();
+        assert!(report.passed, "{format:?}: {report:#?}");
+        assert_eq!(report.vertex_frames, 2438 * 24);
+        // No morphs on the humanoid: bone mode reproduces the skin up to f32 rounding, a few
+        // units of 2^-24 of coordinates under 2 m summed over two influences (~1e-4 mm).
+        assert!(report.bone_max_error_mm.unwrap() < 1e-3, "{report:#?}");
+        if format == VertexFormat::Packed64 {
+            // The targets for the default format: <= 0.1 mm per axis, <= 0.06 deg.
+            assert!(
+                report.position_max_error_mm <= 0.1 && report.normal_max_error_deg <= 0.06,
+                "{report:#?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn humanoid_bake_is_byte_identical_for_any_thread_count() {
+    let rig = crate::procgen::humanoid();
+    let options = BakeOptions { frames: Some(3), bones: true, tangents: true, ..Default::default() };
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| prepare(&rig, &options).unwrap().to_vat_bytes().unwrap())
+    };
+    let one = run(1);
+    assert!(one == run(4), "1 thread vs 4");
+    assert!(one == run(1), "two runs");
+}
