@@ -12,7 +12,7 @@ use glam::Vec3;
 use serde::Serialize;
 use vat_core::clip::{ClipMode, ClipRowMap};
 use vat_core::container::{
-    Asset, ContainerWriter, FluidAnimation, FluidFrame, Lod, Manifest, Material, VertexAnimation,
+    Asset, ContainerWriter, FluidAnimation, FluidFrame, Lod, Manifest, Material, VatMode, VertexAnimation,
 };
 use vat_core::format::encoding::{self, NormalRounding, PositionBounds, VertexFormat};
 use vat_core::format::layout::VertexTextureLayout;
@@ -530,6 +530,111 @@ pub fn verify_fluid(asset: &Asset<'_>, source: &dyn FluidFrames) -> Result<Fluid
         normal_bound_deg: normal_bound,
         failures,
     })
+}
+
+/// Fluid frames as a [`crate::Source`]: [`bake_fluid`] with the options that apply (the texture
+/// size, `--format`, and a looping clip when `--loop` names any), [`verify_fluid`].
+impl crate::Source for Box<dyn FluidFrames> {
+    fn mode(&self) -> VatMode {
+        VatMode::Fluid
+    }
+
+    fn bake(
+        &self,
+        options: &crate::prepare::BakeOptions,
+        _progress: &mut dyn FnMut(crate::prepare::Progress),
+    ) -> Result<crate::Baked> {
+        let options = FluidBakeOptions {
+            max_texture_dim: options.max_texture_dim,
+            format: options.format,
+            looping: !options.looping.is_empty(),
+        };
+        let (bytes, stats) = bake_fluid(self.as_ref(), &options)?;
+        Ok(crate::Baked {
+            file: crate::BakedFile::Bytes(bytes),
+            figures: Box::new(FluidFigures { stats, format: options.format }),
+        })
+    }
+
+    fn verify(
+        &self,
+        asset: &Asset<'_>,
+        _options: &crate::verify::VerifyOptions,
+    ) -> Result<Box<dyn crate::Report>> {
+        Ok(Box::new(verify_fluid(asset, self.as_ref())?))
+    }
+}
+
+/// What a fluid bake says: its figures and the vertex format.
+struct FluidFigures {
+    stats: FluidBakeStats,
+    format: VertexFormat,
+}
+
+impl crate::Figures for FluidFigures {
+    fn write_summary(&self, out: &mut dyn std::io::Write, what: &str, path: &Path) -> std::io::Result<()> {
+        let stats = &self.stats;
+        writeln!(
+            out,
+            "baked {what} -> {} (fluid, {:?}): {} frames; pool of {} triangles (the busiest frame); {} vertices and {} \
+             triangles in all, at most {} vertices in a frame; vertex texture {} bytes, lookup texture {} bytes \
+             (4 per pool corner per frame); {} bytes in all",
+            path.display(),
+            self.format,
+            stats.frames,
+            stats.pool_triangles,
+            stats.vertices,
+            stats.triangles,
+            stats.max_frame_vertices,
+            stats.vertex_texture_bytes,
+            stats.lookup_texture_bytes,
+            stats.file_bytes
+        )?;
+        writeln!(
+            out,
+            "  frames are never interpolated (each has its own topology); cross-fades do not apply"
+        )?;
+        for note in &stats.notes {
+            writeln!(out, "  note: {note}")?;
+        }
+        Ok(())
+    }
+}
+
+impl crate::Report for FluidVerifyReport {
+    fn passed(&self) -> bool {
+        self.passed
+    }
+
+    fn failures(&self) -> &[String] {
+        &self.failures
+    }
+
+    fn write_lines(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let r = self;
+        let fmt3 = crate::source::fmt3;
+        writeln!(
+            out,
+            "  verified fluid: {} frames, {} corner-frames ({} live): position max {} mm (bound {} mm); normal max \
+             {:.5} deg (bound {:.5} deg); every other corner collapsed: {}",
+            r.frames,
+            r.corner_frames,
+            r.vertex_frames,
+            fmt3(r.position_max_error_mm),
+            fmt3(r.position_bound_mm),
+            r.normal_max_error_deg,
+            r.normal_bound_deg,
+            if r.passed { "PASSED" } else { "FAILED" }
+        )?;
+        for f in &r.failures {
+            writeln!(out, "  failure: {f}")?;
+        }
+        Ok(())
+    }
+
+    fn to_json(&self) -> serde_json::Result<String> {
+        serde_json::to_string_pretty(self)
+    }
 }
 
 #[cfg(test)]

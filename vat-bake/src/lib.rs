@@ -21,6 +21,7 @@
 //! | [`feet`] | finding a rig's feet: naming conventions, else the skeleton's shape |
 //! | [`stride`] | stride extraction from planted feet |
 //! | [`verify`] | decoded bake vs fresh skinning, with error figures |
+//! | [`source`] | the one [`Source`] trait every mode's source implements, and the one bake -> verify -> write path |
 //! | [`rigid`] | the rigid-body mode: node-animated pieces -> `.vat`, verified against the source transforms |
 //! | [`sprite`] | the sprite (particle) mode: CSV/PLY particle frames -> camera-facing cards, verified against the source |
 //! | [`root_motion`] | `--root-motion`: root translation and yaw fitted to the baked vertices, frames baked in place |
@@ -49,6 +50,7 @@ pub mod root_motion;
 pub mod sample;
 pub mod sequence;
 pub mod skin;
+pub mod source;
 pub mod sprite;
 pub mod stride;
 pub mod tangents;
@@ -57,6 +59,8 @@ pub mod verify;
 
 #[cfg(test)]
 mod determinism;
+
+pub use source::{Baked, BakedFile, Figures, Report, Source, bake};
 
 // This crate's unit tests bake vat-procgen's content (the humanoid, the fixtures, the fuzz entry
 // points), but vat-procgen depends on this crate: as a dev-dependency it would link a second

@@ -66,6 +66,7 @@ mod options;
 mod planned;
 mod sampling;
 mod sections;
+mod source;
 #[cfg(test)]
 mod tests;
 

@@ -6,15 +6,16 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use vat_bake::export;
-use vat_bake::gltf_import::{self, ImportOptions};
+use vat_bake::interop::houdini::HoudiniFiles;
 use vat_bake::lods::LodOptions;
-use vat_bake::prepare::{self, BakeOptions, LoopDecision, Progress};
-use vat_bake::rig::Rig;
-use vat_bake::verify::{self, VerifyOptions, VerifyReport};
-use vat_core::container::{Asset, Limits};
+use vat_bake::prepare::{self, BakeOptions, Progress};
+use vat_bake::verify::VerifyOptions;
+use vat_bake::{BakedFile, Report, Source, export};
+use vat_core::container::{Asset, Limits, VatMode};
 use vat_core::format::encoding::{NormalRounding, VertexFormat};
 use vat_procgen as procgen;
+
+use crate::source::{FluidInput, Input, Load, RigSource, RigidInput, SpriteInput};
 
 /// Vertex texture formats selectable on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -269,86 +270,35 @@ pub(crate) fn check_out(out: &Path) -> Result<()> {
     vat_core::files::check_output(out).with_context(|| "--out cannot be written".to_owned())
 }
 
-/// Streams `prepared` to a temporary file beside `out`, reads it back, verifies what is on disk
-/// against `rig` (the checks only: the mid-frame interpolation figures are `vat verify`'s, they cost
-/// more than the checks), and renames it to `out` only when it passed; otherwise nothing is written.
-/// `source` names the input in messages. Returns the bake's figures and the verification report.
+/// Writes `file` (baked from `source`) to a temporary file beside `out`, reads it back, verifies
+/// what is on disk against `source` (for a soft-mode bake with `options.mid_frames` false: the
+/// checks only, the mid-frame interpolation figures are `vat verify`'s, they cost more than the
+/// checks), and renames it to `out` only when it passed; otherwise nothing is written. `what` names
+/// the source in messages. Returns the verification report.
 pub(crate) fn write_verified(
-    prepared: prepare::PreparedBake,
-    rig: &Rig,
+    source: &dyn Source,
+    file: BakedFile,
     out: &Path,
-    source: &str,
-    accept_influence_loss: bool,
-) -> Result<(prepare::BakeStats, VerifyReport)> {
-    let pending = prepared.write_pending(out).with_context(|| format!("{}: cannot write", out.display()))?;
-    let stats = prepared.stats.clone();
+    what: &str,
+    options: &VerifyOptions,
+) -> Result<Box<dyn Report>> {
+    let pending = file.write_pending(out).with_context(|| format!("{}: cannot write", out.display()))?;
     // Only the file on disk is needed from here on: verification reads it back, into the memory of
-    // the bake's largest blob (fresh memory costs a page fault per 4 KiB).
-    let buffer = prepared.into_reusable_buffer();
+    // the bake's largest buffer (fresh memory costs a page fault per 4 KiB).
+    let buffer = file.into_reusable_buffer();
     let bytes = vat_core::files::read_back(pending.temp_path(), buffer)
         .with_context(|| format!("{}: cannot read back", pending.temp_path().display()))?;
     let asset = Asset::parse(&bytes)
         .with_context(|| format!("{}: the written file does not read back", out.display()))?;
-    let verify_options = VerifyOptions { accept_influence_loss, mid_frames: false };
-    let report = verify::verify_with(&asset, rig, &verify_options)
-        .with_context(|| format!("{source}: cannot verify the written file"))?;
-    if !report.passed {
-        bail!("{source}: verification failed, nothing written: {}", report.failures.join("; "));
+    let report =
+        source.verify(&asset, options).with_context(|| format!("{what}: cannot verify the written file"))?;
+    if !report.passed() {
+        bail!("{what}: verification failed, nothing written: {}", report.failures().join("; "));
     }
     drop(asset);
     drop(bytes);
     pending.commit().with_context(|| format!("{}: cannot write", out.display()))?;
-    Ok((stats, report))
-}
-
-/// Where a rig comes from: a glTF file, a mesh-sequence folder (at `fps`), or a built-in source.
-enum RigSource<'a> {
-    File(&'a Path),
-    Sequence(&'a Path, f32),
-    Procedural(&'a str),
-}
-
-impl RigSource<'_> {
-    fn describe(&self) -> String {
-        match self {
-            RigSource::File(p) | RigSource::Sequence(p, _) => p.display().to_string(),
-            RigSource::Procedural(name) => format!("procedural {name}"),
-        }
-    }
-}
-
-fn load_rig(
-    source: &RigSource<'_>,
-    skin: Option<usize>,
-    max_memory: u64,
-    resource_root: Option<&Path>,
-) -> Result<Rig> {
-    match *source {
-        RigSource::File(path) => Ok(gltf_import::import_file(
-            path,
-            &ImportOptions { skin, max_memory, resource_root: resource_root.map(Path::to_path_buf) },
-        )?),
-        RigSource::Sequence(dir, fps) => {
-            if skin.is_some() {
-                bail!("{}: --skin does not apply to a mesh sequence", dir.display());
-            }
-            let rig = vat_bake::sequence::sequence_rig(
-                dir,
-                &vat_bake::sequence::SequenceOptions { fps, max_memory },
-            )
-            .with_context(|| format!("{}: cannot read the mesh sequence", dir.display()))?;
-            let frames = rig.streamed_body.as_ref().map_or(0, |b| b.frames.frame_count());
-            eprintln!(
-                "note: {}: {frames} frames at {fps} fps (soft-body, streamed from the files)",
-                dir.display()
-            );
-            Ok(rig)
-        }
-        RigSource::Procedural(name) => match procgen::by_name(name) {
-            Some(rig) => Ok(rig?),
-            None => bail!("no built-in source named {name:?} (built-in: {})", procgen::SOURCES.join(", ")),
-        },
-    }
+    Ok(report)
 }
 
 /// Draws a one-line progress bar on stderr when it is a terminal.
@@ -381,15 +331,91 @@ impl ProgressLine {
     }
 }
 
-/// `vat bake`: import (or build) the rig, prepare, stream the file to a temporary name, read it
-/// back and verify what is on disk against the full source, and only then give it its name. A bake
-/// that fails verification writes nothing.
+/// `vat bake`: picks the source from the arguments, loads it, bakes it, streams the file to a
+/// temporary name, reads it back and verifies what is on disk against the full source, and only
+/// then gives it its name. A bake that fails verification writes nothing. Every mode takes this one
+/// path; only [`pick`] and the mode's [`Input`] know the mode.
 pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     let started = Instant::now();
     check_out(&args.out)?;
     // Every option that does not depend on the input, checked before any input is read (the modes'
     // own refusals of flags that do not apply follow, also before reading).
-    let options = BakeOptions {
+    let options = bake_options(args);
+    let input = args.input.as_deref();
+    let named = input.map_or_else(
+        || format!("procedural {}", args.procgen.as_deref().unwrap_or("humanoid")),
+        |p| p.display().to_string(),
+    );
+    prepare::validate_options(&options).with_context(|| format!("{named}: not baked"))?;
+    if let Some(input) = input
+        && same_file(input, &args.out)
+    {
+        bail!("{}: --out names the input file; choose another output path", args.out.display());
+    }
+    let picked = pick(args)?;
+    let load = Load {
+        max_memory: args.max_memory,
+        fps: args.fps,
+        skin: args.skin,
+        resource_root: args.resource_root.as_deref(),
+    };
+    let verify = VerifyOptions { accept_influence_loss: args.accept_influence_loss, mid_frames: false };
+    bake_input(&picked, &load, &options, &verify, &args.out, started)
+}
+
+/// The rest of every bake, once the source is picked (`vat bake`, the imports): load, bake, [`write_verified`], print the
+/// bake's figures, the verification's lines, the warnings and the time and peak memory.
+pub(crate) fn bake_input(
+    input: &Input<'_>,
+    load: &Load<'_>,
+    options: &BakeOptions,
+    verify: &VerifyOptions,
+    out_path: &Path,
+    started: Instant,
+) -> Result<()> {
+    let what = input.describe();
+    let looping;
+    let options = if input.loops() {
+        // Its one clip loops, as `--loop` would make it.
+        looping = BakeOptions { looping: vec![what.clone()], ..options.clone() };
+        &looping
+    } else {
+        options
+    };
+    let source = input.load(load)?;
+    let mut bar = ProgressLine { enabled: std::io::stderr().is_terminal() };
+    let baked = vat_bake::bake(source.as_ref(), options, &mut |p| bar.update(p))
+        .with_context(|| format!("{what}: bake failed"))?;
+    bar.finish();
+    let report = write_verified(source.as_ref(), baked.file, out_path, &what, verify)?;
+    let out = std::io::stdout();
+    let mut out = out.lock();
+    baked.figures.write_summary(&mut out, &what, out_path)?;
+    report.write_lines(&mut out)?;
+    for w in baked.figures.warnings().iter().chain(report.warnings()) {
+        writeln!(out, "  warning: {w}")?;
+    }
+    match peak_rss_bytes() {
+        Some(peak) => {
+            writeln!(
+                out,
+                "  {:.1} ms in all; peak memory {:.1} MiB of the {:.1} MiB budget (--max-memory)",
+                started.elapsed().as_secs_f64() * 1e3,
+                peak as f64 / 1_048_576.0,
+                load.max_memory as f64 / 1_048_576.0
+            )?;
+            if peak > load.max_memory {
+                writeln!(out, "  warning: the process's peak memory exceeded --max-memory")?;
+            }
+        }
+        None => writeln!(out, "  {:.1} ms in all", started.elapsed().as_secs_f64() * 1e3)?,
+    }
+    Ok(())
+}
+
+/// The bake options the arguments give (each mode reads those that apply to it).
+fn bake_options(args: &BakeArgs) -> BakeOptions {
+    BakeOptions {
         fps: args.fps,
         frames: args.frames,
         clips: args.clips.clone(),
@@ -406,51 +432,66 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         material_texture_size: args.material_texture_size,
         root_motion: args.root_motion,
         ..BakeOptions::default()
-    };
-    let input = args.input.as_deref();
-    let named = input.map_or_else(
-        || format!("procedural {}", args.procgen.as_deref().unwrap_or("humanoid")),
-        |p| p.display().to_string(),
-    );
-    prepare::validate_options(&options).with_context(|| format!("{named}: not baked"))?;
-    if let Some(input) = input
-        && same_file(input, &args.out)
-    {
-        bail!("{}: --out names the input file; choose another output path", args.out.display());
     }
-    let fluid_input = match (input, args.procgen.as_deref()) {
+}
+
+/// The source `vat bake`'s arguments name, one line per mode; each mode refuses the flags that do
+/// not apply to it before any input is read.
+fn pick(args: &BakeArgs) -> Result<Input<'_>> {
+    let input = args.input.as_deref();
+    let procgen = args.procgen.as_deref();
+    if let Some(fluid) = pick_fluid(args, input, procgen)? {
+        return Ok(Input::Fluid(fluid));
+    }
+    if let Some(sprite) = pick_sprite(args, input, procgen)? {
+        return Ok(Input::Sprite(sprite));
+    }
+    if let Some(rigid) = pick_rigid(args, input, procgen)? {
+        return Ok(Input::Rigid(rigid));
+    }
+    Ok(Input::Rig(pick_rig(args, input, procgen)?))
+}
+
+/// `--mode fluid` or a fluid built-in source.
+fn pick_fluid<'a>(
+    args: &BakeArgs,
+    input: Option<&'a Path>,
+    procgen: Option<&'a str>,
+) -> Result<Option<FluidInput<'a>>> {
+    let fluid = match (input, procgen) {
         (Some(path), _) if args.mode == Some(ModeArg::Fluid) => {
             if !path.is_dir() {
                 bail!("{}: --mode fluid reads a folder of per-frame OBJ files", path.display());
             }
-            Some(crate::fluid::FluidInput::Folder(path, args.fps))
+            FluidInput::Folder(path, args.fps)
         }
         (None, Some(name)) if procgen::FLUID_SOURCES.contains(&name) => {
             if matches!(args.mode, Some(m) if m != ModeArg::Fluid) {
                 bail!("--procgen {name} is a fluid source; bake it with --mode fluid (or no --mode)");
             }
-            Some(crate::fluid::FluidInput::Procedural(name))
+            FluidInput::Procedural(name)
         }
         (None, _) if args.mode == Some(ModeArg::Fluid) => {
             bail!("--mode fluid needs a folder of OBJ frames or a fluid built-in source (--procgen splash)")
         }
-        _ => None,
+        _ => return Ok(None),
     };
-    if let Some(fluid_input) = fluid_input {
-        if let Some(flag) = args.sequence_effect_flag_given() {
-            bail!(
-                "{flag} does not apply to the fluid mode (one clip of every frame at --fps; the topology changes \
-                 every frame, so there are no LODs, bones or tangent frames)"
-            );
-        }
-        let options = vat_bake::fluid::FluidBakeOptions {
-            max_texture_dim: args.max_texture_dim,
-            format: args.format.into(),
-            looping: args.loop_clips.is_some(),
-        };
-        return crate::fluid::bake(&fluid_input, &args.out, &options, args.max_memory);
+    if let Some(flag) = args.sequence_effect_flag_given() {
+        bail!(
+            "{flag} does not apply to the fluid mode (one clip of every frame at --fps; the topology changes \
+             every frame, so there are no LODs, bones or tangent frames)"
+        );
     }
-    let sprite_input = match (input, args.procgen.as_deref()) {
+    Ok(Some(fluid))
+}
+
+/// `--mode sprite` or a sprite built-in source.
+fn pick_sprite<'a>(
+    args: &BakeArgs,
+    input: Option<&'a Path>,
+    procgen: Option<&'a str>,
+) -> Result<Option<SpriteInput<'a>>> {
+    let sprite = match (input, procgen) {
         (Some(path), _) if args.mode == Some(ModeArg::Sprite) => {
             if !path.is_dir() {
                 bail!(
@@ -458,89 +499,81 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
                     path.display()
                 );
             }
-            Some(crate::sprite::SpriteInput::Folder(path, args.fps))
+            SpriteInput::Folder(path, args.fps)
         }
         (None, Some(name)) if procgen::SPRITE_SOURCES.contains(&name) => {
             if matches!(args.mode, Some(m) if m != ModeArg::Sprite) {
                 bail!("--procgen {name} is a sprite source; bake it with --mode sprite (or no --mode)");
             }
-            Some(crate::sprite::SpriteInput::Procedural(name))
+            SpriteInput::Procedural(name)
         }
         (None, _) if args.mode == Some(ModeArg::Sprite) => {
             bail!(
                 "--mode sprite needs a folder of CSV or PLY frames or a sprite built-in source (--procgen fountain)"
             )
         }
-        _ => None,
+        _ => return Ok(None),
     };
-    if let Some(sprite_input) = sprite_input {
-        let format = (args.format != FormatArg::Packed64).then_some("--format");
-        if let Some(flag) = args.sequence_effect_flag_given().or(format) {
-            bail!(
-                "{flag} does not apply to the sprite mode (one clip of every frame at --fps; particles are cards with \
-                 their own 16-byte texel, so there are no LODs, bones, tangent frames or vertex formats)"
-            );
-        }
-        // The fountain is a seamless loop; a folder loops with --loop.
-        let looping =
-            args.loop_clips.is_some() || matches!(sprite_input, crate::sprite::SpriteInput::Procedural(_));
-        let options = vat_bake::sprite::SpriteBakeOptions { max_texture_dim: args.max_texture_dim, looping };
-        return crate::sprite::bake(&sprite_input, &args.out, &options, args.max_memory);
+    let format = (args.format != FormatArg::Packed64).then_some("--format");
+    if let Some(flag) = args.sequence_effect_flag_given().or(format) {
+        bail!(
+            "{flag} does not apply to the sprite mode (one clip of every frame at --fps; particles are cards with \
+             their own 16-byte texel, so there are no LODs, bones, tangent frames or vertex formats)"
+        );
     }
-    let rigid_input = match (input, args.procgen.as_deref()) {
+    Ok(Some(sprite))
+}
+
+/// `--mode rigid` or a rigid built-in source.
+fn pick_rigid<'a>(
+    args: &BakeArgs,
+    input: Option<&'a Path>,
+    procgen: Option<&'a str>,
+) -> Result<Option<RigidInput<'a>>> {
+    let rigid = match (input, procgen) {
         (Some(path), _) if args.mode == Some(ModeArg::Rigid) && path.is_dir() => {
-            Some(crate::rigid::RigidInput::Sequence(path, args.fps))
+            RigidInput::Sequence(path, args.fps)
         }
-        (Some(path), _) if args.mode == Some(ModeArg::Rigid) => Some(crate::rigid::RigidInput::File(path)),
+        (Some(path), _) if args.mode == Some(ModeArg::Rigid) => RigidInput::File(path),
         (None, Some(name)) if procgen::RIGID_SOURCES.contains(&name) => {
             if matches!(args.mode, Some(ModeArg::Skeletal | ModeArg::Soft)) {
                 bail!("--procgen {name} is a rigid-body source; bake it with --mode rigid (or no --mode)");
             }
-            Some(crate::rigid::RigidInput::Procedural(name))
+            RigidInput::Procedural(name)
         }
         (None, _) if args.mode == Some(ModeArg::Rigid) => {
             bail!("--mode rigid needs a glTF input or a rigid built-in source (--procgen shatter)")
         }
-        _ => None,
+        _ => return Ok(None),
     };
-    if let Some(rigid_input) = rigid_input {
-        let soft_only = [
-            ("--frames", args.frames.is_some()),
-            ("--clips", args.clips.is_some()),
-            ("--loop", args.loop_clips.is_some()),
-            ("--once", args.once_clips.is_some()),
-            ("--bones", args.bones),
-            ("--tangents", args.tangents),
-            ("--precise-normals", args.precise_normals),
-            ("--capture", args.capture.is_some()),
-            ("--skin", args.skin.is_some()),
-            ("--accept-influence-loss", args.accept_influence_loss),
-            ("--root-motion", args.root_motion),
-        ];
-        if let Some((flag, _)) = soft_only.iter().find(|(_, given)| *given) {
-            bail!("{flag} does not apply to the rigid mode (one piece texel per piece per frame at --fps)");
-        }
-        if args.format != FormatArg::Packed64 {
-            bail!(
-                "--format does not apply to the rigid mode: pieces are stored in its own 16-byte texel \
-                 (unorm16 pivot, snorm16 quaternion; vat_core::modes::rigid)"
-            );
-        }
-        let options = vat_bake::rigid::RigidBakeOptions {
-            max_texture_dim: args.max_texture_dim,
-            material_texture_size: args.material_texture_size,
-            lods: lod_options(args),
-        };
-        return crate::rigid::bake(
-            &rigid_input,
-            &args.out,
-            args.fps,
-            &options,
-            args.max_memory,
-            args.resource_root.as_deref(),
+    let soft_only = [
+        ("--frames", args.frames.is_some()),
+        ("--clips", args.clips.is_some()),
+        ("--loop", args.loop_clips.is_some()),
+        ("--once", args.once_clips.is_some()),
+        ("--bones", args.bones),
+        ("--tangents", args.tangents),
+        ("--precise-normals", args.precise_normals),
+        ("--capture", args.capture.is_some()),
+        ("--skin", args.skin.is_some()),
+        ("--accept-influence-loss", args.accept_influence_loss),
+        ("--root-motion", args.root_motion),
+    ];
+    if let Some((flag, _)) = soft_only.iter().find(|(_, given)| *given) {
+        bail!("{flag} does not apply to the rigid mode (one piece texel per piece per frame at --fps)");
+    }
+    if args.format != FormatArg::Packed64 {
+        bail!(
+            "--format does not apply to the rigid mode: pieces are stored in its own 16-byte texel \
+             (unorm16 pivot, snorm16 quaternion; vat_core::modes::rigid)"
         );
     }
-    let rig_source = match (input, args.procgen.as_deref()) {
+    Ok(Some(rigid))
+}
+
+/// A glTF file, a mesh-sequence folder or a built-in rig (the humanoid without an input).
+fn pick_rig<'a>(args: &BakeArgs, input: Option<&'a Path>, procgen: Option<&'a str>) -> Result<RigSource<'a>> {
+    let rig_source = match (input, procgen) {
         (Some(path), _) if path.is_dir() => {
             if args.mode == Some(ModeArg::Skeletal) {
                 bail!("{}: a folder is a mesh sequence; bake it with --mode soft", path.display());
@@ -568,76 +601,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
             );
         }
     }
-    let rig = load_rig(&rig_source, args.skin, args.max_memory, args.resource_root.as_deref())?;
-    let mut bar = ProgressLine { enabled: std::io::stderr().is_terminal() };
-    let source = rig_source.describe();
-    let prepared = prepare::prepare_with_progress(&rig, &options, &mut |p| bar.update(p))
-        .with_context(|| format!("{source}: bake failed"))?;
-    bar.finish();
-    let (stats, report) = write_verified(prepared, &rig, &args.out, &source, args.accept_influence_loss)?;
-    let s = &stats;
-    let out = std::io::stdout();
-    let mut out = out.lock();
-    let baked_vertices: u64 = rig.meshes.iter().map(|m| m.vertex_count() as u64).sum();
-    writeln!(
-        out,
-        "baked {source} -> {}: {}, {} of {} scene vertices ({} in the \
-         animation texture); {}, {} frames, texture {} x {}, {} bytes/vertex/frame",
-        args.out.display(),
-        rig.source_summary(),
-        baked_vertices,
-        baked_vertices + rig.left_out_vertices,
-        s.vertex_count,
-        if s.clips == 1 { "1 clip".to_owned() } else { format!("{} clips", s.clips) },
-        s.frames,
-        s.texture_width,
-        s.texture_height,
-        s.bytes_per_vertex_frame
-    )?;
-    // The import's and the bake's notes, a note repeated between them said once.
-    for note in vat_bake::notes::collapse(rig.notes.iter().chain(&s.notes).map(String::as_str)) {
-        writeln!(out, "  note: {note}")?;
-    }
-    for c in &s.clip_looping {
-        let why = match c.decision {
-            LoopDecision::Option => "chosen with --loop/--once".to_owned(),
-            LoopDecision::Source => "the source says".to_owned(),
-            LoopDecision::Seam { seam_mm, quantum_mm } => {
-                format!("its last pose is {seam_mm:.3} mm from its first, quantum {quantum_mm:.3} mm")
-            }
-            LoopDecision::Pose => "one key: a pose".to_owned(),
-        };
-        let mode = if c.decision == LoopDecision::Pose {
-            "pose"
-        } else if c.looping {
-            "loops"
-        } else {
-            "plays once"
-        };
-        writeln!(out, "  clip {:?} {mode} ({why})", c.clip)?;
-    }
-    let tris: Vec<String> = s.triangle_counts.iter().map(u32::to_string).collect();
-    writeln!(out, "  LOD triangles: {}", tris.join(" / "))?;
-    print_paths(&mut out, &report)?;
-    for w in s.warnings.iter().chain(&report.warnings) {
-        writeln!(out, "  warning: {w}")?;
-    }
-    match peak_rss_bytes() {
-        Some(peak) => {
-            writeln!(
-                out,
-                "  {:.1} ms in all; peak memory {:.1} MiB of the {:.1} MiB budget (--max-memory)",
-                started.elapsed().as_secs_f64() * 1e3,
-                peak as f64 / 1_048_576.0,
-                args.max_memory as f64 / 1_048_576.0
-            )?;
-            if peak > args.max_memory {
-                writeln!(out, "  warning: the process's peak memory exceeded --max-memory")?;
-            }
-        }
-        None => writeln!(out, "  {:.1} ms in all", started.elapsed().as_secs_f64() * 1e3)?,
-    }
-    Ok(())
+    Ok(rig_source)
 }
 
 /// The process's peak resident set size in bytes (Linux: `VmHWM` of `/proc/self/status`); `None`
@@ -667,142 +631,126 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     false
 }
 
-/// One line per playback path the report checked, and one per failure.
-fn print_paths(out: &mut dyn Write, report: &VerifyReport) -> std::io::Result<()> {
-    for p in &report.paths {
-        let detail = match p.path.as_str() {
-            "vat" => format!(
-                "{} vertex-frames, position max {:.4} mm, mean {:.4} mm (bound {:.4} mm); normals max {:.4} deg \
-                 (bound {:.4} deg); {}{}",
-                report.vertex_frames,
-                report.position_max_error_mm,
-                report.position_mean_error_mm,
-                p.bound_mm,
-                report.normal_max_error_deg,
-                report.normal_bound_deg,
-                match (report.tangent_max_error_deg, report.tangent_bound_deg) {
-                    (Some(t), Some(b)) => format!("tangents max {t:.4} deg (bound {b:.4} deg); "),
-                    _ => String::new(),
-                },
-                if report.mid_frame_vertex_samples > 0 {
-                    format!("mid-frame interpolation max {:.4} mm", report.mid_frame_position_max_error_mm)
-                } else {
-                    "mid-frame interpolation: see vat verify".to_owned()
-                }
-            ),
-            _ => format!("max {:.6} mm (bound {:.6} mm)", p.max_error_mm, p.bound_mm),
-        };
-        writeln!(out, "  verified {}: {detail}: {}", p.path, if p.passed { "PASSED" } else { "FAILED" })?;
-    }
-    if let Some(e) = report.influence_reduction_max_error_mm {
-        writeln!(
-            out,
-            "  {} vertices baked with their 8 largest influences: up to {e:.4} mm from full skinning{}",
-            report.reduced_influence_vertices,
-            if report.influence_loss_accepted { " (accepted)" } else { "" }
-        )?;
-    }
-    for c in report.clips.iter().filter(|c| c.looping && c.frames > 1) {
-        if let Some(seam) = c.seam_mm {
-            writeln!(
-                out,
-                "  loop seam of {:?}: {seam:.3} mm (largest frame-to-frame step {:.3} mm){}",
-                c.name,
-                c.max_frame_step_mm,
-                if c.seam_warning { ": WARNING, it pops at every wrap" } else { "" }
-            )?;
-        }
-    }
-    for f in &report.failures {
-        writeln!(out, "  failure: {f}")?;
-    }
-    Ok(())
-}
-
-/// `vat verify`: every playback path of the file (VAT, bone, capture tracks) against fresh skinning
-/// of the full source, each against its own bound; exits non-zero if any fails.
+/// `vat verify`: the file against its source, every mode the same way: each playback path (VAT,
+/// bone, capture tracks; pieces; fluid frames; particles) against fresh decoding of the full source,
+/// each against its own bound; exits non-zero if any fails.
 pub(crate) fn verify(args: &VerifyArgs) -> Result<()> {
     let bytes = read_vat(&args.file, args.max_memory)?;
     let asset = Asset::parse_with_limits(&bytes, &load_limits(args.max_memory))
         .with_context(|| format!("{}: not a valid .vat file", args.file.display()))?;
-    if asset.manifest().mode() == vat_core::container::VatMode::Sprite {
-        return crate::sprite::verify(
-            &args.file,
-            &asset,
-            args.source.as_deref(),
-            args.json,
-            args.max_memory,
-            &args.interop,
-        );
-    }
-    if asset.manifest().mode() == vat_core::container::VatMode::Fluid {
-        return crate::fluid::verify(
-            &args.file,
-            &asset,
-            args.source.as_deref(),
-            args.json,
-            args.max_memory,
-            &args.interop,
-        );
-    }
-    if asset.manifest().mode() == vat_core::container::VatMode::Rigid {
-        return crate::rigid::verify(
-            &args.file,
-            &asset,
-            args.source.as_deref(),
-            args.json,
-            args.max_memory,
-            args.resource_root.as_deref(),
-            &args.interop.houdini_files(),
-        );
-    }
-    let baked_name = asset.manifest().name.clone();
-    // Another tool's bake (OpenVAT, Houdini VAT 3) is decoded as its import decoded it.
-    let imported = crate::interop::imported_rig(
-        &args.file,
-        &asset,
-        args.source.as_deref(),
-        &args.interop,
-        args.fps,
-        args.max_memory,
-    )?;
-    let rig_source = match args.source.as_deref() {
-        Some(path) if path.is_dir() => {
-            // A sequence bakes one texture frame per source frame, so the clip's rate is the source's.
-            let fps = args.fps.or_else(|| asset.manifest().clips.first().map(|c| c.fps)).unwrap_or(30.0);
-            RigSource::Sequence(path, fps)
-        }
-        Some(path) => RigSource::File(path),
-        None if procgen::SOURCES.contains(&baked_name.as_str()) => RigSource::Procedural(&baked_name),
-        None => bail!(
-            "{}: asset {:?} was not baked from a built-in source; give the source it was baked from with --source",
-            args.file.display(),
-            crate::terminal_safe(&baked_name)
-        ),
-    };
-    let rig = match imported {
-        Some(rig) => rig,
-        None => load_rig(&rig_source, args.skin, args.max_memory, args.resource_root.as_deref())?,
-    };
+    let files = args.interop.houdini_files();
+    let source = verify_source(args, &asset, &files)?;
     let options =
         VerifyOptions { accept_influence_loss: args.accept_influence_loss, ..VerifyOptions::default() };
-    let report: VerifyReport = verify::verify_with(&asset, &rig, &options)
+    let report = source
+        .verify(&asset, &options)
         .with_context(|| format!("{}: cannot verify against its source", args.file.display()))?;
     let out = std::io::stdout();
     let mut out = out.lock();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        writeln!(out, "{}", report.to_json()?)?;
     } else {
-        writeln!(out, "{}: {}", args.file.display(), if report.passed { "PASSED" } else { "FAILED" })?;
-        print_paths(&mut out, &report)?;
-        for w in &report.warnings {
+        writeln!(out, "{}: {}", args.file.display(), if report.passed() { "PASSED" } else { "FAILED" })?;
+        report.write_lines(&mut out)?;
+        for w in report.warnings() {
             writeln!(out, "  warning: {w}")?;
         }
     }
-    if !report.passed {
-        bail!("{}: verification failed: {}", args.file.display(), report.failures.join("; "));
+    if !report.passed() {
+        bail!("{}: verification failed: {}", args.file.display(), report.failures().join("; "));
     }
     Ok(())
+}
+
+/// The source `vat verify` checks `asset` against, by the file's mode: `--source` (read as the
+/// file was baked from it: at its clip rate, another tool's bake decoded as its import decodes
+/// it), or without it the built-in source the file was baked from, regenerated.
+fn verify_source(args: &VerifyArgs, asset: &Asset<'_>, files: &HoudiniFiles) -> Result<Box<dyn Source>> {
+    let m = asset.manifest();
+    let file = &args.file;
+    let clip_fps = m.clips.first().map(|c| c.fps);
+    let not_built_in = |mode: &str, what: &str| {
+        anyhow::anyhow!(
+            "{}: {mode}asset {:?} was not baked from a built-in source; give the {what} it was baked from with --source",
+            file.display(),
+            crate::terminal_safe(&m.name)
+        )
+    };
+    let load = Load {
+        max_memory: args.max_memory,
+        fps: clip_fps.unwrap_or(30.0),
+        skin: args.skin,
+        resource_root: args.resource_root.as_deref(),
+    };
+    let source = args.source.as_deref();
+    let houdini = |path: &Path| -> Result<bool> {
+        Ok(matches!(
+            crate::interop::detect(path, &args.interop, args.max_memory)?,
+            Some(vat_bake::interop::SourceKind::Houdini(_))
+        ))
+    };
+    let input = match m.mode() {
+        VatMode::Sprite => Input::Sprite(match source {
+            Some(path) if houdini(path)? => SpriteInput::Houdini(path, files, args.interop.particle_size()),
+            Some(path) => SpriteInput::Folder(path, clip_fps.unwrap_or(30.0)),
+            None if procgen::SPRITE_SOURCES.contains(&m.name.as_str()) => SpriteInput::Procedural(&m.name),
+            None => return Err(not_built_in("sprite ", "folder")),
+        }),
+        VatMode::Fluid => Input::Fluid(match source {
+            Some(path) if houdini(path)? => FluidInput::Houdini(path, files),
+            Some(path) => FluidInput::Folder(path, clip_fps.unwrap_or(30.0)),
+            None if procgen::FLUID_SOURCES.contains(&m.name.as_str()) => FluidInput::Procedural(&m.name),
+            None => return Err(not_built_in("fluid ", "folder")),
+        }),
+        VatMode::Rigid => Input::Rigid(
+            verify_rigid_input(args, asset, files).ok_or_else(|| not_built_in("rigid ", "source"))?,
+        ),
+        VatMode::Soft => {
+            // Another tool's bake (OpenVAT, Houdini VAT 3) is decoded as its import decoded it.
+            let imported =
+                crate::interop::imported_rig(file, asset, source, &args.interop, args.fps, args.max_memory)?;
+            if let Some(rig) = imported {
+                return Ok(Box::new(rig));
+            }
+            Input::Rig(match source {
+                Some(path) if path.is_dir() => {
+                    // A sequence bakes one texture frame per source frame, so the clip's rate is the source's.
+                    RigSource::Sequence(path, args.fps.or(clip_fps).unwrap_or(30.0))
+                }
+                Some(path) => RigSource::File(path),
+                None if procgen::SOURCES.contains(&m.name.as_str()) => RigSource::Procedural(&m.name),
+                None => return Err(not_built_in("", "source")),
+            })
+        }
+    };
+    input.load(&load)
+}
+
+/// A rigid-mode file's source: `--source` (a glTF sampled at the file's clip rate, a mesh-sequence
+/// folder whose pieces are detected again, or a Houdini bake imported at the frames per source
+/// frame the file has), or the built-in source it was baked from; `None` for none.
+fn verify_rigid_input<'a>(
+    args: &'a VerifyArgs,
+    asset: &'a Asset<'_>,
+    files: &'a HoudiniFiles,
+) -> Option<RigidInput<'a>> {
+    let m = asset.manifest();
+    let source = args.source.as_deref();
+    let houdini =
+        source.filter(|p| p.is_dir()).and_then(|p| vat_bake::interop::houdini::read_data_in(p, files).ok());
+    Some(match (source, houdini) {
+        // The import baked `fps / Houdini FPS` frames per source frame.
+        (Some(path), Some(data)) => {
+            let fps = m.clips.first().map_or(data.fps, |c| c.fps);
+            RigidInput::Houdini(path, Some((fps / data.fps).round().max(1.0) as u32), files)
+        }
+        (Some(path), _) if path.is_dir() => {
+            RigidInput::Sequence(path, m.clips.first().map_or(30.0, |c| c.fps))
+        }
+        (Some(path), _) => RigidInput::File(path),
+        (None, _) if procgen::RIGID_SOURCES.contains(&m.name.as_str()) => RigidInput::Procedural(&m.name),
+        (None, _) => return None,
+    })
 }
 
 /// `vat export-glb`: the procedural humanoid as an animated .glb (written atomically).

@@ -12,6 +12,9 @@ use vat_bake::prepare::{self, BakeOptions};
 use vat_core::container::Asset;
 
 use crate::bake::{FormatArg, parse_bytes, read_vat};
+use crate::source::{FluidInput, Input, Load, RigidInput, SpriteInput};
+use vat_bake::BakedFile;
+use vat_bake::verify::{VerifyOptions, VerifyReport};
 
 /// `--target` of export-openvat.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -300,12 +303,12 @@ pub(crate) fn import_houdini(args: &ImportHoudiniArgs) -> Result<()> {
             );
         }
         // Pieces in vat's rigid mode (one texel per piece per frame), not per-vertex frames.
-        let options = vat_bake::rigid::RigidBakeOptions {
+        let options = BakeOptions {
             lods: args.bake.lods.map_or_else(LodOptions::default, LodOptions::Count),
             ..Default::default()
         };
-        let input = crate::rigid::RigidInput::Houdini(&args.dir, args.substeps, &files);
-        return crate::rigid::bake(&input, &args.bake.out, data.fps, &options, args.bake.max_memory, None);
+        let input = Input::Rigid(RigidInput::Houdini(&args.dir, args.substeps, &files));
+        return bake_import_source(&input, data.fps, &options, &args.bake);
     }
     if data.vat_type == "Particles" {
         if args.substeps.is_some() || args.bake.lods.is_some() || args.bake.format.is_some() {
@@ -314,13 +317,9 @@ pub(crate) fn import_houdini(args: &ImportHoudiniArgs) -> Result<()> {
                  16-byte texel per particle per frame"
             );
         }
-        let options = vat_bake::sprite::SpriteBakeOptions {
-            // VAT 3's shaders loop.
-            looping: true,
-            ..Default::default()
-        };
-        let input = crate::sprite::SpriteInput::Houdini(&args.dir, &files, args.particle_size);
-        return crate::sprite::bake(&input, &args.bake.out, &options, args.bake.max_memory);
+        // VAT 3's shaders loop: the source loops ([`Input::loops`]).
+        let input = Input::Sprite(SpriteInput::Houdini(&args.dir, &files, args.particle_size));
+        return bake_import_source(&input, data.fps, &BakeOptions::default(), &args.bake);
     }
     if data.vat_type == "DynamicMesh" {
         if args.substeps.is_some() || args.bake.lods.is_some() {
@@ -329,14 +328,13 @@ pub(crate) fn import_houdini(args: &ImportHoudiniArgs) -> Result<()> {
                  frame has its own triangles"
             );
         }
-        let options = vat_bake::fluid::FluidBakeOptions {
+        let options = BakeOptions {
             format: args.bake.format.unwrap_or(FormatArg::Packed64).into(),
-            // VAT 3's shaders loop.
-            looping: true,
             ..Default::default()
         };
-        let input = crate::fluid::FluidInput::Houdini(&args.dir, &files);
-        return crate::fluid::bake(&input, &args.bake.out, &options, args.bake.max_memory);
+        // VAT 3's shaders loop: the source loops ([`Input::loops`]).
+        let input = Input::Fluid(FluidInput::Houdini(&args.dir, &files));
+        return bake_import_source(&input, data.fps, &options, &args.bake);
     }
     if args.substeps.is_some() {
         anyhow::bail!(
@@ -356,6 +354,20 @@ pub(crate) fn import_houdini(args: &ImportHoudiniArgs) -> Result<()> {
     }
 }
 
+/// Bakes an import that is a rigid, sprite or fluid source (`fps`: the rate its pieces are sampled
+/// at) through `vat bake`'s one path.
+fn bake_import_source(
+    input: &Input<'_>,
+    fps: f32,
+    options: &BakeOptions,
+    args: &ImportBakeArgs,
+) -> Result<()> {
+    let load = Load { max_memory: args.max_memory, fps, skin: None, resource_root: None };
+    let options = BakeOptions { max_memory: args.max_memory, ..options.clone() };
+    let verify = VerifyOptions { accept_influence_loss: false, mid_frames: false };
+    crate::bake::bake_input(input, &load, &options, &verify, &args.out, std::time::Instant::now())
+}
+
 /// Bakes an import in vat's formats, writes it to a temporary name, reads it back, verifies what is
 /// on disk against the decoded source frames and only then gives it its name.
 fn bake_import(dir: &Path, imported: ImportedBake, args: &ImportBakeArgs) -> Result<()> {
@@ -369,8 +381,18 @@ fn bake_import(dir: &Path, imported: ImportedBake, args: &ImportBakeArgs) -> Res
     };
     let prepared =
         prepare::prepare(&rig, &options).with_context(|| format!("{}: bake failed", dir.display()))?;
-    let (stats, report) =
-        crate::bake::write_verified(prepared, &rig, &args.out, &dir.display().to_string(), false)?;
+    let stats = prepared.stats.clone();
+    let verify = VerifyOptions { accept_influence_loss: false, mid_frames: false };
+    let what = dir.display().to_string();
+    let report = crate::bake::write_verified(
+        &rig,
+        BakedFile::Prepared(Box::new(prepared)),
+        &args.out,
+        &what,
+        &verify,
+    )?;
+    let report: &dyn std::any::Any = report.as_ref();
+    let report = report.downcast_ref::<VerifyReport>().context("a rig's verification report")?;
     let out = std::io::stdout();
     let mut out = out.lock();
     let seq = &imported.sequence;

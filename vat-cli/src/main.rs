@@ -29,12 +29,10 @@
 mod bake;
 mod bench;
 mod demo;
-mod fluid;
 mod inspect;
 mod interop;
 mod render;
-mod rigid;
-mod sprite;
+mod source;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

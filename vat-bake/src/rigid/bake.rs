@@ -406,3 +406,67 @@ pub(super) fn materials_past<'a>(
 ) -> Option<&'a u8> {
     pieces.iter().flat_map(|p| &p.material_ids).find(|&&id| usize::from(id) >= materials.len())
 }
+
+/// Rigid pieces as a [`crate::Source`]: [`bake_rigid`] with the options that apply (the texture
+/// sizes and the LOD chain), [`verify_rigid`].
+impl crate::Source for RigidSource {
+    fn mode(&self) -> vat_core::container::VatMode {
+        vat_core::container::VatMode::Rigid
+    }
+
+    fn bake(
+        &self,
+        options: &crate::prepare::BakeOptions,
+        _progress: &mut dyn FnMut(crate::prepare::Progress),
+    ) -> Result<crate::Baked> {
+        let options = RigidBakeOptions {
+            max_texture_dim: options.max_texture_dim,
+            material_texture_size: options.material_texture_size,
+            lods: options.lods.clone(),
+        };
+        let (bytes, stats) = bake_rigid(self, &options)?;
+        Ok(crate::Baked { file: crate::BakedFile::Bytes(bytes), figures: Box::new(stats) })
+    }
+
+    fn verify(
+        &self,
+        asset: &Asset<'_>,
+        _options: &crate::verify::VerifyOptions,
+    ) -> Result<Box<dyn crate::Report>> {
+        Ok(Box::new(verify_rigid(asset, self)?))
+    }
+}
+
+impl crate::Figures for RigidBakeStats {
+    fn write_summary(
+        &self,
+        out: &mut dyn std::io::Write,
+        what: &str,
+        path: &std::path::Path,
+    ) -> std::io::Result<()> {
+        let stats = self;
+        writeln!(
+            out,
+            "baked {what} -> {} (rigid): {} pieces, {} vertices, {} triangles; {} frames; piece texture {} x {} \
+             ({} bytes, {} bytes/piece/frame), vertex texture {} bytes; {} bytes in all",
+            path.display(),
+            stats.pieces,
+            stats.vertices,
+            stats.triangles,
+            stats.frames,
+            stats.piece_texture[0],
+            stats.piece_texture[1],
+            stats.piece_texture_bytes,
+            stats.bytes_per_piece_frame,
+            stats.vertex_texture_bytes,
+            stats.file_bytes
+        )?;
+        if stats.materials > 0 {
+            writeln!(out, "  {} materials", stats.materials)?;
+        }
+        for note in &stats.notes {
+            writeln!(out, "  note: {note}")?;
+        }
+        Ok(())
+    }
+}

@@ -196,3 +196,40 @@ pub(super) fn view_bounds(asset: &Asset<'_>) -> Result<PositionBounds> {
 pub fn quat_array(q: Quat) -> [f32; 4] {
     q.normalize().to_array()
 }
+
+impl crate::Report for RigidVerifyReport {
+    fn passed(&self) -> bool {
+        self.passed
+    }
+
+    fn failures(&self) -> &[String] {
+        &self.failures
+    }
+
+    fn write_lines(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let r = self;
+        let fmt3 = crate::source::fmt3;
+        writeln!(
+            out,
+            "  verified rigid: {} piece-frames: pivot max {} mm (bound {} mm, half the box quantum); rotation max \
+             {:.5} deg (bound {:.5} deg); {} vertex-frames max {:.5} mm (bound {:.5} mm): {}",
+            r.piece_frames,
+            fmt3(r.translation_max_error_mm),
+            fmt3(r.translation_bound_mm),
+            r.rotation_max_error_deg,
+            r.rotation_bound_deg,
+            r.vertex_frames,
+            r.vertex_max_error_mm,
+            r.vertex_bound_mm,
+            if r.passed { "PASSED" } else { "FAILED" }
+        )?;
+        for f in &r.failures {
+            writeln!(out, "  failure: {f}")?;
+        }
+        Ok(())
+    }
+
+    fn to_json(&self) -> serde_json::Result<String> {
+        serde_json::to_string_pretty(self)
+    }
+}

@@ -239,3 +239,66 @@ pub fn bake_sprite(
     };
     Ok((bytes, stats))
 }
+
+/// Particle frames as a [`crate::Source`]: [`bake_sprite`] with the options that apply (the
+/// texture size, and a looping clip when `--loop` names any), [`verify_sprite`] (looping as the
+/// file's clip says).
+impl crate::Source for Box<dyn SpriteFrames> {
+    fn mode(&self) -> vat_core::container::VatMode {
+        vat_core::container::VatMode::Sprite
+    }
+
+    fn bake(
+        &self,
+        options: &crate::prepare::BakeOptions,
+        _progress: &mut dyn FnMut(crate::prepare::Progress),
+    ) -> Result<crate::Baked> {
+        let options = SpriteBakeOptions {
+            max_texture_dim: options.max_texture_dim,
+            looping: !options.looping.is_empty(),
+        };
+        let (bytes, stats) = bake_sprite(self.as_ref(), &options)?;
+        Ok(crate::Baked { file: crate::BakedFile::Bytes(bytes), figures: Box::new(stats) })
+    }
+
+    fn verify(
+        &self,
+        asset: &Asset<'_>,
+        _options: &crate::verify::VerifyOptions,
+    ) -> Result<Box<dyn crate::Report>> {
+        let looping = asset.manifest().clips.first().is_some_and(|c| c.is_looping());
+        Ok(Box::new(verify_sprite(asset, self.as_ref(), looping)?))
+    }
+}
+
+impl crate::Figures for SpriteBakeStats {
+    fn write_summary(
+        &self,
+        out: &mut dyn std::io::Write,
+        what: &str,
+        path: &std::path::Path,
+    ) -> std::io::Result<()> {
+        let stats = self;
+        writeln!(
+            out,
+            "baked {what} -> {} (sprite): {} frames; {} particle slots (the most alive at once: {}); {} particle-frames; \
+             particle texture {} bytes (16 per slot per frame); {} bytes in all",
+            path.display(),
+            stats.frames,
+            stats.slots,
+            stats.max_alive,
+            stats.particle_frames,
+            stats.particle_texture_bytes,
+            stats.file_bytes
+        )?;
+        writeln!(
+            out,
+            "  particles interpolate between frames where their id persists, else show the nearer frame; cross-fades \
+             do not apply"
+        )?;
+        for note in &stats.notes {
+            writeln!(out, "  note: {note}")?;
+        }
+        Ok(())
+    }
+}

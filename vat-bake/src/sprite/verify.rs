@@ -206,3 +206,48 @@ pub fn verify_sprite(
         failures_left_off: left_off,
     })
 }
+
+impl crate::Report for SpriteVerifyReport {
+    fn passed(&self) -> bool {
+        self.passed
+    }
+
+    fn failures(&self) -> &[String] {
+        &self.failures
+    }
+
+    fn write_lines(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let r = self;
+        let fmt3 = crate::source::fmt3;
+        writeln!(
+            out,
+            "  verified sprite: {} frames x {} slots ({} slot-frames, {} alive): centre max {} mm (bound {} mm); size \
+             max {:.5} mm (bound {:.5} mm); colour max {:.5} (bound {:.5}); rotation max {:.5} deg (bound {:.5} deg); \
+             alive and continuing exactly where the source's ids are: {}",
+            r.frames,
+            r.slots,
+            r.texels,
+            r.particle_frames,
+            fmt3(r.position_max_error_mm),
+            fmt3(r.position_bound_mm),
+            r.size_max_error_mm,
+            r.size_bound_mm,
+            r.color_max_error,
+            r.color_bound,
+            r.rotation_max_error_deg,
+            r.rotation_bound_deg,
+            if r.passed { "PASSED" } else { "FAILED" }
+        )?;
+        for f in &r.failures {
+            writeln!(out, "  failure: {f}")?;
+        }
+        if r.failures_left_off > 0 {
+            writeln!(out, "  ... and {} more failures", r.failures_left_off)?;
+        }
+        Ok(())
+    }
+
+    fn to_json(&self) -> serde_json::Result<String> {
+        serde_json::to_string_pretty(self)
+    }
+}
