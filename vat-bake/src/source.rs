@@ -143,3 +143,7 @@ pub fn bake(source: &dyn Source, options: &BakeOptions, progress: &mut dyn FnMut
 pub(crate) fn fmt3(v: [f64; 3]) -> String {
     format!("{:.5} / {:.5} / {:.5}", v[0], v[1], v[2])
 }
+
+#[cfg(test)]
+#[path = "source_tests.rs"]
+mod tests;
