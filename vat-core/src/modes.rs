@@ -11,8 +11,10 @@
 //! The reader, the resource list and the plan iterate [`MODES`]; they do not name the modes one by
 //! one. `ARCHITECTURE.md` lists the files a new mode touches.
 
+pub mod bone;
 pub mod fluid;
 pub mod rigid;
+pub mod soft;
 pub mod sprite;
 
 use crate::clip::ClipRowMap;
@@ -66,21 +68,8 @@ impl std::fmt::Debug for ModeEntry {
     }
 }
 
-/// The soft (and skeletal) mode: the vertex animation every other mode builds on.
-const SOFT: ModeEntry = ModeEntry {
-    mode: VatMode::Soft,
-    present: |m| m.vertex_animation.is_some(),
-    // The vertex animation is the base section every other check reads (its layout sets the
-    // frame count): the reader checks it before the mode sections.
-    validate: |_| Ok(()),
-    // The vertex-format textures (`vat_texture` ...) are bound by format, not by mode.
-    textures: |_| Vec::new(),
-    program: None,
-    decode_entry_point: None,
-};
-
 /// Every mode, in [`VatMode`] order: each mode's entry lives in its module.
-pub static MODES: [ModeEntry; 4] = [SOFT, rigid::ENTRY, fluid::ENTRY, sprite::ENTRY];
+pub static MODES: [ModeEntry; 4] = [soft::ENTRY, rigid::ENTRY, fluid::ENTRY, sprite::ENTRY];
 
 /// The table's entry of `mode`.
 pub fn mode_entry(mode: VatMode) -> &'static ModeEntry {

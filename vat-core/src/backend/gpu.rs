@@ -117,12 +117,13 @@ pub use entry_points::*;
 pub use resources::{AssetBinding, AssetResource, AssetResources, ResourceError, ResourceLimits};
 pub use uniforms::*;
 
-/// The WGSL source of every vat shader: `src/shaders/vat.wgsl` (bindings, structs, the soft and bone
-/// paths, culling, shading), then each mode's own file (`rigid.wgsl`, `fluid.wgsl`, `sprite.wgsl`:
-/// its decode and entry points), then the shadow lookup of `src/shaders/shadow.wgsl`
+/// The WGSL source of every vat shader: `src/shaders/vat.wgsl` (bindings, structs, the soft
+/// paths, culling, shading), then each mode's own file (`bone.wgsl`, `rigid.wgsl`, `fluid.wgsl`,
+/// `sprite.wgsl`: its decode and entry points), then the shadow lookup of `src/shaders/shadow.wgsl`
 /// ([`SHADOW_WGSL`]).
 pub const SHADER_SOURCE: &str = concat!(
     include_str!("../shaders/vat.wgsl"),
+    include_str!("../shaders/bone.wgsl"),
     include_str!("../shaders/rigid.wgsl"),
     include_str!("../shaders/fluid.wgsl"),
     include_str!("../shaders/sprite.wgsl"),

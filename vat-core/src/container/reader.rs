@@ -563,6 +563,8 @@ pub(crate) fn check_finite_bytes(what: &'static str, data: &[u8]) -> Result<()> 
 mod manifest_checks;
 mod root_motion;
 
+pub(crate) use crate::modes::bone::check_bone_animation;
 pub(crate) use crate::modes::fluid::fluid_vertex_total;
+pub(crate) use crate::modes::soft::check_vertex_animation;
 pub(crate) use manifest_checks::*;
 pub(crate) use root_motion::*;

@@ -332,13 +332,12 @@ pub(crate) fn decode_tangent(
     Ok([r[0], r[1], r[2], t[3]])
 }
 
-mod bone;
 pub(crate) mod helpers;
 #[cfg(test)]
 mod tests;
 
-pub use bone::*;
 // Each mode's decode lives with its mode (`crate::modes`); the reference is one place to call them.
+pub use crate::modes::bone::reference::*;
 pub use crate::modes::fluid::reference::*;
 pub use crate::modes::rigid::reference::*;
 pub use crate::modes::sprite::reference::*;

@@ -211,7 +211,7 @@ pub struct TextureData<'a> {
 }
 
 /// One zero `Rgba32Float` texel: the 1x1 stand-in of an absent float texture.
-pub(super) static ZERO_RGBA32F_TEXEL: [u8; 16] = [0; 16];
+pub(crate) static ZERO_RGBA32F_TEXEL: [u8; 16] = [0; 16];
 /// One zero `Rgba8Uint` texel: the 1x1 stand-in of an absent unsigned texture.
 static ZERO_RGBA8U_TEXEL: [u8; 4] = [0; 4];
 

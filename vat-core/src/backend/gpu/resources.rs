@@ -159,26 +159,7 @@ impl<'a> AssetResources<'a> {
             let label = if t.stand_in { "vat texture (unused by this format)" } else { "vat texture" };
             bindings.push(texture(t.name, label, t.data, t.stand_in));
         }
-        let bone = match &m.bone_animation {
-            Some(b) => (
-                TextureData {
-                    width: b.layout.width,
-                    height: b.layout.height,
-                    format: crate::encoding::TexelFormat::Rgba32Float,
-                    bytes: asset.blob(b.texture),
-                },
-                false,
-            ),
-            None => (
-                TextureData {
-                    width: 1,
-                    height: 1,
-                    format: crate::encoding::TexelFormat::Rgba32Float,
-                    bytes: &super::ZERO_RGBA32F_TEXEL,
-                },
-                true,
-            ),
-        };
+        let bone = crate::modes::bone::bone_texture(asset);
         bindings.push(texture("bone_texture", "vat bone texture", bone.0, bone.1));
         let has_morphs = m.morph_animation.is_some();
         let [deltas, weights] = morph_textures(asset);
@@ -215,10 +196,7 @@ impl<'a> AssetResources<'a> {
             false,
         ));
         bindings.push(buffer("asset", "vat asset", owned(bytemuck::bytes_of(&constants).to_vec()), true));
-        let (joints, weights): (&[u8], &[u8]) = match &m.bone_animation {
-            Some(b) => (asset.blob(b.joints), asset.blob(b.weights)),
-            None => (&[], &[]),
-        };
+        let (joints, weights) = crate::modes::bone::skin_buffers(asset);
         bindings.push(buffer("joints", "vat joints", Cow::Borrowed(joints), false));
         bindings.push(buffer("weights", "vat weights", Cow::Borrowed(weights), false));
         let rest = rest_vertices(asset);

@@ -1,6 +1,6 @@
 //! Bone mode's CPU reference: skinning from the bone texture, the live morph layer.
 
-use super::*;
+use crate::format::reference::helpers::*;
 
 /// The live morph layer of a bone-mode asset, borrowed (see [`crate::container::MorphAnimation`]).
 #[derive(Debug, Clone)]

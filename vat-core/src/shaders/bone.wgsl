@@ -1,0 +1,215 @@
+// Bone mode's part of vat's shader: skinning from the bone texture and its entry points. Concatenated
+// after vat.wgsl (vat_core::backend::gpu::SHADER_SOURCE); it uses vat.wgsl's bindings, structs and helpers.
+
+// ---------------------------------------------------------------------------------------------------
+// Bone mode: skinning from the bone texture
+// ---------------------------------------------------------------------------------------------------
+
+// A 3x4 affine as its three rows: p'[r] = dot(row_r.xyz, p) + row_r.w.
+struct Affine {
+    r0: vec4<f32>,
+    r1: vec4<f32>,
+    r2: vec4<f32>,
+}
+
+fn vat_affine_add(a: Affine, b: Affine, w: f32) -> Affine {
+    return Affine(a.r0 + w * b.r0, a.r1 + w * b.r1, a.r2 + w * b.r2);
+}
+
+fn vat_affine_scale(a: Affine, w: f32) -> Affine {
+    return Affine(w * a.r0, w * a.r1, w * a.r2);
+}
+
+fn vat_affine_point(m: Affine, p: vec3<f32>) -> vec3<f32> {
+    let h = vec4<f32>(p, 1.0);
+    return vec3<f32>(dot(m.r0, h), dot(m.r1, h), dot(m.r2, h));
+}
+
+// The normal transformed like vat_bake::skin does: normalize(sign(det M3) * cof(M3) n), where the
+// cofactor matrix cof(M3) = det(M3) * M3^-T has the columns c1 x c2, c2 x c0, c0 x c1 (c_j the
+// columns of the linear part): the inverse-transpose direction, defined even for singular blends.
+fn vat_affine_normal(m: Affine, n: vec3<f32>) -> vec3<f32> {
+    let c0 = vec3<f32>(m.r0.x, m.r1.x, m.r2.x);
+    let c1 = vec3<f32>(m.r0.y, m.r1.y, m.r2.y);
+    let c2 = vec3<f32>(m.r0.z, m.r1.z, m.r2.z);
+    let k0 = cross(c1, c2);
+    let k1 = cross(c2, c0);
+    let k2 = cross(c0, c1);
+    let det = dot(c0, k0);
+    let v = k0 * n.x + k1 * n.y + k2 * n.z;
+    return vat_normalize(select(v, -v, det < 0.0));
+}
+
+// Row `row` of bone `bone` at absolute frame `frame_index` of the bone texture.
+fn vat_bone_row(frame_index: u32, bone: u32, row: u32) -> vec4<f32> {
+    let t = (frame_index * asset.bone_count + bone) * TEXELS_PER_BONE + row;
+    let width = max(asset.bone_texture_width, 1u);
+    return textureLoad(bone_texture, vec2<i32>(i32(t % width), i32(t / width)), 0);
+}
+
+// The frames a clip samples at `time`, as absolute frame indices of the bone texture and the morph
+// weights track (first_frame added), with their weights: vat_frame_sample of the clip's phase. An
+// index past the clip table reads its last clip.
+fn vat_clip_frames(clip_index: u32, wrap_code: u32, phase_offset: f32, time: f32, rate: f32) -> FrameSample {
+    let clip = clips[min(clip_index, arrayLength(&clips) - 1u)];
+    let looping = (clip.flags & CLIP_FLAG_LOOPING) != 0u;
+    let phase = vat_phase(phase_offset, time, rate, vat_wrap(wrap_code, looping));
+    let s = vat_frame_sample(phase, clip.frame_count, looping);
+    return FrameSample(s.frames + vec4<u32>(clip.first_frame), s.weights);
+}
+
+// The skinning matrix of `vertex` at the sampled frames `s` (from vat_clip_frames): sum over
+// influences k (weight w_k != 0) and sampled frames f (weight != 0) of w_k * w_f * M(joint_k, f).
+// Linear in the bone matrices, so at linear interpolation the position equals the lerp of the two
+// frames' skinned positions.
+fn vat_skin_clip(s: FrameSample, vertex: u32) -> Affine {
+    var m = Affine(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    for (var k = 0u; k < INFLUENCES; k++) {
+        let slot = vertex * INFLUENCES + k;
+        let wk = weights[slot];
+        if wk == 0.0 {
+            continue;
+        }
+        let joint = (joints[slot / 2u] >> (16u * (slot & 1u))) & 0xFFFFu;
+        for (var f = 0u; f < 4u; f++) {
+            let wf = s.weights[f];
+            if wf == 0.0 {
+                continue;
+            }
+            let frame_index = s.frames[f];
+            let b = Affine(
+                vat_bone_row(frame_index, joint, 0u),
+                vat_bone_row(frame_index, joint, 1u),
+                vat_bone_row(frame_index, joint, 2u),
+            );
+            m = vat_affine_add(m, b, wk * wf);
+        }
+    }
+    return m;
+}
+
+// The weights of morph targets 4g..4g+3 at absolute frame `frame_index` of the weights track.
+fn vat_morph_weight_texel(frame_index: u32, group: u32) -> vec4<f32> {
+    let t = frame_index * ((asset.morph_target_count + 3u) / 4u) + group;
+    let width = max(asset.morph_weights_width, 1u);
+    return textureLoad(morph_weights, vec2<i32>(i32(t % width), i32(t / width)), 0);
+}
+
+// The weights of morph targets 4g..4g+3 at the sampled frames `s`, blended like the bone matrices:
+// sum over sampled frames f (weight != 0) of w_f * W(f).
+fn vat_morph_clip_weights(s: FrameSample, group: u32) -> vec4<f32> {
+    var w = vec4<f32>(0.0);
+    for (var f = 0u; f < 4u; f++) {
+        let wf = s.weights[f];
+        if wf == 0.0 {
+            continue;
+        }
+        w = w + wf * vat_morph_weight_texel(s.frames[f], group);
+    }
+    return w;
+}
+
+// A rest position and (unnormalised) normal with the morph deltas added.
+struct MorphedRest {
+    position: vec3<f32>,
+    normal: vec3<f32>,
+}
+
+// The live morph layer: adds w_t * delta_t of every morph target t (in target order) whose blended
+// weight w_t is not 0 to the rest position and normal of `vertex`, as vat_bake::skin adds them before
+// skinning. w_t is blended like the bone matrices: the sampled frames of clip A (`sa`), cross-faded
+// with clip B's (`sb`) by `fade` (> 0 only while a fade runs). Every target is visited (no cap); a
+// target of weight 0 costs its weight fetches only.
+fn vat_morph_rest(sa: FrameSample, sb: FrameSample, fade: f32, vertex: u32, rest: RestVertex) -> MorphedRest {
+    var p = rest.position;
+    var n = rest.normal;
+    let count = asset.morph_target_count;
+    let width = max(asset.morph_texture_width, 1u);
+    let x = i32(vertex % width);
+    let row = vertex / width;
+    let rows = asset.morph_rows_per_band;
+    for (var g = 0u; g * 4u < count; g++) {
+        var w = vat_morph_clip_weights(sa, g);
+        if fade > 0.0 {
+            w = (1.0 - fade) * w + fade * vat_morph_clip_weights(sb, g);
+        }
+        for (var c = 0u; c < 4u && g * 4u + c < count; c++) {
+            let wt = w[c];
+            if wt == 0.0 {
+                continue;
+            }
+            let t = g * 4u + c;
+            let dp = textureLoad(morph_texture, vec2<i32>(x, i32(2u * t * rows + row)), 0).xyz;
+            let dn = textureLoad(morph_texture, vec2<i32>(x, i32((2u * t + 1u) * rows + row)), 0).xyz;
+            p = p + dp * wt;
+            n = n + dn * wt;
+        }
+    }
+    return MorphedRest(p, n);
+}
+
+// Bone mode: vertex `vertex` of an instance at `time`. The skinning matrix of clip A's sampled
+// frames, cross-faded to clip B's matrix while a fade runs (m = (1 - w) * m_a + w * m_b); the rest
+// pose with the live morph layer blended in by the same frames and weights; then skinning and the
+// instance transform.
+fn vat_skin_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> DecodedVertex {
+    let sa = vat_clip_frames(inst.clip_a, inst.variant_bits >> VARIANT_WRAP_A_SHIFT, inst.phase_offset_a, time, inst.rate_a);
+    let w = vat_instance_fade_weight(inst, time);
+    var sb = sa;
+    var m = vat_skin_clip(sa, vertex);
+    if w > 0.0 {
+        sb = vat_clip_frames(inst.clip_b & CLIP_INDEX_MASK, inst.variant_bits >> VARIANT_WRAP_B_SHIFT, inst.phase_offset_b, time, inst.rate_b);
+        m = vat_affine_add(vat_affine_scale(m, 1.0 - w), vat_skin_clip(sb, vertex), w);
+    }
+    let rest = vat_morph_rest(sa, sb, w, vertex, rest_vertices[vertex]);
+    return vat_to_world(inst, vat_affine_point(m, rest.position), vat_affine_normal(m, rest.normal));
+}
+
+// cs_decode in bone mode: the same threads and output, skinning from the bone texture.
+@compute @workgroup_size(DECODE_WORKGROUP_SIZE)
+fn cs_decode_bone(@builtin(global_invocation_id) global_id: vec3<u32>, @builtin(num_workgroups) num_workgroups: vec3<u32>) {
+    let index = global_id.y * (num_workgroups.x * DECODE_WORKGROUP_SIZE) + global_id.x;
+    let vertex_count = asset.vertex_count;
+    if vertex_count == 0u || index / vertex_count >= decode_params.instance_count {
+        return;
+    }
+    let instance_index = decode_params.first_instance + index / vertex_count;
+    let vertex = index % vertex_count;
+    if instance_index >= arrayLength(&instances) || index >= arrayLength(&decoded) {
+        return;
+    }
+    decoded[index] = vat_skin_vertex(instances[instance_index], vertex, frame.time);
+}
+
+// Bone mode, colour pass.
+@vertex
+fn vs_bone(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> VertexOutput {
+    return vat_output_bone(vertex, instance_index);
+}
+
+// What vs_bone outputs for vertex `vertex` of draw instance `instance_index` (vat_vertex with PROGRAM_BONE).
+fn vat_output_bone(vertex: u32, instance_index: u32) -> VertexOutput {
+    let inst = vat_drawn_instance(instance_index);
+    if vat_is_hidden(inst) {
+        return vat_hidden_output();
+    }
+    let v = vat_skin_vertex(inst, vertex, frame.time);
+    var out = vat_lit_output_of(inst, v, vertex);
+    out.instance = instance_list[instance_index];
+    if MOTION_VECTORS {
+        let previous = vat_previous_instance(out.instance);
+        out.previous_world_position = vat_skin_vertex(previous, vertex, frame.previous_time).position.xyz;
+    }
+    return out;
+}
+
+// Bone mode, shadow pass.
+@vertex
+fn vs_bone_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> @builtin(position) vec4<f32> {
+    let inst = vat_drawn_instance(instance_index);
+    if vat_is_hidden(inst) {
+        return HIDDEN_POSITION;
+    }
+    let v = vat_skin_vertex(inst, vertex, frame.time);
+    return frame.light_view_proj * vec4<f32>(v.position.xyz, 1.0);
+}
