@@ -75,3 +75,26 @@ fn a_missing_file_is_an_error_naming_its_path() {
     }
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn where_direct_io_is_refused_the_ordinary_path_writes_and_reads_the_same_bytes() {
+    let dir = scratch(&std::env::temp_dir(), "refused").unwrap();
+    let path = dir.join("plain.vat");
+    let bytes = pattern(2 * CHUNK + 12_345);
+    // The direct handle is opened on a path that does not exist: refused, as a file system without
+    // direct I/O refuses it, so every chunk takes the ordinary path.
+    let mut writer = OutputWriter::new(fs::File::create(&path).unwrap(), &dir.join("absent").join("x"));
+    for part in bytes.chunks(100_003) {
+        writer.write_all(part).unwrap();
+    }
+    assert!(writer.direct.is_none() && writer.direct_refused);
+    let file = writer.finish().unwrap();
+    drop(file);
+    assert!(fs::read(&path).unwrap() == bytes);
+    // Reading without a direct handle: the ordinary reads fill both halves.
+    let file = fs::File::open(&path).unwrap();
+    let mut buf = vec![0u8; bytes.len()];
+    read_exact_at(&file, None, &mut buf, bytes.len(), 0).unwrap();
+    assert!(buf == bytes);
+    let _ = fs::remove_dir_all(&dir);
+}
