@@ -3,8 +3,6 @@
 //! count, a u32 vertex count, then per frame the positions and the normals as f32 triples.
 //! `cargo run --release -p vat-procgen --example dump_frames -- humanoid /tmp/r34/humanoid.bin`
 //! (a built-in source name or a glTF path).
-use std::io::Write;
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let (Some(name), Some(out)) = (args.get(1), args.get(2)) else {
@@ -24,18 +22,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let frames = vat_bake::skin::skin_clip_frames(&rig, &set, &samples, false)?;
-    let mut w = std::io::BufWriter::new(std::fs::File::create(out)?);
+    // Built in memory, then written through vat's file gate (temporary file, then rename).
     let v = frames.first().map_or(0, |f| f.positions.len());
-    w.write_all(&(frames.len() as u32).to_le_bytes())?;
-    w.write_all(&(v as u32).to_le_bytes())?;
+    let mut bytes = Vec::with_capacity(8 + frames.len() * v * 24);
+    bytes.extend_from_slice(&(frames.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(&(v as u32).to_le_bytes());
     for frame in &frames {
         for p in frame.positions.iter().chain(&frame.normals) {
             for c in p.to_array() {
-                w.write_all(&c.to_le_bytes())?;
+                bytes.extend_from_slice(&c.to_le_bytes());
             }
         }
     }
-    w.flush()?;
+    vat_core::files::write_file_atomically(std::path::Path::new(out), &bytes)?;
     eprintln!("{name}: {} frames x {v} vertices, {} clips", frames.len(), rig.clips.len());
     Ok(())
 }
