@@ -447,7 +447,9 @@ fn measure_at(
                 for p in 0..size * size {
                     let (u, v) =
                         (((p % size) as f32 + 0.5) / size as f32, ((p / size) as f32 + 0.5) / size as f32);
-                    let (alpha, rgb) = reconstruct(images, layer as usize, card_samples(&tier.grid, d, u, v));
+                    let depth = |view: u32, uv: [f32; 2]| stored_depth(images, layer as usize, view, uv);
+                    let (alpha, rgb) =
+                        reconstruct(images, layer as usize, card_samples(&tier.grid, d, u, v, depth));
                     let r = reference.color[p];
                     let ra = f32::from(r[3]) / 255.0;
                     inter += ra.min(alpha);
@@ -514,6 +516,28 @@ fn reconstruct(images: &ImpostorImages, layer: usize, samples: [(u32, f32, [f32;
         rgb = rgb.map(|c| c / alpha);
     }
     (alpha, rgb)
+}
+
+/// View `view`'s stored depth (`2 b - 1` of the normal-depth texels' blue channel, level 0 of
+/// `layer`) at `uv`, sampled bilinearly with the coordinates clamped inside the view's tile, as the
+/// card's depth correction reads it ([`vat_core::format::impostor::card_samples`]).
+fn stored_depth(images: &ImpostorImages, layer: usize, view: u32, [u, v]: [f32; 2]) -> f32 {
+    let tier = &images.tier;
+    let (n, tile) = (tier.grid.views_per_side as usize, tier.tile_size as usize);
+    let side = n * tile;
+    let (i, j) = (view as usize % n, view as usize / n);
+    let blue = |x: usize, y: usize| {
+        let at = ((layer * side + j * tile + y) * side + i * tile + x) * 4 + 2;
+        f32::from(images.normal_depth[at]) / 255.0
+    };
+    let fx = (u * tile as f32 - 0.5).clamp(0.0, (tile - 1) as f32);
+    let fy = (v * tile as f32 - 0.5).clamp(0.0, (tile - 1) as f32);
+    let (x0, y0) = (fx.floor() as usize, fy.floor() as usize);
+    let (x1, y1) = ((x0 + 1).min(tile - 1), (y0 + 1).min(tile - 1));
+    let (tx, ty) = (fx - x0 as f32, fy - y0 as f32);
+    let b = (blue(x0, y0) * (1.0 - tx) + blue(x1, y0) * tx) * (1.0 - ty)
+        + (blue(x0, y1) * (1.0 - tx) + blue(x1, y1) * tx) * ty;
+    2.0 * b - 1.0
 }
 
 /// LOD 0's triangles as vertex indices.

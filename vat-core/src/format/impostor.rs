@@ -174,21 +174,107 @@ pub fn project_to_view(p: [f32; 3], d: [f32; 3], centre: [f32; 3], radius: f32) 
     [0.5 + dot(q, right) * 0.5 * inv, 0.5 - dot(q, up) * 0.5 * inv, dot(q, d) * inv]
 }
 
+/// Fixed-point steps of a card's depth correction ([`card_samples`]).
+pub const PARALLAX_STEPS: u32 = 2;
+
 /// Where pixel `(u, v)` of a card seen from `direction` (towards the viewer, unit) samples the
 /// baked views: for each of the three views [`ViewGrid::blend`] picks, its weight and the image
-/// coordinates `(u_k, v_k)` (in `[0, 1]` inside the sphere) of the card point. The card is the plane
-/// through the sphere's centre facing the viewer, `(u, v)` its image coordinates as
-/// [`project_to_view`] defines them for `direction`; the card point is projected into each view's
-/// image (so a view's image is reprojected onto the card, exact for points on the card plane).
-/// Coordinates are relative to the sphere: no centre or radius is needed.
-pub fn card_samples(grid: &ViewGrid, direction: [f32; 3], u: f32, v: f32) -> [(u32, f32, [f32; 2]); 3] {
-    let (right, up) = view_axes(direction);
+/// coordinates `(u_k, v_k)` (in `[0, 1]` inside the sphere). Coordinates are relative to the
+/// sphere: no centre or radius is needed.
+///
+/// The card is the plane through the sphere's centre facing the viewer, `(u, v)` its image
+/// coordinates as [`project_to_view`] defines them for `direction`. The viewer's ray through the
+/// card point `P` is `Q(s) = P + s d` (`s` in `[-1, 1]`, radii towards the viewer). For each view
+/// `k` (direction `d_k`) the point where the ray meets the surface view `k` saw is found by
+/// [`PARALLAX_STEPS`] fixed-point steps from `s = 0`: `s <- (D_k(uv_k(Q(s))) - P . d_k) / (d . d_k)`
+/// (clamped to `[-1, 1]`; kept when `d . d_k <= 0.05`), where `D_k(uv)` is view `k`'s stored depth
+/// at `uv` (`depth(k, uv)`, in `[-1, 1]` of the radius: the normal-depth texture's blue channel
+/// `b` as `2 b - 1`, sampled bilinearly at mip level 0 as the shader does; a depth that is not
+/// finite leaves `s`). The view's image is read at `uv_k(Q(s))`. With `depth` returning NaN this is
+/// the plain reprojection of the card plane onto each view.
+pub fn card_samples(
+    grid: &ViewGrid,
+    direction: [f32; 3],
+    u: f32,
+    v: f32,
+    depth: impl Fn(u32, [f32; 2]) -> f32,
+) -> [(u32, f32, [f32; 2]); 3] {
+    let d = direction;
+    let (right, up) = view_axes(d);
     let (x, y) = (2.0 * u - 1.0, 1.0 - 2.0 * v);
     let point = [right[0] * x + up[0] * y, right[1] * x + up[1] * y, right[2] * x + up[2] * y];
-    grid.blend(direction).map(|(view, weight)| {
-        let [uk, vk, _] = project_to_view(point, grid.view_direction(view), [0.0; 3], 1.0);
-        (view, weight, [uk, vk])
+    grid.blend(d).map(|(view, weight)| {
+        let dk = grid.view_direction(view);
+        let along = dot(d, dk);
+        let at = |s: f32| {
+            let q = [point[0] + s * d[0], point[1] + s * d[1], point[2] + s * d[2]];
+            let [uk, vk, _] = project_to_view(q, dk, [0.0; 3], 1.0);
+            [uk, vk]
+        };
+        let mut s = 0.0f32;
+        if along > 0.05 {
+            for _ in 0..PARALLAX_STEPS {
+                let stored = depth(view, at(s));
+                if stored.is_finite() {
+                    s = ((stored - dot(point, dk)) / along).clamp(-1.0, 1.0);
+                }
+            }
+        }
+        (view, weight, at(s))
     })
+}
+
+/// The images of a clip a phase shows: `(first, second, t)`, the two images (`0..frames`) to blend
+/// with weight `t` on the second. Image `k` of a clip's `frames` was baked at phase `k / frames`;
+/// `phase` is the clip's phase in cycles after its wrap (`[0, 1]`, as the mesh decode uses it). A
+/// looping clip wraps from its last image to image 0; a one-shot clip holds its last image. A
+/// phase that is not finite shows image 0.
+pub fn clip_images(frames: u32, phase: f32, looping: bool) -> (u32, u32, f32) {
+    let frames = frames.max(1);
+    let x = if phase.is_finite() { phase.clamp(0.0, 1.0) * frames as f32 } else { 0.0 };
+    let k = (x.floor() as u32).min(frames - 1);
+    let t = (x - k as f32).clamp(0.0, 1.0);
+    if looping {
+        (k, (k + 1) % frames, t)
+    } else {
+        let next = (k + 1).min(frames - 1);
+        (k, next, if next == k { 0.0 } else { t })
+    }
+}
+
+/// How far past the switch the cross-fade from mesh to card runs: cards start at the switch
+/// distance `D` and the mesh stops at `SWITCH_FADE_BAND * D`.
+pub const SWITCH_FADE_BAND: f32 = 1.25;
+
+/// The distance (metres, at [`crate::lod::LOD_PIXEL_ANGLE`], the reference view the LOD distances
+/// are made for, and an instance scale of 1) past which an instance of a tier with bounding radius
+/// `radius` (metres) and tiles of `tile_size` pixels is drawn as a card: where the sphere's
+/// diameter covers `tile_size` pixels, so a card texel is no larger than a screen pixel (no visible
+/// jump in detail). A view with another pixel angle and an instance of scale `s` switch where
+/// `distance * exp2(lod_bias) >= s * switch_distance` (the LODs' rule, [`super::lod`]).
+pub fn switch_distance(radius: f32, tile_size: u32) -> f32 {
+    2.0 * radius / (tile_size.max(1) as f32 * crate::lod::LOD_PIXEL_ANGLE as f32)
+}
+
+/// How far an instance is into the switch: 0 before `start` (mesh only), 1 from `end` on (card
+/// only), linear between; `effective` is its distance times `exp2(lod_bias)` divided by its scale.
+pub fn switch_fade(effective: f32, start: f32, end: f32) -> f32 {
+    if !(effective >= start) {
+        return 0.0;
+    }
+    if effective >= end || end <= start {
+        return 1.0;
+    }
+    (effective - start) / (end - start)
+}
+
+/// The ordered 4 x 4 dither threshold of pixel `(x, y)` (window coordinates, whole pixels):
+/// `(bayer + 0.5) / 16`, in `(0, 1)`. During a switch's cross-fade a pixel of the mesh is kept
+/// where `dither >= fade` and a pixel of the card where `dither < fade`, so the two cover each
+/// pixel exactly once between them.
+pub fn switch_dither(x: u32, y: u32) -> f32 {
+    const BAYER: [u32; 16] = [0, 8, 2, 10, 12, 4, 14, 6, 3, 11, 1, 9, 15, 7, 13, 5];
+    (BAYER[((y & 3) * 4 + (x & 3)) as usize] as f32 + 0.5) / 16.0
 }
 
 /// Smallest and largest image side per view, pixels (powers of two).

@@ -142,7 +142,7 @@ fn a_card_seen_from_a_baked_view_samples_that_view_where_it_is() {
         for k in 0..grid.view_count() {
             let d = grid.view_direction(k);
             for (u, v) in [(0.5, 0.5), (0.1, 0.8), (0.9, 0.25)] {
-                let samples = card_samples(&grid, d, u, v);
+                let samples = card_samples(&grid, d, u, v, |_, _| f32::NAN);
                 // All the weight on views looking the same way, each sampled at the card's own pixel.
                 for (view, weight, [uk, vk]) in samples {
                     if weight > 1e-4 {
@@ -159,8 +159,84 @@ fn a_card_seen_from_a_baked_view_samples_that_view_where_it_is() {
     // The card's centre is every view's centre.
     let grid = ViewGrid::new(4, ViewCoverage::Full).unwrap();
     for d in sphere(100) {
-        for (_, _, [uk, vk]) in card_samples(&grid, d, 0.5, 0.5) {
+        for (_, _, [uk, vk]) in card_samples(&grid, d, 0.5, 0.5, |_, _| f32::NAN) {
             assert!((uk - 0.5).abs() < 1e-6 && (vk - 0.5).abs() < 1e-6);
         }
     }
+}
+
+#[test]
+fn depth_correction_lands_on_a_surface_of_constant_depth() {
+    // A surface every view saw at one depth c is the plane `x . d_k = c` for view k: after the
+    // first step the ray point lies on it exactly (the second step keeps it there).
+    let grid = ViewGrid::new(6, ViewCoverage::Hemi).unwrap();
+    for d in sphere(200).into_iter().filter(|d| d[1] > 0.1) {
+        for c in [-0.4f32, 0.0, 0.3] {
+            for (u, v) in [(0.3, 0.6), (0.5, 0.5), (0.7, 0.2)] {
+                let samples = card_samples(&grid, d, u, v, |_, _| c);
+                let plain = card_samples(&grid, d, u, v, |_, _| f32::NAN);
+                for ((view, w, uv), (_, _, uv0)) in samples.into_iter().zip(plain) {
+                    let dk = grid.view_direction(view);
+                    let along = dot(d, dk);
+                    if w <= 0.0 || along <= 0.05 {
+                        continue;
+                    }
+                    let (right, up) = view_axes(d);
+                    let (x, y) = (2.0 * u - 1.0, 1.0 - 2.0 * v);
+                    let p: [f32; 3] = std::array::from_fn(|i| right[i] * x + up[i] * y);
+                    let s = (c - dot(p, dk)) / along;
+                    if s.abs() >= 1.0 {
+                        continue;
+                    }
+                    let q: [f32; 3] = std::array::from_fn(|i| p[i] + s * d[i]);
+                    let [ue, ve, depth] = project_to_view(q, dk, [0.0; 3], 1.0);
+                    assert!((depth - c).abs() < 1e-5);
+                    assert!((uv[0] - ue).abs() < 1e-5 && (uv[1] - ve).abs() < 1e-5, "{uv:?} vs {ue},{ve}");
+                    // The plain reprojection differs by the parallax s * (d's image in view k).
+                    let shift = ((uv[0] - uv0[0]).powi(2) + (uv[1] - uv0[1]).powi(2)).sqrt();
+                    let sin = (1.0 - along * along).max(0.0).sqrt();
+                    assert!((shift - 0.5 * s.abs() * sin).abs() < 1e-4, "{shift} {s} {sin}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn clip_images_follow_the_phase_and_wrap_only_when_looping() {
+    assert_eq!(clip_images(8, 0.0, true), (0, 1, 0.0));
+    assert_eq!(clip_images(8, 0.5, true), (4, 5, 0.0));
+    let (a, b, t) = clip_images(8, 0.95, true);
+    assert_eq!((a, b), (7, 0));
+    assert!((t - 0.6).abs() < 1e-4);
+    // Phase 1 of a loop is image 0 again: the last image blends fully into the first.
+    assert_eq!(clip_images(8, 1.0, true), (7, 0, 1.0));
+    // A one-shot holds its last image.
+    assert_eq!(clip_images(8, 0.95, false), (7, 7, 0.0));
+    assert_eq!(clip_images(8, 1.0, false), (7, 7, 0.0));
+    assert_eq!(clip_images(1, 0.3, true), (0, 0, 0.3));
+    assert_eq!(clip_images(8, f32::NAN, true), (0, 1, 0.0));
+    assert_eq!(clip_images(0, 0.5, false), (0, 0, 0.0));
+}
+
+#[test]
+fn the_switch_puts_one_texel_on_one_pixel_and_its_fade_covers_each_pixel_once() {
+    // At the switch distance the sphere's diameter spans tile_size pixels of the reference view.
+    let (radius, tile) = (0.9f32, 64u32);
+    let d = switch_distance(radius, tile);
+    let pixels = 2.0 * radius / (d * crate::lod::LOD_PIXEL_ANGLE as f32);
+    assert!((pixels - tile as f32).abs() < 1e-3, "{pixels}");
+    assert_eq!(switch_fade(d * 0.99, d, d * SWITCH_FADE_BAND), 0.0);
+    assert_eq!(switch_fade(d * SWITCH_FADE_BAND, d, d * SWITCH_FADE_BAND), 1.0);
+    assert_eq!(switch_fade(f32::NAN, d, d * SWITCH_FADE_BAND), 0.0);
+    let mid = switch_fade(d * (1.0 + SWITCH_FADE_BAND) * 0.5, d, d * SWITCH_FADE_BAND);
+    assert!((mid - 0.5).abs() < 1e-5);
+    // The 16 thresholds are distinct, so a fade f keeps round(16 f) of every 16 pixels on the card
+    // and the rest on the mesh: never both, never neither.
+    let mut t: Vec<f32> = (0..16).map(|k| switch_dither(k % 4, k / 4)).collect();
+    t.sort_by(f32::total_cmp);
+    for (k, x) in t.iter().enumerate() {
+        assert_eq!(*x, (k as f32 + 0.5) / 16.0);
+    }
+    assert_eq!(switch_dither(5, 6), switch_dither(1, 2));
 }
