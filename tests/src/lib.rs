@@ -402,3 +402,38 @@ pub fn begin_host_pass<'e>(
         multiview_mask: None,
     })
 }
+
+/// `bytes` (a soft or skeletal `.vat` file) with the impostor tier `options` bakes from it
+/// ([`vat_bake::impostor::bake_tier`]) and its measured bound, as `.vat` bytes (format version 8).
+pub fn with_impostor_tier(bytes: &[u8], options: &vat_bake::impostor::ImpostorOptions) -> Vec<u8> {
+    use vat_core::container::{Asset, BlobId, ContainerWriter};
+    let asset = Asset::parse(bytes).expect("a valid file");
+    let mut images = vat_bake::impostor::bake_tier(&asset, options).expect("the tier bakes");
+    let (bound, _) = vat_bake::impostor::measure_tier(&asset, &images, options).expect("the tier measures");
+    let mut manifest = asset.manifest().clone();
+    let mut writer = ContainerWriter::new();
+    for k in 0..manifest.blobs.len() {
+        writer.add_blob(asset.blob(BlobId(k as u32)).to_vec());
+    }
+    images.tier.color = writer.add_blob(std::mem::take(&mut images.color));
+    images.tier.normal_depth = writer.add_blob(std::mem::take(&mut images.normal_depth));
+    images.tier.bound = bound;
+    manifest.impostors = Some(images.tier);
+    writer.finish(manifest).expect("the file with its tier writes")
+}
+
+/// [`humanoid_vat`] with a small impostor tier (6 x 6 hemi views of 32 pixels, 4 images per clip).
+/// Baked once per test binary.
+pub fn humanoid_impostor_vat() -> &'static [u8] {
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTES.get_or_init(|| {
+        use vat_core::format::impostor::{ViewCoverage, ViewGrid};
+        let options = vat_bake::impostor::ImpostorOptions {
+            grid: ViewGrid::new(6, ViewCoverage::Hemi).expect("a valid grid"),
+            tile_size: 32,
+            frames_per_clip: 4,
+            samples_per_side: 2,
+        };
+        with_impostor_tier(humanoid_vat(), &options)
+    })
+}

@@ -95,11 +95,15 @@ impl Stage {
     /// Every stage, in index order.
     pub const ALL: [Stage; 3] = [Stage::Colour, Stage::Depth, Stage::Compute];
 
-    /// The shader stages of this kind's pipelines (what its layouts' bindings are visible to).
-    pub fn shader_stages(self) -> ShaderStages {
+    /// The shader stages whose bindings of `group` this kind's layouts hold. Depth pipelines see
+    /// group 0 from the vertex stage only (the shadow map they may be drawing into is never bound
+    /// to them) and the other groups from both stages (the impostor cards' fragment stage tests
+    /// coverage in depth passes).
+    pub fn shader_stages(self, group: u32) -> ShaderStages {
         match self {
             Stage::Colour => ShaderStages::VERTEX_FRAGMENT,
-            Stage::Depth => ShaderStages::VERTEX,
+            Stage::Depth if group == crate::backend::gpu::GROUP_FRAME => ShaderStages::VERTEX,
+            Stage::Depth => ShaderStages::VERTEX_FRAGMENT,
             Stage::Compute => ShaderStages::COMPUTE,
         }
     }

@@ -285,7 +285,7 @@ pub(crate) fn descriptor_set(
     set: StageSet,
     resource: impl Fn(&str) -> Option<Resource>,
 ) -> Result<vk::DescriptorSet, Error> {
-    let bindings: Vec<&gpu::Binding> = gpu::bindings_for_stages(group, set.shader_stages()).collect();
+    let bindings: Vec<&gpu::Binding> = gpu::bindings_for_stages(group, set.shader_stages(group)).collect();
     let mut resources = Vec::with_capacity(bindings.len());
     for b in &bindings {
         resources.push(resource(b.name).ok_or(DeviceError::UnboundBinding { name: b.name, group })?);
@@ -419,7 +419,7 @@ impl Renderer {
         for set in StageSet::ALL {
             let mut layouts = Vec::new();
             for group in 0..gpu::group_count() {
-                let bindings = conv::bind_group_layout_entries(group, set.shader_stages());
+                let bindings = conv::bind_group_layout_entries(group, set.shader_stages(group));
                 let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
                 // SAFETY: valid create info on a live device.
                 let layout = unsafe { device.create_descriptor_set_layout(&info, None) }

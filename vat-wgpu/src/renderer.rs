@@ -198,7 +198,7 @@ pub(crate) fn bind_group<'a>(
     resource: impl Fn(&str) -> Option<wgpu::BindingResource<'a>>,
 ) -> Result<wgpu::BindGroup, Error> {
     let mut entries = Vec::new();
-    for b in gpu::bindings_for_stages(group, set.shader_stages()) {
+    for b in gpu::bindings_for_stages(group, set.shader_stages(group)) {
         let r = resource(b.name)
             .ok_or_else(|| DeviceError::Wgpu(format!("internal: no resource for binding {}", b.name)))?;
         entries.push(wgpu::BindGroupEntry { binding: b.binding, resource: r });
@@ -240,7 +240,7 @@ impl Renderer {
                     .map(|g| {
                         device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                             label: Some("vat group"),
-                            entries: &conv::bind_group_layout_entries(g, set.shader_stages()),
+                            entries: &conv::bind_group_layout_entries(g, set.shader_stages(g)),
                         })
                     })
                     .collect()

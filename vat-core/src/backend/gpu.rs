@@ -44,7 +44,9 @@
 //! | 1 | 21 | `material_sampler` | `sampler` (trilinear, clamp to edge: wraps are applied in the shader, [`crate::pipeline::MATERIAL_SAMPLER`]) | fragment |
 //! | 1 | 22 | `fluid_lookup` | `texture_2d<u32>` (`Rgba32Uint` fluid lookup texture, [`crate::fluid`]; 1x1 for other assets) | vertex, compute |
 //! | 1 | 23 | `sprite_particles` | `texture_2d<u32>` (`Rgba32Uint` particle texture, [`crate::sprite`]; 1x1 for other assets) | vertex, compute |
-//! | 2 | 0 | `instances` | read-only storage `array<InstanceRecord>` | vertex, compute |
+//! | 1 | 24 | `impostor_color` | `texture_2d_array<f32>` (`Rgba8UnormSrgb` impostor colour and coverage, one layer per clip image, mipmapped; 1x1 without a tier) | fragment |
+//! | 1 | 25 | `impostor_normal_depth` | `texture_2d_array<f32>` (`Rgba8Unorm` impostor normal, depth and material, same layers) | fragment |
+//! | 2 | 0 | `instances` | read-only storage `array<InstanceRecord>` | vertex, fragment, compute |
 //! | 2 | 1 | `decode_params` | uniform [`DecodeParams`] | compute |
 //! | 2 | 2 | `decoded` | read-write storage `array<DecodedVertex>` | compute |
 //! | 2 | 3 | `instance_list` | read-only storage `array<u32>` (record indices drawn) | vertex |
@@ -119,7 +121,7 @@ pub use uniforms::*;
 
 /// The WGSL source of every vat shader: `src/shaders/vat.wgsl` (bindings, structs, the soft
 /// paths, culling, shading), then each mode's own file (`bone.wgsl`, `rigid.wgsl`, `fluid.wgsl`,
-/// `sprite.wgsl`: its decode and entry points), then the shadow lookup of `src/shaders/shadow.wgsl`
+/// `sprite.wgsl`: its decode and entry points), then the impostor tier's cards (`impostor.wgsl`), then the shadow lookup of `src/shaders/shadow.wgsl`
 /// ([`SHADOW_WGSL`]).
 pub const SHADER_SOURCE: &str = concat!(
     include_str!("../shaders/vat.wgsl"),
@@ -127,6 +129,7 @@ pub const SHADER_SOURCE: &str = concat!(
     include_str!("../shaders/rigid.wgsl"),
     include_str!("../shaders/fluid.wgsl"),
     include_str!("../shaders/sprite.wgsl"),
+    include_str!("../shaders/impostor.wgsl"),
     include_str!("../shaders/shadow.wgsl")
 );
 

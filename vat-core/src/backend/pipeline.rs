@@ -71,6 +71,11 @@ pub enum Program {
     Sprite,
     /// Socket attachments, placed by the capture tracks.
     Attachment,
+    /// The impostor tier's cards of a soft or skeletal asset ([`crate::format::impostor`]): one
+    /// camera-facing card per far instance, drawn from the tier's images (`vs_impostor`,
+    /// `vs_impostor_depth` facing the sun; fragment stages `fs_impostor*` in every pass, the depth
+    /// pass's testing coverage). A host's own shader stages never replace these.
+    Impostor,
     /// The ground square (`vs_ground`, colour passes only; group 0 alone).
     Ground,
 }
@@ -180,6 +185,8 @@ impl PipelineKey {
             (Program::Sprite, true) => gpu::ENTRY_POINT_VS_SPRITE_DEPTH,
             (Program::Attachment, false) => gpu::ENTRY_POINT_VS_ATTACHMENT,
             (Program::Attachment, true) => gpu::ENTRY_POINT_VS_ATTACHMENT_DEPTH,
+            (Program::Impostor, false) => gpu::ENTRY_POINT_VS_IMPOSTOR,
+            (Program::Impostor, true) => gpu::ENTRY_POINT_VS_IMPOSTOR_DEPTH,
             (Program::Ground, _) => gpu::ENTRY_POINT_VS_GROUND,
         }
     }
@@ -189,10 +196,26 @@ impl PipelineKey {
     /// In a prepass, by its targets: `fs_prepass` (normal), `fs_prepass_motion` (normal and motion),
     /// `fs_prepass_motion_only` (motion), `fs_prepass_depth` (none: `fs_lit`'s discards alone);
     /// the ground's `fs_ground_prepass`, `fs_ground_prepass_motion`,
-    /// `fs_ground_prepass_motion_only`, and no fragment stage in a depth-only prepass.
+    /// `fs_ground_prepass_motion_only`, and no fragment stage in a depth-only prepass. The impostor
+    /// cards' twins: `fs_impostor`, `fs_impostor_motion`, `fs_impostor_prepass`,
+    /// `fs_impostor_prepass_motion`, `fs_impostor_prepass_motion_only`, and `fs_impostor_depth`
+    /// (coverage alone) in depth passes and depth-only prepasses.
     pub fn fragment_entry_point(&self) -> Option<&'static str> {
         let motion = self.variant.motion_vectors;
         let ground = self.program == Program::Ground;
+        if self.program == Program::Impostor {
+            return Some(match self.pass {
+                PassKind::Colour if motion => gpu::ENTRY_POINT_FS_IMPOSTOR_MOTION,
+                PassKind::Colour => gpu::ENTRY_POINT_FS_IMPOSTOR,
+                PassKind::Depth => gpu::ENTRY_POINT_FS_IMPOSTOR_DEPTH,
+                PassKind::Prepass(t) => match (t.normal, t.motion) {
+                    (true, true) => gpu::ENTRY_POINT_FS_IMPOSTOR_PREPASS_MOTION,
+                    (true, false) => gpu::ENTRY_POINT_FS_IMPOSTOR_PREPASS,
+                    (false, true) => gpu::ENTRY_POINT_FS_IMPOSTOR_PREPASS_MOTION_ONLY,
+                    (false, false) => gpu::ENTRY_POINT_FS_IMPOSTOR_DEPTH,
+                },
+            });
+        }
         match self.pass {
             PassKind::Colour if ground && motion => Some(gpu::ENTRY_POINT_FS_GROUND_MOTION),
             PassKind::Colour if ground => Some(gpu::ENTRY_POINT_FS_GROUND),
@@ -269,6 +292,7 @@ impl PipelineKey {
             Program::Attachment => 4,
             Program::Fluid => 5,
             Program::Sprite => 6,
+            Program::Impostor => 7,
         }
     }
 
@@ -628,7 +652,11 @@ impl PipelineKey {
     /// stages take vat's `VertexOutput`).
     pub fn vertex_stage<'a>(&self, host: Option<&'a HostShader>) -> VertexStage<'a> {
         match host.and_then(HostShader::vertex_entry_point) {
-            Some(entry) if self.binds_asset_and_crowd() && self.pass == PassKind::Colour => {
+            Some(entry)
+                if self.binds_asset_and_crowd()
+                    && self.program != Program::Impostor
+                    && self.pass == PassKind::Colour =>
+            {
                 VertexStage::Host(entry)
             }
             _ => VertexStage::Vat(self.vertex_entry_point()),
@@ -651,7 +679,7 @@ impl PipelineKey {
     /// (prepasses included); `None` in depth passes.
     pub fn fragment_stage<'a>(&self, host: Option<&'a HostShader>) -> Option<FragmentStage<'a>> {
         let vat = self.fragment_entry_point()?;
-        let host = host.filter(|_| self.pass == PassKind::Colour);
+        let host = host.filter(|_| self.pass == PassKind::Colour && self.program != Program::Impostor);
         match host {
             Some(h) if self.binds_asset_and_crowd() && self.variant.motion_vectors => {
                 // A host shader without a motion entry point is refused before planning

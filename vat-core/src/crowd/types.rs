@@ -184,6 +184,13 @@ pub struct CrowdConfig {
     /// [`RootMotionMode`] make them, one per instance and `advance` at most: a host draining every
     /// frame needs as many as it has reporting instances.
     pub root_motion_capacity: usize,
+    /// Draw far instances as the asset's impostor cards when it has a tier (default true; see
+    /// [`crate::format::impostor`]): from the tier's switch distance on (where a card texel covers
+    /// a screen pixel, [`crate::format::impostor::switch_distance`], scaled by the view and the LOD
+    /// bias like the LOD distances), cross-fading over the next quarter of that distance. Off, or
+    /// for an asset without a tier or with [`crate::lod::MAX_LODS`] mesh LODs (no draw left for the
+    /// cards), far instances keep their last mesh LOD.
+    pub impostors: bool,
 }
 
 impl Default for CrowdConfig {
@@ -202,6 +209,7 @@ impl Default for CrowdConfig {
             upload_merge_gap: 16,
             record_events: false,
             root_motion_capacity: DEFAULT_ROOT_MOTION_CAPACITY,
+            impostors: true,
         }
     }
 }

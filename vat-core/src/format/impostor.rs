@@ -259,7 +259,8 @@ pub fn switch_distance(radius: f32, tile_size: u32) -> f32 {
 /// How far an instance is into the switch: 0 before `start` (mesh only), 1 from `end` on (card
 /// only), linear between; `effective` is its distance times `exp2(lod_bias)` divided by its scale.
 pub fn switch_fade(effective: f32, start: f32, end: f32) -> f32 {
-    if !(effective >= start) {
+    // NaN (and anything before the start) is mesh only.
+    if effective.partial_cmp(&start).is_none_or(|o| o == std::cmp::Ordering::Less) {
         return 0.0;
     }
     if effective >= end || end <= start {

@@ -207,7 +207,7 @@ fn vat_output_bone(vertex: u32, instance_index: u32) -> VertexOutput {
 @vertex
 fn vs_bone_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> @builtin(position) vec4<f32> {
     let inst = vat_drawn_instance(instance_index);
-    if vat_is_hidden(inst) {
+    if vat_is_hidden(inst) || !vat_mesh_casts(inst) {
         return HIDDEN_POSITION;
     }
     let v = vat_skin_vertex(inst, vertex, frame.time);

@@ -39,6 +39,7 @@ const PROGRAM_REST: u32 = 3u;
 const PROGRAM_ATTACHMENT: u32 = 4u;
 const PROGRAM_FLUID: u32 = 5u;
 const PROGRAM_SPRITE: u32 = 6u;
+const PROGRAM_IMPOSTOR: u32 = 7u;
 // Bone influences per vertex of the bone paths: 4 (default) or 8; must equal the asset's
 // (vat_core::gpu::AssetConstants::influences), which is the stride of the joints/weights streams.
 override INFLUENCES: u32 = 4u;
@@ -139,7 +140,7 @@ const PI: f32 = 3.14159265358979;
 // GPU-visible structs (twins of the Rust structs named alike)
 // ---------------------------------------------------------------------------------------------------
 
-// Per-frame values shared by every pass. Twin of vat_core::gpu::FrameUniforms (784 bytes).
+// Per-frame values shared by every pass. Twin of vat_core::gpu::FrameUniforms (800 bytes).
 struct FrameUniforms {
     // World to clip space of the camera, column-major.
     view_proj: mat4x4<f32>,
@@ -187,9 +188,16 @@ struct FrameUniforms {
     // How the colour draws look the shadow map up (VatShadowLookup of shadow.wgsl; count 0: no
     // shadows, the map is not read).
     shadow: VatShadowLookup,
+    // The impostor switch (vat_core::gpu::ImpostorSwitch): cards from effective distance
+    // impostor_start (distance * exp2(lod_bias) / scale), the mesh until impostor_end, dithered
+    // between; impostor_slot is the cards' draw (the mesh LOD count), 0 when no tier is drawn.
+    impostor_start: f32,
+    impostor_end: f32,
+    impostor_slot: u32,
+    _impostor_pad: u32,
 }
 
-// Per-asset constants. Twin of vat_core::gpu::AssetConstants (176 bytes).
+// Per-asset constants. Twin of vat_core::gpu::AssetConstants (208 bytes).
 struct AssetConstants {
     // Lowest corner of the bake's bounding box, metres, object space.
     bounds_min: vec3<f32>,
@@ -252,6 +260,15 @@ struct AssetConstants {
     particle_texture_width: u32,
     particle_extent: vec3<f32>,
     particle_max_size: f32,
+    // The impostor tier (vat_core::format::impostor::ImpostorTier): bounding sphere (object space,
+    // metres), views per side (0: no tier), coverage (IMPOSTOR_HEMI or IMPOSTOR_FULL), tile side in
+    // pixels, mip levels.
+    impostor_centre: vec3<f32>,
+    impostor_radius: f32,
+    impostor_views_per_side: u32,
+    impostor_coverage: u32,
+    impostor_tile_size: u32,
+    impostor_mip_levels: u32,
 }
 
 // One clip of the asset. Twin of vat_core::gpu::ClipRecord (32 bytes).
@@ -268,7 +285,9 @@ struct ClipRecord {
     duration: f32,
     // Metres travelled per cycle (0 if not locomotion).
     stride: f32,
-    _pad: vec2<u32>,
+    // The clip's first layer of the impostor texture arrays and its images there (0 without a tier).
+    impostor_first_layer: u32,
+    impostor_frames: u32,
 }
 
 // One character of a crowd. Twin of vat_core::instance::InstanceRecord (64 bytes).
@@ -458,6 +477,11 @@ struct DecodedVertex {
 @group(1) @binding(22) var fluid_lookup: texture_2d<u32>;
 // Sprite mode (vat_core::sprite): the particle texture (Rgba32Uint, one texel per slot per frame).
 @group(1) @binding(23) var sprite_particles: texture_2d<u32>;
+// The impostor tier (impostor.wgsl): colour and coverage (Rgba8UnormSrgb) and normal, depth and
+// material (Rgba8Unorm), one layer per clip image, each layer the views' tiles side by side,
+// mipmapped; 1x1 stand-ins without a tier.
+@group(1) @binding(24) var impostor_color: texture_2d_array<f32>;
+@group(1) @binding(25) var impostor_normal_depth: texture_2d_array<f32>;
 
 // Group 2: per crowd.
 @group(2) @binding(0) var<storage, read> instances: array<InstanceRecord>;
@@ -1024,6 +1048,52 @@ struct LitMotionOutput {
     @location(1) motion: vec4<f32>,
 }
 
+// How far record `inst` is into the impostor switch (vat_core::format::impostor::switch_fade): 0
+// while only its mesh draws (or no tier is drawn), 1 once only its card does.
+fn vat_switch_fade(inst: InstanceRecord) -> f32 {
+    if frame.impostor_slot == 0u {
+        return 0.0;
+    }
+    let centre_object = asset.bounds_min + 0.5 * asset.bounds_extent;
+    let c = cos(inst.yaw);
+    let s = sin(inst.yaw);
+    let q = inst.scale * centre_object;
+    let centre = inst.position + vec3<f32>(c * q.x + s * q.z, q.y, c * q.z - s * q.x);
+    let effective = distance(centre, frame.camera_position) * exp2(frame.lod_bias) / inst.scale;
+    if !(effective >= frame.impostor_start) {
+        return 0.0;
+    }
+    if effective >= frame.impostor_end || frame.impostor_end <= frame.impostor_start {
+        return 1.0;
+    }
+    return (effective - frame.impostor_start) / (frame.impostor_end - frame.impostor_start);
+}
+
+// The ordered 4x4 dither threshold of the pixel at window position `p`
+// (vat_core::format::impostor::switch_dither): (bayer + 0.5) / 16.
+fn vat_switch_dither(p: vec2<f32>) -> f32 {
+    var bayer = array<u32, 16>(0u, 8u, 2u, 10u, 12u, 4u, 14u, 6u, 3u, 11u, 1u, 9u, 15u, 7u, 13u, 5u);
+    let x = u32(p.x) & 3u;
+    let y = u32(p.y) & 3u;
+    return (f32(bayer[y * 4u + x]) + 0.5) / 16.0;
+}
+
+// The mesh's half of the switch's cross-fade: discards the pixels the card takes (dither < fade).
+// Only body programs share their crowd's switch; others never have one (impostor_slot 0).
+fn vat_switch_discard(in: VertexOutput) {
+    if frame.impostor_slot != 0u && (PROGRAM == PROGRAM_VAT || PROGRAM == PROGRAM_BONE) {
+        if vat_switch_dither(in.clip_position.xy) < vat_switch_fade(instances[in.instance]) {
+            discard;
+        }
+    }
+}
+
+// Whether the mesh of record `inst` casts its shadow: until the switch's fade is half way (the card
+// casts from there on).
+fn vat_mesh_casts(inst: InstanceRecord) -> bool {
+    return vat_switch_fade(inst) < 0.5;
+}
+
 fn vat_is_hidden(inst: InstanceRecord) -> bool {
     return (inst.variant_bits & VARIANT_HIDDEN) != 0u;
 }
@@ -1282,7 +1352,23 @@ fn cs_cull(@builtin(global_invocation_id) global_id: vec3<u32>, @builtin(num_wor
             return;
         }
     }
-    let lod = min(vat_select_lod(distance(centre, frame.camera_position)), MAX_LODS - 1u);
+    let camera_distance = distance(centre, frame.camera_position);
+    // The impostor switch: cards from impostor_start on (their draw is impostor_slot), the mesh
+    // until impostor_end; both in between (vat_switch_discard dithers them).
+    if frame.impostor_slot != 0u {
+        let effective = camera_distance * exp2(frame.lod_bias) / inst.scale;
+        if effective >= frame.impostor_start {
+            let card = min(frame.impostor_slot, MAX_LODS - 1u);
+            let k = atomicAdd(&draw_args[card * DRAW_ARGS_WORDS + 1u], 1u);
+            if k < cull_params.capacity {
+                visible[card * cull_params.capacity + k] = index;
+            }
+            if effective >= frame.impostor_end {
+                return;
+            }
+        }
+    }
+    let lod = min(vat_select_lod(camera_distance), MAX_LODS - 1u);
     let slot = atomicAdd(&draw_args[lod * DRAW_ARGS_WORDS + 1u], 1u);
     if slot < cull_params.capacity {
         visible[lod * cull_params.capacity + slot] = index;
@@ -1334,7 +1420,7 @@ fn vat_output_vat(vertex: u32, instance_index: u32) -> VertexOutput {
 @vertex
 fn vs_vat_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> @builtin(position) vec4<f32> {
     let inst = vat_drawn_instance(instance_index);
-    if vat_is_hidden(inst) {
+    if vat_is_hidden(inst) || !vat_mesh_casts(inst) {
         return HIDDEN_POSITION;
     }
     let v = vat_decode_vertex(inst, vertex, frame.time);
@@ -1438,6 +1524,7 @@ fn vs_ground(@builtin(vertex_index) vertex: u32) -> VertexOutput {
 fn fs_lit(in: VertexOutput, @builtin(front_facing) front: bool) -> @location(0) vec4<f32> {
     let ddx = dpdx(in.uv);
     let ddy = dpdy(in.uv);
+    vat_switch_discard(in);
     if !vat_has_materials() {
         return vat_shade(in);
     }
@@ -1455,6 +1542,7 @@ fn fs_ground(in: VertexOutput) -> @location(0) vec4<f32> {
 fn fs_lit_motion(in: VertexOutput, @builtin(front_facing) front: bool) -> LitMotionOutput {
     let ddx = dpdx(in.uv);
     let ddy = dpdy(in.uv);
+    vat_switch_discard(in);
     var color: vec4<f32>;
     if !vat_has_materials() {
         color = vat_shade(in);
@@ -1490,6 +1578,7 @@ fn vat_encode_normal(n: vec3<f32>) -> vec4<f32> {
 // The discards of fs_lit for fragment `in` (assets with materials: the back faces of single-sided
 // materials, alpha-masked texels), so a prepass keeps exactly the fragments the colour pass keeps.
 fn vat_prepass_discard(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<f32>) {
+    vat_switch_discard(in);
     if vat_has_materials() {
         _ = vat_material_base(in, vat_fragment_material(in), front, ddx, ddy);
     }

@@ -16,6 +16,18 @@ pub struct AssetDrawInfo {
     pub(super) mode: VatMode,
     pub(super) double_sided: bool,
     pub(super) has_materials: bool,
+    pub(super) impostor: Option<ImpostorDrawInfo>,
+}
+
+/// What drawing an asset's impostor tier needs from its manifest.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ImpostorDrawInfo {
+    /// Where the card's six indices start in the index buffer, in indices (after the attachments').
+    pub first_index: u32,
+    /// The tier's bounding radius, metres.
+    pub radius: f32,
+    /// Pixels per side of a view's image.
+    pub tile_size: u32,
 }
 
 impl AssetDrawInfo {
@@ -44,7 +56,17 @@ impl AssetDrawInfo {
             mode: m.mode(),
             double_sided: m.materials.iter().any(|mat| mat.double_sided),
             has_materials: !m.materials.is_empty(),
+            impostor: m.impostors.as_ref().map(|t| ImpostorDrawInfo {
+                first_index: lod_index_count + attachment_index_count,
+                radius: t.radius,
+                tile_size: t.tile_size,
+            }),
         })
+    }
+
+    /// Its impostor tier's draw information, if it has a tier.
+    pub fn impostor(&self) -> Option<ImpostorDrawInfo> {
+        self.impostor
     }
 
     /// The id, unique in the process.

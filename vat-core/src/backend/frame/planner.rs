@@ -155,7 +155,10 @@ impl FramePlan {
         };
         let frustum_planes = Frustum::from_view_proj(&camera.view_proj).planes;
         let shadow = self.shadow_view_proj;
-        let uniforms_for = |time: f32, thresholds: &LodThresholds, config: &CrowdConfig| {
+        let uniforms_for = |time: f32,
+                            thresholds: &LodThresholds,
+                            config: &CrowdConfig,
+                            impostor: Option<gpu::ImpostorSwitch>| {
             FrameUniforms::new(&FrameInputs {
                 view_proj: camera.view_proj,
                 camera_position: camera.position,
@@ -173,12 +176,13 @@ impl FramePlan {
                 history: None,
                 jitter: options.jitter,
                 light_model: options.light_model,
+                impostor,
             })
         };
         if options.ground {
             let crowd = if crowds.is_empty() {
                 self.frame_uniforms =
-                    Some(uniforms_for(0.0, &LodThresholds::default(), &CrowdConfig::default()));
+                    Some(uniforms_for(0.0, &LodThresholds::default(), &CrowdConfig::default(), None));
                 None
             } else {
                 Some(0)
@@ -199,8 +203,13 @@ impl FramePlan {
         }
         let mut failed = None;
         for (k, (c, plan)) in crowds.iter_mut().zip(self.crowds.iter_mut()).enumerate() {
-            plan.uniforms =
-                uniforms_for(c.crowd.shader_time(), &c.crowd.asset().lod_distances, c.crowd.config());
+            let impostor = impostor_switch(c, options.mode);
+            plan.uniforms = uniforms_for(
+                c.crowd.shader_time(),
+                &c.crowd.asset().lod_distances,
+                c.crowd.config(),
+                impostor,
+            );
             if let Err(e) = plan_crowd(plan, c, camera, options.culling, options.motion_vectors, limits) {
                 failed = Some(e);
                 break;
@@ -549,12 +558,26 @@ fn plan_cull_inputs(
     let lod_count = lod_count(crowd, asset);
     let key = (asset.id(), sync.record_capacity);
     if sync.template_for != Some(key) {
-        plan.args_template = Some(gpu::draw_args_template(
+        let mut template = gpu::draw_args_template(
             &asset.lods()[..lod_count as usize],
             sync.record_capacity,
             asset.attachment_first_index(),
             asset.attachment_indices().len() as u32,
-        ));
+        );
+        // The cards' draw takes the draw (and list region) after the last mesh LOD's.
+        if let Some(tier) = asset.impostor().filter(|_| (lod_count as usize) < MAX_LODS) {
+            let words = gpu::DRAW_ARGS_WORDS as usize;
+            let at = lod_count as usize * words;
+            let first_instance = lod_count.saturating_mul(sync.record_capacity);
+            template[at..at + words].copy_from_slice(&[
+                gpu::IMPOSTOR_CARD_INDICES.len() as u32,
+                0,
+                tier.first_index,
+                0,
+                first_instance,
+            ]);
+        }
+        plan.args_template = Some(template);
         sync.template_for = Some(key);
     }
     let params = CullParams {
@@ -568,7 +591,8 @@ fn plan_cull_inputs(
         sync.cull_params_written = Some(params);
         uploaded = size_of::<CullParams>() as u64;
     }
-    sync.gpu_lods = lod_count;
+    // The cards' list follows the mesh LODs' when the template has their draw.
+    sync.gpu_lods = lod_count + u32::from(asset.impostor().is_some() && (lod_count as usize) < MAX_LODS);
     uploaded
 }
 
@@ -661,6 +685,20 @@ pub(super) fn plan_history(
     c.sync.previous_frame = Some((camera.view_proj, time));
 }
 
+/// Where crowd `c`'s impostor tier takes over this frame: `None` without a tier, with
+/// `CrowdConfig::impostors` off, in a mode whose bodies the cards do not stand for (rest, rigid,
+/// fluid, sprite), or with [`MAX_LODS`] mesh LODs (no draw left for the cards).
+pub(super) fn impostor_switch(c: &PlanCrowd<'_>, mode: RenderMode) -> Option<gpu::ImpostorSwitch> {
+    use crate::format::impostor::{SWITCH_FADE_BAND, switch_distance};
+    let tier = c.asset.impostor()?;
+    let slot = lod_count(c.crowd, c.asset);
+    let body = matches!(c.asset.body_program(mode), Program::Body(RenderMode::Vat | RenderMode::Bone));
+    (c.crowd.config().impostors && body && (slot as usize) < MAX_LODS).then(|| {
+        let start = switch_distance(tier.radius, tier.tile_size);
+        gpu::ImpostorSwitch { slot, start, end: start * SWITCH_FADE_BAND }
+    })
+}
+
 /// LODs a crowd draws: those of its thresholds and of its asset, 1 to [`MAX_LODS`].
 pub(super) fn lod_count(crowd: &Crowd, asset: &AssetDrawInfo) -> u32 {
     crowd.asset().lod_distances.lod_count().min(asset.lod_count()).clamp(1, MAX_LODS as u32)
@@ -721,6 +759,13 @@ pub(super) fn plan_draws(
             let fade = cross_fade && lod <= config.cross_fade_max_lod;
             colour.push(draw(key(body, PassKind::Colour, fade), src, indirect(lod)));
         }
+        if let Some(switch) = impostor_switch(c, mode) {
+            let card = |pass| impostor_key(key(Program::Impostor, pass, cross_fade));
+            if casts && config.shadow_max_lod >= switch.slot {
+                depth.push(draw(card(PassKind::Depth), src, indirect(switch.slot)));
+            }
+            colour.push(draw(card(PassKind::Colour), src, indirect(switch.slot)));
+        }
         if attachments_on {
             for lod in 0..lod_count.min(config.attachment_max_lod.saturating_add(1)) {
                 let pipeline = key(Program::Attachment, PassKind::Colour, cross_fade);
@@ -758,6 +803,11 @@ pub(super) fn plan_draws(
             colour.push(draw(pipeline, src, batch(asset.attachment_indices(), a)));
         }
     }
+}
+
+/// The card pipeline of `key`: both faces drawn (a card faces the viewer whichever way it turns).
+fn impostor_key(key: PipelineKey) -> PipelineKey {
+    PipelineKey { variant: ShaderVariantKey { double_sided: true, ..key.variant }, ..key }
 }
 
 /// The depth draws of crowd `k`'s batches of one extra view, appended to `out`.

@@ -106,7 +106,8 @@ impl CrowdSync {
         self.record_count
     }
 
-    /// LODs of the last GPU-culled frame (the visible lists to read back); 0 before any.
+    /// LODs of the last GPU-culled frame (the visible lists to read back), plus one for the
+    /// impostor cards' list when the asset has a tier; 0 before any.
     pub fn gpu_lods(&self) -> u32 {
         self.gpu_lods
     }

@@ -83,9 +83,26 @@ pub struct AssetConstants {
     pub particle_extent: [f32; 3],
     /// The largest card edge length, metres (a size field of 65535), 0 for other assets.
     pub particle_max_size: f32,
+    /// Centre of the impostor tier's bounding sphere, metres, object space (0 without a tier).
+    pub impostor_centre: [f32; 3],
+    /// Its radius, metres (0 without a tier).
+    pub impostor_radius: f32,
+    /// Views per side of the tier's grid; 0 without a tier (then no card is drawn).
+    pub impostor_views_per_side: u32,
+    /// The grid's coverage: [`IMPOSTOR_COVERAGE_HEMI`] or [`IMPOSTOR_COVERAGE_FULL`] (0 without a tier).
+    pub impostor_coverage: u32,
+    /// Pixels per side of one view's image (0 without a tier).
+    pub impostor_tile_size: u32,
+    /// Mip levels of the tier's texture arrays (0 without a tier).
+    pub impostor_mip_levels: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<AssetConstants>() == 176);
+const _: () = assert!(std::mem::size_of::<AssetConstants>() == 208);
+
+/// [`AssetConstants::impostor_coverage`] of a hemi-octahedral grid (the WGSL `IMPOSTOR_HEMI`).
+pub const IMPOSTOR_COVERAGE_HEMI: u32 = 1;
+/// [`AssetConstants::impostor_coverage`] of a full octahedral grid (the WGSL `IMPOSTOR_FULL`).
+pub const IMPOSTOR_COVERAGE_FULL: u32 = 2;
 
 impl AssetConstants {
     /// The constants of a validated asset's vertex animation (or rigid animation); `None` if it was
@@ -122,6 +139,7 @@ impl AssetConstants {
                 particle_texture_width: 0,
                 particle_extent: [0.0; 3],
                 particle_max_size: 0.0,
+                ..Zeroable::zeroed()
             });
         }
         if let (None, Some(sa)) = (&manifest.vertex_animation, &manifest.sprite_animation) {
@@ -156,6 +174,7 @@ impl AssetConstants {
                 particle_texture_width: sa.layout.width,
                 particle_extent: sa.position_bounds.extent,
                 particle_max_size: sa.max_size,
+                ..Zeroable::zeroed()
             });
         }
         let va = manifest.vertex_animation.as_ref()?;
@@ -192,7 +211,26 @@ impl AssetConstants {
             particle_texture_width: 0,
             particle_extent: [0.0; 3],
             particle_max_size: 0.0,
+            ..Self::impostor(manifest.impostors.as_ref())
         })
+    }
+
+    /// The impostor fields of `tier` (all zero without one), the others zero.
+    fn impostor(tier: Option<&crate::format::impostor::ImpostorTier>) -> Self {
+        use crate::format::impostor::ViewCoverage;
+        let Some(t) = tier else { return Zeroable::zeroed() };
+        Self {
+            impostor_centre: t.centre,
+            impostor_radius: t.radius,
+            impostor_views_per_side: t.grid.views_per_side,
+            impostor_coverage: match t.grid.coverage {
+                ViewCoverage::Hemi => IMPOSTOR_COVERAGE_HEMI,
+                ViewCoverage::Full => IMPOSTOR_COVERAGE_FULL,
+            },
+            impostor_tile_size: t.tile_size,
+            impostor_mip_levels: t.mip_levels,
+            ..Zeroable::zeroed()
+        }
     }
 }
 
@@ -354,8 +392,11 @@ pub struct ClipRecord {
     pub duration: f32,
     /// Metres travelled per cycle, 0 if the clip is not locomotion.
     pub stride: f32,
-    /// Keeps the size at 32 bytes, the WGSL array stride; zero.
-    pub _pad: [u32; 2],
+    /// The clip's first layer of the impostor tier's texture arrays
+    /// ([`crate::format::impostor::ImpostorTier::first_layer`]); 0 without a tier.
+    pub impostor_first_layer: u32,
+    /// The clip's images in the impostor tier (`frames_per_clip`); 0 without a tier.
+    pub impostor_frames: u32,
 }
 
 const _: () = assert!(std::mem::size_of::<ClipRecord>() == 32);
@@ -372,7 +413,8 @@ impl From<&Clip> for ClipRecord {
             fps: clip.fps,
             duration: clip.duration,
             stride: clip.stride,
-            _pad: [0; 2],
+            impostor_first_layer: 0,
+            impostor_frames: 0,
         }
     }
 }
@@ -683,6 +725,47 @@ pub fn draw_args_template(
     }
     out
 }
+
+/// The two texture arrays of a validated asset's impostor tier, `[impostor_color,
+/// impostor_normal_depth]` (the layout of [`crate::format::impostor::ImpostorTier`]: every layer
+/// of mip level 0, then of level 1, ...), or 1x1 transparent stand-ins without a tier. `None` only
+/// if a blob is missing or short, which a parsed asset never has.
+pub fn impostor_textures<'a>(asset: &crate::container::Asset<'a>) -> Option<[MaterialTexture<'a>; 2]> {
+    static CLEAR_RGBA8_TEXEL: [u8; 4] = [0; 4];
+    let names = [("impostor_color", true), ("impostor_normal_depth", false)];
+    let Some(tier) = asset.manifest().impostors.as_ref() else {
+        return Some(names.map(|(name, srgb)| MaterialTexture {
+            name,
+            srgb,
+            layers: 1,
+            levels: vec![MaterialTextureLevel { width: 1, height: 1, bytes: &CLEAR_RGBA8_TEXEL }],
+            stand_in: true,
+        }));
+    };
+    let layers = u32::try_from(tier.layer_count()).ok()?;
+    let mut out = Vec::with_capacity(2);
+    for ((name, srgb), blob) in names.into_iter().zip([tier.color, tier.normal_depth]) {
+        let bytes = asset.get_blob(blob)?;
+        let mut levels = Vec::with_capacity(tier.mip_levels as usize);
+        let mut offset = 0usize;
+        for level in 0..tier.mip_levels {
+            let side = u32::try_from(tier.layer_side(level)).ok()?;
+            let len = (side as usize).checked_mul(side as usize)?.checked_mul(4 * layers as usize)?;
+            levels.push(MaterialTextureLevel {
+                width: side,
+                height: side,
+                bytes: bytes.get(offset..offset + len)?,
+            });
+            offset += len;
+        }
+        out.push(MaterialTexture { name, srgb, layers, levels, stand_in: false });
+    }
+    out.try_into().ok()
+}
+
+/// The indices of the impostor card (two triangles over corners 0..4: `0, 1, 2, 2, 1, 3`), which
+/// follow the attachment indices in an asset's index buffer when it has a tier.
+pub const IMPOSTOR_CARD_INDICES: [u32; 6] = [0, 1, 2, 2, 1, 3];
 
 /// The rest pose and material id of every vertex of a validated asset, from its `RestPosition`,
 /// `RestNormal` and `MaterialId` streams (zeros, +Y normals and material 0 where a stream is absent).

@@ -351,11 +351,26 @@ pub const BINDINGS: &[Binding] = &[
         stages: VERTEX_COMPUTE,
     },
     Binding {
+        group: GROUP_ASSET,
+        binding: 24,
+        name: "impostor_color",
+        kind: BindingKind::TextureArray { sample_type: TextureSampleType::Float { filterable: true } },
+        stages: ShaderStages::FRAGMENT,
+    },
+    Binding {
+        group: GROUP_ASSET,
+        binding: 25,
+        name: "impostor_normal_depth",
+        kind: BindingKind::TextureArray { sample_type: TextureSampleType::Float { filterable: true } },
+        stages: ShaderStages::FRAGMENT,
+    },
+    Binding {
         group: GROUP_CROWD,
         binding: 0,
         name: "instances",
         kind: storage::<InstanceRecord>(true),
-        stages: VERTEX_COMPUTE,
+        // The fragment stage reads an instance's distance during the impostor switch's fade.
+        stages: ShaderStages::ALL,
     },
     Binding {
         group: GROUP_CROWD,

@@ -181,6 +181,23 @@ pub const ENTRY_POINT_FS_GROUND_PREPASS_MOTION: &str = "fs_ground_prepass_motion
 /// The ground's prepass fragment shader with the motion target alone (location 1).
 pub const ENTRY_POINT_FS_GROUND_PREPASS_MOTION_ONLY: &str = "fs_ground_prepass_motion_only";
 
+/// Impostor-card colour vertex shader ([`crate::backend::pipeline::Program::Impostor`]).
+pub const ENTRY_POINT_VS_IMPOSTOR: &str = "vs_impostor";
+/// Impostor-card depth vertex shader (the card facing the sun).
+pub const ENTRY_POINT_VS_IMPOSTOR_DEPTH: &str = "vs_impostor_depth";
+/// Impostor-card lit fragment shader.
+pub const ENTRY_POINT_FS_IMPOSTOR: &str = "fs_impostor";
+/// [`ENTRY_POINT_FS_IMPOSTOR`] with the motion target.
+pub const ENTRY_POINT_FS_IMPOSTOR_MOTION: &str = "fs_impostor_motion";
+/// Impostor-card coverage test of depth passes and depth-only prepasses (no colour target).
+pub const ENTRY_POINT_FS_IMPOSTOR_DEPTH: &str = "fs_impostor_depth";
+/// Impostor-card prepass fragment shader (normal target).
+pub const ENTRY_POINT_FS_IMPOSTOR_PREPASS: &str = "fs_impostor_prepass";
+/// Impostor-card prepass fragment shader (normal and motion targets).
+pub const ENTRY_POINT_FS_IMPOSTOR_PREPASS_MOTION: &str = "fs_impostor_prepass_motion";
+/// Impostor-card prepass fragment shader (motion target only).
+pub const ENTRY_POINT_FS_IMPOSTOR_PREPASS_MOTION_ONLY: &str = "fs_impostor_prepass_motion_only";
+
 /// Every entry point of [`SHADER_SOURCE`], in source order.
 pub const ENTRY_POINTS: &[EntryPoint] = &[
     EntryPoint { name: ENTRY_POINT_DECODE, stage: ShaderStage::Compute },
@@ -216,4 +233,12 @@ pub const ENTRY_POINTS: &[EntryPoint] = &[
     EntryPoint { name: ENTRY_POINT_FS_GROUND_PREPASS, stage: ShaderStage::Fragment },
     EntryPoint { name: ENTRY_POINT_FS_GROUND_PREPASS_MOTION, stage: ShaderStage::Fragment },
     EntryPoint { name: ENTRY_POINT_FS_GROUND_PREPASS_MOTION_ONLY, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_VS_IMPOSTOR, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_VS_IMPOSTOR_DEPTH, stage: ShaderStage::Vertex },
+    EntryPoint { name: ENTRY_POINT_FS_IMPOSTOR, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_FS_IMPOSTOR_MOTION, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_FS_IMPOSTOR_DEPTH, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_FS_IMPOSTOR_PREPASS, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_FS_IMPOSTOR_PREPASS_MOTION, stage: ShaderStage::Fragment },
+    EntryPoint { name: ENTRY_POINT_FS_IMPOSTOR_PREPASS_MOTION_ONLY, stage: ShaderStage::Fragment },
 ];

@@ -8,8 +8,8 @@ use std::borrow::Cow;
 
 use super::{
     AssetConstants, AttachmentMesh, BINDINGS, Binding, BindingKind, GROUP_ASSET, MaterialTexture,
-    TextureData, clip_records, material_records, material_textures, morph_textures, rest_vertices,
-    vertex_textures,
+    TextureData, clip_records, impostor_textures, material_records, material_textures, morph_textures,
+    rest_vertices, vertex_textures,
 };
 use crate::container::Asset;
 
@@ -127,7 +127,8 @@ pub struct AssetResources<'a> {
     /// One entry per group-1 binding of [`BINDINGS`], in upload order: the animation textures first,
     /// then the other textures, then the buffers and the sampler.
     pub bindings: Vec<AssetBinding<'a>>,
-    /// The index buffer: every LOD's indices, then the attachments' (`u32` little-endian).
+    /// The index buffer: every LOD's indices, then the attachments', then with an impostor tier the
+    /// card's ([`super::IMPOSTOR_CARD_INDICES`]) (`u32` little-endian).
     pub indices: Vec<u8>,
     /// Where the attachment indices start, in indices.
     pub attachment_first_index: u32,
@@ -172,8 +173,14 @@ impl<'a> AssetResources<'a> {
                 bindings.push(texture(name, label, data, stand_in));
             }
         }
-        for t in materials {
-            let label = if t.stand_in { "vat material texture (none)" } else { "vat material texture" };
+        let impostors = impostor_textures(asset).ok_or(ResourceError::NoAnimation)?;
+        for t in materials.into_iter().chain(impostors) {
+            let label = match (t.name.starts_with("impostor"), t.stand_in) {
+                (false, false) => "vat material texture",
+                (false, true) => "vat material texture (none)",
+                (true, false) => "vat impostor texture",
+                (true, true) => "vat impostor texture (none)",
+            };
             let stand_in = t.stand_in;
             bindings.push(AssetBinding {
                 name: t.name,
@@ -189,12 +196,14 @@ impl<'a> AssetResources<'a> {
             resource: AssetResource::Buffer { bytes, uniform },
         };
         let owned = |v: Vec<u8>| Cow::Owned(v);
-        bindings.push(buffer(
-            "clips",
-            "vat clips",
-            owned(bytemuck::cast_slice(&clip_records(&m.clips)).to_vec()),
-            false,
-        ));
+        let mut clips = clip_records(&m.clips);
+        if let Some(tier) = &m.impostors {
+            for (k, clip) in clips.iter_mut().enumerate() {
+                clip.impostor_first_layer = tier.first_layer(k).unwrap_or(0) as u32;
+                clip.impostor_frames = tier.frames_per_clip.get(k).copied().unwrap_or(0);
+            }
+        }
+        bindings.push(buffer("clips", "vat clips", owned(bytemuck::cast_slice(&clips).to_vec()), false));
         bindings.push(buffer("asset", "vat asset", owned(bytemuck::bytes_of(&constants).to_vec()), true));
         let (joints, weights) = crate::modes::bone::skin_buffers(asset);
         bindings.push(buffer("joints", "vat joints", Cow::Borrowed(joints), false));
@@ -232,9 +241,13 @@ impl<'a> AssetResources<'a> {
             resource: AssetResource::MaterialSampler,
             stand_in: false,
         });
-        let mut indices = Vec::with_capacity(lod_indices.len() + attachments.indices.len() * 4);
+        let mut indices = Vec::with_capacity(lod_indices.len() + attachments.indices.len() * 4 + 24);
         indices.extend_from_slice(lod_indices);
         indices.extend(attachments.indices.iter().flat_map(|i| i.to_le_bytes()));
+        // The impostor card follows the attachments (AssetDrawInfo::impostor_indices).
+        if m.impostors.is_some() {
+            indices.extend(super::IMPOSTOR_CARD_INDICES.iter().flat_map(|i| i.to_le_bytes()));
+        }
         Ok(Self {
             bindings,
             indices,
@@ -269,9 +282,10 @@ impl<'a> AssetResources<'a> {
                 }
                 AssetResource::TextureArray(t) => {
                     let (width, height) = t.levels.first().map_or((1, 1), |l| (l.width, l.height));
+                    let impostor = t.name.starts_with("impostor");
                     if width > max_dim || height > max_dim {
                         return Err(ResourceError::TextureTooLarge {
-                            what: "material",
+                            what: if impostor { "impostor" } else { "material" },
                             width,
                             height,
                             limit: max_dim,
@@ -279,7 +293,11 @@ impl<'a> AssetResources<'a> {
                     }
                     if t.layers > limits.max_texture_array_layers {
                         return Err(ResourceError::TextureTooLarge {
-                            what: "material (array layers)",
+                            what: if impostor {
+                                "impostor (array layers)"
+                            } else {
+                                "material (array layers)"
+                            },
                             width: t.layers,
                             height: 1,
                             limit: limits.max_texture_array_layers,

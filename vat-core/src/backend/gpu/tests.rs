@@ -138,6 +138,10 @@ fn rust_structs() -> Vec<RustStruct> {
             ambient_color,
             light_model,
             shadow,
+            impostor_start,
+            impostor_end,
+            impostor_slot,
+            _impostor_pad,
         }),
         rust_struct!(ShadowCascadeUniforms as "VatShadowCascade" { view_proj, far_bound, normal_offset, layer, _pad }),
         rust_struct!(ShadowLookupUniforms as "VatShadowLookup" {
@@ -180,8 +184,23 @@ fn rust_structs() -> Vec<RustStruct> {
             particle_texture_width,
             particle_extent,
             particle_max_size,
+            impostor_centre,
+            impostor_radius,
+            impostor_views_per_side,
+            impostor_coverage,
+            impostor_tile_size,
+            impostor_mip_levels,
         }),
-        rust_struct!(ClipRecord { first_frame, frame_count, flags, fps, duration, stride, _pad }),
+        rust_struct!(ClipRecord {
+            first_frame,
+            frame_count,
+            flags,
+            fps,
+            duration,
+            stride,
+            impostor_first_layer,
+            impostor_frames
+        }),
         rust_struct!(InstanceRecord {
             position,
             yaw,
@@ -709,7 +728,8 @@ fn clip_record_from_clip() {
             fps: 30.0,
             duration: 1.0,
             stride: 1.48,
-            _pad: [0; 2]
+            impostor_first_layer: 0,
+            impostor_frames: 0,
         }
     );
     assert_eq!((wave.first_frame, wave.frame_count, wave.flags, wave.duration), (30, 46, 0, 1.5));
@@ -852,6 +872,7 @@ fn uniforms_with(
         shadow,
         ground_half_extent: 10.0,
         history: None,
+        impostor: None,
         jitter: [0.0; 2],
         light_model: LightModel::Vat,
     })
@@ -1009,6 +1030,7 @@ fn the_pbr_light_model_carries_its_ambient_colour_and_vats_carries_none() {
             shadow: None,
             ground_half_extent: 10.0,
             history: None,
+            impostor: None,
             jitter: [0.0; 2],
             light_model,
         };

@@ -6,7 +6,7 @@ use super::*;
 // GPU-visible structs
 // ---------------------------------------------------------------------------------------------------
 
-/// Per-frame values shared by every pass (group 0, binding 0; uniform, 784 bytes). Built with
+/// Per-frame values shared by every pass (group 0, binding 0; uniform, 800 bytes). Built with
 /// [`FrameUniforms::new`].
 ///
 /// **Lighting inputs (the host's light).** `fs_lit` shades with `sun_direction`, `sun_color` and
@@ -85,9 +85,31 @@ pub struct FrameUniforms {
     /// How the colour draws look the shadow map up ([`ShadowLookup::uniforms`]; `count` 0: no
     /// shadows, the map is not read).
     pub shadow: ShadowLookupUniforms,
+    /// Effective distance (metres times `exp2(lod_bias)` over the instance's scale) at which the
+    /// impostor tier's cards start ([`ImpostorSwitch::start`]); 0 without a tier drawn.
+    pub impostor_start: f32,
+    /// Effective distance from which the mesh is no longer drawn ([`ImpostorSwitch::end`]).
+    pub impostor_end: f32,
+    /// Draw (and visible-list region) of the cards: the mesh LOD count; 0: no tier drawn.
+    pub impostor_slot: u32,
+    /// Keeps the size a multiple of 16 bytes; zero.
+    pub _impostor_pad: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 784);
+const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 800);
+
+/// Where a crowd's impostor tier takes over from its meshes ([`FrameInputs::impostor`]), in
+/// effective distance (the camera's distance to an instance's centre times `exp2(lod_bias)`,
+/// divided by the instance's scale; metres at the reference view).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ImpostorSwitch {
+    /// The draw whose visible list holds the cards: the number of mesh LODs drawn (`1..MAX_LODS`).
+    pub slot: u32,
+    /// Cards start here ([`crate::format::impostor::switch_distance`]).
+    pub start: f32,
+    /// The mesh stops here (`start * SWITCH_FADE_BAND`); between the two both draw, dithered.
+    pub end: f32,
+}
 
 /// How the colour draws light surfaces (`RenderOptions::light_model`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -171,6 +193,8 @@ pub struct FrameInputs<'a> {
     /// The previous frame, for motion vectors; `None`: no history (the previous frame is this one,
     /// so every motion vector is zero).
     pub history: Option<FrameHistory>,
+    /// Where the impostor tier takes over (`None`: no tier drawn).
+    pub impostor: Option<ImpostorSwitch>,
     /// Sub-pixel jitter of the colour and prepass draws, NDC units ([`FrameUniforms::jitter`]);
     /// non-finite components are 0.
     pub jitter: [f32; 2],
@@ -499,6 +523,10 @@ impl FrameUniforms {
             },
             light_model: inputs.light_model.code(),
             shadow,
+            impostor_start: inputs.impostor.map_or(0.0, |i| i.start),
+            impostor_end: inputs.impostor.map_or(0.0, |i| i.end),
+            impostor_slot: inputs.impostor.map_or(0, |i| i.slot),
+            _impostor_pad: 0,
         }
     }
 }

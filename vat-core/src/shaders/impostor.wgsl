@@ -1,0 +1,438 @@
+
+// ---------------------------------------------------------------------------------------------------
+// The impostor tier (vat_core::format::impostor): far instances as camera-facing cards showing the
+// tier's images. The view grid, blend, depth correction and image choice mirror the CPU reference
+// in vat_core::format::impostor (ViewGrid::blend, view_direction, view_axes, card_samples,
+// clip_images).
+// ---------------------------------------------------------------------------------------------------
+
+// AssetConstants.impostor_coverage (vat_core::gpu::IMPOSTOR_COVERAGE_*).
+const IMPOSTOR_HEMI: u32 = 1u;
+const IMPOSTOR_FULL: u32 = 2u;
+// vat_core::format::impostor::PARALLAX_STEPS.
+const IMPOSTOR_PARALLAX_STEPS: u32 = 2u;
+
+// What the card vertex stages output.
+struct ImpostorOutput {
+    @builtin(position) clip_position: vec4<f32>,
+    // The card's image coordinates: u right, v down, [0, 1] over the bounding sphere's diameter.
+    @location(0) card_uv: vec2<f32>,
+    // World position on the card plane, metres.
+    @location(1) world_position: vec3<f32>,
+    // The same card point at the previous frame (the card moved with its record), metres.
+    @location(2) previous_world_position: vec3<f32>,
+    // The direction the card faces (towards the camera, or the sun in depth passes), object space.
+    @location(3) @interpolate(flat) direction: vec3<f32>,
+    // The three views blended (ViewGrid::blend) and their weights.
+    @location(4) @interpolate(flat) views: vec3<u32>,
+    @location(5) @interpolate(flat) view_weights: vec3<f32>,
+    // Texture layers: clip A's two images (x, y), clip B's two (z, w).
+    @location(6) @interpolate(flat) layers: vec4<u32>,
+    // Clip A's image blend, clip B's, clip B's fade weight, the switch fade.
+    @location(7) @interpolate(flat) blends: vec4<f32>,
+    // The drawn record (in `instances`).
+    @location(8) @interpolate(flat) instance: u32,
+    // Radius of the card's sphere in world space (metres) times its unit facing direction, world space.
+    @location(9) @interpolate(flat) facing: vec3<f32>,
+}
+
+fn vat_impostor_hidden() -> ImpostorOutput {
+    return ImpostorOutput(
+        HIDDEN_POSITION, vec2<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0),
+        vec3<u32>(0u), vec3<f32>(0.0), vec4<u32>(0u), vec4<f32>(0.0), 0u, vec3<f32>(0.0),
+    );
+}
+
+// sign with sign(0) = 1, as the CPU reference's.
+fn vat_impostor_sign(x: f32) -> f32 {
+    return select(-1.0, 1.0, x >= 0.0);
+}
+
+// normalize, with the zero vector giving +Y (the CPU reference's normalize).
+fn vat_impostor_normalize(v: vec3<f32>) -> vec3<f32> {
+    let len = sqrt(dot(v, v));
+    if len > 0.0 {
+        return v / len;
+    }
+    return vec3<f32>(0.0, 1.0, 0.0);
+}
+
+// The octahedral square position of a direction (format::impostor::direction_to_square).
+fn vat_impostor_square(direction: vec3<f32>) -> vec2<f32> {
+    var d = direction;
+    let hemi = asset.impostor_coverage == IMPOSTOR_HEMI;
+    if hemi {
+        d.y = max(d.y, 0.0);
+    }
+    let sum = abs(d.x) + abs(d.y) + abs(d.z);
+    if !(sum > 0.0 && sum < 3.0e38) {
+        return vec2<f32>(0.0);
+    }
+    let u = d.x / sum;
+    let v = d.z / sum;
+    if hemi {
+        return clamp(vec2<f32>(u + v, u - v), vec2<f32>(-1.0), vec2<f32>(1.0));
+    }
+    if d.y >= 0.0 {
+        return vec2<f32>(u, v);
+    }
+    return vec2<f32>((1.0 - abs(v)) * vat_impostor_sign(u), (1.0 - abs(u)) * vat_impostor_sign(v));
+}
+
+// The unit direction of octahedral square position `st` (format::impostor::square_to_direction).
+fn vat_impostor_square_direction(st: vec2<f32>) -> vec3<f32> {
+    let s = clamp(st.x, -1.0, 1.0);
+    let t = clamp(st.y, -1.0, 1.0);
+    var u: f32;
+    var v: f32;
+    var y: f32;
+    if asset.impostor_coverage == IMPOSTOR_HEMI {
+        u = (s + t) * 0.5;
+        v = (s - t) * 0.5;
+        y = 1.0 - abs(u) - abs(v);
+    } else {
+        y = 1.0 - abs(s) - abs(t);
+        if y >= 0.0 {
+            u = s;
+            v = t;
+        } else {
+            u = (1.0 - abs(t)) * vat_impostor_sign(s);
+            v = (1.0 - abs(s)) * vat_impostor_sign(t);
+        }
+    }
+    return vat_impostor_normalize(vec3<f32>(u, y, v));
+}
+
+// The direction of view `index` (ViewGrid::view_direction).
+fn vat_impostor_view_direction(index: u32) -> vec3<f32> {
+    let n = asset.impostor_views_per_side;
+    let k = index % (n * n);
+    let last = f32(n - 1u);
+    let s = 2.0 * f32(k % n) / last - 1.0;
+    let t = 2.0 * f32(k / n) / last - 1.0;
+    return vat_impostor_square_direction(vec2<f32>(s, t));
+}
+
+// Three views and their weights for a direction (ViewGrid::blend).
+struct ImpostorBlend {
+    views: vec3<u32>,
+    weights: vec3<f32>,
+}
+
+fn vat_impostor_blend(direction: vec3<f32>) -> ImpostorBlend {
+    let n = asset.impostor_views_per_side;
+    let st = vat_impostor_square(direction);
+    let last = f32(n - 1u);
+    let gx = clamp((st.x + 1.0) * 0.5 * last, 0.0, last);
+    let gy = clamp((st.y + 1.0) * 0.5 * last, 0.0, last);
+    let cx = min(u32(floor(gx)), n - 2u);
+    let cy = min(u32(floor(gy)), n - 2u);
+    let fx = gx - f32(cx);
+    let fy = gy - f32(cy);
+    let base = cy * n + cx;
+    if fx + fy <= 1.0 {
+        return ImpostorBlend(vec3<u32>(base, base + 1u, base + n), vec3<f32>(1.0 - fx - fy, fx, fy));
+    }
+    return ImpostorBlend(vec3<u32>(base + n + 1u, base + n, base + 1u), vec3<f32>(fx + fy - 1.0, 1.0 - fx, 1.0 - fy));
+}
+
+// The right and up axes of the view camera looking along -d (format::impostor::view_axes).
+struct ImpostorAxes {
+    right: vec3<f32>,
+    up: vec3<f32>,
+}
+
+fn vat_impostor_axes(d: vec3<f32>) -> ImpostorAxes {
+    var up_ref = vec3<f32>(0.0, 1.0, 0.0);
+    if abs(d.y) > 1.0 - 1e-4 {
+        up_ref = vec3<f32>(0.0, 0.0, 1.0);
+    }
+    let right = vat_impostor_normalize(cross(up_ref, d));
+    return ImpostorAxes(right, cross(d, right));
+}
+
+// Image coordinates of unit-sphere point `q` in the view of direction `dk` (project_to_view).
+fn vat_impostor_project(q: vec3<f32>, axes: ImpostorAxes) -> vec2<f32> {
+    return vec2<f32>(0.5 + dot(q, axes.right) * 0.5, 0.5 - dot(q, axes.up) * 0.5);
+}
+
+// The two images of a clip a phase shows (format::impostor::clip_images): (first, second) and the
+// weight of the second.
+struct ImpostorImages {
+    first: u32,
+    second: u32,
+    t: f32,
+}
+
+fn vat_impostor_images(frames_in: u32, phase: f32, looping: bool) -> ImpostorImages {
+    let frames = max(frames_in, 1u);
+    var x = 0.0;
+    if phase == phase && abs(phase) < 3.0e38 {
+        x = clamp(phase, 0.0, 1.0) * f32(frames);
+    }
+    let k = min(u32(floor(x)), frames - 1u);
+    let t = clamp(x - f32(k), 0.0, 1.0);
+    if looping {
+        return ImpostorImages(k, (k + 1u) % frames, t);
+    }
+    let next = min(k + 1u, frames - 1u);
+    return ImpostorImages(k, next, select(t, 0.0, next == k));
+}
+
+// The layers and blend of one clip slot of a record at `time`.
+fn vat_impostor_clip(clip_index: u32, wrap_code: u32, phase_offset: f32, time: f32, rate: f32) -> ImpostorImages {
+    let clip = clips[min(clip_index, arrayLength(&clips) - 1u)];
+    let looping = (clip.flags & CLIP_FLAG_LOOPING) != 0u;
+    let wrap = vat_wrap(wrap_code, looping);
+    let phase = vat_phase(phase_offset, time, rate, wrap);
+    let images = vat_impostor_images(clip.impostor_frames, phase, wrap == WRAP_LOOP);
+    return ImpostorImages(clip.impostor_first_layer + images.first, clip.impostor_first_layer + images.second, images.t);
+}
+
+// World position of a record's card centre (the tier's sphere centre placed by the record).
+fn vat_impostor_centre(inst: InstanceRecord) -> vec3<f32> {
+    let c = cos(inst.yaw);
+    let s = sin(inst.yaw);
+    let q = inst.scale * asset.impostor_centre;
+    return inst.position + vec3<f32>(c * q.x + s * q.z, q.y, c * q.z - s * q.x);
+}
+
+// The card of record `record` facing world direction `toward` (unit; towards the camera or the
+// sun), corner `vertex` (0 top left, 1 top right, 2 bottom left, 3 bottom right), at `time`. The
+// clip position is left for the caller.
+fn vat_impostor_card(record: u32, inst: InstanceRecord, toward: vec3<f32>, vertex: u32, time: f32) -> ImpostorOutput {
+    let d = vat_impostor_normalize(vat_object_direction(inst, toward));
+    let axes = vat_impostor_axes(d);
+    let x = select(-1.0, 1.0, (vertex & 1u) != 0u);
+    let y = select(1.0, -1.0, (vertex & 2u) != 0u);
+    let radius = inst.scale * asset.impostor_radius;
+    let c = cos(inst.yaw);
+    let s = sin(inst.yaw);
+    let corner = x * axes.right + y * axes.up;
+    let corner_world = vec3<f32>(c * corner.x + s * corner.z, corner.y, c * corner.z - s * corner.x);
+    let world = vat_impostor_centre(inst) + radius * corner_world;
+    let blend = vat_impostor_blend(d);
+    let a = vat_impostor_clip(inst.clip_a, inst.variant_bits >> VARIANT_WRAP_A_SHIFT, inst.phase_offset_a, time, inst.rate_a);
+    var b = a;
+    let w = vat_instance_fade_weight(inst, time);
+    if w > 0.0 {
+        b = vat_impostor_clip(inst.clip_b & CLIP_INDEX_MASK, inst.variant_bits >> VARIANT_WRAP_B_SHIFT, inst.phase_offset_b, time, inst.rate_b);
+    }
+    let facing_world = vec3<f32>(c * d.x + s * d.z, d.y, c * d.z - s * d.x);
+    return ImpostorOutput(
+        vec4<f32>(0.0), vec2<f32>((x + 1.0) * 0.5, (1.0 - y) * 0.5), world, world, d,
+        blend.views, blend.weights, vec4<u32>(a.first, a.second, b.first, b.second),
+        vec4<f32>(a.t, b.t, w, vat_switch_fade(inst)), record, radius * facing_world,
+    );
+}
+
+// Impostor cards, colour pass: the card facing the camera, from the switch on (vat_switch_fade > 0).
+@vertex
+fn vs_impostor(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> ImpostorOutput {
+    let record = instance_list[instance_index];
+    let inst = instances[record];
+    if vat_is_hidden(inst) || asset.impostor_views_per_side < 2u || !(vat_switch_fade(inst) > 0.0) {
+        return vat_impostor_hidden();
+    }
+    let toward = vat_impostor_normalize(frame.camera_position - vat_impostor_centre(inst));
+    var out = vat_impostor_card(record, inst, toward, vertex, frame.time);
+    out.clip_position = vat_jitter(frame.view_proj * vec4<f32>(out.world_position, 1.0));
+    if MOTION_VECTORS {
+        // The card point moves with its record's centre (its animation inside the card is not
+        // tracked: far cards are a few pixels).
+        let previous = vat_previous_instance(record);
+        out.previous_world_position = out.world_position + vat_impostor_centre(previous) - vat_impostor_centre(inst);
+    }
+    return out;
+}
+
+// Impostor cards, depth passes: the card facing the sun, projected by light_view_proj, once the
+// switch's fade is half way (the mesh casts before).
+@vertex
+fn vs_impostor_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> ImpostorOutput {
+    let record = instance_list[instance_index];
+    let inst = instances[record];
+    if vat_is_hidden(inst) || asset.impostor_views_per_side < 2u || vat_mesh_casts(inst) {
+        return vat_impostor_hidden();
+    }
+    var out = vat_impostor_card(record, inst, vat_impostor_normalize(frame.sun_direction), vertex, frame.time);
+    out.clip_position = frame.light_view_proj * vec4<f32>(out.world_position, 1.0);
+    return out;
+}
+
+// The mip level of the card's images at this fragment: log2 of the texels per pixel, clamped to the
+// stored levels. Call in uniform control flow (derivatives).
+fn vat_impostor_level(card_uv: vec2<f32>) -> f32 {
+    let tile = f32(asset.impostor_tile_size);
+    let footprint = max(length(dpdx(card_uv)), length(dpdy(card_uv))) * tile;
+    return clamp(log2(max(footprint, 1e-8)), 0.0, f32(max(asset.impostor_mip_levels, 1u) - 1u));
+}
+
+// Texture coordinates of image coordinates `uv` of view `view`, kept half a texel inside the view's
+// tile at mip level `level` (so filtering never reads a neighbour's tile).
+fn vat_impostor_coord(view: u32, uv: vec2<f32>, level: f32) -> vec2<f32> {
+    let n = asset.impostor_views_per_side;
+    let texels = max(f32(asset.impostor_tile_size >> u32(ceil(level))), 1.0);
+    let inner = clamp(uv, vec2<f32>(0.5 / texels), vec2<f32>(1.0 - 0.5 / texels));
+    return (vec2<f32>(f32(view % n), f32(view / n)) + inner) / f32(n);
+}
+
+// What the tier shows at a card fragment: linear colour (the palette or the material's, tinted)
+// with coverage in alpha, the object-space normal, and how far in front of the card plane the
+// surface is (radii, towards the facing direction).
+struct ImpostorSurface {
+    color: vec4<f32>,
+    normal: vec3<f32>,
+    depth: f32,
+}
+
+// The card fragment `in` at mip level `level`, clip slot B taken where `use_b`: for each of the
+// three views, the depth correction of format::impostor::card_samples (stored depths read at level 0
+// from the nearer image), then its two images blended; the views blended by weight times coverage.
+fn vat_impostor_surface(in: ImpostorOutput, level: f32, use_b: bool) -> ImpostorSurface {
+    let inst = instances[in.instance];
+    let d = in.direction;
+    let axes = vat_impostor_axes(d);
+    let p = (2.0 * in.card_uv.x - 1.0) * axes.right + (1.0 - 2.0 * in.card_uv.y) * axes.up;
+    var first = in.layers.x;
+    var second = in.layers.y;
+    var t = in.blends.x;
+    if use_b {
+        first = in.layers.z;
+        second = in.layers.w;
+        t = in.blends.y;
+    }
+    let nearer = select(first, second, t >= 0.5);
+    var color = vec3<f32>(0.0);
+    var alpha = 0.0;
+    var normal = vec3<f32>(0.0);
+    var depth = 0.0;
+    for (var k = 0u; k < 3u; k++) {
+        let w = in.view_weights[k];
+        if !(w > 0.0) {
+            continue;
+        }
+        let view = in.views[k];
+        let dk = vat_impostor_view_direction(view);
+        let view_axes = vat_impostor_axes(dk);
+        let along = dot(d, dk);
+        var s = 0.0;
+        if along > 0.05 {
+            for (var step = 0u; step < IMPOSTOR_PARALLAX_STEPS; step++) {
+                let uv = vat_impostor_project(p + s * d, view_axes);
+                let stored = textureSampleLevel(impostor_normal_depth, material_sampler, vat_impostor_coord(view, uv, 0.0), nearer, 0.0).b * 2.0 - 1.0;
+                s = clamp((stored - dot(p, dk)) / along, -1.0, 1.0);
+            }
+        }
+        let coord = vat_impostor_coord(view, vat_impostor_project(p + s * d, view_axes), level);
+        let c = mix(
+            textureSampleLevel(impostor_color, material_sampler, coord, first, level),
+            textureSampleLevel(impostor_color, material_sampler, coord, second, level),
+            t,
+        );
+        let nd = mix(
+            textureSampleLevel(impostor_normal_depth, material_sampler, coord, first, level),
+            textureSampleLevel(impostor_normal_depth, material_sampler, coord, second, level),
+            t,
+        );
+        var base = c.rgb * inst.tint;
+        if !vat_has_materials() {
+            // The palette: the material id of the nearest texel of the nearer image (ids do not filter).
+            let l = u32(round(level));
+            let side = max(asset.impostor_views_per_side * (asset.impostor_tile_size >> l), 1u);
+            let texel = min(vec2<u32>(coord * f32(side)), vec2<u32>(side - 1u));
+            let id = u32(round(textureLoad(impostor_normal_depth, texel, nearer, l).a * 255.0));
+            base = vat_material_color(id, inst.variant_bits, inst.tint) * c.rgb;
+        }
+        let a = w * c.a;
+        color += a * base;
+        alpha += a;
+        normal += a * vat_oct_decode(nd.rg * 2.0 - 1.0);
+        depth += a * (nd.b * 2.0 - 1.0 - dot(p, dk)) / max(along, 0.05);
+    }
+    if alpha > 0.0 {
+        color /= alpha;
+        depth /= alpha;
+    }
+    return ImpostorSurface(vec4<f32>(color, alpha), vat_normalize(normal), clamp(depth, -1.0, 1.0));
+}
+
+// Whether the pixel at `p` shows clip B of a record fading to it by `weight` (dithered, with a
+// pattern turned from the switch's so the two choices do not line up).
+fn vat_impostor_uses_b(p: vec2<f32>, weight: f32) -> bool {
+    return weight > 0.0 && vat_switch_dither(vec2<f32>(p.y + 2.0, p.x + 1.0)) < weight;
+}
+
+// The lit VertexOutput of a card fragment (vat_shade's input): the surface point in front of the
+// card, the normal turned by the record's yaw, the colour.
+fn vat_impostor_lit(in: ImpostorOutput, surface: ImpostorSurface) -> VertexOutput {
+    let inst = instances[in.instance];
+    let c = cos(inst.yaw);
+    let s = sin(inst.yaw);
+    let n = surface.normal;
+    let world_normal = vec3<f32>(c * n.x + s * n.z, n.y, c * n.z - s * n.x);
+    let offset = surface.depth * in.facing;
+    return VertexOutput(
+        in.clip_position, in.world_position + offset, world_normal, vec4<f32>(surface.color.rgb, 1.0),
+        vec4<f32>(0.0), vec2<f32>(0.0), 0u, in.instance, in.previous_world_position + offset,
+    );
+}
+
+// The card fragment of the colour and prepass entry points: discarded where the mesh keeps the
+// pixel (switch dither >= fade) or the coverage is under one half.
+fn vat_impostor_fragment(in: ImpostorOutput, level: f32) -> VertexOutput {
+    if vat_switch_dither(in.clip_position.xy) >= in.blends.w {
+        discard;
+    }
+    let surface = vat_impostor_surface(in, level, vat_impostor_uses_b(in.clip_position.xy, in.blends.z));
+    if surface.color.a < 0.5 {
+        discard;
+    }
+    return vat_impostor_lit(in, surface);
+}
+
+// Impostor cards, colour pass: lit like the mesh (vat_shade: the light model, the sun's shadow).
+@fragment
+fn fs_impostor(in: ImpostorOutput) -> @location(0) vec4<f32> {
+    let level = vat_impostor_level(in.card_uv);
+    return vat_shade(vat_impostor_fragment(in, level));
+}
+
+// fs_impostor with the motion target.
+@fragment
+fn fs_impostor_motion(in: ImpostorOutput) -> LitMotionOutput {
+    let level = vat_impostor_level(in.card_uv);
+    let lit = vat_impostor_fragment(in, level);
+    return LitMotionOutput(vat_shade(lit), vec4<f32>(vat_motion_vector(lit), 0.0, 0.0));
+}
+
+// Impostor cards in depth passes and depth-only prepasses: the coverage test alone.
+@fragment
+fn fs_impostor_depth(in: ImpostorOutput) {
+    let level = vat_impostor_level(in.card_uv);
+    if vat_impostor_surface(in, level, vat_impostor_uses_b(in.clip_position.xy, in.blends.z)).color.a < 0.5 {
+        discard;
+    }
+}
+
+// Impostor cards, prepass with a normal target alone.
+@fragment
+fn fs_impostor_prepass(in: ImpostorOutput) -> @location(0) vec4<f32> {
+    let level = vat_impostor_level(in.card_uv);
+    return vat_encode_normal(vat_impostor_fragment(in, level).world_normal);
+}
+
+// Impostor cards, prepass with normal and motion targets.
+@fragment
+fn fs_impostor_prepass_motion(in: ImpostorOutput) -> PrepassOutput {
+    let level = vat_impostor_level(in.card_uv);
+    let lit = vat_impostor_fragment(in, level);
+    return PrepassOutput(vat_encode_normal(lit.world_normal), vec4<f32>(vat_motion_vector(lit), 0.0, 0.0));
+}
+
+// Impostor cards, prepass with a motion target alone.
+@fragment
+fn fs_impostor_prepass_motion_only(in: ImpostorOutput) -> @location(1) vec4<f32> {
+    let level = vat_impostor_level(in.card_uv);
+    return vec4<f32>(vat_motion_vector(vat_impostor_fragment(in, level)), 0.0, 0.0);
+}
