@@ -14,6 +14,7 @@
 # usage: resid.py NAME FIT.npz [--bones16]
 import numpy as np, sys, os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))); from load import *
+from rigid import oct_enc, oct_dec
 
 def onb(n):
     # Duff et al. 2017 branchless orthonormal basis
@@ -86,8 +87,16 @@ if __name__ == '__main__':
         sn = np.sqrt(2) * np.radians(nbound); bn, Ln = bits_for(np.abs(ab).max((0, 2)), sn)
         abq = np.clip(np.round(ab / sn), -Ln[None, :, None], Ln[None, :, None]) * sn
         a = angle_deg(m + abq[..., :1] * t1 + abq[..., 1:] * t2, N)
+        # fallback where the tangent-plane residual is undefined (n.m <= 0 in some frame) or dearer:
+        # the absolute octahedral code, step s_o = sqrt(2) B_n / 3 over [-1, 1] (the octahedral decode
+        # is 3-Lipschitz: |dv| <= sqrt(3) |de|, |v| >= 1/sqrt(3)), so angle <= 3 s_o / sqrt(2) = B_n
+        so = np.sqrt(2) * np.radians(nbound) / 3; babs = int(np.ceil(np.log2(2 / so + 1)))
+        flag = (c.min(0) <= 0) | (bn > babs)
+        if flag.any():
+            e_oct = oct_enc(N[:, flag]); dec = oct_dec(np.clip(np.round(e_oct / so) * so, -1, 1))
+            a[:, flag] = angle_deg(dec, N[:, flag]); bn = np.where(flag, babs, bn)
         bits = 3 * bp + 2 * bn
         size = (16 * B * F + 32 * V) / (V * F) + bits.mean() / 8
         print(f'  variable rate, bounds {pbound*1e3:.2f} mm / {nbound:.1f} deg: mean {bits.mean():.2f} bits/v/f (pos {3*bp.mean():.2f}, normal {2*bn.mean():.2f}; '
-              f'max {bits.max()}, {np.mean(bits == 0)*100:.0f}% of vertices 0 bits): pos max {st["max"]:.3f} p99 {st["p99"]:.3f} mean {st["mean"]:.4f} mm; '
+              f'max {bits.max()}, {np.mean(bits == 0)*100:.0f}% of vertices 0 bits, {flag.sum()} absolute-octahedral): pos max {st["max"]:.3f} p99 {st["p99"]:.3f} mean {st["mean"]:.4f} mm; '
               f'normal max {a.max():.2f} p99 {np.percentile(a, 99):.2f} deg; {size:.3f} B/v/f', flush=True)
