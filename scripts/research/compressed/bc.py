@@ -165,3 +165,11 @@ if __name__ == '__main__':
     for on, lay in [('index', '4x4'), ('morton', '4x4'), ('groups4', '4x4'), ('morton', '16x1'), ('groups16', '16x1')]:
         run_pos(P, X, orders[on], lay, f'{lay} order {on}')
         run_nrm(N, orders[on], lay, f'{lay} order {on}')
+
+def line_floor(P, order, layout):
+    """Encoder-independent floor for every one-region BC6H encoding: each texel's distance to its
+    block's best-fitting line (16 texels sharing one segment), in metres."""
+    blk, back = to_blocks(P, order, layout)
+    C = blk - blk.mean(1, keepdims=True); ax = np.linalg.eigh(np.einsum('nti,ntj->nij', C, C))[1][:, :, -1]
+    d = np.linalg.norm(C - np.einsum('nt,ni->nti', np.einsum('nti,ni->nt', C, ax), ax), axis=-1)
+    return d.ravel()                       # per texel (padding texels repeat real ones)
