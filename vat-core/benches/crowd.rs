@@ -53,6 +53,7 @@ fn asset() -> CrowdAsset {
         lod_distances,
         attachment_triangles: 96,
         root_motion: Vec::new(),
+        impostor_switch: None,
     }
 }
 

@@ -120,6 +120,8 @@ pub(super) struct CullOutput {
     pub(super) main_plain: Vec<DrawBatch>,
     pub(super) shadow: Vec<DrawBatch>,
     pub(super) attachments: Vec<DrawBatch>,
+    pub(super) impostors: Vec<DrawBatch>,
+    pub(super) impostor_shadow: Vec<DrawBatch>,
     pub(super) stats: CrowdStats,
     /// Whether the far pool (`list[listed_len..]`) was rewritten this frame.
     pub(super) far_rewritten: bool,
@@ -154,6 +156,9 @@ pub(super) struct CullParams<'a> {
     pub(super) eye: [f32; 3],
     /// The crowd's LOD bias plus the camera's (`Camera::lod_bias`), in doublings of distance.
     pub(super) lod_bias: f32,
+    /// The impostor switch `(start, end)` in effective distance (metres times `exp2(lod_bias)`
+    /// over the scale), `None` when no card is drawn.
+    pub(super) impostor: Option<(f32, f32)>,
     /// The list changed membership this frame: the far pool must be rebuilt.
     pub(super) membership_changed: bool,
     /// The crowd's records (the members of a cell the frustum cuts are tested one by one).
@@ -195,6 +200,7 @@ pub(super) fn cull(
     let mut main_runs = Runs::default();
     let mut shadow_runs = Runs::default();
     let mut attach_runs = Runs::default();
+    let mut cards = Cards::new(p, config, lod_count);
     let mut s = CrowdStats::default();
     let mut far_shown = 0u32;
     let mut far_accessory = 0u32;
@@ -210,6 +216,16 @@ pub(super) fn cull(
             continue;
         };
         let (start, end) = (spatial.cell_start[c as usize], spatial.cell_start[c as usize + 1]);
+        if cards.on() {
+            // Cards take whole cells (their vertex stage keeps the members past the switch).
+            cards.push(start, end);
+            s.triangles += 2 * u64::from(cell.shown);
+            if cards.card_only(cell, shape, p) {
+                s.visible_cells += 1;
+                s.submitted += cell.shown;
+                continue;
+            }
+        }
         if far_active && lod == last_lod {
             // The far pool copies whole cells (a pool that followed the frustum edge would be
             // rewritten and uploaded whenever the camera turns).
@@ -281,10 +297,11 @@ pub(super) fn cull(
     route_main(main_runs.finish());
     shadow.extend(shadow_runs.finish());
     attachments.extend(attach_runs.finish());
+    let (impostors, impostor_shadow) = cards.finish();
 
     s.drawn = s.submitted;
-    s.draws_main = (main_fade.len() + main_plain.len()) as u32;
-    s.draws_shadow = shadow.len() as u32;
+    s.draws_main = (main_fade.len() + main_plain.len() + impostors.len()) as u32;
+    s.draws_shadow = (shadow.len() + impostor_shadow.len()) as u32;
     s.draws_attachments = attachments.len() as u32;
     *capacity = BatchCapacity {
         main_fade: main_fade.len(),
@@ -292,7 +309,71 @@ pub(super) fn cull(
         shadow: shadow.len(),
         attachments: attachments.len(),
     };
-    CullOutput { main_fade, main_plain, shadow, attachments, stats: s, far_rewritten }
+    CullOutput {
+        main_fade,
+        main_plain,
+        shadow,
+        attachments,
+        impostors,
+        impostor_shadow,
+        stats: s,
+        far_rewritten,
+    }
+}
+
+/// The impostor cards' batches of a cull: whole cells, in the draw after the mesh LODs.
+struct Cards {
+    switch: Option<(f32, f32)>,
+    slot: u32,
+    shadows: bool,
+    colour: Runs,
+    shadow: Runs,
+    colour_batches: Vec<DrawBatch>,
+    shadow_batches: Vec<DrawBatch>,
+}
+
+impl Cards {
+    fn new(p: &CullParams<'_>, config: &CrowdConfig, lod_count: u32) -> Self {
+        Self {
+            switch: p.impostor,
+            slot: lod_count,
+            shadows: config.shadows && config.shadow_max_lod >= lod_count,
+            colour: Runs::default(),
+            shadow: Runs::default(),
+            colour_batches: Vec::new(),
+            shadow_batches: Vec::new(),
+        }
+    }
+
+    /// Whether cards are drawn at all.
+    fn on(&self) -> bool {
+        self.switch.is_some()
+    }
+
+    /// Adds the list section `start..end` (a cell's members).
+    fn push(&mut self, start: u32, end: u32) {
+        self.colour_batches.extend(self.colour.push(self.slot, start, end, false));
+        if self.shadows {
+            self.shadow_batches.extend(self.shadow.push(self.slot, start, end, false));
+        }
+    }
+
+    /// Whether every member of `cell` is past the switch's fade (cards only, no mesh): the nearest
+    /// point of its box, at its largest scale, is at least the fade's end.
+    fn card_only(&self, cell: &CellData, shape: &Shape, p: &CullParams<'_>) -> bool {
+        let Some((_, end)) = self.switch else { return false };
+        let (lo, hi) = instance_box(cell.min, cell.max, cell.max_scale, shape);
+        let eye = p.eye;
+        let d = |a: usize| (lo[a] - eye[a]).max(eye[a] - hi[a]).max(0.0);
+        let effective = length([d(0), d(1), d(2)]) * p.lod_bias.exp2() / cell.max_scale;
+        effective >= end
+    }
+
+    fn finish(mut self) -> (Vec<DrawBatch>, Vec<DrawBatch>) {
+        self.colour_batches.extend(self.colour.finish());
+        self.shadow_batches.extend(self.shadow.finish());
+        (self.colour_batches, self.shadow_batches)
+    }
 }
 
 /// The LOD of `cell` seen from `p.eye` (with `p.lod_bias`), if the cell's box (its members' box
@@ -392,6 +473,9 @@ pub(super) fn cull_view(spatial: &Spatial, p: &CullParams<'_>) -> ViewDraws {
     let mut out = ViewDraws::default();
     let (mut main_runs, mut attach_runs) = (Runs::default(), Runs::default());
     let mut cut = Vec::new();
+    // A view's cards are depth draws: those of the view's cells, cast or not by the config.
+    let mut cards = Cards::new(p, config, p.thresholds.lod_count());
+    cards.shadows = false;
     let route_main = |b: Option<DrawBatch>, out: &mut ViewDraws| {
         if let Some(b) = b {
             if p.cross_fade && b.lod <= cross_fade_max_lod {
@@ -411,6 +495,13 @@ pub(super) fn cull_view(spatial: &Spatial, p: &CullParams<'_>) -> ViewDraws {
         };
         // Every cell's members stand in its own list section, far-pool cells included.
         let (start, end) = (spatial.cell_start[c as usize], spatial.cell_start[c as usize + 1]);
+        if cards.on() {
+            cards.push(start, end);
+            if cards.card_only(cell, p.shape, p) {
+                out.instances += cell.shown;
+                continue;
+            }
+        }
         let (shown, accessory) = if inside {
             cut.clear();
             cut.push((start, end));
@@ -431,6 +522,7 @@ pub(super) fn cull_view(spatial: &Spatial, p: &CullParams<'_>) -> ViewDraws {
     }
     route_main(main_runs.finish(), &mut out);
     out.attachments.extend(attach_runs.finish());
+    out.impostors = cards.finish().0;
     out
 }
 

@@ -752,6 +752,8 @@ impl Crowd {
             main_plain: out.main_plain,
             shadow: out.shadow,
             attachments: out.attachments,
+            impostors: out.impostors,
+            impostor_shadow: out.impostor_shadow,
             stats,
         }
     }

@@ -330,6 +330,7 @@ mod tests {
             lod_triangles: vec![100],
             lod_distances: LodThresholds::new(&[]).unwrap(),
             attachment_triangles: 0,
+            impostor_switch: None,
             root_motion: vec![
                 RootMotionTrack { clip: WALK, frames: walk, cycle: RootPose { x: 0.0, z: 1.3, yaw: 0.5 } },
                 RootMotionTrack {

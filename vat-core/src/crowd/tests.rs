@@ -36,6 +36,7 @@ fn asset() -> CrowdAsset {
         lod_distances: LodThresholds::new(&[10.0, 25.0, 50.0, 100.0]).unwrap(),
         attachment_triangles: 96,
         root_motion: Vec::new(),
+        impostor_switch: None,
     }
 }
 

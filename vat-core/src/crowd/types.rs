@@ -21,6 +21,10 @@ pub struct CrowdAsset {
     /// one track per clip; a track of a clip index past `clips` is ignored): what
     /// [`Crowd::set_root_motion`] moves instances by. Empty for an asset without root motion.
     pub root_motion: Vec<crate::root_motion::RootMotionTrack>,
+    /// Where the asset's impostor tier takes over, metres at the reference view and scale 1
+    /// ([`crate::format::impostor::switch_distance`]); `None` without a tier, or with
+    /// [`MAX_LODS`] mesh LODs (no draw left for the cards). [`CrowdConfig::impostors`] turns it off.
+    pub impostor_switch: Option<f32>,
 }
 
 impl CrowdAsset {
@@ -74,6 +78,11 @@ impl CrowdAsset {
             lod_distances,
             attachment_triangles,
             root_motion: m.root_motion.clone(),
+            impostor_switch: m
+                .impostors
+                .as_ref()
+                .filter(|_| (lod_distances.lod_count() as usize) < MAX_LODS)
+                .map(|t| crate::format::impostor::switch_distance(t.radius, t.tile_size)),
         })
     }
 
@@ -254,6 +263,13 @@ pub struct FrameDraws<'a> {
     /// Attachment draws (empty when attachments are off or the asset has none): the visible cells with
     /// `LOD <= attachment_max_lod` holding a shown instance with the accessory bit.
     pub attachments: Vec<DrawBatch>,
+    /// Impostor cards, colour pass (empty without a tier drawn): every visible cell where some
+    /// member may be past the switch; each batch's `lod` is the cards' draw, the mesh LOD count.
+    /// The cards' vertex stage keeps only the members past it.
+    pub impostors: Vec<DrawBatch>,
+    /// Impostor cards, shadow pass: the same cells when shadows are on and `shadow_max_lod`
+    /// reaches the cards' draw.
+    pub impostor_shadow: Vec<DrawBatch>,
     /// Counters of this frame.
     pub stats: CrowdStats,
 }
@@ -279,6 +295,10 @@ pub(super) fn cull_params<'a>(
         frustum,
         eye: camera.position,
         lod_bias: config.lod_bias + camera.lod_bias(),
+        impostor: asset
+            .impostor_switch
+            .filter(|_| config.impostors)
+            .map(|start| (start, start * crate::format::impostor::SWITCH_FADE_BAND)),
         membership_changed,
         records,
     }
@@ -294,6 +314,8 @@ pub struct ViewDraws {
     pub main_plain: Vec<DrawBatch>,
     /// Attachments (cells with `LOD <= attachment_max_lod` holding an accessory).
     pub attachments: Vec<DrawBatch>,
+    /// Impostor cards (see [`FrameDraws::impostors`]).
+    pub impostors: Vec<DrawBatch>,
     /// Shown instances in the view's cells.
     pub instances: u32,
 }

@@ -1079,9 +1079,9 @@ fn vat_switch_dither(p: vec2<f32>) -> f32 {
 }
 
 // The mesh's half of the switch's cross-fade: discards the pixels the card takes (dither < fade).
-// Only body programs share their crowd's switch; others never have one (impostor_slot 0).
+// Only body programs share their crowd's switch (rigid, fluid and sprite assets have no tier).
 fn vat_switch_discard(in: VertexOutput) {
-    if frame.impostor_slot != 0u && (PROGRAM == PROGRAM_VAT || PROGRAM == PROGRAM_BONE) {
+    if frame.impostor_slot != 0u && (PROGRAM == PROGRAM_VAT || PROGRAM == PROGRAM_BONE || PROGRAM == PROGRAM_REST) {
         if vat_switch_dither(in.clip_position.xy) < vat_switch_fade(instances[in.instance]) {
             discard;
         }
@@ -1454,7 +1454,7 @@ fn vat_output_rest(vertex: u32, instance_index: u32) -> VertexOutput {
 @vertex
 fn vs_rest_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance_index: u32) -> @builtin(position) vec4<f32> {
     let inst = vat_drawn_instance(instance_index);
-    if vat_is_hidden(inst) {
+    if vat_is_hidden(inst) || !vat_mesh_casts(inst) {
         return HIDDEN_POSITION;
     }
     let rest = rest_vertices[vertex];

@@ -71,6 +71,10 @@ pub struct CpuBatches {
     pub shadow: Vec<DrawBatch>,
     /// Attachments.
     pub attachments: Vec<DrawBatch>,
+    /// Impostor cards, colour pass.
+    pub impostors: Vec<DrawBatch>,
+    /// Impostor cards, shadow pass.
+    pub impostor_shadow: Vec<DrawBatch>,
 }
 
 /// A compute dispatch.

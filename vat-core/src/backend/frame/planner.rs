@@ -409,6 +409,8 @@ pub(super) fn plan_crowd(
             main_plain: frame.main_plain,
             shadow: frame.shadow,
             attachments: frame.attachments,
+            impostors: frame.impostors,
+            impostor_shadow: frame.impostor_shadow,
         };
     }
     plan.grow = plan_capacity(sync, count, list_len, motion, limits)?;
@@ -686,13 +688,14 @@ pub(super) fn plan_history(
 }
 
 /// Where crowd `c`'s impostor tier takes over this frame: `None` without a tier, with
-/// `CrowdConfig::impostors` off, in a mode whose bodies the cards do not stand for (rest, rigid,
-/// fluid, sprite), or with [`MAX_LODS`] mesh LODs (no draw left for the cards).
+/// `CrowdConfig::impostors` off, for bodies the cards do not stand for (rigid, fluid, sprite
+/// assets, which have no tier), or with [`MAX_LODS`] mesh LODs (no draw left for the cards). Cards
+/// show the animation in every body mode (rest mode too).
 pub(super) fn impostor_switch(c: &PlanCrowd<'_>, mode: RenderMode) -> Option<gpu::ImpostorSwitch> {
     use crate::format::impostor::{SWITCH_FADE_BAND, switch_distance};
     let tier = c.asset.impostor()?;
     let slot = lod_count(c.crowd, c.asset);
-    let body = matches!(c.asset.body_program(mode), Program::Body(RenderMode::Vat | RenderMode::Bone));
+    let body = matches!(c.asset.body_program(mode), Program::Body(_));
     (c.crowd.config().impostors && body && (slot as usize) < MAX_LODS).then(|| {
         let start = switch_distance(tier.radius, tier.tile_size);
         gpu::ImpostorSwitch { slot, start, end: start * SWITCH_FADE_BAND }
@@ -797,6 +800,18 @@ pub(super) fn plan_draws(
     for m in &b.main_plain {
         colour.push(draw(key(body, PassKind::Colour, false), src, batch(asset.lod_indices(m.lod), m)));
     }
+    if let Some(tier) = asset.impostor().filter(|_| impostor_switch(c, mode).is_some()) {
+        let card = |pass| impostor_key(key(Program::Impostor, pass, cross_fade));
+        let indices = tier.first_index..tier.first_index + gpu::IMPOSTOR_CARD_INDICES.len() as u32;
+        if casts {
+            for s in &b.impostor_shadow {
+                depth.push(draw(card(PassKind::Depth), src, batch(indices.clone(), s)));
+            }
+        }
+        for m in &b.impostors {
+            colour.push(draw(card(PassKind::Colour), src, batch(indices.clone(), m)));
+        }
+    }
     if attachments_on {
         for a in &b.attachments {
             let pipeline = key(Program::Attachment, PassKind::Colour, cross_fade);
@@ -829,6 +844,15 @@ pub(super) fn plan_view_draws(
         },
     };
     let body = asset.body_program(mode);
+    if let Some(tier) = asset.impostor().filter(|_| impostor_switch(c, mode).is_some()) {
+        let indices = tier.first_index..tier.first_index + gpu::IMPOSTOR_CARD_INDICES.len() as u32;
+        let cross_fade = c.crowd.cross_fade_in_use();
+        out.extend(view.impostors.iter().map(|b| {
+            let mut d = draw(Program::Impostor, cross_fade, indices.clone(), b);
+            d.pipeline = impostor_key(d.pipeline);
+            d
+        }));
+    }
     out.extend(view.main_fade.iter().map(|b| draw(body, true, asset.lod_indices(b.lod), b)));
     out.extend(view.main_plain.iter().map(|b| draw(body, false, asset.lod_indices(b.lod), b)));
     if config.attachments && asset.has_attachments() {
