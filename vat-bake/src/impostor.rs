@@ -284,6 +284,312 @@ impl Default for ImpostorOptions {
     }
 }
 
+/// Checks `options` on their own (before any asset is read): a grid of 2 to 32 views per side, a
+/// power-of-two tile from 8 to 512 pixels, 1 to 256 frames per clip, 1 to 16 samples per side.
+///
+/// # Errors
+/// [`BakeError::InvalidOption`] naming the command-line flag at fault and the accepted range.
+pub fn validate_options(options: &ImpostorOptions) -> Result<()> {
+    use vat_core::format::impostor::{MAX_FRAMES_PER_CLIP, MAX_VIEWS_PER_SIDE, TILE_SIZES};
+    let views = options.grid.views_per_side;
+    if !(2..=MAX_VIEWS_PER_SIDE).contains(&views) {
+        return Err(BakeError::InvalidOption {
+            option: "--impostor-views",
+            problem: format!("{views} views per side is not 2 to {MAX_VIEWS_PER_SIDE}"),
+        });
+    }
+    let tile = options.tile_size;
+    if !(TILE_SIZES.contains(&tile) && tile.is_power_of_two()) {
+        return Err(BakeError::InvalidOption {
+            option: "--impostor-tile",
+            problem: format!(
+                "{tile} pixels is not a power of two from {} to {}",
+                TILE_SIZES.start(),
+                TILE_SIZES.end()
+            ),
+        });
+    }
+    let frames = options.frames_per_clip;
+    if !(1..=MAX_FRAMES_PER_CLIP).contains(&frames) {
+        return Err(BakeError::InvalidOption {
+            option: "--impostor-frames",
+            problem: format!("{frames} frames per clip is not 1 to {MAX_FRAMES_PER_CLIP}"),
+        });
+    }
+    if !(1..=16).contains(&options.samples_per_side) {
+        return Err(BakeError::InvalidOption {
+            option: "impostor samples per side",
+            problem: format!("{} is not 1 to 16", options.samples_per_side),
+        });
+    }
+    Ok(())
+}
+
+/// Checks `options` against an asset of `clip_count` clips and a memory budget of `max_memory`
+/// bytes, before anything is drawn: at most [`vat_core::format::impostor::MAX_IMPOSTOR_LAYERS`]
+/// images (clips times frames), and the images, their two texture arrays and the file they join
+/// within the budget. Returns the bytes of each of the tier's two blobs.
+///
+/// # Errors
+/// [`BakeError::InvalidOption`] for too many layers (naming `--impostor-frames`);
+/// [`BakeError::OverBudget`] for a tier too large for the budget.
+pub fn check_tier_size(options: &ImpostorOptions, clip_count: usize, max_memory: u64) -> Result<u64> {
+    use vat_core::format::impostor::MAX_IMPOSTOR_LAYERS;
+    let layers = (clip_count as u64).saturating_mul(options.frames_per_clip.into());
+    if layers > u64::from(MAX_IMPOSTOR_LAYERS) {
+        return Err(BakeError::InvalidOption {
+            option: "--impostor-frames",
+            problem: format!(
+                "{clip_count} clips x {} frames is {layers} images, more than the {MAX_IMPOSTOR_LAYERS} layers a \
+                 tier holds; lower --impostor-frames to {} or fewer",
+                options.frames_per_clip,
+                u64::from(MAX_IMPOSTOR_LAYERS) / (clip_count as u64).max(1)
+            ),
+        });
+    }
+    let (n, tile) = (u64::from(options.grid.views_per_side), u64::from(options.tile_size));
+    // Level 0 and the mips of every layer (under 4/3 of level 0), 4 bytes per texel.
+    let level0 = (n * tile).saturating_mul(n * tile).saturating_mul(4).saturating_mul(layers);
+    let blob = level0.saturating_add(level0 / 3);
+    // Two blobs, the per-view images they are assembled from, and the file written with them.
+    let needed = blob.saturating_mul(6);
+    if needed > max_memory {
+        return Err(BakeError::OverBudget {
+            what: format!("the impostor tier ({layers} images of {} x {} views of {tile} px)", n, n),
+            needed,
+            limit: max_memory,
+            hint: "lower --impostor-tile, --impostor-views or --impostor-frames, or raise --max-memory",
+        });
+    }
+    Ok(blob)
+}
+
+/// The palette vat's shaders draw an asset without materials in (`vat_material_color` of
+/// `vat.wgsl` for material variant 0 and a white tint), linear RGB by material id: skin, shirt,
+/// pants, shoes, cap; other ids are grey.
+const PALETTE: [[f32; 3]; 5] =
+    [[0.80, 0.55, 0.42], [0.70, 0.10, 0.08], [0.05, 0.07, 0.20], [0.08, 0.06, 0.05], [0.80, 0.60, 0.05]];
+
+/// The palette's colour of ids past [`PALETTE`].
+const PALETTE_OTHER: [f32; 3] = [0.6, 0.6, 0.6];
+
+/// The unlit albedo (linear RGBA) of every vertex of `asset`, as the mesh shader computes a
+/// fragment's base colour at that vertex with no instance tint or variant: with materials, the
+/// vertex's material (`MaterialId` stream, clamped to the last material as the shader does) base
+/// colour factor times its base colour texture (level 0, sRGB decoded, bilinear with the binding's
+/// wrap modes) at the vertex's `Uv0`; without materials, the built-in palette's colour of the
+/// material id; either times the vertex colour (`Color0`) where stored. Alpha is not coverage: an
+/// impostor's coverage is the rasterised area.
+///
+/// # Errors
+/// [`BakeError::InvalidInput`] for a material, UV or colour stream whose length is not one element
+/// per vertex, or a base colour texture binding past its texture array.
+pub fn vertex_albedo(asset: &vat_core::container::Asset<'_>) -> Result<Vec<[f32; 4]>> {
+    use vat_core::container::StreamKind;
+    let m = asset.manifest();
+    let n = m.vertex_count as usize;
+    let input = |problem: String| BakeError::InvalidInput { part: m.name.clone(), problem };
+    let ids = match asset.stream(StreamKind::MaterialId) {
+        Some((element, bytes)) => decode_stream(element, bytes, n).ok_or_else(|| {
+            input(format!(
+                "its material id stream ({} bytes, {element:?}) is not one id per vertex",
+                bytes.len()
+            ))
+        })?,
+        None => vec![[0.0; 4]; n],
+    };
+    let uvs = match asset.stream(StreamKind::Uv0) {
+        Some((element, bytes)) => Some(decode_stream(element, bytes, n).ok_or_else(|| {
+            input(format!("its UV stream ({} bytes, {element:?}) is not one UV per vertex", bytes.len()))
+        })?),
+        None => None,
+    };
+    let vertex_colors = match asset.stream(StreamKind::Color0) {
+        Some((element, bytes)) => Some(decode_stream(element, bytes, n).ok_or_else(|| {
+            input(format!(
+                "its colour stream ({} bytes, {element:?}) is not one colour per vertex",
+                bytes.len()
+            ))
+        })?),
+        None => None,
+    };
+    let color_array = m.material_textures.as_ref().and_then(|t| t.color.as_ref());
+    let texels = match color_array {
+        Some(array) => Some(
+            asset
+                .get_blob(array.texels)
+                .ok_or_else(|| input("its base colour texture array's texels are missing".into()))?,
+        ),
+        None => None,
+    };
+    let mut out = Vec::with_capacity(n);
+    for v in 0..n {
+        let id = ids[v][0] as usize;
+        let mut rgba = if m.materials.is_empty() {
+            let [r, g, b] = PALETTE.get(id).copied().unwrap_or(PALETTE_OTHER);
+            [r, g, b, 1.0]
+        } else {
+            let material = &m.materials[id.min(m.materials.len() - 1)];
+            let mut base = material.base_color_factor;
+            if let (Some(binding), Some(array), Some(texels), Some(uvs)) =
+                (&material.base_color_texture, color_array, texels, &uvs)
+            {
+                let t = sample_layer(array, texels, binding, [uvs[v][0], uvs[v][1]]).ok_or_else(|| {
+                    input(format!("base colour texture layer {} is past its texture array", binding.layer))
+                })?;
+                for (b, x) in base.iter_mut().zip(t) {
+                    *b *= x;
+                }
+            }
+            base
+        };
+        if let Some(c) = &vertex_colors {
+            for (x, y) in rgba.iter_mut().zip(c[v]) {
+                *x *= y;
+            }
+        }
+        out.push(rgba);
+    }
+    Ok(out)
+}
+
+/// `n` elements of a vertex stream as up to four `f32` each (integers as their value, unorm
+/// formats in `[0, 1]`), or `None` when `bytes` is not `n` elements long.
+fn decode_stream(
+    element: vat_core::container::ElementFormat,
+    bytes: &[u8],
+    n: usize,
+) -> Option<Vec<[f32; 4]>> {
+    use vat_core::container::ElementFormat as E;
+    let size = element.byte_size() as usize;
+    if bytes.len() != n.checked_mul(size)? {
+        return None;
+    }
+    let f32_at =
+        |c: &[u8], i: usize| f32::from_le_bytes([c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3]]);
+    let u16_at = |c: &[u8], i: usize| u16::from_le_bytes([c[2 * i], c[2 * i + 1]]);
+    Some(
+        bytes
+            .chunks_exact(size)
+            .map(|c| match element {
+                E::F32x2 => [f32_at(c, 0), f32_at(c, 1), 0.0, 1.0],
+                E::F32x3 => [f32_at(c, 0), f32_at(c, 1), f32_at(c, 2), 1.0],
+                E::F32x4 => [f32_at(c, 0), f32_at(c, 1), f32_at(c, 2), f32_at(c, 3)],
+                E::Unorm8x4 => [0, 1, 2, 3].map(|i| f32::from(c[i]) / 255.0),
+                E::Unorm16x2 => {
+                    [f32::from(u16_at(c, 0)) / 65535.0, f32::from(u16_at(c, 1)) / 65535.0, 0.0, 1.0]
+                }
+                E::Unorm16x4 => [0, 1, 2, 3].map(|i| f32::from(u16_at(c, i)) / 65535.0),
+                E::U8 => [f32::from(c[0]), 0.0, 0.0, 0.0],
+                E::U16 => [f32::from(u16_at(c, 0)), 0.0, 0.0, 0.0],
+                E::U32 => [u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f32, 0.0, 0.0, 0.0],
+            })
+            .map(|v| v.map(|x| if x.is_finite() { x } else { 0.0 }))
+            .collect(),
+    )
+}
+
+/// Texel coordinate `x` (of a `size`-texel side) wrapped as `wrap` says.
+fn wrap_texel(x: i64, size: u32, wrap: vat_core::container::TextureWrap) -> usize {
+    use vat_core::container::TextureWrap;
+    let size = i64::from(size.max(1));
+    let wrapped = match wrap {
+        TextureWrap::Repeat => x.rem_euclid(size),
+        TextureWrap::ClampToEdge => x.clamp(0, size - 1),
+        TextureWrap::MirroredRepeat => {
+            let t = x.rem_euclid(2 * size);
+            if t < size { t } else { 2 * size - 1 - t }
+        }
+    };
+    wrapped as usize
+}
+
+/// Level 0 of the base colour layer `binding` names, sampled bilinearly at `uv` with its wrap
+/// modes, as linear RGBA (sRGB decoded; alpha linear); `None` when the layer is past the texels.
+fn sample_layer(
+    array: &vat_core::container::TextureArray,
+    texels: &[u8],
+    binding: &vat_core::container::TextureBinding,
+    uv: [f32; 2],
+) -> Option<[f32; 4]> {
+    let (w, h) = (array.width as usize, array.height as usize);
+    let layer_bytes = w.checked_mul(h)?.checked_mul(4)?;
+    let start = (binding.layer as usize).checked_mul(layer_bytes)?;
+    let layer = texels.get(start..start.checked_add(layer_bytes)?)?;
+    let finite = |x: f32| if x.is_finite() { x } else { 0.0 };
+    let fx = finite(uv[0]) * w as f32 - 0.5;
+    let fy = finite(uv[1]) * h as f32 - 0.5;
+    let (x0, y0) = (fx.floor(), fy.floor());
+    let (tx, ty) = (fx - x0, fy - y0);
+    // Far outside any texture the float-to-int cast saturates; the wrap brings it back in.
+    let (x0, y0) = (x0 as i64, y0 as i64);
+    let mut out = [0.0f32; 4];
+    for (dx, dy, weight) in
+        [(0, 0, (1.0 - tx) * (1.0 - ty)), (1, 0, tx * (1.0 - ty)), (0, 1, (1.0 - tx) * ty), (1, 1, tx * ty)]
+    {
+        let x = wrap_texel(x0.saturating_add(dx), array.width, binding.wrap_u);
+        let y = wrap_texel(y0.saturating_add(dy), array.height, binding.wrap_v);
+        let at = (y * w + x) * 4;
+        let c = layer.get(at..at + 4)?;
+        let linear =
+            [srgb_to_linear(c[0]), srgb_to_linear(c[1]), srgb_to_linear(c[2]), f32::from(c[3]) / 255.0];
+        for (o, l) in out.iter_mut().zip(linear) {
+            *o += l * weight;
+        }
+    }
+    Some(out)
+}
+
+/// Writes `asset` (a parsed file, every blob kept as it is) with `images`' tier added as a new
+/// section (format version 8) to a temporary file beside `path`: the tier's two blobs follow the
+/// asset's, and its blob ids are filled in. Read it back and check it before
+/// [`vat_core::files::PendingFile::commit`]ting it; dropped, it is removed.
+///
+/// # Errors
+/// [`BakeError::InvalidInput`] when the asset already has a tier; [`BakeError::Core`] for an I/O
+/// failure or a file too large to lay out.
+pub fn write_pending_with_tier(
+    asset: &vat_core::container::Asset<'_>,
+    images: &ImpostorImages,
+    path: &std::path::Path,
+) -> Result<vat_core::files::PendingFile> {
+    use vat_core::container::BlobId;
+    let mut manifest = asset.manifest().clone();
+    if manifest.impostors.is_some() {
+        return Err(BakeError::InvalidInput {
+            part: manifest.name.clone(),
+            problem: "already has an impostor tier; bake the asset again to replace it".into(),
+        });
+    }
+    let count = manifest.blobs.len();
+    let mut blobs: Vec<&[u8]> = Vec::with_capacity(count + 2);
+    for i in 0..count {
+        let blob = asset.get_blob(BlobId(i as u32)).ok_or_else(|| BakeError::InvalidInput {
+            part: manifest.name.clone(),
+            problem: format!("blob {i} is missing"),
+        })?;
+        blobs.push(blob);
+    }
+    let mut tier = images.tier.clone();
+    tier.color = BlobId(count as u32);
+    tier.normal_depth = BlobId(count as u32 + 1);
+    blobs.push(&images.color);
+    blobs.push(&images.normal_depth);
+    manifest.impostors = Some(tier);
+    let mut failure = None;
+    let pending = vat_core::files::PendingFile::create(path, &mut |w| {
+        vat_core::container::write_container(w, path, manifest.clone(), &blobs).map(|_| ()).map_err(|e| {
+            let io = std::io::Error::other(e.to_string());
+            failure = Some(e);
+            io
+        })
+    });
+    match (pending, failure) {
+        (Ok(pending), _) => Ok(pending),
+        (Err(_), Some(e)) | (Err(e), None) => Err(e.into()),
+    }
+}
+
 /// The images of an impostor tier, ready for a container: the two blobs in the layout
 /// [`vat_core::format::impostor::ImpostorTier`] documents, and the tier's geometry (its blob ids
 /// and bound are the writer's and verification's to fill in).
@@ -300,39 +606,31 @@ pub struct ImpostorImages {
 /// Renders the impostor tier of a soft (or skeletal) asset from its own decode: for every clip,
 /// `frames_per_clip` images at phases `k / frames_per_clip`, each from every view of the grid, of
 /// LOD 0 as vat-core's CPU reference decodes it (linear interpolation, as the mesh is drawn), inside
-/// the sphere around the asset's animation bounds, white (materials are not drawn yet); then a mip
-/// chain per tile down to one pixel. Views render in parallel; the bytes do not depend on the thread
-/// count.
+/// the sphere around the asset's animation bounds, in each vertex's unlit albedo ([`vertex_albedo`]:
+/// the runtime lights the card with its stored normal); then a mip chain per tile down to one pixel.
+/// Views render in parallel; the bytes do not depend on the thread count. The tier's bound is left
+/// perfect: [`bake_measured_tier`] fills it in.
 ///
 /// # Errors
 /// [`BakeError::InvalidOption`] for options out of range; [`BakeError::InvalidInput`] for an asset
-/// that is not a soft body with a vertex animation and LOD 0; the reference decoder's errors.
+/// that is not a soft body with a vertex animation and LOD 0, or whose material streams or textures
+/// are inconsistent; the reference decoder's errors.
 pub fn bake_tier(
     asset: &vat_core::container::Asset<'_>,
     options: &ImpostorOptions,
 ) -> Result<ImpostorImages> {
     use rayon::prelude::*;
-    use vat_core::format::impostor::{
-        ImpostorBound, ImpostorTier, MAX_FRAMES_PER_CLIP, TILE_SIZES, ViewGrid,
-    };
+    use vat_core::format::impostor::{ImpostorBound, ImpostorTier};
     use vat_core::format::reference::{VertexAnimationView, decode_object_frame};
-    let option = |problem: String| BakeError::InvalidOption { option: "--impostors", problem };
-    ViewGrid::new(options.grid.views_per_side, options.grid.coverage).map_err(|e| option(e.to_string()))?;
-    if !(TILE_SIZES.contains(&options.tile_size) && options.tile_size.is_power_of_two()) {
-        return Err(option(format!("tile size {} is not a power of two from 8 to 512", options.tile_size)));
-    }
-    if !(1..=MAX_FRAMES_PER_CLIP).contains(&options.frames_per_clip) {
-        return Err(option(format!(
-            "{} frames per clip is not 1 to {MAX_FRAMES_PER_CLIP}",
-            options.frames_per_clip
-        )));
-    }
+    validate_options(options)?;
     let m = asset.manifest();
+    check_tier_size(options, m.clips.len(), u64::MAX)?;
     let input = |problem: &str| BakeError::InvalidInput { part: m.name.clone(), problem: problem.to_owned() };
     let bounds = m.animation_bounds().ok_or_else(|| input("has no animation bounds: no impostor tier"))?;
     let view =
         VertexAnimationView::from_asset(asset).map_err(|e| input(&format!("no impostor tier: {e}")))?;
     let indices = lod0_indices(asset).ok_or_else(|| input("has no LOD 0 triangles: no impostor tier"))?;
+    let colors = vertex_albedo(asset)?;
     let centre: [f32; 3] = std::array::from_fn(|i| bounds.min[i] + bounds.extent[i] * 0.5);
     let radius = bounds.extent.iter().map(|e| e * e).sum::<f32>().sqrt() * 0.5;
     let radius = if radius > 0.0 { radius } else { 1e-3 };
@@ -358,7 +656,7 @@ pub fn bake_tier(
             let positions: Vec<Vec3> = positions.into_iter().map(Vec3::from).collect();
             let normals: Vec<Vec3> = normals.into_iter().map(Vec3::from).collect();
             let mesh =
-                ImpostorMesh { positions: &positions, normals: &normals, colors: &[], indices: &indices };
+                ImpostorMesh { positions: &positions, normals: &normals, colors: &colors, indices: &indices };
             (0..views)
                 .map(|v| render_view(&mesh, options.grid.view_direction(v), centre, radius, &raster))
                 .collect()
@@ -381,13 +679,38 @@ pub fn bake_tier(
     Ok(ImpostorImages { tier, color, normal_depth })
 }
 
-/// How closely a baked tier stands for its mesh: at the centre of every cell of the view grid (the
-/// directions furthest from any baked view) and every baked frame, the mesh drawn from that
-/// direction against the card reconstructed from the tier ([`vat_core::format::impostor::card_samples`]:
-/// three views blended, each sampled bilinearly within its tile, colours blended by coverage). Returns
-/// the smallest coverage intersection-over-union (`sum min(a, b) / sum max(a, b)` over the pixels'
-/// coverages) and the largest mean absolute colour difference over the pixels the mesh covers at
-/// least half (sRGB, fraction of full scale), with the number of images compared.
+/// Samples per pixel side of the mesh images a tier is measured against, at bake
+/// ([`bake_measured_tier`]) and in [`verify_tier`] alike, so that verification measures exactly
+/// what the bake stated.
+pub const REFERENCE_SAMPLES_PER_SIDE: u32 = 4;
+
+/// How far a measured figure may fall short of the stated bound before [`TierCheck::passed`]
+/// fails. The measurement is deterministic (the same bytes give the same figures); this only
+/// absorbs a platform's last-bit differences in `powf`.
+pub const BOUND_TOLERANCE: f32 = 1e-4;
+
+/// The directions (towards the viewer) a tier is measured from: the centre of every cell of its
+/// view grid, the directions furthest from any baked view, `(n - 1)^2` of them in row order.
+pub fn sample_directions(grid: &vat_core::format::impostor::ViewGrid) -> Vec<[f32; 3]> {
+    use vat_core::format::impostor::square_to_direction;
+    let n = grid.views_per_side.max(2);
+    let last = (n - 1) as f32;
+    (0..(n - 1) * (n - 1))
+        .map(|c| {
+            let (i, j) = ((c % (n - 1)) as f32 + 0.5, (c / (n - 1)) as f32 + 0.5);
+            square_to_direction([2.0 * i / last - 1.0, 2.0 * j / last - 1.0], grid.coverage)
+        })
+        .collect()
+}
+
+/// How closely a baked tier stands for its mesh: from every direction of [`sample_directions`] and
+/// at every baked frame, the mesh drawn from that direction (in its albedo, `samples_per_side` of
+/// `options`) against the card reconstructed from the tier
+/// ([`vat_core::format::impostor::card_samples`]: three views blended, each sampled bilinearly
+/// within its tile, colours blended by coverage). Returns the smallest coverage
+/// intersection-over-union (`sum min(a, b) / sum max(a, b)` over the pixels' coverages) and the
+/// largest mean absolute colour difference over the pixels the mesh covers at least half (sRGB,
+/// fraction of full scale), with the number of images compared.
 ///
 /// # Errors
 /// As [`bake_tier`], for the same asset and options.
@@ -396,24 +719,122 @@ pub fn measure_tier(
     images: &ImpostorImages,
     options: &ImpostorOptions,
 ) -> Result<(vat_core::format::impostor::ImpostorBound, u32)> {
-    use vat_core::format::impostor::square_to_direction;
-    let tier = &images.tier;
-    let n = tier.grid.views_per_side;
-    let last = (n - 1) as f32;
-    let directions: Vec<[f32; 3]> = (0..(n - 1) * (n - 1))
-        .map(|c| {
-            let (i, j) = ((c % (n - 1)) as f32 + 0.5, (c / (n - 1)) as f32 + 0.5);
-            square_to_direction([2.0 * i / last - 1.0, 2.0 * j / last - 1.0], tier.grid.coverage)
-        })
-        .collect();
-    measure_at(asset, images, options, &directions)
+    let directions = sample_directions(&images.tier.grid);
+    measure_at(
+        asset,
+        &images.tier,
+        &images.color,
+        &images.normal_depth,
+        options.samples_per_side,
+        &directions,
+    )
 }
 
-/// [`measure_tier`] at the given directions (towards the viewer).
+/// [`bake_tier`], then the tier measured against its mesh as [`verify_tier`] measures it (with
+/// [`REFERENCE_SAMPLES_PER_SIDE`]), the measured figures stored as the tier's bound: what the file
+/// states and `vat verify` checks again. Returns the images and the number of images measured.
+///
+/// # Errors
+/// As [`bake_tier`].
+pub fn bake_measured_tier(
+    asset: &vat_core::container::Asset<'_>,
+    options: &ImpostorOptions,
+) -> Result<(ImpostorImages, u32)> {
+    let mut images = bake_tier(asset, options)?;
+    let directions = sample_directions(&images.tier.grid);
+    let (bound, samples) = measure_at(
+        asset,
+        &images.tier,
+        &images.color,
+        &images.normal_depth,
+        REFERENCE_SAMPLES_PER_SIDE,
+        &directions,
+    )?;
+    images.tier.bound = bound;
+    Ok((images, samples))
+}
+
+/// What [`verify_tier`] found: the bound the file states and the one measured again from its own
+/// images.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TierCheck {
+    /// The bound stored in the file's tier.
+    pub stated: vat_core::format::impostor::ImpostorBound,
+    /// The bound measured from the file's images and mesh.
+    pub measured: vat_core::format::impostor::ImpostorBound,
+    /// Images compared (sample directions times frames).
+    pub samples: u32,
+}
+
+impl TierCheck {
+    /// Whether the file does at least as well as it states (within [`BOUND_TOLERANCE`]).
+    pub fn passed(&self) -> bool {
+        self.failures().is_empty()
+    }
+
+    /// One line per figure that is worse than stated.
+    pub fn failures(&self) -> Vec<String> {
+        let (s, m) = (self.stated, self.measured);
+        let mut out = Vec::new();
+        if m.min_coverage_iou < s.min_coverage_iou - BOUND_TOLERANCE {
+            out.push(format!(
+                "impostor coverage IoU {:.4} is below the {:.4} the tier states",
+                m.min_coverage_iou, s.min_coverage_iou
+            ));
+        }
+        if m.max_mean_color_error > s.max_mean_color_error + BOUND_TOLERANCE {
+            out.push(format!(
+                "impostor mean colour error {:.4} is above the {:.4} the tier states",
+                m.max_mean_color_error, s.max_mean_color_error
+            ));
+        }
+        out
+    }
+}
+
+/// Checks the impostor tier of `asset` (a parsed file) against the bound it states: re-bakes
+/// nothing, but reconstructs the cards from the file's own colour images and compares them with
+/// the mesh as the CPU reference decodes it, from [`sample_directions`] at every baked frame, as the
+/// bake measured it. `None` for a file without a tier.
+///
+/// # Errors
+/// [`BakeError::InvalidInput`] for a tier whose images are shorter than it says or an asset whose
+/// mesh cannot be drawn (no LOD 0, inconsistent material streams); the reference decoder's errors.
+pub fn verify_tier(asset: &vat_core::container::Asset<'_>) -> Result<Option<TierCheck>> {
+    let Some(tier) = asset.manifest().impostors.as_ref() else {
+        return Ok(None);
+    };
+    let color = asset.get_blob(tier.color).ok_or_else(|| BakeError::InvalidInput {
+        part: asset.manifest().name.clone(),
+        problem: "the impostor tier's colour blob is missing".into(),
+    })?;
+    let normal_depth = asset.get_blob(tier.normal_depth).ok_or_else(|| BakeError::InvalidInput {
+        part: asset.manifest().name.clone(),
+        problem: "the impostor tier's normal and depth blob is missing".into(),
+    })?;
+    let directions = sample_directions(&tier.grid);
+    let (measured, samples) =
+        measure_at(asset, tier, color, normal_depth, REFERENCE_SAMPLES_PER_SIDE, &directions)?;
+    Ok(Some(TierCheck { stated: tier.bound, measured, samples }))
+}
+
+/// The `(clip, frame, frames of the clip)` of every layer of `tier`, in layer order.
+fn layer_frames(tier: &vat_core::format::impostor::ImpostorTier) -> Vec<(u32, u32, u32)> {
+    let mut out = Vec::new();
+    for (clip, &frames) in tier.frames_per_clip.iter().enumerate() {
+        out.extend((0..frames).map(|k| (clip as u32, k, frames)));
+    }
+    out
+}
+
+/// [`measure_tier`] of `tier` (its level-0 colour texels `color`) at the given directions (towards
+/// the viewer), the mesh drawn with `samples_per_side`.
 fn measure_at(
     asset: &vat_core::container::Asset<'_>,
-    images: &ImpostorImages,
-    options: &ImpostorOptions,
+    tier: &vat_core::format::impostor::ImpostorTier,
+    color: &[u8],
+    normal_depth: &[u8],
+    samples_per_side: u32,
     directions: &[[f32; 3]],
 ) -> Result<(vat_core::format::impostor::ImpostorBound, u32)> {
     use rayon::prelude::*;
@@ -423,13 +844,22 @@ fn measure_at(
     let input = |problem: String| BakeError::InvalidInput { part: m.name.clone(), problem };
     let view = VertexAnimationView::from_asset(asset).map_err(|e| input(e.to_string()))?;
     let indices = lod0_indices(asset).ok_or_else(|| input("has no LOD 0 triangles".into()))?;
-    let tier = &images.tier;
-    let raster = RasterOptions { size: tier.tile_size, samples_per_side: options.samples_per_side };
-    let frames = options.frames_per_clip;
-    let per_layer: Vec<(f32, f32)> = (0..tier.layer_count() as u32)
-        .into_par_iter()
-        .map(|layer| {
-            let (clip, k) = (layer / frames, layer % frames);
+    let colors = vertex_albedo(asset)?;
+    let layers = layer_frames(tier);
+    let level0 = tier.layer_side(0).saturating_mul(tier.layer_side(0)).saturating_mul(4);
+    if (color.len().min(normal_depth.len()) as u64) < level0.saturating_mul(layers.len() as u64) {
+        return Err(input(format!(
+            "the impostor images hold {} bytes, fewer than the {} of their {} level-0 layers",
+            color.len().min(normal_depth.len()),
+            level0.saturating_mul(layers.len() as u64),
+            layers.len()
+        )));
+    }
+    let raster = RasterOptions { size: tier.tile_size, samples_per_side };
+    let per_layer: Vec<(f32, f32)> = layers
+        .par_iter()
+        .enumerate()
+        .map(|(layer, &(clip, k, frames))| {
             let count = m.vertex_count as usize;
             let (mut positions, mut normals) = (vec![[0.0f32; 3]; count], vec![[0.0f32; 3]; count]);
             let phase = k as f32 / frames as f32;
@@ -438,7 +868,7 @@ fn measure_at(
             let positions: Vec<Vec3> = positions.into_iter().map(Vec3::from).collect();
             let normals: Vec<Vec3> = normals.into_iter().map(Vec3::from).collect();
             let mesh =
-                ImpostorMesh { positions: &positions, normals: &normals, colors: &[], indices: &indices };
+                ImpostorMesh { positions: &positions, normals: &normals, colors: &colors, indices: &indices };
             let (mut iou, mut error) = (1.0f32, 0.0f32);
             for &d in directions {
                 let reference = render_view(&mesh, d, tier.centre, tier.radius, &raster)?;
@@ -447,9 +877,9 @@ fn measure_at(
                 for p in 0..size * size {
                     let (u, v) =
                         (((p % size) as f32 + 0.5) / size as f32, ((p / size) as f32 + 0.5) / size as f32);
-                    let depth = |view: u32, uv: [f32; 2]| stored_depth(images, layer as usize, view, uv);
+                    let depth = |view: u32, uv: [f32; 2]| stored_depth(tier, normal_depth, layer, view, uv);
                     let (alpha, rgb) =
-                        reconstruct(images, layer as usize, card_samples(&tier.grid, d, u, v, depth));
+                        reconstruct(tier, color, layer, card_samples(&tier.grid, d, u, v, depth));
                     let r = reference.color[p];
                     let ra = f32::from(r[3]) / 255.0;
                     inter += ra.min(alpha);
@@ -463,7 +893,7 @@ fn measure_at(
                 iou = iou.min(if union > 0.0 { inter / union } else { 1.0 });
                 error = error.max(if pixels > 0 { diff / pixels as f32 } else { 0.0 });
             }
-            Ok((iou, error))
+            Ok((iou.clamp(0.0, 1.0), error.clamp(0.0, 1.0)))
         })
         .collect::<Result<_>>()?;
     let bound = per_layer.iter().fold(
@@ -476,17 +906,26 @@ fn measure_at(
     Ok((bound, (per_layer.len() * directions.len()) as u32))
 }
 
-/// A card pixel from three views of `layer` (level 0): coverage `sum w a_k` and the coverage-weighted
-/// linear colour, each view sampled bilinearly with its coordinates clamped inside its own tile.
-fn reconstruct(images: &ImpostorImages, layer: usize, samples: [(u32, f32, [f32; 2]); 3]) -> (f32, [f32; 3]) {
-    let tier = &images.tier;
+/// A card pixel from three views of `layer` (level 0 of `color`, the tier's colour texels, at
+/// least every layer's level 0 long): coverage `sum w a_k` and the coverage-weighted linear colour,
+/// each view sampled bilinearly with its coordinates clamped inside its own tile.
+fn reconstruct(
+    tier: &vat_core::format::impostor::ImpostorTier,
+    color: &[u8],
+    layer: usize,
+    samples: [(u32, f32, [f32; 2]); 3],
+) -> (f32, [f32; 3]) {
     let (n, tile) = (tier.grid.views_per_side as usize, tier.tile_size as usize);
     let side = n * tile;
     let texel = |view: usize, x: usize, y: usize| {
-        let (i, j) = (view % n, view / n);
+        let (i, j) = (view % n, (view / n).min(n - 1));
         let at = ((layer * side + j * tile + y) * side + i * tile + x) * 4;
-        let c = &images.color[at..at + 4];
-        (f32::from(c[3]) / 255.0, [srgb_to_linear(c[0]), srgb_to_linear(c[1]), srgb_to_linear(c[2])])
+        match color.get(at..at + 4) {
+            Some(c) => {
+                (f32::from(c[3]) / 255.0, [srgb_to_linear(c[0]), srgb_to_linear(c[1]), srgb_to_linear(c[2])])
+            }
+            None => (0.0, [0.0; 3]),
+        }
     };
     let (mut alpha, mut rgb) = (0.0f32, [0.0f32; 3]);
     for (view, weight, [u, v]) in samples {
@@ -521,14 +960,19 @@ fn reconstruct(images: &ImpostorImages, layer: usize, samples: [(u32, f32, [f32;
 /// View `view`'s stored depth (`2 b - 1` of the normal-depth texels' blue channel, level 0 of
 /// `layer`) at `uv`, sampled bilinearly with the coordinates clamped inside the view's tile, as the
 /// card's depth correction reads it ([`vat_core::format::impostor::card_samples`]).
-fn stored_depth(images: &ImpostorImages, layer: usize, view: u32, [u, v]: [f32; 2]) -> f32 {
-    let tier = &images.tier;
+fn stored_depth(
+    tier: &vat_core::format::impostor::ImpostorTier,
+    normal_depth: &[u8],
+    layer: usize,
+    view: u32,
+    [u, v]: [f32; 2],
+) -> f32 {
     let (n, tile) = (tier.grid.views_per_side as usize, tier.tile_size as usize);
     let side = n * tile;
     let (i, j) = (view as usize % n, view as usize / n);
     let blue = |x: usize, y: usize| {
         let at = ((layer * side + j * tile + y) * side + i * tile + x) * 4 + 2;
-        f32::from(images.normal_depth[at]) / 255.0
+        normal_depth.get(at).map_or(0.5, |&b| f32::from(b) / 255.0)
     };
     let fx = (u * tile as f32 - 0.5).clamp(0.0, (tile - 1) as f32);
     let fy = (v * tile as f32 - 0.5).clamp(0.0, (tile - 1) as f32);

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use vat_bake::impostor::{ImpostorImages, ImpostorOptions};
 use vat_bake::interop::houdini::HoudiniFiles;
 use vat_bake::lods::LodOptions;
 use vat_bake::prepare::{self, BakeOptions, Progress};
@@ -13,6 +14,7 @@ use vat_bake::verify::VerifyOptions;
 use vat_bake::{BakedFile, Report, Source, export};
 use vat_core::container::{Asset, Limits, VatMode};
 use vat_core::format::encoding::{NormalRounding, VertexFormat};
+use vat_core::format::impostor::{ViewCoverage, ViewGrid};
 use vat_procgen as procgen;
 
 use crate::source::{FluidInput, Input, Load, RigSource, RigidInput, SpriteInput};
@@ -165,9 +167,53 @@ pub(crate) struct BakeArgs {
     /// The crowd moves instances by it (`Crowd::set_root_motion`). Not for the rigid mode.
     #[arg(long)]
     root_motion: bool,
+    /// Also bake an animated impostor tier (skeletal and soft assets): after the bake, the written
+    /// file's own decode is drawn on the CPU from a grid of view directions at evenly spaced frames
+    /// of every clip (colour with coverage, normal and depth per texel, with mip chains), measured
+    /// against the mesh, and stored in the file with its measured bound (format version 8).
+    #[arg(long)]
+    impostors: bool,
+    /// Impostor views per side of the octahedral grid (2 to 32; views in all: its square).
+    #[arg(long, default_value_t = 8, value_name = "N", requires = "impostors")]
+    impostor_views: u32,
+    /// Which directions the impostor views cover: `hemi` (the upper hemisphere: characters seen
+    /// from the ground or above) or `full` (the whole sphere).
+    #[arg(long, value_enum, default_value_t = CoverageArg::Hemi, requires = "impostors")]
+    impostor_coverage: CoverageArg,
+    /// Pixels per side of one impostor view's image (a power of two from 8 to 512).
+    #[arg(long, default_value_t = 64, value_name = "PIXELS", requires = "impostors")]
+    impostor_tile: u32,
+    /// Impostor images per clip, evenly spaced in phase (1 to 256; clips times frames at most 256).
+    #[arg(long, default_value_t = 8, value_name = "N", requires = "impostors")]
+    impostor_frames: u32,
+}
+
+/// `vat bake --impostor-coverage`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CoverageArg {
+    /// The upper hemisphere.
+    Hemi,
+    /// The whole sphere.
+    Full,
 }
 
 impl BakeArgs {
+    /// The impostor tier `--impostors` asks for (`None` without it).
+    fn impostor_options(&self) -> Option<ImpostorOptions> {
+        self.impostors.then(|| ImpostorOptions {
+            grid: ViewGrid {
+                views_per_side: self.impostor_views,
+                coverage: match self.impostor_coverage {
+                    CoverageArg::Hemi => ViewCoverage::Hemi,
+                    CoverageArg::Full => ViewCoverage::Full,
+                },
+            },
+            tile_size: self.impostor_tile,
+            frames_per_clip: self.impostor_frames,
+            ..ImpostorOptions::default()
+        })
+    }
+
     /// The first flag given that the per-frame effect modes (fluid, sprite) do not take: they bake
     /// one clip of every frame at --fps, with no LODs, bones, tangent frames or root motion.
     fn sequence_effect_flag_given(&self) -> Option<&'static str> {
@@ -282,6 +328,66 @@ pub(crate) fn write_verified(
     what: &str,
     options: &VerifyOptions,
 ) -> Result<Box<dyn Report>> {
+    Ok(write_verified_with_tier(source, file, out, what, options, None)?.0)
+}
+
+/// What `--impostors` asks of [`write_verified_with_tier`]: the tier's options and the memory
+/// budget it must fit in.
+pub(crate) struct TierRequest<'a> {
+    options: &'a ImpostorOptions,
+    max_memory: u64,
+}
+
+/// An impostor tier a bake added: its images' geometry, the bytes of each of its two texture
+/// arrays, the images measured and the time taken.
+pub(crate) struct TierBaked {
+    tier: vat_core::format::impostor::ImpostorTier,
+    blob_bytes: usize,
+    samples: u32,
+    seconds: f64,
+}
+
+impl TierBaked {
+    /// The bake's one line about the tier.
+    fn write_line(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let t = &self.tier;
+        let coverage = match t.grid.coverage {
+            ViewCoverage::Hemi => "hemi",
+            ViewCoverage::Full => "full",
+        };
+        writeln!(
+            out,
+            "  impostors: {n} x {n} {coverage} views of {tile} px, {layers} layers ({frames} frames per clip), \
+             {mips} mip levels, atlas {bytes} bytes ({mib:.1} MiB: colour + normal-depth); measured over {samples} \
+             images between the views: min coverage IoU {iou:.4}, max mean colour error {err:.4} (stated as the \
+             tier's bound) in {secs:.1} s",
+            n = t.grid.views_per_side,
+            tile = t.tile_size,
+            layers = t.layer_count(),
+            frames = t.frames_per_clip.first().copied().unwrap_or(0),
+            mips = t.mip_levels,
+            bytes = 2 * self.blob_bytes,
+            mib = (2 * self.blob_bytes) as f64 / 1_048_576.0,
+            samples = self.samples,
+            iou = t.bound.min_coverage_iou,
+            err = t.bound.max_mean_color_error,
+            secs = self.seconds,
+        )
+    }
+}
+
+/// [`write_verified`], and with `impostors`, once the file on disk passed: its impostor tier baked
+/// from the file's own decode ([`vat_bake::impostor::bake_measured_tier`]), the file written again
+/// to a second temporary name with the tier added, read back and parsed, and only that one given
+/// the final name (the first is removed). Returns the report and the tier added.
+pub(crate) fn write_verified_with_tier(
+    source: &dyn Source,
+    file: BakedFile,
+    out: &Path,
+    what: &str,
+    options: &VerifyOptions,
+    impostors: Option<TierRequest<'_>>,
+) -> Result<(Box<dyn Report>, Option<TierBaked>)> {
     let pending = file.write_pending(out).with_context(|| format!("{}: cannot write", out.display()))?;
     // Only the file on disk is needed from here on: verification reads it back, into the memory of
     // the bake's largest buffer (fresh memory costs a page fault per 4 KiB).
@@ -295,10 +401,61 @@ pub(crate) fn write_verified(
     if !report.passed() {
         bail!("{what}: verification failed, nothing written: {}", report.failures().join("; "));
     }
+    let Some(impostors) = impostors else {
+        drop(asset);
+        drop(bytes);
+        pending.commit().with_context(|| format!("{}: cannot write", out.display()))?;
+        return Ok((report, None));
+    };
+    let started = Instant::now();
+    // Refused before the long part: too many images for a tier, or too large for the budget.
+    vat_bake::impostor::check_tier_size(
+        impostors.options,
+        asset.manifest().clips.len(),
+        impostors.max_memory,
+    )
+    .with_context(|| format!("{what}: no impostor tier, nothing written"))?;
+    let (images, samples) = vat_bake::impostor::bake_measured_tier(&asset, impostors.options)
+        .with_context(|| format!("{what}: cannot bake the impostor tier, nothing written"))?;
+    let with_tier = vat_bake::impostor::write_pending_with_tier(&asset, &images, out)
+        .with_context(|| format!("{}: cannot write", out.display()))?;
     drop(asset);
-    drop(bytes);
-    pending.commit().with_context(|| format!("{}: cannot write", out.display()))?;
-    Ok(report)
+    let tier = check_written_tier(&with_tier, bytes.into_buffer(), &images, out)?;
+    // The file without the tier is removed; the one with it takes the name.
+    drop(pending);
+    with_tier.commit().with_context(|| format!("{}: cannot write", out.display()))?;
+    Ok((
+        report,
+        Some(TierBaked {
+            tier,
+            blob_bytes: images.color.len(),
+            samples,
+            seconds: started.elapsed().as_secs_f64(),
+        }),
+    ))
+}
+
+/// Reads the file with the tier back from `pending`'s temporary name (into `buffer`'s memory) and
+/// checks that it parses and holds the tier and images that were written.
+fn check_written_tier(
+    pending: &vat_core::files::PendingFile,
+    buffer: Vec<u8>,
+    images: &ImpostorImages,
+    out: &Path,
+) -> Result<vat_core::format::impostor::ImpostorTier> {
+    let bytes = vat_core::files::read_back(pending.temp_path(), buffer)
+        .with_context(|| format!("{}: cannot read back", pending.temp_path().display()))?;
+    let asset = Asset::parse(&bytes).with_context(|| {
+        format!("{}: the written file with its impostor tier does not read back", out.display())
+    })?;
+    let tier = asset.manifest().impostors.clone().context("the written file lost its impostor tier")?;
+    let same = tier.bound == images.tier.bound
+        && asset.get_blob(tier.color) == Some(&images.color[..])
+        && asset.get_blob(tier.normal_depth) == Some(&images.normal_depth[..]);
+    if !same {
+        bail!("{}: the impostor tier read back differs from the one written, nothing written", out.display());
+    }
+    Ok(tier)
 }
 
 /// Draws a one-line progress bar on stderr when it is a terminal.
@@ -352,6 +509,10 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
     {
         bail!("{}: --out names the input file; choose another output path", args.out.display());
     }
+    let impostors = args.impostor_options();
+    if let Some(impostors) = &impostors {
+        vat_bake::impostor::validate_options(impostors).with_context(|| format!("{named}: not baked"))?;
+    }
     let picked = pick(args)?;
     let load = Load {
         max_memory: args.max_memory,
@@ -360,7 +521,7 @@ pub(crate) fn bake(args: &BakeArgs) -> Result<()> {
         resource_root: args.resource_root.as_deref(),
     };
     let verify = VerifyOptions { accept_influence_loss: args.accept_influence_loss, mid_frames: false };
-    bake_input(&picked, &load, &options, &verify, &args.out, started)
+    bake_input(&picked, &load, &options, &verify, &args.out, started, impostors.as_ref())
 }
 
 /// The rest of every bake, once the source is picked (`vat bake`, the imports): load, bake, [`write_verified`], print the
@@ -372,6 +533,7 @@ pub(crate) fn bake_input(
     verify: &VerifyOptions,
     out_path: &Path,
     started: Instant,
+    impostors: Option<&ImpostorOptions>,
 ) -> Result<()> {
     let what = input.describe();
     let looping;
@@ -387,11 +549,16 @@ pub(crate) fn bake_input(
     let baked = vat_bake::bake(source.as_ref(), options, &mut |p| bar.update(p))
         .with_context(|| format!("{what}: bake failed"))?;
     bar.finish();
-    let report = write_verified(source.as_ref(), baked.file, out_path, &what, verify)?;
+    let tier_request = impostors.map(|options| TierRequest { options, max_memory: load.max_memory });
+    let (report, tier) =
+        write_verified_with_tier(source.as_ref(), baked.file, out_path, &what, verify, tier_request)?;
     let out = std::io::stdout();
     let mut out = out.lock();
     baked.figures.write_summary(&mut out, &what, out_path)?;
     report.write_lines(&mut out)?;
+    if let Some(tier) = &tier {
+        tier.write_line(&mut out)?;
+    }
     for w in baked.figures.warnings().iter().chain(report.warnings()) {
         writeln!(out, "  warning: {w}")?;
     }
@@ -476,6 +643,12 @@ fn pick_fluid<'a>(
         }
         _ => return Ok(None),
     };
+    if args.impostors {
+        bail!(
+            "--impostors does not apply to the fluid mode: its triangles change every frame, so there is no one body \
+             to draw from fixed views (impostors are for skeletal and soft assets)"
+        );
+    }
     if let Some(flag) = args.sequence_effect_flag_given() {
         bail!(
             "{flag} does not apply to the fluid mode (one clip of every frame at --fps; the topology changes \
@@ -514,6 +687,12 @@ fn pick_sprite<'a>(
         }
         _ => return Ok(None),
     };
+    if args.impostors {
+        bail!(
+            "--impostors does not apply to the sprite mode: its particles are camera-facing cards already \
+             (impostors are for skeletal and soft assets)"
+        );
+    }
     let format = (args.format != FormatArg::Packed64).then_some("--format");
     if let Some(flag) = args.sequence_effect_flag_given().or(format) {
         bail!(
@@ -546,6 +725,12 @@ fn pick_rigid<'a>(
         }
         _ => return Ok(None),
     };
+    if args.impostors {
+        bail!(
+            "--impostors does not apply to the rigid mode: its pieces move apart as separate bodies, not one body \
+             that images from fixed views stand for (impostors are for skeletal and soft assets)"
+        );
+    }
     let soft_only = [
         ("--frames", args.frames.is_some()),
         ("--clips", args.clips.is_some()),
@@ -645,21 +830,73 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<()> {
     let report = source
         .verify(&asset, &options)
         .with_context(|| format!("{}: cannot verify against its source", args.file.display()))?;
+    // The impostor tier against the mesh: the file's own images, nothing re-baked.
+    let tier = vat_bake::impostor::verify_tier(&asset)
+        .with_context(|| format!("{}: cannot verify its impostor tier", args.file.display()))?;
+    let passed = report.passed() && tier.as_ref().is_none_or(|t| t.passed());
     let out = std::io::stdout();
     let mut out = out.lock();
     if args.json {
-        writeln!(out, "{}", report.to_json()?)?;
+        let mut json: serde_json::Value = serde_json::from_str(&report.to_json()?)?;
+        if let (Some(t), Some(map)) = (&tier, json.as_object_mut()) {
+            map.insert("impostors".into(), tier_json(t));
+            map.insert("passed".into(), passed.into());
+        }
+        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
     } else {
-        writeln!(out, "{}: {}", args.file.display(), if report.passed() { "PASSED" } else { "FAILED" })?;
+        writeln!(out, "{}: {}", args.file.display(), if passed { "PASSED" } else { "FAILED" })?;
         report.write_lines(&mut out)?;
+        if let Some(t) = &tier {
+            write_tier_lines(&mut out, t)?;
+        }
         for w in report.warnings() {
             writeln!(out, "  warning: {w}")?;
         }
     }
-    if !report.passed() {
-        bail!("{}: verification failed: {}", args.file.display(), report.failures().join("; "));
+    if !passed {
+        let mut failures: Vec<String> = report.failures().to_vec();
+        failures.extend(tier.iter().flat_map(vat_bake::impostor::TierCheck::failures));
+        bail!("{}: verification failed: {}", args.file.display(), failures.join("; "));
     }
     Ok(())
+}
+
+/// `vat verify`'s lines about an impostor tier: the figures measured again against those stated,
+/// then one line per figure worse than stated.
+fn write_tier_lines(out: &mut dyn Write, t: &vat_bake::impostor::TierCheck) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "  impostors: {} over {} images between the views: min coverage IoU {:.4} (stated {:.4}), max mean colour \
+         error {:.4} (stated {:.4})",
+        if t.passed() { "PASSED" } else { "FAILED" },
+        t.samples,
+        t.measured.min_coverage_iou,
+        t.stated.min_coverage_iou,
+        t.measured.max_mean_color_error,
+        t.stated.max_mean_color_error,
+    )?;
+    for f in t.failures() {
+        writeln!(out, "  FAILED: {f}")?;
+    }
+    Ok(())
+}
+
+/// An impostor tier's check as JSON: `passed`, `samples`, and the `measured` and `stated` bounds
+/// (`min_coverage_iou`, `max_mean_color_error`).
+fn tier_json(t: &vat_bake::impostor::TierCheck) -> serde_json::Value {
+    let bound = |b: vat_core::format::impostor::ImpostorBound| {
+        serde_json::json!({
+            "min_coverage_iou": b.min_coverage_iou,
+            "max_mean_color_error": b.max_mean_color_error,
+        })
+    };
+    serde_json::json!({
+        "passed": t.passed(),
+        "samples": t.samples,
+        "measured": bound(t.measured),
+        "stated": bound(t.stated),
+        "failures": t.failures(),
+    })
 }
 
 /// The source `vat verify` checks `asset` against, by the file's mode: `--source` (read as the

@@ -365,7 +365,7 @@ fn bake_import_source(
     let load = Load { max_memory: args.max_memory, fps, skin: None, resource_root: None };
     let options = BakeOptions { max_memory: args.max_memory, ..options.clone() };
     let verify = VerifyOptions { accept_influence_loss: false, mid_frames: false };
-    crate::bake::bake_input(input, &load, &options, &verify, &args.out, std::time::Instant::now())
+    crate::bake::bake_input(input, &load, &options, &verify, &args.out, std::time::Instant::now(), None)
 }
 
 /// Bakes an import in vat's formats, writes it to a temporary name, reads it back, verifies what is

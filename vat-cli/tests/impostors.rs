@@ -1,0 +1,178 @@
+//! `vat bake --impostors` end to end: the built-in humanoid bakes with a small impostor tier, which
+//! `vat inspect` shows and `vat verify` checks against the bound it states; a file whose tier states
+//! a better bound than its images give fails `vat verify` loudly; the rigid, fluid and sprite
+//! sources refuse `--impostors` with the reason, options out of range are refused before any input
+//! is read, and without `--impostors` the file has no tier (format version below 8).
+
+// Integration tests report failure by panicking.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use vat_core::container::{Asset, BlobId, ContainerWriter};
+
+fn vat(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vat")).args(args).output().unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vat-cli-impostors-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn out(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// A failure: non-zero exit, one line on stderr naming `names`, no panic.
+fn assert_clean_failure(o: &Output, names: &str) {
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "expected failure: {}", out(o));
+    assert_eq!(stderr.trim_end().lines().count(), 1, "stderr is not one line:\n{stderr}");
+    assert!(stderr.contains(names), "stderr does not name {names:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// The small tier the tests bake: 4 x 4 views of 16 px, 2 frames per clip, two clips.
+const SMALL: [&str; 9] = [
+    "--clips",
+    "walk,wave",
+    "--impostors",
+    "--impostor-views",
+    "4",
+    "--impostor-tile",
+    "16",
+    "--impostor-frames",
+    "2",
+];
+
+/// `file`'s bytes with its tier's bound replaced by `edit` (every blob kept).
+fn edit_bound(file: &[u8], edit: impl Fn(&mut vat_core::format::impostor::ImpostorBound)) -> Vec<u8> {
+    let asset = Asset::parse(file).unwrap();
+    let mut manifest = asset.manifest().clone();
+    let mut writer = ContainerWriter::new();
+    for i in 0..manifest.blobs.len() {
+        writer.add_blob(asset.blob(BlobId(i as u32)));
+    }
+    edit(&mut manifest.impostors.as_mut().unwrap().bound);
+    writer.finish(manifest).unwrap()
+}
+
+#[test]
+fn the_humanoid_bakes_with_a_tier_that_inspects_and_verifies_and_a_boast_fails() {
+    let dir = scratch("humanoid");
+    let file = dir.join("humanoid.vat");
+    let mut args = vec!["bake", "--out", s(&file)];
+    args.extend(SMALL);
+    let bake = vat(&args);
+    assert!(bake.status.success(), "{}", out(&bake));
+    let text = out(&bake);
+    let line =
+        text.lines().find(|l| l.trim_start().starts_with("impostors:")).unwrap_or_else(|| panic!("{text}"));
+    for part in
+        ["4 x 4 hemi views of 16 px", "4 layers", "atlas", "min coverage IoU", "max mean colour error"]
+    {
+        assert!(line.contains(part), "{line}");
+    }
+
+    let inspect = vat(&["inspect", s(&file), "--json"]);
+    assert!(inspect.status.success(), "{}", out(&inspect));
+    let summary: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
+    let tier = &summary["impostors"];
+    assert_eq!(tier["views_per_side"], 4);
+    assert_eq!(tier["tile_size"], 16);
+    assert_eq!(tier["layers"], 4);
+    let iou = tier["min_coverage_iou"].as_f64().unwrap();
+    let error = tier["max_mean_color_error"].as_f64().unwrap();
+    assert!(iou > 0.1 && iou < 1.0 && error > 0.0 && error < 0.5, "{tier}");
+    assert!(String::from_utf8_lossy(&vat(&["inspect", s(&file)]).stdout).contains("impostors:"));
+
+    let verify = vat(&["verify", s(&file)]);
+    assert!(verify.status.success(), "{}", out(&verify));
+    assert!(out(&verify).contains("impostors: PASSED"), "{}", out(&verify));
+    let json = vat(&["verify", s(&file), "--json"]);
+    assert!(json.status.success(), "{}", out(&json));
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["passed"], true);
+    assert_eq!(report["impostors"]["passed"], true);
+    assert_eq!(report["impostors"]["measured"], report["impostors"]["stated"]);
+
+    // The same tier on one thread, byte for byte.
+    let again = dir.join("again.vat");
+    let mut args = vec!["bake", "--out", s(&again)];
+    args.extend(SMALL);
+    let one_thread =
+        Command::new(env!("CARGO_BIN_EXE_vat")).args(&args).env("RAYON_NUM_THREADS", "1").output().unwrap();
+    assert!(one_thread.status.success(), "{}", out(&one_thread));
+    assert_eq!(std::fs::read(&file).unwrap(), std::fs::read(&again).unwrap());
+
+    // A tier that states a better bound than its images give fails, loudly.
+    let bytes = std::fs::read(&file).unwrap();
+    for (name, edited, says) in [
+        ("iou.vat", edit_bound(&bytes, |b| b.min_coverage_iou = 1.0), "coverage IoU"),
+        ("colour.vat", edit_bound(&bytes, |b| b.max_mean_color_error = 0.0), "colour error"),
+    ] {
+        let tampered = dir.join(name);
+        std::fs::write(&tampered, edited).unwrap();
+        let verify = vat(&["verify", s(&tampered)]);
+        assert_clean_failure(&verify, says);
+        assert!(String::from_utf8_lossy(&verify.stdout).contains("impostors: FAILED"), "{}", out(&verify));
+    }
+}
+
+#[test]
+fn rigid_fluid_and_sprite_sources_refuse_impostors_with_the_reason() {
+    let dir = scratch("refusals");
+    for (source, mode) in [("shatter", "rigid"), ("splash", "fluid"), ("fountain", "sprite")] {
+        let file = dir.join(format!("{source}.vat"));
+        let bake = vat(&["bake", "--procgen", source, "--impostors", "--out", s(&file)]);
+        assert_clean_failure(&bake, &format!("--impostors does not apply to the {mode} mode"));
+        assert!(String::from_utf8_lossy(&bake.stderr).contains("skeletal and soft"), "{}", out(&bake));
+        assert!(!file.exists());
+    }
+}
+
+#[test]
+fn impostor_options_are_checked_before_any_input_is_read() {
+    let dir = scratch("options");
+    let file = dir.join("x.vat");
+    for (flag, value) in [
+        ("--impostor-tile", "48"),
+        ("--impostor-tile", "1024"),
+        ("--impostor-views", "1"),
+        ("--impostor-frames", "0"),
+    ] {
+        let bake = vat(&["bake", "--impostors", flag, value, "--out", s(&file)]);
+        assert_clean_failure(&bake, flag);
+        assert!(!file.exists());
+    }
+    // The tier's options need --impostors.
+    let bake = vat(&["bake", "--impostor-tile", "16", "--out", s(&file)]);
+    assert!(!bake.status.success() && String::from_utf8_lossy(&bake.stderr).contains("--impostors"));
+    assert!(!file.exists());
+    // Too many images for one tier (2 clips x 200 frames), refused with the flag to lower.
+    let bake =
+        vat(&["bake", "--clips", "walk,wave", "--impostors", "--impostor-frames", "200", "--out", s(&file)]);
+    assert_clean_failure(&bake, "--impostor-frames");
+    assert!(!file.exists());
+}
+
+#[test]
+fn without_impostors_a_file_has_no_tier() {
+    let dir = scratch("plain");
+    let file = dir.join("plain.vat");
+    let bake = vat(&["bake", "--clips", "walk", "--out", s(&file)]);
+    assert!(bake.status.success(), "{}", out(&bake));
+    assert!(!out(&bake).contains("impostors:"));
+    let bytes = std::fs::read(&file).unwrap();
+    let asset = Asset::parse(&bytes).unwrap();
+    assert!(asset.manifest().impostors.is_none());
+    assert!(asset.manifest().format_version() < vat_core::container::FORMAT_VERSION_IMPOSTORS);
+}
