@@ -3,12 +3,13 @@
 //! The `vat` command line:
 //!
 //! - `vat bake [INPUT.gltf|.glb] [--procgen] --out X.vat [options]`: bake a glTF rig, or the built-in
-//!   procedural humanoid when no input is given, into a verified `.vat` file (written atomically).
+//!   procedural humanoid when no input is given, into a verified `.vat` file (written atomically);
+//!   `--impostors` adds an animated impostor tier (skeletal and soft assets) with its measured bound.
 //! - `vat inspect X.vat [--json]`: what a `.vat` holds.
 //! - `vat verify X.vat [--source INPUT] [--json]`: decode the bake with the CPU reference decoder and
 //!   compare it with the source (fresh CPU skinning of a glTF, the frames of a folder, or an OpenVAT
-//!   or Houdini bake decoded as its import decoded it); non-zero exit when it exceeds the format's
-//!   bound.
+//!   or Houdini bake decoded as its import decoded it), and an impostor tier's cards against the mesh;
+//!   non-zero exit when it exceeds the format's bound or the tier does worse than it states.
 //! - `vat export-openvat X.vat --out DIR [--target default|unity|unreal|godot|bevy|three]
 //!   [--format png16|exr16|exr32] [--normals packed|separate|none]`: the asset as an OpenVAT bake
 //!   laid out for the target engine's published decoder (format, normals, clip rows, mesh space).
