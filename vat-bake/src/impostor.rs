@@ -30,6 +30,9 @@ pub struct ImpostorMesh<'a> {
     pub normals: &'a [Vec3],
     /// Linear RGBA colours, one per position, or empty for white.
     pub colors: &'a [[f32; 4]],
+    /// Material ids, one per position, or empty for material 0. A triangle takes its first
+    /// vertex's id, stored in the normal-depth image's alpha.
+    pub material_ids: &'a [u32],
     /// Triangles, three indices each.
     pub indices: &'a [u32],
 }
@@ -64,6 +67,7 @@ struct Sample {
     depth: f32,
     normal: [f32; 3],
     color: [f32; 4],
+    material: u32,
 }
 
 /// Renders `mesh` as seen from `direction` (unit, towards the viewer) inside the bounding sphere
@@ -118,11 +122,15 @@ fn check(mesh: &ImpostorMesh<'_>, radius: f32, options: &RasterOptions) -> Resul
         return Err(input(format!("bounding radius {radius} is not a positive finite number")));
     }
     let n = mesh.positions.len();
-    if mesh.normals.len() != n || !(mesh.colors.is_empty() || mesh.colors.len() == n) {
+    if mesh.normals.len() != n
+        || !(mesh.colors.is_empty() || mesh.colors.len() == n)
+        || !(mesh.material_ids.is_empty() || mesh.material_ids.len() == n)
+    {
         return Err(input(format!(
-            "{n} positions but {} normals and {} colours",
+            "{n} positions but {} normals, {} colours and {} material ids",
             mesh.normals.len(),
-            mesh.colors.len()
+            mesh.colors.len(),
+            mesh.material_ids.len()
         )));
     }
     if !mesh.indices.len().is_multiple_of(3) {
@@ -173,6 +181,7 @@ fn draw_triangle(
     let color = |i: usize| mesh.colors.get(i).copied().unwrap_or([1.0; 4]);
     let (n0, n1, n2) = (mesh.normals[i0], mesh.normals[j1], mesh.normals[j2]);
     let (c0, c1, c2) = (color(i0), color(j1), color(j2));
+    let material = mesh.material_ids.get(i0).copied().unwrap_or(0);
     let inv = 1.0 / area;
     for y in lo_y..=hi_y {
         let py = y as f32 + 0.5;
@@ -195,7 +204,7 @@ fn draw_triangle(
             for (k, out) in rgba.iter_mut().enumerate() {
                 *out = c0[k] * wa + c1[k] * wb + c2[k] * wc;
             }
-            *slot = Some(Sample { depth, normal, color: rgba });
+            *slot = Some(Sample { depth, normal, color: rgba, material });
         }
     }
 }
@@ -209,10 +218,16 @@ fn resolve(samples: &[Option<Sample>], options: &RasterOptions) -> ViewImage {
     for py in 0..size {
         for px in 0..size {
             let (mut covered, mut depth, mut normal, mut rgba) = (0u32, 0.0f32, [0.0f32; 3], [0.0f32; 4]);
+            // Samples per material id: the pixel takes the most frequent (the lowest id on a tie).
+            let mut materials: Vec<(u32, u32)> = Vec::new();
             for sy in 0..s {
                 let row = (py * s + sy) * width + px * s;
                 for sample in samples[row..row + s].iter().flatten() {
                     covered += 1;
+                    match materials.iter_mut().find(|(id, _)| *id == sample.material) {
+                        Some((_, count)) => *count += 1,
+                        None => materials.push((sample.material, 1)),
+                    }
                     depth += sample.depth;
                     for (sum, x) in normal.iter_mut().zip(sample.normal) {
                         *sum += x;
@@ -234,11 +249,18 @@ fn resolve(samples: &[Option<Sample>], options: &RasterOptions) -> ViewImage {
                 unorm8((ox + 1.0) * 0.5),
                 unorm8((oy + 1.0) * 0.5),
                 unorm8((depth / n + 1.0) * 0.5),
-                coverage,
+                majority_material(&materials),
             ];
         }
     }
     ViewImage { size: options.size, color, normal_depth }
+}
+
+/// The most frequent material id of `(id, count)` pairs (the lowest id on a tie; 0 when empty),
+/// as the byte the normal-depth images store (ids past 255 are 255).
+fn majority_material(materials: &[(u32, u32)]) -> u8 {
+    let best = materials.iter().copied().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)));
+    best.map_or(0, |(id, _)| id.min(255) as u8)
 }
 
 /// `x` in `[0, 1]` (clamped) to 8 bits, rounded to nearest.
@@ -364,14 +386,28 @@ pub fn check_tier_size(options: &ImpostorOptions, clip_count: usize, max_memory:
     Ok(blob)
 }
 
-/// The palette vat's shaders draw an asset without materials in (`vat_material_color` of
-/// `vat.wgsl` for material variant 0 and a white tint), linear RGB by material id: skin, shirt,
-/// pants, shoes, cap; other ids are grey.
-const PALETTE: [[f32; 3]; 5] =
-    [[0.80, 0.55, 0.42], [0.70, 0.10, 0.08], [0.05, 0.07, 0.20], [0.08, 0.06, 0.05], [0.80, 0.60, 0.05]];
-
-/// The palette's colour of ids past [`PALETTE`].
-const PALETTE_OTHER: [f32; 3] = [0.6, 0.6, 0.6];
+/// The material id of every vertex of `asset` (its `MaterialId` stream; 0 without one), for the
+/// normal-depth images' alpha: the card picks an asset without materials' palette colour by it at
+/// run time (with the instance's variant and tint), as the mesh does.
+///
+/// # Errors
+/// [`BakeError::InvalidInput`] for a material id stream that is not one id per vertex.
+pub fn vertex_material_ids(asset: &vat_core::container::Asset<'_>) -> Result<Vec<u32>> {
+    let m = asset.manifest();
+    let n = m.vertex_count as usize;
+    match asset.stream(vat_core::container::StreamKind::MaterialId) {
+        Some((element, bytes)) => decode_stream(element, bytes, n)
+            .map(|ids| ids.iter().map(|id| id[0].clamp(0.0, 255.0) as u32).collect())
+            .ok_or_else(|| BakeError::InvalidInput {
+                part: m.name.clone(),
+                problem: format!(
+                    "its material id stream ({} bytes, {element:?}) is not one id per vertex",
+                    bytes.len()
+                ),
+            }),
+        None => Ok(vec![0; n]),
+    }
+}
 
 /// The unlit albedo (linear RGBA) of every vertex of `asset`, as the mesh shader computes a
 /// fragment's base colour at that vertex with no instance tint or variant: with materials, the
@@ -425,9 +461,9 @@ pub fn vertex_albedo(asset: &vat_core::container::Asset<'_>) -> Result<Vec<[f32;
     let mut out = Vec::with_capacity(n);
     for v in 0..n {
         let id = ids[v][0] as usize;
+        // Without materials the palette colour is the run time's (by the stored material id).
         let mut rgba = if m.materials.is_empty() {
-            let [r, g, b] = PALETTE.get(id).copied().unwrap_or(PALETTE_OTHER);
-            [r, g, b, 1.0]
+            [1.0; 4]
         } else {
             let material = &m.materials[id.min(m.materials.len() - 1)];
             let mut base = material.base_color_factor;
@@ -631,6 +667,7 @@ pub fn bake_tier(
         VertexAnimationView::from_asset(asset).map_err(|e| input(&format!("no impostor tier: {e}")))?;
     let indices = lod0_indices(asset).ok_or_else(|| input("has no LOD 0 triangles: no impostor tier"))?;
     let colors = vertex_albedo(asset)?;
+    let material_ids = vertex_material_ids(asset)?;
     let centre: [f32; 3] = std::array::from_fn(|i| bounds.min[i] + bounds.extent[i] * 0.5);
     let radius = bounds.extent.iter().map(|e| e * e).sum::<f32>().sqrt() * 0.5;
     let radius = if radius > 0.0 { radius } else { 1e-3 };
@@ -655,8 +692,13 @@ pub fn bake_tier(
             )?;
             let positions: Vec<Vec3> = positions.into_iter().map(Vec3::from).collect();
             let normals: Vec<Vec3> = normals.into_iter().map(Vec3::from).collect();
-            let mesh =
-                ImpostorMesh { positions: &positions, normals: &normals, colors: &colors, indices: &indices };
+            let mesh = ImpostorMesh {
+                positions: &positions,
+                normals: &normals,
+                colors: &colors,
+                material_ids: &material_ids,
+                indices: &indices,
+            };
             (0..views)
                 .map(|v| render_view(&mesh, options.grid.view_direction(v), centre, radius, &raster))
                 .collect()
@@ -709,8 +751,10 @@ pub fn sample_directions(grid: &vat_core::format::impostor::ViewGrid) -> Vec<[f3
 /// ([`vat_core::format::impostor::card_samples`]: three views blended, each sampled bilinearly
 /// within its tile, colours blended by coverage). Returns the smallest coverage
 /// intersection-over-union (`sum min(a, b) / sum max(a, b)` over the pixels' coverages) and the
-/// largest mean absolute colour difference over the pixels the mesh covers at least half (sRGB,
-/// fraction of full scale), with the number of images compared.
+/// largest mean absolute colour difference over the pixels both the mesh and the card cover at
+/// least half (sRGB, fraction of full scale: where only one covers, the IoU counts it), with the
+/// number of images compared. Colours are the unlit albedo the images store (white for an asset
+/// without materials, whose palette colour the card picks by material id at run time).
 ///
 /// # Errors
 /// As [`bake_tier`], for the same asset and options.
@@ -845,6 +889,7 @@ fn measure_at(
     let view = VertexAnimationView::from_asset(asset).map_err(|e| input(e.to_string()))?;
     let indices = lod0_indices(asset).ok_or_else(|| input("has no LOD 0 triangles".into()))?;
     let colors = vertex_albedo(asset)?;
+    let material_ids = vertex_material_ids(asset)?;
     let layers = layer_frames(tier);
     let level0 = tier.layer_side(0).saturating_mul(tier.layer_side(0)).saturating_mul(4);
     if (color.len().min(normal_depth.len()) as u64) < level0.saturating_mul(layers.len() as u64) {
@@ -867,8 +912,13 @@ fn measure_at(
             decode_object_frame(&view, clip, phase, interp, &mut positions, &mut normals)?;
             let positions: Vec<Vec3> = positions.into_iter().map(Vec3::from).collect();
             let normals: Vec<Vec3> = normals.into_iter().map(Vec3::from).collect();
-            let mesh =
-                ImpostorMesh { positions: &positions, normals: &normals, colors: &colors, indices: &indices };
+            let mesh = ImpostorMesh {
+                positions: &positions,
+                normals: &normals,
+                colors: &colors,
+                material_ids: &material_ids,
+                indices: &indices,
+            };
             let (mut iou, mut error) = (1.0f32, 0.0f32);
             for &d in directions {
                 let reference = render_view(&mesh, d, tier.centre, tier.radius, &raster)?;
@@ -884,7 +934,7 @@ fn measure_at(
                     let ra = f32::from(r[3]) / 255.0;
                     inter += ra.min(alpha);
                     union += ra.max(alpha);
-                    if ra >= 0.5 {
+                    if ra >= 0.5 && alpha >= 0.5 {
                         let rgb = rgb.map(|c| f32::from(srgb8(c)));
                         diff += (0..3).map(|i| (rgb[i] - f32::from(r[i])).abs()).sum::<f32>() / (3.0 * 255.0);
                         pixels += 1;
@@ -1043,9 +1093,15 @@ fn halve_tile(color: &[[u8; 4]], normal_depth: &[[u8; 4]], side: usize) -> (Vec<
     for y in 0..half {
         for x in 0..half {
             let (mut weight, mut rgb, mut normal, mut depth) = (0.0f32, [0.0f32; 3], [0.0f32; 3], 0.0f32);
+            // The material id of the most covered child (the first in reading order on a tie): ids
+            // do not average.
+            let (mut material, mut most) = (0u8, 0u8);
             for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
                 let at = (2 * y + dy) * side + 2 * x + dx;
                 let (c, nd) = (color[at], normal_depth[at]);
+                if c[3] > most {
+                    (material, most) = (nd[3], c[3]);
+                }
                 let w = f32::from(c[3]) / 255.0;
                 weight += w;
                 for (sum, s) in rgb.iter_mut().zip(&c[..3]) {
@@ -1069,7 +1125,7 @@ fn halve_tile(color: &[[u8; 4]], normal_depth: &[[u8; 4]], side: usize) -> (Vec<
                 unorm8((ox + 1.0) * 0.5),
                 unorm8((oy + 1.0) * 0.5),
                 unorm8((depth / weight + 1.0) * 0.5),
-                coverage,
+                material,
             ];
         }
     }

@@ -313,7 +313,10 @@ pub struct ImpostorTier {
     /// sRGB colour with coverage in alpha, `Rgba8UnormSrgb` texels.
     pub color: super::super::container::BlobId,
     /// Octahedral object-space normal (R, G), view depth (B: `(depth + 1) / 2`, depth in `[-1, 1]`
-    /// of the radius, positive towards the viewer), coverage (A), `Rgba8Unorm` texels.
+    /// of the radius, positive towards the viewer), material id (A: the most covering material of the
+    /// texel, and of the most covered texel of the level above in the mips; 0 where uncovered),
+    /// `Rgba8Unorm` texels. An asset without materials is coloured by the palette of that id at run
+    /// time (with the instance's variant and tint), as its mesh is.
     pub normal_depth: super::super::container::BlobId,
     /// What the bake measured against the mesh at its sample views and frames, and `vat verify`
     /// checks again.
