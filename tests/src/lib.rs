@@ -422,15 +422,16 @@ pub fn with_impostor_tier(bytes: &[u8], options: &vat_bake::impostor::ImpostorOp
     writer.finish(manifest).expect("the file with its tier writes")
 }
 
-/// [`humanoid_vat`] with a small impostor tier (6 x 6 hemi views of 32 pixels, 4 images per clip).
+/// [`humanoid_vat`] with an impostor tier of the default views and tiles (8 x 8 hemi views of 64
+/// pixels) and 4 images per clip.
 /// Baked once per test binary.
 pub fn humanoid_impostor_vat() -> &'static [u8] {
     static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
     BYTES.get_or_init(|| {
         use vat_core::format::impostor::{ViewCoverage, ViewGrid};
         let options = vat_bake::impostor::ImpostorOptions {
-            grid: ViewGrid::new(6, ViewCoverage::Hemi).expect("a valid grid"),
-            tile_size: 32,
+            grid: ViewGrid::new(8, ViewCoverage::Hemi).expect("a valid grid"),
+            tile_size: 64,
             frames_per_clip: 4,
             samples_per_side: 2,
         };

@@ -50,47 +50,177 @@ fn difference(a: &[u8], b: &[u8]) -> (usize, u8) {
 }
 
 #[test]
-fn cards_render_the_same_on_both_backends() {
+fn cards_render_the_same_on_both_backends_in_both_culling_modes() {
     const SIZE: [u32; 2] = [320, 240];
     let asset = Asset::parse(humanoid_impostor_vat()).unwrap();
     let mut wg = wgpu_offscreen(SIZE, 1024);
     let mut vk = vulkan_offscreen(SIZE, 1024);
     let (wg_asset, vk_asset) = (wg.upload(&asset).unwrap(), vk.upload(&asset).unwrap());
-    let mut wg_crowd = line_crowd(&asset, 120);
-    let mut vk_crowd = wg_crowd.clone();
-    let mut wg_gpu = wg.create_crowd(&wg_crowd).unwrap();
-    let mut vk_gpu = vk.create_crowd(&vk_crowd).unwrap();
     let fov = 0.7f32;
     let camera =
         Camera::look_at([0.0, 1.6, 2.0], [0.0, 1.0, -40.0], fov, SIZE[0] as f32 / SIZE[1] as f32, 0.1, 400.0)
             .with_viewport(SIZE[1], fov);
-    let options = RenderOptions {
-        culling: Culling::Gpu,
-        shadows: true,
-        ground: true,
-        ground_half_extent: 200.0,
-        ..Default::default()
-    };
-    for crowd in [&mut wg_crowd, &mut vk_crowd] {
-        crowd.advance(0.4);
-    }
-    let w = wg.render_crowd(&wg_asset, &mut wg_gpu, &mut wg_crowd, &camera, &options).unwrap();
-    let w_image = wg.read_rgba8().unwrap();
-    let v = vk.render_crowd(&vk_asset, &mut vk_gpu, &mut vk_crowd, &camera, &options).unwrap();
-    let v_image = vk.read_rgba8().unwrap();
-    save_image("impostor-parity-wgpu", SIZE, &w_image);
-    save_image("impostor-parity-vulkan", SIZE, &v_image);
-    assert_eq!(w, v, "the frame reports differ");
-    let (w_lists, v_lists) = (wg.read_gpu_visible(&wg_gpu).unwrap(), vk.read_gpu_visible(&vk_gpu).unwrap());
-    assert_eq!(w_lists, v_lists, "the visible lists differ");
-    // The cards' list is the one after the mesh LODs: it holds the far instances.
     let lods = asset.manifest().lods.len();
-    println!("visible per draw: {:?}", w_lists.iter().map(Vec::len).collect::<Vec<_>>());
-    assert!(w_lists.len() > lods && w_lists[lods].len() > 20, "too few cards: {w_lists:?}");
-    let (differing, max) = difference(&w_image, &v_image);
-    let share = differing as f64 / (SIZE[0] * SIZE[1]) as f64;
-    println!("{differing} pixels differ by more than 2/255 ({:.4} %), max {max}/255", share * 100.0);
-    assert!(share <= MAX_SHARE, "the backends' images differ in {:.3} % of pixels", share * 100.0);
-    let (_, vk_messages) = (wg, vk.parts().0.messages());
-    assert_eq!(vk_messages.errors() + vk_messages.warnings(), 0, "Vulkan validation messages");
+    for culling in [Culling::Gpu, Culling::Cpu] {
+        let mut wg_crowd = line_crowd(&asset, 120);
+        let mut vk_crowd = wg_crowd.clone();
+        let mut wg_gpu = wg.create_crowd(&wg_crowd).unwrap();
+        let mut vk_gpu = vk.create_crowd(&vk_crowd).unwrap();
+        let options = RenderOptions {
+            culling,
+            shadows: true,
+            ground: true,
+            ground_half_extent: 200.0,
+            ..Default::default()
+        };
+        for crowd in [&mut wg_crowd, &mut vk_crowd] {
+            crowd.advance(0.4);
+        }
+        let w = wg.render_crowd(&wg_asset, &mut wg_gpu, &mut wg_crowd, &camera, &options).unwrap();
+        let w_image = wg.read_rgba8().unwrap();
+        let v = vk.render_crowd(&vk_asset, &mut vk_gpu, &mut vk_crowd, &camera, &options).unwrap();
+        let v_image = vk.read_rgba8().unwrap();
+        save_image(&format!("impostor-parity-{culling:?}-wgpu"), SIZE, &w_image);
+        save_image(&format!("impostor-parity-{culling:?}-vulkan"), SIZE, &v_image);
+        assert_eq!(w, v, "{culling:?}: the frame reports differ");
+        if culling == Culling::Gpu {
+            let (w_lists, v_lists) =
+                (wg.read_gpu_visible(&wg_gpu).unwrap(), vk.read_gpu_visible(&vk_gpu).unwrap());
+            assert_eq!(w_lists, v_lists, "the visible lists differ");
+            // The cards' list is the one after the mesh LODs: it holds the far instances.
+            println!("visible per draw: {:?}", w_lists.iter().map(Vec::len).collect::<Vec<_>>());
+            assert!(w_lists.len() > lods && w_lists[lods].len() > 20, "too few cards: {w_lists:?}");
+        }
+        let (differing, max) = difference(&w_image, &v_image);
+        let share = differing as f64 / (SIZE[0] * SIZE[1]) as f64;
+        println!(
+            "{culling:?}: {differing} pixels differ by more than 2/255 ({:.4} %), max {max}/255; {w:?}",
+            share * 100.0
+        );
+        assert!(share <= MAX_SHARE, "{culling:?}: the images differ in {:.3} % of pixels", share * 100.0);
+    }
+    let messages = vk.parts().0.messages();
+    assert_eq!(messages.errors() + messages.warnings(), 0, "Vulkan validation messages");
+}
+
+#[test]
+fn cards_follow_the_config_and_the_asset() {
+    // The same far crowd: with the tier, GPU culling puts the far instances in the cards' list; with
+    // `impostors` off, or an asset without a tier, nothing is in it and the meshes draw them.
+    const SIZE: [u32; 2] = [160, 120];
+    let with_tier = Asset::parse(humanoid_impostor_vat()).unwrap();
+    let without = Asset::parse(vat_tests::humanoid_vat()).unwrap();
+    let mut wg = wgpu_offscreen(SIZE, 512);
+    let lods = with_tier.manifest().lods.len();
+    let camera = Camera::look_at([0.0, 1.6, 2.0], [0.0, 1.0, -40.0], 0.7, 4.0 / 3.0, 0.1, 400.0);
+    let options = RenderOptions { culling: Culling::Gpu, ..Default::default() };
+    for (asset, impostors, cards) in
+        [(&with_tier, true, true), (&with_tier, false, false), (&without, true, false)]
+    {
+        let gpu_asset = wg.upload(asset).unwrap();
+        let mut crowd = line_crowd(asset, 60);
+        crowd.config_mut().impostors = impostors;
+        let mut gpu = wg.create_crowd(&crowd).unwrap();
+        wg.render_crowd(&gpu_asset, &mut gpu, &mut crowd, &camera, &options).unwrap();
+        let lists = wg.read_gpu_visible(&gpu).unwrap();
+        let in_cards = lists.get(lods).map_or(0, Vec::len);
+        assert_eq!(lists.len(), lods + usize::from(asset.manifest().impostors.is_some()));
+        assert_eq!(in_cards > 0, cards, "impostors {impostors}: {lists:?}");
+        // Every shown instance in view is drawn once at least (meshes and cards overlap only in the fade).
+        let drawn: std::collections::BTreeSet<u32> = lists.iter().flatten().copied().collect();
+        assert!(drawn.len() >= 50, "{} of 60 drawn", drawn.len());
+    }
+}
+
+/// The share of full scale the mean absolute difference over the card's square (the bounding
+/// sphere's tile_size x tile_size pixels at the switch) may reach (issue 33's goal: 2 %). Over the
+/// character's own pixels alone (the union of mesh and card coverage) the test prints the figure
+/// too; it is far larger (thin limbs a pixel or two wide, resampled).
+const MAX_SWITCH_DIFFERENCE: f64 = 0.02;
+
+/// Renders one character at `distance` metres with the tier `impostors` (cards only: the LOD bias
+/// puts it past the fade) or without; returns the image and the character's pixels (not background).
+fn one_character(
+    wg: &mut vat_wgpu::Offscreen,
+    gpu_asset: &vat_wgpu::GpuAsset,
+    asset: &Asset<'_>,
+    distance: f32,
+    yaw: f32,
+    impostors: bool,
+) -> Vec<u8> {
+    const SIZE: [u32; 2] = [256, 256];
+    let config = CrowdConfig {
+        impostors,
+        // Past the fade's end (cards only) when drawing cards; the mesh keeps its own LOD choice.
+        lod_bias: if impostors { (vat_core::format::impostor::SWITCH_FADE_BAND * 1.01).log2() } else { 0.0 },
+        ..CrowdConfig::default()
+    };
+    let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), config);
+    crowd.spawn_at_phase([0.0, 0.0, -distance], yaw, 0, 0.25);
+    let mut gpu = wg.create_crowd(&crowd).unwrap();
+    let fov = 0.6f32;
+    let tier = asset.manifest().impostors.as_ref().unwrap();
+    let centre = [tier.centre[0], tier.centre[1], tier.centre[2] - distance];
+    let camera = Camera::look_at([0.0, centre[1] + distance * 0.15, 0.0], centre, fov, 1.0, 0.1, 1000.0)
+        .with_viewport(SIZE[1], fov);
+    let options =
+        RenderOptions { culling: Culling::Gpu, shadows: false, ground: false, ..Default::default() };
+    wg.render_crowd(gpu_asset, &mut gpu, &mut crowd, &camera, &options).unwrap();
+    wg.read_rgba8().unwrap()
+}
+
+#[test]
+fn the_switch_from_mesh_to_card_changes_little() {
+    let asset = Asset::parse(humanoid_impostor_vat()).unwrap();
+    let tier = asset.manifest().impostors.clone().unwrap();
+    let mut wg = wgpu_offscreen([256, 256], 1024);
+    let gpu_asset = wg.upload(&asset).unwrap();
+    // Where the sphere's diameter spans tile_size pixels of this 256-row, 0.6 rad view.
+    let pixel_angle = 2.0 * (0.3f32).tan() / 256.0;
+    let distance = 2.0 * tier.radius / (tier.tile_size as f32 * pixel_angle);
+    let (mut worst_mean, mut worst_square, mut worst_iou) = (0f64, 0f64, 1f64);
+    for (k, yaw) in [0.0f32, 0.7, 1.9, 3.0, 4.4].into_iter().enumerate() {
+        let mesh = one_character(&mut wg, &gpu_asset, &asset, distance, yaw, false);
+        let card = one_character(&mut wg, &gpu_asset, &asset, distance, yaw, true);
+        save_image(&format!("impostor-switch-{k}-mesh"), [256, 256], &mesh);
+        save_image(&format!("impostor-switch-{k}-card"), [256, 256], &card);
+        let background = [mesh[0], mesh[1], mesh[2], mesh[3]];
+        let (mut inter, mut union, mut sum) = (0usize, 0usize, 0f64);
+        for (p, q) in mesh.chunks_exact(4).zip(card.chunks_exact(4)) {
+            let (a, b) = (p != background, q != background);
+            if a || b {
+                union += 1;
+                inter += usize::from(a && b);
+                sum += (0..3).map(|c| f64::from(p[c].abs_diff(q[c]))).sum::<f64>() / (3.0 * 255.0);
+            }
+        }
+        assert!(union > 100, "yaw {yaw}: the character covers {union} pixels");
+        let square = (tier.tile_size * tier.tile_size) as f64;
+        let (mean, iou, over_square) = (sum / union as f64, inter as f64 / union as f64, sum / square);
+        println!(
+            "yaw {yaw}: {union} character pixels, coverage IoU {iou:.3}, mean absolute difference {:.2} % \
+             over them, {:.2} % over the card's square",
+            mean * 100.0,
+            over_square * 100.0
+        );
+        worst_mean = worst_mean.max(mean);
+        worst_square = worst_square.max(over_square);
+        worst_iou = worst_iou.min(iou);
+    }
+    println!(
+        "at the switch ({distance:.1} m, {} px tiles): worst IoU {worst_iou:.3} (the tier states {:.3} at \
+         its own resolution), worst mean difference {:.2} % over the character's pixels, {:.2} % over \
+         the card's square",
+        tier.tile_size,
+        tier.bound.min_coverage_iou,
+        worst_mean * 100.0,
+        worst_square * 100.0
+    );
+    // The card on screen agrees with the mesh at least as well as the tier states it does.
+    assert!(worst_iou >= f64::from(tier.bound.min_coverage_iou), "IoU {worst_iou} at the switch");
+    assert!(
+        worst_square <= MAX_SWITCH_DIFFERENCE,
+        "mean difference {:.2} % at the switch",
+        worst_square * 100.0
+    );
 }

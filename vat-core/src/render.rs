@@ -250,6 +250,9 @@ pub struct FrameReport {
     pub draws_shadow: u32,
     /// Draw calls of socket attachments in the colour pass.
     pub draws_attachments: u32,
+    /// Draw calls of impostor cards in the colour pass (counted in [`draws_main`](Self::draws_main)
+    /// too): one per crowd with GPU culling, one per run of cells with CPU culling.
+    pub draws_impostors: u32,
     /// Draw calls of the ground (0 or 1).
     pub draws_ground: u32,
     /// Depth-only draw calls planned for the extra views (a host's shadow maps or prepasses, drawn

@@ -331,7 +331,10 @@ impl FramePlan {
         FrameReport {
             stats,
             draws_main: count(|p| {
-                matches!(p, Program::Body(_) | Program::Rigid | Program::Fluid | Program::Sprite)
+                matches!(
+                    p,
+                    Program::Body(_) | Program::Rigid | Program::Fluid | Program::Sprite | Program::Impostor
+                )
             }),
             // The crowd's shadow draws: into vat's map, or, when the colour draws sample the host's
             // map, into the host's depth views (draw_depth), where the host draws its casters.
@@ -341,6 +344,7 @@ impl FramePlan {
                 self.depth.len() as u32
             },
             draws_attachments: count(|p| *p == Program::Attachment),
+            draws_impostors: count(|p| *p == Program::Impostor),
             draws_ground: count(|p| *p == Program::Ground),
             draws_views: self.view_depth.iter().map(|v| v.len() as u32).sum(),
             dispatches: self.dispatches.len() as u32,
