@@ -406,20 +406,9 @@ pub fn begin_host_pass<'e>(
 /// `bytes` (a soft or skeletal `.vat` file) with the impostor tier `options` bakes from it
 /// ([`vat_bake::impostor::bake_tier`]) and its measured bound, as `.vat` bytes (format version 8).
 pub fn with_impostor_tier(bytes: &[u8], options: &vat_bake::impostor::ImpostorOptions) -> Vec<u8> {
-    use vat_core::container::{Asset, BlobId, ContainerWriter};
-    let asset = Asset::parse(bytes).expect("a valid file");
-    let mut images = vat_bake::impostor::bake_tier(&asset, options).expect("the tier bakes");
-    let (bound, _) = vat_bake::impostor::measure_tier(&asset, &images, options).expect("the tier measures");
-    let mut manifest = asset.manifest().clone();
-    let mut writer = ContainerWriter::new();
-    for k in 0..manifest.blobs.len() {
-        writer.add_blob(asset.blob(BlobId(k as u32)).to_vec());
-    }
-    images.tier.color = writer.add_blob(std::mem::take(&mut images.color));
-    images.tier.normal_depth = writer.add_blob(std::mem::take(&mut images.normal_depth));
-    images.tier.bound = bound;
-    manifest.impostors = Some(images.tier);
-    writer.finish(manifest).expect("the file with its tier writes")
+    let asset = vat_core::container::Asset::parse(bytes).expect("a valid file");
+    let (images, _) = vat_bake::impostor::bake_measured_tier(&asset, options).expect("the tier bakes");
+    vat_bake::impostor::with_tier_bytes(&asset, &images).expect("the file with its tier writes")
 }
 
 /// [`humanoid_vat`] with an impostor tier of the default views and tiles (8 x 8 hemi views of 64

@@ -589,6 +589,36 @@ pub fn write_pending_with_tier(
     images: &ImpostorImages,
     path: &std::path::Path,
 ) -> Result<vat_core::files::PendingFile> {
+    let (manifest, blobs) = with_tier_parts(asset, images)?;
+    let mut failure = None;
+    let pending = vat_core::files::PendingFile::create(path, &mut |w| {
+        vat_core::container::write_container(w, path, manifest.clone(), &blobs).map(|_| ()).map_err(|e| {
+            let io = std::io::Error::other(e.to_string());
+            failure = Some(e);
+            io
+        })
+    });
+    match (pending, failure) {
+        (Ok(pending), _) => Ok(pending),
+        (Err(_), Some(e)) | (Err(e), None) => Err(e.into()),
+    }
+}
+
+/// The `.vat` bytes of `asset` with the tier `images` added (format version 8), in memory: the
+/// same container [`write_pending_with_tier`] writes.
+///
+/// # Errors
+/// As [`write_pending_with_tier`] (no I/O).
+pub fn with_tier_bytes(asset: &vat_core::container::Asset<'_>, images: &ImpostorImages) -> Result<Vec<u8>> {
+    let (manifest, blobs) = with_tier_parts(asset, images)?;
+    Ok(vat_core::container::container_bytes(manifest, &blobs)?)
+}
+
+/// The manifest with the tier and every blob of `asset` then the tier's two.
+fn with_tier_parts<'a>(
+    asset: &vat_core::container::Asset<'a>,
+    images: &'a ImpostorImages,
+) -> Result<(vat_core::container::Manifest, Vec<&'a [u8]>)> {
     use vat_core::container::BlobId;
     let mut manifest = asset.manifest().clone();
     if manifest.impostors.is_some() {
@@ -612,18 +642,7 @@ pub fn write_pending_with_tier(
     blobs.push(&images.color);
     blobs.push(&images.normal_depth);
     manifest.impostors = Some(tier);
-    let mut failure = None;
-    let pending = vat_core::files::PendingFile::create(path, &mut |w| {
-        vat_core::container::write_container(w, path, manifest.clone(), &blobs).map(|_| ()).map_err(|e| {
-            let io = std::io::Error::other(e.to_string());
-            failure = Some(e);
-            io
-        })
-    });
-    match (pending, failure) {
-        (Ok(pending), _) => Ok(pending),
-        (Err(_), Some(e)) | (Err(e), None) => Err(e.into()),
-    }
+    Ok((manifest, blobs))
 }
 
 /// The images of an impostor tier, ready for a container: the two blobs in the layout
@@ -753,8 +772,10 @@ pub fn sample_directions(grid: &vat_core::format::impostor::ViewGrid) -> Vec<[f3
 /// intersection-over-union (`sum min(a, b) / sum max(a, b)` over the pixels' coverages) and the
 /// largest mean absolute colour difference over the pixels both the mesh and the card cover at
 /// least half (sRGB, fraction of full scale: where only one covers, the IoU counts it), with the
-/// number of images compared. Colours are the unlit albedo the images store (white for an asset
-/// without materials, whose palette colour the card picks by material id at run time).
+/// number of images compared. Colours are the unlit albedo as the run time shows it: the images'
+/// own for an asset with materials; for one without, the built-in palette's colours of variant 0
+/// (`vat_core::format::reference::palette_color`), picked on the mesh by each vertex's material
+/// id and on the card by the id each view stores (its images hold white), so a wrong id counts.
 ///
 /// # Errors
 /// As [`bake_tier`], for the same asset and options.
@@ -881,6 +902,21 @@ fn measure_at(
     samples_per_side: u32,
     directions: &[[f32; 3]],
 ) -> Result<(vat_core::format::impostor::ImpostorBound, u32)> {
+    let palette = asset.manifest().materials.is_empty();
+    measure_colored(asset, tier, color, normal_depth, samples_per_side, directions, palette)
+}
+
+/// [`measure_at`], the colours in the palette (both sides) when `palette` is set, else in the
+/// images' own albedo.
+fn measure_colored(
+    asset: &vat_core::container::Asset<'_>,
+    tier: &vat_core::format::impostor::ImpostorTier,
+    color: &[u8],
+    normal_depth: &[u8],
+    samples_per_side: u32,
+    directions: &[[f32; 3]],
+    palette: bool,
+) -> Result<(vat_core::format::impostor::ImpostorBound, u32)> {
     use rayon::prelude::*;
     use vat_core::format::impostor::{ImpostorBound, card_samples};
     use vat_core::format::reference::{VertexAnimationView, decode_object_frame};
@@ -888,8 +924,19 @@ fn measure_at(
     let input = |problem: String| BakeError::InvalidInput { part: m.name.clone(), problem };
     let view = VertexAnimationView::from_asset(asset).map_err(|e| input(e.to_string()))?;
     let indices = lod0_indices(asset).ok_or_else(|| input("has no LOD 0 triangles".into()))?;
-    let colors = vertex_albedo(asset)?;
     let material_ids = vertex_material_ids(asset)?;
+    // Colours as the run time shows them: an asset without materials in its palette's (variant 0),
+    // on the mesh by vertex, on the card by the stored ids (its images hold white).
+    let mut colors = vertex_albedo(asset)?;
+    let palette_ids = palette.then_some(normal_depth);
+    if palette_ids.is_some() {
+        for (c, &id) in colors.iter_mut().zip(&material_ids) {
+            let p = vat_core::format::reference::palette_color(id, 0, [1.0; 3]);
+            for (x, y) in c.iter_mut().zip(p) {
+                *x *= y;
+            }
+        }
+    }
     let layers = layer_frames(tier);
     let level0 = tier.layer_side(0).saturating_mul(tier.layer_side(0)).saturating_mul(4);
     if (color.len().min(normal_depth.len()) as u64) < level0.saturating_mul(layers.len() as u64) {
@@ -928,8 +975,13 @@ fn measure_at(
                     let (u, v) =
                         (((p % size) as f32 + 0.5) / size as f32, ((p / size) as f32 + 0.5) / size as f32);
                     let depth = |view: u32, uv: [f32; 2]| stored_depth(tier, normal_depth, layer, view, uv);
-                    let (alpha, rgb) =
-                        reconstruct(tier, color, layer, card_samples(&tier.grid, d, u, v, depth));
+                    let (alpha, rgb) = reconstruct(
+                        tier,
+                        color,
+                        palette_ids,
+                        layer,
+                        card_samples(&tier.grid, d, u, v, depth),
+                    );
                     let r = reference.color[p];
                     let ra = f32::from(r[3]) / 255.0;
                     inter += ra.min(alpha);
@@ -958,15 +1010,30 @@ fn measure_at(
 
 /// A card pixel from three views of `layer` (level 0 of `color`, the tier's colour texels, at
 /// least every layer's level 0 long): coverage `sum w a_k` and the coverage-weighted linear colour,
-/// each view sampled bilinearly with its coordinates clamped inside its own tile.
+/// each view sampled bilinearly with its coordinates clamped inside its own tile. With
+/// `palette_ids` (the normal-depth texels of an asset without materials) each view's colour is
+/// multiplied by the built-in palette's colour (variant 0, no tint) of the material id of its
+/// nearest texel, as the run time colours such a card.
 fn reconstruct(
     tier: &vat_core::format::impostor::ImpostorTier,
     color: &[u8],
+    palette_ids: Option<&[u8]>,
     layer: usize,
     samples: [(u32, f32, [f32; 2]); 3],
 ) -> (f32, [f32; 3]) {
     let (n, tile) = (tier.grid.views_per_side as usize, tier.tile_size as usize);
     let side = n * tile;
+    let palette = |view: usize, [u, v]: [f32; 2]| match palette_ids {
+        Some(ids) => {
+            let (i, j) = (view % n, (view / n).min(n - 1));
+            let x = ((u * tile as f32).max(0.0) as usize).min(tile - 1);
+            let y = ((v * tile as f32).max(0.0) as usize).min(tile - 1);
+            let at = ((layer * side + j * tile + y) * side + i * tile + x) * 4 + 3;
+            let id = ids.get(at).copied().unwrap_or(0);
+            vat_core::format::reference::palette_color(u32::from(id), 0, [1.0; 3])
+        }
+        None => [1.0; 3],
+    };
     let texel = |view: usize, x: usize, y: usize| {
         let (i, j) = (view % n, (view / n).min(n - 1));
         let at = ((layer * side + j * tile + y) * side + i * tile + x) * 4;
@@ -982,6 +1049,7 @@ fn reconstruct(
         if weight <= 0.0 {
             continue;
         }
+        let tint = palette(view as usize, [u, v]);
         let fx = (u * tile as f32 - 0.5).clamp(0.0, (tile - 1) as f32);
         let fy = (v * tile as f32 - 0.5).clamp(0.0, (tile - 1) as f32);
         let (x0, y0) = (fx.floor() as usize, fy.floor() as usize);
@@ -996,8 +1064,8 @@ fn reconstruct(
             let (a, c) = texel(view as usize, x, y);
             let w = w * weight * a;
             alpha += w;
-            for (sum, s) in rgb.iter_mut().zip(c) {
-                *sum += s * w;
+            for ((sum, s), t) in rgb.iter_mut().zip(c).zip(tint) {
+                *sum += s * t * w;
             }
         }
     }

@@ -334,14 +334,17 @@ fn a_card_seen_from_a_baked_view_is_that_view() {
     };
     let images = bake_tier(&asset, &options).unwrap();
     let directions: Vec<[f32; 3]> = (0..9).map(|v| options.grid.view_direction(v)).collect();
-    // Bilinear samples at the tile's own pixel centres read those pixels back exactly.
-    let (bound, _) = measure_at(
+    // Bilinear samples at the tile's own pixel centres read those pixels back exactly (in the
+    // images' own colours: the palette's ids do not filter, so pixels on a boundary between two
+    // materials would differ there).
+    let (bound, _) = measure_colored(
         &asset,
         &images.tier,
         &images.color,
         &images.normal_depth,
         options.samples_per_side,
         &directions,
+        false,
     )
     .unwrap();
     assert!(bound.min_coverage_iou > 0.999 && bound.max_mean_color_error < 1e-3, "{bound:?}");
@@ -464,8 +467,9 @@ fn a_file_with_a_tier_verifies_against_the_bound_it_states_and_tampering_fails()
     assert_eq!(samples, 4 * 2 * clips);
     let b = images.tier.bound;
     assert!(b.min_coverage_iou > 0.05 && b.min_coverage_iou < 1.0, "{b:?}");
-    // The humanoid's albedo is white (its palette is the run time's): colours agree where both cover.
-    assert!(b.max_mean_color_error < 0.05, "{b:?}");
+    // The humanoid's images are white and its cards take the palette colour of the ids they store:
+    // at 16 px, limbs a pixel wide, ids differ from the mesh's on some pixels of every image.
+    assert!(b.max_mean_color_error > 0.0 && b.max_mean_color_error < 1.0, "{b:?}");
     let file = with_tier(&bytes, &images);
     let parsed = vat_core::container::Asset::parse(&file).unwrap();
     assert_eq!(parsed.manifest().format_version(), vat_core::container::FORMAT_VERSION_IMPOSTORS);
@@ -552,25 +556,4 @@ fn options_name_their_flag_and_sizes_are_checked_before_drawing() {
         check_tier_size(&ImpostorOptions::default(), 8, 1 << 20),
         Err(BakeError::OverBudget { .. })
     ));
-}
-
-/// The default tier (8 x 8 hemi views of 64 px, 8 frames per clip) of the built-in humanoid, baked
-/// and measured as `vat bake --impostors` does; prints its figures. Slow in debug builds:
-/// `cargo test --release -p vat-bake --lib default_tier -- --ignored --nocapture`.
-#[test]
-#[ignore = "seconds in release, minutes in debug; run with --ignored"]
-fn the_default_tier_of_the_humanoid_is_measured() {
-    let bytes = humanoid_file();
-    let asset = vat_core::container::Asset::parse(&bytes).unwrap();
-    let started = std::time::Instant::now();
-    let (images, samples) = bake_measured_tier(&asset, &ImpostorOptions::default()).unwrap();
-    eprintln!(
-        "humanoid, default tier: {} layers, {} bytes per array, {:?} over {samples} images, {:.1} s",
-        images.tier.layer_count(),
-        images.color.len(),
-        images.tier.bound,
-        started.elapsed().as_secs_f64()
-    );
-    let b = images.tier.bound;
-    assert!(b.min_coverage_iou > 0.0 && b.max_mean_color_error < 1.0);
 }

@@ -1007,3 +1007,36 @@ fn lod_options(args: &BakeArgs) -> LodOptions {
         (None, None) => LodOptions::default(),
     }
 }
+
+/// The asset with an impostor tier: `bytes` as they are when they have one, else with the default
+/// tier (`vat bake --impostors`'s defaults) baked in memory; the line saying which (`vat render`,
+/// `vat demo` and `vat bench` with `--impostors`).
+///
+/// # Errors
+/// When `bytes` are not a `.vat` file, or the asset's kind has no tier (rigid, fluid and sprite
+/// assets: the reason is in the error).
+pub(crate) fn with_default_tier(bytes: Vec<u8>) -> Result<(Vec<u8>, String)> {
+    let asset = Asset::parse(&bytes).context("not a valid .vat file")?;
+    if let Some(t) = &asset.manifest().impostors {
+        let line = format!(
+            "the asset's own tier: {} x {} views of {} px",
+            t.grid.views_per_side, t.grid.views_per_side, t.tile_size
+        );
+        return Ok((bytes, line));
+    }
+    let options = ImpostorOptions::default();
+    let t0 = Instant::now();
+    let (images, _) = vat_bake::impostor::bake_measured_tier(&asset, &options)?;
+    let out = vat_bake::impostor::with_tier_bytes(&asset, &images)?;
+    let line = format!(
+        "the default tier baked in memory in {:.1} s: {} x {} views of {} px, {} images, {} bytes of \
+         atlas",
+        t0.elapsed().as_secs_f64(),
+        options.grid.views_per_side,
+        options.grid.views_per_side,
+        options.tile_size,
+        images.tier.layer_count(),
+        images.color.len() + images.normal_depth.len()
+    );
+    Ok((out, line))
+}

@@ -16,6 +16,8 @@ use vat_examples::embed::wgpu_host::WgpuHost;
 use vat_examples::embed::{HostFrame, Scene};
 use vat_examples::scene::{self, DemoLayout, SceneScale};
 
+use crate::demo::OnOff;
+
 /// The ground's colour (linear RGB) in `vat render` and `vat demo`.
 pub(crate) const GROUND_COLOR: [f32; 3] = [0.30, 0.33, 0.27];
 
@@ -120,6 +122,12 @@ pub(crate) struct RenderArgs {
     /// LOD bias in doublings of distance (positive: coarser sooner).
     #[arg(long, default_value_t = 0.0)]
     lod_bias: f32,
+    /// The impostor tier: `--impostors` (or `on`) draws the characters past the tier's switch
+    /// distance as cards, baking the default tier (`vat bake --impostors`'s) in memory first when the
+    /// asset has none; `off` draws every character as a mesh. Without the flag, an asset's own tier
+    /// is drawn.
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "on")]
+    impostors: Option<OnOff>,
     /// Layout seed (same seed, same crowd).
     #[arg(long, default_value_t = 0x5EED)]
     seed: u64,
@@ -260,7 +268,13 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
     let source =
         args.asset.as_ref().map_or_else(|| "procedural humanoid".to_string(), |p| p.display().to_string());
     check_instances("--instances", args.instances, args.max_memory)?;
-    let bytes = asset_bytes(args.asset.as_deref(), args.max_memory)?;
+    let mut bytes = asset_bytes(args.asset.as_deref(), args.max_memory)?;
+    if args.impostors == Some(OnOff::On) {
+        let (with_tier, line) = crate::bake::with_default_tier(bytes)
+            .with_context(|| format!("{source}: --impostors: no impostor tier"))?;
+        println!("{source}: {line}");
+        bytes = with_tier;
+    }
     let asset = Asset::parse_with_limits(&bytes, &crate::bake::load_limits(args.max_memory))
         .with_context(|| format!("{source}: not a valid .vat file"))?;
 
@@ -278,6 +292,7 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
         shadows: !args.no_shadows,
         shadow_max_lod: 3,
         attachment_max_lod: 3,
+        impostors: args.impostors != Some(OnOff::Off),
         ..CrowdConfig::default()
     };
     let mut crowd = Crowd::new(crowd_asset, crowd_config);
@@ -355,7 +370,7 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
         (Culling::Cpu, _) => String::new(),
     };
     println!(
-        "  drawn {} of {} (submitted {}), {} triangles{counted_by}; draws: {} main, {} shadow, {} attachments; {elapsed_ms:.0} ms in all",
+        "  drawn {} of {} (submitted {}), {} triangles{counted_by}; draws: {} main, {} shadow, {} attachments ({} of the main draws impostor cards); {elapsed_ms:.0} ms in all",
         s.drawn,
         s.simulated,
         s.submitted,
@@ -363,7 +378,8 @@ pub(crate) fn render(args: &RenderArgs) -> Result<()> {
         report.draws_main,
         // The crowd casts into the CLI's own shadow map, an extra view of the frame.
         report.draws_shadow + report.draws_views,
-        report.draws_attachments
+        report.draws_attachments,
+        report.draws_impostors
     );
     Ok(())
 }

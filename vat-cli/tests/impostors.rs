@@ -176,3 +176,30 @@ fn without_impostors_a_file_has_no_tier() {
     assert!(asset.manifest().impostors.is_none());
     assert!(asset.manifest().format_version() < vat_core::container::FORMAT_VERSION_IMPOSTORS);
 }
+
+/// `vat render` draws a file's own tier unless `--impostors off`, and says how many of its draws
+/// were cards; `--impostors` keeps a tier the file has (nothing baked in memory).
+#[test]
+fn render_draws_the_files_tier_and_impostors_off_draws_none() {
+    let dir = scratch("render");
+    let file = dir.join("humanoid.vat");
+    let mut args = vec!["bake", "--out", s(&file)];
+    args.extend(SMALL);
+    let bake = vat(&args);
+    assert!(bake.status.success(), "{}", out(&bake));
+    let png = dir.join("crowd.png");
+    let render = |extra: &[&str]| {
+        let mut args = vec!["render", s(&file), "--out", s(&png), "--instances", "400"];
+        args.extend(["--culling", "gpu", "--size", "160x90"]);
+        args.extend(extra);
+        let o = vat(&args);
+        assert!(o.status.success(), "{}", out(&o));
+        out(&o)
+    };
+    for (extra, cards) in [(&[][..], 1), (&["--impostors"][..], 1), (&["--impostors", "off"][..], 0)] {
+        let text = render(extra);
+        assert!(text.contains(&format!("({cards} of the main draws impostor cards)")), "{extra:?}: {text}");
+        assert_eq!(text.contains("the asset's own tier"), !extra.is_empty() && cards == 1, "{text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -437,7 +437,8 @@ pub trait CrowdRenderer {
     fn read_motion(&mut self) -> Result<Vec<[f32; 4]>, Self::Error>;
 
     /// The instance indices the last GPU-culled frame of `crowd` put in each LOD's draw list, one
-    /// ascending list per LOD (empty before any GPU-culled frame). Waits for the frame. For tests and
+    /// ascending list per LOD, then the impostor cards' list when the crowd draws its asset's tier
+    /// (empty before any GPU-culled frame). Waits for the frame. For tests and
     /// debugging: the CPU path's choices are in the crowd's `FrameDraws`.
     ///
     /// # Errors

@@ -13,11 +13,14 @@
 //!   VAT and bone mode, and the conventional baseline drawn by a small comparator pipeline
 //!   ([`baseline`]): wall time per frame (submit to finished), the CPU time of the render call, and
 //!   GPU time from timestamp queries where the adapter has them.
+//! - **Impostor section** (`--impostors`, run alone): far crowds drawn as impostor cards against
+//!   the same crowds at the last mesh LOD ([`impostor`]).
 //!
 //! [`CrowdRenderer`]: vat_core::render::CrowdRenderer
 
 mod baseline;
 mod gpu;
+mod impostor;
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -106,6 +109,11 @@ pub(crate) struct BenchArgs {
     /// Skip the GPU section.
     #[arg(long)]
     no_gpu: bool,
+    /// Run only the impostor section: each --gpu-instances count of far characters drawn as the
+    /// asset's impostor cards against the same at the last mesh LOD (an asset without a tier gets
+    /// the default one, baked in memory first).
+    #[arg(long)]
+    impostors: bool,
     /// GPU backend.
     #[arg(long, value_enum, default_value_t = BackendArg::Wgpu)]
     backend: BackendArg,
@@ -336,6 +344,9 @@ pub(crate) fn bench(args: &BenchArgs) -> Result<()> {
         crate::render::check_instances("--gpu-instances", n, args.max_memory)?;
     }
     let (bytes, rig, source) = load(args)?;
+    if args.impostors {
+        return impostor_section(args, bytes, &source);
+    }
     let asset = Asset::parse_with_limits(&bytes, &crate::bake::load_limits(args.max_memory))
         .with_context(|| format!("{source}: not a valid .vat file"))?;
     let crowd_asset = CrowdAsset::from_manifest(asset.manifest())?;
@@ -461,6 +472,26 @@ pub(crate) fn bench(args: &BenchArgs) -> Result<()> {
         }
     }
 
+    let text = serde_json::to_string_pretty(&report)?;
+    if args.json {
+        println!("{text}");
+    }
+    if let Some(path) = &args.out {
+        vat_core::files::write_file_atomically(path, text.as_bytes())
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    Ok(())
+}
+
+/// `vat bench --impostors`: the impostor section alone, printed and (`--json`, `--out`) written.
+fn impostor_section(args: &BenchArgs, bytes: Vec<u8>, source: &str) -> Result<()> {
+    let (bytes, line) =
+        crate::bake::with_default_tier(bytes).with_context(|| format!("{source}: no impostor tier"))?;
+    if !args.json {
+        println!("{source}: {line}");
+    }
+    let rows = impostor::run(args, &bytes)?;
+    let report = json!({"asset": {"source": source, "tier": line}, "impostors": rows});
     let text = serde_json::to_string_pretty(&report)?;
     if args.json {
         println!("{text}");

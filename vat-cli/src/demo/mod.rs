@@ -174,6 +174,12 @@ pub(crate) struct DemoArgs {
     /// Far pool at start (key P): `--far-pool` or `--far-pool on` (the default), `--far-pool off`.
     #[arg(long, value_enum, default_value_t = OnOff::On, num_args = 0..=1, default_missing_value = "on")]
     far_pool: OnOff,
+    /// The impostor tier: `--impostors` (or `on`) draws the characters past the tier's switch
+    /// distance as cards, baking the default tier (`vat bake --impostors`'s) in memory first when the
+    /// asset has none; `off` draws every character as a mesh. Without the flag, an asset's own tier
+    /// is drawn.
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "on")]
+    impostors: Option<OnOff>,
     /// Start with stride matching off: gaits play at their baked rate and the feet slide (key T).
     #[arg(long)]
     no_stride_match: bool,
@@ -279,10 +285,16 @@ fn open_event_loop() -> Result<EventLoop<()>> {
 fn run<P: Presenter>(event_loop: EventLoop<()>, args: &DemoArgs) -> Result<()> {
     let source =
         args.asset.as_ref().map_or_else(|| "procedural humanoid".to_string(), |p| p.display().to_string());
-    let bytes = match &args.asset {
+    let mut bytes = match &args.asset {
         Some(p) => crate::bake::read_vat(p, args.max_memory)?,
         None => vat_examples::support::asset_bytes(None)?,
     };
+    if args.impostors == Some(OnOff::On) {
+        let (with_tier, line) = crate::bake::with_default_tier(bytes)
+            .with_context(|| format!("{source}: --impostors: no impostor tier"))?;
+        println!("{source}: {line}");
+        bytes = with_tier;
+    }
     parse_asset(&bytes, &source, args)?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let mut demo = Demo::<P> { args, source, bytes, app: None, error: None };
@@ -412,6 +424,7 @@ fn start<P: Presenter>(
         cross_fade: !args.no_cross_fade,
         attachments: !args.no_attachments,
         far_pool: args.far_pool == OnOff::On,
+        impostors: args.impostors != Some(OnOff::Off),
         ..CrowdConfig::default()
     };
     let mut crowd = Crowd::new(crowd_asset, crowd_config);

@@ -177,6 +177,15 @@ pub fn project_to_view(p: [f32; 3], d: [f32; 3], centre: [f32; 3], radius: f32) 
 /// Fixed-point steps of a card's depth correction ([`card_samples`]).
 pub const PARALLAX_STEPS: u32 = 2;
 
+/// The mip level from which the run time draws a card from one view alone: the view of the
+/// largest weight of [`ViewGrid::blend`], read at the plain reprojection (no depth correction),
+/// from the clip's nearer image (no blend between images). From this level on a card covers at
+/// most a quarter of its tile's side on screen and costs two texture reads instead of up to
+/// fifteen; the price is that its image steps from one view to the next (one grid step of angle)
+/// and from one baked image to the next instead of blending. Nearer cards blend as
+/// [`card_samples`] says.
+pub const SINGLE_VIEW_LEVEL: f32 = 2.0;
+
 /// Where pixel `(u, v)` of a card seen from `direction` (towards the viewer, unit) samples the
 /// baked views: for each of the three views [`ViewGrid::blend`] picks, its weight and the image
 /// coordinates `(u_k, v_k)` (in `[0, 1]` inside the sphere). Coordinates are relative to the

@@ -333,6 +333,7 @@ pub(crate) fn decode_tangent(
 }
 
 pub(crate) mod helpers;
+mod palette;
 #[cfg(test)]
 mod tests;
 
@@ -342,3 +343,4 @@ pub use crate::modes::fluid::reference::*;
 pub use crate::modes::rigid::reference::*;
 pub use crate::modes::sprite::reference::*;
 pub(crate) use helpers::*;
+pub use palette::*;

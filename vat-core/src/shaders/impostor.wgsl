@@ -11,6 +11,8 @@ const IMPOSTOR_HEMI: u32 = 1u;
 const IMPOSTOR_FULL: u32 = 2u;
 // vat_core::format::impostor::PARALLAX_STEPS.
 const IMPOSTOR_PARALLAX_STEPS: u32 = 2u;
+// vat_core::format::impostor::SINGLE_VIEW_LEVEL.
+const IMPOSTOR_SINGLE_VIEW_LEVEL: f32 = 2.0;
 
 // What the card vertex stages output.
 struct ImpostorOutput {
@@ -23,7 +25,7 @@ struct ImpostorOutput {
     @location(2) previous_world_position: vec3<f32>,
     // The direction the card faces (towards the camera, or the sun in depth passes), object space.
     @location(3) @interpolate(flat) direction: vec3<f32>,
-    // The three views blended (ViewGrid::blend) and their weights.
+    // The three views blended (ViewGrid::blend) and their weights, the heaviest first.
     @location(4) @interpolate(flat) views: vec3<u32>,
     @location(5) @interpolate(flat) view_weights: vec3<f32>,
     // Texture layers: clip A's two images (x, y), clip B's two (z, w).
@@ -34,12 +36,22 @@ struct ImpostorOutput {
     @location(8) @interpolate(flat) instance: u32,
     // Radius of the card's sphere in world space (metres) times its unit facing direction, world space.
     @location(9) @interpolate(flat) facing: vec3<f32>,
+    // The heaviest view's plain reprojection of the card point (x, y: image coordinates) and the
+    // point's depth in that view (z: p . d_k, radii); affine over the card, so interpolated.
+    @location(10) main_view: vec3<f32>,
+    // d . d_k of the heaviest view (the depth's scale).
+    @location(11) @interpolate(flat) main_along: f32,
+    // The card's mip level (log2 of the effective distance over the switch's, the tile's texels per
+    // screen pixel across the sphere) when it is drawn from one view (at least
+    // IMPOSTOR_SINGLE_VIEW_LEVEL), else -1.
+    @location(12) @interpolate(flat) single_level: f32,
 }
 
 fn vat_impostor_hidden() -> ImpostorOutput {
     return ImpostorOutput(
         HIDDEN_POSITION, vec2<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0),
-        vec3<u32>(0u), vec3<f32>(0.0), vec4<u32>(0u), vec4<f32>(0.0), 0u, vec3<f32>(0.0),
+        vec3<u32>(0u), vec3<f32>(0.0), vec4<u32>(0u), vec4<f32>(0.0), 0u, vec3<f32>(0.0), vec3<f32>(0.0), 0.0,
+        -1.0,
     );
 }
 
@@ -197,21 +209,55 @@ fn vat_impostor_centre(inst: InstanceRecord) -> vec3<f32> {
     return inst.position + vec3<f32>(c * q.x + s * q.z, q.y, c * q.z - s * q.x);
 }
 
+// The rectangle of the card plane (facing d, axes `axes`) the asset's bounding box covers, in
+// sphere radii from the tier's centre: (x min, x max, y min, y max), within [-1, 1]. The card is
+// drawn over it alone (the rest of the sphere's square is empty whatever the view).
+fn vat_impostor_rect(axes: ImpostorAxes) -> vec4<f32> {
+    var rect = vec4<f32>(1.0, -1.0, 1.0, -1.0);
+    for (var k = 0u; k < 8u; k++) {
+        let corner = asset.bounds_min + asset.bounds_extent * vec3<f32>(f32(k & 1u), f32((k >> 1u) & 1u), f32((k >> 2u) & 1u));
+        let q = (corner - asset.impostor_centre) / asset.impostor_radius;
+        let x = dot(q, axes.right);
+        let y = dot(q, axes.up);
+        rect = vec4<f32>(min(rect.x, x), max(rect.y, x), min(rect.z, y), max(rect.w, y));
+    }
+    return clamp(rect, vec4<f32>(-1.0), vec4<f32>(1.0));
+}
+
 // The card of record `record` facing world direction `toward` (unit; towards the camera or the
-// sun), corner `vertex` (0 top left, 1 top right, 2 bottom left, 3 bottom right), at `time`. The
-// clip position is left for the caller.
+// sun), corner `vertex` of the rectangle its bounding box covers (vat_impostor_rect: 0 top left,
+// 1 top right, 2 bottom left, 3 bottom right), at `time`. The clip position is left for the caller.
 fn vat_impostor_card(record: u32, inst: InstanceRecord, toward: vec3<f32>, vertex: u32, time: f32) -> ImpostorOutput {
     let d = vat_impostor_normalize(vat_object_direction(inst, toward));
     let axes = vat_impostor_axes(d);
-    let x = select(-1.0, 1.0, (vertex & 1u) != 0u);
-    let y = select(1.0, -1.0, (vertex & 2u) != 0u);
+    let rect = vat_impostor_rect(axes);
+    var x = select(rect.x, rect.y, (vertex & 1u) != 0u);
+    var y = select(rect.w, rect.z, (vertex & 2u) != 0u);
+    // A card drawn from one view is small on screen: one triangle twice the rectangle's size
+    // covers it (corners 0, 1, 2; corner 3 falls on 2, so the second triangle has no area),
+    // halving the rasteriser's work per card.
+    let level = log2(max(vat_effective_distance(inst) / max(frame.impostor_start, 1e-6), 1.0));
+    let single = level >= IMPOSTOR_SINGLE_VIEW_LEVEL;
+    if single {
+        let k = min(vertex, 2u);
+        x = select(rect.x, 2.0 * rect.y - rect.x, k == 1u);
+        y = select(rect.w, 2.0 * rect.z - rect.w, k == 2u);
+    }
     let radius = inst.scale * asset.impostor_radius;
     let c = cos(inst.yaw);
     let s = sin(inst.yaw);
     let corner = x * axes.right + y * axes.up;
     let corner_world = vec3<f32>(c * corner.x + s * corner.z, corner.y, c * corner.z - s * corner.x);
     let world = vat_impostor_centre(inst) + radius * corner_world;
-    let blend = vat_impostor_blend(d);
+    var blend = vat_impostor_blend(d);
+    // The heaviest view first (the single-view path reads it alone).
+    if blend.weights.y > blend.weights.x && blend.weights.y >= blend.weights.z {
+        blend = ImpostorBlend(blend.views.yxz, blend.weights.yxz);
+    } else if blend.weights.z > blend.weights.x {
+        blend = ImpostorBlend(blend.views.zyx, blend.weights.zyx);
+    }
+    let main_direction = vat_impostor_view_direction(blend.views.x);
+    let main_uv = vat_impostor_project(corner, vat_impostor_axes(main_direction));
     let a = vat_impostor_clip(inst.clip_a, inst.variant_bits >> VARIANT_WRAP_A_SHIFT, inst.phase_offset_a, time, inst.rate_a);
     var b = a;
     let w = vat_instance_fade_weight(inst, time);
@@ -223,6 +269,8 @@ fn vat_impostor_card(record: u32, inst: InstanceRecord, toward: vec3<f32>, verte
         vec4<f32>(0.0), vec2<f32>((x + 1.0) * 0.5, (1.0 - y) * 0.5), world, world, d,
         blend.views, blend.weights, vec4<u32>(a.first, a.second, b.first, b.second),
         vec4<f32>(a.t, b.t, w, vat_switch_fade(inst)), record, radius * facing_world,
+        vec3<f32>(main_uv, dot(corner, main_direction)), dot(d, main_direction),
+        select(-1.0, level, single),
     );
 }
 
@@ -286,14 +334,41 @@ struct ImpostorSurface {
     depth: f32,
 }
 
-// The card fragment `in` at mip level `level`, clip slot B taken where `use_b`: for each of the
-// three views, the depth correction of format::impostor::card_samples (stored depths read at level 0
-// from the nearer image), then its two images blended; the views blended by weight times coverage.
+// One view's sample of a card fragment: colour (linear, the palette or the material's, tinted)
+// with coverage, and the normal-depth texel, at texture coordinates `coord` of images `first` and
+// `second` blended by `t` (only `first` read when `t` is 0), at mip level `level`.
+struct ImpostorTexel {
+    color: vec4<f32>,
+    normal_depth: vec4<f32>,
+}
+
+fn vat_impostor_texel(inst: InstanceRecord, coord: vec2<f32>, first: u32, second: u32, t: f32, level: f32) -> ImpostorTexel {
+    var c = textureSampleLevel(impostor_color, material_sampler, coord, first, level);
+    var nd = textureSampleLevel(impostor_normal_depth, material_sampler, coord, first, level);
+    if t > 0.0 {
+        c = mix(c, textureSampleLevel(impostor_color, material_sampler, coord, second, level), t);
+        nd = mix(nd, textureSampleLevel(impostor_normal_depth, material_sampler, coord, second, level), t);
+    }
+    var base = c.rgb * inst.tint;
+    if !vat_has_materials() {
+        // The palette: the material id of the nearest texel of the nearer image (ids do not filter).
+        let l = u32(round(level));
+        let side = max(asset.impostor_views_per_side * (asset.impostor_tile_size >> l), 1u);
+        let texel = min(vec2<u32>(coord * f32(side)), vec2<u32>(side - 1u));
+        let nearer = select(first, second, t >= 0.5);
+        let id = u32(round(textureLoad(impostor_normal_depth, texel, nearer, l).a * 255.0));
+        base = vat_material_color(id, inst.variant_bits, inst.tint) * c.rgb;
+    }
+    return ImpostorTexel(vec4<f32>(base, c.a), nd);
+}
+
+// The card fragment `in` at mip level `level`, clip slot B taken where `use_b`: below
+// IMPOSTOR_SINGLE_VIEW_LEVEL, for each of the three views, the depth correction of
+// format::impostor::card_samples (stored depths read at level 0 from the nearer image), then its
+// two images blended; the views blended by weight times coverage. From that level on, the view of
+// the largest weight alone at the plain reprojection, from the nearer image.
 fn vat_impostor_surface(in: ImpostorOutput, level: f32, use_b: bool) -> ImpostorSurface {
     let inst = instances[in.instance];
-    let d = in.direction;
-    let axes = vat_impostor_axes(d);
-    let p = (2.0 * in.card_uv.x - 1.0) * axes.right + (1.0 - 2.0 * in.card_uv.y) * axes.up;
     var first = in.layers.x;
     var second = in.layers.y;
     var t = in.blends.x;
@@ -303,6 +378,30 @@ fn vat_impostor_surface(in: ImpostorOutput, level: f32, use_b: bool) -> Impostor
         t = in.blends.y;
     }
     let nearer = select(first, second, t >= 0.5);
+    if in.single_level >= 0.0 {
+        // One view: the nearest texel of the card's mip level, two reads (the material id in the
+        // second); nothing outside the view's image.
+        if any(in.main_view.xy < vec2<f32>(0.0)) || any(in.main_view.xy > vec2<f32>(1.0)) {
+            return ImpostorSurface(vec4<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0), 0.0);
+        }
+        let l = min(u32(round(in.single_level)), max(asset.impostor_mip_levels, 1u) - 1u);
+        let tile = max(asset.impostor_tile_size >> l, 1u);
+        let n = asset.impostor_views_per_side;
+        let view = in.views.x;
+        let inner = min(vec2<u32>(clamp(in.main_view.xy, vec2<f32>(0.0), vec2<f32>(1.0)) * f32(tile)), vec2<u32>(tile - 1u));
+        let texel = vec2<u32>(view % n, view / n) * tile + inner;
+        let c = textureLoad(impostor_color, texel, nearer, l);
+        let nd = textureLoad(impostor_normal_depth, texel, nearer, l);
+        var base = c.rgb * inst.tint;
+        if !vat_has_materials() {
+            base = vat_material_color(u32(round(nd.a * 255.0)), inst.variant_bits, inst.tint) * c.rgb;
+        }
+        let depth = (nd.b * 2.0 - 1.0 - in.main_view.z) / max(in.main_along, 0.05);
+        return ImpostorSurface(vec4<f32>(base, c.a), vat_oct_decode(nd.rg * 2.0 - 1.0), clamp(depth, -1.0, 1.0));
+    }
+    let d = in.direction;
+    let axes = vat_impostor_axes(d);
+    let p = (2.0 * in.card_uv.x - 1.0) * axes.right + (1.0 - 2.0 * in.card_uv.y) * axes.up;
     var color = vec3<f32>(0.0);
     var alpha = 0.0;
     var normal = vec3<f32>(0.0);
@@ -325,27 +424,10 @@ fn vat_impostor_surface(in: ImpostorOutput, level: f32, use_b: bool) -> Impostor
             }
         }
         let coord = vat_impostor_coord(view, vat_impostor_project(p + s * d, view_axes), level);
-        let c = mix(
-            textureSampleLevel(impostor_color, material_sampler, coord, first, level),
-            textureSampleLevel(impostor_color, material_sampler, coord, second, level),
-            t,
-        );
-        let nd = mix(
-            textureSampleLevel(impostor_normal_depth, material_sampler, coord, first, level),
-            textureSampleLevel(impostor_normal_depth, material_sampler, coord, second, level),
-            t,
-        );
-        var base = c.rgb * inst.tint;
-        if !vat_has_materials() {
-            // The palette: the material id of the nearest texel of the nearer image (ids do not filter).
-            let l = u32(round(level));
-            let side = max(asset.impostor_views_per_side * (asset.impostor_tile_size >> l), 1u);
-            let texel = min(vec2<u32>(coord * f32(side)), vec2<u32>(side - 1u));
-            let id = u32(round(textureLoad(impostor_normal_depth, texel, nearer, l).a * 255.0));
-            base = vat_material_color(id, inst.variant_bits, inst.tint) * c.rgb;
-        }
-        let a = w * c.a;
-        color += a * base;
+        let texel = vat_impostor_texel(inst, coord, first, second, t, level);
+        let nd = texel.normal_depth;
+        let a = w * texel.color.a;
+        color += a * texel.color.rgb;
         alpha += a;
         normal += a * vat_oct_decode(nd.rg * 2.0 - 1.0);
         depth += a * (nd.b * 2.0 - 1.0 - dot(p, dk)) / max(along, 0.05);
@@ -398,12 +480,14 @@ fn fs_impostor(in: ImpostorOutput) -> @location(0) vec4<f32> {
     return vat_shade(vat_impostor_fragment(in, level));
 }
 
+
 // fs_impostor with the motion target.
 @fragment
 fn fs_impostor_motion(in: ImpostorOutput) -> LitMotionOutput {
     let level = vat_impostor_level(in.card_uv);
     let lit = vat_impostor_fragment(in, level);
-    return LitMotionOutput(vat_shade(lit), vec4<f32>(vat_motion_vector(lit), 0.0, 0.0));
+    let color = vat_shade(lit);
+    return LitMotionOutput(color, vec4<f32>(vat_motion_vector(lit), 0.0, 0.0));
 }
 
 // Impostor cards in depth passes and depth-only prepasses: the coverage test alone.

@@ -75,6 +75,25 @@ fn vat_shadow_cascade_lit(
 // shadow; 1 outside every cascade or with strength <= 0. The cascade is the first whose far_bound
 // exceeds the point's view distance; over the last `overlap` share of its range it is blended with
 // the next one (Bevy's directional cascades choose and blend the same way).
+// Cascade `k` (0..=3) of `lookup`, by constant indices: a runtime index into a value array would
+// copy the whole array into function memory first, for every fragment.
+fn vat_shadow_cascade_at(lookup: VatShadowLookup, k: u32) -> VatShadowCascade {
+    switch k {
+        case 0u: {
+            return lookup.cascades[0];
+        }
+        case 1u: {
+            return lookup.cascades[1];
+        }
+        case 2u: {
+            return lookup.cascades[2];
+        }
+        default: {
+            return lookup.cascades[3];
+        }
+    }
+}
+
 fn vat_shadow_lookup(
     map: texture_depth_2d_array,
     compare: sampler_comparison,
@@ -85,25 +104,30 @@ fn vat_shadow_lookup(
     if lookup.strength <= 0.0 || lookup.count == 0u {
         return 1.0;
     }
-    // A function-local copy: a runtime index into a value array needs memory to index.
-    var cascades = lookup.cascades;
     let count = min(lookup.count, 4u);
     let distance = dot(lookup.view_depth, vec4<f32>(world, 1.0));
+    let bounds = vec4<f32>(
+        lookup.cascades[0].far_bound,
+        lookup.cascades[1].far_bound,
+        lookup.cascades[2].far_bound,
+        lookup.cascades[3].far_bound,
+    );
     var k = 0u;
     for (; k < count; k++) {
-        if distance < cascades[k].far_bound {
+        if distance < bounds[k] {
             break;
         }
     }
     if k >= count {
         return 1.0;
     }
-    var lit = vat_shadow_cascade_lit(map, compare, lookup, cascades[k], world, n);
+    let cascade = vat_shadow_cascade_at(lookup, k);
+    var lit = vat_shadow_cascade_lit(map, compare, lookup, cascade, world, n);
     if k + 1u < count {
-        let far = cascades[k].far_bound;
+        let far = cascade.far_bound;
         let next_near = (1.0 - lookup.overlap) * far;
         if distance >= next_near && far > next_near {
-            let next = vat_shadow_cascade_lit(map, compare, lookup, cascades[k + 1u], world, n);
+            let next = vat_shadow_cascade_lit(map, compare, lookup, vat_shadow_cascade_at(lookup, k + 1u), world, n);
             lit = mix(lit, next, (distance - next_near) / (far - next_near));
         }
     }

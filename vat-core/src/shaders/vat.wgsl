@@ -905,38 +905,58 @@ fn vat_attachment_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> Decode
 // stay faces). Other ids are a neutral grey times the tint.
 fn vat_material_color(material: u32, variant_bits: u32, tint: vec3<f32>) -> vec3<f32> {
     let v = variant_bits & VARIANT_MATERIAL_MASK;
-    var shirts = array<vec3<f32>, 8>(
-        vec3<f32>(0.70, 0.10, 0.08), vec3<f32>(0.08, 0.25, 0.70), vec3<f32>(0.10, 0.50, 0.15),
-        vec3<f32>(0.80, 0.60, 0.05), vec3<f32>(0.45, 0.12, 0.55), vec3<f32>(0.85, 0.85, 0.82),
-        vec3<f32>(0.05, 0.45, 0.50), vec3<f32>(0.80, 0.30, 0.05),
-    );
-    var pants = array<vec3<f32>, 4>(
-        vec3<f32>(0.05, 0.07, 0.20), vec3<f32>(0.25, 0.20, 0.12), vec3<f32>(0.06, 0.06, 0.06),
-        vec3<f32>(0.30, 0.30, 0.28),
-    );
-    var skins = array<vec3<f32>, 4>(
-        vec3<f32>(0.80, 0.55, 0.42), vec3<f32>(0.55, 0.35, 0.22), vec3<f32>(0.30, 0.17, 0.10),
-        vec3<f32>(0.92, 0.70, 0.58),
-    );
     switch material {
         case 0u: {
-            return skins[(v >> 5u) & 3u];
+            return vat_palette_skin((v >> 5u) & 3u);
         }
         case 1u: {
-            return shirts[v & 7u] * tint;
+            return vat_palette_shirt(v & 7u) * tint;
         }
         case 2u: {
-            return pants[(v >> 3u) & 3u];
+            return vat_palette_pants((v >> 3u) & 3u);
         }
         case 3u: {
             return vec3<f32>(0.08, 0.06, 0.05);
         }
         case 4u: {
-            return shirts[(v + 3u) & 7u] * tint;
+            return vat_palette_shirt((v + 3u) & 7u) * tint;
         }
         default: {
             return vec3<f32>(0.6, 0.6, 0.6) * tint;
         }
+    }
+}
+
+// The palette's tables (vat_material_color) as switches: a runtime index into a value array would
+// build the array in function memory on every call.
+fn vat_palette_shirt(i: u32) -> vec3<f32> {
+    switch i {
+        case 0u: { return vec3<f32>(0.70, 0.10, 0.08); }
+        case 1u: { return vec3<f32>(0.08, 0.25, 0.70); }
+        case 2u: { return vec3<f32>(0.10, 0.50, 0.15); }
+        case 3u: { return vec3<f32>(0.80, 0.60, 0.05); }
+        case 4u: { return vec3<f32>(0.45, 0.12, 0.55); }
+        case 5u: { return vec3<f32>(0.85, 0.85, 0.82); }
+        case 6u: { return vec3<f32>(0.05, 0.45, 0.50); }
+        default: { return vec3<f32>(0.80, 0.30, 0.05); }
+    }
+}
+
+fn vat_palette_pants(i: u32) -> vec3<f32> {
+    switch i {
+        case 0u: { return vec3<f32>(0.05, 0.07, 0.20); }
+        case 1u: { return vec3<f32>(0.25, 0.20, 0.12); }
+        case 2u: { return vec3<f32>(0.06, 0.06, 0.06); }
+        default: { return vec3<f32>(0.30, 0.30, 0.28); }
+    }
+}
+
+fn vat_palette_skin(i: u32) -> vec3<f32> {
+    switch i {
+        case 0u: { return vec3<f32>(0.80, 0.55, 0.42); }
+        case 1u: { return vec3<f32>(0.55, 0.35, 0.22); }
+        case 2u: { return vec3<f32>(0.30, 0.17, 0.10); }
+        default: { return vec3<f32>(0.92, 0.70, 0.58); }
     }
 }
 
@@ -1054,12 +1074,22 @@ fn vat_switch_fade(inst: InstanceRecord) -> f32 {
     if frame.impostor_slot == 0u {
         return 0.0;
     }
+    return vat_switch_fade_at(vat_effective_distance(inst));
+}
+
+// Effective distance of record `inst` for the impostor switch: the camera's distance to its bounds'
+// centre times exp2(lod_bias), over its scale.
+fn vat_effective_distance(inst: InstanceRecord) -> f32 {
     let centre_object = asset.bounds_min + 0.5 * asset.bounds_extent;
     let c = cos(inst.yaw);
     let s = sin(inst.yaw);
     let q = inst.scale * centre_object;
     let centre = inst.position + vec3<f32>(c * q.x + s * q.z, q.y, c * q.z - s * q.x);
-    let effective = distance(centre, frame.camera_position) * exp2(frame.lod_bias) / inst.scale;
+    return distance(centre, frame.camera_position) * exp2(frame.lod_bias) / inst.scale;
+}
+
+// vat_switch_fade of an effective distance.
+fn vat_switch_fade_at(effective: f32) -> f32 {
     if !(effective >= frame.impostor_start) {
         return 0.0;
     }
@@ -1072,10 +1102,13 @@ fn vat_switch_fade(inst: InstanceRecord) -> f32 {
 // The ordered 4x4 dither threshold of the pixel at window position `p`
 // (vat_core::format::impostor::switch_dither): (bayer + 0.5) / 16.
 fn vat_switch_dither(p: vec2<f32>) -> f32 {
-    var bayer = array<u32, 16>(0u, 8u, 2u, 10u, 12u, 4u, 14u, 6u, 3u, 11u, 1u, 9u, 15u, 7u, 13u, 5u);
+    // The 4x4 Bayer matrix by its bits (no table: a runtime index into one would build it in
+    // function memory per call): 8 (x0 ^ y0) + 4 y0 + 2 (x1 ^ y1) + y1.
     let x = u32(p.x) & 3u;
     let y = u32(p.y) & 3u;
-    return (f32(bayer[y * 4u + x]) + 0.5) / 16.0;
+    let b = x ^ y;
+    let bayer = ((b & 1u) << 3u) | ((y & 1u) << 2u) | (b & 2u) | ((y >> 1u) & 1u);
+    return (f32(bayer) + 0.5) / 16.0;
 }
 
 // The mesh's half of the switch's cross-fade: discards the pixels the card takes (dither < fade).
