@@ -62,9 +62,14 @@ if [ "$VULKAN" = 1 ]; then
         --baseline-max 0 --json --out "$OUT_DIR/gpu-vulkan.json" > /dev/null || echo "vulkan section failed" >&2
 fi
 
+# 1c. The impostor tier (issue 33): far crowds as cards against the same at the last mesh LOD.
+echo "impostor section: $GPU_INSTANCES instances ($(left) s left)" >&2
+timeout "$(left)" "$VAT" bench --impostors --gpu-instances "$GPU_INSTANCES" --gpu-frames "$GPU_FRAMES" \
+    --size "$SIZE" --json --out "$OUT_DIR/impostors.json" > /dev/null || echo "impostor section failed" >&2
+
 # 2. The renderer-free CPU section at every count (no GPU), with the baseline.
 echo "CPU section: $CPU_INSTANCES instances, $CPU_FRAMES frames ($(left) s left)" >&2
 timeout "$(left)" "$VAT" bench --instances "$CPU_INSTANCES" --frames "$CPU_FRAMES" \
     --baseline-max "$BASELINE_MAX" --no-gpu --json --out "$OUT_DIR/cpu.json" > /dev/null
 
-echo "done in $(( $(date +%s) - START )) s: $OUT_DIR/gpu.json $OUT_DIR/gpu-vulkan.json $OUT_DIR/cpu.json" >&2
+echo "done in $(( $(date +%s) - START )) s: $OUT_DIR/gpu.json $OUT_DIR/gpu-vulkan.json $OUT_DIR/impostors.json $OUT_DIR/cpu.json" >&2
