@@ -676,7 +676,7 @@ pub fn bake_tier(
 ) -> Result<ImpostorImages> {
     use rayon::prelude::*;
     use vat_core::format::impostor::{ImpostorBound, ImpostorTier};
-    use vat_core::format::reference::{VertexAnimationView, decode_object_frame};
+    use vat_core::format::reference::VertexAnimationView;
     validate_options(options)?;
     let m = asset.manifest();
     check_tier_size(options, m.clips.len(), u64::MAX)?;
@@ -699,18 +699,7 @@ pub fn bake_tier(
         .into_par_iter()
         .map(|layer| {
             let (clip, k) = (layer / frames, layer % frames);
-            let mut positions = vec![[0.0f32; 3]; n];
-            let mut normals = vec![[0.0f32; 3]; n];
-            decode_object_frame(
-                &view,
-                clip,
-                k as f32 / frames as f32,
-                vat_core::playback::Interpolation::Linear,
-                &mut positions,
-                &mut normals,
-            )?;
-            let positions: Vec<Vec3> = positions.into_iter().map(Vec3::from).collect();
-            let normals: Vec<Vec3> = normals.into_iter().map(Vec3::from).collect();
+            let (positions, normals) = object_frame(&view, clip, k, frames, n)?;
             let mesh = ImpostorMesh {
                 positions: &positions,
                 normals: &normals,
@@ -919,7 +908,7 @@ fn measure_colored(
 ) -> Result<(vat_core::format::impostor::ImpostorBound, u32)> {
     use rayon::prelude::*;
     use vat_core::format::impostor::{ImpostorBound, card_samples};
-    use vat_core::format::reference::{VertexAnimationView, decode_object_frame};
+    use vat_core::format::reference::VertexAnimationView;
     let m = asset.manifest();
     let input = |problem: String| BakeError::InvalidInput { part: m.name.clone(), problem };
     let view = VertexAnimationView::from_asset(asset).map_err(|e| input(e.to_string()))?;
@@ -952,13 +941,7 @@ fn measure_colored(
         .par_iter()
         .enumerate()
         .map(|(layer, &(clip, k, frames))| {
-            let count = m.vertex_count as usize;
-            let (mut positions, mut normals) = (vec![[0.0f32; 3]; count], vec![[0.0f32; 3]; count]);
-            let phase = k as f32 / frames as f32;
-            let interp = vat_core::playback::Interpolation::Linear;
-            decode_object_frame(&view, clip, phase, interp, &mut positions, &mut normals)?;
-            let positions: Vec<Vec3> = positions.into_iter().map(Vec3::from).collect();
-            let normals: Vec<Vec3> = normals.into_iter().map(Vec3::from).collect();
+            let (positions, normals) = object_frame(&view, clip, k, frames, m.vertex_count as usize)?;
             let mesh = ImpostorMesh {
                 positions: &positions,
                 normals: &normals,
@@ -1100,6 +1083,30 @@ fn stored_depth(
     let b = (blue(x0, y0) * (1.0 - tx) + blue(x1, y0) * tx) * (1.0 - ty)
         + (blue(x0, y1) * (1.0 - tx) + blue(x1, y1) * tx) * ty;
     2.0 * b - 1.0
+}
+
+/// Object-space positions and normals of all `count` vertices at frame `k` of `frames` evenly
+/// spaced ones of clip `clip` (phase `k / frames`, linear interpolation): what a tier's image of
+/// that frame draws.
+fn object_frame(
+    view: &vat_core::format::reference::VertexAnimationView<'_>,
+    clip: u32,
+    k: u32,
+    frames: u32,
+    count: usize,
+) -> Result<(Vec<Vec3>, Vec<Vec3>)> {
+    let (mut positions, mut normals) = (vec![[0.0f32; 3]; count], vec![[0.0f32; 3]; count]);
+    let phase = k as f32 / frames as f32;
+    let interp = vat_core::playback::Interpolation::Linear;
+    vat_core::format::reference::decode_object_frame(
+        view,
+        clip,
+        phase,
+        interp,
+        &mut positions,
+        &mut normals,
+    )?;
+    Ok((positions.into_iter().map(Vec3::from).collect(), normals.into_iter().map(Vec3::from).collect()))
 }
 
 /// LOD 0's triangles as vertex indices.

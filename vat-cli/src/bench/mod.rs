@@ -472,7 +472,12 @@ pub(crate) fn bench(args: &BenchArgs) -> Result<()> {
         }
     }
 
-    let text = serde_json::to_string_pretty(&report)?;
+    emit(args, &report)
+}
+
+/// The report as JSON: printed with `--json`, written (atomically) to `--out`.
+fn emit(args: &BenchArgs, report: &Value) -> Result<()> {
+    let text = serde_json::to_string_pretty(report)?;
     if args.json {
         println!("{text}");
     }
@@ -492,15 +497,7 @@ fn impostor_section(args: &BenchArgs, bytes: Vec<u8>, source: &str) -> Result<()
     }
     let rows = impostor::run(args, &bytes)?;
     let report = json!({"asset": {"source": source, "tier": line}, "impostors": rows});
-    let text = serde_json::to_string_pretty(&report)?;
-    if args.json {
-        println!("{text}");
-    }
-    if let Some(path) = &args.out {
-        vat_core::files::write_file_atomically(path, text.as_bytes())
-            .with_context(|| format!("{}: cannot write", path.display()))?;
-    }
-    Ok(())
+    emit(args, &report)
 }
 
 /// The two curves side by side: renderer CPU cost of the GPU-driven path (static crowd) against the

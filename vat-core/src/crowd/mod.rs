@@ -30,6 +30,7 @@
 //!     lod_distances: Default::default(),
 //!     attachment_triangles: 0,
 //!     root_motion: Vec::new(),
+//!     impostor_switch: None, // no impostor tier: every instance is drawn as a mesh
 //! };
 //! let mut crowd = Crowd::new(asset, CrowdConfig { record_events: true, ..CrowdConfig::default() });
 //! let waver = crowd.spawn([0.0, 0.0, 0.0], 0.0, 0);
