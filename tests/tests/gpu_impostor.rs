@@ -25,7 +25,8 @@ const MAX_SHARE: f64 = 0.001;
 /// A line of characters from 4 m to 160 m along -Z, spread sideways, varied clips and phases.
 fn line_crowd(asset: &Asset<'_>, count: u32) -> Crowd {
     let config = CrowdConfig { shadow_max_lod: 8, ..CrowdConfig::default() };
-    let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), config);
+    let mut crowd =
+        Crowd::new(CrowdAsset::from_manifest(asset.manifest()).expect("the asset's crowd data"), config);
     let clips = asset.manifest().clips.len() as u32;
     for i in 0..count {
         let t = i as f32 / (count - 1) as f32;
@@ -52,10 +53,11 @@ fn difference(a: &[u8], b: &[u8]) -> (usize, u8) {
 #[test]
 fn cards_render_the_same_on_both_backends_in_both_culling_modes() {
     const SIZE: [u32; 2] = [320, 240];
-    let asset = Asset::parse(humanoid_impostor_vat()).unwrap();
+    let asset = Asset::parse(humanoid_impostor_vat()).expect("the test asset parses");
     let mut wg = wgpu_offscreen(SIZE, 1024);
     let mut vk = vulkan_offscreen(SIZE, 1024);
-    let (wg_asset, vk_asset) = (wg.upload(&asset).unwrap(), vk.upload(&asset).unwrap());
+    let (wg_asset, vk_asset) =
+        (wg.upload(&asset).expect("the asset uploads"), vk.upload(&asset).expect("the asset uploads"));
     let fov = 0.7f32;
     let camera =
         Camera::look_at([0.0, 1.6, 2.0], [0.0, 1.0, -40.0], fov, SIZE[0] as f32 / SIZE[1] as f32, 0.1, 400.0)
@@ -64,8 +66,8 @@ fn cards_render_the_same_on_both_backends_in_both_culling_modes() {
     for culling in [Culling::Gpu, Culling::Cpu] {
         let mut wg_crowd = line_crowd(&asset, 120);
         let mut vk_crowd = wg_crowd.clone();
-        let mut wg_gpu = wg.create_crowd(&wg_crowd).unwrap();
-        let mut vk_gpu = vk.create_crowd(&vk_crowd).unwrap();
+        let mut wg_gpu = wg.create_crowd(&wg_crowd).expect("the crowd's GPU state is created");
+        let mut vk_gpu = vk.create_crowd(&vk_crowd).expect("the crowd's GPU state is created");
         let options = RenderOptions {
             culling,
             shadows: true,
@@ -76,16 +78,22 @@ fn cards_render_the_same_on_both_backends_in_both_culling_modes() {
         for crowd in [&mut wg_crowd, &mut vk_crowd] {
             crowd.advance(0.4);
         }
-        let w = wg.render_crowd(&wg_asset, &mut wg_gpu, &mut wg_crowd, &camera, &options).unwrap();
-        let w_image = wg.read_rgba8().unwrap();
-        let v = vk.render_crowd(&vk_asset, &mut vk_gpu, &mut vk_crowd, &camera, &options).unwrap();
-        let v_image = vk.read_rgba8().unwrap();
+        let w = wg
+            .render_crowd(&wg_asset, &mut wg_gpu, &mut wg_crowd, &camera, &options)
+            .expect("the frame renders");
+        let w_image = wg.read_rgba8().expect("the image reads back");
+        let v = vk
+            .render_crowd(&vk_asset, &mut vk_gpu, &mut vk_crowd, &camera, &options)
+            .expect("the frame renders");
+        let v_image = vk.read_rgba8().expect("the image reads back");
         save_image(&format!("impostor-parity-{culling:?}-wgpu"), SIZE, &w_image);
         save_image(&format!("impostor-parity-{culling:?}-vulkan"), SIZE, &v_image);
         assert_eq!(w, v, "{culling:?}: the frame reports differ");
         if culling == Culling::Gpu {
-            let (w_lists, v_lists) =
-                (wg.read_gpu_visible(&wg_gpu).unwrap(), vk.read_gpu_visible(&vk_gpu).unwrap());
+            let (w_lists, v_lists) = (
+                wg.read_gpu_visible(&wg_gpu).expect("the GPU's draw lists read back"),
+                vk.read_gpu_visible(&vk_gpu).expect("the GPU's draw lists read back"),
+            );
             assert_eq!(w_lists, v_lists, "the visible lists differ");
             // The cards' list is the one after the mesh LODs: it holds the far instances.
             println!("visible per draw: {:?}", w_lists.iter().map(Vec::len).collect::<Vec<_>>());
@@ -108,8 +116,8 @@ fn cards_follow_the_config_and_the_asset() {
     // The same far crowd: with the tier, GPU culling puts the far instances in the cards' list; with
     // `impostors` off, or an asset without a tier, nothing is in it and the meshes draw them.
     const SIZE: [u32; 2] = [160, 120];
-    let with_tier = Asset::parse(humanoid_impostor_vat()).unwrap();
-    let without = Asset::parse(vat_tests::humanoid_vat()).unwrap();
+    let with_tier = Asset::parse(humanoid_impostor_vat()).expect("the test asset parses");
+    let without = Asset::parse(vat_tests::humanoid_vat()).expect("the test asset parses");
     let mut wg = wgpu_offscreen(SIZE, 512);
     let lods = with_tier.manifest().lods.len();
     let camera = Camera::look_at([0.0, 1.6, 2.0], [0.0, 1.0, -40.0], 0.7, 4.0 / 3.0, 0.1, 400.0);
@@ -117,12 +125,12 @@ fn cards_follow_the_config_and_the_asset() {
     for (asset, impostors, cards) in
         [(&with_tier, true, true), (&with_tier, false, false), (&without, true, false)]
     {
-        let gpu_asset = wg.upload(asset).unwrap();
+        let gpu_asset = wg.upload(asset).expect("the asset uploads");
         let mut crowd = line_crowd(asset, 60);
         crowd.config_mut().impostors = impostors;
-        let mut gpu = wg.create_crowd(&crowd).unwrap();
-        wg.render_crowd(&gpu_asset, &mut gpu, &mut crowd, &camera, &options).unwrap();
-        let lists = wg.read_gpu_visible(&gpu).unwrap();
+        let mut gpu = wg.create_crowd(&crowd).expect("the crowd's GPU state is created");
+        wg.render_crowd(&gpu_asset, &mut gpu, &mut crowd, &camera, &options).expect("the frame renders");
+        let lists = wg.read_gpu_visible(&gpu).expect("the GPU's draw lists read back");
         let in_cards = lists.get(lods).map_or(0, Vec::len);
         assert_eq!(lists.len(), lods + usize::from(asset.manifest().impostors.is_some()));
         assert_eq!(in_cards > 0, cards, "impostors {impostors}: {lists:?}");
@@ -155,26 +163,27 @@ fn one_character(
         lod_bias: if impostors { (vat_core::format::impostor::SWITCH_FADE_BAND * 1.01).log2() } else { 0.0 },
         ..CrowdConfig::default()
     };
-    let mut crowd = Crowd::new(CrowdAsset::from_manifest(asset.manifest()).unwrap(), config);
+    let mut crowd =
+        Crowd::new(CrowdAsset::from_manifest(asset.manifest()).expect("the asset's crowd data"), config);
     crowd.spawn_at_phase([0.0, 0.0, -distance], yaw, 0, 0.25);
-    let mut gpu = wg.create_crowd(&crowd).unwrap();
+    let mut gpu = wg.create_crowd(&crowd).expect("the crowd's GPU state is created");
     let fov = 0.6f32;
-    let tier = asset.manifest().impostors.as_ref().unwrap();
+    let tier = asset.manifest().impostors.as_ref().expect("the test asset has a tier");
     let centre = [tier.centre[0], tier.centre[1], tier.centre[2] - distance];
     let camera = Camera::look_at([0.0, centre[1] + distance * 0.15, 0.0], centre, fov, 1.0, 0.1, 1000.0)
         .with_viewport(SIZE[1], fov);
     let options =
         RenderOptions { culling: Culling::Gpu, shadows: false, ground: false, ..Default::default() };
-    wg.render_crowd(gpu_asset, &mut gpu, &mut crowd, &camera, &options).unwrap();
-    wg.read_rgba8().unwrap()
+    wg.render_crowd(gpu_asset, &mut gpu, &mut crowd, &camera, &options).expect("the frame renders");
+    wg.read_rgba8().expect("the image reads back")
 }
 
 #[test]
 fn the_switch_from_mesh_to_card_changes_little() {
-    let asset = Asset::parse(humanoid_impostor_vat()).unwrap();
-    let tier = asset.manifest().impostors.clone().unwrap();
+    let asset = Asset::parse(humanoid_impostor_vat()).expect("the test asset parses");
+    let tier = asset.manifest().impostors.clone().expect("the test asset has a tier");
     let mut wg = wgpu_offscreen([256, 256], 1024);
-    let gpu_asset = wg.upload(&asset).unwrap();
+    let gpu_asset = wg.upload(&asset).expect("the asset uploads");
     // Where the sphere's diameter spans tile_size pixels of this 256-row, 0.6 rad view.
     let pixel_angle = 2.0 * (0.3f32).tan() / 256.0;
     let distance = 2.0 * tier.radius / (tier.tile_size as f32 * pixel_angle);

@@ -277,7 +277,7 @@ fn main() {
         required_limits: adapter.limits(),
         ..Default::default()
     }))
-    .unwrap();
+    .expect("the adapter opens a device with its own limits");
     let mut rng = Rng(0x9E3779B97F4A7C15);
     let tex = |format: wgpu::TextureFormat, texels: u32, bytes_per: u32, rng: &mut Rng| {
         let h = texels.div_ceil(WIDTH);
@@ -456,14 +456,14 @@ fn main() {
             }
             let t = std::time::Instant::now();
             queue.submit([enc.finish()]);
-            device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+            device.poll(wgpu::PollType::wait_indefinitely()).expect("the device finishes the dispatch");
             if rep > 0 {
                 times[i].push(t.elapsed().as_secs_f64() * 1e3);
             }
         }
     }
     let med = |v: &mut Vec<f64>| {
-        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
     let base_ms = med(&mut times[0].clone());
