@@ -342,6 +342,8 @@ pub(crate) struct TierRequest<'a> {
 /// arrays, the images measured and the time taken.
 pub(crate) struct TierBaked {
     tier: vat_core::format::impostor::ImpostorTier,
+    /// The asset's socket attachments (meshes the cards do not show).
+    attachments: usize,
     blob_bytes: usize,
     samples: u32,
     seconds: f64,
@@ -372,7 +374,16 @@ impl TierBaked {
             iou = t.bound.min_coverage_iou,
             err = t.bound.max_mean_color_error,
             secs = self.seconds,
-        )
+        )?;
+        if self.attachments > 0 {
+            writeln!(
+                out,
+                "  impostors leave out: {} socket attachment(s) (the cards show the body alone; an attachment is \
+                 drawn only while its character is a mesh)",
+                self.attachments
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -419,6 +430,7 @@ pub(crate) fn write_verified_with_tier(
         .with_context(|| format!("{what}: cannot bake the impostor tier, nothing written"))?;
     let with_tier = vat_bake::impostor::write_pending_with_tier(&asset, &images, out)
         .with_context(|| format!("{}: cannot write", out.display()))?;
+    let attachments = asset.manifest().attachments.len();
     drop(asset);
     let tier = check_written_tier(&with_tier, bytes.into_buffer(), &images, out)?;
     // The file without the tier is removed; the one with it takes the name.
@@ -428,6 +440,7 @@ pub(crate) fn write_verified_with_tier(
         report,
         Some(TierBaked {
             tier,
+            attachments,
             blob_bytes: images.color.len(),
             samples,
             seconds: started.elapsed().as_secs_f64(),

@@ -81,6 +81,8 @@ fn the_humanoid_bakes_with_a_tier_that_inspects_and_verifies_and_a_boast_fails()
     {
         assert!(line.contains(part), "{line}");
     }
+    // The humanoid's cap is not on its cards: the bake says so.
+    assert!(text.contains("impostors leave out: 1 socket attachment(s)"), "{text}");
 
     let inspect = vat(&["inspect", s(&file), "--json"]);
     assert!(inspect.status.success(), "{}", out(&inspect));
