@@ -8,13 +8,16 @@
 //!   tile's pixels in this view) drawn as its mesh and as its card; the test prints the coverage
 //!   IoU and the mean absolute difference over the character's pixels and holds them to the bound
 //!   stated below;
-//! - off: `CrowdConfig::impostors` off, or an asset without a tier, draws no card.
+//! - the lists: GPU culling puts the near cards and the far cards (drawn from one view) in the two
+//!   draws after the mesh LODs, split at the one-view distance; `CrowdConfig::impostors` off, or an
+//!   asset without a tier, draws no card.
 
 // Integration tests report failure by panicking; helpers below unwrap for the same reason.
 #![allow(clippy::unwrap_used)]
 
 use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
+use vat_core::format::impostor::{SINGLE_VIEW_LEVEL, switch_distance};
 use vat_core::render::{CrowdRenderer, Culling, RenderOptions};
 use vat_tests::{humanoid_impostor_vat, save_image, vulkan_offscreen, wgpu_offscreen};
 
@@ -95,9 +98,11 @@ fn cards_render_the_same_on_both_backends_in_both_culling_modes() {
                 vk.read_gpu_visible(&vk_gpu).expect("the GPU's draw lists read back"),
             );
             assert_eq!(w_lists, v_lists, "the visible lists differ");
-            // The cards' list is the one after the mesh LODs: it holds the far instances.
+            // The cards' lists are the two after the mesh LODs (near cards, far cards): they hold
+            // the far instances.
             println!("visible per draw: {:?}", w_lists.iter().map(Vec::len).collect::<Vec<_>>());
-            assert!(w_lists.len() > lods && w_lists[lods].len() > 20, "too few cards: {w_lists:?}");
+            let cards = w_lists.iter().skip(lods).map(Vec::len).sum::<usize>();
+            assert!(w_lists.len() == lods + 2 && cards > 20, "too few cards: {w_lists:?}");
         }
         let (differing, max) = difference(&w_image, &v_image);
         let share = differing as f64 / (SIZE[0] * SIZE[1]) as f64;
@@ -128,12 +133,41 @@ fn cards_follow_the_config_and_the_asset() {
         let gpu_asset = wg.upload(asset).expect("the asset uploads");
         let mut crowd = line_crowd(asset, 60);
         crowd.config_mut().impostors = impostors;
+        // Everything twice as far: the one-view cards start inside the line.
+        crowd.config_mut().lod_bias = 1.0;
         let mut gpu = wg.create_crowd(&crowd).expect("the crowd's GPU state is created");
         wg.render_crowd(&gpu_asset, &mut gpu, &mut crowd, &camera, &options).expect("the frame renders");
         let lists = wg.read_gpu_visible(&gpu).expect("the GPU's draw lists read back");
-        let in_cards = lists.get(lods).map_or(0, Vec::len);
-        assert_eq!(lists.len(), lods + usize::from(asset.manifest().impostors.is_some()));
+        let in_cards = lists.iter().skip(lods).map(Vec::len).sum::<usize>();
+        // The near cards' list and the far cards' (those drawn from one view) after the meshes'.
+        assert_eq!(lists.len(), lods + 2 * usize::from(asset.manifest().impostors.is_some()));
         assert_eq!(in_cards > 0, cards, "impostors {impostors}: {lists:?}");
+        if cards {
+            // The split is at SINGLE_VIEW_LEVEL mip levels past the switch (scale 1, lod_bias 1:
+            // twice the distance), measured from the bounds' centre: within a metre of the
+            // instance's foot point raised 0.9 m.
+            let tier = asset.manifest().impostors.as_ref().expect("the asset has a tier");
+            let far_from = switch_distance(tier.radius, tier.tile_size) * SINGLE_VIEW_LEVEL.exp2();
+            let records = crowd.records();
+            let distance = |r: u32| {
+                let p = records[r as usize].position;
+                let d = [p[0] - 0.0, p[1] + 0.9 - 1.6, p[2] - 2.0];
+                2.0 * (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
+            };
+            let (near, far) = (&lists[lods], &lists[lods + 1]);
+            assert!(
+                !near.is_empty() && !far.is_empty(),
+                "both card lists hold cards (far from {far_from} m): {lists:?}"
+            );
+            assert!(
+                near.iter().all(|&r| distance(r) < far_from + 2.0),
+                "near cards past {far_from}: {lists:?}"
+            );
+            assert!(
+                far.iter().all(|&r| distance(r) > far_from - 2.0),
+                "far cards before {far_from}: {lists:?}"
+            );
+        }
         // Every shown instance in view is drawn once at least (meshes and cards overlap only in the fade).
         let drawn: std::collections::BTreeSet<u32> = lists.iter().flatten().copied().collect();
         assert!(drawn.len() >= 50, "{} of 60 drawn", drawn.len());

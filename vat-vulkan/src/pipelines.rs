@@ -66,6 +66,7 @@ impl Renderer {
             program: 0,
             materials: key.materials,
             light_model: key.light_model,
+            impostor_views: key.impostor_views,
         }
     }
 

@@ -13,7 +13,7 @@
 use naga::back::spv;
 use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
 use vat_core::backend::gpu::{self, EntryPoint, ShaderStage};
-use vat_core::backend::pipeline::ShaderVariantKey;
+use vat_core::backend::pipeline::{ImpostorViews, ShaderVariantKey};
 use vat_core::format::encoding::VertexFormat;
 use vat_core::playback::Interpolation;
 
@@ -63,6 +63,9 @@ pub struct ShaderVariant {
     /// [`gpu::OVERRIDE_LIGHT_MODEL`]: the light model's code (`ShaderVariantKey::light_model`;
     /// `None` reads the frame's).
     pub light_model: Option<u32>,
+    /// [`gpu::OVERRIDE_IMPOSTOR_VIEWS`]: how many views an impostor card pipeline reads
+    /// (`ShaderVariantKey::impostor_views`).
+    pub impostor_views: ImpostorViews,
 }
 
 impl Default for ShaderVariant {
@@ -77,6 +80,7 @@ impl Default for ShaderVariant {
             program: 0,
             materials: None,
             light_model: None,
+            impostor_views: ImpostorViews::PerCard,
         }
     }
 }
@@ -93,6 +97,7 @@ impl ShaderVariant {
             motion_vectors: self.motion_vectors,
             materials: self.materials,
             light_model: self.light_model,
+            impostor_views: self.impostor_views,
         };
         vat_core::backend::pipeline::override_constants(&key, self.interpolation, self.program)
             .into_iter()

@@ -66,6 +66,7 @@ fn vat_tests_formats() -> [vat_core::format::encoding::VertexFormat; 6] {
 /// validation layer (which runs the SPIR-V validator on each module) accepts.
 #[test]
 fn every_translated_entry_point_passes_the_validation_layer() {
+    use vat_core::backend::pipeline::ImpostorViews;
     use vat_core::playback::Interpolation;
     use vat_vulkan::shader::{ShaderModule, ShaderVariant};
     let ctx = context();
@@ -92,6 +93,8 @@ fn every_translated_entry_point_passes_the_validation_layer() {
                         // materials; run time, vat's light model, PBR) without multiplying the count.
                         materials: [None, Some(false), Some(true)][modules % 3],
                         light_model: [None, Some(0), Some(1)][(modules / 3) % 3],
+                        impostor_views: [ImpostorViews::PerCard, ImpostorViews::One, ImpostorViews::Three]
+                            [(modules / 9) % 3],
                     };
                     let words = shader.spirv(entry, &variant).unwrap();
                     let info = vk::ShaderModuleCreateInfo::default().code(&words);

@@ -65,7 +65,7 @@ impl Renderer {
     }
 
     /// The pipeline constants (WGSL overrides) of a compute pipeline of `variant`.
-    fn constants(&self, variant: &ShaderVariantKey) -> [(&'static str, f64); 8] {
+    fn constants(&self, variant: &ShaderVariantKey) -> [(&'static str, f64); 9] {
         vat_core::backend::pipeline::override_constants(variant, self.config.interpolation, 0)
     }
 

@@ -5,7 +5,7 @@
 //!   text to SPIR-V with naga. Variants are WGSL `override` constants set at pipeline creation
 //!   ([`OVERRIDE_INTERPOLATION`], [`OVERRIDE_CROSS_FADE`], [`OVERRIDE_INFLUENCES`],
 //!   [`OVERRIDE_VERTEX_FORMAT`], [`OVERRIDE_MOTION_VECTORS`], [`OVERRIDE_PROGRAM`],
-//!   [`OVERRIDE_MATERIALS`], [`OVERRIDE_LIGHT_MODEL`]), never text templating.
+//!   [`OVERRIDE_MATERIALS`], [`OVERRIDE_LIGHT_MODEL`], [`OVERRIDE_IMPOSTOR_VIEWS`]), never text templating.
 //! - Every struct here is `#[repr(C)]` + [`Pod`], with explicit `_pad` fields, and is kept in sync with
 //!   the WGSL struct of the same name; tests compare sizes and member offsets with what naga computes
 //!   for the WGSL. [`crate::instance::InstanceRecord`] is one more such struct.
@@ -190,6 +190,11 @@ pub const OVERRIDE_MATERIALS: &str = "MATERIALS";
 /// or 0 (the default) for [`FrameUniforms::light_model`] at run time
 /// ([`crate::pipeline::ShaderVariantKey::light_model`]).
 pub const OVERRIDE_LIGHT_MODEL: &str = "LIGHT_MODEL";
+
+/// Name of the WGSL `override` (u32) fixing how many of the impostor tier's views a card pipeline
+/// reads ([`crate::pipeline::ImpostorViews::code`]): 0 (the default) decides per card by its mip
+/// level, 1 one view, 3 three views. Pipelines of other programs ignore it.
+pub const OVERRIDE_IMPOSTOR_VIEWS: &str = "IMPOSTOR_VIEWS";
 
 /// Threads per workgroup of `cs_cull` (one record per thread, linear index as in `cs_decode`).
 pub const CULL_WORKGROUP_SIZE: u32 = 64;

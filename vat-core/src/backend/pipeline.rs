@@ -107,6 +107,36 @@ pub struct ShaderVariantKey {
     /// for the frame's (`FrameUniforms::light_model`) at run time. Set by the frame plan from
     /// `RenderOptions::light_model` for colour pipelines.
     pub light_model: Option<u32>,
+    /// `IMPOSTOR_VIEWS`: how many of the tier's views an impostor card pipeline reads
+    /// ([`ImpostorViews`]); [`ImpostorViews::PerCard`] for every other program.
+    pub impostor_views: ImpostorViews,
+}
+
+/// How many of the impostor tier's views a card pipeline reads per fragment
+/// ([`gpu::OVERRIDE_IMPOSTOR_VIEWS`]). A card from `SINGLE_VIEW_LEVEL` mip levels past the switch
+/// on ([`crate::format::impostor::SINGLE_VIEW_LEVEL`]) reads one view; nearer cards blend three.
+/// The frame plan draws the two kinds with pipelines fixed to one path each, so a rasteriser that
+/// runs both sides of a branch (a software one) pays for one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ImpostorViews {
+    /// Each card by its mip level (a draw that mixes near and far cards; the default).
+    #[default]
+    PerCard,
+    /// One view at its nearest texel: the draw of far cards only.
+    One,
+    /// Three views blended with the depth correction: the draw of near cards only.
+    Three,
+}
+
+impl ImpostorViews {
+    /// The `IMPOSTOR_VIEWS` override's value: 0 per card, 1 one view, 3 three views.
+    pub fn code(self) -> u32 {
+        match self {
+            Self::PerCard => 0,
+            Self::One => 1,
+            Self::Three => 3,
+        }
+    }
 }
 
 impl ShaderVariantKey {
@@ -120,6 +150,7 @@ impl ShaderVariantKey {
         motion_vectors: false,
         materials: None,
         light_model: None,
+        impostor_views: ImpostorViews::PerCard,
     };
 
     /// `influences` as the override takes it: 8 stays 8, everything else is 4.
@@ -136,7 +167,7 @@ pub fn override_constants(
     variant: &ShaderVariantKey,
     interpolation: crate::playback::Interpolation,
     program_code: u32,
-) -> [(&'static str, f64); 8] {
+) -> [(&'static str, f64); 9] {
     let flag = |b: bool| if b { 1.0 } else { 0.0 };
     let materials = match variant.materials {
         None => 0.0,
@@ -152,6 +183,7 @@ pub fn override_constants(
         (gpu::OVERRIDE_PROGRAM, f64::from(program_code)),
         (gpu::OVERRIDE_MATERIALS, materials),
         (gpu::OVERRIDE_LIGHT_MODEL, variant.light_model.map_or(0.0, |code| f64::from(code) + 1.0)),
+        (gpu::OVERRIDE_IMPOSTOR_VIEWS, f64::from(variant.impostor_views.code())),
     ]
 }
 
@@ -301,7 +333,7 @@ impl PipelineKey {
     pub fn override_constants(
         &self,
         interpolation: crate::playback::Interpolation,
-    ) -> [(&'static str, f64); 8] {
+    ) -> [(&'static str, f64); 9] {
         self.override_constants_for(interpolation, false)
     }
 
@@ -312,7 +344,7 @@ impl PipelineKey {
         &self,
         interpolation: crate::playback::Interpolation,
         host_shader: bool,
-    ) -> [(&'static str, f64); 8] {
+    ) -> [(&'static str, f64); 9] {
         let mut variant = self.variant;
         if host_shader {
             variant.materials = None;
@@ -717,7 +749,7 @@ mod tests {
     #[test]
     fn shading_overrides_follow_the_key_and_a_host_stage_chooses_at_run_time() {
         use crate::playback::Interpolation;
-        let value = |c: &[(&str, f64); 8], name: &str| c.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+        let value = |c: &[(&str, f64); 9], name: &str| c.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
         let body = |materials, light_model| PipelineKey {
             program: Program::Body(RenderMode::Vat),
             pass: PassKind::Colour,

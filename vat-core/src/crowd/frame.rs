@@ -218,7 +218,7 @@ pub(super) fn cull(
         let (start, end) = (spatial.cell_start[c as usize], spatial.cell_start[c as usize + 1]);
         if cards.on() {
             // Cards take whole cells (their vertex stage keeps the members past the switch).
-            cards.push(start, end);
+            cards.push(start, end, cell, shape, p);
             s.triangles += 2 * u64::from(cell.shown);
             if cards.card_only(cell, shape, p) {
                 s.visible_cells += 1;
@@ -321,7 +321,8 @@ pub(super) fn cull(
     }
 }
 
-/// The impostor cards' batches of a cull: whole cells, in the draw after the mesh LODs.
+/// The impostor cards' batches of a cull: whole cells, in the draw after the mesh LODs (`lod` the
+/// LOD count), or the next (`lod` one more) for cells whose every member is drawn from one view.
 struct Cards {
     switch: Option<(f32, f32)>,
     slot: u32,
@@ -350,23 +351,23 @@ impl Cards {
         self.switch.is_some()
     }
 
-    /// Adds the list section `start..end` (a cell's members).
-    fn push(&mut self, start: u32, end: u32) {
-        self.colour_batches.extend(self.colour.push(self.slot, start, end, false));
+    /// Adds the list section `start..end` (the members of `cell`), to the one-view cards' batches
+    /// when every member is drawn from one view.
+    fn push(&mut self, start: u32, end: u32, cell: &CellData, shape: &Shape, p: &CullParams<'_>) {
+        use crate::format::impostor::SINGLE_VIEW_LEVEL;
+        let one_view = self
+            .switch
+            .is_some_and(|(start, _)| nearest_effective(cell, shape, p) >= start * SINGLE_VIEW_LEVEL.exp2());
+        let slot = self.slot + u32::from(one_view);
+        self.colour_batches.extend(self.colour.push(slot, start, end, false));
         if self.shadows {
-            self.shadow_batches.extend(self.shadow.push(self.slot, start, end, false));
+            self.shadow_batches.extend(self.shadow.push(slot, start, end, false));
         }
     }
 
-    /// Whether every member of `cell` is past the switch's fade (cards only, no mesh): the nearest
-    /// point of its box, at its largest scale, is at least the fade's end.
+    /// Whether every member of `cell` is past the switch's fade (cards only, no mesh).
     fn card_only(&self, cell: &CellData, shape: &Shape, p: &CullParams<'_>) -> bool {
-        let Some((_, end)) = self.switch else { return false };
-        let (lo, hi) = instance_box(cell.min, cell.max, cell.max_scale, shape);
-        let eye = p.eye;
-        let d = |a: usize| (lo[a] - eye[a]).max(eye[a] - hi[a]).max(0.0);
-        let effective = length([d(0), d(1), d(2)]) * p.lod_bias.exp2() / cell.max_scale;
-        effective >= end
+        self.switch.is_some_and(|(_, end)| nearest_effective(cell, shape, p) >= end)
     }
 
     fn finish(mut self) -> (Vec<DrawBatch>, Vec<DrawBatch>) {
@@ -374,6 +375,16 @@ impl Cards {
         self.shadow_batches.extend(self.shadow.finish());
         (self.colour_batches, self.shadow_batches)
     }
+}
+
+/// The smallest effective distance of a member of `cell` (the impostor switch's measure): the
+/// distance from `p.eye` to the nearest point of its box, times `exp2(lod_bias)`, over its
+/// largest scale.
+fn nearest_effective(cell: &CellData, shape: &Shape, p: &CullParams<'_>) -> f32 {
+    let (lo, hi) = instance_box(cell.min, cell.max, cell.max_scale, shape);
+    let eye = p.eye;
+    let d = |a: usize| (lo[a] - eye[a]).max(eye[a] - hi[a]).max(0.0);
+    length([d(0), d(1), d(2)]) * p.lod_bias.exp2() / cell.max_scale
 }
 
 /// The LOD of `cell` seen from `p.eye` (with `p.lod_bias`), if the cell's box (its members' box
@@ -496,7 +507,7 @@ pub(super) fn cull_view(spatial: &Spatial, p: &CullParams<'_>) -> ViewDraws {
         // Every cell's members stand in its own list section, far-pool cells included.
         let (start, end) = (spatial.cell_start[c as usize], spatial.cell_start[c as usize + 1]);
         if cards.on() {
-            cards.push(start, end);
+            cards.push(start, end, cell, p.shape, p);
             if cards.card_only(cell, p.shape, p) {
                 out.instances += cell.shown;
                 continue;

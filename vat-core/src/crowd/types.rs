@@ -264,8 +264,11 @@ pub struct FrameDraws<'a> {
     /// `LOD <= attachment_max_lod` holding a shown instance with the accessory bit.
     pub attachments: Vec<DrawBatch>,
     /// Impostor cards, colour pass (empty without a tier drawn): every visible cell where some
-    /// member may be past the switch; each batch's `lod` is the cards' draw, the mesh LOD count.
-    /// The cards' vertex stage keeps only the members past it.
+    /// member may be past the switch; each batch's `lod` is the cards' draw, the mesh LOD count,
+    /// or one more for cells whose every member is drawn from one view (from
+    /// [`crate::format::impostor::SINGLE_VIEW_LEVEL`] mip levels past the switch on: a pipeline
+    /// without the three-view path draws them). The cards' vertex stage keeps only the members
+    /// past the switch.
     pub impostors: Vec<DrawBatch>,
     /// Impostor cards, shadow pass: the same cells when shadows are on and `shadow_max_lod`
     /// reaches the cards' draw.

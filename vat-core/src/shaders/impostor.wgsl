@@ -236,8 +236,8 @@ fn vat_impostor_card(record: u32, inst: InstanceRecord, toward: vec3<f32>, verte
     // A card drawn from one view is small on screen: one triangle twice the rectangle's size
     // covers it (corners 0, 1, 2; corner 3 falls on 2, so the second triangle has no area),
     // halving the rasteriser's work per card.
-    let level = log2(max(vat_effective_distance(inst) / max(frame.impostor_start, 1e-6), 1.0));
-    let single = level >= IMPOSTOR_SINGLE_VIEW_LEVEL;
+    let level = vat_impostor_level_at(vat_effective_distance(inst));
+    let single = vat_impostor_one_view(level);
     if single {
         let k = min(vertex, 2u);
         x = select(rect.x, 2.0 * rect.y - rect.x, k == 1u);
@@ -270,8 +270,28 @@ fn vat_impostor_card(record: u32, inst: InstanceRecord, toward: vec3<f32>, verte
         blend.views, blend.weights, vec4<u32>(a.first, a.second, b.first, b.second),
         vec4<f32>(a.t, b.t, w, vat_switch_fade(inst)), record, radius * facing_world,
         vec3<f32>(main_uv, dot(corner, main_direction)), dot(d, main_direction),
-        select(-1.0, level, single),
+        select(-1.0, max(level, 0.0), single),
     );
+}
+
+// The mip level of a card at effective distance `effective` (vat_effective_distance): log2 of it
+// over the switch's, the tile's texels per screen pixel across the sphere; 0 up to the switch.
+// cs_cull sends the cards from IMPOSTOR_SINGLE_VIEW_LEVEL on to the far cards' draw by it.
+fn vat_impostor_level_at(effective: f32) -> f32 {
+    return log2(max(effective / max(frame.impostor_start, 1e-6), 1.0));
+}
+
+// Whether a card at mip level `level` is drawn from one view: fixed by the pipeline's
+// IMPOSTOR_VIEWS (so the compiler drops the other path: a software rasteriser runs both sides of a
+// branch), or by the level when the pipeline decides per card.
+fn vat_impostor_one_view(level: f32) -> bool {
+    if IMPOSTOR_VIEWS == IMPOSTOR_VIEWS_ONE {
+        return true;
+    }
+    if IMPOSTOR_VIEWS == IMPOSTOR_VIEWS_THREE {
+        return false;
+    }
+    return level >= IMPOSTOR_SINGLE_VIEW_LEVEL;
 }
 
 // Impostor cards, colour pass: the card facing the camera, from the switch on (vat_switch_fade > 0).
@@ -378,7 +398,8 @@ fn vat_impostor_surface(in: ImpostorOutput, level: f32, use_b: bool) -> Impostor
         t = in.blends.y;
     }
     let nearer = select(first, second, t >= 0.5);
-    if in.single_level >= 0.0 {
+    // The pipeline's choice again (IMPOSTOR_VIEWS), so a fixed pipeline keeps one path.
+    if vat_impostor_one_view(select(0.0, IMPOSTOR_SINGLE_VIEW_LEVEL, in.single_level >= 0.0)) {
         // One view: the nearest texel of the card's mip level, two reads (the material id in the
         // second); nothing outside the view's image.
         if any(in.main_view.xy < vec2<f32>(0.0)) || any(in.main_view.xy > vec2<f32>(1.0)) {

@@ -70,6 +70,13 @@ const MATERIALS_MATERIALS: u32 = 2u;
 // LIGHT_MODEL: 1 + the light model's code (LIGHT_MODEL_VAT, LIGHT_MODEL_PBR), or 0 for
 // frame.light_model.
 override LIGHT_MODEL: u32 = 0u;
+// IMPOSTOR_VIEWS (vat_core::pipeline::ImpostorViews): how many of the tier's views a card pipeline
+// reads; 0 decides per card by its mip level (impostor.wgsl, vat_impostor_one_view), 1 one view
+// (the far cards' draw), 3 three views (the near cards' draw).
+override IMPOSTOR_VIEWS: u32 = 0u;
+const IMPOSTOR_VIEWS_PER_CARD: u32 = 0u;
+const IMPOSTOR_VIEWS_ONE: u32 = 1u;
+const IMPOSTOR_VIEWS_THREE: u32 = 3u;
 
 // Whether the asset's fragments take the material path (vat_shade_material) rather than the palette.
 fn vat_has_materials() -> bool {
@@ -190,11 +197,13 @@ struct FrameUniforms {
     shadow: VatShadowLookup,
     // The impostor switch (vat_core::gpu::ImpostorSwitch): cards from effective distance
     // impostor_start (distance * exp2(lod_bias) / scale), the mesh until impostor_end, dithered
-    // between; impostor_slot is the cards' draw (the mesh LOD count), 0 when no tier is drawn.
+    // between; impostor_slot is the cards' draw (the mesh LOD count), 0 when no tier is drawn;
+    // impostor_far_slot the draw of the cards drawn from one view (impostor_slot + 1), 0 when they
+    // share impostor_slot's.
     impostor_start: f32,
     impostor_end: f32,
     impostor_slot: u32,
-    _impostor_pad: u32,
+    impostor_far_slot: u32,
 }
 
 // Per-asset constants. Twin of vat_core::gpu::AssetConstants (208 bytes).
@@ -1391,7 +1400,13 @@ fn cs_cull(@builtin(global_invocation_id) global_id: vec3<u32>, @builtin(num_wor
     if frame.impostor_slot != 0u {
         let effective = camera_distance * exp2(frame.lod_bias) / inst.scale;
         if effective >= frame.impostor_start {
-            let card = min(frame.impostor_slot, MAX_LODS - 1u);
+            // Cards drawn from one view have a draw of their own (a pipeline without the
+            // three-view path), when the frame gives them one.
+            var card = frame.impostor_slot;
+            if frame.impostor_far_slot != 0u && vat_impostor_level_at(effective) >= IMPOSTOR_SINGLE_VIEW_LEVEL {
+                card = frame.impostor_far_slot;
+            }
+            card = min(card, MAX_LODS - 1u);
             let k = atomicAdd(&draw_args[card * DRAW_ARGS_WORDS + 1u], 1u);
             if k < cull_params.capacity {
                 visible[card * cull_params.capacity + k] = index;

@@ -163,6 +163,7 @@ impl AssetDrawInfo {
             motion_vectors: false,
             materials: None,
             light_model: None,
+            impostor_views: crate::pipeline::ImpostorViews::PerCard,
         }
     }
 

@@ -1,6 +1,7 @@
 //! [`FramePlan`] and the planning of a frame: buffers, uploads, dispatches and draws.
 
 use super::*;
+use crate::pipeline::ImpostorViews;
 
 /// A frame of one or more crowds, as plain data. Keep one and call [`plan`](Self::plan) every
 /// frame: its vectors are reused.
@@ -570,18 +571,25 @@ fn plan_cull_inputs(
             asset.attachment_first_index(),
             asset.attachment_indices().len() as u32,
         );
-        // The cards' draw takes the draw (and list region) after the last mesh LOD's.
-        if let Some(tier) = asset.impostor().filter(|_| (lod_count as usize) < MAX_LODS) {
-            let words = gpu::DRAW_ARGS_WORDS as usize;
-            let at = lod_count as usize * words;
-            let first_instance = lod_count.saturating_mul(sync.record_capacity);
-            template[at..at + words].copy_from_slice(&[
-                gpu::IMPOSTOR_CARD_INDICES.len() as u32,
-                0,
-                tier.first_index,
-                0,
-                first_instance,
-            ]);
+        // The cards' draws take the draws (and list regions) after the last mesh LOD's: the
+        // cards, then the cards drawn from one view (when there is room for both).
+        if let Some(tier) = asset.impostor() {
+            let [near, far] = card_slots(lod_count);
+            // The far cards' draw is one triangle each (IMPOSTOR_ONE_VIEW_INDEX_COUNT).
+            let far = far.map(|slot| (slot, gpu::IMPOSTOR_ONE_VIEW_INDEX_COUNT));
+            let near = near.map(|slot| (slot, gpu::IMPOSTOR_CARD_INDICES.len() as u32));
+            for (slot, index_count) in [near, far].into_iter().flatten() {
+                let words = gpu::DRAW_ARGS_WORDS as usize;
+                let at = slot as usize * words;
+                let first_instance = slot.saturating_mul(sync.record_capacity);
+                template[at..at + words].copy_from_slice(&[
+                    index_count,
+                    0,
+                    tier.first_index,
+                    0,
+                    first_instance,
+                ]);
+            }
         }
         plan.args_template = Some(template);
         sync.template_for = Some(key);
@@ -597,8 +605,12 @@ fn plan_cull_inputs(
         sync.cull_params_written = Some(params);
         uploaded = size_of::<CullParams>() as u64;
     }
-    // The cards' list follows the mesh LODs' when the template has their draw.
-    sync.gpu_lods = lod_count + u32::from(asset.impostor().is_some() && (lod_count as usize) < MAX_LODS);
+    // The cards' lists follow the mesh LODs' when the template has their draws.
+    sync.gpu_lods = match (asset.impostor(), card_slots(lod_count)) {
+        (Some(_), [_, Some(far)]) => far + 1,
+        (Some(_), [Some(near), None]) => near + 1,
+        _ => lod_count,
+    };
     uploaded
 }
 
@@ -700,10 +712,18 @@ pub(super) fn impostor_switch(c: &PlanCrowd<'_>, mode: RenderMode) -> Option<gpu
     let tier = c.asset.impostor()?;
     let slot = lod_count(c.crowd, c.asset);
     let body = matches!(c.asset.body_program(mode), Program::Body(_));
-    (c.crowd.config().impostors && body && (slot as usize) < MAX_LODS).then(|| {
+    let [Some(slot), far] = card_slots(slot) else { return None };
+    (c.crowd.config().impostors && body).then(|| {
         let start = switch_distance(tier.radius, tier.tile_size);
-        gpu::ImpostorSwitch { slot, start, end: start * SWITCH_FADE_BAND }
+        gpu::ImpostorSwitch { slot, far_slot: far.unwrap_or(0), start, end: start * SWITCH_FADE_BAND }
     })
+}
+
+/// The GPU-culled draws of the impostor cards after `lod_count` mesh LODs: the cards' (the draw
+/// after the last LOD's) and that of the cards drawn from one view (the next), each `None` past
+/// [`MAX_LODS`] draws.
+fn card_slots(lod_count: u32) -> [Option<u32>; 2] {
+    [lod_count, lod_count + 1].map(|slot| ((slot as usize) < MAX_LODS).then_some(slot))
 }
 
 /// LODs a crowd draws: those of its thresholds and of its asset, 1 to [`MAX_LODS`].
@@ -767,11 +787,19 @@ pub(super) fn plan_draws(
             colour.push(draw(key(body, PassKind::Colour, fade), src, indirect(lod)));
         }
         if let Some(switch) = impostor_switch(c, mode) {
-            let card = |pass| impostor_key(key(Program::Impostor, pass, cross_fade));
-            if casts && config.shadow_max_lod >= switch.slot {
-                depth.push(draw(card(PassKind::Depth), src, indirect(switch.slot)));
+            // The near cards' draw reads three views (one for every card without a far draw),
+            // the far cards' one.
+            let mut cards = vec![(switch.slot, ImpostorViews::PerCard)];
+            if switch.far_slot != 0 {
+                cards = vec![(switch.slot, ImpostorViews::Three), (switch.far_slot, ImpostorViews::One)];
             }
-            colour.push(draw(card(PassKind::Colour), src, indirect(switch.slot)));
+            for (slot, views) in cards {
+                let card = |pass| impostor_key(key(Program::Impostor, pass, cross_fade), views);
+                if casts && config.shadow_max_lod >= switch.slot {
+                    depth.push(draw(card(PassKind::Depth), src, indirect(slot)));
+                }
+                colour.push(draw(card(PassKind::Colour), src, indirect(slot)));
+            }
         }
         if attachments_on {
             for lod in 0..lod_count.min(config.attachment_max_lod.saturating_add(1)) {
@@ -805,16 +833,15 @@ pub(super) fn plan_draws(
         colour.push(draw(key(body, PassKind::Colour, false), src, batch(asset.lod_indices(m.lod), m)));
     }
     if let Some(tier) = asset.impostor().filter(|_| impostor_switch(c, mode).is_some()) {
-        let card = |pass| impostor_key(key(Program::Impostor, pass, cross_fade));
-        let indices = tier.first_index..tier.first_index + gpu::IMPOSTOR_CARD_INDICES.len() as u32;
+        let card = |pass, b: &DrawBatch| {
+            let views = cpu_card_views(b, c.crowd);
+            let pipeline = impostor_key(key(Program::Impostor, pass, cross_fade), views);
+            draw(pipeline, src, batch(card_indices(tier.first_index, views), b))
+        };
         if casts {
-            for s in &b.impostor_shadow {
-                depth.push(draw(card(PassKind::Depth), src, batch(indices.clone(), s)));
-            }
+            depth.extend(b.impostor_shadow.iter().map(|s| card(PassKind::Depth, s)));
         }
-        for m in &b.impostors {
-            colour.push(draw(card(PassKind::Colour), src, batch(indices.clone(), m)));
-        }
+        colour.extend(b.impostors.iter().map(|m| card(PassKind::Colour, m)));
     }
     if attachments_on {
         for a in &b.attachments {
@@ -824,9 +851,30 @@ pub(super) fn plan_draws(
     }
 }
 
-/// The card pipeline of `key`: both faces drawn (a card faces the viewer whichever way it turns).
-fn impostor_key(key: PipelineKey) -> PipelineKey {
-    PipelineKey { variant: ShaderVariantKey { double_sided: true, ..key.variant }, ..key }
+/// The card pipeline of `key` reading `views`: both faces drawn (a card faces the viewer whichever
+/// way it turns).
+fn impostor_key(key: PipelineKey, views: ImpostorViews) -> PipelineKey {
+    PipelineKey {
+        variant: ShaderVariantKey { double_sided: true, impostor_views: views, ..key.variant },
+        ..key
+    }
+}
+
+/// The index range of a card drawn with `views` whose indices start at `first_index`: one triangle
+/// for a card drawn from one view, else two.
+fn card_indices(first_index: u32, views: ImpostorViews) -> Range<u32> {
+    let count = match views {
+        ImpostorViews::One => gpu::IMPOSTOR_ONE_VIEW_INDEX_COUNT,
+        _ => gpu::IMPOSTOR_CARD_INDICES.len() as u32,
+    };
+    first_index..first_index + count
+}
+
+/// The views the cards of CPU-culled batch `b` read: one in the batches of cells wholly in the
+/// one-view range (their `DrawBatch::lod` is one past the crowd's LOD count, see
+/// [`crate::crowd::FrameDraws::impostors`]), else each card's own choice.
+fn cpu_card_views(b: &DrawBatch, crowd: &Crowd) -> ImpostorViews {
+    if b.lod > crowd.asset().lod_distances.lod_count() { ImpostorViews::One } else { ImpostorViews::PerCard }
 }
 
 /// The depth draws of crowd `k`'s batches of one extra view, appended to `out`.
@@ -849,11 +897,11 @@ pub(super) fn plan_view_draws(
     };
     let body = asset.body_program(mode);
     if let Some(tier) = asset.impostor().filter(|_| impostor_switch(c, mode).is_some()) {
-        let indices = tier.first_index..tier.first_index + gpu::IMPOSTOR_CARD_INDICES.len() as u32;
         let cross_fade = c.crowd.cross_fade_in_use();
         out.extend(view.impostors.iter().map(|b| {
-            let mut d = draw(Program::Impostor, cross_fade, indices.clone(), b);
-            d.pipeline = impostor_key(d.pipeline);
+            let views = cpu_card_views(b, c.crowd);
+            let mut d = draw(Program::Impostor, cross_fade, card_indices(tier.first_index, views), b);
+            d.pipeline = impostor_key(d.pipeline, views);
             d
         }));
     }

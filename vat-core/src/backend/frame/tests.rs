@@ -7,6 +7,7 @@ use crate::container::{BlobId, VertexAnimation};
 use crate::crowd::CrowdAsset;
 use crate::encoding::PositionBounds;
 use crate::layout::VertexTextureLayout;
+use crate::pipeline::ImpostorViews;
 
 const LIMITS: PlanLimits = PlanLimits { max_storage_buffer_bytes: 128 << 20 };
 
@@ -935,4 +936,123 @@ fn a_gpu_culled_frame_records_growth_writes_resets_dispatches_and_counts_in_orde
 fn a_missing_resource_is_an_error_naming_it() {
     let e = FrameError::from(Missing::Buffer(BufferId::DrawArgs { crowd: 2 }));
     assert!(e.to_string().contains("DrawArgs { crowd: 2 }"), "{e}");
+}
+
+/// [`fixture`] with an impostor tier of sphere radius `radius` (tile 64: the switch at
+/// `format::impostor::switch_distance(radius, 64)`, about 29 m per metre of radius).
+fn fixture_with_tier(n: u32, lods: u32, radius: f32) -> Fixture {
+    use crate::format::impostor::{ImpostorBound, ImpostorTier, ViewCoverage, ViewGrid};
+    let mut m = manifest(lods, VertexFormat::Packed64);
+    m.impostors = Some(ImpostorTier {
+        grid: ViewGrid::new(8, ViewCoverage::Hemi).unwrap(),
+        tile_size: 64,
+        frames_per_clip: vec![4],
+        centre: [0.0, 0.9, 0.0],
+        radius,
+        mip_levels: 7,
+        color: BlobId(1),
+        normal_depth: BlobId(2),
+        bound: ImpostorBound { min_coverage_iou: 0.5, max_mean_color_error: 0.1 },
+    });
+    let index_count = m.lods.iter().map(|l| l.index_count).sum();
+    let asset = AssetDrawInfo::new(&m, index_count, 0).unwrap();
+    let mut crowd = Crowd::new(CrowdAsset::from_manifest(&m).unwrap(), Default::default());
+    for i in 0..n {
+        crowd.spawn([(i % 10) as f32 * 2.0 - 9.0, 0.0, -((i / 10) as f32) * 2.0], 0.0, 0);
+    }
+    let sync = CrowdSync::new(crowd.id());
+    Fixture { crowd, asset, sync }
+}
+
+/// The impostor card draws of a plan: `(indirect draw offset or first batch instance, views)`.
+fn card_draws(draws: &[Draw]) -> Vec<(u64, ImpostorViews)> {
+    draws
+        .iter()
+        .filter(|d| d.pipeline.program == Program::Impostor)
+        .map(|d| {
+            let at = match &d.geometry {
+                DrawGeometry::IndexedIndirect { offset } => *offset,
+                DrawGeometry::Indexed { instances, .. } => u64::from(instances.start),
+                g => panic!("{g:?}"),
+            };
+            (at, d.pipeline.variant.impostor_views)
+        })
+        .collect()
+}
+
+#[test]
+fn gpu_culled_cards_have_a_near_draw_of_three_views_and_a_far_draw_of_one() {
+    use crate::pipeline::ImpostorViews::{One, PerCard, Three};
+    let mut f = fixture_with_tier(100, 3, 1.0);
+    let mut p = FramePlan::default();
+    plan(&mut p, &mut [&mut f], &gpu_culled()).unwrap();
+    let c = &p.crowds[0];
+    let template = c.args_template.as_ref().expect("first frame writes the template");
+    let words = gpu::DRAW_ARGS_WORDS as usize;
+    // The near cards two triangles each, the far cards one.
+    let indices = [(3u32, gpu::IMPOSTOR_CARD_INDICES.len() as u32), (4, gpu::IMPOSTOR_ONE_VIEW_INDEX_COUNT)];
+    for (slot, count) in indices {
+        let args = &template[slot as usize * words..(slot as usize + 1) * words];
+        assert_eq!((args[0], args[4]), (count, slot * 128), "slot {slot}: {args:?}");
+    }
+    assert_eq!(f.sync.gpu_lods(), 5, "three mesh LODs, the near cards, the far cards");
+    let u = c.uniforms;
+    assert_eq!((u.impostor_slot, u.impostor_far_slot), (3, 4));
+    let at = |slot: u64| slot * DRAW_ARGS_STRIDE;
+    assert_eq!(card_draws(&p.colour), vec![(at(3), Three), (at(4), One)]);
+    // Shadows reach the cards' draw only when shadow_max_lod does (default 1): none here.
+    assert_eq!(card_draws(&p.depth), vec![]);
+
+    // Seven mesh LODs leave one draw: every card in it, each choosing its views.
+    let mut f = fixture_with_tier(100, 7, 1.0);
+    let mut p = FramePlan::default();
+    plan(&mut p, &mut [&mut f], &gpu_culled()).unwrap();
+    assert_eq!(card_draws(&p.colour), vec![(at(7), PerCard)]);
+    assert_eq!((p.crowds[0].uniforms.impostor_slot, p.crowds[0].uniforms.impostor_far_slot), (7, 0));
+    assert_eq!(f.sync.gpu_lods(), 8);
+    // Eight leave none: no cards.
+    let mut f = fixture_with_tier(100, 8, 1.0);
+    let mut p = FramePlan::default();
+    plan(&mut p, &mut [&mut f], &gpu_culled()).unwrap();
+    assert_eq!(card_draws(&p.colour), vec![]);
+    assert_eq!(f.sync.gpu_lods(), 8);
+}
+
+#[test]
+fn cpu_culled_cells_wholly_in_the_one_view_range_draw_with_the_one_view_pipeline() {
+    use crate::format::impostor::{SINGLE_VIEW_LEVEL, switch_distance};
+    use crate::pipeline::ImpostorViews::{One, PerCard};
+    // The crowd stands 12 to 210 m from the camera: one view from 2.3 m on (all cells), from
+    // about 20 m on (the far cells), from 580 m on (none).
+    for (radius, expected) in [(0.02, vec![One]), (0.17, vec![PerCard, One]), (5.0, vec![PerCard])] {
+        let one_view_from = switch_distance(radius, 64) * SINGLE_VIEW_LEVEL.exp2();
+        let mut f = fixture_with_tier(1000, 3, radius);
+        let mut p = FramePlan::default();
+        plan(&mut p, &mut [&mut f], &cpu()).unwrap();
+        let mut views: Vec<ImpostorViews> = Vec::new();
+        for (_, v) in card_draws(&p.colour) {
+            if !views.contains(&v) {
+                views.push(v);
+            }
+        }
+        views.sort_by_key(|v| v.code());
+        assert_eq!(views, expected, "radius {radius}: one view from {one_view_from} m");
+        // Every card of the crowd is in one batch or the other.
+        let cards: u32 = p
+            .colour
+            .iter()
+            .filter(|d| d.pipeline.program == Program::Impostor)
+            .map(|d| match &d.geometry {
+                DrawGeometry::Indexed { instances, .. } => instances.len() as u32,
+                g => panic!("{g:?}"),
+            })
+            .sum();
+        assert_eq!(cards, 1000, "radius {radius}");
+        // One triangle per card drawn from one view, two otherwise.
+        for d in p.colour.iter().filter(|d| d.pipeline.program == Program::Impostor) {
+            let DrawGeometry::Indexed { indices, .. } = &d.geometry else { unreachable!() };
+            let one = d.pipeline.variant.impostor_views == One;
+            assert_eq!(indices.len(), if one { 3 } else { 6 }, "{d:?}");
+        }
+    }
 }

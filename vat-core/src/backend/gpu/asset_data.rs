@@ -767,6 +767,10 @@ pub fn impostor_textures<'a>(asset: &crate::container::Asset<'a>) -> Option<[Mat
 /// follow the attachment indices in an asset's index buffer when it has a tier.
 pub const IMPOSTOR_CARD_INDICES: [u32; 6] = [0, 1, 2, 2, 1, 3];
 
+/// The indices a card drawn from one view uses: the first triangle of [`IMPOSTOR_CARD_INDICES`]
+/// alone (its vertex stage makes that triangle twice the rectangle's size, covering it).
+pub const IMPOSTOR_ONE_VIEW_INDEX_COUNT: u32 = 3;
+
 /// The rest pose and material id of every vertex of a validated asset, from its `RestPosition`,
 /// `RestNormal` and `MaterialId` streams (zeros, +Y normals and material 0 where a stream is absent).
 pub fn rest_vertices(asset: &crate::container::Asset<'_>) -> Vec<RestVertex> {

@@ -141,7 +141,7 @@ fn rust_structs() -> Vec<RustStruct> {
             impostor_start,
             impostor_end,
             impostor_slot,
-            _impostor_pad,
+            impostor_far_slot,
         }),
         rust_struct!(ShadowCascadeUniforms as "VatShadowCascade" { view_proj, far_bound, normal_offset, layer, _pad }),
         rust_struct!(ShadowLookupUniforms as "VatShadowLookup" {
@@ -605,6 +605,25 @@ fn literal_u32(module: &Module, init: naga::Handle<Expression>) -> Option<u32> {
     }
 }
 
+/// The impostor shader's constants are the format's: the mip level from which a card reads one view
+/// (cs_cull sends those cards to a draw of their own by it) and the depth correction's steps.
+#[test]
+fn impostor_constants_match_the_format() {
+    use crate::format::impostor::{PARALLAX_STEPS, SINGLE_VIEW_LEVEL};
+    let (module, _) = shader();
+    let (_, c) = module
+        .constants
+        .iter()
+        .find(|(_, c)| c.name.as_deref() == Some("IMPOSTOR_SINGLE_VIEW_LEVEL"))
+        .expect("impostor.wgsl names IMPOSTOR_SINGLE_VIEW_LEVEL");
+    let level = match module.global_expressions[c.init] {
+        Expression::Literal(Literal::F32(v)) => Some(v),
+        _ => None,
+    };
+    assert_eq!(level, Some(SINGLE_VIEW_LEVEL));
+    assert_eq!(wgsl_const(&module, "IMPOSTOR_PARALLAX_STEPS"), Some(PARALLAX_STEPS));
+}
+
 fn wgsl_const(module: &Module, name: &str) -> Option<u32> {
     let (_, c) = module.constants.iter().find(|(_, c)| c.name.as_deref() == Some(name))?;
     literal_u32(module, c.init)
@@ -635,7 +654,7 @@ fn override_and_constants_match_rust() {
     assert!(matches!(init, Some(Expression::Literal(Literal::Bool(false)))), "{init:?}");
     let (_, o) = module.overrides.iter().find(|(_, o)| o.name.as_deref() == Some(OVERRIDE_PROGRAM)).unwrap();
     assert_eq!(o.init.and_then(|init| literal_u32(&module, init)), Some(0));
-    for name in [OVERRIDE_MATERIALS, OVERRIDE_LIGHT_MODEL] {
+    for name in [OVERRIDE_MATERIALS, OVERRIDE_LIGHT_MODEL, OVERRIDE_IMPOSTOR_VIEWS] {
         let (_, o) = module.overrides.iter().find(|(_, o)| o.name.as_deref() == Some(name)).unwrap();
         assert_eq!(
             o.init.and_then(|init| literal_u32(&module, init)),
@@ -643,7 +662,7 @@ fn override_and_constants_match_rust() {
             "{name}: run time by default"
         );
     }
-    assert_eq!(module.overrides.len(), 8, "every override needs a Rust name");
+    assert_eq!(module.overrides.len(), 9, "every override needs a Rust name");
     // The codes override_constants gives: MATERIALS 0 run time, 1 palette, 2 materials;
     // LIGHT_MODEL 0 the frame's, else 1 + the LIGHT_MODEL_* constant.
     for (name, value) in [
@@ -652,6 +671,9 @@ fn override_and_constants_match_rust() {
         ("MATERIALS_MATERIALS", 2),
         ("LIGHT_MODEL_VAT", LIGHT_MODEL_VAT),
         ("LIGHT_MODEL_PBR", LIGHT_MODEL_PBR),
+        ("IMPOSTOR_VIEWS_PER_CARD", crate::pipeline::ImpostorViews::PerCard.code()),
+        ("IMPOSTOR_VIEWS_ONE", crate::pipeline::ImpostorViews::One.code()),
+        ("IMPOSTOR_VIEWS_THREE", crate::pipeline::ImpostorViews::Three.code()),
     ] {
         let (_, c) = module.constants.iter().find(|(_, c)| c.name.as_deref() == Some(name)).unwrap();
         assert_eq!(literal_u32(&module, c.init), Some(value), "{name}");

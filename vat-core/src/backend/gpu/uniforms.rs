@@ -92,8 +92,9 @@ pub struct FrameUniforms {
     pub impostor_end: f32,
     /// Draw (and visible-list region) of the cards: the mesh LOD count; 0: no tier drawn.
     pub impostor_slot: u32,
-    /// Keeps the size a multiple of 16 bytes; zero.
-    pub _impostor_pad: u32,
+    /// Draw of the cards drawn from one view ([`ImpostorSwitch::far_slot`]); 0: they share
+    /// `impostor_slot`'s.
+    pub impostor_far_slot: u32,
 }
 
 const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 800);
@@ -105,6 +106,10 @@ const _: () = assert!(std::mem::size_of::<FrameUniforms>() == 800);
 pub struct ImpostorSwitch {
     /// The draw whose visible list holds the cards: the number of mesh LODs drawn (`1..MAX_LODS`).
     pub slot: u32,
+    /// The draw whose visible list holds, with GPU culling, the cards drawn from one view (from
+    /// [`crate::format::impostor::SINGLE_VIEW_LEVEL`] mip levels past `start` on): `slot + 1`, or 0
+    /// when `slot + 1` is [`MAX_LODS`](crate::format::lod::MAX_LODS) (those cards then stay in `slot`'s list).
+    pub far_slot: u32,
     /// Cards start here ([`crate::format::impostor::switch_distance`]).
     pub start: f32,
     /// The mesh stops here (`start * SWITCH_FADE_BAND`); between the two both draw, dithered.
@@ -526,7 +531,7 @@ impl FrameUniforms {
             impostor_start: inputs.impostor.map_or(0.0, |i| i.start),
             impostor_end: inputs.impostor.map_or(0.0, |i| i.end),
             impostor_slot: inputs.impostor.map_or(0, |i| i.slot),
-            _impostor_pad: 0,
+            impostor_far_slot: inputs.impostor.map_or(0, |i| i.far_slot),
         }
     }
 }
