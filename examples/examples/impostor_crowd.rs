@@ -70,14 +70,18 @@ fn run<R: CrowdRenderer>(mut renderer: R, count: u32) -> Result<()> {
     let report = renderer.render_crowd(&gpu_asset, &mut gpu_crowd, &mut crowd, &camera, &options)?;
     let rgba = renderer.read_rgba8()?;
     vat_examples::support::save_png(std::path::Path::new("impostor_crowd.png"), size, &rgba)?;
-    // The GPU culled: what it drew per draw (mesh LODs, then the cards) is known only there.
+    // The GPU culled: what it drew per draw (mesh LODs, then the near cards, then the far cards
+    // drawn from one view) is known only there.
     let lists = renderer.read_gpu_visible(&gpu_crowd)?;
-    let cards = lists.get(crowd.asset().lod_count() as usize).map_or(0, Vec::len);
-    let meshes: usize = lists.iter().take(crowd.asset().lod_count() as usize).map(Vec::len).sum();
+    let lods = crowd.asset().lod_count() as usize;
+    let near = lists.get(lods).map_or(0, Vec::len);
+    let far = lists.get(lods + 1).map_or(0, Vec::len);
+    let meshes: usize = lists.iter().take(lods).map(Vec::len).sum();
     println!(
-        "{count} characters on {}: {meshes} drawn as meshes, {cards} as cards (those in the switch's \
-         band are both), {} draws of cards; wrote impostor_crowd.png",
+        "{count} characters on {}: {meshes} drawn as meshes, {} as cards ({far} of them far, from one \
+         view; those in the switch's band are both), {} draws of cards; wrote impostor_crowd.png",
         renderer.adapter_name(),
+        near + far,
         report.draws_impostors
     );
     Ok(())
