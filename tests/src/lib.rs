@@ -404,7 +404,7 @@ pub fn begin_host_pass<'e>(
 }
 
 /// `bytes` (a soft or skeletal `.vat` file) with the impostor tier `options` bakes from it
-/// ([`vat_bake::impostor::bake_tier`]) and its measured bound, as `.vat` bytes (format version 8).
+/// ([`vat_bake::impostor::bake_tier`]) and its measured bounds, as `.vat` bytes (format version 9).
 pub fn with_impostor_tier(bytes: &[u8], options: &vat_bake::impostor::ImpostorOptions) -> Vec<u8> {
     let asset = vat_core::container::Asset::parse(bytes).expect("a valid file");
     let (images, _) = vat_bake::impostor::bake_measured_tier(&asset, options).expect("the tier bakes");

@@ -181,10 +181,11 @@ fn cases() -> Vec<Case> {
     file("vat-text.vat", b"this is not a vat file\n".to_vec(), Load, vec![], "magic");
     let mut v = vat.clone();
     // Versions 2 (the morph layer), 3 (the rigid mode), 5 (root motion), 6 (the fluid mode), 7 (the
-    // sprite mode) and 8 (the impostor tier) are read; 9 is the first future version.
-    assert_eq!(vat_core::container::FORMAT_VERSION + 1, 9);
-    put_u32(&mut v, 4, 9);
-    file("vat-version-9.vat", v, Load, vec![], "version 9");
+    // sprite mode), 8 (the impostor tier) and 9 (its far cards' bound) are read; 10 is the first
+    // future version.
+    assert_eq!(vat_core::container::FORMAT_VERSION + 1, 10);
+    put_u32(&mut v, 4, 10);
+    file("vat-version-10.vat", v, Load, vec![], "version 10");
     // A version 1 manifest labelled 3 ends before its rigid slot: refused, typed.
     let mut v = vat.clone();
     put_u32(&mut v, 4, 3);

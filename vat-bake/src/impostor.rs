@@ -577,7 +577,7 @@ fn sample_layer(
 }
 
 /// Writes `asset` (a parsed file, every blob kept as it is) with `images`' tier added as a new
-/// section (format version 8) to a temporary file beside `path`: the tier's two blobs follow the
+/// section (format version 8; 9 with its far cards' bound) to a temporary file beside `path`: the tier's two blobs follow the
 /// asset's, and its blob ids are filled in. Read it back and check it before
 /// [`vat_core::files::PendingFile::commit`]ting it; dropped, it is removed.
 ///
@@ -604,7 +604,8 @@ pub fn write_pending_with_tier(
     }
 }
 
-/// The `.vat` bytes of `asset` with the tier `images` added (format version 8), in memory: the
+/// The `.vat` bytes of `asset` with the tier `images` added (format version 8, 9 with its
+/// one-view bound), in memory: the
 /// same container [`write_pending_with_tier`] writes.
 ///
 /// # Errors
@@ -642,6 +643,7 @@ fn with_tier_parts<'a>(
     blobs.push(&images.color);
     blobs.push(&images.normal_depth);
     manifest.impostors = Some(tier);
+    manifest.impostor_one_view_bound = images.one_view_bound;
     Ok((manifest, blobs))
 }
 
@@ -656,6 +658,9 @@ pub struct ImpostorImages {
     pub color: Vec<u8>,
     /// Normal-depth texels, the same layout.
     pub normal_depth: Vec<u8>,
+    /// The far cards' bound (`Manifest::impostor_one_view_bound`), `None` until measured
+    /// ([`bake_measured_tier`] fills it in).
+    pub one_view_bound: Option<vat_core::format::impostor::ImpostorBound>,
 }
 
 /// Renders the impostor tier of a soft (or skeletal) asset from its own decode: for every clip,
@@ -726,7 +731,7 @@ pub fn bake_tier(
         normal_depth: vat_core::container::BlobId(0),
         bound: ImpostorBound { min_coverage_iou: 1.0, max_mean_color_error: 0.0 },
     };
-    Ok(ImpostorImages { tier, color, normal_depth })
+    Ok(ImpostorImages { tier, color, normal_depth, one_view_bound: None })
 }
 
 /// Samples per pixel side of the mesh images a tier is measured against, at bake
@@ -781,12 +786,39 @@ pub fn measure_tier(
         &images.normal_depth,
         options.samples_per_side,
         &directions,
+        CardPath::ThreeViews,
+    )
+}
+
+/// [`measure_tier`] for the far cards, which the run time draws from one view: each card pixel is
+/// the nearest texel of the heaviest view ([`vat_core::format::impostor::one_view_sample`]) at mip
+/// level [`vat_core::format::impostor::SINGLE_VIEW_LEVEL`] (or the last the tier stores), against
+/// the mesh drawn at that level's size (a quarter of the tile's side), from the same directions
+/// and frames.
+///
+/// # Errors
+/// As [`measure_tier`].
+pub fn measure_one_view(
+    asset: &vat_core::container::Asset<'_>,
+    images: &ImpostorImages,
+    options: &ImpostorOptions,
+) -> Result<(vat_core::format::impostor::ImpostorBound, u32)> {
+    let directions = sample_directions(&images.tier.grid);
+    measure_at(
+        asset,
+        &images.tier,
+        &images.color,
+        &images.normal_depth,
+        options.samples_per_side,
+        &directions,
+        CardPath::OneView,
     )
 }
 
 /// [`bake_tier`], then the tier measured against its mesh as [`verify_tier`] measures it (with
-/// [`REFERENCE_SAMPLES_PER_SIDE`]), the measured figures stored as the tier's bound: what the file
-/// states and `vat verify` checks again. Returns the images and the number of images measured.
+/// [`REFERENCE_SAMPLES_PER_SIDE`]), the measured figures stored as the tier's bound and its far
+/// cards' ([`measure_one_view`]) as [`ImpostorImages::one_view_bound`]: what the file states and
+/// `vat verify` checks again. Returns the images and the number of images measured per path.
 ///
 /// # Errors
 /// As [`bake_tier`].
@@ -796,27 +828,31 @@ pub fn bake_measured_tier(
 ) -> Result<(ImpostorImages, u32)> {
     let mut images = bake_tier(asset, options)?;
     let directions = sample_directions(&images.tier.grid);
-    let (bound, samples) = measure_at(
-        asset,
-        &images.tier,
-        &images.color,
-        &images.normal_depth,
-        REFERENCE_SAMPLES_PER_SIDE,
-        &directions,
-    )?;
+    let measure = |path| {
+        let texels = (&images.color, &images.normal_depth);
+        measure_at(asset, &images.tier, texels.0, texels.1, REFERENCE_SAMPLES_PER_SIDE, &directions, path)
+    };
+    let (bound, samples) = measure(CardPath::ThreeViews)?;
+    let (one_view, _) = measure(CardPath::OneView)?;
     images.tier.bound = bound;
+    images.one_view_bound = Some(one_view);
     Ok((images, samples))
 }
 
-/// What [`verify_tier`] found: the bound the file states and the one measured again from its own
-/// images.
+/// What [`verify_tier`] found: for both card paths, the bound the file states and the one measured
+/// again from its own images.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TierCheck {
-    /// The bound stored in the file's tier.
+    /// The bound stored in the file's tier (the near cards: three views at mip level 0).
     pub stated: vat_core::format::impostor::ImpostorBound,
     /// The bound measured from the file's images and mesh.
     pub measured: vat_core::format::impostor::ImpostorBound,
-    /// Images compared (sample directions times frames).
+    /// The far cards' bound the file states (`Manifest::impostor_one_view_bound`); `None` in a
+    /// file baked before it was stated (its far cards are measured, with nothing to hold them to).
+    pub one_view_stated: Option<vat_core::format::impostor::ImpostorBound>,
+    /// The far cards' bound measured ([`measure_one_view`]).
+    pub one_view_measured: vat_core::format::impostor::ImpostorBound,
+    /// Images compared per path (sample directions times frames).
     pub samples: u32,
 }
 
@@ -828,28 +864,35 @@ impl TierCheck {
 
     /// One line per figure that is worse than stated.
     pub fn failures(&self) -> Vec<String> {
-        let (s, m) = (self.stated, self.measured);
         let mut out = Vec::new();
-        if m.min_coverage_iou < s.min_coverage_iou - BOUND_TOLERANCE {
-            out.push(format!(
-                "impostor coverage IoU {:.4} is below the {:.4} the tier states",
-                m.min_coverage_iou, s.min_coverage_iou
-            ));
-        }
-        if m.max_mean_color_error > s.max_mean_color_error + BOUND_TOLERANCE {
-            out.push(format!(
-                "impostor mean colour error {:.4} is above the {:.4} the tier states",
-                m.max_mean_color_error, s.max_mean_color_error
-            ));
+        let paths = [
+            ("impostor", Some(self.stated), self.measured),
+            ("impostor far-card (one view)", self.one_view_stated, self.one_view_measured),
+        ];
+        for (what, stated, m) in paths {
+            let Some(s) = stated else { continue };
+            if m.min_coverage_iou < s.min_coverage_iou - BOUND_TOLERANCE {
+                out.push(format!(
+                    "{what} coverage IoU {:.4} is below the {:.4} the tier states",
+                    m.min_coverage_iou, s.min_coverage_iou
+                ));
+            }
+            if m.max_mean_color_error > s.max_mean_color_error + BOUND_TOLERANCE {
+                out.push(format!(
+                    "{what} mean colour error {:.4} is above the {:.4} the tier states",
+                    m.max_mean_color_error, s.max_mean_color_error
+                ));
+            }
         }
         out
     }
 }
 
-/// Checks the impostor tier of `asset` (a parsed file) against the bound it states: re-bakes
-/// nothing, but reconstructs the cards from the file's own colour images and compares them with
-/// the mesh as the CPU reference decodes it, from [`sample_directions`] at every baked frame, as the
-/// bake measured it. `None` for a file without a tier.
+/// Checks the impostor tier of `asset` (a parsed file) against the bounds it states: re-bakes
+/// nothing, but reconstructs the cards from the file's own images along both run-time paths (near
+/// cards: [`measure_tier`]; far cards: [`measure_one_view`]) and compares them with the mesh as the
+/// CPU reference decodes it, from [`sample_directions`] at every baked frame, as the bake measured
+/// it. `None` for a file without a tier.
 ///
 /// # Errors
 /// [`BakeError::InvalidInput`] for a tier whose images are shorter than it says or an asset whose
@@ -867,9 +910,17 @@ pub fn verify_tier(asset: &vat_core::container::Asset<'_>) -> Result<Option<Tier
         problem: "the impostor tier's normal and depth blob is missing".into(),
     })?;
     let directions = sample_directions(&tier.grid);
-    let (measured, samples) =
-        measure_at(asset, tier, color, normal_depth, REFERENCE_SAMPLES_PER_SIDE, &directions)?;
-    Ok(Some(TierCheck { stated: tier.bound, measured, samples }))
+    let measure =
+        |path| measure_at(asset, tier, color, normal_depth, REFERENCE_SAMPLES_PER_SIDE, &directions, path);
+    let (measured, samples) = measure(CardPath::ThreeViews)?;
+    let (one_view_measured, _) = measure(CardPath::OneView)?;
+    Ok(Some(TierCheck {
+        stated: tier.bound,
+        measured,
+        one_view_stated: asset.manifest().impostor_one_view_bound,
+        one_view_measured,
+        samples,
+    }))
 }
 
 /// The `(clip, frame, frames of the clip)` of every layer of `tier`, in layer order.
@@ -881,8 +932,20 @@ fn layer_frames(tier: &vat_core::format::impostor::ImpostorTier) -> Vec<(u32, u3
     out
 }
 
-/// [`measure_tier`] of `tier` (its level-0 colour texels `color`) at the given directions (towards
-/// the viewer), the mesh drawn with `samples_per_side`.
+/// Which of the run time's two card paths a measurement reconstructs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CardPath {
+    /// The near cards: three views blended with the depth correction, bilinear, at mip level 0,
+    /// against the mesh at the tile's size.
+    ThreeViews,
+    /// The far cards: the heaviest view's nearest texel
+    /// ([`vat_core::format::impostor::one_view_sample`]) at mip level `SINGLE_VIEW_LEVEL` (or the
+    /// last stored), against the mesh at that level's size.
+    OneView,
+}
+
+/// [`measure_tier`] of `tier` (its colour and normal-depth texels, every stored level) along
+/// `path` at the given directions (towards the viewer), the mesh drawn with `samples_per_side`.
 fn measure_at(
     asset: &vat_core::container::Asset<'_>,
     tier: &vat_core::format::impostor::ImpostorTier,
@@ -890,9 +953,10 @@ fn measure_at(
     normal_depth: &[u8],
     samples_per_side: u32,
     directions: &[[f32; 3]],
+    path: CardPath,
 ) -> Result<(vat_core::format::impostor::ImpostorBound, u32)> {
     let palette = asset.manifest().materials.is_empty();
-    measure_colored(asset, tier, color, normal_depth, samples_per_side, directions, palette)
+    measure_colored(asset, tier, (color, normal_depth), samples_per_side, directions, palette, path)
 }
 
 /// [`measure_at`], the colours in the palette (both sides) when `palette` is set, else in the
@@ -900,14 +964,14 @@ fn measure_at(
 fn measure_colored(
     asset: &vat_core::container::Asset<'_>,
     tier: &vat_core::format::impostor::ImpostorTier,
-    color: &[u8],
-    normal_depth: &[u8],
+    (color, normal_depth): (&[u8], &[u8]),
     samples_per_side: u32,
     directions: &[[f32; 3]],
     palette: bool,
+    path: CardPath,
 ) -> Result<(vat_core::format::impostor::ImpostorBound, u32)> {
     use rayon::prelude::*;
-    use vat_core::format::impostor::{ImpostorBound, card_samples};
+    use vat_core::format::impostor::{ImpostorBound, SINGLE_VIEW_LEVEL, card_samples, one_view_sample};
     use vat_core::format::reference::VertexAnimationView;
     let m = asset.manifest();
     let input = |problem: String| BakeError::InvalidInput { part: m.name.clone(), problem };
@@ -927,16 +991,30 @@ fn measure_colored(
         }
     }
     let layers = layer_frames(tier);
-    let level0 = tier.layer_side(0).saturating_mul(tier.layer_side(0)).saturating_mul(4);
-    if (color.len().min(normal_depth.len()) as u64) < level0.saturating_mul(layers.len() as u64) {
+    let level = match path {
+        CardPath::ThreeViews => 0,
+        CardPath::OneView => (SINGLE_VIEW_LEVEL as u32).min(tier.mip_levels.saturating_sub(1)),
+    };
+    // The measured level's texels start after every layer's texels of the levels before it.
+    let level_bytes = |l: u32| {
+        tier.layer_side(l)
+            .saturating_mul(tier.layer_side(l))
+            .saturating_mul(4)
+            .saturating_mul(layers.len() as u64)
+    };
+    let level_start = (0..level).map(level_bytes).fold(0u64, u64::saturating_add);
+    let needed = level_start.saturating_add(level_bytes(level));
+    if (color.len().min(normal_depth.len()) as u64) < needed {
         return Err(input(format!(
-            "the impostor images hold {} bytes, fewer than the {} of their {} level-0 layers",
+            "the impostor images hold {} bytes, fewer than the {needed} of their {} layers up to mip level {level}",
             color.len().min(normal_depth.len()),
-            level0.saturating_mul(layers.len() as u64),
             layers.len()
         )));
     }
-    let raster = RasterOptions { size: tier.tile_size, samples_per_side };
+    let size = (tier.tile_size >> level).max(1);
+    let raster = RasterOptions { size, samples_per_side };
+    let level_texels =
+        (&color[level_start as usize..needed as usize], &normal_depth[level_start as usize..needed as usize]);
     let per_layer: Vec<(f32, f32)> = layers
         .par_iter()
         .enumerate()
@@ -952,19 +1030,23 @@ fn measure_colored(
             let (mut iou, mut error) = (1.0f32, 0.0f32);
             for &d in directions {
                 let reference = render_view(&mesh, d, tier.centre, tier.radius, &raster)?;
-                let size = tier.tile_size as usize;
+                let size = size as usize;
                 let (mut inter, mut union, mut diff, mut pixels) = (0.0f32, 0.0f32, 0.0f32, 0u32);
                 for p in 0..size * size {
                     let (u, v) =
                         (((p % size) as f32 + 0.5) / size as f32, ((p / size) as f32 + 0.5) / size as f32);
-                    let depth = |view: u32, uv: [f32; 2]| stored_depth(tier, normal_depth, layer, view, uv);
-                    let (alpha, rgb) = reconstruct(
-                        tier,
-                        color,
-                        palette_ids,
-                        layer,
-                        card_samples(&tier.grid, d, u, v, depth),
-                    );
+                    let (alpha, rgb) = match path {
+                        CardPath::ThreeViews => {
+                            let depth =
+                                |view: u32, uv: [f32; 2]| stored_depth(tier, normal_depth, layer, view, uv);
+                            let samples = card_samples(&tier.grid, d, u, v, depth);
+                            reconstruct(tier, color, palette_ids, layer, samples)
+                        }
+                        CardPath::OneView => {
+                            let sample = one_view_sample(&tier.grid, d, u, v);
+                            one_view_texel(tier, level, level_texels, palette, layer, sample)
+                        }
+                    };
                     let r = reference.color[p];
                     let ra = f32::from(r[3]) / 255.0;
                     inter += ra.min(alpha);
@@ -1056,6 +1138,39 @@ fn reconstruct(
         rgb = rgb.map(|c| c / alpha);
     }
     (alpha, rgb)
+}
+
+/// A far card's pixel (the run time's one-view path): the nearest texel at `[u, v]` of view `view`
+/// of `layer` at mip level `level` (`color` and `normal_depth`: that level's texels of every
+/// layer), transparent outside the view's image; coverage and linear colour, the colour times the
+/// palette colour (variant 0, no tint) of the texel's material id with `palette`.
+fn one_view_texel(
+    tier: &vat_core::format::impostor::ImpostorTier,
+    level: u32,
+    (color, normal_depth): (&[u8], &[u8]),
+    palette: bool,
+    layer: usize,
+    (view, [u, v]): (u32, [f32; 2]),
+) -> (f32, [f32; 3]) {
+    if !((0.0..=1.0).contains(&u) && (0.0..=1.0).contains(&v)) {
+        return (0.0, [0.0; 3]);
+    }
+    let n = tier.grid.views_per_side as usize;
+    let tile = (tier.tile_size >> level).max(1) as usize;
+    let side = n * tile;
+    let (x, y) = (((u * tile as f32) as usize).min(tile - 1), ((v * tile as f32) as usize).min(tile - 1));
+    let (i, j) = (view as usize % n, (view as usize / n).min(n - 1));
+    let at = ((layer * side + j * tile + y) * side + i * tile + x) * 4;
+    let Some(c) = color.get(at..at + 4) else { return (0.0, [0.0; 3]) };
+    let mut rgb = [srgb_to_linear(c[0]), srgb_to_linear(c[1]), srgb_to_linear(c[2])];
+    if palette {
+        let id = normal_depth.get(at + 3).copied().unwrap_or(0);
+        let tint = vat_core::format::reference::palette_color(u32::from(id), 0, [1.0; 3]);
+        for (c, t) in rgb.iter_mut().zip(tint) {
+            *c *= t;
+        }
+    }
+    (f32::from(c[3]) / 255.0, rgb)
 }
 
 /// View `view`'s stored depth (`2 b - 1` of the normal-depth texels' blue channel, level 0 of

@@ -2,6 +2,7 @@
 
 use super::*;
 use rayon::prelude::*;
+use vat_core::format::impostor::ImpostorBound;
 
 /// Positions, normals, colours and indices of a test mesh.
 type Parts = (Vec<Vec3>, Vec<Vec3>, Vec<[f32; 4]>, Vec<u32>);
@@ -337,16 +338,17 @@ fn a_card_seen_from_a_baked_view_is_that_view() {
     // Bilinear samples at the tile's own pixel centres read those pixels back exactly (in the
     // images' own colours: the palette's ids do not filter, so pixels on a boundary between two
     // materials would differ there).
-    let (bound, _) = measure_colored(
-        &asset,
-        &images.tier,
-        &images.color,
-        &images.normal_depth,
-        options.samples_per_side,
-        &directions,
-        false,
-    )
-    .unwrap();
+    let texels = (images.color.as_slice(), images.normal_depth.as_slice());
+    let measure = |tier: &vat_core::format::impostor::ImpostorTier, path| {
+        measure_colored(&asset, tier, texels, options.samples_per_side, &directions, false, path).unwrap()
+    };
+    let (bound, _) = measure(&images.tier, CardPath::ThreeViews);
+    assert!(bound.min_coverage_iou > 0.999 && bound.max_mean_color_error < 1e-3, "{bound:?}");
+    // The far cards' path reads the nearest texel: with level 0 the last stored, it too reads the
+    // baked view's pixels back exactly (the heaviest view of a baked direction is that view).
+    let mut level0_only = images.tier.clone();
+    level0_only.mip_levels = 1;
+    let (bound, _) = measure(&level0_only, CardPath::OneView);
     assert!(bound.min_coverage_iou > 0.999 && bound.max_mean_color_error < 1e-3, "{bound:?}");
 }
 
@@ -470,13 +472,36 @@ fn a_file_with_a_tier_verifies_against_the_bound_it_states_and_tampering_fails()
     // The humanoid's images are white and its cards take the palette colour of the ids they store:
     // at 16 px, limbs a pixel wide, ids differ from the mesh's on some pixels of every image.
     assert!(b.max_mean_color_error > 0.0 && b.max_mean_color_error < 1.0, "{b:?}");
+    let far = images.one_view_bound.expect("the bake measures the far cards");
+    assert!(far.min_coverage_iou > 0.05 && far.min_coverage_iou < 1.0, "{far:?}");
     let file = with_tier(&bytes, &images);
     let parsed = vat_core::container::Asset::parse(&file).unwrap();
-    assert_eq!(parsed.manifest().format_version(), vat_core::container::FORMAT_VERSION_IMPOSTORS);
+    assert_eq!(parsed.manifest().format_version(), vat_core::container::FORMAT_VERSION_IMPOSTOR_ONE_VIEW);
     let check = verify_tier(&parsed).unwrap().unwrap();
     assert!(check.passed(), "{check:?}");
-    // The same figures from the file's bytes as from the bake's.
+    // The same figures from the file's bytes as from the bake's, for both paths.
     assert_eq!((check.stated, check.measured, check.samples), (b, b, samples));
+    assert_eq!((check.one_view_stated, check.one_view_measured), (Some(far), far));
+
+    // A tier that states no far-card bound (baked before it existed) is a version 8 file: its far
+    // cards are measured, nothing to hold them to.
+    let mut unstated = images.clone();
+    unstated.one_view_bound = None;
+    let unstated_file = with_tier(&bytes, &unstated);
+    let parsed = vat_core::container::Asset::parse(&unstated_file).unwrap();
+    assert_eq!(parsed.manifest().format_version(), vat_core::container::FORMAT_VERSION_IMPOSTORS);
+    let check = verify_tier(&parsed).unwrap().unwrap();
+    assert_eq!((check.one_view_stated, check.one_view_measured), (None, far));
+    assert!(check.passed(), "{check:?}");
+
+    // A far-card bound claiming better than measured fails, naming the far cards.
+    let mut boasting = images.clone();
+    boasting.one_view_bound = Some(ImpostorBound { min_coverage_iou: 1.0, ..far });
+    let check = verify_tier(&vat_core::container::Asset::parse(&with_tier(&bytes, &boasting)).unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(check.failures().len(), 1, "{check:?}");
+    assert!(check.failures()[0].contains("far-card (one view) coverage IoU"), "{check:?}");
 
     // A bound edited to claim better than measured fails.
     let mut boasting = images.clone();
@@ -502,6 +527,21 @@ fn a_file_with_a_tier_verifies_against_the_bound_it_states_and_tampering_fails()
         .unwrap();
     assert!(!check.passed(), "{check:?}");
     assert!(check.measured.max_mean_color_error > b.max_mean_color_error + 0.1, "{check:?}");
+    // The far cards read level 2 alone: level 0's texels do not change them.
+    assert_eq!(check.one_view_measured, far, "{check:?}");
+    // Erased coverage at level 2 fails the far cards alone.
+    let mut far_erased = images.clone();
+    let side = |l: u32| (far_erased.tier.layer_side(l).pow(2) * far_erased.tier.layer_count()) as usize * 4;
+    let level2 = side(0) + side(1)..side(0) + side(1) + side(2);
+    for texel in far_erased.color[level2].chunks_exact_mut(4) {
+        texel.copy_from_slice(&[0; 4]);
+    }
+    let check = verify_tier(&vat_core::container::Asset::parse(&with_tier(&bytes, &far_erased)).unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(check.measured, b, "level 2 is not the near cards'");
+    assert!(check.one_view_measured.min_coverage_iou < 0.01, "{check:?}");
+    assert!(!check.passed() && check.failures()[0].contains("far-card"), "{check:?}");
     // Erased coverage fails on IoU.
     let mut erased = images;
     for texel in erased.color[..level0 * 4].chunks_exact_mut(4).step_by(2) {

@@ -170,7 +170,8 @@ pub(crate) struct BakeArgs {
     /// Also bake an animated impostor tier (skeletal and soft assets): after the bake, the written
     /// file's own decode is drawn on the CPU from a grid of view directions at evenly spaced frames
     /// of every clip (colour with coverage, normal and depth per texel, with mip chains), measured
-    /// against the mesh, and stored in the file with its measured bound (format version 8).
+    /// against the mesh, and stored in the file with its measured bounds (format version 9: the near
+    /// cards' and the far cards').
     #[arg(long)]
     impostors: bool,
     /// Impostor views per side of the octahedral grid (2 to 32; views in all: its square).
@@ -342,6 +343,8 @@ pub(crate) struct TierRequest<'a> {
 /// arrays, the images measured and the time taken.
 pub(crate) struct TierBaked {
     tier: vat_core::format::impostor::ImpostorTier,
+    /// The far cards' bound (one view), as measured and stated.
+    one_view: Option<vat_core::format::impostor::ImpostorBound>,
     /// The asset's socket attachments (meshes the cards do not show).
     attachments: usize,
     blob_bytes: usize,
@@ -375,6 +378,16 @@ impl TierBaked {
             err = t.bound.max_mean_color_error,
             secs = self.seconds,
         )?;
+        if let Some(b) = self.one_view {
+            writeln!(
+                out,
+                "  impostor far cards (one view, mip level {}): min coverage IoU {:.4}, max mean colour error {:.4} \
+                 (stated as their bound)",
+                vat_core::format::impostor::SINGLE_VIEW_LEVEL,
+                b.min_coverage_iou,
+                b.max_mean_color_error,
+            )?;
+        }
         if self.attachments > 0 {
             writeln!(
                 out,
@@ -440,6 +453,7 @@ pub(crate) fn write_verified_with_tier(
         report,
         Some(TierBaked {
             tier,
+            one_view: images.one_view_bound,
             attachments,
             blob_bytes: images.color.len(),
             samples,
@@ -888,14 +902,31 @@ fn write_tier_lines(out: &mut dyn Write, t: &vat_bake::impostor::TierCheck) -> s
         t.measured.max_mean_color_error,
         t.stated.max_mean_color_error,
     )?;
+    let (m, stated) = (t.one_view_measured, t.one_view_stated);
+    let stated = |f: fn(vat_core::format::impostor::ImpostorBound) -> f32| {
+        stated.map_or_else(
+            || "not stated: baked before format version 9".to_owned(),
+            |s| format!("stated {:.4}", f(s)),
+        )
+    };
+    writeln!(
+        out,
+        "  impostor far cards (one view, mip level {}): min coverage IoU {:.4} ({}), max mean colour error {:.4} ({})",
+        vat_core::format::impostor::SINGLE_VIEW_LEVEL,
+        m.min_coverage_iou,
+        stated(|b| b.min_coverage_iou),
+        m.max_mean_color_error,
+        stated(|b| b.max_mean_color_error),
+    )?;
     for f in t.failures() {
         writeln!(out, "  FAILED: {f}")?;
     }
     Ok(())
 }
 
-/// An impostor tier's check as JSON: `passed`, `samples`, and the `measured` and `stated` bounds
-/// (`min_coverage_iou`, `max_mean_color_error`).
+/// An impostor tier's check as JSON: `passed`, `samples`, the `measured` and `stated` bounds
+/// (`min_coverage_iou`, `max_mean_color_error`) of the near cards, and the far cards'
+/// (`one_view_measured`, `one_view_stated`: null when the file states none).
 fn tier_json(t: &vat_bake::impostor::TierCheck) -> serde_json::Value {
     let bound = |b: vat_core::format::impostor::ImpostorBound| {
         serde_json::json!({
@@ -908,6 +939,8 @@ fn tier_json(t: &vat_bake::impostor::TierCheck) -> serde_json::Value {
         "samples": t.samples,
         "measured": bound(t.measured),
         "stated": bound(t.stated),
+        "one_view_measured": bound(t.one_view_measured),
+        "one_view_stated": t.one_view_stated.map(bound),
         "failures": t.failures(),
     })
 }

@@ -384,6 +384,8 @@ fn impostor_summary(
         "bytes": asset.blob(tier.color).len() + asset.blob(tier.normal_depth).len(),
         "min_coverage_iou": tier.bound.min_coverage_iou,
         "max_mean_color_error": tier.bound.max_mean_color_error,
+        "one_view_min_coverage_iou": asset.manifest().impostor_one_view_bound.map(|b| b.min_coverage_iou),
+        "one_view_max_mean_color_error": asset.manifest().impostor_one_view_bound.map(|b| b.max_mean_color_error),
     })
 }
 
@@ -525,6 +527,14 @@ fn print_mode_sections(s: &Value) {
             p["min_coverage_iou"],
             p["max_mean_color_error"]
         );
+        if p["one_view_min_coverage_iou"].is_null() {
+            println!("  impostor far cards (one view): no bound stated (baked before format version 9)");
+        } else {
+            println!(
+                "  impostor far cards (one view): verified: coverage IoU >= {}, mean colour error <= {}",
+                p["one_view_min_coverage_iou"], p["one_view_max_mean_color_error"]
+            );
+        }
     }
     if !s["sprite"].is_null() {
         let p = &s["sprite"];

@@ -1,5 +1,6 @@
 //! The impostor section of the container: a valid tier round-trips as version 8 (older files keep
-//! their version), and each hostile field is its own typed error.
+//! their version), its far cards' bound as version 9, and each hostile field is its own typed
+//! error.
 
 #![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
 
@@ -93,4 +94,32 @@ fn each_hostile_tier_is_a_typed_error() {
     let mut fx = with_tier();
     fx.manifest.vertex_animation = None;
     assert!(Asset::parse(&fx.bytes()).is_err());
+}
+
+#[test]
+fn the_far_cards_bound_round_trips_as_version_9_beside_a_tier_only() {
+    let mut fx = with_tier();
+    let bound = ImpostorBound { min_coverage_iou: 0.34, max_mean_color_error: 0.29 };
+    fx.manifest.impostor_one_view_bound = Some(bound);
+    let bytes = fx.write().unwrap();
+    assert_eq!(u32::from_le_bytes(bytes[4..8].try_into().unwrap()), FORMAT_VERSION_IMPOSTOR_ONE_VIEW);
+    assert_eq!(Asset::parse(&bytes).unwrap().manifest().impostor_one_view_bound, Some(bound));
+    // Out of range, NaN, or without the tier it bounds: typed errors, from the reader and the writer.
+    for (name, b, tier) in [
+        ("IoU above 1", ImpostorBound { min_coverage_iou: 1.5, ..bound }, true),
+        ("NaN colour error", ImpostorBound { max_mean_color_error: f32::NAN, ..bound }, true),
+        ("no tier", bound, false),
+    ] {
+        let mut fx = with_tier();
+        fx.manifest.impostor_one_view_bound = Some(b);
+        if !tier {
+            fx.manifest.impostors = None;
+        }
+        let error = Asset::parse(&fx.bytes()).map(|_| ()).unwrap_err();
+        assert!(
+            matches!(error, Error::OutOfRange { .. } | Error::MissingSection { .. }),
+            "{name}: {error:?}"
+        );
+        assert!(fx.write().is_err(), "{name}");
+    }
 }

@@ -97,9 +97,18 @@ pub struct Manifest {
     pub sprite_animation: Option<SpriteAnimation>,
     /// The impostor tier ([`crate::format::impostor::ImpostorTier`]): images of the body from many
     /// views at frames of every clip, for far instances drawn as cards. A format version 8 section,
-    /// the manifest's last field (older files end before it; their encoding is that of version 8
-    /// without this trailing `None`). Only beside a vertex animation of a soft (or skeletal) body.
+    /// after the version 7 sprite animation (older files end before it; their encoding is that of
+    /// version 8 without this trailing `None`). Only beside a vertex animation of a soft (or
+    /// skeletal) body.
     pub impostors: Option<crate::format::impostor::ImpostorTier>,
+    /// What the bake measured for the impostor tier's far cards, drawn from one view
+    /// ([`crate::format::impostor::one_view_sample`]) at mip level
+    /// [`crate::format::impostor::SINGLE_VIEW_LEVEL`], against the mesh at that level's size; the
+    /// tier's own `bound` is its three-view cards' at level 0. `vat verify` checks both. A format
+    /// version 9 section, the manifest's last field (older files end before it: tiers baked before
+    /// it existed state none, and `vat verify` measures their far cards without a bound to hold
+    /// them to). Only beside [`impostors`](Self::impostors).
+    pub impostor_one_view_bound: Option<crate::format::impostor::ImpostorBound>,
 }
 
 /// Which VAT mode an asset was baked in: which layout, bound, CPU reference and shader path it uses.
@@ -158,6 +167,7 @@ impl Manifest {
             fluid_animation: None,
             sprite_animation: None,
             impostors: None,
+            impostor_one_view_bound: None,
         }
     }
 
@@ -196,9 +206,12 @@ impl Manifest {
     /// [`super::FORMAT_VERSION_ROOT_MOTION`] (5) with root motion;
     /// [`super::FORMAT_VERSION_FLUID`] (6) with a fluid animation;
     /// [`super::FORMAT_VERSION_SPRITE`] (7) with a sprite animation;
-    /// [`super::FORMAT_VERSION_IMPOSTORS`] (8) with an impostor tier.
+    /// [`super::FORMAT_VERSION_IMPOSTORS`] (8) with an impostor tier;
+    /// [`super::FORMAT_VERSION_IMPOSTOR_ONE_VIEW`] (9) with its one-view bound.
     pub fn format_version(&self) -> u32 {
-        if self.impostors.is_some() {
+        if self.impostor_one_view_bound.is_some() {
+            super::FORMAT_VERSION_IMPOSTOR_ONE_VIEW
+        } else if self.impostors.is_some() {
             super::FORMAT_VERSION_IMPOSTORS
         } else if self.sprite_animation.is_some() {
             super::FORMAT_VERSION_SPRITE

@@ -28,7 +28,8 @@
 //! ([`Manifest::materials`], [`Manifest::material_textures`], [`Manifest::material_variants`]);
 //! version 5 root motion ([`Manifest::root_motion`]); version 6 the fluid mode
 //! ([`Manifest::fluid_animation`]); version 7 the sprite mode ([`Manifest::sprite_animation`]); version 8 the impostor tier
-//! ([`Manifest::impostors`]);
+//! ([`Manifest::impostors`]); version 9 the tier's one-view bound
+//! ([`Manifest::impostor_one_view_bound`]);
 //! these are the manifest's last fields, in that
 //! order. Older versions end the manifest before the fields they cannot hold; the reader decodes
 //! them as if they were empty and the writer leaves them out of every file that has none, so older
@@ -82,9 +83,9 @@ pub use writer::{ContainerWriter, container_bytes, write_container};
 /// The first four bytes of every `.vat` file.
 pub const MAGIC: [u8; 4] = *b"VAT\0";
 
-/// The newest format version this build writes and reads (8). A file is written with the oldest
+/// The newest format version this build writes and reads (9). A file is written with the oldest
 /// version that can describe it ([`Manifest::format_version`]).
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 
 /// The oldest format version this build reads (1): every manifest section but
 /// [`Manifest::morph_animation`].
@@ -120,6 +121,12 @@ pub const FORMAT_VERSION_SPRITE: u32 = 7;
 /// `None`, which the reader supplies and the writer leaves out).
 pub const FORMAT_VERSION_IMPOSTORS: u32 = 8;
 
+/// The format version that added [`Manifest::impostor_one_view_bound`] (the impostor tier's bound
+/// for its far cards, drawn from one view), the manifest's last field (after the version 8 tier):
+/// older manifests end before it (one zero byte, `None`, which the reader supplies and the writer
+/// leaves out).
+pub const FORMAT_VERSION_IMPOSTOR_ONE_VIEW: u32 = 9;
+
 /// The format version that added [`Manifest::materials`], [`Manifest::material_textures`] and
 /// [`Manifest::material_variants`], the three fields after [`Manifest::rigid_animation`]: older
 /// manifests end before them (the reader supplies their empty encodings, three zero bytes, and the
@@ -146,6 +153,9 @@ pub(crate) fn omitted_trailing_bytes(version: u32) -> usize {
         omitted += 1;
     }
     if version < FORMAT_VERSION_IMPOSTORS {
+        omitted += 1;
+    }
+    if version < FORMAT_VERSION_IMPOSTOR_ONE_VIEW {
         omitted += 1;
     }
     omitted

@@ -192,14 +192,26 @@ fn parsed_manifest(file: &[u8]) -> Manifest {
 }
 
 /// `file` with its manifest replaced by `manifest` (header length and CRC fixed), blob bytes kept in
-/// place. Panics if the new manifest would move the blob area (keep varint sizes equal).
+/// place, in the file's own format version (the newer sections' empty encodings left out). Panics
+/// if the new manifest would move the blob area (keep varint sizes equal).
 fn with_manifest(file: &[u8], manifest: &Manifest) -> Vec<u8> {
+    with_manifest_as(file, manifest, u32::from_le_bytes(file[4..8].try_into().unwrap()))
+}
+
+/// [`with_manifest`] labelled `version`.
+fn with_manifest_as(file: &[u8], manifest: &Manifest, version: u32) -> Vec<u8> {
     let old_end = (HEADER_LEN as usize + manifest_len(file)).div_ceil(16) * 16;
-    let encoded = postcard::to_stdvec(manifest).unwrap();
+    let mut encoded = postcard::to_stdvec(manifest).unwrap();
+    let omitted = super::omitted_trailing_bytes(version);
+    assert!(
+        encoded[encoded.len() - omitted..].iter().all(|&b| b == 0),
+        "test helper: a section newer than the file"
+    );
+    encoded.truncate(encoded.len() - omitted);
     let new_end = (HEADER_LEN as usize + encoded.len()).div_ceil(16) * 16;
     assert_eq!(old_end, new_end, "test helper: the edited manifest moved the blob area");
     let mut out = file[..4].to_vec();
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&(encoded.len() as u32).to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(&encoded).to_le_bytes());
     out.extend_from_slice(&encoded);
@@ -989,7 +1001,7 @@ fn rigid_asset_round_trips_as_version_3_and_records_its_mode() {
     }
     let v1 = fx.write().unwrap();
     let m = parsed_manifest(&v1);
-    let relabelled = with_manifest(&v1, &m);
+    let relabelled = with_manifest_as(&v1, &m, FORMAT_VERSION);
     assert_eq!(u32::from_le_bytes(relabelled[4..8].try_into().unwrap()), FORMAT_VERSION);
     assert_eq!(manifest_len(&relabelled), manifest_len(&v1) + super::omitted_trailing_bytes(1));
     assert_eq!(parsed_manifest(&relabelled), m);

@@ -233,6 +233,24 @@ pub fn card_samples(
     })
 }
 
+/// Where pixel `(u, v)` of a card seen from `direction` reads the tier when it is drawn from one
+/// view ([`SINGLE_VIEW_LEVEL`]): the view of the largest weight of [`ViewGrid::blend`] (of equal
+/// weights the first in blend order, as the shader picks it) and the plain reprojection of the
+/// card point onto it, `(view, [u_k, v_k])`; outside `[0, 1]` the card is transparent there. The
+/// run time reads the nearest texel of the card's mip level there, from the nearer of the clip's
+/// two images.
+pub fn one_view_sample(grid: &ViewGrid, direction: [f32; 3], u: f32, v: f32) -> (u32, [f32; 2]) {
+    let [a, b, c] = card_samples(grid, direction, u, v, |_, _| f32::NAN);
+    let heaviest = if b.1 > a.1 && b.1 >= c.1 {
+        b
+    } else if c.1 > a.1 {
+        c
+    } else {
+        a
+    };
+    (heaviest.0, heaviest.2)
+}
+
 /// The images of a clip a phase shows: `(first, second, t)`, the two images (`0..frames`) to blend
 /// with weight `t` on the second. Image `k` of a clip's `frames` was baked at phase `k / frames`;
 /// `phase` is the clip's phase in cycles after its wrap (`[0, 1]`, as the mesh decode uses it). A
@@ -411,14 +429,7 @@ pub(crate) fn validate_impostor_tier(
     if tier.radius <= 0.0 {
         return Err(range("impostor radius", tier.radius.to_string(), "greater than 0"));
     }
-    let b = tier.bound;
-    if !((0.0..=1.0).contains(&b.min_coverage_iou) && (0.0..=1.0).contains(&b.max_mean_color_error)) {
-        return Err(range(
-            "impostor bound",
-            format!("IoU {}, colour error {}", b.min_coverage_iou, b.max_mean_color_error),
-            "both in 0..=1",
-        ));
-    }
+    check_bound("impostor bound", tier.bound)?;
     let len = tier.blob_bytes().ok_or(Error::LimitExceeded {
         what: "impostor texture bytes",
         value: u64::MAX,
@@ -427,6 +438,32 @@ pub(crate) fn validate_impostor_tier(
     within("impostor texture bytes", len, limits.max_total_bytes)?;
     sized_blob(bytes, m, tier.color, "impostor colour", len)?;
     sized_blob(bytes, m, tier.normal_depth, "impostor normal and depth", len)?;
+    Ok(())
+}
+
+/// Checks [`crate::container::Manifest::impostor_one_view_bound`] `bound` of manifest `m`: a tier
+/// beside it, both figures in `0..=1`.
+pub(crate) fn validate_one_view_bound(
+    bound: ImpostorBound,
+    m: &crate::container::Manifest,
+) -> crate::Result<()> {
+    if m.impostors.is_none() {
+        return Err(crate::Error::MissingSection {
+            what: "impostor tier (the one-view bound is the far cards' of a tier)",
+        });
+    }
+    check_bound("impostor one-view bound", bound)
+}
+
+/// Both figures of `b` in `0..=1` (NaN is not).
+fn check_bound(what: &'static str, b: ImpostorBound) -> crate::Result<()> {
+    if !((0.0..=1.0).contains(&b.min_coverage_iou) && (0.0..=1.0).contains(&b.max_mean_color_error)) {
+        return Err(crate::Error::OutOfRange {
+            what,
+            value: format!("IoU {}, colour error {}", b.min_coverage_iou, b.max_mean_color_error),
+            expected: "both in 0..=1",
+        });
+    }
     Ok(())
 }
 

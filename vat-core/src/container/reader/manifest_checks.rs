@@ -132,6 +132,9 @@ pub(crate) fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> 
     if let Some(tier) = &m.impostors {
         crate::format::impostor::validate_impostor_tier(tier, m, bytes, limits)?;
     }
+    if let Some(bound) = m.impostor_one_view_bound {
+        crate::format::impostor::validate_one_view_bound(bound, m)?;
+    }
 
     Ok(clip_map)
 }
