@@ -102,7 +102,10 @@ fn far_characters_are_drawn_as_cards_in_bevys_camera() {
         );
         assert!(mesh_pixels > 300, "{culling:?}: the meshes cover only {mesh_pixels} pixels");
         // The cards stand where the meshes do.
-        assert!(both * 2 > mesh_pixels, "{culling:?}: cards cover {both} of the meshes' {mesh_pixels} pixels");
+        assert!(
+            both * 2 > mesh_pixels,
+            "{culling:?}: cards cover {both} of the meshes' {mesh_pixels} pixels"
+        );
         // And they are cards: the images differ (a card is a resampled image of the body).
         assert!(changed > 20, "{culling:?}: the cards' image equals the meshes' ({changed} pixels differ)");
         // Off again: the meshes' image back.

@@ -48,10 +48,14 @@ struct Fixture {
 
 /// A crowd of `n` instances on a line in front of the camera, 2 m apart.
 fn fixture(n: u32, lods: u32, format: VertexFormat) -> Fixture {
-    let m = manifest(lods, format);
+    fixture_of(&manifest(lods, format), n)
+}
+
+/// [`fixture`] of manifest `m`.
+fn fixture_of(m: &Manifest, n: u32) -> Fixture {
     let index_count = m.lods.iter().map(|l| l.index_count).sum();
-    let asset = AssetDrawInfo::new(&m, index_count, 0).unwrap();
-    let mut crowd = Crowd::new(CrowdAsset::from_manifest(&m).unwrap(), Default::default());
+    let asset = AssetDrawInfo::new(m, index_count, 0).unwrap();
+    let mut crowd = Crowd::new(CrowdAsset::from_manifest(m).unwrap(), Default::default());
     for i in 0..n {
         crowd.spawn([(i % 10) as f32 * 2.0 - 9.0, 0.0, -((i / 10) as f32) * 2.0], 0.0, 0);
     }
@@ -954,14 +958,7 @@ fn fixture_with_tier(n: u32, lods: u32, radius: f32) -> Fixture {
         normal_depth: BlobId(2),
         bound: ImpostorBound { min_coverage_iou: 0.5, max_mean_color_error: 0.1 },
     });
-    let index_count = m.lods.iter().map(|l| l.index_count).sum();
-    let asset = AssetDrawInfo::new(&m, index_count, 0).unwrap();
-    let mut crowd = Crowd::new(CrowdAsset::from_manifest(&m).unwrap(), Default::default());
-    for i in 0..n {
-        crowd.spawn([(i % 10) as f32 * 2.0 - 9.0, 0.0, -((i / 10) as f32) * 2.0], 0.0, 0);
-    }
-    let sync = CrowdSync::new(crowd.id());
-    Fixture { crowd, asset, sync }
+    fixture_of(&m, n)
 }
 
 /// The impostor card draws of a plan: `(indirect draw offset or first batch instance, views)`.
