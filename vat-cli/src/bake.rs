@@ -347,6 +347,8 @@ pub(crate) struct TierBaked {
     one_view: Option<vat_core::format::impostor::ImpostorBound>,
     /// The asset's socket attachments (meshes the cards do not show).
     attachments: usize,
+    /// The asset's material variants (the cards show its authored materials).
+    material_variants: usize,
     blob_bytes: usize,
     samples: u32,
     seconds: f64,
@@ -394,6 +396,14 @@ impl TierBaked {
                 "  impostors leave out: {} socket attachment(s) (the cards show the body alone; an attachment is \
                  drawn only while its character is a mesh)",
                 self.attachments
+            )?;
+        }
+        if self.material_variants > 0 {
+            writeln!(
+                out,
+                "  impostors leave out: {} material variant(s) (the cards are baked in the authored materials: an \
+                 instance of another variant shows it only while it is a mesh)",
+                self.material_variants
             )?;
         }
         Ok(())
@@ -444,6 +454,10 @@ pub(crate) fn write_verified_with_tier(
     let with_tier = vat_bake::impostor::write_pending_with_tier(&asset, &images, out)
         .with_context(|| format!("{}: cannot write", out.display()))?;
     let attachments = asset.manifest().attachments.len();
+    // Assets without materials take their variants from the palette by the stored ids; an asset
+    // with materials has its variants' colours in no image.
+    let material_variants =
+        if asset.manifest().materials.is_empty() { 0 } else { asset.manifest().material_variants.len() };
     drop(asset);
     let tier = check_written_tier(&with_tier, bytes.into_buffer(), &images, out)?;
     // The file without the tier is removed; the one with it takes the name.
@@ -455,6 +469,7 @@ pub(crate) fn write_verified_with_tier(
             tier,
             one_view: images.one_view_bound,
             attachments,
+            material_variants,
             blob_bytes: images.color.len(),
             samples,
             seconds: started.elapsed().as_secs_f64(),

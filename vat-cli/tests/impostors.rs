@@ -2,7 +2,8 @@
 //! `vat inspect` shows and `vat verify` checks against the bound it states; a file whose tier states
 //! a better bound than its images give fails `vat verify` loudly; the rigid, fluid and sprite
 //! sources refuse `--impostors` with the reason, options out of range are refused before any input
-//! is read, and without `--impostors` the file has no tier (format version below 8).
+//! is read, and without `--impostors` the file has no tier (format version below 8); what the cards
+//! leave out (attachments, material variants) is said.
 
 // Integration tests report failure by panicking.
 #![allow(clippy::unwrap_used)]
@@ -214,5 +215,18 @@ fn render_draws_the_files_tier_and_impostors_off_draws_none() {
         assert!(text.contains(&format!("({cards} of the main draws impostor cards)")), "{extra:?}: {text}");
         assert_eq!(text.contains("the asset's own tier"), !extra.is_empty() && cards > 0, "{text}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bake_with_material_variants_says_the_cards_show_the_authored_materials() {
+    let dir = scratch("variants");
+    let glb = dir.join("variants.glb");
+    std::fs::write(&glb, vat_procgen::testdata::textured_humanoid_with_variants_glb()).unwrap();
+    let file = dir.join("variants.vat");
+    let args = ["bake", s(&glb), "--out", s(&file), "--impostors", "--impostor-views", "2"];
+    let bake = vat(&[&args[..], &["--impostor-tile", "8", "--impostor-frames", "1"]].concat());
+    assert!(bake.status.success(), "{}", out(&bake));
+    assert!(out(&bake).contains("impostors leave out: 2 material variant(s)"), "{}", out(&bake));
     let _ = std::fs::remove_dir_all(&dir);
 }
