@@ -51,7 +51,8 @@ fn app() -> App {
         z_range: (-scene::AREA, scene::AREA),
     })
     .insert_resource(Target(target))
-    .add_systems(Startup, scene::setup);
+    .add_systems(Startup, scene::setup)
+    .add_systems(Update, scene::walk);
     app.update();
     app.world_mut().resource_mut::<Time<Virtual>>().pause();
     app
