@@ -340,7 +340,8 @@ fn a_card_seen_from_a_baked_view_is_that_view() {
     // materials would differ there).
     let texels = (images.color.as_slice(), images.normal_depth.as_slice());
     let measure = |tier: &vat_core::format::impostor::ImpostorTier, path| {
-        measure_colored(&asset, tier, texels, options.samples_per_side, &directions, false, path).unwrap()
+        measure_colored(&asset, tier, texels, options.samples_per_side, &directions, false, path)
+            .expect("the baked tier measures")
     };
     let (bound, _) = measure(&images.tier, CardPath::ThreeViews);
     assert!(bound.min_coverage_iou > 0.999 && bound.max_mean_color_error < 1e-3, "{bound:?}");
@@ -364,6 +365,12 @@ fn small_options() -> ImpostorOptions {
 }
 
 /// `bytes` with `images`' tier added, as `vat bake --impostors` writes it (through a pending file).
+/// [`verify_tier`] of `file`, a file with a tier.
+fn tier_check(file: &[u8]) -> TierCheck {
+    let asset = vat_core::container::Asset::parse(file).expect("the file with the tier parses");
+    verify_tier(&asset).expect("the tier verifies without an error").expect("the file has a tier")
+}
+
 fn with_tier(bytes: &[u8], images: &ImpostorImages) -> Vec<u8> {
     let asset = vat_core::container::Asset::parse(bytes).unwrap();
     let dir = std::env::temp_dir().join(format!("vat-impostor-test-{}", std::process::id()));
@@ -488,27 +495,23 @@ fn a_file_with_a_tier_verifies_against_the_bound_it_states_and_tampering_fails()
     let mut unstated = images.clone();
     unstated.one_view_bound = None;
     let unstated_file = with_tier(&bytes, &unstated);
-    let parsed = vat_core::container::Asset::parse(&unstated_file).unwrap();
+    let parsed = vat_core::container::Asset::parse(&unstated_file).expect("a version 8 tier parses");
     assert_eq!(parsed.manifest().format_version(), vat_core::container::FORMAT_VERSION_IMPOSTORS);
-    let check = verify_tier(&parsed).unwrap().unwrap();
+    let check = tier_check(&unstated_file);
     assert_eq!((check.one_view_stated, check.one_view_measured), (None, far));
     assert!(check.passed(), "{check:?}");
 
     // A far-card bound claiming better than measured fails, naming the far cards.
     let mut boasting = images.clone();
     boasting.one_view_bound = Some(ImpostorBound { min_coverage_iou: 1.0, ..far });
-    let check = verify_tier(&vat_core::container::Asset::parse(&with_tier(&bytes, &boasting)).unwrap())
-        .unwrap()
-        .unwrap();
+    let check = tier_check(&with_tier(&bytes, &boasting));
     assert_eq!(check.failures().len(), 1, "{check:?}");
     assert!(check.failures()[0].contains("far-card (one view) coverage IoU"), "{check:?}");
 
     // A bound edited to claim better than measured fails.
     let mut boasting = images.clone();
     boasting.tier.bound.min_coverage_iou = 1.0;
-    let check = verify_tier(&vat_core::container::Asset::parse(&with_tier(&bytes, &boasting)).unwrap())
-        .unwrap()
-        .unwrap();
+    let check = tier_check(&with_tier(&bytes, &boasting));
     assert!(!check.passed() && check.failures()[0].contains("coverage IoU"), "{check:?}");
     // (The humanoid's colours agree exactly where both cover, so no colour bound can claim
     // better: the corrupted texels below fail on colour instead.)
@@ -522,9 +525,7 @@ fn a_file_with_a_tier_verifies_against_the_bound_it_states_and_tampering_fails()
             texel[..3].copy_from_slice(&[0, 255, 0]);
         }
     }
-    let check = verify_tier(&vat_core::container::Asset::parse(&with_tier(&bytes, &corrupt)).unwrap())
-        .unwrap()
-        .unwrap();
+    let check = tier_check(&with_tier(&bytes, &corrupt));
     assert!(!check.passed(), "{check:?}");
     assert!(check.measured.max_mean_color_error > b.max_mean_color_error + 0.1, "{check:?}");
     // The far cards read level 2 alone: level 0's texels do not change them.
@@ -536,9 +537,7 @@ fn a_file_with_a_tier_verifies_against_the_bound_it_states_and_tampering_fails()
     for texel in far_erased.color[level2].chunks_exact_mut(4) {
         texel.copy_from_slice(&[0; 4]);
     }
-    let check = verify_tier(&vat_core::container::Asset::parse(&with_tier(&bytes, &far_erased)).unwrap())
-        .unwrap()
-        .unwrap();
+    let check = tier_check(&with_tier(&bytes, &far_erased));
     assert_eq!(check.measured, b, "level 2 is not the near cards'");
     assert!(check.one_view_measured.min_coverage_iou < 0.01, "{check:?}");
     assert!(!check.passed() && check.failures()[0].contains("far-card"), "{check:?}");
@@ -547,9 +546,7 @@ fn a_file_with_a_tier_verifies_against_the_bound_it_states_and_tampering_fails()
     for texel in erased.color[..level0 * 4].chunks_exact_mut(4).step_by(2) {
         texel.copy_from_slice(&[0; 4]);
     }
-    let check = verify_tier(&vat_core::container::Asset::parse(&with_tier(&bytes, &erased)).unwrap())
-        .unwrap()
-        .unwrap();
+    let check = tier_check(&with_tier(&bytes, &erased));
     assert!(check.measured.min_coverage_iou < b.min_coverage_iou - 0.01, "{check:?}");
     assert!(!check.passed());
 }
