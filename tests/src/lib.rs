@@ -411,6 +411,30 @@ pub fn with_impostor_tier(bytes: &[u8], options: &vat_bake::impostor::ImpostorOp
     vat_bake::impostor::with_tier_bytes(&asset, &images).expect("the file with its tier writes")
 }
 
+/// The textured humanoid with two material variants
+/// (`vat_procgen::testdata::textured_humanoid_with_variants_glb`) baked with an impostor tier of 8 x
+/// 8 hemi views of 32 pixels and 2 images per clip: a colour set for the authored materials and
+/// one per variant. Baked once per test binary.
+pub fn textured_variants_impostor_vat() -> &'static [u8] {
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTES.get_or_init(|| {
+        use vat_core::format::impostor::{ViewCoverage, ViewGrid};
+        let glb = vat_procgen::testdata::textured_humanoid_with_variants_glb();
+        let rig = vat_bake::gltf_import::import_slice(&glb, None, "variants").expect("the fixture imports");
+        let bytes = vat_bake::prepare::prepare(&rig, &vat_bake::prepare::BakeOptions::default())
+            .expect("the fixture bakes")
+            .to_vat_bytes()
+            .expect("the bake writes");
+        let options = vat_bake::impostor::ImpostorOptions {
+            grid: ViewGrid::new(8, ViewCoverage::Hemi).expect("a valid grid"),
+            tile_size: 32,
+            frames_per_clip: 2,
+            samples_per_side: 2,
+        };
+        with_impostor_tier(&bytes, &options)
+    })
+}
+
 /// [`humanoid_vat`] with an impostor tier of the default views and tiles (8 x 8 hemi views of 64
 /// pixels) and 4 images per clip.
 /// Baked once per test binary.

@@ -181,11 +181,11 @@ fn cases() -> Vec<Case> {
     file("vat-text.vat", b"this is not a vat file\n".to_vec(), Load, vec![], "magic");
     let mut v = vat.clone();
     // Versions 2 (the morph layer), 3 (the rigid mode), 5 (root motion), 6 (the fluid mode), 7 (the
-    // sprite mode), 8 (the impostor tier) and 9 (its far cards' bound) are read; 10 is the first
-    // future version.
-    assert_eq!(vat_core::container::FORMAT_VERSION + 1, 10);
-    put_u32(&mut v, 4, 10);
-    file("vat-version-10.vat", v, Load, vec![], "version 10");
+    // sprite mode), 8 (the impostor tier), 9 (its far cards' bound) and 10 (its material variants'
+    // colours) are read; 11 is the first future version.
+    assert_eq!(vat_core::container::FORMAT_VERSION + 1, 11);
+    put_u32(&mut v, 4, 11);
+    file("vat-version-11.vat", v, Load, vec![], "version 11");
     // A version 1 manifest labelled 3 ends before its rigid slot: refused, typed.
     let mut v = vat.clone();
     put_u32(&mut v, 4, 3);

@@ -8,6 +8,8 @@
 //!   tile's pixels in this view) drawn as its mesh and as its card; the test prints the coverage
 //!   IoU and the mean absolute difference over the character's pixels and holds them to the bound
 //!   stated below;
+//! - material variants: a textured asset's cards show each instance's material variant (each card
+//!   nearest its own variant's mesh in colour) on both backends;
 //! - the lists: GPU culling puts the near cards and the far cards (drawn from one view) in the two
 //!   draws after the mesh LODs, split at the one-view distance; `CrowdConfig::impostors` off, or an
 //!   asset without a tier, draws no card.
@@ -19,7 +21,9 @@ use vat_core::container::Asset;
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::format::impostor::{SINGLE_VIEW_LEVEL, switch_distance};
 use vat_core::render::{CrowdRenderer, Culling, RenderOptions};
-use vat_tests::{humanoid_impostor_vat, save_image, vulkan_offscreen, wgpu_offscreen};
+use vat_tests::{
+    humanoid_impostor_vat, save_image, textured_variants_impostor_vat, vulkan_offscreen, wgpu_offscreen,
+};
 
 /// Share of pixels that may differ by more than 2/255 between the backends (the render parity
 /// test's).
@@ -181,18 +185,36 @@ fn cards_follow_the_config_and_the_asset() {
 /// mesh and itself seen half a pixel aside, and prints both.
 const MAX_SWITCH_DIFFERENCE: f64 = 0.02;
 
-/// Renders one character at `distance` metres with the tier `impostors` (cards only: the LOD bias
-/// puts it past the fade) or without, the camera moved `shift` pixels sideways; returns the image.
-fn one_character(
-    wg: &mut vat_wgpu::Offscreen,
-    gpu_asset: &vat_wgpu::GpuAsset,
-    asset: &Asset<'_>,
+/// One character seen by [`one_character`].
+#[derive(Clone, Copy)]
+struct Shot {
+    /// Metres from the camera.
     distance: f32,
+    /// Its yaw, radians.
     yaw: f32,
+    /// Drawn as its card (the LOD bias puts it past the fade) or as its mesh.
     impostors: bool,
+    /// The camera moved this many pixels sideways.
     shift: f32,
+    /// Its material variant.
+    variant: u32,
+}
+
+impl Shot {
+    fn at(distance: f32, yaw: f32) -> Shot {
+        Shot { distance, yaw, impostors: false, shift: 0.0, variant: 0 }
+    }
+}
+
+/// Renders `shot` (256 x 256, no shadows or ground) and returns the image.
+fn one_character<R: CrowdRenderer>(
+    r: &mut R,
+    gpu_asset: &R::Asset,
+    asset: &Asset<'_>,
+    shot: Shot,
 ) -> Vec<u8> {
     const SIZE: [u32; 2] = [256, 256];
+    let Shot { distance, yaw, impostors, shift, variant } = shot;
     let config = CrowdConfig {
         impostors,
         // Past the fade's end (cards only) when drawing cards; the mesh keeps its own LOD choice.
@@ -201,8 +223,9 @@ fn one_character(
     };
     let mut crowd =
         Crowd::new(CrowdAsset::from_manifest(asset.manifest()).expect("the asset's crowd data"), config);
-    crowd.spawn_at_phase([0.0, 0.0, -distance], yaw, 0, 0.25);
-    let mut gpu = wg.create_crowd(&crowd).expect("the crowd's GPU state is created");
+    let id = crowd.spawn_at_phase([0.0, 0.0, -distance], yaw, 0, 0.25);
+    crowd.set_variant(id, variant);
+    let mut gpu = r.create_crowd(&crowd).expect("the crowd's GPU state is created");
     let fov = 0.6f32;
     let tier = asset.manifest().impostors.as_ref().expect("the test asset has a tier");
     let side = shift * distance * 2.0 * (fov * 0.5).tan() / SIZE[1] as f32;
@@ -211,8 +234,8 @@ fn one_character(
         .with_viewport(SIZE[1], fov);
     let options =
         RenderOptions { culling: Culling::Gpu, shadows: false, ground: false, ..Default::default() };
-    wg.render_crowd(gpu_asset, &mut gpu, &mut crowd, &camera, &options).expect("the frame renders");
-    wg.read_rgba8().expect("the image reads back")
+    r.render_crowd(gpu_asset, &mut gpu, &mut crowd, &camera, &options).expect("the frame renders");
+    r.read_rgba8().expect("the image reads back")
 }
 
 #[test]
@@ -241,10 +264,11 @@ fn the_switch_from_mesh_to_card_changes_little() {
         (union, inter, sum)
     };
     for (k, yaw) in [0.0f32, 0.7, 1.9, 3.0, 4.4].into_iter().enumerate() {
-        let mesh = one_character(&mut wg, &gpu_asset, &asset, distance, yaw, false, 0.0);
-        let card = one_character(&mut wg, &gpu_asset, &asset, distance, yaw, true, 0.0);
+        let shot = Shot::at(distance, yaw);
+        let mesh = one_character(&mut wg, &gpu_asset, &asset, shot);
+        let card = one_character(&mut wg, &gpu_asset, &asset, Shot { impostors: true, ..shot });
         // The floor of this measure: the mesh against itself seen half a pixel to the side.
-        let shifted = one_character(&mut wg, &gpu_asset, &asset, distance, yaw, false, 0.5);
+        let shifted = one_character(&mut wg, &gpu_asset, &asset, Shot { shift: 0.5, ..shot });
         save_image(&format!("impostor-switch-{k}-mesh"), [256, 256], &mesh);
         save_image(&format!("impostor-switch-{k}-card"), [256, 256], &card);
         let (union, inter, sum) = compare(&mesh, &card);
@@ -291,4 +315,62 @@ fn the_switch_from_mesh_to_card_changes_little() {
         worst_mean * 100.0,
         worst_shifted * 100.0
     );
+}
+
+/// Mean sRGB colour (0 to 255) of the pixels of `image` that differ from its first (the clear colour).
+fn mean_character_color(image: &[u8]) -> [f64; 3] {
+    let background = &image[..4];
+    let (mut sum, mut n) = ([0f64; 3], 0f64);
+    for p in image.chunks_exact(4).filter(|p| *p != background) {
+        for (s, &c) in sum.iter_mut().zip(&p[..3]) {
+            *s += f64::from(c);
+        }
+        n += 1.0;
+    }
+    sum.map(|s| s / n.max(1.0))
+}
+
+#[test]
+fn cards_show_each_instances_material_variant_on_both_backends() {
+    // The textured humanoid with two material variants ("red", "blue"): one character at the switch
+    // drawn as its mesh and as its card in the authored materials and in each variant. Each card's
+    // mean colour is nearest its own variant's mesh (of the three), and the backends agree.
+    let asset = Asset::parse(textured_variants_impostor_vat()).expect("the test asset parses");
+    assert_eq!(asset.manifest().impostor_material_variants, 2);
+    let tier = asset.manifest().impostors.clone().expect("the test asset has a tier");
+    let mut wg = wgpu_offscreen([256, 256], 1024);
+    let mut vk = vulkan_offscreen([256, 256], 1024);
+    let (wg_asset, vk_asset) =
+        (wg.upload(&asset).expect("the asset uploads"), vk.upload(&asset).expect("the asset uploads"));
+    let pixel_angle = 2.0 * (0.3f32).tan() / 256.0;
+    let distance = 2.0 * tier.radius / (tier.tile_size as f32 * pixel_angle);
+    let shots = [0, 1, 2].map(|variant| Shot { variant, ..Shot::at(distance, 0.4) });
+    let meshes = shots.map(|shot| mean_character_color(&one_character(&mut wg, &wg_asset, &asset, shot)));
+    for shot in shots {
+        let card = Shot { impostors: true, ..shot };
+        let w = one_character(&mut wg, &wg_asset, &asset, card);
+        let v = one_character(&mut vk, &vk_asset, &asset, card);
+        save_image(&format!("impostor-variant-{}-card", shot.variant), [256, 256], &w);
+        let (differing, max) = difference(&w, &v);
+        assert!(
+            differing as f64 <= MAX_SHARE * 256.0 * 256.0,
+            "variant {}: {differing} pixels differ between the backends (max {max})",
+            shot.variant
+        );
+        let color = mean_character_color(&w);
+        let distance_to = |m: &[f64; 3]| (0..3).map(|i| (m[i] - color[i]).powi(2)).sum::<f64>().sqrt();
+        let nearest = (0..3).min_by(|&a, &b| distance_to(&meshes[a]).total_cmp(&distance_to(&meshes[b])));
+        println!(
+            "variant {}: card mean colour {color:.1?}, meshes {meshes:.1?} (nearest: variant {nearest:?})",
+            shot.variant
+        );
+        assert_eq!(
+            nearest,
+            Some(shot.variant as usize),
+            "variant {}: the card shows another variant",
+            shot.variant
+        );
+    }
+    let messages = vk.parts().0.messages();
+    assert_eq!(messages.errors() + messages.warnings(), 0, "Vulkan validation messages");
 }

@@ -17,7 +17,7 @@ use vat_core::format::impostor::project_to_view;
 use crate::{BakeError, Result};
 
 /// The largest image side times samples per side the rasteriser accepts (a 4,096-sample-wide
-/// buffer: 4 bytes of depth and 28 of attributes per sample, 512 MiB at the limit).
+/// buffer: 4 bytes of depth and 40 of attributes per sample, 704 MiB at the limit).
 pub const MAX_SAMPLES_PER_IMAGE_SIDE: u32 = 4096;
 
 /// One frame of a body to draw: object-space positions (metres) and unit normals per vertex, an
@@ -30,6 +30,10 @@ pub struct ImpostorMesh<'a> {
     pub normals: &'a [Vec3],
     /// Linear RGBA colours, one per position, or empty for white.
     pub colors: &'a [[f32; 4]],
+    /// More colour sets drawn from the same coverage (an asset's material variants): each one
+    /// linear RGBA colour per position, or empty for white; [`ViewImage::variant_colors`] holds
+    /// their images, in order.
+    pub variant_colors: &'a [Vec<[f32; 4]>],
     /// Material ids, one per position, or empty for material 0. A triangle takes its first
     /// vertex's id, stored in the normal-depth image's alpha.
     pub material_ids: &'a [u32],
@@ -54,6 +58,9 @@ pub struct ViewImage {
     /// sRGB-encoded colour (the mean of the covered samples' linear colours) and coverage in
     /// alpha (`round(255 * covered / samples)`); zero where nothing is covered.
     pub color: Vec<[u8; 4]>,
+    /// The same image in each of [`ImpostorMesh::variant_colors`]' colour sets (the same coverage
+    /// and samples; empty without).
+    pub variant_colors: Vec<Vec<[u8; 4]>>,
     /// The mean covered normal (object space) octahedrally encoded in R and G
     /// (`round((o + 1) / 2 * 255)`), the mean covered view depth in B (`round((depth + 1) / 2 *
     /// 255)`, depth in `[-1, 1]` positive towards the viewer), coverage in A; zero where nothing is
@@ -61,12 +68,14 @@ pub struct ViewImage {
     pub normal_depth: Vec<[u8; 4]>,
 }
 
-/// What a covered sample holds.
+/// What a covered sample holds: its colour is resolved per colour set from the triangle's corners
+/// and their weights.
 #[derive(Debug, Clone, Copy)]
 struct Sample {
     depth: f32,
     normal: [f32; 3],
-    color: [f32; 4],
+    corners: [u32; 3],
+    weights: [f32; 3],
     material: u32,
 }
 
@@ -100,7 +109,7 @@ pub fn render_view(
         let corners = [tri[0] as usize, tri[1] as usize, tri[2] as usize];
         draw_triangle(mesh, &projected, corners, width, &mut samples);
     }
-    Ok(resolve(&samples, options))
+    Ok(resolve(&samples, mesh, options))
 }
 
 fn check(mesh: &ImpostorMesh<'_>, radius: f32, options: &RasterOptions) -> Result<()> {
@@ -132,6 +141,9 @@ fn check(mesh: &ImpostorMesh<'_>, radius: f32, options: &RasterOptions) -> Resul
             mesh.colors.len(),
             mesh.material_ids.len()
         )));
+    }
+    if let Some(set) = mesh.variant_colors.iter().find(|set| !(set.is_empty() || set.len() == n)) {
+        return Err(input(format!("{n} positions but a variant colour set of {}", set.len())));
     }
     if !mesh.indices.len().is_multiple_of(3) {
         return Err(input(format!("{} indices is not a whole number of triangles", mesh.indices.len())));
@@ -178,9 +190,8 @@ fn draw_triangle(
         return;
     }
     let (hi_x, hi_y) = (hi_x as u32, hi_y as u32);
-    let color = |i: usize| mesh.colors.get(i).copied().unwrap_or([1.0; 4]);
     let (n0, n1, n2) = (mesh.normals[i0], mesh.normals[j1], mesh.normals[j2]);
-    let (c0, c1, c2) = (color(i0), color(j1), color(j2));
+    let corners = [i0 as u32, j1 as u32, j2 as u32];
     let material = mesh.material_ids.get(i0).copied().unwrap_or(0);
     let inv = 1.0 / area;
     for y in lo_y..=hi_y {
@@ -200,24 +211,31 @@ fn draw_triangle(
                 continue;
             }
             let normal = (n0 * wa + n1 * wb + n2 * wc).to_array();
-            let mut rgba = [0.0; 4];
-            for (k, out) in rgba.iter_mut().enumerate() {
-                *out = c0[k] * wa + c1[k] * wb + c2[k] * wc;
-            }
-            *slot = Some(Sample { depth, normal, color: rgba, material });
+            *slot = Some(Sample { depth, normal, corners, weights: [wa, wb, wc], material });
         }
     }
 }
 
-fn resolve(samples: &[Option<Sample>], options: &RasterOptions) -> ViewImage {
+fn resolve(samples: &[Option<Sample>], mesh: &ImpostorMesh<'_>, options: &RasterOptions) -> ViewImage {
     let (size, s) = (options.size as usize, options.samples_per_side as usize);
     let width = size * s;
     let total = (s * s) as f32;
-    let mut color = vec![[0u8; 4]; size * size];
+    let sets: Vec<&[[f32; 4]]> =
+        std::iter::once(mesh.colors).chain(mesh.variant_colors.iter().map(Vec::as_slice)).collect();
+    // A sample's linear colour in colour set `set`: its corners' colours by its weights.
+    let sample_color = |sample: &Sample, set: &[[f32; 4]]| {
+        let color = |i: u32| set.get(i as usize).copied().unwrap_or([1.0; 4]);
+        let (c0, c1, c2) = (color(sample.corners[0]), color(sample.corners[1]), color(sample.corners[2]));
+        let [wa, wb, wc] = sample.weights;
+        std::array::from_fn::<f32, 4, _>(|k| c0[k] * wa + c1[k] * wb + c2[k] * wc)
+    };
+    let mut colors = vec![vec![[0u8; 4]; size * size]; sets.len()];
     let mut normal_depth = vec![[0u8; 4]; size * size];
+    let mut rgba = vec![[0.0f32; 4]; sets.len()];
     for py in 0..size {
         for px in 0..size {
-            let (mut covered, mut depth, mut normal, mut rgba) = (0u32, 0.0f32, [0.0f32; 3], [0.0f32; 4]);
+            let (mut covered, mut depth, mut normal) = (0u32, 0.0f32, [0.0f32; 3]);
+            rgba.fill([0.0; 4]);
             // Samples per material id: the pixel takes the most frequent (the lowest id on a tie).
             let mut materials: Vec<(u32, u32)> = Vec::new();
             for sy in 0..s {
@@ -232,8 +250,10 @@ fn resolve(samples: &[Option<Sample>], options: &RasterOptions) -> ViewImage {
                     for (sum, x) in normal.iter_mut().zip(sample.normal) {
                         *sum += x;
                     }
-                    for (sum, x) in rgba.iter_mut().zip(sample.color) {
-                        *sum += x;
+                    for (sum, set) in rgba.iter_mut().zip(&sets) {
+                        for (sum, x) in sum.iter_mut().zip(sample_color(sample, set)) {
+                            *sum += x;
+                        }
                     }
                 }
             }
@@ -242,8 +262,10 @@ fn resolve(samples: &[Option<Sample>], options: &RasterOptions) -> ViewImage {
             }
             let n = covered as f32;
             let coverage = unorm8(covered as f32 / total);
-            let [r, g, b, _] = rgba.map(|c| c / n);
-            color[py * size + px] = [srgb8(r), srgb8(g), srgb8(b), coverage];
+            for (image, sum) in colors.iter_mut().zip(&rgba) {
+                let [r, g, b, _] = sum.map(|c| c / n);
+                image[py * size + px] = [srgb8(r), srgb8(g), srgb8(b), coverage];
+            }
             let [ox, oy] = oct_encode_f32(normal);
             normal_depth[py * size + px] = [
                 unorm8((ox + 1.0) * 0.5),
@@ -253,7 +275,9 @@ fn resolve(samples: &[Option<Sample>], options: &RasterOptions) -> ViewImage {
             ];
         }
     }
-    ViewImage { size: options.size, color, normal_depth }
+    let mut sets = colors.into_iter();
+    let color = sets.next().unwrap_or_default();
+    ViewImage { size: options.size, color, variant_colors: sets.collect(), normal_depth }
 }
 
 /// The most frequent material id of `(id, count)` pairs (the lowest id on a tie; 0 when empty),
@@ -347,15 +371,42 @@ pub fn validate_options(options: &ImpostorOptions) -> Result<()> {
     Ok(())
 }
 
-/// Checks `options` against an asset of `clip_count` clips and a memory budget of `max_memory`
-/// bytes, before anything is drawn: at most [`vat_core::format::impostor::MAX_IMPOSTOR_LAYERS`]
-/// images (clips times frames), and the images, their two texture arrays and the file they join
-/// within the budget. Returns the bytes of each of the tier's two blobs.
+/// How many of `manifest`'s material variants a tier baked with `options` has colour images of, and
+/// how many it leaves out: an asset with materials gets a colour set per variant
+/// ([`vat_core::container::Manifest::impostor_material_variants`]) as long as every set's layers
+/// fit [`vat_core::format::impostor::MAX_IMPOSTOR_LAYERS`] (the first variants, in order); an asset
+/// without materials none (its cards take the palette's variant at run time, as its mesh does).
+pub fn material_variant_sets(
+    manifest: &vat_core::container::Manifest,
+    options: &ImpostorOptions,
+) -> (u32, u32) {
+    use vat_core::format::impostor::MAX_IMPOSTOR_LAYERS;
+    if manifest.materials.is_empty() {
+        return (0, 0);
+    }
+    let variants = u32::try_from(manifest.material_variants.len()).unwrap_or(u32::MAX);
+    let layers = (manifest.clips.len() as u64).saturating_mul(options.frames_per_clip.into()).max(1);
+    let fit = (u64::from(MAX_IMPOSTOR_LAYERS) / layers).saturating_sub(1);
+    let baked = variants.min(u32::try_from(fit).unwrap_or(u32::MAX));
+    (baked, variants - baked)
+}
+
+/// Checks `options` against an asset of `clip_count` clips with `variants` material variants'
+/// colour sets ([`material_variant_sets`]) and a memory budget of `max_memory` bytes, before
+/// anything is drawn: at most [`vat_core::format::impostor::MAX_IMPOSTOR_LAYERS`] images (clips
+/// times frames), and the images, their two texture arrays and the file they join within the
+/// budget. Returns the bytes of the tier's normal-depth blob (its colour blob is `1 + variants`
+/// times that).
 ///
 /// # Errors
 /// [`BakeError::InvalidOption`] for too many layers (naming `--impostor-frames`);
 /// [`BakeError::OverBudget`] for a tier too large for the budget.
-pub fn check_tier_size(options: &ImpostorOptions, clip_count: usize, max_memory: u64) -> Result<u64> {
+pub fn check_tier_size(
+    options: &ImpostorOptions,
+    clip_count: usize,
+    variants: u32,
+    max_memory: u64,
+) -> Result<u64> {
     use vat_core::format::impostor::MAX_IMPOSTOR_LAYERS;
     let layers = (clip_count as u64).saturating_mul(options.frames_per_clip.into());
     if layers > u64::from(MAX_IMPOSTOR_LAYERS) {
@@ -373,8 +424,9 @@ pub fn check_tier_size(options: &ImpostorOptions, clip_count: usize, max_memory:
     // Level 0 and the mips of every layer (under 4/3 of level 0), 4 bytes per texel.
     let level0 = (n * tile).saturating_mul(n * tile).saturating_mul(4).saturating_mul(layers);
     let blob = level0.saturating_add(level0 / 3);
-    // Two blobs, the per-view images they are assembled from, and the file written with them.
-    let needed = blob.saturating_mul(6);
+    // Two blobs (the colour one per set), the per-view images they are assembled from, and the
+    // file written with them.
+    let needed = blob.saturating_mul(2 + u64::from(variants)).saturating_mul(3);
     if needed > max_memory {
         return Err(BakeError::OverBudget {
             what: format!("the impostor tier ({layers} images of {} x {} views of {tile} px)", n, n),
@@ -421,6 +473,17 @@ pub fn vertex_material_ids(asset: &vat_core::container::Asset<'_>) -> Result<Vec
 /// [`BakeError::InvalidInput`] for a material, UV or colour stream whose length is not one element
 /// per vertex, or a base colour texture binding past its texture array.
 pub fn vertex_albedo(asset: &vat_core::container::Asset<'_>) -> Result<Vec<[f32; 4]>> {
+    vertex_albedo_in(asset, 0)
+}
+
+/// [`vertex_albedo`] with the instance's material variant `variant`: 0 (or one past the asset's
+/// [`vat_core::container::Manifest::material_variants`]) the materials as authored, `v` in
+/// `1..=variants` variant `v - 1`'s materials (as the mesh shader picks them). Without materials the
+/// variant changes nothing here (the palette's variants are the run time's).
+///
+/// # Errors
+/// As [`vertex_albedo`].
+pub fn vertex_albedo_in(asset: &vat_core::container::Asset<'_>, variant: u32) -> Result<Vec<[f32; 4]>> {
     use vat_core::container::StreamKind;
     let m = asset.manifest();
     let n = m.vertex_count as usize;
@@ -465,7 +528,13 @@ pub fn vertex_albedo(asset: &vat_core::container::Asset<'_>) -> Result<Vec<[f32;
         let mut rgba = if m.materials.is_empty() {
             [1.0; 4]
         } else {
-            let material = &m.materials[id.min(m.materials.len() - 1)];
+            let id = id.min(m.materials.len() - 1);
+            // The variant's material for this id (validated: every index is a material).
+            let id = match (variant as usize).checked_sub(1).and_then(|v| m.material_variants.get(v)) {
+                Some(v) => v.materials.get(id).map_or(id, |&i| usize::from(i).min(m.materials.len() - 1)),
+                None => id,
+            };
+            let material = &m.materials[id];
             let mut base = material.base_color_factor;
             if let (Some(binding), Some(array), Some(texels), Some(uvs)) =
                 (&material.base_color_texture, color_array, texels, &uvs)
@@ -644,6 +713,7 @@ fn with_tier_parts<'a>(
     blobs.push(&images.normal_depth);
     manifest.impostors = Some(tier);
     manifest.impostor_one_view_bound = images.one_view_bound;
+    manifest.impostor_material_variants = images.material_variants;
     Ok((manifest, blobs))
 }
 
@@ -654,13 +724,17 @@ fn with_tier_parts<'a>(
 pub struct ImpostorImages {
     /// The tier with placeholder blob ids (0) and bound (perfect agreement).
     pub tier: vat_core::format::impostor::ImpostorTier,
-    /// Colour texels, every mip level of every layer.
+    /// Colour texels, every mip level of every layer, `1 + material_variants` colour sets per level
+    /// ([`vat_core::format::impostor::ImpostorTier::color_level_range`]).
     pub color: Vec<u8>,
     /// Normal-depth texels, the same layout.
     pub normal_depth: Vec<u8>,
     /// The far cards' bound (`Manifest::impostor_one_view_bound`), `None` until measured
     /// ([`bake_measured_tier`] fills it in).
     pub one_view_bound: Option<vat_core::format::impostor::ImpostorBound>,
+    /// The material variants with a colour set of their own in `color`
+    /// (`Manifest::impostor_material_variants`; [`material_variant_sets`]).
+    pub material_variants: u32,
 }
 
 /// Renders the impostor tier of a soft (or skeletal) asset from its own decode: for every clip,
@@ -684,13 +758,15 @@ pub fn bake_tier(
     use vat_core::format::reference::VertexAnimationView;
     validate_options(options)?;
     let m = asset.manifest();
-    check_tier_size(options, m.clips.len(), u64::MAX)?;
+    let (variants, _) = material_variant_sets(m, options);
+    check_tier_size(options, m.clips.len(), variants, u64::MAX)?;
     let input = |problem: &str| BakeError::InvalidInput { part: m.name.clone(), problem: problem.to_owned() };
     let bounds = m.animation_bounds().ok_or_else(|| input("has no animation bounds: no impostor tier"))?;
     let view =
         VertexAnimationView::from_asset(asset).map_err(|e| input(&format!("no impostor tier: {e}")))?;
     let indices = lod0_indices(asset).ok_or_else(|| input("has no LOD 0 triangles: no impostor tier"))?;
     let colors = vertex_albedo(asset)?;
+    let variant_colors = (1..=variants).map(|v| vertex_albedo_in(asset, v)).collect::<Result<Vec<_>>>()?;
     let material_ids = vertex_material_ids(asset)?;
     let centre: [f32; 3] = std::array::from_fn(|i| bounds.min[i] + bounds.extent[i] * 0.5);
     let radius = bounds.extent.iter().map(|e| e * e).sum::<f32>().sqrt() * 0.5;
@@ -709,6 +785,7 @@ pub fn bake_tier(
                 positions: &positions,
                 normals: &normals,
                 colors: &colors,
+                variant_colors: &variant_colors,
                 material_ids: &material_ids,
                 indices: &indices,
             };
@@ -731,7 +808,7 @@ pub fn bake_tier(
         normal_depth: vat_core::container::BlobId(0),
         bound: ImpostorBound { min_coverage_iou: 1.0, max_mean_color_error: 0.0 },
     };
-    Ok(ImpostorImages { tier, color, normal_depth, one_view_bound: None })
+    Ok(ImpostorImages { tier, color, normal_depth, one_view_bound: None, material_variants: variants })
 }
 
 /// Samples per pixel side of the mesh images a tier is measured against, at bake
@@ -782,8 +859,8 @@ pub fn measure_tier(
     measure_at(
         asset,
         &images.tier,
-        &images.color,
-        &images.normal_depth,
+        (&images.color, &images.normal_depth),
+        images.material_variants,
         options.samples_per_side,
         &directions,
         CardPath::ThreeViews,
@@ -807,8 +884,8 @@ pub fn measure_one_view(
     measure_at(
         asset,
         &images.tier,
-        &images.color,
-        &images.normal_depth,
+        (&images.color, &images.normal_depth),
+        images.material_variants,
         options.samples_per_side,
         &directions,
         CardPath::OneView,
@@ -829,8 +906,9 @@ pub fn bake_measured_tier(
     let mut images = bake_tier(asset, options)?;
     let directions = sample_directions(&images.tier.grid);
     let measure = |path| {
-        let texels = (&images.color, &images.normal_depth);
-        measure_at(asset, &images.tier, texels.0, texels.1, REFERENCE_SAMPLES_PER_SIDE, &directions, path)
+        let texels = (images.color.as_slice(), images.normal_depth.as_slice());
+        let variants = images.material_variants;
+        measure_at(asset, &images.tier, texels, variants, REFERENCE_SAMPLES_PER_SIDE, &directions, path)
     };
     let (bound, samples) = measure(CardPath::ThreeViews)?;
     let (one_view, _) = measure(CardPath::OneView)?;
@@ -910,8 +988,18 @@ pub fn verify_tier(asset: &vat_core::container::Asset<'_>) -> Result<Option<Tier
         problem: "the impostor tier's normal and depth blob is missing".into(),
     })?;
     let directions = sample_directions(&tier.grid);
-    let measure =
-        |path| measure_at(asset, tier, color, normal_depth, REFERENCE_SAMPLES_PER_SIDE, &directions, path);
+    let variants = asset.manifest().impostor_material_variants;
+    let measure = |path| {
+        measure_at(
+            asset,
+            tier,
+            (color, normal_depth),
+            variants,
+            REFERENCE_SAMPLES_PER_SIDE,
+            &directions,
+            path,
+        )
+    };
     let (measured, samples) = measure(CardPath::ThreeViews)?;
     let (one_view_measured, _) = measure(CardPath::OneView)?;
     Ok(Some(TierCheck {
@@ -946,25 +1034,41 @@ enum CardPath {
 
 /// [`measure_tier`] of `tier` (its colour and normal-depth texels, every stored level) along
 /// `path` at the given directions (towards the viewer), the mesh drawn with `samples_per_side`.
+/// `variants` is the number of material variants with a colour set of their own in `color`: each
+/// set is measured against the mesh in that variant's materials, and the bound is the worst of
+/// them (the count, every set's images).
 fn measure_at(
     asset: &vat_core::container::Asset<'_>,
     tier: &vat_core::format::impostor::ImpostorTier,
-    color: &[u8],
-    normal_depth: &[u8],
+    (color, normal_depth): (&[u8], &[u8]),
+    variants: u32,
     samples_per_side: u32,
     directions: &[[f32; 3]],
     path: CardPath,
 ) -> Result<(vat_core::format::impostor::ImpostorBound, u32)> {
+    use vat_core::format::impostor::ImpostorBound;
     let palette = asset.manifest().materials.is_empty();
-    measure_colored(asset, tier, (color, normal_depth), samples_per_side, directions, palette, path)
+    let (mut bound, mut count) = (ImpostorBound { min_coverage_iou: 1.0, max_mean_color_error: 0.0 }, 0u32);
+    for set in 0..=variants {
+        let texels = (color, normal_depth);
+        let sets = (variants.saturating_add(1), set);
+        let (b, n) = measure_colored(asset, tier, texels, sets, samples_per_side, directions, palette, path)?;
+        bound.min_coverage_iou = bound.min_coverage_iou.min(b.min_coverage_iou);
+        bound.max_mean_color_error = bound.max_mean_color_error.max(b.max_mean_color_error);
+        count = count.saturating_add(n);
+    }
+    Ok((bound, count))
 }
 
-/// [`measure_at`], the colours in the palette (both sides) when `palette` is set, else in the
-/// images' own albedo.
+/// [`measure_at`] of colour set `set` of `sets` (0: the authored materials; `v`: material variant
+/// `v`, the mesh drawn in its materials), the colours in the palette (both sides) when `palette`
+/// is set, else in the images' own albedo.
+#[allow(clippy::too_many_arguments)] // the measurement's inputs, each used once
 fn measure_colored(
     asset: &vat_core::container::Asset<'_>,
     tier: &vat_core::format::impostor::ImpostorTier,
     (color, normal_depth): (&[u8], &[u8]),
+    (sets, set): (u32, u32),
     samples_per_side: u32,
     directions: &[[f32; 3]],
     palette: bool,
@@ -980,7 +1084,7 @@ fn measure_colored(
     let material_ids = vertex_material_ids(asset)?;
     // Colours as the run time shows them: an asset without materials in its palette's (variant 0),
     // on the mesh by vertex, on the card by the stored ids (its images hold white).
-    let mut colors = vertex_albedo(asset)?;
+    let mut colors = vertex_albedo_in(asset, set)?;
     let palette_ids = palette.then_some(normal_depth);
     if palette_ids.is_some() {
         for (c, &id) in colors.iter_mut().zip(&material_ids) {
@@ -995,26 +1099,26 @@ fn measure_colored(
         CardPath::ThreeViews => 0,
         CardPath::OneView => (SINGLE_VIEW_LEVEL as u32).min(tier.mip_levels.saturating_sub(1)),
     };
-    // The measured level's texels start after every layer's texels of the levels before it.
-    let level_bytes = |l: u32| {
-        tier.layer_side(l)
-            .saturating_mul(tier.layer_side(l))
-            .saturating_mul(4)
-            .saturating_mul(layers.len() as u64)
-    };
-    let level_start = (0..level).map(level_bytes).fold(0u64, u64::saturating_add);
-    let needed = level_start.saturating_add(level_bytes(level));
-    if (color.len().min(normal_depth.len()) as u64) < needed {
-        return Err(input(format!(
-            "the impostor images hold {} bytes, fewer than the {needed} of their {} layers up to mip level {level}",
-            color.len().min(normal_depth.len()),
-            layers.len()
-        )));
+    // The measured level's texels of this colour set, and of the normal-depth images (one set).
+    let (color_range, nd_range) =
+        (tier.color_level_range(sets, set, level), tier.color_level_range(1, 0, level));
+    fn bytes_in<'a>(bytes: &'a [u8], range: &std::ops::Range<u64>) -> Option<&'a [u8]> {
+        bytes.get(usize::try_from(range.start).ok()?..usize::try_from(range.end).ok()?)
     }
+    let short = |what: &str, len: usize, range: &std::ops::Range<u64>| {
+        input(format!(
+            "the impostor {what} images hold {len} bytes, fewer than the {} of their {} layers up to mip level {level}",
+            range.end,
+            layers.len()
+        ))
+    };
+    let level_texels = (
+        bytes_in(color, &color_range).ok_or_else(|| short("colour", color.len(), &color_range))?,
+        bytes_in(normal_depth, &nd_range)
+            .ok_or_else(|| short("normal-depth", normal_depth.len(), &nd_range))?,
+    );
     let size = (tier.tile_size >> level).max(1);
     let raster = RasterOptions { size, samples_per_side };
-    let level_texels =
-        (&color[level_start as usize..needed as usize], &normal_depth[level_start as usize..needed as usize]);
     let per_layer: Vec<(f32, f32)> = layers
         .par_iter()
         .enumerate()
@@ -1024,6 +1128,7 @@ fn measure_colored(
                 positions: &positions,
                 normals: &normals,
                 colors: &colors,
+                variant_colors: &[],
                 material_ids: &material_ids,
                 indices: &indices,
             };
@@ -1040,7 +1145,7 @@ fn measure_colored(
                             let depth =
                                 |view: u32, uv: [f32; 2]| stored_depth(tier, normal_depth, layer, view, uv);
                             let samples = card_samples(&tier.grid, d, u, v, depth);
-                            reconstruct(tier, color, palette_ids, layer, samples)
+                            reconstruct(tier, level_texels.0, palette_ids, layer, samples)
                         }
                         CardPath::OneView => {
                             let sample = one_view_sample(&tier.grid, d, u, v);
@@ -1234,38 +1339,51 @@ fn lod0_indices(asset: &vat_core::container::Asset<'_>) -> Option<Vec<u32>> {
     Some(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
-/// One tile at one mip level: its colour and normal-depth texels.
-type TileLevel = (Vec<[u8; 4]>, Vec<[u8; 4]>);
+/// One tile at one mip level: its colour texels per colour set and its normal-depth texels.
+type TileLevel = (Vec<Vec<[u8; 4]>>, Vec<[u8; 4]>);
 
 /// The two blobs of a tier: `images[layer][view]` placed as tiles of their layer, level 0 of every
-/// layer, then each further level (each tile halved by [`halve_tile`]) of every layer.
+/// layer, then each further level (each tile halved by [`halve_tile`]) of every layer; the colour
+/// blob holds every colour set's layers at each level, set after set.
 fn assemble_layers(images: &[Vec<ViewImage>], per_side: u32, tile: u32, levels: u32) -> (Vec<u8>, Vec<u8>) {
     let (mut color, mut normal_depth) = (Vec::new(), Vec::new());
-    // Each image's chain of (colour, normal-depth) tiles, level by level.
+    // Each image's chain of (colour sets, normal-depth) tiles, level by level.
     let mut chains: Vec<Vec<TileLevel>> = images
         .iter()
         .flatten()
-        .map(|image| vec![(image.color.clone(), image.normal_depth.clone())])
+        .map(|image| {
+            let sets = std::iter::once(&image.color).chain(&image.variant_colors).cloned().collect();
+            vec![(sets, image.normal_depth.clone())]
+        })
         .collect();
+    let sets = chains.first().map_or(1, |chain| chain[0].0.len());
     for level in 1..levels {
         let side = (tile >> (level - 1)) as usize;
         for chain in &mut chains {
-            let (c, nd) = chain.last().map(|(c, nd)| halve_tile(c, nd, side)).unwrap_or_default();
-            chain.push((c, nd));
+            let (c, nd) = chain.last().cloned().unwrap_or_default();
+            // The normal-depth tile from the first set (every set has the same coverage).
+            let (first, half_nd) = halve_tile(c.first().map_or(&[][..], Vec::as_slice), &nd, side);
+            let mut half = vec![first];
+            half.extend(c.iter().skip(1).map(|set| halve_tile(set, &nd, side).0));
+            chain.push((half, half_nd));
         }
     }
     let per_side = per_side as usize;
     for level in 0..levels as usize {
         let side = (tile >> level) as usize;
         let layer_side = side * per_side;
-        for layer in chains.chunks(per_side * per_side) {
-            for y in 0..layer_side {
-                let (j, ty) = (y / side, y % side);
-                for x in 0..layer_side {
-                    let (i, tx) = (x / side, x % side);
-                    let (c, nd) = &layer[j * per_side + i][level];
-                    color.extend_from_slice(&c[ty * side + tx]);
-                    normal_depth.extend_from_slice(&nd[ty * side + tx]);
+        for set in 0..sets {
+            for layer in chains.chunks(per_side * per_side) {
+                for y in 0..layer_side {
+                    let (j, ty) = (y / side, y % side);
+                    for x in 0..layer_side {
+                        let (i, tx) = (x / side, x % side);
+                        let (c, nd) = &layer[j * per_side + i][level];
+                        color.extend_from_slice(&c[set][ty * side + tx]);
+                        if set == 0 {
+                            normal_depth.extend_from_slice(&nd[ty * side + tx]);
+                        }
+                    }
                 }
             }
         }

@@ -28,7 +28,14 @@ fn render(parts: &[Parts], options: &RasterOptions) -> ViewImage {
         c.extend_from_slice(cc);
         idx.extend(ii.iter().map(|i| i + base));
     }
-    let mesh = ImpostorMesh { positions: &p, normals: &n, colors: &c, material_ids: &[], indices: &idx };
+    let mesh = ImpostorMesh {
+        positions: &p,
+        normals: &n,
+        colors: &c,
+        variant_colors: &[],
+        material_ids: &[],
+        indices: &idx,
+    };
     render_view(&mesh, FRONT, [0.0; 3], 1.0, options).unwrap()
 }
 
@@ -119,7 +126,14 @@ fn sphere_mesh(rings: u32, segments: u32) -> Parts {
 #[test]
 fn images_are_the_same_bytes_on_any_thread_and_every_run() {
     let (p, n, c, idx) = sphere_mesh(12, 24);
-    let mesh = ImpostorMesh { positions: &p, normals: &n, colors: &c, material_ids: &[], indices: &idx };
+    let mesh = ImpostorMesh {
+        positions: &p,
+        normals: &n,
+        colors: &c,
+        variant_colors: &[],
+        material_ids: &[],
+        indices: &idx,
+    };
     let grid =
         vat_core::format::impostor::ViewGrid::new(4, vat_core::format::impostor::ViewCoverage::Hemi).unwrap();
     let options = RasterOptions { size: 24, samples_per_side: 3 };
@@ -138,7 +152,14 @@ fn images_are_the_same_bytes_on_any_thread_and_every_run() {
 #[test]
 fn bad_meshes_and_options_are_typed_errors() {
     let (p, n, c, idx) = square(1.0, 0.0, [1.0; 4], false);
-    let ok = ImpostorMesh { positions: &p, normals: &n, colors: &c, material_ids: &[], indices: &idx };
+    let ok = ImpostorMesh {
+        positions: &p,
+        normals: &n,
+        colors: &c,
+        variant_colors: &[],
+        material_ids: &[],
+        indices: &idx,
+    };
     let draw = |mesh: &ImpostorMesh<'_>, radius: f32, options: &RasterOptions| {
         render_view(mesh, FRONT, [0.0; 3], radius, options)
     };
@@ -185,6 +206,7 @@ fn normals_come_back_within_the_octahedral_quantum_from_every_view() {
             positions: &p,
             normals: &n,
             colors: &[],
+            variant_colors: &[],
             material_ids: &[],
             indices: &[0, 1, 2, 0, 2, 3],
         };
@@ -340,7 +362,7 @@ fn a_card_seen_from_a_baked_view_is_that_view() {
     // materials would differ there).
     let texels = (images.color.as_slice(), images.normal_depth.as_slice());
     let measure = |tier: &vat_core::format::impostor::ImpostorTier, path| {
-        measure_colored(&asset, tier, texels, options.samples_per_side, &directions, false, path)
+        measure_colored(&asset, tier, texels, (1, 0), options.samples_per_side, &directions, false, path)
             .expect("the baked tier measures")
     };
     let (bound, _) = measure(&images.tier, CardPath::ThreeViews);
@@ -581,16 +603,109 @@ fn options_name_their_flag_and_sizes_are_checked_before_drawing() {
         "impostor samples per side"
     );
     // 40 clips x 8 frames is over 256 layers.
-    let too_many = check_tier_size(&ImpostorOptions::default(), 40, u64::MAX);
+    let too_many = check_tier_size(&ImpostorOptions::default(), 40, 0, u64::MAX);
     assert!(
         matches!(too_many, Err(BakeError::InvalidOption { option: "--impostor-frames", .. })),
         "{too_many:?}"
     );
     // The default tier of 8 clips: 64 layers of 512 x 512 texels and their mips.
-    let bytes = check_tier_size(&ImpostorOptions::default(), 8, u64::MAX).unwrap();
+    let bytes = check_tier_size(&ImpostorOptions::default(), 8, 0, u64::MAX).unwrap();
     assert_eq!(bytes, 64 * 512 * 512 * 4 + 64 * 512 * 512 * 4 / 3);
     assert!(matches!(
-        check_tier_size(&ImpostorOptions::default(), 8, 1 << 20),
+        check_tier_size(&ImpostorOptions::default(), 8, 0, 1 << 20),
         Err(BakeError::OverBudget { .. })
     ));
+}
+
+/// Mean linear colour of the covered texels of level 0 of colour set `set` (of `sets`).
+fn mean_covered_color(images: &ImpostorImages, sets: u32, set: u32) -> [f32; 3] {
+    let range = images.tier.color_level_range(sets, set, 0);
+    let texels = &images.color[range.start as usize..range.end as usize];
+    let (mut sum, mut n) = ([0.0f32; 3], 0.0f32);
+    for t in texels.chunks_exact(4).filter(|t| t[3] == 255) {
+        for (s, &c) in sum.iter_mut().zip(&t[..3]) {
+            *s += srgb_to_linear(c);
+        }
+        n += 1.0;
+    }
+    sum.map(|s| s / n.max(1.0))
+}
+
+#[test]
+fn each_material_variant_gets_colour_images_of_its_own_verified_against_its_mesh() {
+    let glb = crate::testdata::textured_humanoid_with_variants_glb();
+    let rig = crate::gltf_import::import_slice(&glb, None, "variants").unwrap();
+    let bytes = crate::prepare::prepare(&rig, &crate::prepare::BakeOptions::default())
+        .unwrap()
+        .to_vat_bytes()
+        .unwrap();
+    let asset = vat_core::container::Asset::parse(&bytes).unwrap();
+    let options = small_options();
+    assert_eq!(material_variant_sets(asset.manifest(), &options), (2, 0));
+    let (images, samples) = bake_measured_tier(&asset, &options).unwrap();
+    assert_eq!(images.material_variants, 2);
+    assert_eq!(images.color.len(), 3 * images.normal_depth.len());
+    // Every set has the coverage of the first at every level: only the colours differ.
+    for level in 0..images.tier.mip_levels {
+        let alpha = |set: u32| {
+            let r = images.tier.color_level_range(3, set, level);
+            images.color[r.start as usize..r.end as usize].chunks_exact(4).map(|t| t[3]).collect::<Vec<_>>()
+        };
+        assert!(alpha(1) == alpha(0) && alpha(2) == alpha(0), "level {level}");
+    }
+    // "red" draws the body in the cap's red, "blue" in blue: each set leans that way against the
+    // authored one.
+    let [authored, red, blue] = [0, 1, 2].map(|set| mean_covered_color(&images, 3, set));
+    assert!(red[0] > authored[0] && red[2] < authored[2], "{authored:?} {red:?}");
+    assert!(blue[2] > authored[2] && blue[0] < authored[0], "{authored:?} {blue:?}");
+
+    let file = with_tier(&bytes, &images);
+    let parsed = vat_core::container::Asset::parse(&file).unwrap();
+    assert_eq!(parsed.manifest().format_version(), vat_core::container::FORMAT_VERSION_IMPOSTOR_VARIANTS);
+    assert_eq!(parsed.manifest().impostor_material_variants, 2);
+    let check = tier_check(&file);
+    assert!(check.passed(), "{check:?}");
+    // Every set measured: three times the images of one set.
+    let clips = asset.manifest().clips.len() as u32;
+    assert_eq!((check.samples, samples), (3 * 4 * 2 * clips, 3 * 4 * 2 * clips));
+
+    // The blue variant's images replaced by the authored ones: the blue mesh no longer matches.
+    let mut swapped = images.clone();
+    let (r0, r2) = (swapped.tier.color_level_range(3, 0, 0), swapped.tier.color_level_range(3, 2, 0));
+    let authored_level0 = swapped.color[r0.start as usize..r0.end as usize].to_vec();
+    swapped.color[r2.start as usize..r2.end as usize].copy_from_slice(&authored_level0);
+    let check = tier_check(&with_tier(&bytes, &swapped));
+    assert!(!check.passed() && check.failures()[0].contains("mean colour error"), "{check:?}");
+
+    // The same bytes on one thread.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    assert_eq!(pool.install(|| bake_tier(&asset, &options)).unwrap(), bake_tier(&asset, &options).unwrap());
+}
+
+#[test]
+fn variant_colour_sets_stop_at_the_layers_a_tier_holds() {
+    let glb = crate::testdata::textured_humanoid_with_variants_glb();
+    let rig = crate::gltf_import::import_slice(&glb, None, "variants").unwrap();
+    let bytes = crate::prepare::prepare(&rig, &crate::prepare::BakeOptions::default())
+        .unwrap()
+        .to_vat_bytes()
+        .unwrap();
+    let asset = vat_core::container::Asset::parse(&bytes).unwrap();
+    let mut m = asset.manifest().clone();
+    m.clips.truncate(1);
+    let variant = m.material_variants[0].clone();
+    m.material_variants = vec![variant; 5];
+    // One clip of 64 images: 256 layers hold 4 sets, the authored materials' and 3 variants'.
+    let options = |frames_per_clip| ImpostorOptions { frames_per_clip, ..small_options() };
+    assert_eq!(material_variant_sets(&m, &options(64)), (3, 2));
+    assert_eq!(material_variant_sets(&m, &options(128)), (1, 4));
+    assert_eq!(material_variant_sets(&m, &options(256)), (0, 5));
+    assert_eq!(material_variant_sets(&m, &options(8)), (5, 0));
+    // Without materials the palette varies the cards at run time: no sets.
+    m.materials.clear();
+    assert_eq!(material_variant_sets(&m, &options(8)), (0, 0));
+    // The colour sets count against the memory budget.
+    let one = check_tier_size(&small_options(), 1, 0, u64::MAX).unwrap();
+    assert!(check_tier_size(&small_options(), 1, 5, one * 3 * 2).is_err());
+    assert!(check_tier_size(&small_options(), 1, 0, one * 3 * 2).is_ok());
 }

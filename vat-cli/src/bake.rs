@@ -347,8 +347,10 @@ pub(crate) struct TierBaked {
     one_view: Option<vat_core::format::impostor::ImpostorBound>,
     /// The asset's socket attachments (meshes the cards do not show).
     attachments: usize,
-    /// The asset's material variants (the cards show its authored materials).
-    material_variants: usize,
+    /// The asset's material variants with a colour set of their own on the cards, and those left
+    /// out (their instances' cards show the authored materials).
+    material_variants: (u32, u32),
+    /// Bytes of the colour and normal-depth blobs.
     blob_bytes: usize,
     samples: u32,
     seconds: f64,
@@ -365,7 +367,7 @@ impl TierBaked {
         writeln!(
             out,
             "  impostors: {n} x {n} {coverage} views of {tile} px, {layers} layers ({frames} frames per clip), \
-             {mips} mip levels, atlas {bytes} bytes ({mib:.1} MiB: colour + normal-depth); measured over {samples} \
+             {mips} mip levels{sets}, atlas {bytes} bytes ({mib:.1} MiB: colour + normal-depth); measured over {samples} \
              images between the views: min coverage IoU {iou:.4}, max mean colour error {err:.4} (stated as the \
              tier's bound) in {secs:.1} s",
             n = t.grid.views_per_side,
@@ -373,8 +375,12 @@ impl TierBaked {
             layers = t.layer_count(),
             frames = t.frames_per_clip.first().copied().unwrap_or(0),
             mips = t.mip_levels,
-            bytes = 2 * self.blob_bytes,
-            mib = (2 * self.blob_bytes) as f64 / 1_048_576.0,
+            sets = match self.material_variants.0 {
+                0 => String::new(),
+                v => format!(", colour for the authored materials and {v} material variant(s)"),
+            },
+            bytes = self.blob_bytes,
+            mib = self.blob_bytes as f64 / 1_048_576.0,
             samples = self.samples,
             iou = t.bound.min_coverage_iou,
             err = t.bound.max_mean_color_error,
@@ -398,12 +404,14 @@ impl TierBaked {
                 self.attachments
             )?;
         }
-        if self.material_variants > 0 {
+        let (baked, left_out) = self.material_variants;
+        if left_out > 0 {
             writeln!(
                 out,
-                "  impostors leave out: {} material variant(s) (the cards are baked in the authored materials: an \
-                 instance of another variant shows it only while it is a mesh)",
-                self.material_variants
+                "  impostors leave out: {left_out} material variant(s) after the first {baked} (a colour set per variant \
+                 would pass the tier's {} layers: an instance of those shows them only while it is a mesh; lower \
+                 --impostor-frames to include them)",
+                vat_core::format::impostor::MAX_IMPOSTOR_LAYERS
             )?;
         }
         Ok(())
@@ -443,9 +451,11 @@ pub(crate) fn write_verified_with_tier(
     };
     let started = Instant::now();
     // Refused before the long part: too many images for a tier, or too large for the budget.
+    let material_variants = vat_bake::impostor::material_variant_sets(asset.manifest(), impostors.options);
     vat_bake::impostor::check_tier_size(
         impostors.options,
         asset.manifest().clips.len(),
+        material_variants.0,
         impostors.max_memory,
     )
     .with_context(|| format!("{what}: no impostor tier, nothing written"))?;
@@ -454,10 +464,6 @@ pub(crate) fn write_verified_with_tier(
     let with_tier = vat_bake::impostor::write_pending_with_tier(&asset, &images, out)
         .with_context(|| format!("{}: cannot write", out.display()))?;
     let attachments = asset.manifest().attachments.len();
-    // Assets without materials take their variants from the palette by the stored ids; an asset
-    // with materials has its variants' colours in no image.
-    let material_variants =
-        if asset.manifest().materials.is_empty() { 0 } else { asset.manifest().material_variants.len() };
     drop(asset);
     let tier = check_written_tier(&with_tier, bytes.into_buffer(), &images, out)?;
     // The file without the tier is removed; the one with it takes the name.
@@ -470,7 +476,7 @@ pub(crate) fn write_verified_with_tier(
             one_view: images.one_view_bound,
             attachments,
             material_variants,
-            blob_bytes: images.color.len(),
+            blob_bytes: images.color.len() + images.normal_depth.len(),
             samples,
             seconds: started.elapsed().as_secs_f64(),
         }),

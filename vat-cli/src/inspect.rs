@@ -28,7 +28,8 @@ pub(crate) fn run(path: &Path, as_json: bool, max_memory: u64) -> Result<()> {
 /// triangles, the frames' vertex and triangle counts and the lookup's bytes), `sprite` (null, or the
 /// slots, bytes per slot per frame, live particles per frame, the centre box, the largest card and
 /// the bounds of every field), `impostors` (null, or the impostor tier: views per side, coverage,
-/// tile size, frames per clip, layers, mip levels, bytes and the verified bound), and per clip
+/// tile size, frames per clip, layers, the material variants with colour images of their own, mip
+/// levels, bytes and the verified bound), and per clip
 /// `root_motion` (null, or its
 /// track: `cycle` with `x_m`, `z_m`, `yaw_rad`, `distance_m`, and `frames`, one `[x_m, z_m,
 /// yaw_rad]` per stored frame relative to the clip's first); more are present.
@@ -354,16 +355,17 @@ fn impostor_summary(
     tier: &vat_core::format::impostor::ImpostorTier,
     textures: &mut Vec<Value>,
 ) -> Value {
-    for (role, format, blob) in [
-        ("impostor colour", "Rgba8UnormSrgb", tier.color),
-        ("impostor normal and depth", "Rgba8Unorm", tier.normal_depth),
+    let variants = asset.manifest().impostor_material_variants;
+    for (role, format, blob, sets) in [
+        ("impostor colour", "Rgba8UnormSrgb", tier.color, 1 + u64::from(variants)),
+        ("impostor normal and depth", "Rgba8Unorm", tier.normal_depth, 1),
     ] {
         textures.push(json!({
             "role": role,
             "format": format,
             "width": tier.layer_side(0),
             "height": tier.layer_side(0),
-            "layers": tier.layer_count(),
+            "layers": tier.layer_count() * sets,
             "mip_levels": tier.mip_levels,
             "bytes": asset.blob(blob).len(),
         }));
@@ -378,6 +380,7 @@ fn impostor_summary(
         "tile_size": tier.tile_size,
         "frames_per_clip": tier.frames_per_clip,
         "layers": tier.layer_count(),
+        "material_variants": variants,
         "mip_levels": tier.mip_levels,
         "centre_m": tier.centre,
         "radius_m": tier.radius,
@@ -527,6 +530,12 @@ fn print_mode_sections(s: &Value) {
             p["min_coverage_iou"],
             p["max_mean_color_error"]
         );
+        if p["material_variants"].as_u64().is_some_and(|v| v > 0) {
+            println!(
+                "  impostor colour: the authored materials and {} material variant(s), a set of layers each",
+                p["material_variants"]
+            );
+        }
         if p["one_view_min_coverage_iou"].is_null() {
             println!("  impostor far cards (one view): no bound stated (baked before format version 9)");
         } else {

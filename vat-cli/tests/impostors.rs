@@ -219,14 +219,37 @@ fn render_draws_the_files_tier_and_impostors_off_draws_none() {
 }
 
 #[test]
-fn a_bake_with_material_variants_says_the_cards_show_the_authored_materials() {
+fn a_bake_with_material_variants_gives_each_a_colour_set_and_says_which_it_leaves_out() {
     let dir = scratch("variants");
     let glb = dir.join("variants.glb");
     std::fs::write(&glb, vat_procgen::testdata::textured_humanoid_with_variants_glb()).unwrap();
     let file = dir.join("variants.vat");
-    let args = ["bake", s(&glb), "--out", s(&file), "--impostors", "--impostor-views", "2"];
-    let bake = vat(&[&args[..], &["--impostor-tile", "8", "--impostor-frames", "1"]].concat());
-    assert!(bake.status.success(), "{}", out(&bake));
-    assert!(out(&bake).contains("impostors leave out: 2 material variant(s)"), "{}", out(&bake));
+    let bake_with = |frames: u32| {
+        let frames = frames.to_string();
+        let args = ["bake", s(&glb), "--out", s(&file), "--impostors", "--impostor-views", "2"];
+        let bake = vat(&[&args[..], &["--impostor-tile", "8", "--impostor-frames", &frames]].concat());
+        assert!(bake.status.success(), "{}", out(&bake));
+        out(&bake)
+    };
+    let text = bake_with(1);
+    assert!(text.contains("colour for the authored materials and 2 material variant(s)"), "{text}");
+    assert!(!text.contains("material variant(s) after"), "{text}");
+    let inspect = String::from_utf8_lossy(&vat(&["inspect", s(&file)]).stdout).into_owned();
+    assert!(
+        inspect.contains("impostor colour: the authored materials and 2 material variant(s)"),
+        "{inspect}"
+    );
+    let verify = vat(&["verify", s(&file), "--source", s(&glb)]);
+    assert!(verify.status.success() && out(&verify).contains("impostors: PASSED"), "{}", out(&verify));
+    // So many frames that 256 layers hold two colour sets: the second variant is left out, said so.
+    let layers: u32 = text
+        .split(" layers (1 frames per clip)")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the layer count in {text}"));
+    let text = bake_with(128 / layers);
+    assert!(text.contains("colour for the authored materials and 1 material variant(s)"), "{text}");
+    assert!(text.contains("impostors leave out: 1 material variant(s) after the first 1"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -123,3 +123,90 @@ fn the_far_cards_bound_round_trips_as_version_9_beside_a_tier_only() {
         assert!(fx.write().is_err(), "{name}");
     }
 }
+
+/// [`with_tier`] on an asset with two materials and three material variants, its colour blob
+/// holding `1 + variants` colour sets.
+fn with_variant_colors(variants: u32) -> Fixture {
+    let mut fx = with_tier();
+    fx.manifest.materials = vec![
+        Material { name: "skin".into(), ..Material::default() },
+        Material { name: "cloth".into(), ..Material::default() },
+    ];
+    fx.manifest.material_variants = (0..3)
+        .map(|v| MaterialVariant { name: format!("variant {v}"), materials: vec![1, (v % 2) as u16] })
+        .collect();
+    let tier = fx.manifest.impostors.clone().unwrap();
+    let len = tier.color_blob_bytes(1 + variants).unwrap() as usize;
+    let color = fx.add((0..len).map(|i| (i * 3 % 253) as u8).collect());
+    let tier = fx.manifest.impostors.as_mut().unwrap();
+    tier.color = color;
+    fx.manifest.impostor_material_variants = variants;
+    fx
+}
+
+#[test]
+fn material_variant_colours_round_trip_as_version_10_and_lie_set_after_set_per_level() {
+    let fx = with_variant_colors(2);
+    let bytes = fx.write().unwrap();
+    assert_eq!(u32::from_le_bytes(bytes[4..8].try_into().unwrap()), FORMAT_VERSION_IMPOSTOR_VARIANTS);
+    let asset = Asset::parse(&bytes).unwrap();
+    assert_eq!(asset.manifest().impostor_material_variants, 2);
+    let tier = asset.manifest().impostors.as_ref().unwrap();
+    assert_eq!(asset.blob(tier.color).len() as u64, 3 * tier.blob_bytes().unwrap());
+    // Level 0 (3 layers of 24 x 24 texels) of sets 0, 1 and 2, then level 1 (12 x 12) of each.
+    let (l0, l1) = (24 * 24 * 4 * 3, 12 * 12 * 4 * 3);
+    assert_eq!(tier.color_level_range(3, 0, 0), 0..l0);
+    assert_eq!(tier.color_level_range(3, 2, 0), 2 * l0..3 * l0);
+    assert_eq!(tier.color_level_range(3, 1, 1), 3 * l0 + l1..3 * l0 + 2 * l1);
+    assert_eq!(tier.color_level_range(1, 0, 1), l0..l0 + l1);
+    // No variants: the version the tier alone needs, every byte as before.
+    let plain = with_tier().write().unwrap();
+    assert_eq!(u32::from_le_bytes(plain[4..8].try_into().unwrap()), FORMAT_VERSION_IMPOSTORS);
+}
+
+#[test]
+fn each_hostile_material_variant_count_is_a_typed_error() {
+    // More sets than the asset has variants; a colour blob of one set too few; no materials; no
+    // tier; more layers than a texture array holds.
+    let mut cases: Vec<(&str, Fixture)> = Vec::new();
+    let mut fx = with_variant_colors(3);
+    fx.manifest.impostor_material_variants = 4;
+    cases.push(("more variants than the asset's", fx));
+    let mut fx = with_variant_colors(3);
+    fx.manifest.impostor_material_variants = 2;
+    cases.push(("a colour blob of another size", fx));
+    let mut fx = with_variant_colors(1);
+    fx.manifest.materials.clear();
+    fx.manifest.material_variants.clear();
+    cases.push(("no materials", fx));
+    let mut fx = with_variant_colors(1);
+    fx.manifest.impostors = None;
+    cases.push(("no tier", fx));
+    let mut fx = with_variant_colors(3);
+    fx.manifest.impostor_material_variants = u32::MAX;
+    cases.push(("an absurd count", fx));
+    for (name, fx) in cases {
+        let error = Asset::parse(&fx.bytes()).map(|_| ()).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                Error::LimitExceeded { .. } | Error::MissingSection { .. } | Error::BlobSizeMismatch { .. }
+            ),
+            "{name}: {error:?}"
+        );
+        assert!(fx.write().is_err(), "{name}");
+    }
+    // 3 layers x 86 sets is over the 256 layers of a texture array, whatever the variants.
+    let mut fx = with_variant_colors(3);
+    fx.manifest.material_variants =
+        (0..85).map(|v| MaterialVariant { name: v.to_string(), materials: vec![0, 1] }).collect();
+    fx.manifest.impostor_material_variants = 85;
+    let error = Asset::parse(&fx.bytes()).map(|_| ()).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::LimitExceeded { what: "impostor colour layers (images times colour sets)", .. }
+        ),
+        "{error:?}"
+    );
+}

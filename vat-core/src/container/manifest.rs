@@ -109,6 +109,16 @@ pub struct Manifest {
     /// it existed state none, and `vat verify` measures their far cards without a bound to hold
     /// them to). Only beside [`impostors`](Self::impostors).
     pub impostor_one_view_bound: Option<crate::format::impostor::ImpostorBound>,
+    /// How many of the asset's material variants ([`Manifest::material_variants`], the first ones,
+    /// in order) the impostor tier has colour images of: its colour blob holds `1 +
+    /// impostor_material_variants` sets of images per mip level, the authored materials' first,
+    /// then variant 1's, ... ([`crate::format::impostor::ImpostorTier::color_blob_bytes`]), so a
+    /// far instance shows its material variant as its mesh does. 0 without (every instance's cards
+    /// in the authored materials). A format version 10 field, the manifest's last (older files end
+    /// before it and read as 0). Only beside [`impostors`](Self::impostors) and materials; at most
+    /// the asset's variant count, and the sets' layers at most
+    /// [`crate::format::impostor::MAX_IMPOSTOR_LAYERS`].
+    pub impostor_material_variants: u32,
 }
 
 /// Which VAT mode an asset was baked in: which layout, bound, CPU reference and shader path it uses.
@@ -168,6 +178,7 @@ impl Manifest {
             sprite_animation: None,
             impostors: None,
             impostor_one_view_bound: None,
+            impostor_material_variants: 0,
         }
     }
 
@@ -207,9 +218,12 @@ impl Manifest {
     /// [`super::FORMAT_VERSION_FLUID`] (6) with a fluid animation;
     /// [`super::FORMAT_VERSION_SPRITE`] (7) with a sprite animation;
     /// [`super::FORMAT_VERSION_IMPOSTORS`] (8) with an impostor tier;
-    /// [`super::FORMAT_VERSION_IMPOSTOR_ONE_VIEW`] (9) with its one-view bound.
+    /// [`super::FORMAT_VERSION_IMPOSTOR_ONE_VIEW`] (9) with its one-view bound;
+    /// [`super::FORMAT_VERSION_IMPOSTOR_VARIANTS`] (10) with its material variants' colour images.
     pub fn format_version(&self) -> u32 {
-        if self.impostor_one_view_bound.is_some() {
+        if self.impostor_material_variants > 0 {
+            super::FORMAT_VERSION_IMPOSTOR_VARIANTS
+        } else if self.impostor_one_view_bound.is_some() {
             super::FORMAT_VERSION_IMPOSTOR_ONE_VIEW
         } else if self.impostors.is_some() {
             super::FORMAT_VERSION_IMPOSTORS

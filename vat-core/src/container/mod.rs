@@ -29,7 +29,8 @@
 //! version 5 root motion ([`Manifest::root_motion`]); version 6 the fluid mode
 //! ([`Manifest::fluid_animation`]); version 7 the sprite mode ([`Manifest::sprite_animation`]); version 8 the impostor tier
 //! ([`Manifest::impostors`]); version 9 the tier's one-view bound
-//! ([`Manifest::impostor_one_view_bound`]);
+//! ([`Manifest::impostor_one_view_bound`]); version 10 the tier's colour images per material
+//! variant ([`Manifest::impostor_material_variants`]);
 //! these are the manifest's last fields, in that
 //! order. Older versions end the manifest before the fields they cannot hold; the reader decodes
 //! them as if they were empty and the writer leaves them out of every file that has none, so older
@@ -83,9 +84,9 @@ pub use writer::{ContainerWriter, container_bytes, write_container};
 /// The first four bytes of every `.vat` file.
 pub const MAGIC: [u8; 4] = *b"VAT\0";
 
-/// The newest format version this build writes and reads (9). A file is written with the oldest
+/// The newest format version this build writes and reads (10). A file is written with the oldest
 /// version that can describe it ([`Manifest::format_version`]).
-pub const FORMAT_VERSION: u32 = 9;
+pub const FORMAT_VERSION: u32 = 10;
 
 /// The oldest format version this build reads (1): every manifest section but
 /// [`Manifest::morph_animation`].
@@ -127,6 +128,12 @@ pub const FORMAT_VERSION_IMPOSTORS: u32 = 8;
 /// leaves out).
 pub const FORMAT_VERSION_IMPOSTOR_ONE_VIEW: u32 = 9;
 
+/// The format version that added [`Manifest::impostor_material_variants`] (the impostor tier's
+/// colour images per material variant, after the authored materials' in its colour blob), the
+/// manifest's last field (after the version 9 one-view bound): older manifests end before it (one
+/// zero byte, `0`, which the reader supplies and the writer leaves out).
+pub const FORMAT_VERSION_IMPOSTOR_VARIANTS: u32 = 10;
+
 /// The format version that added [`Manifest::materials`], [`Manifest::material_textures`] and
 /// [`Manifest::material_variants`], the three fields after [`Manifest::rigid_animation`]: older
 /// manifests end before them (the reader supplies their empty encodings, three zero bytes, and the
@@ -156,6 +163,9 @@ pub(crate) fn omitted_trailing_bytes(version: u32) -> usize {
         omitted += 1;
     }
     if version < FORMAT_VERSION_IMPOSTOR_ONE_VIEW {
+        omitted += 1;
+    }
+    if version < FORMAT_VERSION_IMPOSTOR_VARIANTS {
         omitted += 1;
     }
     omitted

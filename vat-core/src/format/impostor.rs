@@ -380,6 +380,34 @@ impl ImpostorTier {
         })
     }
 
+    /// Bytes of the colour blob of a tier with `sets` colour sets (1 plus
+    /// [`crate::container::Manifest::impostor_material_variants`]): [`Self::blob_bytes`] per set
+    /// (`None` on overflow).
+    pub fn color_blob_bytes(&self, sets: u32) -> Option<u64> {
+        self.blob_bytes()?.checked_mul(u64::from(sets))
+    }
+
+    /// Bytes of one layer at mip `level` (4 per texel).
+    fn layer_bytes(&self, level: u32) -> u64 {
+        self.layer_side(level).saturating_mul(self.layer_side(level)).saturating_mul(4)
+    }
+
+    /// Where colour set `set` (0: the authored materials; `v`: material variant `v`, of `sets` in
+    /// all) of mip `level` lies in the colour blob: its [`Self::layer_count`] layers, every level
+    /// holding every set's layers in set order (so that the run time binds one texture array of
+    /// `sets * layer_count` layers, layer `set * layer_count + l` showing layer `l` in that set's
+    /// colours). With one set this is also where `level` lies in the normal-depth blob. Byte
+    /// offsets, saturating (a validated tier never saturates).
+    pub fn color_level_range(&self, sets: u32, set: u32, level: u32) -> std::ops::Range<u64> {
+        let layers = self.layer_count();
+        let before: u64 = (0..level)
+            .map(|l| self.layer_bytes(l).saturating_mul(layers).saturating_mul(u64::from(sets)))
+            .fold(0, u64::saturating_add);
+        let level_set = self.layer_bytes(level).saturating_mul(layers);
+        let start = before.saturating_add(level_set.saturating_mul(u64::from(set)));
+        start..start.saturating_add(level_set)
+    }
+
     /// The first layer of `clip`'s images (`None` past the clips).
     pub fn first_layer(&self, clip: usize) -> Option<u64> {
         (clip < self.frames_per_clip.len())
@@ -430,13 +458,28 @@ pub(crate) fn validate_impostor_tier(
         return Err(range("impostor radius", tier.radius.to_string(), "greater than 0"));
     }
     check_bound("impostor bound", tier.bound)?;
-    let len = tier.blob_bytes().ok_or(Error::LimitExceeded {
+    let variants = m.impostor_material_variants;
+    if variants > 0 && m.materials.is_empty() {
+        return Err(Error::MissingSection {
+            what: "materials (impostor colour images per material variant are an asset with materials')",
+        });
+    }
+    within("impostor material variants", variants.into(), m.material_variants.len() as u64)?;
+    let sets = variants.saturating_add(1);
+    within(
+        "impostor colour layers (images times colour sets)",
+        tier.layer_count().saturating_mul(sets.into()),
+        MAX_IMPOSTOR_LAYERS.into(),
+    )?;
+    let too_large = Error::LimitExceeded {
         what: "impostor texture bytes",
         value: u64::MAX,
         limit: limits.max_total_bytes,
-    })?;
-    within("impostor texture bytes", len, limits.max_total_bytes)?;
-    sized_blob(bytes, m, tier.color, "impostor colour", len)?;
+    };
+    let len = tier.blob_bytes().ok_or(too_large.clone())?;
+    let color_len = tier.color_blob_bytes(sets).ok_or(too_large)?;
+    within("impostor texture bytes", color_len, limits.max_total_bytes)?;
+    sized_blob(bytes, m, tier.color, "impostor colour", color_len)?;
     sized_blob(bytes, m, tier.normal_depth, "impostor normal and depth", len)?;
     Ok(())
 }

@@ -354,6 +354,14 @@ struct ImpostorSurface {
     depth: f32,
 }
 
+// The first colour layer of the colour set record `inst` shows (AssetConstants): its material
+// variant's set when the tier has one (variant v in 1..=impostor_material_variants), else the
+// authored materials' (layer 0 on).
+fn vat_impostor_color_set(inst: InstanceRecord) -> u32 {
+    let v = inst.variant_bits & VARIANT_MATERIAL_MASK;
+    return select(0u, v * asset.impostor_layers, v <= asset.impostor_material_variants);
+}
+
 // One view's sample of a card fragment: colour (linear, the palette or the material's, tinted)
 // with coverage, and the normal-depth texel, at texture coordinates `coord` of images `first` and
 // `second` blended by `t` (only `first` read when `t` is 0), at mip level `level`.
@@ -363,10 +371,11 @@ struct ImpostorTexel {
 }
 
 fn vat_impostor_texel(inst: InstanceRecord, coord: vec2<f32>, first: u32, second: u32, t: f32, level: f32) -> ImpostorTexel {
-    var c = textureSampleLevel(impostor_color, material_sampler, coord, first, level);
+    let colors = vat_impostor_color_set(inst);
+    var c = textureSampleLevel(impostor_color, material_sampler, coord, colors + first, level);
     var nd = textureSampleLevel(impostor_normal_depth, material_sampler, coord, first, level);
     if t > 0.0 {
-        c = mix(c, textureSampleLevel(impostor_color, material_sampler, coord, second, level), t);
+        c = mix(c, textureSampleLevel(impostor_color, material_sampler, coord, colors + second, level), t);
         nd = mix(nd, textureSampleLevel(impostor_normal_depth, material_sampler, coord, second, level), t);
     }
     var base = c.rgb * inst.tint;
@@ -411,7 +420,7 @@ fn vat_impostor_surface(in: ImpostorOutput, level: f32, use_b: bool) -> Impostor
         let view = in.views.x;
         let inner = min(vec2<u32>(clamp(in.main_view.xy, vec2<f32>(0.0), vec2<f32>(1.0)) * f32(tile)), vec2<u32>(tile - 1u));
         let texel = vec2<u32>(view % n, view / n) * tile + inner;
-        let c = textureLoad(impostor_color, texel, nearer, l);
+        let c = textureLoad(impostor_color, texel, vat_impostor_color_set(inst) + nearer, l);
         let nd = textureLoad(impostor_normal_depth, texel, nearer, l);
         var base = c.rgb * inst.tint;
         if !vat_has_materials() {

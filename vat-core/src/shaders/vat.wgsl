@@ -278,6 +278,12 @@ struct AssetConstants {
     impostor_coverage: u32,
     impostor_tile_size: u32,
     impostor_mip_levels: u32,
+    // Layers of the normal-depth array and of each colour set of the colour array; the material
+    // variants with a colour set of their own (variant v in 1..=impostor_material_variants reads
+    // colour layer v * impostor_layers + l; any other variant set 0, the authored materials).
+    impostor_layers: u32,
+    impostor_material_variants: u32,
+    _impostor_pad: vec2<u32>,
 }
 
 // One clip of the asset. Twin of vat_core::gpu::ClipRecord (32 bytes).

@@ -95,9 +95,19 @@ pub struct AssetConstants {
     pub impostor_tile_size: u32,
     /// Mip levels of the tier's texture arrays (0 without a tier).
     pub impostor_mip_levels: u32,
+    /// Layers of the tier's normal-depth array, and of each colour set of its colour array
+    /// ([`crate::format::impostor::ImpostorTier::layer_count`]; 0 without a tier).
+    pub impostor_layers: u32,
+    /// Material variants the colour array has a set of its own for
+    /// ([`crate::container::Manifest::impostor_material_variants`]): an instance showing material
+    /// variant `v` in `1..=impostor_material_variants` reads colour layer `v * impostor_layers + l`
+    /// for image `l`; any other, layer `l` (the authored materials). 0 without.
+    pub impostor_material_variants: u32,
+    /// Padding to a 16-byte multiple.
+    pub _impostor_pad: [u32; 2],
 }
 
-const _: () = assert!(std::mem::size_of::<AssetConstants>() == 208);
+const _: () = assert!(std::mem::size_of::<AssetConstants>() == 224);
 
 /// [`AssetConstants::impostor_coverage`] of a hemi-octahedral grid (the WGSL `IMPOSTOR_HEMI`).
 pub const IMPOSTOR_COVERAGE_HEMI: u32 = 1;
@@ -211,14 +221,14 @@ impl AssetConstants {
             particle_texture_width: 0,
             particle_extent: [0.0; 3],
             particle_max_size: 0.0,
-            ..Self::impostor(manifest.impostors.as_ref())
+            ..Self::impostor(manifest)
         })
     }
 
-    /// The impostor fields of `tier` (all zero without one), the others zero.
-    fn impostor(tier: Option<&crate::format::impostor::ImpostorTier>) -> Self {
+    /// The impostor fields of `manifest`'s tier (all zero without one), the others zero.
+    fn impostor(manifest: &crate::container::Manifest) -> Self {
         use crate::format::impostor::ViewCoverage;
-        let Some(t) = tier else { return Zeroable::zeroed() };
+        let Some(t) = manifest.impostors.as_ref() else { return Zeroable::zeroed() };
         Self {
             impostor_centre: t.centre,
             impostor_radius: t.radius,
@@ -229,6 +239,8 @@ impl AssetConstants {
             },
             impostor_tile_size: t.tile_size,
             impostor_mip_levels: t.mip_levels,
+            impostor_layers: u32::try_from(t.layer_count()).unwrap_or(u32::MAX),
+            impostor_material_variants: manifest.impostor_material_variants,
             ..Zeroable::zeroed()
         }
     }
@@ -728,7 +740,8 @@ pub fn draw_args_template(
 
 /// The two texture arrays of a validated asset's impostor tier, `[impostor_color,
 /// impostor_normal_depth]` (the layout of [`crate::format::impostor::ImpostorTier`]: every layer
-/// of mip level 0, then of level 1, ...), or 1x1 transparent stand-ins without a tier. `None` only
+/// of mip level 0, then of level 1, ...; the colour array holds `1 +
+/// Manifest::impostor_material_variants` sets of those layers, set after set within each level), or 1x1 transparent stand-ins without a tier. `None` only
 /// if a blob is missing or short, which a parsed asset never has.
 pub fn impostor_textures<'a>(asset: &crate::container::Asset<'a>) -> Option<[MaterialTexture<'a>; 2]> {
     static CLEAR_RGBA8_TEXEL: [u8; 4] = [0; 4];
@@ -742,10 +755,12 @@ pub fn impostor_textures<'a>(asset: &crate::container::Asset<'a>) -> Option<[Mat
             stand_in: true,
         }));
     };
-    let layers = u32::try_from(tier.layer_count()).ok()?;
+    let layer_count = u32::try_from(tier.layer_count()).ok()?;
+    let sets = asset.manifest().impostor_material_variants.checked_add(1)?;
     let mut out = Vec::with_capacity(2);
-    for ((name, srgb), blob) in names.into_iter().zip([tier.color, tier.normal_depth]) {
+    for ((name, srgb), (blob, sets)) in names.into_iter().zip([(tier.color, sets), (tier.normal_depth, 1)]) {
         let bytes = asset.get_blob(blob)?;
+        let layers = layer_count.checked_mul(sets)?;
         let mut levels = Vec::with_capacity(tier.mip_levels as usize);
         let mut offset = 0usize;
         for level in 0..tier.mip_levels {

@@ -190,6 +190,9 @@ fn rust_structs() -> Vec<RustStruct> {
             impostor_coverage,
             impostor_tile_size,
             impostor_mip_levels,
+            impostor_layers,
+            impostor_material_variants,
+            _impostor_pad
         }),
         rust_struct!(ClipRecord {
             first_frame,

@@ -132,6 +132,11 @@ pub(crate) fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> 
     if let Some(tier) = &m.impostors {
         crate::format::impostor::validate_impostor_tier(tier, m, bytes, limits)?;
     }
+    if m.impostor_material_variants > 0 && m.impostors.is_none() {
+        return Err(crate::Error::MissingSection {
+            what: "impostor tier (colour images per material variant are a tier's)",
+        });
+    }
     if let Some(bound) = m.impostor_one_view_bound {
         crate::format::impostor::validate_one_view_bound(bound, m)?;
     }
