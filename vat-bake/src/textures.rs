@@ -101,7 +101,7 @@ pub fn texture_array(
 }
 
 /// sRGB-encoded byte to linear (exact transfer function).
-fn srgb_to_linear(v: u8) -> f32 {
+pub(crate) fn srgb_to_linear(v: u8) -> f32 {
     let c = f32::from(v) / 255.0;
     if c <= 0.04045 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) }
 }
