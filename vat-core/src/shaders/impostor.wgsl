@@ -348,10 +348,13 @@ fn vat_impostor_coord(view: u32, uv: vec2<f32>, level: f32) -> vec2<f32> {
 // What the tier shows at a card fragment: linear colour (the palette or the material's, tinted)
 // with coverage in alpha, the object-space normal, and how far in front of the card plane the
 // surface is (radii, towards the facing direction).
+// `material` is the record in `materials` the surface is lit with (the instance's variant applied)
+// for an asset with materials, else the palette id (unused: the palette is in `color`).
 struct ImpostorSurface {
     color: vec4<f32>,
     normal: vec3<f32>,
     depth: f32,
+    material: u32,
 }
 
 // The first colour layer of the colour set record `inst` shows (AssetConstants): its material
@@ -368,6 +371,19 @@ fn vat_impostor_color_set(inst: InstanceRecord) -> u32 {
 struct ImpostorTexel {
     color: vec4<f32>,
     normal_depth: vec4<f32>,
+    // The material id of the nearest texel of the nearer image (ids do not filter).
+    material: u32,
+}
+
+// The record in `materials` of material id `id` for record `inst` (its material variant applied,
+// as vat_lit_output picks it); 0 for an asset without materials.
+fn vat_impostor_material_record(inst: InstanceRecord, id: u32) -> u32 {
+    if !vat_has_materials() {
+        return 0u;
+    }
+    let v = inst.variant_bits & VARIANT_MATERIAL_MASK;
+    let slot = select(0u, v, v <= asset.material_variant_count);
+    return slot * asset.material_count + min(id, asset.material_count - 1u);
 }
 
 fn vat_impostor_texel(inst: InstanceRecord, coord: vec2<f32>, first: u32, second: u32, t: f32, level: f32) -> ImpostorTexel {
@@ -378,17 +394,18 @@ fn vat_impostor_texel(inst: InstanceRecord, coord: vec2<f32>, first: u32, second
         c = mix(c, textureSampleLevel(impostor_color, material_sampler, coord, colors + second, level), t);
         nd = mix(nd, textureSampleLevel(impostor_normal_depth, material_sampler, coord, second, level), t);
     }
+    // The material id of the nearest texel of the nearer image (ids do not filter): the palette's
+    // colour, or the material the card is lit with.
+    let l = u32(round(level));
+    let side = max(asset.impostor_views_per_side * (asset.impostor_tile_size >> l), 1u);
+    let texel = min(vec2<u32>(coord * f32(side)), vec2<u32>(side - 1u));
+    let nearer = select(first, second, t >= 0.5);
+    let id = u32(round(textureLoad(impostor_normal_depth, texel, nearer, l).a * 255.0));
     var base = c.rgb * inst.tint;
     if !vat_has_materials() {
-        // The palette: the material id of the nearest texel of the nearer image (ids do not filter).
-        let l = u32(round(level));
-        let side = max(asset.impostor_views_per_side * (asset.impostor_tile_size >> l), 1u);
-        let texel = min(vec2<u32>(coord * f32(side)), vec2<u32>(side - 1u));
-        let nearer = select(first, second, t >= 0.5);
-        let id = u32(round(textureLoad(impostor_normal_depth, texel, nearer, l).a * 255.0));
         base = vat_material_color(id, inst.variant_bits, inst.tint) * c.rgb;
     }
-    return ImpostorTexel(vec4<f32>(base, c.a), nd);
+    return ImpostorTexel(vec4<f32>(base, c.a), nd, id);
 }
 
 // The card fragment `in` at mip level `level`, clip slot B taken where `use_b`: below
@@ -412,7 +429,7 @@ fn vat_impostor_surface(in: ImpostorOutput, level: f32, use_b: bool) -> Impostor
         // One view: the nearest texel of the card's mip level, two reads (the material id in the
         // second); nothing outside the view's image.
         if any(in.main_view.xy < vec2<f32>(0.0)) || any(in.main_view.xy > vec2<f32>(1.0)) {
-            return ImpostorSurface(vec4<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0), 0.0);
+            return ImpostorSurface(vec4<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0), 0.0, 0u);
         }
         let l = min(u32(round(in.single_level)), max(asset.impostor_mip_levels, 1u) - 1u);
         let tile = max(asset.impostor_tile_size >> l, 1u);
@@ -422,12 +439,14 @@ fn vat_impostor_surface(in: ImpostorOutput, level: f32, use_b: bool) -> Impostor
         let texel = vec2<u32>(view % n, view / n) * tile + inner;
         let c = textureLoad(impostor_color, texel, vat_impostor_color_set(inst) + nearer, l);
         let nd = textureLoad(impostor_normal_depth, texel, nearer, l);
+        let id = u32(round(nd.a * 255.0));
         var base = c.rgb * inst.tint;
         if !vat_has_materials() {
-            base = vat_material_color(u32(round(nd.a * 255.0)), inst.variant_bits, inst.tint) * c.rgb;
+            base = vat_material_color(id, inst.variant_bits, inst.tint) * c.rgb;
         }
         let depth = (nd.b * 2.0 - 1.0 - in.main_view.z) / max(in.main_along, 0.05);
-        return ImpostorSurface(vec4<f32>(base, c.a), vat_oct_decode(nd.rg * 2.0 - 1.0), clamp(depth, -1.0, 1.0));
+        let normal = vat_oct_decode(nd.rg * 2.0 - 1.0);
+        return ImpostorSurface(vec4<f32>(base, c.a), normal, clamp(depth, -1.0, 1.0), vat_impostor_material_record(inst, id));
     }
     let d = in.direction;
     let axes = vat_impostor_axes(d);
@@ -436,6 +455,9 @@ fn vat_impostor_surface(in: ImpostorOutput, level: f32, use_b: bool) -> Impostor
     var alpha = 0.0;
     var normal = vec3<f32>(0.0);
     var depth = 0.0;
+    // The material of the view that covers the fragment most (weight times coverage).
+    var material = 0u;
+    var most = 0.0;
     for (var k = 0u; k < 3u; k++) {
         let w = in.view_weights[k];
         if !(w > 0.0) {
@@ -457,6 +479,10 @@ fn vat_impostor_surface(in: ImpostorOutput, level: f32, use_b: bool) -> Impostor
         let texel = vat_impostor_texel(inst, coord, first, second, t, level);
         let nd = texel.normal_depth;
         let a = w * texel.color.a;
+        if a > most {
+            most = a;
+            material = texel.material;
+        }
         color += a * texel.color.rgb;
         alpha += a;
         normal += a * vat_oct_decode(nd.rg * 2.0 - 1.0);
@@ -466,7 +492,8 @@ fn vat_impostor_surface(in: ImpostorOutput, level: f32, use_b: bool) -> Impostor
         color /= alpha;
         depth /= alpha;
     }
-    return ImpostorSurface(vec4<f32>(color, alpha), vat_normalize(normal), clamp(depth, -1.0, 1.0));
+    let record = vat_impostor_material_record(inst, material);
+    return ImpostorSurface(vec4<f32>(color, alpha), vat_normalize(normal), clamp(depth, -1.0, 1.0), record);
 }
 
 // Whether the pixel at `p` shows clip B of a record fading to it by `weight` (dithered, with a
@@ -486,8 +513,21 @@ fn vat_impostor_lit(in: ImpostorOutput, surface: ImpostorSurface) -> VertexOutpu
     let offset = surface.depth * in.facing;
     return VertexOutput(
         in.clip_position, in.world_position + offset, world_normal, vec4<f32>(surface.color.rgb, 1.0),
-        vec4<f32>(0.0), vec2<f32>(0.0), 0u, in.instance, in.previous_world_position + offset,
+        vec4<f32>(0.0), vec2<f32>(0.0), surface.material, in.instance, in.previous_world_position + offset,
     );
+}
+
+// The colour of a lit card fragment: an asset with materials in its material's light model (the
+// record's metalness, roughness and emission; the images hold the base colour), as fs_lit_material
+// lights the mesh (no texture of the material is sampled: the card has no texture coordinates);
+// the palette's in vat_shade's.
+fn vat_shade_impostor(lit: VertexOutput) -> vec4<f32> {
+    if !vat_has_materials() {
+        return vat_shade(lit);
+    }
+    let m = vat_fragment_material(lit);
+    let n = vat_normalize(lit.world_normal);
+    return vec4<f32>(vat_light_material(lit.color.rgb, m.metallic, m.roughness, n, lit.world_position) + m.emissive_factor, 1.0);
 }
 
 // The card fragment of the colour and prepass entry points: discarded where the mesh keeps the
@@ -507,7 +547,7 @@ fn vat_impostor_fragment(in: ImpostorOutput, level: f32) -> VertexOutput {
 @fragment
 fn fs_impostor(in: ImpostorOutput) -> @location(0) vec4<f32> {
     let level = vat_impostor_level(in.card_uv);
-    return vat_shade(vat_impostor_fragment(in, level));
+    return vat_shade_impostor(vat_impostor_fragment(in, level));
 }
 
 
@@ -516,7 +556,7 @@ fn fs_impostor(in: ImpostorOutput) -> @location(0) vec4<f32> {
 fn fs_impostor_motion(in: ImpostorOutput) -> LitMotionOutput {
     let level = vat_impostor_level(in.card_uv);
     let lit = vat_impostor_fragment(in, level);
-    let color = vat_shade(lit);
+    let color = vat_shade_impostor(lit);
     return LitMotionOutput(color, vec4<f32>(vat_motion_vector(lit), 0.0, 0.0));
 }
 

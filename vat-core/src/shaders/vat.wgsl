@@ -1304,11 +1304,19 @@ fn vat_shade_material(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<f
         metallic *= mr.b;
     }
     let n = vat_material_normal(in, m, front, ddx, ddy);
+    return vec4<f32>(vat_light_material(base.rgb, metallic, roughness, n, in.world_position) + m.emissive_factor, 1.0);
+}
+
+// Light reflected towards the camera by a surface of a material's base colour (linear RGB),
+// metalness and perceptual roughness at world position `world` with unit shading normal `n`, in the
+// frame's light model: vat_light_pbr, or vat's (a Cook-Torrance sun in vat_shade's units and a
+// sky-tinted ambient share). Emission is the caller's.
+fn vat_light_material(base: vec3<f32>, metallic: f32, roughness: f32, n: vec3<f32>, world: vec3<f32>) -> vec3<f32> {
     if vat_light_model() == LIGHT_MODEL_PBR {
-        return vec4<f32>(vat_light_pbr(base.rgb, metallic, roughness, n, in.world_position) + m.emissive_factor, 1.0);
+        return vat_light_pbr(base, metallic, roughness, n, world);
     }
     let l = vat_normalize(frame.sun_direction);
-    let v = vat_normalize(frame.camera_position - in.world_position);
+    let v = vat_normalize(frame.camera_position - world);
     let h = vat_normalize(l + v);
     let n_dot_l = max(dot(n, l), 0.0);
     let n_dot_v = max(dot(n, v), 1e-4);
@@ -1320,16 +1328,16 @@ fn vat_shade_material(in: VertexOutput, front: bool, ddx: vec2<f32>, ddy: vec2<f
     let distribution = alpha2 / (PI * d_denominator * d_denominator);
     let k = (roughness + 1.0) * (roughness + 1.0) / 8.0;
     let visibility = 1.0 / ((n_dot_l * (1.0 - k) + k) * (n_dot_v * (1.0 - k) + k) * 4.0);
-    let f0 = mix(vec3<f32>(0.04), base.rgb, metallic);
+    let f0 = mix(vec3<f32>(0.04), base, metallic);
     let fresnel = f0 + (vec3<f32>(1.0) - f0) * pow(1.0 - v_dot_h, 5.0);
-    let diffuse = base.rgb * (1.0 - metallic);
+    let diffuse = base * (1.0 - metallic);
     // vat_shade's units: a white Lambert surface facing the sun reflects sun_color, so the BRDF is
     // scaled by PI.
     let brdf = diffuse * (vec3<f32>(1.0) - fresnel) + fresnel * distribution * visibility * PI;
-    let direct = brdf * n_dot_l * vat_shadow(in.world_position, n) * frame.sun_color;
+    let direct = brdf * n_dot_l * vat_shadow(world, n) * frame.sun_color;
     let sky = mix(0.55, 1.0, 0.5 + 0.5 * n.y);
     let ambient = (diffuse + f0 * (1.0 - 0.5 * roughness)) * frame.ambient * sky;
-    return vec4<f32>(ambient + (1.0 - frame.ambient) * direct + m.emissive_factor, 1.0);
+    return ambient + (1.0 - frame.ambient) * direct;
 }
 
 // ---------------------------------------------------------------------------------------------------
