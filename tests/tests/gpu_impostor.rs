@@ -330,6 +330,35 @@ fn mean_character_color(image: &[u8]) -> [f64; 3] {
     sum.map(|s| s / n.max(1.0))
 }
 
+/// How far (a fraction of the mesh's sRGB value, per channel) a card's mean colour inside both
+/// silhouettes may be from its mesh's at the switch: the card has no texture coordinates (its
+/// albedo is baked per vertex, no normal or metallic-roughness map reaches it) and its normal is
+/// the 8-bit mean over a texel.
+const MAX_INTERIOR_SHADING: f64 = 0.10;
+
+/// Mean sRGB colours of `mesh` and `card` (256 x 256 images) over the pixels that both images cover
+/// together with their four neighbours, and the number of such pixels.
+fn interior_means(mesh: &[u8], card: &[u8]) -> ([f64; 3], [f64; 3], usize) {
+    let background = &mesh[..4];
+    let covered = |image: &[u8], i: usize| image[i * 4..i * 4 + 4] != *background;
+    let (mut a, mut b, mut n) = ([0f64; 3], [0f64; 3], 0usize);
+    for y in 1..255 {
+        for x in 1..255 {
+            let i = y * 256 + x;
+            let around = [i, i - 1, i + 1, i - 256, i + 256];
+            if around.iter().all(|&j| covered(mesh, j) && covered(card, j)) {
+                for c in 0..3 {
+                    a[c] += f64::from(mesh[i * 4 + c]);
+                    b[c] += f64::from(card[i * 4 + c]);
+                }
+                n += 1;
+            }
+        }
+    }
+    let mean = |s: [f64; 3]| s.map(|v| v / n.max(1) as f64);
+    (mean(a), mean(b), n)
+}
+
 #[test]
 fn cards_show_each_instances_material_variant_on_both_backends() {
     // The textured humanoid with two material variants ("red", "blue"): one character at the switch
@@ -345,8 +374,9 @@ fn cards_show_each_instances_material_variant_on_both_backends() {
     let pixel_angle = 2.0 * (0.3f32).tan() / 256.0;
     let distance = 2.0 * tier.radius / (tier.tile_size as f32 * pixel_angle);
     let shots = [0, 1, 2].map(|variant| Shot { variant, ..Shot::at(distance, 0.4) });
-    let meshes = shots.map(|shot| mean_character_color(&one_character(&mut wg, &wg_asset, &asset, shot)));
-    for shot in shots {
+    let mesh_images = shots.map(|shot| one_character(&mut wg, &wg_asset, &asset, shot));
+    let meshes = mesh_images.each_ref().map(|image| mean_character_color(image));
+    for (shot, mesh) in shots.into_iter().zip(&mesh_images) {
         let card = Shot { impostors: true, ..shot };
         let w = one_character(&mut wg, &wg_asset, &asset, card);
         let v = one_character(&mut vk, &vk_asset, &asset, card);
@@ -369,6 +399,23 @@ fn cards_show_each_instances_material_variant_on_both_backends() {
             Some(shot.variant as usize),
             "variant {}: the card shows another variant",
             shot.variant
+        );
+        // Shading where both are solid (the pixels whose 4 neighbours both images cover too: the
+        // mesh's edge pixels blend with the sky, the card's alpha-tested edges do not): the card
+        // lit in the material's light model stays within MAX_INTERIOR_SHADING of the mesh.
+        let (mesh_inside, card_inside, pixels) = interior_means(mesh, &w);
+        let worst = (0..3).map(|i| (card_inside[i] / mesh_inside[i] - 1.0).abs()).fold(0.0, f64::max);
+        println!(
+            "variant {}: inside both silhouettes ({pixels} pixels) card {card_inside:.1?}, mesh {mesh_inside:.1?} \
+             ({:.1} % apart at most)",
+            shot.variant,
+            worst * 100.0
+        );
+        assert!(
+            pixels >= 8 && worst <= MAX_INTERIOR_SHADING,
+            "variant {}: {:.1} % apart",
+            shot.variant,
+            worst * 100.0
         );
     }
     let messages = vk.parts().0.messages();
