@@ -19,6 +19,11 @@ fn square(side: f32, z: f32, color: [f32; 4], flip: bool) -> Parts {
 const FRONT: [f32; 3] = [0.0, 0.0, 1.0];
 const OPTIONS: RasterOptions = RasterOptions { size: 16, samples_per_side: 4 };
 
+/// A mesh of one colour set and material 0.
+fn plain_mesh<'a>(p: &'a [Vec3], n: &'a [Vec3], c: &'a [[f32; 4]], idx: &'a [u32]) -> ImpostorMesh<'a> {
+    ImpostorMesh { positions: p, normals: n, colors: c, variant_colors: &[], material_ids: &[], indices: idx }
+}
+
 fn render(parts: &[Parts], options: &RasterOptions) -> ViewImage {
     let (mut p, mut n, mut c, mut idx) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (pp, nn, cc, ii) in parts {
@@ -28,14 +33,7 @@ fn render(parts: &[Parts], options: &RasterOptions) -> ViewImage {
         c.extend_from_slice(cc);
         idx.extend(ii.iter().map(|i| i + base));
     }
-    let mesh = ImpostorMesh {
-        positions: &p,
-        normals: &n,
-        colors: &c,
-        variant_colors: &[],
-        material_ids: &[],
-        indices: &idx,
-    };
+    let mesh = plain_mesh(&p, &n, &c, &idx);
     render_view(&mesh, FRONT, [0.0; 3], 1.0, options).unwrap()
 }
 
@@ -126,14 +124,7 @@ fn sphere_mesh(rings: u32, segments: u32) -> Parts {
 #[test]
 fn images_are_the_same_bytes_on_any_thread_and_every_run() {
     let (p, n, c, idx) = sphere_mesh(12, 24);
-    let mesh = ImpostorMesh {
-        positions: &p,
-        normals: &n,
-        colors: &c,
-        variant_colors: &[],
-        material_ids: &[],
-        indices: &idx,
-    };
+    let mesh = plain_mesh(&p, &n, &c, &idx);
     let grid =
         vat_core::format::impostor::ViewGrid::new(4, vat_core::format::impostor::ViewCoverage::Hemi).unwrap();
     let options = RasterOptions { size: 24, samples_per_side: 3 };
@@ -152,14 +143,7 @@ fn images_are_the_same_bytes_on_any_thread_and_every_run() {
 #[test]
 fn bad_meshes_and_options_are_typed_errors() {
     let (p, n, c, idx) = square(1.0, 0.0, [1.0; 4], false);
-    let ok = ImpostorMesh {
-        positions: &p,
-        normals: &n,
-        colors: &c,
-        variant_colors: &[],
-        material_ids: &[],
-        indices: &idx,
-    };
+    let ok = plain_mesh(&p, &n, &c, &idx);
     let draw = |mesh: &ImpostorMesh<'_>, radius: f32, options: &RasterOptions| {
         render_view(mesh, FRONT, [0.0; 3], radius, options)
     };
@@ -441,14 +425,16 @@ fn the_humanoid_keeps_its_material_ids_for_the_run_time_palette() {
     );
 }
 
+/// The `.vat` bytes of the glTF binary `glb` baked with the default options.
+fn glb_file(glb: &[u8], name: &str) -> Vec<u8> {
+    let rig = crate::gltf_import::import_slice(glb, None, name).expect("the fixture imports");
+    let prepared = crate::prepare::prepare(&rig, &crate::prepare::BakeOptions::default()).expect("it bakes");
+    prepared.to_vat_bytes().expect("the bake writes")
+}
+
 #[test]
 fn a_textured_asset_is_drawn_with_its_base_colour_texture_and_factors() {
-    let glb = crate::testdata::textured_humanoid_glb();
-    let rig = crate::gltf_import::import_slice(&glb, None, "textured").unwrap();
-    let bytes = crate::prepare::prepare(&rig, &crate::prepare::BakeOptions::default())
-        .unwrap()
-        .to_vat_bytes()
-        .unwrap();
+    let bytes = glb_file(&crate::testdata::textured_humanoid_glb(), "textured");
     let asset = vat_core::container::Asset::parse(&bytes).unwrap();
     let m = asset.manifest();
     assert_eq!(m.materials.len(), 2);
@@ -633,12 +619,7 @@ fn mean_covered_color(images: &ImpostorImages, sets: u32, set: u32) -> [f32; 3] 
 
 #[test]
 fn each_material_variant_gets_colour_images_of_its_own_verified_against_its_mesh() {
-    let glb = crate::testdata::textured_humanoid_with_variants_glb();
-    let rig = crate::gltf_import::import_slice(&glb, None, "variants").unwrap();
-    let bytes = crate::prepare::prepare(&rig, &crate::prepare::BakeOptions::default())
-        .unwrap()
-        .to_vat_bytes()
-        .unwrap();
+    let bytes = glb_file(&crate::testdata::textured_humanoid_with_variants_glb(), "variants");
     let asset = vat_core::container::Asset::parse(&bytes).unwrap();
     let options = small_options();
     assert_eq!(material_variant_sets(asset.manifest(), &options), (2, 0));
@@ -684,12 +665,7 @@ fn each_material_variant_gets_colour_images_of_its_own_verified_against_its_mesh
 
 #[test]
 fn variant_colour_sets_stop_at_the_layers_a_tier_holds() {
-    let glb = crate::testdata::textured_humanoid_with_variants_glb();
-    let rig = crate::gltf_import::import_slice(&glb, None, "variants").unwrap();
-    let bytes = crate::prepare::prepare(&rig, &crate::prepare::BakeOptions::default())
-        .unwrap()
-        .to_vat_bytes()
-        .unwrap();
+    let bytes = glb_file(&crate::testdata::textured_humanoid_with_variants_glb(), "variants");
     let asset = vat_core::container::Asset::parse(&bytes).unwrap();
     let mut m = asset.manifest().clone();
     m.clips.truncate(1);

@@ -53,16 +53,7 @@ pub fn measure_tier(
     images: &ImpostorImages,
     options: &ImpostorOptions,
 ) -> Result<(vat_core::format::impostor::ImpostorBound, u32)> {
-    let directions = sample_directions(&images.tier.grid);
-    measure_at(
-        asset,
-        &images.tier,
-        (&images.color, &images.normal_depth),
-        images.material_variants,
-        options.samples_per_side,
-        &directions,
-        CardPath::ThreeViews,
-    )
+    measure_images(asset, images, options.samples_per_side, CardPath::ThreeViews)
 }
 
 /// [`measure_tier`] for the far cards, which the run time draws from one view: each card pixel is
@@ -78,16 +69,20 @@ pub fn measure_one_view(
     images: &ImpostorImages,
     options: &ImpostorOptions,
 ) -> Result<(vat_core::format::impostor::ImpostorBound, u32)> {
+    measure_images(asset, images, options.samples_per_side, CardPath::OneView)
+}
+
+/// `images` measured along `path` from [`sample_directions`], every colour set, the mesh drawn with
+/// `samples_per_side`.
+fn measure_images(
+    asset: &vat_core::container::Asset<'_>,
+    images: &ImpostorImages,
+    samples_per_side: u32,
+    path: CardPath,
+) -> Result<(vat_core::format::impostor::ImpostorBound, u32)> {
     let directions = sample_directions(&images.tier.grid);
-    measure_at(
-        asset,
-        &images.tier,
-        (&images.color, &images.normal_depth),
-        images.material_variants,
-        options.samples_per_side,
-        &directions,
-        CardPath::OneView,
-    )
+    let texels = (images.color.as_slice(), images.normal_depth.as_slice());
+    measure_at(asset, &images.tier, texels, images.material_variants, samples_per_side, &directions, path)
 }
 
 /// [`bake_tier`], then the tier measured against its mesh as [`verify_tier`] measures it (with
@@ -102,14 +97,8 @@ pub fn bake_measured_tier(
     options: &ImpostorOptions,
 ) -> Result<(ImpostorImages, u32)> {
     let mut images = bake_tier(asset, options)?;
-    let directions = sample_directions(&images.tier.grid);
-    let measure = |path| {
-        let texels = (images.color.as_slice(), images.normal_depth.as_slice());
-        let variants = images.material_variants;
-        measure_at(asset, &images.tier, texels, variants, REFERENCE_SAMPLES_PER_SIDE, &directions, path)
-    };
-    let (bound, samples) = measure(CardPath::ThreeViews)?;
-    let (one_view, _) = measure(CardPath::OneView)?;
+    let (bound, samples) = measure_images(asset, &images, REFERENCE_SAMPLES_PER_SIDE, CardPath::ThreeViews)?;
+    let (one_view, _) = measure_images(asset, &images, REFERENCE_SAMPLES_PER_SIDE, CardPath::OneView)?;
     images.tier.bound = bound;
     images.one_view_bound = Some(one_view);
     Ok((images, samples))
