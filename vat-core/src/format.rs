@@ -11,3 +11,4 @@ pub mod impostor;
 pub mod layout;
 pub mod lod;
 pub mod reference;
+pub mod skin_residual;

@@ -1,0 +1,321 @@
+//! The skin-plus-residual encoding against bounds derived from its quanta.
+
+#![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
+
+use super::*;
+
+/// A deterministic generator of values in `[0, 1)` (a 64-bit LCG's high bits).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> f32 {
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    fn signed(&mut self) -> f32 {
+        2.0 * self.next() - 1.0
+    }
+}
+
+/// The angle between unit vectors, radians (`atan2(|a x b|, a . b)`: accurate near 0).
+fn angle(a: [f32; 3], b: [f32; 3]) -> f32 {
+    let c = cross(a, b);
+    dot(c, c).sqrt().atan2(dot(a, b))
+}
+
+fn distance(a: [f32; 3], b: [f32; 3]) -> f32 {
+    let d: [f32; 3] = std::array::from_fn(|i| a[i] - b[i]);
+    dot(d, d).sqrt()
+}
+
+/// `R(q) v` for a unit quaternion `q = (x, y, z, w)`, in f64.
+fn rotate(q: [f32; 4], v: [f32; 3]) -> [f32; 3] {
+    let [x, y, z, w] = q.map(f64::from);
+    let v = v.map(f64::from);
+    // v + 2 w (u x v) + 2 u x (u x v), u = (x, y, z).
+    let u = [x, y, z];
+    let c = |a: [f64; 3], b: [f64; 3]| {
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    };
+    let uv = c(u, v);
+    let uuv = c(u, uv);
+    std::array::from_fn(|i| (v[i] + 2.0 * w * uv[i] + 2.0 * uuv[i]) as f32)
+}
+
+fn random_unit(rng: &mut Lcg) -> [f32; 3] {
+    loop {
+        let v = [rng.signed(), rng.signed(), rng.signed()];
+        let len = dot(v, v).sqrt();
+        if len > 0.1 && len <= 1.0 {
+            return v.map(|c| c / len);
+        }
+    }
+}
+
+#[test]
+fn the_steps_round_within_the_bounds_and_bad_bounds_are_refused() {
+    let b = ResidualBounds::default();
+    b.validate().unwrap();
+    // Half a step per component is the bound, as a distance and as an angle.
+    assert!((3f32.sqrt() * b.position_step() / 2.0 - b.position_m).abs() <= b.position_m * 1e-6);
+    assert!((b.normal_step() / 2f32.sqrt() - b.normal_rad).abs() <= b.normal_rad * 1e-6);
+    assert!((3.0 * b.oct_step() / 2f32.sqrt() - b.normal_rad).abs() <= b.normal_rad * 1e-6);
+    for bad in [
+        ResidualBounds { position_m: 0.0, ..b },
+        ResidualBounds { position_m: -1.0, ..b },
+        ResidualBounds { position_m: 2.0, ..b },
+        ResidualBounds { normal_rad: f32::NAN, ..b },
+        ResidualBounds { normal_rad: 1.0, ..b },
+    ] {
+        assert!(matches!(bad.validate(), Err(Error::OutOfRange { .. } | Error::NotFinite { .. })), "{bad:?}");
+    }
+}
+
+#[test]
+fn a_bone_texel_keeps_its_transform_within_the_16_bit_quanta() {
+    // Each quaternion component rounds by at most 0.5 / 32767, so the stored quaternion is within
+    // 1 / 32767 of the unit one (four components), and within 2 / 32767 once normalised (the chord
+    // to the sphere at most doubles it). R(q) v moves by at most 4 |dq| for a unit v (R is
+    // quadratic in q with |q| = 1). Each translation component rounds by extent / 65535 / 2.
+    let bounds = PositionBounds { min: [-2.0, -0.5, -3.0], extent: [4.0, 2.5, 6.0] };
+    let rotation_bound = 4.0 * 2.0 / 32767.0 + 1e-6;
+    let translation_bound: [f32; 3] = bounds.extent.map(|e| e / 65535.0 / 2.0 + 1e-6);
+    let mut rng = Lcg(7);
+    for _ in 0..2000 {
+        let axis = random_unit(&mut rng);
+        let half = rng.next() * std::f32::consts::PI;
+        let q = [axis[0] * half.sin(), axis[1] * half.sin(), axis[2] * half.sin(), half.cos()];
+        let t: [f32; 3] = std::array::from_fn(|i| bounds.min[i] + bounds.extent[i] * rng.next());
+        let rows = unpack_bone_texel(pack_bone_texel(q, t, &bounds), &bounds);
+        for i in 0..3 {
+            assert!(
+                (rows[i][3] - t[i]).abs() <= translation_bound[i],
+                "translation {i}: {} vs {}",
+                rows[i][3],
+                t[i]
+            );
+        }
+        for e in [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] {
+            let exact = rotate(q, e);
+            let stored: [f32; 3] =
+                std::array::from_fn(|r| rows[r][0] * e[0] + rows[r][1] * e[1] + rows[r][2] * e[2]);
+            assert!(distance(exact, stored) <= rotation_bound, "{q:?}: {exact:?} vs {stored:?}");
+        }
+    }
+    // A zero quaternion is the identity; a translation outside the bounds is clamped to them.
+    let rows = unpack_bone_texel(pack_bone_texel([0.0; 4], [9.0, 9.0, 9.0], &bounds), &bounds);
+    assert_eq!(rows[0][..3], [1.0, 0.0, 0.0]);
+    assert_eq!([rows[0][3], rows[1][3], rows[2][3]], [2.0, 2.0, 3.0]);
+}
+
+#[test]
+fn records_sum_their_weights_to_255_and_refuse_bad_influences() {
+    let r = SkinRecord::new([0.1, 1.2, -0.3], [0.0, 1.0, 0.0], &[(3, 0.5), (7, 0.3), (9, 0.2)]).unwrap();
+    let weights: Vec<(u32, f32)> = (0..4).map(|k| r.influence(k)).collect();
+    assert_eq!(weights.iter().map(|(b, _)| *b).collect::<Vec<_>>(), [3, 7, 9, 0]);
+    let bytes: u32 = (0..4).map(|k| (r.weights >> (8 * k)) & 0xFF).sum();
+    assert_eq!(bytes, 255);
+    assert_eq!(r.rest_position(), [0.1, 1.2, -0.3]);
+    assert!(angle(r.rest_normal(), [0.0, 1.0, 0.0]) < 1e-4);
+    // Thirds: 85 each, summing to 255 exactly.
+    let thirds = SkinRecord::new([0.0; 3], [0.0, 0.0, 1.0], &[(0, 1.0), (1, 1.0), (2, 1.0)]).unwrap();
+    assert_eq!(thirds.weights, 85 | 85 << 8 | 85 << 16);
+    for (influences, what) in [
+        (&[(0, 1.0), (1, 1.0), (2, 1.0), (3, 1.0), (4, 1.0)][..], "five influences"),
+        (&[(256, 1.0)][..], "bone 256"),
+        (&[(0, 0.0)][..], "zero weights"),
+        (&[(0, f32::NAN)][..], "a NaN weight"),
+        (&[(0, 1.0), (1, -0.5)][..], "a negative weight"),
+    ] {
+        assert!(
+            matches!(SkinRecord::new([0.0; 3], [0.0, 1.0, 0.0], influences), Err(Error::OutOfRange { .. })),
+            "{what}"
+        );
+    }
+    assert!(matches!(
+        SkinRecord::new([f32::INFINITY, 0.0, 0.0], [0.0, 1.0, 0.0], &[(0, 1.0)]),
+        Err(Error::NotFinite { .. })
+    ));
+}
+
+#[test]
+fn a_skin_of_one_bone_is_that_bones_transform() {
+    let r = SkinRecord::new([1.0, 0.0, 0.0], [1.0, 0.0, 0.0], &[(1, 1.0)]).unwrap();
+    let identity: AffineRows = [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]];
+    // Bone 1: 90 degrees about +Y (x -> -z), moved 2 m up.
+    let turn: AffineRows = [[0.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 2.0], [-1.0, 0.0, 0.0, 0.0]];
+    let (p, n) = skin_vertex(&r, &[identity, turn]);
+    assert!(distance(p, [0.0, 2.0, -1.0]) < 1e-6, "{p:?}");
+    assert!(angle(n, [0.0, 0.0, -1.0]) < 1e-4, "{n:?}");
+    // A bone past the list is the identity.
+    let (p, _) = skin_vertex(&r, &[identity]);
+    assert!(distance(p, [1.0, 0.0, 0.0]) < 1e-6);
+}
+
+#[test]
+fn extract_signed_is_wgsls_extract_bits_of_an_i32() {
+    assert_eq!(extract_signed(0b1011_0000, 4, 4), -5);
+    assert_eq!(extract_signed(0b0111_0000, 4, 4), 7);
+    assert_eq!(extract_signed(0xFFFF_FFFF, 0, 1), -1);
+    assert_eq!(extract_signed(0xFFFF_FFFF, 7, 0), 0);
+    assert_eq!(extract_signed(0x8000_0000, 17, 15), -16384);
+}
+
+#[test]
+fn the_stream_reads_back_every_field_at_every_offset() {
+    let mut rng = Lcg(11);
+    let mut writer = ResidualStreamWriter::new();
+    let mut written = Vec::new();
+    for _ in 0..300 {
+        let bp = (rng.next() * 11.0) as u32;
+        let bn = ((rng.next() * 16.0) as u32).min((32 - 3 * bp) / 2);
+        let widths = ResidualWidths { position_bits: bp, normal_bits: bn, absolute_normal: rng.next() < 0.5 };
+        let base = writer.position() as u32;
+        let field = |rng: &mut Lcg, bits: u32| {
+            if bits == 0 { 0 } else { (rng.next() * (1u32 << bits) as f32) as i32 - (1i32 << (bits - 1)) }
+        };
+        let frames: Vec<ResidualFields> = (0..5)
+            .map(|_| ResidualFields {
+                position: [field(&mut rng, bp), field(&mut rng, bp), field(&mut rng, bp)],
+                normal: [field(&mut rng, bn), field(&mut rng, bn)],
+            })
+            .collect();
+        for f in &frames {
+            writer.push(f, widths);
+        }
+        written.push((base, widths, frames));
+    }
+    let bits = writer.position();
+    let stream = writer.finish();
+    assert_eq!(stream.len() as u64, bits.div_ceil(32) + 1, "one padding word");
+    for (base, widths, frames) in written {
+        assert_eq!(ResidualWidths::from_bits(widths.to_bits()), widths);
+        for (f, fields) in frames.iter().enumerate() {
+            assert_eq!(read_frame_fields(&stream, base, widths, f as u32), *fields, "{widths:?} frame {f}");
+        }
+    }
+}
+
+/// A test animation: `n` vertices on a 1 m ring around +Y, two bones (bone 0 still, bone 1 turning
+/// about +Y by `0.1 f` radians at frame `f` and rising 1 cm a frame), each vertex weighted between
+/// them by its angle; the source is that skin moved by `wobble` metres at most (smooth in the
+/// vertex and frame) with its normal tilted by up to `tilt` radians, and vertex 0's normal reversed
+/// (the tangent-plane residual cannot hold it).
+struct Ring {
+    records: Vec<SkinRecord>,
+    bones: Vec<Vec<AffineRows>>,
+    wobble: f32,
+    tilt: f32,
+}
+
+impl Ring {
+    fn new(n: u32, frames: u32, wobble: f32, tilt: f32) -> Ring {
+        let bounds = PositionBounds { min: [-1.0; 3], extent: [2.0; 3] };
+        let records = (0..n)
+            .map(|v| {
+                let a = v as f32 / n as f32 * std::f32::consts::TAU;
+                let w = 0.5 + 0.5 * a.sin();
+                SkinRecord::new(
+                    [a.cos(), 0.0, a.sin()],
+                    [a.cos(), 0.0, a.sin()],
+                    &[(0, 1.0 - w + 0.01), (1, w + 0.01)],
+                )
+                .unwrap()
+            })
+            .collect();
+        let bones = (0..frames)
+            .map(|f| {
+                let half = 0.05 * f as f32;
+                let turn =
+                    pack_bone_texel([0.0, half.sin(), 0.0, half.cos()], [0.0, 0.01 * f as f32, 0.0], &bounds);
+                let still = pack_bone_texel([0.0, 0.0, 0.0, 1.0], [0.0; 3], &bounds);
+                vec![unpack_bone_texel(still, &bounds), unpack_bone_texel(turn, &bounds)]
+            })
+            .collect();
+        Ring { records, bones, wobble, tilt }
+    }
+
+    fn skinned(&self, f: u32, v: u32) -> ([f32; 3], [f32; 3]) {
+        skin_vertex(&self.records[v as usize], &self.bones[f as usize])
+    }
+
+    fn source(&self, f: u32, v: u32) -> ([f32; 3], [f32; 3]) {
+        let (p, n) = self.skinned(f, v);
+        let phase = v as f32 * 0.7 + f as f32 * 0.3;
+        let p = [p[0] + self.wobble * phase.sin(), p[1] + self.wobble * (1.3 * phase).cos(), p[2]];
+        let (t1, _) = tangent_basis(n);
+        let k = self.tilt * (0.9 * phase).sin();
+        let mut n = normalize(std::array::from_fn(|i| n[i] + k.tan() * t1[i]));
+        if v == 0 {
+            n = n.map(|c| -c);
+        }
+        (p, n)
+    }
+}
+
+#[test]
+fn every_stored_frame_decodes_within_the_bounds() {
+    let bounds = ResidualBounds::default();
+    let ring = Ring::new(64, 12, 0.004, 0.2);
+    let encoded =
+        encode_residuals(64, 12, |f, v| ring.skinned(f, v), |f, v| ring.source(f, v), &bounds).unwrap();
+    // The bounds plus the f32 rounding of `skin + step * q` (a few ulp of a 1 m coordinate) and of
+    // the normalisation.
+    let (position_bound, normal_bound) = (bounds.position_m + 1e-6, bounds.normal_rad + 1e-5);
+    let (mut worst_p, mut worst_n) = (0f32, 0f32);
+    for v in 0..64 {
+        let widths = encoded.widths[v as usize];
+        for f in 0..12 {
+            let fields = read_frame_fields(&encoded.stream, encoded.bases[v as usize], widths, f);
+            let (p, n) = apply_residual(ring.skinned(f, v), &fields, widths, &bounds);
+            let (sp, sn) = ring.source(f, v);
+            worst_p = worst_p.max(distance(p, sp));
+            worst_n = worst_n.max(angle(n, sn));
+        }
+    }
+    assert!(worst_p <= position_bound, "position {worst_p} m over {position_bound}");
+    assert!(worst_n <= normal_bound, "normal {worst_n} rad over {normal_bound}");
+    // A 4 mm wobble against a 0.58 mm step: 4 to 5 bits a component; the reversed normal takes the
+    // absolute code.
+    assert!(encoded.widths[0].absolute_normal && !encoded.widths[1].absolute_normal);
+    assert!(encoded.widths.iter().all(|w| (4..=5).contains(&w.position_bits)), "{:?}", encoded.widths);
+    println!(
+        "mean {:.2} bits per vertex per frame; worst {worst_p} m, {worst_n} rad",
+        encoded.mean_frame_bits()
+    );
+}
+
+#[test]
+fn a_skin_that_is_the_source_costs_no_bits() {
+    let bounds = ResidualBounds::default();
+    let ring = Ring::new(16, 4, 0.0, 0.0);
+    // Vertex 0's reversed normal aside, the skin is the source: every other vertex takes 0 bits.
+    let encoded =
+        encode_residuals(16, 4, |f, v| ring.skinned(f, v), |f, v| ring.source(f, v), &bounds).unwrap();
+    assert!(encoded.widths[1..].iter().all(|w| w.frame_bits() == 0), "{:?}", encoded.widths);
+    assert_eq!(encoded.bases[1..], [encoded.bases[1]; 15]);
+}
+
+#[test]
+fn a_skin_too_far_from_its_source_is_refused_with_a_typed_error() {
+    let bounds = ResidualBounds::default();
+    // 1 m away against 0.58 mm steps: 12 bits a component and more for the normals' tilt of 1 rad.
+    let ring = Ring::new(8, 3, 1.0, 1.0);
+    let err =
+        encode_residuals(8, 3, |f, v| ring.skinned(f, v), |f, v| ring.source(f, v), &bounds).unwrap_err();
+    assert!(matches!(err, Error::LimitExceeded { limit: 32, .. }), "{err:?}");
+    let nan = encode_residuals(
+        1,
+        1,
+        |_, _| ([f32::NAN; 3], [0.0, 1.0, 0.0]),
+        |_, _| ([0.0; 3], [0.0, 1.0, 0.0]),
+        &bounds,
+    );
+    assert!(matches!(nan, Err(Error::NotFinite { .. })));
+    let bad = ResidualBounds { position_m: 0.0, ..bounds };
+    assert!(
+        encode_residuals(1, 1, |_, _| ([0.0; 3], [0.0, 1.0, 0.0]), |_, _| ([0.0; 3], [0.0, 1.0, 0.0]), &bad)
+            .is_err()
+    );
+}
