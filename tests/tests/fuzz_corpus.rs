@@ -456,16 +456,22 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         let m = asset.manifest();
         assert!(m.materials.len() == 2 && m.material_textures.is_some(), "a textured seed without materials");
     }
-    out.push(("vat_reader", "small-soft-textured.vat".to_owned(), soft));
+    out.push(("vat_reader", "small-soft-textured.vat".to_owned(), soft.clone()));
     // An impostor tier with a colour set per material variant (formats 8 to 10: the tier, its far
-    // cards' bound, the variants' colours): the textured humanoid with two variants, 2 x 2 views of
-    // 8 px, one image per clip.
-    let variants =
-        import_slice(&vat_procgen::testdata::textured_humanoid_with_variants_glb(), None, "variants").unwrap();
-    let soft = prepare(&variants, &small(false, Packed64)).unwrap().to_vat_bytes().unwrap();
+    // cards' bound, the variants' colours): that soft bake given a material variant (each piece in
+    // the other's material), 2 x 2 views of 8 px, one image per clip.
     let asset = vat_core::container::Asset::parse(&soft).unwrap();
+    let mut manifest = asset.manifest().clone();
+    manifest.material_variants =
+        vec![vat_core::container::MaterialVariant { name: "swapped".into(), materials: vec![1, 0] }];
+    let blobs: Vec<&[u8]> = (0..manifest.blobs.len() as u32)
+        .map(|i| asset.get_blob(vat_core::container::BlobId(i)).unwrap())
+        .collect();
+    let with_variant = vat_core::container::container_bytes(manifest, &blobs).unwrap();
+    let asset = vat_core::container::Asset::parse(&with_variant).unwrap();
     let options = vat_bake::impostor::ImpostorOptions {
-        grid: vat_core::format::impostor::ViewGrid::new(2, vat_core::format::impostor::ViewCoverage::Hemi).unwrap(),
+        grid: vat_core::format::impostor::ViewGrid::new(2, vat_core::format::impostor::ViewCoverage::Hemi)
+            .unwrap(),
         tile_size: 8,
         frames_per_clip: 1,
         samples_per_side: 1,
@@ -473,7 +479,7 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let images = vat_bake::impostor::bake_measured_tier(&asset, &options).unwrap().0;
     let tiered = vat_bake::impostor::with_tier_bytes(&asset, &images).unwrap();
     let parsed = vat_core::container::Asset::parse(&tiered).unwrap();
-    assert_eq!(parsed.manifest().impostor_material_variants, 2, "the seed holds the variants' colours");
+    assert_eq!(parsed.manifest().impostor_material_variants, 1, "the seed holds the variant's colours");
     out.push(("vat_reader", "small-impostor-variants.vat".to_owned(), tiered));
     for (i, args) in [
         "--clips walk --frames 3",
