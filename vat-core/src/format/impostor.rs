@@ -514,15 +514,18 @@ fn sign(x: f32) -> f32 {
     if x >= 0.0 { 1.0 } else { -1.0 }
 }
 
-fn dot(a: [f32; 3], b: [f32; 3]) -> f32 {
+/// Small vector helper shared by the format's modules.
+pub(crate) fn dot(a: [f32; 3], b: [f32; 3]) -> f32 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
-fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+/// Small vector helper shared by the format's modules.
+pub(crate) fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
 }
 
-fn normalize(a: [f32; 3]) -> [f32; 3] {
+/// Small vector helper shared by the format's modules.
+pub(crate) fn normalize(a: [f32; 3]) -> [f32; 3] {
     let len = dot(a, a).sqrt();
     if len > 0.0 { [a[0] / len, a[1] / len, a[2] / len] } else { [0.0, 1.0, 0.0] }
 }

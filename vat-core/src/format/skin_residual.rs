@@ -24,6 +24,7 @@
 //! octahedral decode is 3-Lipschitz), again within `B_n`.
 
 use super::encoding::{PositionBounds, oct_decode, oct_decode_f32, oct_encode, oct_encode_f32};
+use super::impostor::{cross, dot, normalize};
 use crate::{Error, Result};
 
 /// A vertex's bones and their weights, at most four.
@@ -546,19 +547,6 @@ fn signed_bits(values: impl Iterator<Item = i32>) -> u32 {
         widest = widest.max(if q < 0 { !q } else { q } as u32);
     }
     if any { 33 - widest.leading_zeros() } else { 0 }
-}
-
-fn dot(a: [f32; 3], b: [f32; 3]) -> f32 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-
-fn normalize(v: [f32; 3]) -> [f32; 3] {
-    let len = dot(v, v).sqrt();
-    if len > 0.0 { v.map(|c| c / len) } else { [0.0, 1.0, 0.0] }
 }
 
 #[cfg(test)]
