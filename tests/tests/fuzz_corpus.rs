@@ -460,25 +460,26 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     // An impostor tier with a colour set per material variant (formats 8 to 10: the tier, its far
     // cards' bound, the variants' colours): that soft bake given a material variant (each piece in
     // the other's material), 2 x 2 views of 8 px, one image per clip.
-    let asset = vat_core::container::Asset::parse(&soft).unwrap();
+    let asset = vat_core::container::Asset::parse(&soft).expect("the textured soft seed parses");
     let mut manifest = asset.manifest().clone();
     manifest.material_variants =
         vec![vat_core::container::MaterialVariant { name: "swapped".into(), materials: vec![1, 0] }];
     let blobs: Vec<&[u8]> = (0..manifest.blobs.len() as u32)
-        .map(|i| asset.get_blob(vat_core::container::BlobId(i)).unwrap())
+        .map(|i| asset.get_blob(vat_core::container::BlobId(i)).expect("every listed blob is in the file"))
         .collect();
-    let with_variant = vat_core::container::container_bytes(manifest, &blobs).unwrap();
-    let asset = vat_core::container::Asset::parse(&with_variant).unwrap();
+    let with_variant = vat_core::container::container_bytes(manifest, &blobs)
+        .expect("a valid variant (each piece in the other's material)");
+    let asset = vat_core::container::Asset::parse(&with_variant).expect("the file with the variant parses");
     let options = vat_bake::impostor::ImpostorOptions {
         grid: vat_core::format::impostor::ViewGrid::new(2, vat_core::format::impostor::ViewCoverage::Hemi)
-            .unwrap(),
+            .expect("2 views per side is a valid grid"),
         tile_size: 8,
         frames_per_clip: 1,
         samples_per_side: 1,
     };
-    let images = vat_bake::impostor::bake_measured_tier(&asset, &options).unwrap().0;
-    let tiered = vat_bake::impostor::with_tier_bytes(&asset, &images).unwrap();
-    let parsed = vat_core::container::Asset::parse(&tiered).unwrap();
+    let images = vat_bake::impostor::bake_measured_tier(&asset, &options).expect("the small tier bakes").0;
+    let tiered = vat_bake::impostor::with_tier_bytes(&asset, &images).expect("the file with its tier writes");
+    let parsed = vat_core::container::Asset::parse(&tiered).expect("the seed with its tier parses");
     assert_eq!(parsed.manifest().impostor_material_variants, 1, "the seed holds the variant's colours");
     out.push(("vat_reader", "small-impostor-variants.vat".to_owned(), tiered));
     for (i, args) in [

@@ -620,10 +620,10 @@ fn mean_covered_color(images: &ImpostorImages, sets: u32, set: u32) -> [f32; 3] 
 #[test]
 fn each_material_variant_gets_colour_images_of_its_own_verified_against_its_mesh() {
     let bytes = glb_file(&crate::testdata::textured_humanoid_with_variants_glb(), "variants");
-    let asset = vat_core::container::Asset::parse(&bytes).unwrap();
+    let asset = vat_core::container::Asset::parse(&bytes).expect("the bake parses");
     let options = small_options();
     assert_eq!(material_variant_sets(asset.manifest(), &options), (2, 0));
-    let (images, samples) = bake_measured_tier(&asset, &options).unwrap();
+    let (images, samples) = bake_measured_tier(&asset, &options).expect("the tier bakes");
     assert_eq!(images.material_variants, 2);
     assert_eq!(images.color.len(), 3 * images.normal_depth.len());
     // Every set has the coverage of the first at every level: only the colours differ.
@@ -641,7 +641,7 @@ fn each_material_variant_gets_colour_images_of_its_own_verified_against_its_mesh
     assert!(blue[2] > authored[2] && blue[0] < authored[0], "{authored:?} {blue:?}");
 
     let file = with_tier(&bytes, &images);
-    let parsed = vat_core::container::Asset::parse(&file).unwrap();
+    let parsed = vat_core::container::Asset::parse(&file).expect("the file with its tier parses");
     assert_eq!(parsed.manifest().format_version(), vat_core::container::FORMAT_VERSION_IMPOSTOR_VARIANTS);
     assert_eq!(parsed.manifest().impostor_material_variants, 2);
     let check = tier_check(&file);
@@ -659,14 +659,15 @@ fn each_material_variant_gets_colour_images_of_its_own_verified_against_its_mesh
     assert!(!check.passed() && check.failures()[0].contains("mean colour error"), "{check:?}");
 
     // The same bytes on one thread.
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-    assert_eq!(pool.install(|| bake_tier(&asset, &options)).unwrap(), bake_tier(&asset, &options).unwrap());
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread pool");
+    let baked = |_| bake_tier(&asset, &options).expect("the tier bakes");
+    assert_eq!(pool.install(|| baked(())), baked(()));
 }
 
 #[test]
 fn variant_colour_sets_stop_at_the_layers_a_tier_holds() {
     let bytes = glb_file(&crate::testdata::textured_humanoid_with_variants_glb(), "variants");
-    let asset = vat_core::container::Asset::parse(&bytes).unwrap();
+    let asset = vat_core::container::Asset::parse(&bytes).expect("the bake parses");
     let mut m = asset.manifest().clone();
     m.clips.truncate(1);
     let variant = m.material_variants[0].clone();
@@ -681,7 +682,7 @@ fn variant_colour_sets_stop_at_the_layers_a_tier_holds() {
     m.materials.clear();
     assert_eq!(material_variant_sets(&m, &options(8)), (0, 0));
     // The colour sets count against the memory budget.
-    let one = check_tier_size(&small_options(), 1, 0, u64::MAX).unwrap();
+    let one = check_tier_size(&small_options(), 1, 0, u64::MAX).expect("a small tier fits");
     assert!(check_tier_size(&small_options(), 1, 5, one * 3 * 2).is_err());
     assert!(check_tier_size(&small_options(), 1, 0, one * 3 * 2).is_ok());
 }
