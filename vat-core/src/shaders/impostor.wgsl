@@ -381,9 +381,7 @@ fn vat_impostor_material_record(inst: InstanceRecord, id: u32) -> u32 {
     if !vat_has_materials() {
         return 0u;
     }
-    let v = inst.variant_bits & VARIANT_MATERIAL_MASK;
-    let slot = select(0u, v, v <= asset.material_variant_count);
-    return slot * asset.material_count + min(id, asset.material_count - 1u);
+    return vat_material_record(inst.variant_bits, id);
 }
 
 fn vat_impostor_texel(inst: InstanceRecord, coord: vec2<f32>, first: u32, second: u32, t: f32, level: f32) -> ImpostorTexel {

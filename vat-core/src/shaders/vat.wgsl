@@ -1029,11 +1029,18 @@ fn vat_lit_output(
     if !vat_has_materials() {
         color = vec4<f32>(vat_material_color(material, inst.variant_bits, inst.tint), 1.0) * vertex_color;
     } else {
-        let v = inst.variant_bits & VARIANT_MATERIAL_MASK;
-        let slot = select(0u, v, v <= asset.material_variant_count);
-        record = slot * asset.material_count + min(material, asset.material_count - 1u);
+        record = vat_material_record(inst.variant_bits, material);
     }
     return VertexOutput(vat_jitter(frame.view_proj * vec4<f32>(world, 1.0)), world, v.normal.xyz, color, v.tangent, uv, record, 0u, world);
+}
+
+// The record in `materials` of material id `material` drawn by an instance of variant bits
+// `variant_bits` (an asset with materials): its material variant v in 1..=material_variant_count
+// draws variant v - 1 (records v * material_count + id); 0 or past them, as authored.
+fn vat_material_record(variant_bits: u32, material: u32) -> u32 {
+    let v = variant_bits & VARIANT_MATERIAL_MASK;
+    let slot = select(0u, v, v <= asset.material_variant_count);
+    return slot * asset.material_count + min(material, asset.material_count - 1u);
 }
 
 // A clip position of the camera (frame.view_proj) moved by frame.jitter, a constant offset in NDC
