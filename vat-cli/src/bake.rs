@@ -34,6 +34,9 @@ pub(crate) enum FormatArg {
     Unorm8,
     /// Unorm16 split into two RGBA8 textures + RGBA8 normals (12 bytes).
     Split8,
+    /// The compressed tier: the source's own skin (bone texture) plus a per-vertex residual, every
+    /// frame within --residual-mm and --residual-deg (skeletal sources; about 0.3 to 1 byte).
+    SkinResidual,
 }
 
 impl From<FormatArg> for VertexFormat {
@@ -45,6 +48,7 @@ impl From<FormatArg> for VertexFormat {
             FormatArg::F32 => VertexFormat::F32,
             FormatArg::Unorm8 => VertexFormat::Unorm8,
             FormatArg::Split8 => VertexFormat::Split8,
+            FormatArg::SkinResidual => VertexFormat::SkinResidual,
         }
     }
 }
@@ -137,6 +141,14 @@ pub(crate) struct BakeArgs {
     /// Largest texture width or height the target device supports.
     #[arg(long, default_value_t = 16384)]
     max_texture_dim: u32,
+    /// `--format skin-residual`: every decoded position of every stored frame within this many
+    /// millimetres of the source (0 < mm <= 1000; default 0.5).
+    #[arg(long, value_name = "MM")]
+    residual_mm: Option<f32>,
+    /// `--format skin-residual`: every decoded normal within this many degrees of the source's
+    /// (0 < deg <= 28.6; default 1).
+    #[arg(long, value_name = "DEG")]
+    residual_deg: Option<f32>,
     /// Largest side, in texels, of the material texture arrays (base colour; normal and
     /// metallic-roughness): each array's images are resampled to one power-of-two layer size up to
     /// this (each resampled image is said).
@@ -646,6 +658,13 @@ fn bake_options(args: &BakeArgs) -> BakeOptions {
         max_memory: args.max_memory,
         material_texture_size: args.material_texture_size,
         root_motion: args.root_motion,
+        residual_bounds: {
+            let default = vat_core::format::skin_residual::ResidualBounds::default();
+            vat_core::format::skin_residual::ResidualBounds {
+                position_m: args.residual_mm.map_or(default.position_m, |mm| mm / 1000.0),
+                normal_rad: args.residual_deg.map_or(default.normal_rad, f32::to_radians),
+            }
+        },
         ..BakeOptions::default()
     }
 }
@@ -653,6 +672,16 @@ fn bake_options(args: &BakeArgs) -> BakeOptions {
 /// The source `vat bake`'s arguments name, one line per mode; each mode refuses the flags that do
 /// not apply to it before any input is read.
 fn pick(args: &BakeArgs) -> Result<Input<'_>> {
+    if args.format != FormatArg::SkinResidual
+        && let Some(flag) =
+            [("--residual-mm", args.residual_mm.is_some()), ("--residual-deg", args.residual_deg.is_some())]
+                .into_iter()
+                .find_map(|(flag, given)| given.then_some(flag))
+    {
+        bail!(
+            "{flag} applies to --format skin-residual only (the other formats' bounds follow from their quanta)"
+        );
+    }
     let input = args.input.as_deref();
     let procgen = args.procgen.as_deref();
     if let Some(fluid) = pick_fluid(args, input, procgen)? {

@@ -67,6 +67,21 @@ pub(crate) fn summarize(asset: &Asset<'_>, file_bytes: u64) -> Value {
                 "bytes": asset.blob(va.textures[i]).len(),
             }));
         }
+        if let Some(sr) = &m.skin_residual {
+            textures.push(json!({
+                "role": "skin residual",
+                "format": "Rg32Uint",
+                "width": sr.width,
+                "height": sr.height,
+                "bytes": asset.blob(sr.texture).len(),
+                "stream_words": sr.stream_words,
+                "position_bound_mm": f64::from(sr.position_bound_m) * 1e3,
+                "normal_bound_deg": f64::from(sr.normal_bound_rad).to_degrees(),
+                "bytes_per_vertex_frame_with_skin": vat_core::format::skin_residual::bytes_per_vertex_frame(m, |id| {
+                    vat_core::format::skin_residual::blob_table_length(m, id)
+                }),
+            }));
+        }
         if let Some(t) = va.tangents {
             bytes_per_vertex_frame += 8;
             textures.push(json!({
@@ -592,13 +607,26 @@ fn print_mode_sections(s: &Value) {
             f["lookup_bytes_per_frame"]
         );
     } else if s["rigid"].is_null() {
-        println!(
-            "  {} vertices x {} frames, format {}, {} bytes per vertex per frame",
-            s["vertex_count"],
-            s["frame_count"],
-            s["format"].as_str().unwrap_or("none"),
-            s["bytes_per_vertex_frame"]
-        );
+        let residual = s["textures"].as_array().into_iter().flatten().find(|t| t["role"] == "skin residual");
+        match residual {
+            Some(r) => println!(
+                "  {} vertices x {} frames, format {}: {:.3} bytes per vertex per frame with its skin (bone texture, \
+                 joints, weights, residual), every stored frame within {} mm and {} deg of the source",
+                s["vertex_count"],
+                s["frame_count"],
+                s["format"].as_str().unwrap_or("none"),
+                r["bytes_per_vertex_frame_with_skin"].as_f64().unwrap_or(0.0),
+                r["position_bound_mm"].as_f64().map_or("?".into(), |b| format!("{b:.4}")),
+                r["normal_bound_deg"].as_f64().map_or("?".into(), |b| format!("{b:.4}")),
+            ),
+            None => println!(
+                "  {} vertices x {} frames, format {}, {} bytes per vertex per frame",
+                s["vertex_count"],
+                s["frame_count"],
+                s["format"].as_str().unwrap_or("none"),
+                s["bytes_per_vertex_frame"]
+            ),
+        }
     } else {
         println!("  {} vertices x {} frames", s["vertex_count"], s["frame_count"]);
     }

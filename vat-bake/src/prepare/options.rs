@@ -64,6 +64,10 @@ pub struct BakeOptions {
     /// Not in a batch ([`prepare_batch`]: the rigs' vertices differ, the shared node matrices
     /// cannot be made in place for all of them).
     pub root_motion: bool,
+    /// The bounds of [`VertexFormat::SkinResidual`] (`--residual-mm`, `--residual-deg`; default
+    /// 0.5 mm and 1 degree): every stored frame of every vertex decodes within them of the source.
+    /// Ignored by the other formats.
+    pub residual_bounds: vat_core::format::skin_residual::ResidualBounds,
 }
 
 impl Default for BakeOptions {
@@ -85,6 +89,7 @@ impl Default for BakeOptions {
             max_memory: DEFAULT_MAX_MEMORY,
             material_texture_size: crate::textures::DEFAULT_MATERIAL_TEXTURE_SIZE,
             root_motion: false,
+            residual_bounds: vat_core::format::skin_residual::ResidualBounds::default(),
         }
     }
 }
@@ -108,6 +113,11 @@ pub fn estimate_bake_bytes(rig: &Rig, options: &BakeOptions, total_frames: u32) 
         options.format.texel_formats().iter().map(|f| u64::from(f.bytes_per_texel())).sum();
     if options.tangents {
         texel_bytes += 8;
+    }
+    if options.format == VertexFormat::SkinResidual {
+        // Every source frame and its skin (positions and normals, f32) during the residual's
+        // encoding; the residual itself is far smaller.
+        texel_bytes += 48;
     }
     let nodes = rig.nodes.len() as u64;
     let frames = u64::from(total_frames);
@@ -228,6 +238,10 @@ pub struct BakeStats {
     pub texture_height: u32,
     /// Bytes stored per vertex per frame by the vertex format (tangents add 8 more when baked).
     pub bytes_per_vertex_frame: u32,
+    /// What the animation takes per vertex per frame, bytes: `bytes_per_vertex_frame` for the
+    /// formats with a texel per vertex per frame, and for [`VertexFormat::SkinResidual`] its
+    /// residual and skin ([`vat_core::format::skin_residual::bytes_per_vertex_frame`]).
+    pub animation_bytes_per_vertex_frame: f64,
     /// Bytes of the vertex animation textures (tangents included).
     pub vertex_texture_bytes: u64,
     /// Bytes of the bone texture (0 without `--bones`).

@@ -15,6 +15,8 @@ pub(super) fn prepare_planned(
     let rig = rig.as_ref();
     let total_frames = plan.row_map.total_frames();
     refuse_sequence_options(rig, options)?;
+    let options = &*skin_residual_options(rig, options)?;
+    let skin_residual = options.format == VertexFormat::SkinResidual;
     // Fail on an impossible texture before allocating anything per frame (the frame limit was
     // checked per clip by `plan_clips`; an empty rig fails in VertexSet::from_rig with its own
     // message).
@@ -46,6 +48,15 @@ pub(super) fn prepare_planned(
     let n32 = n as u32;
     // The skeleton is known now: refuse a bone texture that cannot fit before any per-frame work.
     let skeleton = Skeleton::new(rig, &set, &capture_nodes)?;
+    if skin_residual && skeleton.bones.is_empty() {
+        return Err(invalid_option(
+            "--format skin-residual",
+            format!(
+                "rig \"{}\" has no skin (no bones) for the skin-residual format to correct; bake another --format",
+                rig.name
+            ),
+        ));
+    }
     if options.bones {
         BoneTextureLayout::new(skeleton.bones.len() as u32, total_frames, options.max_texture_dim)?;
     }
@@ -75,7 +86,22 @@ pub(super) fn prepare_planned(
 
     // Skin again, a frame per task into reused buffers, and encode each frame straight into the
     // textures.
-    let (vertex_animation, vertex_texture_bytes) = timed(&mut timings, "encode", || {
+    let mut sources = SourceFrames::new();
+    let (vertex_animation, mut vertex_texture_bytes) = timed(&mut timings, "encode", || {
+        if skin_residual {
+            // No texel per vertex per frame: the source frames wait for the skin (below).
+            sources = source_frames(&set, &skin_plan, &poses);
+            let textures = Vec::new();
+            let va = VertexAnimation {
+                layout,
+                format: options.format,
+                bounds,
+                position_bits: [0; 3],
+                textures,
+                tangents: None,
+            };
+            return Ok((va, 0));
+        }
         encode_vertex_animation(rig, &set, &skin_plan, &samples, &poses, bounds, layout, options, &mut blobs)
     })?;
     progress(Progress { stage: "encode", done: 1, total: 1 });
@@ -125,6 +151,16 @@ pub(super) fn prepare_planned(
         set_root_motion(&mut manifest, root_tracks, &mut notes);
         Ok(manifest)
     })?;
+    let mut manifest = manifest;
+    if skin_residual {
+        let (section, note) = timed(&mut timings, "residual", || {
+            residual_section(rig, &manifest, &mut blobs, &sources, options)
+        })?;
+        vertex_texture_bytes = u64::from(section.width) * u64::from(section.height) * 8;
+        manifest.skin_residual = Some(section);
+        notes.push(note);
+        drop(sources);
+    }
     notes.extend(texture_notes);
     notes.extend(chain.notes());
 

@@ -318,6 +318,7 @@ pub(super) fn bake_stats(
 ) -> BakeStats {
     let [vertex_texture_bytes, bone_texture_bytes] = texture_bytes;
     let va = manifest.vertex_animation.as_ref();
+    let residual = manifest.skin_residual.as_ref();
     BakeStats {
         vertex_count: manifest.vertex_count,
         triangle_counts: chain.levels.iter().map(|l| l.triangle_count() as u32).collect(),
@@ -325,9 +326,14 @@ pub(super) fn bake_stats(
         stalled_lods: chain.dropped.iter().map(|d| d.requested as u32).collect(),
         clips: plan.row_map.len() as u32,
         frames: plan.row_map.total_frames(),
-        texture_width: va.map_or(0, |v| v.layout.width),
-        texture_height: va.map_or(0, |v| v.layout.height),
+        texture_width: residual.map_or(va.map_or(0, |v| v.layout.width), |r| r.width),
+        texture_height: residual.map_or(va.map_or(0, |v| v.layout.height), |r| r.height),
         bytes_per_vertex_frame: va.map_or(0, |v| v.format.bytes_per_vertex_frame()),
+        animation_bytes_per_vertex_frame: vat_core::format::skin_residual::bytes_per_vertex_frame(
+            manifest,
+            |id| blobs.blobs.get(id.0 as usize).map_or(0, |b| b.len() as u64),
+        )
+        .unwrap_or_else(|| f64::from(va.map_or(0, |v| v.format.bytes_per_vertex_frame()))),
         vertex_texture_bytes,
         bone_texture_bytes,
         blob_bytes: blobs.blobs.iter().map(|b| b.len() as u64).sum(),

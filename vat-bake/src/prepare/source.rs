@@ -60,7 +60,12 @@ impl Figures for RigFigures {
             s.frames,
             s.texture_width,
             s.texture_height,
-            s.bytes_per_vertex_frame
+            if s.bytes_per_vertex_frame == 0 && s.animation_bytes_per_vertex_frame > 0.0 {
+                // Skin-residual: the residual texture above, and what the skin adds.
+                format!("{:.3} (residual and skin)", s.animation_bytes_per_vertex_frame)
+            } else {
+                s.bytes_per_vertex_frame.to_string()
+            }
         )?;
         // The import's and the bake's notes, a note repeated between them said once.
         for note in crate::notes::collapse(self.import_notes.iter().chain(&s.notes).map(String::as_str)) {
@@ -113,13 +118,25 @@ impl Report for VerifyReport {
         for p in &report.paths {
             let detail = match p.path.as_str() {
                 "vat" => format!(
-                    "{} vertex-frames, position max {:.4} mm, mean {:.4} mm (bound {:.4} mm); normals max {:.4} deg \
-                     (bound {:.4} deg); {}{}",
+                    "{} vertex-frames, position max {:.4} mm, p99 {:.4} mm, mean {:.4} mm{} (bound {:.4} mm); normals \
+                     max {:.4} deg, p99 {:.4} deg, mean {:.4} deg (bound {:.4} deg); {}{}",
                     report.vertex_frames,
-                    report.position_max_error_mm,
-                    report.position_mean_error_mm,
+                    if report.euclidean_bound {
+                        report.position_max_euclidean_error_mm
+                    } else {
+                        report.position_max_error_mm
+                    },
+                    report.position_p99_euclidean_error_mm,
+                    if report.euclidean_bound {
+                        report.position_mean_euclidean_error_mm
+                    } else {
+                        report.position_mean_error_mm
+                    },
+                    if report.euclidean_bound { " (euclidean)" } else { " (largest axis; p99 euclidean)" },
                     p.bound_mm,
                     report.normal_max_error_deg,
+                    report.normal_p99_error_deg,
+                    report.normal_mean_error_deg,
                     report.normal_bound_deg,
                     match (report.tangent_max_error_deg, report.tangent_bound_deg) {
                         (Some(t), Some(b)) => format!("tangents max {t:.4} deg (bound {b:.4} deg); "),

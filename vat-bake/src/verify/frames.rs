@@ -6,7 +6,8 @@ use rayon::prelude::*;
 use vat_core::clip::{Clip, ClipMode};
 use vat_core::format::encoding;
 use vat_core::format::reference::{
-    BoneAnimationView, VertexAnimationView, decode_bone_vertex, decode_object_frame,
+    BoneAnimationView, SkinResidualView, VertexAnimationView, decode_bone_vertex, decode_object_frame,
+    decode_skin_residual_frame, decode_skin_residual_vertex,
 };
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::{self, Interpolation};
@@ -45,6 +46,58 @@ pub(super) fn angle(a: [f32; 3], b: [f32; 3]) -> f64 {
     }
 }
 
+/// Bins of an [`ErrorHistogram`] below its range (one more counts what is past it).
+pub(super) const HISTOGRAM_BINS: usize = 256;
+
+/// How many samples' errors fell in each of [`HISTOGRAM_BINS`] equal bins of `[0, range)` (the
+/// range is twice the bound, so a bake within its bound fills the lower half), the last entry
+/// counting those at or past `range` (NaN included): for percentiles.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ErrorHistogram {
+    pub(super) counts: [u64; HISTOGRAM_BINS + 1],
+}
+
+impl Default for ErrorHistogram {
+    fn default() -> Self {
+        Self { counts: [0; HISTOGRAM_BINS + 1] }
+    }
+}
+
+impl ErrorHistogram {
+    /// Counts `error` in a histogram over `[0, range)`.
+    pub(super) fn add(&mut self, error: f64, range: f64) {
+        let bin = if error >= 0.0 && error < range && range > 0.0 {
+            ((error / range * HISTOGRAM_BINS as f64) as usize).min(HISTOGRAM_BINS - 1)
+        } else {
+            HISTOGRAM_BINS
+        };
+        self.counts[bin] += 1;
+    }
+
+    /// Adds `other`'s counts.
+    pub(super) fn merge(&mut self, other: &ErrorHistogram) {
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+    }
+
+    /// An upper bound on the `q` quantile (`0 < q <= 1`) of the counted errors over `[0, range)`:
+    /// the upper edge of the bin it falls in (at most `range / HISTOGRAM_BINS` above it), or
+    /// `max` when it falls past the range (or nothing was counted).
+    pub(super) fn quantile(&self, q: f64, range: f64, max: f64) -> f64 {
+        let total: u64 = self.counts.iter().sum();
+        let needed = (q * total as f64).ceil() as u64;
+        let mut seen = 0;
+        for (k, &c) in self.counts[..HISTOGRAM_BINS].iter().enumerate() {
+            seen += c;
+            if seen >= needed && total > 0 {
+                return ((k + 1) as f64 * range / HISTOGRAM_BINS as f64).min(max);
+            }
+        }
+        max
+    }
+}
+
 /// Error figures of one frame (summed sequentially afterwards, so means do not depend on threads).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct FrameErrors {
@@ -58,6 +111,12 @@ pub(super) struct FrameErrors {
     pub(super) max_bone: f64,
     pub(super) failed: u64,
     pub(super) worst_vertex: u32,
+    /// Sum of the Euclidean position errors, metres.
+    pub(super) sum_euclid: f64,
+    /// Euclidean position errors over `[0, 2 * Context::position_range_m)`.
+    pub(super) position_hist: ErrorHistogram,
+    /// Normal errors over `[0, 2 * Context::normal_bound_rad)`.
+    pub(super) normal_hist: ErrorHistogram,
 }
 
 /// Everything [`compare_frame`] needs that is the same for every frame.
@@ -69,6 +128,17 @@ pub(super) struct Context<'a> {
     pub(super) normal_bound_rad: f64,
     pub(super) tangent_bound_rad: f64,
     pub(super) vertex_count: usize,
+    /// The skin-residual format's decoder, for an asset in it (the VAT path then decodes through it).
+    pub(super) residual: Option<&'a SkinResidualView<'a>>,
+    /// A bound on the Euclidean position error too (the skin-residual format's), metres.
+    pub(super) euclid_bound_m: Option<f64>,
+}
+
+impl Context<'_> {
+    /// Half the range of the position histogram: the Euclidean bound, or the largest axis bound.
+    pub(super) fn position_range_m(&self) -> f64 {
+        self.euclid_bound_m.unwrap_or(self.bound_m[0].max(self.bound_m[1]).max(self.bound_m[2]))
+    }
 }
 
 /// Per-axis position error, metres, of bone mode for one vertex of one probe: `vertex` decoded by
@@ -112,7 +182,29 @@ pub(super) fn compare_frame(ctx: &Context<'_>, probe: Probe, fresh: Fresh<'_>) -
         // Each worker thread keeps its frame buffers: a frame is decoded into them in full.
         decoded_p.resize(n, [0.0; 3]);
         decoded_n.resize(n, [0.0; 3]);
-        decode_object_frame(ctx.view, probe.clip, probe.offset, probe.interpolation, decoded_p, decoded_n)?;
+        match (ctx.residual, probe.frame) {
+            (None, _) => decode_object_frame(
+                ctx.view,
+                probe.clip,
+                probe.offset,
+                probe.interpolation,
+                decoded_p,
+                decoded_n,
+            )?,
+            (Some(view), Some(frame)) => decode_skin_residual_frame(view, frame, decoded_p, decoded_n)?,
+            (Some(view), None) => {
+                let instance = InstanceRecord {
+                    clip_a: probe.clip,
+                    phase_offset_a: probe.offset,
+                    rate_a: 0.0,
+                    ..Default::default()
+                };
+                for (v, (p, nrm)) in decoded_p.iter_mut().zip(decoded_n.iter_mut()).enumerate() {
+                    let d = decode_skin_residual_vertex(view, &instance, 0.0, v as u32, probe.interpolation)?;
+                    (*p, *nrm) = (d.object_position, d.object_normal);
+                }
+            }
+        }
         compare_decoded(ctx, probe, fresh, decoded_p, decoded_n)
     })
 }
@@ -148,8 +240,13 @@ pub(super) fn compare_decoded(
         let normal = angle(decoded_n[v], normals[v]);
         // NaN errors fail too.
         let outside = |error: f64, bound: f64| error > bound || error.is_nan();
-        let mut bad =
-            (0..3).any(|a| outside(axes[a], ctx.bound_m[a])) || outside(normal, ctx.normal_bound_rad);
+        let euclid = euclid_sq.sqrt();
+        let mut bad = (0..3).any(|a| outside(axes[a], ctx.bound_m[a]))
+            || outside(normal, ctx.normal_bound_rad)
+            || ctx.euclid_bound_m.is_some_and(|b| outside(euclid, b));
+        e.sum_euclid += euclid;
+        e.position_hist.add(euclid, 2.0 * ctx.position_range_m());
+        e.normal_hist.add(normal, 2.0 * ctx.normal_bound_rad);
         if let (Some(texture), Some(t), Some(frame)) = (ctx.tangent_texture, tangents, probe.frame) {
             let texel = ctx.view.layout.texel_index(frame, v as u32) as usize * 8;
             let q: [f32; 4] = std::array::from_fn(|c| {
@@ -268,6 +365,9 @@ pub(super) fn accumulate(total: &mut FrameErrors, e: &FrameErrors) {
     total.max_tangent = total.max_tangent.max(e.max_tangent);
     total.max_bone = total.max_bone.max(e.max_bone);
     total.failed += e.failed;
+    total.sum_euclid += e.sum_euclid;
+    total.position_hist.merge(&e.position_hist);
+    total.normal_hist.merge(&e.normal_hist);
 }
 
 pub(super) type Skinned = (Vec<[f32; 3]>, Vec<[f32; 3]>, Option<Vec<[f32; 4]>>);

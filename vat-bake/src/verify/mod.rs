@@ -28,7 +28,8 @@ use std::collections::HashMap;
 use vat_core::clip::{Clip, ClipMode};
 use vat_core::container::{Asset, StreamKind};
 use vat_core::format::encoding;
-use vat_core::format::reference::{BoneAnimationView, VertexAnimationView};
+use vat_core::format::reference::{BoneAnimationView, SkinResidualView, VertexAnimationView};
+use vat_core::format::skin_residual;
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::{self, Interpolation};
 use vat_core::root_motion::RootPose;
@@ -67,10 +68,21 @@ pub struct VerifyReport {
     pub position_mean_error_mm: f64,
     /// Largest Euclidean position error, mm.
     pub position_max_euclidean_error_mm: f64,
+    /// The 99th percentile of the Euclidean position error over every vertex of every baked frame,
+    /// mm: an upper bound, the edge of a histogram bin of 1/128 of the bound (the largest error when
+    /// it falls past twice the bound).
+    pub position_p99_euclidean_error_mm: f64,
+    /// Mean Euclidean position error, mm.
+    pub position_mean_euclidean_error_mm: f64,
     /// Largest angle between a decoded and a fresh normal, degrees.
     pub normal_max_error_deg: f64,
     /// Mean normal angle error, degrees.
     pub normal_mean_error_deg: f64,
+    /// The 99th percentile of the normal angle error, degrees (an upper bound, as the position's).
+    pub normal_p99_error_deg: f64,
+    /// Whether the position bound is on the Euclidean distance (the skin-residual format's,
+    /// `position_bound_mm` then holds it on every axis) rather than per axis.
+    pub euclidean_bound: bool,
     /// The format's position bound in this bake's box, largest over the axes, mm.
     pub quantum_mm: f64,
     /// The position bound per axis (x, y, z), mm.
@@ -388,7 +400,26 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
     let set = baked_set_for(asset, rig)?;
     let n = set.vertex_count();
     let format = view.format;
-    let bound = encoding::position_error_bound(format, view.position_bits, &view.bounds);
+    let residual = match format {
+        encoding::VertexFormat::SkinResidual => Some(SkinResidualView::from_asset(asset)?),
+        _ => None,
+    };
+    // The skin-residual format states a Euclidean bound (plus the f32 decode's slack), which holds
+    // on every axis too; the others a per-axis bound of their quantisation.
+    let residual_bounds = residual.as_ref().map(|r| {
+        (
+            f64::from(r.bounds.position_m) + f64::from(skin_residual::POSITION_SLACK_M),
+            f64::from(r.bounds.normal_rad) + f64::from(skin_residual::NORMAL_SLACK_RAD),
+        )
+    });
+    let bound = match residual_bounds {
+        Some((p, _)) => [p as f32; 3],
+        None => encoding::position_error_bound(format, view.position_bits, &view.bounds),
+    };
+    let normal_bound_deg = match residual_bounds {
+        Some((_, n)) => n.to_degrees(),
+        None => f64::from(encoding::normal_error_bound_degrees(format)),
+    };
     // Root motion: the fresh frames are moved into the bake's in-place space by the inverse of the
     // track's pose (in f64), where the format's per-axis bound applies; the bake moved them by the
     // same inverse, multiplied in f32 into every skinning matrix, which adds its own rounding.
@@ -407,10 +438,11 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
         bones,
         tangent_texture,
         bound_m,
-        normal_bound_rad: f64::from(encoding::normal_error_bound_degrees(format)).to_radians()
-            + root_margin_rad(root_margin),
+        normal_bound_rad: normal_bound_deg.to_radians() + root_margin_rad(root_margin),
         tangent_bound_rad: tangent_error_bound_degrees().to_radians() + root_margin_rad(root_margin),
         vertex_count: n,
+        residual: residual.as_ref(),
+        euclid_bound_m: residual_bounds.map(|(p, _)| p + root_margin),
     };
     let reduced = !set.full_influences.is_empty();
     // The reference the paths are compared with: full skinning, unless the reduction is accepted.
@@ -472,7 +504,7 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
             frames_total.failed,
             frames_total.max_axis * mm,
             frames_total.max_normal.to_degrees(),
-            encoding::normal_error_bound_degrees(format)
+            normal_bound_deg
         );
         if full_reference {
             line.push_str(&format!(
@@ -503,7 +535,18 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
         normal_mean_error_deg: mean(frames_total.sum_normal, vertex_frames).to_degrees(),
         quantum_mm,
         position_bound_mm: bound_m.map(|b| b * mm),
-        normal_bound_deg: f64::from(encoding::normal_error_bound_degrees(format)),
+        normal_bound_deg,
+        position_p99_euclidean_error_mm: frames_total.position_hist.quantile(
+            0.99,
+            2.0 * ctx.position_range_m(),
+            frames_total.max_euclid_sq.sqrt(),
+        ) * mm,
+        position_mean_euclidean_error_mm: mean(frames_total.sum_euclid, vertex_frames) * mm,
+        normal_p99_error_deg: frames_total
+            .normal_hist
+            .quantile(0.99, 2.0 * ctx.normal_bound_rad, frames_total.max_normal)
+            .to_degrees(),
+        euclidean_bound: residual.is_some(),
         tangent_max_error_deg: has_tangents.then(|| frames_total.max_tangent.to_degrees()),
         tangent_bound_deg: has_tangents.then(tangent_error_bound_degrees),
         bone_max_error_mm: has_bones.then_some(frames_total.max_bone * mm),

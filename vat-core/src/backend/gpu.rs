@@ -227,5 +227,6 @@ pub const fn vertex_format_code(format: VertexFormat) -> u32 {
         VertexFormat::F32 => 3,
         VertexFormat::Unorm8 => 4,
         VertexFormat::Split8 => 5,
+        VertexFormat::SkinResidual => 6,
     }
 }

@@ -119,6 +119,43 @@ pub struct Manifest {
     /// the asset's variant count, and the sets' layers at most
     /// [`crate::format::impostor::MAX_IMPOSTOR_LAYERS`].
     pub impostor_material_variants: u32,
+    /// The compressed tier's residual ([`crate::encoding::VertexFormat::SkinResidual`]): present
+    /// exactly when the vertex animation's format is skin-residual, which also needs the bone
+    /// section (the skin the residual corrects). A format version 11 section, the manifest's last
+    /// field (older files end before it and read as `None`).
+    pub skin_residual: Option<SkinResidualAnimation>,
+}
+
+/// The residual of [`Manifest::skin_residual`]: what a skin-residual asset adds to its own skin so
+/// that every stored frame of every vertex decodes within the stated bounds
+/// ([`crate::format::skin_residual`] holds the arithmetic and the proof).
+///
+/// One `Rg32Uint` texture of `width x height` texels (`t` at `(t % width, t / width)`): texel `v` of
+/// the first [`Manifest::vertex_count`] is vertex `v`'s `(first bit, widths)`
+/// ([`crate::format::skin_residual::ResidualWidths::to_bits`]); word `i` of the residual stream is
+/// channel `i % 2` of texel `vertex_count + i / 2`. Vertex `v`'s stored frame `f` is the
+/// `frame_bits` bits from bit `first + f * frame_bits` of the stream: its three position fields
+/// (multiples of the position step `2 B_p / sqrt(3)`, metres), then its two normal fields
+/// (tangent-plane offsets, step `sqrt(2) B_n`, or with the absolute flag octahedral coordinates,
+/// step `sqrt(2) B_n / 3`), each two's complement, least significant bit first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkinResidualAnimation {
+    /// `B_p`: every stored frame's decoded position is within this many metres of the baked source
+    /// (plus the `f32` rounding of the decode, [`crate::format::skin_residual::POSITION_SLACK_M`]).
+    /// In `(0, 1]`.
+    pub position_bound_m: f32,
+    /// `B_n`: every stored frame's decoded normal is within this angle of the source's, radians, in
+    /// `(0, 0.5]`.
+    pub normal_bound_rad: f32,
+    /// Residual texture width in texels, at least 1.
+    pub width: u32,
+    /// Residual texture height in texels: `ceil((vertex_count + ceil(stream_words / 2)) / width)`.
+    pub height: u32,
+    /// Words of the residual stream, the trailing zero word included (the decoder's 32-bit window
+    /// may read one word past a vertex's last field), at least 1; its bits are addressed by `u32`.
+    pub stream_words: u32,
+    /// The texture, `width * height * 8` bytes (zero past the stream).
+    pub texture: BlobId,
 }
 
 /// Which VAT mode an asset was baked in: which layout, bound, CPU reference and shader path it uses.
@@ -179,6 +216,7 @@ impl Manifest {
             impostors: None,
             impostor_one_view_bound: None,
             impostor_material_variants: 0,
+            skin_residual: None,
         }
     }
 
@@ -219,9 +257,14 @@ impl Manifest {
     /// [`super::FORMAT_VERSION_SPRITE`] (7) with a sprite animation;
     /// [`super::FORMAT_VERSION_IMPOSTORS`] (8) with an impostor tier;
     /// [`super::FORMAT_VERSION_IMPOSTOR_ONE_VIEW`] (9) with its one-view bound;
-    /// [`super::FORMAT_VERSION_IMPOSTOR_VARIANTS`] (10) with its material variants' colour images.
+    /// [`super::FORMAT_VERSION_IMPOSTOR_VARIANTS`] (10) with its material variants' colour images;
+    /// [`super::FORMAT_VERSION_SKIN_RESIDUAL`] (11) with the skin-residual format.
     pub fn format_version(&self) -> u32 {
-        if self.impostor_material_variants > 0 {
+        let skin_residual = self.skin_residual.is_some()
+            || self.vertex_animation.as_ref().is_some_and(|va| va.format == VertexFormat::SkinResidual);
+        if skin_residual {
+            super::FORMAT_VERSION_SKIN_RESIDUAL
+        } else if self.impostor_material_variants > 0 {
             super::FORMAT_VERSION_IMPOSTOR_VARIANTS
         } else if self.impostor_one_view_bound.is_some() {
             super::FORMAT_VERSION_IMPOSTOR_ONE_VIEW

@@ -71,8 +71,8 @@ mod tests;
 
 pub use manifest::{
     Attachment, BlobEntry, BlobId, Bone, BoneAnimation, CaptureTrack, ElementFormat, FluidAnimation,
-    FluidFrame, Lod, Manifest, MorphAnimation, RigidAnimation, RootMotionTrack, Socket, SpriteAnimation,
-    StreamKind, VatMode, VertexAnimation, VertexStream,
+    FluidFrame, Lod, Manifest, MorphAnimation, RigidAnimation, RootMotionTrack, SkinResidualAnimation,
+    Socket, SpriteAnimation, StreamKind, VatMode, VertexAnimation, VertexStream,
 };
 pub use material::{
     AlphaMode, MAX_MATERIALS, MAX_TEXTURE_LAYERS, Material, MaterialTextures, MaterialVariant, TextureArray,
@@ -84,9 +84,9 @@ pub use writer::{ContainerWriter, container_bytes, write_container};
 /// The first four bytes of every `.vat` file.
 pub const MAGIC: [u8; 4] = *b"VAT\0";
 
-/// The newest format version this build writes and reads (10). A file is written with the oldest
+/// The newest format version this build writes and reads (11). A file is written with the oldest
 /// version that can describe it ([`Manifest::format_version`]).
-pub const FORMAT_VERSION: u32 = 10;
+pub const FORMAT_VERSION: u32 = 11;
 
 /// The oldest format version this build reads (1): every manifest section but
 /// [`Manifest::morph_animation`].
@@ -134,6 +134,13 @@ pub const FORMAT_VERSION_IMPOSTOR_ONE_VIEW: u32 = 9;
 /// zero byte, `0`, which the reader supplies and the writer leaves out).
 pub const FORMAT_VERSION_IMPOSTOR_VARIANTS: u32 = 10;
 
+/// The format version that added [`Manifest::skin_residual`] and
+/// [`crate::encoding::VertexFormat::SkinResidual`] (the compressed tier), the manifest's last
+/// field (after the version 10 impostor variants): older manifests end before it (one zero byte,
+/// `None`, which the reader supplies and the writer leaves out), and the reader refuses the
+/// skin-residual vertex format in them.
+pub const FORMAT_VERSION_SKIN_RESIDUAL: u32 = 11;
+
 /// The format version that added [`Manifest::materials`], [`Manifest::material_textures`] and
 /// [`Manifest::material_variants`], the three fields after [`Manifest::rigid_animation`]: older
 /// manifests end before them (the reader supplies their empty encodings, three zero bytes, and the
@@ -166,6 +173,9 @@ pub(crate) fn omitted_trailing_bytes(version: u32) -> usize {
         omitted += 1;
     }
     if version < FORMAT_VERSION_IMPOSTOR_VARIANTS {
+        omitted += 1;
+    }
+    if version < FORMAT_VERSION_SKIN_RESIDUAL {
         omitted += 1;
     }
     omitted

@@ -146,6 +146,15 @@ impl<'a> Asset<'a> {
                 needed: FORMAT_VERSION_MORPH,
             });
         }
+        let skin_residual =
+            manifest.vertex_animation.as_ref().is_some_and(|va| va.format == VertexFormat::SkinResidual);
+        if version < super::FORMAT_VERSION_SKIN_RESIDUAL && skin_residual {
+            return Err(Error::SectionNeedsVersion {
+                section: "skin-residual vertex format",
+                version,
+                needed: super::FORMAT_VERSION_SKIN_RESIDUAL,
+            });
+        }
         check_blob_table(&manifest, bytes, manifest_end, limits)?;
         let clip_map = validate_manifest(&manifest, bytes, limits)?;
         Ok(Self { bytes, manifest, clip_map })

@@ -40,6 +40,12 @@ pub enum VertexFormat {
     /// Unorm16 positions split into high and low bytes in two `Rgba8Uint` textures, for targets without
     /// 16-bit textures, + an `Rgba8Uint` octahedral 16 + 16 normal texture (u hi, u lo, v hi, v lo).
     Split8,
+    /// The compressed tier (format version 11): no texel per vertex per frame. Every frame of a vertex
+    /// is the asset's own skin (the bone section, decoded as bone mode decodes it) plus a residual of
+    /// the vertex's own width from a bit stream
+    /// ([`crate::container::SkinResidualAnimation`], [`crate::format::skin_residual`]), within
+    /// bounds chosen before the bake (default 0.5 mm and 1 degree). Only for skeletal bakes.
+    SkinResidual,
 }
 
 /// The axis-aligned box positions are normalised into: `p = min + n * extent`, `n` in `[0, 1]`.
@@ -109,8 +115,9 @@ impl TexelFormat {
 }
 
 impl VertexFormat {
-    /// Every vertex format, in declaration order (Packed64 first).
-    pub const ALL: [VertexFormat; 6] = [
+    /// Every vertex format that stores a texel per vertex per frame (all but
+    /// [`VertexFormat::SkinResidual`]), in declaration order (Packed64 first).
+    pub const TEXTURED: [VertexFormat; 6] = [
         VertexFormat::Packed64,
         VertexFormat::Unorm16,
         VertexFormat::F16,
@@ -120,7 +127,8 @@ impl VertexFormat {
     ];
 
     /// The textures this format uses, in order (positions first, then normals). Every texture has the
-    /// same [`crate::layout::VertexTextureLayout`]: one texel per vertex per frame.
+    /// same [`crate::layout::VertexTextureLayout`]: one texel per vertex per frame. None for
+    /// [`VertexFormat::SkinResidual`] (its residual texture is the skin-residual section's).
     pub const fn texel_formats(self) -> &'static [TexelFormat] {
         match self {
             VertexFormat::Packed64 => &[TexelFormat::Rg32Uint],
@@ -129,10 +137,12 @@ impl VertexFormat {
             VertexFormat::F32 => &[TexelFormat::Rgba32Float, TexelFormat::Rg32Float],
             VertexFormat::Unorm8 => &[TexelFormat::Rgba8Uint, TexelFormat::Rg8Uint],
             VertexFormat::Split8 => &[TexelFormat::Rgba8Uint, TexelFormat::Rgba8Uint, TexelFormat::Rgba8Uint],
+            VertexFormat::SkinResidual => &[],
         }
     }
 
-    /// Bytes stored per vertex per frame, all textures together.
+    /// Bytes stored per vertex per frame, all textures together (0 for
+    /// [`VertexFormat::SkinResidual`], whose size depends on the asset: see its section).
     pub const fn bytes_per_vertex_frame(self) -> u32 {
         let formats = self.texel_formats();
         let mut sum = 0;

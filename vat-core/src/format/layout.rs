@@ -33,7 +33,7 @@ pub const MORPH_TEXTURE_MAX_WIDTH: u32 = 2048;
 
 /// Picks `(width, height)` for `texels` linearised texels (both `>= 1`), or `None` if they cannot fit
 /// in a `max_dimension` square. `texels > 0` and `max_dimension > 0` are checked by the callers.
-fn fit_linear(texels: u64, max_dimension: u32) -> Option<(u32, u32)> {
+pub(crate) fn fit_linear(texels: u64, max_dimension: u32) -> Option<(u32, u32)> {
     let max = u64::from(max_dimension);
     let mut width = u64::from(DEFAULT_TEXTURE_WIDTH).min(max);
     if texels < width {

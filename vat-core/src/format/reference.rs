@@ -338,6 +338,7 @@ mod palette;
 mod tests;
 
 // Each mode's decode lives with its mode (`crate::modes`); the reference is one place to call them.
+pub use crate::format::skin_residual::reference::*;
 pub use crate::modes::bone::reference::*;
 pub use crate::modes::fluid::reference::*;
 pub use crate::modes::rigid::reference::*;

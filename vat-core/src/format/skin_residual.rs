@@ -1,15 +1,17 @@
-//! The skin-plus-residual vertex encoding chosen for the compressed tier (issue 34;
-//! `docs/notes/compressed-format.md`): every frame of every vertex is a skin (four weighted bones,
-//! each one `Rgba32Uint` texel per frame) plus a residual whose width is the vertex's own, stored in
-//! a bit stream, so that the decoded position and normal are within bounds chosen before encoding.
+//! The skin-plus-residual vertex encoding of the compressed tier
+//! ([`crate::encoding::VertexFormat::SkinResidual`]; measurements and the choice in
+//! `docs/notes/compressed-format.md`): every stored frame of every vertex is the asset's own skin
+//! (its bone section, decoded exactly as bone mode decodes it) plus a residual whose width is the
+//! vertex's own, stored in a bit stream, so that the decoded position and normal are within bounds
+//! chosen before encoding.
 //!
-//! This module holds the encoding's arithmetic, which the bake, the CPU reference and (later) the
-//! shader share: the bounds and the steps they give ([`ResidualBounds`]), the bone texel
-//! ([`pack_bone_texel`], [`unpack_bone_texel`]), the per-vertex skin record ([`SkinRecord`],
-//! [`skin_vertex`]), the residual widths ([`ResidualWidths`]), the bit stream
-//! ([`ResidualStreamWriter`], [`read_frame_fields`]) and the decode of one stored frame
-//! ([`apply_residual`]); [`encode_residuals`] picks every vertex's width and writes the stream. It
-//! is not yet a container format: no file holds it and no backend draws it.
+//! This module holds the encoding's arithmetic, which the bake, the CPU reference
+//! ([`crate::format::reference::SkinResidualView`]) and the shader share: the bounds and the steps
+//! they give ([`ResidualBounds`]), the residual widths ([`ResidualWidths`]), the bit stream
+//! ([`ResidualStreamWriter`], [`read_frame_fields`]), the residual's values and how they finish a
+//! skinned vertex ([`residual_values`], [`finish_residual`], [`apply_residual`]);
+//! [`encode_residuals`] picks every vertex's width and writes the stream; [`residual_texture`]
+//! lays the widths and the stream out as the container stores them.
 //!
 //! # The bound
 //!
@@ -23,12 +25,9 @@
 //! the fallback: the normal as an absolute octahedral code with step `s_o = sqrt(2) B_n / 3` (the
 //! octahedral decode is 3-Lipschitz), again within `B_n`.
 
-use super::encoding::{PositionBounds, oct_decode, oct_decode_f32, oct_encode, oct_encode_f32};
-use super::impostor::{cross, dot, normalize};
+use super::encoding::{normalize3, oct_decode_f32, oct_encode_f32};
+use super::impostor::dot;
 use crate::{Error, Result};
-
-/// A vertex's bones and their weights, at most four.
-pub const MAX_INFLUENCES: usize = 4;
 
 /// The widest residual field, bits (the widths are stored in four bits each).
 pub const MAX_FIELD_BITS: u32 = 15;
@@ -36,6 +35,18 @@ pub const MAX_FIELD_BITS: u32 = 15;
 /// The most residual bits one vertex may spend on one frame: its five fields are read from one
 /// 32-bit window of the stream.
 pub const MAX_FRAME_BITS: u32 = 32;
+
+/// What the `f32` decode may add to [`ResidualBounds::position_m`], metres: the rounding of
+/// `step * q` and of `skin + r` (a few ulp of a coordinate; 1 um holds for coordinates up to 8 m
+/// from the origin, and `vat verify` states the bound it checks as `B_p` plus this).
+pub const POSITION_SLACK_M: f32 = 1e-6;
+
+/// What the `f32` decode may add to [`ResidualBounds::normal_rad`], radians: the rounding of the
+/// tangent basis, the sum and the normalisation (about 0.001 degree).
+pub const NORMAL_SLACK_RAD: f32 = 2e-5;
+
+/// The most words a residual stream may have: its bits are addressed by `u32` (2^27 words, 512 MiB).
+pub const MAX_STREAM_WORDS: u32 = 1 << 27;
 
 /// The smallest `n . m` (cosine between the source normal and the skinned one) the tangent-plane
 /// residual is used for; below it the vertex stores its normals as absolute octahedral codes
@@ -103,166 +114,6 @@ impl ResidualBounds {
     }
 }
 
-/// One bone at one frame as its texel stores it: the rotation quaternion `(x, y, z, w)` as four
-/// snorm16 (`pack2x16snorm` of `(x, y)` in the first word, `(z, w)` in the second) and the
-/// translation as three unorm16 over `bounds` (`(x, y)` in the third word, `z` in the low half of the
-/// fourth). `rotation` need not be unit length (it is normalised first; a zero one is the identity).
-pub fn pack_bone_texel(rotation: [f32; 4], translation: [f32; 3], bounds: &PositionBounds) -> [u32; 4] {
-    let len = rotation.iter().map(|c| c * c).sum::<f32>().sqrt();
-    let q = if len > 0.0 && len.is_finite() { rotation.map(|c| c / len) } else { [0.0, 0.0, 0.0, 1.0] };
-    let snorm = |x: f32| u32::from((x.clamp(-1.0, 1.0) * 32767.0).round() as i16 as u16);
-    let unorm = |i: usize| {
-        let t =
-            if bounds.extent[i] > 0.0 { (translation[i] - bounds.min[i]) / bounds.extent[i] } else { 0.0 };
-        (t.clamp(0.0, 1.0) * 65535.0).round() as u32
-    };
-    [snorm(q[0]) | snorm(q[1]) << 16, snorm(q[2]) | snorm(q[3]) << 16, unorm(0) | unorm(1) << 16, unorm(2)]
-}
-
-/// A bone's transform as three rows `[r0, r1, r2, t]` (`p' = R p + t`), as bone mode stores it.
-pub type AffineRows = [[f32; 4]; 3];
-
-/// The transform a bone texel holds, as the shader decodes it: `unpack2x16snorm` twice, the
-/// quaternion normalised (a zero one gives the identity), its rotation matrix, and the translation
-/// `min + extent * unpack2x16unorm`.
-pub fn unpack_bone_texel(texel: [u32; 4], bounds: &PositionBounds) -> AffineRows {
-    let snorm = |w: u32, hi: bool| {
-        let bits = if hi { w >> 16 } else { w & 0xFFFF } as u16 as i16;
-        (f32::from(bits) / 32767.0).max(-1.0)
-    };
-    let unorm = |w: u32, hi: bool| f32::from(if hi { w >> 16 } else { w & 0xFFFF } as u16) / 65535.0;
-    let raw = [snorm(texel[0], false), snorm(texel[0], true), snorm(texel[1], false), snorm(texel[1], true)];
-    let len = raw.iter().map(|c| c * c).sum::<f32>().sqrt();
-    let [x, y, z, w] = if len > 0.0 { raw.map(|c| c / len) } else { [0.0, 0.0, 0.0, 1.0] };
-    let t = [unorm(texel[2], false), unorm(texel[2], true), unorm(texel[3], false)];
-    let t: [f32; 3] = std::array::from_fn(|i| bounds.min[i] + bounds.extent[i] * t[i]);
-    [
-        [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w), t[0]],
-        [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w), t[1]],
-        [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y), t[2]],
-    ]
-}
-
-/// What the skin of one vertex needs, 32 bytes as the GPU will read it: the rest position
-/// (metres, object space), the rest normal as octahedral 2 x unorm16, four bone indices (u8), four
-/// weights (u8, summing to 255), and the vertex's place in the residual stream (its first bit and
-/// its [`ResidualWidths`]).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct SkinRecord {
-    /// Rest position, `f32` bits.
-    pub rest: [u32; 3],
-    /// Rest normal: `oct_encode(n, 16)`, u in the low half.
-    pub normal: u32,
-    /// Bone indices, one byte each (influence 0 in the lowest).
-    pub joints: u32,
-    /// Weights, one byte each, summing to 255.
-    pub weights: u32,
-    /// The first bit of the vertex's frames in the residual stream.
-    pub base: u32,
-    /// [`ResidualWidths::to_bits`].
-    pub widths: u32,
-}
-
-const _: () = assert!(std::mem::size_of::<SkinRecord>() == 32);
-
-impl SkinRecord {
-    /// A record of rest position `rest` (metres), rest normal `normal` (unit) and up to four
-    /// `(bone, weight)` influences: weights normalised to sum 255 (rounded, the remainder on the
-    /// largest), bones past 255 or influences past four refused. Its stream fields are zero.
-    ///
-    /// # Errors
-    /// [`Error::OutOfRange`] for more than four influences, a bone index over 255, or weights that are
-    /// not finite, negative, or all zero; [`Error::NotFinite`] for a position that is not finite.
-    pub fn new(rest: [f32; 3], normal: [f32; 3], influences: &[(u32, f32)]) -> Result<SkinRecord> {
-        if !rest.iter().all(|c| c.is_finite()) {
-            return Err(Error::NotFinite { what: "skin record rest position" });
-        }
-        let bad = |value: String, expected: &'static str| Error::OutOfRange {
-            what: "skin influences",
-            value,
-            expected,
-        };
-        if influences.len() > MAX_INFLUENCES {
-            return Err(bad(influences.len().to_string(), "at most 4 influences"));
-        }
-        if let Some((bone, _)) = influences.iter().find(|(b, _)| *b > 255) {
-            return Err(bad(bone.to_string(), "bone indices up to 255"));
-        }
-        let total: f32 = influences.iter().map(|(_, w)| *w).sum();
-        if !(total > 0.0 && total.is_finite()) || influences.iter().any(|(_, w)| w.is_nan() || *w < 0.0) {
-            return Err(bad(format!("{influences:?}"), "finite, non-negative weights with a positive sum"));
-        }
-        let mut bytes = [0u32; MAX_INFLUENCES];
-        for (b, (_, w)) in bytes.iter_mut().zip(influences) {
-            *b = (w / total * 255.0).round() as u32;
-        }
-        // The remainder on the largest, so the bytes sum to 255 exactly.
-        let largest =
-            (0..influences.len()).max_by(|&a, &b| bytes[a].cmp(&bytes[b]).then(b.cmp(&a))).unwrap_or(0);
-        let rest_sum: u32 = bytes.iter().enumerate().filter(|(i, _)| *i != largest).map(|(_, b)| b).sum();
-        bytes[largest] = 255u32.saturating_sub(rest_sum);
-        let [u, v] = oct_encode(normal, 16);
-        let mut joints = 0u32;
-        let mut weights = 0u32;
-        for (k, (bone, _)) in influences.iter().enumerate() {
-            joints |= bone << (8 * k);
-            weights |= bytes[k] << (8 * k);
-        }
-        Ok(SkinRecord {
-            rest: rest.map(f32::to_bits),
-            normal: u | v << 16,
-            joints,
-            weights,
-            base: 0,
-            widths: 0,
-        })
-    }
-
-    /// The rest position, metres.
-    pub fn rest_position(&self) -> [f32; 3] {
-        self.rest.map(f32::from_bits)
-    }
-
-    /// The rest normal as decoded (`oct_decode(.., 16)`).
-    pub fn rest_normal(&self) -> [f32; 3] {
-        oct_decode([self.normal & 0xFFFF, self.normal >> 16], 16)
-    }
-
-    /// Influence `k` (0..4): its bone and its weight in `[0, 1]` (byte / 255).
-    pub fn influence(&self, k: usize) -> (u32, f32) {
-        let byte = |w: u32| (w >> (8 * (k % MAX_INFLUENCES))) & 0xFF;
-        (byte(self.joints), byte(self.weights) as f32 / 255.0)
-    }
-}
-
-/// The skinned position and normal of `record` with one frame's bone transforms `bones` (a bone
-/// index past them counts as the identity): `M = sum_k w_k bones[j_k]` (influences in order,
-/// left to right), `M p_rest` and the cofactor normal `normalize(sign(det) cof(M) n_rest)`, as bone
-/// mode decodes a vertex.
-pub fn skin_vertex(record: &SkinRecord, bones: &[AffineRows]) -> ([f32; 3], [f32; 3]) {
-    const IDENTITY: AffineRows = [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]];
-    let mut m = [[0.0f32; 4]; 3];
-    for k in 0..MAX_INFLUENCES {
-        let (bone, w) = record.influence(k);
-        let b = bones.get(bone as usize).unwrap_or(&IDENTITY);
-        for r in 0..3 {
-            for c in 0..4 {
-                m[r][c] += w * b[r][c];
-            }
-        }
-    }
-    let p = record.rest_position();
-    let point: [f32; 3] = std::array::from_fn(|r| m[r][0] * p[0] + m[r][1] * p[1] + m[r][2] * p[2] + m[r][3]);
-    let col = |j: usize| [m[0][j], m[1][j], m[2][j]];
-    let (c0, c1, c2) = (col(0), col(1), col(2));
-    let (k0, k1, k2) = (cross(c1, c2), cross(c2, c0), cross(c0, c1));
-    let det = dot(c0, k0);
-    let n = record.rest_normal();
-    let v: [f32; 3] = std::array::from_fn(|i| k0[i] * n[0] + k1[i] * n[1] + k2[i] * n[2]);
-    (point, normalize(if det < 0.0 { v.map(|x| -x) } else { v }))
-}
-
 /// How many bits each residual field of a vertex takes per frame, the same at every frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ResidualWidths {
@@ -282,7 +133,7 @@ impl ResidualWidths {
         3 * self.position_bits + 2 * self.normal_bits
     }
 
-    /// As [`SkinRecord::widths`] stores them: position bits in bits 0..4, normal bits in 4..8, the
+    /// As the residual texture's second word of the vertex stores them: position bits in bits 0..4, normal bits in 4..8, the
     /// absolute flag in bit 8.
     pub fn to_bits(&self) -> u32 {
         (self.position_bits & 15) | (self.normal_bits & 15) << 4 | u32::from(self.absolute_normal) << 8
@@ -400,35 +251,56 @@ pub fn tangent_basis(m: [f32; 3]) -> ([f32; 3], [f32; 3]) {
     ([1.0 + sign * m[0] * m[0] * a, sign * b, -sign * m[0]], [b, sign + m[1] * m[1] * a, -m[1]])
 }
 
-/// The decoded position and normal of one stored frame: the skin's `position` plus
-/// `position_step * fields.position` (per component, `f32`), and the normal: with the tangent-plane
-/// residual `normalize(m + normal_step (qa t1 + qb t2))` around the skinned `normal` `m`, or with
-/// [`ResidualWidths::absolute_normal`] `oct_decode_f32(oct_step * (qa, qb))`.
-pub fn apply_residual(
+/// One stored frame's residual as the decoder adds it: the position offset
+/// `position_step * q` (metres, per component) and the normal's two values, `normal_step * (qa, qb)`
+/// (tangent-plane offsets) or with [`ResidualWidths::absolute_normal`] `oct_step * (qa, qb)`
+/// (octahedral coordinates). Between stored frames the decoder blends these values with the
+/// frames' weights, as it blends the bone matrices.
+pub fn residual_values(
+    fields: &ResidualFields,
+    widths: ResidualWidths,
+    bounds: &ResidualBounds,
+) -> ([f32; 3], [f32; 2]) {
+    let s = bounds.position_step();
+    let step = if widths.absolute_normal { bounds.oct_step() } else { bounds.normal_step() };
+    (fields.position.map(|q| s * q as f32), fields.normal.map(|q| step * q as f32))
+}
+
+/// A skinned vertex (`position`, unit `normal` `m`) finished with residual values `(r, d)` (one
+/// frame's [`residual_values`], or their blend): `position + r`, and the normal
+/// `normalize(m + (d0 t1 + d1 t2))` in the tangent basis of `m` ([`tangent_basis`]), or with
+/// `absolute_normal` `oct_decode_f32(d)`. The shader's `vat_finish_residual`, operation for operation.
+pub fn finish_residual(
     (position, normal): ([f32; 3], [f32; 3]),
+    (r, d): ([f32; 3], [f32; 2]),
+    absolute_normal: bool,
+) -> ([f32; 3], [f32; 3]) {
+    let p: [f32; 3] = std::array::from_fn(|i| position[i] + r[i]);
+    let n = if absolute_normal {
+        oct_decode_f32(d)
+    } else {
+        let (t1, t2) = tangent_basis(normal);
+        normalize3(std::array::from_fn(|i| normal[i] + (d[0] * t1[i] + d[1] * t2[i])))
+    };
+    (p, n)
+}
+
+/// The decoded position and normal of one stored frame: [`finish_residual`] of its
+/// [`residual_values`].
+pub fn apply_residual(
+    skinned: ([f32; 3], [f32; 3]),
     fields: &ResidualFields,
     widths: ResidualWidths,
     bounds: &ResidualBounds,
 ) -> ([f32; 3], [f32; 3]) {
-    let s = bounds.position_step();
-    let p: [f32; 3] = std::array::from_fn(|i| position[i] + s * fields.position[i] as f32);
-    let [qa, qb] = fields.normal.map(|q| q as f32);
-    let n = if widths.absolute_normal {
-        let o = bounds.oct_step();
-        oct_decode_f32([o * qa, o * qb])
-    } else {
-        let (t1, t2) = tangent_basis(normal);
-        let sn = bounds.normal_step();
-        normalize(std::array::from_fn(|i| normal[i] + sn * (qa * t1[i] + qb * t2[i])))
-    };
-    (p, n)
+    finish_residual(skinned, residual_values(fields, widths, bounds), widths.absolute_normal)
 }
 
 /// A vertex animation encoded as skin plus residual: every vertex's record fields for the stream
 /// (its first bit, its widths) and the stream itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EncodedResiduals {
-    /// Per vertex: the first bit of its frames ([`SkinRecord::base`]).
+    /// Per vertex: the first bit of its frames (the residual texture's first word of the vertex).
     pub bases: Vec<u32>,
     /// Per vertex: its widths.
     pub widths: Vec<ResidualWidths>,
@@ -446,7 +318,7 @@ impl EncodedResiduals {
 
 /// Encodes the residuals of `vertex_count` vertices over `frame_count` stored frames: `skinned(f, v)`
 /// gives the skin's position and unit normal of vertex `v` at frame `f` (what the decoder computes
-/// before the residual, [`skin_vertex`] of the stored bones), `source(f, v)` the position and unit
+/// before the residual: bone mode's skin of the stored bones), `source(f, v)` the position and unit
 /// normal the decode must reproduce within `bounds`. Every vertex gets the narrowest widths that
 /// hold all its frames (the tangent-plane normal residual where every frame's `n . m` is at least
 /// [`MIN_TANGENT_COSINE`] and it is not wider than the absolute code, else the absolute code);
@@ -533,6 +405,102 @@ pub fn encode_residuals(
     Ok(EncodedResiduals { bases, widths: all_widths, stream: writer.finish() })
 }
 
+/// The residual texture as the container stores it ([`crate::container::SkinResidualAnimation`]):
+/// `Rg32Uint`, the vertices' `(first bit, widths)` then the stream's words two per texel, laid out
+/// `t` at `(t % width, t / width)` no wider or taller than the device's limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResidualTexture {
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Words of the stream (its trailing zero word included).
+    pub stream_words: u32,
+    /// `width * height * 8` bytes, little-endian, zero past the stream.
+    pub bytes: Vec<u8>,
+}
+
+/// Lays `encoded` out as the residual texture, within `max_dimension` texels a side.
+///
+/// # Errors
+/// [`Error::LimitExceeded`] for a stream of more than [`MAX_STREAM_WORDS`] words or bases and
+/// widths of different lengths; [`Error::ZeroCount`] for no vertices and no stream, or a zero
+/// `max_dimension`; [`Error::TextureTooLarge`] when the texels do not fit `max_dimension` squared.
+pub fn residual_texture(encoded: &EncodedResiduals, max_dimension: u32) -> Result<ResidualTexture> {
+    let vertices = encoded.bases.len();
+    if encoded.widths.len() != vertices {
+        return Err(Error::LimitExceeded {
+            what: "residual widths (one per vertex, as the bases)",
+            value: encoded.widths.len() as u64,
+            limit: vertices as u64,
+        });
+    }
+    let words = u32::try_from(encoded.stream.len()).ok().filter(|&w| w <= MAX_STREAM_WORDS).ok_or(
+        Error::LimitExceeded {
+            what: "residual stream words",
+            value: encoded.stream.len() as u64,
+            limit: MAX_STREAM_WORDS.into(),
+        },
+    )?;
+    let texels = vertices as u64 + u64::from(words).div_ceil(2);
+    if texels == 0 || max_dimension == 0 {
+        return Err(Error::ZeroCount { what: "residual texture texels or max texture dimension" });
+    }
+    let too_large = Error::TextureTooLarge {
+        vertex_count: u32::try_from(vertices).unwrap_or(u32::MAX),
+        frame_count: 1,
+        texels,
+        max_dimension,
+    };
+    let (width, height) = crate::layout::fit_linear(texels, max_dimension).ok_or(too_large)?;
+    let mut bytes = Vec::with_capacity((u64::from(width) * u64::from(height) * 8) as usize);
+    for (base, widths) in encoded.bases.iter().zip(&encoded.widths) {
+        bytes.extend_from_slice(&base.to_le_bytes());
+        bytes.extend_from_slice(&widths.to_bits().to_le_bytes());
+    }
+    for word in &encoded.stream {
+        bytes.extend_from_slice(&word.to_le_bytes());
+    }
+    bytes.resize((u64::from(width) * u64::from(height) * 8) as usize, 0);
+    Ok(ResidualTexture { width, height, stream_words: words, bytes })
+}
+
+/// The bytes a skin-residual asset's animation takes: its residual texture and the skin it
+/// corrects (bone texture, joints, weights and the live morph layer when present), each blob's
+/// length given by `len` (a parsed file's blob table: [`blob_table_length`]); `None` for an asset
+/// in another format.
+pub fn animation_bytes(
+    manifest: &crate::container::Manifest,
+    len: impl Fn(crate::container::BlobId) -> u64,
+) -> Option<u64> {
+    let section = manifest.skin_residual.as_ref()?;
+    let mut ids = vec![section.texture];
+    if let Some(b) = &manifest.bone_animation {
+        ids.extend([b.texture, b.joints, b.weights]);
+    }
+    if let Some(m) = &manifest.morph_animation {
+        ids.extend([m.texture, m.weights]);
+    }
+    Some(ids.into_iter().map(len).sum())
+}
+
+/// The length of blob `id` in `manifest`'s blob table (0 past it): [`animation_bytes`]'s `len`
+/// for a parsed file.
+pub fn blob_table_length(manifest: &crate::container::Manifest, id: crate::container::BlobId) -> u64 {
+    manifest.blobs.get(id.0 as usize).map_or(0, |b| b.length)
+}
+
+/// [`animation_bytes`] per vertex per stored frame: what a skin-residual asset spends where the
+/// other formats spend `VertexFormat::bytes_per_vertex_frame` (8 for packed64).
+pub fn bytes_per_vertex_frame(
+    manifest: &crate::container::Manifest,
+    len: impl Fn(crate::container::BlobId) -> u64,
+) -> Option<f64> {
+    let frames: u64 = manifest.clips.iter().map(|c| u64::from(c.frame_count)).sum();
+    let samples = u64::from(manifest.vertex_count) * frames;
+    animation_bytes(manifest, len).map(|b| if samples > 0 { b as f64 / samples as f64 } else { 0.0 })
+}
+
 /// `round(x / step)` as an `i32` (saturating: a value that large fails the width check).
 fn quantize(x: f32, step: f32) -> i32 {
     (x / step).round().clamp(i32::MIN as f32, i32::MAX as f32) as i32
@@ -548,6 +516,11 @@ fn signed_bits(values: impl Iterator<Item = i32>) -> u32 {
     }
     if any { 33 - widest.leading_zeros() } else { 0 }
 }
+
+pub(crate) mod reference;
+mod section;
+
+pub(crate) use section::check_skin_residual;
 
 #[cfg(test)]
 #[path = "skin_residual_tests.rs"]

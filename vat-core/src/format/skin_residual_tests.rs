@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
 
 use super::*;
+use crate::format::impostor::cross;
 
 /// A deterministic generator of values in `[0, 1)` (a 64-bit LCG's high bits).
 struct Lcg(u64);
@@ -11,10 +12,6 @@ impl Lcg {
     fn next(&mut self) -> f32 {
         self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
         (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn signed(&mut self) -> f32 {
-        2.0 * self.next() - 1.0
     }
 }
 
@@ -43,16 +40,6 @@ fn rotate(q: [f32; 4], v: [f32; 3]) -> [f32; 3] {
     std::array::from_fn(|i| (v[i] + 2.0 * w * uv[i] + 2.0 * uuv[i]) as f32)
 }
 
-fn random_unit(rng: &mut Lcg) -> [f32; 3] {
-    loop {
-        let v = [rng.signed(), rng.signed(), rng.signed()];
-        let len = dot(v, v).sqrt();
-        if len > 0.1 && len <= 1.0 {
-            return v.map(|c| c / len);
-        }
-    }
-}
-
 #[test]
 fn the_steps_round_within_the_bounds_and_bad_bounds_are_refused() {
     let b = ResidualBounds::default();
@@ -70,87 +57,6 @@ fn the_steps_round_within_the_bounds_and_bad_bounds_are_refused() {
     ] {
         assert!(matches!(bad.validate(), Err(Error::OutOfRange { .. } | Error::NotFinite { .. })), "{bad:?}");
     }
-}
-
-#[test]
-fn a_bone_texel_keeps_its_transform_within_the_16_bit_quanta() {
-    // Each quaternion component rounds by at most 0.5 / 32767, so the stored quaternion is within
-    // 1 / 32767 of the unit one (four components), and within 2 / 32767 once normalised (the chord
-    // to the sphere at most doubles it). R(q) v moves by at most 4 |dq| for a unit v (R is
-    // quadratic in q with |q| = 1). Each translation component rounds by extent / 65535 / 2.
-    let bounds = PositionBounds { min: [-2.0, -0.5, -3.0], extent: [4.0, 2.5, 6.0] };
-    let rotation_bound = 4.0 * 2.0 / 32767.0 + 1e-6;
-    let translation_bound: [f32; 3] = bounds.extent.map(|e| e / 65535.0 / 2.0 + 1e-6);
-    let mut rng = Lcg(7);
-    for _ in 0..2000 {
-        let axis = random_unit(&mut rng);
-        let half = rng.next() * std::f32::consts::PI;
-        let q = [axis[0] * half.sin(), axis[1] * half.sin(), axis[2] * half.sin(), half.cos()];
-        let t: [f32; 3] = std::array::from_fn(|i| bounds.min[i] + bounds.extent[i] * rng.next());
-        let rows = unpack_bone_texel(pack_bone_texel(q, t, &bounds), &bounds);
-        for i in 0..3 {
-            assert!(
-                (rows[i][3] - t[i]).abs() <= translation_bound[i],
-                "translation {i}: {} vs {}",
-                rows[i][3],
-                t[i]
-            );
-        }
-        for e in [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] {
-            let exact = rotate(q, e);
-            let stored: [f32; 3] =
-                std::array::from_fn(|r| rows[r][0] * e[0] + rows[r][1] * e[1] + rows[r][2] * e[2]);
-            assert!(distance(exact, stored) <= rotation_bound, "{q:?}: {exact:?} vs {stored:?}");
-        }
-    }
-    // A zero quaternion is the identity; a translation outside the bounds is clamped to them.
-    let rows = unpack_bone_texel(pack_bone_texel([0.0; 4], [9.0, 9.0, 9.0], &bounds), &bounds);
-    assert_eq!(rows[0][..3], [1.0, 0.0, 0.0]);
-    assert_eq!([rows[0][3], rows[1][3], rows[2][3]], [2.0, 2.0, 3.0]);
-}
-
-#[test]
-fn records_sum_their_weights_to_255_and_refuse_bad_influences() {
-    let r = SkinRecord::new([0.1, 1.2, -0.3], [0.0, 1.0, 0.0], &[(3, 0.5), (7, 0.3), (9, 0.2)]).unwrap();
-    let weights: Vec<(u32, f32)> = (0..4).map(|k| r.influence(k)).collect();
-    assert_eq!(weights.iter().map(|(b, _)| *b).collect::<Vec<_>>(), [3, 7, 9, 0]);
-    let bytes: u32 = (0..4).map(|k| (r.weights >> (8 * k)) & 0xFF).sum();
-    assert_eq!(bytes, 255);
-    assert_eq!(r.rest_position(), [0.1, 1.2, -0.3]);
-    assert!(angle(r.rest_normal(), [0.0, 1.0, 0.0]) < 1e-4);
-    // Thirds: 85 each, summing to 255 exactly.
-    let thirds = SkinRecord::new([0.0; 3], [0.0, 0.0, 1.0], &[(0, 1.0), (1, 1.0), (2, 1.0)]).unwrap();
-    assert_eq!(thirds.weights, 85 | 85 << 8 | 85 << 16);
-    for (influences, what) in [
-        (&[(0, 1.0), (1, 1.0), (2, 1.0), (3, 1.0), (4, 1.0)][..], "five influences"),
-        (&[(256, 1.0)][..], "bone 256"),
-        (&[(0, 0.0)][..], "zero weights"),
-        (&[(0, f32::NAN)][..], "a NaN weight"),
-        (&[(0, 1.0), (1, -0.5)][..], "a negative weight"),
-    ] {
-        assert!(
-            matches!(SkinRecord::new([0.0; 3], [0.0, 1.0, 0.0], influences), Err(Error::OutOfRange { .. })),
-            "{what}"
-        );
-    }
-    assert!(matches!(
-        SkinRecord::new([f32::INFINITY, 0.0, 0.0], [0.0, 1.0, 0.0], &[(0, 1.0)]),
-        Err(Error::NotFinite { .. })
-    ));
-}
-
-#[test]
-fn a_skin_of_one_bone_is_that_bones_transform() {
-    let r = SkinRecord::new([1.0, 0.0, 0.0], [1.0, 0.0, 0.0], &[(1, 1.0)]).unwrap();
-    let identity: AffineRows = [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]];
-    // Bone 1: 90 degrees about +Y (x -> -z), moved 2 m up.
-    let turn: AffineRows = [[0.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 2.0], [-1.0, 0.0, 0.0, 0.0]];
-    let (p, n) = skin_vertex(&r, &[identity, turn]);
-    assert!(distance(p, [0.0, 2.0, -1.0]) < 1e-6, "{p:?}");
-    assert!(angle(n, [0.0, 0.0, -1.0]) < 1e-4, "{n:?}");
-    // A bone past the list is the identity.
-    let (p, _) = skin_vertex(&r, &[identity]);
-    assert!(distance(p, [1.0, 0.0, 0.0]) < 1e-6);
 }
 
 #[test]
@@ -203,41 +109,31 @@ fn the_stream_reads_back_every_field_at_every_offset() {
 /// vertex and frame) with its normal tilted by up to `tilt` radians, and vertex 0's normal reversed
 /// (the tangent-plane residual cannot hold it).
 struct Ring {
-    records: Vec<SkinRecord>,
-    bones: Vec<Vec<AffineRows>>,
+    /// Per vertex: rest position (= rest normal) and the weight of the turning bone.
+    vertices: Vec<([f32; 3], f32)>,
     wobble: f32,
     tilt: f32,
 }
 
 impl Ring {
-    fn new(n: u32, frames: u32, wobble: f32, tilt: f32) -> Ring {
-        let bounds = PositionBounds { min: [-1.0; 3], extent: [2.0; 3] };
-        let records = (0..n)
+    fn new(n: u32, _frames: u32, wobble: f32, tilt: f32) -> Ring {
+        let vertices = (0..n)
             .map(|v| {
                 let a = v as f32 / n as f32 * std::f32::consts::TAU;
-                let w = 0.5 + 0.5 * a.sin();
-                SkinRecord::new(
-                    [a.cos(), 0.0, a.sin()],
-                    [a.cos(), 0.0, a.sin()],
-                    &[(0, 1.0 - w + 0.01), (1, w + 0.01)],
-                )
-                .unwrap()
+                ([a.cos(), 0.0, a.sin()], 0.5 + 0.5 * a.sin())
             })
             .collect();
-        let bones = (0..frames)
-            .map(|f| {
-                let half = 0.05 * f as f32;
-                let turn =
-                    pack_bone_texel([0.0, half.sin(), 0.0, half.cos()], [0.0, 0.01 * f as f32, 0.0], &bounds);
-                let still = pack_bone_texel([0.0, 0.0, 0.0, 1.0], [0.0; 3], &bounds);
-                vec![unpack_bone_texel(still, &bounds), unpack_bone_texel(turn, &bounds)]
-            })
-            .collect();
-        Ring { records, bones, wobble, tilt }
+        Ring { vertices, wobble, tilt }
     }
 
+    /// The linear blend of the still bone and the turning one (rotation `0.1 f` about +Y, rising
+    /// `0.01 f` m), weight `w` on the turning one; the normal rotated by the blend's linear part.
     fn skinned(&self, f: u32, v: u32) -> ([f32; 3], [f32; 3]) {
-        skin_vertex(&self.records[v as usize], &self.bones[f as usize])
+        let (rest, w) = self.vertices[v as usize];
+        let turned = rotate([0.0, (0.05 * f as f32).sin(), 0.0, (0.05 * f as f32).cos()], rest);
+        let blend: [f32; 3] = std::array::from_fn(|i| (1.0 - w) * rest[i] + w * turned[i]);
+        let p = [blend[0], blend[1] + w * 0.01 * f as f32, blend[2]];
+        (p, normalize3(blend))
     }
 
     fn source(&self, f: u32, v: u32) -> ([f32; 3], [f32; 3]) {
@@ -246,7 +142,7 @@ impl Ring {
         let p = [p[0] + self.wobble * phase.sin(), p[1] + self.wobble * (1.3 * phase).cos(), p[2]];
         let (t1, _) = tangent_basis(n);
         let k = self.tilt * (0.9 * phase).sin();
-        let mut n = normalize(std::array::from_fn(|i| n[i] + k.tan() * t1[i]));
+        let mut n = normalize3(std::array::from_fn(|i| n[i] + k.tan() * t1[i]));
         if v == 0 {
             n = n.map(|c| -c);
         }

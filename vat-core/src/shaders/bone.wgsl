@@ -213,3 +213,101 @@ fn vs_bone_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) in
     let v = vat_skin_vertex(inst, vertex, frame.time);
     return frame.light_view_proj * vec4<f32>(v.position.xyz, 1.0);
 }
+
+// ---------------------------------------------------------------------------------------------------
+// The skin-residual format (VERTEX_FORMAT_SKIN_RESIDUAL, vat_core::format::skin_residual): bone
+// mode's skin plus a residual of each vertex's own width, read from vat_texture (Rg32Uint,
+// asset.texture_width wide): texel v is vertex v's (first bit, widths), word i of the stream is
+// channel i % 2 of texel vertex_count + i / 2.
+// ---------------------------------------------------------------------------------------------------
+
+// Texel t of the residual texture.
+fn vat_residual_texel(t: u32) -> vec2<u32> {
+    let width = max(asset.texture_width, 1u);
+    return textureLoad(vat_texture, vec2<i32>(i32(t % width), i32(t / width)), 0).xy;
+}
+
+// Word i of the residual stream.
+fn vat_residual_word(i: u32) -> u32 {
+    let texel = vat_residual_texel(asset.vertex_count + (i >> 1u));
+    return select(texel.x, texel.y, (i & 1u) != 0u);
+}
+
+// The 32 bits of the stream from bit o (skin_residual::read_window): the stream ends with a zero
+// word, and the container checks that every frame's fields end before it.
+fn vat_residual_window(o: u32) -> u32 {
+    let i = o >> 5u;
+    let sh = o & 31u;
+    return (vat_residual_word(i) >> sh) | select(0u, vat_residual_word(i + 1u) << ((32u - sh) & 31u), sh != 0u);
+}
+
+// A clip sample's residual: the position offset (metres) and the normal's two values, each the sum
+// over the sampled frames of weight other than 0 of w_f * step * q_f (skin_residual::residual_values),
+// as the bone matrices are blended.
+struct ResidualValues {
+    r: vec3<f32>,
+    d: vec2<f32>,
+}
+
+fn vat_residual_clip(s: FrameSample, base: u32, widths: u32) -> ResidualValues {
+    let bp = widths & 15u;
+    let bn = (widths >> 4u) & 15u;
+    let frame_bits = 3u * bp + 2u * bn;
+    var r = vec3<f32>(0.0);
+    var d = vec2<f32>(0.0);
+    if frame_bits == 0u {
+        return ResidualValues(r, d);
+    }
+    let absolute = ((widths >> 8u) & 1u) != 0u;
+    let normal_step = select(asset.residual_normal_step, asset.residual_oct_step, absolute);
+    for (var f = 0u; f < 4u; f++) {
+        let wf = s.weights[f];
+        if wf == 0.0 {
+            continue;
+        }
+        // Two's complement fields, sign-extended by extractBits on an i32 (count 0 gives 0).
+        let x = bitcast<i32>(vat_residual_window(base + s.frames[f] * frame_bits));
+        let q = vec3<f32>(f32(extractBits(x, 0u, bp)), f32(extractBits(x, bp, bp)), f32(extractBits(x, 2u * bp, bp)));
+        let qn = vec2<f32>(f32(extractBits(x, 3u * bp, bn)), f32(extractBits(x, 3u * bp + bn, bn)));
+        r = r + wf * (asset.residual_position_step * q);
+        d = d + wf * (normal_step * qn);
+    }
+    return ResidualValues(r, d);
+}
+
+// The skinned point p and unit normal m finished with residual values (skin_residual::finish_residual):
+// p + r, and normalize(m + (d.x t1 + d.y t2)) in Duff et al.'s branch-free basis of m, or with the
+// absolute flag the octahedral decode of d.
+fn vat_finish_residual(p: vec3<f32>, m: vec3<f32>, v: ResidualValues, absolute: bool) -> VertexSample {
+    if absolute {
+        return VertexSample(p + v.r, vat_oct_decode(v.d));
+    }
+    let sign = select(-1.0, 1.0, m.z >= 0.0);
+    let a = -1.0 / (sign + m.z);
+    let b = m.x * m.y * a;
+    let t1 = vec3<f32>(1.0 + sign * m.x * m.x * a, sign * b, -sign * m.x);
+    let t2 = vec3<f32>(b, sign + m.y * m.y * a, -m.y);
+    return VertexSample(p + v.r, vat_normalize(m + (v.d.x * t1 + v.d.y * t2)));
+}
+
+// The skin-residual format: vertex `vertex` of an instance at `time`
+// (vat_core::format::reference::decode_skin_residual_vertex). Bone mode's skinning matrix and
+// morphed rest pose (vat_skin_vertex), the residual blended by the same frame and fade weights.
+fn vat_skin_residual_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> DecodedVertex {
+    let entry = vat_residual_texel(vertex);
+    let sa = vat_clip_frames(inst.clip_a, inst.variant_bits >> VARIANT_WRAP_A_SHIFT, inst.phase_offset_a, time, inst.rate_a);
+    let w = vat_instance_fade_weight(inst, time);
+    var sb = sa;
+    var m = vat_skin_clip(sa, vertex);
+    var res = vat_residual_clip(sa, entry.x, entry.y);
+    if w > 0.0 {
+        sb = vat_clip_frames(inst.clip_b & CLIP_INDEX_MASK, inst.variant_bits >> VARIANT_WRAP_B_SHIFT, inst.phase_offset_b, time, inst.rate_b);
+        m = vat_affine_add(vat_affine_scale(m, 1.0 - w), vat_skin_clip(sb, vertex), w);
+        let rb = vat_residual_clip(sb, entry.x, entry.y);
+        res = ResidualValues((1.0 - w) * res.r + w * rb.r, (1.0 - w) * res.d + w * rb.d);
+    }
+    let rest = vat_morph_rest(sa, sb, w, vertex, rest_vertices[vertex]);
+    let absolute = ((entry.y >> 8u) & 1u) != 0u;
+    let s = vat_finish_residual(vat_affine_point(m, rest.position), vat_affine_normal(m, rest.normal), res, absolute);
+    return vat_to_world(inst, s.position, s.normal);
+}

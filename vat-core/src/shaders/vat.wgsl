@@ -51,6 +51,7 @@ const VERTEX_FORMAT_F16: u32 = 2u;
 const VERTEX_FORMAT_F32: u32 = 3u;
 const VERTEX_FORMAT_UNORM8: u32 = 4u;
 const VERTEX_FORMAT_SPLIT8: u32 = 5u;
+const VERTEX_FORMAT_SKIN_RESIDUAL: u32 = 6u;
 // How the vertex animation texture(s) of VAT mode are decoded (vat_load_vertex): Packed64 (0, the
 // default), Unorm16, F16, F32, Unorm8 or Split8; must equal the asset's
 // (vat_core::gpu::AssetConstants::vertex_format). An override rather than a branch on the uniform:
@@ -206,7 +207,7 @@ struct FrameUniforms {
     impostor_far_slot: u32,
 }
 
-// Per-asset constants. Twin of vat_core::gpu::AssetConstants (208 bytes).
+// Per-asset constants. Twin of vat_core::gpu::AssetConstants (240 bytes).
 struct AssetConstants {
     // Lowest corner of the bake's bounding box, metres, object space.
     bounds_min: vec3<f32>,
@@ -283,7 +284,15 @@ struct AssetConstants {
     // colour layer v * impostor_layers + l; any other variant set 0, the authored materials).
     impostor_layers: u32,
     impostor_material_variants: u32,
-    _impostor_pad: vec2<u32>,
+    // The skin-residual format's steps (vat_core::format::skin_residual::ResidualBounds): position
+    // (metres), tangent-plane normal, octahedral normal; 0 for other formats. Its residual texture
+    // (vat_texture) is texture_width texels wide.
+    residual_position_step: f32,
+    residual_normal_step: f32,
+    residual_oct_step: f32,
+    _residual_pad0: u32,
+    _residual_pad1: u32,
+    _residual_pad2: u32,
 }
 
 // One clip of the asset. Twin of vat_core::gpu::ClipRecord (32 bytes).
@@ -789,6 +798,10 @@ fn vat_decode_clip(s: FrameSample, vertex: u32) -> VertexSample {
 // after the blend, normals normalised once, then the instance transform
 // world = position + R_y(yaw) * (scale * p) with x' = c * x + s * z, y' = y, z' = c * z - s * x.
 fn vat_decode_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> DecodedVertex {
+    if VERTEX_FORMAT == VERTEX_FORMAT_SKIN_RESIDUAL {
+        // No texel per vertex per frame: the skin plus the residual (bone.wgsl).
+        return vat_skin_residual_vertex(inst, vertex, time);
+    }
     let sa = vat_clip_frames(inst.clip_a, inst.variant_bits >> VARIANT_WRAP_A_SHIFT, inst.phase_offset_a, time, inst.rate_a);
     var mixed = vat_decode_clip(sa, vertex);
     let w = vat_instance_fade_weight(inst, time);

@@ -103,11 +103,23 @@ pub struct AssetConstants {
     /// variant `v` in `1..=impostor_material_variants` reads colour layer `v * impostor_layers + l`
     /// for image `l`; any other, layer `l` (the authored materials). 0 without.
     pub impostor_material_variants: u32,
-    /// Padding to a 16-byte multiple.
-    pub _impostor_pad: [u32; 2],
+    /// The skin-residual format's position step `2 B_p / sqrt(3)`, metres
+    /// ([`crate::format::skin_residual::ResidualBounds::position_step`]); 0 for other formats.
+    pub residual_position_step: f32,
+    /// The skin-residual format's tangent-plane normal step `sqrt(2) B_n`; 0 for other formats.
+    pub residual_normal_step: f32,
+    /// The skin-residual format's octahedral step `sqrt(2) B_n / 3`; 0 for other formats. (The
+    /// residual texture's width is [`Self::texture_width`].)
+    pub residual_oct_step: f32,
+    /// Padding to a 16-byte multiple (zero).
+    pub _residual_pad0: u32,
+    /// Padding (zero).
+    pub _residual_pad1: u32,
+    /// Padding (zero).
+    pub _residual_pad2: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<AssetConstants>() == 224);
+const _: () = assert!(std::mem::size_of::<AssetConstants>() == 240);
 
 /// [`AssetConstants::impostor_coverage`] of a hemi-octahedral grid (the WGSL `IMPOSTOR_HEMI`).
 pub const IMPOSTOR_COVERAGE_HEMI: u32 = 1;
@@ -191,13 +203,18 @@ impl AssetConstants {
         let fluid = manifest.fluid_animation.as_ref();
         let morph = manifest.morph_animation.as_ref();
         let [bx, by, bz] = va.position_bits;
+        let residual = manifest.skin_residual.as_ref();
+        let steps = residual.map(|r| crate::format::skin_residual::ResidualBounds {
+            position_m: r.position_bound_m,
+            normal_rad: r.normal_bound_rad,
+        });
         Some(Self {
             bounds_min: va.bounds.min,
             vertex_count: if fluid.is_some() { manifest.vertex_count } else { va.layout.vertex_count },
             bounds_extent: va.bounds.extent,
             frame_count: fluid.map_or(va.layout.frame_count, |f| f.lookup_layout.frame_count),
             position_bits: [bx, by, bz, 0],
-            texture_width: va.layout.width,
+            texture_width: residual.map_or(va.layout.width, |r| r.width),
             clip_count: manifest.clips.len() as u32,
             bone_count: manifest.bone_animation.as_ref().map_or(0, |b| b.layout.bone_count),
             vertex_format: vertex_format_code(va.format),
@@ -221,6 +238,9 @@ impl AssetConstants {
             particle_texture_width: 0,
             particle_extent: [0.0; 3],
             particle_max_size: 0.0,
+            residual_position_step: steps.map_or(0.0, |b| b.position_step()),
+            residual_normal_step: steps.map_or(0.0, |b| b.normal_step()),
+            residual_oct_step: steps.map_or(0.0, |b| b.oct_step()),
             ..Self::impostor(manifest)
         })
     }
@@ -290,12 +310,15 @@ pub const VERTEX_TEXTURE_BINDINGS: [&str; 6] = [
 /// | F32 | `Rgba32Float`, `Rg32Float` | `vat_float_texture`, `vat_float_texture_1` |
 /// | Unorm8 | `Rgba8Uint`, `Rg8Uint` | `vat_texture`, `vat_texture_1` |
 /// | Split8 | `Rgba8Uint` x 3 | `vat_texture`, `vat_texture_1`, `vat_texture_2` |
+/// | SkinResidual | none (its residual texture, `Rg32Uint`, goes to `vat_texture`: [`vertex_textures`]) | |
 pub const fn vertex_texture_bindings(format: VertexFormat) -> &'static [&'static str] {
     match format {
         VertexFormat::Packed64 => &["vat_texture"],
         VertexFormat::Unorm16 | VertexFormat::Unorm8 => &["vat_texture", "vat_texture_1"],
         VertexFormat::Split8 => &["vat_texture", "vat_texture_1", "vat_texture_2"],
         VertexFormat::F16 | VertexFormat::F32 => &["vat_float_texture", "vat_float_texture_1"],
+        // Its one texture is the skin-residual section's, not a per-vertex-frame texture.
+        VertexFormat::SkinResidual => &[],
     }
 }
 
@@ -337,6 +360,13 @@ pub fn vertex_textures<'a>(asset: &crate::container::Asset<'a>) -> Option<[Verte
         let bytes = asset.get_blob(blob)?;
         let slot = out.iter_mut().find(|t| t.name == name)?;
         slot.data = TextureData { width: va.layout.width, height: va.layout.height, format, bytes };
+        slot.stand_in = false;
+    }
+    if let Some(sr) = m.skin_residual.as_ref() {
+        let bytes = asset.get_blob(sr.texture)?;
+        let slot = out.iter_mut().find(|t| t.name == "vat_texture")?;
+        let format = TexelFormat::Rg32Uint;
+        slot.data = TextureData { width: sr.width, height: sr.height, format, bytes };
         slot.stand_in = false;
     }
     if let Some(blob) = va.tangents {
@@ -789,8 +819,20 @@ pub const IMPOSTOR_ONE_VIEW_INDEX_COUNT: u32 = 3;
 /// The rest pose and material id of every vertex of a validated asset, from its `RestPosition`,
 /// `RestNormal` and `MaterialId` streams (zeros, +Y normals and material 0 where a stream is absent).
 pub fn rest_vertices(asset: &crate::container::Asset<'_>) -> Vec<RestVertex> {
+    rest_vertices_of(asset.manifest(), &|id| asset.get_blob(id))
+}
+
+/// [`rest_vertices`] of a manifest whose blobs `blob` gives (a bake before its file exists).
+pub fn rest_vertices_of<'b>(
+    manifest: &crate::container::Manifest,
+    blob: &dyn Fn(crate::container::BlobId) -> Option<&'b [u8]>,
+) -> Vec<RestVertex> {
     use crate::container::{ElementFormat, StreamKind};
-    let n = asset.manifest().vertex_count as usize;
+    let n = manifest.vertex_count as usize;
+    let stream = |kind: StreamKind| {
+        let s = manifest.streams.iter().find(|s| s.kind == kind)?;
+        Some((s.element, blob(s.blob)?))
+    };
     let blank = RestVertex {
         position: [0.0; 3],
         material: 0,
@@ -803,17 +845,17 @@ pub fn rest_vertices(asset: &crate::container::Asset<'_>) -> Vec<RestVertex> {
     let vec3s = |bytes: &[u8]| -> Vec<[f32; 3]> {
         bytes.chunks_exact(12).map(bytemuck::pod_read_unaligned::<[f32; 3]>).collect()
     };
-    if let Some((ElementFormat::F32x3, bytes)) = asset.stream(StreamKind::RestPosition) {
+    if let Some((ElementFormat::F32x3, bytes)) = stream(StreamKind::RestPosition) {
         for (v, p) in out.iter_mut().zip(vec3s(bytes)) {
             v.position = p;
         }
     }
-    if let Some((ElementFormat::F32x3, bytes)) = asset.stream(StreamKind::RestNormal) {
+    if let Some((ElementFormat::F32x3, bytes)) = stream(StreamKind::RestNormal) {
         for (v, p) in out.iter_mut().zip(vec3s(bytes)) {
             v.normal = p;
         }
     }
-    if let Some((format, bytes)) = asset.stream(StreamKind::MaterialId) {
+    if let Some((format, bytes)) = stream(StreamKind::MaterialId) {
         let ids: Vec<u32> = match format {
             ElementFormat::U8 => bytes.iter().map(|&b| u32::from(b)).collect(),
             ElementFormat::U16 => {
@@ -828,7 +870,7 @@ pub fn rest_vertices(asset: &crate::container::Asset<'_>) -> Vec<RestVertex> {
             v.material = id;
         }
     }
-    match asset.stream(StreamKind::Uv0) {
+    match stream(StreamKind::Uv0) {
         Some((ElementFormat::F32x2, bytes)) => {
             for (v, c) in out.iter_mut().zip(bytes.chunks_exact(8)) {
                 v.uv = bytemuck::pod_read_unaligned(c);
@@ -842,7 +884,7 @@ pub fn rest_vertices(asset: &crate::container::Asset<'_>) -> Vec<RestVertex> {
         }
         _ => {}
     }
-    match asset.stream(StreamKind::Color0) {
+    match stream(StreamKind::Color0) {
         Some((ElementFormat::Unorm8x4, bytes)) => {
             for (v, c) in out.iter_mut().zip(bytes.chunks_exact(4)) {
                 v.color = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);

@@ -20,6 +20,7 @@ pub(crate) fn validate_manifest(m: &Manifest, bytes: &[u8], limits: &Limits) -> 
 
     check_vertex_animation(m, bytes, limits, vertex_count, frame_count)?;
     check_bone_animation(m, bytes, limits, vertex_count, frame_count, bone_count)?;
+    crate::format::skin_residual::check_skin_residual(m, bytes, limits, vertex_count, frame_count)?;
     if let Some(ma) = &m.morph_animation {
         validate_morph_animation(ma, m, bytes, limits, vertex_count, frame_count)?;
     }

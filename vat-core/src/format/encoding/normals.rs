@@ -176,7 +176,7 @@ pub(crate) const fn normal_oct_bits(format: VertexFormat) -> Option<u32> {
         VertexFormat::Packed64 => Some(PACKED64_NORMAL_BITS),
         VertexFormat::Unorm16 | VertexFormat::Split8 => Some(16),
         VertexFormat::Unorm8 => Some(8),
-        VertexFormat::F16 | VertexFormat::F32 => None,
+        VertexFormat::F16 | VertexFormat::F32 | VertexFormat::SkinResidual => None,
     }
 }
 
@@ -187,7 +187,7 @@ pub(crate) fn position_axis_bits(format: VertexFormat, bits: [u32; 3]) -> Option
         VertexFormat::Packed64 => Some(bits.map(|b| b.min(PACKED64_MAX_AXIS_BITS))),
         VertexFormat::Unorm16 | VertexFormat::Split8 => Some([16; 3]),
         VertexFormat::Unorm8 => Some([8; 3]),
-        VertexFormat::F16 | VertexFormat::F32 => None,
+        VertexFormat::F16 | VertexFormat::F32 | VertexFormat::SkinResidual => None,
     }
 }
 

@@ -1,6 +1,7 @@
 #[test]
-fn all_lists_every_vertex_format_once() {
-    // A new variant fails to compile here until it has a position in `ALL`.
+fn textured_lists_every_texel_format_once() {
+    // A new variant fails to compile here until it has a position in `TEXTURED` (or is said to have
+    // no texels).
     let position = |f: VertexFormat| match f {
         VertexFormat::Packed64 => 0,
         VertexFormat::Unorm16 => 1,
@@ -8,16 +9,22 @@ fn all_lists_every_vertex_format_once() {
         VertexFormat::F32 => 3,
         VertexFormat::Unorm8 => 4,
         VertexFormat::Split8 => 5,
+        VertexFormat::SkinResidual => usize::MAX,
     };
-    for (i, f) in VertexFormat::ALL.iter().enumerate() {
+    for (i, f) in VertexFormat::TEXTURED.iter().enumerate() {
         assert_eq!(position(*f), i, "{f:?}");
+        assert!(!f.texel_formats().is_empty(), "{f:?}");
     }
+    assert!(VertexFormat::SkinResidual.texel_formats().is_empty());
+    // No texel codec for it: a typed error, not a panic.
+    let err = decode_vertex_texel(VertexFormat::SkinResidual, [0; 3], &[], 0).unwrap_err();
+    assert!(matches!(err, Error::OutOfRange { what: "vertex format", .. }), "{err:?}");
 }
 
 use super::*;
 use proptest::prelude::*;
 
-const ALL_FORMATS: [VertexFormat; 6] = VertexFormat::ALL;
+const ALL_FORMATS: [VertexFormat; 6] = VertexFormat::TEXTURED;
 
 /// xorshift64* (Vigna): a small deterministic generator for the measurement test.
 struct XorShift64Star(u64);

@@ -34,8 +34,16 @@ pub struct DecodedTexel {
     pub normal: [f32; 3],
 }
 
-/// Checks that `actual` textures were given for `format`.
+/// Checks that `format` stores texels and that `actual` textures were given for it.
 pub(crate) fn check_texture_count(format: VertexFormat, actual: usize) -> Result<()> {
+    if format == VertexFormat::SkinResidual {
+        return Err(Error::OutOfRange {
+            what: "vertex format",
+            value: "skin-residual".into(),
+            expected: "a format with a texel per vertex per frame (skin-residual frames decode through \
+                       format::reference::SkinResidualView)",
+        });
+    }
     let expected = format.texel_formats().len();
     if actual == expected {
         Ok(())
@@ -123,6 +131,8 @@ pub fn encode_vertex_texel(
             let o = rounding.oct_encode(normal, 16);
             textures[2].extend_from_slice(&[(o[0] >> 8) as u8, o[0] as u8, (o[1] >> 8) as u8, o[1] as u8]);
         }
+        // Refused by check_texture_count above.
+        VertexFormat::SkinResidual => {}
     }
     Ok(())
 }
@@ -251,6 +261,8 @@ pub(crate) fn decode_texel_at(
             let v = u32::from(t[2]) * 256 + u32::from(t[3]);
             DecodedTexel { position, normal: oct_decode([u, v], 16) }
         }
+        // Refused by check_texture_count before any texel is read.
+        VertexFormat::SkinResidual => DecodedTexel { position: [0.0; 3], normal: [0.0, 0.0, 1.0] },
     }
 }
 

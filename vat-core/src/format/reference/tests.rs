@@ -45,7 +45,7 @@ pub(crate) fn bake(format: VertexFormat) -> Vec<u8> {
     writer.finish(manifest).unwrap()
 }
 
-pub(crate) const FORMATS: [VertexFormat; 6] = VertexFormat::ALL;
+pub(crate) const FORMATS: [VertexFormat; 6] = VertexFormat::TEXTURED;
 
 pub(crate) fn angle_deg(a: [f32; 3], b: [f32; 3]) -> f64 {
     let dot: f64 = (0..3).map(|i| f64::from(a[i]) * f64::from(b[i])).sum();

@@ -43,24 +43,43 @@ impl<'a> BoneAnimationView<'a> {
     /// # Errors
     /// [`Error::MissingSection`] if the asset was baked without bones.
     pub fn from_asset(asset: &'a Asset<'_>) -> Result<Self> {
-        let manifest = asset.manifest();
+        Self::from_manifest(asset.manifest(), &|id| asset.get_blob(id))
+    }
+
+    /// [`Self::from_asset`] of a manifest whose blobs `blob` gives (a bake before its file
+    /// exists). The blobs are taken as they are (validate a file with [`Asset::parse`]).
+    ///
+    /// # Errors
+    /// [`Error::MissingSection`] without the bone section; [`Error::BlobIdOutOfRange`] for a blob
+    /// `blob` does not give.
+    pub fn from_manifest(
+        manifest: &'a crate::container::Manifest,
+        blob: &dyn Fn(crate::container::BlobId) -> Option<&'a [u8]>,
+    ) -> Result<Self> {
         let ba = manifest
             .bone_animation
             .as_ref()
             .ok_or(Error::MissingSection { what: "bone animation (bake with --bones)" })?;
-        let morph = manifest.morph_animation.as_ref().map(|ma| MorphView {
-            layout: ma.layout,
-            texture: asset.blob(ma.texture),
-            weights_layout: ma.weights_layout,
-            weights: asset.blob(ma.weights),
-        });
+        let count = manifest.blobs.len() as u32;
+        let get = |id: crate::container::BlobId| {
+            blob(id).ok_or(Error::BlobIdOutOfRange { what: "bone section", blob: id.0, blob_count: count })
+        };
+        let morph = match manifest.morph_animation.as_ref() {
+            Some(ma) => Some(MorphView {
+                layout: ma.layout,
+                texture: get(ma.texture)?,
+                weights_layout: ma.weights_layout,
+                weights: get(ma.weights)?,
+            }),
+            None => None,
+        };
         Ok(Self {
             layout: ba.layout,
-            texture: asset.blob(ba.texture),
+            texture: get(ba.texture)?,
             influences: ba.influences,
-            joints: asset.blob(ba.joints),
-            weights: asset.blob(ba.weights),
-            rest: crate::gpu::rest_vertices(asset),
+            joints: get(ba.joints)?,
+            weights: get(ba.weights)?,
+            rest: crate::gpu::rest_vertices_of(manifest, blob),
             morph,
             clips: &manifest.clips,
         })
@@ -309,4 +328,53 @@ pub fn morph_weights_at(
     let w = playback::fade_weight(time, instance.fade_start, instance.fade_duration());
     let sb = if w > 0.0 { clip_frames(view.clips, instance.slot_b(), time, interp)? } else { sa };
     morph_target_weights(morph, sa, sb, w)
+}
+
+/// Bone mode's object-space skin of every vertex at stored frame `frame` (counted over all clips):
+/// what [`decode_bone_vertex`] computes before the instance transform when the playback lands on
+/// that frame (weight 1, no fade), the live morph layer at that frame included. The skin the
+/// skin-residual format's residual corrects ([`crate::format::skin_residual`]).
+///
+/// # Errors
+/// [`Error::OutOfRange`] when `positions` or `normals` is not one entry per vertex of the rest
+/// pose or `frame` is past the frames of all clips; [`Error::Truncated`] as [`decode_bone_vertex`].
+pub fn decode_bone_frame(
+    view: &BoneAnimationView<'_>,
+    frame: u32,
+    positions: &mut [[f32; 3]],
+    normals: &mut [[f32; 3]],
+) -> Result<()> {
+    let n = view.rest.len();
+    if positions.len() != n || normals.len() != n {
+        return Err(Error::OutOfRange {
+            what: "decoded frame length",
+            value: format!("{} / {}", positions.len(), normals.len()),
+            expected: "one position and one normal per vertex",
+        });
+    }
+    let frames: u32 = view.clips.iter().map(|c| c.frame_count).sum();
+    if frame >= frames {
+        return Err(Error::OutOfRange {
+            what: "stored frame",
+            value: frame.to_string(),
+            expected: "< the frames of all clips",
+        });
+    }
+    let sample = ([frame; 4], [0.0, 1.0, 0.0, 0.0]);
+    let weights = match &view.morph {
+        Some(morph) => morph_target_weights(morph, sample, sample, 0.0)?,
+        None => Vec::new(),
+    };
+    for (v, ((p_out, n_out), rest)) in
+        positions.iter_mut().zip(normals.iter_mut()).zip(&view.rest).enumerate()
+    {
+        let m = skin_clip(view, sample, v as u32)?;
+        let (p, nrm) = match &view.morph {
+            Some(morph) => morph_rest(morph, &weights, v as u32, rest.position, rest.normal)?,
+            None => (rest.position, rest.normal),
+        };
+        *p_out = affine_point(&m, p);
+        *n_out = affine_normal(&m, nrm);
+    }
+    Ok(())
 }

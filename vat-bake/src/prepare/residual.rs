@@ -1,0 +1,137 @@
+//! The skin-residual format (`--format skin-residual`, [`VertexFormat::SkinResidual`]): the bake's
+//! own skin (its bone section, decoded as bone mode decodes it) plus the residual that brings every
+//! stored frame of every vertex within the stated bounds of the source frame
+//! ([`vat_core::format::skin_residual`]).
+
+use std::borrow::Cow;
+
+use vat_core::container::SkinResidualAnimation;
+use vat_core::format::reference::{BoneAnimationView, decode_bone_frame};
+use vat_core::format::skin_residual;
+
+use super::*;
+
+/// Every stored frame of the source: its positions and normals.
+pub(super) type SourceFrames = Vec<(Vec<[f32; 3]>, Vec<[f32; 3]>)>;
+
+/// `options` as the skin-residual format bakes them (its skin is the bone section, so `bones` is
+/// on), or refused with what the format cannot hold; other formats as they are.
+///
+/// # Errors
+/// [`BakeError::InvalidOption`] for a mesh sequence (no skeleton to skin: a fitted skinning
+/// decomposition for soft and sequence sources is not implemented) and for `--tangents`.
+pub(super) fn skin_residual_options<'a>(rig: &Rig, options: &'a BakeOptions) -> Result<Cow<'a, BakeOptions>> {
+    if options.format != VertexFormat::SkinResidual {
+        return Ok(Cow::Borrowed(options));
+    }
+    if rig.streamed_body.is_some() {
+        return Err(invalid_option(
+            "--format skin-residual",
+            format!(
+                "mesh sequence \"{}\" has no skeleton: the skin-residual format corrects the source's own \
+                 skin, so it needs a skinned (glTF or built-in skeletal) source; bake sequences in another \
+                 --format",
+                rig.name
+            ),
+        ));
+    }
+    if options.tangents {
+        return Err(invalid_option(
+            "--tangents",
+            "the skin-residual format stores no per-frame tangents; bake normal-mapped tangents in another --format",
+        ));
+    }
+    options
+        .residual_bounds
+        .validate()
+        .map_err(|e| invalid_option("--residual-mm / --residual-deg", e.to_string()))?;
+    Ok(Cow::Owned(BakeOptions { bones: true, ..options.clone() }))
+}
+
+/// Every stored frame of the source skinned from `poses` (the frames the other formats encode).
+pub(super) fn source_frames(
+    set: &VertexSet,
+    plan: &skin::SkinPlan,
+    poses: &[skin::FramePose],
+) -> SourceFrames {
+    let n = set.vertex_count();
+    poses
+        .par_iter()
+        .map(|pose| {
+            let (mut p, mut nrm) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
+            skin::skin_frame_into(set, plan, pose, &mut p, &mut nrm, None);
+            (p, nrm)
+        })
+        .collect()
+}
+
+/// The skin-residual section of `manifest` (its bone section and rest streams in `blobs`) against
+/// `sources`, its texture added to `blobs`; and one note with the residual's figures.
+///
+/// # Errors
+/// [`BakeError::InvalidInput`] when a vertex's skin is so far from the source that its residual
+/// needs more than 32 bits a frame (loosen the bounds), or the residual texture does not fit
+/// `max_texture_dim`; [`BakeError::Core`] for a non-finite frame.
+pub(super) fn residual_section(
+    rig: &Rig,
+    manifest: &Manifest,
+    blobs: &mut BlobTable,
+    sources: &SourceFrames,
+    options: &BakeOptions,
+) -> Result<(SkinResidualAnimation, String)> {
+    let n = manifest.vertex_count;
+    let frames = sources.len() as u32;
+    let skinned: Vec<(Vec<[f32; 3]>, Vec<[f32; 3]>)> = {
+        let table = &*blobs;
+        let bones = BoneAnimationView::from_manifest(manifest, &|id| {
+            table.blobs.get(id.0 as usize).map(|b| b.as_slice())
+        })?;
+        (0..frames)
+            .into_par_iter()
+            .map(|f| {
+                let (mut p, mut nrm) = (vec![[0.0; 3]; n as usize], vec![[0.0; 3]; n as usize]);
+                decode_bone_frame(&bones, f, &mut p, &mut nrm)?;
+                Ok((p, nrm))
+            })
+            .collect::<Result<_>>()?
+    };
+    let bounds = options.residual_bounds;
+    let encoded = skin_residual::encode_residuals(
+        n,
+        frames,
+        |f, v| (skinned[f as usize].0[v as usize], skinned[f as usize].1[v as usize]),
+        |f, v| (sources[f as usize].0[v as usize], sources[f as usize].1[v as usize]),
+        &bounds,
+    )
+    .map_err(|e| match e {
+        vat_core::Error::LimitExceeded { .. } => invalid_input(
+            format!("rig \"{}\"", rig.name),
+            format!(
+                "{e}: its own skin (bones, 8 largest influences, morph layer) is too far from the baked frames \
+                 for the skin-residual bounds; loosen --residual-mm / --residual-deg or bake another --format"
+            ),
+        ),
+        other => other.into(),
+    })?;
+    let texture = skin_residual::residual_texture(&encoded, options.max_texture_dim)?;
+    let zero = encoded.widths.iter().filter(|w| w.frame_bits() == 0).count();
+    let absolute = encoded.widths.iter().filter(|w| w.absolute_normal).count();
+    let widest = encoded.widths.iter().map(|w| w.frame_bits()).max().unwrap_or(0);
+    let note = format!(
+        "skin-residual: {:.2} residual bits a vertex a frame on average (widest {widest}), {zero} of {n} vertices \
+         need none, {absolute} store absolute normals; residual texture {} bytes (bounds {} mm, {} deg)",
+        encoded.mean_frame_bits(),
+        texture.bytes.len(),
+        bounds.position_m * 1000.0,
+        bounds.normal_rad.to_degrees(),
+    );
+    let section = SkinResidualAnimation {
+        position_bound_m: bounds.position_m,
+        normal_bound_rad: bounds.normal_rad,
+        width: texture.width,
+        height: texture.height,
+        stream_words: texture.stream_words,
+        texture: blobs.add(texture.bytes),
+    };
+    Ok((section, note))
+}
