@@ -90,7 +90,9 @@ pub(super) fn prepare_planned(
     let (vertex_animation, mut vertex_texture_bytes) = timed(&mut timings, "encode", || {
         if skin_residual {
             // No texel per vertex per frame: the source frames wait for the skin (below).
-            sources = source_frames(&set, &skin_plan, &poses);
+            let (frames, note) = source_frames(rig, &set, &skin_plan, &poses, &samples, options.root_motion)?;
+            sources = frames;
+            notes.extend(note);
             let textures = Vec::new();
             let va = VertexAnimation {
                 layout,

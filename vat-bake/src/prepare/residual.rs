@@ -48,21 +48,47 @@ pub(super) fn skin_residual_options<'a>(rig: &Rig, options: &'a BakeOptions) -> 
     Ok(Cow::Owned(BakeOptions { bones: true, ..options.clone() }))
 }
 
-/// Every stored frame of the source skinned from `poses` (the frames the other formats encode).
+/// Every stored frame of the source skinned from `poses` (the frames the other formats encode),
+/// with the vertices of more than 8 influences skinned again by all of them (what the bone
+/// section's 8 cannot reproduce, and the residual then carries), except with root motion (those
+/// frames are moved in place from the poses); and a note saying which.
 pub(super) fn source_frames(
+    rig: &Rig,
     set: &VertexSet,
     plan: &skin::SkinPlan,
     poses: &[skin::FramePose],
-) -> SourceFrames {
+    samples: &[(usize, f32)],
+    root_motion: bool,
+) -> Result<(SourceFrames, Option<String>)> {
     let n = set.vertex_count();
-    poses
+    let full = !set.full_influences.is_empty() && !root_motion;
+    let frames = poses
         .par_iter()
-        .map(|pose| {
+        .zip(samples.par_iter())
+        .map(|(pose, sample)| {
             let (mut p, mut nrm) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
             skin::skin_frame_into(set, plan, pose, &mut p, &mut nrm, None);
-            (p, nrm)
+            if full {
+                skin::apply_full_influences(rig, set, std::slice::from_ref(sample), &mut p, &mut nrm, None)?;
+            }
+            Ok((p, nrm))
         })
-        .collect()
+        .collect::<Result<SourceFrames>>()?;
+    let reduced = set.full_influences.len();
+    let note = (reduced > 0).then(|| {
+        if full {
+            format!(
+                "skin-residual: the residual carries every influence of the {reduced} vertices with more than 8 \
+                 (the bone section keeps their 8 largest)"
+            )
+        } else {
+            format!(
+                "skin-residual: {reduced} vertices with more than 8 influences are baked with their 8 largest \
+                 (with --root-motion the residual does not restore the others)"
+            )
+        }
+    });
+    Ok((frames, note))
 }
 
 /// The skin-residual section of `manifest` (its bone section and rest streams in `blobs`) against
@@ -81,7 +107,7 @@ pub(super) fn residual_section(
 ) -> Result<(SkinResidualAnimation, String)> {
     let n = manifest.vertex_count;
     let frames = sources.len() as u32;
-    let skinned: Vec<(Vec<[f32; 3]>, Vec<[f32; 3]>)> = {
+    let skinned: SourceFrames = {
         let table = &*blobs;
         let bones = BoneAnimationView::from_manifest(manifest, &|id| {
             table.blobs.get(id.0 as usize).map(|b| b.as_slice())

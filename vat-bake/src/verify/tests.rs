@@ -269,3 +269,132 @@ fn humanoid_bake_is_byte_identical_for_any_thread_count() {
     assert!(one == run(4), "1 thread vs 4");
     assert!(one == run(1), "two runs");
 }
+
+/// The tube with every vertex given 9 or 10 influences: its own (weights scaled by 0.9) and 8 small
+/// ones over the three joints summing to 0.1. `joints` / `weights` hold the 8 largest, renormalised,
+/// as the glTF importer stores them; `full_influences` every one.
+fn tube_with_many_influences() -> crate::rig::Rig {
+    let mut rig = tube_rig(0.15);
+    let mesh = &mut rig.meshes[0];
+    let extra =
+        [(2u16, 0.03f32), (1, 0.02), (0, 0.015), (2, 0.01), (1, 0.01), (0, 0.005), (2, 0.005), (1, 0.005)];
+    let mut full = Vec::new();
+    for (j, w) in mesh.joints.iter_mut().zip(mesh.weights.iter_mut()) {
+        let mut all: Vec<(u16, f32)> =
+            j.iter().zip(w.iter()).filter(|(_, w)| **w > 0.0).map(|(&j, &w)| (j, 0.9 * w)).collect();
+        all.extend(extra);
+        let mut largest = all.clone();
+        largest.sort_by(|a, b| b.1.total_cmp(&a.1));
+        largest.truncate(crate::rig::MAX_INFLUENCES);
+        let sum: f32 = largest.iter().map(|i| i.1).sum();
+        for (k, (joint, weight)) in largest.iter().enumerate() {
+            (j[k], w[k]) = (*joint, weight / sum);
+        }
+        full.push(all);
+    }
+    mesh.influence_count = crate::rig::MAX_INFLUENCES;
+    mesh.full_influences = Some(full);
+    rig
+}
+
+#[test]
+fn humanoid_bakes_small_in_skin_residual_and_verifies_within_its_stated_bound() {
+    let rig = crate::procgen::humanoid();
+    let options = BakeOptions { format: VertexFormat::SkinResidual, frames: Some(4), ..Default::default() };
+    let bake = prepare(&rig, &options).expect("the humanoid bakes in skin-residual");
+    let m = bake.manifest();
+    assert!(m.bone_animation.is_some() && m.skin_residual.is_some(), "its skin and its residual");
+    assert!(
+        m.vertex_animation.as_ref().is_some_and(|va| va.textures.is_empty()),
+        "no texel per vertex per frame"
+    );
+    let report = verify_prepared(&bake, &rig).expect("verification runs");
+    assert!(report.passed && report.euclidean_bound, "{report:#?}");
+    // The stated bound (0.5 mm, 1 degree, plus the f32 decode's slack) holds for every vertex-frame.
+    assert!((report.position_bound_mm[0] - 0.501).abs() < 1e-6, "{report:#?}");
+    assert!(report.position_max_euclidean_error_mm <= report.position_bound_mm[0]);
+    assert!(report.position_p99_euclidean_error_mm <= report.position_max_euclidean_error_mm);
+    assert!(report.normal_max_error_deg <= report.normal_bound_deg);
+    assert_eq!(report.vertex_frames, 2438 * 24);
+    // Four frames a clip: the per-vertex skin dominates; still under packed64's 8 bytes.
+    let size = bake.stats.animation_bytes_per_vertex_frame;
+    println!("skin-residual humanoid, 4 frames a clip: {size:.3} bytes per vertex per frame");
+    assert!(size > 0.0 && size < 8.0, "{size}");
+    // Deterministic.
+    let again = prepare(&rig, &options).expect("the same bake again");
+    assert_eq!(bake.to_vat_bytes().expect("bytes"), again.to_vat_bytes().expect("bytes"));
+    // Its skin drives the decode: a bone matrix edited moves the vertices it weighs past the bound.
+    let bones = m.bone_animation.as_ref().expect("bones").texture.0;
+    let bone_count = m.bones.len();
+    let moved = with_blob_edited(&bake, bones, |b| {
+        // Every bone's translation x at frame 0 (row 0, column 3: float 3 of its first texel) by 1 cm.
+        for bone in 0..bone_count {
+            let at = (bone * 3 * 4 + 3) * 4;
+            let x = f32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")) + 0.01;
+            b[at..at + 4].copy_from_slice(&x.to_le_bytes());
+        }
+    });
+    let report = verify(&Asset::parse(&moved).expect("still a valid file"), &rig).expect("verification runs");
+    assert!(!report.passed && report.position_max_euclidean_error_mm > 5.0, "{report:#?}");
+}
+
+#[test]
+fn skin_residual_restores_the_influences_past_8_within_its_bound() {
+    let rig = tube_with_many_influences();
+    let options = BakeOptions { format: VertexFormat::SkinResidual, frames: Some(6), ..Default::default() };
+    let bake = prepare(&rig, &options).expect("the tube bakes in skin-residual");
+    let section = bake.manifest().skin_residual.clone().expect("a skin-residual section");
+    assert!(section.stream_words > 1, "the residual carries what the 8 largest influences miss");
+    assert!(bake.stats.notes.iter().any(|n| n.contains("carries every influence")), "{:?}", bake.stats.notes);
+    let bytes = bake.to_vat_bytes().expect("bytes");
+    let asset = Asset::parse(&bytes).expect("a valid file");
+    // The VAT path against full skinning passes; bone mode of the same file keeps 8 influences.
+    let report = verify(&asset, &rig).expect("verification runs");
+    let path = |r: &VerifyReport, name: &str| r.paths.iter().find(|p| p.path == name).map(|p| p.passed);
+    assert_eq!((path(&report, "vat"), path(&report, "bone")), (Some(true), Some(false)), "{report:#?}");
+    assert!(report.position_max_euclidean_error_mm <= report.position_bound_mm[0], "{report:#?}");
+    // Accepting the loss waives bone mode's, while the VAT path stays held to full skinning.
+    let accepted =
+        verify_with(&asset, &rig, &VerifyOptions { accept_influence_loss: true, ..Default::default() })
+            .expect("verification runs");
+    assert!(accepted.passed, "{accepted:#?}");
+    assert_eq!(accepted.position_max_euclidean_error_mm, report.position_max_euclidean_error_mm);
+    // packed64 bakes the 8 largest: its VAT path fails against full skinning.
+    let packed =
+        prepare(&rig, &BakeOptions { frames: Some(6), ..Default::default() }).expect("packed64 bakes");
+    assert!(!verify_prepared(&packed, &rig).expect("verification runs").passed);
+    // A residual word inverted moves the vertices it holds past the bound.
+    let words_at = bake.manifest().vertex_count as usize * 8;
+    let tampered = with_blob_edited(&bake, section.texture.0, |b| {
+        let at = words_at + 4 * (section.stream_words as usize / 2);
+        for byte in &mut b[at..at + 4] {
+            *byte = !*byte;
+        }
+    });
+    let report =
+        verify(&Asset::parse(&tampered).expect("still a valid file"), &rig).expect("verification runs");
+    assert!(!report.passed && report.failed_vertex_frames > 0, "{report:#?}");
+}
+
+#[test]
+fn skin_residual_refuses_what_it_cannot_hold_with_typed_errors() {
+    let skinned = tube_rig(0.15);
+    let format = VertexFormat::SkinResidual;
+    let refused = |rig: &crate::rig::Rig, options: BakeOptions, flag: &str| match prepare(rig, &options) {
+        Err(err) => {
+            assert!(
+                matches!(&err, BakeError::InvalidOption { option, .. } if option.contains(flag)),
+                "{err:?}"
+            )
+        }
+        Ok(_) => panic!("{flag}: baked, not refused"),
+    };
+    refused(&skinned, BakeOptions { format, tangents: true, ..Default::default() }, "--tangents");
+    let loose = vat_core::format::skin_residual::ResidualBounds { position_m: 2.0, normal_rad: 0.01 };
+    refused(&skinned, BakeOptions { format, residual_bounds: loose, ..Default::default() }, "--residual-mm");
+    let nan = vat_core::format::skin_residual::ResidualBounds { position_m: f32::NAN, normal_rad: 0.01 };
+    refused(&skinned, BakeOptions { format, residual_bounds: nan, ..Default::default() }, "--residual-mm");
+    // A mesh sequence has no skin for the residual to correct.
+    let cloth = crate::procgen::cloth().expect("the built-in cloth");
+    refused(&cloth, BakeOptions { format, ..Default::default() }, "skin-residual");
+}
