@@ -149,6 +149,35 @@ fn material_vat_cases() -> Vec<(&'static str, Vec<u8>, &'static str)> {
     out
 }
 
+/// `.vat` files whose skin-residual section (format version 11) is hostile, each broken in one way,
+/// from the small skinned glTF baked in that format.
+fn skin_residual_vat_cases() -> Vec<(&'static str, Vec<u8>, &'static str)> {
+    let rig = vat_bake::gltf_import::import_slice(&gltf_bytes(&base_gltf()), None, "small")
+        .expect("the small skinned glTF imports");
+    let options = BakeOptions {
+        frames: Some(4),
+        lods: LodOptions::Count(1),
+        format: vat_core::format::encoding::VertexFormat::SkinResidual,
+        ..BakeOptions::default()
+    };
+    let vat = prepare(&rig, &options).expect("it bakes in skin-residual").to_vat_bytes().expect("bytes");
+    let texture = |m: &Manifest| m.skin_residual.as_ref().expect("the section").texture.0 as usize;
+    let mut out = Vec::new();
+    let v = rewritten(&vat, |m, blobs| blobs[texture(m)][4..8].copy_from_slice(&0x1000u32.to_le_bytes()));
+    out.push(("vat-skin-residual-stray-width-bit.vat", v, "skin residual widths"));
+    // Vertex 0 given 12 bits a frame in a stream of one (trailing) word.
+    let v = rewritten(&vat, |m, blobs| blobs[texture(m)][4..8].copy_from_slice(&4u32.to_le_bytes()));
+    out.push(("vat-skin-residual-frames-past-stream.vat", v, "skin residual bit"));
+    let v = rewritten(&vat, |m, _| m.skin_residual = None);
+    out.push(("vat-skin-residual-section-missing.vat", v, "residual texture of the skin-residual"));
+    let v = rewritten(&vat, |m, _| m.bone_animation = None);
+    out.push(("vat-skin-residual-without-bones.vat", v, "the skin of the skin-residual format"));
+    let v =
+        rewritten(&vat, |m, _| m.skin_residual.as_mut().expect("the section").position_bound_m = f32::NAN);
+    out.push(("vat-skin-residual-nan-bound.vat", v, "residual bounds"));
+    out
+}
+
 /// Every case, in a fixed order.
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
@@ -181,11 +210,11 @@ fn cases() -> Vec<Case> {
     file("vat-text.vat", b"this is not a vat file\n".to_vec(), Load, vec![], "magic");
     let mut v = vat.clone();
     // Versions 2 (the morph layer), 3 (the rigid mode), 5 (root motion), 6 (the fluid mode), 7 (the
-    // sprite mode), 8 (the impostor tier), 9 (its far cards' bound) and 10 (its material variants'
-    // colours) are read; 11 is the first future version.
-    assert_eq!(vat_core::container::FORMAT_VERSION + 1, 11);
-    put_u32(&mut v, 4, 11);
-    file("vat-version-11.vat", v, Load, vec![], "version 11");
+    // sprite mode), 8 (the impostor tier), 9 (its far cards' bound), 10 (its material variants'
+    // colours) and 11 (the skin-residual format) are read; 12 is the first future version.
+    assert_eq!(vat_core::container::FORMAT_VERSION + 1, 12);
+    put_u32(&mut v, 4, 12);
+    file("vat-version-12.vat", v, Load, vec![], "version 12");
     // A version 1 manifest labelled 3 ends before its rigid slot: refused, typed.
     let mut v = vat.clone();
     put_u32(&mut v, 4, 3);
@@ -244,6 +273,9 @@ fn cases() -> Vec<Case> {
     file("vat-over-memory-budget.vat", vat.clone(), Load, vec!["--max-memory", "1000"], "1000");
     file("vat-zeros.vat", vec![0u8; 64], Load, vec![], "magic");
     for (name, bytes, expect) in material_vat_cases() {
+        file(name, bytes, Load, vec![], expect);
+    }
+    for (name, bytes, expect) in skin_residual_vat_cases() {
         file(name, bytes, Load, vec![], expect);
     }
 
@@ -505,6 +537,9 @@ fn cases() -> Vec<Case> {
     option(vec!["--capture", "no-such-node"], "no-such-node");
     option(vec!["--skin", "3"], "skin");
     option(vec!["--bones", "--max-memory", "20000"], "baking rig");
+    option(vec!["--format", "skin-residual", "--residual-mm", "0"], "--residual-mm");
+    option(vec!["--format", "skin-residual", "--residual-deg", "NaN"], "--residual-mm / --residual-deg");
+    option(vec!["--format", "skin-residual", "--tangents"], "--tangents");
 
     // ---- Render options on a valid asset: refused before any GPU work, naming the flag and range.
     out.push(Case {

@@ -385,3 +385,65 @@ fn render_draws_its_own_ground_and_the_crowd_shadows_it() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--format skin-residual` end to end: the bake says its size and residual, inspect shows the
+/// residual texture and the stated bounds, verify prints max, p99 and mean within the bound, and a
+/// source without a skin is refused in one line.
+#[test]
+fn bake_inspect_verify_in_skin_residual() {
+    let dir = scratch("skin-residual");
+    let out = dir.join("humanoid.vat");
+    let bake = vat(&[
+        "bake",
+        "--out",
+        s(&out),
+        "--clips",
+        "walk,wave",
+        "--format",
+        "skin-residual",
+        "--residual-mm",
+        "0.25",
+    ]);
+    let stdout = String::from_utf8_lossy(&bake.stdout);
+    assert!(bake.status.success(), "{}", String::from_utf8_lossy(&bake.stderr));
+    assert!(stdout.contains("(residual and skin) bytes/vertex/frame"), "{stdout}");
+    assert!(stdout.contains("note: skin-residual:") && stdout.contains("bounds 0.25 mm, 1 deg"), "{stdout}");
+
+    let inspect = vat(&["inspect", s(&out), "--json"]);
+    assert!(inspect.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&inspect.stdout).expect("inspect --json is JSON");
+    assert_eq!(json["format"], "SkinResidual");
+    let residual = json["textures"]
+        .as_array()
+        .expect("textures")
+        .iter()
+        .find(|t| t["role"] == "skin residual")
+        .expect("the residual texture is listed");
+    assert!((residual["position_bound_mm"].as_f64().expect("bound") - 0.25).abs() < 1e-6);
+    let size = residual["bytes_per_vertex_frame_with_skin"].as_f64().expect("size");
+    assert!(size > 0.0 && size < 2.0, "{size}");
+    let human = String::from_utf8_lossy(&vat(&["inspect", s(&out)]).stdout).into_owned();
+    assert!(human.contains("format SkinResidual:") && human.contains("within 0.2500 mm"), "{human}");
+
+    let verify = vat(&["verify", s(&out), "--json"]);
+    assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&verify.stdout).expect("verify --json is JSON");
+    assert_eq!(report["euclidean_bound"], true);
+    let max = report["position_max_euclidean_error_mm"].as_f64().expect("max");
+    let p99 = report["position_p99_euclidean_error_mm"].as_f64().expect("p99");
+    let mean = report["position_mean_euclidean_error_mm"].as_f64().expect("mean");
+    let bound = report["position_bound_mm"][0].as_f64().expect("bound");
+    assert!(mean <= p99 + 1e-9 && p99 <= max && max <= bound && bound < 0.252, "{report}");
+    let lines = String::from_utf8_lossy(&vat(&["verify", s(&out)]).stdout).into_owned();
+    assert!(
+        lines.contains("verified vat:") && lines.contains("p99") && lines.contains("(euclidean)"),
+        "{lines}"
+    );
+
+    let refused =
+        vat(&["bake", "--procgen", "cloth", "--out", s(&dir.join("cloth.vat")), "--format", "skin-residual"]);
+    assert_clean_failure(&refused, "has no skeleton");
+    assert!(!dir.join("cloth.vat").exists());
+    let stray = vat(&["bake", "--out", s(&dir.join("p.vat")), "--residual-deg", "0.5"]);
+    assert_clean_failure(&stray, "--residual-deg applies to --format skin-residual only");
+}
