@@ -381,6 +381,14 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     ] {
         out.push(("vat_reader", name.to_owned(), prepare(rig, &options).unwrap().to_vat_bytes().unwrap()));
     }
+    // The skin-residual format (format 11): the small skin baked in it, its residual re-encoded
+    // against the skin moved by up to 2 mm so that vertices have residual bits (its own skin alone
+    // needs none).
+    let plain = prepare(&skin, &small(false, vat_core::format::encoding::VertexFormat::SkinResidual))
+        .expect("the small skin bakes in skin-residual")
+        .to_vat_bytes()
+        .expect("its bytes");
+    out.push(("vat_reader", "small-skin-residual.vat".to_owned(), with_residual_bits(&plain)));
     // A rigid-mode file (format 3): six pieces of the shatter.
     let rigid = vat_bake::rigid::bake_rigid(
         &vat_procgen::shatter_with(6, 1),
@@ -491,6 +499,7 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         "--clips wave --frames 2 --format unorm16 --capture hand_l",
         "--clips walk --fps 0",
         "--clips walk --frames 3 --max-memory 4096",
+        "--clips walk --frames 2 --format skin-residual --residual-mm 0.1 --residual-deg 0.5",
     ]
     .iter()
     .enumerate()
@@ -654,4 +663,42 @@ fn every_fuzz_target_has_a_dictionary_libfuzzer_can_read() {
     // The magic of the .vat reader's dictionary is the format's.
     let vat = std::fs::read_to_string(root().join("fuzz/vat.dict")).unwrap();
     assert!(vat.lines().any(|l| dictionary_entry(l).is_ok_and(|e| e == vat_core::container::MAGIC)));
+}
+
+/// `vat` (a skin-residual file) with its residual re-encoded against its own skin moved by a
+/// smooth wobble of up to 2 mm: a file whose vertices carry residual bits.
+fn with_residual_bits(vat: &[u8]) -> Vec<u8> {
+    use vat_core::format::reference::{SkinResidualView, decode_bone_frame};
+    use vat_core::format::skin_residual::{ResidualBounds, encode_residuals, residual_texture};
+    let asset = vat_core::container::Asset::parse(vat).expect("the skin-residual seed parses");
+    let view = SkinResidualView::from_asset(&asset).expect("it is in skin-residual");
+    let n = asset.manifest().vertex_count as usize;
+    let frames = asset.frame_count();
+    let skins: Vec<(Vec<[f32; 3]>, Vec<[f32; 3]>)> = (0..frames)
+        .map(|f| {
+            let (mut p, mut nrm) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
+            decode_bone_frame(&view.bones, f, &mut p, &mut nrm).expect("every stored frame decodes");
+            (p, nrm)
+        })
+        .collect();
+    let skinned = |f: u32, v: u32| (skins[f as usize].0[v as usize], skins[f as usize].1[v as usize]);
+    let source = |f: u32, v: u32| {
+        let (p, nrm) = skinned(f, v);
+        let w = 0.002 * (0.7 * v as f32 + 0.3 * f as f32).sin();
+        ([p[0] + w, p[1] - w, p[2]], nrm)
+    };
+    let bounds = ResidualBounds::default();
+    let encoded =
+        encode_residuals(n as u32, frames, skinned, source, &bounds).expect("a 2 mm residual encodes");
+    assert!(encoded.mean_frame_bits() > 0.0, "the seed's vertices carry residual bits");
+    let texture = residual_texture(&encoded, 16384).expect("the residual texture fits");
+    let mut manifest = asset.manifest().clone();
+    let mut blobs: Vec<&[u8]> = (0..manifest.blobs.len() as u32)
+        .map(|i| asset.get_blob(vat_core::container::BlobId(i)).expect("every listed blob is in the file"))
+        .collect();
+    let section = manifest.skin_residual.as_mut().expect("the section");
+    blobs[section.texture.0 as usize] = &texture.bytes;
+    (section.width, section.height, section.stream_words) =
+        (texture.width, texture.height, texture.stream_words);
+    vat_core::container::container_bytes(manifest, &blobs).expect("the re-encoded file is valid")
 }
