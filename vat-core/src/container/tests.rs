@@ -1551,3 +1551,139 @@ fn asset_resources_are_checked_against_the_device_limits() {
     );
     assert!(resources.requested_bytes() >= resources.indices.len() as u64 + largest);
 }
+
+/// The realistic fixture in the skin-residual format: no vertex texture, its bone section as the
+/// skin, vertex 3 with 2-bit position and 1-bit normal fields (8 bits a frame, 10 frames from bit 0
+/// of a 4-word stream), every other vertex with none.
+fn skin_residual() -> Fixture {
+    let mut fx = realistic();
+    // Bone b at frame f moves by (0.1 f, 0.2 b, 0) without turning; finite rest positions.
+    let bones = fx.manifest.bone_animation.as_ref().unwrap().texture.0 as usize;
+    let rows: Vec<f32> = (0..30)
+        .flat_map(|t| {
+            let (f, b) = ((t / 3) as f32, (t % 3) as f32);
+            [[1.0, 0.0, 0.0, 0.1 * f], [0.0, 1.0, 0.0, 0.2 * b], [0.0, 0.0, 1.0, 0.0]].concat()
+        })
+        .collect();
+    fx.blobs[bones][..rows.len() * 4].copy_from_slice(&f32_bytes(rows));
+    let rest =
+        fx.manifest.streams.iter().find(|s| s.kind == StreamKind::RestPosition).unwrap().blob.0 as usize;
+    fx.blobs[rest] = f32_bytes((0..VERTICES * 3).map(|i| (i as f32 * 0.1).sin()));
+    let va = fx.manifest.vertex_animation.as_mut().unwrap();
+    (va.format, va.textures, va.tangents, va.position_bits) =
+        (VertexFormat::SkinResidual, Vec::new(), None, [0; 3]);
+    let widths = crate::format::skin_residual::ResidualWidths {
+        position_bits: 2,
+        normal_bits: 1,
+        absolute_normal: false,
+    };
+    let mut words: Vec<u32> =
+        (0..VERTICES).flat_map(|v| [0, if v == 3 { widths.to_bits() } else { 0 }]).collect();
+    // Frames 0..10 of vertex 3: x = +1, y = -1, z = 0, a = -1, b = 0 (two's complement fields).
+    let frame: u32 = 0b01 | 0b11 << 2 | 0b1 << 6;
+    let mut stream = [0u32; 4];
+    for f in 0..10 {
+        stream[f * 8 / 32] |= frame << (f * 8 % 32);
+    }
+    words.extend(stream);
+    let texture = fx.add(u32_bytes(words));
+    fx.manifest.skin_residual = Some(crate::container::SkinResidualAnimation {
+        position_bound_m: 0.0005,
+        normal_bound_rad: 0.01,
+        width: VERTICES + 2,
+        height: 1,
+        stream_words: 4,
+        texture,
+    });
+    fx
+}
+
+#[test]
+fn skin_residual_round_trips_as_version_11_and_decodes_its_fields() {
+    use crate::format::reference::{SkinResidualView, decode_bone_frame, decode_skin_residual_frame};
+    use crate::format::skin_residual::{ResidualBounds, finish_residual};
+    let bytes = skin_residual().write().unwrap();
+    assert_eq!(u32::from_le_bytes(bytes[4..8].try_into().unwrap()), FORMAT_VERSION_SKIN_RESIDUAL);
+    let asset = Asset::parse(&bytes).unwrap();
+    let view = SkinResidualView::from_asset(&asset).unwrap();
+    let n = VERTICES as usize;
+    let (mut skin_p, mut skin_n) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
+    let (mut p, mut nrm) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
+    decode_bone_frame(&view.bones, 7, &mut skin_p, &mut skin_n).unwrap();
+    decode_skin_residual_frame(&view, 7, &mut p, &mut nrm).unwrap();
+    let bounds = ResidualBounds { position_m: 0.0005, normal_rad: 0.01 };
+    let (s, t) = (bounds.position_step(), bounds.normal_step());
+    for v in 0..n {
+        // Every vertex is finished (its normal renormalised in the tangent basis), the residual of
+        // vertex 3 added.
+        let (r, d) = if v == 3 { ([s, -s, 0.0], [-t, 0.0]) } else { ([0.0; 3], [0.0; 2]) };
+        let expected = finish_residual((skin_p[v], skin_n[v]), (r, d), false);
+        assert!(p[v].iter().chain(&nrm[v]).all(|c| c.is_finite()), "vertex {v}: {:?} {:?}", p[v], nrm[v]);
+        let bits = |(a, b): ([f32; 3], [f32; 3])| (a.map(f32::to_bits), b.map(f32::to_bits));
+        assert_eq!(bits((p[v], nrm[v])), bits(expected), "vertex {v}");
+    }
+    // A packed64 file stays at its older version, byte for byte what it was.
+    let older = realistic().write().unwrap();
+    assert!(u32::from_le_bytes(older[4..8].try_into().unwrap()) < FORMAT_VERSION_SKIN_RESIDUAL);
+}
+
+#[test]
+fn hostile_skin_residual_sections_give_typed_errors() {
+    let texture = |fx: &Fixture| fx.manifest.skin_residual.as_ref().unwrap().texture.0 as usize;
+    let cases: Vec<(&str, Box<dyn Fn(&mut Fixture)>)> = vec![
+        (
+            "a vertex's frames past the stream",
+            Box::new(|fx| fx.manifest.skin_residual.as_mut().unwrap().stream_words = 3),
+        ),
+        (
+            "a stray widths bit",
+            Box::new(move |fx| {
+                let t = texture(fx);
+                fx.blobs[t][4..8].copy_from_slice(&0x200u32.to_le_bytes());
+            }),
+        ),
+        (
+            "a texture of the wrong size",
+            Box::new(move |fx| {
+                let t = texture(fx);
+                fx.blobs[t].truncate(8);
+            }),
+        ),
+        ("no bone section", Box::new(|fx| fx.manifest.bone_animation = None)),
+        ("no section", Box::new(|fx| fx.manifest.skin_residual = None)),
+        (
+            "the section beside packed64",
+            Box::new(|fx| {
+                let positions = fx.add(filler(64 * 4 * 8, 1));
+                let va = fx.manifest.vertex_animation.as_mut().unwrap();
+                (va.format, va.textures, va.position_bits) =
+                    (VertexFormat::Packed64, vec![positions], [13, 14, 13]);
+            }),
+        ),
+        (
+            "a bound of zero",
+            Box::new(|fx| fx.manifest.skin_residual.as_mut().unwrap().position_bound_m = 0.0),
+        ),
+        ("zero stream words", Box::new(|fx| fx.manifest.skin_residual.as_mut().unwrap().stream_words = 0)),
+    ];
+    for (what, edit) in cases {
+        let mut fx = skin_residual();
+        edit(&mut fx);
+        let err = Asset::parse(&fx.bytes()).err();
+        assert!(
+            matches!(
+                err,
+                Some(
+                    Error::IndexOutOfRange { .. }
+                        | Error::OutOfRange { .. }
+                        | Error::BlobSizeMismatch { .. }
+                        | Error::MissingSection { .. }
+                        | Error::ManifestMismatch { .. }
+                        | Error::ZeroCount { .. }
+                )
+            ),
+            "{what}: {err:?}"
+        );
+        assert!(fx.write().is_err(), "{what}: the writer wrote what the reader refuses");
+    }
+}
