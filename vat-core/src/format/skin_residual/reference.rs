@@ -57,7 +57,7 @@ impl<'a> SkinResidualView<'a> {
 
     /// Vertex `vertex`'s first bit and widths.
     fn vertex(&self, vertex: u32) -> Result<(u32, ResidualWidths)> {
-        self.vertices.get(vertex as usize).copied().ok_or(Error::OutOfRange {
+        self.vertices.get(vertex as usize).copied().ok_or_else(|| Error::OutOfRange {
             what: "vertex index",
             value: vertex.to_string(),
             expected: "< the asset's vertex count",
@@ -108,7 +108,7 @@ pub fn decode_skin_residual_vertex(
     interp: playback::Interpolation,
 ) -> Result<DecodedVertex> {
     let entry = view.vertex(vertex)?;
-    let rest = view.bones.rest.get(vertex as usize).ok_or(Error::OutOfRange {
+    let rest = view.bones.rest.get(vertex as usize).ok_or_else(|| Error::OutOfRange {
         what: "vertex index",
         value: vertex.to_string(),
         expected: "< the asset's vertex count",

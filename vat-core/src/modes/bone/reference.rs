@@ -93,7 +93,8 @@ impl<'a> BoneAnimationView<'a> {
 
 /// Little-endian f32 number `i` of `bytes`, or [`Error::Truncated`].
 pub(crate) fn f32_at(bytes: &[u8], i: usize, section: &'static str) -> Result<f32> {
-    let b = i.checked_mul(4).and_then(|at| bytes.get(at..at + 4)).ok_or(Error::Truncated {
+    // ok_or_else: the error is built only when it happens (this runs per texel channel).
+    let b = i.checked_mul(4).and_then(|at| bytes.get(at..at + 4)).ok_or_else(|| Error::Truncated {
         section,
         needed: (i as u64 + 1) * 4,
         available: bytes.len() as u64,
@@ -143,7 +144,7 @@ pub(crate) fn skin_clip(
         if wk == 0.0 {
             continue;
         }
-        let j = view.joints.get(2 * slot..2 * slot + 2).ok_or(Error::Truncated {
+        let j = view.joints.get(2 * slot..2 * slot + 2).ok_or_else(|| Error::Truncated {
             section: "joint indices",
             needed: 2 * slot as u64 + 2,
             available: view.joints.len() as u64,
