@@ -674,7 +674,8 @@ fn with_residual_bits(vat: &[u8]) -> Vec<u8> {
     let view = SkinResidualView::from_asset(&asset).expect("it is in skin-residual");
     let n = asset.manifest().vertex_count as usize;
     let frames = asset.frame_count();
-    let skins: Vec<(Vec<[f32; 3]>, Vec<[f32; 3]>)> = (0..frames)
+    type Frame = (Vec<[f32; 3]>, Vec<[f32; 3]>);
+    let skins: Vec<Frame> = (0..frames)
         .map(|f| {
             let (mut p, mut nrm) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
             decode_bone_frame(&view.bones, f, &mut p, &mut nrm).expect("every stored frame decodes");

@@ -25,6 +25,7 @@
 //! | [`rigid`] | the rigid-body mode: node-animated pieces -> `.vat`, verified against the source transforms |
 //! | [`sprite`] | the sprite (particle) mode: CSV/PLY particle frames -> camera-facing cards, verified against the source |
 //! | [`root_motion`] | `--root-motion`: root translation and yaw fitted to the baked vertices, frames baked in place |
+//! | [`fit`] | a rigid skin (bones, weights, per-frame transforms) fitted to a mesh sequence, for the skin-residual format |
 //!
 //! The built-in procedural sources (the humanoid, cloth, shatter, splash and fountain), the test
 //! fixtures and the fuzz targets' entry points live in the `vat-procgen` crate, which games need
@@ -35,6 +36,7 @@
 mod error;
 pub mod export;
 pub mod feet;
+pub mod fit;
 pub mod fluid;
 pub mod gltf_import;
 pub mod impostor;

@@ -1630,7 +1630,8 @@ fn skin_residual_round_trips_as_version_11_and_decodes_its_fields() {
 #[test]
 fn hostile_skin_residual_sections_give_typed_errors() {
     let texture = |fx: &Fixture| fx.manifest.skin_residual.as_ref().unwrap().texture.0 as usize;
-    let cases: Vec<(&str, Box<dyn Fn(&mut Fixture)>)> = vec![
+    type Edit = Box<dyn Fn(&mut Fixture)>;
+    let cases: Vec<(&str, Edit)> = vec![
         (
             "a vertex's frames past the stream",
             Box::new(|fx| fx.manifest.skin_residual.as_mut().unwrap().stream_words = 3),
