@@ -250,6 +250,7 @@ mod tests {
                 VertexFormat::F32,
                 VertexFormat::Unorm8,
                 VertexFormat::Split8,
+                VertexFormat::SkinResidual,
             ] {
                 let variant = ShaderVariant { vertex_format, ..Default::default() };
                 let words = shader.spirv(entry, &variant).unwrap();

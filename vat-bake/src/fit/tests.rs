@@ -441,23 +441,3 @@ fn fit_time_mid_size() {
     check_skin(&skin, &frames, &options);
     assert!(skin.rms_error_m < 0.1 * rms_displacement(&frames));
 }
-
-#[test]
-#[ignore = "370 MB of input and several seconds; run by hand for the cost figure of the design note"]
-fn fit_time_large() {
-    // The design note's size: 34,000 vertices x 900 frames x 32 bones (print only).
-    let frames = bending_sheet(200, 170, 2.0, 900, 0.05);
-    let options = FitOptions::default();
-    let start = Instant::now();
-    let skin = fit_frames(&frames, &options).expect("a valid input fits");
-    println!(
-        "fit time: {} vertices x {} frames x {} bones, {} threads: {:.3} s; rms {:.3e} m, max {:.3e} m",
-        frames[0].len(),
-        frames.len(),
-        skin.bone_count,
-        rayon::current_num_threads(),
-        start.elapsed().as_secs_f64(),
-        skin.rms_error_m,
-        skin.max_error_m
-    );
-}
