@@ -451,3 +451,32 @@ pub fn humanoid_impostor_vat() -> &'static [u8] {
         with_impostor_tier(humanoid_vat(), &options)
     })
 }
+
+/// Position of `x` on the line of f32 values (adjacent floats differ by 1; +0 and -0 are both 0).
+pub fn float_ordinal(x: f32) -> i64 {
+    let b = x.to_bits();
+    let magnitude = i64::from(b & 0x7fff_ffff);
+    if b & 0x8000_0000 != 0 { -magnitude } else { magnitude }
+}
+
+/// Two backends' decodes of the same records: (floats compared, floats bit-identical, max ULP
+/// distance) over positions, normals and tangents; panics on a length mismatch or a non-finite value.
+pub fn decoded_parity(
+    a: &[vat_core::backend::gpu::DecodedVertex],
+    b: &[vat_core::backend::gpu::DecodedVertex],
+) -> (usize, usize, i64) {
+    assert_eq!(a.len(), b.len());
+    let (mut total, mut same, mut max_ulp) = (0, 0, 0);
+    for (x, y) in a.iter().zip(b) {
+        let xs = x.position.iter().chain(&x.normal).chain(&x.tangent);
+        for (p, q) in xs.zip(y.position.iter().chain(&y.normal).chain(&y.tangent)) {
+            total += 1;
+            if p.to_bits() == q.to_bits() {
+                same += 1;
+            }
+            assert!(p.is_finite() && q.is_finite(), "non-finite decoded value: {p} vs {q}");
+            max_ulp = max_ulp.max((float_ordinal(*p) - float_ordinal(*q)).abs());
+        }
+    }
+    (total, same, max_ulp)
+}

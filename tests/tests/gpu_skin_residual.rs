@@ -31,7 +31,6 @@
 use std::rc::Rc;
 use std::sync::OnceLock;
 
-use vat_core::backend::gpu::DecodedVertex;
 use vat_core::container::{Asset, BlobId, ContainerWriter};
 use vat_core::crowd::{Camera, Crowd, CrowdAsset, CrowdConfig};
 use vat_core::format::encoding::VertexFormat;
@@ -316,31 +315,6 @@ fn skin_residual_decode_matches_the_reference_decoder() {
     assert!(skin_p > 2e-3 && skin_n > 0.1, "the source should be millimetres and degrees off the skin");
 }
 
-/// Position of `x` on the line of f32 values (adjacent floats differ by 1; +0 and -0 are both 0).
-fn ordinal(x: f32) -> i64 {
-    let b = x.to_bits();
-    let magnitude = i64::from(b & 0x7fff_ffff);
-    if b & 0x8000_0000 != 0 { -magnitude } else { magnitude }
-}
-
-/// (floats compared, floats bit-identical, max ULP distance) over positions, normals and tangents.
-fn compare(a: &[DecodedVertex], b: &[DecodedVertex]) -> (usize, usize, i64) {
-    assert_eq!(a.len(), b.len());
-    let (mut total, mut same, mut max_ulp) = (0, 0, 0);
-    for (x, y) in a.iter().zip(b) {
-        let xs = x.position.iter().chain(&x.normal).chain(&x.tangent);
-        for (p, q) in xs.zip(y.position.iter().chain(&y.normal).chain(&y.tangent)) {
-            total += 1;
-            if p.to_bits() == q.to_bits() {
-                same += 1;
-            }
-            assert!(p.is_finite() && q.is_finite(), "non-finite decoded value: {p} vs {q}");
-            max_ulp = max_ulp.max((ordinal(*p) - ordinal(*q)).abs());
-        }
-    }
-    (total, same, max_ulp)
-}
-
 #[test]
 fn vulkan_decodes_skin_residual_bit_identically_to_wgpu_under_validation() {
     let ctx = Rc::new(vat_vulkan::Context::headless().unwrap_or_else(|e| {
@@ -386,7 +360,7 @@ fn vulkan_decodes_skin_residual_bit_identically_to_wgpu_under_validation() {
                     .expect("Vulkan decodes");
                 assert_eq!(v.len(), records.len() * vk_asset.vertex_count() as usize);
                 assert!(v.iter().all(|d| d.position[3] == 1.0), "decoded positions have w = 1");
-                let (t, s, u) = compare(&w, &v);
+                let (t, s, u) = vat_tests::decoded_parity(&w, &v);
                 println!(
                     "{label} {interpolation:?} cross_fade={cross_fade}: {s}/{t} floats bit-identical ({:.4} %), \
                      max {u} ULP",

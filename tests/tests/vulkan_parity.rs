@@ -13,38 +13,12 @@
 
 use std::rc::Rc;
 
-use vat_core::backend::gpu::DecodedVertex;
 use vat_core::container::Asset;
 use vat_core::playback::Interpolation;
 use vat_tests::{
     ALL_VERTEX_FORMATS, DECODE_TEST_TIME as TIME, decode_test_records as records, humanoid_vat,
     humanoid_vat_in, morph_vat, test_gpu,
 };
-
-/// Position of `x` on the line of f32 values (adjacent floats differ by 1; +0 and -0 are both 0).
-fn ordinal(x: f32) -> i64 {
-    let b = x.to_bits();
-    let magnitude = i64::from(b & 0x7fff_ffff);
-    if b & 0x8000_0000 != 0 { -magnitude } else { magnitude }
-}
-
-/// (floats compared, floats bit-identical, max ULP distance) over positions, normals and tangents.
-fn compare(a: &[DecodedVertex], b: &[DecodedVertex]) -> (usize, usize, i64) {
-    assert_eq!(a.len(), b.len());
-    let (mut total, mut same, mut max_ulp) = (0, 0, 0);
-    for (x, y) in a.iter().zip(b) {
-        let xs = x.position.iter().chain(&x.normal).chain(&x.tangent);
-        for (p, q) in xs.zip(y.position.iter().chain(&y.normal).chain(&y.tangent)) {
-            total += 1;
-            if p.to_bits() == q.to_bits() {
-                same += 1;
-            }
-            assert!(p.is_finite() && q.is_finite(), "non-finite decoded value: {p} vs {q}");
-            max_ulp = max_ulp.max((ordinal(*p) - ordinal(*q)).abs());
-        }
-    }
-    (total, same, max_ulp)
-}
 
 #[test]
 fn vulkan_decode_is_bit_identical_to_wgpu_under_validation() {
@@ -107,7 +81,7 @@ fn vulkan_decode_is_bit_identical_to_wgpu_under_validation() {
                         v.iter().all(|d| (d.tangent[3].abs() == 1.0) == decodes_tangents),
                         "{label} {vk_mode:?}: tangents decoded exactly when baked (VAT mode)"
                     );
-                    let (t, s, u) = compare(&w, &v);
+                    let (t, s, u) = vat_tests::decoded_parity(&w, &v);
                     println!(
                         "{label} {vk_mode:?} {interpolation:?} cross_fade={cross_fade}: {s}/{t} floats \
                      bit-identical ({:.4} %), max {u} ULP",
@@ -169,7 +143,7 @@ fn vulkan_decodes_every_vertex_format_bit_identically_to_wgpu() {
                 let w = wgpu_renderer.decode(&wgpu_asset, &records, TIME, mode.0, cross_fade).unwrap();
                 let v = decoder.decode(&vk_asset, &records, TIME, mode.1, cross_fade).unwrap();
                 assert_eq!(v.len(), records.len() * vk_asset.vertex_count() as usize);
-                let (t, s, u) = compare(&w, &v);
+                let (t, s, u) = vat_tests::decoded_parity(&w, &v);
                 format_total += t;
                 format_same += s;
                 worst = worst.max(u);
