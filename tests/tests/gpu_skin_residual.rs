@@ -50,6 +50,9 @@ const TOLERANCE_M: f64 = 1e-5;
 /// The stated tolerance of GPU against CPU reference normals, degrees.
 const TOLERANCE_DEG: f64 = 1e-3;
 /// Every this many vertices one has its source normals reversed (the absolute fallback).
+/// Every this many vertices, one wobbles by 5 cm (frames wider than one 32-bit window).
+const WIDE_EVERY: u32 = 37;
+
 const REVERSED_EVERY: u32 = 61;
 
 /// Every stored frame's positions and normals.
@@ -82,12 +85,14 @@ fn normalize(v: [f32; 3]) -> [f32; 3] {
 }
 
 /// The source of vertex `v` at stored frame `f`, from its skin `(p, m)`: a wobble of up to 3 mm on x
-/// and y, the normal tilted by up to atan(0.1 sqrt 2) = 0.14 rad, reversed on every
+/// and y (5 cm on every [`WIDE_EVERY`]th vertex, whose frames then take more than 32 bits: two
+/// windows), the normal tilted by up to atan(0.1 sqrt 2) = 0.14 rad, reversed on every
 /// [`REVERSED_EVERY`]th vertex.
 fn source_vertex(f: u32, v: u32, (p, m): ([f32; 3], [f32; 3])) -> ([f32; 3], [f32; 3]) {
     let (vf, ff) = (v as f32, f as f32);
+    let reach = if v % WIDE_EVERY == 5 { 0.05 } else { 0.003 };
     let position =
-        [p[0] + 0.003 * (0.7 * vf + 0.3 * ff).sin(), p[1] + 0.003 * (0.5 * vf - 0.2 * ff).cos(), p[2]];
+        [p[0] + reach * (0.7 * vf + 0.3 * ff).sin(), p[1] + reach * (0.5 * vf - 0.2 * ff).cos(), p[2]];
     let (t1, t2) = tangent_basis(m);
     let (a, b) = (0.1 * (0.37 * vf + 0.5 * ff).sin(), 0.1 * (0.23 * vf - 0.4 * ff).cos());
     let tilted = normalize(std::array::from_fn(|i| m[i] + a * t1[i] + b * t2[i]));
@@ -125,7 +130,7 @@ fn synthetic() -> &'static Synthetic {
             |f, v| (source[f as usize].0[v as usize], source[f as usize].1[v as usize]),
             &bounds,
         )
-        .expect("the wobbled source encodes within 32 bits a vertex a frame");
+        .expect("the wobbled source encodes within 64 bits a vertex a frame");
         let max_dim = vat_bake::prepare::BakeOptions::default().max_texture_dim;
         let texture = skin_residual::residual_texture(&encoded, max_dim).expect("the residual texture fits");
         // The same blobs in the same order (every BlobId stays valid), the residual texture replaced.
@@ -167,6 +172,7 @@ fn checked_synthetic() -> &'static Synthetic {
     assert!(w.iter().all(|w| w.position_bits > 0), "every vertex should need position bits");
     assert!(absolute > 0, "no vertex takes the absolute-octahedral fallback");
     assert!(tangent > 0, "no vertex stores tangent-plane normal residuals");
+    assert!(widest > 32 && w.iter().any(|w| w.frame_bits() <= 32), "frames of one window and of two");
     s
 }
 

@@ -387,8 +387,8 @@ fn render_draws_its_own_ground_and_the_crowd_shadows_it() {
 }
 
 /// `--format skin-residual` end to end: the bake says its size and residual, inspect shows the
-/// residual texture and the stated bounds, verify prints max, p99 and mean within the bound, and a
-/// source without a skin is refused in one line.
+/// residual texture and the stated bounds, verify prints max, p99 and mean within the bound, a mesh
+/// sequence bakes through a fitted skin, and a residual flag without the format is refused.
 #[test]
 fn bake_inspect_verify_in_skin_residual() {
     let dir = scratch("skin-residual");
@@ -440,10 +440,13 @@ fn bake_inspect_verify_in_skin_residual() {
         "{lines}"
     );
 
-    let refused =
-        vat(&["bake", "--procgen", "cloth", "--out", s(&dir.join("cloth.vat")), "--format", "skin-residual"]);
-    assert_clean_failure(&refused, "has no skeleton");
-    assert!(!dir.join("cloth.vat").exists());
+    // A mesh sequence (no skeleton): its skin is fitted, the residual carries the rest.
+    let cloth = dir.join("cloth.vat");
+    let fitted = vat(&["bake", "--procgen", "cloth", "--out", s(&cloth), "--format", "skin-residual"]);
+    let stdout = String::from_utf8_lossy(&fitted.stdout);
+    assert!(fitted.status.success(), "{}", String::from_utf8_lossy(&fitted.stderr));
+    assert!(stdout.contains("was fitted to the frames") && stdout.contains("verified vat:"), "{stdout}");
+    assert!(vat(&["verify", s(&cloth)]).status.success());
     let stray = vat(&["bake", "--out", s(&dir.join("p.vat")), "--residual-deg", "0.5"]);
     assert_clean_failure(&stray, "--residual-deg applies to --format skin-residual only");
 }

@@ -48,7 +48,7 @@ pub(super) fn prepare_planned(
     let n32 = n as u32;
     // The skeleton is known now: refuse a bone texture that cannot fit before any per-frame work.
     let skeleton = Skeleton::new(rig, &set, &capture_nodes)?;
-    if skin_residual && skeleton.bones.is_empty() {
+    if skin_residual && skeleton.bones.is_empty() && rig.streamed_body.is_none() {
         return Err(invalid_option(
             "--format skin-residual",
             format!(
@@ -154,6 +154,14 @@ pub(super) fn prepare_planned(
         Ok(manifest)
     })?;
     let mut manifest = manifest;
+    if skin_residual && manifest.bone_animation.is_none() {
+        let (section, bones, note) = timed(&mut timings, "fit", || {
+            fitted_bone_section(&set, &sources, options.max_texture_dim, &mut blobs)
+        })?;
+        manifest.bone_animation = Some(section);
+        manifest.bones = bones;
+        notes.push(note);
+    }
     if skin_residual {
         let (section, note) = timed(&mut timings, "residual", || {
             residual_section(rig, &manifest, &mut blobs, &sources, options)

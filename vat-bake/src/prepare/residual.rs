@@ -15,25 +15,14 @@ use super::*;
 pub(super) type SourceFrames = Vec<(Vec<[f32; 3]>, Vec<[f32; 3]>)>;
 
 /// `options` as the skin-residual format bakes them (its skin is the bone section, so `bones` is
-/// on), or refused with what the format cannot hold; other formats as they are.
+/// on for a skinned rig; a mesh sequence's skin is fitted instead, [`fitted_bone_section`]), or
+/// refused with what the format cannot hold; other formats as they are.
 ///
 /// # Errors
-/// [`BakeError::InvalidOption`] for a mesh sequence (no skeleton to skin: a fitted skinning
-/// decomposition for soft and sequence sources is not implemented) and for `--tangents`.
+/// [`BakeError::InvalidOption`] for `--tangents` and bounds out of range.
 pub(super) fn skin_residual_options<'a>(rig: &Rig, options: &'a BakeOptions) -> Result<Cow<'a, BakeOptions>> {
     if options.format != VertexFormat::SkinResidual {
         return Ok(Cow::Borrowed(options));
-    }
-    if rig.streamed_body.is_some() {
-        return Err(invalid_option(
-            "--format skin-residual",
-            format!(
-                "mesh sequence \"{}\" has no skeleton: the skin-residual format corrects the source's own \
-                 skin, so it needs a skinned (glTF or built-in skeletal) source; bake sequences in another \
-                 --format",
-                rig.name
-            ),
-        ));
     }
     if options.tangents {
         return Err(invalid_option(
@@ -45,6 +34,10 @@ pub(super) fn skin_residual_options<'a>(rig: &Rig, options: &'a BakeOptions) -> 
         .residual_bounds
         .validate()
         .map_err(|e| invalid_option("--residual-mm / --residual-deg", e.to_string()))?;
+    if rig.streamed_body.is_some() {
+        // A mesh sequence has no skeleton: its skin is fitted to its frames (fitted_bone_section).
+        return Ok(Cow::Borrowed(options));
+    }
     Ok(Cow::Owned(BakeOptions { bones: true, ..options.clone() }))
 }
 
@@ -62,11 +55,18 @@ pub(super) fn source_frames(
 ) -> Result<(SourceFrames, Option<String>)> {
     let n = set.vertex_count();
     let full = !set.full_influences.is_empty() && !root_motion;
-    let frames = poses
+    // A streamed sequence has no poses: its frames are read again from the source.
+    let frames = samples
         .par_iter()
-        .zip(samples.par_iter())
-        .map(|(pose, sample)| {
+        .enumerate()
+        .map(|(i, sample)| {
             let (mut p, mut nrm) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
+            if let Some(body) = &rig.streamed_body {
+                skin::streamed_frame_into(rig, body, set, sample.0, sample.1, &mut p, &mut nrm)?;
+                return Ok((p, nrm));
+            }
+            let pose =
+                poses.get(i).ok_or_else(|| invalid_input("skin-residual", "a sample without its pose"))?;
             skin::skin_frame_into(set, plan, pose, &mut p, &mut nrm, None);
             if full {
                 skin::apply_full_influences(rig, set, std::slice::from_ref(sample), &mut p, &mut nrm, None)?;
@@ -96,7 +96,7 @@ pub(super) fn source_frames(
 ///
 /// # Errors
 /// [`BakeError::InvalidInput`] when a vertex's skin is so far from the source that its residual
-/// needs more than 32 bits a frame (loosen the bounds), or the residual texture does not fit
+/// needs more than 64 bits a frame (loosen the bounds), or the residual texture does not fit
 /// `max_texture_dim`; [`BakeError::Core`] for a non-finite frame.
 pub(super) fn residual_section(
     rig: &Rig,
@@ -160,4 +160,55 @@ pub(super) fn residual_section(
         texture: blobs.add(texture.bytes),
     };
     Ok((section, note))
+}
+
+/// The bone section of a source without a skeleton (a mesh sequence), fitted to its frames
+/// ([`crate::fit::fit_rigid_skin`], default options: 32 rigid bones, 4 influences): the rest pose is
+/// the asset's `RestPosition` / `RestNormal` streams (`set`), the bones' transforms per stored frame
+/// map it onto `sources`; its blobs are added to `blobs`. With the manifest's bones (`fit0`,
+/// `fit1`, ...: no parents) and one note with the fit's figures.
+///
+/// # Errors
+/// The fit's ([`BakeError::InvalidInput`] for a non-finite frame) and a bone texture that does not
+/// fit `max_texture_dim`.
+pub(super) fn fitted_bone_section(
+    set: &VertexSet,
+    sources: &SourceFrames,
+    max_texture_dim: u32,
+    blobs: &mut BlobTable,
+) -> Result<(BoneAnimation, Vec<ManifestBone>, String)> {
+    let n = set.vertex_count();
+    let rest: Vec<[f32; 3]> = set.positions.iter().map(|p| p.to_array()).collect();
+    let rest_normals: Vec<[f32; 3]> = set.normals.iter().map(|v| v.to_array()).collect();
+    // Frame 0 of the fit is the rest pose the decoder skins from; frames 1.. are the stored ones.
+    let position = |f: usize, v: usize| if f == 0 { rest[v] } else { sources[f - 1].0[v] };
+    let options = crate::fit::FitOptions::default();
+    let fit = crate::fit::fit_rigid_skin(sources.len() + 1, n, position, &rest_normals, &options)?;
+    let bones = fit.bone_count;
+    let frames = sources.len() as u32;
+    let layout = BoneTextureLayout::new(bones, frames, max_texture_dim)?;
+    let mut texture = Vec::with_capacity(layout.byte_len(16) as usize);
+    for rows in &fit.transforms[bones as usize..] {
+        for row in rows {
+            texture.extend(row.iter().flat_map(|c| c.to_le_bytes()));
+        }
+    }
+    texture.resize(layout.byte_len(16) as usize, 0);
+    let joints = fit.joints.iter().flatten().flat_map(|j| j.to_le_bytes()).collect();
+    let weights = fit.weights.iter().flatten().flat_map(|w| w.to_le_bytes()).collect();
+    let section = BoneAnimation {
+        layout,
+        texture: blobs.add(texture),
+        influences: 4,
+        joints: blobs.add(joints),
+        weights: blobs.add(weights),
+    };
+    let names = (0..bones).map(|b| ManifestBone { name: format!("fit{b}"), parent: None }).collect();
+    let note = format!(
+        "skin-residual: no skeleton, so a skin of {bones} rigid bones was fitted to the frames (rms {:.2} mm, \
+         max {:.2} mm before the residual)",
+        fit.rms_error_m * 1000.0,
+        fit.max_error_m * 1000.0
+    );
+    Ok((section, names, note))
 }

@@ -450,7 +450,10 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
     // full skinning even when the loss is accepted (bone mode's path, which keeps 8, is then
     // reported without failing).
     let full_reference = reduced && (!options.accept_influence_loss || residual.is_some());
-    let bone_loss_accepted = reduced && options.accept_influence_loss && residual.is_some();
+    // Bone mode's path is reported, not failed, where the skin is not the source's own: influences
+    // past 8 accepted as lost, or a skin fitted to a mesh sequence (the residual carries the rest).
+    let bone_informational =
+        residual.is_some() && ((reduced && options.accept_influence_loss) || rig.streamed_body.is_some());
     let checks = ClipChecks {
         rig,
         set: &set,
@@ -523,7 +526,7 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
     let morphs = rig.meshes.iter().any(|m| !m.morph_targets.is_empty());
     let others = [
         bone_bound_m.map(|bound| {
-            bone_path(frames_total.max_bone, bound, weight_problem.as_deref(), morphs, bone_loss_accepted)
+            bone_path(frames_total.max_bone, bound, weight_problem.as_deref(), morphs, bone_informational)
         }),
         (!manifest.root_motion.is_empty()).then(|| root_path(root_max, quantum_mm)),
         captures.map(|(error, bound)| capture_path(error, bound)),
@@ -531,6 +534,16 @@ pub fn verify_with(asset: &Asset<'_>, rig: &Rig, options: &VerifyOptions) -> Res
     for (path, path_failures) in others.into_iter().flatten() {
         paths.push(path);
         failures.extend(path_failures);
+    }
+    let mut warnings = warnings;
+    if let Some(bound) = bone_bound_m.filter(|&b| bone_informational && frames_total.max_bone > b) {
+        warnings.push(format!(
+            "bone: bone mode of this file draws its skin alone, up to {:.3} mm from the source (bound {:.4} mm), \
+             reported, not failed: the skin is {} and the VAT path adds the residual",
+            frames_total.max_bone * mm,
+            bound * mm,
+            if rig.streamed_body.is_some() { "fitted to a mesh sequence" } else { "missing the influences past 8" }
+        ));
     }
     Ok(VerifyReport {
         format: format!("{format:?}"),
@@ -612,16 +625,16 @@ fn bone_path(
     bound: f64,
     weight_problem: Option<&str>,
     morphs: bool,
-    loss_accepted: bool,
+    informational: bool,
 ) -> (PathReport, Vec<String>) {
     let mm = 1000.0;
     let mut failures = Vec::new();
     if let Some(problem) = weight_problem {
         failures.push(format!("bone: {problem}"));
     }
-    // An accepted influence loss (skin-residual files, measured against full skinning) is
-    // reported by the bone path's figure, not failed.
-    let within_bound = max_bone <= bound || loss_accepted;
+    // Skin-residual files whose skin is not the source's (see `bone_informational`): the figure is
+    // reported, not failed.
+    let within_bound = max_bone <= bound || informational;
     if !within_bound {
         failures.push(format!(
             "bone: bone-mode skinning errs up to {:.4} mm against fresh skinning, bound {:.6} mm{}",

@@ -394,7 +394,40 @@ fn skin_residual_refuses_what_it_cannot_hold_with_typed_errors() {
     refused(&skinned, BakeOptions { format, residual_bounds: loose, ..Default::default() }, "--residual-mm");
     let nan = vat_core::format::skin_residual::ResidualBounds { position_m: f32::NAN, normal_rad: 0.01 };
     refused(&skinned, BakeOptions { format, residual_bounds: nan, ..Default::default() }, "--residual-mm");
-    // A mesh sequence has no skin for the residual to correct.
-    let cloth = crate::procgen::cloth().expect("the built-in cloth");
-    refused(&cloth, BakeOptions { format, ..Default::default() }, "skin-residual");
+}
+
+#[test]
+fn a_mesh_sequence_bakes_in_skin_residual_through_a_fitted_skin_within_its_bound() {
+    // The built-in cloth: 792 vertices of a mass-spring simulation, no skeleton.
+    let rig = crate::procgen::cloth().expect("the built-in cloth");
+    let options = BakeOptions { format: VertexFormat::SkinResidual, ..Default::default() };
+    let bake = prepare(&rig, &options).expect("the cloth bakes in skin-residual");
+    let m = bake.manifest();
+    let bones = m.bone_animation.as_ref().expect("a fitted bone section");
+    assert!(bones.layout.bone_count > 1 && m.bones.len() == bones.layout.bone_count as usize);
+    assert!(
+        bake.stats.notes.iter().any(|n| n.contains("was fitted to the frames")),
+        "{:?}",
+        bake.stats.notes
+    );
+    let section = m.skin_residual.as_ref().expect("the residual");
+    assert!(section.stream_words > 1, "a fitted skin leaves a residual");
+    let report = verify_prepared(&bake, &rig).expect("verification runs");
+    // The VAT path within the stated bound; bone mode of the fitted skin is reported only.
+    assert!(report.passed && report.euclidean_bound, "{report:#?}");
+    assert!(report.position_max_euclidean_error_mm <= report.position_bound_mm[0], "{report:#?}");
+    assert!(report.normal_max_error_deg <= report.normal_bound_deg, "{report:#?}");
+    let bone = report.paths.iter().find(|p| p.path == "bone").expect("the bone path is reported");
+    assert!(bone.passed && bone.max_error_mm > report.position_bound_mm[0], "{bone:?}");
+    assert!(report.warnings.iter().any(|w| w.contains("fitted to a mesh sequence")), "{:?}", report.warnings);
+    println!(
+        "cloth in skin-residual: {:.3} bytes per vertex per frame; position max {:.4} / p99 {:.4} / mean {:.4} mm, \
+         normals max {:.4} deg; fitted skin alone {:.2} mm",
+        bake.stats.animation_bytes_per_vertex_frame,
+        report.position_max_euclidean_error_mm,
+        report.position_p99_euclidean_error_mm,
+        report.position_mean_euclidean_error_mm,
+        report.normal_max_error_deg,
+        bone.max_error_mm
+    );
 }

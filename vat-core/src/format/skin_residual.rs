@@ -33,8 +33,8 @@ use crate::{Error, Result};
 pub const MAX_FIELD_BITS: u32 = 15;
 
 /// The most residual bits one vertex may spend on one frame: its five fields are read from one
-/// 32-bit window of the stream.
-pub const MAX_FRAME_BITS: u32 = 32;
+/// 32-bit window of the stream, or from two (at its first bit and 32 bits on) past 32 bits.
+pub const MAX_FRAME_BITS: u32 = 64;
 
 /// What the `f32` decode may add to [`ResidualBounds::position_m`], metres: the rounding of
 /// `step * q` and of `skin + r` (a few ulp of a coordinate; 1 um holds for coordinates up to 8 m
@@ -232,13 +232,31 @@ pub fn extract_signed(x: u32, offset: u32, count: u32) -> i32 {
     ((x << (32 - offset - count)) as i32) >> (32 - count)
 }
 
-/// The fields of stored frame `frame` of a vertex whose frames start at bit `base` with `widths`.
+/// Bits `offset .. offset + count` of the 64-bit value `hi:lo`, sign-extended (`count` at most 32,
+/// `offset + count` at most 64; 0 for a count of 0): the shader's `vat_residual_field`.
+pub fn extract_field(lo: u32, hi: u32, offset: u32, count: u32) -> i32 {
+    let x = if offset >= 32 {
+        hi >> (offset - 32)
+    } else if offset == 0 {
+        lo
+    } else {
+        (lo >> offset) | (hi << (32 - offset))
+    };
+    extract_signed(x, 0, count)
+}
+
+/// The fields of stored frame `frame` of a vertex whose frames start at bit `base` with `widths`:
+/// one 32-bit window at the frame's first bit, and a second 32 bits on when the frame is wider.
 pub fn read_frame_fields(stream: &[u32], base: u32, widths: ResidualWidths, frame: u32) -> ResidualFields {
-    let x = read_window(stream, u64::from(base) + u64::from(frame) * u64::from(widths.frame_bits()));
+    let bits = widths.frame_bits();
+    let at = u64::from(base) + u64::from(frame) * u64::from(bits);
+    let lo = read_window(stream, at);
+    let hi = if bits > 32 { read_window(stream, at + 32) } else { 0 };
     let (bp, bn) = (widths.position_bits, widths.normal_bits);
+    let field = |offset: u32, count: u32| extract_field(lo, hi, offset, count);
     ResidualFields {
-        position: [extract_signed(x, 0, bp), extract_signed(x, bp, bp), extract_signed(x, 2 * bp, bp)],
-        normal: [extract_signed(x, 3 * bp, bn), extract_signed(x, 3 * bp + bn, bn)],
+        position: [field(0, bp), field(bp, bp), field(2 * bp, bp)],
+        normal: [field(3 * bp, bn), field(3 * bp + bn, bn)],
     }
 }
 

@@ -241,6 +241,15 @@ fn vat_residual_window(o: u32) -> u32 {
     return (vat_residual_word(i) >> sh) | select(0u, vat_residual_word(i + 1u) << ((32u - sh) & 31u), sh != 0u);
 }
 
+// Bits k .. k + c of the 64-bit value hi:lo as a two's complement integer (skin_residual::extract_field;
+// c <= 15, k + c <= 64): extractBits on an i32 sign-extends, and gives 0 for a count of 0. Shift
+// amounts are taken modulo 32, hence the selects.
+fn vat_residual_field(lo: u32, hi: u32, k: u32, c: u32) -> f32 {
+    let low = (lo >> (k & 31u)) | select(0u, hi << ((32u - k) & 31u), k != 0u);
+    let x = select(low, hi >> (k & 31u), k >= 32u);
+    return f32(extractBits(bitcast<i32>(x), 0u, c));
+}
+
 // A clip sample's residual: the position offset (metres) and the normal's two values, each the sum
 // over the sampled frames of weight other than 0 of w_f * step * q_f (skin_residual::residual_values),
 // as the bone matrices are blended.
@@ -265,10 +274,15 @@ fn vat_residual_clip(s: FrameSample, base: u32, widths: u32) -> ResidualValues {
         if wf == 0.0 {
             continue;
         }
-        // Two's complement fields, sign-extended by extractBits on an i32 (count 0 gives 0).
-        let x = bitcast<i32>(vat_residual_window(base + s.frames[f] * frame_bits));
-        let q = vec3<f32>(f32(extractBits(x, 0u, bp)), f32(extractBits(x, bp, bp)), f32(extractBits(x, 2u * bp, bp)));
-        let qn = vec2<f32>(f32(extractBits(x, 3u * bp, bn)), f32(extractBits(x, 3u * bp + bn, bn)));
+        // One 32-bit window, and a second 32 bits on for a frame wider than that.
+        let o = base + s.frames[f] * frame_bits;
+        let lo = vat_residual_window(o);
+        var hi = 0u;
+        if frame_bits > 32u {
+            hi = vat_residual_window(o + 32u);
+        }
+        let q = vec3<f32>(vat_residual_field(lo, hi, 0u, bp), vat_residual_field(lo, hi, bp, bp), vat_residual_field(lo, hi, 2u * bp, bp));
+        let qn = vec2<f32>(vat_residual_field(lo, hi, 3u * bp, bn), vat_residual_field(lo, hi, 3u * bp + bn, bn));
         r = r + wf * (asset.residual_position_step * q);
         d = d + wf * (normal_step * qn);
     }

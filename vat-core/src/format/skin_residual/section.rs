@@ -76,7 +76,7 @@ pub(crate) fn check_skin_residual(
                 what: "skin residual widths",
                 value: format!("{bits:#x} at vertex {v}"),
                 expected: "position bits (0..=15) in bits 0..4, normal bits (0..=15) in 4..8, the \
-                           absolute flag in bit 8, at most 32 bits a frame",
+                           absolute flag in bit 8, at most 64 bits a frame",
             });
         }
         let end = u64::from(base) + frame_count * u64::from(widths.frame_bits());
