@@ -480,3 +480,18 @@ pub fn decoded_parity(
     }
     (total, same, max_ulp)
 }
+
+/// A headless vat-vulkan context under the Khronos validation layer with its debug messenger;
+/// panics, saying what to install, when there is no Vulkan device or no validation layer
+/// (vat-vulkan tests must run under it).
+pub fn validated_vulkan_context() -> std::rc::Rc<vat_vulkan::Context> {
+    let ctx = std::rc::Rc::new(vat_vulkan::Context::headless().unwrap_or_else(|e| {
+        panic!("no Vulkan device for vat-vulkan: {e} (run `cargo xtask deps` as root for lavapipe)")
+    }));
+    assert!(
+        ctx.validation_enabled() && ctx.messenger_enabled(),
+        "the Khronos validation layer is not installed (apt-get install vulkan-validationlayers, or \
+         `cargo xtask deps`): vat-vulkan tests must run under it"
+    );
+    ctx
+}

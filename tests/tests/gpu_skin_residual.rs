@@ -323,14 +323,7 @@ fn skin_residual_decode_matches_the_reference_decoder() {
 
 #[test]
 fn vulkan_decodes_skin_residual_bit_identically_to_wgpu_under_validation() {
-    let ctx = Rc::new(vat_vulkan::Context::headless().unwrap_or_else(|e| {
-        panic!("no Vulkan device for vat-vulkan: {e} (run `cargo xtask deps` as root for lavapipe)")
-    }));
-    assert!(
-        ctx.validation_enabled() && ctx.messenger_enabled(),
-        "the Khronos validation layer is not installed (apt-get install vulkan-validationlayers, or \
-         `cargo xtask deps`): vat-vulkan tests must run under it"
-    );
+    let ctx = vat_tests::validated_vulkan_context();
     let gpu = test_gpu();
     println!("vat-vulkan on {:?}; vat-wgpu on {:?}", ctx.device_name(), gpu.info.name);
     let synthetic = checked_synthetic();

@@ -1558,7 +1558,8 @@ fn asset_resources_are_checked_against_the_device_limits() {
 fn skin_residual() -> Fixture {
     let mut fx = realistic();
     // Bone b at frame f moves by (0.1 f, 0.2 b, 0) without turning; finite rest positions.
-    let bones = fx.manifest.bone_animation.as_ref().unwrap().texture.0 as usize;
+    let bones =
+        fx.manifest.bone_animation.as_ref().expect("the realistic fixture has bones").texture.0 as usize;
     let rows: Vec<f32> = (0..30)
         .flat_map(|t| {
             let (f, b) = ((t / 3) as f32, (t % 3) as f32);
@@ -1566,10 +1567,16 @@ fn skin_residual() -> Fixture {
         })
         .collect();
     fx.blobs[bones][..rows.len() * 4].copy_from_slice(&f32_bytes(rows));
-    let rest =
-        fx.manifest.streams.iter().find(|s| s.kind == StreamKind::RestPosition).unwrap().blob.0 as usize;
+    let rest = fx
+        .manifest
+        .streams
+        .iter()
+        .find(|s| s.kind == StreamKind::RestPosition)
+        .expect("it has a rest position stream")
+        .blob
+        .0 as usize;
     fx.blobs[rest] = f32_bytes((0..VERTICES * 3).map(|i| (i as f32 * 0.1).sin()));
-    let va = fx.manifest.vertex_animation.as_mut().unwrap();
+    let va = fx.manifest.vertex_animation.as_mut().expect("it has a vertex animation");
     (va.format, va.textures, va.tangents, va.position_bits) =
         (VertexFormat::SkinResidual, Vec::new(), None, [0; 3]);
     let widths = crate::format::skin_residual::ResidualWidths {
@@ -1602,15 +1609,18 @@ fn skin_residual() -> Fixture {
 fn skin_residual_round_trips_as_version_11_and_decodes_its_fields() {
     use crate::format::reference::{SkinResidualView, decode_bone_frame, decode_skin_residual_frame};
     use crate::format::skin_residual::{ResidualBounds, finish_residual};
-    let bytes = skin_residual().write().unwrap();
-    assert_eq!(u32::from_le_bytes(bytes[4..8].try_into().unwrap()), FORMAT_VERSION_SKIN_RESIDUAL);
-    let asset = Asset::parse(&bytes).unwrap();
-    let view = SkinResidualView::from_asset(&asset).unwrap();
+    let bytes = skin_residual().write().expect("the skin-residual fixture writes");
+    assert_eq!(
+        u32::from_le_bytes(bytes[4..8].try_into().expect("a 16-byte header")),
+        FORMAT_VERSION_SKIN_RESIDUAL
+    );
+    let asset = Asset::parse(&bytes).expect("the written file reads back");
+    let view = SkinResidualView::from_asset(&asset).expect("it is in skin-residual");
     let n = VERTICES as usize;
     let (mut skin_p, mut skin_n) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
     let (mut p, mut nrm) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
-    decode_bone_frame(&view.bones, 7, &mut skin_p, &mut skin_n).unwrap();
-    decode_skin_residual_frame(&view, 7, &mut p, &mut nrm).unwrap();
+    decode_bone_frame(&view.bones, 7, &mut skin_p, &mut skin_n).expect("bone mode decodes frame 7");
+    decode_skin_residual_frame(&view, 7, &mut p, &mut nrm).expect("skin-residual decodes frame 7");
     let bounds = ResidualBounds { position_m: 0.0005, normal_rad: 0.01 };
     let (s, t) = (bounds.position_step(), bounds.normal_step());
     for v in 0..n {
@@ -1623,18 +1633,24 @@ fn skin_residual_round_trips_as_version_11_and_decodes_its_fields() {
         assert_eq!(bits((p[v], nrm[v])), bits(expected), "vertex {v}");
     }
     // A packed64 file stays at its older version, byte for byte what it was.
-    let older = realistic().write().unwrap();
-    assert!(u32::from_le_bytes(older[4..8].try_into().unwrap()) < FORMAT_VERSION_SKIN_RESIDUAL);
+    let older = realistic().write().expect("the realistic fixture writes");
+    assert!(
+        u32::from_le_bytes(older[4..8].try_into().expect("a 16-byte header")) < FORMAT_VERSION_SKIN_RESIDUAL
+    );
 }
 
 #[test]
 fn hostile_skin_residual_sections_give_typed_errors() {
-    let texture = |fx: &Fixture| fx.manifest.skin_residual.as_ref().unwrap().texture.0 as usize;
+    let texture = |fx: &Fixture| {
+        fx.manifest.skin_residual.as_ref().expect("the fixture has the section").texture.0 as usize
+    };
     type Edit = Box<dyn Fn(&mut Fixture)>;
     let cases: Vec<(&str, Edit)> = vec![
         (
             "a vertex's frames past the stream",
-            Box::new(|fx| fx.manifest.skin_residual.as_mut().unwrap().stream_words = 3),
+            Box::new(|fx| {
+                fx.manifest.skin_residual.as_mut().expect("the fixture has the section").stream_words = 3
+            }),
         ),
         (
             "a stray widths bit",
@@ -1656,16 +1672,24 @@ fn hostile_skin_residual_sections_give_typed_errors() {
             "the section beside packed64",
             Box::new(|fx| {
                 let positions = fx.add(filler(64 * 4 * 8, 1));
-                let va = fx.manifest.vertex_animation.as_mut().unwrap();
+                let va = fx.manifest.vertex_animation.as_mut().expect("it has a vertex animation");
                 (va.format, va.textures, va.position_bits) =
                     (VertexFormat::Packed64, vec![positions], [13, 14, 13]);
             }),
         ),
         (
             "a bound of zero",
-            Box::new(|fx| fx.manifest.skin_residual.as_mut().unwrap().position_bound_m = 0.0),
+            Box::new(|fx| {
+                fx.manifest.skin_residual.as_mut().expect("the fixture has the section").position_bound_m =
+                    0.0
+            }),
         ),
-        ("zero stream words", Box::new(|fx| fx.manifest.skin_residual.as_mut().unwrap().stream_words = 0)),
+        (
+            "zero stream words",
+            Box::new(|fx| {
+                fx.manifest.skin_residual.as_mut().expect("the fixture has the section").stream_words = 0
+            }),
+        ),
     ];
     for (what, edit) in cases {
         let mut fx = skin_residual();

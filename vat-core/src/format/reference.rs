@@ -197,13 +197,7 @@ pub fn decode_object_frame(
     normals: &mut [[f32; 3]],
 ) -> Result<()> {
     let n = view.layout.vertex_count as usize;
-    if positions.len() != n || normals.len() != n {
-        return Err(Error::OutOfRange {
-            what: "decoded frame length",
-            value: format!("{} / {}", positions.len(), normals.len()),
-            expected: "one position and one normal per vertex",
-        });
-    }
+    check_frame_len(n, positions, normals)?;
     let slot = PlayingSlot { clip: clip_index, wrap_code: 0, phase_offset: offset, rate: 0.0 };
     let (frames, w) = clip_frames(view.clips, slot, 0.0, interp)?;
     if view.format == VertexFormat::Packed64 && interp == Interpolation::Point {

@@ -99,3 +99,16 @@ pub(crate) fn normalize3(v: [f32; 3]) -> [f32; 3] {
         [0.0, 0.0, 1.0]
     }
 }
+
+/// The decoded-frame buffers of the whole-frame decoders: one position and one normal per vertex
+/// (`n`), or [`Error::OutOfRange`].
+pub(crate) fn check_frame_len(n: usize, positions: &[[f32; 3]], normals: &[[f32; 3]]) -> Result<()> {
+    if positions.len() != n || normals.len() != n {
+        return Err(Error::OutOfRange {
+            what: "decoded frame length",
+            value: format!("{} / {}", positions.len(), normals.len()),
+            expected: "one position and one normal per vertex",
+        });
+    }
+    Ok(())
+}

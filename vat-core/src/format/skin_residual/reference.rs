@@ -3,7 +3,7 @@
 //! `vat_skin_residual_vertex` (re-exported by [`crate::format::reference`]).
 
 use super::{ResidualBounds, ResidualWidths, finish_residual, read_frame_fields, residual_values};
-use crate::format::reference::{DecodedVertex, to_world};
+use crate::format::reference::{DecodedVertex, check_frame_len, to_world};
 use crate::modes::bone::reference::{
     BoneAnimationView, affine_normal, affine_point, clip_frames, decode_bone_frame, morph_rest,
     morph_target_weights, skin_clip,
@@ -156,13 +156,7 @@ pub fn decode_skin_residual_frame(
     normals: &mut [[f32; 3]],
 ) -> Result<()> {
     let n = view.vertices.len();
-    if positions.len() != n || normals.len() != n {
-        return Err(Error::OutOfRange {
-            what: "decoded frame length",
-            value: format!("{} / {}", positions.len(), normals.len()),
-            expected: "one position and one normal per vertex",
-        });
-    }
+    check_frame_len(n, positions, normals)?;
     decode_bone_frame(&view.bones, frame, positions, normals)?;
     for (v, (p, nrm)) in positions.iter_mut().zip(normals.iter_mut()).enumerate() {
         let entry = view.vertex(v as u32)?;

@@ -346,13 +346,7 @@ pub fn decode_bone_frame(
     normals: &mut [[f32; 3]],
 ) -> Result<()> {
     let n = view.rest.len();
-    if positions.len() != n || normals.len() != n {
-        return Err(Error::OutOfRange {
-            what: "decoded frame length",
-            value: format!("{} / {}", positions.len(), normals.len()),
-            expected: "one position and one normal per vertex",
-        });
-    }
+    check_frame_len(n, positions, normals)?;
     let frames: u32 = view.clips.iter().map(|c| c.frame_count).sum();
     if frame >= frames {
         return Err(Error::OutOfRange {
