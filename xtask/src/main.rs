@@ -5,7 +5,7 @@
 //!   (see [`WORKSPACE`]). This is the README's test command; `.ci/run` calls it too.
 //! - `cargo xtask ci`: what CI runs: formatting, the documentation checks and the guide's build,
 //!   clippy and rustdoc with warnings denied (one command each over the whole workspace), the same
-//!   steps as `cargo xtask test`, `cargo xtask determinism`, then `cargo xtask fuzz 15` (installing
+//!   steps as `cargo xtask test`, `cargo xtask determinism`, then `cargo xtask fuzz 10` (installing
 //!   cargo-fuzz first when it is missing).
 //! - `cargo xtask docs`: the documentation checks (links and anchors of every Markdown file, the
 //!   guide's summary, the README's length) and the guide's mdBook build (`docs/guide`); part of
@@ -168,7 +168,7 @@ fn ci() -> Result<()> {
 
 /// Seconds each fuzz target runs in `cargo xtask ci` (bounded so that CI, Bevy included, stays under
 /// 45 minutes on the 2-core machine; `cargo xtask fuzz` runs longer on demand).
-const CI_FUZZ_SECONDS: u64 = 15;
+const CI_FUZZ_SECONDS: u64 = 10;
 
 /// The cargo-fuzz release `cargo xtask ci` installs when `cargo fuzz` is missing.
 const CARGO_FUZZ_VERSION: &str = "0.13.2";

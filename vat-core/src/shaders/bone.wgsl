@@ -40,11 +40,24 @@ fn vat_affine_normal(m: Affine, n: vec3<f32>) -> vec3<f32> {
     return vat_normalize(select(v, -v, det < 0.0));
 }
 
-// Row `row` of bone `bone` at absolute frame `frame_index` of the bone texture.
-fn vat_bone_row(frame_index: u32, bone: u32, row: u32) -> vec4<f32> {
-    let t = (frame_index * asset.bone_count + bone) * TEXELS_PER_BONE + row;
+// Bone `bone` at absolute frame `frame_index` of the bone texture: its three rows, texels t, t + 1 and
+// t + 2 with t = (frame_index * bone_count + bone) * TEXELS_PER_BONE (the next texel's address steps
+// along the row and wraps).
+fn vat_bone_affine(frame_index: u32, bone: u32) -> Affine {
+    let t = (frame_index * asset.bone_count + bone) * TEXELS_PER_BONE;
     let width = max(asset.bone_texture_width, 1u);
-    return textureLoad(bone_texture, vec2<i32>(i32(t % width), i32(t / width)), 0);
+    let xy = vat_texel_xy(t, width);
+    let x0 = u32(xy.x);
+    let y0 = u32(xy.y);
+    let x1 = select(x0 + 1u, 0u, x0 + 1u >= width);
+    let y1 = select(y0, y0 + 1u, x0 + 1u >= width);
+    let x2 = select(x1 + 1u, 0u, x1 + 1u >= width);
+    let y2 = select(y1, y1 + 1u, x1 + 1u >= width);
+    return Affine(
+        textureLoad(bone_texture, vec2<i32>(i32(x0), i32(y0)), 0),
+        textureLoad(bone_texture, vec2<i32>(i32(x1), i32(y1)), 0),
+        textureLoad(bone_texture, vec2<i32>(i32(x2), i32(y2)), 0),
+    );
 }
 
 // The frames a clip samples at `time`, as absolute frame indices of the bone texture and the morph
@@ -61,7 +74,8 @@ fn vat_clip_frames(clip_index: u32, wrap_code: u32, phase_offset: f32, time: f32
 // The skinning matrix of `vertex` at the sampled frames `s` (from vat_clip_frames): sum over
 // influences k (weight w_k != 0) and sampled frames f (weight != 0) of w_k * w_f * M(joint_k, f).
 // Linear in the bone matrices, so at linear interpolation the position equals the lerp of the two
-// frames' skinned positions.
+// frames' skinned positions. The frames are those INTERPOLATION samples, as in vat_decode_clip: a
+// frame of weight 0 adds 0 * (finite rows), the same sum except possibly for the sign of a zero.
 fn vat_skin_clip(s: FrameSample, vertex: u32) -> Affine {
     var m = Affine(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
     for (var k = 0u; k < INFLUENCES; k++) {
@@ -71,18 +85,20 @@ fn vat_skin_clip(s: FrameSample, vertex: u32) -> Affine {
             continue;
         }
         let joint = (joints[slot / 2u] >> (16u * (slot & 1u))) & 0xFFFFu;
-        for (var f = 0u; f < 4u; f++) {
-            let wf = s.weights[f];
-            if wf == 0.0 {
-                continue;
+        if INTERPOLATION == INTERPOLATION_POINT {
+            let chosen = select(s.frames.z, s.frames.y, s.weights.y == 1.0);
+            m = vat_affine_add(m, vat_bone_affine(chosen, joint), wk);
+        } else if INTERPOLATION == INTERPOLATION_CUBIC {
+            for (var f = 0u; f < 4u; f++) {
+                let wf = s.weights[f];
+                if wf == 0.0 {
+                    continue;
+                }
+                m = vat_affine_add(m, vat_bone_affine(s.frames[f], joint), wk * wf);
             }
-            let frame_index = s.frames[f];
-            let b = Affine(
-                vat_bone_row(frame_index, joint, 0u),
-                vat_bone_row(frame_index, joint, 1u),
-                vat_bone_row(frame_index, joint, 2u),
-            );
-            m = vat_affine_add(m, b, wk * wf);
+        } else {
+            m = vat_affine_add(m, vat_bone_affine(s.frames.y, joint), wk * s.weights.y);
+            m = vat_affine_add(m, vat_bone_affine(s.frames.z, joint), wk * s.weights.z);
         }
     }
     return m;
@@ -91,8 +107,7 @@ fn vat_skin_clip(s: FrameSample, vertex: u32) -> Affine {
 // The weights of morph targets 4g..4g+3 at absolute frame `frame_index` of the weights track.
 fn vat_morph_weight_texel(frame_index: u32, group: u32) -> vec4<f32> {
     let t = frame_index * ((asset.morph_target_count + 3u) / 4u) + group;
-    let width = max(asset.morph_weights_width, 1u);
-    return textureLoad(morph_weights, vec2<i32>(i32(t % width), i32(t / width)), 0);
+    return textureLoad(morph_weights, vat_texel_xy(t, asset.morph_weights_width), 0);
 }
 
 // The weights of morph targets 4g..4g+3 at the sampled frames `s`, blended like the bone matrices:
@@ -124,9 +139,12 @@ fn vat_morph_rest(sa: FrameSample, sb: FrameSample, fade: f32, vertex: u32, rest
     var p = rest.position;
     var n = rest.normal;
     let count = asset.morph_target_count;
-    let width = max(asset.morph_texture_width, 1u);
-    let x = i32(vertex % width);
-    let row = vertex / width;
+    if count == 0u {
+        return MorphedRest(p, n);
+    }
+    let xy = vat_texel_xy(vertex, asset.morph_texture_width);
+    let x = xy.x;
+    let row = u32(xy.y);
     let rows = asset.morph_rows_per_band;
     for (var g = 0u; g * 4u < count; g++) {
         var w = vat_morph_clip_weights(sa, g);
@@ -223,8 +241,7 @@ fn vs_bone_depth(@builtin(vertex_index) vertex: u32, @builtin(instance_index) in
 
 // Texel t of the residual texture.
 fn vat_residual_texel(t: u32) -> vec2<u32> {
-    let width = max(asset.texture_width, 1u);
-    return textureLoad(vat_texture, vec2<i32>(i32(t % width), i32(t / width)), 0).xy;
+    return textureLoad(vat_texture, vat_texel_xy(t, asset.texture_width), 0).xy;
 }
 
 // Word i of the residual stream.

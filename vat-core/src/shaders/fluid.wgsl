@@ -56,14 +56,12 @@ fn vat_fluid_vertex(inst: InstanceRecord, corner: u32, time: f32) -> DecodedVert
     let frame_index = vat_fluid_frame(inst, time);
     let e = frame_index * (((asset.vertex_count + 3u) / 4u) * 4u) + corner;
     let t = e / 4u;
-    let lw = max(asset.fluid_lookup_width, 1u);
-    let entries = textureLoad(fluid_lookup, vec2<i32>(i32(t % lw), i32(t / lw)), 0);
+    let entries = textureLoad(fluid_lookup, vat_texel_xy(t, asset.fluid_lookup_width), 0);
     let d = entries[e % 4u];
     if d == FLUID_COLLAPSED {
         return DecodedVertex(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
     }
-    let width = asset.texture_width;
-    let s = vat_decode_texel(vec2<i32>(i32(d % width), i32(d / width)));
+    let s = vat_decode_texel(vat_texel_xy(d, asset.texture_width));
     let p = asset.bounds_min + s.position * asset.bounds_extent;
     return vat_to_world(inst, p, vat_normalize(s.normal));
 }

@@ -20,8 +20,7 @@ fn vat_rigid_snorm16(bits: u32) -> f32 {
 // The piece texel of `piece` at absolute frame `frame_index` (vat_core::rigid::decode_piece_texel).
 fn vat_rigid_piece_texel(frame_index: u32, piece: u32) -> RigidSample {
     let t = frame_index * asset.piece_count + piece;
-    let width = asset.piece_texture_width;
-    let w = textureLoad(rigid_pieces, vec2<i32>(i32(t % width), i32(t / width)), 0);
+    let w = textureLoad(rigid_pieces, vat_texel_xy(t, asset.piece_texture_width), 0);
     let pivot = vec3<f32>(f32(w.x & 0xFFFFu), f32(w.x >> 16u), f32(w.y & 0xFFFFu)) / 65535.0;
     let rotation = vec4<f32>(
         vat_rigid_snorm16(w.y >> 16u),
@@ -94,8 +93,7 @@ fn vat_rigid_clip(clip_index: u32, wrap_code: u32, phase_offset: f32, time: f32,
 // p = pivot + rotate(q, rest_position - rest_pivot), n = rotate(q, rest_normal), and the instance
 // transform of vat_to_world.
 fn vat_rigid_vertex(inst: InstanceRecord, vertex: u32, time: f32) -> DecodedVertex {
-    let vw = max(asset.rigid_vertex_width, 1u);
-    let rv = textureLoad(rigid_vertices, vec2<i32>(i32(vertex % vw), i32(vertex / vw)), 0);
+    let rv = textureLoad(rigid_vertices, vat_texel_xy(vertex, asset.rigid_vertex_width), 0);
     let piece = rv.w;
     let rest_pivot = bitcast<vec3<f32>>(rv.xyz);
     var mixed = vat_rigid_clip(inst.clip_a, inst.variant_bits >> VARIANT_WRAP_A_SHIFT, inst.phase_offset_a, time, inst.rate_a, piece);

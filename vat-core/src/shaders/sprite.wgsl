@@ -20,8 +20,7 @@ struct SpriteParticle {
 // The particle texel of `slot` at absolute frame `frame_index` (texel frame * slots + slot).
 fn vat_sprite_texel(frame_index: u32, slot: u32) -> vec4<u32> {
     let t = frame_index * (asset.vertex_count / 4u) + slot;
-    let w = max(asset.particle_texture_width, 1u);
-    return textureLoad(sprite_particles, vec2<i32>(i32(t % w), i32(t / w)), 0);
+    return textureLoad(sprite_particles, vat_texel_xy(t, asset.particle_texture_width), 0);
 }
 
 // vat_core::sprite::decode_particle_texel, the centre left in box coordinates.

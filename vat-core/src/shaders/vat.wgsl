@@ -592,10 +592,15 @@ fn vat_frame_sample(phase: f32, frame_count: u32, looping: bool) -> FrameSample 
         let pos = phase * f32(frame_count);
         let fl = floor(pos);
         t = pos - fl;
-        f0 = u32(fl) % frame_count;
-        prev = (f0 + frame_count - 1u) % frame_count;
-        f1 = (f0 + 1u) % frame_count;
-        next = (f0 + 2u) % frame_count;
+        // f0 = u32(fl) % frame_count (fl <= frame_count, as phase <= 1), the neighbours wrapped by
+        // compares: the same indices without three more integer divisions.
+        f0 = u32(fl);
+        if f0 >= frame_count {
+            f0 = f0 % frame_count;
+        }
+        prev = select(f0 - 1u, frame_count - 1u, f0 == 0u);
+        f1 = select(f0 + 1u, 0u, f0 + 1u >= frame_count);
+        next = select(f1 + 1u, 0u, f1 + 1u >= frame_count);
     } else {
         let last = frame_count - 1u;
         let pos = phase * f32(last);
@@ -753,6 +758,27 @@ fn vat_decode_texel(xy: vec2<i32>) -> VertexSample {
     return vat_unpack_packed64(texel.xy, asset.position_bits.xyz);
 }
 
+// The coordinates (t % width, t / width) of texel t of a texture `width` texels wide, without an
+// integer division (a CPU driver such as lavapipe runs one per SIMD lane; GPUs emulate it in several
+// instructions): the f32 quotient is within 1 of t / width while t / width < 2^21 (the conversion of
+// t, within 1 ULP, and WGSL's 2.5 ULP division give a relative error under 2^-21), so one correction
+// step each way makes it exact. Every texel of a texture a device holds (at most 16384 = 2^14 rows)
+// is in that range; the CPU reference's exact t % width and t / width are the same numbers
+// (vat_core::backend::gpu's tests check the arithmetic with the quotient off by up to 4 ULP).
+fn vat_texel_xy(t: u32, width: u32) -> vec2<i32> {
+    let w = max(width, 1u);
+    var y = u32(f32(t) / f32(w));
+    var x = bitcast<i32>(t - y * w);
+    if x < 0 {
+        y = y - 1u;
+        x = x + i32(w);
+    } else if x >= i32(w) {
+        y = y + 1u;
+        x = x - i32(w);
+    }
+    return vec2<i32>(x, i32(y));
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Vertex decoding
 // ---------------------------------------------------------------------------------------------------
@@ -762,8 +788,7 @@ fn vat_decode_texel(xy: vec2<i32>) -> VertexSample {
 // every texture that fits the device (at most 16384 x 16384 = 2^28 texels) satisfies.
 fn vat_load_vertex(frame_index: u32, vertex: u32) -> VertexSample {
     let t = frame_index * asset.vertex_count + vertex;
-    let width = asset.texture_width;
-    return vat_decode_texel(vec2<i32>(i32(t % width), i32(t / width)));
+    return vat_decode_texel(vat_texel_xy(t, asset.texture_width));
 }
 
 // One vertex of a clip at the sampled frames `s` (from vat_clip_frames: absolute frames and their
@@ -876,8 +901,7 @@ fn vat_decode_tangent(inst: InstanceRecord, s: FrameSample, vertex: u32, n: vec3
         chosen = s.frames.y;
     }
     let texel = chosen * asset.vertex_count + vertex;
-    let width = asset.texture_width;
-    let t = vat_quat_tangent(textureLoad(vat_tangent_texture, vec2<i32>(i32(texel % width), i32(texel / width)), 0));
+    let t = vat_quat_tangent(textureLoad(vat_tangent_texture, vat_texel_xy(texel, asset.texture_width), 0));
     var p = t.xyz - n * dot(n, t.xyz);
     if dot(p, p) <= 1e-12 {
         p = vec3<f32>(1.0, 0.0, 0.0) - n * n.x;

@@ -1093,3 +1093,70 @@ fn compute_pipelines_see_the_decode_bindings_and_render_pipelines_do_not() {
     let render = bindings_for_stages(GROUP_CROWD, ShaderStages::VERTEX_FRAGMENT).count();
     assert!(compute > render && render > 0, "{compute} compute, {render} render bindings");
 }
+
+/// `vat_texel_xy` (vat.wgsl) in f32 arithmetic, its quotient moved `ulps` units in the last place
+/// (WGSL allows 1 ULP on the conversion of `t` and 2.5 ULP on the division).
+fn texel_xy_by_f32(t: u32, width: u32, ulps: i32) -> (u32, u32) {
+    let w = width.max(1);
+    let mut q = t as f32 / w as f32;
+    for _ in 0..ulps.unsigned_abs() {
+        q = if ulps > 0 { q.next_up() } else { q.next_down() };
+    }
+    // WGSL's u32(f32) truncates toward zero, as `as` does.
+    let mut y = q as u32;
+    let mut x = t.wrapping_sub(y.wrapping_mul(w)) as i32;
+    if x < 0 {
+        y -= 1;
+        x += w as i32;
+    } else if x >= w as i32 {
+        y += 1;
+        x -= w as i32;
+    }
+    (x as u32, y)
+}
+
+#[test]
+fn texel_coordinates_without_integer_division_are_exact_for_every_row_a_device_holds() {
+    // Widths of every kind the layouts make (1, odd, a row of residual words, 4095, the 4096 the
+    // writers use, 16384 the limit), every row up to the 16384 limit, the texels either side of each
+    // row's start and its last, the quotient off by up to 4 ULP either way.
+    let widths = [1u32, 2, 3, 7, 64, 1000, 2439, 4095, 4096, 4097, 9999, 16384];
+    let mut checked = 0u64;
+    for &w in &widths {
+        for y in 0..16384u32 {
+            let start = y * w;
+            for t in [start.wrapping_sub(1), start, start + 1, start + w - 1] {
+                if t == u32::MAX || (t / w) >= 16384 {
+                    continue;
+                }
+                for ulps in -4..=4 {
+                    let got = texel_xy_by_f32(t, w, ulps);
+                    assert_eq!(
+                        got,
+                        (t % w, t / w),
+                        "texel {t} of a texture {w} wide, quotient off by {ulps} ULP"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 1_000_000, "only {checked} texels checked");
+}
+
+#[test]
+fn the_shaders_address_texels_without_integer_division() {
+    // The arithmetic above is what the shaders run: every texel address goes through vat_texel_xy.
+    let source = SHADER_SOURCE;
+    assert!(
+        source.contains("fn vat_texel_xy(t: u32, width: u32) -> vec2<i32>"),
+        "vat_texel_xy is gone from vat.wgsl"
+    );
+    for line in source.lines().filter(|l| !l.trim_start().starts_with("//")) {
+        assert!(!line.contains("textureLoad(") || !line.contains(" % "), "a texel address divides: {line}");
+        assert!(
+            !line.contains("% width") && !line.contains("/ width"),
+            "a texel address divides by the width: {line}"
+        );
+    }
+}
