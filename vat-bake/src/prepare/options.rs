@@ -97,7 +97,8 @@ impl Default for BakeOptions {
 /// The bytes the dominant allocations of a bake of `rig` with `options` and `total_frames` frames in
 /// all need at once, in `u64` (saturating): the vertex textures (and tangent texture) laid out in the
 /// layout [`prepare`] would use, twice (the textures, then the `.vat` bytes read back for
-/// verification); the live morph layer when baked; verification's block of fresh frames; a
+/// verification); with [`VertexFormat::SkinResidual`] the source frames (24 bytes a vertex a frame)
+/// and one block of residual fields; the live morph layer when baked; verification's block of fresh frames; a
 /// process baseline ([`PROCESS_BASELINE_BYTES`]); the bone
 /// texture likewise when baked, with one bone per rig node (an upper bound); the per-frame skinning
 /// matrices (64 bytes per node per frame, twice when the global matrices are kept); the vertex set
@@ -114,14 +115,16 @@ pub fn estimate_bake_bytes(rig: &Rig, options: &BakeOptions, total_frames: u32) 
     if options.tangents {
         texel_bytes += 8;
     }
-    if options.format == VertexFormat::SkinResidual {
-        // Every source frame and its skin (positions and normals, f32) during the residual's
-        // encoding; the residual itself is far smaller.
-        texel_bytes += 48;
-    }
     let nodes = rig.nodes.len() as u64;
     let frames = u64::from(total_frames);
     let mut bytes = layout.texel_count().saturating_mul(texel_bytes).saturating_mul(2);
+    if options.format == VertexFormat::SkinResidual {
+        // Every source frame (positions and normals, f32) during the residual's encoding, which
+        // skins a vertex at a time and holds one block of vertices' fields (20 bytes a frame); the
+        // residual itself is far smaller.
+        let block = u64::from(super::residual::RESIDUAL_BLOCK.min(vertices)) * 20 * frames;
+        bytes = bytes.saturating_add(layout.texel_count().saturating_mul(24)).saturating_add(block);
+    }
     if options.bones {
         let bone_texels =
             nodes.saturating_mul(u64::from(vat_core::format::layout::TEXELS_PER_BONE)).saturating_mul(frames);

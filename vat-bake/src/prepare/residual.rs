@@ -6,10 +6,14 @@
 use std::borrow::Cow;
 
 use vat_core::container::SkinResidualAnimation;
-use vat_core::format::reference::{BoneAnimationView, decode_bone_frame};
+use vat_core::format::reference::{BoneAnimationView, decode_bone_stored_vertex, stored_frame_morph_weights};
 use vat_core::format::skin_residual;
 
 use super::*;
+
+/// Vertices encoded at once by [`residual_section`] (their fields, 20 bytes a frame, are held until
+/// appended to the stream).
+pub(super) const RESIDUAL_BLOCK: u32 = 1024;
 
 /// Every stored frame of the source: its positions and normals.
 pub(super) type SourceFrames = Vec<(Vec<[f32; 3]>, Vec<[f32; 3]>)>;
@@ -107,38 +111,43 @@ pub(super) fn residual_section(
 ) -> Result<(SkinResidualAnimation, String)> {
     let n = manifest.vertex_count;
     let frames = sources.len() as u32;
-    let skinned: SourceFrames = {
-        let table = &*blobs;
-        let bones = BoneAnimationView::from_manifest(manifest, &|id| {
-            table.blobs.get(id.0 as usize).map(|b| b.as_slice())
-        })?;
-        (0..frames)
-            .into_par_iter()
-            .map(|f| {
-                let (mut p, mut nrm) = (vec![[0.0; 3]; n as usize], vec![[0.0; 3]; n as usize]);
-                decode_bone_frame(&bones, f, &mut p, &mut nrm)?;
-                Ok((p, nrm))
-            })
-            .collect::<Result<_>>()?
-    };
+    if sources.iter().any(|(p, nrm)| p.len() != n as usize || nrm.len() != n as usize) {
+        return Err(invalid_input("skin-residual", "a source frame without one entry per vertex"));
+    }
     let bounds = options.residual_bounds;
-    let encoded = skin_residual::encode_residuals(
-        n,
-        frames,
-        |f, v| (skinned[f as usize].0[v as usize], skinned[f as usize].1[v as usize]),
-        |f, v| (sources[f as usize].0[v as usize], sources[f as usize].1[v as usize]),
-        &bounds,
-    )
-    .map_err(|e| match e {
-        vat_core::Error::LimitExceeded { .. } => invalid_input(
-            format!("rig \"{}\"", rig.name),
-            format!(
-                "{e}: its own skin (bones, 8 largest influences, morph layer) is too far from the baked frames \
-                 for the skin-residual bounds; loosen --residual-mm / --residual-deg or bake another --format"
-            ),
-        ),
-        other => other.into(),
+    let table = &*blobs;
+    let bones = BoneAnimationView::from_manifest(manifest, &|id| {
+        table.blobs.get(id.0 as usize).map(|b| b.as_slice())
     })?;
+    // The skin is computed a vertex at a time (its frames' morph weights once a frame), so no frame
+    // of it is held beside the source frames; vertices are encoded in parallel, a block at a time,
+    // and appended in order.
+    let morph_weights = (0..frames)
+        .into_par_iter()
+        .map(|f| stored_frame_morph_weights(&bones, f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut encoder = skin_residual::ResidualEncoder::new(frames);
+    for first in (0..n).step_by(RESIDUAL_BLOCK as usize) {
+        let block = (first..n.min(first + RESIDUAL_BLOCK))
+            .into_par_iter()
+            .map(|v| {
+                skin_residual::encode_vertex_residual(
+                    frames,
+                    |f| {
+                        let skin = decode_bone_stored_vertex(&bones, f, v, &morph_weights[f as usize])?;
+                        let (p, nrm) = &sources[f as usize];
+                        Ok((skin, (p[v as usize], nrm[v as usize])))
+                    },
+                    &bounds,
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| residual_error(rig, e))?;
+        for vertex in &block {
+            encoder.push(vertex)?;
+        }
+    }
+    let encoded = encoder.finish();
     let texture = skin_residual::residual_texture(&encoded, options.max_texture_dim)?;
     let zero = encoded.widths.iter().filter(|w| w.frame_bits() == 0).count();
     let absolute = encoded.widths.iter().filter(|w| w.absolute_normal).count();
@@ -211,4 +220,18 @@ pub(super) fn fitted_bone_section(
         fit.max_error_m * 1000.0
     );
     Ok((section, names, note))
+}
+
+/// A residual encoding error as the bake says it: a vertex too far from its skin names the flags.
+fn residual_error(rig: &Rig, e: vat_core::Error) -> BakeError {
+    match e {
+        vat_core::Error::LimitExceeded { .. } => invalid_input(
+            format!("rig \"{}\"", rig.name),
+            format!(
+                "{e}: its own skin (bones, 8 largest influences, morph layer) is too far from the baked frames \
+                 for the skin-residual bounds; loosen --residual-mm / --residual-deg or bake another --format"
+            ),
+        ),
+        other => other.into(),
+    }
 }

@@ -1632,6 +1632,22 @@ fn skin_residual_round_trips_as_version_11_and_decodes_its_fields() {
         let bits = |(a, b): ([f32; 3], [f32; 3])| (a.map(f32::to_bits), b.map(f32::to_bits));
         assert_eq!(bits((p[v], nrm[v])), bits(expected), "vertex {v}");
     }
+    // One vertex at a time (what the bake's parallel encoder skins) is the whole frame's, bit for
+    // bit; a vertex or frame past the asset is a typed error.
+    use crate::format::reference::{decode_bone_stored_vertex, stored_frame_morph_weights};
+    let weights = stored_frame_morph_weights(&view.bones, 7).expect("frame 7 has morph weights (or none)");
+    for v in 0..VERTICES {
+        let (vp, vn) = decode_bone_stored_vertex(&view.bones, 7, v, &weights).expect("each vertex decodes");
+        assert_eq!((vp, vn), (skin_p[v as usize], skin_n[v as usize]), "vertex {v}");
+    }
+    assert!(matches!(
+        decode_bone_stored_vertex(&view.bones, 7, VERTICES, &weights),
+        Err(crate::Error::OutOfRange { .. })
+    ));
+    assert!(matches!(
+        stored_frame_morph_weights(&view.bones, 1_000_000),
+        Err(crate::Error::OutOfRange { .. })
+    ));
     // A packed64 file stays at its older version, byte for byte what it was.
     let older = realistic().write().expect("the realistic fixture writes");
     assert!(

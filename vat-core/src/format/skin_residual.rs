@@ -338,15 +338,11 @@ impl EncodedResiduals {
 /// gives the skin's position and unit normal of vertex `v` at frame `f` (what the decoder computes
 /// before the residual: bone mode's skin of the stored bones), `source(f, v)` the position and unit
 /// normal the decode must reproduce within `bounds`. Every vertex gets the narrowest widths that
-/// hold all its frames (the tangent-plane normal residual where every frame's `n . m` is at least
-/// [`MIN_TANGENT_COSINE`] and it is not wider than the absolute code, else the absolute code);
-/// its frames are appended to the stream in frame order.
+/// hold all its frames ([`encode_vertex_residual`]); its frames are appended to the stream in frame
+/// order ([`ResidualEncoder`], which a caller holding fewer frames at once uses directly).
 ///
 /// # Errors
-/// The bounds' [`ResidualBounds::validate`]; [`Error::NotFinite`] for a source or skinned value
-/// that is not finite; [`Error::LimitExceeded`] for a vertex whose frames need more than
-/// [`MAX_FRAME_BITS`] bits or a field wider than [`MAX_FIELD_BITS`] (the skin is too far from the
-/// source for these bounds: more bones, or looser bounds), or a stream past `u32::MAX` bits.
+/// Those of [`encode_vertex_residual`] and [`ResidualEncoder::push`].
 pub fn encode_residuals(
     vertex_count: u32,
     frame_count: u32,
@@ -354,73 +350,142 @@ pub fn encode_residuals(
     source: impl Fn(u32, u32) -> ([f32; 3], [f32; 3]),
     bounds: &ResidualBounds,
 ) -> Result<EncodedResiduals> {
+    let mut encoder = ResidualEncoder::new(frame_count);
+    for v in 0..vertex_count {
+        let vertex = encode_vertex_residual(frame_count, |f| Ok((skinned(f, v), source(f, v))), bounds)?;
+        encoder.push(&vertex)?;
+    }
+    Ok(encoder.finish())
+}
+
+/// One vertex's residual over every stored frame: its widths and each frame's fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VertexResidual {
+    /// The narrowest widths that hold every frame.
+    pub widths: ResidualWidths,
+    /// One entry per stored frame, in frame order.
+    pub fields: Vec<ResidualFields>,
+}
+
+/// The residual of one vertex over `frame_count` stored frames: `frame(f)` gives the skin's position
+/// and unit normal at frame `f` (what the decoder computes before the residual) and the source's,
+/// which the decode must reproduce within `bounds`. The widths are the narrowest that hold every
+/// frame: the tangent-plane normal residual where every frame's `n . m` is at least
+/// [`MIN_TANGENT_COSINE`] and it is not wider than the absolute code, else the absolute code.
+/// Vertices are independent, so a caller may encode them in parallel and push them in order.
+///
+/// # Errors
+/// The bounds' [`ResidualBounds::validate`]; what `frame` returns; [`Error::NotFinite`] for a source
+/// or skinned value that is not finite; [`Error::LimitExceeded`] for frames that need more than
+/// [`MAX_FRAME_BITS`] bits or a field wider than [`MAX_FIELD_BITS`] (the skin is too far from the
+/// source for these bounds: more bones, or looser bounds).
+pub fn encode_vertex_residual(
+    frame_count: u32,
+    mut frame: impl FnMut(u32) -> Result<(([f32; 3], [f32; 3]), ([f32; 3], [f32; 3]))>,
+    bounds: &ResidualBounds,
+) -> Result<VertexResidual> {
     bounds.validate()?;
     let (sp, sn, so) = (bounds.position_step(), bounds.normal_step(), bounds.oct_step());
-    let mut writer = ResidualStreamWriter::new();
-    let (mut bases, mut all_widths) = (Vec::new(), Vec::new());
     let mut fields = vec![ResidualFields::default(); frame_count as usize];
-    for v in 0..vertex_count {
-        let mut tangent_ok = true;
-        let mut tangent = vec![[0i32; 2]; frame_count as usize];
-        let mut absolute = vec![[0i32; 2]; frame_count as usize];
-        for f in 0..frame_count {
-            let ((sk_p, sk_n), (src_p, src_n)) = (skinned(f, v), source(f, v));
-            let finite = |a: &[f32; 3]| a.iter().all(|c| c.is_finite());
-            if !(finite(&sk_p) && finite(&sk_n) && finite(&src_p) && finite(&src_n)) {
-                return Err(Error::NotFinite { what: "a skinned or source vertex of the residual encoding" });
-            }
-            let slot = &mut fields[f as usize];
-            slot.position = std::array::from_fn(|i| quantize(src_p[i] - sk_p[i], sp));
-            let cos = dot(src_n, sk_n);
-            if cos >= MIN_TANGENT_COSINE {
-                let (t1, t2) = tangent_basis(sk_n);
-                tangent[f as usize] =
-                    [quantize(dot(src_n, t1) / cos, sn), quantize(dot(src_n, t2) / cos, sn)];
-            } else {
-                tangent_ok = false;
-            }
-            let [ox, oy] = oct_encode_f32(src_n);
-            absolute[f as usize] = [quantize(ox, so), quantize(oy, so)];
+    let mut tangent_ok = true;
+    let mut tangent = vec![[0i32; 2]; frame_count as usize];
+    let mut absolute = vec![[0i32; 2]; frame_count as usize];
+    for f in 0..frame_count {
+        let ((sk_p, sk_n), (src_p, src_n)) = frame(f)?;
+        let finite = |a: &[f32; 3]| a.iter().all(|c| c.is_finite());
+        if !(finite(&sk_p) && finite(&sk_n) && finite(&src_p) && finite(&src_n)) {
+            return Err(Error::NotFinite { what: "a skinned or source vertex of the residual encoding" });
         }
-        let position_bits = signed_bits(fields.iter().flat_map(|q| q.position));
-        let absolute_bits = signed_bits(absolute.iter().flatten().copied());
-        let tangent_bits = if tangent_ok { signed_bits(tangent.iter().flatten().copied()) } else { u32::MAX };
-        let use_absolute = absolute_bits < tangent_bits;
-        let widths = ResidualWidths {
-            position_bits,
-            normal_bits: if use_absolute { absolute_bits } else { tangent_bits },
-            absolute_normal: use_absolute,
-        };
-        if widths.position_bits > MAX_FIELD_BITS
-            || widths.normal_bits > MAX_FIELD_BITS
-            || widths.frame_bits() > MAX_FRAME_BITS
-        {
-            return Err(Error::LimitExceeded {
-                what: "residual bits of one vertex per frame (its skin is too far from the source for these bounds)",
-                value: u64::from(widths.position_bits) * 3 + u64::from(widths.normal_bits.min(64)) * 2,
-                limit: MAX_FRAME_BITS.into(),
-            });
+        let slot = &mut fields[f as usize];
+        slot.position = std::array::from_fn(|i| quantize(src_p[i] - sk_p[i], sp));
+        let cos = dot(src_n, sk_n);
+        if cos >= MIN_TANGENT_COSINE {
+            let (t1, t2) = tangent_basis(sk_n);
+            tangent[f as usize] = [quantize(dot(src_n, t1) / cos, sn), quantize(dot(src_n, t2) / cos, sn)];
+        } else {
+            tangent_ok = false;
         }
-        let base = u32::try_from(writer.position()).map_err(|_| Error::LimitExceeded {
-            what: "residual stream bits",
-            value: writer.position(),
-            limit: u32::MAX.into(),
-        })?;
-        for (f, slot) in fields.iter_mut().enumerate() {
-            slot.normal = if use_absolute { absolute[f] } else { tangent[f] };
-            writer.push(slot, widths);
-        }
-        bases.push(base);
-        all_widths.push(widths);
+        let [ox, oy] = oct_encode_f32(src_n);
+        absolute[f as usize] = [quantize(ox, so), quantize(oy, so)];
     }
-    if writer.position() > u64::from(u32::MAX) {
+    let position_bits = signed_bits(fields.iter().flat_map(|q| q.position));
+    let absolute_bits = signed_bits(absolute.iter().flatten().copied());
+    let tangent_bits = if tangent_ok { signed_bits(tangent.iter().flatten().copied()) } else { u32::MAX };
+    let use_absolute = absolute_bits < tangent_bits;
+    let widths = ResidualWidths {
+        position_bits,
+        normal_bits: if use_absolute { absolute_bits } else { tangent_bits },
+        absolute_normal: use_absolute,
+    };
+    if widths.position_bits > MAX_FIELD_BITS
+        || widths.normal_bits > MAX_FIELD_BITS
+        || widths.frame_bits() > MAX_FRAME_BITS
+    {
         return Err(Error::LimitExceeded {
-            what: "residual stream bits",
-            value: writer.position(),
-            limit: u32::MAX.into(),
+            what: "residual bits of one vertex per frame (its skin is too far from the source for these bounds)",
+            value: u64::from(widths.position_bits) * 3 + u64::from(widths.normal_bits.min(64)) * 2,
+            limit: MAX_FRAME_BITS.into(),
         });
     }
-    Ok(EncodedResiduals { bases, widths: all_widths, stream: writer.finish() })
+    for (f, slot) in fields.iter_mut().enumerate() {
+        slot.normal = if use_absolute { absolute[f] } else { tangent[f] };
+    }
+    Ok(VertexResidual { widths, fields })
+}
+
+/// Builds [`EncodedResiduals`] a vertex at a time, in vertex order: each vertex's first bit and
+/// widths, its frames appended to the stream.
+#[derive(Debug, Clone, Default)]
+pub struct ResidualEncoder {
+    frame_count: u32,
+    writer: ResidualStreamWriter,
+    bases: Vec<u32>,
+    widths: Vec<ResidualWidths>,
+}
+
+impl ResidualEncoder {
+    /// An encoder of vertices of `frame_count` stored frames each.
+    pub fn new(frame_count: u32) -> Self {
+        Self { frame_count, ..Self::default() }
+    }
+
+    /// Appends the next vertex.
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] for a vertex of another frame count; [`Error::LimitExceeded`] for a
+    /// stream past `u32::MAX` bits.
+    pub fn push(&mut self, vertex: &VertexResidual) -> Result<()> {
+        if vertex.fields.len() != self.frame_count as usize {
+            return Err(Error::OutOfRange {
+                what: "frames of a vertex's residual",
+                value: vertex.fields.len().to_string(),
+                expected: "the encoder's frame count",
+            });
+        }
+        let base = u32::try_from(self.writer.position()).map_err(|_| Error::LimitExceeded {
+            what: "residual stream bits",
+            value: self.writer.position(),
+            limit: u32::MAX.into(),
+        })?;
+        for slot in &vertex.fields {
+            self.writer.push(slot, vertex.widths);
+        }
+        if self.writer.position() > u64::from(u32::MAX) {
+            return Err(Error::LimitExceeded {
+                what: "residual stream bits",
+                value: self.writer.position(),
+                limit: u32::MAX.into(),
+            });
+        }
+        self.bases.push(base);
+        self.widths.push(vertex.widths);
+        Ok(())
+    }
+
+    /// The encoded vertices and the finished stream.
+    pub fn finish(self) -> EncodedResiduals {
+        EncodedResiduals { bases: self.bases, widths: self.widths, stream: self.writer.finish() }
+    }
 }
 
 /// The residual texture as the container stores it ([`crate::container::SkinResidualAnimation`]):

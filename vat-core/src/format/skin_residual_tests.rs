@@ -216,3 +216,43 @@ fn a_skin_too_far_from_its_source_is_refused_with_a_typed_error() {
             .is_err()
     );
 }
+
+#[test]
+fn vertices_encoded_out_of_order_and_appended_in_order_give_the_same_stream() {
+    // What a parallel caller does: encode every vertex on its own (here in reverse), then push them
+    // in vertex order.
+    let bounds = ResidualBounds::default();
+    let ring = Ring::new(32, 9, 0.004, 0.2);
+    let whole = encode_residuals(32, 9, |f, v| ring.skinned(f, v), |f, v| ring.source(f, v), &bounds)
+        .expect("the ring encodes within the default bounds");
+    let mut vertices: Vec<(u32, VertexResidual)> = (0..32)
+        .rev()
+        .map(|v| {
+            let r = encode_vertex_residual(9, |f| Ok((ring.skinned(f, v), ring.source(f, v))), &bounds)
+                .expect("each vertex encodes on its own");
+            (v, r)
+        })
+        .collect();
+    vertices.sort_by_key(|(v, _)| *v);
+    let mut encoder = ResidualEncoder::new(9);
+    for (_, r) in &vertices {
+        encoder.push(r).expect("a vertex of 9 frames is accepted");
+    }
+    assert_eq!(encoder.finish(), whole);
+
+    // A vertex of another frame count, and an error from the frame callback, are refused.
+    let mut encoder = ResidualEncoder::new(8);
+    assert!(matches!(encoder.push(&vertices[0].1), Err(Error::OutOfRange { .. })));
+    let failing = encode_vertex_residual(
+        3,
+        |f| {
+            if f == 2 {
+                Err(Error::ZeroCount { what: "test frame" })
+            } else {
+                Ok((ring.skinned(f, 0), ring.source(f, 0)))
+            }
+        },
+        &bounds,
+    );
+    assert!(matches!(failing, Err(Error::ZeroCount { what: "test frame" })), "{failing:?}");
+}

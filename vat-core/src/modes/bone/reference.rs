@@ -104,13 +104,15 @@ pub(crate) fn f32_at(bytes: &[u8], i: usize, section: &'static str) -> Result<f3
 
 /// Texel `(x, y)` (four f32) of a texture `width` texels wide.
 pub(crate) fn texel4(bytes: &[u8], width: u32, [x, y]: [u32; 2], section: &'static str) -> Result<[f32; 4]> {
-    let base = (y as usize * width as usize + x as usize) * 4;
-    Ok([
-        f32_at(bytes, base, section)?,
-        f32_at(bytes, base + 1, section)?,
-        f32_at(bytes, base + 2, section)?,
-        f32_at(bytes, base + 3, section)?,
-    ])
+    // One bounds check for the texel's 16 bytes (this runs per bone row of every skinned vertex).
+    let at =
+        (y as usize).checked_mul(width as usize).and_then(|t| t.checked_add(x as usize)?.checked_mul(16));
+    let b = at.and_then(|at| bytes.get(at..at.checked_add(16)?)).ok_or_else(|| Error::Truncated {
+        section,
+        needed: at.map_or(u64::MAX, |at| at as u64 + 16),
+        available: bytes.len() as u64,
+    })?;
+    Ok(std::array::from_fn(|c| f32::from_le_bytes([b[4 * c], b[4 * c + 1], b[4 * c + 2], b[4 * c + 3]])))
 }
 
 /// A 3x4 affine as its rows (`vat.wgsl`'s `Affine`).
@@ -345,8 +347,21 @@ pub fn decode_bone_frame(
     positions: &mut [[f32; 3]],
     normals: &mut [[f32; 3]],
 ) -> Result<()> {
-    let n = view.rest.len();
-    check_frame_len(n, positions, normals)?;
+    check_frame_len(view.rest.len(), positions, normals)?;
+    let weights = stored_frame_morph_weights(view, frame)?;
+    for (v, (p_out, n_out)) in positions.iter_mut().zip(normals.iter_mut()).enumerate() {
+        (*p_out, *n_out) = decode_bone_stored_vertex(view, frame, v as u32, &weights)?;
+    }
+    Ok(())
+}
+
+/// The live morph layer's target weights at stored frame `frame` (counted over all clips), as
+/// [`decode_bone_stored_vertex`] takes them: empty without a morph layer.
+///
+/// # Errors
+/// [`Error::OutOfRange`] when `frame` is past the frames of all clips; [`Error::Truncated`] as
+/// [`decode_bone_vertex`].
+pub fn stored_frame_morph_weights(view: &BoneAnimationView<'_>, frame: u32) -> Result<Vec<f32>> {
     let frames: u32 = view.clips.iter().map(|c| c.frame_count).sum();
     if frame >= frames {
         return Err(Error::OutOfRange {
@@ -356,20 +371,34 @@ pub fn decode_bone_frame(
         });
     }
     let sample = ([frame; 4], [0.0, 1.0, 0.0, 0.0]);
-    let weights = match &view.morph {
-        Some(morph) => morph_target_weights(morph, sample, sample, 0.0)?,
-        None => Vec::new(),
-    };
-    for (v, ((p_out, n_out), rest)) in
-        positions.iter_mut().zip(normals.iter_mut()).zip(&view.rest).enumerate()
-    {
-        let m = skin_clip(view, sample, v as u32)?;
-        let (p, nrm) = match &view.morph {
-            Some(morph) => morph_rest(morph, &weights, v as u32, rest.position, rest.normal)?,
-            None => (rest.position, rest.normal),
-        };
-        *p_out = affine_point(&m, p);
-        *n_out = affine_normal(&m, nrm);
+    match &view.morph {
+        Some(morph) => morph_target_weights(morph, sample, sample, 0.0),
+        None => Ok(Vec::new()),
     }
-    Ok(())
+}
+
+/// One vertex of [`decode_bone_frame`]: bone mode's object-space skin of `vertex` at stored frame
+/// `frame`, with `morph_weights` from [`stored_frame_morph_weights`] of that frame (so a caller
+/// skinning one vertex over many frames, or frames in parallel, computes them once a frame).
+///
+/// # Errors
+/// [`Error::OutOfRange`] for a vertex past the rest pose; [`Error::Truncated`] as
+/// [`decode_bone_vertex`].
+pub fn decode_bone_stored_vertex(
+    view: &BoneAnimationView<'_>,
+    frame: u32,
+    vertex: u32,
+    morph_weights: &[f32],
+) -> Result<([f32; 3], [f32; 3])> {
+    let rest = view.rest.get(vertex as usize).ok_or_else(|| Error::OutOfRange {
+        what: "vertex",
+        value: vertex.to_string(),
+        expected: "< the rest pose's vertices",
+    })?;
+    let m = skin_clip(view, ([frame; 4], [0.0, 1.0, 0.0, 0.0]), vertex)?;
+    let (p, nrm) = match &view.morph {
+        Some(morph) => morph_rest(morph, morph_weights, vertex, rest.position, rest.normal)?,
+        None => (rest.position, rest.normal),
+    };
+    Ok((affine_point(&m, p), affine_normal(&m, nrm)))
 }
