@@ -490,7 +490,7 @@ impl ResidualEncoder {
 
 /// The residual texture as the container stores it ([`crate::container::SkinResidualAnimation`]):
 /// `Rg32Uint`, the vertices' `(first bit, widths)` then the stream's words two per texel, laid out
-/// `t` at `(t % width, t / width)` no wider or taller than the device's limit.
+/// `t` at `(t % width, t / width)` no wider or taller than the device's limit, as narrow as its rows allow.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResidualTexture {
     /// Width in texels.
@@ -535,7 +535,11 @@ pub fn residual_texture(encoded: &EncodedResiduals, max_dimension: u32) -> Resul
         texels,
         max_dimension,
     };
-    let (width, height) = crate::layout::fit_linear(texels, max_dimension).ok_or(too_large)?;
+    let (wide, height) = crate::layout::fit_linear(texels, max_dimension).ok_or(too_large)?;
+    // The narrowest width of those rows, so the last row is nearly full (a 4096-texel row is 32 KB,
+    // which a small asset's stream would otherwise pay in padding).
+    let narrow = u32::try_from(texels.div_ceil(u64::from(height))).unwrap_or(wide);
+    let width = if texels.div_ceil(u64::from(narrow)) == u64::from(height) { narrow } else { wide };
     let mut bytes = Vec::with_capacity((u64::from(width) * u64::from(height) * 8) as usize);
     for (base, widths) in encoded.bases.iter().zip(&encoded.widths) {
         bytes.extend_from_slice(&base.to_le_bytes());

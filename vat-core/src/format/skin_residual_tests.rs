@@ -256,3 +256,31 @@ fn vertices_encoded_out_of_order_and_appended_in_order_give_the_same_stream() {
     );
     assert!(matches!(failing, Err(Error::ZeroCount { what: "test frame" })), "{failing:?}");
 }
+
+#[test]
+fn the_residual_texture_is_as_narrow_as_its_rows_allow() {
+    // 3,000 vertices of 0 bits and 4,000 stream words: 5,000 texels, two rows of 2,500 (not 4,096,
+    // which would pad 3,192 texels); one row when it fits, and the reader's height rule holds.
+    let encoded = EncodedResiduals {
+        bases: vec![0; 3000],
+        widths: vec![ResidualWidths::default(); 3000],
+        stream: vec![7; 4000],
+    };
+    let texture = residual_texture(&encoded, 16384).expect("5,000 texels fit");
+    assert_eq!((texture.width, texture.height), (2500, 2));
+    assert_eq!(texture.bytes.len(), 5000 * 8);
+    for texels in [1u32, 2, 4095, 4096, 4097, 8193, 12_289, 100_003] {
+        let encoded = EncodedResiduals {
+            bases: vec![0; texels as usize],
+            widths: vec![ResidualWidths::default(); texels as usize],
+            stream: Vec::new(),
+        };
+        let t = residual_texture(&encoded, 4096).expect("fits a 4096 square");
+        assert!(t.width <= 4096 && t.height <= 4096, "{texels}: {} x {}", t.width, t.height);
+        assert_eq!(u64::from(texels).div_ceil(u64::from(t.width)), u64::from(t.height), "{texels}");
+        assert!(
+            u64::from(t.width) * u64::from(t.height) - u64::from(texels) < u64::from(t.height),
+            "{texels}"
+        );
+    }
+}
