@@ -45,19 +45,22 @@ fn vat_affine_normal(m: Affine, n: vec3<f32>) -> vec3<f32> {
 // along the row and wraps).
 fn vat_bone_affine(frame_index: u32, bone: u32) -> Affine {
     let t = (frame_index * asset.bone_count + bone) * TEXELS_PER_BONE;
-    let width = max(asset.bone_texture_width, 1u);
-    let xy = vat_texel_xy(t, width);
-    let x0 = u32(xy.x);
-    let y0 = u32(xy.y);
-    let x1 = select(x0 + 1u, 0u, x0 + 1u >= width);
-    let y1 = select(y0, y0 + 1u, x0 + 1u >= width);
-    let x2 = select(x1 + 1u, 0u, x1 + 1u >= width);
-    let y2 = select(y1, y1 + 1u, x1 + 1u >= width);
+    let width = i32(max(asset.bone_texture_width, 1u));
+    let xy0 = vat_texel_xy(t, asset.bone_texture_width);
+    let xy1 = vat_next_texel(xy0, width);
+    let xy2 = vat_next_texel(xy1, width);
     return Affine(
-        textureLoad(bone_texture, vec2<i32>(i32(x0), i32(y0)), 0),
-        textureLoad(bone_texture, vec2<i32>(i32(x1), i32(y1)), 0),
-        textureLoad(bone_texture, vec2<i32>(i32(x2), i32(y2)), 0),
+        textureLoad(bone_texture, xy0, 0),
+        textureLoad(bone_texture, xy1, 0),
+        textureLoad(bone_texture, xy2, 0),
     );
+}
+
+// The texel after `xy` in a texture `width` texels wide: one step along the row, or the next row's
+// first.
+fn vat_next_texel(xy: vec2<i32>, width: i32) -> vec2<i32> {
+    let wraps = xy.x + 1 >= width;
+    return select(vec2<i32>(xy.x + 1, xy.y), vec2<i32>(0, xy.y + 1), wraps);
 }
 
 // The frames a clip samples at `time`, as absolute frame indices of the bone texture and the morph
