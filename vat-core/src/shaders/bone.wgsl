@@ -74,6 +74,19 @@ fn vat_clip_frames(clip_index: u32, wrap_code: u32, phase_offset: f32, time: f32
     return FrameSample(s.frames + vec4<u32>(clip.first_frame), s.weights);
 }
 
+// The influence slots of `vertex` up to its last weight other than 0: the slots after it add
+// nothing, and a loop that stops there runs as few rounds as the vertex's own influences (a SIMD
+// group of vertices with one or two bones does not pay for four).
+fn vat_influences_used(vertex: u32) -> u32 {
+    var used = 0u;
+    for (var k = 0u; k < INFLUENCES; k++) {
+        if weights[vertex * INFLUENCES + k] != 0.0 {
+            used = k + 1u;
+        }
+    }
+    return used;
+}
+
 // The skinning matrix of `vertex` at the sampled frames `s` (from vat_clip_frames): sum over
 // influences k (weight w_k != 0) and sampled frames f (weight != 0) of w_k * w_f * M(joint_k, f).
 // Linear in the bone matrices, so at linear interpolation the position equals the lerp of the two
@@ -81,7 +94,8 @@ fn vat_clip_frames(clip_index: u32, wrap_code: u32, phase_offset: f32, time: f32
 // frame of weight 0 adds 0 * (finite rows), the same sum except possibly for the sign of a zero.
 fn vat_skin_clip(s: FrameSample, vertex: u32) -> Affine {
     var m = Affine(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
-    for (var k = 0u; k < INFLUENCES; k++) {
+    let used = vat_influences_used(vertex);
+    for (var k = 0u; k < used; k++) {
         let slot = vertex * INFLUENCES + k;
         let wk = weights[slot];
         if wk == 0.0 {
