@@ -540,6 +540,8 @@ fn cases() -> Vec<Case> {
     option(vec!["--format", "skin-residual", "--residual-mm", "0"], "--residual-mm");
     option(vec!["--format", "skin-residual", "--residual-deg", "NaN"], "--residual-mm / --residual-deg");
     option(vec!["--format", "skin-residual", "--tangents"], "--tangents");
+    option(vec!["--format", "skin-residual", "--fit-bones", "0"], "--fit-bones: 0");
+    option(vec!["--format", "skin-residual", "--fit-bones", "8"], "is not a mesh sequence");
 
     // ---- Render options on a valid asset: refused before any GPU work, naming the flag and range.
     out.push(Case {

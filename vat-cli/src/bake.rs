@@ -149,6 +149,10 @@ pub(crate) struct BakeArgs {
     /// (0 < deg <= 28.6; default 1).
     #[arg(long, value_name = "DEG")]
     residual_deg: Option<f32>,
+    /// `--format skin-residual` of a mesh sequence: the bones of the skin fitted to its frames
+    /// (1..=1024). Default: counts from 32 are tried and the smallest file kept (each said).
+    #[arg(long, value_name = "BONES")]
+    fit_bones: Option<u32>,
     /// Largest side, in texels, of the material texture arrays (base colour; normal and
     /// metallic-roughness): each array's images are resampled to one power-of-two layer size up to
     /// this (each resampled image is said).
@@ -665,6 +669,7 @@ fn bake_options(args: &BakeArgs) -> BakeOptions {
                 normal_rad: args.residual_deg.map_or(default.normal_rad, f32::to_radians),
             }
         },
+        fit_bones: args.fit_bones,
         ..BakeOptions::default()
     }
 }
@@ -673,13 +678,16 @@ fn bake_options(args: &BakeArgs) -> BakeOptions {
 /// not apply to it before any input is read.
 fn pick(args: &BakeArgs) -> Result<Input<'_>> {
     if args.format != FormatArg::SkinResidual
-        && let Some(flag) =
-            [("--residual-mm", args.residual_mm.is_some()), ("--residual-deg", args.residual_deg.is_some())]
-                .into_iter()
-                .find_map(|(flag, given)| given.then_some(flag))
+        && let Some(flag) = [
+            ("--residual-mm", args.residual_mm.is_some()),
+            ("--residual-deg", args.residual_deg.is_some()),
+            ("--fit-bones", args.fit_bones.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
     {
         bail!(
-            "{flag} applies to --format skin-residual only (the other formats' bounds follow from their quanta)"
+            "{flag} applies to --format skin-residual only (the other formats' bounds follow from their quanta and store no fitted skin)"
         );
     }
     let input = args.input.as_deref();

@@ -407,10 +407,11 @@ fn bake_import(dir: &Path, imported: ImportedBake, args: &ImportBakeArgs) -> Res
         stats.frames,
         stats.texture_width,
         stats.texture_height,
-        stats.bytes_per_vertex_frame
+        stats.animation_size_text()
     )?;
-    for note in &rig.notes {
-        writeln!(out, "  note: {}", crate::terminal_safe(note))?;
+    // The import's and the bake's notes (a fitted skin, its residual), a repeated note said once.
+    for note in vat_bake::notes::collapse(rig.notes.iter().chain(&stats.notes).map(String::as_str)) {
+        writeln!(out, "  note: {}", crate::terminal_safe(&note))?;
     }
     for c in &imported.clips {
         writeln!(

@@ -446,7 +446,13 @@ fn bake_inspect_verify_in_skin_residual() {
     let stdout = String::from_utf8_lossy(&fitted.stdout);
     assert!(fitted.status.success(), "{}", String::from_utf8_lossy(&fitted.stderr));
     assert!(stdout.contains("was fitted to the frames") && stdout.contains("verified vat:"), "{stdout}");
+    assert!(
+        stdout.contains("bones tried") && stdout.contains("the smallest (--fit-bones fixes the count)"),
+        "{stdout}"
+    );
     assert!(vat(&["verify", s(&cloth)]).status.success());
     let stray = vat(&["bake", "--out", s(&dir.join("p.vat")), "--residual-deg", "0.5"]);
     assert_clean_failure(&stray, "--residual-deg applies to --format skin-residual only");
+    let stray = vat(&["bake", "--procgen", "cloth", "--out", s(&dir.join("p.vat")), "--fit-bones", "8"]);
+    assert_clean_failure(&stray, "--fit-bones applies to --format skin-residual only");
 }

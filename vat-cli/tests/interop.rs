@@ -72,6 +72,28 @@ fn real_bakes_import_or_are_refused_in_one_line() {
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(t.contains("bounds-extender") && t.contains("PASSED"), "{t}");
+    // The compressed tier of an import: its size is the residual's and the skin's (no texel per
+    // vertex per frame), and the bake's notes (the fitted skin, the counts tried) are said.
+    let o = vat(&[
+        "import-openvat",
+        &s(&bakes.join("openvat-jello")),
+        "--out",
+        &s(&out),
+        "--lods",
+        "1",
+        "--format",
+        "skin-residual",
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("(residual and skin) bytes/vertex/frame") && !t.contains(", 0 bytes/vertex/frame"),
+        "{t}"
+    );
+    assert!(
+        t.contains("was fitted to the frames") && t.contains("bones tried") && t.contains("PASSED"),
+        "{t}"
+    );
     // Out of scope: a VAT 2 rigid bake (FBX mesh, parameters in a Unity material).
     let refused = dir.join("refused.vat");
     let o = vat(&["import-houdini", &s(&bakes.join("houdini-vat2-rigid")), "--out", &s(&refused)]);

@@ -68,6 +68,12 @@ pub struct BakeOptions {
     /// 0.5 mm and 1 degree): every stored frame of every vertex decodes within them of the source.
     /// Ignored by the other formats.
     pub residual_bounds: vat_core::format::skin_residual::ResidualBounds,
+    /// `--fit-bones`: the bones of the rigid skin fitted to a source without a skeleton (a mesh
+    /// sequence) under [`VertexFormat::SkinResidual`], `1..=1024` ([`crate::fit::MAX_BONES`]; at most
+    /// one a vertex). `None` (the default) tries counts from 32 and keeps the one whose file is
+    /// smallest (each count tried is said in [`BakeStats::notes`]). Refused for a source with its
+    /// own skin; ignored by the other formats.
+    pub fit_bones: Option<u32>,
 }
 
 impl Default for BakeOptions {
@@ -90,6 +96,7 @@ impl Default for BakeOptions {
             material_texture_size: crate::textures::DEFAULT_MATERIAL_TEXTURE_SIZE,
             root_motion: false,
             residual_bounds: vat_core::format::skin_residual::ResidualBounds::default(),
+            fit_bones: None,
         }
     }
 }
@@ -262,6 +269,19 @@ pub struct BakeStats {
     pub clip_looping: Vec<ClipLooping>,
     /// Time per stage.
     pub timings: Vec<StageTiming>,
+}
+
+impl BakeStats {
+    /// What the animation takes per vertex per frame, as a summary line says it: the vertex
+    /// format's bytes (`"8"`), or for [`VertexFormat::SkinResidual`], which stores no texel per
+    /// vertex per frame, `"0.636 (residual and skin)"`.
+    pub fn animation_size_text(&self) -> String {
+        if self.bytes_per_vertex_frame == 0 && self.animation_bytes_per_vertex_frame > 0.0 {
+            format!("{:.3} (residual and skin)", self.animation_bytes_per_vertex_frame)
+        } else {
+            self.bytes_per_vertex_frame.to_string()
+        }
+    }
 }
 
 /// Progress of a long bake, reported to [`prepare_with_progress`]'s callback.

@@ -154,21 +154,19 @@ pub(super) fn prepare_planned(
         Ok(manifest)
     })?;
     let mut manifest = manifest;
-    if skin_residual && manifest.bone_animation.is_none() {
-        let (section, bones, note) = timed(&mut timings, "fit", || {
-            fitted_bone_section(&set, &sources, options.max_texture_dim, &mut blobs)
-        })?;
-        manifest.bone_animation = Some(section);
-        manifest.bones = bones;
-        notes.push(note);
-    }
     if skin_residual {
-        let (section, note) = timed(&mut timings, "residual", || {
-            residual_section(rig, &manifest, &mut blobs, &sources, options)
-        })?;
+        let (section, section_notes) = if manifest.bone_animation.is_none() {
+            timed(&mut timings, "fit", || {
+                fitted_skin_residual(rig, &set, &mut manifest, &mut blobs, &sources, options)
+            })?
+        } else {
+            timed(&mut timings, "residual", || {
+                residual_section(rig, &manifest, &mut blobs, &sources, options).map(|(s, n)| (s, vec![n]))
+            })?
+        };
         vertex_texture_bytes = u64::from(section.width) * u64::from(section.height) * 8;
         manifest.skin_residual = Some(section);
-        notes.push(note);
+        notes.extend(section_notes);
         drop(sources);
     }
     notes.extend(texture_notes);

@@ -38,9 +38,27 @@ pub(super) fn skin_residual_options<'a>(rig: &Rig, options: &'a BakeOptions) -> 
         .residual_bounds
         .validate()
         .map_err(|e| invalid_option("--residual-mm / --residual-deg", e.to_string()))?;
+    if let Some(bones) = options.fit_bones
+        && !(1..=crate::fit::MAX_BONES).contains(&bones)
+    {
+        return Err(invalid_option(
+            "--fit-bones",
+            format!("{bones}; expected 1 to {} bones", crate::fit::MAX_BONES),
+        ));
+    }
     if rig.streamed_body.is_some() {
-        // A mesh sequence has no skeleton: its skin is fitted to its frames (fitted_bone_section).
+        // A mesh sequence has no skeleton: its skin is fitted to its frames (fitted_skin_residual).
         return Ok(Cow::Borrowed(options));
+    }
+    if options.fit_bones.is_some() {
+        return Err(invalid_option(
+            "--fit-bones",
+            format!(
+                "rig \"{}\" is not a mesh sequence: the skin-residual format uses its own skin, and only a \
+                 source without a skeleton has one fitted",
+                rig.name
+            ),
+        ));
     }
     Ok(Cow::Owned(BakeOptions { bones: true, ..options.clone() }))
 }
@@ -171,8 +189,133 @@ pub(super) fn residual_section(
     Ok((section, note))
 }
 
+/// The bone count [`fitted_skin_residual`] tries first (the fit's default).
+const FIRST_FIT_BONES: u32 = 32;
+
+/// One fitted skin and its residual, as [`fitted_skin_residual`] weighs them: the blobs it added
+/// (in order, from the same first id), its sections and notes, and its bytes.
+struct FittedCandidate {
+    bones: u32,
+    added: Vec<std::sync::Arc<Vec<u8>>>,
+    deduplicated: u32,
+    bone_section: BoneAnimation,
+    names: Vec<ManifestBone>,
+    residual: SkinResidualAnimation,
+    notes: [String; 2],
+    bytes: u64,
+}
+
+/// The skin and residual of a source without a skeleton (a mesh sequence): a rigid skin fitted to
+/// its frames ([`fitted_bone_section`]) and the residual over it ([`residual_section`]), with the
+/// bone count that makes the file smallest. Every bone costs 48 bytes a frame and every fitted bone
+/// takes residual bits away; which wins depends on the asset (a 792-vertex cloth is smallest with
+/// 8, a large mesh with many more), so the counts are tried, measured by their bytes: 32 first,
+/// then halved while the file shrinks, or, when 16 does not shrink it, doubled while it does (up
+/// to the vertex count and [`crate::fit::MAX_BONES`]). `BakeOptions::fit_bones` fixes the count
+/// instead. Sets the manifest's bone section and bones; returns the residual section and the
+/// notes (the fit's, the residual's, and the counts tried with their bytes).
+///
+/// # Errors
+/// Those of [`fitted_bone_section`] and [`residual_section`], for the first count that fails.
+pub(super) fn fitted_skin_residual(
+    rig: &Rig,
+    set: &VertexSet,
+    manifest: &mut Manifest,
+    blobs: &mut BlobTable,
+    sources: &SourceFrames,
+    options: &BakeOptions,
+) -> Result<(SkinResidualAnimation, Vec<String>)> {
+    let most = crate::fit::MAX_BONES.min(u32::try_from(set.vertex_count()).unwrap_or(u32::MAX)).max(1);
+    let base = blobs.blobs.len();
+    let base_deduplicated = blobs.deduplicated;
+    let candidate = |bones: u32, manifest: &mut Manifest, blobs: &mut BlobTable| -> Result<FittedCandidate> {
+        blobs.blobs.truncate(base);
+        blobs.deduplicated = base_deduplicated;
+        let (bone_section, names, fit_note) =
+            fitted_bone_section(set, sources, bones, options.max_texture_dim, blobs)?;
+        manifest.bone_animation = Some(bone_section.clone());
+        let (residual, residual_note) = residual_section(rig, manifest, blobs, sources, options)?;
+        let added = blobs.blobs[base..].to_vec();
+        let bytes = added.iter().map(|b| b.len() as u64).sum();
+        Ok(FittedCandidate {
+            bones,
+            added,
+            deduplicated: blobs.deduplicated - base_deduplicated,
+            bone_section,
+            names,
+            residual,
+            notes: [fit_note, residual_note],
+            bytes,
+        })
+    };
+    let mut tried = Vec::new();
+    let mut best = match options.fit_bones {
+        Some(bones) => candidate(bones.min(most), manifest, blobs)?,
+        None => {
+            let first = candidate(FIRST_FIT_BONES.min(most), manifest, blobs)?;
+            tried.push((first.bones, first.bytes));
+            let mut best = first;
+            // Halve while the file shrinks; when the first halving does not, double while it does.
+            for step in [Step::Halve, Step::Double] {
+                let mut bones = step.next(best.bones, most);
+                while let Some(b) = bones {
+                    let next = candidate(b, manifest, blobs)?;
+                    tried.push((next.bones, next.bytes));
+                    if next.bytes >= best.bytes {
+                        break;
+                    }
+                    best = next;
+                    bones = step.next(best.bones, most);
+                }
+                if best.bones != FIRST_FIT_BONES.min(most) {
+                    break;
+                }
+            }
+            best
+        }
+    };
+    // The kept candidate's blobs go back in at the ids it was given.
+    blobs.blobs.truncate(base);
+    blobs.blobs.append(&mut best.added);
+    blobs.deduplicated = base_deduplicated + best.deduplicated;
+    manifest.bone_animation = Some(best.bone_section);
+    manifest.bones = best.names;
+    let [fit_note, residual_note] = best.notes;
+    let mut notes = vec![fit_note, residual_note];
+    if tried.len() > 1 {
+        let frames = sources.len().max(1) as f64 * set.vertex_count().max(1) as f64;
+        let list: Vec<String> =
+            tried.iter().map(|(b, bytes)| format!("{b} ({:.3} B/v/f)", *bytes as f64 / frames)).collect();
+        notes.push(format!(
+            "skin-residual: fitted skins of {} bones tried (skin and residual bytes a vertex a frame); {} kept, \
+             the smallest (--fit-bones fixes the count)",
+            list.join(", "),
+            best.bones
+        ));
+    }
+    Ok((best.residual, notes))
+}
+
+/// A direction of [`fitted_skin_residual`]'s search over bone counts.
+#[derive(Clone, Copy)]
+enum Step {
+    Halve,
+    Double,
+}
+
+impl Step {
+    /// The count after `bones`, if within `1..=most` and not `bones` itself.
+    fn next(self, bones: u32, most: u32) -> Option<u32> {
+        let next = match self {
+            Step::Halve => bones / 2,
+            Step::Double => bones.saturating_mul(2).min(most),
+        };
+        (next >= 1 && next != bones).then_some(next)
+    }
+}
+
 /// The bone section of a source without a skeleton (a mesh sequence), fitted to its frames
-/// ([`crate::fit::fit_rigid_skin`], default options: 32 rigid bones, 4 influences): the rest pose is
+/// ([`crate::fit::fit_rigid_skin`] with `bones` rigid bones, 4 influences): the rest pose is
 /// the asset's `RestPosition` / `RestNormal` streams (`set`), the bones' transforms per stored frame
 /// map it onto `sources`; its blobs are added to `blobs`. With the manifest's bones (`fit0`,
 /// `fit1`, ...: no parents) and one note with the fit's figures.
@@ -180,9 +323,10 @@ pub(super) fn residual_section(
 /// # Errors
 /// The fit's ([`BakeError::InvalidInput`] for a non-finite frame) and a bone texture that does not
 /// fit `max_texture_dim`.
-pub(super) fn fitted_bone_section(
+fn fitted_bone_section(
     set: &VertexSet,
     sources: &SourceFrames,
+    bones: u32,
     max_texture_dim: u32,
     blobs: &mut BlobTable,
 ) -> Result<(BoneAnimation, Vec<ManifestBone>, String)> {
@@ -191,7 +335,7 @@ pub(super) fn fitted_bone_section(
     let rest_normals: Vec<[f32; 3]> = set.normals.iter().map(|v| v.to_array()).collect();
     // Frame 0 of the fit is the rest pose the decoder skins from; frames 1.. are the stored ones.
     let position = |f: usize, v: usize| if f == 0 { rest[v] } else { sources[f - 1].0[v] };
-    let options = crate::fit::FitOptions::default();
+    let options = crate::fit::FitOptions { bones, ..crate::fit::FitOptions::default() };
     let fit = crate::fit::fit_rigid_skin(sources.len() + 1, n, position, &rest_normals, &options)?;
     let bones = fit.bone_count;
     let frames = sources.len() as u32;

@@ -60,12 +60,7 @@ impl Figures for RigFigures {
             s.frames,
             s.texture_width,
             s.texture_height,
-            if s.bytes_per_vertex_frame == 0 && s.animation_bytes_per_vertex_frame > 0.0 {
-                // Skin-residual: the residual texture above, and what the skin adds.
-                format!("{:.3} (residual and skin)", s.animation_bytes_per_vertex_frame)
-            } else {
-                s.bytes_per_vertex_frame.to_string()
-            }
+            s.animation_size_text()
         )?;
         // The import's and the bake's notes, a note repeated between them said once.
         for note in crate::notes::collapse(self.import_notes.iter().chain(&s.notes).map(String::as_str)) {

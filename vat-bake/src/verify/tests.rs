@@ -394,6 +394,44 @@ fn skin_residual_refuses_what_it_cannot_hold_with_typed_errors() {
     refused(&skinned, BakeOptions { format, residual_bounds: loose, ..Default::default() }, "--residual-mm");
     let nan = vat_core::format::skin_residual::ResidualBounds { position_m: f32::NAN, normal_rad: 0.01 };
     refused(&skinned, BakeOptions { format, residual_bounds: nan, ..Default::default() }, "--residual-mm");
+    // A rig with its own skin is not fitted one; a fitted skin has 1 to 1024 bones.
+    refused(&skinned, BakeOptions { format, fit_bones: Some(8), ..Default::default() }, "--fit-bones");
+    let cloth = crate::procgen::cloth().expect("the built-in cloth");
+    for bones in [0, crate::fit::MAX_BONES + 1] {
+        refused(&cloth, BakeOptions { format, fit_bones: Some(bones), ..Default::default() }, "--fit-bones");
+    }
+}
+
+#[test]
+fn a_fitted_skin_keeps_the_bone_count_whose_file_is_smallest() {
+    let rig = crate::procgen::cloth().expect("the built-in cloth");
+    let format = VertexFormat::SkinResidual;
+    let bake = |fit_bones| {
+        let bake =
+            prepare(&rig, &BakeOptions { format, fit_bones, ..Default::default() }).expect("the cloth bakes");
+        let bones = bake.manifest().bone_animation.as_ref().expect("a fitted bone section").layout.bone_count;
+        (bones, bake.stats.animation_bytes_per_vertex_frame, bake)
+    };
+    let (kept, searched, auto) = bake(None);
+    let tried =
+        auto.stats.notes.iter().find(|n| n.contains("bones tried")).expect("the counts tried are said");
+    assert!(tried.contains(&format!("{kept} kept")), "{tried}");
+    // What the search kept is no larger than the first count, nor than either neighbour of it.
+    for bones in [32, kept / 2, kept * 2] {
+        let (fixed, bytes, fixed_bake) = bake(Some(bones));
+        assert_eq!(fixed, bones, "--fit-bones {bones} fits that many bones");
+        assert!(
+            !fixed_bake.stats.notes.iter().any(|n| n.contains("bones tried")),
+            "a fixed count tries no other"
+        );
+        assert!(searched <= bytes, "{kept} bones: {searched} B/v/f, {bones} bones: {bytes} B/v/f");
+    }
+    // The kept candidate's blobs are the file's: it verifies within its bound.
+    let report = verify_prepared(&auto, &rig).expect("verification runs");
+    assert!(
+        report.passed && report.position_max_euclidean_error_mm <= report.position_bound_mm[0],
+        "{report:#?}"
+    );
 }
 
 #[test]
