@@ -211,12 +211,14 @@ struct FittedCandidate {
 /// takes residual bits away; which wins depends on the asset (a 792-vertex cloth is smallest with
 /// 8, a large mesh with many more), so the counts are tried, measured by their bytes: 32 first,
 /// then halved while the file shrinks, or, when 16 does not shrink it, doubled while it does (up
-/// to the vertex count and [`crate::fit::MAX_BONES`]). `BakeOptions::fit_bones` fixes the count
-/// instead. Sets the manifest's bone section and bones; returns the residual section and the
+/// to the vertex count and [`crate::fit::MAX_BONES`]); a count that cannot hold the bounds ends
+/// its direction (or, when 32 fails, the search goes on until one holds). `BakeOptions::fit_bones`
+/// fixes the count instead. Sets the manifest's bone section and bones; returns the residual section and the
 /// notes (the fit's, the residual's, and the counts tried with their bytes).
 ///
 /// # Errors
-/// Those of [`fitted_bone_section`] and [`residual_section`], for the first count that fails.
+/// Those of [`fitted_bone_section`] and [`residual_section`]: a fixed count's, or the first
+/// count's when no count tried succeeds.
 pub(super) fn fitted_skin_residual(
     rig: &Rig,
     set: &VertexSet,
@@ -248,29 +250,54 @@ pub(super) fn fitted_skin_residual(
             bytes,
         })
     };
-    let mut tried = Vec::new();
+    let mut tried: Vec<(u32, std::result::Result<u64, String>)> = Vec::new();
     let mut best = match options.fit_bones {
         Some(bones) => candidate(bones.min(most), manifest, blobs)?,
         None => {
-            let first = candidate(FIRST_FIT_BONES.min(most), manifest, blobs)?;
-            tried.push((first.bones, first.bytes));
-            let mut best = first;
+            // A count that fails (a vertex too far from a smaller skin for the bounds, a bone
+            // texture too large for the device) ends its direction; the bake fails only when no
+            // count tried succeeds, with the first count's error.
+            let first_bones = FIRST_FIT_BONES.min(most);
+            let mut best: Option<FittedCandidate> = None;
+            let mut first_error = None;
+            match candidate(first_bones, manifest, blobs) {
+                Ok(first) => {
+                    tried.push((first_bones, Ok(first.bytes)));
+                    best = Some(first);
+                }
+                Err(e) => {
+                    tried.push((first_bones, Err(e.to_string())));
+                    first_error = Some(e);
+                }
+            }
             // Halve while the file shrinks; when the first halving does not, double while it does.
             for step in [Step::Halve, Step::Double] {
-                let mut bones = step.next(best.bones, most);
-                while let Some(b) = bones {
-                    let next = candidate(b, manifest, blobs)?;
-                    tried.push((next.bones, next.bytes));
-                    if next.bytes >= best.bytes {
-                        break;
+                let mut from = best.as_ref().map_or(first_bones, |b| b.bones);
+                while let Some(bones) = step.next(from, most) {
+                    from = bones;
+                    match candidate(bones, manifest, blobs) {
+                        Ok(next) => {
+                            tried.push((bones, Ok(next.bytes)));
+                            if best.as_ref().is_some_and(|b| next.bytes >= b.bytes) {
+                                break;
+                            }
+                            best = Some(next);
+                        }
+                        Err(e) => {
+                            tried.push((bones, Err(e.to_string())));
+                            if best.is_some() {
+                                break;
+                            }
+                        }
                     }
-                    best = next;
-                    bones = step.next(best.bones, most);
                 }
-                if best.bones != FIRST_FIT_BONES.min(most) {
+                if best.as_ref().is_some_and(|b| b.bones != first_bones) {
                     break;
                 }
             }
+            let Some(best) = best else {
+                return Err(first_error.unwrap_or_else(|| invalid_input("skin-residual", "no fitted skin")));
+            };
             best
         }
     };
@@ -284,8 +311,13 @@ pub(super) fn fitted_skin_residual(
     let mut notes = vec![fit_note, residual_note];
     if tried.len() > 1 {
         let frames = sources.len().max(1) as f64 * set.vertex_count().max(1) as f64;
-        let list: Vec<String> =
-            tried.iter().map(|(b, bytes)| format!("{b} ({:.3} B/v/f)", *bytes as f64 / frames)).collect();
+        let list: Vec<String> = tried
+            .iter()
+            .map(|(b, outcome)| match outcome {
+                Ok(bytes) => format!("{b} ({:.3} B/v/f)", *bytes as f64 / frames),
+                Err(e) => format!("{b} (refused: {e})"),
+            })
+            .collect();
         notes.push(format!(
             "skin-residual: fitted skins of {} bones tried (skin and residual bytes a vertex a frame); {} kept, \
              the smallest (--fit-bones fixes the count)",

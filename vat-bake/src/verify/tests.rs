@@ -432,6 +432,23 @@ fn a_fitted_skin_keeps_the_bone_count_whose_file_is_smallest() {
         report.passed && report.position_max_euclidean_error_mm <= report.position_bound_mm[0],
         "{report:#?}"
     );
+
+    // At 0.01 mm a skin of few bones leaves some vertex more than 64 bits a frame: that count is
+    // refused and said (it ends the halving), and the bake keeps a count that holds the bound.
+    let tight = vat_core::format::skin_residual::ResidualBounds { position_m: 1e-5, ..Default::default() };
+    let options = BakeOptions { format, residual_bounds: tight, ..Default::default() };
+    let bake = prepare(&rig, &options).expect("the cloth bakes at 0.01 mm with some bone count");
+    let tried =
+        bake.stats.notes.iter().find(|n| n.contains("bones tried")).expect("the counts tried are said");
+    let kept = bake.manifest().bone_animation.as_ref().expect("a fitted bone section").layout.bone_count;
+    let refused = format!("{} (refused: ", kept / 2);
+    assert!(tried.contains(&refused) && tried.contains("exceeds the limit of 64"), "{tried}");
+    assert!(tried.contains(&format!("{kept} kept")), "{tried}");
+    let report = verify_prepared(&bake, &rig).expect("verification runs");
+    assert!(
+        report.passed && report.position_max_euclidean_error_mm <= report.position_bound_mm[0],
+        "{report:#?}"
+    );
 }
 
 #[test]
