@@ -306,7 +306,8 @@ pub(super) fn set_root_motion(
     manifest.root_motion = tracks;
 }
 
-/// The figures of a bake: `texture_bytes` are the vertex and bone textures' sizes.
+/// The figures of a bake: `texture_bytes` are the vertex and bone textures' sizes. A skin-residual
+/// bake whose animation takes more bytes a vertex a frame than packed64 would is said in a note.
 pub(super) fn bake_stats(
     manifest: &Manifest,
     chain: &lods::LodChain,
@@ -314,11 +315,28 @@ pub(super) fn bake_stats(
     blobs: &BlobTable,
     texture_bytes: [u64; 2],
     timings: Vec<StageTiming>,
-    notes: Vec<String>,
+    mut notes: Vec<String>,
 ) -> BakeStats {
     let [vertex_texture_bytes, bone_texture_bytes] = texture_bytes;
     let va = manifest.vertex_animation.as_ref();
     let residual = manifest.skin_residual.as_ref();
+    let residual_bytes = vat_core::format::skin_residual::bytes_per_vertex_frame(manifest, |id| {
+        blobs.blobs.get(id.0 as usize).map_or(0, |b| b.len() as u64)
+    });
+    if let Some(bytes) = residual_bytes {
+        let packed = VertexFormat::Packed64.bytes_per_vertex_frame();
+        if bytes > f64::from(packed) {
+            // The skin's tables (bones a frame, joints and weights a vertex, morph weights a frame)
+            // are shared by too few vertices or frames to pay for themselves.
+            notes.push(format!(
+                "skin-residual: {bytes:.3} bytes a vertex a frame, more than packed64's {packed} for this asset \
+                 ({} vertices, {} frames: its skin's bones, joints, weights and morph layer are shared by too few \
+                 vertices or frames); --format packed64 makes a smaller file",
+                manifest.vertex_count,
+                plan.row_map.total_frames()
+            ));
+        }
+    }
     BakeStats {
         vertex_count: manifest.vertex_count,
         triangle_counts: chain.levels.iter().map(|l| l.triangle_count() as u32).collect(),
@@ -329,11 +347,8 @@ pub(super) fn bake_stats(
         texture_width: residual.map_or(va.map_or(0, |v| v.layout.width), |r| r.width),
         texture_height: residual.map_or(va.map_or(0, |v| v.layout.height), |r| r.height),
         bytes_per_vertex_frame: va.map_or(0, |v| v.format.bytes_per_vertex_frame()),
-        animation_bytes_per_vertex_frame: vat_core::format::skin_residual::bytes_per_vertex_frame(
-            manifest,
-            |id| blobs.blobs.get(id.0 as usize).map_or(0, |b| b.len() as u64),
-        )
-        .unwrap_or_else(|| f64::from(va.map_or(0, |v| v.format.bytes_per_vertex_frame()))),
+        animation_bytes_per_vertex_frame: residual_bytes
+            .unwrap_or_else(|| f64::from(va.map_or(0, |v| v.format.bytes_per_vertex_frame()))),
         vertex_texture_bytes,
         bone_texture_bytes,
         blob_bytes: blobs.blobs.iter().map(|b| b.len() as u64).sum(),

@@ -452,6 +452,30 @@ fn a_fitted_skin_keeps_the_bone_count_whose_file_is_smallest() {
 }
 
 #[test]
+fn a_skin_residual_file_larger_than_packed64_says_so() {
+    let rig = crate::procgen::cloth().expect("the built-in cloth");
+    let format = VertexFormat::SkinResidual;
+    let larger = |bake: &crate::prepare::PreparedBake| {
+        bake.stats.notes.iter().find(|n| n.contains("more than packed64")).cloned()
+    };
+    // The searched count stays under packed64's 8 bytes: nothing to say.
+    let small = prepare(&rig, &BakeOptions { format, ..Default::default() }).expect("the cloth bakes");
+    assert!(
+        small.stats.animation_bytes_per_vertex_frame < 8.0,
+        "{}",
+        small.stats.animation_bytes_per_vertex_frame
+    );
+    assert_eq!(larger(&small), None);
+    // 200 bones on 792 vertices: 48 bytes a bone a frame alone are 12 bytes a vertex a frame.
+    let options = BakeOptions { format, fit_bones: Some(200), ..Default::default() };
+    let big = prepare(&rig, &options).expect("the cloth bakes with 200 bones");
+    let bytes = big.stats.animation_bytes_per_vertex_frame;
+    assert!(bytes > 12.0, "{bytes}");
+    let note = larger(&big).expect("a file larger than packed64 is said");
+    assert!(note.contains(&format!("{bytes:.3} bytes")) && note.contains("--format packed64"), "{note}");
+}
+
+#[test]
 fn a_mesh_sequence_bakes_in_skin_residual_through_a_fitted_skin_within_its_bound() {
     // The built-in cloth: 792 vertices of a mass-spring simulation, no skeleton.
     let rig = crate::procgen::cloth().expect("the built-in cloth");
