@@ -432,15 +432,7 @@ fn bake_import(dir: &Path, imported: ImportedBake, args: &ImportBakeArgs) -> Res
         s[1] * 1e3,
         s[2] * 1e3
     )?;
-    writeln!(
-        out,
-        "  verified against the decoded source frames: {} vertex-frames, position max {:.4} mm (bound {:.4} mm), normals max {:.4} deg (bound {:.4} deg): PASSED",
-        report.vertex_frames,
-        report.position_max_error_mm,
-        report.paths.first().map_or(0.0, |p| p.bound_mm),
-        report.normal_max_error_deg,
-        report.normal_bound_deg
-    )?;
+    writeln!(out, "  verified against the decoded source frames: {}: PASSED", report.figures_text())?;
     for w in stats.warnings.iter().chain(&report.warnings) {
         writeln!(out, "  warning: {w}")?;
     }

@@ -94,6 +94,15 @@ fn real_bakes_import_or_are_refused_in_one_line() {
         t.contains("was fitted to the frames") && t.contains("bones tried") && t.contains("PASSED"),
         "{t}"
     );
+    // Its verification prints the Euclidean max, p99 and mean the format's bound is stated in.
+    let verified = t
+        .lines()
+        .find(|l| l.contains("verified against the decoded source frames"))
+        .expect("the import says how it verified");
+    assert!(
+        ["position max", "p99", "mean", "(euclidean)", "normals max"].iter().all(|w| verified.contains(w)),
+        "{verified}"
+    );
     // Out of scope: a VAT 2 rigid bake (FBX mesh, parameters in a Unity material).
     let refused = dir.join("refused.vat");
     let o = vat(&["import-houdini", &s(&bakes.join("houdini-vat2-rigid")), "--out", &s(&refused)]);

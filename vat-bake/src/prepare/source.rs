@@ -113,26 +113,8 @@ impl Report for VerifyReport {
         for p in &report.paths {
             let detail = match p.path.as_str() {
                 "vat" => format!(
-                    "{} vertex-frames, position max {:.4} mm, p99 {:.4} mm, mean {:.4} mm{} (bound {:.4} mm); normals \
-                     max {:.4} deg, p99 {:.4} deg, mean {:.4} deg (bound {:.4} deg); {}{}",
-                    report.vertex_frames,
-                    if report.euclidean_bound {
-                        report.position_max_euclidean_error_mm
-                    } else {
-                        report.position_max_error_mm
-                    },
-                    report.position_p99_euclidean_error_mm,
-                    if report.euclidean_bound {
-                        report.position_mean_euclidean_error_mm
-                    } else {
-                        report.position_mean_error_mm
-                    },
-                    if report.euclidean_bound { " (euclidean)" } else { " (largest axis; p99 euclidean)" },
-                    p.bound_mm,
-                    report.normal_max_error_deg,
-                    report.normal_p99_error_deg,
-                    report.normal_mean_error_deg,
-                    report.normal_bound_deg,
+                    "{}; {}{}",
+                    report.figures_text(),
                     match (report.tangent_max_error_deg, report.tangent_bound_deg) {
                         (Some(t), Some(b)) => format!("tangents max {t:.4} deg (bound {b:.4} deg); "),
                         _ => String::new(),
