@@ -213,8 +213,8 @@ struct FittedCandidate {
 /// then halved while the file shrinks, or, when 16 does not shrink it, doubled while it does (up
 /// to the vertex count and [`crate::fit::MAX_BONES`]); a count that cannot hold the bounds ends
 /// its direction (or, when 32 fails, the search goes on until one holds). `BakeOptions::fit_bones`
-/// fixes the count instead. Sets the manifest's bone section and bones; returns the residual section and the
-/// notes (the fit's, the residual's, and the counts tried with their bytes).
+/// fixes the count instead. Sets the manifest's bone section and bones; returns the residual
+/// section and the notes (the fit's, the residual's, and the counts tried with their bytes).
 ///
 /// # Errors
 /// Those of [`fitted_bone_section`] and [`residual_section`]: a fixed count's, or the first
@@ -257,38 +257,32 @@ pub(super) fn fitted_skin_residual(
             // A count that fails (a vertex too far from a smaller skin for the bounds, a bone
             // texture too large for the device) ends its direction; the bake fails only when no
             // count tried succeeds, with the first count's error.
-            let first_bones = FIRST_FIT_BONES.min(most);
-            let mut best: Option<FittedCandidate> = None;
             let mut first_error = None;
-            match candidate(first_bones, manifest, blobs) {
-                Ok(first) => {
-                    tried.push((first_bones, Ok(first.bytes)));
-                    best = Some(first);
+            let mut attempt = |bones: u32, manifest: &mut Manifest, blobs: &mut BlobTable| match candidate(
+                bones, manifest, blobs,
+            ) {
+                Ok(c) => {
+                    tried.push((bones, Ok(c.bytes)));
+                    Some(c)
                 }
                 Err(e) => {
-                    tried.push((first_bones, Err(e.to_string())));
-                    first_error = Some(e);
+                    tried.push((bones, Err(e.to_string())));
+                    first_error.get_or_insert(e);
+                    None
                 }
-            }
+            };
+            let first_bones = FIRST_FIT_BONES.min(most);
+            let mut best = attempt(first_bones, manifest, blobs);
             // Halve while the file shrinks; when the first halving does not, double while it does.
             for step in [Step::Halve, Step::Double] {
                 let mut from = best.as_ref().map_or(first_bones, |b| b.bones);
                 while let Some(bones) = step.next(from, most) {
                     from = bones;
-                    match candidate(bones, manifest, blobs) {
-                        Ok(next) => {
-                            tried.push((bones, Ok(next.bytes)));
-                            if best.as_ref().is_some_and(|b| next.bytes >= b.bytes) {
-                                break;
-                            }
-                            best = Some(next);
-                        }
-                        Err(e) => {
-                            tried.push((bones, Err(e.to_string())));
-                            if best.is_some() {
-                                break;
-                            }
-                        }
+                    match attempt(bones, manifest, blobs) {
+                        Some(next) if best.as_ref().is_none_or(|b| next.bytes < b.bytes) => best = Some(next),
+                        // Larger, or refused once a count holds: this direction ends.
+                        _ if best.is_some() => break,
+                        _ => {}
                     }
                 }
                 if best.as_ref().is_some_and(|b| b.bones != first_bones) {
