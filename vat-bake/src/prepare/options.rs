@@ -169,9 +169,16 @@ pub fn estimate_bake_bytes(rig: &Rig, options: &BakeOptions, total_frames: u32) 
     // Verification's working set: a few fresh frames (positions, normals, tangents; twice when
     // influences were reduced) and one decoded frame per thread, and two frames per chunk of a block.
     let reduced = rig.meshes.iter().any(|m| m.full_influences.is_some());
-    let block =
-        crate::verify::block_bytes_per_vertex(options.tangents, reduced, rayon::current_num_threads())
-            .saturating_mul(u64::from(vertices));
+    // Bone mode's path is decoded beside the vertex texture's frame (the skin-residual format
+    // decodes its skin in place).
+    let bone_frame = options.bones && options.format != VertexFormat::SkinResidual;
+    let block = crate::verify::block_bytes_per_vertex(
+        options.tangents,
+        reduced,
+        bone_frame,
+        rayon::current_num_threads(),
+    )
+    .saturating_mul(u64::from(vertices));
     bytes = bytes.saturating_add(block);
     // A streamed body: the frames being read, two per thread (a blend reads two), and the decoded
     // frame each task gathers into.

@@ -6,8 +6,8 @@ use rayon::prelude::*;
 use vat_core::clip::{Clip, ClipMode};
 use vat_core::format::encoding;
 use vat_core::format::reference::{
-    BoneAnimationView, SkinResidualView, VertexAnimationView, decode_bone_vertex, decode_object_frame,
-    decode_skin_residual_frame, decode_skin_residual_vertex,
+    BoneAnimationView, SkinResidualView, VertexAnimationView, decode_bone_frame_at, decode_object_frame,
+    decode_skin_residual_frame_at, finish_skin_residual_frame,
 };
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::{self, Interpolation};
@@ -141,20 +141,23 @@ impl Context<'_> {
     }
 }
 
-/// Per-axis position error, metres, of bone mode for one vertex of one probe: `vertex` decoded by
-/// vat-core's CPU reference of the bone path ([`decode_bone_vertex`], bone texture, skinning
-/// streams, rest pose and live morph layer) for `instance` at time 0, in object space, against
-/// `fresh`.
-pub(super) fn bone_path_error_m(
-    bones: &BoneAnimationView<'_>,
-    instance: &InstanceRecord,
-    interpolation: Interpolation,
-    vertex: u32,
-    fresh: [f32; 3],
-) -> Result<f64> {
-    let d = decode_bone_vertex(bones, instance, 0.0, vertex, interpolation)?;
-    let (axes, _) = position_errors(d.object_position, fresh);
-    Ok(axes[0].max(axes[1]).max(axes[2]))
+/// Largest per-axis position error, metres, between `decoded` and `fresh` (matching vertices), NaN
+/// when any is: bone mode's path of one frame, which no failure count catches otherwise.
+pub(super) fn max_axis_error_m(decoded: &[[f32; 3]], fresh: &[[f32; 3]]) -> f64 {
+    let mut max = 0.0f64;
+    for (&d, &f) in decoded.iter().zip(fresh) {
+        let (axes, _) = position_errors(d, f);
+        if axes.iter().any(|a| a.is_nan()) {
+            return f64::NAN;
+        }
+        max = max.max(axes[0]).max(axes[1]).max(axes[2]);
+    }
+    max
+}
+
+/// The larger of two errors, NaN when either is.
+fn max_keeping_nan(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) }
 }
 
 /// Where the decoder reads: a clip at a phase, and the baked frame that is when it is one.
@@ -174,47 +177,64 @@ pub(super) struct Fresh<'a> {
     pub(super) tangents: Option<&'a [[f32; 4]]>,
 }
 
-/// Decodes every vertex at `probe` and compares it with a fresh frame.
+/// The instance record that plays `probe` at time 0.
+fn probe_instance(probe: Probe) -> InstanceRecord {
+    InstanceRecord { clip_a: probe.clip, phase_offset_a: probe.offset, rate_a: 0.0, ..Default::default() }
+}
+
+/// Decodes every vertex at `probe` and compares it with a fresh frame; at a baked frame, bone
+/// mode's path too (the skin alone, for a skin-residual file).
 pub(super) fn compare_frame(ctx: &Context<'_>, probe: Probe, fresh: Fresh<'_>) -> Result<FrameErrors> {
     // The whole frame decoded at once, bit for bit what decode_vertex gives each vertex.
     let n = ctx.vertex_count;
-    DECODED.with_borrow_mut(|(decoded_p, decoded_n)| {
+    let instance = probe_instance(probe);
+    let interp = probe.interpolation;
+    DECODED.with_borrow_mut(|buffers| {
         // Each worker thread keeps its frame buffers: a frame is decoded into them in full.
-        decoded_p.resize(n, [0.0; 3]);
-        decoded_n.resize(n, [0.0; 3]);
+        let FrameBuffers { positions: p, normals: nrm, bone_positions: bone_p, bone_normals: bone_n } =
+            buffers;
+        p.resize(n, [0.0; 3]);
+        nrm.resize(n, [0.0; 3]);
+        let mut max_bone = 0.0;
         match (ctx.residual, probe.frame) {
-            (None, _) => decode_object_frame(
-                ctx.view,
-                probe.clip,
-                probe.offset,
-                probe.interpolation,
-                decoded_p,
-                decoded_n,
-            )?,
-            (Some(view), Some(frame)) => decode_skin_residual_frame(view, frame, decoded_p, decoded_n)?,
-            (Some(view), None) => {
-                let instance = InstanceRecord {
-                    clip_a: probe.clip,
-                    phase_offset_a: probe.offset,
-                    rate_a: 0.0,
-                    ..Default::default()
-                };
-                for (v, (p, nrm)) in decoded_p.iter_mut().zip(decoded_n.iter_mut()).enumerate() {
-                    let d = decode_skin_residual_vertex(view, &instance, 0.0, v as u32, probe.interpolation)?;
-                    (*p, *nrm) = (d.object_position, d.object_normal);
+            (None, frame) => {
+                decode_object_frame(ctx.view, probe.clip, probe.offset, interp, p, nrm)?;
+                if let (Some(bones), Some(_)) = (&ctx.bones, frame) {
+                    bone_p.resize(n, [0.0; 3]);
+                    bone_n.resize(n, [0.0; 3]);
+                    decode_bone_frame_at(bones, &instance, 0.0, interp, bone_p, bone_n)?;
+                    max_bone = max_axis_error_m(bone_p, fresh.positions);
                 }
             }
+            // The skin at the probe (bone mode's path), then the stored frame's residual on it.
+            (Some(view), Some(frame)) => {
+                decode_bone_frame_at(&view.bones, &instance, 0.0, interp, p, nrm)?;
+                if ctx.bones.is_some() {
+                    max_bone = max_axis_error_m(p, fresh.positions);
+                }
+                finish_skin_residual_frame(view, frame, p, nrm)?;
+            }
+            (Some(view), None) => decode_skin_residual_frame_at(view, &instance, 0.0, interp, p, nrm)?,
         }
-        compare_decoded(ctx, probe, fresh, decoded_p, decoded_n)
+        let mut e = compare_decoded(ctx, probe, fresh, p, nrm)?;
+        e.max_bone = max_bone;
+        Ok(e)
     })
 }
 
-/// A decoded frame: positions and normals.
-pub(super) type DecodedFrame = (Vec<[f32; 3]>, Vec<[f32; 3]>);
+/// One verification thread's frame buffers: the decoded frame, and bone mode's path of a file
+/// that has both (the skin-residual format decodes its skin in place).
+#[derive(Default)]
+pub(super) struct FrameBuffers {
+    positions: Vec<[f32; 3]>,
+    normals: Vec<[f32; 3]>,
+    bone_positions: Vec<[f32; 3]>,
+    bone_normals: Vec<[f32; 3]>,
+}
 
 thread_local! {
     /// One decoded frame per verification thread, reused frame after frame.
-    static DECODED: std::cell::RefCell<DecodedFrame> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    static DECODED: std::cell::RefCell<FrameBuffers> = std::cell::RefCell::new(FrameBuffers::default());
 }
 
 /// [`compare_frame`] once the frame at `probe` is decoded into `decoded_p` and `decoded_n`.
@@ -227,12 +247,6 @@ pub(super) fn compare_decoded(
 ) -> Result<FrameErrors> {
     let Fresh { positions, normals, tangents } = fresh;
     let n = ctx.vertex_count;
-    let instance = InstanceRecord {
-        clip_a: probe.clip,
-        phase_offset_a: probe.offset,
-        rate_a: 0.0,
-        ..Default::default()
-    };
     let mut e = FrameErrors::default();
     for v in 0..n {
         let (axes, euclid_sq) = position_errors(decoded_p[v], positions[v]);
@@ -262,10 +276,6 @@ pub(super) fn compare_decoded(
             };
             e.max_tangent = e.max_tangent.max(error);
             bad |= outside(error, ctx.tangent_bound_rad);
-        }
-        if let (Some(bones), Some(_)) = (&ctx.bones, probe.frame) {
-            let error = bone_path_error_m(bones, &instance, probe.interpolation, v as u32, positions[v])?;
-            e.max_bone = e.max_bone.max(error);
         }
         if axis > e.max_axis {
             e.worst_vertex = v as u32;
@@ -317,14 +327,15 @@ pub(super) struct ChunkResult {
 
 /// Bytes per vertex that verification holds for one block of frames on `threads` threads: each
 /// busy thread's chunk of fresh positions and normals (24 bytes a vertex-frame, 40 with tangents; twice
-/// when influences were reduced) and decoded frame (24 bytes), and the first and last fresh
-/// positions of every chunk of the block (24 bytes a chunk); counted by
-/// [`crate::prepare::estimate_bake_bytes`].
-pub(crate) fn block_bytes_per_vertex(tangents: bool, reduced: bool, threads: usize) -> u64 {
+/// when influences were reduced) and decoded frame (24 bytes, 48 with bone mode's path beside a
+/// vertex texture: `bone_frame`), and the first and last fresh positions of every chunk of the
+/// block (24 bytes a chunk); counted by [`crate::prepare::estimate_bake_bytes`].
+pub(crate) fn block_bytes_per_vertex(tangents: bool, reduced: bool, bone_frame: bool, threads: usize) -> u64 {
     let fresh = if tangents { 40 } else { 24 };
     let chunk = FRAME_CHUNK as u64 * fresh * if reduced { 2 } else { 1 };
+    let decoded = if bone_frame { 48 } else { 24 };
     let chunks = FRAME_BLOCK.div_ceil(FRAME_CHUNK);
-    threads.clamp(1, chunks) as u64 * (chunk + 24) + chunks as u64 * 24
+    threads.clamp(1, chunks) as u64 * (chunk + decoded) + chunks as u64 * 24
 }
 
 /// Moves one fresh frame into the bake's in-place space: `T^-1` applied (in f64, rounded once)
@@ -363,7 +374,7 @@ pub(super) fn accumulate(total: &mut FrameErrors, e: &FrameErrors) {
     total.max_normal = total.max_normal.max(e.max_normal);
     total.sum_normal += e.sum_normal;
     total.max_tangent = total.max_tangent.max(e.max_tangent);
-    total.max_bone = total.max_bone.max(e.max_bone);
+    total.max_bone = max_keeping_nan(total.max_bone, e.max_bone);
     total.failed += e.failed;
     total.sum_euclid += e.sum_euclid;
     total.position_hist.merge(&e.position_hist);

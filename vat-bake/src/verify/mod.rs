@@ -28,7 +28,9 @@ use std::collections::HashMap;
 use vat_core::clip::{Clip, ClipMode};
 use vat_core::container::{Asset, StreamKind};
 use vat_core::format::encoding;
-use vat_core::format::reference::{BoneAnimationView, SkinResidualView, VertexAnimationView};
+use vat_core::format::reference::{
+    BoneAnimationView, SkinResidualView, VertexAnimationView, decode_bone_frame_at,
+};
 use vat_core::format::skin_residual;
 use vat_core::instance::InstanceRecord;
 use vat_core::playback::{self, Interpolation};
@@ -333,7 +335,8 @@ fn max_abs_f32(bytes: &[u8]) -> f64 {
 ///
 /// # Errors
 /// [`BakeError::Verification`] when `clip` is past the clip table, no phase selects frame `k` or
-/// `fresh` has the wrong length; decoding errors from [`vat_core::format::reference::decode_bone_vertex`].
+/// `fresh` has the wrong length; decoding errors from [`vat_core::format::reference::decode_bone_frame_at`]; the error is NaN
+/// when any vertex's is.
 pub fn bone_path_errors(bones: &BoneAnimationView<'_>, clip: u32, k: u32, fresh: &[[f32; 3]]) -> Result<f64> {
     let c = bones.clips.get(clip as usize).ok_or_else(|| {
         BakeError::Verification(format!("clip {clip} is past the asset's {} clips", bones.clips.len()))
@@ -349,11 +352,9 @@ pub fn bone_path_errors(bones: &BoneAnimationView<'_>, clip: u32, k: u32, fresh:
         )));
     }
     let instance = InstanceRecord { clip_a: clip, phase_offset_a: offset, rate_a: 0.0, ..Default::default() };
-    let mut max = 0.0f64;
-    for (v, &p) in fresh.iter().enumerate() {
-        max = max.max(bone_path_error_m(bones, &instance, Interpolation::Point, v as u32, p)?);
-    }
-    Ok(max * 1000.0)
+    let (mut p, mut n) = (vec![[0.0f32; 3]; fresh.len()], vec![[0.0f32; 3]; fresh.len()]);
+    decode_bone_frame_at(bones, &instance, 0.0, Interpolation::Point, &mut p, &mut n)?;
+    Ok(frames::max_axis_error_m(&p, fresh) * 1000.0)
 }
 
 /// Finds the vertex order the asset was baked in, by its rest-position stream.

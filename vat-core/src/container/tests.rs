@@ -1656,6 +1656,65 @@ fn skin_residual_round_trips_as_version_11_and_decodes_its_fields() {
 }
 
 #[test]
+fn whole_frames_at_a_time_decode_bit_for_bit_like_single_vertices_in_bone_mode_and_skin_residual() {
+    use crate::format::reference::{
+        SkinResidualView, decode_bone_frame_at, decode_bone_vertex, decode_skin_residual_frame_at,
+        decode_skin_residual_vertex,
+    };
+    use crate::{instance::InstanceRecord, playback::Interpolation};
+    let bytes = skin_residual().write().expect("the skin-residual fixture writes");
+    let asset = Asset::parse(&bytes).expect("the written file reads back");
+    let view = SkinResidualView::from_asset(&asset).expect("it is in skin-residual");
+    assert!(view.bones.morph.is_some() && view.bones.layout.bone_count > 1, "bones to tell apart, morphs");
+    let clips = asset.manifest().clips.len() as u32;
+    // Clip A on and between frames; a cross-fade to clip B a quarter through (both samples cached).
+    let mut states = Vec::new();
+    for clip in 0..clips {
+        for phase in [0.0, 0.05, 0.37, 0.5, 0.99] {
+            let plain =
+                InstanceRecord { clip_a: clip, phase_offset_a: phase, rate_a: 0.0, ..Default::default() };
+            let mut fading = plain;
+            fading.set_clip_b((clip + 1) % clips, 4.0);
+            fading.phase_offset_b = 1.0 - phase;
+            fading.fade_start = -1.0;
+            states.extend([plain, fading]);
+        }
+    }
+    let n = VERTICES as usize;
+    let bits = |p: &[[f32; 3]]| -> Vec<[u32; 3]> { p.iter().map(|v| v.map(f32::to_bits)).collect() };
+    let (mut p, mut nrm) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
+    for interp in [Interpolation::Point, Interpolation::Linear, Interpolation::Cubic] {
+        for inst in &states {
+            let what = format!("{interp:?} {inst:?}");
+            decode_bone_frame_at(&view.bones, inst, 0.0, interp, &mut p, &mut nrm)
+                .expect("bone mode decodes");
+            let one: Vec<_> = (0..VERTICES)
+                .map(|v| decode_bone_vertex(&view.bones, inst, 0.0, v, interp).expect("a vertex decodes"))
+                .collect();
+            assert_eq!(bits(&p), bits(&one.iter().map(|d| d.object_position).collect::<Vec<_>>()), "{what}");
+            assert_eq!(bits(&nrm), bits(&one.iter().map(|d| d.object_normal).collect::<Vec<_>>()), "{what}");
+            decode_skin_residual_frame_at(&view, inst, 0.0, interp, &mut p, &mut nrm).expect("it decodes");
+            let one: Vec<_> = (0..VERTICES)
+                .map(|v| decode_skin_residual_vertex(&view, inst, 0.0, v, interp).expect("a vertex decodes"))
+                .collect();
+            assert_eq!(bits(&p), bits(&one.iter().map(|d| d.object_position).collect::<Vec<_>>()), "{what}");
+            assert_eq!(bits(&nrm), bits(&one.iter().map(|d| d.object_normal).collect::<Vec<_>>()), "{what}");
+        }
+    }
+    // Buffers of another length are refused.
+    let inst = &states[0];
+    let mut short = vec![[0.0; 3]; n - 1];
+    assert!(matches!(
+        decode_bone_frame_at(&view.bones, inst, 0.0, Interpolation::Linear, &mut short, &mut nrm),
+        Err(crate::Error::OutOfRange { .. })
+    ));
+    assert!(matches!(
+        decode_skin_residual_frame_at(&view, inst, 0.0, Interpolation::Linear, &mut p, &mut short),
+        Err(crate::Error::OutOfRange { .. })
+    ));
+}
+
+#[test]
 fn hostile_skin_residual_sections_give_typed_errors() {
     let texture = |fx: &Fixture| {
         fx.manifest.skin_residual.as_ref().expect("the fixture has the section").texture.0 as usize

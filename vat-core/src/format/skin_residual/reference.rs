@@ -5,8 +5,7 @@
 use super::{ResidualBounds, ResidualWidths, finish_residual, read_frame_fields, residual_values};
 use crate::format::reference::{DecodedVertex, check_frame_len, to_world};
 use crate::modes::bone::reference::{
-    BoneAnimationView, affine_normal, affine_point, clip_frames, decode_bone_frame, morph_rest,
-    morph_target_weights, skin_clip,
+    BoneAnimationView, BonePlayback, VERTEX_INDEX, decode_bone_frame, rest_vertex,
 };
 use crate::{Error, Result};
 use crate::{container::Asset, encoding::VertexFormat, instance::InstanceRecord, playback};
@@ -64,6 +63,23 @@ impl<'a> SkinResidualView<'a> {
         })
     }
 
+    /// `vat_skin_residual_vertex` before the instance transform: the skin of `playback`, the
+    /// residual of its samples blended by the same frame and fade weights, finished.
+    fn object_vertex(&self, playback: &BonePlayback, vertex: u32) -> Result<([f32; 3], [f32; 3])> {
+        let entry = self.vertex(vertex)?;
+        let rest = rest_vertex(&self.bones, vertex, VERTEX_INDEX)?;
+        let skinned = playback.skin_vertex(&self.bones, vertex, rest)?;
+        let (sa, sb) = playback.samples();
+        let (mut r, mut d) = self.residual_clip(sa, entry);
+        if let Some(sb) = sb {
+            let w = playback.fade;
+            let (rb, db) = self.residual_clip(sb, entry);
+            r = std::array::from_fn(|i| (1.0 - w) * r[i] + w * rb[i]);
+            d = std::array::from_fn(|i| (1.0 - w) * d[i] + w * db[i]);
+        }
+        Ok(finish_residual(skinned, (r, d), entry.1.absolute_normal))
+    }
+
     /// `vat_residual_clip`: `sum_f w_f values(f)` over the sampled frames of weight other than 0,
     /// left to right.
     fn residual_clip(
@@ -72,6 +88,10 @@ impl<'a> SkinResidualView<'a> {
         (base, widths): (u32, ResidualWidths),
     ) -> ([f32; 3], [f32; 2]) {
         let (mut r, mut d) = ([0.0f32; 3], [0.0f32; 2]);
+        // As the shader: a vertex without residual bits adds nothing (the sum below would be +0).
+        if widths.frame_bits() == 0 {
+            return (r, d);
+        }
         for f in 0..4 {
             let wf = fw[f];
             if wf == 0.0 {
@@ -107,39 +127,35 @@ pub fn decode_skin_residual_vertex(
     vertex: u32,
     interp: playback::Interpolation,
 ) -> Result<DecodedVertex> {
-    let entry = view.vertex(vertex)?;
-    let rest = view.bones.rest.get(vertex as usize).ok_or_else(|| Error::OutOfRange {
-        what: "vertex index",
-        value: vertex.to_string(),
-        expected: "< the asset's vertex count",
-    })?;
-    let sa = clip_frames(view.bones.clips, instance.slot_a(), time, interp)?;
-    let w = playback::fade_weight(time, instance.fade_start, instance.fade_duration());
-    let mut sb = sa;
-    let mut m = skin_clip(&view.bones, sa, vertex)?;
-    let (mut r, mut d) = view.residual_clip(sa, entry);
-    if w > 0.0 {
-        sb = clip_frames(view.bones.clips, instance.slot_b(), time, interp)?;
-        let b = skin_clip(&view.bones, sb, vertex)?;
-        for row in 0..3 {
-            for c in 0..4 {
-                m[row][c] = (1.0 - w) * m[row][c] + w * b[row][c];
-            }
-        }
-        let (rb, db) = view.residual_clip(sb, entry);
-        r = std::array::from_fn(|i| (1.0 - w) * r[i] + w * rb[i]);
-        d = std::array::from_fn(|i| (1.0 - w) * d[i] + w * db[i]);
-    }
-    let (p, n) = match &view.bones.morph {
-        Some(morph) => {
-            let weights = morph_target_weights(morph, sa, sb, w)?;
-            morph_rest(morph, &weights, vertex, rest.position, rest.normal)?
-        }
-        None => (rest.position, rest.normal),
-    };
-    let skinned = (affine_point(&m, p), affine_normal(&m, n));
-    let (position, normal) = finish_residual(skinned, (r, d), entry.1.absolute_normal);
+    view.vertex(vertex)?;
+    rest_vertex(&view.bones, vertex, VERTEX_INDEX)?;
+    let playback = BonePlayback::at(&view.bones, instance, time, interp, false)?;
+    let (position, normal) = view.object_vertex(&playback, vertex)?;
     Ok(to_world(instance, position, normal))
+}
+
+/// [`decode_skin_residual_vertex`] of every vertex at once, in object space (before the instance
+/// transform): `positions[v]` and `normals[v]` are bit for bit vertex `v`'s `object_position` and
+/// `object_normal`. The sample, the fade and the morph weights are computed once, and each sampled
+/// frame's bone rows read once, for the whole frame.
+///
+/// # Errors
+/// [`Error::OutOfRange`] when `positions` or `normals` is not one entry per residual entry, or a
+/// vertex has no rest vertex; otherwise as [`decode_skin_residual_vertex`].
+pub fn decode_skin_residual_frame_at(
+    view: &SkinResidualView<'_>,
+    instance: &InstanceRecord,
+    time: f32,
+    interp: playback::Interpolation,
+    positions: &mut [[f32; 3]],
+    normals: &mut [[f32; 3]],
+) -> Result<()> {
+    check_frame_len(view.vertices.len(), positions, normals)?;
+    let playback = BonePlayback::at(&view.bones, instance, time, interp, true)?;
+    for (v, out) in positions.iter_mut().zip(normals.iter_mut()).enumerate() {
+        (*out.0, *out.1) = view.object_vertex(&playback, v as u32)?;
+    }
+    Ok(())
 }
 
 /// Decodes every vertex of stored frame `frame` (counted over all clips) in object space, as
@@ -155,11 +171,25 @@ pub fn decode_skin_residual_frame(
     positions: &mut [[f32; 3]],
     normals: &mut [[f32; 3]],
 ) -> Result<()> {
-    let n = view.vertices.len();
-    check_frame_len(n, positions, normals)?;
+    check_frame_len(view.vertices.len(), positions, normals)?;
     decode_bone_frame(&view.bones, frame, positions, normals)?;
-    for (v, (p, nrm)) in positions.iter_mut().zip(normals.iter_mut()).enumerate() {
-        let entry = view.vertex(v as u32)?;
+    finish_skin_residual_frame(view, frame, positions, normals)
+}
+
+/// Adds stored frame `frame`'s residual to its skin: `positions` and `normals` hold the frame as
+/// [`crate::format::reference::decode_bone_frame`] skins it, and leave as
+/// [`decode_skin_residual_frame`] decodes it (for a caller that measures the skin alone too).
+///
+/// # Errors
+/// [`Error::OutOfRange`] when `positions` or `normals` is not one entry per residual entry.
+pub fn finish_skin_residual_frame(
+    view: &SkinResidualView<'_>,
+    frame: u32,
+    positions: &mut [[f32; 3]],
+    normals: &mut [[f32; 3]],
+) -> Result<()> {
+    check_frame_len(view.vertices.len(), positions, normals)?;
+    for ((p, nrm), &entry) in positions.iter_mut().zip(normals.iter_mut()).zip(&view.vertices) {
         let (r, d) = view.residual_clip(([frame; 4], [0.0, 1.0, 0.0, 0.0]), entry);
         (*p, *nrm) = finish_residual((*p, *nrm), (r, d), entry.1.absolute_normal);
     }

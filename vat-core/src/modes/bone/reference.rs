@@ -115,6 +115,19 @@ pub(crate) fn texel4(bytes: &[u8], width: u32, [x, y]: [u32; 2], section: &'stat
     Ok(std::array::from_fn(|c| f32::from_le_bytes([b[4 * c], b[4 * c + 1], b[4 * c + 2], b[4 * c + 3]])))
 }
 
+/// Texel `t` (four f32) of a texture whose rows are stored one after another: the texel at
+/// `(t % width, t / width)`, which is byte `16 t` whatever the width, read without the division
+/// (this runs per bone row of every skinned vertex).
+pub(crate) fn texel4_linear(bytes: &[u8], t: u32, section: &'static str) -> Result<[f32; 4]> {
+    let at = t as usize * 16;
+    let b = bytes.get(at..at + 16).ok_or_else(|| Error::Truncated {
+        section,
+        needed: at as u64 + 16,
+        available: bytes.len() as u64,
+    })?;
+    Ok(std::array::from_fn(|c| f32::from_le_bytes([b[4 * c], b[4 * c + 1], b[4 * c + 2], b[4 * c + 3]])))
+}
+
 /// A 3x4 affine as its rows (`vat.wgsl`'s `Affine`).
 type Affine = [[f32; 4]; 3];
 
@@ -132,12 +145,67 @@ pub(crate) fn clip_frames(
     Ok((playback::absolute_frames(clip, &sample), sample.weights))
 }
 
+/// Bone `joint`'s three rows at absolute frame `frame` (`vat_bone_affine`): texels
+/// `(frame * bone_count + joint) * 3 + r`, in the shader's wrapping u32 arithmetic.
+fn bone_affine(view: &BoneAnimationView<'_>, frame: u32, joint: u32) -> Result<Affine> {
+    let first = frame
+        .wrapping_mul(view.layout.bone_count)
+        .wrapping_add(joint)
+        .wrapping_mul(crate::layout::TEXELS_PER_BONE);
+    let mut a = [[0.0f32; 4]; 3];
+    for (r, row) in a.iter_mut().enumerate() {
+        *row = texel4_linear(view.texture, first.wrapping_add(r as u32), "bone texture")?;
+    }
+    Ok(a)
+}
+
+/// Absolute frames of the bone texture and their weights (`vat.wgsl`'s `FrameSample`).
+pub(crate) type FrameSample = ([u32; 4], [f32; 4]);
+
+/// One clip sample (absolute frames and their weights, from [`clip_frames`]) and, for a whole
+/// frame of vertices, the bone rows it reads: every bone's rows at each sampled frame of weight
+/// other than 0, read from the texture once instead of once per influence of every vertex. The
+/// rows are the texture's own values, so the sums are bit for bit those of the uncached reads.
+pub(crate) struct SampledBones {
+    /// Absolute frames and their weights.
+    sample: FrameSample,
+    /// Per sampled frame: the rows of bones `0..len` (up to the first bone the texture does not
+    /// hold); empty when not cached, where a weight is 0, and for the bones past them, which are
+    /// read from the texture as they are needed.
+    rows: [Vec<Affine>; 4],
+}
+
+impl SampledBones {
+    /// `sample` with its bones read as they are needed (one vertex).
+    fn uncached(sample: FrameSample) -> Self {
+        Self { sample, rows: Default::default() }
+    }
+
+    /// `sample` with every bone's rows at its frames read once (a whole frame of vertices).
+    fn cached(view: &BoneAnimationView<'_>, sample: FrameSample) -> Self {
+        let mut rows: [Vec<Affine>; 4] = Default::default();
+        for (f, rows) in rows.iter_mut().enumerate() {
+            if sample.1[f] != 0.0 {
+                *rows = (0..view.layout.bone_count)
+                    .map_while(|b| bone_affine(view, sample.0[f], b).ok())
+                    .collect();
+            }
+        }
+        Self { sample, rows }
+    }
+
+    /// Bone `joint`'s rows at sampled frame `f`.
+    fn affine(&self, view: &BoneAnimationView<'_>, f: usize, joint: u32) -> Result<Affine> {
+        match self.rows[f].get(joint as usize) {
+            Some(a) => Ok(*a),
+            None => bone_affine(view, self.sample.0[f], joint),
+        }
+    }
+}
+
 /// `vat_skin_clip`: `Σ_k Σ_f (w_k w_f) M(joint_k, f)`, zero weights skipped, `m + w * b` per entry.
-pub(crate) fn skin_clip(
-    view: &BoneAnimationView<'_>,
-    (frames, fw): ([u32; 4], [f32; 4]),
-    vertex: u32,
-) -> Result<Affine> {
+fn skin_clip(view: &BoneAnimationView<'_>, bones: &SampledBones, vertex: u32) -> Result<Affine> {
+    let fw = bones.sample.1;
     let mut m = [[0.0f32; 4]; 3];
     let influences = view.influences as usize;
     for k in 0..influences {
@@ -152,19 +220,13 @@ pub(crate) fn skin_clip(
             available: view.joints.len() as u64,
         })?;
         let joint = u32::from(u16::from_le_bytes([j[0], j[1]]));
-        for f in 0..4 {
-            let wf = fw[f];
+        for (f, &wf) in fw.iter().enumerate() {
             if wf == 0.0 {
                 continue;
             }
             let w = wk * wf;
-            for (r, row) in m.iter_mut().enumerate() {
-                // The shader's u32 texel index: (frame * bone_count + bone) * 3 + row.
-                let t = (frames[f].wrapping_mul(view.layout.bone_count).wrapping_add(joint))
-                    .wrapping_mul(crate::layout::TEXELS_PER_BONE)
-                    .wrapping_add(r as u32);
-                let width = view.layout.width.max(1);
-                let b = texel4(view.texture, width, [t % width, t / width], "bone texture")?;
+            let b = bones.affine(view, f, joint)?;
+            for (row, b) in m.iter_mut().zip(&b) {
                 for c in 0..4 {
                     row[c] += w * b[c];
                 }
@@ -173,6 +235,94 @@ pub(crate) fn skin_clip(
     }
     Ok(m)
 }
+
+/// What bone mode decodes every vertex of one instance state with: clip A's sample, clip B's
+/// while a fade runs (`fade` > 0), and the live morph layer's blended target weights.
+pub(crate) struct BonePlayback {
+    /// Clip A's sample.
+    a: SampledBones,
+    /// Clip B's sample, only while a fade runs.
+    b: Option<SampledBones>,
+    /// Clip B's weight.
+    pub(crate) fade: f32,
+    /// The morph layer's blended target weights (empty without one).
+    morph_weights: Vec<f32>,
+}
+
+impl BonePlayback {
+    /// `instance` at epoch-relative `time` (seconds), as `vat_skin_vertex` samples it; `whole_frame`
+    /// reads the bone rows once for many vertices.
+    pub(crate) fn at(
+        view: &BoneAnimationView<'_>,
+        instance: &InstanceRecord,
+        time: f32,
+        interp: Interpolation,
+        whole_frame: bool,
+    ) -> Result<Self> {
+        let sa = clip_frames(view.clips, instance.slot_a(), time, interp)?;
+        let fade = playback::fade_weight(time, instance.fade_start, instance.fade_duration());
+        let sb = if fade > 0.0 { clip_frames(view.clips, instance.slot_b(), time, interp)? } else { sa };
+        let morph_weights = match &view.morph {
+            Some(morph) => morph_target_weights(morph, sa, sb, fade)?,
+            None => Vec::new(),
+        };
+        let sampled = |s| if whole_frame { SampledBones::cached(view, s) } else { SampledBones::uncached(s) };
+        Ok(Self { a: sampled(sa), b: (fade > 0.0).then(|| sampled(sb)), fade, morph_weights })
+    }
+
+    /// Stored frame `frame` alone (weight 1, no fade), its bone rows read once.
+    fn stored(view: &BoneAnimationView<'_>, frame: u32) -> Result<Self> {
+        let morph_weights = stored_frame_morph_weights(view, frame)?;
+        let a = SampledBones::cached(view, ([frame; 4], [0.0, 1.0, 0.0, 0.0]));
+        Ok(Self { a, b: None, fade: 0.0, morph_weights })
+    }
+
+    /// The object-space skin of `vertex`, as `vat_skin_vertex` computes it before the instance
+    /// transform: the skinning matrix of clip A (cross-faded to clip B's), the rest pose plus the
+    /// morph layer, `M p` and the cofactor normal.
+    pub(crate) fn skin_vertex(
+        &self,
+        view: &BoneAnimationView<'_>,
+        vertex: u32,
+        rest: &crate::gpu::RestVertex,
+    ) -> Result<([f32; 3], [f32; 3])> {
+        let mut m = skin_clip(view, &self.a, vertex)?;
+        if let Some(b) = &self.b {
+            let (w, b) = (self.fade, skin_clip(view, b, vertex)?);
+            for r in 0..3 {
+                for c in 0..4 {
+                    m[r][c] = (1.0 - w) * m[r][c] + w * b[r][c];
+                }
+            }
+        }
+        let (p, n) = match &view.morph {
+            Some(morph) => morph_rest(morph, &self.morph_weights, vertex, rest.position, rest.normal)?,
+            None => (rest.position, rest.normal),
+        };
+        Ok((affine_point(&m, p), affine_normal(&m, n)))
+    }
+
+    /// Clip A's sample, and clip B's while a fade runs.
+    pub(crate) fn samples(&self) -> (FrameSample, Option<FrameSample>) {
+        (self.a.sample, self.b.as_ref().map(|b| b.sample))
+    }
+}
+
+/// Rest vertex `vertex` of `view`, or [`Error::OutOfRange`] with `what`.
+pub(crate) fn rest_vertex<'v>(
+    view: &'v BoneAnimationView<'_>,
+    vertex: u32,
+    (what, expected): (&'static str, &'static str),
+) -> Result<&'v crate::gpu::RestVertex> {
+    view.rest.get(vertex as usize).ok_or_else(|| Error::OutOfRange {
+        what,
+        value: vertex.to_string(),
+        expected,
+    })
+}
+
+/// [`rest_vertex`]'s words for a vertex index outside the asset.
+pub(crate) const VERTEX_INDEX: (&str, &str) = ("vertex index", "< the asset's vertex count");
 
 /// `vat_morph_clip_weights`: the weights of targets `4g..4g + 4` at the sampled frames,
 /// `Σ_f w_f W(f)`, zero frame weights skipped.
@@ -183,14 +333,13 @@ pub(crate) fn morph_clip_weights(
 ) -> Result<[f32; 4]> {
     let mut w = [0.0f32; 4];
     let per_frame = morph.layout.target_count.div_ceil(MORPH_WEIGHTS_PER_TEXEL);
-    let width = morph.weights_layout.width.max(1);
     for f in 0..4 {
         let wf = fw[f];
         if wf == 0.0 {
             continue;
         }
         let t = frames[f].wrapping_mul(per_frame).wrapping_add(group);
-        let texel = texel4(morph.weights, width, [t % width, t / width], "morph weights")?;
+        let texel = texel4_linear(morph.weights, t, "morph weights")?;
         for c in 0..4 {
             w[c] += wf * texel[c];
         }
@@ -286,32 +435,34 @@ pub fn decode_bone_vertex(
     vertex: u32,
     interp: Interpolation,
 ) -> Result<DecodedVertex> {
-    let rest = view.rest.get(vertex as usize).ok_or(Error::OutOfRange {
-        what: "vertex index",
-        value: vertex.to_string(),
-        expected: "< the asset's vertex count",
-    })?;
-    let sa = clip_frames(view.clips, instance.slot_a(), time, interp)?;
-    let w = playback::fade_weight(time, instance.fade_start, instance.fade_duration());
-    let mut sb = sa;
-    let mut m = skin_clip(view, sa, vertex)?;
-    if w > 0.0 {
-        sb = clip_frames(view.clips, instance.slot_b(), time, interp)?;
-        let b = skin_clip(view, sb, vertex)?;
-        for r in 0..3 {
-            for c in 0..4 {
-                m[r][c] = (1.0 - w) * m[r][c] + w * b[r][c];
-            }
-        }
+    let rest = rest_vertex(view, vertex, VERTEX_INDEX)?;
+    let playback = BonePlayback::at(view, instance, time, interp, false)?;
+    let (p, n) = playback.skin_vertex(view, vertex, rest)?;
+    Ok(to_world(instance, p, n))
+}
+
+/// [`decode_bone_vertex`] of every vertex at once, in object space (before the instance
+/// transform): `positions[v]` and `normals[v]` are bit for bit vertex `v`'s `object_position` and
+/// `object_normal`. The sample, the fade and the morph weights are computed once, and each sampled
+/// frame's bone rows read once, for the whole frame.
+///
+/// # Errors
+/// [`Error::OutOfRange`] when `positions` or `normals` is not one entry per vertex of the rest
+/// pose; otherwise as [`decode_bone_vertex`].
+pub fn decode_bone_frame_at(
+    view: &BoneAnimationView<'_>,
+    instance: &InstanceRecord,
+    time: f32,
+    interp: Interpolation,
+    positions: &mut [[f32; 3]],
+    normals: &mut [[f32; 3]],
+) -> Result<()> {
+    check_frame_len(view.rest.len(), positions, normals)?;
+    let playback = BonePlayback::at(view, instance, time, interp, true)?;
+    for (v, (rest, out)) in view.rest.iter().zip(positions.iter_mut().zip(normals.iter_mut())).enumerate() {
+        (*out.0, *out.1) = playback.skin_vertex(view, v as u32, rest)?;
     }
-    let (p, n) = match &view.morph {
-        Some(morph) => {
-            let weights = morph_target_weights(morph, sa, sb, w)?;
-            morph_rest(morph, &weights, vertex, rest.position, rest.normal)?
-        }
-        None => (rest.position, rest.normal),
-    };
-    Ok(to_world(instance, affine_point(&m, p), affine_normal(&m, n)))
+    Ok(())
 }
 
 /// The blended weight of every morph target of `view`'s morph layer for `instance` at `time`, as
@@ -326,11 +477,10 @@ pub fn morph_weights_at(
     time: f32,
     interp: Interpolation,
 ) -> Result<Vec<f32>> {
-    let Some(morph) = &view.morph else { return Ok(Vec::new()) };
-    let sa = clip_frames(view.clips, instance.slot_a(), time, interp)?;
-    let w = playback::fade_weight(time, instance.fade_start, instance.fade_duration());
-    let sb = if w > 0.0 { clip_frames(view.clips, instance.slot_b(), time, interp)? } else { sa };
-    morph_target_weights(morph, sa, sb, w)
+    if view.morph.is_none() {
+        return Ok(Vec::new());
+    }
+    Ok(BonePlayback::at(view, instance, time, interp, false)?.morph_weights)
 }
 
 /// Bone mode's object-space skin of every vertex at stored frame `frame` (counted over all clips):
@@ -348,9 +498,9 @@ pub fn decode_bone_frame(
     normals: &mut [[f32; 3]],
 ) -> Result<()> {
     check_frame_len(view.rest.len(), positions, normals)?;
-    let weights = stored_frame_morph_weights(view, frame)?;
-    for (v, (p_out, n_out)) in positions.iter_mut().zip(normals.iter_mut()).enumerate() {
-        (*p_out, *n_out) = decode_bone_stored_vertex(view, frame, v as u32, &weights)?;
+    let playback = BonePlayback::stored(view, frame)?;
+    for (v, (rest, out)) in view.rest.iter().zip(positions.iter_mut().zip(normals.iter_mut())).enumerate() {
+        (*out.0, *out.1) = playback.skin_vertex(view, v as u32, rest)?;
     }
     Ok(())
 }
@@ -390,12 +540,8 @@ pub fn decode_bone_stored_vertex(
     vertex: u32,
     morph_weights: &[f32],
 ) -> Result<([f32; 3], [f32; 3])> {
-    let rest = view.rest.get(vertex as usize).ok_or_else(|| Error::OutOfRange {
-        what: "vertex",
-        value: vertex.to_string(),
-        expected: "< the rest pose's vertices",
-    })?;
-    let m = skin_clip(view, ([frame; 4], [0.0, 1.0, 0.0, 0.0]), vertex)?;
+    let rest = rest_vertex(view, vertex, ("vertex", "< the rest pose's vertices"))?;
+    let m = skin_clip(view, &SampledBones::uncached(([frame; 4], [0.0, 1.0, 0.0, 0.0])), vertex)?;
     let (p, nrm) = match &view.morph {
         Some(morph) => morph_rest(morph, morph_weights, vertex, rest.position, rest.normal)?,
         None => (rest.position, rest.normal),
