@@ -25,6 +25,31 @@ fn max_axis_distance_is_the_largest_axis_difference_and_keeps_nan() {
 }
 
 #[test]
+fn the_bone_path_error_is_the_largest_axis_error_and_keeps_nan_through_the_frames() {
+    let fresh: Vec<[f32; 3]> = (0..9).map(|i| [i as f32, 0.5, -(i as f32)]).collect();
+    let mut decoded = fresh.clone();
+    decoded[4][2] += 0.25;
+    decoded[7][0] -= 0.125;
+    assert_eq!(max_axis_error_m(&decoded, &fresh), 0.25);
+    assert_eq!(max_axis_error_m(&fresh, &fresh), 0.0);
+    decoded[8][1] = f32::NAN;
+    assert!(max_axis_error_m(&decoded, &fresh).is_nan(), "one NaN vertex makes the frame's error NaN");
+    // Summed over frames, a NaN frame is not dropped by the maximum, before or after a finite one.
+    let frame = |max_bone: f64| FrameErrors { max_bone, ..Default::default() };
+    for order in [[0.25, f64::NAN, 0.5], [f64::NAN, 0.5, 0.25], [0.25, 0.5, f64::NAN]] {
+        let mut total = FrameErrors::default();
+        for e in order {
+            accumulate(&mut total, &frame(e));
+        }
+        assert!(total.max_bone.is_nan(), "{order:?}");
+    }
+    let mut total = FrameErrors::default();
+    accumulate(&mut total, &frame(0.25));
+    accumulate(&mut total, &frame(0.5));
+    assert_eq!(total.max_bone, 0.5);
+}
+
+#[test]
 fn exact_frame_offsets_select_each_frame_alone() {
     for (mode, count) in [
         (ClipMode::Looping, 30),
