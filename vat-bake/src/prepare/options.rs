@@ -104,8 +104,9 @@ impl Default for BakeOptions {
 /// The bytes the dominant allocations of a bake of `rig` with `options` and `total_frames` frames in
 /// all need at once, in `u64` (saturating): the vertex textures (and tangent texture) laid out in the
 /// layout [`prepare`] would use, twice (the textures, then the `.vat` bytes read back for
-/// verification); with [`VertexFormat::SkinResidual`] the source frames (24 bytes a vertex a frame)
-/// and one block of residual fields; the live morph layer when baked; verification's block of fresh frames; a
+/// verification); with [`VertexFormat::SkinResidual`] the residual stream and texture (16 bytes a
+/// vertex a frame at most), a mesh sequence's source frames (24) and the encoding's working set;
+/// the live morph layer when baked; verification's block of fresh frames; a
 /// process baseline ([`PROCESS_BASELINE_BYTES`]); the bone
 /// texture likewise when baked, with one bone per rig node (an upper bound); the per-frame skinning
 /// matrices (64 bytes per node per frame, twice when the global matrices are kept); the vertex set
@@ -126,11 +127,20 @@ pub fn estimate_bake_bytes(rig: &Rig, options: &BakeOptions, total_frames: u32) 
     let frames = u64::from(total_frames);
     let mut bytes = layout.texel_count().saturating_mul(texel_bytes).saturating_mul(2);
     if options.format == VertexFormat::SkinResidual {
-        // Every source frame (positions and normals, f32) during the residual's encoding, which
-        // skins a vertex at a time and holds one block of vertices' fields (20 bytes a frame); the
-        // residual itself is far smaller.
-        let block = u64::from(super::residual::RESIDUAL_BLOCK.min(vertices)) * 20 * frames;
-        bytes = bytes.saturating_add(layout.texel_count().saturating_mul(24)).saturating_add(block);
+        // The residual stream and its texture (at most 64 bits a vertex a frame each); a fitted
+        // skin's source frames, held (24 bytes a vertex a frame); the encoding's working set: per
+        // thread one frame of the source and of the skin (48 bytes a vertex), its vertices' widths
+        // so far and the fields of its frames in flight (20 bytes a vertex a frame), and the
+        // merged widths.
+        let extent = std::mem::size_of::<vat_core::format::skin_residual::ResidualExtent>() as u64;
+        let threads = rayon::current_num_threads() as u64;
+        let held = if rig.streamed_body.is_some() { layout.texel_count().saturating_mul(24) } else { 0 };
+        let per_thread = 48 + extent + 20 * super::residual::RESIDUAL_FRAMES_PER_THREAD as u64;
+        let working = u64::from(vertices).saturating_mul(threads.saturating_mul(per_thread) + extent);
+        bytes = bytes
+            .saturating_add(layout.texel_count().saturating_mul(16))
+            .saturating_add(held)
+            .saturating_add(working);
     }
     if options.bones {
         let bone_texels =

@@ -82,16 +82,23 @@ pub(super) fn prepare_planned(
         None => timed_result("skin", || sampling.run(&set, &skin_plan, progress))?,
     };
     timings.push(skin_time);
-    let SampledFrames { poses, bounds, root_tracks, globals: mut sampled_globals } = frames;
+    let SampledFrames { mut poses, bounds, root_tracks, globals: mut sampled_globals } = frames;
 
     // Skin again, a frame per task into reused buffers, and encode each frame straight into the
     // textures.
-    let mut sources = SourceFrames::new();
+    let mut sources = None;
     let (vertex_animation, mut vertex_texture_bytes) = timed(&mut timings, "encode", || {
         if skin_residual {
             // No texel per vertex per frame: the source frames wait for the skin (below).
-            let (frames, note) = source_frames(rig, &set, &skin_plan, &poses, &samples, options.root_motion)?;
-            sources = frames;
+            let (frames, note) = source_frames(
+                rig,
+                &set,
+                &skin_plan,
+                std::mem::take(&mut poses),
+                &samples,
+                options.root_motion,
+            );
+            sources = Some(frames);
             notes.extend(note);
             let textures = Vec::new();
             let va = VertexAnimation {
@@ -154,14 +161,24 @@ pub(super) fn prepare_planned(
         Ok(manifest)
     })?;
     let mut manifest = manifest;
-    if skin_residual {
+    if let Some(sources) = sources {
         let (section, section_notes) = if manifest.bone_animation.is_none() {
             timed(&mut timings, "fit", || {
-                fitted_skin_residual(rig, &set, &mut manifest, &mut blobs, &sources, options)
+                let held = sources.held()?;
+                fitted_skin_residual(rig, &set, &mut manifest, &mut blobs, &held, options)
             })?
         } else {
             timed(&mut timings, "residual", || {
-                residual_section(rig, &manifest, &mut blobs, &sources, options).map(|(s, n)| (s, vec![n]))
+                let frame =
+                    |f: usize, p: &mut [[f32; 3]], nrm: &mut [[f32; 3]]| sources.frame_into(f, p, nrm);
+                residual_section(
+                    rig,
+                    &manifest,
+                    &mut blobs,
+                    ResidualSource::FrameByFrame(sources.len(), &frame),
+                    options,
+                )
+                .map(|(s, n)| (s, vec![n]))
             })?
         };
         vertex_texture_bytes = u64::from(section.width) * u64::from(section.height) * 8;

@@ -6,17 +6,97 @@
 use std::borrow::Cow;
 
 use vat_core::container::SkinResidualAnimation;
-use vat_core::format::reference::{BoneAnimationView, decode_bone_stored_vertex, stored_frame_morph_weights};
-use vat_core::format::skin_residual;
+use vat_core::format::reference::{
+    BoneAnimationView, decode_bone_frame, decode_bone_stored_vertex, stored_frame_morph_weights,
+};
+use vat_core::format::skin_residual::{
+    self, FrameResidual, ResidualExtent, ResidualFields, ResidualStreamLayout,
+};
 
 use super::*;
 
-/// Vertices encoded at once by [`residual_section`] (their fields, 20 bytes a frame, are held until
+/// Vertices [`encode_held`] encodes at once (their fields, 20 bytes a frame, are held until
 /// appended to the stream).
-pub(super) const RESIDUAL_BLOCK: u32 = 1024;
+pub(super) const HELD_RESIDUAL_BLOCK: u32 = 1024;
 
-/// Every stored frame of the source: its positions and normals.
-pub(super) type SourceFrames = Vec<(Vec<[f32; 3]>, Vec<[f32; 3]>)>;
+/// Frames whose fields [`encode_frame_by_frame`] holds at once per thread before writing them to the
+/// stream (20 bytes a vertex a frame).
+pub(super) const RESIDUAL_FRAMES_PER_THREAD: usize = 2;
+
+/// Every stored frame of the source held: its positions and normals (what a fitted skin reads,
+/// many times over).
+pub(super) type HeldFrames = Vec<(Vec<[f32; 3]>, Vec<[f32; 3]>)>;
+
+/// The source's stored frames as the residual reads them: skinned again from the bake's poses (or
+/// read again from a streamed sequence) a frame at a time, so that no frame is held beside the
+/// bake (24 bytes a vertex a frame: a long clip of a large character's source frames were most of
+/// the bake's memory).
+pub(super) struct SourceFrames<'a> {
+    rig: &'a Rig,
+    set: &'a VertexSet,
+    plan: &'a skin::SkinPlan,
+    poses: Vec<skin::FramePose>,
+    samples: &'a [(usize, f32)],
+    /// The vertices of more than 8 influences skinned again by all of them.
+    full: bool,
+}
+
+impl SourceFrames<'_> {
+    /// Stored frames.
+    pub(super) fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    /// Stored frame `f` into `positions` and `normals` (one entry per vertex of the set).
+    ///
+    /// # Errors
+    /// A frame past the samples or its pose; the streamed sequence's read errors; those of
+    /// [`skin::apply_full_influences`].
+    pub(super) fn frame_into(
+        &self,
+        f: usize,
+        positions: &mut [[f32; 3]],
+        normals: &mut [[f32; 3]],
+    ) -> Result<()> {
+        let sample =
+            self.samples.get(f).ok_or_else(|| invalid_input("skin-residual", "a frame past the samples"))?;
+        if let Some(body) = &self.rig.streamed_body {
+            return skin::streamed_frame_into(
+                self.rig, body, self.set, sample.0, sample.1, positions, normals,
+            );
+        }
+        let pose =
+            self.poses.get(f).ok_or_else(|| invalid_input("skin-residual", "a sample without its pose"))?;
+        skin::skin_frame_into(self.set, self.plan, pose, positions, normals, None);
+        if self.full {
+            skin::apply_full_influences(
+                self.rig,
+                self.set,
+                std::slice::from_ref(sample),
+                positions,
+                normals,
+                None,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Every frame, held (for a fitted skin).
+    ///
+    /// # Errors
+    /// Those of [`Self::frame_into`].
+    pub(super) fn held(&self) -> Result<HeldFrames> {
+        let n = self.set.vertex_count();
+        (0..self.len())
+            .into_par_iter()
+            .map(|f| {
+                let (mut p, mut nrm) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
+                self.frame_into(f, &mut p, &mut nrm)?;
+                Ok((p, nrm))
+            })
+            .collect()
+    }
+}
 
 /// `options` as the skin-residual format bakes them (its skin is the bone section, so `bones` is
 /// on for a skinned rig; a mesh sequence's skin is fitted instead, [`fitted_bone_section`]), or
@@ -63,39 +143,19 @@ pub(super) fn skin_residual_options<'a>(rig: &Rig, options: &'a BakeOptions) -> 
     Ok(Cow::Owned(BakeOptions { bones: true, ..options.clone() }))
 }
 
-/// Every stored frame of the source skinned from `poses` (the frames the other formats encode),
-/// with the vertices of more than 8 influences skinned again by all of them (what the bone
+/// The source's stored frames, skinned from `poses` when read (the frames the other formats
+/// encode), with the vertices of more than 8 influences skinned again by all of them (what the bone
 /// section's 8 cannot reproduce, and the residual then carries), except with root motion (those
 /// frames are moved in place from the poses); and a note saying which.
-pub(super) fn source_frames(
-    rig: &Rig,
-    set: &VertexSet,
-    plan: &skin::SkinPlan,
-    poses: &[skin::FramePose],
-    samples: &[(usize, f32)],
+pub(super) fn source_frames<'a>(
+    rig: &'a Rig,
+    set: &'a VertexSet,
+    plan: &'a skin::SkinPlan,
+    poses: Vec<skin::FramePose>,
+    samples: &'a [(usize, f32)],
     root_motion: bool,
-) -> Result<(SourceFrames, Option<String>)> {
-    let n = set.vertex_count();
+) -> (SourceFrames<'a>, Option<String>) {
     let full = !set.full_influences.is_empty() && !root_motion;
-    // A streamed sequence has no poses: its frames are read again from the source.
-    let frames = samples
-        .par_iter()
-        .enumerate()
-        .map(|(i, sample)| {
-            let (mut p, mut nrm) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
-            if let Some(body) = &rig.streamed_body {
-                skin::streamed_frame_into(rig, body, set, sample.0, sample.1, &mut p, &mut nrm)?;
-                return Ok((p, nrm));
-            }
-            let pose =
-                poses.get(i).ok_or_else(|| invalid_input("skin-residual", "a sample without its pose"))?;
-            skin::skin_frame_into(set, plan, pose, &mut p, &mut nrm, None);
-            if full {
-                skin::apply_full_influences(rig, set, std::slice::from_ref(sample), &mut p, &mut nrm, None)?;
-            }
-            Ok((p, nrm))
-        })
-        .collect::<Result<SourceFrames>>()?;
     let reduced = set.full_influences.len();
     let note = (reduced > 0).then(|| {
         if full {
@@ -110,8 +170,11 @@ pub(super) fn source_frames(
             )
         }
     });
-    Ok((frames, note))
+    (SourceFrames { rig, set, plan, poses, samples, full }, note)
 }
+
+/// Where [`residual_section`] reads stored frame `f` of the source: into the two buffers given.
+pub(super) type FrameSource<'s> = dyn Fn(usize, &mut [[f32; 3]], &mut [[f32; 3]]) -> Result<()> + Sync + 's;
 
 /// The skin-residual section of `manifest` (its bone section and rest streams in `blobs`) against
 /// `sources`, its texture added to `blobs`; and one note with the residual's figures.
@@ -124,48 +187,22 @@ pub(super) fn residual_section(
     rig: &Rig,
     manifest: &Manifest,
     blobs: &mut BlobTable,
-    sources: &SourceFrames,
+    source: ResidualSource<'_>,
     options: &BakeOptions,
 ) -> Result<(SkinResidualAnimation, String)> {
-    let n = manifest.vertex_count;
-    let frames = sources.len() as u32;
-    if sources.iter().any(|(p, nrm)| p.len() != n as usize || nrm.len() != n as usize) {
-        return Err(invalid_input("skin-residual", "a source frame without one entry per vertex"));
-    }
+    let n = manifest.vertex_count as usize;
     let bounds = options.residual_bounds;
+    bounds.validate().map_err(|e| residual_error(rig, e))?;
     let table = &*blobs;
     let bones = BoneAnimationView::from_manifest(manifest, &|id| {
         table.blobs.get(id.0 as usize).map(|b| b.as_slice())
     })?;
-    // The skin is computed a vertex at a time (its frames' morph weights once a frame), so no frame
-    // of it is held beside the source frames; vertices are encoded in parallel, a block at a time,
-    // and appended in order.
-    let morph_weights = (0..frames)
-        .into_par_iter()
-        .map(|f| stored_frame_morph_weights(&bones, f))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut encoder = skin_residual::ResidualEncoder::new(frames);
-    for first in (0..n).step_by(RESIDUAL_BLOCK as usize) {
-        let block = (first..n.min(first + RESIDUAL_BLOCK))
-            .into_par_iter()
-            .map(|v| {
-                skin_residual::encode_vertex_residual(
-                    frames,
-                    |f| {
-                        let skin = decode_bone_stored_vertex(&bones, f, v, &morph_weights[f as usize])?;
-                        let (p, nrm) = &sources[f as usize];
-                        Ok((skin, (p[v as usize], nrm[v as usize])))
-                    },
-                    &bounds,
-                )
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| residual_error(rig, e))?;
-        for vertex in &block {
-            encoder.push(vertex)?;
+    let encoded = match source {
+        ResidualSource::Held(frames) => encode_held(rig, &bones, n, frames, &bounds)?,
+        ResidualSource::FrameByFrame(frames, source) => {
+            encode_frame_by_frame(rig, &bones, n, frames, source, &bounds)?
         }
-    }
-    let encoded = encoder.finish();
+    };
     let texture = skin_residual::residual_texture(&encoded, options.max_texture_dim)?;
     let zero = encoded.widths.iter().filter(|w| w.frame_bits() == 0).count();
     let absolute = encoded.widths.iter().filter(|w| w.absolute_normal).count();
@@ -187,6 +224,152 @@ pub(super) fn residual_section(
         texture: blobs.add(texture.bytes),
     };
     Ok((section, note))
+}
+
+/// Where [`residual_section`] reads the source's stored frames.
+pub(super) enum ResidualSource<'s> {
+    /// Every frame held (a fitted skin's): encoded a vertex at a time over its frames, in one pass.
+    Held(&'s HeldFrames),
+    /// The frame count and a reader of one frame at a time: two passes over the frames (the
+    /// widths, then the fields), no frame held.
+    FrameByFrame(usize, &'s FrameSource<'s>),
+}
+
+/// The residual of held source frames, a vertex at a time over its frames (its skin a vertex at
+/// a time, the frames' morph weights once a frame), vertices in parallel blocks appended in order.
+fn encode_held(
+    rig: &Rig,
+    bones: &BoneAnimationView<'_>,
+    n: usize,
+    sources: &HeldFrames,
+    bounds: &skin_residual::ResidualBounds,
+) -> Result<skin_residual::EncodedResiduals> {
+    if sources.iter().any(|(p, nrm)| p.len() != n || nrm.len() != n) {
+        return Err(invalid_input("skin-residual", "a source frame without one entry per vertex"));
+    }
+    let frames =
+        u32::try_from(sources.len()).map_err(|_| invalid_input("skin-residual", "more than 2^32 frames"))?;
+    let morph_weights = (0..frames)
+        .into_par_iter()
+        .map(|f| stored_frame_morph_weights(bones, f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut encoder = skin_residual::ResidualEncoder::new(frames);
+    for first in (0..n as u32).step_by(HELD_RESIDUAL_BLOCK as usize) {
+        let block = (first..(n as u32).min(first + HELD_RESIDUAL_BLOCK))
+            .into_par_iter()
+            .map(|v| {
+                skin_residual::encode_vertex_residual(
+                    frames,
+                    |f| {
+                        let skin = decode_bone_stored_vertex(bones, f, v, &morph_weights[f as usize])?;
+                        let (p, nrm) = &sources[f as usize];
+                        Ok((skin, (p[v as usize], nrm[v as usize])))
+                    },
+                    bounds,
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| residual_error(rig, e))?;
+        for vertex in &block {
+            encoder.push(vertex)?;
+        }
+    }
+    Ok(encoder.finish())
+}
+
+/// The residual of source frames read one at a time, none held: a first pass folds every frame
+/// into each vertex's widths (frames in parallel runs), a second lays the stream out from them and
+/// writes each frame's fields (only vertices with residual bits: a character whose skin is its
+/// source skips it). The same residual as [`encode_held`] of the same frames, bit for bit.
+fn encode_frame_by_frame(
+    rig: &Rig,
+    bones: &BoneAnimationView<'_>,
+    n: usize,
+    frames: usize,
+    source: &FrameSource<'_>,
+    bounds: &skin_residual::ResidualBounds,
+) -> Result<skin_residual::EncodedResiduals> {
+    let frame_count =
+        u32::try_from(frames).map_err(|_| invalid_input("skin-residual", "more than 2^32 frames"))?;
+    // Source and skin side by side (bone mode's decode of the stored frame, what the decoder adds
+    // the residual to).
+    let frame_pair = |f: usize, buffers: &mut FramePair| -> Result<()> {
+        let FramePair { source_p, source_n, skin_p, skin_n } = buffers;
+        source(f, source_p, source_n)?;
+        decode_bone_frame(bones, f as u32, skin_p, skin_n)?;
+        Ok(())
+    };
+    let residual = |b: &FramePair, v: usize| {
+        FrameResidual::of((b.skin_p[v], b.skin_n[v]), (b.source_p[v], b.source_n[v]), bounds)
+            .map_err(|e| residual_error(rig, e))
+    };
+    let threads = rayon::current_num_threads().max(1);
+    let run = frames.div_ceil(threads).max(1);
+    let runs: Vec<Vec<ResidualExtent>> = (0..frames)
+        .step_by(run)
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|first| {
+            let mut extents = vec![ResidualExtent::default(); n];
+            let mut buffers = FramePair::new(n);
+            for f in first..(first + run).min(frames) {
+                frame_pair(f, &mut buffers)?;
+                for (v, extent) in extents.iter_mut().enumerate() {
+                    extent.add(&residual(&buffers, v)?);
+                }
+            }
+            Ok(extents)
+        })
+        .collect::<Result<_>>()?;
+    let mut extents = vec![ResidualExtent::default(); n];
+    for run in &runs {
+        for (total, e) in extents.iter_mut().zip(run) {
+            total.merge(e);
+        }
+    }
+    drop(runs);
+    let widths =
+        extents.iter().map(|e| e.widths().map_err(|e| residual_error(rig, e))).collect::<Result<Vec<_>>>()?;
+    let mut layout = ResidualStreamLayout::new(frame_count, widths.clone())?;
+    // Only vertices with residual bits have fields to write (a character whose skin is its source
+    // has none, and skips the second pass).
+    let busy: Vec<usize> = (0..n).filter(|&v| widths[v].frame_bits() > 0).collect();
+    let block = threads * RESIDUAL_FRAMES_PER_THREAD;
+    for first in (0..frames).step_by(block).filter(|_| !busy.is_empty()) {
+        let fields: Vec<Vec<ResidualFields>> = (first..(first + block).min(frames))
+            .into_par_iter()
+            .map_init(
+                || FramePair::new(n),
+                |buffers, f| {
+                    frame_pair(f, buffers)?;
+                    busy.iter()
+                        .map(|&v| Ok(residual(buffers, v)?.fields(widths[v])))
+                        .collect::<Result<Vec<_>>>()
+                },
+            )
+            .collect::<Result<_>>()?;
+        for (f, frame) in (first..).zip(&fields) {
+            for (&v, fields) in busy.iter().zip(frame) {
+                layout.write(v as u32, f as u32, fields);
+            }
+        }
+    }
+    Ok(layout.finish())
+}
+
+/// One stored frame of the source and of the skin, per vertex.
+struct FramePair {
+    source_p: Vec<[f32; 3]>,
+    source_n: Vec<[f32; 3]>,
+    skin_p: Vec<[f32; 3]>,
+    skin_n: Vec<[f32; 3]>,
+}
+
+impl FramePair {
+    fn new(n: usize) -> Self {
+        let zero = || vec![[0.0f32; 3]; n];
+        Self { source_p: zero(), source_n: zero(), skin_p: zero(), skin_n: zero() }
+    }
 }
 
 /// The bone count [`fitted_skin_residual`] tries first (the fit's default).
@@ -224,7 +407,7 @@ pub(super) fn fitted_skin_residual(
     set: &VertexSet,
     manifest: &mut Manifest,
     blobs: &mut BlobTable,
-    sources: &SourceFrames,
+    sources: &HeldFrames,
     options: &BakeOptions,
 ) -> Result<(SkinResidualAnimation, Vec<String>)> {
     let most = crate::fit::MAX_BONES.min(u32::try_from(set.vertex_count()).unwrap_or(u32::MAX)).max(1);
@@ -236,7 +419,8 @@ pub(super) fn fitted_skin_residual(
         let (bone_section, names, fit_note) =
             fitted_bone_section(set, sources, bones, options.max_texture_dim, blobs)?;
         manifest.bone_animation = Some(bone_section.clone());
-        let (residual, residual_note) = residual_section(rig, manifest, blobs, sources, options)?;
+        let (residual, residual_note) =
+            residual_section(rig, manifest, blobs, ResidualSource::Held(sources), options)?;
         let added = blobs.blobs[base..].to_vec();
         let bytes = added.iter().map(|b| b.len() as u64).sum();
         Ok(FittedCandidate {
@@ -351,7 +535,7 @@ impl Step {
 /// fit `max_texture_dim`.
 fn fitted_bone_section(
     set: &VertexSet,
-    sources: &SourceFrames,
+    sources: &HeldFrames,
     bones: u32,
     max_texture_dim: u32,
     blobs: &mut BlobTable,
@@ -403,5 +587,62 @@ fn residual_error(rig: &Rig, e: vat_core::Error) -> BakeError {
             ),
         ),
         other => other.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vat_core::format::reference::{SkinResidualView, decode_skin_residual_frame};
+
+    #[test]
+    fn frames_read_one_at_a_time_give_the_residual_of_frames_held() {
+        // The cloth's fitted skin, against source frames that need residual bits of both normal
+        // kinds: its own decoded frames, moved by a few millimetres and with every 13th normal
+        // turned around.
+        let rig = crate::procgen::cloth().expect("the built-in cloth");
+        let options =
+            BakeOptions { format: VertexFormat::SkinResidual, fit_bones: Some(8), ..Default::default() };
+        let bake = prepare(&rig, &options).expect("the cloth bakes in skin-residual");
+        let bytes = bake.to_vat_bytes().expect("bytes");
+        let asset = vat_core::container::Asset::parse(&bytes).expect("it reads back");
+        let view = SkinResidualView::from_asset(&asset).expect("skin-residual");
+        let n = view.vertices.len();
+        let frames: u32 = asset.manifest().clips.iter().map(|c| c.frame_count).sum();
+        let held: HeldFrames = (0..frames)
+            .map(|f| {
+                let (mut p, mut nrm) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
+                decode_skin_residual_frame(&view, f, &mut p, &mut nrm).expect("each frame decodes");
+                for (v, (p, nrm)) in p.iter_mut().zip(nrm.iter_mut()).enumerate() {
+                    p[1] += 0.003 * ((v as f32 * 0.37 + f as f32 * 0.21).sin());
+                    if v % 13 == 0 {
+                        *nrm = nrm.map(|c| -c);
+                    }
+                }
+                (p, nrm)
+            })
+            .collect();
+        let bones = &view.bones;
+        let bounds = options.residual_bounds;
+        let whole = encode_held(&rig, bones, n, &held, &bounds).expect("held frames encode");
+        let read = |f: usize, p: &mut [[f32; 3]], nrm: &mut [[f32; 3]]| -> Result<()> {
+            p.copy_from_slice(&held[f].0);
+            nrm.copy_from_slice(&held[f].1);
+            Ok(())
+        };
+        let by_frame =
+            encode_frame_by_frame(&rig, bones, n, held.len(), &read, &bounds).expect("frames encode");
+        assert!(
+            whole.widths.iter().any(|w| w.absolute_normal) && whole.widths.iter().any(|w| !w.absolute_normal)
+        );
+        assert!(whole.widths.iter().all(|w| w.frame_bits() > 0), "every vertex has residual bits");
+        assert_eq!(by_frame, whole);
+        // A reader's error is the encoding's.
+        let failing = |f: usize, p: &mut [[f32; 3]], nrm: &mut [[f32; 3]]| -> Result<()> {
+            if f == 7 { Err(invalid_input("test", "frame 7 unreadable")) } else { read(f, p, nrm) }
+        };
+        let err =
+            encode_frame_by_frame(&rig, bones, n, held.len(), &failing, &bounds).expect_err("frame 7 fails");
+        assert!(err.to_string().contains("frame 7 unreadable"), "{err}");
     }
 }

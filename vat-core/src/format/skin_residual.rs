@@ -191,20 +191,11 @@ impl ResidualStreamWriter {
     }
 
     fn push_field(&mut self, value: i32, bits: u32) {
-        if bits == 0 {
-            return;
-        }
-        let v = (value as u32) & ((1u32 << bits) - 1);
         let word = (self.bits / 32) as usize;
-        let shift = (self.bits % 32) as u32;
-        while self.words.len() <= word + 1 {
-            self.words.push(0);
+        if self.words.len() <= word + 1 {
+            self.words.resize(word + 2, 0);
         }
-        self.words[word] |= v << shift;
-        if shift + bits > 32 {
-            self.words[word + 1] |= v >> (32 - shift);
-        }
-        self.bits += u64::from(bits);
+        or_field(&mut self.words, &mut self.bits, value, bits);
     }
 
     /// The stream's words, padded with one zero word past the last field (the decoder reads a
@@ -385,52 +376,247 @@ pub fn encode_vertex_residual(
     bounds: &ResidualBounds,
 ) -> Result<VertexResidual> {
     bounds.validate()?;
-    let (sp, sn, so) = (bounds.position_step(), bounds.normal_step(), bounds.oct_step());
-    let mut fields = vec![ResidualFields::default(); frame_count as usize];
-    let mut tangent_ok = true;
-    let mut tangent = vec![[0i32; 2]; frame_count as usize];
-    let mut absolute = vec![[0i32; 2]; frame_count as usize];
+    let mut extent = ResidualExtent::default();
+    let mut frames = Vec::with_capacity(frame_count as usize);
     for f in 0..frame_count {
-        let ((sk_p, sk_n), (src_p, src_n)) = frame(f)?;
+        let (skin, source) = frame(f)?;
+        let q = FrameResidual::of(skin, source, bounds)?;
+        extent.add(&q);
+        frames.push(q);
+    }
+    let widths = extent.widths()?;
+    Ok(VertexResidual { widths, fields: frames.iter().map(|q| q.fields(widths)).collect() })
+}
+
+/// One stored frame of one vertex quantised against its skin, before the vertex's widths are
+/// known: the position residual (steps of [`ResidualBounds::position_step`]), the normal's
+/// tangent-plane values (steps of [`ResidualBounds::normal_step`]; `None` where the skin's normal
+/// is too far from the source's, `n . m` under [`MIN_TANGENT_COSINE`]) and its octahedral code
+/// (steps of [`ResidualBounds::oct_step`]). An encoder that reads the frames one at a time for
+/// every vertex folds these into each vertex's [`ResidualExtent`], then writes
+/// [`FrameResidual::fields`] under the widths it gives ([`ResidualStreamLayout`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameResidual {
+    /// Position residual.
+    pub position: [i32; 3],
+    /// Tangent-plane normal values, where the tangent plane holds the frame.
+    pub tangent: Option<[i32; 2]>,
+    /// Octahedral normal code.
+    pub absolute: [i32; 2],
+}
+
+impl FrameResidual {
+    /// `source` (position and unit normal) against `skin` (what the decoder computes before the
+    /// residual), quantised in the steps of `bounds` (already validated).
+    ///
+    /// # Errors
+    /// [`Error::NotFinite`] for a source or skinned value that is not finite.
+    pub fn of(
+        (sk_p, sk_n): ([f32; 3], [f32; 3]),
+        (src_p, src_n): ([f32; 3], [f32; 3]),
+        bounds: &ResidualBounds,
+    ) -> Result<Self> {
         let finite = |a: &[f32; 3]| a.iter().all(|c| c.is_finite());
         if !(finite(&sk_p) && finite(&sk_n) && finite(&src_p) && finite(&src_n)) {
             return Err(Error::NotFinite { what: "a skinned or source vertex of the residual encoding" });
         }
-        let slot = &mut fields[f as usize];
-        slot.position = std::array::from_fn(|i| quantize(src_p[i] - sk_p[i], sp));
+        let (sp, sn, so) = (bounds.position_step(), bounds.normal_step(), bounds.oct_step());
         let cos = dot(src_n, sk_n);
-        if cos >= MIN_TANGENT_COSINE {
+        let tangent = (cos >= MIN_TANGENT_COSINE).then(|| {
             let (t1, t2) = tangent_basis(sk_n);
-            tangent[f as usize] = [quantize(dot(src_n, t1) / cos, sn), quantize(dot(src_n, t2) / cos, sn)];
-        } else {
-            tangent_ok = false;
-        }
-        let [ox, oy] = oct_encode_f32(src_n);
-        absolute[f as usize] = [quantize(ox, so), quantize(oy, so)];
-    }
-    let position_bits = signed_bits(fields.iter().flat_map(|q| q.position));
-    let absolute_bits = signed_bits(absolute.iter().flatten().copied());
-    let tangent_bits = if tangent_ok { signed_bits(tangent.iter().flatten().copied()) } else { u32::MAX };
-    let use_absolute = absolute_bits < tangent_bits;
-    let widths = ResidualWidths {
-        position_bits,
-        normal_bits: if use_absolute { absolute_bits } else { tangent_bits },
-        absolute_normal: use_absolute,
-    };
-    if widths.position_bits > MAX_FIELD_BITS
-        || widths.normal_bits > MAX_FIELD_BITS
-        || widths.frame_bits() > MAX_FRAME_BITS
-    {
-        return Err(Error::LimitExceeded {
-            what: "residual bits of one vertex per frame (its skin is too far from the source for these bounds)",
-            value: u64::from(widths.position_bits) * 3 + u64::from(widths.normal_bits.min(64)) * 2,
-            limit: MAX_FRAME_BITS.into(),
+            [quantize(dot(src_n, t1) / cos, sn), quantize(dot(src_n, t2) / cos, sn)]
         });
+        let [ox, oy] = oct_encode_f32(src_n);
+        Ok(Self {
+            position: std::array::from_fn(|i| quantize(src_p[i] - sk_p[i], sp)),
+            tangent,
+            absolute: [quantize(ox, so), quantize(oy, so)],
+        })
     }
-    for (f, slot) in fields.iter_mut().enumerate() {
-        slot.normal = if use_absolute { absolute[f] } else { tangent[f] };
+
+    /// The frame's fields under its vertex's `widths` (from [`ResidualExtent::widths`]).
+    pub fn fields(&self, widths: ResidualWidths) -> ResidualFields {
+        let normal = if widths.absolute_normal { self.absolute } else { self.tangent.unwrap_or_default() };
+        ResidualFields { position: self.position, normal }
     }
-    Ok(VertexResidual { widths, fields })
+}
+
+/// The two's complement bits a set of values needs, folded a value at a time (`signed_bits`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct SignedExtent {
+    widest: u32,
+    any: bool,
+}
+
+impl SignedExtent {
+    fn add(&mut self, q: i32) {
+        self.any |= q != 0;
+        // A negative q needs as many bits as its complement !q = -q - 1 does positive.
+        self.widest = self.widest.max(if q < 0 { !q } else { q } as u32);
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.any |= other.any;
+        self.widest = self.widest.max(other.widest);
+    }
+
+    fn bits(self) -> u32 {
+        if self.any { 33 - self.widest.leading_zeros() } else { 0 }
+    }
+}
+
+/// What one vertex's frames need, folded a frame at a time in any order ([`Self::add`],
+/// [`Self::merge`]): the widths [`encode_vertex_residual`] gives the same frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResidualExtent {
+    position: SignedExtent,
+    tangent: SignedExtent,
+    /// Every frame so far holds in the tangent plane.
+    tangent_holds: bool,
+    absolute: SignedExtent,
+}
+
+impl Default for ResidualExtent {
+    fn default() -> Self {
+        Self {
+            position: SignedExtent::default(),
+            tangent: SignedExtent::default(),
+            tangent_holds: true,
+            absolute: SignedExtent::default(),
+        }
+    }
+}
+
+impl ResidualExtent {
+    /// Adds one frame.
+    pub fn add(&mut self, frame: &FrameResidual) {
+        for q in frame.position {
+            self.position.add(q);
+        }
+        match frame.tangent {
+            Some(t) => t.into_iter().for_each(|q| self.tangent.add(q)),
+            None => self.tangent_holds = false,
+        }
+        for q in frame.absolute {
+            self.absolute.add(q);
+        }
+    }
+
+    /// Adds the frames another extent of the same vertex holds.
+    pub fn merge(&mut self, other: &Self) {
+        self.position.merge(other.position);
+        self.tangent.merge(other.tangent);
+        self.tangent_holds &= other.tangent_holds;
+        self.absolute.merge(other.absolute);
+    }
+
+    /// The narrowest widths that hold every frame added: the tangent-plane normal where every frame
+    /// holds in it and it is not wider than the absolute code, else the absolute code.
+    ///
+    /// # Errors
+    /// [`Error::LimitExceeded`] for frames that need more than [`MAX_FRAME_BITS`] bits or a field
+    /// wider than [`MAX_FIELD_BITS`] (the skin is too far from the source for these bounds).
+    pub fn widths(&self) -> Result<ResidualWidths> {
+        let position_bits = self.position.bits();
+        let absolute_bits = self.absolute.bits();
+        let tangent_bits = if self.tangent_holds { self.tangent.bits() } else { u32::MAX };
+        let use_absolute = absolute_bits < tangent_bits;
+        let widths = ResidualWidths {
+            position_bits,
+            normal_bits: if use_absolute { absolute_bits } else { tangent_bits },
+            absolute_normal: use_absolute,
+        };
+        if widths.position_bits > MAX_FIELD_BITS
+            || widths.normal_bits > MAX_FIELD_BITS
+            || widths.frame_bits() > MAX_FRAME_BITS
+        {
+            return Err(Error::LimitExceeded {
+                what: "residual bits of one vertex per frame (its skin is too far from the source for these bounds)",
+                value: u64::from(widths.position_bits) * 3 + u64::from(widths.normal_bits.min(64)) * 2,
+                limit: MAX_FRAME_BITS.into(),
+            });
+        }
+        Ok(widths)
+    }
+}
+
+/// The stream of vertices whose widths are known, written a frame at a time in any order: each
+/// vertex's first bit is where [`ResidualEncoder`] would put it (its frames contiguous, in vertex
+/// order), so the finished residuals are [`ResidualEncoder`]'s bit for bit. For an encoder that
+/// reads every vertex of one frame at a time (a frame of the source, skinned on demand) instead of
+/// every frame of one vertex.
+#[derive(Debug, Clone)]
+pub struct ResidualStreamLayout {
+    frame_count: u32,
+    bases: Vec<u32>,
+    widths: Vec<ResidualWidths>,
+    words: Vec<u32>,
+}
+
+impl ResidualStreamLayout {
+    /// The stream of vertices of `frame_count` frames with `widths`, all fields 0.
+    ///
+    /// # Errors
+    /// [`Error::LimitExceeded`] for a stream past `u32::MAX` bits.
+    pub fn new(frame_count: u32, widths: Vec<ResidualWidths>) -> Result<Self> {
+        let limit = |bits: u64| Error::LimitExceeded {
+            what: "residual stream bits",
+            value: bits,
+            limit: u32::MAX.into(),
+        };
+        let mut bases = Vec::with_capacity(widths.len());
+        let mut bits = 0u64;
+        for w in &widths {
+            bases.push(u32::try_from(bits).map_err(|_| limit(bits))?);
+            bits += u64::from(w.frame_bits()) * u64::from(frame_count);
+            if bits > u64::from(u32::MAX) {
+                return Err(limit(bits));
+            }
+        }
+        let words = vec![0u32; bits.div_ceil(32) as usize + 1];
+        Ok(Self { frame_count, bases, widths, words })
+    }
+
+    /// Writes frame `frame` of vertex `vertex` (fields that fit its widths, as
+    /// [`FrameResidual::fields`] gives them). A vertex or frame past the layout is ignored.
+    pub fn write(&mut self, vertex: u32, frame: u32, fields: &ResidualFields) {
+        let (Some(&base), Some(&widths)) =
+            (self.bases.get(vertex as usize), self.widths.get(vertex as usize))
+        else {
+            return;
+        };
+        if frame >= self.frame_count {
+            return;
+        }
+        let mut bit = u64::from(base) + u64::from(frame) * u64::from(widths.frame_bits());
+        for &q in &fields.position {
+            or_field(&mut self.words, &mut bit, q, widths.position_bits);
+        }
+        for &q in &fields.normal {
+            or_field(&mut self.words, &mut bit, q, widths.normal_bits);
+        }
+    }
+
+    /// The encoded vertices and the stream (its trailing zero word included).
+    pub fn finish(self) -> EncodedResiduals {
+        EncodedResiduals { bases: self.bases, widths: self.widths, stream: self.words }
+    }
+}
+
+/// ORs the low `bits` bits of `value` into `words` at bit `*bit` (least significant first) and
+/// moves `*bit` past them; `words` holds every word the field touches.
+fn or_field(words: &mut [u32], bit: &mut u64, value: i32, bits: u32) {
+    if bits == 0 {
+        return;
+    }
+    let v = (value as u32) & (u32::MAX >> (32 - bits));
+    let word = (*bit / 32) as usize;
+    let shift = (*bit % 32) as u32;
+    words[word] |= v << shift;
+    if shift + bits > 32 {
+        words[word + 1] |= v >> (32 - shift);
+    }
+    *bit += u64::from(bits);
 }
 
 /// Builds [`EncodedResiduals`] a vertex at a time, in vertex order: each vertex's first bit and
@@ -591,17 +777,6 @@ pub fn bytes_per_vertex_frame(
 /// `round(x / step)` as an `i32` (saturating: a value that large fails the width check).
 fn quantize(x: f32, step: f32) -> i32 {
     (x / step).round().clamp(i32::MIN as f32, i32::MAX as f32) as i32
-}
-
-/// The fewest bits of two's complement holding every value of `values` (0 when all are 0).
-fn signed_bits(values: impl Iterator<Item = i32>) -> u32 {
-    let (mut widest, mut any) = (0u32, false);
-    for q in values {
-        any |= q != 0;
-        // A negative q needs as many bits as its complement !q = -q - 1 does positive.
-        widest = widest.max(if q < 0 { !q } else { q } as u32);
-    }
-    if any { 33 - widest.leading_zeros() } else { 0 }
 }
 
 pub(crate) mod reference;

@@ -258,6 +258,54 @@ fn vertices_encoded_out_of_order_and_appended_in_order_give_the_same_stream() {
 }
 
 #[test]
+fn frames_folded_in_any_order_and_written_frame_by_frame_give_the_vertex_order_stream() {
+    // What an encoder that reads one source frame at a time does: fold every frame into each
+    // vertex's extent (here frames split between two extents, each folded backwards, then merged),
+    // take the widths, then write the frames in any order (here last to first).
+    let bounds = ResidualBounds::default();
+    for (wobble, tilt) in [(0.004, 0.2), (0.0, 0.0), (0.03, 1.2)] {
+        let (n, frames) = (32u32, 9u32);
+        let ring = Ring::new(n, frames, wobble, tilt);
+        let whole = encode_residuals(n, frames, |f, v| ring.skinned(f, v), |f, v| ring.source(f, v), &bounds)
+            .expect("the ring encodes within the default bounds");
+        let q = |f: u32, v: u32| {
+            FrameResidual::of(ring.skinned(f, v), ring.source(f, v), &bounds).expect("finite frames")
+        };
+        let widths: Vec<ResidualWidths> = (0..n)
+            .map(|v| {
+                let (mut early, mut late) = (ResidualExtent::default(), ResidualExtent::default());
+                (0..frames / 2).rev().for_each(|f| early.add(&q(f, v)));
+                (frames / 2..frames).rev().for_each(|f| late.add(&q(f, v)));
+                early.merge(&late);
+                early.widths().expect("within the field limits")
+            })
+            .collect();
+        assert_eq!(widths, whole.widths, "wobble {wobble}, tilt {tilt}");
+        let mut layout = ResidualStreamLayout::new(frames, widths.clone()).expect("a small stream");
+        for f in (0..frames).rev() {
+            for v in 0..n {
+                layout.write(v, f, &q(f, v).fields(widths[v as usize]));
+            }
+        }
+        assert_eq!(layout.finish(), whole, "wobble {wobble}, tilt {tilt}");
+    }
+    // Both kinds of normal appear above (the flipped vertex 0 takes the octahedral code).
+    let ring = Ring::new(32, 9, 0.004, 0.2);
+    let whole = encode_residuals(32, 9, |f, v| ring.skinned(f, v), |f, v| ring.source(f, v), &bounds)
+        .expect("the ring encodes");
+    assert!(whole.widths[0].absolute_normal && !whole.widths[1].absolute_normal);
+    // A stream past u32::MAX bits is refused, as the vertex-order encoder refuses it.
+    let wide = ResidualWidths { position_bits: 15, normal_bits: 15, absolute_normal: false };
+    assert!(matches!(
+        ResidualStreamLayout::new(u32::MAX / 64, vec![wide; 3]),
+        Err(Error::LimitExceeded { what: "residual stream bits", .. })
+    ));
+    // A frame whose skin is not finite is refused.
+    let nan = FrameResidual::of(([f32::NAN; 3], [0.0, 1.0, 0.0]), ([0.0; 3], [0.0, 1.0, 0.0]), &bounds);
+    assert!(matches!(nan, Err(Error::NotFinite { .. })));
+}
+
+#[test]
 fn the_residual_texture_is_as_narrow_as_its_rows_allow() {
     // 3,000 vertices of 0 bits and 4,000 stream words: 5,000 texels, two rows of 2,500 (not 4,096,
     // which would pad 3,192 texels); one row when it fits, and the reader's height rule holds.
