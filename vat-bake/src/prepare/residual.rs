@@ -350,7 +350,7 @@ fn encode_frame_by_frame(
             .collect::<Result<_>>()?;
         for (f, frame) in (first..).zip(&fields) {
             for (&v, fields) in busy.iter().zip(frame) {
-                layout.write(v as u32, f as u32, fields);
+                layout.write(v as u32, f as u32, fields)?;
             }
         }
     }

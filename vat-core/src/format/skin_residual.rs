@@ -578,15 +578,26 @@ impl ResidualStreamLayout {
     }
 
     /// Writes frame `frame` of vertex `vertex` (fields that fit its widths, as
-    /// [`FrameResidual::fields`] gives them). A vertex or frame past the layout is ignored.
-    pub fn write(&mut self, vertex: u32, frame: u32, fields: &ResidualFields) {
+    /// [`FrameResidual::fields`] gives them).
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] for a vertex or frame past the layout (nothing is written).
+    pub fn write(&mut self, vertex: u32, frame: u32, fields: &ResidualFields) -> Result<()> {
         let (Some(&base), Some(&widths)) =
             (self.bases.get(vertex as usize), self.widths.get(vertex as usize))
         else {
-            return;
+            return Err(Error::OutOfRange {
+                what: "vertex of a residual stream layout",
+                value: vertex.to_string(),
+                expected: "< the layout's vertices",
+            });
         };
         if frame >= self.frame_count {
-            return;
+            return Err(Error::OutOfRange {
+                what: "frame of a residual stream layout",
+                value: frame.to_string(),
+                expected: "< the layout's frame count",
+            });
         }
         let mut bit = u64::from(base) + u64::from(frame) * u64::from(widths.frame_bits());
         for &q in &fields.position {
@@ -595,6 +606,7 @@ impl ResidualStreamLayout {
         for &q in &fields.normal {
             or_field(&mut self.words, &mut bit, q, widths.normal_bits);
         }
+        Ok(())
     }
 
     /// The encoded vertices and the stream (its trailing zero word included).

@@ -284,7 +284,7 @@ fn frames_folded_in_any_order_and_written_frame_by_frame_give_the_vertex_order_s
         let mut layout = ResidualStreamLayout::new(frames, widths.clone()).expect("a small stream");
         for f in (0..frames).rev() {
             for v in 0..n {
-                layout.write(v, f, &q(f, v).fields(widths[v as usize]));
+                layout.write(v, f, &q(f, v).fields(widths[v as usize])).expect("inside the layout");
             }
         }
         assert_eq!(layout.finish(), whole, "wobble {wobble}, tilt {tilt}");
@@ -295,6 +295,11 @@ fn frames_folded_in_any_order_and_written_frame_by_frame_give_the_vertex_order_s
         .expect("the ring encodes");
     assert!(whole.widths[0].absolute_normal && !whole.widths[1].absolute_normal);
     // A stream past u32::MAX bits is refused, as the vertex-order encoder refuses it.
+    let mut layout =
+        ResidualStreamLayout::new(2, vec![ResidualWidths::default(); 3]).expect("a small stream");
+    let fields = ResidualFields::default();
+    assert!(matches!(layout.write(3, 0, &fields), Err(Error::OutOfRange { .. })), "a vertex past it");
+    assert!(matches!(layout.write(0, 2, &fields), Err(Error::OutOfRange { .. })), "a frame past it");
     let wide = ResidualWidths { position_bits: 15, normal_bits: 15, absolute_normal: false };
     assert!(matches!(
         ResidualStreamLayout::new(u32::MAX / 64, vec![wide; 3]),

@@ -127,6 +127,7 @@ pub fn decode_skin_residual_vertex(
     vertex: u32,
     interp: playback::Interpolation,
 ) -> Result<DecodedVertex> {
+    // A vertex outside the asset is its error whatever the clips (checked again by object_vertex).
     view.vertex(vertex)?;
     rest_vertex(&view.bones, vertex, VERTEX_INDEX)?;
     let playback = BonePlayback::at(&view.bones, instance, time, interp, false)?;
@@ -171,7 +172,6 @@ pub fn decode_skin_residual_frame(
     positions: &mut [[f32; 3]],
     normals: &mut [[f32; 3]],
 ) -> Result<()> {
-    check_frame_len(view.vertices.len(), positions, normals)?;
     decode_bone_frame(&view.bones, frame, positions, normals)?;
     finish_skin_residual_frame(view, frame, positions, normals)
 }

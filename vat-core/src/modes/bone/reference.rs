@@ -104,25 +104,24 @@ pub(crate) fn f32_at(bytes: &[u8], i: usize, section: &'static str) -> Result<f3
 
 /// Texel `(x, y)` (four f32) of a texture `width` texels wide.
 pub(crate) fn texel4(bytes: &[u8], width: u32, [x, y]: [u32; 2], section: &'static str) -> Result<[f32; 4]> {
-    // One bounds check for the texel's 16 bytes (this runs per bone row of every skinned vertex).
     let at =
         (y as usize).checked_mul(width as usize).and_then(|t| t.checked_add(x as usize)?.checked_mul(16));
-    let b = at.and_then(|at| bytes.get(at..at.checked_add(16)?)).ok_or_else(|| Error::Truncated {
-        section,
-        needed: at.map_or(u64::MAX, |at| at as u64 + 16),
-        available: bytes.len() as u64,
-    })?;
-    Ok(std::array::from_fn(|c| f32::from_le_bytes([b[4 * c], b[4 * c + 1], b[4 * c + 2], b[4 * c + 3]])))
+    texel4_at(bytes, at, section)
 }
 
 /// Texel `t` (four f32) of a texture whose rows are stored one after another: the texel at
 /// `(t % width, t / width)`, which is byte `16 t` whatever the width, read without the division
 /// (this runs per bone row of every skinned vertex).
 pub(crate) fn texel4_linear(bytes: &[u8], t: u32, section: &'static str) -> Result<[f32; 4]> {
-    let at = t as usize * 16;
-    let b = bytes.get(at..at + 16).ok_or_else(|| Error::Truncated {
+    texel4_at(bytes, (t as usize).checked_mul(16), section)
+}
+
+/// The four f32 at byte `at` (`None`: an offset past `usize`), or [`Error::Truncated`]; one bounds
+/// check for the texel's 16 bytes.
+fn texel4_at(bytes: &[u8], at: Option<usize>, section: &'static str) -> Result<[f32; 4]> {
+    let b = at.and_then(|at| bytes.get(at..at.checked_add(16)?)).ok_or_else(|| Error::Truncated {
         section,
-        needed: at as u64 + 16,
+        needed: at.map_or(u64::MAX, |at| at as u64 + 16),
         available: bytes.len() as u64,
     })?;
     Ok(std::array::from_fn(|c| f32::from_le_bytes([b[4 * c], b[4 * c + 1], b[4 * c + 2], b[4 * c + 3]])))
