@@ -452,10 +452,23 @@ fn cases() -> Vec<Case> {
     edit(
         "gltf-too-many-materials.gltf",
         &|v| {
-            v["materials"] = json!(vec![json!({ "name": "m" }); 257]);
-            v["meshes"][0]["primitives"][0]["material"] = json!(256);
+            // 257 primitives over one vertex buffer, each with its own metallic factor: nothing
+            // to leave out or merge.
+            let materials: Vec<Value> = (0..257)
+                .map(|k| json!({ "pbrMetallicRoughness": { "metallicFactor": k as f64 / 256.0 } }))
+                .collect();
+            v["materials"] = json!(materials);
+            let primitive = v["meshes"][0]["primitives"][0].clone();
+            let primitives: Vec<Value> = (0..257)
+                .map(|k| {
+                    let mut p = primitive.clone();
+                    p["material"] = json!(k);
+                    p
+                })
+                .collect();
+            v["meshes"][0]["primitives"] = json!(primitives);
         },
-        "257 materials; at most 256",
+        "257 materials (257 used, 257 distinct, 257 after moving base colours to vertex colours); at most 256",
     );
     // A PNG bomb: 8192 x 8192 grey zeros in a few tens of KB, decoding to 64 MiB then 256 MiB of RGBA:
     // charged from its header, refused before decoding.

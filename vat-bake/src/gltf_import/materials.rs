@@ -161,10 +161,11 @@ pub(super) fn apply_uv_transforms(meshes: &mut [crate::rig::Mesh], transforms: &
 
 /// The document's materials, or `None` (with no note) when it has none or when its primitives
 /// carry authored `_MATERIAL_ID`s (whose ids are not material indices), plus one note per thing
-/// left out, and each material's texture transform. The material of id `k` is glTF material `k`;
-/// a primitive without a material uses the glTF default material, appended after them. `raw` is
-/// the document's JSON when it names an extension read from there; `has_variants` says whether
-/// it names `KHR_materials_variants`.
+/// left out, and each material's texture transform. The materials are the material plan's
+/// ([`super::material_plan`]): glTF material `k` is vat material `k` and the glTF default material
+/// (for primitives without one) comes after them, unless the document has more than 256 and was
+/// compacted. `raw` is the document's JSON when it names an extension read from there;
+/// `has_variants` says whether it names `KHR_materials_variants`.
 ///
 /// # Errors
 /// [`crate::BakeError::Gltf`] for more than 256 materials, an image `uri` escaping the resource
@@ -187,9 +188,10 @@ pub(super) fn import(
     if doc.materials().len() == 0 || authored_ids {
         return none(notes);
     }
-    let needs_default = primitives().any(|p| p.material().index().is_none());
-    let count = doc.materials().len() + usize::from(needs_default);
+    let sources = &ctx.materials.sources;
+    let count = sources.len();
     if count > MAX_MATERIALS {
+        // The plan refuses these; kept so that no id can wrap.
         return Err(ctx.err(
             "materials",
             format!("{count} materials; at most {MAX_MATERIALS} fit (merge materials before baking)"),
@@ -211,15 +213,23 @@ pub(super) fn import(
         out: RigMaterials::default(),
         failed: HashMap::new(),
     };
-    for m in doc.materials() {
-        let (material, transform) = import_material(&mut loader, &m, raw, &mut notes)?;
-        uv_transforms.push(transform);
-        loader.out.materials.push(material);
-    }
-    if needs_default {
-        // glTF's default material: white, fully metallic and rough.
-        loader.out.materials.push(Material { name: "glTF default".into(), ..Material::default() });
-        uv_transforms.push(None);
+    for source in sources {
+        match source.material.and_then(|k| doc.materials().nth(k)) {
+            Some(m) => {
+                let (mut material, transform) = import_material(&mut loader, &m, raw, &mut notes)?;
+                if source.white {
+                    // Its factor and its group's are in the vertex colours.
+                    material.base_color_factor = [1.0; 4];
+                }
+                uv_transforms.push(transform);
+                loader.out.materials.push(material);
+            }
+            None => {
+                // glTF's default material: white, fully metallic and rough.
+                loader.out.materials.push(Material { name: "glTF default".into(), ..Material::default() });
+                uv_transforms.push(None);
+            }
+        }
     }
     if let Some(raw) = raw.filter(|_| has_variants) {
         loader.out.variants = variants(raw, doc, count, &mut notes);

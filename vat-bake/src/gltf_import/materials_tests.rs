@@ -1,6 +1,7 @@
 //! Materials and textures from glTF: the textured humanoid fixture, and everything the import
 //! leaves out or refuses, each said in a note or a typed error.
 
+use glam::Vec4;
 use serde_json::{Value, json};
 use vat_core::container::{AlphaMode, Asset, StreamKind, TextureColorSpace, TextureWrap};
 
@@ -133,13 +134,149 @@ fn corrupt_images_are_notes_and_hostile_references_are_errors() {
     assert!(err.to_string().contains("image 1"), "{err}");
     drop(bytes);
     std::fs::remove_dir_all(&dir).unwrap();
-    // More than 256 materials.
+    // More than 256 materials, of which the primitives use two: the others are left out.
     let bytes = edited(|json, _| {
-        let many: Vec<Value> = (0..300).map(|k| json!({ "name": format!("m{k}") })).collect();
+        let mut many: Vec<Value> =
+            (0..300).map(|k| json!({ "name": format!("m{k}"), "metallicFactor": 0.5 })).collect();
+        many[0] = json["materials"][0].clone();
+        many[1] = json["materials"][1].clone();
         json["materials"] = json!(many);
     });
-    let err = import_slice(&bytes, None, "many").unwrap_err();
-    assert!(err.to_string().contains("300 materials; at most 256"), "{err}");
+    let rig = import_slice(&bytes, None, "many").unwrap();
+    assert_eq!(rig.materials.as_ref().unwrap().materials.len(), 2);
+    assert!(rig.notes.iter().any(|n| n.contains("materials: 298 of 300 left out")), "{:?}", rig.notes);
+}
+
+/// A document of `count` one-triangle primitives over one vertex buffer (three vertices each,
+/// white `COLOR_0` of green 0.5, normals +Z), primitive `k` drawn with material `material(k)`
+/// (`None`: no material), and the materials `materials`.
+fn many_primitives(
+    count: usize,
+    material: impl Fn(usize) -> Option<usize>,
+    materials: Vec<Value>,
+) -> Vec<u8> {
+    let mut f = super::fixture::Fixture::new();
+    let positions: Vec<[f32; 3]> =
+        (0..3 * count).map(|v| [(v / 3) as f32, [0.0, 1.0, 0.0][v % 3], [0.0, 0.0, 1.0][v % 3]]).collect();
+    let position = f.positions(&positions);
+    let normal = f.f32s(&[0.0, 0.0, 1.0].repeat(3 * count), "VEC3");
+    let color = f.f32s(&[1.0, 0.5, 1.0, 1.0].repeat(3 * count), "VEC4");
+    let primitives: Vec<Value> = (0..count)
+        .map(|k| {
+            // Primitive 1 shares vertex 0 with primitive 0.
+            let first = if k == 1 { 0 } else { 3 * k as u16 };
+            let indices = f.u16s(&[first, 3 * k as u16 + 1, 3 * k as u16 + 2], "SCALAR");
+            let mut p = json!({
+                "attributes": { "POSITION": position, "NORMAL": normal, "COLOR_0": color },
+                "indices": indices,
+            });
+            if let Some(m) = material(k) {
+                p["material"] = json!(m);
+            }
+            p
+        })
+        .collect();
+    let mesh = f.push("meshes", json!({ "name": "Palette", "primitives": primitives }));
+    f.node(json!({ "name": "Palette", "mesh": mesh }), true);
+    f.json["materials"] = json!(materials);
+    f.gltf()
+}
+
+/// Material `k` of the palette: one of 300 distinct base colours, half of them multiples of 1/255.
+fn palette_color(k: usize) -> [f32; 4] {
+    let blue = if k.is_multiple_of(2) { 0.5 } else { 0.25 };
+    [(k % 256) as f32 / 255.0, (k / 256) as f32 / 255.0, blue, 1.0]
+}
+
+#[test]
+fn a_document_over_256_materials_keeps_every_colour_exactly() {
+    // 300 materials differing only in base colour (a voxel export's palette), one more identical to
+    // material 5 but for its name, 20 no primitive uses, one metallic with its own colour, and a
+    // primitive without a material: 323 slots, 3 vat materials.
+    let mut materials: Vec<Value> = (0..300)
+        .map(|k| json!({ "name": format!("c{k}"), "pbrMetallicRoughness": { "baseColorFactor": palette_color(k), "metallicFactor": 0.0 } }))
+        .collect();
+    let mut twin = materials[5].clone();
+    twin["name"] = json!("c5.001");
+    materials.push(twin);
+    materials.extend(
+        (0..20)
+            .map(|k| json!({ "name": format!("unused{k}"), "emissiveFactor": [0.0, 0.0, k as f32 / 20.0] })),
+    );
+    materials.push(
+        json!({ "name": "metal", "pbrMetallicRoughness": { "baseColorFactor": [0.2, 0.3, 0.4, 1.0] } }),
+    );
+    let material = |k: usize| match k {
+        0..=299 => Some(k),
+        300 => Some(300),
+        301 => Some(321),
+        _ => None,
+    };
+    let bytes = many_primitives(303, material, materials);
+    let rig = import_slice(&bytes, None, "palette").unwrap();
+    let notes = rig.notes.join("\n");
+    for expected in [
+        "materials: 20 of 322 left out: no primitive draws with them",
+        "materials: 1 identical to another but for their names merged into it (301 distinct)",
+        "300 that differ only in base colour became 1 white material",
+        "largest rounding of a factor 0.0020",
+    ] {
+        assert!(notes.contains(expected), "no note {expected:?} in:\n{notes}");
+    }
+    let list = &rig.materials.as_ref().unwrap().materials;
+    let names: Vec<&str> = list.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["c0", "metal", "glTF default"]);
+    assert_eq!(list[0].base_color_factor, [1.0; 4]);
+    assert_eq!(list[1].base_color_factor, [0.2, 0.3, 0.4, 1.0]);
+    // One mesh (the primitives share their vertices); triangle k is primitive k's. Each vertex
+    // carries its material's colour times COLOR_0, and vertex 0 (shared by primitives 0 and 1 of
+    // different colours) became two (vertex 3, which no triangle uses, is dropped).
+    assert_eq!(rig.meshes.len(), 1);
+    let mesh = &rig.meshes[0];
+    assert_eq!(mesh.vertex_count(), 3 * 303);
+    assert_eq!(mesh.positions[mesh.indices[0] as usize], mesh.positions[mesh.indices[3] as usize]);
+    assert_ne!(mesh.indices[0], mesh.indices[3]);
+    let colors = mesh.colors.as_ref().unwrap();
+    for k in 0..303 {
+        let (id, factor) = match k {
+            0..=299 => (0, palette_color(k)),
+            300 => (0, palette_color(5)),
+            301 => (1, [1.0; 4]),
+            _ => (2, [1.0; 4]),
+        };
+        let expected = Vec4::from(factor) * Vec4::new(1.0, 0.5, 1.0, 1.0);
+        for &v in &mesh.indices[3 * k..3 * k + 3] {
+            assert_eq!((mesh.material_ids[v as usize], colors[v as usize]), (id, expected), "primitive {k}");
+        }
+    }
+    let bake = prepare(&rig, &BakeOptions::default()).unwrap();
+    let bytes = bake.to_vat_bytes().unwrap();
+    let asset = Asset::parse(&bytes).unwrap();
+    assert_eq!(asset.manifest().materials.len(), 3);
+    assert!(asset.stream(StreamKind::Color0).is_some());
+    assert!(crate::verify::verify_prepared(&bake, &rig).unwrap().passed);
+}
+
+#[test]
+fn a_document_over_256_materials_that_cannot_be_merged_is_refused_with_its_counts() {
+    // Distinct metallic factors: nothing merges.
+    let materials: Vec<Value> =
+        (0..300).map(|k| json!({ "pbrMetallicRoughness": { "metallicFactor": k as f32 / 300.0 } })).collect();
+    let err = import_slice(&many_primitives(300, Some, materials.clone()), None, "metals").unwrap_err();
+    assert!(matches!(err, BakeError::Gltf { .. }), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("300 materials (300 used, 300 distinct, 300 after moving base colours to vertex colours); at most 256 fit"),
+        "{message}"
+    );
+    // Material variants name materials by index: a document over the limit with them is not merged.
+    let colors: Vec<Value> = (0..300)
+        .map(|k| json!({ "pbrMetallicRoughness": { "baseColorFactor": palette_color(k) } }))
+        .collect();
+    let mut json: Value = serde_json::from_slice(&many_primitives(300, Some, colors)).unwrap();
+    json["extensionsUsed"] = json!(["KHR_materials_variants"]);
+    let err = import_slice(&serde_json::to_vec(&json).unwrap(), None, "variants").unwrap_err();
+    assert!(err.to_string().contains("not merged: KHR_materials_variants"), "{err}");
 }
 
 #[test]

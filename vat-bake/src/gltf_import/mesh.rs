@@ -287,8 +287,8 @@ impl<'x, 'a> Attributes<'x, 'a> {
 }
 
 /// Every member's triangles (the primitive's, then the others sharing its vertices), zero-area
-/// ones left out, each with the material its vertices are drawn with (`None` when the file
-/// authors material ids per vertex).
+/// ones left out, each with the key of the material slot its vertices are drawn with
+/// ([`super::material_plan::Slot::key`]; `None` when the file authors material ids per vertex).
 fn member_triangles(
     ctx: &Ctx<'_>,
     buffers: &[Cow<'_, [u8]>],
@@ -296,9 +296,9 @@ fn member_triangles(
     n: usize,
     authored_ids: bool,
     notes: &mut Vec<String>,
-) -> Result<Vec<(Vec<u32>, Option<u8>)>> {
+) -> Result<Vec<(Vec<u32>, Option<u32>)>> {
     let get = accessors::source(buffers);
-    let mut members: Vec<(Vec<u32>, Option<u8>)> = Vec::with_capacity(1 + src.others.len());
+    let mut members: Vec<(Vec<u32>, Option<u32>)> = Vec::with_capacity(1 + src.others.len());
     for member in std::iter::once(src.primitive).chain(src.others) {
         let member_part = format!("{} primitive {}", src.label, member.index());
         let member_reader = member.reader(get.clone());
@@ -317,13 +317,8 @@ fn member_triangles(
                 triangles - indices.len() / 3
             ));
         }
-        let material = if authored_ids {
-            None
-        } else {
-            // Without a material, the glTF default material: the slot after the document's own
-            // (`materials::import` appends it).
-            Some(member.material().index().unwrap_or(ctx.material_count).min(255) as u8)
-        };
+        // Without a material, the glTF default material (`materials::import` appends it).
+        let material = (!authored_ids).then(|| ctx.materials.slot(member.material().index()).key);
         members.push((indices, material));
     }
     Ok(members)
@@ -333,45 +328,56 @@ fn member_triangles(
 /// source vertex a triangle uses, drawn with one material (a source vertex used by members of
 /// different materials is one vertex per material; members of one material share it). Vertices
 /// no triangle uses are dropped. Keeps source order (the vertices unchanged when a single member
-/// uses them all). Every attribute follows the one map ([`Mesh::select_vertices`]).
+/// uses them all). Every attribute follows the one map ([`Mesh::select_vertices`]). A material
+/// whose base colour factor the plan moves into the vertex colours multiplies its vertices'
+/// colours by it (white where the mesh has none).
 fn share_vertices(
     ctx: &Ctx<'_>,
     part: &str,
     mesh: &mut Mesh,
-    members: Vec<(Vec<u32>, Option<u8>)>,
+    members: Vec<(Vec<u32>, Option<u32>)>,
     authored_ids: Option<Vec<u8>>,
 ) -> Result<()> {
     let n = mesh.vertex_count();
+    let plan = &ctx.materials;
     if members.len() == 1 {
         // One primitive (the usual case): its vertices as they are when its triangles use them all.
         let mut used = vec![false; n];
         members.iter().flat_map(|(indices, _)| indices).for_each(|&v| used[v as usize] = true);
         if used.iter().all(|&u| u) {
-            let (indices, material) = members.into_iter().next().unwrap_or_default();
-            mesh.material_ids = authored_ids.unwrap_or_else(|| vec![material.unwrap_or(0); n]);
+            let (indices, key) = members.into_iter().next().unwrap_or_default();
+            match (authored_ids, key) {
+                (Some(ids), _) => mesh.material_ids = ids,
+                (None, key) => {
+                    let slot = plan.slot_of_key(key.unwrap_or(0));
+                    mesh.material_ids = vec![slot.id; n];
+                    fold_colors(ctx, part, mesh, &vec![slot.key; n])?;
+                }
+            }
             mesh.indices = indices;
             return Ok(());
         }
     }
     let corners: usize = members.iter().map(|(indices, _)| indices.len()).sum();
-    let id_of = |v: u32, material: Option<u8>| match (&authored_ids, material) {
-        (Some(ids), _) => ids[v as usize],
-        (None, Some(id)) => id,
+    let authored = authored_ids.is_some();
+    let id_of = |v: u32, key: Option<u32>| match (&authored_ids, key) {
+        (Some(ids), _) => u32::from(ids[v as usize]),
+        (None, Some(key)) => key,
         (None, None) => 0,
     };
-    // (source vertex, material) of every corner, sorted: the new vertices in source order.
-    let key_bytes = (corners as u64).saturating_mul(size_of::<(u32, u8)>() as u64 + 4);
+    // (source vertex, material key) of every corner, sorted: the new vertices in source order.
+    let key_bytes = (corners as u64).saturating_mul(size_of::<(u32, u32)>() as u64 + 4);
     ctx.charge(&format!("{part} (vertices shared by its primitives)"), key_bytes)?;
-    let mut keys: Vec<(u32, u8)> = Vec::with_capacity(corners);
-    for (indices, material) in &members {
-        keys.extend(indices.iter().map(|&v| (v, id_of(v, *material))));
+    let mut keys: Vec<(u32, u32)> = Vec::with_capacity(corners);
+    for (indices, key) in &members {
+        keys.extend(indices.iter().map(|&v| (v, id_of(v, *key))));
     }
     keys.sort_unstable();
     keys.dedup();
-    let new_index = |v: u32, id: u8| keys.binary_search(&(v, id)).unwrap_or_default() as u32;
+    let new_index = |v: u32, id: u32| keys.binary_search(&(v, id)).unwrap_or_default() as u32;
     let mut indices = Vec::with_capacity(corners);
-    for (member, material) in &members {
-        indices.extend(member.iter().map(|&v| new_index(v, id_of(v, *material))));
+    for (member, key) in &members {
+        indices.extend(member.iter().map(|&v| new_index(v, id_of(v, *key))));
     }
     let identity = keys.len() == n && keys.iter().enumerate().all(|(i, &(v, _))| v as usize == i);
     if !identity {
@@ -379,10 +385,39 @@ fn share_vertices(
         let map: Vec<u32> = keys.iter().map(|&(v, _)| v).collect();
         mesh.select_vertices(&map)?;
     }
-    mesh.material_ids = keys.iter().map(|&(_, id)| id).collect();
+    if authored {
+        // Authored ids are 0..=255 (checked when read).
+        mesh.material_ids = keys.iter().map(|&(_, id)| id.min(255) as u8).collect();
+    } else {
+        mesh.material_ids = keys.iter().map(|&(_, key)| plan.slot_of_key(key).id).collect();
+        let vertex_keys: Vec<u32> = keys.iter().map(|&(_, key)| key).collect();
+        fold_colors(ctx, part, mesh, &vertex_keys)?;
+    }
     mesh.indices = indices;
     // The keys and the members' lists are freed here; the new index list stays.
     ctx.release(key_bytes.saturating_sub((corners as u64).saturating_mul(4)));
+    Ok(())
+}
+
+/// Multiplies the colour of each vertex (of material key `keys[v]`) by the base colour factor the
+/// material plan moved into the vertex colours, if any; a mesh without `COLOR_0` gets white ones
+/// first. Nothing changes when no key's material folds its colour.
+fn fold_colors(ctx: &Ctx<'_>, part: &str, mesh: &mut Mesh, keys: &[u32]) -> Result<()> {
+    let plan = &ctx.materials;
+    if !plan.folds_colors() || keys.iter().all(|&k| plan.slot_of_key(k).color.is_none()) {
+        return Ok(());
+    }
+    if mesh.colors.is_none() {
+        ctx.charge(&format!("{part} (base colours moved into vertex colours)"), 16 * keys.len() as u64)?;
+        mesh.colors = Some(vec![Vec4::ONE; keys.len()]);
+    }
+    if let Some(colors) = mesh.colors.as_mut() {
+        for (c, &k) in colors.iter_mut().zip(keys) {
+            if let Some(factor) = plan.slot_of_key(k).color {
+                *c *= Vec4::from(factor);
+            }
+        }
+    }
     Ok(())
 }
 

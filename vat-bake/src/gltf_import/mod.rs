@@ -35,7 +35,9 @@
 //!     A joint index at or past the skin's joint count (any slot, whatever its weight), a negative or
 //!     non-finite weight, or weights summing to 0 is an error.
 //!   - Material id per vertex: the custom attribute `_MATERIAL_ID` (u8/u16/u32/float scalar, raw values
-//!     in 0..=255), else the primitive's material index clamped to 255, else 0.
+//!     in 0..=255), else the primitive's material index (the glTF default material after the
+//!     document's own); a document with more than 256 is compacted (`material_plan.rs`: unused ones
+//!     left out, identical ones merged, base colours moved into the vertex colours).
 //!   - Morph targets: POSITION/NORMAL/TANGENT deltas (absent POSITION deltas are zeros); default weights
 //!     from `node.weights`, else `mesh.weights`, else zeros; names from `mesh.extras.targetNames` only
 //!     when it is an array of exactly one string per target.
@@ -101,6 +103,7 @@ mod accessors;
 mod anim;
 mod container;
 mod draco;
+mod material_plan;
 mod materials;
 mod mesh;
 mod meshopt_compression;
@@ -241,7 +244,7 @@ fn import_bytes(
         used: Cell::new(0),
         budget: options.max_memory,
         uv_set,
-        material_count: 0,
+        materials: material_plan::MaterialPlan::default(),
         quantization: false,
     };
     ctx.charge("the file", bytes.len() as u64)?;
@@ -267,13 +270,16 @@ fn import_bytes(
     let mut buffers = container::load_buffers(&ctx, &doc, bin, &resources, &needed)?;
     let doc = meshopt_compression::decode(&ctx, doc, &mut buffers, &compressed)?;
     let doc = draco::decode(&ctx, doc, &mut buffers, &draco)?;
-    let ctx = Ctx { material_count: doc.materials().len(), ..ctx };
+    let variants = contains(json_bytes, b"KHR_materials_variants");
+    let materials = material_plan::plan(&ctx, &doc, json_bytes, variants)?;
+    let plan_notes = materials.notes.clone();
+    let ctx = Ctx { materials, ..ctx };
     let mut importer = Importer::new(ctx, &doc, &buffers, name);
+    importer.rig.notes.extend(plan_notes);
     importer.nodes()?;
     importer.skin(options)?;
     importer.sockets()?;
     importer.meshes()?;
-    let variants = contains(json_bytes, b"KHR_materials_variants");
     let imported = materials::import(&importer, &resources, raw.as_ref(), variants)?;
     importer.rig.materials = imported.materials;
     importer.rig.notes.extend(imported.notes);
@@ -320,9 +326,8 @@ pub(super) struct Ctx<'p> {
     /// The texture coordinate set read into [`crate::rig::Mesh::uvs`] (0 but for the interop
     /// importers, see [`import_slice_uv_set`]).
     uv_set: u32,
-    /// Materials of the document: a primitive without one gets this id (the glTF default
-    /// material, appended after the document's own).
-    material_count: usize,
+    /// Which vat material (and vertex colour factor) each glTF material's vertices get.
+    materials: material_plan::MaterialPlan,
     /// The file declares `KHR_mesh_quantization`: unsigned texture coordinates may be plain
     /// integers (without it, the core spec has them normalised, flag or not).
     quantization: bool,
