@@ -286,15 +286,14 @@ pub fn bake_tier(
 ) -> Result<ImpostorImages> {
     use rayon::prelude::*;
     use vat_core::format::impostor::{ImpostorBound, ImpostorTier};
-    use vat_core::format::reference::VertexAnimationView;
+    use vat_core::format::reference::ObjectFrames;
     validate_options(options)?;
     let m = asset.manifest();
     let (variants, _) = material_variant_sets(m, options);
     check_tier_size(options, m.clips.len(), variants, u64::MAX)?;
     let input = |problem: &str| BakeError::InvalidInput { part: m.name.clone(), problem: problem.to_owned() };
     let bounds = m.animation_bounds().ok_or_else(|| input("has no animation bounds: no impostor tier"))?;
-    let view =
-        VertexAnimationView::from_asset(asset).map_err(|e| input(&format!("no impostor tier: {e}")))?;
+    let view = ObjectFrames::from_asset(asset).map_err(|e| input(&format!("no impostor tier: {e}")))?;
     let indices = lod0_indices(asset).ok_or_else(|| input("has no LOD 0 triangles: no impostor tier"))?;
     let colors = vertex_albedo(asset)?;
     let variant_colors = (1..=variants).map(|v| vertex_albedo_in(asset, v)).collect::<Result<Vec<_>>>()?;
@@ -346,7 +345,7 @@ pub fn bake_tier(
 /// spaced ones of clip `clip` (phase `k / frames`, linear interpolation): what a tier's image of
 /// that frame draws.
 pub(super) fn object_frame(
-    view: &vat_core::format::reference::VertexAnimationView<'_>,
+    view: &vat_core::format::reference::ObjectFrames<'_>,
     clip: u32,
     k: u32,
     frames: u32,
@@ -355,14 +354,7 @@ pub(super) fn object_frame(
     let (mut positions, mut normals) = (vec![[0.0f32; 3]; count], vec![[0.0f32; 3]; count]);
     let phase = k as f32 / frames as f32;
     let interp = vat_core::playback::Interpolation::Linear;
-    vat_core::format::reference::decode_object_frame(
-        view,
-        clip,
-        phase,
-        interp,
-        &mut positions,
-        &mut normals,
-    )?;
+    view.decode_at(clip, phase, interp, &mut positions, &mut normals)?;
     Ok((positions.into_iter().map(Vec3::from).collect(), normals.into_iter().map(Vec3::from).collect()))
 }
 

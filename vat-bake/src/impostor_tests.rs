@@ -686,3 +686,48 @@ fn variant_colour_sets_stop_at_the_layers_a_tier_holds() {
     assert!(check_tier_size(&small_options(), 1, 5, one * 3 * 2).is_err());
     assert!(check_tier_size(&small_options(), 1, 0, one * 3 * 2).is_ok());
 }
+
+#[test]
+fn a_skin_residual_file_bakes_its_tier_from_the_frames_it_decodes_to() {
+    // The tier was refused for the compressed format ("a format with a texel per vertex per
+    // frame"). Its images now draw the frames its skin and residual decode to, and `vat verify`'s
+    // measure of the written file holds the bound it states, as for a packed64 file.
+    use vat_core::format::encoding::VertexFormat;
+    use vat_core::format::reference::{ObjectFrames, SkinResidualView, decode_skin_residual_frame_at};
+    let rig = crate::procgen::humanoid();
+    let options = crate::prepare::BakeOptions {
+        frames: Some(4),
+        lods: crate::lods::LodOptions::Count(1),
+        format: VertexFormat::SkinResidual,
+        ..Default::default()
+    };
+    let bytes = crate::prepare::prepare(&rig, &options).unwrap().to_vat_bytes().unwrap();
+    let asset = vat_core::container::Asset::parse(&bytes).unwrap();
+    // What the tier draws for clip 1's second image is the skin-residual decode at phase 1/2.
+    let frames = ObjectFrames::from_asset(&asset).unwrap();
+    assert!(matches!(frames, ObjectFrames::SkinResidual(_)));
+    let n = frames.vertex_count();
+    let (drawn_p, drawn_n) = object_frame(&frames, 1, 1, 2, n).unwrap();
+    let view = SkinResidualView::from_asset(&asset).unwrap();
+    let instance = vat_core::instance::InstanceRecord {
+        clip_a: 1,
+        phase_offset_a: 0.5,
+        rate_a: 0.0,
+        ..Default::default()
+    };
+    let (mut p, mut nrm) = (vec![[0.0f32; 3]; n], vec![[0.0f32; 3]; n]);
+    decode_skin_residual_frame_at(
+        &view,
+        &instance,
+        0.0,
+        vat_core::playback::Interpolation::Linear,
+        &mut p,
+        &mut nrm,
+    )
+    .unwrap();
+    assert!(drawn_p.iter().zip(&p).all(|(a, b)| a.to_array() == *b));
+    assert!(drawn_n.iter().zip(&nrm).all(|(a, b)| a.to_array() == *b));
+    let (images, _) = bake_measured_tier(&asset, &small_options()).unwrap();
+    let check = tier_check(&with_tier(&bytes, &images));
+    assert!(check.passed(), "{:?}", check.failures());
+}

@@ -140,10 +140,11 @@ pub(super) fn plan(
         }
         m
     };
-    let factor = |k: usize| -> [f32; 4] {
-        let unit = |v: f32| if v.is_finite() { v.clamp(0.0, 1.0) } else { 0.0 };
-        doc.materials().nth(k).map_or([1.0; 4], |m| m.pbr_metallic_roughness().base_color_factor().map(unit))
-    };
+    // Each material's base colour factor as `materials::import` reads it (clamped to 0..=1).
+    let unit = |v: f32| if v.is_finite() { v.clamp(0.0, 1.0) } else { 0.0 };
+    let factors: Vec<[f32; 4]> =
+        doc.materials().map(|m| m.pbr_metallic_roughness().base_color_factor().map(unit)).collect();
+    let factor = |k: usize| factors[k];
 
     // Step 2: one group per distinct material as written.
     let mut exact: HashMap<String, usize> = HashMap::new();
@@ -188,12 +189,12 @@ pub(super) fn plan(
             count - unused
         )));
     }
-    // A group folds when its members do not all have one factor.
-    let folded: Vec<bool> = groups
-        .iter()
-        .enumerate()
-        .map(|(g, &first)| (0..count).any(|k| used[k] && group_of[k] == g && factor(k) != factor(first)))
-        .collect();
+    // A group folds when its members do not all have one factor (one pass over the materials).
+    let mut folded = vec![false; groups.len()];
+    for k in (0..count).filter(|&k| used[k]) {
+        let g = group_of[k];
+        folded[g] |= factor(k) != factor(groups[g]);
+    }
 
     let default_slot = Slot { id: groups.len() as u8, color: None, key: count as u32 };
     let mut slots: Vec<Slot> = (0..count)

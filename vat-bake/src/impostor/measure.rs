@@ -263,10 +263,10 @@ pub(super) fn measure_colored(
 ) -> Result<(vat_core::format::impostor::ImpostorBound, u32)> {
     use rayon::prelude::*;
     use vat_core::format::impostor::{ImpostorBound, SINGLE_VIEW_LEVEL, card_samples, one_view_sample};
-    use vat_core::format::reference::VertexAnimationView;
+    use vat_core::format::reference::ObjectFrames;
     let m = asset.manifest();
     let input = |problem: String| BakeError::InvalidInput { part: m.name.clone(), problem };
-    let view = VertexAnimationView::from_asset(asset).map_err(|e| input(e.to_string()))?;
+    let view = ObjectFrames::from_asset(asset).map_err(|e| input(e.to_string()))?;
     let indices = lod0_indices(asset).ok_or_else(|| input("has no LOD 0 triangles".into()))?;
     let material_ids = vertex_material_ids(asset)?;
     // Colours as the run time shows them: an asset without materials in its palette's (variant 0),

@@ -530,12 +530,11 @@ type FrameVectors = Vec<Vec<Vec3>>;
 /// attachments'.
 fn decode_frames(
     asset: &Asset<'_>,
-    view: &vat_core::format::reference::VertexAnimationView<'_>,
+    frames: &vat_core::format::reference::ObjectFrames<'_>,
     body: usize,
     stored: usize,
     attachments: &[AttachmentFrames],
 ) -> Result<(FrameVectors, FrameVectors)> {
-    use vat_core::format::reference::decode_object_frame;
     use vat_core::playback::Interpolation;
     let (mut p, mut nrm) = (vec![[0.0f32; 3]; body], vec![[0.0f32; 3]; body]);
     let mut positions: Vec<Vec<Vec3>> = Vec::with_capacity(stored);
@@ -543,7 +542,7 @@ fn decode_frames(
     for (c, clip) in asset.manifest().clips.iter().enumerate() {
         for k in 0..clip.frame_count {
             let offset = crate::verify::exact_frame_offset(clip, k).unwrap_or(0.0);
-            decode_object_frame(view, c as u32, offset, Interpolation::Point, &mut p, &mut nrm)?;
+            frames.decode_at(c as u32, offset, Interpolation::Point, &mut p, &mut nrm)?;
             let f = positions.len();
             let mut pf: Vec<Vec3> = p.iter().map(|v| Vec3::from(*v)).collect();
             let mut nf: Vec<Vec3> = nrm.iter().map(|v| Vec3::from(*v)).collect();
@@ -710,13 +709,12 @@ impl Offsets {
 
 /// The export itself (see [`super::export_openvat`]).
 pub(crate) fn export(asset: &Asset<'_>, dir: &Path, options: &OpenVatExport) -> Result<OpenVatWritten> {
-    use vat_core::format::reference::VertexAnimationView;
     let manifest = asset.manifest();
     let target = options.target;
     check_exportable_mode(manifest, dir)?;
-    let view = VertexAnimationView::from_asset(asset)
+    let frames_of = vat_core::format::reference::ObjectFrames::from_asset(asset)
         .map_err(|e| bad(dir, "the asset", format!("cannot be exported: {e}")))?;
-    let body = view.layout.vertex_count as usize;
+    let body = frames_of.vertex_count();
     let name = file_stem_of(&manifest.name);
     let clips = &manifest.clips;
     let stored: usize = clips.iter().map(|c| c.frame_count as usize).sum();
@@ -744,7 +742,7 @@ pub(crate) fn export(asset: &Asset<'_>, dir: &Path, options: &OpenVatExport) -> 
         ));
     }
     unexported_notes(asset, &mut notes);
-    let (positions, normals) = decode_frames(asset, &view, body, stored, &attachments)?;
+    let (positions, normals) = decode_frames(asset, &frames_of, body, stored, &attachments)?;
     let rest = RestMesh::new(asset, dir, body, n, (&positions, &normals), &attachments)?;
     // Offsets in the target's space, and their box.
     let offsets = Offsets::new(target.offset_space(), &positions, &rest.positions);

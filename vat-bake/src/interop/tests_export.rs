@@ -261,6 +261,60 @@ fn a_round_trip_through_openvat_reproduces_the_asset() {
     }
 }
 
+/// A skin-residual asset exports the frames its skin and residual decode to (vat's CPU
+/// reference, `decode_skin_residual_frame`), read back within the exported format's bound; it was
+/// refused ("a format with a texel per vertex per frame").
+#[test]
+fn a_skin_residual_asset_exports_the_frames_it_decodes_to() {
+    use vat_core::format::encoding::VertexFormat;
+    use vat_core::format::reference::{SkinResidualView, decode_skin_residual_frame};
+    let rig = crate::procgen::humanoid();
+    let options = BakeOptions {
+        frames: Some(4),
+        lods: crate::lods::LodOptions::Count(1),
+        format: VertexFormat::SkinResidual,
+        ..Default::default()
+    };
+    let bytes = prepare(&rig, &options).unwrap().to_vat_bytes().unwrap();
+    let asset = Asset::parse(&bytes).unwrap();
+    let view = SkinResidualView::from_asset(&asset).unwrap();
+    let n = view.vertices.len();
+    // The export reads each stored frame as a playback state landing on it: bit for bit the
+    // stored frame's decode.
+    let frames = vat_core::format::reference::ObjectFrames::from_asset(&asset).unwrap();
+    let (mut p, mut nrm) = (vec![[0.0f32; 3]; n], vec![[0.0f32; 3]; n]);
+    let (mut sp, mut sn) = (p.clone(), nrm.clone());
+    for (c, clip) in asset.manifest().clips.iter().enumerate() {
+        for k in 0..clip.frame_count {
+            let offset = crate::verify::exact_frame_offset(clip, k).unwrap();
+            frames.decode_at(c as u32, offset, Interpolation::Point, &mut p, &mut nrm).unwrap();
+            decode_skin_residual_frame(&view, clip.first_frame + k, &mut sp, &mut sn).unwrap();
+            assert!(p == sp && nrm == sn, "clip {c} frame {k}");
+        }
+    }
+    let dir = scratch("skin-residual");
+    let written = export_openvat(
+        &asset,
+        &dir,
+        &OpenVatExport { format: TextureFormat::Exr32, normals: NormalsExport::Packed, ..Default::default() },
+    )
+    .unwrap();
+    // The body's columns, then the cap attachment's.
+    assert!(written.width > n, "{} columns for {n} body vertices", written.width);
+    let imported = read_openvat(&dir, &OpenVatOptions::default()).unwrap();
+    let total: u32 = asset.manifest().clips.iter().map(|c| c.frame_count).sum();
+    assert_eq!(imported.sequence.positions.len(), total as usize);
+    let bound = Vec3::from(written.position_bound) * 1.0001;
+    for (f, frame) in imported.sequence.positions.iter().enumerate() {
+        decode_skin_residual_frame(&view, f as u32, &mut p, &mut nrm).unwrap();
+        for (v, got) in frame.iter().enumerate().take(n) {
+            let e = (*got - Vec3::from(p[v])).abs();
+            assert!(e.cmple(bound).all(), "frame {f} vertex {v}: {e} > {bound}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A mode OpenVAT's layout cannot hold is refused by name, before anything is written (it used to
 /// say "vertex animation = none is out of range").
 #[test]

@@ -326,6 +326,72 @@ pub(crate) fn decode_tangent(
     Ok([r[0], r[1], r[2], t[3]])
 }
 
+/// A vertex-animation asset's frames whatever its vertex format: a texel per vertex per frame
+/// ([`VertexAnimationView`]) or the skin-residual format's skin and residual
+/// ([`SkinResidualView`]). For tools that read an asset's animation as whole frames (exports,
+/// impostor images) without caring how it is stored.
+#[derive(Debug, Clone)]
+pub enum ObjectFrames<'a> {
+    /// A format with one texel per vertex per frame.
+    Texels(VertexAnimationView<'a>),
+    /// The skin-residual format (format version 11).
+    SkinResidual(SkinResidualView<'a>),
+}
+
+impl<'a> ObjectFrames<'a> {
+    /// The vertex animation of a validated asset, by its vertex format.
+    ///
+    /// # Errors
+    /// Those of [`VertexAnimationView::from_asset`] (no vertex animation texture, a fluid bake)
+    /// and [`SkinResidualView::from_asset`].
+    pub fn from_asset(asset: &'a Asset<'_>) -> Result<Self> {
+        let format = asset.manifest().vertex_animation.as_ref().map(|va| va.format);
+        Ok(if format == Some(VertexFormat::SkinResidual) {
+            Self::SkinResidual(SkinResidualView::from_asset(asset)?)
+        } else {
+            Self::Texels(VertexAnimationView::from_asset(asset)?)
+        })
+    }
+
+    /// Vertices per frame.
+    pub fn vertex_count(&self) -> usize {
+        match self {
+            Self::Texels(view) => view.layout.vertex_count as usize,
+            Self::SkinResidual(view) => view.vertices.len(),
+        }
+    }
+
+    /// Every vertex of clip `clip_index` played at phase `offset` (cycles) with rate 0, in object
+    /// space, for an instance at the origin with no yaw, scale 1 and no cross-fade:
+    /// [`decode_object_frame`] for texels, [`decode_skin_residual_frame_at`] for skin-residual
+    /// (each what the shader computes for that instance).
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] when `positions` or `normals` is not one entry per vertex; otherwise
+    /// the decoder's.
+    pub fn decode_at(
+        &self,
+        clip_index: u32,
+        offset: f32,
+        interp: Interpolation,
+        positions: &mut [[f32; 3]],
+        normals: &mut [[f32; 3]],
+    ) -> Result<()> {
+        match self {
+            Self::Texels(view) => decode_object_frame(view, clip_index, offset, interp, positions, normals),
+            Self::SkinResidual(view) => {
+                let instance = InstanceRecord {
+                    clip_a: clip_index,
+                    phase_offset_a: offset,
+                    rate_a: 0.0,
+                    ..Default::default()
+                };
+                decode_skin_residual_frame_at(view, &instance, 0.0, interp, positions, normals)
+            }
+        }
+    }
+}
+
 pub(crate) mod helpers;
 mod palette;
 #[cfg(test)]
