@@ -355,6 +355,39 @@ fn the_regression_inputs_are_what_the_generator_makes_and_keep_their_outcome() {
 
 /// Generated seeds: `(target, file name, bytes)`. Small valid inputs of each kind, so the fuzzer
 /// starts from deep inside the formats.
+/// The `many-materials.gltf` seed (see [`seeds`]): kept under the seeds' 32 KiB, so one
+/// position-only triangle and short colours (quarters in each channel).
+fn many_materials_gltf() -> Vec<u8> {
+    use base64::Engine as _;
+    use serde_json::json;
+    let positions: Vec<u8> =
+        [0.0f32, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let uri = format!(
+        "data:application/octet-stream;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(&positions)
+    );
+    let quarter = |k: usize, d: usize| (k / d % 5) as f32 / 4.0;
+    let mut materials: Vec<serde_json::Value> = (0..257)
+        .map(|k| json!({ "pbrMetallicRoughness": { "baseColorFactor": [quarter(k, 1), quarter(k, 5), quarter(k, 25), quarter(k, 125)] } }))
+        .collect();
+    materials.push(materials[3].clone());
+    materials.push(json!({}));
+    let primitives: Vec<serde_json::Value> =
+        (0..258).map(|k| json!({ "attributes": { "POSITION": 0 }, "material": k })).collect();
+    let doc = json!({
+        "asset": { "version": "2.0" },
+        "scene": 0,
+        "scenes": [{ "nodes": [0] }],
+        "nodes": [{ "mesh": 0 }],
+        "meshes": [{ "primitives": primitives }],
+        "materials": materials,
+        "buffers": [{ "byteLength": 36, "uri": uri }],
+        "bufferViews": [{ "buffer": 0, "byteLength": 36 }],
+        "accessors": [{ "bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3", "min": [0, 0, 0], "max": [1, 1, 0] }],
+    });
+    serde_json::to_vec(&doc).unwrap()
+}
+
 fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     // Seeds the project writes itself (no third-party file is copied into the repository): the
     // small skinned glTF as .gltf and .glb, and the procedural humanoid's .glb export.
@@ -363,6 +396,10 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let mut out = Vec::new();
     out.push(("gltf_bake", "small-skinned.gltf".to_owned(), small_gltf.clone()));
     out.push(("gltf_bake", "small-skinned.glb".to_owned(), small_glb));
+    // More than 256 materials: one triangle drawn by 258 primitives, 257 of them with their own
+    // base colour and one with a copy of material 3, plus a material nothing draws with, so that
+    // the import leaves out, merges and moves base colours into vertex colours (`material_plan`).
+    out.push(("gltf_bake", "many-materials.gltf".to_owned(), many_materials_gltf()));
     let skin = import_slice(&small_gltf, None, "small").unwrap();
     let mut boxes = skin.clone();
     boxes.clips.clear(); // a static asset

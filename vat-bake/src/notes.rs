@@ -156,9 +156,37 @@ where
         .collect()
 }
 
+/// Indices for a note, runs of consecutive ones as ranges: `[0, 1, 2, 5, 7, 8]` is `"0-2, 5, 7-8"`
+/// (a file with hundreds of primitives is named in a short line). Keeps the given order; a run is
+/// only an ascending step of 1.
+pub fn index_ranges(indices: &[usize]) -> String {
+    let mut parts = Vec::new();
+    let mut k = 0;
+    while k < indices.len() {
+        let start = indices[k];
+        let mut end = start;
+        while k + 1 < indices.len() && end.checked_add(1) == Some(indices[k + 1]) {
+            k += 1;
+            end = indices[k];
+        }
+        parts.push(if end == start { start.to_string() } else { format!("{start}-{end}") });
+        k += 1;
+    }
+    parts.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::collapse;
+    use super::{collapse, index_ranges};
+
+    #[test]
+    fn consecutive_indices_are_named_as_ranges() {
+        assert_eq!(index_ranges(&[0, 1, 2, 5, 7, 8]), "0-2, 5, 7-8");
+        assert_eq!(index_ranges(&[3]), "3");
+        assert_eq!(index_ranges(&[]), "");
+        assert_eq!(index_ranges(&[4, 3, 2]), "4, 3, 2");
+        assert_eq!(index_ranges(&[usize::MAX - 1, usize::MAX]), format!("{}-{}", usize::MAX - 1, usize::MAX));
+    }
 
     #[test]
     fn a_note_repeated_per_frame_is_said_once_with_the_frame_count() {

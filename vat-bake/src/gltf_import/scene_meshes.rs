@@ -152,7 +152,7 @@ impl<'a> Importer<'a, '_> {
             &mut self.rig.notes,
         )?;
         if group.len() > 1 {
-            let list: Vec<String> = group.iter().map(|&k| baked[k].0.index().to_string()).collect();
+            let list: Vec<usize> = group.iter().map(|&k| baked[k].0.index()).collect();
             let materials = {
                 let mut ids = rig_mesh.material_ids.clone();
                 ids.sort_unstable();
@@ -163,7 +163,7 @@ impl<'a> Importer<'a, '_> {
                 "{mesh_label}: primitives {} share one set of vertex attributes: baked as one mesh of {} \
                  vertices (those their triangles use) with {materials} material(s), each primitive \
                  keeping its own triangles and material",
-                list.join(", "),
+                crate::notes::index_ranges(&list),
                 rig_mesh.vertex_count()
             ));
         }
