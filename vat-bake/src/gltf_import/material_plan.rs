@@ -45,6 +45,8 @@ pub(super) struct Source {
     pub(super) material: Option<usize>,
     /// Whether its base colour factor went into the vertex colours (it is then white).
     pub(super) white: bool,
+    /// The distinct glTF materials it stands for (1 unless merged or folded).
+    pub(super) members: usize,
 }
 
 /// The map from glTF material slots to vat materials (see the module docs).
@@ -71,9 +73,9 @@ impl MaterialPlan {
     fn identity(count: usize, needs_default: bool) -> Self {
         let slots = (0..=count).map(|k| Slot { id: k.min(255) as u8, color: None, key: k as u32 }).collect();
         let mut sources: Vec<Source> =
-            (0..count).map(|k| Source { material: Some(k), white: false }).collect();
+            (0..count).map(|k| Source { material: Some(k), white: false, members: 1 }).collect();
         if needs_default {
-            sources.push(Source { material: None, white: false });
+            sources.push(Source { material: None, white: false, members: 1 });
         }
         Self { slots, sources, notes: Vec::new() }
     }
@@ -208,10 +210,17 @@ pub(super) fn plan(
         })
         .collect();
     slots.push(default_slot);
-    let mut sources: Vec<Source> =
-        groups.iter().enumerate().map(|(g, &k)| Source { material: Some(k), white: folded[g] }).collect();
+    let mut members = vec![0usize; groups.len()];
+    for k in (0..count).filter(|&k| used[k] && exact_of[k] == k) {
+        members[group_of[k]] += 1;
+    }
+    let mut sources: Vec<Source> = groups
+        .iter()
+        .enumerate()
+        .map(|(g, &k)| Source { material: Some(k), white: folded[g], members: members[g] })
+        .collect();
     if needs_default {
-        sources.push(Source { material: None, white: false });
+        sources.push(Source { material: None, white: false, members: 1 });
     }
 
     let mut notes = Vec::new();
@@ -226,7 +235,8 @@ pub(super) fn plan(
     }
     let folded_groups = folded.iter().filter(|&&f| f).count();
     if folded_groups > 0 {
-        let members = (0..count).filter(|&k| used[k] && exact_of[k] == k && folded[group_of[k]]).count();
+        let folded_members =
+            (0..count).filter(|&k| used[k] && exact_of[k] == k && folded[group_of[k]]).count();
         let rounding = (0..count)
             .filter(|&k| used[k] && folded[group_of[k]])
             .flat_map(factor)
@@ -234,7 +244,7 @@ pub(super) fn plan(
             .fold(0.0f32, f32::max);
         let plural = |n: usize| if n == 1 { "" } else { "s" };
         notes.push(format!(
-            "materials: {distinct} exceed the {MAX_MATERIALS} a .vat holds, so {members} that differ only in base \
+            "materials: {distinct} exceed the {MAX_MATERIALS} a .vat holds, so {folded_members} that differ only in base \
              colour became {folded_groups} white material{}, each one's baseColorFactor moved into the vertex \
              colours of its vertices (glTF multiplies the two; stored as 8-bit linear, largest rounding of a \
              factor {rounding:.4})",
@@ -254,7 +264,7 @@ mod tests {
         assert_eq!(plan.slot(Some(1)), Slot { id: 1, color: None, key: 1 });
         assert_eq!(plan.slot(None), Slot { id: 3, color: None, key: 3 });
         assert_eq!(plan.sources.len(), 4);
-        assert_eq!(plan.sources[3], Source { material: None, white: false });
+        assert_eq!(plan.sources[3], Source { material: None, white: false, members: 1 });
         assert!(!plan.folds_colors());
         assert_eq!(MaterialPlan::identity(3, false).sources.len(), 3);
     }

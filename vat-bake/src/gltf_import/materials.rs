@@ -220,6 +220,11 @@ pub(super) fn import(
                 if source.white {
                     // Its factor and its group's are in the vertex colours.
                     material.base_color_factor = [1.0; 4];
+                    material.name = format!(
+                        "{} and {} more (base colours in the vertex colours)",
+                        material.name,
+                        source.members.saturating_sub(1)
+                    );
                 }
                 uv_transforms.push(transform);
                 loader.out.materials.push(material);

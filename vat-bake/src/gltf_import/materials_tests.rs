@@ -225,7 +225,7 @@ fn a_document_over_256_materials_keeps_every_colour_exactly() {
     }
     let list = &rig.materials.as_ref().unwrap().materials;
     let names: Vec<&str> = list.iter().map(|m| m.name.as_str()).collect();
-    assert_eq!(names, ["c0", "metal", "glTF default"]);
+    assert_eq!(names, ["c0 and 299 more (base colours in the vertex colours)", "metal", "glTF default"]);
     assert_eq!(list[0].base_color_factor, [1.0; 4]);
     assert_eq!(list[1].base_color_factor, [0.2, 0.3, 0.4, 1.0]);
     // One mesh (the primitives share their vertices); triangle k is primitive k's. Each vertex
