@@ -351,7 +351,9 @@ fn share_vertices(
                 (None, key) => {
                     let slot = plan.slot_of_key(key.unwrap_or(0));
                     mesh.material_ids = vec![slot.id; n];
-                    fold_colors(ctx, part, mesh, &vec![slot.key; n])?;
+                    if slot.color.is_some() {
+                        fold_colors(ctx, part, mesh, &vec![slot.key; n])?;
+                    }
                 }
             }
             mesh.indices = indices;
