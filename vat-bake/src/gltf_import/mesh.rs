@@ -392,8 +392,10 @@ fn share_vertices(
         mesh.material_ids = keys.iter().map(|&(_, id)| id.min(255) as u8).collect();
     } else {
         mesh.material_ids = keys.iter().map(|&(_, key)| plan.slot_of_key(key).id).collect();
-        let vertex_keys: Vec<u32> = keys.iter().map(|&(_, key)| key).collect();
-        fold_colors(ctx, part, mesh, &vertex_keys)?;
+        if plan.folds_colors() {
+            let vertex_keys: Vec<u32> = keys.iter().map(|&(_, key)| key).collect();
+            fold_colors(ctx, part, mesh, &vertex_keys)?;
+        }
     }
     mesh.indices = indices;
     // The keys and the members' lists are freed here; the new index list stays.
