@@ -487,10 +487,62 @@ impl Context {
 
     /// Index of a memory type allowed by `type_bits` with all of `flags`.
     pub(crate) fn memory_type(&self, type_bits: u32, flags: vk::MemoryPropertyFlags) -> Option<u32> {
-        let m = &self.memory_properties;
-        (0..m.memory_type_count)
-            .find(|&i| type_bits & (1 << i) != 0 && m.memory_types[i as usize].property_flags.contains(flags))
+        memory_type_in(&self.memory_properties, type_bits, flags)
     }
+
+    /// The memory type of a host-visible, coherent buffer allowed by `type_bits`
+    /// ([`host_buffer_memory_type`]).
+    pub(crate) fn host_buffer_memory_type(&self, type_bits: u32, read_back: bool) -> Option<u32> {
+        host_buffer_memory_type(&self.memory_properties, type_bits, read_back)
+    }
+}
+
+/// Index of the first memory type of `m` allowed by `type_bits` with all of `flags`.
+fn memory_type_in(
+    m: &vk::PhysicalDeviceMemoryProperties,
+    type_bits: u32,
+    flags: vk::MemoryPropertyFlags,
+) -> Option<u32> {
+    let count = m.memory_type_count.min(vk::MAX_MEMORY_TYPES as u32);
+    (0..count)
+        .find(|&i| type_bits & (1 << i) != 0 && m.memory_types[i as usize].property_flags.contains(flags))
+}
+
+/// The memory type for a buffer the CPU writes (instance records, uniforms, the asset's buffers)
+/// or, with `read_back`, reads (culling counts, readbacks), allowed by `type_bits`; always
+/// host-visible and coherent (the buffer is mapped).
+///
+/// A buffer the GPU reads every frame goes in video memory the CPU can write when the device
+/// exposes all of its video memory that way (resizable BAR: a device-local, host-visible type on
+/// the largest device-local heap; integrated GPUs and lavapipe have only such types), else in
+/// host memory: on a discrete GPU without resizable BAR the host-visible window into video memory
+/// is a separate 256 MiB heap that the host application may need, so it is left alone. Host
+/// memory is read by the GPU across the bus, once per access beyond its caches: a million
+/// instance records (64 MiB) outgrow them. A read-back buffer prefers cached host memory (the CPU
+/// reads uncached video memory slowly).
+pub(crate) fn host_buffer_memory_type(
+    m: &vk::PhysicalDeviceMemoryProperties,
+    type_bits: u32,
+    read_back: bool,
+) -> Option<u32> {
+    use vk::MemoryPropertyFlags as F;
+    let host = F::HOST_VISIBLE | F::HOST_COHERENT;
+    if read_back {
+        return memory_type_in(m, type_bits, host | F::HOST_CACHED)
+            .or_else(|| memory_type_in(m, type_bits, host));
+    }
+    let heaps = &m.memory_heaps[..(m.memory_heap_count as usize).min(vk::MAX_MEMORY_HEAPS)];
+    let vram = (0..heaps.len())
+        .filter(|&h| heaps[h].flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
+        .max_by_key(|&h| heaps[h].size);
+    let count = m.memory_type_count.min(vk::MAX_MEMORY_TYPES as u32);
+    let in_vram = (0..count).find(|&i| {
+        let t = &m.memory_types[i as usize];
+        type_bits & (1 << i) != 0
+            && t.property_flags.contains(host | F::DEVICE_LOCAL)
+            && Some(t.heap_index as usize) == vram
+    });
+    in_vram.or_else(|| memory_type_in(m, type_bits, host))
 }
 
 impl Drop for Context {
@@ -662,4 +714,63 @@ fn pick_device(
         return Err(DeviceError::NoDevice.into());
     };
     Ok((physical_device, properties, queue_family))
+}
+
+#[cfg(test)]
+mod tests {
+    use ash::vk;
+    use vk::MemoryPropertyFlags as F;
+
+    use super::host_buffer_memory_type;
+
+    /// Memory properties with `heaps` (size in MiB, device-local) and `types` (flags, heap).
+    fn props(heaps: &[(u64, bool)], types: &[(F, u32)]) -> vk::PhysicalDeviceMemoryProperties {
+        let mut m = vk::PhysicalDeviceMemoryProperties {
+            memory_heap_count: heaps.len() as u32,
+            memory_type_count: types.len() as u32,
+            ..Default::default()
+        };
+        for (i, &(mib, local)) in heaps.iter().enumerate() {
+            let flags = if local { vk::MemoryHeapFlags::DEVICE_LOCAL } else { vk::MemoryHeapFlags::empty() };
+            m.memory_heaps[i] = vk::MemoryHeap { size: mib << 20, flags };
+        }
+        for (i, &(property_flags, heap_index)) in types.iter().enumerate() {
+            m.memory_types[i] = vk::MemoryType { property_flags, heap_index };
+        }
+        m
+    }
+
+    const HOST: F = F::from_raw(F::HOST_VISIBLE.as_raw() | F::HOST_COHERENT.as_raw());
+    const CACHED: F = F::from_raw(HOST.as_raw() | F::HOST_CACHED.as_raw());
+    const BAR: F = F::from_raw(HOST.as_raw() | F::DEVICE_LOCAL.as_raw());
+
+    #[test]
+    fn buffers_the_gpu_reads_go_in_video_memory_only_with_resizable_bar() {
+        let all = u32::MAX;
+        // A discrete GPU with resizable BAR: video memory (heap 0) is host-visible as a whole.
+        let rebar = props(
+            &[(81_920, true), (65_536, false)],
+            &[(F::DEVICE_LOCAL, 0), (HOST, 1), (CACHED, 1), (BAR, 0)],
+        );
+        assert_eq!(host_buffer_memory_type(&rebar, all, false), Some(3));
+        assert_eq!(host_buffer_memory_type(&rebar, all, true), Some(2));
+        // A type the buffer does not allow is not taken.
+        assert_eq!(host_buffer_memory_type(&rebar, all & !(1 << 3), false), Some(1));
+        // Without resizable BAR the host-visible video memory is a 256 MiB heap of its own: left to
+        // the host application, the buffer goes to host memory.
+        let window = props(
+            &[(81_920, true), (65_536, false), (256, true)],
+            &[(F::DEVICE_LOCAL, 0), (HOST, 1), (CACHED, 1), (BAR, 2)],
+        );
+        assert_eq!(host_buffer_memory_type(&window, all, false), Some(1));
+        assert_eq!(host_buffer_memory_type(&window, all, true), Some(2));
+        // An integrated GPU or lavapipe: one heap, every type device-local and host-visible.
+        let unified = props(&[(16_384, true)], &[(F::DEVICE_LOCAL, 0), (BAR | F::HOST_CACHED, 0)]);
+        assert_eq!(host_buffer_memory_type(&unified, all, false), Some(1));
+        assert_eq!(host_buffer_memory_type(&unified, all, true), Some(1));
+        // No host-visible type at all.
+        let none = props(&[(1024, true)], &[(F::DEVICE_LOCAL, 0)]);
+        assert_eq!(host_buffer_memory_type(&none, all, false), None);
+        assert_eq!(host_buffer_memory_type(&none, all, true), None);
+    }
 }

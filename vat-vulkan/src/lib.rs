@@ -77,8 +77,12 @@
 //! and after its passes) are the host's. [`Offscreen::record_host_frame`] runs a host frame on the
 //! offscreen target.
 //!
-//! Host-visible memory is used for every buffer (fine on lavapipe and integrated GPUs, not tuned for
-//! discrete ones); the textures are device-local and filled through a staging buffer. Parity with
+//! Every buffer is host-visible (the CPU writes it in place). Buffers the GPU reads go in video
+//! memory when the device exposes all of it to the host (resizable BAR; integrated GPUs and lavapipe
+//! have only such memory), else in host memory: a discrete GPU without resizable BAR reads them
+//! across the bus (not tuned for; the small host-visible window into its video memory is left to
+//! the host application). Read-back buffers use cached host memory. The textures are device-local
+//! and filled through a staging buffer. Parity with
 //! vat-wgpu is tested in the workspace's `tests/tests/vulkan_parity.rs` (decode, bit-identical) and
 //! `tests/tests/vulkan_render_parity.rs` (images and culling), all under the validation layer.
 

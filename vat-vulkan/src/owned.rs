@@ -65,6 +65,15 @@ impl Owned {
             .ctx
             .memory_type(requirements.memory_type_bits, flags)
             .ok_or(DeviceError::NoMemoryType(what))?;
+        self.allocate_type(requirements, type_index)
+    }
+
+    /// Allocates memory of type `type_index` for `requirements` and records it.
+    fn allocate_type(
+        &mut self,
+        requirements: vk::MemoryRequirements,
+        type_index: u32,
+    ) -> Result<vk::DeviceMemory, Error> {
         self.ctx.count_allocation()?;
         let info = vk::MemoryAllocateInfo::default()
             .allocation_size(requirements.size)
@@ -76,7 +85,10 @@ impl Owned {
         Ok(memory)
     }
 
-    /// A host-visible, coherent buffer of at least `size` bytes (at least 4, a multiple of 4).
+    /// A host-visible, coherent buffer of at least `size` bytes (at least 4, a multiple of 4), in
+    /// the memory [`crate::device::host_buffer_memory_type`] picks: video memory the CPU can write
+    /// when the device exposes all of it (resizable BAR), else host memory; a buffer only
+    /// transferred into (`TRANSFER_DST` alone: a read-back) in cached host memory.
     pub(crate) fn buffer(
         &mut self,
         size: u64,
@@ -92,8 +104,12 @@ impl Owned {
         self.push(Object::Buffer(buffer));
         // SAFETY: `buffer` was just created on this device.
         let requirements = unsafe { self.device().get_buffer_memory_requirements(buffer) };
-        let flags = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-        let memory = self.allocate(requirements, flags, what)?;
+        let read_back = usage == vk::BufferUsageFlags::TRANSFER_DST;
+        let type_index = self
+            .ctx
+            .host_buffer_memory_type(requirements.memory_type_bits, read_back)
+            .ok_or(DeviceError::NoMemoryType(what))?;
+        let memory = self.allocate_type(requirements, type_index)?;
         // SAFETY: fresh buffer and memory of the right size and type, bound once at offset 0.
         unsafe { self.device().bind_buffer_memory(buffer, memory, 0) }
             .map_err(DeviceError::vk("bind buffer"))?;
