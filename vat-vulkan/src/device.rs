@@ -495,6 +495,19 @@ impl Context {
     pub(crate) fn host_buffer_memory_type(&self, type_bits: u32, read_back: bool) -> Option<u32> {
         host_buffer_memory_type(&self.memory_properties, type_bits, read_back)
     }
+
+    /// Where buffers the GPU reads are placed on this device: `"video memory"` when it exposes all
+    /// of its video memory to the host (resizable BAR, or one unified heap), else `"host memory"`
+    /// (any memory type allowed; a buffer's own allowed types may narrow that). For reports, such
+    /// as `vat bench`'s adapter line.
+    pub fn buffer_placement(&self) -> &'static str {
+        let m = &self.memory_properties;
+        let chosen = host_buffer_memory_type(m, u32::MAX, false);
+        let local = chosen.is_some_and(|i| {
+            m.memory_types[i as usize].property_flags.contains(vk::MemoryPropertyFlags::DEVICE_LOCAL)
+        });
+        if local { "video memory" } else { "host memory" }
+    }
 }
 
 /// Index of the first memory type of `m` allowed by `type_bits` with all of `flags`.

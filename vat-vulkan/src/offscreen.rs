@@ -426,7 +426,7 @@ impl CrowdRenderer for Offscreen {
     type Error = Error;
 
     fn adapter_name(&self) -> String {
-        format!("vulkan: {}", self.ctx.device_name())
+        format!("vulkan: {} (buffers in {})", self.ctx.device_name(), self.ctx.buffer_placement())
     }
 
     fn upload(&mut self, asset: &Asset<'_>) -> Result<GpuAsset, Error> {
