@@ -29,7 +29,9 @@ use std::collections::HashMap;
 use base64::Engine as _;
 use gltf::texture::{MagFilter, MinFilter, WrappingMode};
 use serde_json::Value;
-use vat_core::container::{AlphaMode, MAX_MATERIALS, Material, TextureBinding, TextureFilter, TextureWrap};
+use vat_core::container::{
+    AlphaMode, MAX_MATERIALS, MAX_TEXTURE_LAYERS, Material, TextureBinding, TextureFilter, TextureWrap,
+};
 
 use super::container::{Resources, shorten};
 use super::{Ctx, Importer};
@@ -168,8 +170,9 @@ pub(super) fn apply_uv_transforms(meshes: &mut [crate::rig::Mesh], transforms: &
 /// `has_variants` says whether it names `KHR_materials_variants`.
 ///
 /// # Errors
-/// [`crate::BakeError::Gltf`] for more than 256 materials, an image `uri` escaping the resource
-/// root, or an import over its memory budget.
+/// [`crate::BakeError::Gltf`] for more than 256 materials, more than 256 distinct images of one
+/// kind (base colour; normal and metallic-roughness), an image `uri` escaping the resource root,
+/// or an import over its memory budget.
 pub(super) fn import(
     imp: &Importer<'_, '_>,
     resources: &Resources<'_>,
@@ -234,6 +237,24 @@ pub(super) fn import(
                 loader.out.materials.push(Material { name: "glTF default".into(), ..Material::default() });
                 uv_transforms.push(None);
             }
+        }
+    }
+    // Each kind of image is one texture array of the .vat, at most 256 layers (the GPU's
+    // texture-array limit): refused here, naming the images, rather than by the written file's
+    // read-back.
+    let kinds = [
+        ("base colour", loader.out.color_images.len()),
+        ("normal and metallic-roughness", loader.out.data_images.len()),
+    ];
+    for (what, images) in kinds {
+        if images > MAX_TEXTURE_LAYERS {
+            return Err(ctx.err(
+                "materials",
+                format!(
+                    "{images} distinct {what} images; a .vat holds at most {MAX_TEXTURE_LAYERS} of each kind (one \
+                     texture array each, the GPU's layer limit): combine textures into atlases before baking"
+                ),
+            ));
         }
     }
     if let Some(raw) = raw.filter(|_| has_variants) {

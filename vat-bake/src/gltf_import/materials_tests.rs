@@ -338,3 +338,42 @@ fn an_unknown_attribute_name_with_materials_never_panics() {
     let rig = import_slice(&bytes, None, "unknown-attribute").unwrap();
     assert!(rig.materials.is_some());
 }
+
+#[test]
+fn more_than_256_images_of_one_kind_are_refused_naming_them() {
+    // 129 materials, each with its own normal and metallic-roughness images: 258 data layers, two
+    // more than a texture array holds (the base colours, 129, fit).
+    let png = |k: usize, c: u8| {
+        let image = image::RgbaImage::from_pixel(1, 1, image::Rgba([k as u8, (k >> 8) as u8, c, 255]));
+        let mut bytes = std::io::Cursor::new(Vec::new());
+        image.write_to(&mut bytes, image::ImageFormat::Png).unwrap();
+        use base64::Engine as _;
+        format!(
+            "data:image/png;base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(bytes.into_inner())
+        )
+    };
+    let mut json: Value = serde_json::from_slice(&many_primitives(129, Some, Vec::new())).unwrap();
+    let (mut images, mut textures, mut materials) = (Vec::new(), Vec::new(), Vec::new());
+    for k in 0..129 {
+        for c in [0u8, 1, 2] {
+            images.push(json!({ "uri": png(k, c) }));
+            textures.push(json!({ "source": images.len() - 1 }));
+        }
+        let t = 3 * k;
+        materials.push(json!({
+            "pbrMetallicRoughness": { "baseColorTexture": { "index": t }, "metallicRoughnessTexture": { "index": t + 2 } },
+            "normalTexture": { "index": t + 1 },
+        }));
+    }
+    json["images"] = json!(images);
+    json["textures"] = json!(textures);
+    json["materials"] = json!(materials);
+    let err = import_slice(&serde_json::to_vec(&json).unwrap(), None, "layers").unwrap_err();
+    assert!(matches!(err, BakeError::Gltf { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("258 distinct normal and metallic-roughness images; a .vat holds at most 256"),
+        "{err}"
+    );
+}
