@@ -385,7 +385,7 @@ fn many_materials_gltf() -> Vec<u8> {
         "bufferViews": [{ "buffer": 0, "byteLength": 36 }],
         "accessors": [{ "bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3", "min": [0, 0, 0], "max": [1, 1, 0] }],
     });
-    serde_json::to_vec(&doc).unwrap()
+    serde_json::to_vec(&doc).expect("the seed serialises")
 }
 
 fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {

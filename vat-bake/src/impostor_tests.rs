@@ -701,14 +701,14 @@ fn a_skin_residual_file_bakes_its_tier_from_the_frames_it_decodes_to() {
         format: VertexFormat::SkinResidual,
         ..Default::default()
     };
-    let bytes = crate::prepare::prepare(&rig, &options).unwrap().to_vat_bytes().unwrap();
-    let asset = vat_core::container::Asset::parse(&bytes).unwrap();
+    let bytes = crate::prepare::prepare(&rig, &options).expect("it bakes").to_vat_bytes().expect("its bytes");
+    let asset = vat_core::container::Asset::parse(&bytes).expect("the written file reads back");
     // What the tier draws for clip 1's second image is the skin-residual decode at phase 1/2.
-    let frames = ObjectFrames::from_asset(&asset).unwrap();
+    let frames = ObjectFrames::from_asset(&asset).expect("it has a vertex animation");
     assert!(matches!(frames, ObjectFrames::SkinResidual(_)));
     let n = frames.vertex_count();
-    let (drawn_p, drawn_n) = object_frame(&frames, 1, 1, 2, n).unwrap();
-    let view = SkinResidualView::from_asset(&asset).unwrap();
+    let (drawn_p, drawn_n) = object_frame(&frames, 1, 1, 2, n).expect("the frame decodes");
+    let view = SkinResidualView::from_asset(&asset).expect("it is in skin-residual");
     let instance = vat_core::instance::InstanceRecord {
         clip_a: 1,
         phase_offset_a: 0.5,
@@ -724,10 +724,10 @@ fn a_skin_residual_file_bakes_its_tier_from_the_frames_it_decodes_to() {
         &mut p,
         &mut nrm,
     )
-    .unwrap();
+    .expect("the skin-residual frame decodes");
     assert!(drawn_p.iter().zip(&p).all(|(a, b)| a.to_array() == *b));
     assert!(drawn_n.iter().zip(&nrm).all(|(a, b)| a.to_array() == *b));
-    let (images, _) = bake_measured_tier(&asset, &small_options()).unwrap();
+    let (images, _) = bake_measured_tier(&asset, &small_options()).expect("the tier bakes");
     let check = tier_check(&with_tier(&bytes, &images));
     assert!(check.passed(), "{:?}", check.failures());
 }

@@ -142,8 +142,8 @@ fn corrupt_images_are_notes_and_hostile_references_are_errors() {
         many[1] = json["materials"][1].clone();
         json["materials"] = json!(many);
     });
-    let rig = import_slice(&bytes, None, "many").unwrap();
-    assert_eq!(rig.materials.as_ref().unwrap().materials.len(), 2);
+    let rig = import_slice(&bytes, None, "many").expect("it imports");
+    assert_eq!(rig.materials.as_ref().expect("it has materials").materials.len(), 2);
     assert!(rig.notes.iter().any(|n| n.contains("materials: 298 of 300 left out")), "{:?}", rig.notes);
 }
 
@@ -213,7 +213,7 @@ fn a_document_over_256_materials_keeps_every_colour_exactly() {
         _ => None,
     };
     let bytes = many_primitives(303, material, materials);
-    let rig = import_slice(&bytes, None, "palette").unwrap();
+    let rig = import_slice(&bytes, None, "palette").expect("it imports");
     let notes = rig.notes.join("\n");
     for expected in [
         "materials: 20 of 322 left out: no primitive draws with them",
@@ -223,7 +223,7 @@ fn a_document_over_256_materials_keeps_every_colour_exactly() {
     ] {
         assert!(notes.contains(expected), "no note {expected:?} in:\n{notes}");
     }
-    let list = &rig.materials.as_ref().unwrap().materials;
+    let list = &rig.materials.as_ref().expect("it has materials").materials;
     let names: Vec<&str> = list.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, ["c0 and 299 more (base colours in the vertex colours)", "metal", "glTF default"]);
     assert_eq!(list[0].base_color_factor, [1.0; 4]);
@@ -236,7 +236,7 @@ fn a_document_over_256_materials_keeps_every_colour_exactly() {
     assert_eq!(mesh.vertex_count(), 3 * 303);
     assert_eq!(mesh.positions[mesh.indices[0] as usize], mesh.positions[mesh.indices[3] as usize]);
     assert_ne!(mesh.indices[0], mesh.indices[3]);
-    let colors = mesh.colors.as_ref().unwrap();
+    let colors = mesh.colors.as_ref().expect("its colours hold the folded factors");
     for k in 0..303 {
         let (id, factor) = match k {
             0..=299 => (0, palette_color(k)),
@@ -249,12 +249,12 @@ fn a_document_over_256_materials_keeps_every_colour_exactly() {
             assert_eq!((mesh.material_ids[v as usize], colors[v as usize]), (id, expected), "primitive {k}");
         }
     }
-    let bake = prepare(&rig, &BakeOptions::default()).unwrap();
-    let bytes = bake.to_vat_bytes().unwrap();
-    let asset = Asset::parse(&bytes).unwrap();
+    let bake = prepare(&rig, &BakeOptions::default()).expect("it bakes");
+    let bytes = bake.to_vat_bytes().expect("its bytes");
+    let asset = Asset::parse(&bytes).expect("the written file reads back");
     assert_eq!(asset.manifest().materials.len(), 3);
     assert!(asset.stream(StreamKind::Color0).is_some());
-    assert!(crate::verify::verify_prepared(&bake, &rig).unwrap().passed);
+    assert!(crate::verify::verify_prepared(&bake, &rig).expect("verification runs").passed);
 }
 
 #[test]
@@ -273,9 +273,11 @@ fn a_document_over_256_materials_that_cannot_be_merged_is_refused_with_its_count
     let colors: Vec<Value> = (0..300)
         .map(|k| json!({ "pbrMetallicRoughness": { "baseColorFactor": palette_color(k) } }))
         .collect();
-    let mut json: Value = serde_json::from_slice(&many_primitives(300, Some, colors)).unwrap();
+    let mut json: Value =
+        serde_json::from_slice(&many_primitives(300, Some, colors)).expect("the fixture is JSON");
     json["extensionsUsed"] = json!(["KHR_materials_variants"]);
-    let err = import_slice(&serde_json::to_vec(&json).unwrap(), None, "variants").unwrap_err();
+    let err = import_slice(&serde_json::to_vec(&json).expect("the edited JSON serialises"), None, "variants")
+        .unwrap_err();
     assert!(err.to_string().contains("not merged: KHR_materials_variants"), "{err}");
 }
 
@@ -346,14 +348,15 @@ fn more_than_256_images_of_one_kind_are_refused_naming_them() {
     let png = |k: usize, c: u8| {
         let image = image::RgbaImage::from_pixel(1, 1, image::Rgba([k as u8, (k >> 8) as u8, c, 255]));
         let mut bytes = std::io::Cursor::new(Vec::new());
-        image.write_to(&mut bytes, image::ImageFormat::Png).unwrap();
+        image.write_to(&mut bytes, image::ImageFormat::Png).expect("a PNG encodes");
         use base64::Engine as _;
         format!(
             "data:image/png;base64,{}",
             base64::engine::general_purpose::STANDARD.encode(bytes.into_inner())
         )
     };
-    let mut json: Value = serde_json::from_slice(&many_primitives(129, Some, Vec::new())).unwrap();
+    let mut json: Value =
+        serde_json::from_slice(&many_primitives(129, Some, Vec::new())).expect("the fixture is JSON");
     let (mut images, mut textures, mut materials) = (Vec::new(), Vec::new(), Vec::new());
     for k in 0..129 {
         for c in [0u8, 1, 2] {
@@ -369,7 +372,8 @@ fn more_than_256_images_of_one_kind_are_refused_naming_them() {
     json["images"] = json!(images);
     json["textures"] = json!(textures);
     json["materials"] = json!(materials);
-    let err = import_slice(&serde_json::to_vec(&json).unwrap(), None, "layers").unwrap_err();
+    let err = import_slice(&serde_json::to_vec(&json).expect("the edited JSON serialises"), None, "layers")
+        .unwrap_err();
     assert!(matches!(err, BakeError::Gltf { .. }), "{err}");
     assert!(
         err.to_string()

@@ -275,20 +275,25 @@ fn a_skin_residual_asset_exports_the_frames_it_decodes_to() {
         format: VertexFormat::SkinResidual,
         ..Default::default()
     };
-    let bytes = prepare(&rig, &options).unwrap().to_vat_bytes().unwrap();
-    let asset = Asset::parse(&bytes).unwrap();
-    let view = SkinResidualView::from_asset(&asset).unwrap();
+    let bytes = prepare(&rig, &options).expect("it bakes").to_vat_bytes().expect("its bytes");
+    let asset = Asset::parse(&bytes).expect("the written file reads back");
+    let view = SkinResidualView::from_asset(&asset).expect("it is in skin-residual");
     let n = view.vertices.len();
     // The export reads each stored frame as a playback state landing on it: bit for bit the
     // stored frame's decode.
-    let frames = vat_core::format::reference::ObjectFrames::from_asset(&asset).unwrap();
+    let frames =
+        vat_core::format::reference::ObjectFrames::from_asset(&asset).expect("it has a vertex animation");
     let (mut p, mut nrm) = (vec![[0.0f32; 3]; n], vec![[0.0f32; 3]; n]);
     let (mut sp, mut sn) = (p.clone(), nrm.clone());
     for (c, clip) in asset.manifest().clips.iter().enumerate() {
         for k in 0..clip.frame_count {
-            let offset = crate::verify::exact_frame_offset(clip, k).unwrap();
-            frames.decode_at(c as u32, offset, Interpolation::Point, &mut p, &mut nrm).unwrap();
-            decode_skin_residual_frame(&view, clip.first_frame + k, &mut sp, &mut sn).unwrap();
+            let offset =
+                crate::verify::exact_frame_offset(clip, k).expect("a stored frame has an exact offset");
+            frames
+                .decode_at(c as u32, offset, Interpolation::Point, &mut p, &mut nrm)
+                .expect("the frame decodes");
+            decode_skin_residual_frame(&view, clip.first_frame + k, &mut sp, &mut sn)
+                .expect("the frame decodes");
             assert!(p == sp && nrm == sn, "clip {c} frame {k}");
         }
     }
@@ -298,15 +303,15 @@ fn a_skin_residual_asset_exports_the_frames_it_decodes_to() {
         &dir,
         &OpenVatExport { format: TextureFormat::Exr32, normals: NormalsExport::Packed, ..Default::default() },
     )
-    .unwrap();
+    .expect("a skin-residual asset exports");
     // The body's columns, then the cap attachment's.
     assert!(written.width > n, "{} columns for {n} body vertices", written.width);
-    let imported = read_openvat(&dir, &OpenVatOptions::default()).unwrap();
+    let imported = read_openvat(&dir, &OpenVatOptions::default()).expect("the export reads back");
     let total: u32 = asset.manifest().clips.iter().map(|c| c.frame_count).sum();
     assert_eq!(imported.sequence.positions.len(), total as usize);
     let bound = Vec3::from(written.position_bound) * 1.0001;
     for (f, frame) in imported.sequence.positions.iter().enumerate() {
-        decode_skin_residual_frame(&view, f as u32, &mut p, &mut nrm).unwrap();
+        decode_skin_residual_frame(&view, f as u32, &mut p, &mut nrm).expect("the frame decodes");
         for (v, got) in frame.iter().enumerate().take(n) {
             let e = (*got - Vec3::from(p[v])).abs();
             assert!(e.cmple(bound).all(), "frame {f} vertex {v}: {e} > {bound}");
