@@ -879,7 +879,7 @@ fn every_bad_folder_is_a_typed_error_of_the_library() {
         let result = imported.and_then(|bake| {
             let rig = bake.to_rig()?;
             let options =
-                BakeOptions { fps: bake.bake_fps(), lods: LodOptions::Count(1), ..BakeOptions::default() };
+                bake.at_own_rates(BakeOptions { lods: LodOptions::Count(1), ..BakeOptions::default() });
             prepare(&rig, &options)
         });
         match result {

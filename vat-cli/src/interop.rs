@@ -372,13 +372,12 @@ fn bake_import_source(
 /// on disk against the decoded source frames and only then gives it its name.
 fn bake_import(dir: &Path, imported: ImportedBake, args: &ImportBakeArgs) -> Result<()> {
     let rig = imported.to_rig().with_context(|| format!("{}: cannot build the rig", dir.display()))?;
-    let options = BakeOptions {
-        fps: imported.bake_fps(),
+    let options = imported.at_own_rates(BakeOptions {
         lods: args.lods.map_or_else(LodOptions::default, LodOptions::Count),
         format: args.format.unwrap_or(FormatArg::Packed64).into(),
         max_memory: args.max_memory,
         ..BakeOptions::default()
-    };
+    });
     let prepared =
         prepare::prepare(&rig, &options).with_context(|| format!("{}: bake failed", dir.display()))?;
     let stats = prepared.stats.clone();

@@ -342,8 +342,7 @@ pub fn import_openvat_parts(data: &[u8]) -> Result<()> {
         return Ok(());
     }
     let rig = imported.to_rig()?;
-    let options = BakeOptions { fps: imported.bake_fps(), ..small_bake_options() };
-    let options = BakeOptions { frames: None, ..options };
+    let options = imported.at_own_rates(BakeOptions { frames: None, ..small_bake_options() });
     bake_verify_reload(&rig, &options)
 }
 
@@ -449,7 +448,7 @@ pub fn import_houdini_parts(data: &[u8]) -> Result<()> {
         return Ok(());
     }
     let rig = imported.to_rig()?;
-    let options = BakeOptions { fps: imported.bake_fps(), frames: None, ..small_bake_options() };
+    let options = imported.at_own_rates(BakeOptions { frames: None, ..small_bake_options() });
     bake_verify_reload(&rig, &options)
 }
 

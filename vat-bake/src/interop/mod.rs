@@ -146,8 +146,22 @@ impl ImportedBake {
         Ok(rig)
     }
 
-    /// The rate the bake samples at: the rate most clips have (the first such in clip order). A
-    /// clip at another rate is resampled at it ([`ImportedBake::to_rig`] keys it at its own rate).
+    /// `options` sampling every clip at its own rate, so that each source frame is stored once:
+    /// [`BakeOptions::fps`](crate::prepare::BakeOptions::fps) the rate most clips have
+    /// ([`ImportedBake::bake_fps`]) and [`BakeOptions::clip_fps`](crate::prepare::BakeOptions::clip_fps)
+    /// each clip's. (One rate for all would drop every other frame of a 48 fps clip baked beside
+    /// 24 fps ones, and store 24 blends a second of a 1 fps clip.)
+    pub fn at_own_rates(&self, options: crate::prepare::BakeOptions) -> crate::prepare::BakeOptions {
+        crate::prepare::BakeOptions {
+            fps: self.bake_fps(),
+            clip_fps: self.clips.iter().map(|c| (c.name.clone(), c.fps)).collect(),
+            ..options
+        }
+    }
+
+    /// The rate most clips have (the first such in clip order), the sequence's when there are
+    /// none: the bake's [`BakeOptions::fps`](crate::prepare::BakeOptions::fps) in
+    /// [`ImportedBake::at_own_rates`], which gives every clip its own.
     pub fn bake_fps(&self) -> f32 {
         let mut best = (0usize, self.sequence.fps);
         for c in &self.clips {

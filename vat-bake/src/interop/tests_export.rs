@@ -249,11 +249,8 @@ fn a_round_trip_through_openvat_reproduces_the_asset() {
         );
         // The import bakes in vat's formats and verifies against its decoded frames.
         let rig = imported.to_rig().unwrap();
-        let options = BakeOptions {
-            fps: imported.bake_fps(),
-            lods: crate::lods::LodOptions::Count(1),
-            ..Default::default()
-        };
+        let options = imported
+            .at_own_rates(BakeOptions { lods: crate::lods::LodOptions::Count(1), ..Default::default() });
         let bake = prepare(&rig, &options).unwrap();
         let report = crate::verify::verify_prepared(&bake, &rig).unwrap();
         assert!(report.passed, "{:?}", report.failures);

@@ -37,12 +37,11 @@ fn assert_close(got: Vec3, want: [f32; 3], tolerance: f32, what: &str) {
 /// clip's row map names, within the format's bound. Returns the largest error (metres).
 fn bake_and_check(name: &str, bake: &ImportedBake, format: vat_core::format::encoding::VertexFormat) -> f32 {
     let rig = bake.to_rig().unwrap();
-    let options = BakeOptions {
-        fps: bake.bake_fps(),
+    let options = bake.at_own_rates(BakeOptions {
         format,
         lods: crate::lods::LodOptions::Count(1),
         ..Default::default()
-    };
+    });
     let prepared = prepare(&rig, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
     let report = verify_prepared(&prepared, &rig).unwrap();
     assert!(report.passed, "{name}: {:?}", report.failures);
@@ -61,8 +60,10 @@ fn bake_and_check(name: &str, bake: &ImportedBake, format: vat_core::format::enc
         if source.frame_count() > 1 {
             assert_eq!(clip.is_looping(), source.looping, "{name} {}", source.name);
         }
-        // Every source frame is stored (a looping clip wraps from its last frame to its first).
+        // Every source frame is stored once, at the clip's own rate (a looping clip wraps from its
+        // last frame to its first).
         assert_eq!(clip.frame_count as usize, source.frame_count(), "{name} clip {}", source.name);
+        assert_eq!(clip.fps, source.fps, "{name} clip {}", source.name);
         let clip_index = manifest.clips.iter().position(|k| k.name == source.name).unwrap() as u32;
         let _ = c;
         for k in 0..clip.frame_count {
@@ -122,6 +123,32 @@ fn openvat_cloth_decodes_to_the_readme_values_and_bakes() {
     // The hand-added os-remap.Position key is ignored, and said.
     assert!(b.notes.iter().any(|n| n.contains("Position") && n.contains("ignored")), "{:?}", b.notes);
     bake_and_check("openvat-cloth", &b, vat_core::format::encoding::VertexFormat::Packed64);
+}
+
+/// Clips at different rates (as an OpenVAT sidecar's `framerate`s may be: a Godot demo's character
+/// has clips at 1, 12, 24 and 48 fps) each store their own frames once: none of a faster clip's
+/// dropped, no blends of a slower one's added, every source frame decoding to itself.
+#[test]
+fn clips_at_their_own_rates_store_every_source_frame_once() {
+    let Some(mut b) = read("openvat-cloth", OpenVatOptions::default()) else { return };
+    let clip = |name: &str, first: usize, last: usize, fps: f32, looping: bool| super::ImportedClip {
+        name: name.to_owned(),
+        first,
+        last,
+        fps,
+        looping,
+    };
+    b.clips = vec![
+        clip("walk", 0, 39, 24.0, true),
+        clip("twerk", 40, 99, 48.0, true),
+        clip("death", 100, 104, 1.0, false),
+        clip("attack", 105, 149, 12.0, true),
+        clip("idle", 40, 69, 24.0, true),
+    ];
+    assert_eq!(b.bake_fps(), 24.0, "the rate most clips have");
+    // bake_and_check asserts each clip's rate and frame count, and decodes every stored frame
+    // against the source frame it names.
+    bake_and_check("openvat-cloth at four rates", &b, vat_core::format::encoding::VertexFormat::Packed64);
 }
 
 #[test]

@@ -116,6 +116,8 @@ pub(super) fn plan_clips(rig: &Rig, options: &BakeOptions) -> Result<ClipPlan> {
     };
     known("--loop", &options.looping)?;
     known("--once", &options.one_shot)?;
+    let rated: Vec<String> = options.clip_fps.iter().map(|(n, _)| n.clone()).collect();
+    known("clip fps", &rated)?;
     if let Some(both) = options.looping.iter().find(|n| options.one_shot.contains(n)) {
         return Err(invalid_option("--once", format!("clip \"{both}\" is also named by --loop; choose one")));
     }
@@ -158,10 +160,11 @@ pub(super) fn plan_clips(rig: &Rig, options: &BakeOptions) -> Result<ClipPlan> {
         };
         looping_report.push(ClipLooping { clip: clip.name.clone(), looping, decision });
         let mode = if looping { ClipMode::Looping } else { ClipMode::OneShot };
+        let own = options.clip_fps.iter().find(|(n, _)| *n == clip.name).map_or(options.fps, |r| r.1);
         let fps = match options.frames {
-            None => options.fps,
+            None => own,
             // A pose is one frame whatever the rate.
-            Some(_) if duration == 0.0 => options.fps,
+            Some(_) if duration == 0.0 => own,
             Some(n) => {
                 let intervals = match mode {
                     ClipMode::Looping => n,

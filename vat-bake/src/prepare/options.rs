@@ -5,9 +5,15 @@ use super::*;
 /// What to bake and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BakeOptions {
-    /// Samples per second of every clip (`--fps`, default 30). Finite, `> 0`. Ignored when `frames`
-    /// is set.
+    /// Samples per second of every clip (`--fps`, default 30) not named in `clip_fps`. Finite,
+    /// `> 0`. Ignored when `frames` is set.
     pub fps: f32,
+    /// Samples per second of the named clips, in place of `fps`: a source whose clips are frames
+    /// keyed at their own rates (an OpenVAT bake's clips at 12, 24 and 48 fps) stores each of its
+    /// frames once, neither dropping the frames of a faster clip nor interpolating a slower one's
+    /// ([`crate::interop::ImportedBake::at_own_rates`] sets it). Each rate finite and `> 0`; a name
+    /// no clip has is refused. Ignored when `frames` is set. Default empty.
+    pub clip_fps: Vec<(String, f32)>,
     /// `--frames N`: `N` samples per clip instead of a rate (`N >= 1`; one-shot clips need
     /// `N >= 2`, their first and last pose). A looping clip of duration `d` is then sampled at
     /// `fps = N / d`, a one-shot clip at `(N - 1) / d`.
@@ -80,6 +86,7 @@ impl Default for BakeOptions {
     fn default() -> Self {
         Self {
             fps: 30.0,
+            clip_fps: Vec::new(),
             frames: None,
             clips: None,
             looping: Vec::new(),
@@ -477,12 +484,19 @@ pub(super) fn invalid_input(part: impl Into<String>, problem: impl Into<String>)
 /// can refuse them before reading any input; [`prepare`] checks them again.
 ///
 /// # Errors
-/// [`BakeError::InvalidOption`] naming the option: `--fps` not finite and positive, `--frames 0`,
+/// [`BakeError::InvalidOption`] naming the option: `--fps` or a clip's rate not finite and
+/// positive, `--frames 0`,
 /// `--max-texture-dim` or `--material-texture-size` outside 1 to 16384, an empty `--clips`, LOD
 /// counts or ratios out of range.
 pub fn validate_options(options: &BakeOptions) -> Result<()> {
     if !(options.fps.is_finite() && options.fps > 0.0) {
         return Err(invalid_option("--fps", format!("{}; expected a finite number > 0", options.fps)));
+    }
+    if let Some((name, fps)) = options.clip_fps.iter().find(|(_, f)| !(f.is_finite() && *f > 0.0)) {
+        return Err(invalid_option(
+            "clip fps",
+            format!("{fps} for clip \"{name}\"; expected a finite number > 0"),
+        ));
     }
     if options.frames == Some(0) {
         return Err(invalid_option("--frames", "0; expected at least 1 sample per clip"));
