@@ -122,11 +122,20 @@ pub fn parse_data_json(path: &Path, bytes: &[u8]) -> Result<HoudiniData> {
             .filter(|x| x.is_finite() && x.abs() < 1e30)
             .ok_or_else(|| bad(path, key, "is missing or not a finite number"))
     };
-    let vat_type = object
-        .get("VAT Type")
-        .and_then(Value::as_str)
-        .ok_or_else(|| bad(path, "VAT Type", "is missing"))?
-        .to_owned();
+    let vat_type = match object.get("VAT Type").and_then(Value::as_str) {
+        Some(t) => t.to_owned(),
+        // The older ROPs' file: one bound for all axes (`posMin`, `posMax`) and `numOfFrames`.
+        None if ["numOfFrames", "posMax", "posMin"].iter().any(|k| object.contains_key(*k)) => {
+            return Err(bad(
+                path,
+                "VAT Type",
+                "is missing: this is the data file of a VAT 1 or 2 bake (numOfFrames, posMin, posMax), whose \
+                 layout vat does not read; only SideFX Labs VAT 3 bakes are imported (re-export with the Labs \
+                 Vertex Animation Textures 3 ROP)",
+            ));
+        }
+        None => return Err(bad(path, "VAT Type", "is missing")),
+    };
     let min = [num("Bound Min X")? as f32, num("Bound Min Y")? as f32, num("Bound Min Z")? as f32];
     let max = [num("Bound Max X")? as f32, num("Bound Max Y")? as f32, num("Bound Max Z")? as f32];
     if let Some(a) = (0..3).find(|&a| max[a] < min[a]) {
@@ -954,5 +963,17 @@ mod tests {
         assert!(e.contains("PNG") && e.contains("Use HDR Textures is 1"), "{e}");
         let e = quad_with(&texels, "\"Use HDR Textures\": 7", true).unwrap_err().to_string();
         assert!(e.contains("need 0 or 1"), "{e}");
+    }
+
+    #[test]
+    fn a_vat_2_data_file_is_refused_as_one() {
+        // The older ROPs' keys (as a public three.js demo's Houdini export has them).
+        let old =
+            br#"[{"Name": "Soft", "numOfFrames": 239, "packNorm": 0, "posMax": 928.5, "posMin": -453.0}]"#;
+        let e = parse_data_json(Path::new("v_data.json"), old).unwrap_err().to_string();
+        assert!(e.contains("VAT 1 or 2") && e.contains("Vertex Animation Textures 3 ROP"), "{e}");
+        // Neither kind's keys: only the missing key.
+        let e = parse_data_json(Path::new("v_data.json"), br#"[{"Name": "Soft"}]"#).unwrap_err().to_string();
+        assert!(e.contains("VAT Type") && !e.contains("VAT 1 or 2"), "{e}");
     }
 }
