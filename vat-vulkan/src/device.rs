@@ -119,6 +119,8 @@ pub struct Context {
     surface: Option<PresentSurface>,
     /// Allocations left before `vkAllocateMemory` is failed on purpose (tests); None: no limit.
     allocations_left: Cell<Option<u32>>,
+    /// Buffers placed in host memory because video memory was full ([`Context::buffers_in_host_memory_for_want_of_video_memory`]).
+    vram_fallbacks: Cell<u32>,
     /// The command pool and the queue need external synchronisation, which this crate does not do:
     /// the context may move between threads but is not shared by them.
     _not_sync: PhantomData<Cell<()>>,
@@ -339,6 +341,7 @@ impl Context {
             owns_device: true,
             surface,
             allocations_left: Cell::new(None),
+            vram_fallbacks: Cell::new(0),
             _not_sync: PhantomData,
         })
     }
@@ -408,6 +411,7 @@ impl Context {
             owns_device: false,
             surface: None,
             allocations_left: Cell::new(None),
+            vram_fallbacks: Cell::new(0),
             _not_sync: PhantomData,
         })
     }
@@ -490,10 +494,23 @@ impl Context {
         memory_type_in(&self.memory_properties, type_bits, flags)
     }
 
-    /// The memory type of a host-visible, coherent buffer allowed by `type_bits`
-    /// ([`host_buffer_memory_type`]).
-    pub(crate) fn host_buffer_memory_type(&self, type_bits: u32, read_back: bool) -> Option<u32> {
-        host_buffer_memory_type(&self.memory_properties, type_bits, read_back)
+    /// The memory types of a host-visible, coherent buffer allowed by `type_bits`, best first
+    /// ([`host_buffer_memory_types`]).
+    pub(crate) fn host_buffer_memory_types(&self, type_bits: u32, read_back: bool) -> Vec<u32> {
+        host_buffer_memory_types(&self.memory_properties, type_bits, read_back)
+    }
+
+    /// Counts a buffer that went to host memory because video memory was full.
+    pub(crate) fn count_vram_fallback(&self) {
+        self.vram_fallbacks.set(self.vram_fallbacks.get().saturating_add(1));
+    }
+
+    /// How many buffers this context placed in host memory because the video memory they would
+    /// have gone in was full (`ERROR_OUT_OF_DEVICE_MEMORY` there): they work, read across the bus.
+    /// 0 unless [`buffer_placement`](Self::buffer_placement) is `"video memory"` and the host
+    /// application filled it.
+    pub fn buffers_in_host_memory_for_want_of_video_memory(&self) -> u32 {
+        self.vram_fallbacks.get()
     }
 
     /// Where buffers the GPU reads are placed on this device: `"video memory"` when it exposes all
@@ -534,6 +551,64 @@ fn memory_type_in(
 /// instance records (64 MiB) outgrow them. A read-back buffer prefers cached host memory (the CPU
 /// reads uncached video memory slowly).
 pub(crate) fn host_buffer_memory_type(
+    m: &vk::PhysicalDeviceMemoryProperties,
+    type_bits: u32,
+    read_back: bool,
+) -> Option<u32> {
+    host_buffer_memory_types(m, type_bits, read_back).first().copied()
+}
+
+/// [`host_buffer_memory_type`]'s choice first, then, when that is video memory, the host memory
+/// type a buffer falls back to when video memory is full (a host application that filled it
+/// with its own textures would otherwise lose the crowd for want of a few MiB). Empty when no
+/// allowed type is host-visible and coherent.
+pub(crate) fn host_buffer_memory_types(
+    m: &vk::PhysicalDeviceMemoryProperties,
+    type_bits: u32,
+    read_back: bool,
+) -> Vec<u32> {
+    use vk::MemoryPropertyFlags as F;
+    let host = F::HOST_VISIBLE | F::HOST_COHERENT;
+    let Some(first) = first_host_buffer_memory_type(m, type_bits, read_back) else { return Vec::new() };
+    let local = |i: u32| m.memory_types[i as usize].property_flags.contains(F::DEVICE_LOCAL);
+    let count = m.memory_type_count.min(vk::MAX_MEMORY_TYPES as u32);
+    let fallback = (0..count).find(|&i| {
+        type_bits & (1 << i) != 0 && m.memory_types[i as usize].property_flags.contains(host) && !local(i)
+    });
+    match fallback {
+        Some(f) if local(first) => vec![first, f],
+        _ => vec![first],
+    }
+}
+
+/// The result of `allocate` for the first of `candidates` (memory type indices, best first) that
+/// has room: a type whose heap is full (`ERROR_OUT_OF_DEVICE_MEMORY`) hands over to the next, and
+/// `on_fallback` is called once when a later candidate succeeds. Any other error, or the last
+/// candidate's, is returned as it is. `candidates` must not be empty.
+pub(crate) fn allocate_with_fallback<T>(
+    candidates: &[u32],
+    mut allocate: impl FnMut(u32) -> Result<T, Error>,
+    on_fallback: impl FnOnce(),
+) -> Result<T, Error> {
+    let mut result = Err(Error::Device(DeviceError::NoMemoryType("buffer")));
+    for (k, &type_index) in candidates.iter().enumerate() {
+        result = allocate(type_index);
+        match &result {
+            Ok(_) if k > 0 => {
+                on_fallback();
+                break;
+            }
+            Err(Error::Device(DeviceError::Vk {
+                result: vk::Result::ERROR_OUT_OF_DEVICE_MEMORY, ..
+            })) => {}
+            _ => break,
+        }
+    }
+    result
+}
+
+/// [`host_buffer_memory_type`] itself.
+fn first_host_buffer_memory_type(
     m: &vk::PhysicalDeviceMemoryProperties,
     type_bits: u32,
     read_back: bool,
@@ -734,7 +809,8 @@ mod tests {
     use ash::vk;
     use vk::MemoryPropertyFlags as F;
 
-    use super::host_buffer_memory_type;
+    use super::{allocate_with_fallback, host_buffer_memory_type, host_buffer_memory_types};
+    use crate::{DeviceError, Error};
 
     /// Memory properties with `heaps` (size in MiB, device-local) and `types` (flags, heap).
     fn props(heaps: &[(u64, bool)], types: &[(F, u32)]) -> vk::PhysicalDeviceMemoryProperties {
@@ -785,5 +861,62 @@ mod tests {
         let none = props(&[(1024, true)], &[(F::DEVICE_LOCAL, 0)]);
         assert_eq!(host_buffer_memory_type(&none, all, false), None);
         assert_eq!(host_buffer_memory_type(&none, all, true), None);
+    }
+
+    #[test]
+    fn a_buffer_falls_back_to_host_memory_when_video_memory_is_full() {
+        let all = u32::MAX;
+        let rebar = props(
+            &[(81_920, true), (65_536, false)],
+            &[(F::DEVICE_LOCAL, 0), (HOST, 1), (CACHED, 1), (BAR, 0)],
+        );
+        // Video memory first, host memory after it; a read-back (host memory already) and a
+        // unified device (no host memory apart from video memory) have nowhere else to go.
+        assert_eq!(host_buffer_memory_types(&rebar, all, false), vec![3, 1]);
+        assert_eq!(host_buffer_memory_types(&rebar, all, true), vec![2]);
+        let unified = props(&[(16_384, true)], &[(F::DEVICE_LOCAL, 0), (BAR | F::HOST_CACHED, 0)]);
+        assert_eq!(host_buffer_memory_types(&unified, all, false), vec![1]);
+        assert!(
+            host_buffer_memory_types(&props(&[(1024, true)], &[(F::DEVICE_LOCAL, 0)]), all, false).is_empty()
+        );
+
+        let vk_error = |result| Error::Device(DeviceError::Vk { what: "allocate memory", result });
+        // Type 3's heap is full: type 1 takes the buffer, and the fallback is counted once.
+        let (mut tried, mut fallbacks) = (Vec::new(), 0);
+        let got = allocate_with_fallback(
+            &[3, 1],
+            |t| {
+                tried.push(t);
+                if t == 3 { Err(vk_error(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY)) } else { Ok(t) }
+            },
+            || fallbacks += 1,
+        );
+        assert_eq!((got.ok(), tried, fallbacks), (Some(1), vec![3, 1], 1));
+        // Room in video memory: no fallback.
+        let mut fallbacks = 0;
+        let got = allocate_with_fallback(&[3, 1], Ok::<u32, Error>, || fallbacks += 1);
+        assert_eq!((got.ok(), fallbacks), (Some(3), 0));
+        // Another error is returned at once; the last candidate's error is returned as it is.
+        let mut tried = Vec::new();
+        let got = allocate_with_fallback::<u32>(
+            &[3, 1],
+            |t| {
+                tried.push(t);
+                Err(vk_error(vk::Result::ERROR_OUT_OF_HOST_MEMORY))
+            },
+            || unreachable!("nothing was allocated"),
+        );
+        let is =
+            |e: &Error, want| matches!(e, Error::Device(DeviceError::Vk { result, .. }) if *result == want);
+        let e = got.expect_err("host memory is out");
+        assert!(is(&e, vk::Result::ERROR_OUT_OF_HOST_MEMORY), "{e:?}");
+        assert_eq!(tried, vec![3]);
+        let got = allocate_with_fallback::<u32>(
+            &[3, 1],
+            |_| Err(vk_error(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY)),
+            || unreachable!("nothing was allocated"),
+        );
+        let e = got.expect_err("both are full");
+        assert!(is(&e, vk::Result::ERROR_OUT_OF_DEVICE_MEMORY), "{e:?}");
     }
 }

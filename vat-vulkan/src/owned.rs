@@ -88,7 +88,9 @@ impl Owned {
     /// A host-visible, coherent buffer of at least `size` bytes (at least 4, a multiple of 4), in
     /// the memory [`crate::device::host_buffer_memory_type`] picks: video memory the CPU can write
     /// when the device exposes all of it (resizable BAR), else host memory; a buffer only
-    /// transferred into (`TRANSFER_DST` alone: a read-back) in cached host memory.
+    /// transferred into (`TRANSFER_DST` alone: a read-back) in cached host memory. When video
+    /// memory is full the buffer goes to host memory instead (counted by
+    /// [`Context::buffers_in_host_memory_for_want_of_video_memory`](crate::Context::buffers_in_host_memory_for_want_of_video_memory)).
     pub(crate) fn buffer(
         &mut self,
         size: u64,
@@ -105,11 +107,16 @@ impl Owned {
         // SAFETY: `buffer` was just created on this device.
         let requirements = unsafe { self.device().get_buffer_memory_requirements(buffer) };
         let read_back = usage == vk::BufferUsageFlags::TRANSFER_DST;
-        let type_index = self
-            .ctx
-            .host_buffer_memory_type(requirements.memory_type_bits, read_back)
-            .ok_or(DeviceError::NoMemoryType(what))?;
-        let memory = self.allocate_type(requirements, type_index)?;
+        let candidates = self.ctx.host_buffer_memory_types(requirements.memory_type_bits, read_back);
+        if candidates.is_empty() {
+            return Err(DeviceError::NoMemoryType(what).into());
+        }
+        let ctx = Rc::clone(&self.ctx);
+        let memory = crate::device::allocate_with_fallback(
+            &candidates,
+            |type_index| self.allocate_type(requirements, type_index),
+            || ctx.count_vram_fallback(),
+        )?;
         // SAFETY: fresh buffer and memory of the right size and type, bound once at offset 0.
         unsafe { self.device().bind_buffer_memory(buffer, memory, 0) }
             .map_err(DeviceError::vk("bind buffer"))?;
