@@ -485,9 +485,8 @@ pub(super) fn invalid_input(part: impl Into<String>, problem: impl Into<String>)
 ///
 /// # Errors
 /// [`BakeError::InvalidOption`] naming the option: `--fps` or a clip's rate not finite and
-/// positive, `--frames 0`,
-/// `--max-texture-dim` or `--material-texture-size` outside 1 to 16384, an empty `--clips`, LOD
-/// counts or ratios out of range.
+/// positive, `--frames 0`, `--max-texture-dim` or `--material-texture-size` outside 1 to 16384, an
+/// empty `--clips`, LOD counts or ratios out of range.
 pub fn validate_options(options: &BakeOptions) -> Result<()> {
     if !(options.fps.is_finite() && options.fps > 0.0) {
         return Err(invalid_option("--fps", format!("{}; expected a finite number > 0", options.fps)));
