@@ -195,6 +195,26 @@ fn openvat_soda_can_with_its_trailing_comma_imports_its_clip() {
     bake_and_check("openvat-soda-can", &b, vat_core::format::encoding::VertexFormat::Packed64);
 }
 
+/// Rows of the texture that no clip of the sidecar plays are not baked, and the import says which.
+#[test]
+fn rows_in_no_clip_are_named_in_a_note() {
+    let Some(dir) = bake_dir("openvat-soda-can") else { return };
+    // The soda can's sidecar with its one clip cut to scene frames 3..=100 (rows 2..=99 of 121).
+    let sidecar = std::env::temp_dir().join(format!("vat-rows-in-no-clip-{}.json", std::process::id()));
+    let json = r#"{"os-remap": {"Min": [-0.1, -0.1, -0.1], "Max": [0.1, 0.1, 0.1], "Frames": 121},
+        "animations": {"Crush": {"startFrame": 3, "endFrame": 100, "framerate": 30, "looping": false}}}"#;
+    std::fs::write(&sidecar, json).expect("a temporary sidecar");
+    let options =
+        OpenVatOptions { sidecar: Some(sidecar.clone()), first_frame: Some(1), ..Default::default() };
+    let b = read_openvat(&dir, &options).expect("the bake with a shorter clip");
+    let _ = std::fs::remove_file(&sidecar);
+    let note = b.notes.iter().find(|n| n.contains("in no clip")).expect("a note on the rows left out");
+    assert!(note.contains("rows 0-1, 100-120 (23 of the texture's 121 frames)"), "{note}");
+    // With the whole texture in clips there is no such note.
+    let whole = read("openvat-soda-can", OpenVatOptions::default()).expect("the corpus is there");
+    assert!(!whole.notes.iter().any(|n| n.contains("in no clip")), "{:?}", whole.notes);
+}
+
 #[test]
 fn openvat_glass_overlapping_clips_bake_over_the_same_frames() {
     let Some(dir) = bake_dir("openvat-glass") else { return };

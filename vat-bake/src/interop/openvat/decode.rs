@@ -223,6 +223,22 @@ fn clip_table(
         notes.push(format!(
             "clip frames read with the texture's first row as scene frame {base} (row = frame - {base})"
         ));
+        // Rows no clip plays are not baked: say which.
+        let mut played = vec![false; frames];
+        for c in &clips {
+            for row in c.first..=c.last.min(frames - 1) {
+                played[row] = true;
+            }
+        }
+        let left: Vec<usize> = (0..frames).filter(|&r| !played[r]).collect();
+        if !left.is_empty() {
+            notes.push(format!(
+                "rows {} ({} of the texture's {frames} frames) are in no clip of the sidecar: not baked (add \
+                 a clip over them to keep them)",
+                crate::notes::index_ranges(&left),
+                left.len()
+            ));
+        }
     }
     clips.sort_by(|a, b| (a.first, a.last, &a.name).cmp(&(b.first, b.last, &b.name)));
     Ok(clips)
