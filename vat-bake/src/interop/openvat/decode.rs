@@ -226,9 +226,7 @@ fn clip_table(
         // Rows no clip plays are not baked: say which.
         let mut played = vec![false; frames];
         for c in &clips {
-            for row in c.first..=c.last.min(frames - 1) {
-                played[row] = true;
-            }
+            played.iter_mut().take(c.last.saturating_add(1)).skip(c.first).for_each(|p| *p = true);
         }
         let left: Vec<usize> = (0..frames).filter(|&r| !played[r]).collect();
         if !left.is_empty() {
