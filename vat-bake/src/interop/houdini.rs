@@ -150,8 +150,8 @@ pub fn parse_data_json(path: &Path, bytes: &[u8]) -> Result<HoudiniData> {
         ));
     }
     let fps = num("Houdini FPS")?;
-    if !(fps > 0.0 && fps <= 1e4) {
-        return Err(bad(path, "Houdini FPS", format!("is {fps}: need a positive rate")));
+    if !super::is_source_fps(fps) {
+        return Err(bad(path, "Houdini FPS", super::source_fps_problem(fps)));
     }
     let flag = |key: &str| -> Result<Option<bool>> {
         object

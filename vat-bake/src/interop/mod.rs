@@ -48,6 +48,23 @@ use crate::rig::{AnimationClip, Rig, StreamedClip};
 use crate::sequence::MeshSequence;
 use crate::{BakeError, Result};
 
+/// The slowest source rate an import takes, frames per second (a frame every 1,000 s: slower
+/// rates make clip durations past what `f32` seconds hold).
+pub const MIN_SOURCE_FPS: f32 = 1e-3;
+
+/// The fastest source rate an import takes, frames per second.
+pub const MAX_SOURCE_FPS: f32 = 1e4;
+
+/// Whether `fps` is a source rate an import takes ([`MIN_SOURCE_FPS`] to [`MAX_SOURCE_FPS`]).
+pub fn is_source_fps(fps: f64) -> bool {
+    (f64::from(MIN_SOURCE_FPS)..=f64::from(MAX_SOURCE_FPS)).contains(&fps)
+}
+
+/// What an import says of a rate outside [`is_source_fps`].
+pub(crate) fn source_fps_problem(fps: impl std::fmt::Display) -> String {
+    format!("is {fps}: need a rate of {MIN_SOURCE_FPS} to {MAX_SOURCE_FPS} frames per second")
+}
+
 /// One clip of an imported bake: a range of the decoded frames.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportedClip {
@@ -97,17 +114,20 @@ impl ImportedBake {
     ///
     /// # Errors
     /// As [`MeshSequence::into_rig`]; [`BakeError::InvalidInput`] for a clip outside the frames or
-    /// with a bad rate.
+    /// with a rate outside [`is_source_fps`].
     pub fn to_rig(&self) -> Result<Rig> {
         let frames = self.sequence.frame_count();
         for c in &self.clips {
-            if c.first > c.last || c.last >= frames || !(c.fps.is_finite() && c.fps > 0.0) {
+            if c.first > c.last || c.last >= frames {
                 return Err(BakeError::InvalidInput {
                     part: format!("clip \"{}\"", c.name),
-                    problem: format!(
-                        "frames {}..={} at {} fps do not fit the bake's {frames} frames",
-                        c.first, c.last, c.fps
-                    ),
+                    problem: format!("frames {}..={} do not fit the bake's {frames} frames", c.first, c.last),
+                });
+            }
+            if !is_source_fps(f64::from(c.fps)) {
+                return Err(BakeError::InvalidInput {
+                    part: format!("clip \"{}\" rate", c.name),
+                    problem: source_fps_problem(c.fps),
                 });
             }
         }

@@ -195,6 +195,29 @@ fn openvat_soda_can_with_its_trailing_comma_imports_its_clip() {
     bake_and_check("openvat-soda-can", &b, vat_core::format::encoding::VertexFormat::Packed64);
 }
 
+/// A clip rate outside 0.001 to 10,000 frames per second is refused by name, whether the sidecar
+/// gives it or `--fps` does (a rate near 0 made the clip last longer than f32 seconds hold).
+#[test]
+fn clip_rates_outside_the_range_are_refused_by_name() {
+    let Some(mut b) = read("openvat-soda-can", OpenVatOptions::default()) else { return };
+    for fps in [1e-45, 0.0, -24.0, f32::NAN, 2e4, f32::INFINITY] {
+        b.clips[0].fps = fps;
+        let e = b.to_rig().map(|_| ()).expect_err("a rate out of range").to_string();
+        assert!(e.contains("\"Crush\" rate") && e.contains("need a rate of 0.001 to 10000"), "{fps}: {e}");
+    }
+    for fps in [0.001, 24.0, 10_000.0] {
+        b.clips[0].fps = fps;
+        assert!(b.to_rig().is_ok(), "{fps}");
+    }
+    let json = br#"{"os-remap": {"Min": [0, 0, 0], "Max": [1, 1, 1], "Frames": 4},
+        "animations": {"a": {"startFrame": 1, "endFrame": 4, "framerate": 1e30, "looping": true}}}"#;
+    let e = super::openvat::parse_remap_info(std::path::Path::new("x-remap_info.json"), json)
+        .map(|_| ())
+        .expect_err("1e30 fps")
+        .to_string();
+    assert!(e.contains("framerate") && e.contains("need a rate of 0.001 to 10000"), "{e}");
+}
+
 /// Rows of the texture that no clip of the sidecar plays are not baked, and the import says which.
 #[test]
 fn rows_in_no_clip_are_named_in_a_note() {

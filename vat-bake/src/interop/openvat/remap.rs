@@ -145,12 +145,12 @@ pub fn parse_remap_info(path: &Path, bytes: &[u8]) -> Result<RemapInfo> {
                 let fps = match c.get("framerate") {
                     None => None,
                     Some(v) => match number(v) {
-                        Some(f) if f.is_finite() && f > 0.0 && f <= 1e4 => Some(f as f32),
+                        Some(f) if crate::interop::is_source_fps(f) => Some(f as f32),
                         _ => {
                             return Err(bad(
                                 path,
                                 format!("{part}.framerate"),
-                                format!("is {v}: need a positive rate"),
+                                crate::interop::source_fps_problem(v),
                             ));
                         }
                     },
