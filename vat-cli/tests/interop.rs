@@ -55,6 +55,37 @@ fn a_bake_goes_out_to_openvat_and_back_in() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A sidecar whose clips run at different rates, and leave rows out: `vat import-openvat` stores each
+/// clip at its own rate, one frame per source frame, and names the rows it leaves out.
+#[test]
+fn an_import_keeps_each_clips_rate_and_names_the_rows_in_no_clip() {
+    let Some(root) = vat_procgen::testdata::shared_testdata() else { return };
+    let can = root.join("vat-bakes").join("openvat-soda-can");
+    let dir = scratch("rates");
+    let bake = dir.join("bake");
+    std::fs::create_dir_all(&bake).unwrap();
+    for f in ["Can.Morph.LOD0.001.glb", "Can.Morph.LOD0.001_vat.exr"] {
+        std::fs::copy(can.join(f), bake.join(f)).unwrap();
+    }
+    // Rows 0..=59 at 60 fps, 60..=109 at 12 fps; rows 110..=120 in no clip.
+    let sidecar = r#"{"os-remap": {"Min": [-0.1, -0.1, -0.1], "Max": [0.1, 0.1, 0.1], "Frames": 121},
+        "animations": {"fast": {"startFrame": 1, "endFrame": 60, "framerate": 60, "looping": true},
+                       "slow": {"startFrame": 61, "endFrame": 110, "framerate": 12, "looping": false}}}"#;
+    std::fs::write(bake.join("Can.Morph.LOD0.001-remap_info.json"), sidecar).unwrap();
+    let out = dir.join("rates.vat");
+    let s = |p: &PathBuf| p.to_str().unwrap().to_owned();
+    let o = vat(&["import-openvat", &s(&bake), "--out", &s(&out), "--lods", "1"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("121 source frames, 2 clips; baked 110 frames") && t.contains("PASSED"), "{t}");
+    assert!(t.contains("rows 110-120 (11 of the texture's 121 frames) are in no clip"), "{t}");
+    let o = vat(&["inspect", &s(&out)]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("60 frames from 0 at 60.0 fps") && t.contains("50 frames from 60 at 12.0 fps"), "{t}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn real_bakes_import_or_are_refused_in_one_line() {
     let Some(root) = vat_procgen::testdata::shared_testdata() else { return };
