@@ -63,17 +63,17 @@ fn an_import_keeps_each_clips_rate_and_names_the_rows_in_no_clip() {
     let can = root.join("vat-bakes").join("openvat-soda-can");
     let dir = scratch("rates");
     let bake = dir.join("bake");
-    std::fs::create_dir_all(&bake).unwrap();
+    std::fs::create_dir_all(&bake).expect("a scratch bake folder");
     for f in ["Can.Morph.LOD0.001.glb", "Can.Morph.LOD0.001_vat.exr"] {
-        std::fs::copy(can.join(f), bake.join(f)).unwrap();
+        std::fs::copy(can.join(f), bake.join(f)).expect("the soda can's files copied");
     }
     // Rows 0..=59 at 60 fps, 60..=109 at 12 fps; rows 110..=120 in no clip.
     let sidecar = r#"{"os-remap": {"Min": [-0.1, -0.1, -0.1], "Max": [0.1, 0.1, 0.1], "Frames": 121},
         "animations": {"fast": {"startFrame": 1, "endFrame": 60, "framerate": 60, "looping": true},
                        "slow": {"startFrame": 61, "endFrame": 110, "framerate": 12, "looping": false}}}"#;
-    std::fs::write(bake.join("Can.Morph.LOD0.001-remap_info.json"), sidecar).unwrap();
+    std::fs::write(bake.join("Can.Morph.LOD0.001-remap_info.json"), sidecar).expect("the sidecar written");
     let out = dir.join("rates.vat");
-    let s = |p: &PathBuf| p.to_str().unwrap().to_owned();
+    let s = |p: &PathBuf| p.to_str().expect("a UTF-8 scratch path").to_owned();
     let o = vat(&["import-openvat", &s(&bake), "--out", &s(&out), "--lods", "1"]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
@@ -152,7 +152,7 @@ fn real_bakes_import_or_are_refused_in_one_line() {
 fn a_houdini_rigid_body_bake_imports_into_the_rigid_mode_and_verifies_again() {
     let dir = scratch("houdini-rigid");
     let bake = dir.join("bake");
-    std::fs::create_dir_all(&bake).unwrap();
+    std::fs::create_dir_all(&bake).expect("a scratch bake folder");
     vat_procgen::fuzzing::houdini_rigid_fixture(4, 4, 10, true).write(&bake, "cubes").unwrap();
     let out = dir.join("cubes.vat");
     let s = |p: &PathBuf| p.to_str().unwrap().to_owned();

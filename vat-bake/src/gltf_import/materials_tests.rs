@@ -277,7 +277,7 @@ fn a_document_over_256_materials_that_cannot_be_merged_is_refused_with_its_count
         serde_json::from_slice(&many_primitives(300, Some, colors)).expect("the fixture is JSON");
     json["extensionsUsed"] = json!(["KHR_materials_variants"]);
     let err = import_slice(&serde_json::to_vec(&json).expect("the edited JSON serialises"), None, "variants")
-        .unwrap_err();
+        .expect_err("variants past 256 materials are refused");
     assert!(err.to_string().contains("not merged: KHR_materials_variants"), "{err}");
 }
 
@@ -373,7 +373,7 @@ fn more_than_256_images_of_one_kind_are_refused_naming_them() {
     json["textures"] = json!(textures);
     json["materials"] = json!(materials);
     let err = import_slice(&serde_json::to_vec(&json).expect("the edited JSON serialises"), None, "layers")
-        .unwrap_err();
+        .expect_err("258 data images are refused");
     assert!(matches!(err, BakeError::Gltf { .. }), "{err}");
     assert!(
         err.to_string()

@@ -970,10 +970,12 @@ mod tests {
         // The older ROPs' keys (as a public three.js demo's Houdini export has them).
         let old =
             br#"[{"Name": "Soft", "numOfFrames": 239, "packNorm": 0, "posMax": 928.5, "posMin": -453.0}]"#;
-        let e = parse_data_json(Path::new("v_data.json"), old).unwrap_err().to_string();
+        let e = parse_data_json(Path::new("v_data.json"), old).expect_err("a VAT 2 file").to_string();
         assert!(e.contains("VAT 1 or 2") && e.contains("Vertex Animation Textures 3 ROP"), "{e}");
         // Neither kind's keys: only the missing key.
-        let e = parse_data_json(Path::new("v_data.json"), br#"[{"Name": "Soft"}]"#).unwrap_err().to_string();
+        let e = parse_data_json(Path::new("v_data.json"), br#"[{"Name": "Soft"}]"#)
+            .expect_err("no VAT Type")
+            .to_string();
         assert!(e.contains("VAT Type") && !e.contains("VAT 1 or 2"), "{e}");
     }
 }

@@ -157,18 +157,19 @@ fn clips_named_in_clip_fps_are_sampled_at_their_own_rate() {
     let rig = tube_rig(0.15);
     let (sway, nod) = (rig.clips[0].name.clone(), rig.clips[1].name.clone());
     let options = BakeOptions { clip_fps: vec![(nod.clone(), 10.0)], ..Default::default() };
-    let plan = plan_clips(&rig, &options).unwrap();
+    let plan = plan_clips(&rig, &options).expect("nod at 10 fps plans");
     let (a, b) = (&plan.row_map.clips()[0], &plan.row_map.clips()[1]);
     // sway keeps --fps (30); nod (one-shot, 0.5 s) at 10 fps stores 0.5 * 10 + 1 frames.
     assert_eq!((a.fps, b.fps, b.frame_count), (30.0, 10.0, 6));
     assert_eq!(frame_time(&rig.clips[1], b, 5), 0.54);
     // --frames still decides every clip's samples.
-    let frames = plan_clips(&rig, &BakeOptions { frames: Some(8), ..options.clone() }).unwrap();
+    let frames =
+        plan_clips(&rig, &BakeOptions { frames: Some(8), ..options.clone() }).expect("--frames 8 plans");
     assert!(frames.row_map.clips().iter().all(|c| c.frame_count == 8));
     // A rate that is no rate, and a clip the rig does not have, are refused by name.
     for (name, fps, says) in [(nod.clone(), 0.0, "expected a finite number > 0"), (sway, f32::NAN, "NaN")] {
         let bad = BakeOptions { clip_fps: vec![(name.clone(), fps)], ..Default::default() };
-        let e = validate_options(&bad).unwrap_err().to_string();
+        let e = validate_options(&bad).expect_err("a rate that is no rate").to_string();
         assert!(e.contains(&name) && e.contains(says), "{e}");
     }
     let unknown = BakeOptions { clip_fps: vec![("wave".to_owned(), 24.0)], ..Default::default() };
